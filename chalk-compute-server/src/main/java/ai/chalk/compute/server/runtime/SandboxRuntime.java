@@ -1,0 +1,34 @@
+package ai.chalk.compute.server.runtime;
+
+import java.util.Collection;
+
+/**
+ * An execution engine for sandboxes: the local runtime (namespaces), Docker, Kubernetes.
+ * Implementations are thread-safe; the server calls them from many request threads.
+ */
+public interface SandboxRuntime extends AutoCloseable {
+
+    /** The runtime's name as users select it: {@code local}, {@code docker}, {@code kubernetes}. */
+    String name();
+
+    /** The isolation actually in force, for logs, health and the isolation tests. */
+    Isolation isolation();
+
+    /**
+     * Starts a sandbox and returns once processes can be executed in it.
+     *
+     * @throws RuntimeStartException when the engine cannot start it; the message is shown to the user
+     */
+    RuntimeSandbox start(SandboxSpec spec) throws RuntimeStartException;
+
+    /**
+     * Called once at server start with the ids the store believes are running. Returns the
+     * sandboxes the engine still runs and has re-adopted; the rest are reported terminated.
+     * Leftovers of sandboxes that are gone (writable layers, cgroups) are cleaned up here.
+     */
+    Collection<RuntimeSandbox> reconcile(Collection<String> runningIds);
+
+    /** Stops every sandbox this runtime started and releases its resources. */
+    @Override
+    void close();
+}

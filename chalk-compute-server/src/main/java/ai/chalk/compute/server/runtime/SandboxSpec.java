@@ -1,0 +1,41 @@
+package ai.chalk.compute.server.runtime;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What a runtime needs to start one sandbox, already validated by the service layer.
+ *
+ * @param id         the sandbox id (unique, safe as a file name)
+ * @param image      the image reference the user asked for; the local runtime may ignore it (host root view)
+ * @param env        environment of every process in the sandbox (exec env is layered on top)
+ * @param workdir    default working directory for execs, absolute inside the sandbox
+ * @param limits     cpu and memory limits, parsed
+ * @param network    whether the sandbox may reach any network beyond its own loopback
+ * @param entrypoint an optional long-running process started with the sandbox; empty for none
+ */
+public record SandboxSpec(
+        String id,
+        String image,
+        Map<String, String> env,
+        String workdir,
+        ResourceLimits limits,
+        boolean network,
+        List<String> entrypoint) {
+
+    public SandboxSpec {
+        env = Map.copyOf(env);
+        entrypoint = List.copyOf(entrypoint);
+    }
+
+    /**
+     * CPU and memory limits.
+     *
+     * @param milliCpus   CPU in thousandths of a core ({@code "2"} = 2000, {@code "500m"} = 500), empty for none
+     * @param memoryBytes memory in bytes ({@code "4Gi"}), empty for none
+     */
+    public record ResourceLimits(Optional<Long> milliCpus, Optional<Long> memoryBytes) {
+        public static final ResourceLimits NONE = new ResourceLimits(Optional.empty(), Optional.empty());
+    }
+}

@@ -1,0 +1,5 @@
+/**
+ * The runtime SPI: how the server starts sandboxes and processes on an execution engine.
+ * Services speak only to these types; each engine (local, docker, kubernetes) implements them.
+ */
+package ai.chalk.compute.server.runtime;
