@@ -1,0 +1,5 @@
+/**
+ * How a client reaches a Chalk Compute server: target address, TLS, trusted certificates and bearer token,
+ * read from code or from the environment ({@code CHALK_COMPUTE_TARGET}, {@code CHALK_API_SERVER}).
+ */
+package ai.chalk.compute.connection;

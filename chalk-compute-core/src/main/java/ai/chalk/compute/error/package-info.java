@@ -1,0 +1,5 @@
+/**
+ * The exceptions every Chalk Compute client throws, under one root {@link ai.chalk.compute.error.ChalkComputeException}.
+ * Each carries the gRPC status code and the server's own message; one subclass per failure a caller can act on.
+ */
+package ai.chalk.compute.error;

@@ -1,0 +1,458 @@
+package ai.chalk.compute.sandbox;
+
+import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.proto.sandbox.v1.ExecInit;
+import ai.chalk.compute.proto.sandbox.v1.ExecRequest;
+import ai.chalk.compute.proto.sandbox.v1.ExecResize;
+import ai.chalk.compute.proto.sandbox.v1.ExecResponse;
+import ai.chalk.compute.proto.sandbox.v1.ExecSignal;
+import ai.chalk.compute.proto.sandbox.v1.OutputData;
+import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v1.StdinData;
+import ai.chalk.compute.proto.sandbox.v1.StdinEof;
+import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.io.ByteArrayOutputStream;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One {@code Exec} call: the bidirectional stream behind {@link ExecStream} and {@link ExecProcess}.
+ *
+ * <p>Inbound flow control is manual: the call asks the server for {@link #PREFETCH} messages and
+ * then for one more each time the consumer takes one, so at most {@code PREFETCH} messages wait
+ * here and a consumer that stops reading stops the server from sending (the server then stops
+ * reading the process's pipe). Outbound stdin waits for the transport to be ready, so a large
+ * write is not buffered in memory either.
+ */
+final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse> {
+
+    private static final Logger log = LoggerFactory.getLogger(ExecCall.class);
+
+    /** Messages requested ahead of the consumer: the most that wait in {@link #inbox}. */
+    static final int PREFETCH = 8;
+    /** The largest stdin chunk sent in one message. */
+    static final int STDIN_CHUNK = 64 * 1024;
+
+    /** Wakes a consumer blocked on the inbox (after {@link #close()}). */
+    private static final Object WAKE = new Object();
+
+    /** The end of the call, with its failure ({@code null} when the server completed it normally). */
+    private record Closed(ChalkComputeException failure) {
+    }
+
+    private final String label;
+    private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+    private final CompletableFuture<Long> pid = new CompletableFuture<>();
+
+    private final Object sendLock = new Object();
+    // guarded by sendLock
+    private ClientCallStreamObserver<ExecRequest> requests;
+    private boolean callEnded;
+    private boolean halfClosed;
+    private boolean cancelled;
+    private boolean stdinClosed;
+
+    private volatile boolean exited;
+    private volatile boolean closedByClient;
+
+    private final ReentrantLock consumerLock = new ReentrantLock();
+    // guarded by consumerLock
+    private boolean finished;
+    private ChalkComputeException failure;
+    private ExecEvent.Exited exit;
+    private final ByteArrayOutputStream collectedStdout = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream collectedStderr = new ByteArrayOutputStream();
+    private ExecResult result;
+
+    private ExecCall(String label) {
+        this.label = label;
+    }
+
+    /**
+     * Starts the call and sends the command.
+     *
+     * @param closeStdin whether to send EOF on stdin right away (for commands given no input)
+     */
+    static ExecCall start(SandboxServiceGrpc.SandboxServiceStub stub, ExecInit init, boolean closeStdin) {
+        ExecCall call = new ExecCall(init.getSandboxId() + ": " + init.getCommand());
+        log.debug("exec in sandbox {}: {} {}", init.getSandboxId(), init.getCommand(), init.getArgsList());
+        try {
+            stub.exec(call);
+        } catch (RuntimeException e) {
+            throw ChalkComputeException.from(e);
+        }
+        synchronized (call.sendLock) {
+            call.requests.onNext(ExecRequest.newBuilder().setInit(init).build());
+            if (closeStdin) {
+                call.stdinClosed = true;
+                call.requests.onNext(ExecRequest.newBuilder().setStdinEof(StdinEof.getDefaultInstance()).build());
+            }
+        }
+        return call;
+    }
+
+    // ---- gRPC callbacks (never block) ----
+
+    @Override
+    public void beforeStart(ClientCallStreamObserver<ExecRequest> requestStream) {
+        synchronized (sendLock) {
+            this.requests = requestStream;
+        }
+        requestStream.disableAutoRequestWithInitial(PREFETCH);
+        requestStream.setOnReadyHandler(this::wakeSenders);
+    }
+
+    @Override
+    public void onNext(ExecResponse response) {
+        switch (response.getMessageCase()) {
+            case PROCESS_STARTED -> pid.complete(Integer.toUnsignedLong(response.getProcessStarted().getPid()));
+            case ERROR -> pid.completeExceptionally(ChalkComputeException.fromCodeName(
+                    response.getError().getCode(), response.getError().getMessage()));
+            case PROCESS_EXITED -> {
+                exited = true;
+                // nothing more to send: let the server finish the call
+                halfClose();
+            }
+            default -> {
+            }
+        }
+        inbox.add(response);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        ChalkComputeException e = ChalkComputeException.from(t);
+        pid.completeExceptionally(e);
+        ended();
+        inbox.add(new Closed(e));
+    }
+
+    @Override
+    public void onCompleted() {
+        pid.completeExceptionally(new ChalkComputeException(Status.Code.INTERNAL,
+                "the server ended the exec stream without reporting that the process started"));
+        ended();
+        inbox.add(new Closed(null));
+    }
+
+    private void ended() {
+        synchronized (sendLock) {
+            callEnded = true;
+            sendLock.notifyAll();
+        }
+    }
+
+    private void wakeSenders() {
+        synchronized (sendLock) {
+            sendLock.notifyAll();
+        }
+    }
+
+    // ---- consumer side ----
+
+    /**
+     * The next event, or {@code null} at the end of the stream.
+     *
+     * @param timeoutNanos how long to wait; negative waits as long as it takes
+     * @throws TimeoutException      when no event arrived in time
+     * @throws ChalkComputeException when the server reported an error
+     */
+    ExecEvent next(long timeoutNanos) throws TimeoutException {
+        long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+        boolean timed = timeoutNanos >= 0;
+        try {
+            if (timed) {
+                if (!consumerLock.tryLock(timeoutNanos, TimeUnit.NANOSECONDS)) {
+                    throw new TimeoutException();
+                }
+            } else {
+                consumerLock.lockInterruptibly();
+            }
+        } catch (InterruptedException e) {
+            throw interrupted(e);
+        }
+        try {
+            while (true) {
+                if (failure != null) {
+                    throw failure;
+                }
+                if (finished) {
+                    return null;
+                }
+                if (closedByClient) {
+                    finished = true;
+                    return null;
+                }
+                Object item;
+                try {
+                    item = timed ? inbox.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS) : inbox.take();
+                } catch (InterruptedException e) {
+                    throw interrupted(e);
+                }
+                if (item == null) {
+                    throw new TimeoutException();
+                }
+                if (item instanceof ExecResponse response) {
+                    requestMore();
+                    ExecEvent event = toEvent(response);
+                    if (event != null) {
+                        return event;
+                    }
+                } else if (item instanceof Closed closed) {
+                    finished = true;
+                    if (closedByClient) {
+                        return null;
+                    }
+                    if (closed.failure() == null) {
+                        if (exit != null) {
+                            return null;
+                        }
+                        failure = new ChalkComputeException(Status.Code.INTERNAL,
+                                "the server ended the exec stream without reporting how the process ended");
+                    } else {
+                        failure = closed.failure();
+                    }
+                    throw failure;
+                }
+                // WAKE: loop and look at closedByClient
+            }
+        } finally {
+            consumerLock.unlock();
+        }
+    }
+
+    /** Converts a message; marks the end on exit or error. Returns null for messages that are no event. */
+    private ExecEvent toEvent(ExecResponse response) {
+        switch (response.getMessageCase()) {
+            case PROCESS_STARTED:
+                return new ExecEvent.Started(Integer.toUnsignedLong(response.getProcessStarted().getPid()));
+            case OUTPUT_DATA: {
+                OutputData out = response.getOutputData();
+                byte[] data = out.getData().toByteArray();
+                return switch (out.getStream()) {
+                    case STREAM_STDERR -> new ExecEvent.Stderr(data);
+                    case STREAM_PTY_OUTPUT -> new ExecEvent.PtyOutput(data);
+                    default -> new ExecEvent.Stdout(data);
+                };
+            }
+            case PROCESS_EXITED: {
+                var exited = response.getProcessExited();
+                exit = new ExecEvent.Exited(
+                        exited.hasExitCode() ? OptionalInt.of(exited.getExitCode()) : OptionalInt.empty(),
+                        exited.hasSignal() ? OptionalInt.of(exited.getSignal()) : OptionalInt.empty());
+                // the call ends right after; an error may still follow (a timeout is reported after the exit)
+                log.debug("exec {} ended: {}", label, exit);
+                return exit;
+            }
+            case ERROR: {
+                finished = true;
+                var error = response.getError();
+                failure = ChalkComputeException.fromCodeName(error.getCode(), error.getMessage());
+                if (exit != null && failure.statusCode() == Status.Code.DEADLINE_EXCEEDED) {
+                    failure = new ExecTimeoutException(failure.serverMessage(),
+                            new ExecResult(new byte[0], new byte[0], exit.status(), exit.signal()));
+                }
+                log.debug("exec {} failed: {}", label, failure.getMessage());
+                cancelQuietly("the server reported an error");
+                throw failure;
+            }
+            default:
+                return null;
+        }
+    }
+
+    /**
+     * Consumes the remaining events into a result.
+     *
+     * @param timeoutNanos how long to wait; negative waits as long as it takes
+     * @return the result, or empty when the process had not exited in time
+     */
+    Optional<ExecResult> collect(long timeoutNanos) {
+        long deadline = System.nanoTime() + Math.max(0, timeoutNanos);
+        boolean timed = timeoutNanos >= 0;
+        while (true) {
+            ExecEvent event;
+            try {
+                event = next(timed ? Math.max(0, deadline - System.nanoTime()) : -1);
+            } catch (TimeoutException e) {
+                return Optional.empty();
+            } catch (ExecTimeoutException e) {
+                // attach what was collected, so no output is lost
+                ExecResult partial = e.partialResult();
+                consumerLock.lock();
+                try {
+                    throw new ExecTimeoutException(e.serverMessage(), new ExecResult(collectedStdout.toByteArray(),
+                            collectedStderr.toByteArray(), partial.exitCode(), partial.signal()));
+                } finally {
+                    consumerLock.unlock();
+                }
+            }
+            consumerLock.lock();
+            try {
+                if (event == null) {
+                    if (result == null) {
+                        if (exit == null) {
+                            throw new ChalkComputeException(Status.Code.CANCELLED,
+                                    "the command was closed before it exited");
+                        }
+                        int code = exit.status();
+                        result = new ExecResult(collectedStdout.toByteArray(), collectedStderr.toByteArray(), code,
+                                exit.signal());
+                    }
+                    return Optional.of(result);
+                }
+                if (event instanceof ExecEvent.Stdout s) {
+                    collectedStdout.writeBytes(s.data());
+                } else if (event instanceof ExecEvent.PtyOutput p) {
+                    collectedStdout.writeBytes(p.data());
+                } else if (event instanceof ExecEvent.Stderr s) {
+                    collectedStderr.writeBytes(s.data());
+                }
+            } finally {
+                consumerLock.unlock();
+            }
+        }
+    }
+
+    private void requestMore() {
+        synchronized (sendLock) {
+            if (!cancelled && !callEnded) {
+                requests.request(1);
+            }
+        }
+    }
+
+    /** The process id, waiting for the process to start. */
+    long pid() {
+        try {
+            return pid.get();
+        } catch (ExecutionException e) {
+            throw ChalkComputeException.from(e.getCause());
+        } catch (InterruptedException e) {
+            throw interrupted(e);
+        }
+    }
+
+    // ---- sending ----
+
+    void writeStdin(byte[] data) {
+        int offset = 0;
+        do {
+            int n = Math.min(STDIN_CHUNK, data.length - offset);
+            ByteString chunk = ByteString.copyFrom(data, offset, n);
+            synchronized (sendLock) {
+                awaitReady();
+                if (stdinClosed) {
+                    throw new IllegalStateException("stdin of the process has been closed");
+                }
+                requireOpen("write to stdin of");
+                requests.onNext(ExecRequest.newBuilder().setStdinData(StdinData.newBuilder().setData(chunk)).build());
+            }
+            offset += n;
+        } while (offset < data.length);
+    }
+
+    void closeStdin() {
+        synchronized (sendLock) {
+            if (!stdinClosed && isOpenForSending()) {
+                requests.onNext(ExecRequest.newBuilder().setStdinEof(StdinEof.getDefaultInstance()).build());
+            }
+            stdinClosed = true;
+        }
+    }
+
+    void signal(int signal) {
+        sendControl(ExecRequest.newBuilder().setSignal(ExecSignal.newBuilder().setSignal(signal)).build(),
+                "signal " + signal);
+    }
+
+    void resize(int cols, int rows) {
+        sendControl(ExecRequest.newBuilder().setResize(ExecResize.newBuilder().setCols(cols).setRows(rows)).build(),
+                "resize");
+    }
+
+    private void sendControl(ExecRequest request, String what) {
+        synchronized (sendLock) {
+            if (isOpenForSending()) {
+                requests.onNext(request);
+            } else {
+                log.debug("exec {}: not sending {}, the process has ended", label, what);
+            }
+        }
+    }
+
+    /** Whether the process may still be running (it has not been reported as exited and the call is open). */
+    boolean isAlive() {
+        synchronized (sendLock) {
+            return isOpenForSending();
+        }
+    }
+
+    private boolean isOpenForSending() {
+        return !callEnded && !halfClosed && !cancelled && !exited;
+    }
+
+    private void requireOpen(String action) {
+        if (!isOpenForSending()) {
+            throw new IllegalStateException("cannot " + action + " the process: it has "
+                    + (cancelled ? "been closed" : "exited"));
+        }
+    }
+
+    private void awaitReady() {
+        while (isOpenForSending() && !requests.isReady()) {
+            try {
+                sendLock.wait(1000);
+            } catch (InterruptedException e) {
+                throw interrupted(e);
+            }
+        }
+    }
+
+    private void halfClose() {
+        synchronized (sendLock) {
+            if (!halfClosed && !callEnded && !cancelled) {
+                halfClosed = true;
+                requests.onCompleted();
+            }
+        }
+    }
+
+    private void cancelQuietly(String why) {
+        synchronized (sendLock) {
+            if (!callEnded && !cancelled) {
+                cancelled = true;
+                requests.cancel(why, null);
+            }
+            sendLock.notifyAll();
+        }
+    }
+
+    /** Stops the call: the server kills the process if it is still running. Idempotent. */
+    void close() {
+        closedByClient = true;
+        synchronized (sendLock) {
+            if (!exited) {
+                cancelQuietly("closed by the client");
+            }
+        }
+        inbox.add(WAKE);
+    }
+
+    private ChalkComputeException interrupted(InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return new ChalkComputeException(Status.Code.CANCELLED, "interrupted while waiting for the command " + label, e);
+    }
+}

@@ -1,0 +1,102 @@
+package ai.chalk.compute.sandbox;
+
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import java.util.Spliterator;
+import java.util.Spliterators;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
+
+/**
+ * The events of a running command, delivered as they happen: iterate over it, or use
+ * {@link #stream()}.
+ *
+ * <pre>{@code
+ * try (ExecStream events = sandbox.execStream(Command.of("npm", "run", "build").workdir("/app"))) {
+ *     for (ExecEvent event : events) {
+ *         if (event.stdoutText() != null) System.out.print(event.stdoutText());
+ *         if (event.stderrText() != null) System.err.print(event.stderrText());
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Events are pulled from the server as you consume them, so only a few are held in memory at
+ * a time however much the command prints; if you stop reading, the server stops reading the
+ * command's output and the command blocks when its pipe fills, without affecting other commands.
+ *
+ * <p>Events can be consumed once, by one reader. {@link #close()} stops the command if it is
+ * still running and ends the iteration; always close a stream you do not read to the end.
+ * A failure reported by the server is thrown from the iterator as a
+ * {@link ai.chalk.compute.error.ChalkComputeException}; when the command's
+ * {@linkplain Command#timeout(java.time.Duration) timeout} kills it, the {@link ExecEvent.Exited}
+ * event (signal 9) is followed by an {@link ExecTimeoutException}.
+ */
+public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
+
+    private final ExecCall call;
+
+    ExecStream(ExecCall call) {
+        this.call = call;
+    }
+
+    /**
+     * An iterator over the events not consumed yet. {@code hasNext()} waits for the next event;
+     * the last event is {@link ExecEvent.Exited}.
+     */
+    @Override
+    public Iterator<ExecEvent> iterator() {
+        return new Iterator<>() {
+            private ExecEvent next;
+            private boolean done;
+
+            @Override
+            public boolean hasNext() {
+                if (next == null && !done) {
+                    try {
+                        next = call.next(-1);
+                    } catch (TimeoutException e) {
+                        throw new IllegalStateException("untimed wait timed out", e);
+                    }
+                    done = next == null;
+                }
+                return next != null;
+            }
+
+            @Override
+            public ExecEvent next() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException("the command's events have all been consumed");
+                }
+                ExecEvent event = next;
+                next = null;
+                return event;
+            }
+        };
+    }
+
+    /** The events not consumed yet, as a sequential stream; closing the stream closes this object. */
+    public Stream<ExecEvent> stream() {
+        return StreamSupport.stream(Spliterators.spliteratorUnknownSize(iterator(),
+                Spliterator.ORDERED | Spliterator.NONNULL), false).onClose(this::close);
+    }
+
+    /**
+     * Waits for the command to exit and collects the output not consumed yet.
+     *
+     * @return the output not consumed through the iterator, and how the command ended
+     * @throws ExecTimeoutException when the command's timeout killed it
+     */
+    public ExecResult collect() {
+        return call.collect(-1).orElseThrow();
+    }
+
+    /**
+     * Stops the command if it is still running (the server kills it and everything it started)
+     * and ends the iteration. Does nothing once the command has exited.
+     */
+    @Override
+    public void close() {
+        call.close();
+    }
+}

@@ -1,0 +1,394 @@
+package ai.chalk.compute.sandbox;
+
+import ai.chalk.compute.image.Image;
+import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.ResourceLimits;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * An isolated environment on a Chalk Compute server in which you run commands.
+ *
+ * <p>A sandbox is either <em>defined</em> — built with {@link #builder()} and not running yet —
+ * or <em>started</em>: created on a server by {@link SandboxClient#create()} or
+ * {@link SandboxClient#run(Sandbox)}, or looked up with {@link SandboxClient#get(String)}.
+ * <pre>{@code
+ * Sandbox sandbox = Sandbox.builder().image(Image.debianSlim()).cpu("2").memory("4Gi").build();
+ * client.run(sandbox);
+ * try {
+ *     ExecResult result = sandbox.exec("echo", "hello world");
+ *     System.out.println(result.stdoutText());
+ * } finally {
+ *     sandbox.terminate();
+ * }
+ * }</pre>
+ *
+ * <p>A started sandbox is a handle: it holds the sandbox's id and the {@linkplain #info() last
+ * information fetched}; every operation asks the server. Handles are thread-safe, and many
+ * commands can run in one sandbox at the same time.
+ */
+public final class Sandbox {
+
+    private final Definition definition;
+    private final Object lock = new Object();
+    private volatile SandboxClient client;
+    private volatile SandboxInfo info;
+    private boolean starting; // guarded by lock
+
+    private Sandbox(Definition definition) {
+        this.definition = definition;
+    }
+
+    Sandbox(SandboxClient client, SandboxInfo info) {
+        this.definition = null;
+        this.client = client;
+        this.info = info;
+    }
+
+    /** Starts the definition of a sandbox, to be started with {@link SandboxClient#run(Sandbox)}. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Whether this sandbox has been started on a server (by {@code create}, {@code run} or {@code get}). */
+    public boolean isStarted() {
+        return client != null;
+    }
+
+    /**
+     * The sandbox's id on the server.
+     *
+     * @throws IllegalStateException when the sandbox has not been started
+     */
+    public String id() {
+        return started().id();
+    }
+
+    /**
+     * What the server reported about the sandbox when it was last asked (at creation, lookup or
+     * {@link #refresh()}); it is not fetched again.
+     *
+     * @throws IllegalStateException when the sandbox has not been started
+     */
+    public SandboxInfo info() {
+        return started();
+    }
+
+    /**
+     * Fetches the sandbox's current information from the server, including whether it has terminated.
+     *
+     * @return the new information, also returned by {@link #info()} from now on
+     * @throws ai.chalk.compute.error.SandboxNotFoundException when the server no longer knows the sandbox
+     */
+    public SandboxInfo refresh() {
+        SandboxInfo current = started();
+        SandboxInfo fresh = client.fetch(current.id());
+        this.info = fresh;
+        return fresh;
+    }
+
+    /** Terminates the sandbox now, killing its processes; the server's default grace period applies. */
+    public void terminate() {
+        SandboxInfo current = started();
+        client.terminate(current.id(), null);
+    }
+
+    /**
+     * Terminates the sandbox, giving its processes the grace period to exit after SIGTERM before
+     * they are killed.
+     *
+     * @param gracePeriod how long processes may take to exit; rounded up to whole seconds
+     */
+    public void terminate(Duration gracePeriod) {
+        Objects.requireNonNull(gracePeriod, "gracePeriod");
+        if (gracePeriod.isNegative()) {
+            throw new IllegalArgumentException("gracePeriod must not be negative, got " + gracePeriod);
+        }
+        SandboxInfo current = started();
+        client.terminate(current.id(), gracePeriod);
+    }
+
+    /**
+     * Runs a program and waits for it to exit. Its stdin is empty.
+     *
+     * @param command the program
+     * @param args    its arguments
+     * @return its output and exit status; a non-zero exit is a result, not an exception
+     * @throws ai.chalk.compute.error.ChalkComputeException when the server cannot run it
+     */
+    public ExecResult exec(String command, String... args) {
+        return exec(Command.of(command, args));
+    }
+
+    /**
+     * Runs a command and waits for it to exit. Its stdin is empty unless it runs on a PTY.
+     *
+     * @param command the command and its options
+     * @return its output and exit status; a non-zero exit is a result, not an exception
+     * @throws ExecTimeoutException when it ran longer than its {@linkplain Command#timeout(Duration) timeout};
+     *         the output until then is in {@link ExecTimeoutException#partialResult()}
+     * @throws ai.chalk.compute.error.ChalkComputeException when the server cannot run it
+     */
+    public ExecResult exec(Command command) {
+        ExecCall call = startCall(command, command.pty().isEmpty());
+        try {
+            return call.collect(-1).orElseThrow();
+        } finally {
+            call.close();
+        }
+    }
+
+    /**
+     * Runs a program and returns its events as they happen. Its stdin is empty.
+     *
+     * @param command the program
+     * @param args    its arguments
+     * @return the events; close it when you stop reading before the end
+     */
+    public ExecStream execStream(String command, String... args) {
+        return execStream(Command.of(command, args));
+    }
+
+    /**
+     * Runs a command and returns its events as they happen. Its stdin is empty unless it runs on a PTY.
+     *
+     * @param command the command and its options
+     * @return the events; close it when you stop reading before the end
+     */
+    public ExecStream execStream(Command command) {
+        return new ExecStream(startCall(command, command.pty().isEmpty()));
+    }
+
+    /**
+     * Starts a program you interact with: write to its stdin, send it signals, read its output.
+     *
+     * @param command the program
+     * @param args    its arguments
+     * @return the running process; close it to kill the program if it is still running
+     */
+    public ExecProcess execStart(String command, String... args) {
+        return execStart(Command.of(command, args));
+    }
+
+    /**
+     * Starts a command you interact with: write to its stdin, send it signals, read its output.
+     *
+     * @param command the command and its options
+     * @return the running process; close it to kill the command if it is still running
+     */
+    public ExecProcess execStart(Command command) {
+        return new ExecProcess(startCall(command, false));
+    }
+
+    private ExecCall startCall(Command command, boolean closeStdin) {
+        Objects.requireNonNull(command, "command");
+        SandboxInfo current = started();
+        return client.exec(current.id(), command, closeStdin);
+    }
+
+    private SandboxInfo started() {
+        SandboxInfo current = info;
+        if (current == null || client == null) {
+            throw new IllegalStateException("this sandbox has not been started: pass it to client.run(sandbox) first");
+        }
+        return current;
+    }
+
+    /** Called by the client once the server has created the sandbox. */
+    void started(SandboxClient client, SandboxInfo info) {
+        synchronized (lock) {
+            if (this.client != null) {
+                throw new IllegalStateException("sandbox " + this.info.id() + " is already started");
+            }
+            this.info = info;
+            this.client = client;
+            this.starting = false;
+        }
+    }
+
+    /** Called by the client when creating the sandbox failed, so it can be run again. */
+    void startFailed() {
+        synchronized (lock) {
+            starting = false;
+        }
+    }
+
+    /** The creation request, for a defined sandbox; checks it has not been started and marks it starting. */
+    CreateSandboxRequest toCreateRequest() {
+        synchronized (lock) {
+            if (client != null) {
+                throw new IllegalStateException("sandbox " + info.id() + " is already started");
+            }
+            if (definition == null) {
+                throw new IllegalStateException("this sandbox handle has no definition to start");
+            }
+            if (starting) {
+                throw new IllegalStateException("this sandbox is already being started");
+            }
+            CreateSandboxRequest request = definition.toRequest();
+            starting = true;
+            return request;
+        }
+    }
+
+    @Override
+    public String toString() {
+        SandboxInfo current = info;
+        if (current == null) {
+            return "Sandbox[not started" + (definition.image != null ? ", image=" + definition.image : "")
+                    + (definition.name != null ? ", name=" + definition.name : "") + "]";
+        }
+        return "Sandbox[id=" + current.id() + current.name().map(n -> ", name=" + n).orElse("")
+                + ", state=" + current.state() + "]";
+    }
+
+    /** The settings of a sandbox that has not been started. */
+    private record Definition(String image, Image imageSpec, String cpu, String memory, Map<String, String> env,
+                              String name, List<String> entrypoint) {
+
+        CreateSandboxRequest toRequest() {
+            CreateSandboxRequest.Builder request = CreateSandboxRequest.newBuilder()
+                    .putAllEnv(env)
+                    .addAllEntrypoint(entrypoint);
+            if (image != null) {
+                request.setImage(image);
+            } else if (imageSpec != null) {
+                request.setImageSpec(imageSpec.toSpec());
+            }
+            if (cpu != null || memory != null) {
+                ResourceLimits.Builder limits = ResourceLimits.newBuilder();
+                if (cpu != null) {
+                    limits.setCpu(cpu);
+                }
+                if (memory != null) {
+                    limits.setMemory(memory);
+                }
+                request.setResourceLimits(limits);
+            }
+            if (name != null) {
+                request.setName(name);
+            }
+            return request.build();
+        }
+    }
+
+    /**
+     * The definition of a sandbox: image, resources, environment. Build it, then start it with
+     * {@link SandboxClient#run(Sandbox)}, or pass the builder to {@link SandboxClient#create(Builder)}.
+     */
+    public static final class Builder {
+        private String image;
+        private Image imageSpec;
+        private String cpu;
+        private String memory;
+        private final Map<String, String> env = new LinkedHashMap<>();
+        private String name;
+        private List<String> entrypoint = List.of();
+
+        private Builder() {
+        }
+
+        /**
+         * Runs the sandbox from an existing image, for example {@code "ubuntu:latest"}. Without an
+         * image the server uses its default.
+         *
+         * @param image an image reference
+         * @return this builder
+         */
+        public Builder image(String image) {
+            this.image = Objects.requireNonNull(image, "image");
+            this.imageSpec = null;
+            return this;
+        }
+
+        /**
+         * Runs the sandbox from a declarative image, which the server builds (and caches) first.
+         *
+         * @param image the image
+         * @return this builder
+         */
+        public Builder image(Image image) {
+            this.imageSpec = Objects.requireNonNull(image, "image");
+            this.image = null;
+            return this;
+        }
+
+        /**
+         * Limits the sandbox's CPU, in Kubernetes notation: {@code "2"}, {@code "0.5"}, {@code "500m"}.
+         *
+         * @param cpu the CPU limit
+         * @return this builder
+         */
+        public Builder cpu(String cpu) {
+            this.cpu = Objects.requireNonNull(cpu, "cpu");
+            return this;
+        }
+
+        /**
+         * Limits the sandbox's memory, in Kubernetes notation: {@code "4Gi"}, {@code "512Mi"}.
+         *
+         * @param memory the memory limit
+         * @return this builder
+         */
+        public Builder memory(String memory) {
+            this.memory = Objects.requireNonNull(memory, "memory");
+            return this;
+        }
+
+        /**
+         * Adds environment variables that every process in the sandbox sees.
+         *
+         * @param variables names and values
+         * @return this builder
+         */
+        public Builder env(Map<String, String> variables) {
+            variables.forEach(this::env);
+            return this;
+        }
+
+        /**
+         * Adds an environment variable that every process in the sandbox sees.
+         *
+         * @param name  the variable's name
+         * @param value its value
+         * @return this builder
+         */
+        public Builder env(String name, String value) {
+            env.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, () -> "value of " + name));
+            return this;
+        }
+
+        /**
+         * Names the sandbox, to find it in listings.
+         *
+         * @param name the name
+         * @return this builder
+         */
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
+         * Sets the sandbox's main process, replacing the image's entrypoint.
+         *
+         * @param entrypoint the program and its arguments
+         * @return this builder
+         */
+        public Builder entrypoint(List<String> entrypoint) {
+            entrypoint.forEach(e -> Objects.requireNonNull(e, "entrypoint must not contain null"));
+            this.entrypoint = List.copyOf(entrypoint);
+            return this;
+        }
+
+        /** The defined sandbox, not running yet; start it with {@link SandboxClient#run(Sandbox)}. */
+        public Sandbox build() {
+            return new Sandbox(new Definition(image, imageSpec, cpu, memory,
+                    Collections.unmodifiableMap(new LinkedHashMap<>(env)), name, entrypoint));
+        }
+    }
+}

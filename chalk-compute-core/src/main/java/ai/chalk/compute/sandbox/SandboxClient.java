@@ -1,0 +1,417 @@
+package ai.chalk.compute.sandbox;
+
+import ai.chalk.compute.connection.ConnectionSettings;
+import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.image.Image;
+import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
+import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
+import io.grpc.Channel;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The entry point to sandboxes on a Chalk Compute server: create, run, list and look them up.
+ *
+ * <pre>{@code
+ * try (SandboxClient client = SandboxClient.fromEnv()) {
+ *     Sandbox sandbox = client.create();
+ *     try {
+ *         ExecResult result = sandbox.exec("echo", "hello world");
+ *         System.out.println(result.stdoutText());
+ *     } finally {
+ *         sandbox.terminate();
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Connect with {@link #fromEnv()}, {@link #connect(String)}, {@link #builder()} (TLS, token),
+ * {@link #inProcess(String)} (a server embedded in this JVM) or {@link #forChannel(Channel)}.
+ * A client is thread-safe; share one per server. Closing it closes the connection it opened.
+ */
+public final class SandboxClient implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(SandboxClient.class);
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
+
+    private final ManagedChannel ownedChannel;
+    private final String description;
+    private final SandboxServiceGrpc.SandboxServiceBlockingStub blocking;
+    private final SandboxServiceGrpc.SandboxServiceStub async;
+    private volatile boolean closed;
+
+    /**
+     * @param channel      the channel calls go through
+     * @param ownedChannel the same channel when this client opened it and must close it, else {@code null}
+     */
+    private SandboxClient(Channel channel, ManagedChannel ownedChannel, String description) {
+        this.ownedChannel = ownedChannel;
+        this.description = description;
+        this.blocking = SandboxServiceGrpc.newBlockingStub(channel);
+        this.async = SandboxServiceGrpc.newStub(channel);
+    }
+
+    // ---- connecting ----
+
+    /**
+     * Connects to a server embedded in this JVM through gRPC's in-process transport.
+     *
+     * @param serverName the in-process name the server was started with
+     * @return a client owning its channel
+     */
+    public static SandboxClient inProcess(String serverName) {
+        Objects.requireNonNull(serverName, "serverName");
+        ManagedChannel channel = InProcessChannelBuilder.forName(serverName).build();
+        return new SandboxClient(channel, channel, "in-process:" + serverName);
+    }
+
+    /**
+     * Connects without TLS to {@code host:port} (local development), or to a URL:
+     * {@code https://host[:port]} connects with TLS.
+     *
+     * @param target {@code host:port} or a URL
+     * @return a client owning its channel; it connects on the first call
+     */
+    public static SandboxClient connect(String target) {
+        return connect(ConnectionSettings.forTarget(target));
+    }
+
+    /**
+     * Connects with the given settings.
+     *
+     * @param settings where and how to connect
+     * @return a client owning its channel; it connects on the first call
+     */
+    public static SandboxClient connect(ConnectionSettings settings) {
+        ManagedChannel channel = settings.openChannel();
+        return new SandboxClient(channel, channel, settings.target());
+    }
+
+    /**
+     * Connects with the settings in the process environment: {@code CHALK_COMPUTE_TARGET}
+     * ({@code host:port} or a URL) if set, else {@code CHALK_API_SERVER} (a URL; {@code https} means TLS).
+     *
+     * @return a client owning its channel
+     * @throws ai.chalk.compute.error.ChalkComputeException when neither variable is set
+     */
+    public static SandboxClient fromEnv() {
+        return connect(ConnectionSettings.fromEnv());
+    }
+
+    /**
+     * Connects with the settings in the given environment variables; see {@link #fromEnv()}.
+     *
+     * @param env environment variables
+     * @return a client owning its channel
+     * @throws ai.chalk.compute.error.ChalkComputeException when neither variable is set
+     */
+    public static SandboxClient fromEnv(Map<String, String> env) {
+        return connect(ConnectionSettings.fromEnv(env));
+    }
+
+    /**
+     * Uses a channel you manage (with your own interceptors, credentials, executor). Closing the
+     * client does not close the channel.
+     *
+     * @param channel the channel
+     * @return a client that does not own the channel
+     */
+    public static SandboxClient forChannel(Channel channel) {
+        Objects.requireNonNull(channel, "channel");
+        return new SandboxClient(channel, null, channel.authority());
+    }
+
+    /** Starts configuring a connection: target, TLS, trusted certificates, bearer token. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    // ---- sandboxes ----
+
+    /**
+     * Creates a sandbox from the server's default image and waits until it runs.
+     *
+     * @return the running sandbox
+     */
+    public Sandbox create() {
+        return run(Sandbox.builder().build());
+    }
+
+    /**
+     * Creates a sandbox from an existing image and waits until it runs.
+     *
+     * @param image an image reference, for example {@code "ubuntu:latest"}
+     * @return the running sandbox
+     */
+    public Sandbox create(String image) {
+        return run(Sandbox.builder().image(image).build());
+    }
+
+    /**
+     * Creates a sandbox from a declarative image, which the server builds first, and waits until it runs.
+     *
+     * @param image the image
+     * @return the running sandbox
+     */
+    public Sandbox create(Image image) {
+        return run(Sandbox.builder().image(image).build());
+    }
+
+    /**
+     * Creates a sandbox with the given definition and waits until it runs.
+     *
+     * <pre>{@code
+     * Sandbox sandbox = client.create(Sandbox.builder().cpu("2").memory("4Gi").env("DEBUG", "1"));
+     * }</pre>
+     *
+     * @param definition the sandbox's settings
+     * @return the running sandbox
+     */
+    public Sandbox create(Sandbox.Builder definition) {
+        return run(definition.build());
+    }
+
+    /**
+     * Starts a sandbox defined with {@link Sandbox#builder()} and waits until it runs.
+     *
+     * @param sandbox a defined sandbox that has not been started
+     * @return the same sandbox, now running
+     * @throws IllegalStateException when the sandbox has already been started
+     * @throws ai.chalk.compute.error.InvalidRequestException when the server rejects its settings
+     */
+    public Sandbox run(Sandbox sandbox) {
+        Objects.requireNonNull(sandbox, "sandbox");
+        ensureOpen();
+        CreateSandboxRequest request = sandbox.toCreateRequest();
+        SandboxInfo info;
+        try {
+            info = SandboxInfo.fromProto(call(() -> blocking.createSandbox(request)).getSandbox());
+        } catch (RuntimeException e) {
+            sandbox.startFailed();
+            throw e;
+        }
+        sandbox.started(this, info);
+        log.info("Sandbox {} created ({})", info.id(), info.state());
+        return sandbox;
+    }
+
+    /**
+     * Lists every sandbox that has not terminated, fetching all pages.
+     *
+     * @return the sandboxes, in the server's order
+     */
+    public List<SandboxInfo> list() {
+        List<SandboxInfo> all = new ArrayList<>();
+        ListOptions options = ListOptions.defaults();
+        while (true) {
+            SandboxPage page = list(options);
+            all.addAll(page.sandboxes());
+            Optional<String> next = page.nextCursor();
+            if (next.isEmpty() || next.get().isEmpty()) {
+                return all;
+            }
+            if (next.equals(options.cursor())) {
+                log.warn("The server returned the same list cursor twice ({}); stopping the listing", next.get());
+                return all;
+            }
+            options = options.cursor(next.get());
+        }
+    }
+
+    /**
+     * Lists one page of sandboxes.
+     *
+     * @param options filters, page size and cursor
+     * @return the page, with the cursor of the next one
+     */
+    public SandboxPage list(ListOptions options) {
+        Objects.requireNonNull(options, "options");
+        ensureOpen();
+        ListSandboxesResponse response = call(() -> blocking.listSandboxes(options.toRequest()));
+        return new SandboxPage(response.getSandboxesList().stream().map(SandboxInfo::fromProto).toList(),
+                response.hasNextCursor() && !response.getNextCursor().isEmpty()
+                        ? Optional.of(response.getNextCursor()) : Optional.empty());
+    }
+
+    /**
+     * A handle to an existing sandbox, with its current information (terminated sandboxes included).
+     *
+     * @param id the sandbox's id
+     * @return the handle
+     * @throws ai.chalk.compute.error.SandboxNotFoundException when the server does not know the id
+     */
+    public Sandbox get(String id) {
+        return new Sandbox(this, fetch(Objects.requireNonNull(id, "id")));
+    }
+
+    /**
+     * Closes the connection this client opened, waiting briefly for calls in flight; commands
+     * still streaming are cancelled. Does not close a channel given to {@link #forChannel(Channel)}.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (ownedChannel == null) {
+            return;
+        }
+        ownedChannel.shutdown();
+        try {
+            if (!ownedChannel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                ownedChannel.shutdownNow();
+                ownedChannel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            ownedChannel.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SandboxClient[" + description + (closed ? ", closed" : "") + "]";
+    }
+
+    // ---- used by Sandbox ----
+
+    SandboxInfo fetch(String id) {
+        ensureOpen();
+        return SandboxInfo.fromProto(call(() -> blocking.getSandbox(
+                GetSandboxRequest.newBuilder().setSandboxId(id).setIncludeTerminated(true).build())).getSandbox());
+    }
+
+    void terminate(String id, Duration gracePeriod) {
+        ensureOpen();
+        TerminateSandboxRequest.Builder request = TerminateSandboxRequest.newBuilder().setSandboxId(id);
+        if (gracePeriod != null) {
+            long seconds = gracePeriod.getSeconds() + (gracePeriod.getNano() > 0 ? 1 : 0);
+            request.setGracePeriodSeconds((int) Math.min(Integer.MAX_VALUE, seconds));
+        }
+        call(() -> blocking.terminateSandbox(request.build()));
+        log.info("Sandbox {} terminated", id);
+    }
+
+    ExecCall exec(String sandboxId, Command command, boolean closeStdin) {
+        ensureOpen();
+        return ExecCall.start(async, command.toInit(sandboxId), closeStdin);
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("this SandboxClient has been closed");
+        }
+    }
+
+    private static <T> T call(Supplier<T> rpc) {
+        try {
+            return rpc.get();
+        } catch (StatusRuntimeException e) {
+            throw ChalkComputeException.from(e);
+        }
+    }
+
+    /**
+     * Configures a connection to a server.
+     *
+     * <pre>{@code
+     * SandboxClient client = SandboxClient.builder()
+     *         .target("https://compute.example.com")
+     *         .bearerToken(token)
+     *         .build();
+     * }</pre>
+     */
+    public static final class Builder {
+        private String target;
+        private Boolean useTls;
+        private Path trustCertificates;
+        private String bearerToken;
+
+        private Builder() {
+        }
+
+        /**
+         * The server's address: {@code host:port}, or a URL {@code https://host[:port]} (TLS) or
+         * {@code http://host[:port]}.
+         *
+         * @param target the address
+         * @return this builder
+         */
+        public Builder target(String target) {
+            this.target = Objects.requireNonNull(target, "target");
+            return this;
+        }
+
+        /**
+         * Whether to use TLS, overriding what the target's scheme implies.
+         *
+         * @param useTls {@code true} for TLS
+         * @return this builder
+         */
+        public Builder useTls(boolean useTls) {
+            this.useTls = useTls;
+            return this;
+        }
+
+        /**
+         * Trusts the certificates in a PEM file instead of the system's; implies TLS unless
+         * {@link #useTls(boolean)} says otherwise.
+         *
+         * @param pem a PEM file of CA or server certificates
+         * @return this builder
+         */
+        public Builder trustCertificates(Path pem) {
+            this.trustCertificates = Objects.requireNonNull(pem, "pem");
+            return this;
+        }
+
+        /**
+         * Sends {@code authorization: Bearer <token>} with every call.
+         *
+         * @param token the token
+         * @return this builder
+         */
+        public Builder bearerToken(String token) {
+            this.bearerToken = Objects.requireNonNull(token, "token");
+            return this;
+        }
+
+        /** The connection settings this builder describes. */
+        public ConnectionSettings settings() {
+            if (target == null) {
+                throw new IllegalStateException("no target set: call target(\"host:port\") first");
+            }
+            ConnectionSettings settings = ConnectionSettings.forTarget(target);
+            if (trustCertificates != null) {
+                settings = settings.withTrustCertificates(trustCertificates);
+            }
+            if (useTls != null) {
+                settings = settings.withTls(useTls);
+            }
+            if (bearerToken != null) {
+                settings = settings.withBearerToken(bearerToken);
+            }
+            return settings;
+        }
+
+        /** Opens the client; it connects on the first call. */
+        public SandboxClient build() {
+            return connect(settings());
+        }
+    }
+}

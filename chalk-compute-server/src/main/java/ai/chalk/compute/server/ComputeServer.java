@@ -1,0 +1,286 @@
+package ai.chalk.compute.server;
+
+import ai.chalk.compute.server.runtime.Isolation;
+import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.runtime.local.LocalIsolation;
+import ai.chalk.compute.server.runtime.local.LocalRuntime;
+import ai.chalk.compute.server.sandbox.SandboxManager;
+import ai.chalk.compute.server.sandbox.SandboxServiceV1;
+import ai.chalk.compute.server.session.SandboxProcessServiceV2;
+import ai.chalk.compute.server.session.SessionLog;
+import ai.chalk.compute.server.store.Database;
+import ai.chalk.compute.server.store.SandboxState;
+import ai.chalk.compute.server.store.SandboxStore;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Chalk Compute server: Chalk's sandbox gRPC services on a runtime, with state in an
+ * embedded database under the data directory. It always serves in-process (for a client in the
+ * same JVM) and, when a port is given, over TCP.
+ *
+ * <pre>{@code
+ * try (ComputeServer server = ComputeServer.builder().dataDir(dir).port(0).build().start()) {
+ *     int port = server.port().orElseThrow();
+ * }
+ * }</pre>
+ */
+public final class ComputeServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(ComputeServer.class);
+
+    private final Builder config;
+    private Database database;
+    private SandboxRuntime runtime;
+    private SandboxManager sandboxes;
+    private ScheduledExecutorService scheduler;
+    private Server inProcess;
+    private Server tcp;
+    private HealthStatusManager health;
+    private volatile boolean running;
+
+    private ComputeServer(Builder config) {
+        this.config = config;
+    }
+
+    /** A builder with the defaults: local runtime, isolation auto, in-process only. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Opens the store, starts the runtime, recovers state from a previous run, and starts serving.
+     *
+     * @throws IOException           when the TCP port cannot be bound or the data directory is unusable
+     * @throws IllegalStateException when the runtime cannot run here (e.g. isolation required but unavailable)
+     */
+    public synchronized ComputeServer start() throws IOException {
+        if (running) {
+            return this;
+        }
+        Path dataDir = config.dataDir.toAbsolutePath();
+        Files.createDirectories(dataDir);
+        try {
+            database = Database.open(dataDir);
+            runtime = createRuntime(dataDir);
+            scheduler = Executors.newScheduledThreadPool(1, r -> {
+                Thread t = new Thread(r, "chalk-compute-timers");
+                t.setDaemon(true);
+                return t;
+            });
+            sandboxes = new SandboxManager(runtime, new SandboxStore(database), scheduler, config.sandboxLifetime);
+            sandboxes.recover();
+            health = new HealthStatusManager();
+            List<BindableService> services = List.of(
+                    new SandboxServiceV1(sandboxes, scheduler),
+                    new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes),
+                    health.getHealthService(),
+                    ProtoReflectionServiceV1.newInstance());
+            InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName);
+            services.forEach(ipb::addService);
+            inProcess = ipb.build().start();
+            if (config.port != null) {
+                NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port));
+                services.forEach(nb::addService);
+                tcp = nb.build().start();
+            }
+        } catch (IOException | RuntimeException e) {
+            closeQuietly();
+            throw e;
+        }
+        running = true;
+        Isolation iso = runtime.isolation();
+        log.info("Chalk Compute server started: {}; runtime {}, isolation {} ({}); data in {}",
+                tcp != null ? "listening on " + config.host + ":" + tcp.getPort() + " and in-process as " + config.inProcessName
+                        : "in-process as " + config.inProcessName,
+                runtime.name(), iso.level(), iso.detail(), dataDir);
+        return this;
+    }
+
+    private SandboxRuntime createRuntime(Path dataDir) {
+        String name = config.runtime.toLowerCase(Locale.ROOT);
+        return switch (name) {
+            case "local", "auto" -> new LocalRuntime(dataDir.resolve("runtime").resolve("local"), config.localIsolation);
+            case "docker", "kubernetes" -> throw new IllegalStateException("the " + name
+                    + " runtime is not part of this server version yet; use --runtime local");
+            default -> throw new IllegalArgumentException("unknown runtime \"" + config.runtime
+                    + "\": choose local, docker, kubernetes or auto");
+        };
+    }
+
+    /** The name clients use with the in-process transport. */
+    public String inProcessName() {
+        return config.inProcessName;
+    }
+
+    /** The TCP port the server listens on, if it was asked to. */
+    public OptionalInt port() {
+        return tcp == null ? OptionalInt.empty() : OptionalInt.of(tcp.getPort());
+    }
+
+    /** The runtime's name ({@code local}, ...). */
+    public String runtimeName() {
+        return runtime.name();
+    }
+
+    /** The isolation actually in force for sandboxes. */
+    public Isolation isolation() {
+        return runtime.isolation();
+    }
+
+    /** How many sandboxes are in each state. */
+    public Map<SandboxState, Long> sandboxCounts() {
+        return sandboxes.counts();
+    }
+
+    /** Whether the server is serving. */
+    public boolean isRunning() {
+        return running;
+    }
+
+    /**
+     * Stops serving, terminates running sandboxes (their records say the server shut down), and
+     * closes the store. Safe to call more than once.
+     */
+    @Override
+    public synchronized void close() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        closeQuietly();
+        log.info("Chalk Compute server stopped");
+    }
+
+    private void closeQuietly() {
+        if (health != null) {
+            health.enterTerminalState();
+        }
+        for (Server s : new Server[] {tcp, inProcess}) {
+            if (s != null) {
+                s.shutdown();
+            }
+        }
+        if (sandboxes != null) {
+            sandboxes.close();
+        }
+        for (Server s : new Server[] {tcp, inProcess}) {
+            if (s != null) {
+                try {
+                    if (!s.awaitTermination(2, TimeUnit.SECONDS)) {
+                        s.shutdownNow();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    s.shutdownNow();
+                }
+            }
+        }
+        if (runtime != null) {
+            runtime.close();
+        }
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+        }
+        if (database != null) {
+            database.close();
+        }
+    }
+
+    /** Settings of a {@link ComputeServer}. */
+    public static final class Builder {
+        private Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
+        private String host = "127.0.0.1";
+        private Integer port;
+        private String inProcessName = "chalk-compute-" + UUID.randomUUID();
+        private String runtime = "local";
+        private LocalIsolation localIsolation = LocalIsolation.AUTO;
+        private Duration sandboxLifetime = Duration.ofHours(1);
+        private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
+
+        private Builder() {
+        }
+
+        /** Where state lives: the database, sandboxes' writable layers. Default {@code ~/.chalk-compute}. */
+        public Builder dataDir(Path dataDir) {
+            this.dataDir = Objects.requireNonNull(dataDir, "dataDir");
+            return this;
+        }
+
+        /** Also serve over TCP on this port (0 picks a free one). Unset: in-process only. */
+        public Builder port(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port " + port + " is out of range 0-65535");
+            }
+            this.port = port;
+            return this;
+        }
+
+        /** The address to bind the TCP port to. Default {@code 127.0.0.1}: reachable from this machine only. */
+        public Builder host(String host) {
+            this.host = Objects.requireNonNull(host, "host");
+            return this;
+        }
+
+        /** The in-process transport name clients connect to. Default: a random unique name. */
+        public Builder inProcessName(String name) {
+            this.inProcessName = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /** {@code local} (default), or {@code auto}; docker and kubernetes come in later versions. */
+        public Builder runtime(String runtime) {
+            this.runtime = Objects.requireNonNull(runtime, "runtime");
+            return this;
+        }
+
+        /** How the local runtime isolates sandboxes: auto (default), required, none. */
+        public Builder localIsolation(LocalIsolation isolation) {
+            this.localIsolation = Objects.requireNonNull(isolation, "isolation");
+            return this;
+        }
+
+        /** The longest a sandbox runs before the server terminates it. Default one hour. */
+        public Builder sandboxLifetime(Duration lifetime) {
+            if (lifetime.isNegative() || lifetime.isZero()) {
+                throw new IllegalArgumentException("sandbox lifetime must be positive, got " + lifetime);
+            }
+            this.sandboxLifetime = lifetime;
+            return this;
+        }
+
+        /** Output kept per session for clients that re-attach. Default 8 MiB. */
+        public Builder sessionBufferBytes(long bytes) {
+            if (bytes < 1024) {
+                throw new IllegalArgumentException("session buffer must be at least 1024 bytes, got " + bytes);
+            }
+            this.sessionBufferBytes = bytes;
+            return this;
+        }
+
+        /** A server with these settings; call {@link ComputeServer#start()} to run it. */
+        public ComputeServer build() {
+            return new ComputeServer(this);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package ai.chalk.compute.server.cli;
+
+import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.runtime.local.LocalIsolation;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** Runs a self-hosted Chalk Compute server until SIGTERM or SIGINT. */
+@Command(name = "chalk-compute-server", mixinStandardHelpOptions = true,
+        description = "Serves Chalk's sandbox gRPC contract on this machine.")
+public final class ServerMain implements Callable<Integer> {
+
+    @Option(names = "--port", description = "TCP port to listen on (0 picks a free one). Default: ${DEFAULT-VALUE}.")
+    int port = 50051;
+
+    @Option(names = "--host", description = "Address to bind. Default: ${DEFAULT-VALUE} (this machine only; there is no authentication yet).")
+    String host = "127.0.0.1";
+
+    @Option(names = "--data-dir", description = "Where state lives (database, sandbox layers). Default: ~/.chalk-compute.")
+    Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
+
+    @Option(names = "--runtime", description = "Sandbox runtime: local or auto. Default: ${DEFAULT-VALUE}.")
+    String runtime = "local";
+
+    @Option(names = "--isolation", description = "Local runtime isolation: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
+    LocalIsolation isolation = LocalIsolation.AUTO;
+
+    @Option(names = "--sandbox-lifetime", description = "Longest a sandbox may run, ISO-8601 (PT1H) or seconds. Default: PT1H.")
+    String lifetime = "PT1H";
+
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    public static void main(String[] args) {
+        if (System.getProperty("logback.configurationFile") == null) {
+            // the server jar must not ship a plain logback.xml: an embedding application would pick it up
+            System.setProperty("logback.configurationFile", "chalk-compute-server-logback.xml");
+        }
+        System.exit(new CommandLine(new ServerMain()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        ComputeServer server = ComputeServer.builder()
+                .dataDir(dataDir)
+                .host(host)
+                .port(port)
+                .runtime(runtime)
+                .localIsolation(isolation)
+                .sandboxLifetime(parseLifetime(lifetime))
+                .build()
+                .start();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "chalk-compute-shutdown"));
+        stopped.await();
+        return 0;
+    }
+
+    private static Duration parseLifetime(String value) {
+        try {
+            return value.matches("\\d+") ? Duration.ofSeconds(Long.parseLong(value)) : Duration.parse(value);
+        } catch (RuntimeException e) {
+            throw new CommandLine.ParameterException(new CommandLine(new ServerMain()),
+                    "--sandbox-lifetime \"" + value + "\" is not a duration: give seconds (3600) or ISO-8601 (PT1H)");
+        }
+    }
+}

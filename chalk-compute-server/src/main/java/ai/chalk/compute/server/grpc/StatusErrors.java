@@ -1,0 +1,47 @@
+package ai.chalk.compute.server.grpc;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a unary call body and reports failures as a gRPC status: the status a service chose,
+ * or INTERNAL with a short message for anything unexpected (logged here with its stack trace,
+ * never sent to the client).
+ */
+public final class StatusErrors {
+
+    private static final Logger log = LoggerFactory.getLogger(StatusErrors.class);
+
+    private StatusErrors() {
+    }
+
+    /** Completes {@code observer} with the body's result or its failure. */
+    public static <T> void unary(StreamObserver<T> observer, Supplier<T> body) {
+        T result;
+        try {
+            result = body.get();
+        } catch (RuntimeException e) {
+            observer.onError(toStatus(e).asRuntimeException());
+            return;
+        }
+        observer.onNext(result);
+        observer.onCompleted();
+    }
+
+    /** The status to report for an exception. */
+    public static Status toStatus(Throwable e) {
+        if (e instanceof StatusRuntimeException sre) {
+            return sre.getStatus();
+        }
+        if (e instanceof io.grpc.StatusException se) {
+            return se.getStatus();
+        }
+        log.error("Unexpected server error", e);
+        return Status.INTERNAL.withDescription("internal server error (" + e.getClass().getSimpleName()
+                + "); the server log has the details");
+    }
+}

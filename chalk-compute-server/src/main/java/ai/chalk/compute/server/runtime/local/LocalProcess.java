@@ -1,0 +1,335 @@
+package ai.chalk.compute.server.runtime.local;
+
+import ai.chalk.compute.server.runtime.ExitStatus;
+import ai.chalk.compute.server.runtime.RuntimeProcess;
+import com.pty4j.PtyProcess;
+import com.pty4j.WinSize;
+import java.io.FilterInputStream;
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A process started by {@link LocalSandbox#exec}. In an isolated sandbox the host process is {@code nsenter},
+ * whose child is the real command inside the sandbox's namespaces; {@link #pid()} and {@link #signal} address that
+ * child. Without isolation the host process is the command itself.
+ *
+ * <p><b>Exit and output.</b> {@link #onExit()} completes once the process has exited <em>and</em> each of
+ * {@link #stdout()} and {@link #stderr()} has been read to end-of-file or closed by the caller, so a caller that
+ * drains both streams (as it must: an unread pipe blocks the process) sees every byte before the exit status.
+ * When a stream does not reach end-of-file within {@value #LINGER_MILLIS} ms of the exit, because a process the
+ * command left behind (a daemon) still holds it open or nobody reads it, {@code onExit()} completes anyway; the
+ * stream stays readable. Exit statuses: a command that exited reports its code; when this runtime delivered
+ * signal {@code n} to the process (through {@link #signal}, {@link #killTree} or the sandbox's terminate) and it
+ * ended with status {@code 128+n} (which is how {@code nsenter} passes on a child killed by {@code n}), the
+ * status is {@link ExitStatus#signalled signalled(n)}; any other status is reported as the exit code it is.
+ */
+final class LocalProcess implements RuntimeProcess {
+
+    private static final Logger log = LoggerFactory.getLogger(LocalProcess.class);
+    static final long LINGER_MILLIS = 200;
+    private static final long PID_LOOKUP_MILLIS = 5_000;
+    private static final int EOT = 4;
+
+    /** The real command's pid on the host and inside the sandbox; -1 when it ended before it could be read. */
+    record Pids(long host, long inner) {
+        static final Pids UNKNOWN = new Pids(-1, -1);
+    }
+
+    private final Process process;
+    private final boolean pty;
+    private final boolean nsentered;
+    private final Cgroups.Group group;
+    private final Set<Integer> delivered = ConcurrentHashMap.newKeySet();
+    private final CompletableFuture<Pids> pids;
+    private final Tracked stdout;
+    private final Tracked stderr;
+    private final OutputStream stdin;
+    private final CompletableFuture<ExitStatus> onExit;
+    private final String description;
+
+    LocalProcess(Process process, boolean pty, boolean nsentered, Cgroups.Group group, Executor helpers,
+                 String description) {
+        this.process = process;
+        this.pty = pty;
+        this.nsentered = nsentered;
+        this.group = group;
+        this.description = description;
+        this.stdout = new Tracked(process.getInputStream());
+        this.stderr = pty ? Tracked.empty() : new Tracked(process.getErrorStream());
+        this.stdin = pty ? new PtyStdin(process.getOutputStream()) : process.getOutputStream();
+        if (nsentered) {
+            this.pids = CompletableFuture.supplyAsync(this::findCommand, helpers);
+        } else {
+            long pid = process.pid();
+            this.pids = CompletableFuture.completedFuture(new Pids(pid, pid));
+        }
+        this.onExit = process.onExit()
+                .thenApply(p -> status(p.exitValue()))
+                .thenCompose(status -> CompletableFuture.allOf(stdout.eof, stderr.eof)
+                        .completeOnTimeout(null, LINGER_MILLIS, TimeUnit.MILLISECONDS)
+                        .thenApply(ignored -> status));
+        this.onExit.whenComplete((s, e) -> {
+            if (group != null) {
+                group.removeIfEmpty();
+            }
+        });
+    }
+
+    /** Finds nsenter's child, the real command, and reads its pid inside the sandbox. */
+    private Pids findCommand() {
+        long nsenter = process.pid();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(PID_LOOKUP_MILLIS);
+        long pause = 20_000;
+        while (System.nanoTime() < deadline) {
+            List<Long> candidates = group != null ? group.procs()
+                    : ProcessHandle.of(nsenter).map(h -> h.children().map(ProcessHandle::pid).collect(Collectors.toList()))
+                    .orElse(List.of());
+            for (long c : candidates) {
+                if (c != nsenter && Procfs.parentPid(c) == nsenter) {
+                    long inner = Procfs.innermostPid(c);
+                    if (inner > 0 && Procfs.parentPid(c) == nsenter) {
+                        return new Pids(c, inner);
+                    }
+                }
+            }
+            if (!process.isAlive()) {
+                return Pids.UNKNOWN;
+            }
+            LockSupport.parkNanos(pause);
+            pause = Math.min(pause * 2, 2_000_000);
+        }
+        return Pids.UNKNOWN;
+    }
+
+    private Pids pids() {
+        try {
+            return pids.get(PID_LOOKUP_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Pids.UNKNOWN;
+        } catch (ExecutionException | TimeoutException e) {
+            return Pids.UNKNOWN;
+        }
+    }
+
+    private ExitStatus status(int code) {
+        if (code > 128 && delivered.contains(code - 128)) {
+            return ExitStatus.signalled(code - 128);
+        }
+        if (code < 0 && delivered.contains(-code)) {
+            return ExitStatus.signalled(-code);
+        }
+        return ExitStatus.exited(code);
+    }
+
+    /**
+     * The pid inside the sandbox (the host pid without isolation); -1 when the command ended before its pid could
+     * be read.
+     */
+    @Override
+    public long pid() {
+        return pids().inner();
+    }
+
+    /** The real command's pid on the host; -1 when unknown. */
+    long hostPid() {
+        return pids().host();
+    }
+
+    /** The host process this runtime started ({@code nsenter}, or the command itself without isolation). */
+    Process hostProcess() {
+        return process;
+    }
+
+    @Override
+    public OutputStream stdin() {
+        return stdin;
+    }
+
+    @Override
+    public InputStream stdout() {
+        return stdout;
+    }
+
+    @Override
+    public InputStream stderr() {
+        return stderr;
+    }
+
+    @Override
+    public boolean pty() {
+        return pty;
+    }
+
+    @Override
+    public void signal(int signal) {
+        if (signal <= 0 || signal > 64) {
+            throw new IllegalArgumentException("no such signal: " + signal);
+        }
+        if (!process.isAlive()) {
+            return;
+        }
+        Pids p = pids();
+        if (p.host() <= 0 || !process.isAlive()) {
+            return; // the command is gone (nsenter is about to report its status)
+        }
+        delivered.add(signal);
+        LibC.signal(p.host(), signal);
+    }
+
+    /** Records that the sandbox's terminate is about to deliver {@code signal} to this process. */
+    void deliveredBySandbox(int signal) {
+        delivered.add(signal);
+    }
+
+    @Override
+    public void resize(int cols, int rows) {
+        if (pty && process.isAlive()) {
+            ((PtyProcess) process).setWinSize(new WinSize(cols, rows));
+        }
+    }
+
+    @Override
+    public void killTree() {
+        delivered.add(9);
+        if (group != null) {
+            if (!group.killAll(30_000)) {
+                log.warn("Processes of {} survived SIGKILL for 30 s: {}", description, group.procs());
+            }
+            return;
+        }
+        // no pids cgroup: the process tree is all there is to follow
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            List<ProcessHandle> tree = new ArrayList<>();
+            ProcessHandle.of(process.pid()).ifPresent(h -> {
+                tree.add(h);
+                h.descendants().forEach(tree::add);
+            });
+            tree.removeIf(h -> !h.isAlive() || !Procfs.running(h.pid()));
+            if (tree.isEmpty()) {
+                return;
+            }
+            for (ProcessHandle h : tree) {
+                LibC.signal(h.pid(), 9);
+            }
+            LockSupport.parkNanos(1_000_000);
+        }
+    }
+
+    @Override
+    public CompletableFuture<ExitStatus> onExit() {
+        return onExit;
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+
+    /** An output stream whose end (EOF, an error such as a PTY's EIO, or close) is observable. */
+    static final class Tracked extends FilterInputStream {
+        final CompletableFuture<Void> eof = new CompletableFuture<>();
+
+        Tracked(InputStream in) {
+            super(in);
+        }
+
+        static Tracked empty() {
+            Tracked t = new Tracked(InputStream.nullInputStream());
+            t.eof.complete(null);
+            return t;
+        }
+
+        @Override
+        public int read() throws IOException {
+            try {
+                int b = super.read();
+                if (b < 0) {
+                    eof.complete(null);
+                }
+                return b;
+            } catch (IOException e) {
+                eof.complete(null);
+                throw e;
+            }
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            try {
+                int n = super.read(b, off, len);
+                if (n < 0) {
+                    eof.complete(null);
+                }
+                return n;
+            } catch (IOException e) {
+                eof.complete(null);
+                throw e;
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                super.close();
+            } finally {
+                eof.complete(null);
+            }
+        }
+    }
+
+    /**
+     * A terminal's input: closing it types end-of-file (Ctrl-D) instead of closing the terminal, which would hang
+     * the session up.
+     */
+    private static final class PtyStdin extends FilterOutputStream {
+        private boolean closed;
+
+        PtyStdin(OutputStream out) {
+            super(out);
+        }
+
+        @Override
+        public synchronized void write(int b) throws IOException {
+            ensureOpen();
+            out.write(b);
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) throws IOException {
+            ensureOpen();
+            out.write(b, off, len);
+        }
+
+        private void ensureOpen() throws IOException {
+            if (closed) {
+                throw new IOException("stdin is closed");
+            }
+        }
+
+        @Override
+        public synchronized void close() throws IOException {
+            if (!closed) {
+                closed = true;
+                out.write(EOT);
+                out.flush();
+            }
+        }
+    }
+}

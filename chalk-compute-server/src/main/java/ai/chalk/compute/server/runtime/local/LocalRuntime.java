@@ -1,0 +1,462 @@
+package ai.chalk.compute.server.runtime.local;
+
+import ai.chalk.compute.server.runtime.Isolation;
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The embedded, daemonless runtime: each sandbox is a set of Linux namespaces around a private writable root,
+ * with cgroup limits where the host permits.
+ *
+ * <p>The isolation tool is chosen once, at construction, by actually running it: bubblewrap ({@code bwrap})
+ * creates a sandbox's namespaces and root and keeps a sleeping init in them; util-linux {@code unshare} does the
+ * same with a small mount script when bubblewrap is missing or broken. Every exec joins the init's namespaces with
+ * util-linux {@code nsenter}, drops all capabilities with {@code setpriv} and gets a clean environment from
+ * {@code env -i}, so a process started by one exec (a daemon, a tmux server) lives on and is visible to the next.
+ * With no working tool, {@link LocalIsolation#AUTO} runs plain host processes and logs a warning,
+ * {@link LocalIsolation#REQUIRED} refuses to construct. {@link #isolation()} says what is in force.
+ *
+ * <p>Sandbox state lives under the runtime's state directory ({@code sandboxes/<id>/root} is a sandbox's
+ * writable layer) and in cgroups under {@code <the server's cgroup>/chalk-compute/<key>/<id>}, where {@code key}
+ * is derived from the state directory. Sandboxes die with the server (their init is killed when its parent
+ * dies), so {@link #reconcile} re-adopts nothing and only removes what they left behind.
+ */
+public final class LocalRuntime implements SandboxRuntime {
+
+    private static final Logger log = LoggerFactory.getLogger(LocalRuntime.class);
+
+    /** The PATH every sandbox process starts with. */
+    public static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    /** How many processes (and threads) one sandbox may have at once. */
+    static final long PIDS_MAX = 4096;
+    /** How long {@link #close()} lets a sandbox's processes react to SIGTERM. */
+    static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
+
+    /** The isolation mechanism in force. */
+    enum Level {
+        BUBBLEWRAP("bubblewrap"), UNSHARE("unshare"), NONE("none");
+
+        final String label;
+
+        Level(String label) {
+            this.label = label;
+        }
+
+        boolean isolated() {
+            return this != NONE;
+        }
+    }
+
+    private final Path stateDir;
+    private final Level level;
+    private final HostTools tools;
+    private final Cgroups cgroups;
+    private final SandboxFiles.SystemView systemView;
+    private final Isolation isolation;
+    private final String key;
+    private final FileChannel lockChannel;
+    private final FileLock lock;
+    private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
+    private final ExecutorService helpers;
+    private final ExecutorService spawner;
+    private final ScheduledExecutorService scheduler;
+    private volatile boolean closed;
+
+    /**
+     * Creates the runtime and probes the host's isolation tools once.
+     *
+     * @param stateDir a directory owned by this runtime, for sandboxes' writable layers; created if missing
+     * @param mode     how much isolation to insist on
+     * @throws IllegalStateException when {@code mode} is {@link LocalIsolation#REQUIRED} and no isolation tool
+     *                               works here, or when another runtime uses {@code stateDir}
+     */
+    public LocalRuntime(Path stateDir, LocalIsolation mode) {
+        this(stateDir, mode, Objects.requireNonNullElse(System.getenv("PATH"), DEFAULT_PATH));
+    }
+
+    /** As the public constructor, looking for the isolation tools on {@code toolPath} instead of the server's PATH. */
+    LocalRuntime(Path stateDir, LocalIsolation mode, String toolPath) {
+        Objects.requireNonNull(mode, "mode");
+        try {
+            Files.createDirectories(stateDir);
+            this.stateDir = stateDir.toRealPath();
+            Files.createDirectories(this.stateDir.resolve("sandboxes"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the local runtime's state directory " + stateDir, e);
+        }
+        this.lockChannel = openLock(this.stateDir);
+        this.lock = acquire(lockChannel, this.stateDir);
+        try {
+            this.systemView = SandboxFiles.hostSystemView();
+            List<Path> visible = systemView.readOnlyDirs().stream().map(Path::of).toList();
+            this.tools = HostTools.find(toolPath, visible);
+            this.key = keyOf(this.stateDir);
+            this.cgroups = Cgroups.detect(key);
+            List<String> failures = new ArrayList<>();
+            this.level = chooseLevel(mode, failures);
+            this.isolation = describe(failures);
+        } catch (RuntimeException e) {
+            release();
+            throw e;
+        }
+        AtomicInteger threads = new AtomicInteger();
+        this.helpers = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "chalk-local-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        // sandbox inits die with the thread that spawned them (PR_SET_PDEATHSIG follows the parent *thread*), so
+        // they are spawned by a thread that lives exactly as long as this runtime
+        this.spawner = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "chalk-local-spawner");
+            t.setDaemon(true);
+            return t;
+        });
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "chalk-local-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        if (level == Level.NONE) {
+            log.warn("LOCAL RUNTIME WITHOUT ISOLATION: {}", isolation.detail());
+        } else {
+            log.info("Local runtime isolation: {} ({})", level.label, isolation.detail());
+        }
+        if (cgroups.problem().isPresent()) {
+            log.warn("Local runtime cgroups degraded: {}", cgroups.problem().get());
+        }
+    }
+
+    private Level chooseLevel(LocalIsolation mode, List<String> failures) {
+        if (mode == LocalIsolation.NONE) {
+            failures.add("isolation is set to none");
+            return Level.NONE;
+        }
+        List<String> helpersMissing = tools.missing("nsenter", "setpriv", "setsid", "env");
+        String bwrap = probeBubblewrap(helpersMissing);
+        if (bwrap == null) {
+            return Level.BUBBLEWRAP;
+        }
+        failures.add("bubblewrap: " + bwrap);
+        String unshare = probeUnshare(helpersMissing);
+        if (unshare == null) {
+            return Level.UNSHARE;
+        }
+        failures.add("unshare: " + unshare);
+        if (mode == LocalIsolation.REQUIRED) {
+            throw new IllegalStateException("isolation is required, but no isolation tool works on this host ("
+                    + String.join("; ", failures) + "). Install bubblewrap (e.g. apt-get install bubblewrap) or "
+                    + "util-linux (unshare, nsenter, setpriv, setsid), make sure the server may create namespaces "
+                    + "(it must run as root), or choose isolation auto or none to run without it");
+        }
+        return Level.NONE;
+    }
+
+    private String probeBubblewrap(List<String> helpersMissing) {
+        if (tools.get("bwrap").isEmpty()) {
+            return "bwrap is not on the PATH";
+        }
+        if (!helpersMissing.isEmpty()) {
+            return "util-linux " + String.join(", ", helpersMissing) + " not found under /usr";
+        }
+        HostTools.Probe p = HostTools.run(List.of(tools.require("bwrap").toString(), "--unshare-pid", "--unshare-net",
+                "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/",
+                "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"));
+        return p.ok() ? null : "a trial sandbox failed: " + p.output();
+    }
+
+    private String probeUnshare(List<String> helpersMissing) {
+        if (tools.get("unshare").isEmpty()) {
+            return "unshare is not on the PATH";
+        }
+        if (!helpersMissing.isEmpty()) {
+            return "util-linux " + String.join(", ", helpersMissing) + " not found under /usr";
+        }
+        HostTools.Probe p = HostTools.run(List.of(tools.require("unshare").toString(), "--pid", "--fork",
+                "--kill-child", "--mount", "--uts", "--ipc", "--net", "--propagation", "private", "--",
+                "/bin/true"));
+        return p.ok() ? null : "a trial namespace failed: " + p.output();
+    }
+
+    private Isolation describe(List<String> failures) {
+        String view = String.join(", ", systemView.readOnlyDirs());
+        String cg = describeCgroups();
+        return switch (level) {
+            case BUBBLEWRAP -> new Isolation(level.label, bubblewrapVersion() + " with util-linux nsenter and setpriv: "
+                    + "each sandbox has its own pid, mount, network (loopback only), ipc and uts namespaces and a "
+                    + "private writable root with the host's " + view + " read-only (no /home, /root, host /tmp or "
+                    + "server data); processes run as root without capabilities, with no_new_privs; " + cg, true);
+            case UNSHARE -> new Isolation(level.label, "util-linux unshare, nsenter and setpriv (bubblewrap unusable: "
+                    + failures.get(0).substring("bubblewrap: ".length()) + "): each sandbox has its own pid, mount, "
+                    + "network (loopback only), ipc and uts namespaces and a private writable root with the host's "
+                    + view + " read-only; processes run as root without capabilities, with no_new_privs; " + cg, true);
+            case NONE -> new Isolation(level.label, "NO ISOLATION: sandboxes are plain host processes that see and can "
+                    + "change the whole host, its processes and its network (" + String.join("; ", failures) + "); "
+                    + cg, false);
+        };
+    }
+
+    private String describeCgroups() {
+        List<String> in = cgroups.controllers();
+        if (in.isEmpty()) {
+            return "no cgroups (" + cgroups.problem().orElse("unavailable") + "): cpu, memory and process limits "
+                    + "are NOT enforced, and killTree follows the process tree, so daemons that re-parent may escape it";
+        }
+        StringBuilder s = new StringBuilder("cgroup v1 controllers ").append(String.join(", ", in)).append(" in use");
+        if (in.contains("pids")) {
+            s.append(" (a pids group per exec lets killTree reach re-parented daemons)");
+        } else {
+            s.append("; without pids, killTree follows the process tree, so daemons that re-parent may escape it");
+        }
+        cgroups.problem().ifPresent(p -> s.append("; not enforced: ").append(p));
+        return s.toString();
+    }
+
+    private String bubblewrapVersion() {
+        HostTools.Probe v = HostTools.run(List.of(tools.require("bwrap").toString(), "--version"));
+        return v.ok() && !v.output().isBlank() ? v.output().lines().findFirst().orElse("bubblewrap") : "bubblewrap";
+    }
+
+    @Override
+    public String name() {
+        return "local";
+    }
+
+    @Override
+    public Isolation isolation() {
+        return isolation;
+    }
+
+    @Override
+    public RuntimeSandbox start(SandboxSpec spec) throws RuntimeStartException {
+        if (closed) {
+            throw new RuntimeStartException("the local runtime is shut down");
+        }
+        LocalSandbox placeholder = LocalSandbox.placeholder(spec.id());
+        if (sandboxes.putIfAbsent(spec.id(), placeholder) != null) {
+            throw new RuntimeStartException("a sandbox with id " + spec.id() + " is already running");
+        }
+        try {
+            LocalSandbox sandbox = LocalSandbox.start(this, spec);
+            sandboxes.replace(spec.id(), placeholder, sandbox);
+            if (closed) {
+                sandbox.terminate(Duration.ZERO);
+                throw new RuntimeStartException("the local runtime is shut down");
+            }
+            return sandbox;
+        } catch (RuntimeStartException | RuntimeException e) {
+            sandboxes.remove(spec.id(), placeholder);
+            throw e;
+        }
+    }
+
+    /**
+     * Local sandboxes never survive the server (their init dies with it), so nothing is re-adopted; the writable
+     * layers and cgroups they left behind are removed, together with anything still running in those cgroups.
+     */
+    @Override
+    public Collection<RuntimeSandbox> reconcile(Collection<String> runningIds) {
+        List<String> leftovers = new ArrayList<>();
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(sandboxesDir())) {
+            for (Path d : dirs) {
+                leftovers.add(d.getFileName().toString());
+            }
+        } catch (IOException e) {
+            log.warn("Cannot list leftover sandboxes in {}: {}", sandboxesDir(), e.toString());
+        }
+        for (String id : cgroups.leftoverIds()) {
+            if (!leftovers.contains(id)) {
+                leftovers.add(id);
+            }
+        }
+        for (String id : leftovers) {
+            if (sandboxes.containsKey(id)) {
+                continue;
+            }
+            cgroups.removeSandbox(id);
+            try {
+                SandboxFiles.deleteTree(sandboxesDir().resolve(id));
+            } catch (IOException e) {
+                log.warn("Cannot remove the leftover layer of sandbox {}: {}", id, e.toString());
+            }
+            log.info("Removed leftovers of sandbox {}", id);
+        }
+        return List.of();
+    }
+
+    /** Terminates every sandbox (SIGTERM, then SIGKILL after a short grace) and releases the state directory. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<LocalSandbox> all = new ArrayList<>(sandboxes.values());
+        List<java.util.concurrent.Future<?>> stops = new ArrayList<>();
+        for (LocalSandbox s : all) {
+            stops.add(helpers.submit(() -> s.terminate(CLOSE_GRACE)));
+        }
+        for (java.util.concurrent.Future<?> f : stops) {
+            try {
+                f.get();
+            } catch (Exception e) {
+                log.warn("Stopping a sandbox failed: {}", e.toString());
+            }
+        }
+        helpers.shutdown();
+        spawner.shutdown();
+        scheduler.shutdownNow();
+        release();
+    }
+
+    private void release() {
+        try {
+            if (lock != null) {
+                lock.release();
+            }
+        } catch (IOException e) {
+            // closing the channel releases it too
+        }
+        try {
+            lockChannel.close();
+        } catch (IOException e) {
+            log.debug("closing the state lock: {}", e.toString());
+        }
+    }
+
+    // ---- what sandboxes need from their runtime ----
+
+    Level level() {
+        return level;
+    }
+
+    HostTools tools() {
+        return tools;
+    }
+
+    Cgroups cgroups() {
+        return cgroups;
+    }
+
+    SandboxFiles.SystemView systemView() {
+        return systemView;
+    }
+
+    Path sandboxesDir() {
+        return stateDir.resolve("sandboxes");
+    }
+
+    ExecutorService helpers() {
+        return helpers;
+    }
+
+    ScheduledExecutorService scheduler() {
+        return scheduler;
+    }
+
+    /** Starts a sandbox's init from the runtime's own spawner thread. */
+    Process spawnInit(ProcessBuilder pb) throws IOException {
+        try {
+            return spawner.submit(pb::start).get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while starting a sandbox", e);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            throw new IOException("the local runtime is shut down", e);
+        }
+    }
+
+    void forget(LocalSandbox sandbox) {
+        sandboxes.remove(sandbox.id(), sandbox);
+    }
+
+    /** The cgroup key of a state directory: the same directory always maps to the same groups. */
+    static String keyOf(Path stateDir) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256")
+                    .digest(stateDir.toString().getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 6);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static FileChannel openLock(Path stateDir) {
+        try {
+            return FileChannel.open(stateDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot lock the local runtime's state directory " + stateDir, e);
+        }
+    }
+
+    private static FileLock acquire(FileChannel channel, Path stateDir) {
+        FileLock l;
+        try {
+            l = channel.tryLock();
+        } catch (OverlappingFileLockException e) {
+            l = null;
+        } catch (IOException e) {
+            closeQuietly(channel);
+            throw new UncheckedIOException("cannot lock the local runtime's state directory " + stateDir, e);
+        }
+        if (l == null) {
+            closeQuietly(channel);
+            throw new IllegalStateException("the state directory " + stateDir
+                    + " is in use by another local runtime; give each server its own data directory");
+        }
+        return l;
+    }
+
+    private static void closeQuietly(FileChannel c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            // nothing to do
+        }
+    }
+
+    /** A short host name for a sandbox id: at most 12 lower-case letters, digits and dashes. */
+    static String hostnameOf(String id) {
+        String s = id.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9-]", "-");
+        if (s.length() > 12) {
+            s = s.replace("-", "");
+            s = s.substring(0, Math.min(12, s.length()));
+        }
+        s = s.replaceAll("^-+|-+$", "");
+        return s.isEmpty() ? "sandbox" : s;
+    }
+}

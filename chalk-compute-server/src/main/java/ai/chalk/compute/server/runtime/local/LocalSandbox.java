@@ -1,0 +1,603 @@
+package ai.chalk.compute.server.runtime.local;
+
+import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.ProcessStartException;
+import ai.chalk.compute.server.runtime.RuntimeProcess;
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
+import com.pty4j.PtyProcessBuilder;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One sandbox of the {@link LocalRuntime}: a long-lived init holding the sandbox's namespaces (none without
+ * isolation), its cgroups and its writable layer {@code <state>/sandboxes/<id>/root}.
+ */
+final class LocalSandbox implements RuntimeSandbox {
+
+    private static final Logger log = LoggerFactory.getLogger(LocalSandbox.class);
+    private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    private static final Pattern CHILD_PID = Pattern.compile("\"child-pid\"\\s*:\\s*(\\d+)");
+    private static final Pattern EXIT_CODE = Pattern.compile("\"exit-code\"\\s*:\\s*(-?\\d+)");
+    private static final long READY_TIMEOUT_SECONDS = 30;
+
+    private enum State { RUNNING, STOPPING, STOPPED }
+
+    private final LocalRuntime runtime;
+    private final String id;
+    private final Level level;
+    private final Path dir;
+    private final String workdir;
+    private final Path hostWorkdir;
+    private final Map<String, String> env;
+    private final Cgroups.SandboxGroups groups;
+    private final Process init;
+    private final long initPid;
+    private final String pidNamespace;
+    private final Set<LocalProcess> processes = ConcurrentHashMap.newKeySet();
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final CompletableFuture<String> stopped = new CompletableFuture<>();
+    private volatile State state = State.RUNNING;
+    private boolean released;
+
+    /** Started pieces, handed from {@link #start} to the constructor. */
+    private record Init(Process process, long pid, String pidNamespace) {
+        static final Init NONE = new Init(null, -1, null);
+    }
+
+    private LocalSandbox(LocalRuntime runtime, String id, Path dir, String workdir, Path hostWorkdir,
+                         Map<String, String> env, Cgroups.SandboxGroups groups, Init init) {
+        this.runtime = runtime;
+        this.id = id;
+        this.level = runtime == null ? Level.NONE : runtime.level();
+        this.dir = dir;
+        this.workdir = workdir;
+        this.hostWorkdir = hostWorkdir;
+        this.env = env;
+        this.groups = groups;
+        this.init = init.process();
+        this.initPid = init.pid();
+        this.pidNamespace = init.pidNamespace();
+    }
+
+    /** A stand-in registered while a sandbox with this id is being started. */
+    static LocalSandbox placeholder(String id) {
+        return new LocalSandbox(null, id, null, "/", null, Map.of(), null, Init.NONE);
+    }
+
+    static LocalSandbox start(LocalRuntime runtime, SandboxSpec spec) throws RuntimeStartException {
+        String id = spec.id();
+        if (!SAFE_ID.matcher(id).matches()) {
+            throw new RuntimeStartException("invalid sandbox id \"" + id + "\": use up to 128 letters, digits, '.', '_' and '-'");
+        }
+        String workdir = normalize(spec.workdir() == null || spec.workdir().isBlank() ? "/" : spec.workdir());
+        if (!workdir.startsWith("/")) {
+            throw new RuntimeStartException("the sandbox workdir must be an absolute path: " + spec.workdir());
+        }
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", LocalRuntime.DEFAULT_PATH);
+        env.put("HOME", "/root");
+        try {
+            env.putAll(checkEnv(spec.env()));
+        } catch (ProcessStartException e) {
+            throw new RuntimeStartException(e.getMessage());
+        }
+        Level level = runtime.level();
+        Path dir = runtime.sandboxesDir().resolve(id);
+        Path layer = dir.resolve("root");
+        Cgroups.SandboxGroups groups = null;
+        Init init = Init.NONE;
+        Path hostWorkdir = null;
+        try {
+            try {
+                SandboxFiles.createLayer(layer, runtime.systemView());
+            } catch (IOException e) {
+                throw new RuntimeStartException("cannot create the writable layer of sandbox " + id + ": " + e.getMessage(), e);
+            }
+            if (!runtime.cgroups().controllers().isEmpty()) {
+                try {
+                    groups = runtime.cgroups().create(id, spec.limits(), LocalRuntime.PIDS_MAX);
+                } catch (IOException e) {
+                    throw new RuntimeStartException("cannot create the cgroups of sandbox " + id + ": " + e.getMessage(), e);
+                }
+            }
+            String hostname = LocalRuntime.hostnameOf(id);
+            switch (level) {
+                case BUBBLEWRAP -> init = startBubblewrap(runtime, layer, groups, hostname, spec.network(), workdir);
+                case UNSHARE -> init = startUnshare(runtime, layer, groups, hostname, spec.network(), workdir);
+                case NONE -> {
+                    hostWorkdir = layer.resolve(workdir.substring(1));
+                    Files.createDirectories(hostWorkdir);
+                    env.put("HOME", hostWorkdir.toString());
+                }
+            }
+        } catch (RuntimeStartException | IOException | RuntimeException e) {
+            if (init.process() != null) {
+                init.process().destroyForcibly();
+                waitQuietly(init.process(), 10);
+            }
+            if (groups != null) {
+                groups.remove();
+            }
+            try {
+                SandboxFiles.deleteTree(dir);
+            } catch (IOException ex) {
+                log.warn("Cannot remove the layer of failed sandbox {}: {}", id, ex.toString());
+            }
+            if (e instanceof RuntimeStartException rse) {
+                throw rse;
+            }
+            throw new RuntimeStartException("cannot start sandbox " + id + ": " + e.getMessage(), e);
+        }
+        LocalSandbox sandbox = new LocalSandbox(runtime, id, dir, workdir, hostWorkdir, Map.copyOf(env), groups, init);
+        if (sandbox.init != null) {
+            sandbox.init.onExit().thenAcceptAsync(p -> sandbox.initExited(), runtime.helpers());
+        }
+        if (!spec.entrypoint().isEmpty()) {
+            sandbox.startEntrypoint(spec.entrypoint());
+        }
+        log.debug("Sandbox {} started ({}, init pid {})", id, level.label, sandbox.initPid);
+        return sandbox;
+    }
+
+    private static Init startBubblewrap(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
+                                        String hostname, boolean network, String workdir)
+            throws RuntimeStartException, IOException {
+        List<String> args = SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir);
+        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
+                SandboxCommands.bubblewrapInit(runtime.tools().require("bwrap")));
+        Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.PIPE));
+        try (OutputStream in = p.getOutputStream()) {
+            for (String a : args) {
+                in.write(a.getBytes(StandardCharsets.UTF_8));
+                in.write(0);
+            }
+        } catch (IOException e) {
+            // bubblewrap died early; its stderr says why
+        }
+        BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
+        awaitReady(runtime, p, err, "bubblewrap");
+        BufferedReader status = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String line = status.readLine();
+        Matcher m = line == null ? null : CHILD_PID.matcher(line);
+        if (m == null || !m.find()) {
+            p.destroyForcibly();
+            throw new RuntimeStartException("bubblewrap did not report its sandbox's pid (" + line + ")");
+        }
+        long pid = Long.parseLong(m.group(1));
+        return initOf(p, pid);
+    }
+
+    private static Init startUnshare(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
+                                     String hostname, boolean network, String workdir)
+            throws RuntimeStartException, IOException {
+        HostTools tools = runtime.tools();
+        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
+                SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
+                        runtime.systemView(), hostname, network, workdir));
+        Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
+        BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
+        String ready = awaitReady(runtime, p, err, "unshare");
+        long pid = Long.parseLong(ready.substring(SandboxCommands.READY.length()).trim());
+        return initOf(p, pid);
+    }
+
+    private static Init initOf(Process p, long pid) throws RuntimeStartException {
+        String ns = Procfs.pidNamespace(pid).orElseThrow(
+                () -> new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));
+        return new Init(p, pid, ns);
+    }
+
+    /** Reads the init's stderr until it reports ready; everything else it printed becomes the error. */
+    private static String awaitReady(LocalRuntime runtime, Process p, BufferedReader err, String tool)
+            throws RuntimeStartException, IOException {
+        ScheduledFuture<?> watchdog = runtime.scheduler().schedule(p::destroyForcibly, READY_TIMEOUT_SECONDS,
+                TimeUnit.SECONDS);
+        try {
+            StringBuilder said = new StringBuilder();
+            String line;
+            while ((line = err.readLine()) != null) {
+                if (line.startsWith(SandboxCommands.READY)) {
+                    return line;
+                }
+                said.append(said.length() == 0 ? "" : "; ").append(line.trim());
+            }
+            waitQuietly(p, 10);
+            String why = said.length() > 0 ? said.toString()
+                    : p.isAlive() ? "no output" : "exit code " + p.exitValue();
+            throw new RuntimeStartException("the sandbox could not be created (" + tool + "): " + why);
+        } finally {
+            watchdog.cancel(false);
+        }
+    }
+
+    private static ProcessBuilder hostProcess(List<String> command, ProcessBuilder.Redirect stdout) {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(new java.io.File("/")).redirectOutput(stdout);
+        pb.environment().clear();
+        pb.environment().put("PATH", LocalRuntime.DEFAULT_PATH);
+        return pb;
+    }
+
+    private void startEntrypoint(List<String> entrypoint) throws RuntimeStartException {
+        RuntimeProcess p;
+        try {
+            p = exec(new ProcessSpec(entrypoint.get(0), entrypoint.subList(1, entrypoint.size()), Optional.empty(),
+                    Map.of(), Optional.empty()));
+        } catch (ProcessStartException e) {
+            terminate(Duration.ZERO);
+            throw new RuntimeStartException("the entrypoint could not be started: " + e.getMessage(), e);
+        }
+        try {
+            p.stdin().close();
+        } catch (IOException e) {
+            // it is gone already
+        }
+        drainToLog(p.stdout(), "stdout");
+        drainToLog(p.stderr(), "stderr");
+        p.onExit().thenAccept(s -> log.info("Entrypoint of sandbox {} ended: {}", id, s));
+    }
+
+    private void drainToLog(InputStream in, String name) {
+        runtime.helpers().execute(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    log.debug("sandbox {} entrypoint {}: {}", id, name, line);
+                }
+            } catch (IOException e) {
+                // the stream ended
+            }
+        });
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    /**
+     * Starts a process. The command is looked up on the PATH of the process's environment inside the sandbox
+     * before anything is spawned, so a missing command or working directory is a {@link ProcessStartException}
+     * rather than an exit code; should it vanish between the check and the exec, the process exits with 127 (not
+     * found) or 125 (no such working directory) as usual.
+     */
+    @Override
+    public RuntimeProcess exec(ProcessSpec spec) throws ProcessStartException {
+        if (spec.command() == null || spec.command().isEmpty()) {
+            throw new ProcessStartException("no command given");
+        }
+        if (spec.command().indexOf('\0') >= 0 || spec.args().stream().anyMatch(a -> a.indexOf('\0') >= 0)) {
+            throw new ProcessStartException("the command line contains a NUL character");
+        }
+        Map<String, String> processEnv = new LinkedHashMap<>(env);
+        processEnv.putAll(checkEnv(spec.env()));
+        if (spec.pty().isPresent()) {
+            processEnv.putIfAbsent("TERM", "xterm-256color");
+        }
+        lock.readLock().lock();
+        try {
+            if (state != State.RUNNING) {
+                throw new ProcessStartException("sandbox " + id + " is not running");
+            }
+            return level.isolated() ? execIsolated(spec, processEnv) : execPlain(spec, processEnv);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private RuntimeProcess execIsolated(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
+        Path root = Path.of("/proc", Long.toString(initPid), "root");
+        String wd = spec.workdir().filter(w -> !w.isBlank()).map(LocalSandbox::normalize).orElse(workdir);
+        String absoluteWd = wd.startsWith("/") ? wd : normalize(workdir + "/" + wd);
+        Optional<Path> wdOnHost = SandboxFiles.resolveInRoot(root, "/", absoluteWd);
+        if (wdOnHost.isEmpty() || !Files.isDirectory(wdOnHost.get())) {
+            if (!Procfs.running(initPid)) {
+                throw new ProcessStartException("sandbox " + id + " is not running");
+            }
+            throw new ProcessStartException("working directory does not exist in sandbox: " + wd);
+        }
+        String command = resolveCommand(root, absoluteWd, spec.command(), processEnv.get("PATH"));
+        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), initPid, spec.pty().isPresent(),
+                absoluteWd.equals(workdir) ? null : absoluteWd, processEnv, command, spec.args());
+        return spawn(spec, cmd, Map.of("PATH", LocalRuntime.DEFAULT_PATH), Path.of("/"), true);
+    }
+
+    private RuntimeProcess execPlain(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
+        Path wd = spec.workdir().filter(w -> !w.isBlank()).map(hostWorkdir::resolve).orElse(hostWorkdir);
+        if (!Files.isDirectory(wd)) {
+            throw new ProcessStartException("working directory does not exist: " + wd);
+        }
+        String command = resolveCommand(Path.of("/"), wd.toString(), spec.command(), processEnv.get("PATH"));
+        List<String> cmd = new ArrayList<>();
+        cmd.add(command);
+        cmd.addAll(spec.args());
+        return spawn(spec, cmd, processEnv, wd, false);
+    }
+
+    private RuntimeProcess spawn(ProcessSpec spec, List<String> command, Map<String, String> hostEnv, Path hostDir,
+                                 boolean nsentered) throws ProcessStartException {
+        Cgroups.ExecGroup group = null;
+        try {
+            if (groups != null) {
+                group = groups.newExec();
+                command = SandboxCommands.joinCgroups(group.procsFiles(), command);
+            }
+            Process p;
+            if (spec.pty().isPresent()) {
+                p = new PtyProcessBuilder(command.toArray(String[]::new))
+                        .setEnvironment(hostEnv)
+                        .setDirectory(hostDir.toString())
+                        .setInitialColumns(spec.pty().get().cols())
+                        .setInitialRows(spec.pty().get().rows())
+                        .setConsole(false)
+                        .setRedirectErrorStream(true)
+                        .start();
+            } else {
+                ProcessBuilder pb = new ProcessBuilder(command).directory(hostDir.toFile());
+                pb.environment().clear();
+                pb.environment().putAll(hostEnv);
+                p = pb.start();
+            }
+            LocalProcess process = new LocalProcess(p, spec.pty().isPresent(), nsentered,
+                    group == null ? null : group.pids(), runtime.helpers(),
+                    "'" + spec.command() + "' in sandbox " + id);
+            processes.add(process);
+            process.onExit().whenComplete((s, e) -> processes.remove(process));
+            return process;
+        } catch (IOException | RuntimeException e) {
+            if (group != null && group.pids() != null) {
+                group.pids().removeIfEmpty();
+            }
+            throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** Checks that the command exists in the sandbox; returns what to execute. */
+    private static String resolveCommand(Path root, String cwd, String command, String path)
+            throws ProcessStartException {
+        if (command.contains("/")) {
+            Optional<Path> p = SandboxFiles.resolveInRoot(root, cwd, command);
+            if (p.isEmpty() || !Files.isRegularFile(p.get()) || !Files.isExecutable(p.get())) {
+                throw new ProcessStartException("command not found in sandbox: " + command);
+            }
+            return command;
+        }
+        for (String dir : (path == null ? LocalRuntime.DEFAULT_PATH : path).split(":")) {
+            if (dir.isEmpty()) {
+                continue;
+            }
+            Optional<Path> p = SandboxFiles.resolveInRoot(root, cwd, dir + "/" + command);
+            if (p.isPresent() && Files.isRegularFile(p.get()) && Files.isExecutable(p.get())) {
+                // a name with '=' would be taken for a variable by env: name it by its path instead
+                return command.contains("=") || root.toString().equals("/") ? dir + "/" + command : command;
+            }
+        }
+        throw new ProcessStartException("command not found in sandbox: " + command);
+    }
+
+    private static Map<String, String> checkEnv(Map<String, String> vars) throws ProcessStartException {
+        for (Map.Entry<String, String> e : vars.entrySet()) {
+            String k = e.getKey();
+            if (k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0) {
+                throw new ProcessStartException("invalid environment variable name: \"" + k + "\"");
+            }
+            if (e.getValue() == null || e.getValue().indexOf('\0') >= 0) {
+                throw new ProcessStartException("invalid value for environment variable " + k);
+            }
+        }
+        return vars;
+    }
+
+    @Override
+    public void terminate(Duration grace) {
+        lock.writeLock().lock();
+        boolean mine;
+        try {
+            mine = state == State.RUNNING;
+            if (mine) {
+                state = State.STOPPING;
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+        if (runtime == null) {
+            return; // a placeholder
+        }
+        if (!mine) {
+            stopped.join(); // someone else is stopping it
+            return;
+        }
+        long graceNanos = Math.max(0, grace.toNanos());
+        if (graceNanos > 0) {
+            List<Long> targets = userProcesses();
+            if (!targets.isEmpty()) {
+                processes.forEach(p -> p.deliveredBySandbox(15));
+                for (long pid : targets) {
+                    LibC.signal(pid, 15);
+                }
+                long deadline = System.nanoTime() + graceNanos;
+                long pause = 200_000;
+                while (System.nanoTime() < deadline && targets.stream().anyMatch(Procfs::running)) {
+                    LockSupport.parkNanos(Math.min(pause, Math.max(0, deadline - System.nanoTime())));
+                    pause = Math.min(pause * 2, 10_000_000);
+                }
+            }
+        }
+        processes.forEach(p -> p.deliveredBySandbox(9));
+        release("terminated");
+    }
+
+    /** The sandbox's processes other than its pid 1, as host pids. */
+    private List<Long> userProcesses() {
+        List<Long> pids = new ArrayList<>();
+        if (pidNamespace != null) {
+            for (long pid : Procfs.processesInNamespace(pidNamespace)) {
+                if (pid != initPid) {
+                    pids.add(pid);
+                }
+            }
+        } else if (groups != null) {
+            pids.addAll(groups.allProcs());
+            pids.remove(Procfs.SELF);
+        } else {
+            for (LocalProcess p : processes) {
+                ProcessHandle.of(p.hostProcess().pid()).ifPresent(h -> {
+                    pids.add(h.pid());
+                    h.descendants().forEach(d -> pids.add(d.pid()));
+                });
+            }
+        }
+        return pids;
+    }
+
+    /** Called when the init ended: unless this is a terminate, the sandbox stopped by itself. */
+    private void initExited() {
+        lock.writeLock().lock();
+        boolean unexpected;
+        try {
+            unexpected = state == State.RUNNING;
+            if (unexpected) {
+                state = State.STOPPING;
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+        if (unexpected) {
+            String reason = initExitReason();
+            log.info("Sandbox {} stopped by itself: {}", id, reason);
+            processes.forEach(p -> p.deliveredBySandbox(9));
+            release(reason);
+        }
+    }
+
+    private String initExitReason() {
+        int code = init.exitValue();
+        if (level == Level.BUBBLEWRAP) {
+            try {
+                String rest = new String(init.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                Matcher m = EXIT_CODE.matcher(rest);
+                if (m.find()) {
+                    code = Integer.parseInt(m.group(1));
+                }
+            } catch (IOException e) {
+                // keep bubblewrap's own status
+            }
+        }
+        return code > 128 ? "the sandbox's init was killed by signal " + (code - 128)
+                : "the sandbox's init exited with code " + code;
+    }
+
+    /** Kills everything left, waits for the init, removes cgroups and the layer, then reports the stop. */
+    private void release(String reason) {
+        synchronized (this) {
+            if (released) {
+                return;
+            }
+            released = true;
+        }
+        try {
+            if (init != null && init.isAlive()) {
+                LibC.signal(initPid, 9); // the pid namespace dies with its init
+            }
+            if (groups != null) {
+                groups.pidsGroup().ifPresent(g -> g.killAll(10_000));
+            } else if (!level.isolated()) {
+                for (long pid : userProcesses()) {
+                    LibC.signal(pid, 9);
+                }
+            }
+            if (init != null) {
+                waitQuietly(init, 10);
+                if (init.isAlive()) {
+                    init.destroyForcibly();
+                    waitQuietly(init, 5);
+                }
+            }
+            for (LocalProcess p : processes) {
+                if (!level.isolated() && groups == null) {
+                    p.killTree();
+                }
+                waitQuietly(p.hostProcess(), 5);
+            }
+            if (groups != null) {
+                groups.remove();
+            }
+            try {
+                SandboxFiles.deleteTree(dir);
+            } catch (IOException e) {
+                log.warn("Cannot remove the writable layer of sandbox {}: {}", id, e.toString());
+            }
+        } catch (RuntimeException e) {
+            log.warn("Releasing sandbox {} failed: {}", id, e.toString(), e);
+        } finally {
+            state = State.STOPPED;
+            runtime.forget(this);
+            stopped.complete(reason);
+        }
+    }
+
+    @Override
+    public CompletableFuture<String> onStopped() {
+        return stopped;
+    }
+
+    // ---- for tests ----
+
+    /** The host path of the writable layer. */
+    Path layer() {
+        return dir.resolve("root");
+    }
+
+    /** The sandbox's groups, if cgroups are in use. */
+    Optional<Cgroups.SandboxGroups> groups() {
+        return Optional.ofNullable(groups);
+    }
+
+    long initPid() {
+        return initPid;
+    }
+
+    private static void waitQuietly(Process p, long seconds) {
+        try {
+            p.waitFor(seconds, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Collapses duplicate and trailing slashes, and {@code .} segments; {@code ..} is left to resolution. */
+    static String normalize(String path) {
+        String p = path.replaceAll("/+", "/").replaceAll("(/\\.)+(?=/|$)", "");
+        if (p.length() > 1 && p.endsWith("/")) {
+            p = p.substring(0, p.length() - 1);
+        }
+        return p.isEmpty() ? "/" : p;
+    }
+}

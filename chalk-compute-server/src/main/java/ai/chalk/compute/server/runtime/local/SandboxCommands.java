@@ -1,0 +1,180 @@
+package ai.chalk.compute.server.runtime.local;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** The command lines the local runtime runs; kept in one place so they can be read and reviewed together. */
+final class SandboxCommands {
+
+    /** The line a sandbox's init writes to its stderr once the sandbox is set up. */
+    static final String READY = "chalk-ready";
+
+    private SandboxCommands() {
+    }
+
+    /**
+     * {@code /bin/sh -c 'echo $$ >"$1" && ... && shift N && exec "$@"' chalk-cgroup FILE... COMMAND...}: puts the
+     * process into its cgroups before it executes anything else ({@code $$} stays the same pid through
+     * {@code exec}, so the command and everything it starts are born inside).
+     */
+    static List<String> joinCgroups(List<Path> procsFiles, List<String> command) {
+        if (procsFiles.isEmpty()) {
+            return command;
+        }
+        StringBuilder script = new StringBuilder();
+        for (int i = 1; i <= procsFiles.size(); i++) {
+            script.append("echo $$ >\"${").append(i).append("}\" && ");
+        }
+        script.append("shift ").append(procsFiles.size())
+                .append(" && exec \"$@\"; echo \"chalk: cannot enter the sandbox's cgroups\" >&2; exit 125");
+        List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", script.toString(), "chalk-cgroup"));
+        procsFiles.forEach(f -> cmd.add(f.toString()));
+        cmd.addAll(command);
+        return cmd;
+    }
+
+    /**
+     * The options of the bubblewrap init (passed on its stdin with {@code --args 0}, so that they, and the host
+     * path of the layer, do not show in the sandbox's process list; see {@link #bubblewrapInit}). With
+     * {@code --as-pid-1} the init command itself is pid 1 (see {@link #INIT_LOOP}); {@code --die-with-parent}
+     * ends the sandbox when the server dies.
+     */
+    static List<String> bubblewrapArgs(Path layer, SandboxFiles.SystemView view, String hostname, boolean network,
+                                       String workdir) {
+        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
+        if (!network) {
+            a.add("--unshare-net");
+        }
+        a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
+                "--bind", layer.toString(), "/"));
+        for (String d : view.readOnlyDirs()) {
+            a.addAll(List.of("--ro-bind", d, d));
+        }
+        for (String f : view.maskedFiles()) {
+            a.addAll(List.of("--ro-bind", "/dev/null", f));
+        }
+        for (String d : view.maskedDirs()) {
+            a.addAll(List.of("--perms", "0700", "--tmpfs", d, "--remount-ro", d));
+        }
+        a.addAll(List.of("--proc", "/proc", "--dev", "/dev",
+                "--perms", "1777", "--dir", "/tmp",
+                "--perms", "1777", "--dir", "/var/tmp",
+                "--perms", "0700", "--dir", "/root"));
+        if (!workdir.equals("/")) {
+            a.addAll(List.of("--dir", workdir));
+        }
+        a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
+                "--json-status-fd", "1"));
+        return a;
+    }
+
+    /**
+     * What pid 1 of a sandbox runs once the sandbox is set up: a shell that reaps every orphan ({@code wait}
+     * collects any child) and keeps a {@code sleep} to wait on, starting another should one be killed. A pid 1
+     * without signal handlers ignores every signal sent from inside its namespace, so nothing in the sandbox can
+     * end it ({@code kill -9 -1} included); only the runtime, from outside, can.
+     */
+    static final String INIT_LOOP = "while :; do sleep infinity & wait; done";
+
+    /** The bubblewrap command line proper: options come on stdin, the init command follows. */
+    static List<String> bubblewrapInit(Path bwrap) {
+        return List.of(bwrap.toString(), "--args", "0", "--", "/bin/sh", "-c",
+                "echo " + READY + " >&2; " + INIT_LOOP);
+    }
+
+    /**
+     * The init script of the {@code unshare} level, run by {@code sh} as pid 1 of the new pid namespace, still
+     * with full capabilities and the host's root: it builds the sandbox's root in the layer, pivots into it and
+     * becomes the capability-less {@link #INIT_LOOP}.
+     * Arguments: layer, hostname, workdir, {@code isolated|host} network, setpriv path, then mount entries
+     * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}.
+     */
+    static final String UNSHARE_INIT = """
+            set -eu
+            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; shift 5
+            read -r hostpid _ < /proc/self/stat
+            mount --bind "$L" "$L"
+            for e in "$@"; do
+              p=${e#*:}
+              case $e in
+                ro:*) mkdir -p "$L$p"; mount --bind -o ro,nosuid,nodev "$p" "$L$p" ;;
+                maskfile:*) mount --bind -o ro /dev/null "$L$p" ;;
+                maskdir:*) mount -t tmpfs -o ro,nosuid,nodev,mode=0700 chalk-mask "$L$p" ;;
+              esac
+            done
+            mkdir -p "$L/proc" "$L/dev" "$L/tmp" "$L/var/tmp" "$L/root"
+            chmod 1777 "$L/tmp" "$L/var/tmp"
+            chmod 0700 "$L/root"
+            mount -t proc -o nosuid,nodev,noexec proc "$L/proc"
+            mount -t tmpfs -o nosuid,mode=0755,size=1m chalk-dev "$L/dev"
+            for n in null zero full random urandom tty; do : > "$L/dev/$n"; mount --bind "/dev/$n" "$L/dev/$n"; done
+            mkdir "$L/dev/pts" "$L/dev/shm"
+            mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$L/dev/pts"
+            mount -t tmpfs -o nosuid,nodev,mode=1777 chalk-shm "$L/dev/shm"
+            ln -s pts/ptmx "$L/dev/ptmx"
+            ln -s /proc/self/fd "$L/dev/fd"
+            ln -s /proc/self/fd/0 "$L/dev/stdin"
+            ln -s /proc/self/fd/1 "$L/dev/stdout"
+            ln -s /proc/self/fd/2 "$L/dev/stderr"
+            hostname "$H"
+            if [ "$NET" = isolated ] && command -v ip >/dev/null 2>&1; then ip link set lo up; fi
+            mkdir "$L/.chalk-old-root"
+            cd "$L"
+            pivot_root . .chalk-old-root
+            umount -l /.chalk-old-root
+            rmdir /.chalk-old-root
+            mkdir -p "$W"
+            cd "$W"
+            exec "$SETPRIV" --bounding-set=-all --inh-caps=-all --no-new-privs -- /bin/sh -c \
+              'echo "$1 $2" >&2; \
+            """ + INIT_LOOP + "' chalk-init " + READY + " \"$hostpid\"\n";
+
+    /**
+     * The {@code unshare} command that runs {@link #UNSHARE_INIT}: {@code setpriv --pdeathsig KILL} kills
+     * {@code unshare} when the server's thread that started it ends, and {@code --kill-child} then kills the
+     * sandbox's pid 1, which takes every process of the sandbox with it.
+     */
+    static List<String> unshareInit(Path unshare, Path setpriv, Path layer, SandboxFiles.SystemView view,
+                                    String hostname, boolean network, String workdir) {
+        List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
+                unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc"));
+        if (!network) {
+            a.add("--net");
+        }
+        a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
+                layer.toString(), hostname, workdir, network ? "host" : "isolated", setpriv.toString()));
+        view.readOnlyDirs().forEach(d -> a.add("ro:" + d));
+        view.maskedFiles().forEach(f -> a.add("maskfile:" + f));
+        view.maskedDirs().forEach(d -> a.add("maskdir:" + d));
+        return a;
+    }
+
+    /**
+     * One exec inside an isolated sandbox: {@code nsenter} into the init's namespaces and root (and, with no
+     * {@code --wd} argument, the init's working directory, which is the sandbox's workdir; a path argument would
+     * be opened on the host), on a PTY {@code setsid --ctty} so the command leads its own session and owns the
+     * terminal, {@code setpriv} to drop every capability, and {@code env -i} for a clean environment and another
+     * working directory. The environment is applied only after the capabilities are gone, so nothing a user sets
+     * (LD_PRELOAD ...) reaches a privileged process.
+     */
+    static List<String> nsenterExec(HostTools tools, long initPid, boolean pty, String workdir,
+                                    Map<String, String> env, String command, List<String> args) {
+        List<String> c = new ArrayList<>(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
+                "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--"));
+        if (pty) {
+            c.addAll(List.of(tools.require("setsid").toString(), "--ctty"));
+        }
+        c.addAll(List.of(tools.require("setpriv").toString(), "--bounding-set=-all", "--inh-caps=-all",
+                "--no-new-privs", "--", tools.require("env").toString(), "-i"));
+        if (workdir != null) {
+            c.addAll(List.of("-C", workdir));
+        }
+        c.add("--");
+        env.forEach((k, v) -> c.add(k + "=" + v));
+        c.add(command);
+        c.addAll(args);
+        return c;
+    }
+}

@@ -1,0 +1,237 @@
+package ai.chalk.compute.server.runtime.local;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/** File-system work on sandbox roots and writable layers, done without ever following a link out of them. */
+final class SandboxFiles {
+
+    /** The host's top-level system entries a sandbox sees: symlinks are recreated, directories bound read-only. */
+    static final List<String> SYSTEM_ENTRIES = List.of("usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32");
+
+    /** Files masked with {@code /dev/null} and directories masked with an empty tmpfs. */
+    static final List<String> MASKED_FILES = List.of("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-");
+    static final List<String> MASKED_DIRS = List.of("/etc/ssl/private");
+
+    private static final int MAX_LINKS = 40;
+
+    private SandboxFiles() {
+    }
+
+    /** What of the host's root a sandbox gets: read-only bind mounts, and symlinks to recreate in its layer. */
+    record SystemView(List<String> readOnlyDirs, List<Link> links, List<String> maskedFiles, List<String> maskedDirs) {
+    }
+
+    record Link(String path, String target) {
+    }
+
+    static SystemView hostSystemView() {
+        List<String> dirs = new ArrayList<>();
+        List<Link> links = new ArrayList<>();
+        for (String name : SYSTEM_ENTRIES) {
+            Path p = Path.of("/", name);
+            if (Files.isSymbolicLink(p)) {
+                try {
+                    links.add(new Link("/" + name, Files.readSymbolicLink(p).toString()));
+                } catch (IOException e) {
+                    // an unreadable link is left out
+                }
+            } else if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                dirs.add("/" + name);
+            }
+        }
+        List<String> maskedFiles = new ArrayList<>();
+        for (String f : MASKED_FILES) {
+            if (Files.exists(Path.of(f), LinkOption.NOFOLLOW_LINKS)) {
+                maskedFiles.add(f);
+            }
+        }
+        Path ssh = Path.of("/etc/ssh");
+        if (Files.isDirectory(ssh)) {
+            try (DirectoryStream<Path> keys = Files.newDirectoryStream(ssh, "ssh_host_*_key")) {
+                keys.forEach(k -> maskedFiles.add(k.toString()));
+            } catch (IOException e) {
+                // nothing to mask
+            }
+        }
+        List<String> maskedDirs = new ArrayList<>();
+        for (String d : MASKED_DIRS) {
+            if (Files.isDirectory(Path.of(d), LinkOption.NOFOLLOW_LINKS)) {
+                maskedDirs.add(d);
+            }
+        }
+        return new SystemView(List.copyOf(dirs), List.copyOf(links), List.copyOf(maskedFiles), List.copyOf(maskedDirs));
+    }
+
+    /** Creates a fresh writable layer with the system symlinks in place. */
+    static void createLayer(Path layer, SystemView view) throws IOException {
+        if (Files.exists(layer, LinkOption.NOFOLLOW_LINKS)) {
+            deleteTree(layer);
+        }
+        Files.createDirectories(layer);
+        for (Link link : view.links()) {
+            try {
+                Files.createSymbolicLink(layer.resolve(link.path().substring(1)), Path.of(link.target()));
+            } catch (FileAlreadyExistsException e) {
+                // already there
+            }
+        }
+    }
+
+    /**
+     * Resolves {@code path} (absolute, or relative to {@code cwd}) inside the tree rooted at {@code root}, treating
+     * every symlink as relative to that root. Returns the host path of the target, or empty when it does not exist.
+     */
+    static Optional<Path> resolveInRoot(Path root, String cwd, String path) {
+        Deque<String> todo = new ArrayDeque<>();
+        List<String> at = new ArrayList<>();
+        if (!path.startsWith("/")) {
+            split(cwd, todo);
+        }
+        Deque<String> rest = new ArrayDeque<>();
+        split(path, rest);
+        todo.addAll(rest);
+        int links = 0;
+        while (!todo.isEmpty()) {
+            String name = todo.pollFirst();
+            if (name.isEmpty() || name.equals(".")) {
+                continue;
+            }
+            if (name.equals("..")) {
+                if (!at.isEmpty()) {
+                    at.remove(at.size() - 1);
+                }
+                continue;
+            }
+            at.add(name);
+            Path host = hostPath(root, at);
+            BasicFileAttributes attrs;
+            try {
+                attrs = Files.readAttributes(host, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException e) {
+                return Optional.empty();
+            }
+            if (attrs.isSymbolicLink()) {
+                if (++links > MAX_LINKS) {
+                    return Optional.empty();
+                }
+                String target;
+                try {
+                    target = Files.readSymbolicLink(host).toString();
+                } catch (IOException e) {
+                    return Optional.empty();
+                }
+                at.remove(at.size() - 1);
+                if (target.startsWith("/")) {
+                    at.clear();
+                }
+                Deque<String> expanded = new ArrayDeque<>();
+                split(target, expanded);
+                while (!expanded.isEmpty()) {
+                    todo.addFirst(expanded.pollLast());
+                }
+            }
+        }
+        return Optional.of(hostPath(root, at));
+    }
+
+    private static Path hostPath(Path root, List<String> at) {
+        Path p = root;
+        for (String name : at) {
+            p = p.resolve(name);
+        }
+        return p;
+    }
+
+    private static void split(String path, Deque<String> into) {
+        for (String s : path.split("/")) {
+            if (!s.isEmpty()) {
+                into.addLast(s);
+            }
+        }
+    }
+
+    /**
+     * Deletes a directory tree without following symlinks and without crossing into other file systems: GNU
+     * {@code rm -rf --one-file-system} where available (it copes with arbitrarily deep trees), else a
+     * descriptor-relative walk.
+     */
+    static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            Files.delete(dir);
+            return;
+        }
+        Path rm = Path.of("/bin/rm");
+        if (Files.isExecutable(rm)) {
+            Process p = new ProcessBuilder(rm.toString(), "-rf", "--one-file-system", "--", dir.toString())
+                    .redirectErrorStream(true)
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            try {
+                if (!p.waitFor(5, TimeUnit.MINUTES)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while deleting " + dir, e);
+            }
+            if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            if (!out.isEmpty()) {
+                throw new IOException("cannot delete " + dir + ": " + out);
+            }
+        }
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
+            if (!(ds instanceof SecureDirectoryStream<Path> sds)) {
+                throw new IOException("cannot delete " + dir + " safely: no descriptor-relative directory access");
+            }
+            deleteContents(sds, 0);
+        }
+        Files.delete(dir);
+    }
+
+    private static void deleteContents(SecureDirectoryStream<Path> dir, int depth) throws IOException {
+        if (depth > 4096) {
+            throw new IOException("directory tree too deep to delete");
+        }
+        List<Path> names = new ArrayList<>();
+        dir.forEach(p -> names.add(p.getFileName()));
+        for (Path name : names) {
+            BasicFileAttributes attrs;
+            try {
+                attrs = dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                        .readAttributes();
+            } catch (NoSuchFileException e) {
+                continue;
+            }
+            if (attrs.isDirectory()) {
+                try (SecureDirectoryStream<Path> child = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+                    deleteContents(child, depth + 1);
+                }
+                dir.deleteDirectory(name);
+            } else {
+                dir.deleteFile(name);
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+package ai.chalk.compute.server.sandbox;
+
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.session.SessionRegistry;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * A sandbox the server is running right now: the runtime's handle, its default working
+ * directory, and the sessions opened in it.
+ */
+public final class LiveSandbox {
+
+    private final String id;
+    private final RuntimeSandbox runtimeSandbox;
+    private final SessionRegistry sessions = new SessionRegistry();
+    private volatile ScheduledFuture<?> lifetimeTimer;
+
+    LiveSandbox(String id, RuntimeSandbox runtimeSandbox) {
+        this.id = id;
+        this.runtimeSandbox = runtimeSandbox;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    /** The runtime's handle, to start processes in the sandbox. */
+    public RuntimeSandbox runtime() {
+        return runtimeSandbox;
+    }
+
+    /** The v2 sessions of this sandbox. */
+    public SessionRegistry sessions() {
+        return sessions;
+    }
+
+    void lifetimeTimer(ScheduledFuture<?> timer) {
+        this.lifetimeTimer = timer;
+    }
+
+    void cancelLifetimeTimer() {
+        ScheduledFuture<?> t = lifetimeTimer;
+        if (t != null) {
+            t.cancel(false);
+        }
+    }
+}

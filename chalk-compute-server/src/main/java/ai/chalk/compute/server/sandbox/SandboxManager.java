@@ -1,0 +1,262 @@
+package ai.chalk.compute.server.sandbox;
+
+import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.store.SandboxRecord;
+import ai.chalk.compute.server.store.SandboxState;
+import ai.chalk.compute.server.store.SandboxStore;
+import io.grpc.Status;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Owns the lifecycle of every sandbox: records in the store, live handles on the runtime,
+ * lifetime enforcement, and recovery after a restart.
+ */
+public final class SandboxManager implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(SandboxManager.class);
+    /** Default working directory of a sandbox, as in the SDK's default image. */
+    static final String DEFAULT_WORKDIR = "/workspace";
+
+    private final SandboxRuntime runtime;
+    private final SandboxStore store;
+    private final ScheduledExecutorService scheduler;
+    private final Duration lifetime;
+    private final Map<String, LiveSandbox> live = new ConcurrentHashMap<>();
+
+    /**
+     * @param lifetime the longest a sandbox may run before the server terminates it
+     */
+    public SandboxManager(SandboxRuntime runtime, SandboxStore store, ScheduledExecutorService scheduler,
+                          Duration lifetime) {
+        this.runtime = runtime;
+        this.store = store;
+        this.scheduler = scheduler;
+        this.lifetime = lifetime;
+    }
+
+    /** The runtime sandboxes run on. */
+    public SandboxRuntime runtime() {
+        return runtime;
+    }
+
+    /**
+     * Reconciles the store with the runtime after a start: sandboxes the runtime no longer runs
+     * are recorded as terminated, with the reason.
+     */
+    public void recover() {
+        List<String> running = new ArrayList<>();
+        for (SandboxState s : List.of(SandboxState.PENDING, SandboxState.RUNNING, SandboxState.SUSPENDED)) {
+            long after = 0;
+            while (true) {
+                List<SandboxRecord> page = store.list(after, 500, List.of(s), List.of());
+                if (page.isEmpty()) {
+                    break;
+                }
+                page.forEach(r -> running.add(r.id()));
+                after = page.get(page.size() - 1).seq();
+            }
+        }
+        var adopted = runtime.reconcile(running);
+        for (RuntimeSandbox sandbox : adopted) {
+            track(new LiveSandbox(sandbox.id(), sandbox), Duration.ZERO);
+        }
+        var adoptedIds = adopted.stream().map(RuntimeSandbox::id).toList();
+        int lost = 0;
+        for (String id : running) {
+            if (!adoptedIds.contains(id)) {
+                store.updateState(id, SandboxState.TERMINATED, "the server restarted at " + Instant.now()
+                        + " and the " + runtime.name() + " runtime no longer runs this sandbox: its processes"
+                        + " ended with the previous server process");
+                lost++;
+            }
+        }
+        if (lost > 0 || !adopted.isEmpty()) {
+            log.info("Recovered sandbox state: {} adopted, {} recorded as terminated by the restart",
+                    adopted.size(), lost);
+        }
+    }
+
+    /** Creates and starts a sandbox; returns its record once it can run processes. */
+    public SandboxRecord create(CreateSandboxRequest request) {
+        SandboxSpec spec = specFor(request);
+        Optional<String> name = request.hasName() && !request.getName().isBlank()
+                ? Optional.of(request.getName()) : Optional.empty();
+        SandboxRecord record = store.insert(spec.id(), name, SandboxState.PENDING, spec.image(), runtime.name(),
+                Instant.now(), request.toByteArray());
+        RuntimeSandbox started;
+        try {
+            started = runtime.start(spec);
+        } catch (RuntimeStartException e) {
+            store.updateState(spec.id(), SandboxState.FAILED, e.getMessage());
+            throw Status.FAILED_PRECONDITION.withDescription("sandbox could not start: " + e.getMessage())
+                    .asRuntimeException();
+        } catch (RuntimeException e) {
+            store.updateState(spec.id(), SandboxState.FAILED, "sandbox could not start: " + e);
+            throw e;
+        }
+        store.updateState(spec.id(), SandboxState.RUNNING, null);
+        track(new LiveSandbox(spec.id(), started), lifetime);
+        log.info("Sandbox {} running on the {} runtime", spec.id(), runtime.name());
+        return store.find(spec.id()).orElse(record);
+    }
+
+    private void track(LiveSandbox sandbox, Duration lifetime) {
+        live.put(sandbox.id(), sandbox);
+        if (!lifetime.isZero() && !lifetime.isNegative()) {
+            sandbox.lifetimeTimer(scheduler.schedule(
+                    () -> expire(sandbox.id(), lifetime), lifetime.toMillis(), TimeUnit.MILLISECONDS));
+        }
+        sandbox.runtime().onStopped().thenAccept(reason -> {
+            // a sandbox that stopped by itself (its init died) is over; terminate() records its own reason
+            if (live.remove(sandbox.id()) != null) {
+                sandbox.cancelLifetimeTimer();
+                sandbox.sessions().closeAll();
+                store.updateState(sandbox.id(), SandboxState.TERMINATED, reason);
+                log.info("Sandbox {} stopped: {}", sandbox.id(), reason);
+            }
+        });
+    }
+
+    private void expire(String id, Duration lifetime) {
+        try {
+            terminate(id, Duration.ofSeconds(5), "its lifetime of " + lifetime + " ran out");
+        } catch (RuntimeException e) {
+            log.warn("Terminating sandbox {} at the end of its lifetime failed: {}", id, e.toString());
+        }
+    }
+
+    private SandboxSpec specFor(CreateSandboxRequest request) {
+        RequestLimits.checkEnv("env", request.getEnvMap());
+        String image = switch (request.getImageSourceCase()) {
+            case IMAGE -> request.getImage().trim();
+            case IMAGE_SPEC -> throw Status.FAILED_PRECONDITION.withDescription(
+                    "image_spec (a declarative image) cannot be built by this server yet: image builds come with"
+                            + " the docker runtime; create the sandbox without an image to use the "
+                            + runtime.name() + " runtime's default").asRuntimeException();
+            case IMAGESOURCE_NOT_SET -> "";
+        };
+        if (!image.isEmpty() && runtime.name().equals("local")) {
+            throw Status.FAILED_PRECONDITION.withDescription("the local runtime cannot run image \"" + image
+                    + "\": it runs sandboxes on the host's read-only system directories; create the sandbox"
+                    + " without an image, or use the docker runtime for images").asRuntimeException();
+        }
+        SandboxSpec.ResourceLimits limits = SandboxSpec.ResourceLimits.NONE;
+        if (request.hasResourceLimits()) {
+            var rl = request.getResourceLimits();
+            limits = new SandboxSpec.ResourceLimits(
+                    rl.hasCpu() && !rl.getCpu().isBlank()
+                            ? Optional.of(ResourceQuantity.milliCpus("resource_limits.cpu", rl.getCpu())) : Optional.empty(),
+                    rl.hasMemory() && !rl.getMemory().isBlank()
+                            ? Optional.of(ResourceQuantity.bytes("resource_limits.memory", rl.getMemory())) : Optional.empty());
+        }
+        if (request.getVolumesCount() > 0) {
+            throw Status.FAILED_PRECONDITION.withDescription(
+                    "volumes are not supported by this server yet; create the sandbox without volumes").asRuntimeException();
+        }
+        boolean network = false;
+        if (request.hasNetworkPolicy()) {
+            var policy = request.getNetworkPolicy();
+            boolean grantsAll = policy.getAllowedRoutesList().stream()
+                    .anyMatch(r -> r.getRoute().equals("0.0.0.0/0") && r.getPortRangesCount() == 0)
+                    && policy.getDeniedRoutesCount() == 0 && policy.getAllowedHostsCount() == 0;
+            boolean grantsNone = policy.getAllowedRoutesCount() == 0 && policy.getAllowedHostsCount() == 0;
+            if (!grantsAll && !grantsNone) {
+                throw Status.FAILED_PRECONDITION.withDescription("network_policy: the " + runtime.name()
+                        + " runtime can give a sandbox either no network or the host's whole network"
+                        + " (allowed_routes [\"0.0.0.0/0\"]); per-route or per-host rules are not enforced here,"
+                        + " so they are refused rather than ignored").asRuntimeException();
+            }
+            network = grantsAll;
+        }
+        return new SandboxSpec(UUID.randomUUID().toString(), image, request.getEnvMap(), DEFAULT_WORKDIR, limits,
+                network, request.getEntrypointList());
+    }
+
+    /** The record of a sandbox, or NOT_FOUND. */
+    public SandboxRecord get(String id) {
+        requireId(id);
+        return store.find(id).orElseThrow(() -> Status.NOT_FOUND
+                .withDescription("sandbox " + id + " does not exist on this server").asRuntimeException());
+    }
+
+    /** A page of records. */
+    public List<SandboxRecord> list(long afterSeq, int limit, List<SandboxState> states, List<SandboxState> notStates) {
+        return store.list(afterSeq, limit, states, notStates);
+    }
+
+    /** The running sandbox with this id: NOT_FOUND when unknown, FAILED_PRECONDITION when it is not running. */
+    public LiveSandbox requireRunning(String id) {
+        requireId(id);
+        LiveSandbox sandbox = live.get(id);
+        if (sandbox != null) {
+            return sandbox;
+        }
+        SandboxRecord record = get(id);
+        throw Status.FAILED_PRECONDITION.withDescription("sandbox " + id + " is " + record.state()
+                + record.statusMessage().map(m -> " (" + m + ")").orElse("")
+                + "; it cannot run processes any more: create a new sandbox").asRuntimeException();
+    }
+
+    /**
+     * Terminates a sandbox: SIGTERM to its processes, SIGKILL after the grace period, then its
+     * writable layer is discarded. Terminating a finished sandbox does nothing.
+     */
+    public void terminate(String id, Duration grace, String reason) {
+        SandboxRecord record = get(id);
+        LiveSandbox sandbox = live.remove(id);
+        if (sandbox == null) {
+            log.debug("Sandbox {} already {}", id, record.state());
+            return;
+        }
+        sandbox.cancelLifetimeTimer();
+        sandbox.sessions().closeAll();
+        try {
+            sandbox.runtime().terminate(grace);
+        } finally {
+            store.updateState(id, SandboxState.TERMINATED, "terminated: " + reason);
+        }
+        log.info("Sandbox {} terminated: {}", id, reason);
+    }
+
+    /** Counts of sandboxes by state, for health. */
+    public Map<SandboxState, Long> counts() {
+        Map<SandboxState, Long> counts = new java.util.EnumMap<>(SandboxState.class);
+        for (SandboxState s : SandboxState.values()) {
+            counts.put(s, store.count(s));
+        }
+        return counts;
+    }
+
+    private static void requireId(String id) {
+        if (id == null || id.isBlank()) {
+            throw Status.INVALID_ARGUMENT.withDescription("sandbox_id is required").asRuntimeException();
+        }
+    }
+
+    /** Terminates every running sandbox (server shutdown). */
+    @Override
+    public void close() {
+        for (String id : List.copyOf(live.keySet())) {
+            try {
+                terminate(id, Duration.ofSeconds(2), "the server shut down");
+            } catch (RuntimeException e) {
+                log.warn("Terminating sandbox {} at shutdown failed: {}", id, e.toString());
+            }
+        }
+    }
+}

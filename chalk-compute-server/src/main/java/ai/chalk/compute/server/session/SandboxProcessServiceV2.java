@@ -1,0 +1,134 @@
+package ai.chalk.compute.server.session;
+
+import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
+import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
+import ai.chalk.compute.proto.sandbox.v2.GetSessionRequest;
+import ai.chalk.compute.proto.sandbox.v2.GetSessionResponse;
+import ai.chalk.compute.proto.sandbox.v2.ListSessionsRequest;
+import ai.chalk.compute.proto.sandbox.v2.ListSessionsResponse;
+import ai.chalk.compute.proto.sandbox.v2.OpenSessionRequest;
+import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
+import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.server.exec.OutputStreamKind;
+import ai.chalk.compute.server.exec.ProcessRequests;
+import ai.chalk.compute.server.exec.ProcessRun;
+import ai.chalk.compute.server.grpc.StatusErrors;
+import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.ProcessStartException;
+import ai.chalk.compute.server.sandbox.LiveSandbox;
+import ai.chalk.compute.server.sandbox.SandboxManager;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.util.Durations;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.io.ByteArrayOutputStream;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+
+/** {@code chalk.sandbox.v2.SandboxProcessService}: one-shot commands and detachable sessions. */
+public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.SandboxProcessServiceImplBase {
+
+    /** Most output {@code ExecCommand} collects per stream; beyond it, use a session to stream. */
+    public static final int MAX_COLLECTED_BYTES = 64 << 20;
+
+    private final SandboxManager sandboxes;
+    private final ScheduledExecutorService scheduler;
+    private final long sessionBufferBytes;
+
+    public SandboxProcessServiceV2(SandboxManager sandboxes, ScheduledExecutorService scheduler, long sessionBufferBytes) {
+        this.sandboxes = sandboxes;
+        this.scheduler = scheduler;
+        this.sessionBufferBytes = sessionBufferBytes;
+    }
+
+    @Override
+    public void execCommand(ExecCommandRequest request, StreamObserver<ExecCommandResponse> observer) {
+        ProcessRun run;
+        Collected out = new Collected();
+        Collected err = new Collected();
+        Optional<Duration> timeout;
+        try {
+            ProcessSpec spec = ProcessRequests.spec(request.getCommand(), request.getArgsList(),
+                    request.hasWorkdir() ? Optional.of(request.getWorkdir()) : Optional.empty(),
+                    request.getEnvVarsMap(), Optional.empty());
+            timeout = ProcessRequests.timeout(request.hasTimeout(),
+                    request.hasTimeout() ? Duration.ofNanos(Durations.toNanos(request.getTimeout())) : Duration.ZERO);
+            LiveSandbox sandbox = sandboxes.requireRunning(request.getSandboxId());
+            run = ProcessRun.start(sandbox.runtime(), spec, timeout, scheduler,
+                    (kind, data) -> (kind == OutputStreamKind.STDERR ? err : out).add(data));
+        } catch (ProcessStartException e) {
+            observer.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
+            return;
+        } catch (RuntimeException e) {
+            observer.onError(StatusErrors.toStatus(e).asRuntimeException());
+            return;
+        }
+        ((ServerCallStreamObserver<ExecCommandResponse>) observer).setOnCancelHandler(run::kill);
+        run.feedStdin(request.hasStdin() ? request.getStdin().toByteArray() : new byte[0]);
+        Optional<Duration> limit = timeout;
+        run.done().whenComplete((result, failure) -> {
+            if (failure != null) {
+                observer.onError(StatusErrors.toStatus(failure).asRuntimeException());
+            } else if (result.timedOut()) {
+                observer.onError(Status.DEADLINE_EXCEEDED.withDescription("the command timed out after "
+                        + limit.map(Duration::toSeconds).orElse(0L) + "s; it and every process it started were killed")
+                        .asRuntimeException());
+            } else if (out.overflow || err.overflow) {
+                observer.onError(Status.RESOURCE_EXHAUSTED.withDescription("the command wrote more than "
+                        + MAX_COLLECTED_BYTES + " bytes to " + (out.overflow ? "stdout" : "stderr")
+                        + "; ExecCommand returns output whole, so stream large output with OpenSession").asRuntimeException());
+            } else {
+                int code = result.status().exitCode().orElse(128 + result.status().signal().orElse(0));
+                observer.onNext(ExecCommandResponse.newBuilder()
+                        .setStdout(out.bytes()).setStderr(err.bytes()).setExitCode(code).build());
+                observer.onCompleted();
+            }
+        });
+    }
+
+    /** Output collected for a one-shot command, up to {@link #MAX_COLLECTED_BYTES}. */
+    private static final class Collected {
+        private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+        private boolean overflow;
+
+        synchronized void add(byte[] data) {
+            if (buffer.size() + data.length > MAX_COLLECTED_BYTES) {
+                overflow = true; // keep draining so the process is not blocked on a full pipe
+                return;
+            }
+            buffer.writeBytes(data);
+        }
+
+        synchronized ByteString bytes() {
+            return ByteString.copyFrom(buffer.toByteArray());
+        }
+    }
+
+    @Override
+    public StreamObserver<OpenSessionRequest> openSession(StreamObserver<OpenSessionResponse> observer) {
+        return new SessionCall(sandboxes, scheduler, (ServerCallStreamObserver<OpenSessionResponse>) observer,
+                sessionBufferBytes);
+    }
+
+    @Override
+    public void getSession(GetSessionRequest request, StreamObserver<GetSessionResponse> observer) {
+        StatusErrors.unary(observer, () -> GetSessionResponse.newBuilder()
+                .setSession(sandboxes.requireRunning(request.getSandboxId()).sessions()
+                        .require(request.getSandboxId(), request.getSessionId()).info())
+                .build());
+    }
+
+    @Override
+    public void listSessions(ListSessionsRequest request, StreamObserver<ListSessionsResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            ListSessionsResponse.Builder b = ListSessionsResponse.newBuilder();
+            sandboxes.requireRunning(request.getSandboxId()).sessions().all().stream()
+                    .sorted(Comparator.comparing(Session::id))
+                    .forEach(s -> b.addSessions(s.info()));
+            return b.build();
+        });
+    }
+}

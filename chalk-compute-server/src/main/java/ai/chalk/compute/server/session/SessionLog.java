@@ -1,0 +1,112 @@
+package ai.chalk.compute.server.session;
+
+import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The numbered events of one session, kept so a client that re-attaches can replay what it
+ * missed. Output is bounded by {@code capacityBytes}: past it the oldest output events are
+ * dropped, and a reader that asks for them learns exactly which were lost.
+ */
+public final class SessionLog {
+
+    /** Default bound of buffered output per session. */
+    public static final long DEFAULT_CAPACITY_BYTES = 8L << 20;
+
+    /** One numbered event. */
+    public record Entry(long seq, OpenSessionResponse event) {
+    }
+
+    /** What a reader gets next: an event, or the news that events were dropped before it. */
+    public sealed interface Next {
+    }
+
+    /** The next event to send. */
+    public record Event(Entry entry) implements Next {
+    }
+
+    /**
+     * Events {@code firstSeq..lastSeq} were dropped before the reader got them.
+     *
+     * @param bytes output bytes dropped in that range
+     */
+    public record Gap(long firstSeq, long lastSeq, long bytes) implements Next {
+    }
+
+    private final long capacityBytes;
+    private final Deque<Entry> entries = new ArrayDeque<>();
+    private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+    private long lastSeq;
+    private long bufferedBytes;
+    private long droppedThroughSeq;
+    private long droppedBytes;
+    private boolean finished;
+
+    public SessionLog(long capacityBytes) {
+        this.capacityBytes = capacityBytes;
+    }
+
+    /** Appends an event, numbering it, and wakes readers. */
+    public long append(OpenSessionResponse event, boolean terminal) {
+        long seq;
+        synchronized (this) {
+            seq = ++lastSeq;
+            entries.addLast(new Entry(seq, event.toBuilder().setSeq(seq).build()));
+            bufferedBytes += size(event);
+            finished |= terminal;
+            // drop oldest output, never the terminal event, so a late reader always learns how it ended
+            while (bufferedBytes > capacityBytes && entries.size() > 1) {
+                Entry dropped = entries.removeFirst();
+                long bytes = size(dropped.event());
+                bufferedBytes -= bytes;
+                droppedBytes += bytes;
+                droppedThroughSeq = dropped.seq();
+            }
+        }
+        listeners.forEach(Runnable::run);
+        return seq;
+    }
+
+    private static long size(OpenSessionResponse event) {
+        return event.hasOutputData() ? event.getOutputData().getData().size() : 0;
+    }
+
+    /** What follows {@code afterSeq}: a gap when events after it were dropped, the next event, or null. */
+    public synchronized Next next(long afterSeq) {
+        if (afterSeq < droppedThroughSeq) {
+            return new Gap(afterSeq + 1, droppedThroughSeq, droppedBytes);
+        }
+        for (Entry e : entries) {
+            if (e.seq() > afterSeq) {
+                return new Event(e);
+            }
+        }
+        return null;
+    }
+
+    /** The number of the newest event (0 before any). */
+    public synchronized long lastSeq() {
+        return lastSeq;
+    }
+
+    /** Whether the terminal event has been appended. */
+    public synchronized boolean finished() {
+        return finished;
+    }
+
+    /** Total output bytes dropped so far. */
+    public synchronized long droppedBytes() {
+        return droppedBytes;
+    }
+
+    void addListener(Runnable listener) {
+        listeners.add(listener);
+    }
+
+    void removeListener(Runnable listener) {
+        listeners.remove(listener);
+    }
+}

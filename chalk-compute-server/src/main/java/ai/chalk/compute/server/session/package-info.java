@@ -1,0 +1,5 @@
+/**
+ * {@code chalk.sandbox.v2.SandboxProcessService}: processes whose sessions outlive the client's
+ * stream, with bounded per-session output buffers, replay after re-attach, and one-shot commands.
+ */
+package ai.chalk.compute.server.session;

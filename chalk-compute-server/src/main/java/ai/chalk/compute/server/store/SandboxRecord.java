@@ -1,0 +1,31 @@
+package ai.chalk.compute.server.store;
+
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * A sandbox as the server remembers it.
+ *
+ * @param seq           insertion order, used as the list cursor
+ * @param id            the sandbox id
+ * @param name          the user's name for it
+ * @param state         its lifecycle state
+ * @param image         the image it was asked to run ("" for the runtime's default)
+ * @param runtime       the runtime that runs it
+ * @param createdAt     when it was created
+ * @param finishedAt    when it stopped, if it has
+ * @param statusMessage why it is in its state, in a sentence
+ * @param request       the create request as received (serialised protobuf), for later inspection
+ */
+public record SandboxRecord(
+        long seq,
+        String id,
+        Optional<String> name,
+        SandboxState state,
+        String image,
+        String runtime,
+        Instant createdAt,
+        Optional<Instant> finishedAt,
+        Optional<String> statusMessage,
+        byte[] request) {
+}

@@ -1,0 +1,159 @@
+package ai.chalk.compute.server.store;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+/** Sandbox records in the embedded database. */
+public final class SandboxStore {
+
+    private final Database db;
+
+    public SandboxStore(Database db) {
+        this.db = db;
+        db.execute("""
+                CREATE TABLE IF NOT EXISTS sandbox (
+                  seq BIGINT AUTO_INCREMENT PRIMARY KEY,
+                  id VARCHAR(64) NOT NULL UNIQUE,
+                  name VARCHAR(255),
+                  state VARCHAR(32) NOT NULL,
+                  image VARCHAR(1024) NOT NULL,
+                  runtime VARCHAR(32) NOT NULL,
+                  created_at TIMESTAMP WITH TIME ZONE NOT NULL,
+                  finished_at TIMESTAMP WITH TIME ZONE,
+                  status_message VARCHAR(4096),
+                  request VARBINARY)""");
+    }
+
+    /** Inserts a new record and returns it with its sequence number. */
+    public SandboxRecord insert(String id, Optional<String> name, SandboxState state, String image, String runtime,
+                                Instant createdAt, byte[] request) {
+        synchronized (db) {
+            try (PreparedStatement ps = db.connection().prepareStatement(
+                    "INSERT INTO sandbox (id, name, state, image, runtime, created_at, request) VALUES (?,?,?,?,?,?,?)",
+                    new String[] {"seq"})) {
+                ps.setString(1, id);
+                ps.setString(2, name.orElse(null));
+                ps.setString(3, state.name());
+                ps.setString(4, image);
+                ps.setString(5, runtime);
+                ps.setTimestamp(6, Timestamp.from(createdAt));
+                ps.setBytes(7, request);
+                ps.executeUpdate();
+                try (ResultSet keys = ps.getGeneratedKeys()) {
+                    keys.next();
+                    return new SandboxRecord(keys.getLong(1), id, name, state, image, runtime, createdAt,
+                            Optional.empty(), Optional.empty(), request);
+                }
+            } catch (SQLException e) {
+                throw new StoreException("saving sandbox " + id + " failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /** Moves a sandbox to a new state; a finished state also records when. */
+    public void updateState(String id, SandboxState state, String statusMessage) {
+        synchronized (db) {
+            try (PreparedStatement ps = db.connection().prepareStatement(
+                    "UPDATE sandbox SET state = ?, status_message = ?, finished_at = ? WHERE id = ?")) {
+                ps.setString(1, state.name());
+                ps.setString(2, statusMessage);
+                ps.setTimestamp(3, state.finished() ? Timestamp.from(Instant.now()) : null);
+                ps.setString(4, id);
+                ps.executeUpdate();
+            } catch (SQLException e) {
+                throw new StoreException("updating sandbox " + id + " failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    public Optional<SandboxRecord> find(String id) {
+        List<SandboxRecord> found = query("SELECT * FROM sandbox WHERE id = ?", List.of(id));
+        return found.stream().findFirst();
+    }
+
+    /**
+     * A page of sandboxes in creation order.
+     *
+     * @param afterSeq   only records after this sequence number (the cursor)
+     * @param limit      at most this many
+     * @param states     only these states (empty: any)
+     * @param notStates  none of these states
+     */
+    public List<SandboxRecord> list(long afterSeq, int limit, Collection<SandboxState> states,
+                                    Collection<SandboxState> notStates) {
+        StringBuilder sql = new StringBuilder("SELECT * FROM sandbox WHERE seq > ?");
+        List<Object> args = new ArrayList<>();
+        args.add(afterSeq);
+        if (!states.isEmpty()) {
+            sql.append(" AND state IN (").append(placeholders(states.size())).append(')');
+            states.forEach(s -> args.add(s.name()));
+        }
+        if (!notStates.isEmpty()) {
+            sql.append(" AND state NOT IN (").append(placeholders(notStates.size())).append(')');
+            notStates.forEach(s -> args.add(s.name()));
+        }
+        sql.append(" ORDER BY seq LIMIT ?");
+        args.add(limit);
+        return query(sql.toString(), args);
+    }
+
+    /** Counts sandboxes by state, for health. */
+    public long count(SandboxState state) {
+        synchronized (db) {
+            try (PreparedStatement ps = db.connection().prepareStatement("SELECT COUNT(*) FROM sandbox WHERE state = ?")) {
+                ps.setString(1, state.name());
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            } catch (SQLException e) {
+                throw new StoreException("counting sandboxes failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    private static String placeholders(int n) {
+        return String.join(",", java.util.Collections.nCopies(n, "?"));
+    }
+
+    private List<SandboxRecord> query(String sql, List<?> args) {
+        synchronized (db) {
+            try (PreparedStatement ps = db.connection().prepareStatement(sql)) {
+                for (int i = 0; i < args.size(); i++) {
+                    ps.setObject(i + 1, args.get(i));
+                }
+                List<SandboxRecord> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(read(rs));
+                    }
+                }
+                return out;
+            } catch (SQLException e) {
+                throw new StoreException("reading sandboxes failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    private static SandboxRecord read(ResultSet rs) throws SQLException {
+        Timestamp finished = rs.getTimestamp("finished_at");
+        return new SandboxRecord(
+                rs.getLong("seq"),
+                rs.getString("id"),
+                Optional.ofNullable(rs.getString("name")),
+                SandboxState.valueOf(rs.getString("state")),
+                rs.getString("image"),
+                rs.getString("runtime"),
+                rs.getTimestamp("created_at").toInstant(),
+                Optional.ofNullable(finished).map(Timestamp::toInstant),
+                Optional.ofNullable(rs.getString("status_message")),
+                rs.getBytes("request"));
+    }
+}

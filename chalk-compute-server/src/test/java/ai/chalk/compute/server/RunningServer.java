@@ -1,0 +1,66 @@
+package ai.chalk.compute.server;
+
+import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+
+/**
+ * A real server on a TCP port for tests, with a plaintext channel and the generated stubs, as an
+ * independent client written from Chalk's descriptors would use them.
+ */
+public final class RunningServer implements AutoCloseable {
+
+    public final ComputeServer server;
+    public final ManagedChannel channel;
+
+    private RunningServer(ComputeServer server) {
+        this.server = server;
+        this.channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow()).usePlaintext().build();
+    }
+
+    public static RunningServer start(Path dataDir) throws IOException {
+        return start(dataDir, UnaryOperator.identity());
+    }
+
+    public static RunningServer start(Path dataDir, UnaryOperator<ComputeServer.Builder> settings) throws IOException {
+        return new RunningServer(settings.apply(ComputeServer.builder().dataDir(dataDir).port(0)).build().start());
+    }
+
+    public SandboxServiceGrpc.SandboxServiceBlockingStub sandboxes() {
+        return SandboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+    }
+
+    public SandboxServiceGrpc.SandboxServiceStub sandboxesAsync() {
+        return SandboxServiceGrpc.newStub(channel);
+    }
+
+    public SandboxProcessServiceGrpc.SandboxProcessServiceBlockingStub processes() {
+        return SandboxProcessServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+    }
+
+    public SandboxProcessServiceGrpc.SandboxProcessServiceStub processesAsync() {
+        return SandboxProcessServiceGrpc.newStub(channel);
+    }
+
+    /** Creates a sandbox with the server's defaults and returns its id. */
+    public String createSandbox() {
+        return sandboxes().createSandbox(CreateSandboxRequest.getDefaultInstance()).getSandbox().getId();
+    }
+
+    public void terminate(String id) {
+        sandboxes().terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(id).build());
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        server.close();
+    }
+}
