@@ -4,16 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.ServerUnavailableException;
-import io.grpc.Grpc;
-import io.grpc.InsecureServerCredentials;
+import ai.chalk.compute.server.ComputeServer;
 import io.grpc.Metadata;
-import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
-import io.grpc.ServerCredentials;
 import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
-import io.grpc.TlsServerCredentials;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -30,15 +25,16 @@ class SandboxClientConnectionTest {
 
     private final List<String> authorizations = new CopyOnWriteArrayList<>();
 
+    @TempDir
+    Path dataDir;
+
     @Test
     void plaintextWithBearerToken() throws Exception {
-        Server server = start(InsecureServerCredentials.create());
-        try (SandboxClient client = SandboxClient.builder().target("localhost:" + server.getPort())
+        try (ComputeServer server = start(null, null);
+             SandboxClient client = SandboxClient.builder().target("localhost:" + server.port().orElseThrow())
                 .bearerToken("tok-123").build()) {
             assertThat(client.create().exec("cat").success()).isTrue();
             assertThat(authorizations).isNotEmpty().allMatch("Bearer tok-123"::equals);
-        } finally {
-            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
     }
 
@@ -53,34 +49,30 @@ class SandboxClientConnectionTest {
         assertThat(openssl.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(openssl.exitValue()).isZero();
 
-        Server server = start(TlsServerCredentials.create(cert.toFile(), key.toFile()));
-        try {
-            try (SandboxClient client = SandboxClient.builder().target("https://localhost:" + server.getPort())
+        try (ComputeServer server = start(cert, key)) {
+            int port = server.port().orElseThrow();
+            try (SandboxClient client = SandboxClient.builder().target("https://localhost:" + port)
                     .trustCertificates(cert).bearerToken("secret").build()) {
-                assertThat(client.create().info().id()).isEqualTo("scripted");
-                assertThat(authorizations).containsOnly("Bearer secret");
+                assertThat(client.create().exec("echo", "over tls").stdoutText()).isEqualTo("over tls\n");
+                assertThat(authorizations).isNotEmpty().containsOnly("Bearer secret");
             }
             // the system trust store does not know this self-signed certificate
-            try (SandboxClient untrusting = SandboxClient.connect("https://localhost:" + server.getPort())) {
+            try (SandboxClient untrusting = SandboxClient.connect("https://localhost:" + port)) {
                 assertThatThrownBy(untrusting::create).isInstanceOf(ServerUnavailableException.class);
             }
             // plaintext against a TLS port fails too, as unavailable
-            try (SandboxClient plaintext = SandboxClient.builder().target("https://localhost:" + server.getPort())
+            try (SandboxClient plaintext = SandboxClient.builder().target("https://localhost:" + port)
                     .useTls(false).build()) {
                 assertThatThrownBy(plaintext::create).isInstanceOf(ServerUnavailableException.class);
             }
-        } finally {
-            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
     }
 
     @Test
     void fromEnvConnectsToTheComputeTarget() throws Exception {
-        Server server = start(InsecureServerCredentials.create());
-        try (SandboxClient client = SandboxClient.fromEnv(Map.of("CHALK_COMPUTE_TARGET", "localhost:" + server.getPort()))) {
+        try (ComputeServer server = start(null, null);
+             SandboxClient client = SandboxClient.fromEnv(Map.of("CHALK_COMPUTE_TARGET", "localhost:" + server.port().orElseThrow()))) {
             assertThat(client.create().info().isRunning()).isTrue();
-        } finally {
-            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
     }
 
@@ -99,7 +91,8 @@ class SandboxClientConnectionTest {
         assertThatThrownBy(client::list).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
     }
 
-    private Server start(ServerCredentials credentials) throws Exception {
+    /** A real server on a loopback port, TLS when a certificate is given, recording authorization headers. */
+    private ComputeServer start(Path cert, Path key) throws Exception {
         ServerInterceptor capture = new ServerInterceptor() {
             @Override
             public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
@@ -111,8 +104,10 @@ class SandboxClientConnectionTest {
                 return next.startCall(call, headers);
             }
         };
-        return Grpc.newServerBuilderForPort(0, credentials)
-                .addService(ServerInterceptors.intercept(new ScriptedSandboxService(), capture))
-                .build().start();
+        ComputeServer.Builder builder = ComputeServer.builder().dataDir(dataDir).port(0).interceptors(capture);
+        if (cert != null) {
+            builder.tls(cert, key);
+        }
+        return builder.build().start();
     }
 }

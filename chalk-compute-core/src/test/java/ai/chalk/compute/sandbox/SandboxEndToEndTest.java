@@ -216,6 +216,51 @@ abstract class SandboxEndToEndTest {
     }
 
     @Test
+    void closingAStreamCancelsTheCommand() {
+        String marker = "200." + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+        try (ExecStream stream = sandbox.execStream(Command.shell("echo ready; sleep " + marker))) {
+            Iterator<ExecEvent> events = stream.iterator();
+            ExecEvent first;
+            do {
+                first = events.next();
+            } while (!(first instanceof ExecEvent.Stdout));
+            assertThat(first.stdoutText()).isEqualTo("ready\n");
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(ProcessHandle.allProcesses()
+                        .filter(p -> p.info().commandLine().orElse("").contains("sleep " + marker)).toList())
+                        .as("the cancelled command is gone from the host").isEmpty());
+    }
+
+    @Test
+    void largeStdinRoundTripsIntact() throws Exception {
+        byte[] input = new byte[3_000_000];
+        new java.util.Random(7).nextBytes(input);
+        try (ExecProcess sum = sandbox.execStart("sha256sum")) {
+            sum.writeStdin(input);
+            sum.closeStdin();
+            ExecResult result = sum.waitFor();
+            String expected = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(input));
+            assertThat(result.stdoutText()).startsWith(expected);
+            assertThat(result.success()).isTrue();
+            assertThatThrownBy(() -> sum.writeStdin("more")).isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
+    void waitForWithATimeoutReturnsEmptyWhileRunningAndCanBeRepeated() {
+        try (ExecProcess cat = sandbox.execStart("cat")) {
+            cat.writeStdin("a");
+            assertThat(cat.waitFor(Duration.ofMillis(200))).isEmpty();
+            cat.writeStdin("b");
+            assertThat(cat.waitFor(Duration.ofMillis(200))).isEmpty();
+            cat.closeStdin();
+            await().atMost(Duration.ofSeconds(5)).until(() -> cat.waitFor(Duration.ofMillis(100)).isPresent());
+            assertThat(cat.waitFor().stdoutText()).isEqualTo("ab");
+        }
+    }
+
+    @Test
     void aTerminalCommandWritesToItsPty() {
         Command onTerminal = Command.of("sh", "-c", "[ -t 0 ] && [ -t 1 ] && echo on-a-terminal; echo size=$(stty size)")
                 .pty(100, 30);

@@ -13,6 +13,9 @@ import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
 import io.grpc.BindableService;
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -22,6 +25,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -91,16 +95,19 @@ public final class ComputeServer implements AutoCloseable {
             sandboxes = new SandboxManager(runtime, new SandboxStore(database), scheduler, config.sandboxLifetime);
             sandboxes.recover();
             health = new HealthStatusManager();
-            List<BindableService> services = List.of(
-                    new SandboxServiceV1(sandboxes, scheduler),
-                    new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes),
-                    health.getHealthService(),
-                    ProtoReflectionServiceV1.newInstance());
+            List<ServerServiceDefinition> services = List.of(
+                    intercepted(new SandboxServiceV1(sandboxes, scheduler)),
+                    intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes)),
+                    health.getHealthService().bindService(),
+                    ProtoReflectionServiceV1.newInstance().bindService());
             InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName);
             services.forEach(ipb::addService);
             inProcess = ipb.build().start();
             if (config.port != null) {
                 NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port));
+                if (config.tlsCertChain != null) {
+                    nb.useTransportSecurity(config.tlsCertChain.toFile(), config.tlsPrivateKey.toFile());
+                }
                 services.forEach(nb::addService);
                 tcp = nb.build().start();
             }
@@ -111,10 +118,15 @@ public final class ComputeServer implements AutoCloseable {
         running = true;
         Isolation iso = runtime.isolation();
         log.info("Chalk Compute server started: {}; runtime {}, isolation {} ({}); data in {}",
-                tcp != null ? "listening on " + config.host + ":" + tcp.getPort() + " and in-process as " + config.inProcessName
+                tcp != null ? "listening on " + config.host + ":" + tcp.getPort() + (config.tlsCertChain != null ? " (TLS)" : "")
+                        + " and in-process as " + config.inProcessName
                         : "in-process as " + config.inProcessName,
                 runtime.name(), iso.level(), iso.detail(), dataDir);
         return this;
+    }
+
+    private ServerServiceDefinition intercepted(BindableService service) {
+        return ServerInterceptors.intercept(service, config.interceptors);
     }
 
     private SandboxRuntime createRuntime(Path dataDir) {
@@ -217,6 +229,9 @@ public final class ComputeServer implements AutoCloseable {
         private LocalIsolation localIsolation = LocalIsolation.AUTO;
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
+        private Path tlsCertChain;
+        private Path tlsPrivateKey;
+        private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder() {
         }
@@ -275,6 +290,22 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("session buffer must be at least 1024 bytes, got " + bytes);
             }
             this.sessionBufferBytes = bytes;
+            return this;
+        }
+
+        /** Serve the TCP port with TLS, from PEM files: the certificate chain and its private key. */
+        public Builder tls(Path certChain, Path privateKey) {
+            this.tlsCertChain = Objects.requireNonNull(certChain, "certChain");
+            this.tlsPrivateKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
+         * Adds interceptors around the sandbox services (authentication, tracing, auditing), on
+         * both transports. Like {@link ServerInterceptors#intercept}, the last one added runs first.
+         */
+        public Builder interceptors(ServerInterceptor... interceptors) {
+            this.interceptors.addAll(List.of(interceptors));
             return this;
         }
 

@@ -33,6 +33,12 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--sandbox-lifetime", description = "Longest a sandbox may run, ISO-8601 (PT1H) or seconds. Default: PT1H.")
     String lifetime = "PT1H";
 
+    @Option(names = "--tls-cert", description = "PEM certificate chain: serve the port with TLS (needs --tls-key).")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", description = "PEM private key of --tls-cert.")
+    Path tlsKey;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     public static void main(String[] args) {
@@ -45,15 +51,20 @@ public final class ServerMain implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        ComputeServer server = ComputeServer.builder()
+        ComputeServer.Builder settings = ComputeServer.builder()
                 .dataDir(dataDir)
                 .host(host)
                 .port(port)
                 .runtime(runtime)
                 .localIsolation(isolation)
-                .sandboxLifetime(parseLifetime(lifetime))
-                .build()
-                .start();
+                .sandboxLifetime(parseLifetime(lifetime));
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--tls-cert and --tls-key go together");
+        }
+        if (tlsCert != null) {
+            settings.tls(tlsCert, tlsKey);
+        }
+        ComputeServer server = settings.build().start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();
             stopped.countDown();

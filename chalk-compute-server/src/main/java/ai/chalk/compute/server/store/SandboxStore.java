@@ -63,7 +63,7 @@ public final class SandboxStore {
             try (PreparedStatement ps = db.connection().prepareStatement(
                     "UPDATE sandbox SET state = ?, status_message = ?, finished_at = ? WHERE id = ?")) {
                 ps.setString(1, state.name());
-                ps.setString(2, statusMessage);
+                ps.setString(2, fit(statusMessage));
                 ps.setTimestamp(3, state.finished() ? Timestamp.from(Instant.now()) : null);
                 ps.setString(4, id);
                 ps.executeUpdate();
@@ -117,6 +117,16 @@ public final class SandboxStore {
                 throw new StoreException("counting sandboxes failed: " + e.getMessage(), e);
             }
         }
+    }
+
+    /** Status messages are sentences; a runaway one (a tool's whole usage text) is cut, saying so. */
+    private static String fit(String message) {
+        int max = 4096;
+        if (message == null || message.length() <= max) {
+            return message;
+        }
+        String marker = "... (cut, " + message.length() + " characters in all)";
+        return message.substring(0, max - marker.length()) + marker;
     }
 
     private static String placeholders(int n) {
