@@ -38,6 +38,11 @@ final class Cgroups {
         this.problem = problem;
     }
 
+    /** No cgroups at all, for the reason given. */
+    static Cgroups unavailable(String reason) {
+        return new Cgroups(Map.of(), reason);
+    }
+
     /** Finds writable cgroup v1 hierarchies for the controllers and prepares this runtime's base groups. */
     static Cgroups detect(String key) {
         Map<String, Mount> mounts;
@@ -115,12 +120,13 @@ final class Cgroups {
     /** Creates the groups of a sandbox, with its limits set. */
     SandboxGroups create(String id, ResourceLimits limits, long pidsMax) throws IOException {
         Map<String, Path> dirs = new LinkedHashMap<>();
+        if (base.values().stream().anyMatch(d -> Files.exists(d.resolve(id)))) {
+            removeSandbox(id); // leftovers of an earlier sandbox with this id
+        }
         try {
             for (Map.Entry<String, Path> e : base.entrySet()) {
                 Path dir = e.getValue().resolve(id);
-                if (Files.exists(dir)) {
-                    removeTree(dir, 2_000);
-                }
+                Files.createDirectories(e.getValue()); // the base goes when the runtime closes with no sandbox left
                 Files.createDirectory(dir);
                 dirs.put(e.getKey(), dir);
             }
@@ -173,6 +179,17 @@ final class Cgroups {
             }
         }
         return ids;
+    }
+
+    /** Removes this runtime's base groups if no sandbox group is left in them. */
+    void removeBaseIfEmpty() {
+        for (Path dir : base.values()) {
+            try {
+                rmdir(dir);
+            } catch (IOException e) {
+                // still in use
+            }
+        }
     }
 
     /** Kills whatever still runs in a sandbox's groups and removes them. */

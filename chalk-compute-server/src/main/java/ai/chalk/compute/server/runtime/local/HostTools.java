@@ -24,11 +24,11 @@ final class HostTools {
 
     static HostTools find(String searchPath, List<Path> visibleDirs) {
         java.util.LinkedHashMap<String, Path> found = new java.util.LinkedHashMap<>();
-        for (String name : List.of("bwrap", "unshare", "nsenter", "setpriv", "setsid", "env")) {
+        for (String name : List.of("bwrap", "unshare", "nsenter", "setpriv", "setsid", "env", "perl")) {
             which(name, searchPath).ifPresent(p -> found.put(name, p));
         }
         // helpers exec'd inside a sandbox are named by their real path, which must be in the sandbox's view
-        for (String helper : List.of("setpriv", "setsid", "env")) {
+        for (String helper : List.of("setpriv", "setsid", "env", "perl")) {
             Path p = found.get(helper);
             if (p != null && visibleDirs.stream().noneMatch(d -> p.startsWith(d))) {
                 found.remove(helper);

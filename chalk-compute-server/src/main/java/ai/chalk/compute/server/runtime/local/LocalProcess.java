@@ -52,7 +52,6 @@ final class LocalProcess implements RuntimeProcess {
 
     private final Process process;
     private final boolean pty;
-    private final boolean nsentered;
     private final Cgroups.Group group;
     private final Set<Integer> delivered = ConcurrentHashMap.newKeySet();
     private final CompletableFuture<Pids> pids;
@@ -61,23 +60,26 @@ final class LocalProcess implements RuntimeProcess {
     private final OutputStream stdin;
     private final CompletableFuture<ExitStatus> onExit;
     private final String description;
+    private final boolean spare;
 
-    LocalProcess(Process process, boolean pty, boolean nsentered, Cgroups.Group group, Executor helpers,
-                 String description) {
+    /**
+     * @param process the host process
+     * @param pty     whether it runs on a PTY
+     * @param group   its pids group, if the pids controller is in use
+     * @param pids    where the real command is, from {@link #findCommand} or known
+     * @param spare   whether a spare exec helper became this process
+     */
+    LocalProcess(Process process, boolean pty, Cgroups.Group group, CompletableFuture<Pids> pids,
+                 String description, boolean spare) {
+        this.spare = spare;
         this.process = process;
         this.pty = pty;
-        this.nsentered = nsentered;
         this.group = group;
+        this.pids = pids;
         this.description = description;
         this.stdout = new Tracked(process.getInputStream());
         this.stderr = pty ? Tracked.empty() : new Tracked(process.getErrorStream());
         this.stdin = pty ? new PtyStdin(process.getOutputStream()) : process.getOutputStream();
-        if (nsentered) {
-            this.pids = CompletableFuture.supplyAsync(this::findCommand, helpers);
-        } else {
-            long pid = process.pid();
-            this.pids = CompletableFuture.completedFuture(new Pids(pid, pid));
-        }
         this.onExit = process.onExit()
                 .thenApply(p -> status(p.exitValue()))
                 .thenCompose(status -> CompletableFuture.allOf(stdout.eof, stderr.eof)
@@ -90,11 +92,21 @@ final class LocalProcess implements RuntimeProcess {
         });
     }
 
+    /** Where the real command of {@code process} is: itself without isolation, else nsenter's child. */
+    static CompletableFuture<Pids> pidsOf(Process process, boolean nsentered, Cgroups.Group group, Executor helpers) {
+        if (!nsentered) {
+            return CompletableFuture.completedFuture(new Pids(process.pid(), process.pid()));
+        }
+        return CompletableFuture.supplyAsync(() -> findCommand(process, group), helpers);
+    }
+
     /** Finds nsenter's child, the real command, and reads its pid inside the sandbox. */
-    private Pids findCommand() {
+    private static Pids findCommand(Process process, Cgroups.Group group) {
         long nsenter = process.pid();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(PID_LOOKUP_MILLIS);
-        long pause = 20_000;
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(PID_LOOKUP_MILLIS);
+        // nsenter needs a few hundred microseconds to exec and enter the namespaces before it forks
+        LockSupport.parkNanos(300_000);
         while (System.nanoTime() < deadline) {
             List<Long> candidates = group != null ? group.procs()
                     : ProcessHandle.of(nsenter).map(h -> h.children().map(ProcessHandle::pid).collect(Collectors.toList()))
@@ -110,8 +122,7 @@ final class LocalProcess implements RuntimeProcess {
             if (!process.isAlive()) {
                 return Pids.UNKNOWN;
             }
-            LockSupport.parkNanos(pause);
-            pause = Math.min(pause * 2, 2_000_000);
+            LockSupport.parkNanos(System.nanoTime() - start < 20_000_000 ? 100_000 : 2_000_000);
         }
         return Pids.UNKNOWN;
     }
@@ -149,6 +160,11 @@ final class LocalProcess implements RuntimeProcess {
     /** The real command's pid on the host; -1 when unknown. */
     long hostPid() {
         return pids().host();
+    }
+
+    /** Whether a spare exec helper became this process (rather than a chain started for it). */
+    boolean viaSpare() {
+        return spare;
     }
 
     /** The host process this runtime started ({@code nsenter}, or the command itself without isolation). */

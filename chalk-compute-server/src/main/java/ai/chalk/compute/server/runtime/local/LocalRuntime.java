@@ -42,6 +42,9 @@ import org.slf4j.LoggerFactory;
  * same with a small mount script when bubblewrap is missing or broken. Every exec joins the init's namespaces with
  * util-linux {@code nsenter}, drops all capabilities with {@code setpriv} and gets a clean environment from
  * {@code env -i}, so a process started by one exec (a daemon, a tmux server) lives on and is visible to the next.
+ * A sandbox in repeated use keeps two such chains ready ahead of time, ending in a small perl helper instead of
+ * {@code env} that reads the command from its stdin; an exec then costs little
+ * more than the command's own start. Without perl every exec takes the direct path.
  * With no working tool, {@link LocalIsolation#AUTO} runs plain host processes and logs a warning,
  * {@link LocalIsolation#REQUIRED} refuses to construct. {@link #isolation()} says what is in force.
  *
@@ -105,6 +108,11 @@ public final class LocalRuntime implements SandboxRuntime {
 
     /** As the public constructor, looking for the isolation tools on {@code toolPath} instead of the server's PATH. */
     LocalRuntime(Path stateDir, LocalIsolation mode, String toolPath) {
+        this(stateDir, mode, toolPath, true);
+    }
+
+    /** As above; without {@code useCgroups} the runtime behaves as on a host whose cgroups it cannot use. */
+    LocalRuntime(Path stateDir, LocalIsolation mode, String toolPath, boolean useCgroups) {
         Objects.requireNonNull(mode, "mode");
         try {
             Files.createDirectories(stateDir);
@@ -120,7 +128,7 @@ public final class LocalRuntime implements SandboxRuntime {
             List<Path> visible = systemView.readOnlyDirs().stream().map(Path::of).toList();
             this.tools = HostTools.find(toolPath, visible);
             this.key = keyOf(this.stateDir);
-            this.cgroups = Cgroups.detect(key);
+            this.cgroups = useCgroups ? Cgroups.detect(key) : Cgroups.unavailable("cgroups are switched off");
             List<String> failures = new ArrayList<>();
             this.level = chooseLevel(mode, failures);
             this.isolation = describe(failures);
@@ -147,7 +155,7 @@ public final class LocalRuntime implements SandboxRuntime {
             return t;
         });
         if (level == Level.NONE) {
-            log.warn("LOCAL RUNTIME WITHOUT ISOLATION: {}", isolation.detail());
+            log.warn("SANDBOXES ARE NOT ISOLATED from this host or from each other: {}", isolation.detail());
         } else {
             log.info("Local runtime isolation: {} ({})", level.label, isolation.detail());
         }
@@ -332,6 +340,7 @@ public final class LocalRuntime implements SandboxRuntime {
                 log.warn("Stopping a sandbox failed: {}", e.toString());
             }
         }
+        cgroups.removeBaseIfEmpty();
         helpers.shutdown();
         spawner.shutdown();
         scheduler.shutdownNow();

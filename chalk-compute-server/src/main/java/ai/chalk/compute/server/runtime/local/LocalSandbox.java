@@ -15,6 +15,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,6 +46,10 @@ final class LocalSandbox implements RuntimeSandbox {
     private static final Pattern CHILD_PID = Pattern.compile("\"child-pid\"\\s*:\\s*(\\d+)");
     private static final Pattern EXIT_CODE = Pattern.compile("\"exit-code\"\\s*:\\s*(-?\\d+)");
     private static final long READY_TIMEOUT_SECONDS = 30;
+    /** Spare exec helpers kept ready per sandbox (see {@link SandboxCommands#spare}). */
+    static final int SPARES = 2;
+    /** Requests larger than this (huge argument lists) take the direct path. */
+    private static final int MAX_SPARE_REQUEST = 256 * 1024;
 
     private enum State { RUNNING, STOPPING, STOPPED }
 
@@ -62,8 +67,25 @@ final class LocalSandbox implements RuntimeSandbox {
     private final Set<LocalProcess> processes = ConcurrentHashMap.newKeySet();
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final CompletableFuture<String> stopped = new CompletableFuture<>();
+    private volatile boolean useSpares;
+    private final java.util.concurrent.atomic.AtomicInteger deadSpares = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong execCount = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.ConcurrentLinkedDeque<CompletableFuture<Spare>> spares =
+            new java.util.concurrent.ConcurrentLinkedDeque<>();
     private volatile State state = State.RUNNING;
     private boolean released;
+
+    /** A spare exec helper waiting for its request, with its pids group and where its command will be. */
+    private record Spare(Process process, Cgroups.ExecGroup group, CompletableFuture<LocalProcess.Pids> pids) {
+        /** Ends the helper: at end-of-file instead of a request it exits (nsenter then follows). */
+        void discard() {
+            try {
+                process.getOutputStream().close();
+            } catch (IOException e) {
+                process.destroyForcibly();
+            }
+        }
+    }
 
     /** Started pieces, handed from {@link #start} to the constructor. */
     private record Init(Process process, long pid, String pidNamespace) {
@@ -83,6 +105,8 @@ final class LocalSandbox implements RuntimeSandbox {
         this.init = init.process();
         this.initPid = init.pid();
         this.pidNamespace = init.pidNamespace();
+        this.useSpares = runtime != null && runtime.tools().get("perl").isPresent()
+                && (level.isolated() || groups != null);
     }
 
     /** A stand-in registered while a sandbox with this id is being started. */
@@ -305,7 +329,15 @@ final class LocalSandbox implements RuntimeSandbox {
             if (state != State.RUNNING) {
                 throw new ProcessStartException("sandbox " + id + " is not running");
             }
-            return level.isolated() ? execIsolated(spec, processEnv) : execPlain(spec, processEnv);
+            RuntimeProcess p = level.isolated() ? execIsolated(spec, processEnv) : execPlain(spec, processEnv);
+            if (useSpares && execCount.incrementAndGet() >= 2) {
+                // replace spares once this exec is done (or after a moment), so that starting them does not
+                // compete with it for the CPU
+                CompletableFuture<Void> moment = CompletableFuture.runAsync(() -> { },
+                        CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS, runtime.helpers()));
+                CompletableFuture.anyOf(p.onExit(), moment).thenRunAsync(this::topUpSpares, runtime.helpers());
+            }
+            return p;
         } finally {
             lock.readLock().unlock();
         }
@@ -316,13 +348,19 @@ final class LocalSandbox implements RuntimeSandbox {
         String wd = spec.workdir().filter(w -> !w.isBlank()).map(LocalSandbox::normalize).orElse(workdir);
         String absoluteWd = wd.startsWith("/") ? wd : normalize(workdir + "/" + wd);
         Optional<Path> wdOnHost = SandboxFiles.resolveInRoot(root, "/", absoluteWd);
-        if (wdOnHost.isEmpty() || !Files.isDirectory(wdOnHost.get())) {
+        // (the root itself, /proc/<pid>/root, is a link to the sandbox's root directory)
+        if (wdOnHost.isEmpty() || !(wdOnHost.get().equals(root)
+                || Files.isDirectory(wdOnHost.get(), LinkOption.NOFOLLOW_LINKS))) {
             if (!Procfs.running(initPid)) {
                 throw new ProcessStartException("sandbox " + id + " is not running");
             }
             throw new ProcessStartException("working directory does not exist in sandbox: " + wd);
         }
         String command = resolveCommand(root, absoluteWd, spec.command(), processEnv.get("PATH"));
+        RuntimeProcess spare = viaSpare(spec, absoluteWd, processEnv, command);
+        if (spare != null) {
+            return spare;
+        }
         List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), initPid, spec.pty().isPresent(),
                 absoluteWd.equals(workdir) ? null : absoluteWd, processEnv, command, spec.args());
         return spawn(spec, cmd, Map.of("PATH", LocalRuntime.DEFAULT_PATH), Path.of("/"), true);
@@ -334,10 +372,107 @@ final class LocalSandbox implements RuntimeSandbox {
             throw new ProcessStartException("working directory does not exist: " + wd);
         }
         String command = resolveCommand(Path.of("/"), wd.toString(), spec.command(), processEnv.get("PATH"));
+        RuntimeProcess spare = viaSpare(spec, wd.toString(), processEnv, command);
+        if (spare != null) {
+            return spare;
+        }
         List<String> cmd = new ArrayList<>();
         cmd.add(command);
         cmd.addAll(spec.args());
         return spawn(spec, cmd, processEnv, wd, false);
+    }
+
+    /**
+     * Hands the request to a spare helper that is ready, if there is one; null to take the direct path. Spares
+     * are started on demand: a sandbox's first two execs take the direct path (a sandbox used once should not pay
+     * for helpers it never uses), the second leaves {@link #SPARES} spares starting behind it, and every later
+     * exec tops them up again.
+     */
+    private RuntimeProcess viaSpare(ProcessSpec spec, String workdir, Map<String, String> env, String command) {
+        if (!useSpares || spec.pty().isPresent()) {
+            return null;
+        }
+        byte[] request = SandboxCommands.spareRequest(workdir, env, command, spec.args());
+        if (request.length > MAX_SPARE_REQUEST) {
+            return null;
+        }
+        CompletableFuture<Spare> taken = null;
+        for (CompletableFuture<Spare> f : spares) {
+            if (f.isDone() && spares.remove(f)) {
+                taken = f;
+                break;
+            }
+        }
+        if (taken == null) {
+            return null; // none ready: waiting for one would be no faster than the direct path
+        }
+        Spare s = taken.getNow(null);
+        // the helper itself must still run (it may still be starting: it reads the request once it is up); the
+        // host process alone is no proof, nsenter outlives a killed child for a moment, pipe and all
+        LocalProcess.Pids pids = s == null ? null : s.pids().getNow(null);
+        if (s == null || !s.process().isAlive() || pids == null || pids.host() <= 0 || !Procfs.running(pids.host())) {
+            spareDied(s);
+            return null;
+        }
+        try {
+            OutputStream in = s.process().getOutputStream();
+            in.write(request);
+            in.flush();
+        } catch (IOException e) {
+            spareDied(s); // someone in the sandbox killed it; the direct path will do
+            return null;
+        }
+        deadSpares.set(0);
+        LocalProcess process = new LocalProcess(s.process(), false, s.group() == null ? null : s.group().pids(),
+                s.pids(), "'" + spec.command() + "' in sandbox " + id, true);
+        processes.add(process);
+        process.onExit().whenComplete((st, e) -> processes.remove(process));
+        return process;
+    }
+
+    /** Spares that keep dying before use (a broken perl, say) are given up on for this sandbox. */
+    private void spareDied(Spare s) {
+        if (s != null) {
+            s.discard();
+        }
+        if (deadSpares.incrementAndGet() >= 3 && useSpares) {
+            useSpares = false;
+            log.warn("Spare exec helpers of sandbox {} keep failing; execs take the direct path", id);
+        }
+    }
+
+    /** Starts spare helpers in the background until {@link #SPARES} are ready or starting. */
+    private void topUpSpares() {
+        while (useSpares && state == State.RUNNING && spares.size() < SPARES) {
+            spares.addLast(CompletableFuture.supplyAsync(this::startSpare, runtime.helpers()));
+        }
+    }
+
+    private Spare startSpare() {
+        // never queue behind a terminate waiting for the write lock (an exec may be waiting for this spare)
+        if (!lock.readLock().tryLock()) {
+            return null;
+        }
+        Cgroups.ExecGroup group = null;
+        try {
+            if (state != State.RUNNING) {
+                return null;
+            }
+            group = groups == null ? null : groups.newExec();
+            List<String> command = SandboxCommands.joinCgroups(group == null ? List.of() : group.procsFiles(),
+                    SandboxCommands.spare(runtime.tools(), level.isolated() ? initPid : -1));
+            Process p = hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
+            return new Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
+                    group == null ? null : group.pids(), runtime.helpers()));
+        } catch (IOException | RuntimeException e) {
+            if (group != null && group.pids() != null) {
+                group.pids().removeIfEmpty();
+            }
+            log.debug("Cannot start a spare exec helper in sandbox {}: {}", id, e.toString());
+            return null;
+        } finally {
+            lock.readLock().unlock();
+        }
     }
 
     private RuntimeProcess spawn(ProcessSpec spec, List<String> command, Map<String, String> hostEnv, Path hostDir,
@@ -364,9 +499,10 @@ final class LocalSandbox implements RuntimeSandbox {
                 pb.environment().putAll(hostEnv);
                 p = pb.start();
             }
-            LocalProcess process = new LocalProcess(p, spec.pty().isPresent(), nsentered,
-                    group == null ? null : group.pids(), runtime.helpers(),
-                    "'" + spec.command() + "' in sandbox " + id);
+            Cgroups.Group pids = group == null ? null : group.pids();
+            LocalProcess process = new LocalProcess(p, spec.pty().isPresent(), pids,
+                    LocalProcess.pidsOf(p, nsentered, pids, runtime.helpers()),
+                    "'" + spec.command() + "' in sandbox " + id, false);
             processes.add(process);
             process.onExit().whenComplete((s, e) -> processes.remove(process));
             return process;
@@ -384,7 +520,7 @@ final class LocalSandbox implements RuntimeSandbox {
             throws ProcessStartException {
         if (command.contains("/")) {
             Optional<Path> p = SandboxFiles.resolveInRoot(root, cwd, command);
-            if (p.isEmpty() || !Files.isRegularFile(p.get()) || !Files.isExecutable(p.get())) {
+            if (p.isEmpty() || !isExecutableFile(p.get())) {
                 throw new ProcessStartException("command not found in sandbox: " + command);
             }
             return command;
@@ -394,12 +530,17 @@ final class LocalSandbox implements RuntimeSandbox {
                 continue;
             }
             Optional<Path> p = SandboxFiles.resolveInRoot(root, cwd, dir + "/" + command);
-            if (p.isPresent() && Files.isRegularFile(p.get()) && Files.isExecutable(p.get())) {
+            if (p.isPresent() && isExecutableFile(p.get())) {
                 // a name with '=' would be taken for a variable by env: name it by its path instead
                 return command.contains("=") || root.toString().equals("/") ? dir + "/" + command : command;
             }
         }
         throw new ProcessStartException("command not found in sandbox: " + command);
+    }
+
+    /** A resolved path: never follow a link here, the sandbox may have swapped one in meanwhile. */
+    private static boolean isExecutableFile(Path p) {
+        return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && Files.isExecutable(p);
     }
 
     private static Map<String, String> checkEnv(Map<String, String> vars) throws ProcessStartException {
@@ -434,6 +575,7 @@ final class LocalSandbox implements RuntimeSandbox {
             stopped.join(); // someone else is stopping it
             return;
         }
+        dropSpares();
         long graceNanos = Math.max(0, grace.toNanos());
         if (graceNanos > 0) {
             List<Long> targets = userProcesses();
@@ -452,6 +594,17 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         processes.forEach(p -> p.deliveredBySandbox(9));
         release("terminated");
+    }
+
+    private void dropSpares() {
+        CompletableFuture<Spare> f;
+        while ((f = spares.pollFirst()) != null) {
+            f.thenAccept(s -> {
+                if (s != null) {
+                    s.discard();
+                }
+            });
+        }
     }
 
     /** The sandbox's processes other than its pid 1, as host pids. */
@@ -490,6 +643,7 @@ final class LocalSandbox implements RuntimeSandbox {
             lock.writeLock().unlock();
         }
         if (unexpected) {
+            dropSpares();
             String reason = initExitReason();
             log.info("Sandbox {} stopped by itself: {}", id, reason);
             processes.forEach(p -> p.deliveredBySandbox(9));
@@ -592,12 +746,9 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
-    /** Collapses duplicate and trailing slashes, and {@code .} segments; {@code ..} is left to resolution. */
+    /** Lexically normalizes a path: no duplicate or trailing slashes, no {@code .} or {@code ..} segments. */
     static String normalize(String path) {
-        String p = path.replaceAll("/+", "/").replaceAll("(/\\.)+(?=/|$)", "");
-        if (p.length() > 1 && p.endsWith("/")) {
-            p = p.substring(0, p.length() - 1);
-        }
-        return p.isEmpty() ? "/" : p;
+        String p = Path.of(path).normalize().toString();
+        return p.isEmpty() ? "." : p;
     }
 }

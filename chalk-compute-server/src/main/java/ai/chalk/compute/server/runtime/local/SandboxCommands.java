@@ -58,7 +58,10 @@ final class SandboxCommands {
         for (String d : view.maskedDirs()) {
             a.addAll(List.of("--perms", "0700", "--tmpfs", d, "--remount-ro", d));
         }
-        a.addAll(List.of("--proc", "/proc", "--dev", "/dev",
+        // uid 0 may write root-owned /proc/sys files without any capability (core_pattern would run a program
+        // as root on the host), and bubblewrap leaves /proc/sys writable when it runs as real root
+        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev",
                 "--perms", "1777", "--dir", "/tmp",
                 "--perms", "1777", "--dir", "/var/tmp",
                 "--perms", "0700", "--dir", "/root"));
@@ -108,6 +111,9 @@ final class SandboxCommands {
             chmod 1777 "$L/tmp" "$L/var/tmp"
             chmod 0700 "$L/root"
             mount -t proc -o nosuid,nodev,noexec proc "$L/proc"
+            for p in sys sysrq-trigger irq bus; do
+              if [ -e "$L/proc/$p" ]; then mount --bind -o ro "$L/proc/$p" "$L/proc/$p"; fi
+            done
             mount -t tmpfs -o nosuid,mode=0755,size=1m chalk-dev "$L/dev"
             for n in null zero full random urandom tty; do : > "$L/dev/$n"; mount --bind "/dev/$n" "$L/dev/$n"; done
             mkdir "$L/dev/pts" "$L/dev/shm"
@@ -149,6 +155,59 @@ final class SandboxCommands {
         view.maskedFiles().forEach(f -> a.add("maskfile:" + f));
         view.maskedDirs().forEach(d -> a.add("maskdir:" + d));
         return a;
+    }
+
+    /**
+     * The spare exec helper (see {@link #spare}): reads one request from stdin, exactly as many bytes as it holds
+     * (8 hex digits of length, then NUL-separated fields: working directory or empty, the number of environment
+     * entries, the entries, the command and its arguments), sets exactly that environment, changes directory and
+     * executes the command in its own place, so the command inherits the helper's pid, cgroups, namespaces and
+     * pipes. 125: the request or the directory failed; 127: the command could not be executed.
+     */
+    static final String SPARE_SCRIPT = """
+            $0 = "chalk-exec-spare";
+            sub rd { my ($n, $buf) = (shift, ""); while (length($buf) < $n) {
+                my $r = sysread(STDIN, $buf, $n - length($buf), length($buf)); exit 125 unless $r; } return $buf; }
+            my @f = split(/\\0/, rd(hex(rd(8))), -1);
+            my ($wd, $n) = (shift(@f), shift(@f));
+            %ENV = ();
+            for (1 .. $n) { my ($k, $v) = split(/=/, shift(@f), 2); $ENV{$k} = $v; }
+            if (length $wd) { chdir($wd) or do { print STDERR "chalk: cannot enter $wd: $!\\n"; exit 125 }; }
+            { no warnings; exec { $f[0] } @f; }
+            print STDERR "chalk: cannot run $f[0]: $!\\n";
+            exit 127;
+            """;
+
+    /**
+     * A spare exec helper, started ahead of time so that an exec does not wait for the namespace entry, the
+     * capability drop and the cgroup migration (which waits for an RCU grace period, milliseconds on a busy host):
+     * the same chain as {@link #nsenterExec} with {@link #SPARE_SCRIPT} in place of {@code env}, or just the
+     * script without isolation ({@code initPid} &lt; 0).
+     */
+    static List<String> spare(HostTools tools, long initPid) {
+        List<String> c = new ArrayList<>();
+        if (initPid > 0) {
+            c.addAll(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
+                    "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--",
+                    tools.require("setpriv").toString(), "--bounding-set=-all", "--inh-caps=-all",
+                    "--no-new-privs", "--"));
+        }
+        c.addAll(List.of(tools.require("perl").toString(), "-e", SPARE_SCRIPT));
+        return c;
+    }
+
+    /** The request a spare helper reads; see {@link #SPARE_SCRIPT}. */
+    static byte[] spareRequest(String workdir, Map<String, String> env, String command, List<String> args) {
+        StringBuilder p = new StringBuilder(workdir).append('\0').append(env.size());
+        env.forEach((k, v) -> p.append('\0').append(k).append('=').append(v));
+        p.append('\0').append(command);
+        args.forEach(a -> p.append('\0').append(a));
+        byte[] payload = p.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] request = new byte[8 + payload.length];
+        System.arraycopy(String.format("%08x", payload.length).getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+                0, request, 0, 8);
+        System.arraycopy(payload, 0, request, 8, payload.length);
+        return request;
     }
 
     /**

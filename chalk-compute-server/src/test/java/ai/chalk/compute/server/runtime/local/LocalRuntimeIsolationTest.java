@@ -74,6 +74,9 @@ class LocalRuntimeIsolationTest {
                 "true"));
         assertThat(r.out()).doesNotContain("visible").doesNotContain("host secret").doesNotContain("root:x:0");
         assertThat(r.status().exitCode()).hasValue(0);
+        // /root and /tmp are the sandbox's own, empty directories, not the host's
+        assertThat(sh(sb, "ls -A /root /tmp | grep -v ':$' | grep -v '^$' || true").out()).isEmpty();
+        assertThat(Files.list(Path.of("/tmp")).findAny()).isPresent(); // (the host's /tmp is not empty)
         // the layer on the host is where the sandbox's files are, but the sandbox cannot name the state dir
         assertThat(((LocalSandbox) sb).layer()).startsWith(state);
     }
@@ -83,7 +86,9 @@ class LocalRuntimeIsolationTest {
         RuntimeSandbox sb = runtime.start(spec());
         for (String attempt : List.of("touch /usr/x", "touch /etc/x", "mkdir /usr/lib/x", "rm -f /bin/sh",
                 "mount -t tmpfs none /tmp", "mount -o remount,rw /usr", "unshare -m true", "unshare -n true",
-                "chroot / true", "mknod /tmp/mem c 1 1", "hostname other", "ip link add dummy0 type dummy")) {
+                "chroot / true", "mknod /tmp/mem c 1 1", "hostname other", "ip link add dummy0 type dummy",
+                "p=$(cat /proc/sys/kernel/core_pattern); echo \"$p\" > /proc/sys/kernel/core_pattern",
+                "echo 1 > /proc/sys/vm/drop_caches", "echo > /proc/sysrq-trigger")) {
             LocalTesting.Run r = sh(sb, attempt + " 2>&1 && echo SUCCEEDED");
             assertThat(r.out()).as(attempt).doesNotContain("SUCCEEDED");
         }
@@ -154,6 +159,10 @@ class LocalRuntimeIsolationTest {
         sh(sb, "setsid sh -c 'trap \"echo bye > /workspace/termed; exit 0\" TERM; while :; do sleep 0.05; done' "
                 + "> /dev/null 2>&1 < /dev/null &").ok();
         sh(sb, "setsid sh -c 'trap \"\" TERM; exec sleep 4703' > /dev/null 2>&1 < /dev/null &").ok();
+        // both traps are set once their processes run what follows the trap
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
+                LocalTesting.hostProcessesRunning("sleep 4703").size() == 1
+                        && LocalTesting.hostProcessesRunning("sleep 0.05").size() == 1);
         Path layer = ((LocalSandbox) sb).layer();
         long started = System.nanoTime();
         // the layer is deleted at the end of terminate: watch for the trap's file while terminate runs

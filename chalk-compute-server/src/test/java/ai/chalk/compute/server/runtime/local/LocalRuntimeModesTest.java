@@ -46,7 +46,9 @@ class LocalRuntimeModesTest {
             assertThat(sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").ok().out()).isEqualTo("lo\n");
             assertThat(sh(sb, "ip -o link show").ok().out()).contains("lo:").contains("UP");
             for (String attempt : List.of("touch /usr/x", "touch /etc/x", "mount -t tmpfs none /tmp",
-                    "unshare -m true", "test -e /home", "test -e " + state, "cat /etc/shadow | grep -q root")) {
+                    "unshare -m true", "test -e /home", "test -e " + state, "cat /etc/shadow | grep -q root",
+                "p=$(cat /proc/sys/kernel/core_pattern); echo \"$p\" > /proc/sys/kernel/core_pattern",
+                "echo 1 > /proc/sys/vm/drop_caches", "echo > /proc/sysrq-trigger")) {
                 assertThat(sh(sb, attempt + " 2>/dev/null && echo SUCCEEDED").out()).as(attempt).doesNotContain("SUCCEEDED");
             }
             assertThat(sh(sb, "grep CapEff /proc/self/status").ok().out()).contains("0000000000000000");
@@ -83,6 +85,36 @@ class LocalRuntimeModesTest {
     }
 
     @Test
+    void withoutCgroupsLimitsAreNotEnforcedAndTheDetailSaysSo() throws Exception {
+        try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.AUTO, LocalRuntime.DEFAULT_PATH, false)) {
+            assertThat(runtime.isolation().level()).isEqualTo("bubblewrap");
+            assertThat(runtime.isolation().detail()).contains("no cgroups (cgroups are switched off)")
+                    .contains("limits are NOT enforced").contains("daemons that re-parent may escape");
+            LocalSandbox sb = (LocalSandbox) runtime.start(spec());
+            assertThat(sb.groups()).isEmpty();
+
+            RuntimeProcess p = sb.exec(sh("echo $$; exec sleep 4741"));
+            String first = new String(p.stdout().readNBytes(2), java.nio.charset.StandardCharsets.UTF_8).trim();
+            assertThat(p.pid()).isEqualTo(Long.parseLong(first));
+            p.signal(15);
+            assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(15));
+
+            RuntimeProcess tree = sb.exec(sh("sleep 4742 & sleep 4742 & wait"));
+            Awaitility.await().atMost(Duration.ofSeconds(5))
+                    .until(() -> LocalTesting.hostProcessesRunning("sleep 4742").size() == 2);
+            tree.killTree();
+            assertThat(LocalTesting.hostProcessesRunning("sleep 4742")).isEmpty();
+            assertThat(tree.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(9));
+
+            // terminate does not need cgroups: the pid namespace ends with its init
+            sh(sb, "setsid sleep 4743 > /dev/null 2>&1 < /dev/null &").ok();
+            sb.terminate(Duration.ofMillis(500));
+            assertThat(LocalTesting.hostProcessesRunning("sleep 4743")).isEmpty();
+            assertThat(Files.exists(sb.layer(), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        }
+    }
+
+    @Test
     void requiredRefusesToStartWithoutATool(@TempDir Path empty) {
         assertThatThrownBy(() -> new LocalRuntime(state, LocalIsolation.REQUIRED, empty.toString()))
                 .isInstanceOf(IllegalStateException.class)
@@ -115,7 +147,7 @@ class LocalRuntimeModesTest {
 
     @Test
     void noneRunsPlainHostProcesses(@TempDir Path hostDir) throws Exception {
-        Files.writeString(hostDir.resolve("visible"), "host file");
+        Files.writeString(hostDir.resolve("visible"), "host file\n");
         try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.NONE)) {
             assertThat(runtime.isolation().level()).isEqualTo("none");
             assertThat(runtime.isolation().isolated()).isFalse();

@@ -156,6 +156,23 @@ class LocalRuntimeProcessTest {
     }
 
     @Test
+    void signalsToAPtyProcessAreReportedAsSignals() throws Exception {
+        for (int signal : List.of(15, 9)) {
+            ProcessSpec spec = new ProcessSpec("sleep", List.of("4716"), Optional.empty(), Map.of(),
+                    Optional.of(new TerminalSize(80, 24)));
+            RuntimeProcess p = sandbox.exec(spec);
+            var out = LocalTesting.drain(p.stdout());
+            assertThat(p.pid()).isPositive();
+            p.signal(signal);
+            assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(signal));
+            out.get(5, TimeUnit.SECONDS);
+        }
+        ProcessSpec exit = new ProcessSpec("/bin/sh", List.of("-c", "exit 42"), Optional.empty(), Map.of(),
+                Optional.of(new TerminalSize(80, 24)));
+        assertThat(collect(sandbox.exec(exit)).status()).isEqualTo(ExitStatus.exited(42));
+    }
+
+    @Test
     void closingAPtysStdinIsEndOfFile() throws Exception {
         ProcessSpec spec = new ProcessSpec("cat", List.of(), Optional.empty(), Map.of(),
                 Optional.of(new TerminalSize(80, 24)));
@@ -188,6 +205,62 @@ class LocalRuntimeProcessTest {
                 .filter(k -> !Set.of("PATH", "HOME").contains(k)).collect(Collectors.toSet());
         assertThat(hostOnly).isNotEmpty();
         assertThat(seen.keySet()).doesNotContainAnyElementsOf(hostOnly);
+    }
+
+    @Test
+    void spareHelpersRunCommandsExactlyAsTheDirectPathDoes() throws Exception {
+        // the first two execs of a sandbox take the direct path and start spare helpers for the later ones
+        assertThat(drained(command("true")).viaSpare()).isFalse();
+        assertThat(drained(command("true")).viaSpare()).isFalse();
+        String tricky = "a b\n\tc'\"$HOME\\ é =x";
+        drained(sh("mkdir -p '/workspace/dir with space'"));
+        Map<String, String> env = Map.of("TRICKY", tricky, "EMPTY", "", "EQ", "a=b=c");
+        Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            ProcessSpec spec = new ProcessSpec("/bin/sh", List.of("-c",
+                    "pwd; printf '[%s]' \"$@\"; echo; printf '%s' \"$TRICKY\" | od -c | head -3; env | sort", "sh", "",
+                    tricky, "-x", "--"), Optional.of("dir with space"), env, Optional.empty());
+            LocalProcess viaSpare = (LocalProcess) sandbox.exec(spec);
+            viaSpare.stdin().close();
+            LocalTesting.Run r = collect(viaSpare);
+            assertThat(viaSpare.viaSpare()).isTrue();
+            ProcessSpec same = new ProcessSpec(spec.command(), spec.args(), spec.workdir(), env,
+                    Optional.of(new TerminalSize(500, 50)));
+            // the PTY path never uses a spare: compare with it (modulo the terminal's CRLF and TERM)
+            LocalTesting.Run direct = collect(sandbox.exec(same));
+            assertThat(r.out().lines().filter(l -> !l.startsWith("TERM=")).toList()).isEqualTo(
+                    direct.out().replace("\r\n", "\n").lines().filter(l -> !l.startsWith("TERM=")).toList());
+            assertThat(r.out()).startsWith("/workspace/dir with space\n[][" + tricky + "][-x][--]\n")
+                    .contains("EMPTY=\n").contains("EQ=a=b=c\n").contains("FROM_SANDBOX=s\n");
+            assertThat(r.status()).isEqualTo(ExitStatus.exited(0));
+        });
+        // pid, signals and killTree work on a process that was a spare
+        Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            LocalProcess p = (LocalProcess) sandbox.exec(sh("echo $$; sleep 4717 & sleep 4717"));
+            try {
+                assertThat(p.viaSpare()).isTrue();
+                assertThat(readLine(p.stdout())).isEqualTo(Long.toString(p.pid()));
+                Awaitility.await().atMost(Duration.ofSeconds(5))
+                        .until(() -> LocalTesting.hostProcessesRunning("sleep 4717").size() == 2);
+            } finally {
+                p.killTree();
+            }
+            assertThat(LocalTesting.hostProcessesRunning("sleep 4717")).isEmpty();
+            assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(9));
+        });
+        // spares killed from inside are noticed and replaced; execs keep working meanwhile
+        Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> LocalTesting.sh(sandbox, "ps -eo args").out().contains("chalk-exec-spare"));
+        LocalTesting.sh(sandbox, "pkill -9 -f chalk-exec-spare; true");
+        for (int i = 0; i < 5; i++) {
+            assertThat(LocalTesting.sh(sandbox, "echo " + i).ok().out()).isEqualTo(i + "\n");
+        }
+    }
+
+    private LocalProcess drained(ProcessSpec spec) throws Exception {
+        LocalProcess p = (LocalProcess) sandbox.exec(spec);
+        p.stdin().close();
+        collect(p);
+        return p;
     }
 
     @Test
