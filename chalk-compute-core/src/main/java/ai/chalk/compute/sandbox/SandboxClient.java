@@ -1,5 +1,9 @@
 package ai.chalk.compute.sandbox;
 
+import ai.chalk.compute.auth.ChalkAuthInterceptor;
+import ai.chalk.compute.auth.ChalkCredentials;
+import ai.chalk.compute.auth.CredentialSource;
+import ai.chalk.compute.auth.TokenSource;
 import ai.chalk.compute.connection.ConnectionSettings;
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.image.Image;
@@ -9,6 +13,7 @@ import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -49,6 +54,7 @@ public final class SandboxClient implements AutoCloseable {
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
     private final ManagedChannel ownedChannel;
+    private final TokenSource ownedTokens;
     private final String description;
     private final SandboxServiceGrpc.SandboxServiceBlockingStub blocking;
     private final SandboxServiceGrpc.SandboxServiceStub async;
@@ -59,7 +65,15 @@ public final class SandboxClient implements AutoCloseable {
      * @param ownedChannel the same channel when this client opened it and must close it, else {@code null}
      */
     private SandboxClient(Channel channel, ManagedChannel ownedChannel, String description) {
+        this(channel, ownedChannel, null, description);
+    }
+
+    /**
+     * @param ownedTokens a token source this client created and must close, else {@code null}
+     */
+    private SandboxClient(Channel channel, ManagedChannel ownedChannel, TokenSource ownedTokens, String description) {
         this.ownedChannel = ownedChannel;
+        this.ownedTokens = ownedTokens;
         this.description = description;
         this.blocking = SandboxServiceGrpc.newBlockingStub(channel);
         this.async = SandboxServiceGrpc.newStub(channel);
@@ -97,13 +111,22 @@ public final class SandboxClient implements AutoCloseable {
      * @return a client owning its channel; it connects on the first call
      */
     public static SandboxClient connect(ConnectionSettings settings) {
-        ManagedChannel channel = settings.openChannel();
-        return new SandboxClient(channel, channel, settings.target());
+        return open(settings, null, null);
+    }
+
+    /** Opens a channel for {@code settings}, authenticating calls with {@code tokens} when given. */
+    private static SandboxClient open(ConnectionSettings settings, TokenSource tokens, TokenSource owned) {
+        ManagedChannel raw = settings.openChannel();
+        Channel calls = tokens == null ? raw : ClientInterceptors.intercept(raw, new ChalkAuthInterceptor(tokens));
+        return new SandboxClient(calls, raw, owned, settings.target());
     }
 
     /**
      * Connects with the settings in the process environment: {@code CHALK_COMPUTE_TARGET}
-     * ({@code host:port} or a URL) if set, else {@code CHALK_API_SERVER} (a URL; {@code https} means TLS).
+     * ({@code host:port} or a URL) if set, else {@code CHALK_API_SERVER} (a URL; {@code https} means TLS),
+     * else the API server of a {@code chalk login} saved in {@code ~/.chalk.yml}. Calls carry a token
+     * from {@code CHALK_CLIENT_ID}/{@code CHALK_CLIENT_SECRET}, {@code CHALK_WEB_IDENTITY_TOKEN_FILE} or
+     * that login (a login is for Chalk's API server, so it is not sent to a {@code CHALK_COMPUTE_TARGET}).
      *
      * @return a client owning its channel
      * @throws ai.chalk.compute.error.ChalkComputeException when neither variable is set
@@ -120,7 +143,20 @@ public final class SandboxClient implements AutoCloseable {
      * @throws ai.chalk.compute.error.ChalkComputeException when neither variable is set
      */
     public static SandboxClient fromEnv(Map<String, String> env) {
-        return connect(ConnectionSettings.fromEnv(env));
+        ChalkCredentials credentials = ChalkCredentials.builder().environmentVariables(env).resolve();
+        boolean ownTarget = isSet(env.get(ConnectionSettings.ENV_TARGET));
+        ConnectionSettings settings = !ownTarget && !isSet(env.get(ConnectionSettings.ENV_API_SERVER))
+                && credentials.apiServer().isPresent()
+                ? ConnectionSettings.forTarget(credentials.apiServer().get())
+                : ConnectionSettings.fromEnv(env);
+        boolean authenticate = credentials.hasIdentity()
+                && !(ownTarget && credentials.source() == CredentialSource.CHALK_YML);
+        TokenSource tokens = authenticate ? TokenSource.from(credentials) : null;
+        return open(settings, tokens, tokens);
+    }
+
+    private static boolean isSet(String value) {
+        return value != null && !value.isBlank();
     }
 
     /**
@@ -268,6 +304,9 @@ public final class SandboxClient implements AutoCloseable {
             return;
         }
         closed = true;
+        if (ownedTokens != null) {
+            ownedTokens.close();
+        }
         if (ownedChannel == null) {
             return;
         }
@@ -341,8 +380,33 @@ public final class SandboxClient implements AutoCloseable {
         private Boolean useTls;
         private Path trustCertificates;
         private String bearerToken;
+        private ChalkCredentials credentials;
+        private TokenSource tokenSource;
 
         private Builder() {
+        }
+
+        /**
+         * Authenticates every call with a token obtained from these credentials (client id and
+         * secret exchanged with the API server, or a rotating token file), refreshed as needed.
+         *
+         * @param credentials e.g. {@link ChalkCredentials#fromEnv()} or {@link ChalkCredentials#ofClientCredentials}
+         * @return this builder
+         */
+        public Builder credentials(ChalkCredentials credentials) {
+            this.credentials = Objects.requireNonNull(credentials, "credentials");
+            return this;
+        }
+
+        /**
+         * Authenticates every call with tokens from a source you manage (and close).
+         *
+         * @param tokenSource the source
+         * @return this builder
+         */
+        public Builder tokenSource(TokenSource tokenSource) {
+            this.tokenSource = Objects.requireNonNull(tokenSource, "tokenSource");
+            return this;
         }
 
         /**
@@ -411,7 +475,12 @@ public final class SandboxClient implements AutoCloseable {
 
         /** Opens the client; it connects on the first call. */
         public SandboxClient build() {
-            return connect(settings());
+            int ways = (bearerToken != null ? 1 : 0) + (credentials != null ? 1 : 0) + (tokenSource != null ? 1 : 0);
+            if (ways > 1) {
+                throw new IllegalStateException("choose one of bearerToken, credentials and tokenSource");
+            }
+            TokenSource owned = credentials != null ? TokenSource.from(credentials) : null;
+            return open(settings(), tokenSource != null ? tokenSource : owned, owned);
         }
     }
 }

@@ -77,6 +77,29 @@ class SandboxClientConnectionTest {
     }
 
     @Test
+    void credentialsFromATokenFileAuthenticateEveryCall(@TempDir Path dir) throws Exception {
+        Path tokenFile = dir.resolve("identity-token");
+        String jwt = new com.nimbusds.jwt.PlainJWT(new com.nimbusds.jwt.JWTClaimsSet.Builder()
+                .subject("workload").claim("environment_id", "env-7")
+                .expirationTime(new java.util.Date(System.currentTimeMillis() + 3_600_000)).build()).serialize();
+        java.nio.file.Files.writeString(tokenFile, jwt);
+        try (ComputeServer server = start(null, null)) {
+            String target = "localhost:" + server.port().orElseThrow();
+            try (SandboxClient client = SandboxClient.builder().target(target)
+                    .credentials(ai.chalk.compute.auth.ChalkCredentials.ofTokenFile(tokenFile)).build()) {
+                assertThat(client.create().exec("true").success()).isTrue();
+            }
+            assertThat(authorizations).isNotEmpty().containsOnly("Bearer " + jwt);
+            authorizations.clear();
+            try (SandboxClient client = SandboxClient.fromEnv(Map.of("CHALK_COMPUTE_TARGET", target,
+                    "CHALK_WEB_IDENTITY_TOKEN_FILE", tokenFile.toString()))) {
+                client.list();
+            }
+            assertThat(authorizations).containsOnly("Bearer " + jwt);
+        }
+    }
+
+    @Test
     void nobodyListeningIsUnavailable() {
         try (SandboxClient client = SandboxClient.connect("localhost:1")) {
             assertThatThrownBy(client::list).isInstanceOf(ServerUnavailableException.class);
