@@ -41,7 +41,7 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
     private static final Logger log = LoggerFactory.getLogger(ExecCall.class);
 
     /** Messages requested ahead of the consumer: the most that wait in {@link #inbox}. */
-    static final int PREFETCH = 8;
+    static final int PREFETCH = 32;
     /** The largest stdin chunk sent in one message. */
     static final int STDIN_CHUNK = 64 * 1024;
 

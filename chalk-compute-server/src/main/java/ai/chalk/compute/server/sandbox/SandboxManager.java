@@ -91,28 +91,40 @@ public final class SandboxManager implements AutoCloseable {
         }
     }
 
-    /** Creates and starts a sandbox; returns its record once it can run processes. */
+    /**
+     * Creates and starts a sandbox; returns its record once it can run processes. The record is
+     * written once the runtime has started it (one database write on the path to the first exec);
+     * a sandbox that fails to start is recorded as FAILED with the reason.
+     */
     public SandboxRecord create(CreateSandboxRequest request) {
         SandboxSpec spec = specFor(request);
         Optional<String> name = request.hasName() && !request.getName().isBlank()
                 ? Optional.of(request.getName()) : Optional.empty();
-        SandboxRecord record = store.insert(spec.id(), name, SandboxState.PENDING, spec.image(), runtime.name(),
-                Instant.now(), request.toByteArray());
+        Instant createdAt = Instant.now();
         RuntimeSandbox started;
         try {
             started = runtime.start(spec);
         } catch (RuntimeStartException e) {
-            store.updateState(spec.id(), SandboxState.FAILED, e.getMessage());
+            store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
+                    request.toByteArray(), e.getMessage());
             throw Status.FAILED_PRECONDITION.withDescription("sandbox could not start: " + e.getMessage())
                     .asRuntimeException();
         } catch (RuntimeException e) {
-            store.updateState(spec.id(), SandboxState.FAILED, "sandbox could not start: " + e);
+            store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
+                    request.toByteArray(), "sandbox could not start: " + e);
             throw e;
         }
-        store.updateState(spec.id(), SandboxState.RUNNING, null);
+        SandboxRecord record;
+        try {
+            record = store.insert(spec.id(), name, SandboxState.RUNNING, spec.image(), runtime.name(), createdAt,
+                    request.toByteArray(), null);
+        } catch (RuntimeException e) {
+            started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
+            throw e;
+        }
         track(new LiveSandbox(spec.id(), started), lifetime);
         log.info("Sandbox {} running on the {} runtime", spec.id(), runtime.name());
-        return store.find(spec.id()).orElse(record);
+        return record;
     }
 
     private void track(LiveSandbox sandbox, Duration lifetime) {

@@ -33,10 +33,11 @@ public final class SandboxStore {
 
     /** Inserts a new record and returns it with its sequence number. */
     public SandboxRecord insert(String id, Optional<String> name, SandboxState state, String image, String runtime,
-                                Instant createdAt, byte[] request) {
+                                Instant createdAt, byte[] request, String statusMessage) {
         synchronized (db) {
             try (PreparedStatement ps = db.connection().prepareStatement(
-                    "INSERT INTO sandbox (id, name, state, image, runtime, created_at, request) VALUES (?,?,?,?,?,?,?)",
+                    "INSERT INTO sandbox (id, name, state, image, runtime, created_at, request, status_message,"
+                            + " finished_at) VALUES (?,?,?,?,?,?,?,?,?)",
                     new String[] {"seq"})) {
                 ps.setString(1, id);
                 ps.setString(2, name.orElse(null));
@@ -45,11 +46,14 @@ public final class SandboxStore {
                 ps.setString(5, runtime);
                 ps.setTimestamp(6, Timestamp.from(createdAt));
                 ps.setBytes(7, request);
+                ps.setString(8, fit(statusMessage));
+                Instant finishedAt = state.finished() ? Instant.now() : null;
+                ps.setTimestamp(9, finishedAt == null ? null : Timestamp.from(finishedAt));
                 ps.executeUpdate();
                 try (ResultSet keys = ps.getGeneratedKeys()) {
                     keys.next();
                     return new SandboxRecord(keys.getLong(1), id, name, state, image, runtime, createdAt,
-                            Optional.empty(), Optional.empty(), request);
+                            Optional.ofNullable(finishedAt), Optional.ofNullable(fit(statusMessage)), request);
                 }
             } catch (SQLException e) {
                 throw new StoreException("saving sandbox " + id + " failed: " + e.getMessage(), e);
