@@ -1,62 +1,160 @@
 package ai.chalk.compute.autoconfigure;
 
+import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer;
+import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerAutoConfiguration;
 import ai.chalk.compute.sandbox.SandboxClient;
-import ai.chalk.compute.server.ComputeServer;
-import ai.chalk.compute.server.runtime.local.LocalIsolation;
-import java.nio.file.Path;
-import java.util.UUID;
+import io.grpc.ChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.grpc.client.autoconfigure.GrpcChannelFactoryCustomizer;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.grpc.client.ChannelCredentialsProvider;
+import org.springframework.grpc.client.DefaultGrpcChannelFactory;
+import org.springframework.grpc.client.GrpcChannelFactory;
 
 /**
- * Chalk Compute in a Spring Boot application: a {@link SandboxClient} bound to
- * {@code chalk.compute.target}, or to an embedded server when no target is set.
+ * Chalk Compute in a Spring Boot application: a {@link SandboxClient} bean talking to the remote
+ * {@code chalk.compute.target}, or to the embedded server when no target is set.
+ *
+ * <p>The client's {@link ChalkComputeChannel} is opened through Spring gRPC's {@code GrpcChannelFactory}
+ * when Spring gRPC's client is present, so {@code spring.grpc.client.*}, global client interceptors and
+ * observations apply to it; otherwise with plain grpc-java. Every bean backs off when the application
+ * defines one of the same type.
  */
-@AutoConfiguration
+@AutoConfiguration(after = EmbeddedComputeServerAutoConfiguration.class, afterName = {
+        "org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration",
+        "org.springframework.boot.grpc.client.autoconfigure.CompositeChannelFactoryAutoConfiguration"})
 @EnableConfigurationProperties(ChalkComputeProperties.class)
-public class ChalkComputeAutoConfiguration {
+public final class ChalkComputeAutoConfiguration {
 
-    /** The embedded server, when the server module is on the classpath and no remote target is set. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(ComputeServer.class)
-    @ConditionalOnExpression("'${chalk.compute.embedded.enabled:auto}'.equalsIgnoreCase('true') or "
-            + "('${chalk.compute.embedded.enabled:auto}'.equalsIgnoreCase('auto') and '${chalk.compute.target:}'.isEmpty())")
-    static class EmbeddedServerConfiguration {
+    private static final Logger log = LoggerFactory.getLogger(ChalkComputeAutoConfiguration.class);
 
-        @Bean
-        @ConditionalOnMissingBean
-        EmbeddedComputeServer chalkComputeEmbeddedServer(ChalkComputeProperties properties) {
-            ChalkComputeProperties.Embedded embedded = properties.getEmbedded();
-            Path temporary = embedded.getDataDir() == null ? EmbeddedComputeServer.createTemporaryDataDir() : null;
-            ComputeServer.Builder settings = ComputeServer.builder()
-                    .dataDir(temporary != null ? temporary : embedded.getDataDir())
-                    .runtime(embedded.getRuntime())
-                    .localIsolation(LocalIsolation.valueOf(properties.getLocal().getIsolation().name()));
-            if (embedded.getPort() != null) {
-                settings.port(embedded.getPort());
+    @Bean
+    @ConditionalOnMissingBean
+    ChalkComputeChannel chalkComputeChannel(ChalkComputeProperties properties,
+                                            ObjectProvider<ChannelOpener> openers,
+                                            ObjectProvider<EmbeddedComputeServer> embedded,
+                                            ObjectProvider<ChalkComputeChannelInterceptor> interceptors) {
+        ChannelOpener opener = openers.getIfAvailable(() -> ChannelOpener.PLAIN);
+        ChalkComputeChannel channel;
+        if (properties.hasTarget()) {
+            RemoteTarget target = RemoteTarget.of(properties);
+            channel = ChalkComputeChannel.remote(() -> opener.openRemote(target), target.address());
+            log.debug("Chalk Compute client talks to {} ({})", target.address(), target.describeTls());
+        } else {
+            EmbeddedComputeServer server = embedded.getIfAvailable();
+            if (server == null) {
+                throw new IllegalStateException("Chalk Compute has no server to talk to: set chalk.compute.target to a"
+                        + " remote server (host:port or URL), or put chalk-compute-server on the classpath (and leave"
+                        + " chalk.compute.embedded.enabled at auto) for the embedded one");
             }
-            return new EmbeddedComputeServer(settings, "chalk-compute-embedded-" + UUID.randomUUID(), temporary);
+            String name = server.inProcessName();
+            channel = ChalkComputeChannel.embedded(() -> opener.openInProcess(name), name);
         }
+        ChalkComputeChannel.Kind kind = channel.kind();
+        List<ChalkComputeChannelInterceptor> applicable = interceptors.orderedStream()
+                .filter(interceptor -> interceptor.appliesTo(kind)).toList();
+        return channel.withInterceptors(applicable);
     }
 
     @Bean
     @ConditionalOnMissingBean
-    SandboxClient chalkComputeSandboxClient(ChalkComputeProperties properties,
-                                            ObjectProvider<EmbeddedComputeServer> embedded) {
-        if (properties.getTarget() != null && !properties.getTarget().isBlank()) {
-            return SandboxClient.builder().target(properties.getTarget()).build();
+    SandboxClient chalkComputeSandboxClient(ChalkComputeChannel channel) {
+        return SandboxClient.forChannel(channel.channel());
+    }
+
+    /** Opens channels through Spring gRPC's channel factory. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({GrpcChannelFactory.class, GrpcChannelFactoryCustomizer.class})
+    static class SpringGrpcChannelConfiguration {
+
+        @Bean
+        ChannelOpener chalkComputeChannelOpener(ObjectProvider<GrpcChannelFactory> factories) {
+            return new SpringGrpcChannelOpener(factories);
         }
-        EmbeddedComputeServer server = embedded.getIfAvailable();
-        if (server == null) {
-            throw new IllegalStateException("Chalk Compute has no server to talk to: set chalk.compute.target to a"
-                    + " remote server, or add chalk-compute-server to the classpath for the embedded one");
+
+        /**
+         * Makes Spring gRPC's channel factories use the TLS choice of {@code chalk.compute.tls.*} or an
+         * {@code https://}/{@code http://} target for the Chalk Compute target only.
+         */
+        @Bean
+        @ConditionalOnProperty(prefix = ChalkComputeProperties.PREFIX, name = "target")
+        GrpcChannelFactoryCustomizer chalkComputeChannelCredentials(ChalkComputeProperties properties,
+                                                                    ObjectProvider<ChannelCredentialsProvider> credentials) {
+            return factory -> {
+                if (!properties.hasTarget() || !(factory instanceof DefaultGrpcChannelFactory<?> defaults)) {
+                    return;
+                }
+                RemoteTarget target = RemoteTarget.of(properties);
+                ChannelCredentials chosen = target.explicitCredentials();
+                if (chosen == null) {
+                    return;
+                }
+                ChannelCredentialsProvider delegate = credentials.getIfAvailable(() -> ChannelCredentialsProvider.INSECURE);
+                defaults.setCredentialsProvider(path -> target.address().equals(path)
+                        ? chosen : delegate.getChannelCredentials(path));
+            };
         }
-        return SandboxClient.inProcess(server.inProcessName());
+    }
+
+    /** How the channel is opened: through Spring gRPC when present, else with grpc-java alone. */
+    interface ChannelOpener {
+
+        /** grpc-java alone, no Spring gRPC. */
+        ChannelOpener PLAIN = new ChannelOpener() {
+            @Override
+            public ManagedChannel openRemote(RemoteTarget target) {
+                return target.connectionSettings().openChannel();
+            }
+
+            @Override
+            public ManagedChannel openInProcess(String name) {
+                return InProcessChannelBuilder.forName(name).build();
+            }
+        };
+
+        ManagedChannel openRemote(RemoteTarget target);
+
+        ManagedChannel openInProcess(String name);
+    }
+
+    /** Opens channels with Spring gRPC's {@link GrpcChannelFactory}, falling back to grpc-java alone. */
+    static final class SpringGrpcChannelOpener implements ChannelOpener {
+
+        private final ObjectProvider<GrpcChannelFactory> factories;
+
+        SpringGrpcChannelOpener(ObjectProvider<GrpcChannelFactory> factories) {
+            this.factories = factories;
+        }
+
+        @Override
+        public ManagedChannel openRemote(RemoteTarget target) {
+            GrpcChannelFactory factory = factories.getIfUnique();
+            if (factory == null || !factory.supports(target.address())) {
+                log.debug("No Spring gRPC channel factory for {}; opening the channel with grpc-java", target.address());
+                return PLAIN.openRemote(target);
+            }
+            return factory.createChannel(target.address());
+        }
+
+        @Override
+        public ManagedChannel openInProcess(String name) {
+            GrpcChannelFactory factory = factories.getIfUnique();
+            String target = "in-process:" + name;
+            if (factory == null || !factory.supports(target)) {
+                return PLAIN.openInProcess(name);
+            }
+            return factory.createChannel(target);
+        }
     }
 }

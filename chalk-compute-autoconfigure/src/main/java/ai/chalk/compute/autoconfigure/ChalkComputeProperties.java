@@ -1,17 +1,67 @@
 package ai.chalk.compute.autoconfigure;
 
+import ai.chalk.compute.connection.ConnectionSettings;
 import java.nio.file.Path;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Settings of Chalk Compute under {@code chalk.compute}. With no {@code target}, an embedded
- * server runs inside the application (in-process transport), so nothing needs configuring.
+ * Settings of Chalk Compute under {@code chalk.compute}.
+ *
+ * <p>With nothing set, an embedded server runs inside the application (in-process transport, no
+ * port opened), so a {@code SandboxClient} works in a unit test with no setup. Set
+ * {@code chalk.compute.target} to use a remote server instead:
+ * <pre>
+ * chalk:
+ *   compute:
+ *     target: https://compute.example.com
+ *     client-id: ${MY_CLIENT_ID}
+ *     client-secret: ${MY_CLIENT_SECRET}
+ * </pre>
+ *
+ * <p>The Chalk SDK's environment variables ({@code CHALK_CLIENT_ID}, {@code CHALK_CLIENT_SECRET},
+ * {@code CHALK_API_SERVER}, {@code CHALK_ENVIRONMENT}, {@code CHALK_WEB_IDENTITY_TOKEN_FILE},
+ * {@code CHALK_SANDBOX_TUI}, {@code NO_COLOR}) and {@code ~/.chalk.yml} are read as the SDK reads them;
+ * a value set here wins over both.
  */
-@ConfigurationProperties("chalk.compute")
+@ConfigurationProperties(ChalkComputeProperties.PREFIX)
 public class ChalkComputeProperties {
 
-    /** A remote server, as host:port or URL (https:// uses TLS). Unset: use the embedded server. */
+    /** The prefix of every Chalk Compute property. */
+    public static final String PREFIX = "chalk.compute";
+
+    /**
+     * A remote Chalk Compute server, as host:port (plaintext) or as a URL (https:// uses TLS). It may
+     * also name a channel configured under spring.grpc.client.channels. Like every chalk.compute property it
+     * can come from the environment (CHALK_COMPUTE_TARGET), with Spring Boot's usual precedence.
+     * Unset: the embedded server.
+     */
     private String target;
+
+    /**
+     * Chalk's API server, which exchanges the client id and secret for a token (it does not by itself make
+     * the client remote: set target for that). Default: CHALK_API_SERVER, ~/.chalk.yml, then https://api.chalk.ai.
+     */
+    private String apiServer;
+
+    /** The client id exchanged for a token with the client secret. Default: CHALK_CLIENT_ID, then ~/.chalk.yml. */
+    private String clientId;
+
+    /** The client secret. Default: CHALK_CLIENT_SECRET, then ~/.chalk.yml. */
+    private String clientSecret;
+
+    /** The Chalk environment to work in. Default: CHALK_ENVIRONMENT, the token's environment_id claim, ~/.chalk.yml. */
+    private String environment;
+
+    /** A file holding a rotating Chalk JWT (workload identity), used instead of a client id and secret. Default: CHALK_WEB_IDENTITY_TOKEN_FILE. */
+    private Path identityTokenFile;
+
+    /** Whether to show progress of sandbox lifecycles on stderr: auto, true or false. Default: CHALK_SANDBOX_TUI, else auto (shown). */
+    private Tui tui = Tui.AUTO;
+
+    /** Whether progress is coloured: auto (interactive terminals only, never with NO_COLOR, TERM=dumb or CI), always or never. */
+    private Color color = Color.AUTO;
+
+    private final Tls tls = new Tls();
 
     private final Embedded embedded = new Embedded();
 
@@ -22,7 +72,78 @@ public class ChalkComputeProperties {
     }
 
     public void setTarget(String target) {
-        this.target = target;
+        if (target != null && !target.isBlank()) {
+            ConnectionSettings.forTarget(target); // fails binding with the property's name when unreadable
+        }
+        this.target = target == null || target.isBlank() ? null : target.strip();
+    }
+
+    /** Whether a remote target is set. */
+    public boolean hasTarget() {
+        return target != null;
+    }
+
+    public String getApiServer() {
+        return apiServer;
+    }
+
+    public void setApiServer(String apiServer) {
+        if (apiServer != null && !apiServer.isBlank() && !apiServer.contains("://")) {
+            throw new IllegalArgumentException("must be a URL such as https://api.chalk.ai, got: " + apiServer);
+        }
+        this.apiServer = apiServer == null || apiServer.isBlank() ? null : apiServer.strip();
+    }
+
+    public String getClientId() {
+        return clientId;
+    }
+
+    public void setClientId(String clientId) {
+        this.clientId = clientId;
+    }
+
+    public String getClientSecret() {
+        return clientSecret;
+    }
+
+    public void setClientSecret(String clientSecret) {
+        this.clientSecret = clientSecret;
+    }
+
+    public String getEnvironment() {
+        return environment;
+    }
+
+    public void setEnvironment(String environment) {
+        this.environment = environment;
+    }
+
+    public Path getIdentityTokenFile() {
+        return identityTokenFile;
+    }
+
+    public void setIdentityTokenFile(Path identityTokenFile) {
+        this.identityTokenFile = identityTokenFile;
+    }
+
+    public Tui getTui() {
+        return tui;
+    }
+
+    public void setTui(Tui tui) {
+        this.tui = tui;
+    }
+
+    public Color getColor() {
+        return color;
+    }
+
+    public void setColor(Color color) {
+        this.color = color;
+    }
+
+    public Tls getTls() {
+        return tls;
     }
 
     public Embedded getEmbedded() {
@@ -33,27 +154,61 @@ public class ChalkComputeProperties {
         return local;
     }
 
-    /** The server embedded in the application. */
-    public static class Embedded {
+    /** TLS to the remote target. */
+    public static class Tls {
 
-        /** Whether to run the embedded server: auto (when no target is set), true, or false. */
-        private Mode enabled = Mode.AUTO;
+        /** Whether to use TLS. Unset: as the target says (https:// means TLS, host:port means plaintext); true when trust-certificates is set. */
+        private Boolean enabled;
 
-        /** Also serve on this TCP port (0 = random). Unset: in-process only, no port opened. */
-        private Integer port;
+        /** A PEM file of CA or server certificates to trust instead of the system's (implies TLS). */
+        private Path trustCertificates;
 
-        /** Where the embedded server keeps state. Unset: a fresh temporary directory per run. */
-        private Path dataDir;
-
-        /** The sandbox runtime: auto or local. */
-        private String runtime = "auto";
-
-        public Mode getEnabled() {
+        public Boolean getEnabled() {
             return enabled;
         }
 
-        public void setEnabled(Mode enabled) {
+        public void setEnabled(Boolean enabled) {
             this.enabled = enabled;
+        }
+
+        public Path getTrustCertificates() {
+            return trustCertificates;
+        }
+
+        public void setTrustCertificates(Path trustCertificates) {
+            this.trustCertificates = trustCertificates;
+        }
+    }
+
+    /** The server embedded in the application. */
+    public static class Embedded {
+
+        /** Whether to run the embedded server: auto (when the server module is present and no target is set), true, or false. */
+        private Switch enabled = Switch.AUTO;
+
+        /** The sandbox runtime: auto, local, docker or kubernetes (docker and kubernetes are not part of this version yet). */
+        private Runtime runtime = Runtime.AUTO;
+
+        /** Also serve over TCP on this port of 127.0.0.1 (0 = a free port). Unset: in-process only, no port opened. */
+        private Integer port;
+
+        /** Where the embedded server keeps its state. Unset: a fresh temporary directory, deleted at shutdown. */
+        private Path dataDir;
+
+        public Switch getEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(Switch enabled) {
+            this.enabled = enabled;
+        }
+
+        public Runtime getRuntime() {
+            return runtime;
+        }
+
+        public void setRuntime(Runtime runtime) {
+            this.runtime = runtime;
         }
 
         public Integer getPort() {
@@ -61,6 +216,9 @@ public class ChalkComputeProperties {
         }
 
         public void setPort(Integer port) {
+            if (port != null && (port < 0 || port > 65535)) {
+                throw new IllegalArgumentException("port " + port + " is out of range 0-65535");
+            }
             this.port = port;
         }
 
@@ -71,20 +229,12 @@ public class ChalkComputeProperties {
         public void setDataDir(Path dataDir) {
             this.dataDir = dataDir;
         }
-
-        public String getRuntime() {
-            return runtime;
-        }
-
-        public void setRuntime(String runtime) {
-            this.runtime = runtime;
-        }
     }
 
     /** The local runtime of the embedded server. */
     public static class Local {
 
-        /** How sandboxes are isolated: auto (the best available), required (refuse to start without), none. */
+        /** How sandboxes are isolated: auto (the best the host offers), required (refuse to start without namespaces), none (plain processes). */
         private Isolation isolation = Isolation.AUTO;
 
         public Isolation getIsolation() {
@@ -96,9 +246,55 @@ public class ChalkComputeProperties {
         }
     }
 
-    /** auto / true / false switches. */
-    public enum Mode { AUTO, TRUE, FALSE }
+    /** Whether progress is shown. */
+    public enum Tui {
+        /** As {@code CHALK_SANDBOX_TUI} says; shown when it is unset. */
+        AUTO,
+        /** Shown. */
+        TRUE,
+        /** Not shown; the same events still reach the {@code ai.chalk.compute} loggers. */
+        FALSE
+    }
+
+    /** Whether progress is coloured. */
+    public enum Color {
+        /** On interactive terminals only, and never with {@code NO_COLOR}, {@code TERM=dumb} or {@code CI}. */
+        AUTO,
+        /** Always, even into a file or pipe. */
+        ALWAYS,
+        /** Never. */
+        NEVER
+    }
+
+    /** An auto / true / false switch. */
+    public enum Switch {
+        /** Decided from the context. */
+        AUTO,
+        /** On. */
+        TRUE,
+        /** Off. */
+        FALSE
+    }
+
+    /** The embedded server's sandbox runtime. */
+    public enum Runtime {
+        /** The best available: docker when an engine answers, else local (today: local). */
+        AUTO,
+        /** Processes in namespaces on this machine, daemonless. */
+        LOCAL,
+        /** A Docker Engine (not part of this version yet). */
+        DOCKER,
+        /** A Kubernetes cluster (not part of this version yet). */
+        KUBERNETES
+    }
 
     /** Isolation choices of the local runtime. */
-    public enum Isolation { AUTO, REQUIRED, NONE }
+    public enum Isolation {
+        /** The best the host offers, said loudly when it is none. */
+        AUTO,
+        /** Namespaces or refuse to start. */
+        REQUIRED,
+        /** Plain processes. */
+        NONE
+    }
 }

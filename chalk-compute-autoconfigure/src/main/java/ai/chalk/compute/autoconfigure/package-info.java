@@ -1,5 +1,5 @@
 /**
- * Spring Boot auto-configuration for Chalk Compute: {@code chalk.compute.*} properties, a
- * {@code SandboxClient} bean, and the embedded server when no remote target is configured.
+ * Spring Boot auto-configuration for Chalk Compute: the {@code chalk.compute.*} properties, the
+ * gRPC channel and the {@code SandboxClient} bean; capabilities live in the sub-packages.
  */
 package ai.chalk.compute.autoconfigure;

@@ -1,5 +1,7 @@
 package ai.chalk.compute.sample;
 
+import ai.chalk.compute.progress.ProgressDisplay;
+import ai.chalk.compute.progress.ProgressGroup;
 import ai.chalk.compute.sandbox.Command;
 import ai.chalk.compute.sandbox.ExecEvent;
 import ai.chalk.compute.sandbox.ExecProcess;
@@ -8,70 +10,112 @@ import ai.chalk.compute.sandbox.ExecStream;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.sandbox.Signal;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import org.springframework.boot.CommandLineRunner;
+import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 
 /**
  * What a newcomer does first: create a sandbox, run a command, stream a build, talk to a shell
- * through stdin, stop a process with a signal, and terminate. Prints what happens to stdout.
+ * through stdin, stop a process with a signal, and terminate, then look at the actuator endpoints.
+ * Prints what happens to stdout; the SDK's progress display shows the sandbox's lifecycle on stderr.
  */
 @Component
 public class SandboxTour implements CommandLineRunner {
 
     private final SandboxClient client;
+    private final ProgressDisplay progress;
+    private final Environment environment;
     private final PrintStream out;
 
-    public SandboxTour(SandboxClient client) {
+    public SandboxTour(SandboxClient client, ProgressDisplay progress, Environment environment) {
         this.client = client;
+        this.progress = progress;
+        this.environment = environment;
         this.out = System.out;
     }
 
     @Override
-    public void run(String... args) {
-        Sandbox sandbox = client.create(Sandbox.builder().name("sample").cpu("1").memory("512Mi").env("GREETING", "hello"));
-        out.println("1. created sandbox " + sandbox.id() + " (" + sandbox.info().state() + ")");
-        try {
-            ExecResult hello = sandbox.exec("sh", "-c", "echo \"$GREETING from $(hostname), pid $$\"");
-            out.println("2. exec: " + hello.stdoutText().strip() + " (exit code " + hello.exitCode() + ")");
+    public void run(String... args) throws Exception {
+        try (ProgressGroup lifecycle = progress.open("Sandbox \"sample\"")) {
+            lifecycle.step("Creating sandbox");
+            Sandbox sandbox = client.create(Sandbox.builder().name("sample").cpu("1").memory("512Mi").env("GREETING", "hello"));
+            lifecycle.completed("Sandbox " + sandbox.id() + " running");
+            out.println("1. created sandbox " + sandbox.id() + " (" + sandbox.info().state() + ")");
+            actuator("/actuator/chalkcompute", "   the sandboxes, as /actuator/chalkcompute lists them: ");
+            try {
+                lifecycle.step("Running a command");
+                ExecResult hello = sandbox.exec("sh", "-c", "echo \"$GREETING from $(hostname), pid $$\"");
+                out.println("2. exec: " + hello.stdoutText().strip() + " (exit code " + hello.exitCode() + ")");
 
-            out.println("3. streaming a build:");
-            try (ExecStream build = sandbox.execStream(Command.of("sh", "-c",
-                    "for step in fetch compile test package; do echo \"   [build] $step\"; sleep 0.2; done; echo '   [build] warning: 1 deprecation' >&2")
-                    .workdir("/workspace"))) {
-                for (ExecEvent event : build) {
-                    if (event instanceof ExecEvent.Stdout o) {
-                        out.print(o.stdoutText());
-                    } else if (event instanceof ExecEvent.Stderr e) {
-                        out.print(e.stderrText());
-                    } else if (event instanceof ExecEvent.Exited x) {
-                        out.println("   build finished: exit code " + x.exitCode().orElse(-1));
+                lifecycle.step("Streaming a build");
+                out.println("3. streaming a build:");
+                try (ExecStream build = sandbox.execStream(Command.of("sh", "-c",
+                        "for step in fetch compile test package; do echo \"   [build] $step\"; sleep 0.2; done; echo '   [build] warning: 1 deprecation' >&2")
+                        .workdir("/workspace"))) {
+                    for (ExecEvent event : build) {
+                        if (event instanceof ExecEvent.Stdout o) {
+                            out.print(o.stdoutText());
+                        } else if (event instanceof ExecEvent.Stderr e) {
+                            out.print(e.stderrText());
+                        } else if (event instanceof ExecEvent.Exited x) {
+                            out.println("   build finished: exit code " + x.exitCode().orElse(-1));
+                        }
                     }
                 }
-            }
 
-            out.println("4. an interactive shell through stdin:");
-            try (ExecProcess shell = sandbox.execStart("sh")) {
-                shell.writeStdin("cd /workspace && echo 'notes' > todo.txt\n");
-                shell.writeStdin("echo \"   files: $(ls)\"; echo \"   processes: $(ls /proc | grep -c '^[0-9]')\"\n");
-                shell.writeStdin("exit 0\n");
-                shell.closeStdin();
-                ExecResult result = shell.waitFor();
-                out.print(result.stdoutText());
-                out.println("   shell exited with " + result.exitCode());
-            }
+                lifecycle.step("Driving a shell through stdin");
+                out.println("4. an interactive shell through stdin:");
+                try (ExecProcess shell = sandbox.execStart("sh")) {
+                    shell.writeStdin("cd /workspace && echo 'notes' > todo.txt\n");
+                    shell.writeStdin("echo \"   files: $(ls)\"; echo \"   processes: $(ls /proc | grep -c '^[0-9]')\"\n");
+                    shell.writeStdin("exit 0\n");
+                    shell.closeStdin();
+                    ExecResult result = shell.waitFor();
+                    out.print(result.stdoutText());
+                    out.println("   shell exited with " + result.exitCode());
+                }
 
-            out.println("5. stopping a process with a signal:");
-            try (ExecProcess sleeper = sandbox.execStart("sleep", "300")) {
-                out.println("   started sleep 300 as pid " + sleeper.pid() + " inside the sandbox");
-                sleeper.sendSignal(Signal.TERM);
-                ExecResult stopped = sleeper.waitFor(Duration.ofSeconds(10));
-                out.println("   stopped by signal " + stopped.signal().orElse(-1) + " (exit code " + stopped.exitCode() + ")");
+                lifecycle.step("Stopping a process with SIGTERM");
+                out.println("5. stopping a process with a signal:");
+                try (ExecProcess sleeper = sandbox.execStart("sleep", "300")) {
+                    out.println("   started sleep 300 as pid " + sleeper.pid() + " inside the sandbox");
+                    sleeper.sendSignal(Signal.TERM);
+                    ExecResult stopped = sleeper.waitFor(Duration.ofSeconds(10))
+                            .orElseThrow(() -> new IllegalStateException("sleep did not stop within 10 s of SIGTERM"));
+                    out.println("   stopped by signal " + stopped.signal().orElse(-1) + " (exit code " + stopped.exitCode() + ")");
+                }
+            } finally {
+                lifecycle.step("Terminating");
+                sandbox.terminate();
+                out.println("6. terminated: " + sandbox.refresh().state());
             }
-        } finally {
-            sandbox.terminate();
-            out.println("6. terminated: " + sandbox.refresh().state());
+            lifecycle.succeed("Terminated");
         }
+        actuator("/actuator/health/chalkCompute", "7. health, as /actuator/health/chalkCompute shows it: ");
+        if (environment.getProperty("sample.keep-running", Boolean.class, false)) {
+            out.println("   serving on http://localhost:" + environment.getProperty("local.server.port")
+                    + "/actuator/health and /actuator/chalkcompute until stopped (Ctrl-C)");
+        } else {
+            out.println("   (run with --sample.keep-running=true to browse /actuator/health and /actuator/chalkcompute)");
+        }
+    }
+
+    /** Prints what an actuator endpoint of this application answers, when it serves HTTP. */
+    private void actuator(String path, String label) throws IOException, InterruptedException {
+        String port = environment.getProperty("local.server.port");
+        if (port == null) {
+            return;
+        }
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        out.println(label + response.body());
     }
 }

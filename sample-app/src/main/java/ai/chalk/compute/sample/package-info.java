@@ -1,5 +1,5 @@
 /**
- * The sample application: a Spring Boot program that uses the injected {@code SandboxClient}
- * on the embedded server to create a sandbox, run, stream, drive stdin, signal and terminate.
+ * The sample application: a Spring Boot program that uses the injected {@code SandboxClient} on the
+ * embedded server to create, run, stream, drive stdin, signal and terminate, with actuator enabled.
  */
 package ai.chalk.compute.sample;

@@ -1,0 +1,67 @@
+package ai.chalk.compute.autoconfigure.auth;
+
+import ai.chalk.compute.auth.ChalkCredentials;
+import ai.chalk.compute.auth.TokenSource;
+import ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration;
+import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
+import ai.chalk.compute.autoconfigure.SdkEnvironment;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+
+/**
+ * Authenticates calls to a remote {@code chalk.compute.target}. Credentials are resolved with the
+ * SDK's precedence: {@code chalk.compute.client-id}, {@code client-secret}, {@code identity-token-file},
+ * {@code api-server} and {@code environment} first, then {@code CHALK_CLIENT_ID},
+ * {@code CHALK_CLIENT_SECRET}, {@code CHALK_WEB_IDENTITY_TOKEN_FILE}, {@code CHALK_API_SERVER} and
+ * {@code CHALK_ENVIRONMENT}, then {@code ~/.chalk.yml}. With none found, calls go without a token.
+ * The embedded server needs no token, so nothing here runs without a target.
+ *
+ * <p>Define a {@link ChalkCredentials} bean to choose credentials in code, or a {@link TokenSource}
+ * bean to supply tokens from elsewhere.
+ */
+@AutoConfiguration(before = ChalkComputeAutoConfiguration.class)
+@ConditionalOnProperty(prefix = ChalkComputeProperties.PREFIX, name = "target")
+@EnableConfigurationProperties(ChalkComputeProperties.class)
+public final class ChalkComputeAuthAutoConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(ChalkComputeAuthAutoConfiguration.class);
+
+    @Bean
+    @ConditionalOnMissingBean
+    ChalkCredentials chalkComputeCredentials(ChalkComputeProperties properties, Environment environment) {
+        SdkEnvironment sdk = SdkEnvironment.from(environment);
+        return ChalkCredentials.builder()
+                .clientId(properties.getClientId())
+                .clientSecret(properties.getClientSecret())
+                .tokenFile(properties.getIdentityTokenFile())
+                .apiServer(properties.getApiServer())
+                .environment(properties.getEnvironment())
+                .environmentVariables(sdk.variables())
+                .homeDirectory(sdk.homeDirectory())
+                .workingDirectory(sdk.workingDirectory())
+                .resolve();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    ChalkComputeAuthInterceptor chalkComputeAuthInterceptor(ChalkCredentials credentials,
+                                                            ObjectProvider<TokenSource> tokenSources) {
+        TokenSource supplied = tokenSources.getIfUnique();
+        if (supplied != null) {
+            return new ChalkComputeAuthInterceptor(supplied, false);
+        }
+        if (!credentials.hasIdentity() && credentials.clientId().isEmpty() && credentials.clientSecret().isEmpty()) {
+            log.debug("No Chalk credentials configured; calls to chalk.compute.target go without a token");
+            return null;
+        }
+        log.debug("Chalk Compute calls authenticate with {}", credentials);
+        return new ChalkComputeAuthInterceptor(TokenSource.from(credentials), true);
+    }
+}

@@ -1,0 +1,5 @@
+/**
+ * Who the application is to a remote Chalk Compute server: credentials resolved as the SDK does
+ * (properties, then environment variables, then ~/.chalk.yml) and the token sent with each call.
+ */
+package ai.chalk.compute.autoconfigure.auth;
