@@ -3,7 +3,9 @@ package ai.chalk.compute.sandbox;
 import ai.chalk.compute.image.Image;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ResourceLimits;
+import ai.chalk.compute.proto.sandbox.v1.VolumeMount;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,6 +37,7 @@ public final class Sandbox {
 
     private final Definition definition;
     private final Object lock = new Object();
+    private final List<VolumeMount> mounts = new ArrayList<>(); // guarded by lock
     private volatile SandboxClient client;
     private volatile SandboxInfo info;
     private boolean starting; // guarded by lock
@@ -217,6 +220,28 @@ public final class Sandbox {
         }
     }
 
+    /**
+     * Mounts a volume (see {@code SandboxClient#volumes()}) into this sandbox when it starts; call
+     * before {@link SandboxClient#run(Sandbox)}. The volume's files persist after the sandbox ends
+     * and can be shared by several sandboxes at once.
+     *
+     * @param volume the volume's name
+     * @param path   where it appears inside the sandbox, an absolute path such as {@code /data}
+     * @return this sandbox
+     * @throws IllegalStateException when the sandbox has already been started
+     */
+    public Sandbox mountVolume(String volume, String path) {
+        Objects.requireNonNull(volume, "volume");
+        Objects.requireNonNull(path, "path");
+        synchronized (lock) {
+            if (client != null || starting) {
+                throw new IllegalStateException("volumes are mounted when a sandbox starts; this one already has");
+            }
+            mounts.add(VolumeMount.newBuilder().setName(volume).setMountPath(path).build());
+        }
+        return this;
+    }
+
     /** The creation request, for a defined sandbox; checks it has not been started and marks it starting. */
     CreateSandboxRequest toCreateRequest() {
         synchronized (lock) {
@@ -229,7 +254,7 @@ public final class Sandbox {
             if (starting) {
                 throw new IllegalStateException("this sandbox is already being started");
             }
-            CreateSandboxRequest request = definition.toRequest();
+            CreateSandboxRequest request = definition.toRequest().toBuilder().addAllVolumes(mounts).build();
             starting = true;
             return request;
         }
@@ -248,12 +273,13 @@ public final class Sandbox {
 
     /** The settings of a sandbox that has not been started. */
     private record Definition(String image, Image imageSpec, String cpu, String memory, Map<String, String> env,
-                              String name, List<String> entrypoint) {
+                              String name, List<String> entrypoint, List<VolumeMount> volumes) {
 
         CreateSandboxRequest toRequest() {
             CreateSandboxRequest.Builder request = CreateSandboxRequest.newBuilder()
                     .putAllEnv(env)
-                    .addAllEntrypoint(entrypoint);
+                    .addAllEntrypoint(entrypoint)
+                    .addAllVolumes(volumes);
             if (image != null) {
                 request.setImage(image);
             } else if (imageSpec != null) {
@@ -288,8 +314,22 @@ public final class Sandbox {
         private final Map<String, String> env = new LinkedHashMap<>();
         private String name;
         private List<String> entrypoint = List.of();
+        private final List<VolumeMount> volumes = new ArrayList<>();
 
         private Builder() {
+        }
+
+        /**
+         * Mounts a volume into the sandbox; its files persist after the sandbox ends.
+         *
+         * @param volume the volume's name (create it with {@code client.volumes().create(name)})
+         * @param path   where it appears inside the sandbox, an absolute path such as {@code /data}
+         * @return this builder
+         */
+        public Builder mountVolume(String volume, String path) {
+            volumes.add(VolumeMount.newBuilder().setName(Objects.requireNonNull(volume, "volume"))
+                    .setMountPath(Objects.requireNonNull(path, "path")).build());
+            return this;
         }
 
         /**
@@ -388,7 +428,7 @@ public final class Sandbox {
         /** The defined sandbox, not running yet; start it with {@link SandboxClient#run(Sandbox)}. */
         public Sandbox build() {
             return new Sandbox(new Definition(image, imageSpec, cpu, memory,
-                    Collections.unmodifiableMap(new LinkedHashMap<>(env)), name, entrypoint));
+                    Collections.unmodifiableMap(new LinkedHashMap<>(env)), name, entrypoint, List.copyOf(volumes)));
         }
     }
 }

@@ -12,6 +12,7 @@ import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
+import ai.chalk.compute.volume.Volumes;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
@@ -58,6 +59,7 @@ public final class SandboxClient implements AutoCloseable {
     private final String description;
     private final SandboxServiceGrpc.SandboxServiceBlockingStub blocking;
     private final SandboxServiceGrpc.SandboxServiceStub async;
+    private final Volumes volumes;
     private volatile boolean closed;
 
     /**
@@ -77,6 +79,7 @@ public final class SandboxClient implements AutoCloseable {
         this.description = description;
         this.blocking = SandboxServiceGrpc.newBlockingStub(channel);
         this.async = SandboxServiceGrpc.newStub(channel);
+        this.volumes = new Volumes(channel);
     }
 
     // ---- connecting ----
@@ -174,6 +177,19 @@ public final class SandboxClient implements AutoCloseable {
     /** Starts configuring a connection: target, TLS, trusted certificates, bearer token. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    // ---- volumes ----
+
+    /**
+     * The server's volumes: persistent storage that sandboxes mount with
+     * {@link Sandbox.Builder#mountVolume(String, String)} and that you read and write directly.
+     *
+     * @return the volumes, over this client's connection
+     */
+    public Volumes volumes() {
+        ensureOpen();
+        return volumes;
     }
 
     // ---- sandboxes ----

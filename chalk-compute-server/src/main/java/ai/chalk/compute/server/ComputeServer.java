@@ -11,6 +11,9 @@ import ai.chalk.compute.server.session.SessionLog;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
+import ai.chalk.compute.server.store.VolumeStore;
+import ai.chalk.compute.server.volume.VolumeManager;
+import ai.chalk.compute.server.volume.VolumeServiceV1;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
@@ -52,6 +55,8 @@ import org.slf4j.LoggerFactory;
 public final class ComputeServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ComputeServer.class);
+    /** Largest request accepted: a volume file sent whole (PutFile) with room for its envelope. */
+    static final int MAX_MESSAGE_BYTES = VolumeManager.MAX_FILE_BYTES + (1 << 20);
 
     private final Builder config;
     private Database database;
@@ -92,19 +97,23 @@ public final class ComputeServer implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
             });
-            sandboxes = new SandboxManager(runtime, new SandboxStore(database), scheduler, config.sandboxLifetime);
+            VolumeManager volumes = new VolumeManager(new VolumeStore(database), dataDir.resolve("volumes"));
+            sandboxes = new SandboxManager(runtime, new SandboxStore(database), volumes, scheduler, config.sandboxLifetime);
             sandboxes.recover();
             health = new HealthStatusManager();
             List<ServerServiceDefinition> services = List.of(
                     intercepted(new SandboxServiceV1(sandboxes, scheduler)),
                     intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes)),
+                    intercepted(new VolumeServiceV1(volumes, sandboxes)),
                     health.getHealthService().bindService(),
                     ProtoReflectionServiceV1.newInstance().bindService());
-            InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName);
+            InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName)
+                    .maxInboundMessageSize(MAX_MESSAGE_BYTES);
             services.forEach(ipb::addService);
             inProcess = ipb.build().start();
             if (config.port != null) {
-                NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port));
+                NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port))
+                        .maxInboundMessageSize(MAX_MESSAGE_BYTES);
                 if (config.tlsCertChain != null) {
                     nb.useTransportSecurity(config.tlsCertChain.toFile(), config.tlsPrivateKey.toFile());
                 }

@@ -14,6 +14,7 @@ import java.util.Optional;
  * @param limits     cpu and memory limits, parsed
  * @param network    whether the sandbox may reach any network beyond its own loopback
  * @param entrypoint an optional long-running process started with the sandbox; empty for none
+ * @param volumes    host directories mounted read-write into the sandbox
  */
 public record SandboxSpec(
         String id,
@@ -22,11 +23,28 @@ public record SandboxSpec(
         String workdir,
         ResourceLimits limits,
         boolean network,
-        List<String> entrypoint) {
+        List<String> entrypoint,
+        List<VolumeBinding> volumes) {
 
     public SandboxSpec {
         env = Map.copyOf(env);
         entrypoint = List.copyOf(entrypoint);
+        volumes = List.copyOf(volumes);
+    }
+
+    /** A spec without volumes. */
+    public SandboxSpec(String id, String image, Map<String, String> env, String workdir, ResourceLimits limits,
+                       boolean network, List<String> entrypoint) {
+        this(id, image, env, workdir, limits, network, entrypoint, List.of());
+    }
+
+    /**
+     * A host directory mounted read-write at {@code mountPath} inside the sandbox.
+     *
+     * @param source    the directory on the host (the server's, never a client's path)
+     * @param mountPath an absolute path inside the sandbox, already validated
+     */
+    public record VolumeBinding(java.nio.file.Path source, String mountPath) {
     }
 
     /**

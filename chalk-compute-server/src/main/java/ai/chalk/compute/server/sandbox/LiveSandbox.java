@@ -2,6 +2,7 @@ package ai.chalk.compute.server.sandbox;
 
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.session.SessionRegistry;
+import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 
 /**
@@ -13,11 +14,18 @@ public final class LiveSandbox {
     private final String id;
     private final RuntimeSandbox runtimeSandbox;
     private final SessionRegistry sessions = new SessionRegistry();
+    private final List<String> volumes;
     private volatile ScheduledFuture<?> lifetimeTimer;
 
-    LiveSandbox(String id, RuntimeSandbox runtimeSandbox) {
+    LiveSandbox(String id, RuntimeSandbox runtimeSandbox, List<String> volumes) {
         this.id = id;
         this.runtimeSandbox = runtimeSandbox;
+        this.volumes = List.copyOf(volumes);
+    }
+
+    /** Names of the volumes the sandbox mounts. */
+    public List<String> volumes() {
+        return volumes;
     }
 
     public String id() {

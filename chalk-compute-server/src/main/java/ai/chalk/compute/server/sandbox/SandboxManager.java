@@ -8,6 +8,7 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
+import ai.chalk.compute.server.volume.VolumeManager;
 import io.grpc.Status;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,6 +35,7 @@ public final class SandboxManager implements AutoCloseable {
 
     private final SandboxRuntime runtime;
     private final SandboxStore store;
+    private final VolumeManager volumes;
     private final ScheduledExecutorService scheduler;
     private final Duration lifetime;
     private final Map<String, LiveSandbox> live = new ConcurrentHashMap<>();
@@ -41,10 +43,11 @@ public final class SandboxManager implements AutoCloseable {
     /**
      * @param lifetime the longest a sandbox may run before the server terminates it
      */
-    public SandboxManager(SandboxRuntime runtime, SandboxStore store, ScheduledExecutorService scheduler,
-                          Duration lifetime) {
+    public SandboxManager(SandboxRuntime runtime, SandboxStore store, VolumeManager volumes,
+                          ScheduledExecutorService scheduler, Duration lifetime) {
         this.runtime = runtime;
         this.store = store;
+        this.volumes = volumes;
         this.scheduler = scheduler;
         this.lifetime = lifetime;
     }
@@ -73,7 +76,7 @@ public final class SandboxManager implements AutoCloseable {
         }
         var adopted = runtime.reconcile(running);
         for (RuntimeSandbox sandbox : adopted) {
-            track(new LiveSandbox(sandbox.id(), sandbox), Duration.ZERO);
+            track(new LiveSandbox(sandbox.id(), sandbox, List.of()), Duration.ZERO);
         }
         var adoptedIds = adopted.stream().map(RuntimeSandbox::id).toList();
         int lost = 0;
@@ -122,7 +125,8 @@ public final class SandboxManager implements AutoCloseable {
             started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
             throw e;
         }
-        track(new LiveSandbox(spec.id(), started), lifetime);
+        track(new LiveSandbox(spec.id(), started, request.getVolumesList().stream().map(v -> v.getName()).toList()),
+                lifetime);
         log.info("Sandbox {} running on the {} runtime", spec.id(), runtime.name());
         return record;
     }
@@ -176,10 +180,7 @@ public final class SandboxManager implements AutoCloseable {
                     rl.hasMemory() && !rl.getMemory().isBlank()
                             ? Optional.of(ResourceQuantity.bytes("resource_limits.memory", rl.getMemory())) : Optional.empty());
         }
-        if (request.getVolumesCount() > 0) {
-            throw Status.FAILED_PRECONDITION.withDescription(
-                    "volumes are not supported by this server yet; create the sandbox without volumes").asRuntimeException();
-        }
+        List<SandboxSpec.VolumeBinding> mounts = VolumeMounts.resolve(request.getVolumesList(), volumes);
         boolean network = false;
         if (request.hasNetworkPolicy()) {
             var policy = request.getNetworkPolicy();
@@ -196,7 +197,7 @@ public final class SandboxManager implements AutoCloseable {
             network = grantsAll;
         }
         return new SandboxSpec(UUID.randomUUID().toString(), image, request.getEnvMap(), DEFAULT_WORKDIR, limits,
-                network, request.getEntrypointList());
+                network, request.getEntrypointList(), mounts);
     }
 
     /** The record of a sandbox, or NOT_FOUND. */
@@ -243,6 +244,11 @@ public final class SandboxManager implements AutoCloseable {
             store.updateState(id, SandboxState.TERMINATED, "terminated: " + reason);
         }
         log.info("Sandbox {} terminated: {}", id, reason);
+    }
+
+    /** Ids of the running sandboxes that mount the volume {@code name}. */
+    public List<String> sandboxesMounting(String name) {
+        return live.values().stream().filter(s -> s.volumes().contains(name)).map(LiveSandbox::id).sorted().toList();
     }
 
     /** Counts of sandboxes by state, for health. */

@@ -132,6 +132,10 @@ final class LocalSandbox implements RuntimeSandbox {
             throw new RuntimeStartException(e.getMessage());
         }
         Level level = runtime.level();
+        if (!spec.volumes().isEmpty() && !level.isolated()) {
+            throw new RuntimeStartException("volumes need a mount namespace, and this server runs sandboxes as plain"
+                    + " processes (isolation none): install bubblewrap, or create the sandbox without volumes");
+        }
         Path dir = runtime.sandboxesDir().resolve(id);
         Path layer = dir.resolve("root");
         Cgroups.SandboxGroups groups = null;
@@ -152,8 +156,10 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             String hostname = LocalRuntime.hostnameOf(id);
             switch (level) {
-                case BUBBLEWRAP -> init = startBubblewrap(runtime, layer, groups, hostname, spec.network(), workdir);
-                case UNSHARE -> init = startUnshare(runtime, layer, groups, hostname, spec.network(), workdir);
+                case BUBBLEWRAP -> init = startBubblewrap(runtime, layer, groups, hostname, spec.network(), workdir,
+                        spec.volumes());
+                case UNSHARE -> init = startUnshare(runtime, layer, groups, hostname, spec.network(), workdir,
+                        spec.volumes());
                 case NONE -> {
                     hostWorkdir = layer.resolve(workdir.substring(1));
                     Files.createDirectories(hostWorkdir);
@@ -190,9 +196,15 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     private static Init startBubblewrap(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
-                                        String hostname, boolean network, String workdir)
+                                        String hostname, boolean network, String workdir,
+                                        List<SandboxSpec.VolumeBinding> volumes)
             throws RuntimeStartException, IOException {
         List<String> args = SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir);
+        int chdir = args.indexOf("--chdir");
+        for (SandboxSpec.VolumeBinding v : volumes) { // after the root and system views, before the workdir
+            args.addAll(chdir, List.of("--bind", v.source().toString(), v.mountPath()));
+            chdir += 3;
+        }
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
                 SandboxCommands.bubblewrapInit(runtime.tools().require("bwrap")));
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.PIPE));
@@ -218,12 +230,14 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     private static Init startUnshare(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
-                                     String hostname, boolean network, String workdir)
+                                     String hostname, boolean network, String workdir,
+                                     List<SandboxSpec.VolumeBinding> volumes)
             throws RuntimeStartException, IOException {
         HostTools tools = runtime.tools();
-        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
-                SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
-                        runtime.systemView(), hostname, network, workdir));
+        List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
+                runtime.systemView(), hostname, network, workdir);
+        volumes.forEach(v -> init.add("vol:" + v.mountPath() + "=" + v.source()));
+        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(), init);
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));

@@ -92,7 +92,8 @@ final class SandboxCommands {
      * with full capabilities and the host's root: it builds the sandbox's root in the layer, pivots into it and
      * becomes the capability-less {@link #INIT_LOOP}.
      * Arguments: layer, hostname, workdir, {@code isolated|host} network, setpriv path, then mount entries
-     * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}.
+     * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}, {@code vol:MOUNT=HOSTDIR} (volumes; mount
+     * paths never contain '=').
      */
     static final String UNSHARE_INIT = """
             set -eu
@@ -105,6 +106,7 @@ final class SandboxCommands {
                 ro:*) mkdir -p "$L$p"; mount --bind -o ro,nosuid,nodev "$p" "$L$p" ;;
                 maskfile:*) mount --bind -o ro /dev/null "$L$p" ;;
                 maskdir:*) mount -t tmpfs -o ro,nosuid,nodev,mode=0700 chalk-mask "$L$p" ;;
+                vol:*) m=${p%%=*}; mkdir -p "$L$m"; mount --bind -o nosuid,nodev "${p#*=}" "$L$m" ;;
               esac
             done
             mkdir -p "$L/proc" "$L/dev" "$L/tmp" "$L/var/tmp" "$L/root"

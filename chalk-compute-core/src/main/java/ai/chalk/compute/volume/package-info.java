@@ -1,0 +1,5 @@
+/**
+ * Volumes: named, persistent storage that sandboxes mount ({@code Sandbox#mountVolume}) and that
+ * clients read and write directly, through {@code chalk.volume.v1.VolumeService}.
+ */
+package ai.chalk.compute.volume;

@@ -1,0 +1,139 @@
+package ai.chalk.compute.server.volume;
+
+import ai.chalk.compute.proto.volume.v1.CreateVolumeRequest;
+import ai.chalk.compute.proto.volume.v1.CreateVolumeResponse;
+import ai.chalk.compute.proto.volume.v1.DeleteVolumeRequest;
+import ai.chalk.compute.proto.volume.v1.DeleteVolumeResponse;
+import ai.chalk.compute.proto.volume.v1.FileInfo;
+import ai.chalk.compute.proto.volume.v1.GetFileRequest;
+import ai.chalk.compute.proto.volume.v1.GetFileResponse;
+import ai.chalk.compute.proto.volume.v1.GetVolumeRequest;
+import ai.chalk.compute.proto.volume.v1.GetVolumeResponse;
+import ai.chalk.compute.proto.volume.v1.ListFilesRequest;
+import ai.chalk.compute.proto.volume.v1.ListFilesResponse;
+import ai.chalk.compute.proto.volume.v1.ListVolumesRequest;
+import ai.chalk.compute.proto.volume.v1.ListVolumesResponse;
+import ai.chalk.compute.proto.volume.v1.PutFileRequest;
+import ai.chalk.compute.proto.volume.v1.PutFileResponse;
+import ai.chalk.compute.proto.volume.v1.RemoveFileRequest;
+import ai.chalk.compute.proto.volume.v1.RemoveFileResponse;
+import ai.chalk.compute.proto.volume.v1.VolumeInfo;
+import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
+import ai.chalk.compute.server.grpc.StatusErrors;
+import ai.chalk.compute.server.sandbox.SandboxManager;
+import ai.chalk.compute.server.store.VolumeStore.VolumeRecord;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Timestamp;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.time.Instant;
+import java.util.List;
+
+/** {@code chalk.volume.v1.VolumeService}: volumes and the files in them. */
+public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBase {
+
+    private static final int DEFAULT_PAGE = 100;
+    private static final int MAX_PAGE = 1000;
+
+    private final VolumeManager volumes;
+    private final SandboxManager sandboxes;
+
+    public VolumeServiceV1(VolumeManager volumes, SandboxManager sandboxes) {
+        this.volumes = volumes;
+        this.sandboxes = sandboxes;
+    }
+
+    @Override
+    public void createVolume(CreateVolumeRequest request, StreamObserver<CreateVolumeResponse> observer) {
+        StatusErrors.unary(observer, () -> CreateVolumeResponse.newBuilder()
+                .setVolume(info(volumes.create(request.getName()))).build());
+    }
+
+    @Override
+    public void getVolume(GetVolumeRequest request, StreamObserver<GetVolumeResponse> observer) {
+        StatusErrors.unary(observer, () -> GetVolumeResponse.newBuilder()
+                .setVolume(info(volumes.get(request.getName()))).build());
+    }
+
+    @Override
+    public void listVolumes(ListVolumesRequest request, StreamObserver<ListVolumesResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            int size = request.getPageSize() == 0 ? DEFAULT_PAGE : request.getPageSize();
+            if (size < 0 || size > MAX_PAGE) {
+                throw Status.INVALID_ARGUMENT.withDescription("page_size " + size + " is out of range: give 1 to "
+                        + MAX_PAGE + ", or 0 for " + DEFAULT_PAGE).asRuntimeException();
+            }
+            List<VolumeRecord> page = volumes.list(request.getPageToken(), size + 1);
+            ListVolumesResponse.Builder b = ListVolumesResponse.newBuilder();
+            page.stream().limit(size).forEach(v -> b.addVolumes(info(v)));
+            if (page.size() > size) {
+                b.setNextPageToken(page.get(size - 1).name());
+            }
+            return b.build();
+        });
+    }
+
+    @Override
+    public void deleteVolume(DeleteVolumeRequest request, StreamObserver<DeleteVolumeResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            volumes.get(request.getName());
+            List<String> users = sandboxes.sandboxesMounting(request.getName());
+            if (!users.isEmpty()) {
+                throw Status.FAILED_PRECONDITION.withDescription("volume " + request.getName()
+                        + " is mounted by running sandbox(es) " + users + "; terminate them first").asRuntimeException();
+            }
+            volumes.delete(request.getName());
+            return DeleteVolumeResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void listFiles(ListFilesRequest request, StreamObserver<ListFilesResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            ListFilesResponse.Builder b = ListFilesResponse.newBuilder();
+            volumes.files(request.getVolumeName(), request.getPrefix()).forEach(f -> b.addFiles(FileInfo.newBuilder()
+                    .setPath(f.path()).setSize(f.size()).setUpdatedAt(timestamp(f.updatedAt()))));
+            return b.build();
+        });
+    }
+
+    @Override
+    public void getFile(GetFileRequest request, StreamObserver<GetFileResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            if (request.getGetSignedUri()) {
+                throw Status.FAILED_PRECONDITION.withDescription("this server has no object storage to sign URIs"
+                        + " for; ask for the data itself (get_signed_uri false)").asRuntimeException();
+            }
+            return GetFileResponse.newBuilder()
+                    .setData(ByteString.copyFrom(volumes.read(request.getVolumeName(), request.getPath()))).build();
+        });
+    }
+
+    @Override
+    public void putFile(PutFileRequest request, StreamObserver<PutFileResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            if (request.getContentCase() == PutFileRequest.ContentCase.STORAGE_OBJECT_ID) {
+                throw Status.FAILED_PRECONDITION.withDescription("this server has no object storage: send the"
+                        + " file's data in the request instead of storage_object_id").asRuntimeException();
+            }
+            volumes.write(request.getVolumeName(), request.getPath(), request.getData().toByteArray());
+            return PutFileResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void removeFile(RemoveFileRequest request, StreamObserver<RemoveFileResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            volumes.remove(request.getVolumeName(), request.getPath());
+            return RemoveFileResponse.getDefaultInstance();
+        });
+    }
+
+    private static VolumeInfo info(VolumeRecord v) {
+        return VolumeInfo.newBuilder().setName(v.name()).setCreatedAt(timestamp(v.createdAt())).build();
+    }
+
+    private static Timestamp timestamp(Instant t) {
+        return Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano()).build();
+    }
+}

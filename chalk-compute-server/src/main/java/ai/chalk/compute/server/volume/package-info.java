@@ -1,0 +1,5 @@
+/**
+ * Persistent volumes: named directories under the data directory that sandboxes mount and
+ * clients read and write through {@code chalk.volume.v1.VolumeService}, with paths kept inside them.
+ */
+package ai.chalk.compute.server.volume;
