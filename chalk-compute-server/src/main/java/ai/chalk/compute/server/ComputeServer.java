@@ -87,8 +87,13 @@ public final class ComputeServer implements AutoCloseable {
         if (running) {
             return this;
         }
-        Path dataDir = config.dataDir.toAbsolutePath();
+        Path dataDir = config.dataDir.toAbsolutePath().normalize();
+        refuseSystemLocation(dataDir);
         Files.createDirectories(dataDir);
+        // what sandboxes leave on disk (their layers, volumes) may hold setuid files and secrets: keep other users out
+        for (String area : List.of("state", "runtime", "volumes")) {
+            privateDirectory(dataDir.resolve(area));
+        }
         try {
             database = Database.open(dataDir);
             runtime = createRuntime(dataDir);
@@ -132,6 +137,21 @@ public final class ComputeServer implements AutoCloseable {
                         : "in-process as " + config.inProcessName,
                 runtime.name(), iso.level(), iso.detail(), dataDir);
         return this;
+    }
+
+    /** Sandboxes see /usr, /etc and the like read-only, so a data directory there would be visible to them. */
+    private static void refuseSystemLocation(Path dataDir) {
+        for (String system : List.of("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")) {
+            if (dataDir.startsWith(system)) {
+                throw new IllegalArgumentException("data directory " + dataDir + " is inside " + system
+                        + ", which every sandbox sees read-only: choose a directory elsewhere, e.g. /var/lib/chalk-compute");
+            }
+        }
+    }
+
+    private static void privateDirectory(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
     }
 
     private ServerServiceDefinition intercepted(BindableService service) {

@@ -40,42 +40,73 @@ final class SandboxFiles {
     record Link(String path, String target) {
     }
 
+    /**
+     * The host's system entries as a sandbox sees them. A top-level symlink such as {@code /lib64 -> usr/lib64}
+     * is bound read-only as a directory rather than recreated as a link in the writable layer: a sandbox owns its
+     * layer's root, so it could swap such a link, and the privileged helpers that enter a sandbox
+     * ({@code nsenter --root}) load their dynamic loader and libraries through these paths. Every file and
+     * directory under {@code /etc} that the host keeps from other users is masked, since a sandbox's root
+     * (uid 0 without capabilities) still has the owner's access to root's files.
+     */
     static SystemView hostSystemView() {
         List<String> dirs = new ArrayList<>();
-        List<Link> links = new ArrayList<>();
         for (String name : SYSTEM_ENTRIES) {
             Path p = Path.of("/", name);
-            if (Files.isSymbolicLink(p)) {
-                try {
-                    links.add(new Link("/" + name, Files.readSymbolicLink(p).toString()));
-                } catch (IOException e) {
-                    // an unreadable link is left out
-                }
-            } else if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+            if (Files.isDirectory(p)) { // a link to a directory counts, and is bound as one
                 dirs.add("/" + name);
             }
         }
         List<String> maskedFiles = new ArrayList<>();
+        List<String> maskedDirs = new ArrayList<>();
         for (String f : MASKED_FILES) {
             if (Files.exists(Path.of(f), LinkOption.NOFOLLOW_LINKS)) {
                 maskedFiles.add(f);
             }
         }
-        Path ssh = Path.of("/etc/ssh");
-        if (Files.isDirectory(ssh)) {
-            try (DirectoryStream<Path> keys = Files.newDirectoryStream(ssh, "ssh_host_*_key")) {
-                keys.forEach(k -> maskedFiles.add(k.toString()));
-            } catch (IOException e) {
-                // nothing to mask
-            }
-        }
-        List<String> maskedDirs = new ArrayList<>();
         for (String d : MASKED_DIRS) {
             if (Files.isDirectory(Path.of(d), LinkOption.NOFOLLOW_LINKS)) {
                 maskedDirs.add(d);
             }
         }
-        return new SystemView(List.copyOf(dirs), List.copyOf(links), List.copyOf(maskedFiles), List.copyOf(maskedDirs));
+        maskUnreadable(Path.of("/etc"), maskedFiles, maskedDirs);
+        return new SystemView(List.copyOf(dirs), List.of(), List.copyOf(maskedFiles.stream().distinct().toList()),
+                List.copyOf(maskedDirs.stream().distinct().toList()));
+    }
+
+    /** Adds what under {@code top} others may not read: files to mask with /dev/null, directories with a tmpfs. */
+    private static void maskUnreadable(Path top, List<String> files, List<String> dirs) {
+        try {
+            Files.walkFileTree(top, new java.nio.file.SimpleFileVisitor<>() {
+                @Override
+                public java.nio.file.FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
+                        throws IOException {
+                    if (!dir.equals(top) && !othersCan(dir, java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
+                        dirs.add(dir.toString());
+                        return java.nio.file.FileVisitResult.SKIP_SUBTREE;
+                    }
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public java.nio.file.FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    if (attrs.isRegularFile() && !othersCan(file, java.nio.file.attribute.PosixFilePermission.OTHERS_READ)) {
+                        files.add(file.toString());
+                    }
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            // an unreadable /etc leaves only the fixed masks
+        }
+    }
+
+    private static boolean othersCan(Path p, java.nio.file.attribute.PosixFilePermission permission) throws IOException {
+        return Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS).contains(permission);
     }
 
     /** Creates a fresh writable layer with the system symlinks in place. */
