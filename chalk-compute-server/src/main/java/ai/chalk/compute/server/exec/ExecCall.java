@@ -17,7 +17,6 @@ import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -52,6 +51,9 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
         this.gate = new ReadyGate(call);
         call.setOnReadyHandler(gate);
         call.setOnCancelHandler(this::cancelled);
+        // messages are asked for one at a time, so queued stdin is bounded (see StdinFlow)
+        call.disableAutoRequest();
+        call.request(1);
     }
 
     @Override
@@ -59,7 +61,10 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
         try {
             switch (request.getMessageCase()) {
                 case INIT -> start(request.getInit());
-                case STDIN_DATA -> requireRun("stdin_data").writeStdin(request.getStdinData().getData().toByteArray());
+                case STDIN_DATA -> {
+                    StdinFlow.write(requireRun("stdin_data"), request.getStdinData().getData().toByteArray(), call);
+                    return;
+                }
                 case STDIN_EOF -> requireRun("stdin_eof").closeStdin();
                 case SIGNAL -> requireRun("signal").signal(Signals.check(request.getSignal().getSignal()));
                 case RESIZE -> requireRun("resize").resize(
@@ -68,9 +73,7 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
                         .withDescription("empty ExecRequest: set one of init, stdin_data, stdin_eof, signal, resize")
                         .asRuntimeException();
             }
-        } catch (IOException e) {
-            // the process closed its stdin or exited; the exit event tells the client what happened
-            log.debug("stdin write failed: {}", e.toString());
+            call.request(1);
         } catch (RuntimeException e) {
             fail(StatusErrors.toStatus(e));
         }
@@ -105,7 +108,10 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
             throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
         }
         run = started;
-        send(ExecResponse.newBuilder().setProcessStarted(ProcessStarted.newBuilder().setPid((int) started.pid())).build());
+        // a command that ended before its pid could be read reports 0, never a wrapped -1
+        long pid = started.pid();
+        send(ExecResponse.newBuilder().setProcessStarted(ProcessStarted.newBuilder()
+                .setPid(pid > 0 && pid <= 0xFFFFFFFFL ? (int) pid : 0)).build());
         startedSent.countDown();
         started.done().whenComplete((result, failure) -> finish(result, failure, timeout));
     }

@@ -48,6 +48,20 @@ public final class ProcessRequests {
         return new ProcessSpec.TerminalSize(cols == 0 ? 80 : cols, rows == 0 ? 24 : rows);
     }
 
+    /** A protobuf duration as a timeout; INVALID_ARGUMENT when it is malformed or absurdly long. */
+    public static Optional<Duration> timeout(boolean present, com.google.protobuf.Duration value) {
+        if (!present) {
+            return Optional.empty();
+        }
+        try {
+            return timeout(true, Duration.ofNanos(com.google.protobuf.util.Durations.toNanos(value)));
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw Status.INVALID_ARGUMENT.withDescription("timeout " + value.getSeconds() + "s " + value.getNanos()
+                    + "ns is not a valid duration: give seconds and nanos of the same sign, under 292 years")
+                    .asRuntimeException();
+        }
+    }
+
     /** A timeout, which must be positive when given. */
     public static Optional<Duration> timeout(boolean present, Duration value) {
         if (!present) {

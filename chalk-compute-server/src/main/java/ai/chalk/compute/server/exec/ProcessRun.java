@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.exec;
 
+import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
@@ -9,8 +10,10 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -39,10 +42,20 @@ public final class ProcessRun {
 
     private final RuntimeProcess process;
     private final CompletableFuture<RunResult> done = new CompletableFuture<>();
+    /** How long a pump may wait for data after the command exited before the run ends without it. */
+    static final Duration LINGER = Duration.ofMillis(300);
+
     private volatile boolean timedOut;
     private volatile ScheduledFuture<?> timer;
-    private final Object stdinLock = new Object();
-    private boolean stdinClosed;
+    private volatile ScheduledExecutorService scheduler;
+    private final List<Pump> pumps = new CopyOnWriteArrayList<>();
+    private final ExecutorService stdinWriter = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "chalk-exec-stdin-" + THREADS.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+    });
+    private final java.util.concurrent.atomic.AtomicLong pendingStdin = new java.util.concurrent.atomic.AtomicLong();
+    private volatile boolean stdinClosed;
 
     private ProcessRun(RuntimeProcess process) {
         this.process = process;
@@ -61,38 +74,84 @@ public final class ProcessRun {
     }
 
     private void begin(Optional<Duration> timeout, ScheduledExecutorService scheduler, OutputSink sink) {
+        this.scheduler = scheduler;
         timeout.ifPresent(t -> timer = scheduler.schedule(this::expire, t.toMillis(), TimeUnit.MILLISECONDS));
-        CompletableFuture<Void> out = pump(process.stdout(), process.pty() ? OutputStreamKind.PTY : OutputStreamKind.STDOUT, sink);
-        CompletableFuture<Void> err = process.pty() ? CompletableFuture.completedFuture(null)
-                : pump(process.stderr(), OutputStreamKind.STDERR, sink);
-        process.onExit()
-                .thenCombine(CompletableFuture.allOf(out, err), (status, ignored) -> status)
-                .whenComplete((status, failure) -> {
-                    ScheduledFuture<?> t = timer;
-                    if (t != null) {
-                        t.cancel(false);
-                    }
-                    if (failure != null) {
-                        done.completeExceptionally(failure);
-                    } else {
-                        done.complete(new RunResult(status, timedOut));
-                    }
-                });
+        OutputSink gated = (kind, data) -> {
+            if (done.isDone()) {
+                // written after the command ended, by something it left running in the background
+                log.debug("{} bytes of {} after pid {} ended were not part of its output", data.length, kind, process.pid());
+                return;
+            }
+            sink.output(kind, data);
+        };
+        pumps.add(new Pump(process.stdout(), process.pty() ? OutputStreamKind.PTY : OutputStreamKind.STDOUT, gated));
+        if (!process.pty()) {
+            pumps.add(new Pump(process.stderr(), OutputStreamKind.STDERR, gated));
+        }
+        process.onExit().whenComplete((status, failure) -> {
+            if (failure != null) {
+                finish(null, failure);
+            } else {
+                awaitOutput(status);
+            }
+        });
     }
 
-    private CompletableFuture<Void> pump(InputStream in, OutputStreamKind kind, OutputSink sink) {
-        return CompletableFuture.runAsync(() -> {
-            byte[] buf = new byte[CHUNK];
-            try (in) {
-                int n;
-                while ((n = in.read(buf)) > 0) {
-                    sink.output(kind, Arrays.copyOf(buf, n));
+    /**
+     * Finishes once every pump reached end of file, or once the only thing left is a pump waiting
+     * in read for {@link #LINGER}: a process the command started in the background still holds
+     * the pipe, and the command itself is over. A pump still delivering (a slow client) is waited for.
+     */
+    private void awaitOutput(ExitStatus status) {
+        long now = System.nanoTime();
+        boolean idle = pumps.stream().allMatch(p -> p.future.isDone()
+                || (p.readingSince != 0 && now - p.readingSince >= LINGER.toNanos()));
+        if (idle) {
+            finish(status, null);
+        } else {
+            scheduler.schedule(() -> awaitOutput(status), 50, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void finish(ExitStatus status, Throwable failure) {
+        ScheduledFuture<?> t = timer;
+        if (t != null) {
+            t.cancel(false);
+        }
+        if (failure != null) {
+            done.completeExceptionally(failure);
+        } else {
+            done.complete(new RunResult(status, timedOut));
+        }
+        stdinWriter.shutdown();
+    }
+
+    /** Copies one of the process's outputs into the sink, noting when it waits for data. */
+    private final class Pump {
+        final CompletableFuture<Void> future;
+        volatile long readingSince;
+
+        Pump(InputStream in, OutputStreamKind kind, OutputSink sink) {
+            future = CompletableFuture.runAsync(() -> {
+                byte[] buf = new byte[CHUNK];
+                try (in) {
+                    while (true) {
+                        readingSince = System.nanoTime();
+                        int n = in.read(buf);
+                        readingSince = 0;
+                        if (n <= 0) {
+                            break;
+                        }
+                        sink.output(kind, Arrays.copyOf(buf, n));
+                    }
+                } catch (IOException e) {
+                    // a PTY reports EIO once the last writer is gone; that is its end of file
+                    log.debug("{} of pid {} ended: {}", kind, process.pid(), e.toString());
+                } finally {
+                    readingSince = 0;
                 }
-            } catch (IOException e) {
-                // a PTY reports EIO once the last writer is gone; that is its end of file
-                log.debug("{} of pid {} ended: {}", kind, process.pid(), e.toString());
-            }
-        }, PUMPS);
+            }, PUMPS);
+        }
     }
 
     private void expire() {
@@ -105,43 +164,62 @@ public final class ProcessRun {
         return process.pid();
     }
 
-    /** Writes to the process's stdin; blocks while its pipe is full. Ignored after {@link #closeStdin()}. */
-    public void writeStdin(byte[] data) throws IOException {
-        synchronized (stdinLock) {
-            if (stdinClosed) {
-                return;
+    /**
+     * Queues bytes for the process's stdin and returns at once; they are written in order by a
+     * thread of this run, so a process that does not read its input blocks nobody else.
+     *
+     * @return completes when the bytes have been written (or dropped because stdin is closed)
+     */
+    public CompletableFuture<Void> writeStdin(byte[] data) {
+        pendingStdin.addAndGet(data.length);
+        try {
+            return CompletableFuture.runAsync(() -> {
+            try {
+                if (!stdinClosed) {
+                    OutputStream stdin = process.stdin();
+                    stdin.write(data);
+                    stdin.flush();
+                }
+            } catch (IOException e) {
+                // the process closed its stdin or exited; its exit event tells the client what happened
+                log.debug("stdin of pid {} closed early: {}", process.pid(), e.toString());
+            } finally {
+                pendingStdin.addAndGet(-data.length);
             }
-            OutputStream stdin = process.stdin();
-            stdin.write(data);
-            stdin.flush();
+            }, stdinWriter);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            pendingStdin.addAndGet(-data.length); // the run is over
+            return CompletableFuture.completedFuture(null);
         }
+    }
+
+    /** Bytes queued for stdin and not yet written. */
+    public long pendingStdinBytes() {
+        return pendingStdin.get();
     }
 
     /** Writes all of {@code data} to stdin and then closes it, without blocking the caller. */
     public void feedStdin(byte[] data) {
-        CompletableFuture.runAsync(() -> {
-            try {
-                writeStdin(data);
-            } catch (IOException e) {
-                log.debug("stdin of pid {} closed early: {}", process.pid(), e.toString());
-            } finally {
-                closeStdin();
-            }
-        }, PUMPS);
+        writeStdin(data);
+        closeStdin();
     }
 
-    /** Sends EOF to the process's stdin. */
+    /** Sends EOF to the process's stdin once what was queued before has been written. */
     public void closeStdin() {
-        synchronized (stdinLock) {
-            if (stdinClosed) {
-                return;
-            }
-            stdinClosed = true;
-            try {
-                process.stdin().close();
-            } catch (IOException e) {
-                log.debug("closing stdin of pid {}: {}", process.pid(), e.toString());
-            }
+        try {
+            stdinWriter.execute(() -> {
+                if (stdinClosed) {
+                    return;
+                }
+                stdinClosed = true;
+                try {
+                    process.stdin().close();
+                } catch (IOException e) {
+                    log.debug("closing stdin of pid {}: {}", process.pid(), e.toString());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the run is over; its stdin went with it
         }
     }
 

@@ -28,7 +28,11 @@ final class ResourceQuantity {
             throw invalid(field, value, "a number of cores such as \"2\", \"0.5\" or \"500m\"");
         }
         BigDecimal n = new BigDecimal(m.group(1));
-        long milli = m.group(2).isEmpty() ? n.movePointRight(3).longValue() : n.longValue();
+        BigDecimal milliExact = m.group(2).isEmpty() ? n.movePointRight(3) : n;
+        if (milliExact.compareTo(BigDecimal.valueOf(1_000_000_000L)) > 0) {
+            throw invalid(field, value, "at most 1000000 cores");
+        }
+        long milli = milliExact.longValue();
         if (milli <= 0) {
             throw invalid(field, value, "more than zero cores");
         }
@@ -43,7 +47,11 @@ final class ResourceQuantity {
         }
         BigDecimal n = new BigDecimal(m.group(1));
         long unit = m.group(2) == null ? 1 : MEMORY_UNITS.get(m.group(2));
-        long bytes = n.multiply(BigDecimal.valueOf(unit)).longValue();
+        BigDecimal exact = n.multiply(BigDecimal.valueOf(unit));
+        if (exact.compareTo(BigDecimal.valueOf(1L << 50)) > 0) {
+            throw invalid(field, value, "at most 1Pi");
+        }
+        long bytes = exact.longValue();
         if (bytes < 4L << 20) {
             throw invalid(field, value, "at least 4Mi");
         }

@@ -103,6 +103,10 @@ public final class SandboxManager implements AutoCloseable {
         SandboxSpec spec = specFor(request);
         Optional<String> name = request.hasName() && !request.getName().isBlank()
                 ? Optional.of(request.getName()) : Optional.empty();
+        if (name.isPresent() && name.get().length() > 255) {
+            throw Status.INVALID_ARGUMENT.withDescription("name is " + name.get().length()
+                    + " characters; at most 255 are allowed").asRuntimeException();
+        }
         Instant createdAt = Instant.now();
         RuntimeSandbox started;
         try {

@@ -18,7 +18,6 @@ import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.sandbox.LiveSandbox;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import com.google.protobuf.ByteString;
-import com.google.protobuf.util.Durations;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -54,8 +53,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
             ProcessSpec spec = ProcessRequests.spec(request.getCommand(), request.getArgsList(),
                     request.hasWorkdir() ? Optional.of(request.getWorkdir()) : Optional.empty(),
                     request.getEnvVarsMap(), Optional.empty());
-            timeout = ProcessRequests.timeout(request.hasTimeout(),
-                    request.hasTimeout() ? Duration.ofNanos(Durations.toNanos(request.getTimeout())) : Duration.ZERO);
+            timeout = ProcessRequests.timeout(request.hasTimeout(), request.getTimeout());
             LiveSandbox sandbox = sandboxes.requireRunning(request.getSandboxId());
             run = ProcessRun.start(sandbox.runtime(), spec, timeout, scheduler,
                     (kind, data) -> (kind == OutputStreamKind.STDERR ? err : out).add(data));

@@ -10,21 +10,18 @@ import ai.chalk.compute.proto.sandbox.v2.SessionError;
 import ai.chalk.compute.server.exec.ProcessRequests;
 import ai.chalk.compute.server.exec.ProcessRun;
 import ai.chalk.compute.server.exec.Signals;
+import ai.chalk.compute.server.exec.StdinFlow;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.sandbox.LiveSandbox;
 import ai.chalk.compute.server.sandbox.SandboxManager;
-import com.google.protobuf.util.Durations;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One {@code OpenSession} stream. It starts a new process or attaches to an existing session,
@@ -33,8 +30,6 @@ import org.slf4j.LoggerFactory;
  * running; the stream ends after the process's terminal event.
  */
 final class SessionCall implements StreamObserver<OpenSessionRequest> {
-
-    private static final Logger log = LoggerFactory.getLogger(SessionCall.class);
 
     private final SandboxManager sandboxes;
     private final ScheduledExecutorService scheduler;
@@ -53,6 +48,8 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
         this.capacityBytes = capacityBytes;
         call.setOnReadyHandler(drainer);
         call.setOnCancelHandler(this::detachQuietly);
+        call.disableAutoRequest(); // one message at a time, so queued stdin stays bounded (see StdinFlow)
+        call.request(1);
     }
 
     @Override
@@ -62,7 +59,10 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 case NEW_PROCESS -> startProcess(request.getNewProcess());
                 case ATTACH_SESSION -> attach(request.getAttachSession());
                 case DETACH_SESSION -> detach();
-                case STDIN_DATA -> requireRun("stdin_data").writeStdin(request.getStdinData().getData().toByteArray());
+                case STDIN_DATA -> {
+                    StdinFlow.write(requireRun("stdin_data"), request.getStdinData().getData().toByteArray(), call);
+                    return;
+                }
                 case STDIN_EOF -> requireRun("stdin_eof").closeStdin();
                 case SIGNAL -> requireRun("signal").signal(Signals.check(request.getSignal().getSignal()));
                 case RESIZE_PTY -> requireRun("resize_pty").resize(
@@ -73,8 +73,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 case COMMAND_NOT_SET -> throw Status.INVALID_ARGUMENT.withDescription(
                         "empty OpenSessionRequest: set new_process or attach_session first").asRuntimeException();
             }
-        } catch (IOException e) {
-            log.debug("stdin write failed: {}", e.toString());
+            call.request(1);
         } catch (RuntimeException e) {
             error(StatusErrors.toStatus(e));
         }
@@ -108,8 +107,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 : Optional.empty();
         ProcessSpec spec = ProcessRequests.spec(np.getCommand(), np.getArgsList(),
                 np.hasWorkdir() ? Optional.of(np.getWorkdir()) : Optional.empty(), np.getEnvVarsMap(), pty);
-        Optional<Duration> timeout = ProcessRequests.timeout(np.hasTimeout(),
-                np.hasTimeout() ? Duration.ofNanos(Durations.toNanos(np.getTimeout())) : Duration.ZERO);
+        Optional<Duration> timeout = ProcessRequests.timeout(np.hasTimeout(), np.getTimeout());
         LiveSandbox sandbox = sandboxes.requireRunning(np.getSandboxId());
         Session s = sandbox.sessions().create(np, capacityBytes);
         try {

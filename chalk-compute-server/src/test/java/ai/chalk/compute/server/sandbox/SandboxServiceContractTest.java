@@ -190,6 +190,71 @@ class SandboxServiceContractTest {
         server.terminate(fresh);
     }
 
+    @Test
+    void signalsGetThroughWhileAProcessIgnoresItsStdin() throws Exception {
+        String id = server.createSandbox();
+        EventCollector<ExecResponse> events = new EventCollector<>();
+        StreamObserver<ExecRequest> requests = server.sandboxesAsync().exec(events);
+        requests.onNext(ExecRequest.newBuilder().setInit(ExecInit.newBuilder().setSandboxId(id)
+                .setCommand("sleep").addArgs("1000")).build());
+        events.await(ExecResponse::hasProcessStarted, Duration.ofSeconds(10));
+        byte[] chunk = new byte[128 * 1024];
+        for (int i = 0; i < 6; i++) { // 768 KiB that sleep never reads: far more than its pipe holds
+            requests.onNext(ExecRequest.newBuilder().setStdinData(
+                    ai.chalk.compute.proto.sandbox.v1.StdinData.newBuilder().setData(ByteString.copyFrom(chunk))).build());
+        }
+        requests.onNext(ExecRequest.newBuilder().setSignal(
+                ai.chalk.compute.proto.sandbox.v1.ExecSignal.newBuilder().setSignal(9)).build());
+        ExecResponse exited = events.await(ExecResponse::hasProcessExited, Duration.ofSeconds(10));
+        assertThat(exited.getProcessExited().getSignal()).isEqualTo(9);
+        requests.onCompleted();
+
+        // past the stdin bound, messages wait their turn behind the input; cancelling still kills the process
+        String marker = "1001." + ProcessHandle.current().pid();
+        EventCollector<ExecResponse> flooded = new EventCollector<>();
+        io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
+        StreamObserver<ExecRequest> flood = ctx.call(() -> server.sandboxesAsync().exec(flooded));
+        flood.onNext(ExecRequest.newBuilder().setInit(ExecInit.newBuilder().setSandboxId(id)
+                .setCommand("sleep").addArgs(marker)).build());
+        flooded.await(ExecResponse::hasProcessStarted, Duration.ofSeconds(10));
+        for (int i = 0; i < 24; i++) { // 3 MiB
+            flood.onNext(ExecRequest.newBuilder().setStdinData(
+                    ai.chalk.compute.proto.sandbox.v1.StdinData.newBuilder().setData(ByteString.copyFrom(chunk))).build());
+        }
+        ctx.cancel(null);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> ProcessHandle.allProcesses()
+                .noneMatch(p -> p.info().commandLine().orElse("").contains("sleep " + marker)));
+        server.terminate(id);
+    }
+
+    @Test
+    void aCommandThatLeavesABackgroundProcessStillReturns() {
+        String id = server.createSandbox();
+        long start = System.nanoTime();
+        ExecCommandResponse r = server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(id)
+                .setCommand("sh").addArgs("-c").addArgs("echo hi; sleep 30 & echo started").build());
+        assertThat(r.getStdout().toStringUtf8()).isEqualTo("hi\nstarted\n");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+        server.terminate(id);
+    }
+
+    @Test
+    void outOfRangeValuesAreInvalidNotInternal() {
+        expectStatus(() -> server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder().setName("n".repeat(300)).build()),
+                Status.Code.INVALID_ARGUMENT, "name is 300 characters");
+        expectStatus(() -> server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
+                        .setResourceLimits(ResourceLimits.newBuilder().setMemory("20000000Ti")).build()),
+                Status.Code.INVALID_ARGUMENT, "at most 1Pi");
+        expectStatus(() -> server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
+                        .setResourceLimits(ResourceLimits.newBuilder().setCpu("18446744073709552")).build()),
+                Status.Code.INVALID_ARGUMENT, "at most 1000000 cores");
+        String id = server.createSandbox();
+        expectStatus(() -> server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(id).setCommand("true")
+                        .setTimeout(com.google.protobuf.Duration.newBuilder().setSeconds(5).setNanos(-5)).build()),
+                Status.Code.INVALID_ARGUMENT, "not a valid duration");
+        server.terminate(id);
+    }
+
     private static void expectStatus(Runnable call, Status.Code code, String messagePart) {
         assertThatThrownBy(call::run).isInstanceOf(StatusRuntimeException.class).satisfies(e -> {
             Status status = ((StatusRuntimeException) e).getStatus();
