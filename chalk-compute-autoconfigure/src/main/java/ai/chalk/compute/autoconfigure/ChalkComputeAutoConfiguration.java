@@ -13,7 +13,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.grpc.client.autoconfigure.GrpcChannelFactoryCustomizer;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -40,7 +39,7 @@ public final class ChalkComputeAutoConfiguration {
     private static final Logger log = LoggerFactory.getLogger(ChalkComputeAutoConfiguration.class);
 
     @Bean
-    @ConditionalOnMissingBean
+    @ConditionalOnMissingBean({ChalkComputeChannel.class, SandboxClient.class}) // a user's own client needs no channel of ours
     ChalkComputeChannel chalkComputeChannel(ChalkComputeProperties properties,
                                             ObjectProvider<ChannelOpener> openers,
                                             ObjectProvider<EmbeddedComputeServer> embedded,
@@ -88,7 +87,7 @@ public final class ChalkComputeAutoConfiguration {
          * {@code https://}/{@code http://} target for the Chalk Compute target only.
          */
         @Bean
-        @ConditionalOnProperty(prefix = ChalkComputeProperties.PREFIX, name = "target")
+        @ConditionalOnRemoteTarget
         GrpcChannelFactoryCustomizer chalkComputeChannelCredentials(ChalkComputeProperties properties,
                                                                     ObjectProvider<ChannelCredentialsProvider> credentials) {
             return factory -> {

@@ -186,8 +186,11 @@ public class ChalkComputeProperties {
         /** Whether to run the embedded server: auto (when the server module is present and no target is set), true, or false. */
         private Switch enabled = Switch.AUTO;
 
-        /** The sandbox runtime: auto, local, docker or kubernetes (docker and kubernetes are not part of this version yet). */
-        private Runtime runtime = Runtime.AUTO;
+        /**
+         * The sandbox runtime: local (the default: namespaces, no daemon), docker, kubernetes, or auto
+         * (docker when an engine answers, else local).
+         */
+        private Runtime runtime = Runtime.LOCAL;
 
         /** Also serve over TCP on this port of 127.0.0.1 (0 = a free port). Unset: in-process only, no port opened. */
         private Integer port;

@@ -346,6 +346,41 @@ class ChalkComputeAutoConfigurationTests {
     }
 
     @Test
+    void aUsersOwnClientStartsNoEmbeddedServerAndNoChannel() {
+        runner.withUserConfiguration(UserClientOnly.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).hasSingleBean(SandboxClient.class);
+            assertThat(context).doesNotHaveBean(EmbeddedComputeServer.class);
+            assertThat(context).doesNotHaveBean(ChalkComputeChannel.class);
+        });
+        runner.withUserConfiguration(UserClientOnly.class)
+                .withClassLoader(new org.springframework.boot.test.context.FilteredClassLoader(
+                        ai.chalk.compute.server.ComputeServer.class))
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(SandboxClient.class));
+        // asked for explicitly, the embedded server still runs beside the user's client
+        runner.withUserConfiguration(UserClientOnly.class).withPropertyValues("chalk.compute.embedded.enabled=true")
+                .run(context -> assertThat(context).hasSingleBean(EmbeddedComputeServer.class));
+    }
+
+    @Test
+    void anEmptyTargetMeansTheEmbeddedServerAndNoCredentials() {
+        runner.withPropertyValues("chalk.compute.target=").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).hasSingleBean(EmbeddedComputeServer.class);
+            assertThat(context).doesNotHaveBean(ai.chalk.compute.auth.ChalkCredentials.class);
+        });
+    }
+
+    /** Only a client, for a server of the application's choosing. */
+    @Configuration(proxyBeanMethods = false)
+    static class UserClientOnly {
+        @Bean(destroyMethod = "close")
+        SandboxClient myClient() {
+            return SandboxClient.connect("localhost:1");
+        }
+    }
+
+    @Test
     void theUsersEmbeddedServerWins() {
         runner.withUserConfiguration(UserServer.class).run(context -> {
             assertThat(context).hasNotFailed().hasSingleBean(EmbeddedComputeServer.class);

@@ -4,13 +4,13 @@ import ai.chalk.compute.auth.ChalkCredentials;
 import ai.chalk.compute.auth.TokenSource;
 import ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration;
 import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
+import ai.chalk.compute.autoconfigure.ConditionalOnRemoteTarget;
 import ai.chalk.compute.autoconfigure.SdkEnvironment;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
@@ -27,7 +27,7 @@ import org.springframework.core.env.Environment;
  * bean to supply tokens from elsewhere.
  */
 @AutoConfiguration(before = ChalkComputeAutoConfiguration.class)
-@ConditionalOnProperty(prefix = ChalkComputeProperties.PREFIX, name = "target")
+@ConditionalOnRemoteTarget
 @EnableConfigurationProperties(ChalkComputeProperties.class)
 public final class ChalkComputeAuthAutoConfiguration {
 
