@@ -187,6 +187,36 @@ public final class Sandbox {
         return new ExecProcess(startCall(command, false));
     }
 
+    /**
+     * The sandbox's files: read, write, list, stat, move and remove them, and stream large files up
+     * and down. Built on exec, so it works with any server.
+     * <pre>{@code
+     * sandbox.files().writeText("/data/test.txt", "Hello World");
+     * String content = sandbox.files().readText("/data/test.txt");
+     * sandbox.files().upload(Path.of("model.bin"), "/models/model.bin");
+     * }</pre>
+     *
+     * @return the files API of this sandbox (a lightweight object; call this as often as you like)
+     */
+    public ai.chalk.compute.files.SandboxFiles files() {
+        return ai.chalk.compute.files.SandboxFiles.of(this);
+    }
+
+    /**
+     * Git helpers that run the sandbox's {@code git}: clone, status, branches, fetch, pull, push,
+     * reset, restore, remotes and config. Built on exec, so it works with any server; failures throw
+     * {@link ai.chalk.compute.git.GitError}.
+     * <pre>{@code
+     * sandbox.git().clone("https://github.com/octocat/Hello-World.git", "repo");
+     * System.out.println(sandbox.git().status("repo").currentBranch());
+     * }</pre>
+     *
+     * @return the git helpers of this sandbox (a lightweight object; call this as often as you like)
+     */
+    public ai.chalk.compute.git.SandboxGit git() {
+        return ai.chalk.compute.git.SandboxGit.of(this);
+    }
+
     private ExecCall startCall(Command command, boolean closeStdin) {
         Objects.requireNonNull(command, "command");
         SandboxInfo current = started();
