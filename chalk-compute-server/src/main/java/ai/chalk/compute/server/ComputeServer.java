@@ -2,15 +2,20 @@ package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.runtime.docker.DockerRuntime;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import ai.chalk.compute.server.runtime.local.LocalRuntime;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.sandbox.SandboxServiceV1;
+import ai.chalk.compute.server.sandbox.SandboxServiceV2;
 import ai.chalk.compute.server.session.SandboxProcessServiceV2;
 import ai.chalk.compute.server.session.SessionLog;
+import ai.chalk.compute.server.snapshot.SandboxSnapshotServiceV2;
+import ai.chalk.compute.server.snapshot.SnapshotManager;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
+import ai.chalk.compute.server.store.SnapshotStore;
 import ai.chalk.compute.server.store.VolumeStore;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeServiceV1;
@@ -55,6 +60,8 @@ import org.slf4j.LoggerFactory;
 public final class ComputeServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ComputeServer.class);
+    /** How long the runtime {@code auto} waits for a Docker engine to answer before it picks local. */
+    static final Duration AUTO_PROBE_TIMEOUT = Duration.ofSeconds(2);
     /** Largest request accepted: a volume file sent whole (PutFile) with room for its envelope. */
     static final int MAX_MESSAGE_BYTES = VolumeManager.MAX_FILE_BYTES + (1 << 20);
 
@@ -62,6 +69,7 @@ public final class ComputeServer implements AutoCloseable {
     private Database database;
     private SandboxRuntime runtime;
     private SandboxManager sandboxes;
+    private SnapshotManager snapshots;
     private ScheduledExecutorService scheduler;
     private Server inProcess;
     private Server tcp;
@@ -105,9 +113,13 @@ public final class ComputeServer implements AutoCloseable {
             VolumeManager volumes = new VolumeManager(new VolumeStore(database), dataDir.resolve("volumes"));
             sandboxes = new SandboxManager(runtime, new SandboxStore(database), volumes, scheduler, config.sandboxLifetime);
             sandboxes.recover();
+            snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
+            snapshots.recover();
             health = new HealthStatusManager();
             List<ServerServiceDefinition> services = List.of(
                     intercepted(new SandboxServiceV1(sandboxes, scheduler)),
+                    intercepted(new SandboxServiceV2(sandboxes, snapshots)),
+                    intercepted(new SandboxSnapshotServiceV2(snapshots)),
                     intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes)),
                     intercepted(new VolumeServiceV1(volumes, sandboxes)),
                     health.getHealthService().bindService(),
@@ -161,12 +173,29 @@ public final class ComputeServer implements AutoCloseable {
     private SandboxRuntime createRuntime(Path dataDir) {
         String name = config.runtime.toLowerCase(Locale.ROOT);
         return switch (name) {
-            case "local", "auto" -> new LocalRuntime(dataDir.resolve("runtime").resolve("local"), config.localIsolation);
-            case "docker", "kubernetes" -> throw new IllegalStateException("the " + name
-                    + " runtime is not part of this server version yet; use --runtime local");
+            case "local" -> localRuntime(dataDir);
+            case "docker" -> dockerRuntime(dataDir);
+            case "auto" -> DockerRuntime.engineAnswers(config.dockerHost, AUTO_PROBE_TIMEOUT)
+                    ? dockerRuntime(dataDir) : localRuntime(dataDir);
+            case "kubernetes" -> throw new IllegalStateException("the kubernetes runtime is not part of this server"
+                    + " version yet; use --runtime local or docker");
             default -> throw new IllegalArgumentException("unknown runtime \"" + config.runtime
                     + "\": choose local, docker, kubernetes or auto");
         };
+    }
+
+    private SandboxRuntime localRuntime(Path dataDir) {
+        return new LocalRuntime(dataDir.resolve("runtime").resolve("local"), config.localIsolation);
+    }
+
+    /** @throws IllegalStateException when no engine answers ("no Docker engine at ...: start dockerd or ...") */
+    private SandboxRuntime dockerRuntime(Path dataDir) {
+        DockerRuntime.Builder b = DockerRuntime.builder(dataDir.resolve("runtime").resolve("docker"))
+                .dockerHost(config.dockerHost);
+        if (config.dockerDefaultImage != null) {
+            b.defaultImage(config.dockerDefaultImage);
+        }
+        return b.build();
     }
 
     /** The name clients use with the in-process transport. */
@@ -225,6 +254,9 @@ public final class ComputeServer implements AutoCloseable {
         if (sandboxes != null) {
             sandboxes.close();
         }
+        if (snapshots != null) {
+            snapshots.close();
+        }
         for (Server s : new Server[] {tcp, inProcess}) {
             if (s != null) {
                 try {
@@ -256,6 +288,8 @@ public final class ComputeServer implements AutoCloseable {
         private String inProcessName = "chalk-compute-" + UUID.randomUUID();
         private String runtime = "local";
         private LocalIsolation localIsolation = LocalIsolation.AUTO;
+        private String dockerHost;
+        private String dockerDefaultImage;
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private Path tlsCertChain;
@@ -265,7 +299,10 @@ public final class ComputeServer implements AutoCloseable {
         private Builder() {
         }
 
-        /** Where state lives: the database, sandboxes' writable layers. Default {@code ~/.chalk-compute}. */
+        /**
+         * Where state lives: the database, sandboxes' writable layers, volumes, snapshots. Default
+         * {@code ~/.chalk-compute}.
+         */
         public Builder dataDir(Path dataDir) {
             this.dataDir = Objects.requireNonNull(dataDir, "dataDir");
             return this;
@@ -292,9 +329,31 @@ public final class ComputeServer implements AutoCloseable {
             return this;
         }
 
-        /** {@code local} (default), or {@code auto}; docker and kubernetes come in later versions. */
+        /**
+         * The sandbox runtime: {@code local} (default: namespaces on this machine, no daemon), {@code docker} (a
+         * Docker Engine; starting fails when none answers), or {@code auto} (docker when an engine answers within
+         * two seconds, else local). Kubernetes comes in a later version.
+         */
         public Builder runtime(String runtime) {
             this.runtime = Objects.requireNonNull(runtime, "runtime");
+            return this;
+        }
+
+        /**
+         * The Docker engine of the docker runtime ({@code unix:///path} or {@code tcp://host:port}). Default: the
+         * {@code DOCKER_HOST} environment variable, else {@code unix:///var/run/docker.sock}.
+         */
+        public Builder dockerHost(String dockerHost) {
+            this.dockerHost = dockerHost == null || dockerHost.isBlank() ? null : dockerHost;
+            return this;
+        }
+
+        /**
+         * The image of sandboxes created without one on the docker runtime. Default
+         * {@value ai.chalk.compute.server.runtime.docker.DockerRuntime#DEFAULT_IMAGE} (pulled on first use).
+         */
+        public Builder dockerDefaultImage(String image) {
+            this.dockerDefaultImage = image == null || image.isBlank() ? null : image.trim();
             return this;
         }
 

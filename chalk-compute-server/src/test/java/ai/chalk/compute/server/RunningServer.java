@@ -4,6 +4,7 @@ import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshotServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
@@ -39,6 +40,17 @@ public final class RunningServer implements AutoCloseable {
 
     public SandboxServiceGrpc.SandboxServiceStub sandboxesAsync() {
         return SandboxServiceGrpc.newStub(channel);
+    }
+
+    /** {@code chalk.sandbox.v2.SandboxService}. */
+    public ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.SandboxServiceBlockingStub sandboxesV2() {
+        return ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS);
+    }
+
+    /** {@code chalk.sandbox.v2.SandboxSnapshotService}. */
+    public SandboxSnapshotServiceGrpc.SandboxSnapshotServiceBlockingStub snapshots() {
+        return SandboxSnapshotServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
     }
 
     public SandboxProcessServiceGrpc.SandboxProcessServiceBlockingStub processes() {

@@ -1,7 +1,9 @@
 package ai.chalk.compute.server.runtime;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -15,6 +17,9 @@ import java.util.Optional;
  * @param network    whether the sandbox may reach any network beyond its own loopback
  * @param entrypoint an optional long-running process started with the sandbox; empty for none
  * @param volumes    host directories mounted read-write into the sandbox
+ * @param initialFilesystem a directory on the host (the server's, e.g. a snapshot taken with
+ *                   {@link RuntimeSandbox#snapshot}) whose contents are copied into the new sandbox's
+ *                   writable layer before it starts; empty for a fresh layer. It is only read.
  */
 public record SandboxSpec(
         String id,
@@ -24,12 +29,20 @@ public record SandboxSpec(
         ResourceLimits limits,
         boolean network,
         List<String> entrypoint,
-        List<VolumeBinding> volumes) {
+        List<VolumeBinding> volumes,
+        Optional<Path> initialFilesystem) {
 
     public SandboxSpec {
         env = Map.copyOf(env);
         entrypoint = List.copyOf(entrypoint);
         volumes = List.copyOf(volumes);
+        initialFilesystem = Objects.requireNonNull(initialFilesystem, "initialFilesystem");
+    }
+
+    /** A spec with a fresh writable layer. */
+    public SandboxSpec(String id, String image, Map<String, String> env, String workdir, ResourceLimits limits,
+                       boolean network, List<String> entrypoint, List<VolumeBinding> volumes) {
+        this(id, image, env, workdir, limits, network, entrypoint, volumes, Optional.empty());
     }
 
     /** A spec without volumes. */
@@ -44,7 +57,7 @@ public record SandboxSpec(
      * @param source    the directory on the host (the server's, never a client's path)
      * @param mountPath an absolute path inside the sandbox, already validated
      */
-    public record VolumeBinding(java.nio.file.Path source, String mountPath) {
+    public record VolumeBinding(Path source, String mountPath) {
     }
 
     /**

@@ -1,5 +1,5 @@
 /**
- * The runtime SPI: how the server starts sandboxes and processes on an execution engine.
- * Services speak only to these types; each engine (local, docker, kubernetes) implements them.
+ * The runtime SPI: how the server starts, suspends, snapshots and stops sandboxes and runs processes in them on an
+ * execution engine. Services speak only to these types; each engine (local, docker, kubernetes) implements them.
  */
 package ai.chalk.compute.server.runtime;

@@ -16,6 +16,7 @@ public final class LiveSandbox {
     private final SessionRegistry sessions = new SessionRegistry();
     private final List<String> volumes;
     private volatile ScheduledFuture<?> lifetimeTimer;
+    private volatile boolean suspended;
 
     LiveSandbox(String id, RuntimeSandbox runtimeSandbox, List<String> volumes) {
         this.id = id;
@@ -40,6 +41,15 @@ public final class LiveSandbox {
     /** The v2 sessions of this sandbox. */
     public SessionRegistry sessions() {
         return sessions;
+    }
+
+    /** Whether the sandbox is suspended: its processes are frozen and it starts no new ones. */
+    public boolean suspended() {
+        return suspended;
+    }
+
+    void suspended(boolean suspended) {
+        this.suspended = suspended;
     }
 
     void lifetimeTimer(ScheduledFuture<?> timer) {

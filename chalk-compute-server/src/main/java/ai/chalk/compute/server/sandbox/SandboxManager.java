@@ -1,15 +1,19 @@
 package ai.chalk.compute.server.sandbox;
 
+import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
 import ai.chalk.compute.server.volume.VolumeManager;
+import com.google.protobuf.util.Durations;
 import io.grpc.Status;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -100,7 +104,51 @@ public final class SandboxManager implements AutoCloseable {
      * a sandbox that fails to start is recorded as FAILED with the reason.
      */
     public SandboxRecord create(CreateSandboxRequest request) {
-        SandboxSpec spec = specFor(request);
+        return launch(request, specFor(request, Optional.empty(), FieldNames.V1), ContainerSpecs.fromV1(request),
+                lifetime);
+    }
+
+    /**
+     * Creates and starts a sandbox described by a v2 spec, as {@link #create(CreateSandboxRequest)}: the fields
+     * this runtime cannot honour are refused (FAILED_PRECONDITION naming them), the rest go through the same
+     * validation as v1's.
+     *
+     * @param initialFilesystem a directory (a snapshot's files) copied into the sandbox's writable layer; empty
+     *                          for a fresh one
+     */
+    public SandboxRecord create(ChalkContainerSpec spec, Optional<Path> initialFilesystem) {
+        ContainerSpecs.refuseUnsupported(spec, runtime.name());
+        Duration sandboxLifetime = lifetimeOf(spec);
+        CreateSandboxRequest request = ContainerSpecs.toV1(spec);
+        return launch(request, specFor(request, initialFilesystem, FieldNames.V2), spec, sandboxLifetime);
+    }
+
+    private Duration lifetimeOf(ChalkContainerSpec spec) {
+        if (!spec.hasLifetime()) {
+            return lifetime;
+        }
+        Duration asked;
+        try {
+            asked = Duration.ofNanos(Durations.toNanos(Durations.checkValid(spec.getLifetime())));
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw Status.INVALID_ARGUMENT.withDescription("lifetime is not a valid duration: " + e.getMessage())
+                    .asRuntimeException();
+        }
+        if (asked.isNegative() || asked.isZero()) {
+            throw Status.INVALID_ARGUMENT.withDescription("lifetime must be positive, got "
+                    + Durations.toString(spec.getLifetime())).asRuntimeException();
+        }
+        if (asked.compareTo(lifetime) > 0) {
+            throw Status.INVALID_ARGUMENT.withDescription("lifetime " + Durations.toString(spec.getLifetime())
+                    + " is longer than this server lets a sandbox run (" + Durations.toString(
+                    Durations.fromNanos(lifetime.toNanos())) + ", the server's --sandbox-lifetime setting);"
+                    + " ask for less, or leave it unset for the maximum").asRuntimeException();
+        }
+        return asked;
+    }
+
+    private SandboxRecord launch(CreateSandboxRequest request, SandboxSpec spec, ChalkContainerSpec containerSpec,
+                                 Duration sandboxLifetime) {
         Optional<String> name = request.hasName() && !request.getName().isBlank()
                 ? Optional.of(request.getName()) : Optional.empty();
         if (name.isPresent() && name.get().length() > 255) {
@@ -108,30 +156,33 @@ public final class SandboxManager implements AutoCloseable {
                     + " characters; at most 255 are allowed").asRuntimeException();
         }
         Instant createdAt = Instant.now();
+        byte[] requestBytes = request.toByteArray();
+        byte[] specBytes = containerSpec.toByteArray();
         RuntimeSandbox started;
         try {
             started = runtime.start(spec);
         } catch (RuntimeStartException e) {
             store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
-                    request.toByteArray(), e.getMessage());
+                    requestBytes, specBytes, e.getMessage());
             throw Status.FAILED_PRECONDITION.withDescription("sandbox could not start: " + e.getMessage())
                     .asRuntimeException();
         } catch (RuntimeException e) {
             store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
-                    request.toByteArray(), "sandbox could not start: " + e);
+                    requestBytes, specBytes, "sandbox could not start: " + e);
             throw e;
         }
         SandboxRecord record;
         try {
             record = store.insert(spec.id(), name, SandboxState.RUNNING, spec.image(), runtime.name(), createdAt,
-                    request.toByteArray(), null);
+                    requestBytes, specBytes, null);
         } catch (RuntimeException e) {
             started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
             throw e;
         }
         track(new LiveSandbox(spec.id(), started, request.getVolumesList().stream().map(v -> v.getName()).toList()),
-                lifetime);
-        log.info("Sandbox {} running on the {} runtime", spec.id(), runtime.name());
+                sandboxLifetime);
+        log.info("Sandbox {} running on the {} runtime{}", spec.id(), runtime.name(),
+                spec.initialFilesystem().isPresent() ? " from a snapshot" : "");
         return record;
     }
 
@@ -146,7 +197,9 @@ public final class SandboxManager implements AutoCloseable {
             if (live.remove(sandbox.id()) != null) {
                 sandbox.cancelLifetimeTimer();
                 sandbox.sessions().closeAll();
-                store.updateState(sandbox.id(), SandboxState.TERMINATED, reason);
+                synchronized (sandbox) {
+                    store.updateState(sandbox.id(), SandboxState.TERMINATED, reason);
+                }
                 log.info("Sandbox {} stopped: {}", sandbox.id(), reason);
             }
         });
@@ -160,8 +213,14 @@ public final class SandboxManager implements AutoCloseable {
         }
     }
 
-    private SandboxSpec specFor(CreateSandboxRequest request) {
-        RequestLimits.checkEnv("env", request.getEnvMap());
+    /** How errors name the fields validated in both APIs: v1's CreateSandboxRequest or v2's ChalkContainerSpec. */
+    private record FieldNames(String env, String cpu, String memory) {
+        static final FieldNames V1 = new FieldNames("env", "resource_limits.cpu", "resource_limits.memory");
+        static final FieldNames V2 = new FieldNames("env_vars", "resources.cpu", "resources.memory");
+    }
+
+    private SandboxSpec specFor(CreateSandboxRequest request, Optional<Path> initialFilesystem, FieldNames fields) {
+        RequestLimits.checkEnv(fields.env(), request.getEnvMap());
         String image = switch (request.getImageSourceCase()) {
             case IMAGE -> request.getImage().trim();
             case IMAGE_SPEC -> throw Status.FAILED_PRECONDITION.withDescription(
@@ -180,9 +239,9 @@ public final class SandboxManager implements AutoCloseable {
             var rl = request.getResourceLimits();
             limits = new SandboxSpec.ResourceLimits(
                     rl.hasCpu() && !rl.getCpu().isBlank()
-                            ? Optional.of(ResourceQuantity.milliCpus("resource_limits.cpu", rl.getCpu())) : Optional.empty(),
+                            ? Optional.of(ResourceQuantity.milliCpus(fields.cpu(), rl.getCpu())) : Optional.empty(),
                     rl.hasMemory() && !rl.getMemory().isBlank()
-                            ? Optional.of(ResourceQuantity.bytes("resource_limits.memory", rl.getMemory())) : Optional.empty());
+                            ? Optional.of(ResourceQuantity.bytes(fields.memory(), rl.getMemory())) : Optional.empty());
         }
         List<SandboxSpec.VolumeBinding> mounts = VolumeMounts.resolve(request.getVolumesList(), volumes);
         boolean network = false;
@@ -201,7 +260,7 @@ public final class SandboxManager implements AutoCloseable {
             network = grantsAll;
         }
         return new SandboxSpec(UUID.randomUUID().toString(), image, request.getEnvMap(), DEFAULT_WORKDIR, limits,
-                network, request.getEntrypointList(), mounts);
+                network, request.getEntrypointList(), mounts, initialFilesystem);
     }
 
     /** The record of a sandbox, or NOT_FOUND. */
@@ -216,8 +275,29 @@ public final class SandboxManager implements AutoCloseable {
         return store.list(afterSeq, limit, states, notStates);
     }
 
-    /** The running sandbox with this id: NOT_FOUND when unknown, FAILED_PRECONDITION when it is not running. */
+    /** A page of records matching a v2 query. */
+    public List<SandboxRecord> search(SandboxStore.Query query) {
+        return store.search(query);
+    }
+
+    /**
+     * The running sandbox with this id, to start processes in: NOT_FOUND when unknown, FAILED_PRECONDITION when it
+     * is suspended (saying so) or no longer running.
+     */
     public LiveSandbox requireRunning(String id) {
+        LiveSandbox sandbox = requireLive(id);
+        if (sandbox.suspended()) {
+            throw Status.FAILED_PRECONDITION.withDescription("sandbox " + id + " is suspended: its processes are"
+                    + " frozen and it starts no new ones; resume it (ResumeSandbox) first").asRuntimeException();
+        }
+        return sandbox;
+    }
+
+    /**
+     * The sandbox with this id while it lives, running or suspended: NOT_FOUND when unknown, FAILED_PRECONDITION
+     * when it has stopped.
+     */
+    public LiveSandbox requireLive(String id) {
         requireId(id);
         LiveSandbox sandbox = live.get(id);
         if (sandbox != null) {
@@ -230,8 +310,56 @@ public final class SandboxManager implements AutoCloseable {
     }
 
     /**
+     * Suspends a sandbox: its processes are frozen where they stand until {@link #resume}; it starts no new
+     * ones meanwhile, and its lifetime keeps counting. Suspending a suspended sandbox does nothing.
+     * FAILED_PRECONDITION when the runtime cannot suspend (it says why) or the sandbox has stopped.
+     */
+    public void suspend(String id) {
+        LiveSandbox sandbox = requireLive(id);
+        synchronized (sandbox) { // one suspend or resume at a time; the final state update of a terminate waits
+            if (live.get(id) != sandbox) {
+                requireLive(id); // terminated meanwhile: says so
+            }
+            if (sandbox.suspended()) {
+                return;
+            }
+            try {
+                sandbox.runtime().suspend();
+            } catch (SandboxOperationException e) {
+                throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+            }
+            sandbox.suspended(true);
+            store.updateState(id, SandboxState.SUSPENDED, "suspended at " + Instant.now()
+                    + "; ResumeSandbox lets its processes continue");
+        }
+        log.info("Sandbox {} suspended", id);
+    }
+
+    /** Resumes a suspended sandbox; resuming a running one does nothing. FAILED_PRECONDITION as {@link #suspend}. */
+    public void resume(String id) {
+        LiveSandbox sandbox = requireLive(id);
+        synchronized (sandbox) {
+            if (live.get(id) != sandbox) {
+                requireLive(id);
+            }
+            if (!sandbox.suspended()) {
+                return;
+            }
+            try {
+                sandbox.runtime().resume();
+            } catch (SandboxOperationException e) {
+                throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+            }
+            sandbox.suspended(false);
+            store.updateState(id, SandboxState.RUNNING, "resumed at " + Instant.now());
+        }
+        log.info("Sandbox {} resumed", id);
+    }
+
+    /**
      * Terminates a sandbox: SIGTERM to its processes, SIGKILL after the grace period, then its
-     * writable layer is discarded. Terminating a finished sandbox does nothing.
+     * writable layer is discarded. A suspended sandbox is resumed first, so its processes can react.
+     * Terminating a finished sandbox does nothing.
      */
     public void terminate(String id, Duration grace, String reason) {
         SandboxRecord record = get(id);
@@ -245,7 +373,9 @@ public final class SandboxManager implements AutoCloseable {
         try {
             sandbox.runtime().terminate(grace);
         } finally {
-            store.updateState(id, SandboxState.TERMINATED, "terminated: " + reason);
+            synchronized (sandbox) {
+                store.updateState(id, SandboxState.TERMINATED, "terminated: " + reason);
+            }
         }
         log.info("Sandbox {} terminated: {}", id, reason);
     }

@@ -1,5 +1,5 @@
 /**
- * Sandboxes on the server: their lifecycle (create, list, terminate, lifetime, restart recovery)
- * and the {@code chalk.sandbox.v1.SandboxService} that exposes it.
+ * Sandboxes on the server: their lifecycle (create, list, suspend, resume, terminate, lifetime, restart recovery)
+ * and the {@code chalk.sandbox.v1} and {@code chalk.sandbox.v2} SandboxServices that expose it.
  */
 package ai.chalk.compute.server.sandbox;

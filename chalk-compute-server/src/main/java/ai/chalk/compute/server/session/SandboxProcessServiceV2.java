@@ -114,7 +114,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
     @Override
     public void getSession(GetSessionRequest request, StreamObserver<GetSessionResponse> observer) {
         StatusErrors.unary(observer, () -> GetSessionResponse.newBuilder()
-                .setSession(sandboxes.requireRunning(request.getSandboxId()).sessions()
+                .setSession(sandboxes.requireLive(request.getSandboxId()).sessions()
                         .require(request.getSandboxId(), request.getSessionId()).info())
                 .build());
     }
@@ -123,7 +123,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
     public void listSessions(ListSessionsRequest request, StreamObserver<ListSessionsResponse> observer) {
         StatusErrors.unary(observer, () -> {
             ListSessionsResponse.Builder b = ListSessionsResponse.newBuilder();
-            sandboxes.requireRunning(request.getSandboxId()).sessions().all().stream()
+            sandboxes.requireLive(request.getSandboxId()).sessions().all().stream()
                     .sorted(Comparator.comparing(Session::id))
                     .forEach(s -> b.addSessions(s.info()));
             return b.build();

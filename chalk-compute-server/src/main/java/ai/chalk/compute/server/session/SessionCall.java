@@ -126,7 +126,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                         + session.id() + "; detach first").asRuntimeException();
             }
         }
-        LiveSandbox sandbox = sandboxes.requireRunning(a.getSandboxId());
+        LiveSandbox sandbox = sandboxes.requireLive(a.getSandboxId());
         Session s = sandbox.sessions().require(a.getSandboxId(), a.getSessionId());
         if (a.hasPtyInfo() && s.run() != null) {
             s.run().resize((int) a.getPtyInfo().getCols(), (int) a.getPtyInfo().getRows());

@@ -15,7 +15,10 @@ import java.util.Optional;
  * @param createdAt     when it was created
  * @param finishedAt    when it stopped, if it has
  * @param statusMessage why it is in its state, in a sentence
- * @param request       the create request as received (serialised protobuf), for later inspection
+ * @param request       the create request as a serialised v1 {@code CreateSandboxRequest} (a v2 request is
+ *                      recorded in its v1 form), for later inspection
+ * @param containerSpec the sandbox's serialised {@code chalk.container.v1.ChalkContainerSpec}, as v2 shows it;
+ *                      null for records written before the server kept it
  */
 public record SandboxRecord(
         long seq,
@@ -27,5 +30,6 @@ public record SandboxRecord(
         Instant createdAt,
         Optional<Instant> finishedAt,
         Optional<String> statusMessage,
-        byte[] request) {
+        byte[] request,
+        byte[] containerSpec) {
 }

@@ -29,15 +29,31 @@ public final class SandboxStore {
                   finished_at TIMESTAMP WITH TIME ZONE,
                   status_message VARCHAR(4096),
                   request VARBINARY)""");
+        db.execute("ALTER TABLE sandbox ADD COLUMN IF NOT EXISTS spec VARBINARY");
+    }
+
+    /**
+     * What {@link #search} returns: sandboxes in creation order, filtered.
+     *
+     * @param states     only these states (empty: any)
+     * @param names      only sandboxes with one of these names (empty: any)
+     * @param images     only sandboxes asked to run one of these images, "" for the default (empty: any)
+     * @param text       only sandboxes whose id or name contains this, ignoring case (empty: any)
+     * @param descending newest first
+     * @param cursor     only sandboxes after this sequence number in the chosen order (the cursor); 0 for the start
+     * @param limit      at most this many
+     */
+    public record Query(Collection<SandboxState> states, Collection<String> names, Collection<String> images,
+                        String text, boolean descending, long cursor, int limit) {
     }
 
     /** Inserts a new record and returns it with its sequence number. */
     public SandboxRecord insert(String id, Optional<String> name, SandboxState state, String image, String runtime,
-                                Instant createdAt, byte[] request, String statusMessage) {
+                                Instant createdAt, byte[] request, byte[] containerSpec, String statusMessage) {
         synchronized (db) {
             try (PreparedStatement ps = db.connection().prepareStatement(
                     "INSERT INTO sandbox (id, name, state, image, runtime, created_at, request, status_message,"
-                            + " finished_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                            + " finished_at, spec) VALUES (?,?,?,?,?,?,?,?,?,?)",
                     new String[] {"seq"})) {
                 ps.setString(1, id);
                 ps.setString(2, name.orElse(null));
@@ -49,11 +65,13 @@ public final class SandboxStore {
                 ps.setString(8, fit(statusMessage));
                 Instant finishedAt = state.finished() ? Instant.now() : null;
                 ps.setTimestamp(9, finishedAt == null ? null : Timestamp.from(finishedAt));
+                ps.setBytes(10, containerSpec);
                 ps.executeUpdate();
                 try (ResultSet keys = ps.getGeneratedKeys()) {
                     keys.next();
                     return new SandboxRecord(keys.getLong(1), id, name, state, image, runtime, createdAt,
-                            Optional.ofNullable(finishedAt), Optional.ofNullable(fit(statusMessage)), request);
+                            Optional.ofNullable(finishedAt), Optional.ofNullable(fit(statusMessage)), request,
+                            containerSpec);
                 }
             } catch (SQLException e) {
                 throw new StoreException("saving sandbox " + id + " failed: " + e.getMessage(), e);
@@ -106,6 +124,42 @@ public final class SandboxStore {
         sql.append(" ORDER BY seq LIMIT ?");
         args.add(limit);
         return query(sql.toString(), args);
+    }
+
+    /** A page of sandboxes matching {@code q}; see {@link Query}. */
+    public List<SandboxRecord> search(Query q) {
+        StringBuilder sql = new StringBuilder("SELECT * FROM sandbox WHERE 1 = 1");
+        List<Object> args = new ArrayList<>();
+        if (q.cursor() > 0) {
+            sql.append(q.descending() ? " AND seq < ?" : " AND seq > ?");
+            args.add(q.cursor());
+        }
+        if (!q.states().isEmpty()) {
+            sql.append(" AND state IN (").append(placeholders(q.states().size())).append(')');
+            q.states().forEach(s -> args.add(s.name()));
+        }
+        if (!q.names().isEmpty()) {
+            sql.append(" AND name IN (").append(placeholders(q.names().size())).append(')');
+            args.addAll(q.names());
+        }
+        if (!q.images().isEmpty()) {
+            sql.append(" AND image IN (").append(placeholders(q.images().size())).append(')');
+            args.addAll(q.images());
+        }
+        if (!q.text().isEmpty()) {
+            sql.append(" AND (LOWER(id) LIKE ? ESCAPE '\\' OR LOWER(name) LIKE ? ESCAPE '\\')");
+            String like = "%" + likeEscape(q.text().toLowerCase(java.util.Locale.ROOT)) + "%";
+            args.add(like);
+            args.add(like);
+        }
+        sql.append(" ORDER BY seq ").append(q.descending() ? "DESC" : "ASC").append(" LIMIT ?");
+        args.add(q.limit());
+        return query(sql.toString(), args);
+    }
+
+    /** {@code s} with LIKE's wildcards escaped, to match literally. */
+    static String likeEscape(String s) {
+        return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
     }
 
     /** Counts sandboxes by state, for health. */
@@ -168,6 +222,7 @@ public final class SandboxStore {
                 rs.getTimestamp("created_at").toInstant(),
                 Optional.ofNullable(finished).map(Timestamp::toInstant),
                 Optional.ofNullable(rs.getString("status_message")),
-                rs.getBytes("request"));
+                rs.getBytes("request"),
+                rs.getBytes("spec"));
     }
 }

@@ -24,18 +24,33 @@ import java.util.concurrent.locks.LockSupport;
  * pids hierarchy one sub-group {@code init} for its init and one {@code x<n>} per exec, which is how
  * {@link Group#killAll} reaches every process an exec started, daemons included. Groups are nested under the
  * server's own cgroup so that limits put on the server still bound its sandboxes.
+ *
+ * <p>Where the {@code freezer} hierarchy is usable too, a sandbox also gets a freezer group {@code <id>} that its
+ * init and every exec join like the cpu and memory groups; {@link SandboxGroups#freeze} stops everything in the
+ * sandbox at once (suspend, consistent snapshots) and {@link SandboxGroups#thaw} lets it continue.
  */
 final class Cgroups {
 
+    /** The controllers that limit a sandbox; {@link #controllers()} lists those in use. */
     static final List<String> CONTROLLERS = List.of("cpu", "memory", "pids");
+    /** The controller that suspends a sandbox, used in addition to the limits where it is available. */
+    static final String FREEZER = "freezer";
+    private static final List<String> ALL = List.of("cpu", "memory", "pids", FREEZER);
     static final long CFS_PERIOD_US = 100_000;
 
     private final Map<String, Path> base;
     private final String problem;
+    private final String freezerProblem;
 
-    private Cgroups(Map<String, Path> base, String problem) {
+    private Cgroups(Map<String, Path> base, String problem, String freezerProblem) {
         this.base = base;
         this.problem = problem;
+        this.freezerProblem = base.containsKey(FREEZER) ? null
+                : freezerProblem != null ? freezerProblem : problem != null ? problem : "freezer is not usable";
+    }
+
+    private Cgroups(Map<String, Path> base, String problem) {
+        this(base, problem, null);
     }
 
     /** No cgroups at all, for the reason given. */
@@ -60,22 +75,27 @@ final class Cgroups {
         }
         Map<String, Path> usable = new LinkedHashMap<>();
         List<String> problems = new ArrayList<>();
-        for (String controller : CONTROLLERS) {
+        String freezerProblem = null;
+        for (String controller : ALL) {
             Mount mount = mounts.get(controller);
+            String failure;
+            Path dir = null;
             if (mount == null) {
-                problems.add(controller + " is not mounted");
-                continue;
+                failure = controller + " is not mounted";
+            } else {
+                dir = mount.dirOf(own.getOrDefault(controller, "/")).resolve("chalk-compute").resolve(key);
+                failure = probe(controller, dir);
             }
-            Path dir = mount.dirOf(own.getOrDefault(controller, "/")).resolve("chalk-compute").resolve(key);
-            String failure = probe(controller, dir);
             if (failure == null) {
                 usable.put(controller, dir);
+            } else if (controller.equals(FREEZER)) {
+                freezerProblem = failure;
             } else {
                 problems.add(failure);
             }
         }
         return new Cgroups(java.util.Collections.unmodifiableMap(usable),
-                problems.isEmpty() ? null : String.join("; ", problems));
+                problems.isEmpty() ? null : String.join("; ", problems), freezerProblem);
     }
 
     private static String probe(String controller, Path dir) {
@@ -89,6 +109,7 @@ final class Cgroups {
                     case "cpu" -> write(test.resolve("cpu.cfs_quota_us"), "-1");
                     case "memory" -> write(test.resolve("memory.limit_in_bytes"), "-1");
                     case "pids" -> write(test.resolve("pids.max"), "max");
+                    case FREEZER -> write(test.resolve("freezer.state"), "THAWED");
                     default -> throw new IllegalArgumentException(controller);
                 }
                 if (!Files.isWritable(test.resolve("cgroup.procs"))) {
@@ -103,9 +124,24 @@ final class Cgroups {
         }
     }
 
-    /** Controllers this runtime enforces, in {@link #CONTROLLERS} order. */
+    /** Limiting controllers this runtime enforces, in {@link #CONTROLLERS} order (the freezer is not one). */
     List<String> controllers() {
-        return List.copyOf(base.keySet());
+        return base.keySet().stream().filter(CONTROLLERS::contains).toList();
+    }
+
+    /** Whether sandboxes get groups at all: some limiting controller or the freezer is usable. */
+    boolean any() {
+        return !base.isEmpty();
+    }
+
+    /** Whether sandboxes can be frozen (suspended). */
+    boolean freezer() {
+        return base.containsKey(FREEZER);
+    }
+
+    /** Why the freezer is unusable, if it is. */
+    Optional<String> freezerProblem() {
+        return Optional.ofNullable(freezerProblem);
     }
 
     boolean has(String controller) {
@@ -194,6 +230,10 @@ final class Cgroups {
 
     /** Kills whatever still runs in a sandbox's groups and removes them. */
     void removeSandbox(String id) {
+        Path freezer = base.get(FREEZER);
+        if (freezer != null && Files.isDirectory(freezer.resolve(id))) {
+            thaw(freezer.resolve(id)); // frozen processes do not die until thawed
+        }
         Path pids = base.get("pids");
         if (pids != null && Files.isDirectory(pids.resolve(id))) {
             new Group(pids.resolve(id)).killAll(5_000);
@@ -265,8 +305,54 @@ final class Cgroups {
             return all;
         }
 
+        /** Whether the sandbox has a freezer group. */
+        boolean hasFreezer() {
+            return dirs.containsKey(FREEZER);
+        }
+
+        /**
+         * Freezes every process in the sandbox (and any that joins later) and returns once all are frozen.
+         *
+         * @throws IOException when there is no freezer group, or the processes did not all freeze within
+         *                     {@code timeoutMillis} (a process stuck in the kernel); the group is thawed again then
+         */
+        void freeze(long timeoutMillis) throws IOException {
+            Path dir = dirs.get(FREEZER);
+            if (dir == null) {
+                throw new IOException("the sandbox has no freezer group");
+            }
+            Path state = dir.resolve("freezer.state");
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+            long pause = 50_000;
+            while (true) {
+                write(state, "FROZEN"); // again while FREEZING: the kernel retries the tasks it could not freeze
+                if (Files.readString(state, StandardCharsets.US_ASCII).trim().equals("FROZEN")) {
+                    return;
+                }
+                if (System.nanoTime() > deadline) {
+                    Cgroups.thaw(dir);
+                    throw new IOException("not every process of the sandbox could be frozen within "
+                            + timeoutMillis + " ms (one is busy in the kernel); try again");
+                }
+                LockSupport.parkNanos(pause);
+                pause = Math.min(pause * 2, 20_000_000);
+            }
+        }
+
+        /** Lets the processes of a frozen sandbox continue; does nothing when it is not frozen. */
+        void thaw() throws IOException {
+            Path dir = dirs.get(FREEZER);
+            if (dir != null) {
+                write(dir.resolve("freezer.state"), "THAWED");
+            }
+        }
+
         /** Kills anything left and removes every group of the sandbox. */
         void remove() {
+            Path freezer = dirs.get(FREEZER);
+            if (freezer != null) {
+                Cgroups.thaw(freezer); // frozen processes do not die until thawed
+            }
             pidsGroup().ifPresent(g -> g.killAll(5_000));
             for (Path d : dirs.values()) {
                 for (long pid : procs(d, true)) {
@@ -407,6 +493,15 @@ final class Cgroups {
         }
     }
 
+    /** Thaws a freezer group, quietly: it may be gone already. */
+    private static void thaw(Path freezerGroup) {
+        try {
+            write(freezerGroup.resolve("freezer.state"), "THAWED");
+        } catch (IOException e) {
+            // gone already
+        }
+    }
+
     static void write(Path file, String value) throws IOException {
         Files.writeString(file, value, StandardCharsets.US_ASCII);
     }
@@ -439,7 +534,7 @@ final class Cgroups {
             String[] head = parts[0].split(" ");
             Mount mount = new Mount(Path.of(unescape(head[4])), unescape(head[3]));
             for (String option : tail[2].split(",")) {
-                if (CONTROLLERS.contains(option)) {
+                if (ALL.contains(option)) {
                     mounts.putIfAbsent(option, mount);
                 }
             }
@@ -456,7 +551,7 @@ final class Cgroups {
                 continue;
             }
             for (String controller : f[1].split(",")) {
-                if (CONTROLLERS.contains(controller)) {
+                if (ALL.contains(controller)) {
                     own.put(controller, f[2]);
                 }
             }

@@ -237,7 +237,9 @@ public final class LocalRuntime implements SandboxRuntime {
         List<String> in = cgroups.controllers();
         if (in.isEmpty()) {
             return "no cgroups (" + cgroups.problem().orElse("unavailable") + "): cpu, memory and process limits "
-                    + "are NOT enforced, and killTree follows the process tree, so daemons that re-parent may escape it";
+                    + "are NOT enforced, and killTree follows the process tree, so daemons that re-parent may escape it"
+                    + (cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
+                    : "; sandboxes cannot be suspended and snapshots are copied while their processes run");
         }
         StringBuilder s = new StringBuilder("cgroup v1 controllers ").append(String.join(", ", in)).append(" in use");
         if (in.contains("pids")) {
@@ -246,6 +248,9 @@ public final class LocalRuntime implements SandboxRuntime {
             s.append("; without pids, killTree follows the process tree, so daemons that re-parent may escape it");
         }
         cgroups.problem().ifPresent(p -> s.append("; not enforced: ").append(p));
+        s.append(cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
+                : "; no freezer (" + cgroups.freezerProblem().orElse("unavailable") + "): sandboxes cannot be"
+                        + " suspended and snapshots are copied while their processes run");
         return s.toString();
     }
 

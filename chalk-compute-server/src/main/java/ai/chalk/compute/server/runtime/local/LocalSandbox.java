@@ -5,6 +5,7 @@ import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
 import com.pty4j.PtyProcessBuilder;
@@ -38,6 +39,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One sandbox of the {@link LocalRuntime}: a long-lived init holding the sandbox's namespaces (none without
  * isolation), its cgroups and its writable layer {@code <state>/sandboxes/<id>/root}.
+ *
+ * <p>Suspend and resume freeze and thaw the sandbox's freezer group (every process of the sandbox is in it). A
+ * snapshot freezes the sandbox too while its layer is copied, and holds the read lock meanwhile, so a terminate
+ * waits for the copy to end rather than deleting the layer under it.
  */
 final class LocalSandbox implements RuntimeSandbox {
 
@@ -50,6 +55,8 @@ final class LocalSandbox implements RuntimeSandbox {
     static final int SPARES = 2;
     /** Requests larger than this (huge argument lists) take the direct path. */
     private static final int MAX_SPARE_REQUEST = 256 * 1024;
+    /** How long the processes of a sandbox get to reach the frozen state. */
+    private static final long FREEZE_TIMEOUT_MILLIS = 10_000;
 
     private enum State { RUNNING, STOPPING, STOPPED }
 
@@ -74,6 +81,11 @@ final class LocalSandbox implements RuntimeSandbox {
             new java.util.concurrent.ConcurrentLinkedDeque<>();
     private volatile State state = State.RUNNING;
     private boolean released;
+    /** Guards the freezer: {@link #suspended}, {@link #snapshotting} and {@link #frozen}. */
+    private final Object freezeLock = new Object();
+    private boolean suspended;
+    private int snapshotting;
+    private boolean frozen;
 
     /** A spare exec helper waiting for its request, with its pids group and where its command will be. */
     private record Spare(Process process, Cgroups.ExecGroup group, CompletableFuture<LocalProcess.Pids> pids) {
@@ -143,11 +155,17 @@ final class LocalSandbox implements RuntimeSandbox {
         Path hostWorkdir = null;
         try {
             try {
-                SandboxFiles.createLayer(layer, runtime.systemView());
+                if (spec.initialFilesystem().isPresent()) {
+                    List<String> owned = new ArrayList<>(List.of("/tmp", "/var/tmp", "/root", workdir));
+                    spec.volumes().forEach(v -> owned.add(v.mountPath()));
+                    SandboxFiles.createLayer(layer, runtime.systemView(), spec.initialFilesystem().get(), owned);
+                } else {
+                    SandboxFiles.createLayer(layer, runtime.systemView());
+                }
             } catch (IOException e) {
                 throw new RuntimeStartException("cannot create the writable layer of sandbox " + id + ": " + e.getMessage(), e);
             }
-            if (!runtime.cgroups().controllers().isEmpty()) {
+            if (runtime.cgroups().any()) {
                 try {
                     groups = runtime.cgroups().create(id, spec.limits(), LocalRuntime.PIDS_MAX);
                 } catch (IOException e) {
@@ -589,6 +607,7 @@ final class LocalSandbox implements RuntimeSandbox {
             stopped.join(); // someone else is stopping it
             return;
         }
+        thawForStop();
         dropSpares();
         long graceNanos = Math.max(0, grace.toNanos());
         if (graceNanos > 0) {
@@ -608,6 +627,155 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         processes.forEach(p -> p.deliveredBySandbox(9));
         release("terminated");
+    }
+
+    /** A suspended sandbox's processes must run again to receive SIGTERM, and frozen ones ignore even SIGKILL. */
+    private void thawForStop() {
+        synchronized (freezeLock) {
+            suspended = false;
+            if (frozen) {
+                try {
+                    groups.thaw();
+                } catch (IOException e) {
+                    log.warn("Cannot thaw sandbox {} to stop it: {}", id, e.toString());
+                }
+                frozen = false;
+            }
+        }
+    }
+
+    /**
+     * Freezes every process of the sandbox with the cgroup v1 freezer, keeping their memory, files and sockets;
+     * processes started meanwhile freeze as they join the sandbox's groups.
+     *
+     * @throws SandboxOperationException without a freezer (cgroup v1 freezer not mounted or not writable, cgroups
+     *                                   switched off), when the sandbox is stopping, or when a process would not
+     *                                   freeze in time
+     */
+    @Override
+    public void suspend() throws SandboxOperationException {
+        Cgroups.SandboxGroups g = requireFreezer("suspended");
+        lock.readLock().lock();
+        try {
+            requireRunning("suspended");
+            synchronized (freezeLock) {
+                if (suspended) {
+                    return;
+                }
+                freezeLocked(g, "suspend");
+                suspended = true;
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+        log.debug("Sandbox {} suspended", id);
+    }
+
+    @Override
+    public void resume() throws SandboxOperationException {
+        Cgroups.SandboxGroups g = requireFreezer("resumed");
+        lock.readLock().lock();
+        try {
+            requireRunning("resumed");
+            synchronized (freezeLock) {
+                if (!suspended) {
+                    return;
+                }
+                suspended = false;
+                if (snapshotting == 0) {
+                    thawLocked(g);
+                }
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+        log.debug("Sandbox {} resumed", id);
+    }
+
+    /**
+     * Copies the writable layer with GNU {@code cp -a} (no link followed, one file system), frozen when the freezer
+     * is available; a terminate meanwhile waits for the copy.
+     */
+    @Override
+    public SnapshotResult snapshot(Path destination) throws SandboxOperationException, IOException {
+        boolean freeze = groups != null && groups.hasFreezer();
+        lock.readLock().lock();
+        try {
+            requireRunning("snapshotted");
+            synchronized (freezeLock) {
+                if (freeze && !frozen) {
+                    freezeLocked(groups, "snapshot");
+                }
+                snapshotting++;
+            }
+            try {
+                SandboxFiles.copyTree(layer(), destination);
+            } finally {
+                synchronized (freezeLock) {
+                    snapshotting--;
+                    if (freeze && frozen && !suspended && snapshotting == 0) {
+                        thawLocked(groups);
+                    }
+                }
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+        if (freeze) {
+            return new SnapshotResult(true, "");
+        }
+        return new SnapshotResult(false, "copied while the sandbox's processes ran (no cgroup freezer here: "
+                + runtime.cgroups().freezerProblem().orElse("cgroups are not in use") + "), so files written during"
+                + " the copy may be caught half-way");
+    }
+
+    private Cgroups.SandboxGroups requireFreezer(String what) throws SandboxOperationException {
+        if (runtime == null) {
+            throw new SandboxOperationException("sandbox " + id + " is still starting");
+        }
+        if (groups == null || !groups.hasFreezer()) {
+            throw new SandboxOperationException("sandbox " + id + " cannot be " + what + ": the local runtime"
+                    + " suspends sandboxes with the cgroup v1 freezer, which is not available on this host ("
+                    + runtime.cgroups().freezerProblem().orElse("cgroups are not in use") + ")");
+        }
+        return groups;
+    }
+
+    /** Call with the read lock held. */
+    private void requireRunning(String what) throws SandboxOperationException {
+        if (state != State.RUNNING) {
+            throw new SandboxOperationException("sandbox " + id + " cannot be " + what + ": it is "
+                    + (state == State.STOPPING ? "stopping" : "stopped"));
+        }
+    }
+
+    private void freezeLocked(Cgroups.SandboxGroups g, String why) throws SandboxOperationException {
+        if (frozen) {
+            return;
+        }
+        try {
+            g.freeze(FREEZE_TIMEOUT_MILLIS);
+        } catch (IOException e) {
+            throw new SandboxOperationException("cannot freeze sandbox " + id + " for the " + why + ": "
+                    + e.getMessage(), e);
+        }
+        frozen = true;
+    }
+
+    private void thawLocked(Cgroups.SandboxGroups g) throws SandboxOperationException {
+        try {
+            g.thaw();
+        } catch (IOException e) {
+            throw new SandboxOperationException("cannot thaw sandbox " + id + ": " + e.getMessage(), e);
+        }
+        frozen = false;
+    }
+
+    /** Whether the sandbox's processes are frozen right now (suspended or being snapshotted); for tests. */
+    boolean frozen() {
+        synchronized (freezeLock) {
+            return frozen;
+        }
     }
 
     private void dropSpares() {

@@ -125,6 +125,106 @@ final class SandboxFiles {
     }
 
     /**
+     * Creates a writable layer from a copy of {@code seed} (a snapshot of an earlier sandbox's layer), made safe to
+     * set up: the runtime creates, mounts over and changes the mode of a few paths of a layer as root before the
+     * sandbox starts, and a snapshot holds what a sandbox wrote, so a symlink at one of those paths could turn that
+     * work onto the host. The top-level system entries and mount points ({@code /usr}, {@code /etc}, {@code /proc},
+     * {@code /dev} ..., hidden by mounts in a running sandbox anyway) are dropped from the copy and recreated, and
+     * along each of {@code ownedPaths} (absolute paths the runtime will create or mount on: {@code /tmp}, the
+     * working directory, volume mount points) whatever is not a plain directory is removed.
+     */
+    static void createLayer(Path layer, SystemView view, Path seed, List<String> ownedPaths) throws IOException {
+        if (!Files.isDirectory(seed, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException("the initial filesystem " + seed + " is not a directory");
+        }
+        if (Files.exists(layer, LinkOption.NOFOLLOW_LINKS)) {
+            deleteTree(layer);
+        }
+        Files.createDirectories(layer.getParent());
+        copyTree(seed, layer);
+        List<String> topLevel = new ArrayList<>(SYSTEM_ENTRIES);
+        topLevel.addAll(List.of("proc", "dev", "sys", ".chalk-old-root"));
+        for (String name : topLevel) {
+            deleteTree(layer.resolve(name));
+        }
+        for (String owned : ownedPaths) {
+            Path at = layer;
+            for (String name : owned.split("/")) {
+                if (name.isEmpty() || name.equals(".")) {
+                    continue;
+                }
+                if (name.equals("..")) {
+                    break; // never outside the layer; the service layer refuses such paths anyway
+                }
+                at = at.resolve(name);
+                if (!Files.exists(at, LinkOption.NOFOLLOW_LINKS)) {
+                    break;
+                }
+                if (!Files.isDirectory(at, LinkOption.NOFOLLOW_LINKS)) {
+                    deleteTree(at); // a file or a symlink (deleteTree removes the link, never its target)
+                    break;
+                }
+            }
+        }
+        for (Link link : view.links()) {
+            try {
+                Files.createSymbolicLink(layer.resolve(link.path().substring(1)), Path.of(link.target()));
+            } catch (FileAlreadyExistsException e) {
+                // already there
+            }
+        }
+    }
+
+    /**
+     * Copies the directory tree {@code source} to {@code destination} (which must not exist) with GNU
+     * {@code cp -a --one-file-system}: modes, ownership, timestamps, symlinks (copied as links, never followed),
+     * hard links, FIFOs and sockets are kept. The copy is made next to {@code destination} and renamed into place,
+     * so on failure nothing is left at {@code destination}.
+     */
+    static void copyTree(Path source, Path destination) throws IOException {
+        if (Files.exists(destination, LinkOption.NOFOLLOW_LINKS)) {
+            throw new FileAlreadyExistsException(destination.toString());
+        }
+        if (!Files.isDirectory(source, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException(source + " is not a directory");
+        }
+        Path cp = Files.isExecutable(Path.of("/bin/cp")) ? Path.of("/bin/cp") : Path.of("/usr/bin/cp");
+        if (!Files.isExecutable(cp)) {
+            throw new IOException("cannot copy " + source + ": GNU cp (coreutils) is not installed on this host");
+        }
+        Path partial = destination.resolveSibling(destination.getFileName() + ".partial");
+        deleteTree(partial);
+        Process p = new ProcessBuilder(cp.toString(), "-a", "--one-file-system", "--no-target-directory", "--",
+                source.toString(), partial.toString())
+                .redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
+        byte[] said = p.getInputStream().readNBytes(4096);
+        p.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
+        int code;
+        try {
+            code = p.waitFor();
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            deleteTree(partial);
+            throw new IOException("interrupted while copying " + source, e);
+        }
+        if (code != 0) {
+            deleteTree(partial);
+            String why = new String(said, StandardCharsets.UTF_8).trim();
+            throw new IOException("copying the files failed (cp exit code " + code + ")"
+                    + (why.isEmpty() ? "" : ": " + why.lines().limit(5).reduce((a, b) -> a + "; " + b).orElse("")));
+        }
+        try {
+            Files.move(partial, destination, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            deleteTree(partial);
+            throw e;
+        }
+    }
+
+    /**
      * Resolves {@code path} (absolute, or relative to {@code cwd}) inside the tree rooted at {@code root}, treating
      * every symlink as relative to that root. Returns the host path of the target, or empty when it does not exist.
      */

@@ -32,7 +32,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Processes in a bubblewrap sandbox: streams, signals, trees, terminals, environment. */
+/**
+ * Processes in a bubblewrap sandbox, beyond the shared behaviour of {@code RuntimeBehaviourTest}: daemons reached
+ * by killTree through the pids cgroup, the exact environment, spare exec helpers.
+ */
 class LocalRuntimeProcessTest {
 
     @TempDir
@@ -52,58 +55,6 @@ class LocalRuntimeProcessTest {
     }
 
     @Test
-    void stdinRoundTripsThroughCat() throws Exception {
-        RuntimeProcess p = sandbox.exec(command("cat"));
-        var out = LocalTesting.drain(p.stdout());
-        byte[] data = "hello\nworld\n".repeat(10_000).getBytes(StandardCharsets.UTF_8);
-        p.stdin().write(data);
-        p.stdin().close();
-        assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
-        assertThat(out.get(5, TimeUnit.SECONDS)).isEqualTo(new String(data, StandardCharsets.UTF_8));
-        assertThat(p.pty()).isFalse();
-    }
-
-    @Test
-    void pidIsThePidInsideTheSandbox() throws Exception {
-        RuntimeProcess p = sandbox.exec(sh("echo $$; exec cat"));
-        String first = readLine(p.stdout());
-        assertThat(p.pid()).isEqualTo(Long.parseLong(first)).isLessThan(100);
-        p.stdin().close();
-        assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
-    }
-
-    @Test
-    void sigtermAndSigkillAreReportedAsSignals() throws Exception {
-        for (int signal : List.of(15, 9, 1)) {
-            RuntimeProcess p = sandbox.exec(command("sleep", "4711"));
-            assertThat(p.pid()).isPositive();
-            p.signal(signal);
-            assertThat(collect(p).status()).isEqualTo(ExitStatus.signalled(signal));
-        }
-    }
-
-    @Test
-    void sigintReachesATrap() throws Exception {
-        RuntimeProcess p = sandbox.exec(sh("trap 'echo interrupted; exit 3' INT; echo ready; while :; do sleep 0.02; done"));
-        assertThat(readLine(p.stdout())).isEqualTo("ready");
-        p.signal(2);
-        LocalTesting.Run r = collect(p);
-        assertThat(r.status()).isEqualTo(ExitStatus.exited(3));
-        assertThat(r.out()).isEqualTo("interrupted\n");
-    }
-
-    @Test
-    void exitCodesAreReportedAsTheyAre() throws Exception {
-        assertThat(LocalTesting.sh(sandbox, "exit 7").status()).isEqualTo(ExitStatus.exited(7));
-        // a signal the runtime did not deliver is an exit code (as nsenter reports it)
-        assertThat(LocalTesting.sh(sandbox, "kill -TERM $$").status()).isEqualTo(ExitStatus.exited(143));
-        LocalTesting.Run r = LocalTesting.sh(sandbox, "echo out; echo err >&2; exit 1");
-        assertThat(r.out()).isEqualTo("out\n");
-        assertThat(r.err()).isEqualTo("err\n");
-        assertThat(r.status()).isEqualTo(ExitStatus.exited(1));
-    }
-
-    @Test
     void killTreeKillsEverythingTheProcessStarted() throws Exception {
         RuntimeProcess p = sandbox.exec(sh("sleep 4712 & setsid sleep 4712 & (setsid sh -c 'sleep 4712 &' &); "
                 + "nohup sleep 4712 > /dev/null 2>&1 & echo started; sleep 4712"));
@@ -120,68 +71,6 @@ class LocalRuntimeProcessTest {
         assertThat(LocalTesting.hostProcessesRunning("sleep 4713")).isEmpty();
         // the sandbox itself is fine
         assertThat(LocalTesting.sh(sandbox, "echo ok").ok().out()).isEqualTo("ok\n");
-    }
-
-    @Test
-    void aPtyIsATerminalAndFollowsResizes() throws Exception {
-        ProcessSpec spec = new ProcessSpec("/bin/sh", List.of("-c",
-                "test -t 0 && test -t 1 && echo is-a-terminal; echo TERM=$TERM; stty size; read x; stty size"),
-                Optional.empty(), Map.of(), Optional.of(new TerminalSize(80, 24)));
-        RuntimeProcess p = sandbox.exec(spec);
-        assertThat(p.pty()).isTrue();
-        StringBuilder seen = new StringBuilder();
-        InputStream out = p.stdout();
-        readUntil(out, seen, "24 80");
-        p.resize(100, 30);
-        p.stdin().write("\n".getBytes(StandardCharsets.UTF_8));
-        p.stdin().flush();
-        readUntil(out, seen, "30 100");
-        assertThat(seen.toString()).contains("is-a-terminal").contains("TERM=xterm-256color");
-        assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
-        assertThat(p.stderr().read()).isEqualTo(-1);
-    }
-
-    @Test
-    void ctrlCOnAPtyInterruptsTheCommandOnly() throws Exception {
-        ProcessSpec spec = new ProcessSpec("/bin/sh", List.of("-c",
-                "trap 'echo got-ctrl-c; exit 5' INT; echo ready; while :; do sleep 0.02; done"),
-                Optional.empty(), Map.of(), Optional.of(new TerminalSize(80, 24)));
-        RuntimeProcess p = sandbox.exec(spec);
-        StringBuilder seen = new StringBuilder();
-        readUntil(p.stdout(), seen, "ready");
-        p.stdin().write(3);
-        p.stdin().flush();
-        readUntil(p.stdout(), seen, "got-ctrl-c");
-        assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(5));
-    }
-
-    @Test
-    void signalsToAPtyProcessAreReportedAsSignals() throws Exception {
-        for (int signal : List.of(15, 9)) {
-            ProcessSpec spec = new ProcessSpec("sleep", List.of("4716"), Optional.empty(), Map.of(),
-                    Optional.of(new TerminalSize(80, 24)));
-            RuntimeProcess p = sandbox.exec(spec);
-            var out = LocalTesting.drain(p.stdout());
-            assertThat(p.pid()).isPositive();
-            p.signal(signal);
-            assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(signal));
-            out.get(5, TimeUnit.SECONDS);
-        }
-        ProcessSpec exit = new ProcessSpec("/bin/sh", List.of("-c", "exit 42"), Optional.empty(), Map.of(),
-                Optional.of(new TerminalSize(80, 24)));
-        assertThat(collect(sandbox.exec(exit)).status()).isEqualTo(ExitStatus.exited(42));
-    }
-
-    @Test
-    void closingAPtysStdinIsEndOfFile() throws Exception {
-        ProcessSpec spec = new ProcessSpec("cat", List.of(), Optional.empty(), Map.of(),
-                Optional.of(new TerminalSize(80, 24)));
-        RuntimeProcess p = sandbox.exec(spec);
-        var out = LocalTesting.drain(p.stdout());
-        p.stdin().write("line\n".getBytes(StandardCharsets.UTF_8));
-        p.stdin().close();
-        assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
-        assertThat(out.get(5, TimeUnit.SECONDS)).contains("line");
     }
 
     @Test
@@ -263,81 +152,15 @@ class LocalRuntimeProcessTest {
         return p;
     }
 
+    /** (Missing commands and working directories in general: {@code RuntimeBehaviourTest}.) */
     @Test
-    void aMissingCommandOrWorkdirIsAStartError() throws Exception {
-        assertThatThrownBy(() -> sandbox.exec(command("no-such-command-here")))
-                .isInstanceOf(ProcessStartException.class)
-                .hasMessage("command not found in sandbox: no-such-command-here");
-        assertThatThrownBy(() -> sandbox.exec(command("/usr/bin/no-such-command")))
-                .isInstanceOf(ProcessStartException.class)
-                .hasMessage("command not found in sandbox: /usr/bin/no-such-command");
-        // a host program outside the sandbox's view does not count
+    void aHostProgramOutsideTheSandboxsViewIsNotFound() throws Exception {
         Path hostTool = state.resolve("host-tool");
         java.nio.file.Files.writeString(hostTool, "#!/bin/sh\necho host\n");
         hostTool.toFile().setExecutable(true);
         assertThatThrownBy(() -> sandbox.exec(command(hostTool.toString())))
                 .isInstanceOf(ProcessStartException.class)
                 .hasMessage("command not found in sandbox: " + hostTool);
-        ProcessSpec badDir = new ProcessSpec("pwd", List.of(), Optional.of("/no/such/dir"), Map.of(), Optional.empty());
-        assertThatThrownBy(() -> sandbox.exec(badDir))
-                .isInstanceOf(ProcessStartException.class)
-                .hasMessageContaining("/no/such/dir");
-        ProcessSpec badEnv = new ProcessSpec("pwd", List.of(), Optional.empty(), Map.of("A=B", "x"), Optional.empty());
-        assertThatThrownBy(() -> sandbox.exec(badEnv)).isInstanceOf(ProcessStartException.class);
-    }
-
-    @Test
-    void commandsAreFoundThroughSymlinksInsideTheSandbox() throws Exception {
-        sh(sandbox, "mkdir -p /workspace/bin && ln -s /usr/bin/echo /workspace/bin/say "
-                + "&& ln -s ../../workspace/bin /tmp/rel").ok();
-        ProcessSpec say = new ProcessSpec("say", List.of("hi"), Optional.empty(),
-                Map.of("PATH", "/tmp/rel:/usr/bin"), Optional.empty());
-        assertThat(LocalTesting.run(sandbox, say).ok().out()).isEqualTo("hi\n");
-    }
-
-    @Test
-    void onExitCompletesAfterAllOutputWasDelivered() throws Exception {
-        for (int i = 0; i < 5; i++) {
-            RuntimeProcess p = sandbox.exec(sh("head -c 3000000 /dev/zero; echo end >&2"));
-            java.util.concurrent.atomic.AtomicLong read = new java.util.concurrent.atomic.AtomicLong();
-            var out = java.util.concurrent.CompletableFuture.runAsync(() -> {
-                byte[] buf = new byte[8192];
-                try (InputStream in = p.stdout()) {
-                    int n;
-                    while ((n = in.read(buf)) >= 0) {
-                        read.addAndGet(n);
-                    }
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            });
-            var err = LocalTesting.drain(p.stderr());
-            long readAtExit = p.onExit().thenApply(s -> read.get()).get(20, TimeUnit.SECONDS);
-            assertThat(readAtExit).isEqualTo(3_000_000);
-            out.get(5, TimeUnit.SECONDS);
-            assertThat(err.get(5, TimeUnit.SECONDS)).isEqualTo("end\n");
-        }
-    }
-
-    @Test
-    void aDaemonHoldingTheOutputDoesNotHoldUpOnExit() throws Exception {
-        RuntimeProcess p = sandbox.exec(sh("sleep 4714 & echo parent-done"));
-        var out = LocalTesting.drain(p.stdout());
-        assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
-        assertThat(out).isNotDone();
-        sandbox.terminate(Duration.ZERO);
-        assertThat(out.get(5, TimeUnit.SECONDS)).isEqualTo("parent-done\n");
-    }
-
-    @Test
-    void processesOfAStoppedSandboxEnd() throws Exception {
-        RuntimeProcess p = sandbox.exec(command("sleep", "4715"));
-        assertThat(p.pid()).isPositive();
-        sandbox.terminate(Duration.ofSeconds(1));
-        assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(15));
-        assertThatThrownBy(() -> sandbox.exec(command("true"))).isInstanceOf(ProcessStartException.class)
-                .hasMessageContaining("not running");
-        sandbox.terminate(Duration.ZERO); // idempotent
     }
 
     private static String readLine(InputStream in) throws IOException {
@@ -347,16 +170,5 @@ class LocalRuntimeProcessTest {
             line.write(b);
         }
         return line.toString(StandardCharsets.UTF_8).trim();
-    }
-
-    private static void readUntil(InputStream in, StringBuilder seen, String text) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        byte[] buf = new byte[4096];
-        while (!seen.toString().contains(text)) {
-            assertThat(System.nanoTime()).as("waiting for %s in %s", text, seen).isLessThan(deadline);
-            int n = in.read(buf);
-            assertThat(n).as("end of output while waiting for %s in %s", text, seen).isPositive();
-            seen.append(new String(buf, 0, n, StandardCharsets.UTF_8));
-        }
     }
 }

@@ -1,0 +1,646 @@
+package ai.chalk.compute.server.runtime.docker;
+
+import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.ProcessStartException;
+import ai.chalk.compute.server.runtime.RuntimeProcess;
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.SandboxOperationException;
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One sandbox of the {@link DockerRuntime}: a container whose pid 1 is a small shell loop ({@link Scripts#INIT}).
+ * Every exec runs through {@link Scripts#EXEC}, which checks the working directory and the command, reports its pid
+ * and waits for the go-ahead before it becomes the command.
+ *
+ * <p>When the engine runs on this host (its container's init is visible in this host's {@code /proc}), signals go
+ * straight to host pids and every exec gets its own cgroup ({@link ExecGroups}) so that {@code killTree} reaches
+ * daemons it started; otherwise ({@code DOCKER_HOST} on another machine) signals and {@code killTree} are small
+ * {@code kill} execs inside the container, and {@code killTree} follows the process tree only.
+ */
+final class DockerSandbox implements RuntimeSandbox {
+
+    private static final Logger log = LoggerFactory.getLogger(DockerSandbox.class);
+    private static final long START_TIMEOUT_SECONDS = 30;
+    private static final int VEOF = 4;
+
+    private enum State { RUNNING, STOPPING, STOPPED }
+
+    /**
+     * Where the container is on this host.
+     *
+     * @param initPid      the host pid of the container's pid 1
+     * @param pidNamespace the container's pid namespace
+     * @param groups       its exec groups, when this server may create them
+     */
+    record Host(long initPid, String pidNamespace, ExecGroups groups) {
+    }
+
+    private final DockerRuntime runtime;
+    private final String id;
+    private final String containerId;
+    private final String workdir;
+    private final Host host;
+    private final Set<DockerProcess> processes = ConcurrentHashMap.newKeySet();
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final CompletableFuture<String> stopped = new CompletableFuture<>();
+    private final Object pauseLock = new Object();
+    private volatile State state = State.RUNNING;
+    private boolean released;
+    private boolean suspended;
+    private int snapshotting;
+    private boolean paused;
+
+    DockerSandbox(DockerRuntime runtime, String id, String containerId, String workdir, Host host, boolean paused) {
+        this.runtime = runtime;
+        this.id = id;
+        this.containerId = containerId;
+        this.workdir = workdir;
+        this.host = host;
+        this.paused = paused;
+        this.suspended = paused;
+    }
+
+    DockerRuntime runtime() {
+        return runtime;
+    }
+
+    String containerId() {
+        return containerId;
+    }
+
+    /** Where the container is on this host; empty when its processes are not visible here. */
+    Optional<Host> host() {
+        return Optional.ofNullable(host);
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    /**
+     * Starts a process. The working directory and the command (on the PATH of the process's environment) are
+     * checked inside the container before the command runs, so a missing one is a {@link ProcessStartException}.
+     */
+    @Override
+    public RuntimeProcess exec(ProcessSpec spec) throws ProcessStartException {
+        if (spec.command() == null || spec.command().isEmpty()) {
+            throw new ProcessStartException("no command given");
+        }
+        if (spec.command().indexOf('\0') >= 0 || spec.args().stream().anyMatch(a -> a.indexOf('\0') >= 0)) {
+            throw new ProcessStartException("the command line contains a NUL character");
+        }
+        Map<String, String> env = new LinkedHashMap<>(DockerRuntime.checkEnv(spec.env()));
+        if (spec.pty().isPresent()) {
+            env.putIfAbsent("TERM", "xterm-256color");
+        }
+        String wd = spec.workdir().filter(w -> !w.isBlank()).map(DockerRuntime::normalize).orElse(workdir);
+        String absoluteWd = wd.startsWith("/") ? wd : DockerRuntime.normalize(workdir + "/" + wd);
+        lock.readLock().lock();
+        try {
+            if (state != State.RUNNING) {
+                throw new ProcessStartException("sandbox " + id + " is not running");
+            }
+            synchronized (pauseLock) {
+                if (suspended) {
+                    throw new ProcessStartException("sandbox " + id + " is suspended: resume it before starting"
+                            + " processes (the Docker engine does not start processes in a paused container)");
+                }
+            }
+            return start(spec, env, wd, absoluteWd);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private RuntimeProcess start(ProcessSpec spec, Map<String, String> env, String wd, String absoluteWd)
+            throws ProcessStartException {
+        boolean pty = spec.pty().isPresent();
+        List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", Scripts.EXEC, "chalk-exec", absoluteWd,
+                spec.command()));
+        cmd.addAll(spec.args());
+        String description = "'" + spec.command() + "' in sandbox " + id;
+        String execId = runtime.createExec(containerId, cmd, env, pty, true, () -> stateProblem());
+        EngineConnection connection;
+        try {
+            connection = EngineConnection.startExec(runtime.address(), execId, pty);
+        } catch (IOException e) {
+            throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
+                    + Optional.ofNullable(stateProblem()).orElse(e.getMessage()), e);
+        }
+        boolean handedOver = false;
+        try {
+            Marker marker = readMarker(connection, pty);
+            if (marker.line == null) {
+                String said = marker.text().trim();
+                throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
+                        + (said.isEmpty() ? Optional.ofNullable(stateProblem()).orElse("the exec ended at once")
+                        : said.contains("/bin/sh") ? "the image has no /bin/sh, which the docker runtime needs ("
+                        + said + ")" : said));
+            }
+            if (marker.line.equals(Scripts.MARK_NO_COMMAND)) {
+                throw new ProcessStartException("command not found in sandbox: " + spec.command());
+            }
+            if (marker.line.equals(Scripts.MARK_NO_WORKDIR)) {
+                throw new ProcessStartException("working directory does not exist in sandbox: " + wd);
+            }
+            if (!marker.line.startsWith(Scripts.MARK_OK)) {
+                throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id
+                        + ": unexpected output of the exec wrapper: " + marker.line);
+            }
+            long pid = Long.parseLong(marker.line.substring(Scripts.MARK_OK.length()).trim());
+            if (pty) {
+                ProcessSpec.TerminalSize size = spec.pty().get();
+                runtime.resizeExec(execId, size.cols(), size.rows());
+            }
+            long hostPid = -1;
+            long hostStart = -1;
+            ExecGroups.Group group = null;
+            if (host != null) {
+                hostPid = hostPidOf(execId, pid);
+                if (hostPid > 0) {
+                    hostStart = HostProcs.startTime(hostPid);
+                    if (host.groups() != null) {
+                        try {
+                            group = host.groups().join("chalk-exec-" + execId.substring(0, 16), hostPid);
+                        } catch (IOException e) {
+                            log.debug("No exec group for {}: {}", description, e.toString());
+                        }
+                    }
+                }
+            }
+            OutputStream go = connection.out();
+            go.write(pty ? VEOF : '\n');
+            go.flush();
+            DockerProcess process = new DockerProcess(this, execId, pid, hostPid, hostStart, pty, connection, group,
+                    description);
+            processes.add(process);
+            if (hostPid > 0) {
+                runtime.watch(process);
+            }
+            process.onExit().whenComplete((s, e) -> {
+                processes.remove(process);
+                runtime.unwatch(process);
+            });
+            process.start(marker.stdout(), marker.stderr());
+            handedOver = true;
+            return process;
+        } catch (IOException e) {
+            throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
+                    + Optional.ofNullable(stateProblem()).orElse(e.getMessage()), e);
+        } finally {
+            if (!handedOver) {
+                connection.close();
+            }
+        }
+    }
+
+    /** Whether the container's init is gone (and with it every process of the container). */
+    boolean initDied() {
+        if (host != null) {
+            return !HostProcs.running(host.initPid());
+        }
+        return !runtime.containerRunning(containerId);
+    }
+
+    /** Why execs cannot run, when the sandbox is not running; null when it is. */
+    private String stateProblem() {
+        return state != State.RUNNING ? "sandbox " + id + " is not running" : null;
+    }
+
+    /**
+     * The host pid of the exec, checked against what the process said its pid is; -1 when it cannot be found. It is
+     * looked for in the container's cgroup first; else the engine is asked, which records an exec's pid a moment after
+     * the process started (maybe after it printed its marker), so its answer is awaited briefly; last, every process
+     * of the container's pid namespace is searched.
+     */
+    private long hostPidOf(String execId, long innerPid) {
+        if (host.groups() != null) {
+            // the engine puts the exec into the container's group before it runs: the quickest place to look
+            for (long pid : host.groups().containerProcs()) {
+                if (HostProcs.innermostPid(pid) == innerPid
+                        && HostProcs.pidNamespace(pid).filter(host.pidNamespace()::equals).isPresent()) {
+                    return pid;
+                }
+            }
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+        long pause = 200_000;
+        while (true) {
+            DockerRuntime.ExecState st = runtime.inspectExec(execId);
+            if (st == null) {
+                return -1;
+            }
+            long hostPid = st.pid() == null ? -1 : st.pid();
+            if (hostPid > 1 && HostProcs.innermostPid(hostPid) == innerPid
+                    && HostProcs.pidNamespace(hostPid).filter(host.pidNamespace()::equals).isPresent()) {
+                return hostPid;
+            }
+            if (System.nanoTime() > deadline) {
+                break;
+            }
+            LockSupport.parkNanos(pause);
+            pause = Math.min(pause * 2, 20_000_000);
+        }
+        for (long pid : HostProcs.processesInNamespace(host.pidNamespace())) {
+            if (HostProcs.innermostPid(pid) == innerPid) {
+                return pid;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * What the wrapper printed before the command began: its first stdout line, and whatever else was read with it.
+     *
+     * @param line the marker line, or null when the stream ended before one
+     */
+    private record Marker(String line, byte[] stdout, byte[] stderr, String text) {
+    }
+
+    private Marker readMarker(EngineConnection connection, boolean pty) throws IOException {
+        ScheduledFuture<?> watchdog = runtime.scheduler().schedule(connection::close, START_TIMEOUT_SECONDS,
+                TimeUnit.SECONDS);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            InputStream in = connection.in();
+            DataInputStream frames = new DataInputStream(in);
+            byte[] header = new byte[8];
+            byte[] buf = new byte[8192];
+            while (true) {
+                int newline = indexOf(out, '\n');
+                if (newline >= 0) {
+                    byte[] all = out.toByteArray();
+                    String line = new String(all, 0, newline, StandardCharsets.UTF_8);
+                    if (line.endsWith("\r")) {
+                        line = line.substring(0, line.length() - 1);
+                    }
+                    byte[] rest = java.util.Arrays.copyOfRange(all, newline + 1, all.length);
+                    return new Marker(line, rest, err.toByteArray(), "");
+                }
+                if (pty) {
+                    int n = in.read(buf);
+                    if (n < 0) {
+                        break;
+                    }
+                    out.write(buf, 0, n);
+                } else {
+                    try {
+                        frames.readFully(header);
+                    } catch (EOFException e) {
+                        break;
+                    }
+                    int size = ((header[4] & 0xff) << 24) | ((header[5] & 0xff) << 16) | ((header[6] & 0xff) << 8)
+                            | (header[7] & 0xff);
+                    byte[] payload = frames.readNBytes(size);
+                    (header[0] == 2 ? err : out).write(payload);
+                    if (payload.length < size) {
+                        break;
+                    }
+                }
+            }
+        } catch (IOException e) {
+            if (watchdog.isDone()) {
+                throw new IOException("the exec did not start within " + START_TIMEOUT_SECONDS + " s");
+            }
+            throw e;
+        } finally {
+            watchdog.cancel(false);
+        }
+        return new Marker(null, new byte[0], new byte[0],
+                out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8));
+    }
+
+    private static int indexOf(ByteArrayOutputStream out, char c) {
+        byte[] b = out.toByteArray();
+        for (int i = 0; i < b.length; i++) {
+            if (b[i] == c) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    // ---- signals inside the container, for engines on other hosts ----
+
+    void signalInside(long pid, int signal) {
+        runtime.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL, "chalk-kill", Integer.toString(signal),
+                Long.toString(pid)));
+    }
+
+    void killTreeInside(long pid) {
+        runtime.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL_TREE, "chalk-kill-tree",
+                Long.toString(pid)));
+    }
+
+    // ---- suspend, resume, snapshot ----
+
+    /** Pauses the container (the engine freezes its cgroup); execs are refused until {@link #resume()}. */
+    @Override
+    public void suspend() throws SandboxOperationException {
+        lock.readLock().lock();
+        try {
+            requireRunning("suspended");
+            synchronized (pauseLock) {
+                if (suspended) {
+                    return;
+                }
+                pauseLocked();
+                suspended = true;
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+        log.debug("Sandbox {} suspended", id);
+    }
+
+    @Override
+    public void resume() throws SandboxOperationException {
+        lock.readLock().lock();
+        try {
+            requireRunning("resumed");
+            synchronized (pauseLock) {
+                if (!suspended) {
+                    return;
+                }
+                suspended = false;
+                if (snapshotting == 0) {
+                    unpauseLocked();
+                }
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+        log.debug("Sandbox {} resumed", id);
+    }
+
+    /**
+     * Copies what the sandbox changed or created in its container's filesystem (as the engine's {@code diff} lists
+     * it, without volumes and the files the engine manages: {@code /etc/hosts}, {@code /etc/hostname},
+     * {@code /etc/resolv.conf}) from the engine's export of the container, with the container paused meanwhile. Files
+     * the sandbox deleted from its image are not recorded (a copy has no way to say "deleted"); the note says so when
+     * there were any.
+     */
+    @Override
+    public SnapshotResult snapshot(Path destination) throws SandboxOperationException, IOException {
+        lock.readLock().lock();
+        try {
+            requireRunning("snapshotted");
+            synchronized (pauseLock) {
+                pauseLocked();
+                snapshotting++;
+            }
+            try {
+                int deleted = runtime.exportChanges(this, destination);
+                return new SnapshotResult(true, deleted == 0 ? "" : deleted + " file(s) the sandbox deleted from its"
+                        + " image are not part of the snapshot: a sandbox created from it has them again");
+            } finally {
+                synchronized (pauseLock) {
+                    snapshotting--;
+                    if (!suspended && snapshotting == 0) {
+                        unpauseLocked();
+                    }
+                }
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** The volume mount points, which a snapshot leaves out. */
+    List<String> mountPaths() {
+        return runtime.mountPathsOf(containerId);
+    }
+
+    private void requireRunning(String what) throws SandboxOperationException {
+        if (state != State.RUNNING) {
+            throw new SandboxOperationException("sandbox " + id + " cannot be " + what + ": it is "
+                    + (state == State.STOPPING ? "stopping" : "stopped"));
+        }
+    }
+
+    private void pauseLocked() throws SandboxOperationException {
+        if (paused) {
+            return;
+        }
+        try {
+            runtime.pause(containerId);
+        } catch (RuntimeException e) {
+            throw new SandboxOperationException("cannot pause the container of sandbox " + id + ": "
+                    + e.getMessage(), e);
+        }
+        paused = true;
+    }
+
+    private void unpauseLocked() throws SandboxOperationException {
+        if (!paused) {
+            return;
+        }
+        try {
+            runtime.unpause(containerId);
+        } catch (RuntimeException e) {
+            throw new SandboxOperationException("cannot unpause the container of sandbox " + id + ": "
+                    + e.getMessage(), e);
+        }
+        paused = false;
+    }
+
+    /** Whether the container is paused right now (suspended or being snapshotted); for tests. */
+    boolean paused() {
+        synchronized (pauseLock) {
+            return paused;
+        }
+    }
+
+    // ---- stopping ----
+
+    /**
+     * SIGTERM to every process in the container but its init, then, after {@code grace} or once they are all gone,
+     * the container is removed (the engine kills what is left with SIGKILL) together with its writable layer.
+     */
+    @Override
+    public void terminate(Duration grace) {
+        lock.writeLock().lock();
+        boolean mine;
+        try {
+            mine = state == State.RUNNING;
+            if (mine) {
+                state = State.STOPPING;
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+        if (!mine) {
+            stopped.join(); // someone else is stopping it
+            return;
+        }
+        synchronized (pauseLock) {
+            suspended = false;
+            try {
+                unpauseLocked(); // frozen processes would neither see SIGTERM nor die
+            } catch (SandboxOperationException e) {
+                log.warn("Cannot unpause sandbox {} to stop it: {}", id, e.getMessage());
+            }
+        }
+        long graceNanos = Math.max(0, grace.toNanos());
+        if (graceNanos > 0) {
+            try {
+                terminateGracefully(graceNanos);
+            } catch (RuntimeException e) {
+                log.debug("SIGTERM to the processes of sandbox {} failed: {}", id, e.toString());
+            }
+        }
+        processes.forEach(p -> p.deliveredBySandbox(9));
+        release("terminated");
+    }
+
+    private void terminateGracefully(long graceNanos) {
+        long deadline = System.nanoTime() + graceNanos;
+        if (host != null) {
+            List<Long> targets = userProcesses();
+            if (targets.isEmpty()) {
+                return;
+            }
+            processes.forEach(p -> p.deliveredBySandbox(15));
+            for (long pid : targets) {
+                LibC.signal(pid, 15);
+            }
+            long pause = 200_000;
+            while (System.nanoTime() < deadline && targets.stream().anyMatch(HostProcs::running)) {
+                LockSupport.parkNanos(Math.min(pause, Math.max(0, deadline - System.nanoTime())));
+                pause = Math.min(pause * 2, 10_000_000);
+            }
+            return;
+        }
+        if (runtime.userProcessCount(containerId) == 0) {
+            return;
+        }
+        processes.forEach(p -> p.deliveredBySandbox(15));
+        runtime.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL, "chalk-kill", "15", "-1"));
+        while (System.nanoTime() < deadline && runtime.userProcessCount(containerId) > 0) {
+            LockSupport.parkNanos(Math.min(50_000_000, Math.max(0, deadline - System.nanoTime())));
+        }
+    }
+
+    /** The container's processes other than its init and the init's sleep, as host pids. */
+    private List<Long> userProcesses() {
+        List<Long> pids = new ArrayList<>();
+        for (long pid : HostProcs.processesInNamespace(host.pidNamespace())) {
+            if (pid == host.initPid()) {
+                continue;
+            }
+            if (HostProcs.parentPid(pid) == host.initPid() && HostProcs.commandLine(pid).equals(Scripts.INIT_SLEEP)) {
+                continue;
+            }
+            pids.add(pid);
+        }
+        return pids;
+    }
+
+    /** Called by the runtime when the container stopped: unless this is a terminate, it stopped by itself. */
+    void containerStopped(String reason) {
+        lock.writeLock().lock();
+        boolean unexpected;
+        try {
+            unexpected = state == State.RUNNING;
+            if (unexpected) {
+                state = State.STOPPING;
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+        if (unexpected) {
+            log.info("Sandbox {} stopped by itself: {}", id, reason);
+            processes.forEach(p -> p.deliveredBySandbox(9));
+            release(reason);
+        }
+    }
+
+    /** Removes the container with its writable layer (and anything still running), then reports the stop. */
+    private void release(String reason) {
+        synchronized (this) {
+            if (released) {
+                return;
+            }
+            released = true;
+        }
+        try {
+            runtime.removeContainer(containerId);
+            // a caller that stopped reading must not keep an output thread waiting for room forever
+            List<DockerProcess> left = List.copyOf(processes);
+            if (!left.isEmpty()) {
+                runtime.scheduler().schedule(() -> left.forEach(DockerProcess::abandonOutput), 5, TimeUnit.SECONDS);
+            }
+        } catch (RuntimeException e) {
+            log.warn("Removing the container of sandbox {} failed: {}", id, e.toString(), e);
+        } finally {
+            state = State.STOPPED;
+            runtime.forget(this);
+            stopped.complete(reason);
+        }
+    }
+
+    @Override
+    public CompletableFuture<String> onStopped() {
+        return stopped;
+    }
+
+    // ---- the entrypoint ----
+
+    void startEntrypoint(List<String> entrypoint) throws ProcessStartException {
+        RuntimeProcess p = exec(new ProcessSpec(entrypoint.get(0), entrypoint.subList(1, entrypoint.size()),
+                Optional.empty(), Map.of(), Optional.empty()));
+        try {
+            p.stdin().close();
+        } catch (IOException e) {
+            // it is gone already
+        }
+        drainToLog(p.stdout(), "stdout");
+        drainToLog(p.stderr(), "stderr");
+        p.onExit().thenAccept(s -> log.info("Entrypoint of sandbox {} ended: {}", id, s));
+    }
+
+    private void drainToLog(InputStream in, String name) {
+        runtime.helpers().execute(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    log.debug("sandbox {} entrypoint {}: {}", id, name, line);
+                }
+            } catch (IOException e) {
+                // the stream ended
+            }
+        });
+    }
+
+    @Override
+    public String toString() {
+        return "sandbox " + id + " (container " + containerId.substring(0, Math.min(12, containerId.length())) + ")";
+    }
+}

@@ -1,0 +1,206 @@
+package ai.chalk.compute.server.runtime.docker;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One cgroup per exec, nested in the container's own, so that {@link #killAll} reaches every process an exec
+ * started, daemons that left its process tree included. Uses the cgroup v1 {@code pids} hierarchy (or the unified
+ * cgroup v2 hierarchy on hosts that have only that), which docker itself puts each container into; a sub-group
+ * changes no limit (they stay on the container's group) and is removed with the container's group by the engine
+ * (runc removes nested groups) or when its exec ends and it is empty.
+ *
+ * <p>Only usable when the engine runs on this host and this server may write the cgroup file system (root).
+ */
+final class ExecGroups {
+
+    private final Path containerGroup;
+    private final String kind;
+
+    private ExecGroups(Path containerGroup, String kind) {
+        this.containerGroup = containerGroup;
+        this.kind = kind;
+    }
+
+    /** The groups of the container whose init has host pid {@code initHostPid}, if they can be used here. */
+    static Optional<ExecGroups> of(long initHostPid, String containerId) {
+        String own = HostProcs.cgroups(initHostPid);
+        String v1 = null;
+        String v2 = null;
+        int lines = 0;
+        for (String line : own.split("\n")) {
+            if (line.isBlank()) {
+                continue;
+            }
+            lines++;
+            String[] f = line.split(":", 3);
+            if (f.length < 3) {
+                continue;
+            }
+            if (List.of(f[1].split(",")).contains("pids")) {
+                v1 = f[2];
+            } else if (f[0].equals("0") && f[1].isEmpty()) {
+                v2 = f[2];
+            }
+        }
+        List<String[]> mounts = mounts();
+        if (v1 != null && v1.contains(containerId)) {
+            for (String[] m : mounts) {
+                if (m[2].equals("cgroup") && List.of(m[3].split(",")).contains("pids")) {
+                    Optional<Path> dir = under(m, v1);
+                    if (dir.isPresent()) {
+                        return usable(dir.get(), "cgroup v1 pids");
+                    }
+                }
+            }
+        }
+        if (v2 != null && lines == 1 && v2.contains(containerId)) { // a pure cgroup v2 host
+            for (String[] m : mounts) {
+                if (m[2].equals("cgroup2")) {
+                    Optional<Path> dir = under(m, v2);
+                    if (dir.isPresent()) {
+                        return usable(dir.get(), "cgroup v2");
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<ExecGroups> usable(Path dir, String kind) {
+        return Files.isDirectory(dir) && Files.isWritable(dir) && Files.isWritable(dir.resolve("cgroup.procs"))
+                ? Optional.of(new ExecGroups(dir, kind)) : Optional.empty();
+    }
+
+    /** Where a group path (as {@code /proc/<pid>/cgroup} shows it) is under a mount, if it is under it at all. */
+    private static Optional<Path> under(String[] mount, String path) {
+        String root = mount[0];
+        if (root.equals("/")) {
+            return Optional.of(Path.of(mount[1] + path));
+        }
+        if (path.equals(root) || path.startsWith(root + "/")) {
+            return Optional.of(Path.of(mount[1] + path.substring(root.length())));
+        }
+        return Optional.empty();
+    }
+
+    /** The cgroup mounts of this process: root, mount point, file system type, super options. */
+    private static List<String[]> mounts() {
+        List<String[]> found = new ArrayList<>();
+        String info = HostProcs.read(Path.of("/proc/self/mountinfo"));
+        if (info == null) {
+            return found;
+        }
+        for (String line : info.split("\n")) {
+            int dash = line.indexOf(" - ");
+            if (dash < 0) {
+                continue;
+            }
+            String[] left = line.substring(0, dash).split(" ");
+            String[] right = line.substring(dash + 3).split(" ");
+            if (left.length >= 5 && right.length >= 3 && right[0].startsWith("cgroup")) {
+                found.add(new String[] {unescape(left[3]), unescape(left[4]), right[0], right[2]});
+            }
+        }
+        return found;
+    }
+
+    private static String unescape(String s) {
+        return s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
+    }
+
+    /** For logs: which hierarchy is used. */
+    String kind() {
+        return kind;
+    }
+
+    /** The container's own group. */
+    Path containerGroup() {
+        return containerGroup;
+    }
+
+    /** The host pids directly in the container's group (not in an exec group yet). */
+    List<Long> containerProcs() {
+        return new Group(containerGroup).procs();
+    }
+
+    /** Creates the group of one exec and moves {@code hostPid} into it. */
+    Group join(String name, long hostPid) throws IOException {
+        Path dir = containerGroup.resolve(name);
+        Files.createDirectory(dir);
+        Group g = new Group(dir);
+        try {
+            Files.writeString(dir.resolve("cgroup.procs"), Long.toString(hostPid), StandardCharsets.US_ASCII,
+                    StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            g.removeIfEmpty();
+            throw e;
+        }
+        return g;
+    }
+
+    /** One exec's group. */
+    static final class Group {
+        private final Path dir;
+
+        Group(Path dir) {
+            this.dir = dir;
+        }
+
+        Path dir() {
+            return dir;
+        }
+
+        /** The host pids in the group; empty when it is gone. */
+        List<Long> procs() {
+            String s = HostProcs.read(dir.resolve("cgroup.procs"));
+            List<Long> pids = new ArrayList<>();
+            if (s != null) {
+                for (String line : s.split("\n")) {
+                    if (!line.isBlank()) {
+                        pids.add(Long.parseLong(line.trim()));
+                    }
+                }
+            }
+            return pids;
+        }
+
+        /** Sends SIGKILL to everything in the group until it is empty; false when something survived the timeout. */
+        boolean killAll(long timeoutMillis) {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+            while (true) {
+                List<Long> pids = procs();
+                pids.removeIf(p -> !HostProcs.running(p));
+                if (pids.isEmpty()) {
+                    return true;
+                }
+                if (System.nanoTime() > deadline) {
+                    return false;
+                }
+                for (long pid : pids) {
+                    if (pid > 1) {
+                        LibC.signal(pid, 9);
+                    }
+                }
+                LockSupport.parkNanos(500_000);
+            }
+        }
+
+        /** Removes the group when nothing runs in it any more; quietly does nothing otherwise. */
+        void removeIfEmpty() {
+            try {
+                Files.deleteIfExists(dir);
+            } catch (IOException e) {
+                // busy: a daemon of the exec still runs; the group goes with the container
+            }
+        }
+    }
+}

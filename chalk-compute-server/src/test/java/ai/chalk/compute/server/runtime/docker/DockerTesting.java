@@ -1,0 +1,112 @@
+package ai.chalk.compute.server.runtime.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The Docker engine and images the docker runtime's tests use. The tests need a running engine (CI starts one) and
+ * build their image from Debian's busybox-static with {@code ci/build-test-images.sh} when it is missing: nothing
+ * is skipped when docker is absent, the tests fail and say why.
+ */
+final class DockerTesting {
+
+    /** A busybox image built from Debian's busybox-static package (ash as /bin/sh, busybox applets). */
+    static final String IMAGE = "chalk-compute-test/busybox:latest";
+    /** A Debian bookworm minbase image made with debootstrap (dash as /bin/sh, coreutils). */
+    static final String DEBIAN_IMAGE = "chalk-compute-test/debian:bookworm";
+
+    private static volatile boolean imageReady;
+    private static volatile boolean debianReady;
+
+    private DockerTesting() {
+    }
+
+    /** Makes sure the test image exists, building it the way CI does when it does not. */
+    static synchronized String image() {
+        if (imageReady) {
+            return IMAGE;
+        }
+        assertThat(DockerRuntime.engineAnswers(null, java.time.Duration.ofSeconds(5)))
+                .as("a Docker engine must answer at %s for the docker runtime's tests (CI starts one with .ci/run;"
+                        + " locally: apt-get install docker.io busybox-static && dockerd &)",
+                        DockerRuntime.resolveHost(null))
+                .isTrue();
+        if (docker("image", "inspect", IMAGE).code != 0) {
+            Path script = repositoryRoot().resolve("ci/build-test-images.sh");
+            Result built = run(List.of("bash", script.toString()));
+            assertThat(built.code).as("building the test image with %s: %s", script, built.output).isZero();
+        }
+        imageReady = true;
+        return IMAGE;
+    }
+
+    /** Makes sure the Debian test image exists, building it the way CI does when it does not (about a minute). */
+    static synchronized String debianImage() {
+        image();
+        if (!debianReady) {
+            if (docker("image", "inspect", DEBIAN_IMAGE).code != 0) {
+                Path script = repositoryRoot().resolve("ci/build-test-images.sh");
+                Result built = run(List.of("bash", script.toString(), "debian"));
+                assertThat(built.code).as("building the Debian test image with %s: %s", script, built.output).isZero();
+            }
+            debianReady = true;
+        }
+        return DEBIAN_IMAGE;
+    }
+
+    /** A runtime for tests: the test image as its default. */
+    static DockerRuntime runtime(Path state) {
+        return DockerRuntime.builder(state).defaultImage(image()).build();
+    }
+
+    /** The container's upper (writable) directory on this host, as the engine reports it. */
+    static Path upperDir(RuntimeSandbox sandbox) {
+        Result r = docker("inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", ((DockerSandbox) sandbox).containerId());
+        assertThat(r.code).as(r.output).isZero();
+        return Path.of(r.output.trim());
+    }
+
+    record Result(int code, String output) {
+    }
+
+    static Result docker(String... args) {
+        List<String> command = new java.util.ArrayList<>(List.of("docker"));
+        command.addAll(List.of(args));
+        return run(command);
+    }
+
+    static Result run(List<String> command) {
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(5, TimeUnit.MINUTES)) {
+                p.destroyForcibly();
+                return new Result(-1, out + " (timed out)");
+            }
+            return new Result(p.exitValue(), out);
+        } catch (IOException e) {
+            return new Result(-1, e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Result(-1, "interrupted");
+        }
+    }
+
+    private static Path repositoryRoot() {
+        Path dir = Path.of("").toAbsolutePath();
+        while (dir != null && !Files.isRegularFile(dir.resolve("ci/build-test-images.sh"))) {
+            dir = dir.getParent();
+        }
+        assertThat(dir).as("the repository root (with ci/build-test-images.sh) above %s", Path.of("").toAbsolutePath())
+                .isNotNull();
+        return dir;
+    }
+}
