@@ -285,7 +285,7 @@ public class ChalkComputeProperties {
         AUTO,
         /** Processes in namespaces on this machine, daemonless. */
         LOCAL,
-        /** A Docker Engine (not part of this version yet). */
+        /** A Docker Engine ({@code DOCKER_HOST} or the local socket). */
         DOCKER,
         /** A Kubernetes cluster (not part of this version yet). */
         KUBERNETES

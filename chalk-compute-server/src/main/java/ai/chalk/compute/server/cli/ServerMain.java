@@ -24,8 +24,14 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--data-dir", description = "Where state lives (database, sandbox layers). Default: ~/.chalk-compute.")
     Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
 
-    @Option(names = "--runtime", description = "Sandbox runtime: local or auto. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--runtime", description = "Sandbox runtime: local, docker, or auto (docker when an engine answers). Default: ${DEFAULT-VALUE}.")
     String runtime = "local";
+
+    @Option(names = "--docker-host", description = "Docker Engine for --runtime docker, e.g. unix:///var/run/docker.sock. Default: DOCKER_HOST or the local socket.")
+    String dockerHost;
+
+    @Option(names = "--docker-default-image", description = "Image of docker sandboxes created without one.")
+    String dockerDefaultImage;
 
     @Option(names = "--isolation", description = "Local runtime isolation: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
     LocalIsolation isolation = LocalIsolation.AUTO;
@@ -58,6 +64,12 @@ public final class ServerMain implements Callable<Integer> {
                 .runtime(runtime)
                 .localIsolation(isolation)
                 .sandboxLifetime(parseLifetime(lifetime));
+        if (dockerHost != null) {
+            settings.dockerHost(dockerHost);
+        }
+        if (dockerDefaultImage != null) {
+            settings.dockerDefaultImage(dockerDefaultImage);
+        }
         if ((tlsCert == null) != (tlsKey == null)) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--tls-cert and --tls-key go together");
         }
