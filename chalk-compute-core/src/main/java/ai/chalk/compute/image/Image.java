@@ -11,8 +11,11 @@ import com.google.protobuf.CodedOutputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -20,10 +23,12 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
@@ -196,6 +201,141 @@ public final class Image {
             throw new IllegalArgumentException("mode must be between 0 and 07777, got 0" + Integer.toOctalString(mode));
         }
         return withStep(new ImageStep.AddFile(destination, read(source), OptionalInt.of(mode)));
+    }
+
+    /**
+     * Starts from a local Dockerfile: its {@code FROM} becomes the base image and its other
+     * instructions are inlined as Dockerfile steps (line continuations joined, comments dropped),
+     * so more steps can be chained after it. Multi-stage Dockerfiles (a second {@code FROM}) are
+     * refused, as are {@code COPY}/{@code ADD} of the build context, which is not sent; use
+     * {@link #addLocalFile} or {@link #addLocalDir} for local files.
+     *
+     * @param dockerfile the Dockerfile to read
+     * @return an image with the Dockerfile's instructions as its first steps
+     * @throws UncheckedIOException when the file cannot be read
+     * @throws IllegalArgumentException when it has no {@code FROM}, or one this method cannot inline
+     */
+    public static Image fromDockerfile(Path dockerfile) {
+        String text = new String(read(dockerfile), StandardCharsets.UTF_8);
+        List<String> instructions = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        for (String raw : text.split("\\R", -1)) {
+            String line = raw.strip();
+            if (current.length() == 0 && (line.isEmpty() || line.startsWith("#"))) {
+                continue;
+            }
+            if (line.endsWith("\\")) {
+                current.append(line, 0, line.length() - 1).append(' ');
+                continue;
+            }
+            current.append(line);
+            instructions.add(current.toString().strip());
+            current.setLength(0);
+        }
+        if (current.length() > 0) {
+            instructions.add(current.toString().strip());
+        }
+        String base = null;
+        List<String> rest = new ArrayList<>();
+        for (String instruction : instructions) {
+            String keyword = instruction.split("\\s+", 2)[0].toUpperCase(Locale.ROOT);
+            if (keyword.equals("FROM")) {
+                if (base != null) {
+                    throw new IllegalArgumentException(dockerfile + " has more than one FROM: multi-stage builds"
+                            + " cannot be inlined; build the image and use Image.base(name)");
+                }
+                String[] parts = instruction.split("\\s+");
+                base = Arrays.stream(parts).skip(1).filter(p -> !p.startsWith("--")).findFirst()
+                        .orElseThrow(() -> new IllegalArgumentException(dockerfile + ": FROM names no image"));
+            } else if (base == null) {
+                if (!keyword.equals("ARG")) {
+                    throw new IllegalArgumentException(dockerfile + ": " + keyword + " before FROM");
+                }
+                rest.add(instruction);
+            } else if ((keyword.equals("COPY") || keyword.equals("ADD")) && !instruction.contains("--from=")) {
+                throw new IllegalArgumentException(dockerfile + ": \"" + instruction + "\" copies from the build"
+                        + " context, which is not sent; use addLocalFile or addLocalDir instead");
+            } else {
+                rest.add(instruction);
+            }
+        }
+        if (base == null) {
+            throw new IllegalArgumentException(dockerfile + " has no FROM instruction");
+        }
+        Image image = base(base);
+        return rest.isEmpty() ? image : image.dockerfileCommands(rest);
+    }
+
+    /**
+     * Installs the Python packages listed in a local requirements file (read now and inlined;
+     * comments, blank lines and pip options such as {@code -r} or {@code --index-url} are not
+     * supported and refused).
+     *
+     * @param requirements a requirements.txt
+     * @return a new image with a pip install step
+     * @throws UncheckedIOException when the file cannot be read
+     */
+    public Image pipInstallFromRequirements(Path requirements) {
+        List<String> packages = new ArrayList<>();
+        for (String raw : new String(read(requirements), StandardCharsets.UTF_8).split("\\R")) {
+            String line = raw.replaceFirst("\\s+#.*$", "").strip();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            if (line.startsWith("-")) {
+                throw new IllegalArgumentException(requirements + ": pip option \"" + line + "\" is not supported;"
+                        + " list packages only, or use runCommands with pip");
+            }
+            packages.add(line);
+        }
+        if (packages.isEmpty()) {
+            throw new IllegalArgumentException(requirements + " lists no packages");
+        }
+        return pipInstall(packages);
+    }
+
+    /**
+     * Copies a local directory into the image, recursively: one file step per regular file, in
+     * path order (so the image's content hash does not depend on the file system's listing order),
+     * keeping each file's permission bits. Symbolic links are not followed.
+     *
+     * @param source      the local directory
+     * @param destination the absolute directory path in the image
+     * @return a new image with the files added
+     * @throws UncheckedIOException when the directory cannot be read
+     */
+    public Image addLocalDir(Path source, String destination) {
+        if (!Files.isDirectory(source)) {
+            throw new IllegalArgumentException(source + " is not a directory");
+        }
+        List<Path> files;
+        try (var walk = Files.walk(source)) {
+            files = walk.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
+                    .sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + source, e);
+        }
+        String base = destination.endsWith("/") ? destination.substring(0, destination.length() - 1) : destination;
+        Image image = this;
+        for (Path file : files) {
+            String relative = source.relativize(file).toString().replace(java.io.File.separatorChar, '/');
+            int mode;
+            try {
+                mode = posixMode(Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS));
+            } catch (IOException | UnsupportedOperationException e) {
+                mode = 0644;
+            }
+            image = image.addLocalFile(file, base + "/" + relative, mode);
+        }
+        return image;
+    }
+
+    private static int posixMode(Set<PosixFilePermission> permissions) {
+        int mode = 0;
+        for (PosixFilePermission p : permissions) {
+            mode |= 1 << (8 - p.ordinal());
+        }
+        return mode;
     }
 
     /**

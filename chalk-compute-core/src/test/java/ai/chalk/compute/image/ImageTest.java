@@ -160,4 +160,55 @@ class ImageTest {
             throw new AssertionError(e);
         }
     }
+    @Test
+    void fromDockerfileInlinesItsInstructionsAndChains(@TempDir Path dir) throws Exception {
+        Path dockerfile = Files.writeString(dir.resolve("Dockerfile"), """
+                # a comment
+                ARG VERSION=1
+                FROM --platform=linux/amd64 debian:bookworm-slim
+                RUN apt-get update && \\
+                    apt-get install -y curl
+                ENV A=b
+                EXPOSE 8080
+                """);
+        ImageSpec spec = Image.fromDockerfile(dockerfile).pipInstall("requests").toSpec();
+        assertThat(spec.getBaseImage()).isEqualTo("debian:bookworm-slim");
+        assertThat(spec.getSteps(0).getDockerfileCommands().getCommandsList()).containsExactly(
+                "ARG VERSION=1", "RUN apt-get update &&  apt-get install -y curl", "ENV A=b", "EXPOSE 8080");
+        assertThat(spec.getSteps(1).getPipInstall().getPackagesList()).containsExactly("requests");
+
+        Path multi = Files.writeString(dir.resolve("Multi"), "FROM a AS x\nFROM b\n");
+        assertThatThrownBy(() -> Image.fromDockerfile(multi)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("multi-stage");
+        Path copy = Files.writeString(dir.resolve("Copy"), "FROM a\nCOPY . /app\n");
+        assertThatThrownBy(() -> Image.fromDockerfile(copy)).hasMessageContaining("addLocalDir");
+        Path none = Files.writeString(dir.resolve("None"), "RUN true\n");
+        assertThatThrownBy(() -> Image.fromDockerfile(none)).hasMessageContaining("before FROM");
+    }
+
+    @Test
+    void requirementsAreReadAndInlined(@TempDir Path dir) throws Exception {
+        Path requirements = Files.writeString(dir.resolve("requirements.txt"),
+                "# pinned\npandas==2.2.0\n\nnumpy>=1.26  # fast arrays\n");
+        assertThat(Image.debianSlim().pipInstallFromRequirements(requirements).toSpec().getSteps(0)
+                .getPipInstall().getPackagesList()).containsExactly("pandas==2.2.0", "numpy>=1.26");
+        Path options = Files.writeString(dir.resolve("opts.txt"), "-r other.txt\n");
+        assertThatThrownBy(() -> Image.debianSlim().pipInstallFromRequirements(options))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-r other.txt");
+    }
+
+    @Test
+    void addLocalDirAddsEveryFileInPathOrderWithItsMode(@TempDir Path dir) throws Exception {
+        Path src = Files.createDirectories(dir.resolve("src"));
+        Files.writeString(Files.createDirectories(src.resolve("pkg")).resolve("b.py"), "b");
+        Path run = Files.writeString(src.resolve("run.sh"), "#!/bin/sh\n");
+        Files.setPosixFilePermissions(run, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.createSymbolicLink(src.resolve("link"), Path.of("/etc/passwd"));
+        ImageSpec spec = Image.debianSlim().addLocalDir(src, "/app/").toSpec();
+        assertThat(spec.getStepsList()).extracting(s -> s.getAddFile().getDestination())
+                .containsExactly("/app/pkg/b.py", "/app/run.sh");
+        assertThat(spec.getSteps(1).getAddFile().getMode()).isEqualTo(0755);
+        assertThat(Image.debianSlim().addLocalDir(src, "/app").contentHash())
+                .isEqualTo(Image.debianSlim().addLocalDir(src, "/app/").contentHash());
+    }
 }
