@@ -11,6 +11,9 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A real server on a TCP port for tests, with a plaintext channel and the generated stubs, as an
@@ -74,5 +77,26 @@ public final class RunningServer implements AutoCloseable {
     public void close() throws InterruptedException {
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         server.close();
+    }
+
+    /**
+     * A base for test classes that share one server, started on a fresh data directory before their first test and
+     * closed after their last (test classes run one at a time, so each has the fields to itself meanwhile).
+     */
+    public abstract static class PerTestClass {
+
+        @TempDir
+        protected static Path dataDir;
+        protected static RunningServer server;
+
+        @BeforeAll
+        static void startServer() throws Exception {
+            server = RunningServer.start(dataDir);
+        }
+
+        @AfterAll
+        static void stopServer() throws Exception {
+            server.close();
+        }
     }
 }

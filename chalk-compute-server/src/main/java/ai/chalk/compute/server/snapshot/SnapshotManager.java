@@ -3,6 +3,7 @@ package ai.chalk.compute.server.snapshot;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.sandbox.LiveSandbox;
 import ai.chalk.compute.server.sandbox.SandboxManager;
@@ -239,7 +240,7 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
     private void deleteFiles(String id) {
         Path dir = root.resolve(id);
         try {
-            Trees.delete(dir);
+            NoFollowDelete.delete(dir);
         } catch (IOException e) {
             log.warn("Cannot remove the files of snapshot {} in {}: {}", id, dir, e.toString());
         }

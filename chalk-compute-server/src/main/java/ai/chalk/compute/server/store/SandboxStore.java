@@ -1,5 +1,9 @@
 package ai.chalk.compute.server.store;
 
+import static ai.chalk.compute.server.store.SqlQuery.fit;
+import static ai.chalk.compute.server.store.SqlQuery.likeEscape;
+import static ai.chalk.compute.server.store.SqlQuery.placeholders;
+
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -81,18 +85,12 @@ public final class SandboxStore {
 
     /** Moves a sandbox to a new state; a finished state also records when. */
     public void updateState(String id, SandboxState state, String statusMessage) {
-        synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(
-                    "UPDATE sandbox SET state = ?, status_message = ?, finished_at = ? WHERE id = ?")) {
-                ps.setString(1, state.name());
-                ps.setString(2, fit(statusMessage));
-                ps.setTimestamp(3, state.finished() ? Timestamp.from(Instant.now()) : null);
-                ps.setString(4, id);
-                ps.executeUpdate();
-            } catch (SQLException e) {
-                throw new StoreException("updating sandbox " + id + " failed: " + e.getMessage(), e);
-            }
-        }
+        SqlQuery.update(db, "UPDATE sandbox SET state = ?, status_message = ?, finished_at = ? WHERE id = ?", ps -> {
+            ps.setString(1, state.name());
+            ps.setString(2, fit(statusMessage));
+            ps.setTimestamp(3, state.finished() ? Timestamp.from(Instant.now()) : null);
+            ps.setString(4, id);
+        }, "updating sandbox " + id);
     }
 
     public Optional<SandboxRecord> find(String id) {
@@ -157,11 +155,6 @@ public final class SandboxStore {
         return query(sql.toString(), args);
     }
 
-    /** {@code s} with LIKE's wildcards escaped, to match literally. */
-    static String likeEscape(String s) {
-        return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
-    }
-
     /** Counts sandboxes by state, for health. */
     public long count(SandboxState state) {
         synchronized (db) {
@@ -177,37 +170,8 @@ public final class SandboxStore {
         }
     }
 
-    /** Status messages are sentences; a runaway one (a tool's whole usage text) is cut, saying so. */
-    private static String fit(String message) {
-        int max = 4096;
-        if (message == null || message.length() <= max) {
-            return message;
-        }
-        String marker = "... (cut, " + message.length() + " characters in all)";
-        return message.substring(0, max - marker.length()) + marker;
-    }
-
-    private static String placeholders(int n) {
-        return String.join(",", java.util.Collections.nCopies(n, "?"));
-    }
-
     private List<SandboxRecord> query(String sql, List<?> args) {
-        synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(sql)) {
-                for (int i = 0; i < args.size(); i++) {
-                    ps.setObject(i + 1, args.get(i));
-                }
-                List<SandboxRecord> out = new ArrayList<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(read(rs));
-                    }
-                }
-                return out;
-            } catch (SQLException e) {
-                throw new StoreException("reading sandboxes failed: " + e.getMessage(), e);
-            }
-        }
+        return SqlQuery.select(db, sql, args, SandboxStore::read, "sandboxes");
     }
 
     private static SandboxRecord read(ResultSet rs) throws SQLException {

@@ -1,5 +1,9 @@
 package ai.chalk.compute.server.store;
 
+import static ai.chalk.compute.server.store.SqlQuery.fit;
+import static ai.chalk.compute.server.store.SqlQuery.likeEscape;
+import static ai.chalk.compute.server.store.SqlQuery.placeholders;
+
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -96,18 +100,13 @@ public final class SnapshotStore {
 
     /** Moves a snapshot to a new status; a finished status also records when. */
     public void updateStatus(String id, Status status, String statusMessage) {
-        synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(
-                    "UPDATE sandbox_snapshot SET status = ?, status_message = ?, completed_at = ? WHERE id = ?")) {
-                ps.setString(1, status.name());
-                ps.setString(2, fit(statusMessage));
-                ps.setTimestamp(3, status.finished() ? Timestamp.from(Instant.now()) : null);
-                ps.setString(4, id);
-                ps.executeUpdate();
-            } catch (SQLException e) {
-                throw new StoreException("updating snapshot " + id + " failed: " + e.getMessage(), e);
-            }
-        }
+        String sql = "UPDATE sandbox_snapshot SET status = ?, status_message = ?, completed_at = ? WHERE id = ?";
+        SqlQuery.update(db, sql, ps -> {
+            ps.setString(1, status.name());
+            ps.setString(2, fit(statusMessage));
+            ps.setTimestamp(3, status.finished() ? Timestamp.from(Instant.now()) : null);
+            ps.setString(4, id);
+        }, "updating snapshot " + id);
     }
 
     public Optional<SnapshotRecord> find(String id) {
@@ -132,7 +131,7 @@ public final class SnapshotStore {
         }
         if (!q.text().isEmpty()) {
             sql.append(" AND (LOWER(id) LIKE ? ESCAPE '\\' OR LOWER(sandbox_id) LIKE ? ESCAPE '\\')");
-            String like = "%" + SandboxStore.likeEscape(q.text().toLowerCase(Locale.ROOT)) + "%";
+            String like = "%" + likeEscape(q.text().toLowerCase(Locale.ROOT)) + "%";
             args.add(like);
             args.add(like);
         }
@@ -157,44 +156,20 @@ public final class SnapshotStore {
         }
     }
 
-    private static String fit(String message) {
-        int max = 4096;
-        if (message == null || message.length() <= max) {
-            return message;
-        }
-        String marker = "... (cut, " + message.length() + " characters in all)";
-        return message.substring(0, max - marker.length()) + marker;
-    }
-
-    private static String placeholders(int n) {
-        return String.join(",", java.util.Collections.nCopies(n, "?"));
-    }
-
     private List<SnapshotRecord> query(String sql, List<?> args) {
-        synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(sql)) {
-                for (int i = 0; i < args.size(); i++) {
-                    ps.setObject(i + 1, args.get(i));
-                }
-                List<SnapshotRecord> out = new ArrayList<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        Timestamp completed = rs.getTimestamp("completed_at");
-                        out.add(new SnapshotRecord(
-                                rs.getLong("seq"),
-                                rs.getString("id"),
-                                rs.getString("sandbox_id"),
-                                Status.valueOf(rs.getString("status")),
-                                Optional.ofNullable(rs.getString("status_message")),
-                                rs.getTimestamp("created_at").toInstant(),
-                                Optional.ofNullable(completed).map(Timestamp::toInstant),
-                                rs.getBytes("spec")));
-                    }
-                }
-                return out;
-            } catch (SQLException e) {
-                throw new StoreException("reading snapshots failed: " + e.getMessage(), e);
-            }
-        }
+        return SqlQuery.select(db, sql, args, SnapshotStore::read, "snapshots");
+    }
+
+    private static SnapshotRecord read(ResultSet rs) throws SQLException {
+        Timestamp completed = rs.getTimestamp("completed_at");
+        return new SnapshotRecord(
+                rs.getLong("seq"),
+                rs.getString("id"),
+                rs.getString("sandbox_id"),
+                Status.valueOf(rs.getString("status")),
+                Optional.ofNullable(rs.getString("status_message")),
+                rs.getTimestamp("created_at").toInstant(),
+                Optional.ofNullable(completed).map(Timestamp::toInstant),
+                rs.getBytes("spec"));
     }
 }

@@ -1,15 +1,14 @@
 package ai.chalk.compute.server.volume;
 
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.store.VolumeStore;
 import ai.chalk.compute.server.store.VolumeStore.VolumeRecord;
 import io.grpc.Status;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
@@ -80,7 +79,7 @@ public final class VolumeManager {
         Path dir = directory(name);
         store.delete(name);
         try {
-            deleteTree(dir);
+            NoFollowDelete.delete(dir);
         } catch (IOException e) {
             throw new UncheckedIOException("volume " + name + " was deleted but its files could not all be removed", e);
         }
@@ -162,24 +161,5 @@ public final class VolumeManager {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                Files.delete(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 }

@@ -22,37 +22,19 @@ import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The v1 SandboxService and v2 ExecCommand over TCP through the generated stubs, as a client
  * written independently from Chalk's descriptors uses them; bad requests get actionable statuses.
  */
-class SandboxServiceContractTest {
-
-    @TempDir
-    static Path dataDir;
-    static RunningServer server;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = RunningServer.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        server.close();
-    }
+class SandboxServiceContractTest extends RunningServer.PerTestClass {
 
     private static List<ExecResponse> exec(ExecInit init) throws Exception {
         EventCollector<ExecResponse> events = new EventCollector<>();

@@ -50,8 +50,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.function.UnaryOperator;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,21 +58,7 @@ import org.junit.jupiter.api.io.TempDir;
  * filters, sort and cursor, suspend and resume, terminate; one set of sandboxes shared with v1; spec fields the
  * local runtime cannot honour are refused by name.
  */
-class SandboxServiceV2Test {
-
-    @TempDir
-    static Path dataDir;
-    static RunningServer server;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = RunningServer.start(dataDir);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        server.close();
-    }
+class SandboxServiceV2Test extends RunningServer.PerTestClass {
 
     private static SandboxInfo create(ChalkContainerSpec spec) {
         return server.sandboxesV2().createSandbox(CreateSandboxRequest.newBuilder().setSpec(spec).build()).getSandbox();

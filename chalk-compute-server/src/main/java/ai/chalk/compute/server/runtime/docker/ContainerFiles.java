@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.runtime.docker;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.ChangeLog;
 import java.io.IOException;
@@ -8,14 +9,11 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -75,7 +73,7 @@ final class ContainerFiles {
             }
         }
         Path partial = destination.resolveSibling(destination.getFileName() + ".partial");
-        deleteTree(partial);
+        NoFollowDelete.delete(partial);
         Files.createDirectories(partial);
         try {
             if (!names.isEmpty()) {
@@ -83,7 +81,7 @@ final class ContainerFiles {
             }
             Files.move(partial, destination, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException | RuntimeException e) {
-            deleteTree(partial);
+            NoFollowDelete.delete(partial);
             throw e;
         }
         return deleted;
@@ -157,27 +155,5 @@ final class ContainerFiles {
             Thread.currentThread().interrupt();
             throw new RuntimeStartException("interrupted while copying the initial filesystem", e);
         }
-    }
-
-    static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        Files.walkFileTree(root, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
-                if (exc != null) {
-                    throw exc;
-                }
-                Files.delete(dir);
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 }

@@ -2,13 +2,17 @@ package ai.chalk.compute.server.runtime.docker;
 
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
+import ai.chalk.compute.server.runtime.host.ClosableStdin;
+import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.ProcessTreeKill;
+import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.host.PtyStdin;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,7 +45,6 @@ final class DockerProcess implements RuntimeProcess {
 
     private static final Logger log = LoggerFactory.getLogger(DockerProcess.class);
     static final long LINGER_MILLIS = 200;
-    private static final int EOT = 4;
 
     private final DockerSandbox sandbox;
     private final String execId;
@@ -195,7 +198,7 @@ final class DockerProcess implements RuntimeProcess {
 
     /** Whether the host process this runtime watches has ended; false when it is not visible here. */
     boolean hostProcessGone() {
-        return hostPid > 0 && !HostProcs.running(hostPid, hostStart);
+        return hostPid > 0 && !Procfs.running(hostPid, hostStart);
     }
 
     boolean exited() {
@@ -250,17 +253,15 @@ final class DockerProcess implements RuntimeProcess {
 
     @Override
     public void signal(int signal) {
-        if (signal <= 0 || signal > 64) {
-            throw new IllegalArgumentException("no such signal: " + signal);
-        }
+        HostSignals.requireValid(signal);
         if (status.isDone()) {
             return;
         }
         delivered.add(signal);
         lastDelivered = signal;
         if (hostPid > 0) {
-            if (HostProcs.running(hostPid, hostStart)) {
-                LibC.signal(hostPid, signal);
+            if (Procfs.running(hostPid, hostStart)) {
+                HostSignals.signal(hostPid, signal);
             }
         } else {
             sandbox.signalInside(pid, signal);
@@ -286,24 +287,8 @@ final class DockerProcess implements RuntimeProcess {
         }
         if (hostPid > 0) {
             // no exec group: the process tree on the host is all there is to follow
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (System.nanoTime() < deadline) {
-                List<ProcessHandle> tree = new ArrayList<>();
-                if (HostProcs.running(hostPid, hostStart)) {
-                    ProcessHandle.of(hostPid).ifPresent(h -> {
-                        tree.add(h);
-                        h.descendants().forEach(tree::add);
-                    });
-                }
-                tree.removeIf(h -> !HostProcs.running(h.pid()));
-                if (tree.isEmpty()) {
-                    return;
-                }
-                for (ProcessHandle h : tree) {
-                    LibC.signal(h.pid(), 9);
-                }
-                LockSupport.parkNanos(1_000_000);
-            }
+            ProcessTreeKill.kill(() -> Procfs.running(hostPid, hostStart)
+                    ? ProcessHandle.of(hostPid) : Optional.<ProcessHandle>empty());
             return;
         }
         if (!status.isDone()) {
@@ -322,92 +307,21 @@ final class DockerProcess implements RuntimeProcess {
     }
 
     /** Stdin over a pipe: closing it half-closes the attach connection, and the engine closes the process's stdin. */
-    private static final class PipeStdin extends OutputStream {
+    private static final class PipeStdin extends ClosableStdin {
         private final EngineConnection connection;
-        private boolean closed;
 
         PipeStdin(EngineConnection connection) {
+            super(connection.out());
             this.connection = connection;
         }
 
         @Override
-        public synchronized void write(int b) throws IOException {
-            ensureOpen();
-            connection.out().write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] b, int off, int len) throws IOException {
-            ensureOpen();
-            connection.out().write(b, off, len);
-        }
-
-        @Override
-        public synchronized void flush() throws IOException {
-            connection.out().flush();
-        }
-
-        private void ensureOpen() throws IOException {
-            if (closed) {
-                throw new IOException("stdin is closed");
-            }
-        }
-
-        @Override
-        public synchronized void close() throws IOException {
-            if (!closed) {
-                closed = true;
-                try {
-                    connection.out().flush();
-                    connection.shutdownOutput();
-                } catch (IOException e) {
-                    // the process is gone, and its stdin with it
-                }
-            }
-        }
-    }
-
-    /**
-     * A terminal's input: closing it types end-of-file (Ctrl-D) instead of closing the terminal, which would hang
-     * the session up (as in the local runtime).
-     */
-    private static final class PtyStdin extends OutputStream {
-        private final OutputStream out;
-        private boolean closed;
-
-        PtyStdin(OutputStream out) {
-            this.out = out;
-        }
-
-        @Override
-        public synchronized void write(int b) throws IOException {
-            ensureOpen();
-            out.write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] b, int off, int len) throws IOException {
-            ensureOpen();
-            out.write(b, off, len);
-        }
-
-        @Override
-        public synchronized void flush() throws IOException {
-            out.flush();
-        }
-
-        private void ensureOpen() throws IOException {
-            if (closed) {
-                throw new IOException("stdin is closed");
-            }
-        }
-
-        @Override
-        public synchronized void close() throws IOException {
-            if (!closed) {
-                closed = true;
-                out.write(EOT);
+        protected void end() {
+            try {
                 out.flush();
+                connection.shutdownOutput();
+            } catch (IOException e) {
+                // the process is gone, and its stdin with it
             }
         }
     }

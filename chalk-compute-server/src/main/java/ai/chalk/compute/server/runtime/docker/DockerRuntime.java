@@ -1,11 +1,16 @@
 package ai.chalk.compute.server.runtime.docker;
 
 import ai.chalk.compute.server.runtime.Isolation;
+import ai.chalk.compute.server.runtime.ProcessSpecCheck;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.host.SandboxHostname;
+import ai.chalk.compute.server.runtime.host.StateDirKey;
+import ai.chalk.compute.server.runtime.host.StateDirLock;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.CreateContainerResponse;
@@ -31,23 +36,14 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -137,8 +133,7 @@ public final class DockerRuntime implements SandboxRuntime {
     private final DockerClient client;
     private final String engineVersion;
     private final Isolation isolation;
-    private final FileChannel lockChannel;
-    private final FileLock lock;
+    private final StateDirLock lock;
     private final ConcurrentMap<String, DockerSandbox> sandboxes = new ConcurrentHashMap<>();
     private final Set<DockerProcess> watched = ConcurrentHashMap.newKeySet();
     private final ExecutorService helpers;
@@ -223,9 +218,8 @@ public final class DockerRuntime implements SandboxRuntime {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the docker runtime's state directory " + b.stateDir, e);
         }
-        this.lockChannel = openLock(stateDir);
-        this.lock = acquire(lockChannel, stateDir);
-        this.key = keyOf(stateDir);
+        this.lock = StateDirLock.acquire(stateDir, "docker runtime");
+        this.key = StateDirKey.of(stateDir);
         ApacheDockerHttpClient http = new ApacheDockerHttpClient.Builder()
                 .dockerHost(config.getDockerHost())
                 .sslConfig(config.getSSLConfig())
@@ -238,7 +232,7 @@ public final class DockerRuntime implements SandboxRuntime {
             version = client.versionCmd().exec().getVersion();
         } catch (RuntimeException e) {
             closeQuietly(client);
-            release();
+            lock.release();
             throw new IllegalStateException("no Docker engine at " + host + ": start dockerd or use --runtime local ("
                     + engineMessage(e) + ")", e);
         }
@@ -360,7 +354,7 @@ public final class DockerRuntime implements SandboxRuntime {
         }
         Map<String, String> env;
         try {
-            env = checkEnv(spec.env());
+            env = ProcessSpecCheck.env(spec.env());
         } catch (ProcessStartException e) {
             throw new RuntimeStartException(e.getMessage());
         }
@@ -391,7 +385,7 @@ public final class DockerRuntime implements SandboxRuntime {
         try {
             CreateContainerResponse created = client.createContainerCmd(image)
                     .withName(containerName(id))
-                    .withHostName(hostnameOf(id))
+                    .withHostName(SandboxHostname.of(id))
                     .withLabels(Map.of(LABEL_SANDBOX, id, LABEL_SERVER, key))
                     .withEntrypoint("/bin/sh", "-c", Scripts.INIT)
                     .withCmd("chalk-init")
@@ -508,11 +502,11 @@ public final class DockerRuntime implements SandboxRuntime {
     private DockerSandbox.Host hostOf(InspectContainerResponse inspected) {
         Long pid = inspected.getState().getPidLong();
         String containerId = inspected.getId();
-        if (!useHost || pid == null || pid <= 1 || HostProcs.innermostPid(pid) != 1
-                || !HostProcs.cgroups(pid).contains(containerId)) {
+        if (!useHost || pid == null || pid <= 1 || Procfs.innermostPid(pid) != 1
+                || !Procfs.cgroups(pid).contains(containerId)) {
             return null;
         }
-        Optional<String> ns = HostProcs.pidNamespace(pid);
+        Optional<String> ns = Procfs.pidNamespace(pid);
         if (ns.isEmpty()) {
             return null;
         }
@@ -696,7 +690,7 @@ public final class DockerRuntime implements SandboxRuntime {
         helpers.shutdownNow();
         scheduler.shutdownNow();
         closeQuietly(client);
-        release();
+        lock.release();
     }
 
     // ---- for sandboxes and processes ----
@@ -922,21 +916,6 @@ public final class DockerRuntime implements SandboxRuntime {
         return m.trim();
     }
 
-    static Map<String, String> checkEnv(Map<String, String> vars) throws ProcessStartException {
-        Map<String, String> checked = new LinkedHashMap<>();
-        for (Map.Entry<String, String> e : vars.entrySet()) {
-            String k = e.getKey();
-            if (k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0) {
-                throw new ProcessStartException("invalid environment variable name: \"" + k + "\"");
-            }
-            if (e.getValue() == null || e.getValue().indexOf('\0') >= 0) {
-                throw new ProcessStartException("invalid value for environment variable " + k);
-            }
-            checked.put(k, e.getValue());
-        }
-        return checked;
-    }
-
     /** Lexically normalizes a path: no duplicate or trailing slashes, no {@code .} or {@code ..} segments. */
     static String normalize(String path) {
         String p = Path.of(path).normalize().toString();
@@ -948,83 +927,12 @@ public final class DockerRuntime implements SandboxRuntime {
         return "chalk-" + id;
     }
 
-    /** A short host name for a sandbox id: at most 12 lower-case letters, digits and dashes. */
-    static String hostnameOf(String id) {
-        String s = id.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9-]", "-");
-        if (s.length() > 12) {
-            s = s.replace("-", "");
-            s = s.substring(0, Math.min(12, s.length()));
-        }
-        s = s.replaceAll("^-+|-+$", "");
-        return s.isEmpty() ? "sandbox" : s;
-    }
-
-    /** The label value of a state directory: the same directory always maps to the same containers. */
-    static String keyOf(Path stateDir) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256")
-                    .digest(stateDir.toString().getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 6);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     /** This runtime's {@value #LABEL_SERVER} label value. */
     String key() {
         return key;
     }
 
-    private void release() {
-        try {
-            if (lock != null) {
-                lock.release();
-            }
-        } catch (IOException e) {
-            // closing the channel releases it too
-        }
-        try {
-            lockChannel.close();
-        } catch (IOException e) {
-            log.debug("closing the state lock: {}", e.toString());
-        }
-    }
-
     private static void closeQuietly(Closeable c) {
-        try {
-            c.close();
-        } catch (IOException e) {
-            // nothing to do
-        }
-    }
-
-    private static FileChannel openLock(Path stateDir) {
-        try {
-            return FileChannel.open(stateDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot lock the docker runtime's state directory " + stateDir, e);
-        }
-    }
-
-    private static FileLock acquire(FileChannel channel, Path stateDir) {
-        FileLock l;
-        try {
-            l = channel.tryLock();
-        } catch (OverlappingFileLockException e) {
-            l = null;
-        } catch (IOException e) {
-            closeChannel(channel);
-            throw new UncheckedIOException("cannot lock the docker runtime's state directory " + stateDir, e);
-        }
-        if (l == null) {
-            closeChannel(channel);
-            throw new IllegalStateException("the state directory " + stateDir
-                    + " is in use by another docker runtime; give each server its own data directory");
-        }
-        return l;
-    }
-
-    private static void closeChannel(FileChannel c) {
         try {
             c.close();
         } catch (IOException e) {

@@ -1,24 +1,26 @@
 package ai.chalk.compute.server.runtime.docker;
 
+import ai.chalk.compute.server.runtime.EntrypointOutput;
 import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.ProcessSpecCheck;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
-import java.io.BufferedReader;
+import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.ProcessWait;
+import ai.chalk.compute.server.runtime.host.Procfs;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -109,13 +111,8 @@ final class DockerSandbox implements RuntimeSandbox {
      */
     @Override
     public RuntimeProcess exec(ProcessSpec spec) throws ProcessStartException {
-        if (spec.command() == null || spec.command().isEmpty()) {
-            throw new ProcessStartException("no command given");
-        }
-        if (spec.command().indexOf('\0') >= 0 || spec.args().stream().anyMatch(a -> a.indexOf('\0') >= 0)) {
-            throw new ProcessStartException("the command line contains a NUL character");
-        }
-        Map<String, String> env = new LinkedHashMap<>(DockerRuntime.checkEnv(spec.env()));
+        ProcessSpecCheck.commandLine(spec);
+        Map<String, String> env = ProcessSpecCheck.env(spec.env());
         if (spec.pty().isPresent()) {
             env.putIfAbsent("TERM", "xterm-256color");
         }
@@ -184,7 +181,7 @@ final class DockerSandbox implements RuntimeSandbox {
             if (host != null) {
                 hostPid = hostPidOf(execId, pid);
                 if (hostPid > 0) {
-                    hostStart = HostProcs.startTime(hostPid);
+                    hostStart = Procfs.startTime(hostPid);
                     if (host.groups() != null) {
                         try {
                             group = host.groups().join("chalk-exec-" + execId.substring(0, 16), hostPid);
@@ -223,7 +220,7 @@ final class DockerSandbox implements RuntimeSandbox {
     /** Whether the container's init is gone (and with it every process of the container). */
     boolean initDied() {
         if (host != null) {
-            return !HostProcs.running(host.initPid());
+            return !Procfs.running(host.initPid());
         }
         return !runtime.containerRunning(containerId);
     }
@@ -243,8 +240,8 @@ final class DockerSandbox implements RuntimeSandbox {
         if (host.groups() != null) {
             // the engine puts the exec into the container's group before it runs: the quickest place to look
             for (long pid : host.groups().containerProcs()) {
-                if (HostProcs.innermostPid(pid) == innerPid
-                        && HostProcs.pidNamespace(pid).filter(host.pidNamespace()::equals).isPresent()) {
+                if (Procfs.innermostPid(pid) == innerPid
+                        && Procfs.pidNamespace(pid).filter(host.pidNamespace()::equals).isPresent()) {
                     return pid;
                 }
             }
@@ -257,8 +254,8 @@ final class DockerSandbox implements RuntimeSandbox {
                 return -1;
             }
             long hostPid = st.pid() == null ? -1 : st.pid();
-            if (hostPid > 1 && HostProcs.innermostPid(hostPid) == innerPid
-                    && HostProcs.pidNamespace(hostPid).filter(host.pidNamespace()::equals).isPresent()) {
+            if (hostPid > 1 && Procfs.innermostPid(hostPid) == innerPid
+                    && Procfs.pidNamespace(hostPid).filter(host.pidNamespace()::equals).isPresent()) {
                 return hostPid;
             }
             if (System.nanoTime() > deadline) {
@@ -267,8 +264,8 @@ final class DockerSandbox implements RuntimeSandbox {
             LockSupport.parkNanos(pause);
             pause = Math.min(pause * 2, 20_000_000);
         }
-        for (long pid : HostProcs.processesInNamespace(host.pidNamespace())) {
-            if (HostProcs.innermostPid(pid) == innerPid) {
+        for (long pid : Procfs.processesInNamespace(host.pidNamespace())) {
+            if (Procfs.innermostPid(pid) == innerPid) {
                 return pid;
             }
         }
@@ -529,13 +526,9 @@ final class DockerSandbox implements RuntimeSandbox {
             }
             processes.forEach(p -> p.deliveredBySandbox(15));
             for (long pid : targets) {
-                LibC.signal(pid, 15);
+                HostSignals.signal(pid, 15);
             }
-            long pause = 200_000;
-            while (System.nanoTime() < deadline && targets.stream().anyMatch(HostProcs::running)) {
-                LockSupport.parkNanos(Math.min(pause, Math.max(0, deadline - System.nanoTime())));
-                pause = Math.min(pause * 2, 10_000_000);
-            }
+            ProcessWait.untilGone(targets, deadline);
             return;
         }
         if (runtime.userProcessCount(containerId) == 0) {
@@ -551,11 +544,11 @@ final class DockerSandbox implements RuntimeSandbox {
     /** The container's processes other than its init and the init's sleep, as host pids. */
     private List<Long> userProcesses() {
         List<Long> pids = new ArrayList<>();
-        for (long pid : HostProcs.processesInNamespace(host.pidNamespace())) {
+        for (long pid : Procfs.processesInNamespace(host.pidNamespace())) {
             if (pid == host.initPid()) {
                 continue;
             }
-            if (HostProcs.parentPid(pid) == host.initPid() && HostProcs.commandLine(pid).equals(Scripts.INIT_SLEEP)) {
+            if (Procfs.parentPid(pid) == host.initPid() && Procfs.commandLine(pid).equals(Scripts.INIT_SLEEP)) {
                 continue;
             }
             pids.add(pid);
@@ -616,27 +609,7 @@ final class DockerSandbox implements RuntimeSandbox {
     void startEntrypoint(List<String> entrypoint) throws ProcessStartException {
         RuntimeProcess p = exec(new ProcessSpec(entrypoint.get(0), entrypoint.subList(1, entrypoint.size()),
                 Optional.empty(), Map.of(), Optional.empty()));
-        try {
-            p.stdin().close();
-        } catch (IOException e) {
-            // it is gone already
-        }
-        drainToLog(p.stdout(), "stdout");
-        drainToLog(p.stderr(), "stderr");
-        p.onExit().thenAccept(s -> log.info("Entrypoint of sandbox {} ended: {}", id, s));
-    }
-
-    private void drainToLog(InputStream in, String name) {
-        runtime.helpers().execute(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    log.debug("sandbox {} entrypoint {}: {}", id, name, line);
-                }
-            } catch (IOException e) {
-                // the stream ended
-            }
-        });
+        EntrypointOutput.follow(p, id, runtime.helpers(), log);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package ai.chalk.compute.server.runtime.docker;
 
+import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.Procfs;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -32,7 +34,7 @@ final class ExecGroups {
 
     /** The groups of the container whose init has host pid {@code initHostPid}, if they can be used here. */
     static Optional<ExecGroups> of(long initHostPid, String containerId) {
-        String own = HostProcs.cgroups(initHostPid);
+        String own = Procfs.cgroups(initHostPid);
         String v1 = null;
         String v2 = null;
         int lines = 0;
@@ -95,7 +97,7 @@ final class ExecGroups {
     /** The cgroup mounts of this process: root, mount point, file system type, super options. */
     private static List<String[]> mounts() {
         List<String[]> found = new ArrayList<>();
-        String info = HostProcs.read(Path.of("/proc/self/mountinfo"));
+        String info = Procfs.read(Path.of("/proc/self/mountinfo"));
         if (info == null) {
             return found;
         }
@@ -161,7 +163,7 @@ final class ExecGroups {
 
         /** The host pids in the group; empty when it is gone. */
         List<Long> procs() {
-            String s = HostProcs.read(dir.resolve("cgroup.procs"));
+            String s = Procfs.read(dir.resolve("cgroup.procs"));
             List<Long> pids = new ArrayList<>();
             if (s != null) {
                 for (String line : s.split("\n")) {
@@ -178,7 +180,7 @@ final class ExecGroups {
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
             while (true) {
                 List<Long> pids = procs();
-                pids.removeIf(p -> !HostProcs.running(p));
+                pids.removeIf(p -> !Procfs.running(p));
                 if (pids.isEmpty()) {
                     return true;
                 }
@@ -187,7 +189,7 @@ final class ExecGroups {
                 }
                 for (long pid : pids) {
                     if (pid > 1) {
-                        LibC.signal(pid, 9);
+                        HostSignals.signal(pid, 9);
                     }
                 }
                 LockSupport.parkNanos(500_000);

@@ -1,6 +1,8 @@
 package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.Procfs;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -243,7 +245,7 @@ final class Cgroups {
             if (Files.isDirectory(sandbox)) {
                 for (long pid : procs(sandbox, true)) {
                     if (pid != Procfs.SELF) {
-                        LibC.signal(pid, 9);
+                        HostSignals.signal(pid, 9);
                     }
                 }
                 removeTree(sandbox, 2_000);
@@ -357,7 +359,7 @@ final class Cgroups {
             for (Path d : dirs.values()) {
                 for (long pid : procs(d, true)) {
                     if (pid != Procfs.SELF) {
-                        LibC.signal(pid, 9);
+                        HostSignals.signal(pid, 9);
                     }
                 }
                 removeTree(d, 5_000);
@@ -396,7 +398,7 @@ final class Cgroups {
                     return true;
                 }
                 for (long pid : left) {
-                    LibC.signal(pid, 9);
+                    HostSignals.signal(pid, 9);
                 }
                 if (System.nanoTime() > deadline) {
                     return false;

@@ -2,14 +2,16 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
+import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.ProcessTreeKill;
+import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.host.PtyStdin;
 import com.pty4j.PtyProcess;
 import com.pty4j.WinSize;
 import java.io.FilterInputStream;
-import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -43,7 +45,6 @@ final class LocalProcess implements RuntimeProcess {
     private static final Logger log = LoggerFactory.getLogger(LocalProcess.class);
     static final long LINGER_MILLIS = 200;
     private static final long PID_LOOKUP_MILLIS = 5_000;
-    private static final int EOT = 4;
 
     /** The real command's pid on the host and inside the sandbox; -1 when it ended before it could be read. */
     record Pids(long host, long inner) {
@@ -194,9 +195,7 @@ final class LocalProcess implements RuntimeProcess {
 
     @Override
     public void signal(int signal) {
-        if (signal <= 0 || signal > 64) {
-            throw new IllegalArgumentException("no such signal: " + signal);
-        }
+        HostSignals.requireValid(signal);
         if (!process.isAlive()) {
             return;
         }
@@ -205,7 +204,7 @@ final class LocalProcess implements RuntimeProcess {
             return; // the command is gone (nsenter is about to report its status)
         }
         delivered.add(signal);
-        LibC.signal(p.host(), signal);
+        HostSignals.signal(p.host(), signal);
     }
 
     /** Records that the sandbox's terminate is about to deliver {@code signal} to this process. */
@@ -230,22 +229,7 @@ final class LocalProcess implements RuntimeProcess {
             return;
         }
         // no pids cgroup: the process tree is all there is to follow
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            List<ProcessHandle> tree = new ArrayList<>();
-            ProcessHandle.of(process.pid()).ifPresent(h -> {
-                tree.add(h);
-                h.descendants().forEach(tree::add);
-            });
-            tree.removeIf(h -> !h.isAlive() || !Procfs.running(h.pid()));
-            if (tree.isEmpty()) {
-                return;
-            }
-            for (ProcessHandle h : tree) {
-                LibC.signal(h.pid(), 9);
-            }
-            LockSupport.parkNanos(1_000_000);
-        }
+        ProcessTreeKill.kill(() -> ProcessHandle.of(process.pid()));
     }
 
     @Override
@@ -306,45 +290,6 @@ final class LocalProcess implements RuntimeProcess {
                 super.close();
             } finally {
                 eof.complete(null);
-            }
-        }
-    }
-
-    /**
-     * A terminal's input: closing it types end-of-file (Ctrl-D) instead of closing the terminal, which would hang
-     * the session up.
-     */
-    private static final class PtyStdin extends FilterOutputStream {
-        private boolean closed;
-
-        PtyStdin(OutputStream out) {
-            super(out);
-        }
-
-        @Override
-        public synchronized void write(int b) throws IOException {
-            ensureOpen();
-            out.write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] b, int off, int len) throws IOException {
-            ensureOpen();
-            out.write(b, off, len);
-        }
-
-        private void ensureOpen() throws IOException {
-            if (closed) {
-                throw new IOException("stdin is closed");
-            }
-        }
-
-        @Override
-        public synchronized void close() throws IOException {
-            if (!closed) {
-                closed = true;
-                out.write(EOT);
-                out.flush();
             }
         }
     }

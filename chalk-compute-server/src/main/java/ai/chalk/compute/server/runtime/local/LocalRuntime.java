@@ -5,24 +5,18 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.runtime.host.StateDirKey;
+import ai.chalk.compute.server.runtime.host.StateDirLock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -86,8 +80,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private final SandboxFiles.SystemView systemView;
     private final Isolation isolation;
     private final String key;
-    private final FileChannel lockChannel;
-    private final FileLock lock;
+    private final StateDirLock lock;
     private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
     private final ExecutorService helpers;
     private final ExecutorService spawner;
@@ -121,19 +114,18 @@ public final class LocalRuntime implements SandboxRuntime {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the local runtime's state directory " + stateDir, e);
         }
-        this.lockChannel = openLock(this.stateDir);
-        this.lock = acquire(lockChannel, this.stateDir);
+        this.lock = StateDirLock.acquire(this.stateDir, "local runtime");
         try {
             this.systemView = SandboxFiles.hostSystemView();
             List<Path> visible = systemView.readOnlyDirs().stream().map(Path::of).toList();
             this.tools = HostTools.find(toolPath, visible);
-            this.key = keyOf(this.stateDir);
+            this.key = StateDirKey.of(this.stateDir);
             this.cgroups = useCgroups ? Cgroups.detect(key) : Cgroups.unavailable("cgroups are switched off");
             List<String> failures = new ArrayList<>();
             this.level = chooseLevel(mode, failures);
             this.isolation = describe(failures);
         } catch (RuntimeException e) {
-            release();
+            lock.release();
             throw e;
         }
         AtomicInteger threads = new AtomicInteger();
@@ -317,7 +309,7 @@ public final class LocalRuntime implements SandboxRuntime {
             }
             cgroups.removeSandbox(id);
             try {
-                SandboxFiles.deleteTree(sandboxesDir().resolve(id));
+                NoFollowDelete.delete(sandboxesDir().resolve(id));
             } catch (IOException e) {
                 log.warn("Cannot remove the leftover layer of sandbox {}: {}", id, e.toString());
             }
@@ -349,22 +341,7 @@ public final class LocalRuntime implements SandboxRuntime {
         helpers.shutdown();
         spawner.shutdown();
         scheduler.shutdownNow();
-        release();
-    }
-
-    private void release() {
-        try {
-            if (lock != null) {
-                lock.release();
-            }
-        } catch (IOException e) {
-            // closing the channel releases it too
-        }
-        try {
-            lockChannel.close();
-        } catch (IOException e) {
-            log.debug("closing the state lock: {}", e.toString());
-        }
+        lock.release();
     }
 
     // ---- what sandboxes need from their runtime ----
@@ -416,61 +393,5 @@ public final class LocalRuntime implements SandboxRuntime {
 
     void forget(LocalSandbox sandbox) {
         sandboxes.remove(sandbox.id(), sandbox);
-    }
-
-    /** The cgroup key of a state directory: the same directory always maps to the same groups. */
-    static String keyOf(Path stateDir) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256")
-                    .digest(stateDir.toString().getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 6);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static FileChannel openLock(Path stateDir) {
-        try {
-            return FileChannel.open(stateDir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot lock the local runtime's state directory " + stateDir, e);
-        }
-    }
-
-    private static FileLock acquire(FileChannel channel, Path stateDir) {
-        FileLock l;
-        try {
-            l = channel.tryLock();
-        } catch (OverlappingFileLockException e) {
-            l = null;
-        } catch (IOException e) {
-            closeQuietly(channel);
-            throw new UncheckedIOException("cannot lock the local runtime's state directory " + stateDir, e);
-        }
-        if (l == null) {
-            closeQuietly(channel);
-            throw new IllegalStateException("the state directory " + stateDir
-                    + " is in use by another local runtime; give each server its own data directory");
-        }
-        return l;
-    }
-
-    private static void closeQuietly(FileChannel c) {
-        try {
-            c.close();
-        } catch (IOException e) {
-            // nothing to do
-        }
-    }
-
-    /** A short host name for a sandbox id: at most 12 lower-case letters, digits and dashes. */
-    static String hostnameOf(String id) {
-        String s = id.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9-]", "-");
-        if (s.length() > 12) {
-            s = s.replace("-", "");
-            s = s.substring(0, Math.min(12, s.length()));
-        }
-        s = s.replaceAll("^-+|-+$", "");
-        return s.isEmpty() ? "sandbox" : s;
     }
 }

@@ -1,17 +1,23 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.runtime.EntrypointOutput;
 import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.ProcessSpecCheck;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.runtime.host.ProcessWait;
+import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
 import com.pty4j.PtyProcessBuilder;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +35,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -139,7 +144,7 @@ final class LocalSandbox implements RuntimeSandbox {
         env.put("PATH", LocalRuntime.DEFAULT_PATH);
         env.put("HOME", "/root");
         try {
-            env.putAll(checkEnv(spec.env()));
+            env.putAll(ProcessSpecCheck.env(spec.env()));
         } catch (ProcessStartException e) {
             throw new RuntimeStartException(e.getMessage());
         }
@@ -172,7 +177,7 @@ final class LocalSandbox implements RuntimeSandbox {
                     throw new RuntimeStartException("cannot create the cgroups of sandbox " + id + ": " + e.getMessage(), e);
                 }
             }
-            String hostname = LocalRuntime.hostnameOf(id);
+            String hostname = SandboxHostname.of(id);
             switch (level) {
                 case BUBBLEWRAP -> init = startBubblewrap(runtime, layer, groups, hostname, spec.network(), workdir,
                         spec.volumes());
@@ -193,7 +198,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 groups.remove();
             }
             try {
-                SandboxFiles.deleteTree(dir);
+                NoFollowDelete.delete(dir);
             } catch (IOException ex) {
                 log.warn("Cannot remove the layer of failed sandbox {}: {}", id, ex.toString());
             }
@@ -309,27 +314,7 @@ final class LocalSandbox implements RuntimeSandbox {
             terminate(Duration.ZERO);
             throw new RuntimeStartException("the entrypoint could not be started: " + e.getMessage(), e);
         }
-        try {
-            p.stdin().close();
-        } catch (IOException e) {
-            // it is gone already
-        }
-        drainToLog(p.stdout(), "stdout");
-        drainToLog(p.stderr(), "stderr");
-        p.onExit().thenAccept(s -> log.info("Entrypoint of sandbox {} ended: {}", id, s));
-    }
-
-    private void drainToLog(InputStream in, String name) {
-        runtime.helpers().execute(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    log.debug("sandbox {} entrypoint {}: {}", id, name, line);
-                }
-            } catch (IOException e) {
-                // the stream ended
-            }
-        });
+        EntrypointOutput.follow(p, id, runtime.helpers(), log);
     }
 
     @Override
@@ -345,14 +330,9 @@ final class LocalSandbox implements RuntimeSandbox {
      */
     @Override
     public RuntimeProcess exec(ProcessSpec spec) throws ProcessStartException {
-        if (spec.command() == null || spec.command().isEmpty()) {
-            throw new ProcessStartException("no command given");
-        }
-        if (spec.command().indexOf('\0') >= 0 || spec.args().stream().anyMatch(a -> a.indexOf('\0') >= 0)) {
-            throw new ProcessStartException("the command line contains a NUL character");
-        }
+        ProcessSpecCheck.commandLine(spec);
         Map<String, String> processEnv = new LinkedHashMap<>(env);
-        processEnv.putAll(checkEnv(spec.env()));
+        processEnv.putAll(ProcessSpecCheck.env(spec.env()));
         if (spec.pty().isPresent()) {
             processEnv.putIfAbsent("TERM", "xterm-256color");
         }
@@ -575,19 +555,6 @@ final class LocalSandbox implements RuntimeSandbox {
         return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && Files.isExecutable(p);
     }
 
-    private static Map<String, String> checkEnv(Map<String, String> vars) throws ProcessStartException {
-        for (Map.Entry<String, String> e : vars.entrySet()) {
-            String k = e.getKey();
-            if (k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0) {
-                throw new ProcessStartException("invalid environment variable name: \"" + k + "\"");
-            }
-            if (e.getValue() == null || e.getValue().indexOf('\0') >= 0) {
-                throw new ProcessStartException("invalid value for environment variable " + k);
-            }
-        }
-        return vars;
-    }
-
     @Override
     public void terminate(Duration grace) {
         lock.writeLock().lock();
@@ -615,14 +582,10 @@ final class LocalSandbox implements RuntimeSandbox {
             if (!targets.isEmpty()) {
                 processes.forEach(p -> p.deliveredBySandbox(15));
                 for (long pid : targets) {
-                    LibC.signal(pid, 15);
+                    HostSignals.signal(pid, 15);
                 }
                 long deadline = System.nanoTime() + graceNanos;
-                long pause = 200_000;
-                while (System.nanoTime() < deadline && targets.stream().anyMatch(Procfs::running)) {
-                    LockSupport.parkNanos(Math.min(pause, Math.max(0, deadline - System.nanoTime())));
-                    pause = Math.min(pause * 2, 10_000_000);
-                }
+                ProcessWait.untilGone(targets, deadline);
             }
         }
         processes.forEach(p -> p.deliveredBySandbox(9));
@@ -860,13 +823,13 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         try {
             if (init != null && init.isAlive()) {
-                LibC.signal(initPid, 9); // the pid namespace dies with its init
+                HostSignals.signal(initPid, 9); // the pid namespace dies with its init
             }
             if (groups != null) {
                 groups.pidsGroup().ifPresent(g -> g.killAll(10_000));
             } else if (!level.isolated()) {
                 for (long pid : userProcesses()) {
-                    LibC.signal(pid, 9);
+                    HostSignals.signal(pid, 9);
                 }
             }
             if (init != null) {
@@ -886,7 +849,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 groups.remove();
             }
             try {
-                SandboxFiles.deleteTree(dir);
+                NoFollowDelete.delete(dir);
             } catch (IOException e) {
                 log.warn("Cannot remove the writable layer of sandbox {}: {}", id, e.toString());
             }

@@ -1,22 +1,18 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SecureDirectoryStream;
-import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /** File-system work on sandbox roots and writable layers, done without ever following a link out of them. */
 final class SandboxFiles {
@@ -112,7 +108,7 @@ final class SandboxFiles {
     /** Creates a fresh writable layer with the system symlinks in place. */
     static void createLayer(Path layer, SystemView view) throws IOException {
         if (Files.exists(layer, LinkOption.NOFOLLOW_LINKS)) {
-            deleteTree(layer);
+            NoFollowDelete.delete(layer);
         }
         Files.createDirectories(layer);
         for (Link link : view.links()) {
@@ -138,14 +134,14 @@ final class SandboxFiles {
             throw new IOException("the initial filesystem " + seed + " is not a directory");
         }
         if (Files.exists(layer, LinkOption.NOFOLLOW_LINKS)) {
-            deleteTree(layer);
+            NoFollowDelete.delete(layer);
         }
         Files.createDirectories(layer.getParent());
         copyTree(seed, layer);
         List<String> topLevel = new ArrayList<>(SYSTEM_ENTRIES);
         topLevel.addAll(List.of("proc", "dev", "sys", ".chalk-old-root"));
         for (String name : topLevel) {
-            deleteTree(layer.resolve(name));
+            NoFollowDelete.delete(layer.resolve(name));
         }
         for (String owned : ownedPaths) {
             Path at = layer;
@@ -161,7 +157,7 @@ final class SandboxFiles {
                     break;
                 }
                 if (!Files.isDirectory(at, LinkOption.NOFOLLOW_LINKS)) {
-                    deleteTree(at); // a file or a symlink (deleteTree removes the link, never its target)
+                    NoFollowDelete.delete(at); // a file or a symlink (NoFollowDelete removes the link, never its target)
                     break;
                 }
             }
@@ -193,7 +189,7 @@ final class SandboxFiles {
             throw new IOException("cannot copy " + source + ": GNU cp (coreutils) is not installed on this host");
         }
         Path partial = destination.resolveSibling(destination.getFileName() + ".partial");
-        deleteTree(partial);
+        NoFollowDelete.delete(partial);
         Process p = new ProcessBuilder(cp.toString(), "-a", "--one-file-system", "--no-target-directory", "--",
                 source.toString(), partial.toString())
                 .redirectErrorStream(true)
@@ -207,11 +203,11 @@ final class SandboxFiles {
         } catch (InterruptedException e) {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
-            deleteTree(partial);
+            NoFollowDelete.delete(partial);
             throw new IOException("interrupted while copying " + source, e);
         }
         if (code != 0) {
-            deleteTree(partial);
+            NoFollowDelete.delete(partial);
             String why = new String(said, StandardCharsets.UTF_8).trim();
             throw new IOException("copying the files failed (cp exit code " + code + ")"
                     + (why.isEmpty() ? "" : ": " + why.lines().limit(5).reduce((a, b) -> a + "; " + b).orElse("")));
@@ -219,7 +215,7 @@ final class SandboxFiles {
         try {
             Files.move(partial, destination, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            deleteTree(partial);
+            NoFollowDelete.delete(partial);
             throw e;
         }
     }
@@ -293,75 +289,6 @@ final class SandboxFiles {
         for (String s : path.split("/")) {
             if (!s.isEmpty()) {
                 into.addLast(s);
-            }
-        }
-    }
-
-    /**
-     * Deletes a directory tree without following symlinks and without crossing into other file systems: GNU
-     * {@code rm -rf --one-file-system} where available (it copes with arbitrarily deep trees), else a
-     * descriptor-relative walk.
-     */
-    static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            Files.delete(dir);
-            return;
-        }
-        Path rm = Path.of("/bin/rm");
-        if (Files.isExecutable(rm)) {
-            Process p = new ProcessBuilder(rm.toString(), "-rf", "--one-file-system", "--", dir.toString())
-                    .redirectErrorStream(true)
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                    .start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            try {
-                if (!p.waitFor(5, TimeUnit.MINUTES)) {
-                    p.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while deleting " + dir, e);
-            }
-            if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-                return;
-            }
-            if (!out.isEmpty()) {
-                throw new IOException("cannot delete " + dir + ": " + out);
-            }
-        }
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-            if (!(ds instanceof SecureDirectoryStream<Path> sds)) {
-                throw new IOException("cannot delete " + dir + " safely: no descriptor-relative directory access");
-            }
-            deleteContents(sds, 0);
-        }
-        Files.delete(dir);
-    }
-
-    private static void deleteContents(SecureDirectoryStream<Path> dir, int depth) throws IOException {
-        if (depth > 4096) {
-            throw new IOException("directory tree too deep to delete");
-        }
-        List<Path> names = new ArrayList<>();
-        dir.forEach(p -> names.add(p.getFileName()));
-        for (Path name : names) {
-            BasicFileAttributes attrs;
-            try {
-                attrs = dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-                        .readAttributes();
-            } catch (NoSuchFileException e) {
-                continue;
-            }
-            if (attrs.isDirectory()) {
-                try (SecureDirectoryStream<Path> child = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
-                    deleteContents(child, depth + 1);
-                }
-                dir.deleteDirectory(name);
-            } else {
-                dir.deleteFile(name);
             }
         }
     }

@@ -16,6 +16,7 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.RuntimeTesting;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.host.Procfs;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,29 +26,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What is particular to the docker runtime: container settings, host pids and exec groups, adoption, errors. */
-class DockerRuntimeTest {
-
-    @TempDir
-    Path state;
-    DockerRuntime runtime;
-
-    @BeforeEach
-    void start() {
-        runtime = DockerTesting.runtime(state);
-    }
-
-    @AfterEach
-    void stop() {
-        if (runtime != null) {
-            runtime.close();
-        }
-    }
+class DockerRuntimeTest extends DockerTesting.WithRuntime {
 
     private static String inspect(RuntimeSandbox sb, String format) {
         DockerTesting.Result r = DockerTesting.docker("inspect", "--format", format, ((DockerSandbox) sb).containerId());
@@ -117,7 +100,7 @@ class DockerRuntimeTest {
         DockerProcess p = (DockerProcess) sb.exec(sh("echo $$; exec sleep 4721"));
         assertThat(readLine(p.stdout())).isEqualTo(Long.toString(p.pid()));
         assertThat(p.hostPid()).isPositive().isNotEqualTo(p.pid());
-        assertThat(HostProcs.innermostPid(p.hostPid())).isEqualTo(p.pid());
+        assertThat(Procfs.innermostPid(p.hostPid())).isEqualTo(p.pid());
         String cgroup = Files.readString(Path.of("/proc", Long.toString(p.hostPid()), "cgroup"));
         assertThat(cgroup).contains(sb.containerId() + "/chalk-exec-");
         p.signal(15);

@@ -15,6 +15,7 @@ import ai.chalk.compute.server.runtime.RuntimeTesting;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -24,27 +25,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Suspend and resume as pause and unpause; snapshots from the engine's diff and export; seeding from a snapshot. */
-class DockerSuspendAndSnapshotTest {
-
-    @TempDir
-    Path state;
-    DockerRuntime runtime;
-
-    @BeforeEach
-    void start() {
-        runtime = DockerTesting.runtime(state);
-    }
-
-    @AfterEach
-    void stop() {
-        runtime.close();
-    }
+class DockerSuspendAndSnapshotTest extends DockerTesting.WithRuntime {
 
     @Test
     void suspendPausesEverythingUntilResume() throws Exception {
@@ -123,7 +108,7 @@ class DockerSuspendAndSnapshotTest {
         RuntimeSandbox restored = runtime.start(seeded);
         assertThat(RuntimeTesting.sh(restored, "cat /workspace/project/link; stat -c '%a %u:%g %h' "
                 + "/workspace/project/src/main.py; tail -1 /etc/passwd; cat /etc/hostname").ok().out())
-                .isEqualTo("print(1)\n750 1000:1000 2\nextra\n" + DockerRuntime.hostnameOf(seeded.id()) + "\n");
+                .isEqualTo("print(1)\n750 1000:1000 2\nextra\n" + SandboxHostname.of(seeded.id()) + "\n");
         // what the snapshot cannot say: the deleted file is back
         assertThat(RuntimeTesting.sh(restored, "test -e /bin/vi && echo back").out()).isEqualTo("back\n");
     }

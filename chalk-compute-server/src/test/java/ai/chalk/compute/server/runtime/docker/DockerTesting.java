@@ -9,6 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Docker engine and images the docker runtime's tests use. The tests need a running engine (CI starts one) and
@@ -108,5 +111,25 @@ final class DockerTesting {
         assertThat(dir).as("the repository root (with ci/build-test-images.sh) above %s", Path.of("").toAbsolutePath())
                 .isNotNull();
         return dir;
+    }
+
+    /** A base for test classes whose every test gets a fresh docker runtime on its own state directory. */
+    abstract static class WithRuntime {
+
+        @TempDir
+        Path state;
+        DockerRuntime runtime;
+
+        @BeforeEach
+        void startRuntime() {
+            runtime = runtime(state);
+        }
+
+        @AfterEach
+        void stopRuntime() {
+            if (runtime != null) {
+                runtime.close();
+            }
+        }
     }
 }

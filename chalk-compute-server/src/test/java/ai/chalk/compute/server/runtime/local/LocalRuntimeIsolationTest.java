@@ -9,6 +9,8 @@ import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -107,7 +109,7 @@ class LocalRuntimeIsolationTest {
         assertThat(devs.lines()).containsExactly("lo");
         String links = sh(sb, "ip -o link show").ok().out();
         assertThat(links.lines()).hasSize(1).allMatch(l -> l.contains(": lo:") && l.contains("UP"));
-        assertThat(sh(sb, "hostname").ok().out().trim()).isEqualTo(LocalRuntime.hostnameOf(((LocalSandbox) sb).id()));
+        assertThat(sh(sb, "hostname").ok().out().trim()).isEqualTo(SandboxHostname.of(((LocalSandbox) sb).id()));
     }
 
     @Test
@@ -173,7 +175,7 @@ class LocalRuntimeIsolationTest {
         // nothing inside can end the init (see systemDirectoriesAreReadOnly...), so it crashes from outside
         sh(sb, "kill -TERM 2; kill -KILL -1");
         assertThat(sh(sb, "echo alive").ok().out()).isEqualTo("alive\n");
-        LibC.signal(sb.initPid(), 9);
+        HostSignals.signal(sb.initPid(), 9);
         assertThat(sb.onStopped().get(10, java.util.concurrent.TimeUnit.SECONDS))
                 .isEqualTo("the sandbox's init was killed by signal 9");
         assertThat(Files.exists(sb.layer(), LinkOption.NOFOLLOW_LINKS)).isFalse();

@@ -12,6 +12,8 @@ import ai.chalk.compute.server.runtime.ProcessSpec.TerminalSize;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -42,7 +44,7 @@ class LocalRuntimeModesTest {
             String ps = sh(sb, "ps -eo pid=,args=").ok().out();
             assertThat(ps.lines().map(l -> Long.parseLong(l.trim().split("\\s+", 2)[0]))).allMatch(p -> p < 100);
             assertThat(ps).doesNotContain("java").doesNotContain(state.toString());
-            assertThat(sh(sb, "hostname; pwd").ok().out()).isEqualTo(LocalRuntime.hostnameOf(sb.id()) + "\n/workspace\n");
+            assertThat(sh(sb, "hostname; pwd").ok().out()).isEqualTo(SandboxHostname.of(sb.id()) + "\n/workspace\n");
             assertThat(sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").ok().out()).isEqualTo("lo\n");
             assertThat(sh(sb, "ip -o link show").ok().out()).contains("lo:").contains("UP");
             for (String attempt : List.of("touch /usr/x", "touch /etc/x", "mount -t tmpfs none /tmp",
@@ -78,7 +80,7 @@ class LocalRuntimeModesTest {
             assertThat(LocalTesting.hostProcessesRunning("sleep 4723")).isEmpty();
 
             LocalSandbox crashed = (LocalSandbox) runtime.start(spec());
-            LibC.signal(crashed.initPid(), 9);
+            HostSignals.signal(crashed.initPid(), 9);
             assertThat(crashed.onStopped().get(10, TimeUnit.SECONDS)).startsWith("the sandbox's init");
             assertThat(Files.exists(crashed.layer(), LinkOption.NOFOLLOW_LINKS)).isFalse();
         }

@@ -8,6 +8,7 @@ import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.host.Procfs;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

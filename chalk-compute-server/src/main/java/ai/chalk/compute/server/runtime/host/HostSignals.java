@@ -1,0 +1,33 @@
+package ai.chalk.compute.server.runtime.host;
+
+import com.sun.jna.LastErrorException;
+
+/** Delivering an arbitrary signal to a host process, which Java cannot. */
+public final class HostSignals {
+
+    private HostSignals() {
+    }
+
+    /** Fails with {@link IllegalArgumentException} on a number that names no signal (1 to 64 do). */
+    public static void requireValid(int signal) {
+        if (signal <= 0 || signal > 64) {
+            throw new IllegalArgumentException("no such signal: " + signal);
+        }
+    }
+
+    /** Sends {@code signal} to {@code pid}; returns false when no such process exists any more. */
+    public static boolean signal(long pid, int signal) {
+        if (pid <= 1 || pid > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("refusing to signal pid " + pid);
+        }
+        try {
+            LibC.INSTANCE.kill((int) pid, signal);
+            return true;
+        } catch (LastErrorException e) {
+            if (e.getErrorCode() == LibC.ESRCH) {
+                return false;
+            }
+            throw new IllegalStateException("kill(" + pid + ", " + signal + ") failed: errno " + e.getErrorCode(), e);
+        }
+    }
+}
