@@ -164,4 +164,21 @@ class SessionSurvivesDisconnectTest {
                 .map(r -> r.getOutputData().getData().toStringUtf8()).collect(Collectors.joining());
         assertThat(tail).endsWith("done\n");
     }
+    @Test
+    void onlyTheNewestFinishedSessionsAreKept() throws Exception {
+        String own = server.createSandbox();
+        java.util.List<String> ids = new java.util.ArrayList<>();
+        for (int i = 0; i < SessionRegistry.KEPT_FINISHED + 4; i++) {
+            EventCollector<OpenSessionResponse> events = new EventCollector<>();
+            server.processesAsync().openSession(events).onNext(OpenSessionRequest.newBuilder()
+                    .setNewProcess(NewProcess.newBuilder().setSandboxId(own).setCommand("echo").addArgs("n" + i)).build());
+            ids.add(events.await(OpenSessionResponse::hasSessionAttached, Duration.ofSeconds(10))
+                    .getSessionAttached().getSessionId());
+            events.await(OpenSessionResponse::hasProcessExited, Duration.ofSeconds(10));
+        }
+        var listed = server.processes().listSessions(ListSessionsRequest.newBuilder().setSandboxId(own).build())
+                .getSessionsList().stream().map(s -> s.getSessionId()).toList();
+        assertThat(listed).containsExactlyInAnyOrderElementsOf(ids.subList(4, ids.size()));
+        server.terminate(own);
+    }
 }
