@@ -22,6 +22,12 @@ public interface SandboxRuntime extends AutoCloseable {
     RuntimeSandbox start(SandboxSpec spec) throws RuntimeStartException;
 
     /**
+     * How this runtime builds declarative images ({@code image_spec}); sandboxes are then started from the
+     * reference the build returns.
+     */
+    ai.chalk.compute.server.image.ImageBuilder imageBuilder();
+
+    /**
      * Called once at server start with the ids the store believes are running. Returns the
      * sandboxes the engine still runs and has re-adopted; the rest are reported terminated.
      * Leftovers of sandboxes that are gone (writable layers, cgroups) are cleaned up here.

@@ -939,4 +939,9 @@ public final class DockerRuntime implements SandboxRuntime {
             // nothing to do
         }
     }
+
+    @Override
+    public ai.chalk.compute.server.image.ImageBuilder imageBuilder() {
+        throw new IllegalStateException("SEAM: image builds of this runtime are being written");
+    }
 }

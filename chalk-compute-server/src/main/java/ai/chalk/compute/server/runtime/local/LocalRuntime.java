@@ -394,4 +394,9 @@ public final class LocalRuntime implements SandboxRuntime {
     void forget(LocalSandbox sandbox) {
         sandboxes.remove(sandbox.id(), sandbox);
     }
+
+    @Override
+    public ai.chalk.compute.server.image.ImageBuilder imageBuilder() {
+        throw new IllegalStateException("SEAM: image builds of this runtime are being written");
+    }
 }
