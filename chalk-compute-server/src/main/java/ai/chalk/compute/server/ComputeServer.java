@@ -1,5 +1,7 @@
 package ai.chalk.compute.server;
 
+import ai.chalk.compute.server.blob.BlobServiceV1;
+import ai.chalk.compute.server.blob.BlobStore;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.docker.DockerRuntime;
@@ -99,7 +101,7 @@ public final class ComputeServer implements AutoCloseable {
         refuseSystemLocation(dataDir);
         Files.createDirectories(dataDir);
         // what sandboxes leave on disk (their layers, volumes) may hold setuid files and secrets: keep other users out
-        for (String area : List.of("state", "runtime", "volumes")) {
+        for (String area : List.of("state", "runtime", "volumes", "blobs")) {
             privateDirectory(dataDir.resolve(area));
         }
         try {
@@ -122,6 +124,7 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(new SandboxSnapshotServiceV2(snapshots)),
                     intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes)),
                     intercepted(new VolumeServiceV1(volumes, sandboxes)),
+                    intercepted(new BlobServiceV1(new BlobStore(dataDir.resolve("blobs")))),
                     health.getHealthService().bindService(),
                     ProtoReflectionServiceV1.newInstance().bindService());
             InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName)

@@ -1,0 +1,206 @@
+package ai.chalk.compute.server.blob;
+
+import ai.chalk.compute.proto.blob.v1.BlobRef;
+import ai.chalk.compute.proto.blob.v1.BlobServiceGrpc;
+import ai.chalk.compute.proto.blob.v1.DownloadBlobRequest;
+import ai.chalk.compute.proto.blob.v1.DownloadBlobResponse;
+import ai.chalk.compute.proto.blob.v1.FindMissingBlobsRequest;
+import ai.chalk.compute.proto.blob.v1.FindMissingBlobsResponse;
+import ai.chalk.compute.proto.blob.v1.UploadBlobRequest;
+import ai.chalk.compute.proto.blob.v1.UploadBlobResponse;
+import ai.chalk.compute.server.grpc.StatusErrors;
+import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.io.InputStream;
+
+/** {@code chalk_compute.blob.v1.BlobService} over a {@link BlobStore}. */
+public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
+
+    /** Largest blob accepted: a function's jar or class directory archive, with room to spare. */
+    public static final long MAX_BLOB_BYTES = 4L << 30;
+    private static final int CHUNK = 256 * 1024;
+    private static final int MAX_REFS = 10_000;
+
+    private final BlobStore store;
+
+    public BlobServiceV1(BlobStore store) {
+        this.store = store;
+    }
+
+    @Override
+    public void findMissingBlobs(FindMissingBlobsRequest request, StreamObserver<FindMissingBlobsResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            if (request.getBlobsCount() > MAX_REFS) {
+                throw Status.INVALID_ARGUMENT.withDescription("blobs: " + request.getBlobsCount()
+                        + " digests in one request; send at most " + MAX_REFS + " at a time").asRuntimeException();
+            }
+            var response = FindMissingBlobsResponse.newBuilder();
+            for (int i = 0; i < request.getBlobsCount(); i++) {
+                BlobRef ref = request.getBlobs(i);
+                BlobDigest digest = BlobDigest.parse("blobs[" + i + "].digest", ref.getDigest());
+                if (!store.contains(digest, ref.getSize())) {
+                    response.addMissing(ref);
+                }
+            }
+            return response.build();
+        });
+    }
+
+    @Override
+    public StreamObserver<UploadBlobRequest> uploadBlob(StreamObserver<UploadBlobResponse> observer) {
+        return new StreamObserver<>() {
+            private BlobRef announced;
+            private BlobDigest digest;
+            private BlobStore.Upload upload;
+            private boolean failed;
+
+            @Override
+            public void onNext(UploadBlobRequest part) {
+                if (failed) {
+                    return;
+                }
+                try {
+                    switch (part.getPartCase()) {
+                        case BLOB -> start(part.getBlob());
+                        case DATA -> append(part.getData());
+                        case PART_NOT_SET -> throw Status.INVALID_ARGUMENT
+                                .withDescription("an UploadBlob message carries neither blob nor data").asRuntimeException();
+                    }
+                } catch (IOException e) {
+                    fail(Status.UNAVAILABLE.withDescription("the server cannot write the blob: " + e.getMessage()));
+                } catch (RuntimeException e) {
+                    fail(StatusErrors.toStatus(e));
+                }
+            }
+
+            private void start(BlobRef ref) throws IOException {
+                if (announced != null) {
+                    throw Status.INVALID_ARGUMENT.withDescription("blob: announced twice in one upload; upload one"
+                            + " blob per call").asRuntimeException();
+                }
+                digest = BlobDigest.parse("blob.digest", ref.getDigest());
+                if (ref.getSize() > MAX_BLOB_BYTES) {
+                    throw Status.INVALID_ARGUMENT.withDescription("blob.size: " + ref.getSize()
+                            + " bytes is more than this server keeps in one blob (" + MAX_BLOB_BYTES + ")")
+                            .asRuntimeException();
+                }
+                announced = ref;
+                upload = store.begin();
+            }
+
+            private void append(ByteString data) throws IOException {
+                if (upload == null) {
+                    throw Status.INVALID_ARGUMENT.withDescription("data arrived before the blob was announced: send"
+                            + " the blob (digest and size) first").asRuntimeException();
+                }
+                if (upload.written() + data.size() > announced.getSize()) {
+                    throw Status.INVALID_ARGUMENT.withDescription("more bytes than the announced size "
+                            + announced.getSize() + " of " + digest).asRuntimeException();
+                }
+                byte[] bytes = data.toByteArray();
+                upload.write(bytes, 0, bytes.length);
+            }
+
+            private void fail(Status status) {
+                failed = true;
+                if (upload != null) {
+                    upload.abort();
+                }
+                observer.onError(status.asRuntimeException());
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                if (upload != null) {
+                    upload.abort();
+                }
+            }
+
+            @Override
+            public void onCompleted() {
+                if (failed) {
+                    return;
+                }
+                if (upload == null) {
+                    observer.onError(Status.INVALID_ARGUMENT.withDescription("the upload ended before a blob was"
+                            + " announced").asRuntimeException());
+                    return;
+                }
+                try {
+                    boolean stored = upload.commit(digest, announced.getSize());
+                    observer.onNext(UploadBlobResponse.newBuilder().setBlob(announced).setStored(stored).build());
+                    observer.onCompleted();
+                } catch (BlobStore.BlobMismatchException e) {
+                    observer.onError(Status.DATA_LOSS.withDescription(e.getMessage()
+                            + "; nothing was kept, upload it again").asRuntimeException());
+                } catch (IOException e) {
+                    observer.onError(Status.UNAVAILABLE.withDescription("the server cannot store the blob: "
+                            + e.getMessage()).asRuntimeException());
+                }
+            }
+        };
+    }
+
+    @Override
+    public void downloadBlob(DownloadBlobRequest request, StreamObserver<DownloadBlobResponse> responses) {
+        InputStream in;
+        try {
+            BlobDigest digest = BlobDigest.parse("digest", request.getDigest());
+            if (store.size(digest).isEmpty()) {
+                throw Status.NOT_FOUND.withDescription("blob " + digest + " is not on this server").asRuntimeException();
+            }
+            in = store.open(digest);
+        } catch (IOException e) {
+            responses.onError(Status.NOT_FOUND.withDescription("blob " + request.getDigest() + " cannot be read: "
+                    + e.getMessage()).asRuntimeException());
+            return;
+        } catch (RuntimeException e) {
+            responses.onError(StatusErrors.toStatus(e).asRuntimeException());
+            return;
+        }
+        var call = (ServerCallStreamObserver<DownloadBlobResponse>) responses;
+        // send while the client keeps up; resume when the transport says it is ready again
+        Runnable pump = new Runnable() {
+            private boolean finished;
+
+            @Override
+            public synchronized void run() {
+                try {
+                    while (!finished && call.isReady()) {
+                        byte[] chunk = in.readNBytes(CHUNK);
+                        if (chunk.length == 0) {
+                            finished = true;
+                            in.close();
+                            call.onCompleted();
+                            return;
+                        }
+                        call.onNext(DownloadBlobResponse.newBuilder().setData(ByteString.copyFrom(chunk)).build());
+                    }
+                } catch (IOException e) {
+                    finished = true;
+                    closeQuietly(in);
+                    call.onError(Status.DATA_LOSS.withDescription("reading the blob failed: " + e.getMessage())
+                            .asRuntimeException());
+                } catch (RuntimeException e) {
+                    finished = true;
+                    closeQuietly(in);
+                    throw e;
+                }
+            }
+        };
+        call.setOnCancelHandler(() -> closeQuietly(in));
+        call.setOnReadyHandler(pump);
+        pump.run();
+    }
+
+    private static void closeQuietly(InputStream in) {
+        try {
+            in.close();
+        } catch (IOException ignored) {
+            // a read-only file: nothing was lost by failing to close it
+        }
+    }
+}

@@ -1,0 +1,175 @@
+package ai.chalk.compute.server.blob;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.OptionalLong;
+import java.util.UUID;
+
+/**
+ * Blobs on disk under {@code <dir>/sha256/<first two hex>/<hex>}, written once: an upload goes to a temporary
+ * file, is checked against its digest and size, then renamed into place, so a reader never sees a partial blob
+ * and a crash leaves at most a temporary file (removed at the next open).
+ */
+public final class BlobStore {
+
+    private final Path root;
+    private final Path incoming;
+
+    /** Opens (creating) a store in {@code dir}, discarding uploads a previous run left unfinished. */
+    public BlobStore(Path dir) throws IOException {
+        this.root = dir.resolve("sha256");
+        this.incoming = dir.resolve("incoming");
+        Files.createDirectories(root);
+        Files.createDirectories(incoming);
+        try (var leftovers = Files.list(incoming)) {
+            for (Path p : (Iterable<Path>) leftovers::iterator) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    /** Where a blob lives (whether or not it is present). */
+    public Path path(BlobDigest digest) {
+        return root.resolve(digest.hex().substring(0, 2)).resolve(digest.hex());
+    }
+
+    /** The size of a present blob, or empty. */
+    public OptionalLong size(BlobDigest digest) {
+        try {
+            return OptionalLong.of(Files.size(path(digest)));
+        } catch (IOException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    /** Whether the blob is present with this size. */
+    public boolean contains(BlobDigest digest, long size) {
+        OptionalLong present = size(digest);
+        return present.isPresent() && present.getAsLong() == size;
+    }
+
+    /** Opens a present blob for reading. */
+    public InputStream open(BlobDigest digest) throws IOException {
+        return Files.newInputStream(path(digest));
+    }
+
+    /** Stores bytes whose digest is computed here; returns it. */
+    public BlobDigest put(byte[] bytes) throws IOException {
+        Upload upload = begin();
+        upload.write(bytes, 0, bytes.length);
+        return upload.commitComputed();
+    }
+
+    /** Starts writing a blob. */
+    public Upload begin() throws IOException {
+        return new Upload(incoming.resolve(UUID.randomUUID() + ".part"));
+    }
+
+    /** One blob being written; {@link #commit} checks it, {@link #abort} drops it. */
+    public final class Upload implements AutoCloseable {
+        private final Path temp;
+        private final OutputStream out;
+        private final MessageDigest sha;
+        private long written;
+        private boolean done;
+
+        private Upload(Path temp) throws IOException {
+            this.temp = temp;
+            this.out = Files.newOutputStream(temp);
+            try {
+                this.sha = MessageDigest.getInstance("SHA-256");
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+            }
+        }
+
+        /** Appends bytes. */
+        public void write(byte[] data, int offset, int length) throws IOException {
+            out.write(data, offset, length);
+            sha.update(data, offset, length);
+            written += length;
+        }
+
+        /** Bytes written so far. */
+        public long written() {
+            return written;
+        }
+
+        /**
+         * Keeps the blob if its bytes have the expected digest and size; returns whether it was newly stored
+         * (false: it was already present).
+         *
+         * @throws BlobMismatchException when the bytes do not match
+         */
+        public boolean commit(BlobDigest expected, long expectedSize) throws IOException, BlobMismatchException {
+            out.close();
+            done = true;
+            String actual = HexFormat.of().formatHex(sha.digest());
+            if (written != expectedSize || !actual.equals(expected.hex())) {
+                Files.deleteIfExists(temp);
+                throw new BlobMismatchException("the uploaded bytes (" + written + " bytes, sha256:" + actual
+                        + ") do not match the announced blob (" + expectedSize + " bytes, " + expected + ")");
+            }
+            return moveIntoPlace(expected);
+        }
+
+        private BlobDigest commitComputed() throws IOException {
+            out.close();
+            done = true;
+            BlobDigest digest = new BlobDigest(HexFormat.of().formatHex(sha.digest()));
+            moveIntoPlace(digest);
+            return digest;
+        }
+
+        private boolean moveIntoPlace(BlobDigest digest) throws IOException {
+            Path target = path(digest);
+            if (Files.exists(target)) {
+                Files.deleteIfExists(temp);
+                return false;
+            }
+            Files.createDirectories(target.getParent());
+            try {
+                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+            } catch (FileAlreadyExistsException | AtomicMoveNotSupportedException e) {
+                Files.deleteIfExists(temp);
+                return false;
+            }
+            return true;
+        }
+
+        /** Drops what was written, unless committed. */
+        public void abort() {
+            if (done) {
+                return;
+            }
+            done = true;
+            try {
+                out.close();
+                Files.deleteIfExists(temp);
+            } catch (IOException ignored) {
+                // a leftover temporary file is removed when the store is next opened
+            }
+        }
+
+        @Override
+        public void close() {
+            abort();
+        }
+    }
+
+    /** Uploaded bytes that do not match their announced digest or size. */
+    public static final class BlobMismatchException extends Exception {
+        public BlobMismatchException(String message) {
+            super(message);
+        }
+    }
+}
