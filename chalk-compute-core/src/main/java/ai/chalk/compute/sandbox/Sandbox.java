@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * An isolated environment on a Chalk Compute server in which you run commands.
@@ -40,6 +41,7 @@ public final class Sandbox {
     private final List<VolumeMount> mounts = new ArrayList<>(); // guarded by lock
     private volatile SandboxClient client;
     private volatile SandboxInfo info;
+    private volatile boolean infoFetched;
     private boolean starting; // guarded by lock
 
     private Sandbox(Definition definition) {
@@ -50,6 +52,15 @@ public final class Sandbox {
         this.definition = null;
         this.client = client;
         this.info = info;
+        this.infoFetched = true;
+    }
+
+    /** A handle known only by id: nothing is fetched until an operation needs the server. */
+    Sandbox(SandboxClient client, String id) {
+        this.definition = null;
+        this.client = client;
+        this.info = new SandboxInfo(id, Optional.empty(), "UNKNOWN", null, Optional.empty(), Optional.empty());
+        this.infoFetched = false;
     }
 
     /** Starts the definition of a sandbox, to be started with {@link SandboxClient#run(Sandbox)}. */
@@ -73,12 +84,14 @@ public final class Sandbox {
 
     /**
      * What the server reported about the sandbox when it was last asked (at creation, lookup or
-     * {@link #refresh()}); it is not fetched again.
+     * {@link #refresh()}); it is not fetched again, except once for a handle made by
+     * {@link SandboxClient#attach(String)}, which has not asked yet.
      *
      * @throws IllegalStateException when the sandbox has not been started
      */
     public SandboxInfo info() {
-        return started();
+        SandboxInfo current = started();
+        return infoFetched ? current : refresh();
     }
 
     /**
@@ -91,6 +104,7 @@ public final class Sandbox {
         SandboxInfo current = started();
         SandboxInfo fresh = client.fetch(current.id());
         this.info = fresh;
+        this.infoFetched = true;
         return fresh;
     }
 
@@ -238,6 +252,7 @@ public final class Sandbox {
                 throw new IllegalStateException("sandbox " + this.info.id() + " is already started");
             }
             this.info = info;
+            this.infoFetched = true;
             this.client = client;
             this.starting = false;
         }

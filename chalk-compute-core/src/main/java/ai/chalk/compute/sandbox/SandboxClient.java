@@ -311,6 +311,23 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
+     * A handle to an existing sandbox by id, without asking the server: its first operation does, with
+     * this client's credentials. Use it to rebuild a handle someone passed you, such as a function's
+     * result; {@link #get(String)} instead checks at once that the sandbox exists.
+     *
+     * @param id the sandbox's id
+     * @return the handle; {@link Sandbox#info()} fetches the sandbox's information on first use
+     */
+    public Sandbox attach(String id) {
+        Objects.requireNonNull(id, "id");
+        if (id.isBlank()) {
+            throw new IllegalArgumentException("a sandbox id must not be blank");
+        }
+        ensureOpen();
+        return new Sandbox(this, id);
+    }
+
+    /**
      * Closes the connection this client opened, waiting briefly for calls in flight; commands
      * still streaming are cancelled. Does not close a channel given to {@link #forChannel(Channel)}.
      */

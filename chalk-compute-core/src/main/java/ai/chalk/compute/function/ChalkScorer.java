@@ -1,0 +1,79 @@
+package ai.chalk.compute.function;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Makes a public method an evaluation scorer: a Chalk function whose parameters bind to dataset columns
+ * by name, with two optional parameters of special meaning, {@code output} (what the evaluated task
+ * returned for the row) and {@code trace} (its trace).
+ * <pre>{@code
+ * @ChalkScorer(description = "Does the answer mention the expected city?")
+ * public EvaluationScorerResult mentionsCity(String expected, String output) {
+ *     boolean hit = output.contains(expected);
+ *     return EvaluationScorerResult.of(hit ? 1 : 0, Map.of("expected", expected));
+ * }
+ * }</pre>
+ *
+ * <p>A scorer returns a number (the score), an {@link ai.chalk.compute.evaluation.EvaluationScorerResult},
+ * or a {@code List<EvaluationScorerResult>} for several scores from one computation; an empty list gives
+ * the row no score. It takes at least one parameter. Otherwise it is a function like any
+ * {@link ChalkFunction}, with the same options.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target(ElementType.METHOD)
+public @interface ChalkScorer {
+
+    /** The registered name; empty for the method's name. */
+    String name() default "";
+
+    /** What the scorer measures, published in the catalog as {@code chalk.function.description}. */
+    String description() default "";
+
+    /**
+     * The container image: a reference such as {@code "eclipse-temurin:17-jre"}. Leave empty for the
+     * deployment's default image, or use {@link #imageFactory()} to build one with {@code Image}; not both.
+     */
+    String image() default "";
+
+    /**
+     * The name of a static, parameterless method returning {@link ai.chalk.compute.image.Image}: a method
+     * of the annotated class ({@code "gpuImage"}) or of another ({@code "com.acme.Images#gpu"}). Called
+     * once, at registration.
+     */
+    String imageFactory() default "";
+
+    /** CPU per replica as a Kubernetes quantity, such as {@code "2"} or {@code "500m"}; empty for the default. */
+    String cpu() default "";
+
+    /** Memory per replica as a Kubernetes quantity, such as {@code "4Gi"}; empty for the default. */
+    String memory() default "";
+
+    /** Environment variables of the replicas, each {@code "KEY=value"}. */
+    String[] env() default {};
+
+    /** Names of Chalk secrets whose values the replicas receive as environment variables. */
+    String[] secrets() default {};
+
+    /** The fewest replicas kept running; {@code 0} lets the deployment scale to zero; {@code -1} for the default. */
+    int minReplicas() default -1;
+
+    /** The most replicas started under load; {@code -1} for the default. */
+    int maxReplicas() default -1;
+
+    /**
+     * How long one call may run: an ISO-8601 duration ({@code "PT5M"}), a number of seconds
+     * ({@code "300"}), or a number with a unit ({@code "300s"}, {@code "5m"}, {@code "1h"}); empty for the default.
+     */
+    String timeout() default "";
+
+    /** How often a failed call is retried; {@code -1} for the default. */
+    int retries() default -1;
+
+    /** How many calls one replica runs at the same time; {@code -1} for the default. */
+    int concurrency() default -1;
+}

@@ -1,0 +1,34 @@
+package ai.chalk.compute.function;
+
+/**
+ * A function's parameters or return value cannot travel: a type with no Arrow mapping, parameter names
+ * missing from the class file, a default that is not a value of its parameter's type, a scorer that
+ * returns something other than a score. The message names the method and the exact parameter:
+ * <pre>
+ * com.acme.Fns.score(String text, Object x): parameter 'x' has type Object, which has no Arrow mapping; use ...
+ * </pre>
+ * Named as in Chalk's Python SDK, where it is raised for the same mistakes.
+ */
+public class FunctionSignatureError extends FunctionDefinitionException {
+
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Creates the exception.
+     *
+     * @param message what is wrong, starting with the method
+     * @param cause   the underlying exception, or {@code null}
+     */
+    public FunctionSignatureError(String message, Throwable cause) {
+        super(message, cause);
+    }
+
+    /**
+     * Creates the exception.
+     *
+     * @param message what is wrong, starting with the method
+     */
+    public FunctionSignatureError(String message) {
+        this(message, null);
+    }
+}

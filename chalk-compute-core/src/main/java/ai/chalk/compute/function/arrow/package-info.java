@@ -1,0 +1,5 @@
+/**
+ * How function arguments and results travel: Java types mapped to Arrow fields, rows encoded to and
+ * decoded from Arrow IPC streams, and custom types (such as sandbox handles) carried by identity.
+ */
+package ai.chalk.compute.function.arrow;

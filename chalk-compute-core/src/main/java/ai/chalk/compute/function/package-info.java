@@ -1,0 +1,5 @@
+/**
+ * Functions from annotated Java methods ({@code @ChalkFunction}, {@code @ChalkClass}, {@code @ChalkScorer}):
+ * discovered and validated by a {@link ai.chalk.compute.function.FunctionRegistry}, described with Arrow schemas, called from Arrow payloads.
+ */
+package ai.chalk.compute.function;
