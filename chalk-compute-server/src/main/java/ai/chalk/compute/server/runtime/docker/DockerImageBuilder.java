@@ -37,6 +37,8 @@ final class DockerImageBuilder implements ImageBuilder {
     /** How many lines of a failing step's output its error repeats. */
     static final int TAIL_LINES = 20;
     private static final Pattern STEP = Pattern.compile("^Step (\\d+)/(\\d+) : ");
+    /** Colour codes the classic builder writes after a command's output ({@code ESC[0m}); the log is plain text. */
+    private static final Pattern SGR = Pattern.compile("\u001B\\[[0-9;]*m");
     /** Instruction flags that only BuildKit understands; the classic builder would refuse them mid-build. */
     private static final Pattern BUILDKIT_FLAGS = Pattern.compile("(?i)^(RUN|COPY|ADD)\\s+.*--(mount|chmod|link|network|security)\\b");
 
@@ -188,7 +190,8 @@ final class DockerImageBuilder implements ImageBuilder {
             }
         }
 
-        private void line(String line) {
+        private void line(String raw) {
+            String line = SGR.matcher(raw).replaceAll("");
             log.line(line);
             Matcher m = STEP.matcher(line);
             if (m.find()) {
@@ -196,8 +199,8 @@ final class DockerImageBuilder implements ImageBuilder {
                 tail.clear();
                 return;
             }
-            if (line.startsWith(" ---> ") || line.startsWith("Removing intermediate container")
-                    || line.isBlank()) {
+            String bare = line.strip();
+            if (bare.startsWith("---> ") || bare.startsWith("Removing intermediate container") || bare.isEmpty()) {
                 return;
             }
             tail.addLast(line);
