@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * An isolated environment on a Chalk Compute server in which you run commands.
@@ -288,6 +289,11 @@ public final class Sandbox {
             starting = true;
             return request;
         }
+    }
+
+    /** The declarative image this sandbox is to be created from, if any: the client builds it before creating it. */
+    Optional<Image> declaredImage() {
+        return definition == null ? Optional.empty() : Optional.ofNullable(definition.imageSpec);
     }
 
     @Override

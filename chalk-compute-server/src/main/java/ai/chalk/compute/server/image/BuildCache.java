@@ -287,7 +287,7 @@ public final class BuildCache implements AutoCloseable {
                     + e.getMessage() + "); the server log has the details");
         }
         error.ifPresent(e -> line(build, "ERROR", "Build failed: " + e));
-        ref.ifPresent(r -> line(build, "INFO", "Built " + r));
+        ref.ifPresent(r -> line(build, "INFO", "Image ready: " + r));
         ImageBuildStore.Status status = ref.isPresent() ? ImageBuildStore.Status.SUCCEEDED
                 : ImageBuildStore.Status.FAILED;
         BuildRecord record;

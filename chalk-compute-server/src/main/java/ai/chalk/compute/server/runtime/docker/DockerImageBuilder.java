@@ -25,7 +25,7 @@ import java.util.regex.Pattern;
  * Builds image specs with the Docker Engine's build API (the classic builder, which every engine has): the
  * {@link DockerBuildContext} is sent as a tar, the image is tagged {@value #REPOSITORY}{@code :<first 32 hex of the
  * content hash>} and labelled {@value #LABEL_CONTENT_HASH} with the whole hash. The engine's output goes to the build
- * log line by line as it comes; a failing instruction is reported with the spec step it came from and its last
+ * log line by line as it comes (without the builder's container and layer ids); a failing instruction is reported with the spec step it came from and its last
  * lines of output.
  */
 final class DockerImageBuilder implements ImageBuilder {
@@ -37,6 +37,9 @@ final class DockerImageBuilder implements ImageBuilder {
     /** How many lines of a failing step's output its error repeats. */
     static final int TAIL_LINES = 20;
     private static final Pattern STEP = Pattern.compile("^Step (\\d+)/(\\d+) : ");
+    /** The classic builder's bookkeeping between steps (container and layer ids): not shown in the build log. */
+    private static final Pattern PLUMBING = Pattern.compile(
+            "^\\s*(---> (Running in )?[0-9a-f]{12}|Removing intermediate container [0-9a-f]{12}|Successfully built [0-9a-f]{12})\\s*$");
     /** Colour codes the classic builder writes after a command's output ({@code ESC[0m}); the log is plain text. */
     private static final Pattern SGR = Pattern.compile("\u001B\\[[0-9;]*m");
     /** Instruction flags that only BuildKit understands; the classic builder would refuse them mid-build. */
@@ -192,6 +195,9 @@ final class DockerImageBuilder implements ImageBuilder {
 
         private void line(String raw) {
             String line = SGR.matcher(raw).replaceAll("");
+            if (PLUMBING.matcher(line).matches()) {
+                return;
+            }
             log.line(line);
             Matcher m = STEP.matcher(line);
             if (m.find()) {
@@ -199,8 +205,7 @@ final class DockerImageBuilder implements ImageBuilder {
                 tail.clear();
                 return;
             }
-            String bare = line.strip();
-            if (bare.startsWith("---> ") || bare.startsWith("Removing intermediate container") || bare.isEmpty()) {
+            if (line.isBlank() || line.strip().startsWith("---> ")) {
                 return;
             }
             tail.addLast(line);
