@@ -2,6 +2,7 @@ package ai.chalk.compute.autoconfigure;
 
 import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer;
 import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerAutoConfiguration;
+import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.sandbox.SandboxClient;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -68,8 +69,9 @@ public final class ChalkComputeAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    SandboxClient chalkComputeSandboxClient(ChalkComputeChannel channel) {
-        return SandboxClient.forChannel(channel.channel());
+    SandboxClient chalkComputeSandboxClient(ChalkComputeChannel channel, ObjectProvider<ProgressDisplay> progress) {
+        // image builds show on the application's progress display (chalk.compute.progress.*)
+        return SandboxClient.forChannel(channel.channel(), progress.getIfAvailable(ProgressDisplay::fromEnv));
     }
 
     /** Opens channels through Spring gRPC's channel factory. */

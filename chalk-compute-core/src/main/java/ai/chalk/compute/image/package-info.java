@@ -1,5 +1,5 @@
 /**
- * Declarative container images: an immutable {@link ai.chalk.compute.image.Image} built step by step in Java
- * and sent to the server as Chalk's {@code ImageSpec}, identified by a stable content hash.
+ * Declarative container images: an immutable {@link ai.chalk.compute.image.Image} sent to the server as Chalk's
+ * {@code ImageSpec} and identified by a stable content hash, and {@link ai.chalk.compute.image.Images}, its builds.
  */
 package ai.chalk.compute.image;

@@ -305,6 +305,11 @@ public final class Sandbox {
         }
     }
 
+    /** The declarative image this sandbox is to be created from, if any: the client builds it before creating it. */
+    Optional<Image> declaredImage() {
+        return definition == null ? Optional.empty() : Optional.ofNullable(definition.imageSpec);
+    }
+
     @Override
     public String toString() {
         SandboxInfo current = info;

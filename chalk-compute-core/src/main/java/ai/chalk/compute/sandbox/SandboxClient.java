@@ -7,6 +7,8 @@ import ai.chalk.compute.auth.TokenSource;
 import ai.chalk.compute.connection.ConnectionSettings;
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.image.Image;
+import ai.chalk.compute.image.Images;
+import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
@@ -60,26 +62,30 @@ public final class SandboxClient implements AutoCloseable {
     private final SandboxServiceGrpc.SandboxServiceBlockingStub blocking;
     private final SandboxServiceGrpc.SandboxServiceStub async;
     private final Volumes volumes;
+    private final Images images;
     private volatile boolean closed;
 
     /**
      * @param channel      the channel calls go through
      * @param ownedChannel the same channel when this client opened it and must close it, else {@code null}
      */
-    private SandboxClient(Channel channel, ManagedChannel ownedChannel, String description) {
-        this(channel, ownedChannel, null, description);
+    private SandboxClient(Channel channel, ManagedChannel ownedChannel, String description, ProgressDisplay progress) {
+        this(channel, ownedChannel, null, description, progress);
     }
 
     /**
      * @param ownedTokens a token source this client created and must close, else {@code null}
+     * @param progress    where long operations (image builds) show their progress
      */
-    private SandboxClient(Channel channel, ManagedChannel ownedChannel, TokenSource ownedTokens, String description) {
+    private SandboxClient(Channel channel, ManagedChannel ownedChannel, TokenSource ownedTokens, String description,
+                          ProgressDisplay progress) {
         this.ownedChannel = ownedChannel;
         this.ownedTokens = ownedTokens;
         this.description = description;
         this.blocking = SandboxServiceGrpc.newBlockingStub(channel);
         this.async = SandboxServiceGrpc.newStub(channel);
         this.volumes = new Volumes(channel);
+        this.images = new Images(channel, progress);
     }
 
     // ---- connecting ----
@@ -91,9 +97,20 @@ public final class SandboxClient implements AutoCloseable {
      * @return a client owning its channel
      */
     public static SandboxClient inProcess(String serverName) {
+        return inProcess(serverName, ProgressDisplay.fromEnv());
+    }
+
+    /**
+     * Connects to a server embedded in this JVM, showing progress (image builds) on the given display.
+     *
+     * @param serverName the in-process name the server was started with
+     * @param progress   where long operations show their progress
+     * @return a client owning its channel
+     */
+    public static SandboxClient inProcess(String serverName, ProgressDisplay progress) {
         Objects.requireNonNull(serverName, "serverName");
         ManagedChannel channel = InProcessChannelBuilder.forName(serverName).build();
-        return new SandboxClient(channel, channel, "in-process:" + serverName);
+        return new SandboxClient(channel, channel, "in-process:" + serverName, progress);
     }
 
     /**
@@ -114,14 +131,15 @@ public final class SandboxClient implements AutoCloseable {
      * @return a client owning its channel; it connects on the first call
      */
     public static SandboxClient connect(ConnectionSettings settings) {
-        return open(settings, null, null);
+        return open(settings, null, null, ProgressDisplay.fromEnv());
     }
 
     /** Opens a channel for {@code settings}, authenticating calls with {@code tokens} when given. */
-    private static SandboxClient open(ConnectionSettings settings, TokenSource tokens, TokenSource owned) {
+    private static SandboxClient open(ConnectionSettings settings, TokenSource tokens, TokenSource owned,
+                                      ProgressDisplay progress) {
         ManagedChannel raw = settings.openChannel();
         Channel calls = tokens == null ? raw : ClientInterceptors.intercept(raw, new ChalkAuthInterceptor(tokens));
-        return new SandboxClient(calls, raw, owned, settings.target());
+        return new SandboxClient(calls, raw, owned, settings.target(), progress);
     }
 
     /**
@@ -155,7 +173,7 @@ public final class SandboxClient implements AutoCloseable {
         boolean authenticate = credentials.hasIdentity()
                 && !(ownTarget && credentials.source() == CredentialSource.CHALK_YML);
         TokenSource tokens = authenticate ? TokenSource.from(credentials) : null;
-        return open(settings, tokens, tokens);
+        return open(settings, tokens, tokens, ProgressDisplay.fromEnv());
     }
 
     private static boolean isSet(String value) {
@@ -170,8 +188,20 @@ public final class SandboxClient implements AutoCloseable {
      * @return a client that does not own the channel
      */
     public static SandboxClient forChannel(Channel channel) {
+        return forChannel(channel, ProgressDisplay.fromEnv());
+    }
+
+    /**
+     * Uses a channel you manage, showing progress (image builds) on the given display. Closing the client does not
+     * close the channel.
+     *
+     * @param channel  the channel
+     * @param progress where long operations show their progress
+     * @return a client that does not own the channel
+     */
+    public static SandboxClient forChannel(Channel channel, ProgressDisplay progress) {
         Objects.requireNonNull(channel, "channel");
-        return new SandboxClient(channel, null, channel.authority());
+        return new SandboxClient(channel, null, channel.authority(), Objects.requireNonNull(progress, "progress"));
     }
 
     /** Starts configuring a connection: target, TLS, trusted certificates, bearer token. */
@@ -190,6 +220,19 @@ public final class SandboxClient implements AutoCloseable {
     public Volumes volumes() {
         ensureOpen();
         return volumes;
+    }
+
+    // ---- images ----
+
+    /**
+     * The server's image builds: build {@link Image}s ahead of time, look up builds and read their logs.
+     * {@link #create(Image)} builds through it too.
+     *
+     * @return the image builds, over this client's connection
+     */
+    public Images images() {
+        ensureOpen();
+        return images;
     }
 
     // ---- sandboxes ----
@@ -214,10 +257,13 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
-     * Creates a sandbox from a declarative image, which the server builds first, and waits until it runs.
+     * Creates a sandbox from a declarative image and waits until it runs. The image is built first (or found, when
+     * the server built the same content before), with the build's progress shown.
      *
      * @param image the image
      * @return the running sandbox
+     * @throws ai.chalk.compute.error.ImageBuildFailedException when the image could not be built: its build id and
+     *                                                          the failing step's output
      */
     public Sandbox create(Image image) {
         return run(Sandbox.builder().image(image).build());
@@ -244,10 +290,14 @@ public final class SandboxClient implements AutoCloseable {
      * @return the same sandbox, now running
      * @throws IllegalStateException when the sandbox has already been started
      * @throws ai.chalk.compute.error.InvalidRequestException when the server rejects its settings
+     * @throws ai.chalk.compute.error.ImageBuildFailedException when its declarative image could not be built
      */
     public Sandbox run(Sandbox sandbox) {
         Objects.requireNonNull(sandbox, "sandbox");
         ensureOpen();
+        // a declarative image is built here first, so that its progress shows and a failure says which step; the
+        // create request then finds it built
+        sandbox.declaredImage().ifPresent(images::require);
         CreateSandboxRequest request = sandbox.toCreateRequest();
         SandboxInfo info;
         try {
@@ -415,8 +465,21 @@ public final class SandboxClient implements AutoCloseable {
         private String bearerToken;
         private ChalkCredentials credentials;
         private TokenSource tokenSource;
+        private ProgressDisplay progress;
 
         private Builder() {
+        }
+
+        /**
+         * Where long operations (image builds) show their progress. Default {@link ProgressDisplay#fromEnv()}: stderr,
+         * following {@code CHALK_SANDBOX_TUI} and {@code NO_COLOR}.
+         *
+         * @param progress the display
+         * @return this builder
+         */
+        public Builder progress(ProgressDisplay progress) {
+            this.progress = Objects.requireNonNull(progress, "progress");
+            return this;
         }
 
         /**
@@ -513,7 +576,8 @@ public final class SandboxClient implements AutoCloseable {
                 throw new IllegalStateException("choose one of bearerToken, credentials and tokenSource");
             }
             TokenSource owned = credentials != null ? TokenSource.from(credentials) : null;
-            return open(settings(), tokenSource != null ? tokenSource : owned, owned);
+            return open(settings(), tokenSource != null ? tokenSource : owned, owned,
+                    progress != null ? progress : ProgressDisplay.fromEnv());
         }
     }
 }

@@ -2,6 +2,8 @@ package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.blob.BlobServiceV1;
 import ai.chalk.compute.server.blob.BlobStore;
+import ai.chalk.compute.server.image.BuildCache;
+import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.docker.DockerRuntime;
@@ -15,6 +17,7 @@ import ai.chalk.compute.server.session.SessionLog;
 import ai.chalk.compute.server.snapshot.SandboxSnapshotServiceV2;
 import ai.chalk.compute.server.snapshot.SnapshotManager;
 import ai.chalk.compute.server.store.Database;
+import ai.chalk.compute.server.store.ImageBuildStore;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
 import ai.chalk.compute.server.store.SnapshotStore;
@@ -71,6 +74,7 @@ public final class ComputeServer implements AutoCloseable {
     private Database database;
     private SandboxRuntime runtime;
     private SandboxManager sandboxes;
+    private BuildCache images;
     private SnapshotManager snapshots;
     private ScheduledExecutorService scheduler;
     private Server inProcess;
@@ -113,7 +117,10 @@ public final class ComputeServer implements AutoCloseable {
                 return t;
             });
             VolumeManager volumes = new VolumeManager(new VolumeStore(database), dataDir.resolve("volumes"));
-            sandboxes = new SandboxManager(runtime, new SandboxStore(database), volumes, scheduler, config.sandboxLifetime);
+            images = new BuildCache(runtime::imageBuilder, new ImageBuildStore(database), config.parallelImageBuilds);
+            images.recover();
+            SandboxStore sandboxStore = new SandboxStore(database);
+            sandboxes = new SandboxManager(runtime, sandboxStore, volumes, images, scheduler, config.sandboxLifetime);
             sandboxes.recover();
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();
@@ -125,6 +132,7 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes)),
                     intercepted(new VolumeServiceV1(volumes, sandboxes)),
                     intercepted(new BlobServiceV1(new BlobStore(dataDir.resolve("blobs")))),
+                    intercepted(new CustomImageServiceV1(images, sandboxStore)),
                     health.getHealthService().bindService(),
                     ProtoReflectionServiceV1.newInstance().bindService());
             InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName)
@@ -260,6 +268,9 @@ public final class ComputeServer implements AutoCloseable {
         if (snapshots != null) {
             snapshots.close();
         }
+        if (images != null) {
+            images.close(); // running builds are recorded failed while the store is still open
+        }
         for (Server s : new Server[] {tcp, inProcess}) {
             if (s != null) {
                 try {
@@ -295,6 +306,7 @@ public final class ComputeServer implements AutoCloseable {
         private String dockerDefaultImage;
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
+        private int parallelImageBuilds = 2;
         private Path tlsCertChain;
         private Path tlsPrivateKey;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
@@ -381,6 +393,15 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("session buffer must be at least 1024 bytes, got " + bytes);
             }
             this.sessionBufferBytes = bytes;
+            return this;
+        }
+
+        /** How many image builds run at once; more wait their turn. Default 2. */
+        public Builder parallelImageBuilds(int builds) {
+            if (builds < 1 || builds > 64) {
+                throw new IllegalArgumentException("parallel image builds must be 1 to 64, got " + builds);
+            }
+            this.parallelImageBuilds = builds;
             return this;
         }
 

@@ -28,6 +28,17 @@ public interface ImageBuilder {
      */
     String build(ImageSpec spec, String contentHash, BuildLog log) throws ImageBuildException, InterruptedException;
 
+    /**
+     * Gives an image this builder returned another name ({@code repository[:tag]}), for BuildCustomImage's
+     * {@code tag}. Runtimes whose images have no names outside the server refuse.
+     *
+     * @throws ImageBuildException when the image cannot be tagged; the message says why
+     */
+    default void tag(String imageRef, String tag) throws ImageBuildException {
+        throw new ImageBuildException("cannot tag the image as \"" + tag + "\": images of this runtime have no"
+                + " names outside this server; use the docker runtime for tagged images");
+    }
+
     /** Whether an image this builder returned earlier is still present (a cache entry whose image is gone is rebuilt). */
     boolean exists(String imageRef);
 }

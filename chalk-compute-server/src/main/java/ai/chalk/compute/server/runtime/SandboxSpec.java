@@ -12,7 +12,8 @@ import java.util.Optional;
  * @param id         the sandbox id (unique, safe as a file name)
  * @param image      the image reference the user asked for; the local runtime may ignore it (host root view)
  * @param env        environment of every process in the sandbox (exec env is layered on top)
- * @param workdir    default working directory for execs, absolute inside the sandbox
+ * @param workdir    default working directory for execs, absolute inside the sandbox; a runtime running an image
+ *                   that declares its own (a Dockerfile's WORKDIR, an image spec's workdir) uses the image's
  * @param limits     cpu and memory limits, parsed
  * @param network    whether the sandbox may reach any network beyond its own loopback
  * @param entrypoint an optional long-running process started with the sandbox; empty for none
@@ -49,6 +50,11 @@ public record SandboxSpec(
     public SandboxSpec(String id, String image, Map<String, String> env, String workdir, ResourceLimits limits,
                        boolean network, List<String> entrypoint) {
         this(id, image, env, workdir, limits, network, entrypoint, List.of());
+    }
+
+    /** This spec with another image (the one built for an image spec). */
+    public SandboxSpec withImage(String image) {
+        return new SandboxSpec(id, image, env, workdir, limits, network, entrypoint, volumes, initialFilesystem);
     }
 
     /**

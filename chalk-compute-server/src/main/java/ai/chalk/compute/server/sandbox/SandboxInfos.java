@@ -21,6 +21,7 @@ final class SandboxInfos {
                 .setCreatedAt(r.createdAt().toString());
         r.name().ifPresent(b::setName);
         r.statusMessage().ifPresent(b::setStatusMessage);
+        r.buildId().ifPresent(b::setBuildId);
         return b.build();
     }
 

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.sandbox;
 
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
@@ -40,18 +41,21 @@ public final class SandboxManager implements AutoCloseable {
     private final SandboxRuntime runtime;
     private final SandboxStore store;
     private final VolumeManager volumes;
+    private final BuildCache images;
     private final ScheduledExecutorService scheduler;
     private final Duration lifetime;
     private final Map<String, LiveSandbox> live = new ConcurrentHashMap<>();
 
     /**
+     * @param images   builds the images of sandboxes created from an image spec
      * @param lifetime the longest a sandbox may run before the server terminates it
      */
-    public SandboxManager(SandboxRuntime runtime, SandboxStore store, VolumeManager volumes,
+    public SandboxManager(SandboxRuntime runtime, SandboxStore store, VolumeManager volumes, BuildCache images,
                           ScheduledExecutorService scheduler, Duration lifetime) {
         this.runtime = runtime;
         this.store = store;
         this.volumes = volumes;
+        this.images = images;
         this.scheduler = scheduler;
         this.lifetime = lifetime;
     }
@@ -104,8 +108,17 @@ public final class SandboxManager implements AutoCloseable {
      * a sandbox that fails to start is recorded as FAILED with the reason.
      */
     public SandboxRecord create(CreateSandboxRequest request) {
-        return launch(request, specFor(request, Optional.empty(), FieldNames.V1), ContainerSpecs.fromV1(request),
-                lifetime);
+        SandboxSpec spec = specFor(request, Optional.empty(), FieldNames.V1);
+        Optional<String> buildId = Optional.empty();
+        if (request.getImageSourceCase() == CreateSandboxRequest.ImageSourceCase.IMAGE_SPEC) {
+            // the rest of the request is valid: now build (or find) the image, within the call's deadline
+            BuildCache.BuiltImage built = images.imageFor(request.getImageSpec());
+            spec = spec.withImage(built.imageRef());
+            // recorded with the image it runs; the build (found by build_id) keeps the spec
+            request = request.toBuilder().setImage(built.imageRef()).build();
+            buildId = Optional.of(built.buildId());
+        }
+        return launch(request, spec, ContainerSpecs.fromV1(request), lifetime, buildId);
     }
 
     /**
@@ -120,7 +133,8 @@ public final class SandboxManager implements AutoCloseable {
         ContainerSpecs.refuseUnsupported(spec, runtime.name());
         Duration sandboxLifetime = lifetimeOf(spec);
         CreateSandboxRequest request = ContainerSpecs.toV1(spec);
-        return launch(request, specFor(request, initialFilesystem, FieldNames.V2), spec, sandboxLifetime);
+        return launch(request, specFor(request, initialFilesystem, FieldNames.V2), spec, sandboxLifetime,
+                Optional.empty());
     }
 
     private Duration lifetimeOf(ChalkContainerSpec spec) {
@@ -148,7 +162,7 @@ public final class SandboxManager implements AutoCloseable {
     }
 
     private SandboxRecord launch(CreateSandboxRequest request, SandboxSpec spec, ChalkContainerSpec containerSpec,
-                                 Duration sandboxLifetime) {
+                                 Duration sandboxLifetime, Optional<String> buildId) {
         Optional<String> name = request.hasName() && !request.getName().isBlank()
                 ? Optional.of(request.getName()) : Optional.empty();
         if (name.isPresent() && name.get().length() > 255) {
@@ -163,18 +177,18 @@ public final class SandboxManager implements AutoCloseable {
             started = runtime.start(spec);
         } catch (RuntimeStartException e) {
             store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
-                    requestBytes, specBytes, e.getMessage());
+                    requestBytes, specBytes, e.getMessage(), buildId);
             throw Status.FAILED_PRECONDITION.withDescription("sandbox could not start: " + e.getMessage())
                     .asRuntimeException();
         } catch (RuntimeException e) {
             store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
-                    requestBytes, specBytes, "sandbox could not start: " + e);
+                    requestBytes, specBytes, "sandbox could not start: " + e, buildId);
             throw e;
         }
         SandboxRecord record;
         try {
             record = store.insert(spec.id(), name, SandboxState.RUNNING, spec.image(), runtime.name(), createdAt,
-                    requestBytes, specBytes, null);
+                    requestBytes, specBytes, null, buildId);
         } catch (RuntimeException e) {
             started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
             throw e;
@@ -223,10 +237,7 @@ public final class SandboxManager implements AutoCloseable {
         RequestLimits.checkEnv(fields.env(), request.getEnvMap());
         String image = switch (request.getImageSourceCase()) {
             case IMAGE -> request.getImage().trim();
-            case IMAGE_SPEC -> throw Status.FAILED_PRECONDITION.withDescription(
-                    "image_spec (a declarative image) cannot be built by this server yet: image builds come with"
-                            + " the docker runtime; create the sandbox without an image to use the "
-                            + runtime.name() + " runtime's default").asRuntimeException();
+            case IMAGE_SPEC -> ""; // built by create() once the rest of the request has been found valid
             case IMAGESOURCE_NOT_SET -> "";
         };
         if (!image.isEmpty() && runtime.name().equals("local")) {

@@ -19,6 +19,7 @@ import java.util.Optional;
  *                      recorded in its v1 form), for later inspection
  * @param containerSpec the sandbox's serialised {@code chalk.container.v1.ChalkContainerSpec}, as v2 shows it;
  *                      null for records written before the server kept it
+ * @param buildId       the image build its image came from, when it was created from an image spec
  */
 public record SandboxRecord(
         long seq,
@@ -31,5 +32,6 @@ public record SandboxRecord(
         Optional<Instant> finishedAt,
         Optional<String> statusMessage,
         byte[] request,
-        byte[] containerSpec) {
+        byte[] containerSpec,
+        Optional<String> buildId) {
 }

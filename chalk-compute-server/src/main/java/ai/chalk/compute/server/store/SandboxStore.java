@@ -34,6 +34,7 @@ public final class SandboxStore {
                   status_message VARCHAR(4096),
                   request VARBINARY)""");
         db.execute("ALTER TABLE sandbox ADD COLUMN IF NOT EXISTS spec VARBINARY");
+        db.execute("ALTER TABLE sandbox ADD COLUMN IF NOT EXISTS build_id VARCHAR(64)");
     }
 
     /**
@@ -51,13 +52,25 @@ public final class SandboxStore {
                         String text, boolean descending, long cursor, int limit) {
     }
 
-    /** Inserts a new record and returns it with its sequence number. */
+    /** Inserts a new record of a sandbox from an image reference and returns it with its sequence number. */
     public SandboxRecord insert(String id, Optional<String> name, SandboxState state, String image, String runtime,
                                 Instant createdAt, byte[] request, byte[] containerSpec, String statusMessage) {
+        return insert(id, name, state, image, runtime, createdAt, request, containerSpec, statusMessage,
+                Optional.empty());
+    }
+
+    /**
+     * Inserts a new record and returns it with its sequence number.
+     *
+     * @param buildId the image build the sandbox's image came from, when it was created from an image spec
+     */
+    public SandboxRecord insert(String id, Optional<String> name, SandboxState state, String image, String runtime,
+                                Instant createdAt, byte[] request, byte[] containerSpec, String statusMessage,
+                                Optional<String> buildId) {
         synchronized (db) {
             try (PreparedStatement ps = db.connection().prepareStatement(
                     "INSERT INTO sandbox (id, name, state, image, runtime, created_at, request, status_message,"
-                            + " finished_at, spec) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            + " finished_at, spec, build_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     new String[] {"seq"})) {
                 ps.setString(1, id);
                 ps.setString(2, name.orElse(null));
@@ -70,12 +83,13 @@ public final class SandboxStore {
                 Instant finishedAt = state.finished() ? Instant.now() : null;
                 ps.setTimestamp(9, finishedAt == null ? null : Timestamp.from(finishedAt));
                 ps.setBytes(10, containerSpec);
+                ps.setString(11, buildId.orElse(null));
                 ps.executeUpdate();
                 try (ResultSet keys = ps.getGeneratedKeys()) {
                     keys.next();
                     return new SandboxRecord(keys.getLong(1), id, name, state, image, runtime, createdAt,
                             Optional.ofNullable(finishedAt), Optional.ofNullable(fit(statusMessage)), request,
-                            containerSpec);
+                            containerSpec, buildId);
                 }
             } catch (SQLException e) {
                 throw new StoreException("saving sandbox " + id + " failed: " + e.getMessage(), e);
@@ -96,6 +110,15 @@ public final class SandboxStore {
     public Optional<SandboxRecord> find(String id) {
         List<SandboxRecord> found = query("SELECT * FROM sandbox WHERE id = ?", List.of(id));
         return found.stream().findFirst();
+    }
+
+    /** The sandboxes created from these image builds, oldest first. */
+    public List<SandboxRecord> fromBuilds(Collection<String> buildIds) {
+        if (buildIds.isEmpty()) {
+            return List.of();
+        }
+        return query("SELECT * FROM sandbox WHERE build_id IN (" + placeholders(buildIds.size()) + ") ORDER BY seq",
+                List.copyOf(buildIds));
     }
 
     /**
@@ -187,6 +210,7 @@ public final class SandboxStore {
                 Optional.ofNullable(finished).map(Timestamp::toInstant),
                 Optional.ofNullable(rs.getString("status_message")),
                 rs.getBytes("request"),
-                rs.getBytes("spec"));
+                rs.getBytes("spec"),
+                Optional.ofNullable(rs.getString("build_id")));
     }
 }

@@ -80,7 +80,8 @@ import org.slf4j.LoggerFactory;
  * {@code none} (loopback only) unless the spec grants the network ({@code bridge}); {@code NanoCpus} and
  * {@code Memory} (swap included, so no swap) from the limits; at most {@value #PIDS_MAX} processes; capabilities
  * dropped but for {@link #KEPT_CAPABILITIES} (what package managers and file ownership need; no raw sockets, mknod,
- * chroot or capability changes); {@code no-new-privileges}; the spec's env and workdir (created by the engine);
+ * chroot or capability changes); {@code no-new-privileges}; the spec's env; the image's WORKDIR when it declares one,
+ * else the spec's workdir (created by the engine);
  * volumes as read-write bind mounts; the entrypoint as a first exec whose output goes to the log.
  *
  * <p><b>Execs</b> go through the Engine API: exec create, then exec start over a raw connection that carries stdin
@@ -139,6 +140,7 @@ public final class DockerRuntime implements SandboxRuntime {
     private final ExecutorService helpers;
     private final ScheduledExecutorService scheduler;
     private final ContainerFiles files;
+    private final DockerImageBuilder imageBuilder;
     private volatile boolean closed;
 
     /** Settings of a {@link DockerRuntime}. */
@@ -250,6 +252,7 @@ public final class DockerRuntime implements SandboxRuntime {
         });
         scheduler.scheduleWithFixedDelay(this::watchExits, WATCH_MILLIS, WATCH_MILLIS, TimeUnit.MILLISECONDS);
         this.files = new ContainerFiles(client, helpers);
+        this.imageBuilder = new DockerImageBuilder(client);
         this.isolation = new Isolation("container", "Docker Engine " + engineVersion + " at " + host
                 + ": each sandbox is a container with its own pid, mount, network (loopback only unless its network"
                 + " policy grants the network), ipc and uts namespaces and a writable layer removed at terminate;"
@@ -365,7 +368,10 @@ public final class DockerRuntime implements SandboxRuntime {
         }
         boolean isDefault = spec.image() == null || spec.image().isBlank();
         String image = isDefault ? defaultImage : spec.image().trim();
-        ensureImage(image, isDefault);
+        String imageWorkdir = ensureImage(image, isDefault);
+        if (!imageWorkdir.isEmpty()) {
+            workdir = normalize(imageWorkdir); // the image says where its processes work (WORKDIR)
+        }
 
         HostConfig hostConfig = HostConfig.newHostConfig()
                 .withNetworkMode(spec.network() ? "bridge" : "none")
@@ -445,10 +451,10 @@ public final class DockerRuntime implements SandboxRuntime {
         return sandbox;
     }
 
-    private void ensureImage(String image, boolean isDefault) throws RuntimeStartException {
+    /** Makes sure the engine has the image, pulling it if needed; returns the image's WORKDIR ("" when none). */
+    private String ensureImage(String image, boolean isDefault) throws RuntimeStartException {
         try {
-            client.inspectImageCmd(image).exec();
-            return;
+            return workdirOf(client.inspectImageCmd(image).exec());
         } catch (NotFoundException e) {
             // pull it below
         } catch (RuntimeException e) {
@@ -479,8 +485,7 @@ public final class DockerRuntime implements SandboxRuntime {
             } else if (pulling.failure != null) {
                 problem = engineMessage(pulling.failure);
             } else {
-                client.inspectImageCmd(image).exec();
-                return;
+                return workdirOf(client.inspectImageCmd(image).exec());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -496,6 +501,12 @@ public final class DockerRuntime implements SandboxRuntime {
         }
         throw new RuntimeStartException("image \"" + image + "\" is not on the Docker engine at " + host
                 + " and could not be pulled: " + problem);
+    }
+
+    private static String workdirOf(com.github.dockerjava.api.command.InspectImageResponse inspected) {
+        var config = inspected.getConfig();
+        String workdir = config == null ? null : config.getWorkingDir();
+        return workdir == null || !workdir.startsWith("/") ? "" : workdir;
     }
 
     /** Where a container's processes are on this host, when they are visible here. */
@@ -940,8 +951,9 @@ public final class DockerRuntime implements SandboxRuntime {
         }
     }
 
+    /** Builds image specs through this engine's build API; see {@link DockerImageBuilder}. */
     @Override
     public ai.chalk.compute.server.image.ImageBuilder imageBuilder() {
-        throw new IllegalStateException("SEAM: image builds of this runtime are being written");
+        return imageBuilder;
     }
 }

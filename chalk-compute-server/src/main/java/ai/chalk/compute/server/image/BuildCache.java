@@ -1,0 +1,354 @@
+package ai.chalk.compute.server.image;
+
+import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
+import ai.chalk.compute.server.store.ImageBuildStore;
+import ai.chalk.compute.server.store.ImageBuildStore.BuildRecord;
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Image builds keyed by the spec's content hash: a spec built before whose image is still present is answered
+ * {@code exists} without building; one being built is shared by every request for it (one build, one id); a failed
+ * or vanished one is built again. Builds run on a bounded pool and log every line to the store, where followers
+ * ({@link BuildFollower}) and the logs RPC read them. After a restart, builds left unfinished are recorded failed.
+ */
+public final class BuildCache implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(BuildCache.class);
+    /** Builds waiting for a free builder beyond this many are refused (RESOURCE_EXHAUSTED). */
+    static final int MAX_QUEUED = 64;
+    static final String RESTARTED = "the server restarted during the build; ask for the image again to rebuild it";
+    static final String SHUT_DOWN = "the server shut down during the build; ask for the image again to rebuild it";
+    private static final Pattern TAG = Pattern.compile(
+            "[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?");
+
+    private final Supplier<ImageBuilder> builders;
+    private final ImageBuildStore store;
+    private final ThreadPoolExecutor pool;
+    private final ExecutorService followers;
+    private final Map<String, RunningBuild> byId = new ConcurrentHashMap<>();
+    private final Map<String, RunningBuild> byHash = new HashMap<>(); // guarded by this
+    private volatile boolean closed;
+
+    /**
+     * @param builders       the runtime's image builder, asked for when a build is requested (a runtime that cannot
+     *                       build says so then, not at server start)
+     * @param parallelBuilds how many builds run at once; more wait in a queue
+     */
+    public BuildCache(Supplier<ImageBuilder> builders, ImageBuildStore store, int parallelBuilds) {
+        this.builders = builders;
+        this.store = store;
+        AtomicInteger threads = new AtomicInteger();
+        this.pool = new ThreadPoolExecutor(parallelBuilds, parallelBuilds, 0, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(MAX_QUEUED), r -> {
+                    Thread t = new Thread(r, "chalk-image-build-" + threads.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        AtomicInteger followerThreads = new AtomicInteger();
+        this.followers = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "chalk-image-follow-" + followerThreads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Records builds that a previous server process left unfinished as failed; call once at start. */
+    public void recover() {
+        var ids = store.failUnfinished(RESTARTED);
+        for (String id : ids) {
+            appendLine(id, store.lastLogSeq(id) + 1, "ERROR", "Build failed: " + RESTARTED);
+        }
+        if (!ids.isEmpty()) {
+            log.info("Recorded {} image build(s) interrupted by the restart as failed", ids.size());
+        }
+    }
+
+    /**
+     * The image of a spec: {@code exists} when it was built before and is still present, else the running build of
+     * the same spec, else a new build. Returns at once; the build goes on in the background.
+     */
+    public BuildAnswer getOrBuild(ImageSpec spec) {
+        ImageBuilder builder = prepare(spec);
+        byte[] canonical = ContentHash.canonicalBytes(spec);
+        String hash = ContentHash.of(canonical);
+        synchronized (this) {
+            RunningBuild running = byHash.get(hash);
+            if (running != null) {
+                return new BuildAnswer(running.id(), BuildAnswer.BUILDING, "", Optional.empty());
+            }
+            Optional<BuildRecord> last = store.latestFor(hash);
+            if (last.isPresent() && last.get().status() == ImageBuildStore.Status.SUCCEEDED
+                    && builder.exists(last.get().imageRef().orElseThrow())) {
+                return new BuildAnswer(last.get().id(), BuildAnswer.EXISTS, last.get().imageRef().get(),
+                        Optional.empty());
+            }
+            return BuildAnswer.of(start(builder, spec, canonical, hash, Optional.empty()));
+        }
+    }
+
+    /**
+     * Builds a spec anew, even when an image of it exists, unless a build of it is running: that one is returned
+     * (and tagged too when it succeeds).
+     *
+     * @param tag an extra name for the image, {@code repository[:tag]}
+     */
+    public BuildAnswer build(ImageSpec spec, Optional<String> tag) {
+        tag.ifPresent(BuildCache::checkTag);
+        ImageBuilder builder = prepare(spec);
+        byte[] canonical = ContentHash.canonicalBytes(spec);
+        String hash = ContentHash.of(canonical);
+        synchronized (this) {
+            RunningBuild running = byHash.get(hash);
+            if (running != null) {
+                tag.ifPresent(t -> running.outcome().thenAccept(r -> r.imageRef().ifPresent(ref -> tagLater(ref, t))));
+                return new BuildAnswer(running.id(), BuildAnswer.BUILDING, "", Optional.empty());
+            }
+            return BuildAnswer.of(start(builder, spec, canonical, hash, tag));
+        }
+    }
+
+    /**
+     * The image of a spec for a sandbox: waits for its build (within the calling gRPC request's deadline and while
+     * it is not cancelled) and returns it.
+     *
+     * @throws StatusRuntimeException FAILED_PRECONDITION when the build failed (naming the step, pointing at the
+     *                                logs), DEADLINE_EXCEEDED or CANCELLED when the request ended first
+     */
+    public BuiltImage imageFor(ImageSpec spec) {
+        BuildAnswer answer = getOrBuild(spec);
+        BuildRecord record = answer.status().equals(BuildAnswer.EXISTS) ? find(answer.buildId())
+                : await(answer.buildId());
+        if (record.status() != ImageBuildStore.Status.SUCCEEDED) {
+            throw Status.FAILED_PRECONDITION.withDescription("image build " + record.id() + " failed: "
+                    + record.error().orElse("no reason was recorded") + "; its logs: GetCustomImageBuildLogs with"
+                    + " build_id " + record.id()).asRuntimeException();
+        }
+        return new BuiltImage(record.id(), record.imageRef().orElseThrow());
+    }
+
+    /**
+     * An image built for a sandbox.
+     *
+     * @param buildId  the build that made it
+     * @param imageRef the image, for the runtime
+     */
+    public record BuiltImage(String buildId, String imageRef) {
+    }
+
+    /**
+     * Waits for a build to finish and returns its final record; see {@link #imageFor} for how waiting ends early.
+     */
+    public BuildRecord await(String buildId) {
+        RunningBuild running = byId.get(buildId);
+        if (running == null) {
+            return find(buildId);
+        }
+        Context context = Context.current();
+        while (true) {
+            try {
+                return running.outcome().get(200, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                if (context.isCancelled()) {
+                    Deadline deadline = context.getDeadline();
+                    boolean expired = deadline != null && deadline.isExpired();
+                    throw (expired ? Status.DEADLINE_EXCEEDED : Status.CANCELLED).withDescription("image build "
+                            + buildId + " is still running and the request " + (expired ? "ran out of time"
+                            : "was cancelled") + " waiting for it; the build goes on: follow it with"
+                            + " StreamCustomImageBuildUpdates, then ask again").asRuntimeException();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw Status.CANCELLED.withDescription("interrupted waiting for image build " + buildId)
+                        .asRuntimeException();
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("image build " + buildId + " ended without a record", e.getCause());
+            }
+        }
+    }
+
+    /** A build's record, or NOT_FOUND. */
+    public BuildRecord find(String buildId) {
+        if (buildId == null || buildId.isBlank()) {
+            throw Status.INVALID_ARGUMENT.withDescription("build_id is required").asRuntimeException();
+        }
+        return store.find(buildId).orElseThrow(() -> Status.NOT_FOUND.withDescription("image build " + buildId
+                + " does not exist on this server; ListCustomImageBuilds lists the builds").asRuntimeException());
+    }
+
+    /** The newest build of a spec, by its content hash, or NOT_FOUND. */
+    public BuildRecord findByHash(String contentHash) {
+        if (contentHash == null || contentHash.isBlank()) {
+            throw Status.INVALID_ARGUMENT.withDescription("content_hash is required").asRuntimeException();
+        }
+        return store.latestFor(contentHash.trim().toLowerCase(java.util.Locale.ROOT)).orElseThrow(() ->
+                Status.NOT_FOUND.withDescription("no image was built from a spec with content hash " + contentHash
+                        + " on this server").asRuntimeException());
+    }
+
+    /** Runs a follower of a build until the build ends or its call does. */
+    void follow(BuildFollower follower) {
+        try {
+            followers.execute(follower);
+        } catch (RejectedExecutionException e) {
+            throw Status.UNAVAILABLE.withDescription("the server is shutting down").asRuntimeException();
+        }
+    }
+
+    /** The build while it runs, for followers. */
+    Optional<RunningBuild> running(String buildId) {
+        return Optional.ofNullable(byId.get(buildId));
+    }
+
+    ImageBuildStore store() {
+        return store;
+    }
+
+    private ImageBuilder prepare(ImageSpec spec) {
+        if (closed) {
+            throw Status.UNAVAILABLE.withDescription("the server is shutting down").asRuntimeException();
+        }
+        ImageSpecCheck.validate(spec);
+        ImageBuilder builder = builders.get();
+        builder.check(spec);
+        return builder;
+    }
+
+    private static void checkTag(String tag) {
+        if (tag.length() > 255 || !TAG.matcher(tag).matches()) {
+            throw Status.INVALID_ARGUMENT.withDescription("tag \"" + tag + "\" is not an image name: use"
+                    + " repository[:tag] in lower case, for example my-team/app:v1").asRuntimeException();
+        }
+    }
+
+    /** Records and starts a build; the caller holds this cache's lock. */
+    private BuildRecord start(ImageBuilder builder, ImageSpec spec, byte[] canonical, String hash,
+                              Optional<String> tag) {
+        String id = UUID.randomUUID().toString();
+        BuildRecord record = store.insert(id, hash, spec.getBaseImage().trim(), canonical, tag, Instant.now());
+        RunningBuild running = new RunningBuild(id, hash, spec, tag);
+        byId.put(id, running);
+        byHash.put(hash, running);
+        try {
+            running.task(pool.submit(() -> run(builder, running)));
+        } catch (RejectedExecutionException e) {
+            byId.remove(id);
+            byHash.remove(hash);
+            String why = closed ? "the server is shutting down" : "too many image builds are waiting ("
+                    + MAX_QUEUED + " queued behind " + pool.getMaximumPoolSize() + " running)";
+            store.finish(id, ImageBuildStore.Status.FAILED, Optional.empty(), Optional.of(why));
+            throw (closed ? Status.UNAVAILABLE : Status.RESOURCE_EXHAUSTED).withDescription(why
+                    + "; try again later").asRuntimeException();
+        }
+        log.info("Image build {} started: base {}, content hash {}", id, record.baseImage(), hash);
+        return record;
+    }
+
+    private void run(ImageBuilder builder, RunningBuild build) {
+        line(build, "INFO", "Building image from " + build.spec().getBaseImage().trim() + " with "
+                + build.spec().getStepsCount() + " step(s), content hash " + build.contentHash());
+        Optional<String> ref = Optional.empty();
+        Optional<String> error = Optional.empty();
+        try {
+            String built = builder.build(build.spec(), build.contentHash(), text -> line(build, "INFO", text));
+            if (build.tag().isPresent()) {
+                builder.tag(built, build.tag().get());
+                line(build, "INFO", "Tagged " + built + " as " + build.tag().get());
+            }
+            ref = Optional.of(built);
+        } catch (ImageBuildException e) {
+            error = Optional.of(e.getMessage());
+        } catch (InterruptedException e) {
+            error = Optional.of(SHUT_DOWN);
+        } catch (RuntimeException e) {
+            log.error("Image build {} failed unexpectedly", build.id(), e);
+            error = Optional.of("the build failed unexpectedly (" + e.getClass().getSimpleName() + ": "
+                    + e.getMessage() + "); the server log has the details");
+        }
+        error.ifPresent(e -> line(build, "ERROR", "Build failed: " + e));
+        ref.ifPresent(r -> line(build, "INFO", "Image ready: " + r));
+        ImageBuildStore.Status status = ref.isPresent() ? ImageBuildStore.Status.SUCCEEDED
+                : ImageBuildStore.Status.FAILED;
+        BuildRecord record;
+        try {
+            store.finish(build.id(), status, ref, error);
+            record = store.find(build.id()).orElseThrow();
+        } finally {
+            synchronized (this) {
+                byHash.remove(build.contentHash(), build);
+                byId.remove(build.id(), build);
+            }
+        }
+        log.info("Image build {} {}{}", build.id(), BuildAnswer.status(status), error.map(e -> ": " + e).orElse(""));
+        build.finish(record);
+    }
+
+    private void line(RunningBuild build, String severity, String text) {
+        synchronized (build) {
+            appendLine(build.id(), build.nextLine(), severity, text);
+            build.logged();
+        }
+    }
+
+    private void appendLine(String buildId, long seq, String severity, String text) {
+        try {
+            store.appendLog(buildId, seq, Instant.now(), severity, text);
+        } catch (RuntimeException e) {
+            // a log line that cannot be written (the store is closing) must not fail the build itself
+            log.debug("Build {}: cannot save a log line: {}", buildId, e.toString());
+        }
+    }
+
+    private void tagLater(String ref, String tag) {
+        try {
+            builders.get().tag(ref, tag);
+        } catch (ImageBuildException | RuntimeException e) {
+            log.warn("Tagging image {} as {} failed: {}", ref, tag, e.getMessage());
+        }
+    }
+
+    /** Cancels running builds (they are recorded failed: the server shut down) and stops the builders. */
+    @Override
+    public void close() {
+        closed = true;
+        followers.shutdownNow();
+        pool.shutdownNow();
+        try {
+            if (!pool.awaitTermination(15, TimeUnit.SECONDS)) {
+                log.warn("Image builds did not stop within 15 s of the shutdown");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (RunningBuild build : byId.values()) {
+            // queued builds never ran: their task was dropped by shutdownNow
+            try {
+                store.finish(build.id(), ImageBuildStore.Status.FAILED, Optional.empty(), Optional.of(SHUT_DOWN));
+                build.finish(store.find(build.id()).orElseThrow());
+            } catch (RuntimeException e) {
+                log.debug("Recording build {} as failed at shutdown: {}", build.id(), e.toString());
+            }
+        }
+    }
+}
