@@ -74,6 +74,61 @@ final class SandboxCommands {
     }
 
     /**
+     * How an exec names the helpers it runs inside a sandbox once {@code nsenter} has entered it: by their host
+     * paths where the sandbox sees the host's system directories read-only, through the loader under
+     * {@value SandboxTools#MOUNT} in an image sandbox (see {@link SandboxTools}). {@code perl} is empty when the
+     * host has none (no spare helpers then).
+     */
+    record Helpers(List<String> setsid, List<String> setpriv, List<String> env, List<String> perl) {
+
+        static Helpers host(HostTools tools) {
+            return new Helpers(tools.get("setsid").map(p -> List.of(p.toString())).orElse(List.of()),
+                    List.of(tools.require("setpriv").toString()), List.of(tools.require("env").toString()),
+                    tools.get("perl").map(p -> List.of(p.toString())).orElse(List.of()));
+        }
+
+        static Helpers image(SandboxTools tools) {
+            return new Helpers(tools.has("setsid") ? tools.command("setsid") : List.of(), tools.command("setpriv"),
+                    tools.command("env"), tools.has("perl") ? tools.command("perl") : List.of());
+        }
+    }
+
+    /**
+     * The bubblewrap options of a sandbox started from an image (see {@link #bubblewrapArgs} for the host view):
+     * the image's root ({@link ImageRoot}) instead of the host's system directories, the helpers at
+     * {@value SandboxTools#MOUNT} read-only, {@code /etc} bound onto itself and {@value ImageRoot#PRELOAD} masked:
+     * a mount point can be neither renamed nor replaced, so the loader of a privileged helper finds no preload
+     * list the sandbox wrote.
+     */
+    static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, boolean network, String workdir) {
+        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
+        if (!network) {
+            a.add("--unshare-net");
+        }
+        a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
+                "--bind", root.toString(), "/",
+                "--bind", root.resolve("etc").toString(), "/etc",
+                "--ro-bind", "/dev/null", ImageRoot.PRELOAD,
+                "--ro-bind", tools.toString(), SandboxTools.MOUNT));
+        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev",
+                "--perms", "0700", "--dir", "/root"));
+        if (!workdir.equals("/")) {
+            a.addAll(List.of("--dir", workdir));
+        }
+        a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
+                "--json-status-fd", "1"));
+        return a;
+    }
+
+    /** The init of an image sandbox: {@link #INIT_LOOP} in the helpers' static busybox, nothing from the image. */
+    static List<String> imageBubblewrapInit(Path bwrap) {
+        String bb = SandboxTools.busybox();
+        return List.of(bwrap.toString(), "--args", "0", "--", bb, "sh", "-c",
+                "echo " + READY + " >&2; while :; do " + bb + " sleep infinity & wait; done");
+    }
+
+    /**
      * What pid 1 of a sandbox runs once the sandbox is set up: a shell that reaps every orphan ({@code wait}
      * collects any child) and keeps a {@code sleep} to wait on, starting another should one be killed. A pid 1
      * without signal handlers ignores every signal sent from inside its namespace, so nothing in the sandbox can
@@ -186,15 +241,16 @@ final class SandboxCommands {
      * the same chain as {@link #nsenterExec} with {@link #SPARE_SCRIPT} in place of {@code env}, or just the
      * script without isolation ({@code initPid} &lt; 0).
      */
-    static List<String> spare(HostTools tools, long initPid) {
+    static List<String> spare(HostTools tools, Helpers helpers, long initPid) {
         List<String> c = new ArrayList<>();
         if (initPid > 0) {
             c.addAll(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
-                    "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--",
-                    tools.require("setpriv").toString(), "--bounding-set=-all", "--inh-caps=-all",
-                    "--no-new-privs", "--"));
+                    "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--"));
+            c.addAll(helpers.setpriv());
+            c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
         }
-        c.addAll(List.of(tools.require("perl").toString(), "-e", SPARE_SCRIPT));
+        c.addAll(helpers.perl());
+        c.addAll(List.of("-e", SPARE_SCRIPT));
         return c;
     }
 
@@ -220,15 +276,18 @@ final class SandboxCommands {
      * working directory. The environment is applied only after the capabilities are gone, so nothing a user sets
      * (LD_PRELOAD ...) reaches a privileged process.
      */
-    static List<String> nsenterExec(HostTools tools, long initPid, boolean pty, String workdir,
+    static List<String> nsenterExec(HostTools tools, Helpers helpers, long initPid, boolean pty, String workdir,
                                     Map<String, String> env, String command, List<String> args) {
         List<String> c = new ArrayList<>(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
                 "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--"));
         if (pty) {
-            c.addAll(List.of(tools.require("setsid").toString(), "--ctty"));
+            c.addAll(helpers.setsid());
+            c.add("--ctty");
         }
-        c.addAll(List.of(tools.require("setpriv").toString(), "--bounding-set=-all", "--inh-caps=-all",
-                "--no-new-privs", "--", tools.require("env").toString(), "-i"));
+        c.addAll(helpers.setpriv());
+        c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
+        c.addAll(helpers.env());
+        c.add("-i");
         if (workdir != null) {
             c.addAll(List.of("-C", workdir));
         }
