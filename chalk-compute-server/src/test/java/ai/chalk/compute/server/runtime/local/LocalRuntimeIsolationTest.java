@@ -242,7 +242,7 @@ class LocalRuntimeIsolationTest {
 
     @Test
     void networkTrueSharesTheHostNetwork() throws Exception {
-        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "ignored", Map.of(), "/", ResourceLimits.NONE,
+        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE,
                 true, List.of());
         RuntimeSandbox sb = runtime.start(spec);
         String devs = sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").ok().out();
@@ -254,7 +254,7 @@ class LocalRuntimeIsolationTest {
 
     @Test
     void anEntrypointStartsWithTheSandbox() throws Exception {
-        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "ignored", Map.of("GREETING", "hi"), "/srv/app",
+        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "", Map.of("GREETING", "hi"), "/srv/app",
                 ResourceLimits.NONE, false, List.of("sh", "-c", "echo $GREETING > /tmp/started; exec sleep 4706"));
         RuntimeSandbox sb = runtime.start(spec);
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
