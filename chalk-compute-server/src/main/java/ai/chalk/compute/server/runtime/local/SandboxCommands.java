@@ -81,10 +81,14 @@ final class SandboxCommands {
      */
     record Helpers(List<String> setsid, List<String> setpriv, List<String> env, List<String> perl) {
 
+        /** Whatever the host has; without isolation only perl is used, and isolation checks for the rest. */
         static Helpers host(HostTools tools) {
-            return new Helpers(tools.get("setsid").map(p -> List.of(p.toString())).orElse(List.of()),
-                    List.of(tools.require("setpriv").toString()), List.of(tools.require("env").toString()),
-                    tools.get("perl").map(p -> List.of(p.toString())).orElse(List.of()));
+            return new Helpers(named(tools, "setsid"), named(tools, "setpriv"), named(tools, "env"),
+                    named(tools, "perl"));
+        }
+
+        private static List<String> named(HostTools tools, String name) {
+            return tools.get(name).map(p -> List.of(p.toString())).orElse(List.of());
         }
 
         static Helpers image(SandboxTools tools) {
