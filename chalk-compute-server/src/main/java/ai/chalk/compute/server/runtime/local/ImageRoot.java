@@ -50,6 +50,7 @@ final class ImageRoot {
         Path upper = upper(sandboxDir);
         Path work = sandboxDir.resolve("work");
         Path root = root(sandboxDir);
+        Files.createDirectories(sandboxDir);
         if (seed.isPresent()) {
             SandboxFiles.copyTree(seed.get(), upper);
         } else {
