@@ -8,6 +8,7 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
+import ai.chalk.compute.server.runtime.local.image.BuildTools;
 import ai.chalk.compute.server.runtime.local.image.ImageSourceException;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
@@ -214,10 +215,7 @@ public final class LocalRuntime implements SandboxRuntime {
             this.images = new LocalImages(this.stateDir.resolve("images"),
                     b.ociImportDir != null ? b.ociImportDir : this.stateDir.resolve("oci"), b.dockerHost);
             this.defaultImage = Optional.ofNullable(b.defaultImage).filter(i -> !i.isBlank());
-            this.imageBuilder = new LocalImageBuilder(images, this.stateDir,
-                    level == Level.BUBBLEWRAP ? tools.get("bwrap") : Optional.empty(),
-                    level == Level.BUBBLEWRAP ? null : "image builds run in bubblewrap, and this server's isolation is "
-                            + level.label + (level == Level.NONE ? "" : " (bubblewrap is missing or does not work here)"));
+            this.imageBuilder = new LocalImageBuilder(images, this.stateDir, buildTools(), buildProblem());
         } catch (IOException e) {
             lock.release();
             throw new UncheckedIOException("cannot set up the local runtime's image cache in " + this.stateDir, e);
@@ -251,6 +249,22 @@ public final class LocalRuntime implements SandboxRuntime {
         if (cgroups.problem().isPresent()) {
             log.warn("Local runtime cgroups degraded: {}", cgroups.problem().get());
         }
+    }
+
+    private Optional<BuildTools> buildTools() {
+        if (level != Level.BUBBLEWRAP || sandboxTools.problem().isPresent()) {
+            return Optional.empty();
+        }
+        return Optional.of(new BuildTools(tools.require("bwrap"), sandboxTools.dir(), SandboxTools.MOUNT,
+                sandboxTools.command("setpriv")));
+    }
+
+    private String buildProblem() {
+        if (level != Level.BUBBLEWRAP) {
+            return "image builds run in bubblewrap, and this server's isolation is " + level.label
+                    + (level == Level.NONE ? "" : " (bubblewrap is missing or does not work here)");
+        }
+        return sandboxTools.problem().orElse(null);
     }
 
     private Level chooseLevel(LocalIsolation mode, List<String> failures) {

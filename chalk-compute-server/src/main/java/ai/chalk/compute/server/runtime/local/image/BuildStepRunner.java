@@ -37,21 +37,21 @@ final class BuildStepRunner {
     record Outcome(int exitCode, boolean timedOut, List<String> tail) {
     }
 
-    private final Path bwrap;
+    private final BuildTools tools;
 
-    BuildStepRunner(Path bwrap) {
-        this.bwrap = bwrap;
+    BuildStepRunner(BuildTools tools) {
+        this.tools = tools;
     }
 
     /** Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line. */
     Outcome run(Path root, String workdir, Map<String, String> env, String command, Duration timeout, BuildLog log)
             throws IOException, InterruptedException {
-        List<String> c = new ArrayList<>(List.of(bwrap.toString(), "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        List<String> c = new ArrayList<>(List.of(tools.bwrap().toString(), "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 "--hostname", "chalk-build", "--die-with-parent", "--cap-drop", "ALL"));
         for (String cap : CAPABILITIES) {
             c.addAll(List.of("--cap-add", cap));
         }
-        c.addAll(List.of("--bind", root.toString(), "/"));
+        c.addAll(List.of("--bind", root.toString(), "/", "--ro-bind", tools.helpersDir().toString(), tools.mount()));
         if (Files.exists(Path.of("/etc/resolv.conf"))) {
             c.addAll(List.of("--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"));
         }
@@ -61,7 +61,13 @@ final class BuildStepRunner {
         }
         c.addAll(List.of("--dev", "/dev", "--chdir", workdir, "--clearenv"));
         env.forEach((k, v) -> c.addAll(List.of("--setenv", k, v)));
-        c.addAll(List.of("--", "/bin/sh", "-c", command));
+        // bubblewrap, run as root, keeps the kept capabilities but not a narrower bounding set: setpriv narrows it
+        // (it runs with the step's own capabilities, so what it loads from the image could do no more than the step)
+        c.add("--");
+        c.addAll(tools.setpriv());
+        StringBuilder bounding = new StringBuilder("--bounding-set=-all");
+        CAPABILITIES.forEach(cap -> bounding.append(",+").append(cap.substring("CAP_".length()).toLowerCase(java.util.Locale.ROOT)));
+        c.addAll(List.of(bounding.toString(), "--", "/bin/sh", "-c", command));
         ProcessBuilder pb = new ProcessBuilder(c).directory(new File("/")).redirectErrorStream(true)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         pb.environment().clear();

@@ -57,14 +57,14 @@ public final class LocalImageBuilder implements ImageBuilder {
     /**
      * @param images      the image cache (bases, layers, records)
      * @param base        the runtime's state directory, which holds the cache (overlay paths are relative to it)
-     * @param bwrap       bubblewrap, to run build commands in; empty when unusable
-     * @param unavailable why builds cannot run here when {@code bwrap} is empty
+     * @param tools       what build commands run with; empty when builds cannot run here
+     * @param unavailable why builds cannot run here when {@code tools} is empty
      */
-    public LocalImageBuilder(LocalImages images, Path base, Optional<Path> bwrap, String unavailable)
+    public LocalImageBuilder(LocalImages images, Path base, Optional<BuildTools> tools, String unavailable)
             throws IOException {
         this.images = images;
         this.base = base;
-        this.runner = bwrap.map(BuildStepRunner::new);
+        this.runner = tools.map(BuildStepRunner::new);
         this.unavailable = unavailable;
         this.layersDir = images.dir().resolve("layers");
         Files.createDirectories(layersDir);
@@ -257,7 +257,8 @@ public final class LocalImageBuilder implements ImageBuilder {
     private void runCommand(Path root, Step step, String workdir, Map<String, String> env, BuildLog log)
             throws IOException, InterruptedException, ImageBuildException {
         String command = step.command();
-        RootPaths.prepare(root, List.of("/proc", "/dev", "/etc", "/tmp", workdir), List.of("/etc/resolv.conf"));
+        RootPaths.prepare(root, List.of("/proc", "/dev", "/etc", "/tmp", "/.chalk", workdir),
+                List.of("/etc/resolv.conf"));
         BuildStepRunner.Outcome o = runner.orElseThrow().run(root, workdir, env, command, stepTimeout, log);
         if (o.timedOut() || o.exitCode() != 0) {
             String why = o.timedOut() ? "did not finish within " + stepTimeout.toSeconds() + " s"
