@@ -503,11 +503,6 @@ public final class LocalRuntime implements SandboxRuntime {
                     + " (isolation none), which cannot have their own root filesystem; install bubblewrap and use"
                     + " isolation auto, or create the sandbox without an image");
         }
-        if (level == Level.UNSHARE) {
-            throw new RuntimeStartException("image " + ref + ": sandboxes from images need bubblewrap, and this"
-                    + " server isolates with util-linux unshare (bubblewrap is missing or does not work here);"
-                    + " install bubblewrap, or create the sandbox without an image");
-        }
         if (sandboxTools.problem().isPresent()) {
             throw new RuntimeStartException("image " + ref + ": " + sandboxTools.problem().get());
         }

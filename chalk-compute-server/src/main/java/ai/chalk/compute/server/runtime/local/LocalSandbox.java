@@ -222,7 +222,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 case BUBBLEWRAP -> init = startBubblewrap(runtime, layer, groups, hostname, spec.network(), workdir,
                         spec.volumes(), image != null);
                 case UNSHARE -> init = startUnshare(runtime, layer, groups, hostname, spec.network(), workdir,
-                        spec.volumes());
+                        spec.volumes(), image != null);
                 case NONE -> {
                     hostWorkdir = layer.resolve(workdir.substring(1));
                     Files.createDirectories(hostWorkdir);
@@ -299,11 +299,13 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static Init startUnshare(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
                                      String hostname, boolean network, String workdir,
-                                     List<SandboxSpec.VolumeBinding> volumes)
+                                     List<SandboxSpec.VolumeBinding> volumes, boolean fromImage)
             throws RuntimeStartException, IOException {
         HostTools tools = runtime.tools();
+        SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
+                : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), runtime.systemView());
         List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
-                runtime.systemView(), hostname, network, workdir);
+                root, hostname, network, workdir);
         volumes.forEach(v -> init.add("vol:" + v.mountPath() + "=" + v.source()));
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(), init);
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)

@@ -149,14 +149,16 @@ final class SandboxCommands {
     /**
      * The init script of the {@code unshare} level, run by {@code sh} as pid 1 of the new pid namespace, still
      * with full capabilities and the host's root: it builds the sandbox's root in the layer, pivots into it and
-     * becomes the capability-less {@link #INIT_LOOP}.
-     * Arguments: layer, hostname, workdir, {@code isolated|host} network, setpriv path, then mount entries
-     * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}, {@code vol:MOUNT=HOSTDIR} (volumes; mount
-     * paths never contain '=').
+     * becomes the capability-less init loop.
+     * Arguments: layer, hostname, workdir, {@code isolated|host} network, the setpriv command, the prefix of the
+     * tools run after the pivot, the init's shell and its loop (see {@link UnshareRoot}), then mount entries
+     * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}, {@code self:DIR} (bound onto itself, so that it
+     * cannot be renamed), {@code robind:MOUNT=HOSTDIR}, {@code vol:MOUNT=HOSTDIR} (volumes; mount paths never
+     * contain '='). The setpriv command, prefix and shell are split into words: they are the runtime's own paths.
      */
     static final String UNSHARE_INIT = """
             set -eu
-            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; shift 5
+            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; AFTER=$6; SH=$7; LOOP=$8; shift 8
             read -r hostpid _ < /proc/self/stat
             mount --bind "$L" "$L"
             for e in "$@"; do
@@ -165,6 +167,8 @@ final class SandboxCommands {
                 ro:*) mkdir -p "$L$p"; mount --bind -o ro,nosuid,nodev "$p" "$L$p" ;;
                 maskfile:*) mount --bind -o ro /dev/null "$L$p" ;;
                 maskdir:*) mount -t tmpfs -o ro,nosuid,nodev,mode=0700 chalk-mask "$L$p" ;;
+                self:*) mount --bind "$L$p" "$L$p" ;;
+                robind:*) m=${p%%=*}; mount --bind -o ro,nosuid,nodev "${p#*=}" "$L$m" ;;
                 vol:*) m=${p%%=*}; mkdir -p "$L$m"; mount --bind -o nosuid,nodev "${p#*=}" "$L$m" ;;
               esac
             done
@@ -190,31 +194,60 @@ final class SandboxCommands {
             mkdir "$L/.chalk-old-root"
             cd "$L"
             pivot_root . .chalk-old-root
-            umount -l /.chalk-old-root
-            rmdir /.chalk-old-root
-            mkdir -p "$W"
+            $AFTER umount -l /.chalk-old-root
+            $AFTER rmdir /.chalk-old-root
+            $AFTER mkdir -p "$W"
             cd "$W"
-            exec "$SETPRIV" --bounding-set=-all --inh-caps=-all --no-new-privs -- /bin/sh -c \
-              'echo "$1 $2" >&2; \
-            """ + INIT_LOOP + "' chalk-init " + READY + " \"$hostpid\"\n";
+            exec $SETPRIV --bounding-set=-all --inh-caps=-all --no-new-privs -- $SH -c "$LOOP" chalk-init \
+              """ + READY + " \"$hostpid\"\n";
+
+    /**
+     * What differs between an {@code unshare} sandbox on the host's system view and one on an image's root: after
+     * the pivot, the image's {@code /usr} is the sandbox's to change, so what still runs with capabilities
+     * ({@code umount}, {@code mkdir}, setpriv) comes from the helpers at {@value SandboxTools#MOUNT}, and so does
+     * the init's shell.
+     *
+     * @param setpriv the setpriv command, as words
+     * @param after   the prefix of the tools run after the pivot (empty: the host's, on the PATH)
+     * @param shell   the init's shell, as words
+     * @param loop    the init's script ({@code $1 $2} are the ready line and the host pid)
+     * @param entries the mount entries
+     */
+    record UnshareRoot(String setpriv, String after, String shell, String loop, List<String> entries) {
+
+        static UnshareRoot host(Path setpriv, SandboxFiles.SystemView view) {
+            List<String> e = new ArrayList<>();
+            view.readOnlyDirs().forEach(d -> e.add("ro:" + d));
+            view.maskedFiles().forEach(f -> e.add("maskfile:" + f));
+            view.maskedDirs().forEach(d -> e.add("maskdir:" + d));
+            return new UnshareRoot(setpriv.toString(), "", "/bin/sh", "echo \"$1 $2\" >&2; " + INIT_LOOP, e);
+        }
+
+        static UnshareRoot image(SandboxTools tools) {
+            String bb = SandboxTools.busybox();
+            return new UnshareRoot(String.join(" ", tools.command("setpriv")), bb, bb + " sh",
+                    "echo \"$1 $2\" >&2; while :; do " + bb + " sleep infinity & wait; done",
+                    List.of("self:/etc", "maskfile:" + ImageRoot.PRELOAD,
+                            "robind:" + SandboxTools.MOUNT + "=" + tools.dir()));
+        }
+    }
 
     /**
      * The {@code unshare} command that runs {@link #UNSHARE_INIT}: {@code setpriv --pdeathsig KILL} kills
      * {@code unshare} when the server's thread that started it ends, and {@code --kill-child} then kills the
      * sandbox's pid 1, which takes every process of the sandbox with it.
      */
-    static List<String> unshareInit(Path unshare, Path setpriv, Path layer, SandboxFiles.SystemView view,
-                                    String hostname, boolean network, String workdir) {
+    static List<String> unshareInit(Path unshare, Path setpriv, Path layer, UnshareRoot root, String hostname,
+                                    boolean network, String workdir) {
         List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
                 unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc"));
         if (!network) {
             a.add("--net");
         }
         a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
-                layer.toString(), hostname, workdir, network ? "host" : "isolated", setpriv.toString()));
-        view.readOnlyDirs().forEach(d -> a.add("ro:" + d));
-        view.maskedFiles().forEach(f -> a.add("maskfile:" + f));
-        view.maskedDirs().forEach(d -> a.add("maskdir:" + d));
+                layer.toString(), hostname, workdir, network ? "host" : "isolated", root.setpriv(), root.after(),
+                root.shell(), root.loop()));
+        a.addAll(root.entries());
         return a;
     }
 

@@ -233,18 +233,39 @@ class LocalImageSandboxTest {
     }
 
     @Test
-    void isolationThatCannotHoldAnImageRefusesIt() throws Exception {
+    void plainProcessesRefuseImages() throws Exception {
         runtime.close();
         runtime = null;
         try (LocalRuntime none = new LocalRuntime(state, LocalIsolation.NONE)) {
             assertThatThrownBy(() -> none.start(imageSpec(BUSYBOX))).isInstanceOf(RuntimeStartException.class)
                     .hasMessageContaining("isolation none");
         }
-        try (LocalRuntime unshare = new LocalRuntime(state, LocalIsolation.AUTO,
-                LocalTesting.pathWithout(temp.resolve("path"), "bwrap"))) {
-            assertThatThrownBy(() -> unshare.start(imageSpec(BUSYBOX))).isInstanceOf(RuntimeStartException.class)
-                    .hasMessageContaining("need bubblewrap");
+    }
+
+    @Test
+    void theUnshareLevelRunsImagesAsSafely() throws Exception {
+        runtime.close();
+        runtime = new LocalRuntime(state, LocalIsolation.AUTO, LocalTesting.pathWithout(temp.resolve("path"), "bwrap"));
+        assertThat(runtime.isolation().level()).isEqualTo("unshare");
+        RuntimeSandbox sb = runtime.start(imageSpec(DEBIAN));
+        assertThat(run(sb, command("cat", "/etc/debian_version")).ok().out()).startsWith("12.");
+        var r = sh(sb, "echo /tmp/evil.so > /etc/ld.so.preload; mv /etc /etc.old; echo x > /.chalk/bin/setpriv;"
+                + " test -e /usr/bin/bwrap || echo no-host-usr; grep -E '^Cap(Eff|Bnd)' /proc/self/status;"
+                + " wc -c < /etc/ld.so.preload");
+        // (here the mask is /dev/null itself, so the write above vanished into it)
+        assertThat(r.out()).isEqualTo("no-host-usr\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n0\n");
+        assertThat(r.err()).contains("Device or resource busy").contains("Read-only file system");
+        for (int i = 0; i < 4; i++) {
+            assertThat(run(sb, command("echo", "again")).ok().out()).isEqualTo("again\n");
         }
+        Path root = state.resolve("sandboxes").resolve(sb.id()).resolve("root").toRealPath();
+        sb.terminate(Duration.ZERO);
+        assertThat(OverlayMount.mounted(root)).isFalse();
+        // builds need bubblewrap
+        assertThatThrownBy(() -> runtime.imageBuilder().check(ai.chalk.compute.proto.sandbox.v1.ImageSpec
+                .newBuilder().setBaseImage(BUSYBOX).build()))
+                .isInstanceOfSatisfying(io.grpc.StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode())
+                        .isEqualTo(io.grpc.Status.Code.FAILED_PRECONDITION));
     }
 
     @Test

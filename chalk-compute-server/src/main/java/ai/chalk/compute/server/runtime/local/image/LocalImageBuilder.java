@@ -123,6 +123,9 @@ public final class LocalImageBuilder implements ImageBuilder {
     public String build(ImageSpec spec, String contentHash, BuildLog log)
             throws ImageBuildException, InterruptedException {
         check(spec);
+        if (!contentHash.matches("[0-9a-f]{64}")) {
+            throw new IllegalArgumentException("the content hash must be 64 hex digits: " + contentHash);
+        }
         LocalImage baseImage;
         try {
             baseImage = images.resolve(spec.getBaseImage());
