@@ -49,10 +49,21 @@ import org.slf4j.LoggerFactory;
  * With no working tool, {@link LocalIsolation#AUTO} runs plain host processes and logs a warning,
  * {@link LocalIsolation#REQUIRED} refuses to construct. {@link #isolation()} says what is in force.
  *
+ * <p>A sandbox created without an image sees the host's system directories read-only under a private writable
+ * layer. One created from an image ({@link SandboxSpec#image()}: an image of the Docker engine, {@code oci:NAME[:TAG]}
+ * or {@code oci-archive:NAME[:TAG]} from the OCI import directory, or {@code chalk-local/<hash>} built by
+ * {@link LocalImageBuilder}) gets the image's file system as its root instead: an overlay, mounted by the server,
+ * of the image's layers (unpacked once into {@code images/}, see {@link LocalImages}) under the sandbox's own upper
+ * directory; nothing of the host's {@code /usr} or {@code /etc} is visible. Its execs cannot rely on anything in
+ * the image, so the helpers that enter it come from {@code tools/}, bound read-only at {@code /.chalk} and run
+ * through the host's loader (see {@link SandboxTools}); its init is the host's static busybox. The image's Env,
+ * WorkingDir, Entrypoint and Cmd apply; images that run as another user than root are refused.
+ *
  * <p>Sandbox state lives under the runtime's state directory ({@code sandboxes/<id>/root} is a sandbox's
- * writable layer) and in cgroups under {@code <the server's cgroup>/chalk-compute/<key>/<id>}, where {@code key}
- * is derived from the state directory. Sandboxes die with the server (their init is killed when its parent
- * dies), so {@link #reconcile} re-adopts nothing and only removes what they left behind.
+ * writable layer, or an image sandbox's mounted root with {@code upper} beside it) and in cgroups under
+ * {@code <the server's cgroup>/chalk-compute/<key>/<id>}, where {@code key} is derived from the state directory.
+ * Sandboxes die with the server (their init is killed when its parent dies), so {@link #reconcile} re-adopts
+ * nothing and only removes what they left behind, unmounting image roots first.
  */
 public final class LocalRuntime implements SandboxRuntime {
 

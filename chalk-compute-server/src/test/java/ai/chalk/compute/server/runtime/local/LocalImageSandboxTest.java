@@ -199,7 +199,8 @@ class LocalImageSandboxTest {
     @Test
     void snapshotsKeepWhatChangedAndRestoreOntoTheSameImage() throws Exception {
         RuntimeSandbox sb = runtime.start(imageSpec(DEBIAN));
-        sh(sb, "echo mine > /workspace/note; rm /etc/debian_version; mkdir -p /opt/new").ok();
+        sh(sb, "echo mine > /workspace/note; rm /etc/debian_version; mkdir -p /opt/new;"
+                + " rm -r /etc/apt; mkdir /etc/apt; touch /etc/apt/only").ok();
         Path snapshot = temp.resolve("snapshot");
         sb.snapshot(snapshot);
         sb.terminate(Duration.ZERO);
@@ -207,8 +208,8 @@ class LocalImageSandboxTest {
         assertThat(snapshot.resolve("usr")).doesNotExist(); // only what changed
         RuntimeSandbox restored = runtime.start(imageSpec(DEBIAN, List.of(), Optional.of(snapshot)));
         assertThat(sh(restored, "cat /workspace/note; test -e /etc/debian_version || echo deleted;"
-                + " test -d /opt/new && grep -q bookworm /etc/os-release && echo same-image").ok().out())
-                .isEqualTo("mine\ndeleted\nsame-image\n");
+                + " test -d /opt/new && grep -q bookworm /etc/os-release && echo same-image; ls /etc/apt").ok().out())
+                .isEqualTo("mine\ndeleted\nsame-image\nonly\n");
     }
 
     @Test

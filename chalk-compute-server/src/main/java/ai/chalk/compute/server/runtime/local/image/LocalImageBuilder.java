@@ -165,7 +165,7 @@ public final class LocalImageBuilder implements ImageBuilder {
     @Override
     public boolean exists(String imageRef) {
         try {
-            return BuiltImages.isRef(imageRef) && images.present(imageRef);
+            return images.builtAndPresent(imageRef);
         } catch (IOException e) {
             return false;
         }

@@ -103,9 +103,9 @@ public final class LocalImages implements AutoCloseable {
         }, null);
     }
 
-    /** Whether every layer of {@code ref} is on disk (for built images; others are unpacked on demand). */
-    public boolean present(String ref) throws IOException {
-        return BuiltImages.isRef(ref) ? built.find(ref).isPresent() : true;
+    /** Whether {@code ref} is an image the local builder built whose record and layers are all on disk. */
+    boolean builtAndPresent(String ref) throws IOException {
+        return BuiltImages.isRef(ref) && built.find(ref).isPresent();
     }
 
     private LocalImage fromLayout(String ref, String nameAndTag, boolean archive) throws IOException {
