@@ -809,6 +809,14 @@ final class LocalSandbox implements RuntimeSandbox {
                     pids.add(pid);
                 }
             }
+            // a command still passing through its exec chain (nsenter, setpriv, env) may not show in the scan of
+            // /proc for a moment; the ones this runtime started are known by pid
+            for (LocalProcess p : processes) {
+                long pid = p.knownHostPid();
+                if (pid > 0 && !pids.contains(pid) && Procfs.running(pid)) {
+                    pids.add(pid);
+                }
+            }
         } else if (groups != null) {
             pids.addAll(groups.allProcs());
             pids.remove(Procfs.SELF);
