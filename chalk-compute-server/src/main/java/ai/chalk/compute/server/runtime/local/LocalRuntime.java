@@ -482,8 +482,12 @@ public final class LocalRuntime implements SandboxRuntime {
         return cgroups;
     }
 
+    /**
+     * The host's system view as it is now: a file under {@code /etc} made root-only after start-up must be masked in
+     * the next sandbox, and one that vanished must not be (bubblewrap cannot mount over what is not there).
+     */
     SandboxFiles.SystemView systemView() {
-        return systemView;
+        return SandboxFiles.hostSystemView();
     }
 
     Path sandboxesDir() {

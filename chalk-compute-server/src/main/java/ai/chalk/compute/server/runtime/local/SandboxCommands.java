@@ -256,7 +256,8 @@ final class SandboxCommands {
      * (8 hex digits of length, then NUL-separated fields: working directory or empty, the number of environment
      * entries, the entries, the command and its arguments), sets exactly that environment, changes directory and
      * executes the command in its own place, so the command inherits the helper's pid, cgroups, namespaces and
-     * pipes. 125: the request or the directory failed; 127: the command could not be executed.
+     * pipes. 125: the request or the directory failed; 127: the command could not be executed. It loads no module
+     * (warnings are off without {@code -w}): in an image sandbox, perl's module path is the image's.
      */
     static final String SPARE_SCRIPT = """
             $0 = "chalk-exec-spare";
@@ -267,7 +268,7 @@ final class SandboxCommands {
             %ENV = ();
             for (1 .. $n) { my ($k, $v) = split(/=/, shift(@f), 2); $ENV{$k} = $v; }
             if (length $wd) { chdir($wd) or do { print STDERR "chalk: cannot enter $wd: $!\\n"; exit 125 }; }
-            { no warnings; exec { $f[0] } @f; }
+            exec { $f[0] } @f;
             print STDERR "chalk: cannot run $f[0]: $!\\n";
             exit 127;
             """;

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * build their image from Debian's busybox-static with {@code ci/build-test-images.sh} when it is missing: nothing
  * is skipped when docker is absent, the tests fail and say why.
  */
-final class DockerTesting {
+public final class DockerTesting {
 
     /** A busybox image built from Debian's busybox-static package (ash as /bin/sh, busybox applets). */
     static final String IMAGE = "chalk-compute-test/busybox:latest";
@@ -32,7 +32,7 @@ final class DockerTesting {
     }
 
     /** Makes sure the test image exists, building it the way CI does when it does not. */
-    static synchronized String image() {
+    public static synchronized String image() {
         if (imageReady) {
             return IMAGE;
         }
@@ -51,7 +51,7 @@ final class DockerTesting {
     }
 
     /** Makes sure the Debian test image exists, building it the way CI does when it does not (about a minute). */
-    static synchronized String debianImage() {
+    public static synchronized String debianImage() {
         image();
         if (!debianReady) {
             if (docker("image", "inspect", DEBIAN_IMAGE).code != 0) {

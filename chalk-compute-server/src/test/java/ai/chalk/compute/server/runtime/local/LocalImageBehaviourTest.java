@@ -38,6 +38,7 @@ class LocalImageBehaviourTest extends RuntimeBehaviourTest {
 
     private static synchronized Path sharedCache() throws IOException {
         if (shared == null) {
+            ai.chalk.compute.server.runtime.docker.DockerTesting.debianImage(); // built as CI does when missing
             Path dir = Files.createTempDirectory("chalk-debian-cache");
             try (LocalRuntime r = LocalRuntime.builder(dir).build()) {
                 r.image(LocalImageSandboxTest.DEBIAN);

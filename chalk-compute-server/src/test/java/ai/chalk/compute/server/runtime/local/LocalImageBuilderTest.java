@@ -14,6 +14,7 @@ import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
@@ -27,6 +28,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,6 +41,11 @@ class LocalImageBuilderTest {
     Path state;
     LocalRuntime runtime;
     ImageBuilder builder;
+
+    @BeforeAll
+    static void images() {
+        DockerTesting.debianImage(); // built the way CI builds it when missing
+    }
 
     @BeforeEach
     void start() throws Exception {

@@ -11,6 +11,7 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.OciFixtures;
@@ -27,6 +28,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,6 +47,14 @@ class LocalImageSandboxTest {
     Path temp;
     Path state;
     LocalRuntime runtime;
+
+    @BeforeAll
+    static void images() throws Exception {
+        // built the way CI builds them when missing (the docker runtime's tests use them too)
+        DockerTesting.debianImage();
+        LocalTesting.runOrFail("sh", "-c", "docker image inspect " + NO_SHELL + " > /dev/null 2>&1"
+                + " || tar -c -T /dev/null | docker import - " + NO_SHELL);
+    }
 
     @BeforeEach
     void start() throws Exception {
@@ -109,7 +119,10 @@ class LocalImageSandboxTest {
     @Test
     void busyboxImageRunsExecsThroughTheSpareHelpers() throws Exception {
         RuntimeSandbox sb = runtime.start(imageSpec(BUSYBOX));
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 8; i++) {
+            if (i == 3) {
+                Thread.sleep(500); // the second exec started spares; give them time to be ready
+            }
             assertThat(sh(sb, "echo $FROM_SPEC; readlink /proc/self/exe").ok().out()).isEqualTo("yes\n/bin/busybox\n");
         }
         // the spare helpers are the host's perl from /.chalk; the image has none, and the host's is not on its PATH

@@ -52,6 +52,23 @@ class LocalRuntimeIsolationTest {
     }
 
     @Test
+    void etcIsMaskedAsItIsWhenEachSandboxStarts() throws Exception {
+        Path secret = Path.of("/etc/chalk-compute-late-secret-" + ProcessHandle.current().pid());
+        try {
+            Files.writeString(secret, "made root-only after the runtime started");
+            Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            RuntimeSandbox sb = runtime.start(spec());
+            assertThat(sh(sb, "cat " + secret + " | wc -c").ok().out()).isEqualTo("0\n");
+            Files.delete(secret);
+            // a mask whose file is gone no longer stops sandboxes from starting
+            RuntimeSandbox next = runtime.start(spec());
+            assertThat(sh(next, "test -e " + secret + " || echo gone").ok().out()).isEqualTo("gone\n");
+        } finally {
+            Files.deleteIfExists(secret);
+        }
+    }
+
+    @Test
     void seesOnlyItsOwnProcesses() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
         String ps = sh(sb, "ps -eo pid=,args=").ok().out();
