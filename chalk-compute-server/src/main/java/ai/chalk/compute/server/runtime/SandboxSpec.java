@@ -10,7 +10,8 @@ import java.util.Optional;
  * What a runtime needs to start one sandbox, already validated by the service layer.
  *
  * @param id         the sandbox id (unique, safe as a file name)
- * @param image      the image reference the user asked for; the local runtime may ignore it (host root view)
+ * @param image      the image reference the user asked for; empty for the runtime's default (the local runtime:
+ *                   the host's read-only system view)
  * @param env        environment of every process in the sandbox (exec env is layered on top)
  * @param workdir    default working directory for execs, absolute inside the sandbox; a runtime running an image
  *                   that declares its own (a Dockerfile's WORKDIR, an image spec's workdir) uses the image's

@@ -240,11 +240,6 @@ public final class SandboxManager implements AutoCloseable {
             case IMAGE_SPEC -> ""; // built by create() once the rest of the request has been found valid
             case IMAGESOURCE_NOT_SET -> "";
         };
-        if (!image.isEmpty() && runtime.name().equals("local")) {
-            throw Status.FAILED_PRECONDITION.withDescription("the local runtime cannot run image \"" + image
-                    + "\": it runs sandboxes on the host's read-only system directories; create the sandbox"
-                    + " without an image, or use the docker runtime for images").asRuntimeException();
-        }
         SandboxSpec.ResourceLimits limits = SandboxSpec.ResourceLimits.NONE;
         if (request.hasResourceLimits()) {
             var rl = request.getResourceLimits();

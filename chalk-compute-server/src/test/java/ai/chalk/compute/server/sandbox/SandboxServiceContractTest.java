@@ -141,7 +141,7 @@ class SandboxServiceContractTest extends RunningServer.PerTestClass {
         expectStatus(() -> server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder().putAllEnv(huge).build()),
                 Status.Code.INVALID_ARGUMENT, "env has 2000 variables");
         expectStatus(() -> server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder().setImage("ubuntu:latest").build()),
-                Status.Code.FAILED_PRECONDITION, "local runtime cannot run image");
+                Status.Code.FAILED_PRECONDITION, "image \"ubuntu:latest\" ");
         expectStatus(() -> server.sandboxes().listSandboxes(ListSandboxesRequest.newBuilder().setCursor("zzz").build()),
                 Status.Code.INVALID_ARGUMENT, "cursor");
 

@@ -352,7 +352,7 @@ class SandboxServiceV2Test extends RunningServer.PerTestClass {
                 .setIntegrationName("aws")).build()), Status.Code.FAILED_PRECONDITION, "secret_refs (");
         // v1's validation, with v2's field names
         expectStatus(() -> create(ChalkContainerSpec.newBuilder().setImage("ubuntu:latest").build()),
-                Status.Code.FAILED_PRECONDITION, "local runtime cannot run image \"ubuntu:latest\"");
+                Status.Code.FAILED_PRECONDITION, "image \"ubuntu:latest\"");
         expectStatus(() -> create(ChalkContainerSpec.newBuilder().setResources(ResourceLimits.newBuilder()
                 .setMemory("4Gx")).build()), Status.Code.INVALID_ARGUMENT, "resources.memory \"4Gx\"");
         expectStatus(() -> create(ChalkContainerSpec.newBuilder().putEnvVars("A=B", "x").build()),

@@ -207,6 +207,12 @@ final class LocalProcess implements RuntimeProcess {
         HostSignals.signal(p.host(), signal);
     }
 
+    /** The real command's host pid if already known, else -1; never waits. */
+    long knownHostPid() {
+        Pids p = pids.getNow(Pids.UNKNOWN);
+        return p == null ? -1 : p.host();
+    }
+
     /** Records that the sandbox's terminate is about to deliver {@code signal} to this process. */
     void deliveredBySandbox(int signal) {
         delivered.add(signal);

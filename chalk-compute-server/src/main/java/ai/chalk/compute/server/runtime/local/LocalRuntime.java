@@ -8,6 +8,12 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
+import ai.chalk.compute.server.runtime.local.image.BuildTools;
+import ai.chalk.compute.server.runtime.local.image.ImageSourceException;
+import ai.chalk.compute.server.runtime.local.image.LocalImage;
+import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
+import ai.chalk.compute.server.runtime.local.image.LocalImages;
+import ai.chalk.compute.server.runtime.local.image.OverlayMount;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -18,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
@@ -42,10 +49,21 @@ import org.slf4j.LoggerFactory;
  * With no working tool, {@link LocalIsolation#AUTO} runs plain host processes and logs a warning,
  * {@link LocalIsolation#REQUIRED} refuses to construct. {@link #isolation()} says what is in force.
  *
+ * <p>A sandbox created without an image sees the host's system directories read-only under a private writable
+ * layer. One created from an image ({@link SandboxSpec#image()}: an image of the Docker engine, {@code oci:NAME[:TAG]}
+ * or {@code oci-archive:NAME[:TAG]} from the OCI import directory, or {@code chalk-local/<hash>} built by
+ * {@link LocalImageBuilder}) gets the image's file system as its root instead: an overlay, mounted by the server,
+ * of the image's layers (unpacked once into {@code images/}, see {@link LocalImages}) under the sandbox's own upper
+ * directory; nothing of the host's {@code /usr} or {@code /etc} is visible. Its execs cannot rely on anything in
+ * the image, so the helpers that enter it come from {@code tools/}, bound read-only at {@code /.chalk} and run
+ * through the host's loader (see {@link SandboxTools}); its init is the host's static busybox. The image's Env,
+ * WorkingDir, Entrypoint and Cmd apply; images that run as another user than root are refused.
+ *
  * <p>Sandbox state lives under the runtime's state directory ({@code sandboxes/<id>/root} is a sandbox's
- * writable layer) and in cgroups under {@code <the server's cgroup>/chalk-compute/<key>/<id>}, where {@code key}
- * is derived from the state directory. Sandboxes die with the server (their init is killed when its parent
- * dies), so {@link #reconcile} re-adopts nothing and only removes what they left behind.
+ * writable layer, or an image sandbox's mounted root with {@code upper} beside it) and in cgroups under
+ * {@code <the server's cgroup>/chalk-compute/<key>/<id>}, where {@code key} is derived from the state directory.
+ * Sandboxes die with the server (their init is killed when its parent dies), so {@link #reconcile} re-adopts
+ * nothing and only removes what they left behind, unmounting image roots first.
  */
 public final class LocalRuntime implements SandboxRuntime {
 
@@ -82,6 +100,10 @@ public final class LocalRuntime implements SandboxRuntime {
     private final String key;
     private final StateDirLock lock;
     private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
+    private final SandboxTools sandboxTools;
+    private final LocalImages images;
+    private final Optional<String> defaultImage;
+    private final LocalImageBuilder imageBuilder;
     private final ExecutorService helpers;
     private final ExecutorService spawner;
     private final ScheduledExecutorService scheduler;
@@ -96,17 +118,91 @@ public final class LocalRuntime implements SandboxRuntime {
      *                               works here, or when another runtime uses {@code stateDir}
      */
     public LocalRuntime(Path stateDir, LocalIsolation mode) {
-        this(stateDir, mode, Objects.requireNonNullElse(System.getenv("PATH"), DEFAULT_PATH));
+        this(builder(stateDir).isolation(mode));
     }
 
     /** As the public constructor, looking for the isolation tools on {@code toolPath} instead of the server's PATH. */
     LocalRuntime(Path stateDir, LocalIsolation mode, String toolPath) {
-        this(stateDir, mode, toolPath, true);
+        this(builder(stateDir).isolation(mode).toolPath(toolPath));
     }
 
     /** As above; without {@code useCgroups} the runtime behaves as on a host whose cgroups it cannot use. */
     LocalRuntime(Path stateDir, LocalIsolation mode, String toolPath, boolean useCgroups) {
-        Objects.requireNonNull(mode, "mode");
+        this(builder(stateDir).isolation(mode).toolPath(toolPath).useCgroups(useCgroups));
+    }
+
+    /** Settings of a local runtime; {@link #build()} creates it. */
+    public static final class Builder {
+        private final Path stateDir;
+        private LocalIsolation isolation = LocalIsolation.AUTO;
+        private String toolPath = Objects.requireNonNullElse(System.getenv("PATH"), DEFAULT_PATH);
+        private boolean useCgroups = true;
+        private Path ociImportDir;
+        private String dockerHost;
+        private String defaultImage;
+
+        private Builder(Path stateDir) {
+            this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
+        }
+
+        /** How much isolation to insist on; default {@link LocalIsolation#AUTO}. */
+        public Builder isolation(LocalIsolation isolation) {
+            this.isolation = Objects.requireNonNull(isolation, "isolation");
+            return this;
+        }
+
+        /**
+         * Where {@code oci:NAME[:TAG]} (an OCI image layout directory) and {@code oci-archive:NAME[:TAG]} (a tar of
+         * one) images are looked up; default {@code <stateDir>/oci}.
+         */
+        public Builder ociImportDir(Path dir) {
+            this.ociImportDir = dir;
+            return this;
+        }
+
+        /** The Docker engine images are exported from; default {@code DOCKER_HOST}, else the local socket. */
+        public Builder dockerHost(String host) {
+            this.dockerHost = host;
+            return this;
+        }
+
+        /** The image of sandboxes created without one; default none (the host's read-only system view). */
+        public Builder defaultImage(String image) {
+            this.defaultImage = image;
+            return this;
+        }
+
+        Builder toolPath(String toolPath) {
+            this.toolPath = toolPath;
+            return this;
+        }
+
+        Builder useCgroups(boolean useCgroups) {
+            this.useCgroups = useCgroups;
+            return this;
+        }
+
+        /**
+         * Creates the runtime and probes the host's isolation tools once.
+         *
+         * @throws IllegalStateException when isolation is {@link LocalIsolation#REQUIRED} and no isolation tool
+         *                               works here, or when another runtime uses the state directory
+         */
+        public LocalRuntime build() {
+            return new LocalRuntime(this);
+        }
+    }
+
+    /** @param stateDir a directory owned by the runtime (sandboxes' layers, the image cache); created if missing */
+    public static Builder builder(Path stateDir) {
+        return new Builder(stateDir);
+    }
+
+    private LocalRuntime(Builder b) {
+        Path stateDir = b.stateDir;
+        LocalIsolation mode = b.isolation;
+        String toolPath = b.toolPath;
+        boolean useCgroups = b.useCgroups;
         try {
             Files.createDirectories(stateDir);
             this.stateDir = stateDir.toRealPath();
@@ -124,6 +220,16 @@ public final class LocalRuntime implements SandboxRuntime {
             List<String> failures = new ArrayList<>();
             this.level = chooseLevel(mode, failures);
             this.isolation = describe(failures);
+            // leftover sandboxes' roots are unmounted before the cache below them is touched
+            OverlayMount.unmountAllUnder(sandboxesDir());
+            this.sandboxTools = SandboxTools.prepare(this.stateDir.resolve("tools"), tools);
+            this.images = new LocalImages(this.stateDir.resolve("images"),
+                    b.ociImportDir != null ? b.ociImportDir : this.stateDir.resolve("oci"), b.dockerHost);
+            this.defaultImage = Optional.ofNullable(b.defaultImage).filter(i -> !i.isBlank());
+            this.imageBuilder = new LocalImageBuilder(images, this.stateDir, buildTools(), buildProblem());
+        } catch (IOException e) {
+            lock.release();
+            throw new UncheckedIOException("cannot set up the local runtime's image cache in " + this.stateDir, e);
         } catch (RuntimeException e) {
             lock.release();
             throw e;
@@ -154,6 +260,22 @@ public final class LocalRuntime implements SandboxRuntime {
         if (cgroups.problem().isPresent()) {
             log.warn("Local runtime cgroups degraded: {}", cgroups.problem().get());
         }
+    }
+
+    private Optional<BuildTools> buildTools() {
+        if (level != Level.BUBBLEWRAP || sandboxTools.problem().isPresent()) {
+            return Optional.empty();
+        }
+        return Optional.of(new BuildTools(tools.require("bwrap"), sandboxTools.dir(), SandboxTools.MOUNT,
+                sandboxTools.command("setpriv")));
+    }
+
+    private String buildProblem() {
+        if (level != Level.BUBBLEWRAP) {
+            return "image builds run in bubblewrap, and this server's isolation is " + level.label
+                    + (level == Level.NONE ? "" : " (bubblewrap is missing or does not work here)");
+        }
+        return sandboxTools.problem().orElse(null);
     }
 
     private Level chooseLevel(LocalIsolation mode, List<String> failures) {
@@ -308,6 +430,7 @@ public final class LocalRuntime implements SandboxRuntime {
                 continue;
             }
             cgroups.removeSandbox(id);
+            OverlayMount.unmountAllUnder(sandboxesDir().resolve(id)); // an image sandbox's root, never deleted through
             try {
                 NoFollowDelete.delete(sandboxesDir().resolve(id));
             } catch (IOException e) {
@@ -338,6 +461,7 @@ public final class LocalRuntime implements SandboxRuntime {
             }
         }
         cgroups.removeBaseIfEmpty();
+        images.close();
         helpers.shutdown();
         spawner.shutdown();
         scheduler.shutdownNow();
@@ -358,12 +482,52 @@ public final class LocalRuntime implements SandboxRuntime {
         return cgroups;
     }
 
+    /**
+     * The host's system view as it is now: a file under {@code /etc} made root-only after start-up must be masked in
+     * the next sandbox, and one that vanished must not be (bubblewrap cannot mount over what is not there).
+     */
     SandboxFiles.SystemView systemView() {
-        return systemView;
+        return SandboxFiles.hostSystemView();
     }
 
     Path sandboxesDir() {
         return stateDir.resolve("sandboxes");
+    }
+
+    Path stateDir() {
+        return stateDir;
+    }
+
+    SandboxTools sandboxTools() {
+        return sandboxTools;
+    }
+
+    Optional<String> defaultImage() {
+        return defaultImage;
+    }
+
+    /**
+     * The layers and configuration of image {@code ref}, unpacked into the cache if needed.
+     *
+     * @throws RuntimeStartException when sandboxes cannot run images here or the image cannot be had; the message
+     *                               says what to do
+     */
+    LocalImage image(String ref) throws RuntimeStartException {
+        if (level == Level.NONE) {
+            throw new RuntimeStartException("image " + ref + ": this server runs sandboxes as plain processes"
+                    + " (isolation none), which cannot have their own root filesystem; install bubblewrap and use"
+                    + " isolation auto, or create the sandbox without an image");
+        }
+        if (sandboxTools.problem().isPresent()) {
+            throw new RuntimeStartException("image " + ref + ": " + sandboxTools.problem().get());
+        }
+        try {
+            return images.resolve(ref);
+        } catch (ImageSourceException e) {
+            throw new RuntimeStartException(e.getMessage(), e);
+        } catch (IOException e) {
+            throw new RuntimeStartException("cannot unpack image " + ref + ": " + e.getMessage(), e);
+        }
     }
 
     ExecutorService helpers() {
@@ -395,8 +559,9 @@ public final class LocalRuntime implements SandboxRuntime {
         sandboxes.remove(sandbox.id(), sandbox);
     }
 
+    /** Builds image specs as cached layers on this host; see {@link LocalImageBuilder}. */
     @Override
     public ai.chalk.compute.server.image.ImageBuilder imageBuilder() {
-        throw new IllegalStateException("SEAM: image builds of this runtime are being written");
+        return imageBuilder;
     }
 }

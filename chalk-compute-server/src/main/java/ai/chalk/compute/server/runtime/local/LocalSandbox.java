@@ -15,6 +15,8 @@ import ai.chalk.compute.server.runtime.host.ProcessWait;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
+import ai.chalk.compute.server.runtime.local.image.LocalImage;
+import ai.chalk.compute.server.runtime.local.image.RootPaths;
 import com.pty4j.PtyProcessBuilder;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -72,6 +74,9 @@ final class LocalSandbox implements RuntimeSandbox {
     private final String workdir;
     private final Path hostWorkdir;
     private final Map<String, String> env;
+    /** Whether the root is an image's (an overlay at {@code root} over layers, changes in {@code upper}). */
+    private final boolean fromImage;
+    private final SandboxCommands.Helpers helpers;
     private final Cgroups.SandboxGroups groups;
     private final Process init;
     private final long initPid;
@@ -110,7 +115,7 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     private LocalSandbox(LocalRuntime runtime, String id, Path dir, String workdir, Path hostWorkdir,
-                         Map<String, String> env, Cgroups.SandboxGroups groups, Init init) {
+                         Map<String, String> env, boolean fromImage, Cgroups.SandboxGroups groups, Init init) {
         this.runtime = runtime;
         this.id = id;
         this.level = runtime == null ? Level.NONE : runtime.level();
@@ -118,17 +123,19 @@ final class LocalSandbox implements RuntimeSandbox {
         this.workdir = workdir;
         this.hostWorkdir = hostWorkdir;
         this.env = env;
-        this.groups = groups;
+        this.fromImage = fromImage;
+        this.helpers = runtime == null ? null : fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                : SandboxCommands.Helpers.host(runtime.tools());
         this.init = init.process();
         this.initPid = init.pid();
         this.pidNamespace = init.pidNamespace();
-        this.useSpares = runtime != null && runtime.tools().get("perl").isPresent()
-                && (level.isolated() || groups != null);
+        this.useSpares = runtime != null && !helpers.perl().isEmpty() && (level.isolated() || groups != null);
+        this.groups = groups;
     }
 
     /** A stand-in registered while a sandbox with this id is being started. */
     static LocalSandbox placeholder(String id) {
-        return new LocalSandbox(null, id, null, "/", null, Map.of(), null, Init.NONE);
+        return new LocalSandbox(null, id, null, "/", null, Map.of(), false, null, Init.NONE);
     }
 
     static LocalSandbox start(LocalRuntime runtime, SandboxSpec spec) throws RuntimeStartException {
@@ -143,12 +150,34 @@ final class LocalSandbox implements RuntimeSandbox {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PATH", LocalRuntime.DEFAULT_PATH);
         env.put("HOME", "/root");
+        Level level = runtime.level();
+        String imageRef = spec.image() == null || spec.image().isBlank()
+                ? runtime.defaultImage().orElse("") : spec.image().trim();
+        LocalImage image = null;
+        List<String> entrypoint = spec.entrypoint();
+        if (!imageRef.isEmpty()) {
+            image = runtime.image(imageRef);
+            if (!image.config().runsAsRoot()) {
+                throw new RuntimeStartException("image " + imageRef + " runs as user \"" + image.config().user()
+                        + "\"; the local runtime runs sandbox processes as root (without capabilities) only: build"
+                        + " the image without USER, or use the docker runtime");
+            }
+            if (!image.config().workingDir().isBlank()) {
+                workdir = normalize(image.config().workingDir());
+                if (!workdir.startsWith("/")) {
+                    workdir = normalize("/" + workdir);
+                }
+            }
+            env.putAll(image.config().envMap());
+            if (entrypoint.isEmpty()) {
+                entrypoint = image.config().startCommand();
+            }
+        }
         try {
             env.putAll(ProcessSpecCheck.env(spec.env()));
         } catch (ProcessStartException e) {
             throw new RuntimeStartException(e.getMessage());
         }
-        Level level = runtime.level();
         if (!spec.volumes().isEmpty() && !level.isolated()) {
             throw new RuntimeStartException("volumes need a mount namespace, and this server runs sandboxes as plain"
                     + " processes (isolation none): install bubblewrap, or create the sandbox without volumes");
@@ -159,7 +188,18 @@ final class LocalSandbox implements RuntimeSandbox {
         Init init = Init.NONE;
         Path hostWorkdir = null;
         try {
-            try {
+            if (image != null) {
+                try {
+                    ImageRoot.mount(runtime.stateDir(), image, dir, spec.initialFilesystem());
+                    List<String> dirs = new ArrayList<>(ImageRoot.DIRS);
+                    dirs.add(workdir);
+                    spec.volumes().forEach(v -> dirs.add(v.mountPath()));
+                    RootPaths.prepare(layer, dirs, List.of(ImageRoot.PRELOAD));
+                } catch (IOException e) {
+                    throw new RuntimeStartException("cannot set up the root filesystem of sandbox " + id + " from image "
+                            + imageRef + ": " + e.getMessage(), e);
+                }
+            } else try {
                 if (spec.initialFilesystem().isPresent()) {
                     List<String> owned = new ArrayList<>(List.of("/tmp", "/var/tmp", "/root", workdir));
                     spec.volumes().forEach(v -> owned.add(v.mountPath()));
@@ -180,9 +220,9 @@ final class LocalSandbox implements RuntimeSandbox {
             String hostname = SandboxHostname.of(id);
             switch (level) {
                 case BUBBLEWRAP -> init = startBubblewrap(runtime, layer, groups, hostname, spec.network(), workdir,
-                        spec.volumes());
+                        spec.volumes(), image != null);
                 case UNSHARE -> init = startUnshare(runtime, layer, groups, hostname, spec.network(), workdir,
-                        spec.volumes());
+                        spec.volumes(), image != null);
                 case NONE -> {
                     hostWorkdir = layer.resolve(workdir.substring(1));
                     Files.createDirectories(hostWorkdir);
@@ -198,6 +238,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 groups.remove();
             }
             try {
+                ImageRoot.unmount(dir);
                 NoFollowDelete.delete(dir);
             } catch (IOException ex) {
                 log.warn("Cannot remove the layer of failed sandbox {}: {}", id, ex.toString());
@@ -207,12 +248,13 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             throw new RuntimeStartException("cannot start sandbox " + id + ": " + e.getMessage(), e);
         }
-        LocalSandbox sandbox = new LocalSandbox(runtime, id, dir, workdir, hostWorkdir, Map.copyOf(env), groups, init);
+        LocalSandbox sandbox = new LocalSandbox(runtime, id, dir, workdir, hostWorkdir, Map.copyOf(env), image != null,
+                groups, init);
         if (sandbox.init != null) {
             sandbox.init.onExit().thenAcceptAsync(p -> sandbox.initExited(), runtime.helpers());
         }
-        if (!spec.entrypoint().isEmpty()) {
-            sandbox.startEntrypoint(spec.entrypoint());
+        if (!entrypoint.isEmpty()) {
+            sandbox.startEntrypoint(entrypoint);
         }
         log.debug("Sandbox {} started ({}, init pid {})", id, level.label, sandbox.initPid);
         return sandbox;
@@ -220,16 +262,19 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static Init startBubblewrap(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
                                         String hostname, boolean network, String workdir,
-                                        List<SandboxSpec.VolumeBinding> volumes)
+                                        List<SandboxSpec.VolumeBinding> volumes, boolean fromImage)
             throws RuntimeStartException, IOException {
-        List<String> args = SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir);
+        List<String> args = fromImage
+                ? SandboxCommands.imageBubblewrapArgs(layer, runtime.sandboxTools().dir(), hostname, network, workdir)
+                : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir);
         int chdir = args.indexOf("--chdir");
         for (SandboxSpec.VolumeBinding v : volumes) { // after the root and system views, before the workdir
             args.addAll(chdir, List.of("--bind", v.source().toString(), v.mountPath()));
             chdir += 3;
         }
+        Path bwrap = runtime.tools().require("bwrap");
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
-                SandboxCommands.bubblewrapInit(runtime.tools().require("bwrap")));
+                fromImage ? SandboxCommands.imageBubblewrapInit(bwrap) : SandboxCommands.bubblewrapInit(bwrap));
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.PIPE));
         try (OutputStream in = p.getOutputStream()) {
             for (String a : args) {
@@ -254,11 +299,13 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static Init startUnshare(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
                                      String hostname, boolean network, String workdir,
-                                     List<SandboxSpec.VolumeBinding> volumes)
+                                     List<SandboxSpec.VolumeBinding> volumes, boolean fromImage)
             throws RuntimeStartException, IOException {
         HostTools tools = runtime.tools();
+        SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
+                : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), runtime.systemView());
         List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
-                runtime.systemView(), hostname, network, workdir);
+                root, hostname, network, workdir);
         volumes.forEach(v -> init.add("vol:" + v.mountPath() + "=" + v.source()));
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(), init);
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
@@ -373,7 +420,7 @@ final class LocalSandbox implements RuntimeSandbox {
         if (spare != null) {
             return spare;
         }
-        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), initPid, spec.pty().isPresent(),
+        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, initPid, spec.pty().isPresent(),
                 absoluteWd.equals(workdir) ? null : absoluteWd, processEnv, command, spec.args());
         return spawn(spec, cmd, Map.of("PATH", LocalRuntime.DEFAULT_PATH), Path.of("/"), true);
     }
@@ -472,7 +519,7 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             group = groups == null ? null : groups.newExec();
             List<String> command = SandboxCommands.joinCgroups(group == null ? List.of() : group.procsFiles(),
-                    SandboxCommands.spare(runtime.tools(), level.isolated() ? initPid : -1));
+                    SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1));
             Process p = hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
             return new Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
                     group == null ? null : group.pids(), runtime.helpers()));
@@ -672,7 +719,8 @@ final class LocalSandbox implements RuntimeSandbox {
                 snapshotting++;
             }
             try {
-                SandboxFiles.copyTree(layer(), destination);
+                // an image sandbox's changes are its overlay's upper directory, restored onto the same image
+                SandboxFiles.copyTree(fromImage ? ImageRoot.upper(dir) : layer(), destination);
             } finally {
                 synchronized (freezeLock) {
                     snapshotting--;
@@ -758,6 +806,14 @@ final class LocalSandbox implements RuntimeSandbox {
         if (pidNamespace != null) {
             for (long pid : Procfs.processesInNamespace(pidNamespace)) {
                 if (pid != initPid) {
+                    pids.add(pid);
+                }
+            }
+            // a command still passing through its exec chain (nsenter, setpriv, env) may not show in the scan of
+            // /proc for a moment; the ones this runtime started are known by pid
+            for (LocalProcess p : processes) {
+                long pid = p.knownHostPid();
+                if (pid > 0 && !pids.contains(pid) && Procfs.running(pid)) {
                     pids.add(pid);
                 }
             }
@@ -849,6 +905,9 @@ final class LocalSandbox implements RuntimeSandbox {
                 groups.remove();
             }
             try {
+                if (fromImage) {
+                    ImageRoot.unmount(dir); // never delete through a mounted root
+                }
                 NoFollowDelete.delete(dir);
             } catch (IOException e) {
                 log.warn("Cannot remove the writable layer of sandbox {}: {}", id, e.toString());
@@ -869,9 +928,9 @@ final class LocalSandbox implements RuntimeSandbox {
 
     // ---- for tests ----
 
-    /** The host path of the writable layer. */
+    /** The host path of the writable layer: for an image sandbox, its overlay's upper directory. */
     Path layer() {
-        return dir.resolve("root");
+        return fromImage ? ImageRoot.upper(dir) : dir.resolve("root");
     }
 
     /** The sandbox's groups, if cgroups are in use. */

@@ -74,6 +74,65 @@ final class SandboxCommands {
     }
 
     /**
+     * How an exec names the helpers it runs inside a sandbox once {@code nsenter} has entered it: by their host
+     * paths where the sandbox sees the host's system directories read-only, through the loader under
+     * {@value SandboxTools#MOUNT} in an image sandbox (see {@link SandboxTools}). {@code perl} is empty when the
+     * host has none (no spare helpers then).
+     */
+    record Helpers(List<String> setsid, List<String> setpriv, List<String> env, List<String> perl) {
+
+        /** Whatever the host has; without isolation only perl is used, and isolation checks for the rest. */
+        static Helpers host(HostTools tools) {
+            return new Helpers(named(tools, "setsid"), named(tools, "setpriv"), named(tools, "env"),
+                    named(tools, "perl"));
+        }
+
+        private static List<String> named(HostTools tools, String name) {
+            return tools.get(name).map(p -> List.of(p.toString())).orElse(List.of());
+        }
+
+        static Helpers image(SandboxTools tools) {
+            return new Helpers(tools.has("setsid") ? tools.command("setsid") : List.of(), tools.command("setpriv"),
+                    tools.command("env"), tools.has("perl") ? tools.command("perl") : List.of());
+        }
+    }
+
+    /**
+     * The bubblewrap options of a sandbox started from an image (see {@link #bubblewrapArgs} for the host view):
+     * the image's root ({@link ImageRoot}) instead of the host's system directories, the helpers at
+     * {@value SandboxTools#MOUNT} read-only, {@code /etc} bound onto itself and {@value ImageRoot#PRELOAD} masked:
+     * a mount point can be neither renamed nor replaced, so the loader of a privileged helper finds no preload
+     * list the sandbox wrote.
+     */
+    static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, boolean network, String workdir) {
+        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
+        if (!network) {
+            a.add("--unshare-net");
+        }
+        a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
+                "--bind", root.toString(), "/",
+                "--bind", root.resolve("etc").toString(), "/etc",
+                "--ro-bind", "/dev/null", ImageRoot.PRELOAD,
+                "--ro-bind", tools.toString(), SandboxTools.MOUNT));
+        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev",
+                "--perms", "0700", "--dir", "/root"));
+        if (!workdir.equals("/")) {
+            a.addAll(List.of("--dir", workdir));
+        }
+        a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
+                "--json-status-fd", "1"));
+        return a;
+    }
+
+    /** The init of an image sandbox: {@link #INIT_LOOP} in the helpers' static busybox, nothing from the image. */
+    static List<String> imageBubblewrapInit(Path bwrap) {
+        String bb = SandboxTools.busybox();
+        return List.of(bwrap.toString(), "--args", "0", "--", bb, "sh", "-c",
+                "echo " + READY + " >&2; while :; do " + bb + " sleep infinity & wait; done");
+    }
+
+    /**
      * What pid 1 of a sandbox runs once the sandbox is set up: a shell that reaps every orphan ({@code wait}
      * collects any child) and keeps a {@code sleep} to wait on, starting another should one be killed. A pid 1
      * without signal handlers ignores every signal sent from inside its namespace, so nothing in the sandbox can
@@ -90,14 +149,16 @@ final class SandboxCommands {
     /**
      * The init script of the {@code unshare} level, run by {@code sh} as pid 1 of the new pid namespace, still
      * with full capabilities and the host's root: it builds the sandbox's root in the layer, pivots into it and
-     * becomes the capability-less {@link #INIT_LOOP}.
-     * Arguments: layer, hostname, workdir, {@code isolated|host} network, setpriv path, then mount entries
-     * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}, {@code vol:MOUNT=HOSTDIR} (volumes; mount
-     * paths never contain '=').
+     * becomes the capability-less init loop.
+     * Arguments: layer, hostname, workdir, {@code isolated|host} network, the setpriv command, the prefix of the
+     * tools run after the pivot, the init's shell and its loop (see {@link UnshareRoot}), then mount entries
+     * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}, {@code self:DIR} (bound onto itself, so that it
+     * cannot be renamed), {@code robind:MOUNT=HOSTDIR}, {@code vol:MOUNT=HOSTDIR} (volumes; mount paths never
+     * contain '='). The setpriv command, prefix and shell are split into words: they are the runtime's own paths.
      */
     static final String UNSHARE_INIT = """
             set -eu
-            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; shift 5
+            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; AFTER=$6; SH=$7; LOOP=$8; shift 8
             read -r hostpid _ < /proc/self/stat
             mount --bind "$L" "$L"
             for e in "$@"; do
@@ -106,6 +167,8 @@ final class SandboxCommands {
                 ro:*) mkdir -p "$L$p"; mount --bind -o ro,nosuid,nodev "$p" "$L$p" ;;
                 maskfile:*) mount --bind -o ro /dev/null "$L$p" ;;
                 maskdir:*) mount -t tmpfs -o ro,nosuid,nodev,mode=0700 chalk-mask "$L$p" ;;
+                self:*) mount --bind "$L$p" "$L$p" ;;
+                robind:*) m=${p%%=*}; mount --bind -o ro,nosuid,nodev "${p#*=}" "$L$m" ;;
                 vol:*) m=${p%%=*}; mkdir -p "$L$m"; mount --bind -o nosuid,nodev "${p#*=}" "$L$m" ;;
               esac
             done
@@ -131,31 +194,60 @@ final class SandboxCommands {
             mkdir "$L/.chalk-old-root"
             cd "$L"
             pivot_root . .chalk-old-root
-            umount -l /.chalk-old-root
-            rmdir /.chalk-old-root
-            mkdir -p "$W"
+            $AFTER umount -l /.chalk-old-root
+            $AFTER rmdir /.chalk-old-root
+            $AFTER mkdir -p "$W"
             cd "$W"
-            exec "$SETPRIV" --bounding-set=-all --inh-caps=-all --no-new-privs -- /bin/sh -c \
-              'echo "$1 $2" >&2; \
-            """ + INIT_LOOP + "' chalk-init " + READY + " \"$hostpid\"\n";
+            exec $SETPRIV --bounding-set=-all --inh-caps=-all --no-new-privs -- $SH -c "$LOOP" chalk-init \
+              """ + READY + " \"$hostpid\"\n";
+
+    /**
+     * What differs between an {@code unshare} sandbox on the host's system view and one on an image's root: after
+     * the pivot, the image's {@code /usr} is the sandbox's to change, so what still runs with capabilities
+     * ({@code umount}, {@code mkdir}, setpriv) comes from the helpers at {@value SandboxTools#MOUNT}, and so does
+     * the init's shell.
+     *
+     * @param setpriv the setpriv command, as words
+     * @param after   the prefix of the tools run after the pivot (empty: the host's, on the PATH)
+     * @param shell   the init's shell, as words
+     * @param loop    the init's script ({@code $1 $2} are the ready line and the host pid)
+     * @param entries the mount entries
+     */
+    record UnshareRoot(String setpriv, String after, String shell, String loop, List<String> entries) {
+
+        static UnshareRoot host(Path setpriv, SandboxFiles.SystemView view) {
+            List<String> e = new ArrayList<>();
+            view.readOnlyDirs().forEach(d -> e.add("ro:" + d));
+            view.maskedFiles().forEach(f -> e.add("maskfile:" + f));
+            view.maskedDirs().forEach(d -> e.add("maskdir:" + d));
+            return new UnshareRoot(setpriv.toString(), "", "/bin/sh", "echo \"$1 $2\" >&2; " + INIT_LOOP, e);
+        }
+
+        static UnshareRoot image(SandboxTools tools) {
+            String bb = SandboxTools.busybox();
+            return new UnshareRoot(String.join(" ", tools.command("setpriv")), bb, bb + " sh",
+                    "echo \"$1 $2\" >&2; while :; do " + bb + " sleep infinity & wait; done",
+                    List.of("self:/etc", "maskfile:" + ImageRoot.PRELOAD,
+                            "robind:" + SandboxTools.MOUNT + "=" + tools.dir()));
+        }
+    }
 
     /**
      * The {@code unshare} command that runs {@link #UNSHARE_INIT}: {@code setpriv --pdeathsig KILL} kills
      * {@code unshare} when the server's thread that started it ends, and {@code --kill-child} then kills the
      * sandbox's pid 1, which takes every process of the sandbox with it.
      */
-    static List<String> unshareInit(Path unshare, Path setpriv, Path layer, SandboxFiles.SystemView view,
-                                    String hostname, boolean network, String workdir) {
+    static List<String> unshareInit(Path unshare, Path setpriv, Path layer, UnshareRoot root, String hostname,
+                                    boolean network, String workdir) {
         List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
                 unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc"));
         if (!network) {
             a.add("--net");
         }
         a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
-                layer.toString(), hostname, workdir, network ? "host" : "isolated", setpriv.toString()));
-        view.readOnlyDirs().forEach(d -> a.add("ro:" + d));
-        view.maskedFiles().forEach(f -> a.add("maskfile:" + f));
-        view.maskedDirs().forEach(d -> a.add("maskdir:" + d));
+                layer.toString(), hostname, workdir, network ? "host" : "isolated", root.setpriv(), root.after(),
+                root.shell(), root.loop()));
+        a.addAll(root.entries());
         return a;
     }
 
@@ -164,7 +256,8 @@ final class SandboxCommands {
      * (8 hex digits of length, then NUL-separated fields: working directory or empty, the number of environment
      * entries, the entries, the command and its arguments), sets exactly that environment, changes directory and
      * executes the command in its own place, so the command inherits the helper's pid, cgroups, namespaces and
-     * pipes. 125: the request or the directory failed; 127: the command could not be executed.
+     * pipes. 125: the request or the directory failed; 127: the command could not be executed. It loads no module
+     * (warnings are off without {@code -w}): in an image sandbox, perl's module path is the image's.
      */
     static final String SPARE_SCRIPT = """
             $0 = "chalk-exec-spare";
@@ -175,7 +268,7 @@ final class SandboxCommands {
             %ENV = ();
             for (1 .. $n) { my ($k, $v) = split(/=/, shift(@f), 2); $ENV{$k} = $v; }
             if (length $wd) { chdir($wd) or do { print STDERR "chalk: cannot enter $wd: $!\\n"; exit 125 }; }
-            { no warnings; exec { $f[0] } @f; }
+            exec { $f[0] } @f;
             print STDERR "chalk: cannot run $f[0]: $!\\n";
             exit 127;
             """;
@@ -186,15 +279,16 @@ final class SandboxCommands {
      * the same chain as {@link #nsenterExec} with {@link #SPARE_SCRIPT} in place of {@code env}, or just the
      * script without isolation ({@code initPid} &lt; 0).
      */
-    static List<String> spare(HostTools tools, long initPid) {
+    static List<String> spare(HostTools tools, Helpers helpers, long initPid) {
         List<String> c = new ArrayList<>();
         if (initPid > 0) {
             c.addAll(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
-                    "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--",
-                    tools.require("setpriv").toString(), "--bounding-set=-all", "--inh-caps=-all",
-                    "--no-new-privs", "--"));
+                    "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--"));
+            c.addAll(helpers.setpriv());
+            c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
         }
-        c.addAll(List.of(tools.require("perl").toString(), "-e", SPARE_SCRIPT));
+        c.addAll(helpers.perl());
+        c.addAll(List.of("-e", SPARE_SCRIPT));
         return c;
     }
 
@@ -220,15 +314,18 @@ final class SandboxCommands {
      * working directory. The environment is applied only after the capabilities are gone, so nothing a user sets
      * (LD_PRELOAD ...) reaches a privileged process.
      */
-    static List<String> nsenterExec(HostTools tools, long initPid, boolean pty, String workdir,
+    static List<String> nsenterExec(HostTools tools, Helpers helpers, long initPid, boolean pty, String workdir,
                                     Map<String, String> env, String command, List<String> args) {
         List<String> c = new ArrayList<>(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
                 "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--"));
         if (pty) {
-            c.addAll(List.of(tools.require("setsid").toString(), "--ctty"));
+            c.addAll(helpers.setsid());
+            c.add("--ctty");
         }
-        c.addAll(List.of(tools.require("setpriv").toString(), "--bounding-set=-all", "--inh-caps=-all",
-                "--no-new-privs", "--", tools.require("env").toString(), "-i"));
+        c.addAll(helpers.setpriv());
+        c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
+        c.addAll(helpers.env());
+        c.add("-i");
         if (workdir != null) {
             c.addAll(List.of("-C", workdir));
         }

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.runtime.local.image.RootPaths;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
@@ -23,8 +24,6 @@ final class SandboxFiles {
     /** Files masked with {@code /dev/null} and directories masked with an empty tmpfs. */
     static final List<String> MASKED_FILES = List.of("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-");
     static final List<String> MASKED_DIRS = List.of("/etc/ssl/private");
-
-    private static final int MAX_LINKS = 40;
 
     private SandboxFiles() {
     }
@@ -220,76 +219,8 @@ final class SandboxFiles {
         }
     }
 
-    /**
-     * Resolves {@code path} (absolute, or relative to {@code cwd}) inside the tree rooted at {@code root}, treating
-     * every symlink as relative to that root. Returns the host path of the target, or empty when it does not exist.
-     */
+    /** See {@link RootPaths#resolve}. */
     static Optional<Path> resolveInRoot(Path root, String cwd, String path) {
-        Deque<String> todo = new ArrayDeque<>();
-        List<String> at = new ArrayList<>();
-        if (!path.startsWith("/")) {
-            split(cwd, todo);
-        }
-        Deque<String> rest = new ArrayDeque<>();
-        split(path, rest);
-        todo.addAll(rest);
-        int links = 0;
-        while (!todo.isEmpty()) {
-            String name = todo.pollFirst();
-            if (name.isEmpty() || name.equals(".")) {
-                continue;
-            }
-            if (name.equals("..")) {
-                if (!at.isEmpty()) {
-                    at.remove(at.size() - 1);
-                }
-                continue;
-            }
-            at.add(name);
-            Path host = hostPath(root, at);
-            BasicFileAttributes attrs;
-            try {
-                attrs = Files.readAttributes(host, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            } catch (IOException e) {
-                return Optional.empty();
-            }
-            if (attrs.isSymbolicLink()) {
-                if (++links > MAX_LINKS) {
-                    return Optional.empty();
-                }
-                String target;
-                try {
-                    target = Files.readSymbolicLink(host).toString();
-                } catch (IOException e) {
-                    return Optional.empty();
-                }
-                at.remove(at.size() - 1);
-                if (target.startsWith("/")) {
-                    at.clear();
-                }
-                Deque<String> expanded = new ArrayDeque<>();
-                split(target, expanded);
-                while (!expanded.isEmpty()) {
-                    todo.addFirst(expanded.pollLast());
-                }
-            }
-        }
-        return Optional.of(hostPath(root, at));
-    }
-
-    private static Path hostPath(Path root, List<String> at) {
-        Path p = root;
-        for (String name : at) {
-            p = p.resolve(name);
-        }
-        return p;
-    }
-
-    private static void split(String path, Deque<String> into) {
-        for (String s : path.split("/")) {
-            if (!s.isEmpty()) {
-                into.addLast(s);
-            }
-        }
+        return RootPaths.resolve(root, cwd, path);
     }
 }

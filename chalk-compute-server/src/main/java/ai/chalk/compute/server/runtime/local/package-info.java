@@ -1,5 +1,5 @@
 /**
- * The embedded local runtime: sandboxes as Linux namespaces (bubblewrap or util-linux) with cgroup limits.
- * Daemonless; falls back to plain processes only where the host has no isolation, and says so.
+ * The embedded local runtime: sandboxes as Linux namespaces (bubblewrap or util-linux) with cgroup limits, on the
+ * host's read-only system view or an image's root. Daemonless; plain processes only where nothing isolates, said so.
  */
 package ai.chalk.compute.server.runtime.local;

@@ -52,6 +52,23 @@ class LocalRuntimeIsolationTest {
     }
 
     @Test
+    void etcIsMaskedAsItIsWhenEachSandboxStarts() throws Exception {
+        Path secret = Path.of("/etc/chalk-compute-late-secret-" + ProcessHandle.current().pid());
+        try {
+            Files.writeString(secret, "made root-only after the runtime started");
+            Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            RuntimeSandbox sb = runtime.start(spec());
+            assertThat(sh(sb, "cat " + secret + " | wc -c").ok().out()).isEqualTo("0\n");
+            Files.delete(secret);
+            // a mask whose file is gone no longer stops sandboxes from starting
+            RuntimeSandbox next = runtime.start(spec());
+            assertThat(sh(next, "test -e " + secret + " || echo gone").ok().out()).isEqualTo("gone\n");
+        } finally {
+            Files.deleteIfExists(secret);
+        }
+    }
+
+    @Test
     void seesOnlyItsOwnProcesses() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
         String ps = sh(sb, "ps -eo pid=,args=").ok().out();
@@ -242,7 +259,7 @@ class LocalRuntimeIsolationTest {
 
     @Test
     void networkTrueSharesTheHostNetwork() throws Exception {
-        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "ignored", Map.of(), "/", ResourceLimits.NONE,
+        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE,
                 true, List.of());
         RuntimeSandbox sb = runtime.start(spec);
         String devs = sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").ok().out();
@@ -254,7 +271,7 @@ class LocalRuntimeIsolationTest {
 
     @Test
     void anEntrypointStartsWithTheSandbox() throws Exception {
-        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "ignored", Map.of("GREETING", "hi"), "/srv/app",
+        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "", Map.of("GREETING", "hi"), "/srv/app",
                 ResourceLimits.NONE, false, List.of("sh", "-c", "echo $GREETING > /tmp/started; exec sleep 4706"));
         RuntimeSandbox sb = runtime.start(spec);
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->

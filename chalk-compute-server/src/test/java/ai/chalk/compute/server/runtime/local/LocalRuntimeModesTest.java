@@ -209,18 +209,18 @@ class LocalRuntimeModesTest {
             assertThatThrownBy(() -> runtime.start(spec))
                     .isInstanceOf(ai.chalk.compute.server.runtime.RuntimeStartException.class)
                     .hasMessageContaining("already running");
-            var badId = new ai.chalk.compute.server.runtime.SandboxSpec("../x", "i", Map.of(), "/", 
+            var badId = new ai.chalk.compute.server.runtime.SandboxSpec("../x", "", Map.of(), "/", 
                     ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits.NONE, false, List.of());
             assertThatThrownBy(() -> runtime.start(badId))
                     .isInstanceOf(ai.chalk.compute.server.runtime.RuntimeStartException.class)
                     .hasMessageContaining("invalid sandbox id");
-            var roWorkdir = new ai.chalk.compute.server.runtime.SandboxSpec(LocalTesting.newId(), "i", Map.of(),
+            var roWorkdir = new ai.chalk.compute.server.runtime.SandboxSpec(LocalTesting.newId(), "", Map.of(),
                     "/usr/new-dir", ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits.NONE, false, List.of());
             assertThatThrownBy(() -> runtime.start(roWorkdir))
                     .isInstanceOf(ai.chalk.compute.server.runtime.RuntimeStartException.class)
                     .hasMessageContaining("/usr/new-dir");
             assertThat(state.resolve("sandboxes").resolve(roWorkdir.id())).doesNotExist();
-            var badEntrypoint = new ai.chalk.compute.server.runtime.SandboxSpec(LocalTesting.newId(), "i", Map.of(),
+            var badEntrypoint = new ai.chalk.compute.server.runtime.SandboxSpec(LocalTesting.newId(), "", Map.of(),
                     "/", ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits.NONE, false, List.of("nope-cmd"));
             assertThatThrownBy(() -> runtime.start(badEntrypoint))
                     .isInstanceOf(ai.chalk.compute.server.runtime.RuntimeStartException.class)

@@ -41,7 +41,7 @@ final class LocalTesting {
     }
 
     static SandboxSpec spec(Map<String, String> env, ResourceLimits limits) {
-        return new SandboxSpec(newId(), "ignored", env, "/workspace", limits, false, List.of());
+        return new SandboxSpec(newId(), "", env, "/workspace", limits, false, List.of());
     }
 
     static ProcessSpec command(String command, String... args) {
@@ -119,5 +119,20 @@ final class LocalTesting {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** Runs a host command (a test's own set-up), failing with its output unless it exits 0. */
+    static String runOrFail(String... command) throws IOException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        try {
+            if (p.waitFor() != 0) {
+                throw new IOException(String.join(" ", command) + " failed: " + out);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        return out;
     }
 }

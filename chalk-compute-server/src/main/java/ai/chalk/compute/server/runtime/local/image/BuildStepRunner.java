@@ -1,0 +1,117 @@
+package ai.chalk.compute.server.runtime.local.image;
+
+import ai.chalk.compute.server.image.BuildLog;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one build command ({@code /bin/sh -c COMMAND}) in a bubblewrap sandbox over a build overlay, as
+ * {@code docker build} runs a RUN step: root with Docker's default capability set only
+ * ({@link #CAPABILITIES}; no_new_privs, which bubblewrap always sets), its own pid, ipc and uts namespaces, the
+ * host's network (steps fetch packages) with the host's {@code /etc/resolv.conf} bound read-only, {@code /proc/sys}
+ * and the other kernel knobs under {@code /proc} read-only, a fresh {@code /dev}, and a time limit. Every writable
+ * file system is {@code nodev}, so a device node a step creates (it may: MKNOD) cannot be opened.
+ */
+final class BuildStepRunner {
+
+    /** Docker's default capabilities but NET_RAW. */
+    static final List<String> CAPABILITIES = List.of("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER",
+            "CAP_MKNOD", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+            "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE");
+    /** How many of the last output lines a failure quotes. */
+    static final int TAIL = 20;
+
+    /** How a command ended: its exit code (or -1 when it timed out) and its last lines of output. */
+    record Outcome(int exitCode, boolean timedOut, List<String> tail) {
+    }
+
+    private final BuildTools tools;
+
+    BuildStepRunner(BuildTools tools) {
+        this.tools = tools;
+    }
+
+    /** Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line. */
+    Outcome run(Path root, String workdir, Map<String, String> env, String command, Duration timeout, BuildLog log)
+            throws IOException, InterruptedException {
+        List<String> c = new ArrayList<>(List.of(tools.bwrap().toString(), "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                "--hostname", "chalk-build", "--die-with-parent", "--cap-drop", "ALL"));
+        for (String cap : CAPABILITIES) {
+            c.addAll(List.of("--cap-add", cap));
+        }
+        c.addAll(List.of("--bind", root.toString(), "/", "--ro-bind", tools.helpersDir().toString(), tools.mount()));
+        if (Files.exists(Path.of("/etc/resolv.conf"))) {
+            c.addAll(List.of("--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"));
+        }
+        c.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"));
+        for (String knob : List.of("sysrq-trigger", "irq", "bus", "fs")) {
+            c.addAll(List.of("--ro-bind-try", "/proc/" + knob, "/proc/" + knob));
+        }
+        c.addAll(List.of("--dev", "/dev", "--chdir", workdir, "--clearenv"));
+        env.forEach((k, v) -> c.addAll(List.of("--setenv", k, v)));
+        // bubblewrap, run as root, keeps the kept capabilities but not a narrower bounding set: setpriv narrows it
+        // (it runs with the step's own capabilities, so what it loads from the image could do no more than the step)
+        c.add("--");
+        c.addAll(tools.setpriv());
+        StringBuilder bounding = new StringBuilder("--bounding-set=-all");
+        CAPABILITIES.forEach(cap -> bounding.append(",+").append(cap.substring("CAP_".length()).toLowerCase(java.util.Locale.ROOT)));
+        c.addAll(List.of(bounding.toString(), "--", "/bin/sh", "-c", command));
+        ProcessBuilder pb = new ProcessBuilder(c).directory(new File("/")).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        pb.environment().clear();
+        pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+        Process p = pb.start();
+        Deque<String> tail = new ArrayDeque<>();
+        Thread reader = new Thread(() -> forward(p, log, tail), "chalk-build-output");
+        reader.setDaemon(true);
+        reader.start();
+        try {
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly(); // bubblewrap's --die-with-parent takes the step's processes with it
+                p.waitFor(10, TimeUnit.SECONDS);
+                reader.join(2000);
+                return new Outcome(-1, true, tail(tail));
+            }
+            reader.join(10_000);
+            return new Outcome(p.exitValue(), false, tail(tail));
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            throw e;
+        }
+    }
+
+    private static void forward(Process p, BuildLog log, Deque<String> tail) {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                log.line(line);
+                synchronized (tail) {
+                    tail.addLast(line);
+                    if (tail.size() > TAIL) {
+                        tail.removeFirst();
+                    }
+                }
+            }
+        } catch (IOException e) {
+            // the step ended
+        }
+    }
+
+    private static List<String> tail(Deque<String> tail) {
+        synchronized (tail) {
+            return List.copyOf(tail);
+        }
+    }
+}

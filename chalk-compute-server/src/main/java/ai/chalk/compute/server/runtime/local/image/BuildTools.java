@@ -1,0 +1,21 @@
+package ai.chalk.compute.server.runtime.local.image;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * What build commands run with: bubblewrap on the host, and the runtime's helpers (bound read-only at
+ * {@code /.chalk} in the build sandbox) of which {@code setpriv} narrows the capability bounding set, which
+ * bubblewrap leaves whole when it runs as root.
+ *
+ * @param bwrap      bubblewrap on the host
+ * @param helpersDir the host directory of the helpers
+ * @param mount      where the helpers appear inside the build sandbox
+ * @param setpriv    the command that runs util-linux setpriv from there
+ */
+public record BuildTools(Path bwrap, Path helpersDir, String mount, List<String> setpriv) {
+
+    public BuildTools {
+        setpriv = List.copyOf(setpriv);
+    }
+}

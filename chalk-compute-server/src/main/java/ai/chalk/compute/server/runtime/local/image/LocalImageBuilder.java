@@ -1,0 +1,324 @@
+package ai.chalk.compute.server.runtime.local.image;
+
+import ai.chalk.compute.proto.sandbox.v1.AddFileStep;
+import ai.chalk.compute.proto.sandbox.v1.BuildStep;
+import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
+import ai.chalk.compute.server.image.BuildLog;
+import ai.chalk.compute.server.image.ImageBuildException;
+import ai.chalk.compute.server.image.ImageBuilder;
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import io.grpc.Status;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * Builds image specs for the local runtime as cached layers over the base image's root filesystem.
+ *
+ * <p>The spec's {@code workdir} and {@code env} apply first (steps run in them, as in the docker runtime's builds)
+ * and go to the image's configuration with {@code entrypoint} and {@code cmd}. Each build step makes a layer: an
+ * {@code add_file} writes its file, each command of {@code run_commands} and each {@code pip_install} runs with
+ * {@code /bin/sh -c} in a build sandbox ({@link BuildStepRunner}) over an overlay of the layers below, whose upper
+ * directory becomes the layer. A layer lives in {@code <images>/layers/<key>}, its key the hash of the key below
+ * it and of the step (with the workdir and environment it runs in), so a build that changes step 3 reuses layers 1
+ * and 2. A layer is renamed into place only once its step succeeded; a failed step leaves nothing behind and throws
+ * an {@link ImageBuildException} with the step's index, kind, command, exit code and last output lines.
+ *
+ * <p>The image is recorded as {@code chalk-local/<content hash>} ({@link BuiltImages}), which local sandboxes start
+ * from. {@code dockerfile_commands}, {@code uv_pip_install} and {@code uv_sync} are not built here.
+ */
+public final class LocalImageBuilder implements ImageBuilder {
+
+    /** How long one build command may run unless set otherwise. */
+    public static final Duration DEFAULT_STEP_TIMEOUT = Duration.ofMinutes(30);
+
+    private final LocalImages images;
+    private final Path base;
+    private final Optional<BuildStepRunner> runner;
+    private final String unavailable;
+    private final Path layersDir;
+    private final KeyLocks locks = new KeyLocks();
+    private volatile Duration stepTimeout = DEFAULT_STEP_TIMEOUT;
+
+    /**
+     * @param images      the image cache (bases, layers, records)
+     * @param base        the runtime's state directory, which holds the cache (overlay paths are relative to it)
+     * @param tools       what build commands run with; empty when builds cannot run here
+     * @param unavailable why builds cannot run here when {@code tools} is empty
+     */
+    public LocalImageBuilder(LocalImages images, Path base, Optional<BuildTools> tools, String unavailable)
+            throws IOException {
+        this.images = images;
+        this.base = base;
+        this.runner = tools.map(BuildStepRunner::new);
+        this.unavailable = unavailable;
+        this.layersDir = images.dir().resolve("layers");
+        Files.createDirectories(layersDir);
+    }
+
+    /** Sets how long one build command may run. */
+    public void stepTimeout(Duration timeout) {
+        this.stepTimeout = timeout;
+    }
+
+    @Override
+    public void check(ImageSpec spec) {
+        if (runner.isEmpty()) {
+            throw Status.FAILED_PRECONDITION.withDescription("the local runtime cannot build images here: "
+                    + unavailable + "; use the docker runtime to build image specs").asRuntimeException();
+        }
+        if (spec.getBaseImage().isBlank()) {
+            throw Status.INVALID_ARGUMENT.withDescription("image_spec.base_image is empty: name the image to build"
+                    + " on").asRuntimeException();
+        }
+        for (String key : spec.getEnvMap().keySet()) {
+            if (key.isEmpty() || key.contains("=") || key.indexOf('\0') >= 0) {
+                throw Status.INVALID_ARGUMENT.withDescription("image_spec.env: invalid variable name \"" + key + "\"")
+                        .asRuntimeException();
+            }
+        }
+        if (spec.hasWorkdir() && !spec.getWorkdir().isEmpty() && badPath(spec.getWorkdir())) {
+            throw Status.INVALID_ARGUMENT.withDescription("image_spec.workdir \"" + spec.getWorkdir()
+                    + "\" must be a path without \"..\"").asRuntimeException();
+        }
+        List<BuildStep> steps = spec.getStepsList();
+        for (int i = 0; i < steps.size(); i++) {
+            BuildStep step = steps.get(i);
+            String kind = kind(step);
+            switch (step.getStepCase()) {
+                case DOCKERFILE_COMMANDS, UV_PIP_INSTALL, UV_SYNC -> throw Status.FAILED_PRECONDITION.withDescription(
+                        "image_spec.steps[" + i + "] (" + kind + ") cannot be built by the local runtime, which builds"
+                                + " run_commands, pip_install and add_file steps; the docker runtime builds it")
+                        .asRuntimeException();
+                case STEP_NOT_SET -> throw Status.INVALID_ARGUMENT.withDescription("image_spec.steps[" + i
+                        + "] names no step").asRuntimeException();
+                case ADD_FILE -> {
+                    String d = step.getAddFile().getDestination();
+                    if (d.isBlank() || d.endsWith("/") || badPath(d)) {
+                        throw Status.INVALID_ARGUMENT.withDescription("image_spec.steps[" + i + "] (add_file):"
+                                + " destination \"" + d + "\" must name a file, without \"..\"").asRuntimeException();
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+    }
+
+    @Override
+    public String build(ImageSpec spec, String contentHash, BuildLog log)
+            throws ImageBuildException, InterruptedException {
+        check(spec);
+        if (!contentHash.matches("[0-9a-f]{64}")) {
+            throw new IllegalArgumentException("the content hash must be 64 hex digits: " + contentHash);
+        }
+        LocalImage baseImage;
+        try {
+            baseImage = images.resolve(spec.getBaseImage());
+        } catch (IOException e) {
+            throw new ImageBuildException("base image " + spec.getBaseImage() + ": " + e.getMessage(), e);
+        }
+        ImageConfig config = baseImage.config().withEnv(spec.getEnvMap());
+        if (spec.hasWorkdir() && !spec.getWorkdir().isEmpty()) {
+            config = config.withWorkingDir(absolute("/", spec.getWorkdir()));
+        }
+        String workdir = config.workingDir().isEmpty() ? "/" : absolute("/", config.workingDir());
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        env.put("HOME", "/root");
+        env.putAll(config.envMap());
+        List<Path> layers = new ArrayList<>(baseImage.layers());
+        StringBuilder baseId = new StringBuilder("base");
+        layers.forEach(l -> baseId.append('\n').append(images.dir().relativize(l)));
+        String key = ImageManifest.sha256(baseId.toString().getBytes(StandardCharsets.UTF_8));
+        List<Step> plan = plan(spec, workdir, env);
+        for (int i = 0; i < plan.size(); i++) {
+            Step step = plan.get(i);
+            key = ImageManifest.sha256((key + "\n" + step.identity()).getBytes(StandardCharsets.UTF_8));
+            String head = "Step " + (i + 1) + "/" + plan.size() + " (image_spec.steps[" + step.index() + "] "
+                    + step.kind() + "): " + step.summary().lines().findFirst().orElse("");
+            layers.add(layer(key, layers, step, workdir, env, head, log));
+        }
+        try {
+            images.built().record(contentHash, layers, config.withStart(spec.getEntrypointList(), spec.getCmdList()));
+        } catch (IOException e) {
+            throw new ImageBuildException("cannot record the built image: " + e.getMessage(), e);
+        }
+        log.line("Built image " + BuiltImages.ref(contentHash) + " (" + plan.size() + " steps)");
+        return BuiltImages.ref(contentHash);
+    }
+
+    @Override
+    public boolean exists(String imageRef) {
+        try {
+            return images.builtAndPresent(imageRef);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** One layer to make: a command to run, or a file to add. */
+    private record Step(int index, String kind, String command, String context, AddFileStep file,
+                        String destination) {
+
+        String identity() {
+            return file == null ? kind + "\n" + command + "\n" + context
+                    : kind + "\n" + destination + "\n" + mode() + "\n"
+                            + ImageManifest.sha256(file.getContent().toByteArray());
+        }
+
+        String summary() {
+            return file == null ? command : destination + " (mode " + Integer.toOctalString(mode()) + ", "
+                    + file.getContent().size() + " bytes)";
+        }
+
+        int mode() {
+            return file.hasMode() ? file.getMode() & 07777 : 0644;
+        }
+    }
+
+    private static List<Step> plan(ImageSpec spec, String workdir, Map<String, String> env) {
+        // a command's layer depends on the directory and environment it ran in
+        String context = "workdir=" + workdir + "\nenv=" + new TreeMap<>(env);
+        List<Step> plan = new ArrayList<>();
+        List<BuildStep> steps = spec.getStepsList();
+        for (int i = 0; i < steps.size(); i++) {
+            BuildStep s = steps.get(i);
+            switch (s.getStepCase()) {
+                case RUN_COMMANDS -> {
+                    for (String c : s.getRunCommands().getCommandsList()) {
+                        plan.add(new Step(i, "run_commands", c, context, null, null));
+                    }
+                }
+                case PIP_INSTALL -> {
+                    StringBuilder c = new StringBuilder("PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir");
+                    s.getPipInstall().getPackagesList().forEach(p -> c.append(' ').append(quote(p)));
+                    plan.add(new Step(i, "pip_install", c.toString(), context, null, null));
+                }
+                case ADD_FILE -> plan.add(new Step(i, "add_file", null, null, s.getAddFile(),
+                        absolute(workdir, s.getAddFile().getDestination())));
+                default -> throw new IllegalStateException("unchecked step " + s.getStepCase());
+            }
+        }
+        return plan;
+    }
+
+    /** The layer of {@code step} over {@code below}: from the cache, else made now. */
+    private Path layer(String key, List<Path> below, Step step, String workdir, Map<String, String> env, String head,
+                       BuildLog log) throws ImageBuildException, InterruptedException {
+        Path layer = layersDir.resolve(key);
+        synchronized (locks.of(key)) {
+            if (Files.isDirectory(layer, LinkOption.NOFOLLOW_LINKS)) {
+                log.line(head);
+                log.line(" ---> cached layer " + key.substring(0, 12));
+                return layer;
+            }
+            log.line(head);
+            Path work = images.tmp().resolve("layer-" + key + "-" + UUID.randomUUID());
+            Path upper = work.resolve("fs");
+            Path root = work.resolve("root");
+            boolean mounted = false;
+            try {
+                Files.createDirectories(upper);
+                Files.createDirectories(work.resolve("work"));
+                Files.createDirectories(root);
+                OverlayMount.mount(base, below, upper, work.resolve("work"), root, false);
+                mounted = true;
+                if (step.file() != null) {
+                    addFile(root, step);
+                } else {
+                    runCommand(root, step, workdir, env, log);
+                }
+                OverlayMount.unmount(root);
+                mounted = false;
+                Files.move(upper, layer, StandardCopyOption.ATOMIC_MOVE);
+                log.line(" ---> layer " + key.substring(0, 12));
+                return layer;
+            } catch (IOException e) {
+                throw new ImageBuildException("image_spec.steps[" + step.index() + "] (" + step.kind() + ") "
+                        + step.summary().lines().findFirst().orElse("") + ": " + e.getMessage(), e);
+            } finally {
+                cleanUp(work, root, mounted);
+            }
+        }
+    }
+
+    private void runCommand(Path root, Step step, String workdir, Map<String, String> env, BuildLog log)
+            throws IOException, InterruptedException, ImageBuildException {
+        String command = step.command();
+        RootPaths.prepare(root, List.of("/proc", "/dev", "/etc", "/tmp", "/.chalk", workdir),
+                List.of("/etc/resolv.conf"));
+        BuildStepRunner.Outcome o = runner.orElseThrow().run(root, workdir, env, command, stepTimeout, log);
+        if (o.timedOut() || o.exitCode() != 0) {
+            String why = o.timedOut() ? "did not finish within " + stepTimeout.toSeconds() + " s"
+                    : "failed with exit code " + o.exitCode();
+            throw new ImageBuildException("image_spec.steps[" + step.index() + "] (" + step.kind() + ") `" + command
+                    + "` " + why + (o.tail().isEmpty() ? " and printed nothing"
+                    : "; its last output:\n" + String.join("\n", o.tail())));
+        }
+    }
+
+    /** Writes the file through the overlay, parents created as {@code mkdir -p} inside the image would. */
+    private static void addFile(Path root, Step step) throws IOException {
+        Path dest = Path.of(step.destination());
+        Path dir = RootPaths.createDirectories(root, dest.getParent() == null ? "/" : dest.getParent().toString());
+        Path file = dir.resolve(dest.getFileName().toString());
+        if (Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException("the destination " + step.destination() + " is a directory in the image");
+        }
+        if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            NoFollowDelete.delete(file); // a link there is replaced, never written through
+        }
+        try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS)) {
+            step.file().getContent().writeTo(out);
+        }
+        Files.setAttribute(file, "unix:mode", step.mode(), LinkOption.NOFOLLOW_LINKS);
+    }
+
+    private static void cleanUp(Path work, Path root, boolean mounted) {
+        try {
+            if (mounted || OverlayMount.mounted(root)) {
+                OverlayMount.unmount(root);
+            }
+            NoFollowDelete.delete(work);
+        } catch (IOException e) {
+            org.slf4j.LoggerFactory.getLogger(LocalImageBuilder.class)
+                    .warn("Cannot clean up the build directory {}: {}", work, e.toString());
+        }
+    }
+
+    static String kind(BuildStep step) {
+        return step.getStepCase().name().toLowerCase(Locale.ROOT);
+    }
+
+    private static boolean badPath(String p) {
+        return p.indexOf('\0') >= 0 || List.of(p.split("/")).contains("..");
+    }
+
+    /** {@code path} made absolute against {@code dir} and normalized. */
+    static String absolute(String dir, String path) {
+        String p = path.startsWith("/") ? path : dir + "/" + path;
+        String n = Path.of(p).normalize().toString();
+        return n.isEmpty() ? "/" : n;
+    }
+
+    /** Single-quotes {@code s} for {@code /bin/sh}. */
+    static String quote(String s) {
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+}

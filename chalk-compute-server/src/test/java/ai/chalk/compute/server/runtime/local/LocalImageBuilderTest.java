@@ -1,0 +1,208 @@
+package ai.chalk.compute.server.runtime.local;
+
+import static ai.chalk.compute.server.runtime.local.LocalTesting.command;
+import static ai.chalk.compute.server.runtime.local.LocalTesting.run;
+import static ai.chalk.compute.server.runtime.local.LocalTesting.sh;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ai.chalk.compute.proto.sandbox.v1.AddFileStep;
+import ai.chalk.compute.proto.sandbox.v1.BuildStep;
+import ai.chalk.compute.proto.sandbox.v1.DockerfileCommandsStep;
+import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
+import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
+import ai.chalk.compute.server.image.ImageBuildException;
+import ai.chalk.compute.server.image.ImageBuilder;
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.docker.DockerTesting;
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The local runtime's image builds: real build sandboxes over real overlays, and sandboxes started from them. */
+class LocalImageBuilderTest {
+
+    @TempDir
+    Path temp;
+    Path state;
+    LocalRuntime runtime;
+    ImageBuilder builder;
+
+    @BeforeAll
+    static void images() {
+        DockerTesting.debianImage(); // built the way CI builds it when missing
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        state = Files.createDirectories(temp.resolve("state"));
+        runtime = new LocalRuntime(state, LocalIsolation.AUTO);
+        builder = runtime.imageBuilder();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        runtime.close();
+        NoFollowDelete.delete(state);
+    }
+
+    static BuildStep runStep(String... commands) {
+        return BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder().addAllCommands(List.of(commands)))
+                .build();
+    }
+
+    static BuildStep addFile(String destination, String content, int mode) {
+        return BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder().setDestination(destination)
+                .setContent(ByteString.copyFromUtf8(content)).setMode(mode)).build();
+    }
+
+    /** Builds, recording the log; the hash stands for the spec's content hash. */
+    String build(ImageSpec spec, List<String> log) throws Exception {
+        builder.check(spec);
+        String hash = Integer.toHexString(spec.hashCode());
+        return builder.build(spec, "0".repeat(64 - hash.length()) + hash, log::add);
+    }
+
+    ImageSpec.Builder busyboxSpec() {
+        return ImageSpec.newBuilder().setBaseImage(LocalImageSandboxTest.BUSYBOX).setWorkdir("/app")
+                .putEnv("GREETING", "hi");
+    }
+
+    @Test
+    void stepsRunInTheSpecsWorkdirAndEnvAndTheImageKeepsThem() throws Exception {
+        ImageSpec spec = busyboxSpec()
+                .addSteps(addFile("hello.sh", "#!/bin/sh\necho \"$GREETING from $(pwd)\"\n", 0750))
+                .addSteps(runStep("./hello.sh > out.txt", "echo RAN second; echo second >> out.txt; id -u >> out.txt"))
+                .addSteps(addFile("/etc/motd", "welcome\n", 0600))
+                .addEntrypoint("/app/hello.sh").build();
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        String ref = build(spec, log);
+        assertThat(ref).matches("chalk-local/[0-9a-f]{64}");
+        assertThat(builder.exists(ref)).isTrue();
+        assertThat(log).anyMatch(l -> l.contains("Step 2/4") && l.contains("./hello.sh > out.txt"));
+        assertThat(log).contains("RAN second").noneMatch(l -> l.contains("cached"));
+
+        RuntimeSandbox sb = runtime.start(LocalImageSandboxTest.imageSpec(ref));
+        assertThat(sh(sb, "pwd; cat out.txt; echo $GREETING; stat -c %a hello.sh /etc/motd; cat /etc/motd").ok().out())
+                .isEqualTo("/app\nhi from /app\nsecond\n0\nhi\n750\n600\nwelcome\n");
+        sb.terminate(Duration.ZERO);
+    }
+
+    @Test
+    void layersAreCachedPerStepAndAChangedStepReusesTheOnesBelow() throws Exception {
+        ImageSpec first = busyboxSpec()
+                .addSteps(runStep("echo RAN one; echo RAN one > /one", "echo RAN two; echo RAN two > /two"))
+                .addSteps(runStep("echo RAN three; echo RAN three > /three")).build();
+        List<String> log1 = new ArrayList<>();
+        String ref1 = build(first, log1);
+        assertThat(log1).filteredOn(l -> l.startsWith("RAN")).containsExactly("RAN one", "RAN two", "RAN three");
+        Map<String, Object> inodes = layerInodes();
+        assertThat(inodes).hasSize(3);
+
+        // the same spec again: every layer from the cache, no command runs
+        List<String> log2 = new ArrayList<>();
+        assertThat(build(first, log2)).isEqualTo(ref1);
+        assertThat(log2).noneMatch(l -> l.startsWith("RAN")).filteredOn(l -> l.contains("cached layer")).hasSize(3);
+        assertThat(layerInodes()).isEqualTo(inodes);
+
+        // step 3 changed: layers 1 and 2 are reused, only the new third one is built
+        ImageSpec changed = busyboxSpec()
+                .addSteps(runStep("echo RAN one; echo RAN one > /one", "echo RAN two; echo RAN two > /two"))
+                .addSteps(runStep("echo RAN changed; echo RAN changed > /three")).build();
+        List<String> log3 = new ArrayList<>();
+        String ref3 = build(changed, log3);
+        assertThat(log3).filteredOn(l -> l.startsWith("RAN")).containsExactly("RAN changed");
+        assertThat(log3).filteredOn(l -> l.contains("cached layer")).hasSize(2);
+        Map<String, Object> after = layerInodes();
+        assertThat(after).hasSize(4).containsAllEntriesOf(inodes);
+
+        RuntimeSandbox sb = runtime.start(LocalImageSandboxTest.imageSpec(ref3));
+        assertThat(run(sb, command("cat", "/one", "/two", "/three")).ok().out())
+                .isEqualTo("RAN one\nRAN two\nRAN changed\n");
+    }
+
+    @Test
+    void aFailingCommandNamesTheStepAndLeavesNoLayer() throws Exception {
+        ImageSpec spec = busyboxSpec()
+                .addSteps(runStep("echo fine"))
+                .addSteps(runStep("echo about to fail; echo oops >&2; exit 3")).build();
+        assertThatThrownBy(() -> build(spec, new ArrayList<>()))
+                .isInstanceOf(ImageBuildException.class)
+                .hasMessageContaining("image_spec.steps[1] (run_commands)")
+                .hasMessageContaining("`echo about to fail; echo oops >&2; exit 3`")
+                .hasMessageContaining("exit code 3")
+                .hasMessageContaining("about to fail\noops");
+        assertThat(layerInodes()).hasSize(1);
+        try (var tmp = Files.list(state.resolve("images/tmp"))) {
+            assertThat(tmp.toList()).isEmpty();
+        }
+    }
+
+    @Test
+    void stepsTheLocalRuntimeCannotBuildAreRefusedUpFront() {
+        ImageSpec spec = busyboxSpec().addSteps(runStep("true"))
+                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                        .addCommands("EXPOSE 80"))).build();
+        assertThatThrownBy(() -> builder.check(spec)).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+            assertThat(e.getStatus().getDescription()).contains("image_spec.steps[1] (dockerfile_commands)")
+                    .contains("docker runtime");
+        });
+        ImageSpec escaping = busyboxSpec().addSteps(addFile("../../etc/passwd", "x", 0644)).build();
+        assertThatThrownBy(() -> builder.check(escaping)).isInstanceOfSatisfying(StatusRuntimeException.class,
+                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+    }
+
+    @Test
+    void buildCommandsHaveDockersDefaultCapabilitiesAndNoUsableDevices() throws Exception {
+        ImageSpec spec = busyboxSpec().addSteps(runStep(
+                "grep -E '^Cap(Eff|Bnd)' /proc/self/status",
+                "mknod /tmp/disk b 8 0 && if head -c1 /tmp/disk >/dev/null 2>&1; then echo DEVICE-OPENED; exit 1;"
+                        + " else echo device-refused; fi",
+                "echo x > /proc/sys/kernel/hostname 2>/dev/null && exit 1 || echo proc-sys-read-only")).build();
+        List<String> log = new ArrayList<>();
+        build(spec, log);
+        // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE SYS_CHROOT MKNOD AUDIT_WRITE
+        // SETFCAP: Docker's defaults without NET_RAW
+        assertThat(log).contains("CapEff:\t00000000a80405fb", "CapBnd:\t00000000a80405fb", "device-refused",
+                "proc-sys-read-only");
+    }
+
+    @Test
+    void aptInstallsOnTheDebianBaseAndTheToolRunsInASandbox() throws Exception {
+        ImageSpec spec = ImageSpec.newBuilder().setBaseImage(LocalImageSandboxTest.DEBIAN)
+                .putEnv("DEBIAN_FRONTEND", "noninteractive")
+                .addSteps(runStep("apt-get update -q && apt-get install -y -q --no-install-recommends tmux"
+                        + " && rm -rf /var/lib/apt/lists/*")).build();
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        String ref = build(spec, log);
+        assertThat(log).anyMatch(l -> l.contains("Setting up tmux"));
+        RuntimeSandbox sb = runtime.start(LocalImageSandboxTest.imageSpec(ref));
+        assertThat(run(sb, command("tmux", "-V")).ok().out()).startsWith("tmux 3.");
+        assertThat(sh(sb, "echo $DEBIAN_FRONTEND").ok().out()).isEqualTo("noninteractive\n");
+    }
+
+    private Map<String, Object> layerInodes() throws Exception {
+        Map<String, Object> m = new HashMap<>();
+        try (var s = Files.list(state.resolve("images/layers"))) {
+            for (Path p : s.toList()) {
+                m.put(p.getFileName().toString(), Files.getAttribute(p, "unix:ino"));
+            }
+        }
+        return m;
+    }
+}
