@@ -196,7 +196,8 @@ public final class ComputeServer implements AutoCloseable {
     }
 
     private SandboxRuntime localRuntime(Path dataDir) {
-        return new LocalRuntime(dataDir.resolve("runtime").resolve("local"), config.localIsolation);
+        return LocalRuntime.builder(dataDir.resolve("runtime").resolve("local")).isolation(config.localIsolation)
+                .dockerHost(config.dockerHost).ociImportDir(config.ociImportDir).build();
     }
 
     /** @throws IllegalStateException when no engine answers ("no Docker engine at ...: start dockerd or ...") */
@@ -304,6 +305,7 @@ public final class ComputeServer implements AutoCloseable {
         private LocalIsolation localIsolation = LocalIsolation.AUTO;
         private String dockerHost;
         private String dockerDefaultImage;
+        private Path ociImportDir;
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private int parallelImageBuilds = 2;
@@ -369,6 +371,15 @@ public final class ComputeServer implements AutoCloseable {
          */
         public Builder dockerDefaultImage(String image) {
             this.dockerDefaultImage = image == null || image.isBlank() ? null : image.trim();
+            return this;
+        }
+
+        /**
+         * Where the local runtime finds {@code oci:NAME[:TAG]} image layouts and {@code oci-archive:NAME[:TAG]} tars.
+         * Default {@code <data-dir>/runtime/local/oci}. Names never reach outside it.
+         */
+        public Builder ociImportDir(Path dir) {
+            this.ociImportDir = dir;
             return this;
         }
 

@@ -33,6 +33,9 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--docker-default-image", description = "Image of docker sandboxes created without one.")
     String dockerDefaultImage;
 
+    @Option(names = "--oci-dir", description = "Directory of OCI image layouts and archives the local runtime runs as oci:NAME[:TAG] and oci-archive:NAME[:TAG]. Default: <data-dir>/runtime/local/oci.")
+    java.nio.file.Path ociDir;
+
     @Option(names = "--isolation", description = "Local runtime isolation: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
     LocalIsolation isolation = LocalIsolation.AUTO;
 
@@ -66,6 +69,9 @@ public final class ServerMain implements Callable<Integer> {
                 .sandboxLifetime(parseLifetime(lifetime));
         if (dockerHost != null) {
             settings.dockerHost(dockerHost);
+        }
+        if (ociDir != null) {
+            settings.ociImportDir(ociDir);
         }
         if (dockerDefaultImage != null) {
             settings.dockerDefaultImage(dockerDefaultImage);
