@@ -461,37 +461,17 @@ public final class DockerRuntime implements SandboxRuntime {
             throw new RuntimeStartException("cannot look up image \"" + image + "\" on the Docker engine at " + host
                     + ": " + engineMessage(e), e);
         }
+        log.info("Pulling image {} for a sandbox", image);
+        Optional<String> failed = ImagePull.pull(client, image, Duration.ofMinutes(10));
         String problem;
-        try {
-            String repository = image;
-            String tag = null;
-            int at = image.indexOf('@');
-            int colon = image.lastIndexOf(':');
-            if (at < 0 && colon > image.lastIndexOf('/')) {
-                repository = image.substring(0, colon);
-                tag = image.substring(colon + 1);
-            } else if (at < 0) {
-                tag = "latest";
-            }
-            log.info("Pulling image {} for a sandbox", image);
-            var pull = client.pullImageCmd(repository);
-            if (tag != null) {
-                pull.withTag(tag);
-            }
-            Quiet<PullResponseItem> pulling = pull.exec(new Quiet<>());
-            if (!pulling.awaitCompletion(10, TimeUnit.MINUTES)) {
-                pulling.close();
-                problem = "the pull took longer than 10 minutes";
-            } else if (pulling.failure != null) {
-                problem = engineMessage(pulling.failure);
-            } else {
+        if (failed.isEmpty()) {
+            try {
                 return workdirOf(client.inspectImageCmd(image).exec());
+            } catch (RuntimeException e) {
+                problem = engineMessage(e);
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            problem = "interrupted";
-        } catch (IOException | RuntimeException e) {
-            problem = engineMessage(e);
+        } else {
+            problem = failed.get();
         }
         if (isDefault) {
             throw new RuntimeStartException("the default sandbox image \"" + image + "\" is not on the Docker engine"
@@ -534,7 +514,7 @@ public final class DockerRuntime implements SandboxRuntime {
             return;
         }
         try {
-            client.waitContainerCmd(sandbox.containerId()).exec(new Quiet<WaitResponse>() {
+            client.waitContainerCmd(sandbox.containerId()).exec(new ImagePull.Quiet<WaitResponse>() {
                 @Override
                 public void onComplete() {
                     super.onComplete();
@@ -577,24 +557,6 @@ public final class DockerRuntime implements SandboxRuntime {
                     : "the sandbox's container stopped" + exitDetail(inspected);
             sandbox.containerStopped(reason);
         });
-    }
-
-    /**
-     * A callback that keeps its failure for the caller instead of logging it as an error (docker-java's default): a
-     * failed pull or a wait cut short by a removal is reported, or expected, by this runtime.
-     */
-    private static class Quiet<T> extends ResultCallback.Adapter<T> {
-        volatile Throwable failure;
-
-        @Override
-        public void onError(Throwable throwable) {
-            failure = throwable;
-            try {
-                close();
-            } catch (IOException e) {
-                // closing anyway
-            }
-        }
     }
 
     private static String exitDetail(InspectContainerResponse inspected) {

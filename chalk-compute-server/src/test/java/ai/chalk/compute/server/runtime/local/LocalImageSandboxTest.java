@@ -166,7 +166,7 @@ class LocalImageSandboxTest {
         assertThatThrownBy(() -> runtime.start(imageSpec("oci:missing")))
                 .isInstanceOf(RuntimeStartException.class).hasMessageContaining("there is no directory missing");
         assertThatThrownBy(() -> runtime.start(imageSpec("chalk-compute-test/nothing:here")))
-                .isInstanceOf(RuntimeStartException.class).hasMessageContaining("is not in the Docker engine");
+                .isInstanceOf(RuntimeStartException.class).hasMessageContaining("is not in the Docker engine").hasMessageContaining("pulling it failed");
         try (var s = Files.list(state.resolve("sandboxes"))) {
             assertThat(s.count()).isZero();
         }

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local.image;
 
+import ai.chalk.compute.server.runtime.docker.ImagePull;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.command.InspectImageResponse;
@@ -38,9 +39,19 @@ final class DockerEngineImages implements AutoCloseable {
         try {
             inspected = client().inspectImageCmd(name).exec();
         } catch (NotFoundException e) {
-            throw new ImageSourceException("image \"" + name + "\" is not in the Docker engine at " + where()
-                    + ": pull, load or build it there first (or name an OCI layout as oci:NAME[:TAG] or"
-                    + " oci-archive:NAME[:TAG])");
+            // like `docker run`: an image the engine lacks is pulled from its registry
+            Optional<String> failed = ImagePull.pull(client(), name, Duration.ofMinutes(10));
+            if (failed.isPresent()) {
+                throw new ImageSourceException("image \"" + name + "\" is not in the Docker engine at " + where()
+                        + " and pulling it failed (" + failed.get() + "): pull, load or build it there first (or"
+                        + " name an OCI layout as oci:NAME[:TAG] or oci-archive:NAME[:TAG])");
+            }
+            try {
+                inspected = client().inspectImageCmd(name).exec();
+            } catch (RuntimeException again) {
+                throw new ImageSourceException("image \"" + name + "\" was pulled but the Docker engine at " + where()
+                        + " cannot find it: " + message(again));
+            }
         } catch (RuntimeException e) {
             throw new ImageSourceException("image \"" + name + "\" names neither an OCI layout (oci:NAME[:TAG],"
                     + " oci-archive:NAME[:TAG]) nor an image of a Docker engine, and no Docker engine answers at "
