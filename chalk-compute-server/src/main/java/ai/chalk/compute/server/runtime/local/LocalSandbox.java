@@ -11,7 +11,6 @@ import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
-import ai.chalk.compute.server.runtime.host.ProcessWait;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
@@ -29,6 +28,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -37,6 +37,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -625,18 +626,42 @@ final class LocalSandbox implements RuntimeSandbox {
         dropSpares();
         long graceNanos = Math.max(0, grace.toNanos());
         if (graceNanos > 0) {
-            List<Long> targets = userProcesses();
-            if (!targets.isEmpty()) {
-                processes.forEach(p -> p.deliveredBySandbox(15));
-                for (long pid : targets) {
-                    HostSignals.signal(pid, 15);
-                }
-                long deadline = System.nanoTime() + graceNanos;
-                ProcessWait.untilGone(targets, deadline);
-            }
+            sigtermUntilGone(System.nanoTime() + graceNanos);
         }
         processes.forEach(p -> p.deliveredBySandbox(9));
         release("terminated");
+    }
+
+    /**
+     * Sends SIGTERM to every process of the sandbox and waits for them to end, until the deadline. The processes are
+     * scanned again while waiting: one that was still passing through its exec chain, or started just before the
+     * terminate, shows up late and must get its SIGTERM too rather than a SIGKILL at the end of the grace period.
+     */
+    private void sigtermUntilGone(long deadlineNanos) {
+        Set<Long> signalled = new HashSet<>();
+        boolean marked = false;
+        long pause = 200_000;
+        while (true) {
+            List<Long> running = userProcesses();
+            if (running.isEmpty()) {
+                return;
+            }
+            if (!marked) {
+                processes.forEach(p -> p.deliveredBySandbox(15));
+                marked = true;
+            }
+            for (long pid : running) {
+                if (signalled.add(pid)) {
+                    HostSignals.signal(pid, 15);
+                }
+            }
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            LockSupport.parkNanos(Math.min(pause, left));
+            pause = Math.min(pause * 2, 10_000_000);
+        }
     }
 
     /** A suspended sandbox's processes must run again to receive SIGTERM, and frozen ones ignore even SIGKILL. */
