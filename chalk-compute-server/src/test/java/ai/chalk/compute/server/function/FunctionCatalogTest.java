@@ -2,6 +2,7 @@ package ai.chalk.compute.server.function;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import ai.chalk.compute.proto.common.v1.ChalkError;
 import ai.chalk.compute.proto.common.v1.ErrorCode;
@@ -55,7 +56,8 @@ import org.junit.jupiter.api.io.TempDir;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FunctionCatalogTest {
 
-    private static final String FUNCTIONS = "echo=t.W#echo,fail=t.W#fail,crash=t.W#crash,slow=t.W#slow";
+    private static final String FUNCTIONS = "echo=t.W#echo,fail=t.W#fail,crash=t.W#crash,slow=t.W#slow,"
+            + "probe=t.W#probe";
     private static final Metadata.Key<String> CALL_ID = Metadata.Key.of("chalk-call-id",
             Metadata.ASCII_STRING_MARSHALLER);
     private static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
@@ -155,6 +157,8 @@ class FunctionCatalogTest {
         assertThat(echo("greeter", "y")).startsWith("one|");
         assertThat(call(ExternalFunctionVersionKey.newBuilder().setFunctionName("greeter").setVersion(2).build(),
                 "echo", "z")).startsWith("two|");
+        String probe = call(ExternalFunctionVersionKey.newBuilder().setFunctionName("greeter").build(), "probe", "");
+        assertThat(probe).contains("code-read-only;GREETING=hello;id=fnw-", ";functions=" + FUNCTIONS);
         var group = catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("greeter")
                 .setIncludeScalingGroup(true).build()).getScalingGroup();
         assertThat(group.getRevisionId()).isEqualTo(v1.getExternalFunctionVersion().getScalingGroupRevisionId());
@@ -208,7 +212,9 @@ class FunctionCatalogTest {
     void scalesUpUnderConcurrentCallsWithinMax() throws Exception {
         TestCode code = new TestCode("s");
         code.upload(server.channel);
-        catalog().createExternalFunctionVersion(request("busy", code, 2));
+        var busy = request("busy", code, 2).toBuilder();
+        busy.getSpecBuilder().getScalingSpecBuilder().setShutdownDelaySeconds(1);
+        catalog().createExternalFunctionVersion(busy.build());
         ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder().setFunctionName("busy").build();
         assertThat(call(key, "slow", "1")).startsWith("s|");
         List<CompletableFuture<String>> calls = IntStream.range(0, 4)
@@ -220,6 +226,30 @@ class FunctionCatalogTest {
                 .setIncludeScalingGroup(true).build()).getScalingGroup();
         assertThat(group.getReadyReplicas()).isEqualTo(2);
         assertThat(group.getStatus()).isEqualTo("ready");
+        // min_replicas 0, shutdown_delay_seconds 1: both stop once idle
+        await().atMost(Duration.ofSeconds(15)).until(() -> catalog().getExternalFunction(GetExternalFunctionRequest
+                .newBuilder().setFunctionName("busy").setIncludeScalingGroup(true).build())
+                .getScalingGroup().getReadyReplicas() == 0);
+    }
+
+    @Test
+    void aWorkerThatCannotStartFailsTheCallAndTheGroupSaysWhy() throws Exception {
+        TestCode empty = new TestCode("empty", false);
+        empty.upload(server.channel);
+        catalog().createExternalFunctionVersion(request("broken", empty, 1));
+        assertThatThrownBy(() -> echo("broken", "x"))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                    assertThat(e.getStatus().getDescription()).contains("before it was serving",
+                            "Could not find or load main class ai.chalk.compute.function.worker.FunctionWorker");
+                });
+        var group = catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("broken")
+                .setIncludeScalingGroup(true).build()).getScalingGroup();
+        assertThat(group.getStatus()).isEqualTo("failed");
+        assertThat(group.getStatusMessage()).contains("Could not find or load main class");
+        assertThatThrownBy(() -> echo("never-deployed", "x")) // and the server keeps answering
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
     }
 
     @Test

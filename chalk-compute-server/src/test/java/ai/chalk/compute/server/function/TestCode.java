@@ -43,12 +43,20 @@ final class TestCode {
     final String manifestDigest;
 
     TestCode(String label) throws IOException {
+        this(label, true);
+    }
+
+    /** A snapshot with only the label entry when {@code withClassPath} is false: no worker class to run. */
+    TestCode(String label, boolean withClassPath) throws IOException {
         List<String> entries = new ArrayList<>();
         byte[] answer = zip(Map.of("chalk-test-answer.txt", label.getBytes(StandardCharsets.UTF_8)));
         entries.add(entry(0, "answer.zip", "dir", answer));
         int i = 1;
         for (String cp : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
             Path p = Path.of(cp);
+            if (!withClassPath) {
+                break;
+            }
             if (Files.isDirectory(p)) {
                 byte[] z = DIR_ZIPS.computeIfAbsent(p, TestCode::zipDir);
                 entries.add(entry(i++, "classes" + i + ".zip", "dir", z));

@@ -28,7 +28,8 @@ import java.nio.file.Path;
  * socket {@code CHALK_WORKER_SOCKET}. Functions, by request name: {@code echo} answers
  * {@code <label>|<worker id>|<payload>} where the label is the classpath resource {@code chalk-test-answer.txt}
  * (so two code snapshots answer differently); {@code fail} ends the call with UNKNOWN and a {@code chalk-error-bin}
- * trailer; {@code crash} halts the JVM mid-call; {@code slow} waits the payload's milliseconds, then echoes.
+ * trailer; {@code crash} halts the JVM mid-call; {@code probe} answers whether {@code /chalk/code} is writable and
+ * the worker's environment; {@code slow} waits the payload's milliseconds, then echoes.
  */
 public final class TestFunctionWorker {
 
@@ -56,6 +57,19 @@ public final class TestFunctionWorker {
         try (InputStream in = TestFunctionWorker.class.getClassLoader().getResourceAsStream("chalk-test-answer.txt")) {
             return in == null ? "none" : new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
         }
+    }
+
+    /** Whether the code is writable (it must not be) and the function's env as the worker sees them. */
+    private static String probe() {
+        String code;
+        try {
+            Files.createFile(Path.of("/chalk/code/written-by-worker"));
+            code = "code-writable";
+        } catch (java.io.IOException e) {
+            code = "code-read-only";
+        }
+        return code + ";GREETING=" + System.getenv("GREETING") + ";id=" + System.getenv("CHALK_WORKER_ID")
+                + ";functions=" + System.getenv("CHALK_WORKER_FUNCTIONS");
     }
 
     private static final class Calls extends RemoteCallServiceGrpc.RemoteCallServiceImplBase {
@@ -88,6 +102,7 @@ public final class TestFunctionWorker {
                             out.onError(Status.UNKNOWN.withDescription(e.getMessage()).asRuntimeException(trailers));
                             return;
                         }
+                        case "probe" -> payload = probe();
                         case "slow" -> {
                             try {
                                 Thread.sleep(Long.parseLong(payload));
