@@ -17,7 +17,8 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 
 /**
- * Code snapshots materialised once per code digest under {@code <dir>/<hex>/}: jars as files, directory zips
+ * Code snapshots materialised once per code digest under {@code <dir>/<hex>/}: jars as files (hard links to their
+ * blobs where possible), directory zips
  * extracted into a directory of the entry's name. A snapshot is built in a temporary directory and renamed into
  * place, so a half-written one is never used.
  */
@@ -73,7 +74,7 @@ public final class CodeSnapshots {
                     if (e.isDir()) {
                         extract(e, out);
                     } else {
-                        Files.copy(blobs.path(e.digest()), out);
+                        linkOrCopy(blobs.path(e.digest()), out);
                     }
                 }
                 Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
@@ -83,6 +84,15 @@ public final class CodeSnapshots {
         }
         List<String> cp = manifest.entries().stream().map(e -> mountPath + "/" + e.name()).toList();
         return new Snapshot(target, cp);
+    }
+
+    /** A jar is the blob's bytes: a hard link when the file system allows, else a copy. */
+    private static void linkOrCopy(Path blob, Path out) throws IOException {
+        try {
+            Files.createLink(out, blob);
+        } catch (IOException | UnsupportedOperationException e) {
+            Files.copy(blob, out);
+        }
     }
 
     private void extract(CodeManifest.Entry entry, Path out) throws IOException {
