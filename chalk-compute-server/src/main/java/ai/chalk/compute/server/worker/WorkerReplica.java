@@ -76,7 +76,7 @@ public final class WorkerReplica implements AutoCloseable {
             Files.createDirectories(runDir);
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
             sandbox = runtime.start(new SandboxSpec(id, "", launch.env(), WorkerLaunch.RUN_MOUNT,
-                    SandboxSpec.ResourceLimits.NONE, false, List.of(), bindings(launch, runDir)));
+                    SandboxSpec.ResourceLimits.NONE, false, List.of(), bindings(runtime, launch, runDir)));
         } catch (IOException | RuntimeStartException e) {
             throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage());
         }
@@ -108,12 +108,14 @@ public final class WorkerReplica implements AutoCloseable {
         return replica;
     }
 
-    private static List<SandboxSpec.VolumeBinding> bindings(WorkerLaunch launch, Path runDir) {
+    private static List<SandboxSpec.VolumeBinding> bindings(SandboxRuntime runtime, WorkerLaunch launch,
+                                                            Path runDir) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         out.add(new SandboxSpec.VolumeBinding(launch.code().dir(), WorkerLaunch.CODE_MOUNT, true));
         out.add(new SandboxSpec.VolumeBinding(runDir, WorkerLaunch.RUN_MOUNT, false));
         Path home = javaHome();
-        if (!home.startsWith("/usr")) { // the host's /usr is visible in a default sandbox; anything else is bound
+        // the host's /usr is visible in a default local sandbox; elsewhere (another path, a container) it is bound
+        if (!home.startsWith("/usr") || !runtime.name().equals("local")) {
             out.add(new SandboxSpec.VolumeBinding(home, home.toString(), true));
         }
         return out;
