@@ -206,6 +206,17 @@ class FunctionCatalogTest {
         assertThatThrownBy(() -> call(key, "nosuch", ""))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+
+        var impatient = request("failing", code, 1).toBuilder();
+        impatient.getConfigBuilder().putOptions("chalk_compute.timeout", "PT0.5S");
+        assertThat(catalog().createExternalFunctionVersion(impatient.build()).getExternalFunctionVersion()
+                .getVersion()).isEqualTo(2);
+        assertThat(call(key, "slow", "1")).startsWith("f|");
+        assertThatThrownBy(() -> call(key, "slow", "3000"))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+                    assertThat(e.getTrailers().get(CALL_ID)).startsWith("call-");
+                });
     }
 
     @Test
