@@ -12,6 +12,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionV
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionVersionResponse;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionTrafficTarget;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionSourceFile;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionSpec;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequest;
@@ -207,8 +208,7 @@ public final class ExternalFunctionCatalogServiceV1
         });
     }
 
-    private VersionRecord versionOf(Optional<ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey> key,
-                                    String id, boolean includeDeleted) {
+    private VersionRecord versionOf(Optional<ExternalFunctionVersionKey> key, String id, boolean includeDeleted) {
         if (key.isPresent()) {
             return deployments.version(key.get(), includeDeleted);
         }

@@ -118,8 +118,7 @@ public final class ReplicaPool implements AutoCloseable {
             return waitForReplica();
         }
         try {
-            WorkerReplica r = startCounted(true);
-            return r;
+            return startCounted(true);
         } catch (WorkerDiedException e) {
             throw Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId()
                     + " could start: " + e.getMessage()).asRuntimeException();
@@ -189,7 +188,7 @@ public final class ReplicaPool implements AutoCloseable {
                     + " started");
         }
         r.onExit().thenRun(() -> {
-            if (r.alive() || isMember(r)) {
+            if (isMember(r)) { // not when the pool stopped it
                 died(r, "worker " + r.id() + " exited; its last output:\n" + r.outputTail());
             }
         });

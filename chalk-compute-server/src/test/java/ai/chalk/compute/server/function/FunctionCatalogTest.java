@@ -224,7 +224,7 @@ class FunctionCatalogTest {
         TestCode code = new TestCode("s");
         code.upload(server.channel);
         var busy = request("busy", code, 2).toBuilder();
-        busy.getSpecBuilder().getScalingSpecBuilder().setShutdownDelaySeconds(1);
+        busy.getSpecBuilder().getScalingSpecBuilder().setShutdownDelaySeconds(6);
         catalog().createExternalFunctionVersion(busy.build());
         ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder().setFunctionName("busy").build();
         assertThat(call(key, "slow", "1")).startsWith("s|");
@@ -237,8 +237,8 @@ class FunctionCatalogTest {
                 .setIncludeScalingGroup(true).build()).getScalingGroup();
         assertThat(group.getReadyReplicas()).isEqualTo(2);
         assertThat(group.getStatus()).isEqualTo("ready");
-        // min_replicas 0, shutdown_delay_seconds 1: both stop once idle
-        await().atMost(Duration.ofSeconds(15)).until(() -> catalog().getExternalFunction(GetExternalFunctionRequest
+        // min_replicas 0, shutdown_delay_seconds 6: both stop once idle
+        await().atMost(Duration.ofSeconds(25)).until(() -> catalog().getExternalFunction(GetExternalFunctionRequest
                 .newBuilder().setFunctionName("busy").setIncludeScalingGroup(true).build())
                 .getScalingGroup().getReadyReplicas() == 0);
     }
@@ -267,7 +267,9 @@ class FunctionCatalogTest {
     void queuedCallsArePolledUntilRead() throws Exception {
         TestCode code = new TestCode("q");
         code.upload(server.channel);
-        catalog().createExternalFunctionVersion(request("queued", code, 1));
+        var queued = request("queued", code, 1).toBuilder();
+        queued.getConfigBuilder().putOptions("chalk_compute.functions", FUNCTIONS + ",queued=t.W#echo");
+        catalog().createExternalFunctionVersion(queued.build());
         String callId = catalog().callExternalFunction(CallExternalFunctionRequest.newBuilder()
                 .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("queued"))
                 .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName("echo")
@@ -285,6 +287,17 @@ class FunctionCatalogTest {
         assertThatThrownBy(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+
+        // AsyncRemoteCallService directly: the name is the deployed function's (and the worker function's)
+        String direct = async.enqueueRemoteCall(EnqueueRemoteCallRequest.newBuilder().setName("queued")
+                .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8("direct"))).build())
+                .getCallId();
+        await().atMost(Duration.ofSeconds(30)).until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                .setCallId(direct).build()).getStatus() == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+        assertThatThrownBy(() -> async.enqueueRemoteCall(EnqueueRemoteCallRequest.newBuilder().setName("queued")
+                .build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
     }
 
     @Test
