@@ -159,11 +159,9 @@ public final class ExternalFunctionCatalogServiceV1
             int limit = Pages.limit(request.hasLimit(), request.getLimit());
             long after = Pages.cursor(request.hasCursor(), request.getCursor());
             List<FunctionRecord> page = deployments.store().listFunctions(after, limit + 1,
-                    request.getIncludeDeleted());
+                    request.getIncludeDeleted(), request.getSearch());
             ListExternalFunctionsResponse.Builder b = ListExternalFunctionsResponse.newBuilder();
-            page.stream().limit(limit).filter(f -> request.getSearch().isEmpty()
-                    || f.name().contains(request.getSearch()))
-                    .forEach(f -> b.addFunctions(views.summary(f, request.getIncludeScalingGroup())));
+            page.stream().limit(limit).forEach(f -> b.addFunctions(views.summary(f, request.getIncludeScalingGroup())));
             if (page.size() > limit) {
                 b.setNextCursor(Long.toString(page.get(limit - 1).seq()));
             }

@@ -140,10 +140,11 @@ public final class FunctionStore {
                 + " LIMIT 1", List.of(name)).stream().findFirst();
     }
 
-    /** A page of functions in creation order, after the cursor {@code afterSeq}. */
-    public List<FunctionRecord> listFunctions(long afterSeq, int limit, boolean includeDeleted) {
-        return functions("SELECT * FROM ext_function WHERE seq > ?" + (includeDeleted ? "" : " AND deleted_at IS NULL")
-                + " ORDER BY seq LIMIT ?", List.of(afterSeq, limit));
+    /** A page of functions in creation order, after the cursor {@code afterSeq}, whose names contain {@code search}. */
+    public List<FunctionRecord> listFunctions(long afterSeq, int limit, boolean includeDeleted, String search) {
+        return functions("SELECT * FROM ext_function WHERE seq > ? AND name LIKE ? ESCAPE '\\'"
+                + (includeDeleted ? "" : " AND deleted_at IS NULL") + " ORDER BY seq LIMIT ?",
+                List.of(afterSeq, "%" + SqlQuery.likeEscape(search) + "%", limit));
     }
 
     public Optional<VersionRecord> version(String id) {

@@ -17,6 +17,8 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionVersionSourceRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVersionsRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionsRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.AsyncRemoteCallServiceGrpc;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
@@ -170,6 +172,14 @@ class FunctionCatalogTest {
         assertThat(source.getPrimaryPath()).isEqualTo("t.W#echo");
         assertThat(source.getSourceFilesList().get(0).getPath()).isEqualTo("000-answer.zip");
         assertThat(source.getSourceFilesCount()).isEqualTo(two.blobs.size() - 1);
+
+        var listed = catalog().listExternalFunctions(ListExternalFunctionsRequest.newBuilder().setSearch("reete")
+                .setLimit(1).build());
+        assertThat(listed.getFunctionsList()).extracting(f -> f.getName() + " v" + f.getCurrentVersion() + "/"
+                + f.getLatestVersion()).containsExactly("greeter v1/2");
+        assertThat(listed.hasNextCursor()).isFalse();
+        assertThat(catalog().listExternalFunctionVersions(ListExternalFunctionVersionsRequest.newBuilder()
+                .setFunctionName("greeter").setLimit(1).build()).getNextCursor()).isNotEmpty();
     }
 
     @Test
