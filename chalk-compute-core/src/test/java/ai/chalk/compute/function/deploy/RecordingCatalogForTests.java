@@ -148,11 +148,22 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
 
     @Override
     public void callExternalFunction(CallExternalFunctionRequest request, StreamObserver<CallExternalFunctionResponse> out) {
+        try {
+            callOrQueue(request, out);
+        } catch (Exception e) {
+            out.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+        }
+    }
+
+    private void callOrQueue(CallExternalFunctionRequest request, StreamObserver<CallExternalFunctionResponse> out)
+            throws Exception {
         String callId = "call-" + calls.incrementAndGet();
         if (request.hasEnqueueRemoteCallRequest()) {
             var enqueue = request.getEnqueueRemoteCallRequest();
-            queued.put(callId, forward(CallFunctionRequest.newBuilder().setName(enqueue.getName())
-                    .setFeatherStream(enqueue.getArgs().getFeatherBytes()).build()));
+            CallFunctionRequest call = CallFunctionRequest.newBuilder().setName(enqueue.getName())
+                    .setFeatherStream(enqueue.getArgs().getFeatherBytes()).build();
+            // a queued call outlives the request that queued it
+            queued.put(callId, io.grpc.Context.current().fork().wrap(() -> forward(call)).call());
             out.onNext(CallExternalFunctionResponse.newBuilder().setEnqueueRemoteCallResponse(
                     EnqueueRemoteCallResponse.newBuilder().setCallId(callId)).build());
             out.onCompleted();
@@ -186,8 +197,13 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
             } else if (call.isCompletedExceptionally()) {
                 Throwable failure = call.handle((r, t) -> t).join();
                 Metadata trailers = Status.trailersFromThrowable(failure);
-                response.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_FAILED)
-                        .addErrors(trailers.get(RemoteExecutionError.ERROR_TRAILER));
+                var error = trailers == null ? null : trailers.get(RemoteExecutionError.ERROR_TRAILER);
+                if (error == null) {
+                    out.onError(Status.INTERNAL.withDescription("call failed without chalk-error-bin: " + failure
+                            + " trailers " + trailers).asRuntimeException());
+                    return;
+                }
+                response.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_FAILED).addErrors(error);
             } else {
                 response.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED).addResults(call.join());
             }
