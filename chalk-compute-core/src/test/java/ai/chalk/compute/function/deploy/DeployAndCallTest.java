@@ -76,7 +76,7 @@ class DeployAndCallTest {
             }
         };
         channel = InProcessChannelBuilder.forName(name).intercept(counter).build();
-        deployer = new FunctionDeployer(channel, image -> image.baseImage());
+        deployer = ai.chalk.compute.sandbox.SandboxClient.forChannel(channel).functions();
     }
 
     @AfterEach
