@@ -3,8 +3,6 @@ package ai.chalk.compute.function.remote;
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.RemoteExecutionError;
 import ai.chalk.compute.function.FunctionDefinition;
-import ai.chalk.compute.function.FunctionPayloads;
-import ai.chalk.compute.function.arrow.DecodeContext;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ai.chalk.compute.function.deploy.FunctionVersion;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
@@ -34,8 +32,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A deployed function, called through the catalog. Arguments and results travel as Arrow; they are encoded and
- * decoded with the function's local {@link FunctionDefinition}, so results come back as the declared Java type.
+ * A deployed function, called through the catalog. Arguments and results travel as Arrow. Given the function's local
+ * {@link FunctionDefinition}, results come back as the declared Java type; attached by name or version id alone,
+ * they take the generic Java form of the catalog's schemas ({@code Integer}, {@code String}, {@code List}, ...).
  * <pre>{@code
  * RemoteFunction score = RemoteFunction.fromName(client, registry.get("score").definition());
  * double s = (Double) score.call("some text", 3);
@@ -53,18 +52,16 @@ public final class RemoteFunction {
     });
 
     private final Channel channel;
-    private final FunctionDefinition definition;
-    private final FunctionPayloads payloads;
+    private final Codec codec;
     private final ExternalFunctionVersionKey key;
     private final Optional<String> versionId;
     private final String functionName;
 
-    private RemoteFunction(Channel channel, FunctionDefinition definition, ExternalFunctionVersionKey key,
+    private RemoteFunction(Channel channel, Codec codec, ExternalFunctionVersionKey key,
                            Optional<String> versionId, String functionName) {
         this.channel = channel;
         this.functionName = functionName;
-        this.definition = definition;
-        this.payloads = FunctionPayloads.of(definition);
+        this.codec = codec;
         this.key = key;
         this.versionId = versionId;
     }
@@ -93,7 +90,37 @@ public final class RemoteFunction {
     public static RemoteFunction fromName(Channel channel, String name, FunctionDefinition definition) {
         ExternalFunctionVersion current = call(() -> catalog(channel).getExternalFunction(GetExternalFunctionRequest
                 .newBuilder().setFunctionName(name).build())).getExternalFunction().getCurrentVersion();
-        return pinned(channel, current, definition);
+        return pinned(channel, current, new Codec.Typed(definition));
+    }
+
+    /**
+     * A deployed function by name, pinned to the version that is current now, without a local definition: arguments
+     * and results take the generic Java form of the catalog's schemas ({@code Integer}, {@code String},
+     * {@code List}, {@code Map}, {@code Instant}, ...; see {@link ai.chalk.compute.function.arrow.GenericJavaTypes}).
+     *
+     * @param client the client
+     * @param name   the deployed name
+     * @return the function
+     * @throws ChalkComputeException    when no function has that name
+     * @throws IllegalArgumentException when a column, such as a struct, has no generic form
+     */
+    public static RemoteFunction fromName(SandboxClient client, String name) {
+        return fromName(client.channel(), name);
+    }
+
+    /**
+     * A deployed function by name, without a local definition, over a channel; see {@link #fromName(SandboxClient, String)}.
+     *
+     * @param channel the channel to the server
+     * @param name    the deployed name
+     * @return the function
+     * @throws ChalkComputeException    when no function has that name
+     * @throws IllegalArgumentException when a column has no generic form
+     */
+    public static RemoteFunction fromName(Channel channel, String name) {
+        ExternalFunctionVersion current = call(() -> catalog(channel).getExternalFunction(GetExternalFunctionRequest
+                .newBuilder().setFunctionName(name).build())).getExternalFunction().getCurrentVersion();
+        return pinned(channel, current, Codec.Generic.of(current));
     }
 
     /**
@@ -108,7 +135,23 @@ public final class RemoteFunction {
     public static RemoteFunction fromVersionId(Channel channel, String versionId, FunctionDefinition definition) {
         ExternalFunctionVersion version = call(() -> catalog(channel).getExternalFunctionVersion(
                 GetExternalFunctionVersionRequest.newBuilder().setId(versionId).build())).getExternalFunctionVersion();
-        return pinned(channel, version, definition);
+        return pinned(channel, version, new Codec.Typed(definition));
+    }
+
+    /**
+     * The function of an immutable version, without a local definition: arguments and results take the generic Java
+     * form of the version's schemas.
+     *
+     * @param channel   the channel to the server
+     * @param versionId the version's id
+     * @return the function, always calling that version
+     * @throws ChalkComputeException    when the version is unknown
+     * @throws IllegalArgumentException when a column has no generic form
+     */
+    public static RemoteFunction fromVersionId(Channel channel, String versionId) {
+        ExternalFunctionVersion version = call(() -> catalog(channel).getExternalFunctionVersion(
+                GetExternalFunctionVersionRequest.newBuilder().setId(versionId).build())).getExternalFunctionVersion();
+        return pinned(channel, version, Codec.Generic.of(version));
     }
 
     /**
@@ -120,14 +163,14 @@ public final class RemoteFunction {
      * @return the function
      */
     public static RemoteFunction fromFunctionId(Channel channel, String functionId, FunctionDefinition definition) {
-        return new RemoteFunction(channel, definition,
+        return new RemoteFunction(channel, new Codec.Typed(definition),
                 ExternalFunctionVersionKey.newBuilder().setFunctionId(functionId).build(), Optional.empty(),
                 call(() -> catalog(channel).getExternalFunction(GetExternalFunctionRequest.newBuilder()
                         .setFunctionId(functionId).build())).getExternalFunction().getName());
     }
 
-    private static RemoteFunction pinned(Channel channel, ExternalFunctionVersion version, FunctionDefinition definition) {
-        return new RemoteFunction(channel, definition, ExternalFunctionVersionKey.newBuilder()
+    private static RemoteFunction pinned(Channel channel, ExternalFunctionVersion version, Codec codec) {
+        return new RemoteFunction(channel, codec, ExternalFunctionVersionKey.newBuilder()
                 .setFunctionId(version.getFunctionId()).setVersion(version.getVersion()).build(),
                 Optional.of(version.getId()), version.getFunctionName());
     }
@@ -183,7 +226,12 @@ public final class RemoteFunction {
      * @throws ChalkComputeException when the call could not be made
      */
     public Object call(Object... arguments) {
-        return payloads.decodeResult(send(payloads.encodeCall(arguments)), DecodeContext.empty());
+        List<Object> results = codec.decode(send(codec.encode(List.<Object[]>of(arguments == null ? new Object[] {null} : arguments))));
+        if (results.size() != 1) {
+            throw new ChalkComputeException(Status.Code.INTERNAL, functionName + " returned " + results.size()
+                    + " results for one call");
+        }
+        return results.get(0);
     }
 
     /**
@@ -195,7 +243,7 @@ public final class RemoteFunction {
      * @throws ChalkComputeException when the call could not be made
      */
     public List<Object> callBatch(List<Object[]> calls) {
-        return payloads.decodeResults(send(payloads.encodeBatch(calls)), DecodeContext.empty());
+        return codec.decode(send(codec.encode(calls)));
     }
 
     /**
@@ -205,12 +253,12 @@ public final class RemoteFunction {
      * @return the result, or a {@link RemoteExecutionError} once the call failed
      */
     public CompletableFuture<Object> callAsync(Object... arguments) {
-        byte[] payload = payloads.encodeCall(arguments);
+        byte[] payload = codec.encode(List.<Object[]>of(arguments == null ? new Object[] {null} : arguments));
         CompletableFuture<Object> result = new CompletableFuture<>();
         String callId;
         try {
             callId = catalog(channel).callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
-                    .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName(definition.name())
+                    .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName(functionName)
                             .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFrom(payload))))
                     .build()).getEnqueueRemoteCallResponse().getCallId();
         } catch (StatusRuntimeException e) {
@@ -231,8 +279,8 @@ public final class RemoteFunction {
                         .withDeadlineAfter(30, TimeUnit.SECONDS)
                         .pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build());
                 switch (response.getStatus()) {
-                    case REMOTE_CALL_STATUS_COMPLETED -> result.complete(payloads.decodeResult(
-                            response.getResults(0).getFeatherStream().toByteArray(), DecodeContext.empty()));
+                    case REMOTE_CALL_STATUS_COMPLETED -> result.complete(codec.decode(
+                            response.getResults(0).getFeatherStream().toByteArray()).get(0));
                     case REMOTE_CALL_STATUS_FAILED -> result.completeExceptionally(response.getErrorsCount() == 0
                             ? new RemoteExecutionError(Status.Code.UNKNOWN, "call " + callId + " failed", "", "", "", "",
                             callId, null, null)
@@ -249,7 +297,7 @@ public final class RemoteFunction {
     private byte[] send(byte[] payload) {
         try {
             return catalog(channel).callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
-                    .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName(definition.name())
+                    .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName(functionName)
                             .setFeatherStream(ByteString.copyFrom(payload)))
                     .build()).getRemoteCallResponse().getFeatherStream().toByteArray();
         } catch (StatusRuntimeException e) {

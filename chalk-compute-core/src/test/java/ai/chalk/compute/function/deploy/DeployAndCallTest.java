@@ -142,6 +142,18 @@ class DeployAndCallTest {
         assertThat(remoteAdd.callAsync(5, 6).get(30, TimeUnit.SECONDS)).isEqualTo(11);
         assertThat(RemoteFunction.fromVersionId(channel, "efv-add-1", add).call(1, 1)).isEqualTo(2);
 
+        RemoteFunction generic = RemoteFunction.fromName(channel, "add");
+        assertThat(generic.call(40, 2)).isEqualTo(42);
+        assertThat(generic.callBatch(List.of(new Object[] {1, 1}, new Object[] {2, 2}))).containsExactly(2, 4);
+        assertThat(RemoteFunction.fromVersionId(channel, "efv-add-1").callAsync(3, 3).get(30, TimeUnit.SECONDS)).isEqualTo(6);
+        assertThatThrownBy(() -> generic.call(1)).hasMessageContaining("takes 2 arguments but 1 were given");
+        try (CodeSnapshot code = CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app2"))))) {
+            deployer.deploy(registry.get("search_orders").definition(), code, WorkerMode.PLAIN, false);
+        }
+        assertThatThrownBy(() -> RemoteFunction.fromName(channel, "search_orders"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("has no generic Java form; call the function with its local FunctionDefinition");
+
         deployer.deploy(add, CodeSnapshot.of(List.of()), WorkerMode.PLAIN, true); // version 2 (empty code, never called)
         assertThat(remoteAdd.name()).isEqualTo("add");
         assertThat(remoteAdd.versions()).extracting(FunctionVersion::id, FunctionVersion::current).containsExactly(
