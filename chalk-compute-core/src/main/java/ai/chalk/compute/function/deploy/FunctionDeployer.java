@@ -122,6 +122,29 @@ public final class FunctionDeployer {
     }
 
     /**
+     * Deploys every function of a registry: each one with the functions its deployment serves (a {@code @ChalkClass}'s
+     * methods together), one ensure request each, in registration order.
+     *
+     * @param registry        the functions
+     * @param code            the code to run them from
+     * @param worker          how the worker loads them
+     * @param forceNewVersion create new versions even when nothing changed
+     * @return the version serving each function now, by name, in registration order
+     * @throws ChalkComputeException when the server refuses a deploy; the functions before it stay deployed
+     */
+    public java.util.Map<String, FunctionVersion> deployAll(ai.chalk.compute.function.FunctionRegistry registry,
+                                                            CodeSnapshot code, WorkerMode worker, boolean forceNewVersion) {
+        List<FunctionDefinition> all = registry.definitions();
+        java.util.Map<String, FunctionVersion> deployed = new java.util.LinkedHashMap<>();
+        for (FunctionDefinition function : all) {
+            List<FunctionDefinition> served = all.stream()
+                    .filter(f -> f.deploymentName().equals(function.deploymentName())).toList();
+            deployed.put(function.name(), deploy(function, served, code, worker, forceNewVersion));
+        }
+        return deployed;
+    }
+
+    /**
      * Every version of a function, oldest first, with the current one marked.
      *
      * @param functionName the function's name

@@ -127,6 +127,35 @@ class DeployAndCallTest {
     }
 
     @Test
+    void deployAllSendsOneRequestPerFunctionWithItsDeploymentsFunctions() throws Exception {
+        FunctionRegistry both = new FunctionRegistry();
+        both.register(com.acme.Embedder.class);
+        both.register(Orders.class);
+        try (CodeSnapshot code = CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app"))))) {
+            // images with steps are built by the server's image service, which this stand-in lacks: name them here
+            FunctionDeployer building = new FunctionDeployer(channel, image -> image.steps().isEmpty()
+                    ? image.baseImage() : "built/" + image.contentHash());
+            var deployed = building.deployAll(both, code, WorkerMode.PLAIN, false);
+
+            assertThat(deployed.keySet()).containsExactly("Embedder.calls", "Embedder.embed", "Embedder.similarity",
+                    "add", "fail", "greet", "search_orders");
+            assertThat(uploads).hasValue(3); // uploaded once, for the first function
+        }
+        assertThat(catalog.ensures).hasSize(8); // the first refused for missing code, then one each
+        String classFunctions = "Embedder.calls=com.acme.Embedder#calls,Embedder.embed=com.acme.Embedder#embed,"
+                + "Embedder.similarity=com.acme.Embedder#similarity";
+        assertThat(catalog.ensures.subList(1, 4)).allSatisfy(r -> assertThat(r.getConfig().getOptionsMap())
+                .containsEntry("chalk_compute.functions", classFunctions));
+        assertThat(catalog.ensures.get(4).getFunctionName()).isEqualTo("add");
+        assertThat(catalog.ensures.get(4).getConfig().getOptionsMap())
+                .containsEntry("chalk_compute.functions", "add=com.acme.Orders#add");
+        assertThat(catalog.ensures.get(6).getFunctionName()).isEqualTo("greet");
+        assertThat(catalog.ensures.get(6).getSpec().getContainerSpec().getImage())
+                .isEqualTo("built/" + Orders.image().contentHash());
+        assertThat(catalog.ensures.get(7).getSpec().getContainerSpec().getImage()).isEqualTo("eclipse-temurin:17-jre");
+    }
+
+    @Test
     void remoteCallsReturnTypedResultsAndRaiseRemoteErrors() throws Exception {
         FunctionDefinition add = registry.get("add").definition();
         FunctionDefinition fail = registry.get("fail").definition();
