@@ -1,0 +1,68 @@
+package ai.chalk.compute.function.remote;
+
+import ai.chalk.compute.function.FunctionDefinition;
+import ai.chalk.compute.function.FunctionPayloads;
+import ai.chalk.compute.function.arrow.ArrowPayloadException;
+import ai.chalk.compute.function.arrow.ArrowTypeMapping;
+import ai.chalk.compute.function.arrow.DecodeContext;
+import ai.chalk.compute.function.arrow.GenericJavaTypes;
+import ai.chalk.compute.function.arrow.RowCodec;
+import ai.chalk.compute.function.arrow.SchemaProtos;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion;
+import java.util.List;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/** How a remote function's arguments and results are written and read: with its local definition, or generically. */
+sealed interface Codec {
+
+    byte[] encode(List<Object[]> calls);
+
+    List<Object> decode(byte[] payload);
+
+    /** With the local definition: results are the declared Java type. */
+    record Typed(FunctionPayloads payloads) implements Codec {
+        Typed(FunctionDefinition definition) {
+            this(FunctionPayloads.of(definition));
+        }
+
+        @Override
+        public byte[] encode(List<Object[]> calls) {
+            return payloads.encodeBatch(calls);
+        }
+
+        @Override
+        public List<Object> decode(byte[] payload) {
+            return payloads.decodeResults(payload, DecodeContext.empty());
+        }
+    }
+
+    /** From the catalog's schemas, with {@link GenericJavaTypes}. */
+    record Generic(RowCodec arguments, RowCodec results, int parameters) implements Codec {
+
+        static Generic of(ExternalFunctionVersion version) {
+            Schema input = SchemaProtos.fromProto(version.getInputArrowSchema());
+            Schema output = SchemaProtos.fromProto(version.getOutputArrowSchema());
+            ArrowTypeMapping mapping = ArrowTypeMapping.standard();
+            return new Generic(RowCodec.of(input, input.getFields().stream().map(GenericJavaTypes::of).toList(), mapping),
+                    RowCodec.of(output, output.getFields().stream().map(GenericJavaTypes::of).toList(), mapping),
+                    input.getFields().size());
+        }
+
+        @Override
+        public byte[] encode(List<Object[]> calls) {
+            for (int row = 0; row < calls.size(); row++) {
+                Object[] call = calls.get(row);
+                if (call == null || call.length != parameters) {
+                    throw new ArrowPayloadException("row " + row + ": the function takes " + parameters
+                            + " arguments but " + (call == null ? 0 : call.length) + " were given");
+                }
+            }
+            return arguments.encode(calls);
+        }
+
+        @Override
+        public List<Object> decode(byte[] payload) {
+            return results.decode(payload, DecodeContext.empty()).stream().map(row -> row[0]).toList();
+        }
+    }
+}
