@@ -1,0 +1,188 @@
+package ai.chalk.compute.function.worker;
+
+import ai.chalk.compute.function.FunctionRegistry;
+import io.grpc.Server;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.protobuf.services.HealthStatusManager;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.ServiceLoader;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The main class of a deployed function's replica. It reads its {@link WorkerSettings} from the environment,
+ * serves {@code chalk.runtime.v1.RemoteCallService} and {@code grpc.health.v1.Health} on the Unix socket
+ * {@code CHALK_WORKER_SOCKET} (health turns {@code SERVING} once the functions are loaded), and stops cleanly on
+ * {@code SIGTERM}. The server starts it; you do not run it yourself, except to try a worker locally:
+ * <pre>
+ * CHALK_WORKER_SOCKET=/tmp/w.sock CHALK_WORKER_FUNCTIONS=score=com.acme.Fraud#score \
+ *     java -cp app.jar:chalk-compute-core.jar:... ai.chalk.compute.function.worker.FunctionWorker
+ * </pre>
+ */
+public final class FunctionWorker implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(FunctionWorker.class);
+
+    private final WorkerSettings settings;
+    private final EventLoopGroup boss = new EpollEventLoopGroup(1);
+    private final EventLoopGroup workers = new EpollEventLoopGroup(2);
+    private final HealthStatusManager health = new HealthStatusManager();
+    private final FunctionHolder functions = new FunctionHolder();
+    private final Server server;
+
+    private FunctionWorker(WorkerSettings settings) {
+        this.settings = settings;
+        this.server = NettyServerBuilder.forAddress(new DomainSocketAddress(settings.socket().toString()))
+                .channelType(EpollServerDomainSocketChannel.class)
+                .bossEventLoopGroup(boss)
+                .workerEventLoopGroup(workers)
+                .maxInboundMessageSize(256 << 20)
+                .addService(functions.service())
+                .addService(health.getHealthService())
+                .build();
+    }
+
+    /**
+     * Runs a worker until {@code SIGTERM}; exits with status 1 when its settings are wrong or its functions
+     * cannot be loaded, printing why.
+     *
+     * @param args ignored; everything comes from the environment
+     */
+    public static void main(String[] args) {
+        int status;
+        try (FunctionWorker worker = start(WorkerSettings.fromEnv(System.getenv()))) {
+            Thread current = Thread.currentThread();
+            sun.misc.Signal.handle(new sun.misc.Signal("TERM"), signal -> current.interrupt());
+            status = worker.awaitUntilInterrupted();
+        } catch (Exception e) {
+            System.err.println("chalk function worker failed to start: " + e);
+            log.error("worker failed to start", e);
+            status = 1;
+        }
+        System.exit(status);
+    }
+
+    /**
+     * Starts a worker: binds the socket (replacing a stale socket file), reports {@code NOT_SERVING}, loads the
+     * functions, then reports {@code SERVING}.
+     *
+     * @param settings what to serve and where
+     * @return the running worker
+     * @throws Exception when the socket cannot be bound or the functions cannot be loaded; nothing is left running
+     */
+    public static FunctionWorker start(WorkerSettings settings) throws Exception {
+        Files.deleteIfExists(settings.socket());
+        FunctionWorker worker = new FunctionWorker(settings);
+        try {
+            worker.health.setStatus("", ServingStatus.NOT_SERVING);
+            worker.server.start();
+            worker.functions.set(loaderFor(settings.mode()).load(settings));
+            worker.health.setStatus("", ServingStatus.SERVING);
+            log.info("worker {} serves {} on {}", settings.workerId(), settings.functions(), settings.socket());
+            return worker;
+        } catch (Exception | Error e) {
+            worker.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The loader of a mode: {@code plain}, or one found with {@link ServiceLoader}.
+     *
+     * @param mode the mode, as in {@code CHALK_WORKER}
+     * @return the loader
+     * @throws IllegalStateException when no loader supports the mode
+     */
+    static WorkerFunctions loaderFor(String mode) {
+        PlainWorkerFunctions plain = new PlainWorkerFunctions();
+        if (plain.supports(mode)) {
+            return plain;
+        }
+        for (WorkerFunctions candidate : ServiceLoader.load(WorkerFunctions.class)) {
+            if (candidate.supports(mode)) {
+                return candidate;
+            }
+        }
+        if (mode.startsWith("spring:")) {
+            throw new IllegalStateException("CHALK_WORKER=" + mode + " needs the Chalk Compute Spring Boot starter on the"
+                    + " class path (it boots the application in worker mode); no WorkerFunctions implementation"
+                    + " for spring: was found");
+        }
+        throw new IllegalStateException("CHALK_WORKER=" + mode + " is not a worker mode: use plain or"
+                + " spring:fully.qualified.MainClass");
+    }
+
+    /** What it serves and where. */
+    public WorkerSettings settings() {
+        return settings;
+    }
+
+    /** The functions it loaded. */
+    public FunctionRegistry registry() {
+        return functions.registry();
+    }
+
+    private int awaitUntilInterrupted() {
+        try {
+            server.awaitTermination();
+            return 0;
+        } catch (InterruptedException e) {
+            log.info("worker {} stopping", settings.workerId());
+            return 0;
+        }
+    }
+
+    /** Stops serving: calls in flight get a few seconds to finish; the socket file is removed. */
+    @Override
+    public void close() {
+        health.enterTerminalState();
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+                server.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        for (EventLoopGroup group : List.of(boss, workers)) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+        try {
+            Files.deleteIfExists(settings.socket());
+        } catch (IOException e) {
+            log.debug("cannot remove {}", settings.socket(), e);
+        }
+    }
+
+    /** The registry, set once loaded; calls arriving before then are refused as unavailable. */
+    private static final class FunctionHolder {
+        private volatile FunctionRegistry registry;
+
+        void set(FunctionRegistry loaded) {
+            registry = loaded;
+        }
+
+        FunctionRegistry registry() {
+            FunctionRegistry current = registry;
+            if (current == null) {
+                throw io.grpc.Status.UNAVAILABLE.withDescription("the worker is still loading its functions")
+                        .asRuntimeException();
+            }
+            return current;
+        }
+
+        io.grpc.BindableService service() {
+            return new CallFunctionService(this::registry);
+        }
+    }
+
+}

@@ -1,0 +1,57 @@
+package ai.chalk.compute.function.worker;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What a worker is told by its environment.
+ *
+ * @param socket    where to serve ({@code CHALK_WORKER_SOCKET})
+ * @param functions the functions to serve ({@code CHALK_WORKER_FUNCTIONS})
+ * @param mode      how to load them ({@code CHALK_WORKER}): {@code plain}, or {@code spring:fully.qualified.MainClass}
+ * @param workerId  this replica's id, for messages ({@code CHALK_WORKER_ID}); empty when not given
+ */
+public record WorkerSettings(Path socket, List<FunctionBinding> functions, String mode, String workerId) {
+
+    /** The environment variable naming the socket. */
+    public static final String SOCKET = "CHALK_WORKER_SOCKET";
+    /** The environment variable listing the functions. */
+    public static final String FUNCTIONS = "CHALK_WORKER_FUNCTIONS";
+    /** The environment variable naming the mode. */
+    public static final String MODE = "CHALK_WORKER";
+    /** The environment variable holding the replica's id. */
+    public static final String ID = "CHALK_WORKER_ID";
+
+    /** Checks for nulls and copies the list. */
+    public WorkerSettings {
+        Objects.requireNonNull(socket, "socket");
+        functions = List.copyOf(functions);
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(workerId, "workerId");
+    }
+
+    /**
+     * Reads the settings from environment variables; {@code CHALK_WORKER} defaults to {@code plain}.
+     *
+     * @param env the environment, such as {@code System.getenv()}
+     * @return the settings
+     * @throws IllegalArgumentException when {@code CHALK_WORKER_SOCKET} or {@code CHALK_WORKER_FUNCTIONS} is missing or malformed
+     */
+    public static WorkerSettings fromEnv(Map<String, String> env) {
+        String socket = env.get(SOCKET);
+        if (socket == null || socket.isBlank()) {
+            throw new IllegalArgumentException(SOCKET + " is not set: it names the Unix socket the worker serves on");
+        }
+        List<FunctionBinding> functions;
+        try {
+            functions = FunctionBinding.parseList(env.get(FUNCTIONS));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(FUNCTIONS + ": " + e.getMessage(), e);
+        }
+        String mode = env.getOrDefault(MODE, "");
+        return new WorkerSettings(Path.of(socket), functions, mode.isBlank() ? "plain" : mode.trim(),
+                env.getOrDefault(ID, ""));
+    }
+}

@@ -1,0 +1,3 @@
+/** The function worker: the process a deployed function's replica runs, serving calls on a Unix socket.
+ *  Started by the server with {@link ai.chalk.compute.function.worker.FunctionWorker} as its main class. */
+package ai.chalk.compute.function.worker;
