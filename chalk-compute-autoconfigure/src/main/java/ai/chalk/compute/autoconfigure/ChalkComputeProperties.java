@@ -67,6 +67,8 @@ public class ChalkComputeProperties {
 
     private final Local local = new Local();
 
+    private final Functions functions = new Functions();
+
     public String getTarget() {
         return target;
     }
@@ -152,6 +154,10 @@ public class ChalkComputeProperties {
 
     public Local getLocal() {
         return local;
+    }
+
+    public Functions getFunctions() {
+        return functions;
     }
 
     /** TLS to the remote target. */
@@ -246,6 +252,35 @@ public class ChalkComputeProperties {
 
         public void setIsolation(Isolation isolation) {
             this.isolation = isolation;
+        }
+    }
+
+    /** The application's {@code @ChalkFunction}, {@code @ChalkScorer} and {@code @ChalkClass} beans. */
+    public static class Functions {
+
+        /** Whether to discover the application's annotated beans at startup and show them in health and the chalkfunctions endpoint. */
+        private boolean enabled = true;
+
+        /**
+         * Whether this application runs as a function worker: set by the worker (CHALK_WORKER=spring:MainClass), which
+         * boots the application without a web server or embedded server to serve its beans' functions. Not set by hand.
+         */
+        private boolean worker;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public boolean isWorker() {
+            return worker;
+        }
+
+        public void setWorker(boolean worker) {
+            this.worker = worker;
         }
     }
 
