@@ -56,6 +56,7 @@ public final class SandboxClient implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SandboxClient.class);
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
+    private final Channel channel;
     private final ManagedChannel ownedChannel;
     private final TokenSource ownedTokens;
     private final String description;
@@ -79,6 +80,7 @@ public final class SandboxClient implements AutoCloseable {
      */
     private SandboxClient(Channel channel, ManagedChannel ownedChannel, TokenSource ownedTokens, String description,
                           ProgressDisplay progress) {
+        this.channel = channel;
         this.ownedChannel = ownedChannel;
         this.ownedTokens = ownedTokens;
         this.description = description;
@@ -233,6 +235,17 @@ public final class SandboxClient implements AutoCloseable {
     public Images images() {
         ensureOpen();
         return images;
+    }
+
+    /**
+     * The channel this client's calls go through, for the clients of other services that share it, such as
+     * {@code FunctionDeployer}, {@code RemoteFunction} and {@code ScalingGroup}. Closing this client closes it when
+     * the client opened it.
+     *
+     * @return the channel
+     */
+    public Channel channel() {
+        return channel;
     }
 
     // ---- sandboxes ----

@@ -1,0 +1,193 @@
+package ai.chalk.compute.function.deploy;
+
+import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.function.FunctionDefinition;
+import ai.chalk.compute.image.Image;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunction;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionTraffic;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionTrafficTarget;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVersionsRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVersionsResponse;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
+import ai.chalk.compute.sandbox.SandboxClient;
+import io.grpc.Channel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deploys functions to the catalog and manages their versions. A deploy is one ensure request: an unchanged
+ * function gets its current version back and nothing is uploaded; otherwise the server names the code blobs it
+ * lacks, only those are uploaded, and the request is sent once more.
+ * <pre>{@code
+ * FunctionDeployer deployer = FunctionDeployer.of(client);
+ * try (CodeSnapshot code = CodeSnapshot.ofClassPath()) {
+ *     FunctionVersion v = deployer.deploy(registry.get("score").definition(), code, WorkerMode.PLAIN, false);
+ * }
+ * deployer.rollback(v.functionId(), previous.id());
+ * }</pre>
+ * Thread-safe.
+ */
+public final class FunctionDeployer {
+
+    private static final Logger log = LoggerFactory.getLogger(FunctionDeployer.class);
+    /** The start of the description of a deploy refused for want of code. */
+    public static final String MISSING_BLOBS = "missing code blobs:";
+
+    private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
+    private final CodeUploader uploader;
+    private final Function<Image, String> images;
+
+    /**
+     * A deployer over a channel.
+     *
+     * @param channel the channel to the server
+     * @param images  turns a function's image into a reference, building it when it has steps
+     */
+    public FunctionDeployer(Channel channel, Function<Image, String> images) {
+        this.catalog = ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
+        this.uploader = new CodeUploader(channel);
+        this.images = Objects.requireNonNull(images, "images");
+    }
+
+    /**
+     * A deployer using a client's channel; images with build steps are built with the client's {@code images()}.
+     *
+     * @param client the client
+     * @return the deployer
+     */
+    public static FunctionDeployer of(SandboxClient client) {
+        return new FunctionDeployer(client.channel(),
+                image -> image.steps().isEmpty() ? image.baseImage() : client.images().require(image).imageRef());
+    }
+
+    /**
+     * Deploys a function that its deployment serves alone (a {@code @ChalkFunction}).
+     *
+     * @param function        the function
+     * @param code            the code to run it from
+     * @param worker          how the worker loads it
+     * @param forceNewVersion create a new version even when nothing changed
+     * @return the version serving it now
+     * @throws ChalkComputeException when the server refuses the deploy
+     */
+    public FunctionVersion deploy(FunctionDefinition function, CodeSnapshot code, WorkerMode worker, boolean forceNewVersion) {
+        return deploy(function, List.of(function), code, worker, forceNewVersion);
+    }
+
+    /**
+     * Deploys a function whose deployment serves several (a {@code @ChalkClass}'s methods).
+     *
+     * @param function        the function
+     * @param served          every function its deployment serves, {@code function} included
+     * @param code            the code to run it from
+     * @param worker          how the worker loads it
+     * @param forceNewVersion create a new version even when nothing changed
+     * @return the version serving it now
+     * @throws ChalkComputeException when the server refuses the deploy
+     */
+    public FunctionVersion deploy(FunctionDefinition function, List<FunctionDefinition> served, CodeSnapshot code,
+                                  WorkerMode worker, boolean forceNewVersion) {
+        if (!served.contains(function)) {
+            throw new IllegalArgumentException("served must include " + function.name());
+        }
+        String image = function.deployment().image().map(images).orElse("");
+        CreateExternalFunctionVersionRequest request = VersionRequests.build(function, served, code.digest(), worker,
+                image, forceNewVersion ? Optional.of(UUID.randomUUID().toString()) : Optional.empty());
+        ExternalFunctionVersion version;
+        try {
+            version = catalog.createExternalFunctionVersion(request).getExternalFunctionVersion();
+        } catch (StatusRuntimeException e) {
+            if (!isMissingCode(e)) {
+                throw ChalkComputeException.from(e);
+            }
+            UploadResult uploaded = uploader.upload(code);
+            log.info("{}: uploaded {} code blob(s), {} bytes", function.name(), uploaded.uploaded().size(), uploaded.bytes());
+            version = call(() -> catalog.createExternalFunctionVersion(request).getExternalFunctionVersion());
+        }
+        return FunctionVersion.of(version, version.getId());
+    }
+
+    /**
+     * Every version of a function, oldest first, with the current one marked.
+     *
+     * @param functionName the function's name
+     * @return its versions
+     * @throws ChalkComputeException when the function is unknown or the server cannot be reached
+     */
+    public List<FunctionVersion> versions(String functionName) {
+        ExternalFunction function = function(functionName);
+        String current = function.getCurrentVersion().getId();
+        List<FunctionVersion> versions = new ArrayList<>();
+        String cursor = null;
+        do {
+            var request = ListExternalFunctionVersionsRequest.newBuilder().setFunctionId(function.getId());
+            if (cursor != null) {
+                request.setCursor(cursor);
+            }
+            ListExternalFunctionVersionsResponse page = call(() -> catalog.listExternalFunctionVersions(request.build()));
+            page.getEntriesList().forEach(e -> versions.add(FunctionVersion.of(e.getExternalFunctionVersion(), current)));
+            cursor = page.hasNextCursor() && !page.getNextCursor().isEmpty() ? page.getNextCursor() : null;
+        } while (cursor != null);
+        versions.sort(java.util.Comparator.comparingInt(FunctionVersion::version));
+        return versions;
+    }
+
+    /**
+     * Makes a version current again: all of the function's traffic goes to it.
+     *
+     * @param functionId the function's stable id
+     * @param versionId  the version's id
+     * @throws ChalkComputeException when either is unknown
+     */
+    public void rollback(String functionId, String versionId) {
+        call(() -> catalog.updateExternalFunction(UpdateExternalFunctionRequest.newBuilder()
+                .setExternalFunctionId(functionId)
+                .setTraffic(ExternalFunctionTraffic.newBuilder().addTargets(ExternalFunctionTrafficTarget.newBuilder()
+                        .setExternalFunctionVersionId(versionId).setPercent(100)))
+                .build()));
+    }
+
+    /**
+     * Deletes a function and all its versions.
+     *
+     * @param functionName the function's name
+     * @throws ChalkComputeException when it is unknown
+     */
+    public void delete(String functionName) {
+        call(() -> catalog.deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
+                .setFunctionName(functionName).build()));
+    }
+
+    private ExternalFunction function(String name) {
+        return call(() -> catalog.getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName(name)
+                .build()).getExternalFunction());
+    }
+
+    static boolean isMissingCode(StatusRuntimeException e) {
+        String description = e.getStatus().getDescription();
+        return e.getStatus().getCode() == Status.Code.FAILED_PRECONDITION && description != null
+                && description.startsWith(MISSING_BLOBS);
+    }
+
+    private static <T> T call(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (StatusRuntimeException e) {
+            throw ChalkComputeException.from(e);
+        }
+    }
+}

@@ -1,0 +1,238 @@
+package ai.chalk.compute.function.remote;
+
+import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.function.FunctionDefinition;
+import ai.chalk.compute.function.FunctionPayloads;
+import ai.chalk.compute.function.arrow.DecodeContext;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionVersionRequest;
+import ai.chalk.compute.proto.runtime.v1.AsyncRemoteCallServiceGrpc;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
+import ai.chalk.compute.proto.runtime.v1.EnqueueRemoteCallRequest;
+import ai.chalk.compute.proto.runtime.v1.PollRemoteCallRequest;
+import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
+import ai.chalk.compute.proto.runtime.v1.RemoteCallArgs;
+import ai.chalk.compute.sandbox.SandboxClient;
+import com.google.protobuf.ByteString;
+import io.grpc.Channel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A deployed function, called through the catalog. Arguments and results travel as Arrow; they are encoded and
+ * decoded with the function's local {@link FunctionDefinition}, so results come back as the declared Java type.
+ * <pre>{@code
+ * RemoteFunction score = RemoteFunction.fromName(client, registry.get("score").definition());
+ * double s = (Double) score.call("some text", 3);
+ * List<Object> many = score.callBatch(List.of(new Object[] {"a", 1}, new Object[] {"b", 2}));
+ * CompletableFuture<Object> later = score.callAsync("queued", 1);
+ * }</pre>
+ * A failure of the function's own code raises {@link RemoteExecutionError}. Thread-safe.
+ */
+public final class RemoteFunction {
+
+    private static final ScheduledExecutorService POLLER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread thread = new Thread(r, "chalk-remote-call-poller");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    private final Channel channel;
+    private final FunctionDefinition definition;
+    private final FunctionPayloads payloads;
+    private final ExternalFunctionVersionKey key;
+    private final Optional<String> versionId;
+
+    private RemoteFunction(Channel channel, FunctionDefinition definition, ExternalFunctionVersionKey key,
+                           Optional<String> versionId) {
+        this.channel = channel;
+        this.definition = definition;
+        this.payloads = FunctionPayloads.of(definition);
+        this.key = key;
+        this.versionId = versionId;
+    }
+
+    /**
+     * The function deployed under the definition's name, pinned to the version that is current now.
+     *
+     * @param client     the client
+     * @param definition the function's local definition
+     * @return the function
+     * @throws ChalkComputeException when no function has that name
+     */
+    public static RemoteFunction fromName(SandboxClient client, FunctionDefinition definition) {
+        return fromName(client.channel(), definition.name(), definition);
+    }
+
+    /**
+     * A deployed function by name, pinned to the version that is current now.
+     *
+     * @param channel    the channel to the server
+     * @param name       the deployed name
+     * @param definition the function's local definition, for its argument and result types
+     * @return the function
+     * @throws ChalkComputeException when no function has that name
+     */
+    public static RemoteFunction fromName(Channel channel, String name, FunctionDefinition definition) {
+        ExternalFunctionVersion current = call(() -> catalog(channel).getExternalFunction(GetExternalFunctionRequest
+                .newBuilder().setFunctionName(name).build())).getExternalFunction().getCurrentVersion();
+        return pinned(channel, current, definition);
+    }
+
+    /**
+     * The function of an immutable version.
+     *
+     * @param channel    the channel to the server
+     * @param versionId  the version's id
+     * @param definition the function's local definition
+     * @return the function, always calling that version
+     * @throws ChalkComputeException when the version is unknown
+     */
+    public static RemoteFunction fromVersionId(Channel channel, String versionId, FunctionDefinition definition) {
+        ExternalFunctionVersion version = call(() -> catalog(channel).getExternalFunctionVersion(
+                GetExternalFunctionVersionRequest.newBuilder().setId(versionId).build())).getExternalFunctionVersion();
+        return pinned(channel, version, definition);
+    }
+
+    /**
+     * A function by its stable id, following its current version at each call (so a rollback takes effect at once).
+     *
+     * @param channel    the channel to the server
+     * @param functionId the function's id
+     * @param definition the function's local definition
+     * @return the function
+     */
+    public static RemoteFunction fromFunctionId(Channel channel, String functionId, FunctionDefinition definition) {
+        return new RemoteFunction(channel, definition,
+                ExternalFunctionVersionKey.newBuilder().setFunctionId(functionId).build(), Optional.empty());
+    }
+
+    private static RemoteFunction pinned(Channel channel, ExternalFunctionVersion version, FunctionDefinition definition) {
+        return new RemoteFunction(channel, definition, ExternalFunctionVersionKey.newBuilder()
+                .setFunctionId(version.getFunctionId()).setVersion(version.getVersion()).build(),
+                Optional.of(version.getId()));
+    }
+
+    /** The function's name. */
+    public String name() {
+        return definition.name();
+    }
+
+    /** The version it calls, when pinned to one; empty when it follows the current version. */
+    public Optional<String> versionId() {
+        return versionId;
+    }
+
+    /**
+     * Calls the function once.
+     *
+     * @param arguments one value per parameter
+     * @return the result, of the declared return type
+     * @throws RemoteExecutionError  when the function threw, or its worker died during the call
+     * @throws ChalkComputeException when the call could not be made
+     */
+    public Object call(Object... arguments) {
+        return payloads.decodeResult(send(payloads.encodeCall(arguments)), DecodeContext.empty());
+    }
+
+    /**
+     * Calls the function for several sets of arguments in one request, one row each.
+     *
+     * @param calls one array of arguments per call
+     * @return one result per call, in order
+     * @throws RemoteExecutionError  when the function threw on any row
+     * @throws ChalkComputeException when the call could not be made
+     */
+    public List<Object> callBatch(List<Object[]> calls) {
+        return payloads.decodeResults(send(payloads.encodeBatch(calls)), DecodeContext.empty());
+    }
+
+    /**
+     * Queues a call and polls for its result.
+     *
+     * @param arguments one value per parameter
+     * @return the result, or a {@link RemoteExecutionError} once the call failed
+     */
+    public CompletableFuture<Object> callAsync(Object... arguments) {
+        byte[] payload = payloads.encodeCall(arguments);
+        CompletableFuture<Object> result = new CompletableFuture<>();
+        String callId;
+        try {
+            callId = catalog(channel).callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
+                    .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName(definition.name())
+                            .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFrom(payload))))
+                    .build()).getEnqueueRemoteCallResponse().getCallId();
+        } catch (StatusRuntimeException e) {
+            result.completeExceptionally(RemoteExecutionError.fromCall(e));
+            return result;
+        }
+        poll(callId, result, Duration.ofMillis(50));
+        return result;
+    }
+
+    private void poll(String callId, CompletableFuture<Object> result, Duration delay) {
+        POLLER.schedule(() -> {
+            if (result.isDone()) {
+                return;
+            }
+            try {
+                PollRemoteCallResponse response = AsyncRemoteCallServiceGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(30, TimeUnit.SECONDS)
+                        .pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build());
+                switch (response.getStatus()) {
+                    case REMOTE_CALL_STATUS_COMPLETED -> result.complete(payloads.decodeResult(
+                            response.getResults(0).getFeatherStream().toByteArray(), DecodeContext.empty()));
+                    case REMOTE_CALL_STATUS_FAILED -> result.completeExceptionally(response.getErrorsCount() == 0
+                            ? new RemoteExecutionError(Status.Code.UNKNOWN, "call " + callId + " failed", "", "", "", "",
+                            callId, null, null)
+                            : RemoteExecutionError.of(Status.Code.UNKNOWN, "", response.getErrors(0), callId, null, null));
+                    default -> poll(callId, result, delay.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0
+                            ? Duration.ofSeconds(1) : delay.multipliedBy(2));
+                }
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e instanceof StatusRuntimeException s ? RemoteExecutionError.fromCall(s) : e);
+            }
+        }, delay.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private byte[] send(byte[] payload) {
+        try {
+            return catalog(channel).callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
+                    .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName(definition.name())
+                            .setFeatherStream(ByteString.copyFrom(payload)))
+                    .build()).getRemoteCallResponse().getFeatherStream().toByteArray();
+        } catch (StatusRuntimeException e) {
+            throw RemoteExecutionError.fromCall(e);
+        }
+    }
+
+    private static ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog(Channel channel) {
+        return ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
+    }
+
+    private static <T> T call(java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (StatusRuntimeException e) {
+            throw ChalkComputeException.from(e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteFunction[" + definition.name() + versionId.map(v -> " @" + v).orElse("") + "]";
+    }
+}

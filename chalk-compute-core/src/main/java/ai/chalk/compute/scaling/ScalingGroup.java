@@ -1,0 +1,271 @@
+package ai.chalk.compute.scaling;
+
+import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.proto.scalinggroup.v1.CreateScalingGroupRequest;
+import ai.chalk.compute.proto.scalinggroup.v1.DeleteScalingGroupRequest;
+import ai.chalk.compute.proto.scalinggroup.v1.GetScalingGroupRequest;
+import ai.chalk.compute.proto.scalinggroup.v1.ListScalingGroupRevisionsRequest;
+import ai.chalk.compute.proto.scalinggroup.v1.ListScalingGroupRevisionsResponse;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupManagerServiceGrpc;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupResponse;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupTraffic;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupTrafficTarget;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
+import ai.chalk.compute.proto.scalinggroup.v1.UpdateScalingGroupRequest;
+import ai.chalk.compute.sandbox.SandboxClient;
+import io.grpc.Channel;
+import io.grpc.StatusRuntimeException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A scaling group: a named, replicated service with a stable id and immutable revisions beneath it. Each
+ * {@link #deploy()} appends a revision; {@link #rollback(String)} serves an earlier one again.
+ * <pre>{@code
+ * ScalingGroup api = ScalingGroup.create(client, "api", "registry.example/api:v1").replicas(1, 3).deploy();
+ * api.deploy();                                   // another revision
+ * for (ScalingGroupRevision r : api.revisions()) {
+ *     System.out.println(r.id() + " " + r.status() + " " + r.current());
+ * }
+ * api.rollback(previousRevisionId);
+ * }</pre>
+ * Readiness is logged (at INFO, logger {@code ai.chalk.compute.scaling}) only when its state, replica counts or
+ * message change. Not thread-safe: use one handle per thread, or synchronise.
+ */
+public final class ScalingGroup {
+
+    private static final Logger log = LoggerFactory.getLogger(ScalingGroup.class);
+
+    private final ScalingGroupManagerServiceGrpc.ScalingGroupManagerServiceBlockingStub stub;
+    private final String name;
+    private ScalingGroupSpec spec;
+    private String id;
+    private Readiness readiness;
+
+    private ScalingGroup(Channel channel, String name, ScalingGroupSpec spec, String id) {
+        this.stub = ScalingGroupManagerServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
+        this.name = Objects.requireNonNull(name, "name");
+        this.spec = spec;
+        this.id = id;
+    }
+
+    /**
+     * A scaling group to deploy: one replica of the image until {@link #replicas(int, int)} says otherwise. Nothing is
+     * sent until {@link #deploy()}.
+     *
+     * @param client the client
+     * @param name   the group's name
+     * @param image  the image reference its replicas run
+     * @return the group, not yet deployed
+     */
+    public static ScalingGroup create(SandboxClient client, String name, String image) {
+        return create(client.channel(), name, image);
+    }
+
+    /**
+     * A scaling group to deploy, over a channel.
+     *
+     * @param channel the channel to the server
+     * @param name    the group's name
+     * @param image   the image reference its replicas run
+     * @return the group, not yet deployed
+     */
+    public static ScalingGroup create(Channel channel, String name, String image) {
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("a scaling group needs a name");
+        }
+        ScalingGroupSpec spec = ScalingGroupSpec.newBuilder()
+                .setContainerSpec(ChalkContainerSpec.newBuilder().setName(name).setImage(Objects.requireNonNull(image, "image")))
+                .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(1).setMaxReplicas(1))
+                .build();
+        return new ScalingGroup(channel, name, spec, null);
+    }
+
+    /**
+     * Attaches to a deployed group by its stable id.
+     *
+     * @param client the client
+     * @param id     the group's id
+     * @return the group, as the server describes it now
+     * @throws ChalkComputeException when the id is unknown
+     */
+    public static ScalingGroup fromId(SandboxClient client, String id) {
+        return fromId(client.channel(), id);
+    }
+
+    /**
+     * Attaches to a deployed group by its stable id, over a channel.
+     *
+     * @param channel the channel to the server
+     * @param id      the group's id
+     * @return the group, as the server describes it now
+     * @throws ChalkComputeException when the id is unknown
+     */
+    public static ScalingGroup fromId(Channel channel, String id) {
+        var stub = ScalingGroupManagerServiceGrpc.newBlockingStub(channel);
+        ScalingGroupResponse group = call(() -> stub.getScalingGroup(GetScalingGroupRequest.newBuilder().setId(id).build()))
+                .getScalingGroup();
+        ScalingGroup handle = new ScalingGroup(channel, group.getName(), group.getSpec(), group.getId());
+        handle.observe(group);
+        return handle;
+    }
+
+    /**
+     * Sets the replica range the next {@link #deploy()} asks for.
+     *
+     * @param min the fewest replicas kept running
+     * @param max the most replicas started under load
+     * @return this group
+     */
+    public ScalingGroup replicas(int min, int max) {
+        if (min < 0 || max < Math.max(1, min)) {
+            throw new IllegalArgumentException("replicas: need 0 <= min <= max and max >= 1, got " + min + ".." + max);
+        }
+        spec = spec.toBuilder().setScalingSpec(spec.getScalingSpec().toBuilder().setMinReplicas(min).setMaxReplicas(max))
+                .build();
+        return this;
+    }
+
+    /**
+     * Sets the environment variables the next {@link #deploy()} gives its replicas.
+     *
+     * @param env the variables
+     * @return this group
+     */
+    public ScalingGroup env(Map<String, String> env) {
+        spec = spec.toBuilder().setContainerSpec(spec.getContainerSpec().toBuilder().clearEnvVars().putAllEnvVars(env))
+                .build();
+        return this;
+    }
+
+    /**
+     * Creates the group, or appends a revision to it, with the current spec.
+     *
+     * @return this group
+     * @throws ChalkComputeException when the server refuses
+     */
+    public ScalingGroup deploy() {
+        ScalingGroupResponse group = id == null
+                ? call(() -> stub.createScalingGroup(CreateScalingGroupRequest.newBuilder().setSpec(spec).build())).getScalingGroup()
+                : call(() -> stub.updateScalingGroup(UpdateScalingGroupRequest.newBuilder().setScalingGroupId(id)
+                        .setSpec(spec).build())).getScalingGroup();
+        id = group.getId();
+        observe(group);
+        return this;
+    }
+
+    /**
+     * Every revision, oldest first, with the current one marked.
+     *
+     * @return the revisions
+     * @throws IllegalStateException when the group has not been deployed
+     */
+    public List<ScalingGroupRevision> revisions() {
+        String groupId = requireId();
+        refresh();
+        List<ScalingGroupRevision> revisions = new ArrayList<>();
+        String cursor = null;
+        do {
+            var request = ListScalingGroupRevisionsRequest.newBuilder().setScalingGroupId(groupId);
+            if (cursor != null) {
+                request.setCursor(cursor);
+            }
+            ListScalingGroupRevisionsResponse page = call(() -> stub.listScalingGroupRevisions(request.build()));
+            page.getRevisionsList().forEach(r -> revisions.add(ScalingGroupRevision.of(r, readiness.revisionId())));
+            cursor = page.hasNextCursor() && !page.getNextCursor().isEmpty() ? page.getNextCursor() : null;
+        } while (cursor != null);
+        revisions.sort(Comparator.comparing(ScalingGroupRevision::createdAt));
+        return revisions;
+    }
+
+    /**
+     * Serves an earlier revision again: all traffic goes to it.
+     *
+     * @param revisionId the revision
+     * @return this group
+     * @throws ChalkComputeException when the revision is unknown
+     */
+    public ScalingGroup rollback(String revisionId) {
+        String groupId = requireId();
+        observe(call(() -> stub.updateScalingGroup(UpdateScalingGroupRequest.newBuilder().setScalingGroupId(groupId)
+                .setTraffic(ScalingGroupTraffic.newBuilder().addTargets(ScalingGroupTrafficTarget.newBuilder()
+                        .setScalingGroupRevisionId(revisionId).setPercent(100)))
+                .build())).getScalingGroup());
+        return this;
+    }
+
+    /**
+     * Reads the group's current revision and readiness from the server.
+     *
+     * @return the readiness
+     */
+    public Readiness refresh() {
+        String groupId = requireId();
+        observe(call(() -> stub.getScalingGroup(GetScalingGroupRequest.newBuilder().setId(groupId).build())).getScalingGroup());
+        return readiness;
+    }
+
+    /** Deletes the group and all its revisions. */
+    public void delete() {
+        String groupId = requireId();
+        call(() -> stub.deleteScalingGroup(DeleteScalingGroupRequest.newBuilder().setId(groupId).build()));
+    }
+
+    /** The group's name. */
+    public String name() {
+        return name;
+    }
+
+    /** The group's stable id, once deployed. */
+    public Optional<String> id() {
+        return Optional.ofNullable(id);
+    }
+
+    /** The readiness last read from the server, once deployed. */
+    public Optional<Readiness> readiness() {
+        return Optional.ofNullable(readiness);
+    }
+
+    /** The spec the next {@link #deploy()} sends. */
+    public ScalingGroupSpec spec() {
+        return spec;
+    }
+
+    private void observe(ScalingGroupResponse group) {
+        Readiness next = Readiness.of(group);
+        if (next.differsFrom(readiness)) {
+            log.info("scaling group {}: {}", name, next);
+        }
+        readiness = next;
+        spec = group.hasSpec() ? group.getSpec() : spec;
+    }
+
+    private String requireId() {
+        if (id == null) {
+            throw new IllegalStateException("scaling group " + name + " has not been deployed; call deploy() first");
+        }
+        return id;
+    }
+
+    private static <T> T call(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (StatusRuntimeException e) {
+            throw ChalkComputeException.from(e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ScalingGroup[" + name + (id == null ? ", not deployed" : ", " + id) + "]";
+    }
+}

@@ -1,0 +1,3 @@
+/** Scaling groups: long-running replicated services with immutable revisions, deployed, listed and rolled back
+ *  through {@link ai.chalk.compute.scaling.ScalingGroup}. */
+package ai.chalk.compute.scaling;
