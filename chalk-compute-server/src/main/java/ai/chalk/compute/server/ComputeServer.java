@@ -1,7 +1,6 @@
 package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.blob.BlobServiceV1;
-import ai.chalk.compute.server.blob.BlobStore;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
@@ -80,6 +79,7 @@ public final class ComputeServer implements AutoCloseable {
     private Server inProcess;
     private Server tcp;
     private HealthStatusManager health;
+    private FunctionServices functions;
     private volatile boolean running;
 
     private ComputeServer(Builder config) {
@@ -124,6 +124,8 @@ public final class ComputeServer implements AutoCloseable {
             sandboxes.recover();
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();
+            functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
+                    config.workerReadyTimeout);
             health = new HealthStatusManager();
             List<ServerServiceDefinition> services = List.of(
                     intercepted(new SandboxServiceV1(sandboxes, scheduler)),
@@ -131,7 +133,10 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(new SandboxSnapshotServiceV2(snapshots)),
                     intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes)),
                     intercepted(new VolumeServiceV1(volumes, sandboxes)),
-                    intercepted(new BlobServiceV1(new BlobStore(dataDir.resolve("blobs")))),
+                    intercepted(new BlobServiceV1(functions.blobs())),
+                    intercepted(functions.catalog()),
+                    intercepted(functions.asyncCalls()),
+                    intercepted(functions.scalingGroups()),
                     intercepted(new CustomImageServiceV1(images, sandboxStore)),
                     health.getHealthService().bindService(),
                     ProtoReflectionServiceV1.newInstance().bindService());
@@ -263,6 +268,9 @@ public final class ComputeServer implements AutoCloseable {
                 s.shutdown();
             }
         }
+        if (functions != null) {
+            functions.close(); // replicas stop before the sandboxes they run beside
+        }
         if (sandboxes != null) {
             sandboxes.close();
         }
@@ -309,6 +317,7 @@ public final class ComputeServer implements AutoCloseable {
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private int parallelImageBuilds = 2;
+        private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private Path tlsCertChain;
         private Path tlsPrivateKey;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
@@ -413,6 +422,15 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("parallel image builds must be 1 to 64, got " + builds);
             }
             this.parallelImageBuilds = builds;
+            return this;
+        }
+
+        /** How long a function worker may take to start serving before its replica counts as failed. Default 60 s. */
+        public Builder workerReadyTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("worker ready timeout must be positive, got " + timeout);
+            }
+            this.workerReadyTimeout = timeout;
             return this;
         }
 

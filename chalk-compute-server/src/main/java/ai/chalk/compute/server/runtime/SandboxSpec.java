@@ -18,7 +18,7 @@ import java.util.Optional;
  * @param limits     cpu and memory limits, parsed
  * @param network    whether the sandbox may reach any network beyond its own loopback
  * @param entrypoint an optional long-running process started with the sandbox; empty for none
- * @param volumes    host directories mounted read-write into the sandbox
+ * @param volumes    host directories mounted into the sandbox (read-write unless a binding says read-only)
  * @param initialFilesystem a directory on the host (the server's, e.g. a snapshot taken with
  *                   {@link RuntimeSandbox#snapshot}) whose contents are copied into the new sandbox's
  *                   writable layer before it starts; empty for a fresh layer. It is only read.
@@ -59,12 +59,18 @@ public record SandboxSpec(
     }
 
     /**
-     * A host directory mounted read-write at {@code mountPath} inside the sandbox.
+     * A host directory mounted at {@code mountPath} inside the sandbox.
      *
      * @param source    the directory on the host (the server's, never a client's path)
      * @param mountPath an absolute path inside the sandbox, already validated
+     * @param readOnly  whether the sandbox may only read it (e.g. a function's code); volumes are read-write
      */
-    public record VolumeBinding(Path source, String mountPath) {
+    public record VolumeBinding(Path source, String mountPath, boolean readOnly) {
+
+        /** A read-write binding (a volume). */
+        public VolumeBinding(Path source, String mountPath) {
+            this(source, mountPath, false);
+        }
     }
 
     /**

@@ -20,6 +20,7 @@ import com.github.dockerjava.api.command.TopContainerResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.AccessMode;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
@@ -381,7 +382,8 @@ public final class DockerRuntime implements SandboxRuntime {
                 .withPidsLimit(PIDS_MAX)
                 .withInit(false)
                 .withBinds(spec.volumes().stream()
-                        .map(v -> new Bind(v.source().toString(), new Volume(v.mountPath())))
+                        .map(v -> new Bind(v.source().toString(), new Volume(v.mountPath()),
+                                v.readOnly() ? AccessMode.ro : AccessMode.rw))
                         .toList());
         spec.limits().milliCpus().ifPresent(m -> hostConfig.withNanoCPUs(m * 1_000_000L));
         spec.limits().memoryBytes().ifPresent(m -> hostConfig.withMemory(m).withMemorySwap(m));

@@ -269,7 +269,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir);
         int chdir = args.indexOf("--chdir");
         for (SandboxSpec.VolumeBinding v : volumes) { // after the root and system views, before the workdir
-            args.addAll(chdir, List.of("--bind", v.source().toString(), v.mountPath()));
+            args.addAll(chdir, List.of(v.readOnly() ? "--ro-bind" : "--bind", v.source().toString(), v.mountPath()));
             chdir += 3;
         }
         Path bwrap = runtime.tools().require("bwrap");
@@ -306,7 +306,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), runtime.systemView());
         List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
                 root, hostname, network, workdir);
-        volumes.forEach(v -> init.add("vol:" + v.mountPath() + "=" + v.source()));
+        volumes.forEach(v -> init.add((v.readOnly() ? "rovol:" : "vol:") + v.mountPath() + "=" + v.source()));
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(), init);
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));

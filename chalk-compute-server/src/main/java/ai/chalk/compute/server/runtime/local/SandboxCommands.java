@@ -153,7 +153,7 @@ final class SandboxCommands {
      * Arguments: layer, hostname, workdir, {@code isolated|host} network, the setpriv command, the prefix of the
      * tools run after the pivot, the init's shell and its loop (see {@link UnshareRoot}), then mount entries
      * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}, {@code self:DIR} (bound onto itself, so that it
-     * cannot be renamed), {@code robind:MOUNT=HOSTDIR}, {@code vol:MOUNT=HOSTDIR} (volumes; mount paths never
+     * cannot be renamed), {@code robind:MOUNT=HOSTDIR}, {@code vol:MOUNT=HOSTDIR} (volumes), {@code rovol:MOUNT=HOSTDIR} (read-only bindings; mount paths never
      * contain '='). The setpriv command, prefix and shell are split into words: they are the runtime's own paths.
      */
     static final String UNSHARE_INIT = """
@@ -170,6 +170,7 @@ final class SandboxCommands {
                 self:*) mount --bind "$L$p" "$L$p" ;;
                 robind:*) m=${p%%=*}; mount --bind -o ro,nosuid,nodev "${p#*=}" "$L$m" ;;
                 vol:*) m=${p%%=*}; mkdir -p "$L$m"; mount --bind -o nosuid,nodev "${p#*=}" "$L$m" ;;
+                rovol:*) m=${p%%=*}; mkdir -p "$L$m"; mount --bind "${p#*=}" "$L$m"; mount -o remount,bind,ro,nosuid,nodev "$L$m" ;;
               esac
             done
             mkdir -p "$L/proc" "$L/dev" "$L/tmp" "$L/var/tmp" "$L/root"

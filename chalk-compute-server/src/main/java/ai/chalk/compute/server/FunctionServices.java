@@ -1,0 +1,107 @@
+package ai.chalk.compute.server;
+
+import ai.chalk.compute.server.blob.BlobStore;
+import ai.chalk.compute.server.function.AsyncRemoteCallServiceV1;
+import ai.chalk.compute.server.function.ExternalFunctionCatalogServiceV1;
+import ai.chalk.compute.server.function.FunctionCalls;
+import ai.chalk.compute.server.function.FunctionDeployments;
+import ai.chalk.compute.server.function.FunctionWorkers;
+import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.sandbox.SandboxManager;
+import ai.chalk.compute.server.scalinggroup.ContainerRunners;
+import ai.chalk.compute.server.scalinggroup.ScalingGroupManagerServiceV1;
+import ai.chalk.compute.server.scalinggroup.ScalingGroups;
+import ai.chalk.compute.server.store.CallStore;
+import ai.chalk.compute.server.store.Database;
+import ai.chalk.compute.server.store.FunctionStore;
+import ai.chalk.compute.server.store.ScalingGroupStore;
+import ai.chalk.compute.server.worker.CodeSnapshots;
+import ai.chalk.compute.server.worker.WorkerPools;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/** The function catalog, scaling groups and their workers, wired together for {@link ComputeServer}. */
+final class FunctionServices implements AutoCloseable {
+
+    private final BlobStore blobs;
+    private final ExecutorService executor;
+    private final WorkerPools pools;
+    private final ScalingGroups groups;
+    private final ScheduledFuture<?> upkeep;
+    private final ExternalFunctionCatalogServiceV1 catalog;
+    private final AsyncRemoteCallServiceV1 asyncCalls;
+    private final ScalingGroupManagerServiceV1 scalingGroups;
+
+    private FunctionServices(BlobStore blobs, ExecutorService executor, WorkerPools pools, ScalingGroups groups,
+                             ScheduledFuture<?> upkeep, ExternalFunctionCatalogServiceV1 catalog,
+                             AsyncRemoteCallServiceV1 asyncCalls, ScalingGroupManagerServiceV1 scalingGroups) {
+        this.blobs = blobs;
+        this.executor = executor;
+        this.pools = pools;
+        this.groups = groups;
+        this.upkeep = upkeep;
+        this.catalog = catalog;
+        this.asyncCalls = asyncCalls;
+        this.scalingGroups = scalingGroups;
+    }
+
+    static FunctionServices start(Path dataDir, Database database, SandboxRuntime runtime, SandboxManager sandboxes,
+                                  ScheduledExecutorService scheduler, Duration workerReadyTimeout) throws IOException {
+        BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
+        ExecutorService executor = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "chalk-compute-functions");
+            t.setDaemon(true);
+            return t;
+        });
+        CodeSnapshots code = new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"));
+        FunctionStore functionStore = new FunctionStore(database);
+        ScalingGroups groups = new ScalingGroups(new ScalingGroupStore(database));
+        WorkerPools pools = new WorkerPools(runtime, dataDir.resolve("functions").resolve("run"), executor);
+        FunctionWorkers workers = new FunctionWorkers(functionStore, code, pools, workerReadyTimeout);
+        groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
+        groups.register(ScalingGroups.FUNCTION, workers);
+        FunctionDeployments deployments = new FunctionDeployments(functionStore, groups, code);
+        CallStore callStore = new CallStore(database);
+        callStore.failUnfinished("the server restarted while the call was queued or running; call again",
+                ai.chalk.compute.proto.common.v1.ChalkError.newBuilder().setMessage("the server restarted while the"
+                        + " call was queued or running; call again").build().toByteArray());
+        FunctionCalls calls = new FunctionCalls(workers, callStore, executor);
+        groups.recover();
+        ScheduledFuture<?> upkeep = scheduler.scheduleWithFixedDelay(() -> groups.tick(Instant.now()), 1, 1,
+                TimeUnit.SECONDS);
+        return new FunctionServices(blobs, executor, pools, groups, upkeep,
+                new ExternalFunctionCatalogServiceV1(deployments, calls, code),
+                new AsyncRemoteCallServiceV1(deployments, calls), new ScalingGroupManagerServiceV1(groups));
+    }
+
+    BlobStore blobs() {
+        return blobs;
+    }
+
+    ExternalFunctionCatalogServiceV1 catalog() {
+        return catalog;
+    }
+
+    AsyncRemoteCallServiceV1 asyncCalls() {
+        return asyncCalls;
+    }
+
+    ScalingGroupManagerServiceV1 scalingGroups() {
+        return scalingGroups;
+    }
+
+    @Override
+    public void close() {
+        upkeep.cancel(false);
+        groups.close();
+        pools.close();
+        executor.shutdownNow();
+    }
+}

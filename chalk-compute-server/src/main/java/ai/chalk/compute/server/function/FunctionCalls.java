@@ -1,0 +1,139 @@
+package ai.chalk.compute.server.function;
+
+import ai.chalk.compute.proto.common.v1.ChalkError;
+import ai.chalk.compute.proto.common.v1.ErrorCode;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
+import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
+import ai.chalk.compute.proto.runtime.v1.RemoteCallStatus;
+import ai.chalk.compute.server.store.CallStore;
+import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.ProtoUtils;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Calls of function versions: routed to their replica pools, answered synchronously (the worker's status and
+ * trailers forwarded, with {@code chalk-call-id}) or queued and answered to polls.
+ */
+public final class FunctionCalls {
+
+    private static final Logger log = LoggerFactory.getLogger(FunctionCalls.class);
+    /** The call id trailer the server adds. */
+    public static final Metadata.Key<String> CALL_ID = Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
+    /** The protocol's error trailer. */
+    public static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
+
+    private final FunctionWorkers workers;
+    private final CallStore calls;
+    private final ExecutorService executor;
+
+    public FunctionCalls(FunctionWorkers workers, CallStore calls, ExecutorService executor) {
+        this.workers = workers;
+        this.calls = calls;
+        this.executor = executor;
+    }
+
+    /**
+     * Calls a version and returns the worker's answer.
+     *
+     * @throws StatusRuntimeException the worker's status and trailers plus {@code chalk-call-id}, or UNAVAILABLE
+     */
+    public CallFunctionResponse call(VersionRecord v, CallFunctionRequest request) {
+        return call(v, request, "call-" + UUID.randomUUID());
+    }
+
+    private CallFunctionResponse call(VersionRecord v, CallFunctionRequest request, String callId) {
+        FunctionOptions o = FunctionOptions.of(FunctionWorkers.request(v).getConfig());
+        if (o.functions().stream().noneMatch(e -> e.name().equals(request.getName()))) {
+            throw withCallId(Status.NOT_FOUND.withDescription("version " + v.version() + " serves no function \""
+                    + request.getName() + "\"; it serves " + o.functions().stream().map(FunctionOptions.Entry::name)
+                    .toList()).asRuntimeException(), callId);
+        }
+        try {
+            return workers.poolFor(v, s -> { }).call(request, callId, o.timeout());
+        } catch (StatusRuntimeException e) {
+            throw withCallId(e, callId);
+        }
+    }
+
+    private static StatusRuntimeException withCallId(StatusRuntimeException e, String callId) {
+        Metadata trailers = new Metadata();
+        if (e.getTrailers() != null) {
+            trailers.merge(e.getTrailers());
+        }
+        trailers.removeAll(CALL_ID);
+        trailers.put(CALL_ID, callId);
+        return new StatusRuntimeException(e.getStatus(), trailers);
+    }
+
+    /** Queues a call of a version and returns its id; it runs in the background. */
+    public String enqueue(VersionRecord v, String function, String name, ByteString args) {
+        String callId = "call-" + UUID.randomUUID();
+        calls.insert(callId, function, v.id(), name, args.toByteArray());
+        executor.execute(() -> runQueued(v, callId, CallFunctionRequest.newBuilder().setName(name)
+                .setFeatherStream(args).build()));
+        return callId;
+    }
+
+    private void runQueued(VersionRecord v, String callId, CallFunctionRequest request) {
+        if (calls.find(callId).isEmpty()) {
+            return; // purged before it started
+        }
+        calls.finish(callId, CallStore.State.RUNNING, Optional.empty(), Optional.empty());
+        try {
+            CallFunctionResponse r = call(v, request, callId);
+            calls.finish(callId, CallStore.State.COMPLETED, Optional.of(r.getFeatherStream().toByteArray()),
+                    Optional.empty());
+        } catch (StatusRuntimeException e) {
+            ChalkError error = e.getTrailers() != null && e.getTrailers().containsKey(ERROR)
+                    ? e.getTrailers().get(ERROR)
+                    : ChalkError.newBuilder().setCode(ErrorCode.ERROR_CODE_INTERNAL_SERVER_ERROR_UNSPECIFIED)
+                    .setMessage(e.getStatus().getCode() + ": " + e.getStatus().getDescription()).build();
+            calls.finish(callId, CallStore.State.FAILED, Optional.empty(), Optional.of(error.toByteArray()));
+        } catch (RuntimeException e) {
+            log.error("Queued call {} failed unexpectedly", callId, e);
+            calls.finish(callId, CallStore.State.FAILED, Optional.empty(), Optional.of(ChalkError.newBuilder()
+                    .setMessage("internal server error: " + e).build().toByteArray()));
+        }
+    }
+
+    /** A queued call's status; a finished call's result is returned once and then forgotten. */
+    public PollRemoteCallResponse poll(String callId) {
+        CallStore.CallRecord r = calls.find(callId).orElseThrow(() -> Status.NOT_FOUND.withDescription("no queued"
+                + " call \"" + callId + "\": it was never queued, was purged, or its result was already read")
+                .asRuntimeException());
+        PollRemoteCallResponse.Builder b = PollRemoteCallResponse.newBuilder();
+        switch (r.state()) {
+            case PENDING -> b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_PENDING);
+            case RUNNING -> b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING);
+            case COMPLETED -> b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED).addResults(
+                    CallFunctionResponse.newBuilder().setFeatherStream(ByteString.copyFrom(r.result().orElseThrow())));
+            case FAILED -> b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_FAILED).addErrors(parse(r.error()));
+        }
+        if (r.state() == CallStore.State.COMPLETED || r.state() == CallStore.State.FAILED) {
+            calls.delete(callId);
+        }
+        return b.build();
+    }
+
+    private static ChalkError parse(Optional<byte[]> bytes) {
+        try {
+            return ChalkError.parseFrom(bytes.orElse(new byte[0]));
+        } catch (InvalidProtocolBufferException e) {
+            return ChalkError.newBuilder().setMessage("the stored error is unreadable").build();
+        }
+    }
+
+    public CallStore store() {
+        return calls;
+    }
+}

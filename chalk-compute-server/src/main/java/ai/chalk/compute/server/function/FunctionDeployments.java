@@ -1,0 +1,202 @@
+package ai.chalk.compute.server.function;
+
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.server.blob.BlobDigest;
+import ai.chalk.compute.server.scalinggroup.ScalingGroups;
+import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
+import ai.chalk.compute.server.store.FunctionStore;
+import ai.chalk.compute.server.store.FunctionStore.FunctionRecord;
+import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
+import ai.chalk.compute.server.store.ScalingGroupStore.GroupRecord;
+import ai.chalk.compute.server.worker.CodeSnapshots;
+import ai.chalk.compute.server.worker.WorkerLaunch;
+import com.google.protobuf.CodedOutputStream;
+import io.grpc.Status;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * Function deployments: the protocol's ensure (reuse an equal version, refuse missing code, else version N+1 with
+ * a new revision of the function's scaling group), traffic (rollback), deletion, and finding functions and
+ * versions.
+ */
+public final class FunctionDeployments {
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,254}");
+
+    private final FunctionStore store;
+    private final ScalingGroups groups;
+    private final CodeSnapshots code;
+
+    /**
+     * What an ensure answered.
+     *
+     * @param function the function
+     * @param version  the version (new or reused)
+     * @param created  whether it is new
+     */
+    public record Deployed(FunctionRecord function, VersionRecord version, boolean created) {
+    }
+
+    public FunctionDeployments(FunctionStore store, ScalingGroups groups, CodeSnapshots code) {
+        this.store = store;
+        this.groups = groups;
+        this.code = code;
+    }
+
+    public FunctionStore store() {
+        return store;
+    }
+
+    public ScalingGroups groups() {
+        return groups;
+    }
+
+    /** The protocol's ensure; see the class comment. */
+    public Deployed ensure(CreateExternalFunctionVersionRequest request) {
+        String name = checkName(request.getFunctionName());
+        if (request.getConfig().hasSchedule()) {
+            throw Status.FAILED_PRECONDITION.withDescription("config.schedule: this server does not run scheduled"
+                    + " functions; deploy without a schedule and call the function instead").asRuntimeException();
+        }
+        FunctionOptions options = FunctionOptions.of(request.getConfig());
+        ScalingSpecs.check("spec", request.getSpec());
+        byte[] bytes = canonical(request);
+        synchronized (this) {
+            Optional<FunctionRecord> fn = store.liveFunctionNamed(name);
+            Optional<VersionRecord> current = fn.flatMap(FunctionRecord::currentVersionId).flatMap(store::version);
+            if (current.isPresent() && Arrays.equals(current.get().request(), bytes)) {
+                return new Deployed(fn.get(), current.get(), false);
+            }
+            materialise(options.code());
+            Optional<GroupRecord> group = groups.store().liveGroupNamed(name);
+            if (group.isPresent() && !group.get().kind().equals(ScalingGroups.FUNCTION)) {
+                throw Status.FAILED_PRECONDITION.withDescription("a scaling group named \"" + name + "\" exists and"
+                        + " serves no function; delete it or name the function differently").asRuntimeException();
+            }
+            Instant now = Instant.now();
+            FunctionRecord f = fn.orElseGet(() -> store.insertFunction(ScalingGroups.id("fn"), name, now));
+            String revisionId = ScalingGroups.id("sgr");
+            VersionRecord v = store.insertVersion(ScalingGroups.id("fnv"), f.id(), store.highestVersion(f.id()) + 1,
+                    bytes, revisionId, now);
+            ScalingGroupSpec spec = request.getSpec().toBuilder()
+                    .setContainerSpec(request.getSpec().getContainerSpec().toBuilder().setName(name)).build();
+            if (group.isPresent()) {
+                groups.addRevision(group.get(), spec, revisionId);
+            } else {
+                groups.create(name, ScalingGroups.FUNCTION, spec, revisionId);
+            }
+            return new Deployed(store.function(f.id()).orElseThrow(), v, true);
+        }
+    }
+
+    private void materialise(BlobDigest digest) {
+        try {
+            List<BlobDigest> missing = code.missing(digest);
+            if (!missing.isEmpty()) {
+                throw Status.FAILED_PRECONDITION.withDescription("missing code blobs: " + missing.stream()
+                        .map(BlobDigest::toString).collect(Collectors.joining(","))).asRuntimeException();
+            }
+            code.materialise(digest, WorkerLaunch.CODE_MOUNT);
+        } catch (IOException | UncheckedIOException e) {
+            throw Status.FAILED_PRECONDITION.withDescription("code " + digest + " could not be unpacked: "
+                    + e.getMessage()).asRuntimeException();
+        }
+    }
+
+    /** Routes a function's traffic to one of its versions (rollback); its revision serves again. */
+    public synchronized FunctionRecord route(FunctionRecord f, VersionRecord v) {
+        if (!v.functionId().equals(f.id()) || v.deletedAt().isPresent()) {
+            throw Status.NOT_FOUND.withDescription("function " + f.name() + " has no live version " + v.id())
+                    .asRuntimeException();
+        }
+        store.setCurrent(f.id(), v.id(), Instant.now());
+        groups.route(group(f), v.revisionId());
+        return store.function(f.id()).orElseThrow();
+    }
+
+    /** Deletes a function, its versions and its scaling group (its replicas stop). */
+    public synchronized void delete(FunctionRecord f) {
+        groups.store().liveGroupNamed(f.name()).filter(g -> g.kind().equals(ScalingGroups.FUNCTION))
+                .ifPresent(groups::delete);
+        store.deleteFunction(f.id(), Instant.now());
+    }
+
+    /** Deletes a version that does not serve. */
+    public synchronized void delete(VersionRecord v) {
+        FunctionRecord f = store.function(v.functionId()).orElseThrow();
+        if (f.currentVersionId().equals(Optional.of(v.id()))) {
+            throw Status.FAILED_PRECONDITION.withDescription("version " + v.version() + " of " + f.name()
+                    + " serves the function's traffic: route it to another version (UpdateExternalFunction) or delete"
+                    + " the function").asRuntimeException();
+        }
+        store.deleteVersion(v.id(), Instant.now());
+    }
+
+    /** The function's scaling group. */
+    public GroupRecord group(FunctionRecord f) {
+        return groups.store().liveGroupNamed(f.name()).orElseThrow(() -> Status.FAILED_PRECONDITION
+                .withDescription("function " + f.name() + " has no scaling group").asRuntimeException());
+    }
+
+    /** A function by id or name; NOT_FOUND otherwise. */
+    public FunctionRecord function(String id, String name, boolean includeDeleted) {
+        if (id.isEmpty() && name.isEmpty()) {
+            throw Status.INVALID_ARGUMENT.withDescription("give the function's id or name").asRuntimeException();
+        }
+        Optional<FunctionRecord> f = !id.isEmpty() ? store.function(id) : store.liveFunctionNamed(name);
+        return f.filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() -> Status.NOT_FOUND
+                .withDescription("no function " + (id.isEmpty() ? "named \"" + name + "\"" : "with id " + id)
+                        + "; ListExternalFunctions lists them").asRuntimeException());
+    }
+
+    /** A version by key: the named version, or the function's current one. */
+    public VersionRecord version(ExternalFunctionVersionKey key, boolean includeDeleted) {
+        FunctionRecord f = function(key.hasFunctionId() ? key.getFunctionId() : "",
+                key.hasFunctionName() ? key.getFunctionName() : "", includeDeleted);
+        Optional<VersionRecord> v = key.hasVersion() ? store.version(f.id(), key.getVersion())
+                : f.currentVersionId().flatMap(store::version);
+        return v.filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() -> Status.NOT_FOUND
+                .withDescription("function " + f.name() + " has no " + (key.hasVersion() ? "version "
+                        + key.getVersion() : "current version") + "; ListExternalFunctionVersions lists them")
+                .asRuntimeException());
+    }
+
+    /** A version by id; NOT_FOUND otherwise. */
+    public VersionRecord version(String id, boolean includeDeleted) {
+        return store.version(id).filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() ->
+                Status.NOT_FOUND.withDescription("no function version with id \"" + id
+                        + "\"; ListExternalFunctionVersions lists them").asRuntimeException());
+    }
+
+    private static String checkName(String name) {
+        if (!NAME.matcher(name).matches()) {
+            throw Status.INVALID_ARGUMENT.withDescription("function_name \"" + name + "\" must be 1 to 255 letters,"
+                    + " digits, '_', '.' or '-', starting with a letter or digit").asRuntimeException();
+        }
+        return name;
+    }
+
+    /** The request's deterministic serialisation: equal requests give equal bytes. */
+    static byte[] canonical(CreateExternalFunctionVersionRequest request) {
+        try {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            CodedOutputStream c = CodedOutputStream.newInstance(out);
+            c.useDeterministicSerialization();
+            request.writeTo(c);
+            c.flush();
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

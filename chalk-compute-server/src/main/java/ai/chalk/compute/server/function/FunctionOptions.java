@@ -1,0 +1,86 @@
+package ai.chalk.compute.server.function;
+
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
+import ai.chalk.compute.server.blob.BlobDigest;
+import io.grpc.Status;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * The protocol's {@code chalk_compute.*} options of a function version, checked.
+ *
+ * @param code      the code digest (the manifest's)
+ * @param functions {@code name=Class#method} entries, in order
+ * @param worker    {@code plain} or {@code spring:Main}
+ * @param timeout   how long one call may take
+ */
+public record FunctionOptions(BlobDigest code, List<Entry> functions, String worker, Duration timeout) {
+
+    /** The call timeout when the version sets none. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+    private static final Pattern ENTRY = Pattern.compile("([A-Za-z_][A-Za-z0-9_.-]*)=([A-Za-z_$][\\w$.]*)#([\\w$]+)");
+
+    /**
+     * One function a deployment serves.
+     *
+     * @param name   the name calls use
+     * @param target {@code fully.qualified.Class#method}
+     */
+    public record Entry(String name, String target) {
+    }
+
+    public FunctionOptions {
+        functions = List.copyOf(functions);
+    }
+
+    /** The options of a version request's config; INVALID_ARGUMENT naming the option that is wrong. */
+    public static FunctionOptions of(FunctionConfig config) {
+        var o = config.getOptionsMap();
+        String code = o.getOrDefault("chalk_compute.code", "");
+        if (code.isEmpty()) {
+            throw invalid("config.options[\"chalk_compute.code\"] is required: the code digest (the manifest blob's"
+                    + " sha256:...)");
+        }
+        BlobDigest digest = BlobDigest.parse("config.options[\"chalk_compute.code\"]", code);
+        String list = o.getOrDefault("chalk_compute.functions", "");
+        List<Entry> entries = new java.util.ArrayList<>();
+        for (String e : list.split(",")) {
+            var m = ENTRY.matcher(e.trim());
+            if (!m.matches()) {
+                throw invalid("config.options[\"chalk_compute.functions\"]: \"" + e.trim() + "\" is not"
+                        + " name=fully.qualified.Class#method");
+            }
+            entries.add(new Entry(m.group(1), m.group(2) + "#" + m.group(3)));
+        }
+        String worker = o.getOrDefault("chalk_compute.worker", "plain");
+        if (!worker.equals("plain") && !worker.matches("spring:[A-Za-z_$][\\w$.]*")) {
+            throw invalid("config.options[\"chalk_compute.worker\"] is \"" + worker + "\"; expected plain or"
+                    + " spring:fully.qualified.MainClass");
+        }
+        Duration timeout = DEFAULT_TIMEOUT;
+        String t = o.get("chalk_compute.timeout");
+        if (t != null) {
+            try {
+                timeout = Duration.parse(t);
+            } catch (DateTimeParseException e) {
+                throw invalid("config.options[\"chalk_compute.timeout\"] is \"" + t + "\"; expected an ISO-8601"
+                        + " duration such as PT30S");
+            }
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw invalid("config.options[\"chalk_compute.timeout\"] must be positive, got " + t);
+            }
+        }
+        return new FunctionOptions(digest, entries, worker, timeout);
+    }
+
+    /** The functions as the worker's {@code CHALK_WORKER_FUNCTIONS}. */
+    public String functionsOption() {
+        return String.join(",", functions.stream().map(e -> e.name() + "=" + e.target()).toList());
+    }
+
+    private static RuntimeException invalid(String message) {
+        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+    }
+}

@@ -1,0 +1,90 @@
+package ai.chalk.compute.server.function;
+
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.server.scalinggroup.RevisionRunner;
+import ai.chalk.compute.server.scalinggroup.RunnerFactory;
+import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
+import ai.chalk.compute.server.store.FunctionStore;
+import ai.chalk.compute.server.store.ScalingGroupStore;
+import ai.chalk.compute.server.worker.CodeSnapshots;
+import ai.chalk.compute.server.worker.PoolStatus;
+import ai.chalk.compute.server.worker.ReplicaPool;
+import ai.chalk.compute.server.worker.WorkerLaunch;
+import ai.chalk.compute.server.worker.WorkerPools;
+import com.google.protobuf.InvalidProtocolBufferException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.function.Consumer;
+
+/** The replica pools of function versions, and the scaling groups' runner for groups that serve functions. */
+public final class FunctionWorkers implements RunnerFactory {
+
+    private final FunctionStore functions;
+    private final CodeSnapshots code;
+    private final WorkerPools pools;
+    private final Duration readyTimeout;
+
+    public FunctionWorkers(FunctionStore functions, CodeSnapshots code, WorkerPools pools, Duration readyTimeout) {
+        this.functions = functions;
+        this.code = code;
+        this.pools = pools;
+        this.readyTimeout = readyTimeout;
+    }
+
+    /** The pool serving a version (started on first use). */
+    public ReplicaPool poolFor(FunctionStore.VersionRecord v, Consumer<PoolStatus> onStatus) {
+        CreateExternalFunctionVersionRequest request = request(v);
+        ScalingGroupSpec spec = request.getSpec();
+        return pools.pool(v.revisionId(), () -> launch(v.revisionId(), request),
+                () -> new ReplicaPool.Scale(spec.getScalingSpec().getMinReplicas(), ScalingSpecs.max(spec),
+                        ScalingSpecs.shutdownDelay(spec)), onStatus);
+    }
+
+    private WorkerLaunch launch(String revisionId, CreateExternalFunctionVersionRequest request) {
+        FunctionOptions o = FunctionOptions.of(request.getConfig());
+        try {
+            return new WorkerLaunch(revisionId, code.materialise(o.code(), WorkerLaunch.CODE_MOUNT),
+                    o.functionsOption(), o.worker(), request.getSpec().getContainerSpec().getEnvVarsMap(),
+                    readyTimeout);
+        } catch (IOException e) {
+            throw new UncheckedIOException("materialising code " + o.code() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** A version's stored request. */
+    public static CreateExternalFunctionVersionRequest request(FunctionStore.VersionRecord v) {
+        try {
+            return CreateExternalFunctionVersionRequest.parseFrom(v.request());
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("stored request of function version " + v.id() + " is unreadable", e);
+        }
+    }
+
+    @Override
+    public RevisionRunner start(ScalingGroupStore.GroupRecord group, ScalingGroupStore.RevisionRecord revision,
+                                ScalingGroupSpec spec, Consumer<PoolStatus> onStatus) {
+        FunctionStore.VersionRecord v = functions.versionForRevision(revision.id()).orElseThrow(
+                () -> new IllegalStateException("revision " + revision.id() + " runs no function version"));
+        ReplicaPool pool = poolFor(v, onStatus);
+        String revisionId = revision.id();
+        return new RevisionRunner() {
+            @Override
+            public PoolStatus status() {
+                return pool.status();
+            }
+
+            @Override
+            public void tick(Instant now) {
+                pool.reap(now);
+            }
+
+            @Override
+            public void close() {
+                pools.retire(revisionId);
+            }
+        };
+    }
+}

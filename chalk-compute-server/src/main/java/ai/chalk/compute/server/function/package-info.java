@@ -1,0 +1,5 @@
+/**
+ * The external function catalog: deploying function versions (the protocol's ensure), rollback, and calls routed
+ * to function workers, synchronous or queued.
+ */
+package ai.chalk.compute.server.function;

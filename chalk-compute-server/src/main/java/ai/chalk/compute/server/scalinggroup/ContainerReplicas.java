@@ -1,0 +1,150 @@
+package ai.chalk.compute.server.scalinggroup;
+
+import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.server.sandbox.SandboxManager;
+import ai.chalk.compute.server.store.SandboxRecord;
+import ai.chalk.compute.server.store.SandboxState;
+import ai.chalk.compute.server.worker.PoolStatus;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The replicas of a plain scaling group's revision: {@code min_replicas} sandboxes running the container spec
+ * (image, entrypoint, env), replaced when they stop.
+ */
+final class ContainerReplicas implements RevisionRunner {
+
+    private static final Logger log = LoggerFactory.getLogger(ContainerReplicas.class);
+    private final SandboxManager sandboxes;
+    private final ChalkContainerSpec spec;
+    private final int min;
+    private final String revisionId;
+    private final Executor executor;
+    private final Consumer<PoolStatus> onStatus;
+    private final List<String> ids = new ArrayList<>();
+    private int starting;
+    private Optional<String> lastError = Optional.empty();
+    private boolean closed;
+
+    ContainerReplicas(SandboxManager sandboxes, String revisionId, ScalingGroupSpec spec, Executor executor,
+                      Consumer<PoolStatus> onStatus) {
+        this.sandboxes = sandboxes;
+        this.spec = spec.getContainerSpec();
+        this.min = spec.getScalingSpec().getMinReplicas();
+        this.revisionId = revisionId;
+        this.executor = executor;
+        this.onStatus = onStatus;
+    }
+
+    /** Starts replicas in the background until {@code min} run. */
+    void fill() {
+        int missing;
+        synchronized (this) {
+            missing = closed ? 0 : min - ids.size() - starting;
+            starting += Math.max(0, missing);
+        }
+        for (int i = 0; i < missing; i++) {
+            executor.execute(this::startOne);
+        }
+        onStatus.accept(status());
+    }
+
+    private void startOne() {
+        String id = null;
+        String error = null;
+        try {
+            id = sandboxes.create(spec, Optional.empty()).id();
+        } catch (StatusRuntimeException e) {
+            error = "a replica of revision " + revisionId + " could not start: " + e.getStatus().getDescription();
+        } catch (RuntimeException e) {
+            error = "a replica of revision " + revisionId + " could not start: " + e;
+        }
+        boolean stop;
+        synchronized (this) {
+            starting--;
+            stop = closed && id != null;
+            if (id != null && !closed) {
+                ids.add(id);
+            }
+            if (error != null) {
+                lastError = Optional.of(error);
+            }
+        }
+        if (stop) {
+            terminate(id);
+        }
+        if (error != null) {
+            log.warn(error);
+        }
+        onStatus.accept(status());
+    }
+
+    @Override
+    public synchronized PoolStatus status() {
+        int ready = (int) ids.stream().filter(this::running).count();
+        String status = ready >= min ? "ready" : lastError.isPresent() ? (ready > 0 ? "degraded" : "failed")
+                : "pending";
+        return new PoolStatus(status, lastError, ready, ready);
+    }
+
+    private boolean running(String id) {
+        try {
+            SandboxRecord r = sandboxes.get(id);
+            return r.state() == SandboxState.RUNNING;
+        } catch (StatusRuntimeException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void tick(Instant now) {
+        List<String> gone = new ArrayList<>();
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            for (String id : List.copyOf(ids)) {
+                if (!running(id)) {
+                    ids.remove(id);
+                    gone.add(id);
+                }
+            }
+            if (!gone.isEmpty()) {
+                lastError = Optional.of("replica sandbox " + String.join(", ", gone) + " stopped; replacing it");
+            }
+        }
+        if (!gone.isEmpty()) {
+            log.warn("Replicas {} of revision {} stopped; replacing them", gone, revisionId);
+            fill();
+        }
+    }
+
+    @Override
+    public void close() {
+        List<String> all;
+        synchronized (this) {
+            closed = true;
+            all = List.copyOf(ids);
+            ids.clear();
+        }
+        all.forEach(this::terminate);
+    }
+
+    private void terminate(String id) {
+        try {
+            sandboxes.terminate(id, Duration.ofSeconds(2), "its scaling group revision " + revisionId
+                    + " stopped serving");
+        } catch (RuntimeException e) {
+            log.debug("Terminating replica {} failed: {}", id, e.toString());
+        }
+    }
+}

@@ -1,0 +1,5 @@
+/**
+ * Scaling groups: named sets of replicas with immutable revisions, traffic routed to one revision (rollback), and
+ * {@code chalk.scalinggroup.v1.ScalingGroupManagerService}.
+ */
+package ai.chalk.compute.server.scalinggroup;

@@ -1,0 +1,105 @@
+package ai.chalk.compute.server.store;
+
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/** Queued function calls and their results, kept until a poll reads a finished one. */
+public final class CallStore {
+
+    /** Where a queued call is. */
+    public enum State {
+        PENDING, RUNNING, COMPLETED, FAILED
+    }
+
+    /**
+     * A queued call.
+     *
+     * @param id        the call id
+     * @param function  the function's name
+     * @param versionId the version it runs on
+     * @param name      the worker function called
+     * @param args      its Arrow IPC stream
+     * @param state     where it is
+     * @param result    the answer's Arrow IPC stream, once completed
+     * @param error     a serialised {@code chalk.common.v1.ChalkError}, once failed
+     */
+    public record CallRecord(String id, String function, String versionId, String name, byte[] args, State state,
+                             Optional<byte[]> result, Optional<byte[]> error) {
+    }
+
+    private final Database db;
+
+    public CallStore(Database db) {
+        this.db = db;
+        db.execute("""
+                CREATE TABLE IF NOT EXISTS fn_call (
+                  seq BIGINT AUTO_INCREMENT PRIMARY KEY,
+                  id VARCHAR(64) NOT NULL UNIQUE,
+                  function_name VARCHAR(255) NOT NULL,
+                  version_id VARCHAR(64) NOT NULL,
+                  name VARCHAR(255) NOT NULL,
+                  args BLOB NOT NULL,
+                  state VARCHAR(16) NOT NULL,
+                  result BLOB,
+                  error BLOB,
+                  created_at TIMESTAMP WITH TIME ZONE NOT NULL)""");
+    }
+
+    /** Records a call as PENDING. */
+    public void insert(String id, String function, String versionId, String name, byte[] args) {
+        SqlQuery.update(db, "INSERT INTO fn_call (id, function_name, version_id, name, args, state, created_at)"
+                + " VALUES (?,?,?,?,?,?,?)", ps -> {
+            ps.setString(1, id);
+            ps.setString(2, function);
+            ps.setString(3, versionId);
+            ps.setString(4, name);
+            ps.setBytes(5, args);
+            ps.setString(6, State.PENDING.name());
+            ps.setTimestamp(7, Timestamp.from(Instant.now()));
+        }, "queueing call " + id);
+    }
+
+    /** Records a call's state and, when it finished, its result or error. */
+    public void finish(String id, State state, Optional<byte[]> result, Optional<byte[]> error) {
+        SqlQuery.update(db, "UPDATE fn_call SET state = ?, result = ?, error = ? WHERE id = ?", ps -> {
+            ps.setString(1, state.name());
+            ps.setBytes(2, result.orElse(null));
+            ps.setBytes(3, error.orElse(null));
+            ps.setString(4, id);
+        }, "recording call " + id);
+    }
+
+    public Optional<CallRecord> find(String id) {
+        return SqlQuery.select(db, "SELECT * FROM fn_call WHERE id = ?", List.of(id), rs -> new CallRecord(
+                rs.getString("id"), rs.getString("function_name"), rs.getString("version_id"), rs.getString("name"),
+                rs.getBytes("args"), State.valueOf(rs.getString("state")), Optional.ofNullable(rs.getBytes("result")),
+                Optional.ofNullable(rs.getBytes("error"))), "queued calls").stream().findFirst();
+    }
+
+    /** Forgets a call (its result was read). */
+    public void delete(String id) {
+        SqlQuery.update(db, "DELETE FROM fn_call WHERE id = ?", ps -> ps.setString(1, id), "forgetting call " + id);
+    }
+
+    /** Calls left unfinished by a previous run: they are recorded failed with {@code reason}. */
+    public List<String> failUnfinished(String reason, byte[] error) {
+        List<String> ids = SqlQuery.select(db, "SELECT id FROM fn_call WHERE state IN ('PENDING','RUNNING')",
+                List.of(), rs -> rs.getString(1), "queued calls");
+        ids.forEach(id -> finish(id, State.FAILED, Optional.empty(), Optional.of(error)));
+        return ids;
+    }
+
+    /** Removes the calls not yet started, of one function or all; returns how many per function. */
+    public Map<String, Long> purgePending(Optional<String> function) {
+        List<String[]> rows = SqlQuery.select(db, "SELECT id, function_name FROM fn_call WHERE state = 'PENDING'"
+                        + (function.isPresent() ? " AND function_name = ?" : ""),
+                function.map(List::of).orElse(List.of()), rs -> new String[] {rs.getString(1), rs.getString(2)},
+                "queued calls");
+        rows.forEach(r -> delete(r[0]));
+        return rows.stream().collect(Collectors.groupingBy(r -> r[1], Collectors.counting()));
+    }
+}

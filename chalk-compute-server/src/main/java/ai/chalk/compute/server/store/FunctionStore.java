@@ -1,0 +1,216 @@
+package ai.chalk.compute.server.store;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Functions and their immutable versions in the embedded database. A version keeps the whole request that created
+ * it (the protocol compares requests to reuse a version) and the scaling-group revision that runs it; a function
+ * points at its current version.
+ */
+public final class FunctionStore {
+
+    /**
+     * A function.
+     *
+     * @param seq              insertion order, the list cursor
+     * @param id               its id
+     * @param name             its unique name
+     * @param currentVersionId the version its traffic goes to, once it has one
+     * @param createdAt        when it was created
+     * @param updatedAt        when its current version last changed
+     * @param deletedAt        when it was deleted
+     */
+    public record FunctionRecord(long seq, String id, String name, Optional<String> currentVersionId,
+                                 Instant createdAt, Instant updatedAt, Optional<Instant> deletedAt) {
+    }
+
+    /**
+     * A version of a function.
+     *
+     * @param seq        insertion order, the list cursor
+     * @param id         its id
+     * @param functionId the function's id
+     * @param version    its number within the function, from 1
+     * @param request    the {@code CreateExternalFunctionVersionRequest} that created it, deterministically serialised
+     * @param revisionId the scaling-group revision that runs it
+     * @param createdAt  when it was created
+     * @param deletedAt  when it was deleted
+     */
+    public record VersionRecord(long seq, String id, String functionId, int version, byte[] request,
+                                String revisionId, Instant createdAt, Optional<Instant> deletedAt) {
+    }
+
+    private final Database db;
+
+    public FunctionStore(Database db) {
+        this.db = db;
+        db.execute("""
+                CREATE TABLE IF NOT EXISTS ext_function (
+                  seq BIGINT AUTO_INCREMENT PRIMARY KEY,
+                  id VARCHAR(64) NOT NULL UNIQUE,
+                  name VARCHAR(255) NOT NULL,
+                  current_version_id VARCHAR(64),
+                  created_at TIMESTAMP WITH TIME ZONE NOT NULL,
+                  updated_at TIMESTAMP WITH TIME ZONE NOT NULL,
+                  deleted_at TIMESTAMP WITH TIME ZONE)""");
+        db.execute("CREATE INDEX IF NOT EXISTS ext_function_name ON ext_function (name, seq)");
+        db.execute("""
+                CREATE TABLE IF NOT EXISTS ext_function_version (
+                  seq BIGINT AUTO_INCREMENT PRIMARY KEY,
+                  id VARCHAR(64) NOT NULL UNIQUE,
+                  function_id VARCHAR(64) NOT NULL,
+                  version INT NOT NULL,
+                  request BLOB NOT NULL,
+                  revision_id VARCHAR(64) NOT NULL,
+                  created_at TIMESTAMP WITH TIME ZONE NOT NULL,
+                  deleted_at TIMESTAMP WITH TIME ZONE,
+                  UNIQUE (function_id, version))""");
+    }
+
+    /** Records a new function without a version yet. */
+    public FunctionRecord insertFunction(String id, String name, Instant at) {
+        SqlQuery.update(db, "INSERT INTO ext_function (id, name, created_at, updated_at) VALUES (?,?,?,?)", ps -> {
+            ps.setString(1, id);
+            ps.setString(2, name);
+            ps.setTimestamp(3, Timestamp.from(at));
+            ps.setTimestamp(4, Timestamp.from(at));
+        }, "saving function " + name);
+        return function(id).orElseThrow();
+    }
+
+    /** Records a new version (number {@code version}) and makes it the function's current one. */
+    public VersionRecord insertVersion(String id, String functionId, int version, byte[] request, String revisionId,
+                                       Instant at) {
+        SqlQuery.update(db, "INSERT INTO ext_function_version (id, function_id, version, request, revision_id,"
+                + " created_at) VALUES (?,?,?,?,?,?)", ps -> {
+            ps.setString(1, id);
+            ps.setString(2, functionId);
+            ps.setInt(3, version);
+            ps.setBytes(4, request);
+            ps.setString(5, revisionId);
+            ps.setTimestamp(6, Timestamp.from(at));
+        }, "saving version " + version + " of function " + functionId);
+        setCurrent(functionId, id, at);
+        return version(id).orElseThrow();
+    }
+
+    /** Routes a function's traffic to one of its versions. */
+    public void setCurrent(String functionId, String versionId, Instant at) {
+        SqlQuery.update(db, "UPDATE ext_function SET current_version_id = ?, updated_at = ? WHERE id = ?", ps -> {
+            ps.setString(1, versionId);
+            ps.setTimestamp(2, Timestamp.from(at));
+            ps.setString(3, functionId);
+        }, "routing function " + functionId);
+    }
+
+    /** Marks a function and its versions deleted. */
+    public void deleteFunction(String functionId, Instant at) {
+        SqlQuery.update(db, "UPDATE ext_function SET deleted_at = ? WHERE id = ?", ps -> {
+            ps.setTimestamp(1, Timestamp.from(at));
+            ps.setString(2, functionId);
+        }, "deleting function " + functionId);
+        SqlQuery.update(db, "UPDATE ext_function_version SET deleted_at = ? WHERE function_id = ?"
+                + " AND deleted_at IS NULL", ps -> {
+            ps.setTimestamp(1, Timestamp.from(at));
+            ps.setString(2, functionId);
+        }, "deleting the versions of function " + functionId);
+    }
+
+    /** Marks one version deleted. */
+    public void deleteVersion(String versionId, Instant at) {
+        SqlQuery.update(db, "UPDATE ext_function_version SET deleted_at = ? WHERE id = ?", ps -> {
+            ps.setTimestamp(1, Timestamp.from(at));
+            ps.setString(2, versionId);
+        }, "deleting function version " + versionId);
+    }
+
+    public Optional<FunctionRecord> function(String id) {
+        return functions("SELECT * FROM ext_function WHERE id = ?", List.of(id)).stream().findFirst();
+    }
+
+    /** The live (not deleted) function of this name. */
+    public Optional<FunctionRecord> liveFunctionNamed(String name) {
+        return functions("SELECT * FROM ext_function WHERE name = ? AND deleted_at IS NULL ORDER BY seq DESC"
+                + " LIMIT 1", List.of(name)).stream().findFirst();
+    }
+
+    /** A page of functions in creation order, after the cursor {@code afterSeq}. */
+    public List<FunctionRecord> listFunctions(long afterSeq, int limit, boolean includeDeleted) {
+        return functions("SELECT * FROM ext_function WHERE seq > ?" + (includeDeleted ? "" : " AND deleted_at IS NULL")
+                + " ORDER BY seq LIMIT ?", List.of(afterSeq, limit));
+    }
+
+    public Optional<VersionRecord> version(String id) {
+        return versions("SELECT * FROM ext_function_version WHERE id = ?", List.of(id)).stream().findFirst();
+    }
+
+    /** A function's version by number. */
+    public Optional<VersionRecord> version(String functionId, int version) {
+        return versions("SELECT * FROM ext_function_version WHERE function_id = ? AND version = ?",
+                List.of(functionId, version)).stream().findFirst();
+    }
+
+    /** The version a scaling-group revision runs. */
+    public Optional<VersionRecord> versionForRevision(String revisionId) {
+        return versions("SELECT * FROM ext_function_version WHERE revision_id = ?", List.of(revisionId)).stream()
+                .findFirst();
+    }
+
+    /** The highest version number of a function; 0 when it has none. */
+    public int highestVersion(String functionId) {
+        return SqlQuery.select(db, "SELECT COALESCE(MAX(version), 0) FROM ext_function_version WHERE function_id = ?",
+                List.of(functionId), rs -> rs.getInt(1), "function versions").get(0);
+    }
+
+    /** A page of versions in creation order, of one function or (functionId empty) of all. */
+    public List<VersionRecord> listVersions(Optional<String> functionId, List<String> ids, long afterSeq, int limit,
+                                            boolean includeDeleted) {
+        StringBuilder sql = new StringBuilder("SELECT * FROM ext_function_version WHERE seq > ?");
+        List<Object> args = new ArrayList<>(List.of(afterSeq));
+        functionId.ifPresent(f -> {
+            sql.append(" AND function_id = ?");
+            args.add(f);
+        });
+        if (!ids.isEmpty()) {
+            sql.append(" AND id IN (").append(SqlQuery.placeholders(ids.size())).append(")");
+            args.addAll(ids);
+        }
+        if (!includeDeleted) {
+            sql.append(" AND deleted_at IS NULL");
+        }
+        sql.append(" ORDER BY seq LIMIT ?");
+        args.add(limit);
+        return versions(sql.toString(), args);
+    }
+
+    private List<FunctionRecord> functions(String sql, List<?> args) {
+        return SqlQuery.select(db, sql, args, FunctionStore::readFunction, "functions");
+    }
+
+    private List<VersionRecord> versions(String sql, List<?> args) {
+        return SqlQuery.select(db, sql, args, FunctionStore::readVersion, "function versions");
+    }
+
+    private static FunctionRecord readFunction(ResultSet rs) throws SQLException {
+        return new FunctionRecord(rs.getLong("seq"), rs.getString("id"), rs.getString("name"),
+                Optional.ofNullable(rs.getString("current_version_id")), rs.getTimestamp("created_at").toInstant(),
+                rs.getTimestamp("updated_at").toInstant(), instant(rs, "deleted_at"));
+    }
+
+    private static VersionRecord readVersion(ResultSet rs) throws SQLException {
+        return new VersionRecord(rs.getLong("seq"), rs.getString("id"), rs.getString("function_id"),
+                rs.getInt("version"), rs.getBytes("request"), rs.getString("revision_id"),
+                rs.getTimestamp("created_at").toInstant(), instant(rs, "deleted_at"));
+    }
+
+    static Optional<Instant> instant(ResultSet rs, String column) throws SQLException {
+        Timestamp t = rs.getTimestamp(column);
+        return Optional.ofNullable(t).map(Timestamp::toInstant);
+    }
+}

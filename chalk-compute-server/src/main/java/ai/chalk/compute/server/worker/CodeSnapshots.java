@@ -1,0 +1,135 @@
+package ai.chalk.compute.server.worker;
+
+import ai.chalk.compute.server.blob.BlobDigest;
+import ai.chalk.compute.server.blob.BlobStore;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipInputStream;
+
+/**
+ * Code snapshots materialised once per code digest under {@code <dir>/<hex>/}: jars as files (hard links to their
+ * blobs where possible), directory zips
+ * extracted into a directory of the entry's name. A snapshot is built in a temporary directory and renamed into
+ * place, so a half-written one is never used.
+ */
+public final class CodeSnapshots {
+
+    private final BlobStore blobs;
+    private final Path dir;
+
+    public CodeSnapshots(BlobStore blobs, Path dir) throws IOException {
+        this.blobs = blobs;
+        this.dir = dir;
+        Files.createDirectories(dir);
+    }
+
+    /**
+     * A materialised snapshot.
+     *
+     * @param dir       its directory on the host
+     * @param classPath the class path inside a sandbox where {@code dir} is bound at {@code mountPath}
+     */
+    public record Snapshot(Path dir, List<String> classPath) {
+    }
+
+    /** The manifest blob's contents, parsed. */
+    public CodeManifest manifest(BlobDigest digest) throws IOException {
+        return CodeManifest.parse(digest, Files.readAllBytes(blobs.path(digest)));
+    }
+
+    /** The digests among the manifest and its entries that the blob store lacks. */
+    public List<BlobDigest> missing(BlobDigest manifestDigest) throws IOException {
+        if (blobs.size(manifestDigest).isEmpty()) {
+            return List.of(manifestDigest);
+        }
+        List<BlobDigest> out = new ArrayList<>();
+        for (CodeManifest.Entry e : manifest(manifestDigest).entries()) {
+            if (!blobs.contains(e.digest(), e.size()) && !out.contains(e.digest())) {
+                out.add(e.digest());
+            }
+        }
+        return out;
+    }
+
+    /** The snapshot of a code digest, materialising it on first use. */
+    public synchronized Snapshot materialise(BlobDigest manifestDigest, String mountPath) throws IOException {
+        CodeManifest manifest = manifest(manifestDigest);
+        Path target = dir.resolve(manifestDigest.hex());
+        if (!Files.isDirectory(target)) {
+            Path temp = dir.resolve(".tmp-" + UUID.randomUUID());
+            Files.createDirectories(temp);
+            try {
+                for (CodeManifest.Entry e : manifest.entries()) {
+                    Path out = temp.resolve(e.name());
+                    if (e.isDir()) {
+                        extract(e, out);
+                    } else {
+                        linkOrCopy(blobs.path(e.digest()), out);
+                    }
+                }
+                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+            } finally {
+                deleteTree(temp);
+            }
+        }
+        List<String> cp = manifest.entries().stream().map(e -> mountPath + "/" + e.name()).toList();
+        return new Snapshot(target, cp);
+    }
+
+    /** A jar is the blob's bytes: a hard link when the file system allows, else a copy. */
+    private static void linkOrCopy(Path blob, Path out) throws IOException {
+        try {
+            Files.createLink(out, blob);
+        } catch (IOException | UnsupportedOperationException e) {
+            Files.copy(blob, out);
+        }
+    }
+
+    private void extract(CodeManifest.Entry entry, Path out) throws IOException {
+        Files.createDirectories(out);
+        Path root = out.toAbsolutePath().normalize();
+        try (InputStream in = blobs.open(entry.digest()); ZipInputStream zip = new ZipInputStream(in)) {
+            ZipEntry z;
+            while ((z = zip.getNextEntry()) != null) {
+                Path p = root.resolve(z.getName()).normalize();
+                if (!p.startsWith(root) || z.getName().startsWith("/")) {
+                    throw new IOException("code entry " + entry.name() + " (" + entry.digest() + ") holds \""
+                            + z.getName() + "\", which points outside its directory; such zips are refused");
+                }
+                if (z.isDirectory()) {
+                    Files.createDirectories(p);
+                } else {
+                    Files.createDirectories(p.getParent());
+                    Files.copy(zip, p, StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+        }
+    }
+
+    private static void deleteTree(Path p) {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(p)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(f -> {
+                try {
+                    Files.deleteIfExists(f);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (IOException | UncheckedIOException e) {
+            // a leftover temporary directory is harmless: it is never used
+        }
+    }
+}

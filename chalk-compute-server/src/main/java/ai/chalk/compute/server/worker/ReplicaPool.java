@@ -1,0 +1,286 @@
+package ai.chalk.compute.server.worker;
+
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
+import io.grpc.Status;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The replicas of one revision: calls go to the ready replica with the fewest calls in flight; a new replica starts
+ * when all are busy and fewer than {@code max} run; idle replicas above {@code min} stop after the shutdown delay;
+ * a replica that dies is replaced while fewer than {@code min} run.
+ */
+public final class ReplicaPool implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(ReplicaPool.class);
+
+    /**
+     * How many replicas a revision runs.
+     *
+     * @param min           kept running
+     * @param max           at most
+     * @param shutdownDelay how long a replica above {@code min} may stay idle
+     */
+    public record Scale(int min, int max, Duration shutdownDelay) {
+    }
+
+    private final WorkerStarter starter;
+    private final WorkerLaunch launch;
+    private final Scale scale;
+    private final ExecutorService executor;
+    private final Consumer<PoolStatus> onStatus;
+    private final List<WorkerReplica> replicas = new ArrayList<>();
+    private int starting;
+    private Optional<String> lastError = Optional.empty();
+    private boolean closed;
+
+    /** Starts one replica of a launch (the runtime and run directory are the starter's). */
+    @FunctionalInterface
+    public interface WorkerStarter {
+        WorkerReplica start(String id, WorkerLaunch launch) throws WorkerDiedException;
+    }
+
+    public ReplicaPool(WorkerStarter starter, WorkerLaunch launch, Scale scale, ExecutorService executor,
+                       Consumer<PoolStatus> onStatus) {
+        this.starter = starter;
+        this.launch = launch;
+        this.scale = scale;
+        this.executor = executor;
+        this.onStatus = onStatus;
+    }
+
+    /** Starts replicas in the background until {@code min} run. */
+    public void fill() {
+        int missing;
+        synchronized (this) {
+            missing = closed ? 0 : scale.min() - replicas.size() - starting;
+            starting += Math.max(0, missing);
+        }
+        for (int i = 0; i < missing; i++) {
+            executor.execute(() -> {
+                try {
+                    startCounted();
+                } catch (WorkerDiedException e) {
+                    // recorded as the pool's last error
+                }
+            });
+        }
+        report();
+    }
+
+    /**
+     * Routes one call and returns the worker's answer.
+     *
+     * @throws io.grpc.StatusRuntimeException the worker's status and trailers, or UNAVAILABLE when no replica could
+     *                                        start or the worker died during the call
+     */
+    public CallFunctionResponse call(CallFunctionRequest request, String callId, Duration timeout) {
+        WorkerReplica replica = acquire();
+        try {
+            return replica.call(request, callId, timeout);
+        } catch (WorkerDiedException e) {
+            died(replica, e.getMessage());
+            throw Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
+        } finally {
+            report();
+        }
+    }
+
+    private WorkerReplica acquire() {
+        boolean startNew;
+        synchronized (this) {
+            if (closed) {
+                throw Status.UNAVAILABLE.withDescription("revision " + launch.revisionId()
+                        + " no longer serves: its traffic moved or it was deleted; call again").asRuntimeException();
+            }
+            replicas.removeIf(r -> !r.alive());
+            Optional<WorkerReplica> best = replicas.stream().min(Comparator.comparingInt(WorkerReplica::inFlight));
+            startNew = (best.isEmpty() || best.get().inFlight() > 0) && replicas.size() + starting < scale.max();
+            if (!startNew && best.isPresent()) {
+                best.get().reserve();
+                return best.get();
+            }
+            if (startNew) {
+                starting++;
+            }
+        }
+        if (!startNew) {
+            return waitForReplica();
+        }
+        try {
+            WorkerReplica r = startCounted(true);
+            return r;
+        } catch (WorkerDiedException e) {
+            throw Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId()
+                    + " could start: " + e.getMessage()).asRuntimeException();
+        }
+    }
+
+    /** All replicas are starting (at max): wait for one. */
+    private synchronized WorkerReplica waitForReplica() {
+        long deadline = System.nanoTime() + launch.readyTimeout().toNanos();
+        while (!closed) {
+            Optional<WorkerReplica> best = replicas.stream().filter(WorkerReplica::alive)
+                    .min(Comparator.comparingInt(WorkerReplica::inFlight));
+            if (best.isPresent()) {
+                best.get().reserve();
+                return best.get();
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || starting == 0) {
+                break;
+            }
+            try {
+                wait(Math.max(1, left / 1_000_000));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        throw Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId() + " is ready"
+                + lastError.map(m -> ": " + m).orElse("")).asRuntimeException();
+    }
+
+    private WorkerReplica startCounted() throws WorkerDiedException {
+        return startCounted(false);
+    }
+
+    private WorkerReplica startCounted(boolean reserve) throws WorkerDiedException {
+        String id = "fnw-" + UUID.randomUUID().toString().substring(0, 13);
+        WorkerReplica r;
+        try {
+            r = starter.start(id, launch);
+        } catch (WorkerDiedException e) {
+            synchronized (this) {
+                starting--;
+                lastError = Optional.of(e.getMessage());
+                notifyAll();
+            }
+            log.warn("Replica of revision {} failed to start: {}", launch.revisionId(), e.getMessage());
+            report();
+            throw e;
+        }
+        boolean keep;
+        synchronized (this) {
+            starting--;
+            keep = !closed;
+            if (keep) {
+                replicas.add(r);
+                if (reserve) {
+                    r.reserve();
+                }
+                lastError = Optional.empty();
+            }
+            notifyAll();
+        }
+        if (!keep) {
+            r.close();
+            throw new WorkerDiedException("revision " + launch.revisionId() + " stopped serving while " + id
+                    + " started");
+        }
+        r.onExit().thenRun(() -> {
+            if (r.alive() || isMember(r)) {
+                died(r, "worker " + r.id() + " exited; its last output:\n" + r.outputTail());
+            }
+        });
+        log.info("Replica {} of revision {} serving", id, launch.revisionId());
+        report();
+        return r;
+    }
+
+    private synchronized boolean isMember(WorkerReplica r) {
+        return replicas.contains(r);
+    }
+
+    private void died(WorkerReplica r, String why) {
+        boolean removed;
+        synchronized (this) {
+            removed = replicas.remove(r);
+            if (removed) {
+                lastError = Optional.of(why);
+            }
+        }
+        if (removed) {
+            log.warn("Replica {} of revision {} died: {}", r.id(), launch.revisionId(), why);
+            executor.execute(r::close);
+            fill();
+        }
+    }
+
+    /** Stops replicas above {@code min} idle for longer than the shutdown delay. */
+    public void reap(Instant now) {
+        List<WorkerReplica> stop = new ArrayList<>();
+        synchronized (this) {
+            int above = replicas.size() - scale.min();
+            for (WorkerReplica r : List.copyOf(replicas)) {
+                if (above <= 0) {
+                    break;
+                }
+                if (r.inFlight() == 0 && r.idleSince().plus(scale.shutdownDelay()).isBefore(now)) {
+                    replicas.remove(r);
+                    stop.add(r);
+                    above--;
+                }
+            }
+        }
+        stop.forEach(r -> {
+            log.info("Replica {} of revision {} idle for {}: stopping", r.id(), launch.revisionId(),
+                    scale.shutdownDelay());
+            r.close();
+        });
+        if (!stop.isEmpty()) {
+            report();
+        }
+    }
+
+    /** The pool's status now. */
+    public synchronized PoolStatus status() {
+        int ready = (int) replicas.stream().filter(WorkerReplica::alive).count();
+        int available = (int) replicas.stream().filter(r -> r.alive() && r.inFlight() == 0).count();
+        String status;
+        if (ready >= Math.max(1, scale.min()) || (scale.min() == 0 && starting == 0 && lastError.isEmpty())) {
+            status = "ready";
+        } else if (lastError.isPresent()) {
+            status = ready > 0 ? "degraded" : (starting > 0 ? "degraded" : "failed");
+        } else {
+            status = "pending";
+        }
+        return new PoolStatus(status, lastError, ready, available);
+    }
+
+    /** How many replicas serve now (for tests and status). */
+    public synchronized int size() {
+        return replicas.size();
+    }
+
+    private void report() {
+        try {
+            onStatus.accept(status());
+        } catch (RuntimeException e) {
+            log.warn("Recording the status of revision {} failed: {}", launch.revisionId(), e.toString());
+        }
+    }
+
+    /** Stops every replica. */
+    @Override
+    public void close() {
+        List<WorkerReplica> all;
+        synchronized (this) {
+            closed = true;
+            all = List.copyOf(replicas);
+            replicas.clear();
+            notifyAll();
+        }
+        all.forEach(WorkerReplica::close);
+    }
+}

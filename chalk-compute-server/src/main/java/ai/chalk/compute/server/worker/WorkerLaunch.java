@@ -1,0 +1,29 @@
+package ai.chalk.compute.server.worker;
+
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * How to start the replicas of one function revision.
+ *
+ * @param revisionId   the scaling-group revision they run
+ * @param code         the materialised code snapshot
+ * @param functions    the {@code chalk_compute.functions} option ({@code name=Class#method,...})
+ * @param worker       the {@code chalk_compute.worker} option ({@code plain} or {@code spring:Main})
+ * @param env          the function's environment
+ * @param readyTimeout how long a replica may take to report SERVING
+ */
+public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, String functions, String worker,
+                           Map<String, String> env, Duration readyTimeout) {
+
+    /** The protocol's worker main class. */
+    public static final String MAIN_CLASS = "ai.chalk.compute.function.worker.FunctionWorker";
+    /** Where the code is bound in a replica. */
+    public static final String CODE_MOUNT = "/chalk/code";
+    /** Where a replica's own directory (its socket) is bound. */
+    public static final String RUN_MOUNT = "/chalk/run";
+
+    public WorkerLaunch {
+        env = Map.copyOf(env);
+    }
+}

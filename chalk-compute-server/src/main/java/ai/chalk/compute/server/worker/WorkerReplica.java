@@ -1,0 +1,290 @@
+package ai.chalk.compute.server.worker;
+
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
+import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
+import ai.chalk.compute.server.runtime.ExitStatus;
+import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.ProcessStartException;
+import ai.chalk.compute.server.runtime.RuntimeProcess;
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One replica of a function revision: a sandbox running the worker JVM, which serves the protocol's
+ * {@code RemoteCallService} and health on a Unix socket in the replica's run directory.
+ */
+public final class WorkerReplica implements AutoCloseable {
+
+    private final String id;
+    private final RuntimeSandbox sandbox;
+    private final RuntimeProcess process;
+    private final WorkerOutput output;
+    private final ManagedChannel channel;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile Instant idleSince = Instant.now();
+    private volatile boolean closed;
+
+    private WorkerReplica(String id, RuntimeSandbox sandbox, RuntimeProcess process, WorkerOutput output,
+                          ManagedChannel channel) {
+        this.id = id;
+        this.sandbox = sandbox;
+        this.process = process;
+        this.output = output;
+        this.channel = channel;
+    }
+
+    /**
+     * Starts a replica and returns once its worker reports SERVING.
+     *
+     * @throws WorkerDiedException when the sandbox or worker does not start, or is not SERVING within the launch's
+     *                             timeout; the message has the worker's last output
+     */
+    public static WorkerReplica start(String id, SandboxRuntime runtime, Path runRoot, WorkerLaunch launch,
+                                      Executor executor) throws WorkerDiedException {
+        Path runDir = runRoot.resolve(id).toAbsolutePath();
+        RuntimeSandbox sandbox;
+        try {
+            Files.createDirectories(runDir);
+            Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
+            sandbox = runtime.start(new SandboxSpec(id, "", launch.env(), WorkerLaunch.RUN_MOUNT,
+                    SandboxSpec.ResourceLimits.NONE, false, List.of(), bindings(launch, runDir)));
+        } catch (IOException | RuntimeStartException e) {
+            throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage());
+        }
+        WorkerOutput output = new WorkerOutput(id);
+        RuntimeProcess process;
+        try {
+            process = sandbox.exec(new ProcessSpec(javaHome().resolve("bin/java").toString(), jvmArgs(launch),
+                    Optional.of(WorkerLaunch.RUN_MOUNT), workerEnv(id, launch), Optional.empty()));
+        } catch (ProcessStartException | RuntimeException e) {
+            sandbox.terminate(Duration.ZERO);
+            throw new WorkerDiedException("worker " + id + " could not start java in its sandbox: " + e.getMessage());
+        }
+        try {
+            process.stdin().close();
+        } catch (IOException e) {
+            // it exited already; the wait below says so
+        }
+        output.follow(process.stdout(), executor);
+        output.follow(process.stderr(), executor);
+        ManagedChannel channel = Grpc.newChannelBuilder("unix://" + runDir.resolve("worker.sock"),
+                InsecureChannelCredentials.create()).build();
+        WorkerReplica replica = new WorkerReplica(id, sandbox, process, output, channel);
+        try {
+            replica.awaitServing(launch.readyTimeout());
+        } catch (WorkerDiedException e) {
+            replica.close();
+            throw e;
+        }
+        return replica;
+    }
+
+    private static List<SandboxSpec.VolumeBinding> bindings(WorkerLaunch launch, Path runDir) {
+        List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
+        out.add(new SandboxSpec.VolumeBinding(launch.code().dir(), WorkerLaunch.CODE_MOUNT, true));
+        out.add(new SandboxSpec.VolumeBinding(runDir, WorkerLaunch.RUN_MOUNT, false));
+        Path home = javaHome();
+        if (!home.startsWith("/usr")) { // the host's /usr is visible in a default sandbox; anything else is bound
+            out.add(new SandboxSpec.VolumeBinding(home, home.toString(), true));
+        }
+        return out;
+    }
+
+    private static Path javaHome() {
+        return Path.of(System.getProperty("java.home")).toAbsolutePath().normalize();
+    }
+
+    private static List<String> jvmArgs(WorkerLaunch launch) {
+        return List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                "-cp", String.join(":", launch.code().classPath()), WorkerLaunch.MAIN_CLASS);
+    }
+
+    private static Map<String, String> workerEnv(String id, WorkerLaunch launch) {
+        Map<String, String> env = new HashMap<>();
+        env.put("CHALK_WORKER_SOCKET", WorkerLaunch.RUN_MOUNT + "/worker.sock");
+        env.put("CHALK_WORKER_FUNCTIONS", launch.functions());
+        env.put("CHALK_WORKER", launch.worker());
+        env.put("CHALK_WORKER_ID", id);
+        return env;
+    }
+
+    private void awaitServing(Duration timeout) throws WorkerDiedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String last = "no answer yet";
+        while (System.nanoTime() < deadline) {
+            if (process.onExit().isDone()) {
+                throw new WorkerDiedException("worker " + id + " exited (" + describe(process.onExit().join())
+                        + ") before it was serving; its last output:\n" + output.tail());
+            }
+            try {
+                HealthCheckResponse r = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
+                        .check(HealthCheckRequest.getDefaultInstance());
+                if (r.getStatus() == HealthCheckResponse.ServingStatus.SERVING) {
+                    return;
+                }
+                last = "health " + r.getStatus();
+            } catch (StatusRuntimeException e) {
+                last = e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
+                        : " " + e.getStatus().getDescription());
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new WorkerDiedException("worker " + id + " start was interrupted");
+            }
+        }
+        throw new WorkerDiedException("worker " + id + " was not serving within " + timeout.toSeconds()
+                + " s (last health answer: " + last + "); its last output:\n" + output.tail());
+    }
+
+    static String describe(ExitStatus s) {
+        return s.exitCode().isPresent() ? "exit code " + s.exitCode().getAsInt() : "signal " + s.signal().getAsInt();
+    }
+
+    public String id() {
+        return id;
+    }
+
+    /** Calls in flight on this replica. */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    /** Whether the worker process still runs and the replica was not closed. */
+    public boolean alive() {
+        return !closed && !process.onExit().isDone();
+    }
+
+    /** Completes when the worker process exits. */
+    public CompletableFuture<ExitStatus> onExit() {
+        return process.onExit();
+    }
+
+    /** Since when no call has been in flight (only meaningful while {@link #inFlight()} is 0). */
+    public Instant idleSince() {
+        return idleSince;
+    }
+
+    /** Counts a call routed here; {@link #call} releases it. */
+    void reserve() {
+        inFlight.incrementAndGet();
+    }
+
+    /**
+     * Sends one call to the worker and waits for its answer. A call {@link #reserve() reserved} beforehand.
+     *
+     * @throws StatusRuntimeException the worker's own status and trailers (a user failure)
+     * @throws WorkerDiedException    when the worker exited during the call
+     */
+    public CallFunctionResponse call(CallFunctionRequest request, String callId, Duration timeout)
+            throws WorkerDiedException {
+        try {
+            CompletableFuture<CallFunctionResponse> answer = new CompletableFuture<>();
+            StreamObserver<CallFunctionRequest> requests = RemoteCallServiceGrpc.newStub(channel)
+                    .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .callFunction(new StreamObserver<>() {
+                        private CallFunctionResponse first;
+
+                        @Override
+                        public void onNext(CallFunctionResponse value) {
+                            if (first == null) {
+                                first = value;
+                            }
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            answer.completeExceptionally(t);
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                            if (first == null) {
+                                answer.completeExceptionally(Status.INTERNAL.withDescription("worker " + id
+                                        + " ended call " + callId + " without an answer").asRuntimeException());
+                            } else {
+                                answer.complete(first);
+                            }
+                        }
+                    });
+            requests.onNext(request);
+            requests.onCompleted();
+            try {
+                return answer.get();
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof StatusRuntimeException sre) {
+                    throw diedOr(sre, callId);
+                }
+                throw new IllegalStateException(e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw Status.CANCELLED.withDescription("call " + callId + " was interrupted").asRuntimeException();
+            }
+        } finally {
+            if (inFlight.decrementAndGet() == 0) {
+                idleSince = Instant.now();
+            }
+        }
+    }
+
+    /** A transport failure while the process exits means the worker died; anything else is the worker's answer. */
+    private StatusRuntimeException diedOr(StatusRuntimeException e, String callId) throws WorkerDiedException {
+        Status.Code code = e.getStatus().getCode();
+        if (code == Status.Code.UNAVAILABLE || code == Status.Code.INTERNAL || code == Status.Code.CANCELLED) {
+            try {
+                ExitStatus exit = process.onExit().get(code == Status.Code.UNAVAILABLE ? 3000 : 300,
+                        TimeUnit.MILLISECONDS);
+                throw new WorkerDiedException("worker " + id + " exited (" + describe(exit) + ") during call " + callId
+                        + "; its last output:\n" + output.tail());
+            } catch (TimeoutException | ExecutionException ignored) {
+                // still running: the status is the worker's answer
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return e;
+    }
+
+    /** The worker's last output lines. */
+    public String outputTail() {
+        return output.tail();
+    }
+
+    /** Stops the worker and its sandbox. */
+    @Override
+    public void close() {
+        closed = true;
+        channel.shutdownNow();
+        sandbox.terminate(Duration.ofSeconds(1));
+    }
+}

@@ -1,0 +1,306 @@
+package ai.chalk.compute.server.function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import ai.chalk.compute.proto.common.v1.ChalkError;
+import ai.chalk.compute.proto.common.v1.ErrorCode;
+import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionResponse;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionTraffic;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionTrafficTarget;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionVersionSourceRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
+import ai.chalk.compute.proto.runtime.v1.AsyncRemoteCallServiceGrpc;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
+import ai.chalk.compute.proto.runtime.v1.EnqueueRemoteCallRequest;
+import ai.chalk.compute.proto.runtime.v1.PollRemoteCallRequest;
+import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
+import ai.chalk.compute.proto.runtime.v1.RemoteCallArgs;
+import ai.chalk.compute.proto.runtime.v1.RemoteCallStatus;
+import ai.chalk.compute.proto.scalinggroup.v1.ListScalingGroupRevisionsRequest;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupManagerServiceGrpc;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
+import ai.chalk.compute.server.RunningServer;
+import com.google.protobuf.ByteString;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.ProtoUtils;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Deploying and calling functions over TCP against a real server whose replicas are real sandboxes running
+ * {@link TestFunctionWorker} JVMs, launched as the protocol says from code uploaded as blobs.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class FunctionCatalogTest {
+
+    private static final String FUNCTIONS = "echo=t.W#echo,fail=t.W#fail,crash=t.W#crash,slow=t.W#slow,"
+            + "probe=t.W#probe";
+    private static final Metadata.Key<String> CALL_ID = Metadata.Key.of("chalk-call-id",
+            Metadata.ASCII_STRING_MARSHALLER);
+    private static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
+
+    @TempDir
+    static Path dir;
+    private RunningServer server;
+
+    @BeforeAll
+    void start() throws Exception {
+        server = RunningServer.start(dir, b -> b.workerReadyTimeout(Duration.ofSeconds(30)));
+    }
+
+    @AfterAll
+    void stop() {
+        server.channel.shutdownNow();
+        server.server.close();
+    }
+
+    private ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog() {
+        return ExternalFunctionCatalogServiceGrpc.newBlockingStub(server.channel).withDeadlineAfter(90, TimeUnit.SECONDS);
+    }
+
+    private static CreateExternalFunctionVersionRequest request(String name, TestCode code, int max) {
+        return CreateExternalFunctionVersionRequest.newBuilder().setFunctionName(name)
+                .setSpec(ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.newBuilder()
+                                .putEnvVars("GREETING", "hello"))
+                        .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(max)
+                                .setShutdownDelaySeconds(60)))
+                .setConfig(FunctionConfig.newBuilder().putOptions("chalk_compute.code", code.manifestDigest)
+                        .putOptions("chalk_compute.functions", FUNCTIONS).putOptions("chalk_compute.worker", "plain"))
+                .build();
+    }
+
+    private String echo(String function, String payload) {
+        return call(ExternalFunctionVersionKey.newBuilder().setFunctionName(function).build(), "echo", payload);
+    }
+
+    private String call(ExternalFunctionVersionKey key, String name, String payload) {
+        return catalog().callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
+                .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName(name)
+                        .setFeatherStream(ByteString.copyFromUtf8(payload))).build())
+                .getRemoteCallResponse().getFeatherStream().toStringUtf8();
+    }
+
+    private long revisions(String group) {
+        return ScalingGroupManagerServiceGrpc.newBlockingStub(server.channel).listScalingGroupRevisions(
+                ListScalingGroupRevisionsRequest.newBuilder().setScalingGroupName(group).build()).getRevisionsCount();
+    }
+
+    @Test
+    void ensureReusesRefusesMissingCodeVersionsAndRollsBack() throws Exception {
+        TestCode one = new TestCode("one");
+        CreateExternalFunctionVersionRequest r1 = request("greeter", one, 2);
+        assertThatThrownBy(() -> catalog().createExternalFunctionVersion(r1))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                    assertThat(e.getStatus().getDescription()).isEqualTo("missing code blobs: " + one.manifestDigest);
+                });
+        assertThat(one.upload(server.channel)).isPositive(); // the jars may be there already (other tests)
+        CreateExternalFunctionVersionResponse v1 = catalog().createExternalFunctionVersion(r1);
+        assertThat(v1.getExternalFunctionVersion().getVersion()).isEqualTo(1);
+        assertThat(v1.getScalingGroup().getName()).isEqualTo("greeter");
+
+        CreateExternalFunctionVersionResponse again = catalog().createExternalFunctionVersion(r1);
+        assertThat(again.getExternalFunctionVersion().getId()).isEqualTo(v1.getExternalFunctionVersion().getId());
+        assertThat(revisions("greeter")).isEqualTo(1);
+
+        long t0 = System.nanoTime();
+        assertThat(echo("greeter", "hi")).startsWith("one|fnw-").endsWith("|hi");
+        System.out.printf("first call (replica start) took %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+        t0 = System.nanoTime();
+        assertThat(echo("greeter", "again")).startsWith("one|").endsWith("|again");
+        System.out.printf("warm call took %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+
+        TestCode two = new TestCode("two");
+        CreateExternalFunctionVersionRequest r2 = request("greeter", two, 2);
+        String answerTwo = two.blobs.keySet().iterator().next();
+        assertThatThrownBy(() -> catalog().createExternalFunctionVersion(r2))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                    assertThat(e.getStatus().getDescription()).isEqualTo("missing code blobs: " + two.manifestDigest);
+                });
+        assertThat(two.upload(server.channel)).isEqualTo(2); // its manifest and its answer entry; the jars are there
+        assertThat(answerTwo).isNotIn(one.blobs.keySet());
+        CreateExternalFunctionVersionResponse v2 = catalog().createExternalFunctionVersion(r2);
+        assertThat(v2.getExternalFunctionVersion().getVersion()).isEqualTo(2);
+        assertThat(revisions("greeter")).isEqualTo(2);
+        assertThat(echo("greeter", "x")).startsWith("two|");
+
+        var rolledBack = catalog().updateExternalFunction(UpdateExternalFunctionRequest.newBuilder()
+                .setExternalFunctionId(v1.getExternalFunctionVersion().getFunctionId())
+                .setTraffic(ExternalFunctionTraffic.newBuilder().addTargets(ExternalFunctionTrafficTarget.newBuilder()
+                        .setExternalFunctionVersionId(v1.getExternalFunctionVersion().getId()).setPercent(100)))
+                .build()).getExternalFunction();
+        assertThat(rolledBack.getCurrentVersion().getVersion()).isEqualTo(1);
+        assertThat(echo("greeter", "y")).startsWith("one|");
+        assertThat(call(ExternalFunctionVersionKey.newBuilder().setFunctionName("greeter").setVersion(2).build(),
+                "echo", "z")).startsWith("two|");
+        String probe = call(ExternalFunctionVersionKey.newBuilder().setFunctionName("greeter").build(), "probe", "");
+        assertThat(probe).contains("code-read-only;GREETING=hello;id=fnw-", ";functions=" + FUNCTIONS);
+        var group = catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("greeter")
+                .setIncludeScalingGroup(true).build()).getScalingGroup();
+        assertThat(group.getRevisionId()).isEqualTo(v1.getExternalFunctionVersion().getScalingGroupRevisionId());
+        assertThat(revisions("greeter")).isEqualTo(2);
+
+        var source = catalog().getExternalFunctionVersionSource(GetExternalFunctionVersionSourceRequest.newBuilder()
+                .setFunctionVersionId(v2.getExternalFunctionVersion().getId()).build());
+        assertThat(source.getVolumeName()).isEqualTo("blobs");
+        assertThat(source.getPrimaryPath()).isEqualTo("t.W#echo");
+        assertThat(source.getSourceFilesList().get(0).getPath()).isEqualTo("000-answer.zip");
+        assertThat(source.getSourceFilesCount()).isEqualTo(two.blobs.size() - 1);
+    }
+
+    @Test
+    void failuresAreForwardedAndDeadWorkersReplaced() throws Exception {
+        TestCode code = new TestCode("f");
+        code.upload(server.channel);
+        catalog().createExternalFunctionVersion(request("failing", code, 1));
+        assertThat(echo("failing", "warm")).startsWith("f|");
+
+        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder().setFunctionName("failing").build();
+        assertThatThrownBy(() -> call(key, "fail", "bad input"))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
+                    assertThat(e.getStatus().getDescription()).isEqualTo("boom: bad input");
+                    assertThat(e.getTrailers().get(CALL_ID)).startsWith("call-");
+                    ChalkError error = e.getTrailers().get(ERROR);
+                    assertThat(error.getCode()).isEqualTo(ErrorCode.ERROR_CODE_RESOLVER_FAILED);
+                    assertThat(error.getException().getKind()).isEqualTo("java.lang.IllegalStateException");
+                });
+        String before = echo("failing", "still");
+        assertThat(before).startsWith("f|").endsWith("|still");
+
+        assertThatThrownBy(() -> call(key, "crash", ""))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                    String callId = e.getTrailers().get(CALL_ID);
+                    assertThat(e.getStatus().getDescription()).contains("worker fnw-", "exited (exit code 3)",
+                            "during call " + callId);
+                });
+        String after = echo("failing", "replaced");
+        assertThat(after).startsWith("f|").endsWith("|replaced");
+        assertThat(after.split("\\|")[1]).isNotEqualTo(before.split("\\|")[1]);
+
+        assertThatThrownBy(() -> call(key, "nosuch", ""))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    }
+
+    @Test
+    void scalesUpUnderConcurrentCallsWithinMax() throws Exception {
+        TestCode code = new TestCode("s");
+        code.upload(server.channel);
+        var busy = request("busy", code, 2).toBuilder();
+        busy.getSpecBuilder().getScalingSpecBuilder().setShutdownDelaySeconds(1);
+        catalog().createExternalFunctionVersion(busy.build());
+        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder().setFunctionName("busy").build();
+        assertThat(call(key, "slow", "1")).startsWith("s|");
+        List<CompletableFuture<String>> calls = IntStream.range(0, 4)
+                .mapToObj(i -> CompletableFuture.supplyAsync(() -> call(key, "slow", "1500"))).toList();
+        Set<String> workers = calls.stream().map(CompletableFuture::join).map(s -> s.split("\\|")[1])
+                .collect(Collectors.toSet());
+        assertThat(workers).hasSize(2);
+        var group = catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("busy")
+                .setIncludeScalingGroup(true).build()).getScalingGroup();
+        assertThat(group.getReadyReplicas()).isEqualTo(2);
+        assertThat(group.getStatus()).isEqualTo("ready");
+        // min_replicas 0, shutdown_delay_seconds 1: both stop once idle
+        await().atMost(Duration.ofSeconds(15)).until(() -> catalog().getExternalFunction(GetExternalFunctionRequest
+                .newBuilder().setFunctionName("busy").setIncludeScalingGroup(true).build())
+                .getScalingGroup().getReadyReplicas() == 0);
+    }
+
+    @Test
+    void aWorkerThatCannotStartFailsTheCallAndTheGroupSaysWhy() throws Exception {
+        TestCode empty = new TestCode("empty", false);
+        empty.upload(server.channel);
+        catalog().createExternalFunctionVersion(request("broken", empty, 1));
+        assertThatThrownBy(() -> echo("broken", "x"))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                    assertThat(e.getStatus().getDescription()).contains("before it was serving",
+                            "Could not find or load main class ai.chalk.compute.function.worker.FunctionWorker");
+                });
+        var group = catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("broken")
+                .setIncludeScalingGroup(true).build()).getScalingGroup();
+        assertThat(group.getStatus()).isEqualTo("failed");
+        assertThat(group.getStatusMessage()).contains("Could not find or load main class");
+        assertThatThrownBy(() -> echo("never-deployed", "x")) // and the server keeps answering
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    }
+
+    @Test
+    void queuedCallsArePolledUntilRead() throws Exception {
+        TestCode code = new TestCode("q");
+        code.upload(server.channel);
+        catalog().createExternalFunctionVersion(request("queued", code, 1));
+        String callId = catalog().callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("queued"))
+                .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName("echo")
+                        .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8("later"))))
+                .build()).getEnqueueRemoteCallResponse().getCallId();
+        var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel);
+        PollRemoteCallResponse poll;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        do {
+            poll = async.pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build());
+            Thread.sleep(100);
+        } while (poll.getStatus() != RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED && System.nanoTime() < deadline);
+        assertThat(poll.getStatus()).isEqualTo(RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+        assertThat(poll.getResults(0).getFeatherStream().toStringUtf8()).startsWith("q|").endsWith("|later");
+        assertThatThrownBy(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    }
+
+    @Test
+    void badRequestsAreRefusedAndTheServerKeepsServing() {
+        TestCode code;
+        try {
+            code = new TestCode("bad");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        var scheduled = request("scheduled", code, 1).toBuilder();
+        scheduled.getConfigBuilder().setSchedule("0 * * * *");
+        assertThatThrownBy(() -> catalog().createExternalFunctionVersion(scheduled.build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                    assertThat(e.getStatus().getDescription()).contains("config.schedule");
+                });
+        var noCode = request("nocode", code, 1).toBuilder();
+        noCode.getConfigBuilder().removeOptions("chalk_compute.code");
+        assertThatThrownBy(() -> catalog().createExternalFunctionVersion(noCode.build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getStatus().getDescription()).contains("chalk_compute.code");
+                });
+        assertThatThrownBy(() -> catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                .setFunctionName("never-deployed").build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    }
+}

@@ -1,0 +1,132 @@
+package ai.chalk.compute.server.function;
+
+import ai.chalk.compute.proto.common.v1.ChalkError;
+import ai.chalk.compute.proto.common.v1.ChalkException;
+import ai.chalk.compute.proto.common.v1.ErrorCode;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
+import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
+import com.google.protobuf.ByteString;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.stub.StreamObserver;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * A test worker speaking the functions protocol (docs/functions-protocol.md section 3), run by the server's tests
+ * as a real process in a real sandbox: it serves {@code RemoteCallService/CallFunction} and gRPC health on the Unix
+ * socket {@code CHALK_WORKER_SOCKET}. Functions, by request name: {@code echo} answers
+ * {@code <label>|<worker id>|<payload>} where the label is the classpath resource {@code chalk-test-answer.txt}
+ * (so two code snapshots answer differently); {@code fail} ends the call with UNKNOWN and a {@code chalk-error-bin}
+ * trailer; {@code crash} halts the JVM mid-call; {@code probe} answers whether {@code /chalk/code} is writable and
+ * the worker's environment; {@code slow} waits the payload's milliseconds, then echoes.
+ */
+public final class TestFunctionWorker {
+
+    private static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
+
+    private TestFunctionWorker() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path socket = Path.of(System.getenv("CHALK_WORKER_SOCKET"));
+        String workerId = System.getenv("CHALK_WORKER_ID");
+        String label = label();
+        System.out.println("test worker " + workerId + " (" + label + ") serving " + System.getenv("CHALK_WORKER_FUNCTIONS"));
+        Files.deleteIfExists(socket);
+        EpollEventLoopGroup group = new EpollEventLoopGroup(2);
+        HealthStatusManager health = new HealthStatusManager();
+        Server server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                .channelType(EpollServerDomainSocketChannel.class).bossEventLoopGroup(group).workerEventLoopGroup(group)
+                .addService(new Calls(label, workerId)).addService(health.getHealthService()).build().start();
+        health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        server.awaitTermination();
+    }
+
+    private static String label() throws Exception {
+        try (InputStream in = TestFunctionWorker.class.getClassLoader().getResourceAsStream("chalk-test-answer.txt")) {
+            return in == null ? "none" : new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+        }
+    }
+
+    /** Whether the code is writable (it must not be) and the function's env as the worker sees them. */
+    private static String probe() {
+        String code;
+        try {
+            Files.createFile(Path.of("/chalk/code/written-by-worker"));
+            code = "code-writable";
+        } catch (java.io.IOException e) {
+            code = "code-read-only";
+        }
+        return code + ";GREETING=" + System.getenv("GREETING") + ";id=" + System.getenv("CHALK_WORKER_ID")
+                + ";functions=" + System.getenv("CHALK_WORKER_FUNCTIONS");
+    }
+
+    private static final class Calls extends RemoteCallServiceGrpc.RemoteCallServiceImplBase {
+        private final String label;
+        private final String workerId;
+
+        Calls(String label, String workerId) {
+            this.label = label;
+            this.workerId = workerId;
+        }
+
+        @Override
+        public StreamObserver<CallFunctionRequest> callFunction(StreamObserver<CallFunctionResponse> out) {
+            return new StreamObserver<>() {
+                private boolean failed;
+
+                @Override
+                public void onNext(CallFunctionRequest r) {
+                    String payload = r.getFeatherStream().toStringUtf8();
+                    switch (r.getName()) {
+                        case "crash" -> Runtime.getRuntime().halt(3);
+                        case "fail" -> {
+                            failed = true;
+                            IllegalStateException e = new IllegalStateException("boom: " + payload);
+                            Metadata trailers = new Metadata();
+                            trailers.put(ERROR, ChalkError.newBuilder().setCode(ErrorCode.ERROR_CODE_RESOLVER_FAILED)
+                                    .setMessage(e.getMessage()).setException(ChalkException.newBuilder()
+                                            .setKind(e.getClass().getName()).setMessage(e.getMessage())
+                                            .setStacktrace("at TestFunctionWorker.fail")).build());
+                            out.onError(Status.UNKNOWN.withDescription(e.getMessage()).asRuntimeException(trailers));
+                            return;
+                        }
+                        case "probe" -> payload = probe();
+                        case "slow" -> {
+                            try {
+                                Thread.sleep(Long.parseLong(payload));
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                        default -> { }
+                    }
+                    out.onNext(CallFunctionResponse.newBuilder().setFeatherStream(ByteString.copyFromUtf8(
+                            label + "|" + workerId + "|" + payload)).build());
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                }
+
+                @Override
+                public void onCompleted() {
+                    if (!failed) {
+                        out.onCompleted();
+                    }
+                }
+            };
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package ai.chalk.compute.server.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ai.chalk.compute.server.blob.BlobDigest;
+import ai.chalk.compute.server.blob.BlobStore;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipOutputStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Materialising code snapshots from blobs: layout, class path order, missing blobs, and zips that try to escape. */
+class CodeSnapshotsTest {
+
+    @TempDir
+    Path dir;
+
+    private static byte[] zip(String entry, String content) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (ZipOutputStream z = new ZipOutputStream(out)) {
+            z.putNextEntry(new ZipEntry(entry));
+            z.write(content.getBytes(StandardCharsets.UTF_8));
+            z.closeEntry();
+        }
+        return out.toByteArray();
+    }
+
+    private static String entry(String name, String kind, BlobDigest d, int size) {
+        return "{\"name\":\"" + name + "\",\"kind\":\"" + kind + "\",\"digest\":\"" + d + "\",\"size\":" + size + "}";
+    }
+
+    @Test
+    void materialisesOncePerDigestInClassPathOrder() throws Exception {
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"));
+        CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
+        byte[] classes = zip("a/b/C.class", "class bytes");
+        byte[] jar = "not really a jar".getBytes(StandardCharsets.UTF_8);
+        BlobDigest c = blobs.put(classes);
+        BlobDigest j = BlobDigest.parse("d", "sha256:" + "0".repeat(64));
+        String manifest = "{\"entries\":[" + entry("000-classes.zip", "dir", c, classes.length) + ","
+                + entry("001-lib.jar", "jar", j, jar.length) + "]}";
+        BlobDigest m = blobs.put(manifest.getBytes(StandardCharsets.UTF_8));
+        assertThat(snapshots.missing(m)).containsExactly(j);
+
+        j = blobs.put(jar);
+        manifest = "{\"entries\":[" + entry("000-classes.zip", "dir", c, classes.length) + ","
+                + entry("001-lib.jar", "jar", j, jar.length) + "]}";
+        m = blobs.put(manifest.getBytes(StandardCharsets.UTF_8));
+        assertThat(snapshots.missing(m)).isEmpty();
+        CodeSnapshots.Snapshot s = snapshots.materialise(m, "/chalk/code");
+        assertThat(s.dir()).isEqualTo(dir.resolve("code").resolve(m.hex()));
+        assertThat(s.classPath()).containsExactly("/chalk/code/000-classes.zip", "/chalk/code/001-lib.jar");
+        assertThat(Files.readString(s.dir().resolve("000-classes.zip/a/b/C.class"))).isEqualTo("class bytes");
+        assertThat(Files.readAllBytes(s.dir().resolve("001-lib.jar"))).isEqualTo(jar);
+        assertThat(snapshots.materialise(m, "/chalk/code").dir()).isEqualTo(s.dir());
+    }
+
+    @Test
+    void zipsPointingOutsideTheirDirectoryAreRefused() throws Exception {
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"));
+        CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
+        byte[] evil = zip("../../escaped.txt", "gotcha");
+        BlobDigest e = blobs.put(evil);
+        BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-evil.zip", "dir", e, evil.length) + "]}")
+                .getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> snapshots.materialise(m, "/chalk/code"))
+                .isInstanceOf(IOException.class).hasMessageContaining("points outside its directory");
+        try (var files = Files.walk(dir)) {
+            assertThat(files.filter(p -> p.getFileName().toString().equals("escaped.txt")).toList()).isEmpty();
+        }
+        assertThat(Files.exists(dir.resolve("code").resolve(m.hex()))).isFalse();
+    }
+
+    @Test
+    void manifestsWithUnsafeNamesAreRefused() {
+        BlobDigest d = BlobDigest.parse("d", "sha256:" + "1".repeat(64));
+        for (String bad : List.of("000-../x", "../001-x.jar", "x.jar")) {
+            String json = "{\"entries\":[" + entry(bad, "jar", d, 1) + "]}";
+            assertThatThrownBy(() -> CodeManifest.parse(d, json.getBytes(StandardCharsets.UTF_8)))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                        assertThat(e.getStatus().getDescription()).contains("is not a valid manifest");
+                    });
+        }
+    }
+}
