@@ -2,6 +2,7 @@ package ai.chalk.compute.autoconfigure;
 
 import ai.chalk.compute.connection.ConnectionSettings;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -266,6 +267,70 @@ public class ChalkComputeProperties {
          * boots the application without a web server or embedded server to serve its beans' functions. Not set by hand.
          */
         private boolean worker;
+
+        /** Whether to deploy the discovered functions in the background at startup, to the server the application's client uses. */
+        private boolean deploy = true;
+
+        /** Whether startup waits for every function's deployment to finish (deployed or failed), up to wait-timeout. */
+        private boolean waitOnStartup;
+
+        /** How long startup waits for deployments with wait-on-startup or deploy-only. */
+        private Duration waitTimeout = Duration.ofMinutes(10);
+
+        /** How many functions deploy at once. */
+        private int deployConcurrency = 4;
+
+        /**
+         * Whether the application only deploys its functions, for CI: it waits for every deployment, prints a
+         * summary and exits with status 0 when all are deployed, 1 when any failed or did not finish in wait-timeout.
+         */
+        private boolean deployOnly;
+
+        public boolean isDeploy() {
+            return deploy;
+        }
+
+        public void setDeploy(boolean deploy) {
+            this.deploy = deploy;
+        }
+
+        public boolean isWaitOnStartup() {
+            return waitOnStartup;
+        }
+
+        public void setWaitOnStartup(boolean waitOnStartup) {
+            this.waitOnStartup = waitOnStartup;
+        }
+
+        public Duration getWaitTimeout() {
+            return waitTimeout;
+        }
+
+        public void setWaitTimeout(Duration waitTimeout) {
+            if (waitTimeout == null || waitTimeout.isNegative() || waitTimeout.isZero()) {
+                throw new IllegalArgumentException("must be a positive duration, got " + waitTimeout);
+            }
+            this.waitTimeout = waitTimeout;
+        }
+
+        public int getDeployConcurrency() {
+            return deployConcurrency;
+        }
+
+        public void setDeployConcurrency(int deployConcurrency) {
+            if (deployConcurrency < 1) {
+                throw new IllegalArgumentException("must be at least 1, got " + deployConcurrency);
+            }
+            this.deployConcurrency = deployConcurrency;
+        }
+
+        public boolean isDeployOnly() {
+            return deployOnly;
+        }
+
+        public void setDeployOnly(boolean deployOnly) {
+            this.deployOnly = deployOnly;
+        }
 
         public boolean isEnabled() {
             return enabled;

@@ -57,14 +57,16 @@ public class ChalkFunctionsEndpoint {
      * @param kind     {@code FUNCTION} or {@code SCORER}
      * @param bean     the bean whose method it is
      * @param location where the method is written
-     * @param status   {@code DISCOVERED} or {@code FAILED}
+     * @param status   {@code DISCOVERED}, {@code DEPLOYING}, {@code DEPLOYED} or {@code FAILED}
+     * @param version  the version deployed, or {@code null}
      * @param error    why it failed, or {@code null}
      */
-    public record FunctionDescriptor(String name, String kind, String bean, String location, String status, String error) {
+    public record FunctionDescriptor(String name, String kind, String bean, String location, String status,
+                                     Integer version, String error) {
 
         static FunctionDescriptor of(FunctionDeploymentState state) {
             return new FunctionDescriptor(state.name(), state.kind().name(), state.beanName(), state.location(),
-                    state.status().name(), state.error());
+                    state.status().name(), state.version(), state.error());
         }
     }
 }

@@ -111,7 +111,7 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
         try {
             for (FunctionDefinition definition : registry.register(bean)) {
                 put(new FunctionDeploymentState(definition.name(), definition.kind(), beanName,
-                        SourceLocation.of(definition.method()), FunctionDeploymentState.Status.DISCOVERED, null));
+                        SourceLocation.of(definition.method()), FunctionDeploymentState.Status.DISCOVERED, null, null));
             }
         } catch (FunctionDefinitionException e) {
             // nothing of the bean is registered: every function it declares fails, with the message that
@@ -124,9 +124,19 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
                     expectedName(atFault, type), beanName, message, location);
             for (Method method : methods) {
                 put(new FunctionDeploymentState(expectedName(method, type), kindOf(method), beanName,
-                        SourceLocation.of(method), FunctionDeploymentState.Status.FAILED, message));
+                        SourceLocation.of(method), FunctionDeploymentState.Status.FAILED, null, message));
             }
         }
+    }
+
+    /**
+     * Moves a function to a new state, as its deployment progresses.
+     *
+     * @param name    the function's name
+     * @param changes turns the current state into the new one
+     */
+    synchronized void update(String name, java.util.function.UnaryOperator<FunctionDeploymentState> changes) {
+        states.computeIfPresent(name, (n, current) -> changes.apply(current));
     }
 
     private synchronized void put(FunctionDeploymentState state) {

@@ -12,10 +12,11 @@ import java.util.Objects;
  * @param beanName   the bean whose method it is
  * @param location   where the method is written, as a stack frame reads: {@code com.acme.Fns.score(Fns.java:12)}
  * @param status     where it stands
+ * @param version    the version deployed (1, 2, ...), or {@code null} until deployed
  * @param error      why it failed, or {@code null}
  */
 public record FunctionDeploymentState(String name, FunctionKind kind, String beanName, String location,
-                                      Status status, String error) {
+                                      Status status, Integer version, String error) {
 
     /** Checks for nulls; a failed function must say why. */
     public FunctionDeploymentState {
@@ -29,13 +30,29 @@ public record FunctionDeploymentState(String name, FunctionKind kind, String bea
         }
     }
 
+    /**
+     * The same function in another status.
+     *
+     * @param newStatus  the status
+     * @param newVersion the version, or {@code null}
+     * @param newError   why it failed, or {@code null}
+     * @return the new state
+     */
+    public FunctionDeploymentState with(Status newStatus, Integer newVersion, String newError) {
+        return new FunctionDeploymentState(name, kind, beanName, location, newStatus, newVersion, newError);
+    }
+
     /** Where a function stands. */
     public enum Status {
-        /**
-         * Registered: its signature is checked and its Arrow schemas are built. This version of the starter
-         * deploys nothing by itself, so a function stays here unless deployed otherwise.
-         */
+        /** Registered: its signature is checked and its Arrow schemas are built; not deployed (yet, or at all). */
         DISCOVERED,
+        /** Its deployment is under way in the background. */
+        DEPLOYING,
+        /**
+         * The server holds its version (created, or the same one found unchanged) and routes its calls to it;
+         * replicas start as its scaling settings say.
+         */
+        DEPLOYED,
         /** It cannot be deployed; {@link #error()} says why. */
         FAILED
     }

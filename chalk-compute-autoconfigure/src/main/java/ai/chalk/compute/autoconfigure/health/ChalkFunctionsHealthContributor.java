@@ -11,7 +11,8 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
  * The health of the application's functions, shown as {@code chalkFunctions} under {@code /actuator/health} with one
- * member per function: DOWN with the error when it failed, UNKNOWN while it is only discovered. Members are read
+ * member per function: UP once deployed, DOWN with the server's or the registry's error when it failed, UNKNOWN
+ * while it is discovered or deploying (deployment runs in the background and does not hold the application back). Members are read
  * from {@link ChalkFunctions} on each check, so functions found after this contributor was made are shown too.
  */
 public class ChalkFunctionsHealthContributor implements CompositeHealthContributor {
@@ -44,7 +45,8 @@ public class ChalkFunctionsHealthContributor implements CompositeHealthContribut
     static Health health(FunctionDeploymentState state) {
         Health.Builder builder = switch (state.status()) {
             case FAILED -> Health.down().withDetail("error", state.error());
-            case DISCOVERED -> Health.unknown();
+            case DEPLOYED -> Health.up().withDetail("version", state.version());
+            case DISCOVERED, DEPLOYING -> Health.unknown();
         };
         return builder.withDetail("status", state.status().name())
                 .withDetail("kind", state.kind().name())

@@ -1,0 +1,113 @@
+package ai.chalk.compute.autoconfigure.function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration;
+import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerAutoConfiguration;
+import ai.chalk.compute.autoconfigure.function.FunctionDeploymentState.Status;
+import ai.chalk.compute.autoconfigure.health.ChalkFunctionsHealthAutoConfiguration;
+import ai.chalk.compute.autoconfigure.health.ChalkFunctionsHealthContributor;
+import ai.chalk.compute.autoconfigure.progress.ChalkComputeProgressAutoConfiguration;
+import ai.chalk.compute.function.FunctionRegistry;
+import ai.chalk.compute.function.remote.RemoteFunction;
+import ai.chalk.compute.sandbox.SandboxClient;
+import com.acme.functions.Fraud;
+import com.acme.functions.Greeting;
+import com.acme.functions.WorkerApp;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Background deployment against the real embedded server: workers are real sandboxes of its local runtime, each
+ * booting the application in {@code spring:} worker mode from a snapshot of this test's class path.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class ChalkFunctionsDeploymentTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(ChalkComputeAutoConfiguration.class,
+                    EmbeddedComputeServerAutoConfiguration.class, ChalkComputeProgressAutoConfiguration.class,
+                    ChalkFunctionsAutoConfiguration.class, ChalkFunctionsHealthAutoConfiguration.class))
+            .withPropertyValues("chalk.compute.tui=false");
+
+    @Test
+    void deploysFunctionsAndAScorerInTheBackgroundAndCallsThemByName() {
+        // WorkerApp is the application the workers boot; its beans are two functions, a scorer and a class method
+        runner.withUserConfiguration(WorkerApp.class).withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    ChalkFunctions functions = context.getBean(ChalkFunctions.class);
+                    assertThat(functions.functions()).extracting(FunctionDeploymentState::name)
+                            .containsExactlyInAnyOrder("greet", "fraudScore", "exact", "Embedder.embed");
+                    assertThat(functions.functions()).allSatisfy(f -> {
+                        assertThat(f.status()).as(f.name() + ": " + f.error()).isEqualTo(Status.DEPLOYED);
+                        assertThat(f.version()).isEqualTo(1);
+                    });
+                    HealthIndicator greetHealth = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
+                            .getContributor("greet");
+                    assertThat(greetHealth.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+                    assertThat(greetHealth.health().getDetails()).containsEntry("version", 1);
+
+                    SandboxClient client = context.getBean(SandboxClient.class);
+                    FunctionRegistry registry = functions.registry();
+                    // "Welcome" comes from the worker application's Greeting bean: the worker booted the application
+                    assertThat(RemoteFunction.fromName(client, registry.get("greet").definition()).call("Ada"))
+                            .isEqualTo("Welcome, Ada");
+                    assertThat(RemoteFunction.fromName(client, registry.get("fraudScore").definition()).call("abcdef", 4))
+                            .isEqualTo(1.0);
+                    assertThat(RemoteFunction.fromName(client, registry.get("exact").definition()).call("yes", "yes"))
+                            .isEqualTo(1.0);
+                    assertThat(RemoteFunction.fromName(client, registry.get("Embedder.embed").definition()).call("abc"))
+                            .isEqualTo(List.of(3.0f));
+                });
+    }
+
+    @Test
+    void withoutAnApplicationClassForWorkersEachFunctionFailsWithAnErrorAtItsMethod(CapturedOutput output) {
+        runner.withUserConfiguration(NoApplicationClass.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            ChalkFunctionsDeployment deployment = context.getBean(ChalkFunctionsDeployment.class);
+            assertThat(deployment.awaitDeployments(Duration.ofMinutes(1))).isTrue();
+            FunctionDeploymentState greet = context.getBean(ChalkFunctions.class).function("greet").orElseThrow();
+            assertThat(greet.status()).isEqualTo(Status.FAILED);
+            assertThat(greet.error()).contains("no @SpringBootApplication");
+            HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
+                    .getContributor("greet");
+            assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+        });
+        assertThat(output).containsPattern("ERROR .*Chalk function greet failed to deploy: .*no @SpringBootApplication")
+                .containsPattern("\tat com\\.acme\\.functions\\.Fraud\\.greet\\(Fraud\\.java:\\d+\\)")
+                .doesNotContain("at ai.chalk.compute");
+    }
+
+    @Test
+    void notDeployedWhenSwitchedOffOrInWorkerMode() {
+        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.deploy=false")
+                .run(context -> {
+                    assertThat(context).doesNotHaveBean(ChalkFunctionsDeployment.class);
+                    assertThat(context.getBean(ChalkFunctions.class).function("greet")).get()
+                            .extracting(FunctionDeploymentState::status).isEqualTo(Status.DISCOVERED);
+                });
+        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.worker=true",
+                "chalk.compute.embedded.enabled=false").run(context -> assertThat(context)
+                .doesNotHaveBean(ChalkFunctionsDeployment.class).hasSingleBean(ChalkFunctions.class));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class NoApplicationClass {
+
+        @Bean
+        Fraud fraud() {
+            return new Fraud(new Greeting("Hello"));
+        }
+    }
+}
