@@ -27,7 +27,8 @@ import org.springframework.util.ClassUtils;
  * singletons exist ({@link ChalkFunctions}), then deployed in the background to the server the application's
  * {@link SandboxClient} talks to ({@link ChalkFunctionsDeployment}), unless the application runs as a worker.
  * Switch everything off with {@code chalk.compute.functions.enabled=false}, deployment alone with
- * {@code chalk.compute.functions.deploy=false}. Define a {@link FunctionRegistry} bean to use your own Arrow
+ * {@code chalk.compute.functions.deploy=false}; {@code chalk.compute.functions.deploy-only=true} deploys, prints a
+ * summary and exits ({@link ChalkFunctionsDeployOnly}). Define a {@link FunctionRegistry} bean to use your own Arrow
  * mapping (custom types).
  */
 @AutoConfiguration(after = ChalkComputeAutoConfiguration.class)
@@ -70,6 +71,15 @@ public final class ChalkFunctionsAutoConfiguration {
             return new ChalkFunctionsDeployment(functions, deployer, CodeSnapshot::ofClassPath,
                     () -> applicationClass(beanFactory), progress.getIfAvailable(ProgressDisplay::fromEnv),
                     settings.isWaitOnStartup(), settings.getWaitTimeout(), settings.getDeployConcurrency());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBooleanProperty("chalk.compute.functions.deploy-only")
+        ChalkFunctionsDeployOnly chalkFunctionsDeployOnly(ChalkFunctionsDeployment deployment, ChalkFunctions functions,
+                                                          ChalkComputeProperties properties) {
+            return new ChalkFunctionsDeployOnly(deployment, functions, properties.getFunctions().getWaitTimeout(),
+                    System.err, System::exit);
         }
 
         /** The {@code @SpringBootApplication} class workers boot: the context's one {@code @SpringBootConfiguration}. */

@@ -99,12 +99,19 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
         // one snapshot for every function: the class path is the same for all
         CompletableFuture<CodeSnapshot> snapshot = application.isPresent()
                 ? CompletableFuture.supplyAsync(code, executor) : CompletableFuture.completedFuture(null);
+        // the first deployment uploads the code the server lacks; the others follow it, concurrently, and find
+        // the blobs there (started together, each would upload the whole class path)
+        CompletableFuture<?> first = null;
         for (FunctionDefinition function : pending) {
             functions.update(function.name(), s -> s.with(FunctionDeploymentState.Status.DEPLOYING, null, null));
             ProgressGroup group = progress.open("Function \"" + function.name() + "\"");
             group.step("Deploying");
-            each.add(snapshot.thenApplyAsync(c -> deploy(function, application, c), executor)
-                    .whenComplete((version, failure) -> finish(function, group, version, failure)));
+            CompletableFuture<CodeSnapshot> ready = first == null ? snapshot
+                    : first.handle((ignored, failure) -> null).thenCompose(ignored -> snapshot);
+            CompletableFuture<?> deployed = ready.thenApplyAsync(c -> deploy(function, application, c), executor)
+                    .whenComplete((version, failure) -> finish(function, group, version, failure));
+            first = first == null ? deployed : first;
+            each.add(deployed);
         }
         done = CompletableFuture.allOf(each.toArray(CompletableFuture[]::new))
                 .handle((ignored, failure) -> null) // failures are recorded per function

@@ -14,7 +14,14 @@ import ai.chalk.compute.sandbox.SandboxClient;
 import com.acme.functions.Fraud;
 import com.acme.functions.Greeting;
 import com.acme.functions.WorkerApp;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.ConfigurableApplicationContext;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -100,6 +107,49 @@ class ChalkFunctionsDeploymentTests {
         runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.worker=true",
                 "chalk.compute.embedded.enabled=false").run(context -> assertThat(context)
                 .doesNotHaveBean(ChalkFunctionsDeployment.class).hasSingleBean(ChalkFunctions.class));
+    }
+
+    @Test
+    void deployOnlyExitsWithZeroWhenEveryFunctionIsDeployed() {
+        runner.withUserConfiguration(WorkerApp.class).withPropertyValues("chalk.compute.functions.deploy-only=true")
+                .run(context -> {
+                    DeployOnlyRun run = deployOnly(context.getSourceApplicationContext());
+                    assertThat(run.status()).isEqualTo(0);
+                    assertThat(run.summary()).startsWith("Chalk functions: 4 deployed, 0 failed")
+                            .containsPattern("  ✓ greet +version 1").containsPattern("  ✓ exact +version 1");
+                });
+    }
+
+    @Test
+    void deployOnlyExitsWithOneWhenAnyFunctionFailedAndClosesTheApplication() {
+        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.deploy-only=true")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(ChalkFunctionsDeployOnly.class);
+                    DeployOnlyRun run = deployOnly(context.getSourceApplicationContext());
+                    assertThat(run.status()).isEqualTo(1);
+                    assertThat(run.summary()).startsWith("Chalk functions: 0 deployed, 3 failed")
+                            .containsPattern("  ✗ greet +the context has no @SpringBootApplication");
+                    assertThat(context.getSourceApplicationContext().isActive()).isFalse();
+                });
+        runner.withUserConfiguration(NoApplicationClass.class)
+                .run(context -> assertThat(context).doesNotHaveBean(ChalkFunctionsDeployOnly.class));
+    }
+
+    /**
+     * Runs deploy-only as the application's ready event does, with the auto-configured deployment and functions;
+     * only the JVM exit, which cannot happen inside a test, is recorded instead.
+     */
+    private static DeployOnlyRun deployOnly(ConfigurableApplicationContext context) {
+        ByteArrayOutputStream summary = new ByteArrayOutputStream();
+        AtomicInteger recordedExit = new AtomicInteger(-1);
+        ChalkFunctionsDeployOnly deployOnly = new ChalkFunctionsDeployOnly(context.getBean(ChalkFunctionsDeployment.class),
+                context.getBean(ChalkFunctions.class), Duration.ofMinutes(3),
+                new PrintStream(summary, true, StandardCharsets.UTF_8), recordedExit::set);
+        deployOnly.onApplicationEvent(new ApplicationReadyEvent(new SpringApplication(), new String[0], context, Duration.ZERO));
+        return new DeployOnlyRun(recordedExit.get(), summary.toString(StandardCharsets.UTF_8));
+    }
+
+    private record DeployOnlyRun(int status, String summary) {
     }
 
     @Configuration(proxyBeanMethods = false)
