@@ -142,6 +142,12 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             return;
         }
         String message = messageOf(failure);
+        if (executor == null) {
+            // stopped while deploying: the application is shutting down, which is no failure of the function
+            functions.update(function.name(), s -> s.with(FunctionDeploymentState.Status.DISCOVERED, null, null));
+            group.close();
+            return;
+        }
         functions.update(function.name(), s -> s.with(FunctionDeploymentState.Status.FAILED, null, message));
         group.fail(message);
         // the user's method is where to look; the SDK's frames would only hide it
@@ -190,11 +196,11 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
     @Override
     public void stop() {
         ExecutorService running = executor;
+        executor = null; // first, so deployments cut short here are not reported as failures
+        done = null;
         if (running != null) {
             running.shutdownNow();
         }
-        executor = null;
-        done = null;
     }
 
     @Override

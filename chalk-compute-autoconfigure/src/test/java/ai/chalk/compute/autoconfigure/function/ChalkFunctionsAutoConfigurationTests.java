@@ -20,6 +20,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.actuate.endpoint.CompositeHealthDescriptor;
+import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
+import org.springframework.boot.health.autoconfigure.actuate.endpoint.HealthEndpointAutoConfiguration;
+import org.springframework.boot.health.autoconfigure.contributor.HealthContributorAutoConfiguration;
+import org.springframework.boot.health.autoconfigure.registry.HealthContributorRegistryAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthContributors;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -101,6 +106,26 @@ class ChalkFunctionsAutoConfigurationTests {
                 + "com.acme.functions.BadFns.bad(Object x): parameter 'x' has type Object")
                 .containsPattern("\tat com\\.acme\\.functions\\.BadFns\\.bad\\(BadFns\\.java:\\d+\\)")
                 .doesNotContain("at ai.chalk.compute");
+    }
+
+    @Test
+    void theHealthEndpointShowsChalkFunctionsWithOneMemberPerFunction() {
+        runner.withConfiguration(AutoConfigurations.of(HealthContributorAutoConfiguration.class,
+                        HealthContributorRegistryAutoConfiguration.class, HealthEndpointAutoConfiguration.class))
+                .withUserConfiguration(GoodBeans.class, BadBeans.class)
+                .withPropertyValues("management.endpoint.health.show-details=always",
+                        "management.endpoint.health.show-components=always")
+                .run(context -> {
+                    HealthEndpoint endpoint = context.getBean(HealthEndpoint.class);
+                    CompositeHealthDescriptor all = (CompositeHealthDescriptor) endpoint.healthForPath("chalkFunctions");
+                    assertThat(all.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+                    assertThat(all.getComponents()).containsOnlyKeys("greet", "fraudScore", "exact", "Embedder.embed",
+                            "bad", "fine");
+                    assertThat(endpoint.healthForPath("chalkFunctions", "greet").getStatus())
+                            .isEqualTo(org.springframework.boot.health.contributor.Status.UNKNOWN);
+                    assertThat(endpoint.healthForPath("chalkFunctions", "bad").getStatus())
+                            .isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+                });
     }
 
     @Test
