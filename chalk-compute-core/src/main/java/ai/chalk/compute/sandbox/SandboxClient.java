@@ -248,6 +248,16 @@ public final class SandboxClient implements AutoCloseable {
         return channel;
     }
 
+    /**
+     * Deploys functions and manages their versions through this client; images with build steps are built with
+     * {@link #images()}.
+     *
+     * @return a deployer sharing this client's channel
+     */
+    public ai.chalk.compute.function.deploy.FunctionDeployer functions() {
+        return ai.chalk.compute.function.deploy.FunctionDeployer.of(this);
+    }
+
     // ---- sandboxes ----
 
     /**

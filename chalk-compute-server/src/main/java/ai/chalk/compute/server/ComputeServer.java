@@ -105,7 +105,7 @@ public final class ComputeServer implements AutoCloseable {
         refuseSystemLocation(dataDir);
         Files.createDirectories(dataDir);
         // what sandboxes leave on disk (their layers, volumes) may hold setuid files and secrets: keep other users out
-        for (String area : List.of("state", "runtime", "volumes", "blobs")) {
+        for (String area : List.of("state", "runtime", "volumes", "blobs", "functions")) {
             privateDirectory(dataDir.resolve(area));
         }
         try {

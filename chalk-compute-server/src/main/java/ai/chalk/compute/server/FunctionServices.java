@@ -64,7 +64,8 @@ final class FunctionServices implements AutoCloseable {
         FunctionStore functionStore = new FunctionStore(database);
         ScalingGroups groups = new ScalingGroups(new ScalingGroupStore(database));
         WorkerPools pools = new WorkerPools(runtime, dataDir.resolve("functions").resolve("run"), executor);
-        FunctionWorkers workers = new FunctionWorkers(functionStore, code, pools, workerReadyTimeout);
+        FunctionWorkers workers = new FunctionWorkers(functionStore, code, pools, workerReadyTimeout,
+                groups::recordRevisionStatus);
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
         groups.register(ScalingGroups.FUNCTION, workers);
         FunctionDeployments deployments = new FunctionDeployments(functionStore, groups, code);

@@ -5,6 +5,8 @@ import ai.chalk.compute.error.RemoteExecutionError;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.FunctionPayloads;
 import ai.chalk.compute.function.arrow.DecodeContext;
+import ai.chalk.compute.function.deploy.FunctionDeployer;
+import ai.chalk.compute.function.deploy.FunctionVersion;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion;
@@ -55,10 +57,12 @@ public final class RemoteFunction {
     private final FunctionPayloads payloads;
     private final ExternalFunctionVersionKey key;
     private final Optional<String> versionId;
+    private final String functionName;
 
     private RemoteFunction(Channel channel, FunctionDefinition definition, ExternalFunctionVersionKey key,
-                           Optional<String> versionId) {
+                           Optional<String> versionId, String functionName) {
         this.channel = channel;
+        this.functionName = functionName;
         this.definition = definition;
         this.payloads = FunctionPayloads.of(definition);
         this.key = key;
@@ -117,18 +121,52 @@ public final class RemoteFunction {
      */
     public static RemoteFunction fromFunctionId(Channel channel, String functionId, FunctionDefinition definition) {
         return new RemoteFunction(channel, definition,
-                ExternalFunctionVersionKey.newBuilder().setFunctionId(functionId).build(), Optional.empty());
+                ExternalFunctionVersionKey.newBuilder().setFunctionId(functionId).build(), Optional.empty(),
+                call(() -> catalog(channel).getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                        .setFunctionId(functionId).build())).getExternalFunction().getName());
     }
 
     private static RemoteFunction pinned(Channel channel, ExternalFunctionVersion version, FunctionDefinition definition) {
         return new RemoteFunction(channel, definition, ExternalFunctionVersionKey.newBuilder()
                 .setFunctionId(version.getFunctionId()).setVersion(version.getVersion()).build(),
-                Optional.of(version.getId()));
+                Optional.of(version.getId()), version.getFunctionName());
     }
 
-    /** The function's name. */
+    /** The function's deployed name. */
     public String name() {
-        return definition.name();
+        return functionName;
+    }
+
+    /**
+     * Every version of the function, oldest first, with the current one marked.
+     *
+     * @return its versions
+     * @throws ChalkComputeException when the function no longer exists
+     */
+    public List<FunctionVersion> versions() {
+        return catalogOnly().versions(functionName);
+    }
+
+    /**
+     * Makes a version of this function current again. A function attached by name or version id keeps calling the
+     * version it was pinned to; one attached with {@link #fromFunctionId} follows the rollback at once.
+     *
+     * @param versionId the version's id
+     * @throws ChalkComputeException when the version is unknown
+     */
+    public void rollback(String versionId) {
+        catalogOnly().rollback(key.getFunctionId(), versionId);
+    }
+
+    /** Deletes the function and all its versions. */
+    public void delete() {
+        catalogOnly().delete(functionName);
+    }
+
+    private FunctionDeployer catalogOnly() {
+        return new FunctionDeployer(channel, image -> {
+            throw new IllegalStateException("a RemoteFunction manages versions; it does not deploy images");
+        });
     }
 
     /** The version it calls, when pinned to one; empty when it follows the current version. */
@@ -233,6 +271,6 @@ public final class RemoteFunction {
 
     @Override
     public String toString() {
-        return "RemoteFunction[" + definition.name() + versionId.map(v -> " @" + v).orElse("") + "]";
+        return "RemoteFunction[" + functionName + versionId.map(v -> " @" + v).orElse("") + "]";
     }
 }

@@ -154,6 +154,36 @@ class SchemaProtosTest {
         assertThatThrownBy(() -> SchemaProtos.toProto(interval)).hasMessageContaining("field 'gap'");
     }
 
+    @Test
+    void catalogSchemasConvertBackToTheSameArrowSchemas() {
+        FunctionRegistry registry = new FunctionRegistry();
+        FunctionDefinition definition = registry.register(AllTypes.class).get(0);
+        for (Schema schema : List.of(definition.inputSchema(), definition.outputSchema())) {
+            assertThat(SchemaProtos.fromProto(SchemaProtos.toProto(schema))).isEqualTo(schema);
+        }
+        Field sandbox = ArrowTypeMapping.standard().field("output", ai.chalk.compute.sandbox.Sandbox.class);
+        assertThat(SchemaProtos.fromProto(SchemaProtos.toProto(sandbox))).isEqualTo(sandbox);
+    }
+
+    @Test
+    void nestedFieldsNamedOnlyInTheTypeBecomeChildren() {
+        var item = ai.chalk.compute.proto.arrow.v1.Field.newBuilder().setName("item").setNullable(true)
+                .setArrowType(ai.chalk.compute.proto.arrow.v1.ArrowType.newBuilder()
+                        .setInt64(ai.chalk.compute.proto.arrow.v1.EmptyMessage.getDefaultInstance()))
+                .build();
+        var list = ai.chalk.compute.proto.arrow.v1.Field.newBuilder().setName("xs")
+                .setArrowType(ai.chalk.compute.proto.arrow.v1.ArrowType.newBuilder()
+                        .setLargeList(ai.chalk.compute.proto.arrow.v1.List.newBuilder().setFieldType(item)))
+                .build();
+        Field converted = SchemaProtos.fromProto(list);
+        assertThat(converted.getType()).isEqualTo(ArrowType.LargeList.INSTANCE);
+        assertThat(converted.isNullable()).isFalse();
+        assertThat(converted.getChildren()).singleElement()
+                .isEqualTo(Field.nullable("item", new ArrowType.Int(64, true)));
+        assertThatThrownBy(() -> SchemaProtos.fromProto(ai.chalk.compute.proto.arrow.v1.Field.newBuilder().setName("x").build()))
+                .hasMessageContaining("field 'x'");
+    }
+
     private static ai.chalk.compute.proto.arrow.v1.Field column(ai.chalk.compute.proto.arrow.v1.Schema schema, String name) {
         return schema.getColumnsList().stream().filter(f -> f.getName().equals(name)).findFirst().orElseThrow();
     }

@@ -76,7 +76,7 @@ class DeployAndCallTest {
             }
         };
         channel = InProcessChannelBuilder.forName(name).intercept(counter).build();
-        deployer = new FunctionDeployer(channel, image -> image.baseImage());
+        deployer = ai.chalk.compute.sandbox.SandboxClient.forChannel(channel).functions();
     }
 
     @AfterEach
@@ -142,6 +142,18 @@ class DeployAndCallTest {
         assertThat(remoteAdd.callAsync(5, 6).get(30, TimeUnit.SECONDS)).isEqualTo(11);
         assertThat(RemoteFunction.fromVersionId(channel, "efv-add-1", add).call(1, 1)).isEqualTo(2);
 
+        deployer.deploy(add, CodeSnapshot.of(List.of()), WorkerMode.PLAIN, true); // version 2 (empty code, never called)
+        assertThat(remoteAdd.name()).isEqualTo("add");
+        assertThat(remoteAdd.versions()).extracting(FunctionVersion::id, FunctionVersion::current).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("efv-add-1", false), org.assertj.core.groups.Tuple.tuple("efv-add-2", true));
+        remoteAdd.rollback("efv-add-1");
+        RemoteFunction following = RemoteFunction.fromFunctionId(channel, "fn-add", add);
+        assertThat(following.versionId()).isEmpty();
+        assertThat(following.name()).isEqualTo("add");
+        assertThat(following.versions()).filteredOn(FunctionVersion::current).extracting(FunctionVersion::id)
+                .containsExactly("efv-add-1");
+        assertThat(following.call(2, 2)).isEqualTo(4);
+
         RemoteFunction remoteFail = RemoteFunction.fromName(channel, "fail", fail);
         assertThatThrownBy(() -> remoteFail.call("no stock")).isInstanceOfSatisfying(RemoteExecutionError.class, e -> {
             assertThat(e.statusCode()).isEqualTo(Status.Code.UNKNOWN);
@@ -159,5 +171,7 @@ class DeployAndCallTest {
                     assertThat(e.remoteMessage()).isEqualTo("later");
                     assertThat(e.callId()).isPresent();
                 });
+        remoteFail.delete();
+        assertThat(catalog.deletes).extracting(d -> d.getFunctionName()).containsExactly("fail");
     }
 }

@@ -59,7 +59,7 @@ public final class FunctionCalls {
                     .toList()).asRuntimeException(), callId);
         }
         try {
-            return workers.poolFor(v, s -> { }).call(request, callId, o.timeout());
+            return workers.poolFor(v).call(request, callId, o.timeout());
         } catch (StatusRuntimeException e) {
             throw withCallId(e, callId);
         }

@@ -69,6 +69,7 @@ public final class FunctionDeployments {
                     + " functions; deploy without a schedule and call the function instead").asRuntimeException();
         }
         FunctionOptions options = FunctionOptions.of(request.getConfig());
+        refuseUnsupported(request.getSpec());
         ScalingSpecs.check("spec", request.getSpec());
         byte[] bytes = canonical(request);
         synchronized (this) {
@@ -96,6 +97,20 @@ public final class FunctionDeployments {
                 groups.create(name, ScalingGroups.FUNCTION, spec, revisionId);
             }
             return new Deployed(store.function(f.id()).orElseThrow(), v, true);
+        }
+    }
+
+    /** What workers here cannot honour is refused rather than ignored. */
+    private static void refuseUnsupported(ScalingGroupSpec spec) {
+        var c = spec.getContainerSpec();
+        if (!c.getImage().isBlank()) {
+            throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.image \"" + c.getImage()
+                    + "\": function workers on this server run on the runtime's default root with the server's Java;"
+                    + " leave image empty").asRuntimeException();
+        }
+        if (c.getSecretRefsCount() > 0) {
+            throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.secret_refs: this server has no"
+                    + " secret store; pass configuration through env_vars").asRuntimeException();
         }
     }
 

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /** The replica pools of function versions, and the scaling groups' runner for groups that serve functions. */
@@ -26,8 +27,14 @@ public final class FunctionWorkers implements RunnerFactory {
     private final CodeSnapshots code;
     private final WorkerPools pools;
     private final Duration readyTimeout;
+    private final BiConsumer<String, PoolStatus> statusSink;
 
-    public FunctionWorkers(FunctionStore functions, CodeSnapshots code, WorkerPools pools, Duration readyTimeout) {
+    /**
+     * @param statusSink hears every pool's status by revision id (the scaling groups record the serving one's)
+     */
+    public FunctionWorkers(FunctionStore functions, CodeSnapshots code, WorkerPools pools, Duration readyTimeout,
+                           BiConsumer<String, PoolStatus> statusSink) {
+        this.statusSink = statusSink;
         this.functions = functions;
         this.code = code;
         this.pools = pools;
@@ -35,12 +42,12 @@ public final class FunctionWorkers implements RunnerFactory {
     }
 
     /** The pool serving a version (started on first use). */
-    public ReplicaPool poolFor(FunctionStore.VersionRecord v, Consumer<PoolStatus> onStatus) {
+    public ReplicaPool poolFor(FunctionStore.VersionRecord v) {
         CreateExternalFunctionVersionRequest request = request(v);
         ScalingGroupSpec spec = request.getSpec();
         return pools.pool(v.revisionId(), () -> launch(v.revisionId(), request),
                 () -> new ReplicaPool.Scale(spec.getScalingSpec().getMinReplicas(), ScalingSpecs.max(spec),
-                        ScalingSpecs.shutdownDelay(spec)), onStatus);
+                        ScalingSpecs.shutdownDelay(spec)), s -> statusSink.accept(v.revisionId(), s));
     }
 
     private WorkerLaunch launch(String revisionId, CreateExternalFunctionVersionRequest request) {
@@ -68,7 +75,8 @@ public final class FunctionWorkers implements RunnerFactory {
                                 ScalingGroupSpec spec, Consumer<PoolStatus> onStatus) {
         FunctionStore.VersionRecord v = functions.versionForRevision(revision.id()).orElseThrow(
                 () -> new IllegalStateException("revision " + revision.id() + " runs no function version"));
-        ReplicaPool pool = poolFor(v, onStatus);
+        ReplicaPool pool = poolFor(v); // its status reaches the group through the status sink
+        pool.fill(); // a pool started earlier by a call naming this version gets its min_replicas now
         String revisionId = revision.id();
         return new RevisionRunner() {
             @Override

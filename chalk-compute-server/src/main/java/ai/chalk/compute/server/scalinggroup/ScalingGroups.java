@@ -110,6 +110,11 @@ public final class ScalingGroups implements AutoCloseable {
         }
     }
 
+    /** Records the status of a revision's replicas as its group's, when that revision serves the group. */
+    public void recordRevisionStatus(String revisionId, PoolStatus s) {
+        store.revision(revisionId).ifPresent(r -> record(r.groupId(), revisionId, s));
+    }
+
     private void record(String groupId, String revisionId, PoolStatus s) {
         Optional<GroupRecord> g = store.group(groupId);
         if (g.isPresent() && g.get().deletedAt().isEmpty() && g.get().currentRevisionId().equals(revisionId)

@@ -49,13 +49,15 @@ public final class WorkerReplica implements AutoCloseable {
     private final RuntimeProcess process;
     private final WorkerOutput output;
     private final ManagedChannel channel;
+    private final Path runDir;
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile Instant idleSince = Instant.now();
     private volatile boolean closed;
 
     private WorkerReplica(String id, RuntimeSandbox sandbox, RuntimeProcess process, WorkerOutput output,
-                          ManagedChannel channel) {
+                          ManagedChannel channel, Path runDir) {
         this.id = id;
+        this.runDir = runDir;
         this.sandbox = sandbox;
         this.process = process;
         this.output = output;
@@ -76,7 +78,7 @@ public final class WorkerReplica implements AutoCloseable {
             Files.createDirectories(runDir);
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
             sandbox = runtime.start(new SandboxSpec(id, "", launch.env(), WorkerLaunch.RUN_MOUNT,
-                    SandboxSpec.ResourceLimits.NONE, false, List.of(), bindings(launch, runDir)));
+                    SandboxSpec.ResourceLimits.NONE, false, List.of(), bindings(runtime, launch, runDir)));
         } catch (IOException | RuntimeStartException e) {
             throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage());
         }
@@ -98,7 +100,7 @@ public final class WorkerReplica implements AutoCloseable {
         output.follow(process.stderr(), executor);
         ManagedChannel channel = Grpc.newChannelBuilder("unix://" + runDir.resolve("worker.sock"),
                 InsecureChannelCredentials.create()).build();
-        WorkerReplica replica = new WorkerReplica(id, sandbox, process, output, channel);
+        WorkerReplica replica = new WorkerReplica(id, sandbox, process, output, channel, runDir);
         try {
             replica.awaitServing(launch.readyTimeout());
         } catch (WorkerDiedException e) {
@@ -108,12 +110,14 @@ public final class WorkerReplica implements AutoCloseable {
         return replica;
     }
 
-    private static List<SandboxSpec.VolumeBinding> bindings(WorkerLaunch launch, Path runDir) {
+    private static List<SandboxSpec.VolumeBinding> bindings(SandboxRuntime runtime, WorkerLaunch launch,
+                                                            Path runDir) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         out.add(new SandboxSpec.VolumeBinding(launch.code().dir(), WorkerLaunch.CODE_MOUNT, true));
         out.add(new SandboxSpec.VolumeBinding(runDir, WorkerLaunch.RUN_MOUNT, false));
         Path home = javaHome();
-        if (!home.startsWith("/usr")) { // the host's /usr is visible in a default sandbox; anything else is bound
+        // the host's /usr is visible in a default local sandbox; elsewhere (another path, a container) it is bound
+        if (!home.startsWith("/usr") || !runtime.name().equals("local")) {
             out.add(new SandboxSpec.VolumeBinding(home, home.toString(), true));
         }
         return out;
@@ -280,11 +284,19 @@ public final class WorkerReplica implements AutoCloseable {
         return output.tail();
     }
 
-    /** Stops the worker and its sandbox. */
+    /** Stops the worker and its sandbox, and removes its run directory. */
     @Override
     public void close() {
         closed = true;
         channel.shutdownNow();
         sandbox.terminate(Duration.ofSeconds(1));
+        try (var files = Files.list(runDir)) {
+            for (Path p : (Iterable<Path>) files::iterator) {
+                Files.deleteIfExists(p);
+            }
+            Files.deleteIfExists(runDir);
+        } catch (IOException e) {
+            // something the worker left behind (a directory): kept, harmless, named after this replica only
+        }
     }
 }

@@ -206,6 +206,17 @@ class FunctionCatalogTest {
         assertThatThrownBy(() -> call(key, "nosuch", ""))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+
+        var impatient = request("failing", code, 1).toBuilder();
+        impatient.getConfigBuilder().putOptions("chalk_compute.timeout", "PT0.5S");
+        assertThat(catalog().createExternalFunctionVersion(impatient.build()).getExternalFunctionVersion()
+                .getVersion()).isEqualTo(2);
+        assertThat(call(key, "slow", "1")).startsWith("f|");
+        assertThatThrownBy(() -> call(key, "slow", "3000"))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+                    assertThat(e.getTrailers().get(CALL_ID)).startsWith("call-");
+                });
     }
 
     @Test
@@ -277,19 +288,28 @@ class FunctionCatalogTest {
     }
 
     @Test
-    void badRequestsAreRefusedAndTheServerKeepsServing() {
-        TestCode code;
-        try {
-            code = new TestCode("bad");
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+    void badRequestsAreRefusedAndTheServerKeepsServing() throws Exception {
+        TestCode code = new TestCode("bad");
         var scheduled = request("scheduled", code, 1).toBuilder();
         scheduled.getConfigBuilder().setSchedule("0 * * * *");
         assertThatThrownBy(() -> catalog().createExternalFunctionVersion(scheduled.build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
                     assertThat(e.getStatus().getDescription()).contains("config.schedule");
+                });
+        var imaged = request("imaged", code, 1).toBuilder();
+        imaged.getSpecBuilder().getContainerSpecBuilder().setImage("ubuntu:latest");
+        assertThatThrownBy(() -> catalog().createExternalFunctionVersion(imaged.build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                    assertThat(e.getStatus().getDescription()).contains("container_spec.image", "leave image empty");
+                });
+        var badOption = request("badopt", code, 1).toBuilder();
+        badOption.getConfigBuilder().putOptions("chalk_compute.functions", "not a function list");
+        assertThatThrownBy(() -> catalog().createExternalFunctionVersion(badOption.build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getStatus().getDescription()).contains("name=fully.qualified.Class#method");
                 });
         var noCode = request("nocode", code, 1).toBuilder();
         noCode.getConfigBuilder().removeOptions("chalk_compute.code");

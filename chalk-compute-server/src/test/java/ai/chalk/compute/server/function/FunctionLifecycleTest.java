@@ -100,6 +100,9 @@ class FunctionLifecycleTest {
                     .getFunctionsCount()).isZero();
             assertThat(ScalingGroupManagerServiceGrpc.newBlockingStub(s.channel).listScalingGroups(
                     ListScalingGroupsRequest.getDefaultInstance()).getScalingGroupsCount()).isZero();
+            try (var runDirs = java.nio.file.Files.list(dir.resolve("functions").resolve("run"))) {
+                assertThat(runDirs.toList()).isEmpty(); // the replica's socket directory went with it
+            }
         }
     }
 }
