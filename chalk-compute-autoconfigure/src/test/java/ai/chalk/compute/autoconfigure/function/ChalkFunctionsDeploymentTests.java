@@ -13,6 +13,7 @@ import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.sandbox.SandboxClient;
 import com.acme.functions.Fraud;
 import com.acme.functions.Greeting;
+import com.acme.secrets.SecretApp;
 import com.acme.functions.WorkerApp;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -76,6 +77,32 @@ class ChalkFunctionsDeploymentTests {
                     assertThat(RemoteFunction.fromName(client, registry.get("Embedder.embed").definition()).call("abc"))
                             .isEqualTo(List.of(3.0f));
                 });
+    }
+
+    @Test
+    void aDeploymentTheServerRefusesIsDownWithTheServersMessageLoggedAtTheMethodAndShownOnTheProgressDisplay(
+            CapturedOutput output) {
+        runner.withUserConfiguration(SecretApp.class)
+                .withPropertyValues("chalk.compute.tui=true", "chalk.compute.color=never",
+                        "chalk.compute.functions.wait-on-startup=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    FunctionDeploymentState token = context.getBean(ChalkFunctions.class).function("token").orElseThrow();
+                    assertThat(token.status()).isEqualTo(Status.FAILED);
+                    assertThat(token.error()).isEqualTo("FAILED_PRECONDITION: spec.container_spec.secret_refs: this server"
+                            + " has no secret store; pass configuration through env_vars");
+                    HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
+                            .getContributor("token");
+                    assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+                    assertThat(health.health().getDetails()).containsEntry("error", token.error());
+                });
+        assertThat(output).containsPattern("ERROR .*Chalk function token failed to deploy: FAILED_PRECONDITION: "
+                        + "spec.container_spec.secret_refs: this server has no secret store")
+                .containsPattern("\tat com\\.acme\\.secrets\\.SecretApp\\$Tokens\\.token\\(SecretApp\\.java:\\d+\\)")
+                .doesNotContain("at ai.chalk.compute")
+                // the progress display: one group per function, ending with the server's message
+                .contains("Function \"token\"").contains("Deploying")
+                .contains("✗ FAILED_PRECONDITION: spec.container_spec.secret_refs");
     }
 
     @Test
