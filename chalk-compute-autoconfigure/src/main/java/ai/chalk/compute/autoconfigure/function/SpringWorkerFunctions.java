@@ -21,6 +21,10 @@ import org.springframework.context.ConfigurableApplicationContext;
  * embedded Chalk Compute server, and {@code chalk.compute.functions.worker=true}. These are passed as command line
  * arguments, so they win over the application's own configuration. The context stays open for the worker's life
  * and is closed by Spring's shutdown hook when the worker exits.
+ *
+ * <p>The application's {@code CommandLineRunner} and {@code ApplicationRunner} beans run in the worker as in any
+ * boot of it; a runner that should not (one that does the application's own work) can be switched off there with
+ * {@code @ConditionalOnBooleanProperty(name = "chalk.compute.functions.worker", havingValue = false, matchIfMissing = true)}.
  */
 public final class SpringWorkerFunctions implements WorkerFunctions {
 
