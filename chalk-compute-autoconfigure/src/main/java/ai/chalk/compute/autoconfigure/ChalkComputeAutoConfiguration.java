@@ -12,11 +12,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.grpc.client.autoconfigure.GrpcChannelFactoryCustomizer;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.grpc.client.ChannelCredentialsProvider;
 import org.springframework.grpc.client.DefaultGrpcChannelFactory;
@@ -41,6 +45,7 @@ public final class ChalkComputeAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean({ChalkComputeChannel.class, SandboxClient.class}) // a user's own client needs no channel of ours
+    @Conditional(NotAWorkerWithoutTarget.class)
     ChalkComputeChannel chalkComputeChannel(ChalkComputeProperties properties,
                                             ObjectProvider<ChannelOpener> openers,
                                             ObjectProvider<EmbeddedComputeServer> embedded,
@@ -69,9 +74,31 @@ public final class ChalkComputeAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
+    @Conditional(NotAWorkerWithoutTarget.class)
     SandboxClient chalkComputeSandboxClient(ChalkComputeChannel channel, ObjectProvider<ProgressDisplay> progress) {
         // image builds show on the application's progress display (chalk.compute.progress.*)
         return SandboxClient.forChannel(channel.channel(), progress.getIfAvailable(ProgressDisplay::fromEnv));
+    }
+
+    /**
+     * Matches unless the application runs as a function worker with no {@code chalk.compute.target}: a worker has
+     * no embedded server (its replica has no network and the server that started it is not reachable from it), so
+     * without a target there is no server for a client to talk to, and the worker must still boot to serve its
+     * functions.
+     */
+    static final class NotAWorkerWithoutTarget extends AnyNestedCondition {
+
+        NotAWorkerWithoutTarget() {
+            super(ConfigurationPhase.REGISTER_BEAN);
+        }
+
+        @ConditionalOnBooleanProperty(name = "chalk.compute.functions.worker", havingValue = false, matchIfMissing = true)
+        static final class NotAWorker {
+        }
+
+        @ConditionalOnProperty(name = "chalk.compute.target")
+        static final class TargetSet {
+        }
     }
 
     /** Opens channels through Spring gRPC's channel factory. */

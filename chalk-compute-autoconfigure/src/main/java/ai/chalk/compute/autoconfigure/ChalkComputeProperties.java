@@ -2,6 +2,7 @@ package ai.chalk.compute.autoconfigure;
 
 import ai.chalk.compute.connection.ConnectionSettings;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -66,6 +67,8 @@ public class ChalkComputeProperties {
     private final Embedded embedded = new Embedded();
 
     private final Local local = new Local();
+
+    private final Functions functions = new Functions();
 
     public String getTarget() {
         return target;
@@ -152,6 +155,10 @@ public class ChalkComputeProperties {
 
     public Local getLocal() {
         return local;
+    }
+
+    public Functions getFunctions() {
+        return functions;
     }
 
     /** TLS to the remote target. */
@@ -246,6 +253,99 @@ public class ChalkComputeProperties {
 
         public void setIsolation(Isolation isolation) {
             this.isolation = isolation;
+        }
+    }
+
+    /** The application's {@code @ChalkFunction}, {@code @ChalkScorer} and {@code @ChalkClass} beans. */
+    public static class Functions {
+
+        /** Whether to discover the application's annotated beans at startup and show them in health and the chalkfunctions endpoint. */
+        private boolean enabled = true;
+
+        /**
+         * Whether this application runs as a function worker: set by the worker (CHALK_WORKER=spring:MainClass), which
+         * boots the application without a web server or embedded server to serve its beans' functions. Not set by hand.
+         */
+        private boolean worker;
+
+        /** Whether to deploy the discovered functions in the background at startup, to the server the application's client uses. */
+        private boolean deploy = true;
+
+        /** Whether startup waits for every function's deployment to finish (deployed or failed), up to wait-timeout. */
+        private boolean waitOnStartup;
+
+        /** How long startup waits for deployments with wait-on-startup or deploy-only. */
+        private Duration waitTimeout = Duration.ofMinutes(10);
+
+        /** How many functions deploy at once. */
+        private int deployConcurrency = 4;
+
+        /**
+         * Whether the application only deploys its functions, for CI: it waits for every deployment, prints a
+         * summary and exits with status 0 when all are deployed, 1 when any failed or did not finish in wait-timeout.
+         */
+        private boolean deployOnly;
+
+        public boolean isDeploy() {
+            return deploy;
+        }
+
+        public void setDeploy(boolean deploy) {
+            this.deploy = deploy;
+        }
+
+        public boolean isWaitOnStartup() {
+            return waitOnStartup;
+        }
+
+        public void setWaitOnStartup(boolean waitOnStartup) {
+            this.waitOnStartup = waitOnStartup;
+        }
+
+        public Duration getWaitTimeout() {
+            return waitTimeout;
+        }
+
+        public void setWaitTimeout(Duration waitTimeout) {
+            if (waitTimeout == null || waitTimeout.isNegative() || waitTimeout.isZero()) {
+                throw new IllegalArgumentException("must be a positive duration, got " + waitTimeout);
+            }
+            this.waitTimeout = waitTimeout;
+        }
+
+        public int getDeployConcurrency() {
+            return deployConcurrency;
+        }
+
+        public void setDeployConcurrency(int deployConcurrency) {
+            if (deployConcurrency < 1) {
+                throw new IllegalArgumentException("must be at least 1, got " + deployConcurrency);
+            }
+            this.deployConcurrency = deployConcurrency;
+        }
+
+        public boolean isDeployOnly() {
+            return deployOnly;
+        }
+
+        public void setDeployOnly(boolean deployOnly) {
+            this.deployOnly = deployOnly;
+        }
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public boolean isWorker() {
+            return worker;
+        }
+
+        public void setWorker(boolean worker) {
+            this.worker = worker;
         }
     }
 

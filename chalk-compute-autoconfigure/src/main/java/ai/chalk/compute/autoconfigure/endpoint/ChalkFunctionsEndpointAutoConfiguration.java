@@ -1,0 +1,27 @@
+package ai.chalk.compute.autoconfigure.endpoint;
+
+import ai.chalk.compute.autoconfigure.function.ChalkFunctions;
+import ai.chalk.compute.autoconfigure.function.ChalkFunctionsAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Adds the {@code chalkfunctions} actuator endpoint when actuator is present and the endpoint is exposed
+ * ({@code management.endpoints.web.exposure.include=chalkfunctions}).
+ */
+@AutoConfiguration(after = ChalkFunctionsAutoConfiguration.class)
+@ConditionalOnClass(ConditionalOnAvailableEndpoint.class)
+@ConditionalOnBean(ChalkFunctions.class)
+public final class ChalkFunctionsEndpointAutoConfiguration {
+
+    @Bean
+    @ConditionalOnAvailableEndpoint
+    @ConditionalOnMissingBean
+    ChalkFunctionsEndpoint chalkFunctionsEndpoint(ChalkFunctions functions) {
+        return new ChalkFunctionsEndpoint(functions);
+    }
+}

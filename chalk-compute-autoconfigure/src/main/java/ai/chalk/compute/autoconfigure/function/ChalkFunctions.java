@@ -1,0 +1,177 @@
+package ai.chalk.compute.autoconfigure.function;
+
+import ai.chalk.compute.function.ChalkClass;
+import ai.chalk.compute.function.ChalkFunction;
+import ai.chalk.compute.function.ChalkScorer;
+import ai.chalk.compute.function.FunctionDefinition;
+import ai.chalk.compute.function.FunctionDefinitionException;
+import ai.chalk.compute.function.FunctionKind;
+import ai.chalk.compute.function.FunctionRegistry;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * The application's functions: every singleton bean with {@link ChalkFunction} or {@link ChalkScorer} methods
+ * (a {@link ChalkClass} bean being one deployment of all its methods), registered in a {@link FunctionRegistry}
+ * once all singletons exist, so each function runs on the bean Spring made, with its dependencies and proxies.
+ *
+ * <p>A bean whose functions cannot be registered (a {@code FunctionSignatureError}, a malformed option, a name
+ * taken twice) does not stop the application: each of its functions is {@link FunctionDeploymentState.Status#FAILED}
+ * with the registry's message, shown by health and the endpoint, and logged at ERROR with the method's location,
+ * as a stack frame reads, and without the starter's own frames. Thread-safe.
+ */
+public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAware {
+
+    private static final Logger log = LoggerFactory.getLogger(ChalkFunctions.class);
+
+    private final FunctionRegistry registry;
+    private final Map<String, FunctionDeploymentState> states = new LinkedHashMap<>(); // guarded by this
+    private ListableBeanFactory beanFactory;
+
+    /**
+     * Functions registered in the given registry.
+     *
+     * @param registry the registry to fill
+     */
+    public ChalkFunctions(FunctionRegistry registry) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+    }
+
+    @Override
+    public void setBeanFactory(BeanFactory beanFactory) {
+        if (beanFactory instanceof ListableBeanFactory listable) {
+            this.beanFactory = listable;
+        }
+    }
+
+    /** Discovers the functions of the context's singletons, once they all exist. */
+    @Override
+    public void afterSingletonsInstantiated() {
+        if (beanFactory != null) {
+            discover(beanFactory);
+        }
+    }
+
+    /** The registry holding every function registered, for calling them in this JVM as a worker does. */
+    public FunctionRegistry registry() {
+        return registry;
+    }
+
+    /** Every function found, registered or failed, in discovery order. */
+    public synchronized List<FunctionDeploymentState> functions() {
+        return List.copyOf(states.values());
+    }
+
+    /**
+     * One function.
+     *
+     * @param name its registered name
+     * @return its state, if there is a function of that name
+     */
+    public synchronized Optional<FunctionDeploymentState> function(String name) {
+        return Optional.ofNullable(states.get(name));
+    }
+
+    /** The functions that failed. */
+    public synchronized List<FunctionDeploymentState> failures() {
+        return states.values().stream().filter(s -> s.status() == FunctionDeploymentState.Status.FAILED).toList();
+    }
+
+    void discover(ListableBeanFactory factory) {
+        // singletons only, without initialising factory beans or lazy beans just to learn their type
+        for (String beanName : factory.getBeanNamesForType(Object.class, false, false)) {
+            Class<?> type = factory.getType(beanName, false);
+            if (type == null) {
+                continue;
+            }
+            List<Method> methods = annotatedMethods(ClassUtils.getUserClass(type));
+            if (methods.isEmpty()) {
+                continue;
+            }
+            register(beanName, ClassUtils.getUserClass(type), factory.getBean(beanName), methods);
+        }
+        int failed = failures().size();
+        log.debug("Chalk functions discovered: {} ({} failed)", functions().size(), failed);
+    }
+
+    private void register(String beanName, Class<?> type, Object bean, List<Method> methods) {
+        try {
+            for (FunctionDefinition definition : registry.register(bean)) {
+                put(new FunctionDeploymentState(definition.name(), definition.kind(), beanName,
+                        SourceLocation.of(definition.method()), FunctionDeploymentState.Status.DISCOVERED, null, null));
+            }
+        } catch (FunctionDefinitionException e) {
+            // nothing of the bean is registered: every function it declares fails, with the message that
+            // names the method at fault, logged where that method is written
+            String message = e.getMessage();
+            Method atFault = methods.stream().filter(m -> message.startsWith(m.getDeclaringClass().getName() + "."
+                    + m.getName() + "(")).findFirst().orElse(methods.get(0));
+            String location = SourceLocation.of(atFault);
+            log.error("Chalk function {} of bean '{}' cannot be deployed: {}\n\tat {}",
+                    expectedName(atFault, type), beanName, message, location);
+            for (Method method : methods) {
+                put(new FunctionDeploymentState(expectedName(method, type), kindOf(method), beanName,
+                        SourceLocation.of(method), FunctionDeploymentState.Status.FAILED, null, message));
+            }
+        }
+    }
+
+    /**
+     * Moves a function to a new state, as its deployment progresses.
+     *
+     * @param name    the function's name
+     * @param changes turns the current state into the new one
+     */
+    synchronized void update(String name, java.util.function.UnaryOperator<FunctionDeploymentState> changes) {
+        states.computeIfPresent(name, (n, current) -> changes.apply(current));
+    }
+
+    private synchronized void put(FunctionDeploymentState state) {
+        states.putIfAbsent(state.name(), state);
+    }
+
+    /** Public methods, own and inherited, annotated as functions; overridden ones counted once. */
+    static List<Method> annotatedMethods(Class<?> type) {
+        List<Method> found = new ArrayList<>();
+        if (type.isInterface()) {
+            return found;
+        }
+        for (Method method : ReflectionUtils.getUniqueDeclaredMethods(type, ReflectionUtils.USER_DECLARED_METHODS)) {
+            if (method.isAnnotationPresent(ChalkFunction.class) || method.isAnnotationPresent(ChalkScorer.class)) {
+                found.add(method);
+            }
+        }
+        found.sort(java.util.Comparator.comparing(Method::getName));
+        return found;
+    }
+
+    /** The name the registry would give the method: its own or the method's, after its class's for a {@code @ChalkClass}. */
+    private static String expectedName(Method method, Class<?> type) {
+        ChalkFunction function = method.getAnnotation(ChalkFunction.class);
+        ChalkScorer scorer = method.getAnnotation(ChalkScorer.class);
+        String declared = function != null ? function.name() : scorer != null ? scorer.name() : "";
+        String own = declared.isEmpty() ? method.getName() : declared;
+        ChalkClass chalkClass = type.getAnnotation(ChalkClass.class);
+        if (chalkClass == null) {
+            return own;
+        }
+        return (chalkClass.name().isEmpty() ? type.getSimpleName() : chalkClass.name()) + "." + own;
+    }
+
+    private static FunctionKind kindOf(Method method) {
+        return method.isAnnotationPresent(ChalkScorer.class) ? FunctionKind.SCORER : FunctionKind.FUNCTION;
+    }
+}

@@ -1,0 +1,94 @@
+package ai.chalk.compute.autoconfigure.function;
+
+import ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration;
+import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
+import ai.chalk.compute.function.FunctionRegistry;
+import ai.chalk.compute.function.deploy.CodeSnapshot;
+import ai.chalk.compute.function.deploy.FunctionDeployer;
+import ai.chalk.compute.progress.ProgressDisplay;
+import ai.chalk.compute.sandbox.SandboxClient;
+import java.util.Arrays;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The application's {@code @ChalkFunction}, {@code @ChalkScorer} and {@code @ChalkClass} beans: discovered once all
+ * singletons exist ({@link ChalkFunctions}), then deployed in the background to the server the application's
+ * {@link SandboxClient} talks to ({@link ChalkFunctionsDeployment}), unless the application runs as a worker.
+ * Switch everything off with {@code chalk.compute.functions.enabled=false}, deployment alone with
+ * {@code chalk.compute.functions.deploy=false}; {@code chalk.compute.functions.deploy-only=true} deploys, prints a
+ * summary and exits ({@link ChalkFunctionsDeployOnly}). Define a {@link FunctionRegistry} bean to use your own Arrow
+ * mapping (custom types).
+ */
+@AutoConfiguration(after = ChalkComputeAutoConfiguration.class)
+@ConditionalOnBooleanProperty(name = "chalk.compute.functions.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(ChalkComputeProperties.class)
+public final class ChalkFunctionsAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    FunctionRegistry chalkComputeFunctionRegistry() {
+        return new FunctionRegistry();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    ChalkFunctions chalkFunctions(FunctionRegistry registry) {
+        return new ChalkFunctions(registry);
+    }
+
+    /** Deployment, when there is a server to deploy to and the application is not itself a worker. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBean(SandboxClient.class)
+    @ConditionalOnBooleanProperty(name = "chalk.compute.functions.deploy", matchIfMissing = true)
+    @ConditionalOnProperty(name = "chalk.compute.functions.worker", havingValue = "false", matchIfMissing = true)
+    static class DeploymentConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        FunctionDeployer chalkComputeFunctionDeployer(SandboxClient client) {
+            return FunctionDeployer.of(client);
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        ChalkFunctionsDeployment chalkFunctionsDeployment(ChalkFunctions functions, FunctionDeployer deployer,
+                                                          ChalkComputeProperties properties,
+                                                          ObjectProvider<ProgressDisplay> progress,
+                                                          ConfigurableListableBeanFactory beanFactory) {
+            ChalkComputeProperties.Functions settings = properties.getFunctions();
+            return new ChalkFunctionsDeployment(functions, deployer, CodeSnapshot::ofClassPath,
+                    () -> applicationClass(beanFactory), progress.getIfAvailable(ProgressDisplay::fromEnv),
+                    settings.isWaitOnStartup(), settings.getWaitTimeout(), settings.getDeployConcurrency());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBooleanProperty("chalk.compute.functions.deploy-only")
+        ChalkFunctionsDeployOnly chalkFunctionsDeployOnly(ChalkFunctionsDeployment deployment, ChalkFunctions functions,
+                                                          ChalkComputeProperties properties) {
+            return new ChalkFunctionsDeployOnly(deployment, functions, properties.getFunctions().getWaitTimeout(),
+                    System.err, System::exit);
+        }
+
+        /** The {@code @SpringBootApplication} class workers boot: the context's one {@code @SpringBootConfiguration}. */
+        private static Optional<Class<?>> applicationClass(ConfigurableListableBeanFactory beanFactory) {
+            return Arrays.stream(beanFactory.getBeanNamesForAnnotation(SpringBootConfiguration.class))
+                    .map(name -> beanFactory.getType(name, false))
+                    .filter(java.util.Objects::nonNull)
+                    .<Class<?>>map(ClassUtils::getUserClass)
+                    .findFirst();
+        }
+    }
+}

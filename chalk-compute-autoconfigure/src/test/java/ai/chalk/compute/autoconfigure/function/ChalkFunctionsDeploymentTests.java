@@ -1,0 +1,190 @@
+package ai.chalk.compute.autoconfigure.function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration;
+import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerAutoConfiguration;
+import ai.chalk.compute.autoconfigure.function.FunctionDeploymentState.Status;
+import ai.chalk.compute.autoconfigure.health.ChalkFunctionsHealthAutoConfiguration;
+import ai.chalk.compute.autoconfigure.health.ChalkFunctionsHealthContributor;
+import ai.chalk.compute.autoconfigure.progress.ChalkComputeProgressAutoConfiguration;
+import ai.chalk.compute.function.FunctionRegistry;
+import ai.chalk.compute.function.remote.RemoteFunction;
+import ai.chalk.compute.sandbox.SandboxClient;
+import com.acme.functions.Fraud;
+import com.acme.functions.Greeting;
+import com.acme.secrets.SecretApp;
+import com.acme.functions.WorkerApp;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Background deployment against the real embedded server: workers are real sandboxes of its local runtime, each
+ * booting the application in {@code spring:} worker mode from a snapshot of this test's class path.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class ChalkFunctionsDeploymentTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(ChalkComputeAutoConfiguration.class,
+                    EmbeddedComputeServerAutoConfiguration.class, ChalkComputeProgressAutoConfiguration.class,
+                    ChalkFunctionsAutoConfiguration.class, ChalkFunctionsHealthAutoConfiguration.class))
+            .withPropertyValues("chalk.compute.tui=false");
+
+    @Test
+    void deploysFunctionsAndAScorerInTheBackgroundAndCallsThemByName() {
+        // WorkerApp is the application the workers boot; its beans are two functions, a scorer and a class method
+        runner.withUserConfiguration(WorkerApp.class).withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    ChalkFunctions functions = context.getBean(ChalkFunctions.class);
+                    assertThat(functions.functions()).extracting(FunctionDeploymentState::name)
+                            .containsExactlyInAnyOrder("greet", "fraudScore", "exact", "Embedder.embed");
+                    assertThat(functions.functions()).allSatisfy(f -> {
+                        assertThat(f.status()).as(f.name() + ": " + f.error()).isEqualTo(Status.DEPLOYED);
+                        assertThat(f.version()).isEqualTo(1);
+                    });
+                    HealthIndicator greetHealth = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
+                            .getContributor("greet");
+                    assertThat(greetHealth.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+                    assertThat(greetHealth.health().getDetails()).containsEntry("version", 1);
+
+                    SandboxClient client = context.getBean(SandboxClient.class);
+                    FunctionRegistry registry = functions.registry();
+                    // "Welcome" comes from the worker application's Greeting bean: the worker booted the application
+                    assertThat(RemoteFunction.fromName(client, registry.get("greet").definition()).call("Ada"))
+                            .isEqualTo("Welcome, Ada");
+                    assertThat(RemoteFunction.fromName(client, registry.get("fraudScore").definition()).call("abcdef", 4))
+                            .isEqualTo(1.0);
+                    assertThat(RemoteFunction.fromName(client, registry.get("exact").definition()).call("yes", "yes"))
+                            .isEqualTo(1.0);
+                    assertThat(RemoteFunction.fromName(client, registry.get("Embedder.embed").definition()).call("abc"))
+                            .isEqualTo(List.of(3.0f));
+                });
+    }
+
+    @Test
+    void aDeploymentTheServerRefusesIsDownWithTheServersMessageLoggedAtTheMethodAndShownOnTheProgressDisplay(
+            CapturedOutput output) {
+        runner.withUserConfiguration(SecretApp.class)
+                .withPropertyValues("chalk.compute.tui=true", "chalk.compute.color=never",
+                        "chalk.compute.functions.wait-on-startup=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    FunctionDeploymentState token = context.getBean(ChalkFunctions.class).function("token").orElseThrow();
+                    assertThat(token.status()).isEqualTo(Status.FAILED);
+                    assertThat(token.error()).isEqualTo("FAILED_PRECONDITION: spec.container_spec.secret_refs: this server"
+                            + " has no secret store; pass configuration through env_vars");
+                    HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
+                            .getContributor("token");
+                    assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+                    assertThat(health.health().getDetails()).containsEntry("error", token.error());
+                });
+        assertThat(output).containsPattern("ERROR .*Chalk function token failed to deploy: FAILED_PRECONDITION: "
+                        + "spec.container_spec.secret_refs: this server has no secret store")
+                .containsPattern("\tat com\\.acme\\.secrets\\.SecretApp\\$Tokens\\.token\\(SecretApp\\.java:\\d+\\)")
+                .doesNotContain("at ai.chalk.compute")
+                // the progress display: one group per function, ending with the server's message
+                .contains("Function \"token\"").contains("Deploying")
+                .contains("✗ FAILED_PRECONDITION: spec.container_spec.secret_refs");
+    }
+
+    @Test
+    void withoutAnApplicationClassForWorkersEachFunctionFailsWithAnErrorAtItsMethod(CapturedOutput output) {
+        runner.withUserConfiguration(NoApplicationClass.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            ChalkFunctionsDeployment deployment = context.getBean(ChalkFunctionsDeployment.class);
+            assertThat(deployment.awaitDeployments(Duration.ofMinutes(1))).isTrue();
+            FunctionDeploymentState greet = context.getBean(ChalkFunctions.class).function("greet").orElseThrow();
+            assertThat(greet.status()).isEqualTo(Status.FAILED);
+            assertThat(greet.error()).contains("no @SpringBootApplication");
+            HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
+                    .getContributor("greet");
+            assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+        });
+        assertThat(output).containsPattern("ERROR .*Chalk function greet failed to deploy: .*no @SpringBootApplication")
+                .containsPattern("\tat com\\.acme\\.functions\\.Fraud\\.greet\\(Fraud\\.java:\\d+\\)")
+                .doesNotContain("at ai.chalk.compute");
+    }
+
+    @Test
+    void notDeployedWhenSwitchedOffOrInWorkerMode() {
+        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.deploy=false")
+                .run(context -> {
+                    assertThat(context).doesNotHaveBean(ChalkFunctionsDeployment.class);
+                    assertThat(context.getBean(ChalkFunctions.class).function("greet")).get()
+                            .extracting(FunctionDeploymentState::status).isEqualTo(Status.DISCOVERED);
+                });
+        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.worker=true",
+                "chalk.compute.embedded.enabled=false").run(context -> assertThat(context)
+                .doesNotHaveBean(ChalkFunctionsDeployment.class).hasSingleBean(ChalkFunctions.class));
+    }
+
+    @Test
+    void deployOnlyExitsWithZeroWhenEveryFunctionIsDeployed() {
+        runner.withUserConfiguration(WorkerApp.class).withPropertyValues("chalk.compute.functions.deploy-only=true")
+                .run(context -> {
+                    DeployOnlyRun run = deployOnly(context.getSourceApplicationContext());
+                    assertThat(run.status()).isEqualTo(0);
+                    assertThat(run.summary()).startsWith("Chalk functions: 4 deployed, 0 failed")
+                            .containsPattern("  ✓ greet +version 1").containsPattern("  ✓ exact +version 1");
+                });
+    }
+
+    @Test
+    void deployOnlyExitsWithOneWhenAnyFunctionFailedAndClosesTheApplication() {
+        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.deploy-only=true")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(ChalkFunctionsDeployOnly.class);
+                    DeployOnlyRun run = deployOnly(context.getSourceApplicationContext());
+                    assertThat(run.status()).isEqualTo(1);
+                    assertThat(run.summary()).startsWith("Chalk functions: 0 deployed, 3 failed")
+                            .containsPattern("  ✗ greet +the context has no @SpringBootApplication");
+                    assertThat(context.getSourceApplicationContext().isActive()).isFalse();
+                });
+        runner.withUserConfiguration(NoApplicationClass.class)
+                .run(context -> assertThat(context).doesNotHaveBean(ChalkFunctionsDeployOnly.class));
+    }
+
+    /**
+     * Runs deploy-only as the application's ready event does, with the auto-configured deployment and functions;
+     * only the JVM exit, which cannot happen inside a test, is recorded instead.
+     */
+    private static DeployOnlyRun deployOnly(ConfigurableApplicationContext context) {
+        ByteArrayOutputStream summary = new ByteArrayOutputStream();
+        AtomicInteger recordedExit = new AtomicInteger(-1);
+        ChalkFunctionsDeployOnly deployOnly = new ChalkFunctionsDeployOnly(context.getBean(ChalkFunctionsDeployment.class),
+                context.getBean(ChalkFunctions.class), Duration.ofMinutes(3),
+                new PrintStream(summary, true, StandardCharsets.UTF_8), recordedExit::set);
+        deployOnly.onApplicationEvent(new ApplicationReadyEvent(new SpringApplication(), new String[0], context, Duration.ZERO));
+        return new DeployOnlyRun(recordedExit.get(), summary.toString(StandardCharsets.UTF_8));
+    }
+
+    private record DeployOnlyRun(int status, String summary) {
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class NoApplicationClass {
+
+        @Bean
+        Fraud fraud() {
+            return new Fraud(new Greeting("Hello"));
+        }
+    }
+}

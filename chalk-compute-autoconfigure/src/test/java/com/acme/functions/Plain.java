@@ -1,0 +1,5 @@
+package com.acme.functions;
+
+/** A bean with no functions. */
+public class Plain {
+}
