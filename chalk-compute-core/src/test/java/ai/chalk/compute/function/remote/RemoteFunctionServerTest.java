@@ -1,0 +1,52 @@
+package ai.chalk.compute.function.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.function.deploy.FunctionVersion;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The client against the real server over TCP: deploy, call (sync, batched, async), a remote failure with its
+ * traceback, and a second deploy of unchanged code that reuses the version with no upload.
+ */
+class RemoteFunctionServerTest {
+
+    @TempDir
+    Path dataDir;
+
+    @Test
+    void deployCallAndReuse() throws Exception {
+        try (DeployedTally tally = new DeployedTally(dataDir)) {
+            FunctionVersion first = tally.deploy("sum");
+            assertThat(first.version()).isEqualTo(1);
+            int uploadsAfterFirst = tally.uploads.get();
+            assertThat(uploadsAfterFirst).as("the class path went up once").isPositive();
+
+            RemoteFunction sum = tally.remote("sum");
+            assertThat(sum.call(2L, 40L)).isEqualTo(42L);
+            assertThat(sum.callBatch(List.of(new Object[] {1L, 1L}, new Object[] {5L, 7L}, new Object[] {-3L, 3L})))
+                    .containsExactly(2L, 12L, 0L);
+            assertThat(sum.callAsync(20L, 22L).get(60, TimeUnit.SECONDS)).isEqualTo(42L);
+
+            FunctionVersion again = tally.deploy("sum");
+            assertThat(again.id()).as("unchanged code, image and configuration reuse the version").isEqualTo(first.id());
+            assertThat(tally.uploads.get()).as("nothing uploaded on reuse").isEqualTo(uploadsAfterFirst);
+
+            tally.deploy("explode");
+            assertThatThrownBy(() -> tally.remote("explode").call("no ledger"))
+                    .isInstanceOfSatisfying(RemoteExecutionError.class, e -> {
+                        assertThat(e.exceptionType()).isEqualTo(IllegalArgumentException.class.getName());
+                        assertThat(e.remoteMessage()).isEqualTo("cannot tally: no ledger");
+                        assertThat(e.remoteTraceback()).contains("com.acme.Tally.explode");
+                        assertThat(e.callId()).isPresent();
+                    });
+            assertThat(sum.call(1L, 2L)).as("the server and the other function keep serving").isEqualTo(3L);
+        }
+    }
+}
