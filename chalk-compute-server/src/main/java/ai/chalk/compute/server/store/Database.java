@@ -28,9 +28,11 @@ public final class Database implements AutoCloseable {
         try {
             Files.createDirectories(dir);
             Path file = dir.resolve("chalk-compute");
-            // FILE_LOCK=FS: a second server on the same data directory fails fast instead of corrupting it
+            // FILE_LOCK=FS: a second server on the same data directory fails fast instead of corrupting it.
+            // retry: an interrupted thread (a request cancelled, an executor stopped) closes a plain FileChannel
+            // under H2, which then fails every later write and the close; this file system reopens it instead
             Connection c = DriverManager.getConnection(
-                    "jdbc:h2:file:" + file.toAbsolutePath() + ";FILE_LOCK=FS;DB_CLOSE_ON_EXIT=FALSE;WRITE_DELAY=0", "sa", "");
+                    "jdbc:h2:retry:" + file.toAbsolutePath() + ";FILE_LOCK=FS;DB_CLOSE_ON_EXIT=FALSE;WRITE_DELAY=0", "sa", "");
             c.setAutoCommit(true);
             return new Database(c, file);
         } catch (SQLException e) {

@@ -1,0 +1,59 @@
+package ai.chalk.compute.scaling;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.server.ComputeServer;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The ScalingGroup client against the real server (local runtime: replicas are sandboxes). */
+class ScalingGroupServerTest {
+
+    @TempDir
+    Path dataDir;
+
+    private static Readiness awaitReady(ScalingGroup group, int replicas) throws InterruptedException {
+        Readiness r = group.refresh();
+        for (int i = 0; i < 300 && r.readyReplicas() < replicas; i++) {
+            Thread.sleep(100);
+            r = group.refresh();
+        }
+        return r;
+    }
+
+    @Test
+    void deployRevisionsRollbackAndDelete() throws Exception {
+        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).build().start();
+             SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
+            ScalingGroup web = ScalingGroup.create(client, "web", "").replicas(2, 2).env(Map.of("MODE", "blue")).deploy();
+            Readiness first = awaitReady(web, 2);
+            assertThat(first.readyReplicas()).isEqualTo(2);
+            assertThat(first.status()).isEqualTo("ready");
+
+            web.env(Map.of("MODE", "green")).deploy();
+            List<ScalingGroupRevision> revisions = web.revisions();
+            assertThat(revisions).hasSize(2);
+            assertThat(revisions.get(1).current()).isTrue();
+            assertThat(web.spec().getContainerSpec().getEnvVarsMap()).containsEntry("MODE", "green");
+
+            web.rollback(revisions.get(0).id());
+            assertThat(web.revisions()).filteredOn(ScalingGroupRevision::current)
+                    .extracting(ScalingGroupRevision::id).containsExactly(revisions.get(0).id());
+            assertThat(awaitReady(web, 2).revisionId()).isEqualTo(revisions.get(0).id());
+
+            ScalingGroup same = ScalingGroup.fromId(client, web.id().orElseThrow());
+            assertThat(same.name()).isEqualTo("web");
+            assertThat(same.spec().getContainerSpec().getEnvVarsMap()).containsEntry("MODE", "blue");
+
+            web.delete();
+            assertThatThrownBy(() -> ScalingGroup.fromId(client, web.id().orElseThrow()))
+                    .isInstanceOf(ChalkComputeException.class).hasMessageContaining("NOT_FOUND");
+        }
+    }
+}
