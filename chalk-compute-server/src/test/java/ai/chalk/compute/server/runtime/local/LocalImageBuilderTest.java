@@ -145,7 +145,7 @@ class LocalImageBuilderTest {
                 .hasMessageContaining("image_spec.steps[1] (run_commands)")
                 .hasMessageContaining("`echo about to fail; echo oops >&2; exit 3`")
                 .hasMessageContaining("exit code 3")
-                .hasMessageContaining("about to fail\noops");
+                .hasMessageContaining("about to fail").hasMessageContaining("oops");
         assertThat(layerInodes()).hasSize(1);
         try (var tmp = Files.list(state.resolve("images/tmp"))) {
             assertThat(tmp.toList()).isEmpty();
