@@ -105,7 +105,9 @@ class LocalRuntimeModesTest {
             Awaitility.await().atMost(Duration.ofSeconds(5))
                     .until(() -> LocalTesting.hostProcessesRunning("sleep 4742").size() == 2);
             tree.killTree();
-            assertThat(LocalTesting.hostProcessesRunning("sleep 4742")).isEmpty();
+            // SIGKILL is sent, not awaited: the processes vanish once the kernel has run them down
+            Awaitility.await().atMost(Duration.ofSeconds(5))
+                    .until(() -> LocalTesting.hostProcessesRunning("sleep 4742").isEmpty());
             assertThat(tree.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(9));
 
             // terminate does not need cgroups: the pid namespace ends with its init
