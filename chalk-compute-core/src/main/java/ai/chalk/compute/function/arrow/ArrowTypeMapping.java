@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import org.apache.arrow.vector.types.pojo.Field;
 
 /**
@@ -81,6 +82,11 @@ public final class ArrowTypeMapping {
         List<CustomArrowType<?, ?>> all = new java.util.ArrayList<>(customTypes.values());
         all.add(type);
         return new ArrowTypeMapping(all);
+    }
+
+    /** The Java class of the custom type for the given class name, if this mapping has one. */
+    Optional<Class<?>> customType(String className) {
+        return customTypes.keySet().stream().filter(c -> c.getName().equals(className)).findFirst();
     }
 
     /**

@@ -71,14 +71,14 @@ public final class WorkerReplica implements AutoCloseable {
      *                             timeout; the message has the worker's last output
      */
     public static WorkerReplica start(String id, SandboxRuntime runtime, Path runRoot, WorkerLaunch launch,
-                                      Executor executor) throws WorkerDiedException {
+                                      Executor executor, Optional<Path> serverSocketDir) throws WorkerDiedException {
         Path runDir = runRoot.resolve(id).toAbsolutePath();
         RuntimeSandbox sandbox;
         try {
             Files.createDirectories(runDir);
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
             sandbox = runtime.start(new SandboxSpec(id, "", launch.env(), WorkerLaunch.RUN_MOUNT,
-                    SandboxSpec.ResourceLimits.NONE, false, List.of(), bindings(runtime, launch, runDir)));
+                    SandboxSpec.ResourceLimits.NONE, false, List.of(), bindings(runtime, launch, runDir, serverSocketDir)));
         } catch (IOException | RuntimeStartException e) {
             throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage());
         }
@@ -86,7 +86,8 @@ public final class WorkerReplica implements AutoCloseable {
         RuntimeProcess process;
         try {
             process = sandbox.exec(new ProcessSpec(javaHome().resolve("bin/java").toString(), jvmArgs(launch),
-                    Optional.of(WorkerLaunch.RUN_MOUNT), workerEnv(id, launch), Optional.empty()));
+                    Optional.of(WorkerLaunch.RUN_MOUNT), workerEnv(id, launch, serverSocketDir.isPresent()),
+                    Optional.empty()));
         } catch (ProcessStartException | RuntimeException e) {
             sandbox.terminate(Duration.ZERO);
             throw new WorkerDiedException("worker " + id + " could not start java in its sandbox: " + e.getMessage());
@@ -111,10 +112,12 @@ public final class WorkerReplica implements AutoCloseable {
     }
 
     private static List<SandboxSpec.VolumeBinding> bindings(SandboxRuntime runtime, WorkerLaunch launch,
-                                                            Path runDir) {
+                                                            Path runDir, Optional<Path> serverSocketDir) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         out.add(new SandboxSpec.VolumeBinding(launch.code().dir(), WorkerLaunch.CODE_MOUNT, true));
         out.add(new SandboxSpec.VolumeBinding(runDir, WorkerLaunch.RUN_MOUNT, false));
+        // read-only still lets the worker connect: a socket is not written through its file system
+        serverSocketDir.ifPresent(dir -> out.add(new SandboxSpec.VolumeBinding(dir, WorkerLaunch.SERVER_MOUNT, true)));
         Path home = javaHome();
         // the host's /usr is visible in a default local sandbox; elsewhere (another path, a container) it is bound
         if (!home.startsWith("/usr") || !runtime.name().equals("local")) {
@@ -132,8 +135,12 @@ public final class WorkerReplica implements AutoCloseable {
                 "-cp", String.join(":", launch.code().classPath()), WorkerLaunch.MAIN_CLASS);
     }
 
-    private static Map<String, String> workerEnv(String id, WorkerLaunch launch) {
+    private static Map<String, String> workerEnv(String id, WorkerLaunch launch, boolean serverReachable) {
         Map<String, String> env = new HashMap<>();
+        if (serverReachable) {
+            // what SandboxClient.fromEnv() and the starter read: the function's clients reach this server
+            env.put("CHALK_COMPUTE_TARGET", WorkerLaunch.SERVER_SOCKET);
+        }
         env.put("CHALK_WORKER_SOCKET", WorkerLaunch.RUN_MOUNT + "/worker.sock");
         env.put("CHALK_WORKER_FUNCTIONS", launch.functions());
         env.put("CHALK_WORKER", launch.worker());
