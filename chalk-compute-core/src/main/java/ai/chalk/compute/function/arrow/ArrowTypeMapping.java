@@ -84,9 +84,17 @@ public final class ArrowTypeMapping {
         return new ArrowTypeMapping(all);
     }
 
-    /** The Java class of the custom type for the given class name, if this mapping has one. */
-    Optional<Class<?>> customType(String className) {
-        return customTypes.keySet().stream().filter(c -> c.getName().equals(className)).findFirst();
+    /**
+     * The Java class of the custom type a field's metadata identifies, if this mapping has one: by
+     * {@link ChalkMetadata#JAVA_TYPE}, or by the custom type's own identifying metadata (so a sandbox returned by a
+     * function in another language, tagged {@code chalk.python.type=chalkcompute.Sandbox}, is recognised too).
+     */
+    Optional<Class<?>> customType(Map<String, String> fieldMetadata) {
+        String javaType = fieldMetadata.get(ChalkMetadata.JAVA_TYPE);
+        return customTypes.values().stream()
+                .filter(t -> t.javaType().getName().equals(javaType) || (!t.metadata().isEmpty()
+                        && fieldMetadata.entrySet().containsAll(t.metadata().entrySet())))
+                .<Class<?>>map(CustomArrowType::javaType).findFirst();
     }
 
     /**

@@ -120,13 +120,14 @@ public final class GenericJavaTypes {
     }
 
     private static Class<?> struct(Field field, ArrowTypeMapping mapping) {
-        String javaType = field.getMetadata() == null ? null : field.getMetadata().get(ChalkMetadata.JAVA_TYPE);
-        if (javaType == null) {
-            throw unsupported(field);
-        }
-        Optional<Class<?>> custom = mapping.customType(javaType);
+        Map<String, String> metadata = field.getMetadata() == null ? Map.of() : field.getMetadata();
+        Optional<Class<?>> custom = mapping.customType(metadata);
         if (custom.isPresent()) {
             return custom.get();
+        }
+        String javaType = metadata.get(ChalkMetadata.JAVA_TYPE);
+        if (javaType == null) {
+            throw unsupported(field);
         }
         try {
             ClassLoader loader = Thread.currentThread().getContextClassLoader();

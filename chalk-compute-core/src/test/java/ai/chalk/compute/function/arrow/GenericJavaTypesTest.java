@@ -54,6 +54,11 @@ class GenericJavaTypesTest {
         assertThatThrownBy(() -> GenericJavaTypes.of(foreign))
                 .hasMessageContaining("column 'point'").hasMessageContaining("com.elsewhere.Point")
                 .hasMessageContaining("local FunctionDefinition");
+        Field pythonSandbox = new Field("sandbox", new FieldType(false, ArrowType.Struct.INSTANCE, null,
+                Map.of(ChalkMetadata.PYTHON_TYPE, "chalkcompute.Sandbox")),
+                List.of(Field.notNullable("sandbox_id", ArrowType.LargeUtf8.INSTANCE)));
+        assertThat(GenericJavaTypes.of(pythonSandbox)).as("a sandbox from a Python function, by its python type")
+                .isEqualTo(ai.chalk.compute.sandbox.Sandbox.class);
         Field anonymous = new Field("pair", FieldType.nullable(point.getType()), point.getChildren());
         assertThatThrownBy(() -> GenericJavaTypes.of(anonymous)).hasMessageContaining("column 'pair'");
         assertThatThrownBy(() -> GenericJavaTypes.of(Field.nullable("u", new ArrowType.Int(32, false))))
