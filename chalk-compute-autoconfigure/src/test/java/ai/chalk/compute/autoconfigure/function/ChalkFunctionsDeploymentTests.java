@@ -15,6 +15,8 @@ import com.acme.functions.Fraud;
 import com.acme.functions.Greeting;
 import com.acme.secrets.SecretApp;
 import com.acme.functions.WorkerApp;
+import com.acme.workspaces.WorkspaceApp;
+import ai.chalk.compute.sandbox.Sandbox;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -76,6 +78,26 @@ class ChalkFunctionsDeploymentTests {
                             .isEqualTo(1.0);
                     assertThat(RemoteFunction.fromName(client, registry.get("Embedder.embed").definition()).call("abc"))
                             .isEqualTo(List.of(3.0f));
+                });
+    }
+
+    @Test
+    void aBeanFunctionCreatesASandboxThroughTheServerRunningItsWorkerAndTheCallerGetsAWorkingHandle() {
+        runner.withUserConfiguration(WorkspaceApp.class).withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+                .run(context -> {
+                    FunctionDeploymentState state = context.getBean(ChalkFunctions.class).function("workspace")
+                            .orElseThrow();
+                    assertThat(state.status()).as(String.valueOf(state.error())).isEqualTo(Status.DEPLOYED);
+                    SandboxClient client = context.getBean(SandboxClient.class);
+
+                    // by name alone, as another process would call it: the catalog's schema says it returns a Sandbox
+                    Sandbox sandbox = (Sandbox) RemoteFunction.fromName(client, "workspace").call("atlas");
+                    try {
+                        assertThat(sandbox.info().name()).contains("workspace-atlas");
+                        assertThat(sandbox.files().readText("/tmp/atlas/README")).isEqualTo("project atlas\n");
+                    } finally {
+                        sandbox.terminate();
+                    }
                 });
     }
 
