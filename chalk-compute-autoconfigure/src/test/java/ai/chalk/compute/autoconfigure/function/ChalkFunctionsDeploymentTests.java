@@ -1,6 +1,7 @@
 package ai.chalk.compute.autoconfigure.function;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration;
 import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerAutoConfiguration;
@@ -16,6 +17,7 @@ import com.acme.functions.Greeting;
 import com.acme.secrets.SecretApp;
 import com.acme.functions.WorkerApp;
 import com.acme.workspaces.WorkspaceApp;
+import com.acme.brokenworker.BrokenWorkerApp;
 import ai.chalk.compute.sandbox.Sandbox;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -65,7 +67,8 @@ class ChalkFunctionsDeploymentTests {
                     HealthIndicator greetHealth = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
                             .getContributor("greet");
                     assertThat(greetHealth.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
-                    assertThat(greetHealth.health().getDetails()).containsEntry("version", 1);
+                    assertThat(greetHealth.health().getDetails()).containsEntry("version", 1)
+                            .containsEntry("replicas", "ready"); // it scales from zero: ready once deployed
 
                     SandboxClient client = context.getBean(SandboxClient.class);
                     FunctionRegistry registry = functions.registry();
@@ -98,6 +101,24 @@ class ChalkFunctionsDeploymentTests {
                     } finally {
                         sandbox.terminate();
                     }
+                });
+    }
+
+    @Test
+    void aFunctionWhoseWorkersCannotBootIsDeployedButDownWithTheWorkersError() {
+        runner.withUserConfiguration(BrokenWorkerApp.class).withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+                .run(context -> {
+                    FunctionDeploymentState ping = context.getBean(ChalkFunctions.class).function("ping").orElseThrow();
+                    assertThat(ping.status()).as(String.valueOf(ping.error())).isEqualTo(Status.DEPLOYED);
+                    HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
+                            .getContributor("ping");
+                    await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+                        var h = health.health();
+                        assertThat(h.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+                        assertThat(h.getDetails()).containsEntry("readyReplicas", 0);
+                        assertThat(String.valueOf(h.getDetails().get("message")))
+                                .contains("ledger database unreachable from the worker");
+                    });
                 });
     }
 
