@@ -1,5 +1,9 @@
 package ai.chalk.compute.sample;
 
+import ai.chalk.compute.autoconfigure.function.ChalkFunctions;
+import ai.chalk.compute.autoconfigure.function.ChalkFunctionsDeployment;
+import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.progress.ProgressGroup;
 import ai.chalk.compute.sandbox.Command;
@@ -17,27 +21,39 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.CommandLineRunner;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 
 /**
  * What a newcomer does first: create a sandbox, run a command, stream a build, talk to a shell
- * through stdin, stop a process with a signal, and terminate, then look at the actuator endpoints.
- * Prints what happens to stdout; the SDK's progress display shows the sandbox's lifecycle on stderr.
+ * through stdin, stop a process with a signal, and terminate; then call the application's own
+ * functions ({@link Pricing}) by name once the starter has deployed them, and look at the actuator
+ * endpoints. Prints what happens to stdout; the SDK's progress display shows the lifecycle on stderr.
+ * Not run in a function worker (which boots this application to serve {@link Pricing}) nor when the
+ * application only deploys its functions ({@code chalk.compute.functions.deploy-only=true}).
  */
 @Component
+@ConditionalOnBooleanProperty(name = {"chalk.compute.functions.worker", "chalk.compute.functions.deploy-only"},
+        havingValue = false, matchIfMissing = true)
 public class SandboxTour implements CommandLineRunner {
 
     private final SandboxClient client;
     private final ProgressDisplay progress;
     private final Environment environment;
+    private final ObjectProvider<ChalkFunctionsDeployment> deployment;
+    private final ChalkFunctions functions;
     private final PrintStream out;
 
-    public SandboxTour(SandboxClient client, ProgressDisplay progress, Environment environment) {
+    public SandboxTour(SandboxClient client, ProgressDisplay progress, Environment environment,
+                       ObjectProvider<ChalkFunctionsDeployment> deployment, ChalkFunctions functions) {
         this.client = client;
         this.progress = progress;
         this.environment = environment;
+        this.deployment = deployment;
+        this.functions = functions;
         this.out = System.out;
     }
 
@@ -98,12 +114,38 @@ public class SandboxTour implements CommandLineRunner {
             }
             lifecycle.succeed("Terminated");
         }
-        actuator("/actuator/health/chalkCompute", "7. health, as /actuator/health/chalkCompute shows it: ");
+        callFunctions();
+        actuator("/actuator/health/chalkCompute", "8. health, as /actuator/health/chalkCompute shows it: ");
         if (environment.getProperty("sample.keep-running", Boolean.class, false)) {
             out.println("   serving on http://localhost:" + environment.getProperty("local.server.port")
                     + "/actuator/health and /actuator/chalkcompute until stopped (Ctrl-C)");
         } else {
             out.println("   (run with --sample.keep-running=true to browse /actuator/health and /actuator/chalkcompute)");
+        }
+    }
+
+    /** Waits for the background deployment of {@link Pricing}'s functions, then calls them by name as any process could. */
+    private void callFunctions() {
+        out.println("7. functions, deployed in the background and called by name:");
+        ChalkFunctionsDeployment running = deployment.getIfAvailable();
+        if (running == null || !running.awaitDeployments(Duration.ofMinutes(3))) {
+            out.println("   not deployed (deployment switched off or unfinished)");
+            return;
+        }
+        out.println("   " + String.join(", ", functions.functions().stream()
+                .map(f -> f.name() + " " + (f.version() == null ? f.status() + ": " + f.error() : "version " + f.version()))
+                .sorted().toList()));
+        long start = System.nanoTime();
+        Object total = RemoteFunction.fromName(client, "price").call("sku-42", 3);
+        out.printf("   price(\"sku-42\", 3) = %s   (the first call started a worker: %.1f s)%n", total,
+                (System.nanoTime() - start) / 1e9);
+        start = System.nanoTime();
+        Object quote = RemoteFunction.fromName(client, "quote").call("sku-7", 2);
+        out.printf("   quote(\"sku-7\", 2) = %s   (%.1f ms)%n", quote, (System.nanoTime() - start) / 1e6);
+        try {
+            RemoteFunction.fromName(client, "price").call("sku-0", 1);
+        } catch (RemoteExecutionError e) {
+            out.println("   price(\"sku-0\", 1) failed remotely: " + e.exceptionType() + ": " + e.remoteMessage());
         }
     }
 

@@ -53,7 +53,11 @@ class SampleApplicationTest {
         assertThat(printed).contains("files: todo.txt", "shell exited with 0");
         assertThat(printed).contains("stopped by signal 15 (exit code 143)");
         assertThat(printed).contains("6. terminated: TERMINATED");
-        assertThat(printed).containsPattern("7\\. health, as /actuator/health/chalkCompute shows it: \\{.*\"status\":\"UP\"");
+        assertThat(printed).contains("7. functions, deployed in the background and called by name:",
+                "   price version 1, priceAccuracy version 1, quote version 1",
+                "   price(\"sku-42\", 3) = 29.97", "   quote(\"sku-7\", 2) = 2 x sku-7 = 49.0 EUR",
+                "   price(\"sku-0\", 1) failed remotely: java.lang.IllegalArgumentException: no price for sku-0");
+        assertThat(printed).containsPattern("8\\. health, as /actuator/health/chalkCompute shows it: \\{.*\"status\":\"UP\"");
         assertThat(client.list()).isEmpty();
     }
 
