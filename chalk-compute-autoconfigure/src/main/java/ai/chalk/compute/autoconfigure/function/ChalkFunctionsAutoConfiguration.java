@@ -82,7 +82,12 @@ public final class ChalkFunctionsAutoConfiguration {
                     System.err, System::exit);
         }
 
-        /** The {@code @SpringBootApplication} class workers boot: the context's one {@code @SpringBootConfiguration}. */
+        /**
+         * The {@code @SpringBootApplication} class workers boot: the context's one {@code @SpringBootConfiguration}.
+         * Taken from the context rather than from how the JVM started, so it is the same under {@code java -jar}
+         * (whose main class is Boot's launcher, the jar's {@code Start-Class} then being called) as from an IDE,
+         * and right when the class with {@code main} is not the configuration it runs.
+         */
         private static Optional<Class<?>> applicationClass(ConfigurableListableBeanFactory beanFactory) {
             return Arrays.stream(beanFactory.getBeanNamesForAnnotation(SpringBootConfiguration.class))
                     .map(name -> beanFactory.getType(name, false))

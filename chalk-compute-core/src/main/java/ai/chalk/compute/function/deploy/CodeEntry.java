@@ -10,8 +10,9 @@ import java.util.Objects;
  * @param kind   a jar, or a directory archived as a deterministic zip
  * @param digest {@code sha256:} and the hex digest of the blob's bytes
  * @param size   the blob's size in bytes
- * @param blob   the file holding the blob's bytes: the jar itself, or the directory's zip
- * @param source the class path entry it was made from
+ * @param blob   the file holding the blob's bytes: the jar itself, or the directory's zip (or, for what a Spring
+ *               Boot executable jar holds, the zip of its classes or a library copied out of it)
+ * @param source the class path entry it was made from: the directory, the jar, or the executable jar
  */
 public record CodeEntry(String name, Kind kind, String digest, long size, Path blob, Path source) {
 

@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -22,7 +23,8 @@ import java.util.stream.Stream;
  *     System.out.println(code.digest());   // sha256:...
  * }
  * }</pre>
- * Directory zips are written to temporary files, deleted by {@link #close()}.
+ * Directory zips, and the libraries of a Spring Boot executable jar, are written to temporary files, deleted by
+ * {@link #close()}.
  */
 public final class CodeSnapshot implements AutoCloseable {
 
@@ -39,7 +41,9 @@ public final class CodeSnapshot implements AutoCloseable {
     }
 
     /**
-     * The snapshot of this JVM's class path ({@code java.class.path}), JDK entries excluded.
+     * The snapshot of this JVM's class path ({@code java.class.path}), JDK entries excluded. An application started
+     * with {@code java -jar app.jar} from a Spring Boot executable jar has that jar alone on its class path: it is
+     * expanded into what Boot's launcher puts there, as {@link #of(List)} says.
      *
      * @return the snapshot
      * @throws UncheckedIOException when an entry cannot be read
@@ -54,6 +58,15 @@ public final class CodeSnapshot implements AutoCloseable {
      * The snapshot of the given class path entries, in order. Entries that do not exist, and entries inside the
      * JDK ({@code java.home}), are left out.
      *
+     * <p>A Spring Boot executable jar or war (its manifest names {@code Spring-Boot-Classes} or
+     * {@code Spring-Boot-Lib}) becomes the entries its launcher would give the application, so a worker needs no
+     * launcher: first its application classes as one directory entry {@code classes.zip}, holding the files of the
+     * build's {@code target/classes} (the jar's {@code BOOT-INF/classes/} and the application's {@code META-INF}
+     * files Boot leaves at the jar's root) and so having that directory's digest; then each nested library jar, in
+     * the order of the jar's {@code classpath.idx}, with the library's own bytes and digest. The launcher's classes
+     * and Boot's jarmode tools are left out. {@code java -jar app.jar} and a run from {@code target/classes} with
+     * the same libraries in the same order ({@code mvn spring-boot:run}) give the same code digest.
+     *
      * @param classPath jars and directories
      * @return the snapshot
      * @throws UncheckedIOException when an entry cannot be read
@@ -61,32 +74,33 @@ public final class CodeSnapshot implements AutoCloseable {
     public static CodeSnapshot of(List<Path> classPath) {
         Objects.requireNonNull(classPath, "classPath");
         Path javaHome = Path.of(System.getProperty("java.home")).toAbsolutePath().normalize();
-        Path workDir = null;
+        Entries entries = new Entries();
         try {
-            List<CodeEntry> entries = new ArrayList<>();
             for (Path raw : classPath) {
                 Path path = raw.toAbsolutePath().normalize();
                 if (!Files.exists(path) || path.startsWith(javaHome)) {
                     continue;
                 }
-                String position = String.format("%03d-", entries.size());
                 if (Files.isDirectory(path)) {
-                    if (workDir == null) {
-                        workDir = Files.createTempDirectory("chalk-code-");
-                    }
-                    String name = position + safe(fileName(path)) + ".zip";
-                    Path zip = workDir.resolve(name);
-                    DeterministicZip.write(path, zip);
-                    entries.add(new CodeEntry(name, CodeEntry.Kind.DIR, Sha256.of(zip), Files.size(zip), zip, path));
-                } else {
-                    String name = position + safe(fileName(path));
-                    entries.add(new CodeEntry(name, CodeEntry.Kind.JAR, Sha256.of(path), Files.size(path), path, path));
+                    entries.directory(path);
+                    continue;
+                }
+                Optional<BootJar> boot = BootJar.open(path);
+                if (boot.isEmpty()) {
+                    entries.jar(path);
+                    continue;
+                }
+                try (BootJar jar = boot.get()) {
+                    entries.bootJar(jar);
                 }
             }
-            return new CodeSnapshot(entries, workDir);
+            return new CodeSnapshot(entries.list, entries.workDir);
         } catch (IOException e) {
-            deleteTree(workDir);
+            deleteTree(entries.workDir);
             throw new UncheckedIOException("cannot snapshot the class path: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            deleteTree(entries.workDir);
+            throw e;
         }
     }
 
@@ -105,7 +119,7 @@ public final class CodeSnapshot implements AutoCloseable {
         return digest;
     }
 
-    /** Deletes the temporary zips of directory entries. */
+    /** Deletes the temporary files: directory zips, and libraries copied out of an executable jar. */
     @Override
     public void close() {
         deleteTree(workDir);
@@ -127,6 +141,55 @@ public final class CodeSnapshot implements AutoCloseable {
                     .append("\",\"size\":").append(e.size()).append('}');
         }
         return json.append("]}").toString();
+    }
+
+    /** The entries made so far, and the temporary directory holding the blobs made for them. */
+    private static final class Entries {
+        final List<CodeEntry> list = new ArrayList<>();
+        Path workDir;
+
+        /** A directory, as its deterministic zip. */
+        void directory(Path directory) throws IOException {
+            String name = position() + safe(fileName(directory)) + ".zip";
+            Path zip = temporary(name);
+            DeterministicZip.write(directory, zip);
+            add(name, CodeEntry.Kind.DIR, zip, directory);
+        }
+
+        /** A jar, as it is. */
+        void jar(Path jar) throws IOException {
+            add(position() + safe(fileName(jar)), CodeEntry.Kind.JAR, jar, jar);
+        }
+
+        /** An executable jar: its classes as a directory, then its libraries, each copied out of it. */
+        void bootJar(BootJar boot) throws IOException {
+            // named as target/classes is, so both give the same manifest
+            String classes = position() + "classes.zip";
+            Path zip = temporary(classes);
+            boot.writeClasses(zip);
+            add(classes, CodeEntry.Kind.DIR, zip, boot.file());
+            for (String library : boot.libraries()) {
+                String name = position() + safe(BootJar.fileName(library));
+                Path copy = temporary(name);
+                boot.extract(library, copy);
+                add(name, CodeEntry.Kind.JAR, copy, boot.file());
+            }
+        }
+
+        private void add(String name, CodeEntry.Kind kind, Path blob, Path source) throws IOException {
+            list.add(new CodeEntry(name, kind, Sha256.of(blob), Files.size(blob), blob, source));
+        }
+
+        private String position() {
+            return String.format("%03d-", list.size());
+        }
+
+        private Path temporary(String name) throws IOException {
+            if (workDir == null) {
+                workDir = Files.createTempDirectory("chalk-code-");
+            }
+            return workDir.resolve(name);
+        }
     }
 
     private static String fileName(Path path) {

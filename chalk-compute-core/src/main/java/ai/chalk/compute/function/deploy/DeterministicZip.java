@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.stream.Stream;
 import java.util.zip.CRC32;
@@ -38,6 +39,24 @@ final class DeterministicZip {
     private record Written(byte[] name, long crc, long compressed, long size, long offset) {
     }
 
+    /** Reads one file of the tree being zipped. */
+    @FunctionalInterface
+    interface Contents {
+        /**
+         * Opens a file.
+         *
+         * @param path its path in the zip, {@code /}-separated
+         * @return its bytes
+         */
+        InputStream open(String path) throws IOException;
+    }
+
+    /**
+     * Zips a directory: every file and directory below it.
+     *
+     * @param directory the directory
+     * @param zip       the zip to write
+     */
     static void write(Path directory, Path zip) throws IOException {
         List<String> paths = new ArrayList<>();
         try (Stream<Path> walk = Files.walk(directory)) {
@@ -46,15 +65,29 @@ final class DeterministicZip {
                 paths.add(Files.isDirectory(p) ? relative + "/" : relative);
             });
         }
-        paths.sort(null);
-        if (paths.size() > 0xFFFF) {
-            throw new IOException(directory + " holds " + paths.size() + " files and directories; at most 65535 fit");
+        write(paths, path -> Files.newInputStream(directory.resolve(path)), directory.toString(), zip);
+    }
+
+    /**
+     * Zips a tree given by its paths, so a tree held elsewhere (in a jar) gives the bytes its directory would.
+     *
+     * @param paths    every file and directory of the tree, directories ending in {@code /}, in any order;
+     *                 a directory holding files must be listed too, as a directory walk lists it
+     * @param contents reads a file
+     * @param what     names the tree in errors
+     * @param zip      the zip to write
+     */
+    static void write(Collection<String> paths, Contents contents, String what, Path zip) throws IOException {
+        List<String> sorted = new ArrayList<>(paths);
+        sorted.sort(null);
+        if (sorted.size() > 0xFFFF) {
+            throw new IOException(what + " holds " + sorted.size() + " files and directories; at most 65535 fit");
         }
         Deflater deflater = new Deflater(Deflater.DEFAULT_COMPRESSION, true);
         try (Counting out = new Counting(new BufferedOutputStream(Files.newOutputStream(zip)))) {
             List<Written> written = new ArrayList<>();
             byte[] buffer = new byte[64 * 1024];
-            for (String path : paths) {
+            for (String path : sorted) {
                 byte[] name = path.getBytes(StandardCharsets.UTF_8);
                 long offset = out.count;
                 header(out, 0x04034b50, name, 0, 0, 0, -1);
@@ -64,7 +97,7 @@ final class DeterministicZip {
                 deflater.reset();
                 DeflaterOutputStream deflating = new DeflaterOutputStream(new Unclosable(out), deflater, buffer.length);
                 if (!path.endsWith("/")) {
-                    try (InputStream in = Files.newInputStream(directory.resolve(path))) {
+                    try (InputStream in = contents.open(path)) {
                         for (int n; (n = in.read(buffer)) > 0; ) {
                             crc.update(buffer, 0, n);
                             deflating.write(buffer, 0, n);
@@ -75,7 +108,7 @@ final class DeterministicZip {
                 deflating.finish();
                 long compressed = out.count - start;
                 if (size > MAX_32 || compressed > MAX_32 || out.count > MAX_32) {
-                    throw new IOException(directory + " is larger than a zip without ZIP64 holds (4 GiB)");
+                    throw new IOException(what + " is larger than a zip without ZIP64 holds (4 GiB)");
                 }
                 int32(out, 0x08074b50);
                 int32(out, crc.getValue());
