@@ -16,6 +16,8 @@ import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.worker.CodeSnapshots;
+import ai.chalk.compute.server.worker.WorkerImageCheck;
+import ai.chalk.compute.server.worker.WorkerJava;
 import ai.chalk.compute.server.worker.WorkerPools;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -52,8 +54,10 @@ final class FunctionServices implements AutoCloseable {
         this.scalingGroups = scalingGroups;
     }
 
+    /** @param java what function workers run on */
     static FunctionServices start(Path dataDir, Database database, SandboxRuntime runtime, SandboxManager sandboxes,
-                                  ScheduledExecutorService scheduler, Duration workerReadyTimeout) throws IOException {
+                                  ScheduledExecutorService scheduler, Duration workerReadyTimeout, WorkerJava java)
+            throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
         ExecutorService executor = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "chalk-compute-functions");
@@ -63,12 +67,13 @@ final class FunctionServices implements AutoCloseable {
         CodeSnapshots code = new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"));
         FunctionStore functionStore = new FunctionStore(database);
         ScalingGroups groups = new ScalingGroups(new ScalingGroupStore(database));
-        WorkerPools pools = new WorkerPools(runtime, dataDir.resolve("functions").resolve("run"), executor);
+        WorkerPools pools = new WorkerPools(runtime, java, dataDir.resolve("functions").resolve("run"), executor);
         FunctionWorkers workers = new FunctionWorkers(functionStore, code, pools, workerReadyTimeout,
                 groups::recordRevisionStatus);
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
         groups.register(ScalingGroups.FUNCTION, workers);
-        FunctionDeployments deployments = new FunctionDeployments(functionStore, groups, code);
+        FunctionDeployments deployments = new FunctionDeployments(functionStore, groups, code, java,
+                new WorkerImageCheck(runtime, java, executor));
         CallStore callStore = new CallStore(database);
         callStore.failUnfinished("the server restarted while the call was queued or running; call again",
                 ai.chalk.compute.proto.common.v1.ChalkError.newBuilder().setMessage("the server restarted while the"

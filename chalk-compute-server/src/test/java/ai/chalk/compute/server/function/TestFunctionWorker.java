@@ -29,7 +29,7 @@ import java.nio.file.Path;
  * {@code <label>|<worker id>|<payload>} where the label is the classpath resource {@code chalk-test-answer.txt}
  * (so two code snapshots answer differently); {@code fail} ends the call with UNKNOWN and a {@code chalk-error-bin}
  * trailer; {@code crash} halts the JVM mid-call; {@code probe} answers whether {@code /chalk/code} is writable and
- * the worker's environment; {@code slow} waits the payload's milliseconds, then echoes.
+ * the worker's environment and Java; {@code slow} waits the payload's milliseconds, then echoes.
  */
 public final class TestFunctionWorker {
 
@@ -69,7 +69,8 @@ public final class TestFunctionWorker {
             code = "code-read-only";
         }
         return code + ";GREETING=" + System.getenv("GREETING") + ";id=" + System.getenv("CHALK_WORKER_ID")
-                + ";functions=" + System.getenv("CHALK_WORKER_FUNCTIONS");
+                + ";functions=" + System.getenv("CHALK_WORKER_FUNCTIONS") + ";java=" + System.getProperty("java.home")
+                + " " + System.getProperty("java.runtime.version");
     }
 
     private static final class Calls extends RemoteCallServiceGrpc.RemoteCallServiceImplBase {
