@@ -168,6 +168,11 @@ public final class ChalkComputeAutoConfiguration {
         @Override
         public ManagedChannel openRemote(RemoteTarget target) {
             GrpcChannelFactory factory = factories.getIfUnique();
+            if (target.address().startsWith("unix:")) {
+                // a local socket (a function worker's way back to its server) never carries TLS, but Spring gRPC's
+                // factory builds domain-socket channels with Netty's default negotiation, which is TLS
+                return PLAIN.openRemote(target);
+            }
             if (factory == null || !factory.supports(target.address())) {
                 log.debug("No Spring gRPC channel factory for {}; opening the channel with grpc-java", target.address());
                 return PLAIN.openRemote(target);

@@ -154,6 +154,7 @@ public final class ComputeServer implements AutoCloseable {
                 services.forEach(nb::addService);
                 tcp = nb.build().start();
             }
+            functions.serveWorkers(services, MAX_MESSAGE_BYTES);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;

@@ -16,13 +16,16 @@ import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.worker.CodeSnapshots;
+import ai.chalk.compute.server.worker.ServerSocketForWorkers;
 import ai.chalk.compute.server.worker.WorkerImageCheck;
 import ai.chalk.compute.server.worker.WorkerJava;
 import ai.chalk.compute.server.worker.WorkerPools;
+import io.grpc.ServerServiceDefinition;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -40,10 +43,13 @@ final class FunctionServices implements AutoCloseable {
     private final ExternalFunctionCatalogServiceV1 catalog;
     private final AsyncRemoteCallServiceV1 asyncCalls;
     private final ScalingGroupManagerServiceV1 scalingGroups;
+    private final ServerSocketForWorkers workerSocket;
 
-    private FunctionServices(BlobStore blobs, ExecutorService executor, WorkerPools pools, ScalingGroups groups,
+    private FunctionServices(ServerSocketForWorkers workerSocket, BlobStore blobs, ExecutorService executor,
+                             WorkerPools pools, ScalingGroups groups,
                              ScheduledFuture<?> upkeep, ExternalFunctionCatalogServiceV1 catalog,
                              AsyncRemoteCallServiceV1 asyncCalls, ScalingGroupManagerServiceV1 scalingGroups) {
+        this.workerSocket = workerSocket;
         this.blobs = blobs;
         this.executor = executor;
         this.pools = pools;
@@ -67,7 +73,9 @@ final class FunctionServices implements AutoCloseable {
         CodeSnapshots code = new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"));
         FunctionStore functionStore = new FunctionStore(database);
         ScalingGroups groups = new ScalingGroups(new ScalingGroupStore(database));
-        WorkerPools pools = new WorkerPools(runtime, java, dataDir.resolve("functions").resolve("run"), executor);
+        ServerSocketForWorkers workerSocket = new ServerSocketForWorkers(dataDir.resolve("functions").resolve("server"));
+        WorkerPools pools = new WorkerPools(runtime, java, dataDir.resolve("functions").resolve("run"), executor,
+                workerSocket.dir());
         FunctionWorkers workers = new FunctionWorkers(functionStore, code, pools, workerReadyTimeout,
                 groups::recordRevisionStatus);
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
@@ -82,9 +90,14 @@ final class FunctionServices implements AutoCloseable {
         groups.recover();
         ScheduledFuture<?> upkeep = scheduler.scheduleWithFixedDelay(() -> groups.tick(Instant.now()), 1, 1,
                 TimeUnit.SECONDS);
-        return new FunctionServices(blobs, executor, pools, groups, upkeep,
+        return new FunctionServices(workerSocket, blobs, executor, pools, groups, upkeep,
                 new ExternalFunctionCatalogServiceV1(deployments, calls, code),
                 new AsyncRemoteCallServiceV1(deployments, calls), new ScalingGroupManagerServiceV1(groups));
+    }
+
+    /** Serves the server's services to replicas, on their socket. */
+    void serveWorkers(List<ServerServiceDefinition> services, int maxInboundMessageBytes) throws IOException {
+        workerSocket.start(services, maxInboundMessageBytes);
     }
 
     BlobStore blobs() {
@@ -105,9 +118,11 @@ final class FunctionServices implements AutoCloseable {
 
     @Override
     public void close() {
+        workerSocket.shutdown();
         upkeep.cancel(false);
         groups.close();
         pools.close();
         executor.shutdownNow();
+        workerSocket.close();
     }
 }

@@ -1,5 +1,6 @@
 package ai.chalk.compute.autoconfigure.function;
 
+import ai.chalk.compute.connection.ConnectionSettings;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.RegisteredFunction;
 import ai.chalk.compute.function.worker.FunctionBinding;
@@ -7,6 +8,7 @@ import ai.chalk.compute.function.worker.WorkerFunctions;
 import ai.chalk.compute.function.worker.WorkerSettings;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -18,8 +20,10 @@ import org.springframework.context.ConfigurableApplicationContext;
  * Found by the worker ({@code FunctionWorker}) with {@link java.util.ServiceLoader}.
  *
  * <p>The application boots as a worker: no web server ({@code spring.main.web-application-type=none}), no
- * embedded Chalk Compute server, and {@code chalk.compute.functions.worker=true}. These are passed as command line
- * arguments, so they win over the application's own configuration. The context stays open for the worker's life
+ * embedded Chalk Compute server, and {@code chalk.compute.functions.worker=true}; its {@code SandboxClient} talks to
+ * the server that runs the worker (the replica's {@code CHALK_COMPUTE_TARGET}, a Unix socket), so a function can
+ * create sandboxes and return them. These are passed as command line arguments, so they win over the application's
+ * own configuration. The context stays open for the worker's life
  * and is closed by Spring's shutdown hook when the worker exits.
  *
  * <p>The application's {@code CommandLineRunner} and {@code ApplicationRunner} beans run in the worker as in any
@@ -66,7 +70,18 @@ public final class SpringWorkerFunctions implements WorkerFunctions {
         Class<?> mainClass = Class.forName(mainClassName, false, Thread.currentThread().getContextClassLoader());
         SpringApplication application = new SpringApplication(mainClass);
         application.setWebApplicationType(WebApplicationType.NONE);
-        return application.run(WORKER_ARGUMENTS);
+        return application.run(workerArguments(System.getenv()));
+    }
+
+    /** {@link #WORKER_ARGUMENTS}, and the server that runs the worker as the target when the replica names it. */
+    static String[] workerArguments(Map<String, String> env) {
+        List<String> args = new ArrayList<>(List.of(WORKER_ARGUMENTS));
+        String target = env.get(ConnectionSettings.ENV_TARGET);
+        if (target != null && !target.isBlank()) {
+            args.add("--chalk.compute.target=" + target);
+            args.add("--chalk.compute.tls.enabled=false"); // a local socket, whatever the application uses elsewhere
+        }
+        return args.toArray(String[]::new);
     }
 
     private static FunctionRegistry check(WorkerSettings settings, String mainClassName,

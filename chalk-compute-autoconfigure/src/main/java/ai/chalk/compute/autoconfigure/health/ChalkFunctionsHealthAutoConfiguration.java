@@ -2,6 +2,8 @@ package ai.chalk.compute.autoconfigure.health;
 
 import ai.chalk.compute.autoconfigure.function.ChalkFunctions;
 import ai.chalk.compute.autoconfigure.function.ChalkFunctionsAutoConfiguration;
+import ai.chalk.compute.function.deploy.FunctionDeployer;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -22,7 +24,8 @@ public final class ChalkFunctionsHealthAutoConfiguration {
     @Bean
     @ConditionalOnEnabledHealthIndicator("chalkfunctions")
     @ConditionalOnMissingBean(name = "chalkFunctionsHealthContributor")
-    ChalkFunctionsHealthContributor chalkFunctionsHealthContributor(ChalkFunctions functions) {
-        return new ChalkFunctionsHealthContributor(functions);
+    ChalkFunctionsHealthContributor chalkFunctionsHealthContributor(ChalkFunctions functions,
+                                                                    ObjectProvider<FunctionDeployer> deployer) {
+        return new ChalkFunctionsHealthContributor(functions, deployer.getIfUnique());
     }
 }

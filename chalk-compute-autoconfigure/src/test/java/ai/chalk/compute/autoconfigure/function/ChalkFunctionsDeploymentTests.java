@@ -1,6 +1,7 @@
 package ai.chalk.compute.autoconfigure.function;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration;
 import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerAutoConfiguration;
@@ -15,6 +16,9 @@ import com.acme.functions.Fraud;
 import com.acme.functions.Greeting;
 import com.acme.secrets.SecretApp;
 import com.acme.functions.WorkerApp;
+import com.acme.workspaces.WorkspaceApp;
+import com.acme.brokenworker.BrokenWorkerApp;
+import ai.chalk.compute.sandbox.Sandbox;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -63,7 +67,8 @@ class ChalkFunctionsDeploymentTests {
                     HealthIndicator greetHealth = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
                             .getContributor("greet");
                     assertThat(greetHealth.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
-                    assertThat(greetHealth.health().getDetails()).containsEntry("version", 1);
+                    assertThat(greetHealth.health().getDetails()).containsEntry("version", 1)
+                            .containsEntry("replicas", "ready"); // it scales from zero: ready once deployed
 
                     SandboxClient client = context.getBean(SandboxClient.class);
                     FunctionRegistry registry = functions.registry();
@@ -76,6 +81,44 @@ class ChalkFunctionsDeploymentTests {
                             .isEqualTo(1.0);
                     assertThat(RemoteFunction.fromName(client, registry.get("Embedder.embed").definition()).call("abc"))
                             .isEqualTo(List.of(3.0f));
+                });
+    }
+
+    @Test
+    void aBeanFunctionCreatesASandboxThroughTheServerRunningItsWorkerAndTheCallerGetsAWorkingHandle() {
+        runner.withUserConfiguration(WorkspaceApp.class).withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+                .run(context -> {
+                    FunctionDeploymentState state = context.getBean(ChalkFunctions.class).function("workspace")
+                            .orElseThrow();
+                    assertThat(state.status()).as(String.valueOf(state.error())).isEqualTo(Status.DEPLOYED);
+                    SandboxClient client = context.getBean(SandboxClient.class);
+
+                    // by name alone, as another process would call it: the catalog's schema says it returns a Sandbox
+                    Sandbox sandbox = (Sandbox) RemoteFunction.fromName(client, "workspace").call("atlas");
+                    try {
+                        assertThat(sandbox.info().name()).contains("workspace-atlas");
+                        assertThat(sandbox.files().readText("/tmp/atlas/README")).isEqualTo("project atlas\n");
+                    } finally {
+                        sandbox.terminate();
+                    }
+                });
+    }
+
+    @Test
+    void aFunctionWhoseWorkersCannotBootIsDeployedButDownWithTheWorkersError() {
+        runner.withUserConfiguration(BrokenWorkerApp.class).withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+                .run(context -> {
+                    FunctionDeploymentState ping = context.getBean(ChalkFunctions.class).function("ping").orElseThrow();
+                    assertThat(ping.status()).as(String.valueOf(ping.error())).isEqualTo(Status.DEPLOYED);
+                    HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
+                            .getContributor("ping");
+                    await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+                        var h = health.health();
+                        assertThat(h.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+                        assertThat(h.getDetails()).containsEntry("readyReplicas", 0);
+                        assertThat(String.valueOf(h.getDetails().get("message")))
+                                .contains("ledger database unreachable from the worker");
+                    });
                 });
     }
 

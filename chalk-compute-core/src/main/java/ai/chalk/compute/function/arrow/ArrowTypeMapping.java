@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import org.apache.arrow.vector.types.pojo.Field;
 
 /**
@@ -81,6 +82,19 @@ public final class ArrowTypeMapping {
         List<CustomArrowType<?, ?>> all = new java.util.ArrayList<>(customTypes.values());
         all.add(type);
         return new ArrowTypeMapping(all);
+    }
+
+    /**
+     * The Java class of the custom type a field's metadata identifies, if this mapping has one: by
+     * {@link ChalkMetadata#JAVA_TYPE}, or by the custom type's own identifying metadata (so a sandbox returned by a
+     * function in another language, tagged {@code chalk.python.type=chalkcompute.Sandbox}, is recognised too).
+     */
+    Optional<Class<?>> customType(Map<String, String> fieldMetadata) {
+        String javaType = fieldMetadata.get(ChalkMetadata.JAVA_TYPE);
+        return customTypes.values().stream()
+                .filter(t -> t.javaType().getName().equals(javaType) || (!t.metadata().isEmpty()
+                        && fieldMetadata.entrySet().containsAll(t.metadata().entrySet())))
+                .<Class<?>>map(CustomArrowType::javaType).findFirst();
     }
 
     /**

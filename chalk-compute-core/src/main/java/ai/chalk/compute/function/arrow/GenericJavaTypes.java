@@ -10,6 +10,7 @@ import java.time.LocalDateTime;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.TimeUnit;
@@ -19,8 +20,10 @@ import org.apache.arrow.vector.types.pojo.Field;
 /**
  * The Java type a column is read and written as when no local definition gives one: the types the standard
  * mapping produces, read back ({@code int32} as {@code Integer}, {@code utf8} as {@code String}, a list as a
- * {@code List}, a map as a {@code Map}, a UTC microsecond timestamp as an {@code Instant}, ...). Structs, whose Java
- * form is a record only the definition knows, are not read generically.
+ * {@code List}, a map as a {@code Map}, a UTC microsecond timestamp as an {@code Instant}, ...). A struct reads as the
+ * class its {@code chalk.java.type} metadata names when the mapping has a custom type for it (a {@code Sandbox}
+ * handle, an {@code EvaluationScorerResult}) or when it is a record this JVM can load (the caller shares the
+ * function's model classes); other structs have no generic form.
  */
 public final class GenericJavaTypes {
 
@@ -35,6 +38,18 @@ public final class GenericJavaTypes {
      * @throws IllegalArgumentException when the field's type has no generic Java form, naming the field
      */
     public static Type of(Field field) {
+        return of(field, ArrowTypeMapping.standard());
+    }
+
+    /**
+     * The Java type of a field's values, knowing the custom types of a mapping.
+     *
+     * @param field   the field
+     * @param mapping the mapping whose custom types structs may name
+     * @return the type, boxed for primitives
+     * @throws IllegalArgumentException when the field's type has no generic Java form, naming the field
+     */
+    public static Type of(Field field, ArrowTypeMapping mapping) {
         ArrowType type = field.getType();
         return switch (type.getTypeID()) {
             case Bool -> Boolean.class;
@@ -81,11 +96,13 @@ public final class GenericJavaTypes {
                 }
                 yield BigDecimal.class;
             }
-            case List -> new Parameterized(List.class, of(field.getChildren().get(0)));
+            case List -> new Parameterized(List.class, of(field.getChildren().get(0), mapping));
             case Map -> {
                 Field entries = field.getChildren().get(0);
-                yield new Parameterized(Map.class, of(entries.getChildren().get(0)), of(entries.getChildren().get(1)));
+                yield new Parameterized(Map.class, of(entries.getChildren().get(0), mapping),
+                        of(entries.getChildren().get(1), mapping));
             }
+            case Struct -> struct(field, mapping);
             default -> throw unsupported(field);
         };
     }
@@ -100,6 +117,30 @@ public final class GenericJavaTypes {
             case 32 -> Integer.class;
             default -> Long.class;
         };
+    }
+
+    private static Class<?> struct(Field field, ArrowTypeMapping mapping) {
+        Map<String, String> metadata = field.getMetadata() == null ? Map.of() : field.getMetadata();
+        Optional<Class<?>> custom = mapping.customType(metadata);
+        if (custom.isPresent()) {
+            return custom.get();
+        }
+        String javaType = metadata.get(ChalkMetadata.JAVA_TYPE);
+        if (javaType == null) {
+            throw unsupported(field);
+        }
+        try {
+            ClassLoader loader = Thread.currentThread().getContextClassLoader();
+            Class<?> local = Class.forName(javaType, false, loader != null ? loader : GenericJavaTypes.class.getClassLoader());
+            if (local.isRecord()) {
+                return local;
+            }
+        } catch (ClassNotFoundException | LinkageError e) {
+            // not shared with this caller: no generic form
+        }
+        throw new IllegalArgumentException("column '" + field.getName() + "' is a " + javaType
+                + " struct, and that record is not on this class path; put the function's model classes on it,"
+                + " or call the function with its local FunctionDefinition");
     }
 
     private static IllegalArgumentException unsupported(Field field) {

@@ -15,14 +15,17 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVer
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVersionsResponse;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
 import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.scaling.Readiness;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -167,6 +170,22 @@ public final class FunctionDeployer {
         } while (cursor != null);
         versions.sort(java.util.Comparator.comparingInt(FunctionVersion::version));
         return versions;
+    }
+
+    /**
+     * Whether a function's current version can serve: the status and replica counts of the scaling group that runs
+     * it ({@code ready} once as many replicas serve as its minimum asks, which is at once for a function that scales
+     * from zero; {@code failed} with the reason when its replicas cannot start).
+     *
+     * @param functionName the function's name
+     * @param timeout      how long to wait for the server's answer
+     * @return the readiness of the function's scaling group
+     * @throws ChalkComputeException when the function is unknown or the server does not answer in time
+     */
+    public Readiness readiness(String functionName, Duration timeout) {
+        return Readiness.of(call(() -> catalog.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                .getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName(functionName)
+                        .setIncludeScalingGroup(true).build())).getScalingGroup());
     }
 
     /**

@@ -17,7 +17,7 @@ sealed interface Codec {
 
     byte[] encode(List<Object[]> calls);
 
-    List<Object> decode(byte[] payload);
+    List<Object> decode(byte[] payload, DecodeContext context);
 
     /** With the local definition: results are the declared Java type. */
     record Typed(FunctionPayloads payloads) implements Codec {
@@ -31,8 +31,8 @@ sealed interface Codec {
         }
 
         @Override
-        public List<Object> decode(byte[] payload) {
-            return payloads.decodeResults(payload, DecodeContext.empty());
+        public List<Object> decode(byte[] payload, DecodeContext context) {
+            return payloads.decodeResults(payload, context);
         }
     }
 
@@ -43,8 +43,10 @@ sealed interface Codec {
             Schema input = SchemaProtos.fromProto(version.getInputArrowSchema());
             Schema output = SchemaProtos.fromProto(version.getOutputArrowSchema());
             ArrowTypeMapping mapping = ArrowTypeMapping.standard();
-            return new Generic(RowCodec.of(input, input.getFields().stream().map(GenericJavaTypes::of).toList(), mapping),
-                    RowCodec.of(output, output.getFields().stream().map(GenericJavaTypes::of).toList(), mapping),
+            return new Generic(RowCodec.of(input, input.getFields().stream()
+                            .map(f -> GenericJavaTypes.of(f, mapping)).toList(), mapping),
+                    RowCodec.of(output, output.getFields().stream()
+                            .map(f -> GenericJavaTypes.of(f, mapping)).toList(), mapping),
                     input.getFields().size());
         }
 
@@ -61,8 +63,8 @@ sealed interface Codec {
         }
 
         @Override
-        public List<Object> decode(byte[] payload) {
-            return results.decode(payload, DecodeContext.empty()).stream().map(row -> row[0]).toList();
+        public List<Object> decode(byte[] payload, DecodeContext context) {
+            return results.decode(payload, context).stream().map(row -> row[0]).toList();
         }
     }
 }

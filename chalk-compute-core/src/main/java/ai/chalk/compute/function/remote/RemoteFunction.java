@@ -3,6 +3,7 @@ package ai.chalk.compute.function.remote;
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.RemoteExecutionError;
 import ai.chalk.compute.function.FunctionDefinition;
+import ai.chalk.compute.function.arrow.DecodeContext;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ai.chalk.compute.function.deploy.FunctionVersion;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
@@ -56,10 +57,13 @@ public final class RemoteFunction {
     private final ExternalFunctionVersionKey key;
     private final Optional<String> versionId;
     private final String functionName;
+    private final DecodeContext results;
 
     private RemoteFunction(Channel channel, Codec codec, ExternalFunctionVersionKey key,
                            Optional<String> versionId, String functionName) {
         this.channel = channel;
+        // a returned sandbox comes back as a handle on the server the function was called through
+        this.results = DecodeContext.of(SandboxClient.forChannel(channel));
         this.functionName = functionName;
         this.codec = codec;
         this.key = key;
@@ -226,12 +230,13 @@ public final class RemoteFunction {
      * @throws ChalkComputeException when the call could not be made
      */
     public Object call(Object... arguments) {
-        List<Object> results = codec.decode(send(codec.encode(List.<Object[]>of(arguments == null ? new Object[] {null} : arguments))));
-        if (results.size() != 1) {
-            throw new ChalkComputeException(Status.Code.INTERNAL, functionName + " returned " + results.size()
+        List<Object> answers = codec.decode(send(codec.encode(List.<Object[]>of(arguments == null ? new Object[] {null} : arguments))),
+                results);
+        if (answers.size() != 1) {
+            throw new ChalkComputeException(Status.Code.INTERNAL, functionName + " returned " + answers.size()
                     + " results for one call");
         }
-        return results.get(0);
+        return answers.get(0);
     }
 
     /**
@@ -243,7 +248,7 @@ public final class RemoteFunction {
      * @throws ChalkComputeException when the call could not be made
      */
     public List<Object> callBatch(List<Object[]> calls) {
-        return codec.decode(send(codec.encode(calls)));
+        return codec.decode(send(codec.encode(calls)), results);
     }
 
     /**
@@ -280,7 +285,7 @@ public final class RemoteFunction {
                         .pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build());
                 switch (response.getStatus()) {
                     case REMOTE_CALL_STATUS_COMPLETED -> result.complete(codec.decode(
-                            response.getResults(0).getFeatherStream().toByteArray()).get(0));
+                            response.getResults(0).getFeatherStream().toByteArray(), results).get(0));
                     case REMOTE_CALL_STATUS_FAILED -> result.completeExceptionally(response.getErrorsCount() == 0
                             ? new RemoteExecutionError(Status.Code.UNKNOWN, "call " + callId + " failed", "", "", "", "",
                             callId, null, null)

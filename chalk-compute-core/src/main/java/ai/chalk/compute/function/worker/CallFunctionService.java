@@ -24,9 +24,12 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
     private static final Logger log = LoggerFactory.getLogger(CallFunctionService.class);
 
     private final Supplier<FunctionRegistry> functions;
+    private final DecodeContext context;
 
-    CallFunctionService(Supplier<FunctionRegistry> functions) {
+    /** @param context rebuilds sandbox arguments as handles on the server that runs the worker */
+    CallFunctionService(Supplier<FunctionRegistry> functions, DecodeContext context) {
         this.functions = functions;
+        this.context = context;
     }
 
     @Override
@@ -70,7 +73,7 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
                         + registry.definitions().stream().map(d -> d.name()).toList())
                 .asRuntimeException());
         try {
-            return function.call(request.getFeatherStream().toByteArray(), DecodeContext.empty());
+            return function.call(request.getFeatherStream().toByteArray(), context);
         } catch (FunctionInvocationException e) {
             Throwable thrown = e.getCause() == null ? e : e.getCause();
             log.info("{} threw {}", request.getName(), thrown.toString());

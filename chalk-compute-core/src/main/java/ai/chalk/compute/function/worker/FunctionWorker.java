@@ -3,6 +3,8 @@ package ai.chalk.compute.function.worker;
 import ai.chalk.compute.function.FunctionRegistry;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import ai.chalk.compute.function.arrow.DecodeContext;
+import ai.chalk.compute.sandbox.SandboxClient;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
@@ -37,15 +39,18 @@ public final class FunctionWorker implements AutoCloseable {
     private final HealthStatusManager health = new HealthStatusManager();
     private final FunctionHolder functions = new FunctionHolder();
     private final Server server;
+    private final SandboxClient serverClient; // null when the worker has no server to reach
 
     private FunctionWorker(WorkerSettings settings) {
         this.settings = settings;
+        this.serverClient = settings.serverTarget().map(SandboxClient::connect).orElse(null);
         this.server = NettyServerBuilder.forAddress(new DomainSocketAddress(settings.socket().toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
                 .maxInboundMessageSize(256 << 20)
-                .addService(functions.service())
+                .addService(functions.service(serverClient == null ? DecodeContext.empty()
+                        : DecodeContext.of(serverClient)))
                 .addService(health.getHealthService())
                 .build();
     }
@@ -84,7 +89,7 @@ public final class FunctionWorker implements AutoCloseable {
         try {
             worker.health.setStatus("", ServingStatus.NOT_SERVING);
             worker.server.start();
-            worker.functions.set(loaderFor(settings.mode()).load(settings));
+            worker.functions.set(loaderFor(settings.mode(), worker.serverClient).load(settings));
             worker.health.setStatus("", ServingStatus.SERVING);
             log.info("worker {} serves {} on {}", settings.workerId(), settings.functions(), settings.socket());
             return worker;
@@ -101,8 +106,8 @@ public final class FunctionWorker implements AutoCloseable {
      * @return the loader
      * @throws IllegalStateException when no loader supports the mode
      */
-    static WorkerFunctions loaderFor(String mode) {
-        PlainWorkerFunctions plain = new PlainWorkerFunctions();
+    static WorkerFunctions loaderFor(String mode, SandboxClient serverClient) {
+        PlainWorkerFunctions plain = new PlainWorkerFunctions(serverClient);
         if (plain.supports(mode)) {
             return plain;
         }
@@ -161,6 +166,9 @@ public final class FunctionWorker implements AutoCloseable {
         } catch (IOException e) {
             log.debug("cannot remove {}", settings.socket(), e);
         }
+        if (serverClient != null) {
+            serverClient.close();
+        }
     }
 
     /** The registry, set once loaded; calls arriving before then are refused as unavailable. */
@@ -180,8 +188,8 @@ public final class FunctionWorker implements AutoCloseable {
             return current;
         }
 
-        io.grpc.BindableService service() {
-            return new CallFunctionService(this::registry);
+        io.grpc.BindableService service(DecodeContext context) {
+            return new CallFunctionService(this::registry, context);
         }
     }
 

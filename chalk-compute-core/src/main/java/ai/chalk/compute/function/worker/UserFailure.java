@@ -9,6 +9,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Set;
@@ -16,8 +17,17 @@ import java.util.Set;
 /**
  * A function's own exception as the worker reports it: status {@code UNKNOWN} with the exception's message, and
  * trailer {@code chalk-error-bin} holding a {@code ChalkError} whose stack trace keeps the user's frames only.
+ *
+ * <p>Trailers travel in HTTP/2 headers, which gRPC clients accept up to 8 KiB by default (base64 makes a
+ * {@code -bin} value a third larger), so the message and traces are cut to fit: a deep Spring or gRPC stack would
+ * otherwise make every caller see a bare protocol error instead of the function's exception.
  */
 final class UserFailure {
+
+    /** Bytes of text kept: the message, the user's trace, the internal trace. Together well under 8 KiB in base64. */
+    static final int MESSAGE_BYTES = 512;
+    static final int USER_TRACE_BYTES = 2048;
+    static final int INTERNAL_TRACE_BYTES = 2048;
 
     private UserFailure() {
     }
@@ -27,21 +37,47 @@ final class UserFailure {
         Metadata trailers = new Metadata();
         trailers.put(RemoteExecutionError.ERROR_TRAILER, chalkError(thrown));
         String message = thrown.getMessage() == null ? thrown.getClass().getName() : thrown.getMessage();
-        return Status.UNKNOWN.withDescription(message).asRuntimeException(trailers);
+        return Status.UNKNOWN.withDescription(cut(message, MESSAGE_BYTES)).asRuntimeException(trailers);
     }
 
     /** The ChalkError for a user exception. */
     static ChalkError chalkError(Throwable thrown) {
-        String message = thrown.getMessage() == null ? "" : thrown.getMessage();
+        String message = cut(thrown.getMessage() == null ? "" : thrown.getMessage(), MESSAGE_BYTES);
         return ChalkError.newBuilder()
                 .setCode(ErrorCode.ERROR_CODE_RESOLVER_FAILED)
                 .setMessage(thrown.getClass().getName() + (message.isEmpty() ? "" : ": " + message))
                 .setException(ChalkException.newBuilder()
                         .setKind(thrown.getClass().getName())
                         .setMessage(message)
-                        .setStacktrace(userTrace(thrown))
-                        .setInternalStacktrace(fullTrace(thrown)))
+                        .setStacktrace(cut(userTrace(thrown), USER_TRACE_BYTES))
+                        .setInternalStacktrace(cut(fullTrace(thrown), INTERNAL_TRACE_BYTES)))
                 .build();
+    }
+
+    /** The text, or as many whole lines of it as fit in {@code max} UTF-8 bytes, and how many lines were left out. */
+    static String cut(String text, int max) {
+        if (text.getBytes(StandardCharsets.UTF_8).length <= max) {
+            return text;
+        }
+        String[] lines = text.split("\n", -1);
+        StringBuilder kept = new StringBuilder();
+        int used = 0;
+        int shown = 0;
+        int budget = max - 40; // room for the marker
+        for (String line : lines) {
+            int size = line.getBytes(StandardCharsets.UTF_8).length + 1;
+            if (used + size > budget) {
+                break;
+            }
+            kept.append(line).append('\n');
+            used += size;
+            shown++;
+        }
+        if (shown == 0) { // one long line: keep its start
+            String start = new String(text.getBytes(StandardCharsets.UTF_8), 0, budget, StandardCharsets.UTF_8);
+            return start.substring(0, Math.max(0, start.length() - 1)) + "… (cut)";
+        }
+        return kept + "\t… " + (lines.length - shown) + " more lines\n";
     }
 
     /** The exception and its causes, each with the frames above the worker's reflective call. */

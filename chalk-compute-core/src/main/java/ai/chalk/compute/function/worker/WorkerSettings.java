@@ -1,9 +1,11 @@
 package ai.chalk.compute.function.worker;
 
+import ai.chalk.compute.connection.ConnectionSettings;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * What a worker is told by its environment.
@@ -12,8 +14,11 @@ import java.util.Objects;
  * @param functions the functions to serve ({@code CHALK_WORKER_FUNCTIONS})
  * @param mode      how to load them ({@code CHALK_WORKER}): {@code plain}, or {@code spring:fully.qualified.MainClass}
  * @param workerId  this replica's id, for messages ({@code CHALK_WORKER_ID}); empty when not given
+ * @param serverTarget the server that runs the worker, as a gRPC target ({@code CHALK_COMPUTE_TARGET}, a Unix
+ *                     socket bound into the replica); functions reach it through a {@code SandboxClient}
  */
-public record WorkerSettings(Path socket, List<FunctionBinding> functions, String mode, String workerId) {
+public record WorkerSettings(Path socket, List<FunctionBinding> functions, String mode, String workerId,
+                             Optional<String> serverTarget) {
 
     /** The environment variable naming the socket. */
     public static final String SOCKET = "CHALK_WORKER_SOCKET";
@@ -30,6 +35,12 @@ public record WorkerSettings(Path socket, List<FunctionBinding> functions, Strin
         functions = List.copyOf(functions);
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(workerId, "workerId");
+        Objects.requireNonNull(serverTarget, "serverTarget");
+    }
+
+    /** Settings of a worker with no connection to a server (its functions need none). */
+    public WorkerSettings(Path socket, List<FunctionBinding> functions, String mode, String workerId) {
+        this(socket, functions, mode, workerId, Optional.empty());
     }
 
     /**
@@ -51,7 +62,8 @@ public record WorkerSettings(Path socket, List<FunctionBinding> functions, Strin
             throw new IllegalArgumentException(FUNCTIONS + ": " + e.getMessage(), e);
         }
         String mode = env.getOrDefault(MODE, "");
+        String target = env.getOrDefault(ConnectionSettings.ENV_TARGET, "");
         return new WorkerSettings(Path.of(socket), functions, mode.isBlank() ? "plain" : mode.trim(),
-                env.getOrDefault(ID, ""));
+                env.getOrDefault(ID, ""), target.isBlank() ? Optional.empty() : Optional.of(target.trim()));
     }
 }

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.Test;
 
@@ -26,7 +27,7 @@ class GenericJavaTypesTest {
     private final FunctionDefinition everything = new FunctionRegistry().register(AllTypes.class).get(0);
 
     @Test
-    void everyColumnButAStructHasAGenericJavaType() {
+    void everyColumnButAStructHasAGenericJavaType() throws Exception {
         List<Type> types = new ArrayList<>();
         for (Field field : everything.inputSchema().getFields()) {
             if (!field.getName().equals("point")) {
@@ -45,8 +46,21 @@ class GenericJavaTypesTest {
             assertThat(p.getActualTypeArguments()).containsExactly(String.class, Integer.class);
         });
         assertThat(types.get(16)).isEqualTo(Long.class); // Optional<Long> is a nullable int64
-        assertThatThrownBy(() -> GenericJavaTypes.of(everything.inputSchema().findField("point")))
-                .hasMessageContaining("column 'point'").hasMessageContaining("local FunctionDefinition");
+        Field point = everything.inputSchema().findField("point");
+        assertThat(GenericJavaTypes.of(point)).as("a record this JVM shares reads as itself")
+                .isEqualTo(Class.forName(point.getMetadata().get(ChalkMetadata.JAVA_TYPE)));
+        Field foreign = new Field("point", new FieldType(true, point.getType(), null,
+                Map.of(ChalkMetadata.JAVA_TYPE, "com.elsewhere.Point")), point.getChildren());
+        assertThatThrownBy(() -> GenericJavaTypes.of(foreign))
+                .hasMessageContaining("column 'point'").hasMessageContaining("com.elsewhere.Point")
+                .hasMessageContaining("local FunctionDefinition");
+        Field pythonSandbox = new Field("sandbox", new FieldType(false, ArrowType.Struct.INSTANCE, null,
+                Map.of(ChalkMetadata.PYTHON_TYPE, "chalkcompute.Sandbox")),
+                List.of(Field.notNullable("sandbox_id", ArrowType.LargeUtf8.INSTANCE)));
+        assertThat(GenericJavaTypes.of(pythonSandbox)).as("a sandbox from a Python function, by its python type")
+                .isEqualTo(ai.chalk.compute.sandbox.Sandbox.class);
+        Field anonymous = new Field("pair", FieldType.nullable(point.getType()), point.getChildren());
+        assertThatThrownBy(() -> GenericJavaTypes.of(anonymous)).hasMessageContaining("column 'pair'");
         assertThatThrownBy(() -> GenericJavaTypes.of(Field.nullable("u", new ArrowType.Int(32, false))))
                 .hasMessageContaining("column 'u'");
     }

@@ -36,16 +36,16 @@ class WorkerModesTest {
 
     @Test
     void modesOtherThanPlainComeFromServiceLoaderImplementations() throws Exception {
-        assertThat(FunctionWorker.loaderFor("plain")).isInstanceOf(PlainWorkerFunctions.class);
-        WorkerFunctions custom = FunctionWorker.loaderFor("test:orders");
+        assertThat(FunctionWorker.loaderFor("plain", null)).isInstanceOf(PlainWorkerFunctions.class);
+        WorkerFunctions custom = FunctionWorker.loaderFor("test:orders", null);
         assertThat(custom).isInstanceOf(EchoWorkerFunctions.class);
         FunctionRegistry registry = custom.load(WorkerSettings.fromEnv(Map.of("CHALK_WORKER_SOCKET", "/s",
                 "CHALK_WORKER_FUNCTIONS", "greet=com.acme.Orders#greet", "CHALK_WORKER", "test:orders")));
         assertThat(registry.get("greet").invoke("Ada")).isEqualTo("Bonjour, Ada");
 
-        assertThatThrownBy(() -> FunctionWorker.loaderFor("spring:com.acme.App"))
+        assertThatThrownBy(() -> FunctionWorker.loaderFor("spring:com.acme.App", null))
                 .hasMessageContaining("needs the Chalk Compute Spring Boot starter");
-        assertThatThrownBy(() -> FunctionWorker.loaderFor("docker"))
+        assertThatThrownBy(() -> FunctionWorker.loaderFor("docker", null))
                 .hasMessageContaining("CHALK_WORKER=docker is not a worker mode");
     }
 }

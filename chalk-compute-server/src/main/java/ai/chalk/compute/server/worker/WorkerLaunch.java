@@ -22,6 +22,12 @@ public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, Strin
     public static final String CODE_MOUNT = "/chalk/code";
     /** Where a replica's own directory (its socket) is bound. */
     public static final String RUN_MOUNT = "/chalk/run";
+    /** Where the directory of the server's socket for replicas is bound. */
+    public static final String SERVER_MOUNT = "/chalk/server";
+    /** The file name of the server's socket for replicas. */
+    public static final String SERVER_SOCKET_NAME = "server.sock";
+    /** The server's socket as a replica sees it, a gRPC target (its {@code CHALK_COMPUTE_TARGET}). */
+    public static final String SERVER_SOCKET = "unix://" + SERVER_MOUNT + "/" + SERVER_SOCKET_NAME;
 
     public WorkerLaunch {
         env = Map.copyOf(env);

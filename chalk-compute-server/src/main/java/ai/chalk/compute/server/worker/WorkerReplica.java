@@ -71,7 +71,8 @@ public final class WorkerReplica implements AutoCloseable {
      *                             timeout; the message has the worker's last output
      */
     public static WorkerReplica start(String id, SandboxRuntime runtime, WorkerJava java, Path runRoot,
-                                      WorkerLaunch launch, Executor executor) throws WorkerDiedException {
+                                      WorkerLaunch launch, Executor executor, Optional<Path> serverSocketDir)
+            throws WorkerDiedException {
         Path runDir = runRoot.resolve(id).toAbsolutePath();
         RuntimeSandbox sandbox;
         try {
@@ -79,7 +80,7 @@ public final class WorkerReplica implements AutoCloseable {
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
             sandbox = runtime.start(new SandboxSpec(id, java.image().orElse(""), launch.env(),
                     WorkerLaunch.RUN_MOUNT, SandboxSpec.ResourceLimits.NONE, false, List.of(),
-                    bindings(runtime, java, launch, runDir)));
+                    bindings(runtime, java, launch, runDir, serverSocketDir)));
         } catch (IOException | RuntimeStartException e) {
             throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage()
                     + remedy(java));
@@ -89,7 +90,8 @@ public final class WorkerReplica implements AutoCloseable {
         try {
             List<String> command = java.command(jvmArgs(launch));
             process = sandbox.exec(new ProcessSpec(command.get(0), command.subList(1, command.size()),
-                    Optional.of(WorkerLaunch.RUN_MOUNT), workerEnv(id, launch), Optional.empty()));
+                    Optional.of(WorkerLaunch.RUN_MOUNT), workerEnv(id, launch, serverSocketDir.isPresent()),
+                    Optional.empty()));
         } catch (ProcessStartException | RuntimeException e) {
             sandbox.terminate(Duration.ZERO);
             throw new WorkerDiedException("worker " + id + " could not start " + java.describe() + " in its sandbox: "
@@ -115,10 +117,13 @@ public final class WorkerReplica implements AutoCloseable {
     }
 
     private static List<SandboxSpec.VolumeBinding> bindings(SandboxRuntime runtime, WorkerJava java,
-                                                            WorkerLaunch launch, Path runDir) {
+                                                            WorkerLaunch launch, Path runDir,
+                                                            Optional<Path> serverSocketDir) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         out.add(new SandboxSpec.VolumeBinding(launch.code().dir(), WorkerLaunch.CODE_MOUNT, true));
         out.add(new SandboxSpec.VolumeBinding(runDir, WorkerLaunch.RUN_MOUNT, false));
+        // read-only still lets the worker connect: a socket is not written through its file system
+        serverSocketDir.ifPresent(dir -> out.add(new SandboxSpec.VolumeBinding(dir, WorkerLaunch.SERVER_MOUNT, true)));
         out.addAll(java.bindings(runtime));
         return out;
     }
@@ -132,8 +137,12 @@ public final class WorkerReplica implements AutoCloseable {
                 "-cp", String.join(":", launch.code().classPath()), WorkerLaunch.MAIN_CLASS);
     }
 
-    private static Map<String, String> workerEnv(String id, WorkerLaunch launch) {
+    private static Map<String, String> workerEnv(String id, WorkerLaunch launch, boolean serverReachable) {
         Map<String, String> env = new HashMap<>();
+        if (serverReachable) {
+            // what SandboxClient.fromEnv() and the starter read: the function's clients reach this server
+            env.put("CHALK_COMPUTE_TARGET", WorkerLaunch.SERVER_SOCKET);
+        }
         env.put("CHALK_WORKER_SOCKET", WorkerLaunch.RUN_MOUNT + "/worker.sock");
         env.put("CHALK_WORKER_FUNCTIONS", launch.functions());
         env.put("CHALK_WORKER", launch.worker());

@@ -130,13 +130,17 @@ class DockerFunctionWorkerTest {
         DockerTesting.Result inspected = DockerTesting.docker("inspect", "--format",
                 "{{.Config.Image}}|{{range .Mounts}}{{.Destination}}:{{.RW}} {{end}}", container);
         assertThat(inspected.code()).as(inspected.output()).isZero();
-        // the image's own java: nothing of the host's JDK is bound in, only the code (read-only) and the run dir
-        assertThat(inspected.output().trim().split("\\|")).containsExactly(jre, "/chalk/code:false /chalk/run:true");
+        // the image's own java: nothing of the host's JDK is bound in, only the code (read-only), the run dir and
+        // the directory of the server's socket for workers (read-only)
+        String[] imageAndMounts = inspected.output().trim().split("\\|");
+        assertThat(imageAndMounts[0]).isEqualTo(jre);
+        assertThat(imageAndMounts[1].split(" ")).containsExactlyInAnyOrder("/chalk/code:false", "/chalk/run:true",
+                "/chalk/server:false");
 
         String probe = call("in-jre", "probe", "");
         System.out.println("docker worker probe: " + probe);
         assertThat(probe).contains("code-read-only;GREETING=hello;id=" + id, ";functions=" + FUNCTIONS,
-                ";java=/usr/lib/jvm/java-17-openjdk-");
+                ";java=/usr/lib/jvm/java-17-openjdk-", ";server=reachable");
 
         // made by root in the container, the socket must still be connectable by a server running as another user
         Path socket = dir.resolve("server/functions/run").resolve(id).resolve("worker.sock");

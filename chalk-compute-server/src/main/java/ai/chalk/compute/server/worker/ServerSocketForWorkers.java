@@ -1,0 +1,134 @@
+package ai.chalk.compute.server.worker;
+
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server's own services on a Unix socket that every replica sees at {@link WorkerLaunch#SERVER_SOCKET}, so a
+ * function can create sandboxes, call other functions or read volumes through the server that runs it. A socket
+ * reaches into a replica whatever its network (a local sandbox has only loopback, a container may have none), and it
+ * is reachable from nowhere else: its directory is private to the server's data directory.
+ */
+public final class ServerSocketForWorkers implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(ServerSocketForWorkers.class);
+    /** sun_path holds 108 bytes with its terminating NUL. */
+    private static final int MAX_SOCKET_PATH_BYTES = 107;
+
+    private final Path dir;
+    private final Optional<String> unusable;
+    private Server server;
+    private EventLoopGroup boss;
+    private EventLoopGroup workers;
+
+    /**
+     * @param dir the directory holding the socket; it is bound read-only into replicas (from the start, so replicas
+     *            started before the socket serves see it appear)
+     */
+    public ServerSocketForWorkers(Path dir) throws IOException {
+        this.dir = dir.toAbsolutePath().normalize();
+        Files.createDirectories(this.dir);
+        Path socket = this.dir.resolve(WorkerLaunch.SERVER_SOCKET_NAME);
+        if (!Epoll.isAvailable()) {
+            unusable = Optional.of("Unix sockets need epoll here (" + Epoll.unavailabilityCause() + ")");
+        } else if (socket.toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH_BYTES) {
+            unusable = Optional.of("the socket path " + socket + " is longer than " + MAX_SOCKET_PATH_BYTES
+                    + " bytes; choose a shorter data directory");
+        } else {
+            unusable = Optional.empty();
+        }
+    }
+
+    /** The directory to bind into replicas, unless the socket cannot serve here. */
+    public Optional<Path> dir() {
+        return unusable.isPresent() ? Optional.empty() : Optional.of(dir);
+    }
+
+    /**
+     * Starts serving the given services. When Unix sockets cannot be served here (no epoll, a path too long), logs a
+     * WARN and leaves replicas without a connection to the server; functions still serve calls.
+     *
+     * @param services the same services clients get on the other transports
+     * @param maxInboundMessageBytes the server's message size limit
+     */
+    public void start(List<ServerServiceDefinition> services, int maxInboundMessageBytes) throws IOException {
+        if (unusable.isPresent()) {
+            log.warn("functions cannot reach this server from their replicas: {}", unusable.get());
+            return;
+        }
+        Path socket = dir.resolve(WorkerLaunch.SERVER_SOCKET_NAME);
+        Files.deleteIfExists(socket); // left by a server that was killed
+        boss = new EpollEventLoopGroup(1, (ThreadFactory) r -> daemon(r, "chalk-compute-worker-socket-accept"));
+        workers = new EpollEventLoopGroup(2, (ThreadFactory) r -> daemon(r, "chalk-compute-worker-socket"));
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                .channelType(EpollServerDomainSocketChannel.class)
+                .bossEventLoopGroup(boss)
+                .workerEventLoopGroup(workers)
+                .maxInboundMessageSize(maxInboundMessageBytes);
+        services.forEach(builder::addService);
+        try {
+            server = builder.build().start();
+        } catch (IOException | RuntimeException e) {
+            shutdownGroups();
+            throw e;
+        }
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /** Begins an orderly shutdown. */
+    public void shutdown() {
+        if (server != null) {
+            server.shutdown();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (server != null) {
+            try {
+                if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+                    server.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                server.shutdownNow();
+            }
+        }
+        shutdownGroups();
+        try {
+            Files.deleteIfExists(dir.resolve(WorkerLaunch.SERVER_SOCKET_NAME));
+        } catch (IOException ignored) {
+            // the next start removes it
+        }
+    }
+
+    private void shutdownGroups() {
+        if (boss != null) {
+            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+        if (workers != null) {
+            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+    }
+}
