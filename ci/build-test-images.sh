@@ -4,15 +4,21 @@
 #
 #   ci/build-test-images.sh            # chalk-compute-test/busybox:latest (from busybox-static), about a second
 #   ci/build-test-images.sh debian     # also chalk-compute-test/debian:bookworm (debootstrap minbase), ~30 s
+#   ci/build-test-images.sh jre        # also chalk-compute-test/jre:17 (the debian image + openjdk-17-jre-headless)
 #
 # Needs a running Docker engine and the docker CLI; busybox-static (and debootstrap for debian) are installed from
-# Debian's packages when missing (as root).
+# Debian's packages when missing (as root). The jre image installs its packages with apt inside a container of the
+# debian image, on the host's network (it needs deb.debian.org, as debootstrap does).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
 BUSYBOX_IMAGE=chalk-compute-test/busybox:latest
 DEBIAN_IMAGE=chalk-compute-test/debian:bookworm
+JRE_IMAGE=chalk-compute-test/jre:17
+JRE_PACKAGE=openjdk-17-jre-headless
 LABEL=ai.chalk.compute.test-image.source
+# what apt installed into an image built with apt, with versions (informative; reuse goes by $LABEL)
+PACKAGES_LABEL=ai.chalk.compute.test-image.packages
 
 install_packages() {
   apt-get update -qq && apt-get install -y -qq "$@" >/dev/null
@@ -77,11 +83,44 @@ build_debian() {
   echo "built test image $DEBIAN_IMAGE ($source)"
 }
 
+# The function workers' image on the docker runtime: a Java 17 runtime (the major version the project builds for)
+# from Debian's packages, on the debian image, so that only the JRE's packages are fetched. Its source label names
+# the package and the debian image's own source, so it is rebuilt when that is; the packages label records the JRE
+# version apt installed.
+build_jre() {
+  build_debian
+  local source
+  source="apt $JRE_PACKAGE on $(label_of "$DEBIAN_IMAGE")"
+  if [ "$(label_of "$JRE_IMAGE")" = "$source" ]; then
+    echo "test image $JRE_IMAGE is present ($source)"
+    return
+  fi
+  local container version
+  container=$(docker create --network host "$DEBIAN_IMAGE" sh -c "set -e
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $JRE_PACKAGE >/dev/null
+    rm -rf /var/cache/apt/archives/*.deb /var/cache/apt/*.bin /var/lib/apt/lists/*
+    java -version")
+  trap 'docker rm -f "$container" >/dev/null 2>&1 || true' RETURN
+  if ! docker start -a "$container"; then
+    echo "installing $JRE_PACKAGE in a container of $DEBIAN_IMAGE failed (see above)" >&2
+    return 1
+  fi
+  version=$(docker cp "$container:/var/lib/dpkg/status" - | tar -xO | awk -v p="$JRE_PACKAGE" \
+    '$1 == "Package:" { name = $2 } $1 == "Version:" && name == p { print $2 }')
+  docker commit \
+    --change 'CMD ["/bin/bash"]' \
+    --change "LABEL $LABEL=\"$source\" $PACKAGES_LABEL=\"$JRE_PACKAGE=$version\"" \
+    "$container" "$JRE_IMAGE" >/dev/null
+  echo "built test image $JRE_IMAGE ($source; $JRE_PACKAGE $version)"
+}
+
 build_busybox
 for extra in "$@"; do
   case "$extra" in
     debian) build_debian ;;
+    jre) build_jre ;;
     busybox) ;;
-    *) echo "unknown image: $extra (known: busybox, debian)" >&2; exit 2 ;;
+    *) echo "unknown image: $extra (known: busybox, debian, jre)" >&2; exit 2 ;;
   esac
 done

@@ -23,6 +23,7 @@ import ai.chalk.compute.server.store.SnapshotStore;
 import ai.chalk.compute.server.store.VolumeStore;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeServiceV1;
+import ai.chalk.compute.server.worker.WorkerJava;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
@@ -125,7 +126,7 @@ public final class ComputeServer implements AutoCloseable {
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();
             functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
-                    config.workerReadyTimeout);
+                    config.workerReadyTimeout, workerJava(runtime));
             health = new HealthStatusManager();
             List<ServerServiceDefinition> services = List.of(
                     intercepted(new SandboxServiceV1(sandboxes, scheduler)),
@@ -214,6 +215,24 @@ public final class ComputeServer implements AutoCloseable {
             b.defaultImage(config.dockerDefaultImage);
         }
         return b.build();
+    }
+
+    /**
+     * What function workers run on: the server's own Java on the local runtime (its sandboxes see the host's
+     * system), a JRE image elsewhere (a container has neither the host's JDK nor, bound in, its libraries).
+     */
+    private WorkerJava workerJava(SandboxRuntime runtime) {
+        if (runtime.name().equals("local")) {
+            if (config.workerImage != null) {
+                log.warn("Worker image {} is not used: function workers on the local runtime run the server's Java",
+                        config.workerImage);
+            }
+            return WorkerJava.serverJava();
+        }
+        WorkerJava java = WorkerJava.image(config.workerImage != null ? config.workerImage
+                : WorkerJava.defaultImage());
+        log.info("Function workers on the {} runtime run {}", runtime.name(), java.describe());
+        return java;
     }
 
     /** The name clients use with the in-process transport. */
@@ -319,6 +338,7 @@ public final class ComputeServer implements AutoCloseable {
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private int parallelImageBuilds = 2;
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
+        private String workerImage;
         private Path tlsCertChain;
         private Path tlsPrivateKey;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
@@ -432,6 +452,19 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("worker ready timeout must be positive, got " + timeout);
             }
             this.workerReadyTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * The image function workers run in on the docker runtime: a JRE of Java 17 or newer with {@code java} on
+         * its PATH and {@code /bin/sh}; the code is bound read-only at {@code /chalk/code}. Default
+         * {@code eclipse-temurin:<the server's Java feature release>-jre} (pulled on first use where a registry is
+         * reachable); {@code ci/build-test-images.sh jre} builds {@code chalk-compute-test/jre:17} from Debian's
+         * packages. Deployments are refused while the image is missing or has no Java. On the local runtime workers
+         * run the server's own Java and this is not used.
+         */
+        public Builder workerImage(String image) {
+            this.workerImage = image == null || image.isBlank() ? null : image.trim();
             return this;
         }
 

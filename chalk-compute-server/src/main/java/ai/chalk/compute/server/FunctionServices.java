@@ -17,6 +17,8 @@ import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.worker.CodeSnapshots;
 import ai.chalk.compute.server.worker.ServerSocketForWorkers;
+import ai.chalk.compute.server.worker.WorkerImageCheck;
+import ai.chalk.compute.server.worker.WorkerJava;
 import ai.chalk.compute.server.worker.WorkerPools;
 import io.grpc.ServerServiceDefinition;
 import java.io.IOException;
@@ -58,8 +60,10 @@ final class FunctionServices implements AutoCloseable {
         this.scalingGroups = scalingGroups;
     }
 
+    /** @param java what function workers run on */
     static FunctionServices start(Path dataDir, Database database, SandboxRuntime runtime, SandboxManager sandboxes,
-                                  ScheduledExecutorService scheduler, Duration workerReadyTimeout) throws IOException {
+                                  ScheduledExecutorService scheduler, Duration workerReadyTimeout, WorkerJava java)
+            throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
         ExecutorService executor = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "chalk-compute-functions");
@@ -70,13 +74,14 @@ final class FunctionServices implements AutoCloseable {
         FunctionStore functionStore = new FunctionStore(database);
         ScalingGroups groups = new ScalingGroups(new ScalingGroupStore(database));
         ServerSocketForWorkers workerSocket = new ServerSocketForWorkers(dataDir.resolve("functions").resolve("server"));
-        WorkerPools pools = new WorkerPools(runtime, dataDir.resolve("functions").resolve("run"), executor,
+        WorkerPools pools = new WorkerPools(runtime, java, dataDir.resolve("functions").resolve("run"), executor,
                 workerSocket.dir());
         FunctionWorkers workers = new FunctionWorkers(functionStore, code, pools, workerReadyTimeout,
                 groups::recordRevisionStatus);
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
         groups.register(ScalingGroups.FUNCTION, workers);
-        FunctionDeployments deployments = new FunctionDeployments(functionStore, groups, code);
+        FunctionDeployments deployments = new FunctionDeployments(functionStore, groups, code, java,
+                new WorkerImageCheck(runtime, java, executor));
         CallStore callStore = new CallStore(database);
         callStore.failUnfinished("the server restarted while the call was queued or running; call again",
                 ai.chalk.compute.proto.common.v1.ChalkError.newBuilder().setMessage("the server restarted while the"

@@ -33,6 +33,9 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--docker-default-image", description = "Image of docker sandboxes created without one.")
     String dockerDefaultImage;
 
+    @Option(names = "--worker-image", description = "Image function workers run in on --runtime docker: a JRE (Java 17+, java on the PATH). Default: eclipse-temurin:<the server's Java release>-jre; ci/build-test-images.sh jre builds chalk-compute-test/jre:17 from Debian packages.")
+    String workerImage;
+
     @Option(names = "--oci-dir", description = "Directory of OCI image layouts and archives the local runtime runs as oci:NAME[:TAG] and oci-archive:NAME[:TAG]. Default: <data-dir>/runtime/local/oci.")
     java.nio.file.Path ociDir;
 
@@ -75,6 +78,9 @@ public final class ServerMain implements Callable<Integer> {
         }
         if (dockerDefaultImage != null) {
             settings.dockerDefaultImage(dockerDefaultImage);
+        }
+        if (workerImage != null) {
+            settings.workerImage(workerImage);
         }
         if ((tlsCert == null) != (tlsKey == null)) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--tls-cert and --tls-key go together");

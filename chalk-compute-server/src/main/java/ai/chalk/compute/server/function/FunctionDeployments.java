@@ -11,6 +11,8 @@ import ai.chalk.compute.server.store.FunctionStore.FunctionRecord;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
 import ai.chalk.compute.server.store.ScalingGroupStore.GroupRecord;
 import ai.chalk.compute.server.worker.CodeSnapshots;
+import ai.chalk.compute.server.worker.WorkerImageCheck;
+import ai.chalk.compute.server.worker.WorkerJava;
 import ai.chalk.compute.server.worker.WorkerLaunch;
 import com.google.protobuf.CodedOutputStream;
 import io.grpc.Status;
@@ -27,7 +29,7 @@ import java.util.stream.Collectors;
 /**
  * Function deployments: the protocol's ensure (reuse an equal version, refuse missing code, else version N+1 with
  * a new revision of the function's scaling group), traffic (rollback), deletion, and finding functions and
- * versions.
+ * versions. A deployment whose workers could not start (a worker image that is missing or has no Java) is refused.
  */
 public final class FunctionDeployments {
 
@@ -36,6 +38,8 @@ public final class FunctionDeployments {
     private final FunctionStore store;
     private final ScalingGroups groups;
     private final CodeSnapshots code;
+    private final WorkerJava java;
+    private final WorkerImageCheck workerCheck;
 
     /**
      * What an ensure answered.
@@ -47,10 +51,17 @@ public final class FunctionDeployments {
     public record Deployed(FunctionRecord function, VersionRecord version, boolean created) {
     }
 
-    public FunctionDeployments(FunctionStore store, ScalingGroups groups, CodeSnapshots code) {
+    /**
+     * @param java        what workers run on, for messages
+     * @param workerCheck says whether workers can start, before a deployment is accepted
+     */
+    public FunctionDeployments(FunctionStore store, ScalingGroups groups, CodeSnapshots code, WorkerJava java,
+                               WorkerImageCheck workerCheck) {
         this.store = store;
         this.groups = groups;
         this.code = code;
+        this.java = java;
+        this.workerCheck = workerCheck;
     }
 
     public FunctionStore store() {
@@ -71,6 +82,9 @@ public final class FunctionDeployments {
         FunctionOptions options = FunctionOptions.of(request.getConfig());
         refuseUnsupported(request.getSpec());
         ScalingSpecs.check("spec", request.getSpec());
+        workerCheck.problem().ifPresent(problem -> {
+            throw Status.FAILED_PRECONDITION.withDescription(problem).asRuntimeException();
+        });
         byte[] bytes = canonical(request);
         synchronized (this) {
             Optional<FunctionRecord> fn = store.liveFunctionNamed(name);
@@ -101,12 +115,13 @@ public final class FunctionDeployments {
     }
 
     /** What workers here cannot honour is refused rather than ignored. */
-    private static void refuseUnsupported(ScalingGroupSpec spec) {
+    private void refuseUnsupported(ScalingGroupSpec spec) {
         var c = spec.getContainerSpec();
         if (!c.getImage().isBlank()) {
             throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.image \"" + c.getImage()
-                    + "\": function workers on this server run on the runtime's default root with the server's Java;"
-                    + " leave image empty").asRuntimeException();
+                    + "\": function workers on this server run " + java.image().map(i -> "in the worker image \""
+                    + i + "\" (the server's --worker-image)").orElse("on the runtime's default root with the"
+                    + " server's Java") + "; leave image empty").asRuntimeException();
         }
         if (c.getSecretRefsCount() > 0) {
             throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.secret_refs: this server has no"

@@ -14,19 +14,22 @@ import java.util.function.Supplier;
 public final class WorkerPools implements AutoCloseable {
 
     private final SandboxRuntime runtime;
+    private final WorkerJava java;
     private final Path runRoot;
     private final ExecutorService executor;
     private final Optional<Path> serverSocketDir;
     private final Map<String, ReplicaPool> pools = new ConcurrentHashMap<>();
 
     /**
+     * @param java     the Java replicas run, and where
      * @param runRoot  where replicas' run directories (their sockets) are made
      * @param executor runs replica starts and output readers
      * @param serverSocketDir the directory of the server's socket for replicas, bound into each, if it serves
      */
-    public WorkerPools(SandboxRuntime runtime, Path runRoot, ExecutorService executor,
+    public WorkerPools(SandboxRuntime runtime, WorkerJava java, Path runRoot, ExecutorService executor,
                        Optional<Path> serverSocketDir) {
         this.runtime = runtime;
+        this.java = java;
         this.runRoot = runRoot;
         this.executor = executor;
         this.serverSocketDir = serverSocketDir;
@@ -37,7 +40,7 @@ public final class WorkerPools implements AutoCloseable {
                             Consumer<PoolStatus> onStatus) {
         ReplicaPool[] created = new ReplicaPool[1];
         ReplicaPool pool = pools.computeIfAbsent(revisionId, id -> {
-            created[0] = new ReplicaPool((wid, l) -> WorkerReplica.start(wid, runtime, runRoot, l, executor,
+            created[0] = new ReplicaPool((wid, l) -> WorkerReplica.start(wid, runtime, java, runRoot, l, executor,
                             serverSocketDir),
                     launch.get(), scale.get(), executor, onStatus);
             return created[0];

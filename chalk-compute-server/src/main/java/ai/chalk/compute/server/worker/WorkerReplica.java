@@ -70,27 +70,32 @@ public final class WorkerReplica implements AutoCloseable {
      * @throws WorkerDiedException when the sandbox or worker does not start, or is not SERVING within the launch's
      *                             timeout; the message has the worker's last output
      */
-    public static WorkerReplica start(String id, SandboxRuntime runtime, Path runRoot, WorkerLaunch launch,
-                                      Executor executor, Optional<Path> serverSocketDir) throws WorkerDiedException {
+    public static WorkerReplica start(String id, SandboxRuntime runtime, WorkerJava java, Path runRoot,
+                                      WorkerLaunch launch, Executor executor, Optional<Path> serverSocketDir)
+            throws WorkerDiedException {
         Path runDir = runRoot.resolve(id).toAbsolutePath();
         RuntimeSandbox sandbox;
         try {
             Files.createDirectories(runDir);
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
-            sandbox = runtime.start(new SandboxSpec(id, "", launch.env(), WorkerLaunch.RUN_MOUNT,
-                    SandboxSpec.ResourceLimits.NONE, false, List.of(), bindings(runtime, launch, runDir, serverSocketDir)));
+            sandbox = runtime.start(new SandboxSpec(id, java.image().orElse(""), launch.env(),
+                    WorkerLaunch.RUN_MOUNT, SandboxSpec.ResourceLimits.NONE, false, List.of(),
+                    bindings(runtime, java, launch, runDir, serverSocketDir)));
         } catch (IOException | RuntimeStartException e) {
-            throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage());
+            throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage()
+                    + remedy(java));
         }
         WorkerOutput output = new WorkerOutput(id);
         RuntimeProcess process;
         try {
-            process = sandbox.exec(new ProcessSpec(javaHome().resolve("bin/java").toString(), jvmArgs(launch),
+            List<String> command = java.command(jvmArgs(launch));
+            process = sandbox.exec(new ProcessSpec(command.get(0), command.subList(1, command.size()),
                     Optional.of(WorkerLaunch.RUN_MOUNT), workerEnv(id, launch, serverSocketDir.isPresent()),
                     Optional.empty()));
         } catch (ProcessStartException | RuntimeException e) {
             sandbox.terminate(Duration.ZERO);
-            throw new WorkerDiedException("worker " + id + " could not start java in its sandbox: " + e.getMessage());
+            throw new WorkerDiedException("worker " + id + " could not start " + java.describe() + " in its sandbox: "
+                    + e.getMessage() + remedy(java));
         }
         try {
             process.stdin().close();
@@ -111,23 +116,20 @@ public final class WorkerReplica implements AutoCloseable {
         return replica;
     }
 
-    private static List<SandboxSpec.VolumeBinding> bindings(SandboxRuntime runtime, WorkerLaunch launch,
-                                                            Path runDir, Optional<Path> serverSocketDir) {
+    private static List<SandboxSpec.VolumeBinding> bindings(SandboxRuntime runtime, WorkerJava java,
+                                                            WorkerLaunch launch, Path runDir,
+                                                            Optional<Path> serverSocketDir) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         out.add(new SandboxSpec.VolumeBinding(launch.code().dir(), WorkerLaunch.CODE_MOUNT, true));
         out.add(new SandboxSpec.VolumeBinding(runDir, WorkerLaunch.RUN_MOUNT, false));
         // read-only still lets the worker connect: a socket is not written through its file system
         serverSocketDir.ifPresent(dir -> out.add(new SandboxSpec.VolumeBinding(dir, WorkerLaunch.SERVER_MOUNT, true)));
-        Path home = javaHome();
-        // the host's /usr is visible in a default local sandbox; elsewhere (another path, a container) it is bound
-        if (!home.startsWith("/usr") || !runtime.name().equals("local")) {
-            out.add(new SandboxSpec.VolumeBinding(home, home.toString(), true));
-        }
+        out.addAll(java.bindings(runtime));
         return out;
     }
 
-    private static Path javaHome() {
-        return Path.of(System.getProperty("java.home")).toAbsolutePath().normalize();
+    private static String remedy(WorkerJava java) {
+        return java.remedy().isEmpty() ? "" : "; " + java.remedy();
     }
 
     private static List<String> jvmArgs(WorkerLaunch launch) {

@@ -1,5 +1,5 @@
 /**
- * Function workers: code snapshots materialised from blobs, replicas running the worker in sandboxes, and routing
- * calls to the least busy ready replica of a revision.
+ * Function workers: code snapshots materialised from blobs, replicas running the worker in sandboxes (on the
+ * server's Java or a JRE image), and routing calls to the least busy ready replica of a revision.
  */
 package ai.chalk.compute.server.worker;

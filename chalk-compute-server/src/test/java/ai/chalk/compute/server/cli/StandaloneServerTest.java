@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxInfo;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
@@ -54,12 +55,14 @@ class StandaloneServerTest {
     }
 
     /** Starts a server JVM whose log goes to a file (a pipe read while the JVM exits can lose its last lines). */
-    static ServerProcess launch(Path dataDir) throws Exception {
+    static ServerProcess launch(Path dataDir, String... moreArgs) throws Exception {
         Path logFile = Files.createTempFile(dataDir, "server-", ".log");
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> command = new java.util.ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), ServerMain.class.getName(),
-                "--port", "0", "--data-dir", dataDir.toString())
-                .redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
+                "--port", "0", "--data-dir", dataDir.toString()));
+        command.addAll(List.of(moreArgs));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
         ServerProcess server = new ServerProcess(p, logFile);
         Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> server.port() > 0 || !p.isAlive());
         assertThat(server.port()).as("server log: %s", server.log()).isPositive();
@@ -87,6 +90,17 @@ class StandaloneServerTest {
                 .anyMatch(l -> l.contains("terminated: the server shut down"))
                 .anyMatch(l -> l.contains("Chalk Compute server stopped"));
         assertThat(server.log()).noneMatch(l -> l.contains("Exception"));
+    }
+
+    @Test
+    void workerImageNamesTheImageOfFunctionWorkersOnTheDockerRuntime(@TempDir Path dataDir) throws Exception {
+        String busybox = DockerTesting.image();
+        ServerProcess server = launch(dataDir, "--runtime", "docker", "--docker-default-image", busybox,
+                "--worker-image", "chalk-compute-test/some-jre:1");
+        server.process().destroy();
+        assertThat(server.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(server.log()).as(String.join("\n", server.log())).anyMatch(l -> l.contains(
+                "Function workers on the docker runtime run the java of image \"chalk-compute-test/some-jre:1\""));
     }
 
     @Test

@@ -24,9 +24,12 @@ public final class DockerTesting {
     public static final String IMAGE = "chalk-compute-test/busybox:latest";
     /** A Debian bookworm minbase image made with debootstrap (dash as /bin/sh, coreutils). */
     public static final String DEBIAN_IMAGE = "chalk-compute-test/debian:bookworm";
+    /** The Debian image with Debian's openjdk-17-jre-headless: function workers' image on the docker runtime. */
+    public static final String JRE_IMAGE = "chalk-compute-test/jre:17";
 
     private static volatile boolean imageReady;
     private static volatile boolean debianReady;
+    private static volatile boolean jreReady;
 
     private DockerTesting() {
     }
@@ -62,6 +65,23 @@ public final class DockerTesting {
             debianReady = true;
         }
         return DEBIAN_IMAGE;
+    }
+
+    /**
+     * Makes sure the JRE test image exists, building it the way CI does when it does not (the Debian image first,
+     * then about 20-40 s of apt).
+     */
+    public static synchronized String jreImage() {
+        debianImage();
+        if (!jreReady) {
+            if (docker("image", "inspect", JRE_IMAGE).code != 0) {
+                Path script = repositoryRoot().resolve("ci/build-test-images.sh");
+                Result built = run(List.of("bash", script.toString(), "jre"));
+                assertThat(built.code).as("building the JRE test image with %s: %s", script, built.output).isZero();
+            }
+            jreReady = true;
+        }
+        return JRE_IMAGE;
     }
 
     /** A runtime for tests: the test image as its default. */
