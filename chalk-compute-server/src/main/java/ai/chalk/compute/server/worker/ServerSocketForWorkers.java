@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadFactory;
@@ -84,7 +85,14 @@ public final class ServerSocketForWorkers implements AutoCloseable {
         services.forEach(builder::addService);
         try {
             server = builder.build().start();
+            // a worker image may run as a non-root user; the directory, inside the server's private data
+            // directory, is what keeps everyone else on the host out
+            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
         } catch (IOException | RuntimeException e) {
+            if (server != null) {
+                server.shutdownNow();
+                server = null;
+            }
             shutdownGroups();
             throw e;
         }
