@@ -17,6 +17,7 @@ import io.grpc.protobuf.ProtoUtils;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +53,11 @@ public final class FunctionCalls {
     }
 
     private CallFunctionResponse call(VersionRecord v, CallFunctionRequest request, String callId) {
+        return call(v, request, callId, () -> true);
+    }
+
+    private CallFunctionResponse call(VersionRecord v, CallFunctionRequest request, String callId,
+                                      BooleanSupplier proceed) {
         FunctionOptions o = FunctionOptions.of(FunctionWorkers.request(v).getConfig());
         if (o.functions().stream().noneMatch(e -> e.name().equals(request.getName()))) {
             throw withCallId(Status.NOT_FOUND.withDescription("version " + v.version() + " serves no function \""
@@ -59,7 +65,7 @@ public final class FunctionCalls {
                     .toList()).asRuntimeException(), callId);
         }
         try {
-            return workers.poolFor(v).call(request, callId, o.timeout());
+            return workers.poolFor(v).call(request, callId, o.timeout(), proceed);
         } catch (StatusRuntimeException e) {
             throw withCallId(e, callId);
         }
@@ -84,16 +90,19 @@ public final class FunctionCalls {
         return callId;
     }
 
+    /** Runs a queued call: PENDING until a replica has room for it (PurgeQueue removes it until then), then RUNNING. */
     private void runQueued(VersionRecord v, String callId, CallFunctionRequest request) {
         if (calls.find(callId).isEmpty()) {
             return; // purged before it started
         }
-        calls.finish(callId, CallStore.State.RUNNING, Optional.empty(), Optional.empty());
         try {
-            CallFunctionResponse r = call(v, request, callId);
+            CallFunctionResponse r = call(v, request, callId, () -> calls.start(callId));
             calls.finish(callId, CallStore.State.COMPLETED, Optional.of(r.getFeatherStream().toByteArray()),
                     Optional.empty());
         } catch (StatusRuntimeException e) {
+            if (calls.find(callId).isEmpty()) {
+                return; // purged while it waited: nobody will poll it
+            }
             ChalkError error = e.getTrailers() != null && e.getTrailers().containsKey(ERROR)
                     ? e.getTrailers().get(ERROR)
                     : ChalkError.newBuilder().setCode(ErrorCode.ERROR_CODE_INTERNAL_SERVER_ERROR_UNSPECIFIED)

@@ -1,7 +1,9 @@
 package ai.chalk.compute.server.function;
 
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.RetryPolicy;
 import ai.chalk.compute.server.blob.BlobDigest;
+import ai.chalk.compute.server.worker.CallPolicy;
 import io.grpc.Status;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -15,8 +17,10 @@ import java.util.regex.Pattern;
  * @param functions {@code name=Class#method} entries, in order
  * @param worker    {@code plain} or {@code spring:Main}
  * @param timeout   how long one call may take
+ * @param calls     the config's concurrency and retry policies
  */
-public record FunctionOptions(BlobDigest code, List<Entry> functions, String worker, Duration timeout) {
+public record FunctionOptions(BlobDigest code, List<Entry> functions, String worker, Duration timeout,
+                              CallPolicy calls) {
 
     /** The call timeout when the version sets none. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
@@ -72,7 +76,30 @@ public record FunctionOptions(BlobDigest code, List<Entry> functions, String wor
                 throw invalid("config.options[\"chalk_compute.timeout\"] must be positive, got " + t);
             }
         }
-        return new FunctionOptions(digest, entries, worker, timeout);
+        return new FunctionOptions(digest, entries, worker, timeout, callPolicy(config));
+    }
+
+    private static CallPolicy callPolicy(FunctionConfig config) {
+        CallPolicy d = CallPolicy.DEFAULT;
+        int maxConcurrent = config.hasConcurrency() ? config.getConcurrency().getMaxConcurrent() : 0;
+        if (maxConcurrent < 0) {
+            throw invalid("config.concurrency.max_concurrent must be 0 (no limit) or more, got " + maxConcurrent);
+        }
+        if (!config.hasRetryPolicy()) {
+            return new CallPolicy(maxConcurrent, 0, d.initialBackoff(), d.backoffMultiplier(), d.maxBackoff());
+        }
+        RetryPolicy r = config.getRetryPolicy();
+        if (r.getMaxRetries() < 0 || r.getMaxRetries() > 10) {
+            throw invalid("config.retry_policy.max_retries must be between 0 and 10, got " + r.getMaxRetries());
+        }
+        if ((r.hasInitialBackoffMs() && r.getInitialBackoffMs() < 0) || (r.hasMaxBackoffMs() && r.getMaxBackoffMs() < 0)
+                || (r.hasBackoffMultiplier() && !(r.getBackoffMultiplier() >= 1))) {
+            throw invalid("config.retry_policy: backoffs must be 0 ms or more and backoff_multiplier at least 1");
+        }
+        return new CallPolicy(maxConcurrent, r.getMaxRetries(),
+                r.hasInitialBackoffMs() ? Duration.ofMillis(r.getInitialBackoffMs()) : d.initialBackoff(),
+                r.hasBackoffMultiplier() ? r.getBackoffMultiplier() : d.backoffMultiplier(),
+                r.hasMaxBackoffMs() ? Duration.ofMillis(r.getMaxBackoffMs()) : d.maxBackoff());
     }
 
     /** The functions as the worker's {@code CHALK_WORKER_FUNCTIONS}. */

@@ -47,7 +47,8 @@ public final class FunctionWorkers implements RunnerFactory {
         ScalingGroupSpec spec = request.getSpec();
         return pools.pool(v.revisionId(), () -> launch(v.revisionId(), request),
                 () -> new ReplicaPool.Scale(spec.getScalingSpec().getMinReplicas(), ScalingSpecs.max(spec),
-                        ScalingSpecs.shutdownDelay(spec)), s -> statusSink.accept(v.revisionId(), s));
+                        ScalingSpecs.shutdownDelay(spec), FunctionOptions.of(request.getConfig()).calls()),
+                s -> statusSink.accept(v.revisionId(), s));
     }
 
     private WorkerLaunch launch(String revisionId, CreateExternalFunctionVersionRequest request) {

@@ -99,7 +99,19 @@ public final class CallStore {
                         + (function.isPresent() ? " AND function_name = ?" : ""),
                 function.map(List::of).orElse(List.of()), rs -> new String[] {rs.getString(1), rs.getString(2)},
                 "queued calls");
-        rows.forEach(r -> delete(r[0]));
-        return rows.stream().collect(Collectors.groupingBy(r -> r[1], Collectors.counting()));
+        // a call that started meanwhile is no longer pending: it is neither removed nor counted
+        return rows.stream().filter(r -> SqlQuery.updateCount(db, "DELETE FROM fn_call WHERE id = ? AND state = 'PENDING'",
+                        ps -> ps.setString(1, r[0]), "purging call " + r[0]) == 1)
+                .collect(Collectors.groupingBy(r -> r[1], Collectors.counting()));
+    }
+
+    /**
+     * Moves a queued call from PENDING to RUNNING.
+     *
+     * @return {@code false} when it is no longer pending (purged)
+     */
+    public boolean start(String id) {
+        return SqlQuery.updateCount(db, "UPDATE fn_call SET state = 'RUNNING' WHERE id = ? AND state = 'PENDING'",
+                ps -> ps.setString(1, id), "starting call " + id) == 1;
     }
 }

@@ -45,10 +45,15 @@ final class SqlQuery {
 
     /** Executes the update {@code sql}; a failure is "{@code failure} failed". */
     static void update(Database db, String sql, Parameters parameters, String failure) {
+        updateCount(db, sql, parameters, failure);
+    }
+
+    /** As {@link #update}, returning how many rows changed. */
+    static int updateCount(Database db, String sql, Parameters parameters, String failure) {
         synchronized (db) {
             try (PreparedStatement ps = db.connection().prepareStatement(sql)) {
                 parameters.set(ps);
-                ps.executeUpdate();
+                return ps.executeUpdate();
             } catch (SQLException e) {
                 throw new StoreException(failure + " failed: " + e.getMessage(), e);
             }

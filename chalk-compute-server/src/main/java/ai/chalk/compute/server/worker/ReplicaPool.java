@@ -11,14 +11,17 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The replicas of one revision: calls go to the ready replica with the fewest calls in flight; a new replica starts
- * when all are busy and fewer than {@code max} run; idle replicas above {@code min} stop after the shutdown delay;
- * a replica that dies is replaced while fewer than {@code min} run.
+ * The replicas of one revision: calls go to the ready replica with the fewest calls in flight that has room (its
+ * {@link CallPolicy#maxConcurrent()}); a new replica starts in the background when all are busy and fewer than
+ * {@code max} run, and a call with no replica to take it waits for room or for that replica; idle replicas above
+ * {@code min} stop after the shutdown delay; a replica that dies is replaced while fewer than {@code min} run, and
+ * a call it was running is tried again on another replica as often as the policy allows.
  */
 public final class ReplicaPool implements AutoCloseable {
 
@@ -30,8 +33,9 @@ public final class ReplicaPool implements AutoCloseable {
      * @param min           kept running
      * @param max           at most
      * @param shutdownDelay how long a replica above {@code min} may stay idle
+     * @param calls         concurrency per replica and retries
      */
-    public record Scale(int min, int max, Duration shutdownDelay) {
+    public record Scale(int min, int max, Duration shutdownDelay, CallPolicy calls) {
     }
 
     private final WorkerStarter starter;
@@ -79,43 +83,113 @@ public final class ReplicaPool implements AutoCloseable {
     }
 
     /**
-     * Routes one call and returns the worker's answer.
+     * Routes one call and returns the worker's answer. A call whose worker dies under it is tried again on another
+     * replica (after the policy's backoff) as often as {@link CallPolicy#maxRetries()} allows.
      *
-     * @throws io.grpc.StatusRuntimeException the worker's status and trailers, or UNAVAILABLE when no replica could
-     *                                        start or the worker died during the call
+     * @param timeout how long the call may take, waiting for a replica with room included
+     * @throws io.grpc.StatusRuntimeException the worker's status and trailers; UNAVAILABLE when no replica could
+     *                                        start or the worker died during the last attempt; DEADLINE_EXCEEDED
+     *                                        when no replica had room within the timeout
      */
     public CallFunctionResponse call(CallFunctionRequest request, String callId, Duration timeout) {
-        WorkerReplica replica = acquire();
-        try {
-            return replica.call(request, callId, timeout);
-        } catch (WorkerDiedException e) {
-            died(replica, e.getMessage());
-            throw Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
-        } finally {
-            report();
+        return call(request, callId, timeout, () -> true);
+    }
+
+    /**
+     * Routes one call as {@link #call(CallFunctionRequest, String, Duration)} does, asking {@code proceed} once a
+     * replica has room for it: a queued call that was purged meanwhile answers {@code false} and is dropped.
+     *
+     * @throws io.grpc.StatusRuntimeException as above, and CANCELLED when {@code proceed} said no
+     */
+    public CallFunctionResponse call(CallFunctionRequest request, String callId, Duration timeout,
+                                     BooleanSupplier proceed) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (int attempt = 0; ; attempt++) {
+            WorkerReplica replica = acquire(deadline);
+            if (attempt == 0 && !proceed.getAsBoolean()) {
+                replica.release();
+                released();
+                throw Status.CANCELLED.withDescription("call " + callId + " was purged before it ran").asRuntimeException();
+            }
+            try {
+                return replica.call(request, callId, timeout);
+            } catch (WorkerDiedException e) {
+                died(replica, e.getMessage());
+                if (attempt >= scale.calls().maxRetries()) {
+                    throw Status.UNAVAILABLE.withDescription(e.getMessage()
+                            + (attempt > 0 ? " (tried " + (attempt + 1) + " times)" : "")).asRuntimeException();
+                }
+                Duration backoff = scale.calls().backoff(attempt + 1);
+                log.info("Call {} lost its worker; trying again in {} ms (retry {} of {})", callId, backoff.toMillis(),
+                        attempt + 1, scale.calls().maxRetries());
+                pause(backoff, callId);
+            } finally {
+                released();
+            }
         }
     }
 
-    private WorkerReplica acquire() {
-        boolean startNew;
-        synchronized (this) {
-            if (closed) {
-                throw Status.UNAVAILABLE.withDescription("revision " + launch.revisionId()
-                        + " no longer serves: its traffic moved or it was deleted; call again").asRuntimeException();
-            }
-            replicas.removeIf(r -> !r.alive());
-            Optional<WorkerReplica> best = replicas.stream().min(Comparator.comparingInt(WorkerReplica::inFlight));
-            startNew = (best.isEmpty() || best.get().inFlight() > 0) && replicas.size() + starting < scale.max();
-            if (!startNew && best.isPresent()) {
-                best.get().reserve();
-                return best.get();
-            }
-            if (startNew) {
-                starting++;
-            }
+    private synchronized void released() {
+        notifyAll(); // a call waiting for room may take this replica now
+        report();
+    }
+
+    private static void pause(Duration backoff, String callId) {
+        try {
+            Thread.sleep(backoff.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw Status.CANCELLED.withDescription("call " + callId + " was interrupted").asRuntimeException();
         }
-        if (!startNew) {
-            return waitForReplica();
+    }
+
+    /**
+     * A replica with room for one more call, reserved for it. When every replica is busy and the pool may grow, the
+     * call starts a new replica and takes it (scale-up on calls in flight); when none has room and the pool may not
+     * grow, it waits for room until {@code roomDeadline}, or for a starting replica up to the ready timeout.
+     */
+    private WorkerReplica acquire(long roomDeadline) {
+        long startDeadline = System.nanoTime() + launch.readyTimeout().toNanos();
+        synchronized (this) {
+            while (true) {
+                if (closed) {
+                    throw Status.UNAVAILABLE.withDescription("revision " + launch.revisionId()
+                            + " no longer serves: its traffic moved or it was deleted; call again").asRuntimeException();
+                }
+                replicas.removeIf(r -> !r.alive());
+                CallPolicy calls = scale.calls();
+                Optional<WorkerReplica> best = replicas.stream().filter(r -> calls.hasRoom(r.inFlight()))
+                        .min(Comparator.comparingInt(WorkerReplica::inFlight));
+                if ((best.isEmpty() || best.get().inFlight() > 0) && replicas.size() + starting < scale.max()) {
+                    starting++;
+                    break; // start one for this call, outside the lock
+                }
+                if (best.isPresent()) {
+                    best.get().reserve();
+                    return best.get();
+                }
+                if (replicas.isEmpty() && starting == 0) {
+                    throw Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId()
+                            + " is ready" + lastError.map(m -> ": " + m).orElse("")).asRuntimeException();
+                }
+                // full: wait for room on a serving replica, or for one that is starting
+                long left = (replicas.isEmpty() ? startDeadline : roomDeadline) - System.nanoTime();
+                if (left <= 0) {
+                    throw replicas.isEmpty()
+                            ? Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId()
+                            + " is ready" + lastError.map(m -> ": " + m).orElse("")).asRuntimeException()
+                            : Status.DEADLINE_EXCEEDED.withDescription("all " + replicas.size() + " replicas of revision "
+                            + launch.revisionId() + " were busy with " + calls.maxConcurrent() + " calls each"
+                            + " (max_concurrent) until the call's timeout").asRuntimeException();
+                }
+                try {
+                    wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw Status.CANCELLED.withDescription("interrupted while waiting for a replica of revision "
+                            + launch.revisionId()).asRuntimeException();
+                }
+            }
         }
         try {
             return startCounted(true);
@@ -125,35 +199,11 @@ public final class ReplicaPool implements AutoCloseable {
         }
     }
 
-    /** All replicas are starting (at max): wait for one. */
-    private synchronized WorkerReplica waitForReplica() {
-        long deadline = System.nanoTime() + launch.readyTimeout().toNanos();
-        while (!closed) {
-            Optional<WorkerReplica> best = replicas.stream().filter(WorkerReplica::alive)
-                    .min(Comparator.comparingInt(WorkerReplica::inFlight));
-            if (best.isPresent()) {
-                best.get().reserve();
-                return best.get();
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0 || starting == 0) {
-                break;
-            }
-            try {
-                wait(Math.max(1, left / 1_000_000));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
-        throw Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId() + " is ready"
-                + lastError.map(m -> ": " + m).orElse("")).asRuntimeException();
-    }
-
     private WorkerReplica startCounted() throws WorkerDiedException {
         return startCounted(false);
     }
 
+    /** Starts a replica counted in {@code starting}; {@code reserve} reserves it for the caller's call. */
     private WorkerReplica startCounted(boolean reserve) throws WorkerDiedException {
         String id = "fnw-" + UUID.randomUUID().toString().substring(0, 13);
         WorkerReplica r;

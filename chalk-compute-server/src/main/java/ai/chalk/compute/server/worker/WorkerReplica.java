@@ -213,6 +213,13 @@ public final class WorkerReplica implements AutoCloseable {
         inFlight.incrementAndGet();
     }
 
+    /** Gives back a {@link #reserve() reservation} that will not be used. */
+    void release() {
+        if (inFlight.decrementAndGet() == 0) {
+            idleSince = Instant.now();
+        }
+    }
+
     /**
      * Sends one call to the worker and waits for its answer. A call {@link #reserve() reserved} beforehand.
      *

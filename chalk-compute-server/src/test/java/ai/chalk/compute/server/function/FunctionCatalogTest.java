@@ -1,6 +1,10 @@
 package ai.chalk.compute.server.function;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ConcurrencyPolicy;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.RetryPolicy;
+import ai.chalk.compute.proto.runtime.v1.PurgeQueueRequest;
+import ai.chalk.compute.proto.runtime.v1.PurgeQueueResponse;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -271,6 +275,71 @@ class FunctionCatalogTest {
         assertThatThrownBy(() -> echo("never-deployed", "x")) // and the server keeps answering
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    }
+
+    @Test
+    void concurrencyLimitsQueueCallsThatPurgeRemovesAndRetriesReplaceDeadWorkers() throws Exception {
+        TestCode code = new TestCode("c");
+        code.upload(server.channel);
+        var limited = request("limited", code, 1).toBuilder();
+        limited.getConfigBuilder().setConcurrency(ConcurrencyPolicy.newBuilder().setMaxConcurrent(1))
+                .setRetryPolicy(RetryPolicy.newBuilder().setMaxRetries(1).setInitialBackoffMs(10));
+        catalog().createExternalFunctionVersion(limited.build());
+        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder().setFunctionName("limited").build();
+        String worker = call(key, "echo", "warm").split("\\|")[1];
+
+        // one replica, one call at a time: two concurrent calls take turns on it
+        long start = System.nanoTime();
+        List<CompletableFuture<String>> both = IntStream.range(0, 2)
+                .mapToObj(i -> CompletableFuture.supplyAsync(() -> call(key, "slow", "1000"))).toList();
+        assertThat(both.stream().map(CompletableFuture::join).map(r -> r.split("\\|")[1])).containsOnly(worker);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(2000));
+
+        // queued calls wait PENDING behind a running one, and PurgeQueue removes them
+        var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel);
+        String running = enqueue(key, "slow", "3000");
+        await().atMost(Duration.ofSeconds(10)).until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                .setCallId(running).build()).getStatus() == RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING);
+        String waiting = enqueue(key, "echo", "never");
+        String alsoWaiting = enqueue(key, "echo", "never either");
+        assertThat(async.pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(waiting).build()).getStatus())
+                .isEqualTo(RemoteCallStatus.REMOTE_CALL_STATUS_PENDING);
+        PurgeQueueResponse purged = async.purgeQueue(PurgeQueueRequest.newBuilder().setFunctionName("limited").build());
+        assertThat(purged.getItemsRemovedByFunctionMap()).containsEntry("limited", 2L);
+        for (String gone : List.of(waiting, alsoWaiting)) {
+            assertThatThrownBy(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(gone).build()))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                .setCallId(running).build()).getStatus() == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+
+        // a worker dying under a call: tried again once on a new replica (which dies too, here)
+        assertThatThrownBy(() -> call(key, "crash", ""))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                    assertThat(e.getStatus().getDescription()).contains("exited (exit code 3)", "(tried 2 times)");
+                });
+        // the function's own failure is its answer: not tried again
+        assertThatThrownBy(() -> call(key, "fail", "once"))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
+        assertThat(call(key, "echo", "after")).endsWith("|after");
+
+        var bad = request("limited", code, 1).toBuilder();
+        bad.getConfigBuilder().setRetryPolicy(RetryPolicy.newBuilder().setMaxRetries(-1));
+        assertThatThrownBy(() -> catalog().createExternalFunctionVersion(bad.build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getStatus().getDescription()).contains("config.retry_policy.max_retries");
+                });
+    }
+
+    private String enqueue(ExternalFunctionVersionKey key, String name, String payload) {
+        return catalog().callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
+                .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName(name)
+                        .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8(payload))))
+                .build()).getEnqueueRemoteCallResponse().getCallId();
     }
 
     @Test
