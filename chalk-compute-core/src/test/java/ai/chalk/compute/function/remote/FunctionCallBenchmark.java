@@ -4,7 +4,9 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalog
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequest;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -60,10 +62,12 @@ class FunctionCallBenchmark {
             report("warm call of sum(1, 2)", calls, bare);
 
             for (int callers : List.of(1, 4, 16)) {
-                double healthRate = rate(callers, healthCheck, WINDOW_SECONDS);
-                double callRate = rate(callers, call, WINDOW_SECONDS);
-                System.out.printf("throughput, %2d concurrent callers: %,8.0f calls/s (health checks %,8.0f/s, ratio %.2f)%n",
-                        callers, callRate, healthRate, callRate / healthRate);
+                Rate healthRate = rate(callers, healthCheck, WINDOW_SECONDS);
+                Rate callRate = rate(callers, call, WINDOW_SECONDS);
+                System.out.printf("throughput, %2d concurrent callers: %,8.0f calls/s (health checks %,8.0f/s, ratio %.2f);"
+                                + " CPU per call %4.0f µs, %3.0f of them in workers (health check %3.0f µs)%n",
+                        callers, callRate.perSecond(), healthRate.perSecond(), callRate.perSecond() / healthRate.perSecond(),
+                        callRate.cpuMicrosPerCall(), callRate.workerCpuMicrosPerCall(), healthRate.cpuMicrosPerCall());
             }
         }
     }
@@ -96,10 +100,18 @@ class FunctionCallBenchmark {
         System.out.printf("%-32s p50 %7.3f ms  p99 %7.3f ms  (%.2fx baseline p50)%n", what, p50, p99, p50 / base);
     }
 
+    /**
+     * Calls per second, and CPU time per call of this JVM (client and server) and its descendants (the workers), on
+     * a machine whose other load this cannot see.
+     */
+    private record Rate(double perSecond, double cpuMicrosPerCall, double workerCpuMicrosPerCall) {
+    }
+
     /** Calls per second over {@code seconds} with {@code callers} threads calling back to back. */
-    private static double rate(int callers, Runnable call, long seconds) throws Exception {
+    private static Rate rate(int callers, Runnable call, long seconds) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(callers);
         try {
+            long[] cpuBefore = cpuNanos();
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             List<Future<Long>> counts = new ArrayList<>();
             for (int i = 0; i < callers; i++) {
@@ -116,9 +128,28 @@ class FunctionCallBenchmark {
             for (Future<Long> f : counts) {
                 total += f.get();
             }
-            return total / (double) seconds;
+            long[] cpuAfter = cpuNanos();
+            double all = (cpuAfter[0] - cpuBefore[0]) + (cpuAfter[1] - cpuBefore[1]);
+            return new Rate(total / (double) seconds, all / 1e3 / total, (cpuAfter[1] - cpuBefore[1]) / 1e3 / total);
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /** CPU time (user and system) of this process and of its descendants, from {@code /proc} (0 where there is none). */
+    private static long[] cpuNanos() {
+        long self = cpuNanos(ProcessHandle.current().pid());
+        long children = ProcessHandle.current().descendants().mapToLong(p -> cpuNanos(p.pid())).sum();
+        return new long[] {self, children};
+    }
+
+    private static long cpuNanos(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L; // fields 14 and 15, in 1/100 s
+        } catch (IOException | RuntimeException e) {
+            return 0;
         }
     }
 }
