@@ -18,7 +18,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The replicas of one revision: calls go to the ready replica with the fewest calls in flight; a new replica starts
  * when all are busy and fewer than {@code max} run; idle replicas above {@code min} stop after the shutdown delay;
- * a replica that dies is replaced while fewer than {@code min} run.
+ * a replica that dies is replaced while fewer than {@code min} run. Its status is reported on every change of its
+ * replicas (start, failure, death, scale-down) and after a call only when the call changed it, so that a warm call
+ * costs no status write.
  */
 public final class ReplicaPool implements AutoCloseable {
 
@@ -43,6 +45,8 @@ public final class ReplicaPool implements AutoCloseable {
     private int starting;
     private Optional<String> lastError = Optional.empty();
     private boolean closed;
+    private final Object reporting = new Object();
+    private PoolStatus reported;
 
     /** Starts one replica of a launch (the runtime and run directory are the starter's). */
     @FunctionalInterface
@@ -92,7 +96,7 @@ public final class ReplicaPool implements AutoCloseable {
             died(replica, e.getMessage());
             throw Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
         } finally {
-            report();
+            reportIfChanged();
         }
     }
 
@@ -263,10 +267,29 @@ public final class ReplicaPool implements AutoCloseable {
     }
 
     private void report() {
-        try {
-            onStatus.accept(status());
-        } catch (RuntimeException e) {
-            log.warn("Recording the status of revision {} failed: {}", launch.revisionId(), e.toString());
+        report(true);
+    }
+
+    /** Reports the status when its state or message differs from the last one reported (not for counts alone). */
+    private void reportIfChanged() {
+        report(false);
+    }
+
+    /** Serialised, so that the last status recorded is the last one computed. */
+    private void report(boolean always) {
+        synchronized (reporting) {
+            PoolStatus now = status();
+            if (!always && reported != null && reported.status().equals(now.status())
+                    && reported.message().equals(now.message())) {
+                return;
+            }
+            try {
+                onStatus.accept(now);
+                reported = now;
+            } catch (RuntimeException e) {
+                reported = null;
+                log.warn("Recording the status of revision {} failed: {}", launch.revisionId(), e.toString());
+            }
         }
     }
 
