@@ -14,8 +14,10 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.ProtoUtils;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,10 +33,12 @@ public final class FunctionCalls {
     public static final Metadata.Key<String> CALL_ID = Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
     /** The protocol's error trailer. */
     public static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
+    private static final int MAX_CACHED_OPTIONS = 1024;
 
     private final FunctionWorkers workers;
     private final CallStore calls;
     private final ExecutorService executor;
+    private final Map<String, FunctionOptions> options = new ConcurrentHashMap<>();
 
     public FunctionCalls(FunctionWorkers workers, CallStore calls, ExecutorService executor) {
         this.workers = workers;
@@ -52,7 +56,7 @@ public final class FunctionCalls {
     }
 
     private CallFunctionResponse call(VersionRecord v, CallFunctionRequest request, String callId) {
-        FunctionOptions o = FunctionOptions.of(FunctionWorkers.request(v).getConfig());
+        FunctionOptions o = options(v);
         if (o.functions().stream().noneMatch(e -> e.name().equals(request.getName()))) {
             throw withCallId(Status.NOT_FOUND.withDescription("version " + v.version() + " serves no function \""
                     + request.getName() + "\"; it serves " + o.functions().stream().map(FunctionOptions.Entry::name)
@@ -63,6 +67,19 @@ public final class FunctionCalls {
         } catch (StatusRuntimeException e) {
             throw withCallId(e, callId);
         }
+    }
+
+    /** A version's options, read from its stored request once: a version never changes. */
+    private FunctionOptions options(VersionRecord v) {
+        FunctionOptions o = options.get(v.id());
+        if (o == null) {
+            o = FunctionOptions.of(FunctionWorkers.request(v).getConfig());
+            if (options.size() >= MAX_CACHED_OPTIONS) {
+                options.clear(); // many versions called: start over rather than keep them all
+            }
+            options.put(v.id(), o);
+        }
+        return o;
     }
 
     private static StatusRuntimeException withCallId(StatusRuntimeException e, String callId) {
