@@ -13,7 +13,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,8 +39,19 @@ public final class FunctionWorker implements AutoCloseable {
     private final WorkerSettings settings;
     private final EventLoopGroup boss = new EpollEventLoopGroup(1);
     private final EventLoopGroup workers = new EpollEventLoopGroup(2);
+    /** Runs the functions; the transport's own threads only read, write and dispatch. */
+    private final ExecutorService calls = Executors.newCachedThreadPool(new ThreadFactory() {
+        private final AtomicInteger count = new AtomicInteger();
+
+        @Override
+        public Thread newThread(Runnable r) {
+            Thread t = new Thread(r, "chalk-function-call-" + count.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        }
+    });
     private final HealthStatusManager health = new HealthStatusManager();
-    private final FunctionHolder functions = new FunctionHolder();
+    private final FunctionHolder functions = new FunctionHolder(calls);
     private final Server server;
 
     private FunctionWorker(WorkerSettings settings) {
@@ -45,6 +61,9 @@ public final class FunctionWorker implements AutoCloseable {
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
                 .maxInboundMessageSize(256 << 20)
+                // handlers never block (CallFunctionService hands the functions to `calls`): running them on the
+                // transport's thread spares a thread hand-off per event of every call
+                .directExecutor()
                 .addService(functions.service())
                 .addService(health.getHealthService())
                 .build();
@@ -156,6 +175,7 @@ public final class FunctionWorker implements AutoCloseable {
         for (EventLoopGroup group : List.of(boss, workers)) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
+        calls.shutdownNow();
         try {
             Files.deleteIfExists(settings.socket());
         } catch (IOException e) {
@@ -165,7 +185,12 @@ public final class FunctionWorker implements AutoCloseable {
 
     /** The registry, set once loaded; calls arriving before then are refused as unavailable. */
     private static final class FunctionHolder {
+        private final Executor executor;
         private volatile FunctionRegistry registry;
+
+        FunctionHolder(Executor executor) {
+            this.executor = executor;
+        }
 
         void set(FunctionRegistry loaded) {
             registry = loaded;
@@ -181,7 +206,7 @@ public final class FunctionWorker implements AutoCloseable {
         }
 
         io.grpc.BindableService service() {
-            return new CallFunctionService(this::registry);
+            return new CallFunctionService(this::registry, executor);
         }
     }
 
