@@ -52,6 +52,7 @@ public final class RemoteFunction {
     });
 
     private final Channel channel;
+    private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
     private final Codec codec;
     private final ExternalFunctionVersionKey key;
     private final Optional<String> versionId;
@@ -60,6 +61,7 @@ public final class RemoteFunction {
     private RemoteFunction(Channel channel, Codec codec, ExternalFunctionVersionKey key,
                            Optional<String> versionId, String functionName) {
         this.channel = channel;
+        this.catalog = catalog(channel);
         this.functionName = functionName;
         this.codec = codec;
         this.key = key;
@@ -257,7 +259,7 @@ public final class RemoteFunction {
         CompletableFuture<Object> result = new CompletableFuture<>();
         String callId;
         try {
-            callId = catalog(channel).callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
+            callId = catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
                     .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName(functionName)
                             .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFrom(payload))))
                     .build()).getEnqueueRemoteCallResponse().getCallId();
@@ -296,7 +298,7 @@ public final class RemoteFunction {
 
     private byte[] send(byte[] payload) {
         try {
-            return catalog(channel).callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
+            return catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
                     .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName(functionName)
                             .setFeatherStream(ByteString.copyFrom(payload)))
                     .build()).getRemoteCallResponse().getFeatherStream().toByteArray();
