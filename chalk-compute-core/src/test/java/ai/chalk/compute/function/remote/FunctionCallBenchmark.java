@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>Everything measured is warm: sequential and concurrent warm-up rounds run first, so the JIT compilers of this
  * JVM and of the workers are done and the function's pool has scaled to its {@code maxReplicas} before any window is
  * measured (a replica starting inside a window would measure a JVM start, not calls).
- * Run: {@code ./mvnw -B -pl chalk-compute-core test -Dtest=FunctionCallBenchmark}.
+ * Run: {@code ./mvnw -B -pl chalk-compute-core -am test -Dtest=FunctionCallBenchmark
+ * -Dsurefire.failIfNoSpecifiedTests=false}; the figures are in {@code target/surefire-reports/*-output.txt}.
  */
 @Tag("benchmark")
 class FunctionCallBenchmark {
@@ -46,7 +47,8 @@ class FunctionCallBenchmark {
             Runnable healthCheck = () -> health.check(check);
             Runnable call = () -> sum.call(1L, 2L);
 
-            // warm-up: one caller, then many (which also starts the pool's further replicas), then one again
+            // warm-up: one caller, then many (which also starts the pool's further replicas), then one again; the
+            // workers compile with C2, which takes this long to settle (shorter, and p99 and worker CPU show it)
             measure(SEQUENTIAL, () -> time(healthCheck));
             measure(SEQUENTIAL, () -> time(call));
             rate(16, healthCheck, WINDOW_SECONDS);
