@@ -94,6 +94,9 @@ public final class RowCodec {
         List<Field> fields = schema.getFields();
         try (BufferAllocator allocator = new RootAllocator();
              VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
+            for (FieldVector vector : root.getFieldVectors()) {
+                vector.setInitialCapacity(Math.max(1, rows.size())); // not Arrow's default of thousands of rows
+            }
             root.allocateNew();
             for (int row = 0; row < rows.size(); row++) {
                 Object[] values = rows.get(row);

@@ -53,6 +53,7 @@ public final class RemoteFunction {
     });
 
     private final Channel channel;
+    private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
     private final Codec codec;
     private final ExternalFunctionVersionKey key;
     private final Optional<String> versionId;
@@ -64,6 +65,7 @@ public final class RemoteFunction {
         this.channel = channel;
         // a returned sandbox comes back as a handle on the server the function was called through
         this.results = DecodeContext.of(SandboxClient.forChannel(channel));
+        this.catalog = catalog(channel);
         this.functionName = functionName;
         this.codec = codec;
         this.key = key;
@@ -262,7 +264,7 @@ public final class RemoteFunction {
         CompletableFuture<Object> result = new CompletableFuture<>();
         String callId;
         try {
-            callId = catalog(channel).callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
+            callId = catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
                     .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName(functionName)
                             .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFrom(payload))))
                     .build()).getEnqueueRemoteCallResponse().getCallId();
@@ -301,7 +303,7 @@ public final class RemoteFunction {
 
     private byte[] send(byte[] payload) {
         try {
-            return catalog(channel).callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
+            return catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
                     .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName(functionName)
                             .setFeatherStream(ByteString.copyFrom(payload)))
                     .build()).getRemoteCallResponse().getFeatherStream().toByteArray();

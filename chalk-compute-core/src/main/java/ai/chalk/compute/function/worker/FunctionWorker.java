@@ -15,7 +15,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,8 +41,19 @@ public final class FunctionWorker implements AutoCloseable {
     private final WorkerSettings settings;
     private final EventLoopGroup boss = new EpollEventLoopGroup(1);
     private final EventLoopGroup workers = new EpollEventLoopGroup(2);
+    /** Runs the functions; the transport's own threads only read, write and dispatch. */
+    private final ExecutorService calls = Executors.newCachedThreadPool(new ThreadFactory() {
+        private final AtomicInteger count = new AtomicInteger();
+
+        @Override
+        public Thread newThread(Runnable r) {
+            Thread t = new Thread(r, "chalk-function-call-" + count.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        }
+    });
     private final HealthStatusManager health = new HealthStatusManager();
-    private final FunctionHolder functions = new FunctionHolder();
+    private final FunctionHolder functions = new FunctionHolder(calls);
     private final Server server;
     private final SandboxClient serverClient; // null when the worker has no server to reach
 
@@ -49,6 +65,9 @@ public final class FunctionWorker implements AutoCloseable {
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
                 .maxInboundMessageSize(256 << 20)
+                // handlers never block (CallFunctionService hands the functions to `calls`): running them on the
+                // transport's thread spares a thread hand-off per event of every call
+                .directExecutor()
                 .addService(functions.service(serverClient == null ? DecodeContext.empty()
                         : DecodeContext.of(serverClient)))
                 .addService(health.getHealthService())
@@ -161,6 +180,7 @@ public final class FunctionWorker implements AutoCloseable {
         for (EventLoopGroup group : List.of(boss, workers)) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
+        calls.shutdownNow();
         try {
             Files.deleteIfExists(settings.socket());
         } catch (IOException e) {
@@ -173,7 +193,12 @@ public final class FunctionWorker implements AutoCloseable {
 
     /** The registry, set once loaded; calls arriving before then are refused as unavailable. */
     private static final class FunctionHolder {
+        private final Executor executor;
         private volatile FunctionRegistry registry;
+
+        FunctionHolder(Executor executor) {
+            this.executor = executor;
+        }
 
         void set(FunctionRegistry loaded) {
             registry = loaded;
@@ -189,7 +214,7 @@ public final class FunctionWorker implements AutoCloseable {
         }
 
         io.grpc.BindableService service(DecodeContext context) {
-            return new CallFunctionService(this::registry, context);
+            return new CallFunctionService(this::registry, context, executor);
         }
     }
 

@@ -14,10 +14,13 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.ProtoUtils;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.function.BooleanSupplier;
+import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,10 +35,12 @@ public final class FunctionCalls {
     public static final Metadata.Key<String> CALL_ID = Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
     /** The protocol's error trailer. */
     public static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
+    private static final int MAX_CACHED_OPTIONS = 1024;
 
     private final FunctionWorkers workers;
     private final CallStore calls;
     private final ExecutorService executor;
+    private final Map<String, FunctionOptions> options = new ConcurrentHashMap<>();
 
     public FunctionCalls(FunctionWorkers workers, CallStore calls, ExecutorService executor) {
         this.workers = workers;
@@ -49,7 +54,18 @@ public final class FunctionCalls {
      * @throws StatusRuntimeException the worker's status and trailers plus {@code chalk-call-id}, or UNAVAILABLE
      */
     public CallFunctionResponse call(VersionRecord v, CallFunctionRequest request) {
-        return call(v, request, "call-" + UUID.randomUUID());
+        return call(v, request, "call-" + localCallId());
+    }
+
+    /**
+     * A random UUID for a synchronous call's id, which only names the call in its trailers and logs. Queued calls'
+     * ids are read back by whoever knows them, so they keep {@link UUID#randomUUID()}'s secure randomness; this one
+     * spares each call the shared secure generator.
+     */
+    private static UUID localCallId() {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        return new UUID((random.nextLong() & ~0xF000L) | 0x4000L, // version 4
+                (random.nextLong() & 0x3FFF_FFFF_FFFF_FFFFL) | 0x8000_0000_0000_0000L); // IETF variant
     }
 
     private CallFunctionResponse call(VersionRecord v, CallFunctionRequest request, String callId) {
@@ -58,7 +74,7 @@ public final class FunctionCalls {
 
     private CallFunctionResponse call(VersionRecord v, CallFunctionRequest request, String callId,
                                       BooleanSupplier proceed) {
-        FunctionOptions o = FunctionOptions.of(FunctionWorkers.request(v).getConfig());
+        FunctionOptions o = options(v);
         if (o.functions().stream().noneMatch(e -> e.name().equals(request.getName()))) {
             throw withCallId(Status.NOT_FOUND.withDescription("version " + v.version() + " serves no function \""
                     + request.getName() + "\"; it serves " + o.functions().stream().map(FunctionOptions.Entry::name)
@@ -69,6 +85,19 @@ public final class FunctionCalls {
         } catch (StatusRuntimeException e) {
             throw withCallId(e, callId);
         }
+    }
+
+    /** A version's options, read from its stored request once: a version never changes. */
+    private FunctionOptions options(VersionRecord v) {
+        FunctionOptions o = options.get(v.id());
+        if (o == null) {
+            o = FunctionOptions.of(FunctionWorkers.request(v).getConfig());
+            if (options.size() >= MAX_CACHED_OPTIONS) {
+                options.clear(); // many versions called: start over rather than keep them all
+            }
+            options.put(v.id(), o);
+        }
+        return o;
     }
 
     private static StatusRuntimeException withCallId(StatusRuntimeException e, String callId) {

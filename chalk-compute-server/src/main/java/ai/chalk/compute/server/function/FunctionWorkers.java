@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
@@ -43,6 +44,10 @@ public final class FunctionWorkers implements RunnerFactory {
 
     /** The pool serving a version (started on first use). */
     public ReplicaPool poolFor(FunctionStore.VersionRecord v) {
+        Optional<ReplicaPool> serving = pools.existing(v.revisionId());
+        if (serving.isPresent()) {
+            return serving.get(); // the common case: no need to read the version's request
+        }
         CreateExternalFunctionVersionRequest request = request(v);
         ScalingGroupSpec spec = request.getSpec();
         return pools.pool(v.revisionId(), () -> launch(v.revisionId(), request),

@@ -5,7 +5,10 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -46,7 +49,18 @@ public final class FunctionStore {
                                 String revisionId, Instant createdAt, Optional<Instant> deletedAt) {
     }
 
+    /** Every column but {@code request}, which is read once per version: H2 copies a BLOB on each read. */
+    private static final String VERSION_COLUMNS = "seq, id, function_id, version, revision_id, created_at, deleted_at";
+    private static final int CACHED_REQUESTS = 256;
+
     private final Database db;
+    /** Versions' requests by version id; a version never changes, so a cached request never goes stale. */
+    private final Map<String, byte[]> requests = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, byte[]> eldest) {
+            return size() > CACHED_REQUESTS;
+        }
+    };
 
     public FunctionStore(Database db) {
         this.db = db;
@@ -148,19 +162,21 @@ public final class FunctionStore {
     }
 
     public Optional<VersionRecord> version(String id) {
-        return versions("SELECT * FROM ext_function_version WHERE id = ?", List.of(id)).stream().findFirst();
+        return versions("SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE id = ?", List.of(id)).stream()
+                .findFirst();
     }
 
     /** A function's version by number. */
     public Optional<VersionRecord> version(String functionId, int version) {
-        return versions("SELECT * FROM ext_function_version WHERE function_id = ? AND version = ?",
+        return versions("SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE function_id = ?"
+                + " AND version = ?",
                 List.of(functionId, version)).stream().findFirst();
     }
 
     /** The version a scaling-group revision runs. */
     public Optional<VersionRecord> versionForRevision(String revisionId) {
-        return versions("SELECT * FROM ext_function_version WHERE revision_id = ?", List.of(revisionId)).stream()
-                .findFirst();
+        return versions("SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE revision_id = ?",
+                List.of(revisionId)).stream().findFirst();
     }
 
     /** The highest version number of a function; 0 when it has none. */
@@ -172,7 +188,7 @@ public final class FunctionStore {
     /** A page of versions in creation order, of one function or (functionId empty) of all. */
     public List<VersionRecord> listVersions(Optional<String> functionId, List<String> ids, long afterSeq, int limit,
                                             boolean includeDeleted) {
-        StringBuilder sql = new StringBuilder("SELECT * FROM ext_function_version WHERE seq > ?");
+        StringBuilder sql = new StringBuilder("SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE seq > ?");
         List<Object> args = new ArrayList<>(List.of(afterSeq));
         functionId.ifPresent(f -> {
             sql.append(" AND function_id = ?");
@@ -195,7 +211,34 @@ public final class FunctionStore {
     }
 
     private List<VersionRecord> versions(String sql, List<?> args) {
-        return SqlQuery.select(db, sql, args, FunctionStore::readVersion, "function versions");
+        List<VersionRecord> found = SqlQuery.select(db, sql, args, FunctionStore::readVersion, "function versions");
+        Map<String, byte[]> request = requests(found.stream().map(VersionRecord::id).toList());
+        return found.stream().map(v -> new VersionRecord(v.seq(), v.id(), v.functionId(), v.version(),
+                request.get(v.id()).clone(), v.revisionId(), v.createdAt(), v.deletedAt())).toList();
+    }
+
+    /** The requests of versions (rows are never removed, so all are there), from the cache or else in one query. */
+    private Map<String, byte[]> requests(List<String> versionIds) {
+        Map<String, byte[]> out = new HashMap<>();
+        synchronized (requests) {
+            versionIds.forEach(id -> {
+                byte[] cached = requests.get(id);
+                if (cached != null) {
+                    out.put(id, cached);
+                }
+            });
+        }
+        List<String> missing = versionIds.stream().filter(id -> !out.containsKey(id)).toList();
+        if (!missing.isEmpty()) {
+            SqlQuery.select(db, "SELECT id, request FROM ext_function_version WHERE id IN ("
+                            + SqlQuery.placeholders(missing.size()) + ")", missing,
+                    rs -> Map.entry(rs.getString(1), rs.getBytes(2)), "function version requests")
+                    .forEach(e -> out.put(e.getKey(), e.getValue()));
+            synchronized (requests) {
+                missing.stream().filter(out::containsKey).forEach(id -> requests.put(id, out.get(id)));
+            }
+        }
+        return out;
     }
 
     private static FunctionRecord readFunction(ResultSet rs) throws SQLException {
@@ -206,7 +249,7 @@ public final class FunctionStore {
 
     private static VersionRecord readVersion(ResultSet rs) throws SQLException {
         return new VersionRecord(rs.getLong("seq"), rs.getString("id"), rs.getString("function_id"),
-                rs.getInt("version"), rs.getBytes("request"), rs.getString("revision_id"),
+                rs.getInt("version"), null, rs.getString("revision_id"),
                 rs.getTimestamp("created_at").toInstant(), instant(rs, "deleted_at"));
     }
 

@@ -17,11 +17,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The replicas of one revision: calls go to the ready replica with the fewest calls in flight that has room (its
- * {@link CallPolicy#maxConcurrent()}); a new replica starts in the background when all are busy and fewer than
- * {@code max} run, and a call with no replica to take it waits for room or for that replica; idle replicas above
- * {@code min} stop after the shutdown delay; a replica that dies is replaced while fewer than {@code min} run, and
- * a call it was running is tried again on another replica as often as the policy allows.
+ * The replicas of one revision. A call goes to the ready replica with the fewest calls in flight that has room (its
+ * {@link CallPolicy#maxConcurrent()}); when every replica is busy and fewer than {@code max} run, the call starts a
+ * new one and takes it; when none has room and none may start, it waits for room. Idle replicas above {@code min}
+ * stop after the shutdown delay; a replica that dies is replaced while fewer than {@code min} run, and a call it was
+ * running is tried again on another replica as often as the policy allows. The status is reported on every change
+ * of the replicas (start, failure, death, scale-down) and after a call only when the call changed it, so that a warm
+ * call costs no status write.
  */
 public final class ReplicaPool implements AutoCloseable {
 
@@ -47,6 +49,8 @@ public final class ReplicaPool implements AutoCloseable {
     private int starting;
     private Optional<String> lastError = Optional.empty();
     private boolean closed;
+    private final Object reporting = new Object();
+    private PoolStatus reported;
 
     /** Starts one replica of a launch (the runtime and run directory are the starter's). */
     @FunctionalInterface
@@ -129,9 +133,11 @@ public final class ReplicaPool implements AutoCloseable {
         }
     }
 
-    private synchronized void released() {
-        notifyAll(); // a call waiting for room may take this replica now
-        report();
+    private void released() {
+        synchronized (this) {
+            notifyAll(); // a call waiting for room may take this replica now
+        }
+        reportIfChanged(); // outside the pool's lock: reporting takes it to read the status
     }
 
     private static void pause(Duration backoff, String callId) {
@@ -313,10 +319,29 @@ public final class ReplicaPool implements AutoCloseable {
     }
 
     private void report() {
-        try {
-            onStatus.accept(status());
-        } catch (RuntimeException e) {
-            log.warn("Recording the status of revision {} failed: {}", launch.revisionId(), e.toString());
+        report(true);
+    }
+
+    /** Reports the status when its state or message differs from the last one reported (not for counts alone). */
+    private void reportIfChanged() {
+        report(false);
+    }
+
+    /** Serialised, so that the last status recorded is the last one computed. */
+    private void report(boolean always) {
+        synchronized (reporting) {
+            PoolStatus now = status();
+            if (!always && reported != null && reported.status().equals(now.status())
+                    && reported.message().equals(now.message())) {
+                return;
+            }
+            try {
+                onStatus.accept(now);
+                reported = now;
+            } catch (RuntimeException e) {
+                reported = null;
+                log.warn("Recording the status of revision {} failed: {}", launch.revisionId(), e.toString());
+            }
         }
     }
 
