@@ -34,6 +34,7 @@ final class ContainerReplicas implements RevisionRunner {
     private int starting;
     private Optional<String> lastError = Optional.empty();
     private boolean closed;
+    private final Object reporting = new Object();
 
     ContainerReplicas(SandboxManager sandboxes, String revisionId, ScalingGroupSpec spec, Executor executor,
                       Consumer<PoolStatus> onStatus) {
@@ -55,7 +56,7 @@ final class ContainerReplicas implements RevisionRunner {
         for (int i = 0; i < missing; i++) {
             executor.execute(this::startOne);
         }
-        onStatus.accept(status());
+        report();
     }
 
     private void startOne() {
@@ -85,7 +86,17 @@ final class ContainerReplicas implements RevisionRunner {
         if (error != null) {
             log.warn(error);
         }
-        onStatus.accept(status());
+        report();
+    }
+
+    /**
+     * Serialised, so the last status recorded is the last one computed: two replicas finishing their start at once
+     * must not leave "pending" recorded after "ready".
+     */
+    private void report() {
+        synchronized (reporting) {
+            onStatus.accept(status());
+        }
     }
 
     @Override
