@@ -42,23 +42,18 @@ public final class FunctionWorker implements AutoCloseable {
     private final EventLoopGroup boss = new EpollEventLoopGroup(1);
     private final EventLoopGroup workers = new EpollEventLoopGroup(2);
     /** Runs the functions; the transport's own threads only read, write and dispatch. */
-    private final ExecutorService calls = Executors.newCachedThreadPool(new ThreadFactory() {
-        private final AtomicInteger count = new AtomicInteger();
-
-        @Override
-        public Thread newThread(Runnable r) {
-            Thread t = new Thread(r, "chalk-function-call-" + count.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        }
-    });
+    private final ExecutorService calls;
     private final HealthStatusManager health = new HealthStatusManager();
-    private final FunctionHolder functions = new FunctionHolder(calls);
+    private final FunctionHolder functions;
     private final Server server;
     private final SandboxClient serverClient; // null when the worker has no server to reach
 
     private FunctionWorker(WorkerSettings settings) {
         this.settings = settings;
+        // with a limit, calls beyond it wait here: the server may have given up on one (timed out) that still runs
+        this.calls = settings.maxConcurrent() > 0 ? Executors.newFixedThreadPool(settings.maxConcurrent(), callThreads())
+                : Executors.newCachedThreadPool(callThreads());
+        this.functions = new FunctionHolder(calls);
         this.serverClient = settings.serverTarget().map(SandboxClient::connect).orElse(null);
         this.server = NettyServerBuilder.forAddress(new DomainSocketAddress(settings.socket().toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
@@ -72,6 +67,15 @@ public final class FunctionWorker implements AutoCloseable {
                         : DecodeContext.of(serverClient)))
                 .addService(health.getHealthService())
                 .build();
+    }
+
+    private static ThreadFactory callThreads() {
+        AtomicInteger count = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, "chalk-function-call-" + count.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     /**

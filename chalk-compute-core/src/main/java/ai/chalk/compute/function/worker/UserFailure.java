@@ -24,10 +24,13 @@ import java.util.Set;
  */
 final class UserFailure {
 
-    /** Bytes of text kept: the message, the user's trace, the internal trace. Together well under 8 KiB in base64. */
-    static final int MESSAGE_BYTES = 512;
-    static final int USER_TRACE_BYTES = 2048;
-    static final int INTERNAL_TRACE_BYTES = 2048;
+    /**
+     * Bytes of text kept: the message (twice in the error, and percent-encoded in {@code grpc-message}, up to three
+     * times its size), the user's trace, the internal trace. Together about 6.5 KiB on the wire at the most.
+     */
+    static final int MESSAGE_BYTES = 384;
+    static final int USER_TRACE_BYTES = 1536;
+    static final int INTERNAL_TRACE_BYTES = 1536;
 
     private UserFailure() {
     }

@@ -16,9 +16,10 @@ import java.util.Optional;
  * @param workerId  this replica's id, for messages ({@code CHALK_WORKER_ID}); empty when not given
  * @param serverTarget the server that runs the worker, as a gRPC target ({@code CHALK_COMPUTE_TARGET}, a Unix
  *                     socket bound into the replica); functions reach it through a {@code SandboxClient}
+ * @param maxConcurrent calls run at once ({@code CHALK_WORKER_MAX_CONCURRENT}); 0 for no limit
  */
 public record WorkerSettings(Path socket, List<FunctionBinding> functions, String mode, String workerId,
-                             Optional<String> serverTarget) {
+                             Optional<String> serverTarget, int maxConcurrent) {
 
     /** The environment variable naming the socket. */
     public static final String SOCKET = "CHALK_WORKER_SOCKET";
@@ -28,6 +29,8 @@ public record WorkerSettings(Path socket, List<FunctionBinding> functions, Strin
     public static final String MODE = "CHALK_WORKER";
     /** The environment variable holding the replica's id. */
     public static final String ID = "CHALK_WORKER_ID";
+    /** The environment variable limiting how many calls run at once. */
+    public static final String MAX_CONCURRENT = "CHALK_WORKER_MAX_CONCURRENT";
 
     /** Checks for nulls and copies the list. */
     public WorkerSettings {
@@ -36,11 +39,14 @@ public record WorkerSettings(Path socket, List<FunctionBinding> functions, Strin
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(workerId, "workerId");
         Objects.requireNonNull(serverTarget, "serverTarget");
+        if (maxConcurrent < 0) {
+            throw new IllegalArgumentException(MAX_CONCURRENT + " must be 0 (no limit) or more, got " + maxConcurrent);
+        }
     }
 
     /** Settings of a worker with no connection to a server (its functions need none). */
     public WorkerSettings(Path socket, List<FunctionBinding> functions, String mode, String workerId) {
-        this(socket, functions, mode, workerId, Optional.empty());
+        this(socket, functions, mode, workerId, Optional.empty(), 0);
     }
 
     /**
@@ -63,7 +69,14 @@ public record WorkerSettings(Path socket, List<FunctionBinding> functions, Strin
         }
         String mode = env.getOrDefault(MODE, "");
         String target = env.getOrDefault(ConnectionSettings.ENV_TARGET, "");
+        int maxConcurrent;
+        try {
+            maxConcurrent = Integer.parseInt(env.getOrDefault(MAX_CONCURRENT, "0").trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(MAX_CONCURRENT + " is not a number: " + env.get(MAX_CONCURRENT), e);
+        }
         return new WorkerSettings(Path.of(socket), functions, mode.isBlank() ? "plain" : mode.trim(),
-                env.getOrDefault(ID, ""), target.isBlank() ? Optional.empty() : Optional.of(target.trim()));
+                env.getOrDefault(ID, ""), target.isBlank() ? Optional.empty() : Optional.of(target.trim()),
+                maxConcurrent);
     }
 }

@@ -61,7 +61,7 @@ public final class FunctionWorkers implements RunnerFactory {
         try {
             return new WorkerLaunch(revisionId, code.materialise(o.code(), WorkerLaunch.CODE_MOUNT),
                     o.functionsOption(), o.worker(), request.getSpec().getContainerSpec().getEnvVarsMap(),
-                    readyTimeout);
+                    readyTimeout, o.calls().maxConcurrent());
         } catch (IOException e) {
             throw new UncheckedIOException("materialising code " + o.code() + " failed: " + e.getMessage(), e);
         }

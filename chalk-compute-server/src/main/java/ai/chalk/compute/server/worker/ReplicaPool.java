@@ -48,6 +48,7 @@ public final class ReplicaPool implements AutoCloseable {
     private final List<WorkerReplica> replicas = new ArrayList<>();
     private int starting;
     private Optional<String> lastError = Optional.empty();
+    private boolean lastStartFailed; // a worker that died after serving does not make a pool scaled to zero failed
     private boolean closed;
     private final Object reporting = new Object();
     private PoolStatus reported;
@@ -90,7 +91,8 @@ public final class ReplicaPool implements AutoCloseable {
      * Routes one call and returns the worker's answer. A call whose worker dies under it is tried again on another
      * replica (after the policy's backoff) as often as {@link CallPolicy#maxRetries()} allows.
      *
-     * @param timeout how long the call may take, waiting for a replica with room included
+     * @param timeout how long the function may run, for each attempt; waiting for room on a busy replica is bounded
+     *                by it too (waiting for a starting replica, by the ready timeout)
      * @throws io.grpc.StatusRuntimeException the worker's status and trailers; UNAVAILABLE when no replica could
      *                                        start or the worker died during the last attempt; DEADLINE_EXCEEDED
      *                                        when no replica had room within the timeout
@@ -110,7 +112,15 @@ public final class ReplicaPool implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         for (int attempt = 0; ; attempt++) {
             WorkerReplica replica = acquire(deadline);
-            if (attempt == 0 && !proceed.getAsBoolean()) {
+            boolean go;
+            try {
+                go = attempt > 0 || proceed.getAsBoolean();
+            } catch (RuntimeException | Error e) {
+                replica.release();
+                released();
+                throw e;
+            }
+            if (!go) {
                 replica.release();
                 released();
                 throw Status.CANCELLED.withDescription("call " + callId + " was purged before it ran").asRuntimeException();
@@ -162,11 +172,12 @@ public final class ReplicaPool implements AutoCloseable {
                     throw Status.UNAVAILABLE.withDescription("revision " + launch.revisionId()
                             + " no longer serves: its traffic moved or it was deleted; call again").asRuntimeException();
                 }
-                replicas.removeIf(r -> !r.alive());
+                // a replica whose worker just exited stays listed until its exit handler closes and replaces it
+                List<WorkerReplica> alive = replicas.stream().filter(WorkerReplica::alive).toList();
                 CallPolicy calls = scale.calls();
-                Optional<WorkerReplica> best = replicas.stream().filter(r -> calls.hasRoom(r.inFlight()))
+                Optional<WorkerReplica> best = alive.stream().filter(r -> calls.hasRoom(r.inFlight()))
                         .min(Comparator.comparingInt(WorkerReplica::inFlight));
-                if ((best.isEmpty() || best.get().inFlight() > 0) && replicas.size() + starting < scale.max()) {
+                if ((best.isEmpty() || best.get().inFlight() > 0) && alive.size() + starting < scale.max()) {
                     starting++;
                     break; // start one for this call, outside the lock
                 }
@@ -174,17 +185,17 @@ public final class ReplicaPool implements AutoCloseable {
                     best.get().reserve();
                     return best.get();
                 }
-                if (replicas.isEmpty() && starting == 0) {
+                if (alive.isEmpty() && starting == 0) {
                     throw Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId()
                             + " is ready" + lastError.map(m -> ": " + m).orElse("")).asRuntimeException();
                 }
                 // full: wait for room on a serving replica, or for one that is starting
-                long left = (replicas.isEmpty() ? startDeadline : roomDeadline) - System.nanoTime();
+                long left = (alive.isEmpty() ? startDeadline : roomDeadline) - System.nanoTime();
                 if (left <= 0) {
-                    throw replicas.isEmpty()
+                    throw alive.isEmpty()
                             ? Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId()
                             + " is ready" + lastError.map(m -> ": " + m).orElse("")).asRuntimeException()
-                            : Status.DEADLINE_EXCEEDED.withDescription("all " + replicas.size() + " replicas of revision "
+                            : Status.DEADLINE_EXCEEDED.withDescription("all " + alive.size() + " replicas of revision "
                             + launch.revisionId() + " were busy with " + calls.maxConcurrent() + " calls each"
                             + " (max_concurrent) until the call's timeout").asRuntimeException();
                 }
@@ -219,6 +230,7 @@ public final class ReplicaPool implements AutoCloseable {
             synchronized (this) {
                 starting--;
                 lastError = Optional.of(e.getMessage());
+                lastStartFailed = true;
                 notifyAll();
             }
             log.warn("Replica of revision {} failed to start: {}", launch.revisionId(), e.getMessage());
@@ -235,6 +247,7 @@ public final class ReplicaPool implements AutoCloseable {
                     r.reserve();
                 }
                 lastError = Optional.empty();
+                lastStartFailed = false;
             }
             notifyAll();
         }
@@ -303,7 +316,7 @@ public final class ReplicaPool implements AutoCloseable {
         int ready = (int) replicas.stream().filter(WorkerReplica::alive).count();
         int available = (int) replicas.stream().filter(r -> r.alive() && r.inFlight() == 0).count();
         String status;
-        if (ready >= Math.max(1, scale.min()) || (scale.min() == 0 && starting == 0 && lastError.isEmpty())) {
+        if (ready >= Math.max(1, scale.min()) || (scale.min() == 0 && starting == 0 && !lastStartFailed)) {
             status = "ready";
         } else if (lastError.isPresent()) {
             status = ready > 0 ? "degraded" : (starting > 0 ? "degraded" : "failed");

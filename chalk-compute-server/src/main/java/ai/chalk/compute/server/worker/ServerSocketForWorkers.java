@@ -87,6 +87,7 @@ public final class ServerSocketForWorkers implements AutoCloseable {
             server = builder.build().start();
             // a worker image may run as a non-root user; the directory, inside the server's private data
             // directory, is what keeps everyone else on the host out
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
             Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
         } catch (IOException | RuntimeException e) {
             if (server != null) {

@@ -79,18 +79,20 @@ public final class WorkerImageCheck {
             check = running;
         }
         if (mine) {
-            Optional<String> result;
+            Optional<String> result = Optional.of("checking the worker image \"" + java.image().get() + "\" did not finish");
             try {
                 result = run(java.image().get());
             } catch (RuntimeException e) {
                 result = Optional.of("checking the worker image \"" + java.image().get() + "\" failed: " + e);
+            } finally {
+                // even after an Error, the next deployment checks again instead of waiting on this one forever
+                synchronized (this) {
+                    running = null;
+                    passed = result.isEmpty();
+                    passedAt = System.nanoTime();
+                }
+                check.complete(result);
             }
-            synchronized (this) {
-                running = null;
-                passed = result.isEmpty();
-                passedAt = System.nanoTime();
-            }
-            check.complete(result);
         }
         return check.join();
     }

@@ -12,9 +12,11 @@ import java.util.Map;
  * @param worker       the {@code chalk_compute.worker} option ({@code plain} or {@code spring:Main})
  * @param env          the function's environment
  * @param readyTimeout how long a replica may take to report SERVING
+ * @param maxConcurrent calls a replica runs at once (0: no limit); the worker enforces it too, so a call the server
+ *                      gave up on (timed out) still holds its place until the function returns
  */
 public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, String functions, String worker,
-                           Map<String, String> env, Duration readyTimeout) {
+                           Map<String, String> env, Duration readyTimeout, int maxConcurrent) {
 
     /** The protocol's worker main class. */
     public static final String MAIN_CLASS = "ai.chalk.compute.function.worker.FunctionWorker";

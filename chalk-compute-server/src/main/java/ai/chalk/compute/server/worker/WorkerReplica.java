@@ -162,6 +162,9 @@ public final class WorkerReplica implements AutoCloseable {
         env.put("CHALK_WORKER_FUNCTIONS", launch.functions());
         env.put("CHALK_WORKER", launch.worker());
         env.put("CHALK_WORKER_ID", id);
+        if (launch.maxConcurrent() > 0) {
+            env.put("CHALK_WORKER_MAX_CONCURRENT", Integer.toString(launch.maxConcurrent()));
+        }
         return env;
     }
 
