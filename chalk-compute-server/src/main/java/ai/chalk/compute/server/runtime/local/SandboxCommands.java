@@ -269,6 +269,7 @@ final class SandboxCommands {
             %ENV = ();
             for (1 .. $n) { my ($k, $v) = split(/=/, shift(@f), 2); $ENV{$k} = $v; }
             if (length $wd) { chdir($wd) or do { print STDERR "chalk: cannot enter $wd: $!\\n"; exit 125 }; }
+            $SIG{INT} = $SIG{HUP} = 'DEFAULT';
             exec { $f[0] } @f;
             print STDERR "chalk: cannot run $f[0]: $!\\n";
             exit 127;
@@ -327,6 +328,9 @@ final class SandboxCommands {
         c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
         c.addAll(helpers.env());
         c.add("-i");
+        // a server started in the background or under nohup ignores these, and so would the command: a shell could
+        // not even trap them (POSIX shells keep signals ignored on entry ignored)
+        c.add("--default-signal=HUP,INT");
         if (workdir != null) {
             c.addAll(List.of("-C", workdir));
         }
