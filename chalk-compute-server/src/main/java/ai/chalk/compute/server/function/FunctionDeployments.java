@@ -79,6 +79,16 @@ public final class FunctionDeployments {
             throw Status.FAILED_PRECONDITION.withDescription("config.schedule: this server does not run scheduled"
                     + " functions; deploy without a schedule and call the function instead").asRuntimeException();
         }
+        // refused rather than ignored: a limit the caller counts on must not silently not apply
+        if (request.getConfig().hasRateLimit()) {
+            throw Status.FAILED_PRECONDITION.withDescription("config.rate_limit: this server does not enforce rate"
+                    + " limits; bound the load with concurrency.max_concurrent and spec.scaling_spec.max_replicas")
+                    .asRuntimeException();
+        }
+        if (request.getConfig().hasQueue()) {
+            throw Status.FAILED_PRECONDITION.withDescription("config.queue: this server does not bound the queue of"
+                    + " pending calls; PurgeQueue removes pending calls").asRuntimeException();
+        }
         FunctionOptions options = FunctionOptions.of(request.getConfig());
         refuseUnsupported(request.getSpec());
         ScalingSpecs.check("spec", request.getSpec());

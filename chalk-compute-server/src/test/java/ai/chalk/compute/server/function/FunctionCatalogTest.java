@@ -2,6 +2,7 @@ package ai.chalk.compute.server.function;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ConcurrencyPolicy;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.RateLimitPolicy;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.RetryPolicy;
 import ai.chalk.compute.proto.runtime.v1.PurgeQueueRequest;
 import ai.chalk.compute.proto.runtime.v1.PurgeQueueResponse;
@@ -388,6 +389,13 @@ class FunctionCatalogTest {
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
                     assertThat(e.getStatus().getDescription()).contains("config.schedule");
+                });
+        var limited = request("rate-limited", code, 1).toBuilder();
+        limited.getConfigBuilder().setRateLimit(RateLimitPolicy.newBuilder().setRate(10));
+        assertThatThrownBy(() -> catalog().createExternalFunctionVersion(limited.build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                    assertThat(e.getStatus().getDescription()).contains("config.rate_limit");
                 });
         var imaged = request("imaged", code, 1).toBuilder();
         imaged.getSpecBuilder().getContainerSpecBuilder().setImage("ubuntu:latest");
