@@ -12,6 +12,7 @@ import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
 import ai.chalk.compute.server.store.ScalingGroupStore.GroupRecord;
 import ai.chalk.compute.server.worker.CodeSnapshots;
 import ai.chalk.compute.server.worker.WorkerImageCheck;
+import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.worker.WorkerJava;
 import ai.chalk.compute.server.worker.WorkerLaunch;
 import com.google.protobuf.CodedOutputStream;
@@ -92,8 +93,11 @@ public final class FunctionDeployments {
         FunctionOptions options = FunctionOptions.of(request.getConfig());
         refuseUnsupported(request.getSpec());
         ScalingSpecs.check("spec", request.getSpec());
-        workerCheck.problem().ifPresent(problem -> {
-            throw Status.FAILED_PRECONDITION.withDescription(problem).asRuntimeException();
+        ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"); // malformed: refused now
+        String image = request.getSpec().getContainerSpec().getImage().trim();
+        (image.isEmpty() ? workerCheck.problem() : workerCheck.problem(image)).ifPresent(problem -> {
+            throw Status.FAILED_PRECONDITION.withDescription((image.isEmpty() ? "" : "spec.container_spec.image: ")
+                    + problem).asRuntimeException();
         });
         byte[] bytes = canonical(request);
         synchronized (this) {
@@ -127,11 +131,15 @@ public final class FunctionDeployments {
     /** What workers here cannot honour is refused rather than ignored. */
     private void refuseUnsupported(ScalingGroupSpec spec) {
         var c = spec.getContainerSpec();
-        if (!c.getImage().isBlank()) {
+        if (!c.getImage().isBlank() && java.image().isEmpty()) {
             throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.image \"" + c.getImage()
-                    + "\": function workers on this server run " + java.image().map(i -> "in the worker image \""
-                    + i + "\" (the server's --worker-image)").orElse("on the runtime's default root with the"
-                    + " server's Java") + "; leave image empty").asRuntimeException();
+                    + "\": on the " + "local runtime function workers run the server's Java on the host's root;"
+                    + " leave image empty, or run the server with --runtime docker, where a function's image (with"
+                    + " Java " + WorkerJava.MIN_FEATURE + " or newer) is its workers' image").asRuntimeException();
+        }
+        if (c.hasResources() && c.getResources().hasGpu() && !c.getResources().getGpu().isBlank()) {
+            throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.resources.gpu: this server has no"
+                    + " GPUs to give function workers").asRuntimeException();
         }
         if (c.getSecretRefsCount() > 0) {
             throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.secret_refs: this server has no"

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.function;
 
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.scalinggroup.RevisionRunner;
 import ai.chalk.compute.server.scalinggroup.RunnerFactory;
 import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
@@ -61,7 +62,8 @@ public final class FunctionWorkers implements RunnerFactory {
         try {
             return new WorkerLaunch(revisionId, code.materialise(o.code(), WorkerLaunch.CODE_MOUNT),
                     o.functionsOption(), o.worker(), request.getSpec().getContainerSpec().getEnvVarsMap(),
-                    readyTimeout, o.calls().maxConcurrent());
+                    readyTimeout, o.calls().maxConcurrent(), request.getSpec().getContainerSpec().getImage().trim(),
+                    ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"));
         } catch (IOException e) {
             throw new UncheckedIOException("materialising code " + o.code() + " failed: " + e.getMessage(), e);
         }

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.sandbox;
 
+import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.container.v1.ComputeClass;
 import ai.chalk.compute.proto.container.v1.KernelPolicy;
@@ -12,6 +13,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * {@code chalk.container.v1.ChalkContainerSpec}, the v2 description of a sandbox, next to v1's
@@ -88,6 +90,25 @@ public final class ContainerSpecs {
                     : "these ChalkContainerSpec fields, and refuses them rather than ignore them: ")
                     + String.join("; ", refused)).asRuntimeException();
         }
+    }
+
+    /**
+     * The cpu and memory limits of a spec, checked ({@code INVALID_ARGUMENT} naming the field when malformed).
+     *
+     * @param spec  the spec
+     * @param field how the spec is named in messages, such as {@code spec.container_spec}
+     * @return the limits, {@link SandboxSpec.ResourceLimits#NONE} when it sets none
+     */
+    public static SandboxSpec.ResourceLimits limits(ChalkContainerSpec spec, String field) {
+        if (!spec.hasResources()) {
+            return SandboxSpec.ResourceLimits.NONE;
+        }
+        var r = spec.getResources();
+        return new SandboxSpec.ResourceLimits(
+                r.hasCpu() && !r.getCpu().isBlank()
+                        ? Optional.of(ResourceQuantity.milliCpus(field + ".resources.cpu", r.getCpu())) : Optional.empty(),
+                r.hasMemory() && !r.getMemory().isBlank()
+                        ? Optional.of(ResourceQuantity.bytes(field + ".resources.memory", r.getMemory())) : Optional.empty());
     }
 
     /** The v1 request that creates the same sandbox as {@code spec} (whose other fields were refused already). */

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -46,9 +47,9 @@ public final class WorkerImageCheck {
     private final SandboxRuntime runtime;
     private final WorkerJava java;
     private final Executor executor;
-    private CompletableFuture<Optional<String>> running;
-    private long passedAt;
-    private boolean passed;
+    /** By image: the check in progress, or when it last passed. */
+    private final Map<String, CompletableFuture<Optional<String>>> running = new HashMap<>();
+    private final Map<String, Long> passedAt = new HashMap<>();
 
     /** @param executor reads the check's output */
     public WorkerImageCheck(SandboxRuntime runtime, WorkerJava java, Executor executor) {
@@ -63,33 +64,46 @@ public final class WorkerImageCheck {
      * @return the problem, naming the image and saying how to provide one
      */
     public Optional<String> problem() {
-        if (java.image().isEmpty()) {
-            return Optional.empty();
-        }
+        return java.image().isEmpty() ? Optional.empty() : problem(java.image().get());
+    }
+
+    /**
+     * Why workers cannot start in the given image (a function's own), or empty when they can. Each image is checked
+     * once a minute at the most; concurrent callers share one check.
+     *
+     * @param image the image workers would run in
+     * @return the problem, naming the image and saying how to provide one
+     */
+    public Optional<String> problem(String image) {
         CompletableFuture<Optional<String>> check;
         boolean mine = false;
         synchronized (this) {
-            if (passed && System.nanoTime() - passedAt < REMEMBERED.toNanos()) {
+            Long passed = passedAt.get(image);
+            if (passed != null && System.nanoTime() - passed < REMEMBERED.toNanos()) {
                 return Optional.empty();
             }
-            if (running == null) {
-                running = new CompletableFuture<>();
+            check = running.get(image);
+            if (check == null) {
+                check = new CompletableFuture<>();
+                running.put(image, check);
                 mine = true;
             }
-            check = running;
         }
         if (mine) {
-            Optional<String> result = Optional.of("checking the worker image \"" + java.image().get() + "\" did not finish");
+            Optional<String> result = Optional.of("checking the worker image \"" + image + "\" did not finish");
             try {
-                result = run(java.image().get());
+                result = run(image);
             } catch (RuntimeException e) {
-                result = Optional.of("checking the worker image \"" + java.image().get() + "\" failed: " + e);
+                result = Optional.of("checking the worker image \"" + image + "\" failed: " + e);
             } finally {
                 // even after an Error, the next deployment checks again instead of waiting on this one forever
                 synchronized (this) {
-                    running = null;
-                    passed = result.isEmpty();
-                    passedAt = System.nanoTime();
+                    running.remove(image);
+                    if (result.isEmpty()) {
+                        passedAt.put(image, System.nanoTime());
+                    } else {
+                        passedAt.remove(image);
+                    }
                 }
                 check.complete(result);
             }

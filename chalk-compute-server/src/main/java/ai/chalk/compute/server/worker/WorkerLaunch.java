@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.worker;
 
+import ai.chalk.compute.server.runtime.SandboxSpec;
 import java.time.Duration;
 import java.util.Map;
 
@@ -14,9 +15,12 @@ import java.util.Map;
  * @param readyTimeout how long a replica may take to report SERVING
  * @param maxConcurrent calls a replica runs at once (0: no limit); the worker enforces it too, so a call the server
  *                      gave up on (timed out) still holds its place until the function returns
+ * @param image        the function's own image, its replicas' root and Java; empty for the server's worker image
+ * @param limits       each replica's cpu and memory
  */
 public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, String functions, String worker,
-                           Map<String, String> env, Duration readyTimeout, int maxConcurrent) {
+                           Map<String, String> env, Duration readyTimeout, int maxConcurrent, String image,
+                           SandboxSpec.ResourceLimits limits) {
 
     /** The protocol's worker main class. */
     public static final String MAIN_CLASS = "ai.chalk.compute.function.worker.FunctionWorker";

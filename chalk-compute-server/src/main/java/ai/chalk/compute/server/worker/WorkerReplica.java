@@ -81,16 +81,18 @@ public final class WorkerReplica implements AutoCloseable {
      * @throws WorkerDiedException when the sandbox or worker does not start, or is not SERVING within the launch's
      *                             timeout; the message has the worker's last output
      */
-    public static WorkerReplica start(String id, SandboxRuntime runtime, WorkerJava java, Path runRoot,
+    public static WorkerReplica start(String id, SandboxRuntime runtime, WorkerJava serverWorkers, Path runRoot,
                                       WorkerLaunch launch, Executor executor, Optional<Path> serverSocketDir)
             throws WorkerDiedException {
+        // a function's own image (accepted only where workers run in images) replaces the server's worker image
+        WorkerJava java = launch.image().isEmpty() ? serverWorkers : WorkerJava.image(launch.image());
         Path runDir = runRoot.resolve(id).toAbsolutePath();
         RuntimeSandbox sandbox;
         try {
             Files.createDirectories(runDir);
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
             sandbox = runtime.start(new SandboxSpec(id, java.image().orElse(""), launch.env(),
-                    WorkerLaunch.RUN_MOUNT, SandboxSpec.ResourceLimits.NONE, false, List.of(),
+                    WorkerLaunch.RUN_MOUNT, launch.limits(), false, List.of(),
                     bindings(runtime, java, launch, runDir, serverSocketDir)));
         } catch (IOException | RuntimeStartException e) {
             throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage()

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.proto.container.v1.ResourceLimits;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
@@ -185,6 +186,39 @@ class DockerFunctionWorkerTest {
         String c = worker(call("killed", "echo", "three"));
         assertThat(c).isNotIn(a, b);
         assertThat(container(b)).as("the killed worker's container is removed").isEmpty();
+    }
+
+    @Test
+    void aFunctionsOwnImageWithJavaIsItsWorkersImageWithItsLimits() throws Exception {
+        // what a function's Image builds to: the JRE image plus the function's own files
+        String own = "chalk-compute-test/function-image:marker";
+        Path context = Files.createDirectories(dir.resolve("own-image"));
+        Files.writeString(context.resolve("Dockerfile"), "FROM " + jre + "\n"
+                + "RUN echo priced-by-its-own-image > /etc/chalk-function-image\n");
+        DockerTesting.Result built = DockerTesting.docker("build", "-q", "-t", own, context.toString());
+        assertThat(built.code()).as(built.output()).isZero();
+
+        TestCode code = new TestCode("own");
+        code.upload(server.channel);
+        var withImage = request("own-image", code, 0).toBuilder();
+        withImage.getSpecBuilder().getContainerSpecBuilder().setImage(own)
+                .setResources(ResourceLimits.newBuilder().setCpu("500m").setMemory("384Mi"));
+        catalog(server).createExternalFunctionVersion(withImage.build());
+        String probe = call("own-image", "probe", "");
+        assertThat(probe).contains(";image=priced-by-its-own-image", ";server=reachable");
+        String container = container(worker(call("own-image", "echo", "x")));
+        DockerTesting.Result inspected = DockerTesting.docker("inspect", "--format",
+                "{{.Config.Image}} {{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}", container);
+        assertThat(inspected.output().trim()).isEqualTo(own + " " + (384L << 20) + " 500000000");
+
+        var noJava = request("own-image-no-java", code, 0).toBuilder();
+        noJava.getSpecBuilder().getContainerSpecBuilder().setImage(DockerTesting.image());
+        assertThatThrownBy(() -> catalog(server).createExternalFunctionVersion(noJava.build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                    assertThat(e.getStatus().getDescription()).startsWith("spec.container_spec.image: ")
+                            .contains("\"" + DockerTesting.image() + "\" has no java on its PATH");
+                });
     }
 
     @Test

@@ -1,11 +1,6 @@
 package ai.chalk.compute.server.function;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.ConcurrencyPolicy;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.RateLimitPolicy;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.RetryPolicy;
-import ai.chalk.compute.proto.runtime.v1.PurgeQueueRequest;
-import ai.chalk.compute.proto.runtime.v1.PurgeQueueResponse;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -13,6 +8,7 @@ import ai.chalk.compute.proto.common.v1.ChalkError;
 import ai.chalk.compute.proto.common.v1.ErrorCode;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ConcurrencyPolicy;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionResponse;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
@@ -24,12 +20,16 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequ
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionVersionSourceRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVersionsRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionsRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.RateLimitPolicy;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.RetryPolicy;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.AsyncRemoteCallServiceGrpc;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.EnqueueRemoteCallRequest;
 import ai.chalk.compute.proto.runtime.v1.PollRemoteCallRequest;
 import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
+import ai.chalk.compute.proto.runtime.v1.PurgeQueueRequest;
+import ai.chalk.compute.proto.runtime.v1.PurgeQueueResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallArgs;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallStatus;
 import ai.chalk.compute.proto.scalinggroup.v1.ListScalingGroupRevisionsRequest;

@@ -70,7 +70,17 @@ public final class TestFunctionWorker {
         }
         return code + ";GREETING=" + System.getenv("GREETING") + ";id=" + System.getenv("CHALK_WORKER_ID")
                 + ";functions=" + System.getenv("CHALK_WORKER_FUNCTIONS") + ";java=" + System.getProperty("java.home")
-                + " " + System.getProperty("java.runtime.version") + ";server=" + serverReachable();
+                + " " + System.getProperty("java.runtime.version") + ";server=" + serverReachable() + ";image="
+                + imageMarker();
+    }
+
+    /** What a function's own image says about itself in /etc/chalk-function-image, or "none". */
+    private static String imageMarker() {
+        try {
+            return Files.readString(Path.of("/etc/chalk-function-image")).trim();
+        } catch (java.io.IOException e) {
+            return "none";
+        }
     }
 
     /** Whether the server's socket ({@code CHALK_COMPUTE_TARGET}) accepts a connection from here. */
