@@ -3,6 +3,7 @@ package ai.chalk.compute.sample;
 import ai.chalk.compute.function.ChalkFunction;
 import ai.chalk.compute.function.ChalkScorer;
 import java.util.Map;
+import java.util.TreeMap;
 import org.springframework.stereotype.Component;
 
 /**
@@ -12,7 +13,7 @@ import org.springframework.stereotype.Component;
 @Component
 public class Pricing {
 
-    private static final Map<String, Double> UNIT_PRICES = Map.of("sku-42", 9.99, "sku-7", 24.50);
+    private static final Map<String, Double> UNIT_PRICES = new TreeMap<>(Map.of("sku-42", 9.99, "sku-7", 24.50));
 
     @ChalkFunction(description = "The price of an order line, in euros")
     public double price(String sku, int quantity) {
