@@ -17,6 +17,7 @@ import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
 import com.acme.Embedder;
 import com.acme.Orders;
 import com.google.protobuf.ByteString;
+import io.grpc.Channel;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -238,6 +239,15 @@ class FunctionWorkerProcessTest {
     /** Sends every request on one stream, collecting responses into {@code received}. */
     private List<CallFunctionResponse> exchange(List<CallFunctionRequest> requests, List<CallFunctionResponse> received)
             throws Exception {
+        return send(channel, requests, received).get(60, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Sends every request on one {@code CallFunction} stream to a worker, collecting responses into {@code received};
+     * completes with them when the worker ends the stream.
+     */
+    static CompletableFuture<List<CallFunctionResponse>> send(Channel channel, List<CallFunctionRequest> requests,
+                                                              List<CallFunctionResponse> received) {
         CompletableFuture<List<CallFunctionResponse>> done = new CompletableFuture<>();
         StreamObserver<CallFunctionRequest> out = RemoteCallServiceGrpc.newStub(channel)
                 .withDeadlineAfter(30, TimeUnit.SECONDS).callFunction(new StreamObserver<>() {
@@ -258,7 +268,7 @@ class FunctionWorkerProcessTest {
                 });
         requests.forEach(out::onNext);
         out.onCompleted();
-        return done.get(60, TimeUnit.SECONDS);
+        return done;
     }
 
     private interface Call {

@@ -7,14 +7,13 @@ import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.arrow.DecodeContext;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
-import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
 import com.acme.Naps;
 import com.google.protobuf.ByteString;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -59,24 +58,7 @@ class WorkerConcurrencyTest {
     }
 
     private static CompletableFuture<CallFunctionResponse> call(ManagedChannel channel, byte[] payload) {
-        CompletableFuture<CallFunctionResponse> answer = new CompletableFuture<>();
-        StreamObserver<CallFunctionRequest> out = RemoteCallServiceGrpc.newStub(channel).callFunction(new StreamObserver<>() {
-            @Override
-            public void onNext(CallFunctionResponse value) {
-                answer.complete(value);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                answer.completeExceptionally(t);
-            }
-
-            @Override
-            public void onCompleted() {
-            }
-        });
-        out.onNext(CallFunctionRequest.newBuilder().setName("nap").setFeatherStream(ByteString.copyFrom(payload)).build());
-        out.onCompleted();
-        return answer;
+        return FunctionWorkerProcessTest.send(channel, List.of(CallFunctionRequest.newBuilder().setName("nap")
+                .setFeatherStream(ByteString.copyFrom(payload)).build()), new ArrayList<>()).thenApply(r -> r.get(0));
     }
 }

@@ -1,6 +1,5 @@
 package ai.chalk.compute.server.sandbox;
 
-import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.container.v1.ComputeClass;
 import ai.chalk.compute.proto.container.v1.KernelPolicy;
@@ -8,12 +7,12 @@ import ai.chalk.compute.proto.container.v1.RestartPolicy;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ResourceLimits;
 import ai.chalk.compute.proto.sandbox.v1.VolumeMount;
+import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.store.SandboxRecord;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * {@code chalk.container.v1.ChalkContainerSpec}, the v2 description of a sandbox, next to v1's
@@ -104,11 +103,8 @@ public final class ContainerSpecs {
             return SandboxSpec.ResourceLimits.NONE;
         }
         var r = spec.getResources();
-        return new SandboxSpec.ResourceLimits(
-                r.hasCpu() && !r.getCpu().isBlank()
-                        ? Optional.of(ResourceQuantity.milliCpus(field + ".resources.cpu", r.getCpu())) : Optional.empty(),
-                r.hasMemory() && !r.getMemory().isBlank()
-                        ? Optional.of(ResourceQuantity.bytes(field + ".resources.memory", r.getMemory())) : Optional.empty());
+        return ResourceQuantity.limits(field + ".resources.cpu", r.hasCpu(), r.getCpu(), field + ".resources.memory",
+                r.hasMemory(), r.getMemory());
     }
 
     /** The v1 request that creates the same sandbox as {@code spec} (whose other fields were refused already). */

@@ -1,8 +1,10 @@
 package ai.chalk.compute.server.sandbox;
 
+import ai.chalk.compute.server.runtime.SandboxSpec;
 import io.grpc.Status;
 import java.math.BigDecimal;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -19,6 +21,18 @@ final class ResourceQuantity {
             "k", 1_000L, "K", 1_000L, "M", 1_000_000L, "G", 1_000_000_000L, "T", 1_000_000_000_000L);
 
     private ResourceQuantity() {
+    }
+
+    /**
+     * The limits a cpu and a memory quantity ask for; a quantity unset or blank sets no limit.
+     *
+     * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT naming the field when a quantity is malformed
+     */
+    static SandboxSpec.ResourceLimits limits(String cpuField, boolean hasCpu, String cpu,
+                                             String memoryField, boolean hasMemory, String memory) {
+        return new SandboxSpec.ResourceLimits(
+                hasCpu && !cpu.isBlank() ? Optional.of(milliCpus(cpuField, cpu)) : Optional.empty(),
+                hasMemory && !memory.isBlank() ? Optional.of(bytes(memoryField, memory)) : Optional.empty());
     }
 
     /** CPU in thousandths of a core. */

@@ -243,11 +243,8 @@ public final class SandboxManager implements AutoCloseable {
         SandboxSpec.ResourceLimits limits = SandboxSpec.ResourceLimits.NONE;
         if (request.hasResourceLimits()) {
             var rl = request.getResourceLimits();
-            limits = new SandboxSpec.ResourceLimits(
-                    rl.hasCpu() && !rl.getCpu().isBlank()
-                            ? Optional.of(ResourceQuantity.milliCpus(fields.cpu(), rl.getCpu())) : Optional.empty(),
-                    rl.hasMemory() && !rl.getMemory().isBlank()
-                            ? Optional.of(ResourceQuantity.bytes(fields.memory(), rl.getMemory())) : Optional.empty());
+            limits = ResourceQuantity.limits(fields.cpu(), rl.hasCpu(), rl.getCpu(), fields.memory(), rl.hasMemory(),
+                    rl.getMemory());
         }
         List<SandboxSpec.VolumeBinding> mounts = VolumeMounts.resolve(request.getVolumesList(), volumes);
         boolean network = false;
