@@ -71,8 +71,6 @@ public final class LocalRuntime implements SandboxRuntime {
 
     /** The PATH every sandbox process starts with. */
     public static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    /** How many processes (and threads) one sandbox may have at once. */
-    static final long PIDS_MAX = 4096;
     /** How long {@link #close()} lets a sandbox's processes react to SIGTERM. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
 
@@ -96,6 +94,8 @@ public final class LocalRuntime implements SandboxRuntime {
     private final HostTools tools;
     private final Cgroups cgroups;
     private final SandboxFiles.SystemView systemView;
+    private final ProcMasks procMasks = ProcMasks.ofHost();
+    private final SandboxDefaults defaults;
     private final Isolation isolation;
     private final String key;
     private final StateDirLock lock;
@@ -140,6 +140,7 @@ public final class LocalRuntime implements SandboxRuntime {
         private Path ociImportDir;
         private String dockerHost;
         private String defaultImage;
+        private SandboxDefaults defaults = SandboxDefaults.STANDARD;
 
         private Builder(Path stateDir) {
             this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
@@ -172,6 +173,12 @@ public final class LocalRuntime implements SandboxRuntime {
             return this;
         }
 
+        /** Limits of sandboxes that set none, and how many may run at once; default {@link SandboxDefaults#STANDARD}. */
+        public Builder defaults(SandboxDefaults defaults) {
+            this.defaults = Objects.requireNonNull(defaults, "defaults");
+            return this;
+        }
+
         Builder toolPath(String toolPath) {
             this.toolPath = toolPath;
             return this;
@@ -199,6 +206,7 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     private LocalRuntime(Builder b) {
+        this.defaults = b.defaults;
         Path stateDir = b.stateDir;
         LocalIsolation mode = b.isolation;
         String toolPath = b.toolPath;
@@ -389,8 +397,14 @@ public final class LocalRuntime implements SandboxRuntime {
             throw new RuntimeStartException("the local runtime is shut down");
         }
         LocalSandbox placeholder = LocalSandbox.placeholder(spec.id());
-        if (sandboxes.putIfAbsent(spec.id(), placeholder) != null) {
-            throw new RuntimeStartException("a sandbox with id " + spec.id() + " is already running");
+        synchronized (sandboxes) { // the count and the registration as one step, or two creates pass one free place
+            if (sandboxes.size() >= defaults.maxSandboxes()) {
+                throw new RuntimeStartException("this server runs at most " + defaults.maxSandboxes() + " sandboxes at"
+                        + " once and all are in use: terminate one first, or start the server with a higher limit");
+            }
+            if (sandboxes.putIfAbsent(spec.id(), placeholder) != null) {
+                throw new RuntimeStartException("a sandbox with id " + spec.id() + " is already running");
+            }
         }
         try {
             LocalSandbox sandbox = LocalSandbox.start(this, spec);
@@ -488,6 +502,16 @@ public final class LocalRuntime implements SandboxRuntime {
      */
     SandboxFiles.SystemView systemView() {
         return SandboxFiles.hostSystemView();
+    }
+
+    /** Limits of sandboxes that set none, and how many may run at once. */
+    SandboxDefaults defaults() {
+        return defaults;
+    }
+
+    /** What of {@code /proc} sandboxes do not see; the same for the life of the kernel. */
+    ProcMasks procMasks() {
+        return procMasks;
     }
 
     Path sandboxesDir() {

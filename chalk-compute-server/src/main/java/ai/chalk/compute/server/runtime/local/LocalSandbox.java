@@ -10,6 +10,8 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.LayerQuota;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
@@ -179,6 +181,7 @@ final class LocalSandbox implements RuntimeSandbox {
         } catch (ProcessStartException e) {
             throw new RuntimeStartException(e.getMessage());
         }
+        ReservedPaths.of(image != null, runtime.systemView()).check(spec.volumes());
         if (!spec.volumes().isEmpty() && !level.isolated()) {
             throw new RuntimeStartException("volumes need a mount namespace, and this server runs sandboxes as plain"
                     + " processes (isolation none): install bubblewrap, or create the sandbox without volumes");
@@ -189,6 +192,16 @@ final class LocalSandbox implements RuntimeSandbox {
         Init init = Init.NONE;
         Path hostWorkdir = null;
         try {
+            if (level.isolated()) {
+                try {
+                    Files.createDirectories(dir);
+                    LayerQuota.mount(dir, runtime.defaults().layerBytes());
+                    SandboxDevices.create(dir.resolve("dev"));
+                } catch (IOException e) {
+                    throw new RuntimeStartException("cannot set up the file system of sandbox " + id + ": "
+                            + e.getMessage(), e);
+                }
+            }
             if (image != null) {
                 try {
                     ImageRoot.mount(runtime.stateDir(), image, dir, spec.initialFilesystem());
@@ -213,7 +226,10 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             if (runtime.cgroups().any()) {
                 try {
-                    groups = runtime.cgroups().create(id, spec.limits(), LocalRuntime.PIDS_MAX);
+                    SandboxDefaults d = runtime.defaults();
+                    SandboxSpec.ResourceLimits limits = new SandboxSpec.ResourceLimits(spec.limits().milliCpus(),
+                            Optional.of(spec.limits().memoryBytes().orElse(d.memoryBytes())));
+                    groups = runtime.cgroups().create(id, limits, d.pidsMax());
                 } catch (IOException e) {
                     throw new RuntimeStartException("cannot create the cgroups of sandbox " + id + ": " + e.getMessage(), e);
                 }
@@ -240,6 +256,7 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             try {
                 ImageRoot.unmount(dir);
+                LayerQuota.unmount(dir);
                 NoFollowDelete.delete(dir);
             } catch (IOException ex) {
                 log.warn("Cannot remove the layer of failed sandbox {}: {}", id, ex.toString());
@@ -266,15 +283,13 @@ final class LocalSandbox implements RuntimeSandbox {
                                         List<SandboxSpec.VolumeBinding> volumes, boolean fromImage)
             throws RuntimeStartException, IOException {
         List<String> args = fromImage
-                ? SandboxCommands.imageBubblewrapArgs(layer, runtime.sandboxTools().dir(), hostname, network, workdir)
-                : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir);
-        int chdir = args.indexOf("--chdir");
-        for (SandboxSpec.VolumeBinding v : volumes) { // after the root and system views, before the workdir
-            args.addAll(chdir, List.of(v.readOnly() ? "--ro-bind" : "--bind", v.source().toString(), v.mountPath()));
-            chdir += 3;
-        }
+                ? SandboxCommands.imageBubblewrapArgs(layer, runtime.sandboxTools().dir(), hostname, network, workdir,
+                        volumes, runtime.procMasks(), layer.resolveSibling("dev"))
+                : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir, volumes,
+                        runtime.procMasks(), layer.resolveSibling("dev"));
         Path bwrap = runtime.tools().require("bwrap");
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
+                runtime.defaults().openFiles(),
                 fromImage ? SandboxCommands.imageBubblewrapInit(bwrap) : SandboxCommands.bubblewrapInit(bwrap));
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.PIPE));
         try (OutputStream in = p.getOutputStream()) {
@@ -306,9 +321,9 @@ final class LocalSandbox implements RuntimeSandbox {
         SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
                 : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), runtime.systemView());
         List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
-                root, hostname, network, workdir);
-        volumes.forEach(v -> init.add((v.readOnly() ? "rovol:" : "vol:") + v.mountPath() + "=" + v.source()));
-        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(), init);
+                root, hostname, network, workdir, volumes, runtime.procMasks());
+        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
+                runtime.defaults().openFiles(), init);
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
@@ -520,7 +535,7 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             group = groups == null ? null : groups.newExec();
             List<String> command = SandboxCommands.joinCgroups(group == null ? List.of() : group.procsFiles(),
-                    SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1));
+                    runtime.defaults().openFiles(), SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1));
             Process p = hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
             return new Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
                     group == null ? null : group.pids(), runtime.helpers()));
@@ -541,7 +556,9 @@ final class LocalSandbox implements RuntimeSandbox {
         try {
             if (groups != null) {
                 group = groups.newExec();
-                command = SandboxCommands.joinCgroups(group.procsFiles(), command);
+                command = SandboxCommands.joinCgroups(group.procsFiles(), runtime.defaults().openFiles(), command);
+            } else if (nsentered) {
+                command = SandboxCommands.joinCgroups(List.of(), runtime.defaults().openFiles(), command);
             }
             Process p;
             if (spec.pty().isPresent()) {
@@ -933,6 +950,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 if (fromImage) {
                     ImageRoot.unmount(dir); // never delete through a mounted root
                 }
+                LayerQuota.unmount(dir);
                 NoFollowDelete.delete(dir);
             } catch (IOException e) {
                 log.warn("Cannot remove the writable layer of sandbox {}: {}", id, e.toString());

@@ -1,5 +1,7 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,15 +17,14 @@ final class SandboxCommands {
     }
 
     /**
-     * {@code /bin/sh -c 'echo $$ >"$1" && ... && shift N && exec "$@"' chalk-cgroup FILE... COMMAND...}: puts the
-     * process into its cgroups before it executes anything else ({@code $$} stays the same pid through
+     * {@code /bin/sh -c 'ulimit -n N && echo $$ >"$1" && ... && shift N && exec "$@"' chalk-cgroup FILE... COMMAND...}:
+     * sets the sandbox's open-file limit and puts the process into its cgroups before it executes anything else ({@code $$} stays the same pid through
      * {@code exec}, so the command and everything it starts are born inside).
      */
-    static List<String> joinCgroups(List<Path> procsFiles, List<String> command) {
-        if (procsFiles.isEmpty()) {
-            return command;
-        }
+    static List<String> joinCgroups(List<Path> procsFiles, int openFiles, List<String> command) {
         StringBuilder script = new StringBuilder();
+        // the server's own limit (the JVM raises it to the hard limit, often a million) is no sandbox's business
+        script.append("ulimit -n ").append(openFiles).append(" && ");
         for (int i = 1; i <= procsFiles.size(); i++) {
             script.append("echo $$ >\"${").append(i).append("}\" && ");
         }
@@ -42,13 +43,15 @@ final class SandboxCommands {
      * ends the sandbox when the server dies.
      */
     static List<String> bubblewrapArgs(Path layer, SandboxFiles.SystemView view, String hostname, boolean network,
-                                       String workdir) {
+                                       String workdir, List<SandboxSpec.VolumeBinding> volumes, ProcMasks procMasks,
+                                       Path devices) {
         List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
         if (!network) {
             a.add("--unshare-net");
         }
         a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
                 "--bind", layer.toString(), "/"));
+        bindVolumes(a, volumes);
         for (String d : view.readOnlyDirs()) {
             a.addAll(List.of("--ro-bind", d, d));
         }
@@ -58,11 +61,8 @@ final class SandboxCommands {
         for (String d : view.maskedDirs()) {
             a.addAll(List.of("--perms", "0700", "--tmpfs", d, "--remount-ro", d));
         }
-        // uid 0 may write root-owned /proc/sys files without any capability (core_pattern would run a program
-        // as root on the host), and bubblewrap leaves /proc/sys writable when it runs as real root
-        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
-                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev",
-                "--perms", "1777", "--dir", "/tmp",
+        procAndDev(a, procMasks, devices);
+        a.addAll(List.of("--perms", "1777", "--dir", "/tmp",
                 "--perms", "1777", "--dir", "/var/tmp",
                 "--perms", "0700", "--dir", "/root"));
         if (!workdir.equals("/")) {
@@ -71,6 +71,37 @@ final class SandboxCommands {
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
                 "--json-status-fd", "1"));
         return a;
+    }
+
+    /**
+     * A fresh {@code /proc} with what describes the host masked ({@link ProcMasks}) and {@code /proc/sys} read-only
+     * (uid 0 may write root-owned /proc/sys files without any capability: core_pattern would run a program as root
+     * on the host, and bubblewrap leaves /proc/sys writable when it runs as real root); then {@code /dev}, whose
+     * nodes bubblewrap binds from the host covered by the sandbox's own ({@link SandboxDevices}, in {@code devices}).
+     */
+    private static void procAndDev(List<String> a, ProcMasks procMasks, Path devices) {
+        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));
+        for (String f : procMasks.files()) {
+            a.addAll(List.of("--ro-bind", "/dev/null", f));
+        }
+        for (String d : procMasks.dirs()) {
+            a.addAll(List.of("--perms", "0555", "--tmpfs", d, "--remount-ro", d));
+        }
+        a.addAll(List.of("--dev", "/dev"));
+        for (SandboxDevices.Node n : SandboxDevices.NODES) {
+            a.addAll(List.of("--dev-bind", devices.resolve(n.name()).toString(), "/dev/" + n.name()));
+        }
+    }
+
+    /**
+     * Volumes go right after the root and before everything the runtime mounts itself, so that nothing a caller binds
+     * can cover a runtime path even if a check missed it (see {@link ReservedPaths}).
+     */
+    private static void bindVolumes(List<String> a, List<SandboxSpec.VolumeBinding> volumes) {
+        for (SandboxSpec.VolumeBinding v : volumes) {
+            a.addAll(List.of(v.readOnly() ? "--ro-bind" : "--bind", v.source().toString(), v.mountPath()));
+        }
     }
 
     /**
@@ -104,19 +135,21 @@ final class SandboxCommands {
      * a mount point can be neither renamed nor replaced, so the loader of a privileged helper finds no preload
      * list the sandbox wrote.
      */
-    static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, boolean network, String workdir) {
+    static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, boolean network, String workdir,
+                                            List<SandboxSpec.VolumeBinding> volumes, ProcMasks procMasks,
+                                       Path devices) {
         List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
         if (!network) {
             a.add("--unshare-net");
         }
         a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
-                "--bind", root.toString(), "/",
-                "--bind", root.resolve("etc").toString(), "/etc",
+                "--bind", root.toString(), "/"));
+        bindVolumes(a, volumes);
+        a.addAll(List.of("--bind", root.resolve("etc").toString(), "/etc",
                 "--ro-bind", "/dev/null", ImageRoot.PRELOAD,
                 "--ro-bind", tools.toString(), SandboxTools.MOUNT));
-        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
-                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev",
-                "--perms", "0700", "--dir", "/root"));
+        procAndDev(a, procMasks, devices);
+        a.addAll(List.of("--perms", "0700", "--dir", "/root"));
         if (!workdir.equals("/")) {
             a.addAll(List.of("--dir", workdir));
         }
@@ -161,6 +194,7 @@ final class SandboxCommands {
             L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; AFTER=$6; SH=$7; LOOP=$8; shift 8
             read -r hostpid _ < /proc/self/stat
             mount --bind "$L" "$L"
+            mount -o remount,bind,nosuid,nodev "$L"
             for e in "$@"; do
               p=${e#*:}
               case $e in
@@ -181,7 +215,17 @@ final class SandboxCommands {
               if [ -e "$L/proc/$p" ]; then mount --bind -o ro "$L/proc/$p" "$L/proc/$p"; fi
             done
             mount -t tmpfs -o nosuid,mode=0755,size=1m chalk-dev "$L/dev"
-            for n in null zero full random urandom tty; do : > "$L/dev/$n"; mount --bind "/dev/$n" "$L/dev/$n"; done
+            for n in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+              name=${n%%:*}; rest=${n#*:}
+              mknod -m 0666 "$L/dev/$name" c "${rest%%:*}" "${rest#*:}"
+            done
+            for e in "$@"; do
+              p=${e#*:}
+              case $e in
+                procfile:*) mount --bind -o ro /dev/null "$L$p" ;;
+                procdir:*) mount -t tmpfs -o ro,nosuid,nodev,noexec,mode=0555,size=4k chalk-mask "$L$p" ;;
+              esac
+            done
             mkdir "$L/dev/pts" "$L/dev/shm"
             mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$L/dev/pts"
             mount -t tmpfs -o nosuid,nodev,mode=1777 chalk-shm "$L/dev/shm"
@@ -199,8 +243,8 @@ final class SandboxCommands {
             $AFTER rmdir /.chalk-old-root
             $AFTER mkdir -p "$W"
             cd "$W"
-            exec $SETPRIV --bounding-set=-all --inh-caps=-all --no-new-privs -- $SH -c "$LOOP" chalk-init \
-              """ + READY + " \"$hostpid\"\n";
+            """ + "echo \"" + READY + " $hostpid\" >&2\n"
+            + "exec $SETPRIV --bounding-set=-all --inh-caps=-all --no-new-privs -- $SH -c \"$LOOP\" chalk-init\n";
 
     /**
      * What differs between an {@code unshare} sandbox on the host's system view and one on an image's root: after
@@ -211,7 +255,8 @@ final class SandboxCommands {
      * @param setpriv the setpriv command, as words
      * @param after   the prefix of the tools run after the pivot (empty: the host's, on the PATH)
      * @param shell   the init's shell, as words
-     * @param loop    the init's script ({@code $1 $2} are the ready line and the host pid)
+     * @param loop    the init's script (it takes no arguments: pid 1's command line is visible inside the sandbox,
+     *                and must not show host pids or paths)
      * @param entries the mount entries
      */
     record UnshareRoot(String setpriv, String after, String shell, String loop, List<String> entries) {
@@ -221,13 +266,13 @@ final class SandboxCommands {
             view.readOnlyDirs().forEach(d -> e.add("ro:" + d));
             view.maskedFiles().forEach(f -> e.add("maskfile:" + f));
             view.maskedDirs().forEach(d -> e.add("maskdir:" + d));
-            return new UnshareRoot(setpriv.toString(), "", "/bin/sh", "echo \"$1 $2\" >&2; " + INIT_LOOP, e);
+            return new UnshareRoot(setpriv.toString(), "", "/bin/sh", INIT_LOOP, e);
         }
 
         static UnshareRoot image(SandboxTools tools) {
             String bb = SandboxTools.busybox();
             return new UnshareRoot(String.join(" ", tools.command("setpriv")), bb, bb + " sh",
-                    "echo \"$1 $2\" >&2; while :; do " + bb + " sleep infinity & wait; done",
+                    "while :; do " + bb + " sleep infinity & wait; done",
                     List.of("self:/etc", "maskfile:" + ImageRoot.PRELOAD,
                             "robind:" + SandboxTools.MOUNT + "=" + tools.dir()));
         }
@@ -239,7 +284,8 @@ final class SandboxCommands {
      * sandbox's pid 1, which takes every process of the sandbox with it.
      */
     static List<String> unshareInit(Path unshare, Path setpriv, Path layer, UnshareRoot root, String hostname,
-                                    boolean network, String workdir) {
+                                    boolean network, String workdir, List<SandboxSpec.VolumeBinding> volumes,
+                                    ProcMasks procMasks) {
         List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
                 unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc"));
         if (!network) {
@@ -248,7 +294,11 @@ final class SandboxCommands {
         a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
                 layer.toString(), hostname, workdir, network ? "host" : "isolated", root.setpriv(), root.after(),
                 root.shell(), root.loop()));
+        // volumes first: the runtime's own mounts come after them, as in bindVolumes
+        volumes.forEach(v -> a.add((v.readOnly() ? "rovol:" : "vol:") + v.mountPath() + "=" + v.source()));
         a.addAll(root.entries());
+        procMasks.files().forEach(f -> a.add("procfile:" + f));
+        procMasks.dirs().forEach(d -> a.add("procdir:" + d));
         return a;
     }
 

@@ -31,7 +31,10 @@ class LocalRuntimeBenchmark {
             SandboxFiles.createLayer(layer, runtime.systemView());
             List<String> bare = new ArrayList<>();
             bare.add(runtime.tools().require("bwrap").toString());
-            List<String> args = SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), "bench", false, "/");
+            Path devices = state.resolve("bench-dev");
+            ai.chalk.compute.server.runtime.host.SandboxDevices.create(devices);
+            List<String> args = SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), "bench", false, "/",
+                    List.of(), runtime.procMasks(), devices);
             bare.addAll(args.subList(0, args.size() - 2)); // without --json-status-fd
             bare.addAll(List.of("--", "true"));
 

@@ -214,7 +214,7 @@ class LocalRuntimeIsolationTest {
         assertThat(read(memory.resolve("memory.limit_in_bytes"))).isEqualTo(Long.toString(64L * 1024 * 1024));
         assertThat(read(cpu.resolve("cpu.cfs_quota_us"))).isEqualTo("50000");
         assertThat(read(cpu.resolve("cpu.cfs_period_us"))).isEqualTo("100000");
-        assertThat(read(pids.resolve("pids.max"))).isEqualTo(Long.toString(LocalRuntime.PIDS_MAX));
+        assertThat(read(pids.resolve("pids.max"))).isEqualTo(Long.toString(SandboxDefaults.STANDARD.pidsMax()));
         // the limit is not visible inside (no /sys), but every process of the sandbox is in the group
         LocalProcess p = (LocalProcess) sb.exec(LocalTesting.command("sleep", "4704"));
         long host = p.hostPid();
