@@ -45,7 +45,7 @@ final class SandboxCommands {
     static List<String> bubblewrapArgs(Path layer, SandboxFiles.SystemView view, String hostname, boolean network,
                                        String workdir, List<SandboxSpec.VolumeBinding> volumes, ProcMasks procMasks,
                                        Path devices) {
-        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
+        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup"));
         if (!network) {
             a.add("--unshare-net");
         }
@@ -138,7 +138,7 @@ final class SandboxCommands {
     static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, boolean network, String workdir,
                                             List<SandboxSpec.VolumeBinding> volumes, ProcMasks procMasks,
                                        Path devices) {
-        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
+        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup"));
         if (!network) {
             a.add("--unshare-net");
         }
@@ -287,7 +287,7 @@ final class SandboxCommands {
                                     boolean network, String workdir, List<SandboxSpec.VolumeBinding> volumes,
                                     ProcMasks procMasks) {
         List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
-                unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc"));
+                unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc", "--cgroup"));
         if (!network) {
             a.add("--net");
         }
@@ -335,7 +335,7 @@ final class SandboxCommands {
         List<String> c = new ArrayList<>();
         if (initPid > 0) {
             c.addAll(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
-                    "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--"));
+                    "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--"));
             c.addAll(helpers.setpriv());
             c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
         }
@@ -369,7 +369,7 @@ final class SandboxCommands {
     static List<String> nsenterExec(HostTools tools, Helpers helpers, long initPid, boolean pty, String workdir,
                                     Map<String, String> env, String command, List<String> args) {
         List<String> c = new ArrayList<>(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
-                "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--"));
+                "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--"));
         if (pty) {
             c.addAll(helpers.setsid());
             c.add("--ctty");

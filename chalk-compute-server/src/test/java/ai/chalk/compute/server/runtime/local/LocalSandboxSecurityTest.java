@@ -101,6 +101,8 @@ class LocalSandboxSecurityTest {
         }
         String mountinfo = sh(s, "cat /proc/self/mountinfo").ok().out();
         assertThat(mountinfo).doesNotContain(temp.toString()).doesNotContain(runtime.stateDir().toString());
+        // a cgroup namespace of its own: no host cgroup path (which names the server's data directory's key)
+        assertThat(sh(s, "cat /proc/self/cgroup /proc/1/cgroup").ok().out()).doesNotContain("chalk-compute");
         String init = sh(s, "tr '\\0' ' ' < /proc/1/cmdline").ok().out();
         assertThat(init).doesNotContain(temp.toString()).doesNotMatch("(?s).*\\b[0-9]{3,}\\b.*");
     }
