@@ -294,6 +294,32 @@ class SyscallFilterSecurityTest {
         assertThat(r.output()).isEqualTo("attached");
     }
 
+    /**
+     * Why the wrapper goes before the capability drop: ptrace is allowed, and the kernel refuses a tracer without the
+     * target's capabilities, so only a process that is capability-less and still unfiltered can be hijacked.
+     */
+    @Test
+    void sandboxCodeCannotTraceAProcessThatStillHoldsCapabilities() throws Exception {
+        Process privileged = new ProcessBuilder("sleep", "60").start();
+        Process dropped = new ProcessBuilder("setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", "sleep", "60")
+                .start();
+        try {
+            Thread.sleep(300); // setpriv has executed sleep
+            String attach = "my $rc = syscall(" + nr("ptrace") + ", 16, $ARGV[0] + 0, 0, 0);"
+                    + " print $rc == 0 ? 'attached' : $! + 0; syscall(" + nr("ptrace") + ", 17, $ARGV[0] + 0, 0, 0);";
+            List<String> sandboxCode = List.of("setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs",
+                    "--", "perl", "-e", attach);
+            assertThat(filtered(concat(sandboxCode, Long.toString(privileged.pid())).toArray(String[]::new)).output())
+                    .isEqualTo(Integer.toString(EPERM));
+            assertThat(filtered(concat(sandboxCode, Long.toString(dropped.pid())).toArray(String[]::new)).output())
+                    .as("an unfiltered process without capabilities is what must never exist in a sandbox")
+                    .isEqualTo("attached");
+        } finally {
+            privileged.destroyForcibly();
+            dropped.destroyForcibly();
+        }
+    }
+
     @Test
     void theWrapperRunsBeforeTheCapabilityDropAndEverythingAfterItIsFiltered() throws Exception {
         List<String> drop = List.of("setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--");
