@@ -17,6 +17,10 @@ import java.util.List;
  * traced by sandbox code and made to skip the filter; a process that still holds capabilities the sandbox lacks cannot
  * be traced (the kernel refuses a tracer whose capabilities are not a superset), and after the wrapper nothing is
  * unfiltered. Everything after it (setpriv, setsid, env, the spare exec helper) works under the filter.
+ * Since it runs with capabilities inside the sandbox's root, start it with a clean environment ({@code LC_ALL=C} and
+ * no {@code PERL5OPT}, {@code PERL5LIB}, {@code PERLLIB}, {@code LANG} or other {@code LC_*}): perl honours
+ * {@code PERL5OPT=-MModule}, and a locale other than C makes libc read locale and gconv files from the sandbox's
+ * {@code /usr}. So started, perl opens only its libraries, {@code /dev/urandom} and {@code /dev/null}.
  * Exit status 125: the filter could not be installed; 127: the command could not be executed.
  */
 final class ExecWrapper {
