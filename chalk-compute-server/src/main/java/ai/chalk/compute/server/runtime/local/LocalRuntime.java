@@ -14,6 +14,7 @@ import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
 import ai.chalk.compute.server.runtime.local.image.LocalImages;
 import ai.chalk.compute.server.runtime.local.image.OverlayMount;
+import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -96,6 +98,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private final SandboxFiles.SystemView systemView;
     private final ProcMasks procMasks = ProcMasks.ofHost();
     private final SandboxDefaults defaults;
+    private final CompletableFuture<SandboxFilter> syscallFilter;
     private final Isolation isolation;
     private final String key;
     private final StateDirLock lock;
@@ -260,6 +263,9 @@ public final class LocalRuntime implements SandboxRuntime {
             t.setDaemon(true);
             return t;
         });
+        // about a second on a cold JVM (JNA, libseccomp): built once, off the start-up path; a create waits for it
+        this.syscallFilter = level.isolated() ? CompletableFuture.supplyAsync(this::buildSyscallFilter, helpers)
+                : CompletableFuture.completedFuture(null);
         if (level == Level.NONE) {
             log.warn("SANDBOXES ARE NOT ISOLATED from this host or from each other: {}", isolation.detail());
         } else {
@@ -344,11 +350,13 @@ public final class LocalRuntime implements SandboxRuntime {
             case BUBBLEWRAP -> new Isolation(level.label, bubblewrapVersion() + " with util-linux nsenter and setpriv: "
                     + "each sandbox has its own pid, mount, network (loopback only), ipc and uts namespaces and a "
                     + "private writable root with the host's " + view + " read-only (no /home, /root, host /tmp or "
-                    + "server data); processes run as root without capabilities, with no_new_privs; " + cg, true);
+                    + "server data); processes run as root without capabilities, with no_new_privs and a syscall filter modelled on Docker's "
+                    + "default profile; " + cg, true);
             case UNSHARE -> new Isolation(level.label, "util-linux unshare, nsenter and setpriv (bubblewrap unusable: "
                     + failures.get(0).substring("bubblewrap: ".length()) + "): each sandbox has its own pid, mount, "
                     + "network (loopback only), ipc and uts namespaces and a private writable root with the host's "
-                    + view + " read-only; processes run as root without capabilities, with no_new_privs; " + cg, true);
+                    + view + " read-only; processes run as root without capabilities, with no_new_privs and a syscall filter modelled on Docker's "
+                    + "default profile; " + cg, true);
             case NONE -> new Isolation(level.label, "NO ISOLATION: sandboxes are plain host processes that see and can "
                     + "change the whole host, its processes and its network (" + String.join("; ", failures) + "); "
                     + cg, false);
@@ -502,6 +510,36 @@ public final class LocalRuntime implements SandboxRuntime {
      */
     SandboxFiles.SystemView systemView() {
         return SandboxFiles.hostSystemView();
+    }
+
+    /** The compiled syscall filter of every sandbox process, and the file bubblewrap reads it from. */
+    record SandboxFilter(SyscallFilter filter, Path file) {
+    }
+
+    private SandboxFilter buildSyscallFilter() {
+        try {
+            SyscallFilter f = SyscallFilter.forSandboxes();
+            SandboxFilter built = new SandboxFilter(f, f.writeTo(stateDir));
+            log.debug("Sandbox syscall filter: {}", f);
+            return built;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the sandbox syscall filter into " + stateDir, e);
+        }
+    }
+
+    /**
+     * The syscall filter sandboxes run under; isolated sandboxes do not start without one.
+     *
+     * @throws RuntimeStartException when it could not be built here (no libseccomp 2.5, another architecture)
+     */
+    SandboxFilter syscallFilter() throws RuntimeStartException {
+        try {
+            return syscallFilter.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            throw new RuntimeStartException("sandboxes run under a syscall filter, which cannot be built here: "
+                    + cause.getMessage(), cause);
+        }
     }
 
     /** Limits of sandboxes that set none, and how many may run at once. */

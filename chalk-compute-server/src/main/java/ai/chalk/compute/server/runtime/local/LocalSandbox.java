@@ -80,6 +80,8 @@ final class LocalSandbox implements RuntimeSandbox {
     /** Whether the root is an image's (an overlay at {@code root} over layers, changes in {@code upper}). */
     private final boolean fromImage;
     private final SandboxCommands.Helpers helpers;
+    /** The words that put a process entering the sandbox under its syscall filter; empty without isolation. */
+    private final List<String> filter;
     private final Cgroups.SandboxGroups groups;
     private final Process init;
     private final long initPid;
@@ -113,8 +115,8 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     /** Started pieces, handed from {@link #start} to the constructor. */
-    private record Init(Process process, long pid, String pidNamespace) {
-        static final Init NONE = new Init(null, -1, null);
+    private record Init(Process process, long pid, String pidNamespace, LocalRuntime.SandboxFilter filter) {
+        static final Init NONE = new Init(null, -1, null, null);
     }
 
     private LocalSandbox(LocalRuntime runtime, String id, Path dir, String workdir, Path hostWorkdir,
@@ -132,6 +134,8 @@ final class LocalSandbox implements RuntimeSandbox {
         this.init = init.process();
         this.initPid = init.pid();
         this.pidNamespace = init.pidNamespace();
+        this.filter = runtime != null && level.isolated() ? init.filter().filter().execPrefix(helpers.perl())
+                : List.of();
         this.useSpares = runtime != null && !helpers.perl().isEmpty() && (level.isolated() || groups != null);
         this.groups = groups;
     }
@@ -182,6 +186,11 @@ final class LocalSandbox implements RuntimeSandbox {
             throw new RuntimeStartException(e.getMessage());
         }
         ReservedPaths.of(image != null, runtime.systemView()).check(spec.volumes());
+        if (level.isolated() && (image != null ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                : SandboxCommands.Helpers.host(runtime.tools())).perl().isEmpty()) {
+            throw new RuntimeStartException("sandbox processes run under a syscall filter that perl installs, and"
+                    + " this host has no perl under its system directories (apt-get install perl-base)");
+        }
         if (!spec.volumes().isEmpty() && !level.isolated()) {
             throw new RuntimeStartException("volumes need a mount namespace, and this server runs sandboxes as plain"
                     + " processes (isolation none): install bubblewrap, or create the sandbox without volumes");
@@ -288,9 +297,10 @@ final class LocalSandbox implements RuntimeSandbox {
                 : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir, volumes,
                         runtime.procMasks(), layer.resolveSibling("dev"));
         Path bwrap = runtime.tools().require("bwrap");
+        LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
-                runtime.defaults().openFiles(),
-                fromImage ? SandboxCommands.imageBubblewrapInit(bwrap) : SandboxCommands.bubblewrapInit(bwrap));
+                runtime.defaults().openFiles(), fromImage ? SandboxCommands.imageBubblewrapInit(bwrap, filter.file())
+                        : SandboxCommands.bubblewrapInit(bwrap, filter.file()));
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.PIPE));
         try (OutputStream in = p.getOutputStream()) {
             for (String a : args) {
@@ -310,7 +320,7 @@ final class LocalSandbox implements RuntimeSandbox {
             throw new RuntimeStartException("bubblewrap did not report its sandbox's pid (" + line + ")");
         }
         long pid = Long.parseLong(m.group(1));
-        return initOf(p, pid);
+        return initOf(p, pid, filter);
     }
 
     private static Init startUnshare(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
@@ -320,8 +330,11 @@ final class LocalSandbox implements RuntimeSandbox {
         HostTools tools = runtime.tools();
         SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
                 : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), runtime.systemView());
+        LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
+        List<String> perl = (fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                : SandboxCommands.Helpers.host(tools)).perl();
         List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
-                root, hostname, network, workdir, volumes, runtime.procMasks());
+                root, hostname, network, workdir, volumes, runtime.procMasks(), filter.filter().execPrefix(perl));
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(), init);
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
@@ -329,13 +342,13 @@ final class LocalSandbox implements RuntimeSandbox {
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         String ready = awaitReady(runtime, p, err, "unshare");
         long pid = Long.parseLong(ready.substring(SandboxCommands.READY.length()).trim());
-        return initOf(p, pid);
+        return initOf(p, pid, filter);
     }
 
-    private static Init initOf(Process p, long pid) throws RuntimeStartException {
+    private static Init initOf(Process p, long pid, LocalRuntime.SandboxFilter filter) throws RuntimeStartException {
         String ns = Procfs.pidNamespace(pid).orElseThrow(
                 () -> new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));
-        return new Init(p, pid, ns);
+        return new Init(p, pid, ns, filter);
     }
 
     /** Reads the init's stderr until it reports ready; everything else it printed becomes the error. */
@@ -361,10 +374,17 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
+    /**
+     * The environment of what the runtime runs to start or enter a sandbox. Those helpers hold capabilities inside the
+     * sandbox's root, so nothing may make them read its files: the C locale loads no locale or gconv file, and no
+     * {@code PERL5OPT} or {@code LD_*} variable reaches them.
+     */
+    private static final Map<String, String> HOST_ENV = Map.of("PATH", LocalRuntime.DEFAULT_PATH, "LC_ALL", "C");
+
     private static ProcessBuilder hostProcess(List<String> command, ProcessBuilder.Redirect stdout) {
         ProcessBuilder pb = new ProcessBuilder(command).directory(new java.io.File("/")).redirectOutput(stdout);
         pb.environment().clear();
-        pb.environment().put("PATH", LocalRuntime.DEFAULT_PATH);
+        pb.environment().putAll(HOST_ENV);
         return pb;
     }
 
@@ -436,9 +456,9 @@ final class LocalSandbox implements RuntimeSandbox {
         if (spare != null) {
             return spare;
         }
-        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, initPid, spec.pty().isPresent(),
+        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, filter, initPid, spec.pty().isPresent(),
                 absoluteWd.equals(workdir) ? null : absoluteWd, processEnv, command, spec.args());
-        return spawn(spec, cmd, Map.of("PATH", LocalRuntime.DEFAULT_PATH), Path.of("/"), true);
+        return spawn(spec, cmd, HOST_ENV, Path.of("/"), true);
     }
 
     private RuntimeProcess execPlain(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
@@ -535,7 +555,7 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             group = groups == null ? null : groups.newExec();
             List<String> command = SandboxCommands.joinCgroups(group == null ? List.of() : group.procsFiles(),
-                    runtime.defaults().openFiles(), SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1));
+                    runtime.defaults().openFiles(), SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1, filter));
             Process p = hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
             return new Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
                     group == null ? null : group.pids(), runtime.helpers()));

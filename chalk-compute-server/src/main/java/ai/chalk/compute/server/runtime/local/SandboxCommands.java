@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
+import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,7 +70,7 @@ final class SandboxCommands {
             a.addAll(List.of("--dir", workdir));
         }
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1"));
+                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
         return a;
     }
 
@@ -154,15 +155,22 @@ final class SandboxCommands {
             a.addAll(List.of("--dir", workdir));
         }
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1"));
+                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
         return a;
     }
 
+    /**
+     * The descriptor bubblewrap reads the sandbox's syscall filter from ({@code --seccomp}); the init command opens
+     * the filter's file on it ({@link SyscallFilter#withFileOn}). Bubblewrap installs it last, after dropping
+     * capabilities, so the init and everything it starts run under it.
+     */
+    static final int FILTER_FD = 3;
+
     /** The init of an image sandbox: {@link #INIT_LOOP} in the helpers' static busybox, nothing from the image. */
-    static List<String> imageBubblewrapInit(Path bwrap) {
+    static List<String> imageBubblewrapInit(Path bwrap, Path filter) {
         String bb = SandboxTools.busybox();
-        return List.of(bwrap.toString(), "--args", "0", "--", bb, "sh", "-c",
-                "echo " + READY + " >&2; while :; do " + bb + " sleep infinity & wait; done");
+        return SyscallFilter.withFileOn(FILTER_FD, filter, List.of(bwrap.toString(), "--args", "0", "--", bb, "sh",
+                "-c", "echo " + READY + " >&2; while :; do " + bb + " sleep infinity & wait; done"));
     }
 
     /**
@@ -174,9 +182,9 @@ final class SandboxCommands {
     static final String INIT_LOOP = "while :; do sleep infinity & wait; done";
 
     /** The bubblewrap command line proper: options come on stdin, the init command follows. */
-    static List<String> bubblewrapInit(Path bwrap) {
-        return List.of(bwrap.toString(), "--args", "0", "--", "/bin/sh", "-c",
-                "echo " + READY + " >&2; " + INIT_LOOP);
+    static List<String> bubblewrapInit(Path bwrap, Path filter) {
+        return SyscallFilter.withFileOn(FILTER_FD, filter, List.of(bwrap.toString(), "--args", "0", "--", "/bin/sh",
+                "-c", "echo " + READY + " >&2; " + INIT_LOOP));
     }
 
     /**
@@ -184,14 +192,16 @@ final class SandboxCommands {
      * with full capabilities and the host's root: it builds the sandbox's root in the layer, pivots into it and
      * becomes the capability-less init loop.
      * Arguments: layer, hostname, workdir, {@code isolated|host} network, the setpriv command, the prefix of the
-     * tools run after the pivot, the init's shell and its loop (see {@link UnshareRoot}), then mount entries
+     * tools run after the pivot, the init's shell and its loop (see {@link UnshareRoot}), the syscall filter's wrapper
+     * as perl's words, its script and its arguments ({@link SyscallFilter#execPrefix}), then mount entries
      * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}, {@code self:DIR} (bound onto itself, so that it
      * cannot be renamed), {@code robind:MOUNT=HOSTDIR}, {@code vol:MOUNT=HOSTDIR} (volumes), {@code rovol:MOUNT=HOSTDIR} (read-only bindings; mount paths never
      * contain '='). The setpriv command, prefix and shell are split into words: they are the runtime's own paths.
      */
     static final String UNSHARE_INIT = """
             set -eu
-            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; AFTER=$6; SH=$7; LOOP=$8; shift 8
+            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; AFTER=$6; SH=$7; LOOP=$8; FPERL=$9; FSCRIPT=${10}; FARGS=${11}
+            shift 11
             read -r hostpid _ < /proc/self/stat
             mount --bind "$L" "$L"
             mount -o remount,bind,nosuid,nodev "$L"
@@ -244,7 +254,8 @@ final class SandboxCommands {
             $AFTER mkdir -p "$W"
             cd "$W"
             """ + "echo \"" + READY + " $hostpid\" >&2\n"
-            + "exec $SETPRIV --bounding-set=-all --inh-caps=-all --no-new-privs -- $SH -c \"$LOOP\" chalk-init\n";
+            + "exec $FPERL -e \"$FSCRIPT\" -- $FARGS $SETPRIV --bounding-set=-all --inh-caps=-all --no-new-privs --"
+            + " $SH -c \"$LOOP\" chalk-init\n";
 
     /**
      * What differs between an {@code unshare} sandbox on the host's system view and one on an image's root: after
@@ -285,7 +296,7 @@ final class SandboxCommands {
      */
     static List<String> unshareInit(Path unshare, Path setpriv, Path layer, UnshareRoot root, String hostname,
                                     boolean network, String workdir, List<SandboxSpec.VolumeBinding> volumes,
-                                    ProcMasks procMasks) {
+                                    ProcMasks procMasks, List<String> filter) {
         List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
                 unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc", "--cgroup"));
         if (!network) {
@@ -294,6 +305,11 @@ final class SandboxCommands {
         a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
                 layer.toString(), hostname, workdir, network ? "host" : "isolated", root.setpriv(), root.after(),
                 root.shell(), root.loop()));
+        // the filter's wrapper (perl words, its script, its arguments): the init's last step runs under it
+        int script = filter.indexOf("-e");
+        a.add(String.join(" ", filter.subList(0, script)));
+        a.add(filter.get(script + 1));
+        a.add(String.join(" ", filter.subList(script + 3, filter.size())));
         // volumes first: the runtime's own mounts come after them, as in bindVolumes
         volumes.forEach(v -> a.add((v.readOnly() ? "rovol:" : "vol:") + v.mountPath() + "=" + v.source()));
         a.addAll(root.entries());
@@ -331,11 +347,12 @@ final class SandboxCommands {
      * the same chain as {@link #nsenterExec} with {@link #SPARE_SCRIPT} in place of {@code env}, or just the
      * script without isolation ({@code initPid} &lt; 0).
      */
-    static List<String> spare(HostTools tools, Helpers helpers, long initPid) {
+    static List<String> spare(HostTools tools, Helpers helpers, long initPid, List<String> filter) {
         List<String> c = new ArrayList<>();
         if (initPid > 0) {
             c.addAll(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
                     "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--"));
+            c.addAll(filter);
             c.addAll(helpers.setpriv());
             c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
         }
@@ -366,10 +383,14 @@ final class SandboxCommands {
      * working directory. The environment is applied only after the capabilities are gone, so nothing a user sets
      * (LD_PRELOAD ...) reaches a privileged process.
      */
-    static List<String> nsenterExec(HostTools tools, Helpers helpers, long initPid, boolean pty, String workdir,
+    static List<String> nsenterExec(HostTools tools, Helpers helpers, List<String> filter, long initPid, boolean pty,
+                                    String workdir,
                                     Map<String, String> env, String command, List<String> args) {
         List<String> c = new ArrayList<>(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
                 "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--"));
+        // the filter before anything drops capabilities: a process of the sandbox that is neither filtered nor more
+        // privileged than the sandbox's own could be traced by them and made to skip it (see ExecWrapper)
+        c.addAll(filter);
         if (pty) {
             c.addAll(helpers.setsid());
             c.add("--ctty");
