@@ -69,6 +69,31 @@ public final class NetnsTesting implements AutoCloseable {
         return namespace(List.of("--user", "--map-root-user", "--net"));
     }
 
+    /**
+     * A sandbox as bubblewrap starts one ({@code --unshare-net --unshare-pid --die-with-parent}); returns the host
+     * pid of bubblewrap's child, the sandbox's init, which is not a child of this JVM.
+     */
+    public long bubblewrapSandbox() throws Exception {
+        Process bwrap = start(List.of("bwrap", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev",
+                "--proc", "/proc", "--die-with-parent", "sleep", "300"));
+        String own = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() < deadline && bwrap.isAlive()) {
+            for (ProcessHandle child : bwrap.toHandle().children().toList()) {
+                try {
+                    if (!Files.readSymbolicLink(Path.of("/proc", Long.toString(child.pid()), "ns", "net")).toString()
+                            .equals(own)) {
+                        return child.pid();
+                    }
+                } catch (IOException e) {
+                    // not there yet
+                }
+            }
+            Thread.sleep(2);
+        }
+        throw new AssertionError("bubblewrap did not start a sandbox in a new network namespace");
+    }
+
     private Process namespace(List<String> unshare) throws Exception {
         List<String> c = new ArrayList<>(List.of("unshare"));
         c.addAll(unshare);

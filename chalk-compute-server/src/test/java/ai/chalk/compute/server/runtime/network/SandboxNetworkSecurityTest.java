@@ -216,10 +216,11 @@ class SandboxNetworkSecurityTest {
         closed.close();
         assertThat(ProcessHandle.of(closed.slirpPid()).map(ProcessHandle::isAlive).orElse(false)).isFalse();
 
-        Process sandbox = netns.namespace();
-        Egress orphaned = attach(sandbox.pid());
+        long init = netns.bubblewrapSandbox(); // not a child of the server: its end is noticed by polling
+        Egress orphaned = attach(init);
         assertThat(orphaned.isAlive()).isTrue();
-        sandbox.destroyForcibly();
+        assertThat(connect(init, "169.254.169.254", 80).output()).contains("refused");
+        ProcessHandle.of(init).orElseThrow().destroyForcibly();
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !orphaned.isAlive());
     }
 
