@@ -11,6 +11,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.network.NetnsTesting.Result;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -222,6 +224,22 @@ class SandboxNetworkSecurityTest {
         assertThat(connect(init, "169.254.169.254", 80).output()).contains("refused");
         ProcessHandle.of(init).orElseThrow().destroyForcibly();
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !orphaned.isAlive());
+    }
+
+    @Test
+    void slirpEndsWhenTheServerIsKilled() throws Exception {
+        long init = netns.bubblewrapSandbox();
+        Process server = netns.start(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), ServerStandIn.class.getName(), state.toString(),
+                Long.toString(init)));
+        String line = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))
+                .readLine();
+        assertThat(line).as("the stand-in attached").matches("\\d+");
+        ProcessHandle slirp = ProcessHandle.of(Long.parseLong(line)).orElseThrow();
+        assertThat(connect(init, "169.254.169.254", 80).output()).contains("refused");
+
+        server.destroyForcibly(); // SIGKILL: no shutdown hook runs
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !slirp.isAlive());
     }
 
     @Test
