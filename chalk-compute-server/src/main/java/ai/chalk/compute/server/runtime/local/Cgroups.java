@@ -176,8 +176,9 @@ final class Cgroups {
 
     private static long readLong(String file) {
         try {
-            return Long.parseLong(Files.readString(Path.of(file)).trim());
-        } catch (IOException | NumberFormatException e) {
+            // not Files.readString: it trusts the size a sysctl file reports and reads "3" of pid_max's "32768"
+            return Long.parseLong(Files.readAllLines(Path.of(file)).get(0).trim());
+        } catch (IOException | RuntimeException e) {
             return 32768;
         }
     }

@@ -14,6 +14,8 @@ import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
 import ai.chalk.compute.server.runtime.local.image.LocalImages;
 import ai.chalk.compute.server.runtime.local.image.OverlayMount;
+import ai.chalk.compute.server.runtime.network.Egress;
+import ai.chalk.compute.server.runtime.network.SandboxNetwork;
 import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -99,6 +101,10 @@ public final class LocalRuntime implements SandboxRuntime {
     private final ProcMasks procMasks = ProcMasks.ofHost();
     private final SandboxDefaults defaults;
     private final CompletableFuture<SandboxFilter> syscallFilter;
+    /** Egress of sandboxes with network, or why they cannot have any here. */
+    private final SandboxNetwork network;
+    private final String networkProblem;
+    private final Path resolvConf;
     private final Isolation isolation;
     private final String key;
     private final StateDirLock lock;
@@ -263,6 +269,22 @@ public final class LocalRuntime implements SandboxRuntime {
             t.setDaemon(true);
             return t;
         });
+        SandboxNetwork net = null;
+        String netProblem = null;
+        try {
+            net = SandboxNetwork.onThisHost(this::spawnInit);
+        } catch (RuntimeStartException e) {
+            netProblem = e.getMessage();
+        }
+        this.network = net;
+        this.networkProblem = netProblem;
+        this.resolvConf = this.stateDir.resolve("resolv.conf");
+        try {
+            Files.writeString(resolvConf, SandboxNetwork.resolvConf());
+            Files.setPosixFilePermissions(resolvConf, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + resolvConf, e);
+        }
         // about a second on a cold JVM (JNA, libseccomp): built once, off the start-up path; a create waits for it
         this.syscallFilter = level.isolated() ? CompletableFuture.supplyAsync(this::buildSyscallFilter, helpers)
                 : CompletableFuture.completedFuture(null);
@@ -540,6 +562,33 @@ public final class LocalRuntime implements SandboxRuntime {
             throw new RuntimeStartException("sandboxes run under a syscall filter, which cannot be built here: "
                     + cause.getMessage(), cause);
         }
+    }
+
+    /**
+     * Gives the network namespace held by host process {@code pid} egress through slirp4netns, behind the rules that
+     * keep the host and cloud metadata out of reach.
+     *
+     * @throws RuntimeStartException when this host lacks what that needs, or the set-up failed
+     */
+    Egress attachNetwork(Path sandboxDir, long pid) throws RuntimeStartException {
+        if (network == null) {
+            throw new RuntimeStartException(networkProblem);
+        }
+        try {
+            return network.attach(sandboxDir, pid);
+        } catch (IOException e) {
+            throw new RuntimeStartException("cannot give the sandbox its network: " + e.getMessage(), e);
+        }
+    }
+
+    /** Whether sandboxes with network can be created here; else why not. */
+    Optional<String> networkProblem() {
+        return Optional.ofNullable(networkProblem);
+    }
+
+    /** The resolver configuration bound into sandboxes with network. */
+    Path resolvConf() {
+        return resolvConf;
     }
 
     /** Limits of sandboxes that set none, and how many may run at once. */

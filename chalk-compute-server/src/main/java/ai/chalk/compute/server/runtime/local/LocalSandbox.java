@@ -10,6 +10,7 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
@@ -84,6 +85,8 @@ final class LocalSandbox implements RuntimeSandbox {
     private final List<String> filter;
     private final Cgroups.SandboxGroups groups;
     private final Process init;
+    /** The sandbox's way out when it has network (slirp4netns), closed at release. */
+    private final Egress egress;
     private final long initPid;
     private final String pidNamespace;
     private final Set<LocalProcess> processes = ConcurrentHashMap.newKeySet();
@@ -115,8 +118,13 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     /** Started pieces, handed from {@link #start} to the constructor. */
-    private record Init(Process process, long pid, String pidNamespace, LocalRuntime.SandboxFilter filter) {
-        static final Init NONE = new Init(null, -1, null, null);
+    private record Init(Process process, long pid, String pidNamespace, LocalRuntime.SandboxFilter filter,
+                        Egress egress) {
+        static final Init NONE = new Init(null, -1, null, null, null);
+
+        Init withEgress(Egress e) {
+            return new Init(process, pid, pidNamespace, filter, e);
+        }
     }
 
     private LocalSandbox(LocalRuntime runtime, String id, Path dir, String workdir, Path hostWorkdir,
@@ -132,6 +140,7 @@ final class LocalSandbox implements RuntimeSandbox {
         this.helpers = runtime == null ? null : fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(runtime.tools());
         this.init = init.process();
+        this.egress = init.egress();
         this.initPid = init.pid();
         this.pidNamespace = init.pidNamespace();
         this.filter = runtime != null && level.isolated() ? init.filter().filter().execPrefix(helpers.perl())
@@ -186,6 +195,9 @@ final class LocalSandbox implements RuntimeSandbox {
             throw new RuntimeStartException(e.getMessage());
         }
         ReservedPaths.of(image != null, runtime.systemView()).check(spec.volumes());
+        if (spec.network() && level.isolated() && runtime.networkProblem().isPresent()) {
+            throw new RuntimeStartException(runtime.networkProblem().get());
+        }
         if (level.isolated() && (image != null ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(runtime.tools())).perl().isEmpty()) {
             throw new RuntimeStartException("sandbox processes run under a syscall filter that perl installs, and"
@@ -217,7 +229,9 @@ final class LocalSandbox implements RuntimeSandbox {
                     List<String> dirs = new ArrayList<>(ImageRoot.DIRS);
                     dirs.add(workdir);
                     spec.volumes().forEach(v -> dirs.add(v.mountPath()));
-                    RootPaths.prepare(layer, dirs, List.of(ImageRoot.PRELOAD));
+                    // the resolver file is mounted over: a real file, whatever link the image had there
+                    RootPaths.prepare(layer, dirs, spec.network() && level.isolated()
+                            ? List.of(ImageRoot.PRELOAD, SandboxCommands.RESOLV_CONF) : List.of(ImageRoot.PRELOAD));
                 } catch (IOException e) {
                     throw new RuntimeStartException("cannot set up the root filesystem of sandbox " + id + " from image "
                             + imageRef + ": " + e.getMessage(), e);
@@ -255,7 +269,13 @@ final class LocalSandbox implements RuntimeSandbox {
                     env.put("HOME", hostWorkdir.toString());
                 }
             }
+            if (spec.network() && level.isolated()) {
+                init = init.withEgress(runtime.attachNetwork(dir, init.pid()));
+            }
         } catch (RuntimeStartException | IOException | RuntimeException e) {
+            if (init.egress() != null) {
+                init.egress().close();
+            }
             if (init.process() != null) {
                 init.process().destroyForcibly();
                 waitQuietly(init.process(), 10);
@@ -291,10 +311,11 @@ final class LocalSandbox implements RuntimeSandbox {
                                         String hostname, boolean network, String workdir,
                                         List<SandboxSpec.VolumeBinding> volumes, boolean fromImage)
             throws RuntimeStartException, IOException {
+        Optional<Path> resolv = network ? Optional.of(runtime.resolvConf()) : Optional.empty();
         List<String> args = fromImage
-                ? SandboxCommands.imageBubblewrapArgs(layer, runtime.sandboxTools().dir(), hostname, network, workdir,
+                ? SandboxCommands.imageBubblewrapArgs(layer, runtime.sandboxTools().dir(), hostname, resolv, workdir,
                         volumes, runtime.procMasks(), layer.resolveSibling("dev"))
-                : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir, volumes,
+                : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, resolv, workdir, volumes,
                         runtime.procMasks(), layer.resolveSibling("dev"));
         Path bwrap = runtime.tools().require("bwrap");
         LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
@@ -334,7 +355,8 @@ final class LocalSandbox implements RuntimeSandbox {
         List<String> perl = (fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(tools)).perl();
         List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
-                root, hostname, network, workdir, volumes, runtime.procMasks(), filter.filter().execPrefix(perl));
+                root, hostname, network ? Optional.of(runtime.resolvConf()) : Optional.empty(), workdir, volumes,
+                runtime.procMasks(), filter.filter().execPrefix(perl));
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(), init);
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
@@ -348,7 +370,7 @@ final class LocalSandbox implements RuntimeSandbox {
     private static Init initOf(Process p, long pid, LocalRuntime.SandboxFilter filter) throws RuntimeStartException {
         String ns = Procfs.pidNamespace(pid).orElseThrow(
                 () -> new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));
-        return new Init(p, pid, ns, filter);
+        return new Init(p, pid, ns, filter, null);
     }
 
     /** Reads the init's stderr until it reports ready; everything else it printed becomes the error. */
@@ -962,6 +984,9 @@ final class LocalSandbox implements RuntimeSandbox {
                     p.killTree();
                 }
                 waitQuietly(p.hostProcess(), 5);
+            }
+            if (egress != null) {
+                egress.close();
             }
             if (groups != null) {
                 groups.remove();

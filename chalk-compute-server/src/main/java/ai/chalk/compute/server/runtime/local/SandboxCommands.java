@@ -2,11 +2,13 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
+import ai.chalk.compute.server.runtime.network.SandboxNetwork;
 import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** The command lines the local runtime runs; kept in one place so they can be read and reviewed together. */
 final class SandboxCommands {
@@ -43,13 +45,12 @@ final class SandboxCommands {
      * {@code --as-pid-1} the init command itself is pid 1 (see {@link #INIT_LOOP}); {@code --die-with-parent}
      * ends the sandbox when the server dies.
      */
-    static List<String> bubblewrapArgs(Path layer, SandboxFiles.SystemView view, String hostname, boolean network,
-                                       String workdir, List<SandboxSpec.VolumeBinding> volumes, ProcMasks procMasks,
+    static List<String> bubblewrapArgs(Path layer, SandboxFiles.SystemView view, String hostname,
+                                       Optional<Path> resolvConf, String workdir, List<SandboxSpec.VolumeBinding> volumes, ProcMasks procMasks,
                                        Path devices) {
-        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup"));
-        if (!network) {
-            a.add("--unshare-net");
-        }
+        // a network namespace of its own even with network: egress goes through slirp4netns (SandboxNetwork)
+        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
+                "--unshare-net"));
         a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
                 "--bind", layer.toString(), "/"));
         bindVolumes(a, volumes);
@@ -62,6 +63,7 @@ final class SandboxCommands {
         for (String d : view.maskedDirs()) {
             a.addAll(List.of("--perms", "0700", "--tmpfs", d, "--remount-ro", d));
         }
+        resolvConf.ifPresent(f -> a.addAll(List.of("--ro-bind", f.toString(), RESOLV_CONF)));
         procAndDev(a, procMasks, devices);
         a.addAll(List.of("--perms", "1777", "--dir", "/tmp",
                 "--perms", "1777", "--dir", "/var/tmp",
@@ -136,19 +138,19 @@ final class SandboxCommands {
      * a mount point can be neither renamed nor replaced, so the loader of a privileged helper finds no preload
      * list the sandbox wrote.
      */
-    static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, boolean network, String workdir,
-                                            List<SandboxSpec.VolumeBinding> volumes, ProcMasks procMasks,
-                                       Path devices) {
-        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup"));
-        if (!network) {
-            a.add("--unshare-net");
-        }
+    static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, Optional<Path> resolvConf,
+                                            String workdir, List<SandboxSpec.VolumeBinding> volumes,
+                                            ProcMasks procMasks, Path devices) {
+        // a network namespace of its own even with network: egress goes through slirp4netns (SandboxNetwork)
+        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
+                "--unshare-net"));
         a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
                 "--bind", root.toString(), "/"));
         bindVolumes(a, volumes);
         a.addAll(List.of("--bind", root.resolve("etc").toString(), "/etc",
                 "--ro-bind", "/dev/null", ImageRoot.PRELOAD,
                 "--ro-bind", tools.toString(), SandboxTools.MOUNT));
+        resolvConf.ifPresent(f -> a.addAll(List.of("--ro-bind", f.toString(), RESOLV_CONF)));
         procAndDev(a, procMasks, devices);
         a.addAll(List.of("--perms", "0700", "--dir", "/root"));
         if (!workdir.equals("/")) {
@@ -158,6 +160,9 @@ final class SandboxCommands {
                 "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
         return a;
     }
+
+    /** Where a sandbox with network finds its resolver (slirp4netns' own, see {@link SandboxNetwork#resolvConf}). */
+    static final String RESOLV_CONF = "/etc/resolv.conf";
 
     /**
      * The descriptor bubblewrap reads the sandbox's syscall filter from ({@code --seccomp}); the init command opens
@@ -295,15 +300,12 @@ final class SandboxCommands {
      * sandbox's pid 1, which takes every process of the sandbox with it.
      */
     static List<String> unshareInit(Path unshare, Path setpriv, Path layer, UnshareRoot root, String hostname,
-                                    boolean network, String workdir, List<SandboxSpec.VolumeBinding> volumes,
+                                    Optional<Path> resolvConf, String workdir, List<SandboxSpec.VolumeBinding> volumes,
                                     ProcMasks procMasks, List<String> filter) {
         List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
-                unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc", "--cgroup"));
-        if (!network) {
-            a.add("--net");
-        }
+                unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc", "--cgroup", "--net"));
         a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
-                layer.toString(), hostname, workdir, network ? "host" : "isolated", root.setpriv(), root.after(),
+                layer.toString(), hostname, workdir, "isolated", root.setpriv(), root.after(),
                 root.shell(), root.loop()));
         // the filter's wrapper (perl words, its script, its arguments): the init's last step runs under it
         int script = filter.indexOf("-e");
@@ -313,6 +315,7 @@ final class SandboxCommands {
         // volumes first: the runtime's own mounts come after them, as in bindVolumes
         volumes.forEach(v -> a.add((v.readOnly() ? "rovol:" : "vol:") + v.mountPath() + "=" + v.source()));
         a.addAll(root.entries());
+        resolvConf.ifPresent(f -> a.add("robind:" + RESOLV_CONF + "=" + f));
         procMasks.files().forEach(f -> a.add("procfile:" + f));
         procMasks.dirs().forEach(d -> a.add("procdir:" + d));
         return a;

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local;
 
+import static ai.chalk.compute.server.runtime.local.LocalTesting.command;
 import static ai.chalk.compute.server.runtime.local.LocalTesting.sh;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -137,6 +138,13 @@ class LocalSandboxSecurityTest {
             assertThat(groups.orElseThrow().dir("memory").map(d -> read(d.resolve("memory.limit_in_bytes"))))
                     .contains(Long.toString(256L << 20));
         }
+        // all sandboxes together: at most half the host's process ids (Files.readString reads "3" of "32768" here)
+        if (runtime.cgroups().has("pids")) {
+            Path base = groups.orElseThrow().dir("pids").orElseThrow().getParent();
+            long hostPids = Math.min(Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/pid_max")).get(0)),
+                    Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/threads-max")).get(0)));
+            assertThat(read(base.resolve("pids.max"))).isEqualTo(Long.toString(hostPids / 2));
+        }
         // a fork bomb stops at the sandbox's process limit, and the other sandbox still runs commands
         LocalTesting.Run bomb = sh(a, "i=0; while [ $i -lt 200 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done;"
                 + " echo started=$i");
@@ -146,6 +154,36 @@ class LocalSandboxSecurityTest {
         RuntimeSandbox c = runtime.start(LocalTesting.spec()); // a place is free again
         c.terminate(Duration.ZERO);
         b.terminate(Duration.ZERO);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aSandboxWithNetworkReachesNeitherTheHostNorMetadataNorTheServer(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode);
+        try (java.net.ServerSocket host = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("0.0.0.0"))) {
+            int port = host.getLocalPort();
+            RuntimeSandbox net = runtime.start(new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/workspace",
+                    ResourceLimits.NONE, true, List.of()));
+            String probe = "import socket, sys\n"
+                    + "for h in sys.argv[2:]:\n"
+                    + "    try:\n"
+                    + "        socket.create_connection((h, int(sys.argv[1])), 3).close(); print(h, 'open')\n"
+                    + "    except OSError as e:\n"
+                    + "        print(h, 'refused', type(e).__name__)\n";
+            List<String> targets = new ArrayList<>(List.of("127.0.0.1", "10.0.2.2", "169.254.169.254"));
+            java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).forEach(i -> i.inetAddresses()
+                    .filter(a -> a instanceof java.net.Inet4Address).forEach(a -> targets.add(a.getHostAddress())));
+            List<String> args = new ArrayList<>(List.of("-c", probe, Integer.toString(port)));
+            args.addAll(targets);
+            LocalTesting.Run r = LocalTesting.run(net, command("python3", args.toArray(String[]::new)));
+            assertThat(r.out()).as(r.err()).doesNotContain(" open").contains("127.0.0.1 refused");
+            assertThat(sh(net, "cat /etc/resolv.conf; ls /sys/class/net 2>/dev/null || ip -o link").out())
+                    .contains("nameserver 10.0.2.3");
+            // without network: only loopback
+            RuntimeSandbox none = runtime.start(LocalTesting.spec());
+            assertThat(sh(none, "cat /proc/net/dev").ok().out()).doesNotContain("tap0").contains("lo:");
+            assertThat(sh(net, "cat /proc/net/dev").ok().out()).contains("tap0");
+        }
     }
 
     private static String read(Path p) {
