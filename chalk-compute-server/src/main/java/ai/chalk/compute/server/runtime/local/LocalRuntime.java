@@ -506,6 +506,8 @@ public final class LocalRuntime implements SandboxRuntime {
         }
         cgroups.removeBaseIfEmpty();
         images.close();
+        // its build writes into the state directory: never after the runtime has let go of it
+        syscallFilter.handle((f, e) -> null).join();
         helpers.shutdown();
         spawner.shutdown();
         scheduler.shutdownNow();
