@@ -2,7 +2,6 @@ package ai.chalk.compute.server.runtime.host;
 
 import com.sun.jna.LastErrorException;
 import com.sun.jna.Memory;
-import com.sun.jna.Pointer;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Predicate;
 
@@ -104,27 +102,6 @@ public final class BeneathRoot implements Closeable {
         }
     }
 
-    /** The attributes of {@code path} (a link is reported as one), or empty when nothing is there. */
-    public Optional<Attributes> attributes(String path) throws IOException {
-        List<String> parts = parts(path);
-        if (parts.isEmpty()) {
-            return Optional.of(statx(rootFd, "", FileCalls.AT_EMPTY_PATH, path));
-        }
-        int dir;
-        try {
-            dir = openDir(parent(parts), path);
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(statx(dir, last(parts), FileCalls.AT_SYMLINK_NOFOLLOW, path));
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        } finally {
-            closeQuietly(dir);
-        }
-    }
-
     /**
      * Opens the regular file {@code path} for reading. Anything else (a directory, a FIFO, a device) is refused
      * without being opened: its type is read from an {@code O_PATH} descriptor, then that same file is opened through
@@ -153,12 +130,16 @@ public final class BeneathRoot implements Closeable {
             } catch (LastErrorException e) {
                 throw translate(e, path, what);
             }
-            Stat opened = stat(fd, path);
-            if (opened.inode() != checked.inode() || opened.device() != checked.device()) {
+            try {
+                Stat opened = stat(fd, path);
+                if (opened.inode() != checked.inode() || opened.device() != checked.device()) {
+                    throw new FileSystemException(path, null, "it changed while it was opened");
+                }
+                return new FileReader(fd, opened.attributes().size());
+            } catch (IOException | RuntimeException e) {
                 closeQuietly(fd);
-                throw new FileSystemException(path, null, "it changed while it was opened");
+                throw e;
             }
-            return new FileReader(fd, opened.attributes().size());
         } finally {
             closeQuietly(handle);
         }
@@ -210,11 +191,6 @@ public final class BeneathRoot implements Closeable {
         }
     }
 
-    /** Creates the directory {@code path} and its missing parents, one component at a time, links refused. */
-    public void createDirectories(String path) throws IOException {
-        closeQuietly(createDirectories(parts(path), path));
-    }
-
     /**
      * Removes the file, link (never its target) or empty directory at {@code path}; false when nothing was there.
      *
@@ -238,39 +214,10 @@ public final class BeneathRoot implements Closeable {
         }
     }
 
-    /** Removes {@code path} and everything under it, links removed and never followed; nothing there is fine. */
-    public void deleteTree(String path) throws IOException {
-        List<String> parts = parts(path);
-        if (parts.isEmpty()) {
-            throw new FileSystemException(path, null, "it names " + what + " itself");
-        }
-        int dir;
-        try {
-            dir = openDir(parent(parts), path);
-        } catch (NoSuchFileException e) {
-            return;
-        }
-        try {
-            deleteEntry(dir, last(parts), path, 0);
-        } finally {
-            closeQuietly(dir);
-        }
-    }
-
-    /** The names in directory {@code path} (without {@code .} and {@code ..}), in no particular order. */
-    public List<String> list(String path) throws IOException {
-        int dir = openDir(parts(path), path);
-        try {
-            return names(dir, path);
-        } finally {
-            closeQuietly(dir);
-        }
-    }
-
     /**
      * The regular files under directory {@code path}, with paths relative to the root, entering only the directories
-     * {@code enter} accepts (given their relative path). Links are reported by no one and entered by no one; what
-     * vanishes or turns into a link while it is walked is left out.
+     * {@code enter} accepts (given their relative path). Links are neither listed nor entered; what vanishes or
+     * turns into a link while it is walked is left out.
      */
     public List<Entry> files(String path, Predicate<String> enter) throws IOException {
         List<Entry> out = new ArrayList<>();
@@ -422,48 +369,6 @@ public final class BeneathRoot implements Closeable {
                 return false;
             }
             throw translate(e, path, what);
-        }
-    }
-
-    private void deleteEntry(int dir, String name, String path, int depth) throws IOException {
-        if (depth > 1024) {
-            throw new FileSystemException(path, null, "its directory tree is too deep to delete");
-        }
-        byte[] n = bytes(name);
-        try {
-            C.unlinkat(dir, n, 0);
-            return;
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() == FileCalls.ENOENT) {
-                return;
-            }
-            if (e.getErrorCode() != FileCalls.EISDIR) {
-                throw translate(e, path, what);
-            }
-        }
-        int child;
-        try {
-            child = openat2(dir, n, DIR_FLAGS, 0, RESOLVE);
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() == FileCalls.ELOOP || e.getErrorCode() == FileCalls.ENOTDIR) {
-                deleteEntry(dir, name, path, depth + 1); // swapped for a link or a file meanwhile: remove that
-                return;
-            }
-            throw translate(e, path, what);
-        }
-        try {
-            for (String inner : names(child, path)) {
-                deleteEntry(child, inner, path + "/" + inner, depth + 1);
-            }
-        } finally {
-            closeQuietly(child);
-        }
-        try {
-            C.unlinkat(dir, n, FileCalls.AT_REMOVEDIR);
-        } catch (LastErrorException e) {
-            if (e.getErrorCode() != FileCalls.ENOENT) {
-                throw translate(e, path, what);
-            }
         }
     }
 
