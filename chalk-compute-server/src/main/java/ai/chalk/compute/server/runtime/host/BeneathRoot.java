@@ -408,6 +408,59 @@ public final class BeneathRoot implements Closeable {
         }
     }
 
+    /**
+     * Pins the Unix socket {@code path}: a descriptor on the socket itself (a link or anything else there is refused),
+     * whose {@code /proc/self/fd} entry a client connects through. A sandbox that can write the socket's directory may
+     * swap the name for a link to another socket at any time; a connection through the pin still reaches this one.
+     */
+    public PinnedSocket pinSocket(String path) throws IOException {
+        List<String> parts = parts(path);
+        int fd;
+        try {
+            fd = openat2(rootFd, bytes(String.join("/", parts)), FileCalls.O_PATH | FileCalls.O_NOFOLLOW
+                    | FileCalls.O_CLOEXEC, 0, RESOLVE);
+        } catch (LastErrorException e) {
+            throw translate(e, path, what);
+        }
+        Memory buf = new Memory(256);
+        try {
+            C.statx(fd, bytes(""), FileCalls.AT_EMPTY_PATH, FileCalls.STATX_BASIC_STATS, buf);
+        } catch (LastErrorException e) {
+            closeQuietly(fd);
+            throw translate(e, path, what);
+        }
+        if ((buf.getShort(28) & FileCalls.S_IFMT) != S_IFSOCK) {
+            closeQuietly(fd);
+            throw new Refused(path, what);
+        }
+        return new PinnedSocket(fd);
+    }
+
+    private static final int S_IFSOCK = 0140000;
+
+    /** A Unix socket held by descriptor; see {@link #pinSocket}. Close it once no new connection is needed. */
+    public static final class PinnedSocket implements Closeable {
+        private final int fd;
+        private boolean closed;
+
+        private PinnedSocket(int fd) {
+            this.fd = fd;
+        }
+
+        /** The path to connect to, valid in this process while the pin is open. */
+        public String address() {
+            return "/proc/self/fd/" + fd;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (!closed) {
+                closed = true;
+                closeQuietly(fd);
+            }
+        }
+    }
+
     private Attributes statx(int dir, String name, int flags, String path) throws IOException {
         return statxFull(dir, name, flags, path).attributes();
     }
