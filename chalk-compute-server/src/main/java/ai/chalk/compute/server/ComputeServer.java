@@ -1,6 +1,8 @@
 package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.blob.BlobServiceV1;
+import ai.chalk.compute.server.grpc.ListenAddress;
+import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
@@ -48,6 +50,7 @@ import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -109,6 +112,8 @@ public final class ComputeServer implements AutoCloseable {
         for (String area : List.of("state", "runtime", "volumes", "blobs", "functions")) {
             privateDirectory(dataDir.resolve(area));
         }
+        String exposure = config.port == null ? null
+                : ListenAddress.check(config.host, config.port, config.insecureListen);
         try {
             database = Database.open(dataDir);
             runtime = createRuntime(dataDir);
@@ -128,7 +133,7 @@ public final class ComputeServer implements AutoCloseable {
             functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
                     config.workerReadyTimeout, workerJava(runtime));
             health = new HealthStatusManager();
-            List<ServerServiceDefinition> services = List.of(
+            List<ServerServiceDefinition> services = Stream.of(
                     intercepted(new SandboxServiceV1(sandboxes, scheduler)),
                     intercepted(new SandboxServiceV2(sandboxes, snapshots)),
                     intercepted(new SandboxSnapshotServiceV2(snapshots)),
@@ -140,7 +145,8 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(functions.scalingGroups()),
                     intercepted(new CustomImageServiceV1(images, sandboxStore)),
                     health.getHealthService().bindService(),
-                    ProtoReflectionServiceV1.newInstance().bindService());
+                    ProtoReflectionServiceV1.newInstance().bindService())
+                    .map(MalformedRequests::guard).toList();
             InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName)
                     .maxInboundMessageSize(MAX_MESSAGE_BYTES);
             services.forEach(ipb::addService);
@@ -153,6 +159,9 @@ public final class ComputeServer implements AutoCloseable {
                 }
                 services.forEach(nb::addService);
                 tcp = nb.build().start();
+                if (exposure != null) {
+                    log.warn(exposure.replace(":" + config.port + " ", ":" + tcp.getPort() + " "));
+                }
             }
             functions.serveWorkers(services, MAX_MESSAGE_BYTES);
         } catch (IOException | RuntimeException e) {
@@ -327,6 +336,7 @@ public final class ComputeServer implements AutoCloseable {
     public static final class Builder {
         private Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
         private String host = "127.0.0.1";
+        private boolean insecureListen;
         private Integer port;
         private String inProcessName = "chalk-compute-" + UUID.randomUUID();
         private String runtime = "local";
@@ -364,9 +374,22 @@ public final class ComputeServer implements AutoCloseable {
             return this;
         }
 
-        /** The address to bind the TCP port to. Default {@code 127.0.0.1}: reachable from this machine only. */
+        /**
+         * The address to bind the TCP port to. Default {@code 127.0.0.1}: reachable from this machine only. Any
+         * address other than loopback needs {@link #insecureListen(boolean)}: there is no authentication yet.
+         */
         public Builder host(String host) {
             this.host = Objects.requireNonNull(host, "host");
+            return this;
+        }
+
+        /**
+         * Allows a {@link #host(String)} other than loopback. Whoever reaches the port then controls every sandbox
+         * (there is no authentication yet), so the server logs a warning saying so; use it only behind a firewall
+         * or on a private network. Default false: a non-loopback host is refused at start.
+         */
+        public Builder insecureListen(boolean insecureListen) {
+            this.insecureListen = insecureListen;
             return this;
         }
 
