@@ -3,6 +3,7 @@ package ai.chalk.compute.server;
 import ai.chalk.compute.server.blob.BlobServiceV1;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
+import ai.chalk.compute.server.grpc.UnhealthyReason;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
@@ -33,6 +34,7 @@ import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
@@ -72,6 +74,8 @@ public final class ComputeServer implements AutoCloseable {
     static final Duration AUTO_PROBE_TIMEOUT = Duration.ofSeconds(2);
     /** Largest request accepted: a volume file sent whole (PutFile) with room for its envelope. */
     static final int MAX_MESSAGE_BYTES = VolumeManager.MAX_FILE_BYTES + (1 << 20);
+    /** How often a failing store is tried again, so health turns SERVING soon after it recovers. */
+    static final long STORE_PROBE_SECONDS = 2;
 
     private final Builder config;
     private Database database;
@@ -133,6 +137,22 @@ public final class ComputeServer implements AutoCloseable {
             functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
                     config.workerReadyTimeout, workerJava(runtime));
             health = new HealthStatusManager();
+            SandboxManager sandboxManager = sandboxes;
+            database.onProblemChange(problem -> {
+                health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
+                        problem.isPresent() ? ServingStatus.NOT_SERVING : ServingStatus.SERVING);
+                if (problem.isEmpty()) {
+                    scheduler.execute(sandboxManager::recordPendingEnds);
+                }
+            });
+            Database store = database;
+            scheduler.scheduleWithFixedDelay(() -> {
+                try {
+                    store.probe();
+                } catch (RuntimeException e) {
+                    log.warn("Probing the failing store failed: {}", e.toString());
+                }
+            }, STORE_PROBE_SECONDS, STORE_PROBE_SECONDS, TimeUnit.SECONDS);
             List<ServerServiceDefinition> services = Stream.of(
                     intercepted(new SandboxServiceV1(sandboxes, scheduler)),
                     intercepted(new SandboxServiceV2(sandboxes, snapshots)),
@@ -144,7 +164,7 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(functions.asyncCalls()),
                     intercepted(functions.scalingGroups()),
                     intercepted(new CustomImageServiceV1(images, sandboxStore)),
-                    health.getHealthService().bindService(),
+                    ServerInterceptors.intercept(health.getHealthService(), new UnhealthyReason(database::problem)),
                     ProtoReflectionServiceV1.newInstance().bindService())
                     .map(MalformedRequests::guard).toList();
             InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName)
@@ -297,17 +317,18 @@ public final class ComputeServer implements AutoCloseable {
                 s.shutdown();
             }
         }
+        // each step runs whatever the one before did: a store that cannot write must not leave sandboxes running
         if (functions != null) {
-            functions.close(); // replicas stop before the sandboxes they run beside
+            step("stopping function replicas", functions::close); // replicas stop before the sandboxes they run beside
         }
         if (sandboxes != null) {
-            sandboxes.close();
+            step("terminating sandboxes", sandboxes::close);
         }
         if (snapshots != null) {
-            snapshots.close();
+            step("stopping snapshots", snapshots::close);
         }
         if (images != null) {
-            images.close(); // running builds are recorded failed while the store is still open
+            step("stopping image builds", images::close); // running builds are recorded failed while the store is open
         }
         for (Server s : new Server[] {tcp, inProcess}) {
             if (s != null) {
@@ -322,13 +343,21 @@ public final class ComputeServer implements AutoCloseable {
             }
         }
         if (runtime != null) {
-            runtime.close();
+            step("closing the runtime", runtime::close);
         }
         if (scheduler != null) {
             scheduler.shutdownNow();
         }
         if (database != null) {
-            database.close();
+            step("closing the store", database::close);
+        }
+    }
+
+    private static void step(String what, Runnable step) {
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            log.warn("Shutting down: {} failed: {}", what, e.toString());
         }
     }
 
