@@ -1,6 +1,8 @@
 package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.blob.BlobServiceV1;
+import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.grpc.UnhealthyReason;
@@ -72,8 +74,13 @@ public final class ComputeServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ComputeServer.class);
     /** How long the runtime {@code auto} waits for a Docker engine to answer before it picks local. */
     static final Duration AUTO_PROBE_TIMEOUT = Duration.ofSeconds(2);
-    /** Largest request accepted: a volume file sent whole (PutFile) with room for its envelope. */
-    static final int MAX_MESSAGE_BYTES = VolumeManager.MAX_FILE_BYTES + (1 << 20);
+    /**
+     * The largest message a client may send, on every service: 33 MiB, a volume file sent whole ({@code PutFile},
+     * at most {@link VolumeManager#MAX_FILE_BYTES}) with a MiB for its envelope. A larger message is refused by
+     * the transport with RESOURCE_EXHAUSTED "gRPC message exceeds maximum size 34603008: N" before any of it
+     * reaches a service; anything bigger is streamed (stdin in pieces, large files through a sandbox).
+     */
+    public static final int MAX_MESSAGE_BYTES = VolumeManager.MAX_FILE_BYTES + (1 << 20);
     /** How often a failing store is tried again, so health turns SERVING soon after it recovers. */
     static final long STORE_PROBE_SECONDS = 2;
 
@@ -88,10 +95,19 @@ public final class ComputeServer implements AutoCloseable {
     private Server tcp;
     private HealthStatusManager health;
     private FunctionServices functions;
+    private final MemoryBudgets budgets;
     private volatile boolean running;
 
     private ComputeServer(Builder config) {
         this.config = config;
+        MemoryBudgets ofHeap = MemoryBudgets.ofHeap(Runtime.getRuntime().maxMemory());
+        this.budgets = new MemoryBudgets(
+                config.sessionOutputBudget >= 0 ? new ByteBudget(ofHeap.sessionOutput().what(), config.sessionOutputBudget)
+                        : ofHeap.sessionOutput(),
+                config.stdinBudget >= 0 ? new ByteBudget(ofHeap.stdin().what(), config.stdinBudget) : ofHeap.stdin(),
+                config.collectedOutputBudget >= 0
+                        ? new ByteBudget(ofHeap.collectedOutput().what(), config.collectedOutputBudget)
+                        : ofHeap.collectedOutput());
     }
 
     /** A builder with the defaults: local runtime, isolation auto, in-process only. */
@@ -154,10 +170,10 @@ public final class ComputeServer implements AutoCloseable {
                 }
             }, STORE_PROBE_SECONDS, STORE_PROBE_SECONDS, TimeUnit.SECONDS);
             List<ServerServiceDefinition> services = Stream.of(
-                    intercepted(new SandboxServiceV1(sandboxes, scheduler)),
+                    intercepted(new SandboxServiceV1(sandboxes, scheduler, budgets.stdin())),
                     intercepted(new SandboxServiceV2(sandboxes, snapshots)),
                     intercepted(new SandboxSnapshotServiceV2(snapshots)),
-                    intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes)),
+                    intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes, budgets)),
                     intercepted(new VolumeServiceV1(volumes, sandboxes)),
                     intercepted(new BlobServiceV1(functions.blobs())),
                     intercepted(functions.catalog()),
@@ -289,6 +305,11 @@ public final class ComputeServer implements AutoCloseable {
         return sandboxes.counts();
     }
 
+    /** What clients make the server hold in memory now, against the server-wide limits. */
+    public MemoryBudgets memoryBudgets() {
+        return budgets;
+    }
+
     /** Whether the server is serving. */
     public boolean isRunning() {
         return running;
@@ -375,6 +396,9 @@ public final class ComputeServer implements AutoCloseable {
         private Path ociImportDir;
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
+        private long sessionOutputBudget = -1;
+        private long stdinBudget = -1;
+        private long collectedOutputBudget = -1;
         private int parallelImageBuilds = 2;
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private String workerImage;
@@ -487,6 +511,41 @@ public final class ComputeServer implements AutoCloseable {
             }
             this.sessionBufferBytes = bytes;
             return this;
+        }
+
+        /**
+         * The most bytes of output all sessions together may buffer; each session reserves its whole buffer
+         * ({@link #sessionBufferBytes}) while it runs, and sessions past the budget are refused with
+         * RESOURCE_EXHAUSTED. Default a quarter of the heap.
+         */
+        public Builder sessionOutputBudget(long bytes) {
+            this.sessionOutputBudget = nonNegative("session output budget", bytes);
+            return this;
+        }
+
+        /**
+         * The most bytes of stdin the server holds, across all calls, that processes have not read yet; stdin
+         * past it is refused with RESOURCE_EXHAUSTED. Default a sixteenth of the heap.
+         */
+        public Builder stdinBudget(long bytes) {
+            this.stdinBudget = nonNegative("stdin budget", bytes);
+            return this;
+        }
+
+        /**
+         * The most bytes of output that {@code ExecCommand} calls running at once may collect together; a call
+         * whose output does not fit fails with RESOURCE_EXHAUSTED. Default an eighth of the heap.
+         */
+        public Builder collectedOutputBudget(long bytes) {
+            this.collectedOutputBudget = nonNegative("collected output budget", bytes);
+            return this;
+        }
+
+        private static long nonNegative(String what, long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException(what + " must not be negative, got " + bytes);
+            }
+            return bytes;
         }
 
         /** How many image builds run at once; more wait their turn. Default 2. */
