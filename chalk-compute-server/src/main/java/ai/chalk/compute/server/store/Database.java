@@ -173,7 +173,8 @@ public final class Database implements AutoCloseable {
     private static String firstLine(Throwable e) {
         String m = String.valueOf(e.getMessage());
         int nl = m.indexOf('\n');
-        return nl < 0 ? m : m.substring(0, nl);
+        String line = nl < 0 ? m : m.substring(0, nl);
+        return line.endsWith("; SQL statement:") ? line.substring(0, line.length() - "; SQL statement:".length()) : line;
     }
 
     /** Why the database cannot record changes right now, if it cannot. */
