@@ -1,6 +1,11 @@
 package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.blob.BlobServiceV1;
+import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.MemoryBudgets;
+import ai.chalk.compute.server.grpc.ListenAddress;
+import ai.chalk.compute.server.grpc.MalformedRequests;
+import ai.chalk.compute.server.grpc.UnhealthyReason;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
@@ -31,6 +36,7 @@ import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
@@ -48,6 +54,7 @@ import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,8 +74,15 @@ public final class ComputeServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ComputeServer.class);
     /** How long the runtime {@code auto} waits for a Docker engine to answer before it picks local. */
     static final Duration AUTO_PROBE_TIMEOUT = Duration.ofSeconds(2);
-    /** Largest request accepted: a volume file sent whole (PutFile) with room for its envelope. */
-    static final int MAX_MESSAGE_BYTES = VolumeManager.MAX_FILE_BYTES + (1 << 20);
+    /**
+     * The largest message a client may send, on every service: 33 MiB, a volume file sent whole ({@code PutFile},
+     * at most {@link VolumeManager#MAX_FILE_BYTES}) with a MiB for its envelope. A larger message is refused by
+     * the transport with RESOURCE_EXHAUSTED "gRPC message exceeds maximum size 34603008: N" before any of it
+     * reaches a service; anything bigger is streamed (stdin in pieces, large files through a sandbox).
+     */
+    public static final int MAX_MESSAGE_BYTES = VolumeManager.MAX_FILE_BYTES + (1 << 20);
+    /** How often a failing store is tried again, so health turns SERVING soon after it recovers. */
+    static final long STORE_PROBE_SECONDS = 2;
 
     private final Builder config;
     private Database database;
@@ -81,10 +95,19 @@ public final class ComputeServer implements AutoCloseable {
     private Server tcp;
     private HealthStatusManager health;
     private FunctionServices functions;
+    private final MemoryBudgets budgets;
     private volatile boolean running;
 
     private ComputeServer(Builder config) {
         this.config = config;
+        MemoryBudgets ofHeap = MemoryBudgets.ofHeap(Runtime.getRuntime().maxMemory());
+        this.budgets = new MemoryBudgets(
+                config.sessionOutputBudget >= 0 ? new ByteBudget(ofHeap.sessionOutput().what(), config.sessionOutputBudget)
+                        : ofHeap.sessionOutput(),
+                config.stdinBudget >= 0 ? new ByteBudget(ofHeap.stdin().what(), config.stdinBudget) : ofHeap.stdin(),
+                config.collectedOutputBudget >= 0
+                        ? new ByteBudget(ofHeap.collectedOutput().what(), config.collectedOutputBudget)
+                        : ofHeap.collectedOutput());
     }
 
     /** A builder with the defaults: local runtime, isolation auto, in-process only. */
@@ -109,6 +132,8 @@ public final class ComputeServer implements AutoCloseable {
         for (String area : List.of("state", "runtime", "volumes", "blobs", "functions")) {
             privateDirectory(dataDir.resolve(area));
         }
+        String exposure = config.port == null ? null
+                : ListenAddress.check(config.host, config.port, config.insecureListen);
         try {
             database = Database.open(dataDir);
             runtime = createRuntime(dataDir);
@@ -128,19 +153,36 @@ public final class ComputeServer implements AutoCloseable {
             functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
                     config.workerReadyTimeout, workerJava(runtime));
             health = new HealthStatusManager();
-            List<ServerServiceDefinition> services = List.of(
-                    intercepted(new SandboxServiceV1(sandboxes, scheduler)),
+            SandboxManager sandboxManager = sandboxes;
+            database.onProblemChange(problem -> {
+                health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
+                        problem.isPresent() ? ServingStatus.NOT_SERVING : ServingStatus.SERVING);
+                if (problem.isEmpty()) {
+                    scheduler.execute(sandboxManager::recordPendingEnds);
+                }
+            });
+            Database store = database;
+            scheduler.scheduleWithFixedDelay(() -> {
+                try {
+                    store.probe();
+                } catch (RuntimeException e) {
+                    log.warn("Probing the failing store failed: {}", e.toString());
+                }
+            }, STORE_PROBE_SECONDS, STORE_PROBE_SECONDS, TimeUnit.SECONDS);
+            List<ServerServiceDefinition> services = Stream.of(
+                    intercepted(new SandboxServiceV1(sandboxes, scheduler, budgets.stdin())),
                     intercepted(new SandboxServiceV2(sandboxes, snapshots)),
                     intercepted(new SandboxSnapshotServiceV2(snapshots)),
-                    intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes)),
+                    intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes, budgets)),
                     intercepted(new VolumeServiceV1(volumes, sandboxes)),
                     intercepted(new BlobServiceV1(functions.blobs())),
                     intercepted(functions.catalog()),
                     intercepted(functions.asyncCalls()),
                     intercepted(functions.scalingGroups()),
                     intercepted(new CustomImageServiceV1(images, sandboxStore)),
-                    health.getHealthService().bindService(),
-                    ProtoReflectionServiceV1.newInstance().bindService());
+                    ServerInterceptors.intercept(health.getHealthService(), new UnhealthyReason(database::problem)),
+                    ProtoReflectionServiceV1.newInstance().bindService())
+                    .map(MalformedRequests::guard).toList();
             InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName)
                     .maxInboundMessageSize(MAX_MESSAGE_BYTES);
             services.forEach(ipb::addService);
@@ -153,6 +195,9 @@ public final class ComputeServer implements AutoCloseable {
                 }
                 services.forEach(nb::addService);
                 tcp = nb.build().start();
+                if (exposure != null) {
+                    log.warn(exposure.replace(":" + config.port + " ", ":" + tcp.getPort() + " "));
+                }
             }
             functions.serveWorkers(services, MAX_MESSAGE_BYTES);
         } catch (IOException | RuntimeException e) {
@@ -260,6 +305,11 @@ public final class ComputeServer implements AutoCloseable {
         return sandboxes.counts();
     }
 
+    /** What clients make the server hold in memory now, against the server-wide limits. */
+    public MemoryBudgets memoryBudgets() {
+        return budgets;
+    }
+
     /** Whether the server is serving. */
     public boolean isRunning() {
         return running;
@@ -288,17 +338,18 @@ public final class ComputeServer implements AutoCloseable {
                 s.shutdown();
             }
         }
+        // each step runs whatever the one before did: a store that cannot write must not leave sandboxes running
         if (functions != null) {
-            functions.close(); // replicas stop before the sandboxes they run beside
+            step("stopping function replicas", functions::close); // replicas stop before the sandboxes they run beside
         }
         if (sandboxes != null) {
-            sandboxes.close();
+            step("terminating sandboxes", sandboxes::close);
         }
         if (snapshots != null) {
-            snapshots.close();
+            step("stopping snapshots", snapshots::close);
         }
         if (images != null) {
-            images.close(); // running builds are recorded failed while the store is still open
+            step("stopping image builds", images::close); // running builds are recorded failed while the store is open
         }
         for (Server s : new Server[] {tcp, inProcess}) {
             if (s != null) {
@@ -313,13 +364,21 @@ public final class ComputeServer implements AutoCloseable {
             }
         }
         if (runtime != null) {
-            runtime.close();
+            step("closing the runtime", runtime::close);
         }
         if (scheduler != null) {
             scheduler.shutdownNow();
         }
         if (database != null) {
-            database.close();
+            step("closing the store", database::close);
+        }
+    }
+
+    private static void step(String what, Runnable step) {
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            log.warn("Shutting down: {} failed: {}", what, e.toString());
         }
     }
 
@@ -327,6 +386,7 @@ public final class ComputeServer implements AutoCloseable {
     public static final class Builder {
         private Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
         private String host = "127.0.0.1";
+        private boolean insecureListen;
         private Integer port;
         private String inProcessName = "chalk-compute-" + UUID.randomUUID();
         private String runtime = "local";
@@ -336,6 +396,9 @@ public final class ComputeServer implements AutoCloseable {
         private Path ociImportDir;
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
+        private long sessionOutputBudget = -1;
+        private long stdinBudget = -1;
+        private long collectedOutputBudget = -1;
         private int parallelImageBuilds = 2;
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private String workerImage;
@@ -364,9 +427,22 @@ public final class ComputeServer implements AutoCloseable {
             return this;
         }
 
-        /** The address to bind the TCP port to. Default {@code 127.0.0.1}: reachable from this machine only. */
+        /**
+         * The address to bind the TCP port to. Default {@code 127.0.0.1}: reachable from this machine only. Any
+         * address other than loopback needs {@link #insecureListen(boolean)}: there is no authentication yet.
+         */
         public Builder host(String host) {
             this.host = Objects.requireNonNull(host, "host");
+            return this;
+        }
+
+        /**
+         * Allows a {@link #host(String)} other than loopback. Whoever reaches the port then controls every sandbox
+         * (there is no authentication yet), so the server logs a warning saying so; use it only behind a firewall
+         * or on a private network. Default false: a non-loopback host is refused at start.
+         */
+        public Builder insecureListen(boolean insecureListen) {
+            this.insecureListen = insecureListen;
             return this;
         }
 
@@ -435,6 +511,41 @@ public final class ComputeServer implements AutoCloseable {
             }
             this.sessionBufferBytes = bytes;
             return this;
+        }
+
+        /**
+         * The most bytes of output all sessions together may buffer; each session reserves its whole buffer
+         * ({@link #sessionBufferBytes}) while it runs, and sessions past the budget are refused with
+         * RESOURCE_EXHAUSTED. Default a quarter of the heap.
+         */
+        public Builder sessionOutputBudget(long bytes) {
+            this.sessionOutputBudget = nonNegative("session output budget", bytes);
+            return this;
+        }
+
+        /**
+         * The most bytes of stdin the server holds, across all calls, that processes have not read yet; stdin
+         * past it is refused with RESOURCE_EXHAUSTED. Default a sixteenth of the heap.
+         */
+        public Builder stdinBudget(long bytes) {
+            this.stdinBudget = nonNegative("stdin budget", bytes);
+            return this;
+        }
+
+        /**
+         * The most bytes of output that {@code ExecCommand} calls running at once may collect together; a call
+         * whose output does not fit fails with RESOURCE_EXHAUSTED. Default an eighth of the heap.
+         */
+        public Builder collectedOutputBudget(long bytes) {
+            this.collectedOutputBudget = nonNegative("collected output budget", bytes);
+            return this;
+        }
+
+        private static long nonNegative(String what, long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException(what + " must not be negative, got " + bytes);
+            }
+            return bytes;
         }
 
         /** How many image builds run at once; more wait their turn. Default 2. */

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.cli;
 
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,8 +19,11 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--port", description = "TCP port to listen on (0 picks a free one). Default: ${DEFAULT-VALUE}.")
     int port = 50051;
 
-    @Option(names = "--host", description = "Address to bind. Default: ${DEFAULT-VALUE} (this machine only; there is no authentication yet).")
+    @Option(names = "--host", description = "Address to bind. Default: ${DEFAULT-VALUE} (this machine only; there is no authentication yet). Other than loopback needs --insecure-listen.")
     String host = "127.0.0.1";
+
+    @Option(names = "--insecure-listen", description = "Allow a --host other than loopback. There is no authentication yet: anyone who reaches the port controls every sandbox. Only behind a firewall or on a private network.")
+    boolean insecureListen;
 
     @Option(names = "--data-dir", description = "Where state lives (database, sandbox layers). Default: ~/.chalk-compute.")
     Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
@@ -63,9 +67,15 @@ public final class ServerMain implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        try {
+            ListenAddress.check(host, port, insecureListen);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
+        }
         ComputeServer.Builder settings = ComputeServer.builder()
                 .dataDir(dataDir)
                 .host(host)
+                .insecureListen(insecureListen)
                 .port(port)
                 .runtime(runtime)
                 .localIsolation(isolation)

@@ -39,13 +39,15 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
     private final ScheduledExecutorService scheduler;
     private final ServerCallStreamObserver<ExecResponse> call;
     private final ReadyGate gate;
+    private final ByteBudget stdinBudget;
     private final CountDownLatch startedSent = new CountDownLatch(1);
     private volatile ProcessRun run;
     private boolean closed;
 
     public ExecCall(SandboxManager sandboxes, ScheduledExecutorService scheduler,
-                    ServerCallStreamObserver<ExecResponse> call) {
+                    ServerCallStreamObserver<ExecResponse> call, ByteBudget stdinBudget) {
         this.sandboxes = sandboxes;
+        this.stdinBudget = stdinBudget;
         this.scheduler = scheduler;
         this.call = call;
         this.gate = new ReadyGate(call);
@@ -62,7 +64,8 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
             switch (request.getMessageCase()) {
                 case INIT -> start(request.getInit());
                 case STDIN_DATA -> {
-                    StdinFlow.write(requireRun("stdin_data"), request.getStdinData().getData().toByteArray(), call);
+                    StdinFlow.write(requireRun("stdin_data"), request.getStdinData().getData().toByteArray(), call,
+                            stdinBudget);
                     return;
                 }
                 case STDIN_EOF -> requireRun("stdin_eof").closeStdin();

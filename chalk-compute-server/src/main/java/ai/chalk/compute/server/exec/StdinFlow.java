@@ -7,7 +7,9 @@ import io.grpc.stub.ServerCallStreamObserver;
  * than {@link #BOUND} bytes wait to be written, so signals and EOF keep flowing; past it, the
  * next message is asked for only when the process has taken its input. The call's thread never
  * blocks on a full pipe, so cancelling a call always works; a signal sent after more than the bound
- * of unread input waits for it, as the client's messages arrive in order.
+ * of unread input waits for it, as the client's messages arrive in order. Server-wide, stdin not yet
+ * taken by its process is bounded by a {@link ByteBudget}: one large message per call, times many calls,
+ * must not fill the heap.
  */
 public final class StdinFlow {
 
@@ -17,13 +19,28 @@ public final class StdinFlow {
     private StdinFlow() {
     }
 
-    /** Queues {@code data} for the process and asks the call for its next message when there is room. */
-    public static void write(ProcessRun run, byte[] data, ServerCallStreamObserver<?> call) {
+    /**
+     * Queues {@code data} for the process and asks the call for its next message when there is room. The bytes
+     * count against the server's stdin budget until the process has taken them; past it, RESOURCE_EXHAUSTED.
+     */
+    public static void write(ProcessRun run, byte[] data, ServerCallStreamObserver<?> call, ByteBudget budget) {
+        if (!budget.tryReserve(data.length)) {
+            throw refused(data.length, budget);
+        }
         var written = run.writeStdin(data);
+        written.whenComplete((ignored, failure) -> budget.release(data.length));
         if (run.pendingStdinBytes() < BOUND) {
             call.request(1);
         } else {
             written.whenComplete((ignored, failure) -> call.request(1));
         }
+    }
+
+    /** RESOURCE_EXHAUSTED for {@code bytes} of stdin the budget cannot take, saying what to do. */
+    public static io.grpc.StatusRuntimeException refused(long bytes, ByteBudget budget) {
+        return io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(bytes + " bytes of stdin refused: the server holds"
+                + " at most " + budget.limit() + " bytes of stdin that processes have not read yet, across all calls,"
+                + " and " + budget.used() + " are waiting; send stdin in pieces as the process reads it (the server"
+                + " asks for more when it has written what it got) rather than in one large message").asRuntimeException();
     }
 }

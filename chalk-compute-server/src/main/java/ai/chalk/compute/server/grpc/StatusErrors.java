@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.grpc;
 
+import ai.chalk.compute.server.store.StoreException;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
@@ -9,6 +10,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs a unary call body and reports failures as a gRPC status: the status a service chose,
+ * RESOURCE_EXHAUSTED or UNAVAILABLE when the store cannot write (a full disk, a failing database),
  * or INTERNAL with a short message for anything unexpected (logged here with its stack trace,
  * never sent to the client).
  */
@@ -39,6 +41,14 @@ public final class StatusErrors {
         }
         if (e instanceof io.grpc.StatusException se) {
             return se.getStatus();
+        }
+        if (e instanceof StoreException se && se.kind() != StoreException.Kind.FAILED) {
+            // the database logged the failure once when it began; each request only says what it means for it
+            return (se.kind() == StoreException.Kind.DISK_FULL ? Status.RESOURCE_EXHAUSTED : Status.UNAVAILABLE)
+                    .withDescription(se.getMessage());
+        }
+        if (e.getCause() instanceof StoreException && e instanceof java.util.concurrent.CompletionException) {
+            return toStatus(e.getCause());
         }
         log.error("Unexpected server error", e);
         return Status.INTERNAL.withDescription("internal server error (" + e.getClass().getSimpleName()

@@ -1,5 +1,5 @@
 /**
- * Cross-cutting pieces of the gRPC layer: turning exceptions into statuses a client can act on,
- * and sending to a stream only as fast as the client reads.
+ * The gRPC edge: who may be listened to, malformed requests answered INVALID_ARGUMENT without flooding the log,
+ * exceptions turned into statuses a client can act on, and streams sent only as fast as the client reads.
  */
 package ai.chalk.compute.server.grpc;

@@ -11,6 +11,7 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
+import ai.chalk.compute.server.store.StoreException;
 import ai.chalk.compute.server.volume.VolumeManager;
 import com.google.protobuf.util.Durations;
 import io.grpc.Status;
@@ -45,6 +46,11 @@ public final class SandboxManager implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final Duration lifetime;
     private final Map<String, LiveSandbox> live = new ConcurrentHashMap<>();
+    /** Sandboxes that stopped while the store could not write: how they ended, until it is recorded. */
+    private final Map<String, Unrecorded> unrecorded = new ConcurrentHashMap<>();
+
+    private record Unrecorded(SandboxState state, String statusMessage, Instant at) {
+    }
 
     /**
      * @param images   builds the images of sandboxes created from an image spec
@@ -212,7 +218,7 @@ public final class SandboxManager implements AutoCloseable {
                 sandbox.cancelLifetimeTimer();
                 sandbox.sessions().closeAll();
                 synchronized (sandbox) {
-                    store.updateState(sandbox.id(), SandboxState.TERMINATED, reason);
+                    recordEnd(sandbox.id(), reason);
                 }
                 log.info("Sandbox {} stopped: {}", sandbox.id(), reason);
             }
@@ -269,18 +275,57 @@ public final class SandboxManager implements AutoCloseable {
     /** The record of a sandbox, or NOT_FOUND. */
     public SandboxRecord get(String id) {
         requireId(id);
-        return store.find(id).orElseThrow(() -> Status.NOT_FOUND
+        return store.find(id).map(this::current).orElseThrow(() -> Status.NOT_FOUND
                 .withDescription("sandbox " + id + " does not exist on this server").asRuntimeException());
     }
 
     /** A page of records. */
     public List<SandboxRecord> list(long afterSeq, int limit, List<SandboxState> states, List<SandboxState> notStates) {
-        return store.list(afterSeq, limit, states, notStates);
+        return store.list(afterSeq, limit, states, notStates).stream().map(this::current).toList();
     }
 
     /** A page of records matching a v2 query. */
     public List<SandboxRecord> search(SandboxStore.Query query) {
-        return store.search(query);
+        return store.search(query).stream().map(this::current).toList();
+    }
+
+    /** The record as it stands, with an end the store could not record yet. */
+    private SandboxRecord current(SandboxRecord r) {
+        Unrecorded end = unrecorded.get(r.id());
+        if (end == null) {
+            return r;
+        }
+        return new SandboxRecord(r.seq(), r.id(), r.name(), end.state(), r.image(), r.runtime(), r.createdAt(),
+                Optional.of(end.at()), Optional.of(end.statusMessage()), r.request(), r.containerSpec(), r.buildId());
+    }
+
+    /**
+     * Records that a sandbox terminated. The sandbox is gone whether or not the store can write, so a store that
+     * fails (a full disk) must not fail the terminate: the end is kept in memory, shown by {@link #get} and
+     * {@link #list}, and written by {@link #recordPendingEnds()} once the store works again (a restart meanwhile
+     * records it as terminated by the restart).
+     */
+    private void recordEnd(String id, String statusMessage) {
+        try {
+            store.updateState(id, SandboxState.TERMINATED, statusMessage);
+            unrecorded.remove(id);
+        } catch (StoreException e) {
+            unrecorded.put(id, new Unrecorded(SandboxState.TERMINATED, statusMessage, Instant.now()));
+            log.warn("Sandbox {} terminated, but the store could not record it ({}); it is recorded once the store"
+                    + " writes again", id, e.getMessage());
+        }
+    }
+
+    /** Writes the ends of sandboxes that stopped while the store could not write; stops at the first failure. */
+    public void recordPendingEnds() {
+        for (Map.Entry<String, Unrecorded> e : List.copyOf(unrecorded.entrySet())) {
+            try {
+                store.updateState(e.getKey(), e.getValue().state(), e.getValue().statusMessage());
+                unrecorded.remove(e.getKey(), e.getValue());
+            } catch (StoreException failed) {
+                return;
+            }
+        }
     }
 
     /**
@@ -365,10 +410,10 @@ public final class SandboxManager implements AutoCloseable {
      * Terminating a finished sandbox does nothing.
      */
     public void terminate(String id, Duration grace, String reason) {
-        SandboxRecord record = get(id);
+        requireId(id);
         LiveSandbox sandbox = live.remove(id);
         if (sandbox == null) {
-            log.debug("Sandbox {} already {}", id, record.state());
+            log.debug("Sandbox {} already {}", id, get(id).state()); // NOT_FOUND when it never existed
             return;
         }
         sandbox.cancelLifetimeTimer();
@@ -377,7 +422,7 @@ public final class SandboxManager implements AutoCloseable {
             sandbox.runtime().terminate(grace);
         } finally {
             synchronized (sandbox) {
-                store.updateState(id, SandboxState.TERMINATED, "terminated: " + reason);
+                recordEnd(id, "terminated: " + reason);
             }
         }
         log.info("Sandbox {} terminated: {}", id, reason);

@@ -11,6 +11,7 @@ import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxResponse;
+import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.ExecCall;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.SandboxRecord;
@@ -35,10 +36,13 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
 
     private final SandboxManager sandboxes;
     private final ScheduledExecutorService scheduler;
+    private final ByteBudget stdinBudget;
 
-    public SandboxServiceV1(SandboxManager sandboxes, ScheduledExecutorService scheduler) {
+    /** @param stdinBudget the server-wide bound on stdin received and not yet read by its process */
+    public SandboxServiceV1(SandboxManager sandboxes, ScheduledExecutorService scheduler, ByteBudget stdinBudget) {
         this.sandboxes = sandboxes;
         this.scheduler = scheduler;
+        this.stdinBudget = stdinBudget;
     }
 
     @Override
@@ -131,6 +135,6 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
 
     @Override
     public StreamObserver<ExecRequest> exec(StreamObserver<ExecResponse> observer) {
-        return new ExecCall(sandboxes, scheduler, (ServerCallStreamObserver<ExecResponse>) observer);
+        return new ExecCall(sandboxes, scheduler, (ServerCallStreamObserver<ExecResponse>) observer, stdinBudget);
     }
 }

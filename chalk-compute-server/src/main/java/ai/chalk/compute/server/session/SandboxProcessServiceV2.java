@@ -9,9 +9,13 @@ import ai.chalk.compute.proto.sandbox.v2.ListSessionsResponse;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionRequest;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.OutputStreamKind;
 import ai.chalk.compute.server.exec.ProcessRequests;
 import ai.chalk.compute.server.exec.ProcessRun;
+import ai.chalk.compute.server.exec.RunResult;
+import ai.chalk.compute.server.exec.StdinFlow;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
@@ -36,19 +40,31 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
     private final SandboxManager sandboxes;
     private final ScheduledExecutorService scheduler;
     private final long sessionBufferBytes;
+    private final MemoryBudgets budgets;
 
-    public SandboxProcessServiceV2(SandboxManager sandboxes, ScheduledExecutorService scheduler, long sessionBufferBytes) {
+    /**
+     * @param sessionBufferBytes output buffered per session for clients that re-attach
+     * @param budgets            the server-wide bounds on session buffers, unread stdin and collected output
+     */
+    public SandboxProcessServiceV2(SandboxManager sandboxes, ScheduledExecutorService scheduler, long sessionBufferBytes,
+                                   MemoryBudgets budgets) {
         this.sandboxes = sandboxes;
         this.scheduler = scheduler;
         this.sessionBufferBytes = sessionBufferBytes;
+        this.budgets = budgets;
     }
 
     @Override
     public void execCommand(ExecCommandRequest request, StreamObserver<ExecCommandResponse> observer) {
         ProcessRun run;
-        Collected out = new Collected();
-        Collected err = new Collected();
+        Collected out = new Collected(budgets.collectedOutput());
+        Collected err = new Collected(budgets.collectedOutput());
         Optional<Duration> timeout;
+        byte[] stdin = request.hasStdin() ? request.getStdin().toByteArray() : new byte[0];
+        if (!budgets.stdin().tryReserve(stdin.length)) {
+            observer.onError(StdinFlow.refused(stdin.length, budgets.stdin()));
+            return;
+        }
         try {
             ProcessSpec spec = ProcessRequests.spec(request.getCommand(), request.getArgsList(),
                     request.hasWorkdir() ? Optional.of(request.getWorkdir()) : Optional.empty(),
@@ -58,46 +74,91 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
             run = ProcessRun.start(sandbox.runtime(), spec, timeout, scheduler,
                     (kind, data) -> (kind == OutputStreamKind.STDERR ? err : out).add(data));
         } catch (ProcessStartException e) {
+            budgets.stdin().release(stdin.length);
             observer.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
             return;
         } catch (RuntimeException e) {
+            budgets.stdin().release(stdin.length);
             observer.onError(StatusErrors.toStatus(e).asRuntimeException());
             return;
         }
         ((ServerCallStreamObserver<ExecCommandResponse>) observer).setOnCancelHandler(run::kill);
-        run.feedStdin(request.hasStdin() ? request.getStdin().toByteArray() : new byte[0]);
+        // held, and counted, until the process has taken it (or exited without)
+        run.writeStdin(stdin).whenComplete((ignored, failure) -> budgets.stdin().release(stdin.length));
+        run.closeStdin();
         Optional<Duration> limit = timeout;
         run.done().whenComplete((result, failure) -> {
-            if (failure != null) {
-                observer.onError(StatusErrors.toStatus(failure).asRuntimeException());
-            } else if (result.timedOut()) {
-                observer.onError(Status.DEADLINE_EXCEEDED.withDescription("the command timed out after "
-                        + limit.map(Duration::toSeconds).orElse(0L) + "s; it and every process it started were killed")
-                        .asRuntimeException());
-            } else if (out.overflow || err.overflow) {
-                observer.onError(Status.RESOURCE_EXHAUSTED.withDescription("the command wrote more than "
-                        + MAX_COLLECTED_BYTES + " bytes to " + (out.overflow ? "stdout" : "stderr")
-                        + "; ExecCommand returns output whole, so stream large output with OpenSession").asRuntimeException());
-            } else {
-                int code = result.status().exitCode().orElse(128 + result.status().signal().orElse(0));
-                observer.onNext(ExecCommandResponse.newBuilder()
-                        .setStdout(out.bytes()).setStderr(err.bytes()).setExitCode(code).build());
-                observer.onCompleted();
+            try {
+                reply(observer, result, failure, limit, out, err);
+            } finally {
+                out.release();
+                err.release();
             }
         });
     }
 
-    /** Output collected for a one-shot command, up to {@link #MAX_COLLECTED_BYTES}. */
+    private static void reply(StreamObserver<ExecCommandResponse> observer, RunResult result, Throwable failure,
+                              Optional<Duration> limit, Collected out, Collected err) {
+        if (failure != null) {
+            observer.onError(StatusErrors.toStatus(failure).asRuntimeException());
+        } else if (result.timedOut()) {
+            observer.onError(Status.DEADLINE_EXCEEDED.withDescription("the command timed out after "
+                    + limit.map(Duration::toSeconds).orElse(0L) + "s; it and every process it started were killed")
+                    .asRuntimeException());
+        } else if (out.overflow || err.overflow) {
+            observer.onError(Status.RESOURCE_EXHAUSTED.withDescription("the command wrote more than "
+                    + MAX_COLLECTED_BYTES + " bytes to " + (out.overflow ? "stdout" : "stderr")
+                    + "; ExecCommand returns output whole, so stream large output with OpenSession").asRuntimeException());
+        } else if (out.outOfBudget || err.outOfBudget) {
+            ByteBudget budget = out.budget;
+            observer.onError(Status.RESOURCE_EXHAUSTED.withDescription("the command's output did not fit: the"
+                    + " server collects at most " + budget.limit() + " bytes of output for all ExecCommand calls"
+                    + " running at once, and that was taken; try again later, or stream the output with"
+                    + " OpenSession or v1 Exec").asRuntimeException());
+        } else {
+            int code = result.status().exitCode().orElse(128 + result.status().signal().orElse(0));
+            observer.onNext(ExecCommandResponse.newBuilder()
+                    .setStdout(out.bytes()).setStderr(err.bytes()).setExitCode(code).build());
+            observer.onCompleted();
+        }
+    }
+
+    /**
+     * Output collected for a one-shot command, up to {@link #MAX_COLLECTED_BYTES} and what the server-wide budget
+     * of collected output allows.
+     */
     private static final class Collected {
         private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+        private final ByteBudget budget;
+        private long reserved;
         private boolean overflow;
+        private boolean outOfBudget;
+
+        Collected(ByteBudget budget) {
+            this.budget = budget;
+        }
 
         synchronized void add(byte[] data) {
+            if (overflow || outOfBudget) {
+                return; // keep draining so the process is not blocked on a full pipe
+            }
             if (buffer.size() + data.length > MAX_COLLECTED_BYTES) {
-                overflow = true; // keep draining so the process is not blocked on a full pipe
+                overflow = true;
                 return;
             }
+            if (!budget.tryReserve(data.length)) {
+                outOfBudget = true;
+                return;
+            }
+            reserved += data.length;
             buffer.writeBytes(data);
+        }
+
+        /** The reply is built or the call failed: the buffer is no longer the server's to hold. */
+        synchronized void release() {
+            budget.release(reserved);
+            reserved = 0;
+            buffer.reset();
         }
 
         synchronized ByteString bytes() {
@@ -108,7 +169,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
     @Override
     public StreamObserver<OpenSessionRequest> openSession(StreamObserver<OpenSessionResponse> observer) {
         return new SessionCall(sandboxes, scheduler, (ServerCallStreamObserver<OpenSessionResponse>) observer,
-                sessionBufferBytes);
+                sessionBufferBytes, budgets);
     }
 
     @Override

@@ -9,6 +9,7 @@ import ai.chalk.compute.proto.sandbox.v2.ProcessState;
 import ai.chalk.compute.proto.sandbox.v2.ProcessStatus;
 import ai.chalk.compute.proto.sandbox.v2.ProcessTimedOut;
 import ai.chalk.compute.proto.sandbox.v2.SessionInfo;
+import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.OutputStreamKind;
 import ai.chalk.compute.server.exec.ProcessRun;
 import ai.chalk.compute.server.exec.RunResult;
@@ -25,11 +26,29 @@ public final class Session {
     private final SessionLog log;
     private volatile ProcessRun run;
     private volatile ProcessStatus status = ProcessStatus.newBuilder().setState(ProcessState.PROCESS_STATE_RUNNING).build();
+    private final ByteBudget budget;
+    private long reserved; // guarded by this: what this session holds of the server's session output budget
 
-    Session(String id, NewProcess request, long capacityBytes) {
+    /** A session whose buffer of {@code capacityBytes} was reserved from {@code budget}. */
+    Session(String id, NewProcess request, long capacityBytes, ByteBudget budget) {
         this.id = id;
         this.request = request;
         this.log = new SessionLog(capacityBytes);
+        this.budget = budget;
+        this.reserved = capacityBytes;
+    }
+
+    /** A finished session buffers no more: it keeps reserved only what its log holds. */
+    synchronized void shrinkReservation() {
+        long holds = Math.min(reserved, log.bufferedBytes());
+        budget.release(reserved - holds);
+        reserved = holds;
+    }
+
+    /** The session is forgotten: its whole reservation goes back. */
+    synchronized void releaseReservation() {
+        budget.release(reserved);
+        reserved = 0;
     }
 
     public String id() {

@@ -7,6 +7,7 @@ import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
 import ai.chalk.compute.proto.sandbox.v2.SessionAttached;
 import ai.chalk.compute.proto.sandbox.v2.SessionDetached;
 import ai.chalk.compute.proto.sandbox.v2.SessionError;
+import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.ProcessRequests;
 import ai.chalk.compute.server.exec.ProcessRun;
 import ai.chalk.compute.server.exec.Signals;
@@ -35,14 +36,16 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     private final ScheduledExecutorService scheduler;
     private final ServerCallStreamObserver<OpenSessionResponse> call;
     private final long capacityBytes;
+    private final MemoryBudgets budgets;
     private final Runnable drainer = this::drain;
     private Session session;
     private long cursor;
     private boolean closed;
 
     SessionCall(SandboxManager sandboxes, ScheduledExecutorService scheduler,
-                ServerCallStreamObserver<OpenSessionResponse> call, long capacityBytes) {
+                ServerCallStreamObserver<OpenSessionResponse> call, long capacityBytes, MemoryBudgets budgets) {
         this.sandboxes = sandboxes;
+        this.budgets = budgets;
         this.scheduler = scheduler;
         this.call = call;
         this.capacityBytes = capacityBytes;
@@ -60,7 +63,8 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 case ATTACH_SESSION -> attach(request.getAttachSession());
                 case DETACH_SESSION -> detach();
                 case STDIN_DATA -> {
-                    StdinFlow.write(requireRun("stdin_data"), request.getStdinData().getData().toByteArray(), call);
+                    StdinFlow.write(requireRun("stdin_data"), request.getStdinData().getData().toByteArray(), call,
+                            budgets.stdin());
                     return;
                 }
                 case STDIN_EOF -> requireRun("stdin_eof").closeStdin();
@@ -109,7 +113,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 np.hasWorkdir() ? Optional.of(np.getWorkdir()) : Optional.empty(), np.getEnvVarsMap(), pty);
         Optional<Duration> timeout = ProcessRequests.timeout(np.hasTimeout(), np.getTimeout());
         LiveSandbox sandbox = sandboxes.requireRunning(np.getSandboxId());
-        Session s = sandbox.sessions().create(np, capacityBytes);
+        Session s = sandbox.sessions().create(np, capacityBytes, budgets.sessionOutput());
         try {
             s.started(ProcessRun.start(sandbox.runtime(), spec, timeout, scheduler, s::output));
         } catch (ProcessStartException e) {

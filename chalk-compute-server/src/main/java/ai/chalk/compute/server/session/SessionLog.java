@@ -97,6 +97,11 @@ public final class SessionLog {
         return finished;
     }
 
+    /** Output bytes held now. */
+    public synchronized long bufferedBytes() {
+        return bufferedBytes;
+    }
+
     /** Total output bytes dropped so far. */
     public synchronized long droppedBytes() {
         return droppedBytes;

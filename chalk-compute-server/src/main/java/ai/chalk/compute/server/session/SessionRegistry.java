@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.session;
 
 import ai.chalk.compute.proto.sandbox.v2.NewProcess;
+import ai.chalk.compute.server.exec.ByteBudget;
 import io.grpc.Status;
 import java.util.ArrayDeque;
 import java.util.Collection;
@@ -13,25 +14,50 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The sessions of one sandbox; they end with it. Finished sessions stay readable (status and
  * buffered output) until {@link #KEPT_FINISHED} newer ones have finished, so a sandbox that runs
- * many commands does not hold every one's output for its whole life.
+ * many commands does not hold every one's output for its whole life. At most {@link #MAX_RUNNING}
+ * run at once per sandbox, and every session's buffer is reserved from the server-wide budget of
+ * session output, so detached sessions cannot pile up without bound.
  */
 public final class SessionRegistry {
 
     /** Finished sessions kept per sandbox; the oldest is forgotten when another finishes past it. */
     public static final int KEPT_FINISHED = 16;
+    /** Sessions whose process still runs (attached or detached), per sandbox. */
+    public static final int MAX_RUNNING = 32;
 
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     private final Deque<Session> finished = new ArrayDeque<>(); // guarded by itself, oldest first
     private volatile boolean closed;
 
-    /** Registers a new session for {@code request}. */
-    public Session create(NewProcess request, long capacityBytes) {
-        if (closed) {
-            throw Status.FAILED_PRECONDITION.withDescription("sandbox " + request.getSandboxId()
-                    + " is terminating; it cannot start processes").asRuntimeException();
+    /**
+     * Registers a new session for {@code request}, reserving its buffer of {@code capacityBytes} from
+     * {@code budget}. RESOURCE_EXHAUSTED when the sandbox already runs {@link #MAX_RUNNING} sessions or the
+     * server's budget cannot take another buffer, saying what to do.
+     */
+    public Session create(NewProcess request, long capacityBytes, ByteBudget budget) {
+        Session s;
+        synchronized (finished) {
+            if (closed) {
+                throw Status.FAILED_PRECONDITION.withDescription("sandbox " + request.getSandboxId()
+                        + " is terminating; it cannot start processes").asRuntimeException();
+            }
+            long running = sessions.size() - finished.size();
+            if (running >= MAX_RUNNING) {
+                throw Status.RESOURCE_EXHAUSTED.withDescription("sandbox " + request.getSandboxId() + " already runs "
+                        + running + " sessions (attached or detached), the most one sandbox may: wait for one to"
+                        + " finish, or attach to one and signal it, before opening another; ExecCommand runs a"
+                        + " command without a session").asRuntimeException();
+            }
+            if (!budget.tryReserve(capacityBytes)) {
+                throw Status.RESOURCE_EXHAUSTED.withDescription("the server is out of room for session output: it"
+                        + " buffers at most " + budget.limit() + " bytes for all sessions (" + capacityBytes
+                        + " per session) and " + budget.used() + " are taken; wait for sessions to finish, or run"
+                        + " the command with ExecCommand or v1 Exec, which buffer nothing for later")
+                        .asRuntimeException();
+            }
+            s = new Session(UUID.randomUUID().toString(), request, capacityBytes, budget);
+            sessions.put(s.id(), s);
         }
-        Session s = new Session(UUID.randomUUID().toString(), request, capacityBytes);
-        sessions.put(s.id(), s);
         s.log().addListener(() -> {
             if (s.log().finished()) {
                 finished(s);
@@ -42,19 +68,27 @@ public final class SessionRegistry {
 
     private void finished(Session s) {
         synchronized (finished) {
-            if (finished.contains(s)) {
+            if (finished.contains(s) || !sessions.containsKey(s.id())) {
                 return;
             }
             finished.addLast(s);
+            s.shrinkReservation();
             while (finished.size() > KEPT_FINISHED) {
-                sessions.remove(finished.removeFirst().id());
+                Session forgotten = finished.removeFirst();
+                sessions.remove(forgotten.id());
+                forgotten.releaseReservation();
             }
         }
     }
 
     /** Forgets a session whose process never started. */
     void remove(String id) {
-        sessions.remove(id);
+        synchronized (finished) {
+            Session s = sessions.remove(id);
+            if (s != null) {
+                s.releaseReservation();
+            }
+        }
     }
 
     /** The session with this id, or NOT_FOUND. */
@@ -72,9 +106,16 @@ public final class SessionRegistry {
         return List.copyOf(sessions.values());
     }
 
-    /** Kills every session's process (the sandbox is going away). */
+    /** Kills every session's process (the sandbox is going away) and gives back their buffers' reservations. */
     public void closeAll() {
-        closed = true;
+        synchronized (finished) {
+            closed = true;
+        }
         sessions.values().forEach(Session::kill);
+        synchronized (finished) {
+            sessions.values().forEach(Session::releaseReservation);
+            sessions.clear();
+            finished.clear();
+        }
     }
 }

@@ -93,25 +93,25 @@ public final class ImageBuildStore {
     public BuildRecord insert(String id, String contentHash, String baseImage, byte[] spec, Optional<String> tag,
                               Instant createdAt) {
         synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(
-                    "INSERT INTO image_build (id, content_hash, status, base_image, spec, tag, created_at)"
-                            + " VALUES (?,?,?,?,?,?,?)", new String[] {"seq"})) {
-                ps.setString(1, id);
-                ps.setString(2, contentHash);
-                ps.setString(3, Status.BUILDING.name());
-                ps.setString(4, baseImage);
-                ps.setBytes(5, spec);
-                ps.setString(6, tag.orElse(null));
-                ps.setTimestamp(7, Timestamp.from(createdAt));
-                ps.executeUpdate();
-                try (ResultSet keys = ps.getGeneratedKeys()) {
-                    keys.next();
-                    return new BuildRecord(keys.getLong(1), id, contentHash, Status.BUILDING, Optional.empty(),
-                            baseImage, spec, Optional.empty(), tag, createdAt, Optional.empty());
+            return db.write("saving image build " + id, c -> {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO image_build (id, content_hash, status, base_image, spec, tag, created_at)"
+                                + " VALUES (?,?,?,?,?,?,?)", new String[] {"seq"})) {
+                    ps.setString(1, id);
+                    ps.setString(2, contentHash);
+                    ps.setString(3, Status.BUILDING.name());
+                    ps.setString(4, baseImage);
+                    ps.setBytes(5, spec);
+                    ps.setString(6, tag.orElse(null));
+                    ps.setTimestamp(7, Timestamp.from(createdAt));
+                    ps.executeUpdate();
+                    try (ResultSet keys = ps.getGeneratedKeys()) {
+                        keys.next();
+                        return new BuildRecord(keys.getLong(1), id, contentHash, Status.BUILDING, Optional.empty(),
+                                baseImage, spec, Optional.empty(), tag, createdAt, Optional.empty());
+                    }
                 }
-            } catch (SQLException e) {
-                throw new StoreException("saving image build " + id + " failed: " + e.getMessage(), e);
-            }
+            });
         }
     }
 

@@ -68,32 +68,32 @@ public final class SandboxStore {
                                 Instant createdAt, byte[] request, byte[] containerSpec, String statusMessage,
                                 Optional<String> buildId) {
         synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(
-                    "INSERT INTO sandbox (id, name, state, image, runtime, created_at, request, status_message,"
-                            + " finished_at, spec, build_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    new String[] {"seq"})) {
-                ps.setString(1, id);
-                ps.setString(2, name.orElse(null));
-                ps.setString(3, state.name());
-                ps.setString(4, image);
-                ps.setString(5, runtime);
-                ps.setTimestamp(6, Timestamp.from(createdAt));
-                ps.setBytes(7, request);
-                ps.setString(8, fit(statusMessage));
-                Instant finishedAt = state.finished() ? Instant.now() : null;
-                ps.setTimestamp(9, finishedAt == null ? null : Timestamp.from(finishedAt));
-                ps.setBytes(10, containerSpec);
-                ps.setString(11, buildId.orElse(null));
-                ps.executeUpdate();
-                try (ResultSet keys = ps.getGeneratedKeys()) {
-                    keys.next();
-                    return new SandboxRecord(keys.getLong(1), id, name, state, image, runtime, createdAt,
-                            Optional.ofNullable(finishedAt), Optional.ofNullable(fit(statusMessage)), request,
-                            containerSpec, buildId);
+            return db.write("saving sandbox " + id, c -> {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO sandbox (id, name, state, image, runtime, created_at, request, status_message,"
+                                + " finished_at, spec, build_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                        new String[] {"seq"})) {
+                    ps.setString(1, id);
+                    ps.setString(2, name.orElse(null));
+                    ps.setString(3, state.name());
+                    ps.setString(4, image);
+                    ps.setString(5, runtime);
+                    ps.setTimestamp(6, Timestamp.from(createdAt));
+                    ps.setBytes(7, request);
+                    ps.setString(8, fit(statusMessage));
+                    Instant finishedAt = state.finished() ? Instant.now() : null;
+                    ps.setTimestamp(9, finishedAt == null ? null : Timestamp.from(finishedAt));
+                    ps.setBytes(10, containerSpec);
+                    ps.setString(11, buildId.orElse(null));
+                    ps.executeUpdate();
+                    try (ResultSet keys = ps.getGeneratedKeys()) {
+                        keys.next();
+                        return new SandboxRecord(keys.getLong(1), id, name, state, image, runtime, createdAt,
+                                Optional.ofNullable(finishedAt), Optional.ofNullable(fit(statusMessage)), request,
+                                containerSpec, buildId);
+                    }
                 }
-            } catch (SQLException e) {
-                throw new StoreException("saving sandbox " + id + " failed: " + e.getMessage(), e);
-            }
+            });
         }
     }
 
@@ -180,17 +180,15 @@ public final class SandboxStore {
 
     /** Counts sandboxes by state, for health. */
     public long count(SandboxState state) {
-        synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement("SELECT COUNT(*) FROM sandbox WHERE state = ?")) {
+        return db.read("counting sandboxes", c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM sandbox WHERE state = ?")) {
                 ps.setString(1, state.name());
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     return rs.getLong(1);
                 }
-            } catch (SQLException e) {
-                throw new StoreException("counting sandboxes failed: " + e.getMessage(), e);
             }
-        }
+        });
     }
 
     private List<SandboxRecord> query(String sql, List<?> args) {

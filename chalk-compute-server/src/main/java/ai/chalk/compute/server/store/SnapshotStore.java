@@ -78,23 +78,23 @@ public final class SnapshotStore {
     /** Inserts a new snapshot record in status PENDING and returns it. */
     public SnapshotRecord insert(String id, String sandboxId, Instant createdAt, byte[] spec) {
         synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(
-                    "INSERT INTO sandbox_snapshot (id, sandbox_id, status, created_at, spec) VALUES (?,?,?,?,?)",
-                    new String[] {"seq"})) {
-                ps.setString(1, id);
-                ps.setString(2, sandboxId);
-                ps.setString(3, Status.PENDING.name());
-                ps.setTimestamp(4, Timestamp.from(createdAt));
-                ps.setBytes(5, spec);
-                ps.executeUpdate();
-                try (ResultSet keys = ps.getGeneratedKeys()) {
-                    keys.next();
-                    return new SnapshotRecord(keys.getLong(1), id, sandboxId, Status.PENDING, Optional.empty(),
-                            createdAt, Optional.empty(), spec);
+            return db.write("saving snapshot " + id, c -> {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO sandbox_snapshot (id, sandbox_id, status, created_at, spec) VALUES (?,?,?,?,?)",
+                        new String[] {"seq"})) {
+                    ps.setString(1, id);
+                    ps.setString(2, sandboxId);
+                    ps.setString(3, Status.PENDING.name());
+                    ps.setTimestamp(4, Timestamp.from(createdAt));
+                    ps.setBytes(5, spec);
+                    ps.executeUpdate();
+                    try (ResultSet keys = ps.getGeneratedKeys()) {
+                        keys.next();
+                        return new SnapshotRecord(keys.getLong(1), id, sandboxId, Status.PENDING, Optional.empty(),
+                                createdAt, Optional.empty(), spec);
+                    }
                 }
-            } catch (SQLException e) {
-                throw new StoreException("saving snapshot " + id + " failed: " + e.getMessage(), e);
-            }
+            });
         }
     }
 
@@ -147,12 +147,12 @@ public final class SnapshotStore {
 
     public void delete(String id) {
         synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement("DELETE FROM sandbox_snapshot WHERE id = ?")) {
-                ps.setString(1, id);
-                ps.executeUpdate();
-            } catch (SQLException e) {
-                throw new StoreException("deleting snapshot " + id + " failed: " + e.getMessage(), e);
-            }
+            db.write("deleting snapshot " + id, c -> {
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM sandbox_snapshot WHERE id = ?")) {
+                    ps.setString(1, id);
+                    return ps.executeUpdate();
+                }
+            });
         }
     }
 

@@ -25,8 +25,8 @@ final class SqlQuery {
 
     /** The records {@code sql} selects with {@code args}; a failure is "reading {@code what} failed". */
     static <T> List<T> select(Database db, String sql, List<?> args, Row<T> row, String what) {
-        synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(sql)) {
+        return db.read("reading " + what, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
                 for (int i = 0; i < args.size(); i++) {
                     ps.setObject(i + 1, args.get(i));
                 }
@@ -37,10 +37,8 @@ final class SqlQuery {
                     }
                 }
                 return out;
-            } catch (SQLException e) {
-                throw new StoreException("reading " + what + " failed: " + e.getMessage(), e);
             }
-        }
+        });
     }
 
     /** Executes the update {@code sql}; a failure is "{@code failure} failed". */
@@ -50,14 +48,12 @@ final class SqlQuery {
 
     /** As {@link #update}, returning how many rows changed. */
     static int updateCount(Database db, String sql, Parameters parameters, String failure) {
-        synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(sql)) {
+        return db.write(failure, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
                 parameters.set(ps);
                 return ps.executeUpdate();
-            } catch (SQLException e) {
-                throw new StoreException(failure + " failed: " + e.getMessage(), e);
             }
-        }
+        });
     }
 
     /** {@code n} comma-separated parameter markers, for {@code IN (...)}. */

@@ -32,15 +32,14 @@ public final class VolumeStore {
             if (find(name).isPresent()) {
                 return Optional.empty();
             }
-            try (PreparedStatement ps = db.connection().prepareStatement(
-                    "INSERT INTO volume (name, created_at) VALUES (?, ?)")) {
-                ps.setString(1, name);
-                ps.setTimestamp(2, Timestamp.from(createdAt));
-                ps.executeUpdate();
-                return Optional.of(new VolumeRecord(name, createdAt));
-            } catch (SQLException e) {
-                throw new StoreException("saving volume " + name + " failed: " + e.getMessage(), e);
-            }
+            return db.write("saving volume " + name, c -> {
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO volume (name, created_at) VALUES (?, ?)")) {
+                    ps.setString(1, name);
+                    ps.setTimestamp(2, Timestamp.from(createdAt));
+                    ps.executeUpdate();
+                    return Optional.of(new VolumeRecord(name, createdAt));
+                }
+            });
         }
     }
 
@@ -54,19 +53,17 @@ public final class VolumeStore {
     }
 
     public void delete(String name) {
-        synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement("DELETE FROM volume WHERE name = ?")) {
+        db.write("deleting volume " + name, c -> {
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM volume WHERE name = ?")) {
                 ps.setString(1, name);
-                ps.executeUpdate();
-            } catch (SQLException e) {
-                throw new StoreException("deleting volume " + name + " failed: " + e.getMessage(), e);
+                return ps.executeUpdate();
             }
-        }
+        });
     }
 
     private List<VolumeRecord> query(String sql, String arg, int limit) {
-        synchronized (db) {
-            try (PreparedStatement ps = db.connection().prepareStatement(sql)) {
+        return db.read("reading volumes", c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setString(1, arg);
                 if (sql.contains("LIMIT")) {
                     ps.setInt(2, limit);
@@ -78,9 +75,7 @@ public final class VolumeStore {
                     }
                 }
                 return out;
-            } catch (SQLException e) {
-                throw new StoreException("reading volumes failed: " + e.getMessage(), e);
             }
-        }
+        });
     }
 }

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StandaloneServerTest {
 
-    private static final Pattern LISTENING = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
+    private static final Pattern LISTENING = Pattern.compile("listening on \\S+:(\\d+)");
 
     /** A server JVM and the file it logs to. */
     record ServerProcess(Process process, Path logFile) {

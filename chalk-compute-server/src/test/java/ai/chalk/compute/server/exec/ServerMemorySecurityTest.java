@@ -1,0 +1,270 @@
+package ai.chalk.compute.server.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import ai.chalk.compute.proto.sandbox.v1.ExecInit;
+import ai.chalk.compute.proto.sandbox.v1.ExecRequest;
+import ai.chalk.compute.proto.sandbox.v1.ExecResponse;
+import ai.chalk.compute.proto.sandbox.v1.StdinData;
+import ai.chalk.compute.proto.sandbox.v2.DetachSession;
+import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
+import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
+import ai.chalk.compute.proto.sandbox.v2.NewProcess;
+import ai.chalk.compute.proto.sandbox.v2.OpenSessionRequest;
+import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
+import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.session.SessionRegistry;
+import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.grpc.stub.StreamObserver;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An unauthenticated client tries to exhaust the server's heap: detached sessions by the dozen, large stdin
+ * that the process never reads, many one-shot commands collecting output at once, oversized messages. Each is
+ * bounded server-wide, refused past the bound with RESOURCE_EXHAUSTED saying what to do, and the server keeps
+ * serving.
+ */
+class ServerMemorySecurityTest {
+
+    private static final int MIB = 1 << 20;
+
+    @Test
+    void detachedSessionsAreCappedPerSandboxAndByTheServersBudget(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir,
+                b -> b.sessionBufferBytes(MIB).sessionOutputBudget(40L * MIB))) {
+            ByteBudget budget = server.server.memoryBudgets().sessionOutput();
+            String a = server.createSandbox();
+            for (int i = 0; i < SessionRegistry.MAX_RUNNING; i++) {
+                assertThat(openDetached(server, a).getCode()).isEqualTo(Status.Code.OK);
+            }
+            Status perSandbox = openDetached(server, a);
+            assertThat(perSandbox.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(perSandbox.getDescription()).contains("already runs " + SessionRegistry.MAX_RUNNING + " sessions");
+
+            String b = server.createSandbox();
+            for (int i = 0; i < 8; i++) {
+                assertThat(openDetached(server, b).getCode()).isEqualTo(Status.Code.OK);
+            }
+            Status serverWide = openDetached(server, b);
+            assertThat(serverWide.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(serverWide.getDescription()).contains("out of room for session output")
+                    .contains(String.valueOf(40L * MIB));
+            assertThat(budget.used()).isEqualTo(40L * MIB);
+
+            // the server keeps serving, and terminating a sandbox gives its sessions' room back
+            assertThat(echo(server, b)).isEqualTo("still serving\n");
+            server.terminate(a);
+            assertThat(budget.used()).isEqualTo(8L * MIB);
+            assertThat(openDetached(server, b).getCode()).isEqualTo(Status.Code.OK);
+            server.terminate(b);
+            assertThat(budget.used()).isZero();
+        }
+    }
+
+    @Test
+    void stdinThatNoProcessReadsIsBoundedServerWide(@TempDir Path dataDir) throws Exception {
+        long budgetBytes = 64L * MIB;
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.stdinBudget(budgetBytes))) {
+            ByteBudget budget = server.server.memoryBudgets().stdin();
+            String id = server.createSandbox();
+            ByteString thirtyMegabytes = ByteString.copyFrom(new byte[30_000_000]);
+            long heapBefore = heapAfterGc();
+
+            // v1 Exec: a process that never reads, and one 30 MB stdin message, from 20 clients
+            List<CompletableFuture<Status>> execs = new ArrayList<>();
+            List<ClientCallStreamObserver<ExecRequest>> calls = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                CompletableFuture<Status> done = new CompletableFuture<>();
+                CompletableFuture<ClientCallStreamObserver<ExecRequest>> call = new CompletableFuture<>();
+                StreamObserver<ExecRequest> requests = server.sandboxesAsync().exec(new ClientResponseObserver<ExecRequest, ExecResponse>() {
+                    @Override
+                    public void beforeStart(ClientCallStreamObserver<ExecRequest> requestStream) {
+                        call.complete(requestStream);
+                    }
+
+                    @Override
+                    public void onNext(ExecResponse r) {
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        done.complete(Status.fromThrowable(t));
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        done.complete(Status.OK);
+                    }
+                });
+                requests.onNext(ExecRequest.newBuilder().setInit(ExecInit.newBuilder().setSandboxId(id)
+                        .setCommand("sleep").addArgs("600")).build());
+                requests.onNext(ExecRequest.newBuilder().setStdinData(StdinData.newBuilder().setData(thirtyMegabytes))
+                        .build());
+                execs.add(done);
+                calls.add(call.get());
+            }
+            // v2 ExecCommand: the same with stdin in the request, from 20 more
+            List<CompletableFuture<Status>> commands = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                CompletableFuture<Status> done = new CompletableFuture<>();
+                server.processesAsync().withDeadlineAfter(120, TimeUnit.SECONDS).execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(id).setCommand("sleep").addArgs("600").setStdin(thirtyMegabytes).build(),
+                        statusOf(done));
+                commands.add(done);
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() ->
+                    execs.stream().filter(CompletableFuture::isDone).count() >= 18
+                            && commands.stream().filter(CompletableFuture::isDone).count() >= 18);
+            for (CompletableFuture<Status> refused : concat(execs, commands)) {
+                if (refused.isDone()) {
+                    Status s = refused.get();
+                    assertThat(s.getCode()).as("%s", s).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                    assertThat(s.getDescription()).contains("bytes of stdin refused")
+                            .contains(String.valueOf(budgetBytes)).contains("in pieces");
+                }
+            }
+            assertThat(budget.used()).isLessThanOrEqualTo(budgetBytes);
+            long retained = heapAfterGc() - heapBefore;
+            System.err.printf("40 calls with 30 MB of unread stdin each: %d refused, %d MiB of stdin held, heap grew %d MiB%n",
+                    concat(execs, commands).stream().filter(CompletableFuture::isDone).count(), budget.used() / MIB,
+                    retained / MIB);
+            assertThat(retained).as("heap retained by 40 calls of 30 MB unread stdin").isLessThan(budgetBytes + 96L * MIB);
+
+            assertThat(echo(server, id)).isEqualTo("still serving\n");
+            calls.forEach(c -> c.cancel("done", null));
+            server.terminate(id);
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> budget.used() == 0);
+        }
+    }
+
+    @Test
+    void outputCollectedByConcurrentCommandsIsBoundedServerWide(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.collectedOutputBudget(20L * MIB))) {
+            ByteBudget budget = server.server.memoryBudgets().collectedOutput();
+            String id = server.createSandbox();
+            List<CompletableFuture<Status>> commands = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                CompletableFuture<Status> done = new CompletableFuture<>();
+                server.processesAsync().withDeadlineAfter(120, TimeUnit.SECONDS).withMaxInboundMessageSize(64 * MIB)
+                        .execCommand(ExecCommandRequest.newBuilder().setSandboxId(id).setCommand("sh").addArgs("-c").addArgs("head -c 8388608 /dev/zero; sleep 3")
+                        .build(), statusOf(done));
+                commands.add(done);
+            }
+            List<Status> statuses = new ArrayList<>();
+            for (CompletableFuture<Status> c : commands) {
+                statuses.add(c.get(120, TimeUnit.SECONDS));
+            }
+            // 32 MiB of output wanted at once, 20 allowed: whoever does not fit is refused (each may have
+            // collected part of its output when the budget ran out), never more than the budget is held
+            assertThat(statuses).filteredOn(s -> !s.isOk()).isNotEmpty().allSatisfy(s -> {
+                assertThat(s.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(s.getDescription()).contains("collects at most " + 20L * MIB).contains("OpenSession");
+            });
+            assertThat(budget.used()).isZero();
+            // once the others are done, the same command fits
+            assertThat(server.processes().withMaxInboundMessageSize(64 * MIB).execCommand(ExecCommandRequest
+                    .newBuilder().setSandboxId(id).setCommand("head").addArgs("-c").addArgs("8388608")
+                    .addArgs("/dev/zero").build()).getStdout().size()).isEqualTo(8 * MIB);
+            assertThat(echo(server, id)).isEqualTo("still serving\n");
+            server.terminate(id);
+        }
+    }
+
+    @Test
+    void aMessageLargerThanTheServerTakesIsRefusedNamingTheLimit(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            String id = server.createSandbox();
+            StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class, () -> server.processes()
+                    .execCommand(ExecCommandRequest.newBuilder().setSandboxId(id).setCommand("true")
+                            .setStdin(ByteString.copyFrom(new byte[40 * MIB])).build()));
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(e.getStatus().getDescription()).contains("maximum size " + ComputeServer.MAX_MESSAGE_BYTES);
+            assertThat(echo(server, id)).isEqualTo("still serving\n");
+            server.terminate(id);
+        }
+    }
+
+    /** Opens a session running {@code sleep 600}, detaches, and returns how the stream ended. */
+    private static Status openDetached(RunningServer server, String sandboxId) throws Exception {
+        CompletableFuture<Status> done = new CompletableFuture<>();
+        CompletableFuture<StreamObserver<OpenSessionRequest>> requests = new CompletableFuture<>();
+        StreamObserver<OpenSessionRequest> r = server.processesAsync().openSession(new StreamObserver<>() {
+            @Override
+            public void onNext(OpenSessionResponse response) {
+                if (response.hasSessionAttached()) {
+                    requests.join().onNext(OpenSessionRequest.newBuilder()
+                            .setDetachSession(DetachSession.getDefaultInstance()).build());
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+                done.complete(Status.OK);
+            }
+        });
+        requests.complete(r);
+        r.onNext(OpenSessionRequest.newBuilder().setNewProcess(NewProcess.newBuilder().setSandboxId(sandboxId)
+                .setCommand("sleep").addArgs("600")).build());
+        Status status = done.get(60, TimeUnit.SECONDS);
+        r.onCompleted();
+        return status;
+    }
+
+    private static String echo(RunningServer server, String id) {
+        return server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(id).setCommand("echo")
+                .addArgs("still serving").build()).getStdout().toStringUtf8();
+    }
+
+    private static StreamObserver<ExecCommandResponse> statusOf(CompletableFuture<Status> done) {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(ExecCommandResponse value) {
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+                done.complete(Status.OK);
+            }
+        };
+    }
+
+    private static List<CompletableFuture<Status>> concat(List<CompletableFuture<Status>> a,
+                                                          List<CompletableFuture<Status>> b) {
+        List<CompletableFuture<Status>> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
+    private static long heapAfterGc() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(200);
+        }
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+}
