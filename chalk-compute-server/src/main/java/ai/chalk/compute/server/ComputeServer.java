@@ -13,6 +13,7 @@ import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.docker.DockerRuntime;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import ai.chalk.compute.server.runtime.local.LocalRuntime;
+import ai.chalk.compute.server.runtime.local.SandboxDefaults;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.sandbox.SandboxServiceV1;
 import ai.chalk.compute.server.sandbox.SandboxServiceV2;
@@ -249,7 +250,8 @@ public final class ComputeServer implements AutoCloseable {
 
     private SandboxRuntime localRuntime(Path dataDir) {
         return LocalRuntime.builder(dataDir.resolve("runtime").resolve("local")).isolation(config.localIsolation)
-                .dockerHost(config.dockerHost).ociImportDir(config.ociImportDir).build();
+                .defaults(config.localSandboxDefaults).dockerHost(config.dockerHost).ociImportDir(config.ociImportDir)
+                .build();
     }
 
     /** @throws IllegalStateException when no engine answers ("no Docker engine at ...: start dockerd or ...") */
@@ -395,6 +397,7 @@ public final class ComputeServer implements AutoCloseable {
         private String dockerDefaultImage;
         private Path ociImportDir;
         private Duration sandboxLifetime = Duration.ofHours(1);
+        private SandboxDefaults localSandboxDefaults = SandboxDefaults.STANDARD;
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private long sessionOutputBudget = -1;
         private long stdinBudget = -1;
@@ -492,6 +495,15 @@ public final class ComputeServer implements AutoCloseable {
         /** How the local runtime isolates sandboxes: auto (default), required, none. */
         public Builder localIsolation(LocalIsolation isolation) {
             this.localIsolation = Objects.requireNonNull(isolation, "isolation");
+            return this;
+        }
+
+        /**
+         * What a local-runtime sandbox gets unless it asks for less (memory, layer size, processes, open files) and
+         * how many run at once. Default {@link SandboxDefaults#STANDARD}.
+         */
+        public Builder localSandboxDefaults(SandboxDefaults defaults) {
+            this.localSandboxDefaults = Objects.requireNonNull(defaults, "defaults");
             return this;
         }
 

@@ -3,6 +3,7 @@ package ai.chalk.compute.server.cli;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
+import ai.chalk.compute.server.runtime.local.SandboxDefaults;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -49,6 +50,18 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--sandbox-lifetime", description = "Longest a sandbox may run, ISO-8601 (PT1H) or seconds. Default: PT1H.")
     String lifetime = "PT1H";
 
+    @Option(names = "--sandbox-memory", description = "Memory of a local sandbox that sets no limit (its file system counts too), e.g. 4Gi. Default: 4Gi.")
+    String sandboxMemory = "4Gi";
+
+    @Option(names = "--sandbox-disk", description = "Size of a local sandbox's writable layer, e.g. 4Gi. Default: 4Gi.")
+    String sandboxDisk = "4Gi";
+
+    @Option(names = "--sandbox-pids", description = "Processes and threads one local sandbox may have. Default: ${DEFAULT-VALUE}.")
+    long sandboxPids = SandboxDefaults.STANDARD.pidsMax();
+
+    @Option(names = "--max-sandboxes", description = "Local sandboxes running at once; more are refused. Default: ${DEFAULT-VALUE}.")
+    int maxSandboxes = SandboxDefaults.STANDARD.maxSandboxes();
+
     @Option(names = "--tls-cert", description = "PEM certificate chain: serve the port with TLS (needs --tls-key).")
     Path tlsCert;
 
@@ -80,6 +93,13 @@ public final class ServerMain implements Callable<Integer> {
                 .runtime(runtime)
                 .localIsolation(isolation)
                 .sandboxLifetime(parseLifetime(lifetime));
+        try {
+            settings.localSandboxDefaults(new SandboxDefaults(parseBytes("--sandbox-memory", sandboxMemory),
+                    parseBytes("--sandbox-disk", sandboxDisk), sandboxPids, SandboxDefaults.STANDARD.openFiles(),
+                    maxSandboxes));
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
+        }
         if (dockerHost != null) {
             settings.dockerHost(dockerHost);
         }
@@ -105,6 +125,21 @@ public final class ServerMain implements Callable<Integer> {
         }, "chalk-compute-shutdown"));
         stopped.await();
         return 0;
+    }
+
+    /** {@code 4Gi}, {@code 512Mi}, {@code 64Ki} or a number of bytes. */
+    static long parseBytes(String option, String value) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^([0-9]+)(Ki|Mi|Gi|Ti)?$").matcher(value.trim());
+        if (!m.matches()) {
+            throw new IllegalArgumentException(option + " \"" + value + "\": use a size such as 4Gi, 512Mi or 1048576");
+        }
+        int shift = m.group(2) == null ? 0 : switch (m.group(2)) {
+            case "Ki" -> 10;
+            case "Mi" -> 20;
+            case "Gi" -> 30;
+            default -> 40;
+        };
+        return Math.multiplyExact(Long.parseLong(m.group(1)), 1L << shift);
     }
 
     private static Duration parseLifetime(String value) {

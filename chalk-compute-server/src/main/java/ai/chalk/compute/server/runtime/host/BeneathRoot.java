@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Predicate;
 
@@ -437,6 +438,47 @@ public final class BeneathRoot implements Closeable {
     }
 
     private static final int S_IFSOCK = 0140000;
+
+    /** What {@link #lookInRoot} found: a directory, a file, and whether some execute bit is set. */
+    public record Found(Type type, boolean executable) {
+    }
+
+    /**
+     * Looks up {@code path} as a process whose root is {@code root} would see it: the kernel resolves every link as if
+     * {@code root} were {@code /} ({@code openat2(RESOLVE_IN_ROOT)}), so a link a sandbox swaps in, absolute or
+     * {@code ../..}, never leads the server onto the host's own files. Empty when nothing is there.
+     *
+     * @param root a sandbox's root, e.g. {@code /proc/<init pid>/root}
+     */
+    public static Optional<Found> lookInRoot(Path root, String path) {
+        int rootFd;
+        try {
+            rootFd = C.open(bytes(root.toString()), FileCalls.O_PATH | FileCalls.O_DIRECTORY | FileCalls.O_CLOEXEC, 0);
+        } catch (LastErrorException e) {
+            return Optional.empty();
+        }
+        try {
+            int fd = openat2(rootFd, bytes(path.isEmpty() ? "." : path), FileCalls.O_PATH | FileCalls.O_CLOEXEC, 0,
+                    FileCalls.RESOLVE_IN_ROOT | FileCalls.RESOLVE_NO_MAGICLINKS);
+            try {
+                Memory buf = new Memory(256);
+                C.statx(fd, bytes(""), FileCalls.AT_EMPTY_PATH, FileCalls.STATX_BASIC_STATS, buf);
+                int mode = buf.getShort(28) & 0xffff;
+                Type type = switch (mode & FileCalls.S_IFMT) {
+                    case FileCalls.S_IFREG -> Type.FILE;
+                    case FileCalls.S_IFDIR -> Type.DIRECTORY;
+                    default -> Type.OTHER;
+                };
+                return Optional.of(new Found(type, (mode & 0111) != 0));
+            } finally {
+                closeQuietly(fd);
+            }
+        } catch (LastErrorException e) {
+            return Optional.empty();
+        } finally {
+            closeQuietly(rootFd);
+        }
+    }
 
     /** A Unix socket held by descriptor; see {@link #pinSocket}. Close it once no new connection is needed. */
     public static final class PinnedSocket implements Closeable {

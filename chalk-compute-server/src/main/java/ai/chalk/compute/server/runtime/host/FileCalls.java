@@ -41,6 +41,7 @@ interface FileCalls extends Library {
     long RESOLVE_NO_MAGICLINKS = 0x02;
     long RESOLVE_NO_SYMLINKS = 0x04;
     long RESOLVE_BENEATH = 0x08;
+    long RESOLVE_IN_ROOT = 0x10;
 
     int STATX_BASIC_STATS = 0x7ff;
     int S_IFMT = 0170000;

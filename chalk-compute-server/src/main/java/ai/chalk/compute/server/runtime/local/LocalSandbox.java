@@ -9,6 +9,7 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
@@ -26,7 +27,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -464,10 +464,7 @@ final class LocalSandbox implements RuntimeSandbox {
         Path root = Path.of("/proc", Long.toString(initPid), "root");
         String wd = spec.workdir().filter(w -> !w.isBlank()).map(LocalSandbox::normalize).orElse(workdir);
         String absoluteWd = wd.startsWith("/") ? wd : normalize(workdir + "/" + wd);
-        Optional<Path> wdOnHost = SandboxFiles.resolveInRoot(root, "/", absoluteWd);
-        // (the root itself, /proc/<pid>/root, is a link to the sandbox's root directory)
-        if (wdOnHost.isEmpty() || !(wdOnHost.get().equals(root)
-                || Files.isDirectory(wdOnHost.get(), LinkOption.NOFOLLOW_LINKS))) {
+        if (BeneathRoot.lookInRoot(root, absoluteWd).filter(f -> f.type() == BeneathRoot.Type.DIRECTORY).isEmpty()) {
             if (!Procfs.running(initPid)) {
                 throw new ProcessStartException("sandbox " + id + " is not running");
             }
@@ -634,12 +631,15 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
-    /** Checks that the command exists in the sandbox; returns what to execute. */
+    /**
+     * Checks that the command exists in the sandbox; returns what to execute. Looked up by the kernel as inside the
+     * sandbox's root ({@link BeneathRoot#lookInRoot}): a link the sandbox swaps in meanwhile never makes the server
+     * look at, and so tell the sandbox about, a host path.
+     */
     private static String resolveCommand(Path root, String cwd, String command, String path)
             throws ProcessStartException {
         if (command.contains("/")) {
-            Optional<Path> p = SandboxFiles.resolveInRoot(root, cwd, command);
-            if (p.isEmpty() || !isExecutableFile(p.get())) {
+            if (!isExecutableFile(root, cwd, command)) {
                 throw new ProcessStartException("command not found in sandbox: " + command);
             }
             return command;
@@ -648,8 +648,7 @@ final class LocalSandbox implements RuntimeSandbox {
             if (dir.isEmpty()) {
                 continue;
             }
-            Optional<Path> p = SandboxFiles.resolveInRoot(root, cwd, dir + "/" + command);
-            if (p.isPresent() && isExecutableFile(p.get())) {
+            if (isExecutableFile(root, cwd, dir + "/" + command)) {
                 // a name with '=' would be taken for a variable by env: name it by its path instead
                 return command.contains("=") || root.toString().equals("/") ? dir + "/" + command : command;
             }
@@ -657,9 +656,10 @@ final class LocalSandbox implements RuntimeSandbox {
         throw new ProcessStartException("command not found in sandbox: " + command);
     }
 
-    /** A resolved path: never follow a link here, the sandbox may have swapped one in meanwhile. */
-    private static boolean isExecutableFile(Path p) {
-        return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && Files.isExecutable(p);
+    private static boolean isExecutableFile(Path root, String cwd, String path) {
+        String absolute = path.startsWith("/") ? path : cwd + "/" + path;
+        return BeneathRoot.lookInRoot(root, absolute)
+                .filter(f -> f.type() == BeneathRoot.Type.FILE && f.executable()).isPresent();
     }
 
     @Override

@@ -248,9 +248,4 @@ final class SandboxFiles {
             return new byte[0];
         }
     }
-
-    /** See {@link RootPaths#resolve}. */
-    static Optional<Path> resolveInRoot(Path root, String cwd, String path) {
-        return RootPaths.resolve(root, cwd, path);
-    }
 }
