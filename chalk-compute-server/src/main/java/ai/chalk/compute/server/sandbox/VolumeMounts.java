@@ -17,7 +17,7 @@ final class VolumeMounts {
     private static final Pattern MOUNT_PATH = Pattern.compile("^(/[A-Za-z0-9._-]+)+$");
     /** Where the system or the runtime owns the tree; a volume mounted there would hide or fight it. */
     private static final List<String> RESERVED = List.of("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-            "/libx32", "/proc", "/dev", "/sys");
+            "/libx32", "/proc", "/dev", "/sys", "/.chalk", "/.chalk-old-root");
 
     private VolumeMounts() {
     }

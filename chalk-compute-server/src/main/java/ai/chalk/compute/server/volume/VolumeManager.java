@@ -1,25 +1,26 @@
 package ai.chalk.compute.server.volume;
 
+import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.store.VolumeStore;
 import ai.chalk.compute.server.store.VolumeStore.VolumeRecord;
 import io.grpc.Status;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
-import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
-import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * Volumes: a record in the store and a directory under {@code <data-dir>/volumes/<name>} that
- * outlives sandboxes and server restarts. File operations stay inside the directory.
+ * outlives sandboxes and server restarts. File operations stay inside the directory: sandboxes that mount a volume
+ * change it while the server works in it, so every path is resolved by {@link BeneathRoot}, which follows no link.
  */
 public final class VolumeManager {
 
@@ -85,81 +86,87 @@ public final class VolumeManager {
         }
     }
 
-    /** Files under the volume whose path starts with {@code prefix}, sorted by path. */
+    /** Files under the volume whose path starts with {@code prefix}, sorted by path; links are neither listed nor entered. */
     public List<VolumeFile> files(String name, String prefix) {
-        Path dir = directory(name);
         String wanted = prefix == null ? "" : prefix.replaceFirst("^/+", "");
-        List<VolumeFile> out = new ArrayList<>();
-        try (Stream<Path> walk = Files.walk(dir)) { // walk does not follow links
-            walk.filter(VolumePaths::isFile).forEach(p -> {
-                String rel = dir.relativize(p).toString().replace('\\', '/');
-                if (rel.startsWith(wanted)) {
-                    try {
-                        BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                        out.add(new VolumeFile(rel, a.size(), a.lastModifiedTime().toInstant()));
-                    } catch (IOException e) {
-                        // removed while listing: not part of the answer
-                    }
-                }
-            });
+        try (BeneathRoot volume = open(name)) {
+            // enter only the directories that can hold a match: "a/b" for the prefix "a/b/c", any under "a/b/c"
+            return volume.files("", dir -> wanted.startsWith(dir + "/") || (dir + "/").startsWith(wanted)).stream()
+                    .filter(f -> f.path().startsWith(wanted))
+                    .map(f -> new VolumeFile(f.path(), f.attributes().size(), f.attributes().modified()))
+                    .sorted(Comparator.comparing(VolumeFile::path))
+                    .toList();
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw failure(name, prefix, "list", e);
         }
-        out.sort((a, b) -> a.path().compareTo(b.path()));
-        return out;
     }
 
-    /** A file's bytes; NOT_FOUND when absent, RESOURCE_EXHAUSTED past {@link #MAX_FILE_BYTES}. */
+    /**
+     * A file's bytes; NOT_FOUND when absent, RESOURCE_EXHAUSTED past {@link #MAX_FILE_BYTES}, FAILED_PRECONDITION when
+     * the path is not a regular file or goes through a link.
+     */
     public byte[] read(String name, String path) {
-        Path file = VolumePaths.resolve(directory(name), path);
-        if (!VolumePaths.isFile(file)) {
-            throw Status.NOT_FOUND.withDescription("volume " + name + " has no file \"" + path + "\"").asRuntimeException();
-        }
-        try {
-            long size = Files.size(file);
-            if (size > MAX_FILE_BYTES) {
-                throw Status.RESOURCE_EXHAUSTED.withDescription("\"" + path + "\" is " + size + " bytes; GetFile returns"
-                        + " at most " + MAX_FILE_BYTES + ": mount the volume in a sandbox and stream it from there")
-                        .asRuntimeException();
+        String relative = VolumePaths.relative(path);
+        try (BeneathRoot volume = open(name); BeneathRoot.FileReader in = volume.openFile(relative)) {
+            byte[] data = in.readNBytes(MAX_FILE_BYTES + 1);
+            if (in.size() > MAX_FILE_BYTES || data.length > MAX_FILE_BYTES) {
+                throw Status.RESOURCE_EXHAUSTED.withDescription("\"" + path + "\" is " + Math.max(in.size(), data.length)
+                        + " bytes; GetFile returns at most " + MAX_FILE_BYTES + ": mount the volume in a sandbox and"
+                        + " stream it from there").asRuntimeException();
             }
-            return Files.readAllBytes(file);
+            return data;
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw failure(name, path, "read", e);
         }
     }
 
     /** Writes a file atomically (readers see the old or the new content), creating parent directories. */
     public void write(String name, String path, byte[] data) {
-        Path file = VolumePaths.resolve(directory(name), path);
-        try {
-            if (Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
-                throw Status.FAILED_PRECONDITION.withDescription("\"" + path + "\" is a directory in volume " + name)
-                        .asRuntimeException();
-            }
-            Files.createDirectories(file.getParent());
-            Path temp = file.resolveSibling("." + file.getFileName() + "." + UUID.randomUUID() + ".tmp");
-            Files.write(temp, data);
-            Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } catch (java.nio.file.FileSystemException e) {
-            throw Status.FAILED_PRECONDITION.withDescription("cannot write \"" + path + "\" in volume " + name + ": "
-                    + e.getReason()).asRuntimeException();
+        String relative = VolumePaths.relative(path);
+        try (BeneathRoot volume = open(name)) {
+            volume.replaceFile(relative, new ByteArrayInputStream(data));
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw failure(name, path, "write", e);
         }
     }
 
-    /** Removes a file; NOT_FOUND when absent. */
+    /** Removes a file (or a link, or an empty directory); NOT_FOUND when absent. */
     public void remove(String name, String path) {
-        Path file = VolumePaths.resolve(directory(name), path);
-        try {
-            if (!Files.deleteIfExists(file)) {
+        String relative = VolumePaths.relative(path);
+        try (BeneathRoot volume = open(name)) {
+            if (!volume.delete(relative)) {
                 throw Status.NOT_FOUND.withDescription("volume " + name + " has no file \"" + path + "\"").asRuntimeException();
             }
-        } catch (java.nio.file.DirectoryNotEmptyException e) {
+        } catch (DirectoryNotEmptyException e) {
             throw Status.FAILED_PRECONDITION.withDescription("\"" + path + "\" is a directory that is not empty")
                     .asRuntimeException();
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw failure(name, path, "remove", e);
         }
+    }
+
+    /** The volume's directory, opened so that every path in it resolves beneath it without following a link. */
+    private BeneathRoot open(String name) throws IOException {
+        return BeneathRoot.open(directory(name), "volume " + name);
+    }
+
+    /** The status for a failed file operation: what the client can do about it, never a host path. */
+    private static RuntimeException failure(String name, String path, String verb, IOException e) {
+        if (e instanceof NoSuchFileException) {
+            return Status.NOT_FOUND.withDescription("volume " + name + " has no file \"" + path + "\"").asRuntimeException();
+        }
+        if (e instanceof BeneathRoot.Refused) {
+            return Status.FAILED_PRECONDITION.withDescription("volume " + name + ": " + e.getMessage())
+                    .asRuntimeException();
+        }
+        if (e instanceof BeneathRoot.OutOfSpace) {
+            return Status.RESOURCE_EXHAUSTED.withDescription("cannot " + verb + " \"" + path + "\" in volume " + name
+                    + ": " + e.getMessage()).asRuntimeException();
+        }
+        if (e instanceof FileSystemException f && f.getReason() != null) {
+            return Status.FAILED_PRECONDITION.withDescription("cannot " + verb + " \"" + path + "\" in volume " + name
+                    + ": " + f.getReason()).asRuntimeException();
+        }
+        return new UncheckedIOException("cannot " + verb + " \"" + path + "\" in volume " + name, e);
     }
 }

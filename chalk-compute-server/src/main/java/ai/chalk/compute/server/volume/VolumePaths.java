@@ -1,15 +1,13 @@
 package ai.chalk.compute.server.volume;
 
 import io.grpc.Status;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Pattern;
 
 /**
- * Turns a client's path inside a volume into a host path that cannot leave the volume: no
- * {@code ..}, no absolute escape, and no symbolic link on the way (a sandbox that mounts the
- * volume can plant links; they are refused rather than followed).
+ * Checks volume names, and turns a client's path inside a volume into a normalized relative path:
+ * no {@code ..}, no absolute escape. (Links on the way are refused where the path is resolved.)
  */
 final class VolumePaths {
 
@@ -27,39 +25,28 @@ final class VolumePaths {
         return name;
     }
 
-    /** The host path of {@code path} inside {@code root}; every existing component is checked not to be a link. */
-    static Path resolve(Path root, String path) {
+    /**
+     * {@code path} as a relative path inside the volume ({@code a/b/c}): no {@code ..}, nothing absolute, no NUL.
+     * Links are not looked at here: {@link ai.chalk.compute.server.runtime.host.BeneathRoot} refuses them when the
+     * path is used, in the same system call that resolves it, since a sandbox can swap one in at any moment.
+     */
+    static String relative(String path) {
         if (path == null || path.isBlank() || path.indexOf('\0') >= 0) {
             throw invalid(path, "give a file path inside the volume, e.g. data/train.csv");
         }
-        String relative = path.replaceFirst("^/+", "");
-        if (relative.isEmpty()) {
-            throw invalid(path, "it names the volume itself, not a file in it");
-        }
-        Path current = root;
-        for (String part : relative.split("/+")) {
+        List<String> parts = new ArrayList<>();
+        for (String part : path.split("/+")) {
             if (part.equals("..")) {
                 throw invalid(path, "'..' may not appear in volume paths");
             }
-            if (part.isEmpty() || part.equals(".")) {
-                continue;
-            }
-            current = current.resolve(part);
-            if (Files.isSymbolicLink(current)) {
-                throw Status.FAILED_PRECONDITION.withDescription("volume path \"" + path
-                        + "\" goes through a symbolic link (" + root.relativize(current)
-                        + "); links are not followed outside a sandbox").asRuntimeException();
+            if (!part.isEmpty() && !part.equals(".")) {
+                parts.add(part);
             }
         }
-        if (current.equals(root) || !current.normalize().startsWith(root)) {
-            throw invalid(path, "it does not name a file inside the volume");
+        if (parts.isEmpty()) {
+            throw invalid(path, "it names the volume itself, not a file in it");
         }
-        return current;
-    }
-
-    /** Whether {@code p} is a regular file, not following links. */
-    static boolean isFile(Path p) {
-        return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS);
+        return String.join("/", parts);
     }
 
     private static RuntimeException invalid(String path, String why) {

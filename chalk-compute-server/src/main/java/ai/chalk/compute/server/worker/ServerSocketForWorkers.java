@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * The server's own services on a Unix socket that every replica sees at {@link WorkerLaunch#SERVER_SOCKET}, so a
  * function can create sandboxes, call other functions or read volumes through the server that runs it. A socket
  * reaches into a replica whatever its network (a local sandbox has only loopback, a container may have none), and it
- * is reachable from nowhere else: its directory is private to the server's data directory.
+ * is reachable from nowhere else: its directory is private to the server's data directory. What deployed code may do
+ * through it is limited by {@link WorkerScope}.
  */
 public final class ServerSocketForWorkers implements AutoCloseable {
 
@@ -83,6 +84,7 @@ public final class ServerSocketForWorkers implements AutoCloseable {
                 .workerEventLoopGroup(workers)
                 .maxInboundMessageSize(maxInboundMessageBytes);
         services.forEach(builder::addService);
+        builder.intercept(new WorkerScope()); // deployed code gets a function's rights, not the server's
         try {
             server = builder.build().start();
             // a worker image may run as a non-root user; the directory, inside the server's private data

@@ -32,6 +32,8 @@ public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, Strin
     public static final String SERVER_MOUNT = "/chalk/server";
     /** The file name of the server's socket for replicas. */
     public static final String SERVER_SOCKET_NAME = "server.sock";
+    /** The socket a worker serves on, in its run directory ({@link #RUN_MOUNT} inside its sandbox). */
+    public static final String WORKER_SOCKET_NAME = "worker.sock";
     /** The server's socket as a replica sees it, a gRPC target (its {@code CHALK_COMPUTE_TARGET}). */
     public static final String SERVER_SOCKET = "unix://" + SERVER_MOUNT + "/" + SERVER_SOCKET_NAME;
 

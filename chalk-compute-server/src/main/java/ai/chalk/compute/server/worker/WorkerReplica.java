@@ -5,6 +5,7 @@ import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
@@ -61,12 +62,15 @@ public final class WorkerReplica implements AutoCloseable {
     private final WorkerOutput output;
     private final ManagedChannel channel;
     private final Path runDir;
+    /** The worker's socket, held by descriptor: its directory is the worker's to write (see {@link #awaitSocket}). */
+    private final BeneathRoot.PinnedSocket socket;
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile Instant idleSince = Instant.now();
     private volatile boolean closed;
 
     private WorkerReplica(String id, RuntimeSandbox sandbox, RuntimeProcess process, WorkerOutput output,
-                          ManagedChannel channel, Path runDir) {
+                          ManagedChannel channel, Path runDir, BeneathRoot.PinnedSocket socket) {
+        this.socket = socket;
         this.id = id;
         this.runDir = runDir;
         this.sandbox = sandbox;
@@ -119,9 +123,16 @@ public final class WorkerReplica implements AutoCloseable {
         output.follow(process.stderr(), executor);
         // directExecutor: the call's callbacks only complete a future, so they run on the channel's event loop
         // instead of costing a hand-off to another thread per message
-        ManagedChannel channel = Grpc.newChannelBuilder("unix://" + runDir.resolve("worker.sock"),
+        BeneathRoot.PinnedSocket socket;
+        try {
+            socket = awaitSocket(id, runDir, process, output, launch.readyTimeout());
+        } catch (WorkerDiedException e) {
+            sandbox.terminate(Duration.ZERO);
+            throw e;
+        }
+        ManagedChannel channel = Grpc.newChannelBuilder("unix://" + socket.address(),
                 InsecureChannelCredentials.create()).directExecutor().build();
-        WorkerReplica replica = new WorkerReplica(id, sandbox, process, output, channel, runDir);
+        WorkerReplica replica = new WorkerReplica(id, sandbox, process, output, channel, runDir, socket);
         try {
             replica.awaitServing(launch.readyTimeout());
         } catch (WorkerDiedException e) {
@@ -160,7 +171,7 @@ public final class WorkerReplica implements AutoCloseable {
             // what SandboxClient.fromEnv() and the starter read: the function's clients reach this server
             env.put("CHALK_COMPUTE_TARGET", WorkerLaunch.SERVER_SOCKET);
         }
-        env.put("CHALK_WORKER_SOCKET", WorkerLaunch.RUN_MOUNT + "/worker.sock");
+        env.put("CHALK_WORKER_SOCKET", WorkerLaunch.RUN_MOUNT + "/" + WorkerLaunch.WORKER_SOCKET_NAME);
         env.put("CHALK_WORKER_FUNCTIONS", launch.functions());
         env.put("CHALK_WORKER", launch.worker());
         env.put("CHALK_WORKER_ID", id);
@@ -168,6 +179,36 @@ public final class WorkerReplica implements AutoCloseable {
             env.put("CHALK_WORKER_MAX_CONCURRENT", Integer.toString(launch.maxConcurrent()));
         }
         return env;
+    }
+
+    /**
+     * Waits for the worker to create its socket in the run directory and pins it. The worker's sandbox can write that
+     * directory, so deployed code could otherwise swap the name for a link to another worker's socket, and the server
+     * would send this function's calls, arguments and all, there; a link, or anything but a socket, is refused.
+     */
+    private static BeneathRoot.PinnedSocket awaitSocket(String id, Path runDir, RuntimeProcess process,
+                                                        WorkerOutput output, Duration timeout)
+            throws WorkerDiedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (BeneathRoot dir = BeneathRoot.open(runDir, "the run directory of worker " + id)) {
+            while (true) {
+                try {
+                    return dir.pinSocket(WorkerLaunch.WORKER_SOCKET_NAME);
+                } catch (java.nio.file.NoSuchFileException e) {
+                    if (process.onExit().isDone()) {
+                        throw new WorkerDiedException("worker " + id + " exited (" + describe(process.onExit().join())
+                                + ") before it was serving; its last output:\n" + output.tail());
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new WorkerDiedException("worker " + id + " did not open its socket within " + timeout
+                                + "; its last output:\n" + output.tail());
+                    }
+                    java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new WorkerDiedException("worker " + id + " has no usable socket: " + e.getMessage());
+        }
     }
 
     private void awaitServing(Duration timeout) throws WorkerDiedException {
@@ -323,6 +364,7 @@ public final class WorkerReplica implements AutoCloseable {
     public void close() {
         closed = true;
         channel.shutdownNow();
+        socket.close();
         sandbox.terminate(Duration.ofSeconds(1));
         try (var files = Files.list(runDir)) {
             for (Path p : (Iterable<Path>) files::iterator) {

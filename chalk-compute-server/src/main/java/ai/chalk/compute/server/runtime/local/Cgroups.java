@@ -155,6 +155,47 @@ final class Cgroups {
         return Optional.ofNullable(problem);
     }
 
+    /**
+     * Caps all of this runtime's sandboxes together, in their common parent group: half the host's process ids (with
+     * {@code pid_max} at 32768, eight sandboxes of 4096 processes each took them all, and the host could fork no
+     * more) and three quarters of its memory, so that sandboxes at their own limits still leave the server room.
+     */
+    private static void capAllSandboxes(String controller, Path base) throws IOException {
+        switch (controller) {
+            case "pids" -> write(base.resolve("pids.max"), Long.toString(Math.max(64,
+                    Math.min(readLong("/proc/sys/kernel/pid_max"), readLong("/proc/sys/kernel/threads-max")) / 2)));
+            case "memory" -> {
+                long total = hostMemoryBytes();
+                if (total > 0) {
+                    write(base.resolve("memory.limit_in_bytes"), Long.toString(total / 4 * 3));
+                }
+            }
+            default -> { }
+        }
+    }
+
+    private static long readLong(String file) {
+        try {
+            // not Files.readString: it trusts the size a sysctl file reports and reads "3" of pid_max's "32768"
+            return Long.parseLong(Files.readAllLines(Path.of(file)).get(0).trim());
+        } catch (IOException | RuntimeException e) {
+            return 32768;
+        }
+    }
+
+    private static long hostMemoryBytes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemTotal:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // no cap then
+        }
+        return -1;
+    }
+
     /** Creates the groups of a sandbox, with its limits set. */
     SandboxGroups create(String id, ResourceLimits limits, long pidsMax) throws IOException {
         Map<String, Path> dirs = new LinkedHashMap<>();
@@ -165,6 +206,7 @@ final class Cgroups {
             for (Map.Entry<String, Path> e : base.entrySet()) {
                 Path dir = e.getValue().resolve(id);
                 Files.createDirectories(e.getValue()); // the base goes when the runtime closes with no sandbox left
+                capAllSandboxes(e.getKey(), e.getValue());
                 Files.createDirectory(dir);
                 dirs.put(e.getKey(), dir);
             }

@@ -14,6 +14,9 @@ import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
 import ai.chalk.compute.server.runtime.local.image.LocalImages;
 import ai.chalk.compute.server.runtime.local.image.OverlayMount;
+import ai.chalk.compute.server.runtime.network.Egress;
+import ai.chalk.compute.server.runtime.network.SandboxNetwork;
+import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -26,6 +29,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -71,8 +75,6 @@ public final class LocalRuntime implements SandboxRuntime {
 
     /** The PATH every sandbox process starts with. */
     public static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    /** How many processes (and threads) one sandbox may have at once. */
-    static final long PIDS_MAX = 4096;
     /** How long {@link #close()} lets a sandbox's processes react to SIGTERM. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
 
@@ -96,6 +98,13 @@ public final class LocalRuntime implements SandboxRuntime {
     private final HostTools tools;
     private final Cgroups cgroups;
     private final SandboxFiles.SystemView systemView;
+    private final ProcMasks procMasks = ProcMasks.ofHost();
+    private final SandboxDefaults defaults;
+    private final CompletableFuture<SandboxFilter> syscallFilter;
+    /** Egress of sandboxes with network, or why they cannot have any here. */
+    private final SandboxNetwork network;
+    private final String networkProblem;
+    private final Path resolvConf;
     private final Isolation isolation;
     private final String key;
     private final StateDirLock lock;
@@ -140,6 +149,7 @@ public final class LocalRuntime implements SandboxRuntime {
         private Path ociImportDir;
         private String dockerHost;
         private String defaultImage;
+        private SandboxDefaults defaults = SandboxDefaults.STANDARD;
 
         private Builder(Path stateDir) {
             this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
@@ -172,6 +182,12 @@ public final class LocalRuntime implements SandboxRuntime {
             return this;
         }
 
+        /** Limits of sandboxes that set none, and how many may run at once; default {@link SandboxDefaults#STANDARD}. */
+        public Builder defaults(SandboxDefaults defaults) {
+            this.defaults = Objects.requireNonNull(defaults, "defaults");
+            return this;
+        }
+
         Builder toolPath(String toolPath) {
             this.toolPath = toolPath;
             return this;
@@ -199,6 +215,7 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     private LocalRuntime(Builder b) {
+        this.defaults = b.defaults;
         Path stateDir = b.stateDir;
         LocalIsolation mode = b.isolation;
         String toolPath = b.toolPath;
@@ -252,6 +269,25 @@ public final class LocalRuntime implements SandboxRuntime {
             t.setDaemon(true);
             return t;
         });
+        SandboxNetwork net = null;
+        String netProblem = null;
+        try {
+            net = SandboxNetwork.onThisHost(this::spawnInit);
+        } catch (RuntimeStartException e) {
+            netProblem = e.getMessage();
+        }
+        this.network = net;
+        this.networkProblem = netProblem;
+        this.resolvConf = this.stateDir.resolve("resolv.conf");
+        try {
+            Files.writeString(resolvConf, SandboxNetwork.resolvConf());
+            Files.setPosixFilePermissions(resolvConf, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + resolvConf, e);
+        }
+        // about a second on a cold JVM (JNA, libseccomp): built once, off the start-up path; a create waits for it
+        this.syscallFilter = level.isolated() ? CompletableFuture.supplyAsync(this::buildSyscallFilter, helpers)
+                : CompletableFuture.completedFuture(null);
         if (level == Level.NONE) {
             log.warn("SANDBOXES ARE NOT ISOLATED from this host or from each other: {}", isolation.detail());
         } else {
@@ -336,11 +372,13 @@ public final class LocalRuntime implements SandboxRuntime {
             case BUBBLEWRAP -> new Isolation(level.label, bubblewrapVersion() + " with util-linux nsenter and setpriv: "
                     + "each sandbox has its own pid, mount, network (loopback only), ipc and uts namespaces and a "
                     + "private writable root with the host's " + view + " read-only (no /home, /root, host /tmp or "
-                    + "server data); processes run as root without capabilities, with no_new_privs; " + cg, true);
+                    + "server data); processes run as root without capabilities, with no_new_privs and a syscall filter modelled on Docker's "
+                    + "default profile; " + cg, true);
             case UNSHARE -> new Isolation(level.label, "util-linux unshare, nsenter and setpriv (bubblewrap unusable: "
                     + failures.get(0).substring("bubblewrap: ".length()) + "): each sandbox has its own pid, mount, "
                     + "network (loopback only), ipc and uts namespaces and a private writable root with the host's "
-                    + view + " read-only; processes run as root without capabilities, with no_new_privs; " + cg, true);
+                    + view + " read-only; processes run as root without capabilities, with no_new_privs and a syscall filter modelled on Docker's "
+                    + "default profile; " + cg, true);
             case NONE -> new Isolation(level.label, "NO ISOLATION: sandboxes are plain host processes that see and can "
                     + "change the whole host, its processes and its network (" + String.join("; ", failures) + "); "
                     + cg, false);
@@ -389,8 +427,14 @@ public final class LocalRuntime implements SandboxRuntime {
             throw new RuntimeStartException("the local runtime is shut down");
         }
         LocalSandbox placeholder = LocalSandbox.placeholder(spec.id());
-        if (sandboxes.putIfAbsent(spec.id(), placeholder) != null) {
-            throw new RuntimeStartException("a sandbox with id " + spec.id() + " is already running");
+        synchronized (sandboxes) { // the count and the registration as one step, or two creates pass one free place
+            if (sandboxes.size() >= defaults.maxSandboxes()) {
+                throw new RuntimeStartException("this server runs at most " + defaults.maxSandboxes() + " sandboxes at"
+                        + " once and all are in use: terminate one first, or start the server with a higher limit");
+            }
+            if (sandboxes.putIfAbsent(spec.id(), placeholder) != null) {
+                throw new RuntimeStartException("a sandbox with id " + spec.id() + " is already running");
+            }
         }
         try {
             LocalSandbox sandbox = LocalSandbox.start(this, spec);
@@ -462,6 +506,8 @@ public final class LocalRuntime implements SandboxRuntime {
         }
         cgroups.removeBaseIfEmpty();
         images.close();
+        // its build writes into the state directory: never after the runtime has let go of it
+        syscallFilter.handle((f, e) -> null).join();
         helpers.shutdown();
         spawner.shutdown();
         scheduler.shutdownNow();
@@ -488,6 +534,73 @@ public final class LocalRuntime implements SandboxRuntime {
      */
     SandboxFiles.SystemView systemView() {
         return SandboxFiles.hostSystemView();
+    }
+
+    /** The compiled syscall filter of every sandbox process, and the file bubblewrap reads it from. */
+    record SandboxFilter(SyscallFilter filter, Path file) {
+    }
+
+    private SandboxFilter buildSyscallFilter() {
+        try {
+            SyscallFilter f = SyscallFilter.forSandboxes();
+            SandboxFilter built = new SandboxFilter(f, f.writeTo(stateDir));
+            log.debug("Sandbox syscall filter: {}", f);
+            return built;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the sandbox syscall filter into " + stateDir, e);
+        }
+    }
+
+    /**
+     * The syscall filter sandboxes run under; isolated sandboxes do not start without one.
+     *
+     * @throws RuntimeStartException when it could not be built here (no libseccomp 2.5, another architecture)
+     */
+    SandboxFilter syscallFilter() throws RuntimeStartException {
+        try {
+            return syscallFilter.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            throw new RuntimeStartException("sandboxes run under a syscall filter, which cannot be built here: "
+                    + cause.getMessage(), cause);
+        }
+    }
+
+    /**
+     * Gives the network namespace held by host process {@code pid} egress through slirp4netns, behind the rules that
+     * keep the host and cloud metadata out of reach.
+     *
+     * @throws RuntimeStartException when this host lacks what that needs, or the set-up failed
+     */
+    Egress attachNetwork(Path sandboxDir, long pid) throws RuntimeStartException {
+        if (network == null) {
+            throw new RuntimeStartException(networkProblem);
+        }
+        try {
+            return network.attach(sandboxDir, pid);
+        } catch (IOException e) {
+            throw new RuntimeStartException("cannot give the sandbox its network: " + e.getMessage(), e);
+        }
+    }
+
+    /** Whether sandboxes with network can be created here; else why not. */
+    Optional<String> networkProblem() {
+        return Optional.ofNullable(networkProblem);
+    }
+
+    /** The resolver configuration bound into sandboxes with network. */
+    Path resolvConf() {
+        return resolvConf;
+    }
+
+    /** Limits of sandboxes that set none, and how many may run at once. */
+    SandboxDefaults defaults() {
+        return defaults;
+    }
+
+    /** What of {@code /proc} sandboxes do not see; the same for the life of the kernel. */
+    ProcMasks procMasks() {
+        return procMasks;
     }
 
     Path sandboxesDir() {

@@ -10,6 +10,9 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.network.Egress;
+import ai.chalk.compute.server.runtime.host.LayerQuota;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
@@ -78,8 +81,12 @@ final class LocalSandbox implements RuntimeSandbox {
     /** Whether the root is an image's (an overlay at {@code root} over layers, changes in {@code upper}). */
     private final boolean fromImage;
     private final SandboxCommands.Helpers helpers;
+    /** The words that put a process entering the sandbox under its syscall filter; empty without isolation. */
+    private final List<String> filter;
     private final Cgroups.SandboxGroups groups;
     private final Process init;
+    /** The sandbox's way out when it has network (slirp4netns), closed at release. */
+    private final Egress egress;
     private final long initPid;
     private final String pidNamespace;
     private final Set<LocalProcess> processes = ConcurrentHashMap.newKeySet();
@@ -111,8 +118,13 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     /** Started pieces, handed from {@link #start} to the constructor. */
-    private record Init(Process process, long pid, String pidNamespace) {
-        static final Init NONE = new Init(null, -1, null);
+    private record Init(Process process, long pid, String pidNamespace, LocalRuntime.SandboxFilter filter,
+                        Egress egress) {
+        static final Init NONE = new Init(null, -1, null, null, null);
+
+        Init withEgress(Egress e) {
+            return new Init(process, pid, pidNamespace, filter, e);
+        }
     }
 
     private LocalSandbox(LocalRuntime runtime, String id, Path dir, String workdir, Path hostWorkdir,
@@ -128,8 +140,11 @@ final class LocalSandbox implements RuntimeSandbox {
         this.helpers = runtime == null ? null : fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(runtime.tools());
         this.init = init.process();
+        this.egress = init.egress();
         this.initPid = init.pid();
         this.pidNamespace = init.pidNamespace();
+        this.filter = runtime != null && level.isolated() ? init.filter().filter().execPrefix(helpers.perl())
+                : List.of();
         this.useSpares = runtime != null && !helpers.perl().isEmpty() && (level.isolated() || groups != null);
         this.groups = groups;
     }
@@ -179,6 +194,15 @@ final class LocalSandbox implements RuntimeSandbox {
         } catch (ProcessStartException e) {
             throw new RuntimeStartException(e.getMessage());
         }
+        ReservedPaths.of(image != null, runtime.systemView()).check(spec.volumes());
+        if (spec.network() && level.isolated() && runtime.networkProblem().isPresent()) {
+            throw new RuntimeStartException(runtime.networkProblem().get());
+        }
+        if (level.isolated() && (image != null ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                : SandboxCommands.Helpers.host(runtime.tools())).perl().isEmpty()) {
+            throw new RuntimeStartException("sandbox processes run under a syscall filter that perl installs, and"
+                    + " this host has no perl under its system directories (apt-get install perl-base)");
+        }
         if (!spec.volumes().isEmpty() && !level.isolated()) {
             throw new RuntimeStartException("volumes need a mount namespace, and this server runs sandboxes as plain"
                     + " processes (isolation none): install bubblewrap, or create the sandbox without volumes");
@@ -189,13 +213,25 @@ final class LocalSandbox implements RuntimeSandbox {
         Init init = Init.NONE;
         Path hostWorkdir = null;
         try {
+            if (level.isolated()) {
+                try {
+                    Files.createDirectories(dir);
+                    LayerQuota.mount(dir, runtime.defaults().layerBytes());
+                    SandboxDevices.create(dir.resolve("dev"));
+                } catch (IOException e) {
+                    throw new RuntimeStartException("cannot set up the file system of sandbox " + id + ": "
+                            + e.getMessage(), e);
+                }
+            }
             if (image != null) {
                 try {
                     ImageRoot.mount(runtime.stateDir(), image, dir, spec.initialFilesystem());
                     List<String> dirs = new ArrayList<>(ImageRoot.DIRS);
                     dirs.add(workdir);
                     spec.volumes().forEach(v -> dirs.add(v.mountPath()));
-                    RootPaths.prepare(layer, dirs, List.of(ImageRoot.PRELOAD));
+                    // the resolver file is mounted over: a real file, whatever link the image had there
+                    RootPaths.prepare(layer, dirs, spec.network() && level.isolated()
+                            ? List.of(ImageRoot.PRELOAD, SandboxCommands.RESOLV_CONF) : List.of(ImageRoot.PRELOAD));
                 } catch (IOException e) {
                     throw new RuntimeStartException("cannot set up the root filesystem of sandbox " + id + " from image "
                             + imageRef + ": " + e.getMessage(), e);
@@ -213,7 +249,10 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             if (runtime.cgroups().any()) {
                 try {
-                    groups = runtime.cgroups().create(id, spec.limits(), LocalRuntime.PIDS_MAX);
+                    SandboxDefaults d = runtime.defaults();
+                    SandboxSpec.ResourceLimits limits = new SandboxSpec.ResourceLimits(spec.limits().milliCpus(),
+                            Optional.of(spec.limits().memoryBytes().orElse(d.memoryBytes())));
+                    groups = runtime.cgroups().create(id, limits, d.pidsMax());
                 } catch (IOException e) {
                     throw new RuntimeStartException("cannot create the cgroups of sandbox " + id + ": " + e.getMessage(), e);
                 }
@@ -230,7 +269,13 @@ final class LocalSandbox implements RuntimeSandbox {
                     env.put("HOME", hostWorkdir.toString());
                 }
             }
+            if (spec.network() && level.isolated()) {
+                init = init.withEgress(runtime.attachNetwork(dir, init.pid()));
+            }
         } catch (RuntimeStartException | IOException | RuntimeException e) {
+            if (init.egress() != null) {
+                init.egress().close();
+            }
             if (init.process() != null) {
                 init.process().destroyForcibly();
                 waitQuietly(init.process(), 10);
@@ -240,6 +285,7 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             try {
                 ImageRoot.unmount(dir);
+                LayerQuota.unmount(dir);
                 NoFollowDelete.delete(dir);
             } catch (IOException ex) {
                 log.warn("Cannot remove the layer of failed sandbox {}: {}", id, ex.toString());
@@ -265,17 +311,17 @@ final class LocalSandbox implements RuntimeSandbox {
                                         String hostname, boolean network, String workdir,
                                         List<SandboxSpec.VolumeBinding> volumes, boolean fromImage)
             throws RuntimeStartException, IOException {
+        Optional<Path> resolv = network ? Optional.of(runtime.resolvConf()) : Optional.empty();
         List<String> args = fromImage
-                ? SandboxCommands.imageBubblewrapArgs(layer, runtime.sandboxTools().dir(), hostname, network, workdir)
-                : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, network, workdir);
-        int chdir = args.indexOf("--chdir");
-        for (SandboxSpec.VolumeBinding v : volumes) { // after the root and system views, before the workdir
-            args.addAll(chdir, List.of(v.readOnly() ? "--ro-bind" : "--bind", v.source().toString(), v.mountPath()));
-            chdir += 3;
-        }
+                ? SandboxCommands.imageBubblewrapArgs(layer, runtime.sandboxTools().dir(), hostname, resolv, workdir,
+                        volumes, runtime.procMasks(), layer.resolveSibling("dev"))
+                : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, resolv, workdir, volumes,
+                        runtime.procMasks(), layer.resolveSibling("dev"));
         Path bwrap = runtime.tools().require("bwrap");
+        LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
-                fromImage ? SandboxCommands.imageBubblewrapInit(bwrap) : SandboxCommands.bubblewrapInit(bwrap));
+                runtime.defaults().openFiles(), fromImage ? SandboxCommands.imageBubblewrapInit(bwrap, filter.file())
+                        : SandboxCommands.bubblewrapInit(bwrap, filter.file()));
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.PIPE));
         try (OutputStream in = p.getOutputStream()) {
             for (String a : args) {
@@ -295,7 +341,7 @@ final class LocalSandbox implements RuntimeSandbox {
             throw new RuntimeStartException("bubblewrap did not report its sandbox's pid (" + line + ")");
         }
         long pid = Long.parseLong(m.group(1));
-        return initOf(p, pid);
+        return initOf(p, pid, filter);
     }
 
     private static Init startUnshare(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
@@ -305,22 +351,26 @@ final class LocalSandbox implements RuntimeSandbox {
         HostTools tools = runtime.tools();
         SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
                 : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), runtime.systemView());
+        LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
+        List<String> perl = (fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                : SandboxCommands.Helpers.host(tools)).perl();
         List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
-                root, hostname, network, workdir);
-        volumes.forEach(v -> init.add((v.readOnly() ? "rovol:" : "vol:") + v.mountPath() + "=" + v.source()));
-        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(), init);
+                root, hostname, network ? Optional.of(runtime.resolvConf()) : Optional.empty(), workdir, volumes,
+                runtime.procMasks(), filter.filter().execPrefix(perl));
+        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
+                runtime.defaults().openFiles(), init);
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         String ready = awaitReady(runtime, p, err, "unshare");
         long pid = Long.parseLong(ready.substring(SandboxCommands.READY.length()).trim());
-        return initOf(p, pid);
+        return initOf(p, pid, filter);
     }
 
-    private static Init initOf(Process p, long pid) throws RuntimeStartException {
+    private static Init initOf(Process p, long pid, LocalRuntime.SandboxFilter filter) throws RuntimeStartException {
         String ns = Procfs.pidNamespace(pid).orElseThrow(
                 () -> new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));
-        return new Init(p, pid, ns);
+        return new Init(p, pid, ns, filter, null);
     }
 
     /** Reads the init's stderr until it reports ready; everything else it printed becomes the error. */
@@ -346,10 +396,17 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
+    /**
+     * The environment of what the runtime runs to start or enter a sandbox. Those helpers hold capabilities inside the
+     * sandbox's root, so nothing may make them read its files: the C locale loads no locale or gconv file, and no
+     * {@code PERL5OPT} or {@code LD_*} variable reaches them.
+     */
+    private static final Map<String, String> HOST_ENV = Map.of("PATH", LocalRuntime.DEFAULT_PATH, "LC_ALL", "C");
+
     private static ProcessBuilder hostProcess(List<String> command, ProcessBuilder.Redirect stdout) {
         ProcessBuilder pb = new ProcessBuilder(command).directory(new java.io.File("/")).redirectOutput(stdout);
         pb.environment().clear();
-        pb.environment().put("PATH", LocalRuntime.DEFAULT_PATH);
+        pb.environment().putAll(HOST_ENV);
         return pb;
     }
 
@@ -421,9 +478,9 @@ final class LocalSandbox implements RuntimeSandbox {
         if (spare != null) {
             return spare;
         }
-        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, initPid, spec.pty().isPresent(),
+        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, filter, initPid, spec.pty().isPresent(),
                 absoluteWd.equals(workdir) ? null : absoluteWd, processEnv, command, spec.args());
-        return spawn(spec, cmd, Map.of("PATH", LocalRuntime.DEFAULT_PATH), Path.of("/"), true);
+        return spawn(spec, cmd, HOST_ENV, Path.of("/"), true);
     }
 
     private RuntimeProcess execPlain(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
@@ -520,7 +577,7 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             group = groups == null ? null : groups.newExec();
             List<String> command = SandboxCommands.joinCgroups(group == null ? List.of() : group.procsFiles(),
-                    SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1));
+                    runtime.defaults().openFiles(), SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1, filter));
             Process p = hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
             return new Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
                     group == null ? null : group.pids(), runtime.helpers()));
@@ -541,7 +598,9 @@ final class LocalSandbox implements RuntimeSandbox {
         try {
             if (groups != null) {
                 group = groups.newExec();
-                command = SandboxCommands.joinCgroups(group.procsFiles(), command);
+                command = SandboxCommands.joinCgroups(group.procsFiles(), runtime.defaults().openFiles(), command);
+            } else if (nsentered) {
+                command = SandboxCommands.joinCgroups(List.of(), runtime.defaults().openFiles(), command);
             }
             Process p;
             if (spec.pty().isPresent()) {
@@ -926,6 +985,9 @@ final class LocalSandbox implements RuntimeSandbox {
                 }
                 waitQuietly(p.hostProcess(), 5);
             }
+            if (egress != null) {
+                egress.close();
+            }
             if (groups != null) {
                 groups.remove();
             }
@@ -933,6 +995,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 if (fromImage) {
                     ImageRoot.unmount(dir); // never delete through a mounted root
                 }
+                LayerQuota.unmount(dir);
                 NoFollowDelete.delete(dir);
             } catch (IOException e) {
                 log.warn("Cannot remove the writable layer of sandbox {}: {}", id, e.toString());

@@ -1,9 +1,14 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
+import ai.chalk.compute.server.runtime.network.SandboxNetwork;
+import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** The command lines the local runtime runs; kept in one place so they can be read and reviewed together. */
 final class SandboxCommands {
@@ -15,15 +20,14 @@ final class SandboxCommands {
     }
 
     /**
-     * {@code /bin/sh -c 'echo $$ >"$1" && ... && shift N && exec "$@"' chalk-cgroup FILE... COMMAND...}: puts the
-     * process into its cgroups before it executes anything else ({@code $$} stays the same pid through
+     * {@code /bin/sh -c 'ulimit -n N && echo $$ >"$1" && ... && shift N && exec "$@"' chalk-cgroup FILE... COMMAND...}:
+     * sets the sandbox's open-file limit and puts the process into its cgroups before it executes anything else ({@code $$} stays the same pid through
      * {@code exec}, so the command and everything it starts are born inside).
      */
-    static List<String> joinCgroups(List<Path> procsFiles, List<String> command) {
-        if (procsFiles.isEmpty()) {
-            return command;
-        }
+    static List<String> joinCgroups(List<Path> procsFiles, int openFiles, List<String> command) {
         StringBuilder script = new StringBuilder();
+        // the server's own limit (the JVM raises it to the hard limit, often a million) is no sandbox's business
+        script.append("ulimit -n ").append(openFiles).append(" && ");
         for (int i = 1; i <= procsFiles.size(); i++) {
             script.append("echo $$ >\"${").append(i).append("}\" && ");
         }
@@ -41,14 +45,15 @@ final class SandboxCommands {
      * {@code --as-pid-1} the init command itself is pid 1 (see {@link #INIT_LOOP}); {@code --die-with-parent}
      * ends the sandbox when the server dies.
      */
-    static List<String> bubblewrapArgs(Path layer, SandboxFiles.SystemView view, String hostname, boolean network,
-                                       String workdir) {
-        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
-        if (!network) {
-            a.add("--unshare-net");
-        }
+    static List<String> bubblewrapArgs(Path layer, SandboxFiles.SystemView view, String hostname,
+                                       Optional<Path> resolvConf, String workdir, List<SandboxSpec.VolumeBinding> volumes, ProcMasks procMasks,
+                                       Path devices) {
+        // a network namespace of its own even with network: egress goes through slirp4netns (SandboxNetwork)
+        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
+                "--unshare-net"));
         a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
                 "--bind", layer.toString(), "/"));
+        bindVolumes(a, volumes);
         for (String d : view.readOnlyDirs()) {
             a.addAll(List.of("--ro-bind", d, d));
         }
@@ -58,19 +63,48 @@ final class SandboxCommands {
         for (String d : view.maskedDirs()) {
             a.addAll(List.of("--perms", "0700", "--tmpfs", d, "--remount-ro", d));
         }
-        // uid 0 may write root-owned /proc/sys files without any capability (core_pattern would run a program
-        // as root on the host), and bubblewrap leaves /proc/sys writable when it runs as real root
-        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
-                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev",
-                "--perms", "1777", "--dir", "/tmp",
+        resolvConf.ifPresent(f -> a.addAll(List.of("--ro-bind", f.toString(), RESOLV_CONF)));
+        procAndDev(a, procMasks, devices);
+        a.addAll(List.of("--perms", "1777", "--dir", "/tmp",
                 "--perms", "1777", "--dir", "/var/tmp",
                 "--perms", "0700", "--dir", "/root"));
         if (!workdir.equals("/")) {
             a.addAll(List.of("--dir", workdir));
         }
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1"));
+                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
         return a;
+    }
+
+    /**
+     * A fresh {@code /proc} with what describes the host masked ({@link ProcMasks}) and {@code /proc/sys} read-only
+     * (uid 0 may write root-owned /proc/sys files without any capability: core_pattern would run a program as root
+     * on the host, and bubblewrap leaves /proc/sys writable when it runs as real root); then {@code /dev}, whose
+     * nodes bubblewrap binds from the host covered by the sandbox's own ({@link SandboxDevices}, in {@code devices}).
+     */
+    private static void procAndDev(List<String> a, ProcMasks procMasks, Path devices) {
+        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));
+        for (String f : procMasks.files()) {
+            a.addAll(List.of("--ro-bind", "/dev/null", f));
+        }
+        for (String d : procMasks.dirs()) {
+            a.addAll(List.of("--perms", "0555", "--tmpfs", d, "--remount-ro", d));
+        }
+        a.addAll(List.of("--dev", "/dev"));
+        for (SandboxDevices.Node n : SandboxDevices.NODES) {
+            a.addAll(List.of("--dev-bind", devices.resolve(n.name()).toString(), "/dev/" + n.name()));
+        }
+    }
+
+    /**
+     * Volumes go right after the root and before everything the runtime mounts itself, so that nothing a caller binds
+     * can cover a runtime path even if a check missed it (see {@link ReservedPaths}).
+     */
+    private static void bindVolumes(List<String> a, List<SandboxSpec.VolumeBinding> volumes) {
+        for (SandboxSpec.VolumeBinding v : volumes) {
+            a.addAll(List.of(v.readOnly() ? "--ro-bind" : "--bind", v.source().toString(), v.mountPath()));
+        }
     }
 
     /**
@@ -104,32 +138,44 @@ final class SandboxCommands {
      * a mount point can be neither renamed nor replaced, so the loader of a privileged helper finds no preload
      * list the sandbox wrote.
      */
-    static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, boolean network, String workdir) {
-        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
-        if (!network) {
-            a.add("--unshare-net");
-        }
+    static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, Optional<Path> resolvConf,
+                                            String workdir, List<SandboxSpec.VolumeBinding> volumes,
+                                            ProcMasks procMasks, Path devices) {
+        // a network namespace of its own even with network: egress goes through slirp4netns (SandboxNetwork)
+        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
+                "--unshare-net"));
         a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
-                "--bind", root.toString(), "/",
-                "--bind", root.resolve("etc").toString(), "/etc",
+                "--bind", root.toString(), "/"));
+        bindVolumes(a, volumes);
+        a.addAll(List.of("--bind", root.resolve("etc").toString(), "/etc",
                 "--ro-bind", "/dev/null", ImageRoot.PRELOAD,
                 "--ro-bind", tools.toString(), SandboxTools.MOUNT));
-        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
-                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev",
-                "--perms", "0700", "--dir", "/root"));
+        resolvConf.ifPresent(f -> a.addAll(List.of("--ro-bind", f.toString(), RESOLV_CONF)));
+        procAndDev(a, procMasks, devices);
+        a.addAll(List.of("--perms", "0700", "--dir", "/root"));
         if (!workdir.equals("/")) {
             a.addAll(List.of("--dir", workdir));
         }
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1"));
+                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
         return a;
     }
 
+    /** Where a sandbox with network finds its resolver (slirp4netns' own, see {@link SandboxNetwork#resolvConf}). */
+    static final String RESOLV_CONF = "/etc/resolv.conf";
+
+    /**
+     * The descriptor bubblewrap reads the sandbox's syscall filter from ({@code --seccomp}); the init command opens
+     * the filter's file on it ({@link SyscallFilter#withFileOn}). Bubblewrap installs it last, after dropping
+     * capabilities, so the init and everything it starts run under it.
+     */
+    static final int FILTER_FD = 3;
+
     /** The init of an image sandbox: {@link #INIT_LOOP} in the helpers' static busybox, nothing from the image. */
-    static List<String> imageBubblewrapInit(Path bwrap) {
+    static List<String> imageBubblewrapInit(Path bwrap, Path filter) {
         String bb = SandboxTools.busybox();
-        return List.of(bwrap.toString(), "--args", "0", "--", bb, "sh", "-c",
-                "echo " + READY + " >&2; while :; do " + bb + " sleep infinity & wait; done");
+        return SyscallFilter.withFileOn(FILTER_FD, filter, List.of(bwrap.toString(), "--args", "0", "--", bb, "sh",
+                "-c", "echo " + READY + " >&2; while :; do " + bb + " sleep infinity & wait; done"));
     }
 
     /**
@@ -141,9 +187,9 @@ final class SandboxCommands {
     static final String INIT_LOOP = "while :; do sleep infinity & wait; done";
 
     /** The bubblewrap command line proper: options come on stdin, the init command follows. */
-    static List<String> bubblewrapInit(Path bwrap) {
-        return List.of(bwrap.toString(), "--args", "0", "--", "/bin/sh", "-c",
-                "echo " + READY + " >&2; " + INIT_LOOP);
+    static List<String> bubblewrapInit(Path bwrap, Path filter) {
+        return SyscallFilter.withFileOn(FILTER_FD, filter, List.of(bwrap.toString(), "--args", "0", "--", "/bin/sh",
+                "-c", "echo " + READY + " >&2; " + INIT_LOOP));
     }
 
     /**
@@ -151,16 +197,19 @@ final class SandboxCommands {
      * with full capabilities and the host's root: it builds the sandbox's root in the layer, pivots into it and
      * becomes the capability-less init loop.
      * Arguments: layer, hostname, workdir, {@code isolated|host} network, the setpriv command, the prefix of the
-     * tools run after the pivot, the init's shell and its loop (see {@link UnshareRoot}), then mount entries
+     * tools run after the pivot, the init's shell and its loop (see {@link UnshareRoot}), the syscall filter's wrapper
+     * as perl's words, its script and its arguments ({@link SyscallFilter#execPrefix}), then mount entries
      * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}, {@code self:DIR} (bound onto itself, so that it
      * cannot be renamed), {@code robind:MOUNT=HOSTDIR}, {@code vol:MOUNT=HOSTDIR} (volumes), {@code rovol:MOUNT=HOSTDIR} (read-only bindings; mount paths never
      * contain '='). The setpriv command, prefix and shell are split into words: they are the runtime's own paths.
      */
     static final String UNSHARE_INIT = """
             set -eu
-            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; AFTER=$6; SH=$7; LOOP=$8; shift 8
+            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; AFTER=$6; SH=$7; LOOP=$8; FPERL=$9; FSCRIPT=${10}; FARGS=${11}
+            shift 11
             read -r hostpid _ < /proc/self/stat
             mount --bind "$L" "$L"
+            mount -o remount,bind,nosuid,nodev "$L"
             for e in "$@"; do
               p=${e#*:}
               case $e in
@@ -181,7 +230,17 @@ final class SandboxCommands {
               if [ -e "$L/proc/$p" ]; then mount --bind -o ro "$L/proc/$p" "$L/proc/$p"; fi
             done
             mount -t tmpfs -o nosuid,mode=0755,size=1m chalk-dev "$L/dev"
-            for n in null zero full random urandom tty; do : > "$L/dev/$n"; mount --bind "/dev/$n" "$L/dev/$n"; done
+            for n in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+              name=${n%%:*}; rest=${n#*:}
+              mknod -m 0666 "$L/dev/$name" c "${rest%%:*}" "${rest#*:}"
+            done
+            for e in "$@"; do
+              p=${e#*:}
+              case $e in
+                procfile:*) mount --bind -o ro /dev/null "$L$p" ;;
+                procdir:*) mount -t tmpfs -o ro,nosuid,nodev,noexec,mode=0555,size=4k chalk-mask "$L$p" ;;
+              esac
+            done
             mkdir "$L/dev/pts" "$L/dev/shm"
             mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$L/dev/pts"
             mount -t tmpfs -o nosuid,nodev,mode=1777 chalk-shm "$L/dev/shm"
@@ -199,8 +258,9 @@ final class SandboxCommands {
             $AFTER rmdir /.chalk-old-root
             $AFTER mkdir -p "$W"
             cd "$W"
-            exec $SETPRIV --bounding-set=-all --inh-caps=-all --no-new-privs -- $SH -c "$LOOP" chalk-init \
-              """ + READY + " \"$hostpid\"\n";
+            """ + "echo \"" + READY + " $hostpid\" >&2\n"
+            + "exec $FPERL -e \"$FSCRIPT\" -- $FARGS $SETPRIV --bounding-set=-all --inh-caps=-all --no-new-privs --"
+            + " $SH -c \"$LOOP\" chalk-init\n";
 
     /**
      * What differs between an {@code unshare} sandbox on the host's system view and one on an image's root: after
@@ -211,7 +271,8 @@ final class SandboxCommands {
      * @param setpriv the setpriv command, as words
      * @param after   the prefix of the tools run after the pivot (empty: the host's, on the PATH)
      * @param shell   the init's shell, as words
-     * @param loop    the init's script ({@code $1 $2} are the ready line and the host pid)
+     * @param loop    the init's script (it takes no arguments: pid 1's command line is visible inside the sandbox,
+     *                and must not show host pids or paths)
      * @param entries the mount entries
      */
     record UnshareRoot(String setpriv, String after, String shell, String loop, List<String> entries) {
@@ -221,13 +282,13 @@ final class SandboxCommands {
             view.readOnlyDirs().forEach(d -> e.add("ro:" + d));
             view.maskedFiles().forEach(f -> e.add("maskfile:" + f));
             view.maskedDirs().forEach(d -> e.add("maskdir:" + d));
-            return new UnshareRoot(setpriv.toString(), "", "/bin/sh", "echo \"$1 $2\" >&2; " + INIT_LOOP, e);
+            return new UnshareRoot(setpriv.toString(), "", "/bin/sh", INIT_LOOP, e);
         }
 
         static UnshareRoot image(SandboxTools tools) {
             String bb = SandboxTools.busybox();
             return new UnshareRoot(String.join(" ", tools.command("setpriv")), bb, bb + " sh",
-                    "echo \"$1 $2\" >&2; while :; do " + bb + " sleep infinity & wait; done",
+                    "while :; do " + bb + " sleep infinity & wait; done",
                     List.of("self:/etc", "maskfile:" + ImageRoot.PRELOAD,
                             "robind:" + SandboxTools.MOUNT + "=" + tools.dir()));
         }
@@ -239,16 +300,24 @@ final class SandboxCommands {
      * sandbox's pid 1, which takes every process of the sandbox with it.
      */
     static List<String> unshareInit(Path unshare, Path setpriv, Path layer, UnshareRoot root, String hostname,
-                                    boolean network, String workdir) {
+                                    Optional<Path> resolvConf, String workdir, List<SandboxSpec.VolumeBinding> volumes,
+                                    ProcMasks procMasks, List<String> filter) {
         List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
-                unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc"));
-        if (!network) {
-            a.add("--net");
-        }
+                unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc", "--cgroup", "--net"));
         a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
-                layer.toString(), hostname, workdir, network ? "host" : "isolated", root.setpriv(), root.after(),
+                layer.toString(), hostname, workdir, "isolated", root.setpriv(), root.after(),
                 root.shell(), root.loop()));
+        // the filter's wrapper (perl words, its script, its arguments): the init's last step runs under it
+        int script = filter.indexOf("-e");
+        a.add(String.join(" ", filter.subList(0, script)));
+        a.add(filter.get(script + 1));
+        a.add(String.join(" ", filter.subList(script + 3, filter.size())));
+        // volumes first: the runtime's own mounts come after them, as in bindVolumes
+        volumes.forEach(v -> a.add((v.readOnly() ? "rovol:" : "vol:") + v.mountPath() + "=" + v.source()));
         a.addAll(root.entries());
+        resolvConf.ifPresent(f -> a.add("robind:" + RESOLV_CONF + "=" + f));
+        procMasks.files().forEach(f -> a.add("procfile:" + f));
+        procMasks.dirs().forEach(d -> a.add("procdir:" + d));
         return a;
     }
 
@@ -281,11 +350,12 @@ final class SandboxCommands {
      * the same chain as {@link #nsenterExec} with {@link #SPARE_SCRIPT} in place of {@code env}, or just the
      * script without isolation ({@code initPid} &lt; 0).
      */
-    static List<String> spare(HostTools tools, Helpers helpers, long initPid) {
+    static List<String> spare(HostTools tools, Helpers helpers, long initPid, List<String> filter) {
         List<String> c = new ArrayList<>();
         if (initPid > 0) {
             c.addAll(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
-                    "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--"));
+                    "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--"));
+            c.addAll(filter);
             c.addAll(helpers.setpriv());
             c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
         }
@@ -316,10 +386,14 @@ final class SandboxCommands {
      * working directory. The environment is applied only after the capabilities are gone, so nothing a user sets
      * (LD_PRELOAD ...) reaches a privileged process.
      */
-    static List<String> nsenterExec(HostTools tools, Helpers helpers, long initPid, boolean pty, String workdir,
+    static List<String> nsenterExec(HostTools tools, Helpers helpers, List<String> filter, long initPid, boolean pty,
+                                    String workdir,
                                     Map<String, String> env, String command, List<String> args) {
         List<String> c = new ArrayList<>(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
-                "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--"));
+                "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--"));
+        // the filter before anything drops capabilities: a process of the sandbox that is neither filtered nor more
+        // privileged than the sandbox's own could be traced by them and made to skip it (see ExecWrapper)
+        c.addAll(filter);
         if (pty) {
             c.addAll(helpers.setsid());
             c.add("--ctty");

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /** File-system work on sandbox roots and writable layers, done without ever following a link out of them. */
 final class SandboxFiles {
@@ -171,10 +172,17 @@ final class SandboxFiles {
     }
 
     /**
-     * Copies the directory tree {@code source} to {@code destination} (which must not exist) with GNU
-     * {@code cp -a --one-file-system}: modes, ownership, timestamps, symlinks (copied as links, never followed),
-     * hard links, FIFOs and sockets are kept. The copy is made next to {@code destination} and renamed into place,
-     * so on failure nothing is left at {@code destination}.
+     * Copies the directory tree {@code source} to {@code destination} (which must not exist) through a pipe between
+     * two GNU {@code tar}s: modes, numeric ownership, timestamps, extended attributes (overlay whiteouts and opaque
+     * directories included), symlinks (copied as links, never followed), hard links, device nodes and FIFOs are
+     * kept, and no other file system is entered. The copy is made next to {@code destination} and renamed into
+     * place, so on failure nothing is left at {@code destination}.
+     *
+     * <p>The source may be a running sandbox's layer (a snapshot without a freezer), which its processes change while
+     * it is read, swapping directories for links to host paths at will. GNU {@code tar} reads a tree descriptor by
+     * descriptor ({@code openat(parent, name, O_NOFOLLOW)} at every level), so a swapped-in link fails to open (and
+     * is skipped with {@code --ignore-failed-read}) instead of leading the copy out of the layer; {@code cp -a}, which
+     * opens {@code source/a/b/c} by its full name, would have copied host files into the snapshot.
      */
     static void copyTree(Path source, Path destination) throws IOException {
         if (Files.exists(destination, LinkOption.NOFOLLOW_LINKS)) {
@@ -183,32 +191,43 @@ final class SandboxFiles {
         if (!Files.isDirectory(source, LinkOption.NOFOLLOW_LINKS)) {
             throw new IOException(source + " is not a directory");
         }
-        Path cp = Files.isExecutable(Path.of("/bin/cp")) ? Path.of("/bin/cp") : Path.of("/usr/bin/cp");
-        if (!Files.isExecutable(cp)) {
-            throw new IOException("cannot copy " + source + ": GNU cp (coreutils) is not installed on this host");
+        Path tar = Files.isExecutable(Path.of("/bin/tar")) ? Path.of("/bin/tar") : Path.of("/usr/bin/tar");
+        if (!Files.isExecutable(tar)) {
+            throw new IOException("cannot copy " + source + ": GNU tar is not installed on this host");
         }
         Path partial = destination.resolveSibling(destination.getFileName() + ".partial");
         NoFollowDelete.delete(partial);
-        Process p = new ProcessBuilder(cp.toString(), "-a", "--one-file-system", "--no-target-directory", "--",
-                source.toString(), partial.toString())
-                .redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                .start();
-        byte[] said = p.getInputStream().readNBytes(4096);
-        p.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
-        int code;
+        Files.createDirectory(partial);
+        List<Process> pipe = ProcessBuilder.startPipeline(List.of(
+                new ProcessBuilder(tar.toString(), "-C", source.toString(), "-c", "-f", "-", "--one-file-system",
+                        "--numeric-owner", "--xattrs", "--xattrs-include=*", "--ignore-failed-read",
+                        "--warning=no-file-changed", "--warning=no-file-removed", "--warning=no-file-ignored", ".")
+                        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))),
+                new ProcessBuilder(tar.toString(), "-C", partial.toString(), "-x", "-f", "-", "--preserve-permissions",
+                        "--numeric-owner", "--same-owner", "--xattrs", "--xattrs-include=*")
+                        .redirectErrorStream(true)));
+        Process reader = pipe.get(0);
+        Process writer = pipe.get(1);
+        CompletableFuture<byte[]> readerSaid = CompletableFuture.supplyAsync(() -> head(reader.getErrorStream()));
+        byte[] writerSaid = head(writer.getInputStream());
+        int read;
+        int written;
         try {
-            code = p.waitFor();
+            written = writer.waitFor();
+            read = reader.waitFor();
         } catch (InterruptedException e) {
-            p.destroyForcibly();
+            reader.destroyForcibly();
+            writer.destroyForcibly();
             Thread.currentThread().interrupt();
             NoFollowDelete.delete(partial);
             throw new IOException("interrupted while copying " + source, e);
         }
-        if (code != 0) {
+        // the reader's 1 is "some files changed while being read": expected of a sandbox that runs meanwhile
+        if (read > 1 || written != 0) {
             NoFollowDelete.delete(partial);
-            String why = new String(said, StandardCharsets.UTF_8).trim();
-            throw new IOException("copying the files failed (cp exit code " + code + ")"
+            String why = (new String(readerSaid.join(), StandardCharsets.UTF_8) + "\n"
+                    + new String(writerSaid, StandardCharsets.UTF_8)).trim();
+            throw new IOException("copying the files failed (tar exit codes " + read + ", " + written + ")"
                     + (why.isEmpty() ? "" : ": " + why.lines().limit(5).reduce((a, b) -> a + "; " + b).orElse("")));
         }
         try {
@@ -216,6 +235,17 @@ final class SandboxFiles {
         } catch (IOException e) {
             NoFollowDelete.delete(partial);
             throw e;
+        }
+    }
+
+    /** The first 4 KiB of what a helper printed; the rest is read and dropped so it never blocks. */
+    private static byte[] head(java.io.InputStream in) {
+        try (in) {
+            byte[] said = in.readNBytes(4096);
+            in.transferTo(java.io.OutputStream.nullOutputStream());
+            return said;
+        } catch (IOException e) {
+            return new byte[0];
         }
     }
 

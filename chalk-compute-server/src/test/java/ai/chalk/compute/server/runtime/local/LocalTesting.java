@@ -106,7 +106,7 @@ final class LocalTesting {
     static String pathWithout(Path dir, String... missing) {
         try {
             Files.createDirectories(dir);
-            for (String tool : List.of("bwrap", "unshare", "nsenter", "setpriv", "setsid", "env")) {
+            for (String tool : List.of("bwrap", "unshare", "nsenter", "setpriv", "setsid", "env", "perl")) {
                 if (Arrays.asList(missing).contains(tool)) {
                     continue;
                 }

@@ -1,10 +1,12 @@
 package ai.chalk.compute.server.runtime.local.image;
 
 import ai.chalk.compute.server.image.BuildLog;
+import ai.chalk.compute.server.runtime.network.Egress;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,14 +16,16 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Runs one build command ({@code /bin/sh -c COMMAND}) in a bubblewrap sandbox over a build overlay, as
  * {@code docker build} runs a RUN step: root with Docker's default capability set only
- * ({@link #CAPABILITIES}; no_new_privs, which bubblewrap always sets), its own pid, ipc and uts namespaces, the
- * host's network (steps fetch packages) with the host's {@code /etc/resolv.conf} bound read-only, {@code /proc/sys}
- * and the other kernel knobs under {@code /proc} read-only, a fresh {@code /dev}, and a time limit. Every writable
+ * ({@link #CAPABILITIES}; no_new_privs, which bubblewrap always sets), its own pid, ipc, uts and network namespaces,
+ * the network with the egress of a sandbox ({@link BuildNetwork}: steps fetch packages, but never from the host or
+ * cloud metadata) and slirp's resolver as {@code /etc/resolv.conf}, {@code /proc/sys} and the other kernel knobs
+ * under {@code /proc} read-only, a fresh {@code /dev}, and a time limit. Every writable
  * file system is {@code nodev}, so a device node a step creates (it may: MKNOD) cannot be opened.
  */
 final class BuildStepRunner {
@@ -37,24 +41,35 @@ final class BuildStepRunner {
     record Outcome(int exitCode, boolean timedOut, List<String> tail) {
     }
 
-    private final BuildTools tools;
+    /**
+     * What the step runs first, in the image's shell with the step's capabilities: it waits on stdin until the server
+     * has set up the step's network, then runs the command ({@code $1}) with stdin from {@code /dev/null}.
+     */
+    static final String GATE = "read -r chalk_go || exit 125; exec /bin/sh -c \"$1\" </dev/null";
 
-    BuildStepRunner(BuildTools tools) {
+    private final BuildTools tools;
+    private final BuildNetwork network;
+
+    BuildStepRunner(BuildTools tools, BuildNetwork network) {
         this.tools = tools;
+        this.network = network;
+    }
+
+    /** Why steps have no network here, when they have none. */
+    Optional<String> networkProblem() {
+        return network.problem();
     }
 
     /** Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line. */
     Outcome run(Path root, String workdir, Map<String, String> env, String command, Duration timeout, BuildLog log)
             throws IOException, InterruptedException {
-        List<String> c = new ArrayList<>(List.of(tools.bwrap().toString(), "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                "--hostname", "chalk-build", "--die-with-parent", "--cap-drop", "ALL"));
+        List<String> c = new ArrayList<>(List.of(tools.bwrap().toString(), "--unshare-pid", "--unshare-ipc",
+                "--unshare-uts", "--unshare-net", "--hostname", "chalk-build", "--die-with-parent", "--cap-drop", "ALL"));
         for (String cap : CAPABILITIES) {
             c.addAll(List.of("--cap-add", cap));
         }
         c.addAll(List.of("--bind", root.toString(), "/", "--ro-bind", tools.helpersDir().toString(), tools.mount()));
-        if (Files.exists(Path.of("/etc/resolv.conf"))) {
-            c.addAll(List.of("--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"));
-        }
+        c.addAll(List.of("--ro-bind", network.resolvConf().toString(), "/etc/resolv.conf"));
         c.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"));
         for (String knob : List.of("sysrq-trigger", "irq", "bus", "fs")) {
             c.addAll(List.of("--ro-bind-try", "/proc/" + knob, "/proc/" + knob));
@@ -67,9 +82,8 @@ final class BuildStepRunner {
         c.addAll(tools.setpriv());
         StringBuilder bounding = new StringBuilder("--bounding-set=-all");
         CAPABILITIES.forEach(cap -> bounding.append(",+").append(cap.substring("CAP_".length()).toLowerCase(java.util.Locale.ROOT)));
-        c.addAll(List.of(bounding.toString(), "--", "/bin/sh", "-c", command));
-        ProcessBuilder pb = new ProcessBuilder(c).directory(new File("/")).redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        c.addAll(List.of(bounding.toString(), "--", "/bin/sh", "-c", GATE, "chalk-step", command));
+        ProcessBuilder pb = new ProcessBuilder(c).directory(new File("/")).redirectErrorStream(true);
         pb.environment().clear();
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         Process p = pb.start();
@@ -77,7 +91,14 @@ final class BuildStepRunner {
         Thread reader = new Thread(() -> forward(p, log, tail), "chalk-build-output");
         reader.setDaemon(true);
         reader.start();
+        Optional<Egress> egress = Optional.empty();
         try {
+            egress = network.attach(p);
+            try (OutputStream go = p.getOutputStream()) {
+                go.write('\n');
+            } catch (IOException e) {
+                // the step ended already; its outcome says how
+            }
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly(); // bubblewrap's --die-with-parent takes the step's processes with it
                 p.waitFor(10, TimeUnit.SECONDS);
@@ -86,9 +107,11 @@ final class BuildStepRunner {
             }
             reader.join(10_000);
             return new Outcome(p.exitValue(), false, tail(tail));
-        } catch (InterruptedException e) {
+        } catch (InterruptedException | IOException e) {
             p.destroyForcibly();
             throw e;
+        } finally {
+            egress.ifPresent(Egress::close);
         }
     }
 

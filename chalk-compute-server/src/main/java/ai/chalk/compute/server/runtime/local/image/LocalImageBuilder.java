@@ -64,7 +64,8 @@ public final class LocalImageBuilder implements ImageBuilder {
             throws IOException {
         this.images = images;
         this.base = base;
-        this.runner = tools.map(BuildStepRunner::new);
+        this.runner = tools.isEmpty() ? Optional.empty()
+                : Optional.of(new BuildStepRunner(tools.get(), BuildNetwork.onThisHost(base.resolve("build-network"))));
         this.unavailable = unavailable;
         this.layersDir = images.dir().resolve("layers");
         Files.createDirectories(layersDir);
@@ -268,7 +269,9 @@ public final class LocalImageBuilder implements ImageBuilder {
                     : "failed with exit code " + o.exitCode();
             throw new ImageBuildException("image_spec.steps[" + step.index() + "] (" + step.kind() + ") `" + command
                     + "` " + why + (o.tail().isEmpty() ? " and printed nothing"
-                    : "; its last output:\n" + String.join("\n", o.tail())));
+                    : "; its last output:\n" + String.join("\n", o.tail()))
+                    + runner.get().networkProblem().map(p -> "\n(build steps have no network here: " + p + ")")
+                    .orElse(""));
         }
     }
 

@@ -1,0 +1,73 @@
+package ai.chalk.compute.server.runtime.network;
+
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * Where a sandbox's traffic must never go, though slirp4netns would carry it there: slirp's NAT connects from the
+ * host's own network namespace, so without these rules an address of the host reaches every service it listens on
+ * ({@code 0.0.0.0} included), and cloud metadata hands out the host's credentials.
+ *
+ * <p>The list, and why it stops there:
+ * <ul>
+ *   <li>the slirp network itself ({@value SandboxNetwork#SLIRP_CIDR}) but its resolver: its gateway is the host;</li>
+ *   <li>every address of every host interface, read when a sandbox is attached (a bridge added later is covered
+ *       from the next sandbox on), and loopback ({@code 127.0.0.0/8}, {@code ::1}, {@code 0.0.0.0/8});</li>
+ *   <li>link-local ({@code 169.254.0.0/16}, {@code fe80::/10}), which holds most clouds' metadata, and the metadata
+ *       addresses outside it ({@code 100.100.100.200}, {@code fd00:ec2::254});</li>
+ *   <li>not the rest of the private ranges: the host's resolver, package mirror or proxy often sits there and build
+ *       steps need them. Networks the host alone uses (a Docker bridge's containers, say) can be added with
+ *       {@link #plus}.</li>
+ * </ul>
+ *
+ * @param prefixes the destinations, none inside another
+ */
+public record BlockedDestinations(List<Prefix> prefixes) {
+
+    /** What is refused whatever the host's interfaces are. */
+    static final List<String> ALWAYS = List.of(SandboxNetwork.SLIRP_CIDR, "0.0.0.0/8", "127.0.0.0/8",
+            "169.254.0.0/16", "100.100.100.200", "::1", "fe80::/10", "fd00:ec2::254");
+
+    public BlockedDestinations {
+        prefixes = List.copyOf(prefixes);
+    }
+
+    /** The fixed list and the addresses of this host's interfaces as they are now. */
+    public static BlockedDestinations ofThisHost() throws SocketException {
+        List<Prefix> all = new ArrayList<>();
+        ALWAYS.forEach(p -> all.add(Prefix.parse(p)));
+        for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+            for (InetAddress a : Collections.list(nic.getInetAddresses())) {
+                all.add(Prefix.of(a));
+            }
+        }
+        return new BlockedDestinations(minimal(all));
+    }
+
+    /** These and {@code cidrs} ({@code 172.17.0.0/16}, {@code 10.1.2.3}, {@code fd00:1::/64}) as well. */
+    public BlockedDestinations plus(List<String> cidrs) {
+        List<Prefix> all = new ArrayList<>(prefixes);
+        cidrs.forEach(c -> all.add(Prefix.parse(c)));
+        return new BlockedDestinations(minimal(all));
+    }
+
+    List<Prefix> v4() {
+        return prefixes.stream().filter(Prefix::isV4).toList();
+    }
+
+    List<Prefix> v6() {
+        return prefixes.stream().filter(p -> !p.isV4()).toList();
+    }
+
+    /** Without duplicates and prefixes inside another: nft refuses overlapping elements of an interval set. */
+    private static List<Prefix> minimal(List<Prefix> all) {
+        List<Prefix> distinct = List.copyOf(new java.util.LinkedHashSet<>(all));
+        return distinct.stream()
+                .filter(p -> distinct.stream().noneMatch(q -> q.length() < p.length() && q.contains(p)))
+                .toList();
+    }
+}

@@ -1,0 +1,59 @@
+package ai.chalk.compute.server.runtime.network;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A sandbox's running egress: the slirp4netns process attached to its network namespace. Closing it ends the
+ * process, and with it the sandbox's only way out; so does the end of the sandbox's process, or of the server
+ * (slirp4netns exits when its stdin, a pipe from the server, closes, and setpriv gave it a parent-death signal).
+ */
+public final class Egress implements AutoCloseable {
+
+    private final long sandboxPid;
+    private final Process slirp;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    Egress(long sandboxPid, Process slirp) {
+        this.sandboxPid = sandboxPid;
+        this.slirp = slirp;
+    }
+
+    /** The host pid of the process whose network namespace this serves. */
+    public long sandboxPid() {
+        return sandboxPid;
+    }
+
+    /** The host pid of the slirp4netns process. */
+    public long slirpPid() {
+        return slirp.pid();
+    }
+
+    /** Whether slirp4netns still runs. */
+    public boolean isAlive() {
+        return slirp.isAlive();
+    }
+
+    /** Ends slirp4netns and waits for it; idempotent. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            slirp.getOutputStream().close(); // its --exit-fd: it leaves on its own
+        } catch (IOException e) {
+            // already gone
+        }
+        try {
+            if (!slirp.waitFor(1, TimeUnit.SECONDS)) {
+                slirp.destroyForcibly();
+                slirp.waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            slirp.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+}

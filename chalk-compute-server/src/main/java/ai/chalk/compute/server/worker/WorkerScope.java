@@ -1,0 +1,155 @@
+package ai.chalk.compute.server.worker;
+
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Message;
+import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
+import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What deployed code may do through the server socket its replicas see: the calls a function needs (create sandboxes
+ * and use the ones created this way, build images, call functions, read volumes and the catalog), and nothing that
+ * reaches another tenant's sandboxes or changes what is deployed. Every other method is refused with
+ * {@code PERMISSION_DENIED}; a sandbox that was not created through this socket answers {@code NOT_FOUND}, as if it
+ * did not exist. Without this, code in any replica could list every sandbox on the server and run commands in them.
+ */
+final class WorkerScope implements ServerInterceptor {
+
+    /** How a method is treated. */
+    private enum Rule { ALLOW, CREATES_SANDBOX, OWN_SANDBOX }
+
+    private static final Map<String, Rule> RULES = rules();
+
+    private final Set<String> created = ConcurrentHashMap.newKeySet();
+
+    private static Map<String, Rule> rules() {
+        Map<String, Rule> r = new ConcurrentHashMap<>();
+        for (String s : List.of("chalk.sandbox.v1.SandboxService", "chalk.sandbox.v2.SandboxService")) {
+            r.put(s + "/CreateSandbox", Rule.CREATES_SANDBOX);
+            for (String m : List.of("GetSandbox", "TerminateSandbox", "SuspendSandbox", "ResumeSandbox", "Exec")) {
+                r.put(s + "/" + m, Rule.OWN_SANDBOX);
+            }
+        }
+        for (String m : List.of("ExecCommand", "OpenSession", "GetSession", "ListSessions")) {
+            r.put("chalk.sandbox.v2.SandboxProcessService/" + m, Rule.OWN_SANDBOX);
+        }
+        r.put("chalk.sandbox.v2.SandboxSnapshotService/CreateSandboxSnapshot", Rule.OWN_SANDBOX);
+        r.put("chalk.sandbox.v1.SandboxRuntimeService/ExecutePython", Rule.OWN_SANDBOX);
+        for (String m : List.of("BuildCustomImage", "GetCustomImage", "GetOrBuildCustomImage",
+                "StreamCustomImageBuildUpdates", "GetCustomImageBuild", "GetCustomImageBuildLogs")) {
+            r.put("chalk.sandbox.v1.CustomImageService/" + m, Rule.ALLOW);
+        }
+        r.put("chalk.runtime.v1.RemoteCallService/CallFunction", Rule.ALLOW);
+        r.put("chalk.runtime.v1.AsyncRemoteCallService/EnqueueRemoteCall", Rule.ALLOW);
+        r.put("chalk.runtime.v1.AsyncRemoteCallService/PollRemoteCall", Rule.ALLOW);
+        for (String m : List.of("GetExternalFunction", "ListExternalFunctions", "CallExternalFunction",
+                "GetExternalFunctionVersion", "ListExternalFunctionVersions")) {
+            r.put("chalk.externalfunctioncatalog.v1.ExternalFunctionCatalogService/" + m, Rule.ALLOW);
+        }
+        for (String m : List.of("GetVolume", "ListVolumes", "ListFiles", "GetFile")) {
+            r.put("chalk.volume.v1.VolumeService/" + m, Rule.ALLOW);
+        }
+        r.put("grpc.health.v1.Health/Check", Rule.ALLOW);
+        r.put("chalk.server.v1.AuthService/GetToken", Rule.ALLOW);
+        return Map.copyOf(r);
+    }
+
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                                                        ServerCallHandler<Q, R> next) {
+        String method = call.getMethodDescriptor().getFullMethodName();
+        Rule rule = RULES.get(method);
+        if (rule == null) {
+            call.close(Status.PERMISSION_DENIED.withDescription(method + " is not available to deployed functions:"
+                    + " a function's replica may create sandboxes and use those it created, build images, call"
+                    + " functions and read volumes"), new Metadata());
+            return new ServerCall.Listener<>() { };
+        }
+        return switch (rule) {
+            case ALLOW -> next.startCall(call, headers);
+            case CREATES_SANDBOX -> next.startCall(new SimpleForwardingServerCall<>(call) {
+                @Override
+                public void sendMessage(R message) {
+                    if (message instanceof Message m) {
+                        created.addAll(sandboxIds(m, "sandbox"));
+                    }
+                    super.sendMessage(message);
+                }
+            }, headers);
+            case OWN_SANDBOX -> ownSandboxOnly(call, headers, next);
+        };
+    }
+
+    private <Q, R> ServerCall.Listener<Q> ownSandboxOnly(ServerCall<Q, R> call, Metadata headers,
+                                                          ServerCallHandler<Q, R> next) {
+        boolean topLevelId = call.getMethodDescriptor().getFullMethodName().startsWith("chalk.sandbox.v2.SandboxService/");
+        return new SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {
+            private boolean refused;
+
+            @Override
+            public void onMessage(Q message) {
+                if (refused) {
+                    return;
+                }
+                if (message instanceof Message m) {
+                    List<String> ids = sandboxIds(m, null);
+                    if (topLevelId) {
+                        ids.addAll(stringField(m, "id"));
+                    }
+                    for (String id : ids) {
+                        if (!created.contains(id)) {
+                            refused = true;
+                            call.close(Status.NOT_FOUND.withDescription("sandbox " + id + " not found"),
+                                    new Metadata());
+                            return;
+                        }
+                    }
+                }
+                super.onMessage(message);
+            }
+
+            @Override
+            public void onHalfClose() {
+                if (!refused) {
+                    super.onHalfClose();
+                }
+            }
+        };
+    }
+
+    /**
+     * Every {@code sandbox_id} in {@code m} and in the messages it holds (an exec's init, a session's new process),
+     * and, with {@code holder}, the {@code id} of a field of that name ({@code CreateSandboxResponse.sandbox}).
+     */
+    private static List<String> sandboxIds(Message m, String holder) {
+        List<String> ids = new ArrayList<>(stringField(m, "sandbox_id"));
+        for (Map.Entry<FieldDescriptor, Object> f : m.getAllFields().entrySet()) {
+            if (f.getKey().getJavaType() == FieldDescriptor.JavaType.MESSAGE && !f.getKey().isRepeated()) {
+                Message inner = (Message) f.getValue();
+                if (holder != null && f.getKey().getName().equals(holder)) {
+                    ids.addAll(stringField(inner, "id"));
+                }
+                ids.addAll(stringField(inner, "sandbox_id"));
+            }
+        }
+        return ids;
+    }
+
+    private static List<String> stringField(Message m, String name) {
+        FieldDescriptor f = m.getDescriptorForType().findFieldByName(name);
+        if (f == null || f.getJavaType() != FieldDescriptor.JavaType.STRING || f.isRepeated()) {
+            return new ArrayList<>();
+        }
+        String v = (String) m.getField(f);
+        return v.isEmpty() ? new ArrayList<>() : new ArrayList<>(List.of(v));
+    }
+}

@@ -1,0 +1,196 @@
+package ai.chalk.compute.server.runtime.local;
+
+import static ai.chalk.compute.server.runtime.local.LocalTesting.command;
+import static ai.chalk.compute.server.runtime.local.LocalTesting.sh;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A hostile tenant against the local runtime, in both isolation modes (bubblewrap, and util-linux unshare/nsenter
+ * where bubblewrap is missing): covering the runtime's own paths with a volume, changing the host's device nodes,
+ * reading what /proc says about the host, filling the disk, and running more sandboxes or files than its share.
+ */
+class LocalSandboxSecurityTest {
+
+    @TempDir
+    Path temp;
+    private final List<LocalRuntime> runtimes = new ArrayList<>();
+
+    @AfterEach
+    void close() {
+        runtimes.forEach(LocalRuntime::close);
+    }
+
+    private LocalRuntime runtime(String mode, SandboxDefaults defaults) {
+        LocalRuntime.Builder b = LocalRuntime.builder(temp.resolve("state-" + runtimes.size()))
+                .isolation(LocalIsolation.REQUIRED).defaults(defaults);
+        if (mode.equals("unshare")) {
+            b.toolPath(LocalTesting.pathWithout(temp.resolve("path-" + runtimes.size()), "bwrap"));
+        }
+        LocalRuntime r = b.build();
+        assertThat(r.isolation().level()).isEqualTo(mode);
+        runtimes.add(r);
+        return r;
+    }
+
+    private LocalRuntime runtime(String mode) {
+        return runtime(mode, SandboxDefaults.STANDARD);
+    }
+
+    private static SandboxSpec withVolume(Path source, String at) {
+        return new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/workspace", ResourceLimits.NONE, false, List.of(),
+                List.of(new SandboxSpec.VolumeBinding(source, at)));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aVolumeCannotCoverThePathsTheRuntimeRunsHelpersFrom(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode);
+        Path evil = Files.createDirectories(temp.resolve("evil"));
+        for (String at : List.of("/.chalk", "/.chalk/bin", "/usr", "/usr/bin", "/lib64", "/etc", "/proc", "/dev",
+                "/etc/shadow", "/.chalk-old-root")) {
+            assertThatThrownBy(() -> runtime.start(withVolume(evil, at))).as(at)
+                    .isInstanceOf(RuntimeStartException.class).hasMessageContaining("runtime's own");
+        }
+        // a legitimate place still works, and execs keep working with a volume mounted
+        RuntimeSandbox ok = runtime.start(withVolume(evil, "/data"));
+        assertThat(sh(ok, "echo hi > /data/f && cat /data/f").ok().out()).isEqualTo("hi\n");
+        ok.terminate(Duration.ZERO);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void theHostsDeviceNodesCannotBeChanged(String mode) throws Exception {
+        String before = PosixFilePermissions.toString(Files.getPosixFilePermissions(Path.of("/dev/null")));
+        long mtime = Files.getLastModifiedTime(Path.of("/dev/full")).toMillis();
+        RuntimeSandbox s = runtime(mode).start(LocalTesting.spec());
+        sh(s, "chmod 000 /dev/null; chmod 000 /dev/zero; touch -d 2001-01-01 /dev/full; true");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(Path.of("/dev/null")))).isEqualTo(before);
+        assertThat(Files.getLastModifiedTime(Path.of("/dev/full")).toMillis()).isEqualTo(mtime);
+        // the sandbox's own nodes still work as devices
+        assertThat(sh(s, "chmod 666 /dev/null /dev/zero; echo x > /dev/null && head -c 3 /dev/zero | od -An -tx1").ok().out())
+                .contains("00 00 00");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void procShowsNothingOfTheHostsKernelMemoryTimersOrPaths(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode);
+        RuntimeSandbox s = runtime.start(LocalTesting.spec());
+        for (String f : List.of("/proc/kpageflags", "/proc/kpagecount", "/proc/timer_list", "/proc/slabinfo",
+                "/proc/kmsg", "/proc/vmallocinfo")) {
+            if (Files.exists(Path.of(f))) {
+                assertThat(sh(s, "head -c 64 " + f + " 2>/dev/null | wc -c").out().trim()).as(f).isEqualTo("0");
+            }
+        }
+        String mountinfo = sh(s, "cat /proc/self/mountinfo").ok().out();
+        assertThat(mountinfo).doesNotContain(temp.toString()).doesNotContain(runtime.stateDir().toString());
+        // a cgroup namespace of its own: no host cgroup path (which names the server's data directory's key)
+        assertThat(sh(s, "cat /proc/self/cgroup /proc/1/cgroup").ok().out()).doesNotContain("chalk-compute");
+        String init = sh(s, "tr '\\0' ' ' < /proc/1/cmdline").ok().out();
+        assertThat(init).doesNotContain(temp.toString()).doesNotMatch("(?s).*\\b[0-9]{3,}\\b.*");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aSandboxFillsItsOwnQuotaNotTheServersDisk(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode, new SandboxDefaults(1L << 30, 8L << 20, 512, 256, 4));
+        RuntimeSandbox s = runtime.start(LocalTesting.spec());
+        LocalTesting.Run fill = sh(s, "dd if=/dev/zero of=/workspace/fill bs=1M count=64 2>&1; echo code=$?");
+        assertThat(fill.out()).contains("No space left on device").doesNotContain("code=0");
+        // the other tenant's layer has its own quota, untouched
+        RuntimeSandbox other = runtime.start(LocalTesting.spec());
+        assertThat(sh(other, "dd if=/dev/zero of=/workspace/f bs=1M count=4 2>/dev/null && echo ok").out())
+                .isEqualTo("ok\n");
+        s.terminate(Duration.ZERO);
+        other.terminate(Duration.ZERO);
+        assertThat(Files.list(runtime.sandboxesDir())).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void sandboxesGetDefaultLimitsAndTheirNumberIsCapped(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode, new SandboxDefaults(256L << 20, 64L << 20, 64, 128, 2));
+        RuntimeSandbox a = runtime.start(LocalTesting.spec());
+        RuntimeSandbox b = runtime.start(LocalTesting.spec());
+        assertThatThrownBy(() -> runtime.start(LocalTesting.spec())).isInstanceOf(RuntimeStartException.class)
+                .hasMessageContaining("at most 2 sandboxes");
+        assertThat(sh(a, "ulimit -n; ulimit -Hn").ok().out()).isEqualTo("128\n128\n");
+        Optional<Cgroups.SandboxGroups> groups = ((LocalSandbox) a).groups();
+        if (runtime.cgroups().has("memory")) {
+            assertThat(groups.orElseThrow().dir("memory").map(d -> read(d.resolve("memory.limit_in_bytes"))))
+                    .contains(Long.toString(256L << 20));
+        }
+        // all sandboxes together: at most half the host's process ids (Files.readString reads "3" of "32768" here)
+        if (runtime.cgroups().has("pids")) {
+            Path base = groups.orElseThrow().dir("pids").orElseThrow().getParent();
+            long hostPids = Math.min(Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/pid_max")).get(0)),
+                    Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/threads-max")).get(0)));
+            assertThat(read(base.resolve("pids.max"))).isEqualTo(Long.toString(hostPids / 2));
+        }
+        // a fork bomb stops at the sandbox's process limit, and the other sandbox still runs commands
+        LocalTesting.Run bomb = sh(a, "i=0; while [ $i -lt 200 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done;"
+                + " echo started=$i");
+        assertThat(bomb.err()).contains("fork"); // refused at the limit, not at the host's
+        assertThat(sh(b, "echo alive").ok().out()).isEqualTo("alive\n");
+        a.terminate(Duration.ZERO);
+        RuntimeSandbox c = runtime.start(LocalTesting.spec()); // a place is free again
+        c.terminate(Duration.ZERO);
+        b.terminate(Duration.ZERO);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aSandboxWithNetworkReachesNeitherTheHostNorMetadataNorTheServer(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode);
+        try (java.net.ServerSocket host = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("0.0.0.0"))) {
+            int port = host.getLocalPort();
+            RuntimeSandbox net = runtime.start(new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/workspace",
+                    ResourceLimits.NONE, true, List.of()));
+            String probe = "import socket, sys\n"
+                    + "for h in sys.argv[2:]:\n"
+                    + "    try:\n"
+                    + "        socket.create_connection((h, int(sys.argv[1])), 3).close(); print(h, 'open')\n"
+                    + "    except OSError as e:\n"
+                    + "        print(h, 'refused', type(e).__name__)\n";
+            List<String> targets = new ArrayList<>(List.of("127.0.0.1", "10.0.2.2", "169.254.169.254"));
+            java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).forEach(i -> i.inetAddresses()
+                    .filter(a -> a instanceof java.net.Inet4Address).forEach(a -> targets.add(a.getHostAddress())));
+            List<String> args = new ArrayList<>(List.of("-c", probe, Integer.toString(port)));
+            args.addAll(targets);
+            LocalTesting.Run r = LocalTesting.run(net, command("python3", args.toArray(String[]::new)));
+            assertThat(r.out()).as(r.err()).doesNotContain(" open").contains("127.0.0.1 refused");
+            assertThat(sh(net, "cat /etc/resolv.conf; ls /sys/class/net 2>/dev/null || ip -o link").out())
+                    .contains("nameserver 10.0.2.3");
+            // without network: only loopback
+            RuntimeSandbox none = runtime.start(LocalTesting.spec());
+            assertThat(sh(none, "cat /proc/net/dev").ok().out()).doesNotContain("tap0").contains("lo:");
+            assertThat(sh(net, "cat /proc/net/dev").ok().out()).contains("tap0");
+        }
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p).trim();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package ai.chalk.compute.server.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.ListSandboxesRequest;
+import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
+import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.server.RunningServer;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Deployed code talks to the server through the socket bound into its replicas. Acting as that code: it must not
+ * see, exec in or terminate another tenant's sandbox, nor change what is deployed; it may still create a sandbox
+ * and use it, as a function does.
+ */
+class WorkerSocketSecurityTest {
+
+    @Test
+    void deployedCodeReachesOnlyTheSandboxesItCreated(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            String tenants = server.createSandbox(); // another tenant's, created over TCP
+            Path socket = dataDir.resolve("functions/server").resolve(WorkerLaunch.SERVER_SOCKET_NAME);
+            EpollEventLoopGroup group = new EpollEventLoopGroup(1);
+            ManagedChannel worker = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                    .channelType(EpollDomainSocketChannel.class).eventLoopGroup(group).usePlaintext().build();
+            try {
+                var sandboxes = SandboxServiceGrpc.newBlockingStub(worker).withDeadlineAfter(60, TimeUnit.SECONDS);
+                var processes = SandboxProcessServiceGrpc.newBlockingStub(worker)
+                        .withDeadlineAfter(60, TimeUnit.SECONDS);
+                assertThatThrownBy(() -> sandboxes.listSandboxes(ListSandboxesRequest.getDefaultInstance()))
+                        .isInstanceOf(StatusRuntimeException.class)
+                        .satisfies(e -> assertThat(Status.fromThrowable(e).getCode())
+                                .isEqualTo(Status.Code.PERMISSION_DENIED));
+                assertThat(code(() -> sandboxes.getSandbox(GetSandboxRequest.newBuilder().setSandboxId(tenants)
+                        .build()))).isEqualTo(Status.Code.NOT_FOUND);
+                assertThat(code(() -> processes.execCommand(ExecCommandRequest.newBuilder().setSandboxId(tenants)
+                        .setCommand("id").build()))).isEqualTo(Status.Code.NOT_FOUND);
+                assertThat(code(() -> sandboxes.terminateSandbox(TerminateSandboxRequest.newBuilder()
+                        .setSandboxId(tenants).build()))).isEqualTo(Status.Code.NOT_FOUND);
+                assertThat(code(() -> ExternalFunctionCatalogServiceGrpc.newBlockingStub(worker)
+                        .deleteExternalFunction(DeleteExternalFunctionRequest.getDefaultInstance())))
+                        .isEqualTo(Status.Code.PERMISSION_DENIED);
+
+                // what a function does: create a sandbox and use it
+                String own = sandboxes.createSandbox(CreateSandboxRequest.getDefaultInstance()).getSandbox().getId();
+                assertThat(processes.execCommand(ExecCommandRequest.newBuilder().setSandboxId(own)
+                        .setCommand("echo").addArgs("mine").build()).getStdout().toStringUtf8()).isEqualTo("mine\n");
+                sandboxes.terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(own).build());
+                // the other tenant's sandbox is untouched
+                assertThat(server.sandboxes().getSandbox(GetSandboxRequest.newBuilder().setSandboxId(tenants)
+                        .build()).getSandbox().getState()).isEqualTo("RUNNING");
+            } finally {
+                worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static Status.Code code(Runnable call) {
+        try {
+            call.run();
+            return Status.Code.OK;
+        } catch (StatusRuntimeException e) {
+            return e.getStatus().getCode();
+        }
+    }
+}
