@@ -1,5 +1,6 @@
 /**
  * {@code chalk.sandbox.v2.SandboxProcessService}: processes whose sessions outlive the client's
- * stream, with bounded per-session output buffers, replay after re-attach, and one-shot commands.
+ * stream, with bounded per-session output buffers (reserved from a server-wide budget, a capped
+ * number per sandbox), replay after re-attach, and one-shot commands.
  */
 package ai.chalk.compute.server.session;

@@ -1,5 +1,6 @@
 /**
  * Server state that must survive a restart, in an embedded H2 database file under the data directory.
- * Each store owns its tables and creates them on first use.
+ * Each store owns its tables and creates them on first use; the database reopens itself after a failed
+ * write and says while it cannot write, so a full disk degrades the server instead of bricking it.
  */
 package ai.chalk.compute.server.store;

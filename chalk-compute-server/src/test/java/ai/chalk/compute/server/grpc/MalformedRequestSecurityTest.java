@@ -99,10 +99,39 @@ class MalformedRequestSecurityTest {
             assertThat(server.sandboxes().listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesList())
                     .anyMatch(s -> s.getId().equals(id));
             server.terminate(id);
+            // the guarded services still describe themselves through reflection
+            assertThat(reflectedServices(server)).contains("chalk.sandbox.v1.SandboxService",
+                    "chalk.sandbox.v2.SandboxProcessService", "grpc.health.v1.Health");
         } finally {
             root.detachAppender(ours);
             java.util.logging.Logger.getLogger("").removeHandler(julHandler);
         }
+    }
+
+    private static List<String> reflectedServices(RunningServer server) throws Exception {
+        CompletableFuture<List<String>> names = new CompletableFuture<>();
+        io.grpc.stub.StreamObserver<io.grpc.reflection.v1.ServerReflectionRequest> requests =
+                io.grpc.reflection.v1.ServerReflectionGrpc.newStub(server.channel).serverReflectionInfo(
+                        new io.grpc.stub.StreamObserver<>() {
+                            @Override
+                            public void onNext(io.grpc.reflection.v1.ServerReflectionResponse r) {
+                                names.complete(r.getListServicesResponse().getServiceList().stream()
+                                        .map(io.grpc.reflection.v1.ServiceResponse::getName).toList());
+                            }
+
+                            @Override
+                            public void onError(Throwable t) {
+                                names.completeExceptionally(t);
+                            }
+
+                            @Override
+                            public void onCompleted() {
+                            }
+                        });
+        requests.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder().setListServices("").build());
+        List<String> result = names.get(30, TimeUnit.SECONDS);
+        requests.onCompleted();
+        return result;
     }
 
     @Test
