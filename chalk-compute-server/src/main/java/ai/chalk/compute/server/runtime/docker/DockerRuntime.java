@@ -148,6 +148,7 @@ public final class DockerRuntime implements SandboxRuntime {
     private final ContainerFiles files;
     private final DockerImageBuilder imageBuilder;
     private final NetworkFence fence;
+    private final VolumeMounts volumes;
     private final Duration lifetimeMargin;
     private volatile boolean closed;
 
@@ -277,6 +278,7 @@ public final class DockerRuntime implements SandboxRuntime {
             throw e;
         }
         String fenceProblem = fence.install();
+        this.volumes = VolumeMounts.under(stateDir, useHost && unixSocket);
         this.imageBuilder = new DockerImageBuilder(client, http, fence, helpers);
         this.isolation = new Isolation("container", "Docker Engine " + engineVersion + " at " + host
                 + ": each sandbox is a container with its own pid, mount, network (loopback only unless its network"
@@ -285,8 +287,10 @@ public final class DockerRuntime implements SandboxRuntime {
                 : " (but may reach the host's addresses: " + fenceProblem + ")") + "), ipc and uts namespaces and a"
                 + " writable layer removed at terminate; capabilities limited to "
                 + KEPT_CAPABILITIES.stream().map(Enum::name).toList()
-                + ", no-new-privileges, Docker's default seccomp profile; cpu, memory (no swap) and " + PIDS_MAX
-                + " processes at most by the engine's cgroups", true);
+                + ", no-new-privileges, Docker's default seccomp profile; volumes mounted "
+                + (volumes.problem() == null ? "nosuid,nodev" : "as they are (not nosuid,nodev: " + volumes.problem()
+                + ")") + "; cpu, memory (no swap) and " + PIDS_MAX + " processes at most by the engine's cgroups;"
+                + " a container given a lifetime ends itself after it, server or not", true);
         log.info("Docker runtime: engine {} at {}, default image {}", engineVersion, host, defaultImage);
     }
 
@@ -413,6 +417,15 @@ public final class DockerRuntime implements SandboxRuntime {
             workdir = normalize(imageWorkdir); // the image says where its processes work (WORKDIR)
         }
 
+        if (sandboxes.containsKey(id)) {
+            throw new RuntimeStartException("a sandbox with id " + id + " is already running");
+        }
+        List<Path> sources;
+        try {
+            sources = volumes.stage(id, spec.volumes());
+        } catch (IOException e) {
+            throw new RuntimeStartException("cannot mount the sandbox's volumes nosuid,nodev: " + e.getMessage(), e);
+        }
         HostConfig hostConfig = HostConfig.newHostConfig()
                 .withNetworkMode(spec.network() ? NetworkFence.SANDBOXES : "none")
                 .withCapDrop(Capability.ALL)
@@ -420,10 +433,7 @@ public final class DockerRuntime implements SandboxRuntime {
                 .withSecurityOpts(List.of("no-new-privileges"))
                 .withPidsLimit(PIDS_MAX)
                 .withInit(false)
-                .withBinds(spec.volumes().stream()
-                        .map(v -> new Bind(v.source().toString(), new Volume(v.mountPath()),
-                                v.readOnly() ? AccessMode.ro : AccessMode.rw))
-                        .toList());
+                .withBinds(binds(spec.volumes(), sources));
         spec.limits().milliCpus().ifPresent(m -> hostConfig.withNanoCPUs(m * 1_000_000L));
         spec.limits().memoryBytes().ifPresent(m -> hostConfig.withMemory(m).withMemorySwap(m));
         List<String> envList = new ArrayList<>();
@@ -444,9 +454,11 @@ public final class DockerRuntime implements SandboxRuntime {
                     .exec();
             containerId = created.getId();
         } catch (ConflictException e) {
+            volumes.release(id);
             throw new RuntimeStartException("a sandbox with id " + id + " is already running (container "
                     + containerName(id) + " exists)");
         } catch (RuntimeException e) {
+            volumes.release(id);
             throw new RuntimeStartException("the Docker engine could not create the sandbox's container: "
                     + engineMessage(e), e);
         }
@@ -472,6 +484,7 @@ public final class DockerRuntime implements SandboxRuntime {
             }
         } catch (RuntimeStartException | RuntimeException e) {
             removeContainer(containerId);
+            volumes.release(id);
             if (e instanceof RuntimeStartException rse) {
                 throw rse;
             }
@@ -686,7 +699,30 @@ public final class DockerRuntime implements SandboxRuntime {
             removeContainer(c.getId());
             log.info("Removed leftover container {} of sandbox {}", c.getId(), id);
         }
+        List<String> kept = new ArrayList<>(sandboxes.keySet());
+        volumes.releaseAllBut(kept); // the staged volumes of containers removed above, or gone with a crash
         return adopted;
+    }
+
+    /**
+     * The container's binds: the staged {@code nosuid,nodev} mounts, bound as they are (their flags, read-only
+     * included, carry over; the engine's own read-only remount would drop nosuid and nodev), or, where volumes cannot
+     * be staged, the volumes themselves.
+     */
+    private List<Bind> binds(List<SandboxSpec.VolumeBinding> bindings, List<Path> sources) {
+        List<Bind> binds = new ArrayList<>();
+        for (int i = 0; i < bindings.size(); i++) {
+            SandboxSpec.VolumeBinding v = bindings.get(i);
+            boolean staged = !sources.get(i).equals(v.source());
+            binds.add(new Bind(sources.get(i).toString(), new Volume(v.mountPath()),
+                    v.readOnly() && !staged ? AccessMode.ro : AccessMode.rw));
+        }
+        return binds;
+    }
+
+    /** Unmounts the staged volumes of a sandbox whose container is gone. */
+    void releaseVolumes(String sandboxId) {
+        volumes.release(sandboxId);
     }
 
     /** Terminates every sandbox (SIGTERM, then SIGKILL after a short grace), and disconnects. */

@@ -634,6 +634,7 @@ final class DockerSandbox implements RuntimeSandbox {
         }
         try {
             runtime.removeContainer(containerId);
+            runtime.releaseVolumes(id);
             // a caller that stopped reading must not keep an output thread waiting for room forever
             List<DockerProcess> left = List.copyOf(processes);
             if (!left.isEmpty()) {
