@@ -122,4 +122,29 @@ class DockerNetworkSecurityTest extends DockerTesting.WithRuntime {
         }
         assertThat(runtime.isolation().detail()).contains("cannot reach each other, the host's addresses");
     }
+
+    @Test
+    void aPortAnotherContainerPublishesOnTheHostIsOutOfReach() throws Exception {
+        DockerTesting.Result started = DockerTesting.docker("run", "-d", "-p", "0:8080", DockerTesting.image(),
+                "httpd", "-f", "-p", "8080", "-h", "/etc");
+        assertThat(started.code()).as(started.output()).isZero();
+        String other = started.output().strip();
+        try {
+            String port = DockerTesting.docker("port", other, "8080/tcp").output().lines().findFirst().orElseThrow()
+                    .replaceAll(".*:", "").strip();
+            String direct = DockerTesting.docker("inspect", "-f", "{{.NetworkSettings.IPAddress}}", other).output()
+                    .strip();
+            RuntimeSandbox sb = networked();
+            for (String address : hostAddresses()) {
+                // the host reaches the published port: it is real
+                try (var in = java.net.URI.create("http://" + address + ":" + port + "/passwd").toURL().openStream()) {
+                    assertThat(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)).contains("root:");
+                }
+                assertThat(connects(sb, address, Integer.parseInt(port))).as("%s:%s", address, port).isFalse();
+            }
+            assertThat(connects(sb, direct, 8080)).as("the other container at %s", direct).isFalse();
+        } finally {
+            DockerTesting.docker("rm", "-f", other);
+        }
+    }
 }
