@@ -99,7 +99,8 @@ final class DockerImageBuilder implements ImageBuilder {
         DockerBuildContext context = DockerBuildContext.of(spec);
         Optional<String> refused = DockerfilePolicy.refusal(context.lines());
         if (refused.isPresent()) {
-            throw new ImageBuildException(refused.get()); // checked when asked; again for builds resumed after a restart
+            // checked when asked; again here for builds resumed after a restart
+            throw new ImageBuildException(refused.get());
         }
         checkTriggers(spec.getBaseImage().trim(), log);
         String ref = REPOSITORY + ":" + contentHash.substring(0, 32);

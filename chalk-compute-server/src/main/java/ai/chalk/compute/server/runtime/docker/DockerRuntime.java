@@ -77,13 +77,15 @@ import org.slf4j.LoggerFactory;
  * a shell loop that stays up and reaps orphans ({@link Scripts#INIT}; the image needs {@code /bin/sh} and
  * {@code sleep}). It is labelled {@value #LABEL_SANDBOX}{@code =<id>} and {@value #LABEL_SERVER}{@code =<key>}, the
  * key derived from this runtime's state directory, so that {@link #reconcile} finds the containers of this server
- * after a restart: those still running and still wanted are adopted, the rest removed. Settings: network mode
- * {@code none} (loopback only) unless the spec grants the network (then {@link NetworkFence#SANDBOXES}); {@code NanoCpus} and
- * {@code Memory} (swap included, so no swap) from the limits; at most {@value #PIDS_MAX} processes; capabilities
+ * after a restart: those still running and still wanted are adopted (cleared of what execs cut by the restart left
+ * running), the rest removed. Settings: network mode {@code none} (loopback only) unless the spec grants the network
+ * (then {@link NetworkFence#SANDBOXES}); {@code NanoCpus} and {@code Memory} (swap included, so no swap) from the
+ * limits; at most {@value #PIDS_MAX} processes; capabilities
  * dropped but for {@link #KEPT_CAPABILITIES} (what package managers and file ownership need; no raw sockets, mknod,
  * chroot or capability changes); {@code no-new-privileges}; the spec's env; the image's WORKDIR when it declares one,
  * else the spec's workdir (created by the engine);
- * volumes as read-write bind mounts; the entrypoint as a first exec whose output goes to the log.
+ * volumes as bind mounts, {@code nosuid,nodev} ({@link VolumeMounts}); the entrypoint as a first exec whose output
+ * goes to the log; with a lifetime, an init that ends the container after it ({@link Scripts#INIT}).
  *
  * <p><b>Execs</b> go through the Engine API: exec create, then exec start over a raw connection that carries stdin
  * (half-closed for EOF) and the multiplexed stdout/stderr (one raw stream with a TTY). See {@link DockerSandbox}

@@ -555,7 +555,8 @@ final class DockerSandbox implements RuntimeSandbox {
             if (pid == host.initPid()) {
                 continue;
             }
-            if (Procfs.parentPid(pid) == host.initPid() && Procfs.commandLine(pid).startsWith(Scripts.INIT_SLEEP + " ")) {
+            if (Procfs.parentPid(pid) == host.initPid()
+                    && Procfs.commandLine(pid).startsWith(Scripts.INIT_SLEEP + " ")) {
                 continue;
             }
             pids.add(pid);

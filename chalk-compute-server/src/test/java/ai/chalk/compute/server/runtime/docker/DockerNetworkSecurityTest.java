@@ -138,7 +138,8 @@ class DockerNetworkSecurityTest extends DockerTesting.WithRuntime {
             for (String address : hostAddresses()) {
                 // the host reaches the published port: it is real
                 try (var in = java.net.URI.create("http://" + address + ":" + port + "/passwd").toURL().openStream()) {
-                    assertThat(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)).contains("root:");
+                    assertThat(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8))
+                            .contains("root:");
                 }
                 assertThat(connects(sb, address, Integer.parseInt(port))).as("%s:%s", address, port).isFalse();
             }
