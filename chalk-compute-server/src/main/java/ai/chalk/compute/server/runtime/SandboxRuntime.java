@@ -22,6 +22,18 @@ public interface SandboxRuntime extends AutoCloseable {
     RuntimeSandbox start(SandboxSpec spec) throws RuntimeStartException;
 
     /**
+     * Starts a sandbox that must not outlive {@code lifetime}, even when this server dies and never comes back: a
+     * runtime able to bound it where the sandbox runs (the docker runtime: the container's own init) does so, with a
+     * margin after which the server's own timer would have ended it. By default the server's timer is the only
+     * bound.
+     *
+     * @throws RuntimeStartException when the engine cannot start it; the message is shown to the user
+     */
+    default RuntimeSandbox start(SandboxSpec spec, java.time.Duration lifetime) throws RuntimeStartException {
+        return start(spec);
+    }
+
+    /**
      * How this runtime builds declarative images ({@code image_spec}); sandboxes are then started from the
      * reference the build returns.
      */

@@ -180,7 +180,9 @@ public final class SandboxManager implements AutoCloseable {
         byte[] specBytes = containerSpec.toByteArray();
         RuntimeSandbox started;
         try {
-            started = runtime.start(spec);
+            // the runtime bounds the sandbox's life too where it can, so a server that dies leaves nothing forever
+            started = sandboxLifetime.isZero() || sandboxLifetime.isNegative() ? runtime.start(spec)
+                    : runtime.start(spec, sandboxLifetime);
         } catch (RuntimeStartException e) {
             store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
                     requestBytes, specBytes, e.getMessage(), buildId);

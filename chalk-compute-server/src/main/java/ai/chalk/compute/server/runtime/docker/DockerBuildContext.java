@@ -35,8 +35,11 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * @param files        context files by path, with their modes
  * @param instructions for each Dockerfile instruction in order (the engine's "Step N/M"), what in the spec it came
  *                     from, to name a failing step
+ * @param fields       for each line of the Dockerfile, the spec field it came from
+ *                     ({@code image_spec.steps[2].dockerfile_commands[0]}), for {@link DockerfilePolicy}
  */
-record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, List<String> instructions) {
+record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, List<String> instructions,
+                          List<String> fields) {
 
     /** Default mode of an {@code add_file} without one. */
     static final int DEFAULT_FILE_MODE = 0644;
@@ -50,7 +53,8 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
     /** Renders the spec; it has been validated ({@link ai.chalk.compute.server.image.ImageSpecCheck}). */
     static DockerBuildContext of(ImageSpec spec) {
         Rendering r = new Rendering();
-        r.add("FROM " + spec.getBaseImage().trim(), "base_image \"" + spec.getBaseImage().trim() + "\"");
+        r.add("FROM " + spec.getBaseImage().trim(), "base_image \"" + spec.getBaseImage().trim() + "\"",
+                "image_spec.base_image");
         if (spec.hasWorkdir() && !spec.getWorkdir().isBlank()) {
             r.add("WORKDIR " + quoted(spec.getWorkdir()), "image_spec.workdir");
         }
@@ -65,7 +69,7 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
         if (spec.getCmdCount() > 0) {
             r.add("CMD " + json(spec.getCmdList()), "image_spec.cmd");
         }
-        return new DockerBuildContext(String.join("\n", r.lines) + "\n", r.files, r.origins);
+        return new DockerBuildContext(String.join("\n", r.lines) + "\n", r.files, r.origins, r.fields);
     }
 
     private static void renderStep(Rendering r, ImageSpec spec, int i) {
@@ -106,7 +110,8 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
                 for (int j = 0; j < lines.size(); j++) {
                     String line = lines.get(j).strip();
                     if (!line.isEmpty() && !line.startsWith("#")) {
-                        r.add(line, at + " (dockerfile_commands[" + j + "]: " + shorten(line) + ")");
+                        r.add(line, at + " (dockerfile_commands[" + j + "]: " + shorten(line) + ")",
+                                "image_spec." + at + ".dockerfile_commands[" + j + "]");
                     }
                 }
             }
@@ -136,6 +141,16 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
             }
             default -> throw new IllegalArgumentException(at + " has no step (the spec was not validated)");
         }
+    }
+
+    /** The Dockerfile's lines, each with the spec field it came from. */
+    List<DockerfilePolicy.Line> lines() {
+        String[] text = dockerfile.split("\n", -1);
+        List<DockerfilePolicy.Line> lines = new ArrayList<>(fields.size());
+        for (int i = 0; i < fields.size(); i++) {
+            lines.add(new DockerfilePolicy.Line(text[i], fields.get(i)));
+        }
+        return lines;
     }
 
     /** The build context as a tar stream's bytes, for the engine's build API. */
@@ -208,11 +223,17 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
     private static final class Rendering {
         final List<String> lines = new ArrayList<>();
         final List<String> origins = new ArrayList<>();
+        final List<String> fields = new ArrayList<>();
         final Map<String, ContextFile> files = new TreeMap<>();
 
         void add(String line, String origin) {
+            add(line, origin, origin.startsWith("image_spec") ? origin : "image_spec." + origin.split(" ", 2)[0]);
+        }
+
+        void add(String line, String origin, String field) {
             lines.add(line);
             origins.add(origin);
+            fields.add(field);
         }
     }
 }

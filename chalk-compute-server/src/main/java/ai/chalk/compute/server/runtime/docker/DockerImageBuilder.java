@@ -1,6 +1,5 @@
 package ai.chalk.compute.server.runtime.docker;
 
-import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
@@ -10,14 +9,24 @@ import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.BuildResponseItem;
 import io.grpc.Status;
-import java.io.ByteArrayInputStream;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.MappingIterator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.dockerjava.api.command.InspectImageResponse;
+import com.github.dockerjava.transport.DockerHttpClient;
 import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -25,10 +34,28 @@ import java.util.regex.Pattern;
  * Builds image specs with the Docker Engine's build API (the classic builder, which every engine has): the
  * {@link DockerBuildContext} is sent as a tar, the image is tagged {@value #REPOSITORY}{@code :<first 32 hex of the
  * content hash>} and labelled {@value #LABEL_CONTENT_HASH} with the whole hash. The engine's output goes to the build
- * log line by line as it comes (without the builder's container and layer ids); a failing instruction is reported with the spec step it came from and its last
- * lines of output.
+ * log line by line as it comes (without the builder's container and layer ids); a failing instruction is reported with
+ * the spec step it came from and its last lines of output.
+ *
+ * <p><b>What a build may do.</b> The Dockerfile must pass {@link DockerfilePolicy} (no URL sources, no reading other
+ * images), and so must the base image's {@code ONBUILD} triggers. Each step's container runs on the
+ * {@link NetworkFence#BUILDS} network (internet yes; host, other containers, link-local no), with
+ * {@value #MEMORY_BYTES} bytes of memory and no swap, {@value #CPU_QUOTA_MICROS} µs of cpu per 100 ms,
+ * {@value #NOFILE} open files, and, where this host lets the runtime make cgroups, {@value #PIDS_MAX} processes at
+ * most ({@link BuildGroup}). What the classic builder's API cannot set: capabilities and {@code no-new-privileges};
+ * a step runs with Docker's default capabilities and seccomp profile, which is why it never shares a network with a
+ * sandbox.
  */
 final class DockerImageBuilder implements ImageBuilder {
+
+    /** Memory (and memory plus swap: no swap) of one build step's container. */
+    static final long MEMORY_BYTES = 4L << 30;
+    /** CPU of one build step: two cores' worth of every 100 ms period. */
+    static final long CPU_QUOTA_MICROS = 200_000;
+    /** Open files of a build step's processes. */
+    static final long NOFILE = 8192;
+    /** Processes of one build, all its steps together. */
+    static final long PIDS_MAX = 4096;
 
     /** The repository of built images. */
     static final String REPOSITORY = "chalk-compute/custom";
@@ -42,56 +69,52 @@ final class DockerImageBuilder implements ImageBuilder {
             "^\\s*(---> (Running in )?[0-9a-f]{12}|Removing intermediate container [0-9a-f]{12}|Successfully built [0-9a-f]{12})\\s*$");
     /** Colour codes the classic builder writes after a command's output ({@code ESC[0m}); the log is plain text. */
     private static final Pattern SGR = Pattern.compile("\u001B\\[[0-9;]*m");
-    /** Instruction flags that only BuildKit understands; the classic builder would refuse them mid-build. */
-    private static final Pattern BUILDKIT_FLAGS = Pattern.compile("(?i)^(RUN|COPY|ADD)\\s+.*--(mount|chmod|link|network|security)\\b");
+
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
     private final DockerClient client;
+    private final DockerHttpClient http;
+    private final NetworkFence fence;
+    private final ExecutorService helpers;
 
-    DockerImageBuilder(DockerClient client) {
+    DockerImageBuilder(DockerClient client, DockerHttpClient http, NetworkFence fence, ExecutorService helpers) {
         this.client = client;
+        this.http = http;
+        this.fence = fence;
+        this.helpers = helpers;
     }
 
+    /** Refuses (FAILED_PRECONDITION, naming the step) a spec whose Dockerfile {@link DockerfilePolicy} forbids. */
     @Override
     public void check(ImageSpec spec) {
-        for (int i = 0; i < spec.getStepsCount(); i++) {
-            BuildStep step = spec.getSteps(i);
-            if (step.getStepCase() != BuildStep.StepCase.DOCKERFILE_COMMANDS) {
-                continue;
-            }
-            List<String> lines = step.getDockerfileCommands().getCommandsList();
-            for (int j = 0; j < lines.size(); j++) {
-                Matcher m = BUILDKIT_FLAGS.matcher(lines.get(j).strip());
-                if (m.find()) {
-                    throw Status.FAILED_PRECONDITION.withDescription("image_spec.steps[" + i
-                            + "].dockerfile_commands[" + j + "] uses --" + m.group(2).toLowerCase(Locale.ROOT)
-                            + ", which only BuildKit understands; the docker runtime builds with the Engine's classic"
-                            + " builder: write the step without it (add_file takes a mode)").asRuntimeException();
-                }
-            }
-        }
+        DockerfilePolicy.refusal(DockerBuildContext.of(spec).lines()).ifPresent(why -> {
+            throw Status.FAILED_PRECONDITION.withDescription(why).asRuntimeException();
+        });
     }
 
     @Override
     public String build(ImageSpec spec, String contentHash, BuildLog log)
             throws ImageBuildException, InterruptedException {
         DockerBuildContext context = DockerBuildContext.of(spec);
+        Optional<String> refused = DockerfilePolicy.refusal(context.lines());
+        if (refused.isPresent()) {
+            // checked when asked; again here for builds resumed after a restart
+            throw new ImageBuildException(refused.get());
+        }
+        checkTriggers(spec.getBaseImage().trim(), log);
         String ref = REPOSITORY + ":" + contentHash.substring(0, 32);
         Output output = new Output(context.instructions(), log);
-        try {
-            client.buildImageCmd()
-                    .withTarInputStream(new ByteArrayInputStream(context.tar()))
-                    .withTags(Set.of(ref))
-                    .withLabels(Map.of(LABEL_CONTENT_HASH, contentHash))
-                    .withPull(false)
-                    .withRemove(true)
-                    .withForcerm(true)
-                    .exec(output);
-            output.awaitCompletion();
-        } catch (InterruptedException e) {
-            closeQuietly(output); // the engine stops the build when its client goes
-            throw e;
-        } catch (RuntimeException e) {
-            throw new ImageBuildException("the Docker engine refused the build: " + DockerRuntime.engineMessage(e), e);
+        String fenceProblem = fence.install();
+        if (fenceProblem != null) {
+            log.line("Warning: this build's steps may reach the host's own addresses: " + fenceProblem);
+        }
+        try (BuildGroup group = BuildGroup.create(contentHash.substring(0, 32), PIDS_MAX).orElse(null)) {
+            if (group == null) {
+                log.line("Warning: this build's steps have no process limit: the server cannot make cgroups for"
+                        + " them on this host (it needs root on the engine's host)");
+            }
+            run(context, ref, contentHash, group, output);
         }
         output.flush();
         if (output.error != null) {
@@ -102,6 +125,108 @@ final class DockerImageBuilder implements ImageBuilder {
                     + (output.failure != null ? ": " + DockerRuntime.engineMessage(output.failure) : ""));
         }
         return ref;
+    }
+
+    /** Sends the build to the engine with every limit its API takes, and streams its output into {@code output}. */
+    private void run(DockerBuildContext context, String ref, String contentHash, BuildGroup group, Output output)
+            throws ImageBuildException, InterruptedException {
+        StringBuilder query = new StringBuilder("/build?rm=1&forcerm=1&pull=0")
+                .append("&t=").append(encode(ref))
+                .append("&labels=").append(encode(json(Map.of(LABEL_CONTENT_HASH, contentHash))))
+                .append("&networkmode=").append(encode(NetworkFence.BUILDS))
+                .append("&memory=").append(MEMORY_BYTES)
+                .append("&memswap=").append(MEMORY_BYTES)
+                .append("&cpuperiod=100000&cpuquota=").append(CPU_QUOTA_MICROS)
+                .append("&ulimits=").append(encode(json(List.of(Map.of("Name", "nofile", "Soft", NOFILE,
+                        "Hard", NOFILE)))));
+        if (group != null) {
+            query.append("&cgroupparent=").append(encode(group.cgroupParent()));
+        }
+        DockerHttpClient.Request request = DockerHttpClient.Request.builder()
+                .method(DockerHttpClient.Request.Method.POST)
+                .path(query.toString())
+                .putHeader("Content-Type", "application/x-tar")
+                .bodyBytes(context.tar())
+                .build();
+        DockerHttpClient.Response response;
+        try {
+            response = http.execute(request);
+        } catch (RuntimeException e) {
+            throw new ImageBuildException("the Docker engine refused the build: " + DockerRuntime.engineMessage(e), e);
+        }
+        Future<?> reading = helpers.submit(() -> {
+            try (response) {
+                if (response.getStatusCode() / 100 != 2) {
+                    String body = new String(response.getBody().readAllBytes(), StandardCharsets.UTF_8);
+                    output.onError(new IOException("status " + response.getStatusCode() + ": " + body));
+                    return null;
+                }
+                try (MappingIterator<BuildResponseItem> items = JSON.readerFor(BuildResponseItem.class)
+                        .readValues(response.getBody())) {
+                    while (items.hasNextValue()) {
+                        output.onNext(items.nextValue());
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                output.onError(e);
+            }
+            return null;
+        });
+        try {
+            reading.get();
+        } catch (InterruptedException e) {
+            response.close(); // the engine stops the build when its client goes
+            reading.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            throw new ImageBuildException("reading the Docker engine's build output failed: " + e.getCause(),
+                    e.getCause());
+        }
+    }
+
+    /**
+     * Refuses a base image whose {@code ONBUILD} triggers {@link DockerfilePolicy} forbids (the engine would run
+     * them first); pulls the base image when the engine lacks it, to read them.
+     */
+    private void checkTriggers(String baseImage, BuildLog log) throws ImageBuildException {
+        InspectImageResponse inspected;
+        try {
+            inspected = client.inspectImageCmd(baseImage).exec();
+        } catch (NotFoundException e) {
+            log.line("Pulling " + baseImage);
+            Optional<String> failed = ImagePull.pull(client, baseImage, Duration.ofMinutes(10));
+            if (failed.isPresent()) {
+                throw new ImageBuildException("the base image " + baseImage + " is not on the Docker engine and"
+                        + " could not be pulled: " + failed.get());
+            }
+            try {
+                inspected = client.inspectImageCmd(baseImage).exec();
+            } catch (RuntimeException again) {
+                throw new ImageBuildException("the base image " + baseImage + " could not be read after pulling: "
+                        + DockerRuntime.engineMessage(again), again);
+            }
+        } catch (RuntimeException e) {
+            throw new ImageBuildException("the base image " + baseImage + " could not be read: "
+                    + DockerRuntime.engineMessage(e), e);
+        }
+        List<String> triggers = inspected.getConfig() == null || inspected.getConfig().getOnBuild() == null
+                ? List.of() : List.of(inspected.getConfig().getOnBuild());
+        Optional<String> refused = DockerfilePolicy.triggerRefusal(baseImage, triggers);
+        if (refused.isPresent()) {
+            throw new ImageBuildException(refused.get() + " (choose a base image without such triggers)");
+        }
+    }
+
+    private static String encode(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    private static String json(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Override
@@ -125,14 +250,6 @@ final class DockerImageBuilder implements ImageBuilder {
             return true;
         } catch (NotFoundException e) {
             return false;
-        }
-    }
-
-    private static void closeQuietly(ResultCallback.Adapter<?> callback) {
-        try {
-            callback.close();
-        } catch (IOException e) {
-            // closing anyway
         }
     }
 

@@ -77,13 +77,15 @@ import org.slf4j.LoggerFactory;
  * a shell loop that stays up and reaps orphans ({@link Scripts#INIT}; the image needs {@code /bin/sh} and
  * {@code sleep}). It is labelled {@value #LABEL_SANDBOX}{@code =<id>} and {@value #LABEL_SERVER}{@code =<key>}, the
  * key derived from this runtime's state directory, so that {@link #reconcile} finds the containers of this server
- * after a restart: those still running and still wanted are adopted, the rest removed. Settings: network mode
- * {@code none} (loopback only) unless the spec grants the network ({@code bridge}); {@code NanoCpus} and
- * {@code Memory} (swap included, so no swap) from the limits; at most {@value #PIDS_MAX} processes; capabilities
+ * after a restart: those still running and still wanted are adopted (cleared of what execs cut by the restart left
+ * running), the rest removed. Settings: network mode {@code none} (loopback only) unless the spec grants the network
+ * (then {@link NetworkFence#SANDBOXES}); {@code NanoCpus} and {@code Memory} (swap included, so no swap) from the
+ * limits; at most {@value #PIDS_MAX} processes; capabilities
  * dropped but for {@link #KEPT_CAPABILITIES} (what package managers and file ownership need; no raw sockets, mknod,
  * chroot or capability changes); {@code no-new-privileges}; the spec's env; the image's WORKDIR when it declares one,
  * else the spec's workdir (created by the engine);
- * volumes as read-write bind mounts; the entrypoint as a first exec whose output goes to the log.
+ * volumes as bind mounts, {@code nosuid,nodev} ({@link VolumeMounts}); the entrypoint as a first exec whose output
+ * goes to the log; with a lifetime, an init that ends the container after it ({@link Scripts#INIT}).
  *
  * <p><b>Execs</b> go through the Engine API: exec create, then exec start over a raw connection that carries stdin
  * (half-closed for EOF) and the multiplexed stdout/stderr (one raw stream with a TTY). See {@link DockerSandbox}
@@ -119,6 +121,11 @@ public final class DockerRuntime implements SandboxRuntime {
     static final List<Capability> KEPT_CAPABILITIES = List.of(Capability.CHOWN, Capability.DAC_OVERRIDE,
             Capability.FOWNER, Capability.FSETID, Capability.KILL, Capability.SETGID, Capability.SETUID,
             Capability.NET_BIND_SERVICE);
+    /**
+     * How long after its lifetime a container ends itself: the server's timer (a graceful terminate) comes first
+     * while the server lives.
+     */
+    static final Duration LIFETIME_MARGIN = Duration.ofSeconds(30);
     /** How long {@link #close()} lets a sandbox's processes react to SIGTERM. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
     private static final Duration PING_TIMEOUT = Duration.ofSeconds(5);
@@ -142,6 +149,9 @@ public final class DockerRuntime implements SandboxRuntime {
     private final ScheduledExecutorService scheduler;
     private final ContainerFiles files;
     private final DockerImageBuilder imageBuilder;
+    private final NetworkFence fence;
+    private final VolumeMounts volumes;
+    private final Duration lifetimeMargin;
     private volatile boolean closed;
 
     /** Settings of a {@link DockerRuntime}. */
@@ -150,6 +160,7 @@ public final class DockerRuntime implements SandboxRuntime {
         private String dockerHost;
         private String defaultImage = DEFAULT_IMAGE;
         private boolean useHost = true;
+        private Duration lifetimeMargin = LIFETIME_MARGIN;
 
         private Builder(Path stateDir) {
             this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
@@ -179,6 +190,12 @@ public final class DockerRuntime implements SandboxRuntime {
             return this;
         }
 
+        /** How long after its lifetime a container ends itself; for tests, which cannot wait the default. */
+        Builder lifetimeMargin(Duration margin) {
+            this.lifetimeMargin = margin;
+            return this;
+        }
+
         /**
          * Connects to the engine and returns the runtime.
          *
@@ -198,6 +215,7 @@ public final class DockerRuntime implements SandboxRuntime {
         this.host = resolveHost(b.dockerHost);
         this.defaultImage = b.defaultImage;
         this.useHost = b.useHost;
+        this.lifetimeMargin = b.lifetimeMargin;
         DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
                 .withDockerHost(host).build();
         SSLContext tls = null;
@@ -253,13 +271,28 @@ public final class DockerRuntime implements SandboxRuntime {
         });
         scheduler.scheduleWithFixedDelay(this::watchExits, WATCH_MILLIS, WATCH_MILLIS, TimeUnit.MILLISECONDS);
         this.files = new ContainerFiles(client, helpers);
-        this.imageBuilder = new DockerImageBuilder(client);
+        boolean unixSocket = URI.create(host).getScheme() != null && URI.create(host).getScheme().equals("unix");
+        this.fence = new NetworkFence(client, useHost && unixSocket);
+        try {
+            fence.createNetworks();
+        } catch (RuntimeException e) {
+            disconnect();
+            throw e;
+        }
+        String fenceProblem = fence.install();
+        this.volumes = VolumeMounts.under(stateDir, useHost && unixSocket);
+        this.imageBuilder = new DockerImageBuilder(client, http, fence, helpers);
         this.isolation = new Isolation("container", "Docker Engine " + engineVersion + " at " + host
                 + ": each sandbox is a container with its own pid, mount, network (loopback only unless its network"
-                + " policy grants the network), ipc and uts namespaces and a writable layer removed at terminate;"
-                + " capabilities limited to " + KEPT_CAPABILITIES.stream().map(Enum::name).toList()
-                + ", no-new-privileges; cpu, memory (no swap) and " + PIDS_MAX + " processes at most by the"
-                + " engine's cgroups", true);
+                + " policy grants the network: then the " + NetworkFence.SANDBOXES + " bridge, where sandboxes cannot"
+                + " reach each other" + (fenceProblem == null ? ", the host's addresses or link-local ones"
+                : " (but may reach the host's addresses: " + fenceProblem + ")") + "), ipc and uts namespaces and a"
+                + " writable layer removed at terminate; capabilities limited to "
+                + KEPT_CAPABILITIES.stream().map(Enum::name).toList()
+                + ", no-new-privileges, Docker's default seccomp profile; volumes mounted "
+                + (volumes.problem() == null ? "nosuid,nodev" : "as they are (not nosuid,nodev: " + volumes.problem()
+                + ")") + "; cpu, memory (no swap) and " + PIDS_MAX + " processes at most by the engine's cgroups;"
+                + " a container given a lifetime ends itself after it, server or not", true);
         log.info("Docker runtime: engine {} at {}, default image {}", engineVersion, host, defaultImage);
     }
 
@@ -344,6 +377,15 @@ public final class DockerRuntime implements SandboxRuntime {
 
     @Override
     public RuntimeSandbox start(SandboxSpec spec) throws RuntimeStartException {
+        return start(spec, (Duration) null);
+    }
+
+    /**
+     * Starts a sandbox whose container stops by itself {@code lifetime} plus {@link #LIFETIME_MARGIN} after it
+     * started (its init counts; see {@link Scripts#INIT}), whether or not this server is still there to stop it.
+     */
+    @Override
+    public RuntimeSandbox start(SandboxSpec spec, Duration lifetime) throws RuntimeStartException {
         if (closed) {
             throw new RuntimeStartException("the docker runtime is shut down");
         }
@@ -367,6 +409,9 @@ public final class DockerRuntime implements SandboxRuntime {
             throw new RuntimeStartException("the initial filesystem " + spec.initialFilesystem().get()
                     + " is not a directory");
         }
+        if (spec.network()) {
+            fence.install(); // repairs rules a dockerd restart or an operator flushed
+        }
         boolean isDefault = spec.image() == null || spec.image().isBlank();
         String image = isDefault ? defaultImage : spec.image().trim();
         String imageWorkdir = ensureImage(image, isDefault);
@@ -374,17 +419,23 @@ public final class DockerRuntime implements SandboxRuntime {
             workdir = normalize(imageWorkdir); // the image says where its processes work (WORKDIR)
         }
 
+        if (sandboxes.containsKey(id)) {
+            throw new RuntimeStartException("a sandbox with id " + id + " is already running");
+        }
+        List<Path> sources;
+        try {
+            sources = volumes.stage(id, spec.volumes());
+        } catch (IOException e) {
+            throw new RuntimeStartException("cannot mount the sandbox's volumes nosuid,nodev: " + e.getMessage(), e);
+        }
         HostConfig hostConfig = HostConfig.newHostConfig()
-                .withNetworkMode(spec.network() ? "bridge" : "none")
+                .withNetworkMode(spec.network() ? NetworkFence.SANDBOXES : "none")
                 .withCapDrop(Capability.ALL)
                 .withCapAdd(KEPT_CAPABILITIES.toArray(Capability[]::new))
                 .withSecurityOpts(List.of("no-new-privileges"))
                 .withPidsLimit(PIDS_MAX)
                 .withInit(false)
-                .withBinds(spec.volumes().stream()
-                        .map(v -> new Bind(v.source().toString(), new Volume(v.mountPath()),
-                                v.readOnly() ? AccessMode.ro : AccessMode.rw))
-                        .toList());
+                .withBinds(binds(spec.volumes(), sources));
         spec.limits().milliCpus().ifPresent(m -> hostConfig.withNanoCPUs(m * 1_000_000L));
         spec.limits().memoryBytes().ifPresent(m -> hostConfig.withMemory(m).withMemorySwap(m));
         List<String> envList = new ArrayList<>();
@@ -396,16 +447,20 @@ public final class DockerRuntime implements SandboxRuntime {
                     .withHostName(SandboxHostname.of(id))
                     .withLabels(Map.of(LABEL_SANDBOX, id, LABEL_SERVER, key))
                     .withEntrypoint("/bin/sh", "-c", Scripts.INIT)
-                    .withCmd("chalk-init")
+                    .withCmd(lifetime == null ? List.of("chalk-init")
+                            : List.of("chalk-init", Long.toString(boundSeconds(lifetime))))
+                    .withStopTimeout((int) CLOSE_GRACE.toSeconds())
                     .withEnv(envList)
                     .withWorkingDir(workdir)
                     .withHostConfig(hostConfig)
                     .exec();
             containerId = created.getId();
         } catch (ConflictException e) {
+            volumes.release(id);
             throw new RuntimeStartException("a sandbox with id " + id + " is already running (container "
                     + containerName(id) + " exists)");
         } catch (RuntimeException e) {
+            volumes.release(id);
             throw new RuntimeStartException("the Docker engine could not create the sandbox's container: "
                     + engineMessage(e), e);
         }
@@ -431,6 +486,7 @@ public final class DockerRuntime implements SandboxRuntime {
             }
         } catch (RuntimeStartException | RuntimeException e) {
             removeContainer(containerId);
+            volumes.release(id);
             if (e instanceof RuntimeStartException rse) {
                 throw rse;
             }
@@ -451,6 +507,12 @@ public final class DockerRuntime implements SandboxRuntime {
         }
         log.debug("Sandbox {} started as container {} of {}", id, containerId, image);
         return sandbox;
+    }
+
+    /** The seconds after which a container's init ends it: the lifetime, the margin, rounded up. */
+    private long boundSeconds(Duration lifetime) {
+        Duration bound = lifetime.plus(lifetimeMargin);
+        return Math.max(1, (bound.toMillis() + 999) / 1000);
     }
 
     /** Makes sure the engine has the image, pulling it if needed; returns the image's WORKDIR ("" when none). */
@@ -567,6 +629,7 @@ public final class DockerRuntime implements SandboxRuntime {
             return "";
         }
         return code > 128 ? " (its init was killed by signal " + (code - 128) + ")"
+                : code == 0 ? " (its lifetime ran out: the container's init ended it)"
                 : " (its init exited with code " + code + ")";
     }
 
@@ -618,6 +681,13 @@ public final class DockerRuntime implements SandboxRuntime {
                                 workdir == null || workdir.isBlank() ? "/" : workdir, hostOf(inspected),
                                 Boolean.TRUE.equals(inspected.getState().getPaused()));
                         if (sandboxes.putIfAbsent(id, sandbox) == null) {
+                            // a paused one's processes die when it is resumed... or never: left for terminate
+                            int killed = Boolean.TRUE.equals(inspected.getState().getPaused()) ? 0
+                                    : sandbox.killUnrecorded();
+                            if (killed > 0) {
+                                log.info("Killed {} process(es) that execs cut by the restart left in sandbox {}",
+                                        killed, id);
+                            }
                             watchContainer(sandbox);
                             adopted.add(sandbox);
                             log.info("Adopted sandbox {} (container {}) from an earlier run", id, c.getId());
@@ -631,7 +701,30 @@ public final class DockerRuntime implements SandboxRuntime {
             removeContainer(c.getId());
             log.info("Removed leftover container {} of sandbox {}", c.getId(), id);
         }
+        List<String> kept = new ArrayList<>(sandboxes.keySet());
+        volumes.releaseAllBut(kept); // the staged volumes of containers removed above, or gone with a crash
         return adopted;
+    }
+
+    /**
+     * The container's binds: the staged {@code nosuid,nodev} mounts, bound as they are (their flags, read-only
+     * included, carry over; the engine's own read-only remount would drop nosuid and nodev), or, where volumes cannot
+     * be staged, the volumes themselves.
+     */
+    private List<Bind> binds(List<SandboxSpec.VolumeBinding> bindings, List<Path> sources) {
+        List<Bind> binds = new ArrayList<>();
+        for (int i = 0; i < bindings.size(); i++) {
+            SandboxSpec.VolumeBinding v = bindings.get(i);
+            boolean staged = !sources.get(i).equals(v.source());
+            binds.add(new Bind(sources.get(i).toString(), new Volume(v.mountPath()),
+                    v.readOnly() && !staged ? AccessMode.ro : AccessMode.rw));
+        }
+        return binds;
+    }
+
+    /** Unmounts the staged volumes of a sandbox whose container is gone. */
+    void releaseVolumes(String sandboxId) {
+        volumes.release(sandboxId);
     }
 
     /** Terminates every sandbox (SIGTERM, then SIGKILL after a short grace), and disconnects. */
@@ -784,7 +877,8 @@ public final class DockerRuntime implements SandboxRuntime {
             int count = 0;
             for (String[] p : top.getProcesses()) {
                 long thisPid = Long.parseLong(p[pid].trim());
-                boolean initSleep = Long.parseLong(p[ppid].trim()) == init && p[cmd].trim().equals(Scripts.INIT_SLEEP);
+                boolean initSleep = Long.parseLong(p[ppid].trim()) == init
+                        && p[cmd].trim().startsWith(Scripts.INIT_SLEEP + " ");
                 if (thisPid != init && !initSleep) {
                     count++;
                 }

@@ -49,6 +49,8 @@ final class DockerSandbox implements RuntimeSandbox {
     private static final Logger log = LoggerFactory.getLogger(DockerSandbox.class);
     private static final long START_TIMEOUT_SECONDS = 30;
     private static final int VEOF = 4;
+    /** The exec group of the entrypoint, which an adopting server leaves running (it is the sandbox's service). */
+    static final String ENTRYPOINT_GROUP = "chalk-entrypoint";
 
     private enum State { RUNNING, STOPPING, STOPPED }
 
@@ -111,6 +113,10 @@ final class DockerSandbox implements RuntimeSandbox {
      */
     @Override
     public RuntimeProcess exec(ProcessSpec spec) throws ProcessStartException {
+        return exec(spec, false);
+    }
+
+    private RuntimeProcess exec(ProcessSpec spec, boolean entrypoint) throws ProcessStartException {
         ProcessSpecCheck.commandLine(spec);
         Map<String, String> env = ProcessSpecCheck.env(spec.env());
         if (spec.pty().isPresent()) {
@@ -129,14 +135,14 @@ final class DockerSandbox implements RuntimeSandbox {
                             + " processes (the Docker engine does not start processes in a paused container)");
                 }
             }
-            return start(spec, env, wd, absoluteWd);
+            return start(spec, env, wd, absoluteWd, entrypoint);
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    private RuntimeProcess start(ProcessSpec spec, Map<String, String> env, String wd, String absoluteWd)
-            throws ProcessStartException {
+    private RuntimeProcess start(ProcessSpec spec, Map<String, String> env, String wd, String absoluteWd,
+                                 boolean entrypoint) throws ProcessStartException {
         boolean pty = spec.pty().isPresent();
         List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", Scripts.EXEC, "chalk-exec", absoluteWd,
                 spec.command()));
@@ -184,7 +190,8 @@ final class DockerSandbox implements RuntimeSandbox {
                     hostStart = Procfs.startTime(hostPid);
                     if (host.groups() != null) {
                         try {
-                            group = host.groups().join("chalk-exec-" + execId.substring(0, 16), hostPid);
+                            group = host.groups().join(entrypoint ? ENTRYPOINT_GROUP
+                                    : "chalk-exec-" + execId.substring(0, 16), hostPid);
                         } catch (IOException e) {
                             log.debug("No exec group for {}: {}", description, e.toString());
                         }
@@ -548,12 +555,55 @@ final class DockerSandbox implements RuntimeSandbox {
             if (pid == host.initPid()) {
                 continue;
             }
-            if (Procfs.parentPid(pid) == host.initPid() && Procfs.commandLine(pid).equals(Scripts.INIT_SLEEP)) {
+            if (Procfs.parentPid(pid) == host.initPid()
+                    && Procfs.commandLine(pid).startsWith(Scripts.INIT_SLEEP + " ")) {
                 continue;
             }
             pids.add(pid);
         }
         return pids;
+    }
+
+    /**
+     * Kills what an earlier server's execs left running, for a sandbox adopted after a restart: this server has no
+     * record of them, so nobody could ever read their output, signal or wait for them. Spared: the init, its
+     * keep-alive, and the entrypoint with whatever it started (its exec group). Returns how many were killed; needs
+     * the container's processes on this host and its exec groups (with an engine elsewhere nothing is killed).
+     */
+    int killUnrecorded() {
+        if (host == null || host.groups() == null) {
+            return 0;
+        }
+        String entrypointGroup = containerId + "/" + ENTRYPOINT_GROUP;
+        int killed = 0;
+        for (int round = 0; round < 20; round++) {
+            List<Long> targets = new ArrayList<>();
+            for (long pid : Procfs.processesInNamespace(host.pidNamespace())) {
+                String groups = Procfs.cgroups(pid);
+                if (pid == host.initPid() || groups.contains(entrypointGroup)) {
+                    continue;
+                }
+                // the keep-alive is the init's own child, in no exec group; an exec's orphan re-parented to the init
+                // and named like it is still in its exec's group
+                boolean inExecGroup = groups.contains(containerId + "/chalk-");
+                if (!inExecGroup && Procfs.parentPid(pid) == host.initPid()) {
+                    continue;
+                }
+                targets.add(pid);
+            }
+            if (targets.isEmpty()) {
+                break;
+            }
+            for (long pid : targets) {
+                HostSignals.signal(pid, 19); // stopped first, so that nobody forks meanwhile
+            }
+            for (long pid : targets) {
+                HostSignals.signal(pid, 9);
+            }
+            killed += targets.size();
+            ProcessWait.untilGone(targets, System.nanoTime() + TimeUnit.SECONDS.toNanos(2));
+        }
+        return killed;
     }
 
     /** Called by the runtime when the container stopped: unless this is a terminate, it stopped by itself. */
@@ -585,6 +635,7 @@ final class DockerSandbox implements RuntimeSandbox {
         }
         try {
             runtime.removeContainer(containerId);
+            runtime.releaseVolumes(id);
             // a caller that stopped reading must not keep an output thread waiting for room forever
             List<DockerProcess> left = List.copyOf(processes);
             if (!left.isEmpty()) {
@@ -608,7 +659,7 @@ final class DockerSandbox implements RuntimeSandbox {
 
     void startEntrypoint(List<String> entrypoint) throws ProcessStartException {
         RuntimeProcess p = exec(new ProcessSpec(entrypoint.get(0), entrypoint.subList(1, entrypoint.size()),
-                Optional.empty(), Map.of(), Optional.empty()));
+                Optional.empty(), Map.of(), Optional.empty()), true);
         EntrypointOutput.follow(p, id, runtime.helpers(), log);
     }
 

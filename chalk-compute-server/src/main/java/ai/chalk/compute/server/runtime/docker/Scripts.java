@@ -6,19 +6,39 @@ final class Scripts {
     private Scripts() {
     }
 
-    /** What the init loop sleeps on, as its command line shows; recognised (and spared) by terminate. */
-    static final String INIT_SLEEP = "sleep 86400";
+    /** The command the init's keep-alive runs (with the seconds to sleep); recognised (and spared) by terminate. */
+    static final String INIT_SLEEP = "sleep";
 
     /**
-     * A container's pid 1: a shell that stays up, reaps every orphan (it waits for any child while its sleep
-     * runs) and cannot be signalled from inside (pid 1 of a namespace ignores signals it has no handler for; its
-     * sleep ignores TERM, INT and HUP, and is restarted when killed).
+     * A container's pid 1, run as {@code sh -c INIT chalk-init [<lifetime seconds>]}: a shell that stays up, reaps
+     * every orphan (it waits for any child while its keep-alive sleeps) and cannot be signalled from inside (pid 1 of
+     * a namespace ignores signals it has no handler for; TERM, INT and HUP are ignored). With a lifetime it exits once
+     * that has passed, by the clock, so the container stops by itself even when no server is left to stop it. The
+     * keep-alive is a child, which the sandbox may kill or stop: a stopped child still wakes the init (its CHLD trap
+     * ends the wait), which kills it and looks at the clock again; a killed one is replaced.
      */
     static final String INIT = String.join("\n",
             "command -v sleep >/dev/null 2>&1 || { echo 'chalk-compute: the image has no sleep command, which the "
                     + "sandbox init needs' >&2; exit 127; }",
             "trap '' TERM INT HUP",
-            "while :; do " + INIT_SLEEP + " || :; done");
+            "trap : CHLD",
+            "end=",
+            "if [ -n \"$1\" ]; then",
+            "  command -v date >/dev/null 2>&1 || { echo 'chalk-compute: the image has no date command, which the "
+                    + "sandbox init needs' >&2; exit 127; }",
+            "  end=$(( $(date +%s) + $1 ))",
+            "fi",
+            "while :; do",
+            "  left=3600",
+            "  if [ -n \"$end\" ]; then",
+            "    now=$(date +%s) || now=0",
+            "    [ \"$now\" -lt \"$end\" ] || exit 0",
+            "    [ $((end - now)) -lt $left ] && left=$((end - now))",
+            "  fi",
+            "  sleep $left &",
+            "  wait $! || :",
+            "  kill -KILL $! 2>/dev/null",
+            "done");
 
     /** First line of an exec's output when its command was started: {@code chalk-exec ok <pid>}. */
     static final String MARK_OK = "chalk-exec ok ";

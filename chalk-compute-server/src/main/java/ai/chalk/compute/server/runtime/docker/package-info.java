@@ -1,5 +1,6 @@
 /**
  * The docker runtime: sandboxes as containers of a Docker Engine (Docker, Podman, Colima) through its API,
- * exec with stdin, signals and PTYs over the Engine's attach stream, pause/unpause and filesystem snapshots.
+ * exec with stdin, signals and PTYs over the Engine's attach stream, pause/unpause and filesystem snapshots; image
+ * builds and networked sandboxes kept off the host's network, volumes nosuid, containers bounded in lifetime.
  */
 package ai.chalk.compute.server.runtime.docker;

@@ -1,0 +1,109 @@
+package ai.chalk.compute.server.runtime.docker;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * The cgroup that holds one build's step containers, made here with a process limit before the build starts and
+ * named to the engine as their {@code cgroupparent}: the Engine's build API sets memory and cpu per step but has no
+ * process limit, so without it a build step's fork bomb exhausts the host's pids. Needs the engine's
+ * {@code cgroupfs} driver on this host and root; cgroup v1 (the {@code pids} hierarchy) or v2 (the unified one).
+ */
+final class BuildGroup implements AutoCloseable {
+
+    /** The parent of every build's group, under the root of the pids hierarchy. */
+    static final String PARENT = "chalk-compute-builds";
+
+    private final Path dir;
+    private final String name;
+    private final String cgroupParent;
+
+    private BuildGroup(Path dir, String name, String cgroupParent) {
+        this.dir = dir;
+        this.name = name;
+        this.cgroupParent = cgroupParent;
+    }
+
+    /**
+     * Makes the group of one build, limited to {@code pidsMax} processes; empty when this host cannot (no writable
+     * pids hierarchy: not root, or the engine elsewhere).
+     */
+    static Optional<BuildGroup> create(String name, long pidsMax) {
+        Path root = pidsRoot();
+        if (root == null) {
+            return Optional.empty();
+        }
+        try {
+            Path parent = root.resolve(PARENT);
+            Files.createDirectories(parent);
+            if (root.equals(Path.of("/sys/fs/cgroup"))) { // unified: the pids controller must reach the children
+                Files.writeString(parent.resolve("cgroup.subtree_control"), "+pids +memory +cpu",
+                        StandardCharsets.US_ASCII);
+            }
+            Path dir = parent.resolve(name);
+            Files.createDirectories(dir);
+            Files.writeString(dir.resolve("pids.max"), Long.toString(pidsMax), StandardCharsets.US_ASCII);
+            return Optional.of(new BuildGroup(dir, name, "/" + PARENT + "/" + name));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Where the pids hierarchy is mounted on this host, if this process may write it. */
+    private static Path pidsRoot() {
+        Path v1 = Path.of("/sys/fs/cgroup/pids");
+        if (Files.isDirectory(v1) && Files.isWritable(v1)) {
+            return v1;
+        }
+        Path v2 = Path.of("/sys/fs/cgroup");
+        if (Files.isRegularFile(v2.resolve("cgroup.subtree_control")) && Files.isWritable(v2)) {
+            return v2;
+        }
+        return null;
+    }
+
+    /** The engine's {@code cgroupparent} for the build's steps. */
+    String cgroupParent() {
+        return cgroupParent;
+    }
+
+    /** The limit the group carries, as the kernel reports it. */
+    String pidsMax() throws IOException {
+        return Files.readString(dir.resolve("pids.max")).strip();
+    }
+
+    /**
+     * Removes the group (in every hierarchy: the engine made it in the others) once the engine removed the steps'
+     * groups in it; an empty group left by a server killed mid-build costs nothing.
+     */
+    @Override
+    public void close() {
+        removeEmpty(dir);
+        forEachHierarchy(h -> removeEmpty(h.resolve(PARENT).resolve(name)));
+    }
+
+    private static void forEachHierarchy(java.util.function.Consumer<Path> action) {
+        try (DirectoryStream<Path> all = Files.newDirectoryStream(Path.of("/sys/fs/cgroup"), Files::isDirectory)) {
+            all.forEach(action);
+        } catch (IOException e) {
+            // no cgroup v1 hierarchies here
+        }
+    }
+
+    private static void removeEmpty(Path group) {
+        try (DirectoryStream<Path> children = Files.newDirectoryStream(group, Files::isDirectory)) {
+            children.forEach(BuildGroup::removeEmpty);
+        } catch (IOException e) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(group); // cgroup directories go with rmdir once empty of processes and children
+        } catch (IOException e) {
+            // still in use
+        }
+    }
+}

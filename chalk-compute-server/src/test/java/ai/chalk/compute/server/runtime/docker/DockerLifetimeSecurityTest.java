@@ -1,0 +1,91 @@
+package ai.chalk.compute.server.runtime.docker;
+
+import static ai.chalk.compute.server.runtime.RuntimeTesting.processesInSandbox;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ai.chalk.compute.server.runtime.RuntimeProcess;
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.RuntimeTesting;
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Finding 16 as attacks: a server killed and never restarted must not leave containers running forever, whatever the
+ * sandbox does to its init's keep-alive; a restarted server must not leave running what execs cut by the kill
+ * started.
+ */
+class DockerLifetimeSecurityTest extends DockerTesting.WithRuntime {
+
+    private static String inspect(String container, String format) {
+        DockerTesting.Result r = DockerTesting.docker("inspect", "--format", format, container);
+        return r.code() == 0 ? r.output().trim() : "gone";
+    }
+
+    @Test
+    void aContainerEndsItselfAfterItsLifetimeWithNoServerLeftEvenWithItsKeepAliveStopped() throws Exception {
+        runtime.close();
+        runtime = DockerRuntime.builder(state).defaultImage(DockerTesting.image())
+                .lifetimeMargin(Duration.ofSeconds(1)).build();
+        DockerSandbox sb = (DockerSandbox) runtime.start(RuntimeTesting.spec(), Duration.ofSeconds(3));
+        String container = sb.containerId();
+        try {
+            assertThat(inspect(container, "{{json .Config.Cmd}}")).isEqualTo("[\"chalk-init\",\"4\"]");
+            // the sandbox freezes the init's keep-alive and leaves a process that would run for an hour
+            RuntimeTesting.sh(sb, "ps -o pid,ppid,comm | awk '$2 == 1 && $3 == \"sleep\" {print $1}'"
+                    + " | xargs kill -STOP; setsid sleep 3600 > /dev/null 2>&1 < /dev/null &").ok();
+            runtime.abandon(); // as a server killed for good: nobody will ever terminate the sandbox
+            long started = System.nanoTime();
+            Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> !inspect(container, "{{.State.Running}}").equals("true"));
+            assertThat((System.nanoTime() - started) / 1_000_000_000.0).isLessThan(15);
+            assertThat(inspect(container, "{{.State.ExitCode}}")).isIn("0", "gone");
+            assertThat(RuntimeTesting.hostProcessesRunning("sleep 3600")).isEmpty();
+        } finally {
+            DockerTesting.docker("rm", "-f", container);
+            runtime = DockerTesting.runtime(state);
+        }
+    }
+
+    @Test
+    void aSandboxWithoutALifetimeKeepsItsInitRunning() throws Exception {
+        DockerSandbox sb = (DockerSandbox) runtime.start(RuntimeTesting.spec());
+        assertThat(inspect(sb.containerId(), "{{json .Config.Cmd}}")).isEqualTo("[\"chalk-init\"]");
+        RuntimeTesting.sh(sb, "ps -o pid,ppid,comm | awk '$2 == 1 && $3 == \"sleep\" {print $1}' | xargs kill -KILL")
+                .ok();
+        Thread.sleep(300);
+        assertThat(RuntimeTesting.sh(sb, "echo alive").ok().out()).isEqualTo("alive\n");
+        assertThat(RuntimeTesting.sh(sb, "ps -o ppid,comm | awk '$1 == 1 && $2 == \"sleep\"' | wc -l").ok().out()
+                .strip()).isEqualTo("1");
+    }
+
+    @Test
+    void anAdoptingServerKillsWhatCutExecsLeftButKeepsTheEntrypoint() throws Exception {
+        SandboxSpec spec = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE, false,
+                List.of("/bin/sh", "-c", "sleep 4731 & exec sleep 4732"));
+        RuntimeSandbox sb = runtime.start(spec);
+        RuntimeTesting.sh(sb, "setsid sleep 4733 > /dev/null 2>&1 < /dev/null &").ok();
+        RuntimeProcess cut = sb.exec(RuntimeTesting.sh("sleep 4734 & exec sleep 4735"));
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> processesInSandbox(sb, "sleep 4735") == 1
+                && processesInSandbox(sb, "sleep 4731") == 1 && processesInSandbox(sb, "sleep 4732") == 1);
+        assertThat(cut.onExit()).isNotDone();
+        runtime.abandon(); // the server is killed: the exec's stream is cut, its processes keep running
+        runtime = DockerTesting.runtime(state);
+        Collection<RuntimeSandbox> adopted = runtime.reconcile(List.of(spec.id()));
+        assertThat(adopted).hasSize(1);
+        RuntimeSandbox again = adopted.iterator().next();
+        for (String leftover : List.of("sleep 4733", "sleep 4734", "sleep 4735")) {
+            assertThat(processesInSandbox(again, leftover)).as(leftover).isZero();
+            assertThat(RuntimeTesting.hostProcessesRunning(leftover)).as(leftover).isEmpty();
+        }
+        assertThat(processesInSandbox(again, "sleep 4731")).as("the entrypoint's child").isEqualTo(1);
+        assertThat(processesInSandbox(again, "sleep 4732")).as("the entrypoint").isEqualTo(1);
+        assertThat(RuntimeTesting.sh(again, "echo ok").ok().out()).isEqualTo("ok\n");
+        again.terminate(Duration.ZERO);
+    }
+}
