@@ -296,6 +296,14 @@ class CustomImageServiceTest {
                 .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
                         .addCommands("RUN --mount=type=cache,target=/root/.cache true"))).build()),
                 Status.Code.FAILED_PRECONDITION, "image_spec.steps[0].dockerfile_commands[0] uses --mount");
+        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                        .addCommands("ADD http://127.0.0.1:9/secret /secret"))).build()),
+                Status.Code.FAILED_PRECONDITION, "image_spec.steps[0].dockerfile_commands[0] ADDs \"http://127.0.0.1");
+        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                        .addCommands("COPY --from=chalk-compute/custom:x / /stolen"))).build()),
+                Status.Code.FAILED_PRECONDITION, "image_spec.steps[0].dockerfile_commands[0] COPYs from another image");
         assertStatus(() -> images().getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
                 .setImageSpec(ImageTesting.busybox("true")).setTargetRegistry("registry.example.com/team").build()),
                 Status.Code.FAILED_PRECONDITION, "this server has no image registry");

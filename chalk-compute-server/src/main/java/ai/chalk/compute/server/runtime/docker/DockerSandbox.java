@@ -555,8 +555,7 @@ final class DockerSandbox implements RuntimeSandbox {
             if (pid == host.initPid()) {
                 continue;
             }
-            if (Procfs.parentPid(pid) == host.initPid()
-                    && Procfs.commandLine(pid).startsWith(Scripts.INIT_SLEEP + " ")) {
+            if (isKeepAlive(pid)) {
                 continue;
             }
             pids.add(pid);
@@ -604,6 +603,16 @@ final class DockerSandbox implements RuntimeSandbox {
             ProcessWait.untilGone(targets, System.nanoTime() + TimeUnit.SECONDS.toNanos(2));
         }
         return killed;
+    }
+
+    /**
+     * Whether a host pid of the container is its init's keep-alive: the init's child, running sleep, and (where exec
+     * groups tell) in no exec group, as an exec's orphan re-parented to the init and running sleep would be.
+     */
+    private boolean isKeepAlive(long pid) {
+        return Procfs.parentPid(pid) == host.initPid()
+                && Procfs.commandLine(pid).startsWith(Scripts.INIT_SLEEP + " ")
+                && (host.groups() == null || !Procfs.cgroups(pid).contains(containerId + "/chalk-"));
     }
 
     /** Called by the runtime when the container stopped: unless this is a terminate, it stopped by itself. */

@@ -77,6 +77,8 @@ final class NetworkFence {
     private final DockerClient client;
     private final boolean onThisHost;
     private static final long RECHECK_NANOS = 2_000_000_000L;
+    /** Whether this kernel has IPv6 at all (without it there is nothing to filter, nor an ip6tables to do it). */
+    private static final boolean IPV6 = java.nio.file.Files.exists(java.nio.file.Path.of("/proc/net/if_inet6"));
 
     private volatile String problem;
     private long checkedAt = System.nanoTime() - RECHECK_NANOS;
@@ -141,7 +143,7 @@ final class NetworkFence {
             for (int i = RULES.size() - 1; i >= 0; i--) {
                 Rule r = RULES.get(i);
                 apply("iptables", r);
-                if (r.ipv6()) {
+                if (r.ipv6() && IPV6) {
                     apply("ip6tables", r);
                 }
             }
