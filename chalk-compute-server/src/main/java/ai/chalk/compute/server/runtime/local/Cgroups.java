@@ -176,7 +176,8 @@ final class Cgroups {
 
     private static long readLong(String file) {
         try {
-            // not Files.readString: it trusts the size a sysctl file reports and reads "3" of pid_max's "32768"
+            // not Files.readString: seeing size 0 it reads one byte, then reads on, and a sysctl file answers a read
+            // at a non-zero offset with end-of-file, which made pid_max "3" instead of "32768"
             return Long.parseLong(Files.readAllLines(Path.of(file)).get(0).trim());
         } catch (IOException | RuntimeException e) {
             return 32768;
