@@ -182,8 +182,9 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(functions.scalingGroups()),
                     intercepted(new CustomImageServiceV1(images, sandboxStore)),
                     ServerInterceptors.intercept(health.getHealthService(), new UnhealthyReason(database::problem)),
-                    ProtoReflectionServiceV1.newInstance().bindService())
-                    .map(MalformedRequests::guard).toList();
+                    ProtoReflectionServiceV1.newInstance().bindService()).toList();
+            List<ServerServiceDefinition> unguarded = services;
+            services = unguarded.stream().map(MalformedRequests::guard).toList();
             InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName)
                     .maxInboundMessageSize(MAX_MESSAGE_BYTES);
             services.forEach(ipb::addService);
@@ -200,7 +201,7 @@ public final class ComputeServer implements AutoCloseable {
                     log.warn(exposure.replace(":" + config.port + " ", ":" + tcp.getPort() + " "));
                 }
             }
-            functions.serveWorkers(services, MAX_MESSAGE_BYTES);
+            functions.serveWorkers(unguarded, MAX_MESSAGE_BYTES);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;

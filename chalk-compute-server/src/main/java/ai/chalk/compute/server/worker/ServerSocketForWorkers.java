@@ -1,6 +1,8 @@
 package ai.chalk.compute.server.worker;
 
+import ai.chalk.compute.server.grpc.MalformedRequests;
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -66,7 +68,8 @@ public final class ServerSocketForWorkers implements AutoCloseable {
      * Starts serving the given services. When Unix sockets cannot be served here (no epoll, a path too long), logs a
      * WARN and leaves replicas without a connection to the server; functions still serve calls.
      *
-     * @param services the same services clients get on the other transports
+     * @param services the same services clients get on the other transports, not yet guarded against malformed
+     *                 requests
      * @param maxInboundMessageBytes the server's message size limit
      */
     public void start(List<ServerServiceDefinition> services, int maxInboundMessageBytes) throws IOException {
@@ -83,8 +86,10 @@ public final class ServerSocketForWorkers implements AutoCloseable {
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
                 .maxInboundMessageSize(maxInboundMessageBytes);
-        services.forEach(builder::addService);
-        builder.intercept(new WorkerScope()); // deployed code gets a function's rights, not the server's
+        // deployed code gets a function's rights, not the server's; the scope looks at parsed requests, so it goes
+        // inside the guard against malformed ones
+        WorkerScope scope = new WorkerScope();
+        services.forEach(s -> builder.addService(MalformedRequests.guard(ServerInterceptors.intercept(s, scope))));
         try {
             server = builder.build().start();
             // a worker image may run as a non-root user; the directory, inside the server's private data

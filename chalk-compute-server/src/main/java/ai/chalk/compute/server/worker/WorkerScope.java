@@ -100,7 +100,14 @@ final class WorkerScope implements ServerInterceptor {
                 if (refused) {
                     return;
                 }
-                if (message instanceof Message m) {
+                if (!(message instanceof Message m)) {
+                    // fail closed: a request this scope cannot read is not let through
+                    refused = true;
+                    call.close(Status.INTERNAL.withDescription("the worker socket cannot check this request"),
+                            new Metadata());
+                    return;
+                }
+                {
                     List<String> ids = sandboxIds(m, null);
                     if (topLevelId) {
                         ids.addAll(stringField(m, "id"));
