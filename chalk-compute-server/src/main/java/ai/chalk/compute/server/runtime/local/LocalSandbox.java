@@ -194,7 +194,9 @@ final class LocalSandbox implements RuntimeSandbox {
         } catch (ProcessStartException e) {
             throw new RuntimeStartException(e.getMessage());
         }
-        ReservedPaths.of(image != null, runtime.systemView()).check(spec.volumes());
+        // the host's view as it is now (a walk of /etc), once per create
+        SandboxFiles.SystemView view = image != null ? null : runtime.systemView();
+        ReservedPaths.of(image != null, view).check(spec.volumes());
         if (spec.network() && level.isolated() && runtime.networkProblem().isPresent()) {
             throw new RuntimeStartException(runtime.networkProblem().get());
         }
@@ -240,9 +242,9 @@ final class LocalSandbox implements RuntimeSandbox {
                 if (spec.initialFilesystem().isPresent()) {
                     List<String> owned = new ArrayList<>(List.of("/tmp", "/var/tmp", "/root", workdir));
                     spec.volumes().forEach(v -> owned.add(v.mountPath()));
-                    SandboxFiles.createLayer(layer, runtime.systemView(), spec.initialFilesystem().get(), owned);
+                    SandboxFiles.createLayer(layer, view, spec.initialFilesystem().get(), owned);
                 } else {
-                    SandboxFiles.createLayer(layer, runtime.systemView());
+                    SandboxFiles.createLayer(layer, view);
                 }
             } catch (IOException e) {
                 throw new RuntimeStartException("cannot create the writable layer of sandbox " + id + ": " + e.getMessage(), e);
@@ -260,9 +262,9 @@ final class LocalSandbox implements RuntimeSandbox {
             String hostname = SandboxHostname.of(id);
             switch (level) {
                 case BUBBLEWRAP -> init = startBubblewrap(runtime, layer, groups, hostname, spec.network(), workdir,
-                        spec.volumes(), image != null);
+                        spec.volumes(), image != null, view);
                 case UNSHARE -> init = startUnshare(runtime, layer, groups, hostname, spec.network(), workdir,
-                        spec.volumes(), image != null);
+                        spec.volumes(), image != null, view);
                 case NONE -> {
                     hostWorkdir = layer.resolve(workdir.substring(1));
                     Files.createDirectories(hostWorkdir);
@@ -309,13 +311,14 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static Init startBubblewrap(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
                                         String hostname, boolean network, String workdir,
-                                        List<SandboxSpec.VolumeBinding> volumes, boolean fromImage)
+                                        List<SandboxSpec.VolumeBinding> volumes, boolean fromImage,
+                                        SandboxFiles.SystemView view)
             throws RuntimeStartException, IOException {
         Optional<Path> resolv = network ? Optional.of(runtime.resolvConf()) : Optional.empty();
         List<String> args = fromImage
                 ? SandboxCommands.imageBubblewrapArgs(layer, runtime.sandboxTools().dir(), hostname, resolv, workdir,
                         volumes, runtime.procMasks(), layer.resolveSibling("dev"))
-                : SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), hostname, resolv, workdir, volumes,
+                : SandboxCommands.bubblewrapArgs(layer, view, hostname, resolv, workdir, volumes,
                         runtime.procMasks(), layer.resolveSibling("dev"));
         Path bwrap = runtime.tools().require("bwrap");
         LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
@@ -346,11 +349,12 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static Init startUnshare(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
                                      String hostname, boolean network, String workdir,
-                                     List<SandboxSpec.VolumeBinding> volumes, boolean fromImage)
+                                     List<SandboxSpec.VolumeBinding> volumes, boolean fromImage,
+                                     SandboxFiles.SystemView view)
             throws RuntimeStartException, IOException {
         HostTools tools = runtime.tools();
         SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
-                : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), runtime.systemView());
+                : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), view);
         LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
         List<String> perl = (fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(tools)).perl();
