@@ -29,13 +29,13 @@ import org.junit.jupiter.api.io.TempDir;
  * where it listens and the isolation in force, stops cleanly on SIGTERM, and after a crash
  * reports the sandboxes that were running as terminated, saying why.
  */
-class StandaloneServerTest {
+public class StandaloneServerTest {
 
     private static final Pattern LISTENING = Pattern.compile("listening on \\S+:(\\d+)");
 
     /** A server JVM and the file it logs to. */
-    record ServerProcess(Process process, Path logFile) {
-        List<String> log() throws IOException {
+    public record ServerProcess(Process process, Path logFile) {
+        public List<String> log() throws IOException {
             return Files.readAllLines(logFile, StandardCharsets.UTF_8);
         }
 
@@ -49,20 +49,28 @@ class StandaloneServerTest {
             return -1;
         }
 
-        ManagedChannel channel() throws IOException {
+        public ManagedChannel channel() throws IOException {
             return NettyChannelBuilder.forAddress("127.0.0.1", port()).usePlaintext().build();
         }
     }
 
     /** Starts a server JVM whose log goes to a file (a pipe read while the JVM exits can lose its last lines). */
     static ServerProcess launch(Path dataDir, String... moreArgs) throws Exception {
+        return launch(dataDir, java.util.Map.of(), moreArgs);
+    }
+
+    /** As {@link #launch(Path, String...)}, with {@code env} added to the server's environment (a PATH ...). */
+    public static ServerProcess launch(Path dataDir, java.util.Map<String, String> env, String... moreArgs)
+            throws Exception {
         Path logFile = Files.createTempFile(dataDir, "server-", ".log");
         List<String> command = new java.util.ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), ServerMain.class.getName(),
                 "--port", "0", "--data-dir", dataDir.toString()));
         command.addAll(List.of(moreArgs));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
         ServerProcess server = new ServerProcess(p, logFile);
         Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> server.port() > 0 || !p.isAlive());
         assertThat(server.port()).as("server log: %s", server.log()).isPositive();

@@ -244,6 +244,11 @@ final class Cgroups {
         }
     }
 
+    /** This runtime's base group in each hierarchy (sandbox groups are named by id below them). */
+    java.util.Collection<Path> baseDirs() {
+        return List.copyOf(base.values());
+    }
+
     /** Sandbox ids that have groups under this runtime's base. */
     List<String> leftoverIds() {
         List<String> ids = new ArrayList<>();

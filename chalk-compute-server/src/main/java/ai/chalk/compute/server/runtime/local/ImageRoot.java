@@ -3,7 +3,9 @@ package ai.chalk.compute.server.runtime.local;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.OverlayMount;
+import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -46,7 +48,8 @@ final class ImageRoot {
      *
      * @param base the runtime's state directory, holding the image cache and the sandbox
      */
-    static void mount(Path base, LocalImage image, Path sandboxDir, Optional<Path> seed) throws IOException {
+    static void mount(Path base, LocalImage image, Path sandboxDir, Optional<Path> seed,
+                      Optional<UserNamespace> userns) throws IOException {
         Path upper = upper(sandboxDir);
         Path work = sandboxDir.resolve("work");
         Path root = root(sandboxDir);
@@ -58,7 +61,23 @@ final class ImageRoot {
         }
         Files.createDirectories(work);
         Files.createDirectories(root);
-        OverlayMount.mount(base, image.layers(), upper, work, root, true);
+        if (userns.isEmpty()) {
+            OverlayMount.mount(base, image.layers(), upper, work, root, true);
+            return;
+        }
+        // the sandbox's view: every layer, and the directory holding upper and work, id-mapped to its ids
+        UserNamespace ns = userns.get();
+        Path mapped = sandboxDir.resolve("m");
+        Files.createDirectories(mapped);
+        ns.attachIdMapped(sandboxDir, mapped);
+        List<String> lowers = new ArrayList<>();
+        for (int i = 0; i < image.layers().size(); i++) {
+            Path at = sandboxDir.resolve("l").resolve(Integer.toString(i));
+            Files.createDirectories(at);
+            ns.attachIdMapped(image.layers().get(i), at);
+            lowers.add("l/" + i);
+        }
+        ns.mountOverlay(sandboxDir, lowers, "m/upper", "m/work", root);
     }
 
     /** Unmounts the root if it is mounted (terminate, a failed start). */

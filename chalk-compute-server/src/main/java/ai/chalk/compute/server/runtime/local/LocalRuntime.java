@@ -5,6 +5,7 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
@@ -17,6 +18,10 @@ import ai.chalk.compute.server.runtime.local.image.OverlayMount;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.network.SandboxNetwork;
 import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
+import ai.chalk.compute.server.runtime.userns.IdRange;
+import ai.chalk.compute.server.runtime.userns.IdRanges;
+import ai.chalk.compute.server.runtime.userns.UserNamespace;
+import ai.chalk.compute.server.runtime.userns.UserNamespaces;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -105,6 +110,12 @@ public final class LocalRuntime implements SandboxRuntime {
     private final SandboxNetwork network;
     private final String networkProblem;
     private final Path resolvConf;
+    /** The id ranges of this runtime's sandboxes (each runs in a user namespace of its own, see UserNamespaces). */
+    private final IdRanges idRanges = new IdRanges(IdRanges.DEFAULT_BASE, IdRanges.DEFAULT_SLOTS);
+    /** Removes the sandboxes' leftovers right after this server is killed (null when it could not start). */
+    private final CleanupAfterServer cleanupAfterServer;
+    /** Why sandboxes run without a user namespace of their own, when they do. */
+    private final String userNamespaceProblem;
     private final Isolation isolation;
     private final String key;
     private final StateDirLock lock;
@@ -285,6 +296,18 @@ public final class LocalRuntime implements SandboxRuntime {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + resolvConf, e);
         }
+        this.userNamespaceProblem = level.isolated() ? probeUserNamespaces().orElse(null) : null;
+        CleanupAfterServer cleanup = null;
+        try {
+            cleanup = CleanupAfterServer.start(tools, sandboxesDir(), cgroups.baseDirs());
+        } catch (IOException e) {
+            log.warn("A killed server's sandboxes will be cleaned up only at its next start: {}", e.toString());
+        }
+        this.cleanupAfterServer = cleanup;
+        if (userNamespaceProblem != null) {
+            log.warn("Sandbox root is HOST ROOT (without capabilities): sandboxes cannot get a user namespace of their"
+                    + " own here: {}", userNamespaceProblem);
+        }
         // about a second on a cold JVM (JNA, libseccomp): built once, off the start-up path; a create waits for it
         this.syscallFilter = level.isolated() ? CompletableFuture.supplyAsync(this::buildSyscallFilter, helpers)
                 : CompletableFuture.completedFuture(null);
@@ -302,8 +325,20 @@ public final class LocalRuntime implements SandboxRuntime {
         if (level != Level.BUBBLEWRAP || sandboxTools.problem().isPresent()) {
             return Optional.empty();
         }
+        UserNamespaces users = new UserNamespaces() {
+            @Override
+            public Optional<UserNamespace> create() throws IOException {
+                return newUserNamespace();
+            }
+
+            @Override
+            public void release(IdRange range) {
+                releaseIds(range);
+            }
+        };
         return Optional.of(new BuildTools(tools.require("bwrap"), sandboxTools.dir(), SandboxTools.MOUNT,
-                sandboxTools.command("setpriv")));
+                sandboxTools.command("setpriv"),
+                sandboxTools.has("nsenter") ? sandboxTools.command("nsenter") : List.of(), users));
     }
 
     private String buildProblem() {
@@ -505,6 +540,9 @@ public final class LocalRuntime implements SandboxRuntime {
             }
         }
         cgroups.removeBaseIfEmpty();
+        if (cleanupAfterServer != null) {
+            cleanupAfterServer.close();
+        }
         images.close();
         // its build writes into the state directory: never after the runtime has let go of it
         syscallFilter.handle((f, e) -> null).join();
@@ -584,6 +622,63 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     /** Whether sandboxes with network can be created here; else why not. */
+    /**
+     * Tries, once at start, what every isolated sandbox needs for a user namespace of its own: creating one with a
+     * mapped range, and id-mapping a tmpfs (its layer) and a directory of the state directory's file system (its
+     * image layers and volumes). Kernels before 6.3 cannot id-map tmpfs, nor can some file systems be id-mapped.
+     */
+    private Optional<String> probeUserNamespaces() {
+        Optional<IdRange> range = idRanges.acquire();
+        Path probe = stateDir.resolve("userns-probe");
+        try (UserNamespace ns = UserNamespace.create(range.orElseThrow(), this::spawnInit, tools.require("setpriv"),
+                tools.require("unshare"))) {
+            NoFollowDelete.delete(probe);
+            Files.createDirectories(probe.resolve("tmpfs"));
+            Files.createDirectories(probe.resolve("mapped"));
+            ns.attachIdMapped(stateDir, probe.resolve("mapped"));
+            LayerQuota.unmount(probe.resolve("mapped"));
+            LayerQuota.mount(probe.resolve("tmpfs"), 1 << 20);
+            Files.createDirectories(probe.resolve("tmpfs").resolve("mapped"));
+            ns.attachIdMapped(probe.resolve("tmpfs"), probe.resolve("tmpfs").resolve("mapped"));
+            return Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.of(e.getMessage());
+        } finally {
+            LayerQuota.unmount(probe.resolve("tmpfs"));
+            LayerQuota.unmount(probe.resolve("mapped"));
+            try {
+                NoFollowDelete.delete(probe);
+            } catch (IOException e) {
+                log.debug("Cannot remove {}: {}", probe, e.toString());
+            }
+            range.ifPresent(idRanges::release);
+        }
+    }
+
+    /**
+     * A user namespace for a new sandbox, with an id range of its own; empty when this host cannot give sandboxes
+     * one (see {@link #probeUserNamespaces}).
+     */
+    Optional<UserNamespace> newUserNamespace() throws IOException {
+        if (userNamespaceProblem != null) {
+            return Optional.empty();
+        }
+        IdRange range = idRanges.acquire().orElseThrow(() -> new IOException("all " + IdRanges.DEFAULT_SLOTS
+                + " id ranges of sandboxes are in use"));
+        try {
+            return Optional.of(UserNamespace.create(range, this::spawnInit, tools.require("setpriv"),
+                    tools.require("unshare")));
+        } catch (IOException | RuntimeException e) {
+            idRanges.release(range);
+            throw e;
+        }
+    }
+
+    /** Hands a gone sandbox's ids back. */
+    void releaseIds(IdRange range) {
+        idRanges.release(range);
+    }
+
     Optional<String> networkProblem() {
         return Optional.ofNullable(networkProblem);
     }

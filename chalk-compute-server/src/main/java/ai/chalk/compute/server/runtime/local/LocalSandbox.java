@@ -20,6 +20,8 @@ import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.RootPaths;
+import ai.chalk.compute.server.runtime.userns.IdRange;
+import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import com.pty4j.PtyProcessBuilder;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -89,6 +91,8 @@ final class LocalSandbox implements RuntimeSandbox {
     private final Egress egress;
     private final long initPid;
     private final String pidNamespace;
+    /** The host ids the sandbox's processes run as (its user namespace's mapping); empty: host root, no caps. */
+    private final Optional<IdRange> ids;
     private final Set<LocalProcess> processes = ConcurrentHashMap.newKeySet();
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final CompletableFuture<String> stopped = new CompletableFuture<>();
@@ -119,11 +123,15 @@ final class LocalSandbox implements RuntimeSandbox {
 
     /** Started pieces, handed from {@link #start} to the constructor. */
     private record Init(Process process, long pid, String pidNamespace, LocalRuntime.SandboxFilter filter,
-                        Egress egress) {
-        static final Init NONE = new Init(null, -1, null, null, null);
+                        Egress egress, Optional<IdRange> ids) {
+        static final Init NONE = new Init(null, -1, null, null, null, Optional.empty());
 
         Init withEgress(Egress e) {
-            return new Init(process, pid, pidNamespace, filter, e);
+            return new Init(process, pid, pidNamespace, filter, e, ids);
+        }
+
+        Init withIds(Optional<IdRange> r) {
+            return new Init(process, pid, pidNamespace, filter, egress, r);
         }
     }
 
@@ -143,6 +151,7 @@ final class LocalSandbox implements RuntimeSandbox {
         this.egress = init.egress();
         this.initPid = init.pid();
         this.pidNamespace = init.pidNamespace();
+        this.ids = init.ids();
         this.filter = runtime != null && level.isolated() ? init.filter().filter().execPrefix(helpers.perl())
                 : List.of();
         this.useSpares = runtime != null && !helpers.perl().isEmpty() && (level.isolated() || groups != null);
@@ -214,12 +223,19 @@ final class LocalSandbox implements RuntimeSandbox {
         Cgroups.SandboxGroups groups = null;
         Init init = Init.NONE;
         Path hostWorkdir = null;
+        Optional<UserNamespace> userns = Optional.empty();
+        List<SandboxSpec.VolumeBinding> volumes = spec.volumes();
         try {
             if (level.isolated()) {
                 try {
                     Files.createDirectories(dir);
                     LayerQuota.mount(dir, runtime.defaults().layerBytes());
                     SandboxDevices.create(dir.resolve("dev"));
+                    userns = runtime.newUserNamespace();
+                    init = init.withIds(userns.map(UserNamespace::range));
+                    if (userns.isPresent()) {
+                        volumes = idMapped(dir, spec.volumes(), userns.get());
+                    }
                 } catch (IOException e) {
                     throw new RuntimeStartException("cannot set up the file system of sandbox " + id + ": "
                             + e.getMessage(), e);
@@ -227,13 +243,25 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             if (image != null) {
                 try {
-                    ImageRoot.mount(runtime.stateDir(), image, dir, spec.initialFilesystem());
+                    ImageRoot.mount(runtime.stateDir(), image, dir, spec.initialFilesystem(), userns);
                     List<String> dirs = new ArrayList<>(ImageRoot.DIRS);
                     dirs.add(workdir);
                     spec.volumes().forEach(v -> dirs.add(v.mountPath()));
+                    if (level == Level.UNSHARE) {
+                        dirs.add("/.chalk-old-root");
+                    }
                     // the resolver file is mounted over: a real file, whatever link the image had there
-                    RootPaths.prepare(layer, dirs, spec.network() && level.isolated()
-                            ? List.of(ImageRoot.PRELOAD, SandboxCommands.RESOLV_CONF) : List.of(ImageRoot.PRELOAD));
+                    List<String> files = spec.network() && level.isolated()
+                            ? List.of(ImageRoot.PRELOAD, SandboxCommands.RESOLV_CONF) : List.of(ImageRoot.PRELOAD);
+                    if (userns.isPresent()) {
+                        // through the overlay, as the sandbox's root: the server's root has no id in its mapping
+                        userns.get().asRoot(() -> {
+                            RootPaths.prepare(layer, dirs, files);
+                            return null;
+                        });
+                    } else {
+                        RootPaths.prepare(layer, dirs, files);
+                    }
                 } catch (IOException e) {
                     throw new RuntimeStartException("cannot set up the root filesystem of sandbox " + id + " from image "
                             + imageRef + ": " + e.getMessage(), e);
@@ -245,6 +273,12 @@ final class LocalSandbox implements RuntimeSandbox {
                     SandboxFiles.createLayer(layer, view, spec.initialFilesystem().get(), owned);
                 } else {
                     SandboxFiles.createLayer(layer, view);
+                }
+                if (userns.isPresent()) {
+                    mountPoints(layer, view, workdir, spec.volumes(), level);
+                    Path mapped = dir.resolve("mapped");
+                    Files.createDirectories(mapped);
+                    userns.get().attachIdMapped(layer, mapped);
                 }
             } catch (IOException e) {
                 throw new RuntimeStartException("cannot create the writable layer of sandbox " + id + ": " + e.getMessage(), e);
@@ -260,11 +294,15 @@ final class LocalSandbox implements RuntimeSandbox {
                 }
             }
             String hostname = SandboxHostname.of(id);
+            // the sandbox's root as its processes see it: its layer id-mapped (an image root's overlay is made of
+            // id-mapped layers already)
+            Path root = userns.isPresent() && image == null ? dir.resolve("mapped") : layer;
+            Optional<IdRange> ids = init.ids();
             switch (level) {
-                case BUBBLEWRAP -> init = startBubblewrap(runtime, layer, groups, hostname, spec.network(), workdir,
-                        spec.volumes(), image != null, view);
-                case UNSHARE -> init = startUnshare(runtime, layer, groups, hostname, spec.network(), workdir,
-                        spec.volumes(), image != null, view);
+                case BUBBLEWRAP -> init = startBubblewrap(runtime, root, groups, hostname, spec.network(), workdir,
+                        volumes, image != null, view, userns).withIds(ids);
+                case UNSHARE -> init = startUnshare(runtime, root, groups, hostname, spec.network(), workdir,
+                        volumes, image != null, view, userns).withIds(ids);
                 case NONE -> {
                     hostWorkdir = layer.resolve(workdir.substring(1));
                     Files.createDirectories(hostWorkdir);
@@ -274,7 +312,10 @@ final class LocalSandbox implements RuntimeSandbox {
             if (spec.network() && level.isolated()) {
                 init = init.withEgress(runtime.attachNetwork(dir, init.pid()));
             }
+            // the init has joined the namespace, which now lives as long as the sandbox
+            userns.ifPresent(UserNamespace::close);
         } catch (RuntimeStartException | IOException | RuntimeException e) {
+            userns.ifPresent(UserNamespace::close);
             if (init.egress() != null) {
                 init.egress().close();
             }
@@ -292,6 +333,7 @@ final class LocalSandbox implements RuntimeSandbox {
             } catch (IOException ex) {
                 log.warn("Cannot remove the layer of failed sandbox {}: {}", id, ex.toString());
             }
+            init.ids().ifPresent(runtime::releaseIds);
             if (e instanceof RuntimeStartException rse) {
                 throw rse;
             }
@@ -309,10 +351,57 @@ final class LocalSandbox implements RuntimeSandbox {
         return sandbox;
     }
 
+    /**
+     * The sandbox's volumes as it sees them: each id-mapped to its ids at {@code <dir>/v/N}, so that owner 0 on disk
+     * is its root, whichever sandbox wrote the file.
+     */
+    private static List<SandboxSpec.VolumeBinding> idMapped(Path dir, List<SandboxSpec.VolumeBinding> volumes,
+                                                            UserNamespace userns) throws IOException {
+        List<SandboxSpec.VolumeBinding> mapped = new ArrayList<>();
+        for (int i = 0; i < volumes.size(); i++) {
+            SandboxSpec.VolumeBinding v = volumes.get(i);
+            Path at = dir.resolve("v").resolve(Integer.toString(i));
+            if (Files.isDirectory(v.source())) {
+                Files.createDirectories(at);
+            } else {
+                Files.createDirectories(at.getParent());
+                Files.createFile(at);
+            }
+            userns.attachIdMapped(v.source(), at);
+            mapped.add(new SandboxSpec.VolumeBinding(at, v.mountPath(), v.readOnly()));
+        }
+        return mapped;
+    }
+
+    /**
+     * Creates, on the host side of a layer with the host's system view, every directory the runtime mounts on or
+     * creates while setting the sandbox up (system directories, {@code /proc}, {@code /tmp}, the workdir, volume mount
+     * points), with the modes bubblewrap would give them: once the layer is id-mapped, the server's root can no
+     * longer create anything in it.
+     */
+    private static void mountPoints(Path layer, SandboxFiles.SystemView view, String workdir,
+                                    List<SandboxSpec.VolumeBinding> volumes, Level level) throws IOException {
+        Map<String, Integer> modes = Map.of("/tmp", 01777, "/var/tmp", 01777, "/root", 0700);
+        List<String> fresh = modes.keySet().stream()
+                .filter(d -> !Files.exists(layer.resolve(d.substring(1)), java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                .toList();
+        List<String> dirs = new ArrayList<>(view.readOnlyDirs());
+        dirs.addAll(List.of("/proc", "/dev", "/tmp", "/var/tmp", "/root", workdir));
+        volumes.forEach(v -> dirs.add(v.mountPath()));
+        if (level == Level.UNSHARE) {
+            dirs.add("/.chalk-old-root");
+        }
+        RootPaths.prepare(layer, dirs, List.of());
+        for (String d : fresh) {
+            Files.setAttribute(layer.resolve(d.substring(1)), "unix:mode", modes.get(d),
+                    java.nio.file.LinkOption.NOFOLLOW_LINKS); // with the sticky bit, which PosixFilePermission lacks
+        }
+    }
+
     private static Init startBubblewrap(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
                                         String hostname, boolean network, String workdir,
                                         List<SandboxSpec.VolumeBinding> volumes, boolean fromImage,
-                                        SandboxFiles.SystemView view)
+                                        SandboxFiles.SystemView view, Optional<UserNamespace> userns)
             throws RuntimeStartException, IOException {
         Optional<Path> resolv = network ? Optional.of(runtime.resolvConf()) : Optional.empty();
         List<String> args = fromImage
@@ -322,9 +411,15 @@ final class LocalSandbox implements RuntimeSandbox {
                         runtime.procMasks(), layer.resolveSibling("dev"));
         Path bwrap = runtime.tools().require("bwrap");
         LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
+        SandboxCommands.Helpers helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                : SandboxCommands.Helpers.host(runtime.tools());
+        List<String> steps = SandboxCommands.initSteps(helpers, userns.isPresent(),
+                filter.filter().execPrefix(helpers.perl()),
+                fromImage ? List.of(SandboxTools.busybox(), "sh") : List.of("/bin/sh"),
+                fromImage ? SandboxCommands.imageInitLoop() : SandboxCommands.INIT_LOOP);
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
-                runtime.defaults().openFiles(), fromImage ? SandboxCommands.imageBubblewrapInit(bwrap, filter.file())
-                        : SandboxCommands.bubblewrapInit(bwrap, filter.file()));
+                runtime.defaults().openFiles(),
+                SandboxCommands.bubblewrapInit(bwrap, userns.map(UserNamespace::path), steps));
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.PIPE));
         try (OutputStream in = p.getOutputStream()) {
             for (String a : args) {
@@ -350,17 +445,18 @@ final class LocalSandbox implements RuntimeSandbox {
     private static Init startUnshare(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
                                      String hostname, boolean network, String workdir,
                                      List<SandboxSpec.VolumeBinding> volumes, boolean fromImage,
-                                     SandboxFiles.SystemView view)
+                                     SandboxFiles.SystemView view, Optional<UserNamespace> userns)
             throws RuntimeStartException, IOException {
         HostTools tools = runtime.tools();
         SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
                 : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), view);
         LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
-        List<String> perl = (fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
-                : SandboxCommands.Helpers.host(tools)).perl();
+        SandboxCommands.Helpers helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                : SandboxCommands.Helpers.host(tools);
         List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
                 root, hostname, network ? Optional.of(runtime.resolvConf()) : Optional.empty(), workdir, volumes,
-                runtime.procMasks(), filter.filter().execPrefix(perl));
+                runtime.procMasks(), filter.filter().execPrefix(helpers.perl()), userns.map(UserNamespace::path),
+                helpers.nsenter());
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(), init);
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
@@ -374,7 +470,7 @@ final class LocalSandbox implements RuntimeSandbox {
     private static Init initOf(Process p, long pid, LocalRuntime.SandboxFilter filter) throws RuntimeStartException {
         String ns = Procfs.pidNamespace(pid).orElseThrow(
                 () -> new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));
-        return new Init(p, pid, ns, filter, null);
+        return new Init(p, pid, ns, filter, null, Optional.empty());
     }
 
     /** Reads the init's stderr until it reports ready; everything else it printed becomes the error. */
@@ -479,7 +575,8 @@ final class LocalSandbox implements RuntimeSandbox {
         if (spare != null) {
             return spare;
         }
-        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, filter, initPid, spec.pty().isPresent(),
+        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, filter, initPid, ids.isPresent(),
+                spec.pty().isPresent(),
                 absoluteWd.equals(workdir) ? null : absoluteWd, processEnv, command, spec.args());
         return spawn(spec, cmd, HOST_ENV, Path.of("/"), true);
     }
@@ -578,7 +675,8 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             group = groups == null ? null : groups.newExec();
             List<String> command = SandboxCommands.joinCgroups(group == null ? List.of() : group.procsFiles(),
-                    runtime.defaults().openFiles(), SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1, filter));
+                    runtime.defaults().openFiles(), SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1, ids.isPresent(),
+                    filter));
             Process p = hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
             return new Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
                     group == null ? null : group.pids(), runtime.helpers()));
@@ -1004,6 +1102,7 @@ final class LocalSandbox implements RuntimeSandbox {
             } catch (IOException e) {
                 log.warn("Cannot remove the writable layer of sandbox {}: {}", id, e.toString());
             }
+            ids.ifPresent(runtime::releaseIds); // nothing of the sandbox is left to run as them
         } catch (RuntimeException e) {
             log.warn("Releasing sandbox {} failed: {}", id, e.toString(), e);
         } finally {

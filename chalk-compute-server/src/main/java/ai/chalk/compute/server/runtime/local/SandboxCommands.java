@@ -72,7 +72,7 @@ final class SandboxCommands {
             a.addAll(List.of("--dir", workdir));
         }
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
+                "--json-status-fd", "1"));
         return a;
     }
 
@@ -113,12 +113,13 @@ final class SandboxCommands {
      * {@value SandboxTools#MOUNT} in an image sandbox (see {@link SandboxTools}). {@code perl} is empty when the
      * host has none (no spare helpers then).
      */
-    record Helpers(List<String> setsid, List<String> setpriv, List<String> env, List<String> perl) {
+    record Helpers(List<String> setsid, List<String> setpriv, List<String> env, List<String> perl,
+                   List<String> nsenter) {
 
         /** Whatever the host has; without isolation only perl is used, and isolation checks for the rest. */
         static Helpers host(HostTools tools) {
             return new Helpers(named(tools, "setsid"), named(tools, "setpriv"), named(tools, "env"),
-                    named(tools, "perl"));
+                    named(tools, "perl"), named(tools, "nsenter"));
         }
 
         private static List<String> named(HostTools tools, String name) {
@@ -127,7 +128,8 @@ final class SandboxCommands {
 
         static Helpers image(SandboxTools tools) {
             return new Helpers(tools.has("setsid") ? tools.command("setsid") : List.of(), tools.command("setpriv"),
-                    tools.command("env"), tools.has("perl") ? tools.command("perl") : List.of());
+                    tools.command("env"), tools.has("perl") ? tools.command("perl") : List.of(),
+                    tools.has("nsenter") ? tools.command("nsenter") : List.of());
         }
     }
 
@@ -157,7 +159,7 @@ final class SandboxCommands {
             a.addAll(List.of("--dir", workdir));
         }
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
+                "--json-status-fd", "1"));
         return a;
     }
 
@@ -165,17 +167,37 @@ final class SandboxCommands {
     static final String RESOLV_CONF = "/etc/resolv.conf";
 
     /**
-     * The descriptor bubblewrap reads the sandbox's syscall filter from ({@code --seccomp}); the init command opens
-     * the filter's file on it ({@link SyscallFilter#withFileOn}). Bubblewrap installs it last, after dropping
-     * capabilities, so the init and everything it starts run under it.
+     * The descriptor on which a sandbox's init finds its user namespace ({@code /proc/HOLDER/ns/user}, opened on the
+     * host by the shell that starts it, see {@link ai.chalk.compute.server.runtime.userns.UserNamespace}).
      */
-    static final int FILTER_FD = 3;
+    static final int USERNS_FD = 4;
 
-    /** The init of an image sandbox: {@link #INIT_LOOP} in the helpers' static busybox, nothing from the image. */
-    static List<String> imageBubblewrapInit(Path bwrap, Path filter) {
+    /**
+     * The last steps of a sandbox's init, once its mounts are made: join its user namespace (with none, it stays
+     * host root without capabilities), go under the syscall filter, drop every capability, close the namespace's
+     * descriptor, say it is ready and run {@code loop}.
+     *
+     * @param shell the init's shell, as words ({@code /bin/sh}, or the helpers' busybox in an image sandbox)
+     */
+    static List<String> initSteps(Helpers helpers, boolean userns, List<String> filter, List<String> shell,
+                                  String loop) {
+        List<String> c = new ArrayList<>();
+        if (userns) {
+            c.addAll(helpers.nsenter());
+            c.addAll(List.of("--user=/proc/self/fd/" + USERNS_FD, "--"));
+        }
+        c.addAll(filter);
+        c.addAll(helpers.setpriv());
+        c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
+        c.addAll(shell);
+        c.addAll(List.of("-c", "exec " + USERNS_FD + "<&-; echo " + READY + " >&2; " + loop));
+        return c;
+    }
+
+    /** The loop of an image sandbox's init: {@link #INIT_LOOP} in the helpers' static busybox. */
+    static String imageInitLoop() {
         String bb = SandboxTools.busybox();
-        return SyscallFilter.withFileOn(FILTER_FD, filter, List.of(bwrap.toString(), "--args", "0", "--", bb, "sh",
-                "-c", "echo " + READY + " >&2; while :; do " + bb + " sleep infinity & wait; done"));
+        return "while :; do " + bb + " sleep infinity & wait; done";
     }
 
     /**
@@ -186,10 +208,14 @@ final class SandboxCommands {
      */
     static final String INIT_LOOP = "while :; do sleep infinity & wait; done";
 
-    /** The bubblewrap command line proper: options come on stdin, the init command follows. */
-    static List<String> bubblewrapInit(Path bwrap, Path filter) {
-        return SyscallFilter.withFileOn(FILTER_FD, filter, List.of(bwrap.toString(), "--args", "0", "--", "/bin/sh",
-                "-c", "echo " + READY + " >&2; " + INIT_LOOP));
+    /**
+     * The bubblewrap command line proper: options come on stdin, the init's {@link #initSteps} follow, with the user
+     * namespace's file open on {@link #USERNS_FD} when there is one.
+     */
+    static List<String> bubblewrapInit(Path bwrap, Optional<Path> userns, List<String> steps) {
+        List<String> c = new ArrayList<>(List.of(bwrap.toString(), "--args", "0", "--"));
+        c.addAll(steps);
+        return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, c)).orElse(c);
     }
 
     /**
@@ -206,7 +232,8 @@ final class SandboxCommands {
     static final String UNSHARE_INIT = """
             set -eu
             L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; AFTER=$6; SH=$7; LOOP=$8; FPERL=$9; FSCRIPT=${10}; FARGS=${11}
-            shift 11
+            USERNS=${12}
+            shift 12
             read -r hostpid _ < /proc/self/stat
             mount --bind "$L" "$L"
             mount -o remount,bind,nosuid,nodev "$L"
@@ -251,7 +278,7 @@ final class SandboxCommands {
             ln -s /proc/self/fd/2 "$L/dev/stderr"
             hostname "$H"
             if [ "$NET" = isolated ] && command -v ip >/dev/null 2>&1; then ip link set lo up; fi
-            mkdir "$L/.chalk-old-root"
+            mkdir -p "$L/.chalk-old-root"
             cd "$L"
             pivot_root . .chalk-old-root
             $AFTER umount -l /.chalk-old-root
@@ -259,8 +286,8 @@ final class SandboxCommands {
             $AFTER mkdir -p "$W"
             cd "$W"
             """ + "echo \"" + READY + " $hostpid\" >&2\n"
-            + "exec $FPERL -e \"$FSCRIPT\" -- $FARGS $SETPRIV --bounding-set=-all --inh-caps=-all --no-new-privs --"
-            + " $SH -c \"$LOOP\" chalk-init\n";
+            + "exec $USERNS $FPERL -e \"$FSCRIPT\" -- $FARGS $SETPRIV --bounding-set=-all --inh-caps=-all"
+            + " --no-new-privs -- $SH -c \"exec " + USERNS_FD + "<&-; $LOOP\" chalk-init\n";
 
     /**
      * What differs between an {@code unshare} sandbox on the host's system view and one on an image's root: after
@@ -301,7 +328,8 @@ final class SandboxCommands {
      */
     static List<String> unshareInit(Path unshare, Path setpriv, Path layer, UnshareRoot root, String hostname,
                                     Optional<Path> resolvConf, String workdir, List<SandboxSpec.VolumeBinding> volumes,
-                                    ProcMasks procMasks, List<String> filter) {
+                                    ProcMasks procMasks, List<String> filter, Optional<Path> userns,
+                                    List<String> nsenter) {
         List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
                 unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc", "--cgroup", "--net"));
         a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
@@ -312,13 +340,29 @@ final class SandboxCommands {
         a.add(String.join(" ", filter.subList(0, script)));
         a.add(filter.get(script + 1));
         a.add(String.join(" ", filter.subList(script + 3, filter.size())));
+        a.add(userns.isPresent() ? String.join(" ", nsenter) + " --user=/proc/self/fd/" + USERNS_FD + " --" : "");
         // volumes first: the runtime's own mounts come after them, as in bindVolumes
         volumes.forEach(v -> a.add((v.readOnly() ? "rovol:" : "vol:") + v.mountPath() + "=" + v.source()));
         a.addAll(root.entries());
         resolvConf.ifPresent(f -> a.add("robind:" + RESOLV_CONF + "=" + f));
         procMasks.files().forEach(f -> a.add("procfile:" + f));
         procMasks.dirs().forEach(d -> a.add("procdir:" + d));
-        return a;
+        return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, a)).orElse(a);
+    }
+
+    /**
+     * {@code nsenter} into every namespace of a sandbox's init, its root and its working directory. nsenter joins a
+     * user namespace last when it runs as root (it needs the host's capabilities to join the others, which the host
+     * owns), and then becomes root of it, that is the sandbox's first id.
+     */
+    private static List<String> enter(HostTools tools, long initPid, boolean userns) {
+        List<String> c = new ArrayList<>(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
+                "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup"));
+        if (userns) {
+            c.add("--user");
+        }
+        c.addAll(List.of("--root", "--wd", "--"));
+        return c;
     }
 
     /**
@@ -350,11 +394,10 @@ final class SandboxCommands {
      * the same chain as {@link #nsenterExec} with {@link #SPARE_SCRIPT} in place of {@code env}, or just the
      * script without isolation ({@code initPid} &lt; 0).
      */
-    static List<String> spare(HostTools tools, Helpers helpers, long initPid, List<String> filter) {
+    static List<String> spare(HostTools tools, Helpers helpers, long initPid, boolean userns, List<String> filter) {
         List<String> c = new ArrayList<>();
         if (initPid > 0) {
-            c.addAll(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
-                    "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--"));
+            c.addAll(enter(tools, initPid, userns));
             c.addAll(filter);
             c.addAll(helpers.setpriv());
             c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
@@ -386,17 +429,28 @@ final class SandboxCommands {
      * working directory. The environment is applied only after the capabilities are gone, so nothing a user sets
      * (LD_PRELOAD ...) reaches a privileged process.
      */
-    static List<String> nsenterExec(HostTools tools, Helpers helpers, List<String> filter, long initPid, boolean pty,
-                                    String workdir,
+    static List<String> nsenterExec(HostTools tools, Helpers helpers, List<String> filter, long initPid,
+                                    boolean userns, boolean pty, String workdir,
                                     Map<String, String> env, String command, List<String> args) {
-        List<String> c = new ArrayList<>(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
-                "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--root", "--wd", "--"));
-        // the filter before anything drops capabilities: a process of the sandbox that is neither filtered nor more
-        // privileged than the sandbox's own could be traced by them and made to skip it (see ExecWrapper)
-        c.addAll(filter);
-        if (pty) {
+        List<String> c;
+        if (pty && userns) {
+            // taking the terminal from the session pty4j made for nsenter needs CAP_SYS_ADMIN over the host, which no
+            // one has in the sandbox's user namespace: take it first, then join the namespace (its init's, pid 1)
+            c = enter(tools, initPid, false);
             c.addAll(helpers.setsid());
             c.add("--ctty");
+            c.addAll(helpers.nsenter());
+            c.addAll(List.of("--user=/proc/1/ns/user", "--"));
+            c.addAll(filter);
+        } else {
+            c = enter(tools, initPid, userns);
+            // the filter before anything drops capabilities: a process of the sandbox that is neither filtered nor
+            // more privileged than the sandbox's own could be traced by them and made to skip it (see ExecWrapper)
+            c.addAll(filter);
+            if (pty) {
+                c.addAll(helpers.setsid());
+                c.add("--ctty");
+            }
         }
         c.addAll(helpers.setpriv());
         c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));

@@ -28,7 +28,7 @@ final class SandboxTools {
 
     /** Where the tools appear inside an image sandbox. */
     static final String MOUNT = "/.chalk";
-    private static final List<String> DYNAMIC = List.of("setpriv", "setsid", "env", "perl");
+    private static final List<String> DYNAMIC = List.of("setpriv", "setsid", "env", "perl", "nsenter");
     private static final Pattern NEEDED = Pattern.compile("^\\s*(\\S+)\\s+=>\\s+(/\\S+)\\s+\\(");
     private static final Pattern LOADER = Pattern.compile("^\\s*(/\\S+)\\s+\\(");
 

@@ -117,7 +117,10 @@ public final class SandboxNetwork {
         File log = stateDir.resolve("slirp4netns.log").toFile();
         ProcessBuilder pb = new ProcessBuilder(tools.setpriv().toString(), "--pdeathsig", "KILL", "--",
                 tools.slirp4netns().toString(), "--configure", "--mtu=" + MTU, "--disable-host-loopback",
-                "--enable-sandbox", "--enable-seccomp", "--ready-fd=1", "--exit-fd=0", Long.toString(pid), INTERFACE)
+                "--enable-sandbox", "--enable-seccomp", "--ready-fd=1", "--exit-fd=0",
+                // by path: given a pid, slirp4netns would join the process's user namespace too, a sandbox's own,
+                // where it has no right over the network namespace (the host's root owns it)
+                "--netns-type=path", netns.toString(), INTERFACE)
                 .directory(new File("/")).redirectError(ProcessBuilder.Redirect.appendTo(log));
         pb.environment().clear();
         pb.environment().put("PATH", EgressTools.SEARCH_PATH);

@@ -171,11 +171,16 @@ class LocalImageBuilderTest {
     void buildCommandsHaveDockersDefaultCapabilitiesAndNoUsableDevices() throws Exception {
         ImageSpec spec = busyboxSpec().addSteps(runStep(
                 "grep -E '^Cap(Eff|Bnd)' /proc/self/status",
-                "mknod /tmp/disk b 8 0 && if head -c1 /tmp/disk >/dev/null 2>&1; then echo DEVICE-OPENED; exit 1;"
-                        + " else echo device-refused; fi",
-                "echo x > /proc/sys/kernel/hostname 2>/dev/null && exit 1 || echo proc-sys-read-only")).build();
+                // MKNOD is the step's user namespace's: the kernel refuses device nodes there, and the overlay is
+                // nodev besides
+                "if mknod /tmp/disk b 8 0 2>/dev/null; then if head -c1 /tmp/disk >/dev/null 2>&1; then"
+                        + " echo DEVICE-OPENED; exit 1; fi; fi; echo device-refused",
+                "echo x > /proc/sys/kernel/hostname 2>/dev/null && exit 1 || echo proc-sys-read-only",
+                "echo uid_map: $(cat /proc/self/uid_map)")).build();
         List<String> log = new ArrayList<>();
         build(spec, log);
+        // root of the step is an id range of its own on the host, not the host's root
+        assertThat(log).anyMatch(l -> l.matches("uid_map: 0 \\d+ 65536") && !l.equals("uid_map: 0 0 65536"));
         // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE SYS_CHROOT MKNOD AUDIT_WRITE
         // SETFCAP: Docker's defaults without NET_RAW
         assertThat(log).contains("CapEff:\t00000000a80405fb", "CapBnd:\t00000000a80405fb", "device-refused",

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local.image;
 
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.runtime.network.Egress;
+import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -22,7 +23,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Runs one build command ({@code /bin/sh -c COMMAND}) in a bubblewrap sandbox over a build overlay, as
  * {@code docker build} runs a RUN step: root with Docker's default capability set only
- * ({@link #CAPABILITIES}; no_new_privs, which bubblewrap always sets), its own pid, ipc, uts and network namespaces,
+ * ({@link #CAPABILITIES}; no_new_privs, which bubblewrap always sets), in a user namespace of its own where the host
+ * allows (so that root and those capabilities are an unprivileged id range's outside, as in a sandbox, see
+ * {@link ai.chalk.compute.server.runtime.userns.UserNamespace}), its own pid, ipc, uts and network namespaces,
  * the network with the egress of a sandbox ({@link BuildNetwork}: steps fetch packages, but never from the host or
  * cloud metadata) and slirp's resolver as {@code /etc/resolv.conf}, {@code /proc/sys} and the other kernel knobs
  * under {@code /proc} read-only, a fresh {@code /dev}, and a time limit. Every writable
@@ -45,7 +48,7 @@ final class BuildStepRunner {
      * What the step runs first, in the image's shell with the step's capabilities: it waits on stdin until the server
      * has set up the step's network, then runs the command ({@code $1}) with stdin from {@code /dev/null}.
      */
-    static final String GATE = "read -r chalk_go || exit 125; exec /bin/sh -c \"$1\" </dev/null";
+    static final String GATE = "exec 4<&-; read -r chalk_go || exit 125; exec /bin/sh -c \"$1\" </dev/null";
 
     private final BuildTools tools;
     private final BuildNetwork network;
@@ -61,12 +64,15 @@ final class BuildStepRunner {
     }
 
     /** Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line. */
-    Outcome run(Path root, String workdir, Map<String, String> env, String command, Duration timeout, BuildLog log)
+    Outcome run(Path root, String workdir, Map<String, String> env, String command, Duration timeout, BuildLog log,
+                Optional<UserNamespace> userns)
             throws IOException, InterruptedException {
         List<String> c = new ArrayList<>(List.of(tools.bwrap().toString(), "--unshare-pid", "--unshare-ipc",
                 "--unshare-uts", "--unshare-net", "--hostname", "chalk-build", "--die-with-parent", "--cap-drop", "ALL"));
-        for (String cap : CAPABILITIES) {
-            c.addAll(List.of("--cap-add", cap));
+        if (userns.isEmpty()) {
+            for (String cap : CAPABILITIES) {
+                c.addAll(List.of("--cap-add", cap));
+            }
         }
         c.addAll(List.of("--bind", root.toString(), "/", "--ro-bind", tools.helpersDir().toString(), tools.mount()));
         c.addAll(List.of("--ro-bind", network.resolvConf().toString(), "/etc/resolv.conf"));
@@ -79,11 +85,19 @@ final class BuildStepRunner {
         // bubblewrap, run as root, keeps the kept capabilities but not a narrower bounding set: setpriv narrows it
         // (it runs with the step's own capabilities, so what it loads from the image could do no more than the step)
         c.add("--");
+        if (userns.isPresent()) {
+            // the step's capabilities are its user namespace's: root there is an id of its own range outside, and
+            // joining it (as its owner, the host's root) needs no capability; the mounts above are the host's
+            c.addAll(tools.nsenter());
+            c.addAll(List.of("--user=/proc/self/fd/4", "--"));
+        }
         c.addAll(tools.setpriv());
         StringBuilder bounding = new StringBuilder("--bounding-set=-all");
         CAPABILITIES.forEach(cap -> bounding.append(",+").append(cap.substring("CAP_".length()).toLowerCase(java.util.Locale.ROOT)));
         c.addAll(List.of(bounding.toString(), "--", "/bin/sh", "-c", GATE, "chalk-step", command));
-        ProcessBuilder pb = new ProcessBuilder(c).directory(new File("/")).redirectErrorStream(true);
+        List<String> command2 = userns.isPresent()
+                ? ai.chalk.compute.server.runtime.seccomp.SyscallFilter.withFileOn(4, userns.get().path(), c) : c;
+        ProcessBuilder pb = new ProcessBuilder(command2).directory(new File("/")).redirectErrorStream(true);
         pb.environment().clear();
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         Process p = pb.start();

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local.image;
 
+import ai.chalk.compute.server.runtime.userns.UserNamespaces;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -12,10 +13,14 @@ import java.util.List;
  * @param helpersDir the host directory of the helpers
  * @param mount      where the helpers appear inside the build sandbox
  * @param setpriv    the command that runs util-linux setpriv from there
+ * @param nsenter    the command that runs util-linux nsenter from there (a step joins its user namespace with it)
+ * @param users      the user namespaces of steps (each runs as an id range of its own, as a sandbox does)
  */
-public record BuildTools(Path bwrap, Path helpersDir, String mount, List<String> setpriv) {
+public record BuildTools(Path bwrap, Path helpersDir, String mount, List<String> setpriv, List<String> nsenter,
+                         UserNamespaces users) {
 
     public BuildTools {
         setpriv = List.copyOf(setpriv);
+        nsenter = List.copyOf(nsenter);
     }
 }

@@ -8,6 +8,8 @@ import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import io.grpc.Status;
+import ai.chalk.compute.server.runtime.userns.UserNamespace;
+import ai.chalk.compute.server.runtime.userns.UserNamespaces;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -49,6 +51,8 @@ public final class LocalImageBuilder implements ImageBuilder {
     private final LocalImages images;
     private final Path base;
     private final Optional<BuildStepRunner> runner;
+    /** Where a step's user namespace comes from; empty when steps cannot run here. */
+    private final Optional<UserNamespaces> users;
     private final String unavailable;
     private final Path layersDir;
     private final KeyLocks locks = new KeyLocks();
@@ -64,6 +68,7 @@ public final class LocalImageBuilder implements ImageBuilder {
             throws IOException {
         this.images = images;
         this.base = base;
+        this.users = tools.map(BuildTools::users);
         this.runner = tools.isEmpty() ? Optional.empty()
                 : Optional.of(new BuildStepRunner(tools.get(), BuildNetwork.onThisHost(base.resolve("build-network"))));
         this.unavailable = unavailable;
@@ -233,18 +238,25 @@ public final class LocalImageBuilder implements ImageBuilder {
             Path upper = work.resolve("fs");
             Path root = work.resolve("root");
             boolean mounted = false;
+            // a command step runs as an id range of its own, as a sandbox does; a file step is written as its root
+            Optional<UserNamespace> userns = Optional.empty();
             try {
                 Files.createDirectories(upper);
                 Files.createDirectories(work.resolve("work"));
                 Files.createDirectories(root);
-                OverlayMount.mount(base, below, upper, work.resolve("work"), root, false);
+                userns = users.isPresent() ? users.get().create() : Optional.empty();
+                if (userns.isPresent()) {
+                    mountIdMapped(userns.get(), below, work, root);
+                } else {
+                    OverlayMount.mount(base, below, upper, work.resolve("work"), root, false);
+                }
                 mounted = true;
                 if (step.file() != null) {
-                    addFile(root, step);
+                    asRootOf(userns, () -> addFile(root, step));
                 } else {
-                    runCommand(root, step, workdir, env, log);
+                    runCommand(root, step, workdir, env, log, userns);
                 }
-                OverlayMount.unmount(root);
+                OverlayMount.unmountAllUnder(work);
                 mounted = false;
                 Files.move(upper, layer, StandardCopyOption.ATOMIC_MOVE);
                 log.line(" ---> layer " + key.substring(0, 12));
@@ -253,17 +265,22 @@ public final class LocalImageBuilder implements ImageBuilder {
                 throw new ImageBuildException("image_spec.steps[" + step.index() + "] (" + step.kind() + ") "
                         + step.summary().lines().findFirst().orElse("") + ": " + e.getMessage(), e);
             } finally {
-                cleanUp(work, root, mounted);
+                cleanUp(work);
+                userns.ifPresent(ns -> {
+                    ns.close();
+                    users.get().release(ns.range());
+                });
             }
         }
     }
 
-    private void runCommand(Path root, Step step, String workdir, Map<String, String> env, BuildLog log)
+    private void runCommand(Path root, Step step, String workdir, Map<String, String> env, BuildLog log,
+                            Optional<UserNamespace> userns)
             throws IOException, InterruptedException, ImageBuildException {
         String command = step.command();
-        RootPaths.prepare(root, List.of("/proc", "/dev", "/etc", "/tmp", "/.chalk", workdir),
-                List.of("/etc/resolv.conf"));
-        BuildStepRunner.Outcome o = runner.orElseThrow().run(root, workdir, env, command, stepTimeout, log);
+        asRootOf(userns, () -> RootPaths.prepare(root, List.of("/proc", "/dev", "/etc", "/tmp", "/.chalk", workdir),
+                List.of("/etc/resolv.conf")));
+        BuildStepRunner.Outcome o = runner.orElseThrow().run(root, workdir, env, command, stepTimeout, log, userns);
         if (o.timedOut() || o.exitCode() != 0) {
             String why = o.timedOut() ? "did not finish within " + stepTimeout.toSeconds() + " s"
                     : "failed with exit code " + o.exitCode();
@@ -293,10 +310,45 @@ public final class LocalImageBuilder implements ImageBuilder {
         Files.setAttribute(file, "unix:mode", step.mode(), LinkOption.NOFOLLOW_LINKS);
     }
 
-    private static void cleanUp(Path work, Path root, boolean mounted) {
+    /** Work on the step's root: as its user namespace's root when it has one (see UserNamespace#asRoot). */
+    private interface RootWork {
+        void run() throws IOException;
+    }
+
+    private static void asRootOf(Optional<UserNamespace> userns, RootWork work) throws IOException {
+        if (userns.isEmpty()) {
+            work.run();
+            return;
+        }
+        userns.get().asRoot(() -> {
+            work.run();
+            return null;
+        });
+    }
+
+    /**
+     * The step's overlay seen through its user namespace: the layers below at {@code work/l/N} and {@code work} itself
+     * (upper {@code fs} and overlay work dir) at {@code work/m}, id-mapped, so that the layer keeps plain owners.
+     */
+    private static void mountIdMapped(UserNamespace userns, List<Path> below, Path work, Path root)
+            throws IOException {
+        Files.createDirectories(work.resolve("m"));
+        userns.attachIdMapped(work, work.resolve("m"));
+        List<String> lowers = new ArrayList<>();
+        for (int i = 0; i < below.size(); i++) {
+            Path at = Files.createDirectories(work.resolve("l").resolve(Integer.toString(i)));
+            userns.attachIdMapped(below.get(i), at);
+            lowers.add("l/" + i);
+        }
+        userns.mountOverlay(work, lowers, "m/fs", "m/work", root);
+    }
+
+    private static void cleanUp(Path work) {
         try {
-            if (mounted || OverlayMount.mounted(root)) {
-                OverlayMount.unmount(root);
+            // the id-mapped views of the layers below are on the same file system: a delete must never enter them
+            OverlayMount.unmountAllUnder(work);
+            if (!OverlayMount.mountsUnder(work).isEmpty()) {
+                throw new IOException("still mounted below it: " + OverlayMount.mountsUnder(work));
             }
             NoFollowDelete.delete(work);
         } catch (IOException e) {

@@ -1,0 +1,114 @@
+package ai.chalk.compute.server.runtime.local;
+
+import static ai.chalk.compute.server.runtime.local.LocalTesting.sh;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Root of a sandbox is not root of the host, in both isolation modes: each sandbox runs in a user namespace of its own
+ * with a range of host ids no other sandbox has, so the kernel treats its root as an unprivileged user everywhere
+ * outside (host files, device nodes, other sandboxes), while inside it keeps 65536 ids and what it writes lands on disk
+ * with the owners it gave (0 for root).
+ */
+class SandboxUserNamespaceSecurityTest {
+
+    @TempDir
+    Path temp;
+    private final List<LocalRuntime> runtimes = new ArrayList<>();
+
+    @AfterEach
+    void close() {
+        runtimes.forEach(LocalRuntime::close);
+    }
+
+    private LocalRuntime runtime(String mode) {
+        LocalRuntime.Builder b = LocalRuntime.builder(temp.resolve("state-" + runtimes.size()))
+                .isolation(LocalIsolation.REQUIRED);
+        if (mode.equals("unshare")) {
+            b.toolPath(LocalTesting.pathWithout(temp.resolve("path-" + runtimes.size()), "bwrap"));
+        }
+        LocalRuntime r = b.build();
+        assertThat(r.isolation().level()).isEqualTo(mode);
+        runtimes.add(r);
+        return r;
+    }
+
+    /** The host uid a sandbox's root is: the second field of its uid map's only line. */
+    private static long hostIdOfRoot(RuntimeSandbox s) throws Exception {
+        String map = sh(s, "cat /proc/self/uid_map").ok().out().trim();
+        String[] f = map.split("\\s+");
+        assertThat(f).as(map).hasSize(3);
+        assertThat(f[0]).isEqualTo("0");
+        assertThat(f[2]).isEqualTo("65536");
+        return Long.parseLong(f[1]);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void eachSandboxsRootIsAnUnprivilegedHostIdOfItsOwn(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode);
+        RuntimeSandbox a = runtime.start(LocalTesting.spec());
+        RuntimeSandbox b = runtime.start(LocalTesting.spec());
+        assertThat(sh(a, "id -u; id -g").ok().out()).isEqualTo("0\n0\n");
+        long rootA = hostIdOfRoot(a);
+        long rootB = hostIdOfRoot(b);
+        assertThat(rootA).isGreaterThanOrEqualTo(65_536);
+        assertThat(Math.abs(rootA - rootB)).as("disjoint ranges").isGreaterThanOrEqualTo(65_536);
+
+        // seen from the host, the sandbox's processes run as that id, not as root
+        sh(a, "sleep 3171 >/dev/null 2>&1 & echo started");
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        List<Long> pids = List.of();
+        while (pids.isEmpty() && System.nanoTime() < deadline) {
+            pids = LocalTesting.hostProcessesRunning("sleep 3171");
+            Thread.sleep(20);
+        }
+        assertThat(pids).isNotEmpty();
+        for (long pid : pids) {
+            String status = Files.readString(Path.of("/proc", Long.toString(pid), "status"));
+            String uids = status.lines().filter(l -> l.startsWith("Uid:")).findFirst().orElseThrow();
+            assertThat(uids.split("\\s+")).as(uids).containsOnly("Uid:", Long.toString(rootA));
+        }
+
+        // its root has no power over what the host's root owns: the host's own files in its view, its device nodes
+        String attempts = sh(a, "stat -c '%u' /usr/bin/env; touch /usr/bin/env 2>&1; chmod 0777 /dev/null 2>&1;"
+                + " true").out();
+        assertThat(attempts).startsWith("65534\n"); // nobody: host root has no id in the sandbox
+        assertThat(attempts).contains("touch: cannot touch '/usr/bin/env': Permission denied")
+                .contains("changing permissions of '/dev/null': Operation not permitted");
+        a.terminate(Duration.ZERO);
+        b.terminate(Duration.ZERO);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void whatItsUsersWriteKeepsPlainOwnersOnDisk(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode);
+        Path volume = Files.createDirectories(temp.resolve("volume-" + mode));
+        RuntimeSandbox s = runtime.start(new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/workspace",
+                ResourceLimits.NONE, false, List.of(), List.of(new SandboxSpec.VolumeBinding(volume, "/data"))));
+        // its root writes in the volume and in its layer: owner 0 on disk, as an image or a snapshot has them
+        assertThat(sh(s, "echo r > /data/by-root && mkdir /data/d && echo l > /workspace/in-layer && stat -c %u"
+                + " /data/d /workspace/in-layer").ok().out()).isEqualTo("0\n0\n");
+        assertThat(Files.getAttribute(volume.resolve("by-root"), "unix:uid", LinkOption.NOFOLLOW_LINKS)).isEqualTo(0);
+        assertThat(Files.getAttribute(volume.resolve("d"), "unix:gid", LinkOption.NOFOLLOW_LINKS)).isEqualTo(0);
+        // a file the host's root put there is its root's inside
+        Files.writeString(volume.resolve("from-host"), "h");
+        assertThat(sh(s, "stat -c %u /data/from-host && echo more >> /data/from-host").ok().out()).isEqualTo("0\n");
+        s.terminate(Duration.ZERO);
+    }
+}
