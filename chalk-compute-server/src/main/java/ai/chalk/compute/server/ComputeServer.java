@@ -87,6 +87,7 @@ public final class ComputeServer implements AutoCloseable {
 
     private final Builder config;
     private Database database;
+    private VolumeManager volumes;
     private SandboxRuntime runtime;
     private SandboxManager sandboxes;
     private BuildCache images;
@@ -130,7 +131,7 @@ public final class ComputeServer implements AutoCloseable {
         refuseSystemLocation(dataDir);
         Files.createDirectories(dataDir);
         // what sandboxes leave on disk (their layers, volumes) may hold setuid files and secrets: keep other users out
-        for (String area : List.of("state", "runtime", "volumes", "blobs", "functions")) {
+        for (String area : List.of("state", "runtime", "volumes", "volume-images", "blobs", "functions")) {
             privateDirectory(dataDir.resolve(area));
         }
         String exposure = config.port == null ? null
@@ -143,7 +144,8 @@ public final class ComputeServer implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
             });
-            VolumeManager volumes = new VolumeManager(new VolumeStore(database), dataDir.resolve("volumes"));
+            volumes = new VolumeManager(new VolumeStore(database), dataDir.resolve("volumes"),
+                    dataDir.resolve("volume-images"), config.volumeBytes);
             images = new BuildCache(runtime::imageBuilder, new ImageBuildStore(database), config.parallelImageBuilds);
             images.recover();
             SandboxStore sandboxStore = new SandboxStore(database);
@@ -369,6 +371,9 @@ public final class ComputeServer implements AutoCloseable {
         if (runtime != null) {
             step("closing the runtime", runtime::close);
         }
+        if (volumes != null) {
+            step("unmounting volumes", volumes::close); // after the sandboxes that had them
+        }
         if (scheduler != null) {
             scheduler.shutdownNow();
         }
@@ -399,6 +404,7 @@ public final class ComputeServer implements AutoCloseable {
         private Path ociImportDir;
         private Duration sandboxLifetime = Duration.ofHours(1);
         private SandboxDefaults localSandboxDefaults = SandboxDefaults.STANDARD;
+        private long volumeBytes = VolumeManager.DEFAULT_VOLUME_BYTES;
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private long sessionOutputBudget = -1;
         private long stdinBudget = -1;
@@ -505,6 +511,18 @@ public final class ComputeServer implements AutoCloseable {
          */
         public Builder localSandboxDefaults(SandboxDefaults defaults) {
             this.localSandboxDefaults = Objects.requireNonNull(defaults, "defaults");
+            return this;
+        }
+
+        /**
+         * The size of each volume's file system (sparse: a volume takes only what is written); writing past it fails
+         * with {@code ENOSPC}. Default 16 GiB.
+         */
+        public Builder volumeSize(long bytes) {
+            if (bytes < (64L << 20)) {
+                throw new IllegalArgumentException("a volume needs at least 64 MiB, got " + bytes + " bytes");
+            }
+            this.volumeBytes = bytes;
             return this;
         }
 

@@ -56,6 +56,9 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--sandbox-disk", description = "Size of a local sandbox's writable layer, e.g. 4Gi. Default: 4Gi.")
     String sandboxDisk = "4Gi";
 
+    @Option(names = "--volume-size", description = "Size of each volume's file system (sparse), e.g. 16Gi. Default: 16Gi.")
+    String volumeSize = "16Gi";
+
     @Option(names = "--sandbox-pids", description = "Processes and threads one local sandbox may have. Default: ${DEFAULT-VALUE}.")
     long sandboxPids = SandboxDefaults.STANDARD.pidsMax();
 
@@ -97,6 +100,7 @@ public final class ServerMain implements Callable<Integer> {
             settings.localSandboxDefaults(new SandboxDefaults(parseBytes("--sandbox-memory", sandboxMemory),
                     parseBytes("--sandbox-disk", sandboxDisk), sandboxPids, SandboxDefaults.STANDARD.openFiles(),
                     maxSandboxes));
+            settings.volumeSize(parseBytes("--volume-size", volumeSize));
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }

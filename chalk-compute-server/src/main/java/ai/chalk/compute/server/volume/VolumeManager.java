@@ -22,7 +22,10 @@ import java.util.List;
  * outlives sandboxes and server restarts. File operations stay inside the directory: sandboxes that mount a volume
  * change it while the server works in it, so every path is resolved by {@link BeneathRoot}, which follows no link.
  */
-public final class VolumeManager {
+public final class VolumeManager implements AutoCloseable {
+
+    /** A volume's size unless the server is told otherwise (see {@link VolumeFileSystems}). */
+    public static final long DEFAULT_VOLUME_BYTES = VolumeFileSystems.DEFAULT_BYTES;
 
     /** Largest file {@link #read} returns in one message; bigger files are read inside a sandbox. */
     public static final int MAX_FILE_BYTES = 32 << 20;
@@ -33,8 +36,14 @@ public final class VolumeManager {
 
     private final VolumeStore store;
     private final Path root;
+    private final VolumeFileSystems fileSystems;
 
-    public VolumeManager(VolumeStore store, Path root) {
+    /**
+     * @param root   where volumes are, a directory each
+     * @param images where each volume's file system image is
+     * @param bytes  the size of a volume's file system
+     */
+    public VolumeManager(VolumeStore store, Path root, Path images, long bytes) {
         this.store = store;
         this.root = root;
         try {
@@ -42,6 +51,13 @@ public final class VolumeManager {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the volumes directory " + root, e);
         }
+        this.fileSystems = VolumeFileSystems.at(images, root, bytes);
+    }
+
+    /** Unmounts the volumes' file systems (the server stops; sandboxes that had them are gone). */
+    @Override
+    public void close() {
+        fileSystems.close();
     }
 
     /** Creates an empty volume; ALREADY_EXISTS when the name is taken. */
@@ -50,10 +66,10 @@ public final class VolumeManager {
         VolumeRecord created = store.insert(name, Instant.now()).orElseThrow(() -> Status.ALREADY_EXISTS
                 .withDescription("volume " + name + " already exists").asRuntimeException());
         try {
-            Files.createDirectories(root.resolve(name));
+            fileSystems.create(name, root.resolve(name));
         } catch (IOException e) {
             store.delete(name);
-            throw new UncheckedIOException(e);
+            throw new UncheckedIOException("cannot create the file system of volume " + name, e);
         }
         return created;
     }
@@ -80,6 +96,7 @@ public final class VolumeManager {
         Path dir = directory(name);
         store.delete(name);
         try {
+            fileSystems.delete(name, dir);
             NoFollowDelete.delete(dir);
         } catch (IOException e) {
             throw new UncheckedIOException("volume " + name + " was deleted but its files could not all be removed", e);

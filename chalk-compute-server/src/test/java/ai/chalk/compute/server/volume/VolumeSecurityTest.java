@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.sandbox.v1.VolumeMount;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
 import ai.chalk.compute.proto.volume.v1.CreateVolumeRequest;
+import ai.chalk.compute.proto.volume.v1.DeleteVolumeRequest;
 import ai.chalk.compute.proto.volume.v1.FileInfo;
 import ai.chalk.compute.proto.volume.v1.GetFileRequest;
 import ai.chalk.compute.proto.volume.v1.ListFilesRequest;
@@ -185,6 +186,36 @@ class VolumeSecurityTest {
             assertThat(r.getStdout().toStringUtf8()).isEqualTo("1\n");
             assertThat(r.getStderr().toStringUtf8()).contains("Invalid cross-device link");
             server.terminate(sandbox);
+        }
+    }
+
+    /**
+     * A volume is a file system of its own: a tenant filling it gets {@code ENOSPC} at its size, not a full server
+     * disk; a sandbox mounting it sees no host path in its mountinfo; and a set-id file it plants there is not set-id
+     * on the host, where the volume is mounted {@code nosuid,nodev}.
+     */
+    @Test
+    void aVolumeHasASizeOfItsOwnShowsNoHostPathAndIsNosuidOnTheHost() throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.volumeSize(64L << 20))) {
+            volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName("sized").build());
+            String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
+                    .addVolumes(VolumeMount.newBuilder().setName("sized").setMountPath("/data")).build())
+                    .getSandbox().getId();
+            ExecCommandResponse fill = sh(server, sandbox, "dd if=/dev/zero of=/data/fill bs=1M count=100 2>&1;"
+                    + " echo code=$?; cat /proc/self/mountinfo; ls -A /data");
+            String out = fill.getStdout().toStringUtf8();
+            assertThat(out).contains("No space left on device").contains("code=1").doesNotContain("lost+found");
+            assertThat(out).doesNotContain(dataDir.toString());
+            // the server's disk is untouched by it, and the volume still answers
+            assertThat(volumes(server).listFiles(ListFilesRequest.newBuilder().setVolumeName("sized").build())
+                    .getFilesList()).extracting(FileInfo::getPath).containsExactly("fill");
+            Path volume = dataDir.resolve("volumes").resolve("sized");
+            String hostMount = Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+                    .filter(l -> l.split(" ")[4].equals(volume.toString())).findFirst().orElseThrow();
+            assertThat(hostMount.split(" ")[5]).contains("nosuid").contains("nodev");
+            server.terminate(sandbox);
+            volumes(server).deleteVolume(DeleteVolumeRequest.newBuilder().setName("sized").build());
+            assertThat(Files.readString(Path.of("/proc/self/mountinfo"))).doesNotContain(volume.toString());
         }
     }
 

@@ -9,6 +9,7 @@ import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
+import ai.chalk.compute.server.runtime.host.WhenServerDies;
 import ai.chalk.compute.server.runtime.local.image.BuildTools;
 import ai.chalk.compute.server.runtime.local.image.ImageSourceException;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
@@ -113,7 +114,7 @@ public final class LocalRuntime implements SandboxRuntime {
     /** The id ranges of this runtime's sandboxes (each runs in a user namespace of its own, see UserNamespaces). */
     private final IdRanges idRanges = new IdRanges(IdRanges.DEFAULT_BASE, IdRanges.DEFAULT_SLOTS);
     /** Removes the sandboxes' leftovers right after this server is killed (null when it could not start). */
-    private final CleanupAfterServer cleanupAfterServer;
+    private final WhenServerDies cleanupAfterServer;
     /** Why sandboxes run without a user namespace of their own, when they do. */
     private final String userNamespaceProblem;
     private final Isolation isolation;
@@ -297,9 +298,11 @@ public final class LocalRuntime implements SandboxRuntime {
             throw new UncheckedIOException("cannot write " + resolvConf, e);
         }
         this.userNamespaceProblem = level.isolated() ? probeUserNamespaces().orElse(null) : null;
-        CleanupAfterServer cleanup = null;
+        WhenServerDies cleanup = null;
         try {
-            cleanup = CleanupAfterServer.start(tools, sandboxesDir(), cgroups.baseDirs());
+            List<String> args = new ArrayList<>(List.of(sandboxesDir().toString()));
+            cgroups.baseDirs().forEach(d -> args.add(d.toString()));
+            cleanup = WhenServerDies.start("chalk-sandbox-cleanup", SANDBOX_CLEANUP, args, tools.get("setsid"));
         } catch (IOException e) {
             log.warn("A killed server's sandboxes will be cleaned up only at its next start: {}", e.toString());
         }
@@ -622,6 +625,35 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     /** Whether sandboxes with network can be created here; else why not. */
+    /**
+     * What removes a killed server's sandboxes (see {@link WhenServerDies}): it thaws and kills whatever is left in
+     * their groups (their inits die with the server, but a frozen process cannot die until thawed), detaches their
+     * file systems (layers, id-mapped views, image roots) and removes their directories and cgroups. It acts only on
+     * the sandboxes there were when the server died, so a new server started on the same directory meanwhile loses
+     * nothing. Arguments: the sandboxes directory, then the base directory of each cgroup hierarchy.
+     */
+    static final String SANDBOX_CLEANUP = """
+            S=$1; shift
+            cd "$S" || exit 0
+            ids=$(ls -A)
+            for g in "$@"; do
+              for id in $ids; do
+                [ -f "$g/$id/freezer.state" ] && echo THAWED > "$g/$id/freezer.state"
+                find "$g/$id" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r p; do kill -9 "$p"; done
+              done
+            done 2>/dev/null
+            sleep 1
+            for id in $ids; do
+              umount -l "$S/$id" 2>/dev/null
+              rm -rf --one-file-system "$S/$id"
+              for g in "$@"; do
+                [ -d "$g/$id" ] && find "$g/$id" -depth -type d -exec rmdir {} \\; 2>/dev/null
+              done
+            done
+            for g in "$@"; do rmdir "$g" 2>/dev/null; done
+            exit 0
+            """;
+
     /**
      * Tries, once at start, what every isolated sandbox needs for a user namespace of its own: creating one with a
      * mapped range, and id-mapping a tmpfs (its layer) and a directory of the state directory's file system (its

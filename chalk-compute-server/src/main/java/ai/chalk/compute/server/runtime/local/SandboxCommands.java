@@ -188,7 +188,8 @@ final class SandboxCommands {
         }
         c.addAll(filter);
         c.addAll(helpers.setpriv());
-        c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
+        // joining the user namespace changed the init's ids, which clears bubblewrap's --die-with-parent: set again
+        c.addAll(List.of("--pdeathsig", "KILL", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
         c.addAll(shell);
         c.addAll(List.of("-c", "exec " + USERNS_FD + "<&-; echo " + READY + " >&2; " + loop));
         return c;
@@ -286,8 +287,8 @@ final class SandboxCommands {
             $AFTER mkdir -p "$W"
             cd "$W"
             """ + "echo \"" + READY + " $hostpid\" >&2\n"
-            + "exec $USERNS $FPERL -e \"$FSCRIPT\" -- $FARGS $SETPRIV --bounding-set=-all --inh-caps=-all"
-            + " --no-new-privs -- $SH -c \"exec " + USERNS_FD + "<&-; $LOOP\" chalk-init\n";
+            + "exec $USERNS $FPERL -e \"$FSCRIPT\" -- $FARGS $SETPRIV --pdeathsig KILL --bounding-set=-all"
+            + " --inh-caps=-all --no-new-privs -- $SH -c \"exec " + USERNS_FD + "<&-; $LOOP\" chalk-init\n";
 
     /**
      * What differs between an {@code unshare} sandbox on the host's system view and one on an image's root: after
