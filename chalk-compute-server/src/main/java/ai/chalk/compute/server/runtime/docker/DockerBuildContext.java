@@ -4,6 +4,7 @@ import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.server.image.ImagePaths;
 import ai.chalk.compute.server.image.Lz4Frames;
+import ai.chalk.compute.server.runtime.local.SandboxTools;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
@@ -50,11 +51,25 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
     record ContextFile(byte[] content, int mode) {
     }
 
-    /** Renders the spec; it has been validated ({@link ai.chalk.compute.server.image.ImageSpecCheck}). */
+    /** Renders the spec without the build's restricted shell (what {@link DockerfilePolicy} judges). */
     static DockerBuildContext of(ImageSpec spec) {
-        Rendering r = new Rendering();
+        return of(spec, java.util.Optional.empty());
+    }
+
+    /**
+     * Renders the spec; it has been validated ({@link ai.chalk.compute.server.image.ImageSpecCheck}). With a
+     * {@link BuildShell}, its helpers are copied in right after {@code FROM} and made the {@code SHELL} of every step,
+     * and the last steps restore {@code /bin/sh -c} and remove them.
+     */
+    static DockerBuildContext of(ImageSpec spec, java.util.Optional<BuildShell> shell) {
+        Rendering r = new Rendering(shell);
         r.add("FROM " + spec.getBaseImage().trim(), "base_image \"" + spec.getBaseImage().trim() + "\"",
                 "image_spec.base_image");
+        shell.ifPresent(s -> {
+            r.files.putAll(s.contextFiles());
+            r.add("COPY [\"chalk/\", \"" + SandboxTools.MOUNT + "/\"]", BuildShell.FIELD, BuildShell.FIELD);
+            r.add("SHELL " + json(s.shell()), BuildShell.FIELD, BuildShell.FIELD);
+        });
         if (spec.hasWorkdir() && !spec.getWorkdir().isBlank()) {
             r.add("WORKDIR " + quoted(spec.getWorkdir()), "image_spec.workdir");
         }
@@ -69,6 +84,11 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
         if (spec.getCmdCount() > 0) {
             r.add("CMD " + json(spec.getCmdList()), "image_spec.cmd");
         }
+        if (shell.isPresent()) {
+            r.add("SHELL [\"/bin/sh\", \"-c\"]", BuildShell.FIELD, BuildShell.FIELD);
+            r.add("RUN " + json(List.of(SandboxTools.busybox(), "rm", "-rf", SandboxTools.MOUNT)), BuildShell.FIELD,
+                    BuildShell.FIELD);
+        }
         return new DockerBuildContext(String.join("\n", r.lines) + "\n", r.files, r.origins, r.fields);
     }
 
@@ -79,7 +99,7 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
             case RUN_COMMANDS -> {
                 List<String> commands = step.getRunCommands().getCommandsList();
                 for (int j = 0; j < commands.size(); j++) {
-                    r.add(run(commands.get(j)), at + " (run_commands[" + j + "]: " + shorten(commands.get(j)) + ")");
+                    r.add(run(r, commands.get(j)), at + " (run_commands[" + j + "]: " + shorten(commands.get(j)) + ")");
                 }
             }
             case PIP_INSTALL -> {
@@ -182,9 +202,15 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
     }
 
     /** A RUN instruction: shell form when the command is one line, else the exec form of the same shell. */
-    private static String run(String command) {
+    private static String run(Rendering r, String command) {
         boolean oneLine = command.indexOf('\n') < 0 && command.indexOf('\r') < 0 && !command.strip().endsWith("\\");
-        return oneLine ? "RUN " + command : "RUN " + json(List.of("/bin/sh", "-c", command));
+        if (oneLine) {
+            return "RUN " + command;
+        }
+        // exec form, which SHELL does not apply to: through the build's shell explicitly
+        List<String> words = new ArrayList<>(r.shell.map(BuildShell::shell).orElse(List.of("/bin/sh", "-c")));
+        words.add(command);
+        return "RUN " + json(words);
     }
 
     /** A value in double quotes, as ENV and WORKDIR read it: no variable expansion, quotes and backslashes kept. */
@@ -221,10 +247,15 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
 
     /** The Dockerfile being written: its lines, where each came from, and the context files. */
     private static final class Rendering {
+        final java.util.Optional<BuildShell> shell;
         final List<String> lines = new ArrayList<>();
         final List<String> origins = new ArrayList<>();
         final List<String> fields = new ArrayList<>();
         final Map<String, ContextFile> files = new TreeMap<>();
+
+        Rendering(java.util.Optional<BuildShell> shell) {
+            this.shell = shell;
+        }
 
         void add(String line, String origin) {
             add(line, origin, origin.startsWith("image_spec") ? origin : "image_spec." + origin.split(" ", 2)[0]);

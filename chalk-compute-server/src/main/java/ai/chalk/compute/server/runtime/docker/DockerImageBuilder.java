@@ -77,8 +77,12 @@ final class DockerImageBuilder implements ImageBuilder {
     private final DockerHttpClient http;
     private final NetworkFence fence;
     private final ExecutorService helpers;
+    /** The shell every step goes through; empty when the host's helpers are unavailable (steps keep Docker's caps). */
+    private final Optional<BuildShell> shell;
 
-    DockerImageBuilder(DockerClient client, DockerHttpClient http, NetworkFence fence, ExecutorService helpers) {
+    DockerImageBuilder(DockerClient client, DockerHttpClient http, NetworkFence fence, ExecutorService helpers,
+                       Optional<BuildShell> shell) {
+        this.shell = shell;
         this.client = client;
         this.http = http;
         this.fence = fence;
@@ -96,7 +100,7 @@ final class DockerImageBuilder implements ImageBuilder {
     @Override
     public String build(ImageSpec spec, String contentHash, BuildLog log)
             throws ImageBuildException, InterruptedException {
-        DockerBuildContext context = DockerBuildContext.of(spec);
+        DockerBuildContext context = DockerBuildContext.of(spec, shell);
         Optional<String> refused = DockerfilePolicy.refusal(context.lines());
         if (refused.isPresent()) {
             // checked when asked; again here for builds resumed after a restart
@@ -105,6 +109,10 @@ final class DockerImageBuilder implements ImageBuilder {
         checkTriggers(spec.getBaseImage().trim(), log);
         String ref = REPOSITORY + ":" + contentHash.substring(0, 32);
         Output output = new Output(context.instructions(), log);
+        if (shell.isEmpty()) {
+            log.line("Warning: this build's steps run with Docker's default capabilities and without no_new_privs:"
+                    + " the server has no helpers to restrict them on this host");
+        }
         String fenceProblem = fence.install();
         if (fenceProblem != null) {
             log.line("Warning: this build's steps may reach the host's own addresses: " + fenceProblem);
@@ -334,7 +342,9 @@ final class DockerImageBuilder implements ImageBuilder {
         /** What failed, as the build's error: the spec step, the engine's reason, the step's last output. */
         synchronized String failure() {
             String where = step >= 1 && step <= instructions.size() ? instructions.get(step - 1) : "the build";
-            StringBuilder message = new StringBuilder(where).append(" failed: ").append(error.strip());
+            // the engine names the step's command as it ran it, through the build's shell: shown as the user wrote it
+            String said = error.strip().replace("'" + String.join(" ", BuildShell.SHELL) + " ", "'/bin/sh -c ");
+            StringBuilder message = new StringBuilder(where).append(" failed: ").append(said);
             List<String> output = tail.stream().filter(l -> !l.strip().equals(error.strip())).toList();
             if (!output.isEmpty()) {
                 message.append("\nLast output:\n").append(String.join("\n", output));

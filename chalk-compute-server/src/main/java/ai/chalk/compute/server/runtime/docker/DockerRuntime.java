@@ -11,6 +11,7 @@ import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
+import ai.chalk.compute.server.runtime.local.SandboxTools;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.CreateContainerResponse;
@@ -258,6 +259,7 @@ public final class DockerRuntime implements SandboxRuntime {
                     + engineMessage(e) + ")", e);
         }
         this.engineVersion = version;
+        boolean remapped = rootIsRemapped(client);
         AtomicInteger threads = new AtomicInteger();
         this.helpers = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "chalk-docker-" + threads.incrementAndGet());
@@ -281,7 +283,7 @@ public final class DockerRuntime implements SandboxRuntime {
         }
         String fenceProblem = fence.install();
         this.volumes = VolumeMounts.under(stateDir, useHost && unixSocket);
-        this.imageBuilder = new DockerImageBuilder(client, http, fence, helpers);
+        this.imageBuilder = new DockerImageBuilder(client, http, fence, helpers, buildShell(stateDir, client));
         this.isolation = new Isolation("container", "Docker Engine " + engineVersion + " at " + host
                 + ": each sandbox is a container with its own pid, mount, network (loopback only unless its network"
                 + " policy grants the network: then the " + NetworkFence.SANDBOXES + " bridge, where sandboxes cannot"
@@ -292,8 +294,44 @@ public final class DockerRuntime implements SandboxRuntime {
                 + ", no-new-privileges, Docker's default seccomp profile; volumes mounted "
                 + (volumes.problem() == null ? "nosuid,nodev" : "as they are (not nosuid,nodev: " + volumes.problem()
                 + ")") + "; cpu, memory (no swap) and " + PIDS_MAX + " processes at most by the engine's cgroups;"
-                + " a container given a lifetime ends itself after it, server or not", true);
+                + " a container given a lifetime ends itself after it, server or not; container root is "
+                + (remapped ? "an unprivileged id of the host (the engine remaps user namespaces)"
+                : "the host's root without capabilities (the engine does not remap user namespaces: dockerd"
+                + " --userns-remap=default would)"), true);
         log.info("Docker runtime: engine {} at {}, default image {}", engineVersion, host, defaultImage);
+    }
+
+    /**
+     * The shell of image build steps (see {@link BuildShell}): the host's helpers, when the engine runs binaries of this
+     * host's architecture.
+     */
+    private static Optional<BuildShell> buildShell(Path stateDir, DockerClient client) {
+        try {
+            String engine = client.versionCmd().exec().getArch();
+            String host = System.getProperty("os.arch");
+            boolean same = engine != null && (engine.equals(host) || engine.equals("amd64") && host.equals("x86_64")
+                    || engine.equals("x86_64") && host.equals("amd64") || engine.equals("arm64") && host.equals("aarch64"));
+            if (!same) {
+                log.warn("Image build steps keep Docker's default capabilities: the engine runs {} binaries, this"
+                        + " host is {}", engine, host);
+                return Optional.empty();
+            }
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+        SandboxTools tools = SandboxTools.forImages(stateDir.resolve("build-tools"));
+        tools.problem().ifPresent(p -> log.warn("Image build steps keep Docker's default capabilities: {}", p));
+        return BuildShell.of(tools);
+    }
+
+    /** Whether the engine runs containers in a remapped user namespace ({@code dockerd --userns-remap}). */
+    private static boolean rootIsRemapped(DockerClient client) {
+        try {
+            List<String> options = client.infoCmd().exec().getSecurityOptions();
+            return options != null && options.stream().anyMatch(o -> o.startsWith("name=userns"));
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     /** The engine to use: {@code explicit}, else {@code DOCKER_HOST}, else {@value #DEFAULT_DOCKER_HOST}. */

@@ -50,8 +50,8 @@ final class DockerfilePolicy {
         List<Instruction> instructions = instructions(lines);
         for (int i = 0; i < instructions.size(); i++) {
             Instruction ins = instructions.get(i);
-            if (i == 0 && ins.keyword().equals("FROM")) {
-                continue; // the base image, written by the renderer
+            if (i == 0 && ins.keyword().equals("FROM") || ins.field().equals(BuildShell.FIELD)) {
+                continue; // the base image and the build's restricted shell, written by the renderer
             }
             Optional<String> why = refusal(ins, ins.field(), "");
             if (why.isPresent()) {
@@ -71,8 +71,14 @@ final class DockerfilePolicy {
             if (ins == null) {
                 continue;
             }
-            Optional<String> why = refusal(ins, "image_spec.base_image \"" + baseImage + "\"",
-                    "has the ONBUILD trigger \"" + shorten(trigger) + "\" that ");
+            String where = "image_spec.base_image \"" + baseImage + "\"";
+            if (ins.keyword().equals("RUN")) {
+                // triggers run right after FROM, before the build's restricted shell (BuildShell) is in place
+                return Optional.of(where + " has the ONBUILD trigger \"" + shorten(trigger) + "\", which would run"
+                        + " a command before the build's restrictions apply: build on an image without ONBUILD RUN"
+                        + " triggers, or run the command in a run_commands step");
+            }
+            Optional<String> why = refusal(ins, where, "has the ONBUILD trigger \"" + shorten(trigger) + "\" that ");
             if (why.isPresent()) {
                 return why;
             }
@@ -97,6 +103,15 @@ final class DockerfilePolicy {
                 if (!flags.isEmpty()) {
                     return Optional.of(buildKitOnly(at, flags.get(0)));
                 }
+                if (ins.arguments().strip().startsWith("[") && ins.field().contains(".dockerfile_commands[")) {
+                    return Optional.of(at + "runs a command in exec form (RUN [\"...\"]), which would skip the"
+                            + " build's restricted shell (sandbox capabilities, no_new_privs): write it in shell form");
+                }
+            }
+            case "SHELL" -> {
+                return Optional.of(at + "sets the SHELL, which the build keeps for itself: its steps run through a"
+                        + " shell that gives them a sandbox's capabilities and no_new_privs; write commands for"
+                        + " /bin/sh");
             }
             case "ADD", "COPY" -> {
                 List<String> flags = flags(ins.arguments());

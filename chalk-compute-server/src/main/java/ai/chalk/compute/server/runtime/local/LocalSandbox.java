@@ -462,8 +462,10 @@ final class LocalSandbox implements RuntimeSandbox {
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
-        String ready = awaitReady(runtime, p, err, "unshare");
-        long pid = Long.parseLong(ready.substring(SandboxCommands.READY.length()).trim());
+        String said = awaitReady(runtime, p, err, "unshare");
+        String pidLine = said.lines().filter(l -> l.startsWith(SandboxCommands.INIT_PID)).findFirst()
+                .orElseThrow(() -> new RuntimeStartException("unshare did not report its sandbox's pid (" + said + ")"));
+        long pid = Long.parseLong(pidLine.substring(SandboxCommands.INIT_PID.length()).trim());
         return initOf(p, pid, filter);
     }
 
@@ -473,19 +475,26 @@ final class LocalSandbox implements RuntimeSandbox {
         return new Init(p, pid, ns, filter, null, Optional.empty());
     }
 
-    /** Reads the init's stderr until it reports ready; everything else it printed becomes the error. */
+    /**
+     * Reads the init's stderr until it reports ready, and returns what it said before (a line each); when it ends
+     * first, what it said becomes the error.
+     */
     private static String awaitReady(LocalRuntime runtime, Process p, BufferedReader err, String tool)
             throws RuntimeStartException, IOException {
         ScheduledFuture<?> watchdog = runtime.scheduler().schedule(p::destroyForcibly, READY_TIMEOUT_SECONDS,
                 TimeUnit.SECONDS);
         try {
             StringBuilder said = new StringBuilder();
+            StringBuilder before = new StringBuilder();
             String line;
             while ((line = err.readLine()) != null) {
                 if (line.startsWith(SandboxCommands.READY)) {
-                    return line;
+                    return before.toString();
                 }
-                said.append(said.length() == 0 ? "" : "; ").append(line.trim());
+                before.append(line).append('\n');
+                if (!line.startsWith(SandboxCommands.INIT_PID)) {
+                    said.append(said.length() == 0 ? "" : "; ").append(line.trim());
+                }
             }
             waitQuietly(p, 10);
             String why = said.length() > 0 ? said.toString()

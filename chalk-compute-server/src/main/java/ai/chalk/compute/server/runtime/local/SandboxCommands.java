@@ -13,8 +13,13 @@ import java.util.Optional;
 /** The command lines the local runtime runs; kept in one place so they can be read and reviewed together. */
 final class SandboxCommands {
 
-    /** The line a sandbox's init writes to its stderr once the sandbox is set up. */
+    /**
+     * The line a sandbox's init writes to its stderr once the sandbox is set up: in its user namespace, under its
+     * filter, without capabilities (an exec entering it earlier would enter it as it was before).
+     */
     static final String READY = "chalk-ready";
+    /** The line an {@code unshare} init writes first, with its pid on the host's numbering. */
+    static final String INIT_PID = "chalk-init-pid";
 
     private SandboxCommands() {
     }
@@ -286,9 +291,10 @@ final class SandboxCommands {
             $AFTER rmdir /.chalk-old-root
             $AFTER mkdir -p "$W"
             cd "$W"
-            """ + "echo \"" + READY + " $hostpid\" >&2\n"
+            """ + "echo \"" + INIT_PID + " $hostpid\" >&2\n"
             + "exec $USERNS $FPERL -e \"$FSCRIPT\" -- $FARGS $SETPRIV --pdeathsig KILL --bounding-set=-all"
-            + " --inh-caps=-all --no-new-privs -- $SH -c \"exec " + USERNS_FD + "<&-; $LOOP\" chalk-init\n";
+            + " --inh-caps=-all --no-new-privs -- $SH -c \"exec " + USERNS_FD + "<&-; echo " + READY + " >&2; $LOOP\""
+            + " chalk-init\n";
 
     /**
      * What differs between an {@code unshare} sandbox on the host's system view and one on an image's root: after

@@ -24,10 +24,10 @@ import java.util.regex.Pattern;
  * {@code /etc/ld.so.preload}, is masked by the sandbox set-up (see {@link ImageRoot}). The statically linked
  * busybox runs the sandbox's init, which then needs nothing from the image.
  */
-final class SandboxTools {
+public final class SandboxTools {
 
     /** Where the tools appear inside an image sandbox. */
-    static final String MOUNT = "/.chalk";
+    public static final String MOUNT = "/.chalk";
     private static final List<String> DYNAMIC = List.of("setpriv", "setsid", "env", "perl", "nsenter");
     private static final Pattern NEEDED = Pattern.compile("^\\s*(\\S+)\\s+=>\\s+(/\\S+)\\s+\\(");
     private static final Pattern LOADER = Pattern.compile("^\\s*(/\\S+)\\s+\\(");
@@ -102,26 +102,35 @@ final class SandboxTools {
         }
     }
 
+    /**
+     * The helpers as {@link #prepare} copies them, with the host's own tools (the docker runtime's image builds run
+     * their steps through them, see its BuildShell).
+     */
+    public static SandboxTools forImages(Path dir) {
+        return prepare(dir, HostTools.find(LocalRuntime.DEFAULT_PATH, List.of(Path.of("/"))));
+    }
+
     private static SandboxTools unavailable(Path dir, String why) {
         return new SandboxTools(dir, null, List.of(), why);
     }
 
     /** Why image sandboxes cannot run here, if they cannot. */
-    Optional<String> problem() {
+    public Optional<String> problem() {
         return Optional.ofNullable(problem);
     }
 
     /** The host directory bound at {@value #MOUNT}. */
-    Path dir() {
+    public Path dir() {
         return dir;
     }
 
-    boolean has(String tool) {
+    /** Whether host helper {@code tool} was found and copied. */
+    public boolean has(String tool) {
         return present.contains(tool);
     }
 
     /** The command that runs host helper {@code tool} inside an image sandbox. */
-    List<String> command(String tool) {
+    public List<String> command(String tool) {
         if (!has(tool)) {
             throw new IllegalStateException(tool + " is not available in image sandboxes");
         }
@@ -129,7 +138,7 @@ final class SandboxTools {
     }
 
     /** The static busybox inside an image sandbox. */
-    static String busybox() {
+    public static String busybox() {
         return MOUNT + "/bin/busybox";
     }
 

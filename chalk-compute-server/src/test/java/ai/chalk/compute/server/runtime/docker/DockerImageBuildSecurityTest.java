@@ -82,6 +82,48 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
     }
 
     @Test
+    void aDockerfileCannotSkipTheBuildsRestrictedShell() {
+        String field = "image_spec.steps[1].dockerfile_commands[0]";
+        assertRefused(dockerfile("SHELL [\"/bin/sh\", \"-c\"]"), field, "SHELL");
+        assertRefused(dockerfile("RUN [\"/bin/sh\", \"-c\", \"mknod /dev/sda b 8 0\"]"), field, "exec form");
+        assertRefused(dockerfile("run   [\"id\"]"), field, "exec form");
+    }
+
+    /**
+     * The engine's build API cannot restrict a step's container, so every step goes through the build's own shell:
+     * root keeps a sandbox's capabilities only (no MKNOD, SETPCAP, SYS_CHROOT, NET_RAW ...), everyone gets
+     * no_new_privs, and the helpers it needs are gone from the image built.
+     */
+    @Test
+    void buildStepsHaveASandboxsCapabilitiesAndNoNewPrivileges() throws Exception {
+        ImageSpec spec = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+                .putEnv("NONCE", Long.toString(System.nanoTime()))
+                .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder()
+                        .addCommands("grep -E '^(CapBnd|CapEff|NoNewPrivs)' /proc/self/status")
+                        .addCommands("if mknod /tmp/disk b 8 0 2>/dev/null; then echo MKNOD-WORKED; else"
+                                + " echo mknod-refused; fi")
+                        .addCommands("echo multi-line\ngrep NoNewPrivs /proc/self/status | sed 's/^/MULTI /'")))
+                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                        .addCommands("USER nobody")
+                        .addCommands("RUN grep -E '^(CapEff|NoNewPrivs)' /proc/self/status | sed 's/^/NOBODY /'")
+                        .addCommands("USER root")))
+                .build();
+        List<String> log = new CopyOnWriteArrayList<>();
+        String ref = runtime.imageBuilder().build(spec, ContentHash.of(spec), log::add);
+        try {
+            // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID NET_BIND_SERVICE: a docker sandbox's set
+            assertThat(log).contains("CapBnd:\t00000000000004fb", "CapEff:\t00000000000004fb", "NoNewPrivs:\t1",
+                    "mknod-refused", "MULTI NoNewPrivs:\t1", "NOBODY CapEff:\t0000000000000000",
+                    "NOBODY NoNewPrivs:\t1");
+            assertThat(log).doesNotContain("MKNOD-WORKED");
+            DockerTesting.Result ls = DockerTesting.run(List.of("docker", "run", "--rm", ref, "ls", "-a", "/"));
+            assertThat(ls.output()).contains("etc").doesNotContain(".chalk");
+        } finally {
+            DockerTesting.docker("rmi", "-f", ref);
+        }
+    }
+
+    @Test
     void plainDockerfileCommandsStillPass() {
         ImageSpec spec = dockerfile("EXPOSE 8080", "ENV A=http://example.com", "ADD files/0 /x", "COPY --chown=0:0 a b",
                 "LABEL url=https://example.com", "RUN wget -q https://example.com || true",

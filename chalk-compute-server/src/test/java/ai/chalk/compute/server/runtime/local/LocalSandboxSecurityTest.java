@@ -114,7 +114,7 @@ class LocalSandboxSecurityTest {
         LocalRuntime runtime = runtime(mode, new SandboxDefaults(1L << 30, 8L << 20, 512, 256, 4));
         RuntimeSandbox s = runtime.start(LocalTesting.spec());
         LocalTesting.Run fill = sh(s, "dd if=/dev/zero of=/workspace/fill bs=1M count=64 2>&1; echo code=$?");
-        assertThat(fill.out()).contains("No space left on device").doesNotContain("code=0");
+        assertThat(fill.out()).as(fill.err()).contains("No space left on device").doesNotContain("code=0");
         // the other tenant's layer has its own quota, untouched
         RuntimeSandbox other = runtime.start(LocalTesting.spec());
         assertThat(sh(other, "dd if=/dev/zero of=/workspace/f bs=1M count=4 2>/dev/null && echo ok").out())

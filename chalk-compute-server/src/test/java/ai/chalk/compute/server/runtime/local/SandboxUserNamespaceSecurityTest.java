@@ -68,6 +68,12 @@ class SandboxUserNamespaceSecurityTest {
         long rootB = hostIdOfRoot(b);
         assertThat(rootA).isGreaterThanOrEqualTo(65_536);
         assertThat(Math.abs(rootA - rootB)).as("disjoint ranges").isGreaterThanOrEqualTo(65_536);
+        // the very first exec of a new sandbox already enters it as it runs: mapped, not the host's root
+        for (int i = 0; i < 5; i++) {
+            RuntimeSandbox fresh = runtime.start(LocalTesting.spec());
+            assertThat(hostIdOfRoot(fresh)).isGreaterThanOrEqualTo(65_536);
+            fresh.terminate(Duration.ZERO);
+        }
 
         // seen from the host, the sandbox's processes run as that id, not as root
         sh(a, "sleep 3171 >/dev/null 2>&1 & echo started");
