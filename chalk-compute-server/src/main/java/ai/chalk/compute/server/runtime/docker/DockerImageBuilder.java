@@ -42,9 +42,10 @@ import java.util.regex.Pattern;
  * {@link NetworkFence#BUILDS} network (internet yes; host, other containers, link-local no), with
  * {@value #MEMORY_BYTES} bytes of memory and no swap, {@value #CPU_QUOTA_MICROS} µs of cpu per 100 ms,
  * {@value #NOFILE} open files, and, where this host lets the runtime make cgroups, {@value #PIDS_MAX} processes at
- * most ({@link BuildGroup}). What the classic builder's API cannot set: capabilities and {@code no-new-privileges};
- * a step runs with Docker's default capabilities and seccomp profile, which is why it never shares a network with a
- * sandbox.
+ * most ({@link BuildGroup}). What the classic builder's API cannot set, capabilities and {@code no-new-privileges},
+ * the build sets itself: every step runs through a {@link BuildShell} that gives root a sandbox's capabilities only
+ * and everyone {@code no_new_privs} (where the host's helpers are missing, steps keep Docker's defaults and the build
+ * log says so). Steps run under Docker's default seccomp profile, and never share a network with a sandbox.
  */
 final class DockerImageBuilder implements ImageBuilder {
 
