@@ -17,8 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -29,29 +28,16 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class LocalSandboxSecurityTest {
 
-    @TempDir
-    Path temp;
-    private final List<LocalRuntime> runtimes = new ArrayList<>();
-
-    @AfterEach
-    void close() {
-        runtimes.forEach(LocalRuntime::close);
-    }
+    @RegisterExtension
+    final ModeRuntimes runtimes = new ModeRuntimes();
+    private final Path temp = runtimes.temp();
 
     private LocalRuntime runtime(String mode, SandboxDefaults defaults) {
-        LocalRuntime.Builder b = LocalRuntime.builder(temp.resolve("state-" + runtimes.size()))
-                .isolation(LocalIsolation.REQUIRED).defaults(defaults);
-        if (mode.equals("unshare")) {
-            b.toolPath(LocalTesting.pathWithout(temp.resolve("path-" + runtimes.size()), "bwrap"));
-        }
-        LocalRuntime r = b.build();
-        assertThat(r.isolation().level()).isEqualTo(mode);
-        runtimes.add(r);
-        return r;
+        return runtimes.start(mode, defaults);
     }
 
     private LocalRuntime runtime(String mode) {
-        return runtime(mode, SandboxDefaults.STANDARD);
+        return runtimes.start(mode);
     }
 
     private static SandboxSpec withVolume(Path source, String at) {

@@ -10,11 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -26,25 +24,12 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class SandboxUserNamespaceSecurityTest {
 
-    @TempDir
-    Path temp;
-    private final List<LocalRuntime> runtimes = new ArrayList<>();
-
-    @AfterEach
-    void close() {
-        runtimes.forEach(LocalRuntime::close);
-    }
+    @RegisterExtension
+    final ModeRuntimes runtimes = new ModeRuntimes();
+    private final Path temp = runtimes.temp();
 
     private LocalRuntime runtime(String mode) {
-        LocalRuntime.Builder b = LocalRuntime.builder(temp.resolve("state-" + runtimes.size()))
-                .isolation(LocalIsolation.REQUIRED);
-        if (mode.equals("unshare")) {
-            b.toolPath(LocalTesting.pathWithout(temp.resolve("path-" + runtimes.size()), "bwrap"));
-        }
-        LocalRuntime r = b.build();
-        assertThat(r.isolation().level()).isEqualTo(mode);
-        runtimes.add(r);
-        return r;
+        return runtimes.start(mode);
     }
 
     /** The host uid a sandbox's root is: the second field of its uid map's only line. */

@@ -1,0 +1,61 @@
+package ai.chalk.compute.server.runtime.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * The local runtimes of a test that runs in both isolation modes: {@code "bubblewrap"}, or {@code "unshare"} (a PATH
+ * without bubblewrap stands for a host without it), each on a state directory of its own under {@code temp}, closed
+ * after each test ({@code @RegisterExtension}).
+ */
+final class ModeRuntimes implements AfterEachCallback {
+
+    private final Path temp;
+    private final List<LocalRuntime> runtimes = new ArrayList<>();
+
+    ModeRuntimes() {
+        try {
+            this.temp = Files.createTempDirectory("chalk-mode-runtimes");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A directory of the test's own, removed with the runtimes. */
+    Path temp() {
+        return temp;
+    }
+
+    /** A runtime that isolates sandboxes in {@code mode}, with {@code defaults}. */
+    LocalRuntime start(String mode, SandboxDefaults defaults) {
+        LocalRuntime.Builder b = LocalRuntime.builder(temp.resolve("state-" + runtimes.size()))
+                .isolation(LocalIsolation.REQUIRED).defaults(defaults);
+        if (mode.equals("unshare")) {
+            b.toolPath(LocalTesting.pathWithout(temp.resolve("path-" + runtimes.size()), "bwrap"));
+        }
+        LocalRuntime r = b.build();
+        assertThat(r.isolation().level()).isEqualTo(mode);
+        runtimes.add(r);
+        return r;
+    }
+
+    LocalRuntime start(String mode) {
+        return start(mode, SandboxDefaults.STANDARD);
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws IOException {
+        runtimes.forEach(LocalRuntime::close);
+        runtimes.clear();
+        NoFollowDelete.delete(temp);
+    }
+}
