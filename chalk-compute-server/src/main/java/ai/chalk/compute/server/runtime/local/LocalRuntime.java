@@ -40,6 +40,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -115,6 +116,13 @@ public final class LocalRuntime implements SandboxRuntime {
     private final IdRanges idRanges = new IdRanges(IdRanges.DEFAULT_BASE, IdRanges.DEFAULT_SLOTS);
     /** Removes the sandboxes' leftovers right after this server is killed (null when it could not start). */
     private final WhenServerDies cleanupAfterServer;
+    /** User namespaces made ahead for the next sandboxes (see {@link #newUserNamespace}). */
+    private final java.util.Queue<CompletableFuture<UserNamespace>> spareUserNamespaces =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** How many user namespaces are made ahead. */
+    private static final int SPARE_NAMESPACES = 2;
+    /** How long after a sandbox takes one the next is made. */
+    private static final long SPARE_NAMESPACE_DELAY_MILLIS = 100;
     /** Why sandboxes run without a user namespace of their own, when they do. */
     private final String userNamespaceProblem;
     private final Isolation isolation;
@@ -298,6 +306,11 @@ public final class LocalRuntime implements SandboxRuntime {
             throw new UncheckedIOException("cannot write " + resolvConf, e);
         }
         this.userNamespaceProblem = level.isolated() ? probeUserNamespaces().orElse(null) : null;
+        if (userNamespaceProblem == null && level.isolated()) {
+            for (int i = 0; i < SPARE_NAMESPACES; i++) {
+                spareUserNamespaces.add(CompletableFuture.supplyAsync(this::makeUserNamespace, helpers));
+            }
+        }
         WhenServerDies cleanup = null;
         try {
             List<String> args = new ArrayList<>(List.of(sandboxesDir().toString()));
@@ -543,6 +556,13 @@ public final class LocalRuntime implements SandboxRuntime {
             }
         }
         cgroups.removeBaseIfEmpty();
+        CompletableFuture<UserNamespace> spareNamespace;
+        while ((spareNamespace = spareUserNamespaces.poll()) != null) {
+            spareNamespace.thenAccept(ns -> {
+                ns.close();
+                idRanges.release(ns.range());
+            });
+        }
         if (cleanupAfterServer != null) {
             cleanupAfterServer.close();
         }
@@ -577,14 +597,18 @@ public final class LocalRuntime implements SandboxRuntime {
         return SandboxFiles.hostSystemView();
     }
 
-    /** The compiled syscall filter of every sandbox process, and the file bubblewrap reads it from. */
-    record SandboxFilter(SyscallFilter filter, Path file) {
+    /**
+     * The compiled syscall filter of every sandbox process, the file bubblewrap reads it from, and the file of the
+     * inits' filter (which lets them join their user namespace, see {@link SyscallFilter#forSandboxInits}).
+     */
+    record SandboxFilter(SyscallFilter filter, Path file, Path initFile) {
     }
 
     private SandboxFilter buildSyscallFilter() {
         try {
             SyscallFilter f = SyscallFilter.forSandboxes();
-            SandboxFilter built = new SandboxFilter(f, f.writeTo(stateDir));
+            SandboxFilter built = new SandboxFilter(f, f.writeTo(stateDir),
+                    SyscallFilter.forSandboxInits().writeTo(stateDir, "seccomp-init.bpf"));
             log.debug("Sandbox syscall filter: {}", f);
             return built;
         } catch (IOException e) {
@@ -662,7 +686,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private Optional<String> probeUserNamespaces() {
         Optional<IdRange> range = idRanges.acquire();
         Path probe = stateDir.resolve("userns-probe");
-        try (UserNamespace ns = UserNamespace.create(range.orElseThrow(), this::spawnInit, tools.require("setpriv"),
+        try (UserNamespace ns = UserNamespace.create(range.orElseThrow(), ProcessBuilder::start,
                 tools.require("unshare"))) {
             NoFollowDelete.delete(probe);
             Files.createDirectories(probe.resolve("tmpfs"));
@@ -689,17 +713,48 @@ public final class LocalRuntime implements SandboxRuntime {
 
     /**
      * A user namespace for a new sandbox, with an id range of its own; empty when this host cannot give sandboxes
-     * one (see {@link #probeUserNamespaces}).
+     * one (see {@link #probeUserNamespaces}). One made ahead of time when there is one (making it takes a process
+     * start, a few milliseconds of a create), and another is made behind it.
      */
     Optional<UserNamespace> newUserNamespace() throws IOException {
         if (userNamespaceProblem != null) {
             return Optional.empty();
         }
+        CompletableFuture<UserNamespace> ready = null;
+        for (CompletableFuture<UserNamespace> f : spareUserNamespaces) {
+            if (f.isDone() && spareUserNamespaces.remove(f)) {
+                ready = f;
+                break;
+            }
+        }
+        if (!closed && spareUserNamespaces.size() < SPARE_NAMESPACES) {
+            // made a moment later, so that it does not compete with this sandbox's start and first exec for the CPU
+            spareUserNamespaces.add(CompletableFuture.supplyAsync(this::makeUserNamespace,
+                    CompletableFuture.delayedExecutor(SPARE_NAMESPACE_DELAY_MILLIS, TimeUnit.MILLISECONDS, helpers)));
+        }
+        if (ready != null) {
+            try {
+                return Optional.of(ready.join());
+            } catch (java.util.concurrent.CompletionException e) {
+                log.debug("A user namespace made ahead failed: {}", e.getCause().toString());
+            }
+        }
+        return Optional.of(createUserNamespace());
+    }
+
+    private UserNamespace makeUserNamespace() {
+        try {
+            return createUserNamespace();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private UserNamespace createUserNamespace() throws IOException {
         IdRange range = idRanges.acquire().orElseThrow(() -> new IOException("all " + IdRanges.DEFAULT_SLOTS
                 + " id ranges of sandboxes are in use"));
         try {
-            return Optional.of(UserNamespace.create(range, this::spawnInit, tools.require("setpriv"),
-                    tools.require("unshare")));
+            return UserNamespace.create(range, ProcessBuilder::start, tools.require("unshare"));
         } catch (IOException | RuntimeException e) {
             idRanges.release(range);
             throw e;

@@ -312,8 +312,10 @@ final class LocalSandbox implements RuntimeSandbox {
             if (spec.network() && level.isolated()) {
                 init = init.withEgress(runtime.attachNetwork(dir, init.pid()));
             }
-            // the init has joined the namespace, which now lives as long as the sandbox
-            userns.ifPresent(UserNamespace::close);
+            // the init has joined the namespace, which now lives as long as the sandbox: its holder can go (after
+            // the create has returned)
+            userns.ifPresent(ns -> CompletableFuture.delayedExecutor(100, TimeUnit.MILLISECONDS, runtime.helpers())
+                    .execute(ns::close));
         } catch (RuntimeStartException | IOException | RuntimeException e) {
             userns.ifPresent(UserNamespace::close);
             if (init.egress() != null) {
@@ -413,13 +415,13 @@ final class LocalSandbox implements RuntimeSandbox {
         LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
         SandboxCommands.Helpers helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(runtime.tools());
-        List<String> steps = SandboxCommands.initSteps(helpers, userns.isPresent(),
-                filter.filter().execPrefix(helpers.perl()),
+        // bubblewrap puts the init under its filter itself (--seccomp), which lets it join its user namespace
+        List<String> steps = SandboxCommands.initSteps(helpers, userns.isPresent(), List.of(),
                 fromImage ? List.of(SandboxTools.busybox(), "sh") : List.of("/bin/sh"),
                 fromImage ? SandboxCommands.imageInitLoop() : SandboxCommands.INIT_LOOP);
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(),
-                SandboxCommands.bubblewrapInit(bwrap, userns.map(UserNamespace::path), steps));
+                SandboxCommands.bubblewrapInit(bwrap, filter.initFile(), userns.map(UserNamespace::path), steps));
         Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.PIPE));
         try (OutputStream in = p.getOutputStream()) {
             for (String a : args) {
@@ -622,7 +624,10 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         CompletableFuture<Spare> taken = null;
         for (CompletableFuture<Spare> f : spares) {
-            if (f.isDone() && spares.remove(f)) {
+            // ready: started, and its command found (one still entering the sandbox is left for a later exec)
+            Spare ready = f.isDone() && !f.isCompletedExceptionally() ? f.join() : null;
+            boolean found = ready != null && ready.pids().isDone();
+            if ((found || f.isDone() && ready == null) && spares.remove(f)) {
                 taken = f;
                 break;
             }

@@ -77,7 +77,7 @@ final class SandboxCommands {
             a.addAll(List.of("--dir", workdir));
         }
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1"));
+                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
         return a;
     }
 
@@ -164,12 +164,19 @@ final class SandboxCommands {
             a.addAll(List.of("--dir", workdir));
         }
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1"));
+                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
         return a;
     }
 
     /** Where a sandbox with network finds its resolver (slirp4netns' own, see {@link SandboxNetwork#resolvConf}). */
     static final String RESOLV_CONF = "/etc/resolv.conf";
+
+    /**
+     * The descriptor bubblewrap reads the init's syscall filter from ({@code --seccomp}; the command opens the filter's
+     * file on it, {@link SyscallFilter#withFileOn}). Bubblewrap installs it last, after dropping capabilities, so the
+     * init runs under it from its first program on.
+     */
+    static final int FILTER_FD = 3;
 
     /**
      * The descriptor on which a sandbox's init finds its user namespace ({@code /proc/HOLDER/ns/user}, opened on the
@@ -218,10 +225,11 @@ final class SandboxCommands {
      * The bubblewrap command line proper: options come on stdin, the init's {@link #initSteps} follow, with the user
      * namespace's file open on {@link #USERNS_FD} when there is one.
      */
-    static List<String> bubblewrapInit(Path bwrap, Optional<Path> userns, List<String> steps) {
+    static List<String> bubblewrapInit(Path bwrap, Path initFilter, Optional<Path> userns, List<String> steps) {
         List<String> c = new ArrayList<>(List.of(bwrap.toString(), "--args", "0", "--"));
         c.addAll(steps);
-        return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, c)).orElse(c);
+        List<String> withFilter = SyscallFilter.withFileOn(FILTER_FD, initFilter, c);
+        return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, withFilter)).orElse(withFilter);
     }
 
     /**

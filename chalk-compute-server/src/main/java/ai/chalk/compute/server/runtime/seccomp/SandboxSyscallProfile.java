@@ -120,6 +120,20 @@ final class SandboxSyscallProfile {
         return rules;
     }
 
+    /** {@code CLONE_NEWUSER}, setns's namespace type for a user namespace. */
+    private static final long CLONE_NEWUSER = 0x1000_0000L;
+
+    /**
+     * The rules of a sandbox's init, which joins its user namespace after the filter is in place (bubblewrap installs
+     * it before the init's first program): {@link #rules} and {@code setns} into a user namespace, nothing else. Only
+     * the init and the {@code sleep} it keeps have it; every process that enters the sandbox gets {@link #rules}.
+     */
+    static List<SyscallRule> initRules(NativeArch arch) {
+        List<SyscallRule> rules = rules(arch);
+        rules.add(SyscallRule.allow("setns", ArgCondition.eq(1, CLONE_NEWUSER)));
+        return rules;
+    }
+
     private static void sockets(List<SyscallRule> rules) {
         rules.add(SyscallRule.allow("socket", ArgCondition.le(0, AF_NETLINK - 1)));
         NETLINK_PROTOCOLS.forEach(p -> rules.add(

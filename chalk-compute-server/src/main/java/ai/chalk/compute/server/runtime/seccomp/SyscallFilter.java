@@ -53,6 +53,18 @@ public final class SyscallFilter {
      * host has no libseccomp 2.5 or is neither x86_64 nor aarch64.
      */
     public static SyscallFilter forSandboxes() {
+        return compile(false);
+    }
+
+    /**
+     * The filter of a sandbox's init: {@link #forSandboxes} and {@code setns} into a user namespace, which the init
+     * joins under the filter (see SandboxSyscallProfile#initRules).
+     */
+    public static SyscallFilter forSandboxInits() {
+        return compile(true);
+    }
+
+    private static SyscallFilter compile(boolean init) {
         LibSeccomp.requireLoaded();
         NativeArch arch = NativeArch.of(LibSeccomp.seccomp_arch_native());
         Pointer ctx = LibSeccomp.seccomp_init(LibSeccomp.ACT_ERRNO | EPERM);
@@ -64,7 +76,7 @@ public final class SyscallFilter {
             check(LibSeccomp.seccomp_attr_set(ctx, LibSeccomp.ATTR_CTL_OPTIMIZE, BINARY_TREE), "choose the binary tree");
             int added = 0;
             List<String> absent = new ArrayList<>();
-            for (SyscallRule rule : SandboxSyscallProfile.rules(arch)) {
+            for (SyscallRule rule : init ? SandboxSyscallProfile.initRules(arch) : SandboxSyscallProfile.rules(arch)) {
                 int nr = number(arch, rule.syscall());
                 if (nr < 0) {
                     if (!absent.contains(rule.syscall())) {
@@ -168,8 +180,13 @@ public final class SyscallFilter {
      * program) and returns the file, for bubblewrap's {@code --seccomp}.
      */
     public Path writeTo(Path dir) throws IOException {
-        Path file = dir.resolve(FILE_NAME);
-        Path partial = Files.createTempFile(dir, FILE_NAME, ".partial");
+        return writeTo(dir, FILE_NAME);
+    }
+
+    /** As {@link #writeTo(Path)}, to the file {@code name}. */
+    public Path writeTo(Path dir, String name) throws IOException {
+        Path file = dir.resolve(name);
+        Path partial = Files.createTempFile(dir, name, ".partial");
         try {
             Files.write(partial, program);
             Files.setPosixFilePermissions(partial, PosixFilePermissions.fromString("rw-r--r--"));

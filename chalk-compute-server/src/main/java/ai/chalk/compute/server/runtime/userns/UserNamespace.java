@@ -33,7 +33,7 @@ public final class UserNamespace implements AutoCloseable {
         return t;
     });
 
-    /** How the runtime starts a process that must die with the server (see LocalRuntime.spawnInit). */
+    /** How the runtime starts the holder process (a test may watch it). */
     @FunctionalInterface
     public interface Spawner {
         Process start(ProcessBuilder pb) throws IOException;
@@ -50,14 +50,12 @@ public final class UserNamespace implements AutoCloseable {
     /**
      * Creates the namespace and writes its maps.
      *
-     * @param setpriv the host's setpriv: it kills the holder with the thread that started it
      * @param unshare the host's unshare
      */
-    public static UserNamespace create(IdRange range, Spawner spawner, Path setpriv, Path unshare)
-            throws IOException {
+    public static UserNamespace create(IdRange range, Spawner spawner, Path unshare) throws IOException {
         // the holder waits on its stdin, which ends when the server does, whatever way it ends
-        ProcessBuilder pb = new ProcessBuilder(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
-                unshare.toString(), "--user", "--", "/bin/sh", "-c", "read -r _"))
+        ProcessBuilder pb = new ProcessBuilder(List.of(unshare.toString(), "--user", "--", "/bin/sh", "-c",
+                "read -r _"))
                 .directory(new java.io.File("/"))
                 .redirectInput(ProcessBuilder.Redirect.PIPE)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)

@@ -30,14 +30,14 @@ class LocalRuntimeBenchmark {
             Path layer = Files.createDirectories(state.resolve("bench-layer"));
             SandboxFiles.createLayer(layer, runtime.systemView());
             List<String> bare = new ArrayList<>(ai.chalk.compute.server.runtime.seccomp.SyscallFilter.withFileOn(
-                    3, runtime.syscallFilter().file(), List.of())); // bubblewrap's own --seccomp, a baseline
+                    SandboxCommands.FILTER_FD, runtime.syscallFilter().file(), List.of()));
             bare.add(runtime.tools().require("bwrap").toString());
             Path devices = state.resolve("bench-dev");
             ai.chalk.compute.server.runtime.host.SandboxDevices.create(devices);
             List<String> args = SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), "bench", java.util.Optional.empty(), "/",
                     List.of(), runtime.procMasks(), devices);
-            bare.addAll(args.subList(0, args.size() - 2)); // without --json-status-fd
-            bare.addAll(List.of("--seccomp", "3"));
+            bare.addAll(args.subList(0, args.size() - 4)); // without --json-status-fd
+            bare.addAll(List.of("--seccomp", Integer.toString(SandboxCommands.FILTER_FD)));
             bare.addAll(List.of("--", "true"));
 
             LatencyRounds r = LatencyRounds.measure(runtime, LocalTesting::spec, ROUNDS, 10, () -> runBare(bare));
