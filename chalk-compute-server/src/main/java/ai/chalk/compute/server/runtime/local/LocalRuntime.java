@@ -256,6 +256,7 @@ public final class LocalRuntime implements SandboxRuntime {
             this.cgroups = useCgroups ? Cgroups.detect(key) : Cgroups.unavailable("cgroups are switched off");
             List<String> failures = new ArrayList<>();
             this.level = chooseLevel(mode, failures);
+            this.userNamespaceProblem = level.isolated() ? probeUserNamespaces().orElse(null) : null;
             this.isolation = describe(failures);
             // leftover sandboxes' roots are unmounted before the cache below them is touched
             OverlayMount.unmountAllUnder(sandboxesDir());
@@ -305,7 +306,6 @@ public final class LocalRuntime implements SandboxRuntime {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + resolvConf, e);
         }
-        this.userNamespaceProblem = level.isolated() ? probeUserNamespaces().orElse(null) : null;
         if (userNamespaceProblem == null && level.isolated()) {
             for (int i = 0; i < SPARE_NAMESPACES; i++) {
                 spareUserNamespaces.add(CompletableFuture.supplyAsync(this::makeUserNamespace, helpers));
@@ -419,16 +419,21 @@ public final class LocalRuntime implements SandboxRuntime {
     private Isolation describe(List<String> failures) {
         String view = String.join(", ", systemView.readOnlyDirs());
         String cg = describeCgroups();
+        String who = userNamespaceProblem == null
+                ? "processes run as root of a user namespace of their own (an unprivileged id range of the host's,"
+                + " through id-mapped mounts) without capabilities"
+                : "processes run as the host's root without capabilities (no user namespace: " + userNamespaceProblem
+                + ")";
         return switch (level) {
             case BUBBLEWRAP -> new Isolation(level.label, bubblewrapVersion() + " with util-linux nsenter and setpriv: "
                     + "each sandbox has its own pid, mount, network (loopback only), ipc and uts namespaces and a "
                     + "private writable root with the host's " + view + " read-only (no /home, /root, host /tmp or "
-                    + "server data); processes run as root without capabilities, with no_new_privs and a syscall filter modelled on Docker's "
+                    + "server data); " + who + ", with no_new_privs and a syscall filter modelled on Docker's "
                     + "default profile; " + cg, true);
             case UNSHARE -> new Isolation(level.label, "util-linux unshare, nsenter and setpriv (bubblewrap unusable: "
                     + failures.get(0).substring("bubblewrap: ".length()) + "): each sandbox has its own pid, mount, "
                     + "network (loopback only), ipc and uts namespaces and a private writable root with the host's "
-                    + view + " read-only; processes run as root without capabilities, with no_new_privs and a syscall filter modelled on Docker's "
+                    + view + " read-only; " + who + ", with no_new_privs and a syscall filter modelled on Docker's "
                     + "default profile; " + cg, true);
             case NONE -> new Isolation(level.label, "NO ISOLATION: sandboxes are plain host processes that see and can "
                     + "change the whole host, its processes and its network (" + String.join("; ", failures) + "); "
