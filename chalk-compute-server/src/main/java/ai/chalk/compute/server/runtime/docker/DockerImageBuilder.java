@@ -272,6 +272,8 @@ final class DockerImageBuilder implements ImageBuilder {
         private final StringBuilder partial = new StringBuilder();
         private final Deque<String> tail = new ArrayDeque<>();
         private int step; // 1-based instruction running; 0 before the first
+        /** Whether the running instruction is one of the build's own ({@link BuildShell}), not shown in the log. */
+        private boolean own;
         private volatile String error;
         private volatile Throwable failure;
 
@@ -324,13 +326,25 @@ final class DockerImageBuilder implements ImageBuilder {
             if (PLUMBING.matcher(line).matches()) {
                 return;
             }
-            log.line(line);
             Matcher m = STEP.matcher(line);
             if (m.find()) {
                 step = Integer.parseInt(m.group(1));
                 tail.clear();
+                own = isOwn(step);
+                if (!own) {
+                    // numbered as the user's instructions alone, as if the build's own were not there
+                    int ownBefore = (int) java.util.stream.IntStream.range(1, step).filter(this::isOwn).count();
+                    int ownAll = (int) java.util.stream.IntStream.rangeClosed(1, instructions.size())
+                            .filter(this::isOwn).count();
+                    log.line("Step " + (step - ownBefore) + "/" + (Integer.parseInt(m.group(2)) - ownAll) + " : "
+                            + line.substring(m.end()));
+                }
                 return;
             }
+            if (own) {
+                return;
+            }
+            log.line(line);
             if (line.isBlank() || line.strip().startsWith("---> ")) {
                 return;
             }
@@ -338,6 +352,11 @@ final class DockerImageBuilder implements ImageBuilder {
             while (tail.size() > TAIL_LINES) {
                 tail.removeFirst();
             }
+        }
+
+        private boolean isOwn(int instruction) {
+            return instruction >= 1 && instruction <= instructions.size()
+                    && instructions.get(instruction - 1).equals(BuildShell.FIELD);
         }
 
         /** What failed, as the build's error: the spec step, the engine's reason, the step's last output. */
