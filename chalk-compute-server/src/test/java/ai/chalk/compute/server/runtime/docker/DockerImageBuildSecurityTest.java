@@ -12,18 +12,8 @@ import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageSpecCheck;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import java.net.Inet4Address;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -156,31 +146,9 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
 
     @Test
     void buildStepsReachNoHostServiceAndAreLimited() throws Exception {
-        AtomicInteger accepted = new AtomicInteger();
-        try (ServerSocket host = new ServerSocket()) {
-            host.bind(new InetSocketAddress("0.0.0.0", 0));
-            int port = host.getLocalPort();
-            Thread acceptor = new Thread(() -> {
-                while (!host.isClosed()) {
-                    try (Socket s = host.accept()) {
-                        accepted.incrementAndGet();
-                        s.getOutputStream().write("HTTP/1.0 200 OK\r\n\r\nhost secret\n".getBytes(
-                                StandardCharsets.UTF_8));
-                    } catch (Exception e) {
-                        return;
-                    }
-                }
-            });
-            acceptor.setDaemon(true);
-            acceptor.start();
-            List<String> targets = new ArrayList<>();
-            for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-                for (InetAddress a : Collections.list(nic.getInetAddresses())) {
-                    if (a instanceof Inet4Address && !a.isLoopbackAddress()) {
-                        targets.add(a.getHostAddress());
-                    }
-                }
-            }
+        try (HostService host = new HostService("HTTP/1.0 200 OK\r\n\r\nhost secret\n")) {
+            int port = host.port();
+            List<String> targets = HostService.hostAddresses();
             String probe = "gw=$(ip route | awk '/^default/ {print $3}'); echo \"ROUTE $gw\"; for a in $gw "
                     + String.join(" ", targets) + " 169.254.169.254; do"
                     + " if wget -q -T 3 -O - http://$a:" + port + "/ 2>/dev/null; then echo \"REACHED $a\"; fi; done";
@@ -201,7 +169,7 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
                 String text = String.join("\n", log);
                 assertThat(text).containsPattern("ROUTE \\d+\\.").doesNotContain("host secret");
                 assertThat(log).noneMatch(l -> l.startsWith("REACHED"));
-                assertThat(accepted.get()).isZero();
+                assertThat(host.accepted()).isZero();
                 assertThat(text).contains("CGROUP").containsPattern(":pids:/chalk-compute-builds/[0-9a-f]{32}/")
                         .contains("MEMORY " + DockerImageBuilder.MEMORY_BYTES)
                         .contains("NOFILE " + DockerImageBuilder.NOFILE);

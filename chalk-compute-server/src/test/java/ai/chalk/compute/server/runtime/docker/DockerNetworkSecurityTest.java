@@ -7,17 +7,10 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeTesting;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
-import java.net.Inet4Address;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,17 +31,6 @@ class DockerNetworkSecurityTest extends DockerTesting.WithRuntime {
         return out.contains("CONNECTED");
     }
 
-    private static List<String> hostAddresses() throws Exception {
-        List<String> addresses = new ArrayList<>();
-        for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-            for (InetAddress a : Collections.list(nic.getInetAddresses())) {
-                if (a instanceof Inet4Address && !a.isLoopbackAddress()) {
-                    addresses.add(a.getHostAddress());
-                }
-            }
-        }
-        return addresses;
-    }
 
     @Test
     void twoSandboxesWithTheNetworkCannotReachEachOther() throws Exception {
@@ -71,22 +53,9 @@ class DockerNetworkSecurityTest extends DockerTesting.WithRuntime {
 
     @Test
     void aSandboxWithTheNetworkReachesNoServiceOfTheHost() throws Exception {
-        AtomicInteger accepted = new AtomicInteger();
-        try (ServerSocket host = new ServerSocket()) {
-            host.bind(new InetSocketAddress("0.0.0.0", 0));
-            int port = host.getLocalPort();
-            Thread acceptor = new Thread(() -> {
-                while (!host.isClosed()) {
-                    try (Socket s = host.accept()) {
-                        accepted.incrementAndGet();
-                    } catch (Exception e) {
-                        return;
-                    }
-                }
-            });
-            acceptor.setDaemon(true);
-            acceptor.start();
-            List<String> addresses = hostAddresses();
+        try (HostService host = new HostService("")) {
+            int port = host.port();
+            List<String> addresses = HostService.hostAddresses();
             // the service is real: the host itself reaches it on each address
             for (String a : addresses) {
                 try (Socket s = new Socket(a, port)) {
@@ -94,7 +63,7 @@ class DockerNetworkSecurityTest extends DockerTesting.WithRuntime {
                 }
             }
             Thread.sleep(200);
-            int fromHost = accepted.get();
+            int fromHost = host.accepted();
             assertThat(fromHost).isEqualTo(addresses.size());
 
             RuntimeSandbox sb = networked();
@@ -111,7 +80,7 @@ class DockerNetworkSecurityTest extends DockerTesting.WithRuntime {
                         .isFalse();
             }
             assertThat(connects(sb, "169.254.169.254", 80)).as("the cloud metadata address").isFalse();
-            assertThat(accepted.get()).as("connections the host's service accepted from the sandbox")
+            assertThat(host.accepted()).as("connections the host's service accepted from the sandbox")
                     .isEqualTo(fromHost);
         }
         // the rules that keep it so are in the host's firewall
@@ -135,7 +104,7 @@ class DockerNetworkSecurityTest extends DockerTesting.WithRuntime {
             String direct = DockerTesting.docker("inspect", "-f", "{{.NetworkSettings.IPAddress}}", other).output()
                     .strip();
             RuntimeSandbox sb = networked();
-            for (String address : hostAddresses()) {
+            for (String address : HostService.hostAddresses()) {
                 // the host reaches the published port: it is real
                 try (var in = java.net.URI.create("http://" + address + ":" + port + "/passwd").toURL().openStream()) {
                     assertThat(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8))
