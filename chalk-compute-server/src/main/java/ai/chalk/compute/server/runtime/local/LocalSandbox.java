@@ -817,7 +817,9 @@ final class LocalSandbox implements RuntimeSandbox {
         boolean marked = false;
         long pause = 200_000;
         while (true) {
-            List<Long> running = userProcesses();
+            // not the init's own sleep: the init starts another at once, and a SIGTERM for each would keep the
+            // sandbox forking for the whole grace period, starving the processes that are ending
+            List<Long> running = userProcesses().stream().filter(pid -> !initsSleep(pid)).toList();
             if (running.isEmpty()) {
                 return;
             }
@@ -837,6 +839,11 @@ final class LocalSandbox implements RuntimeSandbox {
             LockSupport.parkNanos(Math.min(pause, left));
             pause = Math.min(pause * 2, 10_000_000);
         }
+    }
+
+    /** Whether {@code pid} is the sleep the init waits on (see {@link SandboxCommands#INIT_LOOP}). */
+    private boolean initsSleep(long pid) {
+        return Procfs.parentPid(pid) == initPid && Procfs.commandLine(pid).endsWith("sleep infinity");
     }
 
     /** A suspended sandbox's processes must run again to receive SIGTERM, and frozen ones ignore even SIGKILL. */
