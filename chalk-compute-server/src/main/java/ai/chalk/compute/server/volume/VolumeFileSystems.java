@@ -113,6 +113,8 @@ final class VolumeFileSystems implements AutoCloseable {
         make(image(name), bytes);
         try {
             mount(image(name), dir);
+            // a new volume starts empty, as a directory would (only now: later, what is there is the tenant's)
+            Files.deleteIfExists(dir.resolve("lost+found"));
         } catch (IOException e) {
             Files.deleteIfExists(image(name));
             throw e;
@@ -136,7 +138,12 @@ final class VolumeFileSystems implements AutoCloseable {
                 String file = image.getFileName().toString();
                 Path dir = volumes.resolve(file.substring(0, file.length() - ".ext4".length()));
                 if (Files.isDirectory(dir) && !mounted(dir)) {
-                    mount(image, dir);
+                    try {
+                        mount(image, dir);
+                    } catch (IOException e) {
+                        // one volume that cannot be mounted must not leave the others unmounted
+                        log.warn("Cannot mount the file system of volume {}: {}", dir.getFileName(), e.getMessage());
+                    }
                 }
             }
         } catch (IOException e) {
@@ -183,8 +190,6 @@ final class VolumeFileSystems implements AutoCloseable {
 
     private static void mount(Path image, Path dir) throws IOException {
         run(List.of(MOUNT, "-o", "loop,nosuid,nodev,noatime", image.toString(), dir.toString()));
-        Path lostFound = dir.resolve("lost+found");
-        Files.deleteIfExists(lostFound); // the volume starts empty, as a directory would
     }
 
     private static void umount(Path dir) throws IOException {

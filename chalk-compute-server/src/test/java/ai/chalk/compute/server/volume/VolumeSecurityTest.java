@@ -220,6 +220,36 @@ class VolumeSecurityTest {
     }
 
     /**
+     * What a tenant leaves in its volume cannot keep volumes from being mounted at the next start: a {@code lost+found}
+     * it filled (the name the file system's own directory had) stays its own, and the volumes after it in the
+     * directory are mounted all the same, with their files.
+     */
+    @Test
+    void aTenantsLostAndFoundKeepsNoVolumeUnmountedAcrossARestart() throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.volumeSize(64L << 20))) {
+            for (String name : List.of("a-tenant", "b-other")) {
+                volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName(name).build());
+            }
+            String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
+                    .addVolumes(VolumeMount.newBuilder().setName("a-tenant").setMountPath("/a"))
+                    .addVolumes(VolumeMount.newBuilder().setName("b-other").setMountPath("/b")).build())
+                    .getSandbox().getId();
+            assertThat(sh(server, sandbox, "mkdir /a/lost+found && echo mine > /a/lost+found/keep"
+                    + " && echo other > /b/data && echo ok").getStdout().toStringUtf8()).isEqualTo("ok\n");
+            server.terminate(sandbox);
+        }
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.volumeSize(64L << 20))) {
+            assertThat(volumes(server).getFile(GetFileRequest.newBuilder().setVolumeName("a-tenant")
+                    .setPath("lost+found/keep").build()).getData().toStringUtf8()).isEqualTo("mine\n");
+            assertThat(volumes(server).getFile(GetFileRequest.newBuilder().setVolumeName("b-other")
+                    .setPath("data").build()).getData().toStringUtf8()).isEqualTo("other\n");
+            for (String name : List.of("a-tenant", "b-other")) {
+                assertThat(VolumeFileSystems.mounted(dataDir.resolve("volumes").resolve(name))).as(name).isTrue();
+            }
+        }
+    }
+
+    /**
      * Sets up, inside the sandbox, a directory {@code d} and a file {@code f} in the volume with links to the host's
      * canary directory and file next to them, then exchanges each with its link as fast as the sandbox can while the
      * API is hammered on paths under {@code d} and on {@code f}.
