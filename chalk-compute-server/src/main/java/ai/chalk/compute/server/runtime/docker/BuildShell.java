@@ -22,6 +22,10 @@ import java.util.stream.Stream;
  * step, whoever it runs as. The build's last steps restore the usual shell and remove the helpers. A Dockerfile may
  * therefore not set its own {@code SHELL} nor write {@code RUN} in exec form ({@link DockerfilePolicy}).
  *
+ * <p>Known limit: the helpers live in the image being built, which a root step may write, so a hostile step can
+ * rewrite them for the steps after it. Copying them in again before every {@code RUN} would close that; until then
+ * the shell is defence in depth for builds, not their boundary.
+ *
  * @param tools   the helpers on the host (a {@link SandboxTools} directory)
  * @param setpriv the command that runs setpriv from {@value SandboxTools#MOUNT} inside the image
  */
