@@ -58,16 +58,28 @@ public final class Procfs {
         return f == null ? -1 : Long.parseLong(f[19]);
     }
 
-    /** Whether the process exists and is not a zombie. */
+    /**
+     * Whether the process exists and is not ending: not a zombie, not exiting, and no SIGKILL waiting for it. A
+     * process another one has just SIGKILLed ({@code kill -KILL -1} inside a sandbox, say) still looks like it runs
+     * until the kernel schedules it to die; the pending signal tells it apart at once.
+     */
     public static boolean running(long pid) {
-        String[] f = stat(pid);
-        return f != null && !f[0].equals("Z") && !f[0].equals("X");
+        return notEnding(stat(pid));
     }
 
     /** Whether the process that started at {@code startTime} still runs (and not a later one with its pid). */
     public static boolean running(long pid, long startTime) {
         String[] f = stat(pid);
-        return f != null && !f[0].equals("Z") && !f[0].equals("X") && Long.parseLong(f[19]) == startTime;
+        return notEnding(f) && Long.parseLong(f[19]) == startTime;
+    }
+
+    private static final long PF_EXITING = 0x4;
+    private static final long SIGKILL_PENDING = 1L << (9 - 1);
+
+    /** {@code f}: fields of a stat line (see {@link #stat}); flags are field 9, thread-pending signals field 31. */
+    private static boolean notEnding(String[] f) {
+        return f != null && !f[0].equals("Z") && !f[0].equals("X")
+                && (Long.parseUnsignedLong(f[6]) & PF_EXITING) == 0 && (Long.parseLong(f[28]) & SIGKILL_PENDING) == 0;
     }
 
     /** The identity of the process's pid namespace (e.g. {@code pid:[4026532180]}), if it still exists. */

@@ -820,10 +820,12 @@ final class LocalSandbox implements RuntimeSandbox {
             // not the init's own sleep: the init starts another at once, and a SIGTERM for each would keep the
             // sandbox forking for the whole grace period, starving the processes that are ending
             List<Long> running = userProcesses().stream().filter(pid -> !initsSleep(pid)).toList();
-            if (running.isEmpty()) {
+            if (running.isEmpty() && processes.stream().noneMatch(p -> p.hostProcess().isAlive())) {
                 return;
             }
-            if (!marked) {
+            // a command that ended on its SIGTERM leaves its nsenter on the host passing the status on: the kill
+            // that follows the grace period would reach nsenter first and turn a SIGTERM into a SIGKILL
+            if (!running.isEmpty() && !marked) {
                 processes.forEach(p -> p.deliveredBySandbox(15));
                 marked = true;
             }
