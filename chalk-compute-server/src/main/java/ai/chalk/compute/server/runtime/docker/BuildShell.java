@@ -22,9 +22,8 @@ import java.util.stream.Stream;
  * step, whoever it runs as. The build's last steps restore the usual shell and remove the helpers. A Dockerfile may
  * therefore not set its own {@code SHELL} nor write {@code RUN} in exec form ({@link DockerfilePolicy}).
  *
- * <p>Known limit: the helpers live in the image being built, which a root step may write, so a hostile step can
- * rewrite them for the steps after it. Copying them in again before every {@code RUN} would close that; until then
- * the shell is defence in depth for builds, not their boundary.
+ * <p>The helpers live in the image being built, which a root step may write: they are copied in afresh before every
+ * {@code RUN} ({@link DockerBuildContext}), so what one step does to them never reaches the next.
  *
  * @param tools   the helpers on the host (a {@link SandboxTools} directory)
  * @param setpriv the command that runs setpriv from {@value SandboxTools#MOUNT} inside the image
@@ -44,17 +43,38 @@ record BuildShell(Path tools, List<String> setpriv) {
         return java.util.Optional.of(new BuildShell(tools.dir(), tools.command("setpriv")));
     }
 
-    /** The script: root keeps a sandbox's capabilities only; anyone gets no_new_privs. */
+    /**
+     * The script: root keeps a sandbox's capabilities only; anyone gets no_new_privs. setpriv is the host's, loaded
+     * by the host's loader from {@value SandboxTools#MOUNT}, and runs while root still holds every capability the
+     * engine gives a step, so nothing of the image may reach that loader: it starts with an empty environment (no
+     * {@code LD_PRELOAD}, {@code LD_AUDIT}, {@code GLIBC_TUNABLES}, locale), the step's environment is put back
+     * only after the drop, and a step is refused while the image has an {@code /etc/ld.so.preload}, which the loader
+     * reads whatever it is told. Nothing else runs in a step's container while this script does.
+     */
     String script() {
         StringBuilder bounding = new StringBuilder("--bounding-set=-all");
         DockerRuntime.KEPT_CAPABILITIES.forEach(c -> bounding.append(",+").append(c.name().toLowerCase(Locale.ROOT)));
         String bb = SandboxTools.busybox();
         return "if [ \"$(" + bb + " id -u)\" = 0 ]; then\n"
-                + "  exec " + String.join(" ", setpriv) + " --no-new-privs " + bounding + " --inh-caps=-all --"
-                + " /bin/sh -c \"$1\"\n"
+                + "  if [ -e /etc/ld.so.preload ] || [ -L /etc/ld.so.preload ]; then\n"
+                + "    echo \"" + PRELOAD_REFUSAL + "\" >&2\n"
+                + "    exit 126\n"
+                + "  fi\n"
+                + "  exec " + bb + " env -i " + String.join(" ", setpriv) + " --no-new-privs " + bounding
+                + " --inh-caps=-all -- " + bb + " sh -c 'eval \"$1\"; exec /bin/sh -c \"$2\"' chalk-step"
+                + " \"$(export -p)\" \"$1\"\n"
                 + "fi\n"
                 + "exec " + bb + " setpriv --nnp /bin/sh -c \"$1\"\n";
     }
+
+    /**
+     * What a root step is told when the image has an {@code /etc/ld.so.preload} (see {@link #script}); said in double
+     * quotes by the script, so no quote, dollar or backquote in it.
+     */
+    static final String PRELOAD_REFUSAL = "chalk: the image has /etc/ld.so.preload (from its base image or an earlier"
+            + " step), which would load libraries into the capability drop of the build while it holds every capability;"
+            + " a step that runs a command as root cannot come after it: write /etc/ld.so.preload in the last step"
+            + " that runs a command";
 
     /** The {@code SHELL} of the build's steps. */
     static final List<String> SHELL = List.of(SandboxTools.busybox(), "sh", SCRIPT);

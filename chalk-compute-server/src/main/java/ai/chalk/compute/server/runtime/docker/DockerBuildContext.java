@@ -34,8 +34,8 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  *
  * @param dockerfile   the Dockerfile's text
  * @param files        context files by path, with their modes
- * @param instructions for each Dockerfile instruction in order (the engine's "Step N/M"), what in the spec it came
- *                     from, to name a failing step
+ * @param instructions for each Dockerfile instruction in order (the engine's "Step N/M", lines joined by a
+ *                     continuation counting once), what in the spec it came from, to name a failing step
  * @param fields       for each line of the Dockerfile, the spec field it came from
  *                     ({@code image_spec.steps[2].dockerfile_commands[0]}), for {@link DockerfilePolicy}
  */
@@ -46,6 +46,8 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
     static final int DEFAULT_FILE_MODE = 0644;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern SHELL_SAFE = Pattern.compile("[\\w@%+=:,./-]+");
+    /** Copies the build shell's helpers into the image (see {@link BuildShell}). */
+    private static final String HELPERS = "COPY [\"chalk/\", \"" + SandboxTools.MOUNT + "/\"]";
 
     /** A file of the context: its bytes and permission bits. */
     record ContextFile(byte[] content, int mode) {
@@ -58,8 +60,9 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
 
     /**
      * Renders the spec; it has been validated ({@link ai.chalk.compute.server.image.ImageSpecCheck}). With a
-     * {@link BuildShell}, its helpers are copied in right after {@code FROM} and made the {@code SHELL} of every step,
-     * and the last steps restore {@code /bin/sh -c} and remove them.
+     * {@link BuildShell}, it is made the {@code SHELL} right after {@code FROM}, its helpers are copied in afresh
+     * before every {@code RUN} (a root step could have rewritten them for the steps after it), and the last steps
+     * restore {@code /bin/sh -c} and remove them.
      */
     static DockerBuildContext of(ImageSpec spec, java.util.Optional<BuildShell> shell) {
         Rendering r = new Rendering(shell);
@@ -67,7 +70,6 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
                 "image_spec.base_image");
         shell.ifPresent(s -> {
             r.files.putAll(s.contextFiles());
-            r.add("COPY [\"chalk/\", \"" + SandboxTools.MOUNT + "/\"]", BuildShell.FIELD, BuildShell.FIELD);
             r.add("SHELL " + json(s.shell()), BuildShell.FIELD, BuildShell.FIELD);
         });
         if (spec.hasWorkdir() && !spec.getWorkdir().isBlank()) {
@@ -252,6 +254,8 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
         final List<String> origins = new ArrayList<>();
         final List<String> fields = new ArrayList<>();
         final Map<String, ContextFile> files = new TreeMap<>();
+        /** Whether the last line added continues on the next (a dockerfile_commands line ending in a backslash). */
+        boolean continued;
 
         Rendering(java.util.Optional<BuildShell> shell) {
             this.shell = shell;
@@ -262,9 +266,23 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
         }
 
         void add(String line, String origin, String field) {
+            if (!continued && shell.isPresent() && runs(line)) {
+                // before every RUN, ours included: the steps before it could have rewritten the helpers
+                lines.add(HELPERS);
+                origins.add(BuildShell.FIELD);
+                fields.add(BuildShell.FIELD);
+            }
             lines.add(line);
-            origins.add(origin);
             fields.add(field);
+            if (!continued) {
+                origins.add(origin); // one per instruction, as the engine numbers its steps
+            }
+            continued = DockerfilePolicy.continues(line);
+        }
+
+        private static boolean runs(String line) {
+            String[] words = line.strip().split("\\s+", 2);
+            return words[0].equalsIgnoreCase("RUN");
         }
     }
 }

@@ -45,8 +45,17 @@ final class DockerfilePolicy {
     private DockerfilePolicy() {
     }
 
+    /** Whether a Dockerfile line continues on the next (ends in a backslash, spaces after it aside). */
+    static boolean continues(String line) {
+        return CONTINUATION.matcher(line).find();
+    }
+
     /** Why the Dockerfile may not be built, naming the field and what to do; empty when it may. */
     static Optional<String> refusal(List<Line> lines) {
+        Optional<String> dangling = danglingContinuation(lines);
+        if (dangling.isPresent()) {
+            return dangling;
+        }
         List<Instruction> instructions = instructions(lines);
         for (int i = 0; i < instructions.size(); i++) {
             Instruction ins = instructions.get(i);
@@ -56,6 +65,31 @@ final class DockerfilePolicy {
             Optional<String> why = refusal(ins, ins.field(), "");
             if (why.isPresent()) {
                 return why;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * A dockerfile_commands step whose last line continues: the engine would join the next line of the Dockerfile,
+     * which the step did not write (another step's, or one the build adds for itself), to the step's instruction.
+     */
+    private static Optional<String> danglingContinuation(List<Line> lines) {
+        for (int i = 0; i < lines.size(); i++) {
+            Line line = lines.get(i);
+            if (!line.field().contains(".dockerfile_commands[") || !continues(line.text())) {
+                continue;
+            }
+            String step = line.field().substring(0, line.field().indexOf(".dockerfile_commands["));
+            int next = i + 1;
+            while (next < lines.size() && (lines.get(next).text().isBlank()
+                    || lines.get(next).text().strip().startsWith("#"))) {
+                next++;
+            }
+            if (next == lines.size() || !lines.get(next).field().startsWith(step + ".dockerfile_commands[")) {
+                return Optional.of(line.field() + " ends in a line continuation (\\) that nothing in its step"
+                        + " continues: the engine would join the next line of the Dockerfile, which the step did not"
+                        + " write, to it; finish the instruction within the step");
             }
         }
         return Optional.empty();

@@ -3,6 +3,7 @@ package ai.chalk.compute.server.runtime.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ai.chalk.compute.proto.sandbox.v1.AddFileStep;
 import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.DockerfileCommandsStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
@@ -11,10 +12,14 @@ import ai.chalk.compute.server.image.ContentHash;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageSpecCheck;
 import io.grpc.Status;
+import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Finding 13 as attacks: image builds try to make the engine fetch from the host's network, to read other images on
@@ -111,6 +116,127 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
         } finally {
             DockerTesting.docker("rmi", "-f", ref);
         }
+    }
+
+    private static BuildStep run(String... commands) {
+        return BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder().addAllCommands(List.of(commands)))
+                .build();
+    }
+
+    private static final String CAPS = "grep -E '^CapBnd' /proc/self/status | sed 's/^/STEP /'";
+
+    /**
+     * The build shell lives in the image being built, which a root step may write: one step rewrites it (in place,
+     * and by turning its directory into a link to one of its own), and the next still runs with a sandbox's
+     * capabilities, because the helpers are copied in again before every step.
+     */
+    @Test
+    void aStepThatRewritesTheBuildShellDoesNotReachTheNext() throws Exception {
+        String evilShell = "echo EVIL-SHELL; exec /bin/sh -c \"$1\"";
+        ImageSpec spec = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+                .putEnv("NONCE", Long.toString(System.nanoTime()))
+                .addSteps(run("printf '%s\\n' '" + evilShell + "' > /.chalk/run && cp /bin/busybox /.chalk/bin/busybox",
+                        CAPS))
+                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                        .addCommands("RUN mkdir -p /tmp/own/bin && cp /bin/busybox /tmp/own/bin/busybox"
+                                + " && printf '%s\\n' '" + evilShell + "' > /tmp/own/run && rm -rf /.chalk"
+                                + " && ln -s /tmp/own /.chalk")
+                        .addCommands("RUN " + CAPS)))
+                .addSteps(run(CAPS))
+                .build();
+        List<String> log = new CopyOnWriteArrayList<>();
+        String ref = runtime.imageBuilder().build(spec, ContentHash.of(spec), log::add);
+        try {
+            assertThat(log).doesNotContain("EVIL-SHELL");
+            assertThat(log.stream().filter(l -> l.startsWith("STEP "))).hasSize(3)
+                    .allMatch(l -> l.equals("STEP CapBnd:\t00000000000004fb"));
+            // the numbering the user sees counts the user's instructions only
+            assertThat(log).anyMatch(l -> l.startsWith("Step 1/"));
+        } finally {
+            DockerTesting.docker("rmi", "-f", ref);
+        }
+    }
+
+    /** A shared library that reports, from every process that loads it, that process's bounding set. */
+    private static byte[] reportingLibrary(Path dir) throws Exception {
+        Path source = dir.resolve("evil.c");
+        Files.writeString(source, """
+                #include <fcntl.h>
+                #include <string.h>
+                #include <unistd.h>
+                __attribute__((constructor)) static void report(void) {
+                    char buf[4096]; int fd = open("/proc/self/status", O_RDONLY); if (fd < 0) return;
+                    ssize_t n = read(fd, buf, sizeof buf - 1); close(fd); if (n <= 0) return; buf[n] = 0;
+                    char *at = strstr(buf, "CapBnd:"); if (!at) return; char *end = strchr(at, '\\n');
+                    write(2, "EVIL ", 5); write(2, at, end ? (size_t) (end - at + 1) : strlen(at));
+                }
+                """);
+        Path library = dir.resolve("evil.so");
+        DockerTesting.Result cc = DockerTesting.run(List.of("gcc", "-shared", "-fPIC", "-o", library.toString(),
+                source.toString()));
+        assertThat(cc.code()).as("gcc (CI installs it): " + cc.output()).isZero();
+        return Files.readAllBytes(library);
+    }
+
+    /**
+     * The build shell's capability drop is a dynamic program (the host's setpriv) that runs with every capability a
+     * step has: a library preloaded through the step's environment (an image's {@code ENV LD_PRELOAD}) or through
+     * the image's {@code /etc/ld.so.preload} must not run inside it. The step still sees its environment.
+     */
+    @Test
+    void libraryPreloadsDoNotReachTheBuildShellsCapabilityDrop(@TempDir Path dir) throws Exception {
+        byte[] evil = reportingLibrary(dir);
+        BuildStep library = BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder().setDestination("/evil.so")
+                .setContent(ByteString.copyFrom(evil)).setMode(0755)).build();
+        ImageSpec viaEnv = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+                .putEnv("NONCE", Long.toString(System.nanoTime())).putEnv("LD_PRELOAD", "/evil.so")
+                .putEnv("LD_AUDIT", "/evil.so")
+                .addSteps(library)
+                .addSteps(run(CAPS, "echo \"PRELOAD=$LD_PRELOAD AUDIT=$LD_AUDIT\""))
+                .build();
+        List<String> log = new CopyOnWriteArrayList<>();
+        String ref = runtime.imageBuilder().build(viaEnv, ContentHash.of(viaEnv), log::add);
+        DockerTesting.docker("rmi", "-f", ref);
+        assertThat(log).contains("STEP CapBnd:\t00000000000004fb", "PRELOAD=/evil.so AUDIT=/evil.so");
+        assertThat(log).noneMatch(l -> l.startsWith("EVIL") && !l.endsWith("00000000000004fb"));
+
+        ImageSpec viaFile = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+                .putEnv("NONCE", Long.toString(System.nanoTime()))
+                .addSteps(library)
+                .addSteps(run("echo /evil.so > /etc/ld.so.preload", CAPS))
+                .build();
+        List<String> fileLog = new CopyOnWriteArrayList<>();
+        assertThatThrownBy(() -> runtime.imageBuilder().build(viaFile, ContentHash.of(viaFile), fileLog::add))
+                .isInstanceOf(ImageBuildException.class)
+                .hasMessageContaining("steps[1] (run_commands[1]")
+                .hasMessageContaining("/etc/ld.so.preload").hasMessageContaining("last step that runs a command");
+        assertThat(fileLog).noneMatch(l -> l.startsWith("EVIL")).noneMatch(l -> l.startsWith("STEP"));
+        // written by the last step that runs a command, it is kept
+        ImageSpec lastStep = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+                .putEnv("NONCE", Long.toString(System.nanoTime()))
+                .addSteps(run("echo > /etc/ld.so.preload")).build();
+        String kept = runtime.imageBuilder().build(lastStep, ContentHash.of(lastStep), line -> { });
+        try {
+            assertThat(DockerTesting.docker("run", "--rm", kept, "ls", "/etc/ld.so.preload").code()).isZero();
+        } finally {
+            DockerTesting.docker("rmi", "-f", kept);
+        }
+    }
+
+    @Test
+    void aStepCannotContinueIntoTheLinesAfterIt() {
+        assertRefused(dockerfile("RUN echo \\"), "image_spec.steps[1].dockerfile_commands[0]",
+                "line continuation");
+        assertRefused(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                        .addCommands("RUN true \\").addCommands("  && echo joined \\")))
+                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                        .addCommands("SHELL [\"/bin/sh\", \"-c\"]")))
+                .build(), "image_spec.steps[0].dockerfile_commands[1]", "line continuation");
+        // within its step, a continuation is the user's own business
+        ImageSpec within = dockerfile("RUN echo a \\", "  b");
+        ImageSpecCheck.validate(within);
+        runtime.imageBuilder().check(within);
     }
 
     @Test
