@@ -1,7 +1,7 @@
 package ai.chalk.compute.server.exec;
 
 import ai.chalk.compute.server.runtime.ProcessSpec;
-import ai.chalk.compute.server.sandbox.RequestLimits;
+import ai.chalk.compute.server.grpc.RequestLimits;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.List;

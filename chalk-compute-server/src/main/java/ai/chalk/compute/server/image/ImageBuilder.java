@@ -5,7 +5,7 @@ import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 /**
  * Builds the image an {@link ImageSpec} describes, for one runtime: the docker runtime through the Engine's
  * build API, the local runtime as cached root-filesystem layers. The result is an image reference that the same
- * runtime's sandboxes can be created from ({@link ai.chalk.compute.server.runtime.SandboxSpec#image()}).
+ * runtime's sandboxes can be created from (a sandbox spec's {@code image}).
  * Implementations are thread-safe; the build cache above them makes sure one spec is built once at a time.
  */
 public interface ImageBuilder {

@@ -1,19 +1,27 @@
 package ai.chalk.compute.server.sandbox;
 
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
-import ai.chalk.compute.server.session.SessionRegistry;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * A sandbox the server is running right now: the runtime's handle, its default working
- * directory, and the sessions opened in it.
+ * A sandbox the server is running right now: the runtime's handle, the volumes it mounts, and what other parts of
+ * the server keep for it while it runs (its attachments, such as the v2 sessions opened in it).
  */
 public final class LiveSandbox {
 
+    private static final Logger log = LoggerFactory.getLogger(LiveSandbox.class);
+
     private final String id;
     private final RuntimeSandbox runtimeSandbox;
-    private final SessionRegistry sessions = new SessionRegistry();
+    /** Guarded by itself; once the sandbox has ended, attachments are closed as they are made. */
+    private final Map<Class<?>, AutoCloseable> attachments = new ConcurrentHashMap<>();
+    private boolean ended;
     private final List<String> volumes;
     private volatile ScheduledFuture<?> lifetimeTimer;
     private volatile boolean suspended;
@@ -38,9 +46,42 @@ public final class LiveSandbox {
         return runtimeSandbox;
     }
 
-    /** The v2 sessions of this sandbox. */
-    public SessionRegistry sessions() {
-        return sessions;
+    /**
+     * What the part of the server that owns {@code type} keeps for this sandbox, made by {@code create} the first
+     * time; it is closed when the sandbox ends (at once when it has ended already), so that nothing is left running
+     * or reserved for a sandbox that is gone.
+     */
+    public <T extends AutoCloseable> T attachment(Class<T> type, Supplier<T> create) {
+        synchronized (attachments) {
+            AutoCloseable existing = attachments.get(type);
+            if (existing != null) {
+                return type.cast(existing);
+            }
+            T made = create.get();
+            attachments.put(type, made);
+            if (ended) {
+                closeQuietly(made);
+            }
+            return made;
+        }
+    }
+
+    /** The sandbox has ended: its attachments are closed. */
+    void ended() {
+        List<AutoCloseable> all;
+        synchronized (attachments) {
+            ended = true;
+            all = List.copyOf(attachments.values());
+        }
+        all.forEach(this::closeQuietly);
+    }
+
+    private void closeQuietly(AutoCloseable attachment) {
+        try {
+            attachment.close();
+        } catch (Exception e) {
+            log.warn("Closing {} of sandbox {} failed: {}", attachment.getClass().getSimpleName(), id, e.toString());
+        }
     }
 
     /** Whether the sandbox is suspended: its processes are frozen and it starts no new ones. */

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.sandbox;
 
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.server.grpc.RequestLimits;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
@@ -13,6 +14,7 @@ import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
 import ai.chalk.compute.server.store.StoreException;
 import ai.chalk.compute.server.volume.VolumeManager;
+import ai.chalk.compute.server.volume.VolumeUsers;
 import com.google.protobuf.util.Durations;
 import io.grpc.Status;
 import java.nio.file.Path;
@@ -33,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * Owns the lifecycle of every sandbox: records in the store, live handles on the runtime,
  * lifetime enforcement, and recovery after a restart.
  */
-public final class SandboxManager implements AutoCloseable {
+public final class SandboxManager implements VolumeUsers, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(SandboxManager.class);
     /** Default working directory of a sandbox, as in the SDK's default image. */
@@ -218,7 +220,7 @@ public final class SandboxManager implements AutoCloseable {
             // a sandbox that stopped by itself (its init died) is over; terminate() records its own reason
             if (live.remove(sandbox.id()) != null) {
                 sandbox.cancelLifetimeTimer();
-                sandbox.sessions().closeAll();
+                sandbox.ended();
                 synchronized (sandbox) {
                     recordEnd(sandbox.id(), reason);
                 }
@@ -419,7 +421,7 @@ public final class SandboxManager implements AutoCloseable {
             return;
         }
         sandbox.cancelLifetimeTimer();
-        sandbox.sessions().closeAll();
+        sandbox.ended();
         try {
             sandbox.runtime().terminate(grace);
         } finally {
@@ -431,6 +433,7 @@ public final class SandboxManager implements AutoCloseable {
     }
 
     /** Ids of the running sandboxes that mount the volume {@code name}. */
+    @Override
     public List<String> sandboxesMounting(String name) {
         return live.values().stream().filter(s -> s.volumes().contains(name)).map(LiveSandbox::id).sorted().toList();
     }

@@ -12,7 +12,6 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxResponse;
 import ai.chalk.compute.server.exec.ByteBudget;
-import ai.chalk.compute.server.exec.ExecCall;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;

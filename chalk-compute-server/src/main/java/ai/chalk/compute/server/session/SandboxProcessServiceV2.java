@@ -175,7 +175,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
     @Override
     public void getSession(GetSessionRequest request, StreamObserver<GetSessionResponse> observer) {
         StatusErrors.unary(observer, () -> GetSessionResponse.newBuilder()
-                .setSession(sandboxes.requireLive(request.getSandboxId()).sessions()
+                .setSession(SessionRegistry.of(sandboxes.requireLive(request.getSandboxId()))
                         .require(request.getSandboxId(), request.getSessionId()).info())
                 .build());
     }
@@ -184,7 +184,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
     public void listSessions(ListSessionsRequest request, StreamObserver<ListSessionsResponse> observer) {
         StatusErrors.unary(observer, () -> {
             ListSessionsResponse.Builder b = ListSessionsResponse.newBuilder();
-            sandboxes.requireLive(request.getSandboxId()).sessions().all().stream()
+            SessionRegistry.of(sandboxes.requireLive(request.getSandboxId())).all().stream()
                     .sorted(Comparator.comparing(Session::id))
                     .forEach(s -> b.addSessions(s.info()));
             return b.build();

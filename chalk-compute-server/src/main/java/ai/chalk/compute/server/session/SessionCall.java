@@ -113,11 +113,11 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 np.hasWorkdir() ? Optional.of(np.getWorkdir()) : Optional.empty(), np.getEnvVarsMap(), pty);
         Optional<Duration> timeout = ProcessRequests.timeout(np.hasTimeout(), np.getTimeout());
         LiveSandbox sandbox = sandboxes.requireRunning(np.getSandboxId());
-        Session s = sandbox.sessions().create(np, capacityBytes, budgets.sessionOutput());
+        Session s = SessionRegistry.of(sandbox).create(np, capacityBytes, budgets.sessionOutput());
         try {
             s.started(ProcessRun.start(sandbox.runtime(), spec, timeout, scheduler, s::output));
         } catch (ProcessStartException e) {
-            sandbox.sessions().remove(s.id());
+            SessionRegistry.of(sandbox).remove(s.id());
             throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
         }
         follow(s, 0);
@@ -131,7 +131,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
             }
         }
         LiveSandbox sandbox = sandboxes.requireLive(a.getSandboxId());
-        Session s = sandbox.sessions().require(a.getSandboxId(), a.getSessionId());
+        Session s = SessionRegistry.of(sandbox).require(a.getSandboxId(), a.getSessionId());
         if (a.hasPtyInfo() && s.run() != null) {
             s.run().resize((int) a.getPtyInfo().getCols(), (int) a.getPtyInfo().getRows());
         }

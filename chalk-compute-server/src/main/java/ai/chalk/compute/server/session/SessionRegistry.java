@@ -2,6 +2,7 @@ package ai.chalk.compute.server.session;
 
 import ai.chalk.compute.proto.sandbox.v2.NewProcess;
 import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.sandbox.LiveSandbox;
 import io.grpc.Status;
 import java.util.ArrayDeque;
 import java.util.Collection;
@@ -18,7 +19,18 @@ import java.util.concurrent.ConcurrentHashMap;
  * run at once per sandbox, and every session's buffer is reserved from the server-wide budget of
  * session output, so detached sessions cannot pile up without bound.
  */
-public final class SessionRegistry {
+public final class SessionRegistry implements AutoCloseable {
+
+    /** The sessions of {@code sandbox}, closed when it ends. */
+    public static SessionRegistry of(LiveSandbox sandbox) {
+        return sandbox.attachment(SessionRegistry.class, SessionRegistry::new);
+    }
+
+    /** Ends every session: the sandbox is gone. */
+    @Override
+    public void close() {
+        closeAll();
+    }
 
     /** Finished sessions kept per sandbox; the oldest is forgotten when another finishes past it. */
     public static final int KEPT_FINISHED = 16;

@@ -20,7 +20,6 @@ import ai.chalk.compute.proto.volume.v1.RemoveFileResponse;
 import ai.chalk.compute.proto.volume.v1.VolumeInfo;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.grpc.StatusErrors;
-import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.store.VolumeStore.VolumeRecord;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Timestamp;
@@ -36,11 +35,11 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     private static final int MAX_PAGE = 1000;
 
     private final VolumeManager volumes;
-    private final SandboxManager sandboxes;
+    private final VolumeUsers users;
 
-    public VolumeServiceV1(VolumeManager volumes, SandboxManager sandboxes) {
+    public VolumeServiceV1(VolumeManager volumes, VolumeUsers users) {
         this.volumes = volumes;
-        this.sandboxes = sandboxes;
+        this.users = users;
     }
 
     @Override
@@ -77,10 +76,11 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     public void deleteVolume(DeleteVolumeRequest request, StreamObserver<DeleteVolumeResponse> observer) {
         StatusErrors.unary(observer, () -> {
             volumes.get(request.getName());
-            List<String> users = sandboxes.sandboxesMounting(request.getName());
-            if (!users.isEmpty()) {
+            List<String> mounting = users.sandboxesMounting(request.getName());
+            if (!mounting.isEmpty()) {
                 throw Status.FAILED_PRECONDITION.withDescription("volume " + request.getName()
-                        + " is mounted by running sandbox(es) " + users + "; terminate them first").asRuntimeException();
+                        + " is mounted by running sandbox(es) " + mounting + "; terminate them first")
+                        .asRuntimeException();
             }
             volumes.delete(request.getName());
             return DeleteVolumeResponse.getDefaultInstance();

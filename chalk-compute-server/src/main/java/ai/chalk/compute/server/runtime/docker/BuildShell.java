@@ -1,7 +1,7 @@
 package ai.chalk.compute.server.runtime.docker;
 
 import ai.chalk.compute.server.runtime.docker.DockerBuildContext.ContextFile;
-import ai.chalk.compute.server.runtime.local.SandboxTools;
+import ai.chalk.compute.server.runtime.host.SandboxTools;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

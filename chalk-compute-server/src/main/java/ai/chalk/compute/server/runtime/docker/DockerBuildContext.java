@@ -4,7 +4,7 @@ import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.server.image.ImagePaths;
 import ai.chalk.compute.server.image.Lz4Frames;
-import ai.chalk.compute.server.runtime.local.SandboxTools;
+import ai.chalk.compute.server.runtime.host.SandboxTools;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;

@@ -6,6 +6,7 @@ import ai.chalk.compute.server.runtime.ProcessSpecCheck;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.SandboxLifecycle;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.ProcessWait;
@@ -30,7 +31,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,8 +52,6 @@ final class DockerSandbox implements RuntimeSandbox {
     /** The exec group of the entrypoint, which an adopting server leaves running (it is the sandbox's service). */
     static final String ENTRYPOINT_GROUP = "chalk-entrypoint";
 
-    private enum State { RUNNING, STOPPING, STOPPED }
-
     /**
      * Where the container is on this host.
      *
@@ -70,14 +68,7 @@ final class DockerSandbox implements RuntimeSandbox {
     private final String workdir;
     private final Host host;
     private final Set<DockerProcess> processes = ConcurrentHashMap.newKeySet();
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-    private final CompletableFuture<String> stopped = new CompletableFuture<>();
-    private final Object pauseLock = new Object();
-    private volatile State state = State.RUNNING;
-    private boolean released;
-    private boolean suspended;
-    private int snapshotting;
-    private boolean paused;
+    private final SandboxLifecycle lifecycle;
 
     DockerSandbox(DockerRuntime runtime, String id, String containerId, String workdir, Host host, boolean paused) {
         this.runtime = runtime;
@@ -85,8 +76,7 @@ final class DockerSandbox implements RuntimeSandbox {
         this.containerId = containerId;
         this.workdir = workdir;
         this.host = host;
-        this.paused = paused;
-        this.suspended = paused;
+        this.lifecycle = new SandboxLifecycle(id, new Engine(), paused);
     }
 
     DockerRuntime runtime() {
@@ -124,21 +114,13 @@ final class DockerSandbox implements RuntimeSandbox {
         }
         String wd = spec.workdir().filter(w -> !w.isBlank()).map(DockerRuntime::normalize).orElse(workdir);
         String absoluteWd = wd.startsWith("/") ? wd : DockerRuntime.normalize(workdir + "/" + wd);
-        lock.readLock().lock();
-        try {
-            if (state != State.RUNNING) {
-                throw new ProcessStartException("sandbox " + id + " is not running");
-            }
-            synchronized (pauseLock) {
-                if (suspended) {
-                    throw new ProcessStartException("sandbox " + id + " is suspended: resume it before starting"
-                            + " processes (the Docker engine does not start processes in a paused container)");
-                }
+        return lifecycle.exec(() -> {
+            if (lifecycle.suspended()) {
+                throw new ProcessStartException("sandbox " + id + " is suspended: resume it before starting"
+                        + " processes (the Docker engine does not start processes in a paused container)");
             }
             return start(spec, env, wd, absoluteWd, entrypoint);
-        } finally {
-            lock.readLock().unlock();
-        }
+        });
     }
 
     private RuntimeProcess start(ProcessSpec spec, Map<String, String> env, String wd, String absoluteWd,
@@ -234,7 +216,7 @@ final class DockerSandbox implements RuntimeSandbox {
 
     /** Why execs cannot run, when the sandbox is not running; null when it is. */
     private String stateProblem() {
-        return state != State.RUNNING ? "sandbox " + id + " is not running" : null;
+        return lifecycle.notRunning();
     }
 
     /**
@@ -368,40 +350,12 @@ final class DockerSandbox implements RuntimeSandbox {
     /** Pauses the container (the engine freezes its cgroup); execs are refused until {@link #resume()}. */
     @Override
     public void suspend() throws SandboxOperationException {
-        lock.readLock().lock();
-        try {
-            requireRunning("suspended");
-            synchronized (pauseLock) {
-                if (suspended) {
-                    return;
-                }
-                pauseLocked();
-                suspended = true;
-            }
-        } finally {
-            lock.readLock().unlock();
-        }
-        log.debug("Sandbox {} suspended", id);
+        lifecycle.suspend();
     }
 
     @Override
     public void resume() throws SandboxOperationException {
-        lock.readLock().lock();
-        try {
-            requireRunning("resumed");
-            synchronized (pauseLock) {
-                if (!suspended) {
-                    return;
-                }
-                suspended = false;
-                if (snapshotting == 0) {
-                    unpauseLocked();
-                }
-            }
-        } finally {
-            lock.readLock().unlock();
-        }
-        log.debug("Sandbox {} resumed", id);
+        lifecycle.resume();
     }
 
     /**
@@ -413,28 +367,11 @@ final class DockerSandbox implements RuntimeSandbox {
      */
     @Override
     public SnapshotResult snapshot(Path destination) throws SandboxOperationException, IOException {
-        lock.readLock().lock();
-        try {
-            requireRunning("snapshotted");
-            synchronized (pauseLock) {
-                pauseLocked();
-                snapshotting++;
-            }
-            try {
-                int deleted = runtime.exportChanges(this, destination);
-                return new SnapshotResult(true, deleted == 0 ? "" : deleted + " file(s) the sandbox deleted from its"
-                        + " image are not part of the snapshot: a sandbox created from it has them again");
-            } finally {
-                synchronized (pauseLock) {
-                    snapshotting--;
-                    if (!suspended && snapshotting == 0) {
-                        unpauseLocked();
-                    }
-                }
-            }
-        } finally {
-            lock.readLock().unlock();
-        }
+        return lifecycle.snapshot(true, () -> {
+            int deleted = runtime.exportChanges(this, destination);
+            return new SnapshotResult(true, deleted == 0 ? "" : deleted + " file(s) the sandbox deleted from its"
+                    + " image are not part of the snapshot: a sandbox created from it has them again");
+        });
     }
 
     /** The volume mount points, which a snapshot leaves out. */
@@ -442,44 +379,9 @@ final class DockerSandbox implements RuntimeSandbox {
         return runtime.mountPathsOf(containerId);
     }
 
-    private void requireRunning(String what) throws SandboxOperationException {
-        if (state != State.RUNNING) {
-            throw new SandboxOperationException("sandbox " + id + " cannot be " + what + ": it is "
-                    + (state == State.STOPPING ? "stopping" : "stopped"));
-        }
-    }
-
-    private void pauseLocked() throws SandboxOperationException {
-        if (paused) {
-            return;
-        }
-        try {
-            runtime.pause(containerId);
-        } catch (RuntimeException e) {
-            throw new SandboxOperationException("cannot pause the container of sandbox " + id + ": "
-                    + e.getMessage(), e);
-        }
-        paused = true;
-    }
-
-    private void unpauseLocked() throws SandboxOperationException {
-        if (!paused) {
-            return;
-        }
-        try {
-            runtime.unpause(containerId);
-        } catch (RuntimeException e) {
-            throw new SandboxOperationException("cannot unpause the container of sandbox " + id + ": "
-                    + e.getMessage(), e);
-        }
-        paused = false;
-    }
-
     /** Whether the container is paused right now (suspended or being snapshotted); for tests. */
     boolean paused() {
-        synchronized (pauseLock) {
-            return paused;
-        }
+        return lifecycle.frozen();
     }
 
     // ---- stopping ----
@@ -490,42 +392,10 @@ final class DockerSandbox implements RuntimeSandbox {
      */
     @Override
     public void terminate(Duration grace) {
-        lock.writeLock().lock();
-        boolean mine;
-        try {
-            mine = state == State.RUNNING;
-            if (mine) {
-                state = State.STOPPING;
-            }
-        } finally {
-            lock.writeLock().unlock();
-        }
-        if (!mine) {
-            stopped.join(); // someone else is stopping it
-            return;
-        }
-        synchronized (pauseLock) {
-            suspended = false;
-            try {
-                unpauseLocked(); // frozen processes would neither see SIGTERM nor die
-            } catch (SandboxOperationException e) {
-                log.warn("Cannot unpause sandbox {} to stop it: {}", id, e.getMessage());
-            }
-        }
-        long graceNanos = Math.max(0, grace.toNanos());
-        if (graceNanos > 0) {
-            try {
-                terminateGracefully(graceNanos);
-            } catch (RuntimeException e) {
-                log.debug("SIGTERM to the processes of sandbox {} failed: {}", id, e.toString());
-            }
-        }
-        processes.forEach(p -> p.deliveredBySandbox(9));
-        release("terminated");
+        lifecycle.terminate(grace);
     }
 
-    private void terminateGracefully(long graceNanos) {
-        long deadline = System.nanoTime() + graceNanos;
+    private void terminateGracefully(long deadline) {
         if (host != null) {
             List<Long> targets = userProcesses();
             if (targets.isEmpty()) {
@@ -617,32 +487,50 @@ final class DockerSandbox implements RuntimeSandbox {
 
     /** Called by the runtime when the container stopped: unless this is a terminate, it stopped by itself. */
     void containerStopped(String reason) {
-        lock.writeLock().lock();
-        boolean unexpected;
-        try {
-            unexpected = state == State.RUNNING;
-            if (unexpected) {
-                state = State.STOPPING;
-            }
-        } finally {
-            lock.writeLock().unlock();
-        }
-        if (unexpected) {
-            log.info("Sandbox {} stopped by itself: {}", id, reason);
-            processes.forEach(p -> p.deliveredBySandbox(9));
-            release(reason);
-        }
+        lifecycle.endedByItself(() -> reason);
     }
 
-    /** Removes the container with its writable layer (and anything still running), then reports the stop. */
-    private void release(String reason) {
-        synchronized (this) {
-            if (released) {
-                return;
+    @Override
+    public CompletableFuture<String> onStopped() {
+        return lifecycle.onStopped();
+    }
+
+    /** What the engine does for the sandbox's lifecycle. */
+    private final class Engine implements SandboxLifecycle.Engine {
+
+        @Override
+        public void freeze(String why) throws SandboxOperationException {
+            try {
+                runtime.pause(containerId);
+            } catch (RuntimeException e) {
+                throw new SandboxOperationException("cannot pause the container of sandbox " + id + " for the " + why
+                        + ": " + e.getMessage(), e);
             }
-            released = true;
         }
-        try {
+
+        @Override
+        public void thaw() throws SandboxOperationException {
+            try {
+                runtime.unpause(containerId);
+            } catch (RuntimeException e) {
+                throw new SandboxOperationException("cannot unpause the container of sandbox " + id + ": "
+                        + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void sigterm(long deadlineNanos) {
+            terminateGracefully(deadlineNanos);
+        }
+
+        @Override
+        public void stopSignal(int signal) {
+            processes.forEach(p -> p.deliveredBySandbox(signal));
+        }
+
+        /** Removes the container with its writable layer (and anything still running). */
+        @Override
+        public void release() {
             runtime.removeContainer(containerId);
             runtime.releaseVolumes(id);
             // a caller that stopped reading must not keep an output thread waiting for room forever
@@ -650,18 +538,12 @@ final class DockerSandbox implements RuntimeSandbox {
             if (!left.isEmpty()) {
                 runtime.scheduler().schedule(() -> left.forEach(DockerProcess::abandonOutput), 5, TimeUnit.SECONDS);
             }
-        } catch (RuntimeException e) {
-            log.warn("Removing the container of sandbox {} failed: {}", id, e.toString(), e);
-        } finally {
-            state = State.STOPPED;
-            runtime.forget(this);
-            stopped.complete(reason);
         }
-    }
 
-    @Override
-    public CompletableFuture<String> onStopped() {
-        return stopped;
+        @Override
+        public void forget() {
+            runtime.forget(DockerSandbox.this);
+        }
     }
 
     // ---- the entrypoint ----

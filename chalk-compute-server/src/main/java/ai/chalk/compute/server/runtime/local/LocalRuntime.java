@@ -1,5 +1,7 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
@@ -31,9 +33,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentMap;
@@ -81,7 +85,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private static final Logger log = LoggerFactory.getLogger(LocalRuntime.class);
 
     /** The PATH every sandbox process starts with. */
-    public static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    public static final String DEFAULT_PATH = HostTools.DEFAULT_PATH;
     /** How long {@link #close()} lets a sandbox's processes react to SIGTERM. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
 
@@ -129,6 +133,8 @@ public final class LocalRuntime implements SandboxRuntime {
     private final String key;
     private final StateDirLock lock;
     private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
+    /** Ids of the sandboxes being started, reserved (guarded by {@link #sandboxes}). */
+    private final Set<String> starting = new HashSet<>();
     private final SandboxTools sandboxTools;
     private final LocalImages images;
     private final Optional<String> defaultImage;
@@ -482,28 +488,34 @@ public final class LocalRuntime implements SandboxRuntime {
         if (closed) {
             throw new RuntimeStartException("the local runtime is shut down");
         }
-        LocalSandbox placeholder = LocalSandbox.placeholder(spec.id());
-        synchronized (sandboxes) { // the count and the registration as one step, or two creates pass one free place
-            if (sandboxes.size() >= defaults.maxSandboxes()) {
+        synchronized (sandboxes) { // the count and the reservation as one step, or two creates pass one free place
+            if (sandboxes.size() + starting.size() >= defaults.maxSandboxes()) {
                 throw new RuntimeStartException("this server runs at most " + defaults.maxSandboxes() + " sandboxes at"
                         + " once and all are in use: terminate one first, or start the server with a higher limit");
             }
-            if (sandboxes.putIfAbsent(spec.id(), placeholder) != null) {
+            if (sandboxes.containsKey(spec.id()) || !starting.add(spec.id())) {
                 throw new RuntimeStartException("a sandbox with id " + spec.id() + " is already running");
             }
         }
+        LocalSandbox sandbox;
         try {
-            LocalSandbox sandbox = LocalSandbox.start(this, spec);
-            sandboxes.replace(spec.id(), placeholder, sandbox);
-            if (closed) {
-                sandbox.terminate(Duration.ZERO);
-                throw new RuntimeStartException("the local runtime is shut down");
+            sandbox = LocalSandbox.start(this, spec);
+        } finally {
+            synchronized (sandboxes) {
+                starting.remove(spec.id());
             }
-            return sandbox;
-        } catch (RuntimeStartException | RuntimeException e) {
-            sandboxes.remove(spec.id(), placeholder);
-            throw e;
         }
+        synchronized (sandboxes) {
+            sandboxes.put(spec.id(), sandbox);
+        }
+        if (sandbox.onStopped().isDone()) {
+            forget(sandbox); // it ended before it was registered, so its own forget found nothing
+        }
+        if (closed) {
+            sandbox.terminate(Duration.ZERO);
+            throw new RuntimeStartException("the local runtime is shut down");
+        }
+        return sandbox;
     }
 
     /**
@@ -526,8 +538,10 @@ public final class LocalRuntime implements SandboxRuntime {
             }
         }
         for (String id : leftovers) {
-            if (sandboxes.containsKey(id)) {
-                continue;
+            synchronized (sandboxes) {
+                if (sandboxes.containsKey(id) || starting.contains(id)) {
+                    continue;
+                }
             }
             cgroups.removeSandbox(id);
             OverlayMount.unmountAllUnder(sandboxesDir().resolve(id)); // an image sandbox's root, never deleted through

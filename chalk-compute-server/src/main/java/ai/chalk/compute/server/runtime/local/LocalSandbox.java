@@ -1,5 +1,7 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.EntrypointOutput;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessSpecCheck;
@@ -7,6 +9,7 @@ import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.SandboxLifecycle;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
@@ -43,7 +46,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -61,17 +63,9 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static final Logger log = LoggerFactory.getLogger(LocalSandbox.class);
     private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-    private static final Pattern CHILD_PID = Pattern.compile("\"child-pid\"\\s*:\\s*(\\d+)");
     private static final Pattern EXIT_CODE = Pattern.compile("\"exit-code\"\\s*:\\s*(-?\\d+)");
-    private static final long READY_TIMEOUT_SECONDS = 30;
-    /** Spare exec helpers kept ready per sandbox (see {@link SandboxCommands#spare}). */
-    static final int SPARES = 2;
-    /** Requests larger than this (huge argument lists) take the direct path. */
-    private static final int MAX_SPARE_REQUEST = 256 * 1024;
     /** How long the processes of a sandbox get to reach the frozen state. */
     private static final long FREEZE_TIMEOUT_MILLIS = 10_000;
-
-    private enum State { RUNNING, STOPPING, STOPPED }
 
     private final LocalRuntime runtime;
     private final String id;
@@ -94,73 +88,32 @@ final class LocalSandbox implements RuntimeSandbox {
     /** The host ids the sandbox's processes run as (its user namespace's mapping); empty: host root, no caps. */
     private final Optional<IdRange> ids;
     private final Set<LocalProcess> processes = ConcurrentHashMap.newKeySet();
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-    private final CompletableFuture<String> stopped = new CompletableFuture<>();
-    private volatile boolean useSpares;
-    private final java.util.concurrent.atomic.AtomicInteger deadSpares = new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.concurrent.atomic.AtomicLong execCount = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.ConcurrentLinkedDeque<CompletableFuture<Spare>> spares =
-            new java.util.concurrent.ConcurrentLinkedDeque<>();
-    private volatile State state = State.RUNNING;
-    private boolean released;
-    /** Guards the freezer: {@link #suspended}, {@link #snapshotting} and {@link #frozen}. */
-    private final Object freezeLock = new Object();
-    private boolean suspended;
-    private int snapshotting;
-    private boolean frozen;
-
-    /** A spare exec helper waiting for its request, with its pids group and where its command will be. */
-    private record Spare(Process process, Cgroups.ExecGroup group, CompletableFuture<LocalProcess.Pids> pids) {
-        /** Ends the helper: at end-of-file instead of a request it exits (nsenter then follows). */
-        void discard() {
-            try {
-                process.getOutputStream().close();
-            } catch (IOException e) {
-                process.destroyForcibly();
-            }
-        }
-    }
-
-    /** Started pieces, handed from {@link #start} to the constructor. */
-    private record Init(Process process, long pid, String pidNamespace, LocalRuntime.SandboxFilter filter,
-                        Egress egress, Optional<IdRange> ids) {
-        static final Init NONE = new Init(null, -1, null, null, null, Optional.empty());
-
-        Init withEgress(Egress e) {
-            return new Init(process, pid, pidNamespace, filter, e, ids);
-        }
-
-        Init withIds(Optional<IdRange> r) {
-            return new Init(process, pid, pidNamespace, filter, egress, r);
-        }
-    }
+    private final SandboxLifecycle lifecycle;
+    private final SpareExecs spares;
 
     private LocalSandbox(LocalRuntime runtime, String id, Path dir, String workdir, Path hostWorkdir,
-                         Map<String, String> env, boolean fromImage, Cgroups.SandboxGroups groups, Init init) {
+                         Map<String, String> env, boolean fromImage, Cgroups.SandboxGroups groups, SandboxInit init) {
         this.runtime = runtime;
         this.id = id;
-        this.level = runtime == null ? Level.NONE : runtime.level();
+        this.level = runtime.level();
         this.dir = dir;
         this.workdir = workdir;
         this.hostWorkdir = hostWorkdir;
         this.env = env;
         this.fromImage = fromImage;
-        this.helpers = runtime == null ? null : fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+        this.helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(runtime.tools());
         this.init = init.process();
         this.egress = init.egress();
         this.initPid = init.pid();
         this.pidNamespace = init.pidNamespace();
         this.ids = init.ids();
-        this.filter = runtime != null && level.isolated() ? init.filter().filter().execPrefix(helpers.perl())
-                : List.of();
-        this.useSpares = runtime != null && !helpers.perl().isEmpty() && (level.isolated() || groups != null);
+        this.filter = level.isolated() ? init.filter().filter().execPrefix(helpers.perl()) : List.of();
         this.groups = groups;
-    }
-
-    /** A stand-in registered while a sandbox with this id is being started. */
-    static LocalSandbox placeholder(String id) {
-        return new LocalSandbox(null, id, null, "/", null, Map.of(), false, null, Init.NONE);
+        this.lifecycle = new SandboxLifecycle(id, new Engine(), false);
+        // never queue behind a terminate waiting to begin (an exec may be waiting for this spare)
+        this.spares = new SpareExecs(id, !helpers.perl().isEmpty() && (level.isolated() || groups != null),
+                () -> lifecycle.ifRunningNow(this::spawnSpare), lifecycle::running, runtime.helpers());
     }
 
     static LocalSandbox start(LocalRuntime runtime, SandboxSpec spec) throws RuntimeStartException {
@@ -221,7 +174,7 @@ final class LocalSandbox implements RuntimeSandbox {
         Path dir = runtime.sandboxesDir().resolve(id);
         Path layer = dir.resolve("root");
         Cgroups.SandboxGroups groups = null;
-        Init init = Init.NONE;
+        SandboxInit init = SandboxInit.NONE;
         Path hostWorkdir = null;
         Optional<UserNamespace> userns = Optional.empty();
         List<SandboxSpec.VolumeBinding> volumes = spec.volumes();
@@ -298,16 +251,13 @@ final class LocalSandbox implements RuntimeSandbox {
             // id-mapped layers already)
             Path root = userns.isPresent() && image == null ? dir.resolve("mapped") : layer;
             Optional<IdRange> ids = init.ids();
-            switch (level) {
-                case BUBBLEWRAP -> init = startBubblewrap(runtime, root, groups, hostname, spec.network(), workdir,
-                        volumes, image != null, view, userns).withIds(ids);
-                case UNSHARE -> init = startUnshare(runtime, root, groups, hostname, spec.network(), workdir,
-                        volumes, image != null, view, userns).withIds(ids);
-                case NONE -> {
-                    hostWorkdir = layer.resolve(workdir.substring(1));
-                    Files.createDirectories(hostWorkdir);
-                    env.put("HOME", hostWorkdir.toString());
-                }
+            if (level.isolated()) {
+                init = InitLauncher.of(level).launch(new InitLauncher.Request(runtime, root, groups, hostname,
+                        spec.network(), workdir, volumes, image != null, view, userns)).withIds(ids);
+            } else {
+                hostWorkdir = layer.resolve(workdir.substring(1));
+                Files.createDirectories(hostWorkdir);
+                env.put("HOME", hostWorkdir.toString());
             }
             if (spec.network() && level.isolated()) {
                 init = init.withEgress(runtime.attachNetwork(dir, init.pid()));
@@ -400,127 +350,6 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
-    private static Init startBubblewrap(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
-                                        String hostname, boolean network, String workdir,
-                                        List<SandboxSpec.VolumeBinding> volumes, boolean fromImage,
-                                        SandboxFiles.SystemView view, Optional<UserNamespace> userns)
-            throws RuntimeStartException, IOException {
-        Optional<Path> resolv = network ? Optional.of(runtime.resolvConf()) : Optional.empty();
-        List<String> args = fromImage
-                ? SandboxCommands.imageBubblewrapArgs(layer, runtime.sandboxTools().dir(), hostname, resolv, workdir,
-                        volumes, runtime.procMasks(), layer.resolveSibling("dev"))
-                : SandboxCommands.bubblewrapArgs(layer, view, hostname, resolv, workdir, volumes,
-                        runtime.procMasks(), layer.resolveSibling("dev"));
-        Path bwrap = runtime.tools().require("bwrap");
-        LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
-        SandboxCommands.Helpers helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
-                : SandboxCommands.Helpers.host(runtime.tools());
-        // bubblewrap puts the init under its filter itself (--seccomp), which lets it join its user namespace
-        List<String> steps = SandboxCommands.initSteps(helpers, userns.isPresent(), List.of(),
-                fromImage ? List.of(SandboxTools.busybox(), "sh") : List.of("/bin/sh"),
-                fromImage ? SandboxCommands.imageInitLoop() : SandboxCommands.INIT_LOOP);
-        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
-                runtime.defaults().openFiles(),
-                SandboxCommands.bubblewrapInit(bwrap, filter.initFile(), userns.map(UserNamespace::path), steps));
-        Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.PIPE));
-        try (OutputStream in = p.getOutputStream()) {
-            for (String a : args) {
-                in.write(a.getBytes(StandardCharsets.UTF_8));
-                in.write(0);
-            }
-        } catch (IOException e) {
-            // bubblewrap died early; its stderr says why
-        }
-        BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
-        awaitReady(runtime, p, err, "bubblewrap");
-        BufferedReader status = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line = status.readLine();
-        Matcher m = line == null ? null : CHILD_PID.matcher(line);
-        if (m == null || !m.find()) {
-            p.destroyForcibly();
-            throw new RuntimeStartException("bubblewrap did not report its sandbox's pid (" + line + ")");
-        }
-        long pid = Long.parseLong(m.group(1));
-        return initOf(p, pid, filter);
-    }
-
-    private static Init startUnshare(LocalRuntime runtime, Path layer, Cgroups.SandboxGroups groups,
-                                     String hostname, boolean network, String workdir,
-                                     List<SandboxSpec.VolumeBinding> volumes, boolean fromImage,
-                                     SandboxFiles.SystemView view, Optional<UserNamespace> userns)
-            throws RuntimeStartException, IOException {
-        HostTools tools = runtime.tools();
-        SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
-                : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), view);
-        LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
-        SandboxCommands.Helpers helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
-                : SandboxCommands.Helpers.host(tools);
-        List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), layer,
-                root, hostname, network ? Optional.of(runtime.resolvConf()) : Optional.empty(), workdir, volumes,
-                runtime.procMasks(), filter.filter().execPrefix(helpers.perl()), userns.map(UserNamespace::path),
-                helpers.nsenter());
-        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
-                runtime.defaults().openFiles(), init);
-        Process p = runtime.spawnInit(hostProcess(command, ProcessBuilder.Redirect.DISCARD)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
-        BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
-        String said = awaitReady(runtime, p, err, "unshare");
-        String pidLine = said.lines().filter(l -> l.startsWith(SandboxCommands.INIT_PID)).findFirst()
-                .orElseThrow(() -> new RuntimeStartException("unshare did not report its sandbox's pid (" + said + ")"));
-        long pid = Long.parseLong(pidLine.substring(SandboxCommands.INIT_PID.length()).trim());
-        return initOf(p, pid, filter);
-    }
-
-    private static Init initOf(Process p, long pid, LocalRuntime.SandboxFilter filter) throws RuntimeStartException {
-        String ns = Procfs.pidNamespace(pid).orElseThrow(
-                () -> new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));
-        return new Init(p, pid, ns, filter, null, Optional.empty());
-    }
-
-    /**
-     * Reads the init's stderr until it reports ready, and returns what it said before (a line each); when it ends
-     * first, what it said becomes the error.
-     */
-    private static String awaitReady(LocalRuntime runtime, Process p, BufferedReader err, String tool)
-            throws RuntimeStartException, IOException {
-        ScheduledFuture<?> watchdog = runtime.scheduler().schedule(p::destroyForcibly, READY_TIMEOUT_SECONDS,
-                TimeUnit.SECONDS);
-        try {
-            StringBuilder said = new StringBuilder();
-            StringBuilder before = new StringBuilder();
-            String line;
-            while ((line = err.readLine()) != null) {
-                if (line.startsWith(SandboxCommands.READY)) {
-                    return before.toString();
-                }
-                before.append(line).append('\n');
-                if (!line.startsWith(SandboxCommands.INIT_PID)) {
-                    said.append(said.length() == 0 ? "" : "; ").append(line.trim());
-                }
-            }
-            waitQuietly(p, 10);
-            String why = said.length() > 0 ? said.toString()
-                    : p.isAlive() ? "no output" : "exit code " + p.exitValue();
-            throw new RuntimeStartException("the sandbox could not be created (" + tool + "): " + why);
-        } finally {
-            watchdog.cancel(false);
-        }
-    }
-
-    /**
-     * The environment of what the runtime runs to start or enter a sandbox. Those helpers hold capabilities inside the
-     * sandbox's root, so nothing may make them read its files: the C locale loads no locale or gconv file, and no
-     * {@code PERL5OPT} or {@code LD_*} variable reaches them.
-     */
-    private static final Map<String, String> HOST_ENV = Map.of("PATH", LocalRuntime.DEFAULT_PATH, "LC_ALL", "C");
-
-    private static ProcessBuilder hostProcess(List<String> command, ProcessBuilder.Redirect stdout) {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(new java.io.File("/")).redirectOutput(stdout);
-        pb.environment().clear();
-        pb.environment().putAll(HOST_ENV);
-        return pb;
-    }
-
     private void startEntrypoint(List<String> entrypoint) throws RuntimeStartException {
         RuntimeProcess p;
         try {
@@ -552,23 +381,11 @@ final class LocalSandbox implements RuntimeSandbox {
         if (spec.pty().isPresent()) {
             processEnv.putIfAbsent("TERM", "xterm-256color");
         }
-        lock.readLock().lock();
-        try {
-            if (state != State.RUNNING) {
-                throw new ProcessStartException("sandbox " + id + " is not running");
-            }
+        return lifecycle.exec(() -> {
             RuntimeProcess p = level.isolated() ? execIsolated(spec, processEnv) : execPlain(spec, processEnv);
-            if (useSpares && execCount.incrementAndGet() >= 2) {
-                // replace spares once this exec is done (or after a moment), so that starting them does not
-                // compete with it for the CPU
-                CompletableFuture<Void> moment = CompletableFuture.runAsync(() -> { },
-                        CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS, runtime.helpers()));
-                CompletableFuture.anyOf(p.onExit(), moment).thenRunAsync(this::topUpSpares, runtime.helpers());
-            }
+            spares.afterExec(p);
             return p;
-        } finally {
-            lock.readLock().unlock();
-        }
+        });
     }
 
     private RuntimeProcess execIsolated(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
@@ -589,7 +406,7 @@ final class LocalSandbox implements RuntimeSandbox {
         List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, filter, initPid, ids.isPresent(),
                 spec.pty().isPresent(),
                 absoluteWd.equals(workdir) ? null : absoluteWd, processEnv, command, spec.args());
-        return spawn(spec, cmd, HOST_ENV, Path.of("/"), true);
+        return spawn(spec, cmd, SandboxCommands.HOST_ENV, Path.of("/"), true);
     }
 
     private RuntimeProcess execPlain(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
@@ -608,50 +425,15 @@ final class LocalSandbox implements RuntimeSandbox {
         return spawn(spec, cmd, processEnv, wd, false);
     }
 
-    /**
-     * Hands the request to a spare helper that is ready, if there is one; null to take the direct path. Spares
-     * are started on demand: a sandbox's first two execs take the direct path (a sandbox used once should not pay
-     * for helpers it never uses), the second leaves {@link #SPARES} spares starting behind it, and every later
-     * exec tops them up again.
-     */
+    /** Hands the request to a spare helper that is ready, if there is one; null to take the direct path. */
     private RuntimeProcess viaSpare(ProcessSpec spec, String workdir, Map<String, String> env, String command) {
-        if (!useSpares || spec.pty().isPresent()) {
+        if (spec.pty().isPresent()) {
             return null;
         }
-        byte[] request = SandboxCommands.spareRequest(workdir, env, command, spec.args());
-        if (request.length > MAX_SPARE_REQUEST) {
+        SpareExecs.Spare s = spares.take(SandboxCommands.spareRequest(workdir, env, command, spec.args()));
+        if (s == null) {
             return null;
         }
-        CompletableFuture<Spare> taken = null;
-        for (CompletableFuture<Spare> f : spares) {
-            // ready: started, and its command found (one still entering the sandbox is left for a later exec)
-            Spare ready = f.isDone() && !f.isCompletedExceptionally() ? f.join() : null;
-            boolean found = ready != null && ready.pids().isDone();
-            if ((found || f.isDone() && ready == null) && spares.remove(f)) {
-                taken = f;
-                break;
-            }
-        }
-        if (taken == null) {
-            return null; // none ready: waiting for one would be no faster than the direct path
-        }
-        Spare s = taken.getNow(null);
-        // the helper itself must still run (it may still be starting: it reads the request once it is up); the
-        // host process alone is no proof, nsenter outlives a killed child for a moment, pipe and all
-        LocalProcess.Pids pids = s == null ? null : s.pids().getNow(null);
-        if (s == null || !s.process().isAlive() || pids == null || pids.host() <= 0 || !Procfs.running(pids.host())) {
-            spareDied(s);
-            return null;
-        }
-        try {
-            OutputStream in = s.process().getOutputStream();
-            in.write(request);
-            in.flush();
-        } catch (IOException e) {
-            spareDied(s); // someone in the sandbox killed it; the direct path will do
-            return null;
-        }
-        deadSpares.set(0);
         LocalProcess process = new LocalProcess(s.process(), false, s.group() == null ? null : s.group().pids(),
                 s.pids(), "'" + spec.command() + "' in sandbox " + id, true);
         processes.add(process);
@@ -659,40 +441,15 @@ final class LocalSandbox implements RuntimeSandbox {
         return process;
     }
 
-    /** Spares that keep dying before use (a broken perl, say) are given up on for this sandbox. */
-    private void spareDied(Spare s) {
-        if (s != null) {
-            s.discard();
-        }
-        if (deadSpares.incrementAndGet() >= 3 && useSpares) {
-            useSpares = false;
-            log.warn("Spare exec helpers of sandbox {} keep failing; execs take the direct path", id);
-        }
-    }
-
-    /** Starts spare helpers in the background until {@link #SPARES} are ready or starting. */
-    private void topUpSpares() {
-        while (useSpares && state == State.RUNNING && spares.size() < SPARES) {
-            spares.addLast(CompletableFuture.supplyAsync(this::startSpare, runtime.helpers()));
-        }
-    }
-
-    private Spare startSpare() {
-        // never queue behind a terminate waiting for the write lock (an exec may be waiting for this spare)
-        if (!lock.readLock().tryLock()) {
-            return null;
-        }
+    private SpareExecs.Spare spawnSpare() {
         Cgroups.ExecGroup group = null;
         try {
-            if (state != State.RUNNING) {
-                return null;
-            }
             group = groups == null ? null : groups.newExec();
             List<String> command = SandboxCommands.joinCgroups(group == null ? List.of() : group.procsFiles(),
-                    runtime.defaults().openFiles(), SandboxCommands.spare(runtime.tools(), helpers, level.isolated() ? initPid : -1, ids.isPresent(),
-                    filter));
-            Process p = hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
-            return new Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
+                    runtime.defaults().openFiles(), SandboxCommands.spare(runtime.tools(), helpers,
+                            level.isolated() ? initPid : -1, ids.isPresent(), filter));
+            Process p = SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
+            return new SpareExecs.Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
                     group == null ? null : group.pids(), runtime.helpers()));
         } catch (IOException | RuntimeException e) {
             if (group != null && group.pids() != null) {
@@ -700,8 +457,6 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             log.debug("Cannot start a spare exec helper in sandbox {}: {}", id, e.toString());
             return null;
-        } finally {
-            lock.readLock().unlock();
         }
     }
 
@@ -780,31 +535,7 @@ final class LocalSandbox implements RuntimeSandbox {
 
     @Override
     public void terminate(Duration grace) {
-        lock.writeLock().lock();
-        boolean mine;
-        try {
-            mine = state == State.RUNNING;
-            if (mine) {
-                state = State.STOPPING;
-            }
-        } finally {
-            lock.writeLock().unlock();
-        }
-        if (runtime == null) {
-            return; // a placeholder
-        }
-        if (!mine) {
-            stopped.join(); // someone else is stopping it
-            return;
-        }
-        thawForStop();
-        dropSpares();
-        long graceNanos = Math.max(0, grace.toNanos());
-        if (graceNanos > 0) {
-            sigtermUntilGone(System.nanoTime() + graceNanos);
-        }
-        processes.forEach(p -> p.deliveredBySandbox(9));
-        release("terminated");
+        lifecycle.terminate(grace);
     }
 
     /**
@@ -848,21 +579,6 @@ final class LocalSandbox implements RuntimeSandbox {
         return Procfs.parentPid(pid) == initPid && Procfs.commandLine(pid).endsWith("sleep infinity");
     }
 
-    /** A suspended sandbox's processes must run again to receive SIGTERM, and frozen ones ignore even SIGKILL. */
-    private void thawForStop() {
-        synchronized (freezeLock) {
-            suspended = false;
-            if (frozen) {
-                try {
-                    groups.thaw();
-                } catch (IOException e) {
-                    log.warn("Cannot thaw sandbox {} to stop it: {}", id, e.toString());
-                }
-                frozen = false;
-            }
-        }
-    }
-
     /**
      * Freezes every process of the sandbox with the cgroup v1 freezer, keeping their memory, files and sockets;
      * processes started meanwhile freeze as they join the sandbox's groups.
@@ -873,42 +589,14 @@ final class LocalSandbox implements RuntimeSandbox {
      */
     @Override
     public void suspend() throws SandboxOperationException {
-        Cgroups.SandboxGroups g = requireFreezer("suspended");
-        lock.readLock().lock();
-        try {
-            requireRunning("suspended");
-            synchronized (freezeLock) {
-                if (suspended) {
-                    return;
-                }
-                freezeLocked(g, "suspend");
-                suspended = true;
-            }
-        } finally {
-            lock.readLock().unlock();
-        }
-        log.debug("Sandbox {} suspended", id);
+        requireFreezer("suspended");
+        lifecycle.suspend();
     }
 
     @Override
     public void resume() throws SandboxOperationException {
-        Cgroups.SandboxGroups g = requireFreezer("resumed");
-        lock.readLock().lock();
-        try {
-            requireRunning("resumed");
-            synchronized (freezeLock) {
-                if (!suspended) {
-                    return;
-                }
-                suspended = false;
-                if (snapshotting == 0) {
-                    thawLocked(g);
-                }
-            }
-        } finally {
-            lock.readLock().unlock();
-        }
-        log.debug("Sandbox {} resumed", id);
+        requireFreezer("resumed");
+        lifecycle.resume();
     }
 
     /**
@@ -918,29 +606,11 @@ final class LocalSandbox implements RuntimeSandbox {
     @Override
     public SnapshotResult snapshot(Path destination) throws SandboxOperationException, IOException {
         boolean freeze = groups != null && groups.hasFreezer();
-        lock.readLock().lock();
-        try {
-            requireRunning("snapshotted");
-            synchronized (freezeLock) {
-                if (freeze && !frozen) {
-                    freezeLocked(groups, "snapshot");
-                }
-                snapshotting++;
-            }
-            try {
-                // an image sandbox's changes are its overlay's upper directory, restored onto the same image
-                SandboxFiles.copyTree(fromImage ? ImageRoot.upper(dir) : layer(), destination);
-            } finally {
-                synchronized (freezeLock) {
-                    snapshotting--;
-                    if (freeze && frozen && !suspended && snapshotting == 0) {
-                        thawLocked(groups);
-                    }
-                }
-            }
-        } finally {
-            lock.readLock().unlock();
-        }
+        // an image sandbox's changes are its overlay's upper directory, restored onto the same image
+        lifecycle.snapshot(freeze, () -> {
+            SandboxFiles.copyTree(fromImage ? ImageRoot.upper(dir) : layer(), destination);
+            return null;
+        });
         if (freeze) {
             return new SnapshotResult(true, "");
         }
@@ -949,64 +619,17 @@ final class LocalSandbox implements RuntimeSandbox {
                 + " the copy may be caught half-way");
     }
 
-    private Cgroups.SandboxGroups requireFreezer(String what) throws SandboxOperationException {
-        if (runtime == null) {
-            throw new SandboxOperationException("sandbox " + id + " is still starting");
-        }
+    private void requireFreezer(String what) throws SandboxOperationException {
         if (groups == null || !groups.hasFreezer()) {
             throw new SandboxOperationException("sandbox " + id + " cannot be " + what + ": the local runtime"
                     + " suspends sandboxes with the cgroup v1 freezer, which is not available on this host ("
                     + runtime.cgroups().freezerProblem().orElse("cgroups are not in use") + ")");
         }
-        return groups;
-    }
-
-    /** Call with the read lock held. */
-    private void requireRunning(String what) throws SandboxOperationException {
-        if (state != State.RUNNING) {
-            throw new SandboxOperationException("sandbox " + id + " cannot be " + what + ": it is "
-                    + (state == State.STOPPING ? "stopping" : "stopped"));
-        }
-    }
-
-    private void freezeLocked(Cgroups.SandboxGroups g, String why) throws SandboxOperationException {
-        if (frozen) {
-            return;
-        }
-        try {
-            g.freeze(FREEZE_TIMEOUT_MILLIS);
-        } catch (IOException e) {
-            throw new SandboxOperationException("cannot freeze sandbox " + id + " for the " + why + ": "
-                    + e.getMessage(), e);
-        }
-        frozen = true;
-    }
-
-    private void thawLocked(Cgroups.SandboxGroups g) throws SandboxOperationException {
-        try {
-            g.thaw();
-        } catch (IOException e) {
-            throw new SandboxOperationException("cannot thaw sandbox " + id + ": " + e.getMessage(), e);
-        }
-        frozen = false;
     }
 
     /** Whether the sandbox's processes are frozen right now (suspended or being snapshotted); for tests. */
     boolean frozen() {
-        synchronized (freezeLock) {
-            return frozen;
-        }
-    }
-
-    private void dropSpares() {
-        CompletableFuture<Spare> f;
-        while ((f = spares.pollFirst()) != null) {
-            f.thenAccept(s -> {
-                if (s != null) {
-                    s.discard();
-                }
-            });
-        }
+        return lifecycle.frozen();
     }
 
     /** The sandbox's processes other than its pid 1, as host pids. */
@@ -1042,23 +665,7 @@ final class LocalSandbox implements RuntimeSandbox {
 
     /** Called when the init ended: unless this is a terminate, the sandbox stopped by itself. */
     private void initExited() {
-        lock.writeLock().lock();
-        boolean unexpected;
-        try {
-            unexpected = state == State.RUNNING;
-            if (unexpected) {
-                state = State.STOPPING;
-            }
-        } finally {
-            lock.writeLock().unlock();
-        }
-        if (unexpected) {
-            dropSpares();
-            String reason = initExitReason();
-            log.info("Sandbox {} stopped by itself: {}", id, reason);
-            processes.forEach(p -> p.deliveredBySandbox(9));
-            release(reason);
-        }
+        lifecycle.endedByItself(this::initExitReason);
     }
 
     private String initExitReason() {
@@ -1078,15 +685,51 @@ final class LocalSandbox implements RuntimeSandbox {
                 : "the sandbox's init exited with code " + code;
     }
 
-    /** Kills everything left, waits for the init, removes cgroups and the layer, then reports the stop. */
-    private void release(String reason) {
-        synchronized (this) {
-            if (released) {
-                return;
+    @Override
+    public CompletableFuture<String> onStopped() {
+        return lifecycle.onStopped();
+    }
+
+    /** What this runtime does for the sandbox's lifecycle: the freezer, SIGTERM, and the release. */
+    private final class Engine implements SandboxLifecycle.Engine {
+
+        @Override
+        public void freeze(String why) throws SandboxOperationException {
+            try {
+                groups.freeze(FREEZE_TIMEOUT_MILLIS);
+            } catch (IOException e) {
+                throw new SandboxOperationException("cannot freeze sandbox " + id + " for the " + why + ": "
+                        + e.getMessage(), e);
             }
-            released = true;
         }
-        try {
+
+        @Override
+        public void thaw() throws SandboxOperationException {
+            try {
+                groups.thaw();
+            } catch (IOException e) {
+                throw new SandboxOperationException("cannot thaw sandbox " + id + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void sigterm(long deadlineNanos) {
+            sigtermUntilGone(deadlineNanos);
+        }
+
+        @Override
+        public void stopSignal(int signal) {
+            processes.forEach(p -> p.deliveredBySandbox(signal));
+        }
+
+        @Override
+        public void stopping() {
+            spares.drop();
+        }
+
+        /** Kills everything left, waits for the init, removes cgroups and the layer. */
+        @Override
+        public void release() {
             if (init != null && init.isAlive()) {
                 HostSignals.signal(initPid, 9); // the pid namespace dies with its init
             }
@@ -1126,18 +769,12 @@ final class LocalSandbox implements RuntimeSandbox {
                 log.warn("Cannot remove the writable layer of sandbox {}: {}", id, e.toString());
             }
             ids.ifPresent(runtime::releaseIds); // nothing of the sandbox is left to run as them
-        } catch (RuntimeException e) {
-            log.warn("Releasing sandbox {} failed: {}", id, e.toString(), e);
-        } finally {
-            state = State.STOPPED;
-            runtime.forget(this);
-            stopped.complete(reason);
         }
-    }
 
-    @Override
-    public CompletableFuture<String> onStopped() {
-        return stopped;
+        @Override
+        public void forget() {
+            runtime.forget(LocalSandbox.this);
+        }
     }
 
     // ---- for tests ----
@@ -1156,7 +793,7 @@ final class LocalSandbox implements RuntimeSandbox {
         return initPid;
     }
 
-    private static void waitQuietly(Process p, long seconds) {
+    static void waitQuietly(Process p, long seconds) {
         try {
             p.waitFor(seconds, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

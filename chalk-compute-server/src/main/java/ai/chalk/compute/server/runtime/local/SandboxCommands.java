@@ -1,5 +1,7 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.network.SandboxNetwork;
@@ -482,5 +484,20 @@ final class SandboxCommands {
         c.add(command);
         c.addAll(args);
         return c;
+    }
+
+    /**
+     * The environment of what the runtime runs to start or enter a sandbox. Those helpers hold capabilities inside the
+     * sandbox's root, so nothing may make them read its files: the C locale loads no locale or gconv file, and no
+     * {@code PERL5OPT} or {@code LD_*} variable reaches them.
+     */
+    static final Map<String, String> HOST_ENV = Map.of("PATH", LocalRuntime.DEFAULT_PATH, "LC_ALL", "C");
+
+    /** A host process for {@code command}, started from {@code /} in {@link #HOST_ENV}. */
+    static ProcessBuilder hostProcess(List<String> command, ProcessBuilder.Redirect stdout) {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(new java.io.File("/")).redirectOutput(stdout);
+        pb.environment().clear();
+        pb.environment().putAll(HOST_ENV);
+        return pb;
     }
 }

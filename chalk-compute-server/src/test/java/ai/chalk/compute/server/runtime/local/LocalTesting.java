@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.runtime.host.HostTools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.chalk.compute.server.runtime.ExitStatus;

@@ -1,4 +1,4 @@
-package ai.chalk.compute.server.sandbox;
+package ai.chalk.compute.server.grpc;
 
 import io.grpc.Status;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package ai.chalk.compute.server.runtime.local;
+package ai.chalk.compute.server.runtime.host;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +14,10 @@ import java.util.concurrent.TimeUnit;
  * The isolation tools found on a search path, and whether they actually work here. Helpers that run inside a
  * sandbox ({@code setpriv}, {@code setsid}, {@code env}) must live under a directory the sandbox sees read-only.
  */
-final class HostTools {
+public final class HostTools {
+
+    /** The PATH every sandbox process starts with, and where the host's tools are looked for. */
+    public static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
     private final Map<String, Path> found;
 
@@ -22,7 +25,7 @@ final class HostTools {
         this.found = found;
     }
 
-    static HostTools find(String searchPath, List<Path> visibleDirs) {
+    public static HostTools find(String searchPath, List<Path> visibleDirs) {
         java.util.LinkedHashMap<String, Path> found = new java.util.LinkedHashMap<>();
         for (String name : List.of("bwrap", "unshare", "nsenter", "setpriv", "setsid", "env", "perl")) {
             which(name, searchPath).ifPresent(p -> found.put(name, p));
@@ -37,11 +40,11 @@ final class HostTools {
         return new HostTools(Map.copyOf(found));
     }
 
-    Optional<Path> get(String name) {
+    public Optional<Path> get(String name) {
         return Optional.ofNullable(found.get(name));
     }
 
-    Path require(String name) {
+    public Path require(String name) {
         Path p = found.get(name);
         if (p == null) {
             throw new IllegalStateException(name + " is not available");
@@ -50,7 +53,7 @@ final class HostTools {
     }
 
     /** Names missing among {@code names}. */
-    List<String> missing(String... names) {
+    public List<String> missing(String... names) {
         List<String> missing = new ArrayList<>();
         for (String n : names) {
             if (!found.containsKey(n)) {
@@ -61,7 +64,7 @@ final class HostTools {
     }
 
     /** The first executable {@code name} on {@code searchPath}, as a real path (symlinks resolved). */
-    static Optional<Path> which(String name, String searchPath) {
+    public static Optional<Path> which(String name, String searchPath) {
         if (searchPath == null) {
             return Optional.empty();
         }
@@ -82,16 +85,16 @@ final class HostTools {
     }
 
     /** The outcome of running a probe command. */
-    record Probe(boolean ok, String output) {
+    public record Probe(boolean ok, String output) {
     }
 
     /** Runs {@code command} with a clean environment; ok when it exits 0 within ten seconds. */
-    static Probe run(List<String> command) {
+    public static Probe run(List<String> command) {
         try {
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             pb.environment().clear();
-            pb.environment().put("PATH", LocalRuntime.DEFAULT_PATH);
+            pb.environment().put("PATH", DEFAULT_PATH);
             Process p = pb.start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             if (!p.waitFor(10, TimeUnit.SECONDS)) {

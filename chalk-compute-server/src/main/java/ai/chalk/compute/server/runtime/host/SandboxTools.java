@@ -1,6 +1,5 @@
-package ai.chalk.compute.server.runtime.local;
+package ai.chalk.compute.server.runtime.host;
 
-import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +20,7 @@ import java.util.regex.Pattern;
  * anything from there. So each is started through the host's dynamic loader, named by its path under
  * {@value #MOUNT}, with {@code --library-path} onto the copied libraries and {@code --inhibit-cache} (the image's
  * {@code /etc/ld.so.cache} is never read); the one file the loader still reads from the sandbox's root,
- * {@code /etc/ld.so.preload}, is masked by the sandbox set-up (see {@link ImageRoot}). The statically linked
+ * {@code /etc/ld.so.preload}, is masked by the sandbox set-up (see the local runtime's {@code ImageRoot}). The statically linked
  * busybox runs the sandbox's init, which then needs nothing from the image.
  */
 public final class SandboxTools {
@@ -49,7 +48,7 @@ public final class SandboxTools {
      * earlier run left there). Without setpriv, env or a static busybox, image sandboxes are unavailable and
      * {@link #problem()} says why.
      */
-    static SandboxTools prepare(Path dir, HostTools tools) {
+    public static SandboxTools prepare(Path dir, HostTools tools) {
         Optional<Path> busybox = HostTools.which("busybox", "/bin:/usr/bin:/sbin:/usr/sbin");
         if (busybox.isEmpty() || !isStatic(busybox.get())) {
             return unavailable(dir, "images need the statically linked busybox of the host (apt-get install"
@@ -107,7 +106,7 @@ public final class SandboxTools {
      * their steps through them, see its BuildShell).
      */
     public static SandboxTools forImages(Path dir) {
-        return prepare(dir, HostTools.find(LocalRuntime.DEFAULT_PATH, List.of(Path.of("/"))));
+        return prepare(dir, HostTools.find(HostTools.DEFAULT_PATH, List.of(Path.of("/"))));
     }
 
     private static SandboxTools unavailable(Path dir, String why) {

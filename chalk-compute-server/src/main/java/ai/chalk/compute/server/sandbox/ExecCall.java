@@ -1,4 +1,4 @@
-package ai.chalk.compute.server.exec;
+package ai.chalk.compute.server.sandbox;
 
 import ai.chalk.compute.proto.sandbox.v1.ExecError;
 import ai.chalk.compute.proto.sandbox.v1.ExecInit;
@@ -7,12 +7,17 @@ import ai.chalk.compute.proto.sandbox.v1.ExecResponse;
 import ai.chalk.compute.proto.sandbox.v1.OutputData;
 import ai.chalk.compute.proto.sandbox.v1.ProcessExited;
 import ai.chalk.compute.proto.sandbox.v1.ProcessStarted;
+import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.OutputStreamKind;
+import ai.chalk.compute.server.exec.ProcessRequests;
+import ai.chalk.compute.server.exec.ProcessRun;
+import ai.chalk.compute.server.exec.RunResult;
+import ai.chalk.compute.server.exec.Signals;
+import ai.chalk.compute.server.exec.StdinFlow;
 import ai.chalk.compute.server.grpc.ReadyGate;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.ProcessSpec;
-import ai.chalk.compute.server.sandbox.LiveSandbox;
-import ai.chalk.compute.server.sandbox.SandboxManager;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;

@@ -1,0 +1,71 @@
+package ai.chalk.compute.server.runtime.local;
+
+import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.userns.UserNamespace;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Starts a sandbox's init under bubblewrap: its arguments go in on stdin (NUL-separated, {@code --args 0}), bubblewrap
+ * puts the init under the init filter itself ({@code --seccomp}) and reports the init's pid as JSON on stdout.
+ */
+final class BubblewrapLauncher extends InitLauncher {
+
+    private static final Pattern CHILD_PID = Pattern.compile("\"child-pid\"\\s*:\\s*(\\d+)");
+
+    @Override
+    SandboxInit launch(Request request) throws RuntimeStartException, IOException {
+        LocalRuntime runtime = request.runtime();
+        Optional<Path> resolv = request.network() ? Optional.of(runtime.resolvConf()) : Optional.empty();
+        Path root = request.root();
+        Path devices = root.resolveSibling("dev");
+        List<String> args = request.fromImage()
+                ? SandboxCommands.imageBubblewrapArgs(root, runtime.sandboxTools().dir(), request.hostname(), resolv,
+                        request.workdir(), request.volumes(), runtime.procMasks(), devices)
+                : SandboxCommands.bubblewrapArgs(root, request.view(), request.hostname(), resolv, request.workdir(),
+                        request.volumes(), runtime.procMasks(), devices);
+        Path bwrap = runtime.tools().require("bwrap");
+        LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
+        SandboxCommands.Helpers helpers = request.fromImage() ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                : SandboxCommands.Helpers.host(runtime.tools());
+        // bubblewrap puts the init under its filter itself (--seccomp), which lets it join its user namespace
+        List<String> steps = SandboxCommands.initSteps(helpers, request.userns().isPresent(), List.of(),
+                request.fromImage() ? List.of(SandboxTools.busybox(), "sh") : List.of("/bin/sh"),
+                request.fromImage() ? SandboxCommands.imageInitLoop() : SandboxCommands.INIT_LOOP);
+        Cgroups.SandboxGroups groups = request.groups();
+        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
+                runtime.defaults().openFiles(), SandboxCommands.bubblewrapInit(bwrap, filter.initFile(),
+                        request.userns().map(UserNamespace::path), steps));
+        Process p = runtime.spawnInit(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE));
+        try (OutputStream in = p.getOutputStream()) {
+            for (String a : args) {
+                in.write(a.getBytes(StandardCharsets.UTF_8));
+                in.write(0);
+            }
+        } catch (IOException e) {
+            // bubblewrap died early; its stderr says why
+        }
+        BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
+        awaitReady(runtime, p, err, "bubblewrap");
+        BufferedReader status = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String line = status.readLine();
+        Matcher m = line == null ? null : CHILD_PID.matcher(line);
+        if (m == null || !m.find()) {
+            p.destroyForcibly();
+            throw new RuntimeStartException("bubblewrap did not report its sandbox's pid (" + line + ")");
+        }
+        long pid = Long.parseLong(m.group(1));
+        return started(p, pid, filter);
+    }
+}
+

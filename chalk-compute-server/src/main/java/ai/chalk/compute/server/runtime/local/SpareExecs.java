@@ -1,0 +1,149 @@
+package ai.chalk.compute.server.runtime.local;
+
+import ai.chalk.compute.server.runtime.RuntimeProcess;
+import ai.chalk.compute.server.runtime.host.Procfs;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The spare exec helpers of one sandbox (see {@link SandboxCommands#spare}): started ahead of time, so that an exec
+ * does not wait for the namespace entry, the capability drop and the cgroup migration. They are started on demand: a
+ * sandbox's first two execs take the direct path (a sandbox used once should not pay for helpers it never uses), the
+ * second leaves {@link #SPARES} starting behind it, and every later exec tops them up again.
+ */
+final class SpareExecs {
+
+    private static final Logger log = LoggerFactory.getLogger(SpareExecs.class);
+    /** Spare exec helpers kept ready per sandbox. */
+    static final int SPARES = 2;
+    /** Requests larger than this (huge argument lists) take the direct path. */
+    static final int MAX_REQUEST = 256 * 1024;
+    /** Spares that die before use this many times in a row are given up on for the sandbox (a broken perl, say). */
+    private static final int GIVE_UP_AFTER = 3;
+
+    /** A spare exec helper waiting for its request, with its pids group and where its command will be. */
+    record Spare(Process process, Cgroups.ExecGroup group, CompletableFuture<LocalProcess.Pids> pids) {
+        /** Ends the helper: at end-of-file instead of a request it exits (nsenter then follows). */
+        void discard() {
+            try {
+                process.getOutputStream().close();
+            } catch (IOException e) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    private final String sandboxId;
+    private final Supplier<Spare> start;
+    private final BooleanSupplier running;
+    private final Executor helpers;
+    private final ConcurrentLinkedDeque<CompletableFuture<Spare>> spares = new ConcurrentLinkedDeque<>();
+    private final AtomicInteger dead = new AtomicInteger();
+    private final AtomicLong execs = new AtomicLong();
+    private volatile boolean enabled;
+
+    /**
+     * @param sandboxId for messages
+     * @param enabled   whether this sandbox can have spares at all
+     * @param start     starts one spare, or returns null when it cannot (the sandbox is stopping, say)
+     * @param running   whether the sandbox still runs
+     * @param helpers   where spares are started
+     */
+    SpareExecs(String sandboxId, boolean enabled, Supplier<Spare> start, BooleanSupplier running, Executor helpers) {
+        this.sandboxId = sandboxId;
+        this.enabled = enabled;
+        this.start = start;
+        this.running = running;
+        this.helpers = helpers;
+    }
+
+    /** Called after each exec: from the second on, spares are topped up once it is done or after a moment. */
+    void afterExec(RuntimeProcess p) {
+        if (enabled && execs.incrementAndGet() >= 2) {
+            // once this exec is done (or after a moment), so that starting them does not compete with it for the CPU
+            CompletableFuture<Void> moment = CompletableFuture.runAsync(() -> { },
+                    CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS, helpers));
+            CompletableFuture.anyOf(p.onExit(), moment).thenRunAsync(this::topUp, helpers);
+        }
+    }
+
+    /**
+     * Hands {@code request} (see {@link SandboxCommands#spareRequest}) to a spare that is ready and returns it, now
+     * becoming the command; null when none is ready (waiting for one would be no faster than the direct path).
+     */
+    Spare take(byte[] request) {
+        if (!enabled || request.length > MAX_REQUEST) {
+            return null;
+        }
+        CompletableFuture<Spare> taken = null;
+        for (CompletableFuture<Spare> f : spares) {
+            // ready: started, and its command found (one still entering the sandbox is left for a later exec)
+            Spare ready = f.isDone() && !f.isCompletedExceptionally() ? f.join() : null;
+            boolean found = ready != null && ready.pids().isDone();
+            if ((found || f.isDone() && ready == null) && spares.remove(f)) {
+                taken = f;
+                break;
+            }
+        }
+        if (taken == null) {
+            return null;
+        }
+        Spare s = taken.getNow(null);
+        // the helper itself must still run (it may still be starting: it reads the request once it is up); the
+        // host process alone is no proof, nsenter outlives a killed child for a moment, pipe and all
+        LocalProcess.Pids pids = s == null ? null : s.pids().getNow(null);
+        if (s == null || !s.process().isAlive() || pids == null || pids.host() <= 0 || !Procfs.running(pids.host())) {
+            died(s);
+            return null;
+        }
+        try {
+            OutputStream in = s.process().getOutputStream();
+            in.write(request);
+            in.flush();
+        } catch (IOException e) {
+            died(s); // someone in the sandbox killed it; the direct path will do
+            return null;
+        }
+        dead.set(0);
+        return s;
+    }
+
+    private void died(Spare s) {
+        if (s != null) {
+            s.discard();
+        }
+        if (dead.incrementAndGet() >= GIVE_UP_AFTER && enabled) {
+            enabled = false;
+            log.warn("Spare exec helpers of sandbox {} keep failing; execs take the direct path", sandboxId);
+        }
+    }
+
+    /** Starts spares in the background until {@link #SPARES} are ready or starting. */
+    private void topUp() {
+        while (enabled && running.getAsBoolean() && spares.size() < SPARES) {
+            spares.addLast(CompletableFuture.supplyAsync(start, helpers));
+        }
+    }
+
+    /** Ends every spare: the sandbox is stopping. */
+    void drop() {
+        CompletableFuture<Spare> f;
+        while ((f = spares.pollFirst()) != null) {
+            f.thenAccept(s -> {
+                if (s != null) {
+                    s.discard();
+                }
+            });
+        }
+    }
+}
