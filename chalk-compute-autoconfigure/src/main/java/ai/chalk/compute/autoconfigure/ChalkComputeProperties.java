@@ -194,8 +194,8 @@ public class ChalkComputeProperties {
         private Switch enabled = Switch.AUTO;
 
         /**
-         * The sandbox runtime: local (the default: namespaces, no daemon), docker, kubernetes, or auto
-         * (docker when an engine answers, else local).
+         * The sandbox runtime: local (the default: namespaces, no daemon), docker, or auto (docker when an engine
+         * answers, else local).
          */
         private Runtime runtime = Runtime.LOCAL;
 
@@ -379,19 +379,20 @@ public class ChalkComputeProperties {
         FALSE
     }
 
-    /** The embedded server's sandbox runtime. */
+    /**
+     * The embedded server's sandbox runtime: the server's {@code RuntimeChoice}, by name. A type of its own because the
+     * server is an optional dependency, and these properties bind without it.
+     */
     public enum Runtime {
-        /** The best available: docker when an engine answers, else local (today: local). */
+        /** Docker when an engine answers within two seconds, else local. */
         AUTO,
         /** Processes in namespaces on this machine, daemonless. */
         LOCAL,
         /** A Docker Engine ({@code DOCKER_HOST} or the local socket). */
-        DOCKER,
-        /** A Kubernetes cluster (not part of this version yet). */
-        KUBERNETES
+        DOCKER
     }
 
-    /** Isolation choices of the local runtime. */
+    /** Isolation choices of the local runtime: the server's {@code LocalIsolation}, by name (see {@link Runtime}). */
     public enum Isolation {
         /** The best the host offers, said loudly when it is none. */
         AUTO,

@@ -3,6 +3,8 @@ package ai.chalk.compute.server;
 import ai.chalk.compute.server.blob.BlobServiceV1;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.MemoryBudgets;
+import ai.chalk.compute.server.exec.ProcessThreads;
+import ai.chalk.compute.server.grpc.FailuresToStatus;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.grpc.UnhealthyReason;
@@ -27,6 +29,7 @@ import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
 import ai.chalk.compute.server.store.SnapshotStore;
 import ai.chalk.compute.server.store.VolumeStore;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeServiceV1;
 import ai.chalk.compute.server.worker.WorkerJava;
@@ -35,9 +38,9 @@ import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
@@ -47,7 +50,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
@@ -75,6 +77,7 @@ public final class ComputeServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ComputeServer.class);
     /** How long the runtime {@code auto} waits for a Docker engine to answer before it picks local. */
     static final Duration AUTO_PROBE_TIMEOUT = Duration.ofSeconds(2);
+    private static final FailuresToStatus FAILURES_TO_STATUS = new FailuresToStatus();
     /**
      * The largest message a client may send, on every service: 33 MiB, a volume file sent whole ({@code PutFile},
      * at most {@link VolumeManager#MAX_FILE_BYTES}) with a MiB for its envelope. A larger message is refused by
@@ -93,6 +96,7 @@ public final class ComputeServer implements AutoCloseable {
     private BuildCache images;
     private SnapshotManager snapshots;
     private ScheduledExecutorService scheduler;
+    private ProcessThreads processThreads;
     private Server inProcess;
     private Server tcp;
     private HealthStatusManager health;
@@ -139,11 +143,8 @@ public final class ComputeServer implements AutoCloseable {
         try {
             database = Database.open(dataDir);
             runtime = createRuntime(dataDir);
-            scheduler = Executors.newScheduledThreadPool(1, r -> {
-                Thread t = new Thread(r, "chalk-compute-timers");
-                t.setDaemon(true);
-                return t;
-            });
+            scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
+            processThreads = ProcessThreads.create(scheduler);
             volumes = new VolumeManager(new VolumeStore(database), dataDir.resolve("volumes"),
                     dataDir.resolve("volume-images"), config.volumeBytes);
             images = new BuildCache(runtime::imageBuilder, new ImageBuildStore(database), config.parallelImageBuilds);
@@ -173,10 +174,10 @@ public final class ComputeServer implements AutoCloseable {
                 }
             }, STORE_PROBE_SECONDS, STORE_PROBE_SECONDS, TimeUnit.SECONDS);
             List<ServerServiceDefinition> services = Stream.of(
-                    intercepted(new SandboxServiceV1(sandboxes, scheduler, budgets.stdin())),
+                    intercepted(new SandboxServiceV1(sandboxes, processThreads, budgets.stdin())),
                     intercepted(new SandboxServiceV2(sandboxes, snapshots)),
                     intercepted(new SandboxSnapshotServiceV2(snapshots)),
-                    intercepted(new SandboxProcessServiceV2(sandboxes, scheduler, config.sessionBufferBytes, budgets)),
+                    intercepted(new SandboxProcessServiceV2(sandboxes, processThreads, config.sessionBufferBytes, budgets)),
                     intercepted(new VolumeServiceV1(volumes, sandboxes)),
                     intercepted(new BlobServiceV1(functions.blobs())),
                     intercepted(functions.catalog()),
@@ -234,20 +235,17 @@ public final class ComputeServer implements AutoCloseable {
     }
 
     private ServerServiceDefinition intercepted(BindableService service) {
-        return ServerInterceptors.intercept(service, config.interceptors);
+        // failures become statuses right around the service, inside every interceptor a user added
+        return ServerInterceptors.intercept(ServerInterceptors.intercept(service, FAILURES_TO_STATUS),
+                config.interceptors);
     }
 
     private SandboxRuntime createRuntime(Path dataDir) {
-        String name = config.runtime.toLowerCase(Locale.ROOT);
-        return switch (name) {
-            case "local" -> localRuntime(dataDir);
-            case "docker" -> dockerRuntime(dataDir);
-            case "auto" -> DockerRuntime.engineAnswers(config.dockerHost, AUTO_PROBE_TIMEOUT)
+        return switch (config.runtime) {
+            case LOCAL -> localRuntime(dataDir);
+            case DOCKER -> dockerRuntime(dataDir);
+            case AUTO -> DockerRuntime.engineAnswers(config.dockerHost, AUTO_PROBE_TIMEOUT)
                     ? dockerRuntime(dataDir) : localRuntime(dataDir);
-            case "kubernetes" -> throw new IllegalStateException("the kubernetes runtime is not part of this server"
-                    + " version yet; use --runtime local or docker");
-            default -> throw new IllegalArgumentException("unknown runtime \"" + config.runtime
-                    + "\": choose local, docker, kubernetes or auto");
         };
     }
 
@@ -272,7 +270,7 @@ public final class ComputeServer implements AutoCloseable {
      * system), a JRE image elsewhere (a container has neither the host's JDK nor, bound in, its libraries).
      */
     private WorkerJava workerJava(SandboxRuntime runtime) {
-        if (runtime.name().equals("local")) {
+        if (runtime.sandboxesSeeHostSystem()) {
             if (config.workerImage != null) {
                 log.warn("Worker image {} is not used: function workers on the local runtime run the server's Java",
                         config.workerImage);
@@ -374,6 +372,9 @@ public final class ComputeServer implements AutoCloseable {
         if (volumes != null) {
             step("unmounting volumes", volumes::close); // after the sandboxes that had them
         }
+        if (processThreads != null) {
+            processThreads.close();
+        }
         if (scheduler != null) {
             scheduler.shutdownNow();
         }
@@ -397,7 +398,7 @@ public final class ComputeServer implements AutoCloseable {
         private boolean insecureListen;
         private Integer port;
         private String inProcessName = "chalk-compute-" + UUID.randomUUID();
-        private String runtime = "local";
+        private RuntimeChoice runtime = RuntimeChoice.LOCAL;
         private LocalIsolation localIsolation = LocalIsolation.AUTO;
         private String dockerHost;
         private String dockerDefaultImage;
@@ -462,12 +463,8 @@ public final class ComputeServer implements AutoCloseable {
             return this;
         }
 
-        /**
-         * The sandbox runtime: {@code local} (default: namespaces on this machine, no daemon), {@code docker} (a
-         * Docker Engine; starting fails when none answers), or {@code auto} (docker when an engine answers within
-         * two seconds, else local). Kubernetes comes in a later version.
-         */
-        public Builder runtime(String runtime) {
+        /** The sandbox runtime (see {@link RuntimeChoice}). Default {@link RuntimeChoice#LOCAL}. */
+        public Builder runtime(RuntimeChoice runtime) {
             this.runtime = Objects.requireNonNull(runtime, "runtime");
             return this;
         }

@@ -15,6 +15,7 @@ import ai.chalk.compute.server.store.CallStore;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ScalingGroupStore;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import ai.chalk.compute.server.worker.CodeSnapshots;
 import ai.chalk.compute.server.worker.ServerSocketForWorkers;
 import ai.chalk.compute.server.worker.WorkerImageCheck;
@@ -65,11 +66,7 @@ final class FunctionServices implements AutoCloseable {
                                   ScheduledExecutorService scheduler, Duration workerReadyTimeout, WorkerJava java)
             throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
-        ExecutorService executor = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "chalk-compute-functions");
-            t.setDaemon(true);
-            return t;
-        });
+        ExecutorService executor = Executors.newCachedThreadPool(DaemonThreads.named("chalk-compute-functions"));
         CodeSnapshots code = new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"));
         FunctionStore functionStore = new FunctionStore(database);
         ScalingGroups groups = new ScalingGroups(new ScalingGroupStore(database));

@@ -2,6 +2,7 @@ package ai.chalk.compute.autoconfigure.embedded;
 
 import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import java.util.List;
 import java.util.Locale;
@@ -35,9 +36,9 @@ public final class EmbeddedComputeServerAutoConfiguration {
     EmbeddedComputeServer chalkComputeEmbeddedServer(ChalkComputeProperties properties,
                                                      ObjectProvider<EmbeddedComputeServerCustomizer> customizers) {
         ChalkComputeProperties.Embedded embedded = properties.getEmbedded();
-        String runtime = embedded.getRuntime().name().toLowerCase(Locale.ROOT);
+        RuntimeChoice runtime = RuntimeChoice.valueOf(embedded.getRuntime().name());
         ChalkComputeProperties.Isolation isolation = properties.getLocal().getIsolation();
-        StringBuilder description = new StringBuilder("chalk.compute.embedded.runtime=").append(runtime)
+        StringBuilder description = new StringBuilder("chalk.compute.embedded.runtime=").append(runtime.label())
                 .append(", chalk.compute.local.isolation=").append(isolation.name().toLowerCase(Locale.ROOT));
         Integer port = embedded.getPort();
         if (port != null) {

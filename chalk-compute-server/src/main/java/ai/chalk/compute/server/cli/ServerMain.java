@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.cli;
 
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import ai.chalk.compute.server.runtime.local.SandboxDefaults;
@@ -8,9 +9,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** Runs a self-hosted Chalk Compute server until SIGTERM or SIGINT. */
 @Command(name = "chalk-compute-server", mixinStandardHelpOptions = true,
@@ -83,8 +84,10 @@ public final class ServerMain implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        RuntimeChoice runtimeChoice;
         try {
             ListenAddress.check(host, port, insecureListen);
+            runtimeChoice = RuntimeChoice.parse(runtime);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }
@@ -93,7 +96,7 @@ public final class ServerMain implements Callable<Integer> {
                 .host(host)
                 .insecureListen(insecureListen)
                 .port(port)
-                .runtime(runtime)
+                .runtime(runtimeChoice)
                 .localIsolation(isolation)
                 .sandboxLifetime(parseLifetime(lifetime));
         try {

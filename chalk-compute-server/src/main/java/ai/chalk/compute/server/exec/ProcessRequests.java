@@ -1,8 +1,8 @@
 package ai.chalk.compute.server.exec;
 
-import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.grpc.RequestLimits;
-import io.grpc.Status;
+import ai.chalk.compute.server.runtime.ProcessSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -21,18 +21,16 @@ public final class ProcessRequests {
     public static ProcessSpec spec(String command, List<String> args, Optional<String> workdir,
                                    Map<String, String> env, Optional<ProcessSpec.TerminalSize> pty) {
         if (command == null || command.isBlank()) {
-            throw Status.INVALID_ARGUMENT.withDescription(
-                    "command is required: give the program to run, e.g. \"echo\" with args [\"hello\"]").asRuntimeException();
+            throw ComputeException.invalid(
+                    "command is required: give the program to run, e.g. \"echo\" with args [\"hello\"]");
         }
         long chars = command.length() + args.stream().mapToLong(String::length).sum();
         if (chars > MAX_COMMAND_CHARS) {
-            throw Status.INVALID_ARGUMENT.withDescription("command and args are " + chars
-                    + " characters; at most " + MAX_COMMAND_CHARS + " are allowed: pass large input on stdin or in a file")
-                    .asRuntimeException();
+            throw ComputeException.invalid("command and args are " + chars
+                    + " characters; at most " + MAX_COMMAND_CHARS + " are allowed: pass large input on stdin or in a file");
         }
         if (command.indexOf('\0') >= 0 || args.stream().anyMatch(a -> a.indexOf('\0') >= 0)) {
-            throw Status.INVALID_ARGUMENT.withDescription("command and args must not contain NUL characters")
-                    .asRuntimeException();
+            throw ComputeException.invalid("command and args must not contain NUL characters");
         }
         workdir.ifPresent(w -> RequestLimits.checkWorkdir("workdir", w));
         RequestLimits.checkEnv("env", env);
@@ -42,8 +40,8 @@ public final class ProcessRequests {
     /** A terminal size; zero cells mean the conventional 80x24. */
     public static ProcessSpec.TerminalSize terminal(int cols, int rows) {
         if (cols < 0 || rows < 0 || cols > 10_000 || rows > 10_000) {
-            throw Status.INVALID_ARGUMENT.withDescription("pty_info " + cols + "x" + rows
-                    + " is not a terminal size: give cols and rows between 1 and 10000").asRuntimeException();
+            throw ComputeException.invalid("pty_info " + cols + "x" + rows
+                    + " is not a terminal size: give cols and rows between 1 and 10000");
         }
         return new ProcessSpec.TerminalSize(cols == 0 ? 80 : cols, rows == 0 ? 24 : rows);
     }
@@ -56,9 +54,8 @@ public final class ProcessRequests {
         try {
             return timeout(true, Duration.ofNanos(com.google.protobuf.util.Durations.toNanos(value)));
         } catch (IllegalArgumentException | ArithmeticException e) {
-            throw Status.INVALID_ARGUMENT.withDescription("timeout " + value.getSeconds() + "s " + value.getNanos()
-                    + "ns is not a valid duration: give seconds and nanos of the same sign, under 292 years")
-                    .asRuntimeException();
+            throw ComputeException.invalid("timeout " + value.getSeconds() + "s " + value.getNanos()
+                    + "ns is not a valid duration: give seconds and nanos of the same sign, under 292 years");
         }
     }
 
@@ -68,8 +65,7 @@ public final class ProcessRequests {
             return Optional.empty();
         }
         if (value.isNegative() || value.isZero()) {
-            throw Status.INVALID_ARGUMENT.withDescription("timeout must be positive when set; omit it for no timeout")
-                    .asRuntimeException();
+            throw ComputeException.invalid("timeout must be positive when set; omit it for no timeout");
         }
         return Optional.of(value);
     }

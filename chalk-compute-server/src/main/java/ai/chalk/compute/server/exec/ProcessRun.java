@@ -5,6 +5,7 @@ import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -16,10 +17,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,13 +31,6 @@ public final class ProcessRun {
 
     private static final Logger log = LoggerFactory.getLogger(ProcessRun.class);
     private static final int CHUNK = 64 * 1024;
-    private static final AtomicInteger THREADS = new AtomicInteger();
-    /** Pump threads block on pipes and on slow clients, so they get threads of their own. */
-    private static final ExecutorService PUMPS = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "chalk-exec-pump-" + THREADS.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-    });
 
     private final RuntimeProcess process;
     private final CompletableFuture<RunResult> done = new CompletableFuture<>();
@@ -47,13 +39,9 @@ public final class ProcessRun {
 
     private volatile boolean timedOut;
     private volatile ScheduledFuture<?> timer;
-    private volatile ScheduledExecutorService scheduler;
+    private volatile ProcessThreads threads;
     private final List<Pump> pumps = new CopyOnWriteArrayList<>();
-    private final ExecutorService stdinWriter = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "chalk-exec-stdin-" + THREADS.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService stdinWriter = Executors.newSingleThreadExecutor(DaemonThreads.numbered("chalk-exec-stdin"));
     private final java.util.concurrent.atomic.AtomicLong pendingStdin = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean stdinClosed;
 
@@ -67,15 +55,15 @@ public final class ProcessRun {
      * @param timeout when present, the process and all of its children are killed after it
      */
     public static ProcessRun start(RuntimeSandbox sandbox, ProcessSpec spec, Optional<Duration> timeout,
-                                   ScheduledExecutorService scheduler, OutputSink sink) throws ProcessStartException {
+                                   ProcessThreads threads, OutputSink sink) throws ProcessStartException {
         ProcessRun run = new ProcessRun(sandbox.exec(spec));
-        run.begin(timeout, scheduler, sink);
+        run.begin(timeout, threads, sink);
         return run;
     }
 
-    private void begin(Optional<Duration> timeout, ScheduledExecutorService scheduler, OutputSink sink) {
-        this.scheduler = scheduler;
-        timeout.ifPresent(t -> timer = scheduler.schedule(this::expire, t.toMillis(), TimeUnit.MILLISECONDS));
+    private void begin(Optional<Duration> timeout, ProcessThreads threads, OutputSink sink) {
+        this.threads = threads;
+        timeout.ifPresent(t -> timer = threads.timers().schedule(this::expire, t.toMillis(), TimeUnit.MILLISECONDS));
         OutputSink gated = (kind, data) -> {
             if (done.isDone()) {
                 // written after the command ended, by something it left running in the background
@@ -109,7 +97,7 @@ public final class ProcessRun {
         if (idle) {
             finish(status, null);
         } else {
-            scheduler.schedule(() -> awaitOutput(status), 50, TimeUnit.MILLISECONDS);
+            threads.timers().schedule(() -> awaitOutput(status), 50, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -150,7 +138,7 @@ public final class ProcessRun {
                 } finally {
                     readingSince = 0;
                 }
-            }, PUMPS);
+            }, threads.pumps());
         }
     }
 

@@ -1,6 +1,6 @@
 package ai.chalk.compute.server.exec;
 
-import io.grpc.Status;
+import ai.chalk.compute.server.error.ComputeException;
 
 /** Signal numbers as clients send them (Linux numbering). */
 public final class Signals {
@@ -11,9 +11,8 @@ public final class Signals {
     /** Returns {@code signal} if it is a valid Linux signal number, else INVALID_ARGUMENT. */
     public static int check(int signal) {
         if (signal < 1 || signal > 64) {
-            throw Status.INVALID_ARGUMENT.withDescription("signal " + signal
-                    + " is not a Linux signal number (1-64), e.g. 15 for SIGTERM, 9 for SIGKILL, 2 for SIGINT")
-                    .asRuntimeException();
+            throw ComputeException.invalid("signal " + signal
+                    + " is not a Linux signal number (1-64), e.g. 15 for SIGTERM, 9 for SIGKILL, 2 for SIGINT");
         }
         return signal;
     }

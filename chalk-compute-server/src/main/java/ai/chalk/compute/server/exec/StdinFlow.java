@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.exec;
 
+import ai.chalk.compute.server.error.ComputeException;
 import io.grpc.stub.ServerCallStreamObserver;
 
 /**
@@ -37,10 +38,10 @@ public final class StdinFlow {
     }
 
     /** RESOURCE_EXHAUSTED for {@code bytes} of stdin the budget cannot take, saying what to do. */
-    public static io.grpc.StatusRuntimeException refused(long bytes, ByteBudget budget) {
-        return io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(bytes + " bytes of stdin refused: the server holds"
+    public static ComputeException refused(long bytes, ByteBudget budget) {
+        return ComputeException.exhausted(bytes + " bytes of stdin refused: the server holds"
                 + " at most " + budget.limit() + " bytes of stdin that processes have not read yet, across all calls,"
                 + " and " + budget.used() + " are waiting; send stdin in pieces as the process reads it (the server"
-                + " asks for more when it has written what it got) rather than in one large message").asRuntimeException();
+                + " asks for more when it has written what it got) rather than in one large message");
     }
 }

@@ -1,8 +1,10 @@
 package ai.chalk.compute.server.image;
 
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
-import ai.chalk.compute.server.store.ImageBuildStore;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.store.ImageBuildStore.BuildRecord;
+import ai.chalk.compute.server.store.ImageBuildStore;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Status;
@@ -21,7 +23,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -59,19 +60,9 @@ public final class BuildCache implements AutoCloseable {
     public BuildCache(Supplier<ImageBuilder> builders, ImageBuildStore store, int parallelBuilds) {
         this.builders = builders;
         this.store = store;
-        AtomicInteger threads = new AtomicInteger();
         this.pool = new ThreadPoolExecutor(parallelBuilds, parallelBuilds, 0, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(MAX_QUEUED), r -> {
-                    Thread t = new Thread(r, "chalk-image-build-" + threads.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-        AtomicInteger followerThreads = new AtomicInteger();
-        this.followers = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "chalk-image-follow-" + followerThreads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+                new ArrayBlockingQueue<>(MAX_QUEUED), DaemonThreads.numbered("chalk-image-build"));
+        this.followers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-image-follow"));
     }
 
     /** Records builds that a previous server process left unfinished as failed; call once at start. */
@@ -141,9 +132,9 @@ public final class BuildCache implements AutoCloseable {
         BuildRecord record = answer.status().equals(BuildAnswer.EXISTS) ? find(answer.buildId())
                 : await(answer.buildId());
         if (record.status() != ImageBuildStore.Status.SUCCEEDED) {
-            throw Status.FAILED_PRECONDITION.withDescription("image build " + record.id() + " failed: "
+            throw ComputeException.refused("image build " + record.id() + " failed: "
                     + record.error().orElse("no reason was recorded") + "; its logs: GetCustomImageBuildLogs with"
-                    + " build_id " + record.id()).asRuntimeException();
+                    + " build_id " + record.id());
         }
         return new BuiltImage(record.id(), record.imageRef().orElseThrow());
     }
@@ -191,20 +182,20 @@ public final class BuildCache implements AutoCloseable {
     /** A build's record, or NOT_FOUND. */
     public BuildRecord find(String buildId) {
         if (buildId == null || buildId.isBlank()) {
-            throw Status.INVALID_ARGUMENT.withDescription("build_id is required").asRuntimeException();
+            throw ComputeException.invalid("build_id is required");
         }
-        return store.find(buildId).orElseThrow(() -> Status.NOT_FOUND.withDescription("image build " + buildId
-                + " does not exist on this server; ListCustomImageBuilds lists the builds").asRuntimeException());
+        return store.find(buildId).orElseThrow(() -> ComputeException.notFound("image build " + buildId
+                + " does not exist on this server; ListCustomImageBuilds lists the builds"));
     }
 
     /** The newest build of a spec, by its content hash, or NOT_FOUND. */
     public BuildRecord findByHash(String contentHash) {
         if (contentHash == null || contentHash.isBlank()) {
-            throw Status.INVALID_ARGUMENT.withDescription("content_hash is required").asRuntimeException();
+            throw ComputeException.invalid("content_hash is required");
         }
         return store.latestFor(contentHash.trim().toLowerCase(java.util.Locale.ROOT)).orElseThrow(() ->
-                Status.NOT_FOUND.withDescription("no image was built from a spec with content hash " + contentHash
-                        + " on this server").asRuntimeException());
+                ComputeException.notFound("no image was built from a spec with content hash " + contentHash
+                        + " on this server"));
     }
 
     /** Runs a follower of a build until the build ends or its call does. */
@@ -212,7 +203,7 @@ public final class BuildCache implements AutoCloseable {
         try {
             followers.execute(follower);
         } catch (RejectedExecutionException e) {
-            throw Status.UNAVAILABLE.withDescription("the server is shutting down").asRuntimeException();
+            throw ComputeException.unavailable("the server is shutting down");
         }
     }
 
@@ -227,7 +218,7 @@ public final class BuildCache implements AutoCloseable {
 
     private ImageBuilder prepare(ImageSpec spec) {
         if (closed) {
-            throw Status.UNAVAILABLE.withDescription("the server is shutting down").asRuntimeException();
+            throw ComputeException.unavailable("the server is shutting down");
         }
         ImageSpecCheck.validate(spec);
         ImageBuilder builder = builders.get();
@@ -237,8 +228,8 @@ public final class BuildCache implements AutoCloseable {
 
     private static void checkTag(String tag) {
         if (tag.length() > 255 || !TAG.matcher(tag).matches()) {
-            throw Status.INVALID_ARGUMENT.withDescription("tag \"" + tag + "\" is not an image name: use"
-                    + " repository[:tag] in lower case, for example my-team/app:v1").asRuntimeException();
+            throw ComputeException.invalid("tag \"" + tag + "\" is not an image name: use"
+                    + " repository[:tag] in lower case, for example my-team/app:v1");
         }
     }
 

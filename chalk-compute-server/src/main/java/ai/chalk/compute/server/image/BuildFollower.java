@@ -1,10 +1,10 @@
 package ai.chalk.compute.server.image;
 
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesResponse;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.grpc.StatusErrors;
-import ai.chalk.compute.server.store.ImageBuildStore;
 import ai.chalk.compute.server.store.ImageBuildStore.BuildRecord;
-import io.grpc.Status;
+import ai.chalk.compute.server.store.ImageBuildStore;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.List;
 import java.util.Optional;
@@ -61,8 +61,8 @@ final class BuildFollower implements Runnable {
             }
         } catch (InterruptedException e) {
             if (!cancelled) {
-                out.onError(Status.UNAVAILABLE.withDescription("the server is shutting down; the build "
-                        + buildId + " was stopped with it").asRuntimeException());
+                out.onError(StatusErrors.toStatus(ComputeException.unavailable("the server is shutting down; the build "
+                        + buildId + " was stopped with it")).asRuntimeException());
             }
         } catch (RuntimeException e) {
             if (!cancelled) {

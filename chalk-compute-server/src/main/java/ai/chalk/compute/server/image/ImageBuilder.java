@@ -12,8 +12,8 @@ public interface ImageBuilder {
 
     /**
      * Refuses, before anything is recorded or built, a spec this runtime cannot build: throws a
-     * FAILED_PRECONDITION {@link io.grpc.StatusRuntimeException} naming the step (its index and kind) and the
-     * runtime that can build it.
+     * {@link ai.chalk.compute.server.error.ComputeException} ({@code REFUSED}, or {@code INVALID} for a malformed
+     * field) naming the step (its index and kind) and the runtime that can build it.
      */
     void check(ImageSpec spec);
 

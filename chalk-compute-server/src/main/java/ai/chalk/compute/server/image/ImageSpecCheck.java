@@ -2,8 +2,7 @@ package ai.chalk.compute.server.image;
 
 import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
+import ai.chalk.compute.server.error.ComputeException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -201,7 +200,7 @@ public final class ImageSpecCheck {
         return s.length() <= 80 ? s : s.substring(0, 77) + "...";
     }
 
-    private static StatusRuntimeException invalid(String message) {
-        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+    private static ComputeException invalid(String message) {
+        return ComputeException.invalid(message);
     }
 }

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime;
 
+import ai.chalk.compute.server.runtime.host.HostSignals;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -257,7 +258,7 @@ public final class SandboxLifecycle {
                 log.debug("SIGTERM to the processes of sandbox {} failed: {}", id, e.toString());
             }
         }
-        engine.stopSignal(9);
+        engine.stopSignal(HostSignals.SIGKILL);
         release("terminated");
     }
 
@@ -272,7 +273,7 @@ public final class SandboxLifecycle {
         engine.stopping();
         String why = reason.get();
         log.info("Sandbox {} stopped by itself: {}", id, why);
-        engine.stopSignal(9);
+        engine.stopSignal(HostSignals.SIGKILL);
         release(why);
     }
 

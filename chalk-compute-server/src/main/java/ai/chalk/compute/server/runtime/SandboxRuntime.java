@@ -8,11 +8,20 @@ import java.util.Collection;
  */
 public interface SandboxRuntime extends AutoCloseable {
 
-    /** The runtime's name as users select it: {@code local}, {@code docker}, {@code kubernetes}. */
+    /** The runtime's name as users select it: {@code local}, {@code docker}; for messages and health. */
     String name();
 
     /** The isolation actually in force, for logs, health and the isolation tests. */
     Isolation isolation();
+
+    /**
+     * Whether a sandbox created without an image sees the host's system directories ({@code /usr}, {@code /lib}...)
+     * read-only, as the local runtime's do: then the server's own Java runs in it without being bound in, and
+     * function workers need no image. False by default (a container has its image's system, not the host's).
+     */
+    default boolean sandboxesSeeHostSystem() {
+        return false;
+    }
 
     /**
      * Starts a sandbox and returns once processes can be executed in it.

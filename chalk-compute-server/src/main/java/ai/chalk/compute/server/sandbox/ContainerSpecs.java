@@ -7,10 +7,10 @@ import ai.chalk.compute.proto.container.v1.RestartPolicy;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ResourceLimits;
 import ai.chalk.compute.proto.sandbox.v1.VolumeMount;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.store.SandboxRecord;
 import com.google.protobuf.InvalidProtocolBufferException;
-import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -83,11 +83,11 @@ public final class ContainerSpecs {
             refused.add("resources.gpu (the " + runtime + " runtime has no GPUs to give sandboxes)");
         }
         if (!refused.isEmpty()) {
-            throw Status.FAILED_PRECONDITION.withDescription("the sandbox was not created: this server's " + runtime
+            throw ComputeException.refused("the sandbox was not created: this server's " + runtime
                     + " runtime cannot honour " + (refused.size() == 1
                     ? "this ChalkContainerSpec field, and refuses it rather than ignore it: "
                     : "these ChalkContainerSpec fields, and refuses them rather than ignore them: ")
-                    + String.join("; ", refused)).asRuntimeException();
+                    + String.join("; ", refused));
         }
     }
 

@@ -11,13 +11,14 @@ import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.OutputStreamKind;
 import ai.chalk.compute.server.exec.ProcessRequests;
 import ai.chalk.compute.server.exec.ProcessRun;
+import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.exec.RunResult;
 import ai.chalk.compute.server.exec.Signals;
 import ai.chalk.compute.server.exec.StdinFlow;
 import ai.chalk.compute.server.grpc.ReadyGate;
 import ai.chalk.compute.server.grpc.StatusErrors;
-import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.ProcessStartException;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -25,7 +26,6 @@ import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +41,7 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
     private static final Logger log = LoggerFactory.getLogger(ExecCall.class);
 
     private final SandboxManager sandboxes;
-    private final ScheduledExecutorService scheduler;
+    private final ProcessThreads threads;
     private final ServerCallStreamObserver<ExecResponse> call;
     private final ReadyGate gate;
     private final ByteBudget stdinBudget;
@@ -49,11 +49,11 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
     private volatile ProcessRun run;
     private boolean closed;
 
-    public ExecCall(SandboxManager sandboxes, ScheduledExecutorService scheduler,
+    public ExecCall(SandboxManager sandboxes, ProcessThreads threads,
                     ServerCallStreamObserver<ExecResponse> call, ByteBudget stdinBudget) {
         this.sandboxes = sandboxes;
         this.stdinBudget = stdinBudget;
-        this.scheduler = scheduler;
+        this.threads = threads;
         this.call = call;
         this.gate = new ReadyGate(call);
         call.setOnReadyHandler(gate);
@@ -111,7 +111,7 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
         LiveSandbox sandbox = sandboxes.requireRunning(init.getSandboxId());
         ProcessRun started;
         try {
-            started = ProcessRun.start(sandbox.runtime(), spec, timeout, scheduler, this::output);
+            started = ProcessRun.start(sandbox.runtime(), spec, timeout, threads, this::output);
         } catch (ProcessStartException e) {
             throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
         }

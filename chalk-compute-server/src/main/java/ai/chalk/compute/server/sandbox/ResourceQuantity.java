@@ -1,7 +1,7 @@
 package ai.chalk.compute.server.sandbox;
 
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
-import io.grpc.Status;
 import java.math.BigDecimal;
 import java.util.Map;
 import java.util.Optional;
@@ -73,8 +73,6 @@ final class ResourceQuantity {
     }
 
     private static RuntimeException invalid(String field, String value, String expected) {
-        return Status.INVALID_ARGUMENT
-                .withDescription(field + " \"" + value + "\" is not valid: expected " + expected)
-                .asRuntimeException();
+        return ComputeException.invalid(field + " \"" + value + "\" is not valid: expected " + expected);
     }
 }

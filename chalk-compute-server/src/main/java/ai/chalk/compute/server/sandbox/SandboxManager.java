@@ -2,6 +2,7 @@ package ai.chalk.compute.server.sandbox;
 
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.grpc.RequestLimits;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
@@ -16,7 +17,6 @@ import ai.chalk.compute.server.store.StoreException;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeUsers;
 import com.google.protobuf.util.Durations;
-import io.grpc.Status;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -153,18 +153,17 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         try {
             asked = Duration.ofNanos(Durations.toNanos(Durations.checkValid(spec.getLifetime())));
         } catch (IllegalArgumentException | ArithmeticException e) {
-            throw Status.INVALID_ARGUMENT.withDescription("lifetime is not a valid duration: " + e.getMessage())
-                    .asRuntimeException();
+            throw ComputeException.invalid("lifetime is not a valid duration: " + e.getMessage());
         }
         if (asked.isNegative() || asked.isZero()) {
-            throw Status.INVALID_ARGUMENT.withDescription("lifetime must be positive, got "
-                    + Durations.toString(spec.getLifetime())).asRuntimeException();
+            throw ComputeException.invalid("lifetime must be positive, got "
+                    + Durations.toString(spec.getLifetime()));
         }
         if (asked.compareTo(lifetime) > 0) {
-            throw Status.INVALID_ARGUMENT.withDescription("lifetime " + Durations.toString(spec.getLifetime())
+            throw ComputeException.invalid("lifetime " + Durations.toString(spec.getLifetime())
                     + " is longer than this server lets a sandbox run (" + Durations.toString(
                     Durations.fromNanos(lifetime.toNanos())) + ", the server's --sandbox-lifetime setting);"
-                    + " ask for less, or leave it unset for the maximum").asRuntimeException();
+                    + " ask for less, or leave it unset for the maximum");
         }
         return asked;
     }
@@ -174,8 +173,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         Optional<String> name = request.hasName() && !request.getName().isBlank()
                 ? Optional.of(request.getName()) : Optional.empty();
         if (name.isPresent() && name.get().length() > 255) {
-            throw Status.INVALID_ARGUMENT.withDescription("name is " + name.get().length()
-                    + " characters; at most 255 are allowed").asRuntimeException();
+            throw ComputeException.invalid("name is " + name.get().length()
+                    + " characters; at most 255 are allowed");
         }
         Instant createdAt = Instant.now();
         byte[] requestBytes = request.toByteArray();
@@ -188,8 +187,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         } catch (RuntimeStartException e) {
             store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
                     requestBytes, specBytes, e.getMessage(), buildId);
-            throw Status.FAILED_PRECONDITION.withDescription("sandbox could not start: " + e.getMessage())
-                    .asRuntimeException();
+            throw ComputeException.refused("sandbox could not start: " + e.getMessage());
         } catch (RuntimeException e) {
             store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
                     requestBytes, specBytes, "sandbox could not start: " + e, buildId);
@@ -265,10 +263,10 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     && policy.getDeniedRoutesCount() == 0 && policy.getAllowedHostsCount() == 0;
             boolean grantsNone = policy.getAllowedRoutesCount() == 0 && policy.getAllowedHostsCount() == 0;
             if (!grantsAll && !grantsNone) {
-                throw Status.FAILED_PRECONDITION.withDescription("network_policy: the " + runtime.name()
+                throw ComputeException.refused("network_policy: the " + runtime.name()
                         + " runtime can give a sandbox either no network or the host's whole network"
                         + " (allowed_routes [\"0.0.0.0/0\"]); per-route or per-host rules are not enforced here,"
-                        + " so they are refused rather than ignored").asRuntimeException();
+                        + " so they are refused rather than ignored");
             }
             network = grantsAll;
         }
@@ -279,8 +277,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     /** The record of a sandbox, or NOT_FOUND. */
     public SandboxRecord get(String id) {
         requireId(id);
-        return store.find(id).map(this::current).orElseThrow(() -> Status.NOT_FOUND
-                .withDescription("sandbox " + id + " does not exist on this server").asRuntimeException());
+        return store.find(id).map(this::current).orElseThrow(() -> ComputeException.notFound("sandbox " + id + " does not exist on this server"));
     }
 
     /** A page of records. */
@@ -339,8 +336,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     public LiveSandbox requireRunning(String id) {
         LiveSandbox sandbox = requireLive(id);
         if (sandbox.suspended()) {
-            throw Status.FAILED_PRECONDITION.withDescription("sandbox " + id + " is suspended: its processes are"
-                    + " frozen and it starts no new ones; resume it (ResumeSandbox) first").asRuntimeException();
+            throw ComputeException.refused("sandbox " + id + " is suspended: its processes are"
+                    + " frozen and it starts no new ones; resume it (ResumeSandbox) first");
         }
         return sandbox;
     }
@@ -356,9 +353,9 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             return sandbox;
         }
         SandboxRecord record = get(id);
-        throw Status.FAILED_PRECONDITION.withDescription("sandbox " + id + " is " + record.state()
+        throw ComputeException.refused("sandbox " + id + " is " + record.state()
                 + record.statusMessage().map(m -> " (" + m + ")").orElse("")
-                + "; it cannot run processes any more: create a new sandbox").asRuntimeException();
+                + "; it cannot run processes any more: create a new sandbox");
     }
 
     /**
@@ -378,7 +375,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             try {
                 sandbox.runtime().suspend();
             } catch (SandboxOperationException e) {
-                throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+                throw ComputeException.refused(e.getMessage());
             }
             sandbox.suspended(true);
             store.updateState(id, SandboxState.SUSPENDED, "suspended at " + Instant.now()
@@ -400,7 +397,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             try {
                 sandbox.runtime().resume();
             } catch (SandboxOperationException e) {
-                throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+                throw ComputeException.refused(e.getMessage());
             }
             sandbox.suspended(false);
             store.updateState(id, SandboxState.RUNNING, "resumed at " + Instant.now());
@@ -449,7 +446,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
 
     private static void requireId(String id) {
         if (id == null || id.isBlank()) {
-            throw Status.INVALID_ARGUMENT.withDescription("sandbox_id is required").asRuntimeException();
+            throw ComputeException.invalid("sandbox_id is required");
         }
     }
 

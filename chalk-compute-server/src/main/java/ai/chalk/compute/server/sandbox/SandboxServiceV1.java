@@ -12,6 +12,7 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxResponse;
 import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;
@@ -23,7 +24,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ScheduledExecutorService;
 
 /** {@code chalk.sandbox.v1.SandboxService}: create, get, list, terminate and exec. */
 public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImplBase {
@@ -34,13 +34,13 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
     static final Duration MAX_GRACE = Duration.ofMinutes(10);
 
     private final SandboxManager sandboxes;
-    private final ScheduledExecutorService scheduler;
+    private final ProcessThreads threads;
     private final ByteBudget stdinBudget;
 
     /** @param stdinBudget the server-wide bound on stdin received and not yet read by its process */
-    public SandboxServiceV1(SandboxManager sandboxes, ScheduledExecutorService scheduler, ByteBudget stdinBudget) {
+    public SandboxServiceV1(SandboxManager sandboxes, ProcessThreads threads, ByteBudget stdinBudget) {
         this.sandboxes = sandboxes;
-        this.scheduler = scheduler;
+        this.threads = threads;
         this.stdinBudget = stdinBudget;
     }
 
@@ -134,6 +134,6 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
 
     @Override
     public StreamObserver<ExecRequest> exec(StreamObserver<ExecResponse> observer) {
-        return new ExecCall(sandboxes, scheduler, (ServerCallStreamObserver<ExecResponse>) observer, stdinBudget);
+        return new ExecCall(sandboxes, threads, (ServerCallStreamObserver<ExecResponse>) observer, stdinBudget);
     }
 }

@@ -1,9 +1,9 @@
 package ai.chalk.compute.server.sandbox;
 
 import ai.chalk.compute.proto.sandbox.v1.VolumeMount;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.volume.VolumeManager;
-import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -40,8 +40,8 @@ final class VolumeMounts {
                 throw invalid("volumes: two volumes are mounted at " + path);
             }
             if (m.hasSizeLimit() || m.hasVersionId() || m.hasRefName()) {
-                throw Status.FAILED_PRECONDITION.withDescription("volumes: size_limit, version_id and ref_name are"
-                        + " not supported by this server; mount volume " + m.getName() + " without them").asRuntimeException();
+                throw ComputeException.refused("volumes: size_limit, version_id and ref_name are"
+                        + " not supported by this server; mount volume " + m.getName() + " without them");
             }
             out.add(new SandboxSpec.VolumeBinding(volumes.directory(m.getName()), path));
         }
@@ -49,6 +49,6 @@ final class VolumeMounts {
     }
 
     private static RuntimeException invalid(String message) {
-        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+        return ComputeException.invalid(message);
     }
 }

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.scalinggroup;
 
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;
@@ -66,6 +67,8 @@ final class ContainerReplicas implements RevisionRunner {
             id = sandboxes.create(spec, Optional.empty()).id();
         } catch (StatusRuntimeException e) {
             error = "a replica of revision " + revisionId + " could not start: " + e.getStatus().getDescription();
+        } catch (ComputeException e) {
+            error = "a replica of revision " + revisionId + " could not start: " + e.getMessage();
         } catch (RuntimeException e) {
             error = "a replica of revision " + revisionId + " could not start: " + e;
         }
@@ -111,7 +114,7 @@ final class ContainerReplicas implements RevisionRunner {
         try {
             SandboxRecord r = sandboxes.get(id);
             return r.state() == SandboxState.RUNNING;
-        } catch (StatusRuntimeException e) {
+        } catch (StatusRuntimeException | ComputeException e) {
             return false;
         }
     }

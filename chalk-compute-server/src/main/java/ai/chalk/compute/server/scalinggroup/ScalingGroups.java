@@ -3,13 +3,13 @@ package ai.chalk.compute.server.scalinggroup;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupResponse;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupRevisionResponse;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
-import ai.chalk.compute.server.store.ScalingGroupStore;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.store.ScalingGroupStore.GroupRecord;
 import ai.chalk.compute.server.store.ScalingGroupStore.RevisionRecord;
+import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.worker.PoolStatus;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Timestamp;
-import io.grpc.Status;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -51,8 +51,8 @@ public final class ScalingGroups implements AutoCloseable {
     /** As {@link #create(String, String, ScalingGroupSpec)}, with the first revision's id chosen by the caller. */
     public synchronized GroupRecord create(String name, String kind, ScalingGroupSpec spec, String revisionId) {
         if (store.liveGroupNamed(name).isPresent()) {
-            throw Status.ALREADY_EXISTS.withDescription("scaling group \"" + name + "\" exists; update it"
-                    + " (UpdateScalingGroup) or delete it first").asRuntimeException();
+            throw ComputeException.alreadyExists("scaling group \"" + name + "\" exists; update it"
+                    + " (UpdateScalingGroup) or delete it first");
         }
         GroupRecord g = store.insertGroup(id("sg"), name, kind, revisionId, spec.toByteArray(), Instant.now());
         startRunner(g);
@@ -74,9 +74,8 @@ public final class ScalingGroups implements AutoCloseable {
     /** Routes a group's traffic to one of its revisions (a rollback when older); its replicas replace the old. */
     public synchronized void route(GroupRecord group, String revisionId) {
         RevisionRecord r = store.revision(revisionId).filter(x -> x.groupId().equals(group.id()))
-                .orElseThrow(() -> Status.NOT_FOUND.withDescription("scaling group " + group.name()
-                        + " has no revision " + revisionId + "; ListScalingGroupRevisions lists them")
-                        .asRuntimeException());
+                .orElseThrow(() -> ComputeException.notFound("scaling group " + group.name()
+                        + " has no revision " + revisionId + "; ListScalingGroupRevisions lists them"));
         if (r.id().equals(group.currentRevisionId()) && running.containsKey(group.id())) {
             return;
         }
@@ -137,10 +136,8 @@ public final class ScalingGroups implements AutoCloseable {
     /** The live group with this id or name; NOT_FOUND otherwise. */
     public GroupRecord require(Optional<String> id, Optional<String> name, boolean includeDeleted) {
         Optional<GroupRecord> g = id.isPresent() ? store.group(id.get()) : name.flatMap(store::liveGroupNamed);
-        return g.filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() -> Status.NOT_FOUND
-                .withDescription("no scaling group " + id.map(i -> "with id " + i).orElseGet(
-                        () -> "named \"" + name.orElse("") + "\"") + "; ListScalingGroups lists them")
-                .asRuntimeException());
+        return g.filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() -> ComputeException.notFound("no scaling group " + id.map(i -> "with id " + i).orElseGet(
+                        () -> "named \"" + name.orElse("") + "\"") + "; ListScalingGroups lists them"));
     }
 
     public ScalingGroupStore store() {

@@ -1,7 +1,7 @@
 package ai.chalk.compute.server.scalinggroup;
 
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
-import io.grpc.Status;
+import ai.chalk.compute.server.error.ComputeException;
 import java.time.Duration;
 
 /** Checks of a {@code ScalingGroupSpec}'s replica counts and what they mean here. */
@@ -48,6 +48,6 @@ public final class ScalingSpecs {
     }
 
     private static RuntimeException invalid(String message) {
-        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+        return ComputeException.invalid(message);
     }
 }

@@ -14,6 +14,7 @@ import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.OutputStreamKind;
 import ai.chalk.compute.server.exec.ProcessRequests;
 import ai.chalk.compute.server.exec.ProcessRun;
+import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.exec.RunResult;
 import ai.chalk.compute.server.exec.StdinFlow;
 import ai.chalk.compute.server.grpc.StatusErrors;
@@ -29,7 +30,6 @@ import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.Optional;
-import java.util.concurrent.ScheduledExecutorService;
 
 /** {@code chalk.sandbox.v2.SandboxProcessService}: one-shot commands and detachable sessions. */
 public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.SandboxProcessServiceImplBase {
@@ -38,7 +38,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
     public static final int MAX_COLLECTED_BYTES = 64 << 20;
 
     private final SandboxManager sandboxes;
-    private final ScheduledExecutorService scheduler;
+    private final ProcessThreads threads;
     private final long sessionBufferBytes;
     private final MemoryBudgets budgets;
 
@@ -46,10 +46,10 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
      * @param sessionBufferBytes output buffered per session for clients that re-attach
      * @param budgets            the server-wide bounds on session buffers, unread stdin and collected output
      */
-    public SandboxProcessServiceV2(SandboxManager sandboxes, ScheduledExecutorService scheduler, long sessionBufferBytes,
+    public SandboxProcessServiceV2(SandboxManager sandboxes, ProcessThreads threads, long sessionBufferBytes,
                                    MemoryBudgets budgets) {
         this.sandboxes = sandboxes;
-        this.scheduler = scheduler;
+        this.threads = threads;
         this.sessionBufferBytes = sessionBufferBytes;
         this.budgets = budgets;
     }
@@ -62,7 +62,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
         Optional<Duration> timeout;
         byte[] stdin = request.hasStdin() ? request.getStdin().toByteArray() : new byte[0];
         if (!budgets.stdin().tryReserve(stdin.length)) {
-            observer.onError(StdinFlow.refused(stdin.length, budgets.stdin()));
+            observer.onError(StatusErrors.toStatus(StdinFlow.refused(stdin.length, budgets.stdin())).asRuntimeException());
             return;
         }
         try {
@@ -71,7 +71,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
                     request.getEnvVarsMap(), Optional.empty());
             timeout = ProcessRequests.timeout(request.hasTimeout(), request.getTimeout());
             LiveSandbox sandbox = sandboxes.requireRunning(request.getSandboxId());
-            run = ProcessRun.start(sandbox.runtime(), spec, timeout, scheduler,
+            run = ProcessRun.start(sandbox.runtime(), spec, timeout, threads,
                     (kind, data) -> (kind == OutputStreamKind.STDERR ? err : out).add(data));
         } catch (ProcessStartException e) {
             budgets.stdin().release(stdin.length);
@@ -168,7 +168,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
 
     @Override
     public StreamObserver<OpenSessionRequest> openSession(StreamObserver<OpenSessionResponse> observer) {
-        return new SessionCall(sandboxes, scheduler, (ServerCallStreamObserver<OpenSessionResponse>) observer,
+        return new SessionCall(sandboxes, threads, (ServerCallStreamObserver<OpenSessionResponse>) observer,
                 sessionBufferBytes, budgets);
     }
 

@@ -10,6 +10,7 @@ import ai.chalk.compute.proto.sandbox.v2.SessionError;
 import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.ProcessRequests;
 import ai.chalk.compute.server.exec.ProcessRun;
+import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.exec.Signals;
 import ai.chalk.compute.server.exec.StdinFlow;
 import ai.chalk.compute.server.grpc.StatusErrors;
@@ -22,7 +23,6 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * One {@code OpenSession} stream. It starts a new process or attaches to an existing session,
@@ -33,7 +33,7 @@ import java.util.concurrent.ScheduledExecutorService;
 final class SessionCall implements StreamObserver<OpenSessionRequest> {
 
     private final SandboxManager sandboxes;
-    private final ScheduledExecutorService scheduler;
+    private final ProcessThreads threads;
     private final ServerCallStreamObserver<OpenSessionResponse> call;
     private final long capacityBytes;
     private final MemoryBudgets budgets;
@@ -42,11 +42,11 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     private long cursor;
     private boolean closed;
 
-    SessionCall(SandboxManager sandboxes, ScheduledExecutorService scheduler,
+    SessionCall(SandboxManager sandboxes, ProcessThreads threads,
                 ServerCallStreamObserver<OpenSessionResponse> call, long capacityBytes, MemoryBudgets budgets) {
         this.sandboxes = sandboxes;
         this.budgets = budgets;
-        this.scheduler = scheduler;
+        this.threads = threads;
         this.call = call;
         this.capacityBytes = capacityBytes;
         call.setOnReadyHandler(drainer);
@@ -115,7 +115,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
         LiveSandbox sandbox = sandboxes.requireRunning(np.getSandboxId());
         Session s = SessionRegistry.of(sandbox).create(np, capacityBytes, budgets.sessionOutput());
         try {
-            s.started(ProcessRun.start(sandbox.runtime(), spec, timeout, scheduler, s::output));
+            s.started(ProcessRun.start(sandbox.runtime(), spec, timeout, threads, s::output));
         } catch (ProcessStartException e) {
             SessionRegistry.of(sandbox).remove(s.id());
             throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();

@@ -1,9 +1,9 @@
 package ai.chalk.compute.server.session;
 
 import ai.chalk.compute.proto.sandbox.v2.NewProcess;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.sandbox.LiveSandbox;
-import io.grpc.Status;
 import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.Deque;
@@ -50,22 +50,21 @@ public final class SessionRegistry implements AutoCloseable {
         Session s;
         synchronized (finished) {
             if (closed) {
-                throw Status.FAILED_PRECONDITION.withDescription("sandbox " + request.getSandboxId()
-                        + " is terminating; it cannot start processes").asRuntimeException();
+                throw ComputeException.refused("sandbox " + request.getSandboxId()
+                        + " is terminating; it cannot start processes");
             }
             long running = sessions.size() - finished.size();
             if (running >= MAX_RUNNING) {
-                throw Status.RESOURCE_EXHAUSTED.withDescription("sandbox " + request.getSandboxId() + " already runs "
+                throw ComputeException.exhausted("sandbox " + request.getSandboxId() + " already runs "
                         + running + " sessions (attached or detached), the most one sandbox may: wait for one to"
                         + " finish, or attach to one and signal it, before opening another; ExecCommand runs a"
-                        + " command without a session").asRuntimeException();
+                        + " command without a session");
             }
             if (!budget.tryReserve(capacityBytes)) {
-                throw Status.RESOURCE_EXHAUSTED.withDescription("the server is out of room for session output: it"
+                throw ComputeException.exhausted("the server is out of room for session output: it"
                         + " buffers at most " + budget.limit() + " bytes for all sessions (" + capacityBytes
                         + " per session) and " + budget.used() + " are taken; wait for sessions to finish, or run"
-                        + " the command with ExecCommand or v1 Exec, which buffer nothing for later")
-                        .asRuntimeException();
+                        + " the command with ExecCommand or v1 Exec, which buffer nothing for later");
             }
             s = new Session(UUID.randomUUID().toString(), request, capacityBytes, budget);
             sessions.put(s.id(), s);
@@ -107,8 +106,8 @@ public final class SessionRegistry implements AutoCloseable {
     public Session require(String sandboxId, String sessionId) {
         Session s = sessionId == null ? null : sessions.get(sessionId);
         if (s == null) {
-            throw Status.NOT_FOUND.withDescription("session \"" + sessionId + "\" does not exist in sandbox "
-                    + sandboxId + "; ListSessions shows the ones that do").asRuntimeException();
+            throw ComputeException.notFound("session \"" + sessionId + "\" does not exist in sandbox "
+                    + sandboxId + "; ListSessions shows the ones that do");
         }
         return s;
     }

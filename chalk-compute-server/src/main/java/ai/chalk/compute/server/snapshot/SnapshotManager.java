@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.snapshot;
 
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
@@ -9,9 +10,10 @@ import ai.chalk.compute.server.sandbox.LiveSandbox;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.sandbox.SnapshotRestorer;
 import ai.chalk.compute.server.store.SandboxRecord;
-import ai.chalk.compute.server.store.SnapshotStore;
 import ai.chalk.compute.server.store.SnapshotStore.SnapshotRecord;
 import ai.chalk.compute.server.store.SnapshotStore.Status;
+import ai.chalk.compute.server.store.SnapshotStore;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import com.google.protobuf.InvalidProtocolBufferException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -33,7 +35,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -77,12 +78,7 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
         } catch (UnsupportedOperationException e) {
             // not a POSIX file system: nothing to restrict
         }
-        AtomicInteger threads = new AtomicInteger();
-        this.workers = Executors.newFixedThreadPool(WORKERS, r -> {
-            Thread t = new Thread(r, "chalk-snapshot-" + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.workers = Executors.newFixedThreadPool(WORKERS, DaemonThreads.numbered("chalk-snapshot"));
     }
 
     /**
@@ -130,8 +126,7 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return store.find(id).orElseThrow(() -> io.grpc.Status.NOT_FOUND
-                .withDescription("snapshot " + id + " was deleted meanwhile").asRuntimeException());
+        return store.find(id).orElseThrow(() -> ComputeException.notFound("snapshot " + id + " was deleted meanwhile"));
     }
 
     private void take(String id, LiveSandbox sandbox) {
@@ -164,8 +159,7 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
     /** The snapshot's record, or NOT_FOUND. */
     public SnapshotRecord get(String id) {
         requireId(id);
-        return store.find(id).orElseThrow(() -> io.grpc.Status.NOT_FOUND
-                .withDescription("snapshot " + id + " does not exist on this server").asRuntimeException());
+        return store.find(id).orElseThrow(() -> ComputeException.notFound("snapshot " + id + " does not exist on this server"));
     }
 
     /** A page of snapshot records. */
@@ -184,8 +178,8 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
         try {
             SnapshotRecord r = get(id);
             if (!r.status().finished()) {
-                throw io.grpc.Status.FAILED_PRECONDITION.withDescription("snapshot " + id + " is " + r.status()
-                        + ": it is being taken; delete it once it is COMPLETED or FAILED").asRuntimeException();
+                throw ComputeException.refused("snapshot " + id + " is " + r.status()
+                        + ": it is being taken; delete it once it is COMPLETED or FAILED");
             }
             store.delete(id); // first: files without a record are removed at the next start should this fail
             deleteFiles(id);
@@ -206,17 +200,17 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
             switch (r.status()) {
                 case COMPLETED -> {
                 }
-                case FAILED -> throw io.grpc.Status.FAILED_PRECONDITION.withDescription("snapshot " + snapshotId
+                case FAILED -> throw ComputeException.refused("snapshot " + snapshotId
                         + " FAILED" + r.statusMessage().map(m -> " (" + m + ")").orElse("")
-                        + "; it cannot start sandboxes: take a new one").asRuntimeException();
-                default -> throw io.grpc.Status.FAILED_PRECONDITION.withDescription("snapshot " + snapshotId
+                        + "; it cannot start sandboxes: take a new one");
+                default -> throw ComputeException.refused("snapshot " + snapshotId
                         + " is " + r.status() + ": it can start sandboxes once it is COMPLETED (GetSandboxSnapshot"
-                        + " shows its status)").asRuntimeException();
+                        + " shows its status)");
             }
             Path files = root.resolve(snapshotId).resolve(FILES);
             if (!Files.isDirectory(files, LinkOption.NOFOLLOW_LINKS)) {
-                throw io.grpc.Status.FAILED_PRECONDITION.withDescription("the files of snapshot " + snapshotId
-                        + " are missing from " + files + "; delete it and take a new one").asRuntimeException();
+                throw ComputeException.refused("the files of snapshot " + snapshotId
+                        + " are missing from " + files + "; delete it and take a new one");
             }
             return sandboxes.create(spec(r), Optional.of(files));
         } finally {
@@ -248,7 +242,7 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
 
     private static void requireId(String id) {
         if (id == null || id.isBlank()) {
-            throw io.grpc.Status.INVALID_ARGUMENT.withDescription("snapshot_id is required").asRuntimeException();
+            throw ComputeException.invalid("snapshot_id is required");
         }
     }
 

@@ -1,10 +1,10 @@
 package ai.chalk.compute.server.volume;
 
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
-import ai.chalk.compute.server.store.VolumeStore;
 import ai.chalk.compute.server.store.VolumeStore.VolumeRecord;
-import io.grpc.Status;
+import ai.chalk.compute.server.store.VolumeStore;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -63,8 +63,7 @@ public final class VolumeManager implements AutoCloseable {
     /** Creates an empty volume; ALREADY_EXISTS when the name is taken. */
     public VolumeRecord create(String name) {
         VolumePaths.checkName(name);
-        VolumeRecord created = store.insert(name, Instant.now()).orElseThrow(() -> Status.ALREADY_EXISTS
-                .withDescription("volume " + name + " already exists").asRuntimeException());
+        VolumeRecord created = store.insert(name, Instant.now()).orElseThrow(() -> ComputeException.alreadyExists("volume " + name + " already exists"));
         try {
             fileSystems.create(name, root.resolve(name));
         } catch (IOException e) {
@@ -77,8 +76,7 @@ public final class VolumeManager implements AutoCloseable {
     /** The volume's record; NOT_FOUND names the volume. */
     public VolumeRecord get(String name) {
         VolumePaths.checkName(name);
-        return store.find(name).orElseThrow(() -> Status.NOT_FOUND
-                .withDescription("volume " + name + " does not exist; create it with CreateVolume").asRuntimeException());
+        return store.find(name).orElseThrow(() -> ComputeException.notFound("volume " + name + " does not exist; create it with CreateVolume"));
     }
 
     /** A page of volumes in name order, after {@code afterName}. */
@@ -127,9 +125,9 @@ public final class VolumeManager implements AutoCloseable {
         try (BeneathRoot volume = open(name); BeneathRoot.FileReader in = volume.openFile(relative)) {
             byte[] data = in.readNBytes(MAX_FILE_BYTES + 1);
             if (in.size() > MAX_FILE_BYTES || data.length > MAX_FILE_BYTES) {
-                throw Status.RESOURCE_EXHAUSTED.withDescription("\"" + path + "\" is " + Math.max(in.size(), data.length)
+                throw ComputeException.exhausted("\"" + path + "\" is " + Math.max(in.size(), data.length)
                         + " bytes; GetFile returns at most " + MAX_FILE_BYTES + ": mount the volume in a sandbox and"
-                        + " stream it from there").asRuntimeException();
+                        + " stream it from there");
             }
             return data;
         } catch (IOException e) {
@@ -152,11 +150,10 @@ public final class VolumeManager implements AutoCloseable {
         String relative = VolumePaths.relative(path);
         try (BeneathRoot volume = open(name)) {
             if (!volume.delete(relative)) {
-                throw Status.NOT_FOUND.withDescription("volume " + name + " has no file \"" + path + "\"").asRuntimeException();
+                throw ComputeException.notFound("volume " + name + " has no file \"" + path + "\"");
             }
         } catch (DirectoryNotEmptyException e) {
-            throw Status.FAILED_PRECONDITION.withDescription("\"" + path + "\" is a directory that is not empty")
-                    .asRuntimeException();
+            throw ComputeException.refused("\"" + path + "\" is a directory that is not empty");
         } catch (IOException e) {
             throw failure(name, path, "remove", e);
         }
@@ -170,19 +167,18 @@ public final class VolumeManager implements AutoCloseable {
     /** The status for a failed file operation: what the client can do about it, never a host path. */
     private static RuntimeException failure(String name, String path, String verb, IOException e) {
         if (e instanceof NoSuchFileException) {
-            return Status.NOT_FOUND.withDescription("volume " + name + " has no file \"" + path + "\"").asRuntimeException();
+            return ComputeException.notFound("volume " + name + " has no file \"" + path + "\"");
         }
         if (e instanceof BeneathRoot.Refused) {
-            return Status.FAILED_PRECONDITION.withDescription("volume " + name + ": " + e.getMessage())
-                    .asRuntimeException();
+            return ComputeException.refused("volume " + name + ": " + e.getMessage());
         }
         if (e instanceof BeneathRoot.OutOfSpace) {
-            return Status.RESOURCE_EXHAUSTED.withDescription("cannot " + verb + " \"" + path + "\" in volume " + name
-                    + ": " + e.getMessage()).asRuntimeException();
+            return ComputeException.exhausted("cannot " + verb + " \"" + path + "\" in volume " + name
+                    + ": " + e.getMessage());
         }
         if (e instanceof FileSystemException f && f.getReason() != null) {
-            return Status.FAILED_PRECONDITION.withDescription("cannot " + verb + " \"" + path + "\" in volume " + name
-                    + ": " + f.getReason()).asRuntimeException();
+            return ComputeException.refused("cannot " + verb + " \"" + path + "\" in volume " + name
+                    + ": " + f.getReason());
         }
         return new UncheckedIOException("cannot " + verb + " \"" + path + "\" in volume " + name, e);
     }

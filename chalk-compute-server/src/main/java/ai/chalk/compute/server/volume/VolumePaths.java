@@ -1,6 +1,6 @@
 package ai.chalk.compute.server.volume;
 
-import io.grpc.Status;
+import ai.chalk.compute.server.error.ComputeException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -19,8 +19,8 @@ final class VolumePaths {
     /** Checks a volume name: letters, digits, '.', '_' and '-', starting with a letter or digit, at most 63. */
     static String checkName(String name) {
         if (name == null || !NAME.matcher(name).matches()) {
-            throw Status.INVALID_ARGUMENT.withDescription("volume name \"" + name + "\" is not valid: use 1-63"
-                    + " letters, digits, '.', '_' or '-', starting with a letter or digit").asRuntimeException();
+            throw ComputeException.invalid("volume name \"" + name + "\" is not valid: use 1-63"
+                    + " letters, digits, '.', '_' or '-', starting with a letter or digit");
         }
         return name;
     }
@@ -50,7 +50,6 @@ final class VolumePaths {
     }
 
     private static RuntimeException invalid(String path, String why) {
-        return Status.INVALID_ARGUMENT.withDescription("volume path \"" + path + "\" is not valid: " + why)
-                .asRuntimeException();
+        return ComputeException.invalid("volume path \"" + path + "\" is not valid: " + why);
     }
 }

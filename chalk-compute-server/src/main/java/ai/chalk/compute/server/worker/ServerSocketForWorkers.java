@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.grpc.MalformedRequests;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
@@ -17,7 +18,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,8 +79,8 @@ public final class ServerSocketForWorkers implements AutoCloseable {
         }
         Path socket = dir.resolve(WorkerLaunch.SERVER_SOCKET_NAME);
         Files.deleteIfExists(socket); // left by a server that was killed
-        boss = new EpollEventLoopGroup(1, (ThreadFactory) r -> daemon(r, "chalk-compute-worker-socket-accept"));
-        workers = new EpollEventLoopGroup(2, (ThreadFactory) r -> daemon(r, "chalk-compute-worker-socket"));
+        boss = new EpollEventLoopGroup(1, DaemonThreads.named("chalk-compute-worker-socket-accept"));
+        workers = new EpollEventLoopGroup(2, DaemonThreads.named("chalk-compute-worker-socket"));
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(boss)
@@ -104,12 +104,6 @@ public final class ServerSocketForWorkers implements AutoCloseable {
             shutdownGroups();
             throw e;
         }
-    }
-
-    private static Thread daemon(Runnable r, String name) {
-        Thread t = new Thread(r, name);
-        t.setDaemon(true);
-        return t;
     }
 
     /** Begins an orderly shutdown. */

@@ -76,7 +76,7 @@ public final class WorkerJava {
         }
         Path home = javaHome();
         // the host's /usr is visible in a default local sandbox; elsewhere (another path, a container) it is bound
-        if (!home.startsWith("/usr") || !runtime.name().equals("local")) {
+        if (!home.startsWith("/usr") || !runtime.sandboxesSeeHostSystem()) {
             return List.of(new SandboxSpec.VolumeBinding(home, home.toString(), true));
         }
         return List.of();

@@ -19,6 +19,7 @@ import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupResponse;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerRuntime;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
@@ -57,7 +58,7 @@ class DockerFunctionWorkerTest {
     @BeforeAll
     void start() throws Exception {
         jre = DockerTesting.jreImage();
-        server = RunningServer.start(dir.resolve("server"), b -> b.runtime("docker")
+        server = RunningServer.start(dir.resolve("server"), b -> b.runtime(RuntimeChoice.DOCKER)
                 .dockerDefaultImage(DockerTesting.image()).workerImage(jre)
                 .workerReadyTimeout(Duration.ofSeconds(60)));
     }
@@ -232,7 +233,7 @@ class DockerFunctionWorkerTest {
     void deploymentsAreRefusedWhileTheWorkerImageIsMissingOrHasNoJava() throws Exception {
         TestCode code = new TestCode("refused");
         String absent = "chalk-compute-test/absent-jre:never";
-        try (RunningServer s = RunningServer.start(dir.resolve("absent"), b -> b.runtime("docker")
+        try (RunningServer s = RunningServer.start(dir.resolve("absent"), b -> b.runtime(RuntimeChoice.DOCKER)
                 .dockerDefaultImage(DockerTesting.image()).workerImage(absent))) {
             code.upload(s.channel);
             long t0 = System.nanoTime();
@@ -247,7 +248,7 @@ class DockerFunctionWorkerTest {
                     .getFunctionsCount()).as("nothing was deployed").isZero();
         }
         String busybox = DockerTesting.image();
-        try (RunningServer s = RunningServer.start(dir.resolve("nojava"), b -> b.runtime("docker")
+        try (RunningServer s = RunningServer.start(dir.resolve("nojava"), b -> b.runtime(RuntimeChoice.DOCKER)
                 .dockerDefaultImage(busybox).workerImage(busybox))) {
             code.upload(s.channel);
             assertThatThrownBy(() -> catalog(s).createExternalFunctionVersion(request("refused", code, 1)))

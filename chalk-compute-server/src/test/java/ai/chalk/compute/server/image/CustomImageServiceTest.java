@@ -3,6 +3,7 @@ package ai.chalk.compute.server.image;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ai.chalk.compute.proto.common.v1.LogEntry;
 import ai.chalk.compute.proto.sandbox.v1.AddFileStep;
 import ai.chalk.compute.proto.sandbox.v1.BuildCustomImageRequest;
 import ai.chalk.compute.proto.sandbox.v1.BuildCustomImageResponse;
@@ -24,9 +25,9 @@ import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsRequest;
 import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsResponse;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesRequest;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesResponse;
-import ai.chalk.compute.proto.common.v1.LogEntry;
 import ai.chalk.compute.server.EventCollector;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.util.Timestamps;
@@ -65,7 +66,7 @@ class CustomImageServiceTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = RunningServer.start(dataDir, b -> b.runtime("docker").dockerDefaultImage(DockerTesting.image()));
+        server = RunningServer.start(dataDir, b -> b.runtime(RuntimeChoice.DOCKER).dockerDefaultImage(DockerTesting.image()));
         inProcess = InProcessChannelBuilder.forName(server.server.inProcessName()).build();
     }
 

@@ -11,6 +11,7 @@ import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
 import java.io.ByteArrayOutputStream;
@@ -45,7 +46,7 @@ class DebianImageTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = RunningServer.start(dataDir, b -> b.runtime("docker").dockerDefaultImage(DockerTesting.image()));
+        server = RunningServer.start(dataDir, b -> b.runtime(RuntimeChoice.DOCKER).dockerDefaultImage(DockerTesting.image()));
         spec = ImageSpec.newBuilder()
                 .setBaseImage(DockerTesting.debianImage())
                 .setWorkdir("/workspace")

@@ -11,6 +11,7 @@ import ai.chalk.compute.proto.sandbox.v1.GetOrBuildCustomImageRequest;
 import ai.chalk.compute.proto.sandbox.v1.GetOrBuildCustomImageResponse;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.ImageBuildStore;
@@ -29,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ImageBuildRestartTest {
 
     private static final UnaryOperator<ai.chalk.compute.server.ComputeServer.Builder> DOCKER =
-            b -> b.runtime("docker").dockerDefaultImage(DockerTesting.image());
+            b -> b.runtime(RuntimeChoice.DOCKER).dockerDefaultImage(DockerTesting.image());
 
     @AfterAll
     static void removeImages() {

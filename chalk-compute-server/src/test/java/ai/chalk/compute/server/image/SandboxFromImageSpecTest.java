@@ -17,12 +17,12 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -38,7 +38,7 @@ class SandboxFromImageSpecTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = RunningServer.start(dataDir, b -> b.runtime("docker").dockerDefaultImage(DockerTesting.image()));
+        server = RunningServer.start(dataDir, b -> b.runtime(RuntimeChoice.DOCKER).dockerDefaultImage(DockerTesting.image()));
     }
 
     @AfterAll

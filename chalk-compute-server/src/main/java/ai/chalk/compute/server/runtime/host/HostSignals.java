@@ -5,6 +5,15 @@ import com.sun.jna.LastErrorException;
 /** Delivering an arbitrary signal to a host process, which Java cannot. */
 public final class HostSignals {
 
+    /** Ends a process; it cannot be caught. */
+    public static final int SIGKILL = 9;
+    /** Asks a process to end. */
+    public static final int SIGTERM = 15;
+    /** Stops a process until {@link #SIGCONT}; it cannot be caught. */
+    public static final int SIGSTOP = 19;
+    /** Lets a stopped process run again. */
+    public static final int SIGCONT = 18;
+
     private HostSignals() {
     }
 

@@ -293,7 +293,7 @@ final class Cgroups {
             if (Files.isDirectory(sandbox)) {
                 for (long pid : procs(sandbox, true)) {
                     if (pid != Procfs.SELF) {
-                        HostSignals.signal(pid, 9);
+                        HostSignals.signal(pid, HostSignals.SIGKILL);
                     }
                 }
                 removeTree(sandbox, 2_000);
@@ -407,7 +407,7 @@ final class Cgroups {
             for (Path d : dirs.values()) {
                 for (long pid : procs(d, true)) {
                     if (pid != Procfs.SELF) {
-                        HostSignals.signal(pid, 9);
+                        HostSignals.signal(pid, HostSignals.SIGKILL);
                     }
                 }
                 removeTree(d, 5_000);
@@ -446,7 +446,7 @@ final class Cgroups {
                     return true;
                 }
                 for (long pid : left) {
-                    HostSignals.signal(pid, 9);
+                    HostSignals.signal(pid, HostSignals.SIGKILL);
                 }
                 if (System.nanoTime() > deadline) {
                     return false;

@@ -1,16 +1,13 @@
 package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.host.SandboxTools;
-import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.OverlayMount;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 

@@ -1,14 +1,14 @@
 package ai.chalk.compute.server.runtime.local;
 
-import ai.chalk.compute.server.runtime.host.SandboxTools;
-import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
 import ai.chalk.compute.server.runtime.host.WhenServerDies;
@@ -25,6 +25,7 @@ import ai.chalk.compute.server.runtime.userns.IdRange;
 import ai.chalk.compute.server.runtime.userns.IdRanges;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import ai.chalk.compute.server.runtime.userns.UserNamespaces;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -38,14 +39,13 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -278,24 +278,11 @@ public final class LocalRuntime implements SandboxRuntime {
             lock.release();
             throw e;
         }
-        AtomicInteger threads = new AtomicInteger();
-        this.helpers = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "chalk-local-" + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.helpers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-local"));
         // sandbox inits die with the thread that spawned them (PR_SET_PDEATHSIG follows the parent *thread*), so
         // they are spawned by a thread that lives exactly as long as this runtime
-        this.spawner = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "chalk-local-spawner");
-            t.setDaemon(true);
-            return t;
-        });
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "chalk-local-timer");
-            t.setDaemon(true);
-            return t;
-        });
+        this.spawner = Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-local-spawner"));
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-local-timer"));
         SandboxNetwork net = null;
         String netProblem = null;
         try {
@@ -481,6 +468,12 @@ public final class LocalRuntime implements SandboxRuntime {
     @Override
     public Isolation isolation() {
         return isolation;
+    }
+
+    /** Sandboxes without an image see the host's system directories read-only (see {@link SandboxFiles}). */
+    @Override
+    public boolean sandboxesSeeHostSystem() {
+        return true;
     }
 
     @Override

@@ -1,7 +1,5 @@
 package ai.chalk.compute.server.runtime.local;
 
-import ai.chalk.compute.server.runtime.host.SandboxTools;
-import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.EntrypointOutput;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessSpecCheck;
@@ -14,36 +12,32 @@ import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.HostSignals;
-import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
-import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.RootPaths;
+import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.userns.IdRange;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import com.pty4j.PtyProcessBuilder;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
@@ -557,12 +551,12 @@ final class LocalSandbox implements RuntimeSandbox {
             // a command that ended on its SIGTERM leaves its nsenter on the host passing the status on: the kill
             // that follows the grace period would reach nsenter first and turn a SIGTERM into a SIGKILL
             if (!running.isEmpty() && !marked) {
-                processes.forEach(p -> p.deliveredBySandbox(15));
+                processes.forEach(p -> p.deliveredBySandbox(HostSignals.SIGTERM));
                 marked = true;
             }
             for (long pid : running) {
                 if (signalled.add(pid)) {
-                    HostSignals.signal(pid, 15);
+                    HostSignals.signal(pid, HostSignals.SIGTERM);
                 }
             }
             long left = deadlineNanos - System.nanoTime();
@@ -731,13 +725,13 @@ final class LocalSandbox implements RuntimeSandbox {
         @Override
         public void release() {
             if (init != null && init.isAlive()) {
-                HostSignals.signal(initPid, 9); // the pid namespace dies with its init
+                HostSignals.signal(initPid, HostSignals.SIGKILL); // the pid namespace dies with its init
             }
             if (groups != null) {
                 groups.pidsGroup().ifPresent(g -> g.killAll(10_000));
             } else if (!level.isolated()) {
                 for (long pid : userProcesses()) {
-                    HostSignals.signal(pid, 9);
+                    HostSignals.signal(pid, HostSignals.SIGKILL);
                 }
             }
             if (init != null) {

@@ -1,7 +1,6 @@
 package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
-import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.BufferedReader;

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.runtime.network;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -127,9 +128,7 @@ public final class SandboxNetwork {
         Process slirp = spawner.start(pb);
         Egress egress = new Egress(pid, slirp);
         CompletableFuture<Void> ready = new CompletableFuture<>();
-        Thread reader = new Thread(() -> awaitReady(slirp.getInputStream(), ready), "chalk-slirp-" + pid);
-        reader.setDaemon(true);
-        reader.start();
+        DaemonThreads.start("chalk-slirp-" + pid, () -> awaitReady(slirp.getInputStream(), ready));
         try {
             ready.get(READY_SECONDS, TimeUnit.SECONDS);
         } catch (ExecutionException | TimeoutException e) {

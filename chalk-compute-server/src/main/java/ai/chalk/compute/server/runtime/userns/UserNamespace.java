@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.userns;
 
+import ai.chalk.compute.server.threads.DaemonThreads;
 import com.sun.jna.LastErrorException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -27,11 +28,7 @@ public final class UserNamespace implements AutoCloseable {
     /** How long the holder gets to create its namespace. */
     private static final long CREATE_TIMEOUT_MILLIS = 10_000;
     /** The thread that works as a sandbox's root on the host (see {@link #asRoot}): its ids are its own. */
-    private static final ExecutorService OWNER = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "chalk-sandbox-root");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ExecutorService OWNER = Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-sandbox-root"));
 
     /** How the runtime starts the holder process (a test may watch it). */
     @FunctionalInterface

@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.RuntimeChoice;
 import com.google.protobuf.ByteString;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -19,7 +20,7 @@ class DockerServerTest {
     @Test
     void theServerRunsSandboxesAsContainersOfTheRequestedImage(@TempDir Path dataDir) throws Exception {
         String image = DockerTesting.image();
-        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime("docker")
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(RuntimeChoice.DOCKER)
                 .dockerDefaultImage("chalk-compute-test/absent:never"))) {
             assertThat(server.server.runtimeName()).isEqualTo("docker");
             assertThat(server.server.isolation().level()).isEqualTo("container");
@@ -42,11 +43,11 @@ class DockerServerTest {
     @Test
     void autoPicksDockerWhenAnEngineAnswersAndLocalOtherwise(@TempDir Path dataDir) throws Exception {
         DockerTesting.image();
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("a")).runtime("auto").build()
+        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("a")).runtime(RuntimeChoice.AUTO).build()
                 .start()) {
             assertThat(server.runtimeName()).isEqualTo("docker");
         }
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("b")).runtime("auto")
+        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("b")).runtime(RuntimeChoice.AUTO)
                 .dockerHost("unix:///nonexistent/docker.sock").build().start()) {
             assertThat(server.runtimeName()).isEqualTo("local");
         }
@@ -57,7 +58,7 @@ class DockerServerTest {
 
     @Test
     void dockerWithoutAnEngineRefusesToStart(@TempDir Path dataDir) {
-        assertThatThrownBy(() -> ComputeServer.builder().dataDir(dataDir).runtime("docker")
+        assertThatThrownBy(() -> ComputeServer.builder().dataDir(dataDir).runtime(RuntimeChoice.DOCKER)
                 .dockerHost("unix:///nonexistent/docker.sock").build().start())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("no Docker engine at unix:///nonexistent/docker.sock: start dockerd or use"

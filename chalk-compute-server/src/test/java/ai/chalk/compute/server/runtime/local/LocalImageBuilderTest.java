@@ -11,14 +11,13 @@ import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.DockerfileCommandsStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import com.google.protobuf.ByteString;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -157,14 +156,13 @@ class LocalImageBuilderTest {
         ImageSpec spec = busyboxSpec().addSteps(runStep("true"))
                 .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
                         .addCommands("EXPOSE 80"))).build();
-        assertThatThrownBy(() -> builder.check(spec)).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-            assertThat(e.getStatus().getDescription()).contains("image_spec.steps[1] (dockerfile_commands)")
-                    .contains("docker runtime");
+        assertThatThrownBy(() -> builder.check(spec)).isInstanceOfSatisfying(ComputeException.class, e -> {
+            assertThat(e.kind()).isEqualTo(ComputeException.Kind.REFUSED);
+            assertThat(e.getMessage()).contains("image_spec.steps[1] (dockerfile_commands)").contains("docker runtime");
         });
         ImageSpec escaping = busyboxSpec().addSteps(addFile("../../etc/passwd", "x", 0644)).build();
-        assertThatThrownBy(() -> builder.check(escaping)).isInstanceOfSatisfying(StatusRuntimeException.class,
-                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+        assertThatThrownBy(() -> builder.check(escaping)).isInstanceOfSatisfying(ComputeException.class,
+                e -> assertThat(e.kind()).isEqualTo(ComputeException.Kind.INVALID));
     }
 
     @Test

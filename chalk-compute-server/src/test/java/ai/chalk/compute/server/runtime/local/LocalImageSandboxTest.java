@@ -9,15 +9,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
-import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.OciFixtures;
 import ai.chalk.compute.server.runtime.local.image.OverlayMount;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -278,8 +277,8 @@ class LocalImageSandboxTest {
         // builds need bubblewrap
         assertThatThrownBy(() -> runtime.imageBuilder().check(ai.chalk.compute.proto.sandbox.v1.ImageSpec
                 .newBuilder().setBaseImage(BUSYBOX).build()))
-                .isInstanceOfSatisfying(io.grpc.StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode())
-                        .isEqualTo(io.grpc.Status.Code.FAILED_PRECONDITION));
+                .isInstanceOfSatisfying(ai.chalk.compute.server.error.ComputeException.class,
+                        e -> assertThat(e.kind()).isEqualTo(ai.chalk.compute.server.error.ComputeException.Kind.REFUSED));
     }
 
     @Test

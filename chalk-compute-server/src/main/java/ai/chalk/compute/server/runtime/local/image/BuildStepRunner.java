@@ -3,13 +3,13 @@ package ai.chalk.compute.server.runtime.local.image;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -102,9 +102,7 @@ final class BuildStepRunner {
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         Process p = pb.start();
         Deque<String> tail = new ArrayDeque<>();
-        Thread reader = new Thread(() -> forward(p, log, tail), "chalk-build-output");
-        reader.setDaemon(true);
-        reader.start();
+        Thread reader = DaemonThreads.start("chalk-build-output", () -> forward(p, log, tail));
         Optional<Egress> egress = Optional.empty();
         try {
             egress = network.attach(p);

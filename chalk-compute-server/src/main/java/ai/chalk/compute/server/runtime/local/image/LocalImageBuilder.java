@@ -3,11 +3,11 @@ package ai.chalk.compute.server.runtime.local.image;
 import ai.chalk.compute.proto.sandbox.v1.AddFileStep;
 import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
-import io.grpc.Status;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import ai.chalk.compute.server.runtime.userns.UserNamespaces;
 import java.io.IOException;
@@ -84,39 +84,37 @@ public final class LocalImageBuilder implements ImageBuilder {
     @Override
     public void check(ImageSpec spec) {
         if (runner.isEmpty()) {
-            throw Status.FAILED_PRECONDITION.withDescription("the local runtime cannot build images here: "
-                    + unavailable + "; use the docker runtime to build image specs").asRuntimeException();
+            throw ComputeException.refused("the local runtime cannot build images here: "
+                    + unavailable + "; use the docker runtime to build image specs");
         }
         if (spec.getBaseImage().isBlank()) {
-            throw Status.INVALID_ARGUMENT.withDescription("image_spec.base_image is empty: name the image to build"
-                    + " on").asRuntimeException();
+            throw ComputeException.invalid("image_spec.base_image is empty: name the image to build"
+                    + " on");
         }
         for (String key : spec.getEnvMap().keySet()) {
             if (key.isEmpty() || key.contains("=") || key.indexOf('\0') >= 0) {
-                throw Status.INVALID_ARGUMENT.withDescription("image_spec.env: invalid variable name \"" + key + "\"")
-                        .asRuntimeException();
+                throw ComputeException.invalid("image_spec.env: invalid variable name \"" + key + "\"");
             }
         }
         if (spec.hasWorkdir() && !spec.getWorkdir().isEmpty() && badPath(spec.getWorkdir())) {
-            throw Status.INVALID_ARGUMENT.withDescription("image_spec.workdir \"" + spec.getWorkdir()
-                    + "\" must be a path without \"..\"").asRuntimeException();
+            throw ComputeException.invalid("image_spec.workdir \"" + spec.getWorkdir()
+                    + "\" must be a path without \"..\"");
         }
         List<BuildStep> steps = spec.getStepsList();
         for (int i = 0; i < steps.size(); i++) {
             BuildStep step = steps.get(i);
             String kind = kind(step);
             switch (step.getStepCase()) {
-                case DOCKERFILE_COMMANDS, UV_PIP_INSTALL, UV_SYNC -> throw Status.FAILED_PRECONDITION.withDescription(
+                case DOCKERFILE_COMMANDS, UV_PIP_INSTALL, UV_SYNC -> throw ComputeException.refused(
                         "image_spec.steps[" + i + "] (" + kind + ") cannot be built by the local runtime, which builds"
-                                + " run_commands, pip_install and add_file steps; the docker runtime builds it")
-                        .asRuntimeException();
-                case STEP_NOT_SET -> throw Status.INVALID_ARGUMENT.withDescription("image_spec.steps[" + i
-                        + "] names no step").asRuntimeException();
+                                + " run_commands, pip_install and add_file steps; the docker runtime builds it");
+                case STEP_NOT_SET -> throw ComputeException.invalid("image_spec.steps[" + i
+                        + "] names no step");
                 case ADD_FILE -> {
                     String d = step.getAddFile().getDestination();
                     if (d.isBlank() || d.endsWith("/") || badPath(d)) {
-                        throw Status.INVALID_ARGUMENT.withDescription("image_spec.steps[" + i + "] (add_file):"
-                                + " destination \"" + d + "\" must name a file, without \"..\"").asRuntimeException();
+                        throw ComputeException.invalid("image_spec.steps[" + i + "] (add_file):"
+                                + " destination \"" + d + "\" must name a file, without \"..\"");
                     }
                 }
                 default -> {

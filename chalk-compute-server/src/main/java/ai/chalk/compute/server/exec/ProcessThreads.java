@@ -1,0 +1,27 @@
+package ai.chalk.compute.server.exec;
+
+import ai.chalk.compute.server.threads.DaemonThreads;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * The threads that running processes use, owned by one server and ended with it: its timers (timeouts, the wait for
+ * output after an exit) and the pumps that carry output to clients, which block on pipes and on slow clients and so
+ * get threads of their own.
+ *
+ * @param timers the server's timers
+ * @param pumps  the output pumps
+ */
+public record ProcessThreads(ScheduledExecutorService timers, ExecutorService pumps) {
+
+    /** Pumps of their own, next to the server's {@code timers}; {@link #close} ends them. */
+    public static ProcessThreads create(ScheduledExecutorService timers) {
+        return new ProcessThreads(timers, Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-exec-pump")));
+    }
+
+    /** Lets the pumps finish what they carry and ends them (the timers are the server's to end). */
+    public void close() {
+        pumps.shutdown();
+    }
+}
