@@ -1,7 +1,7 @@
 package ai.chalk.compute.function.remote;
 
 import ai.chalk.compute.error.ChalkComputeException;
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.arrow.DecodeContext;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
@@ -42,7 +42,7 @@ import java.util.concurrent.TimeUnit;
  * List<Object> many = score.callBatch(List.of(new Object[] {"a", 1}, new Object[] {"b", 2}));
  * CompletableFuture<Object> later = score.callAsync("queued", 1);
  * }</pre>
- * A failure of the function's own code raises {@link RemoteExecutionError}. Thread-safe.
+ * A failure of the function's own code raises {@link RemoteExecutionException}. Thread-safe.
  */
 public final class RemoteFunction {
 
@@ -228,7 +228,7 @@ public final class RemoteFunction {
      *
      * @param arguments one value per parameter
      * @return the result, of the declared return type
-     * @throws RemoteExecutionError  when the function threw, or its worker died during the call
+     * @throws RemoteExecutionException  when the function threw, or its worker died during the call
      * @throws ChalkComputeException when the call could not be made
      */
     public Object call(Object... arguments) {
@@ -246,7 +246,7 @@ public final class RemoteFunction {
      *
      * @param calls one array of arguments per call
      * @return one result per call, in order
-     * @throws RemoteExecutionError  when the function threw on any row
+     * @throws RemoteExecutionException  when the function threw on any row
      * @throws ChalkComputeException when the call could not be made
      */
     public List<Object> callBatch(List<Object[]> calls) {
@@ -257,7 +257,7 @@ public final class RemoteFunction {
      * Queues a call and polls for its result.
      *
      * @param arguments one value per parameter
-     * @return the result, or a {@link RemoteExecutionError} once the call failed
+     * @return the result, or a {@link RemoteExecutionException} once the call failed
      */
     public CompletableFuture<Object> callAsync(Object... arguments) {
         byte[] payload = codec.encode(List.<Object[]>of(arguments == null ? new Object[] {null} : arguments));
@@ -269,7 +269,7 @@ public final class RemoteFunction {
                             .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFrom(payload))))
                     .build()).getEnqueueRemoteCallResponse().getCallId();
         } catch (StatusRuntimeException e) {
-            result.completeExceptionally(RemoteExecutionError.fromCall(e));
+            result.completeExceptionally(RemoteExecutionException.fromCall(e));
             return result;
         }
         poll(callId, result, Duration.ofMillis(50));
@@ -289,14 +289,14 @@ public final class RemoteFunction {
                     case REMOTE_CALL_STATUS_COMPLETED -> result.complete(codec.decode(
                             response.getResults(0).getFeatherStream().toByteArray(), results).get(0));
                     case REMOTE_CALL_STATUS_FAILED -> result.completeExceptionally(response.getErrorsCount() == 0
-                            ? new RemoteExecutionError(Status.Code.UNKNOWN, "call " + callId + " failed", "", "", "", "",
+                            ? new RemoteExecutionException(Status.Code.UNKNOWN, "call " + callId + " failed", "", "", "", "",
                             callId, null, null)
-                            : RemoteExecutionError.of(Status.Code.UNKNOWN, "", response.getErrors(0), callId, null, null));
+                            : RemoteExecutionException.of(Status.Code.UNKNOWN, "", response.getErrors(0), callId, null, null));
                     default -> poll(callId, result, delay.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0
                             ? Duration.ofSeconds(1) : delay.multipliedBy(2));
                 }
             } catch (RuntimeException e) {
-                result.completeExceptionally(e instanceof StatusRuntimeException s ? RemoteExecutionError.fromCall(s) : e);
+                result.completeExceptionally(e instanceof StatusRuntimeException s ? RemoteExecutionException.fromCall(s) : e);
             }
         }, delay.toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -308,7 +308,7 @@ public final class RemoteFunction {
                             .setFeatherStream(ByteString.copyFrom(payload)))
                     .build()).getRemoteCallResponse().getFeatherStream().toByteArray();
         } catch (StatusRuntimeException e) {
-            throw RemoteExecutionError.fromCall(e);
+            throw RemoteExecutionException.fromCall(e);
         }
     }
 

@@ -1,6 +1,6 @@
 package ai.chalk.compute.function.deploy;
 
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionResponse;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
@@ -179,7 +179,7 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
             if (fromWorker != null) {
                 trailers.merge(fromWorker);
             }
-            trailers.put(RemoteExecutionError.CALL_ID_TRAILER, callId);
+            trailers.put(RemoteExecutionException.CALL_ID_TRAILER, callId);
             out.onError(Status.fromThrowable(e.getCause()).asRuntimeException(trailers));
         } catch (Exception e) {
             out.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
@@ -197,7 +197,7 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
             } else if (call.isCompletedExceptionally()) {
                 Throwable failure = call.handle((r, t) -> t).join();
                 Metadata trailers = Status.trailersFromThrowable(failure);
-                var error = trailers == null ? null : trailers.get(RemoteExecutionError.ERROR_TRAILER);
+                var error = trailers == null ? null : trailers.get(RemoteExecutionException.ERROR_TRAILER);
                 if (error == null) {
                     out.onError(Status.INTERNAL.withDescription("call failed without chalk-error-bin: " + failure
                             + " trailers " + trailers).asRuntimeException());
