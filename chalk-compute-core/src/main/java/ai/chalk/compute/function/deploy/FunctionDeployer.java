@@ -19,7 +19,6 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionR
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.scaling.Readiness;
 import io.grpc.Channel;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,8 +47,6 @@ import org.slf4j.LoggerFactory;
 public final class FunctionDeployer {
 
     private static final Logger log = LoggerFactory.getLogger(FunctionDeployer.class);
-    /** The start of the description of a deploy refused for want of code. */
-    public static final String MISSING_BLOBS = "missing code blobs:";
 
     private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
     private final CodeUploader uploader;
@@ -115,9 +112,9 @@ public final class FunctionDeployer {
         try {
             version = catalog.createExternalFunctionVersion(request).getExternalFunctionVersion();
         } catch (StatusRuntimeException e) {
-            if (!isMissingCode(e)) {
-                throw ServerCall.failure(ResourceKind.FUNCTION, e);
-            }
+            List<String> missing = MissingCode.digests(e)
+                    .orElseThrow(() -> ServerCall.failure(ResourceKind.FUNCTION, e));
+            log.debug("{}: the server lacks {} code blob(s): {}", function.name(), missing.size(), missing);
             UploadResult uploaded = uploader.upload(code);
             log.info("{}: uploaded {} code blob(s), {} bytes", function.name(), uploaded.uploaded().size(), uploaded.bytes());
             version = ServerCall.run(ResourceKind.FUNCTION,
@@ -218,12 +215,6 @@ public final class FunctionDeployer {
     public void delete(String functionName) {
         ServerCall.run(ResourceKind.FUNCTION, () -> catalog.deleteExternalFunction(
                 DeleteExternalFunctionRequest.newBuilder().setFunctionName(functionName).build()));
-    }
-
-    static boolean isMissingCode(StatusRuntimeException e) {
-        String description = e.getStatus().getDescription();
-        return e.getStatus().getCode() == Status.Code.FAILED_PRECONDITION && description != null
-                && description.startsWith(MISSING_BLOBS);
     }
 
     private ExternalFunction function(String name) {

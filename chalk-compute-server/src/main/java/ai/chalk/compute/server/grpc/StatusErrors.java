@@ -9,10 +9,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs a unary call body and reports failures as a gRPC status: the status a service chose,
- * RESOURCE_EXHAUSTED or UNAVAILABLE when the store cannot write (a full disk, a failing database),
- * or INTERNAL with a short message for anything unexpected (logged here with its stack trace,
- * never sent to the client).
+ * Runs a unary call body and reports failures as a gRPC status: the status a service chose (with its
+ * trailers, such as structured error details), RESOURCE_EXHAUSTED or UNAVAILABLE when the store cannot
+ * write (a full disk, a failing database), or INTERNAL with a short message for anything unexpected
+ * (logged here with its stack trace, never sent to the client).
  */
 public final class StatusErrors {
 
@@ -27,7 +27,9 @@ public final class StatusErrors {
         try {
             result = body.get();
         } catch (RuntimeException e) {
-            observer.onError(toStatus(e).asRuntimeException());
+            // a status the service chose keeps its trailers: error details travel in them
+            observer.onError(toStatus(e).asRuntimeException(e instanceof StatusRuntimeException sre
+                    ? sre.getTrailers() : null));
             return;
         }
         observer.onNext(result);
