@@ -64,7 +64,9 @@ public class ChalkComputeException extends RuntimeException {
     }
 
     /**
-     * Translates a failed gRPC call into the matching typed exception; the original is kept as the cause.
+     * Translates a failed gRPC call into the matching typed exception; the original is kept as the cause. This does
+     * not know what the call asked about, so a {@code NOT_FOUND} is a plain {@link NotFoundException}; the SDK's
+     * clients, and {@link ServerCall}, report the subclass of the missing thing.
      *
      * @param e the exception thrown by a gRPC stub or delivered to a stream observer
      * @return the typed exception, never {@code null}
@@ -128,7 +130,9 @@ public class ChalkComputeException extends RuntimeException {
     }
 
     /**
-     * Creates the typed exception for a status code: the one mapping used for every call.
+     * Creates the typed exception for a status code: the one mapping used for every call. {@code NOT_FOUND} gives a
+     * plain {@link NotFoundException}, since the code alone does not say what is missing; {@link ServerCall} makes it
+     * the subclass of the thing a call asked about.
      *
      * @param code          the gRPC status code
      * @param serverMessage the server's message
@@ -137,7 +141,7 @@ public class ChalkComputeException extends RuntimeException {
      */
     public static ChalkComputeException of(Status.Code code, String serverMessage, Throwable cause) {
         return switch (code) {
-            case NOT_FOUND -> new SandboxNotFoundException(serverMessage, cause);
+            case NOT_FOUND -> new NotFoundException(serverMessage, cause);
             case INVALID_ARGUMENT -> new InvalidRequestException(serverMessage, cause);
             case FAILED_PRECONDITION -> new FailedPreconditionException(serverMessage, cause);
             case UNAVAILABLE -> new ServerUnavailableException(serverMessage, cause);

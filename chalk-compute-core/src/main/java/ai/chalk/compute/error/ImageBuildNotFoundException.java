@@ -1,13 +1,11 @@
 package ai.chalk.compute.error;
 
-import io.grpc.Status;
-
 /**
  * The server has no image build with that id (or none of an image with that content hash).
  *
  * <p>Reported with gRPC status {@code NOT_FOUND}.
  */
-public class ImageBuildNotFoundException extends ChalkComputeException {
+public class ImageBuildNotFoundException extends NotFoundException {
 
     private static final long serialVersionUID = 1L;
 
@@ -18,6 +16,6 @@ public class ImageBuildNotFoundException extends ChalkComputeException {
      * @param cause         the underlying exception, or {@code null}
      */
     public ImageBuildNotFoundException(String serverMessage, Throwable cause) {
-        super(Status.Code.NOT_FOUND, serverMessage, cause);
+        super(serverMessage, cause);
     }
 }

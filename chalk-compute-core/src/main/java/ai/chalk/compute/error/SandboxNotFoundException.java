@@ -1,13 +1,12 @@
 package ai.chalk.compute.error;
 
-import io.grpc.Status;
-
 /**
- * The server does not know the sandbox (or other resource) a call named, or it has been removed.
+ * The server does not know the sandbox a call named, or it has been removed: from {@code SandboxClient#get}, and from
+ * any operation on a {@code Sandbox} (exec, files, terminate) once the server no longer has it.
  *
  * <p>Reported with gRPC status {@code NOT_FOUND}.
  */
-public class SandboxNotFoundException extends ChalkComputeException {
+public class SandboxNotFoundException extends NotFoundException {
 
     private static final long serialVersionUID = 1L;
 
@@ -18,7 +17,7 @@ public class SandboxNotFoundException extends ChalkComputeException {
      * @param cause         the underlying exception, or {@code null}
      */
     public SandboxNotFoundException(String serverMessage, Throwable cause) {
-        super(Status.Code.NOT_FOUND, serverMessage, cause);
+        super(serverMessage, cause);
     }
 
     /**

@@ -1,13 +1,12 @@
 package ai.chalk.compute.error;
 
-import io.grpc.Status;
-
 /**
- * The server has no volume of that name, or no file at that path in it.
+ * The server has no volume of that name, or no file at that path in it. Creating a sandbox that mounts a volume that
+ * does not exist reports it too.
  *
  * <p>Reported with gRPC status {@code NOT_FOUND}.
  */
-public class VolumeNotFoundException extends ChalkComputeException {
+public class VolumeNotFoundException extends NotFoundException {
 
     private static final long serialVersionUID = 1L;
 
@@ -18,6 +17,6 @@ public class VolumeNotFoundException extends ChalkComputeException {
      * @param cause         the underlying exception, or {@code null}
      */
     public VolumeNotFoundException(String serverMessage, Throwable cause) {
-        super(Status.Code.NOT_FOUND, serverMessage, cause);
+        super(serverMessage, cause);
     }
 }

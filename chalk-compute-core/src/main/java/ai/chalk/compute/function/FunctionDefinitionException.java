@@ -6,7 +6,7 @@ import io.grpc.Status;
 /**
  * An annotated function cannot be registered: two functions share a name, an option is malformed, an
  * image factory is missing. The message starts with the method or class at fault. Its subclass
- * {@link FunctionSignatureError} reports problems with parameter and return types.
+ * {@link FunctionSignatureException} reports problems with parameter and return types.
  *
  * <p>Found at registration, before anything is deployed; its {@linkplain #statusCode() status code} is
  * {@code INVALID_ARGUMENT}.

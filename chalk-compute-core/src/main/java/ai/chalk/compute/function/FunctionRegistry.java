@@ -34,7 +34,7 @@ import java.util.function.Supplier;
  * <p>Registering a class reads every public method annotated with {@link ChalkFunction} or
  * {@link ChalkScorer}, its own and inherited. Everything is checked at once and nothing of the class is
  * registered if any of it is wrong: types without an Arrow mapping and missing parameter names
- * ({@link FunctionSignatureError}), malformed options and two functions with one name
+ * ({@link FunctionSignatureException}), malformed options and two functions with one name
  * ({@link FunctionDefinitionException}, naming both methods). Thread-safe.
  */
 public final class FunctionRegistry {
@@ -70,7 +70,7 @@ public final class FunctionRegistry {
      *
      * @param type the class
      * @return the functions registered, ordered by method name
-     * @throws FunctionSignatureError      when a parameter or return type cannot travel
+     * @throws FunctionSignatureException      when a parameter or return type cannot travel
      * @throws FunctionDefinitionException when the class has no annotated methods, an option is malformed,
      *                                     a name is taken, or instance methods have no constructor to use
      */
@@ -86,7 +86,7 @@ public final class FunctionRegistry {
      *
      * @param instance the object
      * @return the functions registered, ordered by method name
-     * @throws FunctionSignatureError      when a parameter or return type cannot travel
+     * @throws FunctionSignatureException      when a parameter or return type cannot travel
      * @throws FunctionDefinitionException when the class has no annotated methods, an option is malformed, or a name is taken
      */
     public List<FunctionDefinition> register(Object instance) {

@@ -13,7 +13,7 @@ import java.lang.annotation.Target;
  * <p>Without it the name comes from the class file, which keeps parameter names only when compiled with
  * {@code -parameters} (Maven: {@code <maven.compiler.parameters>true</maven.compiler.parameters>}; Spring
  * Boot's parent sets it; Gradle: {@code options.compilerArgs << '-parameters'}). Registration fails with a
- * {@link FunctionSignatureError} when neither is there.
+ * {@link FunctionSignatureException} when neither is there.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)

@@ -27,7 +27,7 @@ final class ScorerRules {
         boolean isList = returnType instanceof ParameterizedType p && p.getRawType() == List.class
                 && p.getActualTypeArguments()[0] == EvaluationScorerResult.class;
         if (!NUMBERS.contains(returnType) && returnType != EvaluationScorerResult.class && !isList) {
-            throw new FunctionSignatureError(where + ": a @ChalkScorer returns a number, an EvaluationScorerResult or a "
+            throw new FunctionSignatureException(where + ": a @ChalkScorer returns a number, an EvaluationScorerResult or a "
                     + "List<EvaluationScorerResult>, not " + TypeNames.simple(returnType));
         }
     }
@@ -35,7 +35,7 @@ final class ScorerRules {
     /** Checks there is something to score. */
     static void checkParameterCount(int count, String where) {
         if (count == 0) {
-            throw new FunctionSignatureError(where + ": a @ChalkScorer takes at least one parameter: the dataset columns "
+            throw new FunctionSignatureException(where + ": a @ChalkScorer takes at least one parameter: the dataset columns "
                     + "it reads by name, or output for what the task returned");
         }
     }

@@ -73,7 +73,7 @@ final class SignatureReader {
         List<FunctionParameter> parameters = parameters(method, kind, where);
         Type returnType = method.getGenericReturnType();
         if (returnType == void.class) {
-            throw new FunctionSignatureError(where + ": returns void, but a Chalk function returns a value");
+            throw new FunctionSignatureException(where + ": returns void, but a Chalk function returns a value");
         }
         if (kind == FunctionKind.SCORER) {
             ScorerRules.checkReturnType(returnType, where);
@@ -83,7 +83,7 @@ final class SignatureReader {
         try {
             output = mapping.field(OUTPUT_FIELD, returnType);
         } catch (UnsupportedJavaTypeException e) {
-            throw new FunctionSignatureError(where + ": " + unsupported("return type " + TypeNames.simple(returnType),
+            throw new FunctionSignatureException(where + ": " + unsupported("return type " + TypeNames.simple(returnType),
                     "result", e), e);
         }
         Map<String, String> outputMetadata = new LinkedHashMap<>();
@@ -104,16 +104,16 @@ final class SignatureReader {
         Parameter[] declared = method.getParameters();
         for (int i = 0; i < declared.length; i++) {
             Parameter parameter = declared[i];
-            String name = MethodText.nameOf(parameter).orElseThrow(() -> new FunctionSignatureError(where
+            String name = MethodText.nameOf(parameter).orElseThrow(() -> new FunctionSignatureException(where
                     + ": parameter names were not compiled into the class file; compile with -parameters "
                     + "(Maven: <maven.compiler.parameters>true</maven.compiler.parameters>) or name each parameter "
                     + "with @Param(\"name\")"));
             if (name.isBlank()) {
-                throw new FunctionSignatureError(where + ": parameter " + (i + 1) + " has a blank @Param name");
+                throw new FunctionSignatureException(where + ": parameter " + (i + 1) + " has a blank @Param name");
             }
             for (FunctionParameter earlier : parameters) {
                 if (earlier.name().equals(name)) {
-                    throw new FunctionSignatureError(where + ": two parameters are named '" + name + "'");
+                    throw new FunctionSignatureException(where + ": two parameters are named '" + name + "'");
                 }
             }
             Type type = parameter.getParameterizedType();
@@ -126,7 +126,7 @@ final class SignatureReader {
                 }
                 field = mapping.field(name, type, defaultJson.map(json -> Map.of(ChalkMetadata.DEFAULT, json)).orElse(Map.of()));
             } catch (UnsupportedJavaTypeException e) {
-                throw new FunctionSignatureError(where + ": " + unsupported("parameter '" + name + "' has type "
+                throw new FunctionSignatureException(where + ": " + unsupported("parameter '" + name + "' has type "
                         + TypeNames.simple(type), name, e), e);
             }
             ParameterRole role = kind == FunctionKind.SCORER ? ScorerRules.roleOf(name) : ParameterRole.COLUMN;
@@ -141,7 +141,7 @@ final class SignatureReader {
         } catch (UnsupportedJavaTypeException e) {
             throw e; // reported as the parameter's type problem, which it is
         } catch (IllegalArgumentException e) {
-            throw new FunctionSignatureError(where + ": parameter '" + name + "' has @Default(" + quote(json) + "), but "
+            throw new FunctionSignatureException(where + ": parameter '" + name + "' has @Default(" + quote(json) + "), but "
                     + e.getMessage(), e);
         }
     }

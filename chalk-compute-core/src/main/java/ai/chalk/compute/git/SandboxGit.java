@@ -55,7 +55,7 @@ import java.util.regex.Pattern;
  * <p><b>Timeouts.</b> {@link #withTimeout(Duration)} limits every git command a helper runs
  * (helpers that run several commands apply it to each).
  *
- * <p><b>Failures.</b> A git command that fails throws {@link GitError} with the command, its exit
+ * <p><b>Failures.</b> A git command that fails throws {@link GitException} with the command, its exit
  * code and its output, passwords masked. Config changes ({@link #setConfig}, {@link #configureUser})
  * apply only to the one repository. Pulls only fast-forward. Deleting a branch that is not merged
  * needs {@code force}.
@@ -94,7 +94,7 @@ public final class SandboxGit {
 
     /**
      * These helpers with a time limit on each git command: one that runs longer is killed and the
-     * helper throws a {@link GitError} whose {@link GitError#timedOut()} is true.
+     * helper throws a {@link GitException} whose {@link GitException#timedOut()} is true.
      *
      * @param timeout a positive duration, rounded up to whole seconds
      * @return new helpers for the same sandbox, with the same credentials
@@ -123,7 +123,7 @@ public final class SandboxGit {
      *
      * @param url  the remote repository
      * @param path the directory to create
-     * @throws GitError when the clone fails
+     * @throws GitException when the clone fails
      */
     public void clone(String url, String path) {
         clone(CloneOptions.of(url, path));
@@ -136,7 +136,7 @@ public final class SandboxGit {
      * directory is removed.
      *
      * @param options what to clone, where and how
-     * @throws GitError when the clone fails
+     * @throws GitException when the clone fails
      */
     public void clone(CloneOptions options) {
         Objects.requireNonNull(options, "options");
@@ -157,7 +157,7 @@ public final class SandboxGit {
         String commit = options.commitId().get();
         try {
             checkoutCommit(repo, commit, options.depth(), auth, limit);
-        } catch (GitError e) {
+        } catch (GitException e) {
             sandbox.exec(Command.of("rm", "-rf", "--", options.path()));
             throw e;
         }
@@ -193,7 +193,7 @@ public final class SandboxGit {
      * branch.
      *
      * @param path the directory; created if missing
-     * @throws GitError when git fails
+     * @throws GitException when git fails
      */
     public void init(String path) {
         run(null, List.of("init", "-q", "--", requirePath(path)), null, timeout);
@@ -204,7 +204,7 @@ public final class SandboxGit {
      *
      * @param path          the directory; created if missing
      * @param initialBranch the name of the first branch, for example {@code main}
-     * @throws GitError when git fails
+     * @throws GitException when git fails
      */
     public void init(String path, String initialBranch) {
         run(null, List.of("init", "-q", "--initial-branch=" + requireName("initialBranch", initialBranch), "--",
@@ -218,7 +218,7 @@ public final class SandboxGit {
      *
      * @param path the repository
      * @return its status
-     * @throws GitError when the path is not a repository
+     * @throws GitException when the path is not a repository
      */
     public GitStatus status(String path) {
         ExecResult result = run(path, List.of("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"),
@@ -296,7 +296,7 @@ public final class SandboxGit {
      *
      * @param path the repository
      * @return its branches (none in a repository without commits)
-     * @throws GitError when the path is not a repository
+     * @throws GitException when the path is not a repository
      */
     public List<GitBranch> branches(String path) {
         return listBranches(path, "refs/heads/");
@@ -307,7 +307,7 @@ public final class SandboxGit {
      *
      * @param path the repository
      * @return its remote-tracking branches
-     * @throws GitError when the path is not a repository
+     * @throws GitException when the path is not a repository
      */
     public List<GitBranch> remoteBranches(String path) {
         return listBranches(path, "refs/remotes/");
@@ -333,7 +333,7 @@ public final class SandboxGit {
      *
      * @param path the repository
      * @param name the new branch's name
-     * @throws GitError when the branch exists or the name is not valid
+     * @throws GitException when the branch exists or the name is not valid
      */
     public void createBranch(String path, String name) {
         run(path, List.of("branch", requireName("name", name)), null, timeout);
@@ -345,7 +345,7 @@ public final class SandboxGit {
      * @param path       the repository
      * @param name       the new branch's name
      * @param startPoint where it starts: a commit, branch or tag
-     * @throws GitError when the branch exists, the name is not valid or the start point is unknown
+     * @throws GitException when the branch exists, the name is not valid or the start point is unknown
      */
     public void createBranch(String path, String name, String startPoint) {
         run(path, List.of("branch", requireName("name", name), requireName("startPoint", startPoint)), null, timeout);
@@ -357,7 +357,7 @@ public final class SandboxGit {
      *
      * @param path the repository
      * @param name the branch
-     * @throws GitError when there is no such branch, or local changes would be overwritten
+     * @throws GitException when there is no such branch, or local changes would be overwritten
      */
     public void checkoutBranch(String path, String name) {
         run(path, List.of("switch", "-q", requireName("name", name)), null, timeout);
@@ -368,7 +368,7 @@ public final class SandboxGit {
      *
      * @param path the repository
      * @param name the branch
-     * @throws GitError when it is not fully merged, is checked out, or does not exist
+     * @throws GitException when it is not fully merged, is checked out, or does not exist
      */
     public void deleteBranch(String path, String name) {
         deleteBranch(path, name, false);
@@ -380,7 +380,7 @@ public final class SandboxGit {
      * @param path  the repository
      * @param name  the branch
      * @param force whether to delete it even when it is not merged
-     * @throws GitError when it is not merged and {@code force} is false, is checked out, or does not exist
+     * @throws GitException when it is not merged and {@code force} is false, is checked out, or does not exist
      */
     public void deleteBranch(String path, String name, boolean force) {
         run(path, List.of("branch", force ? "-D" : "-d", requireName("name", name)), null, timeout);
@@ -392,7 +392,7 @@ public final class SandboxGit {
      * Fetches from the current branch's remote (or {@code origin}).
      *
      * @param path the repository
-     * @throws GitError when the fetch fails
+     * @throws GitException when the fetch fails
      */
     public void fetch(String path) {
         run(path, List.of("fetch", "-q"), credentials, timeout);
@@ -403,7 +403,7 @@ public final class SandboxGit {
      *
      * @param path   the repository
      * @param remote the remote's name, for example {@code origin}
-     * @throws GitError when the fetch fails
+     * @throws GitException when the fetch fails
      */
     public void fetch(String path, String remote) {
         run(path, List.of("fetch", "-q", requireName("remote", remote)), credentials, timeout);
@@ -414,7 +414,7 @@ public final class SandboxGit {
      * branches have diverged: pulls never merge or rebase.
      *
      * @param path the repository
-     * @throws GitError when the branch cannot be fast-forwarded or the fetch fails
+     * @throws GitException when the branch cannot be fast-forwarded or the fetch fails
      */
     public void pull(String path) {
         run(path, List.of("pull", "-q", "--ff-only", "--no-rebase"), credentials, timeout);
@@ -427,7 +427,7 @@ public final class SandboxGit {
      * @param path   the repository
      * @param remote the remote's name
      * @param branch the remote branch
-     * @throws GitError when the branch cannot be fast-forwarded or the fetch fails
+     * @throws GitException when the branch cannot be fast-forwarded or the fetch fails
      */
     public void pull(String path, String remote, String branch) {
         run(path, List.of("pull", "-q", "--ff-only", "--no-rebase", requireName("remote", remote),
@@ -438,7 +438,7 @@ public final class SandboxGit {
      * Pushes the current branch to its upstream.
      *
      * @param path the repository
-     * @throws GitError when the push is rejected or the branch has no upstream
+     * @throws GitException when the push is rejected or the branch has no upstream
      */
     public void push(String path) {
         run(path, List.of("push", "-q"), credentials, timeout);
@@ -451,7 +451,7 @@ public final class SandboxGit {
      * @param remote the remote's name
      * @param branch the local branch, pushed to the remote branch of the same name (or a refspec
      *               such as {@code HEAD:refs/heads/main})
-     * @throws GitError when the push is rejected
+     * @throws GitException when the push is rejected
      */
     public void push(String path, String remote, String branch) {
         push(path, remote, branch, false);
@@ -466,7 +466,7 @@ public final class SandboxGit {
      * @param remote      the remote's name
      * @param branch      the local branch
      * @param setUpstream whether the local branch should track the pushed one
-     * @throws GitError when the push is rejected
+     * @throws GitException when the push is rejected
      */
     public void push(String path, String remote, String branch, boolean setUpstream) {
         List<String> args = new ArrayList<>(List.of("push", "-q"));
@@ -485,7 +485,7 @@ public final class SandboxGit {
      * @param name the remote's name
      * @param url  its URL; put credentials in {@link #withCredentials}, not in the URL, or they are
      *             saved in the repository's configuration
-     * @throws GitError when a remote of that name exists
+     * @throws GitException when a remote of that name exists
      */
     public void remoteAdd(String path, String name, String url) {
         run(path, List.of("remote", "add", requireName("name", name), requireName("url", url)), null, timeout);
@@ -497,7 +497,7 @@ public final class SandboxGit {
      * @param path the repository
      * @param name the remote's name
      * @return its (fetch) URL
-     * @throws GitError when there is no such remote
+     * @throws GitException when there is no such remote
      */
     public String remoteGet(String path, String name) {
         String out = run(path, List.of("remote", "get-url", requireName("name", name)), null, timeout).stdoutText();
@@ -509,7 +509,7 @@ public final class SandboxGit {
      *
      * @param path the repository
      * @return remote names to URLs (empty when there are none)
-     * @throws GitError when the path is not a repository
+     * @throws GitException when the path is not a repository
      */
     public Map<String, String> remotes(String path) {
         List<String> args = List.of("config", "-z", "--get-regexp", "^remote\\..*\\.url$");
@@ -539,7 +539,7 @@ public final class SandboxGit {
      *
      * @param path  the repository
      * @param files paths relative to the repository root; {@code .} for everything
-     * @throws GitError when a path matches no file
+     * @throws GitException when a path matches no file
      */
     public void add(String path, String... files) {
         run(path, withFiles(List.of("add"), files), null, timeout);
@@ -551,7 +551,7 @@ public final class SandboxGit {
      * @param path    the repository
      * @param message the commit message
      * @return the new commit's id
-     * @throws GitError when nothing is staged or no user is configured (see {@link #configureUser})
+     * @throws GitException when nothing is staged or no user is configured (see {@link #configureUser})
      */
     public String commit(String path, String message) {
         Objects.requireNonNull(message, "message");
@@ -563,7 +563,7 @@ public final class SandboxGit {
      * Unstages everything: resets the index to {@code HEAD}, keeping the changes in the working tree.
      *
      * @param path the repository
-     * @throws GitError when git fails
+     * @throws GitException when git fails
      */
     public void reset(String path) {
         run(path, List.of("reset", "-q"), null, timeout);
@@ -575,7 +575,7 @@ public final class SandboxGit {
      * @param path   the repository
      * @param mode   what happens to the index and working tree
      * @param target the commit, for example {@code HEAD~1} or {@code origin/main}
-     * @throws GitError when the target is unknown
+     * @throws GitException when the target is unknown
      */
     public void reset(String path, ResetMode mode, String target) {
         Objects.requireNonNull(mode, "mode");
@@ -587,7 +587,7 @@ public final class SandboxGit {
      *
      * @param path  the repository
      * @param files paths relative to the repository root; {@code .} for everything
-     * @throws GitError when a path is not tracked
+     * @throws GitException when a path is not tracked
      */
     public void restore(String path, String... files) {
         restore(path, RestoreOptions.files(files));
@@ -599,7 +599,7 @@ public final class SandboxGit {
      *
      * @param path    the repository
      * @param options which files, where to and from what
-     * @throws GitError when a path is not tracked or the source is unknown
+     * @throws GitException when a path is not tracked or the source is unknown
      */
     public void restore(String path, RestoreOptions options) {
         Objects.requireNonNull(options, "options");
@@ -626,7 +626,7 @@ public final class SandboxGit {
      * @param path the repository
      * @param key  the key, for example {@code user.name}
      * @return its value; empty when it is not set
-     * @throws GitError when the key is not valid or the path is not a repository
+     * @throws GitException when the key is not valid or the path is not a repository
      */
     public Optional<String> getConfig(String path, String key) {
         List<String> args = List.of("config", "-z", "--get", requireName("key", key));
@@ -647,7 +647,7 @@ public final class SandboxGit {
      * @param path  the repository
      * @param key   the key, for example {@code pull.rebase}
      * @param value its value
-     * @throws GitError when the key is not valid or the path is not a repository
+     * @throws GitException when the key is not valid or the path is not a repository
      */
     public void setConfig(String path, String key, String value) {
         Objects.requireNonNull(value, "value");
@@ -661,7 +661,7 @@ public final class SandboxGit {
      * @param path  the repository
      * @param name  the user's name
      * @param email the user's email address
-     * @throws GitError when the path is not a repository
+     * @throws GitException when the path is not a repository
      */
     public void configureUser(String path, String name, String email) {
         setConfig(path, "user.name", Objects.requireNonNull(name, "name"));
@@ -719,7 +719,7 @@ public final class SandboxGit {
         } catch (ExecTimeoutException e) {
             ExecResult partial = e.partialResult();
             Masker mask = new Masker(auth);
-            throw new GitError(mask.command(withRepo(repo, args)), partial.exitCode(), mask.text(partial.stderrText()),
+            throw new GitException(mask.command(withRepo(repo, args)), partial.exitCode(), mask.text(partial.stderrText()),
                     mask.text(partial.stdoutText()), true, e);
         }
     }
@@ -734,7 +734,7 @@ public final class SandboxGit {
             stderr = "git is not installed in the sandbox's image (or not on its PATH)"
                     + (stderr.isBlank() ? "" : ": " + stderr);
         }
-        throw new GitError(mask.command(args), result.exitCode(), mask.text(stderr), mask.text(result.stdoutText()),
+        throw new GitException(mask.command(args), result.exitCode(), mask.text(stderr), mask.text(result.stdoutText()),
                 false, null);
     }
 

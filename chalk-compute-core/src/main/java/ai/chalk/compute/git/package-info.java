@@ -1,5 +1,5 @@
 /**
  * Git inside a sandbox: clone, status, branches, fetch, pull, push, reset, restore, remotes and config
- * through {@link ai.chalk.compute.git.SandboxGit} ({@code sandbox.git()}), built on exec; failures are {@link ai.chalk.compute.git.GitError}s.
+ * through {@link ai.chalk.compute.git.SandboxGit} ({@code sandbox.git()}), built on exec; failures are {@link ai.chalk.compute.git.GitException}s.
  */
 package ai.chalk.compute.git;

@@ -1,8 +1,9 @@
 package ai.chalk.compute.image;
 
-import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.ImageBuildFailedException;
 import ai.chalk.compute.error.ImageBuildNotFoundException;
+import ai.chalk.compute.error.ResourceKind;
+import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.proto.sandbox.v1.BuildCustomImageRequest;
 import ai.chalk.compute.proto.sandbox.v1.BuildCustomImageResponse;
@@ -18,7 +19,6 @@ import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsResponse;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesRequest;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesResponse;
 import io.grpc.Channel;
-import io.grpc.StatusRuntimeException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,8 +76,8 @@ public final class Images {
      */
     public ImageBuild getOrBuild(Image image) {
         Objects.requireNonNull(image, "image");
-        GetOrBuildCustomImageResponse r = call(() -> stub.getOrBuildCustomImage(GetOrBuildCustomImageRequest
-                .newBuilder().setImageSpec(image.toSpec()).build()));
+        GetOrBuildCustomImageResponse r = ServerCall.run(ResourceKind.IMAGE_BUILD, () -> stub.getOrBuildCustomImage(
+                GetOrBuildCustomImageRequest.newBuilder().setImageSpec(image.toSpec()).build()));
         ImageBuild build = new ImageBuild(r.getBuildId(), ImageBuildStatus.fromWire(r.getStatus()), r.getImage(),
                 r.hasError() && !r.getError().isEmpty() ? Optional.of(r.getError()) : Optional.empty());
         if (build.status() != ImageBuildStatus.BUILDING) {
@@ -115,7 +114,8 @@ public final class Images {
         if (tag != null) {
             request.setTag(tag);
         }
-        BuildCustomImageResponse r = call(() -> stub.buildCustomImage(request.build()));
+        BuildCustomImageResponse r = ServerCall.run(ResourceKind.IMAGE_BUILD,
+                () -> stub.buildCustomImage(request.build()));
         return follow(r.getBuildId(), image.baseImage());
     }
 
@@ -143,8 +143,8 @@ public final class Images {
      * @throws ImageBuildNotFoundException when the server does not know the id
      */
     public ImageBuild get(String buildId) {
-        GetCustomImageResponse r = call(() -> stub.getCustomImage(GetCustomImageRequest.newBuilder()
-                .setBuildId(Objects.requireNonNull(buildId, "buildId")).build()));
+        GetCustomImageResponse r = ServerCall.run(ResourceKind.IMAGE_BUILD, () -> stub.getCustomImage(
+                GetCustomImageRequest.newBuilder().setBuildId(Objects.requireNonNull(buildId, "buildId")).build()));
         return new ImageBuild(r.getBuildId(), ImageBuildStatus.fromWire(r.getStatus()), r.getImage(),
                 r.hasError() && !r.getError().isEmpty() ? Optional.of(r.getError()) : Optional.empty());
     }
@@ -162,9 +162,9 @@ public final class Images {
         String token = "";
         do {
             String pageToken = token;
-            GetCustomImageBuildLogsResponse page = call(() -> stub.getCustomImageBuildLogs(
-                    GetCustomImageBuildLogsRequest.newBuilder().setBuildId(buildId).setLimit(1000)
-                            .setPageToken(pageToken).build()));
+            GetCustomImageBuildLogsResponse page = ServerCall.run(ResourceKind.IMAGE_BUILD,
+                    () -> stub.getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder().setBuildId(buildId)
+                            .setLimit(1000).setPageToken(pageToken).build()));
             page.getLogsList().forEach(e -> lines.add(new BuildLogLine(instant(e.getTimestamp()),
                     e.getSeverity(), e.getMessage())));
             token = page.hasNextPageToken() ? page.getNextPageToken() : "";
@@ -182,8 +182,9 @@ public final class Images {
         String cursor = "";
         do {
             String pageCursor = cursor;
-            ListCustomImageBuildsResponse page = call(() -> stub.listCustomImageBuilds(ListCustomImageBuildsRequest
-                    .newBuilder().setLimit(500).setCursor(pageCursor).build()));
+            ListCustomImageBuildsResponse page = ServerCall.run(ResourceKind.IMAGE_BUILD,
+                    () -> stub.listCustomImageBuilds(ListCustomImageBuildsRequest.newBuilder().setLimit(500)
+                            .setCursor(pageCursor).build()));
             page.getBuildsList().forEach(b -> builds.add(new ImageBuildSummary(b.getBuildId(), b.getContentHash(),
                     ImageBuildStatus.fromWire(b.getStatus()), b.getImageRef(), b.getBaseImage(),
                     instant(b.getCreatedAt()))));
@@ -196,9 +197,10 @@ public final class Images {
     private ImageBuild follow(String buildId, String baseImage) {
         StreamCustomImageBuildUpdatesResponse last = null;
         try (BuildProgress shown = new BuildProgress(progress, baseImage)) {
-            Iterator<StreamCustomImageBuildUpdatesResponse> updates = call(() -> stub.streamCustomImageBuildUpdates(
-                    StreamCustomImageBuildUpdatesRequest.newBuilder().setBuildId(buildId).build()));
-            while (call(updates::hasNext)) {
+            Iterator<StreamCustomImageBuildUpdatesResponse> updates = ServerCall.run(ResourceKind.IMAGE_BUILD,
+                    () -> stub.streamCustomImageBuildUpdates(StreamCustomImageBuildUpdatesRequest.newBuilder()
+                            .setBuildId(buildId).build()));
+            while (ServerCall.run(ResourceKind.IMAGE_BUILD, updates::hasNext)) {
                 last = updates.next();
                 shown.update(last);
             }
@@ -212,17 +214,5 @@ public final class Images {
 
     private static Instant instant(com.google.protobuf.Timestamp t) {
         return Instant.ofEpochSecond(t.getSeconds(), t.getNanos());
-    }
-
-    /** Runs a call, reporting NOT_FOUND as {@link ImageBuildNotFoundException} and other failures by status. */
-    private static <T> T call(Supplier<T> rpc) {
-        try {
-            return rpc.get();
-        } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) {
-                throw new ImageBuildNotFoundException(e.getStatus().getDescription(), e);
-            }
-            throw ChalkComputeException.from(e);
-        }
     }
 }

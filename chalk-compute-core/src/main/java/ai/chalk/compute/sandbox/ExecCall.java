@@ -1,6 +1,8 @@
 package ai.chalk.compute.sandbox;
 
 import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.error.ResourceKind;
+import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.proto.sandbox.v1.ExecInit;
 import ai.chalk.compute.proto.sandbox.v1.ExecRequest;
 import ai.chalk.compute.proto.sandbox.v1.ExecResize;
@@ -91,7 +93,7 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
         try {
             stub.exec(call);
         } catch (RuntimeException e) {
-            throw ChalkComputeException.from(e);
+            throw ServerCall.failure(ResourceKind.SANDBOX, e);
         }
         synchronized (call.sendLock) {
             call.requests.onNext(ExecRequest.newBuilder().setInit(init).build());
@@ -118,8 +120,8 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
     public void onNext(ExecResponse response) {
         switch (response.getMessageCase()) {
             case PROCESS_STARTED -> pid.complete(Integer.toUnsignedLong(response.getProcessStarted().getPid()));
-            case ERROR -> pid.completeExceptionally(ChalkComputeException.fromCodeName(
-                    response.getError().getCode(), response.getError().getMessage()));
+            case ERROR -> pid.completeExceptionally(ServerCall.failure(ResourceKind.SANDBOX,
+                    ChalkComputeException.fromCodeName(response.getError().getCode(), response.getError().getMessage())));
             case PROCESS_EXITED -> {
                 exited = true;
                 // nothing more to send: let the server finish the call
@@ -133,7 +135,7 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
 
     @Override
     public void onError(Throwable t) {
-        ChalkComputeException e = ChalkComputeException.from(t);
+        ChalkComputeException e = ServerCall.failure(ResourceKind.SANDBOX, t);
         pid.completeExceptionally(e);
         ended();
         inbox.add(new Closed(e));
@@ -259,7 +261,8 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
             case ERROR: {
                 finished = true;
                 var error = response.getError();
-                failure = ChalkComputeException.fromCodeName(error.getCode(), error.getMessage());
+                failure = ServerCall.failure(ResourceKind.SANDBOX,
+                        ChalkComputeException.fromCodeName(error.getCode(), error.getMessage()));
                 if (exit != null && failure.statusCode() == Status.Code.DEADLINE_EXCEEDED) {
                     failure = new ExecTimeoutException(failure.serverMessage(),
                             new ExecResult(new byte[0], new byte[0], exit.status(), exit.signal()));

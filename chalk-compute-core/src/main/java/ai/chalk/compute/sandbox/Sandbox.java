@@ -219,7 +219,7 @@ public final class Sandbox {
     /**
      * Git helpers that run the sandbox's {@code git}: clone, status, branches, fetch, pull, push,
      * reset, restore, remotes and config. Built on exec, so it works with any server; failures throw
-     * {@link ai.chalk.compute.git.GitError}.
+     * {@link ai.chalk.compute.git.GitException}.
      * <pre>{@code
      * sandbox.git().clone("https://github.com/octocat/Hello-World.git", "repo");
      * System.out.println(sandbox.git().status("repo").currentBranch());

@@ -5,7 +5,8 @@ import ai.chalk.compute.auth.ChalkCredentials;
 import ai.chalk.compute.auth.CredentialSource;
 import ai.chalk.compute.auth.TokenSource;
 import ai.chalk.compute.connection.ConnectionSettings;
-import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.error.ResourceKind;
+import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.image.Image;
 import ai.chalk.compute.image.Images;
 import ai.chalk.compute.progress.ProgressDisplay;
@@ -18,7 +19,6 @@ import ai.chalk.compute.volume.Volumes;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +28,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -314,6 +313,7 @@ public final class SandboxClient implements AutoCloseable {
      * @throws IllegalStateException when the sandbox has already been started
      * @throws ai.chalk.compute.error.InvalidRequestException when the server rejects its settings
      * @throws ai.chalk.compute.error.ImageBuildFailedException when its declarative image could not be built
+     * @throws ai.chalk.compute.error.VolumeNotFoundException   when a volume it mounts does not exist
      */
     public Sandbox run(Sandbox sandbox) {
         Objects.requireNonNull(sandbox, "sandbox");
@@ -324,7 +324,9 @@ public final class SandboxClient implements AutoCloseable {
         CreateSandboxRequest request = sandbox.toCreateRequest();
         SandboxInfo info;
         try {
-            info = SandboxInfo.fromProto(call(() -> blocking.createSandbox(request)).getSandbox());
+            // a sandbox being created cannot be missing: what a create names that must exist is the volumes it mounts
+            info = SandboxInfo.fromProto(ServerCall.run(ResourceKind.VOLUME, () -> blocking.createSandbox(request))
+                    .getSandbox());
         } catch (RuntimeException e) {
             sandbox.startFailed();
             throw e;
@@ -366,7 +368,8 @@ public final class SandboxClient implements AutoCloseable {
     public SandboxPage list(ListOptions options) {
         Objects.requireNonNull(options, "options");
         ensureOpen();
-        ListSandboxesResponse response = call(() -> blocking.listSandboxes(options.toRequest()));
+        ListSandboxesResponse response = ServerCall.run(ResourceKind.SANDBOX,
+                () -> blocking.listSandboxes(options.toRequest()));
         return new SandboxPage(response.getSandboxesList().stream().map(SandboxInfo::fromProto).toList(),
                 response.hasNextCursor() && !response.getNextCursor().isEmpty()
                         ? Optional.of(response.getNextCursor()) : Optional.empty());
@@ -437,7 +440,7 @@ public final class SandboxClient implements AutoCloseable {
 
     SandboxInfo fetch(String id) {
         ensureOpen();
-        return SandboxInfo.fromProto(call(() -> blocking.getSandbox(
+        return SandboxInfo.fromProto(ServerCall.run(ResourceKind.SANDBOX, () -> blocking.getSandbox(
                 GetSandboxRequest.newBuilder().setSandboxId(id).setIncludeTerminated(true).build())).getSandbox());
     }
 
@@ -448,7 +451,7 @@ public final class SandboxClient implements AutoCloseable {
             long seconds = gracePeriod.getSeconds() + (gracePeriod.getNano() > 0 ? 1 : 0);
             request.setGracePeriodSeconds((int) Math.min(Integer.MAX_VALUE, seconds));
         }
-        call(() -> blocking.terminateSandbox(request.build()));
+        ServerCall.run(ResourceKind.SANDBOX, () -> blocking.terminateSandbox(request.build()));
         log.info("Sandbox {} terminated", id);
     }
 
@@ -460,14 +463,6 @@ public final class SandboxClient implements AutoCloseable {
     private void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("this SandboxClient has been closed");
-        }
-    }
-
-    private static <T> T call(Supplier<T> rpc) {
-        try {
-            return rpc.get();
-        } catch (StatusRuntimeException e) {
-            throw ChalkComputeException.from(e);
         }
     }
 

@@ -1,6 +1,8 @@
 package ai.chalk.compute.scaling;
 
 import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.error.ResourceKind;
+import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.CreateScalingGroupRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.DeleteScalingGroupRequest;
@@ -16,14 +18,12 @@ import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.UpdateScalingGroupRequest;
 import ai.chalk.compute.sandbox.SandboxClient;
 import io.grpc.Channel;
-import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,7 +96,7 @@ public final class ScalingGroup {
      * @param client the client
      * @param id     the group's id
      * @return the group, as the server describes it now
-     * @throws ChalkComputeException when the id is unknown
+     * @throws ai.chalk.compute.error.ScalingGroupNotFoundException when the id is unknown
      */
     public static ScalingGroup fromId(SandboxClient client, String id) {
         return fromId(client.channel(), id);
@@ -108,12 +108,12 @@ public final class ScalingGroup {
      * @param channel the channel to the server
      * @param id      the group's id
      * @return the group, as the server describes it now
-     * @throws ChalkComputeException when the id is unknown
+     * @throws ai.chalk.compute.error.ScalingGroupNotFoundException when the id is unknown
      */
     public static ScalingGroup fromId(Channel channel, String id) {
         var stub = ScalingGroupManagerServiceGrpc.newBlockingStub(channel);
-        ScalingGroupResponse group = call(() -> stub.getScalingGroup(GetScalingGroupRequest.newBuilder().setId(id).build()))
-                .getScalingGroup();
+        ScalingGroupResponse group = ServerCall.run(ResourceKind.SCALING_GROUP,
+                () -> stub.getScalingGroup(GetScalingGroupRequest.newBuilder().setId(id).build())).getScalingGroup();
         ScalingGroup handle = new ScalingGroup(channel, group.getName(), group.getSpec(), group.getId());
         handle.observe(group);
         return handle;
@@ -155,9 +155,11 @@ public final class ScalingGroup {
      */
     public ScalingGroup deploy() {
         ScalingGroupResponse group = id == null
-                ? call(() -> stub.createScalingGroup(CreateScalingGroupRequest.newBuilder().setSpec(spec).build())).getScalingGroup()
-                : call(() -> stub.updateScalingGroup(UpdateScalingGroupRequest.newBuilder().setScalingGroupId(id)
-                        .setSpec(spec).build())).getScalingGroup();
+                ? ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.createScalingGroup(
+                        CreateScalingGroupRequest.newBuilder().setSpec(spec).build())).getScalingGroup()
+                : ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.updateScalingGroup(
+                        UpdateScalingGroupRequest.newBuilder().setScalingGroupId(id).setSpec(spec).build()))
+                        .getScalingGroup();
         id = group.getId();
         observe(group);
         return this;
@@ -179,7 +181,8 @@ public final class ScalingGroup {
             if (cursor != null) {
                 request.setCursor(cursor);
             }
-            ListScalingGroupRevisionsResponse page = call(() -> stub.listScalingGroupRevisions(request.build()));
+            ListScalingGroupRevisionsResponse page = ServerCall.run(ResourceKind.SCALING_GROUP,
+                    () -> stub.listScalingGroupRevisions(request.build()));
             page.getRevisionsList().forEach(r -> revisions.add(ScalingGroupRevision.of(r, readiness.revisionId())));
             cursor = page.hasNextCursor() && !page.getNextCursor().isEmpty() ? page.getNextCursor() : null;
         } while (cursor != null);
@@ -192,11 +195,12 @@ public final class ScalingGroup {
      *
      * @param revisionId the revision
      * @return this group
-     * @throws ChalkComputeException when the revision is unknown
+     * @throws ai.chalk.compute.error.ScalingGroupNotFoundException when the revision (or the group) is unknown
      */
     public ScalingGroup rollback(String revisionId) {
         String groupId = requireId();
-        observe(call(() -> stub.updateScalingGroup(UpdateScalingGroupRequest.newBuilder().setScalingGroupId(groupId)
+        observe(ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.updateScalingGroup(UpdateScalingGroupRequest
+                .newBuilder().setScalingGroupId(groupId)
                 .setTraffic(ScalingGroupTraffic.newBuilder().addTargets(ScalingGroupTrafficTarget.newBuilder()
                         .setScalingGroupRevisionId(revisionId).setPercent(100)))
                 .build())).getScalingGroup());
@@ -210,14 +214,16 @@ public final class ScalingGroup {
      */
     public Readiness refresh() {
         String groupId = requireId();
-        observe(call(() -> stub.getScalingGroup(GetScalingGroupRequest.newBuilder().setId(groupId).build())).getScalingGroup());
+        observe(ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.getScalingGroup(
+                GetScalingGroupRequest.newBuilder().setId(groupId).build())).getScalingGroup());
         return readiness;
     }
 
     /** Deletes the group and all its revisions. */
     public void delete() {
         String groupId = requireId();
-        call(() -> stub.deleteScalingGroup(DeleteScalingGroupRequest.newBuilder().setId(groupId).build()));
+        ServerCall.run(ResourceKind.SCALING_GROUP,
+                () -> stub.deleteScalingGroup(DeleteScalingGroupRequest.newBuilder().setId(groupId).build()));
     }
 
     /** The group's name. */
@@ -254,14 +260,6 @@ public final class ScalingGroup {
             throw new IllegalStateException("scaling group " + name + " has not been deployed; call deploy() first");
         }
         return id;
-    }
-
-    private static <T> T call(Supplier<T> call) {
-        try {
-            return call.get();
-        } catch (StatusRuntimeException e) {
-            throw ChalkComputeException.from(e);
-        }
     }
 
     @Override

@@ -1,5 +1,7 @@
 package ai.chalk.compute.volume;
 
+import ai.chalk.compute.error.ResourceKind;
+import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.proto.volume.v1.GetFileRequest;
 import ai.chalk.compute.proto.volume.v1.ListFilesRequest;
 import ai.chalk.compute.proto.volume.v1.PutFileRequest;
@@ -49,7 +51,7 @@ public final class Volume {
      * @return the files
      */
     public List<VolumeFile> files(String prefix) {
-        return Volumes.call(() -> volumes.stub().listFiles(ListFilesRequest.newBuilder()
+        return ServerCall.run(ResourceKind.VOLUME, () -> volumes.stub().listFiles(ListFilesRequest.newBuilder()
                         .setVolumeName(name).setPrefix(prefix).build())).getFilesList().stream()
                 .map(f -> new VolumeFile(f.getPath(), f.getSize(), Volumes.instant(f.getUpdatedAt())))
                 .toList();
@@ -63,7 +65,7 @@ public final class Volume {
      * @throws ai.chalk.compute.error.VolumeNotFoundException when there is no such file
      */
     public byte[] readBytes(String path) {
-        return Volumes.call(() -> volumes.stub().getFile(GetFileRequest.newBuilder()
+        return ServerCall.run(ResourceKind.VOLUME, () -> volumes.stub().getFile(GetFileRequest.newBuilder()
                 .setVolumeName(name).setPath(path).build())).getData().toByteArray();
     }
 
@@ -79,7 +81,7 @@ public final class Volume {
      * @param data its new content
      */
     public void writeBytes(String path, byte[] data) {
-        Volumes.call(() -> volumes.stub().putFile(PutFileRequest.newBuilder()
+        ServerCall.run(ResourceKind.VOLUME, () -> volumes.stub().putFile(PutFileRequest.newBuilder()
                 .setVolumeName(name).setPath(path).setData(ByteString.copyFrom(data)).build()));
     }
 
@@ -95,7 +97,7 @@ public final class Volume {
      * @throws ai.chalk.compute.error.VolumeNotFoundException when there is no such file
      */
     public void remove(String path) {
-        Volumes.call(() -> volumes.stub().removeFile(RemoveFileRequest.newBuilder()
+        ServerCall.run(ResourceKind.VOLUME, () -> volumes.stub().removeFile(RemoveFileRequest.newBuilder()
                 .setVolumeName(name).setPath(path).build()));
     }
 

@@ -1,6 +1,8 @@
 package ai.chalk.compute.volume;
 
 import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.error.ResourceKind;
+import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.error.VolumeNotFoundException;
 import ai.chalk.compute.proto.volume.v1.CreateVolumeRequest;
 import ai.chalk.compute.proto.volume.v1.DeleteVolumeRequest;
@@ -9,13 +11,10 @@ import ai.chalk.compute.proto.volume.v1.ListVolumesRequest;
 import ai.chalk.compute.proto.volume.v1.ListVolumesResponse;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import io.grpc.Channel;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Supplier;
 
 /**
  * The volumes of a server: create, find, list and delete them. Get one from
@@ -49,8 +48,8 @@ public final class Volumes {
      * @throws ChalkComputeException with status {@code ALREADY_EXISTS} when the name is taken
      */
     public Volume create(String name) {
-        return new Volume(this, call(() -> stub.createVolume(CreateVolumeRequest.newBuilder().setName(name).build()))
-                .getVolume());
+        return new Volume(this, ServerCall.run(ResourceKind.VOLUME,
+                () -> stub.createVolume(CreateVolumeRequest.newBuilder().setName(name).build())).getVolume());
     }
 
     /**
@@ -61,8 +60,8 @@ public final class Volumes {
      * @throws VolumeNotFoundException when there is none
      */
     public Volume get(String name) {
-        return new Volume(this, call(() -> stub.getVolume(GetVolumeRequest.newBuilder().setName(name).build()))
-                .getVolume());
+        return new Volume(this, ServerCall.run(ResourceKind.VOLUME,
+                () -> stub.getVolume(GetVolumeRequest.newBuilder().setName(name).build())).getVolume());
     }
 
     /** Every volume, in name order (all pages). */
@@ -71,7 +70,7 @@ public final class Volumes {
         String token = "";
         do {
             ListVolumesRequest request = ListVolumesRequest.newBuilder().setPageSize(500).setPageToken(token).build();
-            ListVolumesResponse page = call(() -> stub.listVolumes(request));
+            ListVolumesResponse page = ServerCall.run(ResourceKind.VOLUME, () -> stub.listVolumes(request));
             page.getVolumesList().forEach(v -> out.add(new Volume(this, v)));
             token = page.getNextPageToken();
         } while (!token.isEmpty());
@@ -86,7 +85,8 @@ public final class Volumes {
      * @throws ai.chalk.compute.error.FailedPreconditionException while a running sandbox mounts it
      */
     public void delete(String name) {
-        call(() -> stub.deleteVolume(DeleteVolumeRequest.newBuilder().setName(name).build()));
+        ServerCall.run(ResourceKind.VOLUME,
+                () -> stub.deleteVolume(DeleteVolumeRequest.newBuilder().setName(name).build()));
     }
 
     VolumeServiceGrpc.VolumeServiceBlockingStub stub() {
@@ -95,17 +95,5 @@ public final class Volumes {
 
     static Instant instant(com.google.protobuf.Timestamp t) {
         return Instant.ofEpochSecond(t.getSeconds(), t.getNanos());
-    }
-
-    /** Runs a call, reporting NOT_FOUND as {@link VolumeNotFoundException} and other failures by status. */
-    static <T> T call(Supplier<T> rpc) {
-        try {
-            return rpc.get();
-        } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
-                throw new VolumeNotFoundException(e.getStatus().getDescription(), e);
-            }
-            throw ChalkComputeException.from(e);
-        }
     }
 }

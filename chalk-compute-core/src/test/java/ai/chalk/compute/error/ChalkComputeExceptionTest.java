@@ -13,7 +13,7 @@ class ChalkComputeExceptionTest {
 
     @ParameterizedTest
     @CsvSource({
-            "NOT_FOUND, ai.chalk.compute.error.SandboxNotFoundException",
+            "NOT_FOUND, ai.chalk.compute.error.NotFoundException",
             "INVALID_ARGUMENT, ai.chalk.compute.error.InvalidRequestException",
             "FAILED_PRECONDITION, ai.chalk.compute.error.FailedPreconditionException",
             "UNAVAILABLE, ai.chalk.compute.error.ServerUnavailableException",
@@ -35,7 +35,7 @@ class ChalkComputeExceptionTest {
 
     @ParameterizedTest
     @CsvSource({
-            "NOT_FOUND, ai.chalk.compute.error.SandboxNotFoundException",
+            "NOT_FOUND, ai.chalk.compute.error.NotFoundException",
             "INVALID_ARGUMENT, ai.chalk.compute.error.InvalidRequestException",
             "FAILED_PRECONDITION, ai.chalk.compute.error.FailedPreconditionException",
             "INTERNAL, ai.chalk.compute.error.ChalkComputeException",
@@ -54,7 +54,7 @@ class ChalkComputeExceptionTest {
         ChalkComputeException e = ChalkComputeException.fromCodeName("SANDBOX_GONE", "bye");
         assertThat(e.statusCode()).isEqualTo(Status.Code.UNKNOWN);
         assertThat(e.getMessage()).contains("SANDBOX_GONE").contains("bye");
-        assertThat(ChalkComputeException.fromCodeName("not_found", "x")).isInstanceOf(SandboxNotFoundException.class);
+        assertThat(ChalkComputeException.fromCodeName("not_found", "x")).isExactlyInstanceOf(NotFoundException.class);
     }
 
     @Test
@@ -72,6 +72,6 @@ class ChalkComputeExceptionTest {
         assertThat(ChalkComputeException.from(new IllegalStateException("boom")).statusCode())
                 .isEqualTo(Status.Code.UNKNOWN);
         assertThat(ChalkComputeException.from(Status.NOT_FOUND.asException()))
-                .isInstanceOf(SandboxNotFoundException.class).hasMessage("NOT_FOUND");
+                .isExactlyInstanceOf(NotFoundException.class).hasMessage("NOT_FOUND");
     }
 }

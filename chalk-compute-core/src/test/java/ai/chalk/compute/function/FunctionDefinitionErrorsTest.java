@@ -51,7 +51,7 @@ class FunctionDefinitionErrorsTest {
     void signatureErrorsNameTheMethodAndTheParameter(Class<?> type, String message) {
         FunctionRegistry registry = new FunctionRegistry();
         assertThatThrownBy(() -> registry.register(type))
-                .isExactlyInstanceOf(FunctionSignatureError.class)
+                .isExactlyInstanceOf(FunctionSignatureException.class)
                 .hasMessage(message);
         assertThat(registry.definitions()).isEmpty();
     }
@@ -117,7 +117,7 @@ class FunctionDefinitionErrorsTest {
     @Test
     void theStatusCodeIsInvalidArgumentAndTheMessageHasNoPrefix() {
         assertThatThrownBy(() -> new FunctionRegistry().register(Fns.class))
-                .isInstanceOfSatisfying(FunctionSignatureError.class, e -> {
+                .isInstanceOfSatisfying(FunctionSignatureException.class, e -> {
                     assertThat(e.statusCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
                     assertThat(e.getMessage()).isEqualTo(e.serverMessage()).startsWith("com.acme.Fns.score(");
                 });

@@ -30,7 +30,7 @@ class MissingParameterNamesTest {
         assertThat(type.getMethod("add", int.class, int.class).getParameters()[0].isNamePresent()).isFalse();
 
         assertThatThrownBy(() -> new FunctionRegistry().register(type))
-                .isExactlyInstanceOf(FunctionSignatureError.class)
+                .isExactlyInstanceOf(FunctionSignatureException.class)
                 .hasMessage("gen.NoNames.add(int, int): parameter names were not compiled into the class file; compile "
                         + "with -parameters (Maven: <maven.compiler.parameters>true</maven.compiler.parameters>) or name "
                         + "each parameter with @Param(\"name\")");

@@ -193,7 +193,7 @@ class GitCredentialsTest {
         return grep.exitCode() == 0;
     }
 
-    static void assertNoPasswordIn(GitError error) {
+    static void assertNoPasswordIn(GitException error) {
         assertThat(error.getMessage()).doesNotContain(PASSWORD).doesNotContain("p@ss");
         assertThat(error.stderr()).doesNotContain(PASSWORD).doesNotContain("p@ss");
         assertThat(error.stdout()).doesNotContain(PASSWORD).doesNotContain("p@ss");
@@ -204,9 +204,9 @@ class GitCredentialsTest {
     @Test
     void withoutCredentialsTheServerRefusesAndNothingPrompts() {
         assertThatThrownBy(() -> git.clone(URL, "anonymous"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("could not read Username")
-                .satisfies(e -> assertThat(((GitError) e).exitCode()).isEqualTo(128));
+                .satisfies(e -> assertThat(((GitException) e).exitCode()).isEqualTo(128));
         assertThat(sandbox.files().exists("anonymous")).isFalse();
     }
 
@@ -214,10 +214,10 @@ class GitCredentialsTest {
     void aWrongPasswordFailsWithoutShowingIt() {
         String wrong = "wrong " + PASSWORD;
         assertThatThrownBy(() -> git.clone(CloneOptions.of(URL, "wrong").credentials(USER, wrong)))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("Authentication failed")
                 .satisfies(e -> {
-                    GitError error = (GitError) e;
+                    GitException error = (GitException) e;
                     assertNoPasswordIn(error);
                     assertThat(error.command()).containsExactly("git", "clone", "-q", "--depth", "1", "--", URL, "wrong");
                 });
@@ -245,8 +245,8 @@ class GitCredentialsTest {
         sh(SandboxGitTest.SEED_IDENTITY + "set -e; cd /srv/seed; echo more >> secret-project.txt; "
                 + "git commit -qam more; git push -q origin main");
         assertThatThrownBy(() -> git.fetch("repo"))
-                .isInstanceOf(GitError.class)
-                .satisfies(e -> assertNoPasswordIn((GitError) e));
+                .isInstanceOf(GitException.class)
+                .satisfies(e -> assertNoPasswordIn((GitException) e));
 
         SandboxGit authenticated = git.withCredentials(USER, PASSWORD);
         authenticated.fetch("repo");
@@ -258,7 +258,7 @@ class GitCredentialsTest {
         sandbox.files().writeText("repo/from-sandbox.txt", "pushed over HTTP\n");
         git.add("repo", "from-sandbox.txt");
         String commit = git.commit("repo", "from the sandbox");
-        assertThatThrownBy(() -> git.push("repo")).isInstanceOf(GitError.class);
+        assertThatThrownBy(() -> git.push("repo")).isInstanceOf(GitException.class);
         authenticated.push("repo");
         assertThat(sh("git -C /srv/git/private.git rev-parse main").strip()).isEqualTo(commit);
 
@@ -293,17 +293,17 @@ class GitCredentialsTest {
         sh(SandboxGitTest.SEED_IDENTITY + "set -e; cd masked; echo local > local.txt; git add local.txt; "
                 + "git commit -qm local");
         assertThatThrownBy(() -> git.withCredentials(USER, PASSWORD).push("masked"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("rejected")
-                .satisfies(e -> assertNoPasswordIn((GitError) e));
+                .satisfies(e -> assertNoPasswordIn((GitException) e));
 
         // a password put in a URL is masked wherever the helpers show the command or git's output
         String inUrl = "http://" + USER + ":" + URLEncoder.encode(PASSWORD, StandardCharsets.UTF_8)
                 + "@127.0.0.1:1/unreachable.git";
         assertThatThrownBy(() -> git.withCredentials(USER, PASSWORD).clone(inUrl, "unreachable"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .satisfies(e -> {
-                    GitError error = (GitError) e;
+                    GitException error = (GitException) e;
                     assertNoPasswordIn(error);
                     assertThat(error.getMessage()).doesNotContain(URLEncoder.encode(PASSWORD, StandardCharsets.UTF_8));
                     assertThat(error.command()).contains("http://agent:****@127.0.0.1:1/unreachable.git");

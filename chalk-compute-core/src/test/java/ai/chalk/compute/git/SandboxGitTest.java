@@ -163,16 +163,16 @@ class SandboxGitTest {
     }
 
     @Test
-    void aFailedCloneRaisesGitErrorAndLeavesNoDirectory() {
+    void aFailedCloneRaisesGitExceptionAndLeavesNoDirectory() {
         assertThatThrownBy(() -> git.clone(CloneOptions.of(ORIGIN, "bad-commit").commitId("0123456789abcdef0123456789abcdef01234567")))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("0123456789abcdef0123456789abcdef01234567");
         assertThat(sandbox.files().exists("bad-commit")).isFalse();
 
         assertThatThrownBy(() -> git.clone("file:///srv/missing.git", "missing"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .satisfies(e -> {
-                    GitError error = (GitError) e;
+                    GitException error = (GitException) e;
                     assertThat(error.command()).containsExactly("git", "clone", "-q", "--depth", "1", "--",
                             "file:///srv/missing.git", "missing");
                     assertThat(error.exitCode()).isEqualTo(128);
@@ -185,7 +185,7 @@ class SandboxGitTest {
 
         git.clone(ORIGIN, "twice");
         assertThatThrownBy(() -> git.clone(ORIGIN, "twice"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("already exists");
         assertThat(sandbox.files().exists("twice/a.txt")).as("an existing clone is kept").isTrue();
     }
@@ -276,9 +276,9 @@ class SandboxGitTest {
 
         git.checkoutBranch("repo", "main");
         assertThatThrownBy(() -> git.deleteBranch("repo", "feature"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("not fully merged")
-                .satisfies(e -> assertThat(((GitError) e).command())
+                .satisfies(e -> assertThat(((GitException) e).command())
                         .containsExactly("git", "-C", "repo", "branch", "-d", "feature"));
         git.deleteBranch("repo", "feature", true);
         git.deleteBranch("repo", "older"); // merged: no force needed
@@ -289,8 +289,8 @@ class SandboxGitTest {
         assertThat(git.branches("repo")).filteredOn(GitBranch::current)
                 .containsExactly(new GitBranch("dev", true, rev("repo", "origin/dev"), java.util.Optional.of("origin/dev")));
 
-        assertThatThrownBy(() -> git.checkoutBranch("repo", "no-such-branch")).isInstanceOf(GitError.class);
-        assertThatThrownBy(() -> git.createBranch("repo", "dev")).isInstanceOf(GitError.class)
+        assertThatThrownBy(() -> git.checkoutBranch("repo", "no-such-branch")).isInstanceOf(GitException.class);
+        assertThatThrownBy(() -> git.createBranch("repo", "dev")).isInstanceOf(GitException.class)
                 .hasMessageContaining("already exists");
         assertThatThrownBy(() -> git.createBranch("repo", "-D")).isInstanceOf(IllegalArgumentException.class);
     }
@@ -317,9 +317,9 @@ class SandboxGitTest {
         String local = git.commit("repo", "local work");
         seedPushes("third");
         assertThatThrownBy(() -> git.pull("repo"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("Not possible to fast-forward")
-                .satisfies(e -> assertThat(((GitError) e).command()).contains("--ff-only"));
+                .satisfies(e -> assertThat(((GitException) e).command()).contains("--ff-only"));
         assertThat(rev("repo", "HEAD")).isEqualTo(local);
         assertThat(git.status("repo").isClean()).isTrue();
     }
@@ -339,7 +339,7 @@ class SandboxGitTest {
 
         git.createBranch("repo", "topic");
         git.checkoutBranch("repo", "topic");
-        assertThatThrownBy(() -> git.push("repo")).as("no upstream yet").isInstanceOf(GitError.class);
+        assertThatThrownBy(() -> git.push("repo")).as("no upstream yet").isInstanceOf(GitException.class);
         git.push("repo", "origin", "topic", true);
         assertThat(rev("/srv/origin.git", "topic")).isEqualTo(commit);
         assertThat(git.status("repo").upstream()).contains("origin/topic");
@@ -348,7 +348,7 @@ class SandboxGitTest {
         seedPushes("someone else's");
         sh("cd repo && echo again >> pushed.txt && git commit -qam again");
         assertThatThrownBy(() -> git.push("repo", "origin", "main"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("rejected");
     }
 
@@ -391,9 +391,9 @@ class SandboxGitTest {
         assertThat(git.status("repo").isClean()).isTrue();
         assertThat(git.status("repo").behind()).isEqualTo(OptionalInt.of(2));
 
-        assertThatThrownBy(() -> git.restore("repo", "not-tracked.txt")).isInstanceOf(GitError.class)
+        assertThatThrownBy(() -> git.restore("repo", "not-tracked.txt")).isInstanceOf(GitException.class)
                 .hasMessageContaining("did not match");
-        assertThatThrownBy(() -> git.reset("repo", ResetMode.HARD, "no-such-commit")).isInstanceOf(GitError.class);
+        assertThatThrownBy(() -> git.reset("repo", ResetMode.HARD, "no-such-commit")).isInstanceOf(GitException.class);
     }
 
     // ---- remotes and config ----
@@ -407,9 +407,9 @@ class SandboxGitTest {
         assertThat(git.remoteGet("cfg", "origin")).isEqualTo(ORIGIN);
         assertThat(git.remotes("cfg")).containsExactly(entry("origin", ORIGIN),
                 entry("upstream", "https://example.com/team/project.git"));
-        assertThatThrownBy(() -> git.remoteGet("cfg", "nope")).isInstanceOf(GitError.class)
+        assertThatThrownBy(() -> git.remoteGet("cfg", "nope")).isInstanceOf(GitException.class)
                 .hasMessageContaining("No such remote");
-        assertThatThrownBy(() -> git.remoteAdd("cfg", "origin", ORIGIN)).isInstanceOf(GitError.class)
+        assertThatThrownBy(() -> git.remoteAdd("cfg", "origin", ORIGIN)).isInstanceOf(GitException.class)
                 .hasMessageContaining("already exists");
 
         assertThat(git.getConfig("cfg", "pull.rebase")).isEmpty();
@@ -428,9 +428,9 @@ class SandboxGitTest {
         assertThat(sandbox.exec("git", "config", "--global", "--get", "user.name").success()).isFalse();
         assertThat(sandbox.files().exists("/root/.gitconfig")).isFalse();
 
-        assertThatThrownBy(() -> git.getConfig("cfg", "not a key")).isInstanceOf(GitError.class);
-        assertThatThrownBy(() -> git.remotes("not-a-repo")).isInstanceOf(GitError.class);
-        assertThatThrownBy(() -> git.getConfig("not-a-repo", "user.name")).isInstanceOf(GitError.class);
+        assertThatThrownBy(() -> git.getConfig("cfg", "not a key")).isInstanceOf(GitException.class);
+        assertThatThrownBy(() -> git.remotes("not-a-repo")).isInstanceOf(GitException.class);
+        assertThatThrownBy(() -> git.getConfig("not-a-repo", "user.name")).isInstanceOf(GitException.class);
     }
 
     // ---- failures ----
@@ -439,18 +439,18 @@ class SandboxGitTest {
     void failuresCarryTheCommandExitCodeAndStderr() {
         sh("mkdir -p not-a-repo");
         assertThatThrownBy(() -> git.status("not-a-repo"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .hasMessageStartingWith("UNKNOWN: git -C not-a-repo status --porcelain=v2 --branch -z "
                         + "--untracked-files=all failed with exit code 128: fatal: not a git repository")
                 .satisfies(e -> {
-                    GitError error = (GitError) e;
+                    GitException error = (GitException) e;
                     assertThat(error.exitCode()).isEqualTo(128);
                     assertThat(error.stderr()).startsWith("fatal: not a git repository");
                 });
         git.init("empty");
         assertThatThrownBy(() -> git.commit("empty", "nothing"))
-                .isInstanceOf(GitError.class)
-                .satisfies(e -> assertThat(((GitError) e).exitCode()).isNotZero());
+                .isInstanceOf(GitException.class)
+                .satisfies(e -> assertThat(((GitException) e).exitCode()).isNotZero());
     }
 
     @Test
@@ -461,9 +461,9 @@ class SandboxGitTest {
         git.setConfig("repo", "core.sshCommand", "sleep 60; true"); // git appends the host and command
         long start = System.nanoTime();
         assertThatThrownBy(() -> git.withTimeout(Duration.ofSeconds(1)).fetch("repo", "slow"))
-                .isInstanceOf(GitError.class)
+                .isInstanceOf(GitException.class)
                 .satisfies(e -> {
-                    GitError error = (GitError) e;
+                    GitException error = (GitException) e;
                     assertThat(error.timedOut()).isTrue();
                     assertThat(error.statusCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
                     assertThat(error.getMessage()).contains("git -C repo fetch -q slow timed out");

@@ -3,7 +3,7 @@ package ai.chalk.compute.scaling;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.error.ScalingGroupNotFoundException;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
 import java.nio.file.Path;
@@ -53,7 +53,7 @@ class ScalingGroupServerTest {
 
             web.delete();
             assertThatThrownBy(() -> ScalingGroup.fromId(client, web.id().orElseThrow()))
-                    .isInstanceOf(ChalkComputeException.class).hasMessageContaining("NOT_FOUND");
+                    .isInstanceOf(ScalingGroupNotFoundException.class).hasMessageContaining("NOT_FOUND");
         }
     }
 }

@@ -2,7 +2,7 @@ package ai.chalk.compute.sample;
 
 import ai.chalk.compute.autoconfigure.function.ChalkFunctions;
 import ai.chalk.compute.autoconfigure.function.ChalkFunctionsDeployment;
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.progress.ProgressGroup;
@@ -152,7 +152,7 @@ public class SandboxTour implements CommandLineRunner {
         out.println("   quote(\"sku-7\", 2) = " + RemoteFunction.fromName(client, "quote").call("sku-7", 2));
         try {
             RemoteFunction.fromName(client, "price").call("sku-0", 1);
-        } catch (RemoteExecutionError e) {
+        } catch (RemoteExecutionException e) {
             out.println("   price(\"sku-0\", 1) failed remotely: " + e.exceptionType() + ": " + e.remoteMessage());
         }
     }

@@ -3,7 +3,7 @@ package ai.chalk.compute.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.deploy.FunctionVersion;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.sandbox.SandboxClient;
@@ -59,7 +59,7 @@ class FunctionsAcrossProcessesTest {
                 assertThat(RemoteFunction.fromName(client, "priceAccuracy").callBatch(List.of(
                         new Object[] {29.97, 29.97}, new Object[] {0.0, 29.97}))).containsExactly(1.0, 0.0);
                 assertThatThrownBy(() -> RemoteFunction.fromName(client, "price").call("sku-0", 1))
-                        .isInstanceOfSatisfying(RemoteExecutionError.class, e -> {
+                        .isInstanceOfSatisfying(RemoteExecutionException.class, e -> {
                             assertThat(e.exceptionType()).isEqualTo(IllegalArgumentException.class.getName());
                             assertThat(e.remoteTraceback()).contains("ai.chalk.compute.sample.Pricing.price(Pricing.java:");
                         });

@@ -28,7 +28,7 @@ import org.springframework.util.ReflectionUtils;
  * (a {@link ChalkClass} bean being one deployment of all its methods), registered in a {@link FunctionRegistry}
  * once all singletons exist, so each function runs on the bean Spring made, with its dependencies and proxies.
  *
- * <p>A bean whose functions cannot be registered (a {@code FunctionSignatureError}, a malformed option, a name
+ * <p>A bean whose functions cannot be registered (a {@code FunctionSignatureException}, a malformed option, a name
  * taken twice) does not stop the application: each of its functions is {@link FunctionDeploymentState.Status#FAILED}
  * with the registry's message, shown by health and the endpoint, and logged at ERROR with the method's location,
  * as a stack frame reads, and without the starter's own frames. Thread-safe.

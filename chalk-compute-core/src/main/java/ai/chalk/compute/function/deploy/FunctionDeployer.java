@@ -1,6 +1,8 @@
 package ai.chalk.compute.function.deploy;
 
 import ai.chalk.compute.error.ChalkComputeException;
+import ai.chalk.compute.error.ResourceKind;
+import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.image.Image;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
@@ -17,7 +19,6 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionR
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.scaling.Readiness;
 import io.grpc.Channel;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,7 +28,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,8 +47,6 @@ import org.slf4j.LoggerFactory;
 public final class FunctionDeployer {
 
     private static final Logger log = LoggerFactory.getLogger(FunctionDeployer.class);
-    /** The start of the description of a deploy refused for want of code. */
-    public static final String MISSING_BLOBS = "missing code blobs:";
 
     private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
     private final CodeUploader uploader;
@@ -114,12 +112,13 @@ public final class FunctionDeployer {
         try {
             version = catalog.createExternalFunctionVersion(request).getExternalFunctionVersion();
         } catch (StatusRuntimeException e) {
-            if (!isMissingCode(e)) {
-                throw ChalkComputeException.from(e);
-            }
+            List<String> missing = MissingCode.digests(e)
+                    .orElseThrow(() -> ServerCall.failure(ResourceKind.FUNCTION, e));
+            log.debug("{}: the server lacks {} code blob(s): {}", function.name(), missing.size(), missing);
             UploadResult uploaded = uploader.upload(code);
             log.info("{}: uploaded {} code blob(s), {} bytes", function.name(), uploaded.uploaded().size(), uploaded.bytes());
-            version = call(() -> catalog.createExternalFunctionVersion(request).getExternalFunctionVersion());
+            version = ServerCall.run(ResourceKind.FUNCTION,
+                    () -> catalog.createExternalFunctionVersion(request).getExternalFunctionVersion());
         }
         return FunctionVersion.of(version, version.getId());
     }
@@ -152,7 +151,8 @@ public final class FunctionDeployer {
      *
      * @param functionName the function's name
      * @return its versions
-     * @throws ChalkComputeException when the function is unknown or the server cannot be reached
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the function is unknown
+     * @throws ChalkComputeException                            when the server cannot be reached
      */
     public List<FunctionVersion> versions(String functionName) {
         ExternalFunction function = function(functionName);
@@ -164,7 +164,8 @@ public final class FunctionDeployer {
             if (cursor != null) {
                 request.setCursor(cursor);
             }
-            ListExternalFunctionVersionsResponse page = call(() -> catalog.listExternalFunctionVersions(request.build()));
+            ListExternalFunctionVersionsResponse page = ServerCall.run(ResourceKind.FUNCTION,
+                    () -> catalog.listExternalFunctionVersions(request.build()));
             page.getEntriesList().forEach(e -> versions.add(FunctionVersion.of(e.getExternalFunctionVersion(), current)));
             cursor = page.hasNextCursor() && !page.getNextCursor().isEmpty() ? page.getNextCursor() : null;
         } while (cursor != null);
@@ -180,12 +181,14 @@ public final class FunctionDeployer {
      * @param functionName the function's name
      * @param timeout      how long to wait for the server's answer
      * @return the readiness of the function's scaling group
-     * @throws ChalkComputeException when the function is unknown or the server does not answer in time
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the function is unknown
+     * @throws ChalkComputeException                            when the server does not answer in time
      */
     public Readiness readiness(String functionName, Duration timeout) {
-        return Readiness.of(call(() -> catalog.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                .getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName(functionName)
-                        .setIncludeScalingGroup(true).build())).getScalingGroup());
+        return Readiness.of(ServerCall.run(ResourceKind.FUNCTION,
+                () -> catalog.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                        .getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName(functionName)
+                                .setIncludeScalingGroup(true).build())).getScalingGroup());
     }
 
     /**
@@ -193,11 +196,11 @@ public final class FunctionDeployer {
      *
      * @param functionId the function's stable id
      * @param versionId  the version's id
-     * @throws ChalkComputeException when either is unknown
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when either is unknown
      */
     public void rollback(String functionId, String versionId) {
-        call(() -> catalog.updateExternalFunction(UpdateExternalFunctionRequest.newBuilder()
-                .setExternalFunctionId(functionId)
+        ServerCall.run(ResourceKind.FUNCTION, () -> catalog.updateExternalFunction(UpdateExternalFunctionRequest
+                .newBuilder().setExternalFunctionId(functionId)
                 .setTraffic(ExternalFunctionTraffic.newBuilder().addTargets(ExternalFunctionTrafficTarget.newBuilder()
                         .setExternalFunctionVersionId(versionId).setPercent(100)))
                 .build()));
@@ -207,29 +210,15 @@ public final class FunctionDeployer {
      * Deletes a function and all its versions.
      *
      * @param functionName the function's name
-     * @throws ChalkComputeException when it is unknown
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when it is unknown
      */
     public void delete(String functionName) {
-        call(() -> catalog.deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
-                .setFunctionName(functionName).build()));
+        ServerCall.run(ResourceKind.FUNCTION, () -> catalog.deleteExternalFunction(
+                DeleteExternalFunctionRequest.newBuilder().setFunctionName(functionName).build()));
     }
 
     private ExternalFunction function(String name) {
-        return call(() -> catalog.getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName(name)
-                .build()).getExternalFunction());
-    }
-
-    static boolean isMissingCode(StatusRuntimeException e) {
-        String description = e.getStatus().getDescription();
-        return e.getStatus().getCode() == Status.Code.FAILED_PRECONDITION && description != null
-                && description.startsWith(MISSING_BLOBS);
-    }
-
-    private static <T> T call(Supplier<T> call) {
-        try {
-            return call.get();
-        } catch (StatusRuntimeException e) {
-            throw ChalkComputeException.from(e);
-        }
+        return ServerCall.run(ResourceKind.FUNCTION, () -> catalog.getExternalFunction(
+                GetExternalFunctionRequest.newBuilder().setFunctionName(name).build()).getExternalFunction());
     }
 }

@@ -1,7 +1,9 @@
 package ai.chalk.compute.function.remote;
 
 import ai.chalk.compute.error.ChalkComputeException;
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
+import ai.chalk.compute.error.ResourceKind;
+import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.arrow.DecodeContext;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
@@ -42,7 +44,7 @@ import java.util.concurrent.TimeUnit;
  * List<Object> many = score.callBatch(List.of(new Object[] {"a", 1}, new Object[] {"b", 2}));
  * CompletableFuture<Object> later = score.callAsync("queued", 1);
  * }</pre>
- * A failure of the function's own code raises {@link RemoteExecutionError}. Thread-safe.
+ * A failure of the function's own code raises {@link RemoteExecutionException}. Thread-safe.
  */
 public final class RemoteFunction {
 
@@ -78,7 +80,7 @@ public final class RemoteFunction {
      * @param client     the client
      * @param definition the function's local definition
      * @return the function
-     * @throws ChalkComputeException when no function has that name
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when no function has that name
      */
     public static RemoteFunction fromName(SandboxClient client, FunctionDefinition definition) {
         return fromName(client.channel(), definition.name(), definition);
@@ -91,11 +93,10 @@ public final class RemoteFunction {
      * @param name       the deployed name
      * @param definition the function's local definition, for its argument and result types
      * @return the function
-     * @throws ChalkComputeException when no function has that name
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when no function has that name
      */
     public static RemoteFunction fromName(Channel channel, String name, FunctionDefinition definition) {
-        ExternalFunctionVersion current = call(() -> catalog(channel).getExternalFunction(GetExternalFunctionRequest
-                .newBuilder().setFunctionName(name).build())).getExternalFunction().getCurrentVersion();
+        ExternalFunctionVersion current = currentVersion(channel, name);
         return pinned(channel, current, new Codec.Typed(definition));
     }
 
@@ -107,8 +108,8 @@ public final class RemoteFunction {
      * @param client the client
      * @param name   the deployed name
      * @return the function
-     * @throws ChalkComputeException    when no function has that name
-     * @throws IllegalArgumentException when a column, such as a struct, has no generic form
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when no function has that name
+     * @throws IllegalArgumentException                         when a column, such as a struct, has no generic form
      */
     public static RemoteFunction fromName(SandboxClient client, String name) {
         return fromName(client.channel(), name);
@@ -120,12 +121,11 @@ public final class RemoteFunction {
      * @param channel the channel to the server
      * @param name    the deployed name
      * @return the function
-     * @throws ChalkComputeException    when no function has that name
-     * @throws IllegalArgumentException when a column has no generic form
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when no function has that name
+     * @throws IllegalArgumentException                         when a column has no generic form
      */
     public static RemoteFunction fromName(Channel channel, String name) {
-        ExternalFunctionVersion current = call(() -> catalog(channel).getExternalFunction(GetExternalFunctionRequest
-                .newBuilder().setFunctionName(name).build())).getExternalFunction().getCurrentVersion();
+        ExternalFunctionVersion current = currentVersion(channel, name);
         return pinned(channel, current, Codec.Generic.of(current));
     }
 
@@ -136,11 +136,10 @@ public final class RemoteFunction {
      * @param versionId  the version's id
      * @param definition the function's local definition
      * @return the function, always calling that version
-     * @throws ChalkComputeException when the version is unknown
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the version is unknown
      */
     public static RemoteFunction fromVersionId(Channel channel, String versionId, FunctionDefinition definition) {
-        ExternalFunctionVersion version = call(() -> catalog(channel).getExternalFunctionVersion(
-                GetExternalFunctionVersionRequest.newBuilder().setId(versionId).build())).getExternalFunctionVersion();
+        ExternalFunctionVersion version = version(channel, versionId);
         return pinned(channel, version, new Codec.Typed(definition));
     }
 
@@ -151,12 +150,11 @@ public final class RemoteFunction {
      * @param channel   the channel to the server
      * @param versionId the version's id
      * @return the function, always calling that version
-     * @throws ChalkComputeException    when the version is unknown
-     * @throws IllegalArgumentException when a column has no generic form
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the version is unknown
+     * @throws IllegalArgumentException                         when a column has no generic form
      */
     public static RemoteFunction fromVersionId(Channel channel, String versionId) {
-        ExternalFunctionVersion version = call(() -> catalog(channel).getExternalFunctionVersion(
-                GetExternalFunctionVersionRequest.newBuilder().setId(versionId).build())).getExternalFunctionVersion();
+        ExternalFunctionVersion version = version(channel, versionId);
         return pinned(channel, version, Codec.Generic.of(version));
     }
 
@@ -171,8 +169,20 @@ public final class RemoteFunction {
     public static RemoteFunction fromFunctionId(Channel channel, String functionId, FunctionDefinition definition) {
         return new RemoteFunction(channel, new Codec.Typed(definition),
                 ExternalFunctionVersionKey.newBuilder().setFunctionId(functionId).build(), Optional.empty(),
-                call(() -> catalog(channel).getExternalFunction(GetExternalFunctionRequest.newBuilder()
-                        .setFunctionId(functionId).build())).getExternalFunction().getName());
+                ServerCall.run(ResourceKind.FUNCTION, () -> catalog(channel).getExternalFunction(
+                        GetExternalFunctionRequest.newBuilder().setFunctionId(functionId).build()))
+                        .getExternalFunction().getName());
+    }
+
+    private static ExternalFunctionVersion currentVersion(Channel channel, String name) {
+        return ServerCall.run(ResourceKind.FUNCTION, () -> catalog(channel).getExternalFunction(
+                GetExternalFunctionRequest.newBuilder().setFunctionName(name).build()))
+                .getExternalFunction().getCurrentVersion();
+    }
+
+    private static ExternalFunctionVersion version(Channel channel, String versionId) {
+        return ServerCall.run(ResourceKind.FUNCTION, () -> catalog(channel).getExternalFunctionVersion(
+                GetExternalFunctionVersionRequest.newBuilder().setId(versionId).build())).getExternalFunctionVersion();
     }
 
     private static RemoteFunction pinned(Channel channel, ExternalFunctionVersion version, Codec codec) {
@@ -190,7 +200,7 @@ public final class RemoteFunction {
      * Every version of the function, oldest first, with the current one marked.
      *
      * @return its versions
-     * @throws ChalkComputeException when the function no longer exists
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the function no longer exists
      */
     public List<FunctionVersion> versions() {
         return catalogOnly().versions(functionName);
@@ -201,7 +211,7 @@ public final class RemoteFunction {
      * version it was pinned to; one attached with {@link #fromFunctionId} follows the rollback at once.
      *
      * @param versionId the version's id
-     * @throws ChalkComputeException when the version is unknown
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the version is unknown
      */
     public void rollback(String versionId) {
         catalogOnly().rollback(key.getFunctionId(), versionId);
@@ -228,7 +238,7 @@ public final class RemoteFunction {
      *
      * @param arguments one value per parameter
      * @return the result, of the declared return type
-     * @throws RemoteExecutionError  when the function threw, or its worker died during the call
+     * @throws RemoteExecutionException  when the function threw, or its worker died during the call
      * @throws ChalkComputeException when the call could not be made
      */
     public Object call(Object... arguments) {
@@ -246,7 +256,7 @@ public final class RemoteFunction {
      *
      * @param calls one array of arguments per call
      * @return one result per call, in order
-     * @throws RemoteExecutionError  when the function threw on any row
+     * @throws RemoteExecutionException  when the function threw on any row
      * @throws ChalkComputeException when the call could not be made
      */
     public List<Object> callBatch(List<Object[]> calls) {
@@ -257,7 +267,7 @@ public final class RemoteFunction {
      * Queues a call and polls for its result.
      *
      * @param arguments one value per parameter
-     * @return the result, or a {@link RemoteExecutionError} once the call failed
+     * @return the result, or a {@link RemoteExecutionException} once the call failed
      */
     public CompletableFuture<Object> callAsync(Object... arguments) {
         byte[] payload = codec.encode(List.<Object[]>of(arguments == null ? new Object[] {null} : arguments));
@@ -269,7 +279,8 @@ public final class RemoteFunction {
                             .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFrom(payload))))
                     .build()).getEnqueueRemoteCallResponse().getCallId();
         } catch (StatusRuntimeException e) {
-            result.completeExceptionally(RemoteExecutionError.fromCall(e));
+            result.completeExceptionally(ServerCall.failure(ResourceKind.FUNCTION,
+                    RemoteExecutionException.fromCall(e)));
             return result;
         }
         poll(callId, result, Duration.ofMillis(50));
@@ -289,14 +300,18 @@ public final class RemoteFunction {
                     case REMOTE_CALL_STATUS_COMPLETED -> result.complete(codec.decode(
                             response.getResults(0).getFeatherStream().toByteArray(), results).get(0));
                     case REMOTE_CALL_STATUS_FAILED -> result.completeExceptionally(response.getErrorsCount() == 0
-                            ? new RemoteExecutionError(Status.Code.UNKNOWN, "call " + callId + " failed", "", "", "", "",
-                            callId, null, null)
-                            : RemoteExecutionError.of(Status.Code.UNKNOWN, "", response.getErrors(0), callId, null, null));
+                            ? new RemoteExecutionException(Status.Code.UNKNOWN, "call " + callId + " failed", "", "",
+                            "", "", callId, null, null)
+                            : RemoteExecutionException.of(Status.Code.UNKNOWN, "", response.getErrors(0), callId, null,
+                            null));
                     default -> poll(callId, result, delay.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0
                             ? Duration.ofSeconds(1) : delay.multipliedBy(2));
                 }
+            } catch (StatusRuntimeException e) {
+                result.completeExceptionally(ServerCall.failure(ResourceKind.FUNCTION_CALL,
+                        RemoteExecutionException.fromCall(e)));
             } catch (RuntimeException e) {
-                result.completeExceptionally(e instanceof StatusRuntimeException s ? RemoteExecutionError.fromCall(s) : e);
+                result.completeExceptionally(e);
             }
         }, delay.toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -308,20 +323,12 @@ public final class RemoteFunction {
                             .setFeatherStream(ByteString.copyFrom(payload)))
                     .build()).getRemoteCallResponse().getFeatherStream().toByteArray();
         } catch (StatusRuntimeException e) {
-            throw RemoteExecutionError.fromCall(e);
+            throw ServerCall.failure(ResourceKind.FUNCTION, RemoteExecutionException.fromCall(e));
         }
     }
 
     private static ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog(Channel channel) {
         return ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
-    }
-
-    private static <T> T call(java.util.function.Supplier<T> call) {
-        try {
-            return call.get();
-        } catch (StatusRuntimeException e) {
-            throw ChalkComputeException.from(e);
-        }
     }
 
     @Override

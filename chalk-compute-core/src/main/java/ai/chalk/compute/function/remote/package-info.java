@@ -1,3 +1,3 @@
 /** Calling deployed functions: {@link ai.chalk.compute.function.remote.RemoteFunction}, synchronously, in batches
- *  or queued, with remote failures raised as {@link ai.chalk.compute.error.RemoteExecutionError}. */
+ *  or queued, with remote failures raised as {@link ai.chalk.compute.error.RemoteExecutionException}. */
 package ai.chalk.compute.function.remote;

@@ -1,6 +1,6 @@
 package ai.chalk.compute.function.worker;
 
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.proto.common.v1.ChalkError;
 import ai.chalk.compute.proto.common.v1.ChalkException;
 import ai.chalk.compute.proto.common.v1.ErrorCode;
@@ -38,7 +38,7 @@ final class UserFailure {
     /** The status exception ending the call. */
     static StatusRuntimeException toStatus(Throwable thrown) {
         Metadata trailers = new Metadata();
-        trailers.put(RemoteExecutionError.ERROR_TRAILER, chalkError(thrown));
+        trailers.put(RemoteExecutionException.ERROR_TRAILER, chalkError(thrown));
         String message = thrown.getMessage() == null ? thrown.getClass().getName() : thrown.getMessage();
         return Status.UNKNOWN.withDescription(cut(message, MESSAGE_BYTES)).asRuntimeException(trailers);
     }

@@ -3,7 +3,7 @@ package ai.chalk.compute.function.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.remote.RemoteFunction;
@@ -196,7 +196,7 @@ class DeployAndCallTest {
         assertThat(following.call(2, 2)).isEqualTo(4);
 
         RemoteFunction remoteFail = RemoteFunction.fromName(channel, "fail", fail);
-        assertThatThrownBy(() -> remoteFail.call("no stock")).isInstanceOfSatisfying(RemoteExecutionError.class, e -> {
+        assertThatThrownBy(() -> remoteFail.call("no stock")).isInstanceOfSatisfying(RemoteExecutionException.class, e -> {
             assertThat(e.statusCode()).isEqualTo(Status.Code.UNKNOWN);
             assertThat(e.exceptionType()).isEqualTo("java.lang.IllegalStateException");
             assertThat(e.remoteMessage()).isEqualTo("no stock");
@@ -207,7 +207,7 @@ class DeployAndCallTest {
         });
         assertThatThrownBy(() -> remoteFail.callAsync("later").get(30, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class)
-                .cause().isInstanceOfSatisfying(RemoteExecutionError.class, e -> {
+                .cause().isInstanceOfSatisfying(RemoteExecutionException.class, e -> {
                     assertThat(e.exceptionType()).isEqualTo("java.lang.IllegalStateException");
                     assertThat(e.remoteMessage()).isEqualTo("later");
                     assertThat(e.callId()).isPresent();

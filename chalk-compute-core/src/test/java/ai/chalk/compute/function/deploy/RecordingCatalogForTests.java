@@ -1,6 +1,7 @@
 package ai.chalk.compute.function.deploy;
 
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
+import ai.chalk.compute.proto.blob.v1.BlobErrorReason;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionResponse;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
@@ -29,10 +30,15 @@ import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallStatus;
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.blob.BlobStore;
+import com.google.protobuf.Any;
 import com.google.protobuf.Timestamp;
+import com.google.rpc.Code;
+import com.google.rpc.ErrorInfo;
+import com.google.rpc.PreconditionFailure;
 import io.grpc.Channel;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,7 +52,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A stand-in catalog that records the requests the client sends, so the client's request building and retry logic can
  * be checked. The REAL catalog (version reuse, scaling groups, routing to replicas) is the server module's and is
- * tested there. This one keeps only what the client's flows need: {@code missing code blobs:} until the manifest is
+ * tested there. This one keeps only what the client's flows need: a missing-code-blobs refusal until the manifest is
  * in a real {@link BlobStore}, one version per ensure request, traffic switching, and calls forwarded to a real
  * {@code FunctionWorker} over its Unix socket, relaying the worker's status and trailers and adding {@code chalk-call-id}.
  */
@@ -81,7 +87,14 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
         ensures.add(request);
         String code = request.getConfig().getOptionsOrDefault("chalk_compute.code", "");
         if (blobs.size(BlobDigest.parse("code", code)).isEmpty()) {
-            out.onError(Status.FAILED_PRECONDITION.withDescription("missing code blobs: " + code).asRuntimeException());
+            // as the real catalog answers (its test checks the same shape): the details say why, the text is for people
+            out.onError(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+                    .setCode(Code.FAILED_PRECONDITION_VALUE).setMessage("missing code blobs: " + code)
+                    .addDetails(Any.pack(ErrorInfo.newBuilder().setDomain("chalk_compute.blob.v1")
+                            .setReason(BlobErrorReason.MISSING_CODE_BLOBS.name()).build()))
+                    .addDetails(Any.pack(PreconditionFailure.newBuilder().addViolations(PreconditionFailure.Violation
+                            .newBuilder().setType("CODE_BLOB").setSubject(code)).build()))
+                    .build()));
             return;
         }
         String functionId = "fn-" + request.getFunctionName();
@@ -179,7 +192,7 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
             if (fromWorker != null) {
                 trailers.merge(fromWorker);
             }
-            trailers.put(RemoteExecutionError.CALL_ID_TRAILER, callId);
+            trailers.put(RemoteExecutionException.CALL_ID_TRAILER, callId);
             out.onError(Status.fromThrowable(e.getCause()).asRuntimeException(trailers));
         } catch (Exception e) {
             out.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
@@ -197,7 +210,7 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
             } else if (call.isCompletedExceptionally()) {
                 Throwable failure = call.handle((r, t) -> t).join();
                 Metadata trailers = Status.trailersFromThrowable(failure);
-                var error = trailers == null ? null : trailers.get(RemoteExecutionError.ERROR_TRAILER);
+                var error = trailers == null ? null : trailers.get(RemoteExecutionException.ERROR_TRAILER);
                 if (error == null) {
                     out.onError(Status.INTERNAL.withDescription("call failed without chalk-error-bin: " + failure
                             + " trailers " + trailers).asRuntimeException());

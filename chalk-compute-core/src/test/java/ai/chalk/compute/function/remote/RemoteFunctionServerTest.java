@@ -3,7 +3,7 @@ package ai.chalk.compute.function.remote;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.deploy.FunctionVersion;
 import java.nio.file.Path;
 import java.util.List;
@@ -40,7 +40,7 @@ class RemoteFunctionServerTest {
 
             tally.deploy("explode");
             assertThatThrownBy(() -> tally.remote("explode").call("no ledger"))
-                    .isInstanceOfSatisfying(RemoteExecutionError.class, e -> {
+                    .isInstanceOfSatisfying(RemoteExecutionException.class, e -> {
                         assertThat(e.exceptionType()).isEqualTo(IllegalArgumentException.class.getName());
                         assertThat(e.remoteMessage()).isEqualTo("cannot tally: no ledger");
                         assertThat(e.remoteTraceback()).contains("com.acme.Tally.explode");

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import ai.chalk.compute.error.ChalkComputeException;
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.FunctionPayloads;
 import ai.chalk.compute.function.arrow.DecodeContext;
@@ -141,7 +141,7 @@ class FunctionWorkerProcessTest {
         StatusRuntimeException e = (StatusRuntimeException) thrown;
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
         assertThat(e.getStatus().getDescription()).isEqualTo("card declined");
-        ChalkError error = e.getTrailers().get(RemoteExecutionError.ERROR_TRAILER);
+        ChalkError error = e.getTrailers().get(RemoteExecutionException.ERROR_TRAILER);
         assertThat(error).isNotNull();
         assertThat(error.getCode()).isEqualTo(ErrorCode.ERROR_CODE_RESOLVER_FAILED);
         assertThat(error.getException().getKind()).isEqualTo("java.lang.IllegalStateException");
@@ -152,8 +152,8 @@ class FunctionWorkerProcessTest {
         assertThat(error.getException().getInternalStacktrace())
                 .contains("at com.acme.Orders.fail(").contains("ai.chalk.compute.function.RegisteredFunction");
 
-        ChalkComputeException decoded = RemoteExecutionError.fromCall(e);
-        assertThat(decoded).isInstanceOfSatisfying(RemoteExecutionError.class, r -> {
+        ChalkComputeException decoded = RemoteExecutionException.fromCall(e);
+        assertThat(decoded).isInstanceOfSatisfying(RemoteExecutionException.class, r -> {
             assertThat(r.statusCode()).isEqualTo(Status.Code.UNKNOWN);
             assertThat(r.exceptionType()).isEqualTo("java.lang.IllegalStateException");
             assertThat(r.remoteMessage()).isEqualTo("card declined");
@@ -183,7 +183,7 @@ class FunctionWorkerProcessTest {
         Throwable unknown = catchCause(() -> exchange(List.of(request("nope", new byte[0]))));
         assertThat(Status.fromThrowable(unknown).getCode()).isEqualTo(Status.Code.NOT_FOUND);
         assertThat(Status.fromThrowable(unknown).getDescription()).contains("no function 'nope'", "add", "Embedder.embed");
-        assertThat(RemoteExecutionError.fromCall(unknown)).isNotInstanceOf(RemoteExecutionError.class);
+        assertThat(RemoteExecutionException.fromCall(unknown)).isNotInstanceOf(RemoteExecutionException.class);
 
         Throwable malformed = catchCause(() -> exchange(List.of(request("add", new byte[] {1, 2, 3}))));
         assertThat(Status.fromThrowable(malformed).getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);

@@ -2,7 +2,7 @@ package ai.chalk.compute.function.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ai.chalk.compute.error.RemoteExecutionError;
+import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.proto.common.v1.ChalkError;
 import io.grpc.StatusRuntimeException;
 import java.util.Base64;
@@ -18,7 +18,7 @@ class UserFailureTest {
         RuntimeException deep = recurse(600, "x".repeat(20_000));
         StatusRuntimeException status = UserFailure.toStatus(new IllegalStateException("wrapped", deep));
 
-        ChalkError error = status.getTrailers().get(RemoteExecutionError.ERROR_TRAILER);
+        ChalkError error = status.getTrailers().get(RemoteExecutionException.ERROR_TRAILER);
         int base64 = Base64.getEncoder().encodeToString(error.toByteArray()).length();
         int description = status.getStatus().getDescription().length();
         assertThat(base64 + description).as("trailer and grpc-message").isLessThan(DEFAULT_MAX_METADATA_BYTES - 1024);

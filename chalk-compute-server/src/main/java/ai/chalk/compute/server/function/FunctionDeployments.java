@@ -25,7 +25,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 
 /**
  * Function deployments: the protocol's ensure (reuse an equal version, refuse missing code, else version N+1 with
@@ -151,8 +150,7 @@ public final class FunctionDeployments {
         try {
             List<BlobDigest> missing = code.missing(digest);
             if (!missing.isEmpty()) {
-                throw Status.FAILED_PRECONDITION.withDescription("missing code blobs: " + missing.stream()
-                        .map(BlobDigest::toString).collect(Collectors.joining(","))).asRuntimeException();
+                throw MissingCode.refusal(missing);
             }
             code.materialise(digest, WorkerLaunch.CODE_MOUNT);
         } catch (IOException | UncheckedIOException e) {

@@ -6,6 +6,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 
 /**
  * Closes a call whose service let an exception escape (a manager's {@link ai.chalk.compute.server.error.
@@ -53,8 +54,11 @@ public final class FailuresToStatus implements ServerInterceptor {
 
     private static void close(ServerCall<?, ?> call, RuntimeException e) {
         Status status = StatusErrors.toStatus(e);
+        // a status the service chose keeps its trailers: error details travel in them
+        Metadata trailers = e instanceof StatusRuntimeException sre && sre.getTrailers() != null ? sre.getTrailers()
+                : new Metadata();
         try {
-            call.close(status, new Metadata());
+            call.close(status, trailers);
         } catch (IllegalStateException alreadyClosed) {
             // the service had answered before it failed; nothing more can be said
         }

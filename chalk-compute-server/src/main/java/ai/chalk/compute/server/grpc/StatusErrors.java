@@ -11,10 +11,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The one place where failures become gRPC statuses. Runs a unary call body and reports failures as a status: the
- * status of a {@link ComputeException} (what managers and runtimes throw) by its kind, the status a service chose,
- * RESOURCE_EXHAUSTED or UNAVAILABLE when the store cannot write (a full disk, a failing database),
- * or INTERNAL with a short message for anything unexpected (logged here with its stack trace,
- * never sent to the client).
+ * status of a {@link ComputeException} (what managers and runtimes throw) by its kind, the status a service chose
+ * (with its trailers, such as structured error details), RESOURCE_EXHAUSTED or UNAVAILABLE when the store cannot
+ * write (a full disk, a failing database), or INTERNAL with a short message for anything unexpected (logged here with
+ * its stack trace, never sent to the client).
  */
 public final class StatusErrors {
 
@@ -29,7 +29,9 @@ public final class StatusErrors {
         try {
             result = body.get();
         } catch (RuntimeException e) {
-            observer.onError(toStatus(e).asRuntimeException());
+            // a status the service chose keeps its trailers: error details travel in them
+            observer.onError(toStatus(e).asRuntimeException(e instanceof StatusRuntimeException sre
+                    ? sre.getTrailers() : null));
             return;
         }
         observer.onNext(result);

@@ -78,9 +78,18 @@ final class TestCode {
 
     /** Uploads what the server reports missing; returns how many blobs were uploaded. */
     int upload(Channel channel) throws Exception {
+        return upload(channel, digest -> true);
+    }
+
+    /** Uploads what the server reports missing of the blobs whose digests {@code which} accepts. */
+    int upload(Channel channel, java.util.function.Predicate<String> which) throws Exception {
         var stub = BlobServiceGrpc.newBlockingStub(channel);
         FindMissingBlobsRequest.Builder find = FindMissingBlobsRequest.newBuilder();
-        blobs.forEach((d, b) -> find.addBlobs(BlobRef.newBuilder().setDigest(d).setSize(b.length)));
+        blobs.forEach((d, b) -> {
+            if (which.test(d)) {
+                find.addBlobs(BlobRef.newBuilder().setDigest(d).setSize(b.length));
+            }
+        });
         List<BlobRef> missing = stub.findMissingBlobs(find.build()).getMissingList();
         for (BlobRef ref : missing) {
             CompletableFuture<UploadBlobResponse> done = new CompletableFuture<>();

@@ -7,9 +7,9 @@ package ai.chalk.compute.function;
  * <pre>
  * com.acme.Fns.score(String text, Object x): parameter 'x' has type Object, which has no Arrow mapping; use ...
  * </pre>
- * Named as in Chalk's Python SDK, where it is raised for the same mistakes.
+ * Chalk's Python SDK raises {@code FunctionSignatureError} for the same mistakes.
  */
-public class FunctionSignatureError extends FunctionDefinitionException {
+public class FunctionSignatureException extends FunctionDefinitionException {
 
     private static final long serialVersionUID = 1L;
 
@@ -19,7 +19,7 @@ public class FunctionSignatureError extends FunctionDefinitionException {
      * @param message what is wrong, starting with the method
      * @param cause   the underlying exception, or {@code null}
      */
-    public FunctionSignatureError(String message, Throwable cause) {
+    public FunctionSignatureException(String message, Throwable cause) {
         super(message, cause);
     }
 
@@ -28,7 +28,7 @@ public class FunctionSignatureError extends FunctionDefinitionException {
      *
      * @param message what is wrong, starting with the method
      */
-    public FunctionSignatureError(String message) {
+    public FunctionSignatureException(String message) {
         this(message, null);
     }
 }

@@ -10,19 +10,19 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** Decoding remote failures from statuses and trailers; the worker's real trailers are decoded in FunctionWorkerProcessTest. */
-class RemoteExecutionErrorTest {
+class RemoteExecutionExceptionTest {
 
     @Test
     void aWorkerThatDiedDuringTheCallIsARemoteFailureWithoutAnException() {
         Metadata trailers = new Metadata();
-        trailers.put(RemoteExecutionError.CALL_ID_TRAILER, "call-7");
-        trailers.put(RemoteExecutionError.TRACE_ID_TRAILER, "trace-9");
+        trailers.put(RemoteExecutionException.CALL_ID_TRAILER, "call-7");
+        trailers.put(RemoteExecutionException.TRACE_ID_TRAILER, "trace-9");
         String description = "worker w-1 exited with status 137 during call call-7";
 
-        ChalkComputeException e = RemoteExecutionError.fromCall(
+        ChalkComputeException e = RemoteExecutionException.fromCall(
                 Status.UNAVAILABLE.withDescription(description).asRuntimeException(trailers));
 
-        assertThat(e).isInstanceOfSatisfying(RemoteExecutionError.class, r -> {
+        assertThat(e).isInstanceOfSatisfying(RemoteExecutionException.class, r -> {
             assertThat(r.statusCode()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(r.exceptionType()).isEmpty();
             assertThat(r.remoteMessage()).isEqualTo(description);
@@ -34,12 +34,12 @@ class RemoteExecutionErrorTest {
 
     @Test
     void otherFailuresKeepTheirOwnTypes() {
-        assertThat(RemoteExecutionError.fromCall(Status.UNAVAILABLE.withDescription("connection refused").asRuntimeException()))
-                .isInstanceOf(ServerUnavailableException.class).isNotInstanceOf(RemoteExecutionError.class);
-        assertThat(RemoteExecutionError.fromCall(Status.NOT_FOUND.withDescription("no such function").asRuntimeException()))
-                .isNotInstanceOf(RemoteExecutionError.class);
-        assertThat(RemoteExecutionError.fromCall(new IllegalStateException("boom"))).isNotInstanceOf(RemoteExecutionError.class);
-        assertThat(RemoteExecutionError.from(Status.UNKNOWN, new Metadata(), null)).isEqualTo(Optional.empty());
+        assertThat(RemoteExecutionException.fromCall(Status.UNAVAILABLE.withDescription("connection refused").asRuntimeException()))
+                .isInstanceOf(ServerUnavailableException.class).isNotInstanceOf(RemoteExecutionException.class);
+        assertThat(RemoteExecutionException.fromCall(Status.NOT_FOUND.withDescription("no such function").asRuntimeException()))
+                .isNotInstanceOf(RemoteExecutionException.class);
+        assertThat(RemoteExecutionException.fromCall(new IllegalStateException("boom"))).isNotInstanceOf(RemoteExecutionException.class);
+        assertThat(RemoteExecutionException.from(Status.UNKNOWN, new Metadata(), null)).isEqualTo(Optional.empty());
     }
 
     @Test
@@ -50,7 +50,7 @@ class RemoteExecutionErrorTest {
                         .setInternalStacktrace("full"))
                 .build();
 
-        RemoteExecutionError e = RemoteExecutionError.of(Status.Code.UNKNOWN, "", error, "call-1", null, null);
+        RemoteExecutionException e = RemoteExecutionException.of(Status.Code.UNKNOWN, "", error, "call-1", null, null);
 
         assertThat(e.serverMessage()).isEqualTo("java.lang.ArithmeticException: / by zero");
         assertThat(e.exceptionType()).isEqualTo("java.lang.ArithmeticException");

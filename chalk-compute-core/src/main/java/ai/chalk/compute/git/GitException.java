@@ -13,17 +13,17 @@ import java.util.Objects;
  * <pre>{@code
  * try {
  *     sandbox.git().pull("repo");
- * } catch (GitError e) {
+ * } catch (GitException e) {
  *     System.err.println(e.command() + " exited with " + e.exitCode() + ": " + e.stderr());
  * }
  * }</pre>
  *
  * <p>Its {@linkplain #statusCode() status code} is {@code DEADLINE_EXCEEDED} when the command timed
  * out, {@code UNKNOWN} otherwise. Failures to reach the server or the sandbox, or to start git at all
- * (a sandbox image without git: the server reports the command as not found), are not {@code GitError}s
+ * (a sandbox image without git: the server reports the command as not found), are not {@code GitException}s
  * but the usual {@link ChalkComputeException}s.
  */
-public class GitError extends ChalkComputeException {
+public class GitException extends ChalkComputeException {
 
     private static final long serialVersionUID = 1L;
 
@@ -43,8 +43,8 @@ public class GitError extends ChalkComputeException {
      * @param timedOut whether it was killed because it ran longer than the timeout
      * @param cause    the underlying exception, or {@code null}
      */
-    public GitError(List<String> command, int exitCode, String stderr, String stdout, boolean timedOut,
-                    Throwable cause) {
+    public GitException(List<String> command, int exitCode, String stderr, String stdout, boolean timedOut,
+                        Throwable cause) {
         super(timedOut ? Status.Code.DEADLINE_EXCEEDED : Status.Code.UNKNOWN,
                 describe(command, exitCode, stderr, stdout, timedOut), cause);
         this.command = List.copyOf(command);

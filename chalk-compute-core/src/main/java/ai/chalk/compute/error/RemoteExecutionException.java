@@ -15,14 +15,14 @@ import java.util.Optional;
  * <pre>{@code
  * try {
  *     remote.call("text");
- * } catch (RemoteExecutionError e) {
+ * } catch (RemoteExecutionException e) {
  *     System.err.println(e.exceptionType() + ": " + e.remoteMessage());
  *     System.err.println(e.remoteTraceback());
  *     e.callId().ifPresent(id -> System.err.println("call " + id));
  * }
  * }</pre>
  */
-public class RemoteExecutionError extends ChalkComputeException {
+public class RemoteExecutionException extends ChalkComputeException {
 
     private static final long serialVersionUID = 1L;
 
@@ -54,9 +54,9 @@ public class RemoteExecutionError extends ChalkComputeException {
      * @param traceId           the call's trace id, or {@code null}
      * @param cause             the gRPC exception, or {@code null}
      */
-    public RemoteExecutionError(Status.Code statusCode, String serverMessage, String exceptionType, String remoteMessage,
-                                String remoteTraceback, String internalTraceback, String callId, String traceId,
-                                Throwable cause) {
+    public RemoteExecutionException(Status.Code statusCode, String serverMessage, String exceptionType,
+                                    String remoteMessage, String remoteTraceback, String internalTraceback,
+                                    String callId, String traceId, Throwable cause) {
         super(statusCode, serverMessage, cause);
         this.exceptionType = nullToEmpty(exceptionType);
         this.remoteMessage = nullToEmpty(remoteMessage);
@@ -70,7 +70,7 @@ public class RemoteExecutionError extends ChalkComputeException {
      * Reads a failed call: a remote error when it is one, else the typed exception of its status.
      *
      * @param e the exception a stub threw
-     * @return a {@code RemoteExecutionError} for a call whose function threw (trailer {@code chalk-error-bin}) or
+     * @return a {@code RemoteExecutionException} for a call whose function threw (trailer {@code chalk-error-bin}) or
      *         whose worker died ({@code UNAVAILABLE} naming the worker); otherwise {@link ChalkComputeException#from(Throwable)}
      */
     public static ChalkComputeException fromCall(Throwable e) {
@@ -79,7 +79,7 @@ public class RemoteExecutionError extends ChalkComputeException {
         if (!(e instanceof StatusRuntimeException) && !(e instanceof StatusException)) {
             return ChalkComputeException.from(e);
         }
-        Optional<RemoteExecutionError> remote = from(status, trailers == null ? new Metadata() : trailers, e);
+        Optional<RemoteExecutionException> remote = from(status, trailers == null ? new Metadata() : trailers, e);
         return remote.isPresent() ? remote.get() : ChalkComputeException.from(e);
     }
 
@@ -91,7 +91,7 @@ public class RemoteExecutionError extends ChalkComputeException {
      * @param cause    the gRPC exception, or {@code null}
      * @return the error, or empty when the status is not a remote execution failure
      */
-    public static Optional<RemoteExecutionError> from(Status status, Metadata trailers, Throwable cause) {
+    public static Optional<RemoteExecutionException> from(Status status, Metadata trailers, Throwable cause) {
         String description = status.getDescription() == null ? "" : status.getDescription();
         ChalkError error = trailers.get(ERROR_TRAILER);
         boolean workerDied = status.getCode() == Status.Code.UNAVAILABLE && description.startsWith("worker ");
@@ -101,7 +101,7 @@ public class RemoteExecutionError extends ChalkComputeException {
         String callId = trailers.get(CALL_ID_TRAILER);
         String traceId = trailers.get(TRACE_ID_TRAILER);
         if (error == null) {
-            return Optional.of(new RemoteExecutionError(status.getCode(), description, "", description, "", "",
+            return Optional.of(new RemoteExecutionException(status.getCode(), description, "", description, "", "",
                     callId, traceId, cause));
         }
         return Optional.of(of(status.getCode(), description, error, callId, traceId, cause));
@@ -118,14 +118,14 @@ public class RemoteExecutionError extends ChalkComputeException {
      * @param cause         the underlying exception, or {@code null}
      * @return the error
      */
-    public static RemoteExecutionError of(Status.Code statusCode, String serverMessage, ChalkError error, String callId,
+    public static RemoteExecutionException of(Status.Code statusCode, String serverMessage, ChalkError error, String callId,
                                           String traceId, Throwable cause) {
         String message = serverMessage == null || serverMessage.isEmpty() ? error.getMessage() : serverMessage;
         if (!error.hasException()) {
-            return new RemoteExecutionError(statusCode, message, "", error.getMessage(), "", "", callId, traceId, cause);
+            return new RemoteExecutionException(statusCode, message, "", error.getMessage(), "", "", callId, traceId, cause);
         }
         var exception = error.getException();
-        return new RemoteExecutionError(statusCode, message, exception.getKind(), exception.getMessage(),
+        return new RemoteExecutionException(statusCode, message, exception.getKind(), exception.getMessage(),
                 exception.getStacktrace(), exception.getInternalStacktrace(), callId, traceId, cause);
     }
 
