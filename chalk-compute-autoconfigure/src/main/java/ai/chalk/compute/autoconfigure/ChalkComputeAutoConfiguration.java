@@ -96,7 +96,7 @@ public final class ChalkComputeAutoConfiguration {
         static final class NotAWorker {
         }
 
-        @ConditionalOnProperty(name = "chalk.compute.target")
+        @ConditionalOnRemoteTarget
         static final class TargetSet {
         }
     }

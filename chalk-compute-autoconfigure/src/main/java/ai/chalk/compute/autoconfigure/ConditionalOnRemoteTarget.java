@@ -25,10 +25,9 @@ public @interface ConditionalOnRemoteTarget {
     class OnRemoteTarget extends SpringBootCondition {
         @Override
         public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            String target = context.getEnvironment().getProperty(ChalkComputeProperties.PREFIX + ".target", "");
-            return target.isBlank()
-                    ? ConditionOutcome.noMatch("chalk.compute.target is not set")
-                    : ConditionOutcome.match("chalk.compute.target=" + target);
+            return RemoteTarget.configured(context.getEnvironment())
+                    .map(target -> ConditionOutcome.match("chalk.compute.target=" + target))
+                    .orElseGet(() -> ConditionOutcome.noMatch("chalk.compute.target is not set"));
         }
     }
 }

@@ -10,10 +10,10 @@ import java.nio.file.Path;
 import java.util.Locale;
 
 /**
- * The remote target of {@code chalk.compute.*}: its gRPC address and the TLS choice made by the
+ * The remote target of {@code chalk.compute.*}: whether one is set, its gRPC address and the TLS choice made by the
  * properties ({@code chalk.compute.tls.*}, or the scheme of a URL target).
  */
-final class RemoteTarget {
+public final class RemoteTarget {
 
     private final ConnectionSettings settings;
     private final boolean explicitTls;
@@ -21,6 +21,16 @@ final class RemoteTarget {
     private RemoteTarget(ConnectionSettings settings, boolean explicitTls) {
         this.settings = settings;
         this.explicitTls = explicitTls;
+    }
+
+    /**
+     * The remote target the environment names, if any: {@code chalk.compute.target} set and not blank (an empty value
+     * means the embedded server, as if it were unset). Every condition that asks "is there a remote server?" asks
+     * here, so that they cannot disagree.
+     */
+    public static java.util.Optional<String> configured(org.springframework.core.env.PropertyResolver environment) {
+        String target = environment.getProperty(ChalkComputeProperties.PREFIX + ".target", "");
+        return target.isBlank() ? java.util.Optional.empty() : java.util.Optional.of(target.strip());
     }
 
     static RemoteTarget of(ChalkComputeProperties properties) {

@@ -26,13 +26,14 @@ class OnEmbeddedServerCondition extends SpringBootCondition implements Configura
     public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
         Binder binder = Binder.get(context.getEnvironment());
         Switch enabled = binder.bind(ChalkComputeProperties.PREFIX + ".embedded.enabled", Switch.class).orElse(Switch.AUTO);
-        String target = binder.bind(ChalkComputeProperties.PREFIX + ".target", String.class).orElse("");
+        java.util.Optional<String> target = RemoteTarget.configured(context.getEnvironment());
         return switch (enabled) {
             case TRUE -> ConditionOutcome.match("chalk.compute.embedded.enabled=true");
             case FALSE -> ConditionOutcome.noMatch("chalk.compute.embedded.enabled=false");
             case AUTO -> {
-                if (!target.isBlank()) {
-                    yield ConditionOutcome.noMatch("chalk.compute.target=" + target + " is set (chalk.compute.embedded.enabled=auto)");
+                if (target.isPresent()) {
+                    yield ConditionOutcome.noMatch("chalk.compute.target=" + target.get()
+                            + " is set (chalk.compute.embedded.enabled=auto)");
                 }
                 String[] own = context.getBeanFactory() == null ? new String[0]
                         : context.getBeanFactory().getBeanNamesForType(SandboxClient.class, true, false);

@@ -179,6 +179,15 @@ class ChalkFunctionsDeploymentTests {
                 .doesNotHaveBean(ChalkFunctionsDeployment.class).hasSingleBean(ChalkFunctions.class));
     }
 
+    /** A blank target is no target, for every decision that asks (a worker with one gets no client, as with none). */
+    @Test
+    void aWorkerWithABlankTargetHasNoClientAsWithNone() {
+        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.worker=true",
+                "chalk.compute.embedded.enabled=false", "chalk.compute.target= ").run(context -> assertThat(context)
+                .hasNotFailed().doesNotHaveBean(ai.chalk.compute.sandbox.SandboxClient.class)
+                .hasSingleBean(ChalkFunctions.class));
+    }
+
     @Test
     void deployOnlyExitsWithZeroWhenEveryFunctionIsDeployed() {
         runner.withUserConfiguration(WorkerApp.class).withPropertyValues("chalk.compute.functions.deploy-only=true")

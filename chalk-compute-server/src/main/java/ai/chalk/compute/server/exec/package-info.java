@@ -3,4 +3,7 @@
  * signals, terminal resizes and timeouts that kill the whole process tree; and the server-wide
  * byte budgets that bound what clients can make the server hold in memory for them.
  */
+@NullMarked
 package ai.chalk.compute.server.exec;
+
+import org.jspecify.annotations.NullMarked;

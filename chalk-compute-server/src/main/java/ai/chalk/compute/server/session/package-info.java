@@ -3,4 +3,7 @@
  * stream, with bounded per-session output buffers (reserved from a server-wide budget, a capped
  * number per sandbox), replay after re-attach, and one-shot commands.
  */
+@NullMarked
 package ai.chalk.compute.server.session;
+
+import org.jspecify.annotations.NullMarked;

@@ -3,4 +3,7 @@
  * Each store owns its tables and creates them on first use; the database reopens itself after a failed
  * write and says while it cannot write, so a full disk degrades the server instead of bricking it.
  */
+@NullMarked
 package ai.chalk.compute.server.store;
+
+import org.jspecify.annotations.NullMarked;
