@@ -17,8 +17,8 @@ import java.util.stream.Stream;
  * The shell every {@code RUN} step of a docker build goes through, because the engine's build API cannot restrict a
  * step's container: copied into the image at {@value SandboxTools#MOUNT} first (a static busybox, util-linux
  * {@code setpriv} with its libraries and loader, so nothing of the image runs before), made the build's
- * {@code SHELL}, it narrows a root step's capabilities to a sandbox's ({@link DockerRuntime#KEPT_CAPABILITIES}: no
- * {@code MKNOD}, {@code SETPCAP}, {@code SYS_CHROOT}, {@code NET_RAW}...) and sets {@code no_new_privs} for every
+ * {@code SHELL}, it narrows a root step's capabilities to a sandbox's ({@link SandboxContainerDef#KEPT_CAPABILITIES}:
+ * no {@code MKNOD}, {@code SETPCAP}, {@code SYS_CHROOT}, {@code NET_RAW}...) and sets {@code no_new_privs} for every
  * step, whoever it runs as. The build's last steps restore the usual shell and remove the helpers. A Dockerfile may
  * therefore not set its own {@code SHELL} nor write {@code RUN} in exec form ({@link DockerfilePolicy}).
  *
@@ -53,7 +53,8 @@ record BuildShell(Path tools, List<String> setpriv) {
      */
     String script() {
         StringBuilder bounding = new StringBuilder("--bounding-set=-all");
-        DockerRuntime.KEPT_CAPABILITIES.forEach(c -> bounding.append(",+").append(c.name().toLowerCase(Locale.ROOT)));
+        SandboxContainerDef.KEPT_CAPABILITIES.forEach(c -> bounding.append(",+")
+                .append(c.name().toLowerCase(Locale.ROOT)));
         String bb = SandboxTools.busybox();
         return "if [ \"$(" + bb + " id -u)\" = 0 ]; then\n"
                 + "  if [ -e /etc/ld.so.preload ] || [ -L /etc/ld.so.preload ]; then\n"

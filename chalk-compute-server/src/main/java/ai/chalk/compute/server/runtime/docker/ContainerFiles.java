@@ -57,7 +57,7 @@ final class ContainerFiles {
         try {
             changes = client.containerDiffCmd(containerId).exec();
         } catch (RuntimeException e) {
-            throw new IOException("the Docker engine could not list the sandbox's changes: " + DockerRuntime.engineMessage(e), e);
+            throw new IOException("the Docker engine could not list the sandbox's changes: " + DockerEngine.engineMessage(e), e);
         }
         List<String> names = new ArrayList<>();
         int deleted = 0;
@@ -113,7 +113,7 @@ final class ContainerFiles {
             } catch (IOException | RuntimeException e) {
                 tar.destroyForcibly();
                 throw new IOException("the Docker engine could not export the sandbox's files: "
-                        + (e instanceof RuntimeException re ? DockerRuntime.engineMessage(re) : e.getMessage()), e);
+                        + (e instanceof RuntimeException re ? DockerEngine.engineMessage(re) : e.getMessage()), e);
             }
             int code = tar.waitFor();
             if (code != 0) {
@@ -143,7 +143,7 @@ final class ContainerFiles {
             } catch (RuntimeException e) {
                 tar.destroyForcibly();
                 throw new RuntimeStartException("the initial filesystem could not be copied into the sandbox: "
-                        + DockerRuntime.engineMessage(e), e);
+                        + DockerEngine.engineMessage(e), e);
             }
             if (tar.waitFor() != 0) {
                 throw new RuntimeStartException("the initial filesystem " + dir + " could not be read (tar exit code "

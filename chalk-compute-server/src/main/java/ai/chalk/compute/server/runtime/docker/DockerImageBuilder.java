@@ -4,17 +4,17 @@ import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
-import com.github.dockerjava.api.DockerClient;
-import com.github.dockerjava.api.async.ResultCallback;
-import com.github.dockerjava.api.exception.NotFoundException;
-import com.github.dockerjava.api.model.BuildResponseItem;
-import io.grpc.Status;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectImageResponse;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.BuildResponseItem;
 import com.github.dockerjava.transport.DockerHttpClient;
+import io.grpc.Status;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -131,7 +131,7 @@ final class DockerImageBuilder implements ImageBuilder {
         }
         if (!exists(ref)) {
             throw new ImageBuildException("the Docker engine ended the build without an image"
-                    + (output.failure != null ? ": " + DockerRuntime.engineMessage(output.failure) : ""));
+                    + (output.failure != null ? ": " + DockerEngine.engineMessage(output.failure) : ""));
         }
         return ref;
     }
@@ -161,7 +161,7 @@ final class DockerImageBuilder implements ImageBuilder {
         try {
             response = http.execute(request);
         } catch (RuntimeException e) {
-            throw new ImageBuildException("the Docker engine refused the build: " + DockerRuntime.engineMessage(e), e);
+            throw new ImageBuildException("the Docker engine refused the build: " + DockerEngine.engineMessage(e), e);
         }
         Future<?> reading = helpers.submit(() -> {
             try (response) {
@@ -212,11 +212,11 @@ final class DockerImageBuilder implements ImageBuilder {
                 inspected = client.inspectImageCmd(baseImage).exec();
             } catch (RuntimeException again) {
                 throw new ImageBuildException("the base image " + baseImage + " could not be read after pulling: "
-                        + DockerRuntime.engineMessage(again), again);
+                        + DockerEngine.engineMessage(again), again);
             }
         } catch (RuntimeException e) {
             throw new ImageBuildException("the base image " + baseImage + " could not be read: "
-                    + DockerRuntime.engineMessage(e), e);
+                    + DockerEngine.engineMessage(e), e);
         }
         List<String> triggers = inspected.getConfig() == null || inspected.getConfig().getOnBuild() == null
                 ? List.of() : List.of(inspected.getConfig().getOnBuild());
@@ -248,7 +248,7 @@ final class DockerImageBuilder implements ImageBuilder {
             client.tagImageCmd(imageRef, repository, name).withForce(true).exec();
         } catch (RuntimeException e) {
             throw new ImageBuildException("tagging the image as " + tag + " failed: "
-                    + DockerRuntime.engineMessage(e), e);
+                    + DockerEngine.engineMessage(e), e);
         }
     }
 
@@ -299,7 +299,7 @@ final class DockerImageBuilder implements ImageBuilder {
         public void onError(Throwable throwable) {
             failure = throwable;
             if (error == null) {
-                error = DockerRuntime.engineMessage(throwable);
+                error = DockerEngine.engineMessage(throwable);
             }
             super.onError(throwable);
         }

@@ -156,9 +156,9 @@ final class DockerProcess implements RuntimeProcess {
         long pause = 1_000_000;
         long waited = 0;
         while (true) {
-            DockerRuntime.ExecState st;
+            DockerEngine.ExecState st;
             try {
-                st = sandbox.runtime().inspectExec(execId);
+                st = sandbox.engine().inspectExec(execId);
             } catch (RuntimeException e) {
                 log.debug("Cannot read the exit code of {}: {}", description, e.toString());
                 st = null;
@@ -271,7 +271,7 @@ final class DockerProcess implements RuntimeProcess {
     @Override
     public void resize(int cols, int rows) {
         if (pty && !status.isDone()) {
-            sandbox.runtime().resizeExec(execId, cols, rows);
+            sandbox.engine().resizeExec(execId, cols, rows);
         }
     }
 

@@ -63,6 +63,7 @@ final class DockerSandbox implements RuntimeSandbox {
     }
 
     private final DockerRuntime runtime;
+    private final DockerEngine engine;
     private final String id;
     private final String containerId;
     private final String workdir;
@@ -72,6 +73,7 @@ final class DockerSandbox implements RuntimeSandbox {
 
     DockerSandbox(DockerRuntime runtime, String id, String containerId, String workdir, Host host, boolean paused) {
         this.runtime = runtime;
+        this.engine = runtime.engine();
         this.id = id;
         this.containerId = containerId;
         this.workdir = workdir;
@@ -81,6 +83,11 @@ final class DockerSandbox implements RuntimeSandbox {
 
     DockerRuntime runtime() {
         return runtime;
+    }
+
+    /** The engine, for the calls of this sandbox's processes. */
+    DockerEngine engine() {
+        return engine;
     }
 
     String containerId() {
@@ -130,10 +137,10 @@ final class DockerSandbox implements RuntimeSandbox {
                 spec.command()));
         cmd.addAll(spec.args());
         String description = "'" + spec.command() + "' in sandbox " + id;
-        String execId = runtime.createExec(containerId, cmd, env, pty, true, () -> stateProblem());
+        String execId = engine.createExec(containerId, cmd, env, pty, true, () -> stateProblem());
         EngineConnection connection;
         try {
-            connection = EngineConnection.startExec(runtime.address(), execId, pty);
+            connection = engine.startExec(execId, pty);
         } catch (IOException e) {
             throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
                     + Optional.ofNullable(stateProblem()).orElse(e.getMessage()), e);
@@ -161,7 +168,7 @@ final class DockerSandbox implements RuntimeSandbox {
             long pid = Long.parseLong(marker.line.substring(Scripts.MARK_OK.length()).trim());
             if (pty) {
                 ProcessSpec.TerminalSize size = spec.pty().get();
-                runtime.resizeExec(execId, size.cols(), size.rows());
+                engine.resizeExec(execId, size.cols(), size.rows());
             }
             long hostPid = -1;
             long hostStart = -1;
@@ -211,7 +218,7 @@ final class DockerSandbox implements RuntimeSandbox {
         if (host != null) {
             return !Procfs.running(host.initPid());
         }
-        return !runtime.containerRunning(containerId);
+        return !engine.containerRunning(containerId);
     }
 
     /** Why execs cannot run, when the sandbox is not running; null when it is. */
@@ -238,7 +245,7 @@ final class DockerSandbox implements RuntimeSandbox {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
         long pause = 200_000;
         while (true) {
-            DockerRuntime.ExecState st = runtime.inspectExec(execId);
+            DockerEngine.ExecState st = engine.inspectExec(execId);
             if (st == null) {
                 return -1;
             }
@@ -336,12 +343,12 @@ final class DockerSandbox implements RuntimeSandbox {
     // ---- signals inside the container, for engines on other hosts ----
 
     void signalInside(long pid, int signal) {
-        runtime.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL, "chalk-kill", Integer.toString(signal),
+        engine.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL, "chalk-kill", Integer.toString(signal),
                 Long.toString(pid)));
     }
 
     void killTreeInside(long pid) {
-        runtime.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL_TREE, "chalk-kill-tree",
+        engine.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL_TREE, "chalk-kill-tree",
                 Long.toString(pid)));
     }
 
@@ -368,7 +375,7 @@ final class DockerSandbox implements RuntimeSandbox {
     @Override
     public SnapshotResult snapshot(Path destination) throws SandboxOperationException, IOException {
         return lifecycle.snapshot(true, () -> {
-            int deleted = runtime.exportChanges(this, destination);
+            int deleted = engine.exportChanges(containerId, mountPaths(), destination);
             return new SnapshotResult(true, deleted == 0 ? "" : deleted + " file(s) the sandbox deleted from its"
                     + " image are not part of the snapshot: a sandbox created from it has them again");
         });
@@ -376,7 +383,7 @@ final class DockerSandbox implements RuntimeSandbox {
 
     /** The volume mount points, which a snapshot leaves out. */
     List<String> mountPaths() {
-        return runtime.mountPathsOf(containerId);
+        return engine.mountPathsOf(containerId);
     }
 
     /** Whether the container is paused right now (suspended or being snapshotted); for tests. */
@@ -408,12 +415,12 @@ final class DockerSandbox implements RuntimeSandbox {
             ProcessWait.untilGone(targets, deadline);
             return;
         }
-        if (runtime.userProcessCount(containerId) == 0) {
+        if (engine.userProcessCount(containerId) == 0) {
             return;
         }
         processes.forEach(p -> p.deliveredBySandbox(15));
-        runtime.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL, "chalk-kill", "15", "-1"));
-        while (System.nanoTime() < deadline && runtime.userProcessCount(containerId) > 0) {
+        engine.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL, "chalk-kill", "15", "-1"));
+        while (System.nanoTime() < deadline && engine.userProcessCount(containerId) > 0) {
             LockSupport.parkNanos(Math.min(50_000_000, Math.max(0, deadline - System.nanoTime())));
         }
     }
@@ -501,7 +508,7 @@ final class DockerSandbox implements RuntimeSandbox {
         @Override
         public void freeze(String why) throws SandboxOperationException {
             try {
-                runtime.pause(containerId);
+                engine.pause(containerId);
             } catch (RuntimeException e) {
                 throw new SandboxOperationException("cannot pause the container of sandbox " + id + " for the " + why
                         + ": " + e.getMessage(), e);
@@ -511,7 +518,7 @@ final class DockerSandbox implements RuntimeSandbox {
         @Override
         public void thaw() throws SandboxOperationException {
             try {
-                runtime.unpause(containerId);
+                engine.unpause(containerId);
             } catch (RuntimeException e) {
                 throw new SandboxOperationException("cannot unpause the container of sandbox " + id + ": "
                         + e.getMessage(), e);
@@ -531,7 +538,7 @@ final class DockerSandbox implements RuntimeSandbox {
         /** Removes the container with its writable layer (and anything still running). */
         @Override
         public void release() {
-            runtime.removeContainer(containerId);
+            engine.removeContainer(containerId);
             runtime.releaseVolumes(id);
             // a caller that stopped reading must not keep an output thread waiting for room forever
             List<DockerProcess> left = List.copyOf(processes);

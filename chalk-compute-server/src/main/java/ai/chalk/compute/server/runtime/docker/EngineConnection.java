@@ -14,7 +14,14 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
@@ -98,6 +105,36 @@ final class EngineConnection implements Closeable {
             if (r.status != 200) {
                 throw new IOException("the engine answered /_ping with HTTP " + r.status + r.reason);
             }
+        }
+    }
+
+    /**
+     * Null when the engine answered {@link #ping} within {@code timeout}, else why not: a missing socket or an engine
+     * that hangs must not hold up a server choosing its runtime.
+     */
+    static String pingWithin(Address address, Duration timeout) {
+        if (address.uri().getScheme() != null && address.uri().getScheme().equals("unix")
+                && !Files.exists(Path.of(address.uri().getPath()))) {
+            return address.uri().getPath() + " does not exist";
+        }
+        CompletableFuture<String> answer = CompletableFuture.supplyAsync(() -> {
+            try {
+                ping(address);
+                return null;
+            } catch (IOException e) {
+                return e.getMessage() == null ? e.toString() : e.getMessage();
+            }
+        });
+        try {
+            return answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            answer.cancel(true);
+            return "no answer within " + timeout.toSeconds() + " s";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        } catch (ExecutionException e) {
+            return e.getCause().toString();
         }
     }
 

@@ -44,12 +44,12 @@ public final class ImagePull {
                 return Optional.of("the pull took longer than " + timeout.toMinutes() + " minutes");
             }
             return pulling.failure == null ? Optional.empty()
-                    : Optional.of(DockerRuntime.engineMessage(pulling.failure));
+                    : Optional.of(DockerEngine.engineMessage(pulling.failure));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return Optional.of("interrupted");
         } catch (IOException | RuntimeException e) {
-            return Optional.of(DockerRuntime.engineMessage(e));
+            return Optional.of(DockerEngine.engineMessage(e));
         }
     }
 

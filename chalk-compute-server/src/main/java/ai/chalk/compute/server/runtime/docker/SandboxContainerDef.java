@@ -1,0 +1,131 @@
+package ai.chalk.compute.server.runtime.docker;
+
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.SandboxSpec.VolumeBinding;
+import ai.chalk.compute.server.runtime.host.SandboxHostname;
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.model.AccessMode;
+import com.github.dockerjava.api.model.Bind;
+import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Volume;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The container a sandbox runs in, as the engine is asked to create it: every setting that bounds what a sandbox can
+ * do (capabilities, no-new-privileges, cpu, memory and pids limits, network, mounts) and what finds it again after a
+ * restart (name, labels), in one reviewable value. It is a definition, kept apart from the running handle
+ * ({@link DockerSandbox}) as Testcontainers keeps {@code ContainerDef} apart from {@code ContainerState}, so that
+ * what a sandbox is given is read in one place instead of out of the runtime's start sequence.
+ *
+ * @param sandboxId the sandbox's id (its container's name, host name and label)
+ * @param image     the image, already on the engine
+ * @param workdir   the working directory of the container's processes, absolute and normalized
+ * @param env       the environment, as {@code NAME=value} entries in the spec's order
+ * @param network   whether the sandbox is granted the network ({@link NetworkFence#SANDBOXES}), else loopback only
+ * @param limits    cpu and memory limits
+ * @param binds     the volumes as the container binds them
+ * @param serverKey the {@value DockerRuntime#LABEL_SERVER} label of the runtime that owns the container
+ * @param endAfter  when the container's init ends it by itself (lifetime plus margin); empty for never
+ */
+record SandboxContainerDef(String sandboxId, String image, String workdir, List<String> env, boolean network,
+                           ResourceLimits limits, List<Bind> binds, String serverKey, Optional<Duration> endAfter) {
+
+    /** How many processes (and threads) one sandbox may have at once. */
+    static final long PIDS_MAX = 4096;
+    /** Capabilities a sandbox keeps; every other one is dropped. */
+    static final List<Capability> KEPT_CAPABILITIES = List.of(Capability.CHOWN, Capability.DAC_OVERRIDE,
+            Capability.FOWNER, Capability.FSETID, Capability.KILL, Capability.SETGID, Capability.SETUID,
+            Capability.NET_BIND_SERVICE);
+
+    SandboxContainerDef {
+        env = List.copyOf(env);
+        binds = List.copyOf(binds);
+    }
+
+    /**
+     * The container of {@code spec}.
+     *
+     * @param image         the image to run (the spec's, or the runtime's default)
+     * @param workdir       the working directory (the image's WORKDIR when it declares one, else the spec's)
+     * @param env           the spec's environment, checked
+     * @param volumeSources for each of the spec's volumes, the path the container binds (its staged mount, or the
+     *                      volume itself where volumes cannot be staged; see {@link VolumeMounts})
+     * @param serverKey     the owning runtime's key
+     * @param endAfter      when the container ends itself; empty for never
+     */
+    static SandboxContainerDef of(SandboxSpec spec, String image, String workdir, Map<String, String> env,
+                                  List<Path> volumeSources, String serverKey, Optional<Duration> endAfter) {
+        List<String> envList = new ArrayList<>();
+        env.forEach((k, v) -> envList.add(k + "=" + v));
+        return new SandboxContainerDef(spec.id(), image, workdir, envList, spec.network(), spec.limits(),
+                binds(spec.volumes(), volumeSources), serverKey, endAfter);
+    }
+
+    /**
+     * The container's binds: the staged {@code nosuid,nodev} mounts, bound as they are (their flags, read-only
+     * included, carry over; the engine's own read-only remount would drop nosuid and nodev), or, where volumes cannot
+     * be staged, the volumes themselves.
+     */
+    private static List<Bind> binds(List<VolumeBinding> bindings, List<Path> sources) {
+        List<Bind> binds = new ArrayList<>();
+        for (int i = 0; i < bindings.size(); i++) {
+            VolumeBinding v = bindings.get(i);
+            boolean staged = !sources.get(i).equals(v.source());
+            binds.add(new Bind(sources.get(i).toString(), new Volume(v.mountPath()),
+                    v.readOnly() && !staged ? AccessMode.ro : AccessMode.rw));
+        }
+        return binds;
+    }
+
+    /** The container's name. */
+    String containerName() {
+        return DockerRuntime.containerName(sandboxId);
+    }
+
+    /**
+     * The engine's side of the container: the engine's own init is off because pid 1 is this runtime's
+     * ({@link Scripts#INIT}); memory and swap are the same number, so there is no swap.
+     */
+    HostConfig hostConfig() {
+        HostConfig hostConfig = HostConfig.newHostConfig()
+                .withNetworkMode(network ? NetworkFence.SANDBOXES : "none")
+                .withCapDrop(Capability.ALL)
+                .withCapAdd(KEPT_CAPABILITIES.toArray(Capability[]::new))
+                .withSecurityOpts(List.of("no-new-privileges"))
+                .withPidsLimit(PIDS_MAX)
+                .withInit(false)
+                .withBinds(binds);
+        limits.milliCpus().ifPresent(m -> hostConfig.withNanoCPUs(m * 1_000_000L));
+        limits.memoryBytes().ifPresent(m -> hostConfig.withMemory(m).withMemorySwap(m));
+        return hostConfig;
+    }
+
+    /**
+     * Sets this definition on a create command: pid 1 is the init loop, given the seconds after which it ends the
+     * container when there is a lifetime; the engine's stop timeout is the grace {@link DockerRuntime#close()} gives.
+     */
+    CreateContainerCmd applyTo(CreateContainerCmd cmd) {
+        return cmd.withName(containerName())
+                .withHostName(SandboxHostname.of(sandboxId))
+                .withLabels(Map.of(DockerRuntime.LABEL_SANDBOX, sandboxId, DockerRuntime.LABEL_SERVER, serverKey))
+                .withEntrypoint("/bin/sh", "-c", Scripts.INIT)
+                .withCmd(endAfter.map(d -> List.of("chalk-init", Long.toString(seconds(d))))
+                        .orElse(List.of("chalk-init")))
+                .withStopTimeout((int) DockerRuntime.CLOSE_GRACE.toSeconds())
+                .withEnv(env)
+                .withWorkingDir(workdir)
+                .withHostConfig(hostConfig());
+    }
+
+    /** Whole seconds, rounded up, at least one: the init counts by {@code date +%s}. */
+    private static long seconds(Duration d) {
+        return Math.max(1, (d.toMillis() + 999) / 1000);
+    }
+}
