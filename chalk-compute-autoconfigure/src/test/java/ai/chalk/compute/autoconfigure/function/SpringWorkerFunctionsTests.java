@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ai.chalk.compute.function.FunctionPayloads;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.arrow.DecodeContext;
-import ai.chalk.compute.function.worker.FunctionBinding;
 import ai.chalk.compute.function.worker.FunctionWorker;
 import ai.chalk.compute.function.worker.WorkerSettings;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.runtime.docker;
 
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
@@ -14,7 +15,6 @@ import com.github.dockerjava.api.command.InspectImageResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.BuildResponseItem;
 import com.github.dockerjava.transport.DockerHttpClient;
-import io.grpc.Status;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -94,7 +94,7 @@ final class DockerImageBuilder implements ImageBuilder {
     @Override
     public void check(ImageSpec spec) {
         DockerfilePolicy.refusal(DockerBuildContext.of(spec).lines()).ifPresent(why -> {
-            throw Status.FAILED_PRECONDITION.withDescription(why).asRuntimeException();
+            throw ComputeException.refused(why);
         });
     }
 

@@ -277,8 +277,8 @@ final class DockerProcess implements RuntimeProcess {
 
     @Override
     public void killTree() {
-        delivered.add(9);
-        lastDelivered = 9;
+        delivered.add(HostSignals.SIGKILL);
+        lastDelivered = HostSignals.SIGKILL;
         if (group != null) {
             if (!group.killAll(30_000)) {
                 log.warn("Processes of {} survived SIGKILL for 30 s: {}", description, group.procs());

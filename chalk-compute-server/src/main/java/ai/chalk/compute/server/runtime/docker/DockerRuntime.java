@@ -11,6 +11,7 @@ import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -33,7 +34,6 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -175,13 +175,8 @@ public final class DockerRuntime implements SandboxRuntime {
         this.defaultImage = b.defaultImage;
         this.useHost = b.useHost;
         this.lifetimeMargin = b.lifetimeMargin;
-        AtomicInteger threads = new AtomicInteger();
         // no thread runs before the first task, so a failed connection below leaves nothing to stop
-        this.helpers = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "chalk-docker-" + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.helpers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-docker"));
         this.engine = DockerEngine.connect(resolveHost(b.dockerHost), helpers);
         try {
             Files.createDirectories(b.stateDir);
@@ -196,11 +191,7 @@ public final class DockerRuntime implements SandboxRuntime {
         }
         this.key = StateDirKey.of(stateDir);
         boolean remapped = engine.rootIsRemapped();
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "chalk-docker-timer");
-            t.setDaemon(true);
-            return t;
-        });
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-docker-timer"));
         this.exits = new ExitWatch(engine, helpers, scheduler, () -> closed, s -> sandboxes.get(s.id()) == s);
         boolean engineHere = useHost && engine.onUnixSocket();
         this.fence = new NetworkFence(engine.client(), engineHere);

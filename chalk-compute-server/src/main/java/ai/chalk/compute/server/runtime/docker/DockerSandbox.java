@@ -18,7 +18,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -408,9 +407,9 @@ final class DockerSandbox implements RuntimeSandbox {
             if (targets.isEmpty()) {
                 return;
             }
-            processes.forEach(p -> p.deliveredBySandbox(15));
+            processes.forEach(p -> p.deliveredBySandbox(HostSignals.SIGTERM));
             for (long pid : targets) {
-                HostSignals.signal(pid, 15);
+                HostSignals.signal(pid, HostSignals.SIGTERM);
             }
             ProcessWait.untilGone(targets, deadline);
             return;
@@ -418,7 +417,7 @@ final class DockerSandbox implements RuntimeSandbox {
         if (engine.userProcessCount(containerId) == 0) {
             return;
         }
-        processes.forEach(p -> p.deliveredBySandbox(15));
+        processes.forEach(p -> p.deliveredBySandbox(HostSignals.SIGTERM));
         engine.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL, "chalk-kill", "15", "-1"));
         while (System.nanoTime() < deadline && engine.userProcessCount(containerId) > 0) {
             LockSupport.parkNanos(Math.min(50_000_000, Math.max(0, deadline - System.nanoTime())));
@@ -471,10 +470,10 @@ final class DockerSandbox implements RuntimeSandbox {
                 break;
             }
             for (long pid : targets) {
-                HostSignals.signal(pid, 19); // stopped first, so that nobody forks meanwhile
+                HostSignals.signal(pid, HostSignals.SIGSTOP); // stopped first, so that nobody forks meanwhile
             }
             for (long pid : targets) {
-                HostSignals.signal(pid, 9);
+                HostSignals.signal(pid, HostSignals.SIGKILL);
             }
             killed += targets.size();
             ProcessWait.untilGone(targets, System.nanoTime() + TimeUnit.SECONDS.toNanos(2));

@@ -189,7 +189,7 @@ final class ExecGroups {
                 }
                 for (long pid : pids) {
                     if (pid > 1) {
-                        HostSignals.signal(pid, 9);
+                        HostSignals.signal(pid, HostSignals.SIGKILL);
                     }
                 }
                 LockSupport.parkNanos(500_000);

@@ -8,12 +8,11 @@ import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.DockerfileCommandsStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.image.ContentHash;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageSpecCheck;
-import io.grpc.Status;
 import com.google.protobuf.ByteString;
-import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -38,9 +37,9 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
     private void assertRefused(ImageSpec spec, String... fragments) {
         ImageSpecCheck.validate(spec);
         assertThatThrownBy(() -> runtime.imageBuilder().check(spec))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-                    assertThat(e.getStatus().getDescription()).contains(fragments);
+                .isInstanceOfSatisfying(ComputeException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ComputeException.Kind.REFUSED);
+                    assertThat(e.getMessage()).contains(fragments);
                 });
         // a build resumed after a restart (never checked when asked) is refused as well, before the engine sees it
         assertThatThrownBy(() -> runtime.imageBuilder().build(spec, ContentHash.of(spec), line -> { }))

@@ -4,7 +4,6 @@ import static ai.chalk.compute.server.runtime.network.NetnsTesting.NOBODY;
 import static ai.chalk.compute.server.runtime.network.NetnsTesting.ROOT_WITHOUT_CAPS;
 import static ai.chalk.compute.server.runtime.network.NetnsTesting.connect;
 import static ai.chalk.compute.server.runtime.network.NetnsTesting.inside;
-import static ai.chalk.compute.server.runtime.network.NetnsTesting.ok;
 import static ai.chalk.compute.server.runtime.network.NetnsTesting.run;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
