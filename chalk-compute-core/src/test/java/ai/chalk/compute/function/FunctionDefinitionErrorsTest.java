@@ -6,11 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.acme.Broken;
 import com.acme.Fns;
 import com.acme.Orders;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.Test;
 
 /** Every mistake in a function's declaration is reported at registration, naming the method and the exact part. */
 class FunctionDefinitionErrorsTest {

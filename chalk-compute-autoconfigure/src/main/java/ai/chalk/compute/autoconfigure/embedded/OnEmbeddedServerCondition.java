@@ -2,10 +2,11 @@ package ai.chalk.compute.autoconfigure.embedded;
 
 import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
 import ai.chalk.compute.autoconfigure.ChalkComputeProperties.Switch;
+import ai.chalk.compute.autoconfigure.RemoteTarget;
+import ai.chalk.compute.sandbox.SandboxClient;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.bind.Binder;
-import ai.chalk.compute.sandbox.SandboxClient;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.core.type.AnnotatedTypeMetadata;

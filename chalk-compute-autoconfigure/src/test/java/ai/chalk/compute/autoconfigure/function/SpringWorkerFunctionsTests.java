@@ -3,6 +3,8 @@ package ai.chalk.compute.autoconfigure.function;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
+import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer;
 import ai.chalk.compute.function.FunctionPayloads;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.arrow.DecodeContext;
@@ -11,12 +13,8 @@ import ai.chalk.compute.function.worker.WorkerSettings;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
-import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
-import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer;
 import ai.chalk.compute.sandbox.SandboxClient;
 import com.acme.functions.WorkerApp;
-import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import com.google.protobuf.ByteString;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -30,6 +28,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 
 /**
  * The {@code spring:} worker mode: the core worker finds it with {@code ServiceLoader}, boots the application as a

@@ -25,13 +25,12 @@ import com.google.protobuf.ByteString;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -47,12 +46,6 @@ import java.util.concurrent.TimeUnit;
  * A failure of the function's own code raises {@link RemoteExecutionException}. Thread-safe.
  */
 public final class RemoteFunction {
-
-    private static final ScheduledExecutorService POLLER = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread thread = new Thread(r, "chalk-remote-call-poller");
-        thread.setDaemon(true);
-        return thread;
-    });
 
     private final Channel channel;
     private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
@@ -287,33 +280,55 @@ public final class RemoteFunction {
         return result;
     }
 
+    /**
+     * Polls the queued call after {@code delay}, then again with the delay doubled up to a second until it ended. The
+     * poll is sent from the JDK's own timer and answered on the channel's executor, so no thread of the SDK waits.
+     */
     private void poll(String callId, CompletableFuture<Object> result, Duration delay) {
-        POLLER.schedule(() -> {
+        CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS, Runnable::run).execute(() -> {
             if (result.isDone()) {
                 return;
             }
-            try {
-                PollRemoteCallResponse response = AsyncRemoteCallServiceGrpc.newBlockingStub(channel)
-                        .withDeadlineAfter(30, TimeUnit.SECONDS)
-                        .pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build());
-                switch (response.getStatus()) {
-                    case REMOTE_CALL_STATUS_COMPLETED -> result.complete(codec.decode(
-                            response.getResults(0).getFeatherStream().toByteArray(), results).get(0));
-                    case REMOTE_CALL_STATUS_FAILED -> result.completeExceptionally(response.getErrorsCount() == 0
-                            ? new RemoteExecutionException(Status.Code.UNKNOWN, "call " + callId + " failed", "", "",
-                            "", "", callId, null, null)
-                            : RemoteExecutionException.of(Status.Code.UNKNOWN, "", response.getErrors(0), callId, null,
-                            null));
-                    default -> poll(callId, result, delay.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0
-                            ? Duration.ofSeconds(1) : delay.multipliedBy(2));
-                }
-            } catch (StatusRuntimeException e) {
-                result.completeExceptionally(ServerCall.failure(ResourceKind.FUNCTION_CALL,
-                        RemoteExecutionException.fromCall(e)));
-            } catch (RuntimeException e) {
-                result.completeExceptionally(e);
+            AsyncRemoteCallServiceGrpc.newStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                    .pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build(),
+                            new StreamObserver<>() {
+                                @Override
+                                public void onNext(PollRemoteCallResponse response) {
+                                    answered(callId, result, delay, response);
+                                }
+
+                                @Override
+                                public void onError(Throwable t) {
+                                    result.completeExceptionally(t instanceof StatusRuntimeException e
+                                            ? ServerCall.failure(ResourceKind.FUNCTION_CALL,
+                                                    RemoteExecutionException.fromCall(e))
+                                            : t);
+                                }
+
+                                @Override
+                                public void onCompleted() {
+                                }
+                            });
+        });
+    }
+
+    private void answered(String callId, CompletableFuture<Object> result, Duration delay,
+                          PollRemoteCallResponse response) {
+        try {
+            switch (response.getStatus()) {
+                case REMOTE_CALL_STATUS_COMPLETED -> result.complete(codec.decode(
+                        response.getResults(0).getFeatherStream().toByteArray(), results).get(0));
+                case REMOTE_CALL_STATUS_FAILED -> result.completeExceptionally(response.getErrorsCount() == 0
+                        ? new RemoteExecutionException(Status.Code.UNKNOWN, "call " + callId + " failed", "", "",
+                        "", "", callId, null, null)
+                        : RemoteExecutionException.of(Status.Code.UNKNOWN, "", response.getErrors(0), callId, null,
+                        null));
+                default -> poll(callId, result, delay.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0
+                        ? Duration.ofSeconds(1) : delay.multipliedBy(2));
             }
-        }, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
     }
 
     private byte[] send(byte[] payload) {

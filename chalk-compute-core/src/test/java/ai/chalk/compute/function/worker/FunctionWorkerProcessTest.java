@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.RemoteExecutionException;
-import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.FunctionPayloads;
+import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.arrow.DecodeContext;
 import ai.chalk.compute.proto.common.v1.ChalkError;
 import ai.chalk.compute.proto.common.v1.ErrorCode;

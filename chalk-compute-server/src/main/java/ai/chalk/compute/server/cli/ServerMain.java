@@ -9,9 +9,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 /** Runs a self-hosted Chalk Compute server until SIGTERM or SIGINT. */
 @Command(name = "chalk-compute-server", mixinStandardHelpOptions = true,

@@ -4,6 +4,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionV
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.server.blob.BlobDigest;
+import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.scalinggroup.ScalingGroups;
 import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
 import ai.chalk.compute.server.store.FunctionStore;
@@ -12,7 +13,6 @@ import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
 import ai.chalk.compute.server.store.ScalingGroupStore.GroupRecord;
 import ai.chalk.compute.server.worker.CodeSnapshots;
 import ai.chalk.compute.server.worker.WorkerImageCheck;
-import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.worker.WorkerJava;
 import ai.chalk.compute.server.worker.WorkerLaunch;
 import com.google.protobuf.CodedOutputStream;

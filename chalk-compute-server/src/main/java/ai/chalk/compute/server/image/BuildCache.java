@@ -2,8 +2,8 @@ package ai.chalk.compute.server.image;
 
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.server.error.ComputeException;
-import ai.chalk.compute.server.store.ImageBuildStore.BuildRecord;
 import ai.chalk.compute.server.store.ImageBuildStore;
+import ai.chalk.compute.server.store.ImageBuildStore.BuildRecord;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import io.grpc.Context;
 import io.grpc.Deadline;

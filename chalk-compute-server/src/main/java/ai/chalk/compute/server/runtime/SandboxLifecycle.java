@@ -26,11 +26,11 @@ public final class SandboxLifecycle {
     /** What one runtime does for a sandbox's lifecycle. */
     public interface Engine {
 
-        /** Freezes every process of the sandbox, those that join meanwhile included. */
-        void freeze(String why) throws SandboxOperationException;
+        /** Freezes every process of the sandbox, those that join meanwhile included; a failure says why. */
+        void freeze() throws Exception;
 
-        /** Lets the frozen processes run again. */
-        void thaw() throws SandboxOperationException;
+        /** Lets the frozen processes run again; a failure says why. */
+        void thaw() throws Exception;
 
         /** Sends SIGTERM to the sandbox's processes and waits for them to end, until {@code deadlineNanos}. */
         void sigterm(long deadlineNanos);
@@ -219,14 +219,23 @@ public final class SandboxLifecycle {
 
     private void freezeLocked(String why) throws SandboxOperationException {
         if (!frozen) {
-            engine.freeze(why);
+            try {
+                engine.freeze();
+            } catch (Exception e) {
+                throw new SandboxOperationException("cannot freeze sandbox " + id + " for the " + why + ": "
+                        + e.getMessage(), e);
+            }
             frozen = true;
         }
     }
 
     private void thawLocked() throws SandboxOperationException {
         if (frozen) {
-            engine.thaw();
+            try {
+                engine.thaw();
+            } catch (Exception e) {
+                throw new SandboxOperationException("cannot thaw sandbox " + id + ": " + e.getMessage(), e);
+            }
             frozen = false;
         }
     }

@@ -504,24 +504,15 @@ final class DockerSandbox implements RuntimeSandbox {
     /** What the engine does for the sandbox's lifecycle. */
     private final class Engine implements SandboxLifecycle.Engine {
 
+        /** Pauses the container: the engine freezes its cgroup. */
         @Override
-        public void freeze(String why) throws SandboxOperationException {
-            try {
-                engine.pause(containerId);
-            } catch (RuntimeException e) {
-                throw new SandboxOperationException("cannot pause the container of sandbox " + id + " for the " + why
-                        + ": " + e.getMessage(), e);
-            }
+        public void freeze() {
+            engine.pause(containerId);
         }
 
         @Override
-        public void thaw() throws SandboxOperationException {
-            try {
-                engine.unpause(containerId);
-            } catch (RuntimeException e) {
-                throw new SandboxOperationException("cannot unpause the container of sandbox " + id + ": "
-                        + e.getMessage(), e);
-            }
+        public void thaw() {
+            engine.unpause(containerId);
         }
 
         @Override

@@ -687,23 +687,15 @@ final class LocalSandbox implements RuntimeSandbox {
     /** What this runtime does for the sandbox's lifecycle: the freezer, SIGTERM, and the release. */
     private final class Engine implements SandboxLifecycle.Engine {
 
+        /** Freezes the sandbox's freezer group (every process of the sandbox is in it). */
         @Override
-        public void freeze(String why) throws SandboxOperationException {
-            try {
-                groups.freeze(FREEZE_TIMEOUT_MILLIS);
-            } catch (IOException e) {
-                throw new SandboxOperationException("cannot freeze sandbox " + id + " for the " + why + ": "
-                        + e.getMessage(), e);
-            }
+        public void freeze() throws IOException {
+            groups.freeze(FREEZE_TIMEOUT_MILLIS);
         }
 
         @Override
-        public void thaw() throws SandboxOperationException {
-            try {
-                groups.thaw();
-            } catch (IOException e) {
-                throw new SandboxOperationException("cannot thaw sandbox " + id + ": " + e.getMessage(), e);
-            }
+        public void thaw() throws IOException {
+            groups.thaw();
         }
 
         @Override

@@ -1,8 +1,8 @@
 package ai.chalk.compute.server.runtime.local;
 
-import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.SandboxTools;
 import java.util.ArrayList;
 import java.util.List;
 

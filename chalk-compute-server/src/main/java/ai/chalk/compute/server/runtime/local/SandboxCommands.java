@@ -1,9 +1,9 @@
 package ai.chalk.compute.server.runtime.local;
 
-import ai.chalk.compute.server.runtime.host.SandboxTools;
-import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
+import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.network.SandboxNetwork;
 import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import java.nio.file.Path;

@@ -1,6 +1,5 @@
 package ai.chalk.compute.server.runtime.local;
 
-import ai.chalk.compute.server.runtime.host.HostTools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.chalk.compute.server.runtime.ExitStatus;
@@ -9,6 +8,7 @@ import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import java.io.IOException;
 import java.io.InputStream;
