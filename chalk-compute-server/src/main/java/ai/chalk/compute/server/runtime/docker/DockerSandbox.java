@@ -11,13 +11,8 @@ import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.ProcessWait;
 import ai.chalk.compute.server.runtime.host.Procfs;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,7 +22,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -146,25 +140,25 @@ final class DockerSandbox implements RuntimeSandbox {
         }
         boolean handedOver = false;
         try {
-            Marker marker = readMarker(connection, pty);
-            if (marker.line == null) {
+            ExecMarker marker = ExecMarker.read(connection, pty, runtime.scheduler(), START_TIMEOUT_SECONDS);
+            if (marker.line() == null) {
                 String said = marker.text().trim();
                 throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
                         + (said.isEmpty() ? Optional.ofNullable(stateProblem()).orElse("the exec ended at once")
                         : said.contains("/bin/sh") ? "the image has no /bin/sh, which the docker runtime needs ("
                         + said + ")" : said));
             }
-            if (marker.line.equals(Scripts.MARK_NO_COMMAND)) {
+            if (marker.line().equals(Scripts.MARK_NO_COMMAND)) {
                 throw new ProcessStartException("command not found in sandbox: " + spec.command());
             }
-            if (marker.line.equals(Scripts.MARK_NO_WORKDIR)) {
+            if (marker.line().equals(Scripts.MARK_NO_WORKDIR)) {
                 throw new ProcessStartException("working directory does not exist in sandbox: " + wd);
             }
-            if (!marker.line.startsWith(Scripts.MARK_OK)) {
+            if (!marker.line().startsWith(Scripts.MARK_OK)) {
                 throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id
-                        + ": unexpected output of the exec wrapper: " + marker.line);
+                        + ": unexpected output of the exec wrapper: " + marker.line());
             }
-            long pid = Long.parseLong(marker.line.substring(Scripts.MARK_OK.length()).trim());
+            long pid = Long.parseLong(marker.line().substring(Scripts.MARK_OK.length()).trim());
             if (pty) {
                 ProcessSpec.TerminalSize size = spec.pty().get();
                 engine.resizeExec(execId, size.cols(), size.rows());
@@ -262,78 +256,6 @@ final class DockerSandbox implements RuntimeSandbox {
         for (long pid : Procfs.processesInNamespace(host.pidNamespace())) {
             if (Procfs.innermostPid(pid) == innerPid) {
                 return pid;
-            }
-        }
-        return -1;
-    }
-
-    /**
-     * What the wrapper printed before the command began: its first stdout line, and whatever else was read with it.
-     *
-     * @param line the marker line, or null when the stream ended before one
-     */
-    private record Marker(String line, byte[] stdout, byte[] stderr, String text) {
-    }
-
-    private Marker readMarker(EngineConnection connection, boolean pty) throws IOException {
-        ScheduledFuture<?> watchdog = runtime.scheduler().schedule(connection::close, START_TIMEOUT_SECONDS,
-                TimeUnit.SECONDS);
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            InputStream in = connection.in();
-            DataInputStream frames = new DataInputStream(in);
-            byte[] header = new byte[8];
-            byte[] buf = new byte[8192];
-            while (true) {
-                int newline = indexOf(out, '\n');
-                if (newline >= 0) {
-                    byte[] all = out.toByteArray();
-                    String line = new String(all, 0, newline, StandardCharsets.UTF_8);
-                    if (line.endsWith("\r")) {
-                        line = line.substring(0, line.length() - 1);
-                    }
-                    byte[] rest = java.util.Arrays.copyOfRange(all, newline + 1, all.length);
-                    return new Marker(line, rest, err.toByteArray(), "");
-                }
-                if (pty) {
-                    int n = in.read(buf);
-                    if (n < 0) {
-                        break;
-                    }
-                    out.write(buf, 0, n);
-                } else {
-                    try {
-                        frames.readFully(header);
-                    } catch (EOFException e) {
-                        break;
-                    }
-                    int size = ((header[4] & 0xff) << 24) | ((header[5] & 0xff) << 16) | ((header[6] & 0xff) << 8)
-                            | (header[7] & 0xff);
-                    byte[] payload = frames.readNBytes(size);
-                    (header[0] == 2 ? err : out).write(payload);
-                    if (payload.length < size) {
-                        break;
-                    }
-                }
-            }
-        } catch (IOException e) {
-            if (watchdog.isDone()) {
-                throw new IOException("the exec did not start within " + START_TIMEOUT_SECONDS + " s");
-            }
-            throw e;
-        } finally {
-            watchdog.cancel(false);
-        }
-        return new Marker(null, new byte[0], new byte[0],
-                out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8));
-    }
-
-    private static int indexOf(ByteArrayOutputStream out, char c) {
-        byte[] b = out.toByteArray();
-        for (int i = 0; i < b.length; i++) {
-            if (b[i] == c) {
-                return i;
             }
         }
         return -1;

@@ -6,7 +6,6 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.HostTools;
-import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
@@ -22,9 +21,8 @@ import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.network.SandboxNetwork;
 import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import ai.chalk.compute.server.runtime.userns.IdRange;
-import ai.chalk.compute.server.runtime.userns.IdRanges;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
-import ai.chalk.compute.server.runtime.userns.UserNamespaces;
+import ai.chalk.compute.server.runtime.userns.UserNamespacePool;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -45,7 +43,6 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -116,19 +113,10 @@ public final class LocalRuntime implements SandboxRuntime {
     private final SandboxNetwork network;
     private final String networkProblem;
     private final Path resolvConf;
-    /** The id ranges of this runtime's sandboxes (each runs in a user namespace of its own, see UserNamespaces). */
-    private final IdRanges idRanges = new IdRanges(IdRanges.DEFAULT_BASE, IdRanges.DEFAULT_SLOTS);
     /** Removes the sandboxes' leftovers right after this server is killed (null when it could not start). */
     private final WhenServerDies cleanupAfterServer;
-    /** User namespaces made ahead for the next sandboxes (see {@link #newUserNamespace}). */
-    private final java.util.Queue<CompletableFuture<UserNamespace>> spareUserNamespaces =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
-    /** How many user namespaces are made ahead. */
-    private static final int SPARE_NAMESPACES = 2;
-    /** How long after a sandbox takes one the next is made. */
-    private static final long SPARE_NAMESPACE_DELAY_MILLIS = 100;
-    /** Why sandboxes run without a user namespace of their own, when they do. */
-    private final String userNamespaceProblem;
+    /** Each sandbox's own user namespace and id range. */
+    private final UserNamespacePool userNamespaces;
     private final Isolation isolation;
     private final String key;
     private final StateDirLock lock;
@@ -253,6 +241,7 @@ public final class LocalRuntime implements SandboxRuntime {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the local runtime's state directory " + stateDir, e);
         }
+        this.helpers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-local"));
         this.lock = StateDirLock.acquire(this.stateDir, "local runtime");
         try {
             this.systemView = SandboxFiles.hostSystemView();
@@ -261,9 +250,11 @@ public final class LocalRuntime implements SandboxRuntime {
             this.key = StateDirKey.of(this.stateDir);
             this.cgroups = useCgroups ? Cgroups.detect(key) : Cgroups.unavailable("cgroups are switched off");
             List<String> failures = new ArrayList<>();
-            this.level = chooseLevel(mode, failures);
-            this.userNamespaceProblem = level.isolated() ? probeUserNamespaces().orElse(null) : null;
-            this.isolation = describe(failures);
+            this.level = IsolationProbe.choose(tools, mode, failures);
+            this.userNamespaces = level.isolated() ? UserNamespacePool.start(this.stateDir, tools.require("unshare"),
+                    helpers) : UserNamespacePool.none("this server runs sandboxes without isolation");
+            this.isolation = IsolationProbe.describe(level, failures, tools, systemView, cgroups,
+                    userNamespaces.problem());
             // leftover sandboxes' roots are unmounted before the cache below them is touched
             OverlayMount.unmountAllUnder(sandboxesDir());
             this.sandboxTools = SandboxTools.prepare(this.stateDir.resolve("tools"), tools);
@@ -278,7 +269,6 @@ public final class LocalRuntime implements SandboxRuntime {
             lock.release();
             throw e;
         }
-        this.helpers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-local"));
         // sandbox inits die with the thread that spawned them (PR_SET_PDEATHSIG follows the parent *thread*), so
         // they are spawned by a thread that lives exactly as long as this runtime
         this.spawner = Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-local-spawner"));
@@ -299,11 +289,6 @@ public final class LocalRuntime implements SandboxRuntime {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + resolvConf, e);
         }
-        if (userNamespaceProblem == null && level.isolated()) {
-            for (int i = 0; i < SPARE_NAMESPACES; i++) {
-                spareUserNamespaces.add(CompletableFuture.supplyAsync(this::makeUserNamespace, helpers));
-            }
-        }
         WhenServerDies cleanup = null;
         try {
             List<String> args = new ArrayList<>(List.of(sandboxesDir().toString()));
@@ -313,10 +298,8 @@ public final class LocalRuntime implements SandboxRuntime {
             log.warn("A killed server's sandboxes will be cleaned up only at its next start: {}", e.toString());
         }
         this.cleanupAfterServer = cleanup;
-        if (userNamespaceProblem != null) {
-            log.warn("Sandbox root is HOST ROOT (without capabilities): sandboxes cannot get a user namespace of their"
-                    + " own here: {}", userNamespaceProblem);
-        }
+        userNamespaces.problem().filter(p -> level.isolated()).ifPresent(why -> log.warn("Sandbox root is HOST ROOT"
+                + " (without capabilities): sandboxes cannot get a user namespace of their own here: {}", why));
         // about a second on a cold JVM (JNA, libseccomp): built once, off the start-up path; a create waits for it
         this.syscallFilter = level.isolated() ? CompletableFuture.supplyAsync(this::buildSyscallFilter, helpers)
                 : CompletableFuture.completedFuture(null);
@@ -334,20 +317,9 @@ public final class LocalRuntime implements SandboxRuntime {
         if (level != Level.BUBBLEWRAP || sandboxTools.problem().isPresent()) {
             return Optional.empty();
         }
-        UserNamespaces users = new UserNamespaces() {
-            @Override
-            public Optional<UserNamespace> create() throws IOException {
-                return newUserNamespace();
-            }
-
-            @Override
-            public void release(IdRange range) {
-                releaseIds(range);
-            }
-        };
         return Optional.of(new BuildTools(tools.require("bwrap"), sandboxTools.dir(), SandboxTools.MOUNT,
                 sandboxTools.command("setpriv"),
-                sandboxTools.has("nsenter") ? sandboxTools.command("nsenter") : List.of(), users));
+                sandboxTools.has("nsenter") ? sandboxTools.command("nsenter") : List.of(), userNamespaces));
     }
 
     private String buildProblem() {
@@ -356,108 +328,6 @@ public final class LocalRuntime implements SandboxRuntime {
                     + (level == Level.NONE ? "" : " (bubblewrap is missing or does not work here)");
         }
         return sandboxTools.problem().orElse(null);
-    }
-
-    private Level chooseLevel(LocalIsolation mode, List<String> failures) {
-        if (mode == LocalIsolation.NONE) {
-            failures.add("isolation is set to none");
-            return Level.NONE;
-        }
-        List<String> helpersMissing = tools.missing("nsenter", "setpriv", "setsid", "env");
-        String bwrap = probeBubblewrap(helpersMissing);
-        if (bwrap == null) {
-            return Level.BUBBLEWRAP;
-        }
-        failures.add("bubblewrap: " + bwrap);
-        String unshare = probeUnshare(helpersMissing);
-        if (unshare == null) {
-            return Level.UNSHARE;
-        }
-        failures.add("unshare: " + unshare);
-        if (mode == LocalIsolation.REQUIRED) {
-            throw new IllegalStateException("isolation is required, but no isolation tool works on this host ("
-                    + String.join("; ", failures) + "). Install bubblewrap (e.g. apt-get install bubblewrap) or "
-                    + "util-linux (unshare, nsenter, setpriv, setsid), make sure the server may create namespaces "
-                    + "(it must run as root), or choose isolation auto or none to run without it");
-        }
-        return Level.NONE;
-    }
-
-    private String probeBubblewrap(List<String> helpersMissing) {
-        if (tools.get("bwrap").isEmpty()) {
-            return "bwrap is not on the PATH";
-        }
-        if (!helpersMissing.isEmpty()) {
-            return "util-linux " + String.join(", ", helpersMissing) + " not found under /usr";
-        }
-        HostTools.Probe p = HostTools.run(List.of(tools.require("bwrap").toString(), "--unshare-pid", "--unshare-net",
-                "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/",
-                "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"));
-        return p.ok() ? null : "a trial sandbox failed: " + p.output();
-    }
-
-    private String probeUnshare(List<String> helpersMissing) {
-        if (tools.get("unshare").isEmpty()) {
-            return "unshare is not on the PATH";
-        }
-        if (!helpersMissing.isEmpty()) {
-            return "util-linux " + String.join(", ", helpersMissing) + " not found under /usr";
-        }
-        HostTools.Probe p = HostTools.run(List.of(tools.require("unshare").toString(), "--pid", "--fork",
-                "--kill-child", "--mount", "--uts", "--ipc", "--net", "--propagation", "private", "--",
-                "/bin/true"));
-        return p.ok() ? null : "a trial namespace failed: " + p.output();
-    }
-
-    private Isolation describe(List<String> failures) {
-        String view = String.join(", ", systemView.readOnlyDirs());
-        String cg = describeCgroups();
-        String who = userNamespaceProblem == null
-                ? "processes run as root of a user namespace of their own (an unprivileged id range of the host's,"
-                + " through id-mapped mounts) without capabilities"
-                : "processes run as the host's root without capabilities (no user namespace: " + userNamespaceProblem
-                + ")";
-        return switch (level) {
-            case BUBBLEWRAP -> new Isolation(level.label, bubblewrapVersion() + " with util-linux nsenter and setpriv: "
-                    + "each sandbox has its own pid, mount, network (loopback only), ipc and uts namespaces and a "
-                    + "private writable root with the host's " + view + " read-only (no /home, /root, host /tmp or "
-                    + "server data); " + who + ", with no_new_privs and a syscall filter modelled on Docker's "
-                    + "default profile; " + cg, true);
-            case UNSHARE -> new Isolation(level.label, "util-linux unshare, nsenter and setpriv (bubblewrap unusable: "
-                    + failures.get(0).substring("bubblewrap: ".length()) + "): each sandbox has its own pid, mount, "
-                    + "network (loopback only), ipc and uts namespaces and a private writable root with the host's "
-                    + view + " read-only; " + who + ", with no_new_privs and a syscall filter modelled on Docker's "
-                    + "default profile; " + cg, true);
-            case NONE -> new Isolation(level.label, "NO ISOLATION: sandboxes are plain host processes that see and can "
-                    + "change the whole host, its processes and its network (" + String.join("; ", failures) + "); "
-                    + cg, false);
-        };
-    }
-
-    private String describeCgroups() {
-        List<String> in = cgroups.controllers();
-        if (in.isEmpty()) {
-            return "no cgroups (" + cgroups.problem().orElse("unavailable") + "): cpu, memory and process limits "
-                    + "are NOT enforced, and killTree follows the process tree, so daemons that re-parent may escape it"
-                    + (cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
-                    : "; sandboxes cannot be suspended and snapshots are copied while their processes run");
-        }
-        StringBuilder s = new StringBuilder("cgroup v1 controllers ").append(String.join(", ", in)).append(" in use");
-        if (in.contains("pids")) {
-            s.append(" (a pids group per exec lets killTree reach re-parented daemons)");
-        } else {
-            s.append("; without pids, killTree follows the process tree, so daemons that re-parent may escape it");
-        }
-        cgroups.problem().ifPresent(p -> s.append("; not enforced: ").append(p));
-        s.append(cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
-                : "; no freezer (" + cgroups.freezerProblem().orElse("unavailable") + "): sandboxes cannot be"
-                        + " suspended and snapshots are copied while their processes run");
-        return s.toString();
-    }
-
-    private String bubblewrapVersion() {
-        HostTools.Probe v = HostTools.run(List.of(tools.require("bwrap").toString(), "--version"));
-        return v.ok() && !v.output().isBlank() ? v.output().lines().findFirst().orElse("bubblewrap") : "bubblewrap";
     }
 
     @Override
@@ -568,13 +438,7 @@ public final class LocalRuntime implements SandboxRuntime {
             }
         }
         cgroups.removeBaseIfEmpty();
-        CompletableFuture<UserNamespace> spareNamespace;
-        while ((spareNamespace = spareUserNamespaces.poll()) != null) {
-            spareNamespace.thenAccept(ns -> {
-                ns.close();
-                idRanges.release(ns.range());
-            });
-        }
+        userNamespaces.close();
         if (cleanupAfterServer != null) {
             cleanupAfterServer.close();
         }
@@ -690,92 +554,14 @@ public final class LocalRuntime implements SandboxRuntime {
             exit 0
             """;
 
-    /**
-     * Tries, once at start, what every isolated sandbox needs for a user namespace of its own: creating one with a
-     * mapped range, and id-mapping a tmpfs (its layer) and a directory of the state directory's file system (its
-     * image layers and volumes). Kernels before 6.3 cannot id-map tmpfs, nor can some file systems be id-mapped.
-     */
-    private Optional<String> probeUserNamespaces() {
-        Optional<IdRange> range = idRanges.acquire();
-        Path probe = stateDir.resolve("userns-probe");
-        try (UserNamespace ns = UserNamespace.create(range.orElseThrow(), ProcessBuilder::start,
-                tools.require("unshare"))) {
-            NoFollowDelete.delete(probe);
-            Files.createDirectories(probe.resolve("tmpfs"));
-            Files.createDirectories(probe.resolve("mapped"));
-            ns.attachIdMapped(stateDir, probe.resolve("mapped"));
-            LayerQuota.unmount(probe.resolve("mapped"));
-            LayerQuota.mount(probe.resolve("tmpfs"), 1 << 20);
-            Files.createDirectories(probe.resolve("tmpfs").resolve("mapped"));
-            ns.attachIdMapped(probe.resolve("tmpfs"), probe.resolve("tmpfs").resolve("mapped"));
-            return Optional.empty();
-        } catch (IOException | RuntimeException e) {
-            return Optional.of(e.getMessage());
-        } finally {
-            LayerQuota.unmount(probe.resolve("tmpfs"));
-            LayerQuota.unmount(probe.resolve("mapped"));
-            try {
-                NoFollowDelete.delete(probe);
-            } catch (IOException e) {
-                log.debug("Cannot remove {}: {}", probe, e.toString());
-            }
-            range.ifPresent(idRanges::release);
-        }
-    }
-
-    /**
-     * A user namespace for a new sandbox, with an id range of its own; empty when this host cannot give sandboxes
-     * one (see {@link #probeUserNamespaces}). One made ahead of time when there is one (making it takes a process
-     * start, a few milliseconds of a create), and another is made behind it.
-     */
+    /** A user namespace for a new sandbox, with an id range of its own; empty when this host cannot give one. */
     Optional<UserNamespace> newUserNamespace() throws IOException {
-        if (userNamespaceProblem != null) {
-            return Optional.empty();
-        }
-        CompletableFuture<UserNamespace> ready = null;
-        for (CompletableFuture<UserNamespace> f : spareUserNamespaces) {
-            if (f.isDone() && spareUserNamespaces.remove(f)) {
-                ready = f;
-                break;
-            }
-        }
-        if (!closed && spareUserNamespaces.size() < SPARE_NAMESPACES) {
-            // made a moment later, so that it does not compete with this sandbox's start and first exec for the CPU
-            spareUserNamespaces.add(CompletableFuture.supplyAsync(this::makeUserNamespace,
-                    CompletableFuture.delayedExecutor(SPARE_NAMESPACE_DELAY_MILLIS, TimeUnit.MILLISECONDS, helpers)));
-        }
-        if (ready != null) {
-            try {
-                return Optional.of(ready.join());
-            } catch (java.util.concurrent.CompletionException e) {
-                log.debug("A user namespace made ahead failed: {}", e.getCause().toString());
-            }
-        }
-        return Optional.of(createUserNamespace());
-    }
-
-    private UserNamespace makeUserNamespace() {
-        try {
-            return createUserNamespace();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private UserNamespace createUserNamespace() throws IOException {
-        IdRange range = idRanges.acquire().orElseThrow(() -> new IOException("all " + IdRanges.DEFAULT_SLOTS
-                + " id ranges of sandboxes are in use"));
-        try {
-            return UserNamespace.create(range, ProcessBuilder::start, tools.require("unshare"));
-        } catch (IOException | RuntimeException e) {
-            idRanges.release(range);
-            throw e;
-        }
+        return userNamespaces.create();
     }
 
     /** Hands a gone sandbox's ids back. */
     void releaseIds(IdRange range) {
-        idRanges.release(range);
+        userNamespaces.release(range);
     }
 
     Optional<String> networkProblem() {

@@ -1,6 +1,6 @@
 package ai.chalk.compute.server.runtime.local.image;
 
-import ai.chalk.compute.server.runtime.userns.UserNamespaces;
+import ai.chalk.compute.server.runtime.userns.UserNamespacePool;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -17,7 +17,7 @@ import java.util.List;
  * @param users      the user namespaces of steps (each runs as an id range of its own, as a sandbox does)
  */
 public record BuildTools(Path bwrap, Path helpersDir, String mount, List<String> setpriv, List<String> nsenter,
-                         UserNamespaces users) {
+                         UserNamespacePool users) {
 
     public BuildTools {
         setpriv = List.copyOf(setpriv);

@@ -9,7 +9,7 @@ import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
-import ai.chalk.compute.server.runtime.userns.UserNamespaces;
+import ai.chalk.compute.server.runtime.userns.UserNamespacePool;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -52,7 +52,7 @@ public final class LocalImageBuilder implements ImageBuilder {
     private final Path base;
     private final Optional<BuildStepRunner> runner;
     /** Where a step's user namespace comes from; empty when steps cannot run here. */
-    private final Optional<UserNamespaces> users;
+    private final Optional<UserNamespacePool> users;
     private final String unavailable;
     private final Path layersDir;
     private final KeyLocks locks = new KeyLocks();

@@ -1,0 +1,124 @@
+package ai.chalk.compute.server.runtime.local;
+
+import ai.chalk.compute.server.runtime.Isolation;
+import ai.chalk.compute.server.runtime.host.HostTools;
+import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Which isolation works on this host, tried once when a local runtime starts (a trial sandbox with bubblewrap, else a
+ * trial namespace with util-linux {@code unshare}), and the words the runtime reports it in.
+ */
+final class IsolationProbe {
+
+    private IsolationProbe() {
+    }
+
+    /**
+     * The best level that works here, as {@code mode} allows; what failed on the way is added to {@code failures}.
+     *
+     * @throws IllegalStateException when isolation is required and no tool works
+     */
+    static Level choose(HostTools tools, LocalIsolation mode, List<String> failures) {
+        if (mode == LocalIsolation.NONE) {
+            failures.add("isolation is set to none");
+            return Level.NONE;
+        }
+        List<String> helpersMissing = tools.missing("nsenter", "setpriv", "setsid", "env");
+        String bwrap = probeBubblewrap(tools, helpersMissing);
+        if (bwrap == null) {
+            return Level.BUBBLEWRAP;
+        }
+        failures.add("bubblewrap: " + bwrap);
+        String unshare = probeUnshare(tools, helpersMissing);
+        if (unshare == null) {
+            return Level.UNSHARE;
+        }
+        failures.add("unshare: " + unshare);
+        if (mode == LocalIsolation.REQUIRED) {
+            throw new IllegalStateException("isolation is required, but no isolation tool works on this host ("
+                    + String.join("; ", failures) + "). Install bubblewrap (e.g. apt-get install bubblewrap) or "
+                    + "util-linux (unshare, nsenter, setpriv, setsid), make sure the server may create namespaces "
+                    + "(it must run as root), or choose isolation auto or none to run without it");
+        }
+        return Level.NONE;
+    }
+
+    private static String probeBubblewrap(HostTools tools, List<String> helpersMissing) {
+        if (tools.get("bwrap").isEmpty()) {
+            return "bwrap is not on the PATH";
+        }
+        if (!helpersMissing.isEmpty()) {
+            return "util-linux " + String.join(", ", helpersMissing) + " not found under /usr";
+        }
+        HostTools.Probe p = HostTools.run(List.of(tools.require("bwrap").toString(), "--unshare-pid", "--unshare-net",
+                "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/",
+                "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"));
+        return p.ok() ? null : "a trial sandbox failed: " + p.output();
+    }
+
+    private static String probeUnshare(HostTools tools, List<String> helpersMissing) {
+        if (tools.get("unshare").isEmpty()) {
+            return "unshare is not on the PATH";
+        }
+        if (!helpersMissing.isEmpty()) {
+            return "util-linux " + String.join(", ", helpersMissing) + " not found under /usr";
+        }
+        HostTools.Probe p = HostTools.run(List.of(tools.require("unshare").toString(), "--pid", "--fork",
+                "--kill-child", "--mount", "--uts", "--ipc", "--net", "--propagation", "private", "--",
+                "/bin/true"));
+        return p.ok() ? null : "a trial namespace failed: " + p.output();
+    }
+
+    /** The isolation in force, as the runtime reports it in its log, health and the isolation tests. */
+    static Isolation describe(Level level, List<String> failures, HostTools tools, SandboxFiles.SystemView systemView,
+                              Cgroups cgroups, Optional<String> userNamespaceProblem) {
+        String view = String.join(", ", systemView.readOnlyDirs());
+        String cg = describeCgroups(cgroups);
+        String who = userNamespaceProblem.map(why -> "processes run as the host's root without capabilities (no user"
+                + " namespace: " + why + ")").orElse("processes run as root of a user namespace of their own (an"
+                + " unprivileged id range of the host's, through id-mapped mounts) without capabilities");
+        return switch (level) {
+            case BUBBLEWRAP -> new Isolation(level.label, bubblewrapVersion(tools) + " with util-linux nsenter and setpriv: "
+                    + "each sandbox has its own pid, mount, network (loopback only), ipc and uts namespaces and a "
+                    + "private writable root with the host's " + view + " read-only (no /home, /root, host /tmp or "
+                    + "server data); " + who + ", with no_new_privs and a syscall filter modelled on Docker's "
+                    + "default profile; " + cg, true);
+            case UNSHARE -> new Isolation(level.label, "util-linux unshare, nsenter and setpriv (bubblewrap unusable: "
+                    + failures.get(0).substring("bubblewrap: ".length()) + "): each sandbox has its own pid, mount, "
+                    + "network (loopback only), ipc and uts namespaces and a private writable root with the host's "
+                    + view + " read-only; " + who + ", with no_new_privs and a syscall filter modelled on Docker's "
+                    + "default profile; " + cg, true);
+            case NONE -> new Isolation(level.label, "NO ISOLATION: sandboxes are plain host processes that see and can "
+                    + "change the whole host, its processes and its network (" + String.join("; ", failures) + "); "
+                    + cg, false);
+        };
+    }
+
+    private static String describeCgroups(Cgroups cgroups) {
+        List<String> in = cgroups.controllers();
+        if (in.isEmpty()) {
+            return "no cgroups (" + cgroups.problem().orElse("unavailable") + "): cpu, memory and process limits "
+                    + "are NOT enforced, and killTree follows the process tree, so daemons that re-parent may escape it"
+                    + (cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
+                    : "; sandboxes cannot be suspended and snapshots are copied while their processes run");
+        }
+        StringBuilder s = new StringBuilder("cgroup v1 controllers ").append(String.join(", ", in)).append(" in use");
+        if (in.contains("pids")) {
+            s.append(" (a pids group per exec lets killTree reach re-parented daemons)");
+        } else {
+            s.append("; without pids, killTree follows the process tree, so daemons that re-parent may escape it");
+        }
+        cgroups.problem().ifPresent(p -> s.append("; not enforced: ").append(p));
+        s.append(cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
+                : "; no freezer (" + cgroups.freezerProblem().orElse("unavailable") + "): sandboxes cannot be"
+                        + " suspended and snapshots are copied while their processes run");
+        return s.toString();
+    }
+
+    private static String bubblewrapVersion(HostTools tools) {
+        HostTools.Probe v = HostTools.run(List.of(tools.require("bwrap").toString(), "--version"));
+        return v.ok() && !v.output().isBlank() ? v.output().lines().findFirst().orElse("bubblewrap") : "bubblewrap";
+    }
+}
