@@ -120,16 +120,10 @@ final class DockerProcess implements RuntimeProcess {
                 }
             } else {
                 DataInputStream frames = new DataInputStream(in);
-                byte[] header = new byte[8];
-                while (true) {
-                    try {
-                        frames.readFully(header);
-                    } catch (EOFException e) {
-                        break;
-                    }
-                    int size = ((header[4] & 0xff) << 24) | ((header[5] & 0xff) << 16) | ((header[6] & 0xff) << 8)
-                            | (header[7] & 0xff);
-                    OutputPipe to = header[0] == 2 ? stderr : stdout;
+                EngineFrame frame;
+                while ((frame = EngineFrame.next(frames)) != null) {
+                    int size = frame.size();
+                    OutputPipe to = frame.stderr() ? stderr : stdout;
                     while (size > 0) {
                         int n = frames.read(buf, 0, Math.min(size, buf.length));
                         if (n < 0) {

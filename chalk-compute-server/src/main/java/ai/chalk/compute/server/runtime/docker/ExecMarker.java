@@ -2,7 +2,6 @@ package ai.chalk.compute.server.runtime.docker;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +33,6 @@ record ExecMarker(String line, byte[] stdout, byte[] stderr, String text) {
         try {
             InputStream in = connection.in();
             DataInputStream frames = new DataInputStream(in);
-            byte[] header = new byte[8];
             byte[] buf = new byte[8192];
             while (true) {
                 int newline = indexOf(out, '\n');
@@ -54,15 +52,13 @@ record ExecMarker(String line, byte[] stdout, byte[] stderr, String text) {
                     }
                     out.write(buf, 0, n);
                 } else {
-                    try {
-                        frames.readFully(header);
-                    } catch (EOFException e) {
+                    EngineFrame frame = EngineFrame.next(frames);
+                    if (frame == null) {
                         break;
                     }
-                    int size = ((header[4] & 0xff) << 24) | ((header[5] & 0xff) << 16) | ((header[6] & 0xff) << 8)
-                            | (header[7] & 0xff);
+                    int size = frame.size();
                     byte[] payload = frames.readNBytes(size);
-                    (header[0] == 2 ? err : out).write(payload);
+                    (frame.stderr() ? err : out).write(payload);
                     if (payload.length < size) {
                         break;
                     }

@@ -46,29 +46,29 @@ final class IsolationProbe {
     }
 
     private static String probeBubblewrap(HostTools tools, List<String> helpersMissing) {
-        if (tools.get("bwrap").isEmpty()) {
-            return "bwrap is not on the PATH";
-        }
-        if (!helpersMissing.isEmpty()) {
-            return "util-linux " + String.join(", ", helpersMissing) + " not found under /usr";
-        }
-        HostTools.Probe p = HostTools.run(List.of(tools.require("bwrap").toString(), "--unshare-pid", "--unshare-net",
-                "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/",
-                "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"));
-        return p.ok() ? null : "a trial sandbox failed: " + p.output();
+        return trial(tools, "bwrap", helpersMissing, List.of("--unshare-pid", "--unshare-net", "--unshare-ipc",
+                "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc",
+                "--dev", "/dev", "--", "/bin/true"), "a trial sandbox");
     }
 
     private static String probeUnshare(HostTools tools, List<String> helpersMissing) {
-        if (tools.get("unshare").isEmpty()) {
-            return "unshare is not on the PATH";
+        return trial(tools, "unshare", helpersMissing, List.of("--pid", "--fork", "--kill-child", "--mount", "--uts",
+                "--ipc", "--net", "--propagation", "private", "--", "/bin/true"), "a trial namespace");
+    }
+
+    /** Runs {@code tool} with {@code args} as a trial; null when it worked, else why not. */
+    private static String trial(HostTools tools, String tool, List<String> helpersMissing, List<String> args,
+                                String what) {
+        if (tools.get(tool).isEmpty()) {
+            return tool + " is not on the PATH";
         }
         if (!helpersMissing.isEmpty()) {
             return "util-linux " + String.join(", ", helpersMissing) + " not found under /usr";
         }
-        HostTools.Probe p = HostTools.run(List.of(tools.require("unshare").toString(), "--pid", "--fork",
-                "--kill-child", "--mount", "--uts", "--ipc", "--net", "--propagation", "private", "--",
-                "/bin/true"));
-        return p.ok() ? null : "a trial namespace failed: " + p.output();
+        List<String> command = new java.util.ArrayList<>(List.of(tools.require(tool).toString()));
+        command.addAll(args);
+        HostTools.Probe p = HostTools.run(command);
+        return p.ok() ? null : what + " failed: " + p.output();
     }
 
     /** The isolation in force, as the runtime reports it in its log, health and the isolation tests. */
