@@ -12,7 +12,7 @@ import ai.chalk.compute.sandbox.ExecResult;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
-import ai.chalk.compute.server.RuntimeChoice;
+import ai.chalk.compute.server.DockerRuntimeOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -47,7 +47,7 @@ class ImagesEndToEndTest {
     static void start() throws Exception {
         assertThat(docker("image", "inspect", BUSYBOX)).as("the test image %s (ci/build-test-images.sh builds it;"
                 + " CI runs it before the tests)", BUSYBOX).isZero();
-        server = ComputeServer.builder().dataDir(dataDir).runtime(RuntimeChoice.DOCKER).dockerDefaultImage(BUSYBOX).build()
+        server = ComputeServer.builder().dataDir(dataDir).runtime(DockerRuntimeOptions.builder().defaultImage(BUSYBOX).build()).build()
                 .start();
         ProgressSettings plain = ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "true")).withTerminal(false);
         client = SandboxClient.inProcess(server.inProcessName(),

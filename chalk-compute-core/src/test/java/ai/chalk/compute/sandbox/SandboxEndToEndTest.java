@@ -8,6 +8,7 @@ import ai.chalk.compute.error.FailedPreconditionException;
 import ai.chalk.compute.error.InvalidRequestException;
 import ai.chalk.compute.error.SandboxNotFoundException;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.LocalRuntimeOptions;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -54,7 +55,7 @@ abstract class SandboxEndToEndTest {
         // -Dchalk.compute.test.isolation=NONE|AUTO|REQUIRED overrides the server's default isolation
         String isolation = System.getProperty("chalk.compute.test.isolation");
         if (isolation != null && !isolation.isBlank()) {
-            builder.localIsolation(LocalIsolation.valueOf(isolation.trim().toUpperCase(java.util.Locale.ROOT)));
+            builder.runtime(LocalRuntimeOptions.builder().isolation(LocalIsolation.valueOf(isolation.trim().toUpperCase(java.util.Locale.ROOT))).build());
         }
         server = builder.build().start();
         client = connect(server);

@@ -12,10 +12,6 @@ import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
-import ai.chalk.compute.server.runtime.docker.DockerRuntime;
-import ai.chalk.compute.server.runtime.local.LocalIsolation;
-import ai.chalk.compute.server.runtime.local.LocalRuntime;
-import ai.chalk.compute.server.runtime.local.SandboxDefaults;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.sandbox.SandboxServiceV1;
 import ai.chalk.compute.server.sandbox.SandboxServiceV2;
@@ -32,7 +28,6 @@ import ai.chalk.compute.server.store.VolumeStore;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeServiceV1;
-import ai.chalk.compute.server.worker.WorkerJava;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
@@ -75,8 +70,6 @@ import org.slf4j.LoggerFactory;
 public final class ComputeServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ComputeServer.class);
-    /** How long the runtime {@code auto} waits for a Docker engine to answer before it picks local. */
-    static final Duration AUTO_PROBE_TIMEOUT = Duration.ofSeconds(2);
     private static final FailuresToStatus FAILURES_TO_STATUS = new FailuresToStatus();
     /**
      * The largest message a client may send, on every service: 33 MiB, a volume file sent whole ({@code PutFile},
@@ -142,7 +135,7 @@ public final class ComputeServer implements AutoCloseable {
                 : ListenAddress.check(config.host, config.port, config.insecureListen);
         try {
             database = Database.open(dataDir);
-            runtime = createRuntime(dataDir);
+            runtime = RuntimeStart.start(config.runtime, dataDir);
             scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
             processThreads = ProcessThreads.create(scheduler);
             volumes = new VolumeManager(new VolumeStore(database), dataDir.resolve("volumes"),
@@ -155,7 +148,7 @@ public final class ComputeServer implements AutoCloseable {
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();
             functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
-                    config.workerReadyTimeout, workerJava(runtime));
+                    config.workerReadyTimeout, RuntimeStart.workerJava(runtime, config.runtime));
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
@@ -238,49 +231,6 @@ public final class ComputeServer implements AutoCloseable {
         // failures become statuses right around the service, inside every interceptor a user added
         return ServerInterceptors.intercept(ServerInterceptors.intercept(service, FAILURES_TO_STATUS),
                 config.interceptors);
-    }
-
-    private SandboxRuntime createRuntime(Path dataDir) {
-        return switch (config.runtime) {
-            case LOCAL -> localRuntime(dataDir);
-            case DOCKER -> dockerRuntime(dataDir);
-            case AUTO -> DockerRuntime.engineAnswers(config.dockerHost, AUTO_PROBE_TIMEOUT)
-                    ? dockerRuntime(dataDir) : localRuntime(dataDir);
-        };
-    }
-
-    private SandboxRuntime localRuntime(Path dataDir) {
-        return LocalRuntime.builder(dataDir.resolve("runtime").resolve("local")).isolation(config.localIsolation)
-                .defaults(config.localSandboxDefaults).dockerHost(config.dockerHost).ociImportDir(config.ociImportDir)
-                .build();
-    }
-
-    /** @throws IllegalStateException when no engine answers ("no Docker engine at ...: start dockerd or ...") */
-    private SandboxRuntime dockerRuntime(Path dataDir) {
-        DockerRuntime.Builder b = DockerRuntime.builder(dataDir.resolve("runtime").resolve("docker"))
-                .dockerHost(config.dockerHost);
-        if (config.dockerDefaultImage != null) {
-            b.defaultImage(config.dockerDefaultImage);
-        }
-        return b.build();
-    }
-
-    /**
-     * What function workers run on: the server's own Java on the local runtime (its sandboxes see the host's
-     * system), a JRE image elsewhere (a container has neither the host's JDK nor, bound in, its libraries).
-     */
-    private WorkerJava workerJava(SandboxRuntime runtime) {
-        if (runtime.sandboxesSeeHostSystem()) {
-            if (config.workerImage != null) {
-                log.warn("Worker image {} is not used: function workers on the local runtime run the server's Java",
-                        config.workerImage);
-            }
-            return WorkerJava.serverJava();
-        }
-        WorkerJava java = WorkerJava.image(config.workerImage != null ? config.workerImage
-                : WorkerJava.defaultImage());
-        log.info("Function workers on the {} runtime run {}", runtime.name(), java.describe());
-        return java;
     }
 
     /** The name clients use with the in-process transport. */
@@ -398,13 +348,8 @@ public final class ComputeServer implements AutoCloseable {
         private boolean insecureListen;
         private Integer port;
         private String inProcessName = "chalk-compute-" + UUID.randomUUID();
-        private RuntimeChoice runtime = RuntimeChoice.LOCAL;
-        private LocalIsolation localIsolation = LocalIsolation.AUTO;
-        private String dockerHost;
-        private String dockerDefaultImage;
-        private Path ociImportDir;
+        private RuntimeOptions runtime = LocalRuntimeOptions.DEFAULTS;
         private Duration sandboxLifetime = Duration.ofHours(1);
-        private SandboxDefaults localSandboxDefaults = SandboxDefaults.STANDARD;
         private long volumeBytes = VolumeManager.DEFAULT_VOLUME_BYTES;
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private long sessionOutputBudget = -1;
@@ -412,7 +357,6 @@ public final class ComputeServer implements AutoCloseable {
         private long collectedOutputBudget = -1;
         private int parallelImageBuilds = 2;
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
-        private String workerImage;
         private Path tlsCertChain;
         private Path tlsPrivateKey;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
@@ -463,51 +407,12 @@ public final class ComputeServer implements AutoCloseable {
             return this;
         }
 
-        /** The sandbox runtime (see {@link RuntimeChoice}). Default {@link RuntimeChoice#LOCAL}. */
-        public Builder runtime(RuntimeChoice runtime) {
+        /**
+         * The sandbox runtime and its settings: {@link LocalRuntimeOptions} (default {@link
+         * LocalRuntimeOptions#DEFAULTS}), {@link DockerRuntimeOptions}, or {@link RuntimeOptions#auto}.
+         */
+        public Builder runtime(RuntimeOptions runtime) {
             this.runtime = Objects.requireNonNull(runtime, "runtime");
-            return this;
-        }
-
-        /**
-         * The Docker engine of the docker runtime ({@code unix:///path} or {@code tcp://host:port}). Default: the
-         * {@code DOCKER_HOST} environment variable, else {@code unix:///var/run/docker.sock}.
-         */
-        public Builder dockerHost(String dockerHost) {
-            this.dockerHost = dockerHost == null || dockerHost.isBlank() ? null : dockerHost;
-            return this;
-        }
-
-        /**
-         * The image of sandboxes created without one on the docker runtime. Default
-         * {@value ai.chalk.compute.server.runtime.docker.DockerRuntime#DEFAULT_IMAGE} (pulled on first use).
-         */
-        public Builder dockerDefaultImage(String image) {
-            this.dockerDefaultImage = image == null || image.isBlank() ? null : image.trim();
-            return this;
-        }
-
-        /**
-         * Where the local runtime finds {@code oci:NAME[:TAG]} image layouts and {@code oci-archive:NAME[:TAG]} tars.
-         * Default {@code <data-dir>/runtime/local/oci}. Names never reach outside it.
-         */
-        public Builder ociImportDir(Path dir) {
-            this.ociImportDir = dir;
-            return this;
-        }
-
-        /** How the local runtime isolates sandboxes: auto (default), required, none. */
-        public Builder localIsolation(LocalIsolation isolation) {
-            this.localIsolation = Objects.requireNonNull(isolation, "isolation");
-            return this;
-        }
-
-        /**
-         * What a local-runtime sandbox gets unless it asks for less (memory, layer size, processes, open files) and
-         * how many run at once. Default {@link SandboxDefaults#STANDARD}.
-         */
-        public Builder localSandboxDefaults(SandboxDefaults defaults) {
-            this.localSandboxDefaults = Objects.requireNonNull(defaults, "defaults");
             return this;
         }
 
@@ -591,19 +496,6 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("worker ready timeout must be positive, got " + timeout);
             }
             this.workerReadyTimeout = timeout;
-            return this;
-        }
-
-        /**
-         * The image function workers run in on the docker runtime: a JRE of Java 17 or newer with {@code java} on
-         * its PATH and {@code /bin/sh}; the code is bound read-only at {@code /chalk/code}. Default
-         * {@code eclipse-temurin:<the server's Java feature release>-jre} (pulled on first use where a registry is
-         * reachable); {@code ci/build-test-images.sh jre} builds {@code chalk-compute-test/jre:17} from Debian's
-         * packages. Deployments are refused while the image is missing or has no Java. On the local runtime workers
-         * run the server's own Java and this is not used.
-         */
-        public Builder workerImage(String image) {
-            this.workerImage = image == null || image.isBlank() ? null : image.trim();
             return this;
         }
 

@@ -2,7 +2,10 @@ package ai.chalk.compute.autoconfigure.embedded;
 
 import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.DockerRuntimeOptions;
+import ai.chalk.compute.server.LocalRuntimeOptions;
 import ai.chalk.compute.server.RuntimeChoice;
+import ai.chalk.compute.server.RuntimeOptions;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import java.util.List;
 import java.util.Locale;
@@ -55,8 +58,8 @@ public final class EmbeddedComputeServerAutoConfiguration {
         // overlaps with the rest of the application's startup
         return new EmbeddedComputeServer(() -> {
             ComputeServer.Builder settings = ComputeServer.builder()
-                    .runtime(runtime)
-                    .localIsolation(LocalIsolation.valueOf(isolation.name()));
+                    .runtime(RuntimeOptions.of(runtime, LocalRuntimeOptions.builder()
+                            .isolation(LocalIsolation.valueOf(isolation.name())).build(), DockerRuntimeOptions.DEFAULTS));
             if (port != null) {
                 settings.port(port);
             }

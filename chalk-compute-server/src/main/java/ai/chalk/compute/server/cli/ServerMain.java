@@ -1,7 +1,10 @@
 package ai.chalk.compute.server.cli;
 
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.DockerRuntimeOptions;
+import ai.chalk.compute.server.LocalRuntimeOptions;
 import ai.chalk.compute.server.RuntimeChoice;
+import ai.chalk.compute.server.RuntimeOptions;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import ai.chalk.compute.server.runtime.local.SandboxDefaults;
@@ -96,29 +99,20 @@ public final class ServerMain implements Callable<Integer> {
                 .host(host)
                 .insecureListen(insecureListen)
                 .port(port)
-                .runtime(runtimeChoice)
-                .localIsolation(isolation)
                 .sandboxLifetime(parseLifetime(lifetime));
+        LocalRuntimeOptions.Builder local = LocalRuntimeOptions.builder().isolation(isolation).ociImportDir(ociDir)
+                .dockerHost(dockerHost);
         try {
-            settings.localSandboxDefaults(new SandboxDefaults(parseBytes("--sandbox-memory", sandboxMemory),
+            local.defaults(new SandboxDefaults(parseBytes("--sandbox-memory", sandboxMemory),
                     parseBytes("--sandbox-disk", sandboxDisk), sandboxPids, SandboxDefaults.STANDARD.openFiles(),
                     maxSandboxes));
             settings.volumeSize(parseBytes("--volume-size", volumeSize));
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }
-        if (dockerHost != null) {
-            settings.dockerHost(dockerHost);
-        }
-        if (ociDir != null) {
-            settings.ociImportDir(ociDir);
-        }
-        if (dockerDefaultImage != null) {
-            settings.dockerDefaultImage(dockerDefaultImage);
-        }
-        if (workerImage != null) {
-            settings.workerImage(workerImage);
-        }
+        DockerRuntimeOptions docker = DockerRuntimeOptions.builder().host(dockerHost).defaultImage(dockerDefaultImage)
+                .workerImage(workerImage).build();
+        settings.runtime(RuntimeOptions.of(runtimeChoice, local.build(), docker));
         if ((tlsCert == null) != (tlsKey == null)) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--tls-cert and --tls-key go together");
         }

@@ -1,19 +1,27 @@
 package ai.chalk.compute.server.runtime;
 
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
- * What a runtime needs to start one sandbox, already validated by the service layer.
+ * What a runtime needs to start one sandbox. A client's request has been checked by the service layer, which names
+ * the request's fields in its errors; the spec itself holds its invariants (a safe id, a normalized absolute workdir,
+ * a well-formed environment, normalized mount paths below {@code /}, one volume per path) so that no runtime checks
+ * them again. A spec breaking one is a bug of its caller: {@link IllegalArgumentException}.
  *
- * @param id         the sandbox id (unique, safe as a file name)
+ * @param id         the sandbox id (unique; up to 128 letters, digits, '.', '_' and '-', so safe as a file name)
  * @param image      the image reference the user asked for; empty for the runtime's default (the local runtime:
  *                   the host's read-only system view)
  * @param env        environment of every process in the sandbox (exec env is layered on top)
- * @param workdir    default working directory for execs, absolute inside the sandbox; a runtime running an image
+ * @param workdir    default working directory for execs, absolute inside the sandbox (normalized; blank for
+ *                   {@code /}); a runtime running an image
  *                   that declares its own (a Dockerfile's WORKDIR, an image spec's workdir) uses the image's
  * @param limits     cpu and memory limits, parsed
  * @param network    whether the sandbox may reach any network beyond its own loopback
@@ -34,11 +42,38 @@ public record SandboxSpec(
         List<VolumeBinding> volumes,
         Optional<Path> initialFilesystem) {
 
+    private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+
     public SandboxSpec {
-        env = Map.copyOf(env);
+        if (id == null || !SAFE_ID.matcher(id).matches()) {
+            throw new IllegalArgumentException("invalid sandbox id \"" + id
+                    + "\": use up to 128 letters, digits, '.', '_' and '-'");
+        }
+        image = image == null ? "" : image.strip();
+        workdir = normalizedAbsolute("workdir", workdir == null || workdir.isBlank() ? "/" : workdir);
+        try {
+            env = Collections.unmodifiableMap(ProcessSpecCheck.env(env));
+        } catch (ProcessStartException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+        limits = Objects.requireNonNull(limits, "limits");
         entrypoint = List.copyOf(entrypoint);
         volumes = List.copyOf(volumes);
+        Set<String> mountPaths = new HashSet<>();
+        for (VolumeBinding v : volumes) {
+            if (!mountPaths.add(v.mountPath())) {
+                throw new IllegalArgumentException("two volumes are mounted at " + v.mountPath());
+            }
+        }
         initialFilesystem = Objects.requireNonNull(initialFilesystem, "initialFilesystem");
+    }
+
+    /** {@code path} normalized ({@code /a/./b/../c} is {@code /a/c}); it must be absolute and free of NUL. */
+    private static String normalizedAbsolute(String what, String path) {
+        if (!path.startsWith("/") || path.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("the sandbox " + what + " must be an absolute path: " + path);
+        }
+        return Path.of(path).normalize().toString();
     }
 
     /** A spec with a fresh writable layer. */
@@ -62,10 +97,18 @@ public record SandboxSpec(
      * A host directory mounted at {@code mountPath} inside the sandbox.
      *
      * @param source    the directory on the host (the server's, never a client's path)
-     * @param mountPath an absolute path inside the sandbox, already validated
+     * @param mountPath an absolute path inside the sandbox below {@code /} (normalized)
      * @param readOnly  whether the sandbox may only read it (e.g. a function's code); volumes are read-write
      */
     public record VolumeBinding(Path source, String mountPath, boolean readOnly) {
+
+        public VolumeBinding {
+            Objects.requireNonNull(source, "source");
+            mountPath = normalizedAbsolute("mount path", mountPath);
+            if (mountPath.equals("/")) {
+                throw new IllegalArgumentException("a volume cannot be mounted at /: mount it below, e.g. /data");
+            }
+        }
 
         /** A read-write binding (a volume). */
         public VolumeBinding(Path source, String mountPath) {

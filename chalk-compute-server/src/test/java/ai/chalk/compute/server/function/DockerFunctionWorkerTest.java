@@ -18,8 +18,8 @@ import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupResponse;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
+import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.RunningServer;
-import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerRuntime;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
@@ -58,8 +58,7 @@ class DockerFunctionWorkerTest {
     @BeforeAll
     void start() throws Exception {
         jre = DockerTesting.jreImage();
-        server = RunningServer.start(dir.resolve("server"), b -> b.runtime(RuntimeChoice.DOCKER)
-                .dockerDefaultImage(DockerTesting.image()).workerImage(jre)
+        server = RunningServer.start(dir.resolve("server"), b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).workerImage(jre).build())
                 .workerReadyTimeout(Duration.ofSeconds(60)));
     }
 
@@ -233,8 +232,7 @@ class DockerFunctionWorkerTest {
     void deploymentsAreRefusedWhileTheWorkerImageIsMissingOrHasNoJava() throws Exception {
         TestCode code = new TestCode("refused");
         String absent = "chalk-compute-test/absent-jre:never";
-        try (RunningServer s = RunningServer.start(dir.resolve("absent"), b -> b.runtime(RuntimeChoice.DOCKER)
-                .dockerDefaultImage(DockerTesting.image()).workerImage(absent))) {
+        try (RunningServer s = RunningServer.start(dir.resolve("absent"), b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).workerImage(absent).build()))) {
             code.upload(s.channel);
             long t0 = System.nanoTime();
             assertThatThrownBy(() -> catalog(s).createExternalFunctionVersion(request("refused", code, 1)))
@@ -248,8 +246,7 @@ class DockerFunctionWorkerTest {
                     .getFunctionsCount()).as("nothing was deployed").isZero();
         }
         String busybox = DockerTesting.image();
-        try (RunningServer s = RunningServer.start(dir.resolve("nojava"), b -> b.runtime(RuntimeChoice.DOCKER)
-                .dockerDefaultImage(busybox).workerImage(busybox))) {
+        try (RunningServer s = RunningServer.start(dir.resolve("nojava"), b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(busybox).workerImage(busybox).build()))) {
             code.upload(s.channel);
             assertThatThrownBy(() -> catalog(s).createExternalFunctionVersion(request("refused", code, 1)))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {

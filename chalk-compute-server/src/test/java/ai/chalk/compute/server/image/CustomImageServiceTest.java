@@ -25,9 +25,9 @@ import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsRequest;
 import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsResponse;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesRequest;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesResponse;
+import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.EventCollector;
 import ai.chalk.compute.server.RunningServer;
-import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.util.Timestamps;
@@ -66,7 +66,7 @@ class CustomImageServiceTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = RunningServer.start(dataDir, b -> b.runtime(RuntimeChoice.DOCKER).dockerDefaultImage(DockerTesting.image()));
+        server = RunningServer.start(dataDir, b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).build()));
         inProcess = InProcessChannelBuilder.forName(server.server.inProcessName()).build();
     }
 

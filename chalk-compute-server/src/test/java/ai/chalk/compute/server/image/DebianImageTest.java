@@ -10,8 +10,8 @@ import ai.chalk.compute.proto.sandbox.v1.PipInstallStep;
 import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
+import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.RunningServer;
-import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
 import java.io.ByteArrayOutputStream;
@@ -46,7 +46,7 @@ class DebianImageTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = RunningServer.start(dataDir, b -> b.runtime(RuntimeChoice.DOCKER).dockerDefaultImage(DockerTesting.image()));
+        server = RunningServer.start(dataDir, b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).build()));
         spec = ImageSpec.newBuilder()
                 .setBaseImage(DockerTesting.debianImage())
                 .setWorkdir("/workspace")

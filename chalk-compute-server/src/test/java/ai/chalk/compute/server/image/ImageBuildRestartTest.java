@@ -10,8 +10,8 @@ import ai.chalk.compute.proto.sandbox.v1.GetCustomImageResponse;
 import ai.chalk.compute.proto.sandbox.v1.GetOrBuildCustomImageRequest;
 import ai.chalk.compute.proto.sandbox.v1.GetOrBuildCustomImageResponse;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
+import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.RunningServer;
-import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.ImageBuildStore;
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ImageBuildRestartTest {
 
     private static final UnaryOperator<ai.chalk.compute.server.ComputeServer.Builder> DOCKER =
-            b -> b.runtime(RuntimeChoice.DOCKER).dockerDefaultImage(DockerTesting.image());
+            b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).build());
 
     @AfterAll
     static void removeImages() {

@@ -16,8 +16,8 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxInfo;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
+import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.RunningServer;
-import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
@@ -38,7 +38,7 @@ class SandboxFromImageSpecTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = RunningServer.start(dataDir, b -> b.runtime(RuntimeChoice.DOCKER).dockerDefaultImage(DockerTesting.image()));
+        server = RunningServer.start(dataDir, b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).build()));
     }
 
     @AfterAll

@@ -15,8 +15,8 @@ import ai.chalk.compute.proto.volume.v1.ListFilesRequest;
 import ai.chalk.compute.proto.volume.v1.PutFileRequest;
 import ai.chalk.compute.proto.volume.v1.RemoveFileRequest;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
+import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.RunningServer;
-import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
@@ -81,7 +81,7 @@ class VolumeSecurityTest {
     @Test
     void aContainerSwappingLinksIntoItsVolumeNeverGetsTheServerToTouchHostFiles() throws Exception {
         String image = DockerTesting.debianImage(); // perl (perl-base) for renameat2; busybox has no syscall()
-        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(RuntimeChoice.DOCKER))) {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(DockerRuntimeOptions.DEFAULTS))) {
             volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName("race").build());
             String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder().setImage(image)
                     .addVolumes(VolumeMount.newBuilder().setName("race").setMountPath("/data")).build())

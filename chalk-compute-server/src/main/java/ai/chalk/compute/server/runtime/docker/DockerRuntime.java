@@ -1,7 +1,6 @@
 package ai.chalk.compute.server.runtime.docker;
 
 import ai.chalk.compute.server.runtime.Isolation;
-import ai.chalk.compute.server.runtime.ProcessSpecCheck;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
@@ -34,7 +33,6 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -94,7 +92,6 @@ public final class DockerRuntime implements SandboxRuntime {
     static final Duration LIFETIME_MARGIN = Duration.ofSeconds(30);
     /** How long {@link #close()} lets a sandbox's processes react to SIGTERM. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
-    private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
     private final Path stateDir;
     private final String key;
@@ -295,20 +292,8 @@ public final class DockerRuntime implements SandboxRuntime {
             throw new RuntimeStartException("the docker runtime is shut down");
         }
         String id = spec.id();
-        if (id == null || !SAFE_ID.matcher(id).matches()) {
-            throw new RuntimeStartException("invalid sandbox id \"" + id
-                    + "\": use up to 128 letters, digits, '.', '_' and '-'");
-        }
-        String workdir = normalize(spec.workdir() == null || spec.workdir().isBlank() ? "/" : spec.workdir());
-        if (!workdir.startsWith("/")) {
-            throw new RuntimeStartException("the sandbox workdir must be an absolute path: " + spec.workdir());
-        }
-        Map<String, String> env;
-        try {
-            env = ProcessSpecCheck.env(spec.env());
-        } catch (ProcessStartException e) {
-            throw new RuntimeStartException(e.getMessage());
-        }
+        String workdir = spec.workdir();
+        Map<String, String> env = spec.env();
         if (spec.initialFilesystem().isPresent()
                 && !Files.isDirectory(spec.initialFilesystem().get(), LinkOption.NOFOLLOW_LINKS)) {
             throw new RuntimeStartException("the initial filesystem " + spec.initialFilesystem().get()
@@ -317,8 +302,8 @@ public final class DockerRuntime implements SandboxRuntime {
         if (spec.network()) {
             fence.install(); // repairs rules a dockerd restart or an operator flushed
         }
-        boolean isDefault = spec.image() == null || spec.image().isBlank();
-        String image = isDefault ? defaultImage : spec.image().trim();
+        boolean isDefault = spec.image().isEmpty();
+        String image = isDefault ? defaultImage : spec.image();
         String imageWorkdir = engine.ensureImage(image, isDefault);
         if (!imageWorkdir.isEmpty()) {
             workdir = normalize(imageWorkdir); // the image says where its processes work (WORKDIR)

@@ -239,9 +239,6 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
         runtime.start(spec);
         assertThatThrownBy(() -> runtime.start(spec)).isInstanceOf(RuntimeStartException.class)
                 .hasMessageContaining("already running");
-        SandboxSpec badId = new SandboxSpec("../x", "", Map.of(), "/", ResourceLimits.NONE, false, List.of());
-        assertThatThrownBy(() -> runtime.start(badId)).isInstanceOf(RuntimeStartException.class)
-                .hasMessageContaining("invalid sandbox id");
         SandboxSpec tinyMemory = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/",
                 new ResourceLimits(Optional.empty(), Optional.of(1024L)), false, List.of());
         assertThatThrownBy(() -> runtime.start(tinyMemory)).isInstanceOf(RuntimeStartException.class)

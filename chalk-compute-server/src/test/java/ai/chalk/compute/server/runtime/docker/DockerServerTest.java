@@ -7,8 +7,10 @@ import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.DockerRuntimeOptions;
+import ai.chalk.compute.server.LocalRuntimeOptions;
 import ai.chalk.compute.server.RunningServer;
-import ai.chalk.compute.server.RuntimeChoice;
+import ai.chalk.compute.server.RuntimeOptions;
 import com.google.protobuf.ByteString;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -20,8 +22,7 @@ class DockerServerTest {
     @Test
     void theServerRunsSandboxesAsContainersOfTheRequestedImage(@TempDir Path dataDir) throws Exception {
         String image = DockerTesting.image();
-        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(RuntimeChoice.DOCKER)
-                .dockerDefaultImage("chalk-compute-test/absent:never"))) {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(DockerRuntimeOptions.builder().defaultImage("chalk-compute-test/absent:never").build()))) {
             assertThat(server.server.runtimeName()).isEqualTo("docker");
             assertThat(server.server.isolation().level()).isEqualTo("container");
             String id = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder().setImage(image)
@@ -43,12 +44,11 @@ class DockerServerTest {
     @Test
     void autoPicksDockerWhenAnEngineAnswersAndLocalOtherwise(@TempDir Path dataDir) throws Exception {
         DockerTesting.image();
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("a")).runtime(RuntimeChoice.AUTO).build()
+        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("a")).runtime(RuntimeOptions.auto(LocalRuntimeOptions.DEFAULTS, DockerRuntimeOptions.DEFAULTS)).build()
                 .start()) {
             assertThat(server.runtimeName()).isEqualTo("docker");
         }
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("b")).runtime(RuntimeChoice.AUTO)
-                .dockerHost("unix:///nonexistent/docker.sock").build().start()) {
+        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("b")).runtime(RuntimeOptions.auto(LocalRuntimeOptions.DEFAULTS, DockerRuntimeOptions.builder().host("unix:///nonexistent/docker.sock").build())).build().start()) {
             assertThat(server.runtimeName()).isEqualTo("local");
         }
         try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("c")).build().start()) {
@@ -58,8 +58,7 @@ class DockerServerTest {
 
     @Test
     void dockerWithoutAnEngineRefusesToStart(@TempDir Path dataDir) {
-        assertThatThrownBy(() -> ComputeServer.builder().dataDir(dataDir).runtime(RuntimeChoice.DOCKER)
-                .dockerHost("unix:///nonexistent/docker.sock").build().start())
+        assertThatThrownBy(() -> ComputeServer.builder().dataDir(dataDir).runtime(DockerRuntimeOptions.builder().host("unix:///nonexistent/docker.sock").build()).build().start())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("no Docker engine at unix:///nonexistent/docker.sock: start dockerd or use"
                         + " --runtime local");
