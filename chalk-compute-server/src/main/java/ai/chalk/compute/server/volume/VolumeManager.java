@@ -3,6 +3,7 @@ package ai.chalk.compute.server.volume;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.runtime.host.RegularFileReader;
 import ai.chalk.compute.server.store.VolumeStore;
 import ai.chalk.compute.server.store.VolumeStore.VolumeRecord;
 import java.io.ByteArrayInputStream;
@@ -122,7 +123,7 @@ public final class VolumeManager implements AutoCloseable {
      */
     public byte[] read(String name, String path) {
         String relative = VolumePaths.relative(path);
-        try (BeneathRoot volume = open(name); BeneathRoot.FileReader in = volume.openFile(relative)) {
+        try (BeneathRoot volume = open(name); RegularFileReader in = volume.openFile(relative)) {
             byte[] data = in.readNBytes(MAX_FILE_BYTES + 1);
             if (in.size() > MAX_FILE_BYTES || data.length > MAX_FILE_BYTES) {
                 throw ComputeException.exhausted("\"" + path + "\" is " + Math.max(in.size(), data.length)

@@ -5,13 +5,14 @@ import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.ProcessSpec;
-import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.BeneathRoot;
+import ai.chalk.compute.server.runtime.host.PinnedSocket;
 import io.grpc.CallOptions;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -63,13 +64,13 @@ public final class WorkerReplica implements AutoCloseable {
     private final ManagedChannel channel;
     private final Path runDir;
     /** The worker's socket, held by descriptor: its directory is the worker's to write (see {@link #awaitSocket}). */
-    private final BeneathRoot.PinnedSocket socket;
+    private final PinnedSocket socket;
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile Instant idleSince = Instant.now();
     private volatile boolean closed;
 
     private WorkerReplica(String id, RuntimeSandbox sandbox, RuntimeProcess process, WorkerOutput output,
-                          ManagedChannel channel, Path runDir, BeneathRoot.PinnedSocket socket) {
+                          ManagedChannel channel, Path runDir, PinnedSocket socket) {
         this.socket = socket;
         this.id = id;
         this.runDir = runDir;
@@ -123,7 +124,7 @@ public final class WorkerReplica implements AutoCloseable {
         output.follow(process.stderr(), executor);
         // directExecutor: the call's callbacks only complete a future, so they run on the channel's event loop
         // instead of costing a hand-off to another thread per message
-        BeneathRoot.PinnedSocket socket;
+        PinnedSocket socket;
         try {
             socket = awaitSocket(id, runDir, process, output, launch.readyTimeout());
         } catch (WorkerDiedException e) {
@@ -186,7 +187,7 @@ public final class WorkerReplica implements AutoCloseable {
      * directory, so deployed code could otherwise swap the name for a link to another worker's socket, and the server
      * would send this function's calls, arguments and all, there; a link, or anything but a socket, is refused.
      */
-    private static BeneathRoot.PinnedSocket awaitSocket(String id, Path runDir, RuntimeProcess process,
+    private static PinnedSocket awaitSocket(String id, Path runDir, RuntimeProcess process,
                                                         WorkerOutput output, Duration timeout)
             throws WorkerDiedException {
         long deadline = System.nanoTime() + timeout.toNanos();

@@ -14,16 +14,14 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Predicate;
 
 /**
  * File work under a directory that a sandbox can write while the server, as root, works in it (a volume, a layer):
- * every path is resolved by the kernel from a descriptor of that directory with {@code openat2(RESOLVE_BENEATH |
+ * every path is resolved by the kernel from a descriptor of that directory with {@code Descriptors.openat2(RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)}, one system call per resolution, so no symbolic
  * link (planted, or swapped in mid-operation) is ever followed and nothing outside the directory, or on another file
  * system mounted in it, is reached. A path through a link is refused with {@link Refused}, never followed.
@@ -39,6 +37,7 @@ public final class BeneathRoot implements Closeable {
             | FileCalls.RESOLVE_NO_MAGICLINKS | FileCalls.RESOLVE_NO_XDEV;
     private static final int DIR_FLAGS = FileCalls.O_RDONLY | FileCalls.O_DIRECTORY | FileCalls.O_CLOEXEC;
     private static final int CHUNK = 64 << 10;
+    private static final int S_IFSOCK = 0140000;
 
     /** What an entry is, never following a link. */
     public enum Type { FILE, DIRECTORY, LINK, OTHER }
@@ -92,7 +91,7 @@ public final class BeneathRoot implements Closeable {
      */
     public static BeneathRoot open(Path root, String what) throws IOException {
         try {
-            return new BeneathRoot(openat2(FileCalls.AT_FDCWD, bytes(root.toString()),
+            return new BeneathRoot(Descriptors.openat2(FileCalls.AT_FDCWD, Descriptors.cString(root.toString()),
                     DIR_FLAGS | FileCalls.O_NOFOLLOW, 0, 0), what);
         } catch (LastErrorException e) {
             if (e.getErrorCode() == FileCalls.ENOSYS) {
@@ -109,11 +108,11 @@ public final class BeneathRoot implements Closeable {
      * the descriptor's own {@code /proc/self/fd} entry, which names the open file itself, not a path a sandbox could
      * change.
      */
-    public FileReader openFile(String path) throws IOException {
+    public RegularFileReader openFile(String path) throws IOException {
         List<String> parts = parts(path);
         int handle;
         try {
-            handle = openat2(rootFd, bytes(String.join("/", parts.isEmpty() ? List.of(".") : parts)),
+            handle = Descriptors.openat2(rootFd, Descriptors.cString(String.join("/", parts.isEmpty() ? List.of(".") : parts)),
                     FileCalls.O_PATH | FileCalls.O_CLOEXEC, 0, RESOLVE);
         } catch (LastErrorException e) {
             throw translate(e, path, what);
@@ -126,7 +125,7 @@ public final class BeneathRoot implements Closeable {
             }
             int fd;
             try {
-                fd = C.open(bytes("/proc/self/fd/" + handle), FileCalls.O_RDONLY | FileCalls.O_CLOEXEC
+                fd = C.open(Descriptors.cString("/proc/self/fd/" + handle), FileCalls.O_RDONLY | FileCalls.O_CLOEXEC
                         | FileCalls.O_NOCTTY | FileCalls.O_NONBLOCK, 0);
             } catch (LastErrorException e) {
                 throw translate(e, path, what);
@@ -136,13 +135,13 @@ public final class BeneathRoot implements Closeable {
                 if (opened.inode() != checked.inode() || opened.device() != checked.device()) {
                     throw new FileSystemException(path, null, "it changed while it was opened");
                 }
-                return new FileReader(fd, opened.attributes().size());
+                return new RegularFileReader(fd, opened.attributes().size());
             } catch (IOException | RuntimeException e) {
-                closeQuietly(fd);
+                Descriptors.closeQuietly(fd);
                 throw e;
             }
         } finally {
-            closeQuietly(handle);
+            Descriptors.closeQuietly(handle);
         }
     }
 
@@ -156,11 +155,11 @@ public final class BeneathRoot implements Closeable {
             throw new FileSystemException(path, null, "it names " + what + " itself, not a file in it");
         }
         int dir = createDirectories(parent(parts), path);
-        byte[] temp = bytes(".chalk-" + UUID.randomUUID() + ".tmp");
+        byte[] temp = Descriptors.cString(".chalk-" + UUID.randomUUID() + ".tmp");
         try {
             int fd;
             try {
-                fd = openat2(dir, temp, FileCalls.O_WRONLY | FileCalls.O_CREAT | FileCalls.O_EXCL
+                fd = Descriptors.openat2(dir, temp, FileCalls.O_WRONLY | FileCalls.O_CREAT | FileCalls.O_EXCL
                         | FileCalls.O_CLOEXEC, 0644, RESOLVE);
             } catch (LastErrorException e) {
                 throw translate(e, path, what);
@@ -170,11 +169,11 @@ public final class BeneathRoot implements Closeable {
                 try {
                     writeAll(fd, data, path);
                 } catch (IOException | RuntimeException e) {
-                    closeQuietly(fd);
+                    Descriptors.closeQuietly(fd);
                     throw e;
                 }
                 C.close(fd); // a failed close may mean lost data: it fails the write
-                C.renameat(dir, temp, dir, bytes(last(parts)));
+                C.renameat(dir, temp, dir, Descriptors.cString(last(parts)));
                 renamed = true;
             } catch (LastErrorException e) {
                 throw translate(e, path, what);
@@ -188,7 +187,7 @@ public final class BeneathRoot implements Closeable {
                 }
             }
         } finally {
-            closeQuietly(dir);
+            Descriptors.closeQuietly(dir);
         }
     }
 
@@ -211,7 +210,7 @@ public final class BeneathRoot implements Closeable {
         try {
             return unlink(dir, last(parts), path);
         } finally {
-            closeQuietly(dir);
+            Descriptors.closeQuietly(dir);
         }
     }
 
@@ -248,7 +247,7 @@ public final class BeneathRoot implements Closeable {
                     }
                 }
             } finally {
-                closeQuietly(dir);
+                Descriptors.closeQuietly(dir);
             }
         }
         return out;
@@ -258,63 +257,7 @@ public final class BeneathRoot implements Closeable {
     public void close() {
         if (!closed) {
             closed = true;
-            closeQuietly(rootFd);
-        }
-    }
-
-    /** A regular file opened for reading by {@link #openFile}: its size when opened, and its bytes. */
-    public static final class FileReader extends InputStream {
-        private final int fd;
-        private final long size;
-        private final byte[] chunk = new byte[CHUNK];
-        private boolean closed;
-
-        private FileReader(int fd, long size) {
-            this.fd = fd;
-            this.size = size;
-        }
-
-        /** The file's size when it was opened. */
-        public long size() {
-            return size;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            if (closed) {
-                throw new IOException("stream closed");
-            }
-            if (len == 0) {
-                return 0;
-            }
-            while (true) {
-                try {
-                    int n = (int) C.read(fd, chunk, Math.min(len, chunk.length));
-                    if (n == 0) {
-                        return -1;
-                    }
-                    System.arraycopy(chunk, 0, b, off, n);
-                    return n;
-                } catch (LastErrorException e) {
-                    if (e.getErrorCode() != FileCalls.EINTR) {
-                        throw new IOException("cannot read the file: " + e.getMessage(), e);
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void close() {
-            if (!closed) {
-                closed = true;
-                closeQuietly(fd);
-            }
+            Descriptors.closeQuietly(rootFd);
         }
     }
 
@@ -325,7 +268,7 @@ public final class BeneathRoot implements Closeable {
         int fd = openDir(List.of(), path);
         try {
             for (String name : parts) {
-                byte[] n = bytes(name);
+                byte[] n = Descriptors.cString(name);
                 try {
                     C.mkdirat(fd, n, 0755);
                 } catch (LastErrorException e) {
@@ -335,22 +278,22 @@ public final class BeneathRoot implements Closeable {
                 }
                 int next;
                 try {
-                    next = openat2(fd, n, DIR_FLAGS, 0, RESOLVE);
+                    next = Descriptors.openat2(fd, n, DIR_FLAGS, 0, RESOLVE);
                 } catch (LastErrorException e) {
                     throw translate(e, path, what);
                 }
-                closeQuietly(fd);
+                Descriptors.closeQuietly(fd);
                 fd = next;
             }
             return fd;
         } catch (IOException | RuntimeException e) {
-            closeQuietly(fd);
+            Descriptors.closeQuietly(fd);
             throw e;
         }
     }
 
     private boolean unlink(int dir, String name, String path) throws IOException {
-        byte[] n = bytes(name);
+        byte[] n = Descriptors.cString(name);
         try {
             C.unlinkat(dir, n, 0);
             return true;
@@ -375,7 +318,7 @@ public final class BeneathRoot implements Closeable {
 
     private int openDir(List<String> parts, String path) throws IOException {
         try {
-            return openat2(rootFd, bytes(parts.isEmpty() ? "." : String.join("/", parts)), DIR_FLAGS, 0, RESOLVE);
+            return Descriptors.openat2(rootFd, Descriptors.cString(parts.isEmpty() ? "." : String.join("/", parts)), DIR_FLAGS, 0, RESOLVE);
         } catch (LastErrorException e) {
             throw translate(e, path, what);
         }
@@ -418,89 +361,23 @@ public final class BeneathRoot implements Closeable {
         List<String> parts = parts(path);
         int fd;
         try {
-            fd = openat2(rootFd, bytes(String.join("/", parts)), FileCalls.O_PATH | FileCalls.O_NOFOLLOW
+            fd = Descriptors.openat2(rootFd, Descriptors.cString(String.join("/", parts)), FileCalls.O_PATH | FileCalls.O_NOFOLLOW
                     | FileCalls.O_CLOEXEC, 0, RESOLVE);
         } catch (LastErrorException e) {
             throw translate(e, path, what);
         }
-        Memory buf = new Memory(256);
+        Memory buf;
         try {
-            C.statx(fd, bytes(""), FileCalls.AT_EMPTY_PATH, FileCalls.STATX_BASIC_STATS, buf);
+            buf = Descriptors.statx(fd);
         } catch (LastErrorException e) {
-            closeQuietly(fd);
+            Descriptors.closeQuietly(fd);
             throw translate(e, path, what);
         }
-        if ((buf.getShort(28) & FileCalls.S_IFMT) != S_IFSOCK) {
-            closeQuietly(fd);
+        if ((buf.getShort(Descriptors.STATX_MODE) & FileCalls.S_IFMT) != S_IFSOCK) {
+            Descriptors.closeQuietly(fd);
             throw new Refused(path, what);
         }
         return new PinnedSocket(fd);
-    }
-
-    private static final int S_IFSOCK = 0140000;
-
-    /** What {@link #lookInRoot} found: a directory, a file, and whether some execute bit is set. */
-    public record Found(Type type, boolean executable) {
-    }
-
-    /**
-     * Looks up {@code path} as a process whose root is {@code root} would see it: the kernel resolves every link as if
-     * {@code root} were {@code /} ({@code openat2(RESOLVE_IN_ROOT)}), so a link a sandbox swaps in, absolute or
-     * {@code ../..}, never leads the server onto the host's own files. Empty when nothing is there.
-     *
-     * @param root a sandbox's root, e.g. {@code /proc/<init pid>/root}
-     */
-    public static Optional<Found> lookInRoot(Path root, String path) {
-        int rootFd;
-        try {
-            rootFd = C.open(bytes(root.toString()), FileCalls.O_PATH | FileCalls.O_DIRECTORY | FileCalls.O_CLOEXEC, 0);
-        } catch (LastErrorException e) {
-            return Optional.empty();
-        }
-        try {
-            int fd = openat2(rootFd, bytes(path.isEmpty() ? "." : path), FileCalls.O_PATH | FileCalls.O_CLOEXEC, 0,
-                    FileCalls.RESOLVE_IN_ROOT | FileCalls.RESOLVE_NO_MAGICLINKS);
-            try {
-                Memory buf = new Memory(256);
-                C.statx(fd, bytes(""), FileCalls.AT_EMPTY_PATH, FileCalls.STATX_BASIC_STATS, buf);
-                int mode = buf.getShort(28) & 0xffff;
-                Type type = switch (mode & FileCalls.S_IFMT) {
-                    case FileCalls.S_IFREG -> Type.FILE;
-                    case FileCalls.S_IFDIR -> Type.DIRECTORY;
-                    default -> Type.OTHER;
-                };
-                return Optional.of(new Found(type, (mode & 0111) != 0));
-            } finally {
-                closeQuietly(fd);
-            }
-        } catch (LastErrorException e) {
-            return Optional.empty();
-        } finally {
-            closeQuietly(rootFd);
-        }
-    }
-
-    /** A Unix socket held by descriptor; see {@link #pinSocket}. Close it once no new connection is needed. */
-    public static final class PinnedSocket implements Closeable {
-        private final int fd;
-        private boolean closed;
-
-        private PinnedSocket(int fd) {
-            this.fd = fd;
-        }
-
-        /** The path to connect to, valid in this process while the pin is open. */
-        public String address() {
-            return "/proc/self/fd/" + fd;
-        }
-
-        @Override
-        public synchronized void close() {
-            if (!closed) {
-                closed = true;
-                closeQuietly(fd);
-            }
-        }
     }
 
     private Attributes statx(int dir, String name, int flags, String path) throws IOException {
@@ -514,7 +391,7 @@ public final class BeneathRoot implements Closeable {
     private Stat statxFull(int dir, String name, int flags, String path) throws IOException {
         Memory buf = new Memory(256);
         try {
-            C.statx(dir, bytes(name), flags | FileCalls.AT_NO_AUTOMOUNT, FileCalls.STATX_BASIC_STATS, buf);
+            C.statx(dir, Descriptors.cString(name), flags | FileCalls.AT_NO_AUTOMOUNT, FileCalls.STATX_BASIC_STATS, buf);
         } catch (LastErrorException e) {
             throw translate(e, path, what);
         }
@@ -549,14 +426,6 @@ public final class BeneathRoot implements Closeable {
                 }
             }
         }
-    }
-
-    private static int openat2(int dir, byte[] path, int flags, int mode, long resolve) {
-        Memory how = new Memory(24); // struct open_how: u64 flags, u64 mode, u64 resolve
-        how.setLong(0, flags & 0xffffffffL);
-        how.setLong(8, mode);
-        how.setLong(16, resolve);
-        return (int) C.syscall(FileCalls.SYS_OPENAT2, dir, path, how, 24);
     }
 
     private static IOException translate(LastErrorException e, String path, String what) {
@@ -602,18 +471,5 @@ public final class BeneathRoot implements Closeable {
             case FILE -> "a file";
             case OTHER -> "a FIFO, socket or device";
         };
-    }
-
-    private static byte[] bytes(String s) {
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        return Arrays.copyOf(b, b.length + 1);
-    }
-
-    private static void closeQuietly(int fd) {
-        try {
-            C.close(fd);
-        } catch (LastErrorException e) {
-            // nothing to do about a failed close of a descriptor only read from
-        }
     }
 }

@@ -12,6 +12,7 @@ import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.InRootLookup;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.Procfs;
@@ -386,7 +387,7 @@ final class LocalSandbox implements RuntimeSandbox {
         Path root = Path.of("/proc", Long.toString(initPid), "root");
         String wd = spec.workdir().filter(w -> !w.isBlank()).map(LocalSandbox::normalize).orElse(workdir);
         String absoluteWd = wd.startsWith("/") ? wd : normalize(workdir + "/" + wd);
-        if (BeneathRoot.lookInRoot(root, absoluteWd).filter(f -> f.type() == BeneathRoot.Type.DIRECTORY).isEmpty()) {
+        if (InRootLookup.find(root, absoluteWd).filter(f -> f.type() == BeneathRoot.Type.DIRECTORY).isEmpty()) {
             if (!Procfs.running(initPid)) {
                 throw new ProcessStartException("sandbox " + id + " is not running");
             }
@@ -523,7 +524,7 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private static boolean isExecutableFile(Path root, String cwd, String path) {
         String absolute = path.startsWith("/") ? path : cwd + "/" + path;
-        return BeneathRoot.lookInRoot(root, absolute)
+        return InRootLookup.find(root, absolute)
                 .filter(f -> f.type() == BeneathRoot.Type.FILE && f.executable()).isPresent();
     }
 

@@ -6,12 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,7 +27,7 @@ class PinnedSocketSecurityTest {
         try (ServerSocketChannel mine = listen(run.resolve("worker.sock"));
              ServerSocketChannel other = listen(dir.resolve("other.sock"));
              BeneathRoot root = BeneathRoot.open(run, "the run directory");
-             BeneathRoot.PinnedSocket pin = root.pinSocket("worker.sock")) {
+             PinnedSocket pin = root.pinSocket("worker.sock")) {
             // the sandbox swaps the name for a link to the other worker's socket
             Files.move(run.resolve("worker.sock"), run.resolve("moved.sock"), StandardCopyOption.ATOMIC_MOVE);
             Files.createSymbolicLink(run.resolve("worker.sock"), dir.resolve("other.sock"));
