@@ -1,5 +1,7 @@
 package ai.chalk.compute.server;
 
+import ai.chalk.compute.server.auth.Caller;
+import ai.chalk.compute.server.auth.TrustedCallers;
 import ai.chalk.compute.server.blob.BlobServiceV1;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.MemoryBudgets;
@@ -183,7 +185,8 @@ public final class ComputeServer implements AutoCloseable {
             services = unguarded.stream().map(MalformedRequests::guard).toList();
             InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName)
                     .maxInboundMessageSize(MAX_MESSAGE_BYTES);
-            services.forEach(ipb::addService);
+            ServerInterceptor embedded = new TrustedCallers(Caller.Kind.EMBEDDED);
+            services.forEach(service -> ipb.addService(ServerInterceptors.intercept(service, embedded)));
             inProcess = ipb.build().start();
             if (config.port != null) {
                 NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port))
@@ -191,7 +194,8 @@ public final class ComputeServer implements AutoCloseable {
                 if (config.tlsCertChain != null) {
                     nb.useTransportSecurity(config.tlsCertChain.toFile(), config.tlsPrivateKey.toFile());
                 }
-                services.forEach(nb::addService);
+                ServerInterceptor callers = new TrustedCallers(Caller.Kind.UNAUTHENTICATED);
+                services.forEach(service -> nb.addService(ServerInterceptors.intercept(service, callers)));
                 tcp = nb.build().start();
                 if (exposure != null) {
                     log.warn(exposure.replace(":" + config.port + " ", ":" + tcp.getPort() + " "));
