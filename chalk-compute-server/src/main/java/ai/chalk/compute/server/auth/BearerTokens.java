@@ -1,0 +1,96 @@
+package ai.chalk.compute.server.auth;
+
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * The caller of a transport that requires proof: an {@code authorization: Bearer <token>} header holding an access
+ * token of this server. A call without one, or with one that is malformed, expired, foreign or whose credential was
+ * revoked, is refused with UNAUTHENTICATED saying what to do; the token names the environment the call acts in, and a
+ * {@code x-chalk-env-id} header naming another is refused with PERMISSION_DENIED. Exchanging credentials and health
+ * checks need no token.
+ */
+public final class BearerTokens implements ServerInterceptor {
+
+    static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+    /** Methods anyone may call: how a token is got, and whether the server is up. */
+    private static final Set<String> OPEN = Set.of("chalk.server.v1.AuthService/GetToken", "grpc.health.v1.Health/Check",
+            "grpc.health.v1.Health/Watch");
+
+    private final Tokens tokens;
+    private final Predicate<String> activeClient;
+    private final FailedAttempts failures;
+    private final ScheduledExecutorService timers;
+    private final String howToGetOne;
+
+    /**
+     * @param activeClient whether a client id is still active (tokens of a revoked credential stop working)
+     * @param howToGetOne  the sentence telling a user where their credentials are
+     */
+    BearerTokens(Tokens tokens, Predicate<String> activeClient, FailedAttempts failures,
+                 ScheduledExecutorService timers, String howToGetOne) {
+        this.tokens = tokens;
+        this.activeClient = activeClient;
+        this.failures = failures;
+        this.timers = timers;
+        this.howToGetOne = howToGetOne;
+    }
+
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                                                        ServerCallHandler<Q, R> next) {
+        if (OPEN.contains(call.getMethodDescriptor().getFullMethodName())) {
+            Caller anonymous = new Caller(Caller.DEFAULT_ENVIRONMENT, "anonymous", Caller.Kind.UNAUTHENTICATED);
+            return Contexts.interceptCall(Context.current().withValue(Caller.KEY, anonymous), call, headers, next);
+        }
+        SocketAddress peer = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+        String header = headers.get(AUTHORIZATION);
+        Tokens.Claims claims;
+        try {
+            if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() == 7) {
+                throw new AuthException("this server requires an access token (authorization: Bearer <token>); "
+                        + howToGetOne);
+            }
+            claims = tokens.verify(header.substring(7).strip());
+            if (claims.clientId().isPresent() && !activeClient.test(claims.clientId().get())) {
+                throw new AuthException("the credential " + claims.clientId().get() + " that got this token was"
+                        + " revoked; use another one");
+            }
+        } catch (AuthException e) {
+            refuse(call, peer, Status.UNAUTHENTICATED.withDescription(e.getMessage()));
+            return new ServerCall.Listener<>() { };
+        }
+        String named = headers.get(TrustedCallers.ENVIRONMENT_HEADER);
+        Caller caller = claims.caller();
+        if (named != null && !named.isBlank() && !named.strip().equals(caller.environment())) {
+            call.close(Status.PERMISSION_DENIED.withDescription("this token acts in environment "
+                    + caller.environment() + ", and x-chalk-env-id names " + named.strip()
+                    + ": use a credential of that environment"), new Metadata());
+            return new ServerCall.Listener<>() { };
+        }
+        return Contexts.interceptCall(Context.current().withValue(Caller.KEY, caller), call, headers, next);
+    }
+
+    /** Refuses after the delay a failing peer has earned, without holding a thread. */
+    private void refuse(ServerCall<?, ?> call, SocketAddress peer, Status status) {
+        Duration delay = failures.delay(peer);
+        failures.failed(peer);
+        if (delay.isZero()) {
+            call.close(status, new Metadata());
+        } else {
+            timers.schedule(() -> call.close(status, new Metadata()), delay.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+}

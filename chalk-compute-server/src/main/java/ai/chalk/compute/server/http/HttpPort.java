@@ -1,0 +1,91 @@
+package ai.chalk.compute.server.http;
+
+import ai.chalk.compute.server.threads.DaemonThreads;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Supplier;
+
+/**
+ * The server's HTTP port (the JDK's own HTTP server: a few small documents, no framework needed). Routes are read-only
+ * GETs registered before clients are told the URL; anything else answers 404 or 405.
+ */
+public final class HttpPort implements AutoCloseable {
+
+    private final HttpServer server;
+    private final ExecutorService executor;
+    private final String url;
+
+    private HttpPort(HttpServer server, ExecutorService executor, String url) {
+        this.server = server;
+        this.executor = executor;
+        this.url = url;
+    }
+
+    /**
+     * Listens on {@code host:port} (0 picks a free port).
+     *
+     * @throws IOException when the port cannot be bound, naming it
+     */
+    public static HttpPort open(String host, int port) throws IOException {
+        HttpServer server;
+        try {
+            server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), 64);
+        } catch (IOException e) {
+            throw new IOException("cannot listen for HTTP on " + host + ":" + port + ": " + e.getMessage()
+                    + " (choose another with --http-port)", e);
+        }
+        ExecutorService executor = Executors.newFixedThreadPool(2, DaemonThreads.numbered("chalk-compute-http"));
+        server.setExecutor(executor);
+        server.createContext("/", exchange -> send(exchange, 404, "text/plain", "not found\n"));
+        server.start();
+        String shown = host.contains(":") ? "[" + host + "]" : host;
+        return new HttpPort(server, executor, "http://" + shown + ":" + server.getAddress().getPort());
+    }
+
+    /** The base URL, e.g. {@code http://127.0.0.1:50052}. */
+    public String url() {
+        return url;
+    }
+
+    /** Serves the document {@code body} supplies (read at every request) at {@code path}. */
+    public void document(String path, String contentType, Supplier<String> body) {
+        server.createContext(path, exchange -> {
+            if (!exchange.getRequestURI().getPath().equals(path)) {
+                send(exchange, 404, "text/plain", "not found\n");
+            } else if (!exchange.getRequestMethod().equals("GET") && !exchange.getRequestMethod().equals("HEAD")) {
+                exchange.getResponseHeaders().set("Allow", "GET, HEAD");
+                send(exchange, 405, "text/plain", "only GET is served here\n");
+            } else {
+                exchange.getResponseHeaders().set("Cache-Control", "max-age=300");
+                send(exchange, 200, contentType, body.get());
+            }
+        });
+    }
+
+    private static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
+        try (exchange) {
+            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", contentType);
+            boolean head = exchange.getRequestMethod().equals("HEAD");
+            exchange.sendResponseHeaders(status, head ? -1 : bytes.length);
+            if (!head) {
+                try (OutputStream out = exchange.getResponseBody()) {
+                    out.write(bytes);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}
