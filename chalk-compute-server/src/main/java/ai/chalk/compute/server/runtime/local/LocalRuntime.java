@@ -44,6 +44,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -160,7 +161,7 @@ public final class LocalRuntime implements SandboxRuntime {
         private final Path stateDir;
         private LocalIsolation isolation = LocalIsolation.AUTO;
         private String toolPath = Objects.requireNonNullElse(System.getenv("PATH"), DEFAULT_PATH);
-        private boolean useCgroups = true;
+        private Function<String, CgroupDriver> cgroups = CgroupDriver::detect;
         private Path ociImportDir;
         private String dockerHost;
         private String defaultImage;
@@ -209,7 +210,14 @@ public final class LocalRuntime implements SandboxRuntime {
         }
 
         Builder useCgroups(boolean useCgroups) {
-            this.useCgroups = useCgroups;
+            this.cgroups = useCgroups ? CgroupDriver::detect
+                    : key -> CgroupDriver.unavailable("cgroups are switched off");
+            return this;
+        }
+
+        /** The cgroups of sandboxes, from the runtime's key; default what this host offers ({@code detect}). */
+        Builder cgroups(Function<String, CgroupDriver> cgroups) {
+            this.cgroups = cgroups;
             return this;
         }
 
@@ -234,7 +242,6 @@ public final class LocalRuntime implements SandboxRuntime {
         Path stateDir = b.stateDir;
         LocalIsolation mode = b.isolation;
         String toolPath = b.toolPath;
-        boolean useCgroups = b.useCgroups;
         try {
             Files.createDirectories(stateDir);
             this.stateDir = stateDir.toRealPath();
@@ -249,7 +256,7 @@ public final class LocalRuntime implements SandboxRuntime {
             List<Path> visible = systemView.readOnlyDirs().stream().map(Path::of).toList();
             this.tools = HostTools.find(toolPath, visible);
             this.key = StateDirKey.of(this.stateDir);
-            this.cgroups = useCgroups ? CgroupDriver.detect(key) : CgroupDriver.unavailable("cgroups are switched off");
+            this.cgroups = b.cgroups.apply(key);
             List<String> failures = new ArrayList<>();
             this.level = IsolationProbe.choose(tools, mode, failures);
             this.userNamespaces = level.isolated() ? UserNamespacePool.start(this.stateDir, tools.require("unshare"),

@@ -50,8 +50,11 @@ public final class CgroupV2 implements CgroupDriver {
         return at(own, key);
     }
 
-    /** Probes the unified hierarchy below the server's group {@code own} and prepares the base group. */
-    static CgroupV2 at(Path own, String key) {
+    /**
+     * Probes the unified hierarchy below the server's group {@code own} and prepares the base group: what
+     * {@link CgroupDriver#detect} does with the group the server is in; tests pass a fresh group of their own.
+     */
+    public static CgroupV2 at(Path own, String key) {
         Path base = own.resolve("chalk-compute").resolve(key);
         List<String> available;
         try {
