@@ -35,10 +35,11 @@ public interface RuntimeSandbox {
      * Suspends every process of the sandbox (the init, every exec and whatever they started) where it
      * stands, keeping memory, open files and sockets; nothing in the sandbox runs until {@link #resume()}.
      * Processes started while it is suspended are suspended as they enter the sandbox. Signals sent
-     * meanwhile, SIGKILL included, take effect on resume. Suspending a suspended sandbox does nothing.
+     * meanwhile take effect on resume, SIGKILL too on a cgroup v1 host (cgroup v2's freezer lets fatal signals
+     * through at once). Suspending a suspended sandbox does nothing.
      *
      * @throws SandboxOperationException when the engine cannot suspend here (the local runtime needs the
-     *                                   cgroup v1 freezer) or the sandbox is stopping; the message says which
+     *                                   cgroup freezer) or the sandbox is stopping; the message says which
      */
     default void suspend() throws SandboxOperationException {
         throw new SandboxOperationException("this runtime cannot suspend sandboxes");

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -41,7 +42,7 @@ final class BubblewrapLauncher extends InitLauncher {
         List<String> steps = SandboxCommands.initSteps(helpers, request.userns().isPresent(), List.of(),
                 request.fromImage() ? List.of(SandboxTools.busybox(), "sh") : List.of("/bin/sh"),
                 request.fromImage() ? SandboxCommands.imageInitLoop() : SandboxCommands.INIT_LOOP);
-        Cgroups.SandboxGroups groups = request.groups();
+        SandboxCgroup groups = request.groups();
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(), SandboxCommands.bubblewrapInit(bwrap, filter.initFile(),
                         request.userns().map(UserNamespace::path), steps));

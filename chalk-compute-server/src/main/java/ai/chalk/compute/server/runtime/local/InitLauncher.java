@@ -4,6 +4,7 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -37,7 +38,7 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
      * @param view      the host's system view (sandboxes without an image)
      * @param userns    its user namespace, if it has its own ids
      */
-    record Request(LocalRuntime runtime, Path root, Cgroups.SandboxGroups groups, String hostname, boolean network,
+    record Request(LocalRuntime runtime, Path root, SandboxCgroup groups, String hostname, boolean network,
                    String workdir, List<SandboxSpec.VolumeBinding> volumes, boolean fromImage,
                    SandboxFiles.SystemView view, Optional<UserNamespace> userns) {
     }

@@ -3,6 +3,8 @@ package ai.chalk.compute.server.runtime.local;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupDriver;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupV1;
 import java.util.List;
 import java.util.Optional;
 
@@ -73,7 +75,7 @@ final class IsolationProbe {
 
     /** The isolation in force, as the runtime reports it in its log, health and the isolation tests. */
     static Isolation describe(Level level, List<String> failures, HostTools tools, SandboxFiles.SystemView systemView,
-                              Cgroups cgroups, Optional<String> userNamespaceProblem) {
+                              CgroupDriver cgroups, Optional<String> userNamespaceProblem) {
         String view = String.join(", ", systemView.readOnlyDirs());
         String cg = describeCgroups(cgroups);
         String who = userNamespaceProblem.map(why -> "processes run as the host's root without capabilities (no user"
@@ -96,25 +98,32 @@ final class IsolationProbe {
         };
     }
 
-    private static String describeCgroups(Cgroups cgroups) {
+    private static String describeCgroups(CgroupDriver cgroups) {
         List<String> in = cgroups.controllers();
+        String freezer = cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
+                : "; no freezer (" + cgroups.freezerProblem().orElse("unavailable") + "): sandboxes cannot be"
+                        + " suspended and snapshots are copied while their processes run";
+        if (in.isEmpty() && cgroups.tracksExecs()) { // cgroup v2 without its controllers: groups, but no limits
+            return "no cgroup limits (" + cgroups.problem().orElse("unavailable") + "): cpu, memory and process limits"
+                    + " are NOT enforced; a " + cgroups.version() + " group per exec lets killTree reach re-parented"
+                    + " daemons" + freezer;
+        }
         if (in.isEmpty()) {
             return "no cgroups (" + cgroups.problem().orElse("unavailable") + "): cpu, memory and process limits "
                     + "are NOT enforced, and killTree follows the process tree, so daemons that re-parent may escape it"
                     + (cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
                     : "; sandboxes cannot be suspended and snapshots are copied while their processes run");
         }
-        StringBuilder s = new StringBuilder("cgroup v1 controllers ").append(String.join(", ", in)).append(" in use");
-        if (in.contains("pids")) {
-            s.append(" (a pids group per exec lets killTree reach re-parented daemons)");
+        StringBuilder s = new StringBuilder(cgroups.version()).append(" controllers ").append(String.join(", ", in))
+                .append(" in use");
+        if (cgroups.tracksExecs()) {
+            s.append(" (a ").append(cgroups instanceof CgroupV1 ? "pids group" : "group")
+                    .append(" per exec lets killTree reach re-parented daemons)");
         } else {
             s.append("; without pids, killTree follows the process tree, so daemons that re-parent may escape it");
         }
         cgroups.problem().ifPresent(p -> s.append("; not enforced: ").append(p));
-        s.append(cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
-                : "; no freezer (" + cgroups.freezerProblem().orElse("unavailable") + "): sandboxes cannot be"
-                        + " suspended and snapshots are copied while their processes run");
-        return s.toString();
+        return s.append(freezer).toString();
     }
 
     private static String bubblewrapVersion(HostTools tools) {

@@ -6,6 +6,7 @@ import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.ProcessTreeKill;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.PtyStdin;
+import ai.chalk.compute.server.runtime.local.cgroup.ProcessGroup;
 import com.pty4j.PtyProcess;
 import com.pty4j.WinSize;
 import java.io.FilterInputStream;
@@ -53,7 +54,7 @@ final class LocalProcess implements RuntimeProcess {
 
     private final Process process;
     private final boolean pty;
-    private final Cgroups.Group group;
+    private final ProcessGroup group;
     private final Set<Integer> delivered = ConcurrentHashMap.newKeySet();
     private final CompletableFuture<Pids> pids;
     private final Tracked stdout;
@@ -70,7 +71,7 @@ final class LocalProcess implements RuntimeProcess {
      * @param pids    where the real command is, from {@link #findCommand} or known
      * @param spare   whether a spare exec helper became this process
      */
-    LocalProcess(Process process, boolean pty, Cgroups.Group group, CompletableFuture<Pids> pids,
+    LocalProcess(Process process, boolean pty, ProcessGroup group, CompletableFuture<Pids> pids,
                  String description, boolean spare) {
         this.spare = spare;
         this.process = process;
@@ -94,7 +95,7 @@ final class LocalProcess implements RuntimeProcess {
     }
 
     /** Where the real command of {@code process} is: itself without isolation, else nsenter's child. */
-    static CompletableFuture<Pids> pidsOf(Process process, boolean nsentered, Cgroups.Group group, Executor helpers) {
+    static CompletableFuture<Pids> pidsOf(Process process, boolean nsentered, ProcessGroup group, Executor helpers) {
         if (!nsentered) {
             return CompletableFuture.completedFuture(new Pids(process.pid(), process.pid()));
         }
@@ -102,7 +103,7 @@ final class LocalProcess implements RuntimeProcess {
     }
 
     /** Finds nsenter's child, the real command, and reads its pid inside the sandbox. */
-    private static Pids findCommand(Process process, Cgroups.Group group) {
+    private static Pids findCommand(Process process, ProcessGroup group) {
         long nsenter = process.pid();
         long start = System.nanoTime();
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(PID_LOOKUP_MILLIS);

@@ -11,6 +11,7 @@ import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
 import ai.chalk.compute.server.runtime.host.WhenServerDies;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupDriver;
 import ai.chalk.compute.server.runtime.local.image.BuildTools;
 import ai.chalk.compute.server.runtime.local.image.ImageSourceException;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
@@ -43,6 +44,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,7 +106,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private final Path stateDir;
     private final Level level;
     private final HostTools tools;
-    private final Cgroups cgroups;
+    private final CgroupDriver cgroups;
     private final SandboxFiles.SystemView systemView;
     private final ProcMasks procMasks = ProcMasks.ofHost();
     private final SandboxDefaults defaults;
@@ -159,7 +161,7 @@ public final class LocalRuntime implements SandboxRuntime {
         private final Path stateDir;
         private LocalIsolation isolation = LocalIsolation.AUTO;
         private String toolPath = Objects.requireNonNullElse(System.getenv("PATH"), DEFAULT_PATH);
-        private boolean useCgroups = true;
+        private Function<String, CgroupDriver> cgroups = CgroupDriver::detect;
         private Path ociImportDir;
         private String dockerHost;
         private String defaultImage;
@@ -208,7 +210,14 @@ public final class LocalRuntime implements SandboxRuntime {
         }
 
         Builder useCgroups(boolean useCgroups) {
-            this.useCgroups = useCgroups;
+            this.cgroups = useCgroups ? CgroupDriver::detect
+                    : key -> CgroupDriver.unavailable("cgroups are switched off");
+            return this;
+        }
+
+        /** The cgroups of sandboxes, from the runtime's key; default what this host offers ({@code detect}). */
+        Builder cgroups(Function<String, CgroupDriver> cgroups) {
+            this.cgroups = cgroups;
             return this;
         }
 
@@ -233,7 +242,6 @@ public final class LocalRuntime implements SandboxRuntime {
         Path stateDir = b.stateDir;
         LocalIsolation mode = b.isolation;
         String toolPath = b.toolPath;
-        boolean useCgroups = b.useCgroups;
         try {
             Files.createDirectories(stateDir);
             this.stateDir = stateDir.toRealPath();
@@ -248,7 +256,7 @@ public final class LocalRuntime implements SandboxRuntime {
             List<Path> visible = systemView.readOnlyDirs().stream().map(Path::of).toList();
             this.tools = HostTools.find(toolPath, visible);
             this.key = StateDirKey.of(this.stateDir);
-            this.cgroups = useCgroups ? Cgroups.detect(key) : Cgroups.unavailable("cgroups are switched off");
+            this.cgroups = b.cgroups.apply(key);
             List<String> failures = new ArrayList<>();
             this.level = IsolationProbe.choose(tools, mode, failures);
             this.userNamespaces = level.isolated() ? UserNamespacePool.start(this.stateDir, tools.require("unshare"),
@@ -461,7 +469,7 @@ public final class LocalRuntime implements SandboxRuntime {
         return tools;
     }
 
-    Cgroups cgroups() {
+    CgroupDriver cgroups() {
         return cgroups;
     }
 
@@ -539,6 +547,8 @@ public final class LocalRuntime implements SandboxRuntime {
             for g in "$@"; do
               for id in $ids; do
                 [ -f "$g/$id/freezer.state" ] && echo THAWED > "$g/$id/freezer.state"
+                [ -f "$g/$id/cgroup.freeze" ] && echo 0 > "$g/$id/cgroup.freeze"
+                [ -f "$g/$id/cgroup.kill" ] && echo 1 > "$g/$id/cgroup.kill"
                 find "$g/$id" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r p; do kill -9 "$p"; done
               done
             done 2>/dev/null

@@ -19,6 +19,9 @@ import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
+import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
+import ai.chalk.compute.server.runtime.local.cgroup.ProcessGroup;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.RootPaths;
 import ai.chalk.compute.server.runtime.network.Egress;
@@ -74,7 +77,7 @@ final class LocalSandbox implements RuntimeSandbox {
     private final SandboxCommands.Helpers helpers;
     /** The words that put a process entering the sandbox under its syscall filter; empty without isolation. */
     private final List<String> filter;
-    private final Cgroups.SandboxGroups groups;
+    private final SandboxCgroup groups;
     private final Process init;
     /** The sandbox's way out when it has network (slirp4netns), closed at release. */
     private final Egress egress;
@@ -87,7 +90,7 @@ final class LocalSandbox implements RuntimeSandbox {
     private final SpareExecs spares;
 
     private LocalSandbox(LocalRuntime runtime, String id, Path dir, String workdir, Path hostWorkdir,
-                         Map<String, String> env, boolean fromImage, Cgroups.SandboxGroups groups, SandboxInit init) {
+                         Map<String, String> env, boolean fromImage, SandboxCgroup groups, SandboxInit init) {
         this.runtime = runtime;
         this.id = id;
         this.level = runtime.level();
@@ -168,7 +171,7 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         Path dir = runtime.sandboxesDir().resolve(id);
         Path layer = dir.resolve("root");
-        Cgroups.SandboxGroups groups = null;
+        SandboxCgroup groups = null;
         SandboxInit init = SandboxInit.NONE;
         Path hostWorkdir = null;
         Optional<UserNamespace> userns = Optional.empty();
@@ -429,7 +432,7 @@ final class LocalSandbox implements RuntimeSandbox {
         if (s == null) {
             return null;
         }
-        LocalProcess process = new LocalProcess(s.process(), false, s.group() == null ? null : s.group().pids(),
+        LocalProcess process = new LocalProcess(s.process(), false, s.group() == null ? null : s.group().group(),
                 s.pids(), "'" + spec.command() + "' in sandbox " + id, true);
         processes.add(process);
         process.onExit().whenComplete((st, e) -> processes.remove(process));
@@ -437,7 +440,7 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     private SpareExecs.Spare spawnSpare() {
-        Cgroups.ExecGroup group = null;
+        ExecCgroup group = null;
         try {
             group = groups == null ? null : groups.newExec();
             List<String> command = SandboxCommands.joinCgroups(group == null ? List.of() : group.procsFiles(),
@@ -445,10 +448,10 @@ final class LocalSandbox implements RuntimeSandbox {
                             level.isolated() ? initPid : -1, ids.isPresent(), filter));
             Process p = SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
             return new SpareExecs.Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
-                    group == null ? null : group.pids(), runtime.helpers()));
+                    group == null ? null : group.group(), runtime.helpers()));
         } catch (IOException | RuntimeException e) {
-            if (group != null && group.pids() != null) {
-                group.pids().removeIfEmpty();
+            if (group != null && group.group() != null) {
+                group.group().removeIfEmpty();
             }
             log.debug("Cannot start a spare exec helper in sandbox {}: {}", id, e.toString());
             return null;
@@ -457,7 +460,7 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private RuntimeProcess spawn(ProcessSpec spec, List<String> command, Map<String, String> hostEnv, Path hostDir,
                                  boolean nsentered) throws ProcessStartException {
-        Cgroups.ExecGroup group = null;
+        ExecCgroup group = null;
         try {
             if (groups != null) {
                 group = groups.newExec();
@@ -481,7 +484,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 pb.environment().putAll(hostEnv);
                 p = pb.start();
             }
-            Cgroups.Group pids = group == null ? null : group.pids();
+            ProcessGroup pids = group == null ? null : group.group();
             LocalProcess process = new LocalProcess(p, spec.pty().isPresent(), pids,
                     LocalProcess.pidsOf(p, nsentered, pids, runtime.helpers()),
                     "'" + spec.command() + "' in sandbox " + id, false);
@@ -489,8 +492,8 @@ final class LocalSandbox implements RuntimeSandbox {
             process.onExit().whenComplete((s, e) -> processes.remove(process));
             return process;
         } catch (IOException | RuntimeException e) {
-            if (group != null && group.pids() != null) {
-                group.pids().removeIfEmpty();
+            if (group != null && group.group() != null) {
+                group.group().removeIfEmpty();
             }
             throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
                     + e.getMessage(), e);
@@ -575,10 +578,10 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     /**
-     * Freezes every process of the sandbox with the cgroup v1 freezer, keeping their memory, files and sockets;
+     * Freezes every process of the sandbox with the cgroup freezer (v1 or v2), keeping their memory, files and sockets;
      * processes started meanwhile freeze as they join the sandbox's groups.
      *
-     * @throws SandboxOperationException without a freezer (cgroup v1 freezer not mounted or not writable, cgroups
+     * @throws SandboxOperationException without a freezer (cgroup freezer not mounted or not writable, cgroups
      *                                   switched off), when the sandbox is stopping, or when a process would not
      *                                   freeze in time
      */
@@ -617,7 +620,7 @@ final class LocalSandbox implements RuntimeSandbox {
     private void requireFreezer(String what) throws SandboxOperationException {
         if (groups == null || !groups.hasFreezer()) {
             throw new SandboxOperationException("sandbox " + id + " cannot be " + what + ": the local runtime"
-                    + " suspends sandboxes with the cgroup v1 freezer, which is not available on this host ("
+                    + " suspends sandboxes with the " + runtime.cgroups().freezerName() + ", which is not available on this host ("
                     + runtime.cgroups().freezerProblem().orElse("cgroups are not in use") + ")");
         }
     }
@@ -721,7 +724,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 HostSignals.signal(initPid, HostSignals.SIGKILL); // the pid namespace dies with its init
             }
             if (groups != null) {
-                groups.pidsGroup().ifPresent(g -> g.killAll(10_000));
+                groups.processGroup().ifPresent(g -> g.killAll(10_000));
             } else if (!level.isolated()) {
                 for (long pid : userProcesses()) {
                     HostSignals.signal(pid, HostSignals.SIGKILL);
@@ -772,7 +775,7 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     /** The sandbox's groups, if cgroups are in use. */
-    Optional<Cgroups.SandboxGroups> groups() {
+    Optional<SandboxCgroup> groups() {
         return Optional.ofNullable(groups);
     }
 

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.concurrent.CompletableFuture;
@@ -32,7 +33,7 @@ final class SpareExecs {
     private static final int GIVE_UP_AFTER = 3;
 
     /** A spare exec helper waiting for its request, with its pids group and where its command will be. */
-    record Spare(Process process, Cgroups.ExecGroup group, CompletableFuture<LocalProcess.Pids> pids) {
+    record Spare(Process process, ExecCgroup group, CompletableFuture<LocalProcess.Pids> pids) {
         /** Ends the helper: at end-of-file instead of a request it exits (nsenter then follows). */
         void discard() {
             try {

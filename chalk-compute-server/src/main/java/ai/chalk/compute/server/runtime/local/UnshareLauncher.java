@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.host.HostTools;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -32,7 +33,7 @@ final class UnshareLauncher extends InitLauncher {
                 request.root(), root, request.hostname(), resolv, request.workdir(), request.volumes(),
                 runtime.procMasks(), filter.filter().execPrefix(helpers.perl()),
                 request.userns().map(UserNamespace::path), helpers.nsenter());
-        Cgroups.SandboxGroups groups = request.groups();
+        SandboxCgroup groups = request.groups();
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(), init);
         Process p = runtime.spawnInit(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.DISCARD)

@@ -11,6 +11,8 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupFiles;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -205,7 +207,7 @@ class LocalRuntimeIsolationTest {
         SandboxSpec spec = spec(Map.of(), new ResourceLimits(java.util.Optional.of(500L),
                 java.util.Optional.of(64L * 1024 * 1024)));
         LocalSandbox sb = (LocalSandbox) runtime.start(spec);
-        Cgroups.SandboxGroups groups = sb.groups().orElseThrow();
+        SandboxCgroup groups = sb.groups().orElseThrow();
         Path memory = groups.dir("memory").orElseThrow();
         Path cpu = groups.dir("cpu").orElseThrow();
         Path pids = groups.dir("pids").orElseThrow();
@@ -220,7 +222,7 @@ class LocalRuntimeIsolationTest {
         String id = sb.id();
         assertThat(cgroup.lines().filter(l -> l.contains(":memory:") || l.contains(":cpu:") || l.contains(":pids:")))
                 .hasSize(3).allMatch(l -> l.contains("/chalk-compute/") && l.contains("/" + id));
-        assertThat(Set.copyOf(Cgroups.procs(memory, true))).contains(host, sb.initPid());
+        assertThat(Set.copyOf(CgroupFiles.procs(memory, true))).contains(host, sb.initPid());
         // and the limit holds: a shell that needs 100 MB is killed by the kernel
         LocalTesting.Run hog = sh(sb, "x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo survived");
         assertThat(hog.out()).doesNotContain("survived");
@@ -239,11 +241,11 @@ class LocalRuntimeIsolationTest {
         Path layer = state.resolve("sandboxes/gone-1/root");
         Files.createDirectories(layer.resolve("workspace"));
         Files.createSymbolicLink(layer.resolve("workspace/link"), Path.of("/"));
-        Cgroups.SandboxGroups old = runtime.cgroups().create("gone-1", ResourceLimits.NONE, 10);
+        SandboxCgroup old = runtime.cgroups().create("gone-1", ResourceLimits.NONE, 10);
         Process stray = new ProcessBuilder("/bin/sh", "-c", "echo $$ > " + old.initProcsFiles().get(2)
                 + " && exec sleep 4705").start();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
-                .until(() -> Cgroups.procs(old.dir("pids").orElseThrow(), true).contains(stray.pid()));
+                .until(() -> CgroupFiles.procs(old.dir("pids").orElseThrow(), true).contains(stray.pid()));
 
         assertThat(runtime.reconcile(List.of("gone-1", running.id()))).isEmpty();
 

@@ -9,6 +9,7 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -119,7 +120,7 @@ class LocalSandboxSecurityTest {
         assertThatThrownBy(() -> runtime.start(LocalTesting.spec())).isInstanceOf(RuntimeStartException.class)
                 .hasMessageContaining("at most 2 sandboxes");
         assertThat(sh(a, "ulimit -n; ulimit -Hn").ok().out()).isEqualTo("128\n128\n");
-        Optional<Cgroups.SandboxGroups> groups = ((LocalSandbox) a).groups();
+        Optional<SandboxCgroup> groups = ((LocalSandbox) a).groups();
         if (runtime.cgroups().has("memory")) {
             assertThat(groups.orElseThrow().dir("memory").map(d -> read(d.resolve("memory.limit_in_bytes"))))
                     .contains(Long.toString(256L << 20));

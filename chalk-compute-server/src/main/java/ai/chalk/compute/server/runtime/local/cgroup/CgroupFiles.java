@@ -1,0 +1,153 @@
+package ai.chalk.compute.server.runtime.local.cgroup;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The file work both cgroup versions share: control files written and read, member processes listed, group trees
+ * removed, and what all of a runtime's sandboxes may take of the host together.
+ */
+public final class CgroupFiles {
+
+    private CgroupFiles() {
+    }
+
+    /** Writes a control file (one {@code write(2)}: the kernel takes the value, or refuses it with an error). */
+    static void write(Path file, String value) throws IOException {
+        Files.writeString(file, value, StandardCharsets.US_ASCII);
+    }
+
+    static String read(Path file) throws IOException {
+        return Files.readString(file, StandardCharsets.US_ASCII).trim();
+    }
+
+    /** The processes in {@code dir}'s group, with those of its sub-groups when {@code recursive}; none once gone. */
+    public static List<Long> procs(Path dir, boolean recursive) {
+        List<Long> pids = new ArrayList<>();
+        try {
+            for (String line : Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
+                if (!line.isBlank()) {
+                    pids.add(Long.parseLong(line.trim()));
+                }
+            }
+        } catch (IOException e) {
+            return pids;
+        }
+        if (recursive) {
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, Files::isDirectory)) {
+                for (Path child : ds) {
+                    pids.addAll(procs(child, true));
+                }
+            } catch (IOException e) {
+                // gone meanwhile
+            }
+        }
+        return pids;
+    }
+
+    /** Removes a group and its sub-groups, deepest first, retrying while exiting tasks still hold them. */
+    static void removeTree(Path dir, long timeoutMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, Files::isDirectory)) {
+            for (Path child : ds) {
+                removeTree(child, timeoutMillis);
+            }
+        } catch (IOException e) {
+            return;
+        }
+        long pause = 100_000;
+        while (true) {
+            try {
+                rmdir(dir);
+                return;
+            } catch (IOException e) {
+                if (System.nanoTime() > deadline) {
+                    return;
+                }
+                LockSupport.parkNanos(pause);
+                pause = Math.min(pause * 2, 20_000_000);
+            }
+        }
+    }
+
+    static void rmdir(Path dir) throws IOException {
+        try {
+            Files.delete(dir); // rmdir(2); a cgroup directory's control files are not real files
+        } catch (NoSuchFileException e) {
+            // already gone
+        } catch (FileSystemException e) {
+            throw new IOException("cannot remove cgroup " + dir + ": " + e.getReason(), e);
+        }
+    }
+
+    /** Writes a control file quietly: the group may be gone already. */
+    static void writeQuietly(Path file, String value) {
+        try {
+            write(file, value);
+        } catch (IOException e) {
+            // gone already
+        }
+    }
+
+    /** Sandbox ids that have groups under the given bases (a runtime's base group in each hierarchy). */
+    static List<String> childNames(Iterable<Path> bases) {
+        List<String> ids = new ArrayList<>();
+        for (Path dir : bases) {
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, Files::isDirectory)) {
+                for (Path p : ds) {
+                    String name = p.getFileName().toString();
+                    if (!ids.contains(name)) {
+                        ids.add(name);
+                    }
+                }
+            } catch (IOException e) {
+                // nothing there
+            }
+        }
+        return ids;
+    }
+
+    /**
+     * The process ids all of a runtime's sandboxes may use together: half the host's (with {@code pid_max} at 32768,
+     * eight sandboxes of 4096 processes each took them all, and the host could fork no more).
+     */
+    static long pidsForAllSandboxes() {
+        return Math.max(64, Math.min(readLong("/proc/sys/kernel/pid_max"), readLong("/proc/sys/kernel/threads-max")) / 2);
+    }
+
+    /**
+     * The memory all of a runtime's sandboxes may use together: three quarters of the host's, so that sandboxes at
+     * their own limits still leave the server room; -1 when the host's is unknown (no cap then).
+     */
+    static long memoryForAllSandboxes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemTotal:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024 / 4 * 3;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // no cap then
+        }
+        return -1;
+    }
+
+    private static long readLong(String file) {
+        try {
+            // not Files.readString: seeing size 0 it reads one byte, then reads on, and a sysctl file answers a read
+            // at a non-zero offset with end-of-file, which made pid_max "3" instead of "32768"
+            return Long.parseLong(Files.readAllLines(Path.of(file)).get(0).trim());
+        } catch (IOException | RuntimeException e) {
+            return 32768;
+        }
+    }
+}
