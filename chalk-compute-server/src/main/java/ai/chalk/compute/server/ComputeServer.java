@@ -1,5 +1,6 @@
 package ai.chalk.compute.server;
 
+import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.auth.TrustedCallers;
 import ai.chalk.compute.server.blob.BlobServiceV1;
@@ -10,6 +11,7 @@ import ai.chalk.compute.server.grpc.FailuresToStatus;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.grpc.UnhealthyReason;
+import ai.chalk.compute.server.http.HttpPort;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
@@ -44,11 +46,13 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.UUID;
 import java.util.concurrent.Executors;
@@ -94,6 +98,8 @@ public final class ComputeServer implements AutoCloseable {
     private ProcessThreads processThreads;
     private Server inProcess;
     private Server tcp;
+    private HttpPort http;
+    private Authentication authentication;
     private HealthStatusManager health;
     private FunctionServices functions;
     private final MemoryBudgets budgets;
@@ -133,12 +139,14 @@ public final class ComputeServer implements AutoCloseable {
         for (String area : List.of("state", "runtime", "volumes", "volume-images", "blobs", "functions")) {
             privateDirectory(dataDir.resolve(area));
         }
-        String exposure = config.port == null ? null
-                : ListenAddress.check(config.host, config.port, config.insecureListen);
+        Optional<String> exposure = config.port == null ? Optional.empty()
+                : ListenAddress.check(config.host, config.port, config.auth == Authentication.Mode.TOKENS,
+                        config.tlsCertChain != null);
         try {
             database = Database.open(dataDir);
             runtime = RuntimeStart.start(config.runtime, dataDir);
             scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
+            authentication = Authentication.open(config.auth, dataDir, Clock.systemUTC(), scheduler);
             processThreads = ProcessThreads.create(scheduler);
             volumes = new VolumeManager(new VolumeStore(database), dataDir.resolve("volumes"),
                     dataDir.resolve("volume-images"), config.volumeBytes);
@@ -179,6 +187,8 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(functions.asyncCalls()),
                     intercepted(functions.scalingGroups()),
                     intercepted(new CustomImageServiceV1(images, sandboxStore)),
+                    ServerInterceptors.intercept(ServerInterceptors.intercept(authentication.service(),
+                            FAILURES_TO_STATUS), config.interceptors),
                     ServerInterceptors.intercept(health.getHealthService(), new UnhealthyReason(database::problem)),
                     ProtoReflectionServiceV1.newInstance().bindService()).toList();
             List<ServerServiceDefinition> unguarded = services;
@@ -194,12 +204,19 @@ public final class ComputeServer implements AutoCloseable {
                 if (config.tlsCertChain != null) {
                     nb.useTransportSecurity(config.tlsCertChain.toFile(), config.tlsPrivateKey.toFile());
                 }
-                ServerInterceptor callers = new TrustedCallers(Caller.Kind.UNAUTHENTICATED);
+                ServerInterceptor callers = authentication.tcpCallers();
                 services.forEach(service -> nb.addService(ServerInterceptors.intercept(service, callers)));
                 tcp = nb.build().start();
-                if (exposure != null) {
-                    log.warn(exposure.replace(":" + config.port + " ", ":" + tcp.getPort() + " "));
-                }
+                exposure.ifPresent(warning -> log.warn(warning.replace(":" + config.port + " ",
+                        ":" + tcp.getPort() + " ")));
+            }
+            String httpHost = tcp != null ? config.host : "127.0.0.1";
+            int httpPort = config.httpPort != null ? config.httpPort
+                    : tcp != null && config.port != 0 ? tcp.getPort() + 1 : 0;
+            http = HttpPort.open(httpHost, httpPort);
+            authentication.publish(http, grpcUrl());
+            if (tcp != null) {
+                authentication.firstCredential();
             }
             functions.serveWorkers(unguarded, MAX_MESSAGE_BYTES);
         } catch (IOException | RuntimeException e) {
@@ -210,7 +227,8 @@ public final class ComputeServer implements AutoCloseable {
         Isolation iso = runtime.isolation();
         log.info("Chalk Compute server started: {}; runtime {}, isolation {} ({}); data in {}",
                 tcp != null ? "listening on " + config.host + ":" + tcp.getPort() + (config.tlsCertChain != null ? " (TLS)" : "")
-                        + " and in-process as " + config.inProcessName
+                        + (config.auth == Authentication.Mode.NONE ? " without authentication" : "")
+                        + ", HTTP on " + http.url() + " and in-process as " + config.inProcessName
                         : "in-process as " + config.inProcessName,
                 runtime.name(), iso.level(), iso.detail(), dataDir);
         return this;
@@ -245,6 +263,26 @@ public final class ComputeServer implements AutoCloseable {
     /** The TCP port the server listens on, if it was asked to. */
     public OptionalInt port() {
         return tcp == null ? OptionalInt.empty() : OptionalInt.of(tcp.getPort());
+    }
+
+    /** The URL TCP clients use ({@code http://127.0.0.1:50051}, {@code https://...} with TLS), if it listens. */
+    public Optional<String> grpcUrl() {
+        if (tcp == null) {
+            return Optional.empty();
+        }
+        String host = config.host.equals("0.0.0.0") || config.host.equals("::") ? "127.0.0.1" : config.host;
+        return Optional.of((config.tlsCertChain != null ? "https://" : "http://")
+                + (host.contains(":") ? "[" + host + "]" : host) + ":" + tcp.getPort());
+    }
+
+    /** The server's HTTP URL (JWKS at {@code /.well-known/jwks.json}). */
+    public String httpUrl() {
+        return http.url();
+    }
+
+    /** The server's authentication: its credentials and tokens. */
+    public Authentication authentication() {
+        return authentication;
     }
 
     /** The runtime's name ({@code local}, ...). */
@@ -320,6 +358,9 @@ public final class ComputeServer implements AutoCloseable {
                 }
             }
         }
+        if (http != null) {
+            http.close();
+        }
         if (runtime != null) {
             step("closing the runtime", runtime::close);
         }
@@ -349,7 +390,8 @@ public final class ComputeServer implements AutoCloseable {
     public static final class Builder {
         private Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
         private String host = "127.0.0.1";
-        private boolean insecureListen;
+        private Authentication.Mode auth = Authentication.Mode.TOKENS;
+        private Integer httpPort;
         private Integer port;
         private String inProcessName = "chalk-compute-" + UUID.randomUUID();
         private RuntimeOptions runtime = LocalRuntimeOptions.DEFAULTS;
@@ -387,8 +429,9 @@ public final class ComputeServer implements AutoCloseable {
         }
 
         /**
-         * The address to bind the TCP port to. Default {@code 127.0.0.1}: reachable from this machine only. Any
-         * address other than loopback needs {@link #insecureListen(boolean)}: there is no authentication yet.
+         * The address to bind the TCP port to. Default {@code 127.0.0.1}: reachable from this machine only. Any other
+         * address needs authentication on (the default); serve it with {@link #tls} so tokens are not sent in the
+         * clear.
          */
         public Builder host(String host) {
             this.host = Objects.requireNonNull(host, "host");
@@ -396,12 +439,23 @@ public final class ComputeServer implements AutoCloseable {
         }
 
         /**
-         * Allows a {@link #host(String)} other than loopback. Whoever reaches the port then controls every sandbox
-         * (there is no authentication yet), so the server logs a warning saying so; use it only behind a firewall
-         * or on a private network. Default false: a non-loopback host is refused at start.
+         * Whether TCP callers must show a token ({@link Authentication.Mode#TOKENS}, the default) or are all trusted
+         * ({@link Authentication.Mode#NONE}: loopback only, logged as a warning). The in-process transport never asks.
          */
-        public Builder insecureListen(boolean insecureListen) {
-            this.insecureListen = insecureListen;
+        public Builder auth(Authentication.Mode auth) {
+            this.auth = Objects.requireNonNull(auth, "auth");
+            return this;
+        }
+
+        /**
+         * The HTTP port (the JWKS that verifies the server's tokens). Default: the TCP port plus one, or a free port
+         * when the TCP port is picked (0) or the server is in-process only (then on loopback).
+         */
+        public Builder httpPort(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("HTTP port " + port + " is out of range 0-65535");
+            }
+            this.httpPort = port;
             return this;
         }
 

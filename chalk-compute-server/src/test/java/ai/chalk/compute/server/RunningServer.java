@@ -5,11 +5,23 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshotServiceGrpc;
+import ai.chalk.compute.proto.server.v1.AuthServiceGrpc;
+import ai.chalk.compute.proto.server.v1.GetTokenRequest;
+import ai.chalk.compute.server.auth.Caller;
+import ai.chalk.compute.server.auth.ClientCredentials;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A real server on a TCP port for tests, with a plaintext channel and the generated stubs, as an
- * independent client written from Chalk's descriptors would use them.
+ * independent client written from Chalk's descriptors would use them: it makes a client credential, exchanges it
+ * for a token with {@code AuthService/GetToken}, and sends that token with every call.
  */
 public final class RunningServer implements AutoCloseable {
 
@@ -26,7 +39,41 @@ public final class RunningServer implements AutoCloseable {
 
     private RunningServer(ComputeServer server) {
         this.server = server;
-        this.channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow()).usePlaintext().build();
+        this.channel = authenticated(server, Caller.DEFAULT_ENVIRONMENT);
+    }
+
+    /** A channel to {@code server} whose calls carry a token of a fresh credential of {@code environment}. */
+    public static ManagedChannel authenticated(ComputeServer server, String environment) {
+        AtomicReference<String> token = new AtomicReference<>();
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow())
+                .usePlaintext().intercept(bearer(token)).build();
+        ClientCredentials.Created credential = server.authentication().credentials().create("test", environment);
+        token.set(AuthServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                .getToken(GetTokenRequest.newBuilder().setClientId(credential.credential().id())
+                        .setClientSecret(credential.secret()).setGrantType("client_credentials").build())
+                .getAccessToken());
+        return channel;
+    }
+
+    /** Sends {@code authorization: Bearer <token>} once a token is there. */
+    public static ClientInterceptor bearer(AtomicReference<String> token) {
+        Metadata.Key<String> authorization = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+        return new ClientInterceptor() {
+            @Override
+            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options,
+                                                         Channel next) {
+                return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+                    @Override
+                    public void start(Listener<R> listener, Metadata headers) {
+                        String t = token.get();
+                        if (t != null) {
+                            headers.put(authorization, "Bearer " + t);
+                        }
+                        super.start(listener, headers);
+                    }
+                };
+            }
+        };
     }
 
     public static RunningServer start(Path dataDir) throws IOException {

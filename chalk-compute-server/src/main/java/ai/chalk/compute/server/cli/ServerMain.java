@@ -5,6 +5,7 @@ import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.LocalRuntimeOptions;
 import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.RuntimeOptions;
+import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import ai.chalk.compute.server.runtime.local.SandboxDefaults;
@@ -17,18 +18,21 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** Runs a self-hosted Chalk Compute server until SIGTERM or SIGINT. */
-@Command(name = "chalk-compute-server", mixinStandardHelpOptions = true,
+@Command(name = "chalk-compute-server", mixinStandardHelpOptions = true, subcommands = CredentialsCommand.class,
         description = "Serves Chalk's sandbox gRPC contract on this machine.")
 public final class ServerMain implements Callable<Integer> {
 
     @Option(names = "--port", description = "TCP port to listen on (0 picks a free one). Default: ${DEFAULT-VALUE}.")
     int port = 50051;
 
-    @Option(names = "--host", description = "Address to bind. Default: ${DEFAULT-VALUE} (this machine only; there is no authentication yet). Other than loopback needs --insecure-listen.")
+    @Option(names = "--host", description = "Address to bind. Default: ${DEFAULT-VALUE} (this machine only). Another address needs authentication on; serve it with --tls-cert so tokens are not sent in the clear.")
     String host = "127.0.0.1";
 
-    @Option(names = "--insecure-listen", description = "Allow a --host other than loopback. There is no authentication yet: anyone who reaches the port controls every sandbox. Only behind a firewall or on a private network.")
-    boolean insecureListen;
+    @Option(names = "--auth", description = "TCP callers show a token (tokens: clients exchange a credential from `credentials create`, or the first one in <data-dir>/credentials.yml) or are all trusted (none: loopback only). Default: ${DEFAULT-VALUE}.")
+    String auth = "tokens";
+
+    @Option(names = "--http-port", description = "HTTP port (the JWKS that verifies the server's tokens at /.well-known/jwks.json). Default: --port plus one, a free port with --port 0.")
+    Integer httpPort;
 
     @Option(names = "--data-dir", description = "Where state lives (database, sandbox layers). Default: ~/.chalk-compute.")
     Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
@@ -88,8 +92,10 @@ public final class ServerMain implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         RuntimeChoice runtimeChoice;
+        Authentication.Mode authMode;
         try {
-            ListenAddress.check(host, port, insecureListen);
+            authMode = parseAuth(auth);
+            ListenAddress.check(host, port, authMode == Authentication.Mode.TOKENS, tlsCert != null);
             runtimeChoice = RuntimeChoice.parse(runtime);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
@@ -97,7 +103,7 @@ public final class ServerMain implements Callable<Integer> {
         ComputeServer.Builder settings = ComputeServer.builder()
                 .dataDir(dataDir)
                 .host(host)
-                .insecureListen(insecureListen)
+                .auth(authMode)
                 .port(port)
                 .sandboxLifetime(parseLifetime(lifetime));
         LocalRuntimeOptions.Builder local = LocalRuntimeOptions.builder().isolation(isolation).ociImportDir(ociDir)
@@ -113,6 +119,9 @@ public final class ServerMain implements Callable<Integer> {
         DockerRuntimeOptions docker = DockerRuntimeOptions.builder().host(dockerHost).defaultImage(dockerDefaultImage)
                 .workerImage(workerImage).build();
         settings.runtime(RuntimeOptions.of(runtimeChoice, local.build(), docker));
+        if (httpPort != null) {
+            settings.httpPort(httpPort);
+        }
         if ((tlsCert == null) != (tlsKey == null)) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--tls-cert and --tls-key go together");
         }
@@ -126,6 +135,17 @@ public final class ServerMain implements Callable<Integer> {
         }, "chalk-compute-shutdown"));
         stopped.await();
         return 0;
+    }
+
+    /** {@code tokens} or {@code none}, any case. */
+    static Authentication.Mode parseAuth(String value) {
+        String v = value == null ? "" : value.strip().toUpperCase(java.util.Locale.ROOT);
+        for (Authentication.Mode m : Authentication.Mode.values()) {
+            if (m.name().equals(v)) {
+                return m;
+            }
+        }
+        throw new IllegalArgumentException("unknown --auth \"" + value + "\": choose tokens or none");
     }
 
     /** {@code 4Gi}, {@code 512Mi}, {@code 64Ki} or a number of bytes. */

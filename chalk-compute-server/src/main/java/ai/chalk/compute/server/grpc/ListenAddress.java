@@ -2,11 +2,13 @@ package ai.chalk.compute.server.grpc;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.Optional;
 
 /**
- * Whether the server may listen on an address. The server has no authentication yet, so whoever reaches
- * its port controls every sandbox: it binds to loopback (127.0.0.0/8, ::1, localhost) unless the operator
- * says, with {@code insecureListen}, that something else keeps the port to trusted clients.
+ * Whether the server may listen on an address. Without authentication ({@code --auth none}) whoever reaches the port
+ * controls every sandbox, so that is allowed on loopback only (127.0.0.0/8, ::1, localhost), with a warning. With
+ * authentication any address may be bound; without TLS tokens then cross the network in the clear, which is warned
+ * about too.
  */
 public final class ListenAddress {
 
@@ -30,23 +32,28 @@ public final class ListenAddress {
     /**
      * Checks that the server may listen on {@code host}.
      *
-     * @return the warning to log when it listens beyond loopback with {@code insecureListen}, else null
-     * @throws IllegalArgumentException for a non-loopback host without {@code insecureListen}, saying what to do
+     * @param authenticated whether TCP callers must show a token
+     * @param tls           whether the port is served with TLS
+     * @return the warning to log, if any
+     * @throws IllegalArgumentException for a non-loopback host without authentication, saying what to do
      */
-    public static String check(String host, int port, boolean insecureListen) {
-        if (isLoopback(host)) {
-            return null;
+    public static Optional<String> check(String host, int port, boolean authenticated, boolean tls) {
+        boolean loopback = isLoopback(host);
+        if (!authenticated && !loopback) {
+            throw new IllegalArgumentException("refusing to listen on " + host + " without authentication (--auth"
+                    + " none): anyone who reaches the port could run commands in every sandbox. Leave authentication on"
+                    + " (the default: clients exchange a credential for a token), or listen on 127.0.0.1");
         }
-        if (!insecureListen) {
-            throw new IllegalArgumentException("refusing to listen on " + host + ": the server has no authentication"
-                    + " yet, so anyone who reaches the port could run commands in every sandbox. Listen on 127.0.0.1"
-                    + " (the default) and reach it through an SSH tunnel or an authenticating proxy, or pass"
-                    + " --insecure-listen (ComputeServer.Builder.insecureListen) if a firewall or private network"
-                    + " keeps the port to trusted clients");
+        if (!authenticated) {
+            return Optional.of("Listening on " + host + ":" + port + " WITHOUT AUTHENTICATION (--auth none): every"
+                    + " user and process of this machine can create, list and terminate every sandbox, run any command"
+                    + " in any of them, read and write every volume, deploy and call functions");
         }
-        return "Listening on " + host + ":" + port + " WITHOUT AUTHENTICATION (--insecure-listen): anyone who can"
-                + " reach this port can create, list and terminate every sandbox, run any command in any of them,"
-                + " read and write every volume, snapshot and image, deploy and call functions, and list every"
-                + " service through reflection. Keep the port behind a firewall or a private network";
+        if (!loopback && !tls) {
+            return Optional.of("Listening on " + host + ":" + port + " without TLS: client secrets and tokens cross"
+                    + " the network in the clear; serve the port with --tls-cert and --tls-key, or keep it on a"
+                    + " private network");
+        }
+        return Optional.empty();
     }
 }

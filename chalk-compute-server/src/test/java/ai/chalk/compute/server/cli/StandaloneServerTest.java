@@ -8,6 +8,9 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxInfo;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.proto.server.v1.AuthServiceGrpc;
+import ai.chalk.compute.proto.server.v1.GetTokenRequest;
+import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -18,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
@@ -49,8 +53,25 @@ public class StandaloneServerTest {
             return -1;
         }
 
+        /**
+         * A channel whose calls carry a token got, as a newcomer would, with the first credential the server wrote to
+         * {@code <data-dir>/credentials.yml}.
+         */
         public ManagedChannel channel() throws IOException {
-            return NettyChannelBuilder.forAddress("127.0.0.1", port()).usePlaintext().build();
+            String yml = Files.readString(logFile.getParent().resolve("credentials.yml"), StandardCharsets.UTF_8);
+            AtomicReference<String> token = new AtomicReference<>();
+            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port()).usePlaintext()
+                    .intercept(RunningServer.bearer(token)).build();
+            token.set(AuthServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                    .getToken(GetTokenRequest.newBuilder().setClientId(value(yml, "clientId"))
+                            .setClientSecret(value(yml, "clientSecret")).build()).getAccessToken());
+            return channel;
+        }
+
+        private static String value(String yml, String key) {
+            Matcher m = Pattern.compile(key + ": \"([^\"]+)\"").matcher(yml);
+            assertThat(m.find()).as("%s in credentials.yml", key).isTrue();
+            return m.group(1);
         }
     }
 
