@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.EntrypointOutput;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessSpecCheck;
@@ -20,6 +21,8 @@ import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.RootPaths;
+import ai.chalk.compute.server.runtime.local.mount.MountOp;
+import ai.chalk.compute.server.runtime.local.mount.MountPlan;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.userns.IdRange;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
@@ -152,7 +155,6 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         // the host's view as it is now (a walk of /etc), once per create
         SandboxFiles.SystemView view = image != null ? null : runtime.systemView();
-        ReservedPaths.of(image != null, view).check(spec.volumes());
         if (spec.network() && level.isolated() && runtime.networkProblem().isPresent()) {
             throw new RuntimeStartException(runtime.networkProblem().get());
         }
@@ -188,12 +190,20 @@ final class LocalSandbox implements RuntimeSandbox {
                             + e.getMessage(), e);
                 }
             }
+            // the sandbox's root as its processes see it: its layer id-mapped (an image root's overlay is made of
+            // id-mapped layers already)
+            Path root = userns.isPresent() && image == null ? dir.resolve("mapped") : layer;
+            // checked before anything is made inside the root
+            MountPlan mounts = level.isolated() ? mountPlan(runtime, spec, image != null, view, root, volumes, workdir)
+                    : null;
+            List<String> volumePaths = mounts == null ? List.of()
+                    : mounts.ops().stream().filter(op -> op instanceof MountOp.Volume).map(MountOp::target).toList();
             if (image != null) {
                 try {
                     ImageRoot.mount(runtime.stateDir(), image, dir, spec.initialFilesystem(), userns);
                     List<String> dirs = new ArrayList<>(ImageRoot.DIRS);
                     dirs.add(workdir);
-                    spec.volumes().forEach(v -> dirs.add(v.mountPath()));
+                    dirs.addAll(volumePaths);
                     if (level == Level.UNSHARE) {
                         dirs.add("/.chalk-old-root");
                     }
@@ -216,13 +226,13 @@ final class LocalSandbox implements RuntimeSandbox {
             } else try {
                 if (spec.initialFilesystem().isPresent()) {
                     List<String> owned = new ArrayList<>(List.of("/tmp", "/var/tmp", "/root", workdir));
-                    spec.volumes().forEach(v -> owned.add(v.mountPath()));
+                    owned.addAll(volumePaths);
                     SandboxFiles.createLayer(layer, view, spec.initialFilesystem().get(), owned);
                 } else {
                     SandboxFiles.createLayer(layer, view);
                 }
                 if (userns.isPresent()) {
-                    mountPoints(layer, view, workdir, spec.volumes(), level);
+                    mountPoints(layer, view, workdir, volumePaths, level);
                     Path mapped = dir.resolve("mapped");
                     Files.createDirectories(mapped);
                     userns.get().attachIdMapped(layer, mapped);
@@ -241,13 +251,10 @@ final class LocalSandbox implements RuntimeSandbox {
                 }
             }
             String hostname = SandboxHostname.of(id);
-            // the sandbox's root as its processes see it: its layer id-mapped (an image root's overlay is made of
-            // id-mapped layers already)
-            Path root = userns.isPresent() && image == null ? dir.resolve("mapped") : layer;
             Optional<IdRange> ids = init.ids();
             if (level.isolated()) {
-                init = InitLauncher.of(level).launch(new InitLauncher.Request(runtime, root, groups, hostname,
-                        spec.network(), workdir, volumes, image != null, view, userns)).withIds(ids);
+                init = InitLauncher.of(level).launch(new InitLauncher.Request(runtime, groups, hostname, workdir,
+                        image != null, mounts, userns)).withIds(ids);
             } else {
                 hostWorkdir = layer.resolve(workdir.substring(1));
                 Files.createDirectories(hostWorkdir);
@@ -283,6 +290,9 @@ final class LocalSandbox implements RuntimeSandbox {
             if (e instanceof RuntimeStartException rse) {
                 throw rse;
             }
+            if (e instanceof ComputeException ce) {
+                throw ce; // a refusal (a volume over the runtime's paths ...) in the caller's words
+            }
             throw new RuntimeStartException("cannot start sandbox " + id + ": " + e.getMessage(), e);
         }
         LocalSandbox sandbox = new LocalSandbox(runtime, id, dir, workdir, hostWorkdir, Map.copyOf(env), image != null,
@@ -295,6 +305,17 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         log.debug("Sandbox {} started ({}, init pid {})", id, level.label, sandbox.initPid);
         return sandbox;
+    }
+
+    private static MountPlan mountPlan(LocalRuntime runtime, SandboxSpec spec, boolean fromImage,
+                                       SandboxFiles.SystemView view, Path root,
+                                       List<SandboxSpec.VolumeBinding> volumes, String workdir) {
+        Optional<Path> resolv = spec.network() ? Optional.of(runtime.resolvConf()) : Optional.empty();
+        Path devices = root.resolveSibling("dev");
+        return fromImage
+                ? SandboxMounts.image(root, runtime.sandboxTools().dir(), volumes, resolv, runtime.procMasks(),
+                        devices, workdir)
+                : SandboxMounts.hostView(root, view, volumes, resolv, runtime.procMasks(), devices, workdir);
     }
 
     /**
@@ -326,14 +347,14 @@ final class LocalSandbox implements RuntimeSandbox {
      * longer create anything in it.
      */
     private static void mountPoints(Path layer, SandboxFiles.SystemView view, String workdir,
-                                    List<SandboxSpec.VolumeBinding> volumes, Level level) throws IOException {
+                                    List<String> volumePaths, Level level) throws IOException {
         Map<String, Integer> modes = Map.of("/tmp", 01777, "/var/tmp", 01777, "/root", 0700);
         List<String> fresh = modes.keySet().stream()
                 .filter(d -> !Files.exists(layer.resolve(d.substring(1)), java.nio.file.LinkOption.NOFOLLOW_LINKS))
                 .toList();
         List<String> dirs = new ArrayList<>(view.readOnlyDirs());
         dirs.addAll(List.of("/proc", "/dev", "/tmp", "/var/tmp", "/root", workdir));
-        volumes.forEach(v -> dirs.add(v.mountPath()));
+        dirs.addAll(volumePaths);
         if (level == Level.UNSHARE) {
             dirs.add("/.chalk-old-root");
         }
