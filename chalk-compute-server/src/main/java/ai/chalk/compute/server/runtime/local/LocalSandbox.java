@@ -1,6 +1,5 @@
 package ai.chalk.compute.server.runtime.local;
 
-import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.EntrypointOutput;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessSpecCheck;
@@ -16,16 +15,9 @@ import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.Procfs;
-import ai.chalk.compute.server.runtime.host.SandboxDevices;
-import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
-import ai.chalk.compute.server.runtime.local.image.LocalImage;
-import ai.chalk.compute.server.runtime.local.image.RootPaths;
-import ai.chalk.compute.server.runtime.local.mount.MountOp;
-import ai.chalk.compute.server.runtime.local.mount.MountPlan;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.userns.IdRange;
-import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import com.pty4j.PtyProcessBuilder;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -59,7 +51,6 @@ import org.slf4j.LoggerFactory;
 final class LocalSandbox implements RuntimeSandbox {
 
     private static final Logger log = LoggerFactory.getLogger(LocalSandbox.class);
-    private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final Pattern EXIT_CODE = Pattern.compile("\"exit-code\"\\s*:\\s*(-?\\d+)");
     /** How long the processes of a sandbox get to reach the frozen state. */
     private static final long FREEZE_TIMEOUT_MILLIS = 10_000;
@@ -113,256 +104,19 @@ final class LocalSandbox implements RuntimeSandbox {
                 () -> lifecycle.ifRunningNow(this::spawnSpare), lifecycle::running, runtime.helpers());
     }
 
+    /** Starts the sandbox {@code spec} describes (see {@link SandboxStart}) and its entrypoint, if it has one. */
     static LocalSandbox start(LocalRuntime runtime, SandboxSpec spec) throws RuntimeStartException {
-        String id = spec.id();
-        if (!SAFE_ID.matcher(id).matches()) {
-            throw new RuntimeStartException("invalid sandbox id \"" + id + "\": use up to 128 letters, digits, '.', '_' and '-'");
-        }
-        String workdir = normalize(spec.workdir() == null || spec.workdir().isBlank() ? "/" : spec.workdir());
-        if (!workdir.startsWith("/")) {
-            throw new RuntimeStartException("the sandbox workdir must be an absolute path: " + spec.workdir());
-        }
-        Map<String, String> env = new LinkedHashMap<>();
-        env.put("PATH", LocalRuntime.DEFAULT_PATH);
-        env.put("HOME", "/root");
-        Level level = runtime.level();
-        String imageRef = spec.image() == null || spec.image().isBlank()
-                ? runtime.defaultImage().orElse("") : spec.image().trim();
-        LocalImage image = null;
-        List<String> entrypoint = spec.entrypoint();
-        if (!imageRef.isEmpty()) {
-            image = runtime.image(imageRef);
-            if (!image.config().runsAsRoot()) {
-                throw new RuntimeStartException("image " + imageRef + " runs as user \"" + image.config().user()
-                        + "\"; the local runtime runs sandbox processes as root (without capabilities) only: build"
-                        + " the image without USER, or use the docker runtime");
-            }
-            if (!image.config().workingDir().isBlank()) {
-                workdir = normalize(image.config().workingDir());
-                if (!workdir.startsWith("/")) {
-                    workdir = normalize("/" + workdir);
-                }
-            }
-            env.putAll(image.config().envMap());
-            if (entrypoint.isEmpty()) {
-                entrypoint = image.config().startCommand();
-            }
-        }
-        try {
-            env.putAll(ProcessSpecCheck.env(spec.env()));
-        } catch (ProcessStartException e) {
-            throw new RuntimeStartException(e.getMessage());
-        }
-        // the host's view as it is now (a walk of /etc), once per create
-        SandboxFiles.SystemView view = image != null ? null : runtime.systemView();
-        if (spec.network() && level.isolated() && runtime.networkProblem().isPresent()) {
-            throw new RuntimeStartException(runtime.networkProblem().get());
-        }
-        if (level.isolated() && (image != null ? SandboxCommands.Helpers.image(runtime.sandboxTools())
-                : SandboxCommands.Helpers.host(runtime.tools())).perl().isEmpty()) {
-            throw new RuntimeStartException("sandbox processes run under a syscall filter that perl installs, and"
-                    + " this host has no perl under its system directories (apt-get install perl-base)");
-        }
-        if (!spec.volumes().isEmpty() && !level.isolated()) {
-            throw new RuntimeStartException("volumes need a mount namespace, and this server runs sandboxes as plain"
-                    + " processes (isolation none): install bubblewrap, or create the sandbox without volumes");
-        }
-        Path dir = runtime.sandboxesDir().resolve(id);
-        Path layer = dir.resolve("root");
-        Cgroups.SandboxGroups groups = null;
-        SandboxInit init = SandboxInit.NONE;
-        Path hostWorkdir = null;
-        Optional<UserNamespace> userns = Optional.empty();
-        List<SandboxSpec.VolumeBinding> volumes = spec.volumes();
-        try {
-            if (level.isolated()) {
-                try {
-                    Files.createDirectories(dir);
-                    LayerQuota.mount(dir, runtime.defaults().layerBytes());
-                    SandboxDevices.create(dir.resolve("dev"));
-                    userns = runtime.newUserNamespace();
-                    init = init.withIds(userns.map(UserNamespace::range));
-                    if (userns.isPresent()) {
-                        volumes = idMapped(dir, spec.volumes(), userns.get());
-                    }
-                } catch (IOException e) {
-                    throw new RuntimeStartException("cannot set up the file system of sandbox " + id + ": "
-                            + e.getMessage(), e);
-                }
-            }
-            // the sandbox's root as its processes see it: its layer id-mapped (an image root's overlay is made of
-            // id-mapped layers already)
-            Path root = userns.isPresent() && image == null ? dir.resolve("mapped") : layer;
-            // checked before anything is made inside the root
-            MountPlan mounts = level.isolated() ? mountPlan(runtime, spec, image != null, view, root, volumes, workdir)
-                    : null;
-            List<String> volumePaths = mounts == null ? List.of()
-                    : mounts.ops().stream().filter(op -> op instanceof MountOp.Volume).map(MountOp::target).toList();
-            if (image != null) {
-                try {
-                    ImageRoot.mount(runtime.stateDir(), image, dir, spec.initialFilesystem(), userns);
-                    List<String> dirs = new ArrayList<>(ImageRoot.DIRS);
-                    dirs.add(workdir);
-                    dirs.addAll(volumePaths);
-                    if (level == Level.UNSHARE) {
-                        dirs.add("/.chalk-old-root");
-                    }
-                    // the resolver file is mounted over: a real file, whatever link the image had there
-                    List<String> files = spec.network() && level.isolated()
-                            ? List.of(ImageRoot.PRELOAD, SandboxCommands.RESOLV_CONF) : List.of(ImageRoot.PRELOAD);
-                    if (userns.isPresent()) {
-                        // through the overlay, as the sandbox's root: the server's root has no id in its mapping
-                        userns.get().asRoot(() -> {
-                            RootPaths.prepare(layer, dirs, files);
-                            return null;
-                        });
-                    } else {
-                        RootPaths.prepare(layer, dirs, files);
-                    }
-                } catch (IOException e) {
-                    throw new RuntimeStartException("cannot set up the root filesystem of sandbox " + id + " from image "
-                            + imageRef + ": " + e.getMessage(), e);
-                }
-            } else try {
-                if (spec.initialFilesystem().isPresent()) {
-                    List<String> owned = new ArrayList<>(List.of("/tmp", "/var/tmp", "/root", workdir));
-                    owned.addAll(volumePaths);
-                    SandboxFiles.createLayer(layer, view, spec.initialFilesystem().get(), owned);
-                } else {
-                    SandboxFiles.createLayer(layer, view);
-                }
-                if (userns.isPresent()) {
-                    mountPoints(layer, view, workdir, volumePaths, level);
-                    Path mapped = dir.resolve("mapped");
-                    Files.createDirectories(mapped);
-                    userns.get().attachIdMapped(layer, mapped);
-                }
-            } catch (IOException e) {
-                throw new RuntimeStartException("cannot create the writable layer of sandbox " + id + ": " + e.getMessage(), e);
-            }
-            if (runtime.cgroups().any()) {
-                try {
-                    SandboxDefaults d = runtime.defaults();
-                    SandboxSpec.ResourceLimits limits = new SandboxSpec.ResourceLimits(spec.limits().milliCpus(),
-                            Optional.of(spec.limits().memoryBytes().orElse(d.memoryBytes())));
-                    groups = runtime.cgroups().create(id, limits, d.pidsMax());
-                } catch (IOException e) {
-                    throw new RuntimeStartException("cannot create the cgroups of sandbox " + id + ": " + e.getMessage(), e);
-                }
-            }
-            String hostname = SandboxHostname.of(id);
-            Optional<IdRange> ids = init.ids();
-            if (level.isolated()) {
-                init = InitLauncher.of(level).launch(new InitLauncher.Request(runtime, groups, hostname, workdir,
-                        image != null, mounts, userns)).withIds(ids);
-            } else {
-                hostWorkdir = layer.resolve(workdir.substring(1));
-                Files.createDirectories(hostWorkdir);
-                env.put("HOME", hostWorkdir.toString());
-            }
-            if (spec.network() && level.isolated()) {
-                init = init.withEgress(runtime.attachNetwork(dir, init.pid()));
-            }
-            // the init has joined the namespace, which now lives as long as the sandbox: its holder can go (after
-            // the create has returned)
-            userns.ifPresent(ns -> CompletableFuture.delayedExecutor(100, TimeUnit.MILLISECONDS, runtime.helpers())
-                    .execute(ns::close));
-        } catch (RuntimeStartException | IOException | RuntimeException e) {
-            userns.ifPresent(UserNamespace::close);
-            if (init.egress() != null) {
-                init.egress().close();
-            }
-            if (init.process() != null) {
-                init.process().destroyForcibly();
-                waitQuietly(init.process(), 10);
-            }
-            if (groups != null) {
-                groups.remove();
-            }
-            try {
-                ImageRoot.unmount(dir);
-                LayerQuota.unmount(dir);
-                NoFollowDelete.delete(dir);
-            } catch (IOException ex) {
-                log.warn("Cannot remove the layer of failed sandbox {}: {}", id, ex.toString());
-            }
-            init.ids().ifPresent(runtime::releaseIds);
-            if (e instanceof RuntimeStartException rse) {
-                throw rse;
-            }
-            if (e instanceof ComputeException ce) {
-                throw ce; // a refusal (a volume over the runtime's paths ...) in the caller's words
-            }
-            throw new RuntimeStartException("cannot start sandbox " + id + ": " + e.getMessage(), e);
-        }
-        LocalSandbox sandbox = new LocalSandbox(runtime, id, dir, workdir, hostWorkdir, Map.copyOf(env), image != null,
-                groups, init);
+        SandboxStart.Started s = SandboxStart.start(runtime, spec);
+        LocalSandbox sandbox = new LocalSandbox(runtime, spec.id(), s.dir(), s.workdir(), s.hostWorkdir(), s.env(),
+                s.fromImage(), s.groups(), s.init());
         if (sandbox.init != null) {
             sandbox.init.onExit().thenAcceptAsync(p -> sandbox.initExited(), runtime.helpers());
         }
-        if (!entrypoint.isEmpty()) {
-            sandbox.startEntrypoint(entrypoint);
+        if (!s.entrypoint().isEmpty()) {
+            sandbox.startEntrypoint(s.entrypoint());
         }
-        log.debug("Sandbox {} started ({}, init pid {})", id, level.label, sandbox.initPid);
+        log.debug("Sandbox {} started ({}, init pid {})", spec.id(), sandbox.level.label, sandbox.initPid);
         return sandbox;
-    }
-
-    private static MountPlan mountPlan(LocalRuntime runtime, SandboxSpec spec, boolean fromImage,
-                                       SandboxFiles.SystemView view, Path root,
-                                       List<SandboxSpec.VolumeBinding> volumes, String workdir) {
-        Optional<Path> resolv = spec.network() ? Optional.of(runtime.resolvConf()) : Optional.empty();
-        Path devices = root.resolveSibling("dev");
-        return fromImage
-                ? SandboxMounts.image(root, runtime.sandboxTools().dir(), volumes, resolv, runtime.procMasks(),
-                        devices, workdir)
-                : SandboxMounts.hostView(root, view, volumes, resolv, runtime.procMasks(), devices, workdir);
-    }
-
-    /**
-     * The sandbox's volumes as it sees them: each id-mapped to its ids at {@code <dir>/v/N}, so that owner 0 on disk
-     * is its root, whichever sandbox wrote the file.
-     */
-    private static List<SandboxSpec.VolumeBinding> idMapped(Path dir, List<SandboxSpec.VolumeBinding> volumes,
-                                                            UserNamespace userns) throws IOException {
-        List<SandboxSpec.VolumeBinding> mapped = new ArrayList<>();
-        for (int i = 0; i < volumes.size(); i++) {
-            SandboxSpec.VolumeBinding v = volumes.get(i);
-            Path at = dir.resolve("v").resolve(Integer.toString(i));
-            if (Files.isDirectory(v.source())) {
-                Files.createDirectories(at);
-            } else {
-                Files.createDirectories(at.getParent());
-                Files.createFile(at);
-            }
-            userns.attachIdMapped(v.source(), at);
-            mapped.add(new SandboxSpec.VolumeBinding(at, v.mountPath(), v.readOnly()));
-        }
-        return mapped;
-    }
-
-    /**
-     * Creates, on the host side of a layer with the host's system view, every directory the runtime mounts on or
-     * creates while setting the sandbox up (system directories, {@code /proc}, {@code /tmp}, the workdir, volume mount
-     * points), with the modes bubblewrap would give them: once the layer is id-mapped, the server's root can no
-     * longer create anything in it.
-     */
-    private static void mountPoints(Path layer, SandboxFiles.SystemView view, String workdir,
-                                    List<String> volumePaths, Level level) throws IOException {
-        Map<String, Integer> modes = Map.of("/tmp", 01777, "/var/tmp", 01777, "/root", 0700);
-        List<String> fresh = modes.keySet().stream()
-                .filter(d -> !Files.exists(layer.resolve(d.substring(1)), java.nio.file.LinkOption.NOFOLLOW_LINKS))
-                .toList();
-        List<String> dirs = new ArrayList<>(view.readOnlyDirs());
-        dirs.addAll(List.of("/proc", "/dev", "/tmp", "/var/tmp", "/root", workdir));
-        dirs.addAll(volumePaths);
-        if (level == Level.UNSHARE) {
-            dirs.add("/.chalk-old-root");
-        }
-        RootPaths.prepare(layer, dirs, List.of());
-        for (String d : fresh) {
-            Files.setAttribute(layer.resolve(d.substring(1)), "unix:mode", modes.get(d),
-                    java.nio.file.LinkOption.NOFOLLOW_LINKS); // with the sticky bit, which PosixFilePermission lacks
-        }
     }
 
     private void startEntrypoint(List<String> entrypoint) throws RuntimeStartException {
