@@ -25,16 +25,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -72,10 +68,9 @@ final class LocalSandbox implements RuntimeSandbox {
     /** The sandbox's way out when it has network (slirp4netns), closed at release. */
     private final Egress egress;
     private final long initPid;
-    private final String pidNamespace;
     /** The host ids the sandbox's processes run as (its user namespace's mapping); empty: host root, no caps. */
     private final Optional<IdRange> ids;
-    private final Set<LocalProcess> processes = ConcurrentHashMap.newKeySet();
+    private final SandboxProcesses processes;
     private final SandboxLifecycle lifecycle;
     private final SpareExecs spares;
 
@@ -94,10 +89,10 @@ final class LocalSandbox implements RuntimeSandbox {
         this.init = init.process();
         this.egress = init.egress();
         this.initPid = init.pid();
-        this.pidNamespace = init.pidNamespace();
         this.ids = init.ids();
         this.filter = level.isolated() ? init.filter().filter().execPrefix(helpers.perl()) : List.of();
         this.groups = groups;
+        this.processes = new SandboxProcesses(initPid, init.pidNamespace(), groups);
         this.lifecycle = new SandboxLifecycle(id, new Engine(), false);
         // never queue behind a terminate waiting to begin (an exec may be waiting for this spare)
         this.spares = new SpareExecs(id, !helpers.perl().isEmpty() && (level.isolated() || groups != null),
@@ -167,7 +162,7 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             throw new ProcessStartException("working directory does not exist in sandbox: " + wd);
         }
-        String command = resolveCommand(root, absoluteWd, spec.command(), processEnv.get("PATH"));
+        String command = CommandLookup.resolve(root, absoluteWd, spec.command(), processEnv.get("PATH"));
         RuntimeProcess spare = viaSpare(spec, absoluteWd, processEnv, command);
         if (spare != null) {
             return spare;
@@ -183,7 +178,7 @@ final class LocalSandbox implements RuntimeSandbox {
         if (!Files.isDirectory(wd)) {
             throw new ProcessStartException("working directory does not exist: " + wd);
         }
-        String command = resolveCommand(Path.of("/"), wd.toString(), spec.command(), processEnv.get("PATH"));
+        String command = CommandLookup.resolve(Path.of("/"), wd.toString(), spec.command(), processEnv.get("PATH"));
         RuntimeProcess spare = viaSpare(spec, wd.toString(), processEnv, command);
         if (spare != null) {
             return spare;
@@ -206,7 +201,6 @@ final class LocalSandbox implements RuntimeSandbox {
         LocalProcess process = new LocalProcess(s.process(), false, s.group() == null ? null : s.group().pids(),
                 s.pids(), "'" + spec.command() + "' in sandbox " + id, true);
         processes.add(process);
-        process.onExit().whenComplete((st, e) -> processes.remove(process));
         return process;
     }
 
@@ -260,7 +254,6 @@ final class LocalSandbox implements RuntimeSandbox {
                     LocalProcess.pidsOf(p, nsentered, pids, runtime.helpers()),
                     "'" + spec.command() + "' in sandbox " + id, false);
             processes.add(process);
-            process.onExit().whenComplete((s, e) -> processes.remove(process));
             return process;
         } catch (IOException | RuntimeException e) {
             if (group != null && group.pids() != null) {
@@ -271,81 +264,9 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
-    /**
-     * Checks that the command exists in the sandbox; returns what to execute. Looked up by the kernel as inside the
-     * sandbox's root ({@link BeneathRoot#lookInRoot}): a link the sandbox swaps in meanwhile never makes the server
-     * look at, and so tell the sandbox about, a host path.
-     */
-    private static String resolveCommand(Path root, String cwd, String command, String path)
-            throws ProcessStartException {
-        if (command.contains("/")) {
-            if (!isExecutableFile(root, cwd, command)) {
-                throw new ProcessStartException("command not found in sandbox: " + command);
-            }
-            return command;
-        }
-        for (String dir : (path == null ? LocalRuntime.DEFAULT_PATH : path).split(":")) {
-            if (dir.isEmpty()) {
-                continue;
-            }
-            if (isExecutableFile(root, cwd, dir + "/" + command)) {
-                // a name with '=' would be taken for a variable by env: name it by its path instead
-                return command.contains("=") || root.toString().equals("/") ? dir + "/" + command : command;
-            }
-        }
-        throw new ProcessStartException("command not found in sandbox: " + command);
-    }
-
-    private static boolean isExecutableFile(Path root, String cwd, String path) {
-        String absolute = path.startsWith("/") ? path : cwd + "/" + path;
-        return BeneathRoot.lookInRoot(root, absolute)
-                .filter(f -> f.type() == BeneathRoot.Type.FILE && f.executable()).isPresent();
-    }
-
     @Override
     public void terminate(Duration grace) {
         lifecycle.terminate(grace);
-    }
-
-    /**
-     * Sends SIGTERM to every process of the sandbox and waits for them to end, until the deadline. The processes are
-     * scanned again while waiting: one that was still passing through its exec chain, or started just before the
-     * terminate, shows up late and must get its SIGTERM too rather than a SIGKILL at the end of the grace period.
-     */
-    private void sigtermUntilGone(long deadlineNanos) {
-        Set<Long> signalled = new HashSet<>();
-        boolean marked = false;
-        long pause = 200_000;
-        while (true) {
-            // not the init's own sleep: the init starts another at once, and a SIGTERM for each would keep the
-            // sandbox forking for the whole grace period, starving the processes that are ending
-            List<Long> running = userProcesses().stream().filter(pid -> !initsSleep(pid)).toList();
-            if (running.isEmpty() && processes.stream().noneMatch(p -> p.hostProcess().isAlive())) {
-                return;
-            }
-            // a command that ended on its SIGTERM leaves its nsenter on the host passing the status on: the kill
-            // that follows the grace period would reach nsenter first and turn a SIGTERM into a SIGKILL
-            if (!running.isEmpty() && !marked) {
-                processes.forEach(p -> p.deliveredBySandbox(HostSignals.SIGTERM));
-                marked = true;
-            }
-            for (long pid : running) {
-                if (signalled.add(pid)) {
-                    HostSignals.signal(pid, HostSignals.SIGTERM);
-                }
-            }
-            long left = deadlineNanos - System.nanoTime();
-            if (left <= 0) {
-                return;
-            }
-            LockSupport.parkNanos(Math.min(pause, left));
-            pause = Math.min(pause * 2, 10_000_000);
-        }
-    }
-
-    /** Whether {@code pid} is the sleep the init waits on (see {@link SandboxCommands#INIT_LOOP}). */
-    private boolean initsSleep(long pid) {
-        return Procfs.parentPid(pid) == initPid && Procfs.commandLine(pid).endsWith("sleep infinity");
     }
 
     /**
@@ -401,37 +322,6 @@ final class LocalSandbox implements RuntimeSandbox {
         return lifecycle.frozen();
     }
 
-    /** The sandbox's processes other than its pid 1, as host pids. */
-    private List<Long> userProcesses() {
-        List<Long> pids = new ArrayList<>();
-        if (pidNamespace != null) {
-            for (long pid : Procfs.processesInNamespace(pidNamespace)) {
-                if (pid != initPid) {
-                    pids.add(pid);
-                }
-            }
-            // a command still passing through its exec chain (nsenter, setpriv, env) may not show in the scan of
-            // /proc for a moment; the ones this runtime started are known by pid
-            for (LocalProcess p : processes) {
-                long pid = p.knownHostPid();
-                if (pid > 0 && !pids.contains(pid) && Procfs.running(pid)) {
-                    pids.add(pid);
-                }
-            }
-        } else if (groups != null) {
-            pids.addAll(groups.allProcs());
-            pids.remove(Procfs.SELF);
-        } else {
-            for (LocalProcess p : processes) {
-                ProcessHandle.of(p.hostProcess().pid()).ifPresent(h -> {
-                    pids.add(h.pid());
-                    h.descendants().forEach(d -> pids.add(d.pid()));
-                });
-            }
-        }
-        return pids;
-    }
-
     /** Called when the init ended: unless this is a terminate, the sandbox stopped by itself. */
     private void initExited() {
         lifecycle.endedByItself(this::initExitReason);
@@ -475,12 +365,12 @@ final class LocalSandbox implements RuntimeSandbox {
 
         @Override
         public void sigterm(long deadlineNanos) {
-            sigtermUntilGone(deadlineNanos);
+            processes.sigtermUntilGone(deadlineNanos);
         }
 
         @Override
         public void stopSignal(int signal) {
-            processes.forEach(p -> p.deliveredBySandbox(signal));
+            processes.started().forEach(p -> p.deliveredBySandbox(signal));
         }
 
         @Override
@@ -497,7 +387,7 @@ final class LocalSandbox implements RuntimeSandbox {
             if (groups != null) {
                 groups.pidsGroup().ifPresent(g -> g.killAll(10_000));
             } else if (!level.isolated()) {
-                for (long pid : userProcesses()) {
+                for (long pid : processes.hostPids()) {
                     HostSignals.signal(pid, HostSignals.SIGKILL);
                 }
             }
@@ -508,7 +398,7 @@ final class LocalSandbox implements RuntimeSandbox {
                     waitQuietly(init, 5);
                 }
             }
-            for (LocalProcess p : processes) {
+            for (LocalProcess p : processes.started()) {
                 if (!level.isolated() && groups == null) {
                     p.killTree();
                 }
