@@ -11,7 +11,6 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -26,14 +25,7 @@ final class BubblewrapLauncher extends InitLauncher {
     @Override
     SandboxInit launch(Request request) throws RuntimeStartException, IOException {
         LocalRuntime runtime = request.runtime();
-        Optional<Path> resolv = request.network() ? Optional.of(runtime.resolvConf()) : Optional.empty();
-        Path root = request.root();
-        Path devices = root.resolveSibling("dev");
-        List<String> args = request.fromImage()
-                ? SandboxCommands.imageBubblewrapArgs(root, runtime.sandboxTools().dir(), request.hostname(), resolv,
-                        request.workdir(), request.volumes(), runtime.procMasks(), devices)
-                : SandboxCommands.bubblewrapArgs(root, request.view(), request.hostname(), resolv, request.workdir(),
-                        request.volumes(), runtime.procMasks(), devices);
+        List<String> args = SandboxCommands.bubblewrapArgs(request.mounts(), request.hostname(), request.workdir());
         Path bwrap = runtime.tools().require("bwrap");
         LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
         SandboxCommands.Helpers helpers = request.fromImage() ? SandboxCommands.Helpers.image(runtime.sandboxTools())

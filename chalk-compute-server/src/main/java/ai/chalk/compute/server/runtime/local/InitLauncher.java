@@ -1,15 +1,13 @@
 package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
-import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
+import ai.chalk.compute.server.runtime.local.mount.MountPlan;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.nio.file.Path;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,19 +26,15 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
      * What an init is started with.
      *
      * @param runtime   the runtime (tools, filters, defaults)
-     * @param root      the sandbox's root as its processes see it (the layer, id-mapped where it has its ids)
      * @param groups    its cgroups, if cgroups are in use
      * @param hostname  its host name
-     * @param network   whether it has network
      * @param workdir   its working directory
-     * @param volumes   its volumes, as it sees them
      * @param fromImage whether its root is an image's
-     * @param view      the host's system view (sandboxes without an image)
+     * @param mounts    its mounts, root and volumes as it sees them (id-mapped where it has its own ids)
      * @param userns    its user namespace, if it has its own ids
      */
-    record Request(LocalRuntime runtime, Path root, SandboxCgroup groups, String hostname, boolean network,
-                   String workdir, List<SandboxSpec.VolumeBinding> volumes, boolean fromImage,
-                   SandboxFiles.SystemView view, Optional<UserNamespace> userns) {
+    record Request(LocalRuntime runtime, SandboxCgroup groups, String hostname, String workdir,
+                   boolean fromImage, MountPlan mounts, Optional<UserNamespace> userns) {
     }
 
     /** The launcher of an isolation level that has an init. */

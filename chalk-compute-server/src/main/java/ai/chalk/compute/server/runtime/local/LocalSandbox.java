@@ -16,17 +16,12 @@ import ai.chalk.compute.server.runtime.host.InRootLookup;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.Procfs;
-import ai.chalk.compute.server.runtime.host.SandboxDevices;
-import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
 import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
 import ai.chalk.compute.server.runtime.local.cgroup.ProcessGroup;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
-import ai.chalk.compute.server.runtime.local.image.LocalImage;
-import ai.chalk.compute.server.runtime.local.image.RootPaths;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.userns.IdRange;
-import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import com.pty4j.PtyProcessBuilder;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -34,16 +29,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -60,7 +51,6 @@ import org.slf4j.LoggerFactory;
 final class LocalSandbox implements RuntimeSandbox {
 
     private static final Logger log = LoggerFactory.getLogger(LocalSandbox.class);
-    private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final Pattern EXIT_CODE = Pattern.compile("\"exit-code\"\\s*:\\s*(-?\\d+)");
     /** How long the processes of a sandbox get to reach the frozen state. */
     private static final long FREEZE_TIMEOUT_MILLIS = 10_000;
@@ -82,10 +72,9 @@ final class LocalSandbox implements RuntimeSandbox {
     /** The sandbox's way out when it has network (slirp4netns), closed at release. */
     private final Egress egress;
     private final long initPid;
-    private final String pidNamespace;
     /** The host ids the sandbox's processes run as (its user namespace's mapping); empty: host root, no caps. */
     private final Optional<IdRange> ids;
-    private final Set<LocalProcess> processes = ConcurrentHashMap.newKeySet();
+    private final SandboxProcesses processes;
     private final SandboxLifecycle lifecycle;
     private final SpareExecs spares;
 
@@ -104,248 +93,29 @@ final class LocalSandbox implements RuntimeSandbox {
         this.init = init.process();
         this.egress = init.egress();
         this.initPid = init.pid();
-        this.pidNamespace = init.pidNamespace();
         this.ids = init.ids();
         this.filter = level.isolated() ? init.filter().filter().execPrefix(helpers.perl()) : List.of();
         this.groups = groups;
+        this.processes = new SandboxProcesses(initPid, init.pidNamespace(), groups);
         this.lifecycle = new SandboxLifecycle(id, new Engine(), false);
         // never queue behind a terminate waiting to begin (an exec may be waiting for this spare)
         this.spares = new SpareExecs(id, !helpers.perl().isEmpty() && (level.isolated() || groups != null),
                 () -> lifecycle.ifRunningNow(this::spawnSpare), lifecycle::running, runtime.helpers());
     }
 
+    /** Starts the sandbox {@code spec} describes (see {@link SandboxStart}) and its entrypoint, if it has one. */
     static LocalSandbox start(LocalRuntime runtime, SandboxSpec spec) throws RuntimeStartException {
-        String id = spec.id();
-        if (!SAFE_ID.matcher(id).matches()) {
-            throw new RuntimeStartException("invalid sandbox id \"" + id + "\": use up to 128 letters, digits, '.', '_' and '-'");
-        }
-        String workdir = normalize(spec.workdir() == null || spec.workdir().isBlank() ? "/" : spec.workdir());
-        if (!workdir.startsWith("/")) {
-            throw new RuntimeStartException("the sandbox workdir must be an absolute path: " + spec.workdir());
-        }
-        Map<String, String> env = new LinkedHashMap<>();
-        env.put("PATH", LocalRuntime.DEFAULT_PATH);
-        env.put("HOME", "/root");
-        Level level = runtime.level();
-        String imageRef = spec.image() == null || spec.image().isBlank()
-                ? runtime.defaultImage().orElse("") : spec.image().trim();
-        LocalImage image = null;
-        List<String> entrypoint = spec.entrypoint();
-        if (!imageRef.isEmpty()) {
-            image = runtime.image(imageRef);
-            if (!image.config().runsAsRoot()) {
-                throw new RuntimeStartException("image " + imageRef + " runs as user \"" + image.config().user()
-                        + "\"; the local runtime runs sandbox processes as root (without capabilities) only: build"
-                        + " the image without USER, or use the docker runtime");
-            }
-            if (!image.config().workingDir().isBlank()) {
-                workdir = normalize(image.config().workingDir());
-                if (!workdir.startsWith("/")) {
-                    workdir = normalize("/" + workdir);
-                }
-            }
-            env.putAll(image.config().envMap());
-            if (entrypoint.isEmpty()) {
-                entrypoint = image.config().startCommand();
-            }
-        }
-        try {
-            env.putAll(ProcessSpecCheck.env(spec.env()));
-        } catch (ProcessStartException e) {
-            throw new RuntimeStartException(e.getMessage());
-        }
-        // the host's view as it is now (a walk of /etc), once per create
-        SandboxFiles.SystemView view = image != null ? null : runtime.systemView();
-        ReservedPaths.of(image != null, view).check(spec.volumes());
-        if (spec.network() && level.isolated() && runtime.networkProblem().isPresent()) {
-            throw new RuntimeStartException(runtime.networkProblem().get());
-        }
-        if (level.isolated() && (image != null ? SandboxCommands.Helpers.image(runtime.sandboxTools())
-                : SandboxCommands.Helpers.host(runtime.tools())).perl().isEmpty()) {
-            throw new RuntimeStartException("sandbox processes run under a syscall filter that perl installs, and"
-                    + " this host has no perl under its system directories (apt-get install perl-base)");
-        }
-        if (!spec.volumes().isEmpty() && !level.isolated()) {
-            throw new RuntimeStartException("volumes need a mount namespace, and this server runs sandboxes as plain"
-                    + " processes (isolation none): install bubblewrap, or create the sandbox without volumes");
-        }
-        Path dir = runtime.sandboxesDir().resolve(id);
-        Path layer = dir.resolve("root");
-        SandboxCgroup groups = null;
-        SandboxInit init = SandboxInit.NONE;
-        Path hostWorkdir = null;
-        Optional<UserNamespace> userns = Optional.empty();
-        List<SandboxSpec.VolumeBinding> volumes = spec.volumes();
-        try {
-            if (level.isolated()) {
-                try {
-                    Files.createDirectories(dir);
-                    LayerQuota.mount(dir, runtime.defaults().layerBytes());
-                    SandboxDevices.create(dir.resolve("dev"));
-                    userns = runtime.newUserNamespace();
-                    init = init.withIds(userns.map(UserNamespace::range));
-                    if (userns.isPresent()) {
-                        volumes = idMapped(dir, spec.volumes(), userns.get());
-                    }
-                } catch (IOException e) {
-                    throw new RuntimeStartException("cannot set up the file system of sandbox " + id + ": "
-                            + e.getMessage(), e);
-                }
-            }
-            if (image != null) {
-                try {
-                    ImageRoot.mount(runtime.stateDir(), image, dir, spec.initialFilesystem(), userns);
-                    List<String> dirs = new ArrayList<>(ImageRoot.DIRS);
-                    dirs.add(workdir);
-                    spec.volumes().forEach(v -> dirs.add(v.mountPath()));
-                    if (level == Level.UNSHARE) {
-                        dirs.add("/.chalk-old-root");
-                    }
-                    // the resolver file is mounted over: a real file, whatever link the image had there
-                    List<String> files = spec.network() && level.isolated()
-                            ? List.of(ImageRoot.PRELOAD, SandboxCommands.RESOLV_CONF) : List.of(ImageRoot.PRELOAD);
-                    if (userns.isPresent()) {
-                        // through the overlay, as the sandbox's root: the server's root has no id in its mapping
-                        userns.get().asRoot(() -> {
-                            RootPaths.prepare(layer, dirs, files);
-                            return null;
-                        });
-                    } else {
-                        RootPaths.prepare(layer, dirs, files);
-                    }
-                } catch (IOException e) {
-                    throw new RuntimeStartException("cannot set up the root filesystem of sandbox " + id + " from image "
-                            + imageRef + ": " + e.getMessage(), e);
-                }
-            } else try {
-                if (spec.initialFilesystem().isPresent()) {
-                    List<String> owned = new ArrayList<>(List.of("/tmp", "/var/tmp", "/root", workdir));
-                    spec.volumes().forEach(v -> owned.add(v.mountPath()));
-                    SandboxFiles.createLayer(layer, view, spec.initialFilesystem().get(), owned);
-                } else {
-                    SandboxFiles.createLayer(layer, view);
-                }
-                if (userns.isPresent()) {
-                    mountPoints(layer, view, workdir, spec.volumes(), level);
-                    Path mapped = dir.resolve("mapped");
-                    Files.createDirectories(mapped);
-                    userns.get().attachIdMapped(layer, mapped);
-                }
-            } catch (IOException e) {
-                throw new RuntimeStartException("cannot create the writable layer of sandbox " + id + ": " + e.getMessage(), e);
-            }
-            if (runtime.cgroups().any()) {
-                try {
-                    SandboxDefaults d = runtime.defaults();
-                    SandboxSpec.ResourceLimits limits = new SandboxSpec.ResourceLimits(spec.limits().milliCpus(),
-                            Optional.of(spec.limits().memoryBytes().orElse(d.memoryBytes())));
-                    groups = runtime.cgroups().create(id, limits, d.pidsMax());
-                } catch (IOException e) {
-                    throw new RuntimeStartException("cannot create the cgroups of sandbox " + id + ": " + e.getMessage(), e);
-                }
-            }
-            String hostname = SandboxHostname.of(id);
-            // the sandbox's root as its processes see it: its layer id-mapped (an image root's overlay is made of
-            // id-mapped layers already)
-            Path root = userns.isPresent() && image == null ? dir.resolve("mapped") : layer;
-            Optional<IdRange> ids = init.ids();
-            if (level.isolated()) {
-                init = InitLauncher.of(level).launch(new InitLauncher.Request(runtime, root, groups, hostname,
-                        spec.network(), workdir, volumes, image != null, view, userns)).withIds(ids);
-            } else {
-                hostWorkdir = layer.resolve(workdir.substring(1));
-                Files.createDirectories(hostWorkdir);
-                env.put("HOME", hostWorkdir.toString());
-            }
-            if (spec.network() && level.isolated()) {
-                init = init.withEgress(runtime.attachNetwork(dir, init.pid()));
-            }
-            // the init has joined the namespace, which now lives as long as the sandbox: its holder can go (after
-            // the create has returned)
-            userns.ifPresent(ns -> CompletableFuture.delayedExecutor(100, TimeUnit.MILLISECONDS, runtime.helpers())
-                    .execute(ns::close));
-        } catch (RuntimeStartException | IOException | RuntimeException e) {
-            userns.ifPresent(UserNamespace::close);
-            if (init.egress() != null) {
-                init.egress().close();
-            }
-            if (init.process() != null) {
-                init.process().destroyForcibly();
-                waitQuietly(init.process(), 10);
-            }
-            if (groups != null) {
-                groups.remove();
-            }
-            try {
-                ImageRoot.unmount(dir);
-                LayerQuota.unmount(dir);
-                NoFollowDelete.delete(dir);
-            } catch (IOException ex) {
-                log.warn("Cannot remove the layer of failed sandbox {}: {}", id, ex.toString());
-            }
-            init.ids().ifPresent(runtime::releaseIds);
-            if (e instanceof RuntimeStartException rse) {
-                throw rse;
-            }
-            throw new RuntimeStartException("cannot start sandbox " + id + ": " + e.getMessage(), e);
-        }
-        LocalSandbox sandbox = new LocalSandbox(runtime, id, dir, workdir, hostWorkdir, Map.copyOf(env), image != null,
-                groups, init);
+        SandboxStart.Started s = SandboxStart.start(runtime, spec);
+        LocalSandbox sandbox = new LocalSandbox(runtime, spec.id(), s.dir(), s.workdir(), s.hostWorkdir(), s.env(),
+                s.fromImage(), s.groups(), s.init());
         if (sandbox.init != null) {
             sandbox.init.onExit().thenAcceptAsync(p -> sandbox.initExited(), runtime.helpers());
         }
-        if (!entrypoint.isEmpty()) {
-            sandbox.startEntrypoint(entrypoint);
+        if (!s.entrypoint().isEmpty()) {
+            sandbox.startEntrypoint(s.entrypoint());
         }
-        log.debug("Sandbox {} started ({}, init pid {})", id, level.label, sandbox.initPid);
+        log.debug("Sandbox {} started ({}, init pid {})", spec.id(), sandbox.level.label, sandbox.initPid);
         return sandbox;
-    }
-
-    /**
-     * The sandbox's volumes as it sees them: each id-mapped to its ids at {@code <dir>/v/N}, so that owner 0 on disk
-     * is its root, whichever sandbox wrote the file.
-     */
-    private static List<SandboxSpec.VolumeBinding> idMapped(Path dir, List<SandboxSpec.VolumeBinding> volumes,
-                                                            UserNamespace userns) throws IOException {
-        List<SandboxSpec.VolumeBinding> mapped = new ArrayList<>();
-        for (int i = 0; i < volumes.size(); i++) {
-            SandboxSpec.VolumeBinding v = volumes.get(i);
-            Path at = dir.resolve("v").resolve(Integer.toString(i));
-            if (Files.isDirectory(v.source())) {
-                Files.createDirectories(at);
-            } else {
-                Files.createDirectories(at.getParent());
-                Files.createFile(at);
-            }
-            userns.attachIdMapped(v.source(), at);
-            mapped.add(new SandboxSpec.VolumeBinding(at, v.mountPath(), v.readOnly()));
-        }
-        return mapped;
-    }
-
-    /**
-     * Creates, on the host side of a layer with the host's system view, every directory the runtime mounts on or
-     * creates while setting the sandbox up (system directories, {@code /proc}, {@code /tmp}, the workdir, volume mount
-     * points), with the modes bubblewrap would give them: once the layer is id-mapped, the server's root can no
-     * longer create anything in it.
-     */
-    private static void mountPoints(Path layer, SandboxFiles.SystemView view, String workdir,
-                                    List<SandboxSpec.VolumeBinding> volumes, Level level) throws IOException {
-        Map<String, Integer> modes = Map.of("/tmp", 01777, "/var/tmp", 01777, "/root", 0700);
-        List<String> fresh = modes.keySet().stream()
-                .filter(d -> !Files.exists(layer.resolve(d.substring(1)), java.nio.file.LinkOption.NOFOLLOW_LINKS))
-                .toList();
-        List<String> dirs = new ArrayList<>(view.readOnlyDirs());
-        dirs.addAll(List.of("/proc", "/dev", "/tmp", "/var/tmp", "/root", workdir));
-        volumes.forEach(v -> dirs.add(v.mountPath()));
-        if (level == Level.UNSHARE) {
-            dirs.add("/.chalk-old-root");
-        }
-        RootPaths.prepare(layer, dirs, List.of());
-        for (String d : fresh) {
-            Files.setAttribute(layer.resolve(d.substring(1)), "unix:mode", modes.get(d),
-                    java.nio.file.LinkOption.NOFOLLOW_LINKS); // with the sticky bit, which PosixFilePermission lacks
-        }
     }
 
     private void startEntrypoint(List<String> entrypoint) throws RuntimeStartException {
@@ -396,7 +166,7 @@ final class LocalSandbox implements RuntimeSandbox {
             }
             throw new ProcessStartException("working directory does not exist in sandbox: " + wd);
         }
-        String command = resolveCommand(root, absoluteWd, spec.command(), processEnv.get("PATH"));
+        String command = CommandLookup.resolve(root, absoluteWd, spec.command(), processEnv.get("PATH"));
         RuntimeProcess spare = viaSpare(spec, absoluteWd, processEnv, command);
         if (spare != null) {
             return spare;
@@ -412,7 +182,7 @@ final class LocalSandbox implements RuntimeSandbox {
         if (!Files.isDirectory(wd)) {
             throw new ProcessStartException("working directory does not exist: " + wd);
         }
-        String command = resolveCommand(Path.of("/"), wd.toString(), spec.command(), processEnv.get("PATH"));
+        String command = CommandLookup.resolve(Path.of("/"), wd.toString(), spec.command(), processEnv.get("PATH"));
         RuntimeProcess spare = viaSpare(spec, wd.toString(), processEnv, command);
         if (spare != null) {
             return spare;
@@ -435,7 +205,6 @@ final class LocalSandbox implements RuntimeSandbox {
         LocalProcess process = new LocalProcess(s.process(), false, s.group() == null ? null : s.group().group(),
                 s.pids(), "'" + spec.command() + "' in sandbox " + id, true);
         processes.add(process);
-        process.onExit().whenComplete((st, e) -> processes.remove(process));
         return process;
     }
 
@@ -489,7 +258,6 @@ final class LocalSandbox implements RuntimeSandbox {
                     LocalProcess.pidsOf(p, nsentered, pids, runtime.helpers()),
                     "'" + spec.command() + "' in sandbox " + id, false);
             processes.add(process);
-            process.onExit().whenComplete((s, e) -> processes.remove(process));
             return process;
         } catch (IOException | RuntimeException e) {
             if (group != null && group.group() != null) {
@@ -500,81 +268,9 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
-    /**
-     * Checks that the command exists in the sandbox; returns what to execute. Looked up by the kernel as inside the
-     * sandbox's root ({@link BeneathRoot#lookInRoot}): a link the sandbox swaps in meanwhile never makes the server
-     * look at, and so tell the sandbox about, a host path.
-     */
-    private static String resolveCommand(Path root, String cwd, String command, String path)
-            throws ProcessStartException {
-        if (command.contains("/")) {
-            if (!isExecutableFile(root, cwd, command)) {
-                throw new ProcessStartException("command not found in sandbox: " + command);
-            }
-            return command;
-        }
-        for (String dir : (path == null ? LocalRuntime.DEFAULT_PATH : path).split(":")) {
-            if (dir.isEmpty()) {
-                continue;
-            }
-            if (isExecutableFile(root, cwd, dir + "/" + command)) {
-                // a name with '=' would be taken for a variable by env: name it by its path instead
-                return command.contains("=") || root.toString().equals("/") ? dir + "/" + command : command;
-            }
-        }
-        throw new ProcessStartException("command not found in sandbox: " + command);
-    }
-
-    private static boolean isExecutableFile(Path root, String cwd, String path) {
-        String absolute = path.startsWith("/") ? path : cwd + "/" + path;
-        return InRootLookup.find(root, absolute)
-                .filter(f -> f.type() == BeneathRoot.Type.FILE && f.executable()).isPresent();
-    }
-
     @Override
     public void terminate(Duration grace) {
         lifecycle.terminate(grace);
-    }
-
-    /**
-     * Sends SIGTERM to every process of the sandbox and waits for them to end, until the deadline. The processes are
-     * scanned again while waiting: one that was still passing through its exec chain, or started just before the
-     * terminate, shows up late and must get its SIGTERM too rather than a SIGKILL at the end of the grace period.
-     */
-    private void sigtermUntilGone(long deadlineNanos) {
-        Set<Long> signalled = new HashSet<>();
-        boolean marked = false;
-        long pause = 200_000;
-        while (true) {
-            // not the init's own sleep: the init starts another at once, and a SIGTERM for each would keep the
-            // sandbox forking for the whole grace period, starving the processes that are ending
-            List<Long> running = userProcesses().stream().filter(pid -> !initsSleep(pid)).toList();
-            if (running.isEmpty() && processes.stream().noneMatch(p -> p.hostProcess().isAlive())) {
-                return;
-            }
-            // a command that ended on its SIGTERM leaves its nsenter on the host passing the status on: the kill
-            // that follows the grace period would reach nsenter first and turn a SIGTERM into a SIGKILL
-            if (!running.isEmpty() && !marked) {
-                processes.forEach(p -> p.deliveredBySandbox(HostSignals.SIGTERM));
-                marked = true;
-            }
-            for (long pid : running) {
-                if (signalled.add(pid)) {
-                    HostSignals.signal(pid, HostSignals.SIGTERM);
-                }
-            }
-            long left = deadlineNanos - System.nanoTime();
-            if (left <= 0) {
-                return;
-            }
-            LockSupport.parkNanos(Math.min(pause, left));
-            pause = Math.min(pause * 2, 10_000_000);
-        }
-    }
-
-    /** Whether {@code pid} is the sleep the init waits on (see {@link SandboxCommands#INIT_LOOP}). */
-    private boolean initsSleep(long pid) {
-        return Procfs.parentPid(pid) == initPid && Procfs.commandLine(pid).endsWith("sleep infinity");
     }
 
     /**
@@ -630,37 +326,6 @@ final class LocalSandbox implements RuntimeSandbox {
         return lifecycle.frozen();
     }
 
-    /** The sandbox's processes other than its pid 1, as host pids. */
-    private List<Long> userProcesses() {
-        List<Long> pids = new ArrayList<>();
-        if (pidNamespace != null) {
-            for (long pid : Procfs.processesInNamespace(pidNamespace)) {
-                if (pid != initPid) {
-                    pids.add(pid);
-                }
-            }
-            // a command still passing through its exec chain (nsenter, setpriv, env) may not show in the scan of
-            // /proc for a moment; the ones this runtime started are known by pid
-            for (LocalProcess p : processes) {
-                long pid = p.knownHostPid();
-                if (pid > 0 && !pids.contains(pid) && Procfs.running(pid)) {
-                    pids.add(pid);
-                }
-            }
-        } else if (groups != null) {
-            pids.addAll(groups.allProcs());
-            pids.remove(Procfs.SELF);
-        } else {
-            for (LocalProcess p : processes) {
-                ProcessHandle.of(p.hostProcess().pid()).ifPresent(h -> {
-                    pids.add(h.pid());
-                    h.descendants().forEach(d -> pids.add(d.pid()));
-                });
-            }
-        }
-        return pids;
-    }
-
     /** Called when the init ended: unless this is a terminate, the sandbox stopped by itself. */
     private void initExited() {
         lifecycle.endedByItself(this::initExitReason);
@@ -704,12 +369,12 @@ final class LocalSandbox implements RuntimeSandbox {
 
         @Override
         public void sigterm(long deadlineNanos) {
-            sigtermUntilGone(deadlineNanos);
+            processes.sigtermUntilGone(deadlineNanos);
         }
 
         @Override
         public void stopSignal(int signal) {
-            processes.forEach(p -> p.deliveredBySandbox(signal));
+            processes.started().forEach(p -> p.deliveredBySandbox(signal));
         }
 
         @Override
@@ -726,7 +391,7 @@ final class LocalSandbox implements RuntimeSandbox {
             if (groups != null) {
                 groups.processGroup().ifPresent(g -> g.killAll(10_000));
             } else if (!level.isolated()) {
-                for (long pid : userProcesses()) {
+                for (long pid : processes.hostPids()) {
                     HostSignals.signal(pid, HostSignals.SIGKILL);
                 }
             }
@@ -737,7 +402,7 @@ final class LocalSandbox implements RuntimeSandbox {
                     waitQuietly(init, 5);
                 }
             }
-            for (LocalProcess p : processes) {
+            for (LocalProcess p : processes.started()) {
                 if (!level.isolated() && groups == null) {
                     p.killTree();
                 }

@@ -1,9 +1,10 @@
 package ai.chalk.compute.server.runtime.local;
 
-import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.HostTools;
-import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.local.mount.BubblewrapMounts;
+import ai.chalk.compute.server.runtime.local.mount.MountPlan;
+import ai.chalk.compute.server.runtime.local.mount.UnshareMounts;
 import ai.chalk.compute.server.runtime.network.SandboxNetwork;
 import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import java.nio.file.Path;
@@ -12,7 +13,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** The command lines the local runtime runs; kept in one place so they can be read and reviewed together. */
+/**
+ * The command lines the local runtime runs; kept in one place so they can be read and reviewed together. The mounts
+ * they make are a sandbox's {@link MountPlan}, rendered by {@link BubblewrapMounts} and {@link UnshareMounts}.
+ */
 final class SandboxCommands {
 
     /**
@@ -48,70 +52,19 @@ final class SandboxCommands {
 
     /**
      * The options of the bubblewrap init (passed on its stdin with {@code --args 0}, so that they, and the host
-     * path of the layer, do not show in the sandbox's process list; see {@link #bubblewrapInit}). With
+     * paths of its mounts, do not show in the sandbox's process list; see {@link #bubblewrapInit}). With
      * {@code --as-pid-1} the init command itself is pid 1 (see {@link #INIT_LOOP}); {@code --die-with-parent}
      * ends the sandbox when the server dies.
      */
-    static List<String> bubblewrapArgs(Path layer, SandboxFiles.SystemView view, String hostname,
-                                       Optional<Path> resolvConf, String workdir, List<SandboxSpec.VolumeBinding> volumes, ProcMasks procMasks,
-                                       Path devices) {
+    static List<String> bubblewrapArgs(MountPlan mounts, String hostname, String workdir) {
         // a network namespace of its own even with network: egress goes through slirp4netns (SandboxNetwork)
         List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
                 "--unshare-net"));
-        a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
-                "--bind", layer.toString(), "/"));
-        bindVolumes(a, volumes);
-        for (String d : view.readOnlyDirs()) {
-            a.addAll(List.of("--ro-bind", d, d));
-        }
-        for (String f : view.maskedFiles()) {
-            a.addAll(List.of("--ro-bind", "/dev/null", f));
-        }
-        for (String d : view.maskedDirs()) {
-            a.addAll(List.of("--perms", "0700", "--tmpfs", d, "--remount-ro", d));
-        }
-        resolvConf.ifPresent(f -> a.addAll(List.of("--ro-bind", f.toString(), RESOLV_CONF)));
-        procAndDev(a, procMasks, devices);
-        a.addAll(List.of("--perms", "1777", "--dir", "/tmp",
-                "--perms", "1777", "--dir", "/var/tmp",
-                "--perms", "0700", "--dir", "/root"));
-        if (!workdir.equals("/")) {
-            a.addAll(List.of("--dir", workdir));
-        }
+        a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL"));
+        a.addAll(BubblewrapMounts.render(mounts));
         a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
                 "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
         return a;
-    }
-
-    /**
-     * A fresh {@code /proc} with what describes the host masked ({@link ProcMasks}) and {@code /proc/sys} read-only
-     * (uid 0 may write root-owned /proc/sys files without any capability: core_pattern would run a program as root
-     * on the host, and bubblewrap leaves /proc/sys writable when it runs as real root); then {@code /dev}, whose
-     * nodes bubblewrap binds from the host covered by the sandbox's own ({@link SandboxDevices}, in {@code devices}).
-     */
-    private static void procAndDev(List<String> a, ProcMasks procMasks, Path devices) {
-        a.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
-                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));
-        for (String f : procMasks.files()) {
-            a.addAll(List.of("--ro-bind", "/dev/null", f));
-        }
-        for (String d : procMasks.dirs()) {
-            a.addAll(List.of("--perms", "0555", "--tmpfs", d, "--remount-ro", d));
-        }
-        a.addAll(List.of("--dev", "/dev"));
-        for (SandboxDevices.Node n : SandboxDevices.NODES) {
-            a.addAll(List.of("--dev-bind", devices.resolve(n.name()).toString(), "/dev/" + n.name()));
-        }
-    }
-
-    /**
-     * Volumes go right after the root and before everything the runtime mounts itself, so that nothing a caller binds
-     * can cover a runtime path even if a check missed it (see {@link ReservedPaths}).
-     */
-    private static void bindVolumes(List<String> a, List<SandboxSpec.VolumeBinding> volumes) {
-        for (SandboxSpec.VolumeBinding v : volumes) {
-            a.addAll(List.of(v.readOnly() ? "--ro-bind" : "--bind", v.source().toString(), v.mountPath()));
-        }
     }
 
     /**
@@ -138,36 +91,6 @@ final class SandboxCommands {
                     tools.command("env"), tools.has("perl") ? tools.command("perl") : List.of(),
                     tools.has("nsenter") ? tools.command("nsenter") : List.of());
         }
-    }
-
-    /**
-     * The bubblewrap options of a sandbox started from an image (see {@link #bubblewrapArgs} for the host view):
-     * the image's root ({@link ImageRoot}) instead of the host's system directories, the helpers at
-     * {@value SandboxTools#MOUNT} read-only, {@code /etc} bound onto itself and {@value ImageRoot#PRELOAD} masked:
-     * a mount point can be neither renamed nor replaced, so the loader of a privileged helper finds no preload
-     * list the sandbox wrote.
-     */
-    static List<String> imageBubblewrapArgs(Path root, Path tools, String hostname, Optional<Path> resolvConf,
-                                            String workdir, List<SandboxSpec.VolumeBinding> volumes,
-                                            ProcMasks procMasks, Path devices) {
-        // a network namespace of its own even with network: egress goes through slirp4netns (SandboxNetwork)
-        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
-                "--unshare-net"));
-        a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
-                "--bind", root.toString(), "/"));
-        bindVolumes(a, volumes);
-        a.addAll(List.of("--bind", root.resolve("etc").toString(), "/etc",
-                "--ro-bind", "/dev/null", ImageRoot.PRELOAD,
-                "--ro-bind", tools.toString(), SandboxTools.MOUNT));
-        resolvConf.ifPresent(f -> a.addAll(List.of("--ro-bind", f.toString(), RESOLV_CONF)));
-        procAndDev(a, procMasks, devices);
-        a.addAll(List.of("--perms", "0700", "--dir", "/root"));
-        if (!workdir.equals("/")) {
-            a.addAll(List.of("--dir", workdir));
-        }
-        a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
-        return a;
     }
 
     /** Where a sandbox with network finds its resolver (slirp4netns' own, see {@link SandboxNetwork#resolvConf}). */
@@ -236,62 +159,20 @@ final class SandboxCommands {
 
     /**
      * The init script of the {@code unshare} level, run by {@code sh} as pid 1 of the new pid namespace, still
-     * with full capabilities and the host's root: it builds the sandbox's root in the layer, pivots into it and
-     * becomes the capability-less init loop.
-     * Arguments: layer, hostname, workdir, {@code isolated|host} network, the setpriv command, the prefix of the
-     * tools run after the pivot, the init's shell and its loop (see {@link UnshareRoot}), the syscall filter's wrapper
-     * as perl's words, its script and its arguments ({@link SyscallFilter#execPrefix}), then mount entries
-     * {@code ro:DIR}, {@code maskfile:FILE}, {@code maskdir:DIR}, {@code self:DIR} (bound onto itself, so that it
-     * cannot be renamed), {@code robind:MOUNT=HOSTDIR}, {@code vol:MOUNT=HOSTDIR} (volumes), {@code rovol:MOUNT=HOSTDIR} (read-only bindings; mount paths never
-     * contain '='). The setpriv command, prefix and shell are split into words: they are the runtime's own paths.
+     * with full capabilities and the host's root: it makes the sandbox's mounts in its layer ({@link UnshareMounts}),
+     * pivots into it and becomes the capability-less init loop.
+     * Arguments: hostname, {@code isolated|host} network, the setpriv command, the prefix of the tools run after the
+     * pivot, the init's shell and its loop (see {@link UnshareRoot}), the syscall filter's wrapper as perl's words, its
+     * script and its arguments ({@link SyscallFilter.ExecPrefix}), the prefix that joins the sandbox's user namespace
+     * (or nothing), then the mount entries. The setpriv command, prefix and shell are split into words: they are the
+     * runtime's own paths.
      */
     static final String UNSHARE_INIT = """
             set -eu
-            L=$1; H=$2; W=$3; NET=$4; SETPRIV=$5; AFTER=$6; SH=$7; LOOP=$8; FPERL=$9; FSCRIPT=${10}; FARGS=${11}
-            USERNS=${12}
-            shift 12
+            H=$1; NET=$2; SETPRIV=$3; AFTER=$4; SH=$5; LOOP=$6; FPERL=$7; FSCRIPT=$8; FARGS=$9; USERNS=${10}
+            shift 10
             read -r hostpid _ < /proc/self/stat
-            mount --bind "$L" "$L"
-            mount -o remount,bind,nosuid,nodev "$L"
-            for e in "$@"; do
-              p=${e#*:}
-              case $e in
-                ro:*) mkdir -p "$L$p"; mount --bind -o ro,nosuid,nodev "$p" "$L$p" ;;
-                maskfile:*) mount --bind -o ro /dev/null "$L$p" ;;
-                maskdir:*) mount -t tmpfs -o ro,nosuid,nodev,mode=0700 chalk-mask "$L$p" ;;
-                self:*) mount --bind "$L$p" "$L$p" ;;
-                robind:*) m=${p%%=*}; mount --bind -o ro,nosuid,nodev "${p#*=}" "$L$m" ;;
-                vol:*) m=${p%%=*}; mkdir -p "$L$m"; mount --bind -o nosuid,nodev "${p#*=}" "$L$m" ;;
-                rovol:*) m=${p%%=*}; mkdir -p "$L$m"; mount --bind "${p#*=}" "$L$m"; mount -o remount,bind,ro,nosuid,nodev "$L$m" ;;
-              esac
-            done
-            mkdir -p "$L/proc" "$L/dev" "$L/tmp" "$L/var/tmp" "$L/root"
-            chmod 1777 "$L/tmp" "$L/var/tmp"
-            chmod 0700 "$L/root"
-            mount -t proc -o nosuid,nodev,noexec proc "$L/proc"
-            for p in sys sysrq-trigger irq bus; do
-              if [ -e "$L/proc/$p" ]; then mount --bind -o ro "$L/proc/$p" "$L/proc/$p"; fi
-            done
-            mount -t tmpfs -o nosuid,mode=0755,size=1m chalk-dev "$L/dev"
-            for n in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
-              name=${n%%:*}; rest=${n#*:}
-              mknod -m 0666 "$L/dev/$name" c "${rest%%:*}" "${rest#*:}"
-            done
-            for e in "$@"; do
-              p=${e#*:}
-              case $e in
-                procfile:*) mount --bind -o ro /dev/null "$L$p" ;;
-                procdir:*) mount -t tmpfs -o ro,nosuid,nodev,noexec,mode=0555,size=4k chalk-mask "$L$p" ;;
-              esac
-            done
-            mkdir "$L/dev/pts" "$L/dev/shm"
-            mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$L/dev/pts"
-            mount -t tmpfs -o nosuid,nodev,mode=1777 chalk-shm "$L/dev/shm"
-            ln -s pts/ptmx "$L/dev/ptmx"
-            ln -s /proc/self/fd "$L/dev/fd"
-            ln -s /proc/self/fd/0 "$L/dev/stdin"
-            ln -s /proc/self/fd/1 "$L/dev/stdout"
-            ln -s /proc/self/fd/2 "$L/dev/stderr"
+            """ + UnshareMounts.SCRIPT + """
             hostname "$H"
             if [ "$NET" = isolated ] && command -v ip >/dev/null 2>&1; then ip link set lo up; fi
             mkdir -p "$L/.chalk-old-root"
@@ -317,24 +198,17 @@ final class SandboxCommands {
      * @param shell   the init's shell, as words
      * @param loop    the init's script (it takes no arguments: pid 1's command line is visible inside the sandbox,
      *                and must not show host pids or paths)
-     * @param entries the mount entries
      */
-    record UnshareRoot(String setpriv, String after, String shell, String loop, List<String> entries) {
+    record UnshareRoot(String setpriv, String after, String shell, String loop) {
 
-        static UnshareRoot host(Path setpriv, SandboxFiles.SystemView view) {
-            List<String> e = new ArrayList<>();
-            view.readOnlyDirs().forEach(d -> e.add("ro:" + d));
-            view.maskedFiles().forEach(f -> e.add("maskfile:" + f));
-            view.maskedDirs().forEach(d -> e.add("maskdir:" + d));
-            return new UnshareRoot(setpriv.toString(), "", "/bin/sh", INIT_LOOP, e);
+        static UnshareRoot host(Path setpriv) {
+            return new UnshareRoot(setpriv.toString(), "", "/bin/sh", INIT_LOOP);
         }
 
         static UnshareRoot image(SandboxTools tools) {
             String bb = SandboxTools.busybox();
             return new UnshareRoot(String.join(" ", tools.command("setpriv")), bb, bb + " sh",
-                    "while :; do " + bb + " sleep infinity & wait; done",
-                    List.of("self:/etc", "maskfile:" + ImageRoot.PRELOAD,
-                            "robind:" + SandboxTools.MOUNT + "=" + tools.dir()));
+                    "while :; do " + bb + " sleep infinity & wait; done");
         }
     }
 
@@ -342,28 +216,18 @@ final class SandboxCommands {
      * The {@code unshare} command that runs {@link #UNSHARE_INIT}: {@code setpriv --pdeathsig KILL} kills
      * {@code unshare} when the server's thread that started it ends, and {@code --kill-child} then kills the
      * sandbox's pid 1, which takes every process of the sandbox with it.
+     *
+     * @param filter the syscall filter's wrapper, which the init's last step runs under
      */
-    static List<String> unshareInit(Path unshare, Path setpriv, Path layer, UnshareRoot root, String hostname,
-                                    Optional<Path> resolvConf, String workdir, List<SandboxSpec.VolumeBinding> volumes,
-                                    ProcMasks procMasks, List<String> filter, Optional<Path> userns,
-                                    List<String> nsenter) {
+    static List<String> unshareInit(Path unshare, Path setpriv, UnshareRoot root, String hostname, MountPlan mounts,
+                                    SyscallFilter.ExecPrefix filter, Optional<Path> userns, List<String> nsenter) {
         List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
                 unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc", "--cgroup", "--net"));
         a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
-                layer.toString(), hostname, workdir, "isolated", root.setpriv(), root.after(),
-                root.shell(), root.loop()));
-        // the filter's wrapper (perl words, its script, its arguments): the init's last step runs under it
-        int script = filter.indexOf("-e");
-        a.add(String.join(" ", filter.subList(0, script)));
-        a.add(filter.get(script + 1));
-        a.add(String.join(" ", filter.subList(script + 3, filter.size())));
-        a.add(userns.isPresent() ? String.join(" ", nsenter) + " --user=/proc/self/fd/" + USERNS_FD + " --" : "");
-        // volumes first: the runtime's own mounts come after them, as in bindVolumes
-        volumes.forEach(v -> a.add((v.readOnly() ? "rovol:" : "vol:") + v.mountPath() + "=" + v.source()));
-        a.addAll(root.entries());
-        resolvConf.ifPresent(f -> a.add("robind:" + RESOLV_CONF + "=" + f));
-        procMasks.files().forEach(f -> a.add("procfile:" + f));
-        procMasks.dirs().forEach(d -> a.add("procdir:" + d));
+                hostname, "isolated", root.setpriv(), root.after(), root.shell(), root.loop(),
+                String.join(" ", filter.perl()), filter.script(), String.join(" ", filter.args()),
+                userns.isPresent() ? String.join(" ", nsenter) + " --user=/proc/self/fd/" + USERNS_FD + " --" : ""));
+        a.addAll(UnshareMounts.render(mounts));
         return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, a)).orElse(a);
     }
 

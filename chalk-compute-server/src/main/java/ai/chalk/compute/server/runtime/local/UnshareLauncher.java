@@ -8,9 +8,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * Starts a sandbox's init with util-linux {@code unshare} where bubblewrap is missing: the init script mounts the
@@ -24,14 +22,12 @@ final class UnshareLauncher extends InitLauncher {
         HostTools tools = runtime.tools();
         boolean fromImage = request.fromImage();
         SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
-                : SandboxCommands.UnshareRoot.host(tools.require("setpriv"), request.view());
+                : SandboxCommands.UnshareRoot.host(tools.require("setpriv"));
         LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
         SandboxCommands.Helpers helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(tools);
-        Optional<Path> resolv = request.network() ? Optional.of(runtime.resolvConf()) : Optional.empty();
-        List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"),
-                request.root(), root, request.hostname(), resolv, request.workdir(), request.volumes(),
-                runtime.procMasks(), filter.filter().execPrefix(helpers.perl()),
+        List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), root,
+                request.hostname(), request.mounts(), filter.filter().execPrefixParts(helpers.perl()),
                 request.userns().map(UserNamespace::path), helpers.nsenter());
         SandboxCgroup groups = request.groups();
         List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),

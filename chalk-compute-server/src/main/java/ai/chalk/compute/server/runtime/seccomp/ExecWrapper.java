@@ -1,6 +1,5 @@
 package ai.chalk.compute.server.runtime.seccomp;
 
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -48,12 +47,11 @@ final class ExecWrapper {
     private ExecWrapper() {
     }
 
-    static List<String> prefix(List<String> perl, int prctl, int seccomp, String programHex) {
+    static SyscallFilter.ExecPrefix prefix(List<String> perl, int prctl, int seccomp, String programHex) {
         if (perl.isEmpty()) {
             throw new IllegalArgumentException("the syscall filter's exec wrapper needs perl (apt-get install perl-base)");
         }
-        List<String> words = new ArrayList<>(perl);
-        words.addAll(List.of("-e", SCRIPT, "--", Integer.toString(prctl), Integer.toString(seccomp), programHex));
-        return words;
+        return new SyscallFilter.ExecPrefix(perl, SCRIPT,
+                List.of(Integer.toString(prctl), Integer.toString(seccomp), programHex));
     }
 }

@@ -218,7 +218,35 @@ public final class SyscallFilter {
      * @param perl the perl interpreter as words (a path, or the loader and a path in an image sandbox)
      */
     public List<String> execPrefix(List<String> perl) {
+        return execPrefixParts(perl).words();
+    }
+
+    /** {@link #execPrefix} in its parts, for a shell that runs it from variables (the unshare init). */
+    public ExecPrefix execPrefixParts(List<String> perl) {
         return ExecWrapper.prefix(perl, prctl, seccomp, HexFormat.of().formatHex(program));
+    }
+
+    /**
+     * The words that put a command under the filter, by part: {@code PERL -e SCRIPT -- ARGS... COMMAND...}.
+     *
+     * @param perl   the perl interpreter as words
+     * @param script the wrapper's script ({@link ExecWrapper})
+     * @param args   the script's arguments before the command: the syscall numbers and the program in hex
+     */
+    public record ExecPrefix(List<String> perl, String script, List<String> args) {
+
+        public ExecPrefix {
+            perl = List.copyOf(perl);
+            args = List.copyOf(args);
+        }
+
+        /** The prefix as one list of words. */
+        public List<String> words() {
+            List<String> words = new ArrayList<>(perl);
+            words.addAll(List.of("-e", script, "--"));
+            words.addAll(args);
+            return words;
+        }
     }
 
     @Override

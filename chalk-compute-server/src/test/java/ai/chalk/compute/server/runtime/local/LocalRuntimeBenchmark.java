@@ -34,8 +34,8 @@ class LocalRuntimeBenchmark {
             bare.add(runtime.tools().require("bwrap").toString());
             Path devices = state.resolve("bench-dev");
             ai.chalk.compute.server.runtime.host.SandboxDevices.create(devices);
-            List<String> args = SandboxCommands.bubblewrapArgs(layer, runtime.systemView(), "bench", java.util.Optional.empty(), "/",
-                    List.of(), runtime.procMasks(), devices);
+            List<String> args = SandboxCommands.bubblewrapArgs(SandboxMounts.hostView(layer, runtime.systemView(),
+                    List.of(), java.util.Optional.empty(), runtime.procMasks(), devices, "/"), "bench", "/");
             bare.addAll(args.subList(0, args.size() - 4)); // without --json-status-fd
             bare.addAll(List.of("--seccomp", Integer.toString(SandboxCommands.FILTER_FD)));
             bare.addAll(List.of("--", "true"));

@@ -335,7 +335,7 @@ class SyscallFilterSecurityTest {
 
     @Test
     void aFailedInstallRunsNothing() throws Exception {
-        List<String> c = new ArrayList<>(ExecWrapper.prefix(List.of("perl"), nr("prctl"), nr("seccomp"), "00"));
+        List<String> c = new ArrayList<>(ExecWrapper.prefix(List.of("perl"), nr("prctl"), nr("seccomp"), "00").words());
         c.addAll(List.of("sh", "-c", "echo ran"));
         Run r = run(c);
         assertThat(r.exit()).isEqualTo(125);

@@ -1,0 +1,118 @@
+package ai.chalk.compute.server.runtime.local;
+
+import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The processes of one local sandbox, as the host sees them: those the runtime started for its execs, and every
+ * process of the sandbox found by its pid namespace (isolated), its cgroups, or as descendants of the execs (plain
+ * processes); and the SIGTERM a terminate sends them.
+ */
+final class SandboxProcesses {
+
+    private final long initPid;
+    private final String pidNamespace;
+    private final SandboxCgroup groups;
+    private final Set<LocalProcess> started = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param initPid      the init's host pid; -1 without isolation
+     * @param pidNamespace the init's pid namespace; null without isolation
+     * @param groups       the sandbox's cgroups; null when cgroups are not in use
+     */
+    SandboxProcesses(long initPid, String pidNamespace, SandboxCgroup groups) {
+        this.initPid = initPid;
+        this.pidNamespace = pidNamespace;
+        this.groups = groups;
+    }
+
+    /** Keeps {@code process} until it ends. */
+    void add(LocalProcess process) {
+        started.add(process);
+        process.onExit().whenComplete((s, e) -> started.remove(process));
+    }
+
+    /** The processes the runtime started that have not ended. */
+    Set<LocalProcess> started() {
+        return started;
+    }
+
+    /** The sandbox's processes other than its pid 1, as host pids. */
+    List<Long> hostPids() {
+        List<Long> pids = new ArrayList<>();
+        if (pidNamespace != null) {
+            for (long pid : Procfs.processesInNamespace(pidNamespace)) {
+                if (pid != initPid) {
+                    pids.add(pid);
+                }
+            }
+            // a command still passing through its exec chain (nsenter, setpriv, env) may not show in the scan of
+            // /proc for a moment; the ones this runtime started are known by pid
+            for (LocalProcess p : started) {
+                long pid = p.knownHostPid();
+                if (pid > 0 && !pids.contains(pid) && Procfs.running(pid)) {
+                    pids.add(pid);
+                }
+            }
+        } else if (groups != null) {
+            pids.addAll(groups.allProcs());
+            pids.remove(Procfs.SELF);
+        } else {
+            for (LocalProcess p : started) {
+                ProcessHandle.of(p.hostProcess().pid()).ifPresent(h -> {
+                    pids.add(h.pid());
+                    h.descendants().forEach(d -> pids.add(d.pid()));
+                });
+            }
+        }
+        return pids;
+    }
+
+    /**
+     * Sends SIGTERM to every process of the sandbox and waits for them to end, until the deadline. The processes are
+     * scanned again while waiting: one that was still passing through its exec chain, or started just before the
+     * terminate, shows up late and must get its SIGTERM too rather than a SIGKILL at the end of the grace period.
+     */
+    void sigtermUntilGone(long deadlineNanos) {
+        Set<Long> signalled = new HashSet<>();
+        boolean marked = false;
+        long pause = 200_000;
+        while (true) {
+            // not the init's own sleep: the init starts another at once, and a SIGTERM for each would keep the
+            // sandbox forking for the whole grace period, starving the processes that are ending
+            List<Long> running = hostPids().stream().filter(pid -> !initsSleep(pid)).toList();
+            if (running.isEmpty() && started.stream().noneMatch(p -> p.hostProcess().isAlive())) {
+                return;
+            }
+            // a command that ended on its SIGTERM leaves its nsenter on the host passing the status on: the kill
+            // that follows the grace period would reach nsenter first and turn a SIGTERM into a SIGKILL
+            if (!running.isEmpty() && !marked) {
+                started.forEach(p -> p.deliveredBySandbox(HostSignals.SIGTERM));
+                marked = true;
+            }
+            for (long pid : running) {
+                if (signalled.add(pid)) {
+                    HostSignals.signal(pid, HostSignals.SIGTERM);
+                }
+            }
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            LockSupport.parkNanos(Math.min(pause, left));
+            pause = Math.min(pause * 2, 10_000_000);
+        }
+    }
+
+    /** Whether {@code pid} is the sleep the init waits on (see {@link SandboxCommands#INIT_LOOP}). */
+    private boolean initsSleep(long pid) {
+        return Procfs.parentPid(pid) == initPid && Procfs.commandLine(pid).endsWith("sleep infinity");
+    }
+}

@@ -1,0 +1,94 @@
+package ai.chalk.compute.server.runtime.local.mount;
+
+import java.nio.file.Path;
+
+/**
+ * One step of setting up a sandbox's file system, at a path inside the sandbox ({@link #target}), in the spirit of
+ * bubblewrap's {@code SetupOp}. Each tool performs it its own way ({@link BubblewrapMounts}, {@link UnshareMounts}),
+ * with the same effect.
+ */
+public sealed interface MountOp {
+
+    /** The absolute path inside the sandbox this operation mounts on or creates. */
+    String target();
+
+    /** Whether this operation mounts something (and so could hide what an earlier one put below it). */
+    default boolean mounts() {
+        return true;
+    }
+
+    /** The sandbox's root: its writable layer (or an image's root) bound at {@code /}; always the first operation. */
+    record Root(Path layer) implements MountOp {
+        @Override
+        public String target() {
+            return "/";
+        }
+    }
+
+    /** A caller's directory (a volume, a function's code): the only operation whose target a caller chooses. */
+    record Volume(Path source, String target, boolean readOnly) implements MountOp {
+    }
+
+    /** A directory of the host's system (such as {@code /usr}), read-only at its own path. */
+    record SystemDir(String target) implements MountOp {
+    }
+
+    /** A host file or directory of the runtime's (its helpers, the resolver file), read-only at {@code target}. */
+    record ReadOnlyBind(Path source, String target) implements MountOp {
+    }
+
+    /**
+     * A directory of the root bound onto itself: a mount point can be neither renamed nor replaced, so what the
+     * runtime mounts below it stays where the runtime's privileged helpers look.
+     */
+    record SelfBind(String target) implements MountOp {
+    }
+
+    /** A file hidden behind a read-only {@code /dev/null}. */
+    record MaskFile(String target) implements MountOp {
+    }
+
+    /** A directory hidden behind an empty read-only tmpfs of the given mode. */
+    record MaskDir(String target, int mode) implements MountOp {
+    }
+
+    /** A fresh {@code /proc} of the sandbox's pid namespace ({@code nosuid,nodev,noexec}). */
+    record Proc(String target) implements MountOp {
+    }
+
+    /**
+     * An entry of {@code /proc} made read-only: uid 0 may write root-owned files there without any capability
+     * ({@code core_pattern} would run a program as root on the host).
+     *
+     * @param optional whether the kernel may lack it (then nothing is mounted)
+     */
+    record ProcReadOnly(String target, boolean optional) implements MountOp {
+    }
+
+    /** A fresh {@code /dev}: a tmpfs with a private {@code devpts}, {@code shm} and the standard links. */
+    record Dev(String target) implements MountOp {
+    }
+
+    /**
+     * A device node of the sandbox's own, over the host's: bubblewrap binds the node the runtime made for the sandbox
+     * ({@code hostNode}), the unshare init (root in a fresh tmpfs) makes its own with the same numbers.
+     */
+    record DeviceNode(String target, Path hostNode, int major, int minor) implements MountOp {
+    }
+
+    /** A directory created (if missing) with the given mode, such as {@code /tmp}. */
+    record Dir(String target, int mode) implements MountOp {
+        @Override
+        public boolean mounts() {
+            return false;
+        }
+    }
+
+    /** The sandbox's working directory, created if missing; always the last operation. */
+    record WorkDir(String target) implements MountOp {
+        @Override
+        public boolean mounts() {
+            return false;
+        }
+    }
+}
