@@ -40,10 +40,11 @@ public final class Authentication {
     private final FailedAttempts failures;
     private final ScheduledExecutorService timers;
     private final SigningKeys keys;
+    private final WorkloadTokens workloads;
     private volatile Optional<String> grpcUrl = Optional.empty();
 
     private Authentication(Mode mode, Path dataDir, SigningKeys keys, ClientCredentials credentials, Clock clock,
-                           ScheduledExecutorService timers) {
+                           ScheduledExecutorService timers) throws IOException {
         this.mode = mode;
         this.dataDir = dataDir;
         this.keys = keys;
@@ -51,6 +52,7 @@ public final class Authentication {
         this.credentials = credentials;
         this.failures = new FailedAttempts(clock);
         this.timers = timers;
+        this.workloads = new WorkloadTokens(tokens, dataDir.resolve("identity"), timers);
     }
 
     /**
@@ -79,6 +81,11 @@ public final class Authentication {
     /** Issues the server's tokens. */
     public Tokens tokens() {
         return tokens;
+    }
+
+    /** The rotating token files of deployed code. */
+    public WorkloadTokens workloads() {
+        return workloads;
     }
 
     /** The interceptor that tells who a TCP caller is. */
