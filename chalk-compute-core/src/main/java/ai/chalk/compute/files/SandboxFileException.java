@@ -40,7 +40,7 @@ public class SandboxFileException extends ChalkComputeException {
      * @param stderr    what the failed command printed on standard error, or an empty string
      */
     public SandboxFileException(Status.Code code, String operation, String path, String reason, String stderr) {
-        super(code, "cannot " + operation + " " + SandboxFiles.quote(path) + ": " + reason);
+        super(code, "cannot " + operation + " " + FilePaths.quote(path) + ": " + reason);
         this.operation = Objects.requireNonNull(operation, "operation");
         this.path = Objects.requireNonNull(path, "path");
         this.reason = Objects.requireNonNull(reason, "reason");

@@ -1,10 +1,13 @@
 package ai.chalk.compute.files;
 
-import ai.chalk.compute.sandbox.Command;
-import ai.chalk.compute.sandbox.ExecEvent;
-import ai.chalk.compute.sandbox.ExecProcess;
+import static ai.chalk.compute.files.FileCommands.shell;
+import static ai.chalk.compute.files.FilePaths.arg;
+import static ai.chalk.compute.files.FilePaths.baseName;
+import static ai.chalk.compute.files.FilePaths.checkPath;
+import static ai.chalk.compute.files.FilePaths.parent;
+import static ai.chalk.compute.files.FilePaths.quote;
+
 import ai.chalk.compute.sandbox.ExecResult;
-import ai.chalk.compute.sandbox.ExecStream;
 import ai.chalk.compute.sandbox.Sandbox;
 import io.grpc.Status;
 import java.io.ByteArrayInputStream;
@@ -13,23 +16,14 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.function.UnaryOperator;
 
 /**
  * The files of a sandbox: read and write them, list directories, look at, create, move and remove
@@ -68,27 +62,16 @@ import java.util.function.UnaryOperator;
  */
 public final class SandboxFiles {
 
-    /** Bytes read from an upload's source and sent to the sandbox at a time. */
-    static final int CHUNK = 256 * 1024;
-    /** At most this much of a command's standard error is kept for error messages. */
-    private static final int STDERR_LIMIT = 64 * 1024;
-    /** The line a download's command writes to stderr with the size of the file it sends. */
-    private static final String SIZE_MARKER = "chalk-files-size:";
-    /** The fields printed for each file, each ended by NUL: type, size, mode, mtime, link target, name. */
-    private static final String FIND_FORMAT = "%y\\0%s\\0%m\\0%T@\\0%l\\0%f\\0";
-    private static final int FIND_FIELDS = 6;
-
-    // exit codes of our own checks in the scripts (the tools themselves exit with 1 or 2)
-    private static final int EXIT_NOT_A_DIRECTORY = 20;
-    private static final int EXIT_IS_A_DIRECTORY = 21;
-    private static final int EXIT_NOT_FOUND = 22;
-
     private final Sandbox sandbox;
-    private final Duration timeout;
+    private final Duration timeout; // null: none
+    private final FileCommands commands;
+    private final FileTransfer transfer;
 
     private SandboxFiles(Sandbox sandbox, Duration timeout) {
         this.sandbox = Objects.requireNonNull(sandbox, "sandbox");
         this.timeout = timeout;
+        this.commands = new FileCommands(sandbox, timeout);
+        this.transfer = new FileTransfer(commands);
     }
 
     /**
@@ -158,7 +141,7 @@ public final class SandboxFiles {
      */
     public byte[] readBytes(String path) {
         ByteArrayOutputStream content = new ByteArrayOutputStream();
-        download(path, content, "read");
+        transfer.download(path, content, "read");
         return content.toByteArray();
     }
 
@@ -186,7 +169,7 @@ public final class SandboxFiles {
      */
     public void writeBytes(String path, byte[] data) {
         Objects.requireNonNull(data, "data");
-        upload(new ByteArrayInputStream(data), path, "write");
+        transfer.upload(new ByteArrayInputStream(data), path, "write");
     }
 
     // ---- streaming ----
@@ -206,7 +189,7 @@ public final class SandboxFiles {
         Objects.requireNonNull(local, "local");
         checkPath(remote);
         try (InputStream in = Files.newInputStream(local)) {
-            return upload(in, remote, "upload to");
+            return transfer.upload(in, remote, "upload to");
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + local + " to upload it to " + quote(remote), e);
         }
@@ -231,7 +214,7 @@ public final class SandboxFiles {
      */
     public long upload(InputStream in, String remote) {
         Objects.requireNonNull(in, "in");
-        return upload(in, remote, "upload to");
+        return transfer.upload(in, remote, "upload to");
     }
 
     /**
@@ -248,34 +231,7 @@ public final class SandboxFiles {
      */
     public long download(String remote, Path local) {
         checkPath(remote);
-        Path target = Objects.requireNonNull(local, "local").toAbsolutePath();
-        Path directory = target.getParent();
-        Path partial = null;
-        try {
-            Files.createDirectories(directory);
-            partial = Files.createTempFile(directory, ".chalk-download-", ".part");
-            long bytes;
-            try (OutputStream out = Files.newOutputStream(partial)) {
-                bytes = download(remote, out, "download");
-            }
-            try {
-                Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING);
-            }
-            partial = null;
-            return bytes;
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + local + " to download " + quote(remote) + " into it", e);
-        } finally {
-            if (partial != null) {
-                try {
-                    Files.deleteIfExists(partial);
-                } catch (IOException ignored) {
-                    // best effort: the download already failed
-                }
-            }
-        }
+        return transfer.download(remote, Objects.requireNonNull(local, "local"));
     }
 
     /**
@@ -293,7 +249,7 @@ public final class SandboxFiles {
      */
     public long download(String remote, OutputStream out) {
         Objects.requireNonNull(out, "out");
-        return download(remote, out, "download");
+        return transfer.download(remote, out, "download");
     }
 
     // ---- directories and metadata ----
@@ -311,11 +267,11 @@ public final class SandboxFiles {
      */
     public List<FileEntry> list(String path) {
         String script = "t=$(find -H \"$1\" -maxdepth 0 -printf %Y) || exit\n"
-                + "[ \"$t\" = d ] || exit " + EXIT_NOT_A_DIRECTORY + "\n"
-                + "exec find -H \"$1\" -mindepth 1 -maxdepth 1 -printf '" + FIND_FORMAT + "'";
-        ExecResult result = run("list", path, shell(script, arg(path)));
+                + "[ \"$t\" = d ] || exit " + FileFailures.EXIT_NOT_A_DIRECTORY + "\n"
+                + "exec find -H \"$1\" -mindepth 1 -maxdepth 1 -printf '" + FindOutput.FORMAT + "'";
+        ExecResult result = commands.run("list", path, shell(script, arg(path)));
         String directory = path.endsWith("/") ? path : path + "/";
-        List<FileEntry> entries = parseEntries(result.stdoutBytes(), "list", path,
+        List<FileEntry> entries = FindOutput.entries(result.stdoutBytes(), "list", path,
                 name -> directory + name);
         entries.sort(Comparator.comparing(FileEntry::name));
         return entries;
@@ -331,9 +287,9 @@ public final class SandboxFiles {
      * @throws FileAccessDeniedException      when a parent directory cannot be searched
      */
     public FileEntry stat(String path) {
-        ExecResult result = run("stat", path,
-                shell("exec find -P \"$1\" -maxdepth 0 -printf '" + FIND_FORMAT + "'", arg(path)));
-        List<FileEntry> entries = parseEntries(result.stdoutBytes(), "stat", path, name -> path);
+        ExecResult result = commands.run("stat", path,
+                shell("exec find -P \"$1\" -maxdepth 0 -printf '" + FindOutput.FORMAT + "'", arg(path)));
+        List<FileEntry> entries = FindOutput.entries(result.stdoutBytes(), "stat", path, name -> path);
         if (entries.size() != 1) {
             throw new SandboxFileException(Status.Code.INTERNAL, "stat", path,
                     "expected one entry from find but got " + entries.size(), result.stderrText());
@@ -354,11 +310,11 @@ public final class SandboxFiles {
      *                                   unknown
      */
     public boolean exists(String path) {
-        ExecResult result = exec(shell("exec find -P \"$1\" -maxdepth 0 -printf x", arg(path)));
+        ExecResult result = commands.exec(shell("exec find -P \"$1\" -maxdepth 0 -printf x", arg(path)));
         if (result.success()) {
             return true;
         }
-        SandboxFileException failure = failure("check", path, result.exitCode(), result.stderrText());
+        SandboxFileException failure = FileFailures.failure("check", path, result.exitCode(), result.stderrText());
         if (failure instanceof FileNotFoundInSandboxException || failure instanceof WrongFileTypeException) {
             return false;
         }
@@ -373,7 +329,7 @@ public final class SandboxFiles {
      * @throws WrongFileTypeException    when the path or a parent exists and is not a directory
      */
     public void mkdir(String path) {
-        run("create directory", path, shell("exec mkdir -p -- \"$1\"", arg(path)));
+        commands.run("create directory", path, shell("exec mkdir -p -- \"$1\"", arg(path)));
     }
 
     /**
@@ -401,11 +357,12 @@ public final class SandboxFiles {
      * @throws FileAccessDeniedException      when it (or something in it) cannot be removed
      */
     public void remove(String path, boolean recursive) {
-        String script = "[ -e \"$1\" ] || [ -L \"$1\" ] || exit " + EXIT_NOT_FOUND + "\n"
+        String script = "[ -e \"$1\" ] || [ -L \"$1\" ] || exit " + FileFailures.EXIT_NOT_FOUND + "\n"
                 + (recursive
                         ? "exec rm -rf -- \"$1\""
-                        : "if [ -d \"$1\" ] && [ ! -L \"$1\" ]; then exec rmdir -- \"$1\"; else exec rm -f -- \"$1\"; fi");
-        run("remove", path, shell(script, arg(path)));
+                        : "if [ -d \"$1\" ] && [ ! -L \"$1\" ]; then exec rmdir -- \"$1\"; "
+                                + "else exec rm -f -- \"$1\"; fi");
+        commands.run("remove", path, shell(script, arg(path)));
     }
 
     /**
@@ -422,336 +379,17 @@ public final class SandboxFiles {
      */
     public void move(String from, String to) {
         checkPath(to);
-        String script = "[ -e \"$1\" ] || [ -L \"$1\" ] || exit " + EXIT_NOT_FOUND + "\n"
+        String script = "[ -e \"$1\" ] || [ -L \"$1\" ] || exit " + FileFailures.EXIT_NOT_FOUND + "\n"
                 + "mkdir -p -- \"$3\" || exit\n"
                 + "exec mv -f -T -- \"$1\" \"$2\"";
-        ExecResult result = exec(shell(script, arg(from), arg(to), parent(arg(to))));
+        ExecResult result = commands.exec(shell(script, arg(from), arg(to), parent(arg(to))));
         if (!result.success()) {
-            SandboxFileException failure = failure("move", from, result.exitCode(), result.stderrText());
+            SandboxFileException failure = FileFailures.failure("move", from, result.exitCode(), result.stderrText());
             if (failure instanceof FileNotFoundInSandboxException) {
                 throw failure;
             }
-            throw rebuild(failure, failure.reason() + " (moving it to " + quote(to) + ")");
+            throw FileFailures.withReason(failure, failure.reason() + " (moving it to " + quote(to) + ")");
         }
-    }
-
-    // ---- implementation ----
-
-    private long upload(InputStream in, String remote, String operation) {
-        String target = arg(remote);
-        String script = "mkdir -p -- \"$2\" || exit\n"
-                + "[ -d \"$1\" ] && exit " + EXIT_IS_A_DIRECTORY + "\n"
-                + "cat > \"$1\" || exit\n"
-                + "if [ -f \"$1\" ]; then exec stat -L -c %s -- \"$1\"; fi";
-        long sent = 0;
-        boolean readerStopped = false;
-        try (ExecProcess process = sandbox.execStart(command(shell(script, target, parent(target))))) {
-            byte[] buffer = new byte[CHUNK];
-            while (true) {
-                int n;
-                try {
-                    n = in.readNBytes(buffer, 0, CHUNK);
-                } catch (IOException e) {
-                    throw new UncheckedIOException("cannot read the data to " + operation + " " + quote(remote), e);
-                }
-                if (n == 0) {
-                    break;
-                }
-                try {
-                    // writeStdin copies the bytes before it returns, so the buffer can be reused
-                    process.writeStdin(n == CHUNK ? buffer : Arrays.copyOf(buffer, n));
-                } catch (IllegalStateException e) {
-                    // the command exited early (it could not create the file); its result says why
-                    readerStopped = true;
-                    break;
-                }
-                sent += n;
-                if (n < CHUNK) {
-                    break;
-                }
-            }
-            process.closeStdin();
-            ExecResult result = process.waitFor();
-            if (!result.success()) {
-                throw failure(operation, remote, result.exitCode(), result.stderrText());
-            }
-            if (readerStopped) {
-                throw new SandboxFileException(Status.Code.ABORTED, operation, remote,
-                        "the command writing the file in the sandbox stopped reading after " + sent + " bytes",
-                        result.stderrText());
-            }
-            String size = result.stdoutText().trim();
-            if (!size.isEmpty()) {
-                long written = parseLong(size, operation, remote);
-                if (written != sent) {
-                    throw new FileTransferException(operation, remote, sent, written);
-                }
-            }
-            return sent;
-        }
-    }
-
-    private long download(String remote, OutputStream out, String operation) {
-        String script = "[ -d \"$1\" ] && exit " + EXIT_IS_A_DIRECTORY + "\n"
-                + "if [ -f \"$1\" ]; then s=$(stat -L -c %s -- \"$1\") || exit; printf '" + SIZE_MARKER
-                + "%s\\n' \"$s\" >&2; fi\n"
-                + "exec cat -- \"$1\"";
-        long received = 0;
-        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-        ExecEvent.Exited exit = null;
-        try (ExecStream events = sandbox.execStream(command(shell(script, arg(remote))))) {
-            for (ExecEvent event : events) {
-                if (event instanceof ExecEvent.Stdout stdout) {
-                    byte[] data = stdout.data();
-                    try {
-                        out.write(data);
-                    } catch (IOException e) {
-                        throw new UncheckedIOException("cannot write the bytes of " + quote(remote) + " after "
-                                + received + " bytes", e);
-                    }
-                    received += data.length;
-                } else if (event instanceof ExecEvent.Stderr err) {
-                    byte[] data = err.data();
-                    stderr.write(data, 0, Math.max(0, Math.min(data.length, STDERR_LIMIT - stderr.size())));
-                } else if (event instanceof ExecEvent.Exited exited) {
-                    exit = exited;
-                }
-            }
-        }
-        if (exit == null) {
-            throw new SandboxFileException(Status.Code.INTERNAL, operation, remote,
-                    "the command ended without reporting how", stderr.toString(StandardCharsets.UTF_8));
-        }
-        long expected = -1;
-        StringBuilder messages = new StringBuilder();
-        for (String line : stderr.toString(StandardCharsets.UTF_8).split("\n", -1)) {
-            if (line.startsWith(SIZE_MARKER)) {
-                expected = parseLong(line.substring(SIZE_MARKER.length()).trim(), operation, remote);
-            } else if (!line.isEmpty()) {
-                messages.append(line).append('\n');
-            }
-        }
-        if (exit.status() != 0) {
-            throw failure(operation, remote, exit.status(), messages.toString());
-        }
-        if (expected >= 0 && expected != received) {
-            throw new FileTransferException(operation, remote, received, expected);
-        }
-        return received;
-    }
-
-    private List<FileEntry> parseEntries(byte[] output, String operation, String path,
-                                         UnaryOperator<String> pathOf) {
-        List<String> fields = new ArrayList<>();
-        int start = 0;
-        for (int i = 0; i < output.length; i++) {
-            if (output[i] == 0) {
-                fields.add(new String(output, start, i - start, StandardCharsets.UTF_8));
-                start = i + 1;
-            }
-        }
-        if (start != output.length || fields.size() % FIND_FIELDS != 0) {
-            throw new SandboxFileException(Status.Code.INTERNAL, operation, path,
-                    "unexpected output from find (" + output.length + " bytes, " + fields.size() + " fields)", "");
-        }
-        List<FileEntry> entries = new ArrayList<>(fields.size() / FIND_FIELDS);
-        for (int i = 0; i < fields.size(); i += FIND_FIELDS) {
-            String name = fields.get(i + 5);
-            String link = fields.get(i + 4);
-            try {
-                FileType type = FileType.fromFindLetter(fields.get(i));
-                entries.add(new FileEntry(name, pathOf.apply(name), type, Long.parseLong(fields.get(i + 1)),
-                        Integer.parseInt(fields.get(i + 2), 8), parseTime(fields.get(i + 3)),
-                        type == FileType.SYMLINK ? Optional.of(link) : Optional.empty()));
-            } catch (NumberFormatException | ArithmeticException e) {
-                throw new SandboxFileException(Status.Code.INTERNAL, operation, path,
-                        "unexpected output from find for " + quote(name) + ": " + e.getMessage(), "");
-            }
-        }
-        return entries;
-    }
-
-    /** Parses {@code find}'s {@code %T@}: seconds since the epoch with a fraction. */
-    static Instant parseTime(String secondsWithFraction) {
-        BigDecimal value = new BigDecimal(secondsWithFraction);
-        BigDecimal seconds = value.setScale(0, RoundingMode.FLOOR);
-        long nanos = value.subtract(seconds).movePointRight(9).setScale(0, RoundingMode.DOWN).longValueExact();
-        return Instant.ofEpochSecond(seconds.longValueExact(), nanos);
-    }
-
-    private static long parseLong(String text, String operation, String path) {
-        try {
-            return Long.parseLong(text);
-        } catch (NumberFormatException e) {
-            throw new SandboxFileException(Status.Code.INTERNAL, operation, path,
-                    "unexpected file size reported by the sandbox: " + text, "");
-        }
-    }
-
-    /** Runs a command and turns a failure into the matching exception. */
-    private ExecResult run(String operation, String path, Command command) {
-        ExecResult result = exec(command);
-        if (!result.success()) {
-            throw failure(operation, path, result.exitCode(), result.stderrText());
-        }
-        return result;
-    }
-
-    private ExecResult exec(Command command) {
-        return sandbox.exec(command(command));
-    }
-
-    /** Our options on every command: messages in English (they are classified), and the timeout. */
-    private Command command(Command command) {
-        Command c = command.env("LC_ALL", "C");
-        return timeout == null ? c : c.timeout(timeout);
-    }
-
-    private static Command shell(String script, String... args) {
-        List<String> argv = new ArrayList<>(args.length + 3);
-        argv.add("-c");
-        argv.add(script);
-        argv.add("sh");
-        argv.addAll(Arrays.asList(args));
-        return Command.of("sh", argv);
-    }
-
-    /** The exception for a command that failed, classified by our exit codes and the system's error text. */
-    static SandboxFileException failure(String operation, String path, int exitCode, String stderr) {
-        String err = stderr == null ? "" : stderr;
-        if (exitCode == EXIT_NOT_A_DIRECTORY) {
-            return new WrongFileTypeException(operation, path, "it is not a directory", err);
-        }
-        if (exitCode == EXIT_IS_A_DIRECTORY) {
-            return new WrongFileTypeException(operation, path, "it is a directory", err);
-        }
-        if (exitCode == EXIT_NOT_FOUND || err.contains("No such file or directory")) {
-            return new FileNotFoundInSandboxException(operation, path, err);
-        }
-        if (err.contains("Permission denied")) {
-            return new FileAccessDeniedException(operation, path, "permission denied", err);
-        }
-        if (err.contains("Operation not permitted")) {
-            return new FileAccessDeniedException(operation, path, "operation not permitted", err);
-        }
-        if (err.contains("Read-only file system")) {
-            return new FileAccessDeniedException(operation, path, "read-only file system", err);
-        }
-        if (err.contains("Is a directory") || err.contains("cannot overwrite directory")) {
-            return new WrongFileTypeException(operation, path, "it is a directory", err);
-        }
-        if (err.contains("cannot overwrite non-directory")) {
-            return new WrongFileTypeException(operation, path, "the target exists and is not a directory", err);
-        }
-        if (err.contains("Not a directory")) {
-            return new WrongFileTypeException(operation, path, "a component of the path is not a directory", err);
-        }
-        if (err.contains("File exists")) {
-            return new WrongFileTypeException(operation, path, "it exists and is not a directory", err);
-        }
-        if (err.contains("Directory not empty")) {
-            return new SandboxFileException(Status.Code.FAILED_PRECONDITION, operation, path,
-                    "the directory is not empty", err);
-        }
-        if (err.contains("No space left on device") || err.contains("Disk quota exceeded")
-                || err.contains("File too large")) {
-            return new SandboxFileException(Status.Code.RESOURCE_EXHAUSTED, operation, path,
-                    err.contains("No space") ? "no space left on device"
-                            : err.contains("quota") ? "disk quota exceeded" : "file too large", err);
-        }
-        if (exitCode == 127 || err.contains("unknown predicate") || err.contains("invalid predicate")
-                || err.contains("unrecognized option") || err.contains("invalid option")) {
-            return new SandboxFileException(Status.Code.FAILED_PRECONDITION, operation, path,
-                    "the sandbox's image lacks a tool the files API needs (a POSIX shell, GNU coreutils and "
-                            + "findutils): " + firstLine(err), err);
-        }
-        return new SandboxFileException(Status.Code.UNKNOWN, operation, path,
-                "the command in the sandbox failed with exit code " + exitCode
-                        + (err.isBlank() ? "" : ": " + firstLine(err)), err);
-    }
-
-    private static SandboxFileException rebuild(SandboxFileException e, String reason) {
-        if (e instanceof FileAccessDeniedException) {
-            return new FileAccessDeniedException(e.operation(), e.path(), reason, e.stderr());
-        }
-        if (e instanceof WrongFileTypeException) {
-            return new WrongFileTypeException(e.operation(), e.path(), reason, e.stderr());
-        }
-        return new SandboxFileException(e.statusCode(), e.operation(), e.path(), reason, e.stderr());
-    }
-
-    private static String firstLine(String text) {
-        String trimmed = text.strip();
-        int newline = trimmed.indexOf('\n');
-        return newline < 0 ? trimmed : trimmed.substring(0, newline);
-    }
-
-    private static void checkPath(String path) {
-        Objects.requireNonNull(path, "path");
-        if (path.isEmpty()) {
-            throw new IllegalArgumentException("the path must not be empty");
-        }
-        if (path.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException("a path cannot contain NUL: " + quote(path));
-        }
-    }
-
-    /**
-     * The path as passed to commands: relative paths get {@code ./} in front, so that no command
-     * takes a name starting with {@code -} (or {@code find} a name like {@code !}) for an option.
-     */
-    static String arg(String path) {
-        checkPath(path);
-        return path.startsWith("/") ? path : "./" + path;
-    }
-
-    /** The parent directory of a path as {@link #arg} returns it. */
-    static String parent(String argPath) {
-        String p = argPath;
-        while (p.length() > 1 && p.endsWith("/")) {
-            p = p.substring(0, p.length() - 1);
-        }
-        int slash = p.lastIndexOf('/');
-        if (slash < 0) {
-            return ".";
-        }
-        return slash == 0 ? "/" : p.substring(0, slash);
-    }
-
-    /** The last component of a path, {@code /} for the root. */
-    static String baseName(String path) {
-        String p = path;
-        while (p.length() > 1 && p.endsWith("/")) {
-            p = p.substring(0, p.length() - 1);
-        }
-        if (p.equals("/")) {
-            return "/";
-        }
-        int slash = p.lastIndexOf('/');
-        return slash < 0 ? p : p.substring(slash + 1);
-    }
-
-    /** A path in quotes for messages, with control characters escaped so a name with a newline stays readable. */
-    static String quote(String path) {
-        StringBuilder s = new StringBuilder("'");
-        for (int i = 0; i < path.length(); i++) {
-            char c = path.charAt(i);
-            switch (c) {
-                case '\n' -> s.append("\\n");
-                case '\t' -> s.append("\\t");
-                case '\r' -> s.append("\\r");
-                case '\\' -> s.append("\\\\");
-                case '\'' -> s.append("\\'");
-                default -> {
-                    if (c < 0x20 || c == 0x7f) {
-                        s.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        s.append(c);
-                    }
-                }
-            }
-        }
-        return s.append('\'').toString();
     }
 
     @Override

@@ -28,11 +28,11 @@ public final class CloneOptions {
     private final String branch;
     private final String commitId;
     private final int depth;
-    private final SandboxGit.Credentials credentials;
+    private final GitCredentials credentials;
     private final Duration timeout;
 
     private CloneOptions(String url, String path, String branch, String commitId, int depth,
-                         SandboxGit.Credentials credentials, Duration timeout) {
+                         GitCredentials credentials, Duration timeout) {
         this.url = url;
         this.path = path;
         this.branch = branch;
@@ -58,7 +58,7 @@ public final class CloneOptions {
         if (url.isEmpty()) {
             throw new IllegalArgumentException("url must not be empty");
         }
-        return new CloneOptions(url, SandboxGit.requirePath(path), null, null, 1, null, null);
+        return new CloneOptions(url, GitArguments.requirePath(path), null, null, 1, null, null);
     }
 
     /**
@@ -68,7 +68,7 @@ public final class CloneOptions {
      * @return new options
      */
     public CloneOptions branch(String branch) {
-        return new CloneOptions(url, path, SandboxGit.requireName("branch", branch), commitId, depth, credentials,
+        return new CloneOptions(url, path, GitArguments.requireName("branch", branch), commitId, depth, credentials,
                 timeout);
     }
 
@@ -80,7 +80,7 @@ public final class CloneOptions {
      * @return new options
      */
     public CloneOptions commitId(String commitId) {
-        return new CloneOptions(url, path, branch, SandboxGit.requireName("commitId", commitId), depth, credentials,
+        return new CloneOptions(url, path, branch, GitArguments.requireName("commitId", commitId), depth, credentials,
                 timeout);
     }
 
@@ -112,7 +112,7 @@ public final class CloneOptions {
      * @return new options
      */
     public CloneOptions credentials(String username, String password) {
-        return new CloneOptions(url, path, branch, commitId, depth, new SandboxGit.Credentials(username, password),
+        return new CloneOptions(url, path, branch, commitId, depth, new GitCredentials(username, password),
                 timeout);
     }
 
@@ -124,7 +124,7 @@ public final class CloneOptions {
      * @return new options
      */
     public CloneOptions timeout(Duration timeout) {
-        return new CloneOptions(url, path, branch, commitId, depth, credentials, SandboxGit.requireTimeout(timeout));
+        return new CloneOptions(url, path, branch, commitId, depth, credentials, GitArguments.requireTimeout(timeout));
     }
 
     /** The remote repository. */
@@ -162,14 +162,14 @@ public final class CloneOptions {
         return Optional.ofNullable(timeout);
     }
 
-    SandboxGit.Credentials credentialsOrNull() {
+    GitCredentials credentialsOrNull() {
         return credentials;
     }
 
     /** The options, with the password left out. */
     @Override
     public String toString() {
-        return "CloneOptions[url=" + SandboxGit.maskUrls(url) + ", path=" + path
+        return "CloneOptions[url=" + SecretMask.maskUrls(url) + ", path=" + path
                 + (branch == null ? "" : ", branch=" + branch)
                 + (commitId == null ? "" : ", commitId=" + commitId)
                 + ", depth=" + (depth == 0 ? "full" : depth)

@@ -1,5 +1,6 @@
 package ai.chalk.compute.git;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -88,7 +89,7 @@ public final class RestoreOptions {
      * @return new options
      */
     public RestoreOptions source(String source) {
-        return new RestoreOptions(files, staged, worktree, SandboxGit.requireName("source", source));
+        return new RestoreOptions(files, staged, worktree, GitArguments.requireName("source", source));
     }
 
     /** The paths to restore. */
@@ -109,6 +110,22 @@ public final class RestoreOptions {
     /** The commit restored from, if not the default. */
     public Optional<String> source() {
         return Optional.ofNullable(source);
+    }
+
+    /** The arguments of {@code git restore} for these options. */
+    List<String> arguments() {
+        if (!isStaged() && !isWorktree()) {
+            throw new IllegalArgumentException("restore needs the index (staged) or the working tree, or both");
+        }
+        List<String> args = new ArrayList<>(List.of("restore"));
+        if (isStaged()) {
+            args.add("--staged");
+        }
+        if (isWorktree()) {
+            args.add("--worktree");
+        }
+        source().ifPresent(s -> args.add("--source=" + s));
+        return GitArguments.withFiles(args, files.toArray(String[]::new));
     }
 
     @Override

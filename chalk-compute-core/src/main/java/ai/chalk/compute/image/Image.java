@@ -1,34 +1,16 @@
 package ai.chalk.compute.image;
 
-import ai.chalk.compute.proto.sandbox.v1.AddFileStep;
-import ai.chalk.compute.proto.sandbox.v1.BuildStep;
-import ai.chalk.compute.proto.sandbox.v1.DockerfileCommandsStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
-import ai.chalk.compute.proto.sandbox.v1.PipInstallStep;
-import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
-import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedOutputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
@@ -184,7 +166,7 @@ public final class Image {
      * @throws UncheckedIOException when the file cannot be read
      */
     public Image addLocalFile(Path source, String destination) {
-        return withStep(new ImageStep.AddFile(destination, read(source), OptionalInt.empty()));
+        return withStep(new ImageStep.AddFile(destination, LocalSources.read(source), OptionalInt.empty()));
     }
 
     /**
@@ -200,7 +182,7 @@ public final class Image {
         if (mode < 0 || mode > 07777) {
             throw new IllegalArgumentException("mode must be between 0 and 07777, got 0" + Integer.toOctalString(mode));
         }
-        return withStep(new ImageStep.AddFile(destination, read(source), OptionalInt.of(mode)));
+        return withStep(new ImageStep.AddFile(destination, LocalSources.read(source), OptionalInt.of(mode)));
     }
 
     /**
@@ -216,54 +198,9 @@ public final class Image {
      * @throws IllegalArgumentException when it has no {@code FROM}, or one this method cannot inline
      */
     public static Image fromDockerfile(Path dockerfile) {
-        String text = new String(read(dockerfile), StandardCharsets.UTF_8);
-        List<String> instructions = new ArrayList<>();
-        StringBuilder current = new StringBuilder();
-        for (String raw : text.split("\\R", -1)) {
-            String line = raw.strip();
-            if (current.length() == 0 && (line.isEmpty() || line.startsWith("#"))) {
-                continue;
-            }
-            if (line.endsWith("\\")) {
-                current.append(line, 0, line.length() - 1).append(' ');
-                continue;
-            }
-            current.append(line);
-            instructions.add(current.toString().strip());
-            current.setLength(0);
-        }
-        if (current.length() > 0) {
-            instructions.add(current.toString().strip());
-        }
-        String base = null;
-        List<String> rest = new ArrayList<>();
-        for (String instruction : instructions) {
-            String keyword = instruction.split("\\s+", 2)[0].toUpperCase(Locale.ROOT);
-            if (keyword.equals("FROM")) {
-                if (base != null) {
-                    throw new IllegalArgumentException(dockerfile + " has more than one FROM: multi-stage builds"
-                            + " cannot be inlined; build the image and use Image.base(name)");
-                }
-                String[] parts = instruction.split("\\s+");
-                base = Arrays.stream(parts).skip(1).filter(p -> !p.startsWith("--")).findFirst()
-                        .orElseThrow(() -> new IllegalArgumentException(dockerfile + ": FROM names no image"));
-            } else if (base == null) {
-                if (!keyword.equals("ARG")) {
-                    throw new IllegalArgumentException(dockerfile + ": " + keyword + " before FROM");
-                }
-                rest.add(instruction);
-            } else if ((keyword.equals("COPY") || keyword.equals("ADD")) && !instruction.contains("--from=")) {
-                throw new IllegalArgumentException(dockerfile + ": \"" + instruction + "\" copies from the build"
-                        + " context, which is not sent; use addLocalFile or addLocalDir instead");
-            } else {
-                rest.add(instruction);
-            }
-        }
-        if (base == null) {
-            throw new IllegalArgumentException(dockerfile + " has no FROM instruction");
-        }
-        Image image = base(base);
-        return rest.isEmpty() ? image : image.dockerfileCommands(rest);
+        LocalSources.Dockerfile parsed = LocalSources.dockerfile(dockerfile);
+        Image image = base(parsed.baseImage());
+        return parsed.instructions().isEmpty() ? image : image.dockerfileCommands(parsed.instructions());
     }
 
     /**
@@ -276,22 +213,7 @@ public final class Image {
      * @throws UncheckedIOException when the file cannot be read
      */
     public Image pipInstallFromRequirements(Path requirements) {
-        List<String> packages = new ArrayList<>();
-        for (String raw : new String(read(requirements), StandardCharsets.UTF_8).split("\\R")) {
-            String line = raw.replaceFirst("\\s+#.*$", "").strip();
-            if (line.isEmpty() || line.startsWith("#")) {
-                continue;
-            }
-            if (line.startsWith("-")) {
-                throw new IllegalArgumentException(requirements + ": pip option \"" + line + "\" is not supported;"
-                        + " list packages only, or use runCommands with pip");
-            }
-            packages.add(line);
-        }
-        if (packages.isEmpty()) {
-            throw new IllegalArgumentException(requirements + " lists no packages");
-        }
-        return pipInstall(packages);
+        return pipInstall(LocalSources.requirements(requirements));
     }
 
     /**
@@ -305,37 +227,13 @@ public final class Image {
      * @throws UncheckedIOException when the directory cannot be read
      */
     public Image addLocalDir(Path source, String destination) {
-        if (!Files.isDirectory(source)) {
-            throw new IllegalArgumentException(source + " is not a directory");
-        }
-        List<Path> files;
-        try (var walk = Files.walk(source)) {
-            files = walk.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
-                    .sorted().toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + source, e);
-        }
+        List<LocalSources.DirectoryFile> files = LocalSources.directory(source);
         String base = destination.endsWith("/") ? destination.substring(0, destination.length() - 1) : destination;
         Image image = this;
-        for (Path file : files) {
-            String relative = source.relativize(file).toString().replace(java.io.File.separatorChar, '/');
-            int mode;
-            try {
-                mode = posixMode(Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS));
-            } catch (IOException | UnsupportedOperationException e) {
-                mode = 0644;
-            }
-            image = image.addLocalFile(file, base + "/" + relative, mode);
+        for (LocalSources.DirectoryFile file : files) {
+            image = image.addLocalFile(file.file(), base + "/" + file.relativePath(), file.mode());
         }
         return image;
-    }
-
-    private static int posixMode(Set<PosixFilePermission> permissions) {
-        int mode = 0;
-        for (PosixFilePermission p : permissions) {
-            mode |= 1 << (8 - p.ordinal());
-        }
-        return mode;
     }
 
     /**
@@ -439,18 +337,7 @@ public final class Image {
 
     /** This image as Chalk's wire message {@code chalk.sandbox.v1.ImageSpec}. */
     public ImageSpec toSpec() {
-        ImageSpec.Builder spec = ImageSpec.newBuilder()
-                .setBaseImage(baseImage)
-                .addAllEntrypoint(entrypoint)
-                .addAllCmd(cmd)
-                .putAllEnv(env);
-        if (workdir != null) {
-            spec.setWorkdir(workdir);
-        }
-        for (ImageStep step : steps) {
-            spec.addSteps(toProto(step));
-        }
-        return spec.build();
+        return ImageSpecs.of(this);
     }
 
     /**
@@ -458,19 +345,7 @@ public final class Image {
      * deterministically (map entries sorted). Equal images have equal hashes in every JVM.
      */
     public String contentHash() {
-        ImageSpec spec = toSpec();
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(spec.getSerializedSize());
-        try {
-            CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-            out.useDeterministicSerialization();
-            spec.writeTo(out);
-            out.flush();
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes.toByteArray()));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-        }
+        return ImageSpecs.contentHash(toSpec());
     }
 
     @Override
@@ -498,26 +373,6 @@ public final class Image {
         return new Image(baseImage, List.copyOf(next), entrypoint, cmd, workdir, env);
     }
 
-    private static BuildStep toProto(ImageStep step) {
-        BuildStep.Builder b = BuildStep.newBuilder();
-        if (step instanceof ImageStep.RunCommands s) {
-            b.setRunCommands(RunCommandsStep.newBuilder().addAllCommands(s.commands()));
-        } else if (step instanceof ImageStep.PipInstall s) {
-            b.setPipInstall(PipInstallStep.newBuilder().addAllPackages(s.packages()));
-        } else if (step instanceof ImageStep.AddFile s) {
-            AddFileStep.Builder f = AddFileStep.newBuilder()
-                    .setDestination(s.destination())
-                    .setContent(ByteString.copyFrom(s.contentUnsafe()));
-            s.mode().ifPresent(f::setMode);
-            b.setAddFile(f);
-        } else if (step instanceof ImageStep.DockerfileCommands s) {
-            b.setDockerfileCommands(DockerfileCommandsStep.newBuilder().addAllCommands(s.commands()));
-        } else {
-            throw new IllegalStateException("unknown step " + step);
-        }
-        return b.build();
-    }
-
     /** Quotes a word for a POSIX shell as Python's {@code shlex.quote} does. */
     static String shellQuote(String word) {
         if (word.isEmpty()) {
@@ -527,14 +382,6 @@ public final class Image {
             return word;
         }
         return "'" + word.replace("'", "'\"'\"'") + "'";
-    }
-
-    private static byte[] read(Path source) {
-        try {
-            return Files.readAllBytes(source);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + source + " to add it to the image", e);
-        }
     }
 
     private static void requireNoNulls(List<String> values, String what) {

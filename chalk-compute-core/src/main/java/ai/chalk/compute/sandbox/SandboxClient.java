@@ -1,35 +1,19 @@
 package ai.chalk.compute.sandbox;
 
-import ai.chalk.compute.auth.ChalkAuthInterceptor;
 import ai.chalk.compute.auth.ChalkCredentials;
-import ai.chalk.compute.auth.CredentialSource;
 import ai.chalk.compute.auth.TokenSource;
 import ai.chalk.compute.connection.ConnectionSettings;
-import ai.chalk.compute.error.ResourceKind;
-import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.image.Image;
 import ai.chalk.compute.image.Images;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
-import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
-import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
-import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
-import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.volume.Volumes;
 import io.grpc.Channel;
-import io.grpc.ClientInterceptors;
-import io.grpc.ManagedChannel;
-import io.grpc.inprocess.InProcessChannelBuilder;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The entry point to sandboxes on a Chalk Compute server: create, run, list and look them up.
@@ -52,41 +36,18 @@ import org.slf4j.LoggerFactory;
  */
 public final class SandboxClient implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(SandboxClient.class);
-    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
-
-    private final Channel channel;
-    private final ManagedChannel ownedChannel;
-    private final TokenSource ownedTokens;
-    private final String description;
-    private final SandboxServiceGrpc.SandboxServiceBlockingStub blocking;
-    private final SandboxServiceGrpc.SandboxServiceStub async;
+    private final ClientConnection connection;
+    private final SandboxCalls calls;
     private final Volumes volumes;
     private final Images images;
     private volatile boolean closed;
 
-    /**
-     * @param channel      the channel calls go through
-     * @param ownedChannel the same channel when this client opened it and must close it, else {@code null}
-     */
-    private SandboxClient(Channel channel, ManagedChannel ownedChannel, String description, ProgressDisplay progress) {
-        this(channel, ownedChannel, null, description, progress);
-    }
-
-    /**
-     * @param ownedTokens a token source this client created and must close, else {@code null}
-     * @param progress    where long operations (image builds) show their progress
-     */
-    private SandboxClient(Channel channel, ManagedChannel ownedChannel, TokenSource ownedTokens, String description,
-                          ProgressDisplay progress) {
-        this.channel = channel;
-        this.ownedChannel = ownedChannel;
-        this.ownedTokens = ownedTokens;
-        this.description = description;
-        this.blocking = SandboxServiceGrpc.newBlockingStub(channel);
-        this.async = SandboxServiceGrpc.newStub(channel);
-        this.volumes = new Volumes(channel);
-        this.images = new Images(channel, progress);
+    /** @param progress where long operations (image builds) show their progress */
+    private SandboxClient(ClientConnection connection, ProgressDisplay progress) {
+        this.connection = connection;
+        this.calls = new SandboxCalls(connection.channel());
+        this.volumes = new Volumes(connection.channel());
+        this.images = new Images(connection.channel(), progress);
     }
 
     // ---- connecting ----
@@ -110,8 +71,7 @@ public final class SandboxClient implements AutoCloseable {
      */
     public static SandboxClient inProcess(String serverName, ProgressDisplay progress) {
         Objects.requireNonNull(serverName, "serverName");
-        ManagedChannel channel = InProcessChannelBuilder.forName(serverName).build();
-        return new SandboxClient(channel, channel, "in-process:" + serverName, progress);
+        return new SandboxClient(ClientConnection.inProcess(serverName), progress);
     }
 
     /**
@@ -132,15 +92,7 @@ public final class SandboxClient implements AutoCloseable {
      * @return a client owning its channel; it connects on the first call
      */
     public static SandboxClient connect(ConnectionSettings settings) {
-        return open(settings, null, null, ProgressDisplay.fromEnv());
-    }
-
-    /** Opens a channel for {@code settings}, authenticating calls with {@code tokens} when given. */
-    private static SandboxClient open(ConnectionSettings settings, TokenSource tokens, TokenSource owned,
-                                      ProgressDisplay progress) {
-        ManagedChannel raw = settings.openChannel();
-        Channel calls = tokens == null ? raw : ClientInterceptors.intercept(raw, new ChalkAuthInterceptor(tokens));
-        return new SandboxClient(calls, raw, owned, settings.target(), progress);
+        return new SandboxClient(ClientConnection.open(settings, null, null), ProgressDisplay.fromEnv());
     }
 
     /**
@@ -165,20 +117,7 @@ public final class SandboxClient implements AutoCloseable {
      * @throws ai.chalk.compute.error.ChalkComputeException when neither variable is set
      */
     public static SandboxClient fromEnv(Map<String, String> env) {
-        ChalkCredentials credentials = ChalkCredentials.builder().environmentVariables(env).resolve();
-        boolean ownTarget = isSet(env.get(ConnectionSettings.ENV_TARGET));
-        ConnectionSettings settings = !ownTarget && !isSet(env.get(ConnectionSettings.ENV_API_SERVER))
-                && credentials.apiServer().isPresent()
-                ? ConnectionSettings.forTarget(credentials.apiServer().get())
-                : ConnectionSettings.fromEnv(env);
-        boolean authenticate = credentials.hasIdentity()
-                && !(ownTarget && credentials.source() == CredentialSource.CHALK_YML);
-        TokenSource tokens = authenticate ? TokenSource.from(credentials) : null;
-        return open(settings, tokens, tokens, ProgressDisplay.fromEnv());
-    }
-
-    private static boolean isSet(String value) {
-        return value != null && !value.isBlank();
+        return new SandboxClient(ClientConnection.fromEnv(env), ProgressDisplay.fromEnv());
     }
 
     /**
@@ -202,7 +141,7 @@ public final class SandboxClient implements AutoCloseable {
      */
     public static SandboxClient forChannel(Channel channel, ProgressDisplay progress) {
         Objects.requireNonNull(channel, "channel");
-        return new SandboxClient(channel, null, channel.authority(), Objects.requireNonNull(progress, "progress"));
+        return new SandboxClient(ClientConnection.of(channel), Objects.requireNonNull(progress, "progress"));
     }
 
     /** Starts configuring a connection: target, TLS, trusted certificates, bearer token. */
@@ -244,7 +183,7 @@ public final class SandboxClient implements AutoCloseable {
      * @return the channel
      */
     public Channel channel() {
-        return channel;
+        return connection.channel();
     }
 
     /**
@@ -324,15 +263,12 @@ public final class SandboxClient implements AutoCloseable {
         CreateSandboxRequest request = sandbox.toCreateRequest();
         SandboxInfo info;
         try {
-            // a sandbox being created cannot be missing: what a create names that must exist is the volumes it mounts
-            info = SandboxInfo.fromProto(ServerCall.run(ResourceKind.VOLUME, () -> blocking.createSandbox(request))
-                    .getSandbox());
+            info = calls.create(request);
         } catch (RuntimeException e) {
             sandbox.startFailed();
             throw e;
         }
         sandbox.started(this, info);
-        log.info("Sandbox {} created ({})", info.id(), info.state());
         return sandbox;
     }
 
@@ -342,21 +278,8 @@ public final class SandboxClient implements AutoCloseable {
      * @return the sandboxes, in the server's order
      */
     public List<SandboxInfo> list() {
-        List<SandboxInfo> all = new ArrayList<>();
-        ListOptions options = ListOptions.defaults();
-        while (true) {
-            SandboxPage page = list(options);
-            all.addAll(page.sandboxes());
-            Optional<String> next = page.nextCursor();
-            if (next.isEmpty() || next.get().isEmpty()) {
-                return all;
-            }
-            if (next.equals(options.cursor())) {
-                log.warn("The server returned the same list cursor twice ({}); stopping the listing", next.get());
-                return all;
-            }
-            options = options.cursor(next.get());
-        }
+        ensureOpen();
+        return calls.listAll();
     }
 
     /**
@@ -368,11 +291,7 @@ public final class SandboxClient implements AutoCloseable {
     public SandboxPage list(ListOptions options) {
         Objects.requireNonNull(options, "options");
         ensureOpen();
-        ListSandboxesResponse response = ServerCall.run(ResourceKind.SANDBOX,
-                () -> blocking.listSandboxes(options.toRequest()));
-        return new SandboxPage(response.getSandboxesList().stream().map(SandboxInfo::fromProto).toList(),
-                response.hasNextCursor() && !response.getNextCursor().isEmpty()
-                        ? Optional.of(response.getNextCursor()) : Optional.empty());
+        return calls.list(options);
     }
 
     /**
@@ -413,51 +332,29 @@ public final class SandboxClient implements AutoCloseable {
             return;
         }
         closed = true;
-        if (ownedTokens != null) {
-            ownedTokens.close();
-        }
-        if (ownedChannel == null) {
-            return;
-        }
-        ownedChannel.shutdown();
-        try {
-            if (!ownedChannel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                ownedChannel.shutdownNow();
-                ownedChannel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            }
-        } catch (InterruptedException e) {
-            ownedChannel.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        connection.close();
     }
 
     @Override
     public String toString() {
-        return "SandboxClient[" + description + (closed ? ", closed" : "") + "]";
+        return "SandboxClient[" + connection + (closed ? ", closed" : "") + "]";
     }
 
     // ---- used by Sandbox ----
 
     SandboxInfo fetch(String id) {
         ensureOpen();
-        return SandboxInfo.fromProto(ServerCall.run(ResourceKind.SANDBOX, () -> blocking.getSandbox(
-                GetSandboxRequest.newBuilder().setSandboxId(id).setIncludeTerminated(true).build())).getSandbox());
+        return calls.get(id);
     }
 
     void terminate(String id, Duration gracePeriod) {
         ensureOpen();
-        TerminateSandboxRequest.Builder request = TerminateSandboxRequest.newBuilder().setSandboxId(id);
-        if (gracePeriod != null) {
-            long seconds = gracePeriod.getSeconds() + (gracePeriod.getNano() > 0 ? 1 : 0);
-            request.setGracePeriodSeconds((int) Math.min(Integer.MAX_VALUE, seconds));
-        }
-        ServerCall.run(ResourceKind.SANDBOX, () -> blocking.terminateSandbox(request.build()));
-        log.info("Sandbox {} terminated", id);
+        calls.terminate(id, gracePeriod);
     }
 
     ExecCall exec(String sandboxId, Command command, boolean closeStdin) {
         ensureOpen();
-        return ExecCall.start(async, command.toInit(sandboxId), closeStdin);
+        return calls.exec(sandboxId, command, closeStdin);
     }
 
     private void ensureOpen() {
@@ -594,7 +491,8 @@ public final class SandboxClient implements AutoCloseable {
                 throw new IllegalStateException("choose one of bearerToken, credentials and tokenSource");
             }
             TokenSource owned = credentials != null ? TokenSource.from(credentials) : null;
-            return open(settings(), tokenSource != null ? tokenSource : owned, owned,
+            TokenSource tokens = tokenSource != null ? tokenSource : owned;
+            return new SandboxClient(ClientConnection.open(settings(), tokens, owned),
                     progress != null ? progress : ProgressDisplay.fromEnv());
         }
     }

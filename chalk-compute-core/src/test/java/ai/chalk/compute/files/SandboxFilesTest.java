@@ -333,7 +333,7 @@ class SandboxFilesTest {
 
     @Test
     void uploadAndDownloadLocalFiles(@TempDir Path local) throws IOException {
-        byte[] data = new byte[5 * SandboxFiles.CHUNK + 12345]; // several chunks and a partial one
+        byte[] data = new byte[5 * FileTransfer.CHUNK + 12345]; // several chunks and a partial one
         new java.util.Random(42).nextBytes(data);
         Path source = Files.write(local.resolve("source.bin"), data);
         assertThat(files.upload(source, "/transfer/nested/copy.bin")).isEqualTo(data.length);
@@ -344,7 +344,7 @@ class SandboxFilesTest {
         assertThat(Files.readAllBytes(target)).isEqualTo(data);
 
         // an exact multiple of the chunk size, and an empty stream
-        byte[] exact = java.util.Arrays.copyOf(data, 2 * SandboxFiles.CHUNK);
+        byte[] exact = java.util.Arrays.copyOf(data, 2 * FileTransfer.CHUNK);
         assertThat(files.upload(new java.io.ByteArrayInputStream(exact), "/transfer/exact.bin")).isEqualTo(exact.length);
         assertThat(files.readBytes("/transfer/exact.bin")).isEqualTo(exact);
         assertThat(files.upload(java.io.InputStream.nullInputStream(), "/transfer/empty.bin")).isZero();

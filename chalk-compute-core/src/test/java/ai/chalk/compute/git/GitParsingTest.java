@@ -25,7 +25,7 @@ class GitParsingTest {
                 "? untracked dir/with space.txt",
                 "! ignored.log",
                 "");
-        GitStatus status = SandboxGit.parseStatus(output);
+        GitStatus status = GitOutput.status(output);
         assertThat(status.currentBranch()).contains("feature/x");
         assertThat(status.detached()).isFalse();
         assertThat(status.headCommit()).contains("1111111111111111111111111111111111111111");
@@ -47,24 +47,24 @@ class GitParsingTest {
 
     @Test
     void detachedAndUnbornHeads() {
-        GitStatus detached = SandboxGit.parseStatus("# branch.oid 2222\0# branch.head (detached)\0");
+        GitStatus detached = GitOutput.status("# branch.oid 2222\0# branch.head (detached)\0");
         assertThat(detached.detached()).isTrue();
         assertThat(detached.currentBranch()).isEmpty();
         assertThat(detached.headCommit()).contains("2222");
         assertThat(detached.ahead()).isEmpty();
         assertThat(detached.isClean()).isTrue();
 
-        GitStatus unborn = SandboxGit.parseStatus("# branch.oid (initial)\0# branch.head main\0");
+        GitStatus unborn = GitOutput.status("# branch.oid (initial)\0# branch.head main\0");
         assertThat(unborn.currentBranch()).contains("main");
         assertThat(unborn.headCommit()).isEmpty();
     }
 
     @Test
     void passwordsInUrlsAreMasked() {
-        assertThat(SandboxGit.maskUrls("fatal: unable to access 'https://user:hunter2@example.com/r.git/': x"))
+        assertThat(SecretMask.maskUrls("fatal: unable to access 'https://user:hunter2@example.com/r.git/': x"))
                 .isEqualTo("fatal: unable to access 'https://user:****@example.com/r.git/': x");
-        assertThat(SandboxGit.maskUrls("https://user@example.com/r.git")).isEqualTo("https://user@example.com/r.git");
-        assertThat(SandboxGit.maskUrls("git@github.com:org/repo.git")).isEqualTo("git@github.com:org/repo.git");
+        assertThat(SecretMask.maskUrls("https://user@example.com/r.git")).isEqualTo("https://user@example.com/r.git");
+        assertThat(SecretMask.maskUrls("git@github.com:org/repo.git")).isEqualTo("git@github.com:org/repo.git");
         assertThat(CloneOptions.of("https://u:pw@example.com/r.git", "r").credentials("me", "secret").toString())
                 .doesNotContain("pw@").doesNotContain("secret").contains("me:****");
     }

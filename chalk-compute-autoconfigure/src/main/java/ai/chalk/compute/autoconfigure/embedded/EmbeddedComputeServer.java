@@ -3,6 +3,7 @@ package ai.chalk.compute.autoconfigure.embedded;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.store.SandboxState;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -143,9 +144,7 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
     public synchronized void afterPropertiesSet() {
         if (starting == null) {
             starting = new CompletableFuture<>();
-            Thread thread = new Thread(this::startNow, "chalk-compute-embedded-start");
-            thread.setDaemon(true);
-            thread.start();
+            DaemonThreads.start("chalk-compute-embedded-start", this::startNow);
         }
     }
 

@@ -20,11 +20,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * Deploys the application's functions in the background once the context has started: one code snapshot of the
@@ -88,12 +88,9 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             done = CompletableFuture.completedFuture(null);
             return;
         }
-        AtomicInteger threads = new AtomicInteger();
-        executor = Executors.newFixedThreadPool(Math.min(concurrency, pending.size()), r -> {
-            Thread thread = new Thread(r, "chalk-functions-deploy-" + threads.incrementAndGet());
-            thread.setDaemon(true); // a deployment never keeps the JVM alive on its own
-            return thread;
-        });
+        CustomizableThreadFactory threads = new CustomizableThreadFactory("chalk-functions-deploy-");
+        threads.setDaemon(true); // a deployment never keeps the JVM alive on its own
+        executor = Executors.newFixedThreadPool(Math.min(concurrency, pending.size()), threads);
         Optional<Class<?>> application = mainClass.get();
         List<CompletableFuture<?>> each = new ArrayList<>();
         // one snapshot for every function: the class path is the same for all

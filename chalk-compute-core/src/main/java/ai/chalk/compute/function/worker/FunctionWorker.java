@@ -10,6 +10,7 @@ import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.protobuf.services.HealthStatusManager;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,7 +21,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,8 +39,11 @@ public final class FunctionWorker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FunctionWorker.class);
 
     private final WorkerSettings settings;
-    private final EventLoopGroup boss = new EpollEventLoopGroup(1);
-    private final EventLoopGroup workers = new EpollEventLoopGroup(2);
+    // every thread named after its job, and none keeping a JVM alive (an embedding test's) once the worker is closed
+    private final EventLoopGroup boss = new EpollEventLoopGroup(1,
+            new DefaultThreadFactory("chalk-worker-accept", true));
+    private final EventLoopGroup workers = new EpollEventLoopGroup(2,
+            new DefaultThreadFactory("chalk-worker-io", true));
     /** Runs the functions; the transport's own threads only read, write and dispatch. */
     private final ExecutorService calls;
     private final HealthStatusManager health = new HealthStatusManager();
@@ -51,8 +54,9 @@ public final class FunctionWorker implements AutoCloseable {
     private FunctionWorker(WorkerSettings settings) {
         this.settings = settings;
         // with a limit, calls beyond it wait here: the server may have given up on one (timed out) that still runs
-        this.calls = settings.maxConcurrent() > 0 ? Executors.newFixedThreadPool(settings.maxConcurrent(), callThreads())
-                : Executors.newCachedThreadPool(callThreads());
+        ThreadFactory callThreads = new DefaultThreadFactory("chalk-function-call", true);
+        this.calls = settings.maxConcurrent() > 0 ? Executors.newFixedThreadPool(settings.maxConcurrent(), callThreads)
+                : Executors.newCachedThreadPool(callThreads);
         this.functions = new FunctionHolder(calls);
         this.serverClient = settings.serverTarget().map(SandboxClient::connect).orElse(null);
         this.server = NettyServerBuilder.forAddress(new DomainSocketAddress(settings.socket().toString()))
@@ -67,15 +71,6 @@ public final class FunctionWorker implements AutoCloseable {
                         : DecodeContext.of(serverClient)))
                 .addService(health.getHealthService())
                 .build();
-    }
-
-    private static ThreadFactory callThreads() {
-        AtomicInteger count = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, "chalk-function-call-" + count.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
     }
 
     /**

@@ -1,0 +1,93 @@
+package ai.chalk.compute.sandbox;
+
+import ai.chalk.compute.error.ResourceKind;
+import ai.chalk.compute.error.ServerCall;
+import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
+import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
+import io.grpc.Channel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sandbox service's calls a {@link SandboxClient} and its {@link Sandbox}es make: requests built, the server's
+ * errors translated by {@link ServerCall} for the kind of resource each call names, answers turned into the SDK's
+ * values.
+ */
+final class SandboxCalls {
+
+    /** Under the client's name: that is where users look for what their client did. */
+    private static final Logger log = LoggerFactory.getLogger(SandboxClient.class);
+
+    private final SandboxServiceGrpc.SandboxServiceBlockingStub blocking;
+    private final SandboxServiceGrpc.SandboxServiceStub async;
+
+    SandboxCalls(Channel channel) {
+        this.blocking = SandboxServiceGrpc.newBlockingStub(channel);
+        this.async = SandboxServiceGrpc.newStub(channel);
+    }
+
+    SandboxInfo create(CreateSandboxRequest request) {
+        // a sandbox being created cannot be missing: what a create names that must exist is the volumes it mounts
+        SandboxInfo info = SandboxInfo.fromProto(ServerCall.run(ResourceKind.VOLUME,
+                () -> blocking.createSandbox(request)).getSandbox());
+        log.info("Sandbox {} created ({})", info.id(), info.state());
+        return info;
+    }
+
+    SandboxPage list(ListOptions options) {
+        ListSandboxesResponse response = ServerCall.run(ResourceKind.SANDBOX,
+                () -> blocking.listSandboxes(options.toRequest()));
+        return new SandboxPage(response.getSandboxesList().stream().map(SandboxInfo::fromProto).toList(),
+                response.hasNextCursor() && !response.getNextCursor().isEmpty()
+                        ? Optional.of(response.getNextCursor()) : Optional.empty());
+    }
+
+    /** Every page of the listing, one call each, until the server gives no next cursor. */
+    List<SandboxInfo> listAll() {
+        List<SandboxInfo> all = new ArrayList<>();
+        ListOptions options = ListOptions.defaults();
+        while (true) {
+            SandboxPage page = list(options);
+            all.addAll(page.sandboxes());
+            Optional<String> next = page.nextCursor();
+            if (next.isEmpty() || next.get().isEmpty()) {
+                return all;
+            }
+            if (next.equals(options.cursor())) {
+                log.warn("The server returned the same list cursor twice ({}); stopping the listing", next.get());
+                return all;
+            }
+            options = options.cursor(next.get());
+        }
+    }
+
+    SandboxInfo get(String id) {
+        return SandboxInfo.fromProto(ServerCall.run(ResourceKind.SANDBOX, () -> blocking.getSandbox(
+                GetSandboxRequest.newBuilder().setSandboxId(id).setIncludeTerminated(true).build())).getSandbox());
+    }
+
+    /**
+     * @param gracePeriod how long the sandbox's processes get to stop, rounded up to whole seconds; {@code null} for
+     *                    the server's default
+     */
+    void terminate(String id, Duration gracePeriod) {
+        TerminateSandboxRequest.Builder request = TerminateSandboxRequest.newBuilder().setSandboxId(id);
+        if (gracePeriod != null) {
+            long seconds = gracePeriod.getSeconds() + (gracePeriod.getNano() > 0 ? 1 : 0);
+            request.setGracePeriodSeconds((int) Math.min(Integer.MAX_VALUE, seconds));
+        }
+        ServerCall.run(ResourceKind.SANDBOX, () -> blocking.terminateSandbox(request.build()));
+        log.info("Sandbox {} terminated", id);
+    }
+
+    ExecCall exec(String sandboxId, Command command, boolean closeStdin) {
+        return ExecCall.start(async, command.toInit(sandboxId), closeStdin);
+    }
+}
