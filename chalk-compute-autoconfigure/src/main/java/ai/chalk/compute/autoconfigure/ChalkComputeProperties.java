@@ -202,6 +202,13 @@ public class ChalkComputeProperties {
         /** Also serve over TCP on this port of 127.0.0.1 (0 = a free port). Unset: in-process only, no port opened. */
         private Integer port;
 
+        /**
+         * Whether TCP clients of the embedded server must show a token (tokens: the default; the first credential is
+         * written to the data directory's credentials.yml) or are all trusted (none). The application itself, served
+         * in-process, never needs one.
+         */
+        private Auth auth = Auth.TOKENS;
+
         /** Where the embedded server keeps its state. Unset: a fresh temporary directory, deleted at shutdown. */
         private Path dataDir;
 
@@ -223,6 +230,14 @@ public class ChalkComputeProperties {
 
         public Integer getPort() {
             return port;
+        }
+
+        public Auth getAuth() {
+            return auth;
+        }
+
+        public void setAuth(Auth auth) {
+            this.auth = auth;
         }
 
         public void setPort(Integer port) {
@@ -370,6 +385,14 @@ public class ChalkComputeProperties {
     }
 
     /** An auto / true / false switch. */
+    /** Whether TCP clients of the embedded server must show a token. */
+    public enum Auth {
+        /** Bearer tokens exchanged for a client credential (the default). */
+        TOKENS,
+        /** Every TCP client is trusted: the port is served on loopback only. */
+        NONE
+    }
+
     public enum Switch {
         /** Decided from the context. */
         AUTO,

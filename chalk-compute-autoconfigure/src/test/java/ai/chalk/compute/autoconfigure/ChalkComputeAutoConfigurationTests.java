@@ -1,6 +1,7 @@
 package ai.chalk.compute.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.autoconfigure.auth.ChalkComputeAuthAutoConfiguration;
 import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer;
@@ -113,6 +114,13 @@ class ChalkComputeAutoConfigurationTests {
         runner.withPropertyValues("chalk.compute.embedded.port=0").run(context -> {
             EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
             assertThat(embedded.port()).isPresent();
+            try (SandboxClient overTcp = SandboxClient.connect("127.0.0.1:" + embedded.port().getAsInt())) {
+                assertThatThrownBy(overTcp::list).as("TCP clients show a token by default")
+                        .hasMessageContaining("requires an access token");
+            }
+        });
+        runner.withPropertyValues("chalk.compute.embedded.port=0", "chalk.compute.embedded.auth=none").run(context -> {
+            EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
             try (SandboxClient overTcp = SandboxClient.connect("127.0.0.1:" + embedded.port().getAsInt())) {
                 assertThat(overTcp.list()).isEmpty();
             }

@@ -3,6 +3,7 @@ package ai.chalk.compute.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -33,7 +34,7 @@ public final class TestServers {
                     return next.startCall(call, metadata);
                 }
             };
-            ComputeServer.Builder builder = ComputeServer.builder().dataDir(dataDir).port(0).interceptors(capture);
+            ComputeServer.Builder builder = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).interceptors(capture);
             if (cert != null) {
                 builder.tls(cert, key);
             }

@@ -5,6 +5,7 @@ import ai.chalk.compute.sandbox.ExecStream;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -26,7 +27,7 @@ class SandboxLatencyBenchmark {
 
     @Test
     void latencyAndThroughput(@TempDir Path dataDir) throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).build().start()) {
+        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).build().start()) {
             System.out.println("isolation: " + server.isolation().level());
             long[] bare = time(ROUNDS, i -> run(List.of("bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
                     "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev",

@@ -7,6 +7,7 @@ import ai.chalk.compute.sandbox.ExecResult;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
@@ -20,10 +21,10 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A 1 GiB file up to a real sandbox and back, streamed: generated on the fly from a seeded random
@@ -40,7 +41,7 @@ class LargeFileTransferTest {
     @ValueSource(strings = {"in-process", "tcp"})
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void oneGigabyteRoundTripsByHashWithBoundedHeap(String transport, @TempDir Path dataDir) throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).build().start();
+        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).build().start();
              SandboxClient client = transport.equals("tcp")
                      ? SandboxClient.connect("localhost:" + server.port().orElseThrow())
                      : SandboxClient.inProcess(server.inProcessName())) {

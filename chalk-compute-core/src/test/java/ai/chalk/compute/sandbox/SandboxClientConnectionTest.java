@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.ServerUnavailableException;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -127,7 +128,7 @@ class SandboxClientConnectionTest {
                 return next.startCall(call, headers);
             }
         };
-        ComputeServer.Builder builder = ComputeServer.builder().dataDir(dataDir).port(0).interceptors(capture);
+        ComputeServer.Builder builder = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).interceptors(capture);
         if (cert != null) {
             builder.tls(cert, key);
         }

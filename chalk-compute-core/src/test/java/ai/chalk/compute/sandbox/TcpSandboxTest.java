@@ -1,12 +1,22 @@
 package ai.chalk.compute.sandbox;
 
+import ai.chalk.compute.auth.ChalkCredentials;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.ClientCredentials;
 
-/** The end-to-end suite over TCP (plaintext HTTP/2), connecting the way users do. */
+/**
+ * The end-to-end suite over TCP (plaintext HTTP/2), connecting the way users do: with a client credential of the
+ * server, exchanged for tokens by the SDK.
+ */
 class TcpSandboxTest extends SandboxEndToEndTest {
 
     @Override
     SandboxClient connect(ComputeServer server) {
-        return SandboxClient.connect("localhost:" + server.port().orElseThrow());
+        ClientCredentials.Created credential = server.authentication().credentials().create("sdk", "default");
+        String target = "localhost:" + server.port().orElseThrow();
+        return SandboxClient.builder().target(target)
+                .credentials(ChalkCredentials.ofClientCredentials(credential.credential().id(), credential.secret())
+                        .withApiServer("http://" + target))
+                .build();
     }
 }

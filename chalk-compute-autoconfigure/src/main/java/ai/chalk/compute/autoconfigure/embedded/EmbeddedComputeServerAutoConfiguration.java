@@ -6,6 +6,7 @@ import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.LocalRuntimeOptions;
 import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.RuntimeOptions;
+import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import java.util.List;
 import java.util.Locale;
@@ -45,7 +46,8 @@ public final class EmbeddedComputeServerAutoConfiguration {
                 .append(", chalk.compute.local.isolation=").append(isolation.name().toLowerCase(Locale.ROOT));
         Integer port = embedded.getPort();
         if (port != null) {
-            description.append(", chalk.compute.embedded.port=").append(port);
+            description.append(", chalk.compute.embedded.port=").append(port).append(", chalk.compute.embedded.auth=")
+                    .append(embedded.getAuth().name().toLowerCase(Locale.ROOT));
         }
         if (embedded.getDataDir() != null) {
             description.append(", chalk.compute.embedded.data-dir=").append(embedded.getDataDir());
@@ -61,7 +63,7 @@ public final class EmbeddedComputeServerAutoConfiguration {
                     .runtime(RuntimeOptions.of(runtime, LocalRuntimeOptions.builder()
                             .isolation(LocalIsolation.valueOf(isolation.name())).build(), DockerRuntimeOptions.DEFAULTS));
             if (port != null) {
-                settings.port(port);
+                settings.port(port).auth(Authentication.Mode.valueOf(embedded.getAuth().name()));
             }
             applied.forEach(customizer -> customizer.customize(settings));
             return settings;

@@ -9,6 +9,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequest;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
 import com.acme.fatjar.app.FatJarApp;
 import com.acme.fatjar.config.SalutationAutoConfiguration;
 import io.grpc.ManagedChannel;
@@ -48,7 +49,7 @@ class ExecutableJarDeploymentTests {
     void anApplicationRunWithJavaJarDeploysFunctionsItsWorkersBootWithoutTheLauncher() throws Exception {
         Path jar = executableJar();
         try (ComputeServer server = ComputeServer.builder().dataDir(Files.createDirectories(dir.resolve("data")))
-                .port(0).build().start()) {
+                .port(0).auth(Authentication.Mode.NONE).build().start()) {
             // deploy-only: the application deploys its functions, prints a summary and exits 0 when all deployed
             Run app = java(List.of("-jar", jar.toString(), "--chalk.compute.target=127.0.0.1:" + server.port().orElseThrow(),
                     "--chalk.compute.embedded.enabled=false", "--chalk.compute.functions.deploy-only=true",

@@ -9,6 +9,7 @@ import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.sandbox.SandboxInfo;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
 import com.acme.Agents;
 import java.nio.file.Path;
 import java.util.List;
@@ -30,7 +31,7 @@ class DeployedSandboxFunctionTest {
 
     @Test
     void aFunctionCreatesASandboxThroughItsServerAndTheCallerUsesIt() throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).build().start();
+        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).build().start();
              SandboxClient client = SandboxClient.connect("127.0.0.1:" + server.port().orElseThrow());
              CodeSnapshot code = CodeSnapshot.ofClassPath()) {
             FunctionRegistry registry = new FunctionRegistry();

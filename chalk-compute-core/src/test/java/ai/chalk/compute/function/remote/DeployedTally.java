@@ -8,6 +8,7 @@ import ai.chalk.compute.function.deploy.WorkerMode;
 import ai.chalk.compute.proto.blob.v1.BlobServiceGrpc;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
 import com.acme.Tally;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -33,7 +34,7 @@ final class DeployedTally implements AutoCloseable {
     final CodeSnapshot code;
 
     DeployedTally(Path dataDir) throws Exception {
-        server = ComputeServer.builder().dataDir(dataDir).port(0).build().start();
+        server = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).build().start();
         ClientInterceptor counter = new ClientInterceptor() {
             @Override
             public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {

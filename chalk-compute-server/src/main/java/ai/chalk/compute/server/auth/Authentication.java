@@ -93,7 +93,7 @@ public final class Authentication {
         if (mode == Mode.NONE) {
             return new TrustedCallers(Caller.Kind.UNAUTHENTICATED);
         }
-        return new BearerTokens(tokens, credentials::active, failures, timers, "exchange your client credentials"
+        return new BearerTokens(tokens, credentials::active, "exchange your client credentials"
                 + " for one with AuthService/GetToken (the SDK does this when CHALK_CLIENT_ID and CHALK_CLIENT_SECRET"
                 + " are set, or from ~/.chalk.yml); the server's first credential is in "
                 + dataDir.resolve(CREDENTIALS_FILE));
@@ -104,7 +104,7 @@ public final class Authentication {
      * gave it, whatever the server's mode (the socket is reachable from every replica of every environment).
      */
     public ServerInterceptor workloadCallers() {
-        return new BearerTokens(tokens, credentials::active, failures, timers, "deployed code reads its token from"
+        return new BearerTokens(tokens, credentials::active, "deployed code reads its token from"
                 + " the file CHALK_WEB_IDENTITY_TOKEN_FILE names (the SDK does this by itself)");
     }
 

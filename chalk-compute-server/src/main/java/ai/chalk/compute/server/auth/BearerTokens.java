@@ -2,17 +2,12 @@ package ai.chalk.compute.server.auth;
 
 import io.grpc.Context;
 import io.grpc.Contexts;
-import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.net.SocketAddress;
-import java.time.Duration;
 import java.util.Set;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /**
@@ -31,20 +26,15 @@ public final class BearerTokens implements ServerInterceptor {
 
     private final Tokens tokens;
     private final Predicate<String> activeClient;
-    private final FailedAttempts failures;
-    private final ScheduledExecutorService timers;
     private final String howToGetOne;
 
     /**
      * @param activeClient whether a client id is still active (tokens of a revoked credential stop working)
      * @param howToGetOne  the sentence telling a user where their credentials are
      */
-    BearerTokens(Tokens tokens, Predicate<String> activeClient, FailedAttempts failures,
-                 ScheduledExecutorService timers, String howToGetOne) {
+    BearerTokens(Tokens tokens, Predicate<String> activeClient, String howToGetOne) {
         this.tokens = tokens;
         this.activeClient = activeClient;
-        this.failures = failures;
-        this.timers = timers;
         this.howToGetOne = howToGetOne;
     }
 
@@ -55,7 +45,6 @@ public final class BearerTokens implements ServerInterceptor {
             Caller anonymous = new Caller(Caller.DEFAULT_ENVIRONMENT, "anonymous", Caller.Kind.UNAUTHENTICATED);
             return Contexts.interceptCall(Context.current().withValue(Caller.KEY, anonymous), call, headers, next);
         }
-        SocketAddress peer = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
         String header = headers.get(AUTHORIZATION);
         Tokens.Claims claims;
         try {
@@ -69,7 +58,8 @@ public final class BearerTokens implements ServerInterceptor {
                         + " revoked; use another one");
             }
         } catch (AuthException e) {
-            refuse(call, peer, Status.UNAUTHENTICATED.withDescription(e.getMessage()));
+            // not slowed down like wrong secrets (AuthService): a token cannot be guessed, only stolen or expired
+            call.close(Status.UNAUTHENTICATED.withDescription(e.getMessage()), new Metadata());
             return new ServerCall.Listener<>() { };
         }
         String named = headers.get(TrustedCallers.ENVIRONMENT_HEADER);
@@ -81,16 +71,5 @@ public final class BearerTokens implements ServerInterceptor {
             return new ServerCall.Listener<>() { };
         }
         return Contexts.interceptCall(Context.current().withValue(Caller.KEY, caller), call, headers, next);
-    }
-
-    /** Refuses after the delay a failing peer has earned, without holding a thread. */
-    private void refuse(ServerCall<?, ?> call, SocketAddress peer, Status status) {
-        Duration delay = failures.delay(peer);
-        failures.failed(peer);
-        if (delay.isZero()) {
-            call.close(status, new Metadata());
-        } else {
-            timers.schedule(() -> call.close(status, new Metadata()), delay.toMillis(), TimeUnit.MILLISECONDS);
-        }
     }
 }
