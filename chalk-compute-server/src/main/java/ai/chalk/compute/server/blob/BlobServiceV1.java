@@ -8,7 +8,9 @@ import ai.chalk.compute.proto.blob.v1.FindMissingBlobsRequest;
 import ai.chalk.compute.proto.blob.v1.FindMissingBlobsResponse;
 import ai.chalk.compute.proto.blob.v1.UploadBlobRequest;
 import ai.chalk.compute.proto.blob.v1.UploadBlobResponse;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.StatusErrors;
+import ai.chalk.compute.server.store.BlobOwnerStore;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -16,7 +18,12 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
 
-/** {@code chalk_compute.blob.v1.BlobService} over a {@link BlobStore}. */
+/**
+ * {@code chalk_compute.blob.v1.BlobService} over a {@link BlobStore}, per environment ({@link Caller}): bytes are kept
+ * once, but an environment finds present, downloads and deploys only the blobs it has uploaded itself. Another
+ * environment holding the same bytes changes nothing it can see: they are missing until it uploads them too, its
+ * upload is {@code stored}, and downloading them is NOT_FOUND.
+ */
 public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
 
     /** Largest blob accepted: a function's jar or class directory archive, with room to spare. */
@@ -25,9 +32,11 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
     private static final int MAX_REFS = 10_000;
 
     private final BlobStore store;
+    private final BlobOwnerStore owners;
 
-    public BlobServiceV1(BlobStore store) {
+    public BlobServiceV1(BlobStore store, BlobOwnerStore owners) {
         this.store = store;
+        this.owners = owners;
     }
 
     @Override
@@ -37,11 +46,12 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                 throw Status.INVALID_ARGUMENT.withDescription("blobs: " + request.getBlobsCount()
                         + " digests in one request; send at most " + MAX_REFS + " at a time").asRuntimeException();
             }
+            String environment = Caller.current().environment();
             var response = FindMissingBlobsResponse.newBuilder();
             for (int i = 0; i < request.getBlobsCount(); i++) {
                 BlobRef ref = request.getBlobs(i);
                 BlobDigest digest = BlobDigest.parse("blobs[" + i + "].digest", ref.getDigest());
-                if (!store.contains(digest, ref.getSize())) {
+                if (!owners.owns(environment, digest.hex()) || !store.contains(digest, ref.getSize())) {
                     response.addMissing(ref);
                 }
             }
@@ -51,6 +61,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
 
     @Override
     public StreamObserver<UploadBlobRequest> uploadBlob(StreamObserver<UploadBlobResponse> observer) {
+        String environment = Caller.current().environment();
         return new StreamObserver<>() {
             private BlobRef announced;
             private BlobDigest digest;
@@ -130,7 +141,10 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                     return;
                 }
                 try {
-                    boolean stored = upload.commit(digest, announced.getSize());
+                    upload.commit(digest, announced.getSize());
+                    // stored as this environment sees it: whether the bytes were already on disk is another's business
+                    boolean stored = !owners.owns(environment, digest.hex());
+                    owners.own(environment, digest.hex());
                     observer.onNext(UploadBlobResponse.newBuilder().setBlob(announced).setStored(stored).build());
                     observer.onCompleted();
                 } catch (BlobStore.BlobMismatchException e) {
@@ -139,6 +153,8 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                 } catch (IOException e) {
                     observer.onError(Status.UNAVAILABLE.withDescription("the server cannot store the blob: "
                             + e.getMessage()).asRuntimeException());
+                } catch (RuntimeException e) {
+                    observer.onError(StatusErrors.toStatus(e).asRuntimeException()); // the owner could not be recorded
                 }
             }
         };
@@ -149,7 +165,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
         InputStream in;
         try {
             BlobDigest digest = BlobDigest.parse("digest", request.getDigest());
-            if (store.size(digest).isEmpty()) {
+            if (!owners.owns(Caller.current().environment(), digest.hex()) || store.size(digest).isEmpty()) {
                 throw Status.NOT_FOUND.withDescription("blob " + digest + " is not on this server").asRuntimeException();
             }
             in = store.open(digest);
