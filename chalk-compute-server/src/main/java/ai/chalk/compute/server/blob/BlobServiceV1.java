@@ -17,6 +17,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Optional;
 
 /**
  * {@code chalk_compute.blob.v1.BlobService} over a {@link BlobStore}, per environment ({@link Caller}): bytes are kept
@@ -32,11 +33,30 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
     private static final int MAX_REFS = 10_000;
 
     private final BlobStore store;
-    private final BlobOwnerStore owners;
+    private final Optional<BlobOwnerStore> owners;
 
+    /** The service of a server with environments: each sees the blobs it uploaded. */
     public BlobServiceV1(BlobStore store, BlobOwnerStore owners) {
         this.store = store;
-        this.owners = owners;
+        this.owners = Optional.of(owners);
+    }
+
+    /**
+     * The service of a store without environments (a test's, or one tenant's embedding): every blob is every
+     * caller's, and no caller is looked for in the call's context.
+     */
+    public BlobServiceV1(BlobStore store) {
+        this.store = store;
+        this.owners = Optional.empty();
+    }
+
+    /** The caller's environment, where there are environments. */
+    private String environment() {
+        return owners.isPresent() ? Caller.current().environment() : Caller.DEFAULT_ENVIRONMENT;
+    }
+
+    private boolean owns(String environment, BlobDigest digest) {
+        return owners.map(o -> o.owns(environment, digest.hex())).orElse(true);
     }
 
     @Override
@@ -46,12 +66,12 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                 throw Status.INVALID_ARGUMENT.withDescription("blobs: " + request.getBlobsCount()
                         + " digests in one request; send at most " + MAX_REFS + " at a time").asRuntimeException();
             }
-            String environment = Caller.current().environment();
+            String environment = environment();
             var response = FindMissingBlobsResponse.newBuilder();
             for (int i = 0; i < request.getBlobsCount(); i++) {
                 BlobRef ref = request.getBlobs(i);
                 BlobDigest digest = BlobDigest.parse("blobs[" + i + "].digest", ref.getDigest());
-                if (!owners.owns(environment, digest.hex()) || !store.contains(digest, ref.getSize())) {
+                if (!owns(environment, digest) || !store.contains(digest, ref.getSize())) {
                     response.addMissing(ref);
                 }
             }
@@ -61,7 +81,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
 
     @Override
     public StreamObserver<UploadBlobRequest> uploadBlob(StreamObserver<UploadBlobResponse> observer) {
-        String environment = Caller.current().environment();
+        String environment = environment();
         return new StreamObserver<>() {
             private BlobRef announced;
             private BlobDigest digest;
@@ -141,10 +161,10 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                     return;
                 }
                 try {
-                    upload.commit(digest, announced.getSize());
+                    boolean written = upload.commit(digest, announced.getSize());
                     // stored as this environment sees it: whether the bytes were already on disk is another's business
-                    boolean stored = !owners.owns(environment, digest.hex());
-                    owners.own(environment, digest.hex());
+                    boolean stored = owners.isPresent() ? !owns(environment, digest) : written;
+                    owners.ifPresent(o -> o.own(environment, digest.hex()));
                     observer.onNext(UploadBlobResponse.newBuilder().setBlob(announced).setStored(stored).build());
                     observer.onCompleted();
                 } catch (BlobStore.BlobMismatchException e) {
@@ -165,7 +185,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
         InputStream in;
         try {
             BlobDigest digest = BlobDigest.parse("digest", request.getDigest());
-            if (!owners.owns(Caller.current().environment(), digest.hex()) || store.size(digest).isEmpty()) {
+            if (!owns(environment(), digest) || store.size(digest).isEmpty()) {
                 throw Status.NOT_FOUND.withDescription("blob " + digest + " is not on this server").asRuntimeException();
             }
             in = store.open(digest);
