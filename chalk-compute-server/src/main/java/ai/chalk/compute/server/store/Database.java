@@ -31,7 +31,7 @@ public final class Database implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Database.class);
     /** Below this much free space the file system counts as full: H2 writes in chunks of tens of KiB. */
     private static final long FULL_BELOW_BYTES = 1 << 20;
-    /** The environment of rows written before environments existed (the embedded server's). */
+    /** The environment of rows written before environments existed: {@code Caller.DEFAULT_ENVIRONMENT}. */
     static final String DEFAULT_ENVIRONMENT = "default";
 
     /** Statements run against the connection, which may be opened afresh between attempts. */

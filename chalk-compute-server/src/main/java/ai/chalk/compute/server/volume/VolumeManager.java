@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.volume;
 
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
@@ -29,9 +30,6 @@ public final class VolumeManager implements AutoCloseable {
 
     /** A volume's size unless the server is told otherwise (see {@link VolumeFileSystems}). */
     public static final long DEFAULT_VOLUME_BYTES = VolumeFileSystems.DEFAULT_BYTES;
-
-    /** The environment of volumes made before environments existed, kept where they were on disk. */
-    static final String DEFAULT_ENVIRONMENT = "default";
 
     /** Largest file {@link #read} returns in one message; bigger files are read inside a sandbox. */
     public static final int MAX_FILE_BYTES = 32 << 20;
@@ -104,7 +102,8 @@ public final class VolumeManager implements AutoCloseable {
 
     /** The name of a volume's directory and file system image: see the class comment. */
     static String onDisk(String environment, String name) {
-        return environment.equals(DEFAULT_ENVIRONMENT) ? name : environment + "+" + name;
+        // default's volumes stay where volumes were before environments existed
+        return environment.equals(Caller.DEFAULT_ENVIRONMENT) ? name : environment + "+" + name;
     }
 
     /** Deletes a volume and its files (links inside are removed, never followed). */

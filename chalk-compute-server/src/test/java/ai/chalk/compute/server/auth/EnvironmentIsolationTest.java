@@ -344,6 +344,9 @@ class EnvironmentIsolationTest {
 
         assertThat(read(dev, "cache", "who")).isEqualTo("dev");
         assertThat(read(prod, "cache", "who")).isEqualTo("prod");
+        // each its own directory (and file system) on disk
+        assertThat(dataDir.resolve("volumes").resolve("dev+cache").resolve("who")).hasContent("dev");
+        assertThat(dataDir.resolve("volumes").resolve("prod+cache").resolve("who")).hasContent("prod");
         assertThat(volumeNames(dev)).contains("cache", "dev-only");
         assertThat(volumeNames(prod)).contains("cache").doesNotContain("dev-only");
 
