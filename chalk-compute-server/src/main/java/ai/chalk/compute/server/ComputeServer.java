@@ -182,7 +182,7 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(new SandboxSnapshotServiceV2(snapshots)),
                     intercepted(new SandboxProcessServiceV2(sandboxes, processThreads, config.sessionBufferBytes, budgets)),
                     intercepted(new VolumeServiceV1(volumes, sandboxes)),
-                    intercepted(new BlobServiceV1(functions.blobs())),
+                    intercepted(new BlobServiceV1(functions.blobs(), functions.blobOwners())),
                     intercepted(functions.catalog()),
                     intercepted(functions.asyncCalls()),
                     intercepted(functions.scalingGroups()),
@@ -218,7 +218,11 @@ public final class ComputeServer implements AutoCloseable {
             if (tcp != null) {
                 authentication.firstCredential();
             }
-            functions.serveWorkers(unguarded, MAX_MESSAGE_BYTES);
+            // replicas act in the environment their socket's calls name, default without one, until they are given
+            // tokens scoped to their function's environment
+            ServerInterceptor workers = new TrustedCallers(Caller.Kind.UNAUTHENTICATED);
+            functions.serveWorkers(unguarded.stream().map(s -> ServerInterceptors.intercept(s, workers)).toList(),
+                    MAX_MESSAGE_BYTES);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;

@@ -11,6 +11,7 @@ import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.scalinggroup.ContainerRunners;
 import ai.chalk.compute.server.scalinggroup.ScalingGroupManagerServiceV1;
 import ai.chalk.compute.server.scalinggroup.ScalingGroups;
+import ai.chalk.compute.server.store.BlobOwnerStore;
 import ai.chalk.compute.server.store.CallStore;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.FunctionStore;
@@ -23,6 +24,7 @@ import ai.chalk.compute.server.worker.WorkerJava;
 import ai.chalk.compute.server.worker.WorkerPools;
 import io.grpc.ServerServiceDefinition;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,6 +39,7 @@ import java.util.concurrent.TimeUnit;
 final class FunctionServices implements AutoCloseable {
 
     private final BlobStore blobs;
+    private final BlobOwnerStore blobOwners;
     private final ExecutorService executor;
     private final WorkerPools pools;
     private final ScalingGroups groups;
@@ -46,12 +49,14 @@ final class FunctionServices implements AutoCloseable {
     private final ScalingGroupManagerServiceV1 scalingGroups;
     private final ServerSocketForWorkers workerSocket;
 
-    private FunctionServices(ServerSocketForWorkers workerSocket, BlobStore blobs, ExecutorService executor,
+    private FunctionServices(ServerSocketForWorkers workerSocket, BlobStore blobs, BlobOwnerStore blobOwners,
+                             ExecutorService executor,
                              WorkerPools pools, ScalingGroups groups,
                              ScheduledFuture<?> upkeep, ExternalFunctionCatalogServiceV1 catalog,
                              AsyncRemoteCallServiceV1 asyncCalls, ScalingGroupManagerServiceV1 scalingGroups) {
         this.workerSocket = workerSocket;
         this.blobs = blobs;
+        this.blobOwners = blobOwners;
         this.executor = executor;
         this.pools = pools;
         this.groups = groups;
@@ -66,6 +71,13 @@ final class FunctionServices implements AutoCloseable {
                                   ScheduledExecutorService scheduler, Duration workerReadyTimeout, WorkerJava java)
             throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
+        BlobOwnerStore blobOwners = new BlobOwnerStore(database, () -> {
+            try {
+                return blobs.digests();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot list the blobs in " + dataDir.resolve("blobs"), e);
+            }
+        });
         ExecutorService executor = Executors.newCachedThreadPool(DaemonThreads.named("chalk-compute-functions"));
         CodeSnapshots code = new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"));
         FunctionStore functionStore = new FunctionStore(database);
@@ -78,7 +90,7 @@ final class FunctionServices implements AutoCloseable {
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
         groups.register(ScalingGroups.FUNCTION, workers);
         FunctionDeployments deployments = new FunctionDeployments(functionStore, groups, code, java,
-                new WorkerImageCheck(runtime, java, executor));
+                new WorkerImageCheck(runtime, java, executor), blobOwners);
         CallStore callStore = new CallStore(database);
         callStore.failUnfinished("the server restarted while the call was queued or running; call again",
                 ai.chalk.compute.proto.common.v1.ChalkError.newBuilder().setMessage("the server restarted while the"
@@ -87,7 +99,7 @@ final class FunctionServices implements AutoCloseable {
         groups.recover();
         ScheduledFuture<?> upkeep = scheduler.scheduleWithFixedDelay(() -> groups.tick(Instant.now()), 1, 1,
                 TimeUnit.SECONDS);
-        return new FunctionServices(workerSocket, blobs, executor, pools, groups, upkeep,
+        return new FunctionServices(workerSocket, blobs, blobOwners, executor, pools, groups, upkeep,
                 new ExternalFunctionCatalogServiceV1(deployments, calls, code),
                 new AsyncRemoteCallServiceV1(deployments, calls), new ScalingGroupManagerServiceV1(groups));
     }
@@ -99,6 +111,10 @@ final class FunctionServices implements AutoCloseable {
 
     BlobStore blobs() {
         return blobs;
+    }
+
+    BlobOwnerStore blobOwners() {
+        return blobOwners;
     }
 
     ExternalFunctionCatalogServiceV1 catalog() {

@@ -8,15 +8,23 @@ import ai.chalk.compute.proto.blob.v1.FindMissingBlobsRequest;
 import ai.chalk.compute.proto.blob.v1.FindMissingBlobsResponse;
 import ai.chalk.compute.proto.blob.v1.UploadBlobRequest;
 import ai.chalk.compute.proto.blob.v1.UploadBlobResponse;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.StatusErrors;
+import ai.chalk.compute.server.store.BlobOwnerStore;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Optional;
 
-/** {@code chalk_compute.blob.v1.BlobService} over a {@link BlobStore}. */
+/**
+ * {@code chalk_compute.blob.v1.BlobService} over a {@link BlobStore}, per environment ({@link Caller}): bytes are kept
+ * once, but an environment finds present, downloads and deploys only the blobs it has uploaded itself. Another
+ * environment holding the same bytes changes nothing it can see: they are missing until it uploads them too, its
+ * upload is {@code stored}, and downloading them is NOT_FOUND.
+ */
 public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
 
     /** Largest blob accepted: a function's jar or class directory archive, with room to spare. */
@@ -25,9 +33,30 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
     private static final int MAX_REFS = 10_000;
 
     private final BlobStore store;
+    private final Optional<BlobOwnerStore> owners;
 
+    /** The service of a server with environments: each sees the blobs it uploaded. */
+    public BlobServiceV1(BlobStore store, BlobOwnerStore owners) {
+        this.store = store;
+        this.owners = Optional.of(owners);
+    }
+
+    /**
+     * The service of a store without environments (a test's, or one tenant's embedding): every blob is every
+     * caller's, and no caller is looked for in the call's context.
+     */
     public BlobServiceV1(BlobStore store) {
         this.store = store;
+        this.owners = Optional.empty();
+    }
+
+    /** The caller's environment, where there are environments. */
+    private String environment() {
+        return owners.isPresent() ? Caller.current().environment() : Caller.DEFAULT_ENVIRONMENT;
+    }
+
+    private boolean owns(String environment, BlobDigest digest) {
+        return owners.map(o -> o.owns(environment, digest.hex())).orElse(true);
     }
 
     @Override
@@ -37,11 +66,12 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                 throw Status.INVALID_ARGUMENT.withDescription("blobs: " + request.getBlobsCount()
                         + " digests in one request; send at most " + MAX_REFS + " at a time").asRuntimeException();
             }
+            String environment = environment();
             var response = FindMissingBlobsResponse.newBuilder();
             for (int i = 0; i < request.getBlobsCount(); i++) {
                 BlobRef ref = request.getBlobs(i);
                 BlobDigest digest = BlobDigest.parse("blobs[" + i + "].digest", ref.getDigest());
-                if (!store.contains(digest, ref.getSize())) {
+                if (!owns(environment, digest) || !store.contains(digest, ref.getSize())) {
                     response.addMissing(ref);
                 }
             }
@@ -51,6 +81,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
 
     @Override
     public StreamObserver<UploadBlobRequest> uploadBlob(StreamObserver<UploadBlobResponse> observer) {
+        String environment = environment();
         return new StreamObserver<>() {
             private BlobRef announced;
             private BlobDigest digest;
@@ -130,7 +161,10 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                     return;
                 }
                 try {
-                    boolean stored = upload.commit(digest, announced.getSize());
+                    boolean written = upload.commit(digest, announced.getSize());
+                    // stored as this environment sees it: whether the bytes were already on disk is another's business
+                    boolean stored = owners.isPresent() ? !owns(environment, digest) : written;
+                    owners.ifPresent(o -> o.own(environment, digest.hex()));
                     observer.onNext(UploadBlobResponse.newBuilder().setBlob(announced).setStored(stored).build());
                     observer.onCompleted();
                 } catch (BlobStore.BlobMismatchException e) {
@@ -139,6 +173,8 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                 } catch (IOException e) {
                     observer.onError(Status.UNAVAILABLE.withDescription("the server cannot store the blob: "
                             + e.getMessage()).asRuntimeException());
+                } catch (RuntimeException e) {
+                    observer.onError(StatusErrors.toStatus(e).asRuntimeException()); // the owner could not be recorded
                 }
             }
         };
@@ -149,7 +185,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
         InputStream in;
         try {
             BlobDigest digest = BlobDigest.parse("digest", request.getDigest());
-            if (store.size(digest).isEmpty()) {
+            if (!owns(environment(), digest) || store.size(digest).isEmpty()) {
                 throw Status.NOT_FOUND.withDescription("blob " + digest + " is not on this server").asRuntimeException();
             }
             in = store.open(digest);

@@ -11,8 +11,10 @@ import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.OptionalLong;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 /**
  * Blobs on disk under {@code <dir>/sha256/<first two hex>/<hex>}, written once: an upload goes to a temporary
@@ -34,6 +36,14 @@ public final class BlobStore {
             for (Path p : (Iterable<Path>) leftovers::iterator) {
                 Files.deleteIfExists(p);
             }
+        }
+    }
+
+    /** The digests (hex) of every blob present, in no particular order. */
+    public List<String> digests() throws IOException {
+        try (Stream<Path> files = Files.walk(root, 2)) {
+            return files.filter(Files::isRegularFile).map(p -> p.getFileName().toString())
+                    .filter(name -> name.length() == 64).toList();
         }
     }
 

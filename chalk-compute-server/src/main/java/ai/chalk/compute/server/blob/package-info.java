@@ -1,6 +1,6 @@
 /**
- * Content-addressed blobs on disk (function code, later dataset files) and the BlobService that uploads only
- * what the server lacks.
+ * Content-addressed blobs on disk (function code, later dataset files), kept once whoever uploaded them, and the
+ * BlobService that uploads only what the caller's environment lacks and shows each environment only its own.
  */
 @NullMarked
 package ai.chalk.compute.server.blob;

@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.runtime.v1.PollRemoteCallRequest;
 import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
 import ai.chalk.compute.proto.runtime.v1.PurgeQueueRequest;
 import ai.chalk.compute.proto.runtime.v1.PurgeQueueResponse;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
 import io.grpc.Status;
@@ -16,7 +17,8 @@ import java.util.Optional;
 
 /**
  * {@code chalk.runtime.v1.AsyncRemoteCallService}: queued calls. {@code EnqueueRemoteCall.name} names a deployed
- * function (its current version), called by that same name; polls answer results until read.
+ * function (its current version) of the caller's environment ({@link Caller}), called by that same name; polls answer
+ * results until read, to callers of the same environment only.
  */
 public final class AsyncRemoteCallServiceV1 extends AsyncRemoteCallServiceGrpc.AsyncRemoteCallServiceImplBase {
 
@@ -36,7 +38,7 @@ public final class AsyncRemoteCallServiceV1 extends AsyncRemoteCallServiceGrpc.A
                 throw Status.INVALID_ARGUMENT.withDescription("args: give feather_bytes; storage objects are not"
                         + " served here").asRuntimeException();
             }
-            VersionRecord v = deployments.version(ExternalFunctionVersionKey.newBuilder()
+            VersionRecord v = deployments.version(environment(), ExternalFunctionVersionKey.newBuilder()
                     .setFunctionName(request.getName()).build(), false);
             return EnqueueRemoteCallResponse.newBuilder().setCallId(calls.enqueue(v, request.getName(),
                     request.getName(), request.getArgs().getFeatherBytes())).build();
@@ -45,7 +47,7 @@ public final class AsyncRemoteCallServiceV1 extends AsyncRemoteCallServiceGrpc.A
 
     @Override
     public void pollRemoteCall(PollRemoteCallRequest request, StreamObserver<PollRemoteCallResponse> observer) {
-        StatusErrors.unary(observer, () -> calls.poll(request.getCallId()));
+        StatusErrors.unary(observer, () -> calls.poll(environment(), request.getCallId()));
     }
 
     @Override
@@ -58,8 +60,12 @@ public final class AsyncRemoteCallServiceV1 extends AsyncRemoteCallServiceGrpc.A
                         .asRuntimeException();
             };
             PurgeQueueResponse.Builder b = PurgeQueueResponse.newBuilder();
-            calls.store().purgePending(function).forEach(b::putItemsRemovedByFunction);
+            calls.store().purgePending(environment(), function).forEach(b::putItemsRemovedByFunction);
             return b.build();
         });
+    }
+
+    private static String environment() {
+        return Caller.current().environment();
     }
 }

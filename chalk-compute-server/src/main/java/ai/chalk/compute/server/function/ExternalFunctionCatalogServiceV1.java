@@ -31,6 +31,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionsRe
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.EnqueueRemoteCallResponse;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.Pages;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.FunctionStore.FunctionRecord;
@@ -46,7 +47,8 @@ import java.util.Optional;
 
 /**
  * {@code chalk.externalfunctioncatalog.v1.ExternalFunctionCatalogService}: deploy (the protocol's ensure), rollback,
- * describe and delete functions and versions, and call them.
+ * describe and delete functions and versions, and call them, in the caller's environment ({@link Caller}): another
+ * environment's functions are never listed and answer NOT_FOUND, and a name is resolved among the caller's functions.
  */
 public final class ExternalFunctionCatalogServiceV1
         extends ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceImplBase {
@@ -67,7 +69,7 @@ public final class ExternalFunctionCatalogServiceV1
     public void createExternalFunctionVersion(CreateExternalFunctionVersionRequest request,
                                               StreamObserver<CreateExternalFunctionVersionResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            FunctionDeployments.Deployed d = deployments.ensure(request);
+            FunctionDeployments.Deployed d = deployments.ensure(environment(), request);
             return CreateExternalFunctionVersionResponse.newBuilder()
                     .setExternalFunctionVersion(views.version(d.version()))
                     .setScalingGroup(deployments.groups().response(deployments.group(d.function()))).build();
@@ -78,13 +80,13 @@ public final class ExternalFunctionCatalogServiceV1
     public void createExternalFunction(CreateExternalFunctionRequest request,
                                        StreamObserver<CreateExternalFunctionResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            if (deployments.store().liveFunctionNamed(request.getFunctionName()).isPresent()) {
+            if (deployments.store().liveFunctionNamed(environment(), request.getFunctionName()).isPresent()) {
                 throw Status.ALREADY_EXISTS.withDescription("function \"" + request.getFunctionName() + "\" exists;"
                         + " deploy a version with CreateExternalFunctionVersion or UpdateExternalFunction")
                         .asRuntimeException();
             }
-            FunctionDeployments.Deployed d = deployments.ensure(versionRequest(request.getFunctionName(),
-                    request.getSpec()));
+            FunctionDeployments.Deployed d = deployments.ensure(environment(),
+                    versionRequest(request.getFunctionName(), request.getSpec()));
             return CreateExternalFunctionResponse.newBuilder().setExternalFunction(views.function(d.function()))
                     .build();
         });
@@ -94,9 +96,9 @@ public final class ExternalFunctionCatalogServiceV1
     public void updateExternalFunction(UpdateExternalFunctionRequest request,
                                        StreamObserver<UpdateExternalFunctionResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            FunctionRecord f = deployments.function(request.getExternalFunctionId(), "", false);
+            FunctionRecord f = deployments.function(environment(), request.getExternalFunctionId(), "", false);
             if (request.hasSpec()) {
-                f = deployments.ensure(versionRequest(f.name(), request.getSpec())).function();
+                f = deployments.ensure(environment(), versionRequest(f.name(), request.getSpec())).function();
             } else if (request.hasTraffic()) {
                 f = deployments.route(f, target(f, request.getTraffic().getTargetsList()));
             } else {
@@ -118,7 +120,7 @@ public final class ExternalFunctionCatalogServiceV1
         if (t.hasLatestVersion()) {
             return deployments.store().version(f.id(), deployments.store().highestVersion(f.id())).orElseThrow();
         }
-        VersionRecord v = deployments.version(t.getExternalFunctionVersionId(), false);
+        VersionRecord v = deployments.version(f.environment(), t.getExternalFunctionVersionId(), false);
         if (!v.functionId().equals(f.id())) {
             throw Status.INVALID_ARGUMENT.withDescription("traffic: version " + v.id() + " belongs to another"
                     + " function, not " + f.name()).asRuntimeException();
@@ -141,7 +143,8 @@ public final class ExternalFunctionCatalogServiceV1
     public void getExternalFunction(GetExternalFunctionRequest request,
                                     StreamObserver<GetExternalFunctionResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            FunctionRecord f = deployments.function(request.hasFunctionId() ? request.getFunctionId() : "",
+            FunctionRecord f = deployments.function(environment(),
+                    request.hasFunctionId() ? request.getFunctionId() : "",
                     request.hasFunctionName() ? request.getFunctionName() : "", request.getIncludeDeleted());
             GetExternalFunctionResponse.Builder b = GetExternalFunctionResponse.newBuilder()
                     .setExternalFunction(views.function(f));
@@ -158,7 +161,7 @@ public final class ExternalFunctionCatalogServiceV1
         StatusErrors.unary(observer, () -> {
             int limit = Pages.limit(request.hasLimit(), request.getLimit());
             long after = Pages.cursor(request.hasCursor(), request.getCursor());
-            List<FunctionRecord> page = deployments.store().listFunctions(after, limit + 1,
+            List<FunctionRecord> page = deployments.store().listFunctions(environment(), after, limit + 1,
                     request.getIncludeDeleted(), request.getSearch());
             ListExternalFunctionsResponse.Builder b = ListExternalFunctionsResponse.newBuilder();
             page.stream().limit(limit).forEach(f -> b.addFunctions(views.summary(f, request.getIncludeScalingGroup())));
@@ -173,7 +176,8 @@ public final class ExternalFunctionCatalogServiceV1
     public void deleteExternalFunction(DeleteExternalFunctionRequest request,
                                        StreamObserver<DeleteExternalFunctionResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            deployments.delete(deployments.function(request.hasFunctionId() ? request.getFunctionId() : "",
+            deployments.delete(deployments.function(environment(),
+                    request.hasFunctionId() ? request.getFunctionId() : "",
                     request.hasFunctionName() ? request.getFunctionName() : "", false));
             return DeleteExternalFunctionResponse.getDefaultInstance();
         });
@@ -183,7 +187,7 @@ public final class ExternalFunctionCatalogServiceV1
     public void listExternalFunctionScheduledRuns(ListExternalFunctionScheduledRunsRequest request,
                                                   StreamObserver<ListExternalFunctionScheduledRunsResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            deployments.function(request.hasFunctionId() ? request.getFunctionId() : "",
+            deployments.function(environment(), request.hasFunctionId() ? request.getFunctionId() : "",
                     request.hasFunctionName() ? request.getFunctionName() : "", false);
             return ListExternalFunctionScheduledRunsResponse.getDefaultInstance(); // no schedules on this server
         });
@@ -199,7 +203,7 @@ public final class ExternalFunctionCatalogServiceV1
                     .setExternalFunctionVersion(views.version(v));
             if (request.getIncludeScalingGroup()) {
                 FunctionRecord f = deployments.store().function(v.functionId()).orElseThrow();
-                deployments.groups().store().liveGroupNamed(f.name())
+                deployments.groups().store().liveGroupNamed(f.environment(), f.name())
                         .ifPresent(g -> b.setScalingGroup(deployments.groups().response(g)));
             }
             return b.build();
@@ -208,19 +212,19 @@ public final class ExternalFunctionCatalogServiceV1
 
     private VersionRecord versionOf(Optional<ExternalFunctionVersionKey> key, String id, boolean includeDeleted) {
         if (key.isPresent()) {
-            return deployments.version(key.get(), includeDeleted);
+            return deployments.version(environment(), key.get(), includeDeleted);
         }
         if (id.isEmpty()) {
             throw Status.INVALID_ARGUMENT.withDescription("give the version's id or key").asRuntimeException();
         }
-        return deployments.version(id, includeDeleted);
+        return deployments.version(environment(), id, includeDeleted);
     }
 
     @Override
     public void getExternalFunctionVersionSource(GetExternalFunctionVersionSourceRequest request,
                                                  StreamObserver<GetExternalFunctionVersionSourceResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            VersionRecord v = deployments.version(request.getFunctionVersionId(), false);
+            VersionRecord v = deployments.version(environment(), request.getFunctionVersionId(), false);
             FunctionOptions o = FunctionOptions.of(FunctionWorkers.request(v).getConfig());
             CodeManifest manifest;
             try {
@@ -245,10 +249,12 @@ public final class ExternalFunctionCatalogServiceV1
             int limit = Pages.limit(request.hasLimit(), request.getLimit());
             long after = Pages.cursor(request.hasCursor(), request.getCursor());
             Optional<String> fn = request.hasFunctionId() || request.hasFunctionName()
-                    ? Optional.of(deployments.function(request.hasFunctionId() ? request.getFunctionId() : "",
+                    ? Optional.of(deployments.function(environment(),
+                    request.hasFunctionId() ? request.getFunctionId() : "",
                     request.hasFunctionName() ? request.getFunctionName() : "", request.getIncludeDeleted()).id())
                     : Optional.empty();
-            List<VersionRecord> page = deployments.store().listVersions(fn, request.getIdsList(), after, limit + 1,
+            List<VersionRecord> page = deployments.store().listVersions(environment(), fn, request.getIdsList(), after,
+                    limit + 1,
                     request.getIncludeDeleted());
             ListExternalFunctionVersionsResponse.Builder b = ListExternalFunctionVersionsResponse.newBuilder();
             page.stream().limit(limit).forEach(v -> b.addEntries(ListExternalFunctionVersionsEntry.newBuilder()
@@ -275,7 +281,7 @@ public final class ExternalFunctionCatalogServiceV1
                                      StreamObserver<CallExternalFunctionResponse> observer) {
         CallExternalFunctionResponse response;
         try {
-            VersionRecord v = deployments.version(request.getFunction(), false);
+            VersionRecord v = deployments.version(environment(), request.getFunction(), false);
             response = switch (request.getBodyCase()) {
                 case REMOTE_CALL_REQUEST -> CallExternalFunctionResponse.newBuilder()
                         .setRemoteCallResponse(calls.call(v, request.getRemoteCallRequest())).build();
@@ -302,5 +308,9 @@ public final class ExternalFunctionCatalogServiceV1
         }
         observer.onNext(response);
         observer.onCompleted();
+    }
+
+    private static String environment() {
+        return Caller.current().environment();
     }
 }

@@ -110,10 +110,10 @@ public final class FunctionCalls {
         return new StatusRuntimeException(e.getStatus(), trailers);
     }
 
-    /** Queues a call of a version and returns its id; it runs in the background. */
+    /** Queues a call of a version (in its function's environment) and returns its id; it runs in the background. */
     public String enqueue(VersionRecord v, String function, String name, ByteString args) {
         String callId = "call-" + UUID.randomUUID();
-        calls.insert(callId, function, v.id(), name, args.toByteArray());
+        calls.insert(v.environment(), callId, function, v.id(), name, args.toByteArray());
         executor.execute(() -> runQueued(v, callId, CallFunctionRequest.newBuilder().setName(name)
                 .setFeatherStream(args).build()));
         return callId;
@@ -144,9 +144,13 @@ public final class FunctionCalls {
         }
     }
 
-    /** A queued call's status; a finished call's result is returned once and then forgotten. */
-    public PollRemoteCallResponse poll(String callId) {
-        CallStore.CallRecord r = calls.find(callId).orElseThrow(() -> Status.NOT_FOUND.withDescription("no queued"
+    /**
+     * The status of one of the environment's queued calls; a finished call's result is returned once and then
+     * forgotten. Another environment's call is NOT_FOUND, as one never queued.
+     */
+    public PollRemoteCallResponse poll(String environment, String callId) {
+        CallStore.CallRecord r = calls.find(callId).filter(c -> c.environment().equals(environment))
+                .orElseThrow(() -> Status.NOT_FOUND.withDescription("no queued"
                 + " call \"" + callId + "\": it was never queued, was purged, or its result was already read")
                 .asRuntimeException());
         PollRemoteCallResponse.Builder b = PollRemoteCallResponse.newBuilder();

@@ -5,6 +5,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.sandbox.ContainerSpecs;
+import ai.chalk.compute.server.store.BlobOwnerStore;
 import ai.chalk.compute.server.scalinggroup.ScalingGroups;
 import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
 import ai.chalk.compute.server.store.FunctionStore;
@@ -30,12 +31,15 @@ import java.util.regex.Pattern;
  * Function deployments: the protocol's ensure (reuse an equal version, refuse missing code, else version N+1 with
  * a new revision of the function's scaling group), traffic (rollback), deletion, and finding functions and
  * versions. A deployment whose workers could not start (a worker image that is missing or has no Java) is refused.
+ * Functions belong to an environment: names are unique within it, its code must be blobs it uploaded, its scaling
+ * group is the environment's, and another environment's functions and versions answer NOT_FOUND as unknown ones.
  */
 public final class FunctionDeployments {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,254}");
 
     private final FunctionStore store;
+    private final BlobOwnerStore blobOwners;
     private final ScalingGroups groups;
     private final CodeSnapshots code;
     private final WorkerJava java;
@@ -54,10 +58,12 @@ public final class FunctionDeployments {
     /**
      * @param java        what workers run on, for messages
      * @param workerCheck says whether workers can start, before a deployment is accepted
+     * @param blobOwners  which environment uploaded which code blobs
      */
     public FunctionDeployments(FunctionStore store, ScalingGroups groups, CodeSnapshots code, WorkerJava java,
-                               WorkerImageCheck workerCheck) {
+                               WorkerImageCheck workerCheck, BlobOwnerStore blobOwners) {
         this.store = store;
+        this.blobOwners = blobOwners;
         this.groups = groups;
         this.code = code;
         this.java = java;
@@ -72,8 +78,8 @@ public final class FunctionDeployments {
         return groups;
     }
 
-    /** The protocol's ensure; see the class comment. */
-    public Deployed ensure(CreateExternalFunctionVersionRequest request) {
+    /** The protocol's ensure, in an environment; see the class comment. */
+    public Deployed ensure(String environment, CreateExternalFunctionVersionRequest request) {
         String name = checkName(request.getFunctionName());
         if (request.getConfig().hasSchedule()) {
             throw Status.FAILED_PRECONDITION.withDescription("config.schedule: this server does not run scheduled"
@@ -100,28 +106,29 @@ public final class FunctionDeployments {
         });
         byte[] bytes = canonical(request);
         synchronized (this) {
-            Optional<FunctionRecord> fn = store.liveFunctionNamed(name);
+            Optional<FunctionRecord> fn = store.liveFunctionNamed(environment, name);
             Optional<VersionRecord> current = fn.flatMap(FunctionRecord::currentVersionId).flatMap(store::version);
             if (current.isPresent() && Arrays.equals(current.get().request(), bytes)) {
                 return new Deployed(fn.get(), current.get(), false);
             }
-            materialise(options.code());
-            Optional<GroupRecord> group = groups.store().liveGroupNamed(name);
+            materialise(environment, options.code());
+            Optional<GroupRecord> group = groups.store().liveGroupNamed(environment, name);
             if (group.isPresent() && !group.get().kind().equals(ScalingGroups.FUNCTION)) {
                 throw Status.FAILED_PRECONDITION.withDescription("a scaling group named \"" + name + "\" exists and"
                         + " serves no function; delete it or name the function differently").asRuntimeException();
             }
             Instant now = Instant.now();
-            FunctionRecord f = fn.orElseGet(() -> store.insertFunction(ScalingGroups.id("fn"), name, now));
+            FunctionRecord f = fn.orElseGet(() -> store.insertFunction(environment, ScalingGroups.id("fn"), name,
+                    now));
             String revisionId = ScalingGroups.id("sgr");
-            VersionRecord v = store.insertVersion(ScalingGroups.id("fnv"), f.id(), store.highestVersion(f.id()) + 1,
+            VersionRecord v = store.insertVersion(f, ScalingGroups.id("fnv"), store.highestVersion(f.id()) + 1,
                     bytes, revisionId, now);
             ScalingGroupSpec spec = request.getSpec().toBuilder()
                     .setContainerSpec(request.getSpec().getContainerSpec().toBuilder().setName(name)).build();
             if (group.isPresent()) {
                 groups.addRevision(group.get(), spec, revisionId);
             } else {
-                groups.create(name, ScalingGroups.FUNCTION, spec, revisionId);
+                groups.create(environment, name, ScalingGroups.FUNCTION, spec, revisionId);
             }
             return new Deployed(store.function(f.id()).orElseThrow(), v, true);
         }
@@ -146,9 +153,10 @@ public final class FunctionDeployments {
         }
     }
 
-    private void materialise(BlobDigest digest) {
+    private void materialise(String environment, BlobDigest digest) {
         try {
-            List<BlobDigest> missing = code.missing(digest);
+            // bytes another environment uploaded are missing here: using them would tell the deployer they exist
+            List<BlobDigest> missing = code.missing(digest, d -> blobOwners.owns(environment, d.hex()));
             if (!missing.isEmpty()) {
                 throw MissingCode.refusal(missing);
             }
@@ -172,7 +180,7 @@ public final class FunctionDeployments {
 
     /** Deletes a function, its versions and its scaling group (its replicas stop). */
     public synchronized void delete(FunctionRecord f) {
-        groups.store().liveGroupNamed(f.name()).filter(g -> g.kind().equals(ScalingGroups.FUNCTION))
+        groups.store().liveGroupNamed(f.environment(), f.name()).filter(g -> g.kind().equals(ScalingGroups.FUNCTION))
                 .ifPresent(groups::delete);
         store.deleteFunction(f.id(), Instant.now());
     }
@@ -190,24 +198,26 @@ public final class FunctionDeployments {
 
     /** The function's scaling group. */
     public GroupRecord group(FunctionRecord f) {
-        return groups.store().liveGroupNamed(f.name()).orElseThrow(() -> Status.FAILED_PRECONDITION
+        return groups.store().liveGroupNamed(f.environment(), f.name()).orElseThrow(() -> Status.FAILED_PRECONDITION
                 .withDescription("function " + f.name() + " has no scaling group").asRuntimeException());
     }
 
-    /** A function by id or name; NOT_FOUND otherwise. */
-    public FunctionRecord function(String id, String name, boolean includeDeleted) {
+    /** One of the environment's functions by id or name; NOT_FOUND otherwise (another environment's included). */
+    public FunctionRecord function(String environment, String id, String name, boolean includeDeleted) {
         if (id.isEmpty() && name.isEmpty()) {
             throw Status.INVALID_ARGUMENT.withDescription("give the function's id or name").asRuntimeException();
         }
-        Optional<FunctionRecord> f = !id.isEmpty() ? store.function(id) : store.liveFunctionNamed(name);
+        Optional<FunctionRecord> f = !id.isEmpty()
+                ? store.function(id).filter(x -> x.environment().equals(environment))
+                : store.liveFunctionNamed(environment, name);
         return f.filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() -> Status.NOT_FOUND
                 .withDescription("no function " + (id.isEmpty() ? "named \"" + name + "\"" : "with id " + id)
                         + "; ListExternalFunctions lists them").asRuntimeException());
     }
 
-    /** A version by key: the named version, or the function's current one. */
-    public VersionRecord version(ExternalFunctionVersionKey key, boolean includeDeleted) {
-        FunctionRecord f = function(key.hasFunctionId() ? key.getFunctionId() : "",
+    /** One of the environment's versions by key: the named version, or the function's current one. */
+    public VersionRecord version(String environment, ExternalFunctionVersionKey key, boolean includeDeleted) {
+        FunctionRecord f = function(environment, key.hasFunctionId() ? key.getFunctionId() : "",
                 key.hasFunctionName() ? key.getFunctionName() : "", includeDeleted);
         Optional<VersionRecord> v = key.hasVersion() ? store.version(f.id(), key.getVersion())
                 : f.currentVersionId().flatMap(store::version);
@@ -217,9 +227,10 @@ public final class FunctionDeployments {
                 .asRuntimeException());
     }
 
-    /** A version by id; NOT_FOUND otherwise. */
-    public VersionRecord version(String id, boolean includeDeleted) {
-        return store.version(id).filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() ->
+    /** One of the environment's versions by id; NOT_FOUND otherwise (another environment's included). */
+    public VersionRecord version(String environment, String id, boolean includeDeleted) {
+        return store.version(id).filter(x -> x.environment().equals(environment))
+                .filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() ->
                 Status.NOT_FOUND.withDescription("no function version with id \"" + id
                         + "\"; ListExternalFunctionVersions lists them").asRuntimeException());
     }

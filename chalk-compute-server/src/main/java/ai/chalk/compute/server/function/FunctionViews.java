@@ -57,7 +57,7 @@ final class FunctionViews {
             }
         });
         if (includeGroup && f.deletedAt().isEmpty()) {
-            deployments.groups().store().liveGroupNamed(f.name())
+            deployments.groups().store().liveGroupNamed(f.environment(), f.name())
                     .ifPresent(g -> b.setScalingGroup(deployments.groups().response(g)));
         }
         return b.build();

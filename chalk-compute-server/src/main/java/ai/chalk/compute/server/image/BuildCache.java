@@ -23,15 +23,18 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Image builds keyed by the spec's content hash: a spec built before whose image is still present is answered
- * {@code exists} without building; one being built is shared by every request for it (one build, one id); a failed
- * or vanished one is built again. Builds run on a bounded pool and log every line to the store, where followers
+ * Image builds keyed by the environment and the spec's content hash: a spec the environment built before whose image
+ * is still present is answered {@code exists} without building; one being built is shared by every request of the
+ * environment for it (one build, one id); a failed or vanished one is built again. Builds, their logs and their cache
+ * hits are the environment's own, so no environment learns what another has built; builds of the same spec in two
+ * environments run one after the other, since they make the same image. Builds run on a bounded pool and log every line to the store, where followers
  * ({@link BuildFollower}) and the logs RPC read them. After a restart, builds left unfinished are recorded failed.
  */
 public final class BuildCache implements AutoCloseable {
@@ -49,7 +52,10 @@ public final class BuildCache implements AutoCloseable {
     private final ThreadPoolExecutor pool;
     private final ExecutorService followers;
     private final Map<String, RunningBuild> byId = new ConcurrentHashMap<>();
+    /** Running builds by {@link #key}. */
     private final Map<String, RunningBuild> byHash = new HashMap<>(); // guarded by this
+    /** Held while a spec (by content hash) is being built, whatever the environment: one build of an image at a time. */
+    private final Map<String, ReentrantLock> building = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /**
@@ -77,46 +83,51 @@ public final class BuildCache implements AutoCloseable {
     }
 
     /**
-     * The image of a spec: {@code exists} when it was built before and is still present, else the running build of
-     * the same spec, else a new build. Returns at once; the build goes on in the background.
+     * The image of a spec for an environment: {@code exists} when the environment built it before and it is still
+     * present, else the environment's running build of the same spec, else a new build. Returns at once; the build
+     * goes on in the background.
      */
-    public BuildAnswer getOrBuild(ImageSpec spec) {
+    public BuildAnswer getOrBuild(String environment, ImageSpec spec) {
         ImageBuilder builder = prepare(spec);
         byte[] canonical = ContentHash.canonicalBytes(spec);
         String hash = ContentHash.of(canonical);
         synchronized (this) {
-            RunningBuild running = byHash.get(hash);
+            RunningBuild running = byHash.get(key(environment, hash));
             if (running != null) {
                 return new BuildAnswer(running.id(), BuildAnswer.BUILDING, "", Optional.empty());
             }
-            Optional<BuildRecord> last = store.latestFor(hash);
+            Optional<BuildRecord> last = store.latestFor(environment, hash);
             if (last.isPresent() && last.get().status() == ImageBuildStore.Status.SUCCEEDED
                     && builder.exists(last.get().imageRef().orElseThrow())) {
                 return new BuildAnswer(last.get().id(), BuildAnswer.EXISTS, last.get().imageRef().get(),
                         Optional.empty());
             }
-            return BuildAnswer.of(start(builder, spec, canonical, hash, Optional.empty()));
+            return BuildAnswer.of(start(environment, builder, spec, canonical, hash, Optional.empty()));
         }
     }
 
+    private static String key(String environment, String contentHash) {
+        return environment + "/" + contentHash;
+    }
+
     /**
-     * Builds a spec anew, even when an image of it exists, unless a build of it is running: that one is returned
-     * (and tagged too when it succeeds).
+     * Builds a spec anew for an environment, even when an image of it exists, unless the environment has a build of
+     * it running: that one is returned (and tagged too when it succeeds).
      *
      * @param tag an extra name for the image, {@code repository[:tag]}
      */
-    public BuildAnswer build(ImageSpec spec, Optional<String> tag) {
+    public BuildAnswer build(String environment, ImageSpec spec, Optional<String> tag) {
         tag.ifPresent(BuildCache::checkTag);
         ImageBuilder builder = prepare(spec);
         byte[] canonical = ContentHash.canonicalBytes(spec);
         String hash = ContentHash.of(canonical);
         synchronized (this) {
-            RunningBuild running = byHash.get(hash);
+            RunningBuild running = byHash.get(key(environment, hash));
             if (running != null) {
                 tag.ifPresent(t -> running.outcome().thenAccept(r -> r.imageRef().ifPresent(ref -> tagLater(ref, t))));
                 return new BuildAnswer(running.id(), BuildAnswer.BUILDING, "", Optional.empty());
             }
-            return BuildAnswer.of(start(builder, spec, canonical, hash, tag));
+            return BuildAnswer.of(start(environment, builder, spec, canonical, hash, tag));
         }
     }
 
@@ -127,9 +138,9 @@ public final class BuildCache implements AutoCloseable {
      * @throws StatusRuntimeException FAILED_PRECONDITION when the build failed (naming the step, pointing at the
      *                                logs), DEADLINE_EXCEEDED or CANCELLED when the request ended first
      */
-    public BuiltImage imageFor(ImageSpec spec) {
-        BuildAnswer answer = getOrBuild(spec);
-        BuildRecord record = answer.status().equals(BuildAnswer.EXISTS) ? find(answer.buildId())
+    public BuiltImage imageFor(String environment, ImageSpec spec) {
+        BuildAnswer answer = getOrBuild(environment, spec);
+        BuildRecord record = answer.status().equals(BuildAnswer.EXISTS) ? record(answer.buildId())
                 : await(answer.buildId());
         if (record.status() != ImageBuildStore.Status.SUCCEEDED) {
             throw ComputeException.refused("image build " + record.id() + " failed: "
@@ -149,12 +160,13 @@ public final class BuildCache implements AutoCloseable {
     }
 
     /**
-     * Waits for a build to finish and returns its final record; see {@link #imageFor} for how waiting ends early.
+     * Waits for a build (one the caller started, or found in its environment) to finish and returns its final record;
+     * see {@link #imageFor} for how waiting ends early.
      */
     public BuildRecord await(String buildId) {
         RunningBuild running = byId.get(buildId);
         if (running == null) {
-            return find(buildId);
+            return record(buildId);
         }
         Context context = Context.current();
         while (true) {
@@ -179,21 +191,31 @@ public final class BuildCache implements AutoCloseable {
         }
     }
 
-    /** A build's record, or NOT_FOUND. */
-    public BuildRecord find(String buildId) {
+    /**
+     * The record of one of the environment's builds, or NOT_FOUND: another environment's build answers as one that
+     * does not exist, with the same message.
+     */
+    public BuildRecord find(String environment, String buildId) {
         if (buildId == null || buildId.isBlank()) {
             throw ComputeException.invalid("build_id is required");
         }
+        return store.find(buildId).filter(r -> r.environment().equals(environment)).orElseThrow(() ->
+                ComputeException.notFound("image build " + buildId
+                        + " does not exist on this server; ListCustomImageBuilds lists the builds"));
+    }
+
+    /** A build's record whatever its environment, for a build already known to be the caller's. */
+    BuildRecord record(String buildId) {
         return store.find(buildId).orElseThrow(() -> ComputeException.notFound("image build " + buildId
                 + " does not exist on this server; ListCustomImageBuilds lists the builds"));
     }
 
-    /** The newest build of a spec, by its content hash, or NOT_FOUND. */
-    public BuildRecord findByHash(String contentHash) {
+    /** The environment's newest build of a spec, by its content hash, or NOT_FOUND. */
+    public BuildRecord findByHash(String environment, String contentHash) {
         if (contentHash == null || contentHash.isBlank()) {
             throw ComputeException.invalid("content_hash is required");
         }
-        return store.latestFor(contentHash.trim().toLowerCase(java.util.Locale.ROOT)).orElseThrow(() ->
+        return store.latestFor(environment, contentHash.trim().toLowerCase(java.util.Locale.ROOT)).orElseThrow(() ->
                 ComputeException.notFound("no image was built from a spec with content hash " + contentHash
                         + " on this server"));
     }
@@ -234,18 +256,19 @@ public final class BuildCache implements AutoCloseable {
     }
 
     /** Records and starts a build; the caller holds this cache's lock. */
-    private BuildRecord start(ImageBuilder builder, ImageSpec spec, byte[] canonical, String hash,
+    private BuildRecord start(String environment, ImageBuilder builder, ImageSpec spec, byte[] canonical, String hash,
                               Optional<String> tag) {
         String id = UUID.randomUUID().toString();
-        BuildRecord record = store.insert(id, hash, spec.getBaseImage().trim(), canonical, tag, Instant.now());
-        RunningBuild running = new RunningBuild(id, hash, spec, tag);
+        BuildRecord record = store.insert(environment, id, hash, spec.getBaseImage().trim(), canonical, tag,
+                Instant.now());
+        RunningBuild running = new RunningBuild(id, environment, hash, spec, tag);
         byId.put(id, running);
-        byHash.put(hash, running);
+        byHash.put(key(environment, hash), running);
         try {
             running.task(pool.submit(() -> run(builder, running)));
         } catch (RejectedExecutionException e) {
             byId.remove(id);
-            byHash.remove(hash);
+            byHash.remove(key(environment, hash));
             String why = closed ? "the server is shutting down" : "too many image builds are waiting ("
                     + MAX_QUEUED + " queued behind " + pool.getMaximumPoolSize() + " running)";
             store.finish(id, ImageBuildStore.Status.FAILED, Optional.empty(), Optional.of(why));
@@ -262,7 +285,7 @@ public final class BuildCache implements AutoCloseable {
         Optional<String> ref = Optional.empty();
         Optional<String> error = Optional.empty();
         try {
-            String built = builder.build(build.spec(), build.contentHash(), text -> line(build, "INFO", text));
+            String built = buildAlone(builder, build);
             if (build.tag().isPresent()) {
                 builder.tag(built, build.tag().get());
                 line(build, "INFO", "Tagged " + built + " as " + build.tag().get());
@@ -287,12 +310,24 @@ public final class BuildCache implements AutoCloseable {
             record = store.find(build.id()).orElseThrow();
         } finally {
             synchronized (this) {
-                byHash.remove(build.contentHash(), build);
+                byHash.remove(key(build.environment(), build.contentHash()), build);
                 byId.remove(build.id(), build);
             }
         }
         log.info("Image build {} {}{}", build.id(), BuildAnswer.status(status), error.map(e -> ": " + e).orElse(""));
         build.finish(record);
+    }
+
+    /** Builds the image, after any other environment's build of the same spec: both would write the same image. */
+    private String buildAlone(ImageBuilder builder, RunningBuild build) throws ImageBuildException,
+            InterruptedException {
+        ReentrantLock lock = building.computeIfAbsent(build.contentHash(), h -> new ReentrantLock());
+        lock.lockInterruptibly();
+        try {
+            return builder.build(build.spec(), build.contentHash(), text -> line(build, "INFO", text));
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void line(RunningBuild build, String severity, String text) {

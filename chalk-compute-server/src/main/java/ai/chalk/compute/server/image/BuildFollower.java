@@ -45,7 +45,7 @@ final class BuildFollower implements Runnable {
                 Optional<RunningBuild> running = cache.running(buildId);
                 seen = sendLines(seen);
                 if (running.isEmpty() || running.get().outcome().isDone()) {
-                    BuildRecord record = running.isPresent() ? running.get().outcome().join() : cache.find(buildId);
+                    BuildRecord record = running.isPresent() ? running.get().outcome().join() : cache.record(buildId);
                     seen = sendLines(seen); // the lines logged before the outcome was recorded
                     if (!cancelled) {
                         StreamCustomImageBuildUpdatesResponse.Builder last = StreamCustomImageBuildUpdatesResponse

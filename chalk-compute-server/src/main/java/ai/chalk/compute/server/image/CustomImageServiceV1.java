@@ -23,6 +23,7 @@ import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsRequest;
 import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsResponse;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesRequest;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesResponse;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.Pages;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.ImageBuildStore;
@@ -42,7 +43,9 @@ import java.util.Optional;
 /**
  * {@code chalk.sandbox.v1.CustomImageService}: builds declarative images ({@code ImageSpec}) on this server's runtime
  * through the {@link BuildCache}, and reports builds, their logs and the sandboxes made from them. There is no image
- * registry here: images stay on the runtime that built them, so {@code target_registry} is refused.
+ * registry here: images stay on the runtime that built them, so {@code target_registry} is refused. Builds are the
+ * caller's environment's ({@link Caller}): another environment's builds are never listed, answer NOT_FOUND, and are
+ * not cache hits.
  */
 public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomImageServiceImplBase {
 
@@ -63,7 +66,7 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
             refuseRegistry(request.hasTargetRegistry() ? request.getTargetRegistry() : "");
             Optional<String> tag = request.hasTag() && !request.getTag().isBlank()
                     ? Optional.of(request.getTag().trim()) : Optional.empty();
-            BuildAnswer answer = cache.build(spec(request.hasImageSpec(), request.getImageSpec()), tag);
+            BuildAnswer answer = cache.build(environment(), spec(request.hasImageSpec(), request.getImageSpec()), tag);
             return BuildCustomImageResponse.newBuilder().setBuildId(answer.buildId()).setImage(answer.imageRef())
                     .build();
         });
@@ -74,7 +77,8 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
                                       StreamObserver<GetOrBuildCustomImageResponse> observer) {
         StatusErrors.unary(observer, () -> {
             refuseRegistry(request.hasTargetRegistry() ? request.getTargetRegistry() : "");
-            BuildAnswer answer = cache.getOrBuild(spec(request.hasImageSpec(), request.getImageSpec()));
+            BuildAnswer answer = cache.getOrBuild(environment(),
+                    spec(request.hasImageSpec(), request.getImageSpec()));
             GetOrBuildCustomImageResponse.Builder b = GetOrBuildCustomImageResponse.newBuilder()
                     .setBuildId(answer.buildId()).setStatus(answer.status()).setImage(answer.imageRef());
             answer.error().ifPresent(b::setError);
@@ -85,7 +89,7 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
     @Override
     public void getCustomImage(GetCustomImageRequest request, StreamObserver<GetCustomImageResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            BuildAnswer answer = BuildAnswer.of(cache.find(request.getBuildId()));
+            BuildAnswer answer = BuildAnswer.of(cache.find(environment(), request.getBuildId()));
             GetCustomImageResponse.Builder b = GetCustomImageResponse.newBuilder().setBuildId(answer.buildId())
                     .setStatus(answer.status()).setImage(answer.imageRef());
             answer.error().ifPresent(b::setError);
@@ -97,7 +101,7 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
     public void streamCustomImageBuildUpdates(StreamCustomImageBuildUpdatesRequest request,
                                               StreamObserver<StreamCustomImageBuildUpdatesResponse> observer) {
         try {
-            cache.find(request.getBuildId()); // NOT_FOUND before anything is streamed
+            cache.find(environment(), request.getBuildId()); // NOT_FOUND before anything is streamed
             cache.follow(new BuildFollower(cache, request.getBuildId(),
                     (ServerCallStreamObserver<StreamCustomImageBuildUpdatesResponse>) observer));
         } catch (RuntimeException e) {
@@ -111,7 +115,7 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
         StatusErrors.unary(observer, () -> {
             int limit = Pages.limit(request.hasLimit(), request.getLimit());
             long before = Pages.cursor(request.hasCursor(), request.getCursor());
-            List<BuildRecord> page = cache.store().list(before, limit + 1);
+            List<BuildRecord> page = cache.store().list(environment(), before, limit + 1);
             ListCustomImageBuildsResponse.Builder b = ListCustomImageBuildsResponse.newBuilder();
             page.stream().limit(limit).forEach(r -> b.addBuilds(summary(r)));
             if (page.size() > limit) {
@@ -126,8 +130,8 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
                                     StreamObserver<GetCustomImageBuildResponse> observer) {
         StatusErrors.unary(observer, () -> {
             BuildRecord record = switch (request.getIdentifierCase()) {
-                case BUILD_ID -> cache.find(request.getBuildId());
-                case CONTENT_HASH -> cache.findByHash(request.getContentHash());
+                case BUILD_ID -> cache.find(environment(), request.getBuildId());
+                case CONTENT_HASH -> cache.findByHash(environment(), request.getContentHash());
                 case IDENTIFIER_NOT_SET -> throw identifierMissing();
             };
             GetCustomImageBuildResponse.Builder b = GetCustomImageBuildResponse.newBuilder().setBuild(summary(record));
@@ -209,12 +213,13 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
                                          StreamObserver<GetCustomImageBuildUsageResponse> observer) {
         StatusErrors.unary(observer, () -> {
             List<String> buildIds = switch (request.getIdentifierCase()) {
-                case BUILD_ID -> List.of(cache.find(request.getBuildId()).id());
-                case CONTENT_HASH -> cache.store().idsFor(cache.findByHash(request.getContentHash()).contentHash());
+                case BUILD_ID -> List.of(cache.find(environment(), request.getBuildId()).id());
+                case CONTENT_HASH -> cache.store().idsFor(environment(),
+                        cache.findByHash(environment(), request.getContentHash()).contentHash());
                 case IDENTIFIER_NOT_SET -> throw identifierMissing();
             };
             GetCustomImageBuildUsageResponse.Builder b = GetCustomImageBuildUsageResponse.newBuilder();
-            for (SandboxRecord s : sandboxes.fromBuilds(buildIds)) {
+            for (SandboxRecord s : sandboxes.fromBuilds(environment(), buildIds)) {
                 b.addSandboxes(CustomImageSandboxUsage.newBuilder().setId(s.id()).setName(s.name().orElse(""))
                         .setStatus(s.state().name()));
             }
@@ -224,12 +229,16 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
 
     private BuildRecord byIdentifier(boolean byBuildId, String buildId, boolean byHash, String contentHash) {
         if (byBuildId) {
-            return cache.find(buildId);
+            return cache.find(environment(), buildId);
         }
         if (byHash) {
-            return cache.findByHash(contentHash);
+            return cache.findByHash(environment(), contentHash);
         }
         throw identifierMissing();
+    }
+
+    private static String environment() {
+        return Caller.current().environment();
     }
 
     private static RuntimeException identifierMissing() {

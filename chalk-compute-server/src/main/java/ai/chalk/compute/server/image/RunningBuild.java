@@ -13,6 +13,7 @@ import java.util.concurrent.Future;
 final class RunningBuild {
 
     private final String id;
+    private final String environment;
     private final String contentHash;
     private final ImageSpec spec;
     private final Optional<String> tag;
@@ -20,8 +21,9 @@ final class RunningBuild {
     private long lines; // guarded by this
     private Future<?> task; // guarded by this
 
-    RunningBuild(String id, String contentHash, ImageSpec spec, Optional<String> tag) {
+    RunningBuild(String id, String environment, String contentHash, ImageSpec spec, Optional<String> tag) {
         this.id = id;
+        this.environment = environment;
         this.contentHash = contentHash;
         this.spec = spec;
         this.tag = tag;
@@ -29,6 +31,11 @@ final class RunningBuild {
 
     String id() {
         return id;
+    }
+
+    /** The environment that asked for the build. */
+    String environment() {
+        return environment;
     }
 
     String contentHash() {

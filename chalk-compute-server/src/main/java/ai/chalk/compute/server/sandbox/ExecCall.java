@@ -41,6 +41,7 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
     private static final Logger log = LoggerFactory.getLogger(ExecCall.class);
 
     private final SandboxManager sandboxes;
+    private final String environment;
     private final ProcessThreads threads;
     private final ServerCallStreamObserver<ExecResponse> call;
     private final ReadyGate gate;
@@ -49,9 +50,11 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
     private volatile ProcessRun run;
     private boolean closed;
 
-    public ExecCall(SandboxManager sandboxes, ProcessThreads threads,
+    /** @param environment the caller's: the call runs only in that environment's sandboxes */
+    public ExecCall(SandboxManager sandboxes, String environment, ProcessThreads threads,
                     ServerCallStreamObserver<ExecResponse> call, ByteBudget stdinBudget) {
         this.sandboxes = sandboxes;
+        this.environment = environment;
         this.stdinBudget = stdinBudget;
         this.threads = threads;
         this.call = call;
@@ -108,7 +111,7 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
                 init.hasWorkdir() ? Optional.of(init.getWorkdir()) : Optional.empty(), init.getEnvMap(), pty);
         Optional<Duration> timeout = ProcessRequests.timeout(init.hasTimeoutSecs(),
                 Duration.ofSeconds(Math.min(init.getTimeoutSecs(), Long.MAX_VALUE / 1000 / 1000)));
-        LiveSandbox sandbox = sandboxes.requireRunning(init.getSandboxId());
+        LiveSandbox sandbox = sandboxes.requireRunning(environment, init.getSandboxId());
         ProcessRun started;
         try {
             started = ProcessRun.start(sandbox.runtime(), spec, timeout, threads, this::output);

@@ -18,6 +18,7 @@ public final class LiveSandbox {
     private static final Logger log = LoggerFactory.getLogger(LiveSandbox.class);
 
     private final String id;
+    private final String environment;
     private final RuntimeSandbox runtimeSandbox;
     /** Guarded by itself; once the sandbox has ended, attachments are closed as they are made. */
     private final Map<Class<?>, AutoCloseable> attachments = new ConcurrentHashMap<>();
@@ -26,13 +27,19 @@ public final class LiveSandbox {
     private volatile ScheduledFuture<?> lifetimeTimer;
     private volatile boolean suspended;
 
-    LiveSandbox(String id, RuntimeSandbox runtimeSandbox, List<String> volumes) {
+    LiveSandbox(String id, String environment, RuntimeSandbox runtimeSandbox, List<String> volumes) {
         this.id = id;
+        this.environment = environment;
         this.runtimeSandbox = runtimeSandbox;
         this.volumes = List.copyOf(volumes);
     }
 
-    /** Names of the volumes the sandbox mounts. */
+    /** The environment the sandbox belongs to. */
+    public String environment() {
+        return environment;
+    }
+
+    /** Names of the volumes (of its environment) the sandbox mounts. */
     public List<String> volumes() {
         return volumes;
     }

@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -79,20 +80,24 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      */
     public void recover() {
         List<String> running = new ArrayList<>();
+        Map<String, String> environments = new HashMap<>();
         for (SandboxState s : List.of(SandboxState.PENDING, SandboxState.RUNNING, SandboxState.SUSPENDED)) {
             long after = 0;
             while (true) {
-                List<SandboxRecord> page = store.list(after, 500, List.of(s), List.of());
+                List<SandboxRecord> page = store.list(Optional.empty(), after, 500, List.of(s), List.of());
                 if (page.isEmpty()) {
                     break;
                 }
-                page.forEach(r -> running.add(r.id()));
+                page.forEach(r -> {
+                    running.add(r.id());
+                    environments.put(r.id(), r.environment());
+                });
                 after = page.get(page.size() - 1).seq();
             }
         }
         var adopted = runtime.reconcile(running);
         for (RuntimeSandbox sandbox : adopted) {
-            track(new LiveSandbox(sandbox.id(), sandbox, List.of()), Duration.ZERO);
+            track(new LiveSandbox(sandbox.id(), environments.get(sandbox.id()), sandbox, List.of()), Duration.ZERO);
         }
         var adoptedIds = adopted.stream().map(RuntimeSandbox::id).toList();
         int lost = 0;
@@ -111,38 +116,41 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     }
 
     /**
-     * Creates and starts a sandbox; returns its record once it can run processes. The record is
+     * Creates and starts a sandbox in an environment; returns its record once it can run processes. The record is
      * written once the runtime has started it (one database write on the path to the first exec);
      * a sandbox that fails to start is recorded as FAILED with the reason.
+     *
+     * @param environment the environment it belongs to: its volumes are that environment's, and only callers acting
+     *                    in it see it
      */
-    public SandboxRecord create(CreateSandboxRequest request) {
-        SandboxSpec spec = specFor(request, Optional.empty(), FieldNames.V1);
+    public SandboxRecord create(String environment, CreateSandboxRequest request) {
+        SandboxSpec spec = specFor(environment, request, Optional.empty(), FieldNames.V1);
         Optional<String> buildId = Optional.empty();
         if (request.getImageSourceCase() == CreateSandboxRequest.ImageSourceCase.IMAGE_SPEC) {
             // the rest of the request is valid: now build (or find) the image, within the call's deadline
-            BuildCache.BuiltImage built = images.imageFor(request.getImageSpec());
+            BuildCache.BuiltImage built = images.imageFor(environment, request.getImageSpec());
             spec = spec.withImage(built.imageRef());
             // recorded with the image it runs; the build (found by build_id) keeps the spec
             request = request.toBuilder().setImage(built.imageRef()).build();
             buildId = Optional.of(built.buildId());
         }
-        return launch(request, spec, ContainerSpecs.fromV1(request), lifetime, buildId);
+        return launch(environment, request, spec, ContainerSpecs.fromV1(request), lifetime, buildId);
     }
 
     /**
-     * Creates and starts a sandbox described by a v2 spec, as {@link #create(CreateSandboxRequest)}: the fields
+     * Creates and starts a sandbox described by a v2 spec, as {@link #create(String, CreateSandboxRequest)}: the fields
      * this runtime cannot honour are refused (FAILED_PRECONDITION naming them), the rest go through the same
      * validation as v1's.
      *
      * @param initialFilesystem a directory (a snapshot's files) copied into the sandbox's writable layer; empty
      *                          for a fresh one
      */
-    public SandboxRecord create(ChalkContainerSpec spec, Optional<Path> initialFilesystem) {
+    public SandboxRecord create(String environment, ChalkContainerSpec spec, Optional<Path> initialFilesystem) {
         ContainerSpecs.refuseUnsupported(spec, runtime.name());
         Duration sandboxLifetime = lifetimeOf(spec);
         CreateSandboxRequest request = ContainerSpecs.toV1(spec);
-        return launch(request, specFor(request, initialFilesystem, FieldNames.V2), spec, sandboxLifetime,
-                Optional.empty());
+        return launch(environment, request, specFor(environment, request, initialFilesystem, FieldNames.V2), spec,
+                sandboxLifetime, Optional.empty());
     }
 
     private Duration lifetimeOf(ChalkContainerSpec spec) {
@@ -168,8 +176,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         return asked;
     }
 
-    private SandboxRecord launch(CreateSandboxRequest request, SandboxSpec spec, ChalkContainerSpec containerSpec,
-                                 Duration sandboxLifetime, Optional<String> buildId) {
+    private SandboxRecord launch(String environment, CreateSandboxRequest request, SandboxSpec spec,
+                                 ChalkContainerSpec containerSpec, Duration sandboxLifetime, Optional<String> buildId) {
         Optional<String> name = request.hasName() && !request.getName().isBlank()
                 ? Optional.of(request.getName()) : Optional.empty();
         if (name.isPresent() && name.get().length() > 255) {
@@ -185,24 +193,24 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             started = sandboxLifetime.isZero() || sandboxLifetime.isNegative() ? runtime.start(spec)
                     : runtime.start(spec, sandboxLifetime);
         } catch (RuntimeStartException e) {
-            store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
+            store.insert(environment, spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
                     requestBytes, specBytes, e.getMessage(), buildId);
             throw ComputeException.refused("sandbox could not start: " + e.getMessage());
         } catch (RuntimeException e) {
-            store.insert(spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
+            store.insert(environment, spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
                     requestBytes, specBytes, "sandbox could not start: " + e, buildId);
             throw e;
         }
         SandboxRecord record;
         try {
-            record = store.insert(spec.id(), name, SandboxState.RUNNING, spec.image(), runtime.name(), createdAt,
-                    requestBytes, specBytes, null, buildId);
+            record = store.insert(environment, spec.id(), name, SandboxState.RUNNING, spec.image(), runtime.name(),
+                    createdAt, requestBytes, specBytes, null, buildId);
         } catch (RuntimeException e) {
             started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
             throw e;
         }
-        track(new LiveSandbox(spec.id(), started, request.getVolumesList().stream().map(v -> v.getName()).toList()),
-                sandboxLifetime);
+        track(new LiveSandbox(spec.id(), environment, started,
+                request.getVolumesList().stream().map(v -> v.getName()).toList()), sandboxLifetime);
         log.info("Sandbox {} running on the {} runtime{}", spec.id(), runtime.name(),
                 spec.initialFilesystem().isPresent() ? " from a snapshot" : "");
         return record;
@@ -229,7 +237,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
 
     private void expire(String id, Duration lifetime) {
         try {
-            terminate(id, Duration.ofSeconds(5), "its lifetime of " + lifetime + " ran out");
+            end(id, Duration.ofSeconds(5), "its lifetime of " + lifetime + " ran out");
         } catch (RuntimeException e) {
             log.warn("Terminating sandbox {} at the end of its lifetime failed: {}", id, e.toString());
         }
@@ -241,7 +249,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         static final FieldNames V2 = new FieldNames("env_vars", "resources.cpu", "resources.memory");
     }
 
-    private SandboxSpec specFor(CreateSandboxRequest request, Optional<Path> initialFilesystem, FieldNames fields) {
+    private SandboxSpec specFor(String environment, CreateSandboxRequest request, Optional<Path> initialFilesystem,
+                                FieldNames fields) {
         RequestLimits.checkEnv(fields.env(), request.getEnvMap());
         String image = switch (request.getImageSourceCase()) {
             case IMAGE -> request.getImage().trim();
@@ -254,7 +263,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             limits = ResourceQuantity.limits(fields.cpu(), rl.hasCpu(), rl.getCpu(), fields.memory(), rl.hasMemory(),
                     rl.getMemory());
         }
-        List<SandboxSpec.VolumeBinding> mounts = VolumeMounts.resolve(request.getVolumesList(), volumes);
+        List<SandboxSpec.VolumeBinding> mounts = VolumeMounts.resolve(environment, request.getVolumesList(), volumes);
         boolean network = false;
         if (request.hasNetworkPolicy()) {
             var policy = request.getNetworkPolicy();
@@ -274,18 +283,28 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                 network, request.getEntrypointList(), mounts, initialFilesystem);
     }
 
-    /** The record of a sandbox, or NOT_FOUND. */
-    public SandboxRecord get(String id) {
+    /**
+     * The record of one of the environment's sandboxes, or NOT_FOUND: another environment's sandbox answers as one
+     * that does not exist, with the same message, so that its existence is not revealed.
+     */
+    public SandboxRecord get(String environment, String id) {
         requireId(id);
-        return store.find(id).map(this::current).orElseThrow(() -> ComputeException.notFound("sandbox " + id + " does not exist on this server"));
+        return store.find(id).filter(r -> r.environment().equals(environment)).map(this::current)
+                .orElseThrow(() -> notFound(id));
     }
 
-    /** A page of records. */
-    public List<SandboxRecord> list(long afterSeq, int limit, List<SandboxState> states, List<SandboxState> notStates) {
-        return store.list(afterSeq, limit, states, notStates).stream().map(this::current).toList();
+    private static RuntimeException notFound(String id) {
+        return ComputeException.notFound("sandbox " + id + " does not exist on this server");
     }
 
-    /** A page of records matching a v2 query. */
+    /** A page of the environment's records. */
+    public List<SandboxRecord> list(String environment, long afterSeq, int limit, List<SandboxState> states,
+                                    List<SandboxState> notStates) {
+        return store.list(Optional.of(environment), afterSeq, limit, states, notStates).stream().map(this::current)
+                .toList();
+    }
+
+    /** A page of records matching a v2 query (which names the environment). */
     public List<SandboxRecord> search(SandboxStore.Query query) {
         return store.search(query).stream().map(this::current).toList();
     }
@@ -297,7 +316,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             return r;
         }
         return new SandboxRecord(r.seq(), r.id(), r.name(), end.state(), r.image(), r.runtime(), r.createdAt(),
-                Optional.of(end.at()), Optional.of(end.statusMessage()), r.request(), r.containerSpec(), r.buildId());
+                Optional.of(end.at()), Optional.of(end.statusMessage()), r.request(), r.containerSpec(), r.buildId(),
+                r.environment());
     }
 
     /**
@@ -333,8 +353,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      * The running sandbox with this id, to start processes in: NOT_FOUND when unknown, FAILED_PRECONDITION when it
      * is suspended (saying so) or no longer running.
      */
-    public LiveSandbox requireRunning(String id) {
-        LiveSandbox sandbox = requireLive(id);
+    public LiveSandbox requireRunning(String environment, String id) {
+        LiveSandbox sandbox = requireLive(environment, id);
         if (sandbox.suspended()) {
             throw ComputeException.refused("sandbox " + id + " is suspended: its processes are"
                     + " frozen and it starts no new ones; resume it (ResumeSandbox) first");
@@ -346,13 +366,16 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      * The sandbox with this id while it lives, running or suspended: NOT_FOUND when unknown, FAILED_PRECONDITION
      * when it has stopped.
      */
-    public LiveSandbox requireLive(String id) {
+    public LiveSandbox requireLive(String environment, String id) {
         requireId(id);
         LiveSandbox sandbox = live.get(id);
         if (sandbox != null) {
+            if (!sandbox.environment().equals(environment)) {
+                throw notFound(id);
+            }
             return sandbox;
         }
-        SandboxRecord record = get(id);
+        SandboxRecord record = get(environment, id);
         throw ComputeException.refused("sandbox " + id + " is " + record.state()
                 + record.statusMessage().map(m -> " (" + m + ")").orElse("")
                 + "; it cannot run processes any more: create a new sandbox");
@@ -363,11 +386,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      * ones meanwhile, and its lifetime keeps counting. Suspending a suspended sandbox does nothing.
      * FAILED_PRECONDITION when the runtime cannot suspend (it says why) or the sandbox has stopped.
      */
-    public void suspend(String id) {
-        LiveSandbox sandbox = requireLive(id);
+    public void suspend(String environment, String id) {
+        LiveSandbox sandbox = requireLive(environment, id);
         synchronized (sandbox) { // one suspend or resume at a time; the final state update of a terminate waits
             if (live.get(id) != sandbox) {
-                requireLive(id); // terminated meanwhile: says so
+                requireLive(environment, id); // terminated meanwhile: says so
             }
             if (sandbox.suspended()) {
                 return;
@@ -385,11 +408,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     }
 
     /** Resumes a suspended sandbox; resuming a running one does nothing. FAILED_PRECONDITION as {@link #suspend}. */
-    public void resume(String id) {
-        LiveSandbox sandbox = requireLive(id);
+    public void resume(String environment, String id) {
+        LiveSandbox sandbox = requireLive(environment, id);
         synchronized (sandbox) {
             if (live.get(id) != sandbox) {
-                requireLive(id);
+                requireLive(environment, id);
             }
             if (!sandbox.suspended()) {
                 return;
@@ -408,13 +431,23 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     /**
      * Terminates a sandbox: SIGTERM to its processes, SIGKILL after the grace period, then its
      * writable layer is discarded. A suspended sandbox is resumed first, so its processes can react.
-     * Terminating a finished sandbox does nothing.
+     * Terminating a finished sandbox does nothing; another environment's sandbox is NOT_FOUND, as in {@link #get}.
      */
-    public void terminate(String id, Duration grace, String reason) {
+    public void terminate(String environment, String id, Duration grace, String reason) {
         requireId(id);
+        LiveSandbox running = live.get(id);
+        if (running == null || !running.environment().equals(environment)) {
+            // NOT_FOUND when it never existed in this environment (another's live sandbox included)
+            log.debug("Sandbox {} already {}", id, get(environment, id).state());
+            return;
+        }
+        end(id, grace, reason);
+    }
+
+    /** Terminates a sandbox whatever its environment (its lifetime ran out, the server stops). */
+    private void end(String id, Duration grace, String reason) {
         LiveSandbox sandbox = live.remove(id);
         if (sandbox == null) {
-            log.debug("Sandbox {} already {}", id, get(id).state()); // NOT_FOUND when it never existed
             return;
         }
         sandbox.cancelLifetimeTimer();
@@ -429,10 +462,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         log.info("Sandbox {} terminated: {}", id, reason);
     }
 
-    /** Ids of the running sandboxes that mount the volume {@code name}. */
+    /** Ids of the running sandboxes that mount the environment's volume {@code name}. */
     @Override
-    public List<String> sandboxesMounting(String name) {
-        return live.values().stream().filter(s -> s.volumes().contains(name)).map(LiveSandbox::id).sorted().toList();
+    public List<String> sandboxesMounting(String environment, String name) {
+        return live.values().stream().filter(s -> s.environment().equals(environment) && s.volumes().contains(name))
+                .map(LiveSandbox::id).sorted().toList();
     }
 
     /** Counts of sandboxes by state, for health. */
@@ -455,7 +489,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     public void close() {
         for (String id : List.copyOf(live.keySet())) {
             try {
-                terminate(id, Duration.ofSeconds(2), "the server shut down");
+                end(id, Duration.ofSeconds(2), "the server shut down");
             } catch (RuntimeException e) {
                 log.warn("Terminating sandbox {} at shutdown failed: {}", id, e.toString());
             }

@@ -11,6 +11,7 @@ import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxResponse;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.grpc.StatusErrors;
@@ -25,7 +26,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
-/** {@code chalk.sandbox.v1.SandboxService}: create, get, list, terminate and exec. */
+/**
+ * {@code chalk.sandbox.v1.SandboxService}: create, get, list, terminate and exec, each in the caller's environment
+ * ({@link Caller}): a sandbox of another environment answers NOT_FOUND, as one that does not exist.
+ */
 public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImplBase {
 
     static final int DEFAULT_PAGE = 100;
@@ -47,13 +51,13 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
     @Override
     public void createSandbox(CreateSandboxRequest request, StreamObserver<CreateSandboxResponse> observer) {
         StatusErrors.unary(observer, () -> CreateSandboxResponse.newBuilder()
-                .setSandbox(SandboxInfos.v1(sandboxes.create(request))).build());
+                .setSandbox(SandboxInfos.v1(sandboxes.create(environment(), request))).build());
     }
 
     @Override
     public void getSandbox(GetSandboxRequest request, StreamObserver<GetSandboxResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            SandboxRecord record = sandboxes.get(request.getSandboxId());
+            SandboxRecord record = sandboxes.get(environment(), request.getSandboxId());
             if (record.state().finished() && !request.getIncludeTerminated()) {
                 throw Status.NOT_FOUND.withDescription("sandbox " + record.id() + " is " + record.state()
                         + "; set include_terminated to see finished sandboxes").asRuntimeException();
@@ -77,7 +81,7 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
                 notStates.add(SandboxState.TERMINATED);
                 notStates.add(SandboxState.FAILED);
             }
-            List<SandboxRecord> page = sandboxes.list(after, limit + 1, states, notStates);
+            List<SandboxRecord> page = sandboxes.list(environment(), after, limit + 1, states, notStates);
             ListSandboxesResponse.Builder b = ListSandboxesResponse.newBuilder();
             page.stream().limit(limit).forEach(r -> b.addSandboxes(SandboxInfos.v1(r)));
             if (page.size() > limit) {
@@ -127,13 +131,19 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
                             + MAX_GRACE.toSeconds()).asRuntimeException();
                 }
             }
-            sandboxes.terminate(request.getSandboxId(), grace, "requested by a client");
+            sandboxes.terminate(environment(), request.getSandboxId(), grace, "requested by a client");
             return TerminateSandboxResponse.getDefaultInstance();
         });
     }
 
     @Override
     public StreamObserver<ExecRequest> exec(StreamObserver<ExecResponse> observer) {
-        return new ExecCall(sandboxes, threads, (ServerCallStreamObserver<ExecResponse>) observer, stdinBudget);
+        return new ExecCall(sandboxes, environment(), threads, (ServerCallStreamObserver<ExecResponse>) observer,
+                stdinBudget);
+    }
+
+    /** The environment the call acts in. */
+    static String environment() {
+        return Caller.current().environment();
     }
 }

@@ -31,7 +31,8 @@ import java.util.Set;
 
 /**
  * {@code chalk.sandbox.v2.SandboxService}: create (from a ChalkContainerSpec or a snapshot), get, list, suspend,
- * resume and terminate, over the same sandboxes as v1. Processes run through v2's SandboxProcessService (or v1 Exec).
+ * resume and terminate, over the same sandboxes as v1 and, as there, in the caller's environment. Processes run
+ * through v2's SandboxProcessService (or v1 Exec).
  */
 public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImplBase {
 
@@ -47,13 +48,13 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
     public void createSandbox(CreateSandboxRequest request, StreamObserver<CreateSandboxResponse> observer) {
         StatusErrors.unary(observer, () -> {
             SandboxRecord created = switch (request.getSourceCase()) {
-                case SPEC -> sandboxes.create(request.getSpec(), Optional.empty());
+                case SPEC -> sandboxes.create(environment(), request.getSpec(), Optional.empty());
                 case SNAPSHOT_ID -> {
                     if (request.getSnapshotId().isBlank()) {
                         throw Status.INVALID_ARGUMENT.withDescription("snapshot_id is empty: give the id of a"
                                 + " snapshot (ListSandboxSnapshots), or a spec").asRuntimeException();
                     }
-                    yield snapshots.createSandbox(request.getSnapshotId());
+                    yield snapshots.createSandbox(environment(), request.getSnapshotId());
                 }
                 case SOURCE_NOT_SET -> throw Status.INVALID_ARGUMENT.withDescription("give either spec (a"
                         + " ChalkContainerSpec; an empty one gives the server's default sandbox) or snapshot_id")
@@ -67,7 +68,7 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
     @Override
     public void getSandbox(GetSandboxRequest request, StreamObserver<GetSandboxResponse> observer) {
         StatusErrors.unary(observer, () -> GetSandboxResponse.newBuilder()
-                .setSandbox(SandboxInfos.v2(sandboxes.get(requireId(request.getId())))).build());
+                .setSandbox(SandboxInfos.v2(sandboxes.get(environment(), requireId(request.getId())))).build());
     }
 
     /**
@@ -97,7 +98,7 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
             if (unmatchable) {
                 return b.build();
             }
-            List<SandboxRecord> page = sandboxes.search(new SandboxStore.Query(states,
+            List<SandboxRecord> page = sandboxes.search(new SandboxStore.Query(environment(), states,
                     request.getFilters().getNamesList(), request.getFilters().getImagesList(),
                     request.getSearch().trim(), descending, cursor, limit + 1));
             page.stream().limit(limit).forEach(r -> b.addSandboxes(SandboxInfos.v2(r)));
@@ -111,7 +112,7 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
     @Override
     public void suspendSandbox(SuspendSandboxRequest request, StreamObserver<SuspendSandboxResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            sandboxes.suspend(requireId(request.getId()));
+            sandboxes.suspend(environment(), requireId(request.getId()));
             return SuspendSandboxResponse.getDefaultInstance();
         });
     }
@@ -119,7 +120,7 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
     @Override
     public void resumeSandbox(ResumeSandboxRequest request, StreamObserver<ResumeSandboxResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            sandboxes.resume(requireId(request.getId()));
+            sandboxes.resume(environment(), requireId(request.getId()));
             return ResumeSandboxResponse.getDefaultInstance();
         });
     }
@@ -144,9 +145,13 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
                             + SandboxServiceV1.MAX_GRACE.toSeconds() + "s").asRuntimeException();
                 }
             }
-            sandboxes.terminate(requireId(request.getId()), grace, "requested by a client");
+            sandboxes.terminate(environment(), requireId(request.getId()), grace, "requested by a client");
             return TerminateSandboxResponse.getDefaultInstance();
         });
+    }
+
+    private static String environment() {
+        return SandboxServiceV1.environment();
     }
 
     private static String requireId(String id) {

@@ -8,7 +8,8 @@ public interface SnapshotRestorer {
 
     /**
      * Creates a sandbox whose filesystem is the snapshot's, with the spec of the sandbox it was taken of.
-     * NOT_FOUND for an unknown snapshot, FAILED_PRECONDITION for one that is not COMPLETED.
+     * The snapshot and the sandbox are the environment's: another environment's snapshot is NOT_FOUND, as an unknown
+     * one; FAILED_PRECONDITION for one that is not COMPLETED.
      */
-    SandboxRecord createSandbox(String snapshotId);
+    SandboxRecord createSandbox(String environment, String snapshotId);
 }

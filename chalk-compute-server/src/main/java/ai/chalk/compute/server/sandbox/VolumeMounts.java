@@ -22,7 +22,9 @@ final class VolumeMounts {
     private VolumeMounts() {
     }
 
-    static List<SandboxSpec.VolumeBinding> resolve(List<VolumeMount> mounts, VolumeManager volumes) {
+    /** The bindings of the environment's volumes a request mounts; another environment's volumes do not exist here. */
+    static List<SandboxSpec.VolumeBinding> resolve(String environment, List<VolumeMount> mounts,
+                                                   VolumeManager volumes) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         Set<String> paths = new HashSet<>();
         for (VolumeMount m : mounts) {
@@ -43,7 +45,7 @@ final class VolumeMounts {
                 throw ComputeException.refused("volumes: size_limit, version_id and ref_name are"
                         + " not supported by this server; mount volume " + m.getName() + " without them");
             }
-            out.add(new SandboxSpec.VolumeBinding(volumes.directory(m.getName()), path));
+            out.add(new SandboxSpec.VolumeBinding(volumes.directory(environment, m.getName()), path));
         }
         return out;
     }

@@ -26,6 +26,7 @@ final class ContainerReplicas implements RevisionRunner {
 
     private static final Logger log = LoggerFactory.getLogger(ContainerReplicas.class);
     private final SandboxManager sandboxes;
+    private final String environment;
     private final ChalkContainerSpec spec;
     private final int min;
     private final String revisionId;
@@ -37,9 +38,11 @@ final class ContainerReplicas implements RevisionRunner {
     private boolean closed;
     private final Object reporting = new Object();
 
-    ContainerReplicas(SandboxManager sandboxes, String revisionId, ScalingGroupSpec spec, Executor executor,
-                      Consumer<PoolStatus> onStatus) {
+    /** @param environment the group's: its replicas are that environment's sandboxes */
+    ContainerReplicas(SandboxManager sandboxes, String environment, String revisionId, ScalingGroupSpec spec,
+                      Executor executor, Consumer<PoolStatus> onStatus) {
         this.sandboxes = sandboxes;
+        this.environment = environment;
         this.spec = spec.getContainerSpec();
         this.min = spec.getScalingSpec().getMinReplicas();
         this.revisionId = revisionId;
@@ -64,7 +67,7 @@ final class ContainerReplicas implements RevisionRunner {
         String id = null;
         String error = null;
         try {
-            id = sandboxes.create(spec, Optional.empty()).id();
+            id = sandboxes.create(environment, spec, Optional.empty()).id();
         } catch (StatusRuntimeException e) {
             error = "a replica of revision " + revisionId + " could not start: " + e.getStatus().getDescription();
         } catch (ComputeException e) {
@@ -112,7 +115,7 @@ final class ContainerReplicas implements RevisionRunner {
 
     private boolean running(String id) {
         try {
-            SandboxRecord r = sandboxes.get(id);
+            SandboxRecord r = sandboxes.get(environment, id);
             return r.state() == SandboxState.RUNNING;
         } catch (StatusRuntimeException | ComputeException e) {
             return false;
@@ -155,7 +158,7 @@ final class ContainerReplicas implements RevisionRunner {
 
     private void terminate(String id) {
         try {
-            sandboxes.terminate(id, Duration.ofSeconds(2), "its scaling group revision " + revisionId
+            sandboxes.terminate(environment, id, Duration.ofSeconds(2), "its scaling group revision " + revisionId
                     + " stopped serving");
         } catch (RuntimeException e) {
             log.debug("Terminating replica {} failed: {}", id, e.toString());

@@ -7,7 +7,7 @@ import ai.chalk.compute.server.worker.PoolStatus;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
-/** Starts plain scaling groups' replicas as sandboxes of the server's {@link SandboxManager}. */
+/** Starts plain scaling groups' replicas as sandboxes of the server's {@link SandboxManager}, in the group's environment. */
 public final class ContainerRunners implements RunnerFactory {
 
     private final SandboxManager sandboxes;
@@ -21,7 +21,8 @@ public final class ContainerRunners implements RunnerFactory {
     @Override
     public RevisionRunner start(ScalingGroupStore.GroupRecord group, ScalingGroupStore.RevisionRecord revision,
                                 ScalingGroupSpec spec, Consumer<PoolStatus> onStatus) {
-        ContainerReplicas r = new ContainerReplicas(sandboxes, revision.id(), spec, executor, onStatus);
+        ContainerReplicas r = new ContainerReplicas(sandboxes, group.environment(), revision.id(), spec, executor,
+                onStatus);
         r.fill();
         return r;
     }

@@ -20,6 +20,7 @@ import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupTrafficTarget;
 import ai.chalk.compute.proto.scalinggroup.v1.UpdateScalingGroupRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.UpdateScalingGroupResponse;
 import ai.chalk.compute.proto.scalinggroup.v1.UpdateScalingGroupStatusRequest;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.Pages;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.ScalingGroupStore.GroupRecord;
@@ -33,7 +34,8 @@ import java.util.Set;
 /**
  * {@code chalk.scalinggroup.v1.ScalingGroupManagerService}: plain scaling groups (replicas = sandboxes running the
  * container spec), their revisions and traffic. Groups that serve a function are read here but changed through
- * the function catalog.
+ * the function catalog. Every call acts in the caller's environment ({@link Caller}): other environments' groups are
+ * never listed and answer NOT_FOUND.
  */
 public final class ScalingGroupManagerServiceV1
         extends ScalingGroupManagerServiceGrpc.ScalingGroupManagerServiceImplBase {
@@ -55,7 +57,7 @@ public final class ScalingGroupManagerServiceV1
                         + " give 1 to 255 characters").asRuntimeException();
             }
             ScalingSpecs.check("spec", request.getSpec());
-            GroupRecord g = groups.create(name, ScalingGroups.CONTAINER, request.getSpec());
+            GroupRecord g = groups.create(environment(), name, ScalingGroups.CONTAINER, request.getSpec());
             return CreateScalingGroupResponse.newBuilder().setScalingGroup(groups.response(g)).build();
         });
     }
@@ -64,7 +66,8 @@ public final class ScalingGroupManagerServiceV1
     public void updateScalingGroup(UpdateScalingGroupRequest request,
                                    StreamObserver<UpdateScalingGroupResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            GroupRecord g = plain(groups.require(Optional.of(request.getScalingGroupId()), Optional.empty(), false));
+            GroupRecord g = plain(groups.require(environment(), Optional.of(request.getScalingGroupId()),
+                    Optional.empty(), false));
             if (!request.hasSpec() && !request.hasTraffic()) {
                 throw Status.INVALID_ARGUMENT.withDescription("give spec (a new revision) or traffic (the revision"
                         + " to serve)").asRuntimeException();
@@ -102,7 +105,8 @@ public final class ScalingGroupManagerServiceV1
         StatusErrors.unary(observer, () -> {
             int limit = Pages.limit(request.hasLimit(), request.getLimit());
             long after = Pages.cursor(request.hasCursor(), request.getCursor());
-            List<GroupRecord> page = groups.store().listGroups(after, limit + 1, request.getIncludeDeleted());
+            List<GroupRecord> page = groups.store().listGroups(environment(), after, limit + 1,
+                    request.getIncludeDeleted());
             ListScalingGroupsResponse.Builder b = ListScalingGroupsResponse.newBuilder();
             page.stream().limit(limit).forEach(g -> b.addScalingGroups(groups.response(g)));
             if (page.size() > limit) {
@@ -161,7 +165,7 @@ public final class ScalingGroupManagerServiceV1
                                               StreamObserver<BatchUpdateScalingGroupStatusResponse> observer) {
         StatusErrors.unary(observer, () -> {
             for (UpdateScalingGroupStatusRequest u : request.getUpdatesList()) { // all checked before any applies
-                groups.require(Optional.of(u.getScalingGroupId()), Optional.empty(), false);
+                groups.require(environment(), Optional.of(u.getScalingGroupId()), Optional.empty(), false);
                 if (!STATUSES.contains(u.getStatus())) {
                     throw Status.INVALID_ARGUMENT.withDescription("updates: status \"" + u.getStatus()
                             + "\" of scaling group " + u.getScalingGroupId() + " is not one of " + STATUSES)
@@ -169,7 +173,8 @@ public final class ScalingGroupManagerServiceV1
                 }
             }
             for (UpdateScalingGroupStatusRequest u : request.getUpdatesList()) {
-                GroupRecord g = groups.require(Optional.of(u.getScalingGroupId()), Optional.empty(), false);
+                GroupRecord g = groups.require(environment(), Optional.of(u.getScalingGroupId()), Optional.empty(),
+                        false);
                 if (u.getObservedRevisionId().isEmpty() || u.getObservedRevisionId().equals(g.currentRevisionId())) {
                     groups.store().setStatus(g.id(), u.getStatus(),
                             u.hasStatusMessage() ? Optional.of(u.getStatusMessage()) : Optional.empty());
@@ -183,8 +188,12 @@ public final class ScalingGroupManagerServiceV1
         if (id.isEmpty() && name.isEmpty()) {
             throw Status.INVALID_ARGUMENT.withDescription("give the scaling group's id or name").asRuntimeException();
         }
-        return groups.require(id.isEmpty() ? Optional.empty() : Optional.of(id),
+        return groups.require(environment(), id.isEmpty() ? Optional.empty() : Optional.of(id),
                 name.isEmpty() ? Optional.empty() : Optional.of(name), includeDeleted);
+    }
+
+    private static String environment() {
+        return Caller.current().environment();
     }
 
     private static GroupRecord plain(GroupRecord g) {

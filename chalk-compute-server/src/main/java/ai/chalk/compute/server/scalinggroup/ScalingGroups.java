@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Scaling groups and the replicas of their serving revisions: creating a group, adding revisions, routing traffic
- * to one (which starts its replicas and stops the previous ones), deleting, and describing them.
+ * to one (which starts its replicas and stops the previous ones), deleting, and describing them. A group belongs to
+ * an environment: its name is unique there, its replicas run there, and other environments do not see it.
  */
 public final class ScalingGroups implements AutoCloseable {
 
@@ -43,18 +44,25 @@ public final class ScalingGroups implements AutoCloseable {
         factories.put(kind, factory);
     }
 
-    /** Creates a group serving its first revision; ALREADY_EXISTS when a live group has the name. */
-    public GroupRecord create(String name, String kind, ScalingGroupSpec spec) {
-        return create(name, kind, spec, id("sgr"));
+    /**
+     * Creates a group of the environment serving its first revision; ALREADY_EXISTS when a live group of the
+     * environment has the name.
+     */
+    public GroupRecord create(String environment, String name, String kind, ScalingGroupSpec spec) {
+        return create(environment, name, kind, spec, id("sgr"));
     }
 
-    /** As {@link #create(String, String, ScalingGroupSpec)}, with the first revision's id chosen by the caller. */
-    public synchronized GroupRecord create(String name, String kind, ScalingGroupSpec spec, String revisionId) {
-        if (store.liveGroupNamed(name).isPresent()) {
+    /**
+     * As {@link #create(String, String, String, ScalingGroupSpec)}, with the first revision's id chosen by the caller.
+     */
+    public synchronized GroupRecord create(String environment, String name, String kind, ScalingGroupSpec spec,
+                                           String revisionId) {
+        if (store.liveGroupNamed(environment, name).isPresent()) {
             throw ComputeException.alreadyExists("scaling group \"" + name + "\" exists; update it"
                     + " (UpdateScalingGroup) or delete it first");
         }
-        GroupRecord g = store.insertGroup(id("sg"), name, kind, revisionId, spec.toByteArray(), Instant.now());
+        GroupRecord g = store.insertGroup(environment, id("sg"), name, kind, revisionId, spec.toByteArray(),
+                Instant.now());
         startRunner(g);
         return store.group(g.id()).orElseThrow();
     }
@@ -133,9 +141,15 @@ public final class ScalingGroups implements AutoCloseable {
         });
     }
 
-    /** The live group with this id or name; NOT_FOUND otherwise. */
-    public GroupRecord require(Optional<String> id, Optional<String> name, boolean includeDeleted) {
-        Optional<GroupRecord> g = id.isPresent() ? store.group(id.get()) : name.flatMap(store::liveGroupNamed);
+    /**
+     * The environment's live group with this id or name; NOT_FOUND otherwise, another environment's group included
+     * (the same answer as for one that does not exist).
+     */
+    public GroupRecord require(String environment, Optional<String> id, Optional<String> name,
+                               boolean includeDeleted) {
+        Optional<GroupRecord> g = id.isPresent()
+                ? store.group(id.get()).filter(x -> x.environment().equals(environment))
+                : name.flatMap(n -> store.liveGroupNamed(environment, n));
         return g.filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() -> ComputeException.notFound("no scaling group " + id.map(i -> "with id " + i).orElseGet(
                         () -> "named \"" + name.orElse("") + "\"") + "; ListScalingGroups lists them"));
     }

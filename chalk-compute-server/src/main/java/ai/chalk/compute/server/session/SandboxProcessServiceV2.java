@@ -9,6 +9,7 @@ import ai.chalk.compute.proto.sandbox.v2.ListSessionsResponse;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionRequest;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.OutputStreamKind;
@@ -31,7 +32,10 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.Optional;
 
-/** {@code chalk.sandbox.v2.SandboxProcessService}: one-shot commands and detachable sessions. */
+/**
+ * {@code chalk.sandbox.v2.SandboxProcessService}: one-shot commands and detachable sessions, in the sandboxes of the
+ * caller's environment ({@link Caller}); another environment's sandbox answers NOT_FOUND.
+ */
 public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.SandboxProcessServiceImplBase {
 
     /** Most output {@code ExecCommand} collects per stream; beyond it, use a session to stream. */
@@ -70,7 +74,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
                     request.hasWorkdir() ? Optional.of(request.getWorkdir()) : Optional.empty(),
                     request.getEnvVarsMap(), Optional.empty());
             timeout = ProcessRequests.timeout(request.hasTimeout(), request.getTimeout());
-            LiveSandbox sandbox = sandboxes.requireRunning(request.getSandboxId());
+            LiveSandbox sandbox = sandboxes.requireRunning(environment(), request.getSandboxId());
             run = ProcessRun.start(sandbox.runtime(), spec, timeout, threads,
                     (kind, data) -> (kind == OutputStreamKind.STDERR ? err : out).add(data));
         } catch (ProcessStartException e) {
@@ -168,14 +172,14 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
 
     @Override
     public StreamObserver<OpenSessionRequest> openSession(StreamObserver<OpenSessionResponse> observer) {
-        return new SessionCall(sandboxes, threads, (ServerCallStreamObserver<OpenSessionResponse>) observer,
+        return new SessionCall(sandboxes, environment(), threads, (ServerCallStreamObserver<OpenSessionResponse>) observer,
                 sessionBufferBytes, budgets);
     }
 
     @Override
     public void getSession(GetSessionRequest request, StreamObserver<GetSessionResponse> observer) {
         StatusErrors.unary(observer, () -> GetSessionResponse.newBuilder()
-                .setSession(SessionRegistry.of(sandboxes.requireLive(request.getSandboxId()))
+                .setSession(SessionRegistry.of(sandboxes.requireLive(environment(), request.getSandboxId()))
                         .require(request.getSandboxId(), request.getSessionId()).info())
                 .build());
     }
@@ -184,10 +188,14 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
     public void listSessions(ListSessionsRequest request, StreamObserver<ListSessionsResponse> observer) {
         StatusErrors.unary(observer, () -> {
             ListSessionsResponse.Builder b = ListSessionsResponse.newBuilder();
-            SessionRegistry.of(sandboxes.requireLive(request.getSandboxId())).all().stream()
+            SessionRegistry.of(sandboxes.requireLive(environment(), request.getSandboxId())).all().stream()
                     .sorted(Comparator.comparing(Session::id))
                     .forEach(s -> b.addSessions(s.info()));
             return b.build();
         });
+    }
+
+    private static String environment() {
+        return Caller.current().environment();
     }
 }

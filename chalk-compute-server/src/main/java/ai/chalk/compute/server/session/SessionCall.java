@@ -33,6 +33,7 @@ import java.util.Optional;
 final class SessionCall implements StreamObserver<OpenSessionRequest> {
 
     private final SandboxManager sandboxes;
+    private final String environment;
     private final ProcessThreads threads;
     private final ServerCallStreamObserver<OpenSessionResponse> call;
     private final long capacityBytes;
@@ -42,9 +43,11 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     private long cursor;
     private boolean closed;
 
-    SessionCall(SandboxManager sandboxes, ProcessThreads threads,
+    /** @param environment the caller's: sessions open only in that environment's sandboxes */
+    SessionCall(SandboxManager sandboxes, String environment, ProcessThreads threads,
                 ServerCallStreamObserver<OpenSessionResponse> call, long capacityBytes, MemoryBudgets budgets) {
         this.sandboxes = sandboxes;
+        this.environment = environment;
         this.budgets = budgets;
         this.threads = threads;
         this.call = call;
@@ -112,7 +115,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
         ProcessSpec spec = ProcessRequests.spec(np.getCommand(), np.getArgsList(),
                 np.hasWorkdir() ? Optional.of(np.getWorkdir()) : Optional.empty(), np.getEnvVarsMap(), pty);
         Optional<Duration> timeout = ProcessRequests.timeout(np.hasTimeout(), np.getTimeout());
-        LiveSandbox sandbox = sandboxes.requireRunning(np.getSandboxId());
+        LiveSandbox sandbox = sandboxes.requireRunning(environment, np.getSandboxId());
         Session s = SessionRegistry.of(sandbox).create(np, capacityBytes, budgets.sessionOutput());
         try {
             s.started(ProcessRun.start(sandbox.runtime(), spec, timeout, threads, s::output));
@@ -130,7 +133,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                         + session.id() + "; detach first").asRuntimeException();
             }
         }
-        LiveSandbox sandbox = sandboxes.requireLive(a.getSandboxId());
+        LiveSandbox sandbox = sandboxes.requireLive(environment, a.getSandboxId());
         Session s = SessionRegistry.of(sandbox).require(a.getSandboxId(), a.getSessionId());
         if (a.hasPtyInfo() && s.run() != null) {
             s.run().resize((int) a.getPtyInfo().getCols(), (int) a.getPtyInfo().getRows());

@@ -12,6 +12,7 @@ import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshot;
 import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshotServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshotSortOrder;
 import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshotStatus;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.Pages;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.SnapshotStore;
@@ -25,10 +26,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * {@code chalk.sandbox.v2.SandboxSnapshotService}: snapshots of a sandbox's filesystem; {@code CreateSandbox} with
- * {@code snapshot_id} (v2 SandboxService) starts sandboxes from them.
+ * {@code snapshot_id} (v2 SandboxService) starts sandboxes from them. Every call acts in the caller's environment
+ * ({@link Caller}): another environment's snapshots and sandboxes answer NOT_FOUND and are never listed.
  */
 public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.SandboxSnapshotServiceImplBase {
 
@@ -48,13 +51,13 @@ public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.S
     public void createSandboxSnapshot(CreateSandboxSnapshotRequest request,
                                       StreamObserver<CreateSandboxSnapshotResponse> observer) {
         StatusErrors.unary(observer, () -> CreateSandboxSnapshotResponse.newBuilder()
-                .setSnapshot(render(snapshots.create(request.getSandboxId()))).build());
+                .setSnapshot(render(snapshots.create(environment(), request.getSandboxId()))).build());
     }
 
     @Override
     public void getSandboxSnapshot(GetSandboxSnapshotRequest request, StreamObserver<GetSandboxSnapshotResponse> observer) {
         StatusErrors.unary(observer, () -> GetSandboxSnapshotResponse.newBuilder()
-                .setSnapshot(render(snapshots.get(request.getSnapshotId()))).build());
+                .setSnapshot(render(snapshots.get(environment(), request.getSnapshotId()))).build());
     }
 
     /**
@@ -73,8 +76,9 @@ public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.S
                 statuses.add(status(name));
             }
             boolean descending = request.getSortOrder() != SandboxSnapshotSortOrder.SANDBOX_SNAPSHOT_SORT_ORDER_ASC;
-            List<SnapshotRecord> page = snapshots.list(new SnapshotStore.Query(request.getFilters().getSandboxIdsList(),
-                    statuses, request.getSearch().trim(), descending, cursor, limit + 1));
+            List<SnapshotRecord> page = snapshots.list(new SnapshotStore.Query(Optional.of(environment()),
+                    request.getFilters().getSandboxIdsList(), statuses, request.getSearch().trim(), descending, cursor,
+                    limit + 1));
             ListSandboxSnapshotsResponse.Builder b = ListSandboxSnapshotsResponse.newBuilder();
             page.stream().limit(limit).forEach(r -> b.addSnapshots(render(r)));
             if (page.size() > limit) {
@@ -88,9 +92,13 @@ public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.S
     public void deleteSandboxSnapshot(DeleteSandboxSnapshotRequest request,
                                       StreamObserver<DeleteSandboxSnapshotResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            snapshots.delete(request.getSnapshotId());
+            snapshots.delete(environment(), request.getSnapshotId());
             return DeleteSandboxSnapshotResponse.getDefaultInstance();
         });
+    }
+
+    private static String environment() {
+        return Caller.current().environment();
     }
 
     private static SnapshotStore.Status status(String name) {

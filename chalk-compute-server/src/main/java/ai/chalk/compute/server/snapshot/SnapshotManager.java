@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * the runtime, with its record (status, the sandbox's spec) in the store, so that it survives restarts and seeds
  * any number of new sandboxes. A snapshot goes PENDING, IN_PROGRESS, then COMPLETED or FAILED; only a COMPLETED one
  * starts sandboxes. Deleting one removes its files; a snapshot being used to start a sandbox is deleted once that
- * copy is done.
+ * copy is done. A snapshot belongs to its sandbox's environment; callers of another environment see none of it.
  */
 public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
 
@@ -111,11 +111,11 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
      * and the record is returned as it stands when the copy is done or after {@link #CREATE_WAIT}, whichever is
      * first (then IN_PROGRESS or PENDING: poll {@link #get}).
      */
-    public SnapshotRecord create(String sandboxId) {
-        LiveSandbox sandbox = sandboxes.requireLive(sandboxId);
-        SandboxRecord sandboxRecord = sandboxes.get(sandboxId);
+    public SnapshotRecord create(String environment, String sandboxId) {
+        LiveSandbox sandbox = sandboxes.requireLive(environment, sandboxId);
+        SandboxRecord sandboxRecord = sandboxes.get(environment, sandboxId);
         String id = UUID.randomUUID().toString();
-        store.insert(id, sandboxId, Instant.now(), ContainerSpecs.of(sandboxRecord).toByteArray());
+        store.insert(environment, id, sandboxId, Instant.now(), ContainerSpecs.of(sandboxRecord).toByteArray());
         Future<?> copy = workers.submit(() -> take(id, sandbox));
         try {
             copy.get(CREATE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -156,13 +156,17 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
         log.info("Snapshot {} failed: {}", id, message);
     }
 
-    /** The snapshot's record, or NOT_FOUND. */
-    public SnapshotRecord get(String id) {
+    /**
+     * The record of one of the environment's snapshots, or NOT_FOUND: another environment's answers as one that does
+     * not exist, with the same message.
+     */
+    public SnapshotRecord get(String environment, String id) {
         requireId(id);
-        return store.find(id).orElseThrow(() -> ComputeException.notFound("snapshot " + id + " does not exist on this server"));
+        return store.find(id).filter(r -> r.environment().equals(environment)).orElseThrow(() ->
+                ComputeException.notFound("snapshot " + id + " does not exist on this server"));
     }
 
-    /** A page of snapshot records. */
+    /** A page of snapshot records (the query names the environment). */
     public List<SnapshotRecord> list(SnapshotStore.Query query) {
         return store.list(query);
     }
@@ -171,12 +175,13 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
      * Deletes a finished snapshot and its files: NOT_FOUND for an unknown id, FAILED_PRECONDITION while it is
      * being taken. Sandboxes started from it keep their own copy.
      */
-    public void delete(String id) {
+    public void delete(String environment, String id) {
         requireId(id);
+        get(environment, id); // before a lock is made for an id that is not the caller's
         ReentrantReadWriteLock lock = lock(id);
         lock.writeLock().lock();
         try {
-            SnapshotRecord r = get(id);
+            SnapshotRecord r = get(environment, id);
             if (!r.status().finished()) {
                 throw ComputeException.refused("snapshot " + id + " is " + r.status()
                         + ": it is being taken; delete it once it is COMPLETED or FAILED");
@@ -191,12 +196,13 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
     }
 
     @Override
-    public SandboxRecord createSandbox(String snapshotId) {
+    public SandboxRecord createSandbox(String environment, String snapshotId) {
         requireId(snapshotId);
+        get(environment, snapshotId);
         ReentrantReadWriteLock lock = lock(snapshotId);
         lock.readLock().lock();
         try {
-            SnapshotRecord r = get(snapshotId);
+            SnapshotRecord r = get(environment, snapshotId);
             switch (r.status()) {
                 case COMPLETED -> {
                 }
@@ -212,7 +218,7 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
                 throw ComputeException.refused("the files of snapshot " + snapshotId
                         + " are missing from " + files + "; delete it and take a new one");
             }
-            return sandboxes.create(spec(r), Optional.of(files));
+            return sandboxes.create(environment, spec(r), Optional.of(files));
         } finally {
             lock.readLock().unlock();
         }

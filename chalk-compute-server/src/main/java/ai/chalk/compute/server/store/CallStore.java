@@ -2,6 +2,7 @@ package ai.chalk.compute.server.store;
 
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,9 +27,10 @@ public final class CallStore {
      * @param state     where it is
      * @param result    the answer's Arrow IPC stream, once completed
      * @param error     a serialised {@code chalk.common.v1.ChalkError}, once failed
+     * @param environment the environment of the caller (and of the function): only it polls or purges the call
      */
     public record CallRecord(String id, String function, String versionId, String name, byte[] args, State state,
-                             Optional<byte[]> result, Optional<byte[]> error) {
+                             Optional<byte[]> result, Optional<byte[]> error, String environment) {
     }
 
     private final Database db;
@@ -47,12 +49,14 @@ public final class CallStore {
                   result BLOB,
                   error BLOB,
                   created_at TIMESTAMP WITH TIME ZONE NOT NULL)""");
+        db.environmentColumn("fn_call");
+        db.execute("CREATE INDEX IF NOT EXISTS fn_call_environment ON fn_call (environment, state)");
     }
 
-    /** Records a call as PENDING. */
-    public void insert(String id, String function, String versionId, String name, byte[] args) {
-        SqlQuery.update(db, "INSERT INTO fn_call (id, function_name, version_id, name, args, state, created_at)"
-                + " VALUES (?,?,?,?,?,?,?)", ps -> {
+    /** Records a call of the environment as PENDING. */
+    public void insert(String environment, String id, String function, String versionId, String name, byte[] args) {
+        SqlQuery.update(db, "INSERT INTO fn_call (id, function_name, version_id, name, args, state, created_at,"
+                + " environment) VALUES (?,?,?,?,?,?,?,?)", ps -> {
             ps.setString(1, id);
             ps.setString(2, function);
             ps.setString(3, versionId);
@@ -60,6 +64,7 @@ public final class CallStore {
             ps.setBytes(5, args);
             ps.setString(6, State.PENDING.name());
             ps.setTimestamp(7, Timestamp.from(Instant.now()));
+            ps.setString(8, environment);
         }, "queueing call " + id);
     }
 
@@ -73,11 +78,13 @@ public final class CallStore {
         }, "recording call " + id);
     }
 
+    /** The call with this id, whatever its environment (callers check it). */
     public Optional<CallRecord> find(String id) {
         return SqlQuery.select(db, "SELECT * FROM fn_call WHERE id = ?", List.of(id), rs -> new CallRecord(
                 rs.getString("id"), rs.getString("function_name"), rs.getString("version_id"), rs.getString("name"),
                 rs.getBytes("args"), State.valueOf(rs.getString("state")), Optional.ofNullable(rs.getBytes("result")),
-                Optional.ofNullable(rs.getBytes("error"))), "queued calls").stream().findFirst();
+                Optional.ofNullable(rs.getBytes("error")), rs.getString("environment")), "queued calls").stream()
+                .findFirst();
     }
 
     /** Forgets a call (its result was read). */
@@ -93,12 +100,13 @@ public final class CallStore {
         return ids;
     }
 
-    /** Removes the calls not yet started, of one function or all; returns how many per function. */
-    public Map<String, Long> purgePending(Optional<String> function) {
-        List<String[]> rows = SqlQuery.select(db, "SELECT id, function_name FROM fn_call WHERE state = 'PENDING'"
-                        + (function.isPresent() ? " AND function_name = ?" : ""),
-                function.map(List::of).orElse(List.of()), rs -> new String[] {rs.getString(1), rs.getString(2)},
-                "queued calls");
+    /** Removes the environment's calls not yet started, of one function or all; returns how many per function. */
+    public Map<String, Long> purgePending(String environment, Optional<String> function) {
+        List<String> args = new ArrayList<>(List.of(environment));
+        function.ifPresent(args::add);
+        List<String[]> rows = SqlQuery.select(db, "SELECT id, function_name FROM fn_call WHERE environment = ?"
+                        + " AND state = 'PENDING'" + (function.isPresent() ? " AND function_name = ?" : ""),
+                args, rs -> new String[] {rs.getString(1), rs.getString(2)}, "queued calls");
         // a call that started meanwhile is no longer pending: it is neither removed nor counted
         return rows.stream().filter(r -> SqlQuery.updateCount(db, "DELETE FROM fn_call WHERE id = ? AND state = 'PENDING'",
                         ps -> ps.setString(1, r[0]), "purging call " + r[0]) == 1)

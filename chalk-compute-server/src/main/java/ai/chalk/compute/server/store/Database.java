@@ -7,7 +7,9 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -29,6 +31,8 @@ public final class Database implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Database.class);
     /** Below this much free space the file system counts as full: H2 writes in chunks of tens of KiB. */
     private static final long FULL_BELOW_BYTES = 1 << 20;
+    /** The environment of rows written before environments existed: {@code Caller.DEFAULT_ENVIRONMENT}. */
+    static final String DEFAULT_ENVIRONMENT = "default";
 
     /** Statements run against the connection, which may be opened afresh between attempts. */
     interface Work<T> {
@@ -209,6 +213,44 @@ public final class Database implements AutoCloseable {
                 return s.execute(sql);
             }
         });
+    }
+
+    /**
+     * Gives {@code table} the {@code environment} column every resource has (see {@code server.auth.Caller}). Rows
+     * written before environments existed are in {@code default}, so an existing data directory upgrades in place.
+     */
+    void environmentColumn(String table) {
+        execute("ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS environment VARCHAR(64) NOT NULL DEFAULT '"
+                + DEFAULT_ENVIRONMENT + "'");
+    }
+
+    /**
+     * Makes {@code columns} the primary key of {@code table}, replacing the one it has (a name unique server-wide
+     * becomes unique per environment); does nothing when it is that key already.
+     */
+    void primaryKey(String table, List<String> columns) {
+        List<String> current = read("reading the schema of " + table, c -> {
+            try (var ps = c.prepareStatement("SELECT k.COLUMN_NAME FROM INFORMATION_SCHEMA.TABLE_CONSTRAINTS t"
+                    + " JOIN INFORMATION_SCHEMA.KEY_COLUMN_USAGE k ON k.CONSTRAINT_NAME = t.CONSTRAINT_NAME"
+                    + " AND k.TABLE_NAME = t.TABLE_NAME AND k.TABLE_SCHEMA = t.TABLE_SCHEMA"
+                    + " WHERE t.TABLE_NAME = ? AND t.CONSTRAINT_TYPE = 'PRIMARY KEY' ORDER BY k.ORDINAL_POSITION")) {
+                ps.setString(1, table.toUpperCase(Locale.ROOT));
+                List<String> out = new ArrayList<>();
+                try (var rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(rs.getString(1).toLowerCase(Locale.ROOT));
+                    }
+                }
+                return out;
+            }
+        });
+        if (current.equals(columns)) {
+            return;
+        }
+        if (!current.isEmpty()) {
+            execute("ALTER TABLE " + table + " DROP PRIMARY KEY");
+        }
+        execute("ALTER TABLE " + table + " ADD PRIMARY KEY (" + String.join(", ", columns) + ")");
     }
 
     /** Where the database lives, for logs. */

@@ -23,14 +23,16 @@ public final class FunctionStore {
      *
      * @param seq              insertion order, the list cursor
      * @param id               its id
-     * @param name             its unique name
+     * @param name             its name, unique among its environment's live functions
      * @param currentVersionId the version its traffic goes to, once it has one
      * @param createdAt        when it was created
      * @param updatedAt        when its current version last changed
      * @param deletedAt        when it was deleted
+     * @param environment      the environment it belongs to; its versions, replicas and calls are that environment's
      */
     public record FunctionRecord(long seq, String id, String name, Optional<String> currentVersionId,
-                                 Instant createdAt, Instant updatedAt, Optional<Instant> deletedAt) {
+                                 Instant createdAt, Instant updatedAt, Optional<Instant> deletedAt,
+                                 String environment) {
     }
 
     /**
@@ -44,13 +46,15 @@ public final class FunctionStore {
      * @param revisionId the scaling-group revision that runs it
      * @param createdAt  when it was created
      * @param deletedAt  when it was deleted
+     * @param environment its function's environment
      */
     public record VersionRecord(long seq, String id, String functionId, int version, byte[] request,
-                                String revisionId, Instant createdAt, Optional<Instant> deletedAt) {
+                                String revisionId, Instant createdAt, Optional<Instant> deletedAt, String environment) {
     }
 
     /** Every column but {@code request}, which is read once per version: H2 copies a BLOB on each read. */
-    private static final String VERSION_COLUMNS = "seq, id, function_id, version, revision_id, created_at, deleted_at";
+    private static final String VERSION_COLUMNS = "seq, id, function_id, version, revision_id, created_at, deleted_at,"
+            + " environment";
     private static final int CACHED_REQUESTS = 256;
 
     private final Database db;
@@ -85,30 +89,39 @@ public final class FunctionStore {
                   created_at TIMESTAMP WITH TIME ZONE NOT NULL,
                   deleted_at TIMESTAMP WITH TIME ZONE,
                   UNIQUE (function_id, version))""");
+        db.environmentColumn("ext_function");
+        db.environmentColumn("ext_function_version");
+        db.execute("CREATE INDEX IF NOT EXISTS ext_function_environment ON ext_function (environment, name, seq)");
+        db.execute("CREATE INDEX IF NOT EXISTS ext_function_version_environment ON ext_function_version"
+                + " (environment, seq)");
     }
 
-    /** Records a new function without a version yet. */
-    public FunctionRecord insertFunction(String id, String name, Instant at) {
-        SqlQuery.update(db, "INSERT INTO ext_function (id, name, created_at, updated_at) VALUES (?,?,?,?)", ps -> {
+    /** Records a new function of the environment without a version yet. */
+    public FunctionRecord insertFunction(String environment, String id, String name, Instant at) {
+        SqlQuery.update(db, "INSERT INTO ext_function (id, name, created_at, updated_at, environment)"
+                + " VALUES (?,?,?,?,?)", ps -> {
             ps.setString(1, id);
             ps.setString(2, name);
             ps.setTimestamp(3, Timestamp.from(at));
             ps.setTimestamp(4, Timestamp.from(at));
+            ps.setString(5, environment);
         }, "saving function " + name);
         return function(id).orElseThrow();
     }
 
     /** Records a new version (number {@code version}) and makes it the function's current one. */
-    public VersionRecord insertVersion(String id, String functionId, int version, byte[] request, String revisionId,
-                                       Instant at) {
+    public VersionRecord insertVersion(FunctionRecord function, String id, int version, byte[] request,
+                                       String revisionId, Instant at) {
+        String functionId = function.id();
         SqlQuery.update(db, "INSERT INTO ext_function_version (id, function_id, version, request, revision_id,"
-                + " created_at) VALUES (?,?,?,?,?,?)", ps -> {
+                + " created_at, environment) VALUES (?,?,?,?,?,?,?)", ps -> {
             ps.setString(1, id);
             ps.setString(2, functionId);
             ps.setInt(3, version);
             ps.setBytes(4, request);
             ps.setString(5, revisionId);
             ps.setTimestamp(6, Timestamp.from(at));
+            ps.setString(7, function.environment());
         }, "saving version " + version + " of function " + functionId);
         setCurrent(functionId, id, at);
         return version(id).orElseThrow();
@@ -144,23 +157,29 @@ public final class FunctionStore {
         }, "deleting function version " + versionId);
     }
 
+    /** The function with this id, whatever its environment (callers check it). */
     public Optional<FunctionRecord> function(String id) {
         return functions("SELECT * FROM ext_function WHERE id = ?", List.of(id)).stream().findFirst();
     }
 
-    /** The live (not deleted) function of this name. */
-    public Optional<FunctionRecord> liveFunctionNamed(String name) {
-        return functions("SELECT * FROM ext_function WHERE name = ? AND deleted_at IS NULL ORDER BY seq DESC"
-                + " LIMIT 1", List.of(name)).stream().findFirst();
+    /** The environment's live (not deleted) function of this name. */
+    public Optional<FunctionRecord> liveFunctionNamed(String environment, String name) {
+        return functions("SELECT * FROM ext_function WHERE environment = ? AND name = ? AND deleted_at IS NULL"
+                + " ORDER BY seq DESC LIMIT 1", List.of(environment, name)).stream().findFirst();
     }
 
-    /** A page of functions in creation order, after the cursor {@code afterSeq}, whose names contain {@code search}. */
-    public List<FunctionRecord> listFunctions(long afterSeq, int limit, boolean includeDeleted, String search) {
-        return functions("SELECT * FROM ext_function WHERE seq > ? AND name LIKE ? ESCAPE '\\'"
+    /**
+     * A page of the environment's functions in creation order, after the cursor {@code afterSeq}, whose names contain
+     * {@code search}.
+     */
+    public List<FunctionRecord> listFunctions(String environment, long afterSeq, int limit, boolean includeDeleted,
+                                              String search) {
+        return functions("SELECT * FROM ext_function WHERE environment = ? AND seq > ? AND name LIKE ? ESCAPE '\\'"
                 + (includeDeleted ? "" : " AND deleted_at IS NULL") + " ORDER BY seq LIMIT ?",
-                List.of(afterSeq, "%" + SqlQuery.likeEscape(search) + "%", limit));
+                List.of(environment, afterSeq, "%" + SqlQuery.likeEscape(search) + "%", limit));
     }
 
+    /** The version with this id, whatever its environment (callers check it). */
     public Optional<VersionRecord> version(String id) {
         return versions("SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE id = ?", List.of(id)).stream()
                 .findFirst();
@@ -185,11 +204,12 @@ public final class FunctionStore {
                 List.of(functionId), rs -> rs.getInt(1), "function versions").get(0);
     }
 
-    /** A page of versions in creation order, of one function or (functionId empty) of all. */
-    public List<VersionRecord> listVersions(Optional<String> functionId, List<String> ids, long afterSeq, int limit,
-                                            boolean includeDeleted) {
-        StringBuilder sql = new StringBuilder("SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE seq > ?");
-        List<Object> args = new ArrayList<>(List.of(afterSeq));
+    /** A page of the environment's versions in creation order, of one function or (functionId empty) of all. */
+    public List<VersionRecord> listVersions(String environment, Optional<String> functionId, List<String> ids,
+                                            long afterSeq, int limit, boolean includeDeleted) {
+        StringBuilder sql = new StringBuilder("SELECT " + VERSION_COLUMNS + " FROM ext_function_version"
+                + " WHERE environment = ? AND seq > ?");
+        List<Object> args = new ArrayList<>(List.of(environment, afterSeq));
         functionId.ifPresent(f -> {
             sql.append(" AND function_id = ?");
             args.add(f);
@@ -214,7 +234,7 @@ public final class FunctionStore {
         List<VersionRecord> found = SqlQuery.select(db, sql, args, FunctionStore::readVersion, "function versions");
         Map<String, byte[]> request = requests(found.stream().map(VersionRecord::id).toList());
         return found.stream().map(v -> new VersionRecord(v.seq(), v.id(), v.functionId(), v.version(),
-                request.get(v.id()).clone(), v.revisionId(), v.createdAt(), v.deletedAt())).toList();
+                request.get(v.id()).clone(), v.revisionId(), v.createdAt(), v.deletedAt(), v.environment())).toList();
     }
 
     /** The requests of versions (rows are never removed, so all are there), from the cache or else in one query. */
@@ -244,13 +264,13 @@ public final class FunctionStore {
     private static FunctionRecord readFunction(ResultSet rs) throws SQLException {
         return new FunctionRecord(rs.getLong("seq"), rs.getString("id"), rs.getString("name"),
                 Optional.ofNullable(rs.getString("current_version_id")), rs.getTimestamp("created_at").toInstant(),
-                rs.getTimestamp("updated_at").toInstant(), instant(rs, "deleted_at"));
+                rs.getTimestamp("updated_at").toInstant(), instant(rs, "deleted_at"), rs.getString("environment"));
     }
 
     private static VersionRecord readVersion(ResultSet rs) throws SQLException {
         return new VersionRecord(rs.getLong("seq"), rs.getString("id"), rs.getString("function_id"),
                 rs.getInt("version"), null, rs.getString("revision_id"),
-                rs.getTimestamp("created_at").toInstant(), instant(rs, "deleted_at"));
+                rs.getTimestamp("created_at").toInstant(), instant(rs, "deleted_at"), rs.getString("environment"));
     }
 
     static Optional<Instant> instant(ResultSet rs, String column) throws SQLException {

@@ -44,10 +44,11 @@ public final class ImageBuildStore {
      * @param tag         the extra tag a client asked for (BuildCustomImage's {@code tag})
      * @param createdAt   when it was asked for
      * @param finishedAt  when it succeeded or failed
+     * @param environment the environment that asked for it: builds, their logs and their cache hits are its own
      */
     public record BuildRecord(long seq, String id, String contentHash, Status status, Optional<String> imageRef,
                               String baseImage, byte[] spec, Optional<String> error, Optional<String> tag,
-                              Instant createdAt, Optional<Instant> finishedAt) {
+                              Instant createdAt, Optional<Instant> finishedAt, String environment) {
     }
 
     /**
@@ -79,6 +80,8 @@ public final class ImageBuildStore {
                   created_at TIMESTAMP WITH TIME ZONE NOT NULL,
                   finished_at TIMESTAMP WITH TIME ZONE)""");
         db.execute("CREATE INDEX IF NOT EXISTS image_build_hash ON image_build (content_hash, seq)");
+        db.environmentColumn("image_build");
+        db.execute("CREATE INDEX IF NOT EXISTS image_build_environment ON image_build (environment, content_hash, seq)");
         db.execute("""
                 CREATE TABLE IF NOT EXISTS image_build_log (
                   build_id VARCHAR(64) NOT NULL,
@@ -89,14 +92,14 @@ public final class ImageBuildStore {
                   PRIMARY KEY (build_id, seq))""");
     }
 
-    /** Records a new build in status BUILDING and returns it. */
-    public BuildRecord insert(String id, String contentHash, String baseImage, byte[] spec, Optional<String> tag,
-                              Instant createdAt) {
+    /** Records a new build of the environment in status BUILDING and returns it. */
+    public BuildRecord insert(String environment, String id, String contentHash, String baseImage, byte[] spec,
+                              Optional<String> tag, Instant createdAt) {
         synchronized (db) {
             return db.write("saving image build " + id, c -> {
                 try (PreparedStatement ps = c.prepareStatement(
-                        "INSERT INTO image_build (id, content_hash, status, base_image, spec, tag, created_at)"
-                                + " VALUES (?,?,?,?,?,?,?)", new String[] {"seq"})) {
+                        "INSERT INTO image_build (id, content_hash, status, base_image, spec, tag, created_at,"
+                                + " environment) VALUES (?,?,?,?,?,?,?,?)", new String[] {"seq"})) {
                     ps.setString(1, id);
                     ps.setString(2, contentHash);
                     ps.setString(3, Status.BUILDING.name());
@@ -104,11 +107,12 @@ public final class ImageBuildStore {
                     ps.setBytes(5, spec);
                     ps.setString(6, tag.orElse(null));
                     ps.setTimestamp(7, Timestamp.from(createdAt));
+                    ps.setString(8, environment);
                     ps.executeUpdate();
                     try (ResultSet keys = ps.getGeneratedKeys()) {
                         keys.next();
                         return new BuildRecord(keys.getLong(1), id, contentHash, Status.BUILDING, Optional.empty(),
-                                baseImage, spec, Optional.empty(), tag, createdAt, Optional.empty());
+                                baseImage, spec, Optional.empty(), tag, createdAt, Optional.empty(), environment);
                     }
                 }
             });
@@ -141,32 +145,35 @@ public final class ImageBuildStore {
         return ids;
     }
 
+    /** The build with this id, whatever its environment (callers check it). */
     public Optional<BuildRecord> find(String id) {
         return query("SELECT * FROM image_build WHERE id = ?", List.of(id)).stream().findFirst();
     }
 
-    /** The newest build of a spec, whatever its status. */
-    public Optional<BuildRecord> latestFor(String contentHash) {
-        return query("SELECT * FROM image_build WHERE content_hash = ? ORDER BY seq DESC LIMIT 1",
-                List.of(contentHash)).stream().findFirst();
+    /** The environment's newest build of a spec, whatever its status. */
+    public Optional<BuildRecord> latestFor(String environment, String contentHash) {
+        return query("SELECT * FROM image_build WHERE environment = ? AND content_hash = ? ORDER BY seq DESC LIMIT 1",
+                List.of(environment, contentHash)).stream().findFirst();
     }
 
-    /** The ids of every build of a spec, newest first. */
-    public List<String> idsFor(String contentHash) {
-        return SqlQuery.select(db, "SELECT id FROM image_build WHERE content_hash = ? ORDER BY seq DESC",
-                List.of(contentHash), rs -> rs.getString(1), "image builds");
+    /** The ids of the environment's builds of a spec, newest first. */
+    public List<String> idsFor(String environment, String contentHash) {
+        return SqlQuery.select(db, "SELECT id FROM image_build WHERE environment = ? AND content_hash = ?"
+                + " ORDER BY seq DESC", List.of(environment, contentHash), rs -> rs.getString(1), "image builds");
     }
 
     /**
-     * A page of builds, newest first.
+     * A page of the environment's builds, newest first.
      *
      * @param beforeSeq only builds older than this sequence number (the cursor); 0 for the newest
      * @param limit     at most this many
      */
-    public List<BuildRecord> list(long beforeSeq, int limit) {
+    public List<BuildRecord> list(String environment, long beforeSeq, int limit) {
         return beforeSeq > 0
-                ? query("SELECT * FROM image_build WHERE seq < ? ORDER BY seq DESC LIMIT ?", List.of(beforeSeq, limit))
-                : query("SELECT * FROM image_build ORDER BY seq DESC LIMIT ?", List.of(limit));
+                ? query("SELECT * FROM image_build WHERE environment = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+                        List.of(environment, beforeSeq, limit))
+                : query("SELECT * FROM image_build WHERE environment = ? ORDER BY seq DESC LIMIT ?",
+                        List.of(environment, limit));
     }
 
     /** How many builds there are of a spec (for tests and health: a cache hit adds none). */
@@ -244,6 +251,7 @@ public final class ImageBuildStore {
                 Optional.ofNullable(rs.getString("error")),
                 Optional.ofNullable(rs.getString("tag")),
                 rs.getTimestamp("created_at").toInstant(),
-                Optional.ofNullable(finished).map(Timestamp::toInstant));
+                Optional.ofNullable(finished).map(Timestamp::toInstant),
+                rs.getString("environment"));
     }
 }

@@ -20,6 +20,7 @@ import java.util.Optional;
  * @param containerSpec the sandbox's serialised {@code chalk.container.v1.ChalkContainerSpec}, as v2 shows it;
  *                      null for records written before the server kept it
  * @param buildId       the image build its image came from, when it was created from an image spec
+ * @param environment   the environment it belongs to: only callers acting in it see it
  */
 public record SandboxRecord(
         long seq,
@@ -33,5 +34,6 @@ public record SandboxRecord(
         Optional<String> statusMessage,
         byte[] request,
         byte[] containerSpec,
-        Optional<String> buildId) {
+        Optional<String> buildId,
+        String environment) {
 }

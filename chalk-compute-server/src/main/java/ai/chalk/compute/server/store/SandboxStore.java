@@ -35,11 +35,14 @@ public final class SandboxStore {
                   request VARBINARY)""");
         db.execute("ALTER TABLE sandbox ADD COLUMN IF NOT EXISTS spec VARBINARY");
         db.execute("ALTER TABLE sandbox ADD COLUMN IF NOT EXISTS build_id VARCHAR(64)");
+        db.environmentColumn("sandbox");
+        db.execute("CREATE INDEX IF NOT EXISTS sandbox_environment ON sandbox (environment, seq)");
     }
 
     /**
      * What {@link #search} returns: sandboxes in creation order, filtered.
      *
+     * @param environment only sandboxes of this environment
      * @param states     only these states (empty: any)
      * @param names      only sandboxes with one of these names (empty: any)
      * @param images     only sandboxes asked to run one of these images, "" for the default (empty: any)
@@ -48,30 +51,24 @@ public final class SandboxStore {
      * @param cursor     only sandboxes after this sequence number in the chosen order (the cursor); 0 for the start
      * @param limit      at most this many
      */
-    public record Query(Collection<SandboxState> states, Collection<String> names, Collection<String> images,
-                        String text, boolean descending, long cursor, int limit) {
-    }
-
-    /** Inserts a new record of a sandbox from an image reference and returns it with its sequence number. */
-    public SandboxRecord insert(String id, Optional<String> name, SandboxState state, String image, String runtime,
-                                Instant createdAt, byte[] request, byte[] containerSpec, String statusMessage) {
-        return insert(id, name, state, image, runtime, createdAt, request, containerSpec, statusMessage,
-                Optional.empty());
+    public record Query(String environment, Collection<SandboxState> states, Collection<String> names,
+                        Collection<String> images, String text, boolean descending, long cursor, int limit) {
     }
 
     /**
      * Inserts a new record and returns it with its sequence number.
      *
-     * @param buildId the image build the sandbox's image came from, when it was created from an image spec
+     * @param environment the environment the sandbox belongs to
+     * @param buildId     the image build the sandbox's image came from, when it was created from an image spec
      */
-    public SandboxRecord insert(String id, Optional<String> name, SandboxState state, String image, String runtime,
-                                Instant createdAt, byte[] request, byte[] containerSpec, String statusMessage,
-                                Optional<String> buildId) {
+    public SandboxRecord insert(String environment, String id, Optional<String> name, SandboxState state,
+                                String image, String runtime, Instant createdAt, byte[] request, byte[] containerSpec,
+                                String statusMessage, Optional<String> buildId) {
         synchronized (db) {
             return db.write("saving sandbox " + id, c -> {
                 try (PreparedStatement ps = c.prepareStatement(
                         "INSERT INTO sandbox (id, name, state, image, runtime, created_at, request, status_message,"
-                                + " finished_at, spec, build_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                                + " finished_at, spec, build_id, environment) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                         new String[] {"seq"})) {
                     ps.setString(1, id);
                     ps.setString(2, name.orElse(null));
@@ -85,12 +82,13 @@ public final class SandboxStore {
                     ps.setTimestamp(9, finishedAt == null ? null : Timestamp.from(finishedAt));
                     ps.setBytes(10, containerSpec);
                     ps.setString(11, buildId.orElse(null));
+                    ps.setString(12, environment);
                     ps.executeUpdate();
                     try (ResultSet keys = ps.getGeneratedKeys()) {
                         keys.next();
                         return new SandboxRecord(keys.getLong(1), id, name, state, image, runtime, createdAt,
                                 Optional.ofNullable(finishedAt), Optional.ofNullable(fit(statusMessage)), request,
-                                containerSpec, buildId);
+                                containerSpec, buildId, environment);
                     }
                 }
             });
@@ -107,33 +105,41 @@ public final class SandboxStore {
         }, "updating sandbox " + id);
     }
 
+    /** The sandbox with this id, whatever its environment (the server's own bookkeeping). */
     public Optional<SandboxRecord> find(String id) {
         List<SandboxRecord> found = query("SELECT * FROM sandbox WHERE id = ?", List.of(id));
         return found.stream().findFirst();
     }
 
-    /** The sandboxes created from these image builds, oldest first. */
-    public List<SandboxRecord> fromBuilds(Collection<String> buildIds) {
+    /** The sandboxes of an environment created from these image builds, oldest first. */
+    public List<SandboxRecord> fromBuilds(String environment, Collection<String> buildIds) {
         if (buildIds.isEmpty()) {
             return List.of();
         }
-        return query("SELECT * FROM sandbox WHERE build_id IN (" + placeholders(buildIds.size()) + ") ORDER BY seq",
-                List.copyOf(buildIds));
+        List<Object> args = new ArrayList<>(List.of(environment));
+        args.addAll(buildIds);
+        return query("SELECT * FROM sandbox WHERE environment = ? AND build_id IN (" + placeholders(buildIds.size())
+                + ") ORDER BY seq", args);
     }
 
     /**
      * A page of sandboxes in creation order.
      *
+     * @param environment only sandboxes of this environment; empty for every environment's (the server's own work)
      * @param afterSeq   only records after this sequence number (the cursor)
      * @param limit      at most this many
      * @param states     only these states (empty: any)
      * @param notStates  none of these states
      */
-    public List<SandboxRecord> list(long afterSeq, int limit, Collection<SandboxState> states,
-                                    Collection<SandboxState> notStates) {
+    public List<SandboxRecord> list(Optional<String> environment, long afterSeq, int limit,
+                                    Collection<SandboxState> states, Collection<SandboxState> notStates) {
         StringBuilder sql = new StringBuilder("SELECT * FROM sandbox WHERE seq > ?");
         List<Object> args = new ArrayList<>();
         args.add(afterSeq);
+        environment.ifPresent(e -> {
+            sql.append(" AND environment = ?");
+            args.add(e);
+        });
         if (!states.isEmpty()) {
             sql.append(" AND state IN (").append(placeholders(states.size())).append(')');
             states.forEach(s -> args.add(s.name()));
@@ -149,8 +155,9 @@ public final class SandboxStore {
 
     /** A page of sandboxes matching {@code q}; see {@link Query}. */
     public List<SandboxRecord> search(Query q) {
-        StringBuilder sql = new StringBuilder("SELECT * FROM sandbox WHERE 1 = 1");
+        StringBuilder sql = new StringBuilder("SELECT * FROM sandbox WHERE environment = ?");
         List<Object> args = new ArrayList<>();
+        args.add(q.environment());
         if (q.cursor() > 0) {
             sql.append(q.descending() ? " AND seq < ?" : " AND seq > ?");
             args.add(q.cursor());
@@ -209,6 +216,7 @@ public final class SandboxStore {
                 Optional.ofNullable(rs.getString("status_message")),
                 rs.getBytes("request"),
                 rs.getBytes("spec"),
-                Optional.ofNullable(rs.getString("build_id")));
+                Optional.ofNullable(rs.getString("build_id")),
+                rs.getString("environment"));
     }
 }

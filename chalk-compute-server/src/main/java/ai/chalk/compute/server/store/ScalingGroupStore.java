@@ -18,7 +18,8 @@ public final class ScalingGroupStore {
      *
      * @param seq               insertion order, the list cursor
      * @param id                its id
-     * @param name              its name (the container spec's name, or the function's)
+     * @param name              its name (the container spec's name, or the function's), unique among its
+     *                          environment's live groups
      * @param kind              what its replicas run: {@code container} (its spec's image) or {@code function}
      * @param currentRevisionId the revision that serves
      * @param status            {@code pending}, {@code ready}, {@code degraded}, {@code failed} or {@code deleted}
@@ -26,10 +27,11 @@ public final class ScalingGroupStore {
      * @param createdAt         when it was created
      * @param updatedAt         when its revision or status last changed
      * @param deletedAt         when it was deleted
+     * @param environment       the environment it belongs to; its replicas run there
      */
     public record GroupRecord(long seq, String id, String name, String kind, String currentRevisionId, String status,
                               Optional<String> statusMessage, Instant createdAt, Instant updatedAt,
-                              Optional<Instant> deletedAt) {
+                              Optional<Instant> deletedAt, String environment) {
     }
 
     /**
@@ -68,12 +70,18 @@ public final class ScalingGroupStore {
                   group_id VARCHAR(64) NOT NULL,
                   spec BLOB NOT NULL,
                   created_at TIMESTAMP WITH TIME ZONE NOT NULL)""");
+        db.environmentColumn("scaling_group");
+        db.execute("CREATE INDEX IF NOT EXISTS scaling_group_environment ON scaling_group (environment, name, seq)");
     }
 
-    /** Records a new group whose first revision is {@code revisionId} with {@code spec}; status pending. */
-    public GroupRecord insertGroup(String id, String name, String kind, String revisionId, byte[] spec, Instant at) {
+    /**
+     * Records a new group of the environment whose first revision is {@code revisionId} with {@code spec}; status
+     * pending.
+     */
+    public GroupRecord insertGroup(String environment, String id, String name, String kind, String revisionId,
+                                   byte[] spec, Instant at) {
         SqlQuery.update(db, "INSERT INTO scaling_group (id, name, kind, current_revision_id, status, created_at,"
-                + " updated_at) VALUES (?,?,?,?,?,?,?)", ps -> {
+                + " updated_at, environment) VALUES (?,?,?,?,?,?,?,?)", ps -> {
             ps.setString(1, id);
             ps.setString(2, name);
             ps.setString(3, kind);
@@ -81,6 +89,7 @@ public final class ScalingGroupStore {
             ps.setString(5, "pending");
             ps.setTimestamp(6, Timestamp.from(at));
             ps.setTimestamp(7, Timestamp.from(at));
+            ps.setString(8, environment);
         }, "saving scaling group " + name);
         insertRevision(revisionId, id, spec, at);
         return group(id).orElseThrow();
@@ -129,20 +138,22 @@ public final class ScalingGroupStore {
                 }, "deleting scaling group " + groupId);
     }
 
+    /** The group with this id, whatever its environment (callers check it). */
     public Optional<GroupRecord> group(String id) {
         return groups("SELECT * FROM scaling_group WHERE id = ?", List.of(id)).stream().findFirst();
     }
 
-    /** The live (not deleted) group of this name. */
-    public Optional<GroupRecord> liveGroupNamed(String name) {
-        return groups("SELECT * FROM scaling_group WHERE name = ? AND deleted_at IS NULL ORDER BY seq DESC LIMIT 1",
-                List.of(name)).stream().findFirst();
+    /** The environment's live (not deleted) group of this name. */
+    public Optional<GroupRecord> liveGroupNamed(String environment, String name) {
+        return groups("SELECT * FROM scaling_group WHERE environment = ? AND name = ? AND deleted_at IS NULL"
+                + " ORDER BY seq DESC LIMIT 1", List.of(environment, name)).stream().findFirst();
     }
 
-    /** A page of groups in creation order after the cursor {@code afterSeq}. */
-    public List<GroupRecord> listGroups(long afterSeq, int limit, boolean includeDeleted) {
-        return groups("SELECT * FROM scaling_group WHERE seq > ?" + (includeDeleted ? "" : " AND deleted_at IS NULL")
-                + " ORDER BY seq LIMIT ?", List.of(afterSeq, limit));
+    /** A page of the environment's groups in creation order after the cursor {@code afterSeq}. */
+    public List<GroupRecord> listGroups(String environment, long afterSeq, int limit, boolean includeDeleted) {
+        return groups("SELECT * FROM scaling_group WHERE environment = ? AND seq > ?"
+                + (includeDeleted ? "" : " AND deleted_at IS NULL") + " ORDER BY seq LIMIT ?",
+                List.of(environment, afterSeq, limit));
     }
 
     /** Every live group, for recovery at start. */
@@ -186,6 +197,7 @@ public final class ScalingGroupStore {
         return new GroupRecord(rs.getLong("seq"), rs.getString("id"), rs.getString("name"),
                 rs.getString("kind"), rs.getString("current_revision_id"), rs.getString("status"),
                 Optional.ofNullable(rs.getString("status_message")), rs.getTimestamp("created_at").toInstant(),
-                rs.getTimestamp("updated_at").toInstant(), FunctionStore.instant(rs, "deleted_at"));
+                rs.getTimestamp("updated_at").toInstant(), FunctionStore.instant(rs, "deleted_at"),
+                rs.getString("environment"));
     }
 }

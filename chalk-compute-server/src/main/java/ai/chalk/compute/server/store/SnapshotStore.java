@@ -40,14 +40,16 @@ public final class SnapshotStore {
      * @param completedAt   when it became COMPLETED or FAILED
      * @param spec          the sandbox's serialised {@code chalk.container.v1.ChalkContainerSpec}; sandboxes created
      *                      from the snapshot get it
+     * @param environment   the environment it belongs to (its sandbox's)
      */
     public record SnapshotRecord(long seq, String id, String sandboxId, Status status, Optional<String> statusMessage,
-                                 Instant createdAt, Optional<Instant> completedAt, byte[] spec) {
+                                 Instant createdAt, Optional<Instant> completedAt, byte[] spec, String environment) {
     }
 
     /**
      * What {@link #list} returns: snapshots in creation order, filtered.
      *
+     * @param environment only snapshots of this environment; empty for every environment's (the server's own work)
      * @param sandboxIds only snapshots of these sandboxes (empty: any)
      * @param statuses   only these statuses (empty: any)
      * @param text       only snapshots whose id or sandbox id contains this, ignoring case (empty: any)
@@ -55,7 +57,8 @@ public final class SnapshotStore {
      * @param cursor     only snapshots after this sequence number in the chosen order; 0 for the start
      * @param limit      at most this many
      */
-    public record Query(Collection<String> sandboxIds, Collection<Status> statuses, String text, boolean descending,
+    public record Query(Optional<String> environment, Collection<String> sandboxIds, Collection<Status> statuses,
+                        String text, boolean descending,
                         long cursor, int limit) {
     }
 
@@ -73,25 +76,29 @@ public final class SnapshotStore {
                   created_at TIMESTAMP WITH TIME ZONE NOT NULL,
                   completed_at TIMESTAMP WITH TIME ZONE,
                   spec VARBINARY)""");
+        db.environmentColumn("sandbox_snapshot");
+        db.execute("CREATE INDEX IF NOT EXISTS sandbox_snapshot_environment ON sandbox_snapshot (environment, seq)");
     }
 
-    /** Inserts a new snapshot record in status PENDING and returns it. */
-    public SnapshotRecord insert(String id, String sandboxId, Instant createdAt, byte[] spec) {
+    /** Inserts a new snapshot record of the environment in status PENDING and returns it. */
+    public SnapshotRecord insert(String environment, String id, String sandboxId, Instant createdAt, byte[] spec) {
         synchronized (db) {
             return db.write("saving snapshot " + id, c -> {
                 try (PreparedStatement ps = c.prepareStatement(
-                        "INSERT INTO sandbox_snapshot (id, sandbox_id, status, created_at, spec) VALUES (?,?,?,?,?)",
+                        "INSERT INTO sandbox_snapshot (id, sandbox_id, status, created_at, spec, environment)"
+                                + " VALUES (?,?,?,?,?,?)",
                         new String[] {"seq"})) {
                     ps.setString(1, id);
                     ps.setString(2, sandboxId);
                     ps.setString(3, Status.PENDING.name());
                     ps.setTimestamp(4, Timestamp.from(createdAt));
                     ps.setBytes(5, spec);
+                    ps.setString(6, environment);
                     ps.executeUpdate();
                     try (ResultSet keys = ps.getGeneratedKeys()) {
                         keys.next();
                         return new SnapshotRecord(keys.getLong(1), id, sandboxId, Status.PENDING, Optional.empty(),
-                                createdAt, Optional.empty(), spec);
+                                createdAt, Optional.empty(), spec, environment);
                     }
                 }
             });
@@ -109,6 +116,7 @@ public final class SnapshotStore {
         }, "updating snapshot " + id);
     }
 
+    /** The snapshot with this id, whatever its environment (callers check it). */
     public Optional<SnapshotRecord> find(String id) {
         return query("SELECT * FROM sandbox_snapshot WHERE id = ?", List.of(id)).stream().findFirst();
     }
@@ -117,6 +125,10 @@ public final class SnapshotStore {
     public List<SnapshotRecord> list(Query q) {
         StringBuilder sql = new StringBuilder("SELECT * FROM sandbox_snapshot WHERE 1 = 1");
         List<Object> args = new ArrayList<>();
+        q.environment().ifPresent(e -> {
+            sql.append(" AND environment = ?");
+            args.add(e);
+        });
         if (q.cursor() > 0) {
             sql.append(q.descending() ? " AND seq < ?" : " AND seq > ?");
             args.add(q.cursor());
@@ -142,7 +154,7 @@ public final class SnapshotStore {
 
     /** Snapshots in these statuses, oldest first (recovery after a restart). */
     public List<SnapshotRecord> withStatus(Collection<Status> statuses) {
-        return list(new Query(List.of(), statuses, "", false, 0, Integer.MAX_VALUE));
+        return list(new Query(Optional.empty(), List.of(), statuses, "", false, 0, Integer.MAX_VALUE));
     }
 
     public void delete(String id) {
@@ -170,6 +182,7 @@ public final class SnapshotStore {
                 Optional.ofNullable(rs.getString("status_message")),
                 rs.getTimestamp("created_at").toInstant(),
                 Optional.ofNullable(completed).map(Timestamp::toInstant),
-                rs.getBytes("spec"));
+                rs.getBytes("spec"),
+                rs.getString("environment"));
     }
 }

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.volume;
 
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
@@ -19,8 +20,10 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * Volumes: a record in the store and a directory under {@code <data-dir>/volumes/<name>} that
- * outlives sandboxes and server restarts. File operations stay inside the directory: sandboxes that mount a volume
+ * Volumes: a record in the store and a directory under {@code <data-dir>/volumes} that outlives sandboxes and server
+ * restarts. Each volume belongs to one environment, and names are unique within it: environment {@code default}'s
+ * volume {@code cache} is {@code volumes/cache} (as before environments existed), another environment's is
+ * {@code volumes/<environment>+cache} ('+' appears in no volume or environment name, so directories never collide). File operations stay inside the directory: sandboxes that mount a volume
  * change it while the server works in it, so every path is resolved by {@link BeneathRoot}, which follows no link.
  */
 public final class VolumeManager implements AutoCloseable {
@@ -61,41 +64,54 @@ public final class VolumeManager implements AutoCloseable {
         fileSystems.close();
     }
 
-    /** Creates an empty volume; ALREADY_EXISTS when the name is taken. */
-    public VolumeRecord create(String name) {
+    /** Creates an empty volume in the environment; ALREADY_EXISTS when the environment has one of that name. */
+    public VolumeRecord create(String environment, String name) {
         VolumePaths.checkName(name);
-        VolumeRecord created = store.insert(name, Instant.now()).orElseThrow(() -> ComputeException.alreadyExists("volume " + name + " already exists"));
+        VolumeRecord created = store.insert(environment, name, Instant.now())
+                .orElseThrow(() -> ComputeException.alreadyExists("volume " + name + " already exists"));
+        String onDisk = onDisk(environment, name);
         try {
-            fileSystems.create(name, root.resolve(name));
+            fileSystems.create(onDisk, root.resolve(onDisk));
         } catch (IOException e) {
-            store.delete(name);
+            store.delete(environment, name);
             throw new UncheckedIOException("cannot create the file system of volume " + name, e);
         }
         return created;
     }
 
-    /** The volume's record; NOT_FOUND names the volume. */
-    public VolumeRecord get(String name) {
+    /**
+     * The environment's volume's record; NOT_FOUND names the volume (another environment's volume of that name is not
+     * this environment's concern: the answer is the same as for a name nobody uses).
+     */
+    public VolumeRecord get(String environment, String name) {
         VolumePaths.checkName(name);
-        return store.find(name).orElseThrow(() -> ComputeException.notFound("volume " + name + " does not exist; create it with CreateVolume"));
+        return store.find(environment, name).orElseThrow(() -> ComputeException.notFound("volume " + name
+                + " does not exist; create it with CreateVolume"));
     }
 
-    /** A page of volumes in name order, after {@code afterName}. */
-    public List<VolumeRecord> list(String afterName, int limit) {
-        return store.list(afterName, limit);
+    /** A page of the environment's volumes in name order, after {@code afterName}. */
+    public List<VolumeRecord> list(String environment, String afterName, int limit) {
+        return store.list(environment, afterName, limit);
     }
 
-    /** The volume's directory on the host, for mounting. */
-    public Path directory(String name) {
-        return root.resolve(get(name).name());
+    /** The environment's volume's directory on the host, for mounting. */
+    public Path directory(String environment, String name) {
+        VolumeRecord v = get(environment, name);
+        return root.resolve(onDisk(v.environment(), v.name()));
+    }
+
+    /** The name of a volume's directory and file system image: see the class comment. */
+    static String onDisk(String environment, String name) {
+        // default's volumes stay where volumes were before environments existed
+        return environment.equals(Caller.DEFAULT_ENVIRONMENT) ? name : environment + "+" + name;
     }
 
     /** Deletes a volume and its files (links inside are removed, never followed). */
-    public void delete(String name) {
-        Path dir = directory(name);
-        store.delete(name);
+    public void delete(String environment, String name) {
+        Path dir = directory(environment, name);
+        store.delete(environment, name);
         try {
-            fileSystems.delete(name, dir);
+            fileSystems.delete(onDisk(environment, name), dir);
             NoFollowDelete.delete(dir);
         } catch (IOException e) {
             throw new UncheckedIOException("volume " + name + " was deleted but its files could not all be removed", e);
@@ -103,9 +119,9 @@ public final class VolumeManager implements AutoCloseable {
     }
 
     /** Files under the volume whose path starts with {@code prefix}, sorted by path; links are neither listed nor entered. */
-    public List<VolumeFile> files(String name, String prefix) {
+    public List<VolumeFile> files(String environment, String name, String prefix) {
         String wanted = prefix == null ? "" : prefix.replaceFirst("^/+", "");
-        try (BeneathRoot volume = open(name)) {
+        try (BeneathRoot volume = open(environment, name)) {
             // enter only the directories that can hold a match: "a/b" for the prefix "a/b/c", any under "a/b/c"
             return volume.files("", dir -> wanted.startsWith(dir + "/") || (dir + "/").startsWith(wanted)).stream()
                     .filter(f -> f.path().startsWith(wanted))
@@ -121,9 +137,9 @@ public final class VolumeManager implements AutoCloseable {
      * A file's bytes; NOT_FOUND when absent, RESOURCE_EXHAUSTED past {@link #MAX_FILE_BYTES}, FAILED_PRECONDITION when
      * the path is not a regular file or goes through a link.
      */
-    public byte[] read(String name, String path) {
+    public byte[] read(String environment, String name, String path) {
         String relative = VolumePaths.relative(path);
-        try (BeneathRoot volume = open(name); RegularFileReader in = volume.openFile(relative)) {
+        try (BeneathRoot volume = open(environment, name); RegularFileReader in = volume.openFile(relative)) {
             byte[] data = in.readNBytes(MAX_FILE_BYTES + 1);
             if (in.size() > MAX_FILE_BYTES || data.length > MAX_FILE_BYTES) {
                 throw ComputeException.exhausted("\"" + path + "\" is " + Math.max(in.size(), data.length)
@@ -137,9 +153,9 @@ public final class VolumeManager implements AutoCloseable {
     }
 
     /** Writes a file atomically (readers see the old or the new content), creating parent directories. */
-    public void write(String name, String path, byte[] data) {
+    public void write(String environment, String name, String path, byte[] data) {
         String relative = VolumePaths.relative(path);
-        try (BeneathRoot volume = open(name)) {
+        try (BeneathRoot volume = open(environment, name)) {
             volume.replaceFile(relative, new ByteArrayInputStream(data));
         } catch (IOException e) {
             throw failure(name, path, "write", e);
@@ -147,9 +163,9 @@ public final class VolumeManager implements AutoCloseable {
     }
 
     /** Removes a file (or a link, or an empty directory); NOT_FOUND when absent. */
-    public void remove(String name, String path) {
+    public void remove(String environment, String name, String path) {
         String relative = VolumePaths.relative(path);
-        try (BeneathRoot volume = open(name)) {
+        try (BeneathRoot volume = open(environment, name)) {
             if (!volume.delete(relative)) {
                 throw ComputeException.notFound("volume " + name + " has no file \"" + path + "\"");
             }
@@ -161,8 +177,8 @@ public final class VolumeManager implements AutoCloseable {
     }
 
     /** The volume's directory, opened so that every path in it resolves beneath it without following a link. */
-    private BeneathRoot open(String name) throws IOException {
-        return BeneathRoot.open(directory(name), "volume " + name);
+    private BeneathRoot open(String environment, String name) throws IOException {
+        return BeneathRoot.open(directory(environment, name), "volume " + name);
     }
 
     /** The status for a failed file operation: what the client can do about it, never a host path. */

@@ -19,6 +19,7 @@ import ai.chalk.compute.proto.volume.v1.RemoveFileRequest;
 import ai.chalk.compute.proto.volume.v1.RemoveFileResponse;
 import ai.chalk.compute.proto.volume.v1.VolumeInfo;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.VolumeStore.VolumeRecord;
 import com.google.protobuf.ByteString;
@@ -28,7 +29,10 @@ import io.grpc.stub.StreamObserver;
 import java.time.Instant;
 import java.util.List;
 
-/** {@code chalk.volume.v1.VolumeService}: volumes and the files in them. */
+/**
+ * {@code chalk.volume.v1.VolumeService}: volumes and the files in them, of the caller's environment ({@link Caller}):
+ * another environment's volume of the same name is a different volume, and one only it has does not exist here.
+ */
 public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBase {
 
     private static final int DEFAULT_PAGE = 100;
@@ -45,13 +49,13 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     @Override
     public void createVolume(CreateVolumeRequest request, StreamObserver<CreateVolumeResponse> observer) {
         StatusErrors.unary(observer, () -> CreateVolumeResponse.newBuilder()
-                .setVolume(info(volumes.create(request.getName()))).build());
+                .setVolume(info(volumes.create(environment(), request.getName()))).build());
     }
 
     @Override
     public void getVolume(GetVolumeRequest request, StreamObserver<GetVolumeResponse> observer) {
         StatusErrors.unary(observer, () -> GetVolumeResponse.newBuilder()
-                .setVolume(info(volumes.get(request.getName()))).build());
+                .setVolume(info(volumes.get(environment(), request.getName()))).build());
     }
 
     @Override
@@ -62,7 +66,7 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
                 throw Status.INVALID_ARGUMENT.withDescription("page_size " + size + " is out of range: give 1 to "
                         + MAX_PAGE + ", or 0 for " + DEFAULT_PAGE).asRuntimeException();
             }
-            List<VolumeRecord> page = volumes.list(request.getPageToken(), size + 1);
+            List<VolumeRecord> page = volumes.list(environment(), request.getPageToken(), size + 1);
             ListVolumesResponse.Builder b = ListVolumesResponse.newBuilder();
             page.stream().limit(size).forEach(v -> b.addVolumes(info(v)));
             if (page.size() > size) {
@@ -75,14 +79,14 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     @Override
     public void deleteVolume(DeleteVolumeRequest request, StreamObserver<DeleteVolumeResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            volumes.get(request.getName());
-            List<String> mounting = users.sandboxesMounting(request.getName());
+            volumes.get(environment(), request.getName());
+            List<String> mounting = users.sandboxesMounting(environment(), request.getName());
             if (!mounting.isEmpty()) {
                 throw Status.FAILED_PRECONDITION.withDescription("volume " + request.getName()
                         + " is mounted by running sandbox(es) " + mounting + "; terminate them first")
                         .asRuntimeException();
             }
-            volumes.delete(request.getName());
+            volumes.delete(environment(), request.getName());
             return DeleteVolumeResponse.getDefaultInstance();
         });
     }
@@ -91,7 +95,7 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     public void listFiles(ListFilesRequest request, StreamObserver<ListFilesResponse> observer) {
         StatusErrors.unary(observer, () -> {
             ListFilesResponse.Builder b = ListFilesResponse.newBuilder();
-            volumes.files(request.getVolumeName(), request.getPrefix()).forEach(f -> b.addFiles(FileInfo.newBuilder()
+            volumes.files(environment(), request.getVolumeName(), request.getPrefix()).forEach(f -> b.addFiles(FileInfo.newBuilder()
                     .setPath(f.path()).setSize(f.size()).setUpdatedAt(timestamp(f.updatedAt()))));
             return b.build();
         });
@@ -105,7 +109,7 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
                         + " for; ask for the data itself (get_signed_uri false)").asRuntimeException();
             }
             return GetFileResponse.newBuilder()
-                    .setData(ByteString.copyFrom(volumes.read(request.getVolumeName(), request.getPath()))).build();
+                    .setData(ByteString.copyFrom(volumes.read(environment(), request.getVolumeName(), request.getPath()))).build();
         });
     }
 
@@ -116,7 +120,7 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
                 throw Status.FAILED_PRECONDITION.withDescription("this server has no object storage: send the"
                         + " file's data in the request instead of storage_object_id").asRuntimeException();
             }
-            volumes.write(request.getVolumeName(), request.getPath(), request.getData().toByteArray());
+            volumes.write(environment(), request.getVolumeName(), request.getPath(), request.getData().toByteArray());
             return PutFileResponse.getDefaultInstance();
         });
     }
@@ -124,9 +128,13 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     @Override
     public void removeFile(RemoveFileRequest request, StreamObserver<RemoveFileResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            volumes.remove(request.getVolumeName(), request.getPath());
+            volumes.remove(environment(), request.getVolumeName(), request.getPath());
             return RemoveFileResponse.getDefaultInstance();
         });
+    }
+
+    private static String environment() {
+        return Caller.current().environment();
     }
 
     private static VolumeInfo info(VolumeRecord v) {

@@ -9,6 +9,6 @@ import java.util.List;
 @FunctionalInterface
 public interface VolumeUsers {
 
-    /** Ids of the running sandboxes that mount the volume {@code name}, sorted. */
-    List<String> sandboxesMounting(String name);
+    /** Ids of the running sandboxes that mount the environment's volume {@code name}, sorted. */
+    List<String> sandboxesMounting(String environment, String name);
 }

@@ -1,6 +1,6 @@
 /**
- * Persistent volumes: named directories under the data directory that sandboxes mount and
- * clients read and write through {@code chalk.volume.v1.VolumeService}, with paths kept inside them.
+ * Persistent volumes: directories under the data directory, named within their environment, that sandboxes mount
+ * and clients read and write through {@code chalk.volume.v1.VolumeService}, with paths kept inside them.
  */
 @NullMarked
 package ai.chalk.compute.server.volume;

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
@@ -49,12 +50,20 @@ public final class CodeSnapshots {
 
     /** The digests among the manifest and its entries that the blob store lacks. */
     public List<BlobDigest> missing(BlobDigest manifestDigest) throws IOException {
-        if (blobs.size(manifestDigest).isEmpty()) {
+        return missing(manifestDigest, digest -> true);
+    }
+
+    /**
+     * The digests among the manifest and its entries that the blob store lacks or that {@code uploaded} says the
+     * deployer has not uploaded itself (bytes another environment uploaded are not the deployer's to use).
+     */
+    public List<BlobDigest> missing(BlobDigest manifestDigest, Predicate<BlobDigest> uploaded) throws IOException {
+        if (blobs.size(manifestDigest).isEmpty() || !uploaded.test(manifestDigest)) {
             return List.of(manifestDigest);
         }
         List<BlobDigest> out = new ArrayList<>();
         for (CodeManifest.Entry e : manifest(manifestDigest).entries()) {
-            if (!blobs.contains(e.digest(), e.size()) && !out.contains(e.digest())) {
+            if ((!blobs.contains(e.digest(), e.size()) || !uploaded.test(e.digest())) && !out.contains(e.digest())) {
                 out.add(e.digest());
             }
         }

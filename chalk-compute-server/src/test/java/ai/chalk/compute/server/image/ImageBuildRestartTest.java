@@ -48,7 +48,7 @@ class ImageBuildRestartTest {
         String id = "crashed-build";
         try (Database db = Database.open(dataDir)) {
             ImageBuildStore store = new ImageBuildStore(db);
-            store.insert(id, ContentHash.of(spec), spec.getBaseImage(), ContentHash.canonicalBytes(spec),
+            store.insert("default", id, ContentHash.of(spec), spec.getBaseImage(), ContentHash.canonicalBytes(spec),
                     Optional.empty(), Instant.now());
             store.appendLog(id, 1, Instant.now(), "INFO", "Step 1/3 : FROM " + spec.getBaseImage());
         }
