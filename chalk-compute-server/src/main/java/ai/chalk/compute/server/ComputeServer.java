@@ -158,7 +158,8 @@ public final class ComputeServer implements AutoCloseable {
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();
             functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
-                    config.workerReadyTimeout, RuntimeStart.workerJava(runtime, config.runtime));
+                    config.workerReadyTimeout, RuntimeStart.workerJava(runtime, config.runtime),
+                    authentication.workloads());
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
@@ -218,9 +219,9 @@ public final class ComputeServer implements AutoCloseable {
             if (tcp != null) {
                 authentication.firstCredential();
             }
-            // replicas act in the environment their socket's calls name, default without one, until they are given
-            // tokens scoped to their function's environment
-            ServerInterceptor workers = new TrustedCallers(Caller.Kind.UNAUTHENTICATED);
+            // whatever the server's mode: the socket is shared by every replica of every environment, and a replica's
+            // token (rotated in its identity directory) says which function, and so which environment, calls
+            ServerInterceptor workers = authentication.workloadCallers();
             functions.serveWorkers(unguarded.stream().map(s -> ServerInterceptors.intercept(s, workers)).toList(),
                     MAX_MESSAGE_BYTES);
         } catch (IOException | RuntimeException e) {

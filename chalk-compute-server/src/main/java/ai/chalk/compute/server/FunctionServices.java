@@ -1,5 +1,6 @@
 package ai.chalk.compute.server;
 
+import ai.chalk.compute.server.auth.WorkloadTokens;
 import ai.chalk.compute.server.blob.BlobStore;
 import ai.chalk.compute.server.function.AsyncRemoteCallServiceV1;
 import ai.chalk.compute.server.function.ExternalFunctionCatalogServiceV1;
@@ -18,6 +19,7 @@ import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import ai.chalk.compute.server.worker.CodeSnapshots;
+import ai.chalk.compute.server.worker.ServerAccess;
 import ai.chalk.compute.server.worker.ServerSocketForWorkers;
 import ai.chalk.compute.server.worker.WorkerImageCheck;
 import ai.chalk.compute.server.worker.WorkerJava;
@@ -68,7 +70,8 @@ final class FunctionServices implements AutoCloseable {
 
     /** @param java what function workers run on */
     static FunctionServices start(Path dataDir, Database database, SandboxRuntime runtime, SandboxManager sandboxes,
-                                  ScheduledExecutorService scheduler, Duration workerReadyTimeout, WorkerJava java)
+                                  ScheduledExecutorService scheduler, Duration workerReadyTimeout, WorkerJava java,
+                                  WorkloadTokens workloadTokens)
             throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
         BlobOwnerStore blobOwners = new BlobOwnerStore(database, () -> {
@@ -84,7 +87,7 @@ final class FunctionServices implements AutoCloseable {
         ScalingGroups groups = new ScalingGroups(new ScalingGroupStore(database));
         ServerSocketForWorkers workerSocket = new ServerSocketForWorkers(dataDir.resolve("functions").resolve("server"));
         WorkerPools pools = new WorkerPools(runtime, java, dataDir.resolve("functions").resolve("run"), executor,
-                workerSocket.dir());
+                workerSocket.dir().map(dir -> new ServerAccess(dir, workloadTokens)));
         FunctionWorkers workers = new FunctionWorkers(functionStore, code, pools, workerReadyTimeout,
                 groups::recordRevisionStatus);
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));

@@ -43,10 +43,10 @@ public final class WorkloadTokens implements AutoCloseable {
     WorkloadTokens(Tokens tokens, Path root, ScheduledExecutorService timers) throws IOException {
         this.tokens = tokens;
         this.root = root;
-        // the server's data directory keeps other users out; the workloads, whatever user they run as, read through
-        // their bind mount
+        // no other user of the host may reach a token; a workload, whatever user it runs as, reads its own through
+        // its bind mount, where the path starts at its directory (0755) and this one's mode does not apply
         Files.createDirectories(root);
-        Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwx--x--x"));
+        Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwx------"));
         long every = LIFETIME.dividedBy(3).toSeconds();
         this.refresh = timers.scheduleWithFixedDelay(this::refreshAll, every, every, TimeUnit.SECONDS);
     }

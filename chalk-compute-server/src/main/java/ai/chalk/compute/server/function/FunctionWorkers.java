@@ -51,19 +51,20 @@ public final class FunctionWorkers implements RunnerFactory {
         }
         CreateExternalFunctionVersionRequest request = request(v);
         ScalingGroupSpec spec = request.getSpec();
-        return pools.pool(v.revisionId(), () -> launch(v.revisionId(), request),
+        return pools.pool(v.revisionId(), () -> launch(v, request),
                 () -> new ReplicaPool.Scale(spec.getScalingSpec().getMinReplicas(), ScalingSpecs.max(spec),
                         ScalingSpecs.shutdownDelay(spec), FunctionOptions.of(request.getConfig()).calls()),
                 s -> statusSink.accept(v.revisionId(), s));
     }
 
-    private WorkerLaunch launch(String revisionId, CreateExternalFunctionVersionRequest request) {
+    private WorkerLaunch launch(FunctionStore.VersionRecord v, CreateExternalFunctionVersionRequest request) {
         FunctionOptions o = FunctionOptions.of(request.getConfig());
         try {
-            return new WorkerLaunch(revisionId, code.materialise(o.code(), WorkerLaunch.CODE_MOUNT),
+            return new WorkerLaunch(v.revisionId(), code.materialise(o.code(), WorkerLaunch.CODE_MOUNT),
                     o.functionsOption(), o.worker(), request.getSpec().getContainerSpec().getEnvVarsMap(),
                     readyTimeout, o.calls().maxConcurrent(), request.getSpec().getContainerSpec().getImage().trim(),
-                    ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"));
+                    ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"),
+                    v.environment(), "function:" + v.functionId() + "/v" + v.version());
         } catch (IOException e) {
             throw new UncheckedIOException("materialising code " + o.code() + " failed: " + e.getMessage(), e);
         }

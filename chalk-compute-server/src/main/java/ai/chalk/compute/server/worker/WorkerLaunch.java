@@ -17,10 +17,13 @@ import java.util.Map;
  *                      gave up on (timed out) still holds its place until the function returns
  * @param image        the function's own image, its replicas' root and Java; empty for the server's worker image
  * @param limits       each replica's cpu and memory
+ * @param environment  the function's environment: its replicas' calls to the server act there
+ * @param workload     who the replicas are to the server and to third parties (their token's subject), e.g.
+ *                     {@code function:<id>/v3}
  */
 public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, String functions, String worker,
                            Map<String, String> env, Duration readyTimeout, int maxConcurrent, String image,
-                           SandboxSpec.ResourceLimits limits) {
+                           SandboxSpec.ResourceLimits limits, String environment, String workload) {
 
     /** The protocol's worker main class. */
     public static final String MAIN_CLASS = "ai.chalk.compute.function.worker.FunctionWorker";
@@ -36,6 +39,8 @@ public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, Strin
     public static final String WORKER_SOCKET_NAME = "worker.sock";
     /** The server's socket as a replica sees it, a gRPC target (its {@code CHALK_COMPUTE_TARGET}). */
     public static final String SERVER_SOCKET = "unix://" + SERVER_MOUNT + "/" + SERVER_SOCKET_NAME;
+    /** Where a replica's identity directory (its rotating token) is bound, read-only. */
+    public static final String IDENTITY_MOUNT = "/chalk/identity";
 
     public WorkerLaunch {
         env = Map.copyOf(env);

@@ -17,22 +17,22 @@ public final class WorkerPools implements AutoCloseable {
     private final WorkerJava java;
     private final Path runRoot;
     private final ExecutorService executor;
-    private final Optional<Path> serverSocketDir;
+    private final Optional<ServerAccess> server;
     private final Map<String, ReplicaPool> pools = new ConcurrentHashMap<>();
 
     /**
      * @param java     the Java replicas run, and where
      * @param runRoot  where replicas' run directories (their sockets) are made
      * @param executor runs replica starts and output readers
-     * @param serverSocketDir the directory of the server's socket for replicas, bound into each, if it serves
+     * @param server   how replicas reach the server (its socket, their tokens), if the socket serves
      */
     public WorkerPools(SandboxRuntime runtime, WorkerJava java, Path runRoot, ExecutorService executor,
-                       Optional<Path> serverSocketDir) {
+                       Optional<ServerAccess> server) {
         this.runtime = runtime;
         this.java = java;
         this.runRoot = runRoot;
         this.executor = executor;
-        this.serverSocketDir = serverSocketDir;
+        this.server = server;
     }
 
     /** The pool of a revision, created (and filled to its minimum) on first use. */
@@ -41,7 +41,7 @@ public final class WorkerPools implements AutoCloseable {
         ReplicaPool[] created = new ReplicaPool[1];
         ReplicaPool pool = pools.computeIfAbsent(revisionId, id -> {
             created[0] = new ReplicaPool((wid, l) -> WorkerReplica.start(wid, runtime, java, runRoot, l, executor,
-                            serverSocketDir),
+                            server),
                     launch.get(), scale.get(), executor, onStatus);
             return created[0];
         });

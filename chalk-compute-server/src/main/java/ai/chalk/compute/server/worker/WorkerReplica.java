@@ -3,6 +3,8 @@ package ai.chalk.compute.server.worker;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
+import ai.chalk.compute.server.auth.Caller;
+import ai.chalk.compute.server.auth.WorkloadTokens;
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
@@ -65,13 +67,15 @@ public final class WorkerReplica implements AutoCloseable {
     private final Path runDir;
     /** The worker's socket, held by descriptor: its directory is the worker's to write (see {@link #awaitSocket}). */
     private final PinnedSocket socket;
+    private final Optional<WorkloadTokens> tokens;
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile Instant idleSince = Instant.now();
     private volatile boolean closed;
 
     private WorkerReplica(String id, RuntimeSandbox sandbox, RuntimeProcess process, WorkerOutput output,
-                          ManagedChannel channel, Path runDir, PinnedSocket socket) {
+                          ManagedChannel channel, Path runDir, PinnedSocket socket, Optional<WorkloadTokens> tokens) {
         this.socket = socket;
+        this.tokens = tokens;
         this.id = id;
         this.runDir = runDir;
         this.sandbox = sandbox;
@@ -87,19 +91,23 @@ public final class WorkerReplica implements AutoCloseable {
      *                             timeout; the message has the worker's last output
      */
     public static WorkerReplica start(String id, SandboxRuntime runtime, WorkerJava serverWorkers, Path runRoot,
-                                      WorkerLaunch launch, Executor executor, Optional<Path> serverSocketDir)
+                                      WorkerLaunch launch, Executor executor, Optional<ServerAccess> server)
             throws WorkerDiedException {
         // a function's own image (accepted only where workers run in images) replaces the server's worker image
         WorkerJava java = launch.image().isEmpty() ? serverWorkers : WorkerJava.image(launch.image());
         Path runDir = runRoot.resolve(id).toAbsolutePath();
         RuntimeSandbox sandbox;
+        // the replica's calls to the server act in its function's environment, and only there
+        Optional<Path> identity = server.map(s -> s.tokens().issue(id,
+                new Caller(launch.environment(), launch.workload(), Caller.Kind.WORKLOAD)));
         try {
             Files.createDirectories(runDir);
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
             sandbox = runtime.start(new SandboxSpec(id, java.image().orElse(""), launch.env(),
                     WorkerLaunch.RUN_MOUNT, launch.limits(), false, List.of(),
-                    bindings(runtime, java, launch, runDir, serverSocketDir)));
+                    bindings(runtime, java, launch, runDir, server.map(ServerAccess::socketDir), identity)));
         } catch (IOException | RuntimeStartException e) {
+            server.ifPresent(s -> s.tokens().release(id));
             throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage()
                     + remedy(java));
         }
@@ -108,10 +116,11 @@ public final class WorkerReplica implements AutoCloseable {
         try {
             List<String> command = java.command(jvmArgs(launch));
             process = sandbox.exec(new ProcessSpec(command.get(0), command.subList(1, command.size()),
-                    Optional.of(WorkerLaunch.RUN_MOUNT), workerEnv(id, launch, serverSocketDir.isPresent()),
+                    Optional.of(WorkerLaunch.RUN_MOUNT), workerEnv(id, launch, server.isPresent()),
                     Optional.empty()));
         } catch (ProcessStartException | RuntimeException e) {
             sandbox.terminate(Duration.ZERO);
+            server.ifPresent(s -> s.tokens().release(id));
             throw new WorkerDiedException("worker " + id + " could not start " + java.describe() + " in its sandbox: "
                     + e.getMessage() + remedy(java));
         }
@@ -129,11 +138,13 @@ public final class WorkerReplica implements AutoCloseable {
             socket = awaitSocket(id, runDir, process, output, launch.readyTimeout());
         } catch (WorkerDiedException e) {
             sandbox.terminate(Duration.ZERO);
+            server.ifPresent(s -> s.tokens().release(id));
             throw e;
         }
         ManagedChannel channel = Grpc.newChannelBuilder("unix://" + socket.address(),
                 InsecureChannelCredentials.create()).directExecutor().build();
-        WorkerReplica replica = new WorkerReplica(id, sandbox, process, output, channel, runDir, socket);
+        WorkerReplica replica = new WorkerReplica(id, sandbox, process, output, channel, runDir, socket,
+                server.map(ServerAccess::tokens));
         try {
             replica.awaitServing(launch.readyTimeout());
         } catch (WorkerDiedException e) {
@@ -145,12 +156,13 @@ public final class WorkerReplica implements AutoCloseable {
 
     private static List<SandboxSpec.VolumeBinding> bindings(SandboxRuntime runtime, WorkerJava java,
                                                             WorkerLaunch launch, Path runDir,
-                                                            Optional<Path> serverSocketDir) {
+                                                            Optional<Path> serverSocketDir, Optional<Path> identity) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         out.add(new SandboxSpec.VolumeBinding(launch.code().dir(), WorkerLaunch.CODE_MOUNT, true));
         out.add(new SandboxSpec.VolumeBinding(runDir, WorkerLaunch.RUN_MOUNT, false));
         // read-only still lets the worker connect: a socket is not written through its file system
         serverSocketDir.ifPresent(dir -> out.add(new SandboxSpec.VolumeBinding(dir, WorkerLaunch.SERVER_MOUNT, true)));
+        identity.ifPresent(dir -> out.add(new SandboxSpec.VolumeBinding(dir, WorkerLaunch.IDENTITY_MOUNT, true)));
         out.addAll(java.bindings(runtime));
         return out;
     }
@@ -171,6 +183,8 @@ public final class WorkerReplica implements AutoCloseable {
         if (serverReachable) {
             // what SandboxClient.fromEnv() and the starter read: the function's clients reach this server
             env.put("CHALK_COMPUTE_TARGET", WorkerLaunch.SERVER_SOCKET);
+            // the SDK re-reads it as the server rotates it (ChalkCredentials.ENV_TOKEN_FILE)
+            env.put("CHALK_WEB_IDENTITY_TOKEN_FILE", WorkerLaunch.IDENTITY_MOUNT + "/" + WorkloadTokens.FILE_NAME);
         }
         env.put("CHALK_WORKER_SOCKET", WorkerLaunch.RUN_MOUNT + "/" + WorkerLaunch.WORKER_SOCKET_NAME);
         env.put("CHALK_WORKER_FUNCTIONS", launch.functions());
@@ -367,6 +381,7 @@ public final class WorkerReplica implements AutoCloseable {
         channel.shutdownNow();
         socket.close();
         sandbox.terminate(Duration.ofSeconds(1));
+        tokens.ifPresent(t -> t.release(id));
         try (var files = Files.list(runDir)) {
             for (Path p : (Iterable<Path>) files::iterator) {
                 Files.deleteIfExists(p);

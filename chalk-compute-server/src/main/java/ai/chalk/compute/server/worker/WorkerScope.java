@@ -60,6 +60,7 @@ final class WorkerScope implements ServerInterceptor {
         }
         r.put("grpc.health.v1.Health/Check", Rule.ALLOW);
         r.put("chalk.server.v1.AuthService/GetToken", Rule.ALLOW);
+        r.put("chalk.server.v1.AuthService/GetWorkloadIdentityToken", Rule.ALLOW);
         return Map.copyOf(r);
     }
 

@@ -127,8 +127,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Two clients of one real server that differ only in the environment they name ({@code x-chalk-env-id}: {@code dev}
- * and {@code prod}): each environment's sandboxes, volumes, snapshots, image builds, functions, queued calls, scaling
+ * Two clients of one real server that differ only in their environment ({@code dev} and {@code prod}: over TCP a
+ * credential of each, in-process the {@code x-chalk-env-id} it names): each environment's sandboxes, volumes, snapshots, image builds, functions, queued calls, scaling
  * groups and blobs are invisible to the other. Every get, list, exec, terminate and delete RPC is tried from the
  * other environment: lists leave the resource out, and the rest answer NOT_FOUND with the very message an id that
  * never existed gets, so that nothing reveals the resource exists. Same-named resources coexist.
@@ -148,12 +148,15 @@ class EnvironmentIsolationTest {
     @BeforeAll
     void start() throws Exception {
         server = RunningServer.start(dataDir, b -> b.workerReadyTimeout(Duration.ofSeconds(20)));
-        dev = inEnvironment(server.channel, "dev");
-        prod = inEnvironment(server.channel, "prod");
+        // over TCP each client shows a token of a credential of its environment
+        dev = RunningServer.authenticated(server.server, "dev");
+        prod = RunningServer.authenticated(server.server, "prod");
     }
 
     @AfterAll
     void stop() throws Exception {
+        ((ManagedChannel) dev).shutdownNow();
+        ((ManagedChannel) prod).shutdownNow();
         server.close();
     }
 

@@ -29,13 +29,10 @@ import ai.chalk.compute.proto.volume.v1.ListVolumesRequest;
 import ai.chalk.compute.proto.volume.v1.VolumeInfo;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.RunningServer;
-import ai.chalk.compute.server.auth.TrustedCallers;
 import io.grpc.Channel;
-import io.grpc.ClientInterceptors;
-import io.grpc.Metadata;
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.MetadataUtils;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -166,7 +163,7 @@ class EnvironmentUpgradeTest {
         for (int start = 1; start <= 2; start++) { // the upgrade happens once; a second start finds it done
             try (RunningServer server = RunningServer.start(dataDir)) {
                 Channel byDefault = server.channel;
-                Channel dev = inEnvironment(server.channel, "dev");
+                ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
 
                 var sandboxes = SandboxServiceGrpc.newBlockingStub(byDefault).listSandboxes(ListSandboxesRequest
                         .newBuilder().setIncludeTerminated(true).build()).getSandboxesList();
@@ -224,6 +221,7 @@ class EnvironmentUpgradeTest {
                             PollRemoteCallRequest.newBuilder().setCallId("call-old").build()).getStatus())
                             .isEqualTo(RemoteCallStatus.REMOTE_CALL_STATUS_FAILED);
                 }
+                dev.shutdownNow();
             }
         }
     }
@@ -287,11 +285,5 @@ class EnvironmentUpgradeTest {
         StatusRuntimeException e = catchThrowableOfType(call::run, StatusRuntimeException.class);
         assertThat(e).isNotNull();
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
-    }
-
-    private static Channel inEnvironment(Channel channel, String environment) {
-        Metadata headers = new Metadata();
-        headers.put(TrustedCallers.ENVIRONMENT_HEADER, environment);
-        return ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
     }
 }

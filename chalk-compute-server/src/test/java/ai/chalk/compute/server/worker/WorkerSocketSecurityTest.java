@@ -13,6 +13,8 @@ import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.auth.Caller;
+import ai.chalk.compute.server.auth.WorkloadTokens;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -20,8 +22,10 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,9 +42,18 @@ class WorkerSocketSecurityTest {
             String tenants = server.createSandbox(); // another tenant's, created over TCP
             Path socket = dataDir.resolve("functions/server").resolve(WorkerLaunch.SERVER_SOCKET_NAME);
             EpollEventLoopGroup group = new EpollEventLoopGroup(1);
+            // deployed code shows the token the server rotates in its identity directory; this one is a dev function's
+            Path identity = server.server.authentication().workloads().issue("socket-test",
+                    new Caller("dev", "function:socket-test/v1", Caller.Kind.WORKLOAD));
+            AtomicReference<String> token = new AtomicReference<>();
             ManagedChannel worker = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                    .channelType(EpollDomainSocketChannel.class).eventLoopGroup(group).usePlaintext().build();
+                    .channelType(EpollDomainSocketChannel.class).eventLoopGroup(group).usePlaintext()
+                    .intercept(RunningServer.bearer(token)).build();
             try {
+                // without a token, nothing but the token exchange and health
+                assertThat(code(() -> SandboxServiceGrpc.newBlockingStub(worker).withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .createSandbox(CreateSandboxRequest.getDefaultInstance()))).isEqualTo(Status.Code.UNAUTHENTICATED);
+                token.set(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME)));
                 var sandboxes = SandboxServiceGrpc.newBlockingStub(worker).withDeadlineAfter(60, TimeUnit.SECONDS);
                 var processes = SandboxProcessServiceGrpc.newBlockingStub(worker)
                         .withDeadlineAfter(60, TimeUnit.SECONDS);
@@ -58,16 +71,23 @@ class WorkerSocketSecurityTest {
                         .deleteExternalFunction(DeleteExternalFunctionRequest.getDefaultInstance())))
                         .isEqualTo(Status.Code.PERMISSION_DENIED);
 
-                // what a function does: create a sandbox and use it
+                // what a function does: create a sandbox and use it, in its function's environment
                 String own = sandboxes.createSandbox(CreateSandboxRequest.getDefaultInstance()).getSandbox().getId();
                 assertThat(processes.execCommand(ExecCommandRequest.newBuilder().setSandboxId(own)
                         .setCommand("echo").addArgs("mine").build()).getStdout().toStringUtf8()).isEqualTo("mine\n");
+                assertThat(code(() -> server.sandboxes().getSandbox(GetSandboxRequest.newBuilder().setSandboxId(own)
+                        .build()))).as("default does not see the dev function's sandbox").isEqualTo(Status.Code.NOT_FOUND);
+                ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
+                assertThat(SandboxServiceGrpc.newBlockingStub(dev).getSandbox(GetSandboxRequest.newBuilder()
+                        .setSandboxId(own).build()).getSandbox().getId()).isEqualTo(own);
+                dev.shutdownNow();
                 sandboxes.terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(own).build());
                 // the other tenant's sandbox is untouched
                 assertThat(server.sandboxes().getSandbox(GetSandboxRequest.newBuilder().setSandboxId(tenants)
                         .build()).getSandbox().getState()).isEqualTo("RUNNING");
             } finally {
                 worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                server.server.authentication().workloads().release("socket-test");
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             }
         }
