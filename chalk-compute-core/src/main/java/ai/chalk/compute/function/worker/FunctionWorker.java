@@ -1,10 +1,11 @@
 package ai.chalk.compute.function.worker;
 
+import ai.chalk.compute.auth.ChalkCredentials;
 import ai.chalk.compute.function.FunctionRegistry;
-import io.grpc.Server;
-import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import ai.chalk.compute.function.arrow.DecodeContext;
 import ai.chalk.compute.sandbox.SandboxClient;
+import io.grpc.Server;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
@@ -58,7 +59,10 @@ public final class FunctionWorker implements AutoCloseable {
         this.calls = settings.maxConcurrent() > 0 ? Executors.newFixedThreadPool(settings.maxConcurrent(), callThreads)
                 : Executors.newCachedThreadPool(callThreads);
         this.functions = new FunctionHolder(calls);
-        this.serverClient = settings.serverTarget().map(SandboxClient::connect).orElse(null);
+        this.serverClient = settings.serverTarget().map(target -> settings.identityTokenFile()
+                .map(file -> SandboxClient.builder().target(target).credentials(ChalkCredentials.ofTokenFile(file))
+                        .build())
+                .orElseGet(() -> SandboxClient.connect(target))).orElse(null);
         this.server = NettyServerBuilder.forAddress(new DomainSocketAddress(settings.socket().toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(boss)

@@ -1,5 +1,6 @@
 package ai.chalk.compute.function.worker;
 
+import ai.chalk.compute.auth.ChalkCredentials;
 import ai.chalk.compute.connection.ConnectionSettings;
 import java.nio.file.Path;
 import java.util.List;
@@ -17,9 +18,11 @@ import java.util.Optional;
  * @param serverTarget the server that runs the worker, as a gRPC target ({@code CHALK_COMPUTE_TARGET}, a Unix
  *                     socket bound into the replica); functions reach it through a {@code SandboxClient}
  * @param maxConcurrent calls run at once ({@code CHALK_WORKER_MAX_CONCURRENT}); 0 for no limit
+ * @param identityTokenFile the token the server rotates for this replica ({@code CHALK_WEB_IDENTITY_TOKEN_FILE}):
+ *                          calls to {@code serverTarget} show it, and act in the function's environment
  */
 public record WorkerSettings(Path socket, List<FunctionBinding> functions, String mode, String workerId,
-                             Optional<String> serverTarget, int maxConcurrent) {
+                             Optional<String> serverTarget, int maxConcurrent, Optional<Path> identityTokenFile) {
 
     /** The environment variable naming the socket. */
     public static final String SOCKET = "CHALK_WORKER_SOCKET";
@@ -39,6 +42,7 @@ public record WorkerSettings(Path socket, List<FunctionBinding> functions, Strin
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(workerId, "workerId");
         Objects.requireNonNull(serverTarget, "serverTarget");
+        Objects.requireNonNull(identityTokenFile, "identityTokenFile");
         if (maxConcurrent < 0) {
             throw new IllegalArgumentException(MAX_CONCURRENT + " must be 0 (no limit) or more, got " + maxConcurrent);
         }
@@ -46,7 +50,7 @@ public record WorkerSettings(Path socket, List<FunctionBinding> functions, Strin
 
     /** Settings of a worker with no connection to a server (its functions need none). */
     public WorkerSettings(Path socket, List<FunctionBinding> functions, String mode, String workerId) {
-        this(socket, functions, mode, workerId, Optional.empty(), 0);
+        this(socket, functions, mode, workerId, Optional.empty(), 0, Optional.empty());
     }
 
     /**
@@ -75,8 +79,9 @@ public record WorkerSettings(Path socket, List<FunctionBinding> functions, Strin
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(MAX_CONCURRENT + " is not a number: " + env.get(MAX_CONCURRENT), e);
         }
+        String tokenFile = env.getOrDefault(ChalkCredentials.ENV_TOKEN_FILE, "");
         return new WorkerSettings(Path.of(socket), functions, mode.isBlank() ? "plain" : mode.trim(),
                 env.getOrDefault(ID, ""), target.isBlank() ? Optional.empty() : Optional.of(target.trim()),
-                maxConcurrent);
+                maxConcurrent, tokenFile.isBlank() ? Optional.empty() : Optional.of(Path.of(tokenFile.trim())));
     }
 }
