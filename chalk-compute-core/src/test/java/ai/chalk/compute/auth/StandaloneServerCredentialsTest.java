@@ -2,10 +2,14 @@ package ai.chalk.compute.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.identity.ConnectClient;
+import ai.chalk.compute.identity.WorkloadIdentityToken;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.auth.ClientCredentials;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -43,6 +47,24 @@ class StandaloneServerCredentialsTest {
                 Sandbox sandbox = client.create();
                 assertThat(sandbox.exec("true").success()).isTrue();
                 assertThat(client.list()).extracting(ai.chalk.compute.sandbox.SandboxInfo::id).contains(sandbox.id());
+            }
+        }
+    }
+
+    @Test
+    void connectClientGetsAnIdentityTokenForAThirdParty(@TempDir Path dir) throws Exception {
+        try (ComputeServer server = ComputeServer.builder().dataDir(dir).port(0).build().start()) {
+            ClientCredentials.Created dev = server.authentication().credentials().create("etl", "dev");
+            Map<String, String> env = Map.of("CHALK_CLIENT_ID", dev.credential().id(),
+                    "CHALK_CLIENT_SECRET", dev.secret(), "CHALK_API_SERVER", server.grpcUrl().orElseThrow());
+            try (ConnectClient connect = ConnectClient.fromEnv(env)) {
+                WorkloadIdentityToken token = connect.getWorkloadIdentityToken("snowflakecomputing.com");
+                assertThat(token.issuer()).isEqualTo(server.httpUrl());
+                assertThat(token.subject()).isEqualTo("client:" + dev.credential().id());
+                assertThat(token.toString()).doesNotContain(token.token());
+                JWTClaimsSet claims = SignedJWT.parse(token.token()).getJWTClaimsSet();
+                assertThat(claims.getAudience()).containsExactly("snowflakecomputing.com");
+                assertThat(claims.getStringClaim("environment_id")).isEqualTo("dev");
             }
         }
     }

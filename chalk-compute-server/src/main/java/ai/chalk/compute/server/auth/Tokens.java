@@ -28,6 +28,8 @@ public final class Tokens {
     /** The audience of tokens this server accepts as bearer tokens. */
     static final String ACCESS_AUDIENCE = "chalk-compute";
     static final String ENVIRONMENT_CLAIM = "env";
+    /** What Chalk's SDKs read to choose the environment of a token file's calls ({@code x-chalk-env-id}). */
+    static final String ENVIRONMENT_ID_CLAIM = "environment_id";
     static final String KIND_CLAIM = "kind";
     static final String CLIENT_CLAIM = "cid";
     /** Tolerated clock difference between the server and itself across restarts (and a token's own iat). */
@@ -64,6 +66,7 @@ public final class Tokens {
     Issued access(Caller caller, Optional<String> clientId, Duration lifetime) {
         JWTClaimsSet.Builder claims = base(caller.subject(), ACCESS_AUDIENCE, lifetime)
                 .claim(ENVIRONMENT_CLAIM, caller.environment())
+                .claim(ENVIRONMENT_ID_CLAIM, caller.environment())
                 .claim(KIND_CLAIM, caller.kind().name());
         clientId.ifPresent(id -> claims.claim(CLIENT_CLAIM, id));
         return sign(claims.build());
@@ -72,7 +75,8 @@ public final class Tokens {
     /** An identity token for a third party: {@code sub} the workload, {@code aud} as asked. */
     Issued identity(Caller workload, String audience, Duration lifetime) {
         return sign(base(workload.subject(), audience, lifetime)
-                .claim(ENVIRONMENT_CLAIM, workload.environment()).build());
+                .claim(ENVIRONMENT_CLAIM, workload.environment())
+                .claim(ENVIRONMENT_ID_CLAIM, workload.environment()).build());
     }
 
     private JWTClaimsSet.Builder base(String subject, String audience, Duration lifetime) {
