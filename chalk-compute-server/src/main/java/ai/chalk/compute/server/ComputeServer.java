@@ -17,6 +17,11 @@ import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.sandbox.SandboxServiceV1;
 import ai.chalk.compute.server.sandbox.SandboxServiceV2;
+import ai.chalk.compute.server.secret.EnvironmentSecretsServiceV1;
+import ai.chalk.compute.server.secret.IntegrationAdminServiceV1;
+import ai.chalk.compute.server.secret.IntegrationsServiceV1;
+import ai.chalk.compute.server.secret.SecretCipher;
+import ai.chalk.compute.server.secret.Secrets;
 import ai.chalk.compute.server.session.SandboxProcessServiceV2;
 import ai.chalk.compute.server.session.SessionLog;
 import ai.chalk.compute.server.snapshot.SandboxSnapshotServiceV2;
@@ -25,8 +30,10 @@ import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.ImageBuildStore;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
+import ai.chalk.compute.server.store.SecretStore;
 import ai.chalk.compute.server.store.SnapshotStore;
 import ai.chalk.compute.server.store.VolumeStore;
+import ai.chalk.compute.server.team.TeamServiceV1;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeServiceV1;
@@ -49,6 +56,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.UUID;
 import java.util.concurrent.Executors;
@@ -135,8 +143,12 @@ public final class ComputeServer implements AutoCloseable {
         }
         String exposure = config.port == null ? null
                 : ListenAddress.check(config.host, config.port, config.insecureListen);
+        // before anything starts: a key others can read is refused with what to do, and nothing is left running
+        SecretCipher cipher = config.secretsKeyFile != null ? SecretCipher.load(config.secretsKeyFile, false)
+                : SecretCipher.load(dataDir.resolve(SecretCipher.KEY_FILE_NAME), true);
         try {
             database = Database.open(dataDir);
+            Secrets secrets = new Secrets(new SecretStore(database), cipher);
             runtime = RuntimeStart.start(config.runtime, dataDir);
             scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
             processThreads = ProcessThreads.create(scheduler);
@@ -145,7 +157,8 @@ public final class ComputeServer implements AutoCloseable {
             images = new BuildCache(runtime::imageBuilder, new ImageBuildStore(database), config.parallelImageBuilds);
             images.recover();
             SandboxStore sandboxStore = new SandboxStore(database);
-            sandboxes = new SandboxManager(runtime, sandboxStore, volumes, images, scheduler, config.sandboxLifetime);
+            sandboxes = new SandboxManager(runtime, sandboxStore, volumes, images, secrets, scheduler,
+                    config.sandboxLifetime);
             sandboxes.recover();
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();
@@ -179,6 +192,10 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(functions.asyncCalls()),
                     intercepted(functions.scalingGroups()),
                     intercepted(new CustomImageServiceV1(images, sandboxStore)),
+                    intercepted(new EnvironmentSecretsServiceV1(secrets)),
+                    intercepted(new IntegrationsServiceV1(secrets)),
+                    intercepted(new IntegrationAdminServiceV1(secrets)),
+                    intercepted(new TeamServiceV1(this::grpcUrl)),
                     ServerInterceptors.intercept(health.getHealthService(), new UnhealthyReason(database::problem)),
                     ProtoReflectionServiceV1.newInstance().bindService()).toList();
             List<ServerServiceDefinition> unguarded = services;
@@ -249,6 +266,16 @@ public final class ComputeServer implements AutoCloseable {
     /** The TCP port the server listens on, if it was asked to. */
     public OptionalInt port() {
         return tcp == null ? OptionalInt.empty() : OptionalInt.of(tcp.getPort());
+    }
+
+    /** The URL TCP clients use ({@code http://127.0.0.1:50051}, {@code https://...} with TLS), if it listens. */
+    public Optional<String> grpcUrl() {
+        if (tcp == null) {
+            return Optional.empty();
+        }
+        String host = config.host.equals("0.0.0.0") || config.host.equals("::") ? "127.0.0.1" : config.host;
+        return Optional.of((config.tlsCertChain != null ? "https://" : "http://")
+                + (host.contains(":") ? "[" + host + "]" : host) + ":" + tcp.getPort());
     }
 
     /** The runtime's name ({@code local}, ...). */
@@ -367,6 +394,7 @@ public final class ComputeServer implements AutoCloseable {
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private Path tlsCertChain;
         private Path tlsPrivateKey;
+        private Path secretsKeyFile;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder() {
@@ -511,6 +539,17 @@ public final class ComputeServer implements AutoCloseable {
         public Builder tls(Path certChain, Path privateKey) {
             this.tlsCertChain = Objects.requireNonNull(certChain, "certChain");
             this.tlsPrivateKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
+         * The key that encrypts secrets and integration values at rest (AES-256-GCM): a file of 32 random bytes in
+         * base64 ({@code openssl rand -base64 32}) that only its owner may read (mode 0600; one others can read is
+         * refused at start). Default: {@code <data-dir>/secrets.key}, made on first start. Keep it out of the data
+         * directory's backups to keep backups of the database useless without it.
+         */
+        public Builder secretsKeyFile(Path keyFile) {
+            this.secretsKeyFile = Objects.requireNonNull(keyFile, "keyFile");
             return this;
         }
 
