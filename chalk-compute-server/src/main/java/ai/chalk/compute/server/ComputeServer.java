@@ -163,7 +163,7 @@ public final class ComputeServer implements AutoCloseable {
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();
             functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
-                    config.workerReadyTimeout, RuntimeStart.workerJava(runtime, config.runtime));
+                    config.workerReadyTimeout, RuntimeStart.workerJava(runtime, config.runtime), secrets);
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {

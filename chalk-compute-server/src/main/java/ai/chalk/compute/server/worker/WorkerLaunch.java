@@ -3,6 +3,7 @@ package ai.chalk.compute.server.worker;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * How to start the replicas of one function revision.
@@ -17,10 +18,12 @@ import java.util.Map;
  *                      gave up on (timed out) still holds its place until the function returns
  * @param image        the function's own image, its replicas' root and Java; empty for the server's worker image
  * @param limits       each replica's cpu and memory
+ * @param secretEnv    the variables the function's secret references give its replicas, read as each one starts (so a
+ *                     replica started after a secret changed has the new value); never kept in the launch itself
  */
 public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, String functions, String worker,
                            Map<String, String> env, Duration readyTimeout, int maxConcurrent, String image,
-                           SandboxSpec.ResourceLimits limits) {
+                           SandboxSpec.ResourceLimits limits, Supplier<Map<String, String>> secretEnv) {
 
     /** The protocol's worker main class. */
     public static final String MAIN_CLASS = "ai.chalk.compute.function.worker.FunctionWorker";
