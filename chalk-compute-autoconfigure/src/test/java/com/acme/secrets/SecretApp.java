@@ -5,8 +5,9 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.context.annotation.Bean;
 
 /**
- * An application (in its own package, out of WorkerApp's component scan) whose function asks for a Chalk secret, which the embedded server refuses to deploy (it has no
- * secret store): a deployment failure that comes from the server.
+ * An application (in its own package, out of WorkerApp's component scan) whose function asks for a Chalk secret that the
+ * embedded server's environment does not have, so the server refuses to deploy it: a deployment failure that comes from
+ * the server.
  */
 @SpringBootConfiguration(proxyBeanMethods = false)
 public class SecretApp {

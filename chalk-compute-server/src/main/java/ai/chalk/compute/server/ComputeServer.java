@@ -19,6 +19,11 @@ import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.sandbox.SandboxServiceV1;
 import ai.chalk.compute.server.sandbox.SandboxServiceV2;
+import ai.chalk.compute.server.secret.EnvironmentSecretsServiceV1;
+import ai.chalk.compute.server.secret.IntegrationAdminServiceV1;
+import ai.chalk.compute.server.secret.IntegrationsServiceV1;
+import ai.chalk.compute.server.secret.SecretCipher;
+import ai.chalk.compute.server.secret.Secrets;
 import ai.chalk.compute.server.session.SandboxProcessServiceV2;
 import ai.chalk.compute.server.session.SessionLog;
 import ai.chalk.compute.server.snapshot.SandboxSnapshotServiceV2;
@@ -27,8 +32,10 @@ import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.ImageBuildStore;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
+import ai.chalk.compute.server.store.SecretStore;
 import ai.chalk.compute.server.store.SnapshotStore;
 import ai.chalk.compute.server.store.VolumeStore;
+import ai.chalk.compute.server.team.TeamServiceV1;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeServiceV1;
@@ -142,8 +149,12 @@ public final class ComputeServer implements AutoCloseable {
         Optional<String> exposure = config.port == null ? Optional.empty()
                 : ListenAddress.check(config.host, config.port, config.auth == Authentication.Mode.TOKENS,
                         config.tlsCertChain != null);
+        // before anything starts: a key others can read is refused with what to do, and nothing is left running
+        SecretCipher cipher = config.secretsKeyFile != null ? SecretCipher.load(config.secretsKeyFile, false)
+                : SecretCipher.load(dataDir.resolve(SecretCipher.KEY_FILE_NAME), true);
         try {
             database = Database.open(dataDir);
+            Secrets secrets = new Secrets(new SecretStore(database), cipher);
             runtime = RuntimeStart.start(config.runtime, dataDir);
             scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
             authentication = Authentication.open(config.auth, dataDir, Clock.systemUTC(), scheduler);
@@ -153,13 +164,14 @@ public final class ComputeServer implements AutoCloseable {
             images = new BuildCache(runtime::imageBuilder, new ImageBuildStore(database), config.parallelImageBuilds);
             images.recover();
             SandboxStore sandboxStore = new SandboxStore(database);
-            sandboxes = new SandboxManager(runtime, sandboxStore, volumes, images, scheduler, config.sandboxLifetime);
+            sandboxes = new SandboxManager(runtime, sandboxStore, volumes, images, secrets, scheduler,
+                    config.sandboxLifetime);
             sandboxes.recover();
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();
             functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
                     config.workerReadyTimeout, RuntimeStart.workerJava(runtime, config.runtime),
-                    authentication.workloads());
+                    authentication.workloads(), secrets);
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
@@ -190,6 +202,10 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(new CustomImageServiceV1(images, sandboxStore)),
                     ServerInterceptors.intercept(ServerInterceptors.intercept(authentication.service(),
                             FAILURES_TO_STATUS), config.interceptors),
+                    intercepted(new EnvironmentSecretsServiceV1(secrets)),
+                    intercepted(new IntegrationsServiceV1(secrets)),
+                    intercepted(new IntegrationAdminServiceV1(secrets)),
+                    intercepted(new TeamServiceV1(this::grpcUrl)),
                     ServerInterceptors.intercept(health.getHealthService(), new UnhealthyReason(database::problem)),
                     ProtoReflectionServiceV1.newInstance().bindService()).toList();
             List<ServerServiceDefinition> unguarded = services;
@@ -410,6 +426,7 @@ public final class ComputeServer implements AutoCloseable {
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private Path tlsCertChain;
         private Path tlsPrivateKey;
+        private Path secretsKeyFile;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder() {
@@ -566,6 +583,17 @@ public final class ComputeServer implements AutoCloseable {
         public Builder tls(Path certChain, Path privateKey) {
             this.tlsCertChain = Objects.requireNonNull(certChain, "certChain");
             this.tlsPrivateKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
+         * The key that encrypts secrets and integration values at rest (AES-256-GCM): a file of 32 random bytes in
+         * base64 ({@code openssl rand -base64 32}) that only its owner may read (mode 0600; one others can read is
+         * refused at start). Default: {@code <data-dir>/secrets.key}, made on first start. Keep it out of the data
+         * directory's backups to keep backups of the database useless without it.
+         */
+        public Builder secretsKeyFile(Path keyFile) {
+            this.secretsKeyFile = Objects.requireNonNull(keyFile, "keyFile");
             return this;
         }
 

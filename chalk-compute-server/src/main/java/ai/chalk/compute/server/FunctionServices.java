@@ -12,6 +12,7 @@ import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.scalinggroup.ContainerRunners;
 import ai.chalk.compute.server.scalinggroup.ScalingGroupManagerServiceV1;
 import ai.chalk.compute.server.scalinggroup.ScalingGroups;
+import ai.chalk.compute.server.secret.Secrets;
 import ai.chalk.compute.server.store.BlobOwnerStore;
 import ai.chalk.compute.server.store.CallStore;
 import ai.chalk.compute.server.store.Database;
@@ -71,7 +72,7 @@ final class FunctionServices implements AutoCloseable {
     /** @param java what function workers run on */
     static FunctionServices start(Path dataDir, Database database, SandboxRuntime runtime, SandboxManager sandboxes,
                                   ScheduledExecutorService scheduler, Duration workerReadyTimeout, WorkerJava java,
-                                  WorkloadTokens workloadTokens)
+                                  WorkloadTokens workloadTokens, Secrets secrets)
             throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
         BlobOwnerStore blobOwners = new BlobOwnerStore(database, () -> {
@@ -89,11 +90,11 @@ final class FunctionServices implements AutoCloseable {
         WorkerPools pools = new WorkerPools(runtime, java, dataDir.resolve("functions").resolve("run"), executor,
                 workerSocket.dir().map(dir -> new ServerAccess(dir, workloadTokens)));
         FunctionWorkers workers = new FunctionWorkers(functionStore, code, pools, workerReadyTimeout,
-                groups::recordRevisionStatus);
+                groups::recordRevisionStatus, secrets);
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
         groups.register(ScalingGroups.FUNCTION, workers);
         FunctionDeployments deployments = new FunctionDeployments(functionStore, groups, code, java,
-                new WorkerImageCheck(runtime, java, executor), blobOwners);
+                new WorkerImageCheck(runtime, java, executor), blobOwners, secrets);
         CallStore callStore = new CallStore(database);
         callStore.failUnfinished("the server restarted while the call was queued or running; call again",
                 ai.chalk.compute.proto.common.v1.ChalkError.newBuilder().setMessage("the server restarted while the"

@@ -132,20 +132,21 @@ class ChalkFunctionsDeploymentTests {
                     assertThat(context).hasNotFailed();
                     FunctionDeploymentState token = context.getBean(ChalkFunctions.class).function("token").orElseThrow();
                     assertThat(token.status()).isEqualTo(Status.FAILED);
-                    assertThat(token.error()).isEqualTo("FAILED_PRECONDITION: spec.container_spec.secret_refs: this server"
-                            + " has no secret store; pass configuration through env_vars");
+                    assertThat(token.error()).isEqualTo("FAILED_PRECONDITION: spec.container_spec.secret_refs[0]: secret"
+                            + " API_KEY does not exist in this environment; create it (UpsertSecret) or remove the"
+                            + " reference");
                     HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
                             .getContributor("token");
                     assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
                     assertThat(health.health().getDetails()).containsEntry("error", token.error());
                 });
         assertThat(output).containsPattern("ERROR .*Chalk function token failed to deploy: FAILED_PRECONDITION: "
-                        + "spec.container_spec.secret_refs: this server has no secret store")
+                        + "spec.container_spec.secret_refs\\[0\\]: secret API_KEY does not exist in this environment")
                 .containsPattern("\tat com\\.acme\\.secrets\\.SecretApp\\$Tokens\\.token\\(SecretApp\\.java:\\d+\\)")
                 .doesNotContain("at ai.chalk.compute")
                 // the progress display: one group per function, ending with the server's message
                 .contains("Function \"token\"").contains("Deploying")
-                .contains("✗ FAILED_PRECONDITION: spec.container_spec.secret_refs");
+                .contains("✗ FAILED_PRECONDITION: spec.container_spec.secret_refs[0]");
     }
 
     @Test

@@ -79,6 +79,9 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--tls-key", description = "PEM private key of --tls-cert.")
     Path tlsKey;
 
+    @Option(names = "--secrets-key-file", description = "Key that encrypts secrets at rest: 32 random bytes in base64 (openssl rand -base64 32), mode 0600. Default: <data-dir>/secrets.key, made on first start.")
+    Path secretsKeyFile;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     public static void main(String[] args) {
@@ -127,6 +130,9 @@ public final class ServerMain implements Callable<Integer> {
         }
         if (tlsCert != null) {
             settings.tls(tlsCert, tlsKey);
+        }
+        if (secretsKeyFile != null) {
+            settings.secretsKeyFile(secretsKeyFile);
         }
         ComputeServer server = settings.build().start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

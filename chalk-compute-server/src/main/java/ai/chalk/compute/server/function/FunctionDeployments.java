@@ -5,9 +5,10 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.sandbox.ContainerSpecs;
-import ai.chalk.compute.server.store.BlobOwnerStore;
 import ai.chalk.compute.server.scalinggroup.ScalingGroups;
 import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
+import ai.chalk.compute.server.secret.Secrets;
+import ai.chalk.compute.server.store.BlobOwnerStore;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.FunctionStore.FunctionRecord;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
@@ -44,6 +45,7 @@ public final class FunctionDeployments {
     private final CodeSnapshots code;
     private final WorkerJava java;
     private final WorkerImageCheck workerCheck;
+    private final Secrets secrets;
 
     /**
      * What an ensure answered.
@@ -59,9 +61,11 @@ public final class FunctionDeployments {
      * @param java        what workers run on, for messages
      * @param workerCheck says whether workers can start, before a deployment is accepted
      * @param blobOwners  which environment uploaded which code blobs
+     * @param secrets     checks a deployment's secret_refs before it is accepted
      */
     public FunctionDeployments(FunctionStore store, ScalingGroups groups, CodeSnapshots code, WorkerJava java,
-                               WorkerImageCheck workerCheck, BlobOwnerStore blobOwners) {
+                               WorkerImageCheck workerCheck, BlobOwnerStore blobOwners, Secrets secrets) {
+        this.secrets = secrets;
         this.store = store;
         this.blobOwners = blobOwners;
         this.groups = groups;
@@ -97,6 +101,7 @@ public final class FunctionDeployments {
         }
         FunctionOptions options = FunctionOptions.of(request.getConfig());
         refuseUnsupported(request.getSpec());
+        checkSecretRefs(environment, request.getSpec());
         ScalingSpecs.check("spec", request.getSpec());
         ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"); // malformed: refused now
         String image = request.getSpec().getContainerSpec().getImage().trim();
@@ -147,9 +152,24 @@ public final class FunctionDeployments {
             throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.resources.gpu: this server has no"
                     + " GPUs to give function workers").asRuntimeException();
         }
-        if (c.getSecretRefsCount() > 0) {
-            throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.secret_refs: this server has no"
-                    + " secret store; pass configuration through env_vars").asRuntimeException();
+    }
+
+    /**
+     * Resolves the references once, now, so that a missing secret or a clash is refused at deploy rather than found
+     * by every replica that fails to start; the values are dropped at once (replicas read them as they start).
+     */
+    private void checkSecretRefs(String environment, ScalingGroupSpec spec) {
+        var c = spec.getContainerSpec();
+        if (c.getSecretRefsCount() == 0) {
+            return;
+        }
+        for (String name : secrets.resolve(environment, c.getSecretRefsList(), "spec.container_spec.secret_refs")
+                .keySet()) {
+            if (c.containsEnvVars(name)) {
+                throw Status.INVALID_ARGUMENT.withDescription("spec.container_spec.env_vars sets " + name + ", which"
+                        + " secret_refs sets too; remove it from one of them (or give the secret an alias)")
+                        .asRuntimeException();
+            }
         }
     }
 

@@ -6,6 +6,7 @@ import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.scalinggroup.RevisionRunner;
 import ai.chalk.compute.server.scalinggroup.RunnerFactory;
 import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
+import ai.chalk.compute.server.secret.Secrets;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.worker.CodeSnapshots;
@@ -30,12 +31,15 @@ public final class FunctionWorkers implements RunnerFactory {
     private final WorkerPools pools;
     private final Duration readyTimeout;
     private final BiConsumer<String, PoolStatus> statusSink;
+    private final Secrets secrets;
 
     /**
      * @param statusSink hears every pool's status by revision id (the scaling groups record the serving one's)
+     * @param secrets    resolves a version's secret_refs as each of its replicas starts
      */
     public FunctionWorkers(FunctionStore functions, CodeSnapshots code, WorkerPools pools, Duration readyTimeout,
-                           BiConsumer<String, PoolStatus> statusSink) {
+                           BiConsumer<String, PoolStatus> statusSink, Secrets secrets) {
+        this.secrets = secrets;
         this.statusSink = statusSink;
         this.functions = functions;
         this.code = code;
@@ -59,12 +63,15 @@ public final class FunctionWorkers implements RunnerFactory {
 
     private WorkerLaunch launch(FunctionStore.VersionRecord v, CreateExternalFunctionVersionRequest request) {
         FunctionOptions o = FunctionOptions.of(request.getConfig());
+        var refs = request.getSpec().getContainerSpec().getSecretRefsList();
         try {
             return new WorkerLaunch(v.revisionId(), code.materialise(o.code(), WorkerLaunch.CODE_MOUNT),
                     o.functionsOption(), o.worker(), request.getSpec().getContainerSpec().getEnvVarsMap(),
                     readyTimeout, o.calls().maxConcurrent(), request.getSpec().getContainerSpec().getImage().trim(),
                     ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"),
-                    v.environment(), "function:" + v.functionId() + "/v" + v.version());
+                    v.environment(), "function:" + v.functionId() + "/v" + v.version(),
+                    () -> refs.isEmpty() ? java.util.Map.of()
+                            : secrets.resolve(v.environment(), refs, "spec.container_spec.secret_refs"));
         } catch (IOException e) {
             throw new UncheckedIOException("materialising code " + o.code() + " failed: " + e.getMessage(), e);
         }

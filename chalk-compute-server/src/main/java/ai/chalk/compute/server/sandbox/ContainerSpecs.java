@@ -28,7 +28,7 @@ public final class ContainerSpecs {
      * Refuses, with FAILED_PRECONDITION naming each one, the fields of {@code spec} that sandboxes on this runtime
      * cannot honour: a sandbox that silently lacked its secrets, port or probes would fail later and far from the
      * cause. Fields honoured: name, image (as v1: the runtime decides which it can run), entrypoint, tags, lifetime,
-     * resources cpu and memory, env_vars, volumes, network_policy, restart_policy NEVER, security_policy
+     * resources cpu and memory, env_vars, secret_refs, volumes, network_policy, restart_policy NEVER, security_policy
      * kernel_policy OPEN.
      */
     static void refuseUnsupported(ChalkContainerSpec spec, String runtime) {
@@ -48,9 +48,6 @@ public final class ContainerSpecs {
         }
         if (spec.hasAuthentication() && !spec.getAuthentication().isBlank()) {
             refused.add("authentication (no ingress for sandbox ports)");
-        }
-        if (spec.getSecretRefsCount() > 0) {
-            refused.add("secret_refs (this server has no secret store; pass values in env_vars)");
         }
         if (spec.hasSecurityPolicy() && spec.getSecurityPolicy().hasKernelPolicy()
                 && spec.getSecurityPolicy().getKernelPolicy() != KernelPolicy.KERNEL_POLICY_UNSPECIFIED

@@ -10,6 +10,7 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.secret.Secrets;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
@@ -46,6 +47,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     private final SandboxStore store;
     private final VolumeManager volumes;
     private final BuildCache images;
+    private final Secrets secrets;
     private final ScheduledExecutorService scheduler;
     private final Duration lifetime;
     private final Map<String, LiveSandbox> live = new ConcurrentHashMap<>();
@@ -57,14 +59,16 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
 
     /**
      * @param images   builds the images of sandboxes created from an image spec
+     * @param secrets  resolves a spec's secret_refs as its sandbox starts
      * @param lifetime the longest a sandbox may run before the server terminates it
      */
     public SandboxManager(SandboxRuntime runtime, SandboxStore store, VolumeManager volumes, BuildCache images,
-                          ScheduledExecutorService scheduler, Duration lifetime) {
+                          Secrets secrets, ScheduledExecutorService scheduler, Duration lifetime) {
         this.runtime = runtime;
         this.store = store;
         this.volumes = volumes;
         this.images = images;
+        this.secrets = secrets;
         this.scheduler = scheduler;
         this.lifetime = lifetime;
     }
@@ -124,7 +128,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      *                    in it see it
      */
     public SandboxRecord create(String environment, CreateSandboxRequest request) {
-        SandboxSpec spec = specFor(environment, request, Optional.empty(), FieldNames.V1);
+        SandboxSpec spec = specFor(environment, request, Optional.empty(), FieldNames.V1, Map.of());
         Optional<String> buildId = Optional.empty();
         if (request.getImageSourceCase() == CreateSandboxRequest.ImageSourceCase.IMAGE_SPEC) {
             // the rest of the request is valid: now build (or find) the image, within the call's deadline
@@ -140,7 +144,9 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     /**
      * Creates and starts a sandbox described by a v2 spec, as {@link #create(String, CreateSandboxRequest)}: the fields
      * this runtime cannot honour are refused (FAILED_PRECONDITION naming them), the rest go through the same
-     * validation as v1's.
+     * validation as v1's. Its {@code secret_refs} are resolved now, in the environment, into environment variables of
+     * the sandbox's processes: the record keeps the references (the spec as given), never the values, so a restore
+     * from a snapshot or a replica started later reads the secrets as they are then.
      *
      * @param initialFilesystem a directory (a snapshot's files) copied into the sandbox's writable layer; empty
      *                          for a fresh one
@@ -149,8 +155,9 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         ContainerSpecs.refuseUnsupported(spec, runtime.name());
         Duration sandboxLifetime = lifetimeOf(spec);
         CreateSandboxRequest request = ContainerSpecs.toV1(spec);
-        return launch(environment, request, specFor(environment, request, initialFilesystem, FieldNames.V2), spec,
-                sandboxLifetime, Optional.empty());
+        Map<String, String> secretEnv = secrets.resolve(environment, spec.getSecretRefsList(), "secret_refs");
+        return launch(environment, request, specFor(environment, request, initialFilesystem, FieldNames.V2,
+                secretEnv), spec, sandboxLifetime, Optional.empty());
     }
 
     private Duration lifetimeOf(ChalkContainerSpec spec) {
@@ -249,9 +256,22 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         static final FieldNames V2 = new FieldNames("env_vars", "resources.cpu", "resources.memory");
     }
 
+    /** @param secretEnv the variables the request's secret references resolved to, set beside its own env */
     private SandboxSpec specFor(String environment, CreateSandboxRequest request, Optional<Path> initialFilesystem,
-                                FieldNames fields) {
+                                FieldNames fields, Map<String, String> secretEnv) {
         RequestLimits.checkEnv(fields.env(), request.getEnvMap());
+        Map<String, String> env = request.getEnvMap();
+        if (!secretEnv.isEmpty()) {
+            env = new java.util.LinkedHashMap<>(request.getEnvMap());
+            for (Map.Entry<String, String> e : secretEnv.entrySet()) {
+                if (env.putIfAbsent(e.getKey(), e.getValue()) != null) {
+                    throw ComputeException.invalid(fields.env() + " sets " + e.getKey() + ", which secret_refs sets"
+                            + " too; remove it from one of them (or give the secret an alias)");
+                }
+            }
+            // the messages name variables and sizes only, never values
+            RequestLimits.checkEnv(fields.env() + " with secret_refs", env);
+        }
         String image = switch (request.getImageSourceCase()) {
             case IMAGE -> request.getImage().trim();
             case IMAGE_SPEC -> ""; // built by create() once the rest of the request has been found valid
@@ -279,7 +299,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             }
             network = grantsAll;
         }
-        return new SandboxSpec(UUID.randomUUID().toString(), image, request.getEnvMap(), DEFAULT_WORKDIR, limits,
+        return new SandboxSpec(UUID.randomUUID().toString(), image, env, DEFAULT_WORKDIR, limits,
                 network, request.getEntrypointList(), mounts, initialFilesystem);
     }
 

@@ -3,6 +3,7 @@ package ai.chalk.compute.server.worker;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * How to start the replicas of one function revision.
@@ -20,10 +21,13 @@ import java.util.Map;
  * @param environment  the function's environment: its replicas' calls to the server act there
  * @param workload     who the replicas are to the server and to third parties (their token's subject), e.g.
  *                     {@code function:<id>/v3}
+ * @param secretEnv    the variables the function's secret references give its replicas, read as each one starts (so a
+ *                     replica started after a secret changed has the new value); never kept in the launch itself
  */
 public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, String functions, String worker,
                            Map<String, String> env, Duration readyTimeout, int maxConcurrent, String image,
-                           SandboxSpec.ResourceLimits limits, String environment, String workload) {
+                           SandboxSpec.ResourceLimits limits, String environment, String workload,
+                           Supplier<Map<String, String>> secretEnv) {
 
     /** The protocol's worker main class. */
     public static final String MAIN_CLASS = "ai.chalk.compute.function.worker.FunctionWorker";

@@ -96,6 +96,18 @@ public final class WorkerReplica implements AutoCloseable {
         // a function's own image (accepted only where workers run in images) replaces the server's worker image
         WorkerJava java = launch.image().isEmpty() ? serverWorkers : WorkerJava.image(launch.image());
         Path runDir = runRoot.resolve(id).toAbsolutePath();
+        Map<String, String> env = new HashMap<>(launch.env());
+        try {
+            // the failure names the secret, integration or key that is missing, never a value
+            for (Map.Entry<String, String> e : launch.secretEnv().get().entrySet()) {
+                if (env.putIfAbsent(e.getKey(), e.getValue()) != null) {
+                    throw new WorkerDiedException("worker " + id + " could not start: spec.container_spec.env_vars"
+                            + " sets " + e.getKey() + ", which secret_refs sets too");
+                }
+            }
+        } catch (RuntimeException e) {
+            throw new WorkerDiedException("worker " + id + " could not start: " + e.getMessage());
+        }
         RuntimeSandbox sandbox;
         // the replica's calls to the server act in its function's environment, and only there
         Optional<Path> identity = server.map(s -> s.tokens().issue(id,
@@ -103,7 +115,7 @@ public final class WorkerReplica implements AutoCloseable {
         try {
             Files.createDirectories(runDir);
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
-            sandbox = runtime.start(new SandboxSpec(id, java.image().orElse(""), launch.env(),
+            sandbox = runtime.start(new SandboxSpec(id, java.image().orElse(""), env,
                     WorkerLaunch.RUN_MOUNT, launch.limits(), false, List.of(),
                     bindings(runtime, java, launch, runDir, server.map(ServerAccess::socketDir), identity)));
         } catch (IOException | RuntimeStartException e) {

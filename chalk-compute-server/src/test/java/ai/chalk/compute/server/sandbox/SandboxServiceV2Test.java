@@ -329,7 +329,6 @@ class SandboxServiceV2Test extends RunningServer.PerTestClass {
                 new Case("protocol", b -> b.setProtocol("http")),
                 new Case("routing", b -> b.setRouting("path")),
                 new Case("authentication", b -> b.setAuthentication("chalk")),
-                new Case("secret_refs", b -> b.addSecretRefs(SecretRef.newBuilder().setSecretName("OPENAI_API_KEY"))),
                 new Case("security_policy.kernel_policy", b -> b.setSecurityPolicy(ContainerSecurityPolicy.newBuilder()
                         .setKernelPolicy(KernelPolicy.KERNEL_POLICY_RESTRICTED))),
                 new Case("compute_class", b -> b.setComputeClass(ComputeClass.COMPUTE_CLASS_K8S)),
@@ -346,10 +345,14 @@ class SandboxServiceV2Test extends RunningServer.PerTestClass {
                     Status.Code.FAILED_PRECONDITION, c.field() + " (");
         }
         // several at once are all named
-        expectStatus(() -> create(ChalkContainerSpec.newBuilder().setPort(80).addSecretRefs(SecretRef.newBuilder()
-                .setIntegrationName("aws")).build()), Status.Code.FAILED_PRECONDITION, "port (");
-        expectStatus(() -> create(ChalkContainerSpec.newBuilder().setPort(80).addSecretRefs(SecretRef.newBuilder()
-                .setIntegrationName("aws")).build()), Status.Code.FAILED_PRECONDITION, "secret_refs (");
+        expectStatus(() -> create(ChalkContainerSpec.newBuilder().setPort(80).setEnableSsh(true).build()),
+                Status.Code.FAILED_PRECONDITION, "port (");
+        expectStatus(() -> create(ChalkContainerSpec.newBuilder().setPort(80).setEnableSsh(true).build()),
+                Status.Code.FAILED_PRECONDITION, "enable_ssh (");
+        // secret_refs are honoured (SecretInjectionTest): one naming no secret of the environment is refused by name
+        expectStatus(() -> create(ChalkContainerSpec.newBuilder().addSecretRefs(SecretRef.newBuilder()
+                .setSecretName("OPENAI_API_KEY")).build()), Status.Code.FAILED_PRECONDITION,
+                "secret OPENAI_API_KEY does not exist");
         // v1's validation, with v2's field names
         expectStatus(() -> create(ChalkContainerSpec.newBuilder().setImage("ubuntu:latest").build()),
                 Status.Code.FAILED_PRECONDITION, "image \"ubuntu:latest\"");
