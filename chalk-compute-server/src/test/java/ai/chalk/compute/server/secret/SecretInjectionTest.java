@@ -1,7 +1,6 @@
 package ai.chalk.compute.server.secret;
 
 import static ai.chalk.compute.server.secret.SecretServiceTest.admin;
-import static ai.chalk.compute.server.secret.SecretServiceTest.inEnvironment;
 import static ai.chalk.compute.server.secret.SecretServiceTest.secrets;
 import static ai.chalk.compute.server.secret.SecretServiceTest.status;
 import static ai.chalk.compute.server.secret.SecretServiceTest.upsert;
