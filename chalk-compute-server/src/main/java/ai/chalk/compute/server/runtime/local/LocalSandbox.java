@@ -174,7 +174,7 @@ final class LocalSandbox implements RuntimeSandbox {
         List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, filter, initPid, ids.isPresent(),
                 spec.pty().isPresent(),
                 absoluteWd.equals(workdir) ? null : absoluteWd, processEnv, command, spec.args());
-        return spawn(spec, cmd, SandboxCommands.HOST_ENV, Path.of("/"), true);
+        return spawn(spec, cmd, SandboxCommands.hostEnvironment(helpers, processEnv), Path.of("/"), true);
     }
 
     private RuntimeProcess execPlain(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {

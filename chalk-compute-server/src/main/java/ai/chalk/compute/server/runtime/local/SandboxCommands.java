@@ -306,9 +306,10 @@ final class SandboxCommands {
      * One exec inside an isolated sandbox: {@code nsenter} into the init's namespaces and root (and, with no
      * {@code --wd} argument, the init's working directory, which is the sandbox's workdir; a path argument would
      * be opened on the host), on a PTY {@code setsid --ctty} so the command leads its own session and owns the
-     * terminal, {@code setpriv} to drop every capability, and {@code env -i} for a clean environment and another
-     * working directory. The environment is applied only after the capabilities are gone, so nothing a user sets
-     * (LD_PRELOAD ...) reaches a privileged process.
+     * terminal, {@code setpriv} to drop every capability, and {@link #EXEC_SCRIPT} (or, without perl, {@code env -i})
+     * for a clean environment and another working directory. The environment is applied only after the capabilities
+     * are gone, so nothing a user sets (LD_PRELOAD ...) reaches a privileged process, and it travels in the host
+     * process's environment ({@link #hostEnvironment}), not on its command line.
      */
     static List<String> nsenterExec(HostTools tools, Helpers helpers, List<String> filter, long initPid,
                                     boolean userns, boolean pty, String workdir,
@@ -335,6 +336,14 @@ final class SandboxCommands {
         }
         c.addAll(helpers.setpriv());
         c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
+        if (!helpers.perl().isEmpty()) {
+            // the variables travel in the host process's environment (see hostEnvironment), which only its user can
+            // read, never on a command line, which every user of the host can (/proc/<pid>/cmdline)
+            c.addAll(helpers.perl());
+            c.addAll(List.of("-e", EXEC_SCRIPT, "--", workdir == null ? "" : workdir, command));
+            c.addAll(args);
+            return c;
+        }
         c.addAll(helpers.env());
         c.add("-i");
         // a server started in the background or under nohup ignores these, and so would the command: a shell could
@@ -348,6 +357,42 @@ final class SandboxCommands {
         c.add(command);
         c.addAll(args);
         return c;
+    }
+
+    /** The prefix of a sandbox variable's name, hex-encoded, in the environment of the host side of an exec. */
+    static final String ENCODED_VARIABLE = "CHALK_ENV_";
+
+    /**
+     * The last step of {@link #nsenterExec}, after the capabilities are gone: takes the sandbox's variables out of
+     * their encoded names (so that none of them, PERL5OPT or LD_PRELOAD say, meant anything to the host tools or to
+     * perl on the way), enters the working directory, and executes the command. Module-free, like
+     * {@link #SPARE_SCRIPT}.
+     */
+    static final String EXEC_SCRIPT = """
+            $0 = "chalk-exec";
+            my %e;
+            for my $k (keys %ENV) { $e{pack("H*", $1)} = $ENV{$k} if $k =~ /^CHALK_ENV_([0-9a-f]+)$/; }
+            %ENV = %e;
+            my $wd = shift(@ARGV);
+            if (length $wd) { chdir($wd) or do { print STDERR "chalk: cannot enter $wd: $!\n"; exit 125 }; }
+            $SIG{INT} = $SIG{HUP} = 'DEFAULT';
+            exec { $ARGV[0] } @ARGV;
+            print STDERR "chalk: cannot run $ARGV[0]: $!\n";
+            exit 127;
+            """;
+
+    /**
+     * The environment of the host side of {@link #nsenterExec}: {@link #HOST_ENV} and, with perl, the sandbox's
+     * variables under encoded names for {@link #EXEC_SCRIPT}.
+     */
+    static Map<String, String> hostEnvironment(Helpers helpers, Map<String, String> env) {
+        if (helpers.perl().isEmpty()) {
+            return HOST_ENV;
+        }
+        Map<String, String> out = new java.util.LinkedHashMap<>(HOST_ENV);
+        env.forEach((k, v) -> out.put(ENCODED_VARIABLE + java.util.HexFormat.of().formatHex(
+                k.getBytes(java.nio.charset.StandardCharsets.UTF_8)), v));
+        return out;
     }
 
     /**

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
@@ -61,6 +63,43 @@ class LocalSandboxSecurityTest {
         RuntimeSandbox ok = runtime.start(withVolume(evil, "/data"));
         assertThat(sh(ok, "echo hi > /data/f && cat /data/f").ok().out()).isEqualTo("hi\n");
         ok.terminate(Duration.ZERO);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void anExecsVariablesNeverShowOnAHostCommandLine(String mode) throws Exception {
+        // every user of the host reads /proc/<pid>/cmdline; a secret passed in an exec's environment must not be there
+        // (a terminal exec always takes the direct path, never a spare helper)
+        String secret = "s3cret-" + java.util.UUID.randomUUID();
+        RuntimeSandbox s = runtime(mode).start(LocalTesting.spec(Map.of("FROM_SANDBOX", secret), ResourceLimits.NONE));
+        RuntimeProcess p = s.exec(new ProcessSpec("/bin/sh", List.of("-c", "echo \"$FROM_SANDBOX|$FROM_EXEC\"; sleep 3"),
+                Optional.empty(), Map.of("FROM_EXEC", secret + "-exec", "PERL5OPT", "-Mstrict"),
+                Optional.of(new ProcessSpec.TerminalSize(80, 24))));
+        List<String> exposed = new java.util.ArrayList<>();
+        long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        while (System.nanoTime() < until) {
+            try (var procs = Files.list(Path.of("/proc"))) {
+                for (Path dir : (Iterable<Path>) procs::iterator) {
+                    if (!dir.getFileName().toString().matches("\\d+")) {
+                        continue;
+                    }
+                    try {
+                        String cmdline = new String(Files.readAllBytes(dir.resolve("cmdline")),
+                                java.nio.charset.StandardCharsets.UTF_8);
+                        if (cmdline.contains(secret)) {
+                            exposed.add(dir.getFileName() + ": " + cmdline.replace('\0', ' '));
+                        }
+                    } catch (java.io.IOException gone) {
+                        // ended meanwhile
+                    }
+                }
+            }
+        }
+        String out = new String(p.stdout().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS).exitCode()).hasValue(0);
+        assertThat(out).contains(secret + "|" + secret + "-exec");
+        assertThat(exposed).isEmpty();
+        s.terminate(Duration.ZERO);
     }
 
     @ParameterizedTest
