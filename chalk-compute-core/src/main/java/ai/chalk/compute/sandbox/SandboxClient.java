@@ -15,6 +15,8 @@ import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
+import ai.chalk.compute.secret.SecretBindings;
+import ai.chalk.compute.secret.SecretsClient;
 import ai.chalk.compute.volume.Volumes;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
@@ -28,6 +30,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,6 +66,8 @@ public final class SandboxClient implements AutoCloseable {
     private final SandboxServiceGrpc.SandboxServiceStub async;
     private final Volumes volumes;
     private final Images images;
+    private final SecretsClient secrets;
+    private final ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.SandboxServiceBlockingStub v2;
     private volatile boolean closed;
 
     /**
@@ -87,6 +92,22 @@ public final class SandboxClient implements AutoCloseable {
         this.async = SandboxServiceGrpc.newStub(channel);
         this.volumes = new Volumes(channel);
         this.images = new Images(channel, progress);
+        this.secrets = new SecretsClient(channel);
+        this.v2 = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(channel);
+    }
+
+    /** A client sharing {@code other}'s connection (not owning it) that reads local secrets from {@code local}. */
+    private SandboxClient(SandboxClient other, Function<String, String> local) {
+        this.channel = other.channel;
+        this.ownedChannel = null;
+        this.ownedTokens = null;
+        this.description = other.description;
+        this.blocking = other.blocking;
+        this.async = other.async;
+        this.volumes = other.volumes;
+        this.images = other.images;
+        this.secrets = new SecretsClient(channel, local);
+        this.v2 = other.v2;
     }
 
     // ---- connecting ----
@@ -223,6 +244,32 @@ public final class SandboxClient implements AutoCloseable {
         return volumes;
     }
 
+    // ---- secrets ----
+
+    /**
+     * The managed secrets of this client's environment: set, list, read and delete them. Sandboxes, scaling groups
+     * and functions receive them through {@link ai.chalk.compute.secret.Secret#fromChalkEnv(String)}.
+     *
+     * @return the secrets, over this client's connection
+     */
+    public SecretsClient secrets() {
+        ensureOpen();
+        return secrets;
+    }
+
+    /**
+     * A client sharing this one's connection whose sandboxes and deployments read local secrets
+     * ({@link ai.chalk.compute.secret.Secret#fromLocalEnv(String)}) from {@code environment} instead of this process's
+     * environment: for values your application holds, or for tests. Closing it does nothing; close this client.
+     *
+     * @param environment variable names to values
+     * @return the client
+     */
+    public SandboxClient withLocalEnvironment(Map<String, String> environment) {
+        Map<String, String> copy = Map.copyOf(environment);
+        return new SandboxClient(this, copy::get);
+    }
+
     // ---- images ----
 
     /**
@@ -322,6 +369,10 @@ public final class SandboxClient implements AutoCloseable {
         // create request then finds it built
         sandbox.declaredImage().ifPresent(images::require);
         CreateSandboxRequest request = sandbox.toCreateRequest();
+        SecretBindings secretBindings = sandbox.secretBindings();
+        if (!secretBindings.isEmpty()) {
+            return runWithSecrets(sandbox, request, secretBindings);
+        }
         SandboxInfo info;
         try {
             // a sandbox being created cannot be missing: what a create names that must exist is the volumes it mounts
@@ -333,6 +384,57 @@ public final class SandboxClient implements AutoCloseable {
         }
         sandbox.started(this, info);
         log.info("Sandbox {} created ({})", info.id(), info.state());
+        return sandbox;
+    }
+
+    /**
+     * Creates a sandbox with secrets through {@code chalk.sandbox.v2}, whose spec carries {@code secret_refs}: the
+     * server resolves them as the sandbox starts and records the references, never the values.
+     */
+    private Sandbox runWithSecrets(Sandbox sandbox, CreateSandboxRequest request, SecretBindings secretBindings) {
+        SecretsClient.References refs;
+        try {
+            refs = secrets.references(secretBindings);
+        } catch (RuntimeException e) {
+            sandbox.startFailed();
+            throw e;
+        }
+        SandboxInfo info;
+        try {
+            String image = sandbox.declaredImage().map(i -> images.require(i).imageRef()).orElse(request.getImage());
+            var spec = ai.chalk.compute.proto.container.v1.ChalkContainerSpec.newBuilder()
+                    .setImage(image)
+                    .addAllEntrypoint(request.getEntrypointList())
+                    .putAllEnvVars(request.getEnvMap())
+                    .addAllSecretRefs(refs.refs());
+            if (request.hasName()) {
+                spec.setName(request.getName());
+            }
+            if (request.hasResourceLimits()) {
+                var limits = ai.chalk.compute.proto.container.v1.ResourceLimits.newBuilder();
+                if (request.getResourceLimits().hasCpu()) {
+                    limits.setCpu(request.getResourceLimits().getCpu());
+                }
+                if (request.getResourceLimits().hasMemory()) {
+                    limits.setMemory(request.getResourceLimits().getMemory());
+                }
+                spec.setResources(limits);
+            }
+            request.getVolumesList().forEach(v -> spec.addVolumes(ai.chalk.compute.proto.container.v1.VolumeMount
+                    .newBuilder().setName(v.getName()).setMountPath(v.getMountPath())));
+            String id = ServerCall.run(ResourceKind.VOLUME, () -> v2.createSandbox(
+                    ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder().setSpec(spec).build()))
+                    .getSandbox().getId();
+            info = SandboxInfo.fromProto(ServerCall.run(ResourceKind.SANDBOX, () -> blocking.getSandbox(
+                    GetSandboxRequest.newBuilder().setSandboxId(id).build())).getSandbox());
+        } catch (RuntimeException e) {
+            sandbox.startFailed();
+            secrets.forget(refs.uploaded());
+            throw e;
+        }
+        sandbox.started(this, info);
+        sandbox.uploadedSecrets(refs.uploaded());
+        log.info("Sandbox {} created ({}) with {} secret reference(s)", info.id(), info.state(), refs.refs().size());
         return sandbox;
     }
 
