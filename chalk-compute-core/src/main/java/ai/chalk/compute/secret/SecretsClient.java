@@ -171,7 +171,7 @@ public final class SecretsClient {
     /**
      * The identity of the managed secrets among {@code bindings}: each one's name and update time, so that it
      * changes when one of them is set again. Secrets the environment lacks are left out (the server refuses the
-     * workload, naming them).
+     * workload, naming them); a server without the secrets service gives none.
      *
      * @param bindings the secrets
      * @return {@code NAME@updated-at} entries sorted by name, joined by {@code ,}; empty when there are none
@@ -182,8 +182,19 @@ public final class SecretsClient {
         if (names.isEmpty()) {
             return "";
         }
+        List<SecretInfo> all;
+        try {
+            all = list();
+        } catch (ChalkComputeException e) {
+            if (e.statusCode() != io.grpc.Status.Code.UNIMPLEMENTED) {
+                throw e;
+            }
+            // a server without EnvironmentSecretsService: no revisions to compare, the references alone identify
+            log.debug("The server does not list secrets; secret revisions are not part of the version's identity");
+            return "";
+        }
         Map<String, Instant> updated = new TreeMap<>();
-        for (SecretInfo s : list()) {
+        for (SecretInfo s : all) {
             if (names.contains(s.name())) {
                 updated.put(s.name(), s.updatedAt());
             }
