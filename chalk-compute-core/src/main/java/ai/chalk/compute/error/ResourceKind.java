@@ -20,7 +20,9 @@ public enum ResourceKind {
     /** A queued function call: a {@code NOT_FOUND} is a {@link FunctionCallNotFoundException}. */
     FUNCTION_CALL,
     /** A scaling group or one of its revisions: a {@code NOT_FOUND} is a {@link ScalingGroupNotFoundException}. */
-    SCALING_GROUP;
+    SCALING_GROUP,
+    /** A managed secret of the environment: a {@code NOT_FOUND} is a {@link SecretNotFoundException}. */
+    SECRET;
 
     /** The exception saying that a thing of this kind is missing. */
     NotFoundException notFound(String serverMessage, Throwable cause) {
@@ -31,6 +33,7 @@ public enum ResourceKind {
             case FUNCTION -> new FunctionNotFoundException(serverMessage, cause);
             case FUNCTION_CALL -> new FunctionCallNotFoundException(serverMessage, cause);
             case SCALING_GROUP -> new ScalingGroupNotFoundException(serverMessage, cause);
+            case SECRET -> new SecretNotFoundException(serverMessage, cause);
         };
     }
 }

@@ -56,7 +56,11 @@ public @interface ChalkScorer {
     /** Environment variables of the replicas, each {@code "KEY=value"}. */
     String[] env() default {};
 
-    /** Names of Chalk secrets whose values the replicas receive as environment variables. */
+    /**
+     * Chalk secrets of the environment that the replicas receive as environment variables: {@code "NAME"} under its
+     * own name, {@code "VAR=NAME"} as the variable VAR. Their revisions are part of the version's identity: setting
+     * one again makes the next deploy a new version.
+     */
     String[] secrets() default {};
 
     /** The fewest replicas kept running; {@code 0} lets the deployment scale to zero; {@code -1} for the default. */

@@ -1,6 +1,7 @@
 package ai.chalk.compute.function;
 
 import ai.chalk.compute.image.Image;
+import ai.chalk.compute.secret.SecretBindings;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -15,17 +16,18 @@ import java.util.OptionalInt;
  * @param cpu         CPU per replica, a Kubernetes quantity
  * @param memory      memory per replica, a Kubernetes quantity
  * @param env         environment variables, in declaration order
- * @param secrets     names of Chalk secrets the replicas receive
+ * @param secrets     the secrets the replicas receive: from {@code secrets}, each {@code "NAME"} (the Chalk secret
+ *                    NAME under its own name) or {@code "VAR=NAME"} (as the variable VAR)
  * @param minReplicas the fewest replicas kept running
  * @param maxReplicas the most replicas started under load
  */
 public record DeploymentOptions(Optional<Image> image, Optional<String> cpu, Optional<String> memory,
-                                Map<String, String> env, List<String> secrets, OptionalInt minReplicas,
+                                Map<String, String> env, SecretBindings secrets, OptionalInt minReplicas,
                                 OptionalInt maxReplicas) {
 
     /** Options that leave every choice to the deployment. */
     public static final DeploymentOptions DEFAULTS = new DeploymentOptions(Optional.empty(), Optional.empty(),
-            Optional.empty(), Map.of(), List.of(), OptionalInt.empty(), OptionalInt.empty());
+            Optional.empty(), Map.of(), SecretBindings.NONE, OptionalInt.empty(), OptionalInt.empty());
 
     /** Checks for nulls and copies the collections. */
     public DeploymentOptions {
@@ -33,8 +35,36 @@ public record DeploymentOptions(Optional<Image> image, Optional<String> cpu, Opt
         Objects.requireNonNull(cpu, "cpu");
         Objects.requireNonNull(memory, "memory");
         env = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(env));
-        secrets = List.copyOf(secrets);
+        Objects.requireNonNull(secrets, "secrets");
         Objects.requireNonNull(minReplicas, "minReplicas");
         Objects.requireNonNull(maxReplicas, "maxReplicas");
+    }
+
+    /**
+     * Options whose secrets are named as {@code @ChalkFunction(secrets = ...)} names them.
+     *
+     * @param image       the image
+     * @param cpu         CPU per replica
+     * @param memory      memory per replica
+     * @param env         environment variables
+     * @param secrets     {@code "NAME"} or {@code "VAR=NAME"} entries naming Chalk secrets
+     * @param minReplicas the fewest replicas
+     * @param maxReplicas the most replicas
+     */
+    public DeploymentOptions(Optional<Image> image, Optional<String> cpu, Optional<String> memory,
+                             Map<String, String> env, List<String> secrets, OptionalInt minReplicas,
+                             OptionalInt maxReplicas) {
+        this(image, cpu, memory, env, SecretBindings.ofNames(secrets), minReplicas, maxReplicas);
+    }
+
+    /**
+     * These options with other secrets, for example secrets bound to variables in code:
+     * {@code options.withSecrets(options.secrets().with("API_KEY", Secret.fromChalkEnv("OPENAI_KEY")))}.
+     *
+     * @param secrets the secrets
+     * @return the new options
+     */
+    public DeploymentOptions withSecrets(SecretBindings secrets) {
+        return new DeploymentOptions(image, cpu, memory, env, secrets, minReplicas, maxReplicas);
     }
 }

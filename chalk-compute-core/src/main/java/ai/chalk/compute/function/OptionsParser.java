@@ -57,6 +57,12 @@ final class OptionsParser {
                 throw new FunctionDefinitionException(where + ": secret '" + secret + "' is listed twice");
             }
         }
+        try {
+            ai.chalk.compute.secret.SecretBindings.ofNames(new ArrayList<>(secrets));
+        } catch (IllegalArgumentException e) {
+            throw new FunctionDefinitionException(where + ": secrets: " + e.getMessage()
+                    + " (each entry is NAME or VAR=NAME)");
+        }
         OptionalInt min = count("minReplicas", declared.minReplicas(), 0, where);
         OptionalInt max = count("maxReplicas", declared.maxReplicas(), 1, where);
         if (min.isPresent() && max.isPresent() && min.getAsInt() > max.getAsInt()) {

@@ -4,6 +4,8 @@ import ai.chalk.compute.image.Image;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ResourceLimits;
 import ai.chalk.compute.proto.sandbox.v1.VolumeMount;
+import ai.chalk.compute.secret.Secret;
+import ai.chalk.compute.secret.SecretBindings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -43,6 +45,7 @@ public final class Sandbox {
     private volatile SandboxInfo info;
     private volatile boolean infoFetched;
     private boolean starting; // guarded by lock
+    private volatile List<String> uploadedSecrets = List.of();
 
     private Sandbox(Definition definition) {
         this.definition = definition;
@@ -112,6 +115,7 @@ public final class Sandbox {
     public void terminate() {
         SandboxInfo current = started();
         client.terminate(current.id(), null);
+        forgetUploadedSecrets();
     }
 
     /**
@@ -127,6 +131,16 @@ public final class Sandbox {
         }
         SandboxInfo current = started();
         client.terminate(current.id(), gracePeriod);
+        forgetUploadedSecrets();
+    }
+
+    /** Deletes the managed secrets saved for this sandbox's local secrets, once it has ended. */
+    private void forgetUploadedSecrets() {
+        List<String> uploaded = uploadedSecrets;
+        uploadedSecrets = List.of();
+        if (!uploaded.isEmpty()) {
+            client.secrets().forget(uploaded);
+        }
     }
 
     /**
@@ -305,6 +319,16 @@ public final class Sandbox {
         }
     }
 
+    /** The secrets a defined sandbox receives; none for a handle. */
+    SecretBindings secretBindings() {
+        return definition == null ? SecretBindings.NONE : definition.secrets;
+    }
+
+    /** Called by the client with the managed secrets it saved for this sandbox's local secrets. */
+    void uploadedSecrets(List<String> names) {
+        this.uploadedSecrets = List.copyOf(names);
+    }
+
     /** The declarative image this sandbox is to be created from, if any: the client builds it before creating it. */
     Optional<Image> declaredImage() {
         return definition == null ? Optional.empty() : Optional.ofNullable(definition.imageSpec);
@@ -323,7 +347,8 @@ public final class Sandbox {
 
     /** The settings of a sandbox that has not been started. */
     private record Definition(String image, Image imageSpec, String cpu, String memory, Map<String, String> env,
-                              String name, List<String> entrypoint, List<VolumeMount> volumes) {
+                              SecretBindings secrets, String name, List<String> entrypoint,
+                              List<VolumeMount> volumes) {
 
         CreateSandboxRequest toRequest() {
             CreateSandboxRequest.Builder request = CreateSandboxRequest.newBuilder()
@@ -362,6 +387,8 @@ public final class Sandbox {
         private String cpu;
         private String memory;
         private final Map<String, String> env = new LinkedHashMap<>();
+        private final Map<String, Secret> secretEnv = new LinkedHashMap<>();
+        private final List<Secret> bulkSecrets = new ArrayList<>();
         private String name;
         private List<String> entrypoint = List.of();
         private final List<VolumeMount> volumes = new ArrayList<>();
@@ -449,6 +476,50 @@ public final class Sandbox {
          */
         public Builder env(String name, String value) {
             env.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, () -> "value of " + name));
+            secretEnv.remove(name);
+            return this;
+        }
+
+        /**
+         * Adds an environment variable whose value is a secret, read where the secret lives when the sandbox starts
+         * (or, for a local secret, read here when it is created); see {@link Secret}.
+         * <pre>{@code
+         * Sandbox.builder().env("API_KEY", Secret.fromChalkEnv("MY_SECRET"))
+         * }</pre>
+         *
+         * @param name   the variable's name
+         * @param secret the secret giving its value: a Chalk secret, a local variable or one key of an integration
+         * @return this builder
+         * @throws IllegalArgumentException when the secret gives more than one value (use {@link #secrets})
+         */
+        public Builder env(String name, Secret secret) {
+            new SecretBindings(Map.of(Objects.requireNonNull(name, "name"),
+                    Objects.requireNonNull(secret, () -> "secret of " + name)), List.of()); // checks the binding
+            secretEnv.put(name, secret);
+            env.remove(name);
+            return this;
+        }
+
+        /**
+         * Adds secrets that give each of their values under its own name: a Chalk secret or local variable under its
+         * name, an integration under each selected key, a dotenv file under each of its keys. Usable together with
+         * {@link #env(String, Secret)}.
+         *
+         * @param secrets the secrets
+         * @return this builder
+         */
+        public Builder secrets(Secret... secrets) {
+            return secrets(List.of(secrets));
+        }
+
+        /**
+         * Adds secrets in bulk; see {@link #secrets(Secret...)}.
+         *
+         * @param secrets the secrets
+         * @return this builder
+         */
+        public Builder secrets(List<Secret> secrets) {
+            secrets.forEach(s -> bulkSecrets.add(Objects.requireNonNull(s, "secret")));
             return this;
         }
 
@@ -478,7 +549,8 @@ public final class Sandbox {
         /** The defined sandbox, not running yet; start it with {@link SandboxClient#run(Sandbox)}. */
         public Sandbox build() {
             return new Sandbox(new Definition(image, imageSpec, cpu, memory,
-                    Collections.unmodifiableMap(new LinkedHashMap<>(env)), name, entrypoint, List.copyOf(volumes)));
+                    Collections.unmodifiableMap(new LinkedHashMap<>(env)), new SecretBindings(secretEnv, bulkSecrets),
+                    name, entrypoint, List.copyOf(volumes)));
         }
     }
 }

@@ -28,9 +28,24 @@ final class SandboxCalls {
     private final SandboxServiceGrpc.SandboxServiceBlockingStub blocking;
     private final SandboxServiceGrpc.SandboxServiceStub async;
 
+    private final ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.SandboxServiceBlockingStub v2;
+
     SandboxCalls(Channel channel) {
         this.blocking = SandboxServiceGrpc.newBlockingStub(channel);
         this.async = SandboxServiceGrpc.newStub(channel);
+        this.v2 = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(channel);
+    }
+
+    /**
+     * Creates a sandbox through {@code chalk.sandbox.v2}, whose spec carries {@code secret_refs} (v1's request has no
+     * room for them), and returns it as v1 describes it.
+     */
+    SandboxInfo create(ai.chalk.compute.proto.container.v1.ChalkContainerSpec spec) {
+        // a sandbox being created cannot be missing: what a create names that must exist is the volumes it mounts
+        String id = ServerCall.run(ResourceKind.VOLUME, () -> v2.createSandbox(
+                ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder().setSpec(spec).build()))
+                .getSandbox().getId();
+        return get(id);
     }
 
     SandboxInfo create(CreateSandboxRequest request) {

@@ -7,6 +7,8 @@ import ai.chalk.compute.image.Image;
 import ai.chalk.compute.image.Images;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.secret.SecretBindings;
+import ai.chalk.compute.secret.SecretsClient;
 import ai.chalk.compute.volume.Volumes;
 import io.grpc.Channel;
 import java.nio.file.Path;
@@ -14,6 +16,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
+import org.slf4j.LoggerFactory;
 
 /**
  * The entry point to sandboxes on a Chalk Compute server: create, run, list and look them up.
@@ -40,6 +44,7 @@ public final class SandboxClient implements AutoCloseable {
     private final SandboxCalls calls;
     private final Volumes volumes;
     private final Images images;
+    private final SecretsClient secrets;
     private volatile boolean closed;
 
     /** @param progress where long operations (image builds) show their progress */
@@ -48,6 +53,16 @@ public final class SandboxClient implements AutoCloseable {
         this.calls = new SandboxCalls(connection.channel());
         this.volumes = new Volumes(connection.channel());
         this.images = new Images(connection.channel(), progress);
+        this.secrets = new SecretsClient(connection.channel());
+    }
+
+    /** A client sharing {@code other}'s connection (not owning it) that reads local secrets from {@code local}. */
+    private SandboxClient(SandboxClient other, Function<String, String> local) {
+        this.connection = ClientConnection.of(other.connection.channel());
+        this.calls = other.calls;
+        this.volumes = other.volumes;
+        this.images = other.images;
+        this.secrets = new SecretsClient(connection.channel(), local);
     }
 
     // ---- connecting ----
@@ -162,6 +177,32 @@ public final class SandboxClient implements AutoCloseable {
         return volumes;
     }
 
+    // ---- secrets ----
+
+    /**
+     * The managed secrets of this client's environment: set, list, read and delete them. Sandboxes, scaling groups
+     * and functions receive them through {@link ai.chalk.compute.secret.Secret#fromChalkEnv(String)}.
+     *
+     * @return the secrets, over this client's connection
+     */
+    public SecretsClient secrets() {
+        ensureOpen();
+        return secrets;
+    }
+
+    /**
+     * A client sharing this one's connection whose sandboxes and deployments read local secrets
+     * ({@link ai.chalk.compute.secret.Secret#fromLocalEnv(String)}) from {@code environment} instead of this process's
+     * environment: for values your application holds, or for tests. Closing it does nothing; close this client.
+     *
+     * @param environment variable names to values
+     * @return the client
+     */
+    public SandboxClient withLocalEnvironment(Map<String, String> environment) {
+        Map<String, String> copy = Map.copyOf(environment);
+        return new SandboxClient(this, copy::get);
+    }
+
     // ---- images ----
 
     /**
@@ -261,6 +302,10 @@ public final class SandboxClient implements AutoCloseable {
         // create request then finds it built
         sandbox.declaredImage().ifPresent(images::require);
         CreateSandboxRequest request = sandbox.toCreateRequest();
+        SecretBindings secretBindings = sandbox.secretBindings();
+        if (!secretBindings.isEmpty()) {
+            return runWithSecrets(sandbox, request, secretBindings);
+        }
         SandboxInfo info;
         try {
             info = calls.create(request);
@@ -269,6 +314,34 @@ public final class SandboxClient implements AutoCloseable {
             throw e;
         }
         sandbox.started(this, info);
+        return sandbox;
+    }
+
+    /**
+     * Creates a sandbox with secrets through {@code chalk.sandbox.v2}, whose spec carries {@code secret_refs}: the
+     * server resolves them as the sandbox starts and records the references, never the values.
+     */
+    private Sandbox runWithSecrets(Sandbox sandbox, CreateSandboxRequest request, SecretBindings secretBindings) {
+        SecretsClient.References refs;
+        try {
+            refs = secrets.references(secretBindings);
+        } catch (RuntimeException e) {
+            sandbox.startFailed();
+            throw e;
+        }
+        SandboxInfo info;
+        try {
+            String image = sandbox.declaredImage().map(i -> images.require(i).imageRef()).orElse(request.getImage());
+            info = calls.create(ContainerSpecs.of(request, image, refs.refs()));
+        } catch (RuntimeException e) {
+            sandbox.startFailed();
+            secrets.forget(refs.uploaded());
+            throw e;
+        }
+        sandbox.started(this, info);
+        sandbox.uploadedSecrets(refs.uploaded());
+        LoggerFactory.getLogger(SandboxClient.class).info("Sandbox {} created ({}) with {} secret reference(s)",
+                info.id(), info.state(), refs.refs().size());
         return sandbox;
     }
 

@@ -17,6 +17,9 @@ import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupTrafficTarget;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.UpdateScalingGroupRequest;
 import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.secret.Secret;
+import ai.chalk.compute.secret.SecretBindings;
+import ai.chalk.compute.secret.SecretsClient;
 import io.grpc.Channel;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -50,6 +53,8 @@ public final class ScalingGroup {
     private ScalingGroupSpec spec;
     private String id;
     private Readiness readiness;
+    private SecretsClient secrets;
+    private SecretBindings secretBindings; // null: keep the spec's secret_refs
 
     private ScalingGroup(Channel channel, String name, ScalingGroupSpec spec, String id) {
         this.stub = ScalingGroupManagerServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
@@ -68,7 +73,9 @@ public final class ScalingGroup {
      * @return the group, not yet deployed
      */
     public static ScalingGroup create(SandboxClient client, String name, String image) {
-        return create(client.channel(), name, image);
+        ScalingGroup group = create(client.channel(), name, image);
+        group.secrets = client.secrets();
+        return group;
     }
 
     /**
@@ -148,12 +155,47 @@ public final class ScalingGroup {
     }
 
     /**
+     * Gives the replicas of the next {@link #deploy()} an environment variable whose value is a secret, read as each
+     * replica starts (a local secret is read at deploy and saved as a managed secret; see {@link Secret}).
+     *
+     * @param name   the variable's name
+     * @param secret a Chalk secret, a local variable or one key of an integration
+     * @return this group
+     */
+    public ScalingGroup env(String name, Secret secret) {
+        secretBindings = bindings().with(name, secret);
+        return this;
+    }
+
+    /**
+     * Gives the replicas of the next {@link #deploy()} secrets in bulk, each value under its own name.
+     *
+     * @param secrets the secrets
+     * @return this group
+     */
+    public ScalingGroup secrets(Secret... secrets) {
+        secretBindings = bindings().withBulk(List.of(secrets));
+        return this;
+    }
+
+    private SecretBindings bindings() {
+        return secretBindings == null ? SecretBindings.NONE : secretBindings;
+    }
+
+    /**
      * Creates the group, or appends a revision to it, with the current spec.
      *
      * @return this group
      * @throws ChalkComputeException when the server refuses
      */
     public ScalingGroup deploy() {
+        if (secretBindings != null) {
+            SecretsClient client = secrets != null ? secrets : new SecretsClient(stubChannel());
+            SecretsClient.References refs = client.references(secretBindings);
+            spec = spec.toBuilder().setContainerSpec(spec.getContainerSpec().toBuilder().clearSecretRefs()
+                    .addAllSecretRefs(refs.refs())).build();
+            secretBindings = null;
+        }
         ScalingGroupResponse group = id == null
                 ? ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.createScalingGroup(
                         CreateScalingGroupRequest.newBuilder().setSpec(spec).build())).getScalingGroup()
@@ -253,6 +295,10 @@ public final class ScalingGroup {
         }
         readiness = next;
         spec = group.hasSpec() ? group.getSpec() : spec;
+    }
+
+    private io.grpc.Channel stubChannel() {
+        return stub.getChannel();
     }
 
     private String requireId() {

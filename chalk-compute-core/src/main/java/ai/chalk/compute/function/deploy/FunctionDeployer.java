@@ -18,6 +18,8 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVer
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.scaling.Readiness;
+import ai.chalk.compute.secret.SecretBindings;
+import ai.chalk.compute.secret.SecretsClient;
 import io.grpc.Channel;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
@@ -51,6 +53,7 @@ public final class FunctionDeployer {
     private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
     private final CodeUploader uploader;
     private final Function<Image, String> images;
+    private final SecretsClient secrets;
 
     /**
      * A deployer over a channel.
@@ -59,9 +62,22 @@ public final class FunctionDeployer {
      * @param images  turns a function's image into a reference, building it when it has steps
      */
     public FunctionDeployer(Channel channel, Function<Image, String> images) {
+        this(channel, images, new SecretsClient(channel));
+    }
+
+    /**
+     * A deployer over a channel, resolving functions' secrets with {@code secrets} (whose local environment local
+     * secrets are read from).
+     *
+     * @param channel the channel to the server
+     * @param images  turns a function's image into a reference, building it when it has steps
+     * @param secrets the environment's secrets
+     */
+    public FunctionDeployer(Channel channel, Function<Image, String> images, SecretsClient secrets) {
         this.catalog = ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
         this.uploader = new CodeUploader(channel);
         this.images = Objects.requireNonNull(images, "images");
+        this.secrets = Objects.requireNonNull(secrets, "secrets");
     }
 
     /**
@@ -72,7 +88,8 @@ public final class FunctionDeployer {
      */
     public static FunctionDeployer of(SandboxClient client) {
         return new FunctionDeployer(client.channel(),
-                image -> image.steps().isEmpty() ? image.baseImage() : client.images().require(image).imageRef());
+                image -> image.steps().isEmpty() ? image.baseImage() : client.images().require(image).imageRef(),
+                client.secrets());
     }
 
     /**
@@ -92,6 +109,11 @@ public final class FunctionDeployer {
     /**
      * Deploys a function whose deployment serves several (a {@code @ChalkClass}'s methods).
      *
+     * <p>An unchanged function keeps its version: the same code, image, configuration and managed secret revisions
+     * (a managed secret set again since makes a new version). A function with integration or local secrets gets a new
+     * version on every deploy, as their values cannot be compared; local values are saved as managed secrets (see
+     * {@link ai.chalk.compute.secret.Secret}).
+     *
      * @param function        the function
      * @param served          every function its deployment serves, {@code function} included
      * @param code            the code to run it from
@@ -106,8 +128,22 @@ public final class FunctionDeployer {
             throw new IllegalArgumentException("served must include " + function.name());
         }
         String image = function.deployment().image().map(images).orElse("");
-        CreateExternalFunctionVersionRequest request = VersionRequests.build(function, served, code.digest(), worker,
-                image, forceNewVersion ? Optional.of(UUID.randomUUID().toString()) : Optional.empty());
+        SecretBindings bindings = function.deployment().secrets();
+        SecretsClient.References refs = bindings.isEmpty()
+                ? new SecretsClient.References(List.of(), List.of()) : secrets.references(bindings);
+        try {
+            boolean force = forceNewVersion || !bindings.allowVersionReuse();
+            return deploy(function, VersionRequests.build(function, served, code.digest(), worker, image,
+                    force ? Optional.of(UUID.randomUUID().toString()) : Optional.empty(), refs.refs(),
+                    secrets.revisions(bindings)), code);
+        } catch (RuntimeException e) {
+            secrets.forget(refs.uploaded());
+            throw e;
+        }
+    }
+
+    private FunctionVersion deploy(FunctionDefinition function, CreateExternalFunctionVersionRequest request,
+                                   CodeSnapshot code) {
         ExternalFunctionVersion version;
         try {
             version = catalog.createExternalFunctionVersion(request).getExternalFunctionVersion();

@@ -24,9 +24,22 @@ final class VersionRequests {
     static final String WORKER = "chalk_compute.worker";
     static final String FORCE = "chalk_compute.force";
     static final String TIMEOUT = "chalk_compute.timeout";
+    /** The managed secrets' revisions (name@updated-at), so that setting one again makes a new version. */
+    static final String SECRETS = "chalk_compute.secrets";
     static final int DEFAULT_SHUTDOWN_DELAY_SECONDS = 60;
 
     private VersionRequests() {
+    }
+
+    /** References to managed secrets only, made without the server (local secrets need it: see SecretsClient). */
+    static List<SecretRef> managedRefs(ai.chalk.compute.secret.SecretBindings secrets) {
+        List<SecretRef> refs = new java.util.ArrayList<>();
+        secrets.env().forEach((name, secret) -> refs.add(SecretRef.newBuilder()
+                .setSecretName(((ai.chalk.compute.secret.Secret.ChalkEnv) secret).name())
+                .putAliases(((ai.chalk.compute.secret.Secret.ChalkEnv) secret).name(), name).build()));
+        secrets.bulk().forEach(secret -> refs.add(SecretRef.newBuilder()
+                .setSecretName(((ai.chalk.compute.secret.Secret.ChalkEnv) secret).name()).build()));
+        return refs;
     }
 
     /**
@@ -41,6 +54,19 @@ final class VersionRequests {
      */
     static CreateExternalFunctionVersionRequest build(FunctionDefinition function, List<FunctionDefinition> served,
                                                       String code, WorkerMode worker, String image, Optional<String> force) {
+        return build(function, served, code, worker, image, force,
+                managedRefs(function.deployment().secrets()), "");
+    }
+
+    /**
+     * The request deploying {@code function} with its secrets resolved to references.
+     *
+     * @param secretRefs the references to the secrets its replicas receive
+     * @param revisions  the revisions of the managed secrets among them, empty for none
+     */
+    static CreateExternalFunctionVersionRequest build(FunctionDefinition function, List<FunctionDefinition> served,
+                                                      String code, WorkerMode worker, String image, Optional<String> force,
+                                                      List<SecretRef> secretRefs, String revisions) {
         Objects.requireNonNull(code, "code");
         var deployment = function.deployment();
         var container = ChalkContainerSpec.newBuilder().setImage(image).putAllEnvVars(deployment.env());
@@ -50,9 +76,7 @@ final class VersionRequests {
             deployment.memory().ifPresent(resources::setMemory);
             container.setResources(resources);
         }
-        for (String secret : deployment.secrets()) {
-            container.addSecretRefs(SecretRef.newBuilder().setSecretName(secret));
-        }
+        container.addAllSecretRefs(secretRefs);
         var scaling = ScalingSpec.newBuilder()
                 .setMinReplicas(deployment.minReplicas().orElse(0))
                 .setMaxReplicas(deployment.maxReplicas().orElse(Math.max(1, deployment.minReplicas().orElse(1))))
@@ -64,6 +88,9 @@ final class VersionRequests {
                         .collect(Collectors.joining(",")))
                 .putOptions(WORKER, worker.value());
         force.ifPresent(nonce -> config.putOptions(FORCE, nonce));
+        if (!revisions.isEmpty()) {
+            config.putOptions(SECRETS, revisions);
+        }
         var calls = function.callOptions();
         calls.timeout().ifPresent(timeout -> config.putOptions(TIMEOUT, timeout.toString()));
         calls.retries().ifPresent(retries -> config.setRetryPolicy(RetryPolicy.newBuilder().setMaxRetries(retries)));
