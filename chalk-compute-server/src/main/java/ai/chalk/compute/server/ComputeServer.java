@@ -1,17 +1,12 @@
 package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.auth.Authentication;
-import ai.chalk.compute.server.auth.Caller;
-import ai.chalk.compute.server.auth.TrustedCallers;
 import ai.chalk.compute.server.blob.BlobServiceV1;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.grpc.FailuresToStatus;
-import ai.chalk.compute.server.grpc.ListenAddress;
-import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.grpc.UnhealthyReason;
-import ai.chalk.compute.server.http.HttpPort;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
@@ -40,17 +35,13 @@ import ai.chalk.compute.server.threads.DaemonThreads;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeServiceV1;
 import io.grpc.BindableService;
-import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.inprocess.InProcessServerBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -103,9 +94,7 @@ public final class ComputeServer implements AutoCloseable {
     private SnapshotManager snapshots;
     private ScheduledExecutorService scheduler;
     private ProcessThreads processThreads;
-    private Server inProcess;
-    private Server tcp;
-    private HttpPort http;
+    private Transports transports;
     private Authentication authentication;
     private HealthStatusManager health;
     private FunctionServices functions;
@@ -146,9 +135,8 @@ public final class ComputeServer implements AutoCloseable {
         for (String area : List.of("state", "runtime", "volumes", "volume-images", "blobs", "functions")) {
             privateDirectory(dataDir.resolve(area));
         }
-        Optional<String> exposure = config.port == null ? Optional.empty()
-                : ListenAddress.check(config.host, config.port, config.auth == Authentication.Mode.TOKENS,
-                        config.tlsCertChain != null);
+        transports = new Transports(config.inProcessName, config.host, config.port, config.httpPort,
+                config.tlsCertChain, config.tlsPrivateKey, config.auth);
         // before anything starts: a key others can read is refused with what to do, and nothing is left running
         SecretCipher cipher = config.secretsKeyFile != null ? SecretCipher.load(config.secretsKeyFile, false)
                 : SecretCipher.load(dataDir.resolve(SecretCipher.KEY_FILE_NAME), true);
@@ -208,38 +196,7 @@ public final class ComputeServer implements AutoCloseable {
                     intercepted(new TeamServiceV1(this::grpcUrl)),
                     ServerInterceptors.intercept(health.getHealthService(), new UnhealthyReason(database::problem)),
                     ProtoReflectionServiceV1.newInstance().bindService()).toList();
-            List<ServerServiceDefinition> unguarded = services;
-            services = unguarded.stream().map(MalformedRequests::guard).toList();
-            InProcessServerBuilder ipb = InProcessServerBuilder.forName(config.inProcessName)
-                    .maxInboundMessageSize(MAX_MESSAGE_BYTES);
-            ServerInterceptor embedded = new TrustedCallers(Caller.Kind.EMBEDDED);
-            services.forEach(service -> ipb.addService(ServerInterceptors.intercept(service, embedded)));
-            inProcess = ipb.build().start();
-            if (config.port != null) {
-                NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port))
-                        .maxInboundMessageSize(MAX_MESSAGE_BYTES);
-                if (config.tlsCertChain != null) {
-                    nb.useTransportSecurity(config.tlsCertChain.toFile(), config.tlsPrivateKey.toFile());
-                }
-                ServerInterceptor callers = authentication.tcpCallers();
-                services.forEach(service -> nb.addService(ServerInterceptors.intercept(service, callers)));
-                tcp = nb.build().start();
-                exposure.ifPresent(warning -> log.warn(warning.replace(":" + config.port + " ",
-                        ":" + tcp.getPort() + " ")));
-            }
-            String httpHost = tcp != null ? config.host : "127.0.0.1";
-            int httpPort = config.httpPort != null ? config.httpPort
-                    : tcp != null && config.port != 0 ? tcp.getPort() + 1 : 0;
-            http = HttpPort.open(httpHost, httpPort);
-            authentication.publish(http, grpcUrl());
-            if (tcp != null) {
-                authentication.firstCredential();
-            }
-            // whatever the server's mode: the socket is shared by every replica of every environment, and a replica's
-            // token (rotated in its identity directory) says which function, and so which environment, calls
-            ServerInterceptor workers = authentication.workloadCallers();
-            functions.serveWorkers(unguarded.stream().map(s -> ServerInterceptors.intercept(s, workers)).toList(),
-                    MAX_MESSAGE_BYTES);
+            transports.start(services, authentication, functions);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;
@@ -247,11 +204,7 @@ public final class ComputeServer implements AutoCloseable {
         running = true;
         Isolation iso = runtime.isolation();
         log.info("Chalk Compute server started: {}; runtime {}, isolation {} ({}); data in {}",
-                tcp != null ? "listening on " + config.host + ":" + tcp.getPort() + (config.tlsCertChain != null ? " (TLS)" : "")
-                        + (config.auth == Authentication.Mode.NONE ? " without authentication" : "")
-                        + ", HTTP on " + http.url() + " and in-process as " + config.inProcessName
-                        : "in-process as " + config.inProcessName,
-                runtime.name(), iso.level(), iso.detail(), dataDir);
+                transports.describe(), runtime.name(), iso.level(), iso.detail(), dataDir);
         return this;
     }
 
@@ -283,22 +236,17 @@ public final class ComputeServer implements AutoCloseable {
 
     /** The TCP port the server listens on, if it was asked to. */
     public OptionalInt port() {
-        return tcp == null ? OptionalInt.empty() : OptionalInt.of(tcp.getPort());
+        return transports == null ? OptionalInt.empty() : transports.port();
     }
 
     /** The URL TCP clients use ({@code http://127.0.0.1:50051}, {@code https://...} with TLS), if it listens. */
     public Optional<String> grpcUrl() {
-        if (tcp == null) {
-            return Optional.empty();
-        }
-        String host = config.host.equals("0.0.0.0") || config.host.equals("::") ? "127.0.0.1" : config.host;
-        return Optional.of((config.tlsCertChain != null ? "https://" : "http://")
-                + (host.contains(":") ? "[" + host + "]" : host) + ":" + tcp.getPort());
+        return transports == null ? Optional.empty() : transports.grpcUrl();
     }
 
     /** The server's HTTP URL (JWKS at {@code /.well-known/jwks.json}). */
     public String httpUrl() {
-        return http.url();
+        return transports.httpUrl();
     }
 
     /** The server's authentication: its credentials and tokens. */
@@ -349,10 +297,8 @@ public final class ComputeServer implements AutoCloseable {
         if (health != null) {
             health.enterTerminalState();
         }
-        for (Server s : new Server[] {tcp, inProcess}) {
-            if (s != null) {
-                s.shutdown();
-            }
+        if (transports != null) {
+            transports.shutdown();
         }
         // each step runs whatever the one before did: a store that cannot write must not leave sandboxes running
         if (functions != null) {
@@ -367,20 +313,8 @@ public final class ComputeServer implements AutoCloseable {
         if (images != null) {
             step("stopping image builds", images::close); // running builds are recorded failed while the store is open
         }
-        for (Server s : new Server[] {tcp, inProcess}) {
-            if (s != null) {
-                try {
-                    if (!s.awaitTermination(2, TimeUnit.SECONDS)) {
-                        s.shutdownNow();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    s.shutdownNow();
-                }
-            }
-        }
-        if (http != null) {
-            http.close();
+        if (transports != null) {
+            transports.close(); // the calls under way end once what served them has stopped
         }
         if (runtime != null) {
             step("closing the runtime", runtime::close);

@@ -27,7 +27,7 @@ final class BubblewrapLauncher extends InitLauncher {
         LocalRuntime runtime = request.runtime();
         List<String> args = SandboxCommands.bubblewrapArgs(request.mounts(), request.hostname(), request.workdir());
         Path bwrap = runtime.tools().require("bwrap");
-        LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
+        SandboxFilter filter = runtime.syscallFilter();
         SandboxCommands.Helpers helpers = request.fromImage() ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(runtime.tools());
         // bubblewrap puts the init under its filter itself (--seccomp), which lets it join its user namespace

@@ -50,7 +50,7 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
     abstract SandboxInit launch(Request request) throws RuntimeStartException, IOException;
 
     /** The init as started: its pid namespace read while it still runs. */
-    static SandboxInit started(Process p, long pid, LocalRuntime.SandboxFilter filter) throws RuntimeStartException {
+    static SandboxInit started(Process p, long pid, SandboxFilter filter) throws RuntimeStartException {
         String ns = Procfs.pidNamespace(pid).orElseThrow(
                 () -> new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));
         return new SandboxInit(p, pid, ns, filter, null, Optional.empty());

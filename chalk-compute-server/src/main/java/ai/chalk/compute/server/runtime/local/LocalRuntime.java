@@ -6,41 +6,31 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.HostTools;
-import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
 import ai.chalk.compute.server.runtime.host.WhenServerDies;
 import ai.chalk.compute.server.runtime.local.cgroup.CgroupDriver;
-import ai.chalk.compute.server.runtime.local.image.BuildTools;
-import ai.chalk.compute.server.runtime.local.image.ImageSourceException;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
 import ai.chalk.compute.server.runtime.local.image.LocalImages;
 import ai.chalk.compute.server.runtime.local.image.OverlayMount;
 import ai.chalk.compute.server.runtime.network.Egress;
-import ai.chalk.compute.server.runtime.network.SandboxNetwork;
-import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import ai.chalk.compute.server.runtime.userns.IdRange;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import ai.chalk.compute.server.runtime.userns.UserNamespacePool;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -111,10 +101,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private final ProcMasks procMasks = ProcMasks.ofHost();
     private final SandboxDefaults defaults;
     private final CompletableFuture<SandboxFilter> syscallFilter;
-    /** Egress of sandboxes with network, or why they cannot have any here. */
-    private final SandboxNetwork network;
-    private final String networkProblem;
-    private final Path resolvConf;
+    private final NetworkAccess network;
     /** Removes the sandboxes' leftovers right after this server is killed (null when it could not start). */
     private final WhenServerDies cleanupAfterServer;
     /** Each sandbox's own user namespace and id range. */
@@ -122,15 +109,11 @@ public final class LocalRuntime implements SandboxRuntime {
     private final Isolation isolation;
     private final String key;
     private final StateDirLock lock;
-    private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
-    /** Ids of the sandboxes being started, reserved (guarded by {@link #sandboxes}). */
-    private final Set<String> starting = new HashSet<>();
+    private final RunningSandboxes sandboxes;
     private final SandboxTools sandboxTools;
-    private final LocalImages images;
-    private final Optional<String> defaultImage;
-    private final LocalImageBuilder imageBuilder;
+    private final RuntimeImages images;
     private final ExecutorService helpers;
-    private final ExecutorService spawner;
+    private final InitSpawner spawner;
     private final ScheduledExecutorService scheduler;
     private volatile boolean closed;
 
@@ -239,6 +222,7 @@ public final class LocalRuntime implements SandboxRuntime {
 
     private LocalRuntime(Builder b) {
         this.defaults = b.defaults;
+        this.sandboxes = new RunningSandboxes(defaults.maxSandboxes());
         Path stateDir = b.stateDir;
         LocalIsolation mode = b.isolation;
         String toolPath = b.toolPath;
@@ -266,10 +250,8 @@ public final class LocalRuntime implements SandboxRuntime {
             // leftover sandboxes' roots are unmounted before the cache below them is touched
             OverlayMount.unmountAllUnder(sandboxesDir());
             this.sandboxTools = SandboxTools.prepare(this.stateDir.resolve("tools"), tools);
-            this.images = new LocalImages(this.stateDir.resolve("images"),
-                    b.ociImportDir != null ? b.ociImportDir : this.stateDir.resolve("oci"), b.dockerHost);
-            this.defaultImage = Optional.ofNullable(b.defaultImage).filter(i -> !i.isBlank());
-            this.imageBuilder = new LocalImageBuilder(images, this.stateDir, buildTools(), buildProblem());
+            this.images = new RuntimeImages(this.stateDir, level, tools, sandboxTools, userNamespaces, b.ociImportDir,
+                    b.dockerHost, b.defaultImage);
         } catch (IOException e) {
             lock.release();
             throw new UncheckedIOException("cannot set up the local runtime's image cache in " + this.stateDir, e);
@@ -277,39 +259,16 @@ public final class LocalRuntime implements SandboxRuntime {
             lock.release();
             throw e;
         }
-        // sandbox inits die with the thread that spawned them (PR_SET_PDEATHSIG follows the parent *thread*), so
-        // they are spawned by a thread that lives exactly as long as this runtime
-        this.spawner = Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-local-spawner"));
+        this.spawner = new InitSpawner();
         this.scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-local-timer"));
-        SandboxNetwork net = null;
-        String netProblem = null;
-        try {
-            net = SandboxNetwork.onThisHost(this::spawnInit);
-        } catch (RuntimeStartException e) {
-            netProblem = e.getMessage();
-        }
-        this.network = net;
-        this.networkProblem = netProblem;
-        this.resolvConf = this.stateDir.resolve("resolv.conf");
-        try {
-            Files.writeString(resolvConf, SandboxNetwork.resolvConf());
-            Files.setPosixFilePermissions(resolvConf, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + resolvConf, e);
-        }
-        WhenServerDies cleanup = null;
-        try {
-            List<String> args = new ArrayList<>(List.of(sandboxesDir().toString()));
-            cgroups.baseDirs().forEach(d -> args.add(d.toString()));
-            cleanup = WhenServerDies.start("chalk-sandbox-cleanup", SANDBOX_CLEANUP, args, tools.get("setsid"));
-        } catch (IOException e) {
-            log.warn("A killed server's sandboxes will be cleaned up only at its next start: {}", e.toString());
-        }
-        this.cleanupAfterServer = cleanup;
+        this.network = NetworkAccess.onThisHost(this.stateDir, spawner);
+        this.cleanupAfterServer = Leftovers.removeWhenServerDies(sandboxesDir(), cgroups, tools);
         userNamespaces.problem().filter(p -> level.isolated()).ifPresent(why -> log.warn("Sandbox root is HOST ROOT"
                 + " (without capabilities): sandboxes cannot get a user namespace of their own here: {}", why));
-        // about a second on a cold JVM (JNA, libseccomp): built once, off the start-up path; a create waits for it
-        this.syscallFilter = level.isolated() ? CompletableFuture.supplyAsync(this::buildSyscallFilter, helpers)
+        // built once, off the start-up path; a create waits for it
+        Path filterDir = this.stateDir;
+        this.syscallFilter = level.isolated()
+                ? CompletableFuture.supplyAsync(() -> SandboxFilter.build(filterDir), helpers)
                 : CompletableFuture.completedFuture(null);
         if (level == Level.NONE) {
             log.warn("SANDBOXES ARE NOT ISOLATED from this host or from each other: {}", isolation.detail());
@@ -319,23 +278,6 @@ public final class LocalRuntime implements SandboxRuntime {
         if (cgroups.problem().isPresent()) {
             log.warn("Local runtime cgroups degraded: {}", cgroups.problem().get());
         }
-    }
-
-    private Optional<BuildTools> buildTools() {
-        if (level != Level.BUBBLEWRAP || sandboxTools.problem().isPresent()) {
-            return Optional.empty();
-        }
-        return Optional.of(new BuildTools(tools.require("bwrap"), sandboxTools.dir(), SandboxTools.MOUNT,
-                sandboxTools.command("setpriv"),
-                sandboxTools.has("nsenter") ? sandboxTools.command("nsenter") : List.of(), userNamespaces));
-    }
-
-    private String buildProblem() {
-        if (level != Level.BUBBLEWRAP) {
-            return "image builds run in bubblewrap, and this server's isolation is " + level.label
-                    + (level == Level.NONE ? "" : " (bubblewrap is missing or does not work here)");
-        }
-        return sandboxTools.problem().orElse(null);
     }
 
     @Override
@@ -359,26 +301,16 @@ public final class LocalRuntime implements SandboxRuntime {
         if (closed) {
             throw new RuntimeStartException("the local runtime is shut down");
         }
-        synchronized (sandboxes) { // the count and the reservation as one step, or two creates pass one free place
-            if (sandboxes.size() + starting.size() >= defaults.maxSandboxes()) {
-                throw new RuntimeStartException("this server runs at most " + defaults.maxSandboxes() + " sandboxes at"
-                        + " once and all are in use: terminate one first, or start the server with a higher limit");
-            }
-            if (sandboxes.containsKey(spec.id()) || !starting.add(spec.id())) {
-                throw new RuntimeStartException("a sandbox with id " + spec.id() + " is already running");
-            }
-        }
-        LocalSandbox sandbox;
+        sandboxes.reserve(spec.id());
+        LocalSandbox sandbox = null;
         try {
             sandbox = LocalSandbox.start(this, spec);
         } finally {
-            synchronized (sandboxes) {
-                starting.remove(spec.id());
+            if (sandbox == null) {
+                sandboxes.abandon(spec.id());
             }
         }
-        synchronized (sandboxes) {
-            sandboxes.put(spec.id(), sandbox);
-        }
+        sandboxes.add(sandbox);
         if (sandbox.onStopped().isDone()) {
             forget(sandbox); // it ended before it was registered, so its own forget found nothing
         }
@@ -395,34 +327,7 @@ public final class LocalRuntime implements SandboxRuntime {
      */
     @Override
     public Collection<RuntimeSandbox> reconcile(Collection<String> runningIds) {
-        List<String> leftovers = new ArrayList<>();
-        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(sandboxesDir())) {
-            for (Path d : dirs) {
-                leftovers.add(d.getFileName().toString());
-            }
-        } catch (IOException e) {
-            log.warn("Cannot list leftover sandboxes in {}: {}", sandboxesDir(), e.toString());
-        }
-        for (String id : cgroups.leftoverIds()) {
-            if (!leftovers.contains(id)) {
-                leftovers.add(id);
-            }
-        }
-        for (String id : leftovers) {
-            synchronized (sandboxes) {
-                if (sandboxes.containsKey(id) || starting.contains(id)) {
-                    continue;
-                }
-            }
-            cgroups.removeSandbox(id);
-            OverlayMount.unmountAllUnder(sandboxesDir().resolve(id)); // an image sandbox's root, never deleted through
-            try {
-                NoFollowDelete.delete(sandboxesDir().resolve(id));
-            } catch (IOException e) {
-                log.warn("Cannot remove the leftover layer of sandbox {}: {}", id, e.toString());
-            }
-            log.info("Removed leftovers of sandbox {}", id);
-        }
+        Leftovers.remove(sandboxesDir(), cgroups, sandboxes::claims);
         return List.of();
     }
 
@@ -433,7 +338,7 @@ public final class LocalRuntime implements SandboxRuntime {
             return;
         }
         closed = true;
-        List<LocalSandbox> all = new ArrayList<>(sandboxes.values());
+        List<LocalSandbox> all = sandboxes.all();
         List<java.util.concurrent.Future<?>> stops = new ArrayList<>();
         for (LocalSandbox s : all) {
             stops.add(helpers.submit(() -> s.terminate(CLOSE_GRACE)));
@@ -454,7 +359,7 @@ public final class LocalRuntime implements SandboxRuntime {
         // its build writes into the state directory: never after the runtime has let go of it
         syscallFilter.handle((f, e) -> null).join();
         helpers.shutdown();
-        spawner.shutdown();
+        spawner.close();
         scheduler.shutdownNow();
         lock.release();
     }
@@ -482,25 +387,6 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     /**
-     * The compiled syscall filter of every sandbox process, the file bubblewrap reads it from, and the file of the
-     * inits' filter (which lets them join their user namespace, see {@link SyscallFilter#forSandboxInits}).
-     */
-    record SandboxFilter(SyscallFilter filter, Path file, Path initFile) {
-    }
-
-    private SandboxFilter buildSyscallFilter() {
-        try {
-            SyscallFilter f = SyscallFilter.forSandboxes();
-            SandboxFilter built = new SandboxFilter(f, f.writeTo(stateDir),
-                    SyscallFilter.forSandboxInits().writeTo(stateDir, "seccomp-init.bpf"));
-            log.debug("Sandbox syscall filter: {}", f);
-            return built;
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write the sandbox syscall filter into " + stateDir, e);
-        }
-    }
-
-    /**
      * The syscall filter sandboxes run under; isolated sandboxes do not start without one.
      *
      * @throws RuntimeStartException when it could not be built here (no libseccomp 2.5, another architecture)
@@ -522,47 +408,8 @@ public final class LocalRuntime implements SandboxRuntime {
      * @throws RuntimeStartException when this host lacks what that needs, or the set-up failed
      */
     Egress attachNetwork(Path sandboxDir, long pid) throws RuntimeStartException {
-        if (network == null) {
-            throw new RuntimeStartException(networkProblem);
-        }
-        try {
-            return network.attach(sandboxDir, pid);
-        } catch (IOException e) {
-            throw new RuntimeStartException("cannot give the sandbox its network: " + e.getMessage(), e);
-        }
+        return network.attach(sandboxDir, pid);
     }
-
-    /** Whether sandboxes with network can be created here; else why not. */
-    /**
-     * What removes a killed server's sandboxes (see {@link WhenServerDies}): it thaws and kills whatever is left in
-     * their groups (their inits die with the server, but a frozen process cannot die until thawed), detaches their
-     * file systems (layers, id-mapped views, image roots) and removes their directories and cgroups. It acts only on
-     * the sandboxes there were when the server died, so a new server started on the same directory meanwhile loses
-     * nothing. Arguments: the sandboxes directory, then the base directory of each cgroup hierarchy.
-     */
-    static final String SANDBOX_CLEANUP = """
-            S=$1; shift
-            cd "$S" || exit 0
-            ids=$(ls -A)
-            for g in "$@"; do
-              for id in $ids; do
-                [ -f "$g/$id/freezer.state" ] && echo THAWED > "$g/$id/freezer.state"
-                [ -f "$g/$id/cgroup.freeze" ] && echo 0 > "$g/$id/cgroup.freeze"
-                [ -f "$g/$id/cgroup.kill" ] && echo 1 > "$g/$id/cgroup.kill"
-                find "$g/$id" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r p; do kill -9 "$p"; done
-              done
-            done 2>/dev/null
-            sleep 1
-            for id in $ids; do
-              umount -l "$S/$id" 2>/dev/null
-              rm -rf --one-file-system "$S/$id"
-              for g in "$@"; do
-                [ -d "$g/$id" ] && find "$g/$id" -depth -type d -exec rmdir {} \\; 2>/dev/null
-              done
-            done
-            for g in "$@"; do rmdir "$g" 2>/dev/null; done
-            exit 0
-            """;
 
     /** A user namespace for a new sandbox, with an id range of its own; empty when this host cannot give one. */
     Optional<UserNamespace> newUserNamespace() throws IOException {
@@ -574,13 +421,14 @@ public final class LocalRuntime implements SandboxRuntime {
         userNamespaces.release(range);
     }
 
+    /** Why sandboxes with network cannot be created here; empty when they can. */
     Optional<String> networkProblem() {
-        return Optional.ofNullable(networkProblem);
+        return network.problem();
     }
 
     /** The resolver configuration bound into sandboxes with network. */
     Path resolvConf() {
-        return resolvConf;
+        return network.resolvConf();
     }
 
     /** Limits of sandboxes that set none, and how many may run at once. */
@@ -606,7 +454,7 @@ public final class LocalRuntime implements SandboxRuntime {
     }
 
     Optional<String> defaultImage() {
-        return defaultImage;
+        return images.defaultImage();
     }
 
     /**
@@ -616,21 +464,7 @@ public final class LocalRuntime implements SandboxRuntime {
      *                               says what to do
      */
     LocalImage image(String ref) throws RuntimeStartException {
-        if (level == Level.NONE) {
-            throw new RuntimeStartException("image " + ref + ": this server runs sandboxes as plain processes"
-                    + " (isolation none), which cannot have their own root filesystem; install bubblewrap and use"
-                    + " isolation auto, or create the sandbox without an image");
-        }
-        if (sandboxTools.problem().isPresent()) {
-            throw new RuntimeStartException("image " + ref + ": " + sandboxTools.problem().get());
-        }
-        try {
-            return images.resolve(ref);
-        } catch (ImageSourceException e) {
-            throw new RuntimeStartException(e.getMessage(), e);
-        } catch (IOException e) {
-            throw new RuntimeStartException("cannot unpack image " + ref + ": " + e.getMessage(), e);
-        }
+        return images.resolve(ref);
     }
 
     ExecutorService helpers() {
@@ -643,28 +477,16 @@ public final class LocalRuntime implements SandboxRuntime {
 
     /** Starts a sandbox's init from the runtime's own spawner thread. */
     Process spawnInit(ProcessBuilder pb) throws IOException {
-        try {
-            return spawner.submit(pb::start).get();
-        } catch (java.util.concurrent.ExecutionException e) {
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            throw new IOException(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while starting a sandbox", e);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            throw new IOException("the local runtime is shut down", e);
-        }
+        return spawner.start(pb);
     }
 
     void forget(LocalSandbox sandbox) {
-        sandboxes.remove(sandbox.id(), sandbox);
+        sandboxes.forget(sandbox);
     }
 
     /** Builds image specs as cached layers on this host; see {@link LocalImageBuilder}. */
     @Override
     public ai.chalk.compute.server.image.ImageBuilder imageBuilder() {
-        return imageBuilder;
+        return images.builder();
     }
 }

@@ -15,7 +15,7 @@ import java.util.Optional;
  * @param egress       the sandbox's way out (slirp4netns) when it has network, else null
  * @param ids          the host ids of its user namespace; empty: host root without capabilities
  */
-record SandboxInit(Process process, long pid, String pidNamespace, LocalRuntime.SandboxFilter filter, Egress egress,
+record SandboxInit(Process process, long pid, String pidNamespace, SandboxFilter filter, Egress egress,
                    Optional<IdRange> ids) {
 
     /** A sandbox without isolation: no init. */

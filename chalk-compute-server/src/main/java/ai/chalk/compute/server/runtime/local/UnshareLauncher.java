@@ -23,7 +23,7 @@ final class UnshareLauncher extends InitLauncher {
         boolean fromImage = request.fromImage();
         SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
                 : SandboxCommands.UnshareRoot.host(tools.require("setpriv"));
-        LocalRuntime.SandboxFilter filter = runtime.syscallFilter();
+        SandboxFilter filter = runtime.syscallFilter();
         SandboxCommands.Helpers helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(tools);
         List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), root,

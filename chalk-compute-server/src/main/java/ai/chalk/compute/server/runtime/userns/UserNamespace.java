@@ -1,6 +1,5 @@
 package ai.chalk.compute.server.runtime.userns;
 
-import ai.chalk.compute.server.threads.DaemonThreads;
 import com.sun.jna.LastErrorException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,7 +9,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -27,8 +26,6 @@ public final class UserNamespace implements AutoCloseable {
 
     /** How long the holder gets to create its namespace. */
     private static final long CREATE_TIMEOUT_MILLIS = 10_000;
-    /** The thread that works as a sandbox's root on the host (see {@link #asRoot}): its ids are its own. */
-    private static final ExecutorService OWNER = Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-sandbox-root"));
 
     /** How the runtime starts the holder process (a test may watch it). */
     @FunctionalInterface
@@ -38,18 +35,24 @@ public final class UserNamespace implements AutoCloseable {
 
     private final IdRange range;
     private final Process holder;
+    /** The thread that works as the sandbox's root on the host (see {@link #asRoot}): its ids are its own. */
+    private final ExecutorService root;
 
-    private UserNamespace(IdRange range, Process holder) {
+    private UserNamespace(IdRange range, Process holder, ExecutorService root) {
         this.range = range;
         this.holder = holder;
+        this.root = root;
     }
 
     /**
      * Creates the namespace and writes its maps.
      *
      * @param unshare the host's unshare
+     * @param root    a single thread that does nothing but {@link #asRoot} work (it changes its own ids), owned by
+     *                whoever creates namespaces and shut down with it
      */
-    public static UserNamespace create(IdRange range, Spawner spawner, Path unshare) throws IOException {
+    public static UserNamespace create(IdRange range, Spawner spawner, Path unshare, ExecutorService root)
+            throws IOException {
         // the holder waits on its stdin, which ends when the server does, whatever way it ends
         ProcessBuilder pb = new ProcessBuilder(List.of(unshare.toString(), "--user", "--", "/bin/sh", "-c",
                 "read -r _"))
@@ -59,7 +62,7 @@ public final class UserNamespace implements AutoCloseable {
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
         pb.environment().clear();
         Process holder = spawner.start(pb);
-        UserNamespace ns = new UserNamespace(range, holder);
+        UserNamespace ns = new UserNamespace(range, holder, root);
         try {
             ns.awaitNamespace();
             // each map in one write, as the kernel requires; gid first, so that the uid map never stands alone
@@ -161,7 +164,7 @@ public final class UserNamespace implements AutoCloseable {
      */
     public <T> T asRoot(Callable<T> work) throws IOException {
         try {
-            return OWNER.submit(() -> {
+            return root.submit(() -> {
                 IdMapCalls c = IdMapCalls.INSTANCE;
                 int[] header = {IdMapCalls.CAPABILITY_VERSION_3, 0};
                 int[] caps = new int[6];
@@ -190,6 +193,8 @@ public final class UserNamespace implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", e);
+        } catch (RejectedExecutionException e) {
+            throw new IOException("cannot act as the sandbox's root: its runtime is shut down", e);
         }
     }
 

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.userns;
 
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -12,6 +13,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +24,9 @@ import org.slf4j.LoggerFactory;
  * range no account and no other sandbox has ({@link IdRanges}), handed back once nothing runs as its ids. Making one
  * takes a process start, a few milliseconds of a create, so {@link #SPARES} are made ahead, off the create path.
  * Whether this host can give sandboxes user namespaces at all is tried once, when the pool starts.
+ *
+ * <p>The pool owns the thread that works as its sandboxes' root on the host ({@code chalk-sandbox-root}, see
+ * {@link UserNamespace#asRoot}); closing the pool ends it, so each runtime has its own and a closed one leaves none.
  */
 public final class UserNamespacePool implements AutoCloseable {
 
@@ -29,18 +35,23 @@ public final class UserNamespacePool implements AutoCloseable {
     static final int SPARES = 2;
     /** How long after a sandbox takes one the next is made, so that it does not compete with that sandbox's start. */
     private static final long SPARE_DELAY_MILLIS = 100;
+    /** How long {@link #close()} lets root work under way finish. */
+    private static final long CLOSE_WAIT_SECONDS = 5;
 
     private final IdRanges ranges;
     private final Path unshare;
     private final Executor helpers;
     private final String problem;
+    /** Where the namespaces' root work runs; null when the pool hands out none. */
+    private final ExecutorService root;
     private final Queue<CompletableFuture<UserNamespace>> spares = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
-    private UserNamespacePool(IdRanges ranges, Path unshare, Executor helpers, String problem) {
+    private UserNamespacePool(IdRanges ranges, Path unshare, Executor helpers, ExecutorService root, String problem) {
         this.ranges = ranges;
         this.unshare = unshare;
         this.helpers = helpers;
+        this.root = root;
         this.problem = problem;
     }
 
@@ -53,8 +64,9 @@ public final class UserNamespacePool implements AutoCloseable {
      */
     public static UserNamespacePool start(Path stateDir, Path unshare, Executor helpers) {
         IdRanges ranges = new IdRanges(IdRanges.DEFAULT_BASE, IdRanges.DEFAULT_SLOTS);
-        UserNamespacePool pool = new UserNamespacePool(ranges, unshare, helpers,
-                probe(ranges, stateDir, unshare).orElse(null));
+        ExecutorService root = Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-sandbox-root"));
+        UserNamespacePool pool = new UserNamespacePool(ranges, unshare, helpers, root,
+                probe(ranges, stateDir, unshare, root).orElse(null));
         if (pool.problem == null) {
             for (int i = 0; i < SPARES; i++) {
                 pool.spares.add(CompletableFuture.supplyAsync(pool::makeUnchecked, helpers));
@@ -65,7 +77,7 @@ public final class UserNamespacePool implements AutoCloseable {
 
     /** A pool that hands out no namespaces, for runtimes without isolation. */
     public static UserNamespacePool none(String why) {
-        return new UserNamespacePool(new IdRanges(IdRanges.DEFAULT_BASE, 1), null, Runnable::run, why);
+        return new UserNamespacePool(new IdRanges(IdRanges.DEFAULT_BASE, 1), null, Runnable::run, null, why);
     }
 
     /** Why sandboxes run without a user namespace of their own here; empty when they have one. */
@@ -78,10 +90,10 @@ public final class UserNamespacePool implements AutoCloseable {
      * id-mapping a tmpfs (its layer) and a directory of the state directory's file system (its image layers and
      * volumes). Kernels before 6.3 cannot id-map tmpfs, nor can some file systems be id-mapped.
      */
-    private static Optional<String> probe(IdRanges ranges, Path stateDir, Path unshare) {
+    private static Optional<String> probe(IdRanges ranges, Path stateDir, Path unshare, ExecutorService root) {
         Optional<IdRange> range = ranges.acquire();
         Path probe = stateDir.resolve("userns-probe");
-        try (UserNamespace ns = UserNamespace.create(range.orElseThrow(), ProcessBuilder::start, unshare)) {
+        try (UserNamespace ns = UserNamespace.create(range.orElseThrow(), ProcessBuilder::start, unshare, root)) {
             NoFollowDelete.delete(probe);
             Files.createDirectories(probe.resolve("tmpfs"));
             Files.createDirectories(probe.resolve("mapped"));
@@ -146,7 +158,7 @@ public final class UserNamespacePool implements AutoCloseable {
         IdRange range = ranges.acquire().orElseThrow(() -> new IOException("all " + IdRanges.DEFAULT_SLOTS
                 + " id ranges of sandboxes are in use"));
         try {
-            return UserNamespace.create(range, ProcessBuilder::start, unshare);
+            return UserNamespace.create(range, ProcessBuilder::start, unshare, root);
         } catch (IOException | RuntimeException e) {
             ranges.release(range);
             throw e;
@@ -158,7 +170,10 @@ public final class UserNamespacePool implements AutoCloseable {
         ranges.release(range);
     }
 
-    /** Ends the namespaces made ahead; those handed out are their holders' to end. */
+    /**
+     * Ends the namespaces made ahead (those handed out are their holders' to end) and the root thread, once the root
+     * work under way is done: later work as a sandbox's root fails.
+     */
     @Override
     public void close() {
         closed = true;
@@ -168,6 +183,17 @@ public final class UserNamespacePool implements AutoCloseable {
                 ns.close();
                 ranges.release(ns.range());
             });
+        }
+        if (root != null) {
+            root.shutdown();
+            try {
+                if (!root.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                    log.warn("Work as a sandbox's root did not end within {} s of the runtime's close",
+                            CLOSE_WAIT_SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

@@ -1,0 +1,104 @@
+package ai.chalk.compute.server.runtime.local;
+
+import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.host.HostTools;
+import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.local.image.BuildTools;
+import ai.chalk.compute.server.runtime.local.image.ImageSourceException;
+import ai.chalk.compute.server.runtime.local.image.LocalImage;
+import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
+import ai.chalk.compute.server.runtime.local.image.LocalImages;
+import ai.chalk.compute.server.runtime.userns.UserNamespacePool;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Images on a local runtime: the cache their layers are unpacked into ({@link LocalImages}), the image of sandboxes
+ * created without one, and the builder of {@code chalk-local/} images, whose steps run in bubblewrap. Whether
+ * sandboxes and builds can have images here follows from the runtime's isolation and its sandbox tools.
+ */
+final class RuntimeImages implements AutoCloseable {
+
+    private final LocalRuntime.Level level;
+    private final SandboxTools sandboxTools;
+    private final LocalImages cache;
+    private final Optional<String> defaultImage;
+    private final LocalImageBuilder builder;
+
+    /**
+     * @param ociImportDir where {@code oci:} and {@code oci-archive:} images are looked up; null for
+     *                     {@code <stateDir>/oci}
+     * @param dockerHost   the Docker engine images are exported from; null for the default
+     * @param defaultImage the image of sandboxes created without one; null or blank for none
+     */
+    RuntimeImages(Path stateDir, LocalRuntime.Level level, HostTools tools, SandboxTools sandboxTools,
+            UserNamespacePool userNamespaces, @Nullable Path ociImportDir, @Nullable String dockerHost,
+            @Nullable String defaultImage)
+            throws IOException {
+        this.level = level;
+        this.sandboxTools = sandboxTools;
+        this.cache = new LocalImages(stateDir.resolve("images"),
+                ociImportDir != null ? ociImportDir : stateDir.resolve("oci"), dockerHost);
+        this.defaultImage = Optional.ofNullable(defaultImage).filter(i -> !i.isBlank());
+        this.builder = new LocalImageBuilder(cache, stateDir, buildTools(tools, userNamespaces), buildProblem());
+    }
+
+    private Optional<BuildTools> buildTools(HostTools tools, UserNamespacePool userNamespaces) {
+        if (level != LocalRuntime.Level.BUBBLEWRAP || sandboxTools.problem().isPresent()) {
+            return Optional.empty();
+        }
+        return Optional.of(new BuildTools(tools.require("bwrap"), sandboxTools.dir(), SandboxTools.MOUNT,
+                sandboxTools.command("setpriv"),
+                sandboxTools.has("nsenter") ? sandboxTools.command("nsenter") : List.of(), userNamespaces));
+    }
+
+    private @Nullable String buildProblem() {
+        if (level != LocalRuntime.Level.BUBBLEWRAP) {
+            return "image builds run in bubblewrap, and this server's isolation is " + level.label
+                    + (level == LocalRuntime.Level.NONE ? "" : " (bubblewrap is missing or does not work here)");
+        }
+        return sandboxTools.problem().orElse(null);
+    }
+
+    /** The image of sandboxes created without one; empty when they see the host's system directories instead. */
+    Optional<String> defaultImage() {
+        return defaultImage;
+    }
+
+    /** Builds image specs as cached layers on this host. */
+    LocalImageBuilder builder() {
+        return builder;
+    }
+
+    /**
+     * The layers and configuration of image {@code ref}, unpacked into the cache if needed.
+     *
+     * @throws RuntimeStartException when sandboxes cannot run images here or the image cannot be had; the message
+     *                               says what to do
+     */
+    LocalImage resolve(String ref) throws RuntimeStartException {
+        if (level == LocalRuntime.Level.NONE) {
+            throw new RuntimeStartException("image " + ref + ": this server runs sandboxes as plain processes"
+                    + " (isolation none), which cannot have their own root filesystem; install bubblewrap and use"
+                    + " isolation auto, or create the sandbox without an image");
+        }
+        if (sandboxTools.problem().isPresent()) {
+            throw new RuntimeStartException("image " + ref + ": " + sandboxTools.problem().get());
+        }
+        try {
+            return cache.resolve(ref);
+        } catch (ImageSourceException e) {
+            throw new RuntimeStartException(e.getMessage(), e);
+        } catch (IOException e) {
+            throw new RuntimeStartException("cannot unpack image " + ref + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        cache.close();
+    }
+}
