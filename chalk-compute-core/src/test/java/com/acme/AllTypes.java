@@ -14,14 +14,28 @@ import java.util.Optional;
 /** A function taking every kind of value the Arrow mapping knows, for schema conversion tests. */
 public class AllTypes {
 
-    public record Point(double x, double y) {
-    }
+    public record Point(double x, double y) {}
 
     @ChalkFunction(description = "Takes everything")
-    public static String everything(boolean flag, byte b, short s, int i, @Default("7") long l, float f, double d,
-                                    String text, byte[] bytes, Instant at, LocalDateTime local, LocalDate day,
-                                    Duration took, BigDecimal amount, List<String> tags, Map<String, Integer> counts,
-                                    Point point, Optional<Long> maybe) {
+    public static String everything(
+            boolean flag,
+            byte b,
+            short s,
+            int i,
+            @Default("7") long l,
+            float f,
+            double d,
+            String text,
+            byte[] bytes,
+            Instant at,
+            LocalDateTime local,
+            LocalDate day,
+            Duration took,
+            BigDecimal amount,
+            List<String> tags,
+            Map<String, Integer> counts,
+            Point point,
+            Optional<Long> maybe) {
         return text;
     }
 }

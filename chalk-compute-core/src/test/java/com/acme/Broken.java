@@ -13,11 +13,9 @@ import java.util.Map;
 /** One mistake per nested class, for the registry's messages. */
 public final class Broken {
 
-    private Broken() {
-    }
+    private Broken() {}
 
-    public record Tagged(String name, List<Object> tags) {
-    }
+    public record Tagged(String name, List<Object> tags) {}
 
     public static class NestedObject {
         @ChalkFunction
@@ -42,8 +40,7 @@ public final class Broken {
 
     public static class ReturnsVoid {
         @ChalkFunction
-        public static void log(String line) {
-        }
+        public static void log(String line) {}
     }
 
     public static class ArrayParam {
@@ -160,8 +157,7 @@ public final class Broken {
     }
 
     public static class NoConstructor {
-        public NoConstructor(String required) {
-        }
+        public NoConstructor(String required) {}
 
         @ChalkFunction
         public int f(int x) {

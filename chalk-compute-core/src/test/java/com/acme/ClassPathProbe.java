@@ -10,8 +10,7 @@ import java.security.CodeSource;
  */
 public final class ClassPathProbe {
 
-    private ClassPathProbe() {
-    }
+    private ClassPathProbe() {}
 
     public static void main(String[] args) {
         ClassLoader loader = ClassPathProbe.class.getClassLoader();
@@ -27,7 +26,8 @@ public final class ClassPathProbe {
 
     private static String classSource(ClassLoader loader, String name) {
         try {
-            CodeSource source = Class.forName(name, false, loader).getProtectionDomain().getCodeSource();
+            CodeSource source =
+                    Class.forName(name, false, loader).getProtectionDomain().getCodeSource();
             return source == null ? "unknown" : source.getLocation().toString();
         } catch (ClassNotFoundException e) {
             return "missing";

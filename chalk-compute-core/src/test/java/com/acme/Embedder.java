@@ -22,7 +22,8 @@ public class Embedder {
     @ChalkFunction(description = "Embeds text")
     public List<Float> embed(String text) {
         calls.incrementAndGet();
-        return List.of((float) text.length(), (float) text.chars().filter(Character::isUpperCase).count());
+        return List.of((float) text.length(), (float)
+                text.chars().filter(Character::isUpperCase).count());
     }
 
     @ChalkFunction(timeout = "60")

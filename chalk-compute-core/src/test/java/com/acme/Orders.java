@@ -11,10 +11,12 @@ import java.util.Optional;
 /** Well-formed functions: static and instance, with options, defaults and nested types. */
 public class Orders {
 
-    public enum Tier { FREE, PRO }
-
-    public record Order(String sku, int quantity, List<String> notes) {
+    public enum Tier {
+        FREE,
+        PRO
     }
+
+    public record Order(String sku, int quantity, List<String> notes) {}
 
     private final String greeting;
 
@@ -31,11 +33,20 @@ public class Orders {
         return a + b;
     }
 
-    @ChalkFunction(name = "search_orders", image = "eclipse-temurin:17-jre", cpu = "2", memory = "4Gi",
-            env = {"MODE=fast", "EMPTY="}, secrets = {"OPENAI_API_KEY"}, minReplicas = 0, maxReplicas = 3,
-            timeout = "5m", retries = 2, concurrency = 8)
-    public static List<Order> search(String query, @Default("2") int limit, @Default("\"PRO\"") Tier tier,
-                                     Optional<String> region) {
+    @ChalkFunction(
+            name = "search_orders",
+            image = "eclipse-temurin:17-jre",
+            cpu = "2",
+            memory = "4Gi",
+            env = {"MODE=fast", "EMPTY="},
+            secrets = {"OPENAI_API_KEY"},
+            minReplicas = 0,
+            maxReplicas = 3,
+            timeout = "5m",
+            retries = 2,
+            concurrency = 8)
+    public static List<Order> search(
+            String query, @Default("2") int limit, @Default("\"PRO\"") Tier tier, Optional<String> region) {
         List<Order> found = new ArrayList<>();
         for (int i = 0; i < limit; i++) {
             found.add(new Order(query + "-" + i, i, List.of(tier.name(), region.orElse("anywhere"))));

@@ -16,7 +16,8 @@ public class Scorers {
 
     @ChalkScorer
     public static EvaluationScorerResult judged(String input, String output, String trace) {
-        return EvaluationScorerResult.of(output.length() > input.length() ? 0.9 : 0.1,
+        return EvaluationScorerResult.of(
+                output.length() > input.length() ? 0.9 : 0.1,
                 Map.of("reason", "length", "steps", trace.split(",").length, "flags", List.of(true, false)));
     }
 

@@ -1,5 +1,4 @@
 package com.acme.functions;
 
 /** A bean with no functions. */
-public class Plain {
-}
+public class Plain {}

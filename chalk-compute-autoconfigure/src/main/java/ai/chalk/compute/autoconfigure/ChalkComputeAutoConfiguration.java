@@ -34,21 +34,26 @@ import org.springframework.grpc.client.GrpcChannelFactory;
  * observations apply to it; otherwise with plain grpc-java. Every bean backs off when the application
  * defines one of the same type.
  */
-@AutoConfiguration(after = EmbeddedComputeServerAutoConfiguration.class, afterName = {
-        "org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration",
-        "org.springframework.boot.grpc.client.autoconfigure.CompositeChannelFactoryAutoConfiguration"})
+@AutoConfiguration(
+        after = EmbeddedComputeServerAutoConfiguration.class,
+        afterName = {
+            "org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration",
+            "org.springframework.boot.grpc.client.autoconfigure.CompositeChannelFactoryAutoConfiguration"
+        })
 @EnableConfigurationProperties(ChalkComputeProperties.class)
 public final class ChalkComputeAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(ChalkComputeAutoConfiguration.class);
 
     @Bean
-    @ConditionalOnMissingBean({ChalkComputeChannel.class, SandboxClient.class}) // a user's own client needs no channel of ours
+    @ConditionalOnMissingBean({ChalkComputeChannel.class, SandboxClient.class
+    }) // a user's own client needs no channel of ours
     @Conditional(NotAWorkerWithoutTarget.class)
-    ChalkComputeChannel chalkComputeChannel(ChalkComputeProperties properties,
-                                            ObjectProvider<ChannelOpener> openers,
-                                            ObjectProvider<EmbeddedComputeServer> embedded,
-                                            ObjectProvider<ChalkComputeChannelInterceptor> interceptors) {
+    ChalkComputeChannel chalkComputeChannel(
+            ChalkComputeProperties properties,
+            ObjectProvider<ChannelOpener> openers,
+            ObjectProvider<EmbeddedComputeServer> embedded,
+            ObjectProvider<ChalkComputeChannelInterceptor> interceptors) {
         ChannelOpener opener = openers.getIfAvailable(() -> ChannelOpener.PLAIN);
         ChalkComputeChannel channel;
         if (properties.hasTarget()) {
@@ -66,8 +71,10 @@ public final class ChalkComputeAutoConfiguration {
             channel = ChalkComputeChannel.embedded(() -> opener.openInProcess(name), name);
         }
         ChalkComputeChannel.Kind kind = channel.kind();
-        List<ChalkComputeChannelInterceptor> applicable = interceptors.orderedStream()
-                .filter(interceptor -> interceptor.appliesTo(kind)).toList();
+        List<ChalkComputeChannelInterceptor> applicable = interceptors
+                .orderedStream()
+                .filter(interceptor -> interceptor.appliesTo(kind))
+                .toList();
         return channel.withInterceptors(applicable);
     }
 
@@ -91,13 +98,14 @@ public final class ChalkComputeAutoConfiguration {
             super(ConfigurationPhase.REGISTER_BEAN);
         }
 
-        @ConditionalOnBooleanProperty(name = "chalk.compute.functions.worker", havingValue = false, matchIfMissing = true)
-        static final class NotAWorker {
-        }
+        @ConditionalOnBooleanProperty(
+                name = "chalk.compute.functions.worker",
+                havingValue = false,
+                matchIfMissing = true)
+        static final class NotAWorker {}
 
         @ConditionalOnRemoteTarget
-        static final class TargetSet {
-        }
+        static final class TargetSet {}
     }
 
     /** Opens channels through Spring gRPC's channel factory. */
@@ -116,8 +124,8 @@ public final class ChalkComputeAutoConfiguration {
          */
         @Bean
         @ConditionalOnRemoteTarget
-        GrpcChannelFactoryCustomizer chalkComputeChannelCredentials(ChalkComputeProperties properties,
-                                                                    ObjectProvider<ChannelCredentialsProvider> credentials) {
+        GrpcChannelFactoryCustomizer chalkComputeChannelCredentials(
+                ChalkComputeProperties properties, ObjectProvider<ChannelCredentialsProvider> credentials) {
             return factory -> {
                 if (!properties.hasTarget() || !(factory instanceof DefaultGrpcChannelFactory<?> defaults)) {
                     return;
@@ -127,9 +135,10 @@ public final class ChalkComputeAutoConfiguration {
                 if (chosen == null) {
                     return;
                 }
-                ChannelCredentialsProvider delegate = credentials.getIfAvailable(() -> ChannelCredentialsProvider.INSECURE);
-                defaults.setCredentialsProvider(path -> target.address().equals(path)
-                        ? chosen : delegate.getChannelCredentials(path));
+                ChannelCredentialsProvider delegate =
+                        credentials.getIfAvailable(() -> ChannelCredentialsProvider.INSECURE);
+                defaults.setCredentialsProvider(
+                        path -> target.address().equals(path) ? chosen : delegate.getChannelCredentials(path));
             };
         }
     }
@@ -173,7 +182,8 @@ public final class ChalkComputeAutoConfiguration {
                 return PLAIN.openRemote(target);
             }
             if (factory == null || !factory.supports(target.address())) {
-                log.debug("No Spring gRPC channel factory for {}; opening the channel with grpc-java", target.address());
+                log.debug(
+                        "No Spring gRPC channel factory for {}; opening the channel with grpc-java", target.address());
                 return PLAIN.openRemote(target);
             }
             return factory.createChannel(target.address());

@@ -112,8 +112,8 @@ public final class ChalkComputeChannel implements AutoCloseable {
         if (interceptors.isEmpty()) {
             return this;
         }
-        return new ChalkComputeChannel(opened, ClientInterceptors.interceptForward(channel, interceptors),
-                target, kind);
+        return new ChalkComputeChannel(
+                opened, ClientInterceptors.interceptForward(channel, interceptors), target, kind);
     }
 
     /** The channel calls go through, interceptors included. */

@@ -41,8 +41,8 @@ public final class RemoteTarget {
         ChalkComputeProperties.Tls tls = properties.getTls();
         if (tls.getTrustCertificates() != null) {
             if (!java.nio.file.Files.isReadable(tls.getTrustCertificates())) {
-                throw new IllegalArgumentException("chalk.compute.tls.trust-certificates: cannot read "
-                        + tls.getTrustCertificates());
+                throw new IllegalArgumentException(
+                        "chalk.compute.tls.trust-certificates: cannot read " + tls.getTrustCertificates());
             }
             settings = settings.withTrustCertificates(tls.getTrustCertificates());
             explicit = true;
@@ -91,6 +91,11 @@ public final class RemoteTarget {
         if (!explicitTls) {
             return "transport security from spring.grpc.client settings, plaintext by default";
         }
-        return settings.useTls() ? "TLS" + settings.trustCertificates().map(p -> " trusting " + p).orElse("") : "plaintext";
+        return settings.useTls()
+                ? "TLS"
+                        + settings.trustCertificates()
+                                .map(p -> " trusting " + p)
+                                .orElse("")
+                : "plaintext";
     }
 }

@@ -17,8 +17,17 @@ public final class SdkEnvironment {
 
     /** The variables the SDK reads for credentials, progress and colour. */
     public static final List<String> VARIABLES = List.of(
-            "CHALK_API_SERVER", "CHALK_CLIENT_ID", "CHALK_CLIENT_SECRET", "CHALK_ENVIRONMENT", "CHALK_ENVIRONMENT_ID",
-            "CHALK_WEB_IDENTITY_TOKEN_FILE", "XDG_CONFIG_HOME", "CHALK_SANDBOX_TUI", "NO_COLOR", "TERM", "CI");
+            "CHALK_API_SERVER",
+            "CHALK_CLIENT_ID",
+            "CHALK_CLIENT_SECRET",
+            "CHALK_ENVIRONMENT",
+            "CHALK_ENVIRONMENT_ID",
+            "CHALK_WEB_IDENTITY_TOKEN_FILE",
+            "XDG_CONFIG_HOME",
+            "CHALK_SANDBOX_TUI",
+            "NO_COLOR",
+            "TERM",
+            "CI");
 
     private final Map<String, String> variables;
     private final Path homeDirectory;
@@ -45,7 +54,8 @@ public final class SdkEnvironment {
                 variables.put(name, value);
             }
         }
-        return new SdkEnvironment(variables,
+        return new SdkEnvironment(
+                variables,
                 Path.of(environment.getProperty("user.home", System.getProperty("user.home"))),
                 Path.of(environment.getProperty("user.dir", System.getProperty("user.dir"))));
     }

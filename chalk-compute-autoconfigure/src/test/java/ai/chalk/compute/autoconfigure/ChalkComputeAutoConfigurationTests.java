@@ -47,18 +47,25 @@ class ChalkComputeAutoConfigurationTests {
     Path tmp;
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ChalkComputeAutoConfiguration.class,
-                    EmbeddedComputeServerAutoConfiguration.class, ChalkComputeAuthAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(
+                    ChalkComputeAutoConfiguration.class,
+                    EmbeddedComputeServerAutoConfiguration.class,
+                    ChalkComputeAuthAutoConfiguration.class,
                     ChalkComputeProgressAutoConfiguration.class));
 
     /** The same with Spring gRPC's client auto-configuration, as in an application with the starter. */
     private final ApplicationContextRunner withSpringGrpc = runner.withConfiguration(AutoConfigurations.of(
-            GrpcClientAutoConfiguration.class, CompositeChannelFactoryAutoConfiguration.class, SslAutoConfiguration.class));
+            GrpcClientAutoConfiguration.class,
+            CompositeChannelFactoryAutoConfiguration.class,
+            SslAutoConfiguration.class));
 
     @Test
     void withNothingConfiguredTheClientTalksToTheEmbeddedServerInProcess() {
         runner.run(context -> {
-            assertThat(context).hasNotFailed().hasSingleBean(EmbeddedComputeServer.class).hasSingleBean(SandboxClient.class);
+            assertThat(context)
+                    .hasNotFailed()
+                    .hasSingleBean(EmbeddedComputeServer.class)
+                    .hasSingleBean(SandboxClient.class);
             EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
             assertThat(embedded.isRunning()).isTrue();
             assertThat(embedded.port()).as("no TCP port unless asked for").isEmpty();
@@ -77,8 +84,11 @@ class ChalkComputeAutoConfigurationTests {
     void theEmbeddedServerRegistersNothingThatCouldCollideWithTheApplication() {
         withSpringGrpc.run(context -> {
             assertThat(context).hasNotFailed().hasSingleBean(EmbeddedComputeServer.class);
-            assertThat(context).doesNotHaveBean(DataSource.class).doesNotHaveBean(BindableService.class)
-                    .doesNotHaveBean(ComputeServer.class).doesNotHaveBean(ManagedChannel.class)
+            assertThat(context)
+                    .doesNotHaveBean(DataSource.class)
+                    .doesNotHaveBean(BindableService.class)
+                    .doesNotHaveBean(ComputeServer.class)
+                    .doesNotHaveBean(ManagedChannel.class)
                     .doesNotHaveBean("org.springframework.grpc.server.GrpcServerFactory");
         });
     }
@@ -94,7 +104,8 @@ class ChalkComputeAutoConfigurationTests {
         });
         assertThat(embedded[0].isRunning()).isFalse();
         assertThat(embedded[0].details()).containsEntry("running", false);
-        org.assertj.core.api.Assertions.assertThatThrownBy(client[0]::list).isInstanceOf(ServerUnavailableException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(client[0]::list)
+                .isInstanceOf(ServerUnavailableException.class);
         client[0].close();
     }
 
@@ -105,7 +116,8 @@ class ChalkComputeAutoConfigurationTests {
             assertThat(FailingBean.serverName).isNotNull();
         });
         try (SandboxClient leftover = SandboxClient.inProcess(FailingBean.serverName)) {
-            org.assertj.core.api.Assertions.assertThatThrownBy(leftover::list).isInstanceOf(ServerUnavailableException.class);
+            org.assertj.core.api.Assertions.assertThatThrownBy(leftover::list)
+                    .isInstanceOf(ServerUnavailableException.class);
         }
     }
 
@@ -114,17 +126,21 @@ class ChalkComputeAutoConfigurationTests {
         runner.withPropertyValues("chalk.compute.embedded.port=0").run(context -> {
             EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
             assertThat(embedded.port()).isPresent();
-            try (SandboxClient overTcp = SandboxClient.connect("127.0.0.1:" + embedded.port().getAsInt())) {
-                assertThatThrownBy(overTcp::list).as("TCP clients show a token by default")
+            try (SandboxClient overTcp =
+                    SandboxClient.connect("127.0.0.1:" + embedded.port().getAsInt())) {
+                assertThatThrownBy(overTcp::list)
+                        .as("TCP clients show a token by default")
                         .hasMessageContaining("requires an access token");
             }
         });
-        runner.withPropertyValues("chalk.compute.embedded.port=0", "chalk.compute.embedded.auth=none").run(context -> {
-            EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
-            try (SandboxClient overTcp = SandboxClient.connect("127.0.0.1:" + embedded.port().getAsInt())) {
-                assertThat(overTcp.list()).isEmpty();
-            }
-        });
+        runner.withPropertyValues("chalk.compute.embedded.port=0", "chalk.compute.embedded.auth=none")
+                .run(context -> {
+                    EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
+                    try (SandboxClient overTcp =
+                            SandboxClient.connect("127.0.0.1:" + embedded.port().getAsInt())) {
+                        assertThat(overTcp.list()).isEmpty();
+                    }
+                });
     }
 
     @Test
@@ -132,19 +148,26 @@ class ChalkComputeAutoConfigurationTests {
         Path dataDir = tmp.resolve("state");
         String[] id = new String[1];
         runner.withPropertyValues("chalk.compute.embedded.data-dir=" + dataDir).run(context -> {
-            Sandbox sandbox = context.getBean(SandboxClient.class).create(Sandbox.builder().name("kept"));
+            Sandbox sandbox = context.getBean(SandboxClient.class)
+                    .create(Sandbox.builder().name("kept"));
             id[0] = sandbox.id();
         });
         assertThat(dataDir).isDirectory();
-        runner.withPropertyValues("chalk.compute.embedded.data-dir=" + dataDir).run(context ->
-                assertThat(context.getBean(SandboxClient.class).get(id[0]).info().name()).contains("kept"));
+        runner.withPropertyValues("chalk.compute.embedded.data-dir=" + dataDir)
+                .run(context -> assertThat(context.getBean(SandboxClient.class)
+                                .get(id[0])
+                                .info()
+                                .name())
+                        .contains("kept"));
     }
 
     @Test
     void withoutTheServerModuleThereIsNoEmbeddedServerAndAClearFailure() {
         runner.withClassLoader(new FilteredClassLoader(ComputeServer.class)).run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context).getFailure().rootCause()
+            assertThat(context)
+                    .getFailure()
+                    .rootCause()
                     .hasMessageContaining("Chalk Compute has no server to talk to")
                     .hasMessageContaining("chalk.compute.target");
         });
@@ -156,20 +179,22 @@ class ChalkComputeAutoConfigurationTests {
                 .withPropertyValues("chalk.compute.target=localhost:50051")
                 .run(context -> {
                     assertThat(context).hasNotFailed().doesNotHaveBean(EmbeddedComputeServer.class);
-                    assertThat(context.getBean(ChalkComputeChannel.class).target()).isEqualTo("localhost:50051");
+                    assertThat(context.getBean(ChalkComputeChannel.class).target())
+                            .isEqualTo("localhost:50051");
                 });
     }
 
     @Test
     void aRemoteTargetTurnsTheEmbeddedServerOff() throws Exception {
         try (TestServers.RecordingServer remote = new TestServers.RecordingServer(tmp.resolve("remote"), null, null)) {
-            runner.withPropertyValues("chalk.compute.target=127.0.0.1:" + remote.port()).run(context -> {
-                assertThat(context).hasNotFailed().doesNotHaveBean(EmbeddedComputeServer.class);
-                ChalkComputeChannel channel = context.getBean(ChalkComputeChannel.class);
-                assertThat(channel.kind()).isEqualTo(ChalkComputeChannel.Kind.REMOTE);
-                assertThat(context.getBean(SandboxClient.class).list()).isEmpty();
-                assertThat(remote.calls()).isEqualTo(1);
-            });
+            runner.withPropertyValues("chalk.compute.target=127.0.0.1:" + remote.port())
+                    .run(context -> {
+                        assertThat(context).hasNotFailed().doesNotHaveBean(EmbeddedComputeServer.class);
+                        ChalkComputeChannel channel = context.getBean(ChalkComputeChannel.class);
+                        assertThat(channel.kind()).isEqualTo(ChalkComputeChannel.Kind.REMOTE);
+                        assertThat(context.getBean(SandboxClient.class).list()).isEmpty();
+                        assertThat(remote.calls()).isEqualTo(1);
+                    });
         }
     }
 
@@ -178,14 +203,17 @@ class ChalkComputeAutoConfigurationTests {
         runner.withInitializer(TestEnvironment.of(Map.of("CHALK_COMPUTE_TARGET", "compute.internal:50051"), tmp))
                 .run(context -> {
                     assertThat(context).hasNotFailed().doesNotHaveBean(EmbeddedComputeServer.class);
-                    assertThat(context.getBean(ChalkComputeChannel.class).target()).isEqualTo("compute.internal:50051");
+                    assertThat(context.getBean(ChalkComputeChannel.class).target())
+                            .isEqualTo("compute.internal:50051");
                 });
     }
 
     @Test
     void aUrlTargetIsAcceptedAndItsPortDefaults() {
-        runner.withPropertyValues("chalk.compute.target=http://127.0.0.1").run(context ->
-                assertThat(context.getBean(ChalkComputeChannel.class).target()).isEqualTo("127.0.0.1:80"));
+        runner.withPropertyValues("chalk.compute.target=http://127.0.0.1")
+                .run(context -> assertThat(
+                                context.getBean(ChalkComputeChannel.class).target())
+                        .isEqualTo("127.0.0.1:80"));
     }
 
     @Test
@@ -193,7 +221,8 @@ class ChalkComputeAutoConfigurationTests {
         runner.withPropertyValues("chalk.compute.target=localhost:50051", "chalk.compute.embedded.enabled=true")
                 .run(context -> {
                     assertThat(context).hasNotFailed().hasSingleBean(EmbeddedComputeServer.class);
-                    assertThat(context.getBean(ChalkComputeChannel.class).isEmbedded()).isFalse();
+                    assertThat(context.getBean(ChalkComputeChannel.class).isEmbedded())
+                            .isFalse();
                 });
     }
 
@@ -209,7 +238,8 @@ class ChalkComputeAutoConfigurationTests {
     void aRuntimeThisServerDoesNotHaveIsRefusedNamingTheProperty() {
         runner.withPropertyValues("chalk.compute.embedded.runtime=kubernetes").run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).hasStackTraceContaining("chalk.compute.embedded.runtime")
+            assertThat(context.getStartupFailure())
+                    .hasStackTraceContaining("chalk.compute.embedded.runtime")
                     .hasStackTraceContaining("kubernetes");
         });
     }
@@ -217,12 +247,13 @@ class ChalkComputeAutoConfigurationTests {
     /** CI runs a Docker engine; without one, the failure must say so. */
     @Test
     void theDockerRuntimeRunsOnTheEngineOrSaysThereIsNone() {
-        boolean engine = ai.chalk.compute.server.runtime.docker.DockerRuntime.engineAnswers(null,
-                java.time.Duration.ofSeconds(2));
+        boolean engine = ai.chalk.compute.server.runtime.docker.DockerRuntime.engineAnswers(
+                null, java.time.Duration.ofSeconds(2));
         runner.withPropertyValues("chalk.compute.embedded.runtime=docker").run(context -> {
             if (engine) {
                 assertThat(context).hasNotFailed();
-                assertThat(context.getBean(EmbeddedComputeServer.class).runtimeName()).isEqualTo("docker");
+                assertThat(context.getBean(EmbeddedComputeServer.class).runtimeName())
+                        .isEqualTo("docker");
             } else {
                 assertThat(context).hasFailed();
                 assertThat(context.getStartupFailure().getCause())
@@ -242,18 +273,21 @@ class ChalkComputeAutoConfigurationTests {
                 "chalk.compute.embedded.port", "70000",
                 "chalk.compute.target", "https://",
                 "chalk.compute.api-server", "api.chalk.ai");
-        invalid.forEach((property, value) -> runner.withPropertyValues(property + "=" + value).run(context -> {
-            assertThat(context).as(property).hasFailed();
-            BindException bind = findBindException(context.getStartupFailure());
-            assertThat(bind).as(property + " should fail binding").isNotNull();
-            // what Spring Boot's failure analysis prints as "Property: ..." at startup
-            assertThat(bind.getProperty().getName()).as(property).hasToString(property);
-            assertThat(bind.getProperty().getValue()).hasToString(value);
-        }));
+        invalid.forEach((property, value) -> runner.withPropertyValues(property + "=" + value)
+                .run(context -> {
+                    assertThat(context).as(property).hasFailed();
+                    BindException bind = findBindException(context.getStartupFailure());
+                    assertThat(bind).as(property + " should fail binding").isNotNull();
+                    // what Spring Boot's failure analysis prints as "Property: ..." at startup
+                    assertThat(bind.getProperty().getName()).as(property).hasToString(property);
+                    assertThat(bind.getProperty().getValue()).hasToString(value);
+                }));
         // the embedded switch is read by a condition before the properties bean: it fails the same way
         runner.withPropertyValues("chalk.compute.embedded.enabled=perhaps").run(context -> {
             assertThat(context).hasFailed();
-            assertThat(findBindException(context.getStartupFailure()).getProperty().getName())
+            assertThat(findBindException(context.getStartupFailure())
+                            .getProperty()
+                            .getName())
                     .hasToString("chalk.compute.embedded.enabled");
         });
     }
@@ -271,8 +305,10 @@ class ChalkComputeAutoConfigurationTests {
     @Test
     void throughSpringGrpcTheChannelGetsGlobalInterceptorsAndClientPropertiesForARemoteTarget() throws Exception {
         try (TestServers.RecordingServer remote = new TestServers.RecordingServer(tmp.resolve("remote"), null, null)) {
-            withSpringGrpc.withUserConfiguration(RecordingGlobalInterceptor.class)
-                    .withPropertyValues("chalk.compute.target=127.0.0.1:" + remote.port(),
+            withSpringGrpc
+                    .withUserConfiguration(RecordingGlobalInterceptor.class)
+                    .withPropertyValues(
+                            "chalk.compute.target=127.0.0.1:" + remote.port(),
                             "spring.grpc.client.default-channel.user-agent=chalk-test-agent")
                     .run(context -> {
                         assertThat(context).hasNotFailed();
@@ -287,7 +323,9 @@ class ChalkComputeAutoConfigurationTests {
     @Test
     void theTargetMayNameASpringGrpcChannel() throws Exception {
         try (TestServers.RecordingServer remote = new TestServers.RecordingServer(tmp.resolve("remote"), null, null)) {
-            withSpringGrpc.withPropertyValues("chalk.compute.target=compute",
+            withSpringGrpc
+                    .withPropertyValues(
+                            "chalk.compute.target=compute",
                             "spring.grpc.client.channels.compute.address=static://127.0.0.1:" + remote.port())
                     .run(context -> {
                         assertThat(context.getBean(SandboxClient.class).list()).isEmpty();
@@ -314,22 +352,29 @@ class ChalkComputeAutoConfigurationTests {
         Path key = tmp.resolve("key.pem");
         TestServers.selfSignedCertificate(tmp, cert, key);
         try (TestServers.RecordingServer remote = new TestServers.RecordingServer(tmp.resolve("remote"), cert, key)) {
-            withSpringGrpc.withPropertyValues("chalk.compute.target=https://localhost:" + remote.port(),
-                    "chalk.compute.tls.trust-certificates=" + cert).run(context -> {
-                assertThat(context).hasNotFailed();
-                assertThat(context.getBean(SandboxClient.class).list()).isEmpty();
-            });
+            withSpringGrpc
+                    .withPropertyValues(
+                            "chalk.compute.target=https://localhost:" + remote.port(),
+                            "chalk.compute.tls.trust-certificates=" + cert)
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        assertThat(context.getBean(SandboxClient.class).list()).isEmpty();
+                    });
             // without trusting the certificate the same target is refused: TLS really is in use
-            withSpringGrpc.withPropertyValues("chalk.compute.target=https://localhost:" + remote.port()).run(context -> {
-                assertThat(context).hasNotFailed();
-                SandboxClient client = context.getBean(SandboxClient.class);
-                org.assertj.core.api.Assertions.assertThatThrownBy(client::list)
-                        .isInstanceOf(ServerUnavailableException.class);
-            });
+            withSpringGrpc
+                    .withPropertyValues("chalk.compute.target=https://localhost:" + remote.port())
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        SandboxClient client = context.getBean(SandboxClient.class);
+                        org.assertj.core.api.Assertions.assertThatThrownBy(client::list)
+                                .isInstanceOf(ServerUnavailableException.class);
+                    });
             // and so is plaintext, chosen with chalk.compute.tls.enabled=false
-            withSpringGrpc.withPropertyValues("chalk.compute.target=localhost:" + remote.port(),
-                    "chalk.compute.tls.enabled=false").run(context ->
-                    org.assertj.core.api.Assertions.assertThatThrownBy(context.getBean(SandboxClient.class)::list)
+            withSpringGrpc
+                    .withPropertyValues(
+                            "chalk.compute.target=localhost:" + remote.port(), "chalk.compute.tls.enabled=false")
+                    .run(context -> org.assertj.core.api.Assertions.assertThatThrownBy(
+                                    context.getBean(SandboxClient.class)::list)
                             .isInstanceOf(ServerUnavailableException.class));
         }
     }
@@ -341,9 +386,12 @@ class ChalkComputeAutoConfigurationTests {
         TestServers.selfSignedCertificate(tmp, cert, key);
         try (TestServers.RecordingServer remote = new TestServers.RecordingServer(tmp.resolve("remote"), cert, key)) {
             runner.withClassLoader(new FilteredClassLoader(GrpcChannelFactory.class))
-                    .withPropertyValues("chalk.compute.target=localhost:" + remote.port(),
+                    .withPropertyValues(
+                            "chalk.compute.target=localhost:" + remote.port(),
                             "chalk.compute.tls.trust-certificates=" + cert)
-                    .run(context -> assertThat(context.getBean(SandboxClient.class).list()).isEmpty());
+                    .run(context -> assertThat(
+                                    context.getBean(SandboxClient.class).list())
+                            .isEmpty());
         }
     }
 
@@ -379,7 +427,8 @@ class ChalkComputeAutoConfigurationTests {
                         ai.chalk.compute.server.ComputeServer.class))
                 .run(context -> assertThat(context).hasNotFailed().hasSingleBean(SandboxClient.class));
         // asked for explicitly, the embedded server still runs beside the user's client
-        runner.withUserConfiguration(UserClientOnly.class).withPropertyValues("chalk.compute.embedded.enabled=true")
+        runner.withUserConfiguration(UserClientOnly.class)
+                .withPropertyValues("chalk.compute.embedded.enabled=true")
                 .run(context -> assertThat(context).hasSingleBean(EmbeddedComputeServer.class));
     }
 
@@ -430,7 +479,8 @@ class ChalkComputeAutoConfigurationTests {
         ClientInterceptor recordingInterceptor() {
             return new ClientInterceptor() {
                 @Override
-                public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+                public <Q, R> ClientCall<Q, R> interceptCall(
+                        MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
                     methods.add(method.getFullMethodName());
                     return next.newCall(method, options);
                 }
@@ -461,7 +511,8 @@ class ChalkComputeAutoConfigurationTests {
         private static ChalkComputeChannelInterceptor named(String name, int order, boolean embeddedToo) {
             return new ChalkComputeChannelInterceptor() {
                 @Override
-                public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+                public <Q, R> ClientCall<Q, R> interceptCall(
+                        MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
                     seen.add(name);
                     return next.newCall(method, options);
                 }
@@ -482,8 +533,10 @@ class ChalkComputeAutoConfigurationTests {
     /** The application's own client, channel and progress settings. */
     @Configuration(proxyBeanMethods = false)
     static class UserBeans {
-        static final ProgressSettings SETTINGS = ProgressSettings.fromEnv(Map.of()).withTerminal(false);
-        final ManagedChannel managed = InProcessChannelBuilder.forName("nowhere").build();
+        static final ProgressSettings SETTINGS =
+                ProgressSettings.fromEnv(Map.of()).withTerminal(false);
+        final ManagedChannel managed =
+                InProcessChannelBuilder.forName("nowhere").build();
         final ChalkComputeChannel channel = ChalkComputeChannel.remote(managed, "nowhere");
         final SandboxClient client = SandboxClient.forChannel(managed);
 

@@ -16,8 +16,7 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
  */
 public final class TestEnvironment {
 
-    private TestEnvironment() {
-    }
+    private TestEnvironment() {}
 
     /**
      * Replaces the context's {@code systemEnvironment} property source with these variables only, and
@@ -27,17 +26,20 @@ public final class TestEnvironment {
      * @param home      the home directory it sees
      * @return an initializer for {@code ApplicationContextRunner.withInitializer}
      */
-    public static ApplicationContextInitializer<ConfigurableApplicationContext> of(Map<String, Object> variables, Path home) {
+    public static ApplicationContextInitializer<ConfigurableApplicationContext> of(
+            Map<String, Object> variables, Path home) {
         return context -> {
             MutablePropertySources sources = context.getEnvironment().getPropertySources();
-            sources.replace(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
-                    new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
-                            new HashMap<>(variables)));
+            sources.replace(
+                    StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+                    new SystemEnvironmentPropertySource(
+                            StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, new HashMap<>(variables)));
             Map<String, Object> system = new HashMap<>();
             System.getProperties().forEach((k, v) -> system.put(String.valueOf(k), v));
             system.put("user.home", home.toString());
             system.put("user.dir", home.toString());
-            sources.replace(StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME,
+            sources.replace(
+                    StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME,
                     new MapPropertySource(StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME, system));
         };
     }

@@ -16,8 +16,7 @@ import java.util.concurrent.TimeUnit;
 /** Real servers on loopback for the tests: a Chalk Compute server recording call headers, certificates. */
 public final class TestServers {
 
-    private TestServers() {
-    }
+    private TestServers() {}
 
     /** A Chalk Compute server on a free loopback port that records the headers of every sandbox call. */
     public static final class RecordingServer implements AutoCloseable {
@@ -28,13 +27,17 @@ public final class TestServers {
         public RecordingServer(Path dataDir, Path cert, Path key) throws Exception {
             ServerInterceptor capture = new ServerInterceptor() {
                 @Override
-                public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata metadata,
-                                                                  ServerCallHandler<Q, R> next) {
+                public <Q, R> ServerCall.Listener<Q> interceptCall(
+                        ServerCall<Q, R> call, Metadata metadata, ServerCallHandler<Q, R> next) {
                     headers.add(metadata);
                     return next.startCall(call, metadata);
                 }
             };
-            ComputeServer.Builder builder = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).interceptors(capture);
+            ComputeServer.Builder builder = ComputeServer.builder()
+                    .dataDir(dataDir)
+                    .port(0)
+                    .auth(Authentication.Mode.NONE)
+                    .interceptors(capture);
             if (cert != null) {
                 builder.tls(cert, key);
             }
@@ -63,10 +66,26 @@ public final class TestServers {
 
     /** Writes a self-signed certificate for localhost and 127.0.0.1 and its key, with openssl. */
     public static void selfSignedCertificate(Path dir, Path cert, Path key) throws Exception {
-        Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                "-keyout", key.toString(), "-out", cert.toString(), "-days", "1", "-subj", "/CN=localhost",
-                "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1")
-                .redirectErrorStream(true).redirectOutput(dir.resolve("openssl.log").toFile()).start();
+        Process openssl = new ProcessBuilder(
+                        "openssl",
+                        "req",
+                        "-x509",
+                        "-newkey",
+                        "rsa:2048",
+                        "-nodes",
+                        "-keyout",
+                        key.toString(),
+                        "-out",
+                        cert.toString(),
+                        "-days",
+                        "1",
+                        "-subj",
+                        "/CN=localhost",
+                        "-addext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1")
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("openssl.log").toFile())
+                .start();
         assertThat(openssl.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(openssl.exitValue()).as("openssl exit code").isZero();
     }

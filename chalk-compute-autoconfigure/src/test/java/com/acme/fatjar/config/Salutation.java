@@ -5,5 +5,4 @@ package com.acme.fatjar.config;
  *
  * @param text the word
  */
-public record Salutation(String text) {
-}
+public record Salutation(String text) {}

@@ -34,7 +34,8 @@ public record AccessToken(String value, Optional<String> environment, Optional<I
     /** Shows the environment and expiry, never the token. */
     @Override
     public String toString() {
-        return "AccessToken[value=****" + environment.map(e -> ", environment=" + e).orElse("")
+        return "AccessToken[value=****"
+                + environment.map(e -> ", environment=" + e).orElse("")
                 + expiresAt.map(e -> ", expiresAt=" + e).orElse("") + "]";
     }
 }

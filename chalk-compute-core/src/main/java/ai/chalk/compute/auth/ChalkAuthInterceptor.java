@@ -76,16 +76,18 @@ public final class ChalkAuthInterceptor implements ClientInterceptor {
         return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, authenticated)) {
             @Override
             public void start(Listener<R> listener, Metadata headers) {
-                super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                    @Override
-                    public void onClose(Status status, Metadata trailers) {
-                        AccessToken sent = credentials.sent;
-                        if (status.getCode() == Status.Code.UNAUTHENTICATED && sent != null) {
-                            tokens.invalidate(sent);
-                        }
-                        super.onClose(status, trailers);
-                    }
-                }, headers);
+                super.start(
+                        new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                            @Override
+                            public void onClose(Status status, Metadata trailers) {
+                                AccessToken sent = credentials.sent;
+                                if (status.getCode() == Status.Code.UNAUTHENTICATED && sent != null) {
+                                    tokens.invalidate(sent);
+                                }
+                                super.onClose(status, trailers);
+                            }
+                        },
+                        headers);
             }
         };
     }
@@ -101,9 +103,11 @@ public final class ChalkAuthInterceptor implements ClientInterceptor {
 
         @Override
         public void applyRequestMetadata(RequestInfo info, Executor appExecutor, MetadataApplier applier) {
-            if (info.getSecurityLevel() == SecurityLevel.NONE && !isLoopback(info.getAuthority())
+            if (info.getSecurityLevel() == SecurityLevel.NONE
+                    && !isLoopback(info.getAuthority())
                     && warnedPlaintext.compareAndSet(false, true)) {
-                log.warn("sending Chalk credentials to {} without TLS; use an https:// address for remote servers",
+                log.warn(
+                        "sending Chalk credentials to {} without TLS; use an https:// address for remote servers",
                         info.getAuthority());
             }
             appExecutor.execute(() -> {
@@ -111,11 +115,14 @@ public final class ChalkAuthInterceptor implements ClientInterceptor {
                 try {
                     token = tokens.token();
                 } catch (ChalkComputeException e) {
-                    applier.fail(Status.fromCode(e.statusCode()).withDescription(e.serverMessage()).withCause(e));
+                    applier.fail(Status.fromCode(e.statusCode())
+                            .withDescription(e.serverMessage())
+                            .withCause(e));
                     return;
                 } catch (RuntimeException e) {
                     applier.fail(Status.UNAUTHENTICATED
-                            .withDescription("cannot obtain a Chalk access token: " + e.getClass().getName())
+                            .withDescription("cannot obtain a Chalk access token: "
+                                    + e.getClass().getName())
                             .withCause(e));
                     return;
                 }
@@ -137,7 +144,10 @@ public final class ChalkAuthInterceptor implements ClientInterceptor {
         if (colon > 0 && !host.endsWith("]")) {
             host = host.substring(0, colon);
         }
-        return host.equals("localhost") || host.startsWith("127.") || host.equals("[::1]") || host.equals("::1")
+        return host.equals("localhost")
+                || host.startsWith("127.")
+                || host.equals("[::1]")
+                || host.equals("::1")
                 || host.isEmpty();
     }
 }

@@ -50,9 +50,14 @@ import org.slf4j.LoggerFactory;
  * @param validUntil   when the client credentials stop being valid, if known (from {@code ~/.chalk.yml})
  * @param source       where the identity (client credentials or token file) came from
  */
-public record ChalkCredentials(Optional<String> clientId, Optional<String> clientSecret, Optional<Path> tokenFile,
-                               Optional<String> apiServer, Optional<String> environment,
-                               Optional<Instant> validUntil, CredentialSource source) {
+public record ChalkCredentials(
+        Optional<String> clientId,
+        Optional<String> clientSecret,
+        Optional<Path> tokenFile,
+        Optional<String> apiServer,
+        Optional<String> environment,
+        Optional<Instant> validUntil,
+        CredentialSource source) {
 
     /** The client id variable. */
     public static final String ENV_CLIENT_ID = "CHALK_CLIENT_ID";
@@ -120,9 +125,14 @@ public record ChalkCredentials(Optional<String> clientId, Optional<String> clien
      * @return credentials exchanged at {@link #DEFAULT_API_SERVER} unless {@link #withApiServer(String)} says otherwise
      */
     public static ChalkCredentials ofClientCredentials(String clientId, String clientSecret) {
-        return new ChalkCredentials(Optional.of(nonBlank(clientId, "clientId")),
-                Optional.of(nonBlank(clientSecret, "clientSecret")), Optional.empty(), Optional.empty(),
-                Optional.empty(), Optional.empty(), CredentialSource.EXPLICIT);
+        return new ChalkCredentials(
+                Optional.of(nonBlank(clientId, "clientId")),
+                Optional.of(nonBlank(clientSecret, "clientSecret")),
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                CredentialSource.EXPLICIT);
     }
 
     /**
@@ -133,8 +143,14 @@ public record ChalkCredentials(Optional<String> clientId, Optional<String> clien
      */
     public static ChalkCredentials ofTokenFile(Path tokenFile) {
         Objects.requireNonNull(tokenFile, "tokenFile");
-        return new ChalkCredentials(Optional.empty(), Optional.empty(), Optional.of(tokenFile), Optional.empty(),
-                Optional.empty(), Optional.empty(), CredentialSource.EXPLICIT);
+        return new ChalkCredentials(
+                Optional.empty(),
+                Optional.empty(),
+                Optional.of(tokenFile),
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                CredentialSource.EXPLICIT);
     }
 
     /**
@@ -144,8 +160,14 @@ public record ChalkCredentials(Optional<String> clientId, Optional<String> clien
      * @return new credentials
      */
     public ChalkCredentials withApiServer(String apiServer) {
-        return new ChalkCredentials(clientId, clientSecret, tokenFile, Optional.of(nonBlank(apiServer, "apiServer")),
-                environment, validUntil, source);
+        return new ChalkCredentials(
+                clientId,
+                clientSecret,
+                tokenFile,
+                Optional.of(nonBlank(apiServer, "apiServer")),
+                environment,
+                validUntil,
+                source);
     }
 
     /**
@@ -155,8 +177,14 @@ public record ChalkCredentials(Optional<String> clientId, Optional<String> clien
      * @return new credentials
      */
     public ChalkCredentials withEnvironment(String environment) {
-        return new ChalkCredentials(clientId, clientSecret, tokenFile, apiServer,
-                Optional.of(nonBlank(environment, "environment")), validUntil, source);
+        return new ChalkCredentials(
+                clientId,
+                clientSecret,
+                tokenFile,
+                apiServer,
+                Optional.of(nonBlank(environment, "environment")),
+                validUntil,
+                source);
     }
 
     /**
@@ -226,8 +254,7 @@ public record ChalkCredentials(Optional<String> clientId, Optional<String> clien
         private boolean homeDirectorySet;
         private Path workingDirectory;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * The client id, or {@code null} to look it up.
@@ -372,13 +399,16 @@ public record ChalkCredentials(Optional<String> clientId, Optional<String> clien
                     chosenEnvironment = chosenEnvironment.or(login::activeEnvironment);
                     validUntil = login.validUntil();
                     if (validUntil.isPresent() && validUntil.get().isBefore(Instant.now())) {
-                        log.warn("the Chalk login for '{}' in {} expired at {}; run 'chalk login'",
-                                login.key(), login.file(), validUntil.get());
+                        log.warn(
+                                "the Chalk login for '{}' in {} expired at {}; run 'chalk login'",
+                                login.key(),
+                                login.file(),
+                                validUntil.get());
                     }
                 }
             }
-            ChalkCredentials resolved = new ChalkCredentials(id, secret, file, server, chosenEnvironment,
-                    validUntil, source);
+            ChalkCredentials resolved =
+                    new ChalkCredentials(id, secret, file, server, chosenEnvironment, validUntil, source);
             log.debug("resolved {}", resolved);
             return resolved;
         }

@@ -57,8 +57,14 @@ final class ChalkYml {
             "(\\d{4}-\\d{2}-\\d{2})[ T](\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?)\\s*(Z|[+-]\\d{2}:?\\d{2})?(?:\\s+\\S+)?");
 
     /** One login from the file. */
-    record Entry(Path file, String key, Optional<String> clientId, Optional<String> clientSecret,
-                 Optional<String> apiServer, Optional<String> activeEnvironment, Optional<Instant> validUntil) {
+    record Entry(
+            Path file,
+            String key,
+            Optional<String> clientId,
+            Optional<String> clientSecret,
+            Optional<String> apiServer,
+            Optional<String> activeEnvironment,
+            Optional<Instant> validUntil) {
         @Override
         public String toString() {
             return "ChalkYml.Entry[file=" + file + ", key=" + key + ", clientId=" + clientId.orElse("<none>")
@@ -69,8 +75,7 @@ final class ChalkYml {
         }
     }
 
-    private ChalkYml() {
-    }
+    private ChalkYml() {}
 
     /** The auth file that exists for this environment and home directory, if any. */
     static Optional<Path> locate(Map<String, String> env, Path home) {
@@ -144,12 +149,13 @@ final class ChalkYml {
         } catch (MarkedYAMLException e) {
             // the exception's own message quotes the offending line, which may hold a secret: keep only its position
             Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
-            String where = mark == null ? "" : " at line " + (mark.getLine() + 1) + ", column " + (mark.getColumn() + 1);
-            throw new FailedPreconditionException("cannot parse the Chalk CLI auth file " + file + where
-                    + "; run 'chalk login' to rewrite it");
+            String where =
+                    mark == null ? "" : " at line " + (mark.getLine() + 1) + ", column " + (mark.getColumn() + 1);
+            throw new FailedPreconditionException(
+                    "cannot parse the Chalk CLI auth file " + file + where + "; run 'chalk login' to rewrite it");
         } catch (YAMLException e) {
-            throw new FailedPreconditionException("cannot parse the Chalk CLI auth file " + file
-                    + "; run 'chalk login' to rewrite it");
+            throw new FailedPreconditionException(
+                    "cannot parse the Chalk CLI auth file " + file + "; run 'chalk login' to rewrite it");
         }
         if (root == null) {
             return Map.of();
@@ -170,8 +176,13 @@ final class ChalkYml {
     }
 
     private static Entry toEntry(Path file, String key, Map<?, ?> entry) {
-        return new Entry(file, key, text(entry.get("clientId")), text(entry.get("clientSecret")),
-                text(entry.get("apiServer")), text(entry.get("activeEnvironment")),
+        return new Entry(
+                file,
+                key,
+                text(entry.get("clientId")),
+                text(entry.get("clientSecret")),
+                text(entry.get("apiServer")),
+                text(entry.get("activeEnvironment")),
                 timestamp(entry.get("validUntil"), file, key));
     }
 
@@ -201,11 +212,13 @@ final class ChalkYml {
         Matcher m = TIMESTAMP.matcher(s);
         if (m.matches()) {
             try {
-                LocalDateTime local = LocalDateTime.parse(m.group(1) + "T" + m.group(2),
-                        DateTimeFormatter.ISO_LOCAL_DATE_TIME);
+                LocalDateTime local =
+                        LocalDateTime.parse(m.group(1) + "T" + m.group(2), DateTimeFormatter.ISO_LOCAL_DATE_TIME);
                 String offset = m.group(3);
-                ZoneOffset zone = offset == null || offset.equals("Z") ? ZoneOffset.UTC
-                        : ZoneOffset.of(offset.length() == 5 ? offset.substring(0, 3) + ":" + offset.substring(3) : offset);
+                ZoneOffset zone = offset == null || offset.equals("Z")
+                        ? ZoneOffset.UTC
+                        : ZoneOffset.of(
+                                offset.length() == 5 ? offset.substring(0, 3) + ":" + offset.substring(3) : offset);
                 return Optional.of(local.toInstant(zone));
             } catch (DateTimeParseException e) {
                 // fall through

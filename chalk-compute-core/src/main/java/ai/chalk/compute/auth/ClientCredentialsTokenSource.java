@@ -68,8 +68,7 @@ public final class ClientCredentialsTokenSource implements TokenSource {
     private volatile Cached cached;
     private volatile boolean closed;
 
-    private record Cached(AccessToken token, Instant refreshAt, Instant expiresAt) {
-    }
+    private record Cached(AccessToken token, Instant refreshAt, Instant expiresAt) {}
 
     private ClientCredentialsTokenSource(Builder b) {
         this.clientId = b.clientId;
@@ -113,18 +112,25 @@ public final class ClientCredentialsTokenSource implements TokenSource {
                 return current.token();
             }
             if (closed) {
-                throw new ChalkComputeException(Status.Code.CANCELLED, "the token source for client id '" + clientId
-                        + "' is closed");
+                throw new ChalkComputeException(
+                        Status.Code.CANCELLED, "the token source for client id '" + clientId + "' is closed");
             }
             try {
                 cached = exchange(now);
             } catch (ChalkComputeException e) {
                 if (current != null && now.isBefore(current.expiresAt())) {
-                    log.warn("refreshing the token for client id '{}' at {} failed ({}); using the current one until "
-                            + "it expires at {}", clientId, server, e.getMessage(), current.expiresAt());
+                    log.warn(
+                            "refreshing the token for client id '{}' at {} failed ({}); using the current one until "
+                                    + "it expires at {}",
+                            clientId,
+                            server,
+                            e.getMessage(),
+                            current.expiresAt());
                     Instant retryAt = now.plus(RETRY_AFTER_FAILED_REFRESH);
-                    cached = new Cached(current.token(),
-                            retryAt.isBefore(current.expiresAt()) ? retryAt : current.expiresAt(), current.expiresAt());
+                    cached = new Cached(
+                            current.token(),
+                            retryAt.isBefore(current.expiresAt()) ? retryAt : current.expiresAt(),
+                            current.expiresAt());
                     return current.token();
                 }
                 throw e;
@@ -141,8 +147,8 @@ public final class ClientCredentialsTokenSource implements TokenSource {
         try {
             Cached current = cached;
             if (current != null && current.token().equals(rejected)) {
-                log.debug("a server rejected the token for client id '{}'; exchanging again on the next call",
-                        clientId);
+                log.debug(
+                        "a server rejected the token for client id '{}'; exchanging again on the next call", clientId);
                 cached = null;
             }
         } finally {
@@ -165,26 +171,38 @@ public final class ClientCredentialsTokenSource implements TokenSource {
             throw failure(e);
         }
         if (response.getAccessToken().isBlank()) {
-            throw new AuthenticationException(Status.Code.UNAUTHENTICATED, "the API server " + server
-                    + " returned no access token for client id '" + clientId + "'", null);
+            throw new AuthenticationException(
+                    Status.Code.UNAUTHENTICATED,
+                    "the API server " + server + " returned no access token for client id '" + clientId + "'",
+                    null);
         }
         Instant expiresAt;
-        if (response.hasExpiresAt() && (response.getExpiresAt().getSeconds() != 0 || response.getExpiresAt().getNanos() != 0)) {
-            expiresAt = Instant.ofEpochSecond(response.getExpiresAt().getSeconds(), response.getExpiresAt().getNanos());
+        if (response.hasExpiresAt()
+                && (response.getExpiresAt().getSeconds() != 0
+                        || response.getExpiresAt().getNanos() != 0)) {
+            expiresAt = Instant.ofEpochSecond(
+                    response.getExpiresAt().getSeconds(),
+                    response.getExpiresAt().getNanos());
         } else if (response.getExpiresIn() > 0) {
             expiresAt = now.plusSeconds(response.getExpiresIn());
         } else {
             expiresAt = now.plus(UNKNOWN_LIFETIME);
         }
         Duration lifetime = Duration.between(now, expiresAt);
-        Duration margin = lifetime.isNegative() ? Duration.ZERO
+        Duration margin = lifetime.isNegative()
+                ? Duration.ZERO
                 : refreshBefore.compareTo(lifetime.dividedBy(2)) < 0 ? refreshBefore : lifetime.dividedBy(2);
         Optional<String> env = environment.or(() -> response.hasPrimaryEnvironment()
-                && !response.getPrimaryEnvironment().isBlank()
-                ? Optional.of(response.getPrimaryEnvironment()) : Optional.empty());
+                        && !response.getPrimaryEnvironment().isBlank()
+                ? Optional.of(response.getPrimaryEnvironment())
+                : Optional.empty());
         AccessToken token = new AccessToken(response.getAccessToken(), env, Optional.of(expiresAt));
-        log.debug("exchanged client credentials for client id '{}' at {}: token expires at {}, environment {}",
-                clientId, server, expiresAt, env.orElse("<server default>"));
+        log.debug(
+                "exchanged client credentials for client id '{}' at {}: token expires at {}, environment {}",
+                clientId,
+                server,
+                expiresAt,
+                env.orElse("<server default>"));
         return new Cached(token, expiresAt.minus(margin), expiresAt);
     }
 
@@ -245,8 +263,7 @@ public final class ClientCredentialsTokenSource implements TokenSource {
         private Duration refreshBefore = DEFAULT_REFRESH_BEFORE;
         private Duration timeout = DEFAULT_TIMEOUT;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * The client id.

@@ -55,8 +55,7 @@ public final class TokenFileSource implements TokenSource {
     private final ReentrantLock lock = new ReentrantLock();
     private Cached cached;
 
-    private record Cached(Path path, AccessToken token, Instant readAt, Instant cacheUntil) {
-    }
+    private record Cached(Path path, AccessToken token, Instant readAt, Instant cacheUntil) {}
 
     private TokenFileSource(Builder b) {
         this.path = b.path;
@@ -99,9 +98,13 @@ public final class TokenFileSource implements TokenSource {
             try {
                 cached = read(file, now);
             } catch (AuthenticationException e) {
-                if (current != null && current.path().equals(file)
+                if (current != null
+                        && current.path().equals(file)
                         && current.token().expiresAt().map(now::isBefore).orElse(false)) {
-                    log.warn("{}; using the token read at {} until it expires at {}", e.getMessage(), current.readAt(),
+                    log.warn(
+                            "{}; using the token read at {} until it expires at {}",
+                            e.getMessage(),
+                            current.readAt(),
                             current.token().expiresAt().get());
                     return current.token();
                 }
@@ -129,8 +132,10 @@ public final class TokenFileSource implements TokenSource {
     private Path currentPath() {
         Path file = path.get();
         if (file == null) {
-            throw new AuthenticationException(Status.Code.UNAUTHENTICATED,
-                    "no Chalk identity token file is configured (" + ChalkCredentials.ENV_TOKEN_FILE + ")", null);
+            throw new AuthenticationException(
+                    Status.Code.UNAUTHENTICATED,
+                    "no Chalk identity token file is configured (" + ChalkCredentials.ENV_TOKEN_FILE + ")",
+                    null);
         }
         return file;
     }
@@ -171,8 +176,10 @@ public final class TokenFileSource implements TokenSource {
         if (expiresAt.isPresent()) {
             Duration remaining = Duration.between(now, expiresAt.get());
             if (remaining.isNegative() || remaining.isZero()) {
-                log.warn("the identity token in {} expired at {}; it is re-read on every call until it is rotated",
-                        file, expiresAt.get());
+                log.warn(
+                        "the identity token in {} expired at {}; it is re-read on every call until it is rotated",
+                        file,
+                        expiresAt.get());
                 cacheFor = Duration.ZERO;
             } else if (remaining.dividedBy(2).compareTo(MAX_CACHE) < 0) {
                 cacheFor = remaining.dividedBy(2);
@@ -181,15 +188,18 @@ public final class TokenFileSource implements TokenSource {
         Optional<String> env = environment.isPresent() ? environment : claimedEnvironment;
         AccessToken token = new AccessToken(content, env, expiresAt);
         Instant cacheUntil = now.plus(cacheFor);
-        log.debug("read the identity token from {}: expires {}, environment {}; re-reading after {}", file,
-                expiresAt.map(Instant::toString).orElse("never (no exp claim)"), env.orElse("<server default>"),
+        log.debug(
+                "read the identity token from {}: expires {}, environment {}; re-reading after {}",
+                file,
+                expiresAt.map(Instant::toString).orElse("never (no exp claim)"),
+                env.orElse("<server default>"),
                 cacheUntil);
         return new Cached(file, token, now, cacheUntil);
     }
 
     private static AuthenticationException unusable(Path file, String why) {
-        return new AuthenticationException(Status.Code.UNAUTHENTICATED,
-                "cannot use the Chalk identity token file " + file + ": " + why, null);
+        return new AuthenticationException(
+                Status.Code.UNAUTHENTICATED, "cannot use the Chalk identity token file " + file + ": " + why, null);
     }
 
     /** Shows the file and environment; never the token. */
@@ -201,7 +211,8 @@ public final class TokenFileSource implements TokenSource {
         } catch (RuntimeException e) {
             file = null;
         }
-        return "TokenFileSource[path=" + file + environment.map(e -> ", environment=" + e).orElse("") + "]";
+        return "TokenFileSource[path=" + file
+                + environment.map(e -> ", environment=" + e).orElse("") + "]";
     }
 
     /** Configures a {@link TokenFileSource}. Not thread-safe. */
@@ -210,8 +221,7 @@ public final class TokenFileSource implements TokenSource {
         private String environment;
         private Clock clock = Clock.systemUTC();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * The token file.

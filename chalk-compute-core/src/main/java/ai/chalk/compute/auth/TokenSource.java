@@ -29,13 +29,11 @@ public interface TokenSource extends AutoCloseable {
      *
      * @param rejected the token a server rejected
      */
-    default void invalidate(AccessToken rejected) {
-    }
+    default void invalidate(AccessToken rejected) {}
 
     /** Releases what the source holds (for example a connection to the API server). Idempotent. */
     @Override
-    default void close() {
-    }
+    default void close() {}
 
     /**
      * The token source for resolved credentials: client credentials when a client id and secret are present
@@ -56,7 +54,8 @@ public interface TokenSource extends AutoCloseable {
             return builder.build();
         }
         if (credentials.tokenFile().isPresent()) {
-            TokenFileSource.Builder builder = TokenFileSource.builder().path(credentials.tokenFile().get());
+            TokenFileSource.Builder builder =
+                    TokenFileSource.builder().path(credentials.tokenFile().get());
             credentials.environment().ifPresent(builder::environment);
             return builder.build();
         }

@@ -40,8 +40,8 @@ import java.util.Optional;
  * @param trustCertificates a PEM file of certificates to trust instead of the system's, if any
  * @param bearerToken       a token sent as {@code authorization: Bearer <token>} on every call, if any
  */
-public record ConnectionSettings(String target, boolean useTls, Optional<Path> trustCertificates,
-                                 Optional<String> bearerToken) {
+public record ConnectionSettings(
+        String target, boolean useTls, Optional<Path> trustCertificates, Optional<String> bearerToken) {
 
     /** The environment variable naming the compute server's address ({@code host:port} or a URL). */
     public static final String ENV_TARGET = "CHALK_COMPUTE_TARGET";
@@ -83,7 +83,8 @@ public record ConnectionSettings(String target, boolean useTls, Optional<Path> t
             }
             int port = uri.getPort() != -1 ? uri.getPort() : tls ? 443 : 80;
             String host = uri.getHost().contains(":") && !uri.getHost().startsWith("[")
-                    ? "[" + uri.getHost() + "]" : uri.getHost();
+                    ? "[" + uri.getHost() + "]"
+                    : uri.getHost();
             return new ConnectionSettings(host + ":" + port, tls, Optional.empty(), Optional.empty());
         }
         return new ConnectionSettings(t, false, Optional.empty(), Optional.empty());
@@ -116,8 +117,8 @@ public record ConnectionSettings(String target, boolean useTls, Optional<Path> t
         if (apiServer != null && !apiServer.isBlank()) {
             String s = apiServer.trim();
             if (!s.contains("://")) {
-                throw new IllegalArgumentException(ENV_API_SERVER + " must be a URL such as https://api.chalk.ai, got: "
-                        + apiServer);
+                throw new IllegalArgumentException(
+                        ENV_API_SERVER + " must be a URL such as https://api.chalk.ai, got: " + apiServer);
             }
             return forTarget(s);
         }

@@ -30,9 +30,11 @@ public class RemoteExecutionException extends ChalkComputeException {
     public static final Metadata.Key<ChalkError> ERROR_TRAILER =
             Metadata.Key.of("chalk-error-bin", ProtoUtils.metadataMarshaller(ChalkError.getDefaultInstance()));
     /** The trailer carrying the call's id, added by the server. */
-    public static final Metadata.Key<String> CALL_ID_TRAILER = Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
+    public static final Metadata.Key<String> CALL_ID_TRAILER =
+            Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
     /** The trailer carrying the call's trace id, when a trace is active. */
-    public static final Metadata.Key<String> TRACE_ID_TRAILER = Metadata.Key.of("chalk-trace-id", Metadata.ASCII_STRING_MARSHALLER);
+    public static final Metadata.Key<String> TRACE_ID_TRAILER =
+            Metadata.Key.of("chalk-trace-id", Metadata.ASCII_STRING_MARSHALLER);
 
     private final String exceptionType;
     private final String remoteMessage;
@@ -54,9 +56,16 @@ public class RemoteExecutionException extends ChalkComputeException {
      * @param traceId           the call's trace id, or {@code null}
      * @param cause             the gRPC exception, or {@code null}
      */
-    public RemoteExecutionException(Status.Code statusCode, String serverMessage, String exceptionType,
-                                    String remoteMessage, String remoteTraceback, String internalTraceback,
-                                    String callId, String traceId, Throwable cause) {
+    public RemoteExecutionException(
+            Status.Code statusCode,
+            String serverMessage,
+            String exceptionType,
+            String remoteMessage,
+            String remoteTraceback,
+            String internalTraceback,
+            String callId,
+            String traceId,
+            Throwable cause) {
         super(statusCode, serverMessage, cause);
         this.exceptionType = nullToEmpty(exceptionType);
         this.remoteMessage = nullToEmpty(remoteMessage);
@@ -101,8 +110,8 @@ public class RemoteExecutionException extends ChalkComputeException {
         String callId = trailers.get(CALL_ID_TRAILER);
         String traceId = trailers.get(TRACE_ID_TRAILER);
         if (error == null) {
-            return Optional.of(new RemoteExecutionException(status.getCode(), description, "", description, "", "",
-                    callId, traceId, cause));
+            return Optional.of(new RemoteExecutionException(
+                    status.getCode(), description, "", description, "", "", callId, traceId, cause));
         }
         return Optional.of(of(status.getCode(), description, error, callId, traceId, cause));
     }
@@ -118,15 +127,29 @@ public class RemoteExecutionException extends ChalkComputeException {
      * @param cause         the underlying exception, or {@code null}
      * @return the error
      */
-    public static RemoteExecutionException of(Status.Code statusCode, String serverMessage, ChalkError error, String callId,
-                                          String traceId, Throwable cause) {
+    public static RemoteExecutionException of(
+            Status.Code statusCode,
+            String serverMessage,
+            ChalkError error,
+            String callId,
+            String traceId,
+            Throwable cause) {
         String message = serverMessage == null || serverMessage.isEmpty() ? error.getMessage() : serverMessage;
         if (!error.hasException()) {
-            return new RemoteExecutionException(statusCode, message, "", error.getMessage(), "", "", callId, traceId, cause);
+            return new RemoteExecutionException(
+                    statusCode, message, "", error.getMessage(), "", "", callId, traceId, cause);
         }
         var exception = error.getException();
-        return new RemoteExecutionException(statusCode, message, exception.getKind(), exception.getMessage(),
-                exception.getStacktrace(), exception.getInternalStacktrace(), callId, traceId, cause);
+        return new RemoteExecutionException(
+                statusCode,
+                message,
+                exception.getKind(),
+                exception.getMessage(),
+                exception.getStacktrace(),
+                exception.getInternalStacktrace(),
+                callId,
+                traceId,
+                cause);
     }
 
     /** The remote exception's class name, such as {@code java.lang.IllegalStateException}; empty when none threw. */

@@ -18,8 +18,7 @@ import java.util.function.Supplier;
  */
 public final class ServerCall {
 
-    private ServerCall() {
-    }
+    private ServerCall() {}
 
     /**
      * Runs a blocking call (or a step of a server stream, such as {@code Iterator::hasNext}) and reports its failure

@@ -58,7 +58,8 @@ public record EvaluationScorerResult(double score, Map<String, Object> metadata)
         Map<String, Object> copy = new LinkedHashMap<>();
         for (Map.Entry<?, ?> entry : map.entrySet()) {
             if (!(entry.getKey() instanceof String key)) {
-                throw new IllegalArgumentException(path + " has the key " + entry.getKey() + ", but JSON keys are strings");
+                throw new IllegalArgumentException(
+                        path + " has the key " + entry.getKey() + ", but JSON keys are strings");
             }
             copy.put(key, copyValue(entry.getValue(), path + "." + key));
         }

@@ -28,8 +28,14 @@ import java.util.Set;
  * @param modified      when its content was last modified
  * @param symlinkTarget for a symbolic link, the path it points to
  */
-public record FileEntry(String name, String path, FileType type, long size, int mode, Instant modified,
-                        Optional<String> symlinkTarget) {
+public record FileEntry(
+        String name,
+        String path,
+        FileType type,
+        long size,
+        int mode,
+        Instant modified,
+        Optional<String> symlinkTarget) {
 
     /** Checks that no component is {@code null}. */
     public FileEntry {

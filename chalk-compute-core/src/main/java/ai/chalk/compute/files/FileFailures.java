@@ -13,8 +13,7 @@ final class FileFailures {
     static final int EXIT_IS_A_DIRECTORY = 21;
     static final int EXIT_NOT_FOUND = 22;
 
-    private FileFailures() {
-    }
+    private FileFailures() {}
 
     /** The exception for a command that failed, classified by our exit codes and the system's error text. */
     static SandboxFileException failure(String operation, String path, int exitCode, String stderr) {
@@ -50,24 +49,41 @@ final class FileFailures {
             return new WrongFileTypeException(operation, path, "it exists and is not a directory", err);
         }
         if (err.contains("Directory not empty")) {
-            return new SandboxFileException(Status.Code.FAILED_PRECONDITION, operation, path,
-                    "the directory is not empty", err);
+            return new SandboxFileException(
+                    Status.Code.FAILED_PRECONDITION, operation, path, "the directory is not empty", err);
         }
-        if (err.contains("No space left on device") || err.contains("Disk quota exceeded")
+        if (err.contains("No space left on device")
+                || err.contains("Disk quota exceeded")
                 || err.contains("File too large")) {
-            return new SandboxFileException(Status.Code.RESOURCE_EXHAUSTED, operation, path,
-                    err.contains("No space") ? "no space left on device"
-                            : err.contains("quota") ? "disk quota exceeded" : "file too large", err);
+            return new SandboxFileException(
+                    Status.Code.RESOURCE_EXHAUSTED,
+                    operation,
+                    path,
+                    err.contains("No space")
+                            ? "no space left on device"
+                            : err.contains("quota") ? "disk quota exceeded" : "file too large",
+                    err);
         }
-        if (exitCode == 127 || err.contains("unknown predicate") || err.contains("invalid predicate")
-                || err.contains("unrecognized option") || err.contains("invalid option")) {
-            return new SandboxFileException(Status.Code.FAILED_PRECONDITION, operation, path,
+        if (exitCode == 127
+                || err.contains("unknown predicate")
+                || err.contains("invalid predicate")
+                || err.contains("unrecognized option")
+                || err.contains("invalid option")) {
+            return new SandboxFileException(
+                    Status.Code.FAILED_PRECONDITION,
+                    operation,
+                    path,
                     "the sandbox's image lacks a tool the files API needs (a POSIX shell, GNU coreutils and "
-                            + "findutils): " + firstLine(err), err);
+                            + "findutils): " + firstLine(err),
+                    err);
         }
-        return new SandboxFileException(Status.Code.UNKNOWN, operation, path,
+        return new SandboxFileException(
+                Status.Code.UNKNOWN,
+                operation,
+                path,
                 "the command in the sandbox failed with exit code " + exitCode
-                        + (err.isBlank() ? "" : ": " + firstLine(err)), err);
+                        + (err.isBlank() ? "" : ": " + firstLine(err)),
+                err);
     }
 
     /** The same kind of exception with another reason. */

@@ -8,8 +8,7 @@ import java.util.Objects;
  */
 final class FilePaths {
 
-    private FilePaths() {
-    }
+    private FilePaths() {}
 
     static void checkPath(String path) {
         Objects.requireNonNull(path, "path");

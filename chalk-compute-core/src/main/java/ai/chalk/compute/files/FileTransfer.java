@@ -85,7 +85,10 @@ final class FileTransfer {
                 throw FileFailures.failure(operation, remote, result.exitCode(), result.stderrText());
             }
             if (readerStopped) {
-                throw new SandboxFileException(Status.Code.ABORTED, operation, remote,
+                throw new SandboxFileException(
+                        Status.Code.ABORTED,
+                        operation,
+                        remote,
                         "the command writing the file in the sandbox stopped reading after " + sent + " bytes",
                         result.stderrText());
             }
@@ -155,8 +158,8 @@ final class FileTransfer {
                     try {
                         out.write(data);
                     } catch (IOException e) {
-                        throw new UncheckedIOException("cannot write the bytes of " + quote(remote) + " after "
-                                + received + " bytes", e);
+                        throw new UncheckedIOException(
+                                "cannot write the bytes of " + quote(remote) + " after " + received + " bytes", e);
                     }
                     received += data.length;
                 } else if (event instanceof ExecEvent.Stderr err) {
@@ -168,8 +171,12 @@ final class FileTransfer {
             }
         }
         if (exit == null) {
-            throw new SandboxFileException(Status.Code.INTERNAL, operation, remote,
-                    "the command ended without reporting how", stderr.toString(StandardCharsets.UTF_8));
+            throw new SandboxFileException(
+                    Status.Code.INTERNAL,
+                    operation,
+                    remote,
+                    "the command ended without reporting how",
+                    stderr.toString(StandardCharsets.UTF_8));
         }
         long expected = -1;
         StringBuilder messages = new StringBuilder();
@@ -193,8 +200,8 @@ final class FileTransfer {
         try {
             return Long.parseLong(text);
         } catch (NumberFormatException e) {
-            throw new SandboxFileException(Status.Code.INTERNAL, operation, path,
-                    "unexpected file size reported by the sandbox: " + text, "");
+            throw new SandboxFileException(
+                    Status.Code.INTERNAL, operation, path, "unexpected file size reported by the sandbox: " + text, "");
         }
     }
 }

@@ -23,8 +23,12 @@ public class FileTransferException extends SandboxFileException {
      * @param sandboxFileSize  the size of the file in the sandbox
      */
     public FileTransferException(String operation, String path, long transferredBytes, long sandboxFileSize) {
-        super(Status.Code.DATA_LOSS, operation, path,
-                "transferred " + transferredBytes + " bytes but the file in the sandbox has " + sandboxFileSize, "");
+        super(
+                Status.Code.DATA_LOSS,
+                operation,
+                path,
+                "transferred " + transferredBytes + " bytes but the file in the sandbox has " + sandboxFileSize,
+                "");
         this.transferredBytes = transferredBytes;
         this.sandboxFileSize = sandboxFileSize;
     }

@@ -18,10 +18,10 @@ final class FindOutput {
 
     /** The fields printed for each file, each ended by NUL: type, size, mode, mtime, link target, name. */
     static final String FORMAT = "%y\\0%s\\0%m\\0%T@\\0%l\\0%f\\0";
+
     private static final int FIELDS = 6;
 
-    private FindOutput() {
-    }
+    private FindOutput() {}
 
     /**
      * The entries in {@code output}.
@@ -39,8 +39,12 @@ final class FindOutput {
             }
         }
         if (start != output.length || fields.size() % FIELDS != 0) {
-            throw new SandboxFileException(Status.Code.INTERNAL, operation, path,
-                    "unexpected output from find (" + output.length + " bytes, " + fields.size() + " fields)", "");
+            throw new SandboxFileException(
+                    Status.Code.INTERNAL,
+                    operation,
+                    path,
+                    "unexpected output from find (" + output.length + " bytes, " + fields.size() + " fields)",
+                    "");
         }
         List<FileEntry> entries = new ArrayList<>(fields.size() / FIELDS);
         for (int i = 0; i < fields.size(); i += FIELDS) {
@@ -48,12 +52,21 @@ final class FindOutput {
             String link = fields.get(i + 4);
             try {
                 FileType type = FileType.fromFindLetter(fields.get(i));
-                entries.add(new FileEntry(name, pathOf.apply(name), type, Long.parseLong(fields.get(i + 1)),
-                        Integer.parseInt(fields.get(i + 2), 8), parseTime(fields.get(i + 3)),
+                entries.add(new FileEntry(
+                        name,
+                        pathOf.apply(name),
+                        type,
+                        Long.parseLong(fields.get(i + 1)),
+                        Integer.parseInt(fields.get(i + 2), 8),
+                        parseTime(fields.get(i + 3)),
                         type == FileType.SYMLINK ? Optional.of(link) : Optional.empty()));
             } catch (NumberFormatException | ArithmeticException e) {
-                throw new SandboxFileException(Status.Code.INTERNAL, operation, path,
-                        "unexpected output from find for " + FilePaths.quote(name) + ": " + e.getMessage(), "");
+                throw new SandboxFileException(
+                        Status.Code.INTERNAL,
+                        operation,
+                        path,
+                        "unexpected output from find for " + FilePaths.quote(name) + ": " + e.getMessage(),
+                        "");
             }
         }
         return entries;
@@ -63,7 +76,10 @@ final class FindOutput {
     static Instant parseTime(String secondsWithFraction) {
         BigDecimal value = new BigDecimal(secondsWithFraction);
         BigDecimal seconds = value.setScale(0, RoundingMode.FLOOR);
-        long nanos = value.subtract(seconds).movePointRight(9).setScale(0, RoundingMode.DOWN).longValueExact();
+        long nanos = value.subtract(seconds)
+                .movePointRight(9)
+                .setScale(0, RoundingMode.DOWN)
+                .longValueExact();
         return Instant.ofEpochSecond(seconds.longValueExact(), nanos);
     }
 }

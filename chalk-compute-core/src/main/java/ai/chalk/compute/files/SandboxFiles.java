@@ -271,8 +271,7 @@ public final class SandboxFiles {
                 + "exec find -H \"$1\" -mindepth 1 -maxdepth 1 -printf '" + FindOutput.FORMAT + "'";
         ExecResult result = commands.run("list", path, shell(script, arg(path)));
         String directory = path.endsWith("/") ? path : path + "/";
-        List<FileEntry> entries = FindOutput.entries(result.stdoutBytes(), "list", path,
-                name -> directory + name);
+        List<FileEntry> entries = FindOutput.entries(result.stdoutBytes(), "list", path, name -> directory + name);
         entries.sort(Comparator.comparing(FileEntry::name));
         return entries;
     }
@@ -287,15 +286,25 @@ public final class SandboxFiles {
      * @throws FileAccessDeniedException      when a parent directory cannot be searched
      */
     public FileEntry stat(String path) {
-        ExecResult result = commands.run("stat", path,
-                shell("exec find -P \"$1\" -maxdepth 0 -printf '" + FindOutput.FORMAT + "'", arg(path)));
+        ExecResult result = commands.run(
+                "stat", path, shell("exec find -P \"$1\" -maxdepth 0 -printf '" + FindOutput.FORMAT + "'", arg(path)));
         List<FileEntry> entries = FindOutput.entries(result.stdoutBytes(), "stat", path, name -> path);
         if (entries.size() != 1) {
-            throw new SandboxFileException(Status.Code.INTERNAL, "stat", path,
-                    "expected one entry from find but got " + entries.size(), result.stderrText());
+            throw new SandboxFileException(
+                    Status.Code.INTERNAL,
+                    "stat",
+                    path,
+                    "expected one entry from find but got " + entries.size(),
+                    result.stderrText());
         }
         FileEntry entry = entries.get(0);
-        return new FileEntry(baseName(path), path, entry.type(), entry.size(), entry.mode(), entry.modified(),
+        return new FileEntry(
+                baseName(path),
+                path,
+                entry.type(),
+                entry.size(),
+                entry.mode(),
+                entry.modified(),
                 entry.symlinkTarget());
     }
 

@@ -16,7 +16,8 @@ import java.util.OptionalInt;
 public record CallOptions(Optional<Duration> timeout, OptionalInt retries, OptionalInt concurrency) {
 
     /** Options that leave every choice to the deployment. */
-    public static final CallOptions DEFAULTS = new CallOptions(Optional.empty(), OptionalInt.empty(), OptionalInt.empty());
+    public static final CallOptions DEFAULTS =
+            new CallOptions(Optional.empty(), OptionalInt.empty(), OptionalInt.empty());
 
     /** Checks for nulls. */
     public CallOptions {
@@ -32,7 +33,8 @@ public record CallOptions(Optional<Duration> timeout, OptionalInt retries, Optio
      * @return the combined options
      */
     public CallOptions orElse(CallOptions fallback) {
-        return new CallOptions(timeout.or(fallback::timeout),
+        return new CallOptions(
+                timeout.or(fallback::timeout),
                 retries.isPresent() ? retries : fallback.retries,
                 concurrency.isPresent() ? concurrency : fallback.concurrency);
     }

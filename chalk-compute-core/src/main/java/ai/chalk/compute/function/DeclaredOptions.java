@@ -4,23 +4,70 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** The attributes the three annotations share, as written, so that they are read in one place. */
-record DeclaredOptions(String name, String description, String image, String imageFactory, String cpu, String memory,
-                       String[] env, String[] secrets, int minReplicas, int maxReplicas, String timeout, int retries,
-                       int concurrency) {
+record DeclaredOptions(
+        String name,
+        String description,
+        String image,
+        String imageFactory,
+        String cpu,
+        String memory,
+        String[] env,
+        String[] secrets,
+        int minReplicas,
+        int maxReplicas,
+        String timeout,
+        int retries,
+        int concurrency) {
 
     static DeclaredOptions of(ChalkFunction a) {
-        return new DeclaredOptions(a.name(), a.description(), a.image(), a.imageFactory(), a.cpu(), a.memory(), a.env(),
-                a.secrets(), a.minReplicas(), a.maxReplicas(), a.timeout(), a.retries(), a.concurrency());
+        return new DeclaredOptions(
+                a.name(),
+                a.description(),
+                a.image(),
+                a.imageFactory(),
+                a.cpu(),
+                a.memory(),
+                a.env(),
+                a.secrets(),
+                a.minReplicas(),
+                a.maxReplicas(),
+                a.timeout(),
+                a.retries(),
+                a.concurrency());
     }
 
     static DeclaredOptions of(ChalkScorer a) {
-        return new DeclaredOptions(a.name(), a.description(), a.image(), a.imageFactory(), a.cpu(), a.memory(), a.env(),
-                a.secrets(), a.minReplicas(), a.maxReplicas(), a.timeout(), a.retries(), a.concurrency());
+        return new DeclaredOptions(
+                a.name(),
+                a.description(),
+                a.image(),
+                a.imageFactory(),
+                a.cpu(),
+                a.memory(),
+                a.env(),
+                a.secrets(),
+                a.minReplicas(),
+                a.maxReplicas(),
+                a.timeout(),
+                a.retries(),
+                a.concurrency());
     }
 
     static DeclaredOptions of(ChalkClass a) {
-        return new DeclaredOptions(a.name(), "", a.image(), a.imageFactory(), a.cpu(), a.memory(), a.env(),
-                a.secrets(), a.minReplicas(), a.maxReplicas(), a.timeout(), a.retries(), a.concurrency());
+        return new DeclaredOptions(
+                a.name(),
+                "",
+                a.image(),
+                a.imageFactory(),
+                a.cpu(),
+                a.memory(),
+                a.env(),
+                a.secrets(),
+                a.minReplicas(),
+                a.maxReplicas(),
+                a.timeout(),
+                a.retries(),
+                a.concurrency());
     }
 
     /** The deployment options that were set, by attribute name; a class's method may set none. */

@@ -21,13 +21,24 @@ import java.util.OptionalInt;
  * @param minReplicas the fewest replicas kept running
  * @param maxReplicas the most replicas started under load
  */
-public record DeploymentOptions(Optional<Image> image, Optional<String> cpu, Optional<String> memory,
-                                Map<String, String> env, SecretBindings secrets, OptionalInt minReplicas,
-                                OptionalInt maxReplicas) {
+public record DeploymentOptions(
+        Optional<Image> image,
+        Optional<String> cpu,
+        Optional<String> memory,
+        Map<String, String> env,
+        SecretBindings secrets,
+        OptionalInt minReplicas,
+        OptionalInt maxReplicas) {
 
     /** Options that leave every choice to the deployment. */
-    public static final DeploymentOptions DEFAULTS = new DeploymentOptions(Optional.empty(), Optional.empty(),
-            Optional.empty(), Map.of(), SecretBindings.NONE, OptionalInt.empty(), OptionalInt.empty());
+    public static final DeploymentOptions DEFAULTS = new DeploymentOptions(
+            Optional.empty(),
+            Optional.empty(),
+            Optional.empty(),
+            Map.of(),
+            SecretBindings.NONE,
+            OptionalInt.empty(),
+            OptionalInt.empty());
 
     /** Checks for nulls and copies the collections. */
     public DeploymentOptions {
@@ -51,9 +62,14 @@ public record DeploymentOptions(Optional<Image> image, Optional<String> cpu, Opt
      * @param minReplicas the fewest replicas
      * @param maxReplicas the most replicas
      */
-    public DeploymentOptions(Optional<Image> image, Optional<String> cpu, Optional<String> memory,
-                             Map<String, String> env, List<String> secrets, OptionalInt minReplicas,
-                             OptionalInt maxReplicas) {
+    public DeploymentOptions(
+            Optional<Image> image,
+            Optional<String> cpu,
+            Optional<String> memory,
+            Map<String, String> env,
+            List<String> secrets,
+            OptionalInt minReplicas,
+            OptionalInt maxReplicas) {
         this(image, cpu, memory, env, SecretBindings.ofNames(secrets), minReplicas, maxReplicas);
     }
 

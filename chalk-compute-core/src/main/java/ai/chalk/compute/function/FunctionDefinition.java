@@ -24,10 +24,19 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * @param outputSchema   one field, {@code output}, for the return value; with the description in
  *                       {@code chalk.function.description} and {@code chalk.function.is_generator=false}
  */
-public record FunctionDefinition(String name, FunctionKind kind, Class<?> declaringClass, Method method,
-                                 Optional<String> className, String description, DeploymentOptions deployment,
-                                 CallOptions callOptions, List<FunctionParameter> parameters, Type returnType,
-                                 Schema inputSchema, Schema outputSchema) {
+public record FunctionDefinition(
+        String name,
+        FunctionKind kind,
+        Class<?> declaringClass,
+        Method method,
+        Optional<String> className,
+        String description,
+        DeploymentOptions deployment,
+        CallOptions callOptions,
+        List<FunctionParameter> parameters,
+        Type returnType,
+        Schema inputSchema,
+        Schema outputSchema) {
 
     /** Checks for nulls and copies the parameter list. */
     public FunctionDefinition {

@@ -21,8 +21,10 @@ public class FunctionInvocationException extends ChalkComputeException {
      * @param cause        what it threw
      */
     public FunctionInvocationException(String functionName, int row, Throwable cause) {
-        super(Status.Code.UNKNOWN, "function '" + functionName + "' threw " + cause
-                + (row >= 0 ? " on row " + row : ""), cause);
+        super(
+                Status.Code.UNKNOWN,
+                "function '" + functionName + "' threw " + cause + (row >= 0 ? " on row " + row : ""),
+                cause);
         this.functionName = functionName;
     }
 

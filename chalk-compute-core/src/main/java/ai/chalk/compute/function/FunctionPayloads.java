@@ -52,9 +52,14 @@ public final class FunctionPayloads {
      */
     public static FunctionPayloads of(FunctionDefinition definition, ArrowTypeMapping mapping) {
         Objects.requireNonNull(definition, "definition");
-        return new FunctionPayloads(definition,
-                RowCodec.of(definition.inputSchema(),
-                        definition.parameters().stream().map(FunctionParameter::type).toList(), mapping),
+        return new FunctionPayloads(
+                definition,
+                RowCodec.of(
+                        definition.inputSchema(),
+                        definition.parameters().stream()
+                                .map(FunctionParameter::type)
+                                .toList(),
+                        mapping),
                 RowCodec.of(definition.outputSchema(), List.of(definition.returnType()), mapping));
     }
 
@@ -140,13 +145,16 @@ public final class FunctionPayloads {
     public Object decodeResult(byte[] payload, DecodeContext context) {
         List<Object[]> rows = results.decode(payload, context);
         if (rows.size() != 1) {
-            throw new ArrowPayloadException("expected the result of one call of " + definition.name() + " but the payload holds "
-                    + rows.size());
+            throw new ArrowPayloadException("expected the result of one call of " + definition.name()
+                    + " but the payload holds " + rows.size());
         }
         return rows.get(0)[0];
     }
 
     private String parameterNames() {
-        return definition.parameters().stream().map(FunctionParameter::name).toList().toString();
+        return definition.parameters().stream()
+                .map(FunctionParameter::name)
+                .toList()
+                .toString();
     }
 }

@@ -126,7 +126,8 @@ public final class FunctionRegistry {
     public synchronized RegisteredFunction get(String name) {
         RegisteredFunction function = functions.get(name);
         if (function == null) {
-            throw new NoSuchElementException("no function is registered as '" + name + "'; registered: " + functions.keySet());
+            throw new NoSuchElementException(
+                    "no function is registered as '" + name + "'; registered: " + functions.keySet());
         }
         return function;
     }
@@ -136,20 +137,24 @@ public final class FunctionRegistry {
         String classWhere = chalkClass != null ? "@ChalkClass " + type.getName() : type.getName();
         List<Method> methods = annotatedMethods(type);
         if (methods.isEmpty()) {
-            throw new FunctionDefinitionException(classWhere + " has no public method annotated with @ChalkFunction or @ChalkScorer");
+            throw new FunctionDefinitionException(
+                    classWhere + " has no public method annotated with @ChalkFunction or @ChalkScorer");
         }
         Optional<SignatureReader.ClassDeployment> classInfo = Optional.empty();
         if (chalkClass != null) {
             DeclaredOptions declared = DeclaredOptions.of(chalkClass);
             String name = declared.name().isEmpty() ? type.getSimpleName() : declared.name();
-            classInfo = Optional.of(new SignatureReader.ClassDeployment(name,
-                    OptionsParser.deployment(declared, type, classWhere), OptionsParser.call(declared, classWhere)));
+            classInfo = Optional.of(new SignatureReader.ClassDeployment(
+                    name,
+                    OptionsParser.deployment(declared, type, classWhere),
+                    OptionsParser.call(declared, classWhere)));
         }
         List<FunctionDefinition> read = new ArrayList<>();
         for (Method method : methods) {
             read.add(reader.read(method, type, classInfo));
         }
-        if (target instanceof LazyInstance lazy && read.stream().anyMatch(d -> !Modifier.isStatic(d.method().getModifiers()))) {
+        if (target instanceof LazyInstance lazy
+                && read.stream().anyMatch(d -> !Modifier.isStatic(d.method().getModifiers()))) {
             lazy.checkConstructible();
         }
         Map<String, FunctionDefinition> byName = new LinkedHashMap<>();
@@ -159,13 +164,16 @@ public final class FunctionRegistry {
             if (other != null) {
                 throw new FunctionDefinitionException("function name '" + definition.name() + "' is used by both "
                         + other.signature() + " and " + definition.signature()
-                        + (other.method().equals(definition.method()) ? " (the same method, registered twice)"
-                        : "; rename one with name = \"...\""));
+                        + (other.method().equals(definition.method())
+                                ? " (the same method, registered twice)"
+                                : "; rename one with name = \"...\""));
             }
             byName.put(definition.name(), definition);
         }
         for (FunctionDefinition definition : read) {
-            functions.put(definition.name(), new RegisteredFunction(definition, target, FunctionPayloads.of(definition, mapping)));
+            functions.put(
+                    definition.name(),
+                    new RegisteredFunction(definition, target, FunctionPayloads.of(definition, mapping)));
         }
         return List.copyOf(read);
     }
@@ -176,7 +184,9 @@ public final class FunctionRegistry {
         Set<String> seen = new HashSet<>();
         for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
             Method[] declared = c.getDeclaredMethods();
-            Arrays.sort(declared, Comparator.comparing(Method::getName).thenComparing(m -> Arrays.toString(m.getParameterTypes())));
+            Arrays.sort(
+                    declared,
+                    Comparator.comparing(Method::getName).thenComparing(m -> Arrays.toString(m.getParameterTypes())));
             for (Method method : declared) {
                 if (method.isBridge() || method.isSynthetic()) {
                     continue;
@@ -185,12 +195,13 @@ public final class FunctionRegistry {
                 if (!seen.add(method.getName() + Arrays.toString(method.getParameterTypes()))) {
                     continue;
                 }
-                if (!method.isAnnotationPresent(ChalkFunction.class) && !method.isAnnotationPresent(ChalkScorer.class)) {
+                if (!method.isAnnotationPresent(ChalkFunction.class)
+                        && !method.isAnnotationPresent(ChalkScorer.class)) {
                     continue;
                 }
                 if (!Modifier.isPublic(method.getModifiers())) {
-                    throw new FunctionDefinitionException(MethodText.of(method)
-                            + ": a @ChalkFunction or @ChalkScorer method must be public");
+                    throw new FunctionDefinitionException(
+                            MethodText.of(method) + ": a @ChalkFunction or @ChalkScorer method must be public");
                 }
                 method.trySetAccessible(); // public methods of non-public classes
                 found.add(method);
@@ -220,7 +231,8 @@ public final class FunctionRegistry {
                 try {
                     instance = constructor().newInstance();
                 } catch (InvocationTargetException e) {
-                    throw new FunctionDefinitionException("new " + type.getName() + "() threw " + e.getCause(), e.getCause());
+                    throw new FunctionDefinitionException(
+                            "new " + type.getName() + "() threw " + e.getCause(), e.getCause());
                 } catch (ReflectiveOperationException e) {
                     throw new FunctionDefinitionException("cannot create " + type.getName() + ": " + e, e);
                 }
@@ -229,18 +241,24 @@ public final class FunctionRegistry {
         }
 
         private Constructor<?> constructor() {
-            if (Modifier.isAbstract(type.getModifiers()) || (type.isMemberClass() && !Modifier.isStatic(type.getModifiers()))) {
-                throw new FunctionDefinitionException(type.getName() + " has instance functions but cannot be instantiated "
-                        + "by the registry; register an instance: registry.register(new " + type.getSimpleName() + "(...))");
+            if (Modifier.isAbstract(type.getModifiers())
+                    || (type.isMemberClass() && !Modifier.isStatic(type.getModifiers()))) {
+                throw new FunctionDefinitionException(
+                        type.getName() + " has instance functions but cannot be instantiated "
+                                + "by the registry; register an instance: registry.register(new " + type.getSimpleName()
+                                + "(...))");
             }
             try {
                 Constructor<?> constructor = type.getDeclaredConstructor();
                 constructor.trySetAccessible();
                 return constructor;
             } catch (NoSuchMethodException e) {
-                throw new FunctionDefinitionException(type.getName() + " has instance functions but no no-argument "
-                        + "constructor; add one, or register an instance: registry.register(new " + type.getSimpleName()
-                        + "(...))", e);
+                throw new FunctionDefinitionException(
+                        type.getName() + " has instance functions but no no-argument "
+                                + "constructor; add one, or register an instance: registry.register(new "
+                                + type.getSimpleName()
+                                + "(...))",
+                        e);
             }
         }
     }

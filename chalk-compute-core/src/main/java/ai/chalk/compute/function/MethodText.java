@@ -9,8 +9,7 @@ import java.util.StringJoiner;
 /** A method as it reads in messages: {@code com.acme.Fns.score(String text, Object x)}. */
 final class MethodText {
 
-    private MethodText() {
-    }
+    private MethodText() {}
 
     static String of(Method method) {
         StringJoiner parameters = new StringJoiner(", ", "(", ")");

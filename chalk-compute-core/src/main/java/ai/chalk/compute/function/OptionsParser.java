@@ -23,8 +23,7 @@ final class OptionsParser {
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private static final Pattern SECONDS = Pattern.compile("([0-9]+)(s|m|h)?");
 
-    private OptionsParser() {
-    }
+    private OptionsParser() {}
 
     /**
      * The deployment options.
@@ -41,8 +40,8 @@ final class OptionsParser {
         for (String entry : declared.env()) {
             int eq = entry.indexOf('=');
             if (eq <= 0 || !ENV_NAME.matcher(entry.substring(0, eq)).matches()) {
-                throw new FunctionDefinitionException(where + ": env entry '" + entry
-                        + "' is not of the form KEY=value with KEY a variable name");
+                throw new FunctionDefinitionException(
+                        where + ": env entry '" + entry + "' is not of the form KEY=value with KEY a variable name");
             }
             if (env.put(entry.substring(0, eq), entry.substring(eq + 1)) != null) {
                 throw new FunctionDefinitionException(where + ": env sets " + entry.substring(0, eq) + " twice");
@@ -60,21 +59,23 @@ final class OptionsParser {
         try {
             ai.chalk.compute.secret.SecretBindings.ofNames(new ArrayList<>(secrets));
         } catch (IllegalArgumentException e) {
-            throw new FunctionDefinitionException(where + ": secrets: " + e.getMessage()
-                    + " (each entry is NAME or VAR=NAME)");
+            throw new FunctionDefinitionException(
+                    where + ": secrets: " + e.getMessage() + " (each entry is NAME or VAR=NAME)");
         }
         OptionalInt min = count("minReplicas", declared.minReplicas(), 0, where);
         OptionalInt max = count("maxReplicas", declared.maxReplicas(), 1, where);
         if (min.isPresent() && max.isPresent() && min.getAsInt() > max.getAsInt()) {
-            throw new FunctionDefinitionException(where + ": minReplicas " + min.getAsInt()
-                    + " is greater than maxReplicas " + max.getAsInt());
+            throw new FunctionDefinitionException(
+                    where + ": minReplicas " + min.getAsInt() + " is greater than maxReplicas " + max.getAsInt());
         }
         return new DeploymentOptions(image, cpu, memory, env, new ArrayList<>(secrets), min, max);
     }
 
     /** The call options; {@code where} starts error messages. */
     static CallOptions call(DeclaredOptions declared, String where) {
-        return new CallOptions(timeout(declared.timeout(), where), count("retries", declared.retries(), 0, where),
+        return new CallOptions(
+                timeout(declared.timeout(), where),
+                count("retries", declared.retries(), 0, where),
                 count("concurrency", declared.concurrency(), 1, where));
     }
 
@@ -102,16 +103,20 @@ final class OptionsParser {
             try {
                 type = Class.forName(factory.substring(0, hash), true, owner.getClassLoader());
             } catch (ClassNotFoundException e) {
-                throw new FunctionDefinitionException(where + ": imageFactory '" + factory + "' names class "
-                        + factory.substring(0, hash) + ", which cannot be found", e);
+                throw new FunctionDefinitionException(
+                        where + ": imageFactory '" + factory + "' names class " + factory.substring(0, hash)
+                                + ", which cannot be found",
+                        e);
             }
         }
         Method method;
         try {
             method = type.getDeclaredMethod(methodName);
         } catch (NoSuchMethodException e) {
-            throw new FunctionDefinitionException(where + ": imageFactory '" + factory + "' names no parameterless method "
-                    + methodName + "() in " + type.getName(), e);
+            throw new FunctionDefinitionException(
+                    where + ": imageFactory '" + factory + "' names no parameterless method " + methodName + "() in "
+                            + type.getName(),
+                    e);
         }
         if (!Modifier.isStatic(method.getModifiers()) || !Image.class.isAssignableFrom(method.getReturnType())) {
             throw new FunctionDefinitionException(where + ": imageFactory '" + factory
@@ -127,11 +132,11 @@ final class OptionsParser {
             }
             return image;
         } catch (InvocationTargetException e) {
-            throw new FunctionDefinitionException(where + ": imageFactory '" + factory + "' threw " + e.getCause(),
-                    e.getCause());
+            throw new FunctionDefinitionException(
+                    where + ": imageFactory '" + factory + "' threw " + e.getCause(), e.getCause());
         } catch (IllegalAccessException e) {
-            throw new FunctionDefinitionException(where + ": imageFactory '" + factory + "' cannot be called: "
-                    + e.getMessage(), e);
+            throw new FunctionDefinitionException(
+                    where + ": imageFactory '" + factory + "' cannot be called: " + e.getMessage(), e);
         }
     }
 
@@ -140,8 +145,9 @@ final class OptionsParser {
             return Optional.empty();
         }
         if (!QUANTITY.matcher(value).matches()) {
-            throw new FunctionDefinitionException(where + ": " + attribute + " '" + value
-                    + "' is not a Kubernetes quantity such as " + ("cpu".equals(attribute) ? "\"2\" or \"500m\"" : "\"4Gi\""));
+            throw new FunctionDefinitionException(
+                    where + ": " + attribute + " '" + value + "' is not a Kubernetes quantity such as "
+                            + ("cpu".equals(attribute) ? "\"2\" or \"500m\"" : "\"4Gi\""));
         }
         return Optional.of(value);
     }

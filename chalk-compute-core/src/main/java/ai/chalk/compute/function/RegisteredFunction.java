@@ -81,8 +81,8 @@ public final class RegisteredFunction {
         Objects.requireNonNull(arguments, "arguments");
         int expected = definition.parameters().size();
         if (arguments.length != expected) {
-            throw new IllegalArgumentException(definition.name() + " takes " + expected + " arguments but "
-                    + arguments.length + " were given");
+            throw new IllegalArgumentException(
+                    definition.name() + " takes " + expected + " arguments but " + arguments.length + " were given");
         }
         Object receiver = Modifier.isStatic(definition.method().getModifiers()) ? null : target.get();
         try {

@@ -16,27 +16,41 @@ final class ScorerRules {
     /** The parameter bound to the evaluated task's trace. */
     static final String TRACE = "trace";
 
-    private static final Set<Type> NUMBERS = Set.of(byte.class, short.class, int.class, long.class, float.class,
-            double.class, Byte.class, Short.class, Integer.class, Long.class, Float.class, Double.class, BigDecimal.class);
+    private static final Set<Type> NUMBERS = Set.of(
+            byte.class,
+            short.class,
+            int.class,
+            long.class,
+            float.class,
+            double.class,
+            Byte.class,
+            Short.class,
+            Integer.class,
+            Long.class,
+            Float.class,
+            Double.class,
+            BigDecimal.class);
 
-    private ScorerRules() {
-    }
+    private ScorerRules() {}
 
     /** Checks the return type is a number, an EvaluationScorerResult or a List of them. */
     static void checkReturnType(Type returnType, String where) {
-        boolean isList = returnType instanceof ParameterizedType p && p.getRawType() == List.class
+        boolean isList = returnType instanceof ParameterizedType p
+                && p.getRawType() == List.class
                 && p.getActualTypeArguments()[0] == EvaluationScorerResult.class;
         if (!NUMBERS.contains(returnType) && returnType != EvaluationScorerResult.class && !isList) {
-            throw new FunctionSignatureException(where + ": a @ChalkScorer returns a number, an EvaluationScorerResult or a "
-                    + "List<EvaluationScorerResult>, not " + TypeNames.simple(returnType));
+            throw new FunctionSignatureException(
+                    where + ": a @ChalkScorer returns a number, an EvaluationScorerResult or a "
+                            + "List<EvaluationScorerResult>, not " + TypeNames.simple(returnType));
         }
     }
 
     /** Checks there is something to score. */
     static void checkParameterCount(int count, String where) {
         if (count == 0) {
-            throw new FunctionSignatureException(where + ": a @ChalkScorer takes at least one parameter: the dataset columns "
-                    + "it reads by name, or output for what the task returned");
+            throw new FunctionSignatureException(
+                    where + ": a @ChalkScorer takes at least one parameter: the dataset columns "
+                            + "it reads by name, or output for what the task returned");
         }
     }
 

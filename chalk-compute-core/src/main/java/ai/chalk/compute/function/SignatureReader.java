@@ -31,8 +31,7 @@ final class SignatureReader {
     }
 
     /** A {@link ChalkClass} as read once for all its methods. */
-    record ClassDeployment(String name, DeploymentOptions deployment, CallOptions callDefaults) {
-    }
+    record ClassDeployment(String name, DeploymentOptions deployment, CallOptions callDefaults) {}
 
     /**
      * Reads a method annotated with {@link ChalkFunction} or {@link ChalkScorer}.
@@ -46,7 +45,8 @@ final class SignatureReader {
         ChalkFunction function = method.getAnnotation(ChalkFunction.class);
         ChalkScorer scorer = method.getAnnotation(ChalkScorer.class);
         if (function != null && scorer != null) {
-            throw new FunctionDefinitionException(where + ": annotated with both @ChalkFunction and @ChalkScorer; keep one");
+            throw new FunctionDefinitionException(
+                    where + ": annotated with both @ChalkFunction and @ChalkScorer; keep one");
         }
         FunctionKind kind = scorer != null ? FunctionKind.SCORER : FunctionKind.FUNCTION;
         DeclaredOptions declared = scorer != null ? DeclaredOptions.of(scorer) : DeclaredOptions.of(function);
@@ -61,8 +61,9 @@ final class SignatureReader {
         if (classInfo.isPresent()) {
             List<String> misplaced = declared.deploymentAttributesSet();
             if (!misplaced.isEmpty()) {
-                throw new FunctionDefinitionException(where + ": deployment options belong on @ChalkClass "
-                        + owner.getName() + ", which serves this method; move " + String.join(", ", misplaced) + " there");
+                throw new FunctionDefinitionException(
+                        where + ": deployment options belong on @ChalkClass " + owner.getName()
+                                + ", which serves this method; move " + String.join(", ", misplaced) + " there");
             }
             deployment = classInfo.get().deployment();
             callOptions = callOptions.orElse(classInfo.get().callDefaults());
@@ -83,8 +84,8 @@ final class SignatureReader {
         try {
             output = mapping.field(OUTPUT_FIELD, returnType);
         } catch (UnsupportedJavaTypeException e) {
-            throw new FunctionSignatureException(where + ": " + unsupported("return type " + TypeNames.simple(returnType),
-                    "result", e), e);
+            throw new FunctionSignatureException(
+                    where + ": " + unsupported("return type " + TypeNames.simple(returnType), "result", e), e);
         }
         Map<String, String> outputMetadata = new LinkedHashMap<>();
         if (!declared.description().isEmpty()) {
@@ -93,9 +94,17 @@ final class SignatureReader {
         outputMetadata.put(ChalkMetadata.FUNCTION_IS_GENERATOR, "false");
 
         return new FunctionDefinition(
-                classInfo.map(c -> c.name() + "." + ownName).orElse(ownName), kind, method.getDeclaringClass(), method,
-                classInfo.map(ClassDeployment::name), declared.description(), deployment, callOptions, parameters,
-                returnType, new Schema(parameters.stream().map(FunctionParameter::field).toList()),
+                classInfo.map(c -> c.name() + "." + ownName).orElse(ownName),
+                kind,
+                method.getDeclaringClass(),
+                method,
+                classInfo.map(ClassDeployment::name),
+                declared.description(),
+                deployment,
+                callOptions,
+                parameters,
+                returnType,
+                new Schema(parameters.stream().map(FunctionParameter::field).toList()),
                 new Schema(List.of(output), outputMetadata));
     }
 
@@ -104,10 +113,11 @@ final class SignatureReader {
         Parameter[] declared = method.getParameters();
         for (int i = 0; i < declared.length; i++) {
             Parameter parameter = declared[i];
-            String name = MethodText.nameOf(parameter).orElseThrow(() -> new FunctionSignatureException(where
-                    + ": parameter names were not compiled into the class file; compile with -parameters "
-                    + "(Maven: <maven.compiler.parameters>true</maven.compiler.parameters>) or name each parameter "
-                    + "with @Param(\"name\")"));
+            String name = MethodText.nameOf(parameter)
+                    .orElseThrow(() -> new FunctionSignatureException(where
+                            + ": parameter names were not compiled into the class file; compile with -parameters "
+                            + "(Maven: <maven.compiler.parameters>true</maven.compiler.parameters>) or name each parameter "
+                            + "with @Param(\"name\")"));
             if (name.isBlank()) {
                 throw new FunctionSignatureException(where + ": parameter " + (i + 1) + " has a blank @Param name");
             }
@@ -124,10 +134,17 @@ final class SignatureReader {
                 if (declaredDefault != null) {
                     defaultJson = Optional.of(canonicalDefault(declaredDefault.value(), type, name, where));
                 }
-                field = mapping.field(name, type, defaultJson.map(json -> Map.of(ChalkMetadata.DEFAULT, json)).orElse(Map.of()));
+                field = mapping.field(
+                        name,
+                        type,
+                        defaultJson
+                                .map(json -> Map.of(ChalkMetadata.DEFAULT, json))
+                                .orElse(Map.of()));
             } catch (UnsupportedJavaTypeException e) {
-                throw new FunctionSignatureException(where + ": " + unsupported("parameter '" + name + "' has type "
-                        + TypeNames.simple(type), name, e), e);
+                throw new FunctionSignatureException(
+                        where + ": "
+                                + unsupported("parameter '" + name + "' has type " + TypeNames.simple(type), name, e),
+                        e);
             }
             ParameterRole role = kind == FunctionKind.SCORER ? ScorerRules.roleOf(name) : ParameterRole.COLUMN;
             parameters.add(new FunctionParameter(name, type, defaultJson, role, field));
@@ -141,8 +158,8 @@ final class SignatureReader {
         } catch (UnsupportedJavaTypeException e) {
             throw e; // reported as the parameter's type problem, which it is
         } catch (IllegalArgumentException e) {
-            throw new FunctionSignatureException(where + ": parameter '" + name + "' has @Default(" + quote(json) + "), but "
-                    + e.getMessage(), e);
+            throw new FunctionSignatureException(
+                    where + ": parameter '" + name + "' has @Default(" + quote(json) + "), but " + e.getMessage(), e);
         }
     }
 
@@ -157,9 +174,11 @@ final class SignatureReader {
     private static String unsupported(String subject, String root, UnsupportedJavaTypeException e) {
         String unsupported = TypeNames.simple(e.unsupportedType());
         if (e.path().isEmpty()) {
-            return subject + (subject.startsWith("return type") ? " has no Arrow mapping; " : ", which has no Arrow mapping; ")
+            return subject
+                    + (subject.startsWith("return type") ? " has no Arrow mapping; " : ", which has no Arrow mapping; ")
                     + e.hint();
         }
-        return subject + "; " + root + e.path() + " has type " + unsupported + ", which has no Arrow mapping; " + e.hint();
+        return subject + "; " + root + e.path() + " has type " + unsupported + ", which has no Arrow mapping; "
+                + e.hint();
     }
 }

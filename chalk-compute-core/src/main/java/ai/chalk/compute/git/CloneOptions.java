@@ -31,8 +31,14 @@ public final class CloneOptions {
     private final GitCredentials credentials;
     private final Duration timeout;
 
-    private CloneOptions(String url, String path, String branch, String commitId, int depth,
-                         GitCredentials credentials, Duration timeout) {
+    private CloneOptions(
+            String url,
+            String path,
+            String branch,
+            String commitId,
+            int depth,
+            GitCredentials credentials,
+            Duration timeout) {
         this.url = url;
         this.path = path;
         this.branch = branch;
@@ -68,8 +74,8 @@ public final class CloneOptions {
      * @return new options
      */
     public CloneOptions branch(String branch) {
-        return new CloneOptions(url, path, GitArguments.requireName("branch", branch), commitId, depth, credentials,
-                timeout);
+        return new CloneOptions(
+                url, path, GitArguments.requireName("branch", branch), commitId, depth, credentials, timeout);
     }
 
     /**
@@ -80,8 +86,8 @@ public final class CloneOptions {
      * @return new options
      */
     public CloneOptions commitId(String commitId) {
-        return new CloneOptions(url, path, branch, GitArguments.requireName("commitId", commitId), depth, credentials,
-                timeout);
+        return new CloneOptions(
+                url, path, branch, GitArguments.requireName("commitId", commitId), depth, credentials, timeout);
     }
 
     /**
@@ -112,8 +118,7 @@ public final class CloneOptions {
      * @return new options
      */
     public CloneOptions credentials(String username, String password) {
-        return new CloneOptions(url, path, branch, commitId, depth, new GitCredentials(username, password),
-                timeout);
+        return new CloneOptions(url, path, branch, commitId, depth, new GitCredentials(username, password), timeout);
     }
 
     /**

@@ -11,8 +11,7 @@ import java.util.Objects;
  */
 final class GitArguments {
 
-    private GitArguments() {
-    }
+    private GitArguments() {}
 
     static String requirePath(String path) {
         Objects.requireNonNull(path, "path");

@@ -43,10 +43,12 @@ public class GitException extends ChalkComputeException {
      * @param timedOut whether it was killed because it ran longer than the timeout
      * @param cause    the underlying exception, or {@code null}
      */
-    public GitException(List<String> command, int exitCode, String stderr, String stdout, boolean timedOut,
-                        Throwable cause) {
-        super(timedOut ? Status.Code.DEADLINE_EXCEEDED : Status.Code.UNKNOWN,
-                describe(command, exitCode, stderr, stdout, timedOut), cause);
+    public GitException(
+            List<String> command, int exitCode, String stderr, String stdout, boolean timedOut, Throwable cause) {
+        super(
+                timedOut ? Status.Code.DEADLINE_EXCEEDED : Status.Code.UNKNOWN,
+                describe(command, exitCode, stderr, stdout, timedOut),
+                cause);
         this.command = List.copyOf(command);
         this.exitCode = exitCode;
         this.stderr = Objects.requireNonNullElse(stderr, "");
@@ -79,8 +81,7 @@ public class GitException extends ChalkComputeException {
         return timedOut;
     }
 
-    private static String describe(List<String> command, int exitCode, String stderr, String stdout,
-                                   boolean timedOut) {
+    private static String describe(List<String> command, int exitCode, String stderr, String stdout, boolean timedOut) {
         String details = stderr == null || stderr.isBlank() ? (stdout == null ? "" : stdout.strip()) : stderr.strip();
         return String.join(" ", command)
                 + (timedOut ? " timed out" : " failed with exit code " + exitCode)

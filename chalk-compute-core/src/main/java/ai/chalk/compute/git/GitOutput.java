@@ -17,8 +17,7 @@ final class GitOutput {
     /** The {@code for-each-ref} format {@link #branches} reads: fields separated by NUL. */
     static final String BRANCH_FORMAT = "--format=%(refname)%00%(objectname)%00%(upstream:short)%00%(HEAD)%00%(symref)";
 
-    private GitOutput() {
-    }
+    private GitOutput() {}
 
     static GitStatus status(String output) {
         String branch = null;
@@ -62,12 +61,21 @@ final class GitOutput {
             // "! " (ignored) and other headers are not reported
         }
         boolean detached = "(detached)".equals(branch);
-        return new GitStatus(Optional.ofNullable(detached ? null : branch), detached, Optional.ofNullable(head),
-                Optional.ofNullable(upstream), ahead, behind, staged, unstaged, untracked, conflicted);
+        return new GitStatus(
+                Optional.ofNullable(detached ? null : branch),
+                detached,
+                Optional.ofNullable(head),
+                Optional.ofNullable(upstream),
+                ahead,
+                behind,
+                staged,
+                unstaged,
+                untracked,
+                conflicted);
     }
 
-    private static void addChanges(String xy, String path, String original, List<GitFileChange> staged,
-                                   List<GitFileChange> unstaged) {
+    private static void addChanges(
+            String xy, String path, String original, List<GitFileChange> staged, List<GitFileChange> unstaged) {
         GitFileChange.Kind index = GitFileChange.Kind.fromStatusLetter(xy.charAt(0));
         GitFileChange.Kind worktree = GitFileChange.Kind.fromStatusLetter(xy.charAt(1));
         if (index != null) {
@@ -91,7 +99,10 @@ final class GitOutput {
             if (f.length < 5 || !f[4].isEmpty()) {
                 continue; // symbolic refs such as origin/HEAD are no branches
             }
-            branches.add(new GitBranch(f[0].substring(prefix.length()), f[3].equals("*"), f[1],
+            branches.add(new GitBranch(
+                    f[0].substring(prefix.length()),
+                    f[3].equals("*"),
+                    f[1],
                     f[2].isEmpty() ? Optional.empty() : Optional.of(f[2])));
         }
         return Collections.unmodifiableList(branches);
@@ -106,8 +117,8 @@ final class GitOutput {
                 continue;
             }
             String key = entry.substring(0, newline);
-            remotes.putIfAbsent(key.substring("remote.".length(), key.length() - ".url".length()),
-                    entry.substring(newline + 1));
+            remotes.putIfAbsent(
+                    key.substring("remote.".length(), key.length() - ".url".length()), entry.substring(newline + 1));
         }
         return Collections.unmodifiableMap(remotes);
     }

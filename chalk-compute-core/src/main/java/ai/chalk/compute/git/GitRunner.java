@@ -61,8 +61,13 @@ final class GitRunner {
         } catch (ExecTimeoutException e) {
             ExecResult partial = e.partialResult();
             SecretMask mask = new SecretMask(auth);
-            throw new GitException(mask.command(GitArguments.withRepo(repo, args)), partial.exitCode(),
-                    mask.text(partial.stderrText()), mask.text(partial.stdoutText()), true, e);
+            throw new GitException(
+                    mask.command(GitArguments.withRepo(repo, args)),
+                    partial.exitCode(),
+                    mask.text(partial.stderrText()),
+                    mask.text(partial.stdoutText()),
+                    true,
+                    e);
         }
     }
 
@@ -99,7 +104,7 @@ final class GitRunner {
             stderr = "git is not installed in the sandbox's image (or not on its PATH)"
                     + (stderr.isBlank() ? "" : ": " + stderr);
         }
-        throw new GitException(mask.command(args), result.exitCode(), mask.text(stderr), mask.text(result.stdoutText()),
-                false, null);
+        throw new GitException(
+                mask.command(args), result.exitCode(), mask.text(stderr), mask.text(result.stdoutText()), false, null);
     }
 }

@@ -25,10 +25,17 @@ import java.util.OptionalInt;
  * @param untracked     paths of files git does not track (and does not ignore)
  * @param conflicted    paths with unresolved merge conflicts
  */
-public record GitStatus(Optional<String> currentBranch, boolean detached, Optional<String> headCommit,
-                        Optional<String> upstream, OptionalInt ahead, OptionalInt behind,
-                        List<GitFileChange> staged, List<GitFileChange> unstaged, List<String> untracked,
-                        List<String> conflicted) {
+public record GitStatus(
+        Optional<String> currentBranch,
+        boolean detached,
+        Optional<String> headCommit,
+        Optional<String> upstream,
+        OptionalInt ahead,
+        OptionalInt behind,
+        List<GitFileChange> staged,
+        List<GitFileChange> unstaged,
+        List<String> untracked,
+        List<String> conflicted) {
 
     /** Checks that no component is {@code null} and makes the lists unmodifiable. */
     public GitStatus {

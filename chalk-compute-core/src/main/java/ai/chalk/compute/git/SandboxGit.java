@@ -152,8 +152,16 @@ public final class SandboxGit {
      * @throws GitException when git fails
      */
     public void init(String path, String initialBranch) {
-        git.run(null, List.of("init", "-q", "--initial-branch=" + requireName("initialBranch", initialBranch), "--",
-                requirePath(path)), null, timeout);
+        git.run(
+                null,
+                List.of(
+                        "init",
+                        "-q",
+                        "--initial-branch=" + requireName("initialBranch", initialBranch),
+                        "--",
+                        requirePath(path)),
+                null,
+                timeout);
     }
 
     /**
@@ -166,8 +174,8 @@ public final class SandboxGit {
      * @throws GitException when the path is not a repository
      */
     public GitStatus status(String path) {
-        ExecResult result = git.run(path,
-                List.of("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"), null, timeout);
+        ExecResult result = git.run(
+                path, List.of("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"), null, timeout);
         return GitOutput.status(result.stdoutText());
     }
 
@@ -220,7 +228,10 @@ public final class SandboxGit {
      * @throws GitException when the branch exists, the name is not valid or the start point is unknown
      */
     public void createBranch(String path, String name, String startPoint) {
-        git.run(path, List.of("branch", requireName("name", name), requireName("startPoint", startPoint)), null,
+        git.run(
+                path,
+                List.of("branch", requireName("name", name), requireName("startPoint", startPoint)),
+                null,
                 timeout);
     }
 
@@ -303,8 +314,17 @@ public final class SandboxGit {
      * @throws GitException when the branch cannot be fast-forwarded or the fetch fails
      */
     public void pull(String path, String remote, String branch) {
-        git.run(path, List.of("pull", "-q", "--ff-only", "--no-rebase", requireName("remote", remote),
-                requireName("branch", branch)), credentials, timeout);
+        git.run(
+                path,
+                List.of(
+                        "pull",
+                        "-q",
+                        "--ff-only",
+                        "--no-rebase",
+                        requireName("remote", remote),
+                        requireName("branch", branch)),
+                credentials,
+                timeout);
     }
 
     /**
@@ -386,7 +406,8 @@ public final class SandboxGit {
      */
     public Map<String, String> remotes(String path) {
         List<String> args = List.of("config", "-z", "--get-regexp", "^remote\\..*\\.url$");
-        return git.lookUpConfig(path, args, timeout).map(result -> GitOutput.remotes(result.stdoutText()))
+        return git.lookUpConfig(path, args, timeout)
+                .map(result -> GitOutput.remotes(result.stdoutText()))
                 .orElse(Map.of()); // no remote configured
     }
 
@@ -414,7 +435,9 @@ public final class SandboxGit {
     public String commit(String path, String message) {
         Objects.requireNonNull(message, "message");
         git.run(path, List.of("commit", "-q", "-m", message), null, timeout);
-        return git.run(path, List.of("rev-parse", "HEAD"), null, timeout).stdoutText().strip();
+        return git.run(path, List.of("rev-parse", "HEAD"), null, timeout)
+                .stdoutText()
+                .strip();
     }
 
     /**

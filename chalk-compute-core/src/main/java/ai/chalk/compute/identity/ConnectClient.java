@@ -58,13 +58,18 @@ public final class ConnectClient implements AutoCloseable {
         Objects.requireNonNull(audience, "audience");
         GetWorkloadIdentityTokenResponse r;
         try {
-            r = AuthServiceGrpc.newBlockingStub(client.channel()).getWorkloadIdentityToken(
-                    GetWorkloadIdentityTokenRequest.newBuilder().setAudience(audience).build());
+            r = AuthServiceGrpc.newBlockingStub(client.channel())
+                    .getWorkloadIdentityToken(GetWorkloadIdentityTokenRequest.newBuilder()
+                            .setAudience(audience)
+                            .build());
         } catch (StatusRuntimeException e) {
             throw ChalkComputeException.from(e);
         }
-        return new WorkloadIdentityToken(r.getToken(),
-                Instant.ofEpochSecond(r.getExpiresAt().getSeconds(), r.getExpiresAt().getNanos()), r.getIssuer(),
+        return new WorkloadIdentityToken(
+                r.getToken(),
+                Instant.ofEpochSecond(
+                        r.getExpiresAt().getSeconds(), r.getExpiresAt().getNanos()),
+                r.getIssuer(),
                 r.getSubject());
     }
 

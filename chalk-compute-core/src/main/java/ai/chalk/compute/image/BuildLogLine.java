@@ -9,5 +9,4 @@ import java.time.Instant;
  * @param severity  {@code INFO} for build output, {@code ERROR} for the explanation of a failure
  * @param message   the line
  */
-public record BuildLogLine(Instant timestamp, String severity, String message) {
-}
+public record BuildLogLine(Instant timestamp, String severity, String message) {}

@@ -30,8 +30,7 @@ final class BuildProgress implements AutoCloseable {
         switch (ImageBuildStatus.fromWire(update.getStatus())) {
             case SUCCEEDED, EXISTS -> group.succeed("Built " + update.getImage());
             case FAILED -> group.fail("Failed: " + firstLine(update.getError()));
-            default -> {
-            }
+            default -> {}
         }
     }
 

@@ -45,8 +45,13 @@ public final class Image {
     private final String workdir;
     private final SortedMap<String, String> env;
 
-    private Image(String baseImage, List<ImageStep> steps, List<String> entrypoint, List<String> cmd,
-                  String workdir, SortedMap<String, String> env) {
+    private Image(
+            String baseImage,
+            List<ImageStep> steps,
+            List<String> entrypoint,
+            List<String> cmd,
+            String workdir,
+            SortedMap<String, String> env) {
         this.baseImage = baseImage;
         this.steps = steps;
         this.entrypoint = entrypoint;
@@ -79,7 +84,9 @@ public final class Image {
      * OpenSSH client installed, working in {@code /workspace}.
      */
     public static Image sandbox() {
-        return debianSlim().aptInstall("git", "ca-certificates", "openssh-client").workdir("/workspace");
+        return debianSlim()
+                .aptInstall("git", "ca-certificates", "openssh-client")
+                .workdir("/workspace");
     }
 
     /**
@@ -267,8 +274,8 @@ public final class Image {
      */
     public Image env(Map<String, String> variables) {
         TreeMap<String, String> merged = new TreeMap<>(env);
-        variables.forEach((k, v) -> merged.put(Objects.requireNonNull(k, "variable name"),
-                Objects.requireNonNull(v, () -> "value of " + k)));
+        variables.forEach((k, v) -> merged.put(
+                Objects.requireNonNull(k, "variable name"), Objects.requireNonNull(v, () -> "value of " + k)));
         return new Image(baseImage, steps, entrypoint, cmd, workdir, Collections.unmodifiableSortedMap(merged));
     }
 
@@ -350,9 +357,13 @@ public final class Image {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Image other && baseImage.equals(other.baseImage) && steps.equals(other.steps)
-                && entrypoint.equals(other.entrypoint) && cmd.equals(other.cmd)
-                && Objects.equals(workdir, other.workdir) && env.equals(other.env);
+        return o instanceof Image other
+                && baseImage.equals(other.baseImage)
+                && steps.equals(other.steps)
+                && entrypoint.equals(other.entrypoint)
+                && cmd.equals(other.cmd)
+                && Objects.equals(workdir, other.workdir)
+                && env.equals(other.env);
     }
 
     @Override
@@ -362,8 +373,8 @@ public final class Image {
 
     @Override
     public String toString() {
-        return "Image[base=" + baseImage + ", steps=" + steps.size()
-                + (workdir != null ? ", workdir=" + workdir : "") + "]";
+        return "Image[base=" + baseImage + ", steps=" + steps.size() + (workdir != null ? ", workdir=" + workdir : "")
+                + "]";
     }
 
     private Image withStep(ImageStep step) {

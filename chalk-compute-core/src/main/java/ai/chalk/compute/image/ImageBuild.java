@@ -11,5 +11,4 @@ import java.util.Optional;
  *                 else empty
  * @param error    why the build failed, naming the step and repeating its last output lines
  */
-public record ImageBuild(String buildId, ImageBuildStatus status, String imageRef, Optional<String> error) {
-}
+public record ImageBuild(String buildId, ImageBuildStatus status, String imageRef, Optional<String> error) {}

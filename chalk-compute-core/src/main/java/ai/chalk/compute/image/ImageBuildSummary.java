@@ -12,6 +12,10 @@ import java.time.Instant;
  * @param baseImage   the image it built on
  * @param createdAt   when the build was asked for
  */
-public record ImageBuildSummary(String buildId, String contentHash, ImageBuildStatus status, String imageRef,
-                                String baseImage, Instant createdAt) {
-}
+public record ImageBuildSummary(
+        String buildId,
+        String contentHash,
+        ImageBuildStatus status,
+        String imageRef,
+        String baseImage,
+        Instant createdAt) {}

@@ -21,8 +21,7 @@ import java.util.HexFormat;
  */
 final class ImageSpecs {
 
-    private ImageSpecs() {
-    }
+    private ImageSpecs() {}
 
     static ImageSpec of(Image image) {
         ImageSpec.Builder spec = ImageSpec.newBuilder()

@@ -62,8 +62,10 @@ public sealed interface ImageStep {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof AddFile other && destination.equals(other.destination)
-                    && Arrays.equals(content, other.content) && mode.equals(other.mode);
+            return o instanceof AddFile other
+                    && destination.equals(other.destination)
+                    && Arrays.equals(content, other.content)
+                    && mode.equals(other.mode);
         }
 
         @Override

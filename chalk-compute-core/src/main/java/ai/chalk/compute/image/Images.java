@@ -76,12 +76,21 @@ public final class Images {
      */
     public ImageBuild getOrBuild(Image image) {
         Objects.requireNonNull(image, "image");
-        GetOrBuildCustomImageResponse r = ServerCall.run(ResourceKind.IMAGE_BUILD, () -> stub.getOrBuildCustomImage(
-                GetOrBuildCustomImageRequest.newBuilder().setImageSpec(image.toSpec()).build()));
-        ImageBuild build = new ImageBuild(r.getBuildId(), ImageBuildStatus.fromWire(r.getStatus()), r.getImage(),
+        GetOrBuildCustomImageResponse r = ServerCall.run(
+                ResourceKind.IMAGE_BUILD,
+                () -> stub.getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
+                        .setImageSpec(image.toSpec())
+                        .build()));
+        ImageBuild build = new ImageBuild(
+                r.getBuildId(),
+                ImageBuildStatus.fromWire(r.getStatus()),
+                r.getImage(),
                 r.hasError() && !r.getError().isEmpty() ? Optional.of(r.getError()) : Optional.empty());
         if (build.status() != ImageBuildStatus.BUILDING) {
-            log.info("Image on {}: {} (build {})", image.baseImage(), build.status().name().toLowerCase(Locale.ROOT),
+            log.info(
+                    "Image on {}: {} (build {})",
+                    image.baseImage(),
+                    build.status().name().toLowerCase(Locale.ROOT),
                     build.buildId());
             return build;
         }
@@ -110,12 +119,13 @@ public final class Images {
      */
     public ImageBuild build(Image image, String tag) {
         Objects.requireNonNull(image, "image");
-        BuildCustomImageRequest.Builder request = BuildCustomImageRequest.newBuilder().setImageSpec(image.toSpec());
+        BuildCustomImageRequest.Builder request =
+                BuildCustomImageRequest.newBuilder().setImageSpec(image.toSpec());
         if (tag != null) {
             request.setTag(tag);
         }
-        BuildCustomImageResponse r = ServerCall.run(ResourceKind.IMAGE_BUILD,
-                () -> stub.buildCustomImage(request.build()));
+        BuildCustomImageResponse r =
+                ServerCall.run(ResourceKind.IMAGE_BUILD, () -> stub.buildCustomImage(request.build()));
         return follow(r.getBuildId(), image.baseImage());
     }
 
@@ -129,8 +139,11 @@ public final class Images {
     public ImageBuild require(Image image) {
         ImageBuild build = getOrBuild(image);
         if (!build.status().ready()) {
-            throw new ImageBuildFailedException(build.buildId(), build.error().orElse("the build ended with status "
-                    + build.status().name().toLowerCase(Locale.ROOT)));
+            throw new ImageBuildFailedException(
+                    build.buildId(),
+                    build.error()
+                            .orElse("the build ended with status "
+                                    + build.status().name().toLowerCase(Locale.ROOT)));
         }
         return build;
     }
@@ -143,9 +156,15 @@ public final class Images {
      * @throws ImageBuildNotFoundException when the server does not know the id
      */
     public ImageBuild get(String buildId) {
-        GetCustomImageResponse r = ServerCall.run(ResourceKind.IMAGE_BUILD, () -> stub.getCustomImage(
-                GetCustomImageRequest.newBuilder().setBuildId(Objects.requireNonNull(buildId, "buildId")).build()));
-        return new ImageBuild(r.getBuildId(), ImageBuildStatus.fromWire(r.getStatus()), r.getImage(),
+        GetCustomImageResponse r = ServerCall.run(
+                ResourceKind.IMAGE_BUILD,
+                () -> stub.getCustomImage(GetCustomImageRequest.newBuilder()
+                        .setBuildId(Objects.requireNonNull(buildId, "buildId"))
+                        .build()));
+        return new ImageBuild(
+                r.getBuildId(),
+                ImageBuildStatus.fromWire(r.getStatus()),
+                r.getImage(),
                 r.hasError() && !r.getError().isEmpty() ? Optional.of(r.getError()) : Optional.empty());
     }
 
@@ -162,11 +181,16 @@ public final class Images {
         String token = "";
         do {
             String pageToken = token;
-            GetCustomImageBuildLogsResponse page = ServerCall.run(ResourceKind.IMAGE_BUILD,
-                    () -> stub.getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder().setBuildId(buildId)
-                            .setLimit(1000).setPageToken(pageToken).build()));
-            page.getLogsList().forEach(e -> lines.add(new BuildLogLine(instant(e.getTimestamp()),
-                    e.getSeverity(), e.getMessage())));
+            GetCustomImageBuildLogsResponse page = ServerCall.run(
+                    ResourceKind.IMAGE_BUILD,
+                    () -> stub.getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
+                            .setBuildId(buildId)
+                            .setLimit(1000)
+                            .setPageToken(pageToken)
+                            .build()));
+            page.getLogsList()
+                    .forEach(e ->
+                            lines.add(new BuildLogLine(instant(e.getTimestamp()), e.getSeverity(), e.getMessage())));
             token = page.hasNextPageToken() ? page.getNextPageToken() : "";
         } while (!token.isEmpty());
         return lines;
@@ -182,12 +206,20 @@ public final class Images {
         String cursor = "";
         do {
             String pageCursor = cursor;
-            ListCustomImageBuildsResponse page = ServerCall.run(ResourceKind.IMAGE_BUILD,
-                    () -> stub.listCustomImageBuilds(ListCustomImageBuildsRequest.newBuilder().setLimit(500)
-                            .setCursor(pageCursor).build()));
-            page.getBuildsList().forEach(b -> builds.add(new ImageBuildSummary(b.getBuildId(), b.getContentHash(),
-                    ImageBuildStatus.fromWire(b.getStatus()), b.getImageRef(), b.getBaseImage(),
-                    instant(b.getCreatedAt()))));
+            ListCustomImageBuildsResponse page = ServerCall.run(
+                    ResourceKind.IMAGE_BUILD,
+                    () -> stub.listCustomImageBuilds(ListCustomImageBuildsRequest.newBuilder()
+                            .setLimit(500)
+                            .setCursor(pageCursor)
+                            .build()));
+            page.getBuildsList()
+                    .forEach(b -> builds.add(new ImageBuildSummary(
+                            b.getBuildId(),
+                            b.getContentHash(),
+                            ImageBuildStatus.fromWire(b.getStatus()),
+                            b.getImageRef(),
+                            b.getBaseImage(),
+                            instant(b.getCreatedAt()))));
             cursor = page.hasNextCursor() ? page.getNextCursor() : "";
         } while (!cursor.isEmpty());
         return builds;
@@ -197,9 +229,11 @@ public final class Images {
     private ImageBuild follow(String buildId, String baseImage) {
         StreamCustomImageBuildUpdatesResponse last = null;
         try (BuildProgress shown = new BuildProgress(progress, baseImage)) {
-            Iterator<StreamCustomImageBuildUpdatesResponse> updates = ServerCall.run(ResourceKind.IMAGE_BUILD,
+            Iterator<StreamCustomImageBuildUpdatesResponse> updates = ServerCall.run(
+                    ResourceKind.IMAGE_BUILD,
                     () -> stub.streamCustomImageBuildUpdates(StreamCustomImageBuildUpdatesRequest.newBuilder()
-                            .setBuildId(buildId).build()));
+                            .setBuildId(buildId)
+                            .build()));
             while (ServerCall.run(ResourceKind.IMAGE_BUILD, updates::hasNext)) {
                 last = updates.next();
                 shown.update(last);
@@ -208,7 +242,10 @@ public final class Images {
         if (last == null || ImageBuildStatus.fromWire(last.getStatus()) == ImageBuildStatus.BUILDING) {
             return get(buildId); // the stream ended early: ask where the build is
         }
-        return new ImageBuild(buildId, ImageBuildStatus.fromWire(last.getStatus()), last.getImage(),
+        return new ImageBuild(
+                buildId,
+                ImageBuildStatus.fromWire(last.getStatus()),
+                last.getImage(),
                 last.hasError() && !last.getError().isEmpty() ? Optional.of(last.getError()) : Optional.empty());
     }
 

@@ -22,15 +22,12 @@ import java.util.Set;
 final class LocalSources {
 
     /** A Dockerfile as an image takes it: the base image of its {@code FROM} and its other instructions. */
-    record Dockerfile(String baseImage, List<String> instructions) {
-    }
+    record Dockerfile(String baseImage, List<String> instructions) {}
 
     /** A regular file under a directory being copied, with its path relative to that directory. */
-    record DirectoryFile(Path file, String relativePath, int mode) {
-    }
+    record DirectoryFile(Path file, String relativePath, int mode) {}
 
-    private LocalSources() {
-    }
+    private LocalSources() {}
 
     static byte[] read(Path source) {
         try {
@@ -71,7 +68,10 @@ final class LocalSources {
                             + " cannot be inlined; build the image and use Image.base(name)");
                 }
                 String[] parts = instruction.split("\\s+");
-                base = Arrays.stream(parts).skip(1).filter(p -> !p.startsWith("--")).findFirst()
+                base = Arrays.stream(parts)
+                        .skip(1)
+                        .filter(p -> !p.startsWith("--"))
+                        .findFirst()
                         .orElseThrow(() -> new IllegalArgumentException(dockerfile + ": FROM names no image"));
             } else if (base == null) {
                 if (!keyword.equals("ARG")) {
@@ -122,7 +122,8 @@ final class LocalSources {
         List<Path> files;
         try (var walk = Files.walk(source)) {
             files = walk.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
-                    .sorted().toList();
+                    .sorted()
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + source, e);
         }

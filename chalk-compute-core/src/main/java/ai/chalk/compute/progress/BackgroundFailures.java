@@ -100,11 +100,13 @@ public final class BackgroundFailures {
     /** The whole explanation, every line ending in {@code \n}, details indented by two spaces. */
     static String explain(BackgroundFailure reported, boolean color) {
         StringBuilder text = new StringBuilder()
-                .append(Sgr.RED.apply("✗", color)).append(' ')
+                .append(Sgr.RED.apply("✗", color))
+                .append(' ')
                 .append(Sgr.BOLD.apply("Unobserved background failure: " + reported.operation(), color))
                 .append('\n');
         String details = reported.failure() instanceof ChalkComputeException known
-                ? serviceFailure(known) : stackTrace(reported.failure());
+                ? serviceFailure(known)
+                : stackTrace(reported.failure());
         details.lines().forEach(line -> text.append("  ").append(line).append('\n'));
         return text.toString();
     }

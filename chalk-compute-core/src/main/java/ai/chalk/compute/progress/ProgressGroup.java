@@ -102,8 +102,8 @@ public final class ProgressGroup implements AutoCloseable {
 
     /** The heading line, marked as continued when the heading was printed before. The caller holds the lock. */
     String headingLine(boolean color) {
-        String line = Sgr.BOLD.apply(heading, color)
-                + (headingShown ? Sgr.DIM.apply(" (continued)", color) : "") + "\n";
+        String line =
+                Sgr.BOLD.apply(heading, color) + (headingShown ? Sgr.DIM.apply(" (continued)", color) : "") + "\n";
         headingShown = true;
         return line;
     }

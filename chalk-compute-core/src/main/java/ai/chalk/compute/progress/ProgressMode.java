@@ -37,8 +37,9 @@ public enum ProgressMode {
             case "", "auto" -> AUTO;
             case "true", "1", "on" -> ON;
             case "false", "0", "off" -> OFF;
-            default -> throw new IllegalArgumentException(
-                    "not a progress mode: '" + value + "' (use true, 1, false, 0 or auto)");
+            default ->
+                throw new IllegalArgumentException(
+                        "not a progress mode: '" + value + "' (use true, 1, false, 0 or auto)");
         };
     }
 }

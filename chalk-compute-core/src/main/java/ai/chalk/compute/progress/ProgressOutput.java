@@ -17,6 +17,7 @@ final class ProgressOutput {
 
     /** Held while a group decides what to print and prints it. */
     final ReentrantLock lock = new ReentrantLock();
+
     private final Supplier<PrintStream> target;
     private final Charset charset; // the stream's charset when known, else null
     private ProgressGroup last; // guarded by lock; null when nothing, another writer or a closed group wrote last

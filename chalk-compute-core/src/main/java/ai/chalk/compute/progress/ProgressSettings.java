@@ -28,8 +28,8 @@ import org.slf4j.LoggerFactory;
  * @param dumbTerminal whether {@code TERM=dumb}
  * @param ci           whether {@value #ENV_CI} is set, that is running under continuous integration
  */
-public record ProgressSettings(ProgressMode mode, ColorMode color, boolean terminal, boolean noColor,
-                               boolean dumbTerminal, boolean ci) {
+public record ProgressSettings(
+        ProgressMode mode, ColorMode color, boolean terminal, boolean noColor, boolean dumbTerminal, boolean ci) {
 
     /** The SDK's environment variable that switches progress: {@code true}/{@code 1}, {@code false}/{@code 0} or {@code auto}. */
     public static final String ENV_TUI = "CHALK_SANDBOX_TUI";
@@ -79,10 +79,16 @@ public record ProgressSettings(ProgressMode mode, ColorMode color, boolean termi
         String noColor = env.get(ENV_NO_COLOR);
         String term = env.get(ENV_TERM);
         String ci = env.get(ENV_CI);
-        return new ProgressSettings(mode, ColorMode.AUTO, stderrIsTerminal(),
+        return new ProgressSettings(
+                mode,
+                ColorMode.AUTO,
+                stderrIsTerminal(),
                 noColor != null && !noColor.isEmpty(),
                 term != null && term.strip().equalsIgnoreCase("dumb"),
-                ci != null && !ci.isBlank() && !ci.strip().equals("0") && !ci.strip().equalsIgnoreCase("false"));
+                ci != null
+                        && !ci.isBlank()
+                        && !ci.strip().equals("0")
+                        && !ci.strip().equalsIgnoreCase("false"));
     }
 
     /**
@@ -97,8 +103,13 @@ public record ProgressSettings(ProgressMode mode, ColorMode color, boolean termi
     public ProgressSettings overriddenBy(ProgressMode tui, ColorMode color) {
         Objects.requireNonNull(tui, "tui");
         Objects.requireNonNull(color, "color");
-        return new ProgressSettings(tui == ProgressMode.AUTO ? mode : tui, color == ColorMode.AUTO ? this.color : color,
-                terminal, noColor, dumbTerminal, ci);
+        return new ProgressSettings(
+                tui == ProgressMode.AUTO ? mode : tui,
+                color == ColorMode.AUTO ? this.color : color,
+                terminal,
+                noColor,
+                dumbTerminal,
+                ci);
     }
 
     /**

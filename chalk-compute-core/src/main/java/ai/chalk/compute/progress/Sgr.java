@@ -2,7 +2,11 @@ package ai.chalk.compute.progress;
 
 /** The ANSI SGR attributes progress uses; each wraps text and resets after it, so the text itself never changes. */
 enum Sgr {
-    BOLD(1), DIM(2), RED(31), GREEN(32), CYAN(36);
+    BOLD(1),
+    DIM(2),
+    RED(31),
+    GREEN(32),
+    CYAN(36);
 
     private static final String RESET = "\u001B[0m";
     private final String start;

@@ -26,8 +26,8 @@ final class ClientConnection {
     private final TokenSource ownedTokens; // null: no tokens, or the user manages their source
     private final String description;
 
-    private ClientConnection(Channel channel, ManagedChannel ownedChannel, TokenSource ownedTokens,
-                             String description) {
+    private ClientConnection(
+            Channel channel, ManagedChannel ownedChannel, TokenSource ownedTokens, String description) {
         this.channel = channel;
         this.ownedChannel = ownedChannel;
         this.ownedTokens = ownedTokens;
@@ -53,15 +53,17 @@ final class ClientConnection {
 
     /** Opens the connection {@link SandboxClient#fromEnv(Map)} describes. */
     static ClientConnection fromEnv(Map<String, String> env) {
-        ChalkCredentials credentials = ChalkCredentials.builder().environmentVariables(env).resolve();
+        ChalkCredentials credentials =
+                ChalkCredentials.builder().environmentVariables(env).resolve();
         boolean ownTarget = isSet(env.get(ConnectionSettings.ENV_TARGET));
-        ConnectionSettings settings = !ownTarget && !isSet(env.get(ConnectionSettings.ENV_API_SERVER))
-                && credentials.apiServer().isPresent()
+        ConnectionSettings settings = !ownTarget
+                        && !isSet(env.get(ConnectionSettings.ENV_API_SERVER))
+                        && credentials.apiServer().isPresent()
                 ? ConnectionSettings.forTarget(credentials.apiServer().get())
                 : ConnectionSettings.fromEnv(env);
         // a chalk login is for Chalk's API server: its token is not sent to a server of the user's own choosing
-        boolean authenticate = credentials.hasIdentity()
-                && !(ownTarget && credentials.source() == CredentialSource.CHALK_YML);
+        boolean authenticate =
+                credentials.hasIdentity() && !(ownTarget && credentials.source() == CredentialSource.CHALK_YML);
         TokenSource tokens = authenticate ? TokenSource.from(credentials) : null;
         return open(settings, tokens, tokens);
     }

@@ -31,8 +31,8 @@ public final class Command {
     private final Duration timeout;
     private final Pty pty;
 
-    private Command(String command, List<String> args, String workdir, Map<String, String> env, Duration timeout,
-                    Pty pty) {
+    private Command(
+            String command, List<String> args, String workdir, Map<String, String> env, Duration timeout, Pty pty) {
         this.command = command;
         this.args = args;
         this.workdir = workdir;
@@ -106,8 +106,8 @@ public final class Command {
      */
     public Command env(Map<String, String> variables) {
         LinkedHashMap<String, String> merged = new LinkedHashMap<>(env);
-        variables.forEach((k, v) -> merged.put(Objects.requireNonNull(k, "variable name"),
-                Objects.requireNonNull(v, () -> "value of " + k)));
+        variables.forEach((k, v) -> merged.put(
+                Objects.requireNonNull(k, "variable name"), Objects.requireNonNull(v, () -> "value of " + k)));
         return new Command(command, args, workdir, Collections.unmodifiableMap(merged), timeout, pty);
     }
 
@@ -194,9 +194,13 @@ public final class Command {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Command other && command.equals(other.command) && args.equals(other.args)
-                && Objects.equals(workdir, other.workdir) && env.equals(other.env)
-                && Objects.equals(timeout, other.timeout) && Objects.equals(pty, other.pty);
+        return o instanceof Command other
+                && command.equals(other.command)
+                && args.equals(other.args)
+                && Objects.equals(workdir, other.workdir)
+                && env.equals(other.env)
+                && Objects.equals(timeout, other.timeout)
+                && Objects.equals(pty, other.pty);
     }
 
     @Override

@@ -10,8 +10,7 @@ import java.util.List;
 /** A v1 create request said again as sandbox v2's spec, the only one with room for secret references. */
 final class ContainerSpecs {
 
-    private ContainerSpecs() {
-    }
+    private ContainerSpecs() {}
 
     /** The spec of {@code request}, running {@code image}, with {@code refs} resolved by the server as it starts. */
     static ChalkContainerSpec of(CreateSandboxRequest request, String image, List<SecretRef> refs) {
@@ -33,8 +32,9 @@ final class ContainerSpecs {
             }
             spec.setResources(limits);
         }
-        request.getVolumesList().forEach(v -> spec.addVolumes(VolumeMount.newBuilder().setName(v.getName())
-                .setMountPath(v.getMountPath())));
+        request.getVolumesList()
+                .forEach(v -> spec.addVolumes(
+                        VolumeMount.newBuilder().setName(v.getName()).setMountPath(v.getMountPath())));
         return spec.build();
     }
 }

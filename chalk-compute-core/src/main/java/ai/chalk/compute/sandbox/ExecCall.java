@@ -51,8 +51,7 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
     private static final Object WAKE = new Object();
 
     /** The end of the call, with its failure ({@code null} when the server completed it normally). */
-    private record Closed(ChalkComputeException failure) {
-    }
+    private record Closed(ChalkComputeException failure) {}
 
     private final String label;
     private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
@@ -99,7 +98,9 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
             call.requests.onNext(ExecRequest.newBuilder().setInit(init).build());
             if (closeStdin) {
                 call.stdinClosed = true;
-                call.requests.onNext(ExecRequest.newBuilder().setStdinEof(StdinEof.getDefaultInstance()).build());
+                call.requests.onNext(ExecRequest.newBuilder()
+                        .setStdinEof(StdinEof.getDefaultInstance())
+                        .build());
             }
         }
         return call;
@@ -119,16 +120,20 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
     @Override
     public void onNext(ExecResponse response) {
         switch (response.getMessageCase()) {
-            case PROCESS_STARTED -> pid.complete(Integer.toUnsignedLong(response.getProcessStarted().getPid()));
-            case ERROR -> pid.completeExceptionally(ServerCall.failure(ResourceKind.SANDBOX,
-                    ChalkComputeException.fromCodeName(response.getError().getCode(), response.getError().getMessage())));
+            case PROCESS_STARTED ->
+                pid.complete(Integer.toUnsignedLong(response.getProcessStarted().getPid()));
+            case ERROR ->
+                pid.completeExceptionally(ServerCall.failure(
+                        ResourceKind.SANDBOX,
+                        ChalkComputeException.fromCodeName(
+                                response.getError().getCode(),
+                                response.getError().getMessage())));
             case PROCESS_EXITED -> {
                 exited = true;
                 // nothing more to send: let the server finish the call
                 halfClose();
             }
-            default -> {
-            }
+            default -> {}
         }
         inbox.add(response);
     }
@@ -143,8 +148,8 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
 
     @Override
     public void onCompleted() {
-        pid.completeExceptionally(new ChalkComputeException(Status.Code.INTERNAL,
-                "the server ended the exec stream without reporting that the process started"));
+        pid.completeExceptionally(new ChalkComputeException(
+                Status.Code.INTERNAL, "the server ended the exec stream without reporting that the process started"));
         ended();
         inbox.add(new Closed(null));
     }
@@ -221,7 +226,8 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
                         if (exit != null) {
                             return null;
                         }
-                        failure = new ChalkComputeException(Status.Code.INTERNAL,
+                        failure = new ChalkComputeException(
+                                Status.Code.INTERNAL,
                                 "the server ended the exec stream without reporting how the process ended");
                     } else {
                         failure = closed.failure();
@@ -239,7 +245,8 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
     private ExecEvent toEvent(ExecResponse response) {
         switch (response.getMessageCase()) {
             case PROCESS_STARTED:
-                return new ExecEvent.Started(Integer.toUnsignedLong(response.getProcessStarted().getPid()));
+                return new ExecEvent.Started(
+                        Integer.toUnsignedLong(response.getProcessStarted().getPid()));
             case OUTPUT_DATA: {
                 OutputData out = response.getOutputData();
                 byte[] data = out.getData().toByteArray();
@@ -261,10 +268,11 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
             case ERROR: {
                 finished = true;
                 var error = response.getError();
-                failure = ServerCall.failure(ResourceKind.SANDBOX,
-                        ChalkComputeException.fromCodeName(error.getCode(), error.getMessage()));
+                failure = ServerCall.failure(
+                        ResourceKind.SANDBOX, ChalkComputeException.fromCodeName(error.getCode(), error.getMessage()));
                 if (exit != null && failure.statusCode() == Status.Code.DEADLINE_EXCEEDED) {
-                    failure = new ExecTimeoutException(failure.serverMessage(),
+                    failure = new ExecTimeoutException(
+                            failure.serverMessage(),
                             new ExecResult(new byte[0], new byte[0], exit.status(), exit.signal()));
                 }
                 log.debug("exec {} failed: {}", label, failure.getMessage());
@@ -296,8 +304,13 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
                 ExecResult partial = e.partialResult();
                 consumerLock.lock();
                 try {
-                    throw new ExecTimeoutException(e.serverMessage(), new ExecResult(collectedStdout.toByteArray(),
-                            collectedStderr.toByteArray(), partial.exitCode(), partial.signal()));
+                    throw new ExecTimeoutException(
+                            e.serverMessage(),
+                            new ExecResult(
+                                    collectedStdout.toByteArray(),
+                                    collectedStderr.toByteArray(),
+                                    partial.exitCode(),
+                                    partial.signal()));
                 } finally {
                     consumerLock.unlock();
                 }
@@ -307,12 +320,12 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
                 if (event == null) {
                     if (result == null) {
                         if (exit == null) {
-                            throw new ChalkComputeException(Status.Code.CANCELLED,
-                                    "the command was closed before it exited");
+                            throw new ChalkComputeException(
+                                    Status.Code.CANCELLED, "the command was closed before it exited");
                         }
                         int code = exit.status();
-                        result = new ExecResult(collectedStdout.toByteArray(), collectedStderr.toByteArray(), code,
-                                exit.signal());
+                        result = new ExecResult(
+                                collectedStdout.toByteArray(), collectedStderr.toByteArray(), code, exit.signal());
                     }
                     return Optional.of(result);
                 }
@@ -361,7 +374,9 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
                     throw new IllegalStateException("stdin of the process has been closed");
                 }
                 requireOpen("write to stdin of");
-                requests.onNext(ExecRequest.newBuilder().setStdinData(StdinData.newBuilder().setData(chunk)).build());
+                requests.onNext(ExecRequest.newBuilder()
+                        .setStdinData(StdinData.newBuilder().setData(chunk))
+                        .build());
             }
             offset += n;
         } while (offset < data.length);
@@ -370,19 +385,27 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
     void closeStdin() {
         synchronized (sendLock) {
             if (!stdinClosed && isOpenForSending()) {
-                requests.onNext(ExecRequest.newBuilder().setStdinEof(StdinEof.getDefaultInstance()).build());
+                requests.onNext(ExecRequest.newBuilder()
+                        .setStdinEof(StdinEof.getDefaultInstance())
+                        .build());
             }
             stdinClosed = true;
         }
     }
 
     void signal(int signal) {
-        sendControl(ExecRequest.newBuilder().setSignal(ExecSignal.newBuilder().setSignal(signal)).build(),
+        sendControl(
+                ExecRequest.newBuilder()
+                        .setSignal(ExecSignal.newBuilder().setSignal(signal))
+                        .build(),
                 "signal " + signal);
     }
 
     void resize(int cols, int rows) {
-        sendControl(ExecRequest.newBuilder().setResize(ExecResize.newBuilder().setCols(cols).setRows(rows)).build(),
+        sendControl(
+                ExecRequest.newBuilder()
+                        .setResize(ExecResize.newBuilder().setCols(cols).setRows(rows))
+                        .build(),
                 "resize");
     }
 
@@ -409,8 +432,8 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
 
     private void requireOpen(String action) {
         if (!isOpenForSending()) {
-            throw new IllegalStateException("cannot " + action + " the process: it has "
-                    + (cancelled ? "been closed" : "exited"));
+            throw new IllegalStateException(
+                    "cannot " + action + " the process: it has " + (cancelled ? "been closed" : "exited"));
         }
     }
 
@@ -456,6 +479,7 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
 
     private ChalkComputeException interrupted(InterruptedException e) {
         Thread.currentThread().interrupt();
-        return new ChalkComputeException(Status.Code.CANCELLED, "interrupted while waiting for the command " + label, e);
+        return new ChalkComputeException(
+                Status.Code.CANCELLED, "interrupted while waiting for the command " + label, e);
     }
 }

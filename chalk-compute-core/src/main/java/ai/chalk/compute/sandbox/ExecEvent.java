@@ -58,8 +58,7 @@ public sealed interface ExecEvent {
      *
      * @param pid its process id inside the sandbox
      */
-    record Started(long pid) implements ExecEvent {
-    }
+    record Started(long pid) implements ExecEvent {}
 
     /**
      * A chunk the process wrote to standard output.

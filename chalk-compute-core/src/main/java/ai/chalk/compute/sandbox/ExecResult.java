@@ -83,8 +83,11 @@ public record ExecResult(byte[] stdoutBytes, byte[] stderrBytes, int exitCode, O
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ExecResult other && exitCode == other.exitCode && signal.equals(other.signal)
-                && Arrays.equals(stdoutBytes, other.stdoutBytes) && Arrays.equals(stderrBytes, other.stderrBytes);
+        return o instanceof ExecResult other
+                && exitCode == other.exitCode
+                && signal.equals(other.signal)
+                && Arrays.equals(stdoutBytes, other.stdoutBytes)
+                && Arrays.equals(stderrBytes, other.stderrBytes);
     }
 
     @Override

@@ -77,8 +77,10 @@ public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
 
     /** The events not consumed yet, as a sequential stream; closing the stream closes this object. */
     public Stream<ExecEvent> stream() {
-        return StreamSupport.stream(Spliterators.spliteratorUnknownSize(iterator(),
-                Spliterator.ORDERED | Spliterator.NONNULL), false).onClose(this::close);
+        return StreamSupport.stream(
+                        Spliterators.spliteratorUnknownSize(iterator(), Spliterator.ORDERED | Spliterator.NONNULL),
+                        false)
+                .onClose(this::close);
     }
 
     /**

@@ -24,8 +24,8 @@ public final class ListOptions {
     private final Integer limit;
     private final String cursor;
 
-    private ListOptions(boolean includeTerminated, List<String> states, List<String> notStates, Integer limit,
-                        String cursor) {
+    private ListOptions(
+            boolean includeTerminated, List<String> states, List<String> notStates, Integer limit, String cursor) {
         this.includeTerminated = includeTerminated;
         this.states = states;
         this.notStates = notStates;
@@ -117,9 +117,8 @@ public final class ListOptions {
     }
 
     ListSandboxesRequest toRequest() {
-        ListSandboxesRequest.Builder request = ListSandboxesRequest.newBuilder()
-                .addAllStates(states)
-                .addAllNotStates(notStates);
+        ListSandboxesRequest.Builder request =
+                ListSandboxesRequest.newBuilder().addAllStates(states).addAllNotStates(notStates);
         if (includeTerminated) {
             request.setIncludeTerminated(true);
         }

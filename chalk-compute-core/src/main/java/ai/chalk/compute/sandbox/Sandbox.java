@@ -296,7 +296,8 @@ public final class Sandbox {
             if (client != null || starting) {
                 throw new IllegalStateException("volumes are mounted when a sandbox starts; this one already has");
             }
-            mounts.add(VolumeMount.newBuilder().setName(volume).setMountPath(path).build());
+            mounts.add(
+                    VolumeMount.newBuilder().setName(volume).setMountPath(path).build());
         }
         return this;
     }
@@ -313,7 +314,8 @@ public final class Sandbox {
             if (starting) {
                 throw new IllegalStateException("this sandbox is already being started");
             }
-            CreateSandboxRequest request = definition.toRequest().toBuilder().addAllVolumes(mounts).build();
+            CreateSandboxRequest request =
+                    definition.toRequest().toBuilder().addAllVolumes(mounts).build();
             starting = true;
             return request;
         }
@@ -341,14 +343,21 @@ public final class Sandbox {
             return "Sandbox[not started" + (definition.image != null ? ", image=" + definition.image : "")
                     + (definition.name != null ? ", name=" + definition.name : "") + "]";
         }
-        return "Sandbox[id=" + current.id() + current.name().map(n -> ", name=" + n).orElse("")
-                + ", state=" + current.state() + "]";
+        return "Sandbox[id=" + current.id()
+                + current.name().map(n -> ", name=" + n).orElse("") + ", state=" + current.state() + "]";
     }
 
     /** The settings of a sandbox that has not been started. */
-    private record Definition(String image, Image imageSpec, String cpu, String memory, Map<String, String> env,
-                              SecretBindings secrets, String name, List<String> entrypoint,
-                              List<VolumeMount> volumes) {
+    private record Definition(
+            String image,
+            Image imageSpec,
+            String cpu,
+            String memory,
+            Map<String, String> env,
+            SecretBindings secrets,
+            String name,
+            List<String> entrypoint,
+            List<VolumeMount> volumes) {
 
         CreateSandboxRequest toRequest() {
             CreateSandboxRequest.Builder request = CreateSandboxRequest.newBuilder()
@@ -393,8 +402,7 @@ public final class Sandbox {
         private List<String> entrypoint = List.of();
         private final List<VolumeMount> volumes = new ArrayList<>();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Mounts a volume into the sandbox; its files persist after the sandbox ends.
@@ -404,8 +412,10 @@ public final class Sandbox {
          * @return this builder
          */
         public Builder mountVolume(String volume, String path) {
-            volumes.add(VolumeMount.newBuilder().setName(Objects.requireNonNull(volume, "volume"))
-                    .setMountPath(Objects.requireNonNull(path, "path")).build());
+            volumes.add(VolumeMount.newBuilder()
+                    .setName(Objects.requireNonNull(volume, "volume"))
+                    .setMountPath(Objects.requireNonNull(path, "path"))
+                    .build());
             return this;
         }
 
@@ -493,8 +503,11 @@ public final class Sandbox {
          * @throws IllegalArgumentException when the secret gives more than one value (use {@link #secrets})
          */
         public Builder env(String name, Secret secret) {
-            new SecretBindings(Map.of(Objects.requireNonNull(name, "name"),
-                    Objects.requireNonNull(secret, () -> "secret of " + name)), List.of()); // checks the binding
+            new SecretBindings(
+                    Map.of(
+                            Objects.requireNonNull(name, "name"),
+                            Objects.requireNonNull(secret, () -> "secret of " + name)),
+                    List.of()); // checks the binding
             secretEnv.put(name, secret);
             env.remove(name);
             return this;
@@ -548,9 +561,16 @@ public final class Sandbox {
 
         /** The defined sandbox, not running yet; start it with {@link SandboxClient#run(Sandbox)}. */
         public Sandbox build() {
-            return new Sandbox(new Definition(image, imageSpec, cpu, memory,
-                    Collections.unmodifiableMap(new LinkedHashMap<>(env)), new SecretBindings(secretEnv, bulkSecrets),
-                    name, entrypoint, List.copyOf(volumes)));
+            return new Sandbox(new Definition(
+                    image,
+                    imageSpec,
+                    cpu,
+                    memory,
+                    Collections.unmodifiableMap(new LinkedHashMap<>(env)),
+                    new SecretBindings(secretEnv, bulkSecrets),
+                    name,
+                    entrypoint,
+                    List.copyOf(volumes)));
         }
     }
 }

@@ -42,26 +42,33 @@ final class SandboxCalls {
      */
     SandboxInfo create(ai.chalk.compute.proto.container.v1.ChalkContainerSpec spec) {
         // a sandbox being created cannot be missing: what a create names that must exist is the volumes it mounts
-        String id = ServerCall.run(ResourceKind.VOLUME, () -> v2.createSandbox(
-                ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder().setSpec(spec).build()))
-                .getSandbox().getId();
+        String id = ServerCall.run(
+                        ResourceKind.VOLUME,
+                        () -> v2.createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                                .setSpec(spec)
+                                .build()))
+                .getSandbox()
+                .getId();
         return get(id);
     }
 
     SandboxInfo create(CreateSandboxRequest request) {
         // a sandbox being created cannot be missing: what a create names that must exist is the volumes it mounts
-        SandboxInfo info = SandboxInfo.fromProto(ServerCall.run(ResourceKind.VOLUME,
-                () -> blocking.createSandbox(request)).getSandbox());
+        SandboxInfo info =
+                SandboxInfo.fromProto(ServerCall.run(ResourceKind.VOLUME, () -> blocking.createSandbox(request))
+                        .getSandbox());
         log.info("Sandbox {} created ({})", info.id(), info.state());
         return info;
     }
 
     SandboxPage list(ListOptions options) {
-        ListSandboxesResponse response = ServerCall.run(ResourceKind.SANDBOX,
-                () -> blocking.listSandboxes(options.toRequest()));
-        return new SandboxPage(response.getSandboxesList().stream().map(SandboxInfo::fromProto).toList(),
+        ListSandboxesResponse response =
+                ServerCall.run(ResourceKind.SANDBOX, () -> blocking.listSandboxes(options.toRequest()));
+        return new SandboxPage(
+                response.getSandboxesList().stream().map(SandboxInfo::fromProto).toList(),
                 response.hasNextCursor() && !response.getNextCursor().isEmpty()
-                        ? Optional.of(response.getNextCursor()) : Optional.empty());
+                        ? Optional.of(response.getNextCursor())
+                        : Optional.empty());
     }
 
     /** Every page of the listing, one call each, until the server gives no next cursor. */
@@ -84,8 +91,13 @@ final class SandboxCalls {
     }
 
     SandboxInfo get(String id) {
-        return SandboxInfo.fromProto(ServerCall.run(ResourceKind.SANDBOX, () -> blocking.getSandbox(
-                GetSandboxRequest.newBuilder().setSandboxId(id).setIncludeTerminated(true).build())).getSandbox());
+        return SandboxInfo.fromProto(ServerCall.run(
+                        ResourceKind.SANDBOX,
+                        () -> blocking.getSandbox(GetSandboxRequest.newBuilder()
+                                .setSandboxId(id)
+                                .setIncludeTerminated(true)
+                                .build()))
+                .getSandbox());
     }
 
     /**
@@ -93,7 +105,8 @@ final class SandboxCalls {
      *                    the server's default
      */
     void terminate(String id, Duration gracePeriod) {
-        TerminateSandboxRequest.Builder request = TerminateSandboxRequest.newBuilder().setSandboxId(id);
+        TerminateSandboxRequest.Builder request =
+                TerminateSandboxRequest.newBuilder().setSandboxId(id);
         if (gracePeriod != null) {
             long seconds = gracePeriod.getSeconds() + (gracePeriod.getNano() > 0 ? 1 : 0);
             request.setGracePeriodSeconds((int) Math.min(Integer.MAX_VALUE, seconds));

@@ -331,7 +331,9 @@ public final class SandboxClient implements AutoCloseable {
         }
         SandboxInfo info;
         try {
-            String image = sandbox.declaredImage().map(i -> images.require(i).imageRef()).orElse(request.getImage());
+            String image = sandbox.declaredImage()
+                    .map(i -> images.require(i).imageRef())
+                    .orElse(request.getImage());
             info = calls.create(ContainerSpecs.of(request, image, refs.refs()));
         } catch (RuntimeException e) {
             sandbox.startFailed();
@@ -340,8 +342,12 @@ public final class SandboxClient implements AutoCloseable {
         }
         sandbox.started(this, info);
         sandbox.uploadedSecrets(refs.uploaded());
-        LoggerFactory.getLogger(SandboxClient.class).info("Sandbox {} created ({}) with {} secret reference(s)",
-                info.id(), info.state(), refs.refs().size());
+        LoggerFactory.getLogger(SandboxClient.class)
+                .info(
+                        "Sandbox {} created ({}) with {} secret reference(s)",
+                        info.id(),
+                        info.state(),
+                        refs.refs().size());
         return sandbox;
     }
 
@@ -455,8 +461,7 @@ public final class SandboxClient implements AutoCloseable {
         private TokenSource tokenSource;
         private ProgressDisplay progress;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Where long operations (image builds) show their progress. Default {@link ProgressDisplay#fromEnv()}: stderr,
@@ -565,7 +570,8 @@ public final class SandboxClient implements AutoCloseable {
             }
             TokenSource owned = credentials != null ? TokenSource.from(credentials) : null;
             TokenSource tokens = tokenSource != null ? tokenSource : owned;
-            return new SandboxClient(ClientConnection.open(settings(), tokens, owned),
+            return new SandboxClient(
+                    ClientConnection.open(settings(), tokens, owned),
                     progress != null ? progress : ProgressDisplay.fromEnv());
         }
     }

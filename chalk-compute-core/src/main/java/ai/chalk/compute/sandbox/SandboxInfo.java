@@ -23,8 +23,13 @@ import org.slf4j.LoggerFactory;
  * @param statusMessage why it is in its state (for example why it failed or was terminated), if the server said
  * @param buildId       the image build it runs, for sandboxes created from a declarative image
  */
-public record SandboxInfo(String id, Optional<String> name, String state, Instant createdAt,
-                          Optional<String> statusMessage, Optional<String> buildId) {
+public record SandboxInfo(
+        String id,
+        Optional<String> name,
+        String state,
+        Instant createdAt,
+        Optional<String> statusMessage,
+        Optional<String> buildId) {
 
     private static final Set<String> FINISHED = Set.of("TERMINATED", "FAILED", "SUCCEEDED", "ERROR");
 
@@ -48,11 +53,14 @@ public record SandboxInfo(String id, Optional<String> name, String state, Instan
     }
 
     static SandboxInfo fromProto(ai.chalk.compute.proto.sandbox.v1.SandboxInfo p) {
-        return new SandboxInfo(p.getId(),
+        return new SandboxInfo(
+                p.getId(),
                 p.hasName() && !p.getName().isEmpty() ? Optional.of(p.getName()) : Optional.empty(),
                 p.getState(),
                 parseTime(p.getCreatedAt()),
-                p.hasStatusMessage() && !p.getStatusMessage().isEmpty() ? Optional.of(p.getStatusMessage()) : Optional.empty(),
+                p.hasStatusMessage() && !p.getStatusMessage().isEmpty()
+                        ? Optional.of(p.getStatusMessage())
+                        : Optional.empty(),
                 p.hasBuildId() && !p.getBuildId().isEmpty() ? Optional.of(p.getBuildId()) : Optional.empty());
     }
 
@@ -66,7 +74,8 @@ public record SandboxInfo(String id, Optional<String> name, String state, Instan
             s = s.substring(0, 10) + 'T' + s.substring(11);
         }
         try {
-            TemporalAccessor t = DateTimeFormatter.ISO_DATE_TIME.parseBest(s, OffsetDateTime::from, LocalDateTime::from);
+            TemporalAccessor t =
+                    DateTimeFormatter.ISO_DATE_TIME.parseBest(s, OffsetDateTime::from, LocalDateTime::from);
             return t instanceof OffsetDateTime odt ? odt.toInstant() : ((LocalDateTime) t).toInstant(ZoneOffset.UTC);
         } catch (DateTimeParseException e) {
             LoggerFactory.getLogger(SandboxInfo.class).debug("unreadable sandbox creation time {}", text);

@@ -28,8 +28,12 @@ public record Readiness(String revisionId, String status, String message, int re
      * @return its readiness
      */
     public static Readiness of(ScalingGroupResponse group) {
-        return new Readiness(group.getRevisionId(), group.getStatus(), group.getStatusMessage(),
-                group.getReadyReplicas(), group.getAvailableReplicas());
+        return new Readiness(
+                group.getRevisionId(),
+                group.getStatus(),
+                group.getStatusMessage(),
+                group.getReadyReplicas(),
+                group.getAvailableReplicas());
     }
 
     /**
@@ -40,8 +44,11 @@ public record Readiness(String revisionId, String status, String message, int re
      * @return {@code true} when it is worth reporting
      */
     public boolean differsFrom(Readiness previous) {
-        return previous == null || !status.equals(previous.status) || !message.equals(previous.message)
-                || readyReplicas != previous.readyReplicas || availableReplicas != previous.availableReplicas;
+        return previous == null
+                || !status.equals(previous.status)
+                || !message.equals(previous.message)
+                || readyReplicas != previous.readyReplicas
+                || availableReplicas != previous.availableReplicas;
     }
 
     /** One line for a log: state, replica counts and message. */

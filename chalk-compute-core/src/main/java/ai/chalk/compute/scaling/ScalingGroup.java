@@ -91,7 +91,8 @@ public final class ScalingGroup {
             throw new IllegalArgumentException("a scaling group needs a name");
         }
         ScalingGroupSpec spec = ScalingGroupSpec.newBuilder()
-                .setContainerSpec(ChalkContainerSpec.newBuilder().setName(name).setImage(Objects.requireNonNull(image, "image")))
+                .setContainerSpec(
+                        ChalkContainerSpec.newBuilder().setName(name).setImage(Objects.requireNonNull(image, "image")))
                 .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(1).setMaxReplicas(1))
                 .build();
         return new ScalingGroup(channel, name, spec, null);
@@ -119,8 +120,11 @@ public final class ScalingGroup {
      */
     public static ScalingGroup fromId(Channel channel, String id) {
         var stub = ScalingGroupManagerServiceGrpc.newBlockingStub(channel);
-        ScalingGroupResponse group = ServerCall.run(ResourceKind.SCALING_GROUP,
-                () -> stub.getScalingGroup(GetScalingGroupRequest.newBuilder().setId(id).build())).getScalingGroup();
+        ScalingGroupResponse group = ServerCall.run(
+                        ResourceKind.SCALING_GROUP,
+                        () -> stub.getScalingGroup(
+                                GetScalingGroupRequest.newBuilder().setId(id).build()))
+                .getScalingGroup();
         ScalingGroup handle = new ScalingGroup(channel, group.getName(), group.getSpec(), group.getId());
         handle.observe(group);
         return handle;
@@ -137,7 +141,9 @@ public final class ScalingGroup {
         if (min < 0 || max < Math.max(1, min)) {
             throw new IllegalArgumentException("replicas: need 0 <= min <= max and max >= 1, got " + min + ".." + max);
         }
-        spec = spec.toBuilder().setScalingSpec(spec.getScalingSpec().toBuilder().setMinReplicas(min).setMaxReplicas(max))
+        spec = spec.toBuilder()
+                .setScalingSpec(
+                        spec.getScalingSpec().toBuilder().setMinReplicas(min).setMaxReplicas(max))
                 .build();
         return this;
     }
@@ -149,7 +155,9 @@ public final class ScalingGroup {
      * @return this group
      */
     public ScalingGroup env(Map<String, String> env) {
-        spec = spec.toBuilder().setContainerSpec(spec.getContainerSpec().toBuilder().clearEnvVars().putAllEnvVars(env))
+        spec = spec.toBuilder()
+                .setContainerSpec(
+                        spec.getContainerSpec().toBuilder().clearEnvVars().putAllEnvVars(env))
                 .build();
         return this;
     }
@@ -192,15 +200,26 @@ public final class ScalingGroup {
         if (secretBindings != null) {
             SecretsClient client = secrets != null ? secrets : new SecretsClient(stubChannel());
             SecretsClient.References refs = client.references(secretBindings);
-            spec = spec.toBuilder().setContainerSpec(spec.getContainerSpec().toBuilder().clearSecretRefs()
-                    .addAllSecretRefs(refs.refs())).build();
+            spec = spec.toBuilder()
+                    .setContainerSpec(spec.getContainerSpec().toBuilder()
+                            .clearSecretRefs()
+                            .addAllSecretRefs(refs.refs()))
+                    .build();
             secretBindings = null;
         }
         ScalingGroupResponse group = id == null
-                ? ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.createScalingGroup(
-                        CreateScalingGroupRequest.newBuilder().setSpec(spec).build())).getScalingGroup()
-                : ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.updateScalingGroup(
-                        UpdateScalingGroupRequest.newBuilder().setScalingGroupId(id).setSpec(spec).build()))
+                ? ServerCall.run(
+                                ResourceKind.SCALING_GROUP,
+                                () -> stub.createScalingGroup(CreateScalingGroupRequest.newBuilder()
+                                        .setSpec(spec)
+                                        .build()))
+                        .getScalingGroup()
+                : ServerCall.run(
+                                ResourceKind.SCALING_GROUP,
+                                () -> stub.updateScalingGroup(UpdateScalingGroupRequest.newBuilder()
+                                        .setScalingGroupId(id)
+                                        .setSpec(spec)
+                                        .build()))
                         .getScalingGroup();
         id = group.getId();
         observe(group);
@@ -223,8 +242,8 @@ public final class ScalingGroup {
             if (cursor != null) {
                 request.setCursor(cursor);
             }
-            ListScalingGroupRevisionsResponse page = ServerCall.run(ResourceKind.SCALING_GROUP,
-                    () -> stub.listScalingGroupRevisions(request.build()));
+            ListScalingGroupRevisionsResponse page =
+                    ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.listScalingGroupRevisions(request.build()));
             page.getRevisionsList().forEach(r -> revisions.add(ScalingGroupRevision.of(r, readiness.revisionId())));
             cursor = page.hasNextCursor() && !page.getNextCursor().isEmpty() ? page.getNextCursor() : null;
         } while (cursor != null);
@@ -241,11 +260,16 @@ public final class ScalingGroup {
      */
     public ScalingGroup rollback(String revisionId) {
         String groupId = requireId();
-        observe(ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.updateScalingGroup(UpdateScalingGroupRequest
-                .newBuilder().setScalingGroupId(groupId)
-                .setTraffic(ScalingGroupTraffic.newBuilder().addTargets(ScalingGroupTrafficTarget.newBuilder()
-                        .setScalingGroupRevisionId(revisionId).setPercent(100)))
-                .build())).getScalingGroup());
+        observe(ServerCall.run(
+                        ResourceKind.SCALING_GROUP,
+                        () -> stub.updateScalingGroup(UpdateScalingGroupRequest.newBuilder()
+                                .setScalingGroupId(groupId)
+                                .setTraffic(ScalingGroupTraffic.newBuilder()
+                                        .addTargets(ScalingGroupTrafficTarget.newBuilder()
+                                                .setScalingGroupRevisionId(revisionId)
+                                                .setPercent(100)))
+                                .build()))
+                .getScalingGroup());
         return this;
     }
 
@@ -256,16 +280,22 @@ public final class ScalingGroup {
      */
     public Readiness refresh() {
         String groupId = requireId();
-        observe(ServerCall.run(ResourceKind.SCALING_GROUP, () -> stub.getScalingGroup(
-                GetScalingGroupRequest.newBuilder().setId(groupId).build())).getScalingGroup());
+        observe(ServerCall.run(
+                        ResourceKind.SCALING_GROUP,
+                        () -> stub.getScalingGroup(GetScalingGroupRequest.newBuilder()
+                                .setId(groupId)
+                                .build()))
+                .getScalingGroup());
         return readiness;
     }
 
     /** Deletes the group and all its revisions. */
     public void delete() {
         String groupId = requireId();
-        ServerCall.run(ResourceKind.SCALING_GROUP,
-                () -> stub.deleteScalingGroup(DeleteScalingGroupRequest.newBuilder().setId(groupId).build()));
+        ServerCall.run(
+                ResourceKind.SCALING_GROUP,
+                () -> stub.deleteScalingGroup(
+                        DeleteScalingGroupRequest.newBuilder().setId(groupId).build()));
     }
 
     /** The group's name. */

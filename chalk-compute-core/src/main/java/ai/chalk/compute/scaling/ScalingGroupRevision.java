@@ -31,8 +31,13 @@ public record ScalingGroupRevision(String id, String status, String message, Ins
      * @return the revision
      */
     public static ScalingGroupRevision of(ScalingGroupRevisionResponse revision, String currentRevisionId) {
-        return new ScalingGroupRevision(revision.getId(), revision.getStatus(), revision.getStatusMessage(),
-                Instant.ofEpochSecond(revision.getCreatedAt().getSeconds(), revision.getCreatedAt().getNanos()),
+        return new ScalingGroupRevision(
+                revision.getId(),
+                revision.getStatus(),
+                revision.getStatusMessage(),
+                Instant.ofEpochSecond(
+                        revision.getCreatedAt().getSeconds(),
+                        revision.getCreatedAt().getNanos()),
                 revision.getId().equals(currentRevisionId));
     }
 }

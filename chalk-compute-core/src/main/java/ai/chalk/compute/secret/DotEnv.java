@@ -16,16 +16,15 @@ import java.util.Map;
  */
 final class DotEnv {
 
-    private DotEnv() {
-    }
+    private DotEnv() {}
 
     static Map<String, String> read(Path path) {
         List<String> lines;
         try {
             lines = Files.readAllLines(path, StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read the dotenv file " + path + ": " + e.getClass().getSimpleName(),
-                    e);
+            throw new UncheckedIOException(
+                    "cannot read the dotenv file " + path + ": " + e.getClass().getSimpleName(), e);
         }
         Map<String, String> values = new LinkedHashMap<>();
         for (int i = 0; i < lines.size(); i++) {
@@ -39,8 +38,8 @@ final class DotEnv {
             int eq = line.indexOf('=');
             String key = eq < 0 ? "" : line.substring(0, eq).strip();
             if (!Secret.ENV_NAME.matcher(key).matches()) {
-                throw new IllegalArgumentException(path + " line " + (i + 1) + " is not of the form KEY=value with KEY"
-                        + " a variable name");
+                throw new IllegalArgumentException(
+                        path + " line " + (i + 1) + " is not of the form KEY=value with KEY" + " a variable name");
             }
             values.put(key, value(line.substring(eq + 1).strip(), path, i + 1));
         }

@@ -157,8 +157,8 @@ public sealed interface Secret permits Secret.ChalkEnv, Secret.LocalEnv, Secret.
     private static void checkName(String what, String name) {
         Objects.requireNonNull(name, what);
         if (!ENV_NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException(what + " \"" + name + "\" must be letters, digits and '_', not"
-                    + " starting with a digit");
+            throw new IllegalArgumentException(
+                    what + " \"" + name + "\" must be letters, digits and '_', not" + " starting with a digit");
         }
     }
 }

@@ -60,9 +60,12 @@ public record SecretBindings(Map<String, Secret> env, List<Secret> bulk) {
             int eq = entry.indexOf('=');
             if (eq < 0) {
                 bulk.add(Secret.fromChalkEnv(entry.trim()));
-            } else if (env.put(entry.substring(0, eq).trim(), Secret.fromChalkEnv(entry.substring(eq + 1).trim()))
+            } else if (env.put(
+                            entry.substring(0, eq).trim(),
+                            Secret.fromChalkEnv(entry.substring(eq + 1).trim()))
                     != null) {
-                throw new IllegalArgumentException("secrets bind " + entry.substring(0, eq).trim() + " twice");
+                throw new IllegalArgumentException(
+                        "secrets bind " + entry.substring(0, eq).trim() + " twice");
             }
         }
         return new SecretBindings(env, bulk);

@@ -43,6 +43,7 @@ public final class SecretsClient {
     private static final Logger log = LoggerFactory.getLogger(SecretsClient.class);
     /** The start of the names under which local secrets are saved. */
     public static final String LOCAL_PREFIX = "CHALK_LOCAL_";
+
     private static final int MAX_LOCAL_VARIABLE_IN_NAME = 200;
 
     private final EnvironmentSecretsServiceGrpc.EnvironmentSecretsServiceBlockingStub stub;
@@ -80,12 +81,20 @@ public final class SecretsClient {
     public SecretInfo upsert(String name, String value) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(value, () -> "value of secret " + name);
-        var saved = ServerCall.run(ResourceKind.SECRET, () -> stub.upsertSecret(UpsertSecretRequest.newBuilder()
-                .setName(name).setValue(value).build())).getSecretsList();
+        var saved = ServerCall.run(
+                        ResourceKind.SECRET,
+                        () -> stub.upsertSecret(UpsertSecretRequest.newBuilder()
+                                .setName(name)
+                                .setValue(value)
+                                .build()))
+                .getSecretsList();
         log.debug("Secret {} saved", name);
-        return saved.stream().filter(s -> s.getName().equals(name)).findFirst().map(SecretsClient::info)
-                .orElseThrow(() -> new ChalkComputeException(io.grpc.Status.Code.INTERNAL,
-                        "the server saved secret " + name + " but does not list it"));
+        return saved.stream()
+                .filter(s -> s.getName().equals(name))
+                .findFirst()
+                .map(SecretsClient::info)
+                .orElseThrow(() -> new ChalkComputeException(
+                        io.grpc.Status.Code.INTERNAL, "the server saved secret " + name + " but does not list it"));
     }
 
     /**
@@ -95,8 +104,11 @@ public final class SecretsClient {
      */
     public List<SecretInfo> list() {
         return ServerCall.run(ResourceKind.SECRET, () -> stub.listSecrets(ListSecretsRequest.getDefaultInstance()))
-                .getSecretsList().stream().map(SecretsClient::info)
-                .sorted(Comparator.comparing(SecretInfo::name)).toList();
+                .getSecretsList()
+                .stream()
+                .map(SecretsClient::info)
+                .sorted(Comparator.comparing(SecretInfo::name))
+                .toList();
     }
 
     /**
@@ -118,8 +130,12 @@ public final class SecretsClient {
      */
     public String get(String name) {
         Objects.requireNonNull(name, "name");
-        return ServerCall.run(ResourceKind.SECRET, () -> stub.getSecretValue(GetSecretValueRequest.newBuilder()
-                .setId(name).build())).getSecretValue().getValue();
+        return ServerCall.run(
+                        ResourceKind.SECRET,
+                        () -> stub.getSecretValue(
+                                GetSecretValueRequest.newBuilder().setId(name).build()))
+                .getSecretValue()
+                .getValue();
     }
 
     /**
@@ -130,8 +146,10 @@ public final class SecretsClient {
      */
     public void delete(String name) {
         Objects.requireNonNull(name, "name");
-        ServerCall.run(ResourceKind.SECRET, () -> stub.deleteSecret(DeleteSecretRequest.newBuilder().setName(name)
-                .build()));
+        ServerCall.run(
+                ResourceKind.SECRET,
+                () -> stub.deleteSecret(
+                        DeleteSecretRequest.newBuilder().setName(name).build()));
         log.debug("Secret {} deleted", name);
     }
 
@@ -156,7 +174,10 @@ public final class SecretsClient {
                 } else if (secret instanceof Secret.LocalEnv s) {
                     refs.add(local(s.variable(), localValue(s.variable()), uploaded));
                 } else if (secret instanceof Secret.ChalkIntegration s) {
-                    refs.add(SecretRef.newBuilder().setIntegrationName(s.name()).addAllKeys(s.keys()).build());
+                    refs.add(SecretRef.newBuilder()
+                            .setIntegrationName(s.name())
+                            .addAllKeys(s.keys())
+                            .build());
                 } else if (secret instanceof Secret.LocalEnvFile s) {
                     DotEnv.read(s.path()).forEach((key, value) -> refs.add(local(key, value, uploaded)));
                 }
@@ -177,8 +198,11 @@ public final class SecretsClient {
      * @return {@code NAME@updated-at} entries sorted by name, joined by {@code ,}; empty when there are none
      */
     public String revisions(SecretBindings bindings) {
-        List<String> names = bindings.all().stream().filter(s -> s instanceof Secret.ChalkEnv)
-                .map(s -> ((Secret.ChalkEnv) s).name()).distinct().toList();
+        List<String> names = bindings.all().stream()
+                .filter(s -> s instanceof Secret.ChalkEnv)
+                .map(s -> ((Secret.ChalkEnv) s).name())
+                .distinct()
+                .toList();
         if (names.isEmpty()) {
             return "";
         }
@@ -199,7 +223,8 @@ public final class SecretsClient {
                 updated.put(s.name(), s.updatedAt());
             }
         }
-        return updated.entrySet().stream().map(e -> e.getKey() + "@" + e.getValue())
+        return updated.entrySet().stream()
+                .map(e -> e.getKey() + "@" + e.getValue())
                 .collect(Collectors.joining(","));
     }
 
@@ -215,20 +240,30 @@ public final class SecretsClient {
             } catch (SecretNotFoundException e) {
                 log.debug("Secret {} was already deleted", name);
             } catch (ChalkComputeException e) {
-                log.warn("Could not delete secret {}, saved for a local value: {}; delete it with"
-                        + " client.secrets().delete(\"{}\")", name, e.getMessage(), name);
+                log.warn(
+                        "Could not delete secret {}, saved for a local value: {}; delete it with"
+                                + " client.secrets().delete(\"{}\")",
+                        name,
+                        e.getMessage(),
+                        name);
             }
         }
     }
 
     private SecretRef bound(String name, Secret secret, List<String> uploaded) {
         if (secret instanceof Secret.ChalkEnv s) {
-            return SecretRef.newBuilder().setSecretName(s.name()).putAliases(s.name(), name).build();
+            return SecretRef.newBuilder()
+                    .setSecretName(s.name())
+                    .putAliases(s.name(), name)
+                    .build();
         } else if (secret instanceof Secret.LocalEnv s) {
             return local(name, localValue(s.variable()), uploaded);
         } else if (secret instanceof Secret.ChalkIntegration s) {
-            return SecretRef.newBuilder().setIntegrationName(s.name()).addKeys(s.keys().get(0))
-                    .putAliases(s.keys().get(0), name).build();
+            return SecretRef.newBuilder()
+                    .setIntegrationName(s.name())
+                    .addKeys(s.keys().get(0))
+                    .putAliases(s.keys().get(0), name)
+                    .build();
         }
         throw new IllegalArgumentException(name + ": " + secret + " cannot be bound to one variable");
     }
@@ -237,12 +272,18 @@ public final class SecretsClient {
     private SecretRef local(String variable, String value, List<String> uploaded) {
         byte[] random = new byte[6];
         new java.security.SecureRandom().nextBytes(random);
-        String name = LOCAL_PREFIX + (variable.length() > MAX_LOCAL_VARIABLE_IN_NAME
-                ? variable.substring(0, MAX_LOCAL_VARIABLE_IN_NAME) : variable) + "_" + HexFormat.of().formatHex(random);
+        String name = LOCAL_PREFIX
+                + (variable.length() > MAX_LOCAL_VARIABLE_IN_NAME
+                        ? variable.substring(0, MAX_LOCAL_VARIABLE_IN_NAME)
+                        : variable)
+                + "_" + HexFormat.of().formatHex(random);
         upsert(name, value);
         uploaded.add(name);
         log.debug("The local value of {} was saved as secret {}", variable, name);
-        return SecretRef.newBuilder().setSecretName(name).putAliases(name, variable).build();
+        return SecretRef.newBuilder()
+                .setSecretName(name)
+                .putAliases(name, variable)
+                .build();
     }
 
     private String localValue(String variable) {
@@ -255,8 +296,11 @@ public final class SecretsClient {
     }
 
     private static SecretInfo info(ai.chalk.compute.proto.server.v1.Secret s) {
-        return new SecretInfo(s.getId(), s.getName(), Instant.ofEpochSecond(s.getUpdatedAt().getSeconds(),
-                s.getUpdatedAt().getNanos()));
+        return new SecretInfo(
+                s.getId(),
+                s.getName(),
+                Instant.ofEpochSecond(
+                        s.getUpdatedAt().getSeconds(), s.getUpdatedAt().getNanos()));
     }
 
     @Override

@@ -51,8 +51,15 @@ public final class Volume {
      * @return the files
      */
     public List<VolumeFile> files(String prefix) {
-        return ServerCall.run(ResourceKind.VOLUME, () -> volumes.stub().listFiles(ListFilesRequest.newBuilder()
-                        .setVolumeName(name).setPrefix(prefix).build())).getFilesList().stream()
+        return ServerCall.run(
+                        ResourceKind.VOLUME,
+                        () -> volumes.stub()
+                                .listFiles(ListFilesRequest.newBuilder()
+                                        .setVolumeName(name)
+                                        .setPrefix(prefix)
+                                        .build()))
+                .getFilesList()
+                .stream()
                 .map(f -> new VolumeFile(f.getPath(), f.getSize(), Volumes.instant(f.getUpdatedAt())))
                 .toList();
     }
@@ -65,8 +72,15 @@ public final class Volume {
      * @throws ai.chalk.compute.error.VolumeNotFoundException when there is no such file
      */
     public byte[] readBytes(String path) {
-        return ServerCall.run(ResourceKind.VOLUME, () -> volumes.stub().getFile(GetFileRequest.newBuilder()
-                .setVolumeName(name).setPath(path).build())).getData().toByteArray();
+        return ServerCall.run(
+                        ResourceKind.VOLUME,
+                        () -> volumes.stub()
+                                .getFile(GetFileRequest.newBuilder()
+                                        .setVolumeName(name)
+                                        .setPath(path)
+                                        .build()))
+                .getData()
+                .toByteArray();
     }
 
     /** A file's content as UTF-8 text; see {@link #readBytes(String)}. */
@@ -81,8 +95,14 @@ public final class Volume {
      * @param data its new content
      */
     public void writeBytes(String path, byte[] data) {
-        ServerCall.run(ResourceKind.VOLUME, () -> volumes.stub().putFile(PutFileRequest.newBuilder()
-                .setVolumeName(name).setPath(path).setData(ByteString.copyFrom(data)).build()));
+        ServerCall.run(
+                ResourceKind.VOLUME,
+                () -> volumes.stub()
+                        .putFile(PutFileRequest.newBuilder()
+                                .setVolumeName(name)
+                                .setPath(path)
+                                .setData(ByteString.copyFrom(data))
+                                .build()));
     }
 
     /** Writes a whole file as UTF-8 text; see {@link #writeBytes(String, byte[])}. */
@@ -97,8 +117,13 @@ public final class Volume {
      * @throws ai.chalk.compute.error.VolumeNotFoundException when there is no such file
      */
     public void remove(String path) {
-        ServerCall.run(ResourceKind.VOLUME, () -> volumes.stub().removeFile(RemoveFileRequest.newBuilder()
-                .setVolumeName(name).setPath(path).build()));
+        ServerCall.run(
+                ResourceKind.VOLUME,
+                () -> volumes.stub()
+                        .removeFile(RemoveFileRequest.newBuilder()
+                                .setVolumeName(name)
+                                .setPath(path)
+                                .build()));
     }
 
     /** Deletes the volume and its files. */

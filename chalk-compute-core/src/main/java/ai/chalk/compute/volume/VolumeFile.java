@@ -9,5 +9,4 @@ import java.time.Instant;
  * @param size      its size in bytes
  * @param updatedAt when it last changed
  */
-public record VolumeFile(String path, long size, Instant updatedAt) {
-}
+public record VolumeFile(String path, long size, Instant updatedAt) {}

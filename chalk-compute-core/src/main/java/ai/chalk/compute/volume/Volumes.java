@@ -37,7 +37,8 @@ public final class Volumes {
     /** Volumes on the server behind {@code channel}; the channel stays the caller's. */
     public Volumes(Channel channel) {
         this.stub = VolumeServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"))
-                .withMaxInboundMessageSize(MAX_MESSAGE_BYTES).withMaxOutboundMessageSize(MAX_MESSAGE_BYTES);
+                .withMaxInboundMessageSize(MAX_MESSAGE_BYTES)
+                .withMaxOutboundMessageSize(MAX_MESSAGE_BYTES);
     }
 
     /**
@@ -48,8 +49,14 @@ public final class Volumes {
      * @throws ChalkComputeException with status {@code ALREADY_EXISTS} when the name is taken
      */
     public Volume create(String name) {
-        return new Volume(this, ServerCall.run(ResourceKind.VOLUME,
-                () -> stub.createVolume(CreateVolumeRequest.newBuilder().setName(name).build())).getVolume());
+        return new Volume(
+                this,
+                ServerCall.run(
+                                ResourceKind.VOLUME,
+                                () -> stub.createVolume(CreateVolumeRequest.newBuilder()
+                                        .setName(name)
+                                        .build()))
+                        .getVolume());
     }
 
     /**
@@ -60,8 +67,14 @@ public final class Volumes {
      * @throws VolumeNotFoundException when there is none
      */
     public Volume get(String name) {
-        return new Volume(this, ServerCall.run(ResourceKind.VOLUME,
-                () -> stub.getVolume(GetVolumeRequest.newBuilder().setName(name).build())).getVolume());
+        return new Volume(
+                this,
+                ServerCall.run(
+                                ResourceKind.VOLUME,
+                                () -> stub.getVolume(GetVolumeRequest.newBuilder()
+                                        .setName(name)
+                                        .build()))
+                        .getVolume());
     }
 
     /** Every volume, in name order (all pages). */
@@ -69,7 +82,10 @@ public final class Volumes {
         List<Volume> out = new ArrayList<>();
         String token = "";
         do {
-            ListVolumesRequest request = ListVolumesRequest.newBuilder().setPageSize(500).setPageToken(token).build();
+            ListVolumesRequest request = ListVolumesRequest.newBuilder()
+                    .setPageSize(500)
+                    .setPageToken(token)
+                    .build();
             ListVolumesResponse page = ServerCall.run(ResourceKind.VOLUME, () -> stub.listVolumes(request));
             page.getVolumesList().forEach(v -> out.add(new Volume(this, v)));
             token = page.getNextPageToken();
@@ -85,8 +101,10 @@ public final class Volumes {
      * @throws ai.chalk.compute.error.FailedPreconditionException while a running sandbox mounts it
      */
     public void delete(String name) {
-        ServerCall.run(ResourceKind.VOLUME,
-                () -> stub.deleteVolume(DeleteVolumeRequest.newBuilder().setName(name).build()));
+        ServerCall.run(
+                ResourceKind.VOLUME,
+                () -> stub.deleteVolume(
+                        DeleteVolumeRequest.newBuilder().setName(name).build()));
     }
 
     VolumeServiceGrpc.VolumeServiceBlockingStub stub() {

@@ -40,7 +40,8 @@ final class AuthTestServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        channel = Grpc.newChannelBuilderForAddress("127.0.0.1", port(), InsecureChannelCredentials.create()).build();
+        channel = Grpc.newChannelBuilderForAddress("127.0.0.1", port(), InsecureChannelCredentials.create())
+                .build();
     }
 
     int port() {

@@ -84,7 +84,8 @@ class ChalkCredentialsTest {
         writeChalkYml(home, ".chalk.yml");
 
         ChalkCredentials credentials = resolver(Map.of())
-                .workingDirectory(Files.createDirectories(tmp.resolve("elsewhere"))).resolve();
+                .workingDirectory(Files.createDirectories(tmp.resolve("elsewhere")))
+                .resolve();
 
         assertThat(credentials.clientId()).contains("client-default");
         assertThat(credentials.environment()).contains("env-default");
@@ -95,7 +96,8 @@ class ChalkCredentialsTest {
         Path config = Files.createDirectories(tmp.resolve("config"));
         writeChalkYml(config, ".chalk.yaml");
 
-        ChalkCredentials credentials = resolver(Map.of("XDG_CONFIG_HOME", config.toString())).resolve();
+        ChalkCredentials credentials =
+                resolver(Map.of("XDG_CONFIG_HOME", config.toString())).resolve();
 
         assertThat(credentials.clientId()).contains("client-fraud");
     }
@@ -105,10 +107,11 @@ class ChalkCredentialsTest {
         writeChalkYml(home, ".chalk.yml");
 
         ChalkCredentials credentials = resolver(Map.of(
-                "CHALK_CLIENT_ID", "client-env",
-                "CHALK_CLIENT_SECRET", "env-secret-value",
-                "CHALK_API_SERVER", "https://env.chalk.example",
-                "CHALK_ENVIRONMENT", "env-from-env")).resolve();
+                        "CHALK_CLIENT_ID", "client-env",
+                        "CHALK_CLIENT_SECRET", "env-secret-value",
+                        "CHALK_API_SERVER", "https://env.chalk.example",
+                        "CHALK_ENVIRONMENT", "env-from-env"))
+                .resolve();
 
         assertThat(credentials.source()).isEqualTo(CredentialSource.ENVIRONMENT);
         assertThat(credentials.clientId()).contains("client-env");
@@ -122,8 +125,9 @@ class ChalkCredentialsTest {
     void anIdentityFromTheEnvironmentDoesNotBorrowFromTheChalkYml() throws IOException {
         writeChalkYml(home, ".chalk.yml");
 
-        ChalkCredentials credentials = resolver(Map.of(
-                "CHALK_CLIENT_ID", "client-env", "CHALK_CLIENT_SECRET", "env-secret-value")).resolve();
+        ChalkCredentials credentials = resolver(
+                        Map.of("CHALK_CLIENT_ID", "client-env", "CHALK_CLIENT_SECRET", "env-secret-value"))
+                .resolve();
 
         assertThat(credentials.apiServer()).isEmpty();
         assertThat(credentials.apiServerOrDefault()).isEqualTo("https://api.chalk.ai");
@@ -135,8 +139,9 @@ class ChalkCredentialsTest {
         writeChalkYml(home, ".chalk.yml");
 
         ChalkCredentials credentials = resolver(Map.of(
-                "CHALK_API_SERVER", "https://env.chalk.example",
-                "CHALK_ENVIRONMENT_ID", "env-id-from-env")).resolve();
+                        "CHALK_API_SERVER", "https://env.chalk.example",
+                        "CHALK_ENVIRONMENT_ID", "env-id-from-env"))
+                .resolve();
 
         assertThat(credentials.source()).isEqualTo(CredentialSource.CHALK_YML);
         assertThat(credentials.clientId()).contains("client-fraud");
@@ -146,8 +151,8 @@ class ChalkCredentialsTest {
 
     @Test
     void chalkEnvironmentBeatsChalkEnvironmentId() {
-        ChalkCredentials credentials = resolver(Map.of(
-                "CHALK_ENVIRONMENT", "by-name", "CHALK_ENVIRONMENT_ID", "by-id")).resolve();
+        ChalkCredentials credentials = resolver(Map.of("CHALK_ENVIRONMENT", "by-name", "CHALK_ENVIRONMENT_ID", "by-id"))
+                .resolve();
 
         assertThat(credentials.environment()).contains("by-name");
     }
@@ -157,10 +162,10 @@ class ChalkCredentialsTest {
         writeChalkYml(home, ".chalk.yml");
 
         ChalkCredentials credentials = resolver(Map.of(
-                "CHALK_CLIENT_ID", "client-env",
-                "CHALK_CLIENT_SECRET", "env-secret-value",
-                "CHALK_API_SERVER", "https://env.chalk.example",
-                "CHALK_ENVIRONMENT", "env-from-env"))
+                        "CHALK_CLIENT_ID", "client-env",
+                        "CHALK_CLIENT_SECRET", "env-secret-value",
+                        "CHALK_API_SERVER", "https://env.chalk.example",
+                        "CHALK_ENVIRONMENT", "env-from-env"))
                 .clientId("client-explicit")
                 .clientSecret("explicit-secret-value")
                 .apiServer("https://explicit.chalk.example")
@@ -177,9 +182,9 @@ class ChalkCredentialsTest {
     @Test
     void unsetExplicitValuesFallThroughAndAnExplicitIdMayTakeItsSecretFromTheEnvironment() {
         ChalkCredentials credentials = resolver(Map.of(
-                "CHALK_CLIENT_ID", "client-env",
-                "CHALK_CLIENT_SECRET", "env-secret-value",
-                "CHALK_API_SERVER", "https://env.chalk.example"))
+                        "CHALK_CLIENT_ID", "client-env",
+                        "CHALK_CLIENT_SECRET", "env-secret-value",
+                        "CHALK_API_SERVER", "https://env.chalk.example"))
                 .clientId("client-explicit")
                 .clientSecret(null)
                 .apiServer("  ")
@@ -195,8 +200,8 @@ class ChalkCredentialsTest {
     @Test
     void anExplicitTokenFileBeatsClientCredentialsFromTheEnvironment() {
         Path file = tmp.resolve("token");
-        ChalkCredentials credentials = resolver(Map.of(
-                "CHALK_CLIENT_ID", "client-env", "CHALK_CLIENT_SECRET", "env-secret-value"))
+        ChalkCredentials credentials = resolver(
+                        Map.of("CHALK_CLIENT_ID", "client-env", "CHALK_CLIENT_SECRET", "env-secret-value"))
                 .tokenFile(file)
                 .resolve();
 
@@ -214,16 +219,20 @@ class ChalkCredentialsTest {
         Path file = tmp.resolve("identity-token");
         Jwts.rotate(file, Jwts.jwt("workload", Instant.now().plusSeconds(3600), "env-claimed"));
 
-        ChalkCredentials fromClaim = resolver(Map.of("CHALK_WEB_IDENTITY_TOKEN_FILE", file.toString())).resolve();
+        ChalkCredentials fromClaim = resolver(Map.of("CHALK_WEB_IDENTITY_TOKEN_FILE", file.toString()))
+                .resolve();
         assertThat(fromClaim.source()).isEqualTo(CredentialSource.ENVIRONMENT);
-        assertThat(fromClaim.hasClientCredentials()).as("~/.chalk.yml is not consulted").isFalse();
+        assertThat(fromClaim.hasClientCredentials())
+                .as("~/.chalk.yml is not consulted")
+                .isFalse();
         try (TokenSource tokens = TokenSource.from(fromClaim)) {
             assertThat(tokens).isInstanceOf(TokenFileSource.class);
             assertThat(tokens.token().environment()).contains("env-claimed");
         }
 
-        ChalkCredentials overridden = resolver(Map.of(
-                "CHALK_WEB_IDENTITY_TOKEN_FILE", file.toString(), "CHALK_ENVIRONMENT_ID", "env-chosen")).resolve();
+        ChalkCredentials overridden = resolver(
+                        Map.of("CHALK_WEB_IDENTITY_TOKEN_FILE", file.toString(), "CHALK_ENVIRONMENT_ID", "env-chosen"))
+                .resolve();
         try (TokenSource tokens = TokenSource.from(overridden)) {
             assertThat(tokens.token().environment()).contains("env-chosen");
         }
@@ -232,8 +241,13 @@ class ChalkCredentialsTest {
     @Test
     void clientCredentialsBecomeAClientCredentialsSource() {
         ChalkCredentials credentials = resolver(Map.of(
-                "CHALK_CLIENT_ID", "client-env", "CHALK_CLIENT_SECRET", "env-secret-value",
-                "CHALK_API_SERVER", "http://127.0.0.1:1")).resolve();
+                        "CHALK_CLIENT_ID",
+                        "client-env",
+                        "CHALK_CLIENT_SECRET",
+                        "env-secret-value",
+                        "CHALK_API_SERVER",
+                        "http://127.0.0.1:1"))
+                .resolve();
         try (TokenSource tokens = TokenSource.from(credentials)) {
             assertThat(tokens).isInstanceOf(ClientCredentialsTokenSource.class);
             assertThat(tokens.toString()).contains("client-env").doesNotContain("env-secret-value");
@@ -247,13 +261,17 @@ class ChalkCredentialsTest {
         assertThat(credentials.hasIdentity()).isFalse();
         assertThat(credentials.source()).isEqualTo(CredentialSource.NONE);
         Throwable failure = catchThrowable(() -> TokenSource.from(credentials));
-        assertThat(failure).isInstanceOf(FailedPreconditionException.class)
+        assertThat(failure)
+                .isInstanceOf(FailedPreconditionException.class)
                 .hasMessageContaining("CHALK_CLIENT_ID")
                 .hasMessageContaining("CHALK_WEB_IDENTITY_TOKEN_FILE")
                 .hasMessageContaining("chalk login");
 
-        Throwable halfOnly = catchThrowable(() -> TokenSource.from(resolver(Map.of("CHALK_CLIENT_ID", "x")).resolve()));
-        assertThat(halfOnly).isInstanceOf(FailedPreconditionException.class).hasMessageContaining("CHALK_CLIENT_SECRET");
+        Throwable halfOnly = catchThrowable(
+                () -> TokenSource.from(resolver(Map.of("CHALK_CLIENT_ID", "x")).resolve()));
+        assertThat(halfOnly)
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining("CHALK_CLIENT_SECRET");
     }
 
     @Test
@@ -262,12 +280,19 @@ class ChalkCredentialsTest {
         ChalkCredentials credentials = resolver(Map.of()).resolve();
 
         assertThat(credentials.toString())
-                .contains("client-fraud").contains("clientSecret=****").doesNotContain(YML_SECRET);
-        assertThat(ChalkCredentials.ofClientCredentials("id", "explicit-secret-value").toString())
+                .contains("client-fraud")
+                .contains("clientSecret=****")
+                .doesNotContain(YML_SECRET);
+        assertThat(ChalkCredentials.ofClientCredentials("id", "explicit-secret-value")
+                        .toString())
                 .doesNotContain("explicit-secret-value");
-        assertThat(ChalkCredentials.builder().clientSecret("builder-secret-value").toString())
+        assertThat(ChalkCredentials.builder()
+                        .clientSecret("builder-secret-value")
+                        .toString())
                 .doesNotContain("builder-secret-value");
-        assertThat(ClientCredentialsTokenSource.builder().clientSecret("builder-secret-value").toString())
+        assertThat(ClientCredentialsTokenSource.builder()
+                        .clientSecret("builder-secret-value")
+                        .toString())
                 .doesNotContain("builder-secret-value");
     }
 
@@ -282,8 +307,10 @@ class ChalkCredentialsTest {
 
         Throwable failure = catchThrowable(() -> resolver(Map.of()).resolve());
 
-        assertThat(failure).isInstanceOf(FailedPreconditionException.class)
-                .hasMessageContaining(".chalk.yml").hasMessageContaining("line");
+        assertThat(failure)
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining(".chalk.yml")
+                .hasMessageContaining("line");
         assertThat(failure.getMessage()).doesNotContain(YML_SECRET);
         assertThat(failure.getCause()).isNull();
     }
@@ -293,8 +320,10 @@ class ChalkCredentialsTest {
         Path file = Path.of(".chalk.yml");
         assertThat(ChalkYml.timestamp("2030-01-02 03:04:05.5 +0100 CET", file, "k"))
                 .contains(Instant.parse("2030-01-02T02:04:05.5Z"));
-        assertThat(ChalkYml.timestamp("2030-01-02T03:04:05Z", file, "k")).contains(Instant.parse("2030-01-02T03:04:05Z"));
-        assertThat(ChalkYml.timestamp("2030-01-02T03:04:05", file, "k")).contains(Instant.parse("2030-01-02T03:04:05Z"));
+        assertThat(ChalkYml.timestamp("2030-01-02T03:04:05Z", file, "k"))
+                .contains(Instant.parse("2030-01-02T03:04:05Z"));
+        assertThat(ChalkYml.timestamp("2030-01-02T03:04:05", file, "k"))
+                .contains(Instant.parse("2030-01-02T03:04:05Z"));
         assertThat(ChalkYml.timestamp(java.util.Date.from(Instant.parse("2030-01-02T03:04:05Z")), file, "k"))
                 .contains(Instant.parse("2030-01-02T03:04:05Z"));
         assertThat(ChalkYml.timestamp("soon", file, "k")).isEmpty();

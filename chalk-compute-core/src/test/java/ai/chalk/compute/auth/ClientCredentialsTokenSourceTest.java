@@ -53,9 +53,12 @@ class ClientCredentialsTokenSourceTest {
 
     @Test
     void exchangesOnceReusesTheTokenAndRefreshesShortlyBeforeExpiry() {
-        try (LogCapture logs = new LogCapture(); TokenSource tokens = source().build()) {
+        try (LogCapture logs = new LogCapture();
+                TokenSource tokens = source().build()) {
             ChalkAuthInterceptor interceptor = new ChalkAuthInterceptor(tokens);
-            assertThat(server.auth.calls()).as("nothing is fetched at construction").isZero();
+            assertThat(server.auth.calls())
+                    .as("nothing is fetched at construction")
+                    .isZero();
 
             for (int i = 0; i < 3; i++) {
                 assertThat(server.check(interceptor)).isEqualTo(ServingStatus.SERVING);
@@ -82,7 +85,10 @@ class ClientCredentialsTokenSourceTest {
             assertThat(server.recorder.last().authorization()).isEqualTo("Bearer token-2");
             assertThat(tokens.token().expiresAt()).contains(clock.instant().plus(Duration.ofMinutes(10)));
 
-            assertThat(logs.all()).doesNotContain(SECRET).doesNotContain("token-1").doesNotContain("token-2");
+            assertThat(logs.all())
+                    .doesNotContain(SECRET)
+                    .doesNotContain("token-1")
+                    .doesNotContain("token-2");
         }
     }
 
@@ -159,7 +165,8 @@ class ClientCredentialsTokenSourceTest {
 
             Throwable rejected = catchThrowable(() -> server.check(interceptor));
             assertThat(rejected).isInstanceOf(StatusRuntimeException.class);
-            assertThat(((StatusRuntimeException) rejected).getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+            assertThat(((StatusRuntimeException) rejected).getStatus().getCode())
+                    .isEqualTo(Status.Code.UNAUTHENTICATED);
 
             assertThat(server.check(interceptor)).isEqualTo(ServingStatus.SERVING);
             assertThat(server.auth.calls()).isEqualTo(2);
@@ -170,12 +177,12 @@ class ClientCredentialsTokenSourceTest {
     @Test
     void aRejectedSecretFailsTheCallWithoutRevealingTheSecret() {
         try (LogCapture logs = new LogCapture();
-             TokenSource tokens = ClientCredentialsTokenSource.builder()
-                     .clientId(CLIENT_ID)
-                     .clientSecret("wrong-" + SECRET)
-                     .apiServer(server.apiServer())
-                     .clock(clock)
-                     .build()) {
+                TokenSource tokens = ClientCredentialsTokenSource.builder()
+                        .clientId(CLIENT_ID)
+                        .clientSecret("wrong-" + SECRET)
+                        .apiServer(server.apiServer())
+                        .clock(clock)
+                        .build()) {
             // the source itself
             Throwable direct = catchThrowable(tokens::token);
             assertThat(direct).isInstanceOf(AuthenticationException.class);
@@ -227,12 +234,14 @@ class ClientCredentialsTokenSourceTest {
             closedPort = socket.getLocalPort();
         }
         try (TokenSource tokens = ClientCredentialsTokenSource.builder()
-                .clientId(CLIENT_ID).clientSecret(SECRET)
+                .clientId(CLIENT_ID)
+                .clientSecret(SECRET)
                 .apiServer("127.0.0.1:" + closedPort)
                 .timeout(Duration.ofSeconds(5))
                 .build()) {
             Throwable failure = catchThrowable(tokens::token);
-            assertThat(failure).isInstanceOf(ServerUnavailableException.class)
+            assertThat(failure)
+                    .isInstanceOf(ServerUnavailableException.class)
                     .hasMessageContaining("127.0.0.1:" + closedPort);
             assertNoSecretAnywhere(failure);
         }
@@ -241,13 +250,20 @@ class ClientCredentialsTokenSourceTest {
     @Test
     void aSourceGivenAChannelLeavesItOpen() {
         try (TokenSource tokens = ClientCredentialsTokenSource.builder()
-                .clientId(CLIENT_ID).clientSecret(SECRET).channel(server.channel()).clock(clock).build()) {
+                .clientId(CLIENT_ID)
+                .clientSecret(SECRET)
+                .channel(server.channel())
+                .clock(clock)
+                .build()) {
             assertThat(tokens.token().value()).isEqualTo("token-1");
         }
         assertThat(server.channel().isShutdown()).isFalse();
-        assertThat(server.check(new ChalkAuthInterceptor(
-                ClientCredentialsTokenSource.builder().clientId(CLIENT_ID).clientSecret(SECRET)
-                        .channel(server.channel()).build()))).isEqualTo(ServingStatus.SERVING);
+        assertThat(server.check(new ChalkAuthInterceptor(ClientCredentialsTokenSource.builder()
+                        .clientId(CLIENT_ID)
+                        .clientSecret(SECRET)
+                        .channel(server.channel())
+                        .build())))
+                .isEqualTo(ServingStatus.SERVING);
     }
 
     private static void assertNoSecretAnywhere(Throwable failure) {

@@ -20,8 +20,7 @@ final class Jwts {
 
     private static final byte[] KEY = "a-test-hmac-key-of-at-least-256-bits!!".getBytes(StandardCharsets.UTF_8);
 
-    private Jwts() {
-    }
+    private Jwts() {}
 
     /** A signed JWT; {@code exp} and {@code environmentId} may be {@code null} to leave the claim out. */
     static String jwt(String subject, Instant exp, String environmentId) {

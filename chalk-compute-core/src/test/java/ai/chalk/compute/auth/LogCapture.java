@@ -25,7 +25,9 @@ final class LogCapture implements AutoCloseable {
     List<String> lines() {
         return appender.list.stream()
                 .map(e -> e.getLevel() + " " + e.getFormattedMessage()
-                        + (e.getThrowableProxy() == null ? "" : "\n" + ThrowableProxyUtil.asString(e.getThrowableProxy())))
+                        + (e.getThrowableProxy() == null
+                                ? ""
+                                : "\n" + ThrowableProxyUtil.asString(e.getThrowableProxy())))
                 .toList();
     }
 

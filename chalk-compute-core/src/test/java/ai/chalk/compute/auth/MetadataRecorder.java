@@ -14,23 +14,24 @@ import java.util.concurrent.CopyOnWriteArraySet;
 final class MetadataRecorder implements ServerInterceptor {
 
     /** The headers one call arrived with. */
-    record Seen(String method, String authorization, String environment) {
-    }
+    record Seen(String method, String authorization, String environment) {}
 
     private final List<Seen> seen = new CopyOnWriteArrayList<>();
     private final Set<String> revoked = new CopyOnWriteArraySet<>();
 
     @Override
-    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                                                       ServerCallHandler<Q, R> next) {
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         String authorization = headers.get(ChalkAuthInterceptor.AUTHORIZATION);
-        seen.add(new Seen(call.getMethodDescriptor().getFullMethodName(), authorization,
+        seen.add(new Seen(
+                call.getMethodDescriptor().getFullMethodName(),
+                authorization,
                 headers.get(ChalkAuthInterceptor.ENVIRONMENT)));
-        if (authorization == null || !authorization.startsWith("Bearer ")
+        if (authorization == null
+                || !authorization.startsWith("Bearer ")
                 || revoked.contains(authorization.substring("Bearer ".length()))) {
             call.close(Status.UNAUTHENTICATED.withDescription("no valid bearer token"), new Metadata());
-            return new ServerCall.Listener<>() {
-            };
+            return new ServerCall.Listener<>() {};
         }
         return next.startCall(call, headers);
     }

@@ -45,7 +45,8 @@ final class RecordingAuthService extends AuthServiceGrpc.AuthServiceImplBase {
             response.onError(failure.asRuntimeException());
             return;
         }
-        if (!request.getClientId().equals(clientId) || !request.getClientSecret().equals(clientSecret)) {
+        if (!request.getClientId().equals(clientId)
+                || !request.getClientSecret().equals(clientSecret)) {
             response.onError(Status.UNAUTHENTICATED
                     .withDescription("invalid client secret '" + request.getClientSecret() + "' for client "
                             + request.getClientId())
@@ -62,7 +63,8 @@ final class RecordingAuthService extends AuthServiceGrpc.AuthServiceImplBase {
             token.setExpiresIn((int) lifetime.toSeconds());
         } else {
             Instant expiresAt = now.plus(lifetime);
-            token.setExpiresAt(Timestamp.newBuilder().setSeconds(expiresAt.getEpochSecond())
+            token.setExpiresAt(Timestamp.newBuilder()
+                    .setSeconds(expiresAt.getEpochSecond())
                     .setNanos(expiresAt.getNano()));
             token.setExpiresIn((int) lifetime.toSeconds());
         }

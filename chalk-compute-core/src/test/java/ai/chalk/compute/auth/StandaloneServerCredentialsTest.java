@@ -24,7 +24,11 @@ class StandaloneServerCredentialsTest {
 
     @Test
     void theFirstCredentialCopiedToChalkYmlIsAllTheSdkNeeds(@TempDir Path dir) throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dir.resolve("data")).port(0).build().start()) {
+        try (ComputeServer server = ComputeServer.builder()
+                .dataDir(dir.resolve("data"))
+                .port(0)
+                .build()
+                .start()) {
             Path config = Files.createDirectories(dir.resolve("config"));
             Files.copy(dir.resolve("data").resolve("credentials.yml"), config.resolve(".chalk.yml"));
             try (SandboxClient client = SandboxClient.fromEnv(Map.of("XDG_CONFIG_HOME", config.toString()))) {
@@ -39,28 +43,45 @@ class StandaloneServerCredentialsTest {
     @Test
     void aCredentialOfAnotherEnvironmentWorksFromVariablesAndSeesOnlyItsOwnSandboxes(@TempDir Path dir)
             throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dir).port(0).build().start()) {
-            ClientCredentials.Created dev = server.authentication().credentials().create("ci", "dev");
-            Map<String, String> env = Map.of("CHALK_CLIENT_ID", dev.credential().id(),
-                    "CHALK_CLIENT_SECRET", dev.secret(), "CHALK_API_SERVER", server.grpcUrl().orElseThrow());
+        try (ComputeServer server =
+                ComputeServer.builder().dataDir(dir).port(0).build().start()) {
+            ClientCredentials.Created dev =
+                    server.authentication().credentials().create("ci", "dev");
+            Map<String, String> env = Map.of(
+                    "CHALK_CLIENT_ID",
+                    dev.credential().id(),
+                    "CHALK_CLIENT_SECRET",
+                    dev.secret(),
+                    "CHALK_API_SERVER",
+                    server.grpcUrl().orElseThrow());
             try (SandboxClient client = SandboxClient.fromEnv(env)) {
                 Sandbox sandbox = client.create();
                 assertThat(sandbox.exec("true").success()).isTrue();
-                assertThat(client.list()).extracting(ai.chalk.compute.sandbox.SandboxInfo::id).contains(sandbox.id());
+                assertThat(client.list())
+                        .extracting(ai.chalk.compute.sandbox.SandboxInfo::id)
+                        .contains(sandbox.id());
             }
         }
     }
 
     @Test
     void connectClientGetsAnIdentityTokenForAThirdParty(@TempDir Path dir) throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dir).port(0).build().start()) {
-            ClientCredentials.Created dev = server.authentication().credentials().create("etl", "dev");
-            Map<String, String> env = Map.of("CHALK_CLIENT_ID", dev.credential().id(),
-                    "CHALK_CLIENT_SECRET", dev.secret(), "CHALK_API_SERVER", server.grpcUrl().orElseThrow());
+        try (ComputeServer server =
+                ComputeServer.builder().dataDir(dir).port(0).build().start()) {
+            ClientCredentials.Created dev =
+                    server.authentication().credentials().create("etl", "dev");
+            Map<String, String> env = Map.of(
+                    "CHALK_CLIENT_ID",
+                    dev.credential().id(),
+                    "CHALK_CLIENT_SECRET",
+                    dev.secret(),
+                    "CHALK_API_SERVER",
+                    server.grpcUrl().orElseThrow());
             try (ConnectClient connect = ConnectClient.fromEnv(env)) {
                 WorkloadIdentityToken token = connect.getWorkloadIdentityToken("snowflakecomputing.com");
                 assertThat(token.issuer()).isEqualTo(server.httpUrl());
-                assertThat(token.subject()).isEqualTo("client:" + dev.credential().id());
+                assertThat(token.subject())
+                        .isEqualTo("client:" + dev.credential().id());
                 assertThat(token.toString()).doesNotContain(token.token());
                 JWTClaimsSet claims = SignedJWT.parse(token.token()).getJWTClaimsSet();
                 assertThat(claims.getAudience()).containsExactly("snowflakecomputing.com");

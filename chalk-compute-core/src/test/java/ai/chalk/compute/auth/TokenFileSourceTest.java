@@ -100,7 +100,8 @@ class TokenFileSourceTest {
         rotate(one, first);
         rotate(two, second);
         AtomicReference<Path> configured = new AtomicReference<>(one);
-        TokenFileSource tokens = TokenFileSource.builder().path(configured::get).clock(clock).build();
+        TokenFileSource tokens =
+                TokenFileSource.builder().path(configured::get).clock(clock).build();
 
         assertThat(tokens.token().value()).isEqualTo(first);
         configured.set(two);
@@ -114,7 +115,11 @@ class TokenFileSourceTest {
     void anExplicitEnvironmentWinsOverTheClaim() {
         Path file = dir.resolve("identity-token");
         rotate(file, jwt("first", clock.instant().plus(Duration.ofHours(1)), "env-claimed"));
-        TokenFileSource tokens = TokenFileSource.builder().path(file).environment("env-explicit").clock(clock).build();
+        TokenFileSource tokens = TokenFileSource.builder()
+                .path(file)
+                .environment("env-explicit")
+                .clock(clock)
+                .build();
 
         assertThat(tokens.token().environment()).contains("env-explicit");
     }
@@ -146,8 +151,10 @@ class TokenFileSourceTest {
 
         clock.advance(Duration.ofHours(1));
         Throwable failure = catchThrowable(tokens::token);
-        assertThat(failure).isInstanceOf(AuthenticationException.class)
-                .hasMessageContaining(file.toString()).hasMessageContaining("no such file");
+        assertThat(failure)
+                .isInstanceOf(AuthenticationException.class)
+                .hasMessageContaining(file.toString())
+                .hasMessageContaining("no such file");
     }
 
     @Test
@@ -157,7 +164,8 @@ class TokenFileSourceTest {
         Files.writeString(file, secretLooking);
         try (LogCapture logs = new LogCapture()) {
             Throwable notJwt = catchThrowable(() -> source(file).token());
-            assertThat(notJwt).isInstanceOf(AuthenticationException.class)
+            assertThat(notJwt)
+                    .isInstanceOf(AuthenticationException.class)
                     .hasMessageContaining("does not hold a JWT")
                     .hasMessageNotContaining(secretLooking);
             assertThat(notJwt.getCause()).isNull();
@@ -165,7 +173,8 @@ class TokenFileSourceTest {
             Files.writeString(file, "  \n");
             assertThat(catchThrowable(() -> source(file).token())).hasMessageContaining("empty");
 
-            Throwable missing = catchThrowable(() -> source(dir.resolve("missing")).token());
+            Throwable missing =
+                    catchThrowable(() -> source(dir.resolve("missing")).token());
             assertThat(missing).isInstanceOf(AuthenticationException.class).hasMessageContaining("no such file");
             assertThat(logs.all()).doesNotContain(secretLooking);
         }
@@ -177,7 +186,7 @@ class TokenFileSourceTest {
         String first = jwt("workload", clock.instant().plus(Duration.ofHours(2)), "env-from-claim");
         rotate(file, first);
         try (LogCapture logs = new LogCapture();
-             AuthTestServer server = new AuthTestServer(new RecordingAuthService(clock, "unused", "unused"))) {
+                AuthTestServer server = new AuthTestServer(new RecordingAuthService(clock, "unused", "unused"))) {
             ChalkAuthInterceptor interceptor = new ChalkAuthInterceptor(source(file));
 
             assertThat(server.check(interceptor)).isEqualTo(ServingStatus.SERVING);

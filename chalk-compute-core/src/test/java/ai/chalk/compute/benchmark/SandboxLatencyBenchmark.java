@@ -27,11 +27,37 @@ class SandboxLatencyBenchmark {
 
     @Test
     void latencyAndThroughput(@TempDir Path dataDir) throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).build().start()) {
+        try (ComputeServer server = ComputeServer.builder()
+                .dataDir(dataDir)
+                .port(0)
+                .auth(Authentication.Mode.NONE)
+                .build()
+                .start()) {
             System.out.println("isolation: " + server.isolation().level());
-            long[] bare = time(ROUNDS, i -> run(List.of("bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
-                    "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev",
-                    "--unshare-all", "--die-with-parent", "--", "true")));
+            long[] bare = time(
+                    ROUNDS,
+                    i -> run(List.of(
+                            "bwrap",
+                            "--ro-bind",
+                            "/usr",
+                            "/usr",
+                            "--symlink",
+                            "usr/bin",
+                            "/bin",
+                            "--symlink",
+                            "usr/lib",
+                            "/lib",
+                            "--symlink",
+                            "usr/lib64",
+                            "/lib64",
+                            "--proc",
+                            "/proc",
+                            "--dev",
+                            "/dev",
+                            "--unshare-all",
+                            "--die-with-parent",
+                            "--",
+                            "true")));
             report("bare bwrap ... true (baseline)", bare, bare);
             for (String transport : List.of("in-process", "tcp")) {
                 try (SandboxClient client = transport.equals("tcp")
@@ -41,7 +67,10 @@ class SandboxLatencyBenchmark {
                     report(transport + ": create + first exec", time(ROUNDS, i -> createExecTerminate(client)), bare);
                     Sandbox warm = client.create();
                     time(20, i -> warm.exec("true"));
-                    report(transport + ": warm exec of true (back to back)", time(ROUNDS * 3, i -> warm.exec("true")), bare);
+                    report(
+                            transport + ": warm exec of true (back to back)",
+                            time(ROUNDS * 3, i -> warm.exec("true")),
+                            bare);
                     long[] spaced = time(ROUNDS, i -> {
                         sleep(10);
                         long t = System.nanoTime();
@@ -77,8 +106,9 @@ class SandboxLatencyBenchmark {
             }
         }
         double seconds = (System.nanoTime() - t) / 1e9;
-        System.out.printf("%-48s %8.0f MB/s (%d MiB in %.2f s)%n", transport + ": exec output throughput",
-                seen / 1e6 / seconds, seen >> 20, seconds);
+        System.out.printf(
+                "%-48s %8.0f MB/s (%d MiB in %.2f s)%n",
+                transport + ": exec output throughput", seen / 1e6 / seconds, seen >> 20, seconds);
     }
 
     private static long run(List<String> command) {
@@ -122,6 +152,7 @@ class SandboxLatencyBenchmark {
         double p50 = s[s.length / 2] / 1e6;
         double p95 = s[(int) (s.length * 0.95)] / 1e6;
         double base = b[b.length / 2] / 1e6;
-        System.out.printf("%-48s p50 %6.2f ms  p95 %6.2f ms  (%.2fx bare bwrap p50 %.2f ms)%n", what, p50, p95, p50 / base, base);
+        System.out.printf(
+                "%-48s p50 %6.2f ms  p95 %6.2f ms  (%.2fx bare bwrap p50 %.2f ms)%n", what, p50, p95, p50 / base, base);
     }
 }

@@ -19,19 +19,24 @@ class ConnectionSettingsTest {
 
     @Test
     void urlsChooseTlsAndDefaultPorts() {
-        assertThat(ConnectionSettings.forTarget("https://api.chalk.ai")).extracting("target", "useTls")
+        assertThat(ConnectionSettings.forTarget("https://api.chalk.ai"))
+                .extracting("target", "useTls")
                 .containsExactly("api.chalk.ai:443", true);
-        assertThat(ConnectionSettings.forTarget("https://compute.example.com:8443/")).extracting("target", "useTls")
+        assertThat(ConnectionSettings.forTarget("https://compute.example.com:8443/"))
+                .extracting("target", "useTls")
                 .containsExactly("compute.example.com:8443", true);
-        assertThat(ConnectionSettings.forTarget("http://localhost:8080")).extracting("target", "useTls")
+        assertThat(ConnectionSettings.forTarget("http://localhost:8080"))
+                .extracting("target", "useTls")
                 .containsExactly("localhost:8080", false);
-        assertThat(ConnectionSettings.forTarget("http://box")).extracting("target").isEqualTo("box:80");
+        assertThat(ConnectionSettings.forTarget("http://box"))
+                .extracting("target")
+                .isEqualTo("box:80");
     }
 
     @Test
     void computeTargetWinsOverApiServer() {
-        var settings = ConnectionSettings.fromEnv(Map.of(
-                "CHALK_COMPUTE_TARGET", "localhost:1234", "CHALK_API_SERVER", "https://api.chalk.ai"));
+        var settings = ConnectionSettings.fromEnv(
+                Map.of("CHALK_COMPUTE_TARGET", "localhost:1234", "CHALK_API_SERVER", "https://api.chalk.ai"));
         assertThat(settings.target()).isEqualTo("localhost:1234");
         assertThat(settings.useTls()).isFalse();
     }
@@ -47,14 +52,17 @@ class ConnectionSettingsTest {
     void missingConfigurationIsAClearError() {
         assertThatThrownBy(() -> ConnectionSettings.fromEnv(Map.of()))
                 .isInstanceOf(ChalkComputeException.class)
-                .hasMessageContaining("CHALK_COMPUTE_TARGET").hasMessageContaining("CHALK_API_SERVER");
+                .hasMessageContaining("CHALK_COMPUTE_TARGET")
+                .hasMessageContaining("CHALK_API_SERVER");
         assertThatThrownBy(() -> ConnectionSettings.fromEnv(Map.of("CHALK_API_SERVER", "api.chalk.ai")))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("URL");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("URL");
     }
 
     @Test
     void tokenIsNeverShown() {
-        var settings = ConnectionSettings.forTarget("localhost:1").withBearerToken("s3cret")
+        var settings = ConnectionSettings.forTarget("localhost:1")
+                .withBearerToken("s3cret")
                 .withTrustCertificates(Path.of("/etc/ca.pem"));
         assertThat(settings.useTls()).isTrue();
         assertThat(settings.toString()).doesNotContain("s3cret").contains("redacted");

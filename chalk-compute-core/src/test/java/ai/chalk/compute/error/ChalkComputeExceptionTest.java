@@ -13,18 +13,20 @@ class ChalkComputeExceptionTest {
 
     @ParameterizedTest
     @CsvSource({
-            "NOT_FOUND, ai.chalk.compute.error.NotFoundException",
-            "INVALID_ARGUMENT, ai.chalk.compute.error.InvalidRequestException",
-            "FAILED_PRECONDITION, ai.chalk.compute.error.FailedPreconditionException",
-            "UNAVAILABLE, ai.chalk.compute.error.ServerUnavailableException",
-            "UNAUTHENTICATED, ai.chalk.compute.error.AuthenticationException",
-            "PERMISSION_DENIED, ai.chalk.compute.error.AuthenticationException",
-            "DEADLINE_EXCEEDED, ai.chalk.compute.error.DeadlineExceededException",
-            "INTERNAL, ai.chalk.compute.error.ChalkComputeException",
-            "RESOURCE_EXHAUSTED, ai.chalk.compute.error.ChalkComputeException",
+        "NOT_FOUND, ai.chalk.compute.error.NotFoundException",
+        "INVALID_ARGUMENT, ai.chalk.compute.error.InvalidRequestException",
+        "FAILED_PRECONDITION, ai.chalk.compute.error.FailedPreconditionException",
+        "UNAVAILABLE, ai.chalk.compute.error.ServerUnavailableException",
+        "UNAUTHENTICATED, ai.chalk.compute.error.AuthenticationException",
+        "PERMISSION_DENIED, ai.chalk.compute.error.AuthenticationException",
+        "DEADLINE_EXCEEDED, ai.chalk.compute.error.DeadlineExceededException",
+        "INTERNAL, ai.chalk.compute.error.ChalkComputeException",
+        "RESOURCE_EXHAUSTED, ai.chalk.compute.error.ChalkComputeException",
     })
     void mapsEachStatusToItsType(Status.Code code, Class<?> type) {
-        StatusRuntimeException grpc = Status.fromCode(code).withDescription("sandbox abc: it went wrong").asRuntimeException();
+        StatusRuntimeException grpc = Status.fromCode(code)
+                .withDescription("sandbox abc: it went wrong")
+                .asRuntimeException();
         ChalkComputeException e = ChalkComputeException.from(grpc);
         assertThat(e).isExactlyInstanceOf(type);
         assertThat(e.statusCode()).isEqualTo(code);
@@ -35,15 +37,16 @@ class ChalkComputeExceptionTest {
 
     @ParameterizedTest
     @CsvSource({
-            "NOT_FOUND, ai.chalk.compute.error.NotFoundException",
-            "INVALID_ARGUMENT, ai.chalk.compute.error.InvalidRequestException",
-            "FAILED_PRECONDITION, ai.chalk.compute.error.FailedPreconditionException",
-            "INTERNAL, ai.chalk.compute.error.ChalkComputeException",
+        "NOT_FOUND, ai.chalk.compute.error.NotFoundException",
+        "INVALID_ARGUMENT, ai.chalk.compute.error.InvalidRequestException",
+        "FAILED_PRECONDITION, ai.chalk.compute.error.FailedPreconditionException",
+        "INTERNAL, ai.chalk.compute.error.ChalkComputeException",
     })
     void streamErrorsMapLikeStatuses(String code, Class<?> type) {
         ChalkComputeException fromStream = ChalkComputeException.fromCodeName(code, "no such thing");
-        ChalkComputeException fromStatus = ChalkComputeException.from(
-                Status.fromCode(Status.Code.valueOf(code)).withDescription("no such thing").asRuntimeException());
+        ChalkComputeException fromStatus = ChalkComputeException.from(Status.fromCode(Status.Code.valueOf(code))
+                .withDescription("no such thing")
+                .asRuntimeException());
         assertThat(fromStream).isExactlyInstanceOf(type).hasMessage(fromStatus.getMessage());
         assertThat(fromStream.statusCode()).isEqualTo(fromStatus.statusCode());
         assertThat(fromStream.serverMessage()).isEqualTo("no such thing");
@@ -59,8 +62,9 @@ class ChalkComputeExceptionTest {
 
     @Test
     void statusWithoutDescriptionUsesItsCause() {
-        ChalkComputeException e = ChalkComputeException.from(
-                Status.UNAVAILABLE.withCause(new IOException("connection refused")).asRuntimeException());
+        ChalkComputeException e = ChalkComputeException.from(Status.UNAVAILABLE
+                .withCause(new IOException("connection refused"))
+                .asRuntimeException());
         assertThat(e).isInstanceOf(ServerUnavailableException.class);
         assertThat(e.getMessage()).contains("connection refused");
     }
@@ -72,6 +76,7 @@ class ChalkComputeExceptionTest {
         assertThat(ChalkComputeException.from(new IllegalStateException("boom")).statusCode())
                 .isEqualTo(Status.Code.UNKNOWN);
         assertThat(ChalkComputeException.from(Status.NOT_FOUND.asException()))
-                .isExactlyInstanceOf(NotFoundException.class).hasMessage("NOT_FOUND");
+                .isExactlyInstanceOf(NotFoundException.class)
+                .hasMessage("NOT_FOUND");
     }
 }

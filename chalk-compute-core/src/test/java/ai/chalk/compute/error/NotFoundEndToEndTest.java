@@ -24,6 +24,7 @@ class NotFoundEndToEndTest {
 
     @TempDir
     static Path dataDir;
+
     private ComputeServer server;
     private SandboxClient client;
 
@@ -42,45 +43,54 @@ class NotFoundEndToEndTest {
     @Test
     void aMissingFunctionIsAFunctionNotFoundException() {
         assertThatThrownBy(() -> RemoteFunction.fromName(client, "no-such-function"))
-                .isExactlyInstanceOf(FunctionNotFoundException.class).isInstanceOf(NotFoundException.class)
+                .isExactlyInstanceOf(FunctionNotFoundException.class)
+                .isInstanceOf(NotFoundException.class)
                 .hasMessageContaining("no-such-function");
         assertThatThrownBy(() -> client.functions().versions("no-such-function"))
                 .isExactlyInstanceOf(FunctionNotFoundException.class);
         assertThatThrownBy(() -> client.functions().delete("no-such-function"))
                 .isExactlyInstanceOf(FunctionNotFoundException.class);
         assertThatThrownBy(() -> RemoteFunction.fromVersionId(client.channel(), "no-such-version"))
-                .isExactlyInstanceOf(FunctionNotFoundException.class).hasMessageContaining("no-such-version");
+                .isExactlyInstanceOf(FunctionNotFoundException.class)
+                .hasMessageContaining("no-such-version");
     }
 
     @Test
     void aMissingScalingGroupIsAScalingGroupNotFoundException() {
         assertThatThrownBy(() -> ScalingGroup.fromId(client, "no-such-group"))
-                .isExactlyInstanceOf(ScalingGroupNotFoundException.class).isInstanceOf(NotFoundException.class)
+                .isExactlyInstanceOf(ScalingGroupNotFoundException.class)
+                .isInstanceOf(NotFoundException.class)
                 .hasMessageContaining("no-such-group");
     }
 
     @Test
     void aMissingSandboxIsStillASandboxNotFoundException() {
         assertThatThrownBy(() -> client.get("no-such-sandbox"))
-                .isExactlyInstanceOf(SandboxNotFoundException.class).isInstanceOf(NotFoundException.class)
+                .isExactlyInstanceOf(SandboxNotFoundException.class)
+                .isInstanceOf(NotFoundException.class)
                 .hasMessageContaining("no-such-sandbox");
         assertThatThrownBy(() -> client.attach("no-such-sandbox").exec("true"))
-                .isExactlyInstanceOf(SandboxNotFoundException.class).hasMessageContaining("no-such-sandbox");
+                .isExactlyInstanceOf(SandboxNotFoundException.class)
+                .hasMessageContaining("no-such-sandbox");
     }
 
     @Test
     void creatingASandboxThatMountsAMissingVolumeNamesTheVolume() {
-        Sandbox sandbox = Sandbox.builder().mountVolume("no-such-volume", "/data").build();
+        Sandbox sandbox =
+                Sandbox.builder().mountVolume("no-such-volume", "/data").build();
         assertThatThrownBy(() -> client.run(sandbox))
-                .isExactlyInstanceOf(VolumeNotFoundException.class).hasMessageContaining("no-such-volume");
+                .isExactlyInstanceOf(VolumeNotFoundException.class)
+                .hasMessageContaining("no-such-volume");
         assertThat(client.list()).as("nothing was created").isEmpty();
     }
 
     @Test
     void aMissingVolumeAndImageBuildNameThemselves() {
         assertThatThrownBy(() -> client.volumes().get("no-such-volume"))
-                .isExactlyInstanceOf(VolumeNotFoundException.class).isInstanceOf(NotFoundException.class);
+                .isExactlyInstanceOf(VolumeNotFoundException.class)
+                .isInstanceOf(NotFoundException.class);
         assertThatThrownBy(() -> client.images().get("no-such-build"))
-                .isExactlyInstanceOf(ImageBuildNotFoundException.class).isInstanceOf(NotFoundException.class);
+                .isExactlyInstanceOf(ImageBuildNotFoundException.class)
+                .isInstanceOf(NotFoundException.class);
     }
 }

@@ -28,25 +28,35 @@ class RemoteExecutionExceptionTest {
             assertThat(r.remoteMessage()).isEqualTo(description);
             assertThat(r.callId()).contains("call-7");
             assertThat(r.traceId()).contains("trace-9");
-            assertThat(r.getMessage()).isEqualTo("UNAVAILABLE: " + description + "\ncall id: call-7\ntrace id: trace-9");
+            assertThat(r.getMessage())
+                    .isEqualTo("UNAVAILABLE: " + description + "\ncall id: call-7\ntrace id: trace-9");
         });
     }
 
     @Test
     void otherFailuresKeepTheirOwnTypes() {
-        assertThat(RemoteExecutionException.fromCall(Status.UNAVAILABLE.withDescription("connection refused").asRuntimeException()))
-                .isInstanceOf(ServerUnavailableException.class).isNotInstanceOf(RemoteExecutionException.class);
-        assertThat(RemoteExecutionException.fromCall(Status.NOT_FOUND.withDescription("no such function").asRuntimeException()))
+        assertThat(RemoteExecutionException.fromCall(
+                        Status.UNAVAILABLE.withDescription("connection refused").asRuntimeException()))
+                .isInstanceOf(ServerUnavailableException.class)
                 .isNotInstanceOf(RemoteExecutionException.class);
-        assertThat(RemoteExecutionException.fromCall(new IllegalStateException("boom"))).isNotInstanceOf(RemoteExecutionException.class);
-        assertThat(RemoteExecutionException.from(Status.UNKNOWN, new Metadata(), null)).isEqualTo(Optional.empty());
+        assertThat(RemoteExecutionException.fromCall(
+                        Status.NOT_FOUND.withDescription("no such function").asRuntimeException()))
+                .isNotInstanceOf(RemoteExecutionException.class);
+        assertThat(RemoteExecutionException.fromCall(new IllegalStateException("boom")))
+                .isNotInstanceOf(RemoteExecutionException.class);
+        assertThat(RemoteExecutionException.from(Status.UNKNOWN, new Metadata(), null))
+                .isEqualTo(Optional.empty());
     }
 
     @Test
     void aPolledErrorKeepsTheRemoteException() {
-        ChalkError error = ChalkError.newBuilder().setMessage("java.lang.ArithmeticException: / by zero")
-                .setException(ChalkException.newBuilder().setKind("java.lang.ArithmeticException").setMessage("/ by zero")
-                        .setStacktrace("java.lang.ArithmeticException: / by zero\n\tat com.acme.Math.div(Math.java:3)\n")
+        ChalkError error = ChalkError.newBuilder()
+                .setMessage("java.lang.ArithmeticException: / by zero")
+                .setException(ChalkException.newBuilder()
+                        .setKind("java.lang.ArithmeticException")
+                        .setMessage("/ by zero")
+                        .setStacktrace(
+                                "java.lang.ArithmeticException: / by zero\n\tat com.acme.Math.div(Math.java:3)\n")
                         .setInternalStacktrace("full"))
                 .build();
 
@@ -56,8 +66,10 @@ class RemoteExecutionExceptionTest {
         assertThat(e.exceptionType()).isEqualTo("java.lang.ArithmeticException");
         assertThat(e.remoteMessage()).isEqualTo("/ by zero");
         assertThat(e.internalTraceback()).isEqualTo("full");
-        assertThat(e.getMessage()).contains("remote traceback:\njava.lang.ArithmeticException: / by zero\n\tat com.acme.Math.div(Math.java:3)",
-                "call id: call-1");
+        assertThat(e.getMessage())
+                .contains(
+                        "remote traceback:\njava.lang.ArithmeticException: / by zero\n\tat com.acme.Math.div(Math.java:3)",
+                        "call id: call-1");
         assertThat(e.traceId()).isEmpty();
     }
 }

@@ -41,10 +41,15 @@ class LargeFileTransferTest {
     @ValueSource(strings = {"in-process", "tcp"})
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void oneGigabyteRoundTripsByHashWithBoundedHeap(String transport, @TempDir Path dataDir) throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).build().start();
-             SandboxClient client = transport.equals("tcp")
-                     ? SandboxClient.connect("localhost:" + server.port().orElseThrow())
-                     : SandboxClient.inProcess(server.inProcessName())) {
+        try (ComputeServer server = ComputeServer.builder()
+                        .dataDir(dataDir)
+                        .port(0)
+                        .auth(Authentication.Mode.NONE)
+                        .build()
+                        .start();
+                SandboxClient client = transport.equals("tcp")
+                        ? SandboxClient.connect("localhost:" + server.port().orElseThrow())
+                        : SandboxClient.inProcess(server.inProcessName())) {
             Sandbox sandbox = client.create();
             SandboxFiles files = sandbox.files();
             MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
@@ -65,7 +70,9 @@ class LargeFileTransferTest {
                 assertThat(files.stat("/big/one-gigabyte.bin").size()).isEqualTo(SIZE);
 
                 ExecResult inSandbox = sandbox.exec(Command.of("sha256sum", "/big/one-gigabyte.bin"));
-                assertThat(inSandbox.stdoutText().split(" ")[0]).as("the file in the sandbox").isEqualTo(sentHash);
+                assertThat(inSandbox.stdoutText().split(" ")[0])
+                        .as("the file in the sandbox")
+                        .isEqualTo(sentHash);
 
                 MessageDigest received = MessageDigest.getInstance("SHA-256");
                 long downloadStart = System.nanoTime();
@@ -75,17 +82,29 @@ class LargeFileTransferTest {
                 }
                 double downloadSeconds = (System.nanoTime() - downloadStart) / 1e9;
                 assertThat(downloaded).isEqualTo(SIZE);
-                assertThat(HexFormat.of().formatHex(received.digest())).as("the bytes downloaded").isEqualTo(sentHash);
+                assertThat(HexFormat.of().formatHex(received.digest()))
+                        .as("the bytes downloaded")
+                        .isEqualTo(sentHash);
 
                 System.gc();
                 long heapAfter = memory.getHeapMemoryUsage().getUsed();
-                System.out.printf(transport + ": 1 GiB upload %.1f s (%.0f MB/s), download %.1f s (%.0f MB/s); heap used before "
+                System.out.printf(
+                        transport + ": 1 GiB upload %.1f s (%.0f MB/s), download %.1f s (%.0f MB/s); heap used before "
                                 + "%d MB, after %d MB, peak sampled %d MB, max %d MB%n",
-                        uploadSeconds, SIZE / 1e6 / uploadSeconds, downloadSeconds, SIZE / 1e6 / downloadSeconds,
-                        heapBefore >> 20, heapAfter >> 20, sampler.peak.get() >> 20,
+                        uploadSeconds,
+                        SIZE / 1e6 / uploadSeconds,
+                        downloadSeconds,
+                        SIZE / 1e6 / downloadSeconds,
+                        heapBefore >> 20,
+                        heapAfter >> 20,
+                        sampler.peak.get() >> 20,
                         memory.getHeapMemoryUsage().getMax() >> 20);
-                assertThat(heapAfter - heapBefore).as("heap retained by the transfers").isLessThan(64L << 20);
-                assertThat(sampler.peak.get()).as("peak heap while 1 GiB went through").isLessThan(SIZE / 2);
+                assertThat(heapAfter - heapBefore)
+                        .as("heap retained by the transfers")
+                        .isLessThan(64L << 20);
+                assertThat(sampler.peak.get())
+                        .as("peak heap while 1 GiB went through")
+                        .isLessThan(SIZE / 2);
             } finally {
                 sampler.stop.set(true);
                 sampler.join();

@@ -38,9 +38,10 @@ class SandboxFilesHelpersTest {
     @Test
     void messagesShowControlCharactersEscaped() {
         assertThat(FilePaths.quote("a\nb\t'c'")).isEqualTo("'a\\nb\\t\\'c\\''");
-        SandboxFileException e = FileFailures.failure("read", "new\nline", 1,
-                "cat: './new\nline': No such file or directory\n");
-        assertThat(e).isInstanceOf(FileNotFoundInSandboxException.class)
+        SandboxFileException e =
+                FileFailures.failure("read", "new\nline", 1, "cat: './new\nline': No such file or directory\n");
+        assertThat(e)
+                .isInstanceOf(FileNotFoundInSandboxException.class)
                 .hasMessage("NOT_FOUND: cannot read 'new\\nline': no such file or directory");
         assertThat(e.path()).isEqualTo("new\nline");
     }
@@ -48,9 +49,11 @@ class SandboxFilesHelpersTest {
     @Test
     void failuresAreClassifiedByTheSystemsErrorText() {
         assertThat(FileFailures.failure("write", "/usr/x", 2, "sh: 1: cannot create /usr/x: Read-only file system"))
-                .isInstanceOf(FileAccessDeniedException.class).hasMessageEndingWith("read-only file system");
+                .isInstanceOf(FileAccessDeniedException.class)
+                .hasMessageEndingWith("read-only file system");
         assertThat(FileFailures.failure("remove", "/d", 1, "rmdir: failed to remove '/d': Directory not empty"))
-                .isExactlyInstanceOf(SandboxFileException.class).hasMessageEndingWith("the directory is not empty");
+                .isExactlyInstanceOf(SandboxFileException.class)
+                .hasMessageEndingWith("the directory is not empty");
         assertThat(FileFailures.failure("write", "/f", 1, "cat: write error: No space left on device"))
                 .hasMessageEndingWith("no space left on device");
         assertThat(FileFailures.failure("list", "/d", 127, "sh: 1: find: not found"))

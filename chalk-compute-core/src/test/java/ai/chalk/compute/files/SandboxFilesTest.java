@@ -110,7 +110,8 @@ class SandboxFilesTest {
         files.writeText("relative/note.txt", "here");
         assertThat(sh("cat /workspace/relative/note.txt")).isEqualTo("here");
         assertThat(files.readText("relative/note.txt")).isEqualTo("here");
-        assertThat(files.list("relative")).extracting(FileEntry::name, FileEntry::path)
+        assertThat(files.list("relative"))
+                .extracting(FileEntry::name, FileEntry::path)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("note.txt", "relative/note.txt"));
         assertThat(files.exists("relative/note.txt")).isTrue();
         assertThat(files.stat("relative/note.txt").path()).isEqualTo("relative/note.txt");
@@ -128,7 +129,8 @@ class SandboxFilesTest {
         sh("ln -s a.txt /tree/link && ln -s nowhere /tree/dangling && mkfifo /tree/pipe && chmod 1777 /tree/sub");
 
         List<FileEntry> entries = files.list("/tree");
-        assertThat(entries).extracting(FileEntry::name)
+        assertThat(entries)
+                .extracting(FileEntry::name)
                 .containsExactly("a.txt", "b.txt", "dangling", "link", "pipe", "sub");
         FileEntry b = entries.get(1);
         assertThat(b.path()).isEqualTo("/tree/b.txt");
@@ -136,8 +138,12 @@ class SandboxFilesTest {
         assertThat(b.isFile()).isTrue();
         assertThat(b.size()).isEqualTo(3);
         assertThat(b.mode()).isEqualTo(0644);
-        assertThat(b.permissions()).containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ,
-                PosixFilePermission.OWNER_WRITE, PosixFilePermission.GROUP_READ, PosixFilePermission.OTHERS_READ);
+        assertThat(b.permissions())
+                .containsExactlyInAnyOrder(
+                        PosixFilePermission.OWNER_READ,
+                        PosixFilePermission.OWNER_WRITE,
+                        PosixFilePermission.GROUP_READ,
+                        PosixFilePermission.OTHERS_READ);
         assertThat(b.modified()).isBetween(before, Instant.now().plusSeconds(5));
         assertThat(b.symlinkTarget()).isEmpty();
         assertThat(entries.get(3).type()).isEqualTo(FileType.SYMLINK);
@@ -162,7 +168,9 @@ class SandboxFilesTest {
 
         assertThat(files.exists("/tree/a.txt")).isTrue();
         assertThat(files.exists("/tree/sub")).isTrue();
-        assertThat(files.exists("/tree/dangling")).as("a dangling link is still there").isTrue();
+        assertThat(files.exists("/tree/dangling"))
+                .as("a dangling link is still there")
+                .isTrue();
         assertThat(files.exists("/tree/missing")).isFalse();
         assertThat(files.exists("/tree/a.txt/below-a-file")).isFalse();
         assertThat(files.exists("/no/such/dir")).isFalse();
@@ -184,8 +192,8 @@ class SandboxFilesTest {
                 .isInstanceOf(SandboxFileException.class)
                 .hasMessageContaining("'/tree/sub2'")
                 .hasMessageContaining("not empty")
-                .satisfies(e -> assertThat(((SandboxFileException) e).statusCode())
-                        .isEqualTo(Status.Code.FAILED_PRECONDITION));
+                .satisfies(e ->
+                        assertThat(((SandboxFileException) e).statusCode()).isEqualTo(Status.Code.FAILED_PRECONDITION));
         files.remove("/tree/sub2", true);
         files.remove("/tree/sublink");
         files.remove("/tree/pipe");
@@ -196,10 +204,29 @@ class SandboxFilesTest {
 
     @Test
     void oddFileNamesWork() {
-        List<String> names = List.of("with space.txt", "quote'single", "quote\"double", "new\nline",
-                "-leading-dash", "--", "-rf", "!", "(", "$(touch pwned)", "`touch pwned`", "star*", "back\\slash",
-                "tab\tname", "ünïcødé ✓.txt", "semi;colon&amp|pipe>redir<", " leading space", "trailing space ",
-                ".hidden", "~tilde", "%s%n%x", "\\0");
+        List<String> names = List.of(
+                "with space.txt",
+                "quote'single",
+                "quote\"double",
+                "new\nline",
+                "-leading-dash",
+                "--",
+                "-rf",
+                "!",
+                "(",
+                "$(touch pwned)",
+                "`touch pwned`",
+                "star*",
+                "back\\slash",
+                "tab\tname",
+                "ünïcødé ✓.txt",
+                "semi;colon&amp|pipe>redir<",
+                " leading space",
+                "trailing space ",
+                ".hidden",
+                "~tilde",
+                "%s%n%x",
+                "\\0");
         String dir = "odd dir/sub\nline";
         for (String name : names) {
             files.writeText(dir + "/" + name, "content of " + name);
@@ -225,7 +252,9 @@ class SandboxFilesTest {
         }
         assertThat(files.list(dir + "/moved")).isEmpty();
         files.remove("odd dir", true);
-        assertThat(sh("find / -xdev -name pwned 2>/dev/null; true")).as("nothing in a name was run").isEmpty();
+        assertThat(sh("find / -xdev -name pwned 2>/dev/null; true"))
+                .as("nothing in a name was run")
+                .isEmpty();
     }
 
     // ---- errors ----
@@ -273,14 +302,15 @@ class SandboxFilesTest {
         assertThatThrownBy(() -> files.readText("/etc/shadow"))
                 .isInstanceOf(FileAccessDeniedException.class)
                 .hasMessage("PERMISSION_DENIED: cannot read '/etc/shadow': permission denied")
-                .satisfies(e -> assertThat(((FileAccessDeniedException) e).stderr()).contains("Permission denied"));
+                .satisfies(e ->
+                        assertThat(((FileAccessDeniedException) e).stderr()).contains("Permission denied"));
         // the sandbox's root has no capabilities, so mode 000 locks even its own files
         sh("mkdir -p /locked && echo secret > /locked/file && chmod 000 /locked/file");
         assertThatThrownBy(() -> files.readText("/locked/file"))
                 .isInstanceOf(FileAccessDeniedException.class)
                 .hasMessage("PERMISSION_DENIED: cannot read '/locked/file': permission denied")
-                .satisfies(e -> assertThat(((SandboxFileException) e).statusCode())
-                        .isEqualTo(Status.Code.PERMISSION_DENIED));
+                .satisfies(e ->
+                        assertThat(((SandboxFileException) e).statusCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
         assertThatThrownBy(() -> files.download("/locked/file", new ByteArrayOutputStream()))
                 .isInstanceOf(FileAccessDeniedException.class);
         sh("chmod 000 /locked");
@@ -319,7 +349,9 @@ class SandboxFilesTest {
                 .isInstanceOf(WrongFileTypeException.class)
                 .hasMessageContaining("'/types/file'")
                 .hasMessageContaining("'/types/dir/../dir'");
-        assertThat(files.readText("/types/file")).as("a failed move changes nothing").isEqualTo("x");
+        assertThat(files.readText("/types/file"))
+                .as("a failed move changes nothing")
+                .isEqualTo("x");
     }
 
     @Test
@@ -345,9 +377,11 @@ class SandboxFilesTest {
 
         // an exact multiple of the chunk size, and an empty stream
         byte[] exact = java.util.Arrays.copyOf(data, 2 * FileTransfer.CHUNK);
-        assertThat(files.upload(new java.io.ByteArrayInputStream(exact), "/transfer/exact.bin")).isEqualTo(exact.length);
+        assertThat(files.upload(new java.io.ByteArrayInputStream(exact), "/transfer/exact.bin"))
+                .isEqualTo(exact.length);
         assertThat(files.readBytes("/transfer/exact.bin")).isEqualTo(exact);
-        assertThat(files.upload(java.io.InputStream.nullInputStream(), "/transfer/empty.bin")).isZero();
+        assertThat(files.upload(java.io.InputStream.nullInputStream(), "/transfer/empty.bin"))
+                .isZero();
         assertThat(files.stat("/transfer/empty.bin").size()).isZero();
 
         // a failed download leaves no local file behind, and keeps an existing one intact
@@ -372,15 +406,17 @@ class SandboxFilesTest {
     @Test
     void aTimeoutStopsAnEndlessTransfer() {
         long start = System.nanoTime();
-        assertThatThrownBy(() -> files.withTimeout(Duration.ofSeconds(1))
-                .download("/dev/zero", OutputStream.nullOutputStream()))
+        assertThatThrownBy(() ->
+                        files.withTimeout(Duration.ofSeconds(1)).download("/dev/zero", OutputStream.nullOutputStream()))
                 .isInstanceOf(ExecTimeoutException.class);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
     }
 
     static String sha256(byte[] data) {
         try {
-            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(data));
+            return java.util.HexFormat.of()
+                    .formatHex(
+                            java.security.MessageDigest.getInstance("SHA-256").digest(data));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

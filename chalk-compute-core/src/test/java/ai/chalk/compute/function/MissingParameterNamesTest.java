@@ -27,7 +27,10 @@ class MissingParameterNamesTest {
                     public static int add(int a, int b) { return a + b; }
                 }
                 """);
-        assertThat(type.getMethod("add", int.class, int.class).getParameters()[0].isNamePresent()).isFalse();
+        assertThat(type.getMethod("add", int.class, int.class)
+                        .getParameters()[0]
+                        .isNamePresent())
+                .isFalse();
 
         assertThatThrownBy(() -> new FunctionRegistry().register(type))
                 .isExactlyInstanceOf(FunctionSignatureException.class)
@@ -59,12 +62,22 @@ class MissingParameterNamesTest {
         Path file = dir.resolve("gen").resolve(name + ".java");
         Files.createDirectories(file.getParent());
         Files.writeString(file, source);
-        String sdkClasses = new File(ChalkFunction.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getPath();
+        String sdkClasses = new File(ChalkFunction.class
+                        .getProtectionDomain()
+                        .getCodeSource()
+                        .getLocation()
+                        .toURI())
+                .getPath();
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-        int status = javac.run(null, null, null, List.of("-classpath", sdkClasses, "-d", dir.toString(),
-                file.toString()).toArray(String[]::new));
+        int status = javac.run(
+                null,
+                null,
+                null,
+                List.of("-classpath", sdkClasses, "-d", dir.toString(), file.toString())
+                        .toArray(String[]::new));
         assertThat(status).as("javac exit status").isZero();
-        URLClassLoader loader = new URLClassLoader(new URL[] {dir.toUri().toURL()}, getClass().getClassLoader());
+        URLClassLoader loader =
+                new URLClassLoader(new URL[] {dir.toUri().toURL()}, getClass().getClassLoader());
         return loader.loadClass("gen." + name);
     }
 }

@@ -72,15 +72,17 @@ class SandboxHandleTest {
     @Test
     void optionalAndListResultsAndSandboxArgumentsWork() {
         RegisteredFunction maybe = registry.get("maybeProvision");
-        List<Object> maybes = maybe.payloads().decodeResults(maybe.call(maybe.payloads().encodeBatch(
-                List.of(new Object[] {true}, new Object[] {false}))), DecodeContext.of(callerClient));
+        List<Object> maybes = maybe.payloads()
+                .decodeResults(
+                        maybe.call(maybe.payloads().encodeBatch(List.of(new Object[] {true}, new Object[] {false}))),
+                        DecodeContext.of(callerClient));
         assertThat(maybes.get(1)).isEqualTo(Optional.empty());
         Sandbox single = ((Optional<?>) maybes.get(0)).map(Sandbox.class::cast).orElseThrow();
 
         RegisteredFunction many = registry.get("provisionMany");
         @SuppressWarnings("unchecked")
-        List<Sandbox> sandboxes = (List<Sandbox>) many.payloads().decodeResult(
-                many.call(many.payloads().encodeCall(2)), DecodeContext.of(callerClient));
+        List<Sandbox> sandboxes = (List<Sandbox>)
+                many.payloads().decodeResult(many.call(many.payloads().encodeCall(2)), DecodeContext.of(callerClient));
         assertThat(sandboxes).hasSize(2);
         assertThat(many.payloads().decodeResult(many.call(many.payloads().encodeCall(0)), DecodeContext.empty()))
                 .isEqualTo(List.of());
@@ -88,7 +90,8 @@ class SandboxHandleTest {
         RegisteredFunction run = registry.get("run");
         try {
             byte[] call = run.payloads().encodeCall(sandboxes.get(1), "hello from the caller");
-            assertThat(run.payloads().decodeResult(run.call(call, DecodeContext.of(workerClient)), DecodeContext.empty()))
+            assertThat(run.payloads()
+                            .decodeResult(run.call(call, DecodeContext.of(workerClient)), DecodeContext.empty()))
                     .isEqualTo("hello from the caller");
         } finally {
             single.terminate();
@@ -103,8 +106,9 @@ class SandboxHandleTest {
         try {
             assertThatThrownBy(() -> provision.payloads().decodeResult(result, DecodeContext.empty()))
                     .isInstanceOf(ArrowPayloadException.class)
-                    .hasMessage("row 0, column 'output': a SandboxClient is needed to rebuild a Sandbox handle: decode "
-                            + "with a DecodeContext that holds one (DecodeContext.empty().with(SandboxClient.class, ...))");
+                    .hasMessage(
+                            "row 0, column 'output': a SandboxClient is needed to rebuild a Sandbox handle: decode "
+                                    + "with a DecodeContext that holds one (DecodeContext.empty().with(SandboxClient.class, ...))");
         } finally {
             ((Sandbox) provision.payloads().decodeResult(result, DecodeContext.of(callerClient))).terminate();
         }

@@ -38,6 +38,7 @@ class GitCredentialsTest {
     static final String USER = "agent";
     /** Characters that would break naive quoting, and an '@' that would break a URL. */
     static final String PASSWORD = "s3cr3t p@ss'\"$word;`x`&|<>";
+
     static final String URL = "http://127.0.0.1:8418/private.git";
 
     /** The git server: {@code git http-backend} behind basic authentication; prints READY when listening. */
@@ -153,14 +154,17 @@ class GitCredentialsTest {
                 git remote add origin /srv/git/private.git && git push -q origin main
                 """);
         httpServer = sandbox.execStart(Command.of("python3", "/srv/git-http-server.py", "/srv/git", "8418")
-                .env("GIT_HTTP_USER", USER).env("GIT_HTTP_PASSWORD", PASSWORD));
+                .env("GIT_HTTP_USER", USER)
+                .env("GIT_HTTP_PASSWORD", PASSWORD));
         Iterator<ExecEvent> events = httpServer.output().iterator();
         StringBuilder output = new StringBuilder();
         while (!output.toString().contains("READY")) {
             assertThat(events.hasNext()).as("the git server starts: %s", output).isTrue();
             ExecEvent event = events.next();
-            output.append(event.stdoutText() != null ? event.stdoutText()
-                    : event.stderrText() != null ? event.stderrText() : "");
+            output.append(
+                    event.stdoutText() != null
+                            ? event.stdoutText()
+                            : event.stderrText() != null ? event.stderrText() : "");
         }
     }
 
@@ -197,7 +201,9 @@ class GitCredentialsTest {
         assertThat(error.getMessage()).doesNotContain(PASSWORD).doesNotContain("p@ss");
         assertThat(error.stderr()).doesNotContain(PASSWORD).doesNotContain("p@ss");
         assertThat(error.stdout()).doesNotContain(PASSWORD).doesNotContain("p@ss");
-        assertThat(String.join(" ", error.command())).doesNotContain(PASSWORD).doesNotContain("p@ss")
+        assertThat(String.join(" ", error.command()))
+                .doesNotContain(PASSWORD)
+                .doesNotContain("p@ss")
                 .doesNotContain("p%40ss");
     }
 
@@ -219,7 +225,8 @@ class GitCredentialsTest {
                 .satisfies(e -> {
                     GitException error = (GitException) e;
                     assertNoPasswordIn(error);
-                    assertThat(error.command()).containsExactly("git", "clone", "-q", "--depth", "1", "--", URL, "wrong");
+                    assertThat(error.command())
+                            .containsExactly("git", "clone", "-q", "--depth", "1", "--", URL, "wrong");
                 });
         assertThat(sandbox.files().exists("wrong")).isFalse();
     }
@@ -231,11 +238,17 @@ class GitCredentialsTest {
 
         // the remote URL is unchanged and the password is stored nowhere: repository, config, home
         assertThat(git.remoteGet("repo", "origin")).isEqualTo(URL);
-        assertThat(sandbox.files().readText("repo/.git/config")).doesNotContain(PASSWORD).doesNotContain(USER);
-        assertThat(sandbox.exec(Command.of("git", "config", "--list", "--show-origin").workdir("/workspace/repo"))
-                .stdoutText()).doesNotContain(PASSWORD).doesNotContain(USER);
+        assertThat(sandbox.files().readText("repo/.git/config"))
+                .doesNotContain(PASSWORD)
+                .doesNotContain(USER);
+        assertThat(sandbox.exec(Command.of("git", "config", "--list", "--show-origin")
+                                .workdir("/workspace/repo"))
+                        .stdoutText())
+                .doesNotContain(PASSWORD)
+                .doesNotContain(USER);
         assertThat(sandbox.exec(Command.of("git", "config", "--local", "--list").workdir("/workspace/repo"))
-                .stdoutText()).doesNotContain("credential");
+                        .stdoutText())
+                .doesNotContain("credential");
         assertThat(passwordStoredUnder("/workspace")).isFalse();
         assertThat(passwordStoredUnder("/root")).isFalse();
         assertThat(sandbox.files().exists("/root/.git-credentials")).isFalse();
@@ -262,19 +275,21 @@ class GitCredentialsTest {
         authenticated.push("repo");
         assertThat(sh("git -C /srv/git/private.git rev-parse main").strip()).isEqualTo(commit);
 
-        assertThat(passwordStoredUnder("/workspace")).as("after fetch, pull and push").isFalse();
+        assertThat(passwordStoredUnder("/workspace"))
+                .as("after fetch, pull and push")
+                .isFalse();
         assertThat(passwordStoredUnder("/root")).isFalse();
     }
 
     @Test
     void thePasswordIsNeverOnACommandLine() throws Exception {
         // clone through a slow path of the server, and look at every command line in the sandbox meanwhile
-        var clone = java.util.concurrent.CompletableFuture.runAsync(() -> git.withCredentials(USER, PASSWORD)
-                .clone("http://127.0.0.1:8418/slow/private.git", "watched"));
+        var clone = java.util.concurrent.CompletableFuture.runAsync(
+                () -> git.withCredentials(USER, PASSWORD).clone("http://127.0.0.1:8418/slow/private.git", "watched"));
         boolean sawGit = false;
         while (!clone.isDone()) {
-            ExecResult scan = sandbox.exec(Command.shell(
-                    "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\"; echo; done 2>/dev/null"));
+            ExecResult scan = sandbox.exec(
+                    Command.shell("for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\"; echo; done 2>/dev/null"));
             assertThat(scan.stdoutText()).doesNotContain(PASSWORD).doesNotContain("p@ss");
             sawGit |= scan.stdoutText().contains("slow/private.git");
             Thread.sleep(100);

@@ -103,8 +103,11 @@ class SandboxGitTest {
 
     /** Another developer pushes a commit to origin's main; returns its id. */
     String seedPushes(String message) {
-        sh(SEED_IDENTITY + "set -e; cd /srv/seed; git pull -q --ff-only origin main; echo \"$1\" >> seed.txt; git add seed.txt; git commit -qm \"$1\"; "
-                + "git push -q origin main", message);
+        sh(
+                SEED_IDENTITY
+                        + "set -e; cd /srv/seed; git pull -q --ff-only origin main; echo \"$1\" >> seed.txt; git add seed.txt; git commit -qm \"$1\"; "
+                        + "git push -q origin main",
+                message);
         return rev("/srv/seed", "HEAD");
     }
 
@@ -123,7 +126,8 @@ class SandboxGitTest {
         assertThat(status.isClean()).isTrue();
         assertThat(commitCount("repo")).isEqualTo(1);
         assertThat(sh("git -C repo rev-parse --is-shallow-repository").strip()).isEqualTo("true");
-        assertThat(sandbox.files().readText("/workspace/repo/a.txt")).as("relative to the working directory")
+        assertThat(sandbox.files().readText("/workspace/repo/a.txt"))
+                .as("relative to the working directory")
                 .isEqualTo("one\ntwo\nthree\n");
     }
 
@@ -164,7 +168,8 @@ class SandboxGitTest {
 
     @Test
     void aFailedCloneRaisesGitExceptionAndLeavesNoDirectory() {
-        assertThatThrownBy(() -> git.clone(CloneOptions.of(ORIGIN, "bad-commit").commitId("0123456789abcdef0123456789abcdef01234567")))
+        assertThatThrownBy(() -> git.clone(
+                        CloneOptions.of(ORIGIN, "bad-commit").commitId("0123456789abcdef0123456789abcdef01234567")))
                 .isInstanceOf(GitException.class)
                 .hasMessageContaining("0123456789abcdef0123456789abcdef01234567");
         assertThat(sandbox.files().exists("bad-commit")).isFalse();
@@ -173,8 +178,9 @@ class SandboxGitTest {
                 .isInstanceOf(GitException.class)
                 .satisfies(e -> {
                     GitException error = (GitException) e;
-                    assertThat(error.command()).containsExactly("git", "clone", "-q", "--depth", "1", "--",
-                            "file:///srv/missing.git", "missing");
+                    assertThat(error.command())
+                            .containsExactly(
+                                    "git", "clone", "-q", "--depth", "1", "--", "file:///srv/missing.git", "missing");
                     assertThat(error.exitCode()).isEqualTo(128);
                     assertThat(error.stderr()).contains("does not appear to be a git repository");
                     assertThat(error.timedOut()).isFalse();
@@ -187,7 +193,9 @@ class SandboxGitTest {
         assertThatThrownBy(() -> git.clone(ORIGIN, "twice"))
                 .isInstanceOf(GitException.class)
                 .hasMessageContaining("already exists");
-        assertThat(sandbox.files().exists("twice/a.txt")).as("an existing clone is kept").isTrue();
+        assertThat(sandbox.files().exists("twice/a.txt"))
+                .as("an existing clone is kept")
+                .isTrue();
     }
 
     // ---- status ----
@@ -208,11 +216,13 @@ class SandboxGitTest {
                 """);
         GitStatus status = git.status("repo");
         assertThat(status.currentBranch()).contains("main");
-        assertThat(status.staged()).containsExactlyInAnyOrder(
-                new GitFileChange("staged.txt", GitFileChange.Kind.ADDED, java.util.Optional.empty()),
-                new GitFileChange("new name.txt", GitFileChange.Kind.RENAMED, java.util.Optional.of("old name.txt")));
-        assertThat(status.unstaged()).containsExactly(
-                new GitFileChange("a.txt", GitFileChange.Kind.MODIFIED, java.util.Optional.empty()));
+        assertThat(status.staged())
+                .containsExactlyInAnyOrder(
+                        new GitFileChange("staged.txt", GitFileChange.Kind.ADDED, java.util.Optional.empty()),
+                        new GitFileChange(
+                                "new name.txt", GitFileChange.Kind.RENAMED, java.util.Optional.of("old name.txt")));
+        assertThat(status.unstaged())
+                .containsExactly(new GitFileChange("a.txt", GitFileChange.Kind.MODIFIED, java.util.Optional.empty()));
         assertThat(status.untracked()).containsExactly("un tracked/file one.txt");
         assertThat(status.conflicted()).isEmpty();
         assertThat(status.isClean()).isFalse();
@@ -255,12 +265,14 @@ class SandboxGitTest {
         git.clone(CloneOptions.of(ORIGIN, "repo").fullHistory());
         git.configureUser("repo", "Agent", "agent@example.com");
         String main = rev("repo", "HEAD");
-        assertThat(git.branches("repo")).containsExactly(
-                new GitBranch("main", true, main, java.util.Optional.of("origin/main")));
+        assertThat(git.branches("repo"))
+                .containsExactly(new GitBranch("main", true, main, java.util.Optional.of("origin/main")));
 
         git.createBranch("repo", "feature");
         git.createBranch("repo", "older", "HEAD~2");
-        assertThat(git.status("repo").currentBranch()).as("creating does not check out").contains("main");
+        assertThat(git.status("repo").currentBranch())
+                .as("creating does not check out")
+                .contains("main");
         git.checkoutBranch("repo", "feature");
         assertThat(git.status("repo").currentBranch()).contains("feature");
         sh("cd repo && echo f > feature.txt");
@@ -268,7 +280,8 @@ class SandboxGitTest {
         String featureCommit = git.commit("repo", "feature work");
         assertThat(featureCommit).isEqualTo(rev("repo", "HEAD")).hasSize(40);
 
-        assertThat(git.branches("repo")).extracting(GitBranch::name, GitBranch::current, GitBranch::commit)
+        assertThat(git.branches("repo"))
+                .extracting(GitBranch::name, GitBranch::current, GitBranch::commit)
                 .containsExactly(
                         org.assertj.core.groups.Tuple.tuple("feature", true, featureCommit),
                         org.assertj.core.groups.Tuple.tuple("main", false, main),
@@ -286,11 +299,14 @@ class SandboxGitTest {
 
         // a branch only the remote has becomes a local branch tracking it
         git.checkoutBranch("repo", "dev");
-        assertThat(git.branches("repo")).filteredOn(GitBranch::current)
-                .containsExactly(new GitBranch("dev", true, rev("repo", "origin/dev"), java.util.Optional.of("origin/dev")));
+        assertThat(git.branches("repo"))
+                .filteredOn(GitBranch::current)
+                .containsExactly(
+                        new GitBranch("dev", true, rev("repo", "origin/dev"), java.util.Optional.of("origin/dev")));
 
         assertThatThrownBy(() -> git.checkoutBranch("repo", "no-such-branch")).isInstanceOf(GitException.class);
-        assertThatThrownBy(() -> git.createBranch("repo", "dev")).isInstanceOf(GitException.class)
+        assertThatThrownBy(() -> git.createBranch("repo", "dev"))
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("already exists");
         assertThatThrownBy(() -> git.createBranch("repo", "-D")).isInstanceOf(IllegalArgumentException.class);
     }
@@ -369,7 +385,9 @@ class SandboxGitTest {
         GitStatus afterReset = git.status("repo");
         assertThat(afterReset.staged()).isEmpty();
         assertThat(afterReset.unstaged()).extracting(GitFileChange::path).containsExactly("a.txt");
-        assertThat(files.readText("repo/a.txt")).as("a mixed reset keeps the change").isEqualTo("staged change\n");
+        assertThat(files.readText("repo/a.txt"))
+                .as("a mixed reset keeps the change")
+                .isEqualTo("staged change\n");
 
         git.add("repo", "a.txt");
         git.restore("repo", RestoreOptions.files("a.txt").staged(true));
@@ -391,9 +409,11 @@ class SandboxGitTest {
         assertThat(git.status("repo").isClean()).isTrue();
         assertThat(git.status("repo").behind()).isEqualTo(OptionalInt.of(2));
 
-        assertThatThrownBy(() -> git.restore("repo", "not-tracked.txt")).isInstanceOf(GitException.class)
+        assertThatThrownBy(() -> git.restore("repo", "not-tracked.txt"))
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("did not match");
-        assertThatThrownBy(() -> git.reset("repo", ResetMode.HARD, "no-such-commit")).isInstanceOf(GitException.class);
+        assertThatThrownBy(() -> git.reset("repo", ResetMode.HARD, "no-such-commit"))
+                .isInstanceOf(GitException.class);
     }
 
     // ---- remotes and config ----
@@ -405,11 +425,13 @@ class SandboxGitTest {
         git.remoteAdd("cfg", "origin", ORIGIN);
         git.remoteAdd("cfg", "upstream", "https://example.com/team/project.git");
         assertThat(git.remoteGet("cfg", "origin")).isEqualTo(ORIGIN);
-        assertThat(git.remotes("cfg")).containsExactly(entry("origin", ORIGIN),
-                entry("upstream", "https://example.com/team/project.git"));
-        assertThatThrownBy(() -> git.remoteGet("cfg", "nope")).isInstanceOf(GitException.class)
+        assertThat(git.remotes("cfg"))
+                .containsExactly(entry("origin", ORIGIN), entry("upstream", "https://example.com/team/project.git"));
+        assertThatThrownBy(() -> git.remoteGet("cfg", "nope"))
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("No such remote");
-        assertThatThrownBy(() -> git.remoteAdd("cfg", "origin", ORIGIN)).isInstanceOf(GitException.class)
+        assertThatThrownBy(() -> git.remoteAdd("cfg", "origin", ORIGIN))
+                .isInstanceOf(GitException.class)
                 .hasMessageContaining("already exists");
 
         assertThat(git.getConfig("cfg", "pull.rebase")).isEmpty();
@@ -425,7 +447,9 @@ class SandboxGitTest {
         // only that repository changed: not the sandbox user's configuration, not other repositories
         git.init("other");
         assertThat(git.getConfig("other", "user.name")).isEmpty();
-        assertThat(sandbox.exec("git", "config", "--global", "--get", "user.name").success()).isFalse();
+        assertThat(sandbox.exec("git", "config", "--global", "--get", "user.name")
+                        .success())
+                .isFalse();
         assertThat(sandbox.files().exists("/root/.gitconfig")).isFalse();
 
         assertThatThrownBy(() -> git.getConfig("cfg", "not a key")).isInstanceOf(GitException.class);
@@ -470,7 +494,8 @@ class SandboxGitTest {
                 });
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
         // quick commands are unaffected by the same timeout
-        assertThat(git.withTimeout(Duration.ofSeconds(5)).status("repo").currentBranch()).contains("main");
+        assertThat(git.withTimeout(Duration.ofSeconds(5)).status("repo").currentBranch())
+                .contains("main");
     }
 
     @Test
@@ -479,7 +504,8 @@ class SandboxGitTest {
         assertThatThrownBy(() -> git.status("")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> git.withTimeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> CloneOptions.of(ORIGIN, "x").depth(-1)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> git.withCredentials("user", "two\nlines")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> git.withCredentials("user", "two\nlines"))
+                .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> git.add("repo")).isInstanceOf(IllegalArgumentException.class);
     }
 }

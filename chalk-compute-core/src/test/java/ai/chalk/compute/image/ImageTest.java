@@ -27,17 +27,20 @@ class ImageTest {
         ImageSpec spec = Image.sandbox().toSpec();
         assertThat(spec.getBaseImage()).isEqualTo("python:3.14-slim-trixie");
         assertThat(spec.getWorkdir()).isEqualTo("/workspace");
-        assertThat(spec.getStepsList()).singleElement().satisfies(step ->
-                assertThat(step.getRunCommands().getCommandsList()).containsExactly(
-                        "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y"
+        assertThat(spec.getStepsList())
+                .singleElement()
+                .satisfies(step -> assertThat(step.getRunCommands().getCommandsList())
+                        .containsExactly("apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y"
                                 + " --no-install-recommends git ca-certificates openssh-client"));
     }
 
     @Test
     void aptInstallQuotesPackagesForTheShell() {
-        ImageSpec spec = Image.base("debian:trixie").aptInstall(List.of("curl=8.5.0-2", "a b", "it's", "")).toSpec();
-        assertThat(spec.getSteps(0).getRunCommands().getCommands(0)).endsWith(
-                "--no-install-recommends curl=8.5.0-2 'a b' 'it'\"'\"'s' ''");
+        ImageSpec spec = Image.base("debian:trixie")
+                .aptInstall(List.of("curl=8.5.0-2", "a b", "it's", ""))
+                .toSpec();
+        assertThat(spec.getSteps(0).getRunCommands().getCommands(0))
+                .endsWith("--no-install-recommends curl=8.5.0-2 'a b' 'it'\"'\"'s' ''");
     }
 
     @Test
@@ -63,11 +66,18 @@ class ImageTest {
                 .entrypoint(List.of("/app/entry.sh"))
                 .cmd(List.of("serve"))
                 .toSpec();
-        assertThat(spec.getStepsList()).extracting(BuildStep::getStepCase).containsExactly(
-                BuildStep.StepCase.PIP_INSTALL, BuildStep.StepCase.RUN_COMMANDS, BuildStep.StepCase.RUN_COMMANDS,
-                BuildStep.StepCase.ADD_FILE, BuildStep.StepCase.ADD_FILE, BuildStep.StepCase.DOCKERFILE_COMMANDS);
+        assertThat(spec.getStepsList())
+                .extracting(BuildStep::getStepCase)
+                .containsExactly(
+                        BuildStep.StepCase.PIP_INSTALL,
+                        BuildStep.StepCase.RUN_COMMANDS,
+                        BuildStep.StepCase.RUN_COMMANDS,
+                        BuildStep.StepCase.ADD_FILE,
+                        BuildStep.StepCase.ADD_FILE,
+                        BuildStep.StepCase.DOCKERFILE_COMMANDS);
         assertThat(spec.getSteps(0).getPipInstall().getPackagesList()).containsExactly("requests", "flask");
-        assertThat(spec.getSteps(2).getRunCommands().getCommandsList()).containsExactly("mkdir -p /app/data", "touch /app/x");
+        assertThat(spec.getSteps(2).getRunCommands().getCommandsList())
+                .containsExactly("mkdir -p /app/data", "touch /app/x");
         var add = spec.getSteps(3).getAddFile();
         assertThat(add.getDestination()).isEqualTo("/app/entry.sh");
         assertThat(add.getContent().toString(StandardCharsets.UTF_8)).isEqualTo("#!/bin/sh\necho hi\n");
@@ -86,9 +96,11 @@ class ImageTest {
         Files.writeString(file, "a: 1\n");
         Image image = Image.debianSlim().addLocalFile(file, "/app/config.yaml");
         Files.writeString(file, "a: 2\n");
-        assertThat(image.toSpec().getSteps(0).getAddFile().getContent().toStringUtf8()).isEqualTo("a: 1\n");
+        assertThat(image.toSpec().getSteps(0).getAddFile().getContent().toStringUtf8())
+                .isEqualTo("a: 1\n");
         assertThatThrownBy(() -> Image.debianSlim().addLocalFile(dir.resolve("missing"), "/x"))
-                .isInstanceOf(UncheckedIOException.class).hasMessageContaining("missing");
+                .isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("missing");
     }
 
     @Test
@@ -104,7 +116,8 @@ class ImageTest {
         assertThat(api.steps()).hasSize(2);
         assertThat(worker.steps()).hasSize(2);
         assertThat(api.toSpec().getSteps(1).getPipInstall().getPackagesList()).containsExactly("flask");
-        assertThat(worker.toSpec().getSteps(1).getPipInstall().getPackagesList()).containsExactly("celery");
+        assertThat(worker.toSpec().getSteps(1).getPipInstall().getPackagesList())
+                .containsExactly("celery");
         assertThat(api.contentHash()).isNotEqualTo(worker.contentHash()).isNotEqualTo(baseHash);
         assertThatThrownBy(() -> base.steps().add(new ImageStep.PipInstall(List.of("x"))))
                 .isInstanceOf(UnsupportedOperationException.class);
@@ -128,17 +141,30 @@ class ImageTest {
         // pinned: the hash of a fixed image must not change between versions or JVMs
         assertThat(Image.base("alpine:3").runCommands("true").contentHash())
                 .isEqualTo(Image.base("alpine:3").runCommands("true").contentHash());
-        assertThat(Image.debianSlim().contentHash()).isEqualTo(sha256Hex(
-                ImageSpec.newBuilder().setBaseImage("python:3.14-slim-trixie").build().toByteArray()));
+        assertThat(Image.debianSlim().contentHash())
+                .isEqualTo(sha256Hex(ImageSpec.newBuilder()
+                        .setBaseImage("python:3.14-slim-trixie")
+                        .build()
+                        .toByteArray()));
     }
 
     @Test
     void contentHashChangesWithAnyContent() {
         Image base = Image.debianSlim();
-        assertThat(List.of(base, base.workdir("/a"), base.env("A", "1"), base.env("A", "2"), base.cmd(List.of("x")),
-                base.entrypoint(List.of("x")), base.runCommands("x"), base.pipInstall("x"),
-                base.dockerfileCommands(List.of("x")))
-                .stream().map(Image::contentHash).distinct()).hasSize(9);
+        assertThat(List.of(
+                                base,
+                                base.workdir("/a"),
+                                base.env("A", "1"),
+                                base.env("A", "2"),
+                                base.cmd(List.of("x")),
+                                base.entrypoint(List.of("x")),
+                                base.runCommands("x"),
+                                base.pipInstall("x"),
+                                base.dockerfileCommands(List.of("x")))
+                        .stream()
+                        .map(Image::contentHash)
+                        .distinct())
+                .hasSize(9);
     }
 
     @Test
@@ -155,11 +181,14 @@ class ImageTest {
 
     private static String sha256Hex(byte[] bytes) {
         try {
-            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+            return java.util.HexFormat.of()
+                    .formatHex(
+                            java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new AssertionError(e);
         }
     }
+
     @Test
     void fromDockerfileInlinesItsInstructionsAndChains(@TempDir Path dir) throws Exception {
         Path dockerfile = Files.writeString(dir.resolve("Dockerfile"), """
@@ -173,12 +202,14 @@ class ImageTest {
                 """);
         ImageSpec spec = Image.fromDockerfile(dockerfile).pipInstall("requests").toSpec();
         assertThat(spec.getBaseImage()).isEqualTo("debian:bookworm-slim");
-        assertThat(spec.getSteps(0).getDockerfileCommands().getCommandsList()).containsExactly(
-                "ARG VERSION=1", "RUN apt-get update &&  apt-get install -y curl", "ENV A=b", "EXPOSE 8080");
+        assertThat(spec.getSteps(0).getDockerfileCommands().getCommandsList())
+                .containsExactly(
+                        "ARG VERSION=1", "RUN apt-get update &&  apt-get install -y curl", "ENV A=b", "EXPOSE 8080");
         assertThat(spec.getSteps(1).getPipInstall().getPackagesList()).containsExactly("requests");
 
         Path multi = Files.writeString(dir.resolve("Multi"), "FROM a AS x\nFROM b\n");
-        assertThatThrownBy(() -> Image.fromDockerfile(multi)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Image.fromDockerfile(multi))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("multi-stage");
         Path copy = Files.writeString(dir.resolve("Copy"), "FROM a\nCOPY . /app\n");
         assertThatThrownBy(() -> Image.fromDockerfile(copy)).hasMessageContaining("addLocalDir");
@@ -188,13 +219,19 @@ class ImageTest {
 
     @Test
     void requirementsAreReadAndInlined(@TempDir Path dir) throws Exception {
-        Path requirements = Files.writeString(dir.resolve("requirements.txt"),
-                "# pinned\npandas==2.2.0\n\nnumpy>=1.26  # fast arrays\n");
-        assertThat(Image.debianSlim().pipInstallFromRequirements(requirements).toSpec().getSteps(0)
-                .getPipInstall().getPackagesList()).containsExactly("pandas==2.2.0", "numpy>=1.26");
+        Path requirements = Files.writeString(
+                dir.resolve("requirements.txt"), "# pinned\npandas==2.2.0\n\nnumpy>=1.26  # fast arrays\n");
+        assertThat(Image.debianSlim()
+                        .pipInstallFromRequirements(requirements)
+                        .toSpec()
+                        .getSteps(0)
+                        .getPipInstall()
+                        .getPackagesList())
+                .containsExactly("pandas==2.2.0", "numpy>=1.26");
         Path options = Files.writeString(dir.resolve("opts.txt"), "-r other.txt\n");
         assertThatThrownBy(() -> Image.debianSlim().pipInstallFromRequirements(options))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-r other.txt");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("-r other.txt");
     }
 
     @Test
@@ -205,7 +242,8 @@ class ImageTest {
         Files.setPosixFilePermissions(run, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         Files.createSymbolicLink(src.resolve("link"), Path.of("/etc/passwd"));
         ImageSpec spec = Image.debianSlim().addLocalDir(src, "/app/").toSpec();
-        assertThat(spec.getStepsList()).extracting(s -> s.getAddFile().getDestination())
+        assertThat(spec.getStepsList())
+                .extracting(s -> s.getAddFile().getDestination())
                 .containsExactly("/app/pkg/b.py", "/app/run.sh");
         assertThat(spec.getSteps(1).getAddFile().getMode()).isEqualTo(0755);
         assertThat(Image.debianSlim().addLocalDir(src, "/app").contentHash())

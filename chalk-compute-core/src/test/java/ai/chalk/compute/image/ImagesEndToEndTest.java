@@ -38,6 +38,7 @@ class ImagesEndToEndTest {
 
     @TempDir
     static Path dataDir;
+
     static ComputeServer server;
     static SandboxClient client;
     static final ByteArrayOutputStream shown = new ByteArrayOutputStream();
@@ -45,13 +46,18 @@ class ImagesEndToEndTest {
 
     @BeforeAll
     static void start() throws Exception {
-        assertThat(docker("image", "inspect", BUSYBOX)).as("the test image %s (ci/build-test-images.sh builds it;"
-                + " CI runs it before the tests)", BUSYBOX).isZero();
-        server = ComputeServer.builder().dataDir(dataDir).runtime(DockerRuntimeOptions.builder().defaultImage(BUSYBOX).build()).build()
+        assertThat(docker("image", "inspect", BUSYBOX))
+                .as("the test image %s (ci/build-test-images.sh builds it;" + " CI runs it before the tests)", BUSYBOX)
+                .isZero();
+        server = ComputeServer.builder()
+                .dataDir(dataDir)
+                .runtime(DockerRuntimeOptions.builder().defaultImage(BUSYBOX).build())
+                .build()
                 .start();
-        ProgressSettings plain = ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "true")).withTerminal(false);
-        client = SandboxClient.inProcess(server.inProcessName(),
-                ProgressDisplay.of(plain, new PrintStream(shown, true, UTF_8)));
+        ProgressSettings plain =
+                ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "true")).withTerminal(false);
+        client = SandboxClient.inProcess(
+                server.inProcessName(), ProgressDisplay.of(plain, new PrintStream(shown, true, UTF_8)));
     }
 
     @AfterAll
@@ -66,7 +72,9 @@ class ImagesEndToEndTest {
     static int docker(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("docker"));
         command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+        Process p = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         return p.exitValue();
@@ -89,23 +97,31 @@ class ImagesEndToEndTest {
         ImageBuild build = client.images().getOrBuild(image);
         built.add(build.imageRef());
         assertThat(build.status()).isEqualTo(ImageBuildStatus.SUCCEEDED);
-        assertThat(build.imageRef()).isEqualTo("chalk-compute/custom:" + image.contentHash().substring(0, 32));
+        assertThat(build.imageRef())
+                .isEqualTo("chalk-compute/custom:" + image.contentHash().substring(0, 32));
         assertThat(build.error()).isEmpty();
 
         List<String> lines = shownSinceMark(mark).lines().toList();
         assertThat(lines.get(0)).isEqualTo("Image build \"" + BUSYBOX + "\"");
-        assertThat(lines.get(1)).isEqualTo("  │ › Building image from " + BUSYBOX + " with 2 step(s), content hash "
-                + image.contentHash());
+        assertThat(lines.get(1))
+                .isEqualTo("  │ › Building image from " + BUSYBOX + " with 2 step(s), content hash "
+                        + image.contentHash());
         // the engine adds the content-hash label as a last instruction: 6 of the spec's, 7 in all
-        assertThat(lines).containsSubsequence("  │ › Step 1/7 : FROM " + BUSYBOX,
-                "  │ › Step 2/7 : WORKDIR \"/srv/app\"", "  │ › Step 5/7 : RUN echo hello-from-the-build",
-                "  │ › hello-from-the-build", "  │ › Step 6/7 : COPY [\"files/1\",\"/srv/app/bin/tool.sh\"]",
-                "  │ › Image ready: " + build.imageRef());
+        assertThat(lines)
+                .containsSubsequence(
+                        "  │ › Step 1/7 : FROM " + BUSYBOX,
+                        "  │ › Step 2/7 : WORKDIR \"/srv/app\"",
+                        "  │ › Step 5/7 : RUN echo hello-from-the-build",
+                        "  │ › hello-from-the-build",
+                        "  │ › Step 6/7 : COPY [\"files/1\",\"/srv/app/bin/tool.sh\"]",
+                        "  │ › Image ready: " + build.imageRef());
         assertThat(lines.get(lines.size() - 1)).isEqualTo("  └ ✓ Built " + build.imageRef());
         assertThat(lines.subList(1, lines.size() - 1)).allMatch(l -> l.startsWith("  │ › "));
 
         // the server names the image by the same content hash the client computes
-        assertThat(client.images().list()).filteredOn(b -> b.buildId().equals(build.buildId())).singleElement()
+        assertThat(client.images().list())
+                .filteredOn(b -> b.buildId().equals(build.buildId()))
+                .singleElement()
                 .satisfies(b -> {
                     assertThat(b.contentHash()).isEqualTo(image.contentHash());
                     assertThat(b.baseImage()).isEqualTo(BUSYBOX);
@@ -115,8 +131,9 @@ class ImagesEndToEndTest {
         // asked again: there, nothing built, nothing shown
         mark = shown.size();
         ImageBuild again = client.images().getOrBuild(image);
-        assertThat(again).isEqualTo(new ImageBuild(build.buildId(), ImageBuildStatus.EXISTS, build.imageRef(),
-                java.util.Optional.empty()));
+        assertThat(again)
+                .isEqualTo(new ImageBuild(
+                        build.buildId(), ImageBuildStatus.EXISTS, build.imageRef(), java.util.Optional.empty()));
         assertThat(shownSinceMark(mark)).isEmpty();
 
         Sandbox sandbox = client.create(image);
@@ -127,35 +144,41 @@ class ImagesEndToEndTest {
         } finally {
             sandbox.terminate();
         }
-        assertThat(client.images().logs(build.buildId())).extracting(BuildLogLine::message)
+        assertThat(client.images().logs(build.buildId()))
+                .extracting(BuildLogLine::message)
                 .contains("hello-from-the-build");
     }
 
     @Test
     void aFailedBuildIsAResultForImagesAndAnExceptionForCreate() {
-        Image broken = Image.base(BUSYBOX).env("NONCE", UUID.randomUUID().toString())
+        Image broken = Image.base(BUSYBOX)
+                .env("NONCE", UUID.randomUUID().toString())
                 .runCommands("echo broken-step-output; exit 7");
         int mark = shown.size();
         assertThatThrownBy(() -> client.create(broken)).isInstanceOfSatisfying(ImageBuildFailedException.class, e -> {
             assertThat(e.buildId()).isNotBlank();
-            assertThat(e.output()).startsWith("steps[0] (run_commands[0]: echo broken-step-output; exit 7) failed:")
+            assertThat(e.output())
+                    .startsWith("steps[0] (run_commands[0]: echo broken-step-output; exit 7) failed:")
                     .endsWith("Last output:\nbroken-step-output");
             assertThat(e.getMessage()).startsWith("FAILED_PRECONDITION: image build " + e.buildId() + " failed: ");
             assertThat(client.images().get(e.buildId()).status()).isEqualTo(ImageBuildStatus.FAILED);
-            assertThat(client.images().logs(e.buildId())).extracting(BuildLogLine::message)
+            assertThat(client.images().logs(e.buildId()))
+                    .extracting(BuildLogLine::message)
                     .contains("broken-step-output");
         });
         List<String> lines = shownSinceMark(mark).lines().toList();
         assertThat(lines).contains("  │ › broken-step-output");
-        assertThat(lines.get(lines.size() - 1)).startsWith("  └ ✗ Failed: steps[0] (run_commands[0]: echo"
-                + " broken-step-output; exit 7) failed: The command '/bin/sh -c echo broken-step-output; exit 7'"
-                + " returned a non-zero code: 7");
+        assertThat(lines.get(lines.size() - 1))
+                .startsWith("  └ ✗ Failed: steps[0] (run_commands[0]: echo"
+                        + " broken-step-output; exit 7) failed: The command '/bin/sh -c echo broken-step-output; exit 7'"
+                        + " returned a non-zero code: 7");
 
         ImageBuild again = client.images().build(broken);
         assertThat(again.status()).isEqualTo(ImageBuildStatus.FAILED);
         assertThat(again.error()).get().asString().contains("broken-step-output");
 
         assertThatThrownBy(() -> client.images().get("no-such-build"))
-                .isInstanceOf(ImageBuildNotFoundException.class).hasMessageContaining("no-such-build");
+                .isInstanceOf(ImageBuildNotFoundException.class)
+                .hasMessageContaining("no-such-build");
     }
 }

@@ -48,7 +48,9 @@ class NewcomerImageScenarioTest {
                         z.writestr(p, c)
                 """;
         Path wheel = dir.resolve("greet-1.0-py3-none-any.whl");
-        Process p = new ProcessBuilder("python3", "-c", script, wheel.toString()).inheritIO().start();
+        Process p = new ProcessBuilder("python3", "-c", script, wheel.toString())
+                .inheritIO()
+                .start();
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isZero();
         return wheel;
@@ -68,16 +70,20 @@ class NewcomerImageScenarioTest {
                 .pipInstall("/opt/wheels/greet-1.0-py3-none-any.whl")
                 .workdir("/workspace");
         ByteArrayOutputStream shown = new ByteArrayOutputStream();
-        ProgressSettings plain = ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "true")).withTerminal(false);
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).build().start();
-             SandboxClient client = SandboxClient.inProcess(server.inProcessName(),
-                     ProgressDisplay.of(plain, new PrintStream(shown, true, UTF_8)))) {
+        ProgressSettings plain =
+                ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "true")).withTerminal(false);
+        try (ComputeServer server =
+                        ComputeServer.builder().dataDir(dataDir).build().start();
+                SandboxClient client = SandboxClient.inProcess(
+                        server.inProcessName(), ProgressDisplay.of(plain, new PrintStream(shown, true, UTF_8)))) {
             assertThat(server.runtimeName()).isEqualTo("local");
 
             long t0 = System.nanoTime();
             Sandbox sandbox = client.create(Sandbox.builder().image(image).name("newcomer"));
             long firstCreateMs = (System.nanoTime() - t0) / 1_000_000;
-            assertThat(new String(shown.toByteArray(), UTF_8)).contains("Image build").contains("tmux");
+            assertThat(new String(shown.toByteArray(), UTF_8))
+                    .contains("Image build")
+                    .contains("tmux");
 
             // the SDK's tmux example: a detached session, keys sent, the pane read back
             sh(sandbox, "tmux new-session -d -s main");
@@ -88,15 +94,18 @@ class NewcomerImageScenarioTest {
                 pane = sh(sandbox, "tmux capture-pane -p -t main");
             }
             assertThat(pane).contains("\nfrom-tmux");
-            assertThat(sh(sandbox, "python3 -c 'import greet; print(greet.hello(\"chalk\"))'")).isEqualTo("hello, chalk\n");
+            assertThat(sh(sandbox, "python3 -c 'import greet; print(greet.hello(\"chalk\"))'"))
+                    .isEqualTo("hello, chalk\n");
             assertThat(sh(sandbox, "pwd")).isEqualTo("/workspace\n");
 
             // a repository kept in a volume by another sandbox, cloned with the git helpers
             client.volumes().create("repos");
             Sandbox origin = client.create(Sandbox.builder().image(image).mountVolume("repos", "/repos"));
-            sh(origin, "git init -q -b main /tmp/src && cd /tmp/src && echo '# app' > README.md && git add README.md"
-                    + " && git -c user.name=dev -c user.email=dev@example.com commit -qm init"
-                    + " && git clone -q --bare /tmp/src /repos/app.git");
+            sh(
+                    origin,
+                    "git init -q -b main /tmp/src && cd /tmp/src && echo '# app' > README.md && git add README.md"
+                            + " && git -c user.name=dev -c user.email=dev@example.com commit -qm init"
+                            + " && git clone -q --bare /tmp/src /repos/app.git");
             origin.terminate();
             Sandbox cloner = client.create(Sandbox.builder().image(image).mountVolume("repos", "/repos"));
             cloner.git().clone("file:///repos/app.git", "/workspace/app");
@@ -117,11 +126,14 @@ class NewcomerImageScenarioTest {
             long cachedCreateMs = (System.nanoTime() - t2) / 1_000_000;
             assertThat(second.exec(Command.of("tmux", "-V")).stdoutText()).startsWith("tmux ");
             assertThat(new String(shown.toByteArray(), mark, shown.size() - mark, UTF_8))
-                    .as("a cache hit shows no build").doesNotContain("Image build");
+                    .as("a cache hit shows no build")
+                    .doesNotContain("Image build");
             second.terminate();
             sandbox.terminate();
-            System.out.printf("newcomer scenario (local runtime): first create with build %d ms; cache hit"
-                    + " getOrBuild %d ms; create from the cached image %d ms%n", firstCreateMs, cacheHitMs, cachedCreateMs);
+            System.out.printf(
+                    "newcomer scenario (local runtime): first create with build %d ms; cache hit"
+                            + " getOrBuild %d ms; create from the cached image %d ms%n",
+                    firstCreateMs, cacheHitMs, cachedCreateMs);
         }
     }
 }

@@ -27,7 +27,8 @@ class BackgroundFailuresTest {
 
     @Test
     void aServiceFailureIsExplainedByItsStatusAndMessageWithoutFrames() {
-        BackgroundFailures failures = reporter(ProgressSettings.fromEnv(Map.of()).withTerminal(false));
+        BackgroundFailures failures =
+                reporter(ProgressSettings.fromEnv(Map.of()).withTerminal(false));
         assertThat(failures.hasUnobservedFailures()).isFalse();
 
         ChalkComputeException failure = ChalkComputeException.from(Status.ALREADY_EXISTS
@@ -46,17 +47,22 @@ class BackgroundFailuresTest {
 
     @Test
     void anUnexpectedFailureKeepsItsStackTraceAndCauses() {
-        BackgroundFailures failures = reporter(ProgressSettings.fromEnv(Map.of()).withTerminal(false));
-        failures.report("Deploying function \"score\"",
-                new IllegalStateException("cannot encode argument", new UncheckedIOException(new IOException("disk full"))));
+        BackgroundFailures failures =
+                reporter(ProgressSettings.fromEnv(Map.of()).withTerminal(false));
+        failures.report(
+                "Deploying function \"score\"",
+                new IllegalStateException(
+                        "cannot encode argument", new UncheckedIOException(new IOException("disk full"))));
 
         String text = stderr.toString(UTF_8);
         assertThat(text).startsWith("""
                 ✗ Unobserved background failure: Deploying function "score"
                   java.lang.IllegalStateException: cannot encode argument
                       at ai.chalk.compute.progress.BackgroundFailuresTest.anUnexpectedFailureKeepsItsStackTraceAndCauses(""");
-        assertThat(text).contains("\n  Caused by: java.io.UncheckedIOException: java.io.IOException: disk full\n")
-                .contains("\n  Caused by: java.io.IOException: disk full\n").endsWith("\n");
+        assertThat(text)
+                .contains("\n  Caused by: java.io.UncheckedIOException: java.io.IOException: disk full\n")
+                .contains("\n  Caused by: java.io.IOException: disk full\n")
+                .endsWith("\n");
         assertThat(text.lines()).allMatch(line -> line.startsWith("✗ ") || line.startsWith("  "));
     }
 
@@ -67,7 +73,8 @@ class BackgroundFailuresTest {
         logger.setLevel(Level.OFF);
         try {
             BackgroundFailures failures = reporter(ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "false")));
-            failures.report("Building image \"python:3.12\"",
+            failures.report(
+                    "Building image \"python:3.12\"",
                     new ChalkComputeException(Status.Code.INTERNAL, "RUN pip install pandas exited with status 1"));
         } finally {
             logger.setLevel(level);
@@ -80,11 +87,14 @@ class BackgroundFailuresTest {
 
     @Test
     void coloredOnATerminal() {
-        BackgroundFailures failures = reporter(ProgressSettings.fromEnv(Map.of()).withTerminal(true));
-        failures.report("Deploying function \"fraud\"", new ChalkComputeException(Status.Code.UNAVAILABLE, "no server"));
-        assertThat(stderr.toString(UTF_8)).isEqualTo(
-                "\u001B[31m✗\u001B[0m \u001B[1mUnobserved background failure: Deploying function \"fraud\"\u001B[0m\n"
-                        + "  UNAVAILABLE: no server\n");
+        BackgroundFailures failures =
+                reporter(ProgressSettings.fromEnv(Map.of()).withTerminal(true));
+        failures.report(
+                "Deploying function \"fraud\"", new ChalkComputeException(Status.Code.UNAVAILABLE, "no server"));
+        assertThat(stderr.toString(UTF_8))
+                .isEqualTo(
+                        "\u001B[31m✗\u001B[0m \u001B[1mUnobserved background failure: Deploying function \"fraud\"\u001B[0m\n"
+                                + "  UNAVAILABLE: no server\n");
     }
 
     @Test
@@ -95,7 +105,8 @@ class BackgroundFailuresTest {
         BackgroundFailures failures = new BackgroundFailures(shared, settings);
 
         fraud.step("Waiting for readiness");
-        failures.report("Deploying function \"score\"", new ChalkComputeException(Status.Code.UNAVAILABLE, "no server"));
+        failures.report(
+                "Deploying function \"score\"", new ChalkComputeException(Status.Code.UNAVAILABLE, "no server"));
         fraud.succeed("Ready");
 
         assertThat(stderr.toString(UTF_8)).isEqualTo("""
@@ -116,7 +127,8 @@ class BackgroundFailuresTest {
         logger.addAppender(appender);
         try {
             RuntimeException failure = new RuntimeException("boom");
-            reporter(ProgressSettings.fromEnv(Map.of()).withTerminal(false)).report("Deploying function \"x\"", failure);
+            reporter(ProgressSettings.fromEnv(Map.of()).withTerminal(false))
+                    .report("Deploying function \"x\"", failure);
             assertThat(appender.list).singleElement().satisfies(event -> {
                 assertThat(event.getLevel()).isEqualTo(Level.ERROR);
                 assertThat(event.getFormattedMessage())

@@ -72,13 +72,14 @@ class ProgressDisplayConcurrencyTest {
         a.succeed("Running");
 
         String esc = "\u001B";
-        assertThat(colored.toString(UTF_8)).isEqualTo(""
-                + esc + "[1mSandbox \"a\"" + esc + "[0m\n"
-                + "  " + esc + "[2m│" + esc + "[0m " + esc + "[36m›" + esc + "[0m Starting\n"
-                + esc + "[1mSandbox \"b\"" + esc + "[0m\n"
-                + "  " + esc + "[2m│" + esc + "[0m " + esc + "[36m›" + esc + "[0m Starting\n"
-                + esc + "[1mSandbox \"a\"" + esc + "[0m" + esc + "[2m (continued)" + esc + "[0m\n"
-                + "  " + esc + "[2m└" + esc + "[0m " + esc + "[32m✓" + esc + "[0m Running\n");
+        assertThat(colored.toString(UTF_8))
+                .isEqualTo(""
+                        + esc + "[1mSandbox \"a\"" + esc + "[0m\n"
+                        + "  " + esc + "[2m│" + esc + "[0m " + esc + "[36m›" + esc + "[0m Starting\n"
+                        + esc + "[1mSandbox \"b\"" + esc + "[0m\n"
+                        + "  " + esc + "[2m│" + esc + "[0m " + esc + "[36m›" + esc + "[0m Starting\n"
+                        + esc + "[1mSandbox \"a\"" + esc + "[0m" + esc + "[2m (continued)" + esc + "[0m\n"
+                        + "  " + esc + "[2m└" + esc + "[0m " + esc + "[32m✓" + esc + "[0m Running\n");
     }
 
     @Test
@@ -126,7 +127,9 @@ class ProgressDisplayConcurrencyTest {
                 String name = line.substring("Function \"".length(), line.indexOf('"', "Function \"".length()));
                 String expected = "Function \"" + name + "\"" + (headings.get(name) == 0 ? "" : " (continued)");
                 assertThat(line).isEqualTo(expected);
-                assertThat(name).as("a heading is only repeated when another group printed").isNotEqualTo(current);
+                assertThat(name)
+                        .as("a heading is only repeated when another group printed")
+                        .isNotEqualTo(current);
                 headings.merge(name, 1, Integer::sum);
                 current = name;
             } else if (line.startsWith("  │ › ")) {
@@ -137,7 +140,8 @@ class ProgressDisplayConcurrencyTest {
                 nextStep.merge(name, 1, Integer::sum);
             } else {
                 assertThat(line).matches("  └ ✓ [ab] ready");
-                assertThat(line.substring("  └ ✓ ".length(), "  └ ✓ ".length() + 1)).isEqualTo(current);
+                assertThat(line.substring("  └ ✓ ".length(), "  └ ✓ ".length() + 1))
+                        .isEqualTo(current);
             }
         }
         assertThat(nextStep).containsEntry("a", steps).containsEntry("b", steps);

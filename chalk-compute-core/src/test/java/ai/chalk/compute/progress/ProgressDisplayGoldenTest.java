@@ -81,19 +81,22 @@ class ProgressDisplayGoldenTest {
 
     @Test
     void noColorKeepsATerminalPlain() {
-        ProgressSettings settings = ProgressSettings.fromEnv(terminalEnv("NO_COLOR", "1")).withTerminal(true);
+        ProgressSettings settings =
+                ProgressSettings.fromEnv(terminalEnv("NO_COLOR", "1")).withTerminal(true);
         assertThat(fraudDeployment(settings)).isEqualTo(PLAIN.getBytes(UTF_8));
     }
 
     @Test
     void dumbTerminalIsPlain() {
-        ProgressSettings settings = ProgressSettings.fromEnv(terminalEnv("TERM", "dumb")).withTerminal(true);
+        ProgressSettings settings =
+                ProgressSettings.fromEnv(terminalEnv("TERM", "dumb")).withTerminal(true);
         assertThat(fraudDeployment(settings)).isEqualTo(PLAIN.getBytes(UTF_8));
     }
 
     @Test
     void ciIsPlain() {
-        ProgressSettings settings = ProgressSettings.fromEnv(terminalEnv("CI", "true")).withTerminal(true);
+        ProgressSettings settings =
+                ProgressSettings.fromEnv(terminalEnv("CI", "true")).withTerminal(true);
         assertThat(fraudDeployment(settings)).isEqualTo(PLAIN.getBytes(UTF_8));
     }
 
@@ -102,14 +105,16 @@ class ProgressDisplayGoldenTest {
         ProgressSettings fromVariable = ProgressSettings.fromEnv(terminalEnv("CHALK_SANDBOX_TUI", "false"))
                 .withTerminal(true);
         assertThat(fraudDeployment(fromVariable)).isEmpty();
-        ProgressSettings fromProperty = ProgressSettings.fromEnv(terminalEnv()).withTerminal(true)
+        ProgressSettings fromProperty = ProgressSettings.fromEnv(terminalEnv())
+                .withTerminal(true)
                 .overriddenBy(ProgressMode.OFF, ColorMode.AUTO);
         assertThat(fraudDeployment(fromProperty)).isEmpty();
     }
 
     @Test
     void explicitColorChoiceWinsOverDetection() {
-        ProgressSettings redirected = ProgressSettings.fromEnv(terminalEnv("NO_COLOR", "1")).withTerminal(false);
+        ProgressSettings redirected =
+                ProgressSettings.fromEnv(terminalEnv("NO_COLOR", "1")).withTerminal(false);
         assertThat(fraudDeployment(redirected.overriddenBy(ProgressMode.AUTO, ColorMode.ALWAYS)))
                 .isEqualTo(COLORED.getBytes(UTF_8));
         ProgressSettings terminal = ProgressSettings.fromEnv(terminalEnv()).withTerminal(true);
@@ -119,16 +124,16 @@ class ProgressDisplayGoldenTest {
 
     @Test
     void colorNeverChangesTheText() {
-        String colored = new String(fraudDeployment(
-                ProgressSettings.fromEnv(terminalEnv()).withTerminal(true)), UTF_8);
+        String colored = new String(
+                fraudDeployment(ProgressSettings.fromEnv(terminalEnv()).withTerminal(true)), UTF_8);
         assertThat(colored.replaceAll(ESC + "\\[[0-9;]*m", "")).isEqualTo(PLAIN);
     }
 
     @Test
     void repeatedIdenticalStepIsPrintedOnce() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        ProgressDisplay display = ProgressDisplay.of(ProgressSettings.fromEnv(Map.of()).withTerminal(false),
-                new PrintStream(bytes, true, UTF_8));
+        ProgressDisplay display = ProgressDisplay.of(
+                ProgressSettings.fromEnv(Map.of()).withTerminal(false), new PrintStream(bytes, true, UTF_8));
         ProgressGroup group = display.open("Sandbox \"abc\"");
         for (int poll = 0; poll < 5; poll++) {
             group.step("Starting");
@@ -149,8 +154,8 @@ class ProgressDisplayGoldenTest {
     @Test
     void failureClosesTheGroup() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        ProgressDisplay display = ProgressDisplay.of(ProgressSettings.fromEnv(Map.of()).withTerminal(false),
-                new PrintStream(bytes, true, UTF_8));
+        ProgressDisplay display = ProgressDisplay.of(
+                ProgressSettings.fromEnv(Map.of()).withTerminal(false), new PrintStream(bytes, true, UTF_8));
         ProgressGroup group = display.open("Image build \"python:3.12\"");
         group.step("Building image");
         group.fail("Build failed: RUN pip install pandas exited with status 1");
@@ -169,20 +174,21 @@ class ProgressDisplayGoldenTest {
     @Test
     void failureIsRedOnATerminal() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        ProgressDisplay display = ProgressDisplay.of(ProgressSettings.fromEnv(terminalEnv()).withTerminal(true),
-                new PrintStream(bytes, true, UTF_8));
+        ProgressDisplay display = ProgressDisplay.of(
+                ProgressSettings.fromEnv(terminalEnv()).withTerminal(true), new PrintStream(bytes, true, UTF_8));
         ProgressGroup group = display.open("Sandbox \"abc\"");
         group.fail("FAILED_PRECONDITION: image not found");
 
-        assertThat(bytes.toString(UTF_8)).isEqualTo(ESC + "[1mSandbox \"abc\"" + ESC + "[0m\n"
-                + "  " + ESC + "[2m└" + ESC + "[0m " + ESC + "[31m✗" + ESC + "[0m FAILED_PRECONDITION: image not found\n");
+        assertThat(bytes.toString(UTF_8))
+                .isEqualTo(ESC + "[1mSandbox \"abc\"" + ESC + "[0m\n" + "  " + ESC + "[2m└" + ESC + "[0m " + ESC
+                        + "[31m✗" + ESC + "[0m FAILED_PRECONDITION: image not found\n");
     }
 
     @Test
     void closingAnUnfinishedGroupSaysSo() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        ProgressDisplay display = ProgressDisplay.of(ProgressSettings.fromEnv(Map.of()).withTerminal(false),
-                new PrintStream(bytes, true, UTF_8));
+        ProgressDisplay display = ProgressDisplay.of(
+                ProgressSettings.fromEnv(Map.of()).withTerminal(false), new PrintStream(bytes, true, UTF_8));
         try (ProgressGroup group = display.open("Function \"fraud\"")) {
             group.step("Registering function");
         }
@@ -196,8 +202,8 @@ class ProgressDisplayGoldenTest {
     @Test
     void aReportIsAlwaysOneLineAndNeverMarkup() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        ProgressDisplay display = ProgressDisplay.of(ProgressSettings.fromEnv(Map.of()).withTerminal(false),
-                new PrintStream(bytes, true, UTF_8));
+        ProgressDisplay display = ProgressDisplay.of(
+                ProgressSettings.fromEnv(Map.of()).withTerminal(false), new PrintStream(bytes, true, UTF_8));
         ProgressGroup group = display.open("Sandbox \"a\nb\"");
         group.step("line one\nline two\r\n");
         group.step("\u001B[2Jcleared?");
@@ -216,8 +222,8 @@ class ProgressDisplayGoldenTest {
         // stderr of a JDK 17 in a container without a locale is ASCII: marks would become '?'
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         ProgressOutput asciiStderr = ProgressOutput.to(new PrintStream(bytes, true, US_ASCII), US_ASCII);
-        ProgressGroup group = new ProgressGroup("Function \"fraud\"",
-                ProgressSettings.fromEnv(Map.of()).withTerminal(false), asciiStderr);
+        ProgressGroup group = new ProgressGroup(
+                "Function \"fraud\"", ProgressSettings.fromEnv(Map.of()).withTerminal(false), asciiStderr);
         group.step("Registering function");
         group.completed("Function registered");
         group.step("Waiting for readiness");
@@ -240,7 +246,8 @@ class ProgressDisplayGoldenTest {
         try {
             System.setErr(new PrintStream(err, true, UTF_8));
             System.setOut(new PrintStream(out, true, UTF_8));
-            ProgressDisplay display = ProgressDisplay.of(ProgressSettings.fromEnv(Map.of()).withTerminal(false));
+            ProgressDisplay display =
+                    ProgressDisplay.of(ProgressSettings.fromEnv(Map.of()).withTerminal(false));
             ProgressGroup group = display.open("Sandbox \"abc\"");
             group.step("Starting");
             group.succeed("Running");

@@ -46,14 +46,17 @@ class ProgressLoggingTest {
     void changesAreInfoAndRepeatsAreDebug() {
         ProgressGroupRun.fraud(ProgressSettings.fromEnv(Map.of()).withTerminal(false));
 
-        assertThat(appender.list).extracting(ILoggingEvent::getLevel, ILoggingEvent::getFormattedMessage)
+        assertThat(appender.list)
+                .extracting(ILoggingEvent::getLevel, ILoggingEvent::getFormattedMessage)
                 .containsExactly(
                         tuple(Level.INFO, "Function \"fraud\": Registering function"),
                         tuple(Level.INFO, "Function \"fraud\": Function registered"),
                         tuple(Level.INFO, "Function \"fraud\": Waiting for readiness"),
                         tuple(Level.INFO, "Function \"fraud\": Pending ready=0 available=0"),
                         tuple(Level.DEBUG, "Function \"fraud\": Pending ready=0 available=0"),
-                        tuple(Level.INFO, "Function \"fraud\": Pending ready=0 available=0 — waiting for startup probe"),
+                        tuple(
+                                Level.INFO,
+                                "Function \"fraud\": Pending ready=0 available=0 — waiting for startup probe"),
                         tuple(Level.INFO, "Function \"fraud\": Ready"));
     }
 
@@ -62,7 +65,8 @@ class ProgressLoggingTest {
         ProgressSettings off = ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "false"));
         assertThat(ProgressGroupRun.fraud(off)).isEmpty();
 
-        assertThat(appender.list).filteredOn(e -> e.getLevel() == Level.INFO)
+        assertThat(appender.list)
+                .filteredOn(e -> e.getLevel() == Level.INFO)
                 .extracting(ILoggingEvent::getFormattedMessage)
                 .containsExactly(
                         "Function \"fraud\": Registering function",
@@ -75,13 +79,15 @@ class ProgressLoggingTest {
 
     @Test
     void failureIsAWarning() {
-        ProgressDisplay display = ProgressDisplay.of(ProgressSettings.fromEnv(Map.of()).withTerminal(false),
+        ProgressDisplay display = ProgressDisplay.of(
+                ProgressSettings.fromEnv(Map.of()).withTerminal(false),
                 new PrintStream(new ByteArrayOutputStream(), true, UTF_8));
         ProgressGroup group = display.open("Sandbox \"abc\"");
         group.step("Starting");
         group.fail("FAILED_PRECONDITION: image not found");
 
-        assertThat(appender.list).extracting(ILoggingEvent::getLevel, ILoggingEvent::getFormattedMessage)
+        assertThat(appender.list)
+                .extracting(ILoggingEvent::getLevel, ILoggingEvent::getFormattedMessage)
                 .containsExactly(
                         tuple(Level.INFO, "Sandbox \"abc\": Starting"),
                         tuple(Level.WARN, "Sandbox \"abc\": FAILED_PRECONDITION: image not found"));

@@ -13,7 +13,8 @@ class ProgressSettingsTest {
         ProgressSettings settings = ProgressSettings.fromEnv(Map.of());
         assertThat(settings.mode()).isEqualTo(ProgressMode.AUTO);
         assertThat(settings.enabled()).isTrue();
-        assertThat(settings.withTerminal(false).enabled()).as("terminal detection decides colour, not visibility")
+        assertThat(settings.withTerminal(false).enabled())
+                .as("terminal detection decides colour, not visibility")
                 .isTrue();
     }
 
@@ -26,31 +27,41 @@ class ProgressSettingsTest {
         assertThat(mode("0")).isEqualTo(ProgressMode.OFF);
         assertThat(mode("auto")).isEqualTo(ProgressMode.AUTO);
         assertThat(mode("")).isEqualTo(ProgressMode.AUTO);
-        assertThat(mode("sometimes")).as("an unreadable value warns and keeps the default")
+        assertThat(mode("sometimes"))
+                .as("an unreadable value warns and keeps the default")
                 .isEqualTo(ProgressMode.AUTO);
-        assertThat(ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "0")).enabled()).isFalse();
-        assertThatThrownBy(() -> ProgressMode.parse("sometimes")).isInstanceOf(IllegalArgumentException.class)
+        assertThat(ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "0")).enabled())
+                .isFalse();
+        assertThatThrownBy(() -> ProgressMode.parse("sometimes"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("true, 1, false, 0 or auto");
     }
 
     @Test
     void explicitChoicesOverrideTheEnvironmentButAutoKeepsIt() {
         ProgressSettings off = ProgressSettings.fromEnv(Map.of("CHALK_SANDBOX_TUI", "false"));
-        assertThat(off.overriddenBy(ProgressMode.AUTO, ColorMode.AUTO).enabled()).isFalse();
+        assertThat(off.overriddenBy(ProgressMode.AUTO, ColorMode.AUTO).enabled())
+                .isFalse();
         assertThat(off.overriddenBy(ProgressMode.ON, ColorMode.AUTO).enabled()).isTrue();
         ProgressSettings on = ProgressSettings.fromEnv(Map.of());
         assertThat(on.overriddenBy(ProgressMode.OFF, ColorMode.AUTO).enabled()).isFalse();
-        assertThat(on.overriddenBy(ProgressMode.AUTO, ColorMode.NEVER).overriddenBy(ProgressMode.AUTO, ColorMode.AUTO)
-                .color()).isEqualTo(ColorMode.NEVER);
+        assertThat(on.overriddenBy(ProgressMode.AUTO, ColorMode.NEVER)
+                        .overriddenBy(ProgressMode.AUTO, ColorMode.AUTO)
+                        .color())
+                .isEqualTo(ColorMode.NEVER);
     }
 
     @Test
     void colourNeedsATerminalAndNoOptOut() {
-        assertThat(ProgressSettings.fromEnv(Map.of()).withTerminal(true).colored()).isTrue();
-        assertThat(ProgressSettings.fromEnv(Map.of()).withTerminal(false).colored()).isFalse();
+        assertThat(ProgressSettings.fromEnv(Map.of()).withTerminal(true).colored())
+                .isTrue();
+        assertThat(ProgressSettings.fromEnv(Map.of()).withTerminal(false).colored())
+                .isFalse();
         assertThat(colored(Map.of("NO_COLOR", "1"))).isFalse();
         assertThat(colored(Map.of("NO_COLOR", "anything"))).isFalse();
-        assertThat(colored(Map.of("NO_COLOR", ""))).as("an empty NO_COLOR is unset").isTrue();
+        assertThat(colored(Map.of("NO_COLOR", "")))
+                .as("an empty NO_COLOR is unset")
+                .isTrue();
         assertThat(colored(Map.of("TERM", "dumb"))).isFalse();
         assertThat(colored(Map.of("TERM", "xterm-256color"))).isTrue();
         assertThat(colored(Map.of("CI", "true"))).isFalse();

@@ -40,9 +40,12 @@ class CommandTest {
 
     @Test
     void timeoutIsRoundedUpToWholeSeconds() {
-        assertThat(Command.of("x").timeout(Duration.ofMillis(1)).toInit("s").getTimeoutSecs()).isEqualTo(1);
-        assertThat(Command.of("x").timeout(Duration.ofMillis(1500)).toInit("s").getTimeoutSecs()).isEqualTo(2);
-        assertThat(Command.of("x").timeout(Duration.ofSeconds(2)).toInit("s").getTimeoutSecs()).isEqualTo(2);
+        assertThat(Command.of("x").timeout(Duration.ofMillis(1)).toInit("s").getTimeoutSecs())
+                .isEqualTo(1);
+        assertThat(Command.of("x").timeout(Duration.ofMillis(1500)).toInit("s").getTimeoutSecs())
+                .isEqualTo(2);
+        assertThat(Command.of("x").timeout(Duration.ofSeconds(2)).toInit("s").getTimeoutSecs())
+                .isEqualTo(2);
         assertThatThrownBy(() -> Command.of("x").timeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
     }
 

@@ -35,8 +35,10 @@ class ExecResultTest {
     @Test
     void successMeansExitCodeZeroWithoutSignal() {
         assertThat(result("", "").success()).isTrue();
-        assertThat(new ExecResult(new byte[0], new byte[0], 3, OptionalInt.empty()).success()).isFalse();
-        assertThat(new ExecResult(new byte[0], new byte[0], 137, OptionalInt.of(9)).success()).isFalse();
+        assertThat(new ExecResult(new byte[0], new byte[0], 3, OptionalInt.empty()).success())
+                .isFalse();
+        assertThat(new ExecResult(new byte[0], new byte[0], 137, OptionalInt.of(9)).success())
+                .isFalse();
     }
 
     @Test
@@ -52,8 +54,10 @@ class ExecResultTest {
 
     @Test
     void exitedEventReportsTheShellStatus() {
-        assertThat(new ExecEvent.Exited(OptionalInt.of(3), OptionalInt.empty()).status()).isEqualTo(3);
-        assertThat(new ExecEvent.Exited(OptionalInt.empty(), OptionalInt.of(15)).status()).isEqualTo(143);
+        assertThat(new ExecEvent.Exited(OptionalInt.of(3), OptionalInt.empty()).status())
+                .isEqualTo(3);
+        assertThat(new ExecEvent.Exited(OptionalInt.empty(), OptionalInt.of(15)).status())
+                .isEqualTo(143);
         ExecEvent event = new ExecEvent.Exited(OptionalInt.of(0), OptionalInt.empty());
         assertThat(event.isExited()).isTrue();
         assertThat(event.exitCode()).hasValue(0);

@@ -32,8 +32,10 @@ class SandboxClientConnectionTest {
     @Test
     void plaintextWithBearerToken() throws Exception {
         try (ComputeServer server = start(null, null);
-             SandboxClient client = SandboxClient.builder().target("localhost:" + server.port().orElseThrow())
-                .bearerToken("tok-123").build()) {
+                SandboxClient client = SandboxClient.builder()
+                        .target("localhost:" + server.port().orElseThrow())
+                        .bearerToken("tok-123")
+                        .build()) {
             assertThat(client.create().exec("cat").success()).isTrue();
             assertThat(authorizations).isNotEmpty().allMatch("Bearer tok-123"::equals);
         }
@@ -43,18 +45,38 @@ class SandboxClientConnectionTest {
     void tlsWithATrustedCertificate(@TempDir Path dir) throws Exception {
         Path cert = dir.resolve("cert.pem");
         Path key = dir.resolve("key.pem");
-        Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                "-keyout", key.toString(), "-out", cert.toString(), "-days", "1", "-subj", "/CN=localhost",
-                "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1")
-                .redirectErrorStream(true).redirectOutput(dir.resolve("openssl.log").toFile()).start();
+        Process openssl = new ProcessBuilder(
+                        "openssl",
+                        "req",
+                        "-x509",
+                        "-newkey",
+                        "rsa:2048",
+                        "-nodes",
+                        "-keyout",
+                        key.toString(),
+                        "-out",
+                        cert.toString(),
+                        "-days",
+                        "1",
+                        "-subj",
+                        "/CN=localhost",
+                        "-addext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1")
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("openssl.log").toFile())
+                .start();
         assertThat(openssl.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(openssl.exitValue()).isZero();
 
         try (ComputeServer server = start(cert, key)) {
             int port = server.port().orElseThrow();
-            try (SandboxClient client = SandboxClient.builder().target("https://localhost:" + port)
-                    .trustCertificates(cert).bearerToken("secret").build()) {
-                assertThat(client.create().exec("echo", "over tls").stdoutText()).isEqualTo("over tls\n");
+            try (SandboxClient client = SandboxClient.builder()
+                    .target("https://localhost:" + port)
+                    .trustCertificates(cert)
+                    .bearerToken("secret")
+                    .build()) {
+                assertThat(client.create().exec("echo", "over tls").stdoutText())
+                        .isEqualTo("over tls\n");
                 assertThat(authorizations).isNotEmpty().containsOnly("Bearer secret");
             }
             // the system trust store does not know this self-signed certificate
@@ -62,8 +84,10 @@ class SandboxClientConnectionTest {
                 assertThatThrownBy(untrusting::create).isInstanceOf(ServerUnavailableException.class);
             }
             // plaintext against a TLS port fails too, as unavailable
-            try (SandboxClient plaintext = SandboxClient.builder().target("https://localhost:" + port)
-                    .useTls(false).build()) {
+            try (SandboxClient plaintext = SandboxClient.builder()
+                    .target("https://localhost:" + port)
+                    .useTls(false)
+                    .build()) {
                 assertThatThrownBy(plaintext::create).isInstanceOf(ServerUnavailableException.class);
             }
         }
@@ -72,7 +96,8 @@ class SandboxClientConnectionTest {
     @Test
     void fromEnvConnectsToTheComputeTarget() throws Exception {
         try (ComputeServer server = start(null, null);
-             SandboxClient client = SandboxClient.fromEnv(Map.of("CHALK_COMPUTE_TARGET", "localhost:" + server.port().orElseThrow()))) {
+                SandboxClient client = SandboxClient.fromEnv(Map.of(
+                        "CHALK_COMPUTE_TARGET", "localhost:" + server.port().orElseThrow()))) {
             assertThat(client.create().info().isRunning()).isTrue();
         }
     }
@@ -81,19 +106,24 @@ class SandboxClientConnectionTest {
     void credentialsFromATokenFileAuthenticateEveryCall(@TempDir Path dir) throws Exception {
         Path tokenFile = dir.resolve("identity-token");
         String jwt = new com.nimbusds.jwt.PlainJWT(new com.nimbusds.jwt.JWTClaimsSet.Builder()
-                .subject("workload").claim("environment_id", "env-7")
-                .expirationTime(new java.util.Date(System.currentTimeMillis() + 3_600_000)).build()).serialize();
+                        .subject("workload")
+                        .claim("environment_id", "env-7")
+                        .expirationTime(new java.util.Date(System.currentTimeMillis() + 3_600_000))
+                        .build())
+                .serialize();
         java.nio.file.Files.writeString(tokenFile, jwt);
         try (ComputeServer server = start(null, null)) {
             String target = "localhost:" + server.port().orElseThrow();
-            try (SandboxClient client = SandboxClient.builder().target(target)
-                    .credentials(ai.chalk.compute.auth.ChalkCredentials.ofTokenFile(tokenFile)).build()) {
+            try (SandboxClient client = SandboxClient.builder()
+                    .target(target)
+                    .credentials(ai.chalk.compute.auth.ChalkCredentials.ofTokenFile(tokenFile))
+                    .build()) {
                 assertThat(client.create().exec("true").success()).isTrue();
             }
             assertThat(authorizations).isNotEmpty().containsOnly("Bearer " + jwt);
             authorizations.clear();
-            try (SandboxClient client = SandboxClient.fromEnv(Map.of("CHALK_COMPUTE_TARGET", target,
-                    "CHALK_WEB_IDENTITY_TOKEN_FILE", tokenFile.toString()))) {
+            try (SandboxClient client = SandboxClient.fromEnv(
+                    Map.of("CHALK_COMPUTE_TARGET", target, "CHALK_WEB_IDENTITY_TOKEN_FILE", tokenFile.toString()))) {
                 client.list();
             }
             assertThat(authorizations).containsOnly("Bearer " + jwt);
@@ -112,15 +142,17 @@ class SandboxClientConnectionTest {
         SandboxClient client = SandboxClient.connect("localhost:1");
         client.close();
         client.close();
-        assertThatThrownBy(client::list).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(client::list)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
     }
 
     /** A real server on a loopback port, TLS when a certificate is given, recording authorization headers. */
     private ComputeServer start(Path cert, Path key) throws Exception {
         ServerInterceptor capture = new ServerInterceptor() {
             @Override
-            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                                                              ServerCallHandler<Q, R> next) {
+            public <Q, R> ServerCall.Listener<Q> interceptCall(
+                    ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
                 String value = headers.get(AUTHORIZATION);
                 if (value != null) {
                     authorizations.add(value);
@@ -128,7 +160,11 @@ class SandboxClientConnectionTest {
                 return next.startCall(call, headers);
             }
         };
-        ComputeServer.Builder builder = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).interceptors(capture);
+        ComputeServer.Builder builder = ComputeServer.builder()
+                .dataDir(dataDir)
+                .port(0)
+                .auth(Authentication.Mode.NONE)
+                .interceptors(capture);
         if (cert != null) {
             builder.tls(cert, key);
         }

@@ -17,7 +17,8 @@ class SandboxDefinitionTest {
         Sandbox sandbox = Sandbox.builder().image("ubuntu:latest").build();
         assertThat(sandbox.isStarted()).isFalse();
         assertThatThrownBy(() -> sandbox.exec("echo", "hi"))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("client.run");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("client.run");
         assertThatThrownBy(sandbox::id).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(sandbox::terminate).isInstanceOf(IllegalStateException.class);
     }
@@ -25,14 +26,20 @@ class SandboxDefinitionTest {
     @Test
     void definitionBecomesTheCreateRequest() {
         CreateSandboxRequest request = Sandbox.builder()
-                .image("ubuntu:latest").cpu("2").memory("4Gi")
-                .env(Map.of("DEBIAN_FRONTEND", "noninteractive")).env("A", "1")
-                .name("agent").entrypoint(List.of("sleep", "infinity"))
-                .build().toCreateRequest();
+                .image("ubuntu:latest")
+                .cpu("2")
+                .memory("4Gi")
+                .env(Map.of("DEBIAN_FRONTEND", "noninteractive"))
+                .env("A", "1")
+                .name("agent")
+                .entrypoint(List.of("sleep", "infinity"))
+                .build()
+                .toCreateRequest();
         assertThat(request.getImage()).isEqualTo("ubuntu:latest");
         assertThat(request.getResourceLimits().getCpu()).isEqualTo("2");
         assertThat(request.getResourceLimits().getMemory()).isEqualTo("4Gi");
-        assertThat(request.getEnvMap()).containsOnly(Map.entry("DEBIAN_FRONTEND", "noninteractive"), Map.entry("A", "1"));
+        assertThat(request.getEnvMap())
+                .containsOnly(Map.entry("DEBIAN_FRONTEND", "noninteractive"), Map.entry("A", "1"));
         assertThat(request.getName()).isEqualTo("agent");
         assertThat(request.getEntrypointList()).containsExactly("sleep", "infinity");
     }

@@ -55,7 +55,9 @@ abstract class SandboxEndToEndTest {
         // -Dchalk.compute.test.isolation=NONE|AUTO|REQUIRED overrides the server's default isolation
         String isolation = System.getProperty("chalk.compute.test.isolation");
         if (isolation != null && !isolation.isBlank()) {
-            builder.runtime(LocalRuntimeOptions.builder().isolation(LocalIsolation.valueOf(isolation.trim().toUpperCase(java.util.Locale.ROOT))).build());
+            builder.runtime(LocalRuntimeOptions.builder()
+                    .isolation(LocalIsolation.valueOf(isolation.trim().toUpperCase(java.util.Locale.ROOT)))
+                    .build());
         }
         server = builder.build().start();
         client = connect(server);
@@ -102,7 +104,8 @@ abstract class SandboxEndToEndTest {
 
     @Test
     void workdirAndEnvApplyPerCommand() {
-        ExecResult result = sandbox.exec(Command.shell("pwd; echo \"$GREETING\"").workdir("/tmp").env("GREETING", "hi there"));
+        ExecResult result = sandbox.exec(
+                Command.shell("pwd; echo \"$GREETING\"").workdir("/tmp").env("GREETING", "hi there"));
         assertThat(result.stdout()).containsExactly("/tmp", "hi there");
     }
 
@@ -135,7 +138,8 @@ abstract class SandboxEndToEndTest {
         assertThat(stdoutTimes).hasSizeGreaterThanOrEqualTo(2);
         assertThat(exitedAt).isPositive();
         assertThat(Duration.ofNanos(exitedAt - stdoutTimes.get(0)))
-                .as("the first line arrived long before the exit").isGreaterThan(Duration.ofMillis(1500));
+                .as("the first line arrived long before the exit")
+                .isGreaterThan(Duration.ofMillis(1500));
     }
 
     @Test
@@ -144,8 +148,14 @@ abstract class SandboxEndToEndTest {
             List<ExecEvent> all = events.stream().toList();
             assertThat(all.get(0)).isInstanceOf(ExecEvent.Started.class);
             assertThat(all.get(all.size() - 1).isExited()).isTrue();
-            assertThat(all).filteredOn(e -> e.stdoutText() != null).extracting(ExecEvent::stdoutText).containsExactly("a\n");
-            assertThat(all).filteredOn(e -> e.stderrText() != null).extracting(ExecEvent::stderrText).containsExactly("b\n");
+            assertThat(all)
+                    .filteredOn(e -> e.stdoutText() != null)
+                    .extracting(ExecEvent::stdoutText)
+                    .containsExactly("a\n");
+            assertThat(all)
+                    .filteredOn(e -> e.stderrText() != null)
+                    .extracting(ExecEvent::stderrText)
+                    .containsExactly("b\n");
         }
     }
 
@@ -198,9 +208,9 @@ abstract class SandboxEndToEndTest {
     void timeoutKillsTheCommandAndEverythingItStarted() {
         String marker = "100." + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
         long start = System.nanoTime();
-        assertThatThrownBy(() -> sandbox.exec(
-                Command.shell("echo started; sleep " + marker + " & sleep " + marker + " & wait")
-                        .timeout(Duration.ofSeconds(1))))
+        assertThatThrownBy(() ->
+                        sandbox.exec(Command.shell("echo started; sleep " + marker + " & sleep " + marker + " & wait")
+                                .timeout(Duration.ofSeconds(1))))
                 .isInstanceOf(ExecTimeoutException.class)
                 .satisfies(e -> {
                     ExecResult partial = ((ExecTimeoutException) e).partialResult();
@@ -208,12 +218,13 @@ abstract class SandboxEndToEndTest {
                     assertThat(partial.success()).isFalse();
                 });
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                assertThat(ProcessHandle.allProcesses()
-                        .filter(p -> p.info().commandLine().orElse("").contains("sleep " + marker))
-                        .map(p -> p.pid() + " " + p.info().commandLine().orElse(""))
-                        .toList())
-                        .as("sleep processes left on the host").isEmpty());
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(ProcessHandle.allProcesses()
+                                .filter(p -> p.info().commandLine().orElse("").contains("sleep " + marker))
+                                .map(p -> p.pid() + " " + p.info().commandLine().orElse(""))
+                                .toList())
+                        .as("sleep processes left on the host")
+                        .isEmpty());
     }
 
     @Test
@@ -227,10 +238,12 @@ abstract class SandboxEndToEndTest {
             } while (!(first instanceof ExecEvent.Stdout));
             assertThat(first.stdoutText()).isEqualTo("ready\n");
         }
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                assertThat(ProcessHandle.allProcesses()
-                        .filter(p -> p.info().commandLine().orElse("").contains("sleep " + marker)).toList())
-                        .as("the cancelled command is gone from the host").isEmpty());
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(ProcessHandle.allProcesses()
+                                .filter(p -> p.info().commandLine().orElse("").contains("sleep " + marker))
+                                .toList())
+                        .as("the cancelled command is gone from the host")
+                        .isEmpty());
     }
 
     @Test
@@ -241,7 +254,8 @@ abstract class SandboxEndToEndTest {
             sum.writeStdin(input);
             sum.closeStdin();
             ExecResult result = sum.waitFor();
-            String expected = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(input));
+            String expected = HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(input));
             assertThat(result.stdoutText()).startsWith(expected);
             assertThat(result.success()).isTrue();
             assertThatThrownBy(() -> sum.writeStdin("more")).isInstanceOf(IllegalStateException.class);
@@ -256,14 +270,16 @@ abstract class SandboxEndToEndTest {
             cat.writeStdin("b");
             assertThat(cat.waitFor(Duration.ofMillis(200))).isEmpty();
             cat.closeStdin();
-            await().atMost(Duration.ofSeconds(5)).until(() -> cat.waitFor(Duration.ofMillis(100)).isPresent());
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> cat.waitFor(Duration.ofMillis(100)).isPresent());
             assertThat(cat.waitFor().stdoutText()).isEqualTo("ab");
         }
     }
 
     @Test
     void aTerminalCommandWritesToItsPty() {
-        Command onTerminal = Command.of("sh", "-c", "[ -t 0 ] && [ -t 1 ] && echo on-a-terminal; echo size=$(stty size)")
+        Command onTerminal = Command.of(
+                        "sh", "-c", "[ -t 0 ] && [ -t 1 ] && echo on-a-terminal; echo size=$(stty size)")
                 .pty(100, 30);
         try (ExecStream events = sandbox.execStream(onTerminal)) {
             List<ExecEvent> all = events.stream().toList();
@@ -277,7 +293,8 @@ abstract class SandboxEndToEndTest {
 
     @Test
     void resizeChangesTheTerminalSize() {
-        try (ExecProcess shell = sandbox.execStart(Command.shell("read go; stty size").pty(80, 24))) {
+        try (ExecProcess shell =
+                sandbox.execStart(Command.shell("read go; stty size").pty(80, 24))) {
             shell.resize(132, 43);
             shell.writeStdin("\n");
             ExecResult result = shell.waitFor(Duration.ofSeconds(20)).orElseThrow();
@@ -310,7 +327,8 @@ abstract class SandboxEndToEndTest {
         }
         assertThat(received).isEqualTo(HUNDRED_MB);
         assertThat(HexFormat.of().formatHex(actual.digest())).isEqualTo(expectedYesSha256(HUNDRED_MB));
-        assertThat(midStreamGrowth).as("heap retained half-way through 100 MB (client and server share this JVM)")
+        assertThat(midStreamGrowth)
+                .as("heap retained half-way through 100 MB (client and server share this JVM)")
                 .isBetween(-HUNDRED_MB, 32L * 1024 * 1024);
     }
 
@@ -321,8 +339,8 @@ abstract class SandboxEndToEndTest {
             List<Future<ExecResult>> results = new ArrayList<>();
             for (int i = 0; i < 50; i++) {
                 int n = i;
-                results.add(pool.submit(() -> sandbox.exec("sh", "-c", "sleep 0.2; echo exec $0; echo done >&2",
-                        String.valueOf(n))));
+                results.add(pool.submit(
+                        () -> sandbox.exec("sh", "-c", "sleep 0.2; echo exec $0; echo done >&2", String.valueOf(n))));
             }
             for (int i = 0; i < 50; i++) {
                 ExecResult result = results.get(i).get(60, TimeUnit.SECONDS);
@@ -345,7 +363,8 @@ abstract class SandboxEndToEndTest {
             // nobody reads the rest: the producer must block on its pipe, and nothing may pile up in this JVM
             // (yes | head writes 100 MB in well under the second waited here when nothing holds it back)
             Thread.sleep(1500);
-            assertThat(usedHeapAfterGc() - baseline).as("heap retained by an unread 100 MB stream")
+            assertThat(usedHeapAfterGc() - baseline)
+                    .as("heap retained by an unread 100 MB stream")
                     .isLessThan(32L * 1024 * 1024);
             long start = System.nanoTime();
             ExecResult other = sandbox.exec("echo", "still served");
@@ -366,14 +385,17 @@ abstract class SandboxEndToEndTest {
         assertThat(created.isStarted()).isTrue();
         assertThat(created.info().name()).contains(name);
         assertThat(created.info().isRunning()).isTrue();
-        assertThat(created.info().createdAt()).isNotNull().isBefore(java.time.Instant.now().plusSeconds(5));
+        assertThat(created.info().createdAt())
+                .isNotNull()
+                .isBefore(java.time.Instant.now().plusSeconds(5));
         assertThat(created.exec("sh", "-c", "echo $GREETING").stdoutText()).isEqualTo("from the sandbox\n");
 
         assertThat(client.list()).extracting(SandboxInfo::id).contains(created.id(), sandbox.id());
         SandboxPage firstPage = client.list(ListOptions.defaults().limit(1));
         assertThat(firstPage.sandboxes()).hasSize(1);
         assertThat(firstPage.hasMore()).isTrue();
-        SandboxPage secondPage = client.list(ListOptions.defaults().limit(1).cursor(firstPage.nextCursor().get()));
+        SandboxPage secondPage = client.list(
+                ListOptions.defaults().limit(1).cursor(firstPage.nextCursor().get()));
         assertThat(secondPage.sandboxes()).hasSize(1).doesNotContainAnyElementsOf(firstPage.sandboxes());
 
         Sandbox handle = client.get(created.id());
@@ -386,8 +408,10 @@ abstract class SandboxEndToEndTest {
         assertThat(after.isTerminated()).isTrue();
         assertThat(created.info()).isEqualTo(after);
         assertThat(client.list()).extracting(SandboxInfo::id).doesNotContain(created.id());
-        assertThat(client.list(ListOptions.defaults().includeTerminated(true).limit(1000)).sandboxes())
-                .extracting(SandboxInfo::id).contains(created.id());
+        assertThat(client.list(ListOptions.defaults().includeTerminated(true).limit(1000))
+                        .sandboxes())
+                .extracting(SandboxInfo::id)
+                .contains(created.id());
         assertThatThrownBy(() -> created.exec("echo", "too late"))
                 .isInstanceOf(FailedPreconditionException.class)
                 .hasMessageContaining(created.id());
@@ -396,7 +420,8 @@ abstract class SandboxEndToEndTest {
     @Test
     void definedSandboxRunsWhenPassedToRun() {
         Sandbox defined = Sandbox.builder().name("defined-" + UUID.randomUUID()).build();
-        assertThatThrownBy(() -> defined.exec("true")).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> defined.exec("true"))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("client.run");
         assertThat(client.run(defined)).isSameAs(defined);
         try {
@@ -414,9 +439,17 @@ abstract class SandboxEndToEndTest {
         assertThatThrownBy(() -> client.get("no-such-sandbox"))
                 .isInstanceOf(SandboxNotFoundException.class)
                 .hasMessageContaining("no-such-sandbox");
-        Sandbox ghost = new Sandbox(client, new SandboxInfo("no-such-sandbox", java.util.Optional.empty(), "RUNNING",
-                null, java.util.Optional.empty(), java.util.Optional.empty()));
-        assertThatThrownBy(() -> ghost.exec("echo")).isInstanceOf(SandboxNotFoundException.class)
+        Sandbox ghost = new Sandbox(
+                client,
+                new SandboxInfo(
+                        "no-such-sandbox",
+                        java.util.Optional.empty(),
+                        "RUNNING",
+                        null,
+                        java.util.Optional.empty(),
+                        java.util.Optional.empty()));
+        assertThatThrownBy(() -> ghost.exec("echo"))
+                .isInstanceOf(SandboxNotFoundException.class)
                 .hasMessageContaining("no-such-sandbox");
         assertServerStillServes();
     }

@@ -27,7 +27,9 @@ class SandboxIsolationTest {
         this.dataDir = dataDir;
         server = ComputeServer.builder().dataDir(dataDir).build().start();
         client = SandboxClient.inProcess(server.inProcessName());
-        assertThat(server.isolation().isolated()).as("this host has bubblewrap or unshare").isTrue();
+        assertThat(server.isolation().isolated())
+                .as("this host has bubblewrap or unshare")
+                .isTrue();
     }
 
     @AfterAll
@@ -40,7 +42,9 @@ class SandboxIsolationTest {
     void aSandboxSeesOnlyItsOwnProcesses() {
         Sandbox sandbox = client.create();
         String pids = sandbox.exec("sh", "-c", "ls /proc | grep -E '^[0-9]+$'").stdoutText();
-        assertThat(pids.lines().map(Long::parseLong)).doesNotContain(ProcessHandle.current().pid()).hasSizeLessThan(10);
+        assertThat(pids.lines().map(Long::parseLong))
+                .doesNotContain(ProcessHandle.current().pid())
+                .hasSizeLessThan(10);
         sandbox.terminate();
     }
 
@@ -51,14 +55,17 @@ class SandboxIsolationTest {
         ExecResult probe = sandbox.exec("sh", "-c", "ls -A /home /root /tmp; cat " + secret + "; ls " + dataDir);
         assertThat(probe.stdoutText()).doesNotContain("do not read").doesNotContain("server-secret");
         assertThat(sandbox.exec("ls", "-A", "/tmp").stdoutText()).isEmpty();
-        assertThat(sandbox.exec("sh", "-c", "touch /usr/x || echo refused").stdoutText()).contains("refused");
+        assertThat(sandbox.exec("sh", "-c", "touch /usr/x || echo refused").stdoutText())
+                .contains("refused");
         sandbox.terminate();
     }
 
     @Test
     void noNetworkInterfaceButLoopback() {
         Sandbox sandbox = client.create();
-        assertThat(sandbox.exec("sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").stdout()).containsExactly("lo");
+        assertThat(sandbox.exec("sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+                        .stdout())
+                .containsExactly("lo");
         sandbox.terminate();
     }
 
@@ -66,11 +73,14 @@ class SandboxIsolationTest {
     void filesArePrivateToASandboxAndGoneAfterTerminate() {
         Sandbox first = client.create();
         Sandbox second = client.create();
-        assertThat(first.exec("sh", "-c", "echo mine > /workspace/note && cat /workspace/note").stdoutText()).isEqualTo("mine\n");
+        assertThat(first.exec("sh", "-c", "echo mine > /workspace/note && cat /workspace/note")
+                        .stdoutText())
+                .isEqualTo("mine\n");
         assertThat(second.exec("cat", "/workspace/note").success()).isFalse();
         first.terminate();
         try (var layers = Files.walk(dataDir)) {
-            assertThat(layers.filter(p -> p.getFileName().toString().equals("note"))).isEmpty();
+            assertThat(layers.filter(p -> p.getFileName().toString().equals("note")))
+                    .isEmpty();
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }

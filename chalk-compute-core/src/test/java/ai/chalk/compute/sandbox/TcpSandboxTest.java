@@ -12,10 +12,13 @@ class TcpSandboxTest extends SandboxEndToEndTest {
 
     @Override
     SandboxClient connect(ComputeServer server) {
-        ClientCredentials.Created credential = server.authentication().credentials().create("sdk", "default");
+        ClientCredentials.Created credential =
+                server.authentication().credentials().create("sdk", "default");
         String target = "localhost:" + server.port().orElseThrow();
-        return SandboxClient.builder().target(target)
-                .credentials(ChalkCredentials.ofClientCredentials(credential.credential().id(), credential.secret())
+        return SandboxClient.builder()
+                .target(target)
+                .credentials(ChalkCredentials.ofClientCredentials(
+                                credential.credential().id(), credential.secret())
                         .withApiServer("http://" + target))
                 .build();
     }

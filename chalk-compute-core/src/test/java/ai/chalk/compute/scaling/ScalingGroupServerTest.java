@@ -29,9 +29,13 @@ class ScalingGroupServerTest {
 
     @Test
     void deployRevisionsRollbackAndDelete() throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).build().start();
-             SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
-            ScalingGroup web = ScalingGroup.create(client, "web", "").replicas(2, 2).env(Map.of("MODE", "blue")).deploy();
+        try (ComputeServer server =
+                        ComputeServer.builder().dataDir(dataDir).build().start();
+                SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
+            ScalingGroup web = ScalingGroup.create(client, "web", "")
+                    .replicas(2, 2)
+                    .env(Map.of("MODE", "blue"))
+                    .deploy();
             Readiness first = awaitReady(web, 2);
             assertThat(first.readyReplicas()).isEqualTo(2);
             assertThat(first.status()).isEqualTo("ready");
@@ -43,9 +47,12 @@ class ScalingGroupServerTest {
             assertThat(web.spec().getContainerSpec().getEnvVarsMap()).containsEntry("MODE", "green");
 
             web.rollback(revisions.get(0).id());
-            assertThat(web.revisions()).filteredOn(ScalingGroupRevision::current)
-                    .extracting(ScalingGroupRevision::id).containsExactly(revisions.get(0).id());
-            assertThat(awaitReady(web, 2).revisionId()).isEqualTo(revisions.get(0).id());
+            assertThat(web.revisions())
+                    .filteredOn(ScalingGroupRevision::current)
+                    .extracting(ScalingGroupRevision::id)
+                    .containsExactly(revisions.get(0).id());
+            assertThat(awaitReady(web, 2).revisionId())
+                    .isEqualTo(revisions.get(0).id());
 
             ScalingGroup same = ScalingGroup.fromId(client, web.id().orElseThrow());
             assertThat(same.name()).isEqualTo("web");
@@ -53,7 +60,8 @@ class ScalingGroupServerTest {
 
             web.delete();
             assertThatThrownBy(() -> ScalingGroup.fromId(client, web.id().orElseThrow()))
-                    .isInstanceOf(ScalingGroupNotFoundException.class).hasMessageContaining("NOT_FOUND");
+                    .isInstanceOf(ScalingGroupNotFoundException.class)
+                    .hasMessageContaining("NOT_FOUND");
         }
     }
 }

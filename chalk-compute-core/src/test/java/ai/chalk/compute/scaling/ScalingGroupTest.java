@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 /** The parts of the scaling-group client that need no server; its calls are tested against the server's own service. */
 class ScalingGroupTest {
 
-    private final ManagedChannel channel = InProcessChannelBuilder.forName("unused-" + System.nanoTime()).build();
+    private final ManagedChannel channel =
+            InProcessChannelBuilder.forName("unused-" + System.nanoTime()).build();
 
     @AfterEach
     void close() {
@@ -49,9 +50,10 @@ class ScalingGroupTest {
         ScalingGroup group = ScalingGroup.create(channel, "api", "img");
         assertThatThrownBy(() -> group.replicas(3, 2)).hasMessageContaining("3..2");
         assertThatThrownBy(() -> group.replicas(0, 0)).isInstanceOf(IllegalArgumentException.class);
-        for (Runnable notDeployed : List.<Runnable>of(group::revisions, group::refresh, group::delete,
-                () -> group.rollback("sgr-1"))) {
-            assertThatThrownBy(notDeployed::run).isInstanceOf(IllegalStateException.class)
+        for (Runnable notDeployed :
+                List.<Runnable>of(group::revisions, group::refresh, group::delete, () -> group.rollback("sgr-1"))) {
+            assertThatThrownBy(notDeployed::run)
+                    .isInstanceOf(IllegalStateException.class)
                     .hasMessage("scaling group api has not been deployed; call deploy() first");
         }
     }
@@ -74,21 +76,33 @@ class ScalingGroupTest {
             }
             previous = poll;
         }
-        assertThat(logged).containsExactly("PENDING (0 ready, 0 available)",
-                "PENDING (0 ready, 0 available): pulling image", "PENDING (0 ready, 1 available): pulling image",
-                "READY (1 ready, 1 available)");
+        assertThat(logged)
+                .containsExactly(
+                        "PENDING (0 ready, 0 available)",
+                        "PENDING (0 ready, 0 available): pulling image",
+                        "PENDING (0 ready, 1 available): pulling image",
+                        "READY (1 ready, 1 available)");
     }
 
     @Test
     void readinessAndRevisionsAreReadFromTheServersMessages() {
-        Readiness readiness = Readiness.of(ScalingGroupResponse.newBuilder().setRevisionId("sgr-2").setStatus("READY")
-                .setStatusMessage("ok").setReadyReplicas(2).setAvailableReplicas(3).build());
+        Readiness readiness = Readiness.of(ScalingGroupResponse.newBuilder()
+                .setRevisionId("sgr-2")
+                .setStatus("READY")
+                .setStatusMessage("ok")
+                .setReadyReplicas(2)
+                .setAvailableReplicas(3)
+                .build());
         assertThat(readiness).isEqualTo(new Readiness("sgr-2", "READY", "ok", 2, 3));
 
-        var message = ScalingGroupRevisionResponse.newBuilder().setId("sgr-2").setStatus("READY")
-                .setCreatedAt(Timestamp.newBuilder().setSeconds(1_700_000_000).setNanos(5)).build();
+        var message = ScalingGroupRevisionResponse.newBuilder()
+                .setId("sgr-2")
+                .setStatus("READY")
+                .setCreatedAt(Timestamp.newBuilder().setSeconds(1_700_000_000).setNanos(5))
+                .build();
         assertThat(ScalingGroupRevision.of(message, "sgr-2"))
-                .isEqualTo(new ScalingGroupRevision("sgr-2", "READY", "", Instant.ofEpochSecond(1_700_000_000, 5), true));
+                .isEqualTo(
+                        new ScalingGroupRevision("sgr-2", "READY", "", Instant.ofEpochSecond(1_700_000_000, 5), true));
         assertThat(ScalingGroupRevision.of(message, "sgr-1").current()).isFalse();
     }
 

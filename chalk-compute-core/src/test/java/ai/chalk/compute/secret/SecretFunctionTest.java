@@ -32,16 +32,19 @@ class SecretFunctionTest {
 
     @Test
     void aFunctionSeesItsSecretAndItsVersionFollowsTheSecretsRevision() throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).build().start();
-             SandboxClient client = SandboxClient.connect("127.0.0.1:" + server.port().orElseThrow());
-             CodeSnapshot code = CodeSnapshot.ofClassPath()) {
+        try (ComputeServer server =
+                        ComputeServer.builder().dataDir(dataDir).port(0).build().start();
+                SandboxClient client =
+                        SandboxClient.connect("127.0.0.1:" + server.port().orElseThrow());
+                CodeSnapshot code = CodeSnapshot.ofClassPath()) {
             FunctionRegistry registry = new FunctionRegistry();
             registry.register(SecretReader.class);
             FunctionDefinition read = registry.get("readEnv").definition();
             client.secrets().upsert("FN_SECRET", "first-value");
 
             FunctionVersion first = client.functions().deploy(read, code, WorkerMode.PLAIN, false);
-            assertThat(RemoteFunction.fromName(client, "readEnv").call("API_KEY")).isEqualTo("first-value");
+            assertThat(RemoteFunction.fromName(client, "readEnv").call("API_KEY"))
+                    .isEqualTo("first-value");
             FunctionVersion unchanged = client.functions().deploy(read, code, WorkerMode.PLAIN, false);
             assertThat(unchanged.version()).as("nothing changed: reused").isEqualTo(first.version());
 
@@ -49,30 +52,49 @@ class SecretFunctionTest {
             client.secrets().upsert("FN_SECRET", "second-value");
             FunctionVersion changed = client.functions().deploy(read, code, WorkerMode.PLAIN, false);
             assertThat(changed.version()).as("the secret's revision changed").isEqualTo(first.version() + 1);
-            assertThat(client.functions().deploy(read, code, WorkerMode.PLAIN, false).version())
+            assertThat(client.functions()
+                            .deploy(read, code, WorkerMode.PLAIN, false)
+                            .version())
                     .isEqualTo(changed.version());
 
-            IntegrationAdminServiceGrpc.newBlockingStub(client.channel()).putIntegration(PutIntegrationRequest
-                    .newBuilder().setName("postgres").putValues("PASSWORD", "pw").build());
-            FunctionDefinition withIntegration = withSecrets(read, read.deployment().secrets()
-                    .withBulk(java.util.List.of(Secret.fromChalkIntegration("postgres", "PASSWORD"))));
+            IntegrationAdminServiceGrpc.newBlockingStub(client.channel())
+                    .putIntegration(PutIntegrationRequest.newBuilder()
+                            .setName("postgres")
+                            .putValues("PASSWORD", "pw")
+                            .build());
+            FunctionDefinition withIntegration = withSecrets(
+                    read,
+                    read.deployment()
+                            .secrets()
+                            .withBulk(java.util.List.of(Secret.fromChalkIntegration("postgres", "PASSWORD"))));
             FunctionVersion a = client.functions().deploy(withIntegration, code, WorkerMode.PLAIN, false);
             FunctionVersion b = client.functions().deploy(withIntegration, code, WorkerMode.PLAIN, false);
             assertThat(b.version()).as("integration secrets disable reuse").isEqualTo(a.version() + 1);
 
             SandboxClient local = client.withLocalEnvironment(java.util.Map.of("LOCAL_TOKEN", "local-token"));
-            FunctionDefinition withLocal = withSecrets(read, read.deployment().secrets()
-                    .with("TOKEN", Secret.fromLocalEnv("LOCAL_TOKEN")));
+            FunctionDefinition withLocal =
+                    withSecrets(read, read.deployment().secrets().with("TOKEN", Secret.fromLocalEnv("LOCAL_TOKEN")));
             FunctionVersion c = local.functions().deploy(withLocal, code, WorkerMode.PLAIN, false);
             assertThat(c.version()).isEqualTo(b.version() + 1);
             assertThat(RemoteFunction.fromName(client, "readEnv").call("TOKEN")).isEqualTo("local-token");
-            assertThat(RemoteFunction.fromName(client, "readEnv").call("API_KEY")).isEqualTo("second-value");
+            assertThat(RemoteFunction.fromName(client, "readEnv").call("API_KEY"))
+                    .isEqualTo("second-value");
         }
     }
 
     private static FunctionDefinition withSecrets(FunctionDefinition f, SecretBindings secrets) {
-        return new FunctionDefinition(f.name(), f.kind(), f.declaringClass(), f.method(), f.className(),
-                f.description(), f.deployment().withSecrets(secrets), f.callOptions(), f.parameters(), f.returnType(),
-                f.inputSchema(), f.outputSchema());
+        return new FunctionDefinition(
+                f.name(),
+                f.kind(),
+                f.declaringClass(),
+                f.method(),
+                f.className(),
+                f.description(),
+                f.deployment().withSecrets(secrets),
+                f.callOptions(),
+                f.parameters(),
+                f.returnType(),
+                f.inputSchema(),
+                f.outputSchema());
     }
 }

@@ -72,8 +72,10 @@ class SecretSandboxTest {
                 lines.add(ch.qos.logback.classic.spi.ThrowableProxyUtil.asString(e.getThrowableProxy()));
             }
         }
-        assertThat(lines).isNotEmpty().noneMatch(l -> l.contains(MANAGED) || l.contains(LOCAL)
-                || l.contains(FILE_VALUE) || l.contains(INTEGRATION));
+        assertThat(lines)
+                .isNotEmpty()
+                .noneMatch(l ->
+                        l.contains(MANAGED) || l.contains(LOCAL) || l.contains(FILE_VALUE) || l.contains(INTEGRATION));
     }
 
     private static ch.qos.logback.classic.Logger root() {
@@ -92,23 +94,30 @@ class SecretSandboxTest {
         SecretInfo again = secrets.upsert("CRUD_SECRET", MANAGED + "-2");
         assertThat(again.updatedAt()).isAfterOrEqualTo(saved.updatedAt());
         secrets.delete("CRUD_SECRET");
-        assertThatThrownBy(() -> secrets.get("CRUD_SECRET")).isInstanceOf(SecretNotFoundException.class)
-                .hasMessageContaining("CRUD_SECRET").satisfies(e -> seen.add(e.toString()));
+        assertThatThrownBy(() -> secrets.get("CRUD_SECRET"))
+                .isInstanceOf(SecretNotFoundException.class)
+                .hasMessageContaining("CRUD_SECRET")
+                .satisfies(e -> seen.add(e.toString()));
         assertThatThrownBy(() -> secrets.delete("CRUD_SECRET")).isInstanceOf(SecretNotFoundException.class);
     }
 
     @Test
     void aSandboxSeesAChalkSecretUnderTheVariableItIsBoundToAndTheServerEchoesOnlyTheReference() {
         client.secrets().upsert("MY_SECRET", MANAGED);
-        Sandbox sandbox = client.run(Sandbox.builder().env("PLAIN", "literal")
-                .env("API_KEY", Secret.fromChalkEnv("MY_SECRET")).build());
+        Sandbox sandbox = client.run(Sandbox.builder()
+                .env("PLAIN", "literal")
+                .env("API_KEY", Secret.fromChalkEnv("MY_SECRET"))
+                .build());
         try {
             seen.add(sandbox.toString());
             assertThat(sandbox.exec("printenv", "API_KEY").stdoutText()).isEqualTo(MANAGED + "\n");
             assertThat(sandbox.exec("printenv", "PLAIN").stdoutText()).isEqualTo("literal\n");
             var v2 = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(client.channel());
-            String got = v2.getSandbox(GetSandboxRequest.newBuilder().setId(sandbox.id()).build()).toString();
-            String listed = v2.listSandboxes(ListSandboxesRequest.getDefaultInstance()).toString();
+            String got = v2.getSandbox(
+                            GetSandboxRequest.newBuilder().setId(sandbox.id()).build())
+                    .toString();
+            String listed =
+                    v2.listSandboxes(ListSandboxesRequest.getDefaultInstance()).toString();
             assertThat(got).contains("MY_SECRET").doesNotContain(MANAGED);
             seen.add(got);
             seen.add(listed);
@@ -118,13 +127,15 @@ class SecretSandboxTest {
     }
 
     @Test
-    void localSecretsAreReadFromTheGivenEnvironmentSavedAsManagedSecretsAndForgottenOnTerminate(
-            @TempDir Path dir) throws Exception {
+    void localSecretsAreReadFromTheGivenEnvironmentSavedAsManagedSecretsAndForgottenOnTerminate(@TempDir Path dir)
+            throws Exception {
         Path dotenv = dir.resolve(".env");
         Files.writeString(dotenv, "# comment\nexport FROM_FILE=\"" + FILE_VALUE + "\"\n\nOTHER='x y'\n");
         SandboxClient local = client.withLocalEnvironment(Map.of("OPENAI_KEY", LOCAL));
-        Sandbox sandbox = local.run(Sandbox.builder().env("API_KEY", Secret.fromLocalEnv("OPENAI_KEY"))
-                .secrets(Secret.fromLocalEnvFile(dotenv), Secret.fromLocalEnv("OPENAI_KEY")).build());
+        Sandbox sandbox = local.run(Sandbox.builder()
+                .env("API_KEY", Secret.fromLocalEnv("OPENAI_KEY"))
+                .secrets(Secret.fromLocalEnvFile(dotenv), Secret.fromLocalEnv("OPENAI_KEY"))
+                .build());
         List<String> uploaded;
         try {
             assertThat(sandbox.exec("printenv", "API_KEY").stdoutText()).isEqualTo(LOCAL + "\n");
@@ -132,11 +143,15 @@ class SecretSandboxTest {
             assertThat(sandbox.exec("printenv", "FROM_FILE").stdoutText()).isEqualTo(FILE_VALUE + "\n");
             assertThat(sandbox.exec("printenv", "OTHER").stdoutText()).isEqualTo("x y\n");
             var v2 = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(client.channel());
-            String got = v2.getSandbox(GetSandboxRequest.newBuilder().setId(sandbox.id()).build()).toString();
+            String got = v2.getSandbox(
+                            GetSandboxRequest.newBuilder().setId(sandbox.id()).build())
+                    .toString();
             seen.add(got);
             assertThat(got).contains(SecretsClient.LOCAL_PREFIX + "OPENAI_KEY_");
-            uploaded = client.secrets().list().stream().map(SecretInfo::name)
-                    .filter(n -> n.startsWith(SecretsClient.LOCAL_PREFIX)).toList();
+            uploaded = client.secrets().list().stream()
+                    .map(SecretInfo::name)
+                    .filter(n -> n.startsWith(SecretsClient.LOCAL_PREFIX))
+                    .toList();
             assertThat(uploaded).hasSize(4);
         } finally {
             sandbox.terminate();
@@ -148,19 +163,27 @@ class SecretSandboxTest {
     void anUnsetLocalVariableFailsNamingItAndCreatesNothing() {
         SandboxClient local = client.withLocalEnvironment(Map.of());
         int before = client.list().size();
-        assertThatThrownBy(() -> local.run(Sandbox.builder().env("API_KEY", Secret.fromLocalEnv("NOT_SET_HERE"))
-                .build())).isInstanceOf(IllegalStateException.class).hasMessageContaining("NOT_SET_HERE");
+        assertThatThrownBy(() -> local.run(Sandbox.builder()
+                        .env("API_KEY", Secret.fromLocalEnv("NOT_SET_HERE"))
+                        .build()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("NOT_SET_HERE");
         assertThat(client.list()).hasSize(before);
     }
 
     @Test
     void anIntegrationKeyReachesTheSandboxBoundOrInBulk() {
-        IntegrationAdminServiceGrpc.newBlockingStub(client.channel()).putIntegration(PutIntegrationRequest.newBuilder()
-                .setName("postgres").setKind(IntegrationKind.INTEGRATION_KIND_UNSPECIFIED)
-                .putValues("PASSWORD", INTEGRATION).putValues("USER", "app").build());
+        IntegrationAdminServiceGrpc.newBlockingStub(client.channel())
+                .putIntegration(PutIntegrationRequest.newBuilder()
+                        .setName("postgres")
+                        .setKind(IntegrationKind.INTEGRATION_KIND_UNSPECIFIED)
+                        .putValues("PASSWORD", INTEGRATION)
+                        .putValues("USER", "app")
+                        .build());
         Sandbox sandbox = client.run(Sandbox.builder()
                 .env("PGPASSWORD", Secret.fromChalkIntegration("postgres", "PASSWORD"))
-                .secrets(Secret.fromChalkIntegration("postgres", "USER")).build());
+                .secrets(Secret.fromChalkIntegration("postgres", "USER"))
+                .build());
         try {
             assertThat(sandbox.exec("printenv", "PGPASSWORD").stdoutText()).isEqualTo(INTEGRATION + "\n");
             assertThat(sandbox.exec("printenv", "USER").stdoutText()).isEqualTo("app\n");
@@ -171,17 +194,22 @@ class SecretSandboxTest {
 
     @Test
     void aMissingChalkSecretIsATypedFailureNamingIt() {
-        assertThatThrownBy(() -> client.run(Sandbox.builder().env("API_KEY", Secret.fromChalkEnv("NO_SUCH_SECRET"))
-                .build())).isInstanceOf(FailedPreconditionException.class).hasMessageContaining("NO_SUCH_SECRET")
+        assertThatThrownBy(() -> client.run(Sandbox.builder()
+                        .env("API_KEY", Secret.fromChalkEnv("NO_SUCH_SECRET"))
+                        .build()))
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining("NO_SUCH_SECRET")
                 .satisfies(e -> seen.add(e.toString()));
     }
 
     @Test
     void secretsThatGiveManyValuesCannotBeBoundToOneVariable() {
         assertThatThrownBy(() -> Sandbox.builder().env("X", Secret.fromChalkIntegration("postgres")))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exactly one key");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("exactly one key");
         assertThatThrownBy(() -> Sandbox.builder().env("X", Secret.fromLocalEnvFile(Path.of(".env"))))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("secrets(...)");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("secrets(...)");
         assertThat(Secret.fromLocalEnv("OPENAI_KEY").toString()).isEqualTo("LocalEnv[variable=OPENAI_KEY]");
     }
 }

@@ -20,40 +20,46 @@ class VolumeClientTest {
 
     @Test
     void volumesAreSharedBetweenSandboxesAndReadableFromTheClient(@TempDir Path dataDir) throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).build().start();
-             SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
+        try (ComputeServer server =
+                        ComputeServer.builder().dataDir(dataDir).build().start();
+                SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
             Volume cache = client.volumes().create("build-cache");
             cache.writeText("config/settings.txt", "threads=4\n");
             assertThatThrownBy(() -> client.volumes().create("build-cache"))
                     .isInstanceOf(ChalkComputeException.class)
-                    .satisfies(e -> assertThat(((ChalkComputeException) e).statusCode()).isEqualTo(Status.Code.ALREADY_EXISTS));
+                    .satisfies(e ->
+                            assertThat(((ChalkComputeException) e).statusCode()).isEqualTo(Status.Code.ALREADY_EXISTS));
 
             Sandbox writer = client.create(Sandbox.builder().mountVolume("build-cache", "/cache"));
-            assertThat(writer.exec("cat", "/cache/config/settings.txt").stdoutText()).isEqualTo("threads=4\n");
+            assertThat(writer.exec("cat", "/cache/config/settings.txt").stdoutText())
+                    .isEqualTo("threads=4\n");
             writer.exec("sh", "-c", "echo built > /cache/out.txt");
 
             Sandbox reader = Sandbox.builder().build().mountVolume("build-cache", "/data");
             client.run(reader);
             assertThat(reader.exec("cat", "/data/out.txt").stdoutText()).isEqualTo("built\n");
-            assertThatThrownBy(() -> reader.mountVolume("build-cache", "/late")).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> reader.mountVolume("build-cache", "/late"))
+                    .isInstanceOf(IllegalStateException.class);
 
             assertThat(cache.readText("out.txt")).isEqualTo("built\n");
             assertThat(cache.files()).extracting(VolumeFile::path).containsExactly("config/settings.txt", "out.txt");
             assertThat(client.volumes().list()).extracting(Volume::name).contains("build-cache");
 
-            assertThatThrownBy(cache::delete).isInstanceOf(FailedPreconditionException.class)
+            assertThatThrownBy(cache::delete)
+                    .isInstanceOf(FailedPreconditionException.class)
                     .hasMessageContaining("mounted by running sandbox");
             writer.terminate();
             reader.terminate();
             cache.remove("out.txt");
             assertThatThrownBy(() -> cache.readText("out.txt")).isInstanceOf(VolumeNotFoundException.class);
             cache.delete();
-            assertThatThrownBy(() -> client.volumes().get("build-cache")).isInstanceOf(VolumeNotFoundException.class)
+            assertThatThrownBy(() -> client.volumes().get("build-cache"))
+                    .isInstanceOf(VolumeNotFoundException.class)
                     .hasMessageContaining("build-cache");
             assertThatThrownBy(() -> client.create(Sandbox.builder().mountVolume("build-cache", "/cache")))
-                    .isInstanceOf(ChalkComputeException.class).hasMessageContaining("does not exist");
-            assertThatThrownBy(() -> client.volumes().create("bad name"))
-                    .isInstanceOf(InvalidRequestException.class);
+                    .isInstanceOf(ChalkComputeException.class)
+                    .hasMessageContaining("does not exist");
+            assertThatThrownBy(() -> client.volumes().create("bad name")).isInstanceOf(InvalidRequestException.class);
         }
     }
 }

@@ -105,7 +105,8 @@ public final class ComputeServer implements AutoCloseable {
         this.config = config;
         MemoryBudgets ofHeap = MemoryBudgets.ofHeap(Runtime.getRuntime().maxMemory());
         this.budgets = new MemoryBudgets(
-                config.sessionOutputBudget >= 0 ? new ByteBudget(ofHeap.sessionOutput().what(), config.sessionOutputBudget)
+                config.sessionOutputBudget >= 0
+                        ? new ByteBudget(ofHeap.sessionOutput().what(), config.sessionOutputBudget)
                         : ofHeap.sessionOutput(),
                 config.stdinBudget >= 0 ? new ByteBudget(ofHeap.stdin().what(), config.stdinBudget) : ofHeap.stdin(),
                 config.collectedOutputBudget >= 0
@@ -135,10 +136,17 @@ public final class ComputeServer implements AutoCloseable {
         for (String area : List.of("state", "runtime", "volumes", "volume-images", "blobs", "functions")) {
             privateDirectory(dataDir.resolve(area));
         }
-        transports = new Transports(config.inProcessName, config.host, config.port, config.httpPort,
-                config.tlsCertChain, config.tlsPrivateKey, config.auth);
+        transports = new Transports(
+                config.inProcessName,
+                config.host,
+                config.port,
+                config.httpPort,
+                config.tlsCertChain,
+                config.tlsPrivateKey,
+                config.auth);
         // before anything starts: a key others can read is refused with what to do, and nothing is left running
-        SecretCipher cipher = config.secretsKeyFile != null ? SecretCipher.load(config.secretsKeyFile, false)
+        SecretCipher cipher = config.secretsKeyFile != null
+                ? SecretCipher.load(config.secretsKeyFile, false)
                 : SecretCipher.load(dataDir.resolve(SecretCipher.KEY_FILE_NAME), true);
         try {
             database = Database.open(dataDir);
@@ -147,55 +155,74 @@ public final class ComputeServer implements AutoCloseable {
             scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
             authentication = Authentication.open(config.auth, dataDir, Clock.systemUTC(), scheduler);
             processThreads = ProcessThreads.create(scheduler);
-            volumes = new VolumeManager(new VolumeStore(database), dataDir.resolve("volumes"),
-                    dataDir.resolve("volume-images"), config.volumeBytes);
+            volumes = new VolumeManager(
+                    new VolumeStore(database),
+                    dataDir.resolve("volumes"),
+                    dataDir.resolve("volume-images"),
+                    config.volumeBytes);
             images = new BuildCache(runtime::imageBuilder, new ImageBuildStore(database), config.parallelImageBuilds);
             images.recover();
             SandboxStore sandboxStore = new SandboxStore(database);
-            sandboxes = new SandboxManager(runtime, sandboxStore, volumes, images, secrets, scheduler,
-                    config.sandboxLifetime);
+            sandboxes = new SandboxManager(
+                    runtime, sandboxStore, volumes, images, secrets, scheduler, config.sandboxLifetime);
             sandboxes.recover();
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();
-            functions = FunctionServices.start(dataDir, database, runtime, sandboxes, scheduler,
-                    config.workerReadyTimeout, RuntimeStart.workerJava(runtime, config.runtime),
-                    authentication.workloads(), secrets);
+            functions = FunctionServices.start(
+                    dataDir,
+                    database,
+                    runtime,
+                    sandboxes,
+                    scheduler,
+                    config.workerReadyTimeout,
+                    RuntimeStart.workerJava(runtime, config.runtime),
+                    authentication.workloads(),
+                    secrets);
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
-                health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
+                health.setStatus(
+                        HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
                         problem.isPresent() ? ServingStatus.NOT_SERVING : ServingStatus.SERVING);
                 if (problem.isEmpty()) {
                     scheduler.execute(sandboxManager::recordPendingEnds);
                 }
             });
             Database store = database;
-            scheduler.scheduleWithFixedDelay(() -> {
-                try {
-                    store.probe();
-                } catch (RuntimeException e) {
-                    log.warn("Probing the failing store failed: {}", e.toString());
-                }
-            }, STORE_PROBE_SECONDS, STORE_PROBE_SECONDS, TimeUnit.SECONDS);
+            scheduler.scheduleWithFixedDelay(
+                    () -> {
+                        try {
+                            store.probe();
+                        } catch (RuntimeException e) {
+                            log.warn("Probing the failing store failed: {}", e.toString());
+                        }
+                    },
+                    STORE_PROBE_SECONDS,
+                    STORE_PROBE_SECONDS,
+                    TimeUnit.SECONDS);
             List<ServerServiceDefinition> services = Stream.of(
-                    intercepted(new SandboxServiceV1(sandboxes, processThreads, budgets.stdin())),
-                    intercepted(new SandboxServiceV2(sandboxes, snapshots)),
-                    intercepted(new SandboxSnapshotServiceV2(snapshots)),
-                    intercepted(new SandboxProcessServiceV2(sandboxes, processThreads, config.sessionBufferBytes, budgets)),
-                    intercepted(new VolumeServiceV1(volumes, sandboxes)),
-                    intercepted(new BlobServiceV1(functions.blobs(), functions.blobOwners())),
-                    intercepted(functions.catalog()),
-                    intercepted(functions.asyncCalls()),
-                    intercepted(functions.scalingGroups()),
-                    intercepted(new CustomImageServiceV1(images, sandboxStore)),
-                    ServerInterceptors.intercept(ServerInterceptors.intercept(authentication.service(),
-                            FAILURES_TO_STATUS), config.interceptors),
-                    intercepted(new EnvironmentSecretsServiceV1(secrets)),
-                    intercepted(new IntegrationsServiceV1(secrets)),
-                    intercepted(new IntegrationAdminServiceV1(secrets)),
-                    intercepted(new TeamServiceV1(this::grpcUrl)),
-                    ServerInterceptors.intercept(health.getHealthService(), new UnhealthyReason(database::problem)),
-                    ProtoReflectionServiceV1.newInstance().bindService()).toList();
+                            intercepted(new SandboxServiceV1(sandboxes, processThreads, budgets.stdin())),
+                            intercepted(new SandboxServiceV2(sandboxes, snapshots)),
+                            intercepted(new SandboxSnapshotServiceV2(snapshots)),
+                            intercepted(new SandboxProcessServiceV2(
+                                    sandboxes, processThreads, config.sessionBufferBytes, budgets)),
+                            intercepted(new VolumeServiceV1(volumes, sandboxes)),
+                            intercepted(new BlobServiceV1(functions.blobs(), functions.blobOwners())),
+                            intercepted(functions.catalog()),
+                            intercepted(functions.asyncCalls()),
+                            intercepted(functions.scalingGroups()),
+                            intercepted(new CustomImageServiceV1(images, sandboxStore)),
+                            ServerInterceptors.intercept(
+                                    ServerInterceptors.intercept(authentication.service(), FAILURES_TO_STATUS),
+                                    config.interceptors),
+                            intercepted(new EnvironmentSecretsServiceV1(secrets)),
+                            intercepted(new IntegrationsServiceV1(secrets)),
+                            intercepted(new IntegrationAdminServiceV1(secrets)),
+                            intercepted(new TeamServiceV1(this::grpcUrl)),
+                            ServerInterceptors.intercept(
+                                    health.getHealthService(), new UnhealthyReason(database::problem)),
+                            ProtoReflectionServiceV1.newInstance().bindService())
+                    .toList();
             transports.start(services, authentication, functions);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
@@ -203,8 +230,13 @@ public final class ComputeServer implements AutoCloseable {
         }
         running = true;
         Isolation iso = runtime.isolation();
-        log.info("Chalk Compute server started: {}; runtime {}, isolation {} ({}); data in {}",
-                transports.describe(), runtime.name(), iso.level(), iso.detail(), dataDir);
+        log.info(
+                "Chalk Compute server started: {}; runtime {}, isolation {} ({}); data in {}",
+                transports.describe(),
+                runtime.name(),
+                iso.level(),
+                iso.detail(),
+                dataDir);
         return this;
     }
 
@@ -212,8 +244,9 @@ public final class ComputeServer implements AutoCloseable {
     private static void refuseSystemLocation(Path dataDir) {
         for (String system : List.of("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")) {
             if (dataDir.startsWith(system)) {
-                throw new IllegalArgumentException("data directory " + dataDir + " is inside " + system
-                        + ", which every sandbox sees read-only: choose a directory elsewhere, e.g. /var/lib/chalk-compute");
+                throw new IllegalArgumentException(
+                        "data directory " + dataDir + " is inside " + system
+                                + ", which every sandbox sees read-only: choose a directory elsewhere, e.g. /var/lib/chalk-compute");
             }
         }
     }
@@ -225,8 +258,8 @@ public final class ComputeServer implements AutoCloseable {
 
     private ServerServiceDefinition intercepted(BindableService service) {
         // failures become statuses right around the service, inside every interceptor a user added
-        return ServerInterceptors.intercept(ServerInterceptors.intercept(service, FAILURES_TO_STATUS),
-                config.interceptors);
+        return ServerInterceptors.intercept(
+                ServerInterceptors.intercept(service, FAILURES_TO_STATUS), config.interceptors);
     }
 
     /** The name clients use with the in-process transport. */
@@ -363,8 +396,7 @@ public final class ComputeServer implements AutoCloseable {
         private Path secretsKeyFile;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Where state lives: the database, sandboxes' writable layers, volumes, snapshots. Default

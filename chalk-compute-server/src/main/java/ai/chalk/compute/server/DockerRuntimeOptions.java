@@ -27,8 +27,12 @@ public record DockerRuntimeOptions(Optional<String> host, Optional<String> defau
 
     public DockerRuntimeOptions {
         host = Objects.requireNonNull(host, "host").filter(h -> !h.isBlank());
-        defaultImage = Objects.requireNonNull(defaultImage, "defaultImage").map(String::strip).filter(i -> !i.isEmpty());
-        workerImage = Objects.requireNonNull(workerImage, "workerImage").map(String::strip).filter(i -> !i.isEmpty());
+        defaultImage = Objects.requireNonNull(defaultImage, "defaultImage")
+                .map(String::strip)
+                .filter(i -> !i.isEmpty());
+        workerImage = Objects.requireNonNull(workerImage, "workerImage")
+                .map(String::strip)
+                .filter(i -> !i.isEmpty());
     }
 
     @Override
@@ -47,8 +51,7 @@ public record DockerRuntimeOptions(Optional<String> host, Optional<String> defau
         private String defaultImage;
         private String workerImage;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** The engine; null or blank for the default. */
         public Builder host(String host) {
@@ -70,8 +73,8 @@ public record DockerRuntimeOptions(Optional<String> host, Optional<String> defau
 
         /** The options. */
         public DockerRuntimeOptions build() {
-            return new DockerRuntimeOptions(Optional.ofNullable(host), Optional.ofNullable(defaultImage),
-                    Optional.ofNullable(workerImage));
+            return new DockerRuntimeOptions(
+                    Optional.ofNullable(host), Optional.ofNullable(defaultImage), Optional.ofNullable(workerImage));
         }
     }
 }

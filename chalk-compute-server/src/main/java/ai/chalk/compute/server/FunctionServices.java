@@ -52,11 +52,17 @@ final class FunctionServices implements AutoCloseable {
     private final ScalingGroupManagerServiceV1 scalingGroups;
     private final ServerSocketForWorkers workerSocket;
 
-    private FunctionServices(ServerSocketForWorkers workerSocket, BlobStore blobs, BlobOwnerStore blobOwners,
-                             ExecutorService executor,
-                             WorkerPools pools, ScalingGroups groups,
-                             ScheduledFuture<?> upkeep, ExternalFunctionCatalogServiceV1 catalog,
-                             AsyncRemoteCallServiceV1 asyncCalls, ScalingGroupManagerServiceV1 scalingGroups) {
+    private FunctionServices(
+            ServerSocketForWorkers workerSocket,
+            BlobStore blobs,
+            BlobOwnerStore blobOwners,
+            ExecutorService executor,
+            WorkerPools pools,
+            ScalingGroups groups,
+            ScheduledFuture<?> upkeep,
+            ExternalFunctionCatalogServiceV1 catalog,
+            AsyncRemoteCallServiceV1 asyncCalls,
+            ScalingGroupManagerServiceV1 scalingGroups) {
         this.workerSocket = workerSocket;
         this.blobs = blobs;
         this.blobOwners = blobOwners;
@@ -70,9 +76,16 @@ final class FunctionServices implements AutoCloseable {
     }
 
     /** @param java what function workers run on */
-    static FunctionServices start(Path dataDir, Database database, SandboxRuntime runtime, SandboxManager sandboxes,
-                                  ScheduledExecutorService scheduler, Duration workerReadyTimeout, WorkerJava java,
-                                  WorkloadTokens workloadTokens, Secrets secrets)
+    static FunctionServices start(
+            Path dataDir,
+            Database database,
+            SandboxRuntime runtime,
+            SandboxManager sandboxes,
+            ScheduledExecutorService scheduler,
+            Duration workerReadyTimeout,
+            WorkerJava java,
+            WorkloadTokens workloadTokens,
+            Secrets secrets)
             throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
         BlobOwnerStore blobOwners = new BlobOwnerStore(database, () -> {
@@ -83,29 +96,46 @@ final class FunctionServices implements AutoCloseable {
             }
         });
         ExecutorService executor = Executors.newCachedThreadPool(DaemonThreads.named("chalk-compute-functions"));
-        CodeSnapshots code = new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"));
+        CodeSnapshots code =
+                new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"));
         FunctionStore functionStore = new FunctionStore(database);
         ScalingGroups groups = new ScalingGroups(new ScalingGroupStore(database));
-        ServerSocketForWorkers workerSocket = new ServerSocketForWorkers(dataDir.resolve("functions").resolve("server"));
-        WorkerPools pools = new WorkerPools(runtime, java, dataDir.resolve("functions").resolve("run"), executor,
+        ServerSocketForWorkers workerSocket =
+                new ServerSocketForWorkers(dataDir.resolve("functions").resolve("server"));
+        WorkerPools pools = new WorkerPools(
+                runtime,
+                java,
+                dataDir.resolve("functions").resolve("run"),
+                executor,
                 workerSocket.dir().map(dir -> new ServerAccess(dir, workloadTokens)));
-        FunctionWorkers workers = new FunctionWorkers(functionStore, code, pools, workerReadyTimeout,
-                groups::recordRevisionStatus, secrets);
+        FunctionWorkers workers = new FunctionWorkers(
+                functionStore, code, pools, workerReadyTimeout, groups::recordRevisionStatus, secrets);
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
         groups.register(ScalingGroups.FUNCTION, workers);
-        FunctionDeployments deployments = new FunctionDeployments(functionStore, groups, code, java,
-                new WorkerImageCheck(runtime, java, executor), blobOwners, secrets);
+        FunctionDeployments deployments = new FunctionDeployments(
+                functionStore, groups, code, java, new WorkerImageCheck(runtime, java, executor), blobOwners, secrets);
         CallStore callStore = new CallStore(database);
-        callStore.failUnfinished("the server restarted while the call was queued or running; call again",
-                ai.chalk.compute.proto.common.v1.ChalkError.newBuilder().setMessage("the server restarted while the"
-                        + " call was queued or running; call again").build().toByteArray());
+        callStore.failUnfinished(
+                "the server restarted while the call was queued or running; call again",
+                ai.chalk.compute.proto.common.v1.ChalkError.newBuilder()
+                        .setMessage("the server restarted while the" + " call was queued or running; call again")
+                        .build()
+                        .toByteArray());
         FunctionCalls calls = new FunctionCalls(workers, callStore, executor);
         groups.recover();
-        ScheduledFuture<?> upkeep = scheduler.scheduleWithFixedDelay(() -> groups.tick(Instant.now()), 1, 1,
-                TimeUnit.SECONDS);
-        return new FunctionServices(workerSocket, blobs, blobOwners, executor, pools, groups, upkeep,
+        ScheduledFuture<?> upkeep =
+                scheduler.scheduleWithFixedDelay(() -> groups.tick(Instant.now()), 1, 1, TimeUnit.SECONDS);
+        return new FunctionServices(
+                workerSocket,
+                blobs,
+                blobOwners,
+                executor,
+                pools,
+                groups,
+                upkeep,
                 new ExternalFunctionCatalogServiceV1(deployments, calls, code),
-                new AsyncRemoteCallServiceV1(deployments, calls), new ScalingGroupManagerServiceV1(groups));
+                new AsyncRemoteCallServiceV1(deployments, calls),
+                new ScalingGroupManagerServiceV1(groups));
     }
 
     /** Serves the server's services to replicas, on their socket. */

@@ -17,8 +17,9 @@ import java.util.Optional;
  * @param dockerHost   the Docker engine that {@code docker:} images are exported from ({@code unix:///path} or
  *                     {@code tcp://host:port}); empty for {@code DOCKER_HOST}, else the local socket
  */
-public record LocalRuntimeOptions(LocalIsolation isolation, SandboxDefaults defaults, Optional<Path> ociImportDir,
-                                  Optional<String> dockerHost) implements RuntimeOptions {
+public record LocalRuntimeOptions(
+        LocalIsolation isolation, SandboxDefaults defaults, Optional<Path> ociImportDir, Optional<String> dockerHost)
+        implements RuntimeOptions {
 
     /** Isolation auto, {@link SandboxDefaults#STANDARD}, the default import directory and engine. */
     public static final LocalRuntimeOptions DEFAULTS = builder().build();
@@ -47,8 +48,7 @@ public record LocalRuntimeOptions(LocalIsolation isolation, SandboxDefaults defa
         private Path ociImportDir;
         private String dockerHost;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** How sandboxes are isolated. Default {@link LocalIsolation#AUTO}. */
         public Builder isolation(LocalIsolation isolation) {
@@ -76,8 +76,8 @@ public record LocalRuntimeOptions(LocalIsolation isolation, SandboxDefaults defa
 
         /** The options. */
         public LocalRuntimeOptions build() {
-            return new LocalRuntimeOptions(isolation, defaults, Optional.ofNullable(ociImportDir),
-                    Optional.ofNullable(dockerHost));
+            return new LocalRuntimeOptions(
+                    isolation, defaults, Optional.ofNullable(ociImportDir), Optional.ofNullable(dockerHost));
         }
     }
 }

@@ -25,7 +25,8 @@ public enum RuntimeChoice {
             }
         }
         String later = n.equals("kubernetes") ? " (kubernetes is not part of this server version)" : "";
-        throw new IllegalArgumentException("unknown runtime \"" + name + "\"" + later + ": choose local, docker or auto");
+        throw new IllegalArgumentException(
+                "unknown runtime \"" + name + "\"" + later + ": choose local, docker or auto");
     }
 
     /** The name as the command line says it. */

@@ -17,8 +17,7 @@ final class RuntimeStart {
     /** How long the runtime {@code auto} waits for a Docker engine to answer before it picks local. */
     static final Duration AUTO_PROBE_TIMEOUT = Duration.ofSeconds(2);
 
-    private RuntimeStart() {
-    }
+    private RuntimeStart() {}
 
     /**
      * The runtime, its state under {@code <dataDir>/runtime/<name>}.
@@ -35,17 +34,22 @@ final class RuntimeStart {
         }
         RuntimeOptions.Auto auto = (RuntimeOptions.Auto) options;
         return DockerRuntime.engineAnswers(auto.docker().host().orElse(null), AUTO_PROBE_TIMEOUT)
-                ? docker(auto.docker(), dataDir) : local(auto.local(), dataDir);
+                ? docker(auto.docker(), dataDir)
+                : local(auto.local(), dataDir);
     }
 
     private static SandboxRuntime local(LocalRuntimeOptions options, Path dataDir) {
-        return LocalRuntime.builder(dataDir.resolve("runtime").resolve("local")).isolation(options.isolation())
-                .defaults(options.defaults()).dockerHost(options.dockerHost().orElse(null))
-                .ociImportDir(options.ociImportDir().orElse(null)).build();
+        return LocalRuntime.builder(dataDir.resolve("runtime").resolve("local"))
+                .isolation(options.isolation())
+                .defaults(options.defaults())
+                .dockerHost(options.dockerHost().orElse(null))
+                .ociImportDir(options.ociImportDir().orElse(null))
+                .build();
     }
 
     private static SandboxRuntime docker(DockerRuntimeOptions options, Path dataDir) {
-        DockerRuntime.Builder b = DockerRuntime.builder(dataDir.resolve("runtime").resolve("docker"))
+        DockerRuntime.Builder b = DockerRuntime.builder(
+                        dataDir.resolve("runtime").resolve("docker"))
                 .dockerHost(options.host().orElse(null));
         options.defaultImage().ifPresent(b::defaultImage);
         return b.build();
@@ -56,11 +60,14 @@ final class RuntimeStart {
      * JRE image elsewhere (a container has neither the host's JDK nor, bound in, its libraries).
      */
     static WorkerJava workerJava(SandboxRuntime runtime, RuntimeOptions options) {
-        Optional<String> image = options instanceof DockerRuntimeOptions docker ? docker.workerImage()
+        Optional<String> image = options instanceof DockerRuntimeOptions docker
+                ? docker.workerImage()
                 : options instanceof RuntimeOptions.Auto auto ? auto.docker().workerImage() : Optional.empty();
         if (runtime.sandboxesSeeHostSystem()) {
-            image.ifPresent(i -> log.warn("Worker image {} is not used: function workers on the {} runtime run the"
-                    + " server's Java", i, runtime.name()));
+            image.ifPresent(i -> log.warn(
+                    "Worker image {} is not used: function workers on the {} runtime run the" + " server's Java",
+                    i,
+                    runtime.name()));
             return WorkerJava.serverJava();
         }
         WorkerJava java = WorkerJava.image(image.orElseGet(WorkerJava::defaultImage));

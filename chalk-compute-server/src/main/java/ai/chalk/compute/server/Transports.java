@@ -56,8 +56,14 @@ final class Transports {
      * @throws IllegalArgumentException when the TCP address may not be served in this mode (no authentication off
      *                                  loopback)
      */
-    Transports(String inProcessName, String host, @Nullable Integer port, @Nullable Integer httpPort,
-            @Nullable Path tlsCertChain, @Nullable Path tlsPrivateKey, Authentication.Mode auth) {
+    Transports(
+            String inProcessName,
+            String host,
+            @Nullable Integer port,
+            @Nullable Integer httpPort,
+            @Nullable Path tlsCertChain,
+            @Nullable Path tlsPrivateKey,
+            Authentication.Mode auth) {
         this.inProcessName = inProcessName;
         this.host = host;
         this.port = port;
@@ -65,7 +71,8 @@ final class Transports {
         this.tlsCertChain = tlsCertChain;
         this.tlsPrivateKey = tlsPrivateKey;
         this.auth = auth;
-        this.exposure = port == null ? Optional.empty()
+        this.exposure = port == null
+                ? Optional.empty()
                 : ListenAddress.check(host, port, auth == Authentication.Mode.TOKENS, tlsCertChain != null);
     }
 
@@ -75,9 +82,10 @@ final class Transports {
      */
     void start(List<ServerServiceDefinition> services, Authentication authentication, FunctionServices functions)
             throws IOException {
-        List<ServerServiceDefinition> guarded = services.stream().map(MalformedRequests::guard).toList();
-        InProcessServerBuilder ipb = InProcessServerBuilder.forName(inProcessName)
-                .maxInboundMessageSize(ComputeServer.MAX_MESSAGE_BYTES);
+        List<ServerServiceDefinition> guarded =
+                services.stream().map(MalformedRequests::guard).toList();
+        InProcessServerBuilder ipb =
+                InProcessServerBuilder.forName(inProcessName).maxInboundMessageSize(ComputeServer.MAX_MESSAGE_BYTES);
         ServerInterceptor embedded = new TrustedCallers(Caller.Kind.EMBEDDED);
         guarded.forEach(service -> ipb.addService(ServerInterceptors.intercept(service, embedded)));
         inProcess = ipb.build().start();
@@ -93,8 +101,7 @@ final class Transports {
             exposure.ifPresent(warning -> log.warn(warning.replace(":" + port + " ", ":" + tcp.getPort() + " ")));
         }
         String httpHost = tcp != null ? host : "127.0.0.1";
-        int boundHttpPort = httpPort != null ? httpPort
-                : tcp != null && port != 0 ? tcp.getPort() + 1 : 0;
+        int boundHttpPort = httpPort != null ? httpPort : tcp != null && port != 0 ? tcp.getPort() + 1 : 0;
         http = HttpPort.open(httpHost, boundHttpPort);
         authentication.publish(http, grpcUrl());
         if (tcp != null) {
@@ -103,7 +110,10 @@ final class Transports {
         // whatever the server's mode: the socket is shared by every replica of every environment, and a replica's
         // token (rotated in its identity directory) says which function, and so which environment, calls
         ServerInterceptor workers = authentication.workloadCallers();
-        functions.serveWorkers(services.stream().map(s -> ServerInterceptors.intercept(s, workers)).toList(),
+        functions.serveWorkers(
+                services.stream()
+                        .map(s -> ServerInterceptors.intercept(s, workers))
+                        .toList(),
                 ComputeServer.MAX_MESSAGE_BYTES);
     }
 
@@ -128,9 +138,10 @@ final class Transports {
 
     /** Where the server is reached, for its start line. */
     String describe() {
-        return tcp != null ? "listening on " + host + ":" + tcp.getPort() + (tlsCertChain != null ? " (TLS)" : "")
-                + (auth == Authentication.Mode.NONE ? " without authentication" : "")
-                + ", HTTP on " + http.url() + " and in-process as " + inProcessName
+        return tcp != null
+                ? "listening on " + host + ":" + tcp.getPort() + (tlsCertChain != null ? " (TLS)" : "")
+                        + (auth == Authentication.Mode.NONE ? " without authentication" : "")
+                        + ", HTTP on " + http.url() + " and in-process as " + inProcessName
                 : "in-process as " + inProcessName;
     }
 

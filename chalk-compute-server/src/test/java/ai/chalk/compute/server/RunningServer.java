@@ -45,12 +45,20 @@ public final class RunningServer implements AutoCloseable {
     /** A channel to {@code server} whose calls carry a token of a fresh credential of {@code environment}. */
     public static ManagedChannel authenticated(ComputeServer server, String environment) {
         AtomicReference<String> token = new AtomicReference<>();
-        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow())
-                .usePlaintext().intercept(bearer(token)).build();
-        ClientCredentials.Created credential = server.authentication().credentials().create("test", environment);
-        token.set(AuthServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
-                .getToken(GetTokenRequest.newBuilder().setClientId(credential.credential().id())
-                        .setClientSecret(credential.secret()).setGrantType("client_credentials").build())
+        ManagedChannel channel = NettyChannelBuilder.forAddress(
+                        "127.0.0.1", server.port().orElseThrow())
+                .usePlaintext()
+                .intercept(bearer(token))
+                .build();
+        ClientCredentials.Created credential =
+                server.authentication().credentials().create("test", environment);
+        token.set(AuthServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .getToken(GetTokenRequest.newBuilder()
+                        .setClientId(credential.credential().id())
+                        .setClientSecret(credential.secret())
+                        .setGrantType("client_credentials")
+                        .build())
                 .getAccessToken());
         return channel;
     }
@@ -60,8 +68,8 @@ public final class RunningServer implements AutoCloseable {
         Metadata.Key<String> authorization = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
         return new ClientInterceptor() {
             @Override
-            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options,
-                                                         Channel next) {
+            public <Q, R> ClientCall<Q, R> interceptCall(
+                    MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
                 return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
                     @Override
                     public void start(Listener<R> listener, Metadata headers) {
@@ -81,7 +89,10 @@ public final class RunningServer implements AutoCloseable {
     }
 
     public static RunningServer start(Path dataDir, UnaryOperator<ComputeServer.Builder> settings) throws IOException {
-        return new RunningServer(settings.apply(ComputeServer.builder().dataDir(dataDir).port(0)).build().start());
+        return new RunningServer(
+                settings.apply(ComputeServer.builder().dataDir(dataDir).port(0))
+                        .build()
+                        .start());
     }
 
     public SandboxServiceGrpc.SandboxServiceBlockingStub sandboxes() {
@@ -113,11 +124,16 @@ public final class RunningServer implements AutoCloseable {
 
     /** Creates a sandbox with the server's defaults and returns its id. */
     public String createSandbox() {
-        return sandboxes().createSandbox(CreateSandboxRequest.getDefaultInstance()).getSandbox().getId();
+        return sandboxes()
+                .createSandbox(CreateSandboxRequest.getDefaultInstance())
+                .getSandbox()
+                .getId();
     }
 
     public void terminate(String id) {
-        sandboxes().terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(id).build());
+        sandboxes()
+                .terminateSandbox(
+                        TerminateSandboxRequest.newBuilder().setSandboxId(id).build());
     }
 
     @Override
@@ -134,6 +150,7 @@ public final class RunningServer implements AutoCloseable {
 
         @TempDir
         protected static Path dataDir;
+
         protected static RunningServer server;
 
         @BeforeAll

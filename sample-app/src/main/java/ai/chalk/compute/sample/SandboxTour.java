@@ -36,8 +36,10 @@ import org.springframework.stereotype.Component;
  * application only deploys its functions ({@code chalk.compute.functions.deploy-only=true}).
  */
 @Component
-@ConditionalOnBooleanProperty(name = {"chalk.compute.functions.worker", "chalk.compute.functions.deploy-only"},
-        havingValue = false, matchIfMissing = true)
+@ConditionalOnBooleanProperty(
+        name = {"chalk.compute.functions.worker", "chalk.compute.functions.deploy-only"},
+        havingValue = false,
+        matchIfMissing = true)
 public class SandboxTour implements CommandLineRunner {
 
     private final SandboxClient client;
@@ -47,8 +49,12 @@ public class SandboxTour implements CommandLineRunner {
     private final ChalkFunctions functions;
     private final PrintStream out;
 
-    public SandboxTour(SandboxClient client, ProgressDisplay progress, Environment environment,
-                       ObjectProvider<ChalkFunctionsDeployment> deployment, ChalkFunctions functions) {
+    public SandboxTour(
+            SandboxClient client,
+            ProgressDisplay progress,
+            Environment environment,
+            ObjectProvider<ChalkFunctionsDeployment> deployment,
+            ChalkFunctions functions) {
         this.client = client;
         this.progress = progress;
         this.environment = environment;
@@ -61,9 +67,11 @@ public class SandboxTour implements CommandLineRunner {
     public void run(String... args) throws Exception {
         try (ProgressGroup lifecycle = progress.open("Sandbox \"sample\"")) {
             lifecycle.step("Creating sandbox");
-            Sandbox sandbox = client.create(Sandbox.builder().name("sample").cpu("1").memory("512Mi").env("GREETING", "hello"));
+            Sandbox sandbox = client.create(
+                    Sandbox.builder().name("sample").cpu("1").memory("512Mi").env("GREETING", "hello"));
             lifecycle.completed("Sandbox " + sandbox.id() + " running");
-            out.println("1. created sandbox " + sandbox.id() + " (" + sandbox.info().state() + ")");
+            out.println(
+                    "1. created sandbox " + sandbox.id() + " (" + sandbox.info().state() + ")");
             actuator("/actuator/chalkcompute", "   the sandboxes, as /actuator/chalkcompute lists them: ");
             try {
                 lifecycle.step("Running a command");
@@ -72,8 +80,10 @@ public class SandboxTour implements CommandLineRunner {
 
                 lifecycle.step("Streaming a build");
                 out.println("3. streaming a build:");
-                try (ExecStream build = sandbox.execStream(Command.of("sh", "-c",
-                        "for step in fetch compile test package; do echo \"   [build] $step\"; sleep 0.2; done; echo '   [build] warning: 1 deprecation' >&2")
+                try (ExecStream build = sandbox.execStream(Command.of(
+                                "sh",
+                                "-c",
+                                "for step in fetch compile test package; do echo \"   [build] $step\"; sleep 0.2; done; echo '   [build] warning: 1 deprecation' >&2")
                         .workdir("/workspace"))) {
                     for (ExecEvent event : build) {
                         if (event instanceof ExecEvent.Stdout o) {
@@ -81,7 +91,8 @@ public class SandboxTour implements CommandLineRunner {
                         } else if (event instanceof ExecEvent.Stderr e) {
                             out.print(e.stderrText());
                         } else if (event instanceof ExecEvent.Exited x) {
-                            out.println("   build finished: exit code " + x.exitCode().orElse(-1));
+                            out.println("   build finished: exit code "
+                                    + x.exitCode().orElse(-1));
                         }
                     }
                 }
@@ -90,7 +101,8 @@ public class SandboxTour implements CommandLineRunner {
                 out.println("4. an interactive shell through stdin:");
                 try (ExecProcess shell = sandbox.execStart("sh")) {
                     shell.writeStdin("cd /workspace && echo 'notes' > todo.txt\n");
-                    shell.writeStdin("echo \"   files: $(ls)\"; echo \"   processes: $(ls /proc | grep -c '^[0-9]')\"\n");
+                    shell.writeStdin(
+                            "echo \"   files: $(ls)\"; echo \"   processes: $(ls /proc | grep -c '^[0-9]')\"\n");
                     shell.writeStdin("exit 0\n");
                     shell.closeStdin();
                     ExecResult result = shell.waitFor();
@@ -105,7 +117,8 @@ public class SandboxTour implements CommandLineRunner {
                     sleeper.sendSignal(Signal.TERM);
                     ExecResult stopped = sleeper.waitFor(Duration.ofSeconds(10))
                             .orElseThrow(() -> new IllegalStateException("sleep did not stop within 10 s of SIGTERM"));
-                    out.println("   stopped by signal " + stopped.signal().orElse(-1) + " (exit code " + stopped.exitCode() + ")");
+                    out.println("   stopped by signal " + stopped.signal().orElse(-1) + " (exit code "
+                            + stopped.exitCode() + ")");
                 }
             } finally {
                 lifecycle.step("Terminating");
@@ -120,7 +133,8 @@ public class SandboxTour implements CommandLineRunner {
             out.println("   serving on http://localhost:" + environment.getProperty("local.server.port")
                     + "/actuator/health and /actuator/chalkcompute until stopped (Ctrl-C)");
         } else {
-            out.println("   (run with --sample.keep-running=true to browse /actuator/health and /actuator/chalkcompute)");
+            out.println(
+                    "   (run with --sample.keep-running=true to browse /actuator/health and /actuator/chalkcompute)");
         }
     }
 
@@ -132,14 +146,22 @@ public class SandboxTour implements CommandLineRunner {
             out.println("   not deployed (deployment switched off or unfinished)");
             return;
         }
-        out.println("   " + String.join(", ", functions.functions().stream()
-                .map(f -> f.name() + " " + (f.version() == null ? f.status() + ": " + f.error() : "version " + f.version()))
-                .sorted().toList()));
+        out.println("   "
+                + String.join(
+                        ", ",
+                        functions.functions().stream()
+                                .map(f -> f.name() + " "
+                                        + (f.version() == null
+                                                ? f.status() + ": " + f.error()
+                                                : "version " + f.version()))
+                                .sorted()
+                                .toList()));
         RemoteFunction price = RemoteFunction.fromName(client, "price");
         long start = System.nanoTime();
         Object total = price.call("sku-42", 3);
-        out.printf("   price(\"sku-42\", 3) = %s   (first call: a worker started in %.1f s)%n", total,
-                (System.nanoTime() - start) / 1e9);
+        out.printf(
+                "   price(\"sku-42\", 3) = %s   (first call: a worker started in %.1f s)%n",
+                total, (System.nanoTime() - start) / 1e9);
         long[] warm = new long[50];
         for (int i = 0; i < warm.length; i++) {
             start = System.nanoTime();
@@ -149,7 +171,8 @@ public class SandboxTour implements CommandLineRunner {
         java.util.Arrays.sort(warm);
         // a worker just started, still compiling: FunctionCallBenchmark measures a warmed-up one
         out.printf("   price(\"sku-42\", 3) %d more times: median %.1f ms%n", warm.length, warm[warm.length / 2] / 1e6);
-        out.println("   quote(\"sku-7\", 2) = " + RemoteFunction.fromName(client, "quote").call("sku-7", 2));
+        out.println("   quote(\"sku-7\", 2) = "
+                + RemoteFunction.fromName(client, "quote").call("sku-7", 2));
         try {
             RemoteFunction.fromName(client, "price").call("sku-0", 1);
         } catch (RemoteExecutionException e) {
@@ -163,9 +186,13 @@ public class SandboxTour implements CommandLineRunner {
         if (port == null) {
             return;
         }
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        HttpResponse<String> response = http.send(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                        .timeout(Duration.ofSeconds(10))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         out.println(label + response.body());
     }
 }

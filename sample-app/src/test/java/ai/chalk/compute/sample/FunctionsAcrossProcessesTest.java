@@ -36,32 +36,45 @@ class FunctionsAcrossProcessesTest {
 
     @Test
     void deployedTwiceFromSeparateRunsAndCalledByNameFromAnotherProcess() throws Exception {
-        Process server = java(dir.resolve("server.log"), ServerMain.class.getName(),
-                "--port", "0", "--data-dir", dir.resolve("server-data").toString());
+        Process server = java(
+                dir.resolve("server.log"),
+                ServerMain.class.getName(),
+                "--port",
+                "0",
+                "--data-dir",
+                dir.resolve("server-data").toString());
         try {
             int port = awaitPort(server, dir.resolve("server.log"));
             String target = "127.0.0.1:" + port;
 
             String first = deployOnly(target, "first");
-            assertThat(first).contains("Chalk functions: 3 deployed, 0 failed")
+            assertThat(first)
+                    .contains("Chalk functions: 3 deployed, 0 failed")
                     .containsPattern("price: uploaded \\d+ code blob");
             try (SandboxClient client = SandboxClient.connect(target)) {
                 List<String> firstVersions = versionIds(client);
 
                 String second = deployOnly(target, "second");
-                assertThat(second).contains("Chalk functions: 3 deployed, 0 failed")
-                        .as("unchanged code: nothing uploaded").doesNotContain("uploaded");
+                assertThat(second)
+                        .contains("Chalk functions: 3 deployed, 0 failed")
+                        .as("unchanged code: nothing uploaded")
+                        .doesNotContain("uploaded");
                 assertThat(versionIds(client)).as("every version reused").isEqualTo(firstVersions);
 
                 // this JVM is neither the application nor the server: it knows the functions by name only
-                assertThat(RemoteFunction.fromName(client, "price").call("sku-42", 3)).isEqualTo(29.97);
-                assertThat(RemoteFunction.fromName(client, "quote").call("sku-7", 2)).isEqualTo("2 x sku-7 = 49.0 EUR");
-                assertThat(RemoteFunction.fromName(client, "priceAccuracy").callBatch(List.of(
-                        new Object[] {29.97, 29.97}, new Object[] {0.0, 29.97}))).containsExactly(1.0, 0.0);
-                assertThatThrownBy(() -> RemoteFunction.fromName(client, "price").call("sku-0", 1))
+                assertThat(RemoteFunction.fromName(client, "price").call("sku-42", 3))
+                        .isEqualTo(29.97);
+                assertThat(RemoteFunction.fromName(client, "quote").call("sku-7", 2))
+                        .isEqualTo("2 x sku-7 = 49.0 EUR");
+                assertThat(RemoteFunction.fromName(client, "priceAccuracy")
+                                .callBatch(List.of(new Object[] {29.97, 29.97}, new Object[] {0.0, 29.97})))
+                        .containsExactly(1.0, 0.0);
+                assertThatThrownBy(
+                                () -> RemoteFunction.fromName(client, "price").call("sku-0", 1))
                         .isInstanceOfSatisfying(RemoteExecutionException.class, e -> {
                             assertThat(e.exceptionType()).isEqualTo(IllegalArgumentException.class.getName());
-                            assertThat(e.remoteTraceback()).contains("ai.chalk.compute.sample.Pricing.price(Pricing.java:");
+                            assertThat(e.remoteTraceback())
+                                    .contains("ai.chalk.compute.sample.Pricing.price(Pricing.java:");
                         });
             }
         } finally {
@@ -83,23 +96,38 @@ class FunctionsAcrossProcessesTest {
     /** Runs the application until its deploy-only mode exits; returns what it printed. */
     private String deployOnly(String target, String run) throws Exception {
         Path log = dir.resolve("app-" + run + ".log");
-        Process app = java(log, SampleApplication.class.getName(), "--chalk.compute.target=" + target,
-                "--chalk.compute.functions.deploy-only=true", "--chalk.compute.tui=false", "--server.port=0");
+        Process app = java(
+                log,
+                SampleApplication.class.getName(),
+                "--chalk.compute.target=" + target,
+                "--chalk.compute.functions.deploy-only=true",
+                "--chalk.compute.tui=false",
+                "--server.port=0");
         boolean exited = app.waitFor(3, TimeUnit.MINUTES);
         String output = Files.readString(log, StandardCharsets.UTF_8);
         if (!exited) {
             app.destroyForcibly();
         }
-        assertThat(exited).as("the %s run exits by itself; it printed:%n%s", run, output).isTrue();
-        assertThat(app.exitValue()).as("the %s run's exit status; it printed:%n%s", run, output).isZero();
+        assertThat(exited)
+                .as("the %s run exits by itself; it printed:%n%s", run, output)
+                .isTrue();
+        assertThat(app.exitValue())
+                .as("the %s run's exit status; it printed:%n%s", run, output)
+                .isZero();
         return output;
     }
 
     private static Process java(Path log, String mainClass, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), mainClass));
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                mainClass));
         command.addAll(List.of(args));
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
     }
 
     private static int awaitPort(Process server, Path log) throws Exception {
@@ -111,6 +139,7 @@ class FunctionsAcrossProcessesTest {
             }
             Thread.sleep(100);
         }
-        throw new AssertionError("the server did not start; it printed:\n" + Files.readString(log, StandardCharsets.UTF_8));
+        throw new AssertionError(
+                "the server did not start; it printed:\n" + Files.readString(log, StandardCharsets.UTF_8));
     }
 }

@@ -47,34 +47,48 @@ class SampleApplicationTest {
         assertThat(channel.isEmbedded()).isTrue();
         String printed = output.getOut();
         assertThat(printed).contains("1. created sandbox").contains("(RUNNING)");
-        assertThat(printed).contains("as /actuator/chalkcompute lists them: {\"server\":\"embedded\",\"sandboxes\":[{\"id\":\"");
+        assertThat(printed)
+                .contains("as /actuator/chalkcompute lists them: {\"server\":\"embedded\",\"sandboxes\":[{\"id\":\"");
         assertThat(printed).containsPattern("2\\. exec: hello from \\S+, pid \\d+ \\(exit code 0\\)");
         assertThat(printed).contains("[build] fetch", "[build] package", "build finished: exit code 0");
         assertThat(printed).contains("files: todo.txt", "shell exited with 0");
         assertThat(printed).contains("stopped by signal 15 (exit code 143)");
         assertThat(printed).contains("6. terminated: TERMINATED");
-        assertThat(printed).contains("7. functions, deployed in the background and called by name:",
-                "   price version 1, priceAccuracy version 1, quote version 1",
-                "   price(\"sku-42\", 3) = 29.97", "   quote(\"sku-7\", 2) = 2 x sku-7 = 49.0 EUR",
-                "   price(\"sku-0\", 1) failed remotely: java.lang.IllegalArgumentException: no price for sku-0");
-        assertThat(printed).containsPattern("8\\. health, as /actuator/health/chalkCompute shows it: \\{.*\"status\":\"UP\"");
+        assertThat(printed)
+                .contains(
+                        "7. functions, deployed in the background and called by name:",
+                        "   price version 1, priceAccuracy version 1, quote version 1",
+                        "   price(\"sku-42\", 3) = 29.97",
+                        "   quote(\"sku-7\", 2) = 2 x sku-7 = 49.0 EUR",
+                        "   price(\"sku-0\", 1) failed remotely: java.lang.IllegalArgumentException: no price for sku-0");
+        assertThat(printed)
+                .containsPattern("8\\. health, as /actuator/health/chalkCompute shows it: \\{.*\"status\":\"UP\"");
         assertThat(client.list()).isEmpty();
     }
 
     @Test
     void theLifecycleShowsAsProgressOnStderrOnly(CapturedOutput output) {
-        assertThat(output.getErr()).contains("Sandbox \"sample\"", "│ › Creating sandbox", "│ › Streaming a build",
-                "│ › Stopping a process with SIGTERM", "└ ✓ Terminated");
+        assertThat(output.getErr())
+                .contains(
+                        "Sandbox \"sample\"",
+                        "│ › Creating sandbox",
+                        "│ › Streaming a build",
+                        "│ › Stopping a process with SIGTERM",
+                        "└ ✓ Terminated");
         assertThat(output.getOut()).doesNotContain("│ ›");
     }
 
     @Test
     void healthShowsTheEmbeddedServerWithDetails() throws Exception {
         String health = get("/actuator/health");
-        assertThat(health).contains("\"chalkCompute\":{").contains("\"status\":\"UP\"")
-                .contains("\"server\":\"embedded\"").contains("\"runtime\":\"local\"")
+        assertThat(health)
+                .contains("\"chalkCompute\":{")
+                .contains("\"status\":\"UP\"")
+                .contains("\"server\":\"embedded\"")
+                .contains("\"runtime\":\"local\"")
                 .contains("\"isolation\":\"" + embedded.isolation().level() + "\"")
-                .contains("\"sandboxes\":{").contains("\"TERMINATED\":1");
+                .contains("\"sandboxes\":{")
+                .contains("\"TERMINATED\":1");
     }
 
     @Test
@@ -82,8 +96,12 @@ class SampleApplicationTest {
         Sandbox sandbox = client.create(Sandbox.builder().name("listed-over-http"));
         try {
             String listed = get("/actuator/chalkcompute");
-            assertThat(listed).startsWith("{\"server\":\"embedded\"")
-                    .contains("\"id\":\"" + sandbox.id() + "\"", "\"name\":\"listed-over-http\"", "\"state\":\"RUNNING\"",
+            assertThat(listed)
+                    .startsWith("{\"server\":\"embedded\"")
+                    .contains(
+                            "\"id\":\"" + sandbox.id() + "\"",
+                            "\"name\":\"listed-over-http\"",
+                            "\"state\":\"RUNNING\"",
                             "\"createdAt\":\"");
         } finally {
             sandbox.terminate();
@@ -92,7 +110,9 @@ class SampleApplicationTest {
     }
 
     private String get(String path) throws Exception {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).build(),
+        HttpResponse<String> response = http.send(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).as(path).isEqualTo(200);
         return response.body();

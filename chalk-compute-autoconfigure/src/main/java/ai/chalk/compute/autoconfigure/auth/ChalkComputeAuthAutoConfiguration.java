@@ -51,13 +51,15 @@ public final class ChalkComputeAuthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    ChalkComputeAuthInterceptor chalkComputeAuthInterceptor(ChalkCredentials credentials,
-                                                            ObjectProvider<TokenSource> tokenSources) {
+    ChalkComputeAuthInterceptor chalkComputeAuthInterceptor(
+            ChalkCredentials credentials, ObjectProvider<TokenSource> tokenSources) {
         TokenSource supplied = tokenSources.getIfUnique();
         if (supplied != null) {
             return new ChalkComputeAuthInterceptor(supplied, false);
         }
-        if (!credentials.hasIdentity() && credentials.clientId().isEmpty() && credentials.clientSecret().isEmpty()) {
+        if (!credentials.hasIdentity()
+                && credentials.clientId().isEmpty()
+                && credentials.clientSecret().isEmpty()) {
             log.debug("No Chalk credentials configured; calls to chalk.compute.target go without a token");
             return null;
         }

@@ -55,7 +55,8 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
      * @param dataDir       where state is kept, or {@code null} for a temporary directory deleted at stop
      * @param description   the settings in words, for error messages (for example {@code runtime=auto})
      */
-    public EmbeddedComputeServer(ComputeServer.Builder settings, String inProcessName, Path dataDir, String description) {
+    public EmbeddedComputeServer(
+            ComputeServer.Builder settings, String inProcessName, Path dataDir, String description) {
         this(supplied(settings), inProcessName, dataDir, description);
     }
 
@@ -67,8 +68,8 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
      * @param dataDir       where state is kept, or {@code null} for a temporary directory deleted at stop
      * @param description   the settings in words, for error messages (for example {@code runtime=auto})
      */
-    public EmbeddedComputeServer(Supplier<ComputeServer.Builder> settings, String inProcessName, Path dataDir,
-                                 String description) {
+    public EmbeddedComputeServer(
+            Supplier<ComputeServer.Builder> settings, String inProcessName, Path dataDir, String description) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.inProcessName = Objects.requireNonNull(inProcessName, "inProcessName");
         this.dataDir = dataDir;
@@ -155,7 +156,11 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
                 temporaryDataDir = Files.createTempDirectory("chalk-compute-embedded-");
                 dir = temporaryDataDir;
             }
-            starting.complete(settings.get().inProcessName(inProcessName).dataDir(dir).build().start());
+            starting.complete(settings.get()
+                    .inProcessName(inProcessName)
+                    .dataDir(dir)
+                    .build()
+                    .start());
         } catch (IOException | RuntimeException | Error e) {
             deleteTemporaryDataDir();
             starting.completeExceptionally(e);
@@ -178,7 +183,8 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
         long waiting = System.nanoTime();
         try {
             server = starting.join();
-            log.debug("Embedded Chalk Compute server ready; startup waited {} ms for it",
+            log.debug(
+                    "Embedded Chalk Compute server ready; startup waited {} ms for it",
                     (System.nanoTime() - waiting) / 1_000_000);
         } catch (CompletionException e) {
             starting = null;

@@ -37,36 +37,52 @@ public final class EmbeddedComputeServerAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    EmbeddedComputeServer chalkComputeEmbeddedServer(ChalkComputeProperties properties,
-                                                     ObjectProvider<EmbeddedComputeServerCustomizer> customizers) {
+    EmbeddedComputeServer chalkComputeEmbeddedServer(
+            ChalkComputeProperties properties, ObjectProvider<EmbeddedComputeServerCustomizer> customizers) {
         ChalkComputeProperties.Embedded embedded = properties.getEmbedded();
         RuntimeChoice runtime = RuntimeChoice.valueOf(embedded.getRuntime().name());
         ChalkComputeProperties.Isolation isolation = properties.getLocal().getIsolation();
-        StringBuilder description = new StringBuilder("chalk.compute.embedded.runtime=").append(runtime.label())
-                .append(", chalk.compute.local.isolation=").append(isolation.name().toLowerCase(Locale.ROOT));
+        StringBuilder description = new StringBuilder("chalk.compute.embedded.runtime=")
+                .append(runtime.label())
+                .append(", chalk.compute.local.isolation=")
+                .append(isolation.name().toLowerCase(Locale.ROOT));
         Integer port = embedded.getPort();
         if (port != null) {
-            description.append(", chalk.compute.embedded.port=").append(port).append(", chalk.compute.embedded.auth=")
+            description
+                    .append(", chalk.compute.embedded.port=")
+                    .append(port)
+                    .append(", chalk.compute.embedded.auth=")
                     .append(embedded.getAuth().name().toLowerCase(Locale.ROOT));
         }
         if (embedded.getDataDir() != null) {
             description.append(", chalk.compute.embedded.data-dir=").append(embedded.getDataDir());
         }
-        List<EmbeddedComputeServerCustomizer> applied = customizers.orderedStream().toList();
+        List<EmbeddedComputeServerCustomizer> applied =
+                customizers.orderedStream().toList();
         // unique in this JVM without a SecureRandom (UUID) on the startup path
         String name = "chalk-compute-embedded-" + SERVERS.incrementAndGet() + "-"
                 + Long.toHexString(ThreadLocalRandom.current().nextLong());
         // the settings are made on the thread that starts the server, so loading the server's classes
         // overlaps with the rest of the application's startup
-        return new EmbeddedComputeServer(() -> {
-            ComputeServer.Builder settings = ComputeServer.builder()
-                    .runtime(RuntimeOptions.of(runtime, LocalRuntimeOptions.builder()
-                            .isolation(LocalIsolation.valueOf(isolation.name())).build(), DockerRuntimeOptions.DEFAULTS));
-            if (port != null) {
-                settings.port(port).auth(Authentication.Mode.valueOf(embedded.getAuth().name()));
-            }
-            applied.forEach(customizer -> customizer.customize(settings));
-            return settings;
-        }, name, embedded.getDataDir(), description.toString());
+        return new EmbeddedComputeServer(
+                () -> {
+                    ComputeServer.Builder settings = ComputeServer.builder()
+                            .runtime(RuntimeOptions.of(
+                                    runtime,
+                                    LocalRuntimeOptions.builder()
+                                            .isolation(LocalIsolation.valueOf(isolation.name()))
+                                            .build(),
+                                    DockerRuntimeOptions.DEFAULTS));
+                    if (port != null) {
+                        settings.port(port)
+                                .auth(Authentication.Mode.valueOf(
+                                        embedded.getAuth().name()));
+                    }
+                    applied.forEach(customizer -> customizer.customize(settings));
+                    return settings;
+                },
+                name,
+                embedded.getDataDir(),
+                description.toString());
     }
 }

@@ -26,21 +26,23 @@ class OnEmbeddedServerCondition extends SpringBootCondition implements Configura
     @Override
     public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
         Binder binder = Binder.get(context.getEnvironment());
-        Switch enabled = binder.bind(ChalkComputeProperties.PREFIX + ".embedded.enabled", Switch.class).orElse(Switch.AUTO);
+        Switch enabled = binder.bind(ChalkComputeProperties.PREFIX + ".embedded.enabled", Switch.class)
+                .orElse(Switch.AUTO);
         java.util.Optional<String> target = RemoteTarget.configured(context.getEnvironment());
         return switch (enabled) {
             case TRUE -> ConditionOutcome.match("chalk.compute.embedded.enabled=true");
             case FALSE -> ConditionOutcome.noMatch("chalk.compute.embedded.enabled=false");
             case AUTO -> {
                 if (target.isPresent()) {
-                    yield ConditionOutcome.noMatch("chalk.compute.target=" + target.get()
-                            + " is set (chalk.compute.embedded.enabled=auto)");
+                    yield ConditionOutcome.noMatch(
+                            "chalk.compute.target=" + target.get() + " is set (chalk.compute.embedded.enabled=auto)");
                 }
-                String[] own = context.getBeanFactory() == null ? new String[0]
+                String[] own = context.getBeanFactory() == null
+                        ? new String[0]
                         : context.getBeanFactory().getBeanNamesForType(SandboxClient.class, true, false);
                 yield own.length > 0
-                        ? ConditionOutcome.noMatch("the application defines its own SandboxClient " + String.join(", ", own)
-                                + " (chalk.compute.embedded.enabled=auto)")
+                        ? ConditionOutcome.noMatch("the application defines its own SandboxClient "
+                                + String.join(", ", own) + " (chalk.compute.embedded.enabled=auto)")
                         : ConditionOutcome.match("no chalk.compute.target set (chalk.compute.embedded.enabled=auto)");
             }
         };

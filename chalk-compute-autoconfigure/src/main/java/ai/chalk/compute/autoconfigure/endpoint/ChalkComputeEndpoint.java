@@ -31,7 +31,8 @@ public class ChalkComputeEndpoint {
     /** The server and its sandboxes. */
     @ReadOperation
     public ChalkComputeDescriptor chalkCompute() {
-        List<SandboxDescriptor> sandboxes = client.list().stream().map(SandboxDescriptor::of).toList();
+        List<SandboxDescriptor> sandboxes =
+                client.list().stream().map(SandboxDescriptor::of).toList();
         return new ChalkComputeDescriptor(channel.isEmbedded() ? "embedded" : channel.target(), sandboxes);
     }
 
@@ -41,8 +42,7 @@ public class ChalkComputeEndpoint {
      * @param server    {@code embedded}, or the remote target
      * @param sandboxes the sandboxes that have not terminated
      */
-    public record ChalkComputeDescriptor(String server, List<SandboxDescriptor> sandboxes) {
-    }
+    public record ChalkComputeDescriptor(String server, List<SandboxDescriptor> sandboxes) {}
 
     /**
      * One sandbox.
@@ -56,8 +56,12 @@ public class ChalkComputeEndpoint {
     public record SandboxDescriptor(String id, String name, String state, String createdAt, String statusMessage) {
 
         static SandboxDescriptor of(SandboxInfo info) {
-            return new SandboxDescriptor(info.id(), info.name().orElse(null), info.state(),
-                    info.createdAt() == null ? null : info.createdAt().toString(), info.statusMessage().orElse(null));
+            return new SandboxDescriptor(
+                    info.id(),
+                    info.name().orElse(null),
+                    info.state(),
+                    info.createdAt() == null ? null : info.createdAt().toString(),
+                    info.statusMessage().orElse(null));
         }
     }
 }

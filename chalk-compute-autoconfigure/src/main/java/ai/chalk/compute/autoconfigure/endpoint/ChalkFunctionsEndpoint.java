@@ -28,7 +28,8 @@ public class ChalkFunctionsEndpoint {
     /** Every function. */
     @ReadOperation
     public FunctionsDescriptor functions() {
-        return new FunctionsDescriptor(functions.functions().stream().map(FunctionDescriptor::of).toList());
+        return new FunctionsDescriptor(
+                functions.functions().stream().map(FunctionDescriptor::of).toList());
     }
 
     /**
@@ -47,8 +48,7 @@ public class ChalkFunctionsEndpoint {
      *
      * @param functions the functions, in discovery order
      */
-    public record FunctionsDescriptor(List<FunctionDescriptor> functions) {
-    }
+    public record FunctionsDescriptor(List<FunctionDescriptor> functions) {}
 
     /**
      * One function.
@@ -61,12 +61,18 @@ public class ChalkFunctionsEndpoint {
      * @param version  the version deployed, or {@code null}
      * @param error    why it failed, or {@code null}
      */
-    public record FunctionDescriptor(String name, String kind, String bean, String location, String status,
-                                     Integer version, String error) {
+    public record FunctionDescriptor(
+            String name, String kind, String bean, String location, String status, Integer version, String error) {
 
         static FunctionDescriptor of(FunctionDeploymentState state) {
-            return new FunctionDescriptor(state.name(), state.kind().name(), state.beanName(), state.location(),
-                    state.status().name(), state.version(), state.error());
+            return new FunctionDescriptor(
+                    state.name(),
+                    state.kind().name(),
+                    state.beanName(),
+                    state.location(),
+                    state.status().name(),
+                    state.version(),
+                    state.error());
         }
     }
 }

@@ -87,7 +87,9 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
 
     /** The functions that failed. */
     public synchronized List<FunctionDeploymentState> failures() {
-        return states.values().stream().filter(s -> s.status() == FunctionDeploymentState.Status.FAILED).toList();
+        return states.values().stream()
+                .filter(s -> s.status() == FunctionDeploymentState.Status.FAILED)
+                .toList();
     }
 
     void discover(ListableBeanFactory factory) {
@@ -110,21 +112,39 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
     private void register(String beanName, Class<?> type, Object bean, List<Method> methods) {
         try {
             for (FunctionDefinition definition : registry.register(bean)) {
-                put(new FunctionDeploymentState(definition.name(), definition.kind(), beanName,
-                        SourceLocation.of(definition.method()), FunctionDeploymentState.Status.DISCOVERED, null, null));
+                put(new FunctionDeploymentState(
+                        definition.name(),
+                        definition.kind(),
+                        beanName,
+                        SourceLocation.of(definition.method()),
+                        FunctionDeploymentState.Status.DISCOVERED,
+                        null,
+                        null));
             }
         } catch (FunctionDefinitionException e) {
             // nothing of the bean is registered: every function it declares fails, with the message that
             // names the method at fault, logged where that method is written
             String message = e.getMessage();
-            Method atFault = methods.stream().filter(m -> message.startsWith(m.getDeclaringClass().getName() + "."
-                    + m.getName() + "(")).findFirst().orElse(methods.get(0));
+            Method atFault = methods.stream()
+                    .filter(m -> message.startsWith(m.getDeclaringClass().getName() + "." + m.getName() + "("))
+                    .findFirst()
+                    .orElse(methods.get(0));
             String location = SourceLocation.of(atFault);
-            log.error("Chalk function {} of bean '{}' cannot be deployed: {}\n\tat {}",
-                    expectedName(atFault, type), beanName, message, location);
+            log.error(
+                    "Chalk function {} of bean '{}' cannot be deployed: {}\n\tat {}",
+                    expectedName(atFault, type),
+                    beanName,
+                    message,
+                    location);
             for (Method method : methods) {
-                put(new FunctionDeploymentState(expectedName(method, type), kindOf(method), beanName,
-                        SourceLocation.of(method), FunctionDeploymentState.Status.FAILED, null, message));
+                put(new FunctionDeploymentState(
+                        expectedName(method, type),
+                        kindOf(method),
+                        beanName,
+                        SourceLocation.of(method),
+                        FunctionDeploymentState.Status.FAILED,
+                        null,
+                        message));
             }
         }
     }

@@ -63,23 +63,31 @@ public final class ChalkFunctionsAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        ChalkFunctionsDeployment chalkFunctionsDeployment(ChalkFunctions functions, FunctionDeployer deployer,
-                                                          ChalkComputeProperties properties,
-                                                          ObjectProvider<ProgressDisplay> progress,
-                                                          ConfigurableListableBeanFactory beanFactory) {
+        ChalkFunctionsDeployment chalkFunctionsDeployment(
+                ChalkFunctions functions,
+                FunctionDeployer deployer,
+                ChalkComputeProperties properties,
+                ObjectProvider<ProgressDisplay> progress,
+                ConfigurableListableBeanFactory beanFactory) {
             ChalkComputeProperties.Functions settings = properties.getFunctions();
-            return new ChalkFunctionsDeployment(functions, deployer, CodeSnapshot::ofClassPath,
-                    () -> applicationClass(beanFactory), progress.getIfAvailable(ProgressDisplay::fromEnv),
-                    settings.isWaitOnStartup(), settings.getWaitTimeout(), settings.getDeployConcurrency());
+            return new ChalkFunctionsDeployment(
+                    functions,
+                    deployer,
+                    CodeSnapshot::ofClassPath,
+                    () -> applicationClass(beanFactory),
+                    progress.getIfAvailable(ProgressDisplay::fromEnv),
+                    settings.isWaitOnStartup(),
+                    settings.getWaitTimeout(),
+                    settings.getDeployConcurrency());
         }
 
         @Bean
         @ConditionalOnMissingBean
         @ConditionalOnBooleanProperty("chalk.compute.functions.deploy-only")
-        ChalkFunctionsDeployOnly chalkFunctionsDeployOnly(ChalkFunctionsDeployment deployment, ChalkFunctions functions,
-                                                          ChalkComputeProperties properties) {
-            return new ChalkFunctionsDeployOnly(deployment, functions, properties.getFunctions().getWaitTimeout(),
-                    System.err, System::exit);
+        ChalkFunctionsDeployOnly chalkFunctionsDeployOnly(
+                ChalkFunctionsDeployment deployment, ChalkFunctions functions, ChalkComputeProperties properties) {
+            return new ChalkFunctionsDeployOnly(
+                    deployment, functions, properties.getFunctions().getWaitTimeout(), System.err, System::exit);
         }
 
         /**

@@ -36,8 +36,12 @@ public class ChalkFunctionsDeployOnly implements ApplicationListener<Application
      * @param out        where the summary goes (stderr: stdout belongs to the application)
      * @param exit       ends the JVM with a status, such as {@code System::exit}
      */
-    public ChalkFunctionsDeployOnly(ChalkFunctionsDeployment deployment, ChalkFunctions functions, Duration timeout,
-                                    PrintStream out, IntConsumer exit) {
+    public ChalkFunctionsDeployOnly(
+            ChalkFunctionsDeployment deployment,
+            ChalkFunctions functions,
+            Duration timeout,
+            PrintStream out,
+            IntConsumer exit) {
         this.deployment = Objects.requireNonNull(deployment, "deployment");
         this.functions = Objects.requireNonNull(functions, "functions");
         this.timeout = Objects.requireNonNull(timeout, "timeout");
@@ -55,13 +59,23 @@ public class ChalkFunctionsDeployOnly implements ApplicationListener<Application
 
     private int summarise(boolean finished) {
         List<FunctionDeploymentState> all = functions.functions();
-        long deployed = all.stream().filter(f -> f.status() == FunctionDeploymentState.Status.DEPLOYED).count();
-        long failed = all.stream().filter(f -> f.status() == FunctionDeploymentState.Status.FAILED).count();
+        long deployed = all.stream()
+                .filter(f -> f.status() == FunctionDeploymentState.Status.DEPLOYED)
+                .count();
+        long failed = all.stream()
+                .filter(f -> f.status() == FunctionDeploymentState.Status.FAILED)
+                .count();
         long unfinished = all.size() - deployed - failed;
-        StringBuilder summary = new StringBuilder("Chalk functions: ").append(deployed).append(" deployed, ")
-                .append(failed).append(" failed");
+        StringBuilder summary = new StringBuilder("Chalk functions: ")
+                .append(deployed)
+                .append(" deployed, ")
+                .append(failed)
+                .append(" failed");
         if (unfinished > 0) {
-            summary.append(", ").append(unfinished).append(" not finished within ").append(timeout);
+            summary.append(", ")
+                    .append(unfinished)
+                    .append(" not finished within ")
+                    .append(timeout);
         }
         out.println(summary);
         int width = all.stream().mapToInt(f -> f.name().length()).max().orElse(0);

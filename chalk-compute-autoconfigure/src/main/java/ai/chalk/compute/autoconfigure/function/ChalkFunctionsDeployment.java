@@ -62,9 +62,15 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
      * @param waitTimeout   how long it waits at most
      * @param concurrency   how many functions deploy at once
      */
-    public ChalkFunctionsDeployment(ChalkFunctions functions, FunctionDeployer deployer, Supplier<CodeSnapshot> code,
-                                    Supplier<Optional<Class<?>>> mainClass, ProgressDisplay progress,
-                                    boolean waitOnStartup, Duration waitTimeout, int concurrency) {
+    public ChalkFunctionsDeployment(
+            ChalkFunctions functions,
+            FunctionDeployer deployer,
+            Supplier<CodeSnapshot> code,
+            Supplier<Optional<Class<?>>> mainClass,
+            ProgressDisplay progress,
+            boolean waitOnStartup,
+            Duration waitTimeout,
+            int concurrency) {
         this.functions = Objects.requireNonNull(functions, "functions");
         this.deployer = Objects.requireNonNull(deployer, "deployer");
         this.code = Objects.requireNonNull(code, "code");
@@ -81,7 +87,9 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
     @Override
     public void start() {
         List<FunctionDefinition> pending = functions.registry().definitions().stream()
-                .filter(d -> functions.function(d.name()).map(s -> s.status() == FunctionDeploymentState.Status.DISCOVERED)
+                .filter(d -> functions
+                        .function(d.name())
+                        .map(s -> s.status() == FunctionDeploymentState.Status.DISCOVERED)
                         .orElse(false))
                 .toList();
         if (pending.isEmpty()) {
@@ -95,7 +103,8 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
         List<CompletableFuture<?>> each = new ArrayList<>();
         // one snapshot for every function: the class path is the same for all
         CompletableFuture<CodeSnapshot> snapshot = application.isPresent()
-                ? CompletableFuture.supplyAsync(code, executor) : CompletableFuture.completedFuture(null);
+                ? CompletableFuture.supplyAsync(code, executor)
+                : CompletableFuture.completedFuture(null);
         // the first deployment uploads the code the server lacks; the others follow it, concurrently, and find
         // the blobs there (started together, each would upload the whole class path)
         CompletableFuture<?> first = null;
@@ -103,7 +112,8 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             functions.update(function.name(), s -> s.with(FunctionDeploymentState.Status.DEPLOYING, null, null));
             ProgressGroup group = progress.open("Function \"" + function.name() + "\"");
             group.step("Deploying");
-            CompletableFuture<CodeSnapshot> ready = first == null ? snapshot
+            CompletableFuture<CodeSnapshot> ready = first == null
+                    ? snapshot
                     : first.handle((ignored, failure) -> null).thenCompose(ignored -> snapshot);
             CompletableFuture<?> deployed = ready.thenApplyAsync(c -> deploy(function, application, c), executor)
                     .whenComplete((version, failure) -> finish(function, group, version, failure));
@@ -123,17 +133,21 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
     }
 
     private FunctionVersion deploy(FunctionDefinition function, Optional<Class<?>> application, CodeSnapshot snapshot) {
-        Class<?> main = application.orElseThrow(() -> new IllegalStateException("the context has no"
-                + " @SpringBootApplication (or @SpringBootConfiguration) class for workers to boot the application from"));
+        Class<?> main = application.orElseThrow(
+                () -> new IllegalStateException(
+                        "the context has no"
+                                + " @SpringBootApplication (or @SpringBootConfiguration) class for workers to boot the application from"));
         // a @ChalkClass deployment serves all its methods: each function's worker loads every one of them
         List<FunctionDefinition> served = functions.registry().definitions().stream()
-                .filter(d -> d.deploymentName().equals(function.deploymentName())).toList();
+                .filter(d -> d.deploymentName().equals(function.deploymentName()))
+                .toList();
         return deployer.deploy(function, served, snapshot, WorkerMode.spring(main), false);
     }
 
     private void finish(FunctionDefinition function, ProgressGroup group, FunctionVersion version, Throwable failure) {
         if (failure == null) {
-            functions.update(function.name(), s -> s.with(FunctionDeploymentState.Status.DEPLOYED, version.version(), null));
+            functions.update(
+                    function.name(), s -> s.with(FunctionDeploymentState.Status.DEPLOYED, version.version(), null));
             group.succeed("Deployed version " + version.version());
             log.info("Chalk function {} deployed: version {}", function.name(), version.version());
             return;
@@ -148,14 +162,18 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
         functions.update(function.name(), s -> s.with(FunctionDeploymentState.Status.FAILED, null, message));
         group.fail(message);
         // the user's method is where to look; the SDK's frames would only hide it
-        log.error("Chalk function {} failed to deploy: {}\n\tat {}", function.name(), message,
+        log.error(
+                "Chalk function {} failed to deploy: {}\n\tat {}",
+                function.name(),
+                message,
                 SourceLocation.of(function.method()));
     }
 
     /** The server's message, without a wrapper's. */
     static String messageOf(Throwable failure) {
         Throwable cause = failure;
-        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+                && cause.getCause() != null) {
             cause = cause.getCause();
         }
         if (cause instanceof ChalkComputeException chalk) {
@@ -179,7 +197,8 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             current.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             return true;
         } catch (TimeoutException e) {
-            log.warn("Chalk functions still deploying after {}; the application goes on, they finish in the background",
+            log.warn(
+                    "Chalk functions still deploying after {}; the application goes on, they finish in the background",
                     timeout);
             return false;
         } catch (InterruptedException e) {

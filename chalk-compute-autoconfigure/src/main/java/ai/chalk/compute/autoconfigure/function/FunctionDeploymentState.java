@@ -15,8 +15,14 @@ import java.util.Objects;
  * @param version    the version deployed (1, 2, ...), or {@code null} until deployed
  * @param error      why it failed, or {@code null}
  */
-public record FunctionDeploymentState(String name, FunctionKind kind, String beanName, String location,
-                                      Status status, Integer version, String error) {
+public record FunctionDeploymentState(
+        String name,
+        FunctionKind kind,
+        String beanName,
+        String location,
+        Status status,
+        Integer version,
+        String error) {
 
     /** Checks for nulls; a failed function must say why. */
     public FunctionDeploymentState {

@@ -18,8 +18,7 @@ import org.springframework.asm.Type;
  */
 final class SourceLocation {
 
-    private SourceLocation() {
-    }
+    private SourceLocation() {}
 
     /**
      * The method's location.
@@ -45,28 +44,33 @@ final class SourceLocation {
                 return found;
             }
             String descriptor = Type.getMethodDescriptor(method);
-            new ClassReader(in).accept(new ClassVisitor(SpringAsmInfo.ASM_VERSION) {
-                @Override
-                public void visitSource(String source, String debug) {
-                    found[0] = source;
-                }
+            new ClassReader(in)
+                    .accept(
+                            new ClassVisitor(SpringAsmInfo.ASM_VERSION) {
+                                @Override
+                                public void visitSource(String source, String debug) {
+                                    found[0] = source;
+                                }
 
-                @Override
-                public MethodVisitor visitMethod(int access, String name, String desc, String signature, String[] exceptions) {
-                    if (!name.equals(method.getName()) || !desc.equals(descriptor)) {
-                        return null;
-                    }
-                    return new MethodVisitor(SpringAsmInfo.ASM_VERSION) {
-                        @Override
-                        public void visitLineNumber(int line, Label start) {
-                            // the lowest line is the method's first statement, where a debugger would stop
-                            if (found[1] == null || line < Integer.parseInt(found[1])) {
-                                found[1] = Integer.toString(line);
-                            }
-                        }
-                    };
-                }
-            }, ClassReader.SKIP_FRAMES);
+                                @Override
+                                public MethodVisitor visitMethod(
+                                        int access, String name, String desc, String signature, String[] exceptions) {
+                                    if (!name.equals(method.getName()) || !desc.equals(descriptor)) {
+                                        return null;
+                                    }
+                                    return new MethodVisitor(SpringAsmInfo.ASM_VERSION) {
+                                        @Override
+                                        public void visitLineNumber(int line, Label start) {
+                                            // the lowest line is the method's first statement, where a debugger would
+                                            // stop
+                                            if (found[1] == null || line < Integer.parseInt(found[1])) {
+                                                found[1] = Integer.toString(line);
+                                            }
+                                        }
+                                    };
+                                }
+                            },
+                            ClassReader.SKIP_FRAMES);
         } catch (IOException | RuntimeException e) {
             // a class file we cannot read only costs the line number
         }

@@ -67,7 +67,8 @@ public final class SpringWorkerFunctions implements WorkerFunctions {
      * @throws ClassNotFoundException when there is no such class
      */
     static ConfigurableApplicationContext boot(String mainClassName) throws ClassNotFoundException {
-        Class<?> mainClass = Class.forName(mainClassName, false, Thread.currentThread().getContextClassLoader());
+        Class<?> mainClass =
+                Class.forName(mainClassName, false, Thread.currentThread().getContextClassLoader());
         SpringApplication application = new SpringApplication(mainClass);
         application.setWebApplicationType(WebApplicationType.NONE);
         return application.run(workerArguments(System.getenv()));
@@ -84,26 +85,31 @@ public final class SpringWorkerFunctions implements WorkerFunctions {
         return args.toArray(String[]::new);
     }
 
-    private static FunctionRegistry check(WorkerSettings settings, String mainClassName,
-                                          ConfigurableApplicationContext context) {
+    private static FunctionRegistry check(
+            WorkerSettings settings, String mainClassName, ConfigurableApplicationContext context) {
         ChalkFunctions functions = context.getBeanProvider(ChalkFunctions.class).getIfAvailable();
         if (functions == null) {
-            throw new IllegalStateException(mainClassName + " booted without the Chalk Compute functions"
-                    + " auto-configuration (ChalkFunctions bean): is it excluded, or replaced by a bean of the application's?");
+            throw new IllegalStateException(
+                    mainClassName + " booted without the Chalk Compute functions"
+                            + " auto-configuration (ChalkFunctions bean): is it excluded, or replaced by a bean of the application's?");
         }
         FunctionRegistry registry = functions.registry();
         List<String> problems = new ArrayList<>();
         for (FunctionBinding binding : settings.functions()) {
             RegisteredFunction function = registry.find(binding.name()).orElse(null);
             if (function == null) {
-                String why = functions.function(binding.name()).map(FunctionDeploymentState::error)
+                String why = functions
+                        .function(binding.name())
+                        .map(FunctionDeploymentState::error)
                         .orElse("no bean of " + mainClassName + " declares it; the application's functions are "
-                                + functions.functions().stream().map(FunctionDeploymentState::name).toList());
+                                + functions.functions().stream()
+                                        .map(FunctionDeploymentState::name)
+                                        .toList());
                 problems.add(binding + ": " + why);
             } else if (!function.definition().method().getName().equals(binding.methodName())) {
                 // as in the plain mode, the method decides: the class named may be a subclass declaring none
-                problems.add(binding + ": '" + binding.name() + "' is " + function.definition().signature()
-                        + " in this application");
+                problems.add(binding + ": '" + binding.name() + "' is "
+                        + function.definition().signature() + " in this application");
             }
         }
         if (!problems.isEmpty()) {

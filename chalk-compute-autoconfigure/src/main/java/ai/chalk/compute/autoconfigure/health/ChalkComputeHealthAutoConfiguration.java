@@ -24,8 +24,9 @@ public final class ChalkComputeHealthAutoConfiguration {
     @Bean
     @ConditionalOnEnabledHealthIndicator("chalkcompute")
     @ConditionalOnMissingBean(name = "chalkComputeHealthIndicator")
-    ChalkComputeHealthIndicator chalkComputeHealthIndicator(ChalkComputeChannel channel,
-                                                            ObjectProvider<EmbeddedComputeServer> embedded) {
-        return new ChalkComputeHealthIndicator(channel, embedded::getIfAvailable, ChalkComputeHealthIndicator.DEFAULT_TIMEOUT);
+    ChalkComputeHealthIndicator chalkComputeHealthIndicator(
+            ChalkComputeChannel channel, ObjectProvider<EmbeddedComputeServer> embedded) {
+        return new ChalkComputeHealthIndicator(
+                channel, embedded::getIfAvailable, ChalkComputeHealthIndicator.DEFAULT_TIMEOUT);
     }
 }

@@ -33,8 +33,8 @@ public class ChalkComputeHealthIndicator extends AbstractHealthIndicator {
      * @param embedded the embedded server, or a supplier of {@code null} when there is none
      * @param timeout  how long the server gets to answer
      */
-    public ChalkComputeHealthIndicator(ChalkComputeChannel channel, Supplier<EmbeddedComputeServer> embedded,
-                                       Duration timeout) {
+    public ChalkComputeHealthIndicator(
+            ChalkComputeChannel channel, Supplier<EmbeddedComputeServer> embedded, Duration timeout) {
         super("Chalk Compute health check failed");
         this.channel = Objects.requireNonNull(channel, "channel");
         this.embedded = Objects.requireNonNull(embedded, "embedded");
@@ -59,7 +59,8 @@ public class ChalkComputeHealthIndicator extends AbstractHealthIndicator {
                     .listSandboxes(ListSandboxesRequest.newBuilder().setLimit(1).build());
             builder.up();
         } catch (StatusRuntimeException e) {
-            builder.down().withDetail("status", e.getStatus().getCode().name())
+            builder.down()
+                    .withDetail("status", e.getStatus().getCode().name())
                     .withDetail("error", String.valueOf(e.getStatus().getDescription()));
         }
     }

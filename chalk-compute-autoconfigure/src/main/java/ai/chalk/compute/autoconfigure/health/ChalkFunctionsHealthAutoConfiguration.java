@@ -24,8 +24,8 @@ public final class ChalkFunctionsHealthAutoConfiguration {
     @Bean
     @ConditionalOnEnabledHealthIndicator("chalkfunctions")
     @ConditionalOnMissingBean(name = "chalkFunctionsHealthContributor")
-    ChalkFunctionsHealthContributor chalkFunctionsHealthContributor(ChalkFunctions functions,
-                                                                    ObjectProvider<FunctionDeployer> deployer) {
+    ChalkFunctionsHealthContributor chalkFunctionsHealthContributor(
+            ChalkFunctions functions, ObjectProvider<FunctionDeployer> deployer) {
         return new ChalkFunctionsHealthContributor(functions, deployer.getIfUnique());
     }
 }

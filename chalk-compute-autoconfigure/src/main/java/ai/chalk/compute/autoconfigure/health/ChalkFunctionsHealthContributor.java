@@ -51,8 +51,12 @@ public class ChalkFunctionsHealthContributor implements CompositeHealthContribut
 
     private HealthIndicator indicator(String name) {
         // the state is read at each check: it changes while the application runs
-        return () -> functions.function(name).map(this::health)
-                .orElseGet(() -> Health.unknown().withDetail("error", "no function named '" + name + "'").build());
+        return () -> functions
+                .function(name)
+                .map(this::health)
+                .orElseGet(() -> Health.unknown()
+                        .withDetail("error", "no function named '" + name + "'")
+                        .build());
     }
 
     Health health(FunctionDeploymentState state) {

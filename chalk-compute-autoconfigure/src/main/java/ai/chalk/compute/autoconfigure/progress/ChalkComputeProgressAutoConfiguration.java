@@ -42,7 +42,8 @@ public final class ChalkComputeProgressAutoConfiguration {
             case ALWAYS -> ColorMode.ALWAYS;
             case NEVER -> ColorMode.NEVER;
         };
-        return ProgressSettings.fromEnv(SdkEnvironment.from(environment).variables()).overriddenBy(tui, color);
+        return ProgressSettings.fromEnv(SdkEnvironment.from(environment).variables())
+                .overriddenBy(tui, color);
     }
 
     @Bean

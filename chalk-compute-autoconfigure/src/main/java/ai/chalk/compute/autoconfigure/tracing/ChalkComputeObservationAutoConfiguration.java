@@ -27,10 +27,13 @@ import org.springframework.context.annotation.Configuration;
  *       {@code ObservationGrpcServerInterceptor} reads the context from the metadata).</li>
  * </ul>
  */
-@AutoConfiguration(before = ChalkComputeAutoConfiguration.class, afterName = {
-        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
-        "org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration",
-        "org.springframework.boot.grpc.client.autoconfigure.CompositeChannelFactoryAutoConfiguration"})
+@AutoConfiguration(
+        before = ChalkComputeAutoConfiguration.class,
+        afterName = {
+            "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+            "org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration",
+            "org.springframework.boot.grpc.client.autoconfigure.CompositeChannelFactoryAutoConfiguration"
+        })
 @ConditionalOnClass(ObservationRegistry.class)
 @ConditionalOnBean(ObservationRegistry.class)
 public final class ChalkComputeObservationAutoConfiguration {

@@ -96,23 +96,26 @@ public final class SandboxLifecycleObservationInterceptor implements ChalkComput
         @Override
         public void start(Listener<R> listener, Metadata headers) {
             try (Observation.Scope scope = observation.openScope()) {
-                super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                    @Override
-                    public void onMessage(R message) {
-                        noteSandboxId(message);
-                        super.onMessage(message);
-                    }
+                super.start(
+                        new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                            @Override
+                            public void onMessage(R message) {
+                                noteSandboxId(message);
+                                super.onMessage(message);
+                            }
 
-                    @Override
-                    public void onClose(Status status, Metadata trailers) {
-                        observation.lowCardinalityKeyValue(OUTCOME, status.getCode().name());
-                        if (!status.isOk()) {
-                            observation.error(status.asRuntimeException());
-                        }
-                        observation.stop();
-                        super.onClose(status, trailers);
-                    }
-                }, headers);
+                            @Override
+                            public void onClose(Status status, Metadata trailers) {
+                                observation.lowCardinalityKeyValue(
+                                        OUTCOME, status.getCode().name());
+                                if (!status.isOk()) {
+                                    observation.error(status.asRuntimeException());
+                                }
+                                observation.stop();
+                                super.onClose(status, trailers);
+                            }
+                        },
+                        headers);
             } catch (RuntimeException e) {
                 observation.error(e).stop();
                 throw e;
@@ -147,7 +150,8 @@ public final class SandboxLifecycleObservationInterceptor implements ChalkComput
 
         /** A {@code sandbox_id} field, or the {@code id} of a {@code sandbox} field, up to two levels down. */
         private static String sandboxId(Message message, int depth) {
-            for (Map.Entry<FieldDescriptor, Object> field : message.getAllFields().entrySet()) {
+            for (Map.Entry<FieldDescriptor, Object> field :
+                    message.getAllFields().entrySet()) {
                 FieldDescriptor descriptor = field.getKey();
                 Object value = field.getValue();
                 if (descriptor.getName().equals("sandbox_id") && value instanceof String s && !s.isEmpty()) {

@@ -37,8 +37,10 @@ class ChalkComputeAuthAutoConfigurationTests {
     private Path home;
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ChalkComputeAutoConfiguration.class,
-                    EmbeddedComputeServerAutoConfiguration.class, ChalkComputeAuthAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(
+                    ChalkComputeAutoConfiguration.class,
+                    EmbeddedComputeServerAutoConfiguration.class,
+                    ChalkComputeAuthAutoConfiguration.class));
 
     @BeforeEach
     void emptyHome() throws Exception {
@@ -64,24 +66,42 @@ class ChalkComputeAuthAutoConfigurationTests {
 
     @Test
     void environmentVariablesAreUsedWhenNothingElseIsSet() {
-        remote(Map.of("CHALK_CLIENT_ID", "env-id", "CHALK_CLIENT_SECRET", "env-secret",
-                "CHALK_API_SERVER", "https://env.chalk.example", "CHALK_ENVIRONMENT", "env-env")).run(context -> {
-            ChalkCredentials credentials = context.getBean(ChalkCredentials.class);
-            assertThat(credentials.source()).isEqualTo(CredentialSource.ENVIRONMENT);
-            assertThat(credentials.clientId()).contains("env-id");
-            assertThat(credentials.clientSecret()).contains("env-secret");
-            assertThat(credentials.apiServer()).contains("https://env.chalk.example");
-            assertThat(credentials.environment()).contains("env-env");
-            assertThat(context).hasSingleBean(ChalkComputeAuthInterceptor.class);
-        });
+        remote(Map.of(
+                        "CHALK_CLIENT_ID",
+                        "env-id",
+                        "CHALK_CLIENT_SECRET",
+                        "env-secret",
+                        "CHALK_API_SERVER",
+                        "https://env.chalk.example",
+                        "CHALK_ENVIRONMENT",
+                        "env-env"))
+                .run(context -> {
+                    ChalkCredentials credentials = context.getBean(ChalkCredentials.class);
+                    assertThat(credentials.source()).isEqualTo(CredentialSource.ENVIRONMENT);
+                    assertThat(credentials.clientId()).contains("env-id");
+                    assertThat(credentials.clientSecret()).contains("env-secret");
+                    assertThat(credentials.apiServer()).contains("https://env.chalk.example");
+                    assertThat(credentials.environment()).contains("env-env");
+                    assertThat(context).hasSingleBean(ChalkComputeAuthInterceptor.class);
+                });
     }
 
     @Test
     void applicationPropertiesWinOverEnvironmentVariables() {
-        remote(Map.of("CHALK_CLIENT_ID", "env-id", "CHALK_CLIENT_SECRET", "env-secret",
-                "CHALK_API_SERVER", "https://env.chalk.example", "CHALK_ENVIRONMENT", "env-env"))
-                .withPropertyValues("chalk.compute.client-id=app-id", "chalk.compute.client-secret=app-secret",
-                        "chalk.compute.api-server=https://app.chalk.example", "chalk.compute.environment=app-env")
+        remote(Map.of(
+                        "CHALK_CLIENT_ID",
+                        "env-id",
+                        "CHALK_CLIENT_SECRET",
+                        "env-secret",
+                        "CHALK_API_SERVER",
+                        "https://env.chalk.example",
+                        "CHALK_ENVIRONMENT",
+                        "env-env"))
+                .withPropertyValues(
+                        "chalk.compute.client-id=app-id",
+                        "chalk.compute.client-secret=app-secret",
+                        "chalk.compute.api-server=https://app.chalk.example",
+                        "chalk.compute.environment=app-env")
                 .run(context -> {
                     ChalkCredentials credentials = context.getBean(ChalkCredentials.class);
                     assertThat(credentials.source()).isEqualTo(CredentialSource.EXPLICIT);
@@ -107,23 +127,28 @@ class ChalkComputeAuthAutoConfigurationTests {
     @Test
     void environmentVariablesWinOverChalkYml() throws Exception {
         writeChalkYml();
-        remote(Map.of("CHALK_CLIENT_ID", "env-id", "CHALK_CLIENT_SECRET", "env-secret")).run(context -> {
-            ChalkCredentials credentials = context.getBean(ChalkCredentials.class);
-            assertThat(credentials.source()).isEqualTo(CredentialSource.ENVIRONMENT);
-            assertThat(credentials.clientId()).contains("env-id");
-        });
+        remote(Map.of("CHALK_CLIENT_ID", "env-id", "CHALK_CLIENT_SECRET", "env-secret"))
+                .run(context -> {
+                    ChalkCredentials credentials = context.getBean(ChalkCredentials.class);
+                    assertThat(credentials.source()).isEqualTo(CredentialSource.ENVIRONMENT);
+                    assertThat(credentials.clientId()).contains("env-id");
+                });
     }
 
     @Test
     void applicationPropertiesWinOverChalkYml() throws Exception {
         writeChalkYml();
-        remote(Map.of()).withPropertyValues("chalk.compute.client-id=app-id", "chalk.compute.client-secret=app-secret",
-                "chalk.compute.environment=app-env").run(context -> {
-            ChalkCredentials credentials = context.getBean(ChalkCredentials.class);
-            assertThat(credentials.source()).isEqualTo(CredentialSource.EXPLICIT);
-            assertThat(credentials.clientId()).contains("app-id");
-            assertThat(credentials.environment()).contains("app-env");
-        });
+        remote(Map.of())
+                .withPropertyValues(
+                        "chalk.compute.client-id=app-id",
+                        "chalk.compute.client-secret=app-secret",
+                        "chalk.compute.environment=app-env")
+                .run(context -> {
+                    ChalkCredentials credentials = context.getBean(ChalkCredentials.class);
+                    assertThat(credentials.source()).isEqualTo(CredentialSource.EXPLICIT);
+                    assertThat(credentials.clientId()).contains("app-id");
+                    assertThat(credentials.environment()).contains("app-env");
+                });
     }
 
     @Test
@@ -131,7 +156,9 @@ class ChalkComputeAuthAutoConfigurationTests {
         Path file = Files.writeString(tmp.resolve("token"), "x");
         remote(Map.of("CHALK_WEB_IDENTITY_TOKEN_FILE", "/var/run/secrets/chalk/identity-token"))
                 .withPropertyValues("chalk.compute.identity-token-file=" + file)
-                .run(context -> assertThat(context.getBean(ChalkCredentials.class).tokenFile()).contains(file));
+                .run(context -> assertThat(
+                                context.getBean(ChalkCredentials.class).tokenFile())
+                        .contains(file));
     }
 
     @Test
@@ -139,16 +166,21 @@ class ChalkComputeAuthAutoConfigurationTests {
         remote(Map.of()).run(context -> {
             assertThat(context).hasNotFailed();
             assertThat(context.getBean(ChalkCredentials.class).hasIdentity()).isFalse();
-            assertThat(context.getBeanProvider(ChalkComputeAuthInterceptor.class).getIfAvailable()).isNull();
+            assertThat(context.getBeanProvider(ChalkComputeAuthInterceptor.class)
+                            .getIfAvailable())
+                    .isNull();
         });
     }
 
     @Test
     void theEmbeddedServerNeedsNoTokenSoNoCredentialsAreResolved() throws Exception {
         writeChalkYml();
-        runner.withInitializer(TestEnvironment.of(Map.of("CHALK_CLIENT_ID", "env-id", "CHALK_CLIENT_SECRET", "s"), home))
+        runner.withInitializer(
+                        TestEnvironment.of(Map.of("CHALK_CLIENT_ID", "env-id", "CHALK_CLIENT_SECRET", "s"), home))
                 .run(context -> {
-                    assertThat(context).hasNotFailed().doesNotHaveBean(ChalkCredentials.class)
+                    assertThat(context)
+                            .hasNotFailed()
+                            .doesNotHaveBean(ChalkCredentials.class)
                             .doesNotHaveBean(ChalkComputeAuthInterceptor.class);
                     assertThat(context.getBean(SandboxClient.class).list()).isEmpty();
                 });
@@ -157,7 +189,8 @@ class ChalkComputeAuthAutoConfigurationTests {
     @Test
     void clientCredentialsAreExchangedForATokenSentWithEverySandboxCall() throws Exception {
         try (TokenServer tokens = new TokenServer("env-id", "env-secret");
-             TestServers.RecordingServer compute = new TestServers.RecordingServer(tmp.resolve("compute"), null, null)) {
+                TestServers.RecordingServer compute =
+                        new TestServers.RecordingServer(tmp.resolve("compute"), null, null)) {
             Map<String, Object> env = new HashMap<>();
             env.put("CHALK_CLIENT_ID", "env-id");
             env.put("CHALK_CLIENT_SECRET", "env-secret");
@@ -176,8 +209,10 @@ class ChalkComputeAuthAutoConfigurationTests {
 
     @Test
     void theUsersTokenSourceAndCredentialsWin() throws Exception {
-        try (TestServers.RecordingServer compute = new TestServers.RecordingServer(tmp.resolve("compute"), null, null)) {
-            runner.withInitializer(TestEnvironment.of(Map.of("CHALK_CLIENT_ID", "env-id", "CHALK_CLIENT_SECRET", "s"), home))
+        try (TestServers.RecordingServer compute =
+                new TestServers.RecordingServer(tmp.resolve("compute"), null, null)) {
+            runner.withInitializer(
+                            TestEnvironment.of(Map.of("CHALK_CLIENT_ID", "env-id", "CHALK_CLIENT_SECRET", "s"), home))
                     .withUserConfiguration(UserAuth.class)
                     .withPropertyValues("chalk.compute.target=127.0.0.1:" + compute.port())
                     .run(context -> {
@@ -194,7 +229,8 @@ class ChalkComputeAuthAutoConfigurationTests {
                 () -> new AccessToken("mine", Optional.empty(), Optional.empty()), false);
         remote(Map.of("CHALK_CLIENT_ID", "env-id", "CHALK_CLIENT_SECRET", "s"))
                 .withBean(ChalkComputeAuthInterceptor.class, () -> mine)
-                .run(context -> assertThat(context.getBean(ChalkComputeAuthInterceptor.class)).isSameAs(mine));
+                .run(context -> assertThat(context.getBean(ChalkComputeAuthInterceptor.class))
+                        .isSameAs(mine));
     }
 
     /** The application's own credentials and token source. */

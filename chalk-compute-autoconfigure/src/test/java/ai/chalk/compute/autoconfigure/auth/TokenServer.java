@@ -26,7 +26,10 @@ final class TokenServer extends AuthServiceGrpc.AuthServiceImplBase implements A
     TokenServer(String clientId, String clientSecret) throws Exception {
         this.clientId = clientId;
         this.clientSecret = clientSecret;
-        this.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(this).build().start();
+        this.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .addService(this)
+                .build()
+                .start();
     }
 
     String url() {
@@ -39,15 +42,21 @@ final class TokenServer extends AuthServiceGrpc.AuthServiceImplBase implements A
 
     @Override
     public void getToken(GetTokenRequest request, StreamObserver<GetTokenResponse> response) {
-        if (!request.getClientId().equals(clientId) || !request.getClientSecret().equals(clientSecret)) {
-            response.onError(Status.UNAUTHENTICATED.withDescription("unknown client").asRuntimeException());
+        if (!request.getClientId().equals(clientId)
+                || !request.getClientSecret().equals(clientSecret)) {
+            response.onError(
+                    Status.UNAUTHENTICATED.withDescription("unknown client").asRuntimeException());
             return;
         }
         int n = exchanges.incrementAndGet();
         Instant expires = Instant.now().plusSeconds(3600);
-        response.onNext(GetTokenResponse.newBuilder().setAccessToken("token-" + n).setTokenType("Bearer")
-                .setExpiresIn(3600).setExpiresAt(Timestamp.newBuilder().setSeconds(expires.getEpochSecond()))
-                .setPrimaryEnvironment("env-primary").build());
+        response.onNext(GetTokenResponse.newBuilder()
+                .setAccessToken("token-" + n)
+                .setTokenType("Bearer")
+                .setExpiresIn(3600)
+                .setExpiresAt(Timestamp.newBuilder().setSeconds(expires.getEpochSecond()))
+                .setPrimaryEnvironment("env-primary")
+                .build());
         response.onCompleted();
     }
 

@@ -39,17 +39,21 @@ import org.springframework.context.annotation.Configuration;
 class ChalkFunctionsAutoConfigurationTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ChalkFunctionsAutoConfiguration.class,
-                    ChalkFunctionsHealthAutoConfiguration.class, ChalkFunctionsEndpointAutoConfiguration.class))
+            .withConfiguration(AutoConfigurations.of(
+                    ChalkFunctionsAutoConfiguration.class,
+                    ChalkFunctionsHealthAutoConfiguration.class,
+                    ChalkFunctionsEndpointAutoConfiguration.class))
             .withPropertyValues("management.endpoints.web.exposure.include=health,chalkfunctions");
 
     @Test
     void discoversFunctionsScorersAndClassesOfBeansAndCallsThemOnTheBeans() {
         runner.withUserConfiguration(GoodBeans.class).run(context -> {
             ChalkFunctions functions = context.getBean(ChalkFunctions.class);
-            assertThat(functions.functions()).extracting(FunctionDeploymentState::name)
+            assertThat(functions.functions())
+                    .extracting(FunctionDeploymentState::name)
                     .containsExactlyInAnyOrder("greet", "fraudScore", "exact", "Embedder.embed");
-            assertThat(functions.functions()).allSatisfy(f -> assertThat(f.status()).isEqualTo(Status.DISCOVERED));
+            assertThat(functions.functions())
+                    .allSatisfy(f -> assertThat(f.status()).isEqualTo(Status.DISCOVERED));
             FunctionDeploymentState exact = functions.function("exact").orElseThrow();
             assertThat(exact.kind()).isEqualTo(FunctionKind.SCORER);
             assertThat(exact.beanName()).isEqualTo("fraud");
@@ -58,7 +62,8 @@ class ChalkFunctionsAutoConfigurationTests {
             FunctionRegistry registry = context.getBean(FunctionRegistry.class);
             assertThat(registry.get("greet").invoke("Ada")).isEqualTo("Hello, Ada");
             assertThat(registry.get("fraudScore").definition().inputSchema().getFields())
-                    .extracting(f -> f.getName()).containsExactly("text", "limit");
+                    .extracting(f -> f.getName())
+                    .containsExactly("text", "limit");
             assertThat(registry.get("Embedder.embed").invoke("abc")).isEqualTo(List.of(3.0f));
         });
     }
@@ -69,8 +74,11 @@ class ChalkFunctionsAutoConfigurationTests {
             Object bean = context.getBean("fraud");
             assertThat(bean.getClass().getName()).contains("$$");
             ChalkFunctions functions = context.getBean(ChalkFunctions.class);
-            assertThat(functions.function("greet")).get().extracting(FunctionDeploymentState::location)
-                    .asString().startsWith("com.acme.functions.Fraud.greet(Fraud.java:");
+            assertThat(functions.function("greet"))
+                    .get()
+                    .extracting(FunctionDeploymentState::location)
+                    .asString()
+                    .startsWith("com.acme.functions.Fraud.greet(Fraud.java:");
             assertThat(functions.registry().get("greet").invoke("Bob")).isEqualTo("Hi, Bob");
         });
     }
@@ -82,45 +90,63 @@ class ChalkFunctionsAutoConfigurationTests {
             ChalkFunctions functions = context.getBean(ChalkFunctions.class);
             FunctionDeploymentState bad = functions.function("bad").orElseThrow();
             assertThat(bad.status()).isEqualTo(Status.FAILED);
-            assertThat(bad.error()).startsWith("com.acme.functions.BadFns.bad(Object x): parameter 'x' has type Object");
+            assertThat(bad.error())
+                    .startsWith("com.acme.functions.BadFns.bad(Object x): parameter 'x' has type Object");
             // nothing of a bean with a bad function is registered, so its valid one fails with the same message
-            assertThat(functions.function("fine")).get().extracting(FunctionDeploymentState::status).isEqualTo(Status.FAILED);
+            assertThat(functions.function("fine"))
+                    .get()
+                    .extracting(FunctionDeploymentState::status)
+                    .isEqualTo(Status.FAILED);
             assertThat(functions.registry().find("fine")).isEmpty();
-            assertThat(functions.function("greet")).get().extracting(FunctionDeploymentState::status)
+            assertThat(functions.function("greet"))
+                    .get()
+                    .extracting(FunctionDeploymentState::status)
                     .isEqualTo(Status.DISCOVERED);
-            assertThat(functions.failures()).extracting(FunctionDeploymentState::name).containsExactly("bad", "fine");
+            assertThat(functions.failures())
+                    .extracting(FunctionDeploymentState::name)
+                    .containsExactly("bad", "fine");
 
-            HealthContributors health = context.getBean("chalkFunctionsHealthContributor", ChalkFunctionsHealthContributor.class);
+            HealthContributors health =
+                    context.getBean("chalkFunctionsHealthContributor", ChalkFunctionsHealthContributor.class);
             Health badHealth = ((HealthIndicator) health.getContributor("bad")).health();
             assertThat(badHealth.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
-            assertThat(badHealth.getDetails()).containsEntry("error", bad.error()).containsEntry("status", "FAILED")
+            assertThat(badHealth.getDetails())
+                    .containsEntry("error", bad.error())
+                    .containsEntry("status", "FAILED")
                     .containsEntry("location", bad.location());
             Health greetHealth = ((HealthIndicator) health.getContributor("greet")).health();
             assertThat(greetHealth.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UNKNOWN);
-            assertThat(health.stream()).extracting(HealthContributors.Entry::name)
+            assertThat(health.stream())
+                    .extracting(HealthContributors.Entry::name)
                     .containsExactlyInAnyOrder("greet", "fraudScore", "exact", "Embedder.embed", "bad", "fine");
             assertThat(health.getContributor("nothing")).isNull();
         });
         // one ERROR line pointing at the method as a stack frame reads, and no frames of the starter or SDK
-        assertThat(output).contains("ERROR").contains("Chalk function bad of bean 'badFns' cannot be deployed: "
-                + "com.acme.functions.BadFns.bad(Object x): parameter 'x' has type Object")
+        assertThat(output)
+                .contains("ERROR")
+                .contains("Chalk function bad of bean 'badFns' cannot be deployed: "
+                        + "com.acme.functions.BadFns.bad(Object x): parameter 'x' has type Object")
                 .containsPattern("\tat com\\.acme\\.functions\\.BadFns\\.bad\\(BadFns\\.java:\\d+\\)")
                 .doesNotContain("at ai.chalk.compute");
     }
 
     @Test
     void theHealthEndpointShowsChalkFunctionsWithOneMemberPerFunction() {
-        runner.withConfiguration(AutoConfigurations.of(HealthContributorAutoConfiguration.class,
-                        HealthContributorRegistryAutoConfiguration.class, HealthEndpointAutoConfiguration.class))
+        runner.withConfiguration(AutoConfigurations.of(
+                        HealthContributorAutoConfiguration.class,
+                        HealthContributorRegistryAutoConfiguration.class,
+                        HealthEndpointAutoConfiguration.class))
                 .withUserConfiguration(GoodBeans.class, BadBeans.class)
-                .withPropertyValues("management.endpoint.health.show-details=always",
+                .withPropertyValues(
+                        "management.endpoint.health.show-details=always",
                         "management.endpoint.health.show-components=always")
                 .run(context -> {
                     HealthEndpoint endpoint = context.getBean(HealthEndpoint.class);
-                    CompositeHealthDescriptor all = (CompositeHealthDescriptor) endpoint.healthForPath("chalkFunctions");
+                    CompositeHealthDescriptor all =
+                            (CompositeHealthDescriptor) endpoint.healthForPath("chalkFunctions");
                     assertThat(all.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
-                    assertThat(all.getComponents()).containsOnlyKeys("greet", "fraudScore", "exact", "Embedder.embed",
-                            "bad", "fine");
+                    assertThat(all.getComponents())
+                            .containsOnlyKeys("greet", "fraudScore", "exact", "Embedder.embed", "bad", "fine");
                     assertThat(endpoint.healthForPath("chalkFunctions", "greet").getStatus())
                             .isEqualTo(org.springframework.boot.health.contributor.Status.UNKNOWN);
                     assertThat(endpoint.healthForPath("chalkFunctions", "bad").getStatus())
@@ -149,14 +175,17 @@ class ChalkFunctionsAutoConfigurationTests {
     void anApplicationWithoutFunctionBeansHasAnEmptyList() {
         runner.withUserConfiguration(NoFunctions.class).run(context -> {
             assertThat(context.getBean(ChalkFunctions.class).functions()).isEmpty();
-            assertThat(context.getBean(ChalkFunctionsHealthContributor.class).stream()).isEmpty();
+            assertThat(context.getBean(ChalkFunctionsHealthContributor.class).stream())
+                    .isEmpty();
         });
     }
 
     @Test
     void switchedOffByProperty() {
-        runner.withUserConfiguration(GoodBeans.class).withPropertyValues("chalk.compute.functions.enabled=false")
-                .run(context -> assertThat(context).doesNotHaveBean(ChalkFunctions.class)
+        runner.withUserConfiguration(GoodBeans.class)
+                .withPropertyValues("chalk.compute.functions.enabled=false")
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean(ChalkFunctions.class)
                         .doesNotHaveBean(FunctionRegistry.class)
                         .doesNotHaveBean(ChalkFunctionsHealthContributor.class)
                         .doesNotHaveBean(ChalkFunctionsEndpoint.class));
@@ -164,8 +193,10 @@ class ChalkFunctionsAutoConfigurationTests {
 
     @Test
     void theHealthContributorCanBeSwitchedOff() {
-        runner.withUserConfiguration(GoodBeans.class).withPropertyValues("management.health.chalkfunctions.enabled=false")
-                .run(context -> assertThat(context).hasSingleBean(ChalkFunctions.class)
+        runner.withUserConfiguration(GoodBeans.class)
+                .withPropertyValues("management.health.chalkfunctions.enabled=false")
+                .run(context -> assertThat(context)
+                        .hasSingleBean(ChalkFunctions.class)
                         .doesNotHaveBean(ChalkFunctionsHealthContributor.class));
     }
 
@@ -173,11 +204,15 @@ class ChalkFunctionsAutoConfigurationTests {
     void propertiesBind() {
         runner.withPropertyValues("chalk.compute.functions.enabled=true", "chalk.compute.functions.worker=true")
                 .run(context -> {
-                    ChalkComputeProperties.Functions functions = context.getBean(ChalkComputeProperties.class).getFunctions();
+                    ChalkComputeProperties.Functions functions =
+                            context.getBean(ChalkComputeProperties.class).getFunctions();
                     assertThat(functions.isEnabled()).isTrue();
                     assertThat(functions.isWorker()).isTrue();
                 });
-        runner.run(context -> assertThat(context.getBean(ChalkComputeProperties.class).getFunctions().isWorker()).isFalse());
+        runner.run(context -> assertThat(context.getBean(ChalkComputeProperties.class)
+                        .getFunctions()
+                        .isWorker())
+                .isFalse());
     }
 
     @Test

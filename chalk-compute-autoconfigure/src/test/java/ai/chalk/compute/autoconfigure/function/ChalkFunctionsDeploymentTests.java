@@ -46,58 +46,79 @@ import org.springframework.context.annotation.Configuration;
 class ChalkFunctionsDeploymentTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ChalkComputeAutoConfiguration.class,
-                    EmbeddedComputeServerAutoConfiguration.class, ChalkComputeProgressAutoConfiguration.class,
-                    ChalkFunctionsAutoConfiguration.class, ChalkFunctionsHealthAutoConfiguration.class))
+            .withConfiguration(AutoConfigurations.of(
+                    ChalkComputeAutoConfiguration.class,
+                    EmbeddedComputeServerAutoConfiguration.class,
+                    ChalkComputeProgressAutoConfiguration.class,
+                    ChalkFunctionsAutoConfiguration.class,
+                    ChalkFunctionsHealthAutoConfiguration.class))
             .withPropertyValues("chalk.compute.tui=false");
 
     @Test
     void deploysFunctionsAndAScorerInTheBackgroundAndCallsThemByName() {
         // WorkerApp is the application the workers boot; its beans are two functions, a scorer and a class method
-        runner.withUserConfiguration(WorkerApp.class).withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+        runner.withUserConfiguration(WorkerApp.class)
+                .withPropertyValues("chalk.compute.functions.wait-on-startup=true")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     ChalkFunctions functions = context.getBean(ChalkFunctions.class);
-                    assertThat(functions.functions()).extracting(FunctionDeploymentState::name)
+                    assertThat(functions.functions())
+                            .extracting(FunctionDeploymentState::name)
                             .containsExactlyInAnyOrder("greet", "fraudScore", "exact", "Embedder.embed");
                     assertThat(functions.functions()).allSatisfy(f -> {
                         assertThat(f.status()).as(f.name() + ": " + f.error()).isEqualTo(Status.DEPLOYED);
                         assertThat(f.version()).isEqualTo(1);
                     });
-                    HealthIndicator greetHealth = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
-                            .getContributor("greet");
-                    assertThat(greetHealth.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
-                    assertThat(greetHealth.health().getDetails()).containsEntry("version", 1)
+                    HealthIndicator greetHealth =
+                            (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
+                                    .getContributor("greet");
+                    assertThat(greetHealth.health().getStatus())
+                            .isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+                    assertThat(greetHealth.health().getDetails())
+                            .containsEntry("version", 1)
                             .containsEntry("replicas", "ready"); // it scales from zero: ready once deployed
 
                     SandboxClient client = context.getBean(SandboxClient.class);
                     FunctionRegistry registry = functions.registry();
                     // "Welcome" comes from the worker application's Greeting bean: the worker booted the application
-                    assertThat(RemoteFunction.fromName(client, registry.get("greet").definition()).call("Ada"))
+                    assertThat(RemoteFunction.fromName(
+                                            client, registry.get("greet").definition())
+                                    .call("Ada"))
                             .isEqualTo("Welcome, Ada");
-                    assertThat(RemoteFunction.fromName(client, registry.get("fraudScore").definition()).call("abcdef", 4))
+                    assertThat(RemoteFunction.fromName(
+                                            client, registry.get("fraudScore").definition())
+                                    .call("abcdef", 4))
                             .isEqualTo(1.0);
-                    assertThat(RemoteFunction.fromName(client, registry.get("exact").definition()).call("yes", "yes"))
+                    assertThat(RemoteFunction.fromName(
+                                            client, registry.get("exact").definition())
+                                    .call("yes", "yes"))
                             .isEqualTo(1.0);
-                    assertThat(RemoteFunction.fromName(client, registry.get("Embedder.embed").definition()).call("abc"))
+                    assertThat(RemoteFunction.fromName(
+                                            client,
+                                            registry.get("Embedder.embed").definition())
+                                    .call("abc"))
                             .isEqualTo(List.of(3.0f));
                 });
     }
 
     @Test
     void aBeanFunctionCreatesASandboxThroughTheServerRunningItsWorkerAndTheCallerGetsAWorkingHandle() {
-        runner.withUserConfiguration(WorkspaceApp.class).withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+        runner.withUserConfiguration(WorkspaceApp.class)
+                .withPropertyValues("chalk.compute.functions.wait-on-startup=true")
                 .run(context -> {
-                    FunctionDeploymentState state = context.getBean(ChalkFunctions.class).function("workspace")
+                    FunctionDeploymentState state = context.getBean(ChalkFunctions.class)
+                            .function("workspace")
                             .orElseThrow();
                     assertThat(state.status()).as(String.valueOf(state.error())).isEqualTo(Status.DEPLOYED);
                     SandboxClient client = context.getBean(SandboxClient.class);
 
                     // by name alone, as another process would call it: the catalog's schema says it returns a Sandbox
-                    Sandbox sandbox = (Sandbox) RemoteFunction.fromName(client, "workspace").call("atlas");
+                    Sandbox sandbox = (Sandbox)
+                            RemoteFunction.fromName(client, "workspace").call("atlas");
                     try {
                         assertThat(sandbox.info().name()).contains("workspace-atlas");
-                        assertThat(sandbox.files().readText("/tmp/atlas/README")).isEqualTo("project atlas\n");
+                        assertThat(sandbox.files().readText("/tmp/atlas/README"))
+                                .isEqualTo("project atlas\n");
                     } finally {
                         sandbox.terminate();
                     }
@@ -106,9 +127,12 @@ class ChalkFunctionsDeploymentTests {
 
     @Test
     void aFunctionWhoseWorkersCannotBootIsDeployedButDownWithTheWorkersError() {
-        runner.withUserConfiguration(BrokenWorkerApp.class).withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+        runner.withUserConfiguration(BrokenWorkerApp.class)
+                .withPropertyValues("chalk.compute.functions.wait-on-startup=true")
                 .run(context -> {
-                    FunctionDeploymentState ping = context.getBean(ChalkFunctions.class).function("ping").orElseThrow();
+                    FunctionDeploymentState ping = context.getBean(ChalkFunctions.class)
+                            .function("ping")
+                            .orElseThrow();
                     assertThat(ping.status()).as(String.valueOf(ping.error())).isEqualTo(Status.DEPLOYED);
                     HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
                             .getContributor("ping");
@@ -126,26 +150,34 @@ class ChalkFunctionsDeploymentTests {
     void aDeploymentTheServerRefusesIsDownWithTheServersMessageLoggedAtTheMethodAndShownOnTheProgressDisplay(
             CapturedOutput output) {
         runner.withUserConfiguration(SecretApp.class)
-                .withPropertyValues("chalk.compute.tui=true", "chalk.compute.color=never",
+                .withPropertyValues(
+                        "chalk.compute.tui=true",
+                        "chalk.compute.color=never",
                         "chalk.compute.functions.wait-on-startup=true")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
-                    FunctionDeploymentState token = context.getBean(ChalkFunctions.class).function("token").orElseThrow();
+                    FunctionDeploymentState token = context.getBean(ChalkFunctions.class)
+                            .function("token")
+                            .orElseThrow();
                     assertThat(token.status()).isEqualTo(Status.FAILED);
-                    assertThat(token.error()).isEqualTo("FAILED_PRECONDITION: spec.container_spec.secret_refs[0]: secret"
-                            + " API_KEY does not exist in this environment; create it (UpsertSecret) or remove the"
-                            + " reference");
+                    assertThat(token.error())
+                            .isEqualTo("FAILED_PRECONDITION: spec.container_spec.secret_refs[0]: secret"
+                                    + " API_KEY does not exist in this environment; create it (UpsertSecret) or remove the"
+                                    + " reference");
                     HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
                             .getContributor("token");
-                    assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+                    assertThat(health.health().getStatus())
+                            .isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
                     assertThat(health.health().getDetails()).containsEntry("error", token.error());
                 });
-        assertThat(output).containsPattern("ERROR .*Chalk function token failed to deploy: FAILED_PRECONDITION: "
+        assertThat(output)
+                .containsPattern("ERROR .*Chalk function token failed to deploy: FAILED_PRECONDITION: "
                         + "spec.container_spec.secret_refs\\[0\\]: secret API_KEY does not exist in this environment")
                 .containsPattern("\tat com\\.acme\\.secrets\\.SecretApp\\$Tokens\\.token\\(SecretApp\\.java:\\d+\\)")
                 .doesNotContain("at ai.chalk.compute")
                 // the progress display: one group per function, ending with the server's message
-                .contains("Function \"token\"").contains("Deploying")
+                .contains("Function \"token\"")
+                .contains("Deploying")
                 .contains("✗ FAILED_PRECONDITION: spec.container_spec.secret_refs[0]");
     }
 
@@ -155,59 +187,76 @@ class ChalkFunctionsDeploymentTests {
             assertThat(context).hasNotFailed();
             ChalkFunctionsDeployment deployment = context.getBean(ChalkFunctionsDeployment.class);
             assertThat(deployment.awaitDeployments(Duration.ofMinutes(1))).isTrue();
-            FunctionDeploymentState greet = context.getBean(ChalkFunctions.class).function("greet").orElseThrow();
+            FunctionDeploymentState greet =
+                    context.getBean(ChalkFunctions.class).function("greet").orElseThrow();
             assertThat(greet.status()).isEqualTo(Status.FAILED);
             assertThat(greet.error()).contains("no @SpringBootApplication");
-            HealthIndicator health = (HealthIndicator) context.getBean(ChalkFunctionsHealthContributor.class)
-                    .getContributor("greet");
+            HealthIndicator health = (HealthIndicator)
+                    context.getBean(ChalkFunctionsHealthContributor.class).getContributor("greet");
             assertThat(health.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
         });
-        assertThat(output).containsPattern("ERROR .*Chalk function greet failed to deploy: .*no @SpringBootApplication")
+        assertThat(output)
+                .containsPattern("ERROR .*Chalk function greet failed to deploy: .*no @SpringBootApplication")
                 .containsPattern("\tat com\\.acme\\.functions\\.Fraud\\.greet\\(Fraud\\.java:\\d+\\)")
                 .doesNotContain("at ai.chalk.compute");
     }
 
     @Test
     void notDeployedWhenSwitchedOffOrInWorkerMode() {
-        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.deploy=false")
+        runner.withUserConfiguration(NoApplicationClass.class)
+                .withPropertyValues("chalk.compute.functions.deploy=false")
                 .run(context -> {
                     assertThat(context).doesNotHaveBean(ChalkFunctionsDeployment.class);
-                    assertThat(context.getBean(ChalkFunctions.class).function("greet")).get()
-                            .extracting(FunctionDeploymentState::status).isEqualTo(Status.DISCOVERED);
+                    assertThat(context.getBean(ChalkFunctions.class).function("greet"))
+                            .get()
+                            .extracting(FunctionDeploymentState::status)
+                            .isEqualTo(Status.DISCOVERED);
                 });
-        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.worker=true",
-                "chalk.compute.embedded.enabled=false").run(context -> assertThat(context)
-                .doesNotHaveBean(ChalkFunctionsDeployment.class).hasSingleBean(ChalkFunctions.class));
+        runner.withUserConfiguration(NoApplicationClass.class)
+                .withPropertyValues("chalk.compute.functions.worker=true", "chalk.compute.embedded.enabled=false")
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean(ChalkFunctionsDeployment.class)
+                        .hasSingleBean(ChalkFunctions.class));
     }
 
     /** A blank target is no target, for every decision that asks (a worker with one gets no client, as with none). */
     @Test
     void aWorkerWithABlankTargetHasNoClientAsWithNone() {
-        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.worker=true",
-                "chalk.compute.embedded.enabled=false", "chalk.compute.target= ").run(context -> assertThat(context)
-                .hasNotFailed().doesNotHaveBean(ai.chalk.compute.sandbox.SandboxClient.class)
-                .hasSingleBean(ChalkFunctions.class));
+        runner.withUserConfiguration(NoApplicationClass.class)
+                .withPropertyValues(
+                        "chalk.compute.functions.worker=true",
+                        "chalk.compute.embedded.enabled=false",
+                        "chalk.compute.target= ")
+                .run(context -> assertThat(context)
+                        .hasNotFailed()
+                        .doesNotHaveBean(ai.chalk.compute.sandbox.SandboxClient.class)
+                        .hasSingleBean(ChalkFunctions.class));
     }
 
     @Test
     void deployOnlyExitsWithZeroWhenEveryFunctionIsDeployed() {
-        runner.withUserConfiguration(WorkerApp.class).withPropertyValues("chalk.compute.functions.deploy-only=true")
+        runner.withUserConfiguration(WorkerApp.class)
+                .withPropertyValues("chalk.compute.functions.deploy-only=true")
                 .run(context -> {
                     DeployOnlyRun run = deployOnly(context.getSourceApplicationContext());
                     assertThat(run.status()).isEqualTo(0);
-                    assertThat(run.summary()).startsWith("Chalk functions: 4 deployed, 0 failed")
-                            .containsPattern("  ✓ greet +version 1").containsPattern("  ✓ exact +version 1");
+                    assertThat(run.summary())
+                            .startsWith("Chalk functions: 4 deployed, 0 failed")
+                            .containsPattern("  ✓ greet +version 1")
+                            .containsPattern("  ✓ exact +version 1");
                 });
     }
 
     @Test
     void deployOnlyExitsWithOneWhenAnyFunctionFailedAndClosesTheApplication() {
-        runner.withUserConfiguration(NoApplicationClass.class).withPropertyValues("chalk.compute.functions.deploy-only=true")
+        runner.withUserConfiguration(NoApplicationClass.class)
+                .withPropertyValues("chalk.compute.functions.deploy-only=true")
                 .run(context -> {
                     assertThat(context).hasSingleBean(ChalkFunctionsDeployOnly.class);
                     DeployOnlyRun run = deployOnly(context.getSourceApplicationContext());
                     assertThat(run.status()).isEqualTo(1);
-                    assertThat(run.summary()).startsWith("Chalk functions: 0 deployed, 3 failed")
+                    assertThat(run.summary())
+                            .startsWith("Chalk functions: 0 deployed, 3 failed")
                             .containsPattern("  ✗ greet +the context has no @SpringBootApplication");
                     assertThat(context.getSourceApplicationContext().isActive()).isFalse();
                 });
@@ -222,15 +271,18 @@ class ChalkFunctionsDeploymentTests {
     private static DeployOnlyRun deployOnly(ConfigurableApplicationContext context) {
         ByteArrayOutputStream summary = new ByteArrayOutputStream();
         AtomicInteger recordedExit = new AtomicInteger(-1);
-        ChalkFunctionsDeployOnly deployOnly = new ChalkFunctionsDeployOnly(context.getBean(ChalkFunctionsDeployment.class),
-                context.getBean(ChalkFunctions.class), Duration.ofMinutes(3),
-                new PrintStream(summary, true, StandardCharsets.UTF_8), recordedExit::set);
-        deployOnly.onApplicationEvent(new ApplicationReadyEvent(new SpringApplication(), new String[0], context, Duration.ZERO));
+        ChalkFunctionsDeployOnly deployOnly = new ChalkFunctionsDeployOnly(
+                context.getBean(ChalkFunctionsDeployment.class),
+                context.getBean(ChalkFunctions.class),
+                Duration.ofMinutes(3),
+                new PrintStream(summary, true, StandardCharsets.UTF_8),
+                recordedExit::set);
+        deployOnly.onApplicationEvent(
+                new ApplicationReadyEvent(new SpringApplication(), new String[0], context, Duration.ZERO));
         return new DeployOnlyRun(recordedExit.get(), summary.toString(StandardCharsets.UTF_8));
     }
 
-    private record DeployOnlyRun(int status, String summary) {
-    }
+    private record DeployOnlyRun(int status, String summary) {}
 
     @Configuration(proxyBeanMethods = false)
     static class NoApplicationClass {

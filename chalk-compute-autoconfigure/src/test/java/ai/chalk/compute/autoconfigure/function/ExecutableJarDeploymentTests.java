@@ -48,20 +48,33 @@ class ExecutableJarDeploymentTests {
     @Test
     void anApplicationRunWithJavaJarDeploysFunctionsItsWorkersBootWithoutTheLauncher() throws Exception {
         Path jar = executableJar();
-        try (ComputeServer server = ComputeServer.builder().dataDir(Files.createDirectories(dir.resolve("data")))
-                .port(0).auth(Authentication.Mode.NONE).build().start()) {
+        try (ComputeServer server = ComputeServer.builder()
+                .dataDir(Files.createDirectories(dir.resolve("data")))
+                .port(0)
+                .auth(Authentication.Mode.NONE)
+                .build()
+                .start()) {
             // deploy-only: the application deploys its functions, prints a summary and exits 0 when all deployed
-            Run app = java(List.of("-jar", jar.toString(), "--chalk.compute.target=127.0.0.1:" + server.port().orElseThrow(),
-                    "--chalk.compute.embedded.enabled=false", "--chalk.compute.functions.deploy-only=true",
-                    "--chalk.compute.functions.wait-timeout=180s", "--chalk.compute.tui=false",
+            Run app = java(List.of(
+                    "-jar",
+                    jar.toString(),
+                    "--chalk.compute.target=127.0.0.1:" + server.port().orElseThrow(),
+                    "--chalk.compute.embedded.enabled=false",
+                    "--chalk.compute.functions.deploy-only=true",
+                    "--chalk.compute.functions.wait-timeout=180s",
+                    "--chalk.compute.tui=false",
                     "--spring.main.web-application-type=none"));
             assertThat(app.status()).as(app.output()).isZero();
 
-            ManagedChannel channel = InProcessChannelBuilder.forName(server.inProcessName()).build();
+            ManagedChannel channel =
+                    InProcessChannelBuilder.forName(server.inProcessName()).build();
             try (SandboxClient client = SandboxClient.forChannel(channel)) {
                 ExternalFunctionVersion version = ExternalFunctionCatalogServiceGrpc.newBlockingStub(channel)
-                        .getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("shout").build())
-                        .getExternalFunction().getCurrentVersion();
+                        .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                .setFunctionName("shout")
+                                .build())
+                        .getExternalFunction()
+                        .getCurrentVersion();
                 Map<String, String> options = version.getConfig().getOptionsMap();
                 // under the launcher the application class is still found, and the code is the expanded jar
                 assertThat(options).containsEntry("chalk_compute.worker", "spring:" + FatJarApp.class.getName());
@@ -94,7 +107,8 @@ class ExecutableJarDeploymentTests {
             }
         }
         Files.writeString(classes.resolve("application.properties"), "fatjar.salutation=Hey\n");
-        Path imports = classes.resolve("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports");
+        Path imports =
+                classes.resolve("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports");
         Files.createDirectories(imports.getParent());
         Files.writeString(imports, SalutationAutoConfiguration.class.getName() + "\n");
 
@@ -131,7 +145,7 @@ class ExecutableJarDeploymentTests {
         manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
         Files.createDirectories(jar.getParent());
         try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest);
-             Stream<Path> walk = Files.walk(directory)) {
+                Stream<Path> walk = Files.walk(directory)) {
             for (Path p : walk.filter(p -> !p.equals(directory)).sorted().toList()) {
                 String name = directory.relativize(p).toString().replace(File.separatorChar, '/');
                 if (name.equals("META-INF/MANIFEST.MF")) {
@@ -147,8 +161,7 @@ class ExecutableJarDeploymentTests {
         return jar;
     }
 
-    private record Run(int status, String output) {
-    }
+    private record Run(int status, String output) {}
 
     /** Runs a JVM, with no CHALK_ environment of this one's, until it exits (killed after 4 minutes). */
     private Run java(List<String> arguments) throws Exception {
@@ -156,7 +169,8 @@ class ExecutableJarDeploymentTests {
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(arguments);
         Path log = dir.resolve("app.log");
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+        ProcessBuilder builder =
+                new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().keySet().removeIf(name -> name.startsWith("CHALK_"));
         Process process = builder.start();
         if (!process.waitFor(240, TimeUnit.SECONDS)) {
@@ -167,7 +181,12 @@ class ExecutableJarDeploymentTests {
 
     private static Path location(Class<?> type) {
         try {
-            return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI()).toAbsolutePath().normalize();
+            return Path.of(type.getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toAbsolutePath()
+                    .normalize();
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }

@@ -41,9 +41,15 @@ class SpringWorkerFunctionsTests {
     Path dir;
 
     private WorkerSettings settings(String functions) {
-        return WorkerSettings.fromEnv(Map.of(WorkerSettings.SOCKET, dir.resolve("worker.sock").toString(),
-                WorkerSettings.FUNCTIONS, functions, WorkerSettings.MODE, "spring:" + WorkerApp.class.getName(),
-                WorkerSettings.ID, "test-1"));
+        return WorkerSettings.fromEnv(Map.of(
+                WorkerSettings.SOCKET,
+                dir.resolve("worker.sock").toString(),
+                WorkerSettings.FUNCTIONS,
+                functions,
+                WorkerSettings.MODE,
+                "spring:" + WorkerApp.class.getName(),
+                WorkerSettings.ID,
+                "test-1"));
     }
 
     @Test
@@ -56,16 +62,21 @@ class SpringWorkerFunctionsTests {
 
     @Test
     void theWorkerServesTheBeansFunctionsOnItsSocket() throws Exception {
-        WorkerSettings settings = settings("greet=com.acme.functions.Fraud#greet,Embedder.embed=com.acme.functions.Embedder#embed");
+        WorkerSettings settings =
+                settings("greet=com.acme.functions.Fraud#greet,Embedder.embed=com.acme.functions.Embedder#embed");
         // the worker's application context stays open for the worker's life, as in a replica (closed at JVM exit)
         try (FunctionWorker worker = FunctionWorker.start(settings);
-             Closeable channel = new Closeable(Grpc.newChannelBuilder("unix:" + settings.socket(),
-                     InsecureChannelCredentials.create()).build())) {
+                Closeable channel = new Closeable(
+                        Grpc.newChannelBuilder("unix:" + settings.socket(), InsecureChannelCredentials.create())
+                                .build())) {
             FunctionRegistry registry = worker.registry();
             FunctionPayloads greet = registry.get("greet").payloads();
             FunctionPayloads embed = registry.get("Embedder.embed").payloads();
-            List<CallFunctionResponse> responses = exchange(channel.channel, List.of(
-                    request("greet", greet.encodeCall("Ada")), request("Embedder.embed", embed.encodeCall("abcd"))));
+            List<CallFunctionResponse> responses = exchange(
+                    channel.channel,
+                    List.of(
+                            request("greet", greet.encodeCall("Ada")),
+                            request("Embedder.embed", embed.encodeCall("abcd"))));
             // the greeting comes from the application's Greeting bean: the function ran on the bean Spring made
             assertThat(greet.decodeResult(responses.get(0).getFeatherStream().toByteArray(), DecodeContext.empty()))
                     .isEqualTo("Welcome, Ada");
@@ -81,10 +92,14 @@ class SpringWorkerFunctionsTests {
             assertThat(context.getClass()).isEqualTo(AnnotationConfigApplicationContext.class);
             assertThat(context.getBeanNamesForType(EmbeddedComputeServer.class)).isEmpty();
             assertThat(context.getBeanNamesForType(SandboxClient.class)).isEmpty();
-            assertThat(context.getBean(ChalkComputeProperties.class).getFunctions().isWorker()).isTrue();
+            assertThat(context.getBean(ChalkComputeProperties.class)
+                            .getFunctions()
+                            .isWorker())
+                    .isTrue();
             ChalkFunctions functions = context.getBean(ChalkFunctions.class);
             assertThat(functions.registry().get("greet").invoke("Bo")).isEqualTo("Welcome, Bo");
-            assertThat(functions.functions()).extracting(FunctionDeploymentState::name)
+            assertThat(functions.functions())
+                    .extracting(FunctionDeploymentState::name)
                     .containsExactlyInAnyOrder("greet", "fraudScore", "exact", "Embedder.embed");
         }
     }
@@ -118,7 +133,10 @@ class SpringWorkerFunctionsTests {
     }
 
     private static CallFunctionRequest request(String name, byte[] payload) {
-        return CallFunctionRequest.newBuilder().setName(name).setFeatherStream(ByteString.copyFrom(payload)).build();
+        return CallFunctionRequest.newBuilder()
+                .setName(name)
+                .setFeatherStream(ByteString.copyFrom(payload))
+                .build();
     }
 
     private static List<CallFunctionResponse> exchange(ManagedChannel channel, List<CallFunctionRequest> requests)
@@ -126,7 +144,8 @@ class SpringWorkerFunctionsTests {
         List<CallFunctionResponse> received = new ArrayList<>();
         CompletableFuture<List<CallFunctionResponse>> done = new CompletableFuture<>();
         StreamObserver<CallFunctionRequest> out = RemoteCallServiceGrpc.newStub(channel)
-                .withDeadlineAfter(30, TimeUnit.SECONDS).callFunction(new StreamObserver<>() {
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .callFunction(new StreamObserver<>() {
                     @Override
                     public void onNext(CallFunctionResponse value) {
                         received.add(value);

@@ -24,8 +24,10 @@ import org.springframework.context.annotation.Configuration;
 class ChalkComputeActuatorTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ChalkComputeAutoConfiguration.class,
-                    EmbeddedComputeServerAutoConfiguration.class, ChalkComputeHealthAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(
+                    ChalkComputeAutoConfiguration.class,
+                    EmbeddedComputeServerAutoConfiguration.class,
+                    ChalkComputeHealthAutoConfiguration.class,
                     ChalkComputeEndpointAutoConfiguration.class))
             .withPropertyValues("management.endpoints.web.exposure.include=health,chalkcompute");
 
@@ -38,16 +40,23 @@ class ChalkComputeActuatorTests {
             Health health = context.getBean(ChalkComputeHealthIndicator.class).health();
             assertThat(health.getStatus()).isEqualTo(Status.UP);
             Map<String, Object> details = health.getDetails();
-            assertThat(details).containsEntry("server", "embedded").containsEntry("runtime", "local")
-                    .containsKeys("inProcessName", "isolation", "isolationDetail").doesNotContainKey("port");
+            assertThat(details)
+                    .containsEntry("server", "embedded")
+                    .containsEntry("runtime", "local")
+                    .containsKeys("inProcessName", "isolation", "isolationDetail")
+                    .doesNotContainKey("port");
             EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
             assertThat(details.get("isolation")).isEqualTo(embedded.isolation().level());
-            assertThat(details.get("sandboxes")).isEqualTo(Map.of("PENDING", 0L, "RUNNING", 1L, "SUSPENDED", 0L,
-                    "TERMINATED", 0L, "FAILED", 0L));
+            assertThat(details.get("sandboxes"))
+                    .isEqualTo(Map.of("PENDING", 0L, "RUNNING", 1L, "SUSPENDED", 0L, "TERMINATED", 0L, "FAILED", 0L));
             sandbox.terminate();
-            assertThat(context.getBean(ChalkComputeHealthIndicator.class).health().getDetails().get("sandboxes"))
+            assertThat(context.getBean(ChalkComputeHealthIndicator.class)
+                            .health()
+                            .getDetails()
+                            .get("sandboxes"))
                     .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
-                    .containsEntry("RUNNING", 0L).containsEntry("TERMINATED", 1L);
+                    .containsEntry("RUNNING", 0L)
+                    .containsEntry("TERMINATED", 1L);
         });
     }
 
@@ -66,7 +75,9 @@ class ChalkComputeActuatorTests {
         runner.withPropertyValues("chalk.compute.target=127.0.0.1:1").run(context -> {
             Health health = context.getBean(ChalkComputeHealthIndicator.class).health();
             assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-            assertThat(health.getDetails()).containsEntry("server", "127.0.0.1:1").containsEntry("status", "UNAVAILABLE");
+            assertThat(health.getDetails())
+                    .containsEntry("server", "127.0.0.1:1")
+                    .containsEntry("status", "UNAVAILABLE");
         });
     }
 
@@ -75,7 +86,8 @@ class ChalkComputeActuatorTests {
         runner.run(context -> {
             SandboxClient client = context.getBean(SandboxClient.class);
             Sandbox sandbox = client.create(Sandbox.builder().name("listed"));
-            ChalkComputeEndpoint.ChalkComputeDescriptor shown = context.getBean(ChalkComputeEndpoint.class).chalkCompute();
+            ChalkComputeEndpoint.ChalkComputeDescriptor shown =
+                    context.getBean(ChalkComputeEndpoint.class).chalkCompute();
             assertThat(shown.server()).isEqualTo("embedded");
             assertThat(shown.sandboxes()).singleElement().satisfies(s -> {
                 assertThat(s.id()).isEqualTo(sandbox.id());
@@ -84,37 +96,47 @@ class ChalkComputeActuatorTests {
                 assertThat(s.createdAt()).isNotNull();
             });
             sandbox.terminate();
-            assertThat(context.getBean(ChalkComputeEndpoint.class).chalkCompute().sandboxes()).isEmpty();
+            assertThat(context.getBean(ChalkComputeEndpoint.class)
+                            .chalkCompute()
+                            .sandboxes())
+                    .isEmpty();
         });
     }
 
     @Test
     void theHealthIndicatorCanBeSwitchedOffAndReplaced() {
-        runner.withPropertyValues("management.health.chalkcompute.enabled=false").run(context ->
-                assertThat(context).doesNotHaveBean("chalkComputeHealthIndicator"));
-        runner.withUserConfiguration(UserHealth.class).run(context ->
-                assertThat(context.getBean("chalkComputeHealthIndicator")).isSameAs(UserHealth.INDICATOR));
+        runner.withPropertyValues("management.health.chalkcompute.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean("chalkComputeHealthIndicator"));
+        runner.withUserConfiguration(UserHealth.class)
+                .run(context -> assertThat(context.getBean("chalkComputeHealthIndicator"))
+                        .isSameAs(UserHealth.INDICATOR));
     }
 
     @Test
     void theUsersEndpointWins() {
-        runner.withUserConfiguration(UserEndpoint.class).run(context ->
-                assertThat(context.getBean(ChalkComputeEndpoint.class)).isSameAs(context.getBean(UserEndpoint.class).endpoint));
+        runner.withUserConfiguration(UserEndpoint.class)
+                .run(context -> assertThat(context.getBean(ChalkComputeEndpoint.class))
+                        .isSameAs(context.getBean(UserEndpoint.class).endpoint));
     }
 
     @Test
     void theEndpointIsOnlyThereWhenExposed() {
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(ChalkComputeAutoConfiguration.class,
-                        EmbeddedComputeServerAutoConfiguration.class, ChalkComputeEndpointAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(
+                        ChalkComputeAutoConfiguration.class,
+                        EmbeddedComputeServerAutoConfiguration.class,
+                        ChalkComputeEndpointAutoConfiguration.class))
                 .run(context -> assertThat(context).doesNotHaveBean(ChalkComputeEndpoint.class));
     }
 
     @Test
     void withoutActuatorThereIsNeitherHealthNorEndpoint() {
-        runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.health", "org.springframework.boot.actuate"))
-                .run(context -> assertThat(context).hasNotFailed()
-                        .doesNotHaveBean(ChalkComputeHealthIndicator.class).doesNotHaveBean(ChalkComputeEndpoint.class));
+        runner.withClassLoader(
+                        new FilteredClassLoader("org.springframework.boot.health", "org.springframework.boot.actuate"))
+                .run(context -> assertThat(context)
+                        .hasNotFailed()
+                        .doesNotHaveBean(ChalkComputeHealthIndicator.class)
+                        .doesNotHaveBean(ChalkComputeEndpoint.class));
     }
 
     /** The application's own endpoint. */
@@ -123,7 +145,8 @@ class ChalkComputeActuatorTests {
         ChalkComputeEndpoint endpoint;
 
         @Bean
-        ChalkComputeEndpoint myEndpoint(SandboxClient client, ai.chalk.compute.autoconfigure.ChalkComputeChannel channel) {
+        ChalkComputeEndpoint myEndpoint(
+                SandboxClient client, ai.chalk.compute.autoconfigure.ChalkComputeChannel channel) {
             endpoint = new ChalkComputeEndpoint(client, channel);
             return endpoint;
         }

@@ -40,22 +40,32 @@ class ChalkComputeProgressAutoConfigurationTests {
     @Test
     void theUsersDisplayWins() {
         ProgressDisplay mine = ProgressDisplay.of(ProgressSettings.fromEnv(Map.of()), System.err);
-        env(Map.of()).withBean(ProgressDisplay.class, () -> mine).run(context ->
-                assertThat(context.getBean(ProgressDisplay.class)).isSameAs(mine));
+        env(Map.of())
+                .withBean(ProgressDisplay.class, () -> mine)
+                .run(context ->
+                        assertThat(context.getBean(ProgressDisplay.class)).isSameAs(mine));
     }
 
     @Test
     void theEnvironmentVariableSwitchesItOff() {
-        env(Map.of("CHALK_SANDBOX_TUI", "0")).run(context ->
-                assertThat(context.getBean(ProgressSettings.class).enabled()).isFalse());
+        env(Map.of("CHALK_SANDBOX_TUI", "0"))
+                .run(context -> assertThat(
+                                context.getBean(ProgressSettings.class).enabled())
+                        .isFalse());
     }
 
     @Test
     void thePropertyWinsOverTheEnvironmentVariable() {
-        env(Map.of("CHALK_SANDBOX_TUI", "false")).withPropertyValues("chalk.compute.tui=true").run(context ->
-                assertThat(context.getBean(ProgressSettings.class).mode()).isEqualTo(ProgressMode.ON));
-        env(Map.of("CHALK_SANDBOX_TUI", "true")).withPropertyValues("chalk.compute.tui=false").run(context ->
-                assertThat(context.getBean(ProgressSettings.class).enabled()).isFalse());
+        env(Map.of("CHALK_SANDBOX_TUI", "false"))
+                .withPropertyValues("chalk.compute.tui=true")
+                .run(context -> assertThat(
+                                context.getBean(ProgressSettings.class).mode())
+                        .isEqualTo(ProgressMode.ON));
+        env(Map.of("CHALK_SANDBOX_TUI", "true"))
+                .withPropertyValues("chalk.compute.tui=false")
+                .run(context -> assertThat(
+                                context.getBean(ProgressSettings.class).enabled())
+                        .isFalse());
     }
 
     @Test
@@ -65,8 +75,11 @@ class ChalkComputeProgressAutoConfigurationTests {
             assertThat(settings.noColor()).isTrue();
             assertThat(settings.withTerminal(true).colored()).isFalse();
         });
-        env(Map.of("NO_COLOR", "1")).withPropertyValues("chalk.compute.color=always").run(context ->
-                assertThat(context.getBean(ProgressSettings.class).colored()).isTrue());
+        env(Map.of("NO_COLOR", "1"))
+                .withPropertyValues("chalk.compute.color=always")
+                .run(context -> assertThat(
+                                context.getBean(ProgressSettings.class).colored())
+                        .isTrue());
         env(Map.of()).withPropertyValues("chalk.compute.color=never").run(context -> {
             ProgressSettings settings = context.getBean(ProgressSettings.class);
             assertThat(settings.color()).isEqualTo(ColorMode.NEVER);

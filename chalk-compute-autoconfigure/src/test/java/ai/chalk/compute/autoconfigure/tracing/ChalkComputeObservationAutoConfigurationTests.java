@@ -26,8 +26,10 @@ import org.springframework.grpc.client.GrpcChannelFactory;
 class ChalkComputeObservationAutoConfigurationTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(ChalkComputeAutoConfiguration.class,
-                    EmbeddedComputeServerAutoConfiguration.class, ChalkComputeObservationAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(
+                    ChalkComputeAutoConfiguration.class,
+                    EmbeddedComputeServerAutoConfiguration.class,
+                    ChalkComputeObservationAutoConfiguration.class));
 
     private final ApplicationContextRunner withSpringGrpc = runner.withConfiguration(AutoConfigurations.of(
             GrpcClientAutoConfiguration.class, CompositeChannelFactoryAutoConfiguration.class,
@@ -35,7 +37,8 @@ class ChalkComputeObservationAutoConfigurationTests {
 
     @Test
     void withoutAnObservationRegistryNothingIsObserved() {
-        runner.run(context -> assertThat(context).hasNotFailed()
+        runner.run(context -> assertThat(context)
+                .hasNotFailed()
                 .doesNotHaveBean(SandboxLifecycleObservationInterceptor.class)
                 .doesNotHaveBean(EmbeddedComputeServerCustomizer.class));
     }
@@ -43,7 +46,8 @@ class ChalkComputeObservationAutoConfigurationTests {
     @Test
     void lifecycleStepsClientCallsAndServerCallsAreObserved() {
         withSpringGrpc.withUserConfiguration(Registry.class).run(context -> {
-            assertThat(context).hasSingleBean(SandboxLifecycleObservationInterceptor.class)
+            assertThat(context)
+                    .hasSingleBean(SandboxLifecycleObservationInterceptor.class)
                     .hasSingleBean(EmbeddedComputeServerCustomizer.class)
                     .doesNotHaveBean("chalkComputeGrpcClientObservations");
             Sandbox sandbox = context.getBean(SandboxClient.class).create();
@@ -51,7 +55,8 @@ class ChalkComputeObservationAutoConfigurationTests {
             sandbox.terminate();
             TestObservationRegistry registry = context.getBean(TestObservationRegistry.class);
             TestObservationRegistryAssert.assertThat(registry)
-                    .hasObservationWithNameEqualTo(SandboxLifecycleObservationInterceptor.OBSERVATION_NAME).that()
+                    .hasObservationWithNameEqualTo(SandboxLifecycleObservationInterceptor.OBSERVATION_NAME)
+                    .that()
                     .hasContextualNameEqualTo("sandbox create")
                     .hasLowCardinalityKeyValue(SandboxLifecycleObservationInterceptor.STEP, "create")
                     .hasLowCardinalityKeyValue(SandboxLifecycleObservationInterceptor.OUTCOME, "OK")
@@ -59,7 +64,8 @@ class ChalkComputeObservationAutoConfigurationTests {
                     .hasBeenStopped();
             TestObservationRegistryAssert.assertThat(registry)
                     .hasAnObservation(o -> o.hasContextualNameEqualTo("sandbox exec")
-                            .hasHighCardinalityKeyValue(SandboxLifecycleObservationInterceptor.SANDBOX_ID, sandbox.id()))
+                            .hasHighCardinalityKeyValue(
+                                    SandboxLifecycleObservationInterceptor.SANDBOX_ID, sandbox.id()))
                     .hasAnObservation(o -> o.hasContextualNameEqualTo("sandbox terminate"))
                     // Spring gRPC's client observation and the embedded server's
                     .hasNumberOfObservationsWithNameEqualTo("grpc.client", 3)
@@ -69,7 +75,8 @@ class ChalkComputeObservationAutoConfigurationTests {
 
     @Test
     void withoutSpringGrpcTheChannelGetsMicrometersClientObservations() {
-        runner.withClassLoader(new FilteredClassLoader(GrpcChannelFactory.class)).withUserConfiguration(Registry.class)
+        runner.withClassLoader(new FilteredClassLoader(GrpcChannelFactory.class))
+                .withUserConfiguration(Registry.class)
                 .run(context -> {
                     assertThat(context).hasBean("chalkComputeGrpcClientObservations");
                     context.getBean(SandboxClient.class).list();
@@ -81,8 +88,9 @@ class ChalkComputeObservationAutoConfigurationTests {
 
     @Test
     void theUsersLifecycleInterceptorWins() {
-        runner.withUserConfiguration(Registry.class, UserInterceptor.class).run(context ->
-                assertThat(context.getBean(SandboxLifecycleObservationInterceptor.class)).isSameAs(UserInterceptor.INTERCEPTOR));
+        runner.withUserConfiguration(Registry.class, UserInterceptor.class)
+                .run(context -> assertThat(context.getBean(SandboxLifecycleObservationInterceptor.class))
+                        .isSameAs(UserInterceptor.INTERCEPTOR));
     }
 
     @Configuration(proxyBeanMethods = false)

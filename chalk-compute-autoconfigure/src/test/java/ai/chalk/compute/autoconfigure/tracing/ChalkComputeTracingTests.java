@@ -55,8 +55,9 @@ class ChalkComputeTracingTests {
                 });
             } // closing the context flushes the exporter
 
-            await().atMost(Duration.ofSeconds(20)).until(() -> receiver.spans().stream()
-                    .anyMatch(named("sandbox-tour")) && receiver.spans().stream().anyMatch(server(EXEC)));
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> receiver.spans().stream().anyMatch(named("sandbox-tour"))
+                            && receiver.spans().stream().anyMatch(server(EXEC)));
             List<ReceivedSpan> spans = receiver.spans();
             assertThat(receiver.errors()).isEmpty();
             System.out.println(describe(spans));
@@ -70,12 +71,17 @@ class ChalkComputeTracingTests {
             ReceivedSpan execServed = single(spans, server(EXEC));
             ReceivedSpan terminate = single(spans, named("sandbox terminate"));
 
-            List<ReceivedSpan> chain = List.of(tour, create, createCall, createServed, exec, execCall, execServed, terminate);
-            assertThat(chain).extracting(ReceivedSpan::traceId).as(describe(spans)).containsOnly(tour.traceId());
+            List<ReceivedSpan> chain =
+                    List.of(tour, create, createCall, createServed, exec, execCall, execServed, terminate);
+            assertThat(chain)
+                    .extracting(ReceivedSpan::traceId)
+                    .as(describe(spans))
+                    .containsOnly(tour.traceId());
             assertThat(tour.parentSpanId()).isEmpty();
             assertThat(create.parentSpanId()).isEqualTo(tour.spanId());
             assertThat(createCall.parentSpanId()).isEqualTo(create.spanId());
-            assertThat(createServed.parentSpanId()).as("the server's span is the client call's child")
+            assertThat(createServed.parentSpanId())
+                    .as("the server's span is the client call's child")
                     .isEqualTo(createCall.spanId());
             assertThat(exec.parentSpanId()).isEqualTo(tour.spanId());
             assertThat(execCall.parentSpanId()).isEqualTo(exec.spanId());
@@ -104,15 +110,17 @@ class ChalkComputeTracingTests {
     }
 
     private static String describe(List<ReceivedSpan> spans) {
-        Map<String, List<String>> byTrace = spans.stream().collect(Collectors.groupingBy(ReceivedSpan::traceId,
-                Collectors.mapping(s -> s.name() + " " + s.kind() + " " + s.spanId() + "<-" + s.parentSpanId(),
-                        Collectors.toList())));
+        Map<String, List<String>> byTrace = spans.stream()
+                .collect(Collectors.groupingBy(
+                        ReceivedSpan::traceId,
+                        Collectors.mapping(
+                                s -> s.name() + " " + s.kind() + " " + s.spanId() + "<-" + s.parentSpanId(),
+                                Collectors.toList())));
         return "received spans by trace: " + byTrace;
     }
 
     /** An application with nothing but auto-configuration, as a user's would be. */
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    static class TracedApplication {
-    }
+    static class TracedApplication {}
 }

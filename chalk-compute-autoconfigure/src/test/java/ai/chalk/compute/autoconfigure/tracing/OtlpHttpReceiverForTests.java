@@ -25,9 +25,8 @@ import java.util.zip.GZIPInputStream;
 final class OtlpHttpReceiverForTests implements AutoCloseable {
 
     /** One received span, ids in lower-case hex as OpenTelemetry shows them; {@code parentSpanId} empty for a root. */
-    record ReceivedSpan(String traceId, String spanId, String parentSpanId, String name, Span.SpanKind kind,
-                        String serviceName) {
-    }
+    record ReceivedSpan(
+            String traceId, String spanId, String parentSpanId, String name, Span.SpanKind kind, String serviceName) {}
 
     private final HttpServer server;
     private final List<ReceivedSpan> spans = new CopyOnWriteArrayList<>();
@@ -73,12 +72,19 @@ final class OtlpHttpReceiverForTests implements AutoCloseable {
             }
             for (ResourceSpans resource : request.getResourceSpansList()) {
                 String service = resource.getResource().getAttributesList().stream()
-                        .filter(a -> a.getKey().equals("service.name")).map(a -> a.getValue().getStringValue())
-                        .findFirst().orElse("");
+                        .filter(a -> a.getKey().equals("service.name"))
+                        .map(a -> a.getValue().getStringValue())
+                        .findFirst()
+                        .orElse("");
                 for (ScopeSpans scope : resource.getScopeSpansList()) {
                     for (Span span : scope.getSpansList()) {
-                        spans.add(new ReceivedSpan(hex(span.getTraceId()), hex(span.getSpanId()),
-                                hex(span.getParentSpanId()), span.getName(), span.getKind(), service));
+                        spans.add(new ReceivedSpan(
+                                hex(span.getTraceId()),
+                                hex(span.getSpanId()),
+                                hex(span.getParentSpanId()),
+                                span.getName(),
+                                span.getKind(),
+                                service));
                     }
                 }
             }

@@ -37,8 +37,7 @@ final class ArrowIpc {
     private static final byte[] FILE_MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
     private static final int CHUNK = 1 << 20;
 
-    private ArrowIpc() {
-    }
+    private ArrowIpc() {}
 
     /** The root's schema and its one batch, as an IPC stream. */
     static byte[] write(VectorSchemaRoot root) {
@@ -62,15 +61,15 @@ final class ArrowIpc {
      * @throws ArrowPayloadException when the bytes are not an Arrow IPC stream or file
      */
     static Schema read(byte[] bytes, BufferAllocator allocator, Consumer<VectorSchemaRoot> batches) {
-        boolean file = bytes.length >= FILE_MAGIC.length
-                && Arrays.equals(Arrays.copyOf(bytes, FILE_MAGIC.length), FILE_MAGIC);
+        boolean file =
+                bytes.length >= FILE_MAGIC.length && Arrays.equals(Arrays.copyOf(bytes, FILE_MAGIC.length), FILE_MAGIC);
         try {
             int start = file ? 8 : 0; // a file's magic is padded to 8 bytes
             int end = file ? fileMessagesEnd(bytes) : bytes.length;
             checkFraming(bytes, start, end);
             ByteArrayInputStream in = new ByteArrayInputStream(bytes, start, end - start);
-            try (ArrowReader reader = new ArrowStreamReader(new MessageChannelReader(
-                    new HeapReadChannel(Channels.newChannel(in)), allocator), allocator)) {
+            try (ArrowReader reader = new ArrowStreamReader(
+                    new MessageChannelReader(new HeapReadChannel(Channels.newChannel(in)), allocator), allocator)) {
                 VectorSchemaRoot root = reader.getVectorSchemaRoot();
                 while (reader.loadNextBatch()) {
                     deliver(batches, root);
@@ -81,8 +80,10 @@ final class ArrowIpc {
             throw (RuntimeException) f.getCause();
         } catch (IOException | RuntimeException e) {
             // Arrow reports malformed input with assorted runtime exceptions
-            throw new ArrowPayloadException("the payload is not a readable Arrow IPC " + (file ? "file" : "stream")
-                    + " (" + bytes.length + " bytes): " + e.getMessage(), e);
+            throw new ArrowPayloadException(
+                    "the payload is not a readable Arrow IPC " + (file ? "file" : "stream") + " (" + bytes.length
+                            + " bytes): " + e.getMessage(),
+                    e);
         }
     }
 
@@ -109,12 +110,13 @@ final class ArrowIpc {
             }
             ByteBuffer metadata = in.slice();
             metadata.limit(length);
-            long body = org.apache.arrow.flatbuf.Message.getRootAsMessage(metadata.order(java.nio.ByteOrder.LITTLE_ENDIAN))
+            long body = org.apache.arrow.flatbuf.Message.getRootAsMessage(
+                            metadata.order(java.nio.ByteOrder.LITTLE_ENDIAN))
                     .bodyLength();
             in.position(in.position() + length);
             if (body < 0 || body > in.remaining()) {
-                throw new IllegalArgumentException("a message claims a body of " + body + " bytes but "
-                        + in.remaining() + " remain");
+                throw new IllegalArgumentException(
+                        "a message claims a body of " + body + " bytes but " + in.remaining() + " remain");
             }
             in.position(in.position() + (int) body);
         }
@@ -131,7 +133,8 @@ final class ArrowIpc {
             throw new IllegalArgumentException("too short for an Arrow IPC file");
         }
         int footerLength = ByteBuffer.wrap(bytes, bytes.length - trailer, Integer.BYTES)
-                .order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .getInt();
         int end = bytes.length - trailer - footerLength;
         if (footerLength <= 0 || end < start) {
             throw new IllegalArgumentException("the file's footer length " + footerLength + " is invalid");

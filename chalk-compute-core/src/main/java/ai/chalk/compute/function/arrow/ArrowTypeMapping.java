@@ -47,8 +47,8 @@ import org.apache.arrow.vector.types.pojo.Field;
  */
 public final class ArrowTypeMapping {
 
-    private static final ArrowTypeMapping STANDARD = new ArrowTypeMapping(List.of(new SandboxArrowType(),
-            new ScorerResultArrowType()));
+    private static final ArrowTypeMapping STANDARD =
+            new ArrowTypeMapping(List.of(new SandboxArrowType(), new ScorerResultArrowType()));
 
     private final Map<Class<?>, CustomArrowType<?, ?>> customTypes;
     private final TypeResolver resolver;
@@ -77,7 +77,8 @@ public final class ArrowTypeMapping {
     public ArrowTypeMapping with(CustomArrowType<?, ?> type) {
         Objects.requireNonNull(type, "type");
         if (customTypes.containsKey(type.javaType())) {
-            throw new IllegalArgumentException("the mapping already has a custom type for " + type.javaType().getName());
+            throw new IllegalArgumentException("the mapping already has a custom type for "
+                    + type.javaType().getName());
         }
         List<CustomArrowType<?, ?>> all = new java.util.ArrayList<>(customTypes.values());
         all.add(type);
@@ -92,9 +93,13 @@ public final class ArrowTypeMapping {
     Optional<Class<?>> customType(Map<String, String> fieldMetadata) {
         String javaType = fieldMetadata.get(ChalkMetadata.JAVA_TYPE);
         return customTypes.values().stream()
-                .filter(t -> t.javaType().getName().equals(javaType) || (!t.metadata().isEmpty()
-                        && fieldMetadata.entrySet().containsAll(t.metadata().entrySet())))
-                .<Class<?>>map(CustomArrowType::javaType).findFirst();
+                .filter(t -> t.javaType().getName().equals(javaType)
+                        || (!t.metadata().isEmpty()
+                                && fieldMetadata
+                                        .entrySet()
+                                        .containsAll(t.metadata().entrySet())))
+                .<Class<?>>map(CustomArrowType::javaType)
+                .findFirst();
     }
 
     /**

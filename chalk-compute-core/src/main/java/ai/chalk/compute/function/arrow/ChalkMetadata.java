@@ -29,6 +29,5 @@ public final class ChalkMetadata {
     /** Field metadata of an enum field: its constants in declaration order, as a JSON array of strings. */
     public static final String ENUM_CONSTANTS = "chalk.java.enum_constants";
 
-    private ChalkMetadata() {
-    }
+    private ChalkMetadata() {}
 }

@@ -77,8 +77,10 @@ public final class DecodeContext {
      * @throws IllegalArgumentException when the context holds none, naming what to pass
      */
     public <T> T require(Class<T> type, String purpose) {
-        return find(type).orElseThrow(() -> new IllegalArgumentException("a " + type.getSimpleName()
-                + " is needed to " + purpose + ": decode with a DecodeContext that holds one (DecodeContext.empty().with("
-                + type.getSimpleName() + ".class, ...))"));
+        return find(type)
+                .orElseThrow(() -> new IllegalArgumentException("a " + type.getSimpleName()
+                        + " is needed to " + purpose
+                        + ": decode with a DecodeContext that holds one (DecodeContext.empty().with("
+                        + type.getSimpleName() + ".class, ...))"));
     }
 }

@@ -17,8 +17,7 @@ final class FieldFactory {
     /** The name of a list's element field, as pyarrow names it. */
     static final String LIST_ITEM = "item";
 
-    private FieldFactory() {
-    }
+    private FieldFactory() {}
 
     /**
      * The field for values of a type.
@@ -47,18 +46,24 @@ final class FieldFactory {
             for (ValueType.Component component : r.components()) {
                 children.add(field(component.name(), component.type(), Map.of()));
             }
-            return new Field(name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null, orNull(metadata)), children);
+            return new Field(
+                    name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null, orNull(metadata)), children);
         }
         if (type instanceof ValueType.ListType l) {
-            return new Field(name, new FieldType(nullable, ArrowType.List.INSTANCE, null, orNull(metadata)),
+            return new Field(
+                    name,
+                    new FieldType(nullable, ArrowType.List.INSTANCE, null, orNull(metadata)),
                     List.of(field(LIST_ITEM, l.element(), Map.of())));
         }
         if (type instanceof ValueType.MapType m) {
-            Field entries = new Field(MapVector.DATA_VECTOR_NAME, FieldType.notNullable(ArrowType.Struct.INSTANCE),
-                    List.of(field(MapVector.KEY_NAME, m.key(), false, Map.of()),
+            Field entries = new Field(
+                    MapVector.DATA_VECTOR_NAME,
+                    FieldType.notNullable(ArrowType.Struct.INSTANCE),
+                    List.of(
+                            field(MapVector.KEY_NAME, m.key(), false, Map.of()),
                             field(MapVector.VALUE_NAME, m.value(), Map.of())));
-            return new Field(name, new FieldType(nullable, new ArrowType.Map(false), null, orNull(metadata)),
-                    List.of(entries));
+            return new Field(
+                    name, new FieldType(nullable, new ArrowType.Map(false), null, orNull(metadata)), List.of(entries));
         }
         if (type instanceof ValueType.OptionalType o) {
             return field(name, o.content(), true, metadata);

@@ -27,8 +27,7 @@ import org.apache.arrow.vector.types.pojo.Field;
  */
 public final class GenericJavaTypes {
 
-    private GenericJavaTypes() {
-    }
+    private GenericJavaTypes() {}
 
     /**
      * The Java type of a field's values.
@@ -90,7 +89,8 @@ public final class GenericJavaTypes {
             }
             case Decimal -> {
                 ArrowType.Decimal decimal = (ArrowType.Decimal) type;
-                if (decimal.getBitWidth() != 128 || decimal.getPrecision() != ScalarKind.DECIMAL_PRECISION
+                if (decimal.getBitWidth() != 128
+                        || decimal.getPrecision() != ScalarKind.DECIMAL_PRECISION
                         || decimal.getScale() != ScalarKind.DECIMAL_SCALE) {
                     throw unsupported(field);
                 }
@@ -99,7 +99,9 @@ public final class GenericJavaTypes {
             case List -> new Parameterized(List.class, of(field.getChildren().get(0), mapping));
             case Map -> {
                 Field entries = field.getChildren().get(0);
-                yield new Parameterized(Map.class, of(entries.getChildren().get(0), mapping),
+                yield new Parameterized(
+                        Map.class,
+                        of(entries.getChildren().get(0), mapping),
                         of(entries.getChildren().get(1), mapping));
             }
             case Struct -> struct(field, mapping);
@@ -131,7 +133,8 @@ public final class GenericJavaTypes {
         }
         try {
             ClassLoader loader = Thread.currentThread().getContextClassLoader();
-            Class<?> local = Class.forName(javaType, false, loader != null ? loader : GenericJavaTypes.class.getClassLoader());
+            Class<?> local =
+                    Class.forName(javaType, false, loader != null ? loader : GenericJavaTypes.class.getClassLoader());
             if (local.isRecord()) {
                 return local;
             }

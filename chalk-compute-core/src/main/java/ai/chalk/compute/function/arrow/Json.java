@@ -7,6 +7,5 @@ final class Json {
 
     static final ObjectMapper MAPPER = new ObjectMapper();
 
-    private Json() {
-    }
+    private Json() {}
 }

@@ -26,8 +26,7 @@ import java.util.OptionalLong;
  */
 final class JsonValues {
 
-    private JsonValues() {
-    }
+    private JsonValues() {}
 
     /**
      * The value the JSON describes.
@@ -92,13 +91,14 @@ final class JsonValues {
             }
             return map;
         }
-        throw new IllegalArgumentException(at(path) + TypeNames.simple(type.javaType()) + " has no JSON form for a default");
+        throw new IllegalArgumentException(
+                at(path) + TypeNames.simple(type.javaType()) + " has no JSON form for a default");
     }
 
     /** JSON object keys are strings; a number key is read as the number it spells. */
     private static JsonNode keyNode(String key, ValueType keyType) {
-        if (keyType instanceof ValueType.Scalar s && (s.kind().isInteger() || s.kind().isFloatingPoint()
-                || s.kind() == ScalarKind.DECIMAL)) {
+        if (keyType instanceof ValueType.Scalar s
+                && (s.kind().isInteger() || s.kind().isFloatingPoint() || s.kind() == ScalarKind.DECIMAL)) {
             try {
                 return com.fasterxml.jackson.databind.node.DecimalNode.valueOf(new BigDecimal(key));
             } catch (NumberFormatException e) {
@@ -118,8 +118,10 @@ final class JsonValues {
             try {
                 long value = exact.longValueExact();
                 return switch (kind) {
-                    case BYTE -> Math.toIntExact(value) == (byte) value ? (Object) (byte) value : outOfRange(node, path, type);
-                    case SHORT -> Math.toIntExact(value) == (short) value ? (Object) (short) value : outOfRange(node, path, type);
+                    case BYTE ->
+                        Math.toIntExact(value) == (byte) value ? (Object) (byte) value : outOfRange(node, path, type);
+                    case SHORT ->
+                        Math.toIntExact(value) == (short) value ? (Object) (short) value : outOfRange(node, path, type);
                     case INT -> Math.toIntExact(value);
                     default -> value;
                 };
@@ -160,16 +162,20 @@ final class JsonValues {
                         break;
                 }
             } catch (DateTimeParseException | java.io.IOException e) {
-                throw new IllegalArgumentException(at(path) + node + " is not a value of type " + TypeNames.simple(type.javaType())
-                        + (kind == ScalarKind.BYTES ? " (write bytes in base64)" : " (write times in ISO-8601)"), e);
+                throw new IllegalArgumentException(
+                        at(path) + node + " is not a value of type " + TypeNames.simple(type.javaType())
+                                + (kind == ScalarKind.BYTES
+                                        ? " (write bytes in base64)"
+                                        : " (write times in ISO-8601)"),
+                        e);
             }
         }
         throw invalid(path, node.toString(), type);
     }
 
     private static Object outOfRange(JsonNode node, String path, ValueType type) {
-        throw new IllegalArgumentException(at(path) + node + " is not a whole number that fits in "
-                + TypeNames.simple(type.javaType()));
+        throw new IllegalArgumentException(
+                at(path) + node + " is not a whole number that fits in " + TypeNames.simple(type.javaType()));
     }
 
     private static Object record(JsonNode node, ValueType.RecordType type, String path) {
@@ -180,27 +186,34 @@ final class JsonValues {
         for (int i = 0; i < values.length; i++) {
             ValueType.Component component = type.components().get(i);
             JsonNode value = node.get(component.name());
-            values[i] = fromJson(value == null ? com.fasterxml.jackson.databind.node.NullNode.getInstance() : value,
-                    component.type(), path + "." + component.name());
+            values[i] = fromJson(
+                    value == null ? com.fasterxml.jackson.databind.node.NullNode.getInstance() : value,
+                    component.type(),
+                    path + "." + component.name());
         }
         for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
             String name = names.next();
             if (type.components().stream().noneMatch(c -> c.name().equals(name))) {
-                throw new IllegalArgumentException(at(path) + TypeNames.simple(type.javaType()) + " has no component '" + name + "'");
+                throw new IllegalArgumentException(
+                        at(path) + TypeNames.simple(type.javaType()) + " has no component '" + name + "'");
             }
         }
         try {
             return type.constructor().newInstance(values);
         } catch (InvocationTargetException e) {
-            throw new IllegalArgumentException(at(path) + TypeNames.simple(type.javaType()) + " rejected it: "
-                    + e.getCause().getMessage(), e.getCause());
+            throw new IllegalArgumentException(
+                    at(path) + TypeNames.simple(type.javaType()) + " rejected it: "
+                            + e.getCause().getMessage(),
+                    e.getCause());
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot construct " + type.javaType().getName(), e);
+            throw new IllegalStateException(
+                    "cannot construct " + type.javaType().getName(), e);
         }
     }
 
     private static IllegalArgumentException invalid(String path, String json, ValueType type) {
-        return new IllegalArgumentException(at(path) + json + " is not a value of type " + TypeNames.simple(type.javaType()));
+        return new IllegalArgumentException(
+                at(path) + json + " is not a value of type " + TypeNames.simple(type.javaType()));
     }
 
     private static String at(String path) {

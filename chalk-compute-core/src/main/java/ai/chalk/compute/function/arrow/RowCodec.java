@@ -54,8 +54,8 @@ public final class RowCodec {
         Objects.requireNonNull(mapping, "mapping");
         List<Field> fields = schema.getFields();
         if (fields.size() != javaTypes.size()) {
-            throw new IllegalArgumentException("the schema has " + fields.size() + " columns but " + javaTypes.size()
-                    + " Java types were given");
+            throw new IllegalArgumentException(
+                    "the schema has " + fields.size() + " columns but " + javaTypes.size() + " Java types were given");
         }
         List<ValueType> types = new ArrayList<>();
         List<JsonNode> defaults = new ArrayList<>();
@@ -69,8 +69,10 @@ public final class RowCodec {
                 try {
                     JsonValues.fromJson(node, type, "");
                 } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException("the default of column '" + fields.get(i).getName() + "' is "
-                            + json + ": " + e.getMessage(), e);
+                    throw new IllegalArgumentException(
+                            "the default of column '" + fields.get(i).getName() + "' is " + json + ": "
+                                    + e.getMessage(),
+                            e);
                 }
             }
             defaults.add(node);
@@ -93,7 +95,7 @@ public final class RowCodec {
     public byte[] encode(List<Object[]> rows) {
         List<Field> fields = schema.getFields();
         try (BufferAllocator allocator = new RootAllocator();
-             VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
+                VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
             for (FieldVector vector : root.getFieldVectors()) {
                 vector.setInitialCapacity(Math.max(1, rows.size())); // not Arrow's default of thousands of rows
             }
@@ -105,7 +107,11 @@ public final class RowCodec {
                             + " values but the schema has " + fields.size() + " columns");
                 }
                 for (int column = 0; column < values.length; column++) {
-                    VectorWriter.write(root.getVector(column), row, values[column], types.get(column),
+                    VectorWriter.write(
+                            root.getVector(column),
+                            row,
+                            values[column],
+                            types.get(column),
                             Location.cell(row, fields.get(column).getName()));
                 }
             }
@@ -146,7 +152,8 @@ public final class RowCodec {
                 String name = fields.get(column).getName();
                 values[column] = vectors[column] == null
                         ? JsonValues.fromJson(defaults.get(column), types.get(column), "")
-                        : VectorReader.read(vectors[column], row, types.get(column), context, Location.cell(first + row, name));
+                        : VectorReader.read(
+                                vectors[column], row, types.get(column), context, Location.cell(first + row, name));
             }
             rows.add(values);
         }
@@ -164,8 +171,9 @@ public final class RowCodec {
         if (defaults.get(column) != null) {
             return null;
         }
-        List<String> present = root.getSchema().getFields().stream().map(Field::getName).toList();
-        throw new ArrowPayloadException("the payload has no column '" + name + "' and it has no default; the payload's columns are "
-                + present);
+        List<String> present =
+                root.getSchema().getFields().stream().map(Field::getName).toList();
+        throw new ArrowPayloadException(
+                "the payload has no column '" + name + "' and it has no default; the payload's columns are " + present);
     }
 }

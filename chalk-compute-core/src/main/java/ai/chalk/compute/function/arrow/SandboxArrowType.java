@@ -17,8 +17,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 final class SandboxArrowType implements CustomArrowType<Sandbox, SandboxArrowType.StoredSandbox> {
 
     /** The wire form; the component is named as on the wire, so it reads the same in Python. */
-    record StoredSandbox(String sandbox_id) {
-    }
+    record StoredSandbox(String sandbox_id) {}
 
     @Override
     public Class<Sandbox> javaType() {
@@ -53,7 +52,9 @@ final class SandboxArrowType implements CustomArrowType<Sandbox, SandboxArrowTyp
 
     @Override
     public Field storageField(Field standard) {
-        return new Field(standard.getName(), standard.getFieldType(),
+        return new Field(
+                standard.getName(),
+                standard.getFieldType(),
                 List.of(new Field("sandbox_id", FieldType.notNullable(ArrowType.LargeUtf8.INSTANCE), null)));
     }
 }

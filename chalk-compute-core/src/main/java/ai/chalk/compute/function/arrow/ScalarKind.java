@@ -24,6 +24,7 @@ enum ScalarKind {
 
     /** BigDecimal values are written as decimal128(38, 18): 20 digits before the point, 18 after. */
     static final int DECIMAL_PRECISION = 38;
+
     static final int DECIMAL_SCALE = 18;
 
     private final ArrowType arrowType;

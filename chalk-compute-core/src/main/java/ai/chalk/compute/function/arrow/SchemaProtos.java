@@ -9,8 +9,8 @@ import java.util.Objects;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
-import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -26,8 +26,7 @@ public final class SchemaProtos {
 
     private static final EmptyMessage EMPTY = EmptyMessage.getDefaultInstance();
 
-    private SchemaProtos() {
-    }
+    private SchemaProtos() {}
 
     /**
      * Converts a schema, its metadata included.
@@ -108,7 +107,8 @@ public final class SchemaProtos {
             case Decimal -> {
                 ArrowType.Decimal decimal = (ArrowType.Decimal) type;
                 var proto = ai.chalk.compute.proto.arrow.v1.Decimal.newBuilder()
-                        .setPrecision(decimal.getPrecision()).setScale(decimal.getScale());
+                        .setPrecision(decimal.getPrecision())
+                        .setScale(decimal.getScale());
                 if (decimal.getBitWidth() == 256) {
                     out.setDecimal256(proto);
                 } else {
@@ -122,9 +122,10 @@ public final class SchemaProtos {
             }
             case List -> out.setList(list(field));
             case LargeList -> out.setLargeList(list(field));
-            case FixedSizeList -> out.setFixedSizeList(FixedSizeList.newBuilder()
-                    .setFieldType(toProto(onlyChild(field)))
-                    .setListSize(((ArrowType.FixedSizeList) type).getListSize()));
+            case FixedSizeList ->
+                out.setFixedSizeList(FixedSizeList.newBuilder()
+                        .setFieldType(toProto(onlyChild(field)))
+                        .setListSize(((ArrowType.FixedSizeList) type).getListSize()));
             case Map -> {
                 Field entries = onlyChild(field);
                 if (entries.getChildren().size() != 2) {
@@ -136,8 +137,9 @@ public final class SchemaProtos {
                         .setItemField(toProto(entries.getChildren().get(1)))
                         .setKeysSorted(((ArrowType.Map) type).getKeysSorted()));
             }
-            default -> throw new IllegalArgumentException("field '" + field.getName() + "': Arrow type " + type
-                    + " has no chalk.arrow.v1 form");
+            default ->
+                throw new IllegalArgumentException(
+                        "field '" + field.getName() + "': Arrow type " + type + " has no chalk.arrow.v1 form");
         }
         return out.build();
     }
@@ -146,23 +148,29 @@ public final class SchemaProtos {
         boolean signed = type.getIsSigned();
         switch (type.getBitWidth()) {
             case 8 -> {
-                if (signed) out.setInt8(EMPTY); else out.setUint8(EMPTY);
+                if (signed) out.setInt8(EMPTY);
+                else out.setUint8(EMPTY);
             }
             case 16 -> {
-                if (signed) out.setInt16(EMPTY); else out.setUint16(EMPTY);
+                if (signed) out.setInt16(EMPTY);
+                else out.setUint16(EMPTY);
             }
             case 32 -> {
-                if (signed) out.setInt32(EMPTY); else out.setUint32(EMPTY);
+                if (signed) out.setInt32(EMPTY);
+                else out.setUint32(EMPTY);
             }
             case 64 -> {
-                if (signed) out.setInt64(EMPTY); else out.setUint64(EMPTY);
+                if (signed) out.setInt64(EMPTY);
+                else out.setUint64(EMPTY);
             }
             default -> throw new IllegalArgumentException("Arrow type " + type + " has no chalk.arrow.v1 form");
         }
     }
 
     private static ai.chalk.compute.proto.arrow.v1.List list(Field field) {
-        return ai.chalk.compute.proto.arrow.v1.List.newBuilder().setFieldType(toProto(onlyChild(field))).build();
+        return ai.chalk.compute.proto.arrow.v1.List.newBuilder()
+                .setFieldType(toProto(onlyChild(field)))
+                .build();
     }
 
     private static Field onlyChild(Field field) {
@@ -230,11 +238,23 @@ public final class SchemaProtos {
             case DATE64 -> new ArrowType.Date(DateUnit.MILLISECOND);
             case TIME32 -> new ArrowType.Time(unit(proto.getTime32()), 32);
             case TIME64 -> new ArrowType.Time(unit(proto.getTime64()), 64);
-            case TIMESTAMP -> new ArrowType.Timestamp(unit(proto.getTimestamp().getTimeUnit()),
-                    proto.getTimestamp().getTimezone().isEmpty() ? null : proto.getTimestamp().getTimezone());
+            case TIMESTAMP ->
+                new ArrowType.Timestamp(
+                        unit(proto.getTimestamp().getTimeUnit()),
+                        proto.getTimestamp().getTimezone().isEmpty()
+                                ? null
+                                : proto.getTimestamp().getTimezone());
             case DURATION -> new ArrowType.Duration(unit(proto.getDuration()));
-            case DECIMAL_128 -> new ArrowType.Decimal(proto.getDecimal128().getPrecision(), proto.getDecimal128().getScale(), 128);
-            case DECIMAL_256 -> new ArrowType.Decimal(proto.getDecimal256().getPrecision(), proto.getDecimal256().getScale(), 256);
+            case DECIMAL_128 ->
+                new ArrowType.Decimal(
+                        proto.getDecimal128().getPrecision(),
+                        proto.getDecimal128().getScale(),
+                        128);
+            case DECIMAL_256 ->
+                new ArrowType.Decimal(
+                        proto.getDecimal256().getPrecision(),
+                        proto.getDecimal256().getScale(),
+                        256);
             case STRUCT -> {
                 if (children.isEmpty()) {
                     children.addAll(proto.getStruct().getSubFieldTypesList());
@@ -261,21 +281,27 @@ public final class SchemaProtos {
             }
             case MAP -> {
                 if (children.isEmpty()) {
-                    children.add(ai.chalk.compute.proto.arrow.v1.Field.newBuilder().setName("entries")
+                    children.add(ai.chalk.compute.proto.arrow.v1.Field.newBuilder()
+                            .setName("entries")
                             .setArrowType(ai.chalk.compute.proto.arrow.v1.ArrowType.newBuilder()
                                     .setStruct(ai.chalk.compute.proto.arrow.v1.Struct.getDefaultInstance()))
-                            .addChildren(proto.getMap().getKeyField()).addChildren(proto.getMap().getItemField())
+                            .addChildren(proto.getMap().getKeyField())
+                            .addChildren(proto.getMap().getItemField())
                             .build());
                 }
                 yield new ArrowType.Map(proto.getMap().getKeysSorted());
             }
-            case EXTENSION, ARROWTYPEENUM_NOT_SET -> throw new IllegalArgumentException("field '" + field.getName()
-                    + "': type " + proto.getArrowTypeEnumCase() + " has no Arrow Java form here");
+            case EXTENSION, ARROWTYPEENUM_NOT_SET ->
+                throw new IllegalArgumentException("field '" + field.getName() + "': type "
+                        + proto.getArrowTypeEnumCase() + " has no Arrow Java form here");
         };
         List<Field> javaChildren = new ArrayList<>();
         children.forEach(c -> javaChildren.add(fromProto(c)));
-        return new Field(field.getName(), new FieldType(field.getNullable(), type, null,
-                field.getMetadataCount() == 0 ? null : field.getMetadataMap()), javaChildren);
+        return new Field(
+                field.getName(),
+                new FieldType(
+                        field.getNullable(), type, null, field.getMetadataCount() == 0 ? null : field.getMetadataMap()),
+                javaChildren);
     }
 
     private static org.apache.arrow.vector.types.TimeUnit unit(ai.chalk.compute.proto.arrow.v1.TimeUnit unit) {

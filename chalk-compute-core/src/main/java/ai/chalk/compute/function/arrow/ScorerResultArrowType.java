@@ -9,14 +9,13 @@ import java.util.Map;
  * Carries an {@link EvaluationScorerResult} as {@code {score: float64, metadata: utf8}}, the metadata
  * as a JSON object (null when there is none), marked {@code chalk.python.type=chalkcompute.EvaluationScorerResult}.
  */
-final class ScorerResultArrowType implements CustomArrowType<EvaluationScorerResult, ScorerResultArrowType.StoredResult> {
+final class ScorerResultArrowType
+        implements CustomArrowType<EvaluationScorerResult, ScorerResultArrowType.StoredResult> {
 
     /** The wire form. */
-    record StoredResult(double score, String metadata) {
-    }
+    record StoredResult(double score, String metadata) {}
 
-    private static final TypeReference<Map<String, Object>> JSON_OBJECT = new TypeReference<>() {
-    };
+    private static final TypeReference<Map<String, Object>> JSON_OBJECT = new TypeReference<>() {};
 
     @Override
     public Class<EvaluationScorerResult> javaType() {
@@ -36,7 +35,8 @@ final class ScorerResultArrowType implements CustomArrowType<EvaluationScorerRes
         try {
             return new StoredResult(result.score(), Json.MAPPER.writeValueAsString(result.metadata()));
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("the scorer result's metadata cannot be written as JSON: " + e.getOriginalMessage(), e);
+            throw new IllegalArgumentException(
+                    "the scorer result's metadata cannot be written as JSON: " + e.getOriginalMessage(), e);
         }
     }
 
@@ -48,7 +48,8 @@ final class ScorerResultArrowType implements CustomArrowType<EvaluationScorerRes
         try {
             return new EvaluationScorerResult(stored.score(), Json.MAPPER.readValue(stored.metadata(), JSON_OBJECT));
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("the scorer result's metadata is not a JSON object: " + e.getOriginalMessage(), e);
+            throw new IllegalArgumentException(
+                    "the scorer result's metadata is not a JSON object: " + e.getOriginalMessage(), e);
         }
     }
 

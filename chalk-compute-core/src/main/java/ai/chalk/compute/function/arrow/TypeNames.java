@@ -9,8 +9,7 @@ import java.util.stream.Collectors;
 /** How the SDK writes a Java type in messages: as in source code, without packages ({@code Map<String, List<Order>>}). */
 public final class TypeNames {
 
-    private TypeNames() {
-    }
+    private TypeNames() {}
 
     /**
      * The type as it would be written in source code, without package names.
@@ -24,11 +23,14 @@ public final class TypeNames {
                 return simple(c.getComponentType()) + "[]";
             }
             return c.getEnclosingClass() != null && !c.isAnonymousClass()
-                    ? simple(c.getEnclosingClass()) + "." + c.getSimpleName() : c.getSimpleName();
+                    ? simple(c.getEnclosingClass()) + "." + c.getSimpleName()
+                    : c.getSimpleName();
         }
         if (type instanceof ParameterizedType p) {
-            return simple(p.getRawType()) + Arrays.stream(p.getActualTypeArguments()).map(TypeNames::simple)
-                    .collect(Collectors.joining(", ", "<", ">"));
+            return simple(p.getRawType())
+                    + Arrays.stream(p.getActualTypeArguments())
+                            .map(TypeNames::simple)
+                            .collect(Collectors.joining(", ", "<", ">"));
         }
         if (type instanceof GenericArrayType a) {
             return simple(a.getGenericComponentType()) + "[]";

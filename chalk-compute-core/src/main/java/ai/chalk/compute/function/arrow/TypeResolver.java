@@ -28,13 +28,25 @@ import java.util.concurrent.ConcurrentHashMap;
 /** Resolves declared Java types into {@link ValueType}s, or explains why one has no Arrow mapping. */
 final class TypeResolver {
 
-    static final String SUPPORTED = "use a primitive or its box, String, byte[], an enum, a record, List, Map, Optional, "
-            + "Instant, LocalDate, LocalDateTime, Duration or BigDecimal";
+    static final String SUPPORTED =
+            "use a primitive or its box, String, byte[], an enum, a record, List, Map, Optional, "
+                    + "Instant, LocalDate, LocalDateTime, Duration or BigDecimal";
 
     private static final Map<Class<?>, ScalarKind> PRIMITIVES = Map.of(
-            boolean.class, ScalarKind.BOOLEAN, byte.class, ScalarKind.BYTE, short.class, ScalarKind.SHORT,
-            int.class, ScalarKind.INT, long.class, ScalarKind.LONG, float.class, ScalarKind.FLOAT,
-            double.class, ScalarKind.DOUBLE);
+            boolean.class,
+            ScalarKind.BOOLEAN,
+            byte.class,
+            ScalarKind.BYTE,
+            short.class,
+            ScalarKind.SHORT,
+            int.class,
+            ScalarKind.INT,
+            long.class,
+            ScalarKind.LONG,
+            float.class,
+            ScalarKind.FLOAT,
+            double.class,
+            ScalarKind.DOUBLE);
 
     private static final Map<Class<?>, ScalarKind> OBJECTS = Map.ofEntries(
             Map.entry(Boolean.class, ScalarKind.BOOLEAN), Map.entry(Byte.class, ScalarKind.BYTE),
@@ -42,7 +54,8 @@ final class TypeResolver {
             Map.entry(Long.class, ScalarKind.LONG), Map.entry(Float.class, ScalarKind.FLOAT),
             Map.entry(Double.class, ScalarKind.DOUBLE), Map.entry(String.class, ScalarKind.STRING),
             Map.entry(byte[].class, ScalarKind.BYTES), Map.entry(Instant.class, ScalarKind.INSTANT),
-            Map.entry(LocalDateTime.class, ScalarKind.LOCAL_DATE_TIME), Map.entry(LocalDate.class, ScalarKind.LOCAL_DATE),
+            Map.entry(LocalDateTime.class, ScalarKind.LOCAL_DATE_TIME),
+                    Map.entry(LocalDate.class, ScalarKind.LOCAL_DATE),
             Map.entry(Duration.class, ScalarKind.DURATION), Map.entry(BigDecimal.class, ScalarKind.DECIMAL));
 
     private final Map<Class<?>, CustomArrowType<?, ?>> customTypes;
@@ -127,7 +140,10 @@ final class TypeResolver {
         if (c.isArray()) {
             Class<?> element = c.getComponentType();
             String name = element.isPrimitive()
-                    ? java.lang.invoke.MethodType.methodType(element).wrap().returnType().getSimpleName()
+                    ? java.lang.invoke.MethodType.methodType(element)
+                            .wrap()
+                            .returnType()
+                            .getSimpleName()
                     : element.getSimpleName();
             return "use List<" + name + "> instead of an array";
         }
@@ -141,7 +157,10 @@ final class TypeResolver {
         if (Map.class.isAssignableFrom(c)) {
             return "use Map<..., ...>";
         }
-        if (c == Object.class || c.isInterface() || c.isPrimitive() || c.getName().startsWith("java.")) {
+        if (c == Object.class
+                || c.isInterface()
+                || c.isPrimitive()
+                || c.getName().startsWith("java.")) {
             return SUPPORTED;
         }
         return "make it a record, or describe it with a CustomArrowType";
@@ -156,8 +175,8 @@ final class TypeResolver {
         if (raw == Map.class) {
             ValueType key = resolve(args[0], path + "{key}", enclosingRecords);
             if (!(key instanceof ValueType.Scalar) && !(key instanceof ValueType.EnumType)) {
-                throw new UnsupportedJavaTypeException(path + "{key}", args[0],
-                        "use a String, a number, a time or an enum as a map key");
+                throw new UnsupportedJavaTypeException(
+                        path + "{key}", args[0], "use a String, a number, a time or an enum as a map key");
             }
             return new ValueType.MapType(p, key, resolve(args[1], path + "{value}", enclosingRecords));
         }
@@ -179,8 +198,8 @@ final class TypeResolver {
             throw new UnsupportedJavaTypeException(path, c, "use a record without type parameters");
         }
         if (enclosingRecords.contains(c)) {
-            throw new UnsupportedJavaTypeException(path, c,
-                    "an Arrow schema cannot contain itself; break the cycle between the records");
+            throw new UnsupportedJavaTypeException(
+                    path, c, "an Arrow schema cannot contain itself; break the cycle between the records");
         }
         enclosingRecords.push(c);
         try {
@@ -191,7 +210,9 @@ final class TypeResolver {
                 RecordComponent component = components[i];
                 Method accessor = component.getAccessor();
                 accessor.trySetAccessible();
-                resolvedComponents.add(new ValueType.Component(component.getName(), accessor,
+                resolvedComponents.add(new ValueType.Component(
+                        component.getName(),
+                        accessor,
                         resolve(component.getGenericType(), path + "." + component.getName(), enclosingRecords)));
                 parameterTypes[i] = component.getType();
             }

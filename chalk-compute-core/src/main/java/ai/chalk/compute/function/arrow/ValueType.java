@@ -46,8 +46,7 @@ sealed interface ValueType {
     }
 
     /** One component of a record. */
-    record Component(String name, Method accessor, ValueType type) {
-    }
+    record Component(String name, Method accessor, ValueType type) {}
 
     /** A {@code List<T>}. */
     record ListType(Type javaType, ValueType element) implements ValueType {

@@ -46,8 +46,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
  */
 final class VectorReader {
 
-    private VectorReader() {
-    }
+    private VectorReader() {}
 
     /**
      * Reads one value.
@@ -66,8 +65,8 @@ final class VectorReader {
         }
         if (vector.isNull(index)) {
             if (!type.nullable()) {
-                throw new ArrowPayloadException(where + ": null, but " + TypeNames.simple(type.javaType())
-                        + " cannot hold null");
+                throw new ArrowPayloadException(
+                        where + ": null, but " + TypeNames.simple(type.javaType()) + " cannot hold null");
             }
             return null;
         }
@@ -103,7 +102,8 @@ final class VectorReader {
         return Optional.ofNullable(content);
     }
 
-    private static <T, S> T fromStorage(CustomArrowType<T, S> codec, Object storage, DecodeContext context, Location where) {
+    private static <T, S> T fromStorage(
+            CustomArrowType<T, S> codec, Object storage, DecodeContext context, Location where) {
         try {
             return codec.fromStorage(codec.storageType().cast(storage), context);
         } catch (IllegalArgumentException e) {
@@ -128,38 +128,60 @@ final class VectorReader {
                 yield bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
             }
             case BYTES -> binary(vector, index);
-            case INSTANT -> vector instanceof TimeStampVector v
-                    ? TimeUnits.toInstant(v.get(index), ((ArrowType.Timestamp) v.getField().getType()).getUnit()) : null;
-            case LOCAL_DATE_TIME -> vector instanceof TimeStampVector v
-                    ? LocalDateTime.ofInstant(TimeUnits.toInstant(v.get(index),
-                            ((ArrowType.Timestamp) v.getField().getType()).getUnit()), ZoneOffset.UTC) : null;
+            case INSTANT ->
+                vector instanceof TimeStampVector v
+                        ? TimeUnits.toInstant(
+                                v.get(index),
+                                ((ArrowType.Timestamp) v.getField().getType()).getUnit())
+                        : null;
+            case LOCAL_DATE_TIME ->
+                vector instanceof TimeStampVector v
+                        ? LocalDateTime.ofInstant(
+                                TimeUnits.toInstant(
+                                        v.get(index),
+                                        ((ArrowType.Timestamp) v.getField().getType()).getUnit()),
+                                ZoneOffset.UTC)
+                        : null;
             case LOCAL_DATE -> {
                 if (vector instanceof DateDayVector v) {
                     yield LocalDate.ofEpochDay(v.get(index));
                 }
-                yield vector instanceof DateMilliVector v ? LocalDate.ofEpochDay(Math.floorDiv(v.get(index), 86_400_000L)) : null;
+                yield vector instanceof DateMilliVector v
+                        ? LocalDate.ofEpochDay(Math.floorDiv(v.get(index), 86_400_000L))
+                        : null;
             }
-            case DURATION -> vector instanceof DurationVector v ? TimeUnits.toDuration(DurationVector.get(v.getDataBuffer(), index), v.getUnit()) : null;
+            case DURATION ->
+                vector instanceof DurationVector v
+                        ? TimeUnits.toDuration(DurationVector.get(v.getDataBuffer(), index), v.getUnit())
+                        : null;
             case DECIMAL -> decimal(vector, index);
         };
         if (value == null) {
-            throw new ArrowPayloadException(where + ": cannot read " + TypeNames.simple(type.javaType()) + " from an Arrow "
-                    + VectorWriter.describe(vector) + " field");
+            throw new ArrowPayloadException(where + ": cannot read " + TypeNames.simple(type.javaType())
+                    + " from an Arrow " + VectorWriter.describe(vector) + " field");
         }
         return value;
     }
 
-    private static Object integer(FieldVector vector, int index, long min, long max, Location where,
-                                  java.util.function.LongFunction<Object> box) {
+    private static Object integer(
+            FieldVector vector,
+            int index,
+            long min,
+            long max,
+            Location where,
+            java.util.function.LongFunction<Object> box) {
         if (!(vector instanceof BaseIntVector v)) {
             return null;
         }
         long value = v.getValueAsLong(index);
         boolean unsigned64 = vector.getMinorType() == org.apache.arrow.vector.types.Types.MinorType.UINT8;
         if ((unsigned64 && value < 0) || value < min || value > max) {
-            throw new ArrowPayloadException(where + ": " + (unsigned64 && value < 0 ? Long.toUnsignedString(value) : value)
-                    + " does not fit in a Java " + (max == Long.MAX_VALUE ? "long" : max == Integer.MAX_VALUE ? "int"
-                    : max == Short.MAX_VALUE ? "short" : "byte"));
+            throw new ArrowPayloadException(
+                    where + ": " + (unsigned64 && value < 0 ? Long.toUnsignedString(value) : value)
+                            + " does not fit in a Java "
+                            + (max == Long.MAX_VALUE
+                                    ? "long"
+                                    : max == Integer.MAX_VALUE ? "int" : max == Short.MAX_VALUE ? "short" : "byte"));
         }
         return box.apply(value);
     }
@@ -200,7 +222,8 @@ final class VectorReader {
         } else {
             return null;
         }
-        // the field's scale pads values with zeros; give back the number the sender wrote (1.5, not 1.500000000000000000)
+        // the field's scale pads values with zeros; give back the number the sender wrote (1.5, not
+        // 1.500000000000000000)
         BigDecimal stripped = value.stripTrailingZeros();
         return stripped.scale() < 0 ? stripped.setScale(0, RoundingMode.UNNECESSARY) : stripped;
     }
@@ -208,8 +231,8 @@ final class VectorReader {
     private static Object readEnum(FieldVector vector, int index, ValueType.EnumType type, Location where) {
         byte[] bytes = text(vector, index);
         if (bytes == null) {
-            throw new ArrowPayloadException(where + ": cannot read enum " + type.javaType().getName() + " from an Arrow "
-                    + VectorWriter.describe(vector) + " field");
+            throw new ArrowPayloadException(where + ": cannot read enum "
+                    + type.javaType().getName() + " from an Arrow " + VectorWriter.describe(vector) + " field");
         }
         String name = new String(bytes, StandardCharsets.UTF_8);
         for (Object constant : type.constants()) {
@@ -217,15 +240,15 @@ final class VectorReader {
                 return constant;
             }
         }
-        throw new ArrowPayloadException(where + ": '" + name + "' is not a constant of " + type.javaType().getName()
-                + " " + Arrays.toString(type.constants()));
+        throw new ArrowPayloadException(where + ": '" + name + "' is not a constant of "
+                + type.javaType().getName() + " " + Arrays.toString(type.constants()));
     }
 
-    private static Object readRecord(FieldVector vector, int index, ValueType.RecordType type, DecodeContext context,
-                                     Location where) {
+    private static Object readRecord(
+            FieldVector vector, int index, ValueType.RecordType type, DecodeContext context, Location where) {
         if (!(vector instanceof StructVector struct)) {
-            throw new ArrowPayloadException(where + ": cannot read record " + type.javaType().getName() + " from an Arrow "
-                    + VectorWriter.describe(vector) + " field");
+            throw new ArrowPayloadException(where + ": cannot read record "
+                    + type.javaType().getName() + " from an Arrow " + VectorWriter.describe(vector) + " field");
         }
         Object[] values = new Object[type.components().size()];
         for (int i = 0; i < values.length; i++) {
@@ -245,15 +268,18 @@ final class VectorReader {
         try {
             return type.constructor().newInstance(values);
         } catch (InvocationTargetException e) {
-            throw new ArrowPayloadException(where + ": " + type.javaType().getName() + " rejected the values: "
-                    + e.getCause().getMessage(), e.getCause());
+            throw new ArrowPayloadException(
+                    where + ": " + type.javaType().getName() + " rejected the values: "
+                            + e.getCause().getMessage(),
+                    e.getCause());
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot construct " + type.javaType().getName(), e);
+            throw new IllegalStateException(
+                    "cannot construct " + type.javaType().getName(), e);
         }
     }
 
-    private static List<Object> readList(FieldVector vector, int index, ValueType.ListType type, DecodeContext context,
-                                         Location where) {
+    private static List<Object> readList(
+            FieldVector vector, int index, ValueType.ListType type, DecodeContext context, Location where) {
         long start;
         long end;
         FieldVector data;
@@ -266,8 +292,8 @@ final class VectorReader {
             end = v.getElementEndIndex(index);
             data = (FieldVector) v.getDataVector();
         } else {
-            throw new ArrowPayloadException(where + ": cannot read a List from an Arrow " + VectorWriter.describe(vector)
-                    + " field");
+            throw new ArrowPayloadException(
+                    where + ": cannot read a List from an Arrow " + VectorWriter.describe(vector) + " field");
         }
         List<Object> list = new ArrayList<>((int) (end - start));
         for (long i = start; i < end; i++) {
@@ -276,11 +302,11 @@ final class VectorReader {
         return list;
     }
 
-    private static Map<Object, Object> readMap(FieldVector vector, int index, ValueType.MapType type, DecodeContext context,
-                                               Location where) {
+    private static Map<Object, Object> readMap(
+            FieldVector vector, int index, ValueType.MapType type, DecodeContext context, Location where) {
         if (!(vector instanceof MapVector v)) {
-            throw new ArrowPayloadException(where + ": cannot read a Map from an Arrow " + VectorWriter.describe(vector)
-                    + " field");
+            throw new ArrowPayloadException(
+                    where + ": cannot read a Map from an Arrow " + VectorWriter.describe(vector) + " field");
         }
         StructVector entries = (StructVector) v.getDataVector();
         FieldVector keys = (FieldVector) entries.getChildByOrdinal(0);

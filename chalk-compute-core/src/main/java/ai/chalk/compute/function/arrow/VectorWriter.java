@@ -53,8 +53,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
  */
 final class VectorWriter {
 
-    private VectorWriter() {
-    }
+    private VectorWriter() {}
 
     /**
      * Writes one value.
@@ -74,8 +73,10 @@ final class VectorWriter {
         if (value == null) {
             if (!vector.getField().isNullable()) {
                 throw new ArrowPayloadException(where + ": null in a non-nullable field of type " + describe(vector)
-                        + (!(type instanceof ValueType.CustomType) ? "" : "; declare Optional<" + TypeNames.simple(type.javaType())
-                        + "> for a value that may be absent"));
+                        + (!(type instanceof ValueType.CustomType)
+                                ? ""
+                                : "; declare Optional<" + TypeNames.simple(type.javaType())
+                                        + "> for a value that may be absent"));
             }
             vector.setNull(index);
             return;
@@ -198,8 +199,8 @@ final class VectorWriter {
                 byte[] bytes = (byte[]) value;
                 if (vector instanceof FixedSizeBinaryVector v) {
                     if (bytes.length != v.getByteWidth()) {
-                        throw new ArrowPayloadException(where + ": " + bytes.length + " bytes do not fit a field of exactly "
-                                + v.getByteWidth());
+                        throw new ArrowPayloadException(where + ": " + bytes.length
+                                + " bytes do not fit a field of exactly " + v.getByteWidth());
                     }
                     v.setSafe(index, bytes);
                     return;
@@ -211,8 +212,15 @@ final class VectorWriter {
             case INSTANT, LOCAL_DATE_TIME -> {
                 Instant instant = value instanceof LocalDateTime t ? t.toInstant(ZoneOffset.UTC) : (Instant) value;
                 if (vector instanceof TimeStampVector v) {
-                    v.setSafe(index, exact(() -> TimeUnits.fromInstant(instant,
-                            ((ArrowType.Timestamp) v.getField().getType()).getUnit()), value, vector, where));
+                    v.setSafe(
+                            index,
+                            exact(
+                                    () -> TimeUnits.fromInstant(
+                                            instant,
+                                            ((ArrowType.Timestamp) v.getField().getType()).getUnit()),
+                                    value,
+                                    vector,
+                                    where));
                     return;
                 }
             }
@@ -223,13 +231,17 @@ final class VectorWriter {
                     return;
                 }
                 if (vector instanceof DateMilliVector v) {
-                    v.setSafe(index, exact(() -> Math.multiplyExact(date.toEpochDay(), 86_400_000L), value, vector, where));
+                    v.setSafe(
+                            index,
+                            exact(() -> Math.multiplyExact(date.toEpochDay(), 86_400_000L), value, vector, where));
                     return;
                 }
             }
             case DURATION -> {
                 if (vector instanceof DurationVector v) {
-                    v.setSafe(index, exact(() -> TimeUnits.fromDuration((Duration) value, v.getUnit()), value, vector, where));
+                    v.setSafe(
+                            index,
+                            exact(() -> TimeUnits.fromDuration((Duration) value, v.getUnit()), value, vector, where));
                     return;
                 }
             }
@@ -239,11 +251,12 @@ final class VectorWriter {
                 }
             }
         }
-        throw new ArrowPayloadException(where + ": cannot write " + value.getClass().getSimpleName() + " into an Arrow "
-                + describe(vector) + " field");
+        throw new ArrowPayloadException(where + ": cannot write "
+                + value.getClass().getSimpleName() + " into an Arrow " + describe(vector) + " field");
     }
 
-    private static long exact(java.util.function.LongSupplier conversion, Object value, FieldVector vector, Location where) {
+    private static long exact(
+            java.util.function.LongSupplier conversion, Object value, FieldVector vector, Location where) {
         try {
             return conversion.getAsLong();
         } catch (ArithmeticException e) {
@@ -253,9 +266,15 @@ final class VectorWriter {
 
     private static boolean writeInteger(FieldVector vector, int index, long value, Location where) {
         switch (vector.getMinorType()) {
-            case TINYINT -> ((TinyIntVector) vector).setSafe(index, (byte) inRange(value, Byte.MIN_VALUE, Byte.MAX_VALUE, vector, where));
-            case SMALLINT -> ((SmallIntVector) vector).setSafe(index, (short) inRange(value, Short.MIN_VALUE, Short.MAX_VALUE, vector, where));
-            case INT -> ((IntVector) vector).setSafe(index, (int) inRange(value, Integer.MIN_VALUE, Integer.MAX_VALUE, vector, where));
+            case TINYINT ->
+                ((TinyIntVector) vector)
+                        .setSafe(index, (byte) inRange(value, Byte.MIN_VALUE, Byte.MAX_VALUE, vector, where));
+            case SMALLINT ->
+                ((SmallIntVector) vector)
+                        .setSafe(index, (short) inRange(value, Short.MIN_VALUE, Short.MAX_VALUE, vector, where));
+            case INT ->
+                ((IntVector) vector)
+                        .setSafe(index, (int) inRange(value, Integer.MIN_VALUE, Integer.MAX_VALUE, vector, where));
             case BIGINT -> ((BigIntVector) vector).setSafe(index, value);
             case UINT1 -> ((UInt1Vector) vector).setSafe(index, (int) inRange(value, 0, 0xFF, vector, where));
             case UINT2 -> ((UInt2Vector) vector).setSafe(index, (char) inRange(value, 0, 0xFFFF, vector, where));
@@ -306,12 +325,14 @@ final class VectorWriter {
         try {
             scaled = value.setScale(decimal.getScale(), RoundingMode.UNNECESSARY);
         } catch (ArithmeticException e) {
-            throw new ArrowPayloadException(where + ": " + value.toPlainString() + " has more than " + decimal.getScale()
-                    + " decimal places, the scale of " + describe(vector), e);
+            throw new ArrowPayloadException(
+                    where + ": " + value.toPlainString() + " has more than " + decimal.getScale()
+                            + " decimal places, the scale of " + describe(vector),
+                    e);
         }
         if (scaled.precision() > decimal.getPrecision()) {
-            throw new ArrowPayloadException(where + ": " + value.toPlainString() + " has more digits than "
-                    + describe(vector) + " holds");
+            throw new ArrowPayloadException(
+                    where + ": " + value.toPlainString() + " has more digits than " + describe(vector) + " holds");
         }
         if (vector instanceof DecimalVector v) {
             v.setSafe(index, scaled);
@@ -321,10 +342,11 @@ final class VectorWriter {
         return true;
     }
 
-    private static void writeRecord(FieldVector vector, int index, Object value, ValueType.RecordType type, Location where) {
+    private static void writeRecord(
+            FieldVector vector, int index, Object value, ValueType.RecordType type, Location where) {
         if (!(vector instanceof StructVector struct)) {
-            throw new ArrowPayloadException(where + ": cannot write record " + type.javaType().getSimpleName()
-                    + " into an Arrow " + describe(vector) + " field");
+            throw new ArrowPayloadException(where + ": cannot write record "
+                    + type.javaType().getSimpleName() + " into an Arrow " + describe(vector) + " field");
         }
         struct.setIndexDefined(index);
         for (ValueType.Component component : type.components()) {
@@ -347,7 +369,8 @@ final class VectorWriter {
         }
     }
 
-    private static void writeList(FieldVector vector, int index, List<?> list, ValueType.ListType type, Location where) {
+    private static void writeList(
+            FieldVector vector, int index, List<?> list, ValueType.ListType type, Location where) {
         if (vector instanceof ListVector v && !(vector instanceof MapVector)) {
             int offset = v.startNewValue(index);
             FieldVector data = v.getDataVector();
@@ -371,7 +394,8 @@ final class VectorWriter {
 
     private static void writeMap(FieldVector vector, int index, Map<?, ?> map, ValueType.MapType type, Location where) {
         if (!(vector instanceof MapVector v)) {
-            throw new ArrowPayloadException(where + ": cannot write a Map into an Arrow " + describe(vector) + " field");
+            throw new ArrowPayloadException(
+                    where + ": cannot write a Map into an Arrow " + describe(vector) + " field");
         }
         int offset = v.startNewValue(index);
         StructVector entries = (StructVector) v.getDataVector();

@@ -120,8 +120,8 @@ final class BootJar implements Closeable {
                 }
             }
         }
-        DeterministicZip.write(tree.keySet(), path -> jar.getInputStream(jar.getEntry(tree.get(path))),
-                file + "!/" + classes, zip);
+        DeterministicZip.write(
+                tree.keySet(), path -> jar.getInputStream(jar.getEntry(tree.get(path))), file + "!/" + classes, zip);
     }
 
     /**
@@ -215,7 +215,10 @@ final class BootJar implements Closeable {
 
     private static boolean isSignature(String name) {
         String upper = name.toUpperCase(Locale.ROOT);
-        return upper.endsWith(".SF") || upper.endsWith(".DSA") || upper.endsWith(".RSA") || upper.endsWith(".EC")
+        return upper.endsWith(".SF")
+                || upper.endsWith(".DSA")
+                || upper.endsWith(".RSA")
+                || upper.endsWith(".EC")
                 || upper.startsWith("SIG-");
     }
 
@@ -225,8 +228,10 @@ final class BootJar implements Closeable {
         try (InputStream in = jar.getInputStream(entry)) {
             text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
-        List<String> providers = text.lines().map(line -> line.replaceFirst("#.*", "").strip())
-                .filter(line -> !line.isEmpty()).toList();
+        List<String> providers = text.lines()
+                .map(line -> line.replaceFirst("#.*", "").strip())
+                .filter(line -> !line.isEmpty())
+                .toList();
         return !providers.isEmpty() && providers.stream().allMatch(p -> p.startsWith(LOADER));
     }
 
@@ -234,7 +239,9 @@ final class BootJar implements Closeable {
     private static void add(Map<String, String> tree, String path, String entryName) {
         String key = entryName == null && !path.endsWith("/") ? path + "/" : path;
         tree.putIfAbsent(key, entryName);
-        for (int slash = key.indexOf('/'); slash >= 0 && slash < key.length() - 1; slash = key.indexOf('/', slash + 1)) {
+        for (int slash = key.indexOf('/');
+                slash >= 0 && slash < key.length() - 1;
+                slash = key.indexOf('/', slash + 1)) {
             tree.putIfAbsent(key.substring(0, slash + 1), null);
         }
     }

@@ -49,8 +49,11 @@ public final class CodeSnapshot implements AutoCloseable {
      * @throws UncheckedIOException when an entry cannot be read
      */
     public static CodeSnapshot ofClassPath() {
-        List<Path> paths = Arrays.stream(System.getProperty("java.class.path", "").split(File.pathSeparator))
-                .filter(s -> !s.isBlank()).map(Path::of).toList();
+        List<Path> paths = Arrays.stream(
+                        System.getProperty("java.class.path", "").split(File.pathSeparator))
+                .filter(s -> !s.isBlank())
+                .map(Path::of)
+                .toList();
         return of(paths);
     }
 
@@ -73,7 +76,8 @@ public final class CodeSnapshot implements AutoCloseable {
      */
     public static CodeSnapshot of(List<Path> classPath) {
         Objects.requireNonNull(classPath, "classPath");
-        Path javaHome = Path.of(System.getProperty("java.home")).toAbsolutePath().normalize();
+        Path javaHome =
+                Path.of(System.getProperty("java.home")).toAbsolutePath().normalize();
         Entries entries = new Entries();
         try {
             for (Path raw : classPath) {
@@ -135,10 +139,15 @@ public final class CodeSnapshot implements AutoCloseable {
         for (int i = 0; i < entries.size(); i++) {
             CodeEntry e = entries.get(i);
             json.append(i == 0 ? "" : ",")
-                    .append("{\"name\":\"").append(e.name())
-                    .append("\",\"kind\":\"").append(e.kind().manifestName())
-                    .append("\",\"digest\":\"").append(e.digest())
-                    .append("\",\"size\":").append(e.size()).append('}');
+                    .append("{\"name\":\"")
+                    .append(e.name())
+                    .append("\",\"kind\":\"")
+                    .append(e.kind().manifestName())
+                    .append("\",\"digest\":\"")
+                    .append(e.digest())
+                    .append("\",\"size\":")
+                    .append(e.size())
+                    .append('}');
         }
         return json.append("]}").toString();
     }

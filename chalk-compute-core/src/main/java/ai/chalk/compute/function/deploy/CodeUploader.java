@@ -57,17 +57,20 @@ public final class CodeUploader {
     public UploadResult upload(CodeSnapshot code) {
         Map<String, Blob> blobs = new LinkedHashMap<>();
         for (CodeEntry entry : code.entries()) {
-            blobs.putIfAbsent(entry.digest(), new Blob(ref(entry.digest(), entry.size()),
-                    () -> Files.newInputStream(entry.blob())));
+            blobs.putIfAbsent(
+                    entry.digest(),
+                    new Blob(ref(entry.digest(), entry.size()), () -> Files.newInputStream(entry.blob())));
         }
         byte[] manifest = code.manifest();
-        blobs.putIfAbsent(code.digest(), new Blob(ref(code.digest(), manifest.length),
-                () -> new ByteArrayInputStream(manifest)));
+        blobs.putIfAbsent(
+                code.digest(), new Blob(ref(code.digest(), manifest.length), () -> new ByteArrayInputStream(manifest)));
         List<BlobRef> missing;
         try {
-            missing = BlobServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS)
+            missing = BlobServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS)
                     .findMissingBlobs(FindMissingBlobsRequest.newBuilder()
-                            .addAllBlobs(blobs.values().stream().map(Blob::ref).toList()).build())
+                            .addAllBlobs(blobs.values().stream().map(Blob::ref).toList())
+                            .build())
                     .getMissingList();
         } catch (StatusRuntimeException e) {
             throw ChalkComputeException.from(e);
@@ -117,13 +120,16 @@ public final class CodeUploader {
                 done.complete(null);
             }
         };
-        var requests = (ClientCallStreamObserver<UploadBlobRequest>) BlobServiceGrpc.newStub(channel).uploadBlob(observer);
+        var requests = (ClientCallStreamObserver<UploadBlobRequest>)
+                BlobServiceGrpc.newStub(channel).uploadBlob(observer);
         try (InputStream in = blob.open().open()) {
             requests.onNext(UploadBlobRequest.newBuilder().setBlob(blob.ref()).build());
             byte[] buffer = new byte[CHUNK];
             for (int n; (n = in.readNBytes(buffer, 0, CHUNK)) > 0; ) {
                 awaitReady(requests, done, readiness);
-                requests.onNext(UploadBlobRequest.newBuilder().setData(ByteString.copyFrom(buffer, 0, n)).build());
+                requests.onNext(UploadBlobRequest.newBuilder()
+                        .setData(ByteString.copyFrom(buffer, 0, n))
+                        .build());
             }
             requests.onCompleted();
         } catch (IOException e) {
@@ -142,13 +148,17 @@ public final class CodeUploader {
             Thread.currentThread().interrupt();
             throw new ChalkComputeException(io.grpc.Status.Code.CANCELLED, "the upload was interrupted", e);
         } catch (TimeoutException e) {
-            throw new ChalkComputeException(io.grpc.Status.Code.DEADLINE_EXCEEDED,
-                    "the server did not confirm blob " + blob.ref().getDigest() + " within 10 minutes", e);
+            throw new ChalkComputeException(
+                    io.grpc.Status.Code.DEADLINE_EXCEEDED,
+                    "the server did not confirm blob " + blob.ref().getDigest() + " within 10 minutes",
+                    e);
         }
     }
 
-    private static void awaitReady(ClientCallStreamObserver<UploadBlobRequest> requests,
-                                   CompletableFuture<UploadBlobResponse> done, Object readiness)
+    private static void awaitReady(
+            ClientCallStreamObserver<UploadBlobRequest> requests,
+            CompletableFuture<UploadBlobResponse> done,
+            Object readiness)
             throws InterruptedException {
         synchronized (readiness) {
             while (!requests.isReady() && !done.isDone()) {
@@ -172,6 +182,5 @@ public final class CodeUploader {
         InputStream open() throws IOException;
     }
 
-    private record Blob(BlobRef ref, Source open) {
-    }
+    private record Blob(BlobRef ref, Source open) {}
 }

@@ -26,18 +26,16 @@ import java.util.zip.DeflaterOutputStream;
  */
 final class DeterministicZip {
 
-    private static final int DOS_TIME = 0;              // 00:00:00
-    private static final int DOS_DATE = (1 << 5) | 1;   // 1980-01-01
-    private static final int FLAGS = 0x0808;            // data descriptor follows; names are UTF-8
+    private static final int DOS_TIME = 0; // 00:00:00
+    private static final int DOS_DATE = (1 << 5) | 1; // 1980-01-01
+    private static final int FLAGS = 0x0808; // data descriptor follows; names are UTF-8
     private static final int DEFLATED = 8;
     private static final int VERSION = 20;
     private static final long MAX_32 = 0xFFFF_FFFFL;
 
-    private DeterministicZip() {
-    }
+    private DeterministicZip() {}
 
-    private record Written(byte[] name, long crc, long compressed, long size, long offset) {
-    }
+    private record Written(byte[] name, long crc, long compressed, long size, long offset) {}
 
     /** Reads one file of the tree being zipped. */
     @FunctionalInterface
@@ -135,14 +133,15 @@ final class DeterministicZip {
     }
 
     /** A local header ({@code offset < 0}) or a central directory header. */
-    private static void header(OutputStream out, int signature, byte[] name, long crc, long compressed, long size,
-                               long offset) throws IOException {
+    private static void header(
+            OutputStream out, int signature, byte[] name, long crc, long compressed, long size, long offset)
+            throws IOException {
         boolean central = offset >= 0;
         int32(out, signature);
         if (central) {
             int16(out, VERSION); // made by
         }
-        int16(out, VERSION);     // needed
+        int16(out, VERSION); // needed
         int16(out, FLAGS);
         int16(out, DEFLATED);
         int16(out, DOS_TIME);
@@ -151,12 +150,12 @@ final class DeterministicZip {
         int32(out, compressed);
         int32(out, size);
         int16(out, name.length);
-        int16(out, 0);           // extra
+        int16(out, 0); // extra
         if (central) {
-            int16(out, 0);       // comment
-            int16(out, 0);       // disk
-            int16(out, 0);       // internal attributes
-            int32(out, 0);       // external attributes
+            int16(out, 0); // comment
+            int16(out, 0); // disk
+            int16(out, 0); // internal attributes
+            int32(out, 0); // external attributes
             int32(out, offset);
         }
         out.write(name);
@@ -205,7 +204,6 @@ final class DeterministicZip {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 }

@@ -87,8 +87,11 @@ public final class FunctionDeployer {
      * @return the deployer
      */
     public static FunctionDeployer of(SandboxClient client) {
-        return new FunctionDeployer(client.channel(),
-                image -> image.steps().isEmpty() ? image.baseImage() : client.images().require(image).imageRef(),
+        return new FunctionDeployer(
+                client.channel(),
+                image -> image.steps().isEmpty()
+                        ? image.baseImage()
+                        : client.images().require(image).imageRef(),
                 client.secrets());
     }
 
@@ -102,7 +105,8 @@ public final class FunctionDeployer {
      * @return the version serving it now
      * @throws ChalkComputeException when the server refuses the deploy
      */
-    public FunctionVersion deploy(FunctionDefinition function, CodeSnapshot code, WorkerMode worker, boolean forceNewVersion) {
+    public FunctionVersion deploy(
+            FunctionDefinition function, CodeSnapshot code, WorkerMode worker, boolean forceNewVersion) {
         return deploy(function, List.of(function), code, worker, forceNewVersion);
     }
 
@@ -122,38 +126,56 @@ public final class FunctionDeployer {
      * @return the version serving it now
      * @throws ChalkComputeException when the server refuses the deploy
      */
-    public FunctionVersion deploy(FunctionDefinition function, List<FunctionDefinition> served, CodeSnapshot code,
-                                  WorkerMode worker, boolean forceNewVersion) {
+    public FunctionVersion deploy(
+            FunctionDefinition function,
+            List<FunctionDefinition> served,
+            CodeSnapshot code,
+            WorkerMode worker,
+            boolean forceNewVersion) {
         if (!served.contains(function)) {
             throw new IllegalArgumentException("served must include " + function.name());
         }
         String image = function.deployment().image().map(images).orElse("");
         SecretBindings bindings = function.deployment().secrets();
-        SecretsClient.References refs = bindings.isEmpty()
-                ? new SecretsClient.References(List.of(), List.of()) : secrets.references(bindings);
+        SecretsClient.References refs =
+                bindings.isEmpty() ? new SecretsClient.References(List.of(), List.of()) : secrets.references(bindings);
         try {
             boolean force = forceNewVersion || !bindings.allowVersionReuse();
-            return deploy(function, VersionRequests.build(function, served, code.digest(), worker, image,
-                    force ? Optional.of(UUID.randomUUID().toString()) : Optional.empty(), refs.refs(),
-                    secrets.revisions(bindings)), code);
+            return deploy(
+                    function,
+                    VersionRequests.build(
+                            function,
+                            served,
+                            code.digest(),
+                            worker,
+                            image,
+                            force ? Optional.of(UUID.randomUUID().toString()) : Optional.empty(),
+                            refs.refs(),
+                            secrets.revisions(bindings)),
+                    code);
         } catch (RuntimeException e) {
             secrets.forget(refs.uploaded());
             throw e;
         }
     }
 
-    private FunctionVersion deploy(FunctionDefinition function, CreateExternalFunctionVersionRequest request,
-                                   CodeSnapshot code) {
+    private FunctionVersion deploy(
+            FunctionDefinition function, CreateExternalFunctionVersionRequest request, CodeSnapshot code) {
         ExternalFunctionVersion version;
         try {
             version = catalog.createExternalFunctionVersion(request).getExternalFunctionVersion();
         } catch (StatusRuntimeException e) {
-            List<String> missing = MissingCode.digests(e)
-                    .orElseThrow(() -> ServerCall.failure(ResourceKind.FUNCTION, e));
+            List<String> missing =
+                    MissingCode.digests(e).orElseThrow(() -> ServerCall.failure(ResourceKind.FUNCTION, e));
             log.debug("{}: the server lacks {} code blob(s): {}", function.name(), missing.size(), missing);
             UploadResult uploaded = uploader.upload(code);
-            log.info("{}: uploaded {} code blob(s), {} bytes", function.name(), uploaded.uploaded().size(), uploaded.bytes());
-            version = ServerCall.run(ResourceKind.FUNCTION,
+            log.info(
+                    "{}: uploaded {} code blob(s), {} bytes",
+                    function.name(),
+                    uploaded.uploaded().size(),
+                    uploaded.bytes());
+            version = ServerCall.run(
+                    ResourceKind.FUNCTION,
                     () -> catalog.createExternalFunctionVersion(request).getExternalFunctionVersion());
         }
         return FunctionVersion.of(version, version.getId());
@@ -170,13 +192,17 @@ public final class FunctionDeployer {
      * @return the version serving each function now, by name, in registration order
      * @throws ChalkComputeException when the server refuses a deploy; the functions before it stay deployed
      */
-    public java.util.Map<String, FunctionVersion> deployAll(ai.chalk.compute.function.FunctionRegistry registry,
-                                                            CodeSnapshot code, WorkerMode worker, boolean forceNewVersion) {
+    public java.util.Map<String, FunctionVersion> deployAll(
+            ai.chalk.compute.function.FunctionRegistry registry,
+            CodeSnapshot code,
+            WorkerMode worker,
+            boolean forceNewVersion) {
         List<FunctionDefinition> all = registry.definitions();
         java.util.Map<String, FunctionVersion> deployed = new java.util.LinkedHashMap<>();
         for (FunctionDefinition function : all) {
             List<FunctionDefinition> served = all.stream()
-                    .filter(f -> f.deploymentName().equals(function.deploymentName())).toList();
+                    .filter(f -> f.deploymentName().equals(function.deploymentName()))
+                    .toList();
             deployed.put(function.name(), deploy(function, served, code, worker, forceNewVersion));
         }
         return deployed;
@@ -200,9 +226,10 @@ public final class FunctionDeployer {
             if (cursor != null) {
                 request.setCursor(cursor);
             }
-            ListExternalFunctionVersionsResponse page = ServerCall.run(ResourceKind.FUNCTION,
-                    () -> catalog.listExternalFunctionVersions(request.build()));
-            page.getEntriesList().forEach(e -> versions.add(FunctionVersion.of(e.getExternalFunctionVersion(), current)));
+            ListExternalFunctionVersionsResponse page =
+                    ServerCall.run(ResourceKind.FUNCTION, () -> catalog.listExternalFunctionVersions(request.build()));
+            page.getEntriesList()
+                    .forEach(e -> versions.add(FunctionVersion.of(e.getExternalFunctionVersion(), current)));
             cursor = page.hasNextCursor() && !page.getNextCursor().isEmpty() ? page.getNextCursor() : null;
         } while (cursor != null);
         versions.sort(java.util.Comparator.comparingInt(FunctionVersion::version));
@@ -221,10 +248,14 @@ public final class FunctionDeployer {
      * @throws ChalkComputeException                            when the server does not answer in time
      */
     public Readiness readiness(String functionName, Duration timeout) {
-        return Readiness.of(ServerCall.run(ResourceKind.FUNCTION,
-                () -> catalog.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                        .getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName(functionName)
-                                .setIncludeScalingGroup(true).build())).getScalingGroup());
+        return Readiness.of(ServerCall.run(
+                        ResourceKind.FUNCTION,
+                        () -> catalog.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                        .setFunctionName(functionName)
+                                        .setIncludeScalingGroup(true)
+                                        .build()))
+                .getScalingGroup());
     }
 
     /**
@@ -235,11 +266,15 @@ public final class FunctionDeployer {
      * @throws ai.chalk.compute.error.FunctionNotFoundException when either is unknown
      */
     public void rollback(String functionId, String versionId) {
-        ServerCall.run(ResourceKind.FUNCTION, () -> catalog.updateExternalFunction(UpdateExternalFunctionRequest
-                .newBuilder().setExternalFunctionId(functionId)
-                .setTraffic(ExternalFunctionTraffic.newBuilder().addTargets(ExternalFunctionTrafficTarget.newBuilder()
-                        .setExternalFunctionVersionId(versionId).setPercent(100)))
-                .build()));
+        ServerCall.run(
+                ResourceKind.FUNCTION,
+                () -> catalog.updateExternalFunction(UpdateExternalFunctionRequest.newBuilder()
+                        .setExternalFunctionId(functionId)
+                        .setTraffic(ExternalFunctionTraffic.newBuilder()
+                                .addTargets(ExternalFunctionTrafficTarget.newBuilder()
+                                        .setExternalFunctionVersionId(versionId)
+                                        .setPercent(100)))
+                        .build()));
     }
 
     /**
@@ -249,12 +284,19 @@ public final class FunctionDeployer {
      * @throws ai.chalk.compute.error.FunctionNotFoundException when it is unknown
      */
     public void delete(String functionName) {
-        ServerCall.run(ResourceKind.FUNCTION, () -> catalog.deleteExternalFunction(
-                DeleteExternalFunctionRequest.newBuilder().setFunctionName(functionName).build()));
+        ServerCall.run(
+                ResourceKind.FUNCTION,
+                () -> catalog.deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
+                        .setFunctionName(functionName)
+                        .build()));
     }
 
     private ExternalFunction function(String name) {
-        return ServerCall.run(ResourceKind.FUNCTION, () -> catalog.getExternalFunction(
-                GetExternalFunctionRequest.newBuilder().setFunctionName(name).build()).getExternalFunction());
+        return ServerCall.run(
+                ResourceKind.FUNCTION,
+                () -> catalog.getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                .setFunctionName(name)
+                                .build())
+                        .getExternalFunction());
     }
 }

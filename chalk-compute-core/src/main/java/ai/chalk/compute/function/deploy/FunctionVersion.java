@@ -15,8 +15,14 @@ import java.util.Objects;
  * @param createdAt              when it was created
  * @param current                whether it is the function's current version, the one calls go to
  */
-public record FunctionVersion(String id, String functionId, String functionName, int version,
-                              String scalingGroupRevisionId, Instant createdAt, boolean current) {
+public record FunctionVersion(
+        String id,
+        String functionId,
+        String functionName,
+        int version,
+        String scalingGroupRevisionId,
+        Instant createdAt,
+        boolean current) {
 
     /** Checks for nulls. */
     public FunctionVersion {
@@ -35,9 +41,15 @@ public record FunctionVersion(String id, String functionId, String functionName,
      * @return the version
      */
     public static FunctionVersion of(ExternalFunctionVersion version, String currentVersionId) {
-        return new FunctionVersion(version.getId(), version.getFunctionId(), version.getFunctionName(),
-                version.getVersion(), version.getScalingGroupRevisionId(),
-                Instant.ofEpochSecond(version.getCreatedAt().getSeconds(), version.getCreatedAt().getNanos()),
+        return new FunctionVersion(
+                version.getId(),
+                version.getFunctionId(),
+                version.getFunctionName(),
+                version.getVersion(),
+                version.getScalingGroupRevisionId(),
+                Instant.ofEpochSecond(
+                        version.getCreatedAt().getSeconds(),
+                        version.getCreatedAt().getNanos()),
                 version.getId().equals(currentVersionId));
     }
 }

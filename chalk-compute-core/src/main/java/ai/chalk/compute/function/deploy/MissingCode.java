@@ -25,11 +25,11 @@ import java.util.Optional;
  */
 final class MissingCode {
 
-    private static final String DOMAIN = BlobErrorReason.getDescriptor().getFile().getPackage();
+    private static final String DOMAIN =
+            BlobErrorReason.getDescriptor().getFile().getPackage();
     private static final String VIOLATION_TYPE = "CODE_BLOB";
 
-    private MissingCode() {
-    }
+    private MissingCode() {}
 
     /**
      * The digests of the blobs the server said it lacks, when the failure is that answer.

@@ -11,8 +11,7 @@ import java.util.HexFormat;
 /** {@code sha256:<hex>} digests, as blobs are named. */
 final class Sha256 {
 
-    private Sha256() {
-    }
+    private Sha256() {}
 
     static MessageDigest newDigest() {
         try {

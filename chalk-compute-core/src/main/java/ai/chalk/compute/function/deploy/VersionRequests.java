@@ -26,19 +26,23 @@ final class VersionRequests {
     static final String TIMEOUT = "chalk_compute.timeout";
     /** The managed secrets' revisions (name@updated-at), so that setting one again makes a new version. */
     static final String SECRETS = "chalk_compute.secrets";
+
     static final int DEFAULT_SHUTDOWN_DELAY_SECONDS = 60;
 
-    private VersionRequests() {
-    }
+    private VersionRequests() {}
 
     /** References to managed secrets only, made without the server (local secrets need it: see SecretsClient). */
     static List<SecretRef> managedRefs(ai.chalk.compute.secret.SecretBindings secrets) {
         List<SecretRef> refs = new java.util.ArrayList<>();
-        secrets.env().forEach((name, secret) -> refs.add(SecretRef.newBuilder()
-                .setSecretName(((ai.chalk.compute.secret.Secret.ChalkEnv) secret).name())
-                .putAliases(((ai.chalk.compute.secret.Secret.ChalkEnv) secret).name(), name).build()));
-        secrets.bulk().forEach(secret -> refs.add(SecretRef.newBuilder()
-                .setSecretName(((ai.chalk.compute.secret.Secret.ChalkEnv) secret).name()).build()));
+        secrets.env()
+                .forEach((name, secret) -> refs.add(SecretRef.newBuilder()
+                        .setSecretName(((ai.chalk.compute.secret.Secret.ChalkEnv) secret).name())
+                        .putAliases(((ai.chalk.compute.secret.Secret.ChalkEnv) secret).name(), name)
+                        .build()));
+        secrets.bulk()
+                .forEach(secret -> refs.add(SecretRef.newBuilder()
+                        .setSecretName(((ai.chalk.compute.secret.Secret.ChalkEnv) secret).name())
+                        .build()));
         return refs;
     }
 
@@ -52,10 +56,22 @@ final class VersionRequests {
      * @param image    the image reference; empty for the runtime's default
      * @param force    a nonce forcing a new version, or empty
      */
-    static CreateExternalFunctionVersionRequest build(FunctionDefinition function, List<FunctionDefinition> served,
-                                                      String code, WorkerMode worker, String image, Optional<String> force) {
-        return build(function, served, code, worker, image, force,
-                managedRefs(function.deployment().secrets()), "");
+    static CreateExternalFunctionVersionRequest build(
+            FunctionDefinition function,
+            List<FunctionDefinition> served,
+            String code,
+            WorkerMode worker,
+            String image,
+            Optional<String> force) {
+        return build(
+                function,
+                served,
+                code,
+                worker,
+                image,
+                force,
+                managedRefs(function.deployment().secrets()),
+                "");
     }
 
     /**
@@ -64,9 +80,15 @@ final class VersionRequests {
      * @param secretRefs the references to the secrets its replicas receive
      * @param revisions  the revisions of the managed secrets among them, empty for none
      */
-    static CreateExternalFunctionVersionRequest build(FunctionDefinition function, List<FunctionDefinition> served,
-                                                      String code, WorkerMode worker, String image, Optional<String> force,
-                                                      List<SecretRef> secretRefs, String revisions) {
+    static CreateExternalFunctionVersionRequest build(
+            FunctionDefinition function,
+            List<FunctionDefinition> served,
+            String code,
+            WorkerMode worker,
+            String image,
+            Optional<String> force,
+            List<SecretRef> secretRefs,
+            String revisions) {
         Objects.requireNonNull(code, "code");
         var deployment = function.deployment();
         var container = ChalkContainerSpec.newBuilder().setImage(image).putAllEnvVars(deployment.env());
@@ -79,13 +101,18 @@ final class VersionRequests {
         container.addAllSecretRefs(secretRefs);
         var scaling = ScalingSpec.newBuilder()
                 .setMinReplicas(deployment.minReplicas().orElse(0))
-                .setMaxReplicas(deployment.maxReplicas().orElse(Math.max(1, deployment.minReplicas().orElse(1))))
+                .setMaxReplicas(deployment
+                        .maxReplicas()
+                        .orElse(Math.max(1, deployment.minReplicas().orElse(1))))
                 .setShutdownDelaySeconds(DEFAULT_SHUTDOWN_DELAY_SECONDS);
         var config = FunctionConfig.newBuilder()
                 .putOptions(CODE, code)
-                .putOptions(FUNCTIONS, served.stream()
-                        .map(f -> f.name() + "=" + f.declaringClass().getName() + "#" + f.method().getName())
-                        .collect(Collectors.joining(",")))
+                .putOptions(
+                        FUNCTIONS,
+                        served.stream()
+                                .map(f -> f.name() + "=" + f.declaringClass().getName() + "#"
+                                        + f.method().getName())
+                                .collect(Collectors.joining(",")))
                 .putOptions(WORKER, worker.value());
         force.ifPresent(nonce -> config.putOptions(FORCE, nonce));
         if (!revisions.isEmpty()) {
@@ -93,13 +120,19 @@ final class VersionRequests {
         }
         var calls = function.callOptions();
         calls.timeout().ifPresent(timeout -> config.putOptions(TIMEOUT, timeout.toString()));
-        calls.retries().ifPresent(retries -> config.setRetryPolicy(RetryPolicy.newBuilder().setMaxRetries(retries)));
-        calls.concurrency().ifPresent(max -> config.setConcurrency(ConcurrencyPolicy.newBuilder().setMaxConcurrent(max)));
+        calls.retries()
+                .ifPresent(retries ->
+                        config.setRetryPolicy(RetryPolicy.newBuilder().setMaxRetries(retries)));
+        calls.concurrency()
+                .ifPresent(max ->
+                        config.setConcurrency(ConcurrencyPolicy.newBuilder().setMaxConcurrent(max)));
         return CreateExternalFunctionVersionRequest.newBuilder()
                 .setFunctionName(function.name())
                 .setInputArrowSchema(SchemaProtos.toProto(function.inputSchema()))
                 .setOutputArrowSchema(SchemaProtos.toProto(function.outputSchema()))
-                .setSpec(ScalingGroupSpec.newBuilder().setContainerSpec(container).setScalingSpec(scaling))
+                .setSpec(ScalingGroupSpec.newBuilder()
+                        .setContainerSpec(container)
+                        .setScalingSpec(scaling))
                 .setConfig(config)
                 .build();
     }

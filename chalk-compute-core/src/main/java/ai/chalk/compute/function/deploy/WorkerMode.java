@@ -17,7 +17,8 @@ public record WorkerMode(String value) {
     public WorkerMode {
         Objects.requireNonNull(value, "value");
         if (!value.equals("plain") && !(value.startsWith("spring:") && value.length() > "spring:".length())) {
-            throw new IllegalArgumentException("worker mode '" + value + "' is neither plain nor spring:fully.qualified.MainClass");
+            throw new IllegalArgumentException(
+                    "worker mode '" + value + "' is neither plain nor spring:fully.qualified.MainClass");
         }
     }
 

@@ -43,10 +43,19 @@ sealed interface Codec {
             Schema input = SchemaProtos.fromProto(version.getInputArrowSchema());
             Schema output = SchemaProtos.fromProto(version.getOutputArrowSchema());
             ArrowTypeMapping mapping = ArrowTypeMapping.standard();
-            return new Generic(RowCodec.of(input, input.getFields().stream()
-                            .map(f -> GenericJavaTypes.of(f, mapping)).toList(), mapping),
-                    RowCodec.of(output, output.getFields().stream()
-                            .map(f -> GenericJavaTypes.of(f, mapping)).toList(), mapping),
+            return new Generic(
+                    RowCodec.of(
+                            input,
+                            input.getFields().stream()
+                                    .map(f -> GenericJavaTypes.of(f, mapping))
+                                    .toList(),
+                            mapping),
+                    RowCodec.of(
+                            output,
+                            output.getFields().stream()
+                                    .map(f -> GenericJavaTypes.of(f, mapping))
+                                    .toList(),
+                            mapping),
                     input.getFields().size());
         }
 

@@ -55,8 +55,12 @@ public final class RemoteFunction {
     private final String functionName;
     private final DecodeContext results;
 
-    private RemoteFunction(Channel channel, Codec codec, ExternalFunctionVersionKey key,
-                           Optional<String> versionId, String functionName) {
+    private RemoteFunction(
+            Channel channel,
+            Codec codec,
+            ExternalFunctionVersionKey key,
+            Optional<String> versionId,
+            String functionName) {
         this.channel = channel;
         // a returned sandbox comes back as a handle on the server the function was called through
         this.results = DecodeContext.of(SandboxClient.forChannel(channel));
@@ -160,28 +164,54 @@ public final class RemoteFunction {
      * @return the function
      */
     public static RemoteFunction fromFunctionId(Channel channel, String functionId, FunctionDefinition definition) {
-        return new RemoteFunction(channel, new Codec.Typed(definition),
-                ExternalFunctionVersionKey.newBuilder().setFunctionId(functionId).build(), Optional.empty(),
-                ServerCall.run(ResourceKind.FUNCTION, () -> catalog(channel).getExternalFunction(
-                        GetExternalFunctionRequest.newBuilder().setFunctionId(functionId).build()))
-                        .getExternalFunction().getName());
+        return new RemoteFunction(
+                channel,
+                new Codec.Typed(definition),
+                ExternalFunctionVersionKey.newBuilder()
+                        .setFunctionId(functionId)
+                        .build(),
+                Optional.empty(),
+                ServerCall.run(
+                                ResourceKind.FUNCTION,
+                                () -> catalog(channel)
+                                        .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                                .setFunctionId(functionId)
+                                                .build()))
+                        .getExternalFunction()
+                        .getName());
     }
 
     private static ExternalFunctionVersion currentVersion(Channel channel, String name) {
-        return ServerCall.run(ResourceKind.FUNCTION, () -> catalog(channel).getExternalFunction(
-                GetExternalFunctionRequest.newBuilder().setFunctionName(name).build()))
-                .getExternalFunction().getCurrentVersion();
+        return ServerCall.run(
+                        ResourceKind.FUNCTION,
+                        () -> catalog(channel)
+                                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                        .setFunctionName(name)
+                                        .build()))
+                .getExternalFunction()
+                .getCurrentVersion();
     }
 
     private static ExternalFunctionVersion version(Channel channel, String versionId) {
-        return ServerCall.run(ResourceKind.FUNCTION, () -> catalog(channel).getExternalFunctionVersion(
-                GetExternalFunctionVersionRequest.newBuilder().setId(versionId).build())).getExternalFunctionVersion();
+        return ServerCall.run(
+                        ResourceKind.FUNCTION,
+                        () -> catalog(channel)
+                                .getExternalFunctionVersion(GetExternalFunctionVersionRequest.newBuilder()
+                                        .setId(versionId)
+                                        .build()))
+                .getExternalFunctionVersion();
     }
 
     private static RemoteFunction pinned(Channel channel, ExternalFunctionVersion version, Codec codec) {
-        return new RemoteFunction(channel, codec, ExternalFunctionVersionKey.newBuilder()
-                .setFunctionId(version.getFunctionId()).setVersion(version.getVersion()).build(),
-                Optional.of(version.getId()), version.getFunctionName());
+        return new RemoteFunction(
+                channel,
+                codec,
+                ExternalFunctionVersionKey.newBuilder()
+                        .setFunctionId(version.getFunctionId())
+                        .setVersion(version.getVersion())
+                        .build(),
+                Optional.of(version.getId()),
+                version.getFunctionName());
     }
 
     /** The function's deployed name. */
@@ -235,11 +265,11 @@ public final class RemoteFunction {
      * @throws ChalkComputeException when the call could not be made
      */
     public Object call(Object... arguments) {
-        List<Object> answers = codec.decode(send(codec.encode(List.<Object[]>of(arguments == null ? new Object[] {null} : arguments))),
-                results);
+        List<Object> answers = codec.decode(
+                send(codec.encode(List.<Object[]>of(arguments == null ? new Object[] {null} : arguments))), results);
         if (answers.size() != 1) {
-            throw new ChalkComputeException(Status.Code.INTERNAL, functionName + " returned " + answers.size()
-                    + " results for one call");
+            throw new ChalkComputeException(
+                    Status.Code.INTERNAL, functionName + " returned " + answers.size() + " results for one call");
         }
         return answers.get(0);
     }
@@ -267,13 +297,17 @@ public final class RemoteFunction {
         CompletableFuture<Object> result = new CompletableFuture<>();
         String callId;
         try {
-            callId = catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
-                    .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName(functionName)
-                            .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFrom(payload))))
-                    .build()).getEnqueueRemoteCallResponse().getCallId();
+            callId = catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                            .setFunction(key)
+                            .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder()
+                                    .setName(functionName)
+                                    .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFrom(payload))))
+                            .build())
+                    .getEnqueueRemoteCallResponse()
+                    .getCallId();
         } catch (StatusRuntimeException e) {
-            result.completeExceptionally(ServerCall.failure(ResourceKind.FUNCTION,
-                    RemoteExecutionException.fromCall(e)));
+            result.completeExceptionally(
+                    ServerCall.failure(ResourceKind.FUNCTION, RemoteExecutionException.fromCall(e)));
             return result;
         }
         poll(callId, result, Duration.ofMillis(50));
@@ -285,46 +319,69 @@ public final class RemoteFunction {
      * poll is sent from the JDK's own timer and answered on the channel's executor, so no thread of the SDK waits.
      */
     private void poll(String callId, CompletableFuture<Object> result, Duration delay) {
-        CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS, Runnable::run).execute(() -> {
-            if (result.isDone()) {
-                return;
-            }
-            AsyncRemoteCallServiceGrpc.newStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
-                    .pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build(),
-                            new StreamObserver<>() {
-                                @Override
-                                public void onNext(PollRemoteCallResponse response) {
-                                    answered(callId, result, delay, response);
-                                }
+        CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS, Runnable::run)
+                .execute(() -> {
+                    if (result.isDone()) {
+                        return;
+                    }
+                    AsyncRemoteCallServiceGrpc.newStub(channel)
+                            .withDeadlineAfter(30, TimeUnit.SECONDS)
+                            .pollRemoteCall(
+                                    PollRemoteCallRequest.newBuilder()
+                                            .setCallId(callId)
+                                            .build(),
+                                    new StreamObserver<>() {
+                                        @Override
+                                        public void onNext(PollRemoteCallResponse response) {
+                                            answered(callId, result, delay, response);
+                                        }
 
-                                @Override
-                                public void onError(Throwable t) {
-                                    result.completeExceptionally(t instanceof StatusRuntimeException e
-                                            ? ServerCall.failure(ResourceKind.FUNCTION_CALL,
-                                                    RemoteExecutionException.fromCall(e))
-                                            : t);
-                                }
+                                        @Override
+                                        public void onError(Throwable t) {
+                                            result.completeExceptionally(
+                                                    t instanceof StatusRuntimeException e
+                                                            ? ServerCall.failure(
+                                                                    ResourceKind.FUNCTION_CALL,
+                                                                    RemoteExecutionException.fromCall(e))
+                                                            : t);
+                                        }
 
-                                @Override
-                                public void onCompleted() {
-                                }
-                            });
-        });
+                                        @Override
+                                        public void onCompleted() {}
+                                    });
+                });
     }
 
-    private void answered(String callId, CompletableFuture<Object> result, Duration delay,
-                          PollRemoteCallResponse response) {
+    private void answered(
+            String callId, CompletableFuture<Object> result, Duration delay, PollRemoteCallResponse response) {
         try {
             switch (response.getStatus()) {
-                case REMOTE_CALL_STATUS_COMPLETED -> result.complete(codec.decode(
-                        response.getResults(0).getFeatherStream().toByteArray(), results).get(0));
-                case REMOTE_CALL_STATUS_FAILED -> result.completeExceptionally(response.getErrorsCount() == 0
-                        ? new RemoteExecutionException(Status.Code.UNKNOWN, "call " + callId + " failed", "", "",
-                        "", "", callId, null, null)
-                        : RemoteExecutionException.of(Status.Code.UNKNOWN, "", response.getErrors(0), callId, null,
-                        null));
-                default -> poll(callId, result, delay.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0
-                        ? Duration.ofSeconds(1) : delay.multipliedBy(2));
+                case REMOTE_CALL_STATUS_COMPLETED ->
+                    result.complete(codec.decode(
+                                    response.getResults(0).getFeatherStream().toByteArray(), results)
+                            .get(0));
+                case REMOTE_CALL_STATUS_FAILED ->
+                    result.completeExceptionally(
+                            response.getErrorsCount() == 0
+                                    ? new RemoteExecutionException(
+                                            Status.Code.UNKNOWN,
+                                            "call " + callId + " failed",
+                                            "",
+                                            "",
+                                            "",
+                                            "",
+                                            callId,
+                                            null,
+                                            null)
+                                    : RemoteExecutionException.of(
+                                            Status.Code.UNKNOWN, "", response.getErrors(0), callId, null, null));
+                default ->
+                    poll(
+                            callId,
+                            result,
+                            delay.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0
+                                    ? Duration.ofSeconds(1)
+                                    : delay.multipliedBy(2));
             }
         } catch (RuntimeException e) {
             result.completeExceptionally(e);
@@ -333,16 +390,22 @@ public final class RemoteFunction {
 
     private byte[] send(byte[] payload) {
         try {
-            return catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
-                    .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName(functionName)
-                            .setFeatherStream(ByteString.copyFrom(payload)))
-                    .build()).getRemoteCallResponse().getFeatherStream().toByteArray();
+            return catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                            .setFunction(key)
+                            .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                    .setName(functionName)
+                                    .setFeatherStream(ByteString.copyFrom(payload)))
+                            .build())
+                    .getRemoteCallResponse()
+                    .getFeatherStream()
+                    .toByteArray();
         } catch (StatusRuntimeException e) {
             throw ServerCall.failure(ResourceKind.FUNCTION, RemoteExecutionException.fromCall(e));
         }
     }
 
-    private static ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog(Channel channel) {
+    private static ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog(
+            Channel channel) {
         return ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
     }
 

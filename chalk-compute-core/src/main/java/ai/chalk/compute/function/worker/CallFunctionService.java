@@ -48,7 +48,8 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
 
     @Override
     public StreamObserver<CallFunctionRequest> callFunction(StreamObserver<CallFunctionResponse> responses) {
-        ServerCallStreamObserver<CallFunctionResponse> call = (ServerCallStreamObserver<CallFunctionResponse>) responses;
+        ServerCallStreamObserver<CallFunctionResponse> call =
+                (ServerCallStreamObserver<CallFunctionResponse>) responses;
         InOrder inOrder = new InOrder(executor);
         AtomicBoolean halfClosed = new AtomicBoolean();
         call.disableAutoRequest();
@@ -67,7 +68,8 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
                     }
                     try {
                         responses.onNext(CallFunctionResponse.newBuilder()
-                                .setFeatherStream(ByteString.copyFrom(call(request))).build());
+                                .setFeatherStream(ByteString.copyFrom(call(request)))
+                                .build());
                     } catch (RuntimeException e) {
                         ended = true;
                         responses.onError(e);
@@ -75,8 +77,10 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
                     } catch (Error e) {
                         ended = true; // as gRPC ends a call whose handler threw an Error
                         log.error("{} failed in the worker", request.getName(), e);
-                        responses.onError(Status.UNKNOWN.withDescription("Application error processing RPC")
-                                .withCause(e).asRuntimeException());
+                        responses.onError(Status.UNKNOWN
+                                .withDescription("Application error processing RPC")
+                                .withCause(e)
+                                .asRuntimeException());
                         return;
                     }
                     if (!halfClosed.get()) {
@@ -105,10 +109,13 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
 
     private byte[] call(CallFunctionRequest request) {
         FunctionRegistry registry = functions.get();
-        RegisteredFunction function = registry.find(request.getName()).orElseThrow(() -> Status.NOT_FOUND
-                .withDescription("this worker serves no function '" + request.getName() + "'; it serves "
-                        + registry.definitions().stream().map(d -> d.name()).toList())
-                .asRuntimeException());
+        RegisteredFunction function = registry.find(request.getName())
+                .orElseThrow(() -> Status.NOT_FOUND
+                        .withDescription("this worker serves no function '" + request.getName() + "'; it serves "
+                                + registry.definitions().stream()
+                                        .map(d -> d.name())
+                                        .toList())
+                        .asRuntimeException());
         try {
             return function.call(request.getFeatherStream().toByteArray(), context);
         } catch (FunctionInvocationException e) {
@@ -116,10 +123,14 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
             log.info("{} threw {}", request.getName(), thrown.toString());
             throw UserFailure.toStatus(thrown);
         } catch (ArrowPayloadException | IllegalArgumentException e) {
-            throw Status.INVALID_ARGUMENT.withDescription(request.getName() + ": " + e.getMessage()).asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription(request.getName() + ": " + e.getMessage())
+                    .asRuntimeException();
         } catch (RuntimeException e) {
             log.warn("{} failed in the worker", request.getName(), e);
-            throw Status.INTERNAL.withDescription(request.getName() + ": the worker failed: " + e).withCause(e)
+            throw Status.INTERNAL
+                    .withDescription(request.getName() + ": the worker failed: " + e)
+                    .withCause(e)
                     .asRuntimeException();
         }
     }

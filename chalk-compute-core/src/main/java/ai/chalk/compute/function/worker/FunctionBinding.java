@@ -36,8 +36,8 @@ public record FunctionBinding(String name, String className, String methodName) 
             }
         }
         if (bindings.isEmpty()) {
-            throw new IllegalArgumentException("no functions given: expected name=fully.qualified.Class#method entries"
-                    + " separated by ','");
+            throw new IllegalArgumentException(
+                    "no functions given: expected name=fully.qualified.Class#method entries" + " separated by ','");
         }
         return List.copyOf(bindings);
     }

@@ -41,12 +41,13 @@ public final class FunctionWorker implements AutoCloseable {
 
     private final WorkerSettings settings;
     // every thread named after its job, and none keeping a JVM alive (an embedding test's) once the worker is closed
-    private final EventLoopGroup boss = new EpollEventLoopGroup(1,
-            new DefaultThreadFactory("chalk-worker-accept", true));
-    private final EventLoopGroup workers = new EpollEventLoopGroup(2,
-            new DefaultThreadFactory("chalk-worker-io", true));
+    private final EventLoopGroup boss =
+            new EpollEventLoopGroup(1, new DefaultThreadFactory("chalk-worker-accept", true));
+    private final EventLoopGroup workers =
+            new EpollEventLoopGroup(2, new DefaultThreadFactory("chalk-worker-io", true));
     /** Runs the functions; the transport's own threads only read, write and dispatch. */
     private final ExecutorService calls;
+
     private final HealthStatusManager health = new HealthStatusManager();
     private final FunctionHolder functions;
     private final Server server;
@@ -56,14 +57,20 @@ public final class FunctionWorker implements AutoCloseable {
         this.settings = settings;
         // with a limit, calls beyond it wait here: the server may have given up on one (timed out) that still runs
         ThreadFactory callThreads = new DefaultThreadFactory("chalk-function-call", true);
-        this.calls = settings.maxConcurrent() > 0 ? Executors.newFixedThreadPool(settings.maxConcurrent(), callThreads)
+        this.calls = settings.maxConcurrent() > 0
+                ? Executors.newFixedThreadPool(settings.maxConcurrent(), callThreads)
                 : Executors.newCachedThreadPool(callThreads);
         this.functions = new FunctionHolder(calls);
-        this.serverClient = settings.serverTarget().map(target -> settings.identityTokenFile()
-                .map(file -> SandboxClient.builder().target(target).credentials(ChalkCredentials.ofTokenFile(file))
-                        .build())
-                .orElseGet(() -> SandboxClient.connect(target))).orElse(null);
-        this.server = NettyServerBuilder.forAddress(new DomainSocketAddress(settings.socket().toString()))
+        this.serverClient = settings.serverTarget()
+                .map(target -> settings.identityTokenFile()
+                        .map(file -> SandboxClient.builder()
+                                .target(target)
+                                .credentials(ChalkCredentials.ofTokenFile(file))
+                                .build())
+                        .orElseGet(() -> SandboxClient.connect(target)))
+                .orElse(null);
+        this.server = NettyServerBuilder.forAddress(
+                        new DomainSocketAddress(settings.socket().toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
@@ -71,8 +78,8 @@ public final class FunctionWorker implements AutoCloseable {
                 // handlers never block (CallFunctionService hands the functions to `calls`): running them on the
                 // transport's thread spares a thread hand-off per event of every call
                 .directExecutor()
-                .addService(functions.service(serverClient == null ? DecodeContext.empty()
-                        : DecodeContext.of(serverClient)))
+                .addService(functions.service(
+                        serverClient == null ? DecodeContext.empty() : DecodeContext.of(serverClient)))
                 .addService(health.getHealthService())
                 .build();
     }
@@ -139,12 +146,13 @@ public final class FunctionWorker implements AutoCloseable {
             }
         }
         if (mode.startsWith("spring:")) {
-            throw new IllegalStateException("CHALK_WORKER=" + mode + " needs the Chalk Compute Spring Boot starter on the"
-                    + " class path (it boots the application in worker mode); no WorkerFunctions implementation"
-                    + " for spring: was found");
+            throw new IllegalStateException(
+                    "CHALK_WORKER=" + mode + " needs the Chalk Compute Spring Boot starter on the"
+                            + " class path (it boots the application in worker mode); no WorkerFunctions implementation"
+                            + " for spring: was found");
         }
-        throw new IllegalStateException("CHALK_WORKER=" + mode + " is not a worker mode: use plain or"
-                + " spring:fully.qualified.MainClass");
+        throw new IllegalStateException(
+                "CHALK_WORKER=" + mode + " is not a worker mode: use plain or" + " spring:fully.qualified.MainClass");
     }
 
     /** What it serves and where. */
@@ -210,7 +218,8 @@ public final class FunctionWorker implements AutoCloseable {
         FunctionRegistry registry() {
             FunctionRegistry current = registry;
             if (current == null) {
-                throw io.grpc.Status.UNAVAILABLE.withDescription("the worker is still loading its functions")
+                throw io.grpc.Status.UNAVAILABLE
+                        .withDescription("the worker is still loading its functions")
                         .asRuntimeException();
             }
             return current;
@@ -220,5 +229,4 @@ public final class FunctionWorker implements AutoCloseable {
             return new CallFunctionService(this::registry, context, executor);
         }
     }
-
 }

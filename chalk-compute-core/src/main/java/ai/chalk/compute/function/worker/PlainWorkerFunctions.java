@@ -47,9 +47,10 @@ final class PlainWorkerFunctions implements WorkerFunctions {
             }
         }
         for (FunctionBinding binding : settings.functions()) {
-            RegisteredFunction function = registry.find(binding.name()).orElseThrow(() -> new IllegalStateException(
-                    binding + ": " + binding.className() + " registers no function named '" + binding.name()
-                            + "'; it registers " + registry.definitions().stream().map(d -> d.name()).toList()));
+            RegisteredFunction function = registry.find(binding.name())
+                    .orElseThrow(() -> new IllegalStateException(binding + ": " + binding.className()
+                            + " registers no function named '" + binding.name() + "'; it registers "
+                            + registry.definitions().stream().map(d -> d.name()).toList()));
             if (!function.definition().method().getName().equals(binding.methodName())) {
                 throw new IllegalStateException(binding + ": '" + binding.name() + "' is "
                         + function.definition().signature() + ", not method " + binding.methodName());
@@ -66,16 +67,19 @@ final class PlainWorkerFunctions implements WorkerFunctions {
 
     private Object instantiate(Constructor<?> constructor) {
         if (serverClient == null) {
-            throw new IllegalStateException(constructor.getDeclaringClass().getName() + " needs a SandboxClient, but this"
-                    + " worker has no server to connect to (" + ConnectionSettings.ENV_TARGET + " is not set)");
+            throw new IllegalStateException(
+                    constructor.getDeclaringClass().getName() + " needs a SandboxClient, but this"
+                            + " worker has no server to connect to (" + ConnectionSettings.ENV_TARGET + " is not set)");
         }
         try {
             return constructor.newInstance(serverClient);
         } catch (InvocationTargetException e) {
-            throw new IllegalStateException("new " + constructor.getDeclaringClass().getName() + "(SandboxClient) threw "
-                    + e.getCause(), e.getCause());
+            throw new IllegalStateException(
+                    "new " + constructor.getDeclaringClass().getName() + "(SandboxClient) threw " + e.getCause(),
+                    e.getCause());
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot create " + constructor.getDeclaringClass().getName() + ": " + e, e);
+            throw new IllegalStateException(
+                    "cannot create " + constructor.getDeclaringClass().getName() + ": " + e, e);
         }
     }
 }

@@ -29,11 +29,11 @@ final class UserFailure {
      * times its size), the user's trace, the internal trace. Together about 6.5 KiB on the wire at the most.
      */
     static final int MESSAGE_BYTES = 384;
+
     static final int USER_TRACE_BYTES = 1536;
     static final int INTERNAL_TRACE_BYTES = 1536;
 
-    private UserFailure() {
-    }
+    private UserFailure() {}
 
     /** The status exception ending the call. */
     static StatusRuntimeException toStatus(Throwable thrown) {
@@ -104,8 +104,10 @@ final class UserFailure {
 
     private static boolean isRuntimeFrame(StackTraceElement frame) {
         String type = frame.getClassName();
-        return type.startsWith("jdk.internal.reflect.") || type.startsWith("java.lang.reflect.")
-                || type.startsWith("ai.chalk.compute.function.") || type.startsWith("io.grpc.");
+        return type.startsWith("jdk.internal.reflect.")
+                || type.startsWith("java.lang.reflect.")
+                || type.startsWith("ai.chalk.compute.function.")
+                || type.startsWith("io.grpc.");
     }
 
     private static String fullTrace(Throwable thrown) {

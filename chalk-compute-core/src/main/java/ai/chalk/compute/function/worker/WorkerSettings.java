@@ -21,8 +21,14 @@ import java.util.Optional;
  * @param identityTokenFile the token the server rotates for this replica ({@code CHALK_WEB_IDENTITY_TOKEN_FILE}):
  *                          calls to {@code serverTarget} show it, and act in the function's environment
  */
-public record WorkerSettings(Path socket, List<FunctionBinding> functions, String mode, String workerId,
-                             Optional<String> serverTarget, int maxConcurrent, Optional<Path> identityTokenFile) {
+public record WorkerSettings(
+        Path socket,
+        List<FunctionBinding> functions,
+        String mode,
+        String workerId,
+        Optional<String> serverTarget,
+        int maxConcurrent,
+        Optional<Path> identityTokenFile) {
 
     /** The environment variable naming the socket. */
     public static final String SOCKET = "CHALK_WORKER_SOCKET";
@@ -75,13 +81,19 @@ public record WorkerSettings(Path socket, List<FunctionBinding> functions, Strin
         String target = env.getOrDefault(ConnectionSettings.ENV_TARGET, "");
         int maxConcurrent;
         try {
-            maxConcurrent = Integer.parseInt(env.getOrDefault(MAX_CONCURRENT, "0").trim());
+            maxConcurrent =
+                    Integer.parseInt(env.getOrDefault(MAX_CONCURRENT, "0").trim());
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(MAX_CONCURRENT + " is not a number: " + env.get(MAX_CONCURRENT), e);
         }
         String tokenFile = env.getOrDefault(ChalkCredentials.ENV_TOKEN_FILE, "");
-        return new WorkerSettings(Path.of(socket), functions, mode.isBlank() ? "plain" : mode.trim(),
-                env.getOrDefault(ID, ""), target.isBlank() ? Optional.empty() : Optional.of(target.trim()),
-                maxConcurrent, tokenFile.isBlank() ? Optional.empty() : Optional.of(Path.of(tokenFile.trim())));
+        return new WorkerSettings(
+                Path.of(socket),
+                functions,
+                mode.isBlank() ? "plain" : mode.trim(),
+                env.getOrDefault(ID, ""),
+                target.isBlank() ? Optional.empty() : Optional.of(target.trim()),
+                maxConcurrent,
+                tokenFile.isBlank() ? Optional.empty() : Optional.of(Path.of(tokenFile.trim())));
     }
 }

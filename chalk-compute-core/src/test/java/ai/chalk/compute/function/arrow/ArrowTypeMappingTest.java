@@ -62,9 +62,10 @@ class ArrowTypeMappingTest {
     void enumsAreUtf8WithTheirClassAndConstants() {
         Field field = mapping.field("color", type("color"));
         assertThat(field.getType()).isEqualTo(ArrowType.Utf8.INSTANCE);
-        assertThat(field.getMetadata()).containsExactlyInAnyOrderEntriesOf(Map.of(
-                "chalk.java.type", "ai.chalk.compute.function.arrow.Fixtures$Color",
-                "chalk.java.enum_constants", "[\"RED\",\"GREEN\",\"BLUE\"]"));
+        assertThat(field.getMetadata())
+                .containsExactlyInAnyOrderEntriesOf(Map.of(
+                        "chalk.java.type", "ai.chalk.compute.function.arrow.Fixtures$Color",
+                        "chalk.java.enum_constants", "[\"RED\",\"GREEN\",\"BLUE\"]"));
     }
 
     @Test
@@ -72,9 +73,10 @@ class ArrowTypeMappingTest {
         Field person = mapping.field("p", type("person"));
         assertThat(person.getType()).isEqualTo(ArrowType.Struct.INSTANCE);
         assertThat(person.isNullable()).isTrue();
-        assertThat(person.getMetadata()).containsExactly(Map.entry("chalk.java.type",
-                "ai.chalk.compute.function.arrow.Fixtures$Person"));
-        assertThat(person.getChildren()).extracting(Field::getName)
+        assertThat(person.getMetadata())
+                .containsExactly(Map.entry("chalk.java.type", "ai.chalk.compute.function.arrow.Fixtures$Person"));
+        assertThat(person.getChildren())
+                .extracting(Field::getName)
                 .containsExactly("name", "age", "tags", "address", "scores");
         Field age = person.getChildren().get(1);
         assertThat(age.getType()).isEqualTo(new ArrowType.Int(32, true));
@@ -82,8 +84,10 @@ class ArrowTypeMappingTest {
         Field address = person.getChildren().get(3);
         assertThat(address.getType()).isEqualTo(ArrowType.Struct.INSTANCE);
         assertThat(address.isNullable()).isTrue();
-        assertThat(address.getChildren()).extracting(Field::getName, Field::getType)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple("city", ArrowType.Utf8.INSTANCE),
+        assertThat(address.getChildren())
+                .extracting(Field::getName, Field::getType)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("city", ArrowType.Utf8.INSTANCE),
                         org.assertj.core.groups.Tuple.tuple("since", new ArrowType.Date(DateUnit.DAY)));
     }
 
@@ -101,8 +105,10 @@ class ArrowTypeMappingTest {
         Field entries = map.getChildren().get(0);
         assertThat(entries.getName()).isEqualTo("entries");
         assertThat(entries.isNullable()).isFalse();
-        assertThat(entries.getChildren()).extracting(Field::getName, Field::isNullable)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple("key", false),
+        assertThat(entries.getChildren())
+                .extracting(Field::getName, Field::isNullable)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("key", false),
                         org.assertj.core.groups.Tuple.tuple("value", true));
     }
 
@@ -111,9 +117,10 @@ class ArrowTypeMappingTest {
         Field field = mapping.field("output", Sandbox.class);
         assertThat(field.getType()).isEqualTo(ArrowType.Struct.INSTANCE);
         assertThat(field.isNullable()).isFalse();
-        assertThat(field.getMetadata()).containsExactlyInAnyOrderEntriesOf(Map.of(
-                "chalk.python.type", "chalkcompute.Sandbox",
-                "chalk.java.type", "ai.chalk.compute.sandbox.Sandbox"));
+        assertThat(field.getMetadata())
+                .containsExactlyInAnyOrderEntriesOf(Map.of(
+                        "chalk.python.type", "chalkcompute.Sandbox",
+                        "chalk.java.type", "ai.chalk.compute.sandbox.Sandbox"));
         assertThat(field.getChildren()).singleElement().satisfies(id -> {
             assertThat(id.getName()).isEqualTo("sandbox_id");
             assertThat(id.getType()).isEqualTo(ArrowType.LargeUtf8.INSTANCE);
@@ -121,8 +128,7 @@ class ArrowTypeMappingTest {
         });
     }
 
-    record SandboxHolder(Optional<Sandbox> maybe, List<Sandbox> many) {
-    }
+    record SandboxHolder(Optional<Sandbox> maybe, List<Sandbox> many) {}
 
     @Test
     void anOptionalSandboxIsNullableAndListElementsCarryTheMetadata() throws Exception {
@@ -142,9 +148,12 @@ class ArrowTypeMappingTest {
         Field field = mapping.field("output", EvaluationScorerResult.class);
         assertThat(field.isNullable()).isFalse();
         assertThat(field.getMetadata()).containsEntry("chalk.python.type", "chalkcompute.EvaluationScorerResult");
-        assertThat(field.getChildren()).extracting(Field::getName, Field::getType, Field::isNullable).containsExactly(
-                org.assertj.core.groups.Tuple.tuple("score", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE), false),
-                org.assertj.core.groups.Tuple.tuple("metadata", ArrowType.Utf8.INSTANCE, true));
+        assertThat(field.getChildren())
+                .extracting(Field::getName, Field::getType, Field::isNullable)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(
+                                "score", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE), false),
+                        org.assertj.core.groups.Tuple.tuple("metadata", ArrowType.Utf8.INSTANCE, true));
     }
 
     @Test
@@ -152,7 +161,8 @@ class ArrowTypeMappingTest {
         Field field = mapping.field("limit", int.class, Map.of("chalk.default", "10"));
         assertThat(field.getMetadata()).containsExactly(Map.entry("chalk.default", "10"));
         assertThat(field.getType()).isEqualTo(new ArrowType.Int(32, true));
-        assertThat(new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")).isEqualTo(mapping.field("t", type("instant")).getType());
+        assertThat(new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC"))
+                .isEqualTo(mapping.field("t", type("instant")).getType());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -173,33 +183,33 @@ class ArrowTypeMappingTest {
                 .hasMessage(message);
     }
 
-    static final class Pojo {
-    }
+    static final class Pojo {}
 
-    record Node(String name, List<Node> children) {
-    }
+    record Node(String name, List<Node> children) {}
 
-    record Box<T>(T value) {
-    }
+    record Box<T>(T value) {}
 
     @Test
     void classesThatAreNotRecordsRecursiveRecordsAndGenericRecordsAreExplained() {
-        assertThatThrownBy(() -> mapping.field("v", Pojo.class)).hasMessage(
-                "type ArrowTypeMappingTest.Pojo has no Arrow mapping; make it a record, or describe it with a CustomArrowType");
-        assertThatThrownBy(() -> mapping.field("v", Node.class)).isInstanceOfSatisfying(UnsupportedJavaTypeException.class,
-                e -> {
+        assertThatThrownBy(() -> mapping.field("v", Pojo.class))
+                .hasMessage(
+                        "type ArrowTypeMappingTest.Pojo has no Arrow mapping; make it a record, or describe it with a CustomArrowType");
+        assertThatThrownBy(() -> mapping.field("v", Node.class))
+                .isInstanceOfSatisfying(UnsupportedJavaTypeException.class, e -> {
                     assertThat(e.path()).isEqualTo(".children[]");
-                    assertThat(e.hint()).isEqualTo("an Arrow schema cannot contain itself; break the cycle between the records");
+                    assertThat(e.hint())
+                            .isEqualTo("an Arrow schema cannot contain itself; break the cycle between the records");
                 });
-        assertThatThrownBy(() -> mapping.field("v", Box.class)).hasMessage(
-                "type ArrowTypeMappingTest.Box has no Arrow mapping; use a record without type parameters");
+        assertThatThrownBy(() -> mapping.field("v", Box.class))
+                .hasMessage("type ArrowTypeMappingTest.Box has no Arrow mapping; use a record without type parameters");
     }
 
     @Test
     void canonicalJsonChecksADefaultAgainstTheType() {
         assertThat(mapping.canonicalJson(" { \"name\" : \"Ada\", \"age\": 36, \"tags\": [\"x\"] } ", type("person")))
                 .isEqualTo("{\"name\":\"Ada\",\"age\":36,\"tags\":[\"x\"]}");
-        assertThat(mapping.canonicalJson("\"2024-05-01T00:00:00Z\"", type("instant"))).isEqualTo("\"2024-05-01T00:00:00Z\"");
+        assertThat(mapping.canonicalJson("\"2024-05-01T00:00:00Z\"", type("instant")))
+                .isEqualTo("\"2024-05-01T00:00:00Z\"");
         assertThatThrownBy(() -> mapping.canonicalJson("\"RED\"", type("primitiveInt")))
                 .hasMessage("\"RED\" is not a value of type int");
         assertThatThrownBy(() -> mapping.canonicalJson("300", type("primitiveByte")))

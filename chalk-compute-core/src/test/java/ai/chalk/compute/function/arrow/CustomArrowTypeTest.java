@@ -37,8 +37,7 @@ class CustomArrowTypeTest {
         }
     }
 
-    record StoredMoney(String currency, BigDecimal amount) {
-    }
+    record StoredMoney(String currency, BigDecimal amount) {}
 
     static final class MoneyType implements CustomArrowType<Money, StoredMoney> {
         @Override
@@ -70,8 +69,7 @@ class CustomArrowTypeTest {
         }
     }
 
-    record Invoice(String id, List<Money> lines, Optional<Money> discount) {
-    }
+    record Invoice(String id, List<Money> lines, Optional<Money> discount) {}
 
     private final ArrowTypeMapping mapping = ArrowTypeMapping.standard().with(new MoneyType());
 
@@ -80,29 +78,35 @@ class CustomArrowTypeTest {
         Field field = mapping.field("price", Money.class);
         assertThat(field.getType()).isEqualTo(ArrowType.Struct.INSTANCE);
         assertThat(field.isNullable()).isFalse();
-        assertThat(field.getMetadata()).containsExactlyInAnyOrderEntriesOf(Map.of(
-                "chalk.java.type", "ai.chalk.compute.function.arrow.CustomArrowTypeTest$Money", "com.acme.unit", "minor"));
+        assertThat(field.getMetadata())
+                .containsExactlyInAnyOrderEntriesOf(Map.of(
+                        "chalk.java.type",
+                        "ai.chalk.compute.function.arrow.CustomArrowTypeTest$Money",
+                        "com.acme.unit",
+                        "minor"));
         assertThat(field.getChildren()).extracting(Field::getName).containsExactly("currency", "amount");
         assertThatThrownBy(() -> ArrowTypeMapping.standard().field("price", Money.class))
                 .isInstanceOf(UnsupportedJavaTypeException.class);
 
         Money eur = new Money(Currency.getInstance("EUR"), new BigDecimal("12.30"));
-        Invoice invoice = new Invoice("inv-1", List.of(eur, new Money(Currency.getInstance("USD"), BigDecimal.ONE)),
-                Optional.of(eur));
-        RowCodec codec = RowCodec.of(new Schema(List.of(mapping.field("invoice", Invoice.class))), List.of(Invoice.class),
-                mapping);
-        List<Object[]> rows = codec.decode(codec.encode(List.<Object[]>of(new Object[] {invoice},
-                new Object[] {new Invoice("inv-2", List.of(), Optional.empty())})), DecodeContext.empty());
+        Invoice invoice = new Invoice(
+                "inv-1", List.of(eur, new Money(Currency.getInstance("USD"), BigDecimal.ONE)), Optional.of(eur));
+        RowCodec codec = RowCodec.of(
+                new Schema(List.of(mapping.field("invoice", Invoice.class))), List.of(Invoice.class), mapping);
+        List<Object[]> rows = codec.decode(
+                codec.encode(List.<Object[]>of(
+                        new Object[] {invoice}, new Object[] {new Invoice("inv-2", List.of(), Optional.empty())})),
+                DecodeContext.empty());
         assertThat(rows.get(0)).containsExactly(invoice);
         assertThat(rows.get(1)).containsExactly(new Invoice("inv-2", List.of(), Optional.empty()));
     }
 
     @Test
     void aValueTheCustomTypeRefusesIsReportedWhereItIs() {
-        RowCodec codec = RowCodec.of(new Schema(List.of(mapping.field("invoice", Invoice.class))), List.of(Invoice.class),
-                mapping);
-        Invoice invoice = new Invoice("inv-3", List.of(new Money(Currency.getInstance("EUR"), new BigDecimal("-1"))),
-                Optional.empty());
+        RowCodec codec = RowCodec.of(
+                new Schema(List.of(mapping.field("invoice", Invoice.class))), List.of(Invoice.class), mapping);
+        Invoice invoice = new Invoice(
+                "inv-3", List.of(new Money(Currency.getInstance("EUR"), new BigDecimal("-1"))), Optional.empty());
         assertThatThrownBy(() -> codec.encode(List.<Object[]>of(new Object[] {invoice})))
                 .isInstanceOf(ArrowPayloadException.class)
                 .hasMessage("row 0, column 'invoice' at invoice.lines[0]: negative amounts are not sent");

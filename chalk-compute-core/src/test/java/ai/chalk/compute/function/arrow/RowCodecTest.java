@@ -53,8 +53,12 @@ class RowCodecTest {
 
     private static final ArrowTypeMapping MAPPING = ArrowTypeMapping.standard();
 
-    private static final Person ADA = new Person("Ada", 36, List.of("math", "engines"),
-            Optional.of(new Address("London", LocalDate.of(1833, 6, 5))), Map.of("logic", 9.5));
+    private static final Person ADA = new Person(
+            "Ada",
+            36,
+            List.of("math", "engines"),
+            Optional.of(new Address("London", LocalDate.of(1833, 6, 5))),
+            Map.of("logic", 9.5));
     private static final Person NOBODY = new Person(null, 0, null, Optional.empty(), null);
 
     static Stream<Arguments> valuesOfEveryType() {
@@ -80,15 +84,29 @@ class RowCodecTest {
                 Arguments.of("string", Arrays.asList("", "héllo wörld 🌍", "a\u0000b", null)),
                 Arguments.of("bytes", Arrays.asList(new byte[0], new byte[] {0, 1, -1, 127}, null)),
                 Arguments.of("color", Arrays.asList(Color.RED, Color.BLUE, null)),
-                Arguments.of("instant", Arrays.asList(Instant.parse("2024-05-01T12:34:56.123456Z"), Instant.EPOCH,
-                        Instant.parse("1969-12-31T23:59:59.999999Z"), null)),
+                Arguments.of(
+                        "instant",
+                        Arrays.asList(
+                                Instant.parse("2024-05-01T12:34:56.123456Z"),
+                                Instant.EPOCH,
+                                Instant.parse("1969-12-31T23:59:59.999999Z"),
+                                null)),
                 Arguments.of("localDateTime", Arrays.asList(LocalDateTime.parse("2024-05-01T12:34:56.000001"), null)),
                 Arguments.of("localDate", Arrays.asList(LocalDate.of(2024, 2, 29), LocalDate.of(1, 1, 1), null)),
-                Arguments.of("duration", Arrays.asList(Duration.ofSeconds(-5, 1000), Duration.ofDays(400), Duration.ZERO, null)),
-                Arguments.of("decimal", Arrays.asList(new BigDecimal("12345678901234567890.123456789012345678"),
-                        new BigDecimal("-0.5"), BigDecimal.ZERO, new BigDecimal("100"), null)),
+                Arguments.of(
+                        "duration",
+                        Arrays.asList(Duration.ofSeconds(-5, 1000), Duration.ofDays(400), Duration.ZERO, null)),
+                Arguments.of(
+                        "decimal",
+                        Arrays.asList(
+                                new BigDecimal("12345678901234567890.123456789012345678"),
+                                new BigDecimal("-0.5"),
+                                BigDecimal.ZERO,
+                                new BigDecimal("100"),
+                                null)),
                 Arguments.of("strings", Arrays.asList(List.of(), withNullElement, null)),
-                Arguments.of("nestedLists", Arrays.asList(List.of(List.of(1, 2), List.of(), Arrays.asList(3, null)), null)),
+                Arguments.of(
+                        "nestedLists", Arrays.asList(List.of(List.of(1, 2), List.of(), Arrays.asList(3, null)), null)),
                 Arguments.of("counts", Arrays.asList(Map.of(), withNullValue, null)),
                 Arguments.of("byColor", List.of(Map.of(Color.GREEN, List.of("leaf"), Color.RED, List.of()))),
                 Arguments.of("people", List.of(Map.of(1L, ADA, -2L, NOBODY))),
@@ -98,7 +116,8 @@ class RowCodecTest {
                 Arguments.of("optionalLong", List.of(OptionalLong.of(Long.MAX_VALUE), OptionalLong.empty())),
                 Arguments.of("optionalDouble", List.of(OptionalDouble.of(0.25), OptionalDouble.empty())),
                 Arguments.of("person", Arrays.asList(ADA, NOBODY, null)),
-                Arguments.of("persons", Arrays.asList(List.of(ADA, NOBODY), Arrays.asList(ADA, null), List.of(), null)));
+                Arguments.of(
+                        "persons", Arrays.asList(List.of(ADA, NOBODY), Arrays.asList(ADA, null), List.of(), null)));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -106,7 +125,8 @@ class RowCodecTest {
     void everyTypeRoundTripsInOneRowAndInABatch(String component, List<Object> values) {
         RowCodec codec = codec(type(component));
         for (Object value : values) {
-            List<Object[]> decoded = codec.decode(codec.encode(List.<Object[]>of(new Object[] {value})), DecodeContext.empty());
+            List<Object[]> decoded =
+                    codec.decode(codec.encode(List.<Object[]>of(new Object[] {value})), DecodeContext.empty());
             assertThat(decoded).hasSize(1);
             assertThat(decoded.get(0)).containsExactly(value);
         }
@@ -120,19 +140,33 @@ class RowCodecTest {
 
     @Test
     void aThousandRowsOfSeveralColumnsWithNullsAndNestingRoundTrip() {
-        RowCodec codec = RowCodec.of(new Schema(List.of(
-                        MAPPING.field("id", long.class), MAPPING.field("label", String.class),
-                        MAPPING.field("person", Person.class), MAPPING.field("seen", type("instant")),
+        RowCodec codec = RowCodec.of(
+                new Schema(List.of(
+                        MAPPING.field("id", long.class),
+                        MAPPING.field("label", String.class),
+                        MAPPING.field("person", Person.class),
+                        MAPPING.field("seen", type("instant")),
                         MAPPING.field("counts", type("counts")))),
-                List.of(long.class, String.class, Person.class, type("instant"), type("counts")), MAPPING);
-        List<Object[]> rows = IntStream.range(0, 1000).mapToObj(i -> new Object[] {
-                (long) i * 1_000_003L,
-                i % 7 == 0 ? null : "label-" + i,
-                i % 11 == 0 ? null : new Person("p" + i, i, List.of("t" + i, "u" + (i % 3)),
-                        i % 2 == 0 ? Optional.empty() : Optional.of(new Address("c" + i, LocalDate.ofEpochDay(i))),
-                        i % 5 == 0 ? null : Map.of("s", i / 2.0)),
-                Instant.ofEpochSecond(1_700_000_000L + i, i * 1000L),
-                i % 13 == 0 ? Map.of() : Map.of("n", i)}).toList();
+                List.of(long.class, String.class, Person.class, type("instant"), type("counts")),
+                MAPPING);
+        List<Object[]> rows = IntStream.range(0, 1000)
+                .mapToObj(i -> new Object[] {
+                    (long) i * 1_000_003L,
+                    i % 7 == 0 ? null : "label-" + i,
+                    i % 11 == 0
+                            ? null
+                            : new Person(
+                                    "p" + i,
+                                    i,
+                                    List.of("t" + i, "u" + (i % 3)),
+                                    i % 2 == 0
+                                            ? Optional.empty()
+                                            : Optional.of(new Address("c" + i, LocalDate.ofEpochDay(i))),
+                                    i % 5 == 0 ? null : Map.of("s", i / 2.0)),
+                    Instant.ofEpochSecond(1_700_000_000L + i, i * 1000L),
+                    i % 13 == 0 ? Map.of() : Map.of("n", i)
+                })
+                .toList();
 
         byte[] payload = codec.encode(rows);
         List<Object[]> decoded = codec.decode(payload, DecodeContext.empty());
@@ -148,19 +182,22 @@ class RowCodecTest {
         RowCodec instants = codec(type("instant"));
         Instant precise = Instant.parse("2024-05-01T00:00:00.123456789Z");
         assertThat(instants.decode(instants.encode(List.<Object[]>of(new Object[] {precise})), DecodeContext.empty())
-                .get(0)[0]).isEqualTo(Instant.parse("2024-05-01T00:00:00.123456Z"));
+                        .get(0)[0])
+                .isEqualTo(Instant.parse("2024-05-01T00:00:00.123456Z"));
 
         RowCodec decimals = codec(type("decimal"));
-        Object decoded = decimals.decode(decimals.encode(List.<Object[]>of(new Object[] {new BigDecimal("1.50")})),
-                DecodeContext.empty()).get(0)[0];
+        Object decoded = decimals.decode(
+                        decimals.encode(List.<Object[]>of(new Object[] {new BigDecimal("1.50")})),
+                        DecodeContext.empty())
+                .get(0)[0];
         assertThat(decoded).isEqualTo(new BigDecimal("1.5"));
     }
 
     @Test
     void zeroColumnsStillCarryTheRowCount() {
         RowCodec codec = RowCodec.of(new Schema(List.of()), List.of(), MAPPING);
-        List<Object[]> rows = codec.decode(codec.encode(List.of(new Object[0], new Object[0], new Object[0])),
-                DecodeContext.empty());
+        List<Object[]> rows =
+                codec.decode(codec.encode(List.of(new Object[0], new Object[0], new Object[0])), DecodeContext.empty());
         assertThat(rows).hasSize(3).allSatisfy(row -> assertThat(row).isEmpty());
     }
 
@@ -175,8 +212,17 @@ class RowCodecTest {
         nullKey.put(null, 1);
         assertThatThrownBy(() -> codec(type("counts")).encode(rows(Map.of("k", 1), nullKey)))
                 .hasMessage("row 1, column 'v' at v{key}: a map key is null; Arrow map keys never are");
-        assertThatThrownBy(() -> codec(type("persons")).encode(rows(List.of(ADA, new Person("x", 1, Arrays.asList("ok", null),
-                Optional.empty(), Map.of("bad", Double.NaN))), List.of("not a person"))))
+        assertThatThrownBy(() -> codec(type("persons"))
+                        .encode(rows(
+                                List.of(
+                                        ADA,
+                                        new Person(
+                                                "x",
+                                                1,
+                                                Arrays.asList("ok", null),
+                                                Optional.empty(),
+                                                Map.of("bad", Double.NaN))),
+                                List.of("not a person"))))
                 .hasMessage("row 1, column 'v' at v[0]: expected Fixtures.Person but got java.lang.String");
         assertThatThrownBy(() -> codec(type("decimal")).encode(rows(new BigDecimal("0.1234567890123456789"))))
                 .hasMessage("row 0, column 'v': 0.1234567890123456789 has more than 18 decimal places, the scale of "
@@ -189,33 +235,45 @@ class RowCodecTest {
 
     @Test
     void columnsAreMatchedByNameExtraOnesIgnoredAndMissingOnesTakeTheirDefault() {
-        RowCodec caller = RowCodec.of(new Schema(List.of(MAPPING.field("unused", String.class),
-                MAPPING.field("query", String.class))), List.of(String.class, String.class), MAPPING);
+        RowCodec caller = RowCodec.of(
+                new Schema(List.of(MAPPING.field("unused", String.class), MAPPING.field("query", String.class))),
+                List.of(String.class, String.class),
+                MAPPING);
         byte[] payload = caller.encode(rows2("ignored", "cats"));
 
-        RowCodec worker = RowCodec.of(new Schema(List.of(MAPPING.field("query", String.class),
+        RowCodec worker = RowCodec.of(
+                new Schema(List.of(
+                        MAPPING.field("query", String.class),
                         MAPPING.field("limit", int.class, Map.of(ChalkMetadata.DEFAULT, "10")),
                         MAPPING.field("region", type("maybeString"), Map.of(ChalkMetadata.DEFAULT, "null")))),
-                List.of(String.class, int.class, type("maybeString")), MAPPING);
+                List.of(String.class, int.class, type("maybeString")),
+                MAPPING);
         assertThat(worker.decode(payload, DecodeContext.empty()).get(0)).containsExactly("cats", 10, Optional.empty());
 
-        RowCodec strict = RowCodec.of(new Schema(List.of(MAPPING.field("query", String.class),
-                MAPPING.field("limit", int.class))), List.of(String.class, int.class), MAPPING);
+        RowCodec strict = RowCodec.of(
+                new Schema(List.of(MAPPING.field("query", String.class), MAPPING.field("limit", int.class))),
+                List.of(String.class, int.class),
+                MAPPING);
         assertThatThrownBy(() -> strict.decode(payload, DecodeContext.empty()))
-                .hasMessage("the payload has no column 'limit' and it has no default; the payload's columns are [unused, query]");
+                .hasMessage(
+                        "the payload has no column 'limit' and it has no default; the payload's columns are [unused, query]");
     }
 
     @Test
     void aDefaultThatIsNotAValueOfItsTypeIsRejectedUpFront() {
-        Schema schema = new Schema(List.of(MAPPING.field("limit", int.class, Map.of(ChalkMetadata.DEFAULT, "\"ten\""))));
+        Schema schema =
+                new Schema(List.of(MAPPING.field("limit", int.class, Map.of(ChalkMetadata.DEFAULT, "\"ten\""))));
         assertThatThrownBy(() -> RowCodec.of(schema, List.of(int.class), MAPPING))
                 .hasMessage("the default of column 'limit' is \"ten\": \"ten\" is not a value of type int");
     }
 
     @Test
     void aSingleColumnIsUsedWhateverItsName() {
-        RowCodec python = RowCodec.of(new Schema(List.of(MAPPING.field("result", String.class))), List.of(String.class), MAPPING);
-        assertThat(codec(String.class).decode(python.encode(rows("from python")), DecodeContext.empty()).get(0))
+        RowCodec python =
+                RowCodec.of(new Schema(List.of(MAPPING.field("result", String.class))), List.of(String.class), MAPPING);
+        assertThat(codec(String.class)
+                        .decode(python.encode(rows("from python")), DecodeContext.empty())
+                        .get(0))
                 .containsExactly("from python");
     }
 
@@ -226,20 +284,35 @@ class RowCodecTest {
                 new Field("text", FieldType.nullable(ArrowType.LargeUtf8.INSTANCE), null),
                 new Field("count", FieldType.nullable(new ArrowType.Int(64, true)), null),
                 new Field("at", FieldType.nullable(new ArrowType.Timestamp(TimeUnit.NANOSECOND, "UTC")), null),
-                new Field("tags", FieldType.nullable(ArrowType.LargeList.INSTANCE),
+                new Field(
+                        "tags",
+                        FieldType.nullable(ArrowType.LargeList.INSTANCE),
                         List.of(new Field("item", FieldType.nullable(ArrowType.LargeUtf8.INSTANCE), null))),
-                new Field("day", FieldType.nullable(new ArrowType.Date(org.apache.arrow.vector.types.DateUnit.MILLISECOND)), null),
+                new Field(
+                        "day",
+                        FieldType.nullable(new ArrowType.Date(org.apache.arrow.vector.types.DateUnit.MILLISECOND)),
+                        null),
                 new Field("ratio", FieldType.nullable(new ArrowType.Int(32, true)), null)));
-        List<Type> javaTypes = List.of(String.class, int.class, Instant.class, type("strings"), LocalDate.class, double.class);
+        List<Type> javaTypes =
+                List.of(String.class, int.class, Instant.class, type("strings"), LocalDate.class, double.class);
         Instant at = Instant.parse("2024-05-01T00:00:00.123456789Z");
         Object[] row = {"grüße", 7, at, List.of("a", "b"), LocalDate.of(2024, 5, 1), 3};
-        byte[] payload = RowCodec.of(foreign, List.of(String.class, int.class, Instant.class, type("strings"),
-                LocalDate.class, int.class), MAPPING).encode(List.<Object[]>of(row));
+        byte[] payload = RowCodec.of(
+                        foreign,
+                        List.of(String.class, int.class, Instant.class, type("strings"), LocalDate.class, int.class),
+                        MAPPING)
+                .encode(List.<Object[]>of(row));
 
-        Schema ours = new Schema(List.of(MAPPING.field("text", String.class), MAPPING.field("count", int.class),
-                MAPPING.field("at", Instant.class), MAPPING.field("tags", type("strings")),
-                MAPPING.field("day", LocalDate.class), MAPPING.field("ratio", double.class)));
-        assertThat(RowCodec.of(ours, javaTypes, MAPPING).decode(payload, DecodeContext.empty()).get(0))
+        Schema ours = new Schema(List.of(
+                MAPPING.field("text", String.class),
+                MAPPING.field("count", int.class),
+                MAPPING.field("at", Instant.class),
+                MAPPING.field("tags", type("strings")),
+                MAPPING.field("day", LocalDate.class),
+                MAPPING.field("ratio", double.class)));
+        assertThat(RowCodec.of(ours, javaTypes, MAPPING)
+                        .decode(payload, DecodeContext.empty())
+                        .get(0))
                 .containsExactly("grüße", 7, at, List.of("a", "b"), LocalDate.of(2024, 5, 1), 3.0);
     }
 
@@ -250,26 +323,29 @@ class RowCodecTest {
         assertThatThrownBy(() -> codec(int.class).decode(payload, DecodeContext.empty()))
                 .hasMessage("row 0, column 'v': 1099511627776 does not fit in a Java int");
         Schema narrow = new Schema(List.of(new Field("v", FieldType.notNullable(new ArrowType.Int(16, true)), null)));
-        assertThatThrownBy(() -> RowCodec.of(narrow, List.of(int.class), MAPPING).encode(rows(70_000)))
+        assertThatThrownBy(
+                        () -> RowCodec.of(narrow, List.of(int.class), MAPPING).encode(rows(70_000)))
                 .hasMessage("row 0, column 'v': 70000 does not fit in Int(16, true)");
     }
 
     @Test
     void anIpcFileDecodesLikeAStreamAndGarbageIsReported() throws Exception {
-        Schema schema = new Schema(List.of(new Field("text", FieldType.nullable(ArrowType.LargeUtf8.INSTANCE), null),
+        Schema schema = new Schema(List.of(
+                new Field("text", FieldType.nullable(ArrowType.LargeUtf8.INSTANCE), null),
                 new Field("n", FieldType.nullable(new ArrowType.Int(64, true)), null)));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         // the file layout as ArrowFileWriter writes it, through a channel that needs no --add-opens on JDK 17
         try (BufferAllocator allocator = new RootAllocator();
-             VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
-             WriteChannel channel = new HeapChannel(Channels.newChannel(out))) {
+                VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
+                WriteChannel channel = new HeapChannel(Channels.newChannel(out))) {
             channel.write("ARROW1".getBytes(StandardCharsets.US_ASCII));
             channel.align();
             MessageSerializer.serialize(channel, schema);
             List<ArrowBlock> blocks = new ArrayList<>();
             for (int batch = 0; batch < 2; batch++) {
                 root.allocateNew();
-                ((LargeVarCharVector) root.getVector("text")).setSafe(0, ("batch " + batch).getBytes(StandardCharsets.UTF_8));
+                ((LargeVarCharVector) root.getVector("text"))
+                        .setSafe(0, ("batch " + batch).getBytes(StandardCharsets.UTF_8));
                 ((BigIntVector) root.getVector("n")).setSafe(0, batch);
                 root.setRowCount(1);
                 try (ArrowRecordBatch records = new VectorUnloader(root).getRecordBatch()) {
@@ -283,8 +359,10 @@ class RowCodecTest {
             channel.writeIntLittleEndian((int) (channel.getCurrentPosition() - footerStart));
             channel.write("ARROW1".getBytes(StandardCharsets.US_ASCII));
         }
-        RowCodec codec = RowCodec.of(new Schema(List.of(MAPPING.field("text", String.class), MAPPING.field("n", long.class))),
-                List.of(String.class, long.class), MAPPING);
+        RowCodec codec = RowCodec.of(
+                new Schema(List.of(MAPPING.field("text", String.class), MAPPING.field("n", long.class))),
+                List.of(String.class, long.class),
+                MAPPING);
         List<Object[]> rows = codec.decode(out.toByteArray(), DecodeContext.empty());
         assertThat(rows).hasSize(2);
         assertThat(rows.get(0)).containsExactly("batch 0", 0L);
@@ -301,8 +379,9 @@ class RowCodecTest {
         byte[] payload = RowCodec.of(text, List.of(String.class), MAPPING).encode(rows("GREEN", "PURPLE"));
         RowCodec colors = codec(Color.class);
         assertThatThrownBy(() -> colors.decode(payload, DecodeContext.empty()))
-                .hasMessage("row 1, column 'v': 'PURPLE' is not a constant of ai.chalk.compute.function.arrow.Fixtures$Color "
-                        + "[RED, GREEN, BLUE]");
+                .hasMessage(
+                        "row 1, column 'v': 'PURPLE' is not a constant of ai.chalk.compute.function.arrow.Fixtures$Color "
+                                + "[RED, GREEN, BLUE]");
     }
 
     /** A write channel that copies Arrow buffers through the heap instead of {@code nioBuffer()}. */

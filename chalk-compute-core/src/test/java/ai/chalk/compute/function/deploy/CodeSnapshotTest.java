@@ -54,7 +54,9 @@ class CodeSnapshotTest {
             first = code.digest();
             manifest = code.manifest();
         }
-        Files.setLastModifiedTime(dir.resolve("target/classes/com/acme/Orders.class"), FileTime.from(Instant.now().plusSeconds(3600)));
+        Files.setLastModifiedTime(
+                dir.resolve("target/classes/com/acme/Orders.class"),
+                FileTime.from(Instant.now().plusSeconds(3600)));
         TimeZone zone = TimeZone.getDefault();
         TimeZone.setDefault(TimeZone.getTimeZone("Pacific/Kiritimati"));
         try (CodeSnapshot again = CodeSnapshot.of(classPath)) {
@@ -69,8 +71,10 @@ class CodeSnapshotTest {
     void theManifestListsEveryEntryInOrderWithoutWhitespace() throws Exception {
         try (CodeSnapshot code = CodeSnapshot.of(classPath(dir))) {
             List<CodeEntry> entries = code.entries();
-            assertThat(entries).extracting(CodeEntry::name, CodeEntry::kind)
-                    .containsExactly(org.assertj.core.groups.Tuple.tuple("000-classes.zip", CodeEntry.Kind.DIR),
+            assertThat(entries)
+                    .extracting(CodeEntry::name, CodeEntry::kind)
+                    .containsExactly(
+                            org.assertj.core.groups.Tuple.tuple("000-classes.zip", CodeEntry.Kind.DIR),
                             org.assertj.core.groups.Tuple.tuple("001-some_lib-1.0.jar", CodeEntry.Kind.JAR));
             CodeEntry jar = entries.get(1);
             assertThat(jar.blob()).isEqualTo(dir.resolve("lib/some lib-1.0.jar"));
@@ -81,7 +85,8 @@ class CodeSnapshotTest {
                     + classes.digest() + "\",\"size\":" + classes.size() + "},{\"name\":\"001-some_lib-1.0.jar\","
                     + "\"kind\":\"jar\",\"digest\":\"" + jar.digest() + "\",\"size\":" + jar.size() + "}]}";
             assertThat(new String(code.manifest(), StandardCharsets.UTF_8)).isEqualTo(expected);
-            assertThat(code.digest()).isEqualTo(Sha256.of(expected.getBytes(StandardCharsets.UTF_8)))
+            assertThat(code.digest())
+                    .isEqualTo(Sha256.of(expected.getBytes(StandardCharsets.UTF_8)))
                     .matches("sha256:[0-9a-f]{64}");
         }
     }
@@ -98,8 +103,8 @@ class CodeSnapshotTest {
                     assertThat(entry.getExtra()).isNull();
                     assertThat(entry.getMethod()).isEqualTo(ZipEntry.DEFLATED);
                     if (entry.getName().equals("com/acme/Orders.class")) {
-                        assertThat(in.readAllBytes()).isEqualTo(
-                                Files.readAllBytes(dir.resolve("target/classes/com/acme/Orders.class")));
+                        assertThat(in.readAllBytes())
+                                .isEqualTo(Files.readAllBytes(dir.resolve("target/classes/com/acme/Orders.class")));
                     }
                 }
             }
@@ -109,12 +114,19 @@ class CodeSnapshotTest {
                 assertThat(orders.getExtra()).isNull();
                 assertThat(orders.getTimeLocal()).isEqualTo(LocalDateTime.of(1980, 1, 1, 0, 0));
                 try (InputStream in = file.getInputStream(orders)) {
-                    assertThat(in.readAllBytes()).isEqualTo(
-                            Files.readAllBytes(dir.resolve("target/classes/com/acme/Orders.class")));
+                    assertThat(in.readAllBytes())
+                            .isEqualTo(Files.readAllBytes(dir.resolve("target/classes/com/acme/Orders.class")));
                 }
             }
-            assertThat(names).containsExactly("META-INF/", "META-INF/app.properties", "com/", "com/acme/",
-                    "com/acme/Embedder.class", "com/acme/Orders$Order.class", "com/acme/Orders.class");
+            assertThat(names)
+                    .containsExactly(
+                            "META-INF/",
+                            "META-INF/app.properties",
+                            "com/",
+                            "com/acme/",
+                            "com/acme/Embedder.class",
+                            "com/acme/Orders$Order.class",
+                            "com/acme/Orders.class");
         }
     }
 
@@ -124,7 +136,9 @@ class CodeSnapshotTest {
         classPath.add(0, Path.of(System.getProperty("java.home"), "lib"));
         Path zip;
         try (CodeSnapshot code = CodeSnapshot.of(classPath)) {
-            assertThat(code.entries()).extracting(CodeEntry::name).containsExactly("000-classes.zip", "001-some_lib-1.0.jar");
+            assertThat(code.entries())
+                    .extracting(CodeEntry::name)
+                    .containsExactly("000-classes.zip", "001-some_lib-1.0.jar");
             zip = code.entries().get(0).blob();
             assertThat(zip).exists();
         }

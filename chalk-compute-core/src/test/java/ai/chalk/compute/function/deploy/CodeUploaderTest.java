@@ -28,23 +28,31 @@ class CodeUploaderTest {
 
     @TempDir
     Path dir;
+
     ComputeServer server;
     ManagedChannel channel;
     final AtomicInteger uploadCalls = new AtomicInteger();
 
     @BeforeEach
     void start() throws Exception {
-        server = ComputeServer.builder().dataDir(Files.createDirectories(dir.resolve("data"))).build().start();
+        server = ComputeServer.builder()
+                .dataDir(Files.createDirectories(dir.resolve("data")))
+                .build()
+                .start();
         ClientInterceptor counter = new ClientInterceptor() {
             @Override
-            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-                if (method.getFullMethodName().equals(BlobServiceGrpc.getUploadBlobMethod().getFullMethodName())) {
+            public <Q, R> ClientCall<Q, R> interceptCall(
+                    MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+                if (method.getFullMethodName()
+                        .equals(BlobServiceGrpc.getUploadBlobMethod().getFullMethodName())) {
                     uploadCalls.incrementAndGet();
                 }
                 return next.newCall(method, options);
             }
         };
-        channel = InProcessChannelBuilder.forName(server.inProcessName()).intercept(counter).build();
+        channel = InProcessChannelBuilder.forName(server.inProcessName())
+                .intercept(counter)
+                .build();
     }
 
     @AfterEach
@@ -61,10 +69,14 @@ class CodeUploaderTest {
 
         try (CodeSnapshot code = CodeSnapshot.of(classPath)) {
             UploadResult first = uploader.upload(code);
-            assertThat(first.uploaded()).containsExactly(code.entries().get(0).digest(), code.entries().get(1).digest(),
-                    code.digest());
+            assertThat(first.uploaded())
+                    .containsExactly(
+                            code.entries().get(0).digest(),
+                            code.entries().get(1).digest(),
+                            code.digest());
             assertThat(uploadCalls).hasValue(3);
-            assertThat(download(code.entries().get(1).digest())).isEqualTo(Files.readAllBytes(code.entries().get(1).blob()));
+            assertThat(download(code.entries().get(1).digest()))
+                    .isEqualTo(Files.readAllBytes(code.entries().get(1).blob()));
             assertThat(download(code.digest())).isEqualTo(code.manifest());
 
             assertThat(uploader.upload(code).uploaded()).isEmpty();
@@ -72,12 +84,15 @@ class CodeUploaderTest {
         }
 
         byte[] changed = Files.readAllBytes(app.resolve("target/classes/com/acme/Embedder.class"));
-        Files.write(app.resolve("target/classes/com/acme/Embedder.class"), java.util.Arrays.copyOf(changed, changed.length + 1));
+        Files.write(
+                app.resolve("target/classes/com/acme/Embedder.class"),
+                java.util.Arrays.copyOf(changed, changed.length + 1));
         try (CodeSnapshot code = CodeSnapshot.of(classPath)) {
             UploadResult second = uploader.upload(code);
             assertThat(second.uploaded()).containsExactly(code.entries().get(0).digest(), code.digest());
             assertThat(uploadCalls).hasValue(5);
-            assertThat(download(code.entries().get(0).digest())).isEqualTo(Files.readAllBytes(code.entries().get(0).blob()));
+            assertThat(download(code.entries().get(0).digest()))
+                    .isEqualTo(Files.readAllBytes(code.entries().get(0).blob()));
         }
     }
 
@@ -97,7 +112,8 @@ class CodeUploaderTest {
 
     private byte[] download(String digest) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        BlobServiceGrpc.newBlockingStub(channel).downloadBlob(DownloadBlobRequest.newBuilder().setDigest(digest).build())
+        BlobServiceGrpc.newBlockingStub(channel)
+                .downloadBlob(DownloadBlobRequest.newBuilder().setDigest(digest).build())
                 .forEachRemaining(part -> out.writeBytes(part.getData().toByteArray()));
         return out.toByteArray();
     }

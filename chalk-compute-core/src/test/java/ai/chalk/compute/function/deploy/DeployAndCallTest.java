@@ -46,6 +46,7 @@ class DeployAndCallTest {
 
     @TempDir
     Path dir;
+
     FunctionWorker worker;
     ManagedChannel workerChannel;
     RecordingCatalogForTests catalog;
@@ -58,18 +59,28 @@ class DeployAndCallTest {
     @BeforeEach
     void start() throws Exception {
         registry.register(Orders.class);
-        worker = FunctionWorker.start(new WorkerSettings(dir.resolve("w.sock"),
-                FunctionBinding.parseList("add=com.acme.Orders#add,fail=com.acme.Orders#fail"), "plain", "w-1"));
-        workerChannel = Grpc.newChannelBuilder("unix:" + dir.resolve("w.sock"), InsecureChannelCredentials.create()).build();
+        worker = FunctionWorker.start(new WorkerSettings(
+                dir.resolve("w.sock"),
+                FunctionBinding.parseList("add=com.acme.Orders#add,fail=com.acme.Orders#fail"),
+                "plain",
+                "w-1"));
+        workerChannel = Grpc.newChannelBuilder("unix:" + dir.resolve("w.sock"), InsecureChannelCredentials.create())
+                .build();
         BlobStore store = new BlobStore(Files.createDirectories(dir.resolve("blobs")));
         catalog = new RecordingCatalogForTests(store, workerChannel);
         String name = "deploy-" + UUID.randomUUID();
-        server = InProcessServerBuilder.forName(name).addService(new BlobServiceV1(store)).addService(catalog)
-                .addService(catalog.new Poller()).build().start();
+        server = InProcessServerBuilder.forName(name)
+                .addService(new BlobServiceV1(store))
+                .addService(catalog)
+                .addService(catalog.new Poller())
+                .build()
+                .start();
         ClientInterceptor counter = new ClientInterceptor() {
             @Override
-            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-                if (method.getFullMethodName().equals(BlobServiceGrpc.getUploadBlobMethod().getFullMethodName())) {
+            public <Q, R> ClientCall<Q, R> interceptCall(
+                    MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+                if (method.getFullMethodName()
+                        .equals(BlobServiceGrpc.getUploadBlobMethod().getFullMethodName())) {
                     uploads.incrementAndGet();
                 }
                 return next.newCall(method, options);
@@ -90,7 +101,8 @@ class DeployAndCallTest {
     @Test
     void missingCodeIsUploadedAndTheSameRequestSentOnceMore() throws Exception {
         FunctionDefinition add = registry.get("add").definition();
-        try (CodeSnapshot code = CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app"))))) {
+        try (CodeSnapshot code =
+                CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app"))))) {
             FunctionVersion first = deployer.deploy(add, code, WorkerMode.PLAIN, false);
 
             assertThat(catalog.ensures).hasSize(2);
@@ -106,8 +118,11 @@ class DeployAndCallTest {
             assertThat(catalog.ensures.get(2).getConfig().getOptionsMap()).containsKey("chalk_compute.force");
             assertThat(second.version()).isEqualTo(2);
 
-            assertThat(deployer.versions("add")).extracting(FunctionVersion::version, FunctionVersion::current)
-                    .containsExactly(org.assertj.core.groups.Tuple.tuple(1, false), org.assertj.core.groups.Tuple.tuple(2, true));
+            assertThat(deployer.versions("add"))
+                    .extracting(FunctionVersion::version, FunctionVersion::current)
+                    .containsExactly(
+                            org.assertj.core.groups.Tuple.tuple(1, false),
+                            org.assertj.core.groups.Tuple.tuple(2, true));
             deployer.rollback(first.functionId(), first.id());
             assertThat(catalog.updates).singleElement().satisfies(u -> {
                 assertThat(u.getExternalFunctionId()).isEqualTo(first.functionId());
@@ -116,12 +131,15 @@ class DeployAndCallTest {
                     assertThat(t.getPercent()).isEqualTo(100);
                 });
             });
-            assertThat(deployer.versions("add")).filteredOn(FunctionVersion::current)
-                    .extracting(FunctionVersion::id).containsExactly(first.id());
+            assertThat(deployer.versions("add"))
+                    .filteredOn(FunctionVersion::current)
+                    .extracting(FunctionVersion::id)
+                    .containsExactly(first.id());
 
             deployer.delete("add");
             assertThat(catalog.deletes).extracting(d -> d.getFunctionName()).containsExactly("add");
-            assertThatThrownBy(() -> deployer.versions("add")).isInstanceOf(ai.chalk.compute.error.ChalkComputeException.class)
+            assertThatThrownBy(() -> deployer.versions("add"))
+                    .isInstanceOf(ai.chalk.compute.error.ChalkComputeException.class)
                     .hasMessageContaining("NOT_FOUND");
         }
     }
@@ -131,35 +149,46 @@ class DeployAndCallTest {
         FunctionRegistry both = new FunctionRegistry();
         both.register(com.acme.Embedder.class);
         both.register(Orders.class);
-        try (CodeSnapshot code = CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app"))))) {
+        try (CodeSnapshot code =
+                CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app"))))) {
             // images with steps are built by the server's image service, which this stand-in lacks: name them here
-            FunctionDeployer building = new FunctionDeployer(channel, image -> image.steps().isEmpty()
-                    ? image.baseImage() : "built/" + image.contentHash());
+            FunctionDeployer building = new FunctionDeployer(
+                    channel, image -> image.steps().isEmpty() ? image.baseImage() : "built/" + image.contentHash());
             var deployed = building.deployAll(both, code, WorkerMode.PLAIN, false);
 
-            assertThat(deployed.keySet()).containsExactly("Embedder.calls", "Embedder.embed", "Embedder.similarity",
-                    "add", "fail", "greet", "search_orders");
+            assertThat(deployed.keySet())
+                    .containsExactly(
+                            "Embedder.calls",
+                            "Embedder.embed",
+                            "Embedder.similarity",
+                            "add",
+                            "fail",
+                            "greet",
+                            "search_orders");
             assertThat(uploads).hasValue(3); // uploaded once, for the first function
         }
         assertThat(catalog.ensures).hasSize(8); // the first refused for missing code, then one each
         String classFunctions = "Embedder.calls=com.acme.Embedder#calls,Embedder.embed=com.acme.Embedder#embed,"
                 + "Embedder.similarity=com.acme.Embedder#similarity";
-        assertThat(catalog.ensures.subList(1, 4)).allSatisfy(r -> assertThat(r.getConfig().getOptionsMap())
-                .containsEntry("chalk_compute.functions", classFunctions));
+        assertThat(catalog.ensures.subList(1, 4))
+                .allSatisfy(r -> assertThat(r.getConfig().getOptionsMap())
+                        .containsEntry("chalk_compute.functions", classFunctions));
         assertThat(catalog.ensures.get(4).getFunctionName()).isEqualTo("add");
         assertThat(catalog.ensures.get(4).getConfig().getOptionsMap())
                 .containsEntry("chalk_compute.functions", "add=com.acme.Orders#add");
         assertThat(catalog.ensures.get(6).getFunctionName()).isEqualTo("greet");
         assertThat(catalog.ensures.get(6).getSpec().getContainerSpec().getImage())
                 .isEqualTo("built/" + Orders.image().contentHash());
-        assertThat(catalog.ensures.get(7).getSpec().getContainerSpec().getImage()).isEqualTo("eclipse-temurin:17-jre");
+        assertThat(catalog.ensures.get(7).getSpec().getContainerSpec().getImage())
+                .isEqualTo("eclipse-temurin:17-jre");
     }
 
     @Test
     void remoteCallsReturnTypedResultsAndRaiseRemoteErrors() throws Exception {
         FunctionDefinition add = registry.get("add").definition();
         FunctionDefinition fail = registry.get("fail").definition();
-        try (CodeSnapshot code = CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app"))))) {
+        try (CodeSnapshot code =
+                CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app"))))) {
             deployer.deploy(add, code, WorkerMode.PLAIN, false);
             deployer.deploy(fail, code, WorkerMode.PLAIN, false);
         }
@@ -167,47 +196,63 @@ class DeployAndCallTest {
         RemoteFunction remoteAdd = RemoteFunction.fromName(channel, "add", add);
         assertThat(remoteAdd.versionId()).contains("efv-add-1");
         assertThat(remoteAdd.call(20, 22)).isEqualTo(42);
-        assertThat(remoteAdd.callBatch(List.of(new Object[] {1, 2}, new Object[] {3, 4}))).containsExactly(3, 7);
+        assertThat(remoteAdd.callBatch(List.of(new Object[] {1, 2}, new Object[] {3, 4})))
+                .containsExactly(3, 7);
         assertThat(remoteAdd.callAsync(5, 6).get(30, TimeUnit.SECONDS)).isEqualTo(11);
-        assertThat(RemoteFunction.fromVersionId(channel, "efv-add-1", add).call(1, 1)).isEqualTo(2);
+        assertThat(RemoteFunction.fromVersionId(channel, "efv-add-1", add).call(1, 1))
+                .isEqualTo(2);
 
         RemoteFunction generic = RemoteFunction.fromName(channel, "add");
         assertThat(generic.call(40, 2)).isEqualTo(42);
-        assertThat(generic.callBatch(List.of(new Object[] {1, 1}, new Object[] {2, 2}))).containsExactly(2, 4);
-        assertThat(RemoteFunction.fromVersionId(channel, "efv-add-1").callAsync(3, 3).get(30, TimeUnit.SECONDS)).isEqualTo(6);
+        assertThat(generic.callBatch(List.of(new Object[] {1, 1}, new Object[] {2, 2})))
+                .containsExactly(2, 4);
+        assertThat(RemoteFunction.fromVersionId(channel, "efv-add-1")
+                        .callAsync(3, 3)
+                        .get(30, TimeUnit.SECONDS))
+                .isEqualTo(6);
         assertThatThrownBy(() -> generic.call(1)).hasMessageContaining("takes 2 arguments but 1 were given");
-        try (CodeSnapshot code = CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app2"))))) {
+        try (CodeSnapshot code =
+                CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app2"))))) {
             deployer.deploy(registry.get("search_orders").definition(), code, WorkerMode.PLAIN, false);
         }
         assertThat(RemoteFunction.fromName(channel, "search_orders").name())
                 .as("its record parameter is on this class path, so the generic form is that record")
                 .isEqualTo("search_orders");
 
-        deployer.deploy(add, CodeSnapshot.of(List.of()), WorkerMode.PLAIN, true); // version 2 (empty code, never called)
+        deployer.deploy(
+                add, CodeSnapshot.of(List.of()), WorkerMode.PLAIN, true); // version 2 (empty code, never called)
         assertThat(remoteAdd.name()).isEqualTo("add");
-        assertThat(remoteAdd.versions()).extracting(FunctionVersion::id, FunctionVersion::current).containsExactly(
-                org.assertj.core.groups.Tuple.tuple("efv-add-1", false), org.assertj.core.groups.Tuple.tuple("efv-add-2", true));
+        assertThat(remoteAdd.versions())
+                .extracting(FunctionVersion::id, FunctionVersion::current)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("efv-add-1", false),
+                        org.assertj.core.groups.Tuple.tuple("efv-add-2", true));
         remoteAdd.rollback("efv-add-1");
         RemoteFunction following = RemoteFunction.fromFunctionId(channel, "fn-add", add);
         assertThat(following.versionId()).isEmpty();
         assertThat(following.name()).isEqualTo("add");
-        assertThat(following.versions()).filteredOn(FunctionVersion::current).extracting(FunctionVersion::id)
+        assertThat(following.versions())
+                .filteredOn(FunctionVersion::current)
+                .extracting(FunctionVersion::id)
                 .containsExactly("efv-add-1");
         assertThat(following.call(2, 2)).isEqualTo(4);
 
         RemoteFunction remoteFail = RemoteFunction.fromName(channel, "fail", fail);
-        assertThatThrownBy(() -> remoteFail.call("no stock")).isInstanceOfSatisfying(RemoteExecutionException.class, e -> {
-            assertThat(e.statusCode()).isEqualTo(Status.Code.UNKNOWN);
-            assertThat(e.exceptionType()).isEqualTo("java.lang.IllegalStateException");
-            assertThat(e.remoteMessage()).isEqualTo("no stock");
-            assertThat(e.remoteTraceback()).contains("at com.acme.Orders.fail(");
-            assertThat(e.internalTraceback()).contains("ai.chalk.compute.function.RegisteredFunction");
-            assertThat(e.callId()).hasValueSatisfying(id -> assertThat(id).startsWith("call-"));
-            assertThat(e.traceId()).isEmpty();
-        });
+        assertThatThrownBy(() -> remoteFail.call("no stock"))
+                .isInstanceOfSatisfying(RemoteExecutionException.class, e -> {
+                    assertThat(e.statusCode()).isEqualTo(Status.Code.UNKNOWN);
+                    assertThat(e.exceptionType()).isEqualTo("java.lang.IllegalStateException");
+                    assertThat(e.remoteMessage()).isEqualTo("no stock");
+                    assertThat(e.remoteTraceback()).contains("at com.acme.Orders.fail(");
+                    assertThat(e.internalTraceback()).contains("ai.chalk.compute.function.RegisteredFunction");
+                    assertThat(e.callId())
+                            .hasValueSatisfying(id -> assertThat(id).startsWith("call-"));
+                    assertThat(e.traceId()).isEmpty();
+                });
         assertThatThrownBy(() -> remoteFail.callAsync("later").get(30, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class)
-                .cause().isInstanceOfSatisfying(RemoteExecutionException.class, e -> {
+                .cause()
+                .isInstanceOfSatisfying(RemoteExecutionException.class, e -> {
                     assertThat(e.exceptionType()).isEqualTo("java.lang.IllegalStateException");
                     assertThat(e.remoteMessage()).isEqualTo("later");
                     assertThat(e.callId()).isPresent();

@@ -82,7 +82,8 @@ class ExecutableJarSnapshotTest {
         try (Stream<Path> walk = Files.walk(classes)) {
             for (Path p : walk.filter(p -> !p.equals(classes)).sorted().toList()) {
                 String name = classes.relativize(p).toString().replace(File.separatorChar, '/');
-                files.put(Files.isDirectory(p) ? name + "/" : name, Files.isDirectory(p) ? null : Files.readAllBytes(p));
+                files.put(
+                        Files.isDirectory(p) ? name + "/" : name, Files.isDirectory(p) ? null : Files.readAllBytes(p));
             }
         }
         files.put("META-INF/maven/com.acme/app/pom.properties", "artifactId=app\n".getBytes(StandardCharsets.UTF_8));
@@ -120,8 +121,8 @@ class ExecutableJarSnapshotTest {
         Map<Path, LibraryScope> libraries = new LinkedHashMap<>();
         libraries.put(SLF4J, LibraryScope.COMPILE);
         libraries.put(OPENTEST4J, LibraryScope.RUNTIME);
-        return repackage(plainJar(classes, dir.resolve("plain/" + name), time), dir.resolve(name),
-                new Layouts.Jar(), libraries);
+        return repackage(
+                plainJar(classes, dir.resolve("plain/" + name), time), dir.resolve(name), new Layouts.Jar(), libraries);
     }
 
     @Test
@@ -129,19 +130,27 @@ class ExecutableJarSnapshotTest {
         Path jar = executableJar(classes(), "app.jar", Instant.now());
         List<String> index = classPathIndex(jar);
         // the jar as Boot makes it: the launcher at the root, the jarmode tools among the libraries
-        assertThat(index).containsExactly("BOOT-INF/lib/" + SLF4J.getFileName(), "BOOT-INF/lib/" + OPENTEST4J.getFileName(),
-                "BOOT-INF/lib/spring-boot-jarmode-tools-4.0.7.jar");
+        assertThat(index)
+                .containsExactly(
+                        "BOOT-INF/lib/" + SLF4J.getFileName(),
+                        "BOOT-INF/lib/" + OPENTEST4J.getFileName(),
+                        "BOOT-INF/lib/spring-boot-jarmode-tools-4.0.7.jar");
         try (JarFile file = new JarFile(jar.toFile())) {
-            assertThat(file.getEntry("org/springframework/boot/loader/launch/JarLauncher.class")).isNotNull();
-            assertThat(file.getEntry("META-INF/app.properties")).as("Boot leaves META-INF at the root").isNotNull();
+            assertThat(file.getEntry("org/springframework/boot/loader/launch/JarLauncher.class"))
+                    .isNotNull();
+            assertThat(file.getEntry("META-INF/app.properties"))
+                    .as("Boot leaves META-INF at the root")
+                    .isNotNull();
             assertThat(file.getEntry("BOOT-INF/classes/com/acme/Orders.class")).isNotNull();
         }
 
         try (CodeSnapshot code = CodeSnapshot.of(List.of(jar))) {
-            assertThat(code.entries()).extracting(CodeEntry::name, CodeEntry::kind, CodeEntry::source).containsExactly(
-                    tuple("000-classes.zip", CodeEntry.Kind.DIR, jar),
-                    tuple("001-" + SLF4J.getFileName(), CodeEntry.Kind.JAR, jar),
-                    tuple("002-" + OPENTEST4J.getFileName(), CodeEntry.Kind.JAR, jar));
+            assertThat(code.entries())
+                    .extracting(CodeEntry::name, CodeEntry::kind, CodeEntry::source)
+                    .containsExactly(
+                            tuple("000-classes.zip", CodeEntry.Kind.DIR, jar),
+                            tuple("001-" + SLF4J.getFileName(), CodeEntry.Kind.JAR, jar),
+                            tuple("002-" + OPENTEST4J.getFileName(), CodeEntry.Kind.JAR, jar));
             // a library is its own bytes: the jar Maven resolved, whatever the executable jar around it
             for (int i = 1; i <= 2; i++) {
                 CodeEntry library = code.entries().get(i);
@@ -150,10 +159,20 @@ class ExecutableJarSnapshotTest {
                 assertThat(library.digest()).isEqualTo(Sha256.of(original));
                 assertThat(library.size()).isEqualTo(Files.size(original));
             }
-            assertThat(zipNames(code.entries().get(0).blob())).containsExactly("META-INF/", "META-INF/app.properties",
-                    "META-INF/services/", "META-INF/services/com.acme.Plugin", "application.yml", "com/", "com/acme/",
-                    "com/acme/ClassPathProbe.class", "com/acme/Embedder.class", "com/acme/Orders$Order.class",
-                    "com/acme/Orders.class", "static/");
+            assertThat(zipNames(code.entries().get(0).blob()))
+                    .containsExactly(
+                            "META-INF/",
+                            "META-INF/app.properties",
+                            "META-INF/services/",
+                            "META-INF/services/com.acme.Plugin",
+                            "application.yml",
+                            "com/",
+                            "com/acme/",
+                            "com/acme/ClassPathProbe.class",
+                            "com/acme/Embedder.class",
+                            "com/acme/Orders$Order.class",
+                            "com/acme/Orders.class",
+                            "static/");
         }
     }
 
@@ -162,10 +181,12 @@ class ExecutableJarSnapshotTest {
         Path classes = classes();
         Path jar = executableJar(classes, "app.jar", Instant.now());
         try (CodeSnapshot fromJar = CodeSnapshot.of(List.of(jar));
-             CodeSnapshot exploded = CodeSnapshot.of(List.of(classes, SLF4J, OPENTEST4J))) {
+                CodeSnapshot exploded = CodeSnapshot.of(List.of(classes, SLF4J, OPENTEST4J))) {
             // java -jar app.jar and a run from target/classes (mvn spring-boot:run) share the blobs and the version
-            assertThat(fromJar.entries().get(0).digest()).isEqualTo(exploded.entries().get(0).digest());
-            assertThat(fromJar.entries().get(0).blob()).hasSameBinaryContentAs(exploded.entries().get(0).blob());
+            assertThat(fromJar.entries().get(0).digest())
+                    .isEqualTo(exploded.entries().get(0).digest());
+            assertThat(fromJar.entries().get(0).blob())
+                    .hasSameBinaryContentAs(exploded.entries().get(0).blob());
             assertThat(fromJar.manifest()).isEqualTo(exploded.manifest());
             assertThat(fromJar.digest()).isEqualTo(exploded.digest());
         }
@@ -177,8 +198,9 @@ class ExecutableJarSnapshotTest {
         Path jar = executableJar(classes, "app.jar", Instant.parse("2026-01-02T03:04:05Z"));
         Path later = executableJar(classes, "later.jar", Instant.parse("2026-06-07T08:09:10Z"));
         assertThat(Files.readAllBytes(later)).isNotEqualTo(Files.readAllBytes(jar));
-        try (CodeSnapshot first = CodeSnapshot.of(List.of(jar)); CodeSnapshot again = CodeSnapshot.of(List.of(jar));
-             CodeSnapshot rebuilt = CodeSnapshot.of(List.of(later))) {
+        try (CodeSnapshot first = CodeSnapshot.of(List.of(jar));
+                CodeSnapshot again = CodeSnapshot.of(List.of(jar));
+                CodeSnapshot rebuilt = CodeSnapshot.of(List.of(later))) {
             assertThat(again.digest()).isEqualTo(first.digest());
             assertThat(again.manifest()).isEqualTo(first.manifest());
             assertThat(rebuilt.digest()).isEqualTo(first.digest());
@@ -186,35 +208,52 @@ class ExecutableJarSnapshotTest {
     }
 
     @Test
-    void aJvmStartedWithTheExpandedClassPathLoadsWhatTheLauncherGaveTheApplicationWithoutTheLauncher() throws Exception {
+    void aJvmStartedWithTheExpandedClassPathLoadsWhatTheLauncherGaveTheApplicationWithoutTheLauncher()
+            throws Exception {
         Path jar = executableJar(classes(), "app.jar", Instant.now());
-        String[] probes = {"com.acme.Orders", Logger.class.getName(), AssertionFailedError.class.getName(),
-            "META-INF/app.properties", "META-INF/services/com.acme.Plugin", "/application.yml",
-            "org.springframework.boot.loader.launch.JarLauncher"};
+        String[] probes = {
+            "com.acme.Orders",
+            Logger.class.getName(),
+            AssertionFailedError.class.getName(),
+            "META-INF/app.properties",
+            "META-INF/services/com.acme.Plugin",
+            "/application.yml",
+            "org.springframework.boot.loader.launch.JarLauncher"
+        };
 
         // as the application sees its class path under Boot's launcher: java -jar app.jar
         Map<String, String> launched = probe(List.of("-jar", jar.toString()), probes);
         assertThat(launched.get("com.acme.Orders")).contains("app.jar").contains("BOOT-INF/classes");
         assertThat(launched.get(Logger.class.getName())).contains("BOOT-INF/lib/" + SLF4J.getFileName());
-        assertThat(launched.get("META-INF/app.properties")).as("seen at the jar's root").endsWith("app.jar!/META-INF/app.properties");
-        assertThat(launched.get("/application.yml")).contains("BOOT-INF/classes").endsWith("application.yml");
-        assertThat(launched.get("org.springframework.boot.loader.launch.JarLauncher")).isNotEqualTo("missing");
+        assertThat(launched.get("META-INF/app.properties"))
+                .as("seen at the jar's root")
+                .endsWith("app.jar!/META-INF/app.properties");
+        assertThat(launched.get("/application.yml"))
+                .contains("BOOT-INF/classes")
+                .endsWith("application.yml");
+        assertThat(launched.get("org.springframework.boot.loader.launch.JarLauncher"))
+                .isNotEqualTo("missing");
 
         // as a worker sees it: the snapshot uploaded, materialised by the server's own code, on a plain class path
         try (CodeSnapshot code = CodeSnapshot.of(List.of(jar))) {
             Path snapshot = materialise(code);
-            List<String> classPath = Stream.of("000-classes.zip", "001-" + SLF4J.getFileName(),
-                    "002-" + OPENTEST4J.getFileName()).map(name -> snapshot.resolve(name).toString()).toList();
+            List<String> classPath = Stream.of(
+                            "000-classes.zip", "001-" + SLF4J.getFileName(), "002-" + OPENTEST4J.getFileName())
+                    .map(name -> snapshot.resolve(name).toString())
+                    .toList();
             Map<String, String> worker = probe(List.of("-cp", String.join(File.pathSeparator, classPath)), probes);
             String classesUrl = url(snapshot.resolve("000-classes.zip"));
             assertThat(worker.get("com.acme.Orders")).isEqualTo(classesUrl);
-            assertThat(worker.get(Logger.class.getName())).isEqualTo(url(snapshot.resolve("001-" + SLF4J.getFileName())));
+            assertThat(worker.get(Logger.class.getName()))
+                    .isEqualTo(url(snapshot.resolve("001-" + SLF4J.getFileName())));
             assertThat(worker.get(AssertionFailedError.class.getName()))
                     .isEqualTo(url(snapshot.resolve("002-" + OPENTEST4J.getFileName())));
             assertThat(worker.get("META-INF/app.properties")).isEqualTo(classesUrl + "META-INF/app.properties");
-            assertThat(worker.get("META-INF/services/com.acme.Plugin")).isEqualTo(classesUrl + "META-INF/services/com.acme.Plugin");
+            assertThat(worker.get("META-INF/services/com.acme.Plugin"))
+                    .isEqualTo(classesUrl + "META-INF/services/com.acme.Plugin");
             assertThat(worker.get("/application.yml")).isEqualTo(classesUrl + "application.yml");
-            assertThat(worker.get("org.springframework.boot.loader.launch.JarLauncher")).isEqualTo("missing");
+            assertThat(worker.get("org.springframework.boot.loader.launch.JarLauncher"))
+                    .isEqualTo("missing");
         }
     }
 
@@ -246,15 +285,19 @@ class ExecutableJarSnapshotTest {
         libraries.put(OPENTEST4J, LibraryScope.PROVIDED);
         Path war = repackage(plain, dir.resolve("app.war"), new Layouts.War(), libraries);
         try (JarFile file = new JarFile(war.toFile())) {
-            assertThat(file.getEntry("WEB-INF/lib-provided/" + OPENTEST4J.getFileName())).isNotNull();
+            assertThat(file.getEntry("WEB-INF/lib-provided/" + OPENTEST4J.getFileName()))
+                    .isNotNull();
         }
 
         try (CodeSnapshot code = CodeSnapshot.of(List.of(war));
-             CodeSnapshot exploded = CodeSnapshot.of(List.of(classes, SLF4J, OPENTEST4J))) {
-            assertThat(code.entries()).extracting(CodeEntry::name).containsExactly("000-classes.zip",
-                    "001-" + SLF4J.getFileName(), "002-" + OPENTEST4J.getFileName());
+                CodeSnapshot exploded = CodeSnapshot.of(List.of(classes, SLF4J, OPENTEST4J))) {
+            assertThat(code.entries())
+                    .extracting(CodeEntry::name)
+                    .containsExactly(
+                            "000-classes.zip", "001-" + SLF4J.getFileName(), "002-" + OPENTEST4J.getFileName());
             // the root's web content and META-INF are not on the class path
-            assertThat(code.entries().get(0).digest()).isEqualTo(exploded.entries().get(0).digest());
+            assertThat(code.entries().get(0).digest())
+                    .isEqualTo(exploded.entries().get(0).digest());
             assertThat(code.digest()).isEqualTo(exploded.digest());
         }
     }
@@ -287,8 +330,9 @@ class ExecutableJarSnapshotTest {
             }
         }
         try (CodeSnapshot code = CodeSnapshot.of(List.of(jar))) {
-            assertThat(code.entries()).extracting(CodeEntry::name).containsExactly("000-classes.zip", "001-c.jar",
-                    "002-d.jar", "003-a.jar", "004-b.jar");
+            assertThat(code.entries())
+                    .extracting(CodeEntry::name)
+                    .containsExactly("000-classes.zip", "001-c.jar", "002-d.jar", "003-a.jar", "004-b.jar");
             assertThat(code.entries().get(3).blob()).hasContent("a.jar");
         }
     }
@@ -297,8 +341,9 @@ class ExecutableJarSnapshotTest {
     void aFileThatIsNoZipAndAJarWithoutBootsManifestAreUploadedAsTheyAre() throws Exception {
         Path notAZip = Files.writeString(dir.resolve("notes.txt"), "not a zip");
         try (CodeSnapshot code = CodeSnapshot.of(List.of(notAZip, SLF4J))) {
-            assertThat(code.entries()).extracting(CodeEntry::name, CodeEntry::blob).containsExactly(
-                    tuple("000-notes.txt", notAZip), tuple("001-" + SLF4J.getFileName(), SLF4J));
+            assertThat(code.entries())
+                    .extracting(CodeEntry::name, CodeEntry::blob)
+                    .containsExactly(tuple("000-notes.txt", notAZip), tuple("001-" + SLF4J.getFileName(), SLF4J));
         }
     }
 
@@ -316,8 +361,10 @@ class ExecutableJarSnapshotTest {
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(process.exitValue()).as(output).isZero();
         Map<String, String> found = new LinkedHashMap<>();
-        output.lines().filter(line -> line.contains("=")).forEach(line ->
-                found.put(line.substring(0, line.indexOf('=')), line.substring(line.indexOf('=') + 1)));
+        output.lines()
+                .filter(line -> line.contains("="))
+                .forEach(
+                        line -> found.put(line.substring(0, line.indexOf('=')), line.substring(line.indexOf('=') + 1)));
         assertThat(found.keySet()).as(output).containsExactly(names);
         return found;
     }
@@ -326,7 +373,10 @@ class ExecutableJarSnapshotTest {
     private Path materialise(CodeSnapshot code) throws Exception {
         BlobStore store = new BlobStore(Files.createDirectories(dir.resolve("server/blobs")));
         String name = "blobs-" + UUID.randomUUID();
-        Server server = InProcessServerBuilder.forName(name).addService(new BlobServiceV1(store)).build().start();
+        Server server = InProcessServerBuilder.forName(name)
+                .addService(new BlobServiceV1(store))
+                .build()
+                .start();
         ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
         try {
             new CodeUploader(channel).upload(code);
@@ -342,9 +392,12 @@ class ExecutableJarSnapshotTest {
     }
 
     private static List<String> classPathIndex(Path jar) throws IOException {
-        try (JarFile file = new JarFile(jar.toFile()); InputStream in = file.getInputStream(file.getEntry("BOOT-INF/classpath.idx"))) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
-                    .map(line -> line.substring(3, line.length() - 1)).toList();
+        try (JarFile file = new JarFile(jar.toFile());
+                InputStream in = file.getInputStream(file.getEntry("BOOT-INF/classpath.idx"))) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                    .lines()
+                    .map(line -> line.substring(3, line.length() - 1))
+                    .toList();
         }
     }
 
@@ -382,7 +435,8 @@ class ExecutableJarSnapshotTest {
 
     private static Path jarOf(Class<?> type) {
         try {
-            return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return Path.of(
+                    type.getProtectionDomain().getCodeSource().getLocation().toURI());
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }

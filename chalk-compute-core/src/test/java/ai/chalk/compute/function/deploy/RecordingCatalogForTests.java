@@ -56,7 +56,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * in a real {@link BlobStore}, one version per ensure request, traffic switching, and calls forwarded to a real
  * {@code FunctionWorker} over its Unix socket, relaying the worker's status and trailers and adding {@code chalk-call-id}.
  */
-public final class RecordingCatalogForTests extends ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceImplBase {
+public final class RecordingCatalogForTests
+        extends ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceImplBase {
 
     /** Every ensure request received, in order. */
     public final List<CreateExternalFunctionVersionRequest> ensures = new CopyOnWriteArrayList<>();
@@ -82,77 +83,107 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
     }
 
     @Override
-    public void createExternalFunctionVersion(CreateExternalFunctionVersionRequest request,
-                                              StreamObserver<CreateExternalFunctionVersionResponse> out) {
+    public void createExternalFunctionVersion(
+            CreateExternalFunctionVersionRequest request, StreamObserver<CreateExternalFunctionVersionResponse> out) {
         ensures.add(request);
         String code = request.getConfig().getOptionsOrDefault("chalk_compute.code", "");
         if (blobs.size(BlobDigest.parse("code", code)).isEmpty()) {
             // as the real catalog answers (its test checks the same shape): the details say why, the text is for people
             out.onError(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
-                    .setCode(Code.FAILED_PRECONDITION_VALUE).setMessage("missing code blobs: " + code)
-                    .addDetails(Any.pack(ErrorInfo.newBuilder().setDomain("chalk_compute.blob.v1")
-                            .setReason(BlobErrorReason.MISSING_CODE_BLOBS.name()).build()))
-                    .addDetails(Any.pack(PreconditionFailure.newBuilder().addViolations(PreconditionFailure.Violation
-                            .newBuilder().setType("CODE_BLOB").setSubject(code)).build()))
+                    .setCode(Code.FAILED_PRECONDITION_VALUE)
+                    .setMessage("missing code blobs: " + code)
+                    .addDetails(Any.pack(ErrorInfo.newBuilder()
+                            .setDomain("chalk_compute.blob.v1")
+                            .setReason(BlobErrorReason.MISSING_CODE_BLOBS.name())
+                            .build()))
+                    .addDetails(Any.pack(PreconditionFailure.newBuilder()
+                            .addViolations(PreconditionFailure.Violation.newBuilder()
+                                    .setType("CODE_BLOB")
+                                    .setSubject(code))
+                            .build()))
                     .build()));
             return;
         }
         String functionId = "fn-" + request.getFunctionName();
-        int number = (int) versions.stream().filter(v -> v.getFunctionId().equals(functionId)).count() + 1;
-        ExternalFunctionVersion version = ExternalFunctionVersion.newBuilder().setId("efv-" + request.getFunctionName()
-                        + "-" + number).setFunctionId(functionId).setFunctionName(request.getFunctionName())
-                .setVersion(number).setScalingGroupName(request.getFunctionName())
-                .setScalingGroupRevisionId("sgr-" + number).setCreatedAt(Timestamp.newBuilder().setSeconds(1_000 + number))
-                .setInputArrowSchema(request.getInputArrowSchema()).setOutputArrowSchema(request.getOutputArrowSchema())
-                .setConfig(request.getConfig()).build();
+        int number = (int) versions.stream()
+                        .filter(v -> v.getFunctionId().equals(functionId))
+                        .count()
+                + 1;
+        ExternalFunctionVersion version = ExternalFunctionVersion.newBuilder()
+                .setId("efv-" + request.getFunctionName() + "-" + number)
+                .setFunctionId(functionId)
+                .setFunctionName(request.getFunctionName())
+                .setVersion(number)
+                .setScalingGroupName(request.getFunctionName())
+                .setScalingGroupRevisionId("sgr-" + number)
+                .setCreatedAt(Timestamp.newBuilder().setSeconds(1_000 + number))
+                .setInputArrowSchema(request.getInputArrowSchema())
+                .setOutputArrowSchema(request.getOutputArrowSchema())
+                .setConfig(request.getConfig())
+                .build();
         versions.add(version);
         current.put(functionId, version.getId());
-        out.onNext(CreateExternalFunctionVersionResponse.newBuilder().setExternalFunctionVersion(version).build());
+        out.onNext(CreateExternalFunctionVersionResponse.newBuilder()
+                .setExternalFunctionVersion(version)
+                .build());
         out.onCompleted();
     }
 
     @Override
-    public void getExternalFunction(GetExternalFunctionRequest request, StreamObserver<GetExternalFunctionResponse> out) {
+    public void getExternalFunction(
+            GetExternalFunctionRequest request, StreamObserver<GetExternalFunctionResponse> out) {
         String id = request.hasFunctionId() ? request.getFunctionId() : "fn-" + request.getFunctionName();
         String currentId = current.get(id);
         if (currentId == null) {
             out.onError(Status.NOT_FOUND.withDescription("function " + id).asRuntimeException());
             return;
         }
-        out.onNext(GetExternalFunctionResponse.newBuilder().setExternalFunction(ExternalFunction.newBuilder().setId(id)
-                .setName(id.substring(3)).setCurrentVersion(version(currentId))).build());
+        out.onNext(GetExternalFunctionResponse.newBuilder()
+                .setExternalFunction(ExternalFunction.newBuilder()
+                        .setId(id)
+                        .setName(id.substring(3))
+                        .setCurrentVersion(version(currentId)))
+                .build());
         out.onCompleted();
     }
 
     @Override
-    public void getExternalFunctionVersion(GetExternalFunctionVersionRequest request,
-                                           StreamObserver<GetExternalFunctionVersionResponse> out) {
-        out.onNext(GetExternalFunctionVersionResponse.newBuilder().setExternalFunctionVersion(version(request.getId())).build());
+    public void getExternalFunctionVersion(
+            GetExternalFunctionVersionRequest request, StreamObserver<GetExternalFunctionVersionResponse> out) {
+        out.onNext(GetExternalFunctionVersionResponse.newBuilder()
+                .setExternalFunctionVersion(version(request.getId()))
+                .build());
         out.onCompleted();
     }
 
     @Override
-    public void listExternalFunctionVersions(ListExternalFunctionVersionsRequest request,
-                                             StreamObserver<ListExternalFunctionVersionsResponse> out) {
+    public void listExternalFunctionVersions(
+            ListExternalFunctionVersionsRequest request, StreamObserver<ListExternalFunctionVersionsResponse> out) {
         var response = ListExternalFunctionVersionsResponse.newBuilder();
         List<ExternalFunctionVersion> newestFirst = new ArrayList<>(versions);
         java.util.Collections.reverse(newestFirst);
-        newestFirst.stream().filter(v -> v.getFunctionId().equals(request.getFunctionId()))
-                .forEach(v -> response.addEntries(ListExternalFunctionVersionsEntry.newBuilder().setExternalFunctionVersion(v)));
+        newestFirst.stream()
+                .filter(v -> v.getFunctionId().equals(request.getFunctionId()))
+                .forEach(v -> response.addEntries(
+                        ListExternalFunctionVersionsEntry.newBuilder().setExternalFunctionVersion(v)));
         out.onNext(response.build());
         out.onCompleted();
     }
 
     @Override
-    public void updateExternalFunction(UpdateExternalFunctionRequest request, StreamObserver<UpdateExternalFunctionResponse> out) {
+    public void updateExternalFunction(
+            UpdateExternalFunctionRequest request, StreamObserver<UpdateExternalFunctionResponse> out) {
         updates.add(request);
-        current.put(request.getExternalFunctionId(), request.getTraffic().getTargets(0).getExternalFunctionVersionId());
+        current.put(
+                request.getExternalFunctionId(),
+                request.getTraffic().getTargets(0).getExternalFunctionVersionId());
         out.onNext(UpdateExternalFunctionResponse.getDefaultInstance());
         out.onCompleted();
     }
 
     @Override
-    public void deleteExternalFunction(DeleteExternalFunctionRequest request, StreamObserver<DeleteExternalFunctionResponse> out) {
+    public void deleteExternalFunction(
+            DeleteExternalFunctionRequest request, StreamObserver<DeleteExternalFunctionResponse> out) {
         deletes.add(request);
         current.remove("fn-" + request.getFunctionName());
         out.onNext(DeleteExternalFunctionResponse.getDefaultInstance());
@@ -160,7 +191,8 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
     }
 
     @Override
-    public void callExternalFunction(CallExternalFunctionRequest request, StreamObserver<CallExternalFunctionResponse> out) {
+    public void callExternalFunction(
+            CallExternalFunctionRequest request, StreamObserver<CallExternalFunctionResponse> out) {
         try {
             callOrQueue(request, out);
         } catch (Exception e) {
@@ -173,18 +205,27 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
         String callId = "call-" + calls.incrementAndGet();
         if (request.hasEnqueueRemoteCallRequest()) {
             var enqueue = request.getEnqueueRemoteCallRequest();
-            CallFunctionRequest call = CallFunctionRequest.newBuilder().setName(enqueue.getName())
-                    .setFeatherStream(enqueue.getArgs().getFeatherBytes()).build();
+            CallFunctionRequest call = CallFunctionRequest.newBuilder()
+                    .setName(enqueue.getName())
+                    .setFeatherStream(enqueue.getArgs().getFeatherBytes())
+                    .build();
             // a queued call outlives the request that queued it
-            queued.put(callId, io.grpc.Context.current().fork().wrap(() -> forward(call)).call());
-            out.onNext(CallExternalFunctionResponse.newBuilder().setEnqueueRemoteCallResponse(
-                    EnqueueRemoteCallResponse.newBuilder().setCallId(callId)).build());
+            queued.put(
+                    callId,
+                    io.grpc.Context.current().fork().wrap(() -> forward(call)).call());
+            out.onNext(CallExternalFunctionResponse.newBuilder()
+                    .setEnqueueRemoteCallResponse(
+                            EnqueueRemoteCallResponse.newBuilder().setCallId(callId))
+                    .build());
             out.onCompleted();
             return;
         }
         try {
-            CallFunctionResponse response = forward(request.getRemoteCallRequest()).get(60, TimeUnit.SECONDS);
-            out.onNext(CallExternalFunctionResponse.newBuilder().setRemoteCallResponse(response).build());
+            CallFunctionResponse response =
+                    forward(request.getRemoteCallRequest()).get(60, TimeUnit.SECONDS);
+            out.onNext(CallExternalFunctionResponse.newBuilder()
+                    .setRemoteCallResponse(response)
+                    .build());
             out.onCompleted();
         } catch (java.util.concurrent.ExecutionException e) {
             Metadata trailers = new Metadata();
@@ -212,13 +253,16 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
                 Metadata trailers = Status.trailersFromThrowable(failure);
                 var error = trailers == null ? null : trailers.get(RemoteExecutionException.ERROR_TRAILER);
                 if (error == null) {
-                    out.onError(Status.INTERNAL.withDescription("call failed without chalk-error-bin: " + failure
-                            + " trailers " + trailers).asRuntimeException());
+                    out.onError(Status.INTERNAL
+                            .withDescription(
+                                    "call failed without chalk-error-bin: " + failure + " trailers " + trailers)
+                            .asRuntimeException());
                     return;
                 }
                 response.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_FAILED).addErrors(error);
             } else {
-                response.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED).addResults(call.join());
+                response.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED)
+                        .addResults(call.join());
             }
             out.onNext(response.build());
             out.onCompleted();
@@ -227,29 +271,34 @@ public final class RecordingCatalogForTests extends ExternalFunctionCatalogServi
 
     private CompletableFuture<CallFunctionResponse> forward(CallFunctionRequest request) {
         CompletableFuture<CallFunctionResponse> done = new CompletableFuture<>();
-        StreamObserver<CallFunctionRequest> in = RemoteCallServiceGrpc.newStub(worker).callFunction(new StreamObserver<>() {
-            @Override
-            public void onNext(CallFunctionResponse value) {
-                done.complete(value);
-            }
+        StreamObserver<CallFunctionRequest> in = RemoteCallServiceGrpc.newStub(worker)
+                .callFunction(new StreamObserver<>() {
+                    @Override
+                    public void onNext(CallFunctionResponse value) {
+                        done.complete(value);
+                    }
 
-            @Override
-            public void onError(Throwable t) {
-                done.completeExceptionally(t);
-            }
+                    @Override
+                    public void onError(Throwable t) {
+                        done.completeExceptionally(t);
+                    }
 
-            @Override
-            public void onCompleted() {
-                done.completeExceptionally(Status.INTERNAL.withDescription("no response").asRuntimeException());
-            }
-        });
+                    @Override
+                    public void onCompleted() {
+                        done.completeExceptionally(
+                                Status.INTERNAL.withDescription("no response").asRuntimeException());
+                    }
+                });
         in.onNext(request);
         in.onCompleted();
         return done;
     }
 
     private ExternalFunctionVersion version(String id) {
-        return versions.stream().filter(v -> v.getId().equals(id)).findFirst()
-                .orElseThrow(() -> Status.NOT_FOUND.withDescription("version " + id).asRuntimeException());
+        return versions.stream()
+                .filter(v -> v.getId().equals(id))
+                .findFirst()
+                .orElseThrow(
+                        () -> Status.NOT_FOUND.withDescription("version " + id).asRuntimeException());
     }
 }

@@ -23,8 +23,8 @@ class VersionRequestsTest {
         registry.register(Orders.class);
         FunctionDefinition search = registry.get("search_orders").definition();
 
-        CreateExternalFunctionVersionRequest request = VersionRequests.build(search, List.of(search), "sha256:abc",
-                WorkerMode.PLAIN, "eclipse-temurin:17-jre", Optional.empty());
+        CreateExternalFunctionVersionRequest request = VersionRequests.build(
+                search, List.of(search), "sha256:abc", WorkerMode.PLAIN, "eclipse-temurin:17-jre", Optional.empty());
 
         assertThat(request.getFunctionName()).isEqualTo("search_orders");
         assertThat(request.getInputArrowSchema()).isEqualTo(SchemaProtos.toProto(search.inputSchema()));
@@ -34,18 +34,20 @@ class VersionRequestsTest {
         assertThat(container.getEnvVarsMap()).isEqualTo(Map.of("MODE", "fast", "EMPTY", ""));
         assertThat(container.getResources().getCpu()).isEqualTo("2");
         assertThat(container.getResources().getMemory()).isEqualTo("4Gi");
-        assertThat(container.getSecretRefsList()).singleElement()
+        assertThat(container.getSecretRefsList())
+                .singleElement()
                 .satisfies(ref -> assertThat(ref.getSecretName()).isEqualTo("OPENAI_API_KEY"));
         var scaling = request.getSpec().getScalingSpec();
         assertThat(scaling.getMinReplicas()).isZero();
         assertThat(scaling.getMaxReplicas()).isEqualTo(3);
         assertThat(scaling.getShutdownDelaySeconds()).isEqualTo(60);
         var config = request.getConfig();
-        assertThat(config.getOptionsMap()).containsExactlyInAnyOrderEntriesOf(Map.of(
-                "chalk_compute.code", "sha256:abc",
-                "chalk_compute.functions", "search_orders=com.acme.Orders#search",
-                "chalk_compute.worker", "plain",
-                "chalk_compute.timeout", "PT5M"));
+        assertThat(config.getOptionsMap())
+                .containsExactlyInAnyOrderEntriesOf(Map.of(
+                        "chalk_compute.code", "sha256:abc",
+                        "chalk_compute.functions", "search_orders=com.acme.Orders#search",
+                        "chalk_compute.worker", "plain",
+                        "chalk_compute.timeout", "PT5M"));
         assertThat(config.getRetryPolicy().getMaxRetries()).isEqualTo(2);
         assertThat(config.getConcurrency().getMaxConcurrent()).isEqualTo(8);
     }
@@ -55,16 +57,18 @@ class VersionRequestsTest {
         registry.register(Orders.class);
         FunctionDefinition add = registry.get("add").definition();
 
-        var request = VersionRequests.build(add, List.of(add), "sha256:abc", WorkerMode.spring(Orders.class), "",
-                Optional.of("nonce-1"));
+        var request = VersionRequests.build(
+                add, List.of(add), "sha256:abc", WorkerMode.spring(Orders.class), "", Optional.of("nonce-1"));
 
         assertThat(request.getSpec().getContainerSpec().getImage()).isEmpty();
         assertThat(request.getSpec().getContainerSpec().hasResources()).isFalse();
         assertThat(request.getSpec().getScalingSpec().getMaxReplicas()).isEqualTo(1);
         assertThat(request.getConfig().hasRetryPolicy()).isFalse();
         assertThat(request.getConfig().hasConcurrency()).isFalse();
-        assertThat(request.getConfig().getOptionsMap()).containsEntry("chalk_compute.worker", "spring:com.acme.Orders")
-                .containsEntry("chalk_compute.force", "nonce-1").doesNotContainKey("chalk_compute.timeout");
+        assertThat(request.getConfig().getOptionsMap())
+                .containsEntry("chalk_compute.worker", "spring:com.acme.Orders")
+                .containsEntry("chalk_compute.force", "nonce-1")
+                .doesNotContainKey("chalk_compute.timeout");
     }
 
     @Test
@@ -74,10 +78,13 @@ class VersionRequestsTest {
 
         var request = VersionRequests.build(embed, methods, "sha256:abc", WorkerMode.PLAIN, "", Optional.empty());
 
-        assertThat(request.getConfig().getOptionsMap()).containsEntry("chalk_compute.functions",
-                "Embedder.calls=com.acme.Embedder#calls,Embedder.embed=com.acme.Embedder#embed,"
-                        + "Embedder.similarity=com.acme.Embedder#similarity");
-        assertThat(request.getSpec().getContainerSpec().getResources().getMemory()).isEqualTo("8Gi");
+        assertThat(request.getConfig().getOptionsMap())
+                .containsEntry(
+                        "chalk_compute.functions",
+                        "Embedder.calls=com.acme.Embedder#calls,Embedder.embed=com.acme.Embedder#embed,"
+                                + "Embedder.similarity=com.acme.Embedder#similarity");
+        assertThat(request.getSpec().getContainerSpec().getResources().getMemory())
+                .isEqualTo("8Gi");
         assertThat(request.getSpec().getScalingSpec().getMinReplicas()).isEqualTo(1);
         assertThat(request.getConfig().getRetryPolicy().getMaxRetries()).isEqualTo(1);
     }

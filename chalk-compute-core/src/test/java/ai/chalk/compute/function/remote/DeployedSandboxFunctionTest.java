@@ -31,25 +31,34 @@ class DeployedSandboxFunctionTest {
 
     @Test
     void aFunctionCreatesASandboxThroughItsServerAndTheCallerUsesIt() throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).build().start();
-             SandboxClient client = SandboxClient.connect("127.0.0.1:" + server.port().orElseThrow());
-             CodeSnapshot code = CodeSnapshot.ofClassPath()) {
+        try (ComputeServer server = ComputeServer.builder()
+                        .dataDir(dataDir)
+                        .port(0)
+                        .auth(Authentication.Mode.NONE)
+                        .build()
+                        .start();
+                SandboxClient client =
+                        SandboxClient.connect("127.0.0.1:" + server.port().orElseThrow());
+                CodeSnapshot code = CodeSnapshot.ofClassPath()) {
             FunctionRegistry registry = new FunctionRegistry();
             registry.register(new Agents(client)); // the deploying side's instance; the worker makes its own
             for (String name : List.of("provisionAgent", "run")) {
                 client.functions().deploy(registry.get(name).definition(), code, WorkerMode.PLAIN, false);
             }
 
-            Sandbox sandbox = (Sandbox) RemoteFunction.fromName(client, "provisionAgent").call();
+            Sandbox sandbox =
+                    (Sandbox) RemoteFunction.fromName(client, "provisionAgent").call();
             try {
                 SandboxInfo info = sandbox.info();
                 assertThat(info.isRunning()).isTrue();
                 assertThat(sandbox.exec("ls", "-d", "/tmp/workspace").stdoutText())
-                        .as("the function's own exec in it left its mark").isEqualTo("/tmp/workspace\n");
+                        .as("the function's own exec in it left its mark")
+                        .isEqualTo("/tmp/workspace\n");
                 assertThat(client.list().stream().map(SandboxInfo::id)).contains(sandbox.id());
 
                 Object echoed = RemoteFunction.fromName(client, "run").call(sandbox, "hello from the caller");
-                assertThat(echoed).as("a sandbox argument reaches the worker as a handle it can use")
+                assertThat(echoed)
+                        .as("a sandbox argument reaches the worker as a handle it can use")
                         .isEqualTo("hello from the caller");
             } finally {
                 sandbox.terminate();

@@ -34,18 +34,27 @@ final class DeployedTally implements AutoCloseable {
     final CodeSnapshot code;
 
     DeployedTally(Path dataDir) throws Exception {
-        server = ComputeServer.builder().dataDir(dataDir).port(0).auth(Authentication.Mode.NONE).build().start();
+        server = ComputeServer.builder()
+                .dataDir(dataDir)
+                .port(0)
+                .auth(Authentication.Mode.NONE)
+                .build()
+                .start();
         ClientInterceptor counter = new ClientInterceptor() {
             @Override
-            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-                if (method.getFullMethodName().equals(BlobServiceGrpc.getUploadBlobMethod().getFullMethodName())) {
+            public <Q, R> ClientCall<Q, R> interceptCall(
+                    MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+                if (method.getFullMethodName()
+                        .equals(BlobServiceGrpc.getUploadBlobMethod().getFullMethodName())) {
                     uploads.incrementAndGet();
                 }
                 return next.newCall(method, options);
             }
         };
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow()).usePlaintext()
-                .intercept(counter).build();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow())
+                .usePlaintext()
+                .intercept(counter)
+                .build();
         client = SandboxClient.forChannel(channel);
         registry.register(Tally.class);
         code = CodeSnapshot.ofClassPath();

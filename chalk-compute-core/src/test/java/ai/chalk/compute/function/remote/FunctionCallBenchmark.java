@@ -55,9 +55,11 @@ class FunctionCallBenchmark {
             rate(16, call, 2 * WINDOW_SECONDS);
             measure(SEQUENTIAL, () -> time(call));
 
-            System.out.printf("machine: %d cores, load average %.2f; function sum on %d replicas%n",
+            System.out.printf(
+                    "machine: %d cores, load average %.2f; function sum on %d replicas%n",
                     Runtime.getRuntime().availableProcessors(),
-                    ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), replicas(tally));
+                    ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                    replicas(tally));
             long[] bare = measure(SEQUENTIAL, () -> time(healthCheck));
             long[] calls = measure(SEQUENTIAL, () -> time(call));
             report("bare health check (baseline)", bare, bare);
@@ -66,18 +68,28 @@ class FunctionCallBenchmark {
             for (int callers : List.of(1, 4, 16)) {
                 Rate healthRate = rate(callers, healthCheck, WINDOW_SECONDS);
                 Rate callRate = rate(callers, call, WINDOW_SECONDS);
-                System.out.printf("throughput, %2d concurrent callers: %,8.0f calls/s (health checks %,8.0f/s, ratio %.2f);"
+                System.out.printf(
+                        "throughput, %2d concurrent callers: %,8.0f calls/s (health checks %,8.0f/s, ratio %.2f);"
                                 + " CPU per call %4.0f µs, %3.0f of them in workers (health check %3.0f µs)%n",
-                        callers, callRate.perSecond(), healthRate.perSecond(), callRate.perSecond() / healthRate.perSecond(),
-                        callRate.cpuMicrosPerCall(), callRate.workerCpuMicrosPerCall(), healthRate.cpuMicrosPerCall());
+                        callers,
+                        callRate.perSecond(),
+                        healthRate.perSecond(),
+                        callRate.perSecond() / healthRate.perSecond(),
+                        callRate.cpuMicrosPerCall(),
+                        callRate.workerCpuMicrosPerCall(),
+                        healthRate.cpuMicrosPerCall());
             }
         }
     }
 
     private static int replicas(DeployedTally tally) {
-        return ExternalFunctionCatalogServiceGrpc.newBlockingStub(tally.channel).getExternalFunction(
-                GetExternalFunctionRequest.newBuilder().setFunctionName("sum").setIncludeScalingGroup(true).build())
-                .getScalingGroup().getReadyReplicas();
+        return ExternalFunctionCatalogServiceGrpc.newBlockingStub(tally.channel)
+                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                        .setFunctionName("sum")
+                        .setIncludeScalingGroup(true)
+                        .build())
+                .getScalingGroup()
+                .getReadyReplicas();
     }
 
     private static long time(Runnable r) {
@@ -106,8 +118,7 @@ class FunctionCallBenchmark {
      * Calls per second, and CPU time per call of this JVM (client and server) and its descendants (the workers), on
      * a machine whose other load this cannot see.
      */
-    private record Rate(double perSecond, double cpuMicrosPerCall, double workerCpuMicrosPerCall) {
-    }
+    private record Rate(double perSecond, double cpuMicrosPerCall, double workerCpuMicrosPerCall) {}
 
     /** Calls per second over {@code seconds} with {@code callers} threads calling back to back. */
     private static Rate rate(int callers, Runnable call, long seconds) throws Exception {
@@ -141,7 +152,10 @@ class FunctionCallBenchmark {
     /** CPU time (user and system) of this process and of its descendants, from {@code /proc} (0 where there is none). */
     private static long[] cpuNanos() {
         long self = cpuNanos(ProcessHandle.current().pid());
-        long children = ProcessHandle.current().descendants().mapToLong(p -> cpuNanos(p.pid())).sum();
+        long children = ProcessHandle.current()
+                .descendants()
+                .mapToLong(p -> cpuNanos(p.pid()))
+                .sum();
         return new long[] {self, children};
     }
 

@@ -35,7 +35,9 @@ class RemoteFunctionServerTest {
             assertThat(sum.callAsync(20L, 22L).get(60, TimeUnit.SECONDS)).isEqualTo(42L);
 
             FunctionVersion again = tally.deploy("sum");
-            assertThat(again.id()).as("unchanged code, image and configuration reuse the version").isEqualTo(first.id());
+            assertThat(again.id())
+                    .as("unchanged code, image and configuration reuse the version")
+                    .isEqualTo(first.id());
             assertThat(tally.uploads.get()).as("nothing uploaded on reuse").isEqualTo(uploadsAfterFirst);
 
             tally.deploy("explode");
@@ -46,7 +48,9 @@ class RemoteFunctionServerTest {
                         assertThat(e.remoteTraceback()).contains("com.acme.Tally.explode");
                         assertThat(e.callId()).isPresent();
                     });
-            assertThat(sum.call(1L, 2L)).as("the server and the other function keep serving").isEqualTo(3L);
+            assertThat(sum.call(1L, 2L))
+                    .as("the server and the other function keep serving")
+                    .isEqualTo(3L);
         }
     }
 }

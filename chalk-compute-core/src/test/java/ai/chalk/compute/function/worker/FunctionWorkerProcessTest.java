@@ -62,9 +62,19 @@ class FunctionWorkerProcessTest {
         local.register(Embedder.class);
         socket = dir.resolve("worker.sock");
         log = dir.resolve("worker.log");
-        worker = startJvm(Map.of("CHALK_WORKER_SOCKET", socket.toString(), "CHALK_WORKER_FUNCTIONS", FUNCTIONS,
-                "CHALK_WORKER", "plain", "CHALK_WORKER_ID", "w-1"), log);
-        channel = Grpc.newChannelBuilder("unix:" + socket, InsecureChannelCredentials.create()).build();
+        worker = startJvm(
+                Map.of(
+                        "CHALK_WORKER_SOCKET",
+                        socket.toString(),
+                        "CHALK_WORKER_FUNCTIONS",
+                        FUNCTIONS,
+                        "CHALK_WORKER",
+                        "plain",
+                        "CHALK_WORKER_ID",
+                        "w-1"),
+                log);
+        channel = Grpc.newChannelBuilder("unix:" + socket, InsecureChannelCredentials.create())
+                .build();
         awaitServing(channel, worker, log);
     }
 
@@ -72,10 +82,14 @@ class FunctionWorkerProcessTest {
     static void awaitServing(ManagedChannel channel, Process process, Path output) throws Exception {
         HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
         try {
-            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
-                    .until(() -> process.isAlive() && health.withDeadlineAfter(2, TimeUnit.SECONDS)
-                            .check(HealthCheckRequest.getDefaultInstance()).getStatus()
-                            == HealthCheckResponse.ServingStatus.SERVING);
+            await().atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(100))
+                    .ignoreExceptions()
+                    .until(() -> process.isAlive()
+                            && health.withDeadlineAfter(2, TimeUnit.SECONDS)
+                                            .check(HealthCheckRequest.getDefaultInstance())
+                                            .getStatus()
+                                    == HealthCheckResponse.ServingStatus.SERVING);
         } catch (org.awaitility.core.ConditionTimeoutException e) {
             throw new AssertionError("the worker never served; its output:\n" + Files.readString(output), e);
         }
@@ -93,8 +107,8 @@ class FunctionWorkerProcessTest {
 
     static Process startJvm(Map<String, String> env, Path output) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx128m", "-cp", System.getProperty("java.class.path"),
-                FunctionWorker.class.getName());
+        ProcessBuilder builder = new ProcessBuilder(
+                java, "-Xmx128m", "-cp", System.getProperty("java.class.path"), FunctionWorker.class.getName());
         builder.environment().putAll(env);
         builder.redirectErrorStream(true).redirectOutput(output.toFile());
         return builder.start();
@@ -103,8 +117,8 @@ class FunctionWorkerProcessTest {
     @Test
     void callsReturnTheFunctionsResultOneRowPerCall() throws Exception {
         FunctionPayloads add = local.get("add").payloads();
-        List<CallFunctionResponse> responses = exchange(List.of(request("add",
-                add.encodeBatch(List.of(new Object[] {2, 3}, new Object[] {10, -4}, new Object[] {0, 0})))));
+        List<CallFunctionResponse> responses = exchange(List.of(request(
+                "add", add.encodeBatch(List.of(new Object[] {2, 3}, new Object[] {10, -4}, new Object[] {0, 0})))));
 
         assertThat(responses).hasSize(1);
         assertThat(add.decodeResults(responses.get(0).getFeatherStream().toByteArray(), DecodeContext.empty()))
@@ -123,11 +137,16 @@ class FunctionWorkerProcessTest {
                 request("add", add.encodeCall(40, 2))));
 
         assertThat(responses).hasSize(4);
-        assertThat(add.decodeResult(bytes(responses.get(0)), DecodeContext.empty())).isEqualTo(2);
-        assertThat(search.decodeResult(bytes(responses.get(1)), DecodeContext.empty())).isEqualTo(List.of(
-                new Orders.Order("sku-0", 0, List.of("FREE", "eu")), new Orders.Order("sku-1", 1, List.of("FREE", "eu"))));
-        assertThat(embed.decodeResult(bytes(responses.get(2)), DecodeContext.empty())).isEqualTo(List.of(11f, 2f));
-        assertThat(add.decodeResult(bytes(responses.get(3)), DecodeContext.empty())).isEqualTo(42);
+        assertThat(add.decodeResult(bytes(responses.get(0)), DecodeContext.empty()))
+                .isEqualTo(2);
+        assertThat(search.decodeResult(bytes(responses.get(1)), DecodeContext.empty()))
+                .isEqualTo(List.of(
+                        new Orders.Order("sku-0", 0, List.of("FREE", "eu")),
+                        new Orders.Order("sku-1", 1, List.of("FREE", "eu"))));
+        assertThat(embed.decodeResult(bytes(responses.get(2)), DecodeContext.empty()))
+                .isEqualTo(List.of(11f, 2f));
+        assertThat(add.decodeResult(bytes(responses.get(3)), DecodeContext.empty()))
+                .isEqualTo(42);
     }
 
     @Test
@@ -146,9 +165,12 @@ class FunctionWorkerProcessTest {
         assertThat(error.getException().getMessage()).isEqualTo("card declined");
         assertThat(error.getException().getStacktrace())
                 .startsWith("java.lang.IllegalStateException: card declined\n\tat com.acme.Orders.fail(Orders.java:")
-                .doesNotContain("reflect").doesNotContain("ai.chalk.compute").doesNotContain("io.grpc");
+                .doesNotContain("reflect")
+                .doesNotContain("ai.chalk.compute")
+                .doesNotContain("io.grpc");
         assertThat(error.getException().getInternalStacktrace())
-                .contains("at com.acme.Orders.fail(").contains("ai.chalk.compute.function.RegisteredFunction");
+                .contains("at com.acme.Orders.fail(")
+                .contains("ai.chalk.compute.function.RegisteredFunction");
 
         ChalkComputeException decoded = RemoteExecutionException.fromCall(e);
         assertThat(decoded).isInstanceOfSatisfying(RemoteExecutionException.class, r -> {
@@ -158,8 +180,8 @@ class FunctionWorkerProcessTest {
             assertThat(r.remoteTraceback()).isEqualTo(error.getException().getStacktrace());
             assertThat(r.internalTraceback()).isEqualTo(error.getException().getInternalStacktrace());
             assertThat(r.callId()).isEmpty(); // the worker adds none; the server does
-            assertThat(r.getMessage()).contains("remote java.lang.IllegalStateException: card declined",
-                    "at com.acme.Orders.fail(");
+            assertThat(r.getMessage())
+                    .contains("remote java.lang.IllegalStateException: card declined", "at com.acme.Orders.fail(");
         });
     }
 
@@ -168,19 +190,25 @@ class FunctionWorkerProcessTest {
         FunctionPayloads add = local.get("add").payloads();
         FunctionPayloads fail = local.get("fail").payloads();
         List<CallFunctionResponse> received = new ArrayList<>();
-        Throwable thrown = catchCause(() -> exchange(List.of(request("add", add.encodeCall(1, 2)),
-                request("fail", fail.encodeCall("second")), request("add", add.encodeCall(3, 4))), received));
+        Throwable thrown = catchCause(() -> exchange(
+                List.of(
+                        request("add", add.encodeCall(1, 2)),
+                        request("fail", fail.encodeCall("second")),
+                        request("add", add.encodeCall(3, 4))),
+                received));
 
         assertThat(Status.fromThrowable(thrown).getCode()).isEqualTo(Status.Code.UNKNOWN);
         assertThat(received).hasSize(1);
-        assertThat(add.decodeResult(bytes(received.get(0)), DecodeContext.empty())).isEqualTo(3);
+        assertThat(add.decodeResult(bytes(received.get(0)), DecodeContext.empty()))
+                .isEqualTo(3);
     }
 
     @Test
     void anUnknownFunctionOrAMalformedPayloadIsNotAUserFailure() {
         Throwable unknown = catchCause(() -> exchange(List.of(request("nope", new byte[0]))));
         assertThat(Status.fromThrowable(unknown).getCode()).isEqualTo(Status.Code.NOT_FOUND);
-        assertThat(Status.fromThrowable(unknown).getDescription()).contains("no function 'nope'", "add", "Embedder.embed");
+        assertThat(Status.fromThrowable(unknown).getDescription())
+                .contains("no function 'nope'", "add", "Embedder.embed");
         assertThat(RemoteExecutionException.fromCall(unknown)).isNotInstanceOf(RemoteExecutionException.class);
 
         Throwable malformed = catchCause(() -> exchange(List.of(request("add", new byte[] {1, 2, 3}))));
@@ -190,14 +218,22 @@ class FunctionWorkerProcessTest {
     @Test
     void sigtermStopsTheWorkerCleanlyAndRemovesItsSocket() throws Exception {
         Path otherSocket = dir.resolve("other.sock");
-        Process other = startJvm(Map.of("CHALK_WORKER_SOCKET", otherSocket.toString(),
-                "CHALK_WORKER_FUNCTIONS", "add=com.acme.Orders#add"), dir.resolve("other.log"));
-        ManagedChannel otherChannel = Grpc.newChannelBuilder("unix:" + otherSocket, InsecureChannelCredentials.create()).build();
+        Process other = startJvm(
+                Map.of(
+                        "CHALK_WORKER_SOCKET",
+                        otherSocket.toString(),
+                        "CHALK_WORKER_FUNCTIONS",
+                        "add=com.acme.Orders#add"),
+                dir.resolve("other.log"));
+        ManagedChannel otherChannel = Grpc.newChannelBuilder("unix:" + otherSocket, InsecureChannelCredentials.create())
+                .build();
         try {
             awaitServing(otherChannel, other, dir.resolve("other.log"));
             other.destroy(); // SIGTERM
             assertThat(other.waitFor(30, TimeUnit.SECONDS)).isTrue();
-            assertThat(other.exitValue()).as(Files.readString(dir.resolve("other.log"))).isZero();
+            assertThat(other.exitValue())
+                    .as(Files.readString(dir.resolve("other.log")))
+                    .isZero();
             assertThat(otherSocket).doesNotExist();
         } finally {
             otherChannel.shutdownNow();
@@ -208,18 +244,32 @@ class FunctionWorkerProcessTest {
     @Test
     void aWorkerThatCannotLoadItsFunctionsExitsWithTheReason() throws Exception {
         Path out = dir.resolve("spring.log");
-        Process spring = startJvm(Map.of("CHALK_WORKER_SOCKET", dir.resolve("s.sock").toString(),
-                "CHALK_WORKER_FUNCTIONS", "add=com.acme.Orders#add", "CHALK_WORKER", "spring:com.acme.App"), out);
+        Process spring = startJvm(
+                Map.of(
+                        "CHALK_WORKER_SOCKET",
+                        dir.resolve("s.sock").toString(),
+                        "CHALK_WORKER_FUNCTIONS",
+                        "add=com.acme.Orders#add",
+                        "CHALK_WORKER",
+                        "spring:com.acme.App"),
+                out);
         assertThat(spring.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(spring.exitValue()).isEqualTo(1);
-        assertThat(Files.readString(out)).contains("CHALK_WORKER=spring:com.acme.App needs the Chalk Compute Spring Boot starter");
+        assertThat(Files.readString(out))
+                .contains("CHALK_WORKER=spring:com.acme.App needs the Chalk Compute Spring Boot starter");
 
         Path wrong = dir.resolve("wrong.log");
-        Process misnamed = startJvm(Map.of("CHALK_WORKER_SOCKET", dir.resolve("w.sock").toString(),
-                "CHALK_WORKER_FUNCTIONS", "plus=com.acme.Orders#add"), wrong);
+        Process misnamed = startJvm(
+                Map.of(
+                        "CHALK_WORKER_SOCKET",
+                        dir.resolve("w.sock").toString(),
+                        "CHALK_WORKER_FUNCTIONS",
+                        "plus=com.acme.Orders#add"),
+                wrong);
         assertThat(misnamed.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(misnamed.exitValue()).isEqualTo(1);
-        assertThat(Files.readString(wrong)).contains("plus=com.acme.Orders#add: com.acme.Orders registers no function named 'plus'");
+        assertThat(Files.readString(wrong))
+                .contains("plus=com.acme.Orders#add: com.acme.Orders registers no function named 'plus'");
     }
 
     private static byte[] bytes(CallFunctionResponse response) {
@@ -227,7 +277,10 @@ class FunctionWorkerProcessTest {
     }
 
     private static CallFunctionRequest request(String name, byte[] payload) {
-        return CallFunctionRequest.newBuilder().setName(name).setFeatherStream(ByteString.copyFrom(payload)).build();
+        return CallFunctionRequest.newBuilder()
+                .setName(name)
+                .setFeatherStream(ByteString.copyFrom(payload))
+                .build();
     }
 
     private List<CallFunctionResponse> exchange(List<CallFunctionRequest> requests) throws Exception {
@@ -244,11 +297,12 @@ class FunctionWorkerProcessTest {
      * Sends every request on one {@code CallFunction} stream to a worker, collecting responses into {@code received};
      * completes with them when the worker ends the stream.
      */
-    static CompletableFuture<List<CallFunctionResponse>> send(Channel channel, List<CallFunctionRequest> requests,
-                                                              List<CallFunctionResponse> received) {
+    static CompletableFuture<List<CallFunctionResponse>> send(
+            Channel channel, List<CallFunctionRequest> requests, List<CallFunctionResponse> received) {
         CompletableFuture<List<CallFunctionResponse>> done = new CompletableFuture<>();
         StreamObserver<CallFunctionRequest> out = RemoteCallServiceGrpc.newStub(channel)
-                .withDeadlineAfter(30, TimeUnit.SECONDS).callFunction(new StreamObserver<>() {
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .callFunction(new StreamObserver<>() {
                     @Override
                     public void onNext(CallFunctionResponse value) {
                         received.add(value);

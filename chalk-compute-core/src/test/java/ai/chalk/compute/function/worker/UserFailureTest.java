@@ -22,7 +22,8 @@ class UserFailureTest {
         int base64 = Base64.getEncoder().encodeToString(error.toByteArray()).length();
         int description = status.getStatus().getDescription().length();
         assertThat(base64 + description).as("trailer and grpc-message").isLessThan(DEFAULT_MAX_METADATA_BYTES - 1024);
-        assertThat(error.getException().getStacktrace()).startsWith("java.lang.IllegalStateException: wrapped\n")
+        assertThat(error.getException().getStacktrace())
+                .startsWith("java.lang.IllegalStateException: wrapped\n")
                 .containsPattern("\t… \\d+ more lines\n$");
         assertThat(error.getException().getInternalStacktrace()).contains("more lines");
         assertThat(error.getException().getMessage()).isEqualTo("wrapped");

@@ -33,21 +33,28 @@ class WorkerConcurrencyTest {
 
     @Test
     void theWorkerRunsAtMostItsLimitOfCallsAtOnce() throws Exception {
-        WorkerSettings settings = WorkerSettings.fromEnv(Map.of(WorkerSettings.SOCKET, dir.resolve("w.sock").toString(),
-                WorkerSettings.FUNCTIONS, "nap=com.acme.Naps#nap", WorkerSettings.MAX_CONCURRENT, "1"));
+        WorkerSettings settings = WorkerSettings.fromEnv(Map.of(
+                WorkerSettings.SOCKET,
+                dir.resolve("w.sock").toString(),
+                WorkerSettings.FUNCTIONS,
+                "nap=com.acme.Naps#nap",
+                WorkerSettings.MAX_CONCURRENT,
+                "1"));
         assertThat(settings.maxConcurrent()).isEqualTo(1);
         FunctionRegistry registry = new FunctionRegistry();
         registry.register(Naps.class);
         FunctionPayloads nap = registry.get("nap").payloads();
         try (FunctionWorker worker = FunctionWorker.start(settings)) {
-            ManagedChannel channel = Grpc.newChannelBuilder("unix:" + settings.socket(),
-                    InsecureChannelCredentials.create()).build();
+            ManagedChannel channel = Grpc.newChannelBuilder(
+                            "unix:" + settings.socket(), InsecureChannelCredentials.create())
+                    .build();
             try {
                 List<CompletableFuture<CallFunctionResponse>> calls = IntStream.range(0, 3)
-                        .mapToObj(i -> call(channel, nap.encodeCall(200L))).toList();
+                        .mapToObj(i -> call(channel, nap.encodeCall(200L)))
+                        .toList();
                 for (CompletableFuture<CallFunctionResponse> c : calls) {
-                    Object most = nap.decodeResult(c.get(30, TimeUnit.SECONDS).getFeatherStream().toByteArray(),
-                            DecodeContext.empty());
+                    Object most = nap.decodeResult(
+                            c.get(30, TimeUnit.SECONDS).getFeatherStream().toByteArray(), DecodeContext.empty());
                     assertThat(most).as("calls running at once, at the most").isEqualTo(1);
                 }
             } finally {
@@ -57,7 +64,13 @@ class WorkerConcurrencyTest {
     }
 
     private static CompletableFuture<CallFunctionResponse> call(ManagedChannel channel, byte[] payload) {
-        return FunctionWorkerProcessTest.send(channel, List.of(CallFunctionRequest.newBuilder().setName("nap")
-                .setFeatherStream(ByteString.copyFrom(payload)).build()), new ArrayList<>()).thenApply(r -> r.get(0));
+        return FunctionWorkerProcessTest.send(
+                        channel,
+                        List.of(CallFunctionRequest.newBuilder()
+                                .setName("nap")
+                                .setFeatherStream(ByteString.copyFrom(payload))
+                                .build()),
+                        new ArrayList<>())
+                .thenApply(r -> r.get(0));
     }
 }

@@ -12,13 +12,19 @@ class WorkerModesTest {
 
     @Test
     void settingsComeFromTheEnvironment() {
-        WorkerSettings settings = WorkerSettings.fromEnv(Map.of("CHALK_WORKER_SOCKET", "/chalk/run/worker.sock",
-                "CHALK_WORKER_FUNCTIONS", "add=com.acme.Orders#add, Embedder.embed=com.acme.Embedder#embed",
-                "CHALK_WORKER_ID", "w-3"));
+        WorkerSettings settings = WorkerSettings.fromEnv(Map.of(
+                "CHALK_WORKER_SOCKET",
+                "/chalk/run/worker.sock",
+                "CHALK_WORKER_FUNCTIONS",
+                "add=com.acme.Orders#add, Embedder.embed=com.acme.Embedder#embed",
+                "CHALK_WORKER_ID",
+                "w-3"));
 
         assertThat(settings.socket()).isEqualTo(Path.of("/chalk/run/worker.sock"));
-        assertThat(settings.functions()).containsExactly(new FunctionBinding("add", "com.acme.Orders", "add"),
-                new FunctionBinding("Embedder.embed", "com.acme.Embedder", "embed"));
+        assertThat(settings.functions())
+                .containsExactly(
+                        new FunctionBinding("add", "com.acme.Orders", "add"),
+                        new FunctionBinding("Embedder.embed", "com.acme.Embedder", "embed"));
         assertThat(settings.mode()).isEqualTo("plain");
         assertThat(settings.workerId()).isEqualTo("w-3");
         assertThat(settings.functions().get(1)).hasToString("Embedder.embed=com.acme.Embedder#embed");
@@ -30,7 +36,8 @@ class WorkerModesTest {
                 .hasMessageContaining("CHALK_WORKER_SOCKET is not set");
         assertThatThrownBy(() -> WorkerSettings.fromEnv(Map.of("CHALK_WORKER_SOCKET", "/s")))
                 .hasMessageContaining("CHALK_WORKER_FUNCTIONS: no functions given");
-        assertThatThrownBy(() -> WorkerSettings.fromEnv(Map.of("CHALK_WORKER_SOCKET", "/s", "CHALK_WORKER_FUNCTIONS", "add=Orders")))
+        assertThatThrownBy(() -> WorkerSettings.fromEnv(
+                        Map.of("CHALK_WORKER_SOCKET", "/s", "CHALK_WORKER_FUNCTIONS", "add=Orders")))
                 .hasMessageContaining("'add=Orders' is not name=fully.qualified.Class#method");
     }
 
@@ -39,8 +46,13 @@ class WorkerModesTest {
         assertThat(FunctionWorker.loaderFor("plain", null)).isInstanceOf(PlainWorkerFunctions.class);
         WorkerFunctions custom = FunctionWorker.loaderFor("test:orders", null);
         assertThat(custom).isInstanceOf(EchoWorkerFunctions.class);
-        FunctionRegistry registry = custom.load(WorkerSettings.fromEnv(Map.of("CHALK_WORKER_SOCKET", "/s",
-                "CHALK_WORKER_FUNCTIONS", "greet=com.acme.Orders#greet", "CHALK_WORKER", "test:orders")));
+        FunctionRegistry registry = custom.load(WorkerSettings.fromEnv(Map.of(
+                "CHALK_WORKER_SOCKET",
+                "/s",
+                "CHALK_WORKER_FUNCTIONS",
+                "greet=com.acme.Orders#greet",
+                "CHALK_WORKER",
+                "test:orders")));
         assertThat(registry.get("greet").invoke("Ada")).isEqualTo("Bonjour, Ada");
 
         assertThatThrownBy(() -> FunctionWorker.loaderFor("spring:com.acme.App", null))

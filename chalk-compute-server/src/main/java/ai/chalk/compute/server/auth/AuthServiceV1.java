@@ -37,6 +37,7 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
     static final Duration LONGEST_ACCESS = Duration.ofHours(24);
     /** Identity tokens are for one exchange with a third party. */
     static final Duration IDENTITY_LIFETIME = Duration.ofMinutes(10);
+
     private static final Context.Key<SocketAddress> PEER = Context.key("chalk-auth-peer");
 
     private final ClientCredentials credentials;
@@ -45,8 +46,12 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
     private final ScheduledExecutorService timers;
     private final Supplier<Optional<String>> grpcUrl;
 
-    AuthServiceV1(ClientCredentials credentials, Tokens tokens, FailedAttempts failures,
-                  ScheduledExecutorService timers, Supplier<Optional<String>> grpcUrl) {
+    AuthServiceV1(
+            ClientCredentials credentials,
+            Tokens tokens,
+            FailedAttempts failures,
+            ScheduledExecutorService timers,
+            Supplier<Optional<String>> grpcUrl) {
         this.credentials = credentials;
         this.tokens = tokens;
         this.failures = failures;
@@ -58,8 +63,8 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
     ServerServiceDefinition definition() {
         return ServerInterceptors.intercept(this, new ServerInterceptor() {
             @Override
-            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                                                                ServerCallHandler<Q, R> next) {
+            public <Q, R> ServerCall.Listener<Q> interceptCall(
+                    ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
                 SocketAddress peer = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
                 Context context = Context.current().withValue(PEER, peer);
                 return Contexts.interceptCall(context, call, headers, next);
@@ -71,20 +76,23 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
     public void getToken(GetTokenRequest request, StreamObserver<GetTokenResponse> response) {
         String grant = request.getGrantType();
         if (!grant.isEmpty() && !grant.equals("client_credentials")) {
-            response.onError(Status.INVALID_ARGUMENT.withDescription("grant_type \"" + grant + "\" is not supported:"
-                    + " this server exchanges client credentials (grant_type client_credentials)").asRuntimeException());
+            response.onError(Status.INVALID_ARGUMENT
+                    .withDescription("grant_type \"" + grant + "\" is not supported:"
+                            + " this server exchanges client credentials (grant_type client_credentials)")
+                    .asRuntimeException());
             return;
         }
         SocketAddress peer = PEER.get();
         Duration delay = failures.delay(peer);
-        Optional<ClientCredentials.Credential> credential = credentials.check(request.getClientId(),
-                request.getClientSecret());
+        Optional<ClientCredentials.Credential> credential =
+                credentials.check(request.getClientId(), request.getClientSecret());
         Runnable answer;
         if (credential.isEmpty()) {
             failures.failed(peer);
-            answer = () -> response.onError(Status.UNAUTHENTICATED.withDescription("the client id or secret is not"
-                    + " valid, or the credential was revoked: check CHALK_CLIENT_ID and CHALK_CLIENT_SECRET (or"
-                    + " ~/.chalk.yml), or make a credential with `chalk-compute-server credentials create`")
+            answer = () -> response.onError(Status.UNAUTHENTICATED
+                    .withDescription("the client id or secret is not"
+                            + " valid, or the credential was revoked: check CHALK_CLIENT_ID and CHALK_CLIENT_SECRET (or"
+                            + " ~/.chalk.yml), or make a credential with `chalk-compute-server credentials create`")
                     .asRuntimeException());
         } else {
             GetTokenResponse token = issue(credential.get(), request);
@@ -103,7 +111,8 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
     private GetTokenResponse issue(ClientCredentials.Credential credential, GetTokenRequest request) {
         Duration lifetime = ACCESS_LIFETIME;
         if (request.hasExpiresAt()) {
-            Duration asked = Duration.ofSeconds(request.getExpiresAt().getSeconds(), request.getExpiresAt().getNanos());
+            Duration asked = Duration.ofSeconds(
+                    request.getExpiresAt().getSeconds(), request.getExpiresAt().getNanos());
             if (!asked.isNegative() && !asked.isZero()) {
                 lifetime = asked.compareTo(LONGEST_ACCESS) > 0 ? LONGEST_ACCESS : asked;
             }
@@ -123,18 +132,22 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
     }
 
     @Override
-    public void getWorkloadIdentityToken(GetWorkloadIdentityTokenRequest request,
-                                         StreamObserver<GetWorkloadIdentityTokenResponse> response) {
+    public void getWorkloadIdentityToken(
+            GetWorkloadIdentityTokenRequest request, StreamObserver<GetWorkloadIdentityTokenResponse> response) {
         Caller caller = Caller.current();
         if (caller.kind() == Caller.Kind.UNAUTHENTICATED) {
-            response.onError(Status.UNAUTHENTICATED.withDescription("an identity token is minted for a caller that"
-                    + " proved who it is: call with an access token").asRuntimeException());
+            response.onError(Status.UNAUTHENTICATED
+                    .withDescription("an identity token is minted for a caller that"
+                            + " proved who it is: call with an access token")
+                    .asRuntimeException());
             return;
         }
         String audience = request.getAudience().strip();
         if (audience.isEmpty() || audience.length() > 1000) {
-            response.onError(Status.INVALID_ARGUMENT.withDescription("audience must name who the token is for, e.g."
-                    + " sts.amazonaws.com or https://vault.example.com (1 to 1000 characters)").asRuntimeException());
+            response.onError(Status.INVALID_ARGUMENT
+                    .withDescription("audience must name who the token is for, e.g."
+                            + " sts.amazonaws.com or https://vault.example.com (1 to 1000 characters)")
+                    .asRuntimeException());
             return;
         }
         Tokens.Issued issued = tokens.identity(caller, audience, IDENTITY_LIFETIME);
@@ -148,6 +161,9 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
     }
 
     private static Timestamp timestamp(Instant t) {
-        return Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano()).build();
+        return Timestamp.newBuilder()
+                .setSeconds(t.getEpochSecond())
+                .setNanos(t.getNano())
+                .build();
     }
 }

@@ -43,8 +43,14 @@ public final class Authentication {
     private final WorkloadTokens workloads;
     private volatile Optional<String> grpcUrl = Optional.empty();
 
-    private Authentication(Mode mode, Path dataDir, SigningKeys keys, ClientCredentials credentials, Clock clock,
-                           ScheduledExecutorService timers) throws IOException {
+    private Authentication(
+            Mode mode,
+            Path dataDir,
+            SigningKeys keys,
+            ClientCredentials credentials,
+            Clock clock,
+            ScheduledExecutorService timers)
+            throws IOException {
         this.mode = mode;
         this.dataDir = dataDir;
         this.keys = keys;
@@ -63,8 +69,8 @@ public final class Authentication {
     public static Authentication open(Mode mode, Path dataDir, Clock clock, ScheduledExecutorService timers)
             throws IOException {
         Path dir = PrivateFiles.directory(dataDir.resolve("auth"));
-        SigningKeys keys = new SigningKeys(dir.resolve("signing-keys.json"), KEY_ROTATION,
-                AuthServiceV1.LONGEST_ACCESS, clock);
+        SigningKeys keys =
+                new SigningKeys(dir.resolve("signing-keys.json"), KEY_ROTATION, AuthServiceV1.LONGEST_ACCESS, clock);
         return new Authentication(mode, dataDir, keys, new ClientCredentials(dir, clock), clock, timers);
     }
 
@@ -93,10 +99,13 @@ public final class Authentication {
         if (mode == Mode.NONE) {
             return new TrustedCallers(Caller.Kind.UNAUTHENTICATED);
         }
-        return new BearerTokens(tokens, credentials::active, "exchange your client credentials"
-                + " for one with AuthService/GetToken (the SDK does this when CHALK_CLIENT_ID and CHALK_CLIENT_SECRET"
-                + " are set, or from ~/.chalk.yml); the server's first credential is in "
-                + dataDir.resolve(CREDENTIALS_FILE));
+        return new BearerTokens(
+                tokens,
+                credentials::active,
+                "exchange your client credentials"
+                        + " for one with AuthService/GetToken (the SDK does this when CHALK_CLIENT_ID and CHALK_CLIENT_SECRET"
+                        + " are set, or from ~/.chalk.yml); the server's first credential is in "
+                        + dataDir.resolve(CREDENTIALS_FILE));
     }
 
     /**
@@ -104,8 +113,11 @@ public final class Authentication {
      * gave it, whatever the server's mode (the socket is reachable from every replica of every environment).
      */
     public ServerInterceptor workloadCallers() {
-        return new BearerTokens(tokens, credentials::active, "deployed code reads its token from"
-                + " the file CHALK_WEB_IDENTITY_TOKEN_FILE names (the SDK does this by itself)");
+        return new BearerTokens(
+                tokens,
+                credentials::active,
+                "deployed code reads its token from"
+                        + " the file CHALK_WEB_IDENTITY_TOKEN_FILE names (the SDK does this by itself)");
     }
 
     /** {@code chalk.server.v1.AuthService}. */
@@ -120,11 +132,17 @@ public final class Authentication {
     public void publish(HttpPort http, Optional<String> grpcUrl) {
         this.grpcUrl = grpcUrl;
         tokens.issuer(http.url());
-        http.document("/.well-known/jwks.json", "application/json", () -> keys.publicKeys().toString());
-        http.document("/.well-known/openid-configuration", "application/json", () -> "{\"issuer\":\""
-                + http.url() + "\",\"jwks_uri\":\"" + http.url() + "/.well-known/jwks.json\","
-                + "\"id_token_signing_alg_values_supported\":[\"ES256\"],\"response_types_supported\":[\"id_token\"],"
-                + "\"subject_types_supported\":[\"public\"]}");
+        http.document(
+                "/.well-known/jwks.json",
+                "application/json",
+                () -> keys.publicKeys().toString());
+        http.document(
+                "/.well-known/openid-configuration",
+                "application/json",
+                () -> "{\"issuer\":\""
+                        + http.url() + "\",\"jwks_uri\":\"" + http.url() + "/.well-known/jwks.json\","
+                        + "\"id_token_signing_alg_values_supported\":[\"ES256\"],\"response_types_supported\":[\"id_token\"],"
+                        + "\"subject_types_supported\":[\"public\"]}");
     }
 
     /**
@@ -139,9 +157,12 @@ public final class Authentication {
         ClientCredentials.Created admin = credentials.create("admin", Caller.DEFAULT_ENVIRONMENT);
         Path file = dataDir.resolve(CREDENTIALS_FILE);
         PrivateFiles.write(file, ChalkYmlEntry.render(admin, grpcUrl.orElse("")));
-        log.info("Made the first client credential ({}, environment {}) and wrote it to {}: copy it to ~/.chalk.yml,"
-                + " or point CHALK_CLIENT_ID and CHALK_CLIENT_SECRET at its values", admin.credential().id(),
-                Caller.DEFAULT_ENVIRONMENT, file);
+        log.info(
+                "Made the first client credential ({}, environment {}) and wrote it to {}: copy it to ~/.chalk.yml,"
+                        + " or point CHALK_CLIENT_ID and CHALK_CLIENT_SECRET at its values",
+                admin.credential().id(),
+                Caller.DEFAULT_ENVIRONMENT,
+                file);
     }
 
     /** Whether the first credential's file is there (it is only written once). */

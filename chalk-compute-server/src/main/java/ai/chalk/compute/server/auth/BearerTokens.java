@@ -19,10 +19,11 @@ import java.util.function.Predicate;
  */
 public final class BearerTokens implements ServerInterceptor {
 
-    static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+    static final Metadata.Key<String> AUTHORIZATION =
+            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
     /** Methods anyone may call: how a token is got, and whether the server is up. */
-    private static final Set<String> OPEN = Set.of("chalk.server.v1.AuthService/GetToken", "grpc.health.v1.Health/Check",
-            "grpc.health.v1.Health/Watch");
+    private static final Set<String> OPEN = Set.of(
+            "chalk.server.v1.AuthService/GetToken", "grpc.health.v1.Health/Check", "grpc.health.v1.Health/Watch");
 
     private final Tokens tokens;
     private final Predicate<String> activeClient;
@@ -39,8 +40,8 @@ public final class BearerTokens implements ServerInterceptor {
     }
 
     @Override
-    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                                                        ServerCallHandler<Q, R> next) {
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         if (OPEN.contains(call.getMethodDescriptor().getFullMethodName())) {
             Caller anonymous = new Caller(Caller.DEFAULT_ENVIRONMENT, "anonymous", Caller.Kind.UNAUTHENTICATED);
             return Contexts.interceptCall(Context.current().withValue(Caller.KEY, anonymous), call, headers, next);
@@ -49,26 +50,29 @@ public final class BearerTokens implements ServerInterceptor {
         Tokens.Claims claims;
         try {
             if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() == 7) {
-                throw new AuthException("this server requires an access token (authorization: Bearer <token>); "
-                        + howToGetOne);
+                throw new AuthException(
+                        "this server requires an access token (authorization: Bearer <token>); " + howToGetOne);
             }
             claims = tokens.verify(header.substring(7).strip());
-            if (claims.clientId().isPresent() && !activeClient.test(claims.clientId().get())) {
+            if (claims.clientId().isPresent()
+                    && !activeClient.test(claims.clientId().get())) {
                 throw new AuthException("the credential " + claims.clientId().get() + " that got this token was"
                         + " revoked; use another one");
             }
         } catch (AuthException e) {
             // not slowed down like wrong secrets (AuthService): a token cannot be guessed, only stolen or expired
             call.close(Status.UNAUTHENTICATED.withDescription(e.getMessage()), new Metadata());
-            return new ServerCall.Listener<>() { };
+            return new ServerCall.Listener<>() {};
         }
         String named = headers.get(TrustedCallers.ENVIRONMENT_HEADER);
         Caller caller = claims.caller();
         if (named != null && !named.isBlank() && !named.strip().equals(caller.environment())) {
-            call.close(Status.PERMISSION_DENIED.withDescription("this token acts in environment "
-                    + caller.environment() + ", and x-chalk-env-id names " + named.strip()
-                    + ": use a credential of that environment"), new Metadata());
-            return new ServerCall.Listener<>() { };
+            call.close(
+                    Status.PERMISSION_DENIED.withDescription("this token acts in environment "
+                            + caller.environment() + ", and x-chalk-env-id names " + named.strip()
+                            + ": use a credential of that environment"),
+                    new Metadata());
+            return new ServerCall.Listener<>() {};
         }
         return Contexts.interceptCall(Context.current().withValue(Caller.KEY, caller), call, headers, next);
     }

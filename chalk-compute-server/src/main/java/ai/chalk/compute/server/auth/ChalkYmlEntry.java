@@ -7,24 +7,34 @@ package ai.chalk.compute.server.auth;
  */
 final class ChalkYmlEntry {
 
-    private ChalkYmlEntry() {
-    }
+    private ChalkYmlEntry() {}
 
     /** The file's text; {@code apiServer} is where tokens are exchanged (this server's gRPC URL), blank if unknown. */
     static String render(ClientCredentials.Created created, String apiServer) {
         ClientCredentials.Credential c = created.credential();
         StringBuilder yml = new StringBuilder()
-                .append("# Client credential ").append(c.id()).append(" of a Chalk Compute server: ")
+                .append("# Client credential ")
+                .append(c.id())
+                .append(" of a Chalk Compute server: ")
                 .append("copy to ~/.chalk.yml, or export CHALK_CLIENT_ID and CHALK_CLIENT_SECRET.\n")
                 .append("tokens:\n")
                 .append("  default:\n")
-                .append("    name: ").append(quoted(c.name())).append('\n')
-                .append("    clientId: ").append(quoted(c.id())).append('\n')
-                .append("    clientSecret: ").append(quoted(created.secret())).append('\n');
+                .append("    name: ")
+                .append(quoted(c.name()))
+                .append('\n')
+                .append("    clientId: ")
+                .append(quoted(c.id()))
+                .append('\n')
+                .append("    clientSecret: ")
+                .append(quoted(created.secret()))
+                .append('\n');
         if (!apiServer.isBlank()) {
             yml.append("    apiServer: ").append(quoted(apiServer)).append('\n');
         }
-        return yml.append("    activeEnvironment: ").append(quoted(c.environment())).append('\n').toString();
+        return yml.append("    activeEnvironment: ")
+                .append(quoted(c.environment()))
+                .append('\n')
+                .toString();
     }
 
     /** A YAML double-quoted scalar; ids, names and secrets are printable, but a name may hold a colon. */

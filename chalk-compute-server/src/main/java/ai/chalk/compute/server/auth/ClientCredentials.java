@@ -36,6 +36,7 @@ public final class ClientCredentials {
     static final String ID_PREFIX = "client-";
     /** Client secrets start with this. */
     static final String SECRET_PREFIX = "secret-";
+
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -46,17 +47,16 @@ public final class ClientCredentials {
     private FileTime cachedAt = FileTime.fromMillis(-1);
 
     /** One credential as the file holds it. */
-    record Stored(String id, String name, String environment, String salt, String hash, String createdAt,
-                  String revokedAt) {
-    }
+    record Stored(
+            String id, String name, String environment, String salt, String hash, String createdAt, String revokedAt) {}
 
     /**
      * A credential as {@code list} shows it: no secret, not even hashed.
      *
      * @param revokedAt when it was revoked, if it was
      */
-    public record Credential(String id, String name, String environment, Instant createdAt,
-                             Optional<Instant> revokedAt) {
+    public record Credential(
+            String id, String name, String environment, Instant createdAt, Optional<Instant> revokedAt) {
 
         /** Whether it may still get tokens. */
         public boolean active() {
@@ -97,7 +97,13 @@ public final class ClientCredentials {
         String id = ID_PREFIX + random(12);
         String secret = SECRET_PREFIX + random(32);
         String salt = random(16);
-        Stored stored = new Stored(id, name.strip(), environment, salt, hash(salt, secret), clock.instant().toString(),
+        Stored stored = new Stored(
+                id,
+                name.strip(),
+                environment,
+                salt,
+                hash(salt, secret),
+                clock.instant().toString(),
                 null);
         update(all -> all.add(stored));
         return new Created(toCredential(stored), secret);
@@ -119,8 +125,16 @@ public final class ClientCredentials {
             for (int i = 0; i < all.size(); i++) {
                 Stored s = all.get(i);
                 if (s.id().equals(id) && s.revokedAt() == null) {
-                    all.set(i, new Stored(s.id(), s.name(), s.environment(), s.salt(), s.hash(), s.createdAt(),
-                            clock.instant().toString()));
+                    all.set(
+                            i,
+                            new Stored(
+                                    s.id(),
+                                    s.name(),
+                                    s.environment(),
+                                    s.salt(),
+                                    s.hash(),
+                                    s.createdAt(),
+                                    clock.instant().toString()));
                     revoked[0] = true;
                 }
             }
@@ -132,7 +146,8 @@ public final class ClientCredentials {
     public synchronized Optional<Credential> check(String id, String secret) {
         for (Stored s : load()) {
             if (s.id().equals(id)) {
-                boolean matches = MessageDigest.isEqual(s.hash().getBytes(StandardCharsets.US_ASCII),
+                boolean matches = MessageDigest.isEqual(
+                        s.hash().getBytes(StandardCharsets.US_ASCII),
                         hash(s.salt(), secret).getBytes(StandardCharsets.US_ASCII));
                 return matches && s.revokedAt() == null ? Optional.of(toCredential(s)) : Optional.empty();
             }
@@ -152,7 +167,7 @@ public final class ClientCredentials {
 
     private synchronized void update(Change change) {
         try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-             FileLock held = lock.lock()) {
+                FileLock held = lock.lock()) {
             Files.setPosixFilePermissions(lockFile, PosixFilePermissions.fromString("rw-------"));
             cachedAt = FileTime.fromMillis(-1);
             List<Stored> all = new ArrayList<>(load());
@@ -160,8 +175,8 @@ public final class ClientCredentials {
             PrivateFiles.write(file, JSON.writeValueAsString(all));
             cachedAt = FileTime.fromMillis(-1);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot update the client credentials in " + file + ": " + e.getMessage(),
-                    e);
+            throw new UncheckedIOException(
+                    "cannot update the client credentials in " + file + ": " + e.getMessage(), e);
         }
     }
 
@@ -172,18 +187,21 @@ public final class ClientCredentials {
             }
             FileTime modified = Files.getLastModifiedTime(file);
             if (!modified.equals(cachedAt)) {
-                cached = List.copyOf(JSON.readValue(PrivateFiles.read(file), new TypeReference<List<Stored>>() { }));
+                cached = List.copyOf(JSON.readValue(PrivateFiles.read(file), new TypeReference<List<Stored>>() {}));
                 cachedAt = modified;
             }
             return cached;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read the client credentials in " + file + ": " + e.getMessage(),
-                    e);
+            throw new UncheckedIOException("cannot read the client credentials in " + file + ": " + e.getMessage(), e);
         }
     }
 
     private static Credential toCredential(Stored s) {
-        return new Credential(s.id(), s.name(), s.environment(), Instant.parse(s.createdAt()),
+        return new Credential(
+                s.id(),
+                s.name(),
+                s.environment(),
+                Instant.parse(s.createdAt()),
                 Optional.ofNullable(s.revokedAt()).map(Instant::parse));
     }
 
@@ -192,8 +210,9 @@ public final class ClientCredentials {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             sha.update(salt.getBytes(StandardCharsets.UTF_8));
             sha.update((byte) 0);
-            return Base64.getUrlEncoder().withoutPadding().encodeToString(
-                    sha.digest(secret.getBytes(StandardCharsets.UTF_8)));
+            return Base64.getUrlEncoder()
+                    .withoutPadding()
+                    .encodeToString(sha.digest(secret.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -31,8 +31,7 @@ final class FailedAttempts {
         }
     };
 
-    private record Failures(int count, Instant last) {
-    }
+    private record Failures(int count, Instant last) {}
 
     FailedAttempts(Clock clock) {
         this.clock = clock;

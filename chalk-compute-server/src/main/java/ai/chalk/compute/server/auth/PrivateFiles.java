@@ -16,13 +16,13 @@ import java.nio.file.attribute.PosixFilePermissions;
  */
 final class PrivateFiles {
 
-    private PrivateFiles() {
-    }
+    private PrivateFiles() {}
 
     /** Makes {@code dir} (mode 0700) unless it exists. */
     static Path directory(Path dir) throws IOException {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Files.createDirectories(
+                    dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         }
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         return dir;
@@ -33,8 +33,13 @@ final class PrivateFiles {
         Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
         Files.deleteIfExists(tmp);
         Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        Files.writeString(tmp, text, StandardCharsets.UTF_8, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.SYNC);
+        Files.writeString(
+                tmp,
+                text,
+                StandardCharsets.UTF_8,
+                StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.SYNC);
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 

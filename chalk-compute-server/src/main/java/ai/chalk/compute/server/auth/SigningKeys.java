@@ -54,8 +54,10 @@ final class SigningKeys {
                     }
                 }
             } catch (ParseException e) {
-                throw new IOException(file + " is not a JWK set (" + e.getMessage() + "); remove it and restart:"
-                        + " new keys are made and tokens issued before must be fetched again", e);
+                throw new IOException(
+                        file + " is not a JWK set (" + e.getMessage() + "); remove it and restart:"
+                                + " new keys are made and tokens issued before must be fetched again",
+                        e);
             }
         }
         loaded.sort(Comparator.comparing(ECKey::getIssueTime).reversed());
@@ -81,13 +83,17 @@ final class SigningKeys {
 
     private synchronized void rotateIfDue() {
         Instant now = clock.instant();
-        if (!keys.isEmpty() && keys.get(0).getIssueTime().toInstant().plus(rotation).isAfter(now)) {
+        if (!keys.isEmpty()
+                && keys.get(0).getIssueTime().toInstant().plus(rotation).isAfter(now)) {
             return;
         }
         List<ECKey> next = new ArrayList<>();
         try {
-            next.add(new ECKeyGenerator(Curve.P_256).keyUse(KeyUse.SIGNATURE).keyID(UUID.randomUUID().toString())
-                    .issueTime(Date.from(now)).generate());
+            next.add(new ECKeyGenerator(Curve.P_256)
+                    .keyUse(KeyUse.SIGNATURE)
+                    .keyID(UUID.randomUUID().toString())
+                    .issueTime(Date.from(now))
+                    .generate());
         } catch (JOSEException e) {
             throw new IllegalStateException("cannot make a signing key: " + e.getMessage(), e);
         }

@@ -1,9 +1,9 @@
 package ai.chalk.compute.server.auth;
 
 import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
-import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.crypto.ECDSASigner;
 import com.nimbusds.jose.crypto.ECDSAVerifier;
 import com.nimbusds.jose.jwk.ECKey;
@@ -27,9 +27,11 @@ public final class Tokens {
 
     /** The audience of tokens this server accepts as bearer tokens. */
     static final String ACCESS_AUDIENCE = "chalk-compute";
+
     static final String ENVIRONMENT_CLAIM = "env";
     /** What Chalk's SDKs read to choose the environment of a token file's calls ({@code x-chalk-env-id}). */
     static final String ENVIRONMENT_ID_CLAIM = "environment_id";
+
     static final String KIND_CLAIM = "kind";
     static final String CLIENT_CLAIM = "cid";
     /** Tolerated clock difference between the server and itself across restarts (and a token's own iat). */
@@ -46,12 +48,10 @@ public final class Tokens {
     }
 
     /** What a token says, once verified. */
-    record Claims(Caller caller, Optional<String> clientId, Instant expiresAt) {
-    }
+    record Claims(Caller caller, Optional<String> clientId, Instant expiresAt) {}
 
     /** A signed token and when it expires. */
-    public record Issued(String token, Instant expiresAt) {
-    }
+    public record Issued(String token, Instant expiresAt) {}
 
     /** The issuer ({@code iss}) of this server's tokens: the URL its JWKS is found under. */
     public String issuer() {
@@ -76,20 +76,30 @@ public final class Tokens {
     Issued identity(Caller workload, String audience, Duration lifetime) {
         return sign(base(workload.subject(), audience, lifetime)
                 .claim(ENVIRONMENT_CLAIM, workload.environment())
-                .claim(ENVIRONMENT_ID_CLAIM, workload.environment()).build());
+                .claim(ENVIRONMENT_ID_CLAIM, workload.environment())
+                .build());
     }
 
     private JWTClaimsSet.Builder base(String subject, String audience, Duration lifetime) {
         Instant now = clock.instant();
-        return new JWTClaimsSet.Builder().issuer(issuer).subject(subject).audience(audience)
-                .issueTime(Date.from(now)).notBeforeTime(Date.from(now.minus(SKEW)))
-                .expirationTime(Date.from(now.plus(lifetime))).jwtID(UUID.randomUUID().toString());
+        return new JWTClaimsSet.Builder()
+                .issuer(issuer)
+                .subject(subject)
+                .audience(audience)
+                .issueTime(Date.from(now))
+                .notBeforeTime(Date.from(now.minus(SKEW)))
+                .expirationTime(Date.from(now.plus(lifetime)))
+                .jwtID(UUID.randomUUID().toString());
     }
 
     private Issued sign(JWTClaimsSet claims) {
         ECKey key = keys.current();
-        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.ES256).keyID(key.getKeyID())
-                .type(JOSEObjectType.JWT).build(), claims);
+        SignedJWT jwt = new SignedJWT(
+                new JWSHeader.Builder(JWSAlgorithm.ES256)
+                        .keyID(key.getKeyID())
+                        .type(JOSEObjectType.JWT)
+                        .build(),
+                claims);
         try {
             jwt.sign(new ECDSASigner(key));
         } catch (JOSEException e) {
@@ -116,7 +126,8 @@ public final class Tokens {
         String kid = jwt.getHeader().getKeyID();
         Optional<ECKey> key = kid == null ? Optional.empty() : keys.find(kid);
         try {
-            if (!JWSAlgorithm.ES256.equals(jwt.getHeader().getAlgorithm()) || key.isEmpty()
+            if (!JWSAlgorithm.ES256.equals(jwt.getHeader().getAlgorithm())
+                    || key.isEmpty()
                     || !jwt.verify(new ECDSAVerifier(key.get().toECPublicKey()))) {
                 throw new AuthException("the bearer token was not issued by this server (or by a data directory"
                         + " that has since been reset): get a new one with your client credentials");
@@ -140,8 +151,10 @@ public final class Tokens {
         try {
             String environment = claims.getStringClaim(ENVIRONMENT_CLAIM);
             Caller.Kind kind = Caller.Kind.valueOf(claims.getStringClaim(KIND_CLAIM));
-            return new Claims(new Caller(environment, claims.getSubject(), kind),
-                    Optional.ofNullable(claims.getStringClaim(CLIENT_CLAIM)), exp.toInstant());
+            return new Claims(
+                    new Caller(environment, claims.getSubject(), kind),
+                    Optional.ofNullable(claims.getStringClaim(CLIENT_CLAIM)),
+                    exp.toInstant());
         } catch (ParseException | IllegalArgumentException | NullPointerException e) {
             throw new AuthException("the bearer token lacks its environment or kind");
         }

@@ -30,16 +30,16 @@ public final class TrustedCallers implements ServerInterceptor {
     }
 
     @Override
-    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                                                        ServerCallHandler<Q, R> next) {
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         String named = headers.get(ENVIRONMENT_HEADER);
         Caller caller;
         try {
-            caller = Caller.trusted(named == null || named.isBlank() ? Caller.DEFAULT_ENVIRONMENT : named.strip(),
-                    kind);
+            caller =
+                    Caller.trusted(named == null || named.isBlank() ? Caller.DEFAULT_ENVIRONMENT : named.strip(), kind);
         } catch (IllegalArgumentException e) {
             call.close(Status.INVALID_ARGUMENT.withDescription("x-chalk-env-id: " + e.getMessage()), new Metadata());
-            return new ServerCall.Listener<>() { };
+            return new ServerCall.Listener<>() {};
         }
         return Contexts.interceptCall(Context.current().withValue(Caller.KEY, caller), call, headers, next);
     }

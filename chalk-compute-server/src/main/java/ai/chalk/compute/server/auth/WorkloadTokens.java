@@ -33,6 +33,7 @@ public final class WorkloadTokens implements AutoCloseable {
     public static final String FILE_NAME = "token";
     /** A workload's token lives this long; it is rewritten after a third of it. */
     static final Duration LIFETIME = Duration.ofHours(1);
+
     private static final Pattern KEY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
     private final Tokens tokens;
@@ -101,9 +102,11 @@ public final class WorkloadTokens implements AutoCloseable {
         Path dir = root.resolve(key);
         Path tmp = dir.resolve("." + FILE_NAME + ".tmp");
         try {
-            Files.writeString(tmp, tokens.access(workload, Optional.empty(), LIFETIME).token(), StandardCharsets.UTF_8);
+            Files.writeString(
+                    tmp, tokens.access(workload, Optional.empty(), LIFETIME).token(), StandardCharsets.UTF_8);
             Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
-            Files.move(tmp, dir.resolve(FILE_NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(
+                    tmp, dir.resolve(FILE_NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException | RuntimeException e) {
             // the old token stays valid for two more refreshes
             log.warn("Cannot refresh the workload token of {}: {}", key, e.toString());

@@ -15,8 +15,10 @@ public record BlobDigest(String hex) {
     public static BlobDigest parse(String field, String digest) {
         var m = FORM.matcher(digest == null ? "" : digest);
         if (!m.matches()) {
-            throw Status.INVALID_ARGUMENT.withDescription(field + ": \"" + abbreviate(digest)
-                    + "\" is not a blob digest; expected sha256: followed by 64 lowercase hex digits").asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription(field + ": \"" + abbreviate(digest)
+                            + "\" is not a blob digest; expected sha256: followed by 64 lowercase hex digits")
+                    .asRuntimeException();
         }
         return new BlobDigest(m.group(1));
     }

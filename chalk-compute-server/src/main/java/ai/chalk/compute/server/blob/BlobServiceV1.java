@@ -29,6 +29,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
 
     /** Largest blob accepted: a function's jar or class directory archive, with room to spare. */
     public static final long MAX_BLOB_BYTES = 4L << 30;
+
     private static final int CHUNK = 256 * 1024;
     private static final int MAX_REFS = 10_000;
 
@@ -63,8 +64,10 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
     public void findMissingBlobs(FindMissingBlobsRequest request, StreamObserver<FindMissingBlobsResponse> observer) {
         StatusErrors.unary(observer, () -> {
             if (request.getBlobsCount() > MAX_REFS) {
-                throw Status.INVALID_ARGUMENT.withDescription("blobs: " + request.getBlobsCount()
-                        + " digests in one request; send at most " + MAX_REFS + " at a time").asRuntimeException();
+                throw Status.INVALID_ARGUMENT
+                        .withDescription("blobs: " + request.getBlobsCount() + " digests in one request; send at most "
+                                + MAX_REFS + " at a time")
+                        .asRuntimeException();
             }
             String environment = environment();
             var response = FindMissingBlobsResponse.newBuilder();
@@ -97,8 +100,10 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                     switch (part.getPartCase()) {
                         case BLOB -> start(part.getBlob());
                         case DATA -> append(part.getData());
-                        case PART_NOT_SET -> throw Status.INVALID_ARGUMENT
-                                .withDescription("an UploadBlob message carries neither blob nor data").asRuntimeException();
+                        case PART_NOT_SET ->
+                            throw Status.INVALID_ARGUMENT
+                                    .withDescription("an UploadBlob message carries neither blob nor data")
+                                    .asRuntimeException();
                     }
                 } catch (IOException e) {
                     fail(Status.UNAVAILABLE.withDescription("the server cannot write the blob: " + e.getMessage()));
@@ -109,13 +114,15 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
 
             private void start(BlobRef ref) throws IOException {
                 if (announced != null) {
-                    throw Status.INVALID_ARGUMENT.withDescription("blob: announced twice in one upload; upload one"
-                            + " blob per call").asRuntimeException();
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("blob: announced twice in one upload; upload one" + " blob per call")
+                            .asRuntimeException();
                 }
                 digest = BlobDigest.parse("blob.digest", ref.getDigest());
                 if (ref.getSize() > MAX_BLOB_BYTES) {
-                    throw Status.INVALID_ARGUMENT.withDescription("blob.size: " + ref.getSize()
-                            + " bytes is more than this server keeps in one blob (" + MAX_BLOB_BYTES + ")")
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("blob.size: " + ref.getSize()
+                                    + " bytes is more than this server keeps in one blob (" + MAX_BLOB_BYTES + ")")
                             .asRuntimeException();
                 }
                 announced = ref;
@@ -124,12 +131,16 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
 
             private void append(ByteString data) throws IOException {
                 if (upload == null) {
-                    throw Status.INVALID_ARGUMENT.withDescription("data arrived before the blob was announced: send"
-                            + " the blob (digest and size) first").asRuntimeException();
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("data arrived before the blob was announced: send"
+                                    + " the blob (digest and size) first")
+                            .asRuntimeException();
                 }
                 if (upload.written() + data.size() > announced.getSize()) {
-                    throw Status.INVALID_ARGUMENT.withDescription("more bytes than the announced size "
-                            + announced.getSize() + " of " + digest).asRuntimeException();
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription(
+                                    "more bytes than the announced size " + announced.getSize() + " of " + digest)
+                            .asRuntimeException();
                 }
                 byte[] bytes = data.toByteArray();
                 upload.write(bytes, 0, bytes.length);
@@ -156,8 +167,9 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                     return;
                 }
                 if (upload == null) {
-                    observer.onError(Status.INVALID_ARGUMENT.withDescription("the upload ended before a blob was"
-                            + " announced").asRuntimeException());
+                    observer.onError(Status.INVALID_ARGUMENT
+                            .withDescription("the upload ended before a blob was" + " announced")
+                            .asRuntimeException());
                     return;
                 }
                 try {
@@ -165,14 +177,19 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                     // stored as this environment sees it: whether the bytes were already on disk is another's business
                     boolean stored = owners.isPresent() ? !owns(environment, digest) : written;
                     owners.ifPresent(o -> o.own(environment, digest.hex()));
-                    observer.onNext(UploadBlobResponse.newBuilder().setBlob(announced).setStored(stored).build());
+                    observer.onNext(UploadBlobResponse.newBuilder()
+                            .setBlob(announced)
+                            .setStored(stored)
+                            .build());
                     observer.onCompleted();
                 } catch (BlobStore.BlobMismatchException e) {
-                    observer.onError(Status.DATA_LOSS.withDescription(e.getMessage()
-                            + "; nothing was kept, upload it again").asRuntimeException());
+                    observer.onError(Status.DATA_LOSS
+                            .withDescription(e.getMessage() + "; nothing was kept, upload it again")
+                            .asRuntimeException());
                 } catch (IOException e) {
-                    observer.onError(Status.UNAVAILABLE.withDescription("the server cannot store the blob: "
-                            + e.getMessage()).asRuntimeException());
+                    observer.onError(Status.UNAVAILABLE
+                            .withDescription("the server cannot store the blob: " + e.getMessage())
+                            .asRuntimeException());
                 } catch (RuntimeException e) {
                     observer.onError(StatusErrors.toStatus(e).asRuntimeException()); // the owner could not be recorded
                 }
@@ -186,12 +203,15 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
         try {
             BlobDigest digest = BlobDigest.parse("digest", request.getDigest());
             if (!owns(environment(), digest) || store.size(digest).isEmpty()) {
-                throw Status.NOT_FOUND.withDescription("blob " + digest + " is not on this server").asRuntimeException();
+                throw Status.NOT_FOUND
+                        .withDescription("blob " + digest + " is not on this server")
+                        .asRuntimeException();
             }
             in = store.open(digest);
         } catch (IOException e) {
-            responses.onError(Status.NOT_FOUND.withDescription("blob " + request.getDigest() + " cannot be read: "
-                    + e.getMessage()).asRuntimeException());
+            responses.onError(Status.NOT_FOUND
+                    .withDescription("blob " + request.getDigest() + " cannot be read: " + e.getMessage())
+                    .asRuntimeException());
             return;
         } catch (RuntimeException e) {
             responses.onError(StatusErrors.toStatus(e).asRuntimeException());
@@ -213,12 +233,15 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                             call.onCompleted();
                             return;
                         }
-                        call.onNext(DownloadBlobResponse.newBuilder().setData(ByteString.copyFrom(chunk)).build());
+                        call.onNext(DownloadBlobResponse.newBuilder()
+                                .setData(ByteString.copyFrom(chunk))
+                                .build());
                     }
                 } catch (IOException e) {
                     finished = true;
                     closeQuietly(in);
-                    call.onError(Status.DATA_LOSS.withDescription("reading the blob failed: " + e.getMessage())
+                    call.onError(Status.DATA_LOSS
+                            .withDescription("reading the blob failed: " + e.getMessage())
                             .asRuntimeException());
                 } catch (RuntimeException e) {
                     finished = true;

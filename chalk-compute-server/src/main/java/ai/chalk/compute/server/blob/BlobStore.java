@@ -42,8 +42,10 @@ public final class BlobStore {
     /** The digests (hex) of every blob present, in no particular order. */
     public List<String> digests() throws IOException {
         try (Stream<Path> files = Files.walk(root, 2)) {
-            return files.filter(Files::isRegularFile).map(p -> p.getFileName().toString())
-                    .filter(name -> name.length() == 64).toList();
+            return files.filter(Files::isRegularFile)
+                    .map(p -> p.getFileName().toString())
+                    .filter(name -> name.length() == 64)
+                    .toList();
         }
     }
 

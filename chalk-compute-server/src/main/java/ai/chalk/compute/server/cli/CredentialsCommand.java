@@ -16,13 +16,20 @@ import picocli.CommandLine.Spec;
  * {@code chalk-compute-server credentials create|list|revoke}: the client credentials of a server, managed in its
  * data directory, whether the server runs or not (a running server sees a change at once).
  */
-@Command(name = "credentials", mixinStandardHelpOptions = true,
+@Command(
+        name = "credentials",
+        mixinStandardHelpOptions = true,
         description = "Creates, lists and revokes the client credentials that get tokens from this server.",
-        subcommands = {CredentialsCommand.Create.class, CredentialsCommand.ListAll.class,
-                CredentialsCommand.Revoke.class})
+        subcommands = {
+            CredentialsCommand.Create.class,
+            CredentialsCommand.ListAll.class,
+            CredentialsCommand.Revoke.class
+        })
 final class CredentialsCommand {
 
-    @Option(names = "--data-dir", scope = CommandLine.ScopeType.INHERIT,
+    @Option(
+            names = "--data-dir",
+            scope = CommandLine.ScopeType.INHERIT,
             description = "The server's data directory. Default: ~/.chalk-compute.")
     Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
 
@@ -34,7 +41,9 @@ final class CredentialsCommand {
     }
 
     /** {@code credentials create --environment dev --name ci}: prints the id and secret, once. */
-    @Command(name = "create", mixinStandardHelpOptions = true,
+    @Command(
+            name = "create",
+            mixinStandardHelpOptions = true,
             description = "Makes a credential and prints its id and secret (the secret is shown only now).")
     static final class Create implements Callable<Integer> {
         @CommandLine.ParentCommand
@@ -58,7 +67,8 @@ final class CredentialsCommand {
             out.println("CHALK_CLIENT_ID=" + created.credential().id());
             out.println("CHALK_CLIENT_SECRET=" + created.secret());
             out.println("CHALK_ENVIRONMENT=" + created.credential().environment());
-            out.println("# the secret is not shown again; revoke with: credentials revoke " + created.credential().id());
+            out.println("# the secret is not shown again; revoke with: credentials revoke "
+                    + created.credential().id());
             out.flush();
             return 0;
         }
@@ -76,7 +86,12 @@ final class CredentialsCommand {
             PrintWriter out = parent.spec.commandLine().getOut();
             out.printf("%-24s %-16s %-20s %-28s %s%n", "ID", "ENVIRONMENT", "NAME", "CREATED", "STATE");
             for (ClientCredentials.Credential c : all) {
-                out.printf("%-24s %-16s %-20s %-28s %s%n", c.id(), c.environment(), c.name(), c.createdAt(),
+                out.printf(
+                        "%-24s %-16s %-20s %-28s %s%n",
+                        c.id(),
+                        c.environment(),
+                        c.name(),
+                        c.createdAt(),
                         c.revokedAt().map(t -> "revoked " + t).orElse("active"));
             }
             out.flush();
@@ -85,7 +100,9 @@ final class CredentialsCommand {
     }
 
     /** {@code credentials revoke ID}: no more tokens, and tokens it got stop working. */
-    @Command(name = "revoke", mixinStandardHelpOptions = true,
+    @Command(
+            name = "revoke",
+            mixinStandardHelpOptions = true,
             description = "Revokes a credential: it gets no more tokens, and the tokens it got stop working.")
     static final class Revoke implements Callable<Integer> {
         @CommandLine.ParentCommand

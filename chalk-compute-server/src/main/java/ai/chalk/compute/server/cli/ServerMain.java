@@ -18,59 +18,98 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** Runs a self-hosted Chalk Compute server until SIGTERM or SIGINT. */
-@Command(name = "chalk-compute-server", mixinStandardHelpOptions = true, subcommands = CredentialsCommand.class,
+@Command(
+        name = "chalk-compute-server",
+        mixinStandardHelpOptions = true,
+        subcommands = CredentialsCommand.class,
         description = "Serves Chalk's sandbox gRPC contract on this machine.")
 public final class ServerMain implements Callable<Integer> {
 
     @Option(names = "--port", description = "TCP port to listen on (0 picks a free one). Default: ${DEFAULT-VALUE}.")
     int port = 50051;
 
-    @Option(names = "--host", description = "Address to bind. Default: ${DEFAULT-VALUE} (this machine only). Another address needs authentication on; serve it with --tls-cert so tokens are not sent in the clear.")
+    @Option(
+            names = "--host",
+            description =
+                    "Address to bind. Default: ${DEFAULT-VALUE} (this machine only). Another address needs authentication on; serve it with --tls-cert so tokens are not sent in the clear.")
     String host = "127.0.0.1";
 
-    @Option(names = "--auth", description = "TCP callers show a token (tokens: clients exchange a credential from `credentials create`, or the first one in <data-dir>/credentials.yml) or are all trusted (none: loopback only). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--auth",
+            description =
+                    "TCP callers show a token (tokens: clients exchange a credential from `credentials create`, or the first one in <data-dir>/credentials.yml) or are all trusted (none: loopback only). Default: ${DEFAULT-VALUE}.")
     String auth = "tokens";
 
-    @Option(names = "--http-port", description = "HTTP port (the JWKS that verifies the server's tokens at /.well-known/jwks.json). Default: --port plus one, a free port with --port 0.")
+    @Option(
+            names = "--http-port",
+            description =
+                    "HTTP port (the JWKS that verifies the server's tokens at /.well-known/jwks.json). Default: --port plus one, a free port with --port 0.")
     Integer httpPort;
 
-    @Option(names = "--data-dir", description = "Where state lives (database, sandbox layers). Default: ~/.chalk-compute.")
+    @Option(
+            names = "--data-dir",
+            description = "Where state lives (database, sandbox layers). Default: ~/.chalk-compute.")
     Path dataDir = Path.of(System.getProperty("user.home"), ".chalk-compute");
 
-    @Option(names = "--runtime", description = "Sandbox runtime: local, docker, or auto (docker when an engine answers). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--runtime",
+            description =
+                    "Sandbox runtime: local, docker, or auto (docker when an engine answers). Default: ${DEFAULT-VALUE}.")
     String runtime = "local";
 
-    @Option(names = "--docker-host", description = "Docker Engine for --runtime docker, e.g. unix:///var/run/docker.sock. Default: DOCKER_HOST or the local socket.")
+    @Option(
+            names = "--docker-host",
+            description =
+                    "Docker Engine for --runtime docker, e.g. unix:///var/run/docker.sock. Default: DOCKER_HOST or the local socket.")
     String dockerHost;
 
     @Option(names = "--docker-default-image", description = "Image of docker sandboxes created without one.")
     String dockerDefaultImage;
 
-    @Option(names = "--worker-image", description = "Image function workers run in on --runtime docker: a JRE (Java 17+, java on the PATH). Default: eclipse-temurin:<the server's Java release>-jre; ci/build-test-images.sh jre builds chalk-compute-test/jre:17 from Debian packages.")
+    @Option(
+            names = "--worker-image",
+            description =
+                    "Image function workers run in on --runtime docker: a JRE (Java 17+, java on the PATH). Default: eclipse-temurin:<the server's Java release>-jre; ci/build-test-images.sh jre builds chalk-compute-test/jre:17 from Debian packages.")
     String workerImage;
 
-    @Option(names = "--oci-dir", description = "Directory of OCI image layouts and archives the local runtime runs as oci:NAME[:TAG] and oci-archive:NAME[:TAG]. Default: <data-dir>/runtime/local/oci.")
+    @Option(
+            names = "--oci-dir",
+            description =
+                    "Directory of OCI image layouts and archives the local runtime runs as oci:NAME[:TAG] and oci-archive:NAME[:TAG]. Default: <data-dir>/runtime/local/oci.")
     java.nio.file.Path ociDir;
 
-    @Option(names = "--isolation", description = "Local runtime isolation: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--isolation",
+            description = "Local runtime isolation: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
     LocalIsolation isolation = LocalIsolation.AUTO;
 
-    @Option(names = "--sandbox-lifetime", description = "Longest a sandbox may run, ISO-8601 (PT1H) or seconds. Default: PT1H.")
+    @Option(
+            names = "--sandbox-lifetime",
+            description = "Longest a sandbox may run, ISO-8601 (PT1H) or seconds. Default: PT1H.")
     String lifetime = "PT1H";
 
-    @Option(names = "--sandbox-memory", description = "Memory of a local sandbox that sets no limit (its file system counts too), e.g. 4Gi. Default: 4Gi.")
+    @Option(
+            names = "--sandbox-memory",
+            description =
+                    "Memory of a local sandbox that sets no limit (its file system counts too), e.g. 4Gi. Default: 4Gi.")
     String sandboxMemory = "4Gi";
 
     @Option(names = "--sandbox-disk", description = "Size of a local sandbox's writable layer, e.g. 4Gi. Default: 4Gi.")
     String sandboxDisk = "4Gi";
 
-    @Option(names = "--volume-size", description = "Size of each volume's file system (sparse), e.g. 16Gi. Default: 16Gi.")
+    @Option(
+            names = "--volume-size",
+            description = "Size of each volume's file system (sparse), e.g. 16Gi. Default: 16Gi.")
     String volumeSize = "16Gi";
 
-    @Option(names = "--sandbox-pids", description = "Processes and threads one local sandbox may have. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--sandbox-pids",
+            description = "Processes and threads one local sandbox may have. Default: ${DEFAULT-VALUE}.")
     long sandboxPids = SandboxDefaults.STANDARD.pidsMax();
 
-    @Option(names = "--max-sandboxes", description = "Local sandboxes running at once; more are refused. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--max-sandboxes",
+            description = "Local sandboxes running at once; more are refused. Default: ${DEFAULT-VALUE}.")
     int maxSandboxes = SandboxDefaults.STANDARD.maxSandboxes();
 
     @Option(names = "--tls-cert", description = "PEM certificate chain: serve the port with TLS (needs --tls-key).")
@@ -79,7 +118,10 @@ public final class ServerMain implements Callable<Integer> {
     @Option(names = "--tls-key", description = "PEM private key of --tls-cert.")
     Path tlsKey;
 
-    @Option(names = "--secrets-key-file", description = "Key that encrypts secrets at rest: 32 random bytes in base64 (openssl rand -base64 32), mode 0600. Default: <data-dir>/secrets.key, made on first start.")
+    @Option(
+            names = "--secrets-key-file",
+            description =
+                    "Key that encrypts secrets at rest: 32 random bytes in base64 (openssl rand -base64 32), mode 0600. Default: <data-dir>/secrets.key, made on first start.")
     Path secretsKeyFile;
 
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -89,7 +131,9 @@ public final class ServerMain implements Callable<Integer> {
             // the server jar must not ship a plain logback.xml: an embedding application would pick it up
             System.setProperty("logback.configurationFile", "chalk-compute-server-logback.xml");
         }
-        System.exit(new CommandLine(new ServerMain()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
+        System.exit(new CommandLine(new ServerMain())
+                .setCaseInsensitiveEnumValuesAllowed(true)
+                .execute(args));
     }
 
     @Override
@@ -109,18 +153,26 @@ public final class ServerMain implements Callable<Integer> {
                 .auth(authMode)
                 .port(port)
                 .sandboxLifetime(parseLifetime(lifetime));
-        LocalRuntimeOptions.Builder local = LocalRuntimeOptions.builder().isolation(isolation).ociImportDir(ociDir)
+        LocalRuntimeOptions.Builder local = LocalRuntimeOptions.builder()
+                .isolation(isolation)
+                .ociImportDir(ociDir)
                 .dockerHost(dockerHost);
         try {
-            local.defaults(new SandboxDefaults(parseBytes("--sandbox-memory", sandboxMemory),
-                    parseBytes("--sandbox-disk", sandboxDisk), sandboxPids, SandboxDefaults.STANDARD.openFiles(),
+            local.defaults(new SandboxDefaults(
+                    parseBytes("--sandbox-memory", sandboxMemory),
+                    parseBytes("--sandbox-disk", sandboxDisk),
+                    sandboxPids,
+                    SandboxDefaults.STANDARD.openFiles(),
                     maxSandboxes));
             settings.volumeSize(parseBytes("--volume-size", volumeSize));
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }
-        DockerRuntimeOptions docker = DockerRuntimeOptions.builder().host(dockerHost).defaultImage(dockerDefaultImage)
-                .workerImage(workerImage).build();
+        DockerRuntimeOptions docker = DockerRuntimeOptions.builder()
+                .host(dockerHost)
+                .defaultImage(dockerDefaultImage)
+                .workerImage(workerImage)
+                .build();
         settings.runtime(RuntimeOptions.of(runtimeChoice, local.build(), docker));
         if (httpPort != null) {
             settings.httpPort(httpPort);
@@ -135,10 +187,13 @@ public final class ServerMain implements Callable<Integer> {
             settings.secretsKeyFile(secretsKeyFile);
         }
         ComputeServer server = settings.build().start();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
-            stopped.countDown();
-        }, "chalk-compute-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            stopped.countDown();
+                        },
+                        "chalk-compute-shutdown"));
         stopped.await();
         return 0;
     }
@@ -156,16 +211,19 @@ public final class ServerMain implements Callable<Integer> {
 
     /** {@code 4Gi}, {@code 512Mi}, {@code 64Ki} or a number of bytes. */
     static long parseBytes(String option, String value) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^([0-9]+)(Ki|Mi|Gi|Ti)?$").matcher(value.trim());
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("^([0-9]+)(Ki|Mi|Gi|Ti)?$").matcher(value.trim());
         if (!m.matches()) {
             throw new IllegalArgumentException(option + " \"" + value + "\": use a size such as 4Gi, 512Mi or 1048576");
         }
-        int shift = m.group(2) == null ? 0 : switch (m.group(2)) {
-            case "Ki" -> 10;
-            case "Mi" -> 20;
-            case "Gi" -> 30;
-            default -> 40;
-        };
+        int shift = m.group(2) == null
+                ? 0
+                : switch (m.group(2)) {
+                    case "Ki" -> 10;
+                    case "Mi" -> 20;
+                    case "Gi" -> 30;
+                    default -> 40;
+                };
         return Math.multiplyExact(Long.parseLong(m.group(1)), 1L << shift);
     }
 
@@ -173,7 +231,8 @@ public final class ServerMain implements Callable<Integer> {
         try {
             return value.matches("\\d+") ? Duration.ofSeconds(Long.parseLong(value)) : Duration.parse(value);
         } catch (RuntimeException e) {
-            throw new CommandLine.ParameterException(new CommandLine(new ServerMain()),
+            throw new CommandLine.ParameterException(
+                    new CommandLine(new ServerMain()),
                     "--sandbox-lifetime \"" + value + "\" is not a duration: give seconds (3600) or ISO-8601 (PT1H)");
         }
     }

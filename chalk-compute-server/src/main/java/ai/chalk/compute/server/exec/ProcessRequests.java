@@ -14,20 +14,23 @@ public final class ProcessRequests {
     /** Longest command line (command and arguments) accepted, in characters. */
     public static final int MAX_COMMAND_CHARS = 256 * 1024;
 
-    private ProcessRequests() {
-    }
+    private ProcessRequests() {}
 
     /** A validated process spec; INVALID_ARGUMENT names the field at fault. */
-    public static ProcessSpec spec(String command, List<String> args, Optional<String> workdir,
-                                   Map<String, String> env, Optional<ProcessSpec.TerminalSize> pty) {
+    public static ProcessSpec spec(
+            String command,
+            List<String> args,
+            Optional<String> workdir,
+            Map<String, String> env,
+            Optional<ProcessSpec.TerminalSize> pty) {
         if (command == null || command.isBlank()) {
             throw ComputeException.invalid(
                     "command is required: give the program to run, e.g. \"echo\" with args [\"hello\"]");
         }
         long chars = command.length() + args.stream().mapToLong(String::length).sum();
         if (chars > MAX_COMMAND_CHARS) {
-            throw ComputeException.invalid("command and args are " + chars
-                    + " characters; at most " + MAX_COMMAND_CHARS + " are allowed: pass large input on stdin or in a file");
+            throw ComputeException.invalid("command and args are " + chars + " characters; at most " + MAX_COMMAND_CHARS
+                    + " are allowed: pass large input on stdin or in a file");
         }
         if (command.indexOf('\0') >= 0 || args.stream().anyMatch(a -> a.indexOf('\0') >= 0)) {
             throw ComputeException.invalid("command and args must not contain NUL characters");

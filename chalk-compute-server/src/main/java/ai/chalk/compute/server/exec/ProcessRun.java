@@ -41,7 +41,8 @@ public final class ProcessRun {
     private volatile ScheduledFuture<?> timer;
     private volatile ProcessThreads threads;
     private final List<Pump> pumps = new CopyOnWriteArrayList<>();
-    private final ExecutorService stdinWriter = Executors.newSingleThreadExecutor(DaemonThreads.numbered("chalk-exec-stdin"));
+    private final ExecutorService stdinWriter =
+            Executors.newSingleThreadExecutor(DaemonThreads.numbered("chalk-exec-stdin"));
     private final java.util.concurrent.atomic.AtomicLong pendingStdin = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean stdinClosed;
 
@@ -54,8 +55,13 @@ public final class ProcessRun {
      *
      * @param timeout when present, the process and all of its children are killed after it
      */
-    public static ProcessRun start(RuntimeSandbox sandbox, ProcessSpec spec, Optional<Duration> timeout,
-                                   ProcessThreads threads, OutputSink sink) throws ProcessStartException {
+    public static ProcessRun start(
+            RuntimeSandbox sandbox,
+            ProcessSpec spec,
+            Optional<Duration> timeout,
+            ProcessThreads threads,
+            OutputSink sink)
+            throws ProcessStartException {
         ProcessRun run = new ProcessRun(sandbox.exec(spec));
         run.begin(timeout, threads, sink);
         return run;
@@ -67,7 +73,11 @@ public final class ProcessRun {
         OutputSink gated = (kind, data) -> {
             if (done.isDone()) {
                 // written after the command ended, by something it left running in the background
-                log.debug("{} bytes of {} after pid {} ended were not part of its output", data.length, kind, process.pid());
+                log.debug(
+                        "{} bytes of {} after pid {} ended were not part of its output",
+                        data.length,
+                        kind,
+                        process.pid());
                 return;
             }
             sink.output(kind, data);
@@ -92,8 +102,8 @@ public final class ProcessRun {
      */
     private void awaitOutput(ExitStatus status) {
         long now = System.nanoTime();
-        boolean idle = pumps.stream().allMatch(p -> p.future.isDone()
-                || (p.readingSince != 0 && now - p.readingSince >= LINGER.toNanos()));
+        boolean idle = pumps.stream()
+                .allMatch(p -> p.future.isDone() || (p.readingSince != 0 && now - p.readingSince >= LINGER.toNanos()));
         if (idle) {
             finish(status, null);
         } else {
@@ -120,25 +130,27 @@ public final class ProcessRun {
         volatile long readingSince;
 
         Pump(InputStream in, OutputStreamKind kind, OutputSink sink) {
-            future = CompletableFuture.runAsync(() -> {
-                byte[] buf = new byte[CHUNK];
-                try (in) {
-                    while (true) {
-                        readingSince = System.nanoTime();
-                        int n = in.read(buf);
-                        readingSince = 0;
-                        if (n <= 0) {
-                            break;
+            future = CompletableFuture.runAsync(
+                    () -> {
+                        byte[] buf = new byte[CHUNK];
+                        try (in) {
+                            while (true) {
+                                readingSince = System.nanoTime();
+                                int n = in.read(buf);
+                                readingSince = 0;
+                                if (n <= 0) {
+                                    break;
+                                }
+                                sink.output(kind, Arrays.copyOf(buf, n));
+                            }
+                        } catch (IOException e) {
+                            // a PTY reports EIO once the last writer is gone; that is its end of file
+                            log.debug("{} of pid {} ended: {}", kind, process.pid(), e.toString());
+                        } finally {
+                            readingSince = 0;
                         }
-                        sink.output(kind, Arrays.copyOf(buf, n));
-                    }
-                } catch (IOException e) {
-                    // a PTY reports EIO once the last writer is gone; that is its end of file
-                    log.debug("{} of pid {} ended: {}", kind, process.pid(), e.toString());
-                } finally {
-                    readingSince = 0;
-                }
-            }, threads.pumps());
+                    },
+                    threads.pumps());
         }
     }
 
@@ -161,20 +173,22 @@ public final class ProcessRun {
     public CompletableFuture<Void> writeStdin(byte[] data) {
         pendingStdin.addAndGet(data.length);
         try {
-            return CompletableFuture.runAsync(() -> {
-            try {
-                if (!stdinClosed) {
-                    OutputStream stdin = process.stdin();
-                    stdin.write(data);
-                    stdin.flush();
-                }
-            } catch (IOException e) {
-                // the process closed its stdin or exited; its exit event tells the client what happened
-                log.debug("stdin of pid {} closed early: {}", process.pid(), e.toString());
-            } finally {
-                pendingStdin.addAndGet(-data.length);
-            }
-            }, stdinWriter);
+            return CompletableFuture.runAsync(
+                    () -> {
+                        try {
+                            if (!stdinClosed) {
+                                OutputStream stdin = process.stdin();
+                                stdin.write(data);
+                                stdin.flush();
+                            }
+                        } catch (IOException e) {
+                            // the process closed its stdin or exited; its exit event tells the client what happened
+                            log.debug("stdin of pid {} closed early: {}", process.pid(), e.toString());
+                        } finally {
+                            pendingStdin.addAndGet(-data.length);
+                        }
+                    },
+                    stdinWriter);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             pendingStdin.addAndGet(-data.length); // the run is over
             return CompletableFuture.completedFuture(null);

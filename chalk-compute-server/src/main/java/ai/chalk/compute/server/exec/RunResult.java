@@ -8,5 +8,4 @@ import ai.chalk.compute.server.runtime.ExitStatus;
  * @param status   the process's exit status
  * @param timedOut whether the server killed it because its timeout ran out
  */
-public record RunResult(ExitStatus status, boolean timedOut) {
-}
+public record RunResult(ExitStatus status, boolean timedOut) {}

@@ -5,8 +5,7 @@ import ai.chalk.compute.server.error.ComputeException;
 /** Signal numbers as clients send them (Linux numbering). */
 public final class Signals {
 
-    private Signals() {
-    }
+    private Signals() {}
 
     /** Returns {@code signal} if it is a valid Linux signal number, else INVALID_ARGUMENT. */
     public static int check(int signal) {

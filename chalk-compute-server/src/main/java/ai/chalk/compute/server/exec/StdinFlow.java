@@ -17,8 +17,7 @@ public final class StdinFlow {
     /** Most stdin bytes queued for one process before the client is made to wait. */
     public static final long BOUND = 1 << 20;
 
-    private StdinFlow() {
-    }
+    private StdinFlow() {}
 
     /**
      * Queues {@code data} for the process and asks the call for its next message when there is room. The bytes

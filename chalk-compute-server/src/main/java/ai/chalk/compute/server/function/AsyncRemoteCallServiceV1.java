@@ -31,17 +31,27 @@ public final class AsyncRemoteCallServiceV1 extends AsyncRemoteCallServiceGrpc.A
     }
 
     @Override
-    public void enqueueRemoteCall(EnqueueRemoteCallRequest request,
-                                  StreamObserver<EnqueueRemoteCallResponse> observer) {
+    public void enqueueRemoteCall(
+            EnqueueRemoteCallRequest request, StreamObserver<EnqueueRemoteCallResponse> observer) {
         StatusErrors.unary(observer, () -> {
             if (!request.getArgs().hasFeatherBytes()) {
-                throw Status.INVALID_ARGUMENT.withDescription("args: give feather_bytes; storage objects are not"
-                        + " served here").asRuntimeException();
+                throw Status.INVALID_ARGUMENT
+                        .withDescription("args: give feather_bytes; storage objects are not" + " served here")
+                        .asRuntimeException();
             }
-            VersionRecord v = deployments.version(environment(), ExternalFunctionVersionKey.newBuilder()
-                    .setFunctionName(request.getName()).build(), false);
-            return EnqueueRemoteCallResponse.newBuilder().setCallId(calls.enqueue(v, request.getName(),
-                    request.getName(), request.getArgs().getFeatherBytes())).build();
+            VersionRecord v = deployments.version(
+                    environment(),
+                    ExternalFunctionVersionKey.newBuilder()
+                            .setFunctionName(request.getName())
+                            .build(),
+                    false);
+            return EnqueueRemoteCallResponse.newBuilder()
+                    .setCallId(calls.enqueue(
+                            v,
+                            request.getName(),
+                            request.getName(),
+                            request.getArgs().getFeatherBytes()))
+                    .build();
         });
     }
 
@@ -56,8 +66,10 @@ public final class AsyncRemoteCallServiceV1 extends AsyncRemoteCallServiceGrpc.A
             Optional<String> function = switch (request.getRequestCase()) {
                 case FUNCTION_NAME -> Optional.of(request.getFunctionName());
                 case ALL -> Optional.empty();
-                case REQUEST_NOT_SET -> throw Status.INVALID_ARGUMENT.withDescription("give function_name or all")
-                        .asRuntimeException();
+                case REQUEST_NOT_SET ->
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("give function_name or all")
+                            .asRuntimeException();
             };
             PurgeQueueResponse.Builder b = PurgeQueueResponse.newBuilder();
             calls.store().purgePending(environment(), function).forEach(b::putItemsRemovedByFunction);

@@ -32,9 +32,11 @@ public final class FunctionCalls {
 
     private static final Logger log = LoggerFactory.getLogger(FunctionCalls.class);
     /** The call id trailer the server adds. */
-    public static final Metadata.Key<String> CALL_ID = Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
+    public static final Metadata.Key<String> CALL_ID =
+            Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
     /** The protocol's error trailer. */
     public static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
+
     private static final int MAX_CACHED_OPTIONS = 1024;
 
     private final FunctionWorkers workers;
@@ -64,7 +66,8 @@ public final class FunctionCalls {
      */
     private static UUID localCallId() {
         ThreadLocalRandom random = ThreadLocalRandom.current();
-        return new UUID((random.nextLong() & ~0xF000L) | 0x4000L, // version 4
+        return new UUID(
+                (random.nextLong() & ~0xF000L) | 0x4000L, // version 4
                 (random.nextLong() & 0x3FFF_FFFF_FFFF_FFFFL) | 0x8000_0000_0000_0000L); // IETF variant
     }
 
@@ -72,13 +75,19 @@ public final class FunctionCalls {
         return call(v, request, callId, () -> true);
     }
 
-    private CallFunctionResponse call(VersionRecord v, CallFunctionRequest request, String callId,
-                                      BooleanSupplier proceed) {
+    private CallFunctionResponse call(
+            VersionRecord v, CallFunctionRequest request, String callId, BooleanSupplier proceed) {
         FunctionOptions o = options(v);
         if (o.functions().stream().noneMatch(e -> e.name().equals(request.getName()))) {
-            throw withCallId(Status.NOT_FOUND.withDescription("version " + v.version() + " serves no function \""
-                    + request.getName() + "\"; it serves " + o.functions().stream().map(FunctionOptions.Entry::name)
-                    .toList()).asRuntimeException(), callId);
+            throw withCallId(
+                    Status.NOT_FOUND
+                            .withDescription("version " + v.version() + " serves no function \""
+                                    + request.getName() + "\"; it serves "
+                                    + o.functions().stream()
+                                            .map(FunctionOptions.Entry::name)
+                                            .toList())
+                            .asRuntimeException(),
+                    callId);
         }
         try {
             return workers.poolFor(v).call(request, callId, o.timeout(), proceed);
@@ -114,8 +123,13 @@ public final class FunctionCalls {
     public String enqueue(VersionRecord v, String function, String name, ByteString args) {
         String callId = "call-" + UUID.randomUUID();
         calls.insert(v.environment(), callId, function, v.id(), name, args.toByteArray());
-        executor.execute(() -> runQueued(v, callId, CallFunctionRequest.newBuilder().setName(name)
-                .setFeatherStream(args).build()));
+        executor.execute(() -> runQueued(
+                v,
+                callId,
+                CallFunctionRequest.newBuilder()
+                        .setName(name)
+                        .setFeatherStream(args)
+                        .build()));
         return callId;
     }
 
@@ -126,7 +140,10 @@ public final class FunctionCalls {
         }
         try {
             CallFunctionResponse r = call(v, request, callId, () -> calls.start(callId));
-            calls.finish(callId, CallStore.State.COMPLETED, Optional.of(r.getFeatherStream().toByteArray()),
+            calls.finish(
+                    callId,
+                    CallStore.State.COMPLETED,
+                    Optional.of(r.getFeatherStream().toByteArray()),
                     Optional.empty());
         } catch (StatusRuntimeException e) {
             if (calls.find(callId).isEmpty()) {
@@ -134,13 +151,22 @@ public final class FunctionCalls {
             }
             ChalkError error = e.getTrailers() != null && e.getTrailers().containsKey(ERROR)
                     ? e.getTrailers().get(ERROR)
-                    : ChalkError.newBuilder().setCode(ErrorCode.ERROR_CODE_INTERNAL_SERVER_ERROR_UNSPECIFIED)
-                    .setMessage(e.getStatus().getCode() + ": " + e.getStatus().getDescription()).build();
+                    : ChalkError.newBuilder()
+                            .setCode(ErrorCode.ERROR_CODE_INTERNAL_SERVER_ERROR_UNSPECIFIED)
+                            .setMessage(e.getStatus().getCode() + ": "
+                                    + e.getStatus().getDescription())
+                            .build();
             calls.finish(callId, CallStore.State.FAILED, Optional.empty(), Optional.of(error.toByteArray()));
         } catch (RuntimeException e) {
             log.error("Queued call {} failed unexpectedly", callId, e);
-            calls.finish(callId, CallStore.State.FAILED, Optional.empty(), Optional.of(ChalkError.newBuilder()
-                    .setMessage("internal server error: " + e).build().toByteArray()));
+            calls.finish(
+                    callId,
+                    CallStore.State.FAILED,
+                    Optional.empty(),
+                    Optional.of(ChalkError.newBuilder()
+                            .setMessage("internal server error: " + e)
+                            .build()
+                            .toByteArray()));
         }
     }
 
@@ -149,17 +175,22 @@ public final class FunctionCalls {
      * forgotten. Another environment's call is NOT_FOUND, as one never queued.
      */
     public PollRemoteCallResponse poll(String environment, String callId) {
-        CallStore.CallRecord r = calls.find(callId).filter(c -> c.environment().equals(environment))
-                .orElseThrow(() -> Status.NOT_FOUND.withDescription("no queued"
-                + " call \"" + callId + "\": it was never queued, was purged, or its result was already read")
-                .asRuntimeException());
+        CallStore.CallRecord r = calls.find(callId)
+                .filter(c -> c.environment().equals(environment))
+                .orElseThrow(() -> Status.NOT_FOUND
+                        .withDescription("no queued" + " call \"" + callId
+                                + "\": it was never queued, was purged, or its result was already read")
+                        .asRuntimeException());
         PollRemoteCallResponse.Builder b = PollRemoteCallResponse.newBuilder();
         switch (r.state()) {
             case PENDING -> b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_PENDING);
             case RUNNING -> b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING);
-            case COMPLETED -> b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED).addResults(
-                    CallFunctionResponse.newBuilder().setFeatherStream(ByteString.copyFrom(r.result().orElseThrow())));
-            case FAILED -> b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_FAILED).addErrors(parse(r.error()));
+            case COMPLETED ->
+                b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED)
+                        .addResults(CallFunctionResponse.newBuilder()
+                                .setFeatherStream(ByteString.copyFrom(r.result().orElseThrow())));
+            case FAILED ->
+                b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_FAILED).addErrors(parse(r.error()));
         }
         if (r.state() == CallStore.State.COMPLETED || r.state() == CallStore.State.FAILED) {
             calls.delete(callId);
@@ -171,7 +202,9 @@ public final class FunctionCalls {
         try {
             return ChalkError.parseFrom(bytes.orElse(new byte[0]));
         } catch (InvalidProtocolBufferException e) {
-            return ChalkError.newBuilder().setMessage("the stored error is unreadable").build();
+            return ChalkError.newBuilder()
+                    .setMessage("the stored error is unreadable")
+                    .build();
         }
     }
 

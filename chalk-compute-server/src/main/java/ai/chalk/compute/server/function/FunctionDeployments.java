@@ -54,8 +54,7 @@ public final class FunctionDeployments {
      * @param version  the version (new or reused)
      * @param created  whether it is new
      */
-    public record Deployed(FunctionRecord function, VersionRecord version, boolean created) {
-    }
+    public record Deployed(FunctionRecord function, VersionRecord version, boolean created) {}
 
     /**
      * @param java        what workers run on, for messages
@@ -63,8 +62,14 @@ public final class FunctionDeployments {
      * @param blobOwners  which environment uploaded which code blobs
      * @param secrets     checks a deployment's secret_refs before it is accepted
      */
-    public FunctionDeployments(FunctionStore store, ScalingGroups groups, CodeSnapshots code, WorkerJava java,
-                               WorkerImageCheck workerCheck, BlobOwnerStore blobOwners, Secrets secrets) {
+    public FunctionDeployments(
+            FunctionStore store,
+            ScalingGroups groups,
+            CodeSnapshots code,
+            WorkerJava java,
+            WorkerImageCheck workerCheck,
+            BlobOwnerStore blobOwners,
+            Secrets secrets) {
         this.secrets = secrets;
         this.store = store;
         this.blobOwners = blobOwners;
@@ -86,18 +91,24 @@ public final class FunctionDeployments {
     public Deployed ensure(String environment, CreateExternalFunctionVersionRequest request) {
         String name = checkName(request.getFunctionName());
         if (request.getConfig().hasSchedule()) {
-            throw Status.FAILED_PRECONDITION.withDescription("config.schedule: this server does not run scheduled"
-                    + " functions; deploy without a schedule and call the function instead").asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription("config.schedule: this server does not run scheduled"
+                            + " functions; deploy without a schedule and call the function instead")
+                    .asRuntimeException();
         }
         // refused rather than ignored: a limit the caller counts on must not silently not apply
         if (request.getConfig().hasRateLimit()) {
-            throw Status.FAILED_PRECONDITION.withDescription("config.rate_limit: this server does not enforce rate"
-                    + " limits; bound the load with concurrency.max_concurrent and spec.scaling_spec.max_replicas")
+            throw Status.FAILED_PRECONDITION
+                    .withDescription(
+                            "config.rate_limit: this server does not enforce rate"
+                                    + " limits; bound the load with concurrency.max_concurrent and spec.scaling_spec.max_replicas")
                     .asRuntimeException();
         }
         if (request.getConfig().hasQueue()) {
-            throw Status.FAILED_PRECONDITION.withDescription("config.queue: this server does not bound the queue of"
-                    + " pending calls; PurgeQueue removes pending calls").asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription("config.queue: this server does not bound the queue of"
+                            + " pending calls; PurgeQueue removes pending calls")
+                    .asRuntimeException();
         }
         FunctionOptions options = FunctionOptions.of(request.getConfig());
         refuseUnsupported(request.getSpec());
@@ -106,30 +117,35 @@ public final class FunctionDeployments {
         ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"); // malformed: refused now
         String image = request.getSpec().getContainerSpec().getImage().trim();
         (image.isEmpty() ? workerCheck.problem() : workerCheck.problem(image)).ifPresent(problem -> {
-            throw Status.FAILED_PRECONDITION.withDescription((image.isEmpty() ? "" : "spec.container_spec.image: ")
-                    + problem).asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription((image.isEmpty() ? "" : "spec.container_spec.image: ") + problem)
+                    .asRuntimeException();
         });
         byte[] bytes = canonical(request);
         synchronized (this) {
             Optional<FunctionRecord> fn = store.liveFunctionNamed(environment, name);
-            Optional<VersionRecord> current = fn.flatMap(FunctionRecord::currentVersionId).flatMap(store::version);
+            Optional<VersionRecord> current =
+                    fn.flatMap(FunctionRecord::currentVersionId).flatMap(store::version);
             if (current.isPresent() && Arrays.equals(current.get().request(), bytes)) {
                 return new Deployed(fn.get(), current.get(), false);
             }
             materialise(environment, options.code());
             Optional<GroupRecord> group = groups.store().liveGroupNamed(environment, name);
             if (group.isPresent() && !group.get().kind().equals(ScalingGroups.FUNCTION)) {
-                throw Status.FAILED_PRECONDITION.withDescription("a scaling group named \"" + name + "\" exists and"
-                        + " serves no function; delete it or name the function differently").asRuntimeException();
+                throw Status.FAILED_PRECONDITION
+                        .withDescription("a scaling group named \"" + name + "\" exists and"
+                                + " serves no function; delete it or name the function differently")
+                        .asRuntimeException();
             }
             Instant now = Instant.now();
-            FunctionRecord f = fn.orElseGet(() -> store.insertFunction(environment, ScalingGroups.id("fn"), name,
-                    now));
+            FunctionRecord f = fn.orElseGet(() -> store.insertFunction(environment, ScalingGroups.id("fn"), name, now));
             String revisionId = ScalingGroups.id("sgr");
-            VersionRecord v = store.insertVersion(f, ScalingGroups.id("fnv"), store.highestVersion(f.id()) + 1,
-                    bytes, revisionId, now);
+            VersionRecord v = store.insertVersion(
+                    f, ScalingGroups.id("fnv"), store.highestVersion(f.id()) + 1, bytes, revisionId, now);
             ScalingGroupSpec spec = request.getSpec().toBuilder()
-                    .setContainerSpec(request.getSpec().getContainerSpec().toBuilder().setName(name)).build();
+                    .setContainerSpec(
+                            request.getSpec().getContainerSpec().toBuilder().setName(name))
+                    .build();
             if (group.isPresent()) {
                 groups.addRevision(group.get(), spec, revisionId);
             } else {
@@ -143,14 +159,20 @@ public final class FunctionDeployments {
     private void refuseUnsupported(ScalingGroupSpec spec) {
         var c = spec.getContainerSpec();
         if (!c.getImage().isBlank() && java.image().isEmpty()) {
-            throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.image \"" + c.getImage()
-                    + "\": on the " + "local runtime function workers run the server's Java on the host's root;"
-                    + " leave image empty, or run the server with --runtime docker, where a function's image (with"
-                    + " Java " + WorkerJava.MIN_FEATURE + " or newer) is its workers' image").asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription("spec.container_spec.image \"" + c.getImage()
+                            + "\": on the " + "local runtime function workers run the server's Java on the host's root;"
+                            + " leave image empty, or run the server with --runtime docker, where a function's image (with"
+                            + " Java " + WorkerJava.MIN_FEATURE + " or newer) is its workers' image")
+                    .asRuntimeException();
         }
-        if (c.hasResources() && c.getResources().hasGpu() && !c.getResources().getGpu().isBlank()) {
-            throw Status.FAILED_PRECONDITION.withDescription("spec.container_spec.resources.gpu: this server has no"
-                    + " GPUs to give function workers").asRuntimeException();
+        if (c.hasResources()
+                && c.getResources().hasGpu()
+                && !c.getResources().getGpu().isBlank()) {
+            throw Status.FAILED_PRECONDITION
+                    .withDescription(
+                            "spec.container_spec.resources.gpu: this server has no" + " GPUs to give function workers")
+                    .asRuntimeException();
         }
     }
 
@@ -166,8 +188,9 @@ public final class FunctionDeployments {
         for (String name : secrets.resolve(environment, c.getSecretRefsList(), "spec.container_spec.secret_refs")
                 .keySet()) {
             if (c.containsEnvVars(name)) {
-                throw Status.INVALID_ARGUMENT.withDescription("spec.container_spec.env_vars sets " + name + ", which"
-                        + " secret_refs sets too; remove it from one of them (or give the secret an alias)")
+                throw Status.INVALID_ARGUMENT
+                        .withDescription("spec.container_spec.env_vars sets " + name + ", which"
+                                + " secret_refs sets too; remove it from one of them (or give the secret an alias)")
                         .asRuntimeException();
             }
         }
@@ -182,15 +205,17 @@ public final class FunctionDeployments {
             }
             code.materialise(digest, WorkerLaunch.CODE_MOUNT);
         } catch (IOException | UncheckedIOException e) {
-            throw Status.FAILED_PRECONDITION.withDescription("code " + digest + " could not be unpacked: "
-                    + e.getMessage()).asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription("code " + digest + " could not be unpacked: " + e.getMessage())
+                    .asRuntimeException();
         }
     }
 
     /** Routes a function's traffic to one of its versions (rollback); its revision serves again. */
     public synchronized FunctionRecord route(FunctionRecord f, VersionRecord v) {
         if (!v.functionId().equals(f.id()) || v.deletedAt().isPresent()) {
-            throw Status.NOT_FOUND.withDescription("function " + f.name() + " has no live version " + v.id())
+            throw Status.NOT_FOUND
+                    .withDescription("function " + f.name() + " has no live version " + v.id())
                     .asRuntimeException();
         }
         store.setCurrent(f.id(), v.id(), Instant.now());
@@ -200,7 +225,9 @@ public final class FunctionDeployments {
 
     /** Deletes a function, its versions and its scaling group (its replicas stop). */
     public synchronized void delete(FunctionRecord f) {
-        groups.store().liveGroupNamed(f.environment(), f.name()).filter(g -> g.kind().equals(ScalingGroups.FUNCTION))
+        groups.store()
+                .liveGroupNamed(f.environment(), f.name())
+                .filter(g -> g.kind().equals(ScalingGroups.FUNCTION))
                 .ifPresent(groups::delete);
         store.deleteFunction(f.id(), Instant.now());
     }
@@ -209,56 +236,76 @@ public final class FunctionDeployments {
     public synchronized void delete(VersionRecord v) {
         FunctionRecord f = store.function(v.functionId()).orElseThrow();
         if (f.currentVersionId().equals(Optional.of(v.id()))) {
-            throw Status.FAILED_PRECONDITION.withDescription("version " + v.version() + " of " + f.name()
-                    + " serves the function's traffic: route it to another version (UpdateExternalFunction) or delete"
-                    + " the function").asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription("version " + v.version() + " of " + f.name()
+                            + " serves the function's traffic: route it to another version (UpdateExternalFunction) or delete"
+                            + " the function")
+                    .asRuntimeException();
         }
         store.deleteVersion(v.id(), Instant.now());
     }
 
     /** The function's scaling group. */
     public GroupRecord group(FunctionRecord f) {
-        return groups.store().liveGroupNamed(f.environment(), f.name()).orElseThrow(() -> Status.FAILED_PRECONDITION
-                .withDescription("function " + f.name() + " has no scaling group").asRuntimeException());
+        return groups.store()
+                .liveGroupNamed(f.environment(), f.name())
+                .orElseThrow(() -> Status.FAILED_PRECONDITION
+                        .withDescription("function " + f.name() + " has no scaling group")
+                        .asRuntimeException());
     }
 
     /** One of the environment's functions by id or name; NOT_FOUND otherwise (another environment's included). */
     public FunctionRecord function(String environment, String id, String name, boolean includeDeleted) {
         if (id.isEmpty() && name.isEmpty()) {
-            throw Status.INVALID_ARGUMENT.withDescription("give the function's id or name").asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("give the function's id or name")
+                    .asRuntimeException();
         }
         Optional<FunctionRecord> f = !id.isEmpty()
                 ? store.function(id).filter(x -> x.environment().equals(environment))
                 : store.liveFunctionNamed(environment, name);
-        return f.filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() -> Status.NOT_FOUND
-                .withDescription("no function " + (id.isEmpty() ? "named \"" + name + "\"" : "with id " + id)
-                        + "; ListExternalFunctions lists them").asRuntimeException());
+        return f.filter(x -> includeDeleted || x.deletedAt().isEmpty())
+                .orElseThrow(() -> Status.NOT_FOUND
+                        .withDescription("no function " + (id.isEmpty() ? "named \"" + name + "\"" : "with id " + id)
+                                + "; ListExternalFunctions lists them")
+                        .asRuntimeException());
     }
 
     /** One of the environment's versions by key: the named version, or the function's current one. */
     public VersionRecord version(String environment, ExternalFunctionVersionKey key, boolean includeDeleted) {
-        FunctionRecord f = function(environment, key.hasFunctionId() ? key.getFunctionId() : "",
-                key.hasFunctionName() ? key.getFunctionName() : "", includeDeleted);
-        Optional<VersionRecord> v = key.hasVersion() ? store.version(f.id(), key.getVersion())
+        FunctionRecord f = function(
+                environment,
+                key.hasFunctionId() ? key.getFunctionId() : "",
+                key.hasFunctionName() ? key.getFunctionName() : "",
+                includeDeleted);
+        Optional<VersionRecord> v = key.hasVersion()
+                ? store.version(f.id(), key.getVersion())
                 : f.currentVersionId().flatMap(store::version);
-        return v.filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() -> Status.NOT_FOUND
-                .withDescription("function " + f.name() + " has no " + (key.hasVersion() ? "version "
-                        + key.getVersion() : "current version") + "; ListExternalFunctionVersions lists them")
-                .asRuntimeException());
+        return v.filter(x -> includeDeleted || x.deletedAt().isEmpty())
+                .orElseThrow(() -> Status.NOT_FOUND
+                        .withDescription("function " + f.name() + " has no "
+                                + (key.hasVersion() ? "version " + key.getVersion() : "current version")
+                                + "; ListExternalFunctionVersions lists them")
+                        .asRuntimeException());
     }
 
     /** One of the environment's versions by id; NOT_FOUND otherwise (another environment's included). */
     public VersionRecord version(String environment, String id, boolean includeDeleted) {
-        return store.version(id).filter(x -> x.environment().equals(environment))
-                .filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() ->
-                Status.NOT_FOUND.withDescription("no function version with id \"" + id
-                        + "\"; ListExternalFunctionVersions lists them").asRuntimeException());
+        return store.version(id)
+                .filter(x -> x.environment().equals(environment))
+                .filter(x -> includeDeleted || x.deletedAt().isEmpty())
+                .orElseThrow(() -> Status.NOT_FOUND
+                        .withDescription(
+                                "no function version with id \"" + id + "\"; ListExternalFunctionVersions lists them")
+                        .asRuntimeException());
     }
 
     private static String checkName(String name) {
         if (!NAME.matcher(name).matches()) {
-            throw Status.INVALID_ARGUMENT.withDescription("function_name \"" + name + "\" must be 1 to 255 letters,"
-                    + " digits, '_', '.' or '-', starting with a letter or digit").asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("function_name \"" + name + "\" must be 1 to 255 letters,"
+                            + " digits, '_', '.' or '-', starting with a letter or digit")
+                    .asRuntimeException();
         }
         return name;
     }

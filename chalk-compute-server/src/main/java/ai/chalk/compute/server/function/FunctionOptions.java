@@ -19,11 +19,12 @@ import java.util.regex.Pattern;
  * @param timeout   how long one call may take
  * @param calls     the config's concurrency and retry policies
  */
-public record FunctionOptions(BlobDigest code, List<Entry> functions, String worker, Duration timeout,
-                              CallPolicy calls) {
+public record FunctionOptions(
+        BlobDigest code, List<Entry> functions, String worker, Duration timeout, CallPolicy calls) {
 
     /** The call timeout when the version sets none. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+
     private static final Pattern ENTRY = Pattern.compile("([A-Za-z_][A-Za-z0-9_.-]*)=([A-Za-z_$][\\w$.]*)#([\\w$]+)");
 
     /**
@@ -32,8 +33,7 @@ public record FunctionOptions(BlobDigest code, List<Entry> functions, String wor
      * @param name   the name calls use
      * @param target {@code fully.qualified.Class#method}
      */
-    public record Entry(String name, String target) {
-    }
+    public record Entry(String name, String target) {}
 
     public FunctionOptions {
         functions = List.copyOf(functions);
@@ -92,11 +92,14 @@ public record FunctionOptions(BlobDigest code, List<Entry> functions, String wor
         if (r.getMaxRetries() < 0 || r.getMaxRetries() > 10) {
             throw invalid("config.retry_policy.max_retries must be between 0 and 10, got " + r.getMaxRetries());
         }
-        if ((r.hasInitialBackoffMs() && r.getInitialBackoffMs() < 0) || (r.hasMaxBackoffMs() && r.getMaxBackoffMs() < 0)
+        if ((r.hasInitialBackoffMs() && r.getInitialBackoffMs() < 0)
+                || (r.hasMaxBackoffMs() && r.getMaxBackoffMs() < 0)
                 || (r.hasBackoffMultiplier() && !(r.getBackoffMultiplier() >= 1))) {
             throw invalid("config.retry_policy: backoffs must be 0 ms or more and backoff_multiplier at least 1");
         }
-        return new CallPolicy(maxConcurrent, r.getMaxRetries(),
+        return new CallPolicy(
+                maxConcurrent,
+                r.getMaxRetries(),
                 r.hasInitialBackoffMs() ? Duration.ofMillis(r.getInitialBackoffMs()) : d.initialBackoff(),
                 r.hasBackoffMultiplier() ? r.getBackoffMultiplier() : d.backoffMultiplier(),
                 r.hasMaxBackoffMs() ? Duration.ofMillis(r.getMaxBackoffMs()) : d.maxBackoff());
@@ -104,7 +107,8 @@ public record FunctionOptions(BlobDigest code, List<Entry> functions, String wor
 
     /** The functions as the worker's {@code CHALK_WORKER_FUNCTIONS}. */
     public String functionsOption() {
-        return String.join(",", functions.stream().map(e -> e.name() + "=" + e.target()).toList());
+        return String.join(
+                ",", functions.stream().map(e -> e.name() + "=" + e.target()).toList());
     }
 
     private static RuntimeException invalid(String message) {

@@ -37,8 +37,13 @@ public final class FunctionWorkers implements RunnerFactory {
      * @param statusSink hears every pool's status by revision id (the scaling groups record the serving one's)
      * @param secrets    resolves a version's secret_refs as each of its replicas starts
      */
-    public FunctionWorkers(FunctionStore functions, CodeSnapshots code, WorkerPools pools, Duration readyTimeout,
-                           BiConsumer<String, PoolStatus> statusSink, Secrets secrets) {
+    public FunctionWorkers(
+            FunctionStore functions,
+            CodeSnapshots code,
+            WorkerPools pools,
+            Duration readyTimeout,
+            BiConsumer<String, PoolStatus> statusSink,
+            Secrets secrets) {
         this.secrets = secrets;
         this.statusSink = statusSink;
         this.functions = functions;
@@ -55,9 +60,14 @@ public final class FunctionWorkers implements RunnerFactory {
         }
         CreateExternalFunctionVersionRequest request = request(v);
         ScalingGroupSpec spec = request.getSpec();
-        return pools.pool(v.revisionId(), () -> launch(v, request),
-                () -> new ReplicaPool.Scale(spec.getScalingSpec().getMinReplicas(), ScalingSpecs.max(spec),
-                        ScalingSpecs.shutdownDelay(spec), FunctionOptions.of(request.getConfig()).calls()),
+        return pools.pool(
+                v.revisionId(),
+                () -> launch(v, request),
+                () -> new ReplicaPool.Scale(
+                        spec.getScalingSpec().getMinReplicas(),
+                        ScalingSpecs.max(spec),
+                        ScalingSpecs.shutdownDelay(spec),
+                        FunctionOptions.of(request.getConfig()).calls()),
                 s -> statusSink.accept(v.revisionId(), s));
     }
 
@@ -65,12 +75,20 @@ public final class FunctionWorkers implements RunnerFactory {
         FunctionOptions o = FunctionOptions.of(request.getConfig());
         var refs = request.getSpec().getContainerSpec().getSecretRefsList();
         try {
-            return new WorkerLaunch(v.revisionId(), code.materialise(o.code(), WorkerLaunch.CODE_MOUNT),
-                    o.functionsOption(), o.worker(), request.getSpec().getContainerSpec().getEnvVarsMap(),
-                    readyTimeout, o.calls().maxConcurrent(), request.getSpec().getContainerSpec().getImage().trim(),
+            return new WorkerLaunch(
+                    v.revisionId(),
+                    code.materialise(o.code(), WorkerLaunch.CODE_MOUNT),
+                    o.functionsOption(),
+                    o.worker(),
+                    request.getSpec().getContainerSpec().getEnvVarsMap(),
+                    readyTimeout,
+                    o.calls().maxConcurrent(),
+                    request.getSpec().getContainerSpec().getImage().trim(),
                     ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"),
-                    v.environment(), "function:" + v.functionId() + "/v" + v.version(),
-                    () -> refs.isEmpty() ? java.util.Map.of()
+                    v.environment(),
+                    "function:" + v.functionId() + "/v" + v.version(),
+                    () -> refs.isEmpty()
+                            ? java.util.Map.of()
                             : secrets.resolve(v.environment(), refs, "spec.container_spec.secret_refs"));
         } catch (IOException e) {
             throw new UncheckedIOException("materialising code " + o.code() + " failed: " + e.getMessage(), e);
@@ -87,10 +105,15 @@ public final class FunctionWorkers implements RunnerFactory {
     }
 
     @Override
-    public RevisionRunner start(ScalingGroupStore.GroupRecord group, ScalingGroupStore.RevisionRecord revision,
-                                ScalingGroupSpec spec, Consumer<PoolStatus> onStatus) {
-        FunctionStore.VersionRecord v = functions.versionForRevision(revision.id()).orElseThrow(
-                () -> new IllegalStateException("revision " + revision.id() + " runs no function version"));
+    public RevisionRunner start(
+            ScalingGroupStore.GroupRecord group,
+            ScalingGroupStore.RevisionRecord revision,
+            ScalingGroupSpec spec,
+            Consumer<PoolStatus> onStatus) {
+        FunctionStore.VersionRecord v = functions
+                .versionForRevision(revision.id())
+                .orElseThrow(
+                        () -> new IllegalStateException("revision " + revision.id() + " runs no function version"));
         ReplicaPool pool = poolFor(v); // its status reaches the group through the status sink
         pool.fill(); // a pool started earlier by a call naming this version gets its min_replicas now
         String revisionId = revision.id();

@@ -26,23 +26,25 @@ final class MissingCode {
     /** The type of each PreconditionFailure violation: one code blob the server lacks. */
     static final String VIOLATION_TYPE = "CODE_BLOB";
 
-    private MissingCode() {
-    }
+    private MissingCode() {}
 
     /** The status exception refusing a deploy for want of these blobs. */
     static StatusRuntimeException refusal(List<BlobDigest> missing) {
         PreconditionFailure.Builder violations = PreconditionFailure.newBuilder();
         for (BlobDigest digest : missing) {
-            violations.addViolations(PreconditionFailure.Violation.newBuilder().setType(VIOLATION_TYPE)
+            violations.addViolations(PreconditionFailure.Violation.newBuilder()
+                    .setType(VIOLATION_TYPE)
                     .setSubject(digest.toString())
                     .setDescription("not on the server: upload it with chalk_compute.blob.v1.BlobService/UploadBlob"));
         }
         return StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
                 .setCode(Code.FAILED_PRECONDITION_VALUE)
-                .setMessage("missing code blobs: " + missing.stream().map(BlobDigest::toString)
-                        .collect(Collectors.joining(",")))
-                .addDetails(Any.pack(ErrorInfo.newBuilder().setReason(BlobErrorReason.MISSING_CODE_BLOBS.name())
-                        .setDomain(DOMAIN).build()))
+                .setMessage("missing code blobs: "
+                        + missing.stream().map(BlobDigest::toString).collect(Collectors.joining(",")))
+                .addDetails(Any.pack(ErrorInfo.newBuilder()
+                        .setReason(BlobErrorReason.MISSING_CODE_BLOBS.name())
+                        .setDomain(DOMAIN)
+                        .build()))
                 .addDetails(Any.pack(violations.build()))
                 .build());
     }

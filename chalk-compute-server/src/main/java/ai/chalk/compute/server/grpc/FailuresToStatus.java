@@ -17,14 +17,14 @@ import io.grpc.StatusRuntimeException;
 public final class FailuresToStatus implements ServerInterceptor {
 
     @Override
-    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                                                                 ServerCallHandler<ReqT, RespT> next) {
+    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+            ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
         ServerCall.Listener<ReqT> listener;
         try {
             listener = next.startCall(call, headers);
         } catch (RuntimeException e) {
             close(call, e);
-            return new ServerCall.Listener<>() { };
+            return new ServerCall.Listener<>() {};
         }
         return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
             @Override
@@ -55,7 +55,8 @@ public final class FailuresToStatus implements ServerInterceptor {
     private static void close(ServerCall<?, ?> call, RuntimeException e) {
         Status status = StatusErrors.toStatus(e);
         // a status the service chose keeps its trailers: error details travel in them
-        Metadata trailers = e instanceof StatusRuntimeException sre && sre.getTrailers() != null ? sre.getTrailers()
+        Metadata trailers = e instanceof StatusRuntimeException sre && sre.getTrailers() != null
+                ? sre.getTrailers()
                 : new Metadata();
         try {
             call.close(status, trailers);

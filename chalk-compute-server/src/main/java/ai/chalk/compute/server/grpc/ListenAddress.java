@@ -12,8 +12,7 @@ import java.util.Optional;
  */
 public final class ListenAddress {
 
-    private ListenAddress() {
-    }
+    private ListenAddress() {}
 
     /** Whether {@code host} names this machine's loopback only. */
     public static boolean isLoopback(String host) {

@@ -32,16 +32,16 @@ public final class MalformedRequests {
     private static final Logger log = LoggerFactory.getLogger(MalformedRequests.class);
     /** At most one log line per window about malformed requests, whatever their number. */
     public static final Duration LOG_WINDOW = Duration.ofSeconds(10);
+
     private static final LogThrottle THROTTLE = new LogThrottle(log, LOG_WINDOW);
 
-    private MalformedRequests() {
-    }
+    private MalformedRequests() {}
 
     /** {@code service} with every method's malformed requests answered INVALID_ARGUMENT. */
     public static ServerServiceDefinition guard(ServerServiceDefinition service) {
         ServiceDescriptor original = service.getServiceDescriptor();
-        ServiceDescriptor.Builder descriptor = ServiceDescriptor.newBuilder(original.getName())
-                .setSchemaDescriptor(original.getSchemaDescriptor());
+        ServiceDescriptor.Builder descriptor =
+                ServiceDescriptor.newBuilder(original.getName()).setSchemaDescriptor(original.getSchemaDescriptor());
         List<ServerMethodDefinition<?, ?>> methods = new ArrayList<>();
         for (ServerMethodDefinition<?, ?> method : service.getMethods()) {
             ServerMethodDefinition<?, ?> m = guardMethod(method);
@@ -57,13 +57,13 @@ public final class MalformedRequests {
             ServerMethodDefinition<ReqT, RespT> definition) {
         MethodDescriptor<ReqT, RespT> method = definition.getMethodDescriptor();
         MethodDescriptor<Parsed<ReqT>, RespT> wire = method.toBuilder(
-                new ParsingMarshaller<>(method.getRequestMarshaller()), method.getResponseMarshaller()).build();
+                        new ParsingMarshaller<>(method.getRequestMarshaller()), method.getResponseMarshaller())
+                .build();
         return ServerMethodDefinition.create(wire, new GuardedHandler<>(method, definition.getServerCallHandler()));
     }
 
     /** A request as it came off the wire: the message, or why it is not one. */
-    record Parsed<T>(T message, String failure) {
-    }
+    record Parsed<T>(T message, String failure) {}
 
     /** The service's own marshaller, with its parse failure handed on rather than thrown. */
     private record ParsingMarshaller<T>(MethodDescriptor.Marshaller<T> delegate)
@@ -86,8 +86,8 @@ public final class MalformedRequests {
         }
     }
 
-    private record GuardedHandler<ReqT, RespT>(MethodDescriptor<ReqT, RespT> method,
-                                               ServerCallHandler<ReqT, RespT> next)
+    private record GuardedHandler<ReqT, RespT>(
+            MethodDescriptor<ReqT, RespT> method, ServerCallHandler<ReqT, RespT> next)
             implements ServerCallHandler<Parsed<ReqT>, RespT> {
 
         @Override

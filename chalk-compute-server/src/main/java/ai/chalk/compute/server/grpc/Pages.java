@@ -10,8 +10,7 @@ public final class Pages {
     /** Most items one page may hold. */
     public static final int MAX_LIMIT = 1000;
 
-    private Pages() {
-    }
+    private Pages() {}
 
     /** The page size asked for, or INVALID_ARGUMENT saying the range. */
     public static int limit(boolean present, int limit) {
@@ -19,8 +18,10 @@ public final class Pages {
             return DEFAULT_LIMIT;
         }
         if (limit <= 0 || limit > MAX_LIMIT) {
-            throw Status.INVALID_ARGUMENT.withDescription("limit " + limit + " is out of range: give 1 to "
-                    + MAX_LIMIT + ", or omit it for " + DEFAULT_LIMIT).asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("limit " + limit + " is out of range: give 1 to " + MAX_LIMIT + ", or omit it for "
+                            + DEFAULT_LIMIT)
+                    .asRuntimeException();
         }
         return limit;
     }
@@ -38,7 +39,9 @@ public final class Pages {
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw Status.INVALID_ARGUMENT.withDescription("cursor \"" + cursor
-                + "\" is not one this server returned: pass next_cursor from a previous response").asRuntimeException();
+        throw Status.INVALID_ARGUMENT
+                .withDescription("cursor \"" + cursor
+                        + "\" is not one this server returned: pass next_cursor from a previous response")
+                .asRuntimeException();
     }
 }

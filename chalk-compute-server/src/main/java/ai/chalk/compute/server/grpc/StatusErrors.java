@@ -20,8 +20,7 @@ public final class StatusErrors {
 
     private static final Logger log = LoggerFactory.getLogger(StatusErrors.class);
 
-    private StatusErrors() {
-    }
+    private StatusErrors() {}
 
     /** Completes {@code observer} with the body's result or its failure. */
     public static <T> void unary(StreamObserver<T> observer, Supplier<T> body) {
@@ -30,8 +29,8 @@ public final class StatusErrors {
             result = body.get();
         } catch (RuntimeException e) {
             // a status the service chose keeps its trailers: error details travel in them
-            observer.onError(toStatus(e).asRuntimeException(e instanceof StatusRuntimeException sre
-                    ? sre.getTrailers() : null));
+            observer.onError(
+                    toStatus(e).asRuntimeException(e instanceof StatusRuntimeException sre ? sre.getTrailers() : null));
             return;
         }
         observer.onNext(result);
@@ -62,12 +61,14 @@ public final class StatusErrors {
             return (se.kind() == StoreException.Kind.DISK_FULL ? Status.RESOURCE_EXHAUSTED : Status.UNAVAILABLE)
                     .withDescription(se.getMessage());
         }
-        if (e instanceof java.util.concurrent.CompletionException && (e.getCause() instanceof StoreException
-                || e.getCause() instanceof ComputeException || e.getCause() instanceof StatusRuntimeException)) {
+        if (e instanceof java.util.concurrent.CompletionException
+                && (e.getCause() instanceof StoreException
+                        || e.getCause() instanceof ComputeException
+                        || e.getCause() instanceof StatusRuntimeException)) {
             return toStatus(e.getCause());
         }
         log.error("Unexpected server error", e);
-        return Status.INTERNAL.withDescription("internal server error (" + e.getClass().getSimpleName()
-                + "); the server log has the details");
+        return Status.INTERNAL.withDescription(
+                "internal server error (" + e.getClass().getSimpleName() + "); the server log has the details");
     }
 }

@@ -17,8 +17,8 @@ import java.util.function.Supplier;
 public final class UnhealthyReason implements ServerInterceptor {
 
     /** The trailer holding the reason, a sentence; absent while healthy. */
-    public static final Metadata.Key<String> KEY = Metadata.Key.of("chalk-unhealthy-reason",
-            Metadata.ASCII_STRING_MARSHALLER);
+    public static final Metadata.Key<String> KEY =
+            Metadata.Key.of("chalk-unhealthy-reason", Metadata.ASCII_STRING_MARSHALLER);
 
     private final Supplier<Optional<String>> reason;
 
@@ -27,14 +27,16 @@ public final class UnhealthyReason implements ServerInterceptor {
     }
 
     @Override
-    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                                                                 ServerCallHandler<ReqT, RespT> next) {
-        return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
-            @Override
-            public void close(Status status, Metadata trailers) {
-                reason.get().ifPresent(r -> trailers.put(KEY, r.replaceAll("[^\\x20-\\x7e]", "?")));
-                super.close(status, trailers);
-            }
-        }, headers);
+    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+            ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+        return next.startCall(
+                new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+                    @Override
+                    public void close(Status status, Metadata trailers) {
+                        reason.get().ifPresent(r -> trailers.put(KEY, r.replaceAll("[^\\x20-\\x7e]", "?")));
+                        super.close(status, trailers);
+                    }
+                },
+                headers);
     }
 }

@@ -38,15 +38,18 @@ public final class HttpPort implements AutoCloseable {
         try {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), 64);
         } catch (IOException e) {
-            throw new IOException("cannot listen for HTTP on " + host + ":" + port + ": " + e.getMessage()
-                    + " (choose another with --http-port)", e);
+            throw new IOException(
+                    "cannot listen for HTTP on " + host + ":" + port + ": " + e.getMessage()
+                            + " (choose another with --http-port)",
+                    e);
         }
         ExecutorService executor = Executors.newFixedThreadPool(2, DaemonThreads.numbered("chalk-compute-http"));
         server.setExecutor(executor);
         server.createContext("/", exchange -> send(exchange, 404, "text/plain", "not found\n"));
         server.start();
         String shown = host.contains(":") ? "[" + host + "]" : host;
-        return new HttpPort(server, executor, "http://" + shown + ":" + server.getAddress().getPort());
+        return new HttpPort(
+                server, executor, "http://" + shown + ":" + server.getAddress().getPort());
     }
 
     /** The base URL, e.g. {@code http://127.0.0.1:50052}. */
@@ -59,7 +62,8 @@ public final class HttpPort implements AutoCloseable {
         server.createContext(path, exchange -> {
             if (!exchange.getRequestURI().getPath().equals(path)) {
                 send(exchange, 404, "text/plain", "not found\n");
-            } else if (!exchange.getRequestMethod().equals("GET") && !exchange.getRequestMethod().equals("HEAD")) {
+            } else if (!exchange.getRequestMethod().equals("GET")
+                    && !exchange.getRequestMethod().equals("HEAD")) {
                 exchange.getResponseHeaders().set("Allow", "GET, HEAD");
                 send(exchange, 405, "text/plain", "only GET is served here\n");
             } else {

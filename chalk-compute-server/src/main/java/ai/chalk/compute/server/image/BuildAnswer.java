@@ -22,7 +22,8 @@ public record BuildAnswer(String buildId, String status, String imageRef, Option
 
     /** The answer for a recorded build, in its current status. */
     static BuildAnswer of(ImageBuildStore.BuildRecord record) {
-        return new BuildAnswer(record.id(), status(record.status()), record.imageRef().orElse(""), record.error());
+        return new BuildAnswer(
+                record.id(), status(record.status()), record.imageRef().orElse(""), record.error());
     }
 
     /** The wire name of a build's status. */

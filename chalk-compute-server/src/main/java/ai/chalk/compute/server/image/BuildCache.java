@@ -42,6 +42,7 @@ public final class BuildCache implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(BuildCache.class);
     /** Builds waiting for a free builder beyond this many are refused (RESOURCE_EXHAUSTED). */
     static final int MAX_QUEUED = 64;
+
     static final String RESTARTED = "the server restarted during the build; ask for the image again to rebuild it";
     static final String SHUT_DOWN = "the server shut down during the build; ask for the image again to rebuild it";
     private static final Pattern TAG = Pattern.compile(
@@ -56,6 +57,7 @@ public final class BuildCache implements AutoCloseable {
     private final Map<String, RunningBuild> byHash = new HashMap<>(); // guarded by this
     /** Held while a spec (by content hash) is being built, whatever the environment: one build of an image at a time. */
     private final Map<String, ReentrantLock> building = new ConcurrentHashMap<>();
+
     private volatile boolean closed;
 
     /**
@@ -66,8 +68,13 @@ public final class BuildCache implements AutoCloseable {
     public BuildCache(Supplier<ImageBuilder> builders, ImageBuildStore store, int parallelBuilds) {
         this.builders = builders;
         this.store = store;
-        this.pool = new ThreadPoolExecutor(parallelBuilds, parallelBuilds, 0, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(MAX_QUEUED), DaemonThreads.numbered("chalk-image-build"));
+        this.pool = new ThreadPoolExecutor(
+                parallelBuilds,
+                parallelBuilds,
+                0,
+                TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(MAX_QUEUED),
+                DaemonThreads.numbered("chalk-image-build"));
         this.followers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-image-follow"));
     }
 
@@ -97,9 +104,13 @@ public final class BuildCache implements AutoCloseable {
                 return new BuildAnswer(running.id(), BuildAnswer.BUILDING, "", Optional.empty());
             }
             Optional<BuildRecord> last = store.latestFor(environment, hash);
-            if (last.isPresent() && last.get().status() == ImageBuildStore.Status.SUCCEEDED
+            if (last.isPresent()
+                    && last.get().status() == ImageBuildStore.Status.SUCCEEDED
                     && builder.exists(last.get().imageRef().orElseThrow())) {
-                return new BuildAnswer(last.get().id(), BuildAnswer.EXISTS, last.get().imageRef().get(),
+                return new BuildAnswer(
+                        last.get().id(),
+                        BuildAnswer.EXISTS,
+                        last.get().imageRef().get(),
                         Optional.empty());
             }
             return BuildAnswer.of(start(environment, builder, spec, canonical, hash, Optional.empty()));
@@ -124,7 +135,8 @@ public final class BuildCache implements AutoCloseable {
         synchronized (this) {
             RunningBuild running = byHash.get(key(environment, hash));
             if (running != null) {
-                tag.ifPresent(t -> running.outcome().thenAccept(r -> r.imageRef().ifPresent(ref -> tagLater(ref, t))));
+                tag.ifPresent(t ->
+                        running.outcome().thenAccept(r -> r.imageRef().ifPresent(ref -> tagLater(ref, t))));
                 return new BuildAnswer(running.id(), BuildAnswer.BUILDING, "", Optional.empty());
             }
             return BuildAnswer.of(start(environment, builder, spec, canonical, hash, tag));
@@ -140,8 +152,8 @@ public final class BuildCache implements AutoCloseable {
      */
     public BuiltImage imageFor(String environment, ImageSpec spec) {
         BuildAnswer answer = getOrBuild(environment, spec);
-        BuildRecord record = answer.status().equals(BuildAnswer.EXISTS) ? record(answer.buildId())
-                : await(answer.buildId());
+        BuildRecord record =
+                answer.status().equals(BuildAnswer.EXISTS) ? record(answer.buildId()) : await(answer.buildId());
         if (record.status() != ImageBuildStore.Status.SUCCEEDED) {
             throw ComputeException.refused("image build " + record.id() + " failed: "
                     + record.error().orElse("no reason was recorded") + "; its logs: GetCustomImageBuildLogs with"
@@ -156,8 +168,7 @@ public final class BuildCache implements AutoCloseable {
      * @param buildId  the build that made it
      * @param imageRef the image, for the runtime
      */
-    public record BuiltImage(String buildId, String imageRef) {
-    }
+    public record BuiltImage(String buildId, String imageRef) {}
 
     /**
      * Waits for a build (one the caller started, or found in its environment) to finish and returns its final record;
@@ -176,14 +187,18 @@ public final class BuildCache implements AutoCloseable {
                 if (context.isCancelled()) {
                     Deadline deadline = context.getDeadline();
                     boolean expired = deadline != null && deadline.isExpired();
-                    throw (expired ? Status.DEADLINE_EXCEEDED : Status.CANCELLED).withDescription("image build "
-                            + buildId + " is still running and the request " + (expired ? "ran out of time"
-                            : "was cancelled") + " waiting for it; the build goes on: follow it with"
-                            + " StreamCustomImageBuildUpdates, then ask again").asRuntimeException();
+                    throw (expired ? Status.DEADLINE_EXCEEDED : Status.CANCELLED)
+                            .withDescription("image build "
+                                    + buildId + " is still running and the request "
+                                    + (expired ? "ran out of time" : "was cancelled")
+                                    + " waiting for it; the build goes on: follow it with"
+                                    + " StreamCustomImageBuildUpdates, then ask again")
+                            .asRuntimeException();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw Status.CANCELLED.withDescription("interrupted waiting for image build " + buildId)
+                throw Status.CANCELLED
+                        .withDescription("interrupted waiting for image build " + buildId)
                         .asRuntimeException();
             } catch (ExecutionException e) {
                 throw new IllegalStateException("image build " + buildId + " ended without a record", e.getCause());
@@ -199,15 +214,17 @@ public final class BuildCache implements AutoCloseable {
         if (buildId == null || buildId.isBlank()) {
             throw ComputeException.invalid("build_id is required");
         }
-        return store.find(buildId).filter(r -> r.environment().equals(environment)).orElseThrow(() ->
-                ComputeException.notFound("image build " + buildId
+        return store.find(buildId)
+                .filter(r -> r.environment().equals(environment))
+                .orElseThrow(() -> ComputeException.notFound("image build " + buildId
                         + " does not exist on this server; ListCustomImageBuilds lists the builds"));
     }
 
     /** A build's record whatever its environment, for a build already known to be the caller's. */
     BuildRecord record(String buildId) {
-        return store.find(buildId).orElseThrow(() -> ComputeException.notFound("image build " + buildId
-                + " does not exist on this server; ListCustomImageBuilds lists the builds"));
+        return store.find(buildId)
+                .orElseThrow(() -> ComputeException.notFound("image build " + buildId
+                        + " does not exist on this server; ListCustomImageBuilds lists the builds"));
     }
 
     /** The environment's newest build of a spec, by its content hash, or NOT_FOUND. */
@@ -215,9 +232,9 @@ public final class BuildCache implements AutoCloseable {
         if (contentHash == null || contentHash.isBlank()) {
             throw ComputeException.invalid("content_hash is required");
         }
-        return store.latestFor(environment, contentHash.trim().toLowerCase(java.util.Locale.ROOT)).orElseThrow(() ->
-                ComputeException.notFound("no image was built from a spec with content hash " + contentHash
-                        + " on this server"));
+        return store.latestFor(environment, contentHash.trim().toLowerCase(java.util.Locale.ROOT))
+                .orElseThrow(() -> ComputeException.notFound(
+                        "no image was built from a spec with content hash " + contentHash + " on this server"));
     }
 
     /** Runs a follower of a build until the build ends or its call does. */
@@ -256,11 +273,16 @@ public final class BuildCache implements AutoCloseable {
     }
 
     /** Records and starts a build; the caller holds this cache's lock. */
-    private BuildRecord start(String environment, ImageBuilder builder, ImageSpec spec, byte[] canonical, String hash,
-                              Optional<String> tag) {
+    private BuildRecord start(
+            String environment,
+            ImageBuilder builder,
+            ImageSpec spec,
+            byte[] canonical,
+            String hash,
+            Optional<String> tag) {
         String id = UUID.randomUUID().toString();
-        BuildRecord record = store.insert(environment, id, hash, spec.getBaseImage().trim(), canonical, tag,
-                Instant.now());
+        BuildRecord record =
+                store.insert(environment, id, hash, spec.getBaseImage().trim(), canonical, tag, Instant.now());
         RunningBuild running = new RunningBuild(id, environment, hash, spec, tag);
         byId.put(id, running);
         byHash.put(key(environment, hash), running);
@@ -269,19 +291,25 @@ public final class BuildCache implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             byId.remove(id);
             byHash.remove(key(environment, hash));
-            String why = closed ? "the server is shutting down" : "too many image builds are waiting ("
-                    + MAX_QUEUED + " queued behind " + pool.getMaximumPoolSize() + " running)";
+            String why = closed
+                    ? "the server is shutting down"
+                    : "too many image builds are waiting (" + MAX_QUEUED + " queued behind " + pool.getMaximumPoolSize()
+                            + " running)";
             store.finish(id, ImageBuildStore.Status.FAILED, Optional.empty(), Optional.of(why));
-            throw (closed ? Status.UNAVAILABLE : Status.RESOURCE_EXHAUSTED).withDescription(why
-                    + "; try again later").asRuntimeException();
+            throw (closed ? Status.UNAVAILABLE : Status.RESOURCE_EXHAUSTED)
+                    .withDescription(why + "; try again later")
+                    .asRuntimeException();
         }
         log.info("Image build {} started: base {}, content hash {}", id, record.baseImage(), hash);
         return record;
     }
 
     private void run(ImageBuilder builder, RunningBuild build) {
-        line(build, "INFO", "Building image from " + build.spec().getBaseImage().trim() + " with "
-                + build.spec().getStepsCount() + " step(s), content hash " + build.contentHash());
+        line(
+                build,
+                "INFO",
+                "Building image from " + build.spec().getBaseImage().trim() + " with "
+                        + build.spec().getStepsCount() + " step(s), content hash " + build.contentHash());
         Optional<String> ref = Optional.empty();
         Optional<String> error = Optional.empty();
         try {
@@ -297,13 +325,13 @@ public final class BuildCache implements AutoCloseable {
             error = Optional.of(SHUT_DOWN);
         } catch (RuntimeException e) {
             log.error("Image build {} failed unexpectedly", build.id(), e);
-            error = Optional.of("the build failed unexpectedly (" + e.getClass().getSimpleName() + ": "
-                    + e.getMessage() + "); the server log has the details");
+            error = Optional.of("the build failed unexpectedly (" + e.getClass().getSimpleName() + ": " + e.getMessage()
+                    + "); the server log has the details");
         }
         error.ifPresent(e -> line(build, "ERROR", "Build failed: " + e));
         ref.ifPresent(r -> line(build, "INFO", "Image ready: " + r));
-        ImageBuildStore.Status status = ref.isPresent() ? ImageBuildStore.Status.SUCCEEDED
-                : ImageBuildStore.Status.FAILED;
+        ImageBuildStore.Status status =
+                ref.isPresent() ? ImageBuildStore.Status.SUCCEEDED : ImageBuildStore.Status.FAILED;
         BuildRecord record;
         try {
             store.finish(build.id(), status, ref, error);
@@ -314,13 +342,17 @@ public final class BuildCache implements AutoCloseable {
                 byId.remove(build.id(), build);
             }
         }
-        log.info("Image build {} {}{}", build.id(), BuildAnswer.status(status), error.map(e -> ": " + e).orElse(""));
+        log.info(
+                "Image build {} {}{}",
+                build.id(),
+                BuildAnswer.status(status),
+                error.map(e -> ": " + e).orElse(""));
         build.finish(record);
     }
 
     /** Builds the image, after any other environment's build of the same spec: both would write the same image. */
-    private String buildAlone(ImageBuilder builder, RunningBuild build) throws ImageBuildException,
-            InterruptedException {
+    private String buildAlone(ImageBuilder builder, RunningBuild build)
+            throws ImageBuildException, InterruptedException {
         ReentrantLock lock = building.computeIfAbsent(build.contentHash(), h -> new ReentrantLock());
         lock.lockInterruptibly();
         try {

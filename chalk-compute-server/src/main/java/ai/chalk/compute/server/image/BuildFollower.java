@@ -25,8 +25,8 @@ final class BuildFollower implements Runnable {
     private volatile boolean cancelled;
 
     /** Must be created on the call's own thread: it registers the call's ready and cancel handlers. */
-    BuildFollower(BuildCache cache, String buildId,
-                  ServerCallStreamObserver<StreamCustomImageBuildUpdatesResponse> out) {
+    BuildFollower(
+            BuildCache cache, String buildId, ServerCallStreamObserver<StreamCustomImageBuildUpdatesResponse> out) {
         this.cache = cache;
         this.buildId = buildId;
         this.out = out;
@@ -45,12 +45,14 @@ final class BuildFollower implements Runnable {
                 Optional<RunningBuild> running = cache.running(buildId);
                 seen = sendLines(seen);
                 if (running.isEmpty() || running.get().outcome().isDone()) {
-                    BuildRecord record = running.isPresent() ? running.get().outcome().join() : cache.record(buildId);
+                    BuildRecord record =
+                            running.isPresent() ? running.get().outcome().join() : cache.record(buildId);
                     seen = sendLines(seen); // the lines logged before the outcome was recorded
                     if (!cancelled) {
-                        StreamCustomImageBuildUpdatesResponse.Builder last = StreamCustomImageBuildUpdatesResponse
-                                .newBuilder().setStatus(BuildAnswer.status(record.status()))
-                                .setImage(record.imageRef().orElse(""));
+                        StreamCustomImageBuildUpdatesResponse.Builder last =
+                                StreamCustomImageBuildUpdatesResponse.newBuilder()
+                                        .setStatus(BuildAnswer.status(record.status()))
+                                        .setImage(record.imageRef().orElse(""));
                         record.error().ifPresent(last::setError);
                         out.onNext(last.build());
                         out.onCompleted();
@@ -61,8 +63,9 @@ final class BuildFollower implements Runnable {
             }
         } catch (InterruptedException e) {
             if (!cancelled) {
-                out.onError(StatusErrors.toStatus(ComputeException.unavailable("the server is shutting down; the build "
-                        + buildId + " was stopped with it")).asRuntimeException());
+                out.onError(StatusErrors.toStatus(ComputeException.unavailable(
+                                "the server is shutting down; the build " + buildId + " was stopped with it"))
+                        .asRuntimeException());
             }
         } catch (RuntimeException e) {
             if (!cancelled) {
@@ -74,15 +77,17 @@ final class BuildFollower implements Runnable {
     /** Sends every stored line after {@code seen}, page by page as the client keeps up; returns the last one sent. */
     private long sendLines(long seen) throws InterruptedException {
         while (!cancelled) {
-            List<ImageBuildStore.LogLine> page = cache.store().logs(buildId, seen, Optional.empty(),
-                    Optional.empty(), PAGE);
+            List<ImageBuildStore.LogLine> page =
+                    cache.store().logs(buildId, seen, Optional.empty(), Optional.empty(), PAGE);
             for (ImageBuildStore.LogLine line : page) {
                 awaitReady();
                 if (cancelled) {
                     return seen;
                 }
-                out.onNext(StreamCustomImageBuildUpdatesResponse.newBuilder().setStatus(BuildAnswer.BUILDING)
-                        .setMessage(line.text()).build());
+                out.onNext(StreamCustomImageBuildUpdatesResponse.newBuilder()
+                        .setStatus(BuildAnswer.BUILDING)
+                        .setMessage(line.text())
+                        .build());
                 seen = line.seq();
             }
             if (page.size() < PAGE) {

@@ -15,8 +15,7 @@ import java.util.HexFormat;
  */
 public final class ContentHash {
 
-    private ContentHash() {
-    }
+    private ContentHash() {}
 
     /** The spec's deterministic serialisation: the bytes the hash is taken of, and what the build store keeps. */
     public static byte[] canonicalBytes(ImageSpec spec) {

@@ -65,22 +65,26 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
         StatusErrors.unary(observer, () -> {
             refuseRegistry(request.hasTargetRegistry() ? request.getTargetRegistry() : "");
             Optional<String> tag = request.hasTag() && !request.getTag().isBlank()
-                    ? Optional.of(request.getTag().trim()) : Optional.empty();
+                    ? Optional.of(request.getTag().trim())
+                    : Optional.empty();
             BuildAnswer answer = cache.build(environment(), spec(request.hasImageSpec(), request.getImageSpec()), tag);
-            return BuildCustomImageResponse.newBuilder().setBuildId(answer.buildId()).setImage(answer.imageRef())
+            return BuildCustomImageResponse.newBuilder()
+                    .setBuildId(answer.buildId())
+                    .setImage(answer.imageRef())
                     .build();
         });
     }
 
     @Override
-    public void getOrBuildCustomImage(GetOrBuildCustomImageRequest request,
-                                      StreamObserver<GetOrBuildCustomImageResponse> observer) {
+    public void getOrBuildCustomImage(
+            GetOrBuildCustomImageRequest request, StreamObserver<GetOrBuildCustomImageResponse> observer) {
         StatusErrors.unary(observer, () -> {
             refuseRegistry(request.hasTargetRegistry() ? request.getTargetRegistry() : "");
-            BuildAnswer answer = cache.getOrBuild(environment(),
-                    spec(request.hasImageSpec(), request.getImageSpec()));
+            BuildAnswer answer = cache.getOrBuild(environment(), spec(request.hasImageSpec(), request.getImageSpec()));
             GetOrBuildCustomImageResponse.Builder b = GetOrBuildCustomImageResponse.newBuilder()
-                    .setBuildId(answer.buildId()).setStatus(answer.status()).setImage(answer.imageRef());
+                    .setBuildId(answer.buildId())
+                    .setStatus(answer.status())
+                    .setImage(answer.imageRef());
             answer.error().ifPresent(b::setError);
             return b.build();
         });
@@ -90,28 +94,32 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
     public void getCustomImage(GetCustomImageRequest request, StreamObserver<GetCustomImageResponse> observer) {
         StatusErrors.unary(observer, () -> {
             BuildAnswer answer = BuildAnswer.of(cache.find(environment(), request.getBuildId()));
-            GetCustomImageResponse.Builder b = GetCustomImageResponse.newBuilder().setBuildId(answer.buildId())
-                    .setStatus(answer.status()).setImage(answer.imageRef());
+            GetCustomImageResponse.Builder b = GetCustomImageResponse.newBuilder()
+                    .setBuildId(answer.buildId())
+                    .setStatus(answer.status())
+                    .setImage(answer.imageRef());
             answer.error().ifPresent(b::setError);
             return b.build();
         });
     }
 
     @Override
-    public void streamCustomImageBuildUpdates(StreamCustomImageBuildUpdatesRequest request,
-                                              StreamObserver<StreamCustomImageBuildUpdatesResponse> observer) {
+    public void streamCustomImageBuildUpdates(
+            StreamCustomImageBuildUpdatesRequest request,
+            StreamObserver<StreamCustomImageBuildUpdatesResponse> observer) {
         try {
             cache.find(environment(), request.getBuildId()); // NOT_FOUND before anything is streamed
-            cache.follow(new BuildFollower(cache, request.getBuildId(),
-                    (ServerCallStreamObserver<StreamCustomImageBuildUpdatesResponse>) observer));
+            cache.follow(new BuildFollower(
+                    cache, request.getBuildId(), (ServerCallStreamObserver<StreamCustomImageBuildUpdatesResponse>)
+                            observer));
         } catch (RuntimeException e) {
             observer.onError(StatusErrors.toStatus(e).asRuntimeException());
         }
     }
 
     @Override
-    public void listCustomImageBuilds(ListCustomImageBuildsRequest request,
-                                      StreamObserver<ListCustomImageBuildsResponse> observer) {
+    public void listCustomImageBuilds(
+            ListCustomImageBuildsRequest request, StreamObserver<ListCustomImageBuildsResponse> observer) {
         StatusErrors.unary(observer, () -> {
             int limit = Pages.limit(request.hasLimit(), request.getLimit());
             long before = Pages.cursor(request.hasCursor(), request.getCursor());
@@ -126,15 +134,16 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
     }
 
     @Override
-    public void getCustomImageBuild(GetCustomImageBuildRequest request,
-                                    StreamObserver<GetCustomImageBuildResponse> observer) {
+    public void getCustomImageBuild(
+            GetCustomImageBuildRequest request, StreamObserver<GetCustomImageBuildResponse> observer) {
         StatusErrors.unary(observer, () -> {
             BuildRecord record = switch (request.getIdentifierCase()) {
                 case BUILD_ID -> cache.find(environment(), request.getBuildId());
                 case CONTENT_HASH -> cache.findByHash(environment(), request.getContentHash());
                 case IDENTIFIER_NOT_SET -> throw identifierMissing();
             };
-            GetCustomImageBuildResponse.Builder b = GetCustomImageBuildResponse.newBuilder().setBuild(summary(record));
+            GetCustomImageBuildResponse.Builder b =
+                    GetCustomImageBuildResponse.newBuilder().setBuild(summary(record));
             try {
                 b.setImageSpec(ImageSpec.parseFrom(record.spec()));
             } catch (InvalidProtocolBufferException e) {
@@ -145,16 +154,20 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
     }
 
     @Override
-    public void getCustomImageBuildLogs(GetCustomImageBuildLogsRequest request,
-                                        StreamObserver<GetCustomImageBuildLogsResponse> observer) {
+    public void getCustomImageBuildLogs(
+            GetCustomImageBuildLogsRequest request, StreamObserver<GetCustomImageBuildLogsResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            BuildRecord record = byIdentifier(request.getIdentifierCase() == GetCustomImageBuildLogsRequest
-                    .IdentifierCase.BUILD_ID, request.getBuildId(), request.getIdentifierCase()
-                    == GetCustomImageBuildLogsRequest.IdentifierCase.CONTENT_HASH, request.getContentHash());
+            BuildRecord record = byIdentifier(
+                    request.getIdentifierCase() == GetCustomImageBuildLogsRequest.IdentifierCase.BUILD_ID,
+                    request.getBuildId(),
+                    request.getIdentifierCase() == GetCustomImageBuildLogsRequest.IdentifierCase.CONTENT_HASH,
+                    request.getContentHash());
             int limit = request.getLimit();
             if (limit < 0 || limit > MAX_LOG_LIMIT) {
-                throw Status.INVALID_ARGUMENT.withDescription("limit " + limit + " is out of range: give 1 to "
-                        + MAX_LOG_LIMIT + ", or 0 for " + DEFAULT_LOG_LIMIT).asRuntimeException();
+                throw Status.INVALID_ARGUMENT
+                        .withDescription("limit " + limit + " is out of range: give 1 to " + MAX_LOG_LIMIT
+                                + ", or 0 for " + DEFAULT_LOG_LIMIT)
+                        .asRuntimeException();
             }
             limit = limit == 0 ? DEFAULT_LOG_LIMIT : limit;
             long after = 0;
@@ -165,15 +178,18 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
                     after = -1;
                 }
                 if (after < 0) {
-                    throw Status.INVALID_ARGUMENT.withDescription("page_token \"" + request.getPageToken()
-                            + "\" is not one this server returned: pass next_page_token from a previous response")
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription(
+                                    "page_token \"" + request.getPageToken()
+                                            + "\" is not one this server returned: pass next_page_token from a previous response")
                             .asRuntimeException();
                 }
             }
-            Optional<Instant> from = request.hasStartTime() ? Optional.of(instant("start_time",
-                    request.getStartTime())) : Optional.empty();
-            Optional<Instant> until = request.hasEndTime() ? Optional.of(instant("end_time", request.getEndTime()))
+            Optional<Instant> from = request.hasStartTime()
+                    ? Optional.of(instant("start_time", request.getStartTime()))
                     : Optional.empty();
+            Optional<Instant> until =
+                    request.hasEndTime() ? Optional.of(instant("end_time", request.getEndTime())) : Optional.empty();
             List<ImageBuildStore.LogLine> lines = cache.store().logs(record.id(), after, from, until, limit + 1);
             GetCustomImageBuildLogsResponse.Builder b = GetCustomImageBuildLogsResponse.newBuilder();
             for (ImageBuildStore.LogLine line : lines.subList(0, Math.min(limit, lines.size()))) {
@@ -194,12 +210,14 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
 
     /** Argo workflows are how Chalk's cloud builds images; this server builds in-process, so a build has none. */
     @Override
-    public void getCustomImageBuildWorkflow(GetCustomImageBuildWorkflowRequest request,
-                                            StreamObserver<GetCustomImageBuildWorkflowResponse> observer) {
+    public void getCustomImageBuildWorkflow(
+            GetCustomImageBuildWorkflowRequest request, StreamObserver<GetCustomImageBuildWorkflowResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            byIdentifier(request.getIdentifierCase() == GetCustomImageBuildWorkflowRequest.IdentifierCase.BUILD_ID,
-                    request.getBuildId(), request.getIdentifierCase()
-                            == GetCustomImageBuildWorkflowRequest.IdentifierCase.CONTENT_HASH, request.getContentHash());
+            byIdentifier(
+                    request.getIdentifierCase() == GetCustomImageBuildWorkflowRequest.IdentifierCase.BUILD_ID,
+                    request.getBuildId(),
+                    request.getIdentifierCase() == GetCustomImageBuildWorkflowRequest.IdentifierCase.CONTENT_HASH,
+                    request.getContentHash());
             return GetCustomImageBuildWorkflowResponse.getDefaultInstance();
         });
     }
@@ -209,18 +227,25 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
      * groups do not exist on this server, so those lists are empty.
      */
     @Override
-    public void getCustomImageBuildUsage(GetCustomImageBuildUsageRequest request,
-                                         StreamObserver<GetCustomImageBuildUsageResponse> observer) {
+    public void getCustomImageBuildUsage(
+            GetCustomImageBuildUsageRequest request, StreamObserver<GetCustomImageBuildUsageResponse> observer) {
         StatusErrors.unary(observer, () -> {
             List<String> buildIds = switch (request.getIdentifierCase()) {
-                case BUILD_ID -> List.of(cache.find(environment(), request.getBuildId()).id());
-                case CONTENT_HASH -> cache.store().idsFor(environment(),
-                        cache.findByHash(environment(), request.getContentHash()).contentHash());
+                case BUILD_ID ->
+                    List.of(cache.find(environment(), request.getBuildId()).id());
+                case CONTENT_HASH ->
+                    cache.store()
+                            .idsFor(
+                                    environment(),
+                                    cache.findByHash(environment(), request.getContentHash())
+                                            .contentHash());
                 case IDENTIFIER_NOT_SET -> throw identifierMissing();
             };
             GetCustomImageBuildUsageResponse.Builder b = GetCustomImageBuildUsageResponse.newBuilder();
             for (SandboxRecord s : sandboxes.fromBuilds(environment(), buildIds)) {
-                b.addSandboxes(CustomImageSandboxUsage.newBuilder().setId(s.id()).setName(s.name().orElse(""))
+                b.addSandboxes(CustomImageSandboxUsage.newBuilder()
+                        .setId(s.id())
+                        .setName(s.name().orElse(""))
                         .setStatus(s.state().name()));
             }
             return b.build();
@@ -242,13 +267,15 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
     }
 
     private static RuntimeException identifierMissing() {
-        return Status.INVALID_ARGUMENT.withDescription("give build_id or content_hash to say which build")
+        return Status.INVALID_ARGUMENT
+                .withDescription("give build_id or content_hash to say which build")
                 .asRuntimeException();
     }
 
     private static ImageSpec spec(boolean present, ImageSpec spec) {
         if (!present) {
-            throw Status.INVALID_ARGUMENT.withDescription("image_spec is required: the image to build")
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("image_spec is required: the image to build")
                     .asRuntimeException();
         }
         return spec;
@@ -256,9 +283,11 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
 
     private static void refuseRegistry(String registry) {
         if (!registry.isBlank()) {
-            throw Status.FAILED_PRECONDITION.withDescription("target_registry \"" + registry + "\": this server has"
-                    + " no image registry to push to; leave target_registry unset: the image stays on this server's"
-                    + " runtime, where its sandboxes run (on the docker runtime, BuildCustomImage's tag names it)")
+            throw Status.FAILED_PRECONDITION
+                    .withDescription(
+                            "target_registry \"" + registry + "\": this server has"
+                                    + " no image registry to push to; leave target_registry unset: the image stays on this server's"
+                                    + " runtime, where its sandboxes run (on the docker runtime, BuildCustomImage's tag names it)")
                     .asRuntimeException();
         }
     }
@@ -278,13 +307,17 @@ public final class CustomImageServiceV1 extends CustomImageServiceGrpc.CustomIma
         try {
             Timestamps.checkValid(t);
         } catch (IllegalArgumentException e) {
-            throw Status.INVALID_ARGUMENT.withDescription(field + " is not a valid timestamp: " + e.getMessage())
+            throw Status.INVALID_ARGUMENT
+                    .withDescription(field + " is not a valid timestamp: " + e.getMessage())
                     .asRuntimeException();
         }
         return Instant.ofEpochSecond(t.getSeconds(), t.getNanos());
     }
 
     private static Timestamp timestamp(Instant instant) {
-        return Timestamp.newBuilder().setSeconds(instant.getEpochSecond()).setNanos(instant.getNano()).build();
+        return Timestamp.newBuilder()
+                .setSeconds(instant.getEpochSecond())
+                .setNanos(instant.getNano())
+                .build();
     }
 }

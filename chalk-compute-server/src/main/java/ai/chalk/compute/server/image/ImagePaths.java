@@ -10,8 +10,7 @@ import java.util.Deque;
  */
 public final class ImagePaths {
 
-    private ImagePaths() {
-    }
+    private ImagePaths() {}
 
     /** The directory relative paths of a spec are resolved against: its workdir, else {@code /}. */
     public static String base(ImageSpec spec) {

@@ -25,11 +25,11 @@ public final class ImageSpecCheck {
     static final int MAX_ENV_VALUE_CHARS = 32 * 1024;
     /** All files of one spec together (add_file contents and uv_sync's compressed files). */
     static final long MAX_FILE_BYTES = 64L << 20;
+
     private static final Pattern REFERENCE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/@+-]*");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]*");
 
-    private ImageSpecCheck() {
-    }
+    private ImageSpecCheck() {}
 
     /** Refuses a spec that no runtime could build as asked. */
     public static void validate(ImageSpec spec) {
@@ -70,12 +70,24 @@ public final class ImageSpecCheck {
         BuildStep step = spec.getSteps(i);
         String field = "image_spec.steps[" + i + "]";
         switch (step.getStepCase()) {
-            case RUN_COMMANDS -> checkList(field + ".run_commands.commands", step.getRunCommands().getCommandsList(),
-                    MAX_COMMAND_CHARS, false);
-            case PIP_INSTALL -> checkList(field + ".pip_install.packages", step.getPipInstall().getPackagesList(),
-                    MAX_PACKAGE_CHARS, true);
-            case UV_PIP_INSTALL -> checkList(field + ".uv_pip_install.packages",
-                    step.getUvPipInstall().getPackagesList(), MAX_PACKAGE_CHARS, true);
+            case RUN_COMMANDS ->
+                checkList(
+                        field + ".run_commands.commands",
+                        step.getRunCommands().getCommandsList(),
+                        MAX_COMMAND_CHARS,
+                        false);
+            case PIP_INSTALL ->
+                checkList(
+                        field + ".pip_install.packages",
+                        step.getPipInstall().getPackagesList(),
+                        MAX_PACKAGE_CHARS,
+                        true);
+            case UV_PIP_INSTALL ->
+                checkList(
+                        field + ".uv_pip_install.packages",
+                        step.getUvPipInstall().getPackagesList(),
+                        MAX_PACKAGE_CHARS,
+                        true);
             case DOCKERFILE_COMMANDS -> {
                 List<String> lines = step.getDockerfileCommands().getCommandsList();
                 checkList(field + ".dockerfile_commands.commands", lines, MAX_COMMAND_CHARS, true);
@@ -116,8 +128,8 @@ public final class ImageSpecCheck {
             }
             case UV_SYNC -> {
                 var sync = step.getUvSync();
-                if (sync.getPyprojectTomlCase() == ai.chalk.compute.proto.sandbox.v1.UvSyncStep.PyprojectTomlCase
-                        .PYPROJECTTOML_NOT_SET) {
+                if (sync.getPyprojectTomlCase()
+                        == ai.chalk.compute.proto.sandbox.v1.UvSyncStep.PyprojectTomlCase.PYPROJECTTOML_NOT_SET) {
                     throw invalid(field + ".uv_sync.pyproject_toml_lz4 is required: the project's pyproject.toml,"
                             + " LZ4-compressed");
                 }
@@ -134,12 +146,15 @@ public final class ImageSpecCheck {
                 if (sync.hasUvLockLz4()) {
                     Lz4Frames.decompress(sync.getUvLockLz4().toByteArray(), field + ".uv_sync.uv_lock_lz4");
                 }
-                return (long) sync.getPyprojectTomlLz4().size() + sync.getUvLockLz4().size();
+                return (long) sync.getPyprojectTomlLz4().size()
+                        + sync.getUvLockLz4().size();
             }
-            case STEP_NOT_SET -> throw invalid(field + " sets no step: give one of run_commands, pip_install,"
-                    + " add_file, dockerfile_commands, uv_pip_install or uv_sync");
-            default -> throw invalid(field + " is a kind of step this server does not know (field "
-                    + step.getStepCase().getNumber() + ")");
+            case STEP_NOT_SET ->
+                throw invalid(field + " sets no step: give one of run_commands, pip_install,"
+                        + " add_file, dockerfile_commands, uv_pip_install or uv_sync");
+            default ->
+                throw invalid(field + " is a kind of step this server does not know (field "
+                        + step.getStepCase().getNumber() + ")");
         }
         return 0;
     }
@@ -180,16 +195,15 @@ public final class ImageSpecCheck {
                 throw invalid(field + "[" + j + "] contains a NUL character");
             }
             if (singleLine && item.chars().anyMatch(c -> c != '\t' && Character.isISOControl(c))) {
-                throw invalid(field + "[" + j + "] contains a line break or control character: give one item per"
-                        + " entry");
+                throw invalid(
+                        field + "[" + j + "] contains a line break or control character: give one item per" + " entry");
             }
         }
     }
 
     private static void checkPath(String field, String path) {
         if (path.length() > MAX_PATH_CHARS) {
-            throw invalid(field + " is " + path.length() + " characters; at most " + MAX_PATH_CHARS
-                    + " are allowed");
+            throw invalid(field + " is " + path.length() + " characters; at most " + MAX_PATH_CHARS + " are allowed");
         }
         if (path.chars().anyMatch(Character::isISOControl)) {
             throw invalid(field + " contains a line break or control character");

@@ -17,8 +17,7 @@ public final class Lz4Frames {
     /** Largest decompressed file accepted. */
     static final int MAX_BYTES = 16 << 20;
 
-    private Lz4Frames() {
-    }
+    private Lz4Frames() {}
 
     /**
      * The decompressed bytes.
@@ -34,8 +33,9 @@ public final class Lz4Frames {
             int n;
             while ((n = in.read(buffer)) > 0) {
                 if (out.size() + n > MAX_BYTES) {
-                    throw Status.INVALID_ARGUMENT.withDescription(field + " expands to more than " + (MAX_BYTES >> 20)
-                            + " MiB").asRuntimeException();
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription(field + " expands to more than " + (MAX_BYTES >> 20) + " MiB")
+                            .asRuntimeException();
                 }
                 out.write(buffer, 0, n);
             }
@@ -44,8 +44,10 @@ public final class Lz4Frames {
             if (e instanceof io.grpc.StatusRuntimeException sre) {
                 throw sre;
             }
-            throw Status.INVALID_ARGUMENT.withDescription(field + " is not LZ4 frame data (as Python's"
-                    + " lz4.frame.compress writes): " + e.getMessage()).asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription(field + " is not LZ4 frame data (as Python's" + " lz4.frame.compress writes): "
+                            + e.getMessage())
+                    .asRuntimeException();
         }
     }
 }

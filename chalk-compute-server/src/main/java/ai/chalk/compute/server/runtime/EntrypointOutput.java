@@ -11,8 +11,7 @@ import org.slf4j.Logger;
 /** Follows a sandbox's entrypoint: no input, its output to the debug log, its end to the info log. */
 public final class EntrypointOutput {
 
-    private EntrypointOutput() {
-    }
+    private EntrypointOutput() {}
 
     /** Closes {@code entrypoint}'s stdin and logs its output (read on {@code executor}) and its end to {@code log}. */
     public static void follow(RuntimeProcess entrypoint, String sandboxId, Executor executor, Logger log) {

@@ -7,5 +7,4 @@ package ai.chalk.compute.server.runtime;
  * @param detail   a sentence for logs and health, e.g. which namespaces and cgroup controllers are used
  * @param isolated whether sandboxes get their own PID, mount, network, IPC and UTS namespaces
  */
-public record Isolation(String level, String detail, boolean isolated) {
-}
+public record Isolation(String level, String detail, boolean isolated) {}

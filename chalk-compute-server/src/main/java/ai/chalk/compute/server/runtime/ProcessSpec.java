@@ -26,6 +26,5 @@ public record ProcessSpec(
     }
 
     /** A terminal size in character cells. */
-    public record TerminalSize(int cols, int rows) {
-    }
+    public record TerminalSize(int cols, int rows) {}
 }

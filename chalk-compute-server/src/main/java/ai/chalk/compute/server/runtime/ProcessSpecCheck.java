@@ -6,8 +6,7 @@ import java.util.Map;
 /** The checks every runtime makes on a command line and an environment before it starts anything. */
 public final class ProcessSpecCheck {
 
-    private ProcessSpecCheck() {
-    }
+    private ProcessSpecCheck() {}
 
     /** Fails when {@code spec} names no command, or its command line contains a NUL character. */
     public static void commandLine(ProcessSpec spec) throws ProcessStartException {

@@ -77,6 +77,5 @@ public interface RuntimeSandbox {
      * @param frozen whether the sandbox's processes were suspended during the copy (a point-in-time copy)
      * @param note   a sentence worth telling the user about the copy, empty when there is nothing to say
      */
-    record SnapshotResult(boolean frozen, String note) {
-    }
+    record SnapshotResult(boolean frozen, String note) {}
 }

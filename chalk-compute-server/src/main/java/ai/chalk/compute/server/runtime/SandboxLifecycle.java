@@ -39,8 +39,7 @@ public final class SandboxLifecycle {
         void stopSignal(int signal);
 
         /** Called once, first, when the sandbox starts stopping: work kept ready for later execs is dropped. */
-        default void stopping() {
-        }
+        default void stopping() {}
 
         /** Kills what is left and removes the sandbox's resources; a failure is logged by the caller. */
         void release();
@@ -61,7 +60,11 @@ public final class SandboxLifecycle {
         T run() throws E;
     }
 
-    private enum State { RUNNING, STOPPING, STOPPED }
+    private enum State {
+        RUNNING,
+        STOPPING,
+        STOPPED
+    }
 
     private final String id;
     private final Engine engine;
@@ -71,6 +74,7 @@ public final class SandboxLifecycle {
     private boolean released;
     /** Guards the freeze: {@link #suspended}, {@link #snapshotting} and {@link #frozen}. */
     private final Object freezeLock = new Object();
+
     private boolean suspended;
     private int snapshotting;
     private boolean frozen;
@@ -222,8 +226,8 @@ public final class SandboxLifecycle {
             try {
                 engine.freeze();
             } catch (Exception e) {
-                throw new SandboxOperationException("cannot freeze sandbox " + id + " for the " + why + ": "
-                        + e.getMessage(), e);
+                throw new SandboxOperationException(
+                        "cannot freeze sandbox " + id + " for the " + why + ": " + e.getMessage(), e);
             }
             frozen = true;
         }

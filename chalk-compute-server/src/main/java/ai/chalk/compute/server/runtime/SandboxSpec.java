@@ -46,8 +46,8 @@ public record SandboxSpec(
 
     public SandboxSpec {
         if (id == null || !SAFE_ID.matcher(id).matches()) {
-            throw new IllegalArgumentException("invalid sandbox id \"" + id
-                    + "\": use up to 128 letters, digits, '.', '_' and '-'");
+            throw new IllegalArgumentException(
+                    "invalid sandbox id \"" + id + "\": use up to 128 letters, digits, '.', '_' and '-'");
         }
         image = image == null ? "" : image.strip();
         workdir = normalizedAbsolute("workdir", workdir == null || workdir.isBlank() ? "/" : workdir);
@@ -77,14 +77,27 @@ public record SandboxSpec(
     }
 
     /** A spec with a fresh writable layer. */
-    public SandboxSpec(String id, String image, Map<String, String> env, String workdir, ResourceLimits limits,
-                       boolean network, List<String> entrypoint, List<VolumeBinding> volumes) {
+    public SandboxSpec(
+            String id,
+            String image,
+            Map<String, String> env,
+            String workdir,
+            ResourceLimits limits,
+            boolean network,
+            List<String> entrypoint,
+            List<VolumeBinding> volumes) {
         this(id, image, env, workdir, limits, network, entrypoint, volumes, Optional.empty());
     }
 
     /** A spec without volumes. */
-    public SandboxSpec(String id, String image, Map<String, String> env, String workdir, ResourceLimits limits,
-                       boolean network, List<String> entrypoint) {
+    public SandboxSpec(
+            String id,
+            String image,
+            Map<String, String> env,
+            String workdir,
+            ResourceLimits limits,
+            boolean network,
+            List<String> entrypoint) {
         this(id, image, env, workdir, limits, network, entrypoint, List.of());
     }
 

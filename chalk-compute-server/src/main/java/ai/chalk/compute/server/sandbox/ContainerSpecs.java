@@ -21,8 +21,7 @@ import java.util.List;
  */
 public final class ContainerSpecs {
 
-    private ContainerSpecs() {
-    }
+    private ContainerSpecs() {}
 
     /**
      * Refuses, with FAILED_PRECONDITION naming each one, the fields of {@code spec} that sandboxes on this runtime
@@ -49,10 +48,12 @@ public final class ContainerSpecs {
         if (spec.hasAuthentication() && !spec.getAuthentication().isBlank()) {
             refused.add("authentication (no ingress for sandbox ports)");
         }
-        if (spec.hasSecurityPolicy() && spec.getSecurityPolicy().hasKernelPolicy()
+        if (spec.hasSecurityPolicy()
+                && spec.getSecurityPolicy().hasKernelPolicy()
                 && spec.getSecurityPolicy().getKernelPolicy() != KernelPolicy.KERNEL_POLICY_UNSPECIFIED
                 && spec.getSecurityPolicy().getKernelPolicy() != KernelPolicy.KERNEL_POLICY_OPEN) {
-            refused.add("security_policy.kernel_policy (" + spec.getSecurityPolicy().getKernelPolicy()
+            refused.add("security_policy.kernel_policy ("
+                    + spec.getSecurityPolicy().getKernelPolicy()
                     + ": " + runtime + " sandboxes run on the host's kernel, in namespaces without capabilities;"
                     + " only KERNEL_POLICY_OPEN describes them)");
         }
@@ -76,14 +77,17 @@ public final class ContainerSpecs {
         if (spec.getManagedSshCount() > 0) {
             refused.add("managed_ssh (no managed SSH destinations; clone over HTTPS, or pass keys in env_vars)");
         }
-        if (spec.hasResources() && spec.getResources().hasGpu() && !spec.getResources().getGpu().isBlank()) {
+        if (spec.hasResources()
+                && spec.getResources().hasGpu()
+                && !spec.getResources().getGpu().isBlank()) {
             refused.add("resources.gpu (the " + runtime + " runtime has no GPUs to give sandboxes)");
         }
         if (!refused.isEmpty()) {
             throw ComputeException.refused("the sandbox was not created: this server's " + runtime
-                    + " runtime cannot honour " + (refused.size() == 1
-                    ? "this ChalkContainerSpec field, and refuses it rather than ignore it: "
-                    : "these ChalkContainerSpec fields, and refuses them rather than ignore them: ")
+                    + " runtime cannot honour "
+                    + (refused.size() == 1
+                            ? "this ChalkContainerSpec field, and refuses it rather than ignore it: "
+                            : "these ChalkContainerSpec fields, and refuses them rather than ignore them: ")
                     + String.join("; ", refused));
         }
     }
@@ -100,8 +104,13 @@ public final class ContainerSpecs {
             return SandboxSpec.ResourceLimits.NONE;
         }
         var r = spec.getResources();
-        return ResourceQuantity.limits(field + ".resources.cpu", r.hasCpu(), r.getCpu(), field + ".resources.memory",
-                r.hasMemory(), r.getMemory());
+        return ResourceQuantity.limits(
+                field + ".resources.cpu",
+                r.hasCpu(),
+                r.getCpu(),
+                field + ".resources.memory",
+                r.hasMemory(),
+                r.getMemory());
     }
 
     /** The v1 request that creates the same sandbox as {@code spec} (whose other fields were refused already). */
@@ -126,7 +135,9 @@ public final class ContainerSpecs {
             b.setResourceLimits(rl);
         }
         for (ai.chalk.compute.proto.container.v1.VolumeMount v : spec.getVolumesList()) {
-            VolumeMount.Builder m = VolumeMount.newBuilder().setName(v.getName()).setMountPath(v.getMountPath())
+            VolumeMount.Builder m = VolumeMount.newBuilder()
+                    .setName(v.getName())
+                    .setMountPath(v.getMountPath())
                     .setType(v.getType());
             if (v.hasSizeLimit()) {
                 m.setSizeLimit(v.getSizeLimit());
@@ -152,8 +163,10 @@ public final class ContainerSpecs {
     static ChalkContainerSpec fromV1(CreateSandboxRequest request) {
         ChalkContainerSpec.Builder b = ChalkContainerSpec.newBuilder()
                 .setName(request.hasName() ? request.getName() : "")
-                .setImage(request.getImageSourceCase() == CreateSandboxRequest.ImageSourceCase.IMAGE
-                        ? request.getImage().trim() : "")
+                .setImage(
+                        request.getImageSourceCase() == CreateSandboxRequest.ImageSourceCase.IMAGE
+                                ? request.getImage().trim()
+                                : "")
                 .addAllEntrypoint(request.getEntrypointList())
                 .putAllEnvVars(request.getEnvMap());
         if (request.hasResourceLimits()) {
@@ -170,7 +183,9 @@ public final class ContainerSpecs {
         for (VolumeMount v : request.getVolumesList()) {
             ai.chalk.compute.proto.container.v1.VolumeMount.Builder m =
                     ai.chalk.compute.proto.container.v1.VolumeMount.newBuilder()
-                            .setName(v.getName()).setMountPath(v.getMountPath()).setType(v.getType());
+                            .setName(v.getName())
+                            .setMountPath(v.getMountPath())
+                            .setType(v.getType());
             if (v.hasSizeLimit()) {
                 m.setSizeLimit(v.getSizeLimit());
             }
@@ -203,6 +218,9 @@ public final class ContainerSpecs {
         } catch (InvalidProtocolBufferException e) {
             // an unreadable record shows what is known for sure
         }
-        return ChalkContainerSpec.newBuilder().setName(record.name().orElse("")).setImage(record.image()).build();
+        return ChalkContainerSpec.newBuilder()
+                .setName(record.name().orElse(""))
+                .setImage(record.image())
+                .build();
     }
 }

@@ -51,8 +51,12 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
     private boolean closed;
 
     /** @param environment the caller's: the call runs only in that environment's sandboxes */
-    public ExecCall(SandboxManager sandboxes, String environment, ProcessThreads threads,
-                    ServerCallStreamObserver<ExecResponse> call, ByteBudget stdinBudget) {
+    public ExecCall(
+            SandboxManager sandboxes,
+            String environment,
+            ProcessThreads threads,
+            ServerCallStreamObserver<ExecResponse> call,
+            ByteBudget stdinBudget) {
         this.sandboxes = sandboxes;
         this.environment = environment;
         this.stdinBudget = stdinBudget;
@@ -72,17 +76,25 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
             switch (request.getMessageCase()) {
                 case INIT -> start(request.getInit());
                 case STDIN_DATA -> {
-                    StdinFlow.write(requireRun("stdin_data"), request.getStdinData().getData().toByteArray(), call,
+                    StdinFlow.write(
+                            requireRun("stdin_data"),
+                            request.getStdinData().getData().toByteArray(),
+                            call,
                             stdinBudget);
                     return;
                 }
                 case STDIN_EOF -> requireRun("stdin_eof").closeStdin();
-                case SIGNAL -> requireRun("signal").signal(Signals.check(request.getSignal().getSignal()));
-                case RESIZE -> requireRun("resize").resize(
-                        (int) request.getResize().getCols(), (int) request.getResize().getRows());
-                case MESSAGE_NOT_SET -> throw Status.INVALID_ARGUMENT
-                        .withDescription("empty ExecRequest: set one of init, stdin_data, stdin_eof, signal, resize")
-                        .asRuntimeException();
+                case SIGNAL ->
+                    requireRun("signal")
+                            .signal(Signals.check(request.getSignal().getSignal()));
+                case RESIZE ->
+                    requireRun("resize").resize((int) request.getResize().getCols(), (int)
+                            request.getResize().getRows());
+                case MESSAGE_NOT_SET ->
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription(
+                                    "empty ExecRequest: set one of init, stdin_data, stdin_eof, signal, resize")
+                            .asRuntimeException();
             }
             call.request(1);
         } catch (RuntimeException e) {
@@ -93,23 +105,31 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
     private ProcessRun requireRun(String what) {
         ProcessRun r = run;
         if (r == null) {
-            throw Status.INVALID_ARGUMENT.withDescription(what + " sent before init: the first message of an"
-                    + " Exec call must be init").asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription(what + " sent before init: the first message of an" + " Exec call must be init")
+                    .asRuntimeException();
         }
         return r;
     }
 
     private void start(ExecInit init) {
         if (run != null) {
-            throw Status.INVALID_ARGUMENT.withDescription("init sent twice: one Exec call runs one process")
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("init sent twice: one Exec call runs one process")
                     .asRuntimeException();
         }
         Optional<ProcessSpec.TerminalSize> pty = init.hasPtyInfo()
-                ? Optional.of(ProcessRequests.terminal((int) init.getPtyInfo().getCols(), (int) init.getPtyInfo().getRows()))
+                ? Optional.of(ProcessRequests.terminal((int) init.getPtyInfo().getCols(), (int)
+                        init.getPtyInfo().getRows()))
                 : Optional.empty();
-        ProcessSpec spec = ProcessRequests.spec(init.getCommand(), init.getArgsList(),
-                init.hasWorkdir() ? Optional.of(init.getWorkdir()) : Optional.empty(), init.getEnvMap(), pty);
-        Optional<Duration> timeout = ProcessRequests.timeout(init.hasTimeoutSecs(),
+        ProcessSpec spec = ProcessRequests.spec(
+                init.getCommand(),
+                init.getArgsList(),
+                init.hasWorkdir() ? Optional.of(init.getWorkdir()) : Optional.empty(),
+                init.getEnvMap(),
+                pty);
+        Optional<Duration> timeout = ProcessRequests.timeout(
+                init.hasTimeoutSecs(),
                 Duration.ofSeconds(Math.min(init.getTimeoutSecs(), Long.MAX_VALUE / 1000 / 1000)));
         LiveSandbox sandbox = sandboxes.requireRunning(environment, init.getSandboxId());
         ProcessRun started;
@@ -121,8 +141,9 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
         run = started;
         // a command that ended before its pid could be read reports 0, never a wrapped -1
         long pid = started.pid();
-        send(ExecResponse.newBuilder().setProcessStarted(ProcessStarted.newBuilder()
-                .setPid(pid > 0 && pid <= 0xFFFFFFFFL ? (int) pid : 0)).build());
+        send(ExecResponse.newBuilder()
+                .setProcessStarted(ProcessStarted.newBuilder().setPid(pid > 0 && pid <= 0xFFFFFFFFL ? (int) pid : 0))
+                .build());
         startedSent.countDown();
         started.done().whenComplete((result, failure) -> finish(result, failure, timeout));
     }
@@ -142,8 +163,9 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
             case STDERR -> OutputData.Stream.STREAM_STDERR;
             case PTY -> OutputData.Stream.STREAM_PTY_OUTPUT;
         };
-        send(ExecResponse.newBuilder().setOutputData(OutputData.newBuilder()
-                .setStream(stream).setData(ByteString.copyFrom(data))).build());
+        send(ExecResponse.newBuilder()
+                .setOutputData(OutputData.newBuilder().setStream(stream).setData(ByteString.copyFrom(data)))
+                .build());
     }
 
     private void finish(RunResult result, Throwable failure, Optional<Duration> timeout) {
@@ -156,10 +178,13 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
         result.status().signal().ifPresent(exited::setSignal);
         send(ExecResponse.newBuilder().setProcessExited(exited).build());
         if (result.timedOut()) {
-            send(ExecResponse.newBuilder().setError(ExecError.newBuilder()
-                    .setCode(Status.Code.DEADLINE_EXCEEDED.name())
-                    .setMessage("the process timed out after " + timeout.map(Duration::toSeconds).orElse(0L)
-                            + "s; it and every process it started were killed")).build());
+            send(ExecResponse.newBuilder()
+                    .setError(ExecError.newBuilder()
+                            .setCode(Status.Code.DEADLINE_EXCEEDED.name())
+                            .setMessage("the process timed out after "
+                                    + timeout.map(Duration::toSeconds).orElse(0L)
+                                    + "s; it and every process it started were killed"))
+                    .build());
         }
         complete();
     }
@@ -188,8 +213,10 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
             return;
         }
         String message = status.getDescription() == null ? status.getCode().name() : status.getDescription();
-        send(ExecResponse.newBuilder().setError(ExecError.newBuilder()
-                .setCode(status.getCode().name()).setMessage(message)).build());
+        send(ExecResponse.newBuilder()
+                .setError(
+                        ExecError.newBuilder().setCode(status.getCode().name()).setMessage(message))
+                .build());
         closed = true;
         gate.close();
         ProcessRun r = run;

@@ -22,6 +22,7 @@ public final class LiveSandbox {
     private final RuntimeSandbox runtimeSandbox;
     /** Guarded by itself; once the sandbox has ended, attachments are closed as they are made. */
     private final Map<Class<?>, AutoCloseable> attachments = new ConcurrentHashMap<>();
+
     private boolean ended;
     private final List<String> volumes;
     private volatile ScheduledFuture<?> lifetimeTimer;
@@ -87,7 +88,8 @@ public final class LiveSandbox {
         try {
             attachment.close();
         } catch (Exception e) {
-            log.warn("Closing {} of sandbox {} failed: {}", attachment.getClass().getSimpleName(), id, e.toString());
+            log.warn(
+                    "Closing {} of sandbox {} failed: {}", attachment.getClass().getSimpleName(), id, e.toString());
         }
     }
 

@@ -17,19 +17,34 @@ final class ResourceQuantity {
     private static final Pattern CPU = Pattern.compile("^([0-9]+(?:\\.[0-9]+)?)(m?)$");
     private static final Pattern MEMORY = Pattern.compile("^([0-9]+(?:\\.[0-9]+)?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$");
     private static final Map<String, Long> MEMORY_UNITS = Map.of(
-            "Ki", 1L << 10, "Mi", 1L << 20, "Gi", 1L << 30, "Ti", 1L << 40,
-            "k", 1_000L, "K", 1_000L, "M", 1_000_000L, "G", 1_000_000_000L, "T", 1_000_000_000_000L);
+            "Ki",
+            1L << 10,
+            "Mi",
+            1L << 20,
+            "Gi",
+            1L << 30,
+            "Ti",
+            1L << 40,
+            "k",
+            1_000L,
+            "K",
+            1_000L,
+            "M",
+            1_000_000L,
+            "G",
+            1_000_000_000L,
+            "T",
+            1_000_000_000_000L);
 
-    private ResourceQuantity() {
-    }
+    private ResourceQuantity() {}
 
     /**
      * The limits a cpu and a memory quantity ask for; a quantity unset or blank sets no limit.
      *
      * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT naming the field when a quantity is malformed
      */
-    static SandboxSpec.ResourceLimits limits(String cpuField, boolean hasCpu, String cpu,
-                                             String memoryField, boolean hasMemory, String memory) {
+    static SandboxSpec.ResourceLimits limits(
+            String cpuField, boolean hasCpu, String cpu, String memoryField, boolean hasMemory, String memory) {
         return new SandboxSpec.ResourceLimits(
                 hasCpu && !cpu.isBlank() ? Optional.of(milliCpus(cpuField, cpu)) : Optional.empty(),
                 hasMemory && !memory.isBlank() ? Optional.of(bytes(memoryField, memory)) : Optional.empty());

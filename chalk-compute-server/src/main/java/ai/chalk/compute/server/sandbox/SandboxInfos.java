@@ -11,8 +11,7 @@ import java.util.List;
 /** Renders sandbox records as the v1 and v2 wire types. */
 final class SandboxInfos {
 
-    private SandboxInfos() {
-    }
+    private SandboxInfos() {}
 
     static SandboxInfo v1(SandboxRecord r) {
         SandboxInfo.Builder b = SandboxInfo.newBuilder()
@@ -26,12 +25,13 @@ final class SandboxInfos {
     }
 
     static ai.chalk.compute.proto.sandbox.v2.SandboxInfo v2(SandboxRecord r) {
-        ai.chalk.compute.proto.sandbox.v2.SandboxInfo.Builder b = ai.chalk.compute.proto.sandbox.v2.SandboxInfo.newBuilder()
-                .setId(r.id())
-                .setName(r.name().orElse(""))
-                .setStatus(status(r.state()))
-                .setSpec(ContainerSpecs.of(r))
-                .setCreatedAt(timestamp(r.createdAt()));
+        ai.chalk.compute.proto.sandbox.v2.SandboxInfo.Builder b =
+                ai.chalk.compute.proto.sandbox.v2.SandboxInfo.newBuilder()
+                        .setId(r.id())
+                        .setName(r.name().orElse(""))
+                        .setStatus(status(r.state()))
+                        .setSpec(ContainerSpecs.of(r))
+                        .setCreatedAt(timestamp(r.createdAt()));
         r.statusMessage().ifPresent(b::setStatusMessage);
         r.finishedAt().ifPresent(f -> b.setFinishedAt(timestamp(f)));
         return b.build();

@@ -54,16 +54,21 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     /** Sandboxes that stopped while the store could not write: how they ended, until it is recorded. */
     private final Map<String, Unrecorded> unrecorded = new ConcurrentHashMap<>();
 
-    private record Unrecorded(SandboxState state, String statusMessage, Instant at) {
-    }
+    private record Unrecorded(SandboxState state, String statusMessage, Instant at) {}
 
     /**
      * @param images   builds the images of sandboxes created from an image spec
      * @param secrets  resolves a spec's secret_refs as its sandbox starts
      * @param lifetime the longest a sandbox may run before the server terminates it
      */
-    public SandboxManager(SandboxRuntime runtime, SandboxStore store, VolumeManager volumes, BuildCache images,
-                          Secrets secrets, ScheduledExecutorService scheduler, Duration lifetime) {
+    public SandboxManager(
+            SandboxRuntime runtime,
+            SandboxStore store,
+            VolumeManager volumes,
+            BuildCache images,
+            Secrets secrets,
+            ScheduledExecutorService scheduler,
+            Duration lifetime) {
         this.runtime = runtime;
         this.store = store;
         this.volumes = volumes;
@@ -107,15 +112,20 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         int lost = 0;
         for (String id : running) {
             if (!adoptedIds.contains(id)) {
-                store.updateState(id, SandboxState.TERMINATED, "the server restarted at " + Instant.now()
-                        + " and the " + runtime.name() + " runtime no longer runs this sandbox: its processes"
-                        + " ended with the previous server process");
+                store.updateState(
+                        id,
+                        SandboxState.TERMINATED,
+                        "the server restarted at " + Instant.now()
+                                + " and the " + runtime.name() + " runtime no longer runs this sandbox: its processes"
+                                + " ended with the previous server process");
                 lost++;
             }
         }
         if (lost > 0 || !adopted.isEmpty()) {
-            log.info("Recovered sandbox state: {} adopted, {} recorded as terminated by the restart",
-                    adopted.size(), lost);
+            log.info(
+                    "Recovered sandbox state: {} adopted, {} recorded as terminated by the restart",
+                    adopted.size(),
+                    lost);
         }
     }
 
@@ -156,8 +166,13 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         Duration sandboxLifetime = lifetimeOf(spec);
         CreateSandboxRequest request = ContainerSpecs.toV1(spec);
         Map<String, String> secretEnv = secrets.resolve(environment, spec.getSecretRefsList(), "secret_refs");
-        return launch(environment, request, specFor(environment, request, initialFilesystem, FieldNames.V2,
-                secretEnv), spec, sandboxLifetime, Optional.empty());
+        return launch(
+                environment,
+                request,
+                specFor(environment, request, initialFilesystem, FieldNames.V2, secretEnv),
+                spec,
+                sandboxLifetime,
+                Optional.empty());
     }
 
     private Duration lifetimeOf(ChalkContainerSpec spec) {
@@ -171,25 +186,29 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             throw ComputeException.invalid("lifetime is not a valid duration: " + e.getMessage());
         }
         if (asked.isNegative() || asked.isZero()) {
-            throw ComputeException.invalid("lifetime must be positive, got "
-                    + Durations.toString(spec.getLifetime()));
+            throw ComputeException.invalid("lifetime must be positive, got " + Durations.toString(spec.getLifetime()));
         }
         if (asked.compareTo(lifetime) > 0) {
             throw ComputeException.invalid("lifetime " + Durations.toString(spec.getLifetime())
-                    + " is longer than this server lets a sandbox run (" + Durations.toString(
-                    Durations.fromNanos(lifetime.toNanos())) + ", the server's --sandbox-lifetime setting);"
+                    + " is longer than this server lets a sandbox run ("
+                    + Durations.toString(Durations.fromNanos(lifetime.toNanos()))
+                    + ", the server's --sandbox-lifetime setting);"
                     + " ask for less, or leave it unset for the maximum");
         }
         return asked;
     }
 
-    private SandboxRecord launch(String environment, CreateSandboxRequest request, SandboxSpec spec,
-                                 ChalkContainerSpec containerSpec, Duration sandboxLifetime, Optional<String> buildId) {
-        Optional<String> name = request.hasName() && !request.getName().isBlank()
-                ? Optional.of(request.getName()) : Optional.empty();
+    private SandboxRecord launch(
+            String environment,
+            CreateSandboxRequest request,
+            SandboxSpec spec,
+            ChalkContainerSpec containerSpec,
+            Duration sandboxLifetime,
+            Optional<String> buildId) {
+        Optional<String> name =
+                request.hasName() && !request.getName().isBlank() ? Optional.of(request.getName()) : Optional.empty();
         if (name.isPresent() && name.get().length() > 255) {
-            throw ComputeException.invalid("name is " + name.get().length()
-                    + " characters; at most 255 are allowed");
+            throw ComputeException.invalid("name is " + name.get().length() + " characters; at most 255 are allowed");
         }
         Instant createdAt = Instant.now();
         byte[] requestBytes = request.toByteArray();
@@ -197,28 +216,67 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         RuntimeSandbox started;
         try {
             // the runtime bounds the sandbox's life too where it can, so a server that dies leaves nothing forever
-            started = sandboxLifetime.isZero() || sandboxLifetime.isNegative() ? runtime.start(spec)
+            started = sandboxLifetime.isZero() || sandboxLifetime.isNegative()
+                    ? runtime.start(spec)
                     : runtime.start(spec, sandboxLifetime);
         } catch (RuntimeStartException e) {
-            store.insert(environment, spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
-                    requestBytes, specBytes, e.getMessage(), buildId);
+            store.insert(
+                    environment,
+                    spec.id(),
+                    name,
+                    SandboxState.FAILED,
+                    spec.image(),
+                    runtime.name(),
+                    createdAt,
+                    requestBytes,
+                    specBytes,
+                    e.getMessage(),
+                    buildId);
             throw ComputeException.refused("sandbox could not start: " + e.getMessage());
         } catch (RuntimeException e) {
-            store.insert(environment, spec.id(), name, SandboxState.FAILED, spec.image(), runtime.name(), createdAt,
-                    requestBytes, specBytes, "sandbox could not start: " + e, buildId);
+            store.insert(
+                    environment,
+                    spec.id(),
+                    name,
+                    SandboxState.FAILED,
+                    spec.image(),
+                    runtime.name(),
+                    createdAt,
+                    requestBytes,
+                    specBytes,
+                    "sandbox could not start: " + e,
+                    buildId);
             throw e;
         }
         SandboxRecord record;
         try {
-            record = store.insert(environment, spec.id(), name, SandboxState.RUNNING, spec.image(), runtime.name(),
-                    createdAt, requestBytes, specBytes, null, buildId);
+            record = store.insert(
+                    environment,
+                    spec.id(),
+                    name,
+                    SandboxState.RUNNING,
+                    spec.image(),
+                    runtime.name(),
+                    createdAt,
+                    requestBytes,
+                    specBytes,
+                    null,
+                    buildId);
         } catch (RuntimeException e) {
             started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
             throw e;
         }
-        track(new LiveSandbox(spec.id(), environment, started,
-                request.getVolumesList().stream().map(v -> v.getName()).toList()), sandboxLifetime);
-        log.info("Sandbox {} running on the {} runtime{}", spec.id(), runtime.name(),
+        track(
+                new LiveSandbox(
+                        spec.id(),
+                        environment,
+                        started,
+                        request.getVolumesList().stream().map(v -> v.getName()).toList()),
+                sandboxLifetime);
+        log.info(
+                "Sandbox {} running on the {} runtime{}",
+                spec.id(),
+                runtime.name(),
                 spec.initialFilesystem().isPresent() ? " from a snapshot" : "");
         return record;
     }
@@ -257,8 +315,12 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     }
 
     /** @param secretEnv the variables the request's secret references resolved to, set beside its own env */
-    private SandboxSpec specFor(String environment, CreateSandboxRequest request, Optional<Path> initialFilesystem,
-                                FieldNames fields, Map<String, String> secretEnv) {
+    private SandboxSpec specFor(
+            String environment,
+            CreateSandboxRequest request,
+            Optional<Path> initialFilesystem,
+            FieldNames fields,
+            Map<String, String> secretEnv) {
         RequestLimits.checkEnv(fields.env(), request.getEnvMap());
         Map<String, String> env = request.getEnvMap();
         if (!secretEnv.isEmpty()) {
@@ -280,16 +342,17 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         SandboxSpec.ResourceLimits limits = SandboxSpec.ResourceLimits.NONE;
         if (request.hasResourceLimits()) {
             var rl = request.getResourceLimits();
-            limits = ResourceQuantity.limits(fields.cpu(), rl.hasCpu(), rl.getCpu(), fields.memory(), rl.hasMemory(),
-                    rl.getMemory());
+            limits = ResourceQuantity.limits(
+                    fields.cpu(), rl.hasCpu(), rl.getCpu(), fields.memory(), rl.hasMemory(), rl.getMemory());
         }
         List<SandboxSpec.VolumeBinding> mounts = VolumeMounts.resolve(environment, request.getVolumesList(), volumes);
         boolean network = false;
         if (request.hasNetworkPolicy()) {
             var policy = request.getNetworkPolicy();
             boolean grantsAll = policy.getAllowedRoutesList().stream()
-                    .anyMatch(r -> r.getRoute().equals("0.0.0.0/0") && r.getPortRangesCount() == 0)
-                    && policy.getDeniedRoutesCount() == 0 && policy.getAllowedHostsCount() == 0;
+                            .anyMatch(r -> r.getRoute().equals("0.0.0.0/0") && r.getPortRangesCount() == 0)
+                    && policy.getDeniedRoutesCount() == 0
+                    && policy.getAllowedHostsCount() == 0;
             boolean grantsNone = policy.getAllowedRoutesCount() == 0 && policy.getAllowedHostsCount() == 0;
             if (!grantsAll && !grantsNone) {
                 throw ComputeException.refused("network_policy: the " + runtime.name()
@@ -299,8 +362,16 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             }
             network = grantsAll;
         }
-        return new SandboxSpec(UUID.randomUUID().toString(), image, env, DEFAULT_WORKDIR, limits,
-                network, request.getEntrypointList(), mounts, initialFilesystem);
+        return new SandboxSpec(
+                UUID.randomUUID().toString(),
+                image,
+                env,
+                DEFAULT_WORKDIR,
+                limits,
+                network,
+                request.getEntrypointList(),
+                mounts,
+                initialFilesystem);
     }
 
     /**
@@ -309,7 +380,9 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      */
     public SandboxRecord get(String environment, String id) {
         requireId(id);
-        return store.find(id).filter(r -> r.environment().equals(environment)).map(this::current)
+        return store.find(id)
+                .filter(r -> r.environment().equals(environment))
+                .map(this::current)
                 .orElseThrow(() -> notFound(id));
     }
 
@@ -318,9 +391,10 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     }
 
     /** A page of the environment's records. */
-    public List<SandboxRecord> list(String environment, long afterSeq, int limit, List<SandboxState> states,
-                                    List<SandboxState> notStates) {
-        return store.list(Optional.of(environment), afterSeq, limit, states, notStates).stream().map(this::current)
+    public List<SandboxRecord> list(
+            String environment, long afterSeq, int limit, List<SandboxState> states, List<SandboxState> notStates) {
+        return store.list(Optional.of(environment), afterSeq, limit, states, notStates).stream()
+                .map(this::current)
                 .toList();
     }
 
@@ -335,8 +409,19 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         if (end == null) {
             return r;
         }
-        return new SandboxRecord(r.seq(), r.id(), r.name(), end.state(), r.image(), r.runtime(), r.createdAt(),
-                Optional.of(end.at()), Optional.of(end.statusMessage()), r.request(), r.containerSpec(), r.buildId(),
+        return new SandboxRecord(
+                r.seq(),
+                r.id(),
+                r.name(),
+                end.state(),
+                r.image(),
+                r.runtime(),
+                r.createdAt(),
+                Optional.of(end.at()),
+                Optional.of(end.statusMessage()),
+                r.request(),
+                r.containerSpec(),
+                r.buildId(),
                 r.environment());
     }
 
@@ -352,8 +437,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             unrecorded.remove(id);
         } catch (StoreException e) {
             unrecorded.put(id, new Unrecorded(SandboxState.TERMINATED, statusMessage, Instant.now()));
-            log.warn("Sandbox {} terminated, but the store could not record it ({}); it is recorded once the store"
-                    + " writes again", id, e.getMessage());
+            log.warn(
+                    "Sandbox {} terminated, but the store could not record it ({}); it is recorded once the store"
+                            + " writes again",
+                    id,
+                    e.getMessage());
         }
     }
 
@@ -421,8 +509,10 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                 throw ComputeException.refused(e.getMessage());
             }
             sandbox.suspended(true);
-            store.updateState(id, SandboxState.SUSPENDED, "suspended at " + Instant.now()
-                    + "; ResumeSandbox lets its processes continue");
+            store.updateState(
+                    id,
+                    SandboxState.SUSPENDED,
+                    "suspended at " + Instant.now() + "; ResumeSandbox lets its processes continue");
         }
         log.info("Sandbox {} suspended", id);
     }
@@ -485,8 +575,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     /** Ids of the running sandboxes that mount the environment's volume {@code name}. */
     @Override
     public List<String> sandboxesMounting(String environment, String name) {
-        return live.values().stream().filter(s -> s.environment().equals(environment) && s.volumes().contains(name))
-                .map(LiveSandbox::id).sorted().toList();
+        return live.values().stream()
+                .filter(s -> s.environment().equals(environment) && s.volumes().contains(name))
+                .map(LiveSandbox::id)
+                .sorted()
+                .toList();
     }
 
     /** Counts of sandboxes by state, for health. */

@@ -50,8 +50,11 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
 
     @Override
     public void createSandbox(CreateSandboxRequest request, StreamObserver<CreateSandboxResponse> observer) {
-        StatusErrors.unary(observer, () -> CreateSandboxResponse.newBuilder()
-                .setSandbox(SandboxInfos.v1(sandboxes.create(environment(), request))).build());
+        StatusErrors.unary(
+                observer,
+                () -> CreateSandboxResponse.newBuilder()
+                        .setSandbox(SandboxInfos.v1(sandboxes.create(environment(), request)))
+                        .build());
     }
 
     @Override
@@ -59,10 +62,14 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
         StatusErrors.unary(observer, () -> {
             SandboxRecord record = sandboxes.get(environment(), request.getSandboxId());
             if (record.state().finished() && !request.getIncludeTerminated()) {
-                throw Status.NOT_FOUND.withDescription("sandbox " + record.id() + " is " + record.state()
-                        + "; set include_terminated to see finished sandboxes").asRuntimeException();
+                throw Status.NOT_FOUND
+                        .withDescription("sandbox " + record.id() + " is " + record.state()
+                                + "; set include_terminated to see finished sandboxes")
+                        .asRuntimeException();
             }
-            return GetSandboxResponse.newBuilder().setSandbox(SandboxInfos.v1(record)).build();
+            return GetSandboxResponse.newBuilder()
+                    .setSandbox(SandboxInfos.v1(record))
+                    .build();
         });
     }
 
@@ -71,8 +78,10 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
         StatusErrors.unary(observer, () -> {
             int limit = request.hasLimit() ? request.getLimit() : DEFAULT_PAGE;
             if (limit <= 0 || limit > MAX_PAGE) {
-                throw Status.INVALID_ARGUMENT.withDescription("limit " + limit + " is out of range: give 1 to "
-                        + MAX_PAGE + ", or omit it for " + DEFAULT_PAGE).asRuntimeException();
+                throw Status.INVALID_ARGUMENT
+                        .withDescription("limit " + limit + " is out of range: give 1 to " + MAX_PAGE
+                                + ", or omit it for " + DEFAULT_PAGE)
+                        .asRuntimeException();
             }
             long after = cursor(request);
             List<SandboxState> states = states("states", request.getStatesList());
@@ -98,8 +107,10 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
         try {
             return Long.parseLong(request.getCursor());
         } catch (NumberFormatException e) {
-            throw Status.INVALID_ARGUMENT.withDescription("cursor \"" + request.getCursor()
-                    + "\" is not one this server returned: pass next_cursor from a previous response").asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("cursor \"" + request.getCursor()
+                            + "\" is not one this server returned: pass next_cursor from a previous response")
+                    .asRuntimeException();
         }
     }
 
@@ -109,8 +120,10 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
             try {
                 out.add(SandboxState.valueOf(name.trim().toUpperCase(Locale.ROOT)));
             } catch (IllegalArgumentException e) {
-                throw Status.INVALID_ARGUMENT.withDescription(field + " has unknown state \"" + name
-                        + "\"; states are " + Arrays.toString(SandboxState.values())).asRuntimeException();
+                throw Status.INVALID_ARGUMENT
+                        .withDescription(field + " has unknown state \"" + name + "\"; states are "
+                                + Arrays.toString(SandboxState.values()))
+                        .asRuntimeException();
             }
         }
         return out;
@@ -122,13 +135,15 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
             Duration grace = DEFAULT_GRACE;
             if (request.hasGracePeriodSeconds()) {
                 if (request.getGracePeriodSeconds() < 0) {
-                    throw Status.INVALID_ARGUMENT.withDescription("grace_period_seconds must not be negative")
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("grace_period_seconds must not be negative")
                             .asRuntimeException();
                 }
                 grace = Duration.ofSeconds(request.getGracePeriodSeconds());
                 if (grace.compareTo(MAX_GRACE) > 0) {
-                    throw Status.INVALID_ARGUMENT.withDescription("grace_period_seconds is at most "
-                            + MAX_GRACE.toSeconds()).asRuntimeException();
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("grace_period_seconds is at most " + MAX_GRACE.toSeconds())
+                            .asRuntimeException();
                 }
             }
             sandboxes.terminate(environment(), request.getSandboxId(), grace, "requested by a client");
@@ -138,8 +153,8 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
 
     @Override
     public StreamObserver<ExecRequest> exec(StreamObserver<ExecResponse> observer) {
-        return new ExecCall(sandboxes, environment(), threads, (ServerCallStreamObserver<ExecResponse>) observer,
-                stdinBudget);
+        return new ExecCall(
+                sandboxes, environment(), threads, (ServerCallStreamObserver<ExecResponse>) observer, stdinBudget);
     }
 
     /** The environment the call acts in. */

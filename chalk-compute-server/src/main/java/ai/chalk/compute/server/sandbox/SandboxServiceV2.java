@@ -51,24 +51,34 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
                 case SPEC -> sandboxes.create(environment(), request.getSpec(), Optional.empty());
                 case SNAPSHOT_ID -> {
                     if (request.getSnapshotId().isBlank()) {
-                        throw Status.INVALID_ARGUMENT.withDescription("snapshot_id is empty: give the id of a"
-                                + " snapshot (ListSandboxSnapshots), or a spec").asRuntimeException();
+                        throw Status.INVALID_ARGUMENT
+                                .withDescription("snapshot_id is empty: give the id of a"
+                                        + " snapshot (ListSandboxSnapshots), or a spec")
+                                .asRuntimeException();
                     }
                     yield snapshots.createSandbox(environment(), request.getSnapshotId());
                 }
-                case SOURCE_NOT_SET -> throw Status.INVALID_ARGUMENT.withDescription("give either spec (a"
-                        + " ChalkContainerSpec; an empty one gives the server's default sandbox) or snapshot_id")
-                        .asRuntimeException();
+                case SOURCE_NOT_SET ->
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription(
+                                    "give either spec (a"
+                                            + " ChalkContainerSpec; an empty one gives the server's default sandbox) or snapshot_id")
+                            .asRuntimeException();
             };
-            return CreateSandboxResponse.newBuilder().setSandbox(SandboxInfos.v2(created)).build();
+            return CreateSandboxResponse.newBuilder()
+                    .setSandbox(SandboxInfos.v2(created))
+                    .build();
         });
     }
 
     /** Any sandbox this server knows, finished ones included (v2 has no include_terminated). */
     @Override
     public void getSandbox(GetSandboxRequest request, StreamObserver<GetSandboxResponse> observer) {
-        StatusErrors.unary(observer, () -> GetSandboxResponse.newBuilder()
-                .setSandbox(SandboxInfos.v2(sandboxes.get(environment(), requireId(request.getId())))).build());
+        StatusErrors.unary(
+                observer,
+                () -> GetSandboxResponse.newBuilder()
+                        .setSandbox(SandboxInfos.v2(sandboxes.get(environment(), requireId(request.getId()))))
+                        .build());
     }
 
     /**
@@ -84,8 +94,10 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
             boolean unmatchable = false;
             for (SandboxStatus status : request.getFilters().getStatusesList()) {
                 if (status == SandboxStatus.SANDBOX_STATUS_UNSPECIFIED || status == SandboxStatus.UNRECOGNIZED) {
-                    throw Status.INVALID_ARGUMENT.withDescription("filters.statuses has " + status
-                            + "; give statuses such as SANDBOX_STATUS_RUNNING").asRuntimeException();
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription(
+                                    "filters.statuses has " + status + "; give statuses such as SANDBOX_STATUS_RUNNING")
+                            .asRuntimeException();
                 }
                 List<SandboxState> matching = SandboxInfos.states(status);
                 states.addAll(matching);
@@ -98,9 +110,15 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
             if (unmatchable) {
                 return b.build();
             }
-            List<SandboxRecord> page = sandboxes.search(new SandboxStore.Query(environment(), states,
-                    request.getFilters().getNamesList(), request.getFilters().getImagesList(),
-                    request.getSearch().trim(), descending, cursor, limit + 1));
+            List<SandboxRecord> page = sandboxes.search(new SandboxStore.Query(
+                    environment(),
+                    states,
+                    request.getFilters().getNamesList(),
+                    request.getFilters().getImagesList(),
+                    request.getSearch().trim(),
+                    descending,
+                    cursor,
+                    limit + 1));
             page.stream().limit(limit).forEach(r -> b.addSandboxes(SandboxInfos.v2(r)));
             if (page.size() > limit) {
                 b.setNextCursor(Long.toString(page.get(limit - 1).seq()));
@@ -133,16 +151,19 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
                 try {
                     grace = Duration.ofNanos(Durations.toNanos(Durations.checkValid(request.getGracePeriod())));
                 } catch (IllegalArgumentException | ArithmeticException e) {
-                    throw Status.INVALID_ARGUMENT.withDescription("grace_period is not a valid duration: "
-                            + e.getMessage()).asRuntimeException();
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("grace_period is not a valid duration: " + e.getMessage())
+                            .asRuntimeException();
                 }
                 if (grace.isNegative()) {
-                    throw Status.INVALID_ARGUMENT.withDescription("grace_period must not be negative")
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("grace_period must not be negative")
                             .asRuntimeException();
                 }
                 if (grace.compareTo(SandboxServiceV1.MAX_GRACE) > 0) {
-                    throw Status.INVALID_ARGUMENT.withDescription("grace_period is at most "
-                            + SandboxServiceV1.MAX_GRACE.toSeconds() + "s").asRuntimeException();
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("grace_period is at most " + SandboxServiceV1.MAX_GRACE.toSeconds() + "s")
+                            .asRuntimeException();
                 }
             }
             sandboxes.terminate(environment(), requireId(request.getId()), grace, "requested by a client");
@@ -156,7 +177,9 @@ public final class SandboxServiceV2 extends SandboxServiceGrpc.SandboxServiceImp
 
     private static String requireId(String id) {
         if (id.isBlank()) {
-            throw Status.INVALID_ARGUMENT.withDescription("id is required: the sandbox's id").asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("id is required: the sandbox's id")
+                    .asRuntimeException();
         }
         return id;
     }

@@ -16,21 +16,35 @@ final class VolumeMounts {
     /** Plain absolute paths; no '=', ':' or spaces, so they pass through any runtime's mount syntax. */
     private static final Pattern MOUNT_PATH = Pattern.compile("^(/[A-Za-z0-9._-]+)+$");
     /** Where the system or the runtime owns the tree; a volume mounted there would hide or fight it. */
-    private static final List<String> RESERVED = List.of("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-            "/libx32", "/proc", "/dev", "/sys", "/.chalk", "/.chalk-old-root");
+    private static final List<String> RESERVED = List.of(
+            "/usr",
+            "/etc",
+            "/bin",
+            "/sbin",
+            "/lib",
+            "/lib32",
+            "/lib64",
+            "/libx32",
+            "/proc",
+            "/dev",
+            "/sys",
+            "/.chalk",
+            "/.chalk-old-root");
 
-    private VolumeMounts() {
-    }
+    private VolumeMounts() {}
 
     /** The bindings of the environment's volumes a request mounts; another environment's volumes do not exist here. */
-    static List<SandboxSpec.VolumeBinding> resolve(String environment, List<VolumeMount> mounts,
-                                                   VolumeManager volumes) {
+    static List<SandboxSpec.VolumeBinding> resolve(
+            String environment, List<VolumeMount> mounts, VolumeManager volumes) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         Set<String> paths = new HashSet<>();
         for (VolumeMount m : mounts) {
             String path = m.getMountPath();
-            if (!MOUNT_PATH.matcher(path).matches() || path.contains("/../") || path.endsWith("/..")
-                    || path.contains("/./") || path.endsWith("/.")) {
+            if (!MOUNT_PATH.matcher(path).matches()
+                    || path.contains("/../")
+                    || path.endsWith("/..")
+                    || path.contains("/./")
+                    || path.endsWith("/.")) {
                 throw invalid("volumes: mount_path \"" + path + "\" must be a plain absolute path such as /data"
                         + " (letters, digits, '.', '_', '-' between slashes)");
             }

@@ -39,8 +39,13 @@ final class ContainerReplicas implements RevisionRunner {
     private final Object reporting = new Object();
 
     /** @param environment the group's: its replicas are that environment's sandboxes */
-    ContainerReplicas(SandboxManager sandboxes, String environment, String revisionId, ScalingGroupSpec spec,
-                      Executor executor, Consumer<PoolStatus> onStatus) {
+    ContainerReplicas(
+            SandboxManager sandboxes,
+            String environment,
+            String revisionId,
+            ScalingGroupSpec spec,
+            Executor executor,
+            Consumer<PoolStatus> onStatus) {
         this.sandboxes = sandboxes;
         this.environment = environment;
         this.spec = spec.getContainerSpec();
@@ -69,7 +74,8 @@ final class ContainerReplicas implements RevisionRunner {
         try {
             id = sandboxes.create(environment, spec, Optional.empty()).id();
         } catch (StatusRuntimeException e) {
-            error = "a replica of revision " + revisionId + " could not start: " + e.getStatus().getDescription();
+            error = "a replica of revision " + revisionId + " could not start: "
+                    + e.getStatus().getDescription();
         } catch (ComputeException e) {
             error = "a replica of revision " + revisionId + " could not start: " + e.getMessage();
         } catch (RuntimeException e) {
@@ -108,8 +114,8 @@ final class ContainerReplicas implements RevisionRunner {
     @Override
     public synchronized PoolStatus status() {
         int ready = (int) ids.stream().filter(this::running).count();
-        String status = ready >= min ? "ready" : lastError.isPresent() ? (ready > 0 ? "degraded" : "failed")
-                : "pending";
+        String status =
+                ready >= min ? "ready" : lastError.isPresent() ? (ready > 0 ? "degraded" : "failed") : "pending";
         return new PoolStatus(status, lastError, ready, ready);
     }
 
@@ -158,8 +164,11 @@ final class ContainerReplicas implements RevisionRunner {
 
     private void terminate(String id) {
         try {
-            sandboxes.terminate(environment, id, Duration.ofSeconds(2), "its scaling group revision " + revisionId
-                    + " stopped serving");
+            sandboxes.terminate(
+                    environment,
+                    id,
+                    Duration.ofSeconds(2),
+                    "its scaling group revision " + revisionId + " stopped serving");
         } catch (RuntimeException e) {
             log.debug("Terminating replica {} failed: {}", id, e.toString());
         }

@@ -19,10 +19,13 @@ public final class ContainerRunners implements RunnerFactory {
     }
 
     @Override
-    public RevisionRunner start(ScalingGroupStore.GroupRecord group, ScalingGroupStore.RevisionRecord revision,
-                                ScalingGroupSpec spec, Consumer<PoolStatus> onStatus) {
-        ContainerReplicas r = new ContainerReplicas(sandboxes, group.environment(), revision.id(), spec, executor,
-                onStatus);
+    public RevisionRunner start(
+            ScalingGroupStore.GroupRecord group,
+            ScalingGroupStore.RevisionRecord revision,
+            ScalingGroupSpec spec,
+            Consumer<PoolStatus> onStatus) {
+        ContainerReplicas r =
+                new ContainerReplicas(sandboxes, group.environment(), revision.id(), spec, executor, onStatus);
         r.fill();
         return r;
     }

@@ -12,6 +12,9 @@ public interface RunnerFactory {
     /**
      * Starts (in the background) the replicas of {@code revision}; {@code onStatus} hears of every change.
      */
-    RevisionRunner start(ScalingGroupStore.GroupRecord group, ScalingGroupStore.RevisionRecord revision,
-                         ScalingGroupSpec spec, Consumer<PoolStatus> onStatus);
+    RevisionRunner start(
+            ScalingGroupStore.GroupRecord group,
+            ScalingGroupStore.RevisionRecord revision,
+            ScalingGroupSpec spec,
+            Consumer<PoolStatus> onStatus);
 }

@@ -48,29 +48,34 @@ public final class ScalingGroupManagerServiceV1
     }
 
     @Override
-    public void createScalingGroup(CreateScalingGroupRequest request,
-                                   StreamObserver<CreateScalingGroupResponse> observer) {
+    public void createScalingGroup(
+            CreateScalingGroupRequest request, StreamObserver<CreateScalingGroupResponse> observer) {
         StatusErrors.unary(observer, () -> {
             String name = request.getSpec().getContainerSpec().getName().trim();
             if (name.isEmpty() || name.length() > 255) {
-                throw Status.INVALID_ARGUMENT.withDescription("spec.container_spec.name names the scaling group:"
-                        + " give 1 to 255 characters").asRuntimeException();
+                throw Status.INVALID_ARGUMENT
+                        .withDescription(
+                                "spec.container_spec.name names the scaling group:" + " give 1 to 255 characters")
+                        .asRuntimeException();
             }
             ScalingSpecs.check("spec", request.getSpec());
             GroupRecord g = groups.create(environment(), name, ScalingGroups.CONTAINER, request.getSpec());
-            return CreateScalingGroupResponse.newBuilder().setScalingGroup(groups.response(g)).build();
+            return CreateScalingGroupResponse.newBuilder()
+                    .setScalingGroup(groups.response(g))
+                    .build();
         });
     }
 
     @Override
-    public void updateScalingGroup(UpdateScalingGroupRequest request,
-                                   StreamObserver<UpdateScalingGroupResponse> observer) {
+    public void updateScalingGroup(
+            UpdateScalingGroupRequest request, StreamObserver<UpdateScalingGroupResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            GroupRecord g = plain(groups.require(environment(), Optional.of(request.getScalingGroupId()),
-                    Optional.empty(), false));
+            GroupRecord g = plain(
+                    groups.require(environment(), Optional.of(request.getScalingGroupId()), Optional.empty(), false));
             if (!request.hasSpec() && !request.hasTraffic()) {
-                throw Status.INVALID_ARGUMENT.withDescription("give spec (a new revision) or traffic (the revision"
-                        + " to serve)").asRuntimeException();
+                throw Status.INVALID_ARGUMENT
+                        .withDescription("give spec (a new revision) or traffic (the revision" + " to serve)")
+                        .asRuntimeException();
             }
             if (request.hasSpec()) {
                 ScalingSpecs.check("spec", request.getSpec());
@@ -78,16 +83,22 @@ public final class ScalingGroupManagerServiceV1
             } else {
                 groups.route(g, target(g, request.getTraffic()));
             }
-            return UpdateScalingGroupResponse.newBuilder().setScalingGroup(groups.response(g)).build();
+            return UpdateScalingGroupResponse.newBuilder()
+                    .setScalingGroup(groups.response(g))
+                    .build();
         });
     }
 
     private String target(GroupRecord g, ScalingGroupTraffic traffic) {
         List<ScalingGroupTrafficTarget> serving = traffic.getTargetsList().stream()
-                .filter(t -> t.getPercent() > 0 || traffic.getTargetsCount() == 1).toList();
-        if (serving.size() != 1 || (serving.get(0).getPercent() != 100 && serving.get(0).getPercent() != 0)) {
-            throw Status.INVALID_ARGUMENT.withDescription("traffic: this server routes all of a group's traffic to"
-                    + " one revision; give one target with percent 100").asRuntimeException();
+                .filter(t -> t.getPercent() > 0 || traffic.getTargetsCount() == 1)
+                .toList();
+        if (serving.size() != 1
+                || (serving.get(0).getPercent() != 100 && serving.get(0).getPercent() != 0)) {
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("traffic: this server routes all of a group's traffic to"
+                            + " one revision; give one target with percent 100")
+                    .asRuntimeException();
         }
         ScalingGroupTrafficTarget t = serving.get(0);
         return t.hasLatestRevision() ? groups.store().latestRevision(g.id()).id() : t.getScalingGroupRevisionId();
@@ -95,18 +106,24 @@ public final class ScalingGroupManagerServiceV1
 
     @Override
     public void getScalingGroup(GetScalingGroupRequest request, StreamObserver<GetScalingGroupResponse> observer) {
-        StatusErrors.unary(observer, () -> GetScalingGroupResponse.newBuilder().setScalingGroup(groups.response(
-                find(request.hasId() ? request.getId() : "", request.hasName() ? request.getName() : "",
-                        request.getIncludeDeleted()))).build());
+        StatusErrors.unary(
+                observer,
+                () -> GetScalingGroupResponse.newBuilder()
+                        .setScalingGroup(groups.response(find(
+                                request.hasId() ? request.getId() : "",
+                                request.hasName() ? request.getName() : "",
+                                request.getIncludeDeleted())))
+                        .build());
     }
 
     @Override
-    public void listScalingGroups(ListScalingGroupsRequest request, StreamObserver<ListScalingGroupsResponse> observer) {
+    public void listScalingGroups(
+            ListScalingGroupsRequest request, StreamObserver<ListScalingGroupsResponse> observer) {
         StatusErrors.unary(observer, () -> {
             int limit = Pages.limit(request.hasLimit(), request.getLimit());
             long after = Pages.cursor(request.hasCursor(), request.getCursor());
-            List<GroupRecord> page = groups.store().listGroups(environment(), after, limit + 1,
-                    request.getIncludeDeleted());
+            List<GroupRecord> page =
+                    groups.store().listGroups(environment(), after, limit + 1, request.getIncludeDeleted());
             ListScalingGroupsResponse.Builder b = ListScalingGroupsResponse.newBuilder();
             page.stream().limit(limit).forEach(g -> b.addScalingGroups(groups.response(g)));
             if (page.size() > limit) {
@@ -117,37 +134,44 @@ public final class ScalingGroupManagerServiceV1
     }
 
     @Override
-    public void deleteScalingGroup(DeleteScalingGroupRequest request,
-                                   StreamObserver<DeleteScalingGroupResponse> observer) {
+    public void deleteScalingGroup(
+            DeleteScalingGroupRequest request, StreamObserver<DeleteScalingGroupResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            GroupRecord g = plain(find(request.hasId() ? request.getId() : "",
-                    request.hasName() ? request.getName() : "", false));
+            GroupRecord g = plain(
+                    find(request.hasId() ? request.getId() : "", request.hasName() ? request.getName() : "", false));
             groups.delete(g);
-            return DeleteScalingGroupResponse.newBuilder().setScalingGroup(groups.response(g)).build();
+            return DeleteScalingGroupResponse.newBuilder()
+                    .setScalingGroup(groups.response(g))
+                    .build();
         });
     }
 
     @Override
-    public void getScalingGroupRevision(GetScalingGroupRevisionRequest request,
-                                        StreamObserver<GetScalingGroupRevisionResponse> observer) {
+    public void getScalingGroupRevision(
+            GetScalingGroupRevisionRequest request, StreamObserver<GetScalingGroupRevisionResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            GroupRecord g = find(request.getScalingGroupId(), request.getScalingGroupName(),
-                    request.getIncludeDeleted());
-            RevisionRecord r = groups.store().revision(request.getRevisionId())
+            GroupRecord g =
+                    find(request.getScalingGroupId(), request.getScalingGroupName(), request.getIncludeDeleted());
+            RevisionRecord r = groups.store()
+                    .revision(request.getRevisionId())
                     .filter(x -> x.groupId().equals(g.id()))
-                    .orElseThrow(() -> Status.NOT_FOUND.withDescription("scaling group " + g.name()
-                            + " has no revision \"" + request.getRevisionId()
-                            + "\"; ListScalingGroupRevisions lists them").asRuntimeException());
-            return GetScalingGroupRevisionResponse.newBuilder().setRevision(groups.revisionResponse(g, r)).build();
+                    .orElseThrow(() -> Status.NOT_FOUND
+                            .withDescription("scaling group " + g.name()
+                                    + " has no revision \"" + request.getRevisionId()
+                                    + "\"; ListScalingGroupRevisions lists them")
+                            .asRuntimeException());
+            return GetScalingGroupRevisionResponse.newBuilder()
+                    .setRevision(groups.revisionResponse(g, r))
+                    .build();
         });
     }
 
     @Override
-    public void listScalingGroupRevisions(ListScalingGroupRevisionsRequest request,
-                                          StreamObserver<ListScalingGroupRevisionsResponse> observer) {
+    public void listScalingGroupRevisions(
+            ListScalingGroupRevisionsRequest request, StreamObserver<ListScalingGroupRevisionsResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            GroupRecord g = find(request.getScalingGroupId(), request.getScalingGroupName(),
-                    request.getIncludeDeleted());
+            GroupRecord g =
+                    find(request.getScalingGroupId(), request.getScalingGroupName(), request.getIncludeDeleted());
             int limit = Pages.limit(request.hasLimit(), request.getLimit());
             long after = Pages.cursor(request.hasCursor(), request.getCursor());
             List<RevisionRecord> page = groups.store().listRevisions(g.id(), after, limit + 1);
@@ -161,23 +185,29 @@ public final class ScalingGroupManagerServiceV1
     }
 
     @Override
-    public void batchUpdateScalingGroupStatus(BatchUpdateScalingGroupStatusRequest request,
-                                              StreamObserver<BatchUpdateScalingGroupStatusResponse> observer) {
+    public void batchUpdateScalingGroupStatus(
+            BatchUpdateScalingGroupStatusRequest request,
+            StreamObserver<BatchUpdateScalingGroupStatusResponse> observer) {
         StatusErrors.unary(observer, () -> {
             for (UpdateScalingGroupStatusRequest u : request.getUpdatesList()) { // all checked before any applies
                 groups.require(environment(), Optional.of(u.getScalingGroupId()), Optional.empty(), false);
                 if (!STATUSES.contains(u.getStatus())) {
-                    throw Status.INVALID_ARGUMENT.withDescription("updates: status \"" + u.getStatus()
-                            + "\" of scaling group " + u.getScalingGroupId() + " is not one of " + STATUSES)
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("updates: status \"" + u.getStatus() + "\" of scaling group "
+                                    + u.getScalingGroupId() + " is not one of " + STATUSES)
                             .asRuntimeException();
                 }
             }
             for (UpdateScalingGroupStatusRequest u : request.getUpdatesList()) {
-                GroupRecord g = groups.require(environment(), Optional.of(u.getScalingGroupId()), Optional.empty(),
-                        false);
-                if (u.getObservedRevisionId().isEmpty() || u.getObservedRevisionId().equals(g.currentRevisionId())) {
-                    groups.store().setStatus(g.id(), u.getStatus(),
-                            u.hasStatusMessage() ? Optional.of(u.getStatusMessage()) : Optional.empty());
+                GroupRecord g =
+                        groups.require(environment(), Optional.of(u.getScalingGroupId()), Optional.empty(), false);
+                if (u.getObservedRevisionId().isEmpty()
+                        || u.getObservedRevisionId().equals(g.currentRevisionId())) {
+                    groups.store()
+                            .setStatus(
+                                    g.id(),
+                                    u.getStatus(),
+                                    u.hasStatusMessage() ? Optional.of(u.getStatusMessage()) : Optional.empty());
                 }
             }
             return BatchUpdateScalingGroupStatusResponse.getDefaultInstance();
@@ -186,10 +216,15 @@ public final class ScalingGroupManagerServiceV1
 
     private GroupRecord find(String id, String name, boolean includeDeleted) {
         if (id.isEmpty() && name.isEmpty()) {
-            throw Status.INVALID_ARGUMENT.withDescription("give the scaling group's id or name").asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("give the scaling group's id or name")
+                    .asRuntimeException();
         }
-        return groups.require(environment(), id.isEmpty() ? Optional.empty() : Optional.of(id),
-                name.isEmpty() ? Optional.empty() : Optional.of(name), includeDeleted);
+        return groups.require(
+                environment(),
+                id.isEmpty() ? Optional.empty() : Optional.of(id),
+                name.isEmpty() ? Optional.empty() : Optional.of(name),
+                includeDeleted);
     }
 
     private static String environment() {
@@ -198,8 +233,10 @@ public final class ScalingGroupManagerServiceV1
 
     private static GroupRecord plain(GroupRecord g) {
         if (!g.kind().equals(ScalingGroups.CONTAINER)) {
-            throw Status.FAILED_PRECONDITION.withDescription("scaling group " + g.name() + " serves function "
-                    + g.name() + ": change it with UpdateExternalFunction / DeleteExternalFunction").asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription("scaling group " + g.name() + " serves function " + g.name()
+                            + ": change it with UpdateExternalFunction / DeleteExternalFunction")
+                    .asRuntimeException();
         }
         return g;
     }

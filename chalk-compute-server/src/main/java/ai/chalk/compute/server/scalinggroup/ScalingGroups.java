@@ -55,14 +55,14 @@ public final class ScalingGroups implements AutoCloseable {
     /**
      * As {@link #create(String, String, String, ScalingGroupSpec)}, with the first revision's id chosen by the caller.
      */
-    public synchronized GroupRecord create(String environment, String name, String kind, ScalingGroupSpec spec,
-                                           String revisionId) {
+    public synchronized GroupRecord create(
+            String environment, String name, String kind, ScalingGroupSpec spec, String revisionId) {
         if (store.liveGroupNamed(environment, name).isPresent()) {
-            throw ComputeException.alreadyExists("scaling group \"" + name + "\" exists; update it"
-                    + " (UpdateScalingGroup) or delete it first");
+            throw ComputeException.alreadyExists(
+                    "scaling group \"" + name + "\" exists; update it" + " (UpdateScalingGroup) or delete it first");
         }
-        GroupRecord g = store.insertGroup(environment, id("sg"), name, kind, revisionId, spec.toByteArray(),
-                Instant.now());
+        GroupRecord g =
+                store.insertGroup(environment, id("sg"), name, kind, revisionId, spec.toByteArray(), Instant.now());
         startRunner(g);
         return store.group(g.id()).orElseThrow();
     }
@@ -81,9 +81,10 @@ public final class ScalingGroups implements AutoCloseable {
 
     /** Routes a group's traffic to one of its revisions (a rollback when older); its replicas replace the old. */
     public synchronized void route(GroupRecord group, String revisionId) {
-        RevisionRecord r = store.revision(revisionId).filter(x -> x.groupId().equals(group.id()))
-                .orElseThrow(() -> ComputeException.notFound("scaling group " + group.name()
-                        + " has no revision " + revisionId + "; ListScalingGroupRevisions lists them"));
+        RevisionRecord r = store.revision(revisionId)
+                .filter(x -> x.groupId().equals(group.id()))
+                .orElseThrow(() -> ComputeException.notFound("scaling group " + group.name() + " has no revision "
+                        + revisionId + "; ListScalingGroupRevisions lists them"));
         if (r.id().equals(group.currentRevisionId()) && running.containsKey(group.id())) {
             return;
         }
@@ -124,8 +125,11 @@ public final class ScalingGroups implements AutoCloseable {
 
     private void record(String groupId, String revisionId, PoolStatus s) {
         Optional<GroupRecord> g = store.group(groupId);
-        if (g.isPresent() && g.get().deletedAt().isEmpty() && g.get().currentRevisionId().equals(revisionId)
-                && (!g.get().status().equals(s.status()) || !g.get().statusMessage().equals(s.message()))) {
+        if (g.isPresent()
+                && g.get().deletedAt().isEmpty()
+                && g.get().currentRevisionId().equals(revisionId)
+                && (!g.get().status().equals(s.status())
+                        || !g.get().statusMessage().equals(s.message()))) {
             store.setStatus(groupId, s.status(), s.message());
         }
     }
@@ -145,13 +149,14 @@ public final class ScalingGroups implements AutoCloseable {
      * The environment's live group with this id or name; NOT_FOUND otherwise, another environment's group included
      * (the same answer as for one that does not exist).
      */
-    public GroupRecord require(String environment, Optional<String> id, Optional<String> name,
-                               boolean includeDeleted) {
+    public GroupRecord require(String environment, Optional<String> id, Optional<String> name, boolean includeDeleted) {
         Optional<GroupRecord> g = id.isPresent()
                 ? store.group(id.get()).filter(x -> x.environment().equals(environment))
                 : name.flatMap(n -> store.liveGroupNamed(environment, n));
-        return g.filter(x -> includeDeleted || x.deletedAt().isEmpty()).orElseThrow(() -> ComputeException.notFound("no scaling group " + id.map(i -> "with id " + i).orElseGet(
-                        () -> "named \"" + name.orElse("") + "\"") + "; ListScalingGroups lists them"));
+        return g.filter(x -> includeDeleted || x.deletedAt().isEmpty())
+                .orElseThrow(() -> ComputeException.notFound("no scaling group "
+                        + id.map(i -> "with id " + i).orElseGet(() -> "named \"" + name.orElse("") + "\"")
+                        + "; ListScalingGroups lists them"));
     }
 
     public ScalingGroupStore store() {
@@ -162,10 +167,13 @@ public final class ScalingGroups implements AutoCloseable {
     public ScalingGroupResponse response(GroupRecord g) {
         GroupRecord fresh = store.group(g.id()).orElse(g);
         ScalingGroupResponse.Builder b = ScalingGroupResponse.newBuilder()
-                .setId(fresh.id()).setName(fresh.name()).setRevisionId(fresh.currentRevisionId())
+                .setId(fresh.id())
+                .setName(fresh.name())
+                .setRevisionId(fresh.currentRevisionId())
                 .setStatus(fresh.status())
                 .setSpec(spec(store.revision(fresh.currentRevisionId()).orElseThrow()))
-                .setCreatedAt(ts(fresh.createdAt())).setUpdatedAt(ts(fresh.updatedAt()));
+                .setCreatedAt(ts(fresh.createdAt()))
+                .setUpdatedAt(ts(fresh.updatedAt()));
         fresh.statusMessage().ifPresent(b::setStatusMessage);
         fresh.deletedAt().ifPresent(d -> b.setDeletedAt(ts(d)));
         RevisionRunner r = running.get(fresh.id());
@@ -181,8 +189,12 @@ public final class ScalingGroups implements AutoCloseable {
         GroupRecord fresh = store.group(g.id()).orElse(g);
         boolean current = fresh.currentRevisionId().equals(r.id());
         ScalingGroupRevisionResponse.Builder b = ScalingGroupRevisionResponse.newBuilder()
-                .setId(r.id()).setScalingGroupId(fresh.id()).setScalingGroupName(fresh.name())
-                .setStatus(current ? fresh.status() : "inactive").setSpec(spec(r)).setCreatedAt(ts(r.createdAt()))
+                .setId(r.id())
+                .setScalingGroupId(fresh.id())
+                .setScalingGroupName(fresh.name())
+                .setStatus(current ? fresh.status() : "inactive")
+                .setSpec(spec(r))
+                .setCreatedAt(ts(r.createdAt()))
                 .setLatest(store.latestRevision(fresh.id()).id().equals(r.id()));
         if (current) {
             fresh.statusMessage().ifPresent(b::setStatusMessage);
@@ -201,7 +213,10 @@ public final class ScalingGroups implements AutoCloseable {
     }
 
     static Timestamp ts(Instant i) {
-        return Timestamp.newBuilder().setSeconds(i.getEpochSecond()).setNanos(i.getNano()).build();
+        return Timestamp.newBuilder()
+                .setSeconds(i.getEpochSecond())
+                .setNanos(i.getNano())
+                .build();
     }
 
     /** A new id with a prefix ({@code sg}, {@code sgr}, ...). */

@@ -12,8 +12,7 @@ public final class ScalingSpecs {
     /** The most replicas one revision may run on this server. */
     public static final int MAX_REPLICAS = 64;
 
-    private ScalingSpecs() {
-    }
+    private ScalingSpecs() {}
 
     /** INVALID_ARGUMENT naming the field when the replica counts make no sense. */
     public static void check(String field, ScalingGroupSpec spec) {

@@ -39,8 +39,11 @@ public final class EnvironmentSecretsServiceV1 extends EnvironmentSecretsService
     /** Every secret of the environment; {@code include_scoped} changes nothing, as there are no scoped secrets. */
     @Override
     public void listSecrets(ListSecretsRequest request, StreamObserver<ListSecretsResponse> observer) {
-        StatusErrors.unary(observer, () -> ListSecretsResponse.newBuilder()
-                .addAllSecrets(all(environment())).build());
+        StatusErrors.unary(
+                observer,
+                () -> ListSecretsResponse.newBuilder()
+                        .addAllSecrets(all(environment()))
+                        .build());
     }
 
     /** The value of the secret with this id (a name is accepted too, as the SDK refers to secrets by name). */
@@ -49,17 +52,23 @@ public final class EnvironmentSecretsServiceV1 extends EnvironmentSecretsService
         StatusErrors.unary(observer, () -> {
             String environment = environment();
             Secrets.SecretInfo info = secrets.find(environment, request.getId());
-            return GetSecretValueResponse.newBuilder().setSecretValue(SecretValue.newBuilder().setName(info.name())
-                    .setValue(secrets.value(environment, info.id())).setSource(SecretSource.SECRET_SOURCE_MANAGED))
+            return GetSecretValueResponse.newBuilder()
+                    .setSecretValue(SecretValue.newBuilder()
+                            .setName(info.name())
+                            .setValue(secrets.value(environment, info.id()))
+                            .setSource(SecretSource.SECRET_SOURCE_MANAGED))
                     .build();
         });
     }
 
     @Override
-    public void getAllSecretValues(GetAllSecretValuesRequest request,
-                                   StreamObserver<GetAllSecretValuesResponse> observer) {
-        StatusErrors.unary(observer, () -> GetAllSecretValuesResponse.newBuilder()
-                .putAllValues(secrets.values(environment())).build());
+    public void getAllSecretValues(
+            GetAllSecretValuesRequest request, StreamObserver<GetAllSecretValuesResponse> observer) {
+        StatusErrors.unary(
+                observer,
+                () -> GetAllSecretValuesResponse.newBuilder()
+                        .putAllValues(secrets.values(environment()))
+                        .build());
     }
 
     /**
@@ -76,12 +85,16 @@ public final class EnvironmentSecretsServiceV1 extends EnvironmentSecretsService
             String value = request.getValue();
             switch (request.getConfig().getValueCase()) {
                 case LITERAL -> value = oneValue(value, request.getConfig().getLiteral());
-                case SECRET_ID -> value = oneValue(value, secrets.value(environment,
-                        request.getConfig().getSecretId()));
-                case VALUE_NOT_SET -> { }
+                case SECRET_ID ->
+                    value = oneValue(
+                            value,
+                            secrets.value(environment, request.getConfig().getSecretId()));
+                case VALUE_NOT_SET -> {}
             }
             secrets.upsert(environment, request.getName(), value);
-            return UpsertSecretResponse.newBuilder().addAllSecrets(all(environment)).build();
+            return UpsertSecretResponse.newBuilder()
+                    .addAllSecrets(all(environment))
+                    .build();
         });
     }
 
@@ -94,7 +107,9 @@ public final class EnvironmentSecretsServiceV1 extends EnvironmentSecretsService
                 environmentScope(request.getScope());
             }
             secrets.delete(environment, request.getName());
-            return DeleteSecretResponse.newBuilder().addAllSecrets(all(environment)).build();
+            return DeleteSecretResponse.newBuilder()
+                    .addAllSecrets(all(environment))
+                    .build();
         });
     }
 
@@ -117,19 +132,28 @@ public final class EnvironmentSecretsServiceV1 extends EnvironmentSecretsService
     }
 
     private List<Secret> all(String environment) {
-        return secrets.list(environment).stream().map(s -> proto(environment, s)).toList();
+        return secrets.list(environment).stream()
+                .map(s -> proto(environment, s))
+                .toList();
     }
 
     static Secret proto(String environment, Secrets.SecretInfo s) {
-        return Secret.newBuilder().setId(s.id()).setName(s.name()).setUpdatedAt(timestamp(s.updatedAt()))
+        return Secret.newBuilder()
+                .setId(s.id())
+                .setName(s.name())
+                .setUpdatedAt(timestamp(s.updatedAt()))
                 .setSource(SecretSource.SECRET_SOURCE_MANAGED)
-                .setScope(SecretScope.newBuilder().setType(SecretScopeType.SECRET_SCOPE_TYPE_ENVIRONMENT)
+                .setScope(SecretScope.newBuilder()
+                        .setType(SecretScopeType.SECRET_SCOPE_TYPE_ENVIRONMENT)
                         .setRef(environment))
                 .build();
     }
 
     static Timestamp timestamp(java.time.Instant at) {
-        return Timestamp.newBuilder().setSeconds(at.getEpochSecond()).setNanos(at.getNano()).build();
+        return Timestamp.newBuilder()
+                .setSeconds(at.getEpochSecond())
+                .setNanos(at.getNano())
+                .build();
     }
 
     private static String environment() {

@@ -26,16 +26,18 @@ public final class IntegrationAdminServiceV1 extends IntegrationAdminServiceGrpc
     public void putIntegration(PutIntegrationRequest request, StreamObserver<PutIntegrationResponse> observer) {
         StatusErrors.unary(observer, () -> {
             IntegrationKind kind = request.getKind() == IntegrationKind.UNRECOGNIZED
-                    ? IntegrationKind.INTEGRATION_KIND_UNSPECIFIED : request.getKind();
-            return PutIntegrationResponse.newBuilder().setIntegration(IntegrationsServiceV1.proto(
-                    secrets.putIntegration(environment(), request.getName(), kind.name(), request.getValuesMap())))
+                    ? IntegrationKind.INTEGRATION_KIND_UNSPECIFIED
+                    : request.getKind();
+            return PutIntegrationResponse.newBuilder()
+                    .setIntegration(IntegrationsServiceV1.proto(secrets.putIntegration(
+                            environment(), request.getName(), kind.name(), request.getValuesMap())))
                     .build();
         });
     }
 
     @Override
-    public void deleteIntegration(DeleteIntegrationRequest request,
-                                  StreamObserver<DeleteIntegrationResponse> observer) {
+    public void deleteIntegration(
+            DeleteIntegrationRequest request, StreamObserver<DeleteIntegrationResponse> observer) {
         StatusErrors.unary(observer, () -> {
             secrets.deleteIntegration(environment(), request.getName());
             return DeleteIntegrationResponse.getDefaultInstance();

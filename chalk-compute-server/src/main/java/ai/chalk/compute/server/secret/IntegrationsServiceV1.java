@@ -31,17 +31,19 @@ public final class IntegrationsServiceV1 extends IntegrationsServiceGrpc.Integra
     }
 
     @Override
-    public void listIntegrationsAndSecrets(ListIntegrationsAndSecretsRequest request,
-                                           StreamObserver<ListIntegrationsAndSecretsResponse> observer) {
+    public void listIntegrationsAndSecrets(
+            ListIntegrationsAndSecretsRequest request, StreamObserver<ListIntegrationsAndSecretsResponse> observer) {
         StatusErrors.unary(observer, () -> {
             String environment = environment();
             boolean decrypt = request.getDecrypt();
             ListIntegrationsAndSecretsResponse.Builder b = ListIntegrationsAndSecretsResponse.newBuilder();
             for (IntegrationRecord integration : secrets.integrations(environment)) {
-                IntegrationWithSecrets.Builder i = IntegrationWithSecrets.newBuilder().setIntegration(proto(integration));
+                IntegrationWithSecrets.Builder i =
+                        IntegrationWithSecrets.newBuilder().setIntegration(proto(integration));
                 if (decrypt) {
-                    secrets.integrationValues(integration).forEach((key, value) ->
-                            i.addSecrets(keyOf(integration, key).setValue(value)));
+                    secrets.integrationValues(integration)
+                            .forEach((key, value) ->
+                                    i.addSecrets(keyOf(integration, key).setValue(value)));
                 } else {
                     secrets.integrationKeys(integration).forEach(key -> i.addSecrets(keyOf(integration, key)));
                 }
@@ -49,8 +51,11 @@ public final class IntegrationsServiceV1 extends IntegrationsServiceGrpc.Integra
             }
             Map<String, String> values = decrypt ? secrets.values(environment) : Map.of();
             for (Secrets.SecretInfo s : secrets.list(environment)) {
-                SecretWithValue.Builder c = SecretWithValue.newBuilder().setId(s.id()).setName(s.name())
-                        .setFullName(s.name()).setUpdatedAt(EnvironmentSecretsServiceV1.timestamp(s.updatedAt()))
+                SecretWithValue.Builder c = SecretWithValue.newBuilder()
+                        .setId(s.id())
+                        .setName(s.name())
+                        .setFullName(s.name())
+                        .setUpdatedAt(EnvironmentSecretsServiceV1.timestamp(s.updatedAt()))
                         .setSource(SecretSource.SECRET_SOURCE_MANAGED);
                 String value = values.get(s.name());
                 if (value != null) {
@@ -64,19 +69,23 @@ public final class IntegrationsServiceV1 extends IntegrationsServiceGrpc.Integra
 
     /** One key of an integration, named by its id (or its name); NOT_FOUND for an unknown integration or key. */
     @Override
-    public void getIntegrationValue(GetIntegrationValueRequest request,
-                                    StreamObserver<GetIntegrationValueResponse> observer) {
+    public void getIntegrationValue(
+            GetIntegrationValueRequest request, StreamObserver<GetIntegrationValueResponse> observer) {
         StatusErrors.unary(observer, () -> {
             IntegrationRecord integration = secrets.integration(environment(), request.getIntegrationId());
-            return GetIntegrationValueResponse.newBuilder().setSecretvalue(SecretValue.newBuilder()
-                    .setName(request.getSecretName())
-                    .setValue(secrets.integrationValue(integration, request.getSecretName()))
-                    .setSource(SecretSource.SECRET_SOURCE_MANAGED)).build();
+            return GetIntegrationValueResponse.newBuilder()
+                    .setSecretvalue(SecretValue.newBuilder()
+                            .setName(request.getSecretName())
+                            .setValue(secrets.integrationValue(integration, request.getSecretName()))
+                            .setSource(SecretSource.SECRET_SOURCE_MANAGED))
+                    .build();
         });
     }
 
     private static SecretWithValue.Builder keyOf(IntegrationRecord integration, String key) {
-        return SecretWithValue.newBuilder().setId(integration.id() + "/" + key).setName(key)
+        return SecretWithValue.newBuilder()
+                .setId(integration.id() + "/" + key)
+                .setName(key)
                 .setFullName(integration.name() + "." + key)
                 .setUpdatedAt(EnvironmentSecretsServiceV1.timestamp(integration.updatedAt()))
                 .setSource(SecretSource.SECRET_SOURCE_MANAGED);
@@ -89,10 +98,14 @@ public final class IntegrationsServiceV1 extends IntegrationsServiceGrpc.Integra
         } catch (IllegalArgumentException e) {
             kind = IntegrationKind.INTEGRATION_KIND_UNSPECIFIED;
         }
-        return Integration.newBuilder().setId(r.id()).setName(r.name()).setKind(kind)
+        return Integration.newBuilder()
+                .setId(r.id())
+                .setName(r.name())
+                .setKind(kind)
                 .setEnvironmentId(r.environment())
                 .setCreatedAt(EnvironmentSecretsServiceV1.timestamp(r.createdAt()))
-                .setUpdatedAt(EnvironmentSecretsServiceV1.timestamp(r.updatedAt())).build();
+                .setUpdatedAt(EnvironmentSecretsServiceV1.timestamp(r.updatedAt()))
+                .build();
     }
 
     private static String environment() {

@@ -31,6 +31,7 @@ public final class SecretCipher {
 
     /** The default key file's name, in the data directory. */
     public static final String KEY_FILE_NAME = "secrets.key";
+
     private static final int KEY_BYTES = 32;
     private static final int NONCE_BYTES = 12;
     private static final int TAG_BITS = 128;
@@ -62,9 +63,14 @@ public final class SecretCipher {
             byte[] fresh = new byte[KEY_BYTES];
             RANDOM.nextBytes(fresh);
             try {
-                Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-                Files.writeString(file, Base64.getEncoder().encodeToString(fresh) + "\n", StandardCharsets.US_ASCII,
-                        StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+                Files.createFile(
+                        file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                Files.writeString(
+                        file,
+                        Base64.getEncoder().encodeToString(fresh) + "\n",
+                        StandardCharsets.US_ASCII,
+                        StandardOpenOption.WRITE,
+                        StandardOpenOption.SYNC);
                 return new SecretCipher(fresh);
             } catch (FileAlreadyExistsException e) {
                 // another start made it meanwhile: read that one
@@ -112,10 +118,14 @@ public final class SecretCipher {
             c.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, nonce));
             c.updateAAD(associatedData.getBytes(StandardCharsets.UTF_8));
             byte[] sealed = c.doFinal(clear);
-            return ByteBuffer.allocate(NONCE_BYTES + sealed.length).put(nonce).put(sealed).array();
+            return ByteBuffer.allocate(NONCE_BYTES + sealed.length)
+                    .put(nonce)
+                    .put(sealed)
+                    .array();
         } catch (GeneralSecurityException e) {
             // AES-GCM is in every JDK: this is a broken JVM, and the message says nothing of the value
-            throw new IllegalStateException("AES-GCM encryption failed: " + e.getClass().getSimpleName(), e);
+            throw new IllegalStateException(
+                    "AES-GCM encryption failed: " + e.getClass().getSimpleName(), e);
         } finally {
             Arrays.fill(clear, (byte) 0);
         }

@@ -35,11 +35,11 @@ public final class Secrets {
     public static final int MAX_INTEGRATION_KEYS = 256;
     /** Environment variable names as Chalk accepts them for secrets: letters, digits, '_', not starting with a digit. */
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
     private static final Pattern INTEGRATION_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]*");
 
     /** A secret's metadata (never its value). */
-    public record SecretInfo(String id, String name, long revision, Instant updatedAt) {
-    }
+    public record SecretInfo(String id, String name, long revision, Instant updatedAt) {}
 
     private final SecretStore store;
     private final SecretCipher cipher;
@@ -64,8 +64,12 @@ public final class Secrets {
     public SecretInfo upsert(String environment, String name, String value) {
         checkEnvName("name", name);
         checkValue("the value of secret " + name, value);
-        SecretRecord r = store.upsertSecret(environment, name, "sec_" + UUID.randomUUID().toString().replace("-", ""),
-                cipher.encrypt(value, secretData(environment, name)), Instant.now());
+        SecretRecord r = store.upsertSecret(
+                environment,
+                name,
+                "sec_" + UUID.randomUUID().toString().replace("-", ""),
+                cipher.encrypt(value, secretData(environment, name)),
+                Instant.now());
         log.info("Secret {} of environment {} saved (revision {})", name, environment, r.revision());
         return info(r);
     }
@@ -99,7 +103,8 @@ public final class Secrets {
         if (idOrName.isBlank()) {
             throw ComputeException.invalid("id is required: a secret's id (ListSecrets) or name");
         }
-        return store.secret(environment, idOrName).or(() -> store.secretNamed(environment, idOrName))
+        return store.secret(environment, idOrName)
+                .or(() -> store.secretNamed(environment, idOrName))
                 .orElseThrow(() -> notFound(idOrName));
     }
 
@@ -107,8 +112,12 @@ public final class Secrets {
         try {
             return cipher.decrypt(r.sealed(), secretData(r.environment(), r.name()));
         } catch (GeneralSecurityException e) {
-            log.warn("Secret {} of environment {} cannot be decrypted with the server's secrets key ({}): the key file"
-                    + " was replaced or the stored value altered", r.name(), r.environment(), e.getClass().getSimpleName());
+            log.warn(
+                    "Secret {} of environment {} cannot be decrypted with the server's secrets key ({}): the key file"
+                            + " was replaced or the stored value altered",
+                    r.name(),
+                    r.environment(),
+                    e.getClass().getSimpleName());
             throw ComputeException.refused("secret " + r.name() + " cannot be decrypted with the server's secrets key"
                     + " (the key was replaced, or the stored value was altered): upsert the secret again");
         }
@@ -138,10 +147,11 @@ public final class Secrets {
     public IntegrationRecord putIntegration(String environment, String name, String kind, Map<String, String> values) {
         checkIntegrationName(name);
         if (values.size() > MAX_INTEGRATION_KEYS) {
-            throw ComputeException.invalid("values has " + values.size() + " keys; an integration holds at most "
-                    + MAX_INTEGRATION_KEYS);
+            throw ComputeException.invalid(
+                    "values has " + values.size() + " keys; an integration holds at most " + MAX_INTEGRATION_KEYS);
         }
-        String id = store.integrationNamed(environment, name).map(IntegrationRecord::id)
+        String id = store.integrationNamed(environment, name)
+                .map(IntegrationRecord::id)
                 .orElse("int_" + UUID.randomUUID().toString().replace("-", ""));
         Map<String, byte[]> sealed = new LinkedHashMap<>();
         for (Map.Entry<String, String> e : new java.util.TreeMap<>(values).entrySet()) {
@@ -172,7 +182,8 @@ public final class Secrets {
         if (idOrName.isBlank()) {
             throw ComputeException.invalid("integration_id is required: an integration's id or name");
         }
-        return store.integration(environment, idOrName).or(() -> store.integrationNamed(environment, idOrName))
+        return store.integration(environment, idOrName)
+                .or(() -> store.integrationNamed(environment, idOrName))
                 .orElseThrow(() -> integrationNotFound(idOrName));
     }
 
@@ -201,8 +212,13 @@ public final class Secrets {
         try {
             return cipher.decrypt(sealed, integrationData(integration.environment(), integration.id(), key));
         } catch (GeneralSecurityException e) {
-            log.warn("Key {} of integration {} of environment {} cannot be decrypted with the server's secrets key"
-                    + " ({})", key, integration.name(), integration.environment(), e.getClass().getSimpleName());
+            log.warn(
+                    "Key {} of integration {} of environment {} cannot be decrypted with the server's secrets key"
+                            + " ({})",
+                    key,
+                    integration.name(),
+                    integration.environment(),
+                    e.getClass().getSimpleName());
             throw ComputeException.refused("key " + key + " of integration " + integration.name() + " cannot be"
                     + " decrypted with the server's secrets key (the key was replaced, or the stored value was"
                     + " altered): put the integration again");
@@ -245,15 +261,16 @@ public final class Secrets {
                         throw ComputeException.invalid(at + ".keys selects keys of an integration; a reference to"
                                 + " secret " + ref.getSecretName() + " has none");
                     }
-                    SecretRecord r = store.secretNamed(environment, ref.getSecretName()).orElseThrow(() ->
-                            ComputeException.refused(at + ": secret " + ref.getSecretName() + " does not exist in"
-                                    + " this environment; create it (UpsertSecret) or remove the reference"));
+                    SecretRecord r = store.secretNamed(environment, ref.getSecretName())
+                            .orElseThrow(() -> ComputeException.refused(
+                                    at + ": secret " + ref.getSecretName() + " does not exist in"
+                                            + " this environment; create it (UpsertSecret) or remove the reference"));
                     values.put(r.name(), open(r));
                 }
                 case INTEGRATION_NAME -> {
                     IntegrationRecord integration = store.integrationNamed(environment, ref.getIntegrationName())
-                            .orElseThrow(() -> ComputeException.refused(at + ": integration "
-                                    + ref.getIntegrationName() + " does not exist in this environment"));
+                            .orElseThrow(() -> ComputeException.refused(at + ": integration " + ref.getIntegrationName()
+                                    + " does not exist in this environment"));
                     Map<String, byte[]> sealed = store.integrationValues(integration.id());
                     List<String> keys = ref.getKeysCount() > 0 ? ref.getKeysList() : List.copyOf(sealed.keySet());
                     for (String key : keys) {
@@ -265,13 +282,13 @@ public final class Secrets {
                         values.put(key, openIntegration(integration, key, s));
                     }
                 }
-                case SOURCE_NOT_SET -> throw ComputeException.invalid(at + " names neither a secret_name nor an"
-                        + " integration_name");
+                case SOURCE_NOT_SET ->
+                    throw ComputeException.invalid(at + " names neither a secret_name nor an" + " integration_name");
             }
             for (String aliased : ref.getAliasesMap().keySet()) {
                 if (!values.containsKey(aliased)) {
-                    throw ComputeException.invalid(at + ".aliases renames " + aliased + ", which this reference does"
-                            + " not select");
+                    throw ComputeException.invalid(
+                            at + ".aliases renames " + aliased + ", which this reference does" + " not select");
                 }
             }
             for (Map.Entry<String, String> v : values.entrySet()) {
@@ -293,7 +310,9 @@ public final class Secrets {
     // ---- checks
 
     private static void checkEnvName(String field, String name) {
-        if (name.isEmpty() || name.length() > MAX_NAME_LENGTH || !ENV_NAME.matcher(name).matches()) {
+        if (name.isEmpty()
+                || name.length() > MAX_NAME_LENGTH
+                || !ENV_NAME.matcher(name).matches()) {
             throw ComputeException.invalid(field + " \"" + name + "\" is not a valid secret name: use 1 to "
                     + MAX_NAME_LENGTH + " letters, digits and '_', not starting with a digit (it becomes an"
                     + " environment variable's name)");
@@ -301,7 +320,9 @@ public final class Secrets {
     }
 
     private static void checkIntegrationName(String name) {
-        if (name.isEmpty() || name.length() > MAX_NAME_LENGTH || !INTEGRATION_NAME.matcher(name).matches()) {
+        if (name.isEmpty()
+                || name.length() > MAX_NAME_LENGTH
+                || !INTEGRATION_NAME.matcher(name).matches()) {
             throw ComputeException.invalid("name \"" + name + "\" is not a valid integration name: use 1 to "
                     + MAX_NAME_LENGTH + " letters, digits, '_', '.' and '-', starting with a letter or digit");
         }

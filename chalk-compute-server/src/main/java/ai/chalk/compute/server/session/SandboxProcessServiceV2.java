@@ -50,8 +50,8 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
      * @param sessionBufferBytes output buffered per session for clients that re-attach
      * @param budgets            the server-wide bounds on session buffers, unread stdin and collected output
      */
-    public SandboxProcessServiceV2(SandboxManager sandboxes, ProcessThreads threads, long sessionBufferBytes,
-                                   MemoryBudgets budgets) {
+    public SandboxProcessServiceV2(
+            SandboxManager sandboxes, ProcessThreads threads, long sessionBufferBytes, MemoryBudgets budgets) {
         this.sandboxes = sandboxes;
         this.threads = threads;
         this.sessionBufferBytes = sessionBufferBytes;
@@ -66,20 +66,29 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
         Optional<Duration> timeout;
         byte[] stdin = request.hasStdin() ? request.getStdin().toByteArray() : new byte[0];
         if (!budgets.stdin().tryReserve(stdin.length)) {
-            observer.onError(StatusErrors.toStatus(StdinFlow.refused(stdin.length, budgets.stdin())).asRuntimeException());
+            observer.onError(StatusErrors.toStatus(StdinFlow.refused(stdin.length, budgets.stdin()))
+                    .asRuntimeException());
             return;
         }
         try {
-            ProcessSpec spec = ProcessRequests.spec(request.getCommand(), request.getArgsList(),
+            ProcessSpec spec = ProcessRequests.spec(
+                    request.getCommand(),
+                    request.getArgsList(),
                     request.hasWorkdir() ? Optional.of(request.getWorkdir()) : Optional.empty(),
-                    request.getEnvVarsMap(), Optional.empty());
+                    request.getEnvVarsMap(),
+                    Optional.empty());
             timeout = ProcessRequests.timeout(request.hasTimeout(), request.getTimeout());
             LiveSandbox sandbox = sandboxes.requireRunning(environment(), request.getSandboxId());
-            run = ProcessRun.start(sandbox.runtime(), spec, timeout, threads,
+            run = ProcessRun.start(
+                    sandbox.runtime(),
+                    spec,
+                    timeout,
+                    threads,
                     (kind, data) -> (kind == OutputStreamKind.STDERR ? err : out).add(data));
         } catch (ProcessStartException e) {
             budgets.stdin().release(stdin.length);
-            observer.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
+            observer.onError(
+                    Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
             return;
         } catch (RuntimeException e) {
             budgets.stdin().release(stdin.length);
@@ -101,28 +110,45 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
         });
     }
 
-    private static void reply(StreamObserver<ExecCommandResponse> observer, RunResult result, Throwable failure,
-                              Optional<Duration> limit, Collected out, Collected err) {
+    private static void reply(
+            StreamObserver<ExecCommandResponse> observer,
+            RunResult result,
+            Throwable failure,
+            Optional<Duration> limit,
+            Collected out,
+            Collected err) {
         if (failure != null) {
             observer.onError(StatusErrors.toStatus(failure).asRuntimeException());
         } else if (result.timedOut()) {
-            observer.onError(Status.DEADLINE_EXCEEDED.withDescription("the command timed out after "
-                    + limit.map(Duration::toSeconds).orElse(0L) + "s; it and every process it started were killed")
+            observer.onError(Status.DEADLINE_EXCEEDED
+                    .withDescription("the command timed out after "
+                            + limit.map(Duration::toSeconds).orElse(0L)
+                            + "s; it and every process it started were killed")
                     .asRuntimeException());
         } else if (out.overflow || err.overflow) {
-            observer.onError(Status.RESOURCE_EXHAUSTED.withDescription("the command wrote more than "
-                    + MAX_COLLECTED_BYTES + " bytes to " + (out.overflow ? "stdout" : "stderr")
-                    + "; ExecCommand returns output whole, so stream large output with OpenSession").asRuntimeException());
+            observer.onError(Status.RESOURCE_EXHAUSTED
+                    .withDescription("the command wrote more than "
+                            + MAX_COLLECTED_BYTES + " bytes to " + (out.overflow ? "stdout" : "stderr")
+                            + "; ExecCommand returns output whole, so stream large output with OpenSession")
+                    .asRuntimeException());
         } else if (out.outOfBudget || err.outOfBudget) {
             ByteBudget budget = out.budget;
-            observer.onError(Status.RESOURCE_EXHAUSTED.withDescription("the command's output did not fit: the"
-                    + " server collects at most " + budget.limit() + " bytes of output for all ExecCommand calls"
-                    + " running at once, and that was taken; try again later, or stream the output with"
-                    + " OpenSession or v1 Exec").asRuntimeException());
+            observer.onError(Status.RESOURCE_EXHAUSTED
+                    .withDescription("the command's output did not fit: the"
+                            + " server collects at most " + budget.limit()
+                            + " bytes of output for all ExecCommand calls"
+                            + " running at once, and that was taken; try again later, or stream the output with"
+                            + " OpenSession or v1 Exec")
+                    .asRuntimeException());
         } else {
-            int code = result.status().exitCode().orElse(128 + result.status().signal().orElse(0));
+            int code = result.status()
+                    .exitCode()
+                    .orElse(128 + result.status().signal().orElse(0));
             observer.onNext(ExecCommandResponse.newBuilder()
-                    .setStdout(out.bytes()).setStderr(err.bytes()).setExitCode(code).build());
+                    .setStdout(out.bytes())
+                    .setStderr(err.bytes())
+                    .setExitCode(code)
+                    .build());
             observer.onCompleted();
         }
     }
@@ -172,16 +198,24 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
 
     @Override
     public StreamObserver<OpenSessionRequest> openSession(StreamObserver<OpenSessionResponse> observer) {
-        return new SessionCall(sandboxes, environment(), threads, (ServerCallStreamObserver<OpenSessionResponse>) observer,
-                sessionBufferBytes, budgets);
+        return new SessionCall(
+                sandboxes,
+                environment(),
+                threads,
+                (ServerCallStreamObserver<OpenSessionResponse>) observer,
+                sessionBufferBytes,
+                budgets);
     }
 
     @Override
     public void getSession(GetSessionRequest request, StreamObserver<GetSessionResponse> observer) {
-        StatusErrors.unary(observer, () -> GetSessionResponse.newBuilder()
-                .setSession(SessionRegistry.of(sandboxes.requireLive(environment(), request.getSandboxId()))
-                        .require(request.getSandboxId(), request.getSessionId()).info())
-                .build());
+        StatusErrors.unary(
+                observer,
+                () -> GetSessionResponse.newBuilder()
+                        .setSession(SessionRegistry.of(sandboxes.requireLive(environment(), request.getSandboxId()))
+                                .require(request.getSandboxId(), request.getSessionId())
+                                .info())
+                        .build());
     }
 
     @Override

@@ -25,7 +25,9 @@ public final class Session {
     private final NewProcess request;
     private final SessionLog log;
     private volatile ProcessRun run;
-    private volatile ProcessStatus status = ProcessStatus.newBuilder().setState(ProcessState.PROCESS_STATE_RUNNING).build();
+    private volatile ProcessStatus status = ProcessStatus.newBuilder()
+            .setState(ProcessState.PROCESS_STATE_RUNNING)
+            .build();
     private final ByteBudget budget;
     private long reserved; // guarded by this: what this session holds of the server's session output budget
 
@@ -82,8 +84,11 @@ public final class Session {
             case STDERR -> OutputData.Stream.STREAM_STDERR;
             case PTY -> OutputData.Stream.STREAM_PTY_OUTPUT;
         };
-        log.append(OpenSessionResponse.newBuilder()
-                .setOutputData(OutputData.newBuilder().setStream(stream).setData(ByteString.copyFrom(data))).build(), false);
+        log.append(
+                OpenSessionResponse.newBuilder()
+                        .setOutputData(OutputData.newBuilder().setStream(stream).setData(ByteString.copyFrom(data)))
+                        .build(),
+                false);
     }
 
     private void exited(RunResult result) {
@@ -108,8 +113,14 @@ public final class Session {
     }
 
     void failed(String message) {
-        status = ProcessStatus.newBuilder().setState(ProcessState.PROCESS_STATE_FAILED).build();
-        log.append(OpenSessionResponse.newBuilder().setProcessFailed(ProcessFailed.newBuilder().setMessage(message)).build(), true);
+        status = ProcessStatus.newBuilder()
+                .setState(ProcessState.PROCESS_STATE_FAILED)
+                .build();
+        log.append(
+                OpenSessionResponse.newBuilder()
+                        .setProcessFailed(ProcessFailed.newBuilder().setMessage(message))
+                        .build(),
+                true);
     }
 
     /** The process's current status. */
@@ -119,7 +130,11 @@ public final class Session {
 
     /** The session as the wire shows it. */
     public SessionInfo info() {
-        return SessionInfo.newBuilder().setSessionId(id).setNewProcess(request).setProcessStatus(status).build();
+        return SessionInfo.newBuilder()
+                .setSessionId(id)
+                .setNewProcess(request)
+                .setProcessStatus(status)
+                .build();
     }
 
     /** Kills the session's process tree if it still runs. */

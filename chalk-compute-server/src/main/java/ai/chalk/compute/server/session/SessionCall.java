@@ -44,8 +44,13 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     private boolean closed;
 
     /** @param environment the caller's: sessions open only in that environment's sandboxes */
-    SessionCall(SandboxManager sandboxes, String environment, ProcessThreads threads,
-                ServerCallStreamObserver<OpenSessionResponse> call, long capacityBytes, MemoryBudgets budgets) {
+    SessionCall(
+            SandboxManager sandboxes,
+            String environment,
+            ProcessThreads threads,
+            ServerCallStreamObserver<OpenSessionResponse> call,
+            long capacityBytes,
+            MemoryBudgets budgets) {
         this.sandboxes = sandboxes;
         this.environment = environment;
         this.budgets = budgets;
@@ -66,19 +71,30 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 case ATTACH_SESSION -> attach(request.getAttachSession());
                 case DETACH_SESSION -> detach();
                 case STDIN_DATA -> {
-                    StdinFlow.write(requireRun("stdin_data"), request.getStdinData().getData().toByteArray(), call,
+                    StdinFlow.write(
+                            requireRun("stdin_data"),
+                            request.getStdinData().getData().toByteArray(),
+                            call,
                             budgets.stdin());
                     return;
                 }
                 case STDIN_EOF -> requireRun("stdin_eof").closeStdin();
-                case SIGNAL -> requireRun("signal").signal(Signals.check(request.getSignal().getSignal()));
-                case RESIZE_PTY -> requireRun("resize_pty").resize(
-                        (int) request.getResizePty().getCols(), (int) request.getResizePty().getRows());
-                case GET_PROCESS_STATUS -> send(OpenSessionResponse.newBuilder()
-                        .setProcessStatus(requireSession("get_process_status").status())
-                        .setSeq(requireSession("get_process_status").log().lastSeq()).build());
-                case COMMAND_NOT_SET -> throw Status.INVALID_ARGUMENT.withDescription(
-                        "empty OpenSessionRequest: set new_process or attach_session first").asRuntimeException();
+                case SIGNAL ->
+                    requireRun("signal")
+                            .signal(Signals.check(request.getSignal().getSignal()));
+                case RESIZE_PTY ->
+                    requireRun("resize_pty").resize((int) request.getResizePty().getCols(), (int)
+                            request.getResizePty().getRows());
+                case GET_PROCESS_STATUS ->
+                    send(OpenSessionResponse.newBuilder()
+                            .setProcessStatus(
+                                    requireSession("get_process_status").status())
+                            .setSeq(requireSession("get_process_status").log().lastSeq())
+                            .build());
+                case COMMAND_NOT_SET ->
+                    throw Status.INVALID_ARGUMENT
+                            .withDescription("empty OpenSessionRequest: set new_process or attach_session first")
+                            .asRuntimeException();
             }
             call.request(1);
         } catch (RuntimeException e) {
@@ -88,7 +104,8 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
 
     private synchronized Session requireSession(String what) {
         if (session == null) {
-            throw Status.FAILED_PRECONDITION.withDescription(what + " sent before new_process or attach_session")
+            throw Status.FAILED_PRECONDITION
+                    .withDescription(what + " sent before new_process or attach_session")
                     .asRuntimeException();
         }
         return session;
@@ -97,7 +114,9 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     private ProcessRun requireRun(String what) {
         ProcessRun run = requireSession(what).run();
         if (run == null) {
-            throw Status.FAILED_PRECONDITION.withDescription("the session's process is not running").asRuntimeException();
+            throw Status.FAILED_PRECONDITION
+                    .withDescription("the session's process is not running")
+                    .asRuntimeException();
         }
         return run;
     }
@@ -105,15 +124,22 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     private void startProcess(NewProcess np) {
         synchronized (this) {
             if (session != null) {
-                throw Status.FAILED_PRECONDITION.withDescription("this stream already has session " + session.id()
-                        + "; open another stream for another process").asRuntimeException();
+                throw Status.FAILED_PRECONDITION
+                        .withDescription("this stream already has session " + session.id()
+                                + "; open another stream for another process")
+                        .asRuntimeException();
             }
         }
         Optional<ProcessSpec.TerminalSize> pty = np.hasPtyInfo()
-                ? Optional.of(ProcessRequests.terminal((int) np.getPtyInfo().getCols(), (int) np.getPtyInfo().getRows()))
+                ? Optional.of(ProcessRequests.terminal(
+                        (int) np.getPtyInfo().getCols(), (int) np.getPtyInfo().getRows()))
                 : Optional.empty();
-        ProcessSpec spec = ProcessRequests.spec(np.getCommand(), np.getArgsList(),
-                np.hasWorkdir() ? Optional.of(np.getWorkdir()) : Optional.empty(), np.getEnvVarsMap(), pty);
+        ProcessSpec spec = ProcessRequests.spec(
+                np.getCommand(),
+                np.getArgsList(),
+                np.hasWorkdir() ? Optional.of(np.getWorkdir()) : Optional.empty(),
+                np.getEnvVarsMap(),
+                pty);
         Optional<Duration> timeout = ProcessRequests.timeout(np.hasTimeout(), np.getTimeout());
         LiveSandbox sandbox = sandboxes.requireRunning(environment, np.getSandboxId());
         Session s = SessionRegistry.of(sandbox).create(np, capacityBytes, budgets.sessionOutput());
@@ -129,8 +155,10 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     private void attach(AttachSession a) {
         synchronized (this) {
             if (session != null) {
-                throw Status.FAILED_PRECONDITION.withDescription("this stream is already attached to session "
-                        + session.id() + "; detach first").asRuntimeException();
+                throw Status.FAILED_PRECONDITION
+                        .withDescription(
+                                "this stream is already attached to session " + session.id() + "; detach first")
+                        .asRuntimeException();
             }
         }
         LiveSandbox sandbox = sandboxes.requireLive(environment, a.getSandboxId());
@@ -147,7 +175,8 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
             cursor = afterSeq;
             send(OpenSessionResponse.newBuilder()
                     .setSessionAttached(SessionAttached.newBuilder().setSessionId(s.id()))
-                    .setSeq(Math.min(afterSeq, s.log().lastSeq())).build());
+                    .setSeq(Math.min(afterSeq, s.log().lastSeq()))
+                    .build());
         }
         s.log().addListener(drainer);
         drain();
@@ -165,11 +194,15 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 return;
             }
             if (next instanceof SessionLog.Gap gap) {
-                send(OpenSessionResponse.newBuilder().setSeq(gap.lastSeq()).setError(SessionError.newBuilder()
-                        .setCode("OUTPUT_DROPPED")
-                        .setMessage("events " + gap.firstSeq() + ".." + gap.lastSeq() + " were dropped before this"
-                                + " client read them: the session buffers at most " + capacityBytes
-                                + " bytes of output (" + gap.bytes() + " bytes dropped so far)")).build());
+                send(OpenSessionResponse.newBuilder()
+                        .setSeq(gap.lastSeq())
+                        .setError(SessionError.newBuilder()
+                                .setCode("OUTPUT_DROPPED")
+                                .setMessage(
+                                        "events " + gap.firstSeq() + ".." + gap.lastSeq() + " were dropped before this"
+                                                + " client read them: the session buffers at most " + capacityBytes
+                                                + " bytes of output (" + gap.bytes() + " bytes dropped so far)"))
+                        .build());
                 cursor = gap.lastSeq();
             } else if (next instanceof SessionLog.Event event) {
                 OpenSessionResponse e = event.entry().event();
@@ -186,8 +219,10 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     private synchronized void detach() {
         Session s = requireSession("detach_session");
         s.log().removeListener(drainer);
-        send(OpenSessionResponse.newBuilder().setSessionDetached(SessionDetached.getDefaultInstance())
-                .setSeq(cursor).build());
+        send(OpenSessionResponse.newBuilder()
+                .setSessionDetached(SessionDetached.getDefaultInstance())
+                .setSeq(cursor)
+                .build());
         finish();
     }
 
@@ -222,9 +257,14 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
         if (closed) {
             return;
         }
-        send(OpenSessionResponse.newBuilder().setError(SessionError.newBuilder()
-                .setCode(status.getCode().name())
-                .setMessage(status.getDescription() == null ? status.getCode().name() : status.getDescription())).build());
+        send(OpenSessionResponse.newBuilder()
+                .setError(SessionError.newBuilder()
+                        .setCode(status.getCode().name())
+                        .setMessage(
+                                status.getDescription() == null
+                                        ? status.getCode().name()
+                                        : status.getDescription()))
+                .build());
         closed = true;
         if (session != null) {
             session.log().removeListener(drainer);

@@ -17,24 +17,20 @@ public final class SessionLog {
     public static final long DEFAULT_CAPACITY_BYTES = 8L << 20;
 
     /** One numbered event. */
-    public record Entry(long seq, OpenSessionResponse event) {
-    }
+    public record Entry(long seq, OpenSessionResponse event) {}
 
     /** What a reader gets next: an event, or the news that events were dropped before it. */
-    public sealed interface Next {
-    }
+    public sealed interface Next {}
 
     /** The next event to send. */
-    public record Event(Entry entry) implements Next {
-    }
+    public record Event(Entry entry) implements Next {}
 
     /**
      * Events {@code firstSeq..lastSeq} were dropped before the reader got them.
      *
      * @param bytes output bytes dropped in that range
      */
-    public record Gap(long firstSeq, long lastSeq, long bytes) implements Next {
-    }
+    public record Gap(long firstSeq, long lastSeq, long bytes) implements Next {}
 
     private final long capacityBytes;
     private final Deque<Entry> entries = new ArrayDeque<>();

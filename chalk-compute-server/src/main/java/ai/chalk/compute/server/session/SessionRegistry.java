@@ -50,8 +50,8 @@ public final class SessionRegistry implements AutoCloseable {
         Session s;
         synchronized (finished) {
             if (closed) {
-                throw ComputeException.refused("sandbox " + request.getSandboxId()
-                        + " is terminating; it cannot start processes");
+                throw ComputeException.refused(
+                        "sandbox " + request.getSandboxId() + " is terminating; it cannot start processes");
             }
             long running = sessions.size() - finished.size();
             if (running >= MAX_RUNNING) {
@@ -106,8 +106,8 @@ public final class SessionRegistry implements AutoCloseable {
     public Session require(String sandboxId, String sessionId) {
         Session s = sessionId == null ? null : sessions.get(sessionId);
         if (s == null) {
-            throw ComputeException.notFound("session \"" + sessionId + "\" does not exist in sandbox "
-                    + sandboxId + "; ListSessions shows the ones that do");
+            throw ComputeException.notFound("session \"" + sessionId + "\" does not exist in sandbox " + sandboxId
+                    + "; ListSessions shows the ones that do");
         }
         return s;
     }

@@ -48,16 +48,23 @@ public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.S
      * (or FAILED, saying why); a copy that takes long is answered IN_PROGRESS, to poll with GetSandboxSnapshot.
      */
     @Override
-    public void createSandboxSnapshot(CreateSandboxSnapshotRequest request,
-                                      StreamObserver<CreateSandboxSnapshotResponse> observer) {
-        StatusErrors.unary(observer, () -> CreateSandboxSnapshotResponse.newBuilder()
-                .setSnapshot(render(snapshots.create(environment(), request.getSandboxId()))).build());
+    public void createSandboxSnapshot(
+            CreateSandboxSnapshotRequest request, StreamObserver<CreateSandboxSnapshotResponse> observer) {
+        StatusErrors.unary(
+                observer,
+                () -> CreateSandboxSnapshotResponse.newBuilder()
+                        .setSnapshot(render(snapshots.create(environment(), request.getSandboxId())))
+                        .build());
     }
 
     @Override
-    public void getSandboxSnapshot(GetSandboxSnapshotRequest request, StreamObserver<GetSandboxSnapshotResponse> observer) {
-        StatusErrors.unary(observer, () -> GetSandboxSnapshotResponse.newBuilder()
-                .setSnapshot(render(snapshots.get(environment(), request.getSnapshotId()))).build());
+    public void getSandboxSnapshot(
+            GetSandboxSnapshotRequest request, StreamObserver<GetSandboxSnapshotResponse> observer) {
+        StatusErrors.unary(
+                observer,
+                () -> GetSandboxSnapshotResponse.newBuilder()
+                        .setSnapshot(render(snapshots.get(environment(), request.getSnapshotId())))
+                        .build());
     }
 
     /**
@@ -66,8 +73,8 @@ public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.S
      * sandbox ids.
      */
     @Override
-    public void listSandboxSnapshots(ListSandboxSnapshotsRequest request,
-                                     StreamObserver<ListSandboxSnapshotsResponse> observer) {
+    public void listSandboxSnapshots(
+            ListSandboxSnapshotsRequest request, StreamObserver<ListSandboxSnapshotsResponse> observer) {
         StatusErrors.unary(observer, () -> {
             int limit = Pages.limit(request.hasLimit(), request.getLimit());
             long cursor = Pages.cursor(request.hasCursor(), request.getCursor());
@@ -76,8 +83,13 @@ public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.S
                 statuses.add(status(name));
             }
             boolean descending = request.getSortOrder() != SandboxSnapshotSortOrder.SANDBOX_SNAPSHOT_SORT_ORDER_ASC;
-            List<SnapshotRecord> page = snapshots.list(new SnapshotStore.Query(Optional.of(environment()),
-                    request.getFilters().getSandboxIdsList(), statuses, request.getSearch().trim(), descending, cursor,
+            List<SnapshotRecord> page = snapshots.list(new SnapshotStore.Query(
+                    Optional.of(environment()),
+                    request.getFilters().getSandboxIdsList(),
+                    statuses,
+                    request.getSearch().trim(),
+                    descending,
+                    cursor,
                     limit + 1));
             ListSandboxSnapshotsResponse.Builder b = ListSandboxSnapshotsResponse.newBuilder();
             page.stream().limit(limit).forEach(r -> b.addSnapshots(render(r)));
@@ -89,8 +101,8 @@ public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.S
     }
 
     @Override
-    public void deleteSandboxSnapshot(DeleteSandboxSnapshotRequest request,
-                                      StreamObserver<DeleteSandboxSnapshotResponse> observer) {
+    public void deleteSandboxSnapshot(
+            DeleteSandboxSnapshotRequest request, StreamObserver<DeleteSandboxSnapshotResponse> observer) {
         StatusErrors.unary(observer, () -> {
             snapshots.delete(environment(), request.getSnapshotId());
             return DeleteSandboxSnapshotResponse.getDefaultInstance();
@@ -109,8 +121,10 @@ public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.S
         try {
             return SnapshotStore.Status.valueOf(n);
         } catch (IllegalArgumentException e) {
-            throw Status.INVALID_ARGUMENT.withDescription("filters.statuses has unknown status \"" + name
-                    + "\"; statuses are " + Arrays.toString(SnapshotStore.Status.values())).asRuntimeException();
+            throw Status.INVALID_ARGUMENT
+                    .withDescription("filters.statuses has unknown status \"" + name + "\"; statuses are "
+                            + Arrays.toString(SnapshotStore.Status.values()))
+                    .asRuntimeException();
         }
     }
 
@@ -119,12 +133,13 @@ public final class SandboxSnapshotServiceV2 extends SandboxSnapshotServiceGrpc.S
                 .setId(r.id())
                 .setSandboxId(r.sandboxId())
                 .setSpec(SnapshotManager.spec(r))
-                .setStatus(switch (r.status()) {
-                    case PENDING -> SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_PENDING;
-                    case IN_PROGRESS -> SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_IN_PROGRESS;
-                    case COMPLETED -> SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_COMPLETED;
-                    case FAILED -> SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_FAILED;
-                })
+                .setStatus(
+                        switch (r.status()) {
+                            case PENDING -> SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_PENDING;
+                            case IN_PROGRESS -> SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_IN_PROGRESS;
+                            case COMPLETED -> SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_COMPLETED;
+                            case FAILED -> SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_FAILED;
+                        })
                 .setCreatedAt(timestamp(r.createdAt()));
         r.statusMessage().ifPresent(b::setStatusMessage);
         r.completedAt().ifPresent(c -> b.setCompletedAt(timestamp(c)));

@@ -88,10 +88,14 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
     public void recover() {
         for (SnapshotRecord r : store.withStatus(List.of(Status.PENDING, Status.IN_PROGRESS))) {
             deleteFiles(r.id());
-            store.updateStatus(r.id(), Status.FAILED, "the server stopped while the snapshot was being taken;"
-                    + " take a new one");
-            log.info("Snapshot {} of sandbox {} recorded as failed: the server stopped while it was taken",
-                    r.id(), r.sandboxId());
+            store.updateStatus(
+                    r.id(),
+                    Status.FAILED,
+                    "the server stopped while the snapshot was being taken;" + " take a new one");
+            log.info(
+                    "Snapshot {} of sandbox {} recorded as failed: the server stopped while it was taken",
+                    r.id(),
+                    r.sandboxId());
         }
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(root)) {
             for (Path d : dirs) {
@@ -115,7 +119,12 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
         LiveSandbox sandbox = sandboxes.requireLive(environment, sandboxId);
         SandboxRecord sandboxRecord = sandboxes.get(environment, sandboxId);
         String id = UUID.randomUUID().toString();
-        store.insert(environment, id, sandboxId, Instant.now(), ContainerSpecs.of(sandboxRecord).toByteArray());
+        store.insert(
+                environment,
+                id,
+                sandboxId,
+                Instant.now(),
+                ContainerSpecs.of(sandboxRecord).toByteArray());
         Future<?> copy = workers.submit(() -> take(id, sandbox));
         try {
             copy.get(CREATE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -137,16 +146,22 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
             Files.createDirectory(dir);
             RuntimeSandbox.SnapshotResult result = sandbox.runtime().snapshot(dir.resolve(FILES));
             store.updateStatus(id, Status.COMPLETED, result.note().isEmpty() ? null : result.note());
-            log.info("Snapshot {} of sandbox {} taken in {} ms{}", id, sandbox.id(),
-                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), result.frozen() ? " (frozen)" : "");
+            log.info(
+                    "Snapshot {} of sandbox {} taken in {} ms{}",
+                    id,
+                    sandbox.id(),
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+                    result.frozen() ? " (frozen)" : "");
         } catch (SandboxOperationException e) {
             fail(id, e.getMessage());
         } catch (IOException e) {
             fail(id, "copying the sandbox's files failed: " + e.getMessage());
         } catch (RuntimeException e) {
             log.error("Snapshot {} of sandbox {} failed", id, sandbox.id(), e);
-            fail(id, "the server failed while taking the snapshot (" + e.getClass().getSimpleName()
-                    + "); the server log has the details");
+            fail(
+                    id,
+                    "the server failed while taking the snapshot ("
+                            + e.getClass().getSimpleName() + "); the server log has the details");
         }
     }
 
@@ -162,8 +177,9 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
      */
     public SnapshotRecord get(String environment, String id) {
         requireId(id);
-        return store.find(id).filter(r -> r.environment().equals(environment)).orElseThrow(() ->
-                ComputeException.notFound("snapshot " + id + " does not exist on this server"));
+        return store.find(id)
+                .filter(r -> r.environment().equals(environment))
+                .orElseThrow(() -> ComputeException.notFound("snapshot " + id + " does not exist on this server"));
     }
 
     /** A page of snapshot records (the query names the environment). */
@@ -204,19 +220,21 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
         try {
             SnapshotRecord r = get(environment, snapshotId);
             switch (r.status()) {
-                case COMPLETED -> {
-                }
-                case FAILED -> throw ComputeException.refused("snapshot " + snapshotId
-                        + " FAILED" + r.statusMessage().map(m -> " (" + m + ")").orElse("")
-                        + "; it cannot start sandboxes: take a new one");
-                default -> throw ComputeException.refused("snapshot " + snapshotId
-                        + " is " + r.status() + ": it can start sandboxes once it is COMPLETED (GetSandboxSnapshot"
-                        + " shows its status)");
+                case COMPLETED -> {}
+                case FAILED ->
+                    throw ComputeException.refused("snapshot " + snapshotId
+                            + " FAILED"
+                            + r.statusMessage().map(m -> " (" + m + ")").orElse("")
+                            + "; it cannot start sandboxes: take a new one");
+                default ->
+                    throw ComputeException.refused("snapshot " + snapshotId
+                            + " is " + r.status() + ": it can start sandboxes once it is COMPLETED (GetSandboxSnapshot"
+                            + " shows its status)");
             }
             Path files = root.resolve(snapshotId).resolve(FILES);
             if (!Files.isDirectory(files, LinkOption.NOFOLLOW_LINKS)) {
-                throw ComputeException.refused("the files of snapshot " + snapshotId
-                        + " are missing from " + files + "; delete it and take a new one");
+                throw ComputeException.refused("the files of snapshot " + snapshotId + " are missing from " + files
+                        + "; delete it and take a new one");
             }
             return sandboxes.create(environment, spec(r), Optional.of(files));
         } finally {

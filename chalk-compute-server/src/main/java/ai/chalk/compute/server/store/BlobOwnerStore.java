@@ -20,8 +20,13 @@ public final class BlobOwnerStore {
      */
     public BlobOwnerStore(Database db, Supplier<List<String>> adopt) {
         this.db = db;
-        boolean existed = !SqlQuery.select(db, "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES"
-                + " WHERE TABLE_NAME = 'BLOB_OWNER'", List.of(), rs -> rs.getString(1), "the schema").isEmpty();
+        boolean existed = !SqlQuery.select(
+                        db,
+                        "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES" + " WHERE TABLE_NAME = 'BLOB_OWNER'",
+                        List.of(),
+                        rs -> rs.getString(1),
+                        "the schema")
+                .isEmpty();
         db.execute("""
                 CREATE TABLE IF NOT EXISTS blob_owner (
                   environment VARCHAR(64) NOT NULL,
@@ -35,16 +40,25 @@ public final class BlobOwnerStore {
 
     /** Records that the environment uploaded the blob with this digest (hex); recording it again does nothing. */
     public void own(String environment, String digestHex) {
-        SqlQuery.update(db, "MERGE INTO blob_owner KEY (environment, digest) VALUES (?, ?, ?)", ps -> {
-            ps.setString(1, environment);
-            ps.setString(2, digestHex);
-            ps.setTimestamp(3, Timestamp.from(Instant.now()));
-        }, "recording blob " + digestHex);
+        SqlQuery.update(
+                db,
+                "MERGE INTO blob_owner KEY (environment, digest) VALUES (?, ?, ?)",
+                ps -> {
+                    ps.setString(1, environment);
+                    ps.setString(2, digestHex);
+                    ps.setTimestamp(3, Timestamp.from(Instant.now()));
+                },
+                "recording blob " + digestHex);
     }
 
     /** Whether the environment uploaded the blob with this digest (hex). */
     public boolean owns(String environment, String digestHex) {
-        return !SqlQuery.select(db, "SELECT 1 FROM blob_owner WHERE environment = ? AND digest = ?",
-                List.of(environment, digestHex), rs -> rs.getInt(1), "blob owners").isEmpty();
+        return !SqlQuery.select(
+                        db,
+                        "SELECT 1 FROM blob_owner WHERE environment = ? AND digest = ?",
+                        List.of(environment, digestHex),
+                        rs -> rs.getInt(1),
+                        "blob owners")
+                .isEmpty();
     }
 }

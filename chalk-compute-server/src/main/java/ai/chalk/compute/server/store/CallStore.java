@@ -13,7 +13,10 @@ public final class CallStore {
 
     /** Where a queued call is. */
     public enum State {
-        PENDING, RUNNING, COMPLETED, FAILED
+        PENDING,
+        RUNNING,
+        COMPLETED,
+        FAILED
     }
 
     /**
@@ -29,9 +32,16 @@ public final class CallStore {
      * @param error     a serialised {@code chalk.common.v1.ChalkError}, once failed
      * @param environment the environment of the caller (and of the function): only it polls or purges the call
      */
-    public record CallRecord(String id, String function, String versionId, String name, byte[] args, State state,
-                             Optional<byte[]> result, Optional<byte[]> error, String environment) {
-    }
+    public record CallRecord(
+            String id,
+            String function,
+            String versionId,
+            String name,
+            byte[] args,
+            State state,
+            Optional<byte[]> result,
+            Optional<byte[]> error,
+            String environment) {}
 
     private final Database db;
 
@@ -55,35 +65,55 @@ public final class CallStore {
 
     /** Records a call of the environment as PENDING. */
     public void insert(String environment, String id, String function, String versionId, String name, byte[] args) {
-        SqlQuery.update(db, "INSERT INTO fn_call (id, function_name, version_id, name, args, state, created_at,"
-                + " environment) VALUES (?,?,?,?,?,?,?,?)", ps -> {
-            ps.setString(1, id);
-            ps.setString(2, function);
-            ps.setString(3, versionId);
-            ps.setString(4, name);
-            ps.setBytes(5, args);
-            ps.setString(6, State.PENDING.name());
-            ps.setTimestamp(7, Timestamp.from(Instant.now()));
-            ps.setString(8, environment);
-        }, "queueing call " + id);
+        SqlQuery.update(
+                db,
+                "INSERT INTO fn_call (id, function_name, version_id, name, args, state, created_at,"
+                        + " environment) VALUES (?,?,?,?,?,?,?,?)",
+                ps -> {
+                    ps.setString(1, id);
+                    ps.setString(2, function);
+                    ps.setString(3, versionId);
+                    ps.setString(4, name);
+                    ps.setBytes(5, args);
+                    ps.setString(6, State.PENDING.name());
+                    ps.setTimestamp(7, Timestamp.from(Instant.now()));
+                    ps.setString(8, environment);
+                },
+                "queueing call " + id);
     }
 
     /** Records a call's state and, when it finished, its result or error. */
     public void finish(String id, State state, Optional<byte[]> result, Optional<byte[]> error) {
-        SqlQuery.update(db, "UPDATE fn_call SET state = ?, result = ?, error = ? WHERE id = ?", ps -> {
-            ps.setString(1, state.name());
-            ps.setBytes(2, result.orElse(null));
-            ps.setBytes(3, error.orElse(null));
-            ps.setString(4, id);
-        }, "recording call " + id);
+        SqlQuery.update(
+                db,
+                "UPDATE fn_call SET state = ?, result = ?, error = ? WHERE id = ?",
+                ps -> {
+                    ps.setString(1, state.name());
+                    ps.setBytes(2, result.orElse(null));
+                    ps.setBytes(3, error.orElse(null));
+                    ps.setString(4, id);
+                },
+                "recording call " + id);
     }
 
     /** The call with this id, whatever its environment (callers check it). */
     public Optional<CallRecord> find(String id) {
-        return SqlQuery.select(db, "SELECT * FROM fn_call WHERE id = ?", List.of(id), rs -> new CallRecord(
-                rs.getString("id"), rs.getString("function_name"), rs.getString("version_id"), rs.getString("name"),
-                rs.getBytes("args"), State.valueOf(rs.getString("state")), Optional.ofNullable(rs.getBytes("result")),
-                Optional.ofNullable(rs.getBytes("error")), rs.getString("environment")), "queued calls").stream()
+        return SqlQuery.select(
+                        db,
+                        "SELECT * FROM fn_call WHERE id = ?",
+                        List.of(id),
+                        rs -> new CallRecord(
+                                rs.getString("id"),
+                                rs.getString("function_name"),
+                                rs.getString("version_id"),
+                                rs.getString("name"),
+                                rs.getBytes("args"),
+                                State.valueOf(rs.getString("state")),
+                                Optional.ofNullable(rs.getBytes("result")),
+                                Optional.ofNullable(rs.getBytes("error")),
+                                rs.getString("environment")),
+                        "queued calls")
+                .stream()
                 .findFirst();
     }
 
@@ -94,8 +124,12 @@ public final class CallStore {
 
     /** Calls left unfinished by a previous run: they are recorded failed with {@code reason}. */
     public List<String> failUnfinished(String reason, byte[] error) {
-        List<String> ids = SqlQuery.select(db, "SELECT id FROM fn_call WHERE state IN ('PENDING','RUNNING')",
-                List.of(), rs -> rs.getString(1), "queued calls");
+        List<String> ids = SqlQuery.select(
+                db,
+                "SELECT id FROM fn_call WHERE state IN ('PENDING','RUNNING')",
+                List.of(),
+                rs -> rs.getString(1),
+                "queued calls");
         ids.forEach(id -> finish(id, State.FAILED, Optional.empty(), Optional.of(error)));
         return ids;
     }
@@ -104,12 +138,21 @@ public final class CallStore {
     public Map<String, Long> purgePending(String environment, Optional<String> function) {
         List<String> args = new ArrayList<>(List.of(environment));
         function.ifPresent(args::add);
-        List<String[]> rows = SqlQuery.select(db, "SELECT id, function_name FROM fn_call WHERE environment = ?"
-                        + " AND state = 'PENDING'" + (function.isPresent() ? " AND function_name = ?" : ""),
-                args, rs -> new String[] {rs.getString(1), rs.getString(2)}, "queued calls");
+        List<String[]> rows = SqlQuery.select(
+                db,
+                "SELECT id, function_name FROM fn_call WHERE environment = ?" + " AND state = 'PENDING'"
+                        + (function.isPresent() ? " AND function_name = ?" : ""),
+                args,
+                rs -> new String[] {rs.getString(1), rs.getString(2)},
+                "queued calls");
         // a call that started meanwhile is no longer pending: it is neither removed nor counted
-        return rows.stream().filter(r -> SqlQuery.updateCount(db, "DELETE FROM fn_call WHERE id = ? AND state = 'PENDING'",
-                        ps -> ps.setString(1, r[0]), "purging call " + r[0]) == 1)
+        return rows.stream()
+                .filter(r -> SqlQuery.updateCount(
+                                db,
+                                "DELETE FROM fn_call WHERE id = ? AND state = 'PENDING'",
+                                ps -> ps.setString(1, r[0]),
+                                "purging call " + r[0])
+                        == 1)
                 .collect(Collectors.groupingBy(r -> r[1], Collectors.counting()));
     }
 
@@ -119,7 +162,11 @@ public final class CallStore {
      * @return {@code false} when it is no longer pending (purged)
      */
     public boolean start(String id) {
-        return SqlQuery.updateCount(db, "UPDATE fn_call SET state = 'RUNNING' WHERE id = ? AND state = 'PENDING'",
-                ps -> ps.setString(1, id), "starting call " + id) == 1;
+        return SqlQuery.updateCount(
+                        db,
+                        "UPDATE fn_call SET state = 'RUNNING' WHERE id = ? AND state = 'PENDING'",
+                        ps -> ps.setString(1, id),
+                        "starting call " + id)
+                == 1;
     }
 }

@@ -59,14 +59,17 @@ public final class Database implements AutoCloseable {
             // FILE_LOCK=FS: a second server on the same data directory fails fast instead of corrupting it.
             // retry: an interrupted thread (a request cancelled, an executor stopped) closes a plain FileChannel
             // under H2, which then fails every later write and the close; this file system reopens it instead
-            Database db = new Database("jdbc:h2:retry:" + file.toAbsolutePath()
-                    + ";FILE_LOCK=FS;DB_CLOSE_ON_EXIT=FALSE;WRITE_DELAY=0", file);
+            Database db = new Database(
+                    "jdbc:h2:retry:" + file.toAbsolutePath() + ";FILE_LOCK=FS;DB_CLOSE_ON_EXIT=FALSE;WRITE_DELAY=0",
+                    file);
             db.connection = db.connect();
             db.execute("CREATE TABLE IF NOT EXISTS store_probe (id INT PRIMARY KEY, written_at TIMESTAMP)");
             return db;
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot open the server database in " + dir + ": " + e.getMessage()
-                    + " (is another server using this data directory?)", e);
+            throw new IllegalStateException(
+                    "cannot open the server database in " + dir + ": " + e.getMessage()
+                            + " (is another server using this data directory?)",
+                    e);
         } catch (IOException e) {
             throw new IllegalStateException("cannot create " + dir + ": " + e.getMessage(), e);
         }
@@ -149,12 +152,16 @@ public final class Database implements AutoCloseable {
         boolean changed = !reason.equals(problem);
         problem = reason;
         if (changed) {
-            log.warn("The store in {} is failing ({} bytes free there): {}: {}", file.getParent(), usableBytes(),
-                    reason, firstLine(e));
+            log.warn(
+                    "The store in {} is failing ({} bytes free there): {}: {}",
+                    file.getParent(),
+                    usableBytes(),
+                    reason,
+                    firstLine(e));
             listeners.forEach(l -> l.accept(Optional.of(reason)));
         }
-        return new StoreException(what + " failed: " + reason,
-                full ? StoreException.Kind.DISK_FULL : StoreException.Kind.UNAVAILABLE, e);
+        return new StoreException(
+                what + " failed: " + reason, full ? StoreException.Kind.DISK_FULL : StoreException.Kind.UNAVAILABLE, e);
     }
 
     private boolean diskFull(Throwable e) {
@@ -178,7 +185,9 @@ public final class Database implements AutoCloseable {
         String m = String.valueOf(e.getMessage());
         int nl = m.indexOf('\n');
         String line = nl < 0 ? m : m.substring(0, nl);
-        return line.endsWith("; SQL statement:") ? line.substring(0, line.length() - "; SQL statement:".length()) : line;
+        return line.endsWith("; SQL statement:")
+                ? line.substring(0, line.length() - "; SQL statement:".length())
+                : line;
     }
 
     /** Why the database cannot record changes right now, if it cannot. */

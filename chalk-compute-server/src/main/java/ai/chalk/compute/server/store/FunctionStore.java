@@ -30,10 +30,15 @@ public final class FunctionStore {
      * @param deletedAt        when it was deleted
      * @param environment      the environment it belongs to; its versions, replicas and calls are that environment's
      */
-    public record FunctionRecord(long seq, String id, String name, Optional<String> currentVersionId,
-                                 Instant createdAt, Instant updatedAt, Optional<Instant> deletedAt,
-                                 String environment) {
-    }
+    public record FunctionRecord(
+            long seq,
+            String id,
+            String name,
+            Optional<String> currentVersionId,
+            Instant createdAt,
+            Instant updatedAt,
+            Optional<Instant> deletedAt,
+            String environment) {}
 
     /**
      * A version of a function.
@@ -48,13 +53,21 @@ public final class FunctionStore {
      * @param deletedAt  when it was deleted
      * @param environment its function's environment
      */
-    public record VersionRecord(long seq, String id, String functionId, int version, byte[] request,
-                                String revisionId, Instant createdAt, Optional<Instant> deletedAt, String environment) {
-    }
+    public record VersionRecord(
+            long seq,
+            String id,
+            String functionId,
+            int version,
+            byte[] request,
+            String revisionId,
+            Instant createdAt,
+            Optional<Instant> deletedAt,
+            String environment) {}
 
     /** Every column but {@code request}, which is read once per version: H2 copies a BLOB on each read. */
-    private static final String VERSION_COLUMNS = "seq, id, function_id, version, revision_id, created_at, deleted_at,"
-            + " environment";
+    private static final String VERSION_COLUMNS =
+            "seq, id, function_id, version, revision_id, created_at, deleted_at," + " environment";
+
     private static final int CACHED_REQUESTS = 256;
 
     private final Database db;
@@ -98,84 +111,112 @@ public final class FunctionStore {
 
     /** Records a new function of the environment without a version yet. */
     public FunctionRecord insertFunction(String environment, String id, String name, Instant at) {
-        SqlQuery.update(db, "INSERT INTO ext_function (id, name, created_at, updated_at, environment)"
-                + " VALUES (?,?,?,?,?)", ps -> {
-            ps.setString(1, id);
-            ps.setString(2, name);
-            ps.setTimestamp(3, Timestamp.from(at));
-            ps.setTimestamp(4, Timestamp.from(at));
-            ps.setString(5, environment);
-        }, "saving function " + name);
+        SqlQuery.update(
+                db,
+                "INSERT INTO ext_function (id, name, created_at, updated_at, environment)" + " VALUES (?,?,?,?,?)",
+                ps -> {
+                    ps.setString(1, id);
+                    ps.setString(2, name);
+                    ps.setTimestamp(3, Timestamp.from(at));
+                    ps.setTimestamp(4, Timestamp.from(at));
+                    ps.setString(5, environment);
+                },
+                "saving function " + name);
         return function(id).orElseThrow();
     }
 
     /** Records a new version (number {@code version}) and makes it the function's current one. */
-    public VersionRecord insertVersion(FunctionRecord function, String id, int version, byte[] request,
-                                       String revisionId, Instant at) {
+    public VersionRecord insertVersion(
+            FunctionRecord function, String id, int version, byte[] request, String revisionId, Instant at) {
         String functionId = function.id();
-        SqlQuery.update(db, "INSERT INTO ext_function_version (id, function_id, version, request, revision_id,"
-                + " created_at, environment) VALUES (?,?,?,?,?,?,?)", ps -> {
-            ps.setString(1, id);
-            ps.setString(2, functionId);
-            ps.setInt(3, version);
-            ps.setBytes(4, request);
-            ps.setString(5, revisionId);
-            ps.setTimestamp(6, Timestamp.from(at));
-            ps.setString(7, function.environment());
-        }, "saving version " + version + " of function " + functionId);
+        SqlQuery.update(
+                db,
+                "INSERT INTO ext_function_version (id, function_id, version, request, revision_id,"
+                        + " created_at, environment) VALUES (?,?,?,?,?,?,?)",
+                ps -> {
+                    ps.setString(1, id);
+                    ps.setString(2, functionId);
+                    ps.setInt(3, version);
+                    ps.setBytes(4, request);
+                    ps.setString(5, revisionId);
+                    ps.setTimestamp(6, Timestamp.from(at));
+                    ps.setString(7, function.environment());
+                },
+                "saving version " + version + " of function " + functionId);
         setCurrent(functionId, id, at);
         return version(id).orElseThrow();
     }
 
     /** Routes a function's traffic to one of its versions. */
     public void setCurrent(String functionId, String versionId, Instant at) {
-        SqlQuery.update(db, "UPDATE ext_function SET current_version_id = ?, updated_at = ? WHERE id = ?", ps -> {
-            ps.setString(1, versionId);
-            ps.setTimestamp(2, Timestamp.from(at));
-            ps.setString(3, functionId);
-        }, "routing function " + functionId);
+        SqlQuery.update(
+                db,
+                "UPDATE ext_function SET current_version_id = ?, updated_at = ? WHERE id = ?",
+                ps -> {
+                    ps.setString(1, versionId);
+                    ps.setTimestamp(2, Timestamp.from(at));
+                    ps.setString(3, functionId);
+                },
+                "routing function " + functionId);
     }
 
     /** Marks a function and its versions deleted. */
     public void deleteFunction(String functionId, Instant at) {
-        SqlQuery.update(db, "UPDATE ext_function SET deleted_at = ? WHERE id = ?", ps -> {
-            ps.setTimestamp(1, Timestamp.from(at));
-            ps.setString(2, functionId);
-        }, "deleting function " + functionId);
-        SqlQuery.update(db, "UPDATE ext_function_version SET deleted_at = ? WHERE function_id = ?"
-                + " AND deleted_at IS NULL", ps -> {
-            ps.setTimestamp(1, Timestamp.from(at));
-            ps.setString(2, functionId);
-        }, "deleting the versions of function " + functionId);
+        SqlQuery.update(
+                db,
+                "UPDATE ext_function SET deleted_at = ? WHERE id = ?",
+                ps -> {
+                    ps.setTimestamp(1, Timestamp.from(at));
+                    ps.setString(2, functionId);
+                },
+                "deleting function " + functionId);
+        SqlQuery.update(
+                db,
+                "UPDATE ext_function_version SET deleted_at = ? WHERE function_id = ?" + " AND deleted_at IS NULL",
+                ps -> {
+                    ps.setTimestamp(1, Timestamp.from(at));
+                    ps.setString(2, functionId);
+                },
+                "deleting the versions of function " + functionId);
     }
 
     /** Marks one version deleted. */
     public void deleteVersion(String versionId, Instant at) {
-        SqlQuery.update(db, "UPDATE ext_function_version SET deleted_at = ? WHERE id = ?", ps -> {
-            ps.setTimestamp(1, Timestamp.from(at));
-            ps.setString(2, versionId);
-        }, "deleting function version " + versionId);
+        SqlQuery.update(
+                db,
+                "UPDATE ext_function_version SET deleted_at = ? WHERE id = ?",
+                ps -> {
+                    ps.setTimestamp(1, Timestamp.from(at));
+                    ps.setString(2, versionId);
+                },
+                "deleting function version " + versionId);
     }
 
     /** The function with this id, whatever its environment (callers check it). */
     public Optional<FunctionRecord> function(String id) {
-        return functions("SELECT * FROM ext_function WHERE id = ?", List.of(id)).stream().findFirst();
+        return functions("SELECT * FROM ext_function WHERE id = ?", List.of(id)).stream()
+                .findFirst();
     }
 
     /** The environment's live (not deleted) function of this name. */
     public Optional<FunctionRecord> liveFunctionNamed(String environment, String name) {
-        return functions("SELECT * FROM ext_function WHERE environment = ? AND name = ? AND deleted_at IS NULL"
-                + " ORDER BY seq DESC LIMIT 1", List.of(environment, name)).stream().findFirst();
+        return functions(
+                        "SELECT * FROM ext_function WHERE environment = ? AND name = ? AND deleted_at IS NULL"
+                                + " ORDER BY seq DESC LIMIT 1",
+                        List.of(environment, name))
+                .stream()
+                .findFirst();
     }
 
     /**
      * A page of the environment's functions in creation order, after the cursor {@code afterSeq}, whose names contain
      * {@code search}.
      */
-    public List<FunctionRecord> listFunctions(String environment, long afterSeq, int limit, boolean includeDeleted,
-                                              String search) {
-        return functions("SELECT * FROM ext_function WHERE environment = ? AND seq > ? AND name LIKE ? ESCAPE '\\'"
-                + (includeDeleted ? "" : " AND deleted_at IS NULL") + " ORDER BY seq LIMIT ?",
+    public List<FunctionRecord> listFunctions(
+            String environment, long afterSeq, int limit, boolean includeDeleted, String search) {
+        return functions(
+                "SELECT * FROM ext_function WHERE environment = ? AND seq > ? AND name LIKE ? ESCAPE '\\'"
+                        + (includeDeleted ? "" : " AND deleted_at IS NULL") + " ORDER BY seq LIMIT ?",
                 List.of(environment, afterSeq, "%" + SqlQuery.likeEscape(search) + "%", limit));
     }
 
@@ -187,28 +228,44 @@ public final class FunctionStore {
 
     /** A function's version by number. */
     public Optional<VersionRecord> version(String functionId, int version) {
-        return versions("SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE function_id = ?"
-                + " AND version = ?",
-                List.of(functionId, version)).stream().findFirst();
+        return versions(
+                        "SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE function_id = ?"
+                                + " AND version = ?",
+                        List.of(functionId, version))
+                .stream()
+                .findFirst();
     }
 
     /** The version a scaling-group revision runs. */
     public Optional<VersionRecord> versionForRevision(String revisionId) {
-        return versions("SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE revision_id = ?",
-                List.of(revisionId)).stream().findFirst();
+        return versions(
+                        "SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE revision_id = ?",
+                        List.of(revisionId))
+                .stream()
+                .findFirst();
     }
 
     /** The highest version number of a function; 0 when it has none. */
     public int highestVersion(String functionId) {
-        return SqlQuery.select(db, "SELECT COALESCE(MAX(version), 0) FROM ext_function_version WHERE function_id = ?",
-                List.of(functionId), rs -> rs.getInt(1), "function versions").get(0);
+        return SqlQuery.select(
+                        db,
+                        "SELECT COALESCE(MAX(version), 0) FROM ext_function_version WHERE function_id = ?",
+                        List.of(functionId),
+                        rs -> rs.getInt(1),
+                        "function versions")
+                .get(0);
     }
 
     /** A page of the environment's versions in creation order, of one function or (functionId empty) of all. */
-    public List<VersionRecord> listVersions(String environment, Optional<String> functionId, List<String> ids,
-                                            long afterSeq, int limit, boolean includeDeleted) {
-        StringBuilder sql = new StringBuilder("SELECT " + VERSION_COLUMNS + " FROM ext_function_version"
-                + " WHERE environment = ? AND seq > ?");
+    public List<VersionRecord> listVersions(
+            String environment,
+            Optional<String> functionId,
+            List<String> ids,
+            long afterSeq,
+            int limit,
+            boolean includeDeleted) {
+        StringBuilder sql = new StringBuilder(
+                "SELECT " + VERSION_COLUMNS + " FROM ext_function_version" + " WHERE environment = ? AND seq > ?");
         List<Object> args = new ArrayList<>(List.of(environment, afterSeq));
         functionId.ifPresent(f -> {
             sql.append(" AND function_id = ?");
@@ -232,9 +289,20 @@ public final class FunctionStore {
 
     private List<VersionRecord> versions(String sql, List<?> args) {
         List<VersionRecord> found = SqlQuery.select(db, sql, args, FunctionStore::readVersion, "function versions");
-        Map<String, byte[]> request = requests(found.stream().map(VersionRecord::id).toList());
-        return found.stream().map(v -> new VersionRecord(v.seq(), v.id(), v.functionId(), v.version(),
-                request.get(v.id()).clone(), v.revisionId(), v.createdAt(), v.deletedAt(), v.environment())).toList();
+        Map<String, byte[]> request =
+                requests(found.stream().map(VersionRecord::id).toList());
+        return found.stream()
+                .map(v -> new VersionRecord(
+                        v.seq(),
+                        v.id(),
+                        v.functionId(),
+                        v.version(),
+                        request.get(v.id()).clone(),
+                        v.revisionId(),
+                        v.createdAt(),
+                        v.deletedAt(),
+                        v.environment()))
+                .toList();
     }
 
     /** The requests of versions (rows are never removed, so all are there), from the cache or else in one query. */
@@ -248,11 +316,16 @@ public final class FunctionStore {
                 }
             });
         }
-        List<String> missing = versionIds.stream().filter(id -> !out.containsKey(id)).toList();
+        List<String> missing =
+                versionIds.stream().filter(id -> !out.containsKey(id)).toList();
         if (!missing.isEmpty()) {
-            SqlQuery.select(db, "SELECT id, request FROM ext_function_version WHERE id IN ("
-                            + SqlQuery.placeholders(missing.size()) + ")", missing,
-                    rs -> Map.entry(rs.getString(1), rs.getBytes(2)), "function version requests")
+            SqlQuery.select(
+                            db,
+                            "SELECT id, request FROM ext_function_version WHERE id IN ("
+                                    + SqlQuery.placeholders(missing.size()) + ")",
+                            missing,
+                            rs -> Map.entry(rs.getString(1), rs.getBytes(2)),
+                            "function version requests")
                     .forEach(e -> out.put(e.getKey(), e.getValue()));
             synchronized (requests) {
                 missing.stream().filter(out::containsKey).forEach(id -> requests.put(id, out.get(id)));
@@ -262,15 +335,28 @@ public final class FunctionStore {
     }
 
     private static FunctionRecord readFunction(ResultSet rs) throws SQLException {
-        return new FunctionRecord(rs.getLong("seq"), rs.getString("id"), rs.getString("name"),
-                Optional.ofNullable(rs.getString("current_version_id")), rs.getTimestamp("created_at").toInstant(),
-                rs.getTimestamp("updated_at").toInstant(), instant(rs, "deleted_at"), rs.getString("environment"));
+        return new FunctionRecord(
+                rs.getLong("seq"),
+                rs.getString("id"),
+                rs.getString("name"),
+                Optional.ofNullable(rs.getString("current_version_id")),
+                rs.getTimestamp("created_at").toInstant(),
+                rs.getTimestamp("updated_at").toInstant(),
+                instant(rs, "deleted_at"),
+                rs.getString("environment"));
     }
 
     private static VersionRecord readVersion(ResultSet rs) throws SQLException {
-        return new VersionRecord(rs.getLong("seq"), rs.getString("id"), rs.getString("function_id"),
-                rs.getInt("version"), null, rs.getString("revision_id"),
-                rs.getTimestamp("created_at").toInstant(), instant(rs, "deleted_at"), rs.getString("environment"));
+        return new VersionRecord(
+                rs.getLong("seq"),
+                rs.getString("id"),
+                rs.getString("function_id"),
+                rs.getInt("version"),
+                null,
+                rs.getString("revision_id"),
+                rs.getTimestamp("created_at").toInstant(),
+                instant(rs, "deleted_at"),
+                rs.getString("environment"));
     }
 
     static Optional<Instant> instant(ResultSet rs, String column) throws SQLException {

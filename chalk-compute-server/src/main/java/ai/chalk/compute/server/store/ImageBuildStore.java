@@ -22,7 +22,9 @@ public final class ImageBuildStore {
 
     /** Where a build is in its life. */
     public enum Status {
-        BUILDING, SUCCEEDED, FAILED;
+        BUILDING,
+        SUCCEEDED,
+        FAILED;
 
         /** Whether the build will not change any more. */
         public boolean finished() {
@@ -46,10 +48,19 @@ public final class ImageBuildStore {
      * @param finishedAt  when it succeeded or failed
      * @param environment the environment that asked for it: builds, their logs and their cache hits are its own
      */
-    public record BuildRecord(long seq, String id, String contentHash, Status status, Optional<String> imageRef,
-                              String baseImage, byte[] spec, Optional<String> error, Optional<String> tag,
-                              Instant createdAt, Optional<Instant> finishedAt, String environment) {
-    }
+    public record BuildRecord(
+            long seq,
+            String id,
+            String contentHash,
+            Status status,
+            Optional<String> imageRef,
+            String baseImage,
+            byte[] spec,
+            Optional<String> error,
+            Optional<String> tag,
+            Instant createdAt,
+            Optional<Instant> finishedAt,
+            String environment) {}
 
     /**
      * One line of a build's output.
@@ -59,8 +70,7 @@ public final class ImageBuildStore {
      * @param severity {@code INFO} for output, {@code ERROR} for the failure's explanation
      * @param text     the line, without its line break
      */
-    public record LogLine(long seq, Instant at, String severity, String text) {
-    }
+    public record LogLine(long seq, Instant at, String severity, String text) {}
 
     private final Database db;
 
@@ -81,7 +91,8 @@ public final class ImageBuildStore {
                   finished_at TIMESTAMP WITH TIME ZONE)""");
         db.execute("CREATE INDEX IF NOT EXISTS image_build_hash ON image_build (content_hash, seq)");
         db.environmentColumn("image_build");
-        db.execute("CREATE INDEX IF NOT EXISTS image_build_environment ON image_build (environment, content_hash, seq)");
+        db.execute(
+                "CREATE INDEX IF NOT EXISTS image_build_environment ON image_build (environment, content_hash, seq)");
         db.execute("""
                 CREATE TABLE IF NOT EXISTS image_build_log (
                   build_id VARCHAR(64) NOT NULL,
@@ -93,13 +104,20 @@ public final class ImageBuildStore {
     }
 
     /** Records a new build of the environment in status BUILDING and returns it. */
-    public BuildRecord insert(String environment, String id, String contentHash, String baseImage, byte[] spec,
-                              Optional<String> tag, Instant createdAt) {
+    public BuildRecord insert(
+            String environment,
+            String id,
+            String contentHash,
+            String baseImage,
+            byte[] spec,
+            Optional<String> tag,
+            Instant createdAt) {
         synchronized (db) {
             return db.write("saving image build " + id, c -> {
                 try (PreparedStatement ps = c.prepareStatement(
                         "INSERT INTO image_build (id, content_hash, status, base_image, spec, tag, created_at,"
-                                + " environment) VALUES (?,?,?,?,?,?,?,?)", new String[] {"seq"})) {
+                                + " environment) VALUES (?,?,?,?,?,?,?,?)",
+                        new String[] {"seq"})) {
                     ps.setString(1, id);
                     ps.setString(2, contentHash);
                     ps.setString(3, Status.BUILDING.name());
@@ -111,8 +129,19 @@ public final class ImageBuildStore {
                     ps.executeUpdate();
                     try (ResultSet keys = ps.getGeneratedKeys()) {
                         keys.next();
-                        return new BuildRecord(keys.getLong(1), id, contentHash, Status.BUILDING, Optional.empty(),
-                                baseImage, spec, Optional.empty(), tag, createdAt, Optional.empty(), environment);
+                        return new BuildRecord(
+                                keys.getLong(1),
+                                id,
+                                contentHash,
+                                Status.BUILDING,
+                                Optional.empty(),
+                                baseImage,
+                                spec,
+                                Optional.empty(),
+                                tag,
+                                createdAt,
+                                Optional.empty(),
+                                environment);
                     }
                 }
             });
@@ -121,14 +150,17 @@ public final class ImageBuildStore {
 
     /** Records the end of a build: SUCCEEDED with its image, or FAILED with why. */
     public void finish(String id, Status status, Optional<String> imageRef, Optional<String> error) {
-        SqlQuery.update(db, "UPDATE image_build SET status = ?, image_ref = ?, error = ?, finished_at = ?"
-                + " WHERE id = ?", ps -> {
-            ps.setString(1, status.name());
-            ps.setString(2, imageRef.orElse(null));
-            ps.setString(3, fit(error.orElse(null)));
-            ps.setTimestamp(4, Timestamp.from(Instant.now()));
-            ps.setString(5, id);
-        }, "updating image build " + id);
+        SqlQuery.update(
+                db,
+                "UPDATE image_build SET status = ?, image_ref = ?, error = ?, finished_at = ?" + " WHERE id = ?",
+                ps -> {
+                    ps.setString(1, status.name());
+                    ps.setString(2, imageRef.orElse(null));
+                    ps.setString(3, fit(error.orElse(null)));
+                    ps.setTimestamp(4, Timestamp.from(Instant.now()));
+                    ps.setString(5, id);
+                },
+                "updating image build " + id);
     }
 
     /**
@@ -137,8 +169,12 @@ public final class ImageBuildStore {
      * @return the ids of the builds so recorded
      */
     public List<String> failUnfinished(String reason) {
-        List<String> ids = SqlQuery.select(db, "SELECT id FROM image_build WHERE status = ?",
-                List.of(Status.BUILDING.name()), rs -> rs.getString(1), "image builds");
+        List<String> ids = SqlQuery.select(
+                db,
+                "SELECT id FROM image_build WHERE status = ?",
+                List.of(Status.BUILDING.name()),
+                rs -> rs.getString(1),
+                "image builds");
         for (String id : ids) {
             finish(id, Status.FAILED, Optional.empty(), Optional.of(reason));
         }
@@ -147,19 +183,27 @@ public final class ImageBuildStore {
 
     /** The build with this id, whatever its environment (callers check it). */
     public Optional<BuildRecord> find(String id) {
-        return query("SELECT * FROM image_build WHERE id = ?", List.of(id)).stream().findFirst();
+        return query("SELECT * FROM image_build WHERE id = ?", List.of(id)).stream()
+                .findFirst();
     }
 
     /** The environment's newest build of a spec, whatever its status. */
     public Optional<BuildRecord> latestFor(String environment, String contentHash) {
-        return query("SELECT * FROM image_build WHERE environment = ? AND content_hash = ? ORDER BY seq DESC LIMIT 1",
-                List.of(environment, contentHash)).stream().findFirst();
+        return query(
+                        "SELECT * FROM image_build WHERE environment = ? AND content_hash = ? ORDER BY seq DESC LIMIT 1",
+                        List.of(environment, contentHash))
+                .stream()
+                .findFirst();
     }
 
     /** The ids of the environment's builds of a spec, newest first. */
     public List<String> idsFor(String environment, String contentHash) {
-        return SqlQuery.select(db, "SELECT id FROM image_build WHERE environment = ? AND content_hash = ?"
-                + " ORDER BY seq DESC", List.of(environment, contentHash), rs -> rs.getString(1), "image builds");
+        return SqlQuery.select(
+                db,
+                "SELECT id FROM image_build WHERE environment = ? AND content_hash = ?" + " ORDER BY seq DESC",
+                List.of(environment, contentHash),
+                rs -> rs.getString(1),
+                "image builds");
     }
 
     /**
@@ -170,34 +214,49 @@ public final class ImageBuildStore {
      */
     public List<BuildRecord> list(String environment, long beforeSeq, int limit) {
         return beforeSeq > 0
-                ? query("SELECT * FROM image_build WHERE environment = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+                ? query(
+                        "SELECT * FROM image_build WHERE environment = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
                         List.of(environment, beforeSeq, limit))
-                : query("SELECT * FROM image_build WHERE environment = ? ORDER BY seq DESC LIMIT ?",
+                : query(
+                        "SELECT * FROM image_build WHERE environment = ? ORDER BY seq DESC LIMIT ?",
                         List.of(environment, limit));
     }
 
     /** How many builds there are of a spec (for tests and health: a cache hit adds none). */
     public long countFor(String contentHash) {
-        return SqlQuery.select(db, "SELECT COUNT(*) FROM image_build WHERE content_hash = ?", List.of(contentHash),
-                rs -> rs.getLong(1), "image builds").get(0);
+        return SqlQuery.select(
+                        db,
+                        "SELECT COUNT(*) FROM image_build WHERE content_hash = ?",
+                        List.of(contentHash),
+                        rs -> rs.getLong(1),
+                        "image builds")
+                .get(0);
     }
 
     /** Appends one line to a build's log; the caller numbers the lines of a build from 1. */
     public void appendLog(String buildId, long seq, Instant at, String severity, String text) {
-        SqlQuery.update(db, "INSERT INTO image_build_log (build_id, seq, logged_at, severity, line)"
-                + " VALUES (?,?,?,?,?)", ps -> {
-            ps.setString(1, buildId);
-            ps.setLong(2, seq);
-            ps.setTimestamp(3, Timestamp.from(at));
-            ps.setString(4, severity);
-            ps.setString(5, cut(text));
-        }, "saving a line of image build " + buildId);
+        SqlQuery.update(
+                db,
+                "INSERT INTO image_build_log (build_id, seq, logged_at, severity, line)" + " VALUES (?,?,?,?,?)",
+                ps -> {
+                    ps.setString(1, buildId);
+                    ps.setLong(2, seq);
+                    ps.setTimestamp(3, Timestamp.from(at));
+                    ps.setString(4, severity);
+                    ps.setString(5, cut(text));
+                },
+                "saving a line of image build " + buildId);
     }
 
     /** The number of a build's last log line; 0 when it has none. */
     public long lastLogSeq(String buildId) {
-        return SqlQuery.select(db, "SELECT COALESCE(MAX(seq), 0) FROM image_build_log WHERE build_id = ?",
-                List.of(buildId), rs -> rs.getLong(1), "image build logs").get(0);
+        return SqlQuery.select(
+                        db,
+                        "SELECT COALESCE(MAX(seq), 0) FROM image_build_log WHERE build_id = ?",
+                        List.of(buildId),
+                        rs -> rs.getLong(1),
+                        "image build logs")
+                .get(0);
     }
 
     /**
@@ -208,8 +267,8 @@ public final class ImageBuildStore {
      * @param until    only lines written before this instant, if given
      * @param limit    at most this many
      */
-    public List<LogLine> logs(String buildId, long afterSeq, Optional<Instant> from, Optional<Instant> until,
-                              int limit) {
+    public List<LogLine> logs(
+            String buildId, long afterSeq, Optional<Instant> from, Optional<Instant> until, int limit) {
         StringBuilder sql = new StringBuilder("SELECT * FROM image_build_log WHERE build_id = ? AND seq > ?");
         List<Object> args = new ArrayList<>(List.of(buildId, afterSeq));
         from.ifPresent(t -> {
@@ -222,8 +281,15 @@ public final class ImageBuildStore {
         });
         sql.append(" ORDER BY seq LIMIT ?");
         args.add(limit);
-        return SqlQuery.select(db, sql.toString(), args, rs -> new LogLine(rs.getLong("seq"),
-                rs.getTimestamp("logged_at").toInstant(), rs.getString("severity"), rs.getString("line")),
+        return SqlQuery.select(
+                db,
+                sql.toString(),
+                args,
+                rs -> new LogLine(
+                        rs.getLong("seq"),
+                        rs.getTimestamp("logged_at").toInstant(),
+                        rs.getString("severity"),
+                        rs.getString("line")),
                 "image build logs");
     }
 

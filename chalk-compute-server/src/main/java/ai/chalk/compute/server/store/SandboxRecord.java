@@ -35,5 +35,4 @@ public record SandboxRecord(
         byte[] request,
         byte[] containerSpec,
         Optional<String> buildId,
-        String environment) {
-}
+        String environment) {}

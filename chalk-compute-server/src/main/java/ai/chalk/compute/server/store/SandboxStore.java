@@ -51,9 +51,15 @@ public final class SandboxStore {
      * @param cursor     only sandboxes after this sequence number in the chosen order (the cursor); 0 for the start
      * @param limit      at most this many
      */
-    public record Query(String environment, Collection<SandboxState> states, Collection<String> names,
-                        Collection<String> images, String text, boolean descending, long cursor, int limit) {
-    }
+    public record Query(
+            String environment,
+            Collection<SandboxState> states,
+            Collection<String> names,
+            Collection<String> images,
+            String text,
+            boolean descending,
+            long cursor,
+            int limit) {}
 
     /**
      * Inserts a new record and returns it with its sequence number.
@@ -61,9 +67,18 @@ public final class SandboxStore {
      * @param environment the environment the sandbox belongs to
      * @param buildId     the image build the sandbox's image came from, when it was created from an image spec
      */
-    public SandboxRecord insert(String environment, String id, Optional<String> name, SandboxState state,
-                                String image, String runtime, Instant createdAt, byte[] request, byte[] containerSpec,
-                                String statusMessage, Optional<String> buildId) {
+    public SandboxRecord insert(
+            String environment,
+            String id,
+            Optional<String> name,
+            SandboxState state,
+            String image,
+            String runtime,
+            Instant createdAt,
+            byte[] request,
+            byte[] containerSpec,
+            String statusMessage,
+            Optional<String> buildId) {
         synchronized (db) {
             return db.write("saving sandbox " + id, c -> {
                 try (PreparedStatement ps = c.prepareStatement(
@@ -86,9 +101,20 @@ public final class SandboxStore {
                     ps.executeUpdate();
                     try (ResultSet keys = ps.getGeneratedKeys()) {
                         keys.next();
-                        return new SandboxRecord(keys.getLong(1), id, name, state, image, runtime, createdAt,
-                                Optional.ofNullable(finishedAt), Optional.ofNullable(fit(statusMessage)), request,
-                                containerSpec, buildId, environment);
+                        return new SandboxRecord(
+                                keys.getLong(1),
+                                id,
+                                name,
+                                state,
+                                image,
+                                runtime,
+                                createdAt,
+                                Optional.ofNullable(finishedAt),
+                                Optional.ofNullable(fit(statusMessage)),
+                                request,
+                                containerSpec,
+                                buildId,
+                                environment);
                     }
                 }
             });
@@ -97,12 +123,16 @@ public final class SandboxStore {
 
     /** Moves a sandbox to a new state; a finished state also records when. */
     public void updateState(String id, SandboxState state, String statusMessage) {
-        SqlQuery.update(db, "UPDATE sandbox SET state = ?, status_message = ?, finished_at = ? WHERE id = ?", ps -> {
-            ps.setString(1, state.name());
-            ps.setString(2, fit(statusMessage));
-            ps.setTimestamp(3, state.finished() ? Timestamp.from(Instant.now()) : null);
-            ps.setString(4, id);
-        }, "updating sandbox " + id);
+        SqlQuery.update(
+                db,
+                "UPDATE sandbox SET state = ?, status_message = ?, finished_at = ? WHERE id = ?",
+                ps -> {
+                    ps.setString(1, state.name());
+                    ps.setString(2, fit(statusMessage));
+                    ps.setTimestamp(3, state.finished() ? Timestamp.from(Instant.now()) : null);
+                    ps.setString(4, id);
+                },
+                "updating sandbox " + id);
     }
 
     /** The sandbox with this id, whatever its environment (the server's own bookkeeping). */
@@ -118,8 +148,10 @@ public final class SandboxStore {
         }
         List<Object> args = new ArrayList<>(List.of(environment));
         args.addAll(buildIds);
-        return query("SELECT * FROM sandbox WHERE environment = ? AND build_id IN (" + placeholders(buildIds.size())
-                + ") ORDER BY seq", args);
+        return query(
+                "SELECT * FROM sandbox WHERE environment = ? AND build_id IN (" + placeholders(buildIds.size())
+                        + ") ORDER BY seq",
+                args);
     }
 
     /**
@@ -131,8 +163,12 @@ public final class SandboxStore {
      * @param states     only these states (empty: any)
      * @param notStates  none of these states
      */
-    public List<SandboxRecord> list(Optional<String> environment, long afterSeq, int limit,
-                                    Collection<SandboxState> states, Collection<SandboxState> notStates) {
+    public List<SandboxRecord> list(
+            Optional<String> environment,
+            long afterSeq,
+            int limit,
+            Collection<SandboxState> states,
+            Collection<SandboxState> notStates) {
         StringBuilder sql = new StringBuilder("SELECT * FROM sandbox WHERE seq > ?");
         List<Object> args = new ArrayList<>();
         args.add(afterSeq);
@@ -145,7 +181,9 @@ public final class SandboxStore {
             states.forEach(s -> args.add(s.name()));
         }
         if (!notStates.isEmpty()) {
-            sql.append(" AND state NOT IN (").append(placeholders(notStates.size())).append(')');
+            sql.append(" AND state NOT IN (")
+                    .append(placeholders(notStates.size()))
+                    .append(')');
             notStates.forEach(s -> args.add(s.name()));
         }
         sql.append(" ORDER BY seq LIMIT ?");
@@ -163,7 +201,9 @@ public final class SandboxStore {
             args.add(q.cursor());
         }
         if (!q.states().isEmpty()) {
-            sql.append(" AND state IN (").append(placeholders(q.states().size())).append(')');
+            sql.append(" AND state IN (")
+                    .append(placeholders(q.states().size()))
+                    .append(')');
             q.states().forEach(s -> args.add(s.name()));
         }
         if (!q.names().isEmpty()) {
@@ -171,7 +211,9 @@ public final class SandboxStore {
             args.addAll(q.names());
         }
         if (!q.images().isEmpty()) {
-            sql.append(" AND image IN (").append(placeholders(q.images().size())).append(')');
+            sql.append(" AND image IN (")
+                    .append(placeholders(q.images().size()))
+                    .append(')');
             args.addAll(q.images());
         }
         if (!q.text().isEmpty()) {

@@ -17,14 +17,12 @@ import java.util.Optional;
 public final class SecretStore {
 
     /** A secret as recorded: its value still sealed. */
-    public record SecretRecord(String id, String environment, String name, long revision, Instant updatedAt,
-                               byte[] sealed) {
-    }
+    public record SecretRecord(
+            String id, String environment, String name, long revision, Instant updatedAt, byte[] sealed) {}
 
     /** An integration as recorded, without its values. */
-    public record IntegrationRecord(String id, String environment, String name, String kind, Instant createdAt,
-                                    Instant updatedAt) {
-    }
+    public record IntegrationRecord(
+            String id, String environment, String name, String kind, Instant createdAt, Instant updatedAt) {}
 
     private final Database db;
 
@@ -67,15 +65,16 @@ public final class SecretStore {
             return db.write("saving secret " + name, c -> {
                 long revision;
                 try (PreparedStatement ps = c.prepareStatement("SELECT NEXT VALUE FOR secret_revision");
-                     ResultSet rs = ps.executeQuery()) {
+                        ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     revision = rs.getLong(1);
                 }
                 String id = existing.map(SecretRecord::id).orElse(newId);
-                try (PreparedStatement ps = c.prepareStatement(existing.isPresent()
-                        ? "UPDATE secret SET revision = ?, updated_at = ?, sealed = ? WHERE id = ?"
-                        : "INSERT INTO secret (revision, updated_at, sealed, id, environment, name)"
-                                + " VALUES (?, ?, ?, ?, ?, ?)")) {
+                try (PreparedStatement ps = c.prepareStatement(
+                        existing.isPresent()
+                                ? "UPDATE secret SET revision = ?, updated_at = ?, sealed = ? WHERE id = ?"
+                                : "INSERT INTO secret (revision, updated_at, sealed, id, environment, name)"
+                                        + " VALUES (?, ?, ?, ?, ?, ?)")) {
                     ps.setLong(1, revision);
                     ps.setTimestamp(2, Timestamp.from(at));
                     ps.setBytes(3, sealed);
@@ -110,36 +109,52 @@ public final class SecretStore {
 
     /** Deletes the environment's secret {@code name}; whether there was one. */
     public boolean deleteSecret(String environment, String name) {
-        return SqlQuery.updateCount(db, "DELETE FROM secret WHERE environment = ? AND name = ?", ps -> {
-            ps.setString(1, environment);
-            ps.setString(2, name);
-        }, "deleting secret " + name) > 0;
+        return SqlQuery.updateCount(
+                        db,
+                        "DELETE FROM secret WHERE environment = ? AND name = ?",
+                        ps -> {
+                            ps.setString(1, environment);
+                            ps.setString(2, name);
+                        },
+                        "deleting secret " + name)
+                > 0;
     }
 
     private List<SecretRecord> secrets(String sql, List<?> args) {
-        return SqlQuery.select(db, sql, args, rs -> new SecretRecord(rs.getString("id"), rs.getString("environment"),
-                rs.getString("name"), rs.getLong("revision"), rs.getTimestamp("updated_at").toInstant(),
-                rs.getBytes("sealed")), "secrets");
+        return SqlQuery.select(
+                db,
+                sql,
+                args,
+                rs -> new SecretRecord(
+                        rs.getString("id"),
+                        rs.getString("environment"),
+                        rs.getString("name"),
+                        rs.getLong("revision"),
+                        rs.getTimestamp("updated_at").toInstant(),
+                        rs.getBytes("sealed")),
+                "secrets");
     }
 
     /**
      * Records the environment's integration {@code name} with exactly these sealed values (keys not given are
      * removed): a new integration with {@code newId}, or the existing one (same id, created_at).
      */
-    public IntegrationRecord putIntegration(String environment, String name, String kind, String newId,
-                                            Map<String, byte[]> sealedValues, Instant at) {
+    public IntegrationRecord putIntegration(
+            String environment, String name, String kind, String newId, Map<String, byte[]> sealedValues, Instant at) {
         synchronized (db) {
             Optional<IntegrationRecord> existing = integrationNamed(environment, name);
-            IntegrationRecord record = existing.map(r -> new IntegrationRecord(r.id(), environment, name, kind,
-                    r.createdAt(), at)).orElse(new IntegrationRecord(newId, environment, name, kind, at, at));
+            IntegrationRecord record = existing.map(
+                            r -> new IntegrationRecord(r.id(), environment, name, kind, r.createdAt(), at))
+                    .orElse(new IntegrationRecord(newId, environment, name, kind, at, at));
             return db.write("saving integration " + name, c -> {
                 boolean autoCommit = c.getAutoCommit();
                 c.setAutoCommit(false); // the values change together or not at all
                 try {
-                    try (PreparedStatement ps = c.prepareStatement(existing.isPresent()
-                            ? "UPDATE integration SET kind = ?, updated_at = ? WHERE id = ?"
-                            : "INSERT INTO integration (kind, updated_at, id, environment, name, created_at)"
-                                    + " VALUES (?, ?, ?, ?, ?, ?)")) {
+                    try (PreparedStatement ps = c.prepareStatement(
+                            existing.isPresent()
+                                    ? "UPDATE integration SET kind = ?, updated_at = ? WHERE id = ?"
+                                    : "INSERT INTO integration (kind, updated_at, id, environment, name, created_at)"
+                                            + " VALUES (?, ?, ?, ?, ?, ?)")) {
                         ps.setString(1, kind);
                         ps.setTimestamp(2, Timestamp.from(at));
                         ps.setString(3, record.id());
@@ -150,8 +165,8 @@ public final class SecretStore {
                         }
                         ps.executeUpdate();
                     }
-                    try (PreparedStatement ps = c.prepareStatement(
-                            "DELETE FROM integration_value WHERE integration_id = ?")) {
+                    try (PreparedStatement ps =
+                            c.prepareStatement("DELETE FROM integration_value WHERE integration_id = ?")) {
                         ps.setString(1, record.id());
                         ps.executeUpdate();
                     }
@@ -179,13 +194,15 @@ public final class SecretStore {
     /** The environment's integration of this name. */
     public Optional<IntegrationRecord> integrationNamed(String environment, String name) {
         return integrations("SELECT * FROM integration WHERE environment = ? AND name = ?", List.of(environment, name))
-                .stream().findFirst();
+                .stream()
+                .findFirst();
     }
 
     /** The environment's integration with this id. */
     public Optional<IntegrationRecord> integration(String environment, String id) {
         return integrations("SELECT * FROM integration WHERE environment = ? AND id = ?", List.of(environment, id))
-                .stream().findFirst();
+                .stream()
+                .findFirst();
     }
 
     /** The environment's integrations by name. */
@@ -196,9 +213,13 @@ public final class SecretStore {
     /** The sealed values of an integration by key, in key order. */
     public Map<String, byte[]> integrationValues(String integrationId) {
         Map<String, byte[]> out = new java.util.LinkedHashMap<>();
-        SqlQuery.select(db, "SELECT name, sealed FROM integration_value WHERE integration_id = ? ORDER BY name",
-                List.of(integrationId), rs -> Map.entry(rs.getString("name"), rs.getBytes("sealed")),
-                "integration values").forEach(e -> out.put(e.getKey(), e.getValue()));
+        SqlQuery.select(
+                        db,
+                        "SELECT name, sealed FROM integration_value WHERE integration_id = ? ORDER BY name",
+                        List.of(integrationId),
+                        rs -> Map.entry(rs.getString("name"), rs.getBytes("sealed")),
+                        "integration values")
+                .forEach(e -> out.put(e.getKey(), e.getValue()));
         return out;
     }
 
@@ -209,17 +230,32 @@ public final class SecretStore {
             if (existing.isEmpty()) {
                 return false;
             }
-            SqlQuery.update(db, "DELETE FROM integration_value WHERE integration_id = ?",
-                    ps -> ps.setString(1, existing.get().id()), "deleting integration " + name);
-            SqlQuery.update(db, "DELETE FROM integration WHERE id = ?", ps -> ps.setString(1, existing.get().id()),
+            SqlQuery.update(
+                    db,
+                    "DELETE FROM integration_value WHERE integration_id = ?",
+                    ps -> ps.setString(1, existing.get().id()),
+                    "deleting integration " + name);
+            SqlQuery.update(
+                    db,
+                    "DELETE FROM integration WHERE id = ?",
+                    ps -> ps.setString(1, existing.get().id()),
                     "deleting integration " + name);
             return true;
         }
     }
 
     private List<IntegrationRecord> integrations(String sql, List<?> args) {
-        return SqlQuery.select(db, sql, args, rs -> new IntegrationRecord(rs.getString("id"),
-                rs.getString("environment"), rs.getString("name"), rs.getString("kind"),
-                rs.getTimestamp("created_at").toInstant(), rs.getTimestamp("updated_at").toInstant()), "integrations");
+        return SqlQuery.select(
+                db,
+                sql,
+                args,
+                rs -> new IntegrationRecord(
+                        rs.getString("id"),
+                        rs.getString("environment"),
+                        rs.getString("name"),
+                        rs.getString("kind"),
+                        rs.getTimestamp("created_at").toInstant(),
+                        rs.getTimestamp("updated_at").toInstant()),
+                "integrations");
     }
 }

@@ -20,7 +20,10 @@ public final class SnapshotStore {
 
     /** Lifecycle of a snapshot, named as in Chalk's {@code chalk.sandbox.v2.SandboxSnapshotStatus}. */
     public enum Status {
-        PENDING, IN_PROGRESS, COMPLETED, FAILED;
+        PENDING,
+        IN_PROGRESS,
+        COMPLETED,
+        FAILED;
 
         /** Whether the snapshot will not change any more. */
         public boolean finished() {
@@ -42,9 +45,16 @@ public final class SnapshotStore {
      *                      from the snapshot get it
      * @param environment   the environment it belongs to (its sandbox's)
      */
-    public record SnapshotRecord(long seq, String id, String sandboxId, Status status, Optional<String> statusMessage,
-                                 Instant createdAt, Optional<Instant> completedAt, byte[] spec, String environment) {
-    }
+    public record SnapshotRecord(
+            long seq,
+            String id,
+            String sandboxId,
+            Status status,
+            Optional<String> statusMessage,
+            Instant createdAt,
+            Optional<Instant> completedAt,
+            byte[] spec,
+            String environment) {}
 
     /**
      * What {@link #list} returns: snapshots in creation order, filtered.
@@ -57,10 +67,14 @@ public final class SnapshotStore {
      * @param cursor     only snapshots after this sequence number in the chosen order; 0 for the start
      * @param limit      at most this many
      */
-    public record Query(Optional<String> environment, Collection<String> sandboxIds, Collection<Status> statuses,
-                        String text, boolean descending,
-                        long cursor, int limit) {
-    }
+    public record Query(
+            Optional<String> environment,
+            Collection<String> sandboxIds,
+            Collection<Status> statuses,
+            String text,
+            boolean descending,
+            long cursor,
+            int limit) {}
 
     private final Database db;
 
@@ -97,8 +111,16 @@ public final class SnapshotStore {
                     ps.executeUpdate();
                     try (ResultSet keys = ps.getGeneratedKeys()) {
                         keys.next();
-                        return new SnapshotRecord(keys.getLong(1), id, sandboxId, Status.PENDING, Optional.empty(),
-                                createdAt, Optional.empty(), spec, environment);
+                        return new SnapshotRecord(
+                                keys.getLong(1),
+                                id,
+                                sandboxId,
+                                Status.PENDING,
+                                Optional.empty(),
+                                createdAt,
+                                Optional.empty(),
+                                spec,
+                                environment);
                     }
                 }
             });
@@ -108,17 +130,22 @@ public final class SnapshotStore {
     /** Moves a snapshot to a new status; a finished status also records when. */
     public void updateStatus(String id, Status status, String statusMessage) {
         String sql = "UPDATE sandbox_snapshot SET status = ?, status_message = ?, completed_at = ? WHERE id = ?";
-        SqlQuery.update(db, sql, ps -> {
-            ps.setString(1, status.name());
-            ps.setString(2, fit(statusMessage));
-            ps.setTimestamp(3, status.finished() ? Timestamp.from(Instant.now()) : null);
-            ps.setString(4, id);
-        }, "updating snapshot " + id);
+        SqlQuery.update(
+                db,
+                sql,
+                ps -> {
+                    ps.setString(1, status.name());
+                    ps.setString(2, fit(statusMessage));
+                    ps.setTimestamp(3, status.finished() ? Timestamp.from(Instant.now()) : null);
+                    ps.setString(4, id);
+                },
+                "updating snapshot " + id);
     }
 
     /** The snapshot with this id, whatever its environment (callers check it). */
     public Optional<SnapshotRecord> find(String id) {
-        return query("SELECT * FROM sandbox_snapshot WHERE id = ?", List.of(id)).stream().findFirst();
+        return query("SELECT * FROM sandbox_snapshot WHERE id = ?", List.of(id)).stream()
+                .findFirst();
     }
 
     /** A page of snapshots matching {@code q}; see {@link Query}. */
@@ -134,11 +161,15 @@ public final class SnapshotStore {
             args.add(q.cursor());
         }
         if (!q.sandboxIds().isEmpty()) {
-            sql.append(" AND sandbox_id IN (").append(placeholders(q.sandboxIds().size())).append(')');
+            sql.append(" AND sandbox_id IN (")
+                    .append(placeholders(q.sandboxIds().size()))
+                    .append(')');
             args.addAll(q.sandboxIds());
         }
         if (!q.statuses().isEmpty()) {
-            sql.append(" AND status IN (").append(placeholders(q.statuses().size())).append(')');
+            sql.append(" AND status IN (")
+                    .append(placeholders(q.statuses().size()))
+                    .append(')');
             q.statuses().forEach(s -> args.add(s.name()));
         }
         if (!q.text().isEmpty()) {

@@ -20,8 +20,7 @@ final class SqlQuery {
         void set(PreparedStatement ps) throws SQLException;
     }
 
-    private SqlQuery() {
-    }
+    private SqlQuery() {}
 
     /** The records {@code sql} selects with {@code args}; a failure is "reading {@code what} failed". */
     static <T> List<T> select(Database db, String sql, List<?> args, Row<T> row, String what) {

@@ -13,8 +13,7 @@ import java.util.Optional;
 public final class VolumeStore {
 
     /** A volume as recorded. */
-    public record VolumeRecord(String environment, String name, Instant createdAt) {
-    }
+    public record VolumeRecord(String environment, String name, Instant createdAt) {}
 
     private final Database db;
 
@@ -36,8 +35,8 @@ public final class VolumeStore {
                 return Optional.empty();
             }
             return db.write("saving volume " + name, c -> {
-                try (PreparedStatement ps = c.prepareStatement(
-                        "INSERT INTO volume (environment, name, created_at) VALUES (?, ?, ?)")) {
+                try (PreparedStatement ps =
+                        c.prepareStatement("INSERT INTO volume (environment, name, created_at) VALUES (?, ?, ?)")) {
                     ps.setString(1, environment);
                     ps.setString(2, name);
                     ps.setTimestamp(3, Timestamp.from(createdAt));
@@ -56,19 +55,31 @@ public final class VolumeStore {
 
     /** The environment's volumes after {@code afterName} in name order, at most {@code limit}. */
     public List<VolumeRecord> list(String environment, String afterName, int limit) {
-        return query("SELECT * FROM volume WHERE environment = ? AND name > ? ORDER BY name LIMIT ?",
+        return query(
+                "SELECT * FROM volume WHERE environment = ? AND name > ? ORDER BY name LIMIT ?",
                 List.of(environment, afterName, limit));
     }
 
     public void delete(String environment, String name) {
-        SqlQuery.update(db, "DELETE FROM volume WHERE environment = ? AND name = ?", ps -> {
-            ps.setString(1, environment);
-            ps.setString(2, name);
-        }, "deleting volume " + name);
+        SqlQuery.update(
+                db,
+                "DELETE FROM volume WHERE environment = ? AND name = ?",
+                ps -> {
+                    ps.setString(1, environment);
+                    ps.setString(2, name);
+                },
+                "deleting volume " + name);
     }
 
     private List<VolumeRecord> query(String sql, List<?> args) {
-        return SqlQuery.select(db, sql, args, rs -> new VolumeRecord(rs.getString("environment"),
-                rs.getString("name"), rs.getTimestamp("created_at").toInstant()), "volumes");
+        return SqlQuery.select(
+                db,
+                sql,
+                args,
+                rs -> new VolumeRecord(
+                        rs.getString("environment"),
+                        rs.getString("name"),
+                        rs.getTimestamp("created_at").toInstant()),
+                "volumes");
     }
 }

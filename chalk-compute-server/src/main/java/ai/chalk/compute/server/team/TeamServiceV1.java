@@ -28,7 +28,8 @@ public final class TeamServiceV1 extends TeamServiceGrpc.TeamServiceImplBase {
     public void getEnv(GetEnvRequest request, StreamObserver<GetEnvResponse> observer) {
         StatusErrors.unary(observer, () -> {
             String environment = Caller.current().environment();
-            Environment.Builder e = Environment.newBuilder().setName(environment).setId(environment);
+            Environment.Builder e =
+                    Environment.newBuilder().setName(environment).setId(environment);
             grpcUrl.get().ifPresent(e::setGrpcEngineUrl);
             return GetEnvResponse.newBuilder().setEnvironment(e).build();
         });

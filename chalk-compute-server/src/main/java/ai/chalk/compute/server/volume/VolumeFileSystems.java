@@ -25,6 +25,7 @@ final class VolumeFileSystems implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(VolumeFileSystems.class);
     /** A volume's size when the server is not told otherwise: sparse, so it takes only what is written. */
     static final long DEFAULT_BYTES = 16L << 30;
+
     private static final String MKFS = "/sbin/mkfs.ext4";
     private static final String MOUNT = "/bin/mount";
     private static final String UMOUNT = "/bin/umount";
@@ -53,10 +54,13 @@ final class VolumeFileSystems implements AutoCloseable {
         if (problem == null) {
             try {
                 // a killed server's volumes are unmounted right away; the next start mounts them again
-                cleanup = WhenServerDies.start("chalk-volume-cleanup", """
+                cleanup = WhenServerDies.start(
+                        "chalk-volume-cleanup",
+                        """
                         for d in "$1"/*; do mountpoint -q "$d" && umount -l "$d"; done 2>/dev/null; exit 0
-                        """, List.of(volumes.toString()), Optional.of(Path.of("/usr/bin/setsid"))
-                        .filter(Files::isExecutable));
+                        """,
+                        List.of(volumes.toString()),
+                        Optional.of(Path.of("/usr/bin/setsid")).filter(Files::isExecutable));
             } catch (IOException e) {
                 log.warn("A killed server's volumes stay mounted until its next start: {}", e.toString());
             }
@@ -134,7 +138,8 @@ final class VolumeFileSystems implements AutoCloseable {
             return;
         }
         try (var list = Files.list(images)) {
-            for (Path image : list.filter(p -> p.getFileName().toString().endsWith(".ext4")).toList()) {
+            for (Path image : list.filter(p -> p.getFileName().toString().endsWith(".ext4"))
+                    .toList()) {
                 String file = image.getFileName().toString();
                 Path dir = volumes.resolve(file.substring(0, file.length() - ".ext4".length()));
                 if (Files.isDirectory(dir) && !mounted(dir)) {

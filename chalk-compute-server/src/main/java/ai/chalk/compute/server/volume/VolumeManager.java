@@ -35,8 +35,7 @@ public final class VolumeManager implements AutoCloseable {
     public static final int MAX_FILE_BYTES = 32 << 20;
 
     /** A file in a volume: path relative to the volume, size, last change. */
-    public record VolumeFile(String path, long size, Instant updatedAt) {
-    }
+    public record VolumeFile(String path, long size, Instant updatedAt) {}
 
     private final VolumeStore store;
     private final Path root;
@@ -85,8 +84,9 @@ public final class VolumeManager implements AutoCloseable {
      */
     public VolumeRecord get(String environment, String name) {
         VolumePaths.checkName(name);
-        return store.find(environment, name).orElseThrow(() -> ComputeException.notFound("volume " + name
-                + " does not exist; create it with CreateVolume"));
+        return store.find(environment, name)
+                .orElseThrow(() ->
+                        ComputeException.notFound("volume " + name + " does not exist; create it with CreateVolume"));
     }
 
     /** A page of the environment's volumes in name order, after {@code afterName}. */
@@ -125,7 +125,8 @@ public final class VolumeManager implements AutoCloseable {
             // enter only the directories that can hold a match: "a/b" for the prefix "a/b/c", any under "a/b/c"
             return volume.files("", dir -> wanted.startsWith(dir + "/") || (dir + "/").startsWith(wanted)).stream()
                     .filter(f -> f.path().startsWith(wanted))
-                    .map(f -> new VolumeFile(f.path(), f.attributes().size(), f.attributes().modified()))
+                    .map(f -> new VolumeFile(
+                            f.path(), f.attributes().size(), f.attributes().modified()))
                     .sorted(Comparator.comparing(VolumeFile::path))
                     .toList();
         } catch (IOException e) {
@@ -139,7 +140,8 @@ public final class VolumeManager implements AutoCloseable {
      */
     public byte[] read(String environment, String name, String path) {
         String relative = VolumePaths.relative(path);
-        try (BeneathRoot volume = open(environment, name); RegularFileReader in = volume.openFile(relative)) {
+        try (BeneathRoot volume = open(environment, name);
+                RegularFileReader in = volume.openFile(relative)) {
             byte[] data = in.readNBytes(MAX_FILE_BYTES + 1);
             if (in.size() > MAX_FILE_BYTES || data.length > MAX_FILE_BYTES) {
                 throw ComputeException.exhausted("\"" + path + "\" is " + Math.max(in.size(), data.length)
@@ -190,12 +192,12 @@ public final class VolumeManager implements AutoCloseable {
             return ComputeException.refused("volume " + name + ": " + e.getMessage());
         }
         if (e instanceof BeneathRoot.OutOfSpace) {
-            return ComputeException.exhausted("cannot " + verb + " \"" + path + "\" in volume " + name
-                    + ": " + e.getMessage());
+            return ComputeException.exhausted(
+                    "cannot " + verb + " \"" + path + "\" in volume " + name + ": " + e.getMessage());
         }
         if (e instanceof FileSystemException f && f.getReason() != null) {
-            return ComputeException.refused("cannot " + verb + " \"" + path + "\" in volume " + name
-                    + ": " + f.getReason());
+            return ComputeException.refused(
+                    "cannot " + verb + " \"" + path + "\" in volume " + name + ": " + f.getReason());
         }
         return new UncheckedIOException("cannot " + verb + " \"" + path + "\" in volume " + name, e);
     }

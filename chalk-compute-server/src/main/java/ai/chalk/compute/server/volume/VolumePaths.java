@@ -13,8 +13,7 @@ final class VolumePaths {
 
     private static final Pattern NAME = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$");
 
-    private VolumePaths() {
-    }
+    private VolumePaths() {}
 
     /** Checks a volume name: letters, digits, '.', '_' and '-', starting with a letter or digit, at most 63. */
     static String checkName(String name) {

@@ -48,14 +48,20 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
 
     @Override
     public void createVolume(CreateVolumeRequest request, StreamObserver<CreateVolumeResponse> observer) {
-        StatusErrors.unary(observer, () -> CreateVolumeResponse.newBuilder()
-                .setVolume(info(volumes.create(environment(), request.getName()))).build());
+        StatusErrors.unary(
+                observer,
+                () -> CreateVolumeResponse.newBuilder()
+                        .setVolume(info(volumes.create(environment(), request.getName())))
+                        .build());
     }
 
     @Override
     public void getVolume(GetVolumeRequest request, StreamObserver<GetVolumeResponse> observer) {
-        StatusErrors.unary(observer, () -> GetVolumeResponse.newBuilder()
-                .setVolume(info(volumes.get(environment(), request.getName()))).build());
+        StatusErrors.unary(
+                observer,
+                () -> GetVolumeResponse.newBuilder()
+                        .setVolume(info(volumes.get(environment(), request.getName())))
+                        .build());
     }
 
     @Override
@@ -63,8 +69,10 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
         StatusErrors.unary(observer, () -> {
             int size = request.getPageSize() == 0 ? DEFAULT_PAGE : request.getPageSize();
             if (size < 0 || size > MAX_PAGE) {
-                throw Status.INVALID_ARGUMENT.withDescription("page_size " + size + " is out of range: give 1 to "
-                        + MAX_PAGE + ", or 0 for " + DEFAULT_PAGE).asRuntimeException();
+                throw Status.INVALID_ARGUMENT
+                        .withDescription("page_size " + size + " is out of range: give 1 to " + MAX_PAGE + ", or 0 for "
+                                + DEFAULT_PAGE)
+                        .asRuntimeException();
             }
             List<VolumeRecord> page = volumes.list(environment(), request.getPageToken(), size + 1);
             ListVolumesResponse.Builder b = ListVolumesResponse.newBuilder();
@@ -82,8 +90,9 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
             volumes.get(environment(), request.getName());
             List<String> mounting = users.sandboxesMounting(environment(), request.getName());
             if (!mounting.isEmpty()) {
-                throw Status.FAILED_PRECONDITION.withDescription("volume " + request.getName()
-                        + " is mounted by running sandbox(es) " + mounting + "; terminate them first")
+                throw Status.FAILED_PRECONDITION
+                        .withDescription("volume " + request.getName() + " is mounted by running sandbox(es) "
+                                + mounting + "; terminate them first")
                         .asRuntimeException();
             }
             volumes.delete(environment(), request.getName());
@@ -95,8 +104,11 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     public void listFiles(ListFilesRequest request, StreamObserver<ListFilesResponse> observer) {
         StatusErrors.unary(observer, () -> {
             ListFilesResponse.Builder b = ListFilesResponse.newBuilder();
-            volumes.files(environment(), request.getVolumeName(), request.getPrefix()).forEach(f -> b.addFiles(FileInfo.newBuilder()
-                    .setPath(f.path()).setSize(f.size()).setUpdatedAt(timestamp(f.updatedAt()))));
+            volumes.files(environment(), request.getVolumeName(), request.getPrefix())
+                    .forEach(f -> b.addFiles(FileInfo.newBuilder()
+                            .setPath(f.path())
+                            .setSize(f.size())
+                            .setUpdatedAt(timestamp(f.updatedAt()))));
             return b.build();
         });
     }
@@ -105,11 +117,15 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     public void getFile(GetFileRequest request, StreamObserver<GetFileResponse> observer) {
         StatusErrors.unary(observer, () -> {
             if (request.getGetSignedUri()) {
-                throw Status.FAILED_PRECONDITION.withDescription("this server has no object storage to sign URIs"
-                        + " for; ask for the data itself (get_signed_uri false)").asRuntimeException();
+                throw Status.FAILED_PRECONDITION
+                        .withDescription("this server has no object storage to sign URIs"
+                                + " for; ask for the data itself (get_signed_uri false)")
+                        .asRuntimeException();
             }
             return GetFileResponse.newBuilder()
-                    .setData(ByteString.copyFrom(volumes.read(environment(), request.getVolumeName(), request.getPath()))).build();
+                    .setData(ByteString.copyFrom(
+                            volumes.read(environment(), request.getVolumeName(), request.getPath())))
+                    .build();
         });
     }
 
@@ -117,10 +133,16 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     public void putFile(PutFileRequest request, StreamObserver<PutFileResponse> observer) {
         StatusErrors.unary(observer, () -> {
             if (request.getContentCase() == PutFileRequest.ContentCase.STORAGE_OBJECT_ID) {
-                throw Status.FAILED_PRECONDITION.withDescription("this server has no object storage: send the"
-                        + " file's data in the request instead of storage_object_id").asRuntimeException();
+                throw Status.FAILED_PRECONDITION
+                        .withDescription("this server has no object storage: send the"
+                                + " file's data in the request instead of storage_object_id")
+                        .asRuntimeException();
             }
-            volumes.write(environment(), request.getVolumeName(), request.getPath(), request.getData().toByteArray());
+            volumes.write(
+                    environment(),
+                    request.getVolumeName(),
+                    request.getPath(),
+                    request.getData().toByteArray());
             return PutFileResponse.getDefaultInstance();
         });
     }
@@ -138,10 +160,16 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     }
 
     private static VolumeInfo info(VolumeRecord v) {
-        return VolumeInfo.newBuilder().setName(v.name()).setCreatedAt(timestamp(v.createdAt())).build();
+        return VolumeInfo.newBuilder()
+                .setName(v.name())
+                .setCreatedAt(timestamp(v.createdAt()))
+                .build();
     }
 
     private static Timestamp timestamp(Instant t) {
-        return Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano()).build();
+        return Timestamp.newBuilder()
+                .setSeconds(t.getEpochSecond())
+                .setNanos(t.getNano())
+                .build();
     }
 }

@@ -13,14 +13,17 @@ import java.time.Duration;
  * @param backoffMultiplier how much each further wait grows
  * @param maxBackoff        the longest wait
  */
-public record CallPolicy(int maxConcurrent, int maxRetries, Duration initialBackoff, double backoffMultiplier,
-                         Duration maxBackoff) {
+public record CallPolicy(
+        int maxConcurrent, int maxRetries, Duration initialBackoff, double backoffMultiplier, Duration maxBackoff) {
 
     /** No concurrency limit, no retries. */
     public static final CallPolicy DEFAULT = new CallPolicy(0, 0, Duration.ofMillis(100), 2.0, Duration.ofSeconds(5));
 
     public CallPolicy {
-        if (maxConcurrent < 0 || maxRetries < 0 || initialBackoff.isNegative() || backoffMultiplier < 1
+        if (maxConcurrent < 0
+                || maxRetries < 0
+                || initialBackoff.isNegative()
+                || backoffMultiplier < 1
                 || maxBackoff.isNegative()) {
             throw new IllegalArgumentException("invalid call policy " + maxConcurrent + "/" + maxRetries);
         }

@@ -53,12 +53,14 @@ public record CodeManifest(List<Entry> entries) {
                 String name = e.path("name").asText("");
                 String kind = e.path("kind").asText("");
                 if (!SAFE_NAME.matcher(name).matches() || name.equals(".") || name.contains("..")) {
-                    throw invalid(digest, "entry name \"" + name + "\" is not a 3-digit position and a plain file name");
+                    throw invalid(
+                            digest, "entry name \"" + name + "\" is not a 3-digit position and a plain file name");
                 }
                 if (!kind.equals("jar") && !kind.equals("dir")) {
                     throw invalid(digest, "entry " + name + " has kind \"" + kind + "\"; expected jar or dir");
                 }
-                BlobDigest d = BlobDigest.parse("manifest " + digest + " entry " + name + " digest",
+                BlobDigest d = BlobDigest.parse(
+                        "manifest " + digest + " entry " + name + " digest",
                         e.path("digest").asText(""));
                 entries.add(new Entry(name, kind, d, e.path("size").asLong(-1)));
             }
@@ -72,7 +74,9 @@ public record CodeManifest(List<Entry> entries) {
     }
 
     private static RuntimeException invalid(BlobDigest digest, String why) {
-        return Status.FAILED_PRECONDITION.withDescription("code manifest " + digest + " is not a valid manifest: " + why
-                + "; deploy again with a client that follows docs/functions-protocol.md").asRuntimeException();
+        return Status.FAILED_PRECONDITION
+                .withDescription("code manifest " + digest + " is not a valid manifest: " + why
+                        + "; deploy again with a client that follows docs/functions-protocol.md")
+                .asRuntimeException();
     }
 }

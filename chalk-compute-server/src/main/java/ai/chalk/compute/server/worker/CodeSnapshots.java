@@ -40,8 +40,7 @@ public final class CodeSnapshots {
      * @param dir       its directory on the host
      * @param classPath the class path inside a sandbox where {@code dir} is bound at {@code mountPath}
      */
-    public record Snapshot(Path dir, List<String> classPath) {
-    }
+    public record Snapshot(Path dir, List<String> classPath) {}
 
     /** The manifest blob's contents, parsed. */
     public CodeManifest manifest(BlobDigest digest) throws IOException {
@@ -91,7 +90,8 @@ public final class CodeSnapshots {
                 deleteTree(temp);
             }
         }
-        List<String> cp = manifest.entries().stream().map(e -> mountPath + "/" + e.name()).toList();
+        List<String> cp =
+                manifest.entries().stream().map(e -> mountPath + "/" + e.name()).toList();
         return new Snapshot(target, cp);
     }
 
@@ -107,7 +107,8 @@ public final class CodeSnapshots {
     private void extract(CodeManifest.Entry entry, Path out) throws IOException {
         Files.createDirectories(out);
         Path root = out.toAbsolutePath().normalize();
-        try (InputStream in = blobs.open(entry.digest()); ZipInputStream zip = new ZipInputStream(in)) {
+        try (InputStream in = blobs.open(entry.digest());
+                ZipInputStream zip = new ZipInputStream(in)) {
             ZipEntry z;
             while ((z = zip.getNextEntry()) != null) {
                 Path p = root.resolve(z.getName()).normalize();

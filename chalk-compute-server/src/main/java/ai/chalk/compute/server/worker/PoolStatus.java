@@ -10,5 +10,4 @@ import java.util.Optional;
  * @param readyReplicas     replicas serving
  * @param availableReplicas replicas serving with no call in flight
  */
-public record PoolStatus(String status, Optional<String> message, int readyReplicas, int availableReplicas) {
-}
+public record PoolStatus(String status, Optional<String> message, int readyReplicas, int availableReplicas) {}

@@ -37,8 +37,7 @@ public final class ReplicaPool implements AutoCloseable {
      * @param shutdownDelay how long a replica above {@code min} may stay idle
      * @param calls         concurrency per replica and retries
      */
-    public record Scale(int min, int max, Duration shutdownDelay, CallPolicy calls) {
-    }
+    public record Scale(int min, int max, Duration shutdownDelay, CallPolicy calls) {}
 
     private final WorkerStarter starter;
     private final WorkerLaunch launch;
@@ -59,8 +58,12 @@ public final class ReplicaPool implements AutoCloseable {
         WorkerReplica start(String id, WorkerLaunch launch) throws WorkerDiedException;
     }
 
-    public ReplicaPool(WorkerStarter starter, WorkerLaunch launch, Scale scale, ExecutorService executor,
-                       Consumer<PoolStatus> onStatus) {
+    public ReplicaPool(
+            WorkerStarter starter,
+            WorkerLaunch launch,
+            Scale scale,
+            ExecutorService executor,
+            Consumer<PoolStatus> onStatus) {
         this.starter = starter;
         this.launch = launch;
         this.scale = scale;
@@ -107,8 +110,8 @@ public final class ReplicaPool implements AutoCloseable {
      *
      * @throws io.grpc.StatusRuntimeException as above, and CANCELLED when {@code proceed} said no
      */
-    public CallFunctionResponse call(CallFunctionRequest request, String callId, Duration timeout,
-                                     BooleanSupplier proceed) {
+    public CallFunctionResponse call(
+            CallFunctionRequest request, String callId, Duration timeout, BooleanSupplier proceed) {
         long deadline = System.nanoTime() + timeout.toNanos();
         for (int attempt = 0; ; attempt++) {
             WorkerReplica replica = acquire(deadline);
@@ -123,19 +126,27 @@ public final class ReplicaPool implements AutoCloseable {
             if (!go) {
                 replica.release();
                 released();
-                throw Status.CANCELLED.withDescription("call " + callId + " was purged before it ran").asRuntimeException();
+                throw Status.CANCELLED
+                        .withDescription("call " + callId + " was purged before it ran")
+                        .asRuntimeException();
             }
             try {
                 return replica.call(request, callId, timeout);
             } catch (WorkerDiedException e) {
                 died(replica, e.getMessage());
                 if (attempt >= scale.calls().maxRetries()) {
-                    throw Status.UNAVAILABLE.withDescription(e.getMessage()
-                            + (attempt > 0 ? " (tried " + (attempt + 1) + " times)" : "")).asRuntimeException();
+                    throw Status.UNAVAILABLE
+                            .withDescription(
+                                    e.getMessage() + (attempt > 0 ? " (tried " + (attempt + 1) + " times)" : ""))
+                            .asRuntimeException();
                 }
                 Duration backoff = scale.calls().backoff(attempt + 1);
-                log.info("Call {} lost its worker; trying again in {} ms (retry {} of {})", callId, backoff.toMillis(),
-                        attempt + 1, scale.calls().maxRetries());
+                log.info(
+                        "Call {} lost its worker; trying again in {} ms (retry {} of {})",
+                        callId,
+                        backoff.toMillis(),
+                        attempt + 1,
+                        scale.calls().maxRetries());
                 pause(backoff, callId);
             } finally {
                 released();
@@ -155,7 +166,9 @@ public final class ReplicaPool implements AutoCloseable {
             Thread.sleep(backoff.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw Status.CANCELLED.withDescription("call " + callId + " was interrupted").asRuntimeException();
+            throw Status.CANCELLED
+                    .withDescription("call " + callId + " was interrupted")
+                    .asRuntimeException();
         }
     }
 
@@ -169,13 +182,17 @@ public final class ReplicaPool implements AutoCloseable {
         synchronized (this) {
             while (true) {
                 if (closed) {
-                    throw Status.UNAVAILABLE.withDescription("revision " + launch.revisionId()
-                            + " no longer serves: its traffic moved or it was deleted; call again").asRuntimeException();
+                    throw Status.UNAVAILABLE
+                            .withDescription("revision " + launch.revisionId()
+                                    + " no longer serves: its traffic moved or it was deleted; call again")
+                            .asRuntimeException();
                 }
                 // a replica whose worker just exited stays listed until its exit handler closes and replaces it
-                List<WorkerReplica> alive = replicas.stream().filter(WorkerReplica::alive).toList();
+                List<WorkerReplica> alive =
+                        replicas.stream().filter(WorkerReplica::alive).toList();
                 CallPolicy calls = scale.calls();
-                Optional<WorkerReplica> best = alive.stream().filter(r -> calls.hasRoom(r.inFlight()))
+                Optional<WorkerReplica> best = alive.stream()
+                        .filter(r -> calls.hasRoom(r.inFlight()))
                         .min(Comparator.comparingInt(WorkerReplica::inFlight));
                 if ((best.isEmpty() || best.get().inFlight() > 0) && alive.size() + starting < scale.max()) {
                     starting++;
@@ -186,33 +203,44 @@ public final class ReplicaPool implements AutoCloseable {
                     return best.get();
                 }
                 if (alive.isEmpty() && starting == 0) {
-                    throw Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId()
-                            + " is ready" + lastError.map(m -> ": " + m).orElse("")).asRuntimeException();
+                    throw Status.UNAVAILABLE
+                            .withDescription("no replica of revision " + launch.revisionId() + " is ready"
+                                    + lastError.map(m -> ": " + m).orElse(""))
+                            .asRuntimeException();
                 }
                 // full: wait for room on a serving replica, or for one that is starting
                 long left = (alive.isEmpty() ? startDeadline : roomDeadline) - System.nanoTime();
                 if (left <= 0) {
                     throw alive.isEmpty()
-                            ? Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId()
-                            + " is ready" + lastError.map(m -> ": " + m).orElse("")).asRuntimeException()
-                            : Status.DEADLINE_EXCEEDED.withDescription("all " + alive.size() + " replicas of revision "
-                            + launch.revisionId() + " were busy with " + calls.maxConcurrent() + " calls each"
-                            + " (max_concurrent) until the call's timeout").asRuntimeException();
+                            ? Status.UNAVAILABLE
+                                    .withDescription("no replica of revision " + launch.revisionId() + " is ready"
+                                            + lastError.map(m -> ": " + m).orElse(""))
+                                    .asRuntimeException()
+                            : Status.DEADLINE_EXCEEDED
+                                    .withDescription("all " + alive.size() + " replicas of revision "
+                                            + launch.revisionId() + " were busy with " + calls.maxConcurrent()
+                                            + " calls each"
+                                            + " (max_concurrent) until the call's timeout")
+                                    .asRuntimeException();
                 }
                 try {
                     wait(Math.max(1, left / 1_000_000));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw Status.CANCELLED.withDescription("interrupted while waiting for a replica of revision "
-                            + launch.revisionId()).asRuntimeException();
+                    throw Status.CANCELLED
+                            .withDescription(
+                                    "interrupted while waiting for a replica of revision " + launch.revisionId())
+                            .asRuntimeException();
                 }
             }
         }
         try {
             return startCounted(true);
         } catch (WorkerDiedException e) {
-            throw Status.UNAVAILABLE.withDescription("no replica of revision " + launch.revisionId()
-                    + " could start: " + e.getMessage()).asRuntimeException();
+            throw Status.UNAVAILABLE
+                    .withDescription(
+                            "no replica of revision " + launch.revisionId() + " could start: " + e.getMessage())
+                    .asRuntimeException();
         }
     }
 
@@ -253,8 +281,8 @@ public final class ReplicaPool implements AutoCloseable {
         }
         if (!keep) {
             r.close();
-            throw new WorkerDiedException("revision " + launch.revisionId() + " stopped serving while " + id
-                    + " started");
+            throw new WorkerDiedException(
+                    "revision " + launch.revisionId() + " stopped serving while " + id + " started");
         }
         r.onExit().thenRun(() -> {
             if (isMember(r)) { // not when the pool stopped it
@@ -294,7 +322,8 @@ public final class ReplicaPool implements AutoCloseable {
                 if (above <= 0) {
                     break;
                 }
-                if (r.inFlight() == 0 && r.idleSince().plus(scale.shutdownDelay()).isBefore(now)) {
+                if (r.inFlight() == 0
+                        && r.idleSince().plus(scale.shutdownDelay()).isBefore(now)) {
                     replicas.remove(r);
                     stop.add(r);
                     above--;
@@ -302,7 +331,10 @@ public final class ReplicaPool implements AutoCloseable {
             }
         }
         stop.forEach(r -> {
-            log.info("Replica {} of revision {} idle for {}: stopping", r.id(), launch.revisionId(),
+            log.info(
+                    "Replica {} of revision {} idle for {}: stopping",
+                    r.id(),
+                    launch.revisionId(),
                     scale.shutdownDelay());
             r.close();
         });
@@ -314,7 +346,8 @@ public final class ReplicaPool implements AutoCloseable {
     /** The pool's status now. */
     public synchronized PoolStatus status() {
         int ready = (int) replicas.stream().filter(WorkerReplica::alive).count();
-        int available = (int) replicas.stream().filter(r -> r.alive() && r.inFlight() == 0).count();
+        int available = (int)
+                replicas.stream().filter(r -> r.alive() && r.inFlight() == 0).count();
         String status;
         if (ready >= Math.max(1, scale.min()) || (scale.min() == 0 && starting == 0 && !lastStartFailed)) {
             status = "ready";
@@ -344,7 +377,9 @@ public final class ReplicaPool implements AutoCloseable {
     private void report(boolean always) {
         synchronized (reporting) {
             PoolStatus now = status();
-            if (!always && reported != null && reported.status().equals(now.status())
+            if (!always
+                    && reported != null
+                    && reported.status().equals(now.status())
                     && reported.message().equals(now.message())) {
                 return;
             }

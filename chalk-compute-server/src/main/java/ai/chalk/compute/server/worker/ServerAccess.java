@@ -10,5 +10,4 @@ import java.nio.file.Path;
  * @param socketDir the directory holding the server's socket for replicas
  * @param tokens    the replicas' token files
  */
-public record ServerAccess(Path socketDir, WorkloadTokens tokens) {
-}
+public record ServerAccess(Path socketDir, WorkloadTokens tokens) {}

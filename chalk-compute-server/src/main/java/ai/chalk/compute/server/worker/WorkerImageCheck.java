@@ -42,6 +42,7 @@ public final class WorkerImageCheck {
     static final Duration REMEMBERED = Duration.ofMinutes(1);
     /** How long {@code java -version} may take. */
     private static final Duration JAVA_TIMEOUT = Duration.ofSeconds(60);
+
     private static final Pattern VERSION = Pattern.compile("version \"(\\d+)(?:\\.(\\d+))?[^\"]*\"");
 
     private final SandboxRuntime runtime;
@@ -49,6 +50,7 @@ public final class WorkerImageCheck {
     private final Executor executor;
     /** By image: the check in progress, or when it last passed. */
     private final Map<String, CompletableFuture<Optional<String>>> running = new HashMap<>();
+
     private final Map<String, Long> passedAt = new HashMap<>();
 
     /** @param executor reads the check's output */
@@ -116,17 +118,17 @@ public final class WorkerImageCheck {
         String id = "fnw-check-" + UUID.randomUUID().toString().substring(0, 8);
         RuntimeSandbox sandbox;
         try {
-            sandbox = runtime.start(new SandboxSpec(id, image, Map.of(), "/", SandboxSpec.ResourceLimits.NONE, false,
-                    List.of()));
+            sandbox = runtime.start(
+                    new SandboxSpec(id, image, Map.of(), "/", SandboxSpec.ResourceLimits.NONE, false, List.of()));
         } catch (RuntimeStartException e) {
-            return Optional.of("the worker image \"" + image + "\" cannot run on the " + runtime.name()
-                    + " runtime: " + e.getMessage() + "; " + java.remedy());
+            return Optional.of("the worker image \"" + image + "\" cannot run on the " + runtime.name() + " runtime: "
+                    + e.getMessage() + "; " + java.remedy());
         }
         try {
             RuntimeProcess p;
             try {
-                p = sandbox.exec(new ProcessSpec("java", List.of("-version"), Optional.empty(), Map.of(),
-                        Optional.empty()));
+                p = sandbox.exec(
+                        new ProcessSpec("java", List.of("-version"), Optional.empty(), Map.of(), Optional.empty()));
             } catch (ProcessStartException e) {
                 return Optional.of("the worker image \"" + image + "\" has no java on its PATH (" + e.getMessage()
                         + "); " + java.remedy());
@@ -153,11 +155,15 @@ public final class WorkerImageCheck {
             }
             int feature = feature(said);
             if (feature < WorkerJava.MIN_FEATURE) {
-                return Optional.of("the worker image \"" + image + "\" runs Java " + (feature < 0 ? "of an unknown"
-                        + " version (" + firstLines(said) + ")" : feature) + "; function workers need Java "
+                return Optional.of("the worker image \"" + image + "\" runs Java "
+                        + (feature < 0 ? "of an unknown" + " version (" + firstLines(said) + ")" : feature)
+                        + "; function workers need Java "
                         + WorkerJava.MIN_FEATURE + " or newer; " + java.remedy());
             }
-            log.info("Worker image {} runs Java {} (checked in {} ms)", image, feature,
+            log.info(
+                    "Worker image {} runs Java {} (checked in {} ms)",
+                    image,
+                    feature,
                     (System.nanoTime() - t0) / 1_000_000);
             return Optional.empty();
         } finally {
@@ -176,13 +182,15 @@ public final class WorkerImageCheck {
     }
 
     private CompletableFuture<String> read(InputStream in) {
-        return CompletableFuture.supplyAsync(() -> {
-            try (in) {
-                return new String(in.readNBytes(8192), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                return "";
-            }
-        }, executor);
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    try (in) {
+                        return new String(in.readNBytes(8192), StandardCharsets.UTF_8);
+                    } catch (IOException e) {
+                        return "";
+                    }
+                },
+                executor);
     }
 
     /** What a reader read; the streams end with the process, so this waits briefly at most. */

@@ -89,10 +89,12 @@ public final class WorkerJava {
 
     /** How to provide a working worker image, for messages; empty for the server's Java. */
     public String remedy() {
-        return image.isEmpty() ? "" : "function workers on this server run in a JRE image (Java " + MIN_FEATURE
-                + " or newer, java on its PATH, /bin/sh): build one from Debian's packages with"
-                + " ci/build-test-images.sh jre (" + TEST_IMAGE + ") or pull one (e.g. " + defaultImage()
-                + "), and name it with --worker-image (ComputeServer.Builder.workerImage)";
+        return image.isEmpty()
+                ? ""
+                : "function workers on this server run in a JRE image (Java " + MIN_FEATURE
+                        + " or newer, java on its PATH, /bin/sh): build one from Debian's packages with"
+                        + " ci/build-test-images.sh jre (" + TEST_IMAGE + ") or pull one (e.g. " + defaultImage()
+                        + "), and name it with --worker-image (ComputeServer.Builder.workerImage)";
     }
 
     private static Path javaHome() {

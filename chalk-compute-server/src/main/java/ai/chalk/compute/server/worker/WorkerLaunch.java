@@ -24,10 +24,19 @@ import java.util.function.Supplier;
  * @param secretEnv    the variables the function's secret references give its replicas, read as each one starts (so a
  *                     replica started after a secret changed has the new value); never kept in the launch itself
  */
-public record WorkerLaunch(String revisionId, CodeSnapshots.Snapshot code, String functions, String worker,
-                           Map<String, String> env, Duration readyTimeout, int maxConcurrent, String image,
-                           SandboxSpec.ResourceLimits limits, String environment, String workload,
-                           Supplier<Map<String, String>> secretEnv) {
+public record WorkerLaunch(
+        String revisionId,
+        CodeSnapshots.Snapshot code,
+        String functions,
+        String worker,
+        Map<String, String> env,
+        Duration readyTimeout,
+        int maxConcurrent,
+        String image,
+        SandboxSpec.ResourceLimits limits,
+        String environment,
+        String workload,
+        Supplier<Map<String, String>> secretEnv) {
 
     /** The protocol's worker main class. */
     public static final String MAIN_CLASS = "ai.chalk.compute.function.worker.FunctionWorker";

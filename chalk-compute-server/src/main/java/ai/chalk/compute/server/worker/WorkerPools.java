@@ -26,8 +26,12 @@ public final class WorkerPools implements AutoCloseable {
      * @param executor runs replica starts and output readers
      * @param server   how replicas reach the server (its socket, their tokens), if the socket serves
      */
-    public WorkerPools(SandboxRuntime runtime, WorkerJava java, Path runRoot, ExecutorService executor,
-                       Optional<ServerAccess> server) {
+    public WorkerPools(
+            SandboxRuntime runtime,
+            WorkerJava java,
+            Path runRoot,
+            ExecutorService executor,
+            Optional<ServerAccess> server) {
         this.runtime = runtime;
         this.java = java;
         this.runRoot = runRoot;
@@ -36,13 +40,19 @@ public final class WorkerPools implements AutoCloseable {
     }
 
     /** The pool of a revision, created (and filled to its minimum) on first use. */
-    public ReplicaPool pool(String revisionId, Supplier<WorkerLaunch> launch, Supplier<ReplicaPool.Scale> scale,
-                            Consumer<PoolStatus> onStatus) {
+    public ReplicaPool pool(
+            String revisionId,
+            Supplier<WorkerLaunch> launch,
+            Supplier<ReplicaPool.Scale> scale,
+            Consumer<PoolStatus> onStatus) {
         ReplicaPool[] created = new ReplicaPool[1];
         ReplicaPool pool = pools.computeIfAbsent(revisionId, id -> {
-            created[0] = new ReplicaPool((wid, l) -> WorkerReplica.start(wid, runtime, java, runRoot, l, executor,
-                            server),
-                    launch.get(), scale.get(), executor, onStatus);
+            created[0] = new ReplicaPool(
+                    (wid, l) -> WorkerReplica.start(wid, runtime, java, runRoot, l, executor, server),
+                    launch.get(),
+                    scale.get(),
+                    executor,
+                    onStatus);
             return created[0];
         });
         if (created[0] != null) {

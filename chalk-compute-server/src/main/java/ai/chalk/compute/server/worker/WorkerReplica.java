@@ -57,7 +57,8 @@ public final class WorkerReplica implements AutoCloseable {
      */
     private static final MethodDescriptor<CallFunctionRequest, CallFunctionResponse> CALL_ONE =
             RemoteCallServiceGrpc.getCallFunctionMethod().toBuilder()
-                    .setType(MethodDescriptor.MethodType.SERVER_STREAMING).build();
+                    .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
+                    .build();
 
     private final String id;
     private final RuntimeSandbox sandbox;
@@ -67,13 +68,21 @@ public final class WorkerReplica implements AutoCloseable {
     private final Path runDir;
     /** The worker's socket, held by descriptor: its directory is the worker's to write (see {@link #awaitSocket}). */
     private final PinnedSocket socket;
+
     private final Optional<WorkloadTokens> tokens;
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile Instant idleSince = Instant.now();
     private volatile boolean closed;
 
-    private WorkerReplica(String id, RuntimeSandbox sandbox, RuntimeProcess process, WorkerOutput output,
-                          ManagedChannel channel, Path runDir, PinnedSocket socket, Optional<WorkloadTokens> tokens) {
+    private WorkerReplica(
+            String id,
+            RuntimeSandbox sandbox,
+            RuntimeProcess process,
+            WorkerOutput output,
+            ManagedChannel channel,
+            Path runDir,
+            PinnedSocket socket,
+            Optional<WorkloadTokens> tokens) {
         this.socket = socket;
         this.tokens = tokens;
         this.id = id;
@@ -90,8 +99,14 @@ public final class WorkerReplica implements AutoCloseable {
      * @throws WorkerDiedException when the sandbox or worker does not start, or is not SERVING within the launch's
      *                             timeout; the message has the worker's last output
      */
-    public static WorkerReplica start(String id, SandboxRuntime runtime, WorkerJava serverWorkers, Path runRoot,
-                                      WorkerLaunch launch, Executor executor, Optional<ServerAccess> server)
+    public static WorkerReplica start(
+            String id,
+            SandboxRuntime runtime,
+            WorkerJava serverWorkers,
+            Path runRoot,
+            WorkerLaunch launch,
+            Executor executor,
+            Optional<ServerAccess> server)
             throws WorkerDiedException {
         // a function's own image (accepted only where workers run in images) replaces the server's worker image
         WorkerJava java = launch.image().isEmpty() ? serverWorkers : WorkerJava.image(launch.image());
@@ -110,25 +125,34 @@ public final class WorkerReplica implements AutoCloseable {
         }
         RuntimeSandbox sandbox;
         // the replica's calls to the server act in its function's environment, and only there
-        Optional<Path> identity = server.map(s -> s.tokens().issue(id,
-                new Caller(launch.environment(), launch.workload(), Caller.Kind.WORKLOAD)));
+        Optional<Path> identity = server.map(
+                s -> s.tokens().issue(id, new Caller(launch.environment(), launch.workload(), Caller.Kind.WORKLOAD)));
         try {
             Files.createDirectories(runDir);
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
-            sandbox = runtime.start(new SandboxSpec(id, java.image().orElse(""), env,
-                    WorkerLaunch.RUN_MOUNT, launch.limits(), false, List.of(),
+            sandbox = runtime.start(new SandboxSpec(
+                    id,
+                    java.image().orElse(""),
+                    env,
+                    WorkerLaunch.RUN_MOUNT,
+                    launch.limits(),
+                    false,
+                    List.of(),
                     bindings(runtime, java, launch, runDir, server.map(ServerAccess::socketDir), identity)));
         } catch (IOException | RuntimeStartException e) {
             server.ifPresent(s -> s.tokens().release(id));
-            throw new WorkerDiedException("worker " + id + " could not start its sandbox: " + e.getMessage()
-                    + remedy(java));
+            throw new WorkerDiedException(
+                    "worker " + id + " could not start its sandbox: " + e.getMessage() + remedy(java));
         }
         WorkerOutput output = new WorkerOutput(id);
         RuntimeProcess process;
         try {
             List<String> command = java.command(jvmArgs(launch));
-            process = sandbox.exec(new ProcessSpec(command.get(0), command.subList(1, command.size()),
-                    Optional.of(WorkerLaunch.RUN_MOUNT), workerEnv(id, launch, server.isPresent()),
+            process = sandbox.exec(new ProcessSpec(
+                    command.get(0),
+                    command.subList(1, command.size()),
+                    Optional.of(WorkerLaunch.RUN_MOUNT),
+                    workerEnv(id, launch, server.isPresent()),
                     Optional.empty()));
         } catch (ProcessStartException | RuntimeException e) {
             sandbox.terminate(Duration.ZERO);
@@ -153,10 +177,12 @@ public final class WorkerReplica implements AutoCloseable {
             server.ifPresent(s -> s.tokens().release(id));
             throw e;
         }
-        ManagedChannel channel = Grpc.newChannelBuilder("unix://" + socket.address(),
-                InsecureChannelCredentials.create()).directExecutor().build();
-        WorkerReplica replica = new WorkerReplica(id, sandbox, process, output, channel, runDir, socket,
-                server.map(ServerAccess::tokens));
+        ManagedChannel channel = Grpc.newChannelBuilder(
+                        "unix://" + socket.address(), InsecureChannelCredentials.create())
+                .directExecutor()
+                .build();
+        WorkerReplica replica = new WorkerReplica(
+                id, sandbox, process, output, channel, runDir, socket, server.map(ServerAccess::tokens));
         try {
             replica.awaitServing(launch.readyTimeout());
         } catch (WorkerDiedException e) {
@@ -166,9 +192,13 @@ public final class WorkerReplica implements AutoCloseable {
         return replica;
     }
 
-    private static List<SandboxSpec.VolumeBinding> bindings(SandboxRuntime runtime, WorkerJava java,
-                                                            WorkerLaunch launch, Path runDir,
-                                                            Optional<Path> serverSocketDir, Optional<Path> identity) {
+    private static List<SandboxSpec.VolumeBinding> bindings(
+            SandboxRuntime runtime,
+            WorkerJava java,
+            WorkerLaunch launch,
+            Path runDir,
+            Optional<Path> serverSocketDir,
+            Optional<Path> identity) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         out.add(new SandboxSpec.VolumeBinding(launch.code().dir(), WorkerLaunch.CODE_MOUNT, true));
         out.add(new SandboxSpec.VolumeBinding(runDir, WorkerLaunch.RUN_MOUNT, false));
@@ -186,8 +216,12 @@ public final class WorkerReplica implements AutoCloseable {
     private static List<String> jvmArgs(WorkerLaunch launch) {
         // full tiered compilation (C2): C1 alone (-XX:TieredStopAtLevel=1) reaches SERVING ~0.1 s sooner, but then
         // spends ~1.7x the CPU on every warm call (measured: ~45 vs ~26 µs per call of a small function)
-        return List.of("-XX:+UseSerialGC", "-Xshare:auto",
-                "-cp", String.join(":", launch.code().classPath()), WorkerLaunch.MAIN_CLASS);
+        return List.of(
+                "-XX:+UseSerialGC",
+                "-Xshare:auto",
+                "-cp",
+                String.join(":", launch.code().classPath()),
+                WorkerLaunch.MAIN_CLASS);
     }
 
     private static Map<String, String> workerEnv(String id, WorkerLaunch launch, boolean serverReachable) {
@@ -213,8 +247,8 @@ public final class WorkerReplica implements AutoCloseable {
      * directory, so deployed code could otherwise swap the name for a link to another worker's socket, and the server
      * would send this function's calls, arguments and all, there; a link, or anything but a socket, is refused.
      */
-    private static PinnedSocket awaitSocket(String id, Path runDir, RuntimeProcess process,
-                                                        WorkerOutput output, Duration timeout)
+    private static PinnedSocket awaitSocket(
+            String id, Path runDir, RuntimeProcess process, WorkerOutput output, Duration timeout)
             throws WorkerDiedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         try (BeneathRoot dir = BeneathRoot.open(runDir, "the run directory of worker " + id)) {
@@ -223,8 +257,9 @@ public final class WorkerReplica implements AutoCloseable {
                     return dir.pinSocket(WorkerLaunch.WORKER_SOCKET_NAME);
                 } catch (java.nio.file.NoSuchFileException e) {
                     if (process.onExit().isDone()) {
-                        throw new WorkerDiedException("worker " + id + " exited (" + describe(process.onExit().join())
-                                + ") before it was serving; its last output:\n" + output.tail());
+                        throw new WorkerDiedException("worker " + id + " exited ("
+                                + describe(process.onExit().join()) + ") before it was serving; its last output:\n"
+                                + output.tail());
                     }
                     if (System.nanoTime() > deadline) {
                         throw new WorkerDiedException("worker " + id + " did not open its socket within " + timeout
@@ -243,19 +278,23 @@ public final class WorkerReplica implements AutoCloseable {
         String last = "no answer yet";
         while (System.nanoTime() < deadline) {
             if (process.onExit().isDone()) {
-                throw new WorkerDiedException("worker " + id + " exited (" + describe(process.onExit().join())
-                        + ") before it was serving; its last output:\n" + output.tail());
+                throw new WorkerDiedException(
+                        "worker " + id + " exited (" + describe(process.onExit().join())
+                                + ") before it was serving; its last output:\n" + output.tail());
             }
             try {
-                HealthCheckResponse r = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
+                HealthCheckResponse r = HealthGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(1, TimeUnit.SECONDS)
                         .check(HealthCheckRequest.getDefaultInstance());
                 if (r.getStatus() == HealthCheckResponse.ServingStatus.SERVING) {
                     return;
                 }
                 last = "health " + r.getStatus();
             } catch (StatusRuntimeException e) {
-                last = e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
-                        : " " + e.getStatus().getDescription());
+                last = e.getStatus().getCode()
+                        + (e.getStatus().getDescription() == null
+                                ? ""
+                                : " " + e.getStatus().getDescription());
             }
             try {
                 Thread.sleep(50);
@@ -269,7 +308,9 @@ public final class WorkerReplica implements AutoCloseable {
     }
 
     static String describe(ExitStatus s) {
-        return s.exitCode().isPresent() ? "exit code " + s.exitCode().getAsInt() : "signal " + s.signal().getAsInt();
+        return s.exitCode().isPresent()
+                ? "exit code " + s.exitCode().getAsInt()
+                : "signal " + s.signal().getAsInt();
     }
 
     public String id() {
@@ -318,8 +359,10 @@ public final class WorkerReplica implements AutoCloseable {
             throws WorkerDiedException {
         try {
             CompletableFuture<CallFunctionResponse> answer = new CompletableFuture<>();
-            ClientCalls.asyncServerStreamingCall(channel.newCall(CALL_ONE, CallOptions.DEFAULT
-                            .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)), request,
+            ClientCalls.asyncServerStreamingCall(
+                    channel.newCall(
+                            CALL_ONE, CallOptions.DEFAULT.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)),
+                    request,
                     new StreamObserver<>() {
                         private CallFunctionResponse first;
 
@@ -338,8 +381,10 @@ public final class WorkerReplica implements AutoCloseable {
                         @Override
                         public void onCompleted() {
                             if (first == null) {
-                                answer.completeExceptionally(Status.INTERNAL.withDescription("worker " + id
-                                        + " ended call " + callId + " without an answer").asRuntimeException());
+                                answer.completeExceptionally(Status.INTERNAL
+                                        .withDescription(
+                                                "worker " + id + " ended call " + callId + " without an answer")
+                                        .asRuntimeException());
                             } else {
                                 answer.complete(first);
                             }
@@ -354,7 +399,9 @@ public final class WorkerReplica implements AutoCloseable {
                 throw new IllegalStateException(e.getCause());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw Status.CANCELLED.withDescription("call " + callId + " was interrupted").asRuntimeException();
+                throw Status.CANCELLED
+                        .withDescription("call " + callId + " was interrupted")
+                        .asRuntimeException();
             }
         } finally {
             if (inFlight.decrementAndGet() == 0) {
@@ -368,8 +415,8 @@ public final class WorkerReplica implements AutoCloseable {
         Status.Code code = e.getStatus().getCode();
         if (code == Status.Code.UNAVAILABLE || code == Status.Code.INTERNAL || code == Status.Code.CANCELLED) {
             try {
-                ExitStatus exit = process.onExit().get(code == Status.Code.UNAVAILABLE ? 3000 : 300,
-                        TimeUnit.MILLISECONDS);
+                ExitStatus exit =
+                        process.onExit().get(code == Status.Code.UNAVAILABLE ? 3000 : 300, TimeUnit.MILLISECONDS);
                 throw new WorkerDiedException("worker " + id + " exited (" + describe(exit) + ") during call " + callId
                         + "; its last output:\n" + output.tail());
             } catch (TimeoutException | ExecutionException ignored) {

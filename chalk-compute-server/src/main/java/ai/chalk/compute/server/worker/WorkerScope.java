@@ -25,7 +25,11 @@ import java.util.concurrent.ConcurrentHashMap;
 final class WorkerScope implements ServerInterceptor {
 
     /** How a method is treated. */
-    private enum Rule { ALLOW, CREATES_SANDBOX, OWN_SANDBOX }
+    private enum Rule {
+        ALLOW,
+        CREATES_SANDBOX,
+        OWN_SANDBOX
+    }
 
     private static final Map<String, Rule> RULES = rules();
 
@@ -44,15 +48,24 @@ final class WorkerScope implements ServerInterceptor {
         }
         r.put("chalk.sandbox.v2.SandboxSnapshotService/CreateSandboxSnapshot", Rule.OWN_SANDBOX);
         r.put("chalk.sandbox.v1.SandboxRuntimeService/ExecutePython", Rule.OWN_SANDBOX);
-        for (String m : List.of("BuildCustomImage", "GetCustomImage", "GetOrBuildCustomImage",
-                "StreamCustomImageBuildUpdates", "GetCustomImageBuild", "GetCustomImageBuildLogs")) {
+        for (String m : List.of(
+                "BuildCustomImage",
+                "GetCustomImage",
+                "GetOrBuildCustomImage",
+                "StreamCustomImageBuildUpdates",
+                "GetCustomImageBuild",
+                "GetCustomImageBuildLogs")) {
             r.put("chalk.sandbox.v1.CustomImageService/" + m, Rule.ALLOW);
         }
         r.put("chalk.runtime.v1.RemoteCallService/CallFunction", Rule.ALLOW);
         r.put("chalk.runtime.v1.AsyncRemoteCallService/EnqueueRemoteCall", Rule.ALLOW);
         r.put("chalk.runtime.v1.AsyncRemoteCallService/PollRemoteCall", Rule.ALLOW);
-        for (String m : List.of("GetExternalFunction", "ListExternalFunctions", "CallExternalFunction",
-                "GetExternalFunctionVersion", "ListExternalFunctionVersions")) {
+        for (String m : List.of(
+                "GetExternalFunction",
+                "ListExternalFunctions",
+                "CallExternalFunction",
+                "GetExternalFunctionVersion",
+                "ListExternalFunctionVersions")) {
             r.put("chalk.externalfunctioncatalog.v1.ExternalFunctionCatalogService/" + m, Rule.ALLOW);
         }
         for (String m : List.of("GetVolume", "ListVolumes", "ListFiles", "GetFile")) {
@@ -65,34 +78,40 @@ final class WorkerScope implements ServerInterceptor {
     }
 
     @Override
-    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                                                        ServerCallHandler<Q, R> next) {
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         String method = call.getMethodDescriptor().getFullMethodName();
         Rule rule = RULES.get(method);
         if (rule == null) {
-            call.close(Status.PERMISSION_DENIED.withDescription(method + " is not available to deployed functions:"
-                    + " a function's replica may create sandboxes and use those it created, build images, call"
-                    + " functions and read volumes"), new Metadata());
-            return new ServerCall.Listener<>() { };
+            call.close(
+                    Status.PERMISSION_DENIED.withDescription(method + " is not available to deployed functions:"
+                            + " a function's replica may create sandboxes and use those it created, build images, call"
+                            + " functions and read volumes"),
+                    new Metadata());
+            return new ServerCall.Listener<>() {};
         }
         return switch (rule) {
             case ALLOW -> next.startCall(call, headers);
-            case CREATES_SANDBOX -> next.startCall(new SimpleForwardingServerCall<>(call) {
-                @Override
-                public void sendMessage(R message) {
-                    if (message instanceof Message m) {
-                        created.addAll(sandboxIds(m, "sandbox"));
-                    }
-                    super.sendMessage(message);
-                }
-            }, headers);
+            case CREATES_SANDBOX ->
+                next.startCall(
+                        new SimpleForwardingServerCall<>(call) {
+                            @Override
+                            public void sendMessage(R message) {
+                                if (message instanceof Message m) {
+                                    created.addAll(sandboxIds(m, "sandbox"));
+                                }
+                                super.sendMessage(message);
+                            }
+                        },
+                        headers);
             case OWN_SANDBOX -> ownSandboxOnly(call, headers, next);
         };
     }
 
-    private <Q, R> ServerCall.Listener<Q> ownSandboxOnly(ServerCall<Q, R> call, Metadata headers,
-                                                          ServerCallHandler<Q, R> next) {
-        boolean topLevelId = call.getMethodDescriptor().getFullMethodName().startsWith("chalk.sandbox.v2.SandboxService/");
+    private <Q, R> ServerCall.Listener<Q> ownSandboxOnly(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+        boolean topLevelId =
+                call.getMethodDescriptor().getFullMethodName().startsWith("chalk.sandbox.v2.SandboxService/");
         return new SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {
             private boolean refused;
 
@@ -104,7 +123,8 @@ final class WorkerScope implements ServerInterceptor {
                 if (!(message instanceof Message m)) {
                     // fail closed: a request this scope cannot read is not let through
                     refused = true;
-                    call.close(Status.INTERNAL.withDescription("the worker socket cannot check this request"),
+                    call.close(
+                            Status.INTERNAL.withDescription("the worker socket cannot check this request"),
                             new Metadata());
                     return;
                 }
@@ -116,8 +136,8 @@ final class WorkerScope implements ServerInterceptor {
                     for (String id : ids) {
                         if (!created.contains(id)) {
                             refused = true;
-                            call.close(Status.NOT_FOUND.withDescription("sandbox " + id + " not found"),
-                                    new Metadata());
+                            call.close(
+                                    Status.NOT_FOUND.withDescription("sandbox " + id + " not found"), new Metadata());
                             return;
                         }
                     }
@@ -141,7 +161,8 @@ final class WorkerScope implements ServerInterceptor {
     private static List<String> sandboxIds(Message m, String holder) {
         List<String> ids = new ArrayList<>(stringField(m, "sandbox_id"));
         for (Map.Entry<FieldDescriptor, Object> f : m.getAllFields().entrySet()) {
-            if (f.getKey().getJavaType() == FieldDescriptor.JavaType.MESSAGE && !f.getKey().isRepeated()) {
+            if (f.getKey().getJavaType() == FieldDescriptor.JavaType.MESSAGE
+                    && !f.getKey().isRepeated()) {
                 Message inner = (Message) f.getValue();
                 if (holder != null && f.getKey().getName().equals(holder)) {
                     ids.addAll(stringField(inner, "id"));

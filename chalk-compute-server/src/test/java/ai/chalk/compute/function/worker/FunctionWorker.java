@@ -10,8 +10,7 @@ import ai.chalk.compute.server.function.TestFunctionWorker;
  */
 public final class FunctionWorker {
 
-    private FunctionWorker() {
-    }
+    private FunctionWorker() {}
 
     public static void main(String[] args) throws Exception {
         TestFunctionWorker.main(args);

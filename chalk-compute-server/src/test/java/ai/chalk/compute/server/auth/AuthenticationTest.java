@@ -56,13 +56,16 @@ class AuthenticationTest {
 
     @TempDir
     static Path dataDir;
+
     static ComputeServer server;
     static ManagedChannel anonymous;
 
     @BeforeAll
     static void start() throws Exception {
         server = ComputeServer.builder().dataDir(dataDir).port(0).build().start();
-        anonymous = NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow()).usePlaintext().build();
+        anonymous = NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow())
+                .usePlaintext()
+                .build();
     }
 
     @AfterAll
@@ -72,13 +75,16 @@ class AuthenticationTest {
     }
 
     private static ManagedChannel withToken(String token) {
-        return NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow()).usePlaintext()
-                .intercept(RunningServer.bearer(new AtomicReference<>(token))).build();
+        return NettyChannelBuilder.forAddress("127.0.0.1", server.port().orElseThrow())
+                .usePlaintext()
+                .intercept(RunningServer.bearer(new AtomicReference<>(token)))
+                .build();
     }
 
     private static Status listSandboxes(ManagedChannel channel) {
         try {
-            SandboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+            SandboxServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(30, TimeUnit.SECONDS)
                     .listSandboxes(ListSandboxesRequest.getDefaultInstance());
             return Status.OK;
         } catch (StatusRuntimeException e) {
@@ -87,32 +93,47 @@ class AuthenticationTest {
     }
 
     private static GetTokenResponse getToken(String id, String secret) {
-        return AuthServiceGrpc.newBlockingStub(anonymous).withDeadlineAfter(30, TimeUnit.SECONDS)
-                .getToken(GetTokenRequest.newBuilder().setClientId(id).setClientSecret(secret)
-                        .setGrantType("client_credentials").build());
+        return AuthServiceGrpc.newBlockingStub(anonymous)
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .getToken(GetTokenRequest.newBuilder()
+                        .setClientId(id)
+                        .setClientSecret(secret)
+                        .setGrantType("client_credentials")
+                        .build());
     }
 
     @Test
     void theFirstStartWritesACredentialOnlyItsOwnerCanRead() throws Exception {
         Path file = dataDir.resolve("credentials.yml");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
+                .isEqualTo("rw-------");
         String yml = Files.readString(file);
-        assertThat(yml).contains("tokens:", "clientId: \"client-", "clientSecret: \"secret-",
-                "apiServer: \"" + server.grpcUrl().orElseThrow() + "\"", "activeEnvironment: \"default\"");
-        assertThat(server.authentication().credentials().list()).extracting(ClientCredentials.Credential::name)
+        assertThat(yml)
+                .contains(
+                        "tokens:",
+                        "clientId: \"client-",
+                        "clientSecret: \"secret-",
+                        "apiServer: \"" + server.grpcUrl().orElseThrow() + "\"",
+                        "activeEnvironment: \"default\"");
+        assertThat(server.authentication().credentials().list())
+                .extracting(ClientCredentials.Credential::name)
                 .contains("admin");
         assertThat(Files.readString(dataDir.resolve("auth").resolve("clients.json")))
-                .as("secrets are stored hashed").doesNotContain(yml.replaceAll("(?s).*clientSecret: \"([^\"]+)\".*", "$1"));
+                .as("secrets are stored hashed")
+                .doesNotContain(yml.replaceAll("(?s).*clientSecret: \"([^\"]+)\".*", "$1"));
     }
 
     @Test
     void aCallWithoutATokenSaysWhereTheCredentialsAre() {
         Status status = listSandboxes(anonymous);
         assertThat(status.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
-        assertThat(status.getDescription()).contains("requires an access token")
+        assertThat(status.getDescription())
+                .contains("requires an access token")
                 .contains(dataDir.resolve("credentials.yml").toString());
         // health needs none
-        assertThat(HealthGrpc.newBlockingStub(anonymous).check(HealthCheckRequest.getDefaultInstance()).getStatus())
+        assertThat(HealthGrpc.newBlockingStub(anonymous)
+                        .check(HealthCheckRequest.getDefaultInstance())
+                        .getStatus())
                 .hasToString("SERVING");
     }
 
@@ -127,8 +148,12 @@ class AuthenticationTest {
         ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
         try {
             Authentication other = Authentication.open(Authentication.Mode.TOKENS, otherDir, Clock.systemUTC(), timers);
-            String foreign = other.tokens().access(new Caller("default", "client:x", Caller.Kind.CLIENT),
-                    Optional.empty(), Duration.ofMinutes(5)).token();
+            String foreign = other.tokens()
+                    .access(
+                            new Caller("default", "client:x", Caller.Kind.CLIENT),
+                            Optional.empty(),
+                            Duration.ofMinutes(5))
+                    .token();
             ManagedChannel channel = withToken(foreign);
             Status status = listSandboxes(channel);
             assertThat(status.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
@@ -136,11 +161,15 @@ class AuthenticationTest {
             channel.shutdownNow();
 
             // this server's keys, but issued two hours ago for one hour
-            Authentication past = Authentication.open(Authentication.Mode.TOKENS, dataDir,
-                    Clock.offset(Clock.systemUTC(), Duration.ofHours(-2)), timers);
+            Authentication past = Authentication.open(
+                    Authentication.Mode.TOKENS, dataDir, Clock.offset(Clock.systemUTC(), Duration.ofHours(-2)), timers);
             ClientCredentials.Created c = server.authentication().credentials().create("expiring", "default");
-            String expired = past.tokens().access(new Caller("default", "client:" + c.credential().id(),
-                    Caller.Kind.CLIENT), Optional.of(c.credential().id()), Duration.ofHours(1)).token();
+            String expired = past.tokens()
+                    .access(
+                            new Caller("default", "client:" + c.credential().id(), Caller.Kind.CLIENT),
+                            Optional.of(c.credential().id()),
+                            Duration.ofHours(1))
+                    .token();
             channel = withToken(expired);
             status = listSandboxes(channel);
             assertThat(status.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
@@ -162,28 +191,33 @@ class AuthenticationTest {
         ManagedChannel channel = withToken(token.getAccessToken());
         assertThat(listSandboxes(channel).getCode()).isEqualTo(Status.Code.OK);
 
-        assertThat(server.authentication().credentials().revoke(c.credential().id())).isTrue();
+        assertThat(server.authentication().credentials().revoke(c.credential().id()))
+                .isTrue();
         Status status = listSandboxes(channel);
         assertThat(status.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
         assertThat(status.getDescription()).contains("revoked");
         assertThatThrownBy(() -> getToken(c.credential().id(), c.secret()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode())
-                        .isEqualTo(Status.Code.UNAUTHENTICATED));
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
         channel.shutdownNow();
     }
 
     @Test
     void aTokenActsOnlyInItsEnvironment() {
         ClientCredentials.Created dev = server.authentication().credentials().create("dev", "dev");
-        ManagedChannel channel = withToken(getToken(dev.credential().id(), dev.secret()).getAccessToken());
+        ManagedChannel channel =
+                withToken(getToken(dev.credential().id(), dev.secret()).getAccessToken());
         Metadata prod = new Metadata();
         prod.put(TrustedCallers.ENVIRONMENT_HEADER, "prod");
         assertThatThrownBy(() -> SandboxServiceGrpc.newBlockingStub(channel)
-                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(prod))
-                .listSandboxes(ListSandboxesRequest.getDefaultInstance()))
+                        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(prod))
+                        .listSandboxes(ListSandboxesRequest.getDefaultInstance()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
-                    assertThat(e.getStatus().getDescription()).contains("environment dev").contains("prod");
+                    assertThat(e.getStatus().getDescription())
+                            .contains("environment dev")
+                            .contains("prod");
                 });
         channel.shutdownNow();
     }
@@ -197,40 +231,52 @@ class AuthenticationTest {
             assertThatThrownBy(() -> getToken(c.credential().id(), "secret-wrong"))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
-                        assertThat(e.getStatus().getDescription()).contains("not valid")
+                        assertThat(e.getStatus().getDescription())
+                                .contains("not valid")
                                 .doesNotContain("secret-wrong");
                     });
             slowest = Math.max(slowest, System.nanoTime() - t0);
         }
-        assertThat(Duration.ofNanos(slowest)).as("the answers after %d failures wait", FailedAttempts.FREE)
+        assertThat(Duration.ofNanos(slowest))
+                .as("the answers after %d failures wait", FailedAttempts.FREE)
                 .isGreaterThanOrEqualTo(Duration.ofMillis(400));
     }
 
     @Test
     void identityTokensVerifyAgainstTheJwksWithAnotherJwtLibrary() throws Exception {
         ClientCredentials.Created c = server.authentication().credentials().create("workload", "dev");
-        ManagedChannel channel = withToken(getToken(c.credential().id(), c.secret()).getAccessToken());
+        ManagedChannel channel =
+                withToken(getToken(c.credential().id(), c.secret()).getAccessToken());
         GetWorkloadIdentityTokenResponse identity = AuthServiceGrpc.newBlockingStub(channel)
                 .getWorkloadIdentityToken(GetWorkloadIdentityTokenRequest.newBuilder()
-                        .setAudience("https://vault.example.com").build());
+                        .setAudience("https://vault.example.com")
+                        .build());
         channel.shutdownNow();
         assertThat(identity.getIssuer()).isEqualTo(server.httpUrl());
         assertThat(identity.getSubject()).isEqualTo("client:" + c.credential().id());
 
         HttpClient http = HttpClient.newHttpClient();
-        String discovery = http.send(HttpRequest.newBuilder(URI.create(server.httpUrl()
-                + "/.well-known/openid-configuration")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        String discovery = http.send(
+                        HttpRequest.newBuilder(URI.create(server.httpUrl() + "/.well-known/openid-configuration"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
         assertThat(discovery).contains("\"jwks_uri\":\"" + server.httpUrl() + "/.well-known/jwks.json\"");
-        HttpResponse<String> jwks = http.send(HttpRequest.newBuilder(URI.create(server.httpUrl()
-                + "/.well-known/jwks.json")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> jwks = http.send(
+                HttpRequest.newBuilder(URI.create(server.httpUrl() + "/.well-known/jwks.json"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(jwks.statusCode()).isEqualTo(200);
         assertThat(jwks.body()).doesNotContain("\"d\"").as("only public halves are published");
 
         DecodedJWT decoded = JWT.decode(identity.getToken());
         ECPublicKey key = ((ECKey) JWKSet.parse(jwks.body()).getKeyByKeyId(decoded.getKeyId())).toECPublicKey();
-        DecodedJWT verified = JWT.require(Algorithm.ECDSA256(key, null)).withIssuer(server.httpUrl())
-                .withAudience("https://vault.example.com").withSubject("client:" + c.credential().id())
-                .build().verify(identity.getToken());
+        DecodedJWT verified = JWT.require(Algorithm.ECDSA256(key, null))
+                .withIssuer(server.httpUrl())
+                .withAudience("https://vault.example.com")
+                .withSubject("client:" + c.credential().id())
+                .build()
+                .verify(identity.getToken());
         assertThat(verified.getClaim("env").asString()).isEqualTo("dev");
         assertThat(verified.getExpiresAtAsInstant()).isBefore(Instant.now().plus(Duration.ofMinutes(11)));
         // an identity token is not an access token

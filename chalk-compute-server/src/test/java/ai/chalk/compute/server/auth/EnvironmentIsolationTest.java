@@ -141,6 +141,7 @@ class EnvironmentIsolationTest {
 
     @TempDir
     static Path dataDir;
+
     private RunningServer server;
     private Channel dev;
     private Channel prod;
@@ -176,8 +177,12 @@ class EnvironmentIsolationTest {
         StatusRuntimeException never = catchThrowableOfType(() -> call.apply(unknown), StatusRuntimeException.class);
         assertThat(other).as("a call naming another environment's %s", existing).isNotNull();
         assertThat(never).as("a call naming the unknown %s", unknown).isNotNull();
-        assertThat(other.getStatus().getCode()).as(String.valueOf(other.getStatus())).isEqualTo(Status.Code.NOT_FOUND);
-        assertThat(never.getStatus().getCode()).as(String.valueOf(never.getStatus())).isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(other.getStatus().getCode())
+                .as(String.valueOf(other.getStatus()))
+                .isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(never.getStatus().getCode())
+                .as(String.valueOf(never.getStatus()))
+                .isEqualTo(Status.Code.NOT_FOUND);
         assertThat(String.valueOf(other.getStatus().getDescription()).replace(existing, "<name>"))
                 .isEqualTo(String.valueOf(never.getStatus().getDescription()).replace(unknown, "<name>"));
     }
@@ -193,8 +198,7 @@ class EnvironmentIsolationTest {
         CompletableFuture<Throwable> failed = new CompletableFuture<>();
         StreamObserver<Q> requests = open.apply(new StreamObserver<>() {
             @Override
-            public void onNext(R value) {
-            }
+            public void onNext(R value) {}
 
             @Override
             public void onError(Throwable t) {
@@ -247,23 +251,41 @@ class EnvironmentIsolationTest {
     }
 
     private static String createSandbox(Channel c, VolumeMount... mounts) {
-        return v1(c).createSandbox(CreateSandboxRequest.newBuilder().addAllVolumes(List.of(mounts)).build())
-                .getSandbox().getId();
+        return v1(c).createSandbox(CreateSandboxRequest.newBuilder()
+                        .addAllVolumes(List.of(mounts))
+                        .build())
+                .getSandbox()
+                .getId();
     }
 
     private static List<String> sandboxIds(Channel c) {
-        return v1(c).listSandboxes(ListSandboxesRequest.newBuilder().setIncludeTerminated(true).build())
-                .getSandboxesList().stream().map(SandboxInfo::getId).toList();
+        return v1(c)
+                .listSandboxes(ListSandboxesRequest.newBuilder()
+                        .setIncludeTerminated(true)
+                        .build())
+                .getSandboxesList()
+                .stream()
+                .map(SandboxInfo::getId)
+                .toList();
     }
 
     private static List<String> sandboxIdsV2(Channel c) {
-        return v2(c).listSandboxes(ai.chalk.compute.proto.sandbox.v2.ListSandboxesRequest.getDefaultInstance())
-                .getSandboxesList().stream().map(s -> s.getId()).toList();
+        return v2(c)
+                .listSandboxes(ai.chalk.compute.proto.sandbox.v2.ListSandboxesRequest.getDefaultInstance())
+                .getSandboxesList()
+                .stream()
+                .map(s -> s.getId())
+                .toList();
     }
 
     private static String shell(Channel c, String sandboxId, String script) {
-        var r = processes(c).execCommand(ExecCommandRequest.newBuilder().setSandboxId(sandboxId).setCommand("sh")
-                .addArgs("-c").addArgs(script).build());
+        var r = processes(c)
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(sandboxId)
+                        .setCommand("sh")
+                        .addArgs("-c")
+                        .addArgs(script)
+                        .build());
         assertThat(r.getExitCode()).as(r.getStderr().toStringUtf8()).isZero();
         return r.getStdout().toStringUtf8();
     }
@@ -278,14 +300,24 @@ class EnvironmentIsolationTest {
         assertThat(sandboxIdsV2(prod)).contains(theirs).doesNotContain(mine);
 
         // v1
-        hidden(mine, id -> v1(prod).getSandbox(GetSandboxRequest.newBuilder().setSandboxId(id)
-                .setIncludeTerminated(true).build()));
-        hidden(mine, id -> v1(prod).terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(id).build()));
+        hidden(
+                mine,
+                id -> v1(prod).getSandbox(GetSandboxRequest.newBuilder()
+                        .setSandboxId(id)
+                        .setIncludeTerminated(true)
+                        .build()));
+        hidden(
+                mine,
+                id -> v1(prod).terminateSandbox(TerminateSandboxRequest.newBuilder()
+                        .setSandboxId(id)
+                        .build()));
         hidden(mine, id -> {
             try {
                 throw EnvironmentIsolationTest.<ExecRequest, ExecResponse>streamFails(
-                        o -> SandboxServiceGrpc.newStub(prod).exec(o), ExecRequest.newBuilder()
-                        .setInit(ExecInit.newBuilder().setSandboxId(id).setCommand("true")).build());
+                        o -> SandboxServiceGrpc.newStub(prod).exec(o),
+                        ExecRequest.newBuilder()
+                                .setInit(ExecInit.newBuilder().setSandboxId(id).setCommand("true"))
+                                .build());
             } catch (StatusRuntimeException e) {
                 throw e;
             } catch (Exception e) {
@@ -293,32 +325,77 @@ class EnvironmentIsolationTest {
             }
         });
         // v2
-        hidden(mine, id -> v2(prod).getSandbox(ai.chalk.compute.proto.sandbox.v2.GetSandboxRequest.newBuilder()
-                .setId(id).build()));
-        hidden(mine, id -> v2(prod).suspendSandbox(SuspendSandboxRequest.newBuilder().setId(id).build()));
-        hidden(mine, id -> v2(prod).resumeSandbox(ResumeSandboxRequest.newBuilder().setId(id).build()));
-        hidden(mine, id -> v2(prod).terminateSandbox(ai.chalk.compute.proto.sandbox.v2.TerminateSandboxRequest
-                .newBuilder().setId(id).build()));
+        hidden(
+                mine,
+                id -> v2(prod).getSandbox(ai.chalk.compute.proto.sandbox.v2.GetSandboxRequest.newBuilder()
+                        .setId(id)
+                        .build()));
+        hidden(
+                mine,
+                id -> v2(prod).suspendSandbox(
+                                SuspendSandboxRequest.newBuilder().setId(id).build()));
+        hidden(
+                mine,
+                id -> v2(prod).resumeSandbox(
+                                ResumeSandboxRequest.newBuilder().setId(id).build()));
+        hidden(
+                mine,
+                id -> v2(prod).terminateSandbox(ai.chalk.compute.proto.sandbox.v2.TerminateSandboxRequest.newBuilder()
+                        .setId(id)
+                        .build()));
         // processes and sessions
-        hidden(mine, id -> processes(prod).execCommand(ExecCommandRequest.newBuilder().setSandboxId(id)
-                .setCommand("true").build()));
-        hidden(mine, id -> processes(prod).listSessions(ListSessionsRequest.newBuilder().setSandboxId(id).build()));
-        hidden(mine, id -> processes(prod).getSession(GetSessionRequest.newBuilder().setSandboxId(id)
-                .setSessionId("s-1").build()));
-        hidden(mine, id -> openSession(OpenSessionRequest.newBuilder().setNewProcess(NewProcess.newBuilder()
-                .setSandboxId(id).setCommand("true")).build()));
-        hidden(mine, id -> openSession(OpenSessionRequest.newBuilder().setAttachSession(AttachSession.newBuilder()
-                .setSandboxId(id).setSessionId("s-1")).build()));
-        hidden(mine, id -> snapshots(prod).createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
-                .setSandboxId(id).build()));
+        hidden(
+                mine,
+                id -> processes(prod)
+                        .execCommand(ExecCommandRequest.newBuilder()
+                                .setSandboxId(id)
+                                .setCommand("true")
+                                .build()));
+        hidden(
+                mine,
+                id -> processes(prod)
+                        .listSessions(ListSessionsRequest.newBuilder()
+                                .setSandboxId(id)
+                                .build()));
+        hidden(
+                mine,
+                id -> processes(prod)
+                        .getSession(GetSessionRequest.newBuilder()
+                                .setSandboxId(id)
+                                .setSessionId("s-1")
+                                .build()));
+        hidden(
+                mine,
+                id -> openSession(OpenSessionRequest.newBuilder()
+                        .setNewProcess(NewProcess.newBuilder().setSandboxId(id).setCommand("true"))
+                        .build()));
+        hidden(
+                mine,
+                id -> openSession(OpenSessionRequest.newBuilder()
+                        .setAttachSession(
+                                AttachSession.newBuilder().setSandboxId(id).setSessionId("s-1"))
+                        .build()));
+        hidden(
+                mine,
+                id -> snapshots(prod)
+                        .createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
+                                .setSandboxId(id)
+                                .build()));
 
         // none of that touched the sandbox: it still runs its owner's commands
         assertThat(shell(dev, mine, "echo alive")).isEqualTo("alive\n");
-        v1(dev).terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(mine).build());
-        v1(prod).terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(theirs).build());
+        v1(dev).terminateSandbox(
+                        TerminateSandboxRequest.newBuilder().setSandboxId(mine).build());
+        v1(prod).terminateSandbox(TerminateSandboxRequest.newBuilder()
+                .setSandboxId(theirs)
+                .build());
         // a finished sandbox is as hidden as a running one
-        hidden(mine, id -> v1(prod).getSandbox(GetSandboxRequest.newBuilder().setSandboxId(id)
-                .setIncludeTerminated(true).build()));
+        hidden(
+                mine,
+                id -> v1(prod).getSandbox(GetSandboxRequest.newBuilder()
+                        .setSandboxId(id)
+                        .setIncludeTerminated(true)
+                        .build()));
     }
 
     private StatusRuntimeException openSession(OpenSessionRequest first) {
@@ -335,138 +412,283 @@ class EnvironmentIsolationTest {
     @Test
     void volumesOfTheSameNameAreDifferentVolumesAndAnotherEnvironmentsDoNotExist() {
         for (Channel c : List.of(dev, prod)) {
-            volumes(c).createVolume(CreateVolumeRequest.newBuilder().setName("cache").build());
+            volumes(c)
+                    .createVolume(
+                            CreateVolumeRequest.newBuilder().setName("cache").build());
         }
-        volumes(dev).createVolume(CreateVolumeRequest.newBuilder().setName("dev-only").build());
-        volumes(dev).putFile(PutFileRequest.newBuilder().setVolumeName("cache").setPath("who")
-                .setData(ByteString.copyFromUtf8("dev")).build());
-        volumes(prod).putFile(PutFileRequest.newBuilder().setVolumeName("cache").setPath("who")
-                .setData(ByteString.copyFromUtf8("prod")).build());
-        volumes(dev).putFile(PutFileRequest.newBuilder().setVolumeName("dev-only").setPath("secret")
-                .setData(ByteString.copyFromUtf8("s")).build());
+        volumes(dev)
+                .createVolume(
+                        CreateVolumeRequest.newBuilder().setName("dev-only").build());
+        volumes(dev)
+                .putFile(PutFileRequest.newBuilder()
+                        .setVolumeName("cache")
+                        .setPath("who")
+                        .setData(ByteString.copyFromUtf8("dev"))
+                        .build());
+        volumes(prod)
+                .putFile(PutFileRequest.newBuilder()
+                        .setVolumeName("cache")
+                        .setPath("who")
+                        .setData(ByteString.copyFromUtf8("prod"))
+                        .build());
+        volumes(dev)
+                .putFile(PutFileRequest.newBuilder()
+                        .setVolumeName("dev-only")
+                        .setPath("secret")
+                        .setData(ByteString.copyFromUtf8("s"))
+                        .build());
 
         assertThat(read(dev, "cache", "who")).isEqualTo("dev");
         assertThat(read(prod, "cache", "who")).isEqualTo("prod");
         // each its own directory (and file system) on disk
-        assertThat(dataDir.resolve("volumes").resolve("dev+cache").resolve("who")).hasContent("dev");
-        assertThat(dataDir.resolve("volumes").resolve("prod+cache").resolve("who")).hasContent("prod");
+        assertThat(dataDir.resolve("volumes").resolve("dev+cache").resolve("who"))
+                .hasContent("dev");
+        assertThat(dataDir.resolve("volumes").resolve("prod+cache").resolve("who"))
+                .hasContent("prod");
         assertThat(volumeNames(dev)).contains("cache", "dev-only");
         assertThat(volumeNames(prod)).contains("cache").doesNotContain("dev-only");
 
         String unknown = "never-" + UUID.randomUUID().toString().substring(0, 8);
-        hidden("dev-only", unknown, n -> volumes(prod).getVolume(GetVolumeRequest.newBuilder().setName(n).build()));
-        hidden("dev-only", unknown, n -> volumes(prod).listFiles(ListFilesRequest.newBuilder().setVolumeName(n)
-                .build()));
-        hidden("dev-only", unknown, n -> volumes(prod).getFile(GetFileRequest.newBuilder().setVolumeName(n)
-                .setPath("secret").build()));
-        hidden("dev-only", unknown, n -> volumes(prod).putFile(PutFileRequest.newBuilder().setVolumeName(n)
-                .setPath("planted").setData(ByteString.copyFromUtf8("x")).build()));
-        hidden("dev-only", unknown, n -> volumes(prod).removeFile(RemoveFileRequest.newBuilder().setVolumeName(n)
-                .setPath("secret").build()));
-        hidden("dev-only", unknown, n -> volumes(prod).deleteVolume(DeleteVolumeRequest.newBuilder().setName(n)
-                .build()));
-        hidden("dev-only", unknown, n -> v1(prod).createSandbox(CreateSandboxRequest.newBuilder()
-                .addVolumes(VolumeMount.newBuilder().setName(n).setMountPath("/data")).build()));
+        hidden(
+                "dev-only",
+                unknown,
+                n -> volumes(prod)
+                        .getVolume(GetVolumeRequest.newBuilder().setName(n).build()));
+        hidden(
+                "dev-only",
+                unknown,
+                n -> volumes(prod)
+                        .listFiles(
+                                ListFilesRequest.newBuilder().setVolumeName(n).build()));
+        hidden(
+                "dev-only",
+                unknown,
+                n -> volumes(prod)
+                        .getFile(GetFileRequest.newBuilder()
+                                .setVolumeName(n)
+                                .setPath("secret")
+                                .build()));
+        hidden(
+                "dev-only",
+                unknown,
+                n -> volumes(prod)
+                        .putFile(PutFileRequest.newBuilder()
+                                .setVolumeName(n)
+                                .setPath("planted")
+                                .setData(ByteString.copyFromUtf8("x"))
+                                .build()));
+        hidden(
+                "dev-only",
+                unknown,
+                n -> volumes(prod)
+                        .removeFile(RemoveFileRequest.newBuilder()
+                                .setVolumeName(n)
+                                .setPath("secret")
+                                .build()));
+        hidden(
+                "dev-only",
+                unknown,
+                n -> volumes(prod)
+                        .deleteVolume(
+                                DeleteVolumeRequest.newBuilder().setName(n).build()));
+        hidden(
+                "dev-only",
+                unknown,
+                n -> v1(prod).createSandbox(CreateSandboxRequest.newBuilder()
+                        .addVolumes(VolumeMount.newBuilder().setName(n).setMountPath("/data"))
+                        .build()));
         assertThat(read(dev, "dev-only", "secret")).isEqualTo("s");
 
         // a sandbox mounts its own environment's volume of that name
-        String mounting = createSandbox(dev, VolumeMount.newBuilder().setName("cache").setMountPath("/data").build());
+        String mounting = createSandbox(
+                dev,
+                VolumeMount.newBuilder().setName("cache").setMountPath("/data").build());
         assertThat(shell(dev, mounting, "cat /data/who")).isEqualTo("dev");
-        v1(dev).terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(mounting).build());
+        v1(dev).terminateSandbox(TerminateSandboxRequest.newBuilder()
+                .setSandboxId(mounting)
+                .build());
 
         // deleting one leaves the other
-        volumes(prod).deleteVolume(DeleteVolumeRequest.newBuilder().setName("cache").build());
+        volumes(prod)
+                .deleteVolume(DeleteVolumeRequest.newBuilder().setName("cache").build());
         assertThat(read(dev, "cache", "who")).isEqualTo("dev");
         assertThat(volumeNames(prod)).doesNotContain("cache");
     }
 
     private static String read(Channel c, String volume, String path) {
-        return volumes(c).getFile(GetFileRequest.newBuilder().setVolumeName(volume).setPath(path).build()).getData()
+        return volumes(c)
+                .getFile(GetFileRequest.newBuilder()
+                        .setVolumeName(volume)
+                        .setPath(path)
+                        .build())
+                .getData()
                 .toStringUtf8();
     }
 
     private static List<String> volumeNames(Channel c) {
         return volumes(c).listVolumes(ListVolumesRequest.getDefaultInstance()).getVolumesList().stream()
-                .map(VolumeInfo::getName).toList();
+                .map(VolumeInfo::getName)
+                .toList();
     }
 
     @Test
     void snapshotsAreTheirSandboxsEnvironments() {
         String sandbox = createSandbox(dev);
-        SandboxSnapshot snapshot = snapshots(dev).createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
-                .setSandboxId(sandbox).build()).getSnapshot();
-        hidden(snapshot.getId(), id -> snapshots(prod).getSandboxSnapshot(GetSandboxSnapshotRequest.newBuilder()
-                .setSnapshotId(id).build()));
-        hidden(snapshot.getId(), id -> snapshots(prod).deleteSandboxSnapshot(DeleteSandboxSnapshotRequest
-                .newBuilder().setSnapshotId(id).build()));
-        hidden(snapshot.getId(), id -> v2(prod).createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest
-                .newBuilder().setSnapshotId(id).build()));
-        assertThat(snapshotIds(prod, ListSandboxSnapshotsRequest.getDefaultInstance())).doesNotContain(snapshot.getId());
-        assertThat(snapshotIds(prod, ListSandboxSnapshotsRequest.newBuilder().setSearch(snapshot.getId()).build()))
+        SandboxSnapshot snapshot = snapshots(dev)
+                .createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
+                        .setSandboxId(sandbox)
+                        .build())
+                .getSnapshot();
+        hidden(
+                snapshot.getId(),
+                id -> snapshots(prod)
+                        .getSandboxSnapshot(GetSandboxSnapshotRequest.newBuilder()
+                                .setSnapshotId(id)
+                                .build()));
+        hidden(
+                snapshot.getId(),
+                id -> snapshots(prod)
+                        .deleteSandboxSnapshot(DeleteSandboxSnapshotRequest.newBuilder()
+                                .setSnapshotId(id)
+                                .build()));
+        hidden(
+                snapshot.getId(),
+                id -> v2(prod).createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                        .setSnapshotId(id)
+                        .build()));
+        assertThat(snapshotIds(prod, ListSandboxSnapshotsRequest.getDefaultInstance()))
+                .doesNotContain(snapshot.getId());
+        assertThat(snapshotIds(
+                        prod,
+                        ListSandboxSnapshotsRequest.newBuilder()
+                                .setSearch(snapshot.getId())
+                                .build()))
                 .isEmpty();
-        assertThat(snapshotIds(dev, ListSandboxSnapshotsRequest.getDefaultInstance())).contains(snapshot.getId());
+        assertThat(snapshotIds(dev, ListSandboxSnapshotsRequest.getDefaultInstance()))
+                .contains(snapshot.getId());
         // still whole for its owner
-        snapshots(dev).getSandboxSnapshot(GetSandboxSnapshotRequest.newBuilder().setSnapshotId(snapshot.getId())
+        snapshots(dev)
+                .getSandboxSnapshot(GetSandboxSnapshotRequest.newBuilder()
+                        .setSnapshotId(snapshot.getId())
+                        .build());
+        v1(dev).terminateSandbox(TerminateSandboxRequest.newBuilder()
+                .setSandboxId(sandbox)
                 .build());
-        v1(dev).terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(sandbox).build());
     }
 
     private static List<String> snapshotIds(Channel c, ListSandboxSnapshotsRequest request) {
-        return snapshots(c).listSandboxSnapshots(request).getSnapshotsList().stream().map(SandboxSnapshot::getId)
+        return snapshots(c).listSandboxSnapshots(request).getSnapshotsList().stream()
+                .map(SandboxSnapshot::getId)
                 .toList();
     }
 
     @Test
     void imageBuildsTheirLogsAndCacheHitsAreTheEnvironments() {
         // a build that fails at once (its base image is nowhere) is a build all the same: a record, logs, a hash
-        ImageSpec spec = ImageSpec.newBuilder().setBaseImage("oci:missing-" + UUID.randomUUID()).build();
-        String mine = images(dev).getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder().setImageSpec(spec)
-                .build()).getBuildId();
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage("oci:missing-" + UUID.randomUUID())
+                .build();
+        String mine = images(dev)
+                .getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
+                        .setImageSpec(spec)
+                        .build())
+                .getBuildId();
         String hash = finished(dev, mine).getContentHash();
         String otherHash = HexFormat.of().formatHex(new byte[32]);
 
-        hidden(mine, id -> images(prod).getCustomImage(GetCustomImageRequest.newBuilder().setBuildId(id).build()));
-        hidden(mine, id -> images(prod).getCustomImageBuild(GetCustomImageBuildRequest.newBuilder().setBuildId(id)
-                .build()));
-        hidden(hash, otherHash, h -> images(prod).getCustomImageBuild(GetCustomImageBuildRequest.newBuilder()
-                .setContentHash(h).build()));
-        hidden(mine, id -> images(prod).getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
-                .setBuildId(id).build()));
-        hidden(hash, otherHash, h -> images(prod).getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
-                .setContentHash(h).build()));
-        hidden(mine, id -> images(prod).getCustomImageBuildWorkflow(GetCustomImageBuildWorkflowRequest.newBuilder()
-                .setBuildId(id).build()));
-        hidden(mine, id -> images(prod).getCustomImageBuildUsage(GetCustomImageBuildUsageRequest.newBuilder()
-                .setBuildId(id).build()));
-        hidden(hash, otherHash, h -> images(prod).getCustomImageBuildUsage(GetCustomImageBuildUsageRequest
-                .newBuilder().setContentHash(h).build()));
+        hidden(
+                mine,
+                id -> images(prod)
+                        .getCustomImage(GetCustomImageRequest.newBuilder()
+                                .setBuildId(id)
+                                .build()));
+        hidden(
+                mine,
+                id -> images(prod)
+                        .getCustomImageBuild(GetCustomImageBuildRequest.newBuilder()
+                                .setBuildId(id)
+                                .build()));
+        hidden(
+                hash,
+                otherHash,
+                h -> images(prod)
+                        .getCustomImageBuild(GetCustomImageBuildRequest.newBuilder()
+                                .setContentHash(h)
+                                .build()));
+        hidden(
+                mine,
+                id -> images(prod)
+                        .getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
+                                .setBuildId(id)
+                                .build()));
+        hidden(
+                hash,
+                otherHash,
+                h -> images(prod)
+                        .getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
+                                .setContentHash(h)
+                                .build()));
+        hidden(
+                mine,
+                id -> images(prod)
+                        .getCustomImageBuildWorkflow(GetCustomImageBuildWorkflowRequest.newBuilder()
+                                .setBuildId(id)
+                                .build()));
+        hidden(
+                mine,
+                id -> images(prod)
+                        .getCustomImageBuildUsage(GetCustomImageBuildUsageRequest.newBuilder()
+                                .setBuildId(id)
+                                .build()));
+        hidden(
+                hash,
+                otherHash,
+                h -> images(prod)
+                        .getCustomImageBuildUsage(GetCustomImageBuildUsageRequest.newBuilder()
+                                .setContentHash(h)
+                                .build()));
         hidden(mine, id -> {
-            var updates = images(prod).streamCustomImageBuildUpdates(StreamCustomImageBuildUpdatesRequest.newBuilder()
-                    .setBuildId(id).build());
+            var updates = images(prod)
+                    .streamCustomImageBuildUpdates(StreamCustomImageBuildUpdatesRequest.newBuilder()
+                            .setBuildId(id)
+                            .build());
             return updates.hasNext() ? updates.next() : null;
         });
         assertThat(buildIds(prod)).doesNotContain(mine);
         assertThat(buildIds(dev)).contains(mine);
 
         // the same spec in another environment is another build, not a hit on the first
-        String theirs = images(prod).getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
-                .setImageSpec(spec).build()).getBuildId();
+        String theirs = images(prod)
+                .getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
+                        .setImageSpec(spec)
+                        .build())
+                .getBuildId();
         assertThat(theirs).isNotEqualTo(mine);
         finished(prod, theirs);
-        String rebuilt = images(prod).buildCustomImage(BuildCustomImageRequest.newBuilder().setImageSpec(spec)
-                .build()).getBuildId();
+        String rebuilt = images(prod)
+                .buildCustomImage(
+                        BuildCustomImageRequest.newBuilder().setImageSpec(spec).build())
+                .getBuildId();
         assertThat(rebuilt).isNotIn(mine, theirs);
         finished(prod, rebuilt);
         assertThat(buildIds(dev)).contains(mine).doesNotContain(theirs, rebuilt);
-        assertThat(images(dev).getCustomImageBuild(GetCustomImageBuildRequest.newBuilder().setContentHash(hash)
-                .build()).getBuild().getBuildId()).isEqualTo(mine);
+        assertThat(images(dev)
+                        .getCustomImageBuild(GetCustomImageBuildRequest.newBuilder()
+                                .setContentHash(hash)
+                                .build())
+                        .getBuild()
+                        .getBuildId())
+                .isEqualTo(mine);
     }
 
     private static CustomImageBuildSummary finished(Channel c, String buildId) {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true) {
-            CustomImageBuildSummary b = images(c).getCustomImageBuild(GetCustomImageBuildRequest.newBuilder()
-                    .setBuildId(buildId).build()).getBuild();
+            CustomImageBuildSummary b = images(c)
+                    .getCustomImageBuild(GetCustomImageBuildRequest.newBuilder()
+                            .setBuildId(buildId)
+                            .build())
+                    .getBuild();
             if (!b.getStatus().equals("building") || System.nanoTime() > until) {
                 assertThat(b.getStatus()).isEqualTo("failed");
                 return b;
@@ -476,8 +698,12 @@ class EnvironmentIsolationTest {
     }
 
     private static List<String> buildIds(Channel c) {
-        return images(c).listCustomImageBuilds(ListCustomImageBuildsRequest.getDefaultInstance()).getBuildsList()
-                .stream().map(CustomImageBuildSummary::getBuildId).toList();
+        return images(c)
+                .listCustomImageBuilds(ListCustomImageBuildsRequest.getDefaultInstance())
+                .getBuildsList()
+                .stream()
+                .map(CustomImageBuildSummary::getBuildId)
+                .toList();
     }
 
     @Test
@@ -489,113 +715,258 @@ class EnvironmentIsolationTest {
         String versionId = mine.getExternalFunctionVersion().getId();
 
         // the code dev uploaded is not prod's to deploy: it is missing, as if nobody had uploaded it
-        StatusRuntimeException missing = catchThrowableOfType(() -> catalog(prod).createExternalFunctionVersion(
-                code.deploy(FN)), StatusRuntimeException.class);
+        StatusRuntimeException missing = catchThrowableOfType(
+                () -> catalog(prod).createExternalFunctionVersion(code.deploy(FN)), StatusRuntimeException.class);
         assertThat(missing.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         assertThat(missing.getStatus().getDescription()).isEqualTo("missing code blobs: " + code.manifestDigest);
 
-        hidden(fnId, id -> catalog(prod).getExternalFunction(GetExternalFunctionRequest.newBuilder()
-                .setFunctionId(id).build()));
-        hidden(FN, "never-deployed", n -> catalog(prod).getExternalFunction(GetExternalFunctionRequest.newBuilder()
-                .setFunctionName(n).build()));
-        hidden(versionId, id -> catalog(prod).getExternalFunctionVersion(GetExternalFunctionVersionRequest
-                .newBuilder().setId(id).build()));
-        hidden(FN, "never-deployed", n -> catalog(prod).getExternalFunctionVersion(GetExternalFunctionVersionRequest
-                .newBuilder().setKey(ExternalFunctionVersionKey.newBuilder().setFunctionName(n)).build()));
-        hidden(versionId, id -> catalog(prod).getExternalFunctionVersionSource(
-                GetExternalFunctionVersionSourceRequest.newBuilder().setFunctionVersionId(id).build()));
-        hidden(FN, "never-deployed", n -> catalog(prod).listExternalFunctionVersions(ListExternalFunctionVersionsRequest
-                .newBuilder().setFunctionName(n).build()));
-        hidden(fnId, id -> catalog(prod).listExternalFunctionScheduledRuns(ListExternalFunctionScheduledRunsRequest
-                .newBuilder().setFunctionId(id).build()));
-        hidden(fnId, id -> catalog(prod).updateExternalFunction(UpdateExternalFunctionRequest.newBuilder()
-                .setExternalFunctionId(id).setSpec(ExternalFunctionVersionSpec.newBuilder()
-                        .setSpec(code.deploy(FN).getSpec()).setConfig(code.deploy(FN).getConfig())).build()));
-        hidden(versionId, id -> catalog(prod).deleteExternalFunctionVersion(DeleteExternalFunctionVersionRequest
-                .newBuilder().setId(id).build()));
-        hidden(fnId, id -> catalog(prod).deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
-                .setFunctionId(id).build()));
-        hidden(FN, "never-deployed", n -> catalog(prod).callExternalFunction(CallExternalFunctionRequest.newBuilder()
-                .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName(n))
-                .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName("echo")).build()));
-        hidden(FN, "never-deployed", n -> AsyncRemoteCallServiceGrpc.newBlockingStub(prod).enqueueRemoteCall(
-                EnqueueRemoteCallRequest.newBuilder().setName(n).setArgs(RemoteCallArgs.newBuilder()
-                        .setFeatherBytes(ByteString.copyFromUtf8("x"))).build()));
+        hidden(
+                fnId,
+                id -> catalog(prod)
+                        .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                .setFunctionId(id)
+                                .build()));
+        hidden(
+                FN,
+                "never-deployed",
+                n -> catalog(prod)
+                        .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                .setFunctionName(n)
+                                .build()));
+        hidden(
+                versionId,
+                id -> catalog(prod)
+                        .getExternalFunctionVersion(GetExternalFunctionVersionRequest.newBuilder()
+                                .setId(id)
+                                .build()));
+        hidden(
+                FN,
+                "never-deployed",
+                n -> catalog(prod)
+                        .getExternalFunctionVersion(GetExternalFunctionVersionRequest.newBuilder()
+                                .setKey(ExternalFunctionVersionKey.newBuilder().setFunctionName(n))
+                                .build()));
+        hidden(
+                versionId,
+                id -> catalog(prod)
+                        .getExternalFunctionVersionSource(GetExternalFunctionVersionSourceRequest.newBuilder()
+                                .setFunctionVersionId(id)
+                                .build()));
+        hidden(
+                FN,
+                "never-deployed",
+                n -> catalog(prod)
+                        .listExternalFunctionVersions(ListExternalFunctionVersionsRequest.newBuilder()
+                                .setFunctionName(n)
+                                .build()));
+        hidden(
+                fnId,
+                id -> catalog(prod)
+                        .listExternalFunctionScheduledRuns(ListExternalFunctionScheduledRunsRequest.newBuilder()
+                                .setFunctionId(id)
+                                .build()));
+        hidden(
+                fnId,
+                id -> catalog(prod)
+                        .updateExternalFunction(UpdateExternalFunctionRequest.newBuilder()
+                                .setExternalFunctionId(id)
+                                .setSpec(ExternalFunctionVersionSpec.newBuilder()
+                                        .setSpec(code.deploy(FN).getSpec())
+                                        .setConfig(code.deploy(FN).getConfig()))
+                                .build()));
+        hidden(
+                versionId,
+                id -> catalog(prod)
+                        .deleteExternalFunctionVersion(DeleteExternalFunctionVersionRequest.newBuilder()
+                                .setId(id)
+                                .build()));
+        hidden(
+                fnId,
+                id -> catalog(prod)
+                        .deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
+                                .setFunctionId(id)
+                                .build()));
+        hidden(
+                FN,
+                "never-deployed",
+                n -> catalog(prod)
+                        .callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                                .setFunction(
+                                        ExternalFunctionVersionKey.newBuilder().setFunctionName(n))
+                                .setRemoteCallRequest(
+                                        CallFunctionRequest.newBuilder().setName("echo"))
+                                .build()));
+        hidden(
+                FN,
+                "never-deployed",
+                n -> AsyncRemoteCallServiceGrpc.newBlockingStub(prod)
+                        .enqueueRemoteCall(EnqueueRemoteCallRequest.newBuilder()
+                                .setName(n)
+                                .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8("x")))
+                                .build()));
         assertThat(functionNames(prod)).doesNotContain(FN);
-        assertThat(catalog(prod).listExternalFunctionVersions(ListExternalFunctionVersionsRequest.newBuilder()
-                .setIncludeDeleted(true).build()).getEntriesList()).noneMatch(e -> e.getExternalFunctionVersion()
-                .getId().equals(versionId));
+        assertThat(catalog(prod)
+                        .listExternalFunctionVersions(ListExternalFunctionVersionsRequest.newBuilder()
+                                .setIncludeDeleted(true)
+                                .build())
+                        .getEntriesList())
+                .noneMatch(e -> e.getExternalFunctionVersion().getId().equals(versionId));
         assertThat(functionNames(dev)).contains(FN);
 
         // a queued call is its environment's: polled only there
-        String callId = AsyncRemoteCallServiceGrpc.newBlockingStub(dev).enqueueRemoteCall(EnqueueRemoteCallRequest
-                .newBuilder().setName(FN).setArgs(RemoteCallArgs.newBuilder()
-                        .setFeatherBytes(ByteString.copyFromUtf8("x"))).build()).getCallId();
-        assertThat(AsyncRemoteCallServiceGrpc.newBlockingStub(prod).purgeQueue(PurgeQueueRequest.newBuilder()
-                .setAll(true).build()).getItemsRemovedByFunctionMap()).isEmpty();
-        hidden(callId, "call-" + UUID.randomUUID(), id -> AsyncRemoteCallServiceGrpc.newBlockingStub(prod)
-                .pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(id).build()));
-        AsyncRemoteCallServiceGrpc.newBlockingStub(dev).pollRemoteCall(PollRemoteCallRequest.newBuilder()
-                .setCallId(callId).build());
+        String callId = AsyncRemoteCallServiceGrpc.newBlockingStub(dev)
+                .enqueueRemoteCall(EnqueueRemoteCallRequest.newBuilder()
+                        .setName(FN)
+                        .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8("x")))
+                        .build())
+                .getCallId();
+        assertThat(AsyncRemoteCallServiceGrpc.newBlockingStub(prod)
+                        .purgeQueue(PurgeQueueRequest.newBuilder().setAll(true).build())
+                        .getItemsRemovedByFunctionMap())
+                .isEmpty();
+        hidden(
+                callId,
+                "call-" + UUID.randomUUID(),
+                id -> AsyncRemoteCallServiceGrpc.newBlockingStub(prod)
+                        .pollRemoteCall(
+                                PollRemoteCallRequest.newBuilder().setCallId(id).build()));
+        AsyncRemoteCallServiceGrpc.newBlockingStub(dev)
+                .pollRemoteCall(
+                        PollRemoteCallRequest.newBuilder().setCallId(callId).build());
 
         // prod deploys a function of the same name from the same code once it has uploaded it itself
         assertThat(code.upload(prod)).isEqualTo(2);
         CreateExternalFunctionVersionResponse theirs = catalog(prod).createExternalFunctionVersion(code.deploy(FN));
         assertThat(theirs.getExternalFunctionVersion().getFunctionId()).isNotEqualTo(fnId);
         assertThat(theirs.getExternalFunctionVersion().getVersion()).isEqualTo(1);
-        assertThat(theirs.getScalingGroup().getId()).isNotEqualTo(mine.getScalingGroup().getId());
-        assertThat(catalog(dev).getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName(FN)
-                .build()).getExternalFunction().getId()).isEqualTo(fnId);
-        hidden(mine.getScalingGroup().getId(), id -> groups(prod).getScalingGroup(GetScalingGroupRequest.newBuilder()
-                .setId(id).build()));
+        assertThat(theirs.getScalingGroup().getId())
+                .isNotEqualTo(mine.getScalingGroup().getId());
+        assertThat(catalog(dev)
+                        .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                .setFunctionName(FN)
+                                .build())
+                        .getExternalFunction()
+                        .getId())
+                .isEqualTo(fnId);
+        hidden(
+                mine.getScalingGroup().getId(),
+                id -> groups(prod)
+                        .getScalingGroup(
+                                GetScalingGroupRequest.newBuilder().setId(id).build()));
     }
 
     private static List<String> functionNames(Channel c) {
-        return catalog(c).listExternalFunctions(ListExternalFunctionsRequest.newBuilder().setIncludeDeleted(true)
-                .build()).getFunctionsList().stream().map(f -> f.getName()).toList();
+        return catalog(c)
+                .listExternalFunctions(ListExternalFunctionsRequest.newBuilder()
+                        .setIncludeDeleted(true)
+                        .build())
+                .getFunctionsList()
+                .stream()
+                .map(f -> f.getName())
+                .toList();
     }
 
     @Test
     void scalingGroupsAreTheEnvironments() {
-        ScalingGroupResponse mine = groups(dev).createScalingGroup(CreateScalingGroupRequest.newBuilder()
-                .setSpec(group(WEB)).build()).getScalingGroup();
+        ScalingGroupResponse mine = groups(dev)
+                .createScalingGroup(CreateScalingGroupRequest.newBuilder()
+                        .setSpec(group(WEB))
+                        .build())
+                .getScalingGroup();
         String unknownGroup = "sg-" + UUID.randomUUID();
-        hidden(mine.getId(), unknownGroup, id -> groups(prod).getScalingGroup(GetScalingGroupRequest.newBuilder()
-                .setId(id).build()));
-        hidden(WEB, "never-created", n -> groups(prod).getScalingGroup(GetScalingGroupRequest.newBuilder().setName(n)
-                .build()));
-        hidden(mine.getId(), unknownGroup, id -> groups(prod).updateScalingGroup(UpdateScalingGroupRequest
-                .newBuilder().setScalingGroupId(id).setSpec(group(WEB)).build()));
-        hidden(mine.getId(), unknownGroup, id -> groups(prod).getScalingGroupRevision(GetScalingGroupRevisionRequest
-                .newBuilder().setScalingGroupId(id).setRevisionId(mine.getRevisionId()).build()));
-        hidden(mine.getId(), unknownGroup, id -> groups(prod).listScalingGroupRevisions(
-                ListScalingGroupRevisionsRequest.newBuilder().setScalingGroupId(id).build()));
-        hidden(mine.getId(), unknownGroup, id -> groups(prod).batchUpdateScalingGroupStatus(
-                BatchUpdateScalingGroupStatusRequest.newBuilder().addUpdates(UpdateScalingGroupStatusRequest
-                        .newBuilder().setScalingGroupId(id).setStatus("failed")).build()));
-        hidden(mine.getId(), unknownGroup, id -> groups(prod).deleteScalingGroup(DeleteScalingGroupRequest
-                .newBuilder().setId(id).build()));
-        hidden(WEB, "never-created", n -> groups(prod).deleteScalingGroup(DeleteScalingGroupRequest.newBuilder()
-                .setName(n).build()));
+        hidden(
+                mine.getId(),
+                unknownGroup,
+                id -> groups(prod)
+                        .getScalingGroup(
+                                GetScalingGroupRequest.newBuilder().setId(id).build()));
+        hidden(
+                WEB,
+                "never-created",
+                n -> groups(prod)
+                        .getScalingGroup(
+                                GetScalingGroupRequest.newBuilder().setName(n).build()));
+        hidden(
+                mine.getId(),
+                unknownGroup,
+                id -> groups(prod)
+                        .updateScalingGroup(UpdateScalingGroupRequest.newBuilder()
+                                .setScalingGroupId(id)
+                                .setSpec(group(WEB))
+                                .build()));
+        hidden(
+                mine.getId(),
+                unknownGroup,
+                id -> groups(prod)
+                        .getScalingGroupRevision(GetScalingGroupRevisionRequest.newBuilder()
+                                .setScalingGroupId(id)
+                                .setRevisionId(mine.getRevisionId())
+                                .build()));
+        hidden(
+                mine.getId(),
+                unknownGroup,
+                id -> groups(prod)
+                        .listScalingGroupRevisions(ListScalingGroupRevisionsRequest.newBuilder()
+                                .setScalingGroupId(id)
+                                .build()));
+        hidden(
+                mine.getId(),
+                unknownGroup,
+                id -> groups(prod)
+                        .batchUpdateScalingGroupStatus(BatchUpdateScalingGroupStatusRequest.newBuilder()
+                                .addUpdates(UpdateScalingGroupStatusRequest.newBuilder()
+                                        .setScalingGroupId(id)
+                                        .setStatus("failed"))
+                                .build()));
+        hidden(
+                mine.getId(),
+                unknownGroup,
+                id -> groups(prod)
+                        .deleteScalingGroup(
+                                DeleteScalingGroupRequest.newBuilder().setId(id).build()));
+        hidden(
+                WEB,
+                "never-created",
+                n -> groups(prod)
+                        .deleteScalingGroup(DeleteScalingGroupRequest.newBuilder()
+                                .setName(n)
+                                .build()));
         assertThat(groupIds(prod)).doesNotContain(mine.getId());
 
-        ScalingGroupResponse theirs = groups(prod).createScalingGroup(CreateScalingGroupRequest.newBuilder()
-                .setSpec(group(WEB)).build()).getScalingGroup();
+        ScalingGroupResponse theirs = groups(prod)
+                .createScalingGroup(CreateScalingGroupRequest.newBuilder()
+                        .setSpec(group(WEB))
+                        .build())
+                .getScalingGroup();
         assertThat(theirs.getId()).isNotEqualTo(mine.getId());
         assertThat(groupIds(dev)).contains(mine.getId()).doesNotContain(theirs.getId());
-        assertThat(groups(dev).getScalingGroup(GetScalingGroupRequest.newBuilder().setName(WEB).build())
-                .getScalingGroup().getStatus()).isNotEqualTo("deleted");
+        assertThat(groups(dev)
+                        .getScalingGroup(
+                                GetScalingGroupRequest.newBuilder().setName(WEB).build())
+                        .getScalingGroup()
+                        .getStatus())
+                .isNotEqualTo("deleted");
     }
 
     private static ScalingGroupSpec group(String name) {
-        return ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.newBuilder().setName(name)
-                .addEntrypoint("sleep").addEntrypoint("600"))
-                .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(0)).build();
+        return ScalingGroupSpec.newBuilder()
+                .setContainerSpec(ChalkContainerSpec.newBuilder()
+                        .setName(name)
+                        .addEntrypoint("sleep")
+                        .addEntrypoint("600"))
+                .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(0))
+                .build();
     }
 
     private static List<String> groupIds(Channel c) {
-        return groups(c).listScalingGroups(ListScalingGroupsRequest.newBuilder().setIncludeDeleted(true).build())
-                .getScalingGroupsList().stream().map(ScalingGroupResponse::getId).toList();
+        return groups(c)
+                .listScalingGroups(ListScalingGroupsRequest.newBuilder()
+                        .setIncludeDeleted(true)
+                        .build())
+                .getScalingGroupsList()
+                .stream()
+                .map(ScalingGroupResponse::getId)
+                .toList();
     }
 
     @Test
@@ -608,8 +979,8 @@ class EnvironmentIsolationTest {
         assertThat(missing(prod, ref)).isTrue();
         BlobRef unknown = ref(("nobody has these " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8));
         hidden(ref.getDigest(), unknown.getDigest(), d -> {
-            var chunks = BlobServiceGrpc.newBlockingStub(prod).downloadBlob(DownloadBlobRequest.newBuilder()
-                    .setDigest(d).build());
+            var chunks = BlobServiceGrpc.newBlockingStub(prod)
+                    .downloadBlob(DownloadBlobRequest.newBuilder().setDigest(d).build());
             return chunks.hasNext() ? chunks.next() : null;
         });
         // prod's upload of the same bytes is stored, as it would be were dev's not there
@@ -619,13 +990,21 @@ class EnvironmentIsolationTest {
     }
 
     private static BlobRef ref(byte[] bytes) throws Exception {
-        return BlobRef.newBuilder().setDigest("sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                .digest(bytes))).setSize(bytes.length).build();
+        return BlobRef.newBuilder()
+                .setDigest("sha256:"
+                        + HexFormat.of()
+                                .formatHex(MessageDigest.getInstance("SHA-256").digest(bytes)))
+                .setSize(bytes.length)
+                .build();
     }
 
     private static boolean missing(Channel c, BlobRef ref) {
-        return BlobServiceGrpc.newBlockingStub(c).findMissingBlobs(FindMissingBlobsRequest.newBuilder().addBlobs(ref)
-                .build()).getMissingCount() == 1;
+        return BlobServiceGrpc.newBlockingStub(c)
+                        .findMissingBlobs(FindMissingBlobsRequest.newBuilder()
+                                .addBlobs(ref)
+                                .build())
+                        .getMissingCount()
+                == 1;
     }
 
     static UploadBlobResponse upload(Channel c, BlobRef ref, byte[] bytes) throws Exception {
@@ -642,37 +1021,58 @@ class EnvironmentIsolationTest {
             }
 
             @Override
-            public void onCompleted() {
-            }
+            public void onCompleted() {}
         });
         up.onNext(UploadBlobRequest.newBuilder().setBlob(ref).build());
-        up.onNext(UploadBlobRequest.newBuilder().setData(ByteString.copyFrom(bytes)).build());
+        up.onNext(UploadBlobRequest.newBuilder()
+                .setData(ByteString.copyFrom(bytes))
+                .build());
         up.onCompleted();
         return done.get(60, TimeUnit.SECONDS);
     }
 
     @Test
     void theInProcessTransportSeparatesEnvironmentsToo() throws Exception {
-        ManagedChannel inProcess = InProcessChannelBuilder.forName(server.server.inProcessName()).build();
+        ManagedChannel inProcess =
+                InProcessChannelBuilder.forName(server.server.inProcessName()).build();
         try {
             Channel a = inEnvironment(inProcess, "dev");
             Channel b = inEnvironment(inProcess, "prod");
             String mine = createSandbox(a);
             assertThat(sandboxIds(b)).doesNotContain(mine);
-            hidden(mine, id -> v1(b).getSandbox(GetSandboxRequest.newBuilder().setSandboxId(id).build()));
+            hidden(
+                    mine,
+                    id -> v1(b).getSandbox(GetSandboxRequest.newBuilder()
+                            .setSandboxId(id)
+                            .build()));
             // the in-process client's dev is the TCP client's dev: one environment, whatever the transport
             assertThat(sandboxIds(dev)).contains(mine);
             String volume = "in-process-" + UUID.randomUUID().toString().substring(0, 8);
             for (Channel c : List.of(a, b)) {
-                volumes(c).createVolume(CreateVolumeRequest.newBuilder().setName(volume).build());
+                volumes(c)
+                        .createVolume(
+                                CreateVolumeRequest.newBuilder().setName(volume).build());
             }
-            volumes(a).putFile(PutFileRequest.newBuilder().setVolumeName(volume).setPath("planted")
-                    .setData(ByteString.copyFromUtf8("a")).build());
+            volumes(a)
+                    .putFile(PutFileRequest.newBuilder()
+                            .setVolumeName(volume)
+                            .setPath("planted")
+                            .setData(ByteString.copyFromUtf8("a"))
+                            .build());
             // prod's volume of that name is another one: the file is not there
-            assertThat(catchThrowableOfType(() -> volumes(b).getFile(GetFileRequest.newBuilder().setVolumeName(volume)
-                    .setPath("planted").build()), StatusRuntimeException.class).getStatus().getCode())
+            assertThat(catchThrowableOfType(
+                                    () -> volumes(b)
+                                            .getFile(GetFileRequest.newBuilder()
+                                                    .setVolumeName(volume)
+                                                    .setPath("planted")
+                                                    .build()),
+                                    StatusRuntimeException.class)
+                            .getStatus()
+                            .getCode())
                     .isEqualTo(Status.Code.NOT_FOUND);
-            v1(a).terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(mine).build());
+            v1(a).terminateSandbox(TerminateSandboxRequest.newBuilder()
+                    .setSandboxId(mine)
+                    .build());
         } finally {
             inProcess.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
@@ -705,7 +1105,8 @@ class EnvironmentIsolationTest {
             }
             entry = zipped.toByteArray();
             manifest = ("{\"entries\":[{\"name\":\"000-label.zip\",\"kind\":\"dir\",\"digest\":\""
-                    + ref(entry).getDigest() + "\",\"size\":" + entry.length + "}]}").getBytes(StandardCharsets.UTF_8);
+                            + ref(entry).getDigest() + "\",\"size\":" + entry.length + "}]}")
+                    .getBytes(StandardCharsets.UTF_8);
             manifestDigest = ref(manifest).getDigest();
         }
 
@@ -726,10 +1127,14 @@ class EnvironmentIsolationTest {
         }
 
         CreateExternalFunctionVersionRequest deploy(String name) {
-            return CreateExternalFunctionVersionRequest.newBuilder().setFunctionName(name)
-                    .setSpec(ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.getDefaultInstance())
-                            .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
-                    .setConfig(FunctionConfig.newBuilder().putOptions("chalk_compute.code", manifestDigest)
+            return CreateExternalFunctionVersionRequest.newBuilder()
+                    .setFunctionName(name)
+                    .setSpec(ScalingGroupSpec.newBuilder()
+                            .setContainerSpec(ChalkContainerSpec.getDefaultInstance())
+                            .setScalingSpec(
+                                    ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
+                    .setConfig(FunctionConfig.newBuilder()
+                            .putOptions("chalk_compute.code", manifestDigest)
                             .putOptions("chalk_compute.functions", "echo=t.W#echo")
                             .putOptions("chalk_compute.worker", "plain"))
                     .build();

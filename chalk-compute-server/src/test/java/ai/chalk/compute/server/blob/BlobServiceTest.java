@@ -34,32 +34,36 @@ class BlobServiceTest {
 
     private static BlobRef ref(byte[] bytes) throws Exception {
         return BlobRef.newBuilder()
-                .setDigest("sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes)))
-                .setSize(bytes.length).build();
+                .setDigest("sha256:"
+                        + HexFormat.of()
+                                .formatHex(MessageDigest.getInstance("SHA-256").digest(bytes)))
+                .setSize(bytes.length)
+                .build();
     }
 
     /** Uploads {@code bytes} announced as {@code announced}, in 64 KiB messages; the call's result. */
     private static CompletableFuture<UploadBlobResponse> upload(RunningServer server, BlobRef announced, byte[] bytes) {
         CompletableFuture<UploadBlobResponse> result = new CompletableFuture<>();
-        StreamObserver<UploadBlobRequest> requests = BlobServiceGrpc.newStub(server.channel).uploadBlob(new StreamObserver<>() {
-            @Override
-            public void onNext(UploadBlobResponse value) {
-                result.complete(value);
-            }
+        StreamObserver<UploadBlobRequest> requests = BlobServiceGrpc.newStub(server.channel)
+                .uploadBlob(new StreamObserver<>() {
+                    @Override
+                    public void onNext(UploadBlobResponse value) {
+                        result.complete(value);
+                    }
 
-            @Override
-            public void onError(Throwable t) {
-                result.completeExceptionally(t);
-            }
+                    @Override
+                    public void onError(Throwable t) {
+                        result.completeExceptionally(t);
+                    }
 
-            @Override
-            public void onCompleted() {
-            }
-        });
+                    @Override
+                    public void onCompleted() {}
+                });
         requests.onNext(UploadBlobRequest.newBuilder().setBlob(announced).build());
         for (int off = 0; off < bytes.length; off += 65536) {
             requests.onNext(UploadBlobRequest.newBuilder()
-                    .setData(ByteString.copyFrom(bytes, off, Math.min(65536, bytes.length - off))).build());
+                    .setData(ByteString.copyFrom(bytes, off, Math.min(65536, bytes.length - off)))
+                    .build());
         }
         requests.onCompleted();
         return result;
@@ -67,7 +71,8 @@ class BlobServiceTest {
 
     private static byte[] download(RunningServer server, String digest) {
         var out = new ByteArrayOutputStream();
-        BlobServiceGrpc.newBlockingStub(server.channel).downloadBlob(DownloadBlobRequest.newBuilder().setDigest(digest).build())
+        BlobServiceGrpc.newBlockingStub(server.channel)
+                .downloadBlob(DownloadBlobRequest.newBuilder().setDigest(digest).build())
                 .forEachRemaining(r -> out.writeBytes(r.getData().toByteArray()));
         return out.toByteArray();
     }
@@ -92,20 +97,33 @@ class BlobServiceTest {
         BlobRef smallRef = ref(small);
         try (RunningServer server = RunningServer.start(dataDir)) {
             var api = BlobServiceGrpc.newBlockingStub(server.channel);
-            assertThat(api.findMissingBlobs(FindMissingBlobsRequest.newBuilder().addBlobs(bigRef).addBlobs(smallRef).build())
-                    .getMissingList()).containsExactly(bigRef, smallRef);
+            assertThat(api.findMissingBlobs(FindMissingBlobsRequest.newBuilder()
+                                    .addBlobs(bigRef)
+                                    .addBlobs(smallRef)
+                                    .build())
+                            .getMissingList())
+                    .containsExactly(bigRef, smallRef);
 
             UploadBlobResponse first = upload(server, bigRef, big).get(30, TimeUnit.SECONDS);
             assertThat(first.getStored()).isTrue();
-            assertThat(api.findMissingBlobs(FindMissingBlobsRequest.newBuilder().addBlobs(bigRef).addBlobs(smallRef).build())
-                    .getMissingList()).containsExactly(smallRef);
+            assertThat(api.findMissingBlobs(FindMissingBlobsRequest.newBuilder()
+                                    .addBlobs(bigRef)
+                                    .addBlobs(smallRef)
+                                    .build())
+                            .getMissingList())
+                    .containsExactly(smallRef);
             assertThat(upload(server, bigRef, big).get(30, TimeUnit.SECONDS).getStored())
-                    .as("a second upload of the same bytes stores nothing new").isFalse();
+                    .as("a second upload of the same bytes stores nothing new")
+                    .isFalse();
             assertThat(download(server, bigRef.getDigest())).isEqualTo(big);
         }
         try (RunningServer server = RunningServer.start(dataDir)) {
-            assertThat(BlobServiceGrpc.newBlockingStub(server.channel).findMissingBlobs(
-                    FindMissingBlobsRequest.newBuilder().addBlobs(bigRef).build()).getMissingList()).isEmpty();
+            assertThat(BlobServiceGrpc.newBlockingStub(server.channel)
+                            .findMissingBlobs(FindMissingBlobsRequest.newBuilder()
+                                    .addBlobs(bigRef)
+                                    .build())
+                            .getMissingList())
+                    .isEmpty();
             assertThat(download(server, bigRef.getDigest())).isEqualTo(big);
         }
     }
@@ -117,19 +135,29 @@ class BlobServiceTest {
         try (RunningServer server = RunningServer.start(dataDir)) {
             Throwable wrongBytes = failureOf(upload(server, honest, "other content!!!".getBytes()));
             assertThat(Status.fromThrowable(wrongBytes).getCode()).isEqualTo(Status.Code.DATA_LOSS);
-            assertThat(Status.fromThrowable(wrongBytes).getDescription()).contains("do not match").contains(honest.getDigest());
+            assertThat(Status.fromThrowable(wrongBytes).getDescription())
+                    .contains("do not match")
+                    .contains(honest.getDigest());
 
-            Throwable tooMany = failureOf(upload(server, honest.toBuilder().setSize(3).build(), bytes));
+            Throwable tooMany =
+                    failureOf(upload(server, honest.toBuilder().setSize(3).build(), bytes));
             assertThat(Status.fromThrowable(tooMany).getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
             assertThat(Status.fromThrowable(tooMany).getDescription()).contains("more bytes than the announced size 3");
 
-            assertThat(BlobServiceGrpc.newBlockingStub(server.channel).findMissingBlobs(
-                    FindMissingBlobsRequest.newBuilder().addBlobs(honest).build()).getMissingList()).containsExactly(honest);
+            assertThat(BlobServiceGrpc.newBlockingStub(server.channel)
+                            .findMissingBlobs(FindMissingBlobsRequest.newBuilder()
+                                    .addBlobs(honest)
+                                    .build())
+                            .getMissingList())
+                    .containsExactly(honest);
             try (var incoming = Files.list(dataDir.resolve("blobs").resolve("incoming"))) {
-                assertThat(incoming.toList()).as("no partial upload is left behind").isEmpty();
+                assertThat(incoming.toList())
+                        .as("no partial upload is left behind")
+                        .isEmpty();
             }
             // the server still serves
-            assertThat(upload(server, honest, bytes).get(30, TimeUnit.SECONDS).getStored()).isTrue();
+            assertThat(upload(server, honest, bytes).get(30, TimeUnit.SECONDS).getStored())
+                    .isTrue();
         }
     }
 
@@ -145,13 +173,16 @@ class BlobServiceTest {
                         });
             }
             assertThatThrownBy(() -> api.findMissingBlobs(FindMissingBlobsRequest.newBuilder()
-                    .addBlobs(BlobRef.newBuilder().setDigest("sha256:/etc/shadow")).build()))
-                    .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                            assertThat(e.getStatus().getDescription()).startsWith("blobs[0].digest:"));
+                            .addBlobs(BlobRef.newBuilder().setDigest("sha256:/etc/shadow"))
+                            .build()))
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
+                            e -> assertThat(e.getStatus().getDescription()).startsWith("blobs[0].digest:"));
             String absent = "sha256:" + "0".repeat(64);
             assertThatThrownBy(() -> download(server, absent))
-                    .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
+                            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
         }
     }
 }

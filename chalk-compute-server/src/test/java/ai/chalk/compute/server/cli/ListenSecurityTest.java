@@ -27,15 +27,31 @@ class ListenSecurityTest {
     void aHostBeyondLoopbackIsRefusedWithoutAuthentication(@TempDir Path dataDir) throws Exception {
         for (String host : List.of("0.0.0.0", "::")) {
             Path logFile = Files.createTempFile(dataDir, "server-", ".log");
-            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-cp", System.getProperty("java.class.path"), ServerMain.class.getName(),
-                    "--port", "0", "--data-dir", dataDir.toString(), "--host", host, "--auth", "none")
-                    .redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
+            Process p = new ProcessBuilder(
+                            Path.of(System.getProperty("java.home"), "bin", "java")
+                                    .toString(),
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            ServerMain.class.getName(),
+                            "--port",
+                            "0",
+                            "--data-dir",
+                            dataDir.toString(),
+                            "--host",
+                            host,
+                            "--auth",
+                            "none")
+                    .redirectErrorStream(true)
+                    .redirectOutput(logFile.toFile())
+                    .start();
             assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
             String log = Files.readString(logFile, StandardCharsets.UTF_8);
             assertThat(p.exitValue()).as(log).isNotZero();
-            assertThat(log).contains("refusing to listen on " + host).contains("--auth none")
-                    .doesNotContain("listening on").doesNotContain("\tat ");
+            assertThat(log)
+                    .contains("refusing to listen on " + host)
+                    .contains("--auth none")
+                    .doesNotContain("listening on")
+                    .doesNotContain("\tat ");
         }
     }
 
@@ -56,15 +72,17 @@ class ListenSecurityTest {
     void everyAddressIsServedWithTokensAndWarnedAboutWithoutTls(@TempDir Path dataDir) throws Exception {
         StandaloneServerTest.ServerProcess server = StandaloneServerTest.launch(dataDir, "--host", "0.0.0.0");
         int port = server.port();
-        ManagedChannel anonymous = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+        ManagedChannel anonymous =
+                NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
         ManagedChannel channel = server.channel();
         try {
-            assertThat(server.log()).anyMatch(l -> l.contains("WARN") && l.contains("without TLS")
-                    && l.contains("0.0.0.0:" + port));
+            assertThat(server.log())
+                    .anyMatch(l -> l.contains("WARN") && l.contains("without TLS") && l.contains("0.0.0.0:" + port));
             assertThatThrownBy(() -> SandboxServiceGrpc.newBlockingStub(anonymous)
-                    .listSandboxes(ListSandboxesRequest.getDefaultInstance()))
-                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode())
-                            .isEqualTo(Status.Code.UNAUTHENTICATED));
+                            .listSandboxes(ListSandboxesRequest.getDefaultInstance()))
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
+                            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
             SandboxServiceGrpc.newBlockingStub(channel).listSandboxes(ListSandboxesRequest.getDefaultInstance());
         } finally {
             anonymous.shutdownNow();
@@ -78,13 +96,18 @@ class ListenSecurityTest {
     void authNoneOnLoopbackServesEveryoneAndWarnsWhatItExposes(@TempDir Path dataDir) throws Exception {
         StandaloneServerTest.ServerProcess server = StandaloneServerTest.launch(dataDir, "--auth", "none");
         int port = server.port();
-        ManagedChannel anonymous = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+        ManagedChannel anonymous =
+                NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
         try {
-            assertThat(server.log()).anyMatch(l -> l.contains("WARN") && l.contains("WITHOUT AUTHENTICATION")
-                    && l.contains("127.0.0.1:" + port) && l.contains("every sandbox")
-                    && l.contains("run any command"));
+            assertThat(server.log())
+                    .anyMatch(l -> l.contains("WARN")
+                            && l.contains("WITHOUT AUTHENTICATION")
+                            && l.contains("127.0.0.1:" + port)
+                            && l.contains("every sandbox")
+                            && l.contains("run any command"));
             SandboxServiceGrpc.newBlockingStub(anonymous).listSandboxes(ListSandboxesRequest.getDefaultInstance());
-            assertThat(dataDir.resolve("credentials.yml")).as("no credential is made without authentication")
+            assertThat(dataDir.resolve("credentials.yml"))
+                    .as("no credential is made without authentication")
                     .doesNotExist();
         } finally {
             anonymous.shutdownNow();

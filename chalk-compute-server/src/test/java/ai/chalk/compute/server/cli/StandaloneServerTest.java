@@ -60,11 +60,17 @@ public class StandaloneServerTest {
         public ManagedChannel channel() throws IOException {
             String yml = Files.readString(logFile.getParent().resolve("credentials.yml"), StandardCharsets.UTF_8);
             AtomicReference<String> token = new AtomicReference<>();
-            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port()).usePlaintext()
-                    .intercept(RunningServer.bearer(token)).build();
-            token.set(AuthServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
-                    .getToken(GetTokenRequest.newBuilder().setClientId(value(yml, "clientId"))
-                            .setClientSecret(value(yml, "clientSecret")).build()).getAccessToken());
+            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port())
+                    .usePlaintext()
+                    .intercept(RunningServer.bearer(token))
+                    .build();
+            token.set(AuthServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(30, TimeUnit.SECONDS)
+                    .getToken(GetTokenRequest.newBuilder()
+                            .setClientId(value(yml, "clientId"))
+                            .setClientSecret(value(yml, "clientSecret"))
+                            .build())
+                    .getAccessToken());
             return channel;
         }
 
@@ -86,10 +92,16 @@ public class StandaloneServerTest {
         Path logFile = Files.createTempFile(dataDir, "server-", ".log");
         List<String> command = new java.util.ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), ServerMain.class.getName(),
-                "--port", "0", "--data-dir", dataDir.toString()));
+                "-cp",
+                System.getProperty("java.class.path"),
+                ServerMain.class.getName(),
+                "--port",
+                "0",
+                "--data-dir",
+                dataDir.toString()));
         command.addAll(List.of(moreArgs));
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
+        ProcessBuilder pb =
+                new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
         pb.environment().putAll(env);
         Process p = pb.start();
         ServerProcess server = new ServerProcess(p, logFile);
@@ -104,10 +116,18 @@ public class StandaloneServerTest {
         assertThat(String.join("\n", server.log())).contains("runtime local").contains("isolation ");
         ManagedChannel channel = server.channel();
         try {
-            String id = SandboxServiceGrpc.newBlockingStub(channel).createSandbox(CreateSandboxRequest.getDefaultInstance())
-                    .getSandbox().getId();
-            assertThat(SandboxProcessServiceGrpc.newBlockingStub(channel).execCommand(ExecCommandRequest.newBuilder()
-                    .setSandboxId(id).setCommand("echo").addArgs("standalone").build()).getStdout().toStringUtf8())
+            String id = SandboxServiceGrpc.newBlockingStub(channel)
+                    .createSandbox(CreateSandboxRequest.getDefaultInstance())
+                    .getSandbox()
+                    .getId();
+            assertThat(SandboxProcessServiceGrpc.newBlockingStub(channel)
+                            .execCommand(ExecCommandRequest.newBuilder()
+                                    .setSandboxId(id)
+                                    .setCommand("echo")
+                                    .addArgs("standalone")
+                                    .build())
+                            .getStdout()
+                            .toStringUtf8())
                     .isEqualTo("standalone\n");
         } finally {
             channel.shutdownNow();
@@ -115,7 +135,8 @@ public class StandaloneServerTest {
         server.process().destroy(); // SIGTERM
         assertThat(server.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(server.process().exitValue()).isIn(0, 143);
-        assertThat(server.log()).as(String.join("\n", server.log()))
+        assertThat(server.log())
+                .as(String.join("\n", server.log()))
                 .anyMatch(l -> l.contains("terminated: the server shut down"))
                 .anyMatch(l -> l.contains("Chalk Compute server stopped"));
         assertThat(server.log()).noneMatch(l -> l.contains("Exception"));
@@ -124,12 +145,21 @@ public class StandaloneServerTest {
     @Test
     void workerImageNamesTheImageOfFunctionWorkersOnTheDockerRuntime(@TempDir Path dataDir) throws Exception {
         String busybox = DockerTesting.image();
-        ServerProcess server = launch(dataDir, "--runtime", "docker", "--docker-default-image", busybox,
-                "--worker-image", "chalk-compute-test/some-jre:1");
+        ServerProcess server = launch(
+                dataDir,
+                "--runtime",
+                "docker",
+                "--docker-default-image",
+                busybox,
+                "--worker-image",
+                "chalk-compute-test/some-jre:1");
         server.process().destroy();
         assertThat(server.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(server.log()).as(String.join("\n", server.log())).anyMatch(l -> l.contains(
-                "Function workers on the docker runtime run the java of image \"chalk-compute-test/some-jre:1\""));
+        assertThat(server.log())
+                .as(String.join("\n", server.log()))
+                .anyMatch(
+                        l -> l.contains(
+                                "Function workers on the docker runtime run the java of image \"chalk-compute-test/some-jre:1\""));
     }
 
     @Test
@@ -138,8 +168,10 @@ public class StandaloneServerTest {
         String id;
         ManagedChannel channel = first.channel();
         try {
-            id = SandboxServiceGrpc.newBlockingStub(channel).createSandbox(CreateSandboxRequest.getDefaultInstance())
-                    .getSandbox().getId();
+            id = SandboxServiceGrpc.newBlockingStub(channel)
+                    .createSandbox(CreateSandboxRequest.getDefaultInstance())
+                    .getSandbox()
+                    .getId();
         } finally {
             channel.shutdownNow();
         }
@@ -149,8 +181,12 @@ public class StandaloneServerTest {
         ServerProcess second = launch(dataDir);
         channel = second.channel();
         try {
-            SandboxInfo info = SandboxServiceGrpc.newBlockingStub(channel).getSandbox(GetSandboxRequest.newBuilder()
-                    .setSandboxId(id).setIncludeTerminated(true).build()).getSandbox();
+            SandboxInfo info = SandboxServiceGrpc.newBlockingStub(channel)
+                    .getSandbox(GetSandboxRequest.newBuilder()
+                            .setSandboxId(id)
+                            .setIncludeTerminated(true)
+                            .build())
+                    .getSandbox();
             assertThat(info.getState()).isEqualTo("TERMINATED");
             assertThat(info.getStatusMessage()).contains("the server restarted");
         } finally {
@@ -160,6 +196,7 @@ public class StandaloneServerTest {
         }
         // the crashed server's sandbox processes died with it
         assertThat(ProcessHandle.allProcesses()
-                .filter(p -> p.info().commandLine().orElse("").contains(id))).isEmpty();
+                        .filter(p -> p.info().commandLine().orElse("").contains(id)))
+                .isEmpty();
     }
 }

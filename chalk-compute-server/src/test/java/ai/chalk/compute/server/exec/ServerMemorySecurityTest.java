@@ -45,8 +45,8 @@ class ServerMemorySecurityTest {
 
     @Test
     void detachedSessionsAreCappedPerSandboxAndByTheServersBudget(@TempDir Path dataDir) throws Exception {
-        try (RunningServer server = RunningServer.start(dataDir,
-                b -> b.sessionBufferBytes(MIB).sessionOutputBudget(40L * MIB))) {
+        try (RunningServer server =
+                RunningServer.start(dataDir, b -> b.sessionBufferBytes(MIB).sessionOutputBudget(40L * MIB))) {
             ByteBudget budget = server.server.memoryBudgets().sessionOutput();
             String a = server.createSandbox();
             for (int i = 0; i < SessionRegistry.MAX_RUNNING; i++) {
@@ -54,7 +54,8 @@ class ServerMemorySecurityTest {
             }
             Status perSandbox = openDetached(server, a);
             assertThat(perSandbox.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-            assertThat(perSandbox.getDescription()).contains("already runs " + SessionRegistry.MAX_RUNNING + " sessions");
+            assertThat(perSandbox.getDescription())
+                    .contains("already runs " + SessionRegistry.MAX_RUNNING + " sessions");
 
             String b = server.createSandbox();
             for (int i = 0; i < 8; i++) {
@@ -62,7 +63,8 @@ class ServerMemorySecurityTest {
             }
             Status serverWide = openDetached(server, b);
             assertThat(serverWide.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-            assertThat(serverWide.getDescription()).contains("out of room for session output")
+            assertThat(serverWide.getDescription())
+                    .contains("out of room for session output")
                     .contains(String.valueOf(40L * MIB));
             assertThat(budget.used()).isEqualTo(40L * MIB);
 
@@ -91,29 +93,34 @@ class ServerMemorySecurityTest {
             for (int i = 0; i < 20; i++) {
                 CompletableFuture<Status> done = new CompletableFuture<>();
                 CompletableFuture<ClientCallStreamObserver<ExecRequest>> call = new CompletableFuture<>();
-                StreamObserver<ExecRequest> requests = server.sandboxesAsync().exec(new ClientResponseObserver<ExecRequest, ExecResponse>() {
-                    @Override
-                    public void beforeStart(ClientCallStreamObserver<ExecRequest> requestStream) {
-                        call.complete(requestStream);
-                    }
+                StreamObserver<ExecRequest> requests = server.sandboxesAsync()
+                        .exec(new ClientResponseObserver<ExecRequest, ExecResponse>() {
+                            @Override
+                            public void beforeStart(ClientCallStreamObserver<ExecRequest> requestStream) {
+                                call.complete(requestStream);
+                            }
 
-                    @Override
-                    public void onNext(ExecResponse r) {
-                    }
+                            @Override
+                            public void onNext(ExecResponse r) {}
 
-                    @Override
-                    public void onError(Throwable t) {
-                        done.complete(Status.fromThrowable(t));
-                    }
+                            @Override
+                            public void onError(Throwable t) {
+                                done.complete(Status.fromThrowable(t));
+                            }
 
-                    @Override
-                    public void onCompleted() {
-                        done.complete(Status.OK);
-                    }
-                });
-                requests.onNext(ExecRequest.newBuilder().setInit(ExecInit.newBuilder().setSandboxId(id)
-                        .setCommand("sleep").addArgs("600")).build());
-                requests.onNext(ExecRequest.newBuilder().setStdinData(StdinData.newBuilder().setData(thirtyMegabytes))
+                            @Override
+                            public void onCompleted() {
+                                done.complete(Status.OK);
+                            }
+                        });
+                requests.onNext(ExecRequest.newBuilder()
+                        .setInit(ExecInit.newBuilder()
+                                .setSandboxId(id)
+                                .setCommand("sleep")
+                                .addArgs("600"))
+                        .build());
+                requests.onNext(ExecRequest.newBuilder()
+                        .setStdinData(StdinData.newBuilder().setData(thirtyMegabytes))
                         .build());
                 execs.add(done);
                 calls.add(call.get());
@@ -122,28 +129,48 @@ class ServerMemorySecurityTest {
             List<CompletableFuture<Status>> commands = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
                 CompletableFuture<Status> done = new CompletableFuture<>();
-                server.processesAsync().withDeadlineAfter(120, TimeUnit.SECONDS).execCommand(ExecCommandRequest.newBuilder()
-                        .setSandboxId(id).setCommand("sleep").addArgs("600").setStdin(thirtyMegabytes).build(),
-                        statusOf(done));
+                server.processesAsync()
+                        .withDeadlineAfter(120, TimeUnit.SECONDS)
+                        .execCommand(
+                                ExecCommandRequest.newBuilder()
+                                        .setSandboxId(id)
+                                        .setCommand("sleep")
+                                        .addArgs("600")
+                                        .setStdin(thirtyMegabytes)
+                                        .build(),
+                                statusOf(done));
                 commands.add(done);
             }
-            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() ->
-                    execs.stream().filter(CompletableFuture::isDone).count() >= 18
-                            && commands.stream().filter(CompletableFuture::isDone).count() >= 18);
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() ->
+                            execs.stream().filter(CompletableFuture::isDone).count() >= 18
+                                    && commands.stream()
+                                                    .filter(CompletableFuture::isDone)
+                                                    .count()
+                                            >= 18);
             for (CompletableFuture<Status> refused : concat(execs, commands)) {
                 if (refused.isDone()) {
                     Status s = refused.get();
                     assertThat(s.getCode()).as("%s", s).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                    assertThat(s.getDescription()).contains("bytes of stdin refused")
-                            .contains(String.valueOf(budgetBytes)).contains("in pieces");
+                    assertThat(s.getDescription())
+                            .contains("bytes of stdin refused")
+                            .contains(String.valueOf(budgetBytes))
+                            .contains("in pieces");
                 }
             }
             assertThat(budget.used()).isLessThanOrEqualTo(budgetBytes);
             long retained = heapAfterGc() - heapBefore;
-            System.err.printf("40 calls with 30 MB of unread stdin each: %d refused, %d MiB of stdin held, heap grew %d MiB%n",
-                    concat(execs, commands).stream().filter(CompletableFuture::isDone).count(), budget.used() / MIB,
+            System.err.printf(
+                    "40 calls with 30 MB of unread stdin each: %d refused, %d MiB of stdin held, heap grew %d MiB%n",
+                    concat(execs, commands).stream()
+                            .filter(CompletableFuture::isDone)
+                            .count(),
+                    budget.used() / MIB,
                     retained / MIB);
-            assertThat(retained).as("heap retained by 40 calls of 30 MB unread stdin").isLessThan(budgetBytes + 96L * MIB);
+            assertThat(retained)
+                    .as("heap retained by 40 calls of 30 MB unread stdin")
+                    .isLessThan(budgetBytes + 96L * MIB);
 
             assertThat(echo(server, id)).isEqualTo("still serving\n");
             calls.forEach(c -> c.cancel("done", null));
@@ -160,9 +187,17 @@ class ServerMemorySecurityTest {
             List<CompletableFuture<Status>> commands = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 CompletableFuture<Status> done = new CompletableFuture<>();
-                server.processesAsync().withDeadlineAfter(120, TimeUnit.SECONDS).withMaxInboundMessageSize(64 * MIB)
-                        .execCommand(ExecCommandRequest.newBuilder().setSandboxId(id).setCommand("sh").addArgs("-c").addArgs("head -c 8388608 /dev/zero; sleep 3")
-                        .build(), statusOf(done));
+                server.processesAsync()
+                        .withDeadlineAfter(120, TimeUnit.SECONDS)
+                        .withMaxInboundMessageSize(64 * MIB)
+                        .execCommand(
+                                ExecCommandRequest.newBuilder()
+                                        .setSandboxId(id)
+                                        .setCommand("sh")
+                                        .addArgs("-c")
+                                        .addArgs("head -c 8388608 /dev/zero; sleep 3")
+                                        .build(),
+                                statusOf(done));
                 commands.add(done);
             }
             List<Status> statuses = new ArrayList<>();
@@ -173,13 +208,24 @@ class ServerMemorySecurityTest {
             // collected part of its output when the budget ran out), never more than the budget is held
             assertThat(statuses).filteredOn(s -> !s.isOk()).isNotEmpty().allSatisfy(s -> {
                 assertThat(s.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                assertThat(s.getDescription()).contains("collects at most " + 20L * MIB).contains("OpenSession");
+                assertThat(s.getDescription())
+                        .contains("collects at most " + 20L * MIB)
+                        .contains("OpenSession");
             });
             assertThat(budget.used()).isZero();
             // once the others are done, the same command fits
-            assertThat(server.processes().withMaxInboundMessageSize(64 * MIB).execCommand(ExecCommandRequest
-                    .newBuilder().setSandboxId(id).setCommand("head").addArgs("-c").addArgs("8388608")
-                    .addArgs("/dev/zero").build()).getStdout().size()).isEqualTo(8 * MIB);
+            assertThat(server.processes()
+                            .withMaxInboundMessageSize(64 * MIB)
+                            .execCommand(ExecCommandRequest.newBuilder()
+                                    .setSandboxId(id)
+                                    .setCommand("head")
+                                    .addArgs("-c")
+                                    .addArgs("8388608")
+                                    .addArgs("/dev/zero")
+                                    .build())
+                            .getStdout()
+                            .size())
+                    .isEqualTo(8 * MIB);
             assertThat(echo(server, id)).isEqualTo("still serving\n");
             server.terminate(id);
         }
@@ -189,9 +235,14 @@ class ServerMemorySecurityTest {
     void aMessageLargerThanTheServerTakesIsRefusedNamingTheLimit(@TempDir Path dataDir) throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
             String id = server.createSandbox();
-            StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class, () -> server.processes()
-                    .execCommand(ExecCommandRequest.newBuilder().setSandboxId(id).setCommand("true")
-                            .setStdin(ByteString.copyFrom(new byte[40 * MIB])).build()));
+            StatusRuntimeException e = catchThrowableOfType(
+                    StatusRuntimeException.class,
+                    () -> server.processes()
+                            .execCommand(ExecCommandRequest.newBuilder()
+                                    .setSandboxId(id)
+                                    .setCommand("true")
+                                    .setStdin(ByteString.copyFrom(new byte[40 * MIB]))
+                                    .build()));
             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             assertThat(e.getStatus().getDescription()).contains("maximum size " + ComputeServer.MAX_MESSAGE_BYTES);
             assertThat(echo(server, id)).isEqualTo("still serving\n");
@@ -207,8 +258,10 @@ class ServerMemorySecurityTest {
             @Override
             public void onNext(OpenSessionResponse response) {
                 if (response.hasSessionAttached()) {
-                    requests.join().onNext(OpenSessionRequest.newBuilder()
-                            .setDetachSession(DetachSession.getDefaultInstance()).build());
+                    requests.join()
+                            .onNext(OpenSessionRequest.newBuilder()
+                                    .setDetachSession(DetachSession.getDefaultInstance())
+                                    .build());
                 }
             }
 
@@ -223,23 +276,32 @@ class ServerMemorySecurityTest {
             }
         });
         requests.complete(r);
-        r.onNext(OpenSessionRequest.newBuilder().setNewProcess(NewProcess.newBuilder().setSandboxId(sandboxId)
-                .setCommand("sleep").addArgs("600")).build());
+        r.onNext(OpenSessionRequest.newBuilder()
+                .setNewProcess(NewProcess.newBuilder()
+                        .setSandboxId(sandboxId)
+                        .setCommand("sleep")
+                        .addArgs("600"))
+                .build());
         Status status = done.get(60, TimeUnit.SECONDS);
         r.onCompleted();
         return status;
     }
 
     private static String echo(RunningServer server, String id) {
-        return server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(id).setCommand("echo")
-                .addArgs("still serving").build()).getStdout().toStringUtf8();
+        return server.processes()
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(id)
+                        .setCommand("echo")
+                        .addArgs("still serving")
+                        .build())
+                .getStdout()
+                .toStringUtf8();
     }
 
     private static StreamObserver<ExecCommandResponse> statusOf(CompletableFuture<Status> done) {
         return new StreamObserver<>() {
             @Override
-            public void onNext(ExecCommandResponse value) {
-            }
+            public void onNext(ExecCommandResponse value) {}
 
             @Override
             public void onError(Throwable t) {
@@ -253,8 +315,8 @@ class ServerMemorySecurityTest {
         };
     }
 
-    private static List<CompletableFuture<Status>> concat(List<CompletableFuture<Status>> a,
-                                                          List<CompletableFuture<Status>> b) {
+    private static List<CompletableFuture<Status>> concat(
+            List<CompletableFuture<Status>> a, List<CompletableFuture<Status>> b) {
         List<CompletableFuture<Status>> all = new ArrayList<>(a);
         all.addAll(b);
         return all;

@@ -52,14 +52,20 @@ class DockerFunctionWorkerTest {
 
     @TempDir
     static Path dir;
+
     private RunningServer server;
     private String jre;
 
     @BeforeAll
     void start() throws Exception {
         jre = DockerTesting.jreImage();
-        server = RunningServer.start(dir.resolve("server"), b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).workerImage(jre).build())
-                .workerReadyTimeout(Duration.ofSeconds(60)));
+        server = RunningServer.start(
+                dir.resolve("server"),
+                b -> b.runtime(DockerRuntimeOptions.builder()
+                                .defaultImage(DockerTesting.image())
+                                .workerImage(jre)
+                                .build())
+                        .workerReadyTimeout(Duration.ofSeconds(60)));
     }
 
     @AfterAll
@@ -75,26 +81,40 @@ class DockerFunctionWorkerTest {
     }
 
     private static CreateExternalFunctionVersionRequest request(String name, TestCode code, int min) {
-        return CreateExternalFunctionVersionRequest.newBuilder().setFunctionName(name)
-                .setSpec(ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.newBuilder()
-                                .putEnvVars("GREETING", "hello"))
-                        .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(min).setMaxReplicas(1)
+        return CreateExternalFunctionVersionRequest.newBuilder()
+                .setFunctionName(name)
+                .setSpec(ScalingGroupSpec.newBuilder()
+                        .setContainerSpec(ChalkContainerSpec.newBuilder().putEnvVars("GREETING", "hello"))
+                        .setScalingSpec(ScalingSpec.newBuilder()
+                                .setMinReplicas(min)
+                                .setMaxReplicas(1)
                                 .setShutdownDelaySeconds(60)))
-                .setConfig(FunctionConfig.newBuilder().putOptions("chalk_compute.code", code.manifestDigest)
-                        .putOptions("chalk_compute.functions", FUNCTIONS)).build();
+                .setConfig(FunctionConfig.newBuilder()
+                        .putOptions("chalk_compute.code", code.manifestDigest)
+                        .putOptions("chalk_compute.functions", FUNCTIONS))
+                .build();
     }
 
     private String call(String function, String name, String payload) {
-        return catalog(server).callExternalFunction(CallExternalFunctionRequest.newBuilder()
-                .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName(function))
-                .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName(name)
-                        .setFeatherStream(ByteString.copyFromUtf8(payload))).build())
-                .getRemoteCallResponse().getFeatherStream().toStringUtf8();
+        return catalog(server)
+                .callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                        .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName(function))
+                        .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                .setName(name)
+                                .setFeatherStream(ByteString.copyFromUtf8(payload)))
+                        .build())
+                .getRemoteCallResponse()
+                .getFeatherStream()
+                .toStringUtf8();
     }
 
     private ScalingGroupResponse group(String function) {
-        return catalog(server).getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName(function)
-                .setIncludeScalingGroup(true).build()).getScalingGroup();
+        return catalog(server)
+                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                        .setFunctionName(function)
+                        .setIncludeScalingGroup(true)
+                        .build())
+                .getScalingGroup();
     }
 
     /** The worker id in an echo answer ({@code label|worker id|payload}). */
@@ -104,8 +124,8 @@ class DockerFunctionWorkerTest {
 
     /** The container of a worker (a replica's sandbox id is its worker id), or "" when there is none. */
     private static String container(String workerId) {
-        DockerTesting.Result r = DockerTesting.docker("ps", "-aq", "--no-trunc", "--filter",
-                "label=" + DockerRuntime.LABEL_SANDBOX + "=" + workerId);
+        DockerTesting.Result r = DockerTesting.docker(
+                "ps", "-aq", "--no-trunc", "--filter", "label=" + DockerRuntime.LABEL_SANDBOX + "=" + workerId);
         assertThat(r.code()).as(r.output()).isZero();
         return r.output().trim();
     }
@@ -122,14 +142,19 @@ class DockerFunctionWorkerTest {
         assertThat(first).startsWith("jre|fnw-").endsWith("|ping");
         t0 = System.nanoTime();
         assertThat(call("in-jre", "echo", "again")).isEqualTo("jre|" + worker(first) + "|again");
-        System.out.printf("docker worker: first call (container + JVM start to SERVING, then the call) %d ms,"
-                + " next call %d ms%n", firstMillis, (System.nanoTime() - t0) / 1_000_000);
+        System.out.printf(
+                "docker worker: first call (container + JVM start to SERVING, then the call) %d ms,"
+                        + " next call %d ms%n",
+                firstMillis, (System.nanoTime() - t0) / 1_000_000);
 
         String id = worker(first);
         String container = container(id);
         assertThat(container).as("the worker's container").isNotEmpty();
-        DockerTesting.Result inspected = DockerTesting.docker("inspect", "--format",
-                "{{.Config.Image}}|{{range .Mounts}}{{.Destination}}:{{.RW}} {{end}}", container);
+        DockerTesting.Result inspected = DockerTesting.docker(
+                "inspect",
+                "--format",
+                "{{.Config.Image}}|{{range .Mounts}}{{.Destination}}:{{.RW}} {{end}}",
+                container);
         assertThat(inspected.code()).as(inspected.output()).isZero();
         // the image's own java: nothing of the host's JDK is bound in, only the code (read-only), the run dir and
         // the directory of the server's socket for workers (read-only)
@@ -139,21 +164,25 @@ class DockerFunctionWorkerTest {
                 .containsExactlyInAnyOrder("/chalk/code", "/chalk/run", "/chalk/server");
         // volumes are staged nosuid,nodev (and read-only) mounts on the host that the container binds, so the
         // engine lists them writable: what counts is how they are mounted inside
-        DockerTesting.Result options = DockerTesting.docker("exec", container, "awk",
-                "$5 ~ /^\\/chalk\\// {print $5 \":\" $6}", "/proc/self/mountinfo");
+        DockerTesting.Result options = DockerTesting.docker(
+                "exec", container, "awk", "$5 ~ /^\\/chalk\\// {print $5 \":\" $6}", "/proc/self/mountinfo");
         assertThat(options.output().lines().map(l -> l.split(",")[0]))
                 .containsExactlyInAnyOrder("/chalk/code:ro", "/chalk/run:rw", "/chalk/server:ro");
         assertThat(options.output().lines()).allMatch(l -> l.contains("nosuid") && l.contains("nodev"));
 
         String probe = call("in-jre", "probe", "");
         System.out.println("docker worker probe: " + probe);
-        assertThat(probe).contains("code-read-only;GREETING=hello;id=" + id, ";functions=" + FUNCTIONS,
-                ";java=/usr/lib/jvm/java-17-openjdk-", ";server=reachable");
+        assertThat(probe)
+                .contains(
+                        "code-read-only;GREETING=hello;id=" + id,
+                        ";functions=" + FUNCTIONS,
+                        ";java=/usr/lib/jvm/java-17-openjdk-",
+                        ";server=reachable");
 
         // made by root in the container, the socket must still be connectable by a server running as another user
         Path socket = dir.resolve("server/functions/run").resolve(id).resolve("worker.sock");
-        assertThat(Files.getPosixFilePermissions(socket)).contains(PosixFilePermission.OTHERS_WRITE,
-                PosixFilePermission.GROUP_WRITE);
+        assertThat(Files.getPosixFilePermissions(socket))
+                .contains(PosixFilePermission.OTHERS_WRITE, PosixFilePermission.GROUP_WRITE);
     }
 
     @Test
@@ -162,31 +191,39 @@ class DockerFunctionWorkerTest {
         code.upload(server.channel);
         long t0 = System.nanoTime();
         catalog(server).createExternalFunctionVersion(request("killed", code, 1));
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(50))
                 .until(() -> group("killed").getReadyReplicas() == 1);
-        System.out.printf("docker worker: deploy to a SERVING replica (min_replicas 1) %d ms%n",
+        System.out.printf(
+                "docker worker: deploy to a SERVING replica (min_replicas 1) %d ms%n",
                 (System.nanoTime() - t0) / 1_000_000);
         String a = worker(call("killed", "echo", "one"));
 
         // between calls: the pool notices the container's end and starts another replica (min_replicas 1)
         assertThat(DockerTesting.docker("kill", container(a)).code()).isZero();
         t0 = System.nanoTime();
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() -> {
-            ScalingGroupResponse g = group("killed");
-            return g.getReadyReplicas() == 1 && container(a).isEmpty();
-        });
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    ScalingGroupResponse g = group("killed");
+                    return g.getReadyReplicas() == 1 && container(a).isEmpty();
+                });
         String b = worker(call("killed", "echo", "two"));
-        System.out.printf("docker worker: killed between calls, replaced and answering in %d ms%n",
+        System.out.printf(
+                "docker worker: killed between calls, replaced and answering in %d ms%n",
                 (System.nanoTime() - t0) / 1_000_000);
         assertThat(b).isNotEqualTo(a);
 
         // mid-call: the call fails as the protocol says, naming the worker and the call; the next is answered
         CompletableFuture<String> slow = CompletableFuture.supplyAsync(() -> call("killed", "slow", "30000"));
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> group("killed").getAvailableReplicas() == 0); // the call is in flight
         assertThat(DockerTesting.docker("kill", container(b)).code()).isZero();
-        assertThat(catchThrowable(() -> slow.get(20, TimeUnit.SECONDS))).isInstanceOf(ExecutionException.class)
-                .cause().isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+        assertThat(catchThrowable(() -> slow.get(20, TimeUnit.SECONDS)))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
                     assertThat(e.getStatus().getDescription()).contains("worker " + b + " exited", "during call");
                 });
@@ -200,22 +237,26 @@ class DockerFunctionWorkerTest {
         // what a function's Image builds to: the JRE image plus the function's own files
         String own = "chalk-compute-test/function-image:marker";
         Path context = Files.createDirectories(dir.resolve("own-image"));
-        Files.writeString(context.resolve("Dockerfile"), "FROM " + jre + "\n"
-                + "RUN echo priced-by-its-own-image > /etc/chalk-function-image\n");
+        Files.writeString(
+                context.resolve("Dockerfile"),
+                "FROM " + jre + "\n" + "RUN echo priced-by-its-own-image > /etc/chalk-function-image\n");
         DockerTesting.Result built = DockerTesting.docker("build", "-q", "-t", own, context.toString());
         assertThat(built.code()).as(built.output()).isZero();
 
         TestCode code = new TestCode("own");
         code.upload(server.channel);
         var withImage = request("own-image", code, 0).toBuilder();
-        withImage.getSpecBuilder().getContainerSpecBuilder().setImage(own)
+        withImage
+                .getSpecBuilder()
+                .getContainerSpecBuilder()
+                .setImage(own)
                 .setResources(ResourceLimits.newBuilder().setCpu("500m").setMemory("384Mi"));
         catalog(server).createExternalFunctionVersion(withImage.build());
         String probe = call("own-image", "probe", "");
         assertThat(probe).contains(";image=priced-by-its-own-image", ";server=reachable");
         String container = container(worker(call("own-image", "echo", "x")));
-        DockerTesting.Result inspected = DockerTesting.docker("inspect", "--format",
-                "{{.Config.Image}} {{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}", container);
+        DockerTesting.Result inspected = DockerTesting.docker(
+                "inspect", "--format", "{{.Config.Image}} {{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}", container);
         assertThat(inspected.output().trim()).isEqualTo(own + " " + (384L << 20) + " 500000000");
 
         var noJava = request("own-image-no-java", code, 0).toBuilder();
@@ -223,7 +264,8 @@ class DockerFunctionWorkerTest {
         assertThatThrownBy(() -> catalog(server).createExternalFunctionVersion(noJava.build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-                    assertThat(e.getStatus().getDescription()).startsWith("spec.container_spec.image: ")
+                    assertThat(e.getStatus().getDescription())
+                            .startsWith("spec.container_spec.image: ")
                             .contains("\"" + DockerTesting.image() + "\" has no java on its PATH");
                 });
     }
@@ -232,30 +274,52 @@ class DockerFunctionWorkerTest {
     void deploymentsAreRefusedWhileTheWorkerImageIsMissingOrHasNoJava() throws Exception {
         TestCode code = new TestCode("refused");
         String absent = "chalk-compute-test/absent-jre:never";
-        try (RunningServer s = RunningServer.start(dir.resolve("absent"), b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).workerImage(absent).build()))) {
+        try (RunningServer s = RunningServer.start(
+                dir.resolve("absent"),
+                b -> b.runtime(DockerRuntimeOptions.builder()
+                        .defaultImage(DockerTesting.image())
+                        .workerImage(absent)
+                        .build()))) {
             code.upload(s.channel);
             long t0 = System.nanoTime();
             assertThatThrownBy(() -> catalog(s).createExternalFunctionVersion(request("refused", code, 1)))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-                        assertThat(e.getStatus().getDescription()).contains("the worker image \"" + absent + "\"",
-                                "is not on the Docker engine", "ci/build-test-images.sh jre", "--worker-image");
+                        assertThat(e.getStatus().getDescription())
+                                .contains(
+                                        "the worker image \"" + absent + "\"",
+                                        "is not on the Docker engine",
+                                        "ci/build-test-images.sh jre",
+                                        "--worker-image");
                     });
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(30));
-            assertThat(catalog(s).listExternalFunctions(ListExternalFunctionsRequest.getDefaultInstance())
-                    .getFunctionsCount()).as("nothing was deployed").isZero();
+            assertThat(catalog(s)
+                            .listExternalFunctions(ListExternalFunctionsRequest.getDefaultInstance())
+                            .getFunctionsCount())
+                    .as("nothing was deployed")
+                    .isZero();
         }
         String busybox = DockerTesting.image();
-        try (RunningServer s = RunningServer.start(dir.resolve("nojava"), b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(busybox).workerImage(busybox).build()))) {
+        try (RunningServer s = RunningServer.start(
+                dir.resolve("nojava"),
+                b -> b.runtime(DockerRuntimeOptions.builder()
+                        .defaultImage(busybox)
+                        .workerImage(busybox)
+                        .build()))) {
             code.upload(s.channel);
             assertThatThrownBy(() -> catalog(s).createExternalFunctionVersion(request("refused", code, 1)))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-                        assertThat(e.getStatus().getDescription()).contains("the worker image \"" + busybox
-                                + "\" has no java on its PATH", "ci/build-test-images.sh jre", "--worker-image");
+                        assertThat(e.getStatus().getDescription())
+                                .contains(
+                                        "the worker image \"" + busybox + "\" has no java on its PATH",
+                                        "ci/build-test-images.sh jre",
+                                        "--worker-image");
                     });
             DockerTesting.Result left = DockerTesting.docker("ps", "-aq", "--filter", "name=chalk-fnw-check-");
-            assertThat(left.output().trim()).as("the checks' containers are removed").isEmpty();
+            assertThat(left.output().trim())
+                    .as("the checks' containers are removed")
+                    .isEmpty();
         }
     }
 }

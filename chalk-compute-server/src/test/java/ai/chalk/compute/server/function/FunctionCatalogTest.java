@@ -63,14 +63,15 @@ import org.junit.jupiter.api.io.TempDir;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FunctionCatalogTest {
 
-    private static final String FUNCTIONS = "echo=t.W#echo,fail=t.W#fail,crash=t.W#crash,slow=t.W#slow,"
-            + "probe=t.W#probe";
-    private static final Metadata.Key<String> CALL_ID = Metadata.Key.of("chalk-call-id",
-            Metadata.ASCII_STRING_MARSHALLER);
+    private static final String FUNCTIONS =
+            "echo=t.W#echo,fail=t.W#fail,crash=t.W#crash,slow=t.W#slow," + "probe=t.W#probe";
+    private static final Metadata.Key<String> CALL_ID =
+            Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
     private static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
 
     @TempDir
     static Path dir;
+
     private RunningServer server;
 
     @BeforeAll
@@ -85,34 +86,54 @@ class FunctionCatalogTest {
     }
 
     private ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog() {
-        return ExternalFunctionCatalogServiceGrpc.newBlockingStub(server.channel).withDeadlineAfter(90, TimeUnit.SECONDS);
+        return ExternalFunctionCatalogServiceGrpc.newBlockingStub(server.channel)
+                .withDeadlineAfter(90, TimeUnit.SECONDS);
     }
 
     private static CreateExternalFunctionVersionRequest request(String name, TestCode code, int max) {
-        return CreateExternalFunctionVersionRequest.newBuilder().setFunctionName(name)
-                .setSpec(ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.newBuilder()
-                                .putEnvVars("GREETING", "hello"))
-                        .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(max)
+        return CreateExternalFunctionVersionRequest.newBuilder()
+                .setFunctionName(name)
+                .setSpec(ScalingGroupSpec.newBuilder()
+                        .setContainerSpec(ChalkContainerSpec.newBuilder().putEnvVars("GREETING", "hello"))
+                        .setScalingSpec(ScalingSpec.newBuilder()
+                                .setMinReplicas(0)
+                                .setMaxReplicas(max)
                                 .setShutdownDelaySeconds(60)))
-                .setConfig(FunctionConfig.newBuilder().putOptions("chalk_compute.code", code.manifestDigest)
-                        .putOptions("chalk_compute.functions", FUNCTIONS).putOptions("chalk_compute.worker", "plain"))
+                .setConfig(FunctionConfig.newBuilder()
+                        .putOptions("chalk_compute.code", code.manifestDigest)
+                        .putOptions("chalk_compute.functions", FUNCTIONS)
+                        .putOptions("chalk_compute.worker", "plain"))
                 .build();
     }
 
     private String echo(String function, String payload) {
-        return call(ExternalFunctionVersionKey.newBuilder().setFunctionName(function).build(), "echo", payload);
+        return call(
+                ExternalFunctionVersionKey.newBuilder()
+                        .setFunctionName(function)
+                        .build(),
+                "echo",
+                payload);
     }
 
     private String call(ExternalFunctionVersionKey key, String name, String payload) {
-        return catalog().callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
-                .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName(name)
-                        .setFeatherStream(ByteString.copyFromUtf8(payload))).build())
-                .getRemoteCallResponse().getFeatherStream().toStringUtf8();
+        return catalog()
+                .callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                        .setFunction(key)
+                        .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                .setName(name)
+                                .setFeatherStream(ByteString.copyFromUtf8(payload)))
+                        .build())
+                .getRemoteCallResponse()
+                .getFeatherStream()
+                .toStringUtf8();
     }
 
     private long revisions(String group) {
-        return ScalingGroupManagerServiceGrpc.newBlockingStub(server.channel).listScalingGroupRevisions(
-                ListScalingGroupRevisionsRequest.newBuilder().setScalingGroupName(group).build()).getRevisionsCount();
+        return ScalingGroupManagerServiceGrpc.newBlockingStub(server.channel)
+                .listScalingGroupRevisions(ListScalingGroupRevisionsRequest.newBuilder()
+                        .setScalingGroupName(group)
+                        .build())
+                .getRevisionsCount();
     }
 
     @Test
@@ -130,7 +151,8 @@ class FunctionCatalogTest {
         assertThat(v1.getScalingGroup().getName()).isEqualTo("greeter");
 
         CreateExternalFunctionVersionResponse again = catalog().createExternalFunctionVersion(r1);
-        assertThat(again.getExternalFunctionVersion().getId()).isEqualTo(v1.getExternalFunctionVersion().getId());
+        assertThat(again.getExternalFunctionVersion().getId())
+                .isEqualTo(v1.getExternalFunctionVersion().getId());
         assertThat(revisions("greeter")).isEqualTo(1);
 
         long t0 = System.nanoTime();
@@ -155,36 +177,68 @@ class FunctionCatalogTest {
         assertThat(revisions("greeter")).isEqualTo(2);
         assertThat(echo("greeter", "x")).startsWith("two|");
 
-        var rolledBack = catalog().updateExternalFunction(UpdateExternalFunctionRequest.newBuilder()
-                .setExternalFunctionId(v1.getExternalFunctionVersion().getFunctionId())
-                .setTraffic(ExternalFunctionTraffic.newBuilder().addTargets(ExternalFunctionTrafficTarget.newBuilder()
-                        .setExternalFunctionVersionId(v1.getExternalFunctionVersion().getId()).setPercent(100)))
-                .build()).getExternalFunction();
+        var rolledBack = catalog()
+                .updateExternalFunction(UpdateExternalFunctionRequest.newBuilder()
+                        .setExternalFunctionId(v1.getExternalFunctionVersion().getFunctionId())
+                        .setTraffic(ExternalFunctionTraffic.newBuilder()
+                                .addTargets(ExternalFunctionTrafficTarget.newBuilder()
+                                        .setExternalFunctionVersionId(
+                                                v1.getExternalFunctionVersion().getId())
+                                        .setPercent(100)))
+                        .build())
+                .getExternalFunction();
         assertThat(rolledBack.getCurrentVersion().getVersion()).isEqualTo(1);
         assertThat(echo("greeter", "y")).startsWith("one|");
-        assertThat(call(ExternalFunctionVersionKey.newBuilder().setFunctionName("greeter").setVersion(2).build(),
-                "echo", "z")).startsWith("two|");
-        String probe = call(ExternalFunctionVersionKey.newBuilder().setFunctionName("greeter").build(), "probe", "");
+        assertThat(call(
+                        ExternalFunctionVersionKey.newBuilder()
+                                .setFunctionName("greeter")
+                                .setVersion(2)
+                                .build(),
+                        "echo",
+                        "z"))
+                .startsWith("two|");
+        String probe = call(
+                ExternalFunctionVersionKey.newBuilder()
+                        .setFunctionName("greeter")
+                        .build(),
+                "probe",
+                "");
         assertThat(probe).contains("code-read-only;GREETING=hello;id=fnw-", ";functions=" + FUNCTIONS);
-        var group = catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("greeter")
-                .setIncludeScalingGroup(true).build()).getScalingGroup();
-        assertThat(group.getRevisionId()).isEqualTo(v1.getExternalFunctionVersion().getScalingGroupRevisionId());
+        var group = catalog()
+                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                        .setFunctionName("greeter")
+                        .setIncludeScalingGroup(true)
+                        .build())
+                .getScalingGroup();
+        assertThat(group.getRevisionId())
+                .isEqualTo(v1.getExternalFunctionVersion().getScalingGroupRevisionId());
         assertThat(revisions("greeter")).isEqualTo(2);
 
-        var source = catalog().getExternalFunctionVersionSource(GetExternalFunctionVersionSourceRequest.newBuilder()
-                .setFunctionVersionId(v2.getExternalFunctionVersion().getId()).build());
+        var source = catalog()
+                .getExternalFunctionVersionSource(GetExternalFunctionVersionSourceRequest.newBuilder()
+                        .setFunctionVersionId(v2.getExternalFunctionVersion().getId())
+                        .build());
         assertThat(source.getVolumeName()).isEqualTo("blobs");
         assertThat(source.getPrimaryPath()).isEqualTo("t.W#echo");
         assertThat(source.getSourceFilesList().get(0).getPath()).isEqualTo("000-answer.zip");
         assertThat(source.getSourceFilesCount()).isEqualTo(two.blobs.size() - 1);
 
-        var listed = catalog().listExternalFunctions(ListExternalFunctionsRequest.newBuilder().setSearch("reete")
-                .setLimit(1).build());
-        assertThat(listed.getFunctionsList()).extracting(f -> f.getName() + " v" + f.getCurrentVersion() + "/"
-                + f.getLatestVersion()).containsExactly("greeter v1/2");
+        var listed = catalog()
+                .listExternalFunctions(ListExternalFunctionsRequest.newBuilder()
+                        .setSearch("reete")
+                        .setLimit(1)
+                        .build());
+        assertThat(listed.getFunctionsList())
+                .extracting(f -> f.getName() + " v" + f.getCurrentVersion() + "/" + f.getLatestVersion())
+                .containsExactly("greeter v1/2");
         assertThat(listed.hasNextCursor()).isFalse();
-        assertThat(catalog().listExternalFunctionVersions(ListExternalFunctionVersionsRequest.newBuilder()
-                .setFunctionName("greeter").setLimit(1).build()).getNextCursor()).isNotEmpty();
+        assertThat(catalog()
+                        .listExternalFunctionVersions(ListExternalFunctionVersionsRequest.newBuilder()
+                                .setFunctionName("greeter")
+                                .setLimit(1)
+                                .build())
+                        .getNextCursor())
+                .isNotEmpty();
     }
 
     @Test
@@ -194,7 +248,9 @@ class FunctionCatalogTest {
         catalog().createExternalFunctionVersion(request("failing", code, 1));
         assertThat(echo("failing", "warm")).startsWith("f|");
 
-        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder().setFunctionName("failing").build();
+        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder()
+                .setFunctionName("failing")
+                .build();
         assertThatThrownBy(() -> call(key, "fail", "bad input"))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
@@ -207,31 +263,33 @@ class FunctionCatalogTest {
         String before = echo("failing", "still");
         assertThat(before).startsWith("f|").endsWith("|still");
 
-        assertThatThrownBy(() -> call(key, "crash", ""))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-                    String callId = e.getTrailers().get(CALL_ID);
-                    assertThat(e.getStatus().getDescription()).contains("worker fnw-", "exited (exit code 3)",
-                            "during call " + callId);
-                });
+        assertThatThrownBy(() -> call(key, "crash", "")).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            String callId = e.getTrailers().get(CALL_ID);
+            assertThat(e.getStatus().getDescription())
+                    .contains("worker fnw-", "exited (exit code 3)", "during call " + callId);
+        });
         String after = echo("failing", "replaced");
         assertThat(after).startsWith("f|").endsWith("|replaced");
         assertThat(after.split("\\|")[1]).isNotEqualTo(before.split("\\|")[1]);
 
         assertThatThrownBy(() -> call(key, "nosuch", ""))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
 
         var impatient = request("failing", code, 1).toBuilder();
         impatient.getConfigBuilder().putOptions("chalk_compute.timeout", "PT0.5S");
-        assertThat(catalog().createExternalFunctionVersion(impatient.build()).getExternalFunctionVersion()
-                .getVersion()).isEqualTo(2);
+        assertThat(catalog()
+                        .createExternalFunctionVersion(impatient.build())
+                        .getExternalFunctionVersion()
+                        .getVersion())
+                .isEqualTo(2);
         assertThat(call(key, "slow", "1")).startsWith("f|");
-        assertThatThrownBy(() -> call(key, "slow", "3000"))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-                    assertThat(e.getTrailers().get(CALL_ID)).startsWith("call-");
-                });
+        assertThatThrownBy(() -> call(key, "slow", "3000")).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+            assertThat(e.getTrailers().get(CALL_ID)).startsWith("call-");
+        });
     }
 
     @Test
@@ -241,21 +299,35 @@ class FunctionCatalogTest {
         var busy = request("busy", code, 2).toBuilder();
         busy.getSpecBuilder().getScalingSpecBuilder().setShutdownDelaySeconds(6);
         catalog().createExternalFunctionVersion(busy.build());
-        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder().setFunctionName("busy").build();
+        ExternalFunctionVersionKey key =
+                ExternalFunctionVersionKey.newBuilder().setFunctionName("busy").build();
         assertThat(call(key, "slow", "1")).startsWith("s|");
         List<CompletableFuture<String>> calls = IntStream.range(0, 4)
-                .mapToObj(i -> CompletableFuture.supplyAsync(() -> call(key, "slow", "1500"))).toList();
-        Set<String> workers = calls.stream().map(CompletableFuture::join).map(s -> s.split("\\|")[1])
+                .mapToObj(i -> CompletableFuture.supplyAsync(() -> call(key, "slow", "1500")))
+                .toList();
+        Set<String> workers = calls.stream()
+                .map(CompletableFuture::join)
+                .map(s -> s.split("\\|")[1])
                 .collect(Collectors.toSet());
         assertThat(workers).hasSize(2);
-        var group = catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("busy")
-                .setIncludeScalingGroup(true).build()).getScalingGroup();
+        var group = catalog()
+                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                        .setFunctionName("busy")
+                        .setIncludeScalingGroup(true)
+                        .build())
+                .getScalingGroup();
         assertThat(group.getReadyReplicas()).isEqualTo(2);
         assertThat(group.getStatus()).isEqualTo("ready");
         // min_replicas 0, shutdown_delay_seconds 6: both stop once idle
-        await().atMost(Duration.ofSeconds(25)).until(() -> catalog().getExternalFunction(GetExternalFunctionRequest
-                .newBuilder().setFunctionName("busy").setIncludeScalingGroup(true).build())
-                .getScalingGroup().getReadyReplicas() == 0);
+        await().atMost(Duration.ofSeconds(25))
+                .until(() -> catalog()
+                                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                        .setFunctionName("busy")
+                                        .setIncludeScalingGroup(true)
+                                        .build())
+                                .getScalingGroup()
+                                .getReadyReplicas()
+                        == 0);
     }
 
     @Test
@@ -263,19 +335,25 @@ class FunctionCatalogTest {
         TestCode empty = new TestCode("empty", false);
         empty.upload(server.channel);
         catalog().createExternalFunctionVersion(request("broken", empty, 1));
-        assertThatThrownBy(() -> echo("broken", "x"))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-                    assertThat(e.getStatus().getDescription()).contains("before it was serving",
+        assertThatThrownBy(() -> echo("broken", "x")).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(e.getStatus().getDescription())
+                    .contains(
+                            "before it was serving",
                             "Could not find or load main class ai.chalk.compute.function.worker.FunctionWorker");
-                });
-        var group = catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("broken")
-                .setIncludeScalingGroup(true).build()).getScalingGroup();
+        });
+        var group = catalog()
+                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                        .setFunctionName("broken")
+                        .setIncludeScalingGroup(true)
+                        .build())
+                .getScalingGroup();
         assertThat(group.getStatus()).isEqualTo("failed");
         assertThat(group.getStatusMessage()).contains("Could not find or load main class");
         assertThatThrownBy(() -> echo("never-deployed", "x")) // and the server keeps answering
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
     }
 
     @Test
@@ -283,48 +361,67 @@ class FunctionCatalogTest {
         TestCode code = new TestCode("c");
         code.upload(server.channel);
         var limited = request("limited", code, 1).toBuilder();
-        limited.getConfigBuilder().setConcurrency(ConcurrencyPolicy.newBuilder().setMaxConcurrent(1))
+        limited.getConfigBuilder()
+                .setConcurrency(ConcurrencyPolicy.newBuilder().setMaxConcurrent(1))
                 .setRetryPolicy(RetryPolicy.newBuilder().setMaxRetries(1).setInitialBackoffMs(10));
         catalog().createExternalFunctionVersion(limited.build());
-        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder().setFunctionName("limited").build();
+        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder()
+                .setFunctionName("limited")
+                .build();
         String worker = call(key, "echo", "warm").split("\\|")[1];
 
         // one replica, one call at a time: two concurrent calls take turns on it
         long start = System.nanoTime();
         List<CompletableFuture<String>> both = IntStream.range(0, 2)
-                .mapToObj(i -> CompletableFuture.supplyAsync(() -> call(key, "slow", "1000"))).toList();
-        assertThat(both.stream().map(CompletableFuture::join).map(r -> r.split("\\|")[1])).containsOnly(worker);
+                .mapToObj(i -> CompletableFuture.supplyAsync(() -> call(key, "slow", "1000")))
+                .toList();
+        assertThat(both.stream().map(CompletableFuture::join).map(r -> r.split("\\|")[1]))
+                .containsOnly(worker);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(2000));
 
         // queued calls wait PENDING behind a running one, and PurgeQueue removes them
         var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel);
         String running = enqueue(key, "slow", "3000");
-        await().atMost(Duration.ofSeconds(10)).until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
-                .setCallId(running).build()).getStatus() == RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                                        .setCallId(running)
+                                        .build())
+                                .getStatus()
+                        == RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING);
         String waiting = enqueue(key, "echo", "never");
         String alsoWaiting = enqueue(key, "echo", "never either");
-        assertThat(async.pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(waiting).build()).getStatus())
+        assertThat(async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                                .setCallId(waiting)
+                                .build())
+                        .getStatus())
                 .isEqualTo(RemoteCallStatus.REMOTE_CALL_STATUS_PENDING);
-        PurgeQueueResponse purged = async.purgeQueue(PurgeQueueRequest.newBuilder().setFunctionName("limited").build());
+        PurgeQueueResponse purged = async.purgeQueue(
+                PurgeQueueRequest.newBuilder().setFunctionName("limited").build());
         assertThat(purged.getItemsRemovedByFunctionMap()).containsEntry("limited", 2L);
         for (String gone : List.of(waiting, alsoWaiting)) {
-            assertThatThrownBy(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(gone).build()))
-                    .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+            assertThatThrownBy(() -> async.pollRemoteCall(
+                            PollRemoteCallRequest.newBuilder().setCallId(gone).build()))
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
+                            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
-                .setCallId(running).build()).getStatus() == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                                        .setCallId(running)
+                                        .build())
+                                .getStatus()
+                        == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
 
         // a worker dying under a call: tried again once on a new replica (which dies too, here)
-        assertThatThrownBy(() -> call(key, "crash", ""))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-                    assertThat(e.getStatus().getDescription()).contains("exited (exit code 3)", "(tried 2 times)");
-                });
+        assertThatThrownBy(() -> call(key, "crash", "")).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(e.getStatus().getDescription()).contains("exited (exit code 3)", "(tried 2 times)");
+        });
         // the function's own failure is its answer: not tried again
         assertThatThrownBy(() -> call(key, "fail", "once"))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
         assertThat(call(key, "echo", "after")).endsWith("|after");
 
         var bad = request("limited", code, 1).toBuilder();
@@ -337,10 +434,15 @@ class FunctionCatalogTest {
     }
 
     private String enqueue(ExternalFunctionVersionKey key, String name, String payload) {
-        return catalog().callExternalFunction(CallExternalFunctionRequest.newBuilder().setFunction(key)
-                .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName(name)
-                        .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8(payload))))
-                .build()).getEnqueueRemoteCallResponse().getCallId();
+        return catalog()
+                .callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                        .setFunction(key)
+                        .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder()
+                                .setName(name)
+                                .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8(payload))))
+                        .build())
+                .getEnqueueRemoteCallResponse()
+                .getCallId();
     }
 
     @Test
@@ -350,34 +452,50 @@ class FunctionCatalogTest {
         var queued = request("queued", code, 1).toBuilder();
         queued.getConfigBuilder().putOptions("chalk_compute.functions", FUNCTIONS + ",queued=t.W#echo");
         catalog().createExternalFunctionVersion(queued.build());
-        String callId = catalog().callExternalFunction(CallExternalFunctionRequest.newBuilder()
-                .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("queued"))
-                .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder().setName("echo")
-                        .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8("later"))))
-                .build()).getEnqueueRemoteCallResponse().getCallId();
+        String callId = catalog()
+                .callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                        .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("queued"))
+                        .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder()
+                                .setName("echo")
+                                .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8("later"))))
+                        .build())
+                .getEnqueueRemoteCallResponse()
+                .getCallId();
         var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel);
         PollRemoteCallResponse poll;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         do {
-            poll = async.pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build());
+            poll = async.pollRemoteCall(
+                    PollRemoteCallRequest.newBuilder().setCallId(callId).build());
             Thread.sleep(100);
         } while (poll.getStatus() != RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED && System.nanoTime() < deadline);
         assertThat(poll.getStatus()).isEqualTo(RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
-        assertThat(poll.getResults(0).getFeatherStream().toStringUtf8()).startsWith("q|").endsWith("|later");
-        assertThatThrownBy(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder().setCallId(callId).build()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+        assertThat(poll.getResults(0).getFeatherStream().toStringUtf8())
+                .startsWith("q|")
+                .endsWith("|later");
+        assertThatThrownBy(() -> async.pollRemoteCall(
+                        PollRemoteCallRequest.newBuilder().setCallId(callId).build()))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
 
         // AsyncRemoteCallService directly: the name is the deployed function's (and the worker function's)
-        String direct = async.enqueueRemoteCall(EnqueueRemoteCallRequest.newBuilder().setName("queued")
-                .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8("direct"))).build())
+        String direct = async.enqueueRemoteCall(EnqueueRemoteCallRequest.newBuilder()
+                        .setName("queued")
+                        .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8("direct")))
+                        .build())
                 .getCallId();
-        await().atMost(Duration.ofSeconds(30)).until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
-                .setCallId(direct).build()).getStatus() == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
-        assertThatThrownBy(() -> async.enqueueRemoteCall(EnqueueRemoteCallRequest.newBuilder().setName("queued")
-                .build()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                                        .setCallId(direct)
+                                        .build())
+                                .getStatus()
+                        == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+        assertThatThrownBy(() -> async.enqueueRemoteCall(
+                        EnqueueRemoteCallRequest.newBuilder().setName("queued").build()))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
     }
 
     @Test
@@ -418,9 +536,12 @@ class FunctionCatalogTest {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
                     assertThat(e.getStatus().getDescription()).contains("chalk_compute.code");
                 });
-        assertThatThrownBy(() -> catalog().getExternalFunction(GetExternalFunctionRequest.newBuilder()
-                .setFunctionName("never-deployed").build()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+        assertThatThrownBy(() -> catalog()
+                        .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                .setFunctionName("never-deployed")
+                                .build()))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
     }
 }

@@ -37,21 +37,32 @@ class FunctionLifecycleTest {
     @TempDir
     Path dir;
 
-    private static ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog(RunningServer s) {
+    private static ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog(
+            RunningServer s) {
         return ExternalFunctionCatalogServiceGrpc.newBlockingStub(s.channel).withDeadlineAfter(90, TimeUnit.SECONDS);
     }
 
     private static int ready(RunningServer s) {
-        return catalog(s).getExternalFunction(GetExternalFunctionRequest.newBuilder().setFunctionName("survivor")
-                .setIncludeScalingGroup(true).build()).getScalingGroup().getReadyReplicas();
+        return catalog(s)
+                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                        .setFunctionName("survivor")
+                        .setIncludeScalingGroup(true)
+                        .build())
+                .getScalingGroup()
+                .getReadyReplicas();
     }
 
     private static String echo(RunningServer s) {
-        return catalog(s).callExternalFunction(CallExternalFunctionRequest.newBuilder()
-                .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("survivor"))
-                .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName("echo")
-                        .setFeatherStream(ByteString.copyFromUtf8("ping"))).build())
-                .getRemoteCallResponse().getFeatherStream().toStringUtf8();
+        return catalog(s)
+                .callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                        .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("survivor"))
+                        .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                .setName("echo")
+                                .setFeatherStream(ByteString.copyFromUtf8("ping")))
+                        .build())
+                .getRemoteCallResponse()
+                .getFeatherStream()
+                .toStringUtf8();
     }
 
     @Test
@@ -59,24 +70,35 @@ class FunctionLifecycleTest {
         TestCode code = new TestCode("warm");
         CreateExternalFunctionVersionRequest request = CreateExternalFunctionVersionRequest.newBuilder()
                 .setFunctionName("survivor")
-                .setSpec(ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.getDefaultInstance())
-                        .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(1).setMaxReplicas(1)))
-                .setConfig(FunctionConfig.newBuilder().putOptions("chalk_compute.code", code.manifestDigest)
-                        .putOptions("chalk_compute.functions", "echo=t.W#echo")).build();
+                .setSpec(ScalingGroupSpec.newBuilder()
+                        .setContainerSpec(ChalkContainerSpec.getDefaultInstance())
+                        .setScalingSpec(
+                                ScalingSpec.newBuilder().setMinReplicas(1).setMaxReplicas(1)))
+                .setConfig(FunctionConfig.newBuilder()
+                        .putOptions("chalk_compute.code", code.manifestDigest)
+                        .putOptions("chalk_compute.functions", "echo=t.W#echo"))
+                .build();
         String versionId;
         try (RunningServer s = RunningServer.start(dir)) {
             code.upload(s.channel);
-            versionId = catalog(s).createExternalFunctionVersion(request).getExternalFunctionVersion().getId();
+            versionId = catalog(s)
+                    .createExternalFunctionVersion(request)
+                    .getExternalFunctionVersion()
+                    .getId();
             await().atMost(Duration.ofSeconds(30)).until(() -> ready(s) == 1); // min_replicas starts without a call
             assertThat(echo(s)).startsWith("warm|fnw-").endsWith("|ping");
-            assertThatThrownBy(() -> catalog(s).deleteExternalFunctionVersion(DeleteExternalFunctionVersionRequest
-                    .newBuilder().setId(versionId).build()))
+            assertThatThrownBy(() -> catalog(s)
+                            .deleteExternalFunctionVersion(DeleteExternalFunctionVersionRequest.newBuilder()
+                                    .setId(versionId)
+                                    .build()))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
                         assertThat(e.getStatus().getDescription()).contains("serves the function's traffic");
                     });
-            assertThatThrownBy(() -> ScalingGroupManagerServiceGrpc.newBlockingStub(s.channel).deleteScalingGroup(
-                    DeleteScalingGroupRequest.newBuilder().setName("survivor").build()))
+            assertThatThrownBy(() -> ScalingGroupManagerServiceGrpc.newBlockingStub(s.channel)
+                            .deleteScalingGroup(DeleteScalingGroupRequest.newBuilder()
+                                    .setName("survivor")
+                                    .build()))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
                         assertThat(e.getStatus().getDescription()).contains("DeleteExternalFunction");
@@ -85,21 +107,37 @@ class FunctionLifecycleTest {
         try (RunningServer s = RunningServer.start(dir)) {
             await().atMost(Duration.ofSeconds(30)).until(() -> ready(s) == 1);
             assertThat(echo(s)).startsWith("warm|").endsWith("|ping");
-            assertThat(catalog(s).createExternalFunctionVersion(request).getExternalFunctionVersion().getId())
+            assertThat(catalog(s)
+                            .createExternalFunctionVersion(request)
+                            .getExternalFunctionVersion()
+                            .getId())
                     .isEqualTo(versionId);
-            assertThat(catalog(s).listExternalFunctionVersions(ListExternalFunctionVersionsRequest.newBuilder()
-                    .setFunctionName("survivor").build()).getEntriesCount()).isEqualTo(1);
+            assertThat(catalog(s)
+                            .listExternalFunctionVersions(ListExternalFunctionVersionsRequest.newBuilder()
+                                    .setFunctionName("survivor")
+                                    .build())
+                            .getEntriesCount())
+                    .isEqualTo(1);
 
-            catalog(s).deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder().setFunctionName("survivor")
-                    .build());
-            assertThatThrownBy(() -> catalog(s).getExternalFunction(GetExternalFunctionRequest.newBuilder()
-                    .setFunctionName("survivor").build()))
-                    .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
-            assertThat(catalog(s).listExternalFunctions(ListExternalFunctionsRequest.getDefaultInstance())
-                    .getFunctionsCount()).isZero();
-            assertThat(ScalingGroupManagerServiceGrpc.newBlockingStub(s.channel).listScalingGroups(
-                    ListScalingGroupsRequest.getDefaultInstance()).getScalingGroupsCount()).isZero();
+            catalog(s)
+                    .deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
+                            .setFunctionName("survivor")
+                            .build());
+            assertThatThrownBy(() -> catalog(s)
+                            .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                    .setFunctionName("survivor")
+                                    .build()))
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
+                            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+            assertThat(catalog(s)
+                            .listExternalFunctions(ListExternalFunctionsRequest.getDefaultInstance())
+                            .getFunctionsCount())
+                    .isZero();
+            assertThat(ScalingGroupManagerServiceGrpc.newBlockingStub(s.channel)
+                            .listScalingGroups(ListScalingGroupsRequest.getDefaultInstance())
+                            .getScalingGroupsCount())
+                    .isZero();
             try (var runDirs = java.nio.file.Files.list(dir.resolve("functions").resolve("run"))) {
                 assertThat(runDirs.toList()).isEmpty(); // the replica's socket directory went with it
             }

@@ -39,11 +39,15 @@ class FunctionSecretsTest {
             code.upload(server.channel);
             CreateExternalFunctionVersionRequest request = CreateExternalFunctionVersionRequest.newBuilder()
                     .setFunctionName("with-secret")
-                    .setSpec(ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.newBuilder()
-                                    .addSecretRefs(SecretRef.newBuilder().setSecretName("FN_SECRET")
+                    .setSpec(ScalingGroupSpec.newBuilder()
+                            .setContainerSpec(ChalkContainerSpec.newBuilder()
+                                    .addSecretRefs(SecretRef.newBuilder()
+                                            .setSecretName("FN_SECRET")
                                             .putAliases("FN_SECRET", "GREETING")))
-                            .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
-                    .setConfig(FunctionConfig.newBuilder().putOptions("chalk_compute.code", code.manifestDigest)
+                            .setScalingSpec(
+                                    ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
+                    .setConfig(FunctionConfig.newBuilder()
+                            .putOptions("chalk_compute.code", code.manifestDigest)
                             .putOptions("chalk_compute.functions", "probe=t.W#probe")
                             .putOptions("chalk_compute.worker", "plain"))
                     .build();
@@ -52,14 +56,21 @@ class FunctionSecretsTest {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
                         assertThat(e.getStatus().getDescription()).contains("secret FN_SECRET does not exist");
                     });
-            EnvironmentSecretsServiceGrpc.newBlockingStub(server.channel).upsertSecret(UpsertSecretRequest.newBuilder()
-                    .setName("FN_SECRET").setValue(value).build());
+            EnvironmentSecretsServiceGrpc.newBlockingStub(server.channel)
+                    .upsertSecret(UpsertSecretRequest.newBuilder()
+                            .setName("FN_SECRET")
+                            .setValue(value)
+                            .build());
             catalog.createExternalFunctionVersion(request);
             String probe = catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder()
-                    .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("with-secret"))
-                    .setRemoteCallRequest(CallFunctionRequest.newBuilder().setName("probe")
-                            .setFeatherStream(ByteString.EMPTY)).build())
-                    .getRemoteCallResponse().getFeatherStream().toStringUtf8();
+                            .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("with-secret"))
+                            .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                    .setName("probe")
+                                    .setFeatherStream(ByteString.EMPTY))
+                            .build())
+                    .getRemoteCallResponse()
+                    .getFeatherStream()
+                    .toStringUtf8();
             assertThat(probe).contains(";GREETING=" + value + ";");
         }
     }

@@ -42,9 +42,12 @@ class MissingCodeDetailsTest {
             String entry = code.blobs.keySet().iterator().next();
             CreateExternalFunctionVersionRequest request = CreateExternalFunctionVersionRequest.newBuilder()
                     .setFunctionName("detailed")
-                    .setSpec(ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.getDefaultInstance())
-                            .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
-                    .setConfig(FunctionConfig.newBuilder().putOptions("chalk_compute.code", code.manifestDigest)
+                    .setSpec(ScalingGroupSpec.newBuilder()
+                            .setContainerSpec(ChalkContainerSpec.getDefaultInstance())
+                            .setScalingSpec(
+                                    ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
+                    .setConfig(FunctionConfig.newBuilder()
+                            .putOptions("chalk_compute.code", code.manifestDigest)
                             .putOptions("chalk_compute.functions", "echo=t.W#echo")
                             .putOptions("chalk_compute.worker", "plain"))
                     .build();
@@ -57,7 +60,9 @@ class MissingCodeDetailsTest {
             assertMissing(() -> catalog.createExternalFunctionVersion(request), List.of(entry));
 
             assertThat(code.upload(server.channel)).isEqualTo(1);
-            assertThat(catalog.createExternalFunctionVersion(request).getExternalFunctionVersion().getVersion())
+            assertThat(catalog.createExternalFunctionVersion(request)
+                            .getExternalFunctionVersion()
+                            .getVersion())
                     .isEqualTo(1);
         }
     }
@@ -78,8 +83,10 @@ class MissingCodeDetailsTest {
                 assertThat(info.getReason()).isEqualTo(BlobErrorReason.MISSING_CODE_BLOBS.name());
                 assertThat(info.getDomain()).isEqualTo("chalk_compute.blob.v1");
                 PreconditionFailure failure = details.get(1).unpack(PreconditionFailure.class);
-                assertThat(failure.getViolationsList()).allSatisfy(v -> assertThat(v.getType()).isEqualTo("CODE_BLOB"))
-                        .extracting(PreconditionFailure.Violation::getSubject).containsExactlyElementsOf(digests);
+                assertThat(failure.getViolationsList())
+                        .allSatisfy(v -> assertThat(v.getType()).isEqualTo("CODE_BLOB"))
+                        .extracting(PreconditionFailure.Violation::getSubject)
+                        .containsExactlyElementsOf(digests);
             } catch (com.google.protobuf.InvalidProtocolBufferException x) {
                 throw new AssertionError(x);
             }

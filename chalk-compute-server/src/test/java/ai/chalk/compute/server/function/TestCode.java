@@ -40,6 +40,7 @@ final class TestCode {
 
     /** Blob bytes by digest, in manifest order, and the manifest's digest. */
     final Map<String, byte[]> blobs = new LinkedHashMap<>();
+
     final String manifestDigest;
 
     TestCode(String label) throws IOException {
@@ -93,26 +94,27 @@ final class TestCode {
         List<BlobRef> missing = stub.findMissingBlobs(find.build()).getMissingList();
         for (BlobRef ref : missing) {
             CompletableFuture<UploadBlobResponse> done = new CompletableFuture<>();
-            StreamObserver<UploadBlobRequest> up = BlobServiceGrpc.newStub(channel).uploadBlob(new StreamObserver<>() {
-                @Override
-                public void onNext(UploadBlobResponse value) {
-                    done.complete(value);
-                }
+            StreamObserver<UploadBlobRequest> up = BlobServiceGrpc.newStub(channel)
+                    .uploadBlob(new StreamObserver<>() {
+                        @Override
+                        public void onNext(UploadBlobResponse value) {
+                            done.complete(value);
+                        }
 
-                @Override
-                public void onError(Throwable t) {
-                    done.completeExceptionally(t);
-                }
+                        @Override
+                        public void onError(Throwable t) {
+                            done.completeExceptionally(t);
+                        }
 
-                @Override
-                public void onCompleted() {
-                }
-            });
+                        @Override
+                        public void onCompleted() {}
+                    });
             byte[] bytes = blobs.get(ref.getDigest());
             up.onNext(UploadBlobRequest.newBuilder().setBlob(ref).build());
             for (int off = 0; off < bytes.length; off += 1 << 20) {
-                up.onNext(UploadBlobRequest.newBuilder().setData(ByteString.copyFrom(bytes, off,
-                        Math.min(1 << 20, bytes.length - off))).build());
+                up.onNext(UploadBlobRequest.newBuilder()
+                        .setData(ByteString.copyFrom(bytes, off, Math.min(1 << 20, bytes.length - off)))
+                        .build());
             }
             up.onCompleted();
             done.get(60, TimeUnit.SECONDS);
@@ -150,7 +152,9 @@ final class TestCode {
 
     static String digest(byte[] bytes) {
         try {
-            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+            return "sha256:"
+                    + HexFormat.of()
+                            .formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

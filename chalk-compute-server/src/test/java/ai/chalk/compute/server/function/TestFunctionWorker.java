@@ -35,20 +35,25 @@ public final class TestFunctionWorker {
 
     private static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
 
-    private TestFunctionWorker() {
-    }
+    private TestFunctionWorker() {}
 
     public static void main(String[] args) throws Exception {
         Path socket = Path.of(System.getenv("CHALK_WORKER_SOCKET"));
         String workerId = System.getenv("CHALK_WORKER_ID");
         String label = label();
-        System.out.println("test worker " + workerId + " (" + label + ") serving " + System.getenv("CHALK_WORKER_FUNCTIONS"));
+        System.out.println(
+                "test worker " + workerId + " (" + label + ") serving " + System.getenv("CHALK_WORKER_FUNCTIONS"));
         Files.deleteIfExists(socket);
         EpollEventLoopGroup group = new EpollEventLoopGroup(2);
         HealthStatusManager health = new HealthStatusManager();
         Server server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                .channelType(EpollServerDomainSocketChannel.class).bossEventLoopGroup(group).workerEventLoopGroup(group)
-                .addService(new Calls(label, workerId)).addService(health.getHealthService()).build().start();
+                .channelType(EpollServerDomainSocketChannel.class)
+                .bossEventLoopGroup(group)
+                .workerEventLoopGroup(group)
+                .addService(new Calls(label, workerId))
+                .addService(health.getHealthService())
+                .build()
+                .start();
         health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         server.awaitTermination();
     }
@@ -89,8 +94,8 @@ public final class TestFunctionWorker {
         if (target == null || !target.startsWith("unix://")) {
             return "no-target";
         }
-        try (var c = java.nio.channels.SocketChannel.open(java.net.UnixDomainSocketAddress.of(
-                target.substring("unix://".length())))) {
+        try (var c = java.nio.channels.SocketChannel.open(
+                java.net.UnixDomainSocketAddress.of(target.substring("unix://".length())))) {
             return "reachable";
         } catch (java.io.IOException e) {
             return "unreachable (" + e.getMessage() + ")";
@@ -120,11 +125,19 @@ public final class TestFunctionWorker {
                             failed = true;
                             IllegalStateException e = new IllegalStateException("boom: " + payload);
                             Metadata trailers = new Metadata();
-                            trailers.put(ERROR, ChalkError.newBuilder().setCode(ErrorCode.ERROR_CODE_RESOLVER_FAILED)
-                                    .setMessage(e.getMessage()).setException(ChalkException.newBuilder()
-                                            .setKind(e.getClass().getName()).setMessage(e.getMessage())
-                                            .setStacktrace("at TestFunctionWorker.fail")).build());
-                            out.onError(Status.UNKNOWN.withDescription(e.getMessage()).asRuntimeException(trailers));
+                            trailers.put(
+                                    ERROR,
+                                    ChalkError.newBuilder()
+                                            .setCode(ErrorCode.ERROR_CODE_RESOLVER_FAILED)
+                                            .setMessage(e.getMessage())
+                                            .setException(ChalkException.newBuilder()
+                                                    .setKind(e.getClass().getName())
+                                                    .setMessage(e.getMessage())
+                                                    .setStacktrace("at TestFunctionWorker.fail"))
+                                            .build());
+                            out.onError(Status.UNKNOWN
+                                    .withDescription(e.getMessage())
+                                    .asRuntimeException(trailers));
                             return;
                         }
                         case "probe" -> payload = probe();
@@ -135,15 +148,15 @@ public final class TestFunctionWorker {
                                 Thread.currentThread().interrupt();
                             }
                         }
-                        default -> { }
+                        default -> {}
                     }
-                    out.onNext(CallFunctionResponse.newBuilder().setFeatherStream(ByteString.copyFromUtf8(
-                            label + "|" + workerId + "|" + payload)).build());
+                    out.onNext(CallFunctionResponse.newBuilder()
+                            .setFeatherStream(ByteString.copyFromUtf8(label + "|" + workerId + "|" + payload))
+                            .build());
                 }
 
                 @Override
-                public void onError(Throwable t) {
-                }
+                public void onError(Throwable t) {}
 
                 @Override
                 public void onCompleted() {

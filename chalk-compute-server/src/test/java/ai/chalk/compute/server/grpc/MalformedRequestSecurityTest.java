@@ -56,12 +56,10 @@ class MalformedRequestSecurityTest {
             }
 
             @Override
-            public void flush() {
-            }
+            public void flush() {}
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         java.util.logging.Logger.getLogger("").addHandler(julHandler);
         try (RunningServer server = RunningServer.start(dataDir)) {
@@ -69,39 +67,58 @@ class MalformedRequestSecurityTest {
             List<CompletableFuture<Status>> calls = new ArrayList<>();
             long started = System.nanoTime();
             for (int i = 0; i < 1000; i++) {
-                calls.add(switch (i % 4) {
-                    case 0 -> RawCalls.send(server.channel, SandboxServiceGrpc.getCreateSandboxMethod(), garbage(random));
-                    case 1 -> RawCalls.send(server.channel, SandboxServiceGrpc.getExecMethod(), garbage(random));
-                    case 2 -> RawCalls.send(server.channel, SandboxProcessServiceGrpc.getOpenSessionMethod(),
-                            garbage(random), garbage(random));
-                    default -> RawCalls.send(server.channel, HealthGrpc.getCheckMethod(), garbage(random));
-                });
+                calls.add(
+                        switch (i % 4) {
+                            case 0 ->
+                                RawCalls.send(
+                                        server.channel, SandboxServiceGrpc.getCreateSandboxMethod(), garbage(random));
+                            case 1 ->
+                                RawCalls.send(server.channel, SandboxServiceGrpc.getExecMethod(), garbage(random));
+                            case 2 ->
+                                RawCalls.send(
+                                        server.channel,
+                                        SandboxProcessServiceGrpc.getOpenSessionMethod(),
+                                        garbage(random),
+                                        garbage(random));
+                            default -> RawCalls.send(server.channel, HealthGrpc.getCheckMethod(), garbage(random));
+                        });
             }
             for (CompletableFuture<Status> call : calls) {
                 Status status = call.get(60, TimeUnit.SECONDS);
                 assertThat(status.getCode()).as("%s", status).isEqualTo(Status.Code.INVALID_ARGUMENT);
-                assertThat(status.getDescription()).contains("is not a valid protobuf message").hasSizeLessThan(400);
+                assertThat(status.getDescription())
+                        .contains("is not a valid protobuf message")
+                        .hasSizeLessThan(400);
             }
             long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
 
             List<ILoggingEvent> lines = ours.list.stream()
-                    .filter(e -> e.getLoggerName().equals(MalformedRequests.class.getName())).toList();
+                    .filter(e -> e.getLoggerName().equals(MalformedRequests.class.getName()))
+                    .toList();
             assertThat(lines).hasSizeBetween(1, (int) (2 + seconds / MalformedRequests.LOG_WINDOW.toSeconds()));
-            assertThat(lines).allMatch(e -> e.getThrowableProxy() == null)
+            assertThat(lines)
+                    .allMatch(e -> e.getThrowableProxy() == null)
                     .allMatch(e -> e.getFormattedMessage().length() < 600);
             assertThat(ours.list).noneMatch(e -> e.getThrowableProxy() != null);
             assertThat(grpcs).as("grpc-java's own warnings").isEmpty();
 
             // a well-formed request on the same channel is served as usual
-            assertThat(HealthGrpc.newBlockingStub(server.channel).check(HealthCheckRequest.getDefaultInstance())
-                    .getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+            assertThat(HealthGrpc.newBlockingStub(server.channel)
+                            .check(HealthCheckRequest.getDefaultInstance())
+                            .getStatus())
+                    .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
             String id = server.createSandbox();
-            assertThat(server.sandboxes().listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesList())
+            assertThat(server.sandboxes()
+                            .listSandboxes(ListSandboxesRequest.getDefaultInstance())
+                            .getSandboxesList())
                     .anyMatch(s -> s.getId().equals(id));
             server.terminate(id);
             // the guarded services still describe themselves through reflection
-            assertThat(reflectedServices(server)).contains("chalk.sandbox.v1.SandboxService",
-                    "chalk.sandbox.v2.SandboxProcessService", "grpc.health.v1.Health");
+            assertThat(reflectedServices(server))
+                    .contains(
+                            "chalk.sandbox.v1.SandboxService",
+                            "chalk.sandbox.v2.SandboxProcessService",
+                            "grpc.health.v1.Health");
         } finally {
             root.detachAppender(ours);
             java.util.logging.Logger.getLogger("").removeHandler(julHandler);
@@ -111,12 +128,13 @@ class MalformedRequestSecurityTest {
     private static List<String> reflectedServices(RunningServer server) throws Exception {
         CompletableFuture<List<String>> names = new CompletableFuture<>();
         io.grpc.stub.StreamObserver<io.grpc.reflection.v1.ServerReflectionRequest> requests =
-                io.grpc.reflection.v1.ServerReflectionGrpc.newStub(server.channel).serverReflectionInfo(
-                        new io.grpc.stub.StreamObserver<>() {
+                io.grpc.reflection.v1.ServerReflectionGrpc.newStub(server.channel)
+                        .serverReflectionInfo(new io.grpc.stub.StreamObserver<>() {
                             @Override
                             public void onNext(io.grpc.reflection.v1.ServerReflectionResponse r) {
                                 names.complete(r.getListServicesResponse().getServiceList().stream()
-                                        .map(io.grpc.reflection.v1.ServiceResponse::getName).toList());
+                                        .map(io.grpc.reflection.v1.ServiceResponse::getName)
+                                        .toList());
                             }
 
                             @Override
@@ -125,10 +143,11 @@ class MalformedRequestSecurityTest {
                             }
 
                             @Override
-                            public void onCompleted() {
-                            }
+                            public void onCompleted() {}
                         });
-        requests.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder().setListServices("").build());
+        requests.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder()
+                .setListServices("")
+                .build());
         List<String> result = names.get(30, TimeUnit.SECONDS);
         requests.onCompleted();
         return result;
@@ -139,15 +158,21 @@ class MalformedRequestSecurityTest {
         try (RunningServer server = RunningServer.start(dataDir)) {
             String id = server.createSandbox();
             byte[] init = ai.chalk.compute.proto.sandbox.v1.ExecRequest.newBuilder()
-                    .setInit(ai.chalk.compute.proto.sandbox.v1.ExecInit.newBuilder().setSandboxId(id)
-                            .setCommand("sleep").addArgs("300"))
-                    .build().toByteArray();
-            Status status = RawCalls.send(server.channel, SandboxServiceGrpc.getExecMethod(), init,
-                    garbage(new Random(1))).get(60, TimeUnit.SECONDS);
+                    .setInit(ai.chalk.compute.proto.sandbox.v1.ExecInit.newBuilder()
+                            .setSandboxId(id)
+                            .setCommand("sleep")
+                            .addArgs("300"))
+                    .build()
+                    .toByteArray();
+            Status status = RawCalls.send(
+                            server.channel, SandboxServiceGrpc.getExecMethod(), init, garbage(new Random(1)))
+                    .get(60, TimeUnit.SECONDS);
             assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() ->
-                    ProcessHandle.allProcesses().noneMatch(p -> p.info().commandLine().orElse("").contains("sleep 300")
-                            && p.info().commandLine().orElse("").length() < 40));
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(20))
+                    .until(() -> ProcessHandle.allProcesses()
+                            .noneMatch(p -> p.info().commandLine().orElse("").contains("sleep 300")
+                                    && p.info().commandLine().orElse("").length() < 40));
             server.terminate(id);
         }
     }

@@ -61,13 +61,19 @@ class CustomImageServiceTest {
 
     @TempDir
     static Path dataDir;
+
     static RunningServer server;
     static ManagedChannel inProcess;
 
     @BeforeAll
     static void start() throws Exception {
-        server = RunningServer.start(dataDir, b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).build()));
-        inProcess = InProcessChannelBuilder.forName(server.server.inProcessName()).build();
+        server = RunningServer.start(
+                dataDir,
+                b -> b.runtime(DockerRuntimeOptions.builder()
+                        .defaultImage(DockerTesting.image())
+                        .build()));
+        inProcess =
+                InProcessChannelBuilder.forName(server.server.inProcessName()).build();
     }
 
     @AfterAll
@@ -82,15 +88,20 @@ class CustomImageServiceTest {
     }
 
     private static GetOrBuildCustomImageResponse getOrBuild(ImageSpec spec) {
-        return images().getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder().setImageSpec(spec).build());
+        return images().getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
+                .setImageSpec(spec)
+                .build());
     }
 
     private static List<CustomImageBuildSummary> buildsOf(String contentHash) {
         List<CustomImageBuildSummary> all = new ArrayList<>();
         String cursor = "";
         do {
-            ListCustomImageBuildsResponse page = images().listCustomImageBuilds(ListCustomImageBuildsRequest
-                    .newBuilder().setLimit(3).setCursor(cursor).build());
+            ListCustomImageBuildsResponse page = images().listCustomImageBuilds(
+                            ListCustomImageBuildsRequest.newBuilder()
+                                    .setLimit(3)
+                                    .setCursor(cursor)
+                                    .build());
             all.addAll(page.getBuildsList());
             cursor = page.hasNextCursor() ? page.getNextCursor() : "";
         } while (!cursor.isEmpty());
@@ -108,8 +119,14 @@ class CustomImageServiceTest {
         String hash = ContentHash.of(spec);
         assertThat(done.getImage()).isEqualTo("chalk-compute/custom:" + hash.substring(0, 32));
         String created = ImageTesting.created(done.getImage());
-        assertThat(DockerTesting.docker("image", "inspect", "--format",
-                "{{ index .Config.Labels \"ai.chalk.compute.image.content-hash\" }}", done.getImage()).output().trim())
+        assertThat(DockerTesting.docker(
+                                "image",
+                                "inspect",
+                                "--format",
+                                "{{ index .Config.Labels \"ai.chalk.compute.image.content-hash\" }}",
+                                done.getImage())
+                        .output()
+                        .trim())
                 .isEqualTo(hash);
 
         GetOrBuildCustomImageResponse again = getOrBuild(spec);
@@ -117,11 +134,14 @@ class CustomImageServiceTest {
         assertThat(again.getBuildId()).isEqualTo(first.getBuildId());
         assertThat(again.getImage()).isEqualTo(done.getImage());
         assertThat(buildsOf(hash)).hasSize(1);
-        assertThat(ImageTesting.created(done.getImage())).as("the image was not rebuilt").isEqualTo(created);
+        assertThat(ImageTesting.created(done.getImage()))
+                .as("the image was not rebuilt")
+                .isEqualTo(created);
 
         // the build as recorded, by content hash, with its spec
         GetCustomImageBuildResponse build = images().getCustomImageBuild(GetCustomImageBuildRequest.newBuilder()
-                .setContentHash(hash).build());
+                .setContentHash(hash)
+                .build());
         assertThat(build.getBuild().getBuildId()).isEqualTo(first.getBuildId());
         assertThat(build.getBuild().getStatus()).isEqualTo("succeeded");
         assertThat(build.getBuild().getBaseImage()).isEqualTo(DockerTesting.image());
@@ -132,7 +152,8 @@ class CustomImageServiceTest {
         GetOrBuildCustomImageResponse rebuilt = getOrBuild(spec);
         assertThat(rebuilt.getStatus()).isEqualTo("building");
         assertThat(rebuilt.getBuildId()).isNotEqualTo(first.getBuildId());
-        assertThat(ImageTesting.awaitFinished(images(), rebuilt.getBuildId(), BUILD_TIMEOUT).getStatus())
+        assertThat(ImageTesting.awaitFinished(images(), rebuilt.getBuildId(), BUILD_TIMEOUT)
+                        .getStatus())
                 .isEqualTo("succeeded");
     }
 
@@ -149,10 +170,13 @@ class CustomImageServiceTest {
             for (Future<GetOrBuildCustomImageResponse> f : pool.invokeAll(calls)) {
                 answers.add(f.get());
             }
-            Set<String> ids = answers.stream().map(GetOrBuildCustomImageResponse::getBuildId).collect(Collectors.toSet());
+            Set<String> ids = answers.stream()
+                    .map(GetOrBuildCustomImageResponse::getBuildId)
+                    .collect(Collectors.toSet());
             assertThat(ids).hasSize(1);
             assertThat(answers).allMatch(a -> a.getStatus().equals("building"));
-            assertThat(ImageTesting.awaitFinished(images(), ids.iterator().next(), BUILD_TIMEOUT).getStatus())
+            assertThat(ImageTesting.awaitFinished(images(), ids.iterator().next(), BUILD_TIMEOUT)
+                            .getStatus())
                     .isEqualTo("succeeded");
             assertThat(buildsOf(ContentHash.of(spec))).hasSize(1);
         } finally {
@@ -165,28 +189,38 @@ class CustomImageServiceTest {
         ImageSpec spec = ImageTesting.busybox("echo fine", "echo about to fail; echo the-reason >&2; exit 3");
         String id = getOrBuild(spec).getBuildId();
         EventCollector<StreamCustomImageBuildUpdatesResponse> updates = new EventCollector<>();
-        CustomImageServiceGrpc.newStub(inProcess).streamCustomImageBuildUpdates(
-                StreamCustomImageBuildUpdatesRequest.newBuilder().setBuildId(id).build(), updates);
+        CustomImageServiceGrpc.newStub(inProcess)
+                .streamCustomImageBuildUpdates(
+                        StreamCustomImageBuildUpdatesRequest.newBuilder()
+                                .setBuildId(id)
+                                .build(),
+                        updates);
 
         GetCustomImageResponse done = ImageTesting.awaitFinished(images(), id, BUILD_TIMEOUT);
         assertThat(done.getStatus()).isEqualTo("failed");
         assertThat(done.getImage()).isEmpty();
-        assertThat(done.getError()).startsWith("steps[0] (run_commands[1]: echo about to fail; echo the-reason >&2;"
-                + " exit 3) failed: The command '/bin/sh -c echo about to fail; echo the-reason >&2; exit 3' returned"
-                + " a non-zero code: 3");
+        assertThat(done.getError())
+                .startsWith("steps[0] (run_commands[1]: echo about to fail; echo the-reason >&2;"
+                        + " exit 3) failed: The command '/bin/sh -c echo about to fail; echo the-reason >&2; exit 3' returned"
+                        + " a non-zero code: 3");
         // the engine merges the step's stdout and stderr, so the two lines may come in either order
-        assertThat(done.getError().substring(done.getError().indexOf("\nLast output:\n") + "\nLast output:\n".length())
-                .lines()).containsExactlyInAnyOrder("about to fail", "the-reason");
+        assertThat(done.getError()
+                        .substring(done.getError().indexOf("\nLast output:\n") + "\nLast output:\n".length())
+                        .lines())
+                .containsExactlyInAnyOrder("about to fail", "the-reason");
 
         List<StreamCustomImageBuildUpdatesResponse> streamed = updates.drain(Duration.ofSeconds(30));
         assertThat(updates.end.join()).isNull();
         StreamCustomImageBuildUpdatesResponse last = streamed.get(streamed.size() - 1);
         assertThat(last.getStatus()).isEqualTo("failed");
         assertThat(last.getError()).isEqualTo(done.getError());
-        assertThat(streamed.stream().map(StreamCustomImageBuildUpdatesResponse::getMessage)).contains("the-reason");
+        assertThat(streamed.stream().map(StreamCustomImageBuildUpdatesResponse::getMessage))
+                .contains("the-reason");
 
         List<LogEntry> logs = images().getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
-                .setBuildId(id).build()).getLogsList();
+                        .setBuildId(id)
+                        .build())
+                .getLogsList();
         assertThat(logs).extracting(LogEntry::getMessage).contains("about to fail", "the-reason");
         LogEntry failure = logs.get(logs.size() - 1);
         assertThat(failure.getSeverity()).isEqualTo("ERROR");
@@ -196,7 +230,8 @@ class CustomImageServiceTest {
         GetOrBuildCustomImageResponse retry = getOrBuild(spec);
         assertThat(retry.getStatus()).isEqualTo("building");
         assertThat(retry.getBuildId()).isNotEqualTo(id);
-        assertThat(ImageTesting.awaitFinished(images(), retry.getBuildId(), BUILD_TIMEOUT).getStatus())
+        assertThat(ImageTesting.awaitFinished(images(), retry.getBuildId(), BUILD_TIMEOUT)
+                        .getStatus())
                 .isEqualTo("failed");
     }
 
@@ -205,26 +240,39 @@ class CustomImageServiceTest {
         ImageSpec spec = ImageTesting.busybox("for i in 1 2 3; do echo tick-$i; sleep 1; done");
         String id = getOrBuild(spec).getBuildId();
         EventCollector<StreamCustomImageBuildUpdatesResponse> updates = new EventCollector<>();
-        CustomImageServiceGrpc.newStub(inProcess).streamCustomImageBuildUpdates(
-                StreamCustomImageBuildUpdatesRequest.newBuilder().setBuildId(id).build(), updates);
+        CustomImageServiceGrpc.newStub(inProcess)
+                .streamCustomImageBuildUpdates(
+                        StreamCustomImageBuildUpdatesRequest.newBuilder()
+                                .setBuildId(id)
+                                .build(),
+                        updates);
         updates.await(u -> u.getMessage().equals("tick-1"), BUILD_TIMEOUT);
         long firstTick = System.nanoTime();
-        assertThat(images().getCustomImage(GetCustomImageRequest.newBuilder().setBuildId(id).build()).getStatus())
-                .as("the build still runs when its first line arrives").isEqualTo("building");
-        StreamCustomImageBuildUpdatesResponse last = updates.await(u -> !u.getStatus().equals("building"),
-                BUILD_TIMEOUT);
+        assertThat(images().getCustomImage(GetCustomImageRequest.newBuilder()
+                                .setBuildId(id)
+                                .build())
+                        .getStatus())
+                .as("the build still runs when its first line arrives")
+                .isEqualTo("building");
+        StreamCustomImageBuildUpdatesResponse last =
+                updates.await(u -> !u.getStatus().equals("building"), BUILD_TIMEOUT);
         assertThat(Duration.ofNanos(System.nanoTime() - firstTick)).isGreaterThan(Duration.ofMillis(1500));
         assertThat(last.getStatus()).isEqualTo("succeeded");
         assertThat(last.getImage()).startsWith("chalk-compute/custom:");
         ImageTesting.built(last.getImage());
-        assertThat(updates.all).extracting(StreamCustomImageBuildUpdatesResponse::getMessage)
+        assertThat(updates.all)
+                .extracting(StreamCustomImageBuildUpdatesResponse::getMessage)
                 .containsSubsequence("tick-1", "tick-2", "tick-3");
         assertThat(updates.drain(Duration.ofSeconds(10))).last().isEqualTo(last);
 
         // a later stream of the finished build replays the same lines and the same end
         EventCollector<StreamCustomImageBuildUpdatesResponse> replay = new EventCollector<>();
-        CustomImageServiceGrpc.newStub(inProcess).streamCustomImageBuildUpdates(
-                StreamCustomImageBuildUpdatesRequest.newBuilder().setBuildId(id).build(), replay);
+        CustomImageServiceGrpc.newStub(inProcess)
+                .streamCustomImageBuildUpdates(
+                        StreamCustomImageBuildUpdatesRequest.newBuilder()
+                                .setBuildId(id)
+                                .build(),
+                        replay);
         assertThat(replay.drain(Duration.ofSeconds(30))).isEqualTo(updates.all);
     }
 
@@ -232,9 +280,12 @@ class CustomImageServiceTest {
     void logsArePagedAndFilteredByTime() throws Exception {
         ImageSpec spec = ImageTesting.busybox("seq 1 40");
         String id = getOrBuild(spec).getBuildId();
-        assertThat(ImageTesting.awaitFinished(images(), id, BUILD_TIMEOUT).getStatus()).isEqualTo("succeeded");
+        assertThat(ImageTesting.awaitFinished(images(), id, BUILD_TIMEOUT).getStatus())
+                .isEqualTo("succeeded");
         List<LogEntry> all = images().getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
-                .setBuildId(id).build()).getLogsList();
+                        .setBuildId(id)
+                        .build())
+                .getLogsList();
         assertThat(all).extracting(LogEntry::getMessage).containsSubsequence("1", "2", "39", "40");
         assertThat(all).allSatisfy(e -> {
             assertThat(e.getLabelsMap()).containsEntry("build_id", id);
@@ -245,8 +296,12 @@ class CustomImageServiceTest {
         String token = "";
         int pages = 0;
         do {
-            GetCustomImageBuildLogsResponse page = images().getCustomImageBuildLogs(GetCustomImageBuildLogsRequest
-                    .newBuilder().setContentHash(ContentHash.of(spec)).setLimit(7).setPageToken(token).build());
+            GetCustomImageBuildLogsResponse page = images().getCustomImageBuildLogs(
+                            GetCustomImageBuildLogsRequest.newBuilder()
+                                    .setContentHash(ContentHash.of(spec))
+                                    .setLimit(7)
+                                    .setPageToken(token)
+                                    .build());
             assertThat(page.getLogsCount()).isLessThanOrEqualTo(7);
             paged.addAll(page.getLogsList());
             token = page.hasNextPageToken() ? page.getNextPageToken() : "";
@@ -256,73 +311,153 @@ class CustomImageServiceTest {
         assertThat(pages).isEqualTo((all.size() + 6) / 7);
 
         var before = all.get(0).getTimestamp();
-        assertThat(images().getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder().setBuildId(id)
-                .setEndTime(before).build()).getLogsList()).isEmpty();
+        assertThat(images().getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
+                                .setBuildId(id)
+                                .setEndTime(before)
+                                .build())
+                        .getLogsList())
+                .isEmpty();
         var middle = all.get(all.size() / 2).getTimestamp();
         List<LogEntry> later = images().getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
-                .setBuildId(id).setStartTime(middle).build()).getLogsList();
+                        .setBuildId(id)
+                        .setStartTime(middle)
+                        .build())
+                .getLogsList();
         assertThat(later).isNotEmpty().allMatch(e -> Timestamps.compare(e.getTimestamp(), middle) >= 0);
         assertThat(later.get(later.size() - 1)).isEqualTo(all.get(all.size() - 1));
 
         assertThatThrownBy(() -> images().getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
-                .setBuildId(id).setPageToken("not-a-token").build()))
+                        .setBuildId(id)
+                        .setPageToken("not-a-token")
+                        .build()))
                 .hasMessageContaining("INVALID_ARGUMENT: page_token \"not-a-token\"");
     }
 
     @Test
     void badRequestsGetTheRightStatusAndTheServerKeepsServing() {
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().build()), Status.Code.INVALID_ARGUMENT,
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder().build()),
+                Status.Code.INVALID_ARGUMENT,
                 "image_spec.base_image is required");
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .addSteps(BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder().setDestination("../../etc/x")
-                        .setContent(ByteString.copyFromUtf8("x")))).build()),
-                Status.Code.INVALID_ARGUMENT, "image_spec.steps[0].add_file.destination \"../../etc/x\" leads above");
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .addSteps(BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder().setDestination("/etc/")
-                        .setContent(ByteString.copyFromUtf8("x")))).build()),
-                Status.Code.INVALID_ARGUMENT, "add_file.destination \"/etc/\" names a directory");
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .addSteps(BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder().setDestination("/x")
-                        .setMode(010000))).build()),
-                Status.Code.INVALID_ARGUMENT, "image_spec.steps[0].add_file.mode 010000");
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .addSteps(BuildStep.getDefaultInstance()).build()),
-                Status.Code.INVALID_ARGUMENT, "image_spec.steps[0] sets no step");
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .putEnv("A", "x".repeat(40_000)).build()),
-                Status.Code.INVALID_ARGUMENT, "image_spec.env[A] is 40000 characters");
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image()).setWorkdir("app")
-                .build()), Status.Code.INVALID_ARGUMENT, "image_spec.workdir \"app\" must be an absolute path");
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addCommands("RUN --mount=type=cache,target=/root/.cache true"))).build()),
-                Status.Code.FAILED_PRECONDITION, "image_spec.steps[0].dockerfile_commands[0] uses --mount");
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addCommands("ADD http://127.0.0.1:9/secret /secret"))).build()),
-                Status.Code.FAILED_PRECONDITION, "image_spec.steps[0].dockerfile_commands[0] ADDs \"http://127.0.0.1");
-        assertStatus(() -> getOrBuild(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addCommands("COPY --from=chalk-compute/custom:x / /stolen"))).build()),
-                Status.Code.FAILED_PRECONDITION, "image_spec.steps[0].dockerfile_commands[0] COPYs from another image");
-        assertStatus(() -> images().getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
-                .setImageSpec(ImageTesting.busybox("true")).setTargetRegistry("registry.example.com/team").build()),
-                Status.Code.FAILED_PRECONDITION, "this server has no image registry");
-        assertStatus(() -> images().buildCustomImage(BuildCustomImageRequest.newBuilder()
-                .setImageSpec(ImageTesting.busybox("true")).setTag("Not A Tag").build()),
-                Status.Code.INVALID_ARGUMENT, "tag \"Not A Tag\" is not an image name");
-        assertStatus(() -> images().getCustomImage(GetCustomImageRequest.newBuilder().setBuildId("nope").build()),
-                Status.Code.NOT_FOUND, "image build nope does not exist");
-        assertStatus(() -> images().getCustomImageBuildWorkflow(GetCustomImageBuildWorkflowRequest.newBuilder()
-                .setBuildId("nope").build()), Status.Code.NOT_FOUND, "image build nope does not exist");
-        assertStatus(() -> images().getCustomImageBuild(GetCustomImageBuildRequest.getDefaultInstance()),
-                Status.Code.INVALID_ARGUMENT, "give build_id or content_hash");
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .addSteps(BuildStep.newBuilder()
+                                .setAddFile(AddFileStep.newBuilder()
+                                        .setDestination("../../etc/x")
+                                        .setContent(ByteString.copyFromUtf8("x"))))
+                        .build()),
+                Status.Code.INVALID_ARGUMENT,
+                "image_spec.steps[0].add_file.destination \"../../etc/x\" leads above");
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .addSteps(BuildStep.newBuilder()
+                                .setAddFile(AddFileStep.newBuilder()
+                                        .setDestination("/etc/")
+                                        .setContent(ByteString.copyFromUtf8("x"))))
+                        .build()),
+                Status.Code.INVALID_ARGUMENT,
+                "add_file.destination \"/etc/\" names a directory");
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .addSteps(BuildStep.newBuilder()
+                                .setAddFile(AddFileStep.newBuilder()
+                                        .setDestination("/x")
+                                        .setMode(010000)))
+                        .build()),
+                Status.Code.INVALID_ARGUMENT,
+                "image_spec.steps[0].add_file.mode 010000");
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .addSteps(BuildStep.getDefaultInstance())
+                        .build()),
+                Status.Code.INVALID_ARGUMENT,
+                "image_spec.steps[0] sets no step");
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .putEnv("A", "x".repeat(40_000))
+                        .build()),
+                Status.Code.INVALID_ARGUMENT,
+                "image_spec.env[A] is 40000 characters");
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .setWorkdir("app")
+                        .build()),
+                Status.Code.INVALID_ARGUMENT,
+                "image_spec.workdir \"app\" must be an absolute path");
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .addSteps(BuildStep.newBuilder()
+                                .setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                                        .addCommands("RUN --mount=type=cache,target=/root/.cache true")))
+                        .build()),
+                Status.Code.FAILED_PRECONDITION,
+                "image_spec.steps[0].dockerfile_commands[0] uses --mount");
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .addSteps(BuildStep.newBuilder()
+                                .setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                                        .addCommands("ADD http://127.0.0.1:9/secret /secret")))
+                        .build()),
+                Status.Code.FAILED_PRECONDITION,
+                "image_spec.steps[0].dockerfile_commands[0] ADDs \"http://127.0.0.1");
+        assertStatus(
+                () -> getOrBuild(ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .addSteps(BuildStep.newBuilder()
+                                .setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                                        .addCommands("COPY --from=chalk-compute/custom:x / /stolen")))
+                        .build()),
+                Status.Code.FAILED_PRECONDITION,
+                "image_spec.steps[0].dockerfile_commands[0] COPYs from another image");
+        assertStatus(
+                () -> images().getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
+                        .setImageSpec(ImageTesting.busybox("true"))
+                        .setTargetRegistry("registry.example.com/team")
+                        .build()),
+                Status.Code.FAILED_PRECONDITION,
+                "this server has no image registry");
+        assertStatus(
+                () -> images().buildCustomImage(BuildCustomImageRequest.newBuilder()
+                        .setImageSpec(ImageTesting.busybox("true"))
+                        .setTag("Not A Tag")
+                        .build()),
+                Status.Code.INVALID_ARGUMENT,
+                "tag \"Not A Tag\" is not an image name");
+        assertStatus(
+                () -> images().getCustomImage(GetCustomImageRequest.newBuilder()
+                        .setBuildId("nope")
+                        .build()),
+                Status.Code.NOT_FOUND,
+                "image build nope does not exist");
+        assertStatus(
+                () -> images().getCustomImageBuildWorkflow(GetCustomImageBuildWorkflowRequest.newBuilder()
+                        .setBuildId("nope")
+                        .build()),
+                Status.Code.NOT_FOUND,
+                "image build nope does not exist");
+        assertStatus(
+                () -> images().getCustomImageBuild(GetCustomImageBuildRequest.getDefaultInstance()),
+                Status.Code.INVALID_ARGUMENT,
+                "give build_id or content_hash");
         EventCollector<StreamCustomImageBuildUpdatesResponse> unknown = new EventCollector<>();
-        CustomImageServiceGrpc.newStub(inProcess).streamCustomImageBuildUpdates(
-                StreamCustomImageBuildUpdatesRequest.newBuilder().setBuildId("nope").build(), unknown);
+        CustomImageServiceGrpc.newStub(inProcess)
+                .streamCustomImageBuildUpdates(
+                        StreamCustomImageBuildUpdatesRequest.newBuilder()
+                                .setBuildId("nope")
+                                .build(),
+                        unknown);
         assertThat(Status.fromThrowable(unknown.end.join()).getCode()).isEqualTo(Status.Code.NOT_FOUND);
         // still serving
-        assertThat(images().listCustomImageBuilds(ListCustomImageBuildsRequest.getDefaultInstance())).isNotNull();
+        assertThat(images().listCustomImageBuilds(ListCustomImageBuildsRequest.getDefaultInstance()))
+                .isNotNull();
     }
 
     @Test
@@ -330,37 +465,51 @@ class CustomImageServiceTest {
         ImageSpec spec = ImageTesting.busybox("echo tagged");
         String tag = "chalk-compute-test/tagged-" + Long.toHexString(System.nanoTime()) + ":v1";
         ImageTesting.built(tag);
-        BuildCustomImageResponse first = images().buildCustomImage(BuildCustomImageRequest.newBuilder()
-                .setImageSpec(spec).build());
+        BuildCustomImageResponse first = images().buildCustomImage(
+                        BuildCustomImageRequest.newBuilder().setImageSpec(spec).build());
         BuildCustomImageResponse joined = images().buildCustomImage(BuildCustomImageRequest.newBuilder()
-                .setImageSpec(spec).setTag(tag).build());
-        assertThat(joined.getBuildId()).as("a build of the spec is running: it is returned").isEqualTo(first.getBuildId());
+                .setImageSpec(spec)
+                .setTag(tag)
+                .build());
+        assertThat(joined.getBuildId())
+                .as("a build of the spec is running: it is returned")
+                .isEqualTo(first.getBuildId());
         GetCustomImageResponse done = ImageTesting.awaitFinished(images(), first.getBuildId(), BUILD_TIMEOUT);
         assertThat(done.getStatus()).isEqualTo("succeeded");
 
         BuildCustomImageResponse forced = images().buildCustomImage(BuildCustomImageRequest.newBuilder()
-                .setImageSpec(spec).setTag(tag).build());
+                .setImageSpec(spec)
+                .setTag(tag)
+                .build());
         assertThat(forced.getBuildId()).isNotEqualTo(first.getBuildId());
-        assertThat(ImageTesting.awaitFinished(images(), forced.getBuildId(), BUILD_TIMEOUT).getStatus())
+        assertThat(ImageTesting.awaitFinished(images(), forced.getBuildId(), BUILD_TIMEOUT)
+                        .getStatus())
                 .isEqualTo("succeeded");
-        assertThat(DockerTesting.docker("image", "inspect", tag).code()).as("tagged %s", tag).isZero();
-        assertThat(buildsOf(ContentHash.of(spec))).extracting(CustomImageBuildSummary::getBuildId)
+        assertThat(DockerTesting.docker("image", "inspect", tag).code())
+                .as("tagged %s", tag)
+                .isZero();
+        assertThat(buildsOf(ContentHash.of(spec)))
+                .extracting(CustomImageBuildSummary::getBuildId)
                 .containsExactly(forced.getBuildId(), first.getBuildId());
 
         assertThat(images().getCustomImageBuildWorkflow(GetCustomImageBuildWorkflowRequest.newBuilder()
-                .setBuildId(first.getBuildId()).build()).hasWorkflow()).isFalse();
+                                .setBuildId(first.getBuildId())
+                                .build())
+                        .hasWorkflow())
+                .isFalse();
     }
 
     @Test
     void overTcpTheSameServiceAnswers() throws Exception {
         var tcp = CustomImageServiceGrpc.newBlockingStub(server.channel).withDeadlineAfter(2, TimeUnit.MINUTES);
         ImageSpec spec = ImageTesting.busybox("echo over-tcp");
-        GetOrBuildCustomImageResponse first = tcp.getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
-                .setImageSpec(spec).build());
-        assertThat(ImageTesting.awaitFinished(tcp, first.getBuildId(), BUILD_TIMEOUT).getStatus())
+        GetOrBuildCustomImageResponse first = tcp.getOrBuildCustomImage(
+                GetOrBuildCustomImageRequest.newBuilder().setImageSpec(spec).build());
+        assertThat(ImageTesting.awaitFinished(tcp, first.getBuildId(), BUILD_TIMEOUT)
+                        .getStatus())
                 .isEqualTo("succeeded");
-        GetOrBuildCustomImageResponse again = tcp.getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
-                .setImageSpec(spec).build());
+        GetOrBuildCustomImageResponse again = tcp.getOrBuildCustomImage(
+                GetOrBuildCustomImageRequest.newBuilder().setImageSpec(spec).build());
         assertThat(again.getStatus()).isEqualTo("exists");
         assertThat(again.getBuildId()).isEqualTo(first.getBuildId());
     }

@@ -41,22 +41,31 @@ class DebianImageTest {
 
     @TempDir
     static Path dataDir;
+
     static RunningServer server;
     static ImageSpec spec;
 
     @BeforeAll
     static void start() throws Exception {
-        server = RunningServer.start(dataDir, b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).build()));
+        server = RunningServer.start(
+                dataDir,
+                b -> b.runtime(DockerRuntimeOptions.builder()
+                        .defaultImage(DockerTesting.image())
+                        .build()));
         spec = ImageSpec.newBuilder()
                 .setBaseImage(DockerTesting.debianImage())
                 .setWorkdir("/workspace")
-                .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder().addCommands(
-                        "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends"
-                                + " python3-pip tmux")))
-                .addSteps(BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder()
-                        .setDestination("/tmp/wheels/" + WHEEL).setContent(ByteString.copyFrom(wheel()))))
-                .addSteps(BuildStep.newBuilder().setPipInstall(PipInstallStep.newBuilder()
-                        .addPackages("/tmp/wheels/" + WHEEL)))
+                .addSteps(BuildStep.newBuilder()
+                        .setRunCommands(RunCommandsStep.newBuilder()
+                                .addCommands(
+                                        "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends"
+                                                + " python3-pip tmux")))
+                .addSteps(BuildStep.newBuilder()
+                        .setAddFile(AddFileStep.newBuilder()
+                                .setDestination("/tmp/wheels/" + WHEEL)
+                                .setContent(ByteString.copyFrom(wheel()))))
+                .addSteps(BuildStep.newBuilder()
+                        .setPipInstall(PipInstallStep.newBuilder().addPackages("/tmp/wheels/" + WHEEL)))
                 .build();
         ImageTesting.built("chalk-compute/custom:" + ContentHash.of(spec).substring(0, 32));
     }
@@ -69,13 +78,22 @@ class DebianImageTest {
 
     /** A sandbox of the class's image; the first call builds it (minutes allowed: apt downloads from the mirror). */
     private static String sandbox() {
-        return server.sandboxes().withDeadlineAfter(15, TimeUnit.MINUTES).createSandbox(CreateSandboxRequest
-                .newBuilder().setImageSpec(spec).build()).getSandbox().getId();
+        return server.sandboxes()
+                .withDeadlineAfter(15, TimeUnit.MINUTES)
+                .createSandbox(
+                        CreateSandboxRequest.newBuilder().setImageSpec(spec).build())
+                .getSandbox()
+                .getId();
     }
 
     private static ExecCommandResponse sh(String sandboxId, String script) {
-        return server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(sandboxId)
-                .setCommand("sh").addArgs("-c").addArgs(script).build());
+        return server.processes()
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(sandboxId)
+                        .setCommand("sh")
+                        .addArgs("-c")
+                        .addArgs(script)
+                        .build());
     }
 
     @Test
@@ -85,7 +103,9 @@ class DebianImageTest {
             ExecCommandResponse r = sh(id, "python3 -c 'import pkg; print(pkg.GREETING)'; pwd");
             assertThat(r.getStderr().toStringUtf8()).isEmpty();
             assertThat(r.getStdout().toStringUtf8()).isEqualTo("hello from a wheel\n/workspace\n");
-            assertThat(sh(id, "python3 -m pip show chalk-test-pkg | head -2").getStdout().toStringUtf8())
+            assertThat(sh(id, "python3 -m pip show chalk-test-pkg | head -2")
+                            .getStdout()
+                            .toStringUtf8())
                     .isEqualTo("Name: chalk-test-pkg\nVersion: 1.0\n");
         } finally {
             server.terminate(id);
@@ -98,7 +118,8 @@ class DebianImageTest {
         String id = sandbox();
         try {
             assertThat(sh(id, "tmux new-session -d -s work").getExitCode()).isZero();
-            assertThat(sh(id, "tmux send-keys -t work 'echo hello' Enter").getExitCode()).isZero();
+            assertThat(sh(id, "tmux send-keys -t work 'echo hello' Enter").getExitCode())
+                    .isZero();
             assertThat(sh(id, "tmux list-sessions").getStdout().toStringUtf8()).startsWith("work: 1 windows");
             String pane = "";
             for (int i = 0; i < 50 && !pane.contains("\nhello"); i++) {
@@ -118,12 +139,17 @@ class DebianImageTest {
         Map<String, String> files = new LinkedHashMap<>();
         files.put("pkg/__init__.py", "GREETING = 'hello from a wheel'\n");
         files.put(distInfo + "METADATA", "Metadata-Version: 2.1\nName: chalk-test-pkg\nVersion: 1.0\n");
-        files.put(distInfo + "WHEEL", "Wheel-Version: 1.0\nGenerator: chalk-compute-tests\nRoot-Is-Purelib: true\n"
-                + "Tag: py3-none-any\n");
+        files.put(
+                distInfo + "WHEEL",
+                "Wheel-Version: 1.0\nGenerator: chalk-compute-tests\nRoot-Is-Purelib: true\n" + "Tag: py3-none-any\n");
         StringBuilder record = new StringBuilder();
         for (var f : files.entrySet()) {
             byte[] content = f.getValue().getBytes(StandardCharsets.UTF_8);
-            record.append(f.getKey()).append(",sha256=").append(sha256(content)).append(',').append(content.length)
+            record.append(f.getKey())
+                    .append(",sha256=")
+                    .append(sha256(content))
+                    .append(',')
+                    .append(content.length)
                     .append('\n');
         }
         record.append(distInfo).append("RECORD,,\n");
@@ -141,8 +167,9 @@ class DebianImageTest {
 
     private static String sha256(byte[] content) {
         try {
-            return Base64.getUrlEncoder().withoutPadding().encodeToString(MessageDigest.getInstance("SHA-256")
-                    .digest(content));
+            return Base64.getUrlEncoder()
+                    .withoutPadding()
+                    .encodeToString(MessageDigest.getInstance("SHA-256").digest(content));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 /** Builds across server restarts: nothing is left "building" that no process builds any more. */
 class ImageBuildRestartTest {
 
-    private static final UnaryOperator<ai.chalk.compute.server.ComputeServer.Builder> DOCKER =
-            b -> b.runtime(DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).build());
+    private static final UnaryOperator<ai.chalk.compute.server.ComputeServer.Builder> DOCKER = b -> b.runtime(
+            DockerRuntimeOptions.builder().defaultImage(DockerTesting.image()).build());
 
     @AfterAll
     static void removeImages() {
@@ -48,50 +48,75 @@ class ImageBuildRestartTest {
         String id = "crashed-build";
         try (Database db = Database.open(dataDir)) {
             ImageBuildStore store = new ImageBuildStore(db);
-            store.insert("default", id, ContentHash.of(spec), spec.getBaseImage(), ContentHash.canonicalBytes(spec),
-                    Optional.empty(), Instant.now());
+            store.insert(
+                    "default",
+                    id,
+                    ContentHash.of(spec),
+                    spec.getBaseImage(),
+                    ContentHash.canonicalBytes(spec),
+                    Optional.empty(),
+                    Instant.now());
             store.appendLog(id, 1, Instant.now(), "INFO", "Step 1/3 : FROM " + spec.getBaseImage());
         }
         try (RunningServer server = RunningServer.start(dataDir, DOCKER)) {
-            GetCustomImageResponse crashed = images(server).getCustomImage(GetCustomImageRequest.newBuilder()
-                    .setBuildId(id).build());
+            GetCustomImageResponse crashed = images(server)
+                    .getCustomImage(
+                            GetCustomImageRequest.newBuilder().setBuildId(id).build());
             assertThat(crashed.getStatus()).isEqualTo("failed");
             assertThat(crashed.getError()).isEqualTo(BuildCache.RESTARTED);
-            List<LogEntry> logs = images(server).getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
-                    .setBuildId(id).build()).getLogsList();
-            assertThat(logs).extracting(LogEntry::getMessage).containsExactly(
-                    "Step 1/3 : FROM " + spec.getBaseImage(), "Build failed: " + BuildCache.RESTARTED);
-            GetOrBuildCustomImageResponse again = images(server).getOrBuildCustomImage(GetOrBuildCustomImageRequest
-                    .newBuilder().setImageSpec(spec).build());
+            List<LogEntry> logs = images(server)
+                    .getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
+                            .setBuildId(id)
+                            .build())
+                    .getLogsList();
+            assertThat(logs)
+                    .extracting(LogEntry::getMessage)
+                    .containsExactly("Step 1/3 : FROM " + spec.getBaseImage(), "Build failed: " + BuildCache.RESTARTED);
+            GetOrBuildCustomImageResponse again = images(server)
+                    .getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
+                            .setImageSpec(spec)
+                            .build());
             assertThat(again.getStatus()).isEqualTo("building");
             assertThat(again.getBuildId()).isNotEqualTo(id);
             assertThat(ImageTesting.awaitFinished(images(server), again.getBuildId(), Duration.ofMinutes(2))
-                    .getStatus()).isEqualTo("succeeded");
+                            .getStatus())
+                    .isEqualTo("succeeded");
         }
     }
 
     @Test
     void stoppingTheServerCancelsRunningBuildsAndRecordsWhy(@TempDir Path dataDir) throws Exception {
         ImageSpec spec = ImageTesting.busybox("echo started; sleep 60");
-        ImageTesting.built("chalk-compute/custom:" + ContentHash.of(spec).substring(0, 32)); // should the engine finish it
+        ImageTesting.built(
+                "chalk-compute/custom:" + ContentHash.of(spec).substring(0, 32)); // should the engine finish it
         String id;
         long closing;
         try (RunningServer server = RunningServer.start(dataDir, DOCKER)) {
-            id = images(server).getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder().setImageSpec(spec)
-                    .build()).getBuildId();
+            id = images(server)
+                    .getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
+                            .setImageSpec(spec)
+                            .build())
+                    .getBuildId();
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
-            while (images(server).getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder().setBuildId(id)
-                    .build()).getLogsList().stream().noneMatch(l -> l.getMessage().equals("started"))) {
+            while (images(server)
+                    .getCustomImageBuildLogs(GetCustomImageBuildLogsRequest.newBuilder()
+                            .setBuildId(id)
+                            .build())
+                    .getLogsList()
+                    .stream()
+                    .noneMatch(l -> l.getMessage().equals("started"))) {
                 assertThat(System.nanoTime()).as("the build's command started").isLessThan(deadline);
                 Thread.sleep(100);
             }
             closing = System.nanoTime();
         }
-        assertThat(Duration.ofNanos(System.nanoTime() - closing)).as("the build did not hold up the shutdown")
+        assertThat(Duration.ofNanos(System.nanoTime() - closing))
+                .as("the build did not hold up the shutdown")
                 .isLessThan(Duration.ofSeconds(20));
         try (RunningServer server = RunningServer.start(dataDir, DOCKER)) {
-            GetCustomImageResponse r = images(server).getCustomImage(GetCustomImageRequest.newBuilder()
-                    .setBuildId(id).build());
+            GetCustomImageResponse r = images(server)
+                    .getCustomImage(
+                            GetCustomImageRequest.newBuilder().setBuildId(id).build());
             assertThat(r.getStatus()).isEqualTo("failed");
             assertThat(r.getError()).isEqualTo(BuildCache.SHUT_DOWN);
         }

@@ -23,30 +23,33 @@ final class ImageTesting {
 
     private static final Set<String> BUILT = ConcurrentHashMap.newKeySet();
 
-    private ImageTesting() {
-    }
+    private ImageTesting() {}
 
     /** A busybox spec with the given shell commands, unique to this test run. */
     static ImageSpec busybox(String... commands) {
-        return ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+        return ImageSpec.newBuilder()
+                .setBaseImage(DockerTesting.image())
                 .putEnv("CHALK_TEST_NONCE", UUID.randomUUID().toString())
-                .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder()
-                        .addAllCommands(List.of(commands))))
+                .addSteps(BuildStep.newBuilder()
+                        .setRunCommands(RunCommandsStep.newBuilder().addAllCommands(List.of(commands))))
                 .build();
     }
 
     /** Polls GetCustomImage until the build is no longer building; remembers its image for {@link #removeBuilt}. */
-    static GetCustomImageResponse awaitFinished(CustomImageServiceGrpc.CustomImageServiceBlockingStub images,
-                                                String buildId, Duration timeout) throws InterruptedException {
+    static GetCustomImageResponse awaitFinished(
+            CustomImageServiceGrpc.CustomImageServiceBlockingStub images, String buildId, Duration timeout)
+            throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            GetCustomImageResponse r = images.getCustomImage(GetCustomImageRequest.newBuilder().setBuildId(buildId)
-                    .build());
+            GetCustomImageResponse r = images.getCustomImage(
+                    GetCustomImageRequest.newBuilder().setBuildId(buildId).build());
             if (!r.getStatus().equals(BuildAnswer.BUILDING)) {
                 built(r.getImage());
                 return r;
             }
-            assertThat(System.nanoTime()).as("build %s still running after %s", buildId, timeout).isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("build %s still running after %s", buildId, timeout)
+                    .isLessThan(deadline);
             Thread.sleep(100);
         }
     }

@@ -21,8 +21,14 @@ import java.util.function.Supplier;
  * @param spaced         execs in the warm sandbox, 10 ms apart
  * @param warmSandbox    the warm sandbox, still running, for more measurements
  */
-public record LatencyRounds(long[] bare, long[] create, long[] createAndExec, long[] terminate, long[] warm,
-                            long[] spaced, RuntimeSandbox warmSandbox) {
+public record LatencyRounds(
+        long[] bare,
+        long[] create,
+        long[] createAndExec,
+        long[] terminate,
+        long[] warm,
+        long[] spaced,
+        RuntimeSandbox warmSandbox) {
 
     /** What the baseline runs, once a round. */
     public interface Baseline {
@@ -30,8 +36,9 @@ public record LatencyRounds(long[] bare, long[] create, long[] createAndExec, lo
     }
 
     /** Warms up {@code warmups} times, then measures {@code rounds} rounds of sandboxes from {@code specs}. */
-    public static LatencyRounds measure(SandboxRuntime runtime, Supplier<SandboxSpec> specs, int rounds, int warmups,
-                                        Baseline baseline) throws Exception {
+    public static LatencyRounds measure(
+            SandboxRuntime runtime, Supplier<SandboxSpec> specs, int rounds, int warmups, Baseline baseline)
+            throws Exception {
         for (int i = 0; i < warmups; i++) { // warm up the JIT, the engine and the page cache
             baseline.run();
             RuntimeSandbox sb = runtime.start(specs.get());
@@ -76,8 +83,8 @@ public record LatencyRounds(long[] bare, long[] create, long[] createAndExec, lo
             runTrue(warm);
             spacedTimes[i] = System.nanoTime() - t;
         }
-        return new LatencyRounds(bareTimes, createTimes, createAndExecTimes, terminateTimes, warmTimes, spacedTimes,
-                warm);
+        return new LatencyRounds(
+                bareTimes, createTimes, createAndExecTimes, terminateTimes, warmTimes, spacedTimes, warm);
     }
 
     /** Runs {@code true} in {@code sb}, reading its output to the end, and expects exit code 0. */

@@ -47,6 +47,7 @@ public abstract class RuntimeBehaviourTest {
 
     @TempDir
     protected Path state;
+
     protected SandboxRuntime runtime;
     protected RuntimeSandbox sandbox;
 
@@ -126,15 +127,23 @@ public abstract class RuntimeBehaviourTest {
         ProcessSpec inTmp = new ProcessSpec("pwd", List.of(), Optional.of("/tmp"), Map.of(), Optional.empty());
         assertThat(run(sandbox, inTmp).ok().out()).isEqualTo("/tmp\n");
 
-        ProcessSpec env = new ProcessSpec("env", List.of(), Optional.empty(),
-                Map.of("FROM_EXEC", "e", "SHARED", "exec"), Optional.empty());
-        Map<String, String> seen = run(sandbox, env).ok().out().lines()
-                .map(l -> l.split("=", 2)).collect(Collectors.toMap(a -> a[0], a -> a.length > 1 ? a[1] : ""));
-        assertThat(seen).containsEntry("FROM_SANDBOX", "s").containsEntry("SHARED", "exec")
-                .containsEntry("FROM_EXEC", "e").containsKey("PATH");
+        ProcessSpec env = new ProcessSpec(
+                "env", List.of(), Optional.empty(), Map.of("FROM_EXEC", "e", "SHARED", "exec"), Optional.empty());
+        Map<String, String> seen = run(sandbox, env)
+                .ok()
+                .out()
+                .lines()
+                .map(l -> l.split("=", 2))
+                .collect(Collectors.toMap(a -> a[0], a -> a.length > 1 ? a[1] : ""));
+        assertThat(seen)
+                .containsEntry("FROM_SANDBOX", "s")
+                .containsEntry("SHARED", "exec")
+                .containsEntry("FROM_EXEC", "e")
+                .containsKey("PATH");
         // nothing of the server's own environment (JAVA_HOME, its user's variables ...) got in
         Set<String> hostOnly = System.getenv().keySet().stream()
-                .filter(k -> !Set.of("PATH", "HOME", "HOSTNAME", "TERM", "PWD", "OLDPWD", "SHLVL", "_").contains(k))
+                .filter(k -> !Set.of("PATH", "HOME", "HOSTNAME", "TERM", "PWD", "OLDPWD", "SHLVL", "_")
+                        .contains(k))
                 .collect(Collectors.toSet());
         assertThat(hostOnly).isNotEmpty();
         assertThat(seen.keySet()).doesNotContainAnyElementsOf(hostOnly);
@@ -142,11 +151,14 @@ public abstract class RuntimeBehaviourTest {
 
     @Test
     void commandsAreFoundThroughSymlinksInsideTheSandbox() throws Exception {
-        RuntimeTesting.sh(sandbox, "mkdir -p /workspace/bin /workspace/real && printf '#!/bin/sh\\necho hi\\n' "
-                + "> /workspace/real/hello && chmod +x /workspace/real/hello && ln -s ../real/hello /workspace/bin/say "
-                + "&& ln -s ../../workspace/bin /tmp/rel").ok();
-        ProcessSpec say = new ProcessSpec("say", List.of(), Optional.empty(),
-                Map.of("PATH", "/tmp/rel:/usr/bin:/bin"), Optional.empty());
+        RuntimeTesting.sh(
+                        sandbox,
+                        "mkdir -p /workspace/bin /workspace/real && printf '#!/bin/sh\\necho hi\\n' "
+                                + "> /workspace/real/hello && chmod +x /workspace/real/hello && ln -s ../real/hello /workspace/bin/say "
+                                + "&& ln -s ../../workspace/bin /tmp/rel")
+                .ok();
+        ProcessSpec say = new ProcessSpec(
+                "say", List.of(), Optional.empty(), Map.of("PATH", "/tmp/rel:/usr/bin:/bin"), Optional.empty());
         assertThat(run(sandbox, say).ok().out()).isEqualTo("hi\n");
     }
 
@@ -178,8 +190,8 @@ public abstract class RuntimeBehaviourTest {
 
     @Test
     void sigintReachesATrap() throws Exception {
-        RuntimeProcess p = sandbox.exec(sh("trap 'echo interrupted; exit 3' INT; echo ready; "
-                + "while :; do sleep 0.02; done"));
+        RuntimeProcess p =
+                sandbox.exec(sh("trap 'echo interrupted; exit 3' INT; echo ready; " + "while :; do sleep 0.02; done"));
         assertThat(readLine(p.stdout())).isEqualTo("ready");
         p.signal(2);
         Run r = collect(p);
@@ -192,8 +204,7 @@ public abstract class RuntimeBehaviourTest {
     void killTreeLeavesNothingOfTheCommand() throws Exception {
         RuntimeProcess p = sandbox.exec(command("/bin/sh", "-c", "sleep 1000 & sleep 1000 & wait"));
         CompletableFuture<String> out = drain(p.stdout());
-        Awaitility.await().atMost(Duration.ofSeconds(10))
-                .until(() -> processesInSandbox(sandbox, "sleep 1000") == 2);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> processesInSandbox(sandbox, "sleep 1000") == 2);
         // a process of another exec is not part of the tree
         RuntimeProcess other = sandbox.exec(command("sleep", "1001"));
         p.killTree();
@@ -209,9 +220,14 @@ public abstract class RuntimeBehaviourTest {
 
     @Test
     void aPtyIsATerminalAndFollowsResizes() throws Exception {
-        ProcessSpec spec = new ProcessSpec("/bin/sh", List.of("-c",
-                "test -t 0 && test -t 1 && echo is-a-terminal; echo TERM=$TERM; stty size; read x; stty size"),
-                Optional.empty(), Map.of(), Optional.of(new TerminalSize(80, 24)));
+        ProcessSpec spec = new ProcessSpec(
+                "/bin/sh",
+                List.of(
+                        "-c",
+                        "test -t 0 && test -t 1 && echo is-a-terminal; echo TERM=$TERM; stty size; read x; stty size"),
+                Optional.empty(),
+                Map.of(),
+                Optional.of(new TerminalSize(80, 24)));
         RuntimeProcess p = sandbox.exec(spec);
         assertThat(p.pty()).isTrue();
         StringBuilder seen = new StringBuilder();
@@ -221,7 +237,9 @@ public abstract class RuntimeBehaviourTest {
         p.stdin().write("\n".getBytes(StandardCharsets.UTF_8));
         p.stdin().flush();
         readUntil(out, seen, "30 100");
-        assertThat(seen.toString()).contains("is-a-terminal").contains("TERM=xterm-256color")
+        assertThat(seen.toString())
+                .contains("is-a-terminal")
+                .contains("TERM=xterm-256color")
                 .doesNotContain("chalk");
         assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
         assertThat(p.stderr().read()).isEqualTo(-1);
@@ -229,9 +247,12 @@ public abstract class RuntimeBehaviourTest {
 
     @Test
     void ctrlCOnAPtyInterruptsTheCommand() throws Exception {
-        ProcessSpec spec = new ProcessSpec("/bin/sh", List.of("-c",
-                "trap 'echo got-ctrl-c; exit 5' INT; echo ready; while :; do sleep 0.02; done"),
-                Optional.empty(), Map.of(), Optional.of(new TerminalSize(80, 24)));
+        ProcessSpec spec = new ProcessSpec(
+                "/bin/sh",
+                List.of("-c", "trap 'echo got-ctrl-c; exit 5' INT; echo ready; while :; do sleep 0.02; done"),
+                Optional.empty(),
+                Map.of(),
+                Optional.of(new TerminalSize(80, 24)));
         RuntimeProcess p = sandbox.exec(spec);
         StringBuilder seen = new StringBuilder();
         readUntil(p.stdout(), seen, "ready");
@@ -244,8 +265,8 @@ public abstract class RuntimeBehaviourTest {
     @Test
     void signalsToAPtyProcessAreReportedAsSignals() throws Exception {
         for (int signal : List.of(15, 9)) {
-            ProcessSpec spec = new ProcessSpec("sleep", List.of("4716"), Optional.empty(), Map.of(),
-                    Optional.of(new TerminalSize(80, 24)));
+            ProcessSpec spec = new ProcessSpec(
+                    "sleep", List.of("4716"), Optional.empty(), Map.of(), Optional.of(new TerminalSize(80, 24)));
             RuntimeProcess p = sandbox.exec(spec);
             CompletableFuture<String> out = drain(p.stdout());
             assertThat(p.pid()).isPositive();
@@ -253,15 +274,15 @@ public abstract class RuntimeBehaviourTest {
             assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(signal));
             out.get(5, TimeUnit.SECONDS);
         }
-        ProcessSpec exit = new ProcessSpec("/bin/sh", List.of("-c", "exit 42"), Optional.empty(), Map.of(),
-                Optional.of(new TerminalSize(80, 24)));
+        ProcessSpec exit = new ProcessSpec(
+                "/bin/sh", List.of("-c", "exit 42"), Optional.empty(), Map.of(), Optional.of(new TerminalSize(80, 24)));
         assertThat(collect(sandbox.exec(exit)).status()).isEqualTo(ExitStatus.exited(42));
     }
 
     @Test
     void closingAPtysStdinIsEndOfFile() throws Exception {
-        ProcessSpec spec = new ProcessSpec("cat", List.of(), Optional.empty(), Map.of(),
-                Optional.of(new TerminalSize(80, 24)));
+        ProcessSpec spec =
+                new ProcessSpec("cat", List.of(), Optional.empty(), Map.of(), Optional.of(new TerminalSize(80, 24)));
         RuntimeProcess p = sandbox.exec(spec);
         CompletableFuture<String> out = drain(p.stdout());
         p.stdin().write("line\n".getBytes(StandardCharsets.UTF_8));
@@ -300,15 +321,18 @@ public abstract class RuntimeBehaviourTest {
         CompletableFuture<String> out = drain(p.stdout());
         long started = System.nanoTime();
         assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
-        assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(exitLatencyWithHeldOutput().toMillis());
+        assertThat((System.nanoTime() - started) / 1_000_000)
+                .isLessThan(exitLatencyWithHeldOutput().toMillis());
         sandbox.terminate(Duration.ZERO);
         assertThat(out.get(5, TimeUnit.SECONDS)).isEqualTo("parent-done\n");
     }
 
     @Test
     void aDaemonStartedByOneExecIsSeenByTheNext() throws Exception {
-        RuntimeTesting.sh(sandbox, "setsid sleep 4701 > /dev/null 2>&1 < /dev/null &").ok();
-        RuntimeTesting.sh(sandbox, "(sleep 4702 > /dev/null 2>&1 < /dev/null &)").ok();
+        RuntimeTesting.sh(sandbox, "setsid sleep 4701 > /dev/null 2>&1 < /dev/null &")
+                .ok();
+        RuntimeTesting.sh(sandbox, "(sleep 4702 > /dev/null 2>&1 < /dev/null &)")
+                .ok();
         assertThat(processesInSandbox(sandbox, "sleep 4701")).isEqualTo(1);
         assertThat(processesInSandbox(sandbox, "sleep 4702")).isEqualTo(1);
         sandbox.terminate(Duration.ofSeconds(1));
@@ -320,10 +344,15 @@ public abstract class RuntimeBehaviourTest {
     void filesArePrivateToASandboxAndGoneAfterTerminate() throws Exception {
         RuntimeSandbox a = runtime.start(spec());
         RuntimeSandbox b = runtime.start(spec());
-        RuntimeTesting.sh(a, "echo a-secret > /tmp/mine && echo a-work > /workspace/mine && mkdir -p /opt/deep/x").ok();
-        assertThat(RuntimeTesting.sh(a, "cat /tmp/mine /workspace/mine").ok().out()).isEqualTo("a-secret\na-work\n");
-        assertThat(RuntimeTesting.sh(b, "cat /tmp/mine /workspace/mine 2>&1; ls /opt 2>&1").out())
-                .doesNotContain("a-secret").doesNotContain("a-work").doesNotContain("deep");
+        RuntimeTesting.sh(a, "echo a-secret > /tmp/mine && echo a-work > /workspace/mine && mkdir -p /opt/deep/x")
+                .ok();
+        assertThat(RuntimeTesting.sh(a, "cat /tmp/mine /workspace/mine").ok().out())
+                .isEqualTo("a-secret\na-work\n");
+        assertThat(RuntimeTesting.sh(b, "cat /tmp/mine /workspace/mine 2>&1; ls /opt 2>&1")
+                        .out())
+                .doesNotContain("a-secret")
+                .doesNotContain("a-work")
+                .doesNotContain("deep");
         Path layer = writableLayer(a);
         assertThat(layer.resolve("tmp/mine")).hasContent("a-secret");
         a.terminate(Duration.ofSeconds(1));
@@ -334,15 +363,19 @@ public abstract class RuntimeBehaviourTest {
 
     @Test
     void withoutNetworkOnlyLoopbackExists() throws Exception {
-        String devs = RuntimeTesting.sh(sandbox, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").ok().out();
+        String devs = RuntimeTesting.sh(sandbox, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+                .ok()
+                .out();
         assertThat(devs.lines()).containsExactly("lo");
     }
 
     @Test
     void theMemoryLimitHolds() throws Exception {
-        RuntimeSandbox limited = runtime.start(spec(Map.of(), new ResourceLimits(Optional.empty(),
-                Optional.of(64L * 1024 * 1024))));
-        assertThat(RuntimeTesting.sh(limited, "x=$(head -c 10000000 /dev/zero | tr '\\0' a); echo small-ok").ok().out())
+        RuntimeSandbox limited =
+                runtime.start(spec(Map.of(), new ResourceLimits(Optional.empty(), Optional.of(64L * 1024 * 1024))));
+        assertThat(RuntimeTesting.sh(limited, "x=$(head -c 10000000 /dev/zero | tr '\\0' a); echo small-ok")
+                        .ok()
+                        .out())
                 .isEqualTo("small-ok\n");
         // a shell that needs 100 MB is killed by the kernel
         Run hog = RuntimeTesting.sh(limited, "x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo survived");
@@ -358,7 +391,8 @@ public abstract class RuntimeBehaviourTest {
         sandbox.terminate(Duration.ofSeconds(1));
         assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(15));
         assertThat(sandbox.onStopped()).isCompletedWithValue("terminated");
-        assertThatThrownBy(() -> sandbox.exec(command("true"))).isInstanceOf(ProcessStartException.class)
+        assertThatThrownBy(() -> sandbox.exec(command("true")))
+                .isInstanceOf(ProcessStartException.class)
                 .hasMessageContaining("not running");
         sandbox.terminate(Duration.ZERO); // idempotent
     }

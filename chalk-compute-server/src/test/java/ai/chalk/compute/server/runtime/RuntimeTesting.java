@@ -23,8 +23,7 @@ public final class RuntimeTesting {
 
     private static final AtomicInteger IDS = new AtomicInteger();
 
-    private RuntimeTesting() {
-    }
+    private RuntimeTesting() {}
 
     public static String newId() {
         return "t" + ProcessHandle.current().pid() + "-" + IDS.incrementAndGet();
@@ -50,12 +49,15 @@ public final class RuntimeTesting {
     /** A finished process: how it ended and everything it printed. */
     public record Run(ExitStatus status, String out, String err) {
         public int code() {
-            assertThat(status.exitCode()).as("exit code of a run that printed %s / %s", out, err).isPresent();
+            assertThat(status.exitCode())
+                    .as("exit code of a run that printed %s / %s", out, err)
+                    .isPresent();
             return status.exitCode().getAsInt();
         }
 
         public Run ok() {
-            assertThat(status).as("status of a run that printed:\n%s\nstderr:\n%s", out, err)
+            assertThat(status)
+                    .as("status of a run that printed:\n%s\nstderr:\n%s", out, err)
                     .isEqualTo(ExitStatus.exited(0));
             return this;
         }
@@ -105,7 +107,9 @@ public final class RuntimeTesting {
         while (!seen.toString().contains(text)) {
             assertThat(System.nanoTime()).as("waiting for %s in %s", text, seen).isLessThan(deadline);
             int n = in.read(buf);
-            assertThat(n).as("end of output while waiting for %s in %s", text, seen).isPositive();
+            assertThat(n)
+                    .as("end of output while waiting for %s in %s", text, seen)
+                    .isPositive();
             seen.append(new String(buf, 0, n, StandardCharsets.UTF_8));
         }
     }
@@ -115,9 +119,16 @@ public final class RuntimeTesting {
      * in the sandbox from its own {@code /proc} (zombies, whose command line is empty, do not count).
      */
     public static int processesInSandbox(RuntimeSandbox sandbox, String commandLine) throws Exception {
-        Run r = run(sandbox, command("/bin/sh", "-c", "n=0; for f in /proc/[0-9]*/cmdline; do "
-                + "c=$(tr '\\0' ' ' < \"$f\" 2>/dev/null); [ \"${c% }\" = \"$1\" ] && n=$((n+1)); done; echo $n",
-                "count", commandLine)).ok();
+        Run r = run(
+                        sandbox,
+                        command(
+                                "/bin/sh",
+                                "-c",
+                                "n=0; for f in /proc/[0-9]*/cmdline; do "
+                                        + "c=$(tr '\\0' ' ' < \"$f\" 2>/dev/null); [ \"${c% }\" = \"$1\" ] && n=$((n+1)); done; echo $n",
+                                "count",
+                                commandLine))
+                .ok();
         return Integer.parseInt(r.out().trim());
     }
 
@@ -132,7 +143,8 @@ public final class RuntimeTesting {
                 }
                 try {
                     String cmd = new String(Files.readAllBytes(d.resolve("cmdline")), StandardCharsets.UTF_8)
-                            .replace('\0', ' ').trim();
+                            .replace('\0', ' ')
+                            .trim();
                     String stat = Files.readString(d.resolve("stat"), StandardCharsets.ISO_8859_1);
                     char state = stat.charAt(stat.lastIndexOf(')') + 2);
                     if (cmd.equals(commandLine) && state != 'Z' && state != 'X') {

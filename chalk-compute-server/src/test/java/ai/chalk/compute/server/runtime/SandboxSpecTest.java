@@ -19,7 +19,10 @@ class SandboxSpecTest {
 
     @Test
     void normalizesWhatRuntimesRead() {
-        SandboxSpec s = spec("sb-1", "/work/./a/../b/", Map.of("A", "1"),
+        SandboxSpec s = spec(
+                "sb-1",
+                "/work/./a/../b/",
+                Map.of("A", "1"),
                 List.of(new VolumeBinding(Path.of("/v"), "/data/./cache/")));
         assertThat(s.workdir()).isEqualTo("/work/b");
         assertThat(s.image()).isEqualTo("busybox");
@@ -31,7 +34,8 @@ class SandboxSpecTest {
     @Test
     void refusesWhatNoRuntimeCouldStart() {
         assertThatThrownBy(() -> spec("../x", "/", Map.of(), List.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("invalid sandbox id");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("invalid sandbox id");
         assertThatThrownBy(() -> spec("x".repeat(129), "/", Map.of(), List.of()))
                 .hasMessageContaining("invalid sandbox id");
         assertThatThrownBy(() -> spec("sb", "work", Map.of(), List.of()))
@@ -44,8 +48,11 @@ class SandboxSpecTest {
                 .hasMessageContaining("mount path must be an absolute path");
         assertThatThrownBy(() -> new VolumeBinding(Path.of("/v"), "/data/.."))
                 .hasMessageContaining("cannot be mounted at /");
-        assertThatThrownBy(() -> spec("sb", "/", Map.of(), List.of(new VolumeBinding(Path.of("/a"), "/data"),
-                new VolumeBinding(Path.of("/b"), "/data/"))))
+        assertThatThrownBy(() -> spec(
+                        "sb",
+                        "/",
+                        Map.of(),
+                        List.of(new VolumeBinding(Path.of("/a"), "/data"), new VolumeBinding(Path.of("/b"), "/data/"))))
                 .hasMessageContaining("two volumes are mounted at /data");
     }
 }

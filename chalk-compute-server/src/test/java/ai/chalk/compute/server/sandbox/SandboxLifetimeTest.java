@@ -20,16 +20,26 @@ class SandboxLifetimeTest {
         try (RunningServer server = RunningServer.start(dataDir, b -> b.sandboxLifetime(Duration.ofSeconds(2)))) {
             String id = server.createSandbox();
             // a daemon that would otherwise run for 1000 s
-            server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(id)
-                    .setCommand("sh").addArgs("-c").addArgs("setsid sleep 1000 > /dev/null 2>&1 < /dev/null &").build());
+            server.processes()
+                    .execCommand(ExecCommandRequest.newBuilder()
+                            .setSandboxId(id)
+                            .setCommand("sh")
+                            .addArgs("-c")
+                            .addArgs("setsid sleep 1000 > /dev/null 2>&1 < /dev/null &")
+                            .build());
             Awaitility.await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
-                SandboxInfo info = server.sandboxes().getSandbox(GetSandboxRequest.newBuilder()
-                        .setSandboxId(id).setIncludeTerminated(true).build()).getSandbox();
+                SandboxInfo info = server.sandboxes()
+                        .getSandbox(GetSandboxRequest.newBuilder()
+                                .setSandboxId(id)
+                                .setIncludeTerminated(true)
+                                .build())
+                        .getSandbox();
                 assertThat(info.getState()).isEqualTo("TERMINATED");
                 assertThat(info.getStatusMessage()).contains("lifetime of PT2S ran out");
             });
             assertThat(ProcessHandle.allProcesses()
-                    .filter(p -> p.info().commandLine().orElse("").equals("sleep 1000"))).isEmpty();
+                            .filter(p -> p.info().commandLine().orElse("").equals("sleep 1000")))
+                    .isEmpty();
         }
     }
 }

@@ -41,80 +41,128 @@ class ScalingGroupServiceTest {
     Path dir;
 
     private static ScalingGroupSpec spec(String name, String seconds, int min) {
-        return ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.newBuilder().setName(name)
-                        .addEntrypoint("sleep").addEntrypoint(seconds))
-                .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(min).setMaxReplicas(min)).build();
+        return ScalingGroupSpec.newBuilder()
+                .setContainerSpec(ChalkContainerSpec.newBuilder()
+                        .setName(name)
+                        .addEntrypoint("sleep")
+                        .addEntrypoint(seconds))
+                .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(min).setMaxReplicas(min))
+                .build();
     }
 
     @Test
     void groupsRunTheirSpecAndRollBack() throws Exception {
         try (ComputeServer server = ComputeServer.builder().dataDir(dir).build().start()) {
-            ManagedChannel channel = InProcessChannelBuilder.forName(server.inProcessName()).build();
+            ManagedChannel channel =
+                    InProcessChannelBuilder.forName(server.inProcessName()).build();
             try {
                 var groups = ScalingGroupManagerServiceGrpc.newBlockingStub(channel);
                 ScalingGroupResponse created = groups.createScalingGroup(CreateScalingGroupRequest.newBuilder()
-                        .setSpec(spec("sleepers", "600", 2)).build()).getScalingGroup();
+                                .setSpec(spec("sleepers", "600", 2))
+                                .build())
+                        .getScalingGroup();
                 assertThat(created.getName()).isEqualTo("sleepers");
                 String rev1 = created.getRevisionId();
-                await().atMost(Duration.ofSeconds(30)).until(() -> groups.getScalingGroup(GetScalingGroupRequest
-                        .newBuilder().setName("sleepers").build()).getScalingGroup().getStatus().equals("ready"));
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> groups.getScalingGroup(GetScalingGroupRequest.newBuilder()
+                                        .setName("sleepers")
+                                        .build())
+                                .getScalingGroup()
+                                .getStatus()
+                                .equals("ready"));
                 ScalingGroupResponse ready = groups.getScalingGroup(GetScalingGroupRequest.newBuilder()
-                        .setId(created.getId()).build()).getScalingGroup();
+                                .setId(created.getId())
+                                .build())
+                        .getScalingGroup();
                 assertThat(ready.getReadyReplicas()).isEqualTo(2);
                 assertThat(server.sandboxCounts().get(SandboxState.RUNNING)).isEqualTo(2L);
 
                 assertThatThrownBy(() -> groups.createScalingGroup(CreateScalingGroupRequest.newBuilder()
-                        .setSpec(spec("sleepers", "1", 1)).build()))
-                        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.ALREADY_EXISTS));
+                                .setSpec(spec("sleepers", "1", 1))
+                                .build()))
+                        .isInstanceOfSatisfying(
+                                StatusRuntimeException.class,
+                                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.ALREADY_EXISTS));
 
                 ScalingGroupResponse updated = groups.updateScalingGroup(UpdateScalingGroupRequest.newBuilder()
-                        .setScalingGroupId(created.getId()).setSpec(spec("sleepers", "601", 1)).build())
+                                .setScalingGroupId(created.getId())
+                                .setSpec(spec("sleepers", "601", 1))
+                                .build())
                         .getScalingGroup();
                 assertThat(updated.getRevisionId()).isNotEqualTo(rev1);
-                assertThat(updated.getSpec().getContainerSpec().getEntrypoint(1)).isEqualTo("601");
-                await().atMost(Duration.ofSeconds(30)).until(() ->
-                        server.sandboxCounts().getOrDefault(SandboxState.RUNNING, 0L) == 1L);
+                assertThat(updated.getSpec().getContainerSpec().getEntrypoint(1))
+                        .isEqualTo("601");
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> server.sandboxCounts().getOrDefault(SandboxState.RUNNING, 0L) == 1L);
 
                 ScalingGroupResponse rolledBack = groups.updateScalingGroup(UpdateScalingGroupRequest.newBuilder()
-                        .setScalingGroupId(created.getId()).setTraffic(ScalingGroupTraffic.newBuilder().addTargets(
-                                ScalingGroupTrafficTarget.newBuilder().setScalingGroupRevisionId(rev1)
-                                        .setPercent(100))).build()).getScalingGroup();
+                                .setScalingGroupId(created.getId())
+                                .setTraffic(ScalingGroupTraffic.newBuilder()
+                                        .addTargets(ScalingGroupTrafficTarget.newBuilder()
+                                                .setScalingGroupRevisionId(rev1)
+                                                .setPercent(100)))
+                                .build())
+                        .getScalingGroup();
                 assertThat(rolledBack.getRevisionId()).isEqualTo(rev1);
-                assertThat(rolledBack.getSpec().getContainerSpec().getEntrypoint(1)).isEqualTo("600");
+                assertThat(rolledBack.getSpec().getContainerSpec().getEntrypoint(1))
+                        .isEqualTo("600");
                 var revisions = groups.listScalingGroupRevisions(ListScalingGroupRevisionsRequest.newBuilder()
-                        .setScalingGroupId(created.getId()).build()).getRevisionsList();
+                                .setScalingGroupId(created.getId())
+                                .build())
+                        .getRevisionsList();
                 assertThat(revisions).hasSize(2);
                 assertThat(revisions.get(1).getLatest()).isTrue();
                 assertThat(groups.getScalingGroupRevision(GetScalingGroupRevisionRequest.newBuilder()
-                        .setScalingGroupName("sleepers").setRevisionId(rev1).build()).getRevision().getStatus())
+                                        .setScalingGroupName("sleepers")
+                                        .setRevisionId(rev1)
+                                        .build())
+                                .getRevision()
+                                .getStatus())
                         .isNotEqualTo("inactive");
-                await().atMost(Duration.ofSeconds(30)).until(() ->
-                        server.sandboxCounts().getOrDefault(SandboxState.RUNNING, 0L) == 2L);
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> server.sandboxCounts().getOrDefault(SandboxState.RUNNING, 0L) == 2L);
 
-                groups.batchUpdateScalingGroupStatus(BatchUpdateScalingGroupStatusRequest.newBuilder().addUpdates(
-                        UpdateScalingGroupStatusRequest.newBuilder().setScalingGroupId(created.getId())
-                                .setStatus("degraded").setStatusMessage("observed by a test")).build());
-                assertThat(groups.getScalingGroup(GetScalingGroupRequest.newBuilder().setId(created.getId())
-                        .build()).getScalingGroup().getStatusMessage()).isEqualTo("observed by a test");
-                assertThatThrownBy(() -> groups.batchUpdateScalingGroupStatus(BatchUpdateScalingGroupStatusRequest
-                        .newBuilder().addUpdates(UpdateScalingGroupStatusRequest.newBuilder()
-                                .setScalingGroupId(created.getId()).setStatus("sleepy")).build()))
-                        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+                groups.batchUpdateScalingGroupStatus(BatchUpdateScalingGroupStatusRequest.newBuilder()
+                        .addUpdates(UpdateScalingGroupStatusRequest.newBuilder()
+                                .setScalingGroupId(created.getId())
+                                .setStatus("degraded")
+                                .setStatusMessage("observed by a test"))
+                        .build());
+                assertThat(groups.getScalingGroup(GetScalingGroupRequest.newBuilder()
+                                        .setId(created.getId())
+                                        .build())
+                                .getScalingGroup()
+                                .getStatusMessage())
+                        .isEqualTo("observed by a test");
+                assertThatThrownBy(() ->
+                                groups.batchUpdateScalingGroupStatus(BatchUpdateScalingGroupStatusRequest.newBuilder()
+                                        .addUpdates(UpdateScalingGroupStatusRequest.newBuilder()
+                                                .setScalingGroupId(created.getId())
+                                                .setStatus("sleepy"))
+                                        .build()))
+                        .isInstanceOfSatisfying(
+                                StatusRuntimeException.class,
+                                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
 
                 assertThat(groups.listScalingGroups(ListScalingGroupsRequest.getDefaultInstance())
-                        .getScalingGroupsCount()).isEqualTo(1);
+                                .getScalingGroupsCount())
+                        .isEqualTo(1);
                 ScalingGroupResponse deleted = groups.deleteScalingGroup(DeleteScalingGroupRequest.newBuilder()
-                        .setName("sleepers").build()).getScalingGroup();
+                                .setName("sleepers")
+                                .build())
+                        .getScalingGroup();
                 assertThat(deleted.getStatus()).isEqualTo("deleted");
-                assertThat(server.sandboxCounts().getOrDefault(SandboxState.RUNNING, 0L)).isZero();
+                assertThat(server.sandboxCounts().getOrDefault(SandboxState.RUNNING, 0L))
+                        .isZero();
                 assertThatThrownBy(() -> groups.getScalingGroup(GetScalingGroupRequest.newBuilder()
-                        .setName("sleepers").build()))
-                        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+                                .setName("sleepers")
+                                .build()))
+                        .isInstanceOfSatisfying(
+                                StatusRuntimeException.class,
+                                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
                 assertThatThrownBy(() -> groups.createScalingGroup(CreateScalingGroupRequest.newBuilder()
-                        .setSpec(spec("", "1", 1)).build()))
+                                .setSpec(spec("", "1", 1))
+                                .build()))
                         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
                             assertThat(e.getStatus().getDescription()).contains("container_spec.name");

@@ -43,20 +43,27 @@ class SecretAtRestTest {
         try (RunningServer server = RunningServer.start(dataDir)) {
             secrets(server.channel).upsertSecret(upsert("FIRST", first));
             secrets(server.channel).upsertSecret(upsert("SECOND", second));
-            admin(server.channel).putIntegration(PutIntegrationRequest.newBuilder().setName("pg")
-                    .putValues("PGPASSWORD", integrationValue).build());
+            admin(server.channel)
+                    .putIntegration(PutIntegrationRequest.newBuilder()
+                            .setName("pg")
+                            .putValues("PGPASSWORD", integrationValue)
+                            .build());
         }
         Path key = dataDir.resolve("secrets.key");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(key))).isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(key)))
+                .isEqualTo("rw-------");
         assertThat(Base64.getDecoder().decode(Files.readString(key).strip())).hasSize(32);
 
         // no byte sequence of any value anywhere in the state directory (the database file and whatever H2 keeps)
         try (var files = Files.walk(dataDir.resolve("state"))) {
             for (Path f : files.filter(Files::isRegularFile).toList()) {
                 String raw = new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1);
-                assertThat(raw).as(f.toString()).doesNotContain(first).doesNotContain(second)
-                        .doesNotContain(integrationValue).doesNotContain(Base64.getEncoder().encodeToString(
-                                first.getBytes(StandardCharsets.UTF_8)));
+                assertThat(raw)
+                        .as(f.toString())
+                        .doesNotContain(first)
+                        .doesNotContain(second)
+                        .doesNotContain(integrationValue)
+                        .doesNotContain(Base64.getEncoder().encodeToString(first.getBytes(StandardCharsets.UTF_8)));
             }
         }
         try (Connection c = h2(dataDir)) {
@@ -72,15 +79,24 @@ class SecretAtRestTest {
         }
         try (RunningServer server = RunningServer.start(dataDir)) {
             for (String name : new String[] {"FIRST", "SECOND"}) {
-                Status s = status(() -> secrets(server.channel).getSecretValue(GetSecretValueRequest.newBuilder()
-                        .setId(name).build()));
+                Status s = status(() -> secrets(server.channel)
+                        .getSecretValue(
+                                GetSecretValueRequest.newBuilder().setId(name).build()));
                 assertThat(s.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-                assertThat(s.getDescription()).contains("secret " + name, "cannot be decrypted")
-                        .doesNotContain(first).doesNotContain(second);
+                assertThat(s.getDescription())
+                        .contains("secret " + name, "cannot be decrypted")
+                        .doesNotContain(first)
+                        .doesNotContain(second);
             }
-            assertThat(integrations(server.channel).getIntegrationValue(GetIntegrationValueRequest.newBuilder()
-                    .setIntegrationId("pg").setSecretName("PGPASSWORD").build()).getSecretvalue().getValue())
-                    .as("untouched, and readable with the same key after a restart").isEqualTo(integrationValue);
+            assertThat(integrations(server.channel)
+                            .getIntegrationValue(GetIntegrationValueRequest.newBuilder()
+                                    .setIntegrationId("pg")
+                                    .setSecretName("PGPASSWORD")
+                                    .build())
+                            .getSecretvalue()
+                            .getValue())
+                    .as("untouched, and readable with the same key after a restart")
+                    .isEqualTo(integrationValue);
         }
     }
 
@@ -89,9 +105,12 @@ class SecretAtRestTest {
         ComputeServer.builder().dataDir(dataDir).build().start().close();
         Path key = dataDir.resolve("secrets.key");
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
-        assertThatThrownBy(() -> ComputeServer.builder().dataDir(dataDir).build().start())
+        assertThatThrownBy(
+                        () -> ComputeServer.builder().dataDir(dataDir).build().start())
                 .isInstanceOf(IOException.class)
-                .hasMessageContaining(key.toString()).hasMessageContaining("rw-r--r--").hasMessageContaining("chmod 600");
+                .hasMessageContaining(key.toString())
+                .hasMessageContaining("rw-r--r--")
+                .hasMessageContaining("chmod 600");
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
         ComputeServer.builder().dataDir(dataDir).build().start().close();
     }
@@ -100,12 +119,22 @@ class SecretAtRestTest {
     void aKeyFileOfTheOperatorsChoiceIsUsedAndNoneIsMadeInTheDataDirectory(@TempDir Path dataDir, @TempDir Path keys)
             throws Exception {
         Path key = keys.resolve("operator.key");
-        assertThatThrownBy(() -> ComputeServer.builder().dataDir(dataDir).secretsKeyFile(key).build().start())
-                .isInstanceOf(IOException.class).hasMessageContaining("does not exist");
+        assertThatThrownBy(() -> ComputeServer.builder()
+                        .dataDir(dataDir)
+                        .secretsKeyFile(key)
+                        .build()
+                        .start())
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("does not exist");
         Files.createFile(key, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         Files.writeString(key, "not base64 at all!\n");
-        assertThatThrownBy(() -> ComputeServer.builder().dataDir(dataDir).secretsKeyFile(key).build().start())
-                .isInstanceOf(IOException.class).hasMessageContaining("not base64");
+        assertThatThrownBy(() -> ComputeServer.builder()
+                        .dataDir(dataDir)
+                        .secretsKeyFile(key)
+                        .build()
+                        .start())
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("not base64");
         byte[] material = new byte[32];
         new java.security.SecureRandom().nextBytes(material);
         Files.writeString(key, Base64.getEncoder().encodeToString(material) + "\n");
@@ -115,8 +144,12 @@ class SecretAtRestTest {
         assertThat(dataDir.resolve("secrets.key")).doesNotExist();
         // the same data with another key: the value does not open
         try (RunningServer server = RunningServer.start(dataDir)) {
-            assertThat(status(() -> secrets(server.channel).getSecretValue(GetSecretValueRequest.newBuilder()
-                    .setId("WITH_OPERATOR_KEY").build())).getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+            assertThat(status(() -> secrets(server.channel)
+                                    .getSecretValue(GetSecretValueRequest.newBuilder()
+                                            .setId("WITH_OPERATOR_KEY")
+                                            .build()))
+                            .getCode())
+                    .isEqualTo(Status.Code.FAILED_PRECONDITION);
         }
     }
 
@@ -133,8 +166,10 @@ class SecretAtRestTest {
     }
 
     private static Connection h2(Path dataDir) throws Exception {
-        return DriverManager.getConnection("jdbc:h2:" + dataDir.resolve("state").resolve("chalk-compute")
-                .toAbsolutePath() + ";FILE_LOCK=FS", "sa", "");
+        return DriverManager.getConnection(
+                "jdbc:h2:" + dataDir.resolve("state").resolve("chalk-compute").toAbsolutePath() + ";FILE_LOCK=FS",
+                "sa",
+                "");
     }
 
     private static byte[] sealed(Connection c, String name) throws Exception {

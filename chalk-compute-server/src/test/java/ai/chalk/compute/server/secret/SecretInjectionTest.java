@@ -55,6 +55,7 @@ class SecretInjectionTest {
 
     @TempDir
     static Path dataDir;
+
     private RunningServer server;
     private Channel dev;
     private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
@@ -73,8 +74,12 @@ class SecretInjectionTest {
         dev = RunningServer.authenticated(server.server, "dev"); // over TCP a credential of dev
         secrets(dev).upsertSecret(upsert("TOKEN", token));
         secrets(RunningServer.authenticated(server.server, "prod")).upsertSecret(upsert("PROD_ONLY", prodToken));
-        admin(dev).putIntegration(PutIntegrationRequest.newBuilder().setName("pg")
-                .putValues("PGUSER", pgUser).putValues("PGPASSWORD", pgPassword).build());
+        admin(dev)
+                .putIntegration(PutIntegrationRequest.newBuilder()
+                        .setName("pg")
+                        .putValues("PGUSER", pgUser)
+                        .putValues("PGPASSWORD", pgPassword)
+                        .build());
     }
 
     @AfterAll
@@ -116,8 +121,12 @@ class SecretInjectionTest {
     }
 
     private String env(Channel c, String sandboxId) {
-        var r = SandboxProcessServiceGrpc.newBlockingStub(c).withDeadlineAfter(60, TimeUnit.SECONDS)
-                .execCommand(ExecCommandRequest.newBuilder().setSandboxId(sandboxId).setCommand("env").build());
+        var r = SandboxProcessServiceGrpc.newBlockingStub(c)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(sandboxId)
+                        .setCommand("env")
+                        .build());
         assertThat(r.getExitCode()).isZero();
         return r.getStdout().toStringUtf8();
     }
@@ -130,79 +139,121 @@ class SecretInjectionTest {
 
     @Test
     void secretsAndIntegrationKeysBecomeTheProcessesEnvironmentAndNothingElseShowsThem() {
-        ChalkContainerSpec spec = ChalkContainerSpec.newBuilder().setName("with-secrets")
+        ChalkContainerSpec spec = ChalkContainerSpec.newBuilder()
+                .setName("with-secrets")
                 .putEnvVars("PLAIN", "literal")
                 .addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN"))
                 .addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN").putAliases("TOKEN", "API_TOKEN"))
-                .addSecretRefs(SecretRef.newBuilder().setIntegrationName("pg").addKeys("PGPASSWORD")
+                .addSecretRefs(SecretRef.newBuilder()
+                        .setIntegrationName("pg")
+                        .addKeys("PGPASSWORD")
                         .putAliases("PGPASSWORD", "DB_PASS"))
                 .addSecretRefs(SecretRef.newBuilder().setIntegrationName("pg").setPrefix("PG_"))
                 .build();
-        SandboxInfo created = sandboxes(dev).createSandbox(CreateSandboxRequest.newBuilder().setSpec(spec).build())
+        SandboxInfo created = sandboxes(dev)
+                .createSandbox(CreateSandboxRequest.newBuilder().setSpec(spec).build())
                 .getSandbox();
         seen.add(created.toString());
         try {
             String env = env(dev, created.getId());
-            assertThat(env).contains("PLAIN=literal\n", "TOKEN=" + token + "\n", "API_TOKEN=" + token + "\n",
-                    "DB_PASS=" + pgPassword + "\n", "PG_PGPASSWORD=" + pgPassword + "\n", "PG_PGUSER=" + pgUser + "\n");
+            assertThat(env)
+                    .contains(
+                            "PLAIN=literal\n",
+                            "TOKEN=" + token + "\n",
+                            "API_TOKEN=" + token + "\n",
+                            "DB_PASS=" + pgPassword + "\n",
+                            "PG_PGPASSWORD=" + pgPassword + "\n",
+                            "PG_PGUSER=" + pgUser + "\n");
             assertThat(env).doesNotContain("\nPGPASSWORD=").doesNotContain("\nPGUSER=");
 
             // the spec echoed shows the references as given
             assertThat(created.getSpec().getSecretRefsList()).isEqualTo(spec.getSecretRefsList());
-            SandboxInfo got = sandboxes(dev).getSandbox(GetSandboxRequest.newBuilder().setId(created.getId()).build())
+            SandboxInfo got = sandboxes(dev)
+                    .getSandbox(GetSandboxRequest.newBuilder()
+                            .setId(created.getId())
+                            .build())
                     .getSandbox();
             assertThat(got.getSpec()).isEqualTo(spec);
             seen.add(got.toString());
-            seen.add(sandboxes(dev).listSandboxes(ListSandboxesRequest.getDefaultInstance()).toString());
+            seen.add(sandboxes(dev)
+                    .listSandboxes(ListSandboxesRequest.getDefaultInstance())
+                    .toString());
             var v1 = ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc.newBlockingStub(dev)
                     .withDeadlineAfter(60, TimeUnit.SECONDS);
             seen.add(v1.getSandbox(ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest.newBuilder()
-                    .setSandboxId(created.getId()).build()).toString());
+                            .setSandboxId(created.getId())
+                            .build())
+                    .toString());
             seen.add(v1.listSandboxes(ai.chalk.compute.proto.sandbox.v1.ListSandboxesRequest.getDefaultInstance())
                     .toString());
         } finally {
-            sandboxes(dev).terminateSandbox(TerminateSandboxRequest.newBuilder().setId(created.getId()).build());
+            sandboxes(dev)
+                    .terminateSandbox(TerminateSandboxRequest.newBuilder()
+                            .setId(created.getId())
+                            .build());
         }
     }
 
     @Test
     void aMissingSecretIsAFailedPreconditionNamingItAndAnotherEnvironmentsSecretIsMissing() {
-        Status missing = failure(() -> sandboxes(dev).createSandbox(CreateSandboxRequest.newBuilder()
-                .setSpec(ChalkContainerSpec.newBuilder().addSecretRefs(SecretRef.newBuilder()
-                        .setSecretName("NOT_THERE"))).build()));
+        Status missing = failure(() -> sandboxes(dev)
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setSpec(ChalkContainerSpec.newBuilder()
+                                .addSecretRefs(SecretRef.newBuilder().setSecretName("NOT_THERE")))
+                        .build()));
         assertThat(missing.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         assertThat(missing.getDescription()).contains("secret_refs[0]", "secret NOT_THERE does not exist");
-        Status foreign = failure(() -> sandboxes(dev).createSandbox(CreateSandboxRequest.newBuilder()
-                .setSpec(ChalkContainerSpec.newBuilder().addSecretRefs(SecretRef.newBuilder()
-                        .setSecretName("PROD_ONLY"))).build()));
+        Status foreign = failure(() -> sandboxes(dev)
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setSpec(ChalkContainerSpec.newBuilder()
+                                .addSecretRefs(SecretRef.newBuilder().setSecretName("PROD_ONLY")))
+                        .build()));
         assertThat(foreign.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         assertThat(foreign.getDescription()).isEqualTo(missing.getDescription().replace("NOT_THERE", "PROD_ONLY"));
-        Status noKey = failure(() -> sandboxes(dev).createSandbox(CreateSandboxRequest.newBuilder()
-                .setSpec(ChalkContainerSpec.newBuilder().addSecretRefs(SecretRef.newBuilder()
-                        .setIntegrationName("pg").addKeys("PGHOST"))).build()));
+        Status noKey = failure(() -> sandboxes(dev)
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setSpec(ChalkContainerSpec.newBuilder()
+                                .addSecretRefs(SecretRef.newBuilder()
+                                        .setIntegrationName("pg")
+                                        .addKeys("PGHOST")))
+                        .build()));
         assertThat(noKey.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         assertThat(noKey.getDescription()).contains("integration pg has no key PGHOST", "PGPASSWORD, PGUSER");
     }
 
     @Test
     void referencesThatClashOrMisnameAreInvalidArgumentsThatNameVariablesNotValues() {
-        Status clash = failure(() -> sandboxes(dev).createSandbox(CreateSandboxRequest.newBuilder()
-                .setSpec(ChalkContainerSpec.newBuilder().putEnvVars("TOKEN", "literal")
-                        .addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN"))).build()));
+        Status clash = failure(() -> sandboxes(dev)
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setSpec(ChalkContainerSpec.newBuilder()
+                                .putEnvVars("TOKEN", "literal")
+                                .addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN")))
+                        .build()));
         assertThat(clash.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(clash.getDescription()).contains("env_vars sets TOKEN, which secret_refs sets too");
-        Status twice = failure(() -> sandboxes(dev).createSandbox(CreateSandboxRequest.newBuilder()
-                .setSpec(ChalkContainerSpec.newBuilder().addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN"))
-                        .addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN"))).build()));
+        Status twice = failure(() -> sandboxes(dev)
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setSpec(ChalkContainerSpec.newBuilder()
+                                .addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN"))
+                                .addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN")))
+                        .build()));
         assertThat(twice.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(twice.getDescription()).contains("secret_refs[1] sets environment variable TOKEN");
-        Status alias = failure(() -> sandboxes(dev).createSandbox(CreateSandboxRequest.newBuilder()
-                .setSpec(ChalkContainerSpec.newBuilder().addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN")
-                        .putAliases("TOKEN", "1BAD"))).build()));
+        Status alias = failure(() -> sandboxes(dev)
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setSpec(ChalkContainerSpec.newBuilder()
+                                .addSecretRefs(SecretRef.newBuilder()
+                                        .setSecretName("TOKEN")
+                                        .putAliases("TOKEN", "1BAD")))
+                        .build()));
         assertThat(alias.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-        Status stray = failure(() -> sandboxes(dev).createSandbox(CreateSandboxRequest.newBuilder()
-                .setSpec(ChalkContainerSpec.newBuilder().addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN")
-                        .putAliases("OTHER", "X"))).build()));
+        Status stray = failure(() -> sandboxes(dev)
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setSpec(ChalkContainerSpec.newBuilder()
+                                .addSecretRefs(SecretRef.newBuilder()
+                                        .setSecretName("TOKEN")
+                                        .putAliases("OTHER", "X")))
+                        .build()));
         assertThat(stray.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(stray.getDescription()).contains("aliases renames OTHER");
     }
@@ -210,24 +261,41 @@ class SecretInjectionTest {
     @Test
     void replicasOfAScalingGroupGetTheSecretsAsTheyStart() {
         var groups = ScalingGroupManagerServiceGrpc.newBlockingStub(dev).withDeadlineAfter(60, TimeUnit.SECONDS);
-        ChalkContainerSpec container = ChalkContainerSpec.newBuilder().setName("secret-replicas")
-                .addEntrypoint("sleep").addEntrypoint("600")
+        ChalkContainerSpec container = ChalkContainerSpec.newBuilder()
+                .setName("secret-replicas")
+                .addEntrypoint("sleep")
+                .addEntrypoint("600")
                 .addSecretRefs(SecretRef.newBuilder().setSecretName("TOKEN").putAliases("TOKEN", "REPLICA_TOKEN"))
                 .build();
-        var created = groups.createScalingGroup(CreateScalingGroupRequest.newBuilder().setSpec(ScalingGroupSpec
-                .newBuilder().setContainerSpec(container).setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(1)
-                        .setMaxReplicas(1))).build()).getScalingGroup();
+        var created = groups.createScalingGroup(CreateScalingGroupRequest.newBuilder()
+                        .setSpec(ScalingGroupSpec.newBuilder()
+                                .setContainerSpec(container)
+                                .setScalingSpec(ScalingSpec.newBuilder()
+                                        .setMinReplicas(1)
+                                        .setMaxReplicas(1)))
+                        .build())
+                .getScalingGroup();
         seen.add(created.toString());
         try {
-            await().atMost(Duration.ofSeconds(60)).until(() -> groups.getScalingGroup(GetScalingGroupRequest
-                    .newBuilder().setName("secret-replicas").build()).getScalingGroup().getStatus().equals("ready"));
-            SandboxInfo replica = sandboxes(dev).listSandboxes(ListSandboxesRequest.getDefaultInstance())
-                    .getSandboxesList().stream().filter(s -> s.getSpec().getName().equals("secret-replicas")
-                            && s.getStatus().name().contains("RUNNING")).findFirst().orElseThrow();
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> groups.getScalingGroup(GetScalingGroupRequest.newBuilder()
+                                    .setName("secret-replicas")
+                                    .build())
+                            .getScalingGroup()
+                            .getStatus()
+                            .equals("ready"));
+            SandboxInfo replica =
+                    sandboxes(dev).listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesList().stream()
+                            .filter(s -> s.getSpec().getName().equals("secret-replicas")
+                                    && s.getStatus().name().contains("RUNNING"))
+                            .findFirst()
+                            .orElseThrow();
             seen.add(replica.toString());
             assertThat(env(dev, replica.getId())).contains("REPLICA_TOKEN=" + token + "\n");
         } finally {
-            groups.deleteScalingGroup(DeleteScalingGroupRequest.newBuilder().setName("secret-replicas").build());
+            groups.deleteScalingGroup(DeleteScalingGroupRequest.newBuilder()
+                    .setName("secret-replicas")
+                    .build());
         }
     }
 }

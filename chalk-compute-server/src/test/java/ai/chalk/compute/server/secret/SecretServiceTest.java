@@ -58,6 +58,7 @@ class SecretServiceTest {
 
     @TempDir
     static Path dataDir;
+
     private RunningServer server;
     private ManagedChannel inProcess;
     private Channel dev;
@@ -66,7 +67,8 @@ class SecretServiceTest {
     @BeforeAll
     void start() throws Exception {
         server = RunningServer.start(dataDir);
-        inProcess = InProcessChannelBuilder.forName(server.server.inProcessName()).build();
+        inProcess =
+                InProcessChannelBuilder.forName(server.server.inProcessName()).build();
         dev = RunningServer.authenticated(server.server, "dev"); // over TCP a credential of dev
         prod = inEnvironment(inProcess, "prod"); // the embedded transport acts in the environment it names too
     }
@@ -112,7 +114,8 @@ class SecretServiceTest {
 
     @Test
     void twoEnvironmentsEachHaveTheirOwnSecretOfOneNameAndCannotReachTheOther() {
-        List<Secret> devList = secrets(dev).upsertSecret(upsert("API_KEY", "dev-value-1")).getSecretsList();
+        List<Secret> devList =
+                secrets(dev).upsertSecret(upsert("API_KEY", "dev-value-1")).getSecretsList();
         secrets(prod).upsertSecret(upsert("API_KEY", "prod-value-1"));
         secrets(prod).upsertSecret(upsert("ONLY_PROD", "prod-only"));
 
@@ -122,55 +125,114 @@ class SecretServiceTest {
         assertThat(devKey.getScope().getType()).isEqualTo(SecretScopeType.SECRET_SCOPE_TYPE_ENVIRONMENT);
         assertThat(devKey.getId()).isNotBlank();
         assertThat(devKey.toString()).doesNotContain("dev-value-1");
-        List<Secret> prodList = secrets(prod).listSecrets(ListSecretsRequest.getDefaultInstance()).getSecretsList();
+        List<Secret> prodList = secrets(prod)
+                .listSecrets(ListSecretsRequest.getDefaultInstance())
+                .getSecretsList();
         assertThat(prodList).extracting(Secret::getName).containsExactly("API_KEY", "ONLY_PROD");
         String prodOnlyId = prodList.get(1).getId();
 
-        assertThat(secrets(dev).getSecretValue(GetSecretValueRequest.newBuilder().setId(devKey.getId()).build())
-                .getSecretValue().getValue()).isEqualTo("dev-value-1");
-        assertThat(secrets(dev).getSecretValue(GetSecretValueRequest.newBuilder().setId("API_KEY").build())
-                .getSecretValue().getValue()).as("by name, as the SDK asks").isEqualTo("dev-value-1");
-        assertThat(secrets(prod).getAllSecretValues(GetAllSecretValuesRequest.getDefaultInstance()).getValuesMap())
+        assertThat(secrets(dev)
+                        .getSecretValue(GetSecretValueRequest.newBuilder()
+                                .setId(devKey.getId())
+                                .build())
+                        .getSecretValue()
+                        .getValue())
+                .isEqualTo("dev-value-1");
+        assertThat(secrets(dev)
+                        .getSecretValue(GetSecretValueRequest.newBuilder()
+                                .setId("API_KEY")
+                                .build())
+                        .getSecretValue()
+                        .getValue())
+                .as("by name, as the SDK asks")
+                .isEqualTo("dev-value-1");
+        assertThat(secrets(prod)
+                        .getAllSecretValues(GetAllSecretValuesRequest.getDefaultInstance())
+                        .getValuesMap())
                 .isEqualTo(Map.of("API_KEY", "prod-value-1", "ONLY_PROD", "prod-only"));
-        assertThat(secrets(dev).getAllSecretValues(GetAllSecretValuesRequest.getDefaultInstance()).getValuesMap())
+        assertThat(secrets(dev)
+                        .getAllSecretValues(GetAllSecretValuesRequest.getDefaultInstance())
+                        .getValuesMap())
                 .isEqualTo(Map.of("API_KEY", "dev-value-1"));
 
         // prod's secret, by id and by name, answers in dev exactly as one that never existed
-        Status byId = status(() -> secrets(dev).getSecretValue(GetSecretValueRequest.newBuilder().setId(prodOnlyId)
-                .build()));
-        Status unknown = status(() -> secrets(dev).getSecretValue(GetSecretValueRequest.newBuilder()
-                .setId("sec_doesnotexist").build()));
+        Status byId = status(() -> secrets(dev)
+                .getSecretValue(
+                        GetSecretValueRequest.newBuilder().setId(prodOnlyId).build()));
+        Status unknown = status(() -> secrets(dev)
+                .getSecretValue(GetSecretValueRequest.newBuilder()
+                        .setId("sec_doesnotexist")
+                        .build()));
         assertThat(byId.getCode()).isEqualTo(Status.Code.NOT_FOUND);
         assertThat(byId.getDescription()).isEqualTo(unknown.getDescription().replace("sec_doesnotexist", prodOnlyId));
-        assertThat(code(() -> secrets(dev).getSecretValue(GetSecretValueRequest.newBuilder().setId("ONLY_PROD")
-                .build()))).isEqualTo(Status.Code.NOT_FOUND);
-        assertThat(code(() -> secrets(dev).deleteSecret(DeleteSecretRequest.newBuilder().setName("ONLY_PROD")
-                .build()))).isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(code(() -> secrets(dev)
+                        .getSecretValue(GetSecretValueRequest.newBuilder()
+                                .setId("ONLY_PROD")
+                                .build())))
+                .isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(code(() -> secrets(dev)
+                        .deleteSecret(DeleteSecretRequest.newBuilder()
+                                .setName("ONLY_PROD")
+                                .build())))
+                .isEqualTo(Status.Code.NOT_FOUND);
 
         // a new value keeps the id; deleting in dev leaves prod's secret of the same name
-        Secret updated = secrets(dev).upsertSecret(upsert("API_KEY", "dev-value-2")).getSecrets(0);
+        Secret updated =
+                secrets(dev).upsertSecret(upsert("API_KEY", "dev-value-2")).getSecrets(0);
         assertThat(updated.getId()).isEqualTo(devKey.getId());
-        assertThat(secrets(dev).getSecretValue(GetSecretValueRequest.newBuilder().setId("API_KEY").build())
-                .getSecretValue().getValue()).isEqualTo("dev-value-2");
-        assertThat(secrets(dev).deleteSecret(DeleteSecretRequest.newBuilder().setName("API_KEY").build())
-                .getSecretsList()).isEmpty();
-        assertThat(secrets(prod).getSecretValue(GetSecretValueRequest.newBuilder().setId("API_KEY").build())
-                .getSecretValue().getValue()).isEqualTo("prod-value-1");
+        assertThat(secrets(dev)
+                        .getSecretValue(GetSecretValueRequest.newBuilder()
+                                .setId("API_KEY")
+                                .build())
+                        .getSecretValue()
+                        .getValue())
+                .isEqualTo("dev-value-2");
+        assertThat(secrets(dev)
+                        .deleteSecret(DeleteSecretRequest.newBuilder()
+                                .setName("API_KEY")
+                                .build())
+                        .getSecretsList())
+                .isEmpty();
+        assertThat(secrets(prod)
+                        .getSecretValue(GetSecretValueRequest.newBuilder()
+                                .setId("API_KEY")
+                                .build())
+                        .getSecretValue()
+                        .getValue())
+                .isEqualTo("prod-value-1");
     }
 
     @Test
     void aValueMayComeFromConfigAsALiteralOrAnotherSecretButNotFromBoth() {
-        secrets(dev).upsertSecret(UpsertSecretRequest.newBuilder().setName("FROM_LITERAL")
-                .setConfig(SecretConfigValue.newBuilder().setLiteral("literal-value")).build());
-        secrets(dev).upsertSecret(UpsertSecretRequest.newBuilder().setName("COPIED")
-                .setConfig(SecretConfigValue.newBuilder().setSecretId("FROM_LITERAL")).build());
-        assertThat(secrets(dev).getSecretValue(GetSecretValueRequest.newBuilder().setId("COPIED").build())
-                .getSecretValue().getValue()).isEqualTo("literal-value");
-        Status both = status(() -> secrets(dev).upsertSecret(UpsertSecretRequest.newBuilder().setName("BOTH")
-                .setValue("x").setConfig(SecretConfigValue.newBuilder().setLiteral("y")).build()));
+        secrets(dev)
+                .upsertSecret(UpsertSecretRequest.newBuilder()
+                        .setName("FROM_LITERAL")
+                        .setConfig(SecretConfigValue.newBuilder().setLiteral("literal-value"))
+                        .build());
+        secrets(dev)
+                .upsertSecret(UpsertSecretRequest.newBuilder()
+                        .setName("COPIED")
+                        .setConfig(SecretConfigValue.newBuilder().setSecretId("FROM_LITERAL"))
+                        .build());
+        assertThat(secrets(dev)
+                        .getSecretValue(GetSecretValueRequest.newBuilder()
+                                .setId("COPIED")
+                                .build())
+                        .getSecretValue()
+                        .getValue())
+                .isEqualTo("literal-value");
+        Status both = status(() -> secrets(dev)
+                .upsertSecret(UpsertSecretRequest.newBuilder()
+                        .setName("BOTH")
+                        .setValue("x")
+                        .setConfig(SecretConfigValue.newBuilder().setLiteral("y"))
+                        .build()));
         assertThat(both.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-        secrets(dev).deleteSecret(DeleteSecretRequest.newBuilder().setName("FROM_LITERAL").build());
-        secrets(dev).deleteSecret(DeleteSecretRequest.newBuilder().setName("COPIED").build());
+        secrets(dev)
+                .deleteSecret(
+                        DeleteSecretRequest.newBuilder().setName("FROM_LITERAL").build());
+        secrets(dev)
+                .deleteSecret(DeleteSecretRequest.newBuilder().setName("COPIED").build());
     }
 
     @Test
@@ -184,83 +246,152 @@ class SecretServiceTest {
         secrets(dev).upsertSecret(upsert("BIG_OK", "a".repeat(64 * 1024)));
         Status tooBig = status(() -> secrets(dev).upsertSecret(upsert("BIG", "b".repeat(64 * 1024 + 1))));
         assertThat(tooBig.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-        assertThat(tooBig.getDescription()).contains("65537 bytes", "at most 65536").doesNotContain("bbbb");
+        assertThat(tooBig.getDescription())
+                .contains("65537 bytes", "at most 65536")
+                .doesNotContain("bbbb");
         Status nul = status(() -> secrets(dev).upsertSecret(upsert("NUL", "a\0b")));
         assertThat(nul.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-        secrets(dev).deleteSecret(DeleteSecretRequest.newBuilder().setName("_ok_Name9").build());
-        secrets(dev).deleteSecret(DeleteSecretRequest.newBuilder().setName("BIG_OK").build());
+        secrets(dev)
+                .deleteSecret(
+                        DeleteSecretRequest.newBuilder().setName("_ok_Name9").build());
+        secrets(dev)
+                .deleteSecret(DeleteSecretRequest.newBuilder().setName("BIG_OK").build());
     }
 
     @Test
     void aScopeNarrowerThanTheEnvironmentIsRefusedRatherThanBroadened() {
-        Status s = status(() -> secrets(dev).upsertSecret(UpsertSecretRequest.newBuilder().setName("SCOPED")
-                .setValue("v").setScope(SecretScope.newBuilder().setType(SecretScopeType.SECRET_SCOPE_TYPE_SANDBOX)
-                        .setRef("sb-1")).build()));
+        Status s = status(() -> secrets(dev)
+                .upsertSecret(UpsertSecretRequest.newBuilder()
+                        .setName("SCOPED")
+                        .setValue("v")
+                        .setScope(SecretScope.newBuilder()
+                                .setType(SecretScopeType.SECRET_SCOPE_TYPE_SANDBOX)
+                                .setRef("sb-1"))
+                        .build()));
         assertThat(s.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         assertThat(s.getDescription()).contains("SECRET_SCOPE_TYPE_SANDBOX", "per environment only");
-        secrets(dev).upsertSecret(UpsertSecretRequest.newBuilder().setName("ENV_SCOPED").setValue("v")
-                .setScope(SecretScope.newBuilder().setType(SecretScopeType.SECRET_SCOPE_TYPE_ENVIRONMENT)).build());
-        secrets(dev).deleteSecret(DeleteSecretRequest.newBuilder().setName("ENV_SCOPED").build());
+        secrets(dev)
+                .upsertSecret(UpsertSecretRequest.newBuilder()
+                        .setName("ENV_SCOPED")
+                        .setValue("v")
+                        .setScope(SecretScope.newBuilder().setType(SecretScopeType.SECRET_SCOPE_TYPE_ENVIRONMENT))
+                        .build());
+        secrets(dev)
+                .deleteSecret(
+                        DeleteSecretRequest.newBuilder().setName("ENV_SCOPED").build());
     }
 
     @Test
     void integrationValuesAreReadByIdOrNameInTheirEnvironmentOnly() {
-        Integration pg = admin(dev).putIntegration(PutIntegrationRequest.newBuilder().setName("pg")
-                .setKind(IntegrationKind.INTEGRATION_KIND_POSTGRESQL)
-                .putValues("PGUSER", "dev-user").putValues("PGPASSWORD", "dev-pg-password").build()).getIntegration();
+        Integration pg = admin(dev)
+                .putIntegration(PutIntegrationRequest.newBuilder()
+                        .setName("pg")
+                        .setKind(IntegrationKind.INTEGRATION_KIND_POSTGRESQL)
+                        .putValues("PGUSER", "dev-user")
+                        .putValues("PGPASSWORD", "dev-pg-password")
+                        .build())
+                .getIntegration();
         assertThat(pg.getName()).isEqualTo("pg");
         assertThat(pg.getEnvironmentId()).isEqualTo("dev");
         assertThat(pg.getKind()).isEqualTo(IntegrationKind.INTEGRATION_KIND_POSTGRESQL);
         assertThat(pg.toString()).doesNotContain("dev-pg-password");
 
         for (String ref : List.of(pg.getId(), "pg")) {
-            assertThat(integrations(dev).getIntegrationValue(GetIntegrationValueRequest.newBuilder()
-                    .setIntegrationId(ref).setSecretName("PGPASSWORD").build()).getSecretvalue().getValue())
+            assertThat(integrations(dev)
+                            .getIntegrationValue(GetIntegrationValueRequest.newBuilder()
+                                    .setIntegrationId(ref)
+                                    .setSecretName("PGPASSWORD")
+                                    .build())
+                            .getSecretvalue()
+                            .getValue())
                     .isEqualTo("dev-pg-password");
         }
-        assertThat(code(() -> integrations(dev).getIntegrationValue(GetIntegrationValueRequest.newBuilder()
-                .setIntegrationId("pg").setSecretName("NOPE").build()))).isEqualTo(Status.Code.NOT_FOUND);
-        assertThat(code(() -> integrations(prod).getIntegrationValue(GetIntegrationValueRequest.newBuilder()
-                .setIntegrationId(pg.getId()).setSecretName("PGPASSWORD").build()))).isEqualTo(Status.Code.NOT_FOUND);
-        assertThat(integrations(prod).listIntegrationsAndSecrets(ListIntegrationsAndSecretsRequest.newBuilder()
-                .setDecrypt(true).build()).getIntegrationsList()).isEmpty();
+        assertThat(code(() -> integrations(dev)
+                        .getIntegrationValue(GetIntegrationValueRequest.newBuilder()
+                                .setIntegrationId("pg")
+                                .setSecretName("NOPE")
+                                .build())))
+                .isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(code(() -> integrations(prod)
+                        .getIntegrationValue(GetIntegrationValueRequest.newBuilder()
+                                .setIntegrationId(pg.getId())
+                                .setSecretName("PGPASSWORD")
+                                .build())))
+                .isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(integrations(prod)
+                        .listIntegrationsAndSecrets(ListIntegrationsAndSecretsRequest.newBuilder()
+                                .setDecrypt(true)
+                                .build())
+                        .getIntegrationsList())
+                .isEmpty();
 
-        ListIntegrationsAndSecretsResponse hidden = integrations(dev).listIntegrationsAndSecrets(
-                ListIntegrationsAndSecretsRequest.getDefaultInstance());
+        ListIntegrationsAndSecretsResponse hidden =
+                integrations(dev).listIntegrationsAndSecrets(ListIntegrationsAndSecretsRequest.getDefaultInstance());
         assertThat(hidden.getIntegrationsList()).hasSize(1);
         IntegrationWithSecrets listed = hidden.getIntegrations(0);
-        assertThat(listed.getSecretsList()).extracting(SecretWithValue::getName).containsExactly("PGPASSWORD", "PGUSER");
+        assertThat(listed.getSecretsList())
+                .extracting(SecretWithValue::getName)
+                .containsExactly("PGPASSWORD", "PGUSER");
         assertThat(listed.getSecretsList()).noneMatch(SecretWithValue::hasValue);
         assertThat(hidden.toString()).doesNotContain("dev-pg-password");
-        ListIntegrationsAndSecretsResponse decrypted = integrations(dev).listIntegrationsAndSecrets(
-                ListIntegrationsAndSecretsRequest.newBuilder().setDecrypt(true).build());
-        assertThat(decrypted.getIntegrations(0).getSecretsList()).extracting(SecretWithValue::getValue)
+        ListIntegrationsAndSecretsResponse decrypted = integrations(dev)
+                .listIntegrationsAndSecrets(ListIntegrationsAndSecretsRequest.newBuilder()
+                        .setDecrypt(true)
+                        .build());
+        assertThat(decrypted.getIntegrations(0).getSecretsList())
+                .extracting(SecretWithValue::getValue)
                 .containsExactly("dev-pg-password", "dev-user");
 
         // put replaces every value: a key left out is gone
-        admin(dev).putIntegration(PutIntegrationRequest.newBuilder().setName("pg")
-                .setKind(IntegrationKind.INTEGRATION_KIND_POSTGRESQL).putValues("PGPASSWORD", "rotated").build());
-        assertThat(code(() -> integrations(dev).getIntegrationValue(GetIntegrationValueRequest.newBuilder()
-                .setIntegrationId("pg").setSecretName("PGUSER").build()))).isEqualTo(Status.Code.NOT_FOUND);
-        assertThat(code(() -> admin(prod).deleteIntegration(DeleteIntegrationRequest.newBuilder().setName("pg")
-                .build()))).isEqualTo(Status.Code.NOT_FOUND);
-        admin(dev).deleteIntegration(DeleteIntegrationRequest.newBuilder().setName("pg").build());
-        assertThat(code(() -> integrations(dev).getIntegrationValue(GetIntegrationValueRequest.newBuilder()
-                .setIntegrationId("pg").setSecretName("PGPASSWORD").build()))).isEqualTo(Status.Code.NOT_FOUND);
-        assertThat(code(() -> admin(dev).putIntegration(PutIntegrationRequest.newBuilder().setName("bad name")
-                .build()))).isEqualTo(Status.Code.INVALID_ARGUMENT);
+        admin(dev)
+                .putIntegration(PutIntegrationRequest.newBuilder()
+                        .setName("pg")
+                        .setKind(IntegrationKind.INTEGRATION_KIND_POSTGRESQL)
+                        .putValues("PGPASSWORD", "rotated")
+                        .build());
+        assertThat(code(() -> integrations(dev)
+                        .getIntegrationValue(GetIntegrationValueRequest.newBuilder()
+                                .setIntegrationId("pg")
+                                .setSecretName("PGUSER")
+                                .build())))
+                .isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(code(() -> admin(prod)
+                        .deleteIntegration(DeleteIntegrationRequest.newBuilder()
+                                .setName("pg")
+                                .build())))
+                .isEqualTo(Status.Code.NOT_FOUND);
+        admin(dev)
+                .deleteIntegration(
+                        DeleteIntegrationRequest.newBuilder().setName("pg").build());
+        assertThat(code(() -> integrations(dev)
+                        .getIntegrationValue(GetIntegrationValueRequest.newBuilder()
+                                .setIntegrationId("pg")
+                                .setSecretName("PGPASSWORD")
+                                .build())))
+                .isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(code(() -> admin(dev)
+                        .putIntegration(PutIntegrationRequest.newBuilder()
+                                .setName("bad name")
+                                .build())))
+                .isEqualTo(Status.Code.INVALID_ARGUMENT);
     }
 
     @Test
     void getEnvNamesTheCallersEnvironmentAndTheServersGrpcUrl() {
-        var devEnv = TeamServiceGrpc.newBlockingStub(dev).getEnv(GetEnvRequest.getDefaultInstance()).getEnvironment();
+        var devEnv = TeamServiceGrpc.newBlockingStub(dev)
+                .getEnv(GetEnvRequest.getDefaultInstance())
+                .getEnvironment();
         assertThat(devEnv.getName()).isEqualTo("dev");
         assertThat(devEnv.getId()).isEqualTo("dev");
-        assertThat(devEnv.getGrpcEngineUrl()).isEqualTo("http://127.0.0.1:" + server.server.port().getAsInt());
+        assertThat(devEnv.getGrpcEngineUrl())
+                .isEqualTo("http://127.0.0.1:" + server.server.port().getAsInt());
         assertThat(server.server.grpcUrl()).contains(devEnv.getGrpcEngineUrl());
-        var prodEnv = TeamServiceGrpc.newBlockingStub(prod).getEnv(GetEnvRequest.getDefaultInstance()).getEnvironment();
+        var prodEnv = TeamServiceGrpc.newBlockingStub(prod)
+                .getEnv(GetEnvRequest.getDefaultInstance())
+                .getEnvironment();
         assertThat(prodEnv.getId()).isEqualTo("prod");
-        var defaultEnv = TeamServiceGrpc.newBlockingStub(server.channel).getEnv(GetEnvRequest.getDefaultInstance())
+        var defaultEnv = TeamServiceGrpc.newBlockingStub(server.channel)
+                .getEnv(GetEnvRequest.getDefaultInstance())
                 .getEnvironment();
         assertThat(defaultEnv.getId()).isEqualTo("default");
     }

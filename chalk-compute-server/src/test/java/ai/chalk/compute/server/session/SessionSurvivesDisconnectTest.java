@@ -34,6 +34,7 @@ class SessionSurvivesDisconnectTest {
 
     @TempDir
     static Path dataDir;
+
     static RunningServer server;
     static String sandbox;
 
@@ -53,40 +54,62 @@ class SessionSurvivesDisconnectTest {
         String script = "for i in $(seq 1 60); do echo line$i; sleep 0.02; done";
         EventCollector<OpenSessionResponse> first = new EventCollector<>();
         Context.CancellableContext ctx = Context.current().withCancellation();
-        StreamObserver<OpenSessionRequest> requests = ctx.call(() -> server.processesAsync().openSession(first));
-        requests.onNext(OpenSessionRequest.newBuilder().setNewProcess(NewProcess.newBuilder()
-                .setSandboxId(sandbox).setCommand("sh").addArgs("-c").addArgs(script)).build());
+        StreamObserver<OpenSessionRequest> requests =
+                ctx.call(() -> server.processesAsync().openSession(first));
+        requests.onNext(OpenSessionRequest.newBuilder()
+                .setNewProcess(NewProcess.newBuilder()
+                        .setSandboxId(sandbox)
+                        .setCommand("sh")
+                        .addArgs("-c")
+                        .addArgs(script))
+                .build());
         String sessionId = first.await(OpenSessionResponse::hasSessionAttached, Duration.ofSeconds(10))
-                .getSessionAttached().getSessionId();
-        OpenSessionResponse seen = first.await(r -> r.hasOutputData()
-                && r.getOutputData().getData().toStringUtf8().contains("line5"), Duration.ofSeconds(10));
+                .getSessionAttached()
+                .getSessionId();
+        OpenSessionResponse seen = first.await(
+                r -> r.hasOutputData()
+                        && r.getOutputData().getData().toStringUtf8().contains("line5"),
+                Duration.ofSeconds(10));
         long lastSeq = seen.getSeq();
         ByteArrayOutputStream output = new ByteArrayOutputStream();
-        first.all.stream().filter(OpenSessionResponse::hasOutputData)
+        first.all.stream()
+                .filter(OpenSessionResponse::hasOutputData)
                 .forEach(r -> output.writeBytes(r.getOutputData().getData().toByteArray()));
 
         ctx.cancel(null); // the client disconnects abruptly
         Thread.sleep(400); // the process keeps writing while nobody is attached
 
-        assertThat(server.processes().getSession(GetSessionRequest.newBuilder().setSandboxId(sandbox)
-                .setSessionId(sessionId).build()).getSession().getProcessStatus().getState())
+        assertThat(server.processes()
+                        .getSession(GetSessionRequest.newBuilder()
+                                .setSandboxId(sandbox)
+                                .setSessionId(sessionId)
+                                .build())
+                        .getSession()
+                        .getProcessStatus()
+                        .getState())
                 .isEqualTo(ProcessState.PROCESS_STATE_RUNNING);
 
         EventCollector<OpenSessionResponse> second = new EventCollector<>();
         StreamObserver<OpenSessionRequest> again = server.processesAsync().openSession(second);
-        again.onNext(OpenSessionRequest.newBuilder().setAttachSession(AttachSession.newBuilder()
-                .setSandboxId(sandbox).setSessionId(sessionId).setAfterSeq(lastSeq)).build());
+        again.onNext(OpenSessionRequest.newBuilder()
+                .setAttachSession(AttachSession.newBuilder()
+                        .setSandboxId(sandbox)
+                        .setSessionId(sessionId)
+                        .setAfterSeq(lastSeq))
+                .build());
         List<OpenSessionResponse> rest = second.drain(Duration.ofSeconds(20));
         assertThat(second.end.join()).isNull();
         assertThat(rest.get(0).hasSessionAttached()).isTrue();
         assertThat(rest).noneMatch(OpenSessionResponse::hasError);
-        rest.stream().filter(OpenSessionResponse::hasOutputData)
+        rest.stream()
+                .filter(OpenSessionResponse::hasOutputData)
                 .forEach(r -> output.writeBytes(r.getOutputData().getData().toByteArray()));
         OpenSessionResponse exit = rest.get(rest.size() - 1);
         assertThat(exit.hasProcessExited()).isTrue();
         assertThat(exit.getProcessExited().getExitCode()).isZero();
 
-        String expected = IntStream.rangeClosed(1, 60).mapToObj(i -> "line" + i + "\n").collect(Collectors.joining());
+        String expected =
+                IntStream.rangeClosed(1, 60).mapToObj(i -> "line" + i + "\n").collect(Collectors.joining());
         assertThat(output.toString(StandardCharsets.UTF_8)).isEqualTo(expected);
         // sequence numbers only grow, with no gap and no repeat across the two streams
         List<Long> seqs = rest.stream().skip(1).map(OpenSessionResponse::getSeq).toList();
@@ -95,7 +118,9 @@ class SessionSurvivesDisconnectTest {
             assertThat(seqs.get(i)).isEqualTo(seqs.get(i - 1) + 1);
         }
 
-        var listed = server.processes().listSessions(ListSessionsRequest.newBuilder().setSandboxId(sandbox).build());
+        var listed = server.processes()
+                .listSessions(
+                        ListSessionsRequest.newBuilder().setSandboxId(sandbox).build());
         assertThat(listed.getSessionsList()).anySatisfy(s -> {
             assertThat(s.getSessionId()).isEqualTo(sessionId);
             assertThat(s.getProcessStatus().getState()).isEqualTo(ProcessState.PROCESS_STATE_EXITED);
@@ -107,77 +132,133 @@ class SessionSurvivesDisconnectTest {
     void detachLeavesTheProcessRunningAndStdinWorksAfterReattach() throws Exception {
         EventCollector<OpenSessionResponse> first = new EventCollector<>();
         StreamObserver<OpenSessionRequest> requests = server.processesAsync().openSession(first);
-        requests.onNext(OpenSessionRequest.newBuilder().setNewProcess(NewProcess.newBuilder()
-                .setSandboxId(sandbox).setCommand("cat")).build());
+        requests.onNext(OpenSessionRequest.newBuilder()
+                .setNewProcess(NewProcess.newBuilder().setSandboxId(sandbox).setCommand("cat"))
+                .build());
         String sessionId = first.await(OpenSessionResponse::hasSessionAttached, Duration.ofSeconds(10))
-                .getSessionAttached().getSessionId();
-        requests.onNext(OpenSessionRequest.newBuilder().setStdinData(StdinData.newBuilder()
-                .setData(ByteString.copyFromUtf8("before\n"))).build());
+                .getSessionAttached()
+                .getSessionId();
+        requests.onNext(OpenSessionRequest.newBuilder()
+                .setStdinData(StdinData.newBuilder().setData(ByteString.copyFromUtf8("before\n")))
+                .build());
         OpenSessionResponse echoed = first.await(OpenSessionResponse::hasOutputData, Duration.ofSeconds(10));
-        requests.onNext(OpenSessionRequest.newBuilder().setDetachSession(DetachSession.getDefaultInstance()).build());
+        requests.onNext(OpenSessionRequest.newBuilder()
+                .setDetachSession(DetachSession.getDefaultInstance())
+                .build());
         first.await(OpenSessionResponse::hasSessionDetached, Duration.ofSeconds(10));
         assertThat(first.drain(Duration.ofSeconds(5))).noneMatch(OpenSessionResponse::hasProcessExited);
 
         EventCollector<OpenSessionResponse> second = new EventCollector<>();
         StreamObserver<OpenSessionRequest> again = server.processesAsync().openSession(second);
-        again.onNext(OpenSessionRequest.newBuilder().setAttachSession(AttachSession.newBuilder()
-                .setSandboxId(sandbox).setSessionId(sessionId).setAfterSeq(echoed.getSeq())).build());
+        again.onNext(OpenSessionRequest.newBuilder()
+                .setAttachSession(AttachSession.newBuilder()
+                        .setSandboxId(sandbox)
+                        .setSessionId(sessionId)
+                        .setAfterSeq(echoed.getSeq()))
+                .build());
         second.await(OpenSessionResponse::hasSessionAttached, Duration.ofSeconds(10));
-        again.onNext(OpenSessionRequest.newBuilder().setStdinData(StdinData.newBuilder()
-                .setData(ByteString.copyFromUtf8("after\n"))).build());
+        again.onNext(OpenSessionRequest.newBuilder()
+                .setStdinData(StdinData.newBuilder().setData(ByteString.copyFromUtf8("after\n")))
+                .build());
         assertThat(second.await(OpenSessionResponse::hasOutputData, Duration.ofSeconds(10))
-                .getOutputData().getData().toStringUtf8()).isEqualTo("after\n");
-        again.onNext(OpenSessionRequest.newBuilder().setStdinEof(StdinEof.getDefaultInstance()).build());
+                        .getOutputData()
+                        .getData()
+                        .toStringUtf8())
+                .isEqualTo("after\n");
+        again.onNext(OpenSessionRequest.newBuilder()
+                .setStdinEof(StdinEof.getDefaultInstance())
+                .build());
         assertThat(second.await(OpenSessionResponse::hasProcessExited, Duration.ofSeconds(10))
-                .getProcessExited().getExitCode()).isZero();
+                        .getProcessExited()
+                        .getExitCode())
+                .isZero();
     }
 
     @Test
     void outputDroppedPastTheBufferIsReportedNotSilentlyLost() throws Exception {
         EventCollector<OpenSessionResponse> first = new EventCollector<>();
         Context.CancellableContext ctx = Context.current().withCancellation();
-        StreamObserver<OpenSessionRequest> requests = ctx.call(() -> server.processesAsync().openSession(first));
+        StreamObserver<OpenSessionRequest> requests =
+                ctx.call(() -> server.processesAsync().openSession(first));
         // 1 MiB while detached: far more than the 64 KiB this server keeps per session
-        requests.onNext(OpenSessionRequest.newBuilder().setNewProcess(NewProcess.newBuilder()
-                .setSandboxId(sandbox).setCommand("sh").addArgs("-c")
-                .addArgs("sleep 0.5; head -c 1048576 /dev/zero; echo; echo done")).build());
+        requests.onNext(OpenSessionRequest.newBuilder()
+                .setNewProcess(NewProcess.newBuilder()
+                        .setSandboxId(sandbox)
+                        .setCommand("sh")
+                        .addArgs("-c")
+                        .addArgs("sleep 0.5; head -c 1048576 /dev/zero; echo; echo done"))
+                .build());
         String sessionId = first.await(OpenSessionResponse::hasSessionAttached, Duration.ofSeconds(10))
-                .getSessionAttached().getSessionId();
+                .getSessionAttached()
+                .getSessionId();
         ctx.cancel(null); // gone before the output starts
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> server.processes()
-                .getSession(GetSessionRequest.newBuilder().setSandboxId(sandbox).setSessionId(sessionId).build())
-                .getSession().getProcessStatus().getState() == ProcessState.PROCESS_STATE_EXITED);
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(20))
+                .until(() -> server.processes()
+                                .getSession(GetSessionRequest.newBuilder()
+                                        .setSandboxId(sandbox)
+                                        .setSessionId(sessionId)
+                                        .build())
+                                .getSession()
+                                .getProcessStatus()
+                                .getState()
+                        == ProcessState.PROCESS_STATE_EXITED);
 
         EventCollector<OpenSessionResponse> second = new EventCollector<>();
-        server.processesAsync().openSession(second).onNext(OpenSessionRequest.newBuilder()
-                .setAttachSession(AttachSession.newBuilder().setSandboxId(sandbox).setSessionId(sessionId)
-                        .setAfterSeq(0)).build());
+        server.processesAsync()
+                .openSession(second)
+                .onNext(OpenSessionRequest.newBuilder()
+                        .setAttachSession(AttachSession.newBuilder()
+                                .setSandboxId(sandbox)
+                                .setSessionId(sessionId)
+                                .setAfterSeq(0))
+                        .build());
         List<OpenSessionResponse> events = second.drain(Duration.ofSeconds(20));
-        OpenSessionResponse gap = events.stream().filter(OpenSessionResponse::hasError).findFirst().orElseThrow();
+        OpenSessionResponse gap = events.stream()
+                .filter(OpenSessionResponse::hasError)
+                .findFirst()
+                .orElseThrow();
         assertThat(gap.getError().getCode()).isEqualTo("OUTPUT_DROPPED");
         assertThat(gap.getError().getMessage()).contains("were dropped").contains("65536 bytes");
-        long kept = events.stream().filter(OpenSessionResponse::hasOutputData)
-                .mapToLong(r -> r.getOutputData().getData().size()).sum();
+        long kept = events.stream()
+                .filter(OpenSessionResponse::hasOutputData)
+                .mapToLong(r -> r.getOutputData().getData().size())
+                .sum();
         assertThat(kept).isPositive().isLessThanOrEqualTo(64 * 1024);
         assertThat(events.get(events.size() - 1).hasProcessExited()).isTrue();
-        String tail = events.stream().filter(OpenSessionResponse::hasOutputData)
-                .map(r -> r.getOutputData().getData().toStringUtf8()).collect(Collectors.joining());
+        String tail = events.stream()
+                .filter(OpenSessionResponse::hasOutputData)
+                .map(r -> r.getOutputData().getData().toStringUtf8())
+                .collect(Collectors.joining());
         assertThat(tail).endsWith("done\n");
     }
+
     @Test
     void onlyTheNewestFinishedSessionsAreKept() throws Exception {
         String own = server.createSandbox();
         java.util.List<String> ids = new java.util.ArrayList<>();
         for (int i = 0; i < SessionRegistry.KEPT_FINISHED + 4; i++) {
             EventCollector<OpenSessionResponse> events = new EventCollector<>();
-            server.processesAsync().openSession(events).onNext(OpenSessionRequest.newBuilder()
-                    .setNewProcess(NewProcess.newBuilder().setSandboxId(own).setCommand("echo").addArgs("n" + i)).build());
+            server.processesAsync()
+                    .openSession(events)
+                    .onNext(OpenSessionRequest.newBuilder()
+                            .setNewProcess(NewProcess.newBuilder()
+                                    .setSandboxId(own)
+                                    .setCommand("echo")
+                                    .addArgs("n" + i))
+                            .build());
             ids.add(events.await(OpenSessionResponse::hasSessionAttached, Duration.ofSeconds(10))
-                    .getSessionAttached().getSessionId());
+                    .getSessionAttached()
+                    .getSessionId());
             events.await(OpenSessionResponse::hasProcessExited, Duration.ofSeconds(10));
         }
-        var listed = server.processes().listSessions(ListSessionsRequest.newBuilder().setSandboxId(own).build())
-                .getSessionsList().stream().map(s -> s.getSessionId()).toList();
+        var listed = server
+                .processes()
+                .listSessions(ListSessionsRequest.newBuilder().setSandboxId(own).build())
+                .getSessionsList()
+                .stream()
+                .map(s -> s.getSessionId())
+                .toList();
         assertThat(listed).containsExactlyInAnyOrderElementsOf(ids.subList(4, ids.size()));
         server.terminate(own);
     }

@@ -42,29 +42,46 @@ class SandboxSnapshotServiceTest {
     Path dataDir;
 
     private static String createSandbox(RunningServer server, ChalkContainerSpec spec) {
-        return server.sandboxesV2().createSandbox(CreateSandboxRequest.newBuilder().setSpec(spec).build())
-                .getSandbox().getId();
+        return server.sandboxesV2()
+                .createSandbox(CreateSandboxRequest.newBuilder().setSpec(spec).build())
+                .getSandbox()
+                .getId();
     }
 
     private static SandboxInfo fromSnapshot(RunningServer server, String snapshotId) {
-        return server.sandboxesV2().createSandbox(CreateSandboxRequest.newBuilder().setSnapshotId(snapshotId).build())
+        return server.sandboxesV2()
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setSnapshotId(snapshotId)
+                        .build())
                 .getSandbox();
     }
 
     private static SandboxSnapshot snapshot(RunningServer server, String sandboxId) {
-        return server.snapshots().createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
-                .setSandboxId(sandboxId).build()).getSnapshot();
+        return server.snapshots()
+                .createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
+                        .setSandboxId(sandboxId)
+                        .build())
+                .getSnapshot();
     }
 
     private static SandboxSnapshot getSnapshot(RunningServer server, String id) {
-        return server.snapshots().getSandboxSnapshot(GetSandboxSnapshotRequest.newBuilder().setSnapshotId(id).build())
+        return server.snapshots()
+                .getSandboxSnapshot(
+                        GetSandboxSnapshotRequest.newBuilder().setSnapshotId(id).build())
                 .getSnapshot();
     }
 
     private static String sh(RunningServer server, String sandbox, String script) {
-        ExecCommandResponse r = server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(sandbox)
-                .setCommand("sh").addArgs("-c").addArgs(script).build());
-        assertThat(r.getExitCode()).as("%s: %s", script, r.getStderr().toStringUtf8()).isZero();
+        ExecCommandResponse r = server.processes()
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(sandbox)
+                        .setCommand("sh")
+                        .addArgs("-c")
+                        .addArgs(script)
+                        .build());
+        assertThat(r.getExitCode())
+                .as("%s: %s", script, r.getStderr().toStringUtf8())
+                .isZero();
         return r.getStdout().toStringUtf8();
     }
 
@@ -104,7 +121,9 @@ class SandboxSnapshotServiceTest {
     @Test
     void aSnapshotSeedsIndependentSandboxesWithTheFilesAsTheyWere() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
-            ChalkContainerSpec spec = ChalkContainerSpec.newBuilder().setName("origin").putEnvVars("FROM_SPEC", "spec-env")
+            ChalkContainerSpec spec = ChalkContainerSpec.newBuilder()
+                    .setName("origin")
+                    .putEnvVars("FROM_SPEC", "spec-env")
                     .build();
             String origin = createSandbox(server, spec);
             sh(server, origin, "umask 022; " + WRITE_FILES);
@@ -121,8 +140,11 @@ class SandboxSnapshotServiceTest {
                     .hasContent("hello");
 
             // later changes to the original do not reach the snapshot
-            sh(server, origin, "echo changed > /workspace/proj/a.txt; echo later > /workspace/proj/later; rm run.sh"
-                    .replace("rm run.sh", "rm /workspace/proj/run.sh"));
+            sh(
+                    server,
+                    origin,
+                    "echo changed > /workspace/proj/a.txt; echo later > /workspace/proj/later; rm run.sh"
+                            .replace("rm run.sh", "rm /workspace/proj/run.sh"));
 
             SandboxInfo a = fromSnapshot(server, snap.getId());
             SandboxInfo b = fromSnapshot(server, snap.getId());
@@ -138,10 +160,16 @@ class SandboxSnapshotServiceTest {
             sh(server, a.getId(), "echo only-a > /workspace/proj/only-a; echo a-was-here >> /workspace/proj/a.txt");
             sh(server, b.getId(), "echo only-b > /workspace/proj/only-b");
             assertThat(sh(server, b.getId(), "ls /workspace/proj; cat /workspace/proj/a.txt"))
-                    .doesNotContain("only-a").contains("only-b").doesNotContain("a-was-here");
-            assertThat(sh(server, a.getId(), "ls /workspace/proj")).doesNotContain("only-b").contains("only-a");
+                    .doesNotContain("only-a")
+                    .contains("only-b")
+                    .doesNotContain("a-was-here");
+            assertThat(sh(server, a.getId(), "ls /workspace/proj"))
+                    .doesNotContain("only-b")
+                    .contains("only-a");
             assertThat(sh(server, origin, "ls /workspace/proj; cat /workspace/proj/a.txt"))
-                    .doesNotContain("only-a").doesNotContain("only-b").contains("changed");
+                    .doesNotContain("only-a")
+                    .doesNotContain("only-b")
+                    .contains("changed");
 
             // a sandbox made from a snapshot can itself be snapshotted
             SandboxSnapshot second = snapshot(server, a.getId());
@@ -150,12 +178,18 @@ class SandboxSnapshotServiceTest {
                     .isEqualTo("only-a\n");
 
             // listing, filtered and paged
-            ListSandboxSnapshotsResponse mine = server.snapshots().listSandboxSnapshots(ListSandboxSnapshotsRequest
-                    .newBuilder().setFilters(ListSandboxSnapshotsFilters.newBuilder().addSandboxIds(origin)
-                            .addStatuses("COMPLETED")).build());
-            assertThat(mine.getSnapshotsList()).extracting(SandboxSnapshot::getId).containsExactly(snap.getId());
+            ListSandboxSnapshotsResponse mine = server.snapshots()
+                    .listSandboxSnapshots(ListSandboxSnapshotsRequest.newBuilder()
+                            .setFilters(ListSandboxSnapshotsFilters.newBuilder()
+                                    .addSandboxIds(origin)
+                                    .addStatuses("COMPLETED"))
+                            .build());
+            assertThat(mine.getSnapshotsList())
+                    .extracting(SandboxSnapshot::getId)
+                    .containsExactly(snap.getId());
             List<String> all = new ArrayList<>();
-            ListSandboxSnapshotsRequest.Builder req = ListSandboxSnapshotsRequest.newBuilder().setLimit(1)
+            ListSandboxSnapshotsRequest.Builder req = ListSandboxSnapshotsRequest.newBuilder()
+                    .setLimit(1)
                     .setSortOrder(SandboxSnapshotSortOrder.SANDBOX_SNAPSHOT_SORT_ORDER_ASC);
             while (true) {
                 ListSandboxSnapshotsResponse page = server.snapshots().listSandboxSnapshots(req.build());
@@ -166,15 +200,28 @@ class SandboxSnapshotServiceTest {
                 req.setCursor(page.getNextCursor());
             }
             assertThat(all).containsExactly(snap.getId(), second.getId());
-            assertThat(server.snapshots().listSandboxSnapshots(ListSandboxSnapshotsRequest.newBuilder()
-                    .setFilters(ListSandboxSnapshotsFilters.newBuilder().addStatuses("SANDBOX_SNAPSHOT_STATUS_FAILED"))
-                    .build()).getSnapshotsCount()).isZero();
-            assertThat(server.snapshots().listSandboxSnapshots(ListSandboxSnapshotsRequest.newBuilder()
-                    .setSearch(second.getId().substring(0, 18)).build()).getSnapshotsList())
-                    .extracting(SandboxSnapshot::getId).containsExactly(second.getId());
-            expectStatus(() -> server.snapshots().listSandboxSnapshots(ListSandboxSnapshotsRequest.newBuilder()
-                            .setFilters(ListSandboxSnapshotsFilters.newBuilder().addStatuses("DONE")).build()),
-                    Status.Code.INVALID_ARGUMENT, "unknown status \"DONE\"");
+            assertThat(server.snapshots()
+                            .listSandboxSnapshots(ListSandboxSnapshotsRequest.newBuilder()
+                                    .setFilters(ListSandboxSnapshotsFilters.newBuilder()
+                                            .addStatuses("SANDBOX_SNAPSHOT_STATUS_FAILED"))
+                                    .build())
+                            .getSnapshotsCount())
+                    .isZero();
+            assertThat(server.snapshots()
+                            .listSandboxSnapshots(ListSandboxSnapshotsRequest.newBuilder()
+                                    .setSearch(second.getId().substring(0, 18))
+                                    .build())
+                            .getSnapshotsList())
+                    .extracting(SandboxSnapshot::getId)
+                    .containsExactly(second.getId());
+            expectStatus(
+                    () -> server.snapshots()
+                            .listSandboxSnapshots(ListSandboxSnapshotsRequest.newBuilder()
+                                    .setFilters(ListSandboxSnapshotsFilters.newBuilder()
+                                            .addStatuses("DONE"))
+                                    .build()),
+                    Status.Code.INVALID_ARGUMENT,
+                    "unknown status \"DONE\"");
         }
     }
 
@@ -196,14 +243,26 @@ class SandboxSnapshotServiceTest {
             }
             Path files = dataDir.resolve("snapshots").resolve(snapshotId);
             assertThat(files).isDirectory();
-            server.snapshots().deleteSandboxSnapshot(DeleteSandboxSnapshotRequest.newBuilder()
-                    .setSnapshotId(snapshotId).build());
+            server.snapshots()
+                    .deleteSandboxSnapshot(DeleteSandboxSnapshotRequest.newBuilder()
+                            .setSnapshotId(snapshotId)
+                            .build());
             assertThat(Files.exists(files, LinkOption.NOFOLLOW_LINKS)).isFalse();
             expectStatus(() -> getSnapshot(server, snapshotId), Status.Code.NOT_FOUND, "does not exist");
-            expectStatus(() -> server.snapshots().deleteSandboxSnapshot(DeleteSandboxSnapshotRequest.newBuilder()
-                    .setSnapshotId(snapshotId).build()), Status.Code.NOT_FOUND, "does not exist");
-            expectStatus(() -> server.snapshots().deleteSandboxSnapshot(DeleteSandboxSnapshotRequest.newBuilder()
-                    .setSnapshotId("nope").build()), Status.Code.NOT_FOUND, "snapshot nope does not exist");
+            expectStatus(
+                    () -> server.snapshots()
+                            .deleteSandboxSnapshot(DeleteSandboxSnapshotRequest.newBuilder()
+                                    .setSnapshotId(snapshotId)
+                                    .build()),
+                    Status.Code.NOT_FOUND,
+                    "does not exist");
+            expectStatus(
+                    () -> server.snapshots()
+                            .deleteSandboxSnapshot(DeleteSandboxSnapshotRequest.newBuilder()
+                                    .setSnapshotId("nope")
+                                    .build()),
+                    Status.Code.NOT_FOUND,
+                    "snapshot nope does not exist");
             expectStatus(() -> fromSnapshot(server, snapshotId), Status.Code.NOT_FOUND, "does not exist");
         }
     }
@@ -213,27 +272,36 @@ class SandboxSnapshotServiceTest {
         try (RunningServer server = RunningServer.start(dataDir)) {
             String id = createSandbox(server, ChalkContainerSpec.getDefaultInstance());
             sh(server, id, "echo before > /workspace/f");
-            server.sandboxesV2().suspendSandbox(SuspendSandboxRequest.newBuilder().setId(id).build());
+            server.sandboxesV2()
+                    .suspendSandbox(SuspendSandboxRequest.newBuilder().setId(id).build());
             SandboxSnapshot snap = snapshot(server, id);
             assertThat(snap.getStatus()).isEqualTo(SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_COMPLETED);
             // still suspended after the snapshot
             expectStatus(() -> sh(server, id, "true"), Status.Code.FAILED_PRECONDITION, "is suspended");
-            server.sandboxesV2().resumeSandbox(ResumeSandboxRequest.newBuilder().setId(id).build());
-            assertThat(sh(server, fromSnapshot(server, snap.getId()).getId(), "cat /workspace/f")).isEqualTo("before\n");
+            server.sandboxesV2()
+                    .resumeSandbox(ResumeSandboxRequest.newBuilder().setId(id).build());
+            assertThat(sh(server, fromSnapshot(server, snap.getId()).getId(), "cat /workspace/f"))
+                    .isEqualTo("before\n");
             // and a running sandbox runs on after one
             SandboxSnapshot again = snapshot(server, id);
             assertThat(again.getStatus()).isEqualTo(SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_COMPLETED);
             assertThat(sh(server, id, "cat /workspace/f")).isEqualTo("before\n");
-            assertThat(server.sandboxesV2().getSandbox(GetSandboxRequest.newBuilder().setId(id).build()).getSandbox()
-                    .getStatusMessage()).doesNotContain("suspended at");
+            assertThat(server.sandboxesV2()
+                            .getSandbox(GetSandboxRequest.newBuilder().setId(id).build())
+                            .getSandbox()
+                            .getStatusMessage())
+                    .doesNotContain("suspended at");
 
-            server.sandboxesV2().terminateSandbox(TerminateSandboxRequest.newBuilder().setId(id).build());
+            server.sandboxesV2()
+                    .terminateSandbox(
+                            TerminateSandboxRequest.newBuilder().setId(id).build());
             expectStatus(() -> snapshot(server, id), Status.Code.FAILED_PRECONDITION, "TERMINATED");
             expectStatus(() -> snapshot(server, "nope"), Status.Code.NOT_FOUND, "sandbox nope does not exist");
             expectStatus(() -> snapshot(server, ""), Status.Code.INVALID_ARGUMENT, "sandbox_id is required");
             expectStatus(() -> getSnapshot(server, ""), Status.Code.INVALID_ARGUMENT, "snapshot_id is required");
             // the snapshot outlives its sandbox
-            assertThat(sh(server, fromSnapshot(server, again.getId()).getId(), "cat /workspace/f")).isEqualTo("before\n");
+            assertThat(sh(server, fromSnapshot(server, again.getId()).getId(), "cat /workspace/f"))
+                    .isEqualTo("before\n");
         }
     }
 

@@ -56,7 +56,8 @@ import org.junit.jupiter.api.io.TempDir;
 class EnvironmentUpgradeTest {
 
     /** The tables as the server created them before environments existed. */
-    private static final List<String> OLD_SCHEMA = List.of("""
+    private static final List<String> OLD_SCHEMA = List.of(
+            """
             CREATE TABLE sandbox (
               seq BIGINT AUTO_INCREMENT PRIMARY KEY,
               id VARCHAR(64) NOT NULL UNIQUE,
@@ -69,10 +70,12 @@ class EnvironmentUpgradeTest {
               status_message VARCHAR(4096),
               request VARBINARY,
               spec VARBINARY,
-              build_id VARCHAR(64))""", """
+              build_id VARCHAR(64))""",
+            """
             CREATE TABLE volume (
               name VARCHAR(64) PRIMARY KEY,
-              created_at TIMESTAMP WITH TIME ZONE NOT NULL)""", """
+              created_at TIMESTAMP WITH TIME ZONE NOT NULL)""",
+            """
             CREATE TABLE sandbox_snapshot (
               seq BIGINT AUTO_INCREMENT PRIMARY KEY,
               id VARCHAR(64) NOT NULL UNIQUE,
@@ -81,7 +84,8 @@ class EnvironmentUpgradeTest {
               status_message VARCHAR(4096),
               created_at TIMESTAMP WITH TIME ZONE NOT NULL,
               completed_at TIMESTAMP WITH TIME ZONE,
-              spec VARBINARY)""", """
+              spec VARBINARY)""",
+            """
             CREATE TABLE image_build (
               seq BIGINT AUTO_INCREMENT PRIMARY KEY,
               id VARCHAR(64) NOT NULL UNIQUE,
@@ -94,14 +98,16 @@ class EnvironmentUpgradeTest {
               tag VARCHAR(1024),
               created_at TIMESTAMP WITH TIME ZONE NOT NULL,
               finished_at TIMESTAMP WITH TIME ZONE)""",
-            "CREATE INDEX image_build_hash ON image_build (content_hash, seq)", """
+            "CREATE INDEX image_build_hash ON image_build (content_hash, seq)",
+            """
             CREATE TABLE image_build_log (
               build_id VARCHAR(64) NOT NULL,
               seq BIGINT NOT NULL,
               logged_at TIMESTAMP WITH TIME ZONE NOT NULL,
               severity VARCHAR(16) NOT NULL,
               line VARCHAR(8300) NOT NULL,
-              PRIMARY KEY (build_id, seq))""", """
+              PRIMARY KEY (build_id, seq))""",
+            """
             CREATE TABLE ext_function (
               seq BIGINT AUTO_INCREMENT PRIMARY KEY,
               id VARCHAR(64) NOT NULL UNIQUE,
@@ -110,7 +116,8 @@ class EnvironmentUpgradeTest {
               created_at TIMESTAMP WITH TIME ZONE NOT NULL,
               updated_at TIMESTAMP WITH TIME ZONE NOT NULL,
               deleted_at TIMESTAMP WITH TIME ZONE)""",
-            "CREATE INDEX ext_function_name ON ext_function (name, seq)", """
+            "CREATE INDEX ext_function_name ON ext_function (name, seq)",
+            """
             CREATE TABLE ext_function_version (
               seq BIGINT AUTO_INCREMENT PRIMARY KEY,
               id VARCHAR(64) NOT NULL UNIQUE,
@@ -120,7 +127,8 @@ class EnvironmentUpgradeTest {
               revision_id VARCHAR(64) NOT NULL,
               created_at TIMESTAMP WITH TIME ZONE NOT NULL,
               deleted_at TIMESTAMP WITH TIME ZONE,
-              UNIQUE (function_id, version))""", """
+              UNIQUE (function_id, version))""",
+            """
             CREATE TABLE scaling_group (
               seq BIGINT AUTO_INCREMENT PRIMARY KEY,
               id VARCHAR(64) NOT NULL UNIQUE,
@@ -132,13 +140,15 @@ class EnvironmentUpgradeTest {
               created_at TIMESTAMP WITH TIME ZONE NOT NULL,
               updated_at TIMESTAMP WITH TIME ZONE NOT NULL,
               deleted_at TIMESTAMP WITH TIME ZONE)""",
-            "CREATE INDEX scaling_group_name ON scaling_group (name, seq)", """
+            "CREATE INDEX scaling_group_name ON scaling_group (name, seq)",
+            """
             CREATE TABLE scaling_group_revision (
               seq BIGINT AUTO_INCREMENT PRIMARY KEY,
               id VARCHAR(64) NOT NULL UNIQUE,
               group_id VARCHAR(64) NOT NULL,
               spec BLOB NOT NULL,
-              created_at TIMESTAMP WITH TIME ZONE NOT NULL)""", """
+              created_at TIMESTAMP WITH TIME ZONE NOT NULL)""",
+            """
             CREATE TABLE fn_call (
               seq BIGINT AUTO_INCREMENT PRIMARY KEY,
               id VARCHAR(64) NOT NULL UNIQUE,
@@ -157,7 +167,8 @@ class EnvironmentUpgradeTest {
     @Test
     void aDataDirectoryFromBeforeEnvironmentsOpensWithEverythingInDefault() throws Exception {
         byte[] blob = "a blob uploaded before environments".getBytes(StandardCharsets.UTF_8);
-        String blobHex = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(blob));
+        String blobHex =
+                HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(blob));
         writeOldDataDirectory(blob, blobHex);
 
         for (int start = 1; start <= 2; start++) { // the upgrade happens once; a second start finds it done
@@ -165,60 +176,116 @@ class EnvironmentUpgradeTest {
                 Channel byDefault = server.channel;
                 ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
 
-                var sandboxes = SandboxServiceGrpc.newBlockingStub(byDefault).listSandboxes(ListSandboxesRequest
-                        .newBuilder().setIncludeTerminated(true).build()).getSandboxesList();
+                var sandboxes = SandboxServiceGrpc.newBlockingStub(byDefault)
+                        .listSandboxes(ListSandboxesRequest.newBuilder()
+                                .setIncludeTerminated(true)
+                                .build())
+                        .getSandboxesList();
                 assertThat(sandboxes).extracting(s -> s.getId()).contains("old-sandbox");
-                assertThat(SandboxServiceGrpc.newBlockingStub(dev).listSandboxes(ListSandboxesRequest.newBuilder()
-                        .setIncludeTerminated(true).build()).getSandboxesList()).isEmpty();
-                assertNotFound(() -> SandboxServiceGrpc.newBlockingStub(dev).getSandbox(GetSandboxRequest
-                        .newBuilder().setSandboxId("old-sandbox").setIncludeTerminated(true).build()));
+                assertThat(SandboxServiceGrpc.newBlockingStub(dev)
+                                .listSandboxes(ListSandboxesRequest.newBuilder()
+                                        .setIncludeTerminated(true)
+                                        .build())
+                                .getSandboxesList())
+                        .isEmpty();
+                assertNotFound(() -> SandboxServiceGrpc.newBlockingStub(dev)
+                        .getSandbox(GetSandboxRequest.newBuilder()
+                                .setSandboxId("old-sandbox")
+                                .setIncludeTerminated(true)
+                                .build()));
 
                 assertThat(volumes(byDefault)).contains("old-volume");
-                assertThat(VolumeServiceGrpc.newBlockingStub(byDefault).getFile(GetFileRequest.newBuilder()
-                        .setVolumeName("old-volume").setPath("kept.txt").build()).getData().toStringUtf8())
+                assertThat(VolumeServiceGrpc.newBlockingStub(byDefault)
+                                .getFile(GetFileRequest.newBuilder()
+                                        .setVolumeName("old-volume")
+                                        .setPath("kept.txt")
+                                        .build())
+                                .getData()
+                                .toStringUtf8())
                         .isEqualTo("kept");
                 if (start == 1) {
                     // the name is unique per environment now: dev may have an old-volume of its own
-                    VolumeServiceGrpc.newBlockingStub(dev).createVolume(CreateVolumeRequest.newBuilder()
-                            .setName("old-volume").build());
+                    VolumeServiceGrpc.newBlockingStub(dev)
+                            .createVolume(CreateVolumeRequest.newBuilder()
+                                    .setName("old-volume")
+                                    .build());
                 }
                 assertThat(volumes(dev)).containsExactly("old-volume");
 
-                SandboxSnapshotServiceGrpc.newBlockingStub(byDefault).getSandboxSnapshot(GetSandboxSnapshotRequest
-                        .newBuilder().setSnapshotId("old-snapshot").build());
-                assertNotFound(() -> SandboxSnapshotServiceGrpc.newBlockingStub(dev).getSandboxSnapshot(
-                        GetSandboxSnapshotRequest.newBuilder().setSnapshotId("old-snapshot").build()));
+                SandboxSnapshotServiceGrpc.newBlockingStub(byDefault)
+                        .getSandboxSnapshot(GetSandboxSnapshotRequest.newBuilder()
+                                .setSnapshotId("old-snapshot")
+                                .build());
+                assertNotFound(() -> SandboxSnapshotServiceGrpc.newBlockingStub(dev)
+                        .getSandboxSnapshot(GetSandboxSnapshotRequest.newBuilder()
+                                .setSnapshotId("old-snapshot")
+                                .build()));
 
-                assertThat(CustomImageServiceGrpc.newBlockingStub(byDefault).getCustomImage(GetCustomImageRequest
-                        .newBuilder().setBuildId("old-build").build()).getStatus()).isEqualTo("failed");
-                assertNotFound(() -> CustomImageServiceGrpc.newBlockingStub(dev).getCustomImage(GetCustomImageRequest
-                        .newBuilder().setBuildId("old-build").build()));
+                assertThat(CustomImageServiceGrpc.newBlockingStub(byDefault)
+                                .getCustomImage(GetCustomImageRequest.newBuilder()
+                                        .setBuildId("old-build")
+                                        .build())
+                                .getStatus())
+                        .isEqualTo("failed");
+                assertNotFound(() -> CustomImageServiceGrpc.newBlockingStub(dev)
+                        .getCustomImage(GetCustomImageRequest.newBuilder()
+                                .setBuildId("old-build")
+                                .build()));
 
-                assertThat(ExternalFunctionCatalogServiceGrpc.newBlockingStub(byDefault).listExternalFunctions(
-                        ListExternalFunctionsRequest.newBuilder().setIncludeDeleted(true).build()).getFunctionsList())
-                        .extracting(f -> f.getName()).containsExactly("old-function");
-                assertThat(ExternalFunctionCatalogServiceGrpc.newBlockingStub(dev).listExternalFunctions(
-                        ListExternalFunctionsRequest.newBuilder().setIncludeDeleted(true).build()).getFunctionsList())
+                assertThat(ExternalFunctionCatalogServiceGrpc.newBlockingStub(byDefault)
+                                .listExternalFunctions(ListExternalFunctionsRequest.newBuilder()
+                                        .setIncludeDeleted(true)
+                                        .build())
+                                .getFunctionsList())
+                        .extracting(f -> f.getName())
+                        .containsExactly("old-function");
+                assertThat(ExternalFunctionCatalogServiceGrpc.newBlockingStub(dev)
+                                .listExternalFunctions(ListExternalFunctionsRequest.newBuilder()
+                                        .setIncludeDeleted(true)
+                                        .build())
+                                .getFunctionsList())
                         .isEmpty();
 
-                assertThat(ScalingGroupManagerServiceGrpc.newBlockingStub(byDefault).getScalingGroup(
-                        GetScalingGroupRequest.newBuilder().setName("old-group").build()).getScalingGroup().getId())
+                assertThat(ScalingGroupManagerServiceGrpc.newBlockingStub(byDefault)
+                                .getScalingGroup(GetScalingGroupRequest.newBuilder()
+                                        .setName("old-group")
+                                        .build())
+                                .getScalingGroup()
+                                .getId())
                         .isEqualTo("sg-old");
-                assertNotFound(() -> ScalingGroupManagerServiceGrpc.newBlockingStub(dev).getScalingGroup(
-                        GetScalingGroupRequest.newBuilder().setName("old-group").build()));
+                assertNotFound(() -> ScalingGroupManagerServiceGrpc.newBlockingStub(dev)
+                        .getScalingGroup(GetScalingGroupRequest.newBuilder()
+                                .setName("old-group")
+                                .build()));
 
-                BlobRef ref = BlobRef.newBuilder().setDigest("sha256:" + blobHex).setSize(blob.length).build();
-                assertThat(BlobServiceGrpc.newBlockingStub(byDefault).findMissingBlobs(FindMissingBlobsRequest
-                        .newBuilder().addBlobs(ref).build()).getMissingList()).isEmpty();
-                assertThat(BlobServiceGrpc.newBlockingStub(dev).findMissingBlobs(FindMissingBlobsRequest
-                        .newBuilder().addBlobs(ref).build()).getMissingList()).containsExactly(ref);
+                BlobRef ref = BlobRef.newBuilder()
+                        .setDigest("sha256:" + blobHex)
+                        .setSize(blob.length)
+                        .build();
+                assertThat(BlobServiceGrpc.newBlockingStub(byDefault)
+                                .findMissingBlobs(FindMissingBlobsRequest.newBuilder()
+                                        .addBlobs(ref)
+                                        .build())
+                                .getMissingList())
+                        .isEmpty();
+                assertThat(BlobServiceGrpc.newBlockingStub(dev)
+                                .findMissingBlobs(FindMissingBlobsRequest.newBuilder()
+                                        .addBlobs(ref)
+                                        .build())
+                                .getMissingList())
+                        .containsExactly(ref);
 
                 if (start == 1) {
                     // the queued call the old server left is recorded failed by the restart, and is default's to read
-                    assertNotFound(() -> AsyncRemoteCallServiceGrpc.newBlockingStub(dev).pollRemoteCall(
-                            PollRemoteCallRequest.newBuilder().setCallId("call-old").build()));
-                    assertThat(AsyncRemoteCallServiceGrpc.newBlockingStub(byDefault).pollRemoteCall(
-                            PollRemoteCallRequest.newBuilder().setCallId("call-old").build()).getStatus())
+                    assertNotFound(() -> AsyncRemoteCallServiceGrpc.newBlockingStub(dev)
+                            .pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                                    .setCallId("call-old")
+                                    .build()));
+                    assertThat(AsyncRemoteCallServiceGrpc.newBlockingStub(byDefault)
+                                    .pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                                            .setCallId("call-old")
+                                            .build())
+                                    .getStatus())
                             .isEqualTo(RemoteCallStatus.REMOTE_CALL_STATUS_FAILED);
                 }
                 dev.shutdownNow();
@@ -229,40 +296,73 @@ class EnvironmentUpgradeTest {
     /** What an old server leaves: its database with a row in every table, a volume's files and a blob. */
     private void writeOldDataDirectory(byte[] blob, String blobHex) throws Exception {
         Files.createDirectories(dataDir.resolve("state"));
-        String url = "jdbc:h2:" + dataDir.resolve("state").resolve("chalk-compute").toAbsolutePath();
+        String url =
+                "jdbc:h2:" + dataDir.resolve("state").resolve("chalk-compute").toAbsolutePath();
         Timestamp now = Timestamp.from(Instant.now());
-        byte[] groupSpec = ScalingGroupSpec.newBuilder().setContainerSpec(ChalkContainerSpec.newBuilder()
-                .setName("old-group").addEntrypoint("sleep").addEntrypoint("600"))
-                .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(0)).build().toByteArray();
+        byte[] groupSpec = ScalingGroupSpec.newBuilder()
+                .setContainerSpec(ChalkContainerSpec.newBuilder()
+                        .setName("old-group")
+                        .addEntrypoint("sleep")
+                        .addEntrypoint("600"))
+                .setScalingSpec(ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(0))
+                .build()
+                .toByteArray();
         try (Connection c = DriverManager.getConnection(url, "sa", "")) {
             try (Statement s = c.createStatement()) {
                 for (String ddl : OLD_SCHEMA) {
                     s.execute(ddl);
                 }
             }
-            insert(c, "INSERT INTO sandbox (id, state, image, runtime, created_at, finished_at, status_message)"
-                    + " VALUES ('old-sandbox', 'TERMINATED', '', 'local', ?, ?, 'done')", now, now);
+            insert(
+                    c,
+                    "INSERT INTO sandbox (id, state, image, runtime, created_at, finished_at, status_message)"
+                            + " VALUES ('old-sandbox', 'TERMINATED', '', 'local', ?, ?, 'done')",
+                    now,
+                    now);
             insert(c, "INSERT INTO volume (name, created_at) VALUES ('old-volume', ?)", now);
-            insert(c, "INSERT INTO sandbox_snapshot (id, sandbox_id, status, created_at, completed_at)"
-                    + " VALUES ('old-snapshot', 'old-sandbox', 'FAILED', ?, ?)", now, now);
-            insert(c, "INSERT INTO image_build (id, content_hash, status, base_image, spec, error, created_at,"
-                    + " finished_at) VALUES ('old-build', 'abc', 'FAILED', 'busybox', X'', 'it failed', ?, ?)", now, now);
-            insert(c, "INSERT INTO ext_function (id, name, created_at, updated_at, deleted_at)"
-                    + " VALUES ('fn-old', 'old-function', ?, ?, ?)", now, now, now);
-            insert(c, "INSERT INTO scaling_group (id, name, kind, current_revision_id, status, created_at, updated_at)"
-                    + " VALUES ('sg-old', 'old-group', 'container', 'sgr-old', 'ready', ?, ?)", now, now);
+            insert(
+                    c,
+                    "INSERT INTO sandbox_snapshot (id, sandbox_id, status, created_at, completed_at)"
+                            + " VALUES ('old-snapshot', 'old-sandbox', 'FAILED', ?, ?)",
+                    now,
+                    now);
+            insert(
+                    c,
+                    "INSERT INTO image_build (id, content_hash, status, base_image, spec, error, created_at,"
+                            + " finished_at) VALUES ('old-build', 'abc', 'FAILED', 'busybox', X'', 'it failed', ?, ?)",
+                    now,
+                    now);
+            insert(
+                    c,
+                    "INSERT INTO ext_function (id, name, created_at, updated_at, deleted_at)"
+                            + " VALUES ('fn-old', 'old-function', ?, ?, ?)",
+                    now,
+                    now,
+                    now);
+            insert(
+                    c,
+                    "INSERT INTO scaling_group (id, name, kind, current_revision_id, status, created_at, updated_at)"
+                            + " VALUES ('sg-old', 'old-group', 'container', 'sgr-old', 'ready', ?, ?)",
+                    now,
+                    now);
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO scaling_group_revision (id, group_id, spec,"
                     + " created_at) VALUES ('sgr-old', 'sg-old', ?, ?)")) {
                 ps.setBytes(1, groupSpec);
                 ps.setTimestamp(2, now);
                 ps.executeUpdate();
             }
-            insert(c, "INSERT INTO fn_call (id, function_name, version_id, name, args, state, created_at)"
-                    + " VALUES ('call-old', 'old-function', 'fnv-old', 'echo', X'00', 'PENDING', ?)", now);
+            insert(
+                    c,
+                    "INSERT INTO fn_call (id, function_name, version_id, name, args, state, created_at)"
+                            + " VALUES ('call-old', 'old-function', 'fnv-old', 'echo', X'00', 'PENDING', ?)",
+                    now);
         }
         Path volume = Files.createDirectories(dataDir.resolve("volumes").resolve("old-volume"));
         Files.writeString(volume.resolve("kept.txt"), "kept");
-        Path blobFile = dataDir.resolve("blobs").resolve("sha256").resolve(blobHex.substring(0, 2)).resolve(blobHex);
+        Path blobFile = dataDir.resolve("blobs")
+                .resolve("sha256")
+                .resolve(blobHex.substring(0, 2))
+                .resolve(blobHex);
         Files.createDirectories(blobFile.getParent());
         Files.write(blobFile, blob);
     }
@@ -277,8 +377,12 @@ class EnvironmentUpgradeTest {
     }
 
     private static List<String> volumes(Channel c) {
-        return VolumeServiceGrpc.newBlockingStub(c).listVolumes(ListVolumesRequest.getDefaultInstance())
-                .getVolumesList().stream().map(VolumeInfo::getName).toList();
+        return VolumeServiceGrpc.newBlockingStub(c)
+                .listVolumes(ListVolumesRequest.getDefaultInstance())
+                .getVolumesList()
+                .stream()
+                .map(VolumeInfo::getName)
+                .toList();
     }
 
     private static void assertNotFound(Runnable call) {

@@ -44,11 +44,14 @@ class FullDiskSecurityTest {
                 assertThat(health(server, new AtomicReference<>())).isEqualTo(ServingStatus.SERVING);
 
                 fill(filler);
-                StatusRuntimeException create = catchThrowableOfType(StatusRuntimeException.class,
-                        server::createSandbox);
-                assertThat(create.getStatus().getCode()).as("%s", create.getStatus())
+                StatusRuntimeException create =
+                        catchThrowableOfType(StatusRuntimeException.class, server::createSandbox);
+                assertThat(create.getStatus().getCode())
+                        .as("%s", create.getStatus())
                         .isIn(Status.Code.RESOURCE_EXHAUSTED, Status.Code.UNAVAILABLE);
-                assertThat(create.getStatus().getDescription()).contains("full").contains("free space")
+                assertThat(create.getStatus().getDescription())
+                        .contains("full")
+                        .contains("free space")
                         .doesNotContain(dataDir.toString());
 
                 AtomicReference<Metadata> trailers = new AtomicReference<>();
@@ -56,25 +59,39 @@ class FullDiskSecurityTest {
                 assertThat(trailers.get().get(UnhealthyReason.KEY)).contains("full");
 
                 // reading still works, and terminate works: the sandbox is gone even if the disk cannot say so
-                assertThat(server.sandboxes().listSandboxes(ListSandboxesRequest.getDefaultInstance())
-                        .getSandboxesList()).anyMatch(s -> s.getId().equals(before));
+                assertThat(server.sandboxes()
+                                .listSandboxes(ListSandboxesRequest.getDefaultInstance())
+                                .getSandboxesList())
+                        .anyMatch(s -> s.getId().equals(before));
                 server.terminate(before);
-                assertThat(server.sandboxes().getSandbox(GetSandboxRequest.newBuilder().setSandboxId(before)
-                        .setIncludeTerminated(true).build()).getSandbox().getState()).isEqualTo("TERMINATED");
+                assertThat(server.sandboxes()
+                                .getSandbox(GetSandboxRequest.newBuilder()
+                                        .setSandboxId(before)
+                                        .setIncludeTerminated(true)
+                                        .build())
+                                .getSandbox()
+                                .getState())
+                        .isEqualTo("TERMINATED");
                 assertThat(ProcessHandle.allProcesses()
-                        .filter(p -> p.info().commandLine().orElse("").contains(before))).isEmpty();
+                                .filter(p -> p.info().commandLine().orElse("").contains(before)))
+                        .isEmpty();
 
                 Files.delete(filler);
-                Awaitility.await().atMost(Duration.ofSeconds(20))
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(20))
                         .until(() -> health(server, new AtomicReference<>()) == ServingStatus.SERVING);
                 String after = server.createSandbox();
                 server.terminate(after);
-                assertThat(server.server.sandboxCounts().get(SandboxState.TERMINATED)).isEqualTo(2);
+                assertThat(server.server.sandboxCounts().get(SandboxState.TERMINATED))
+                        .isEqualTo(2);
             }
             // what was kept in memory while the disk was full reached the store: a restart sees it
             try (RunningServer again = RunningServer.start(dataDir)) {
-                assertThat(again.sandboxes().listSandboxes(ListSandboxesRequest.newBuilder()
-                        .setIncludeTerminated(true).build()).getSandboxesList())
+                assertThat(again.sandboxes()
+                                .listSandboxes(ListSandboxesRequest.newBuilder()
+                                        .setIncludeTerminated(true)
+                                        .build())
+                                .getSandboxesList())
                         .allMatch(s -> s.getState().equals("TERMINATED"))
                         .anyMatch(s -> s.getStatusMessage().contains("requested by a client"));
             }
@@ -84,9 +101,11 @@ class FullDiskSecurityTest {
     }
 
     private static ServingStatus health(RunningServer server, AtomicReference<Metadata> trailers) {
-        return HealthGrpc.newBlockingStub(server.channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+        return HealthGrpc.newBlockingStub(server.channel)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
                 .withInterceptors(MetadataUtils.newCaptureMetadataInterceptor(new AtomicReference<>(), trailers))
-                .check(HealthCheckRequest.getDefaultInstance()).getStatus();
+                .check(HealthCheckRequest.getDefaultInstance())
+                .getStatus();
     }
 
     private static void fill(Path filler) {

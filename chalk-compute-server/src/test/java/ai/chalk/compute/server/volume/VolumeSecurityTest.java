@@ -52,6 +52,7 @@ class VolumeSecurityTest {
 
     @TempDir
     Path dataDir;
+
     @TempDir
     Path host;
 
@@ -68,10 +69,15 @@ class VolumeSecurityTest {
     @Test
     void aSandboxSwappingLinksIntoItsVolumeNeverGetsTheServerToTouchHostFiles() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
-            volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName("race").build());
-            String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
-                    .addVolumes(VolumeMount.newBuilder().setName("race").setMountPath("/data")).build())
-                    .getSandbox().getId();
+            volumes(server)
+                    .createVolume(
+                            CreateVolumeRequest.newBuilder().setName("race").build());
+            String sandbox = server.sandboxes()
+                    .createSandbox(CreateSandboxRequest.newBuilder()
+                            .addVolumes(VolumeMount.newBuilder().setName("race").setMountPath("/data"))
+                            .build())
+                    .getSandbox()
+                    .getId();
             race(server, sandbox, "/data");
             server.terminate(sandbox);
         }
@@ -82,10 +88,16 @@ class VolumeSecurityTest {
     void aContainerSwappingLinksIntoItsVolumeNeverGetsTheServerToTouchHostFiles() throws Exception {
         String image = DockerTesting.debianImage(); // perl (perl-base) for renameat2; busybox has no syscall()
         try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(DockerRuntimeOptions.DEFAULTS))) {
-            volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName("race").build());
-            String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder().setImage(image)
-                    .addVolumes(VolumeMount.newBuilder().setName("race").setMountPath("/data")).build())
-                    .getSandbox().getId();
+            volumes(server)
+                    .createVolume(
+                            CreateVolumeRequest.newBuilder().setName("race").build());
+            String sandbox = server.sandboxes()
+                    .createSandbox(CreateSandboxRequest.newBuilder()
+                            .setImage(image)
+                            .addVolumes(VolumeMount.newBuilder().setName("race").setMountPath("/data"))
+                            .build())
+                    .getSandbox()
+                    .getId();
             race(server, sandbox, "/data");
             server.terminate(sandbox);
         }
@@ -97,43 +109,86 @@ class VolumeSecurityTest {
         try (RunningServer server = RunningServer.start(dataDir)) {
             var api = volumes(server);
             api.createVolume(CreateVolumeRequest.newBuilder().setName("links").build());
-            String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
-                    .addVolumes(VolumeMount.newBuilder().setName("links").setMountPath("/data")).build())
-                    .getSandbox().getId();
+            String sandbox = server.sandboxes()
+                    .createSandbox(CreateSandboxRequest.newBuilder()
+                            .addVolumes(
+                                    VolumeMount.newBuilder().setName("links").setMountPath("/data"))
+                            .build())
+                    .getSandbox()
+                    .getId();
             // the volume's host directory is <data-dir>/volumes/links: "../../.." from inside it reaches the host
             Path volumeDir = dataDir.resolve("volumes/links");
             String up = "../".repeat(volumeDir.getNameCount()) + host.toString().substring(1);
-            sh(server, sandbox, "set -e; cd /data; mkdir -p real/inner; echo in-volume > real/inner/f.txt;"
-                    + " ln -s " + host + " abs; ln -s " + up + " rel; ln -s " + host + "/canary.txt abs.txt;"
-                    + " ln -s " + up + "/canary.txt rel.txt; ln -s real middle; ln -s inner real/hop;"
-                    + " ln -s /data/real absolute-inside");
+            sh(
+                    server,
+                    sandbox,
+                    "set -e; cd /data; mkdir -p real/inner; echo in-volume > real/inner/f.txt;"
+                            + " ln -s " + host + " abs; ln -s " + up + " rel; ln -s " + host + "/canary.txt abs.txt;"
+                            + " ln -s " + up + "/canary.txt rel.txt; ln -s real middle; ln -s inner real/hop;"
+                            + " ln -s /data/real absolute-inside");
             // a link on the way: every operation is refused
-            for (String path : List.of("abs/canary.txt", "rel/canary.txt", "middle/inner/f.txt", "real/hop/f.txt",
-                    "absolute-inside/inner/f.txt", "abs/victim.txt", "rel/victim.txt")) {
-                expectRefused(() -> api.getFile(GetFileRequest.newBuilder().setVolumeName("links").setPath(path).build()));
-                expectRefused(() -> api.putFile(PutFileRequest.newBuilder().setVolumeName("links").setPath(path)
-                        .setData(ByteString.copyFromUtf8("x")).build()));
-                expectRefused(() -> api.putFile(PutFileRequest.newBuilder().setVolumeName("links")
+            for (String path : List.of(
+                    "abs/canary.txt",
+                    "rel/canary.txt",
+                    "middle/inner/f.txt",
+                    "real/hop/f.txt",
+                    "absolute-inside/inner/f.txt",
+                    "abs/victim.txt",
+                    "rel/victim.txt")) {
+                expectRefused(() -> api.getFile(GetFileRequest.newBuilder()
+                        .setVolumeName("links")
+                        .setPath(path)
+                        .build()));
+                expectRefused(() -> api.putFile(PutFileRequest.newBuilder()
+                        .setVolumeName("links")
+                        .setPath(path)
+                        .setData(ByteString.copyFromUtf8("x"))
+                        .build()));
+                expectRefused(() -> api.putFile(PutFileRequest.newBuilder()
+                        .setVolumeName("links")
                         .setPath(path.replaceFirst("/[^/]*$", "") + "/newdir/x.txt")
-                        .setData(ByteString.copyFromUtf8("x")).build()));
-                expectRefused(() -> api.removeFile(RemoveFileRequest.newBuilder().setVolumeName("links").setPath(path)
+                        .setData(ByteString.copyFromUtf8("x"))
+                        .build()));
+                expectRefused(() -> api.removeFile(RemoveFileRequest.newBuilder()
+                        .setVolumeName("links")
+                        .setPath(path)
                         .build()));
             }
             // a link at the end of the path is not read through
             for (String path : List.of("abs.txt", "rel.txt")) {
-                expectRefused(() -> api.getFile(GetFileRequest.newBuilder().setVolumeName("links").setPath(path).build()));
+                expectRefused(() -> api.getFile(GetFileRequest.newBuilder()
+                        .setVolumeName("links")
+                        .setPath(path)
+                        .build()));
             }
             // a link at the end of the path is the volume's own entry: removing it removes the link, never its target
-            api.removeFile(RemoveFileRequest.newBuilder().setVolumeName("links").setPath("abs.txt").build());
+            api.removeFile(RemoveFileRequest.newBuilder()
+                    .setVolumeName("links")
+                    .setPath("abs.txt")
+                    .build());
             // putting a file where a link is replaces the link, and writes nothing through it
-            api.putFile(PutFileRequest.newBuilder().setVolumeName("links").setPath("rel.txt")
-                    .setData(ByteString.copyFromUtf8("replaced")).build());
-            assertThat(sh(server, sandbox, "test -L /data/rel.txt && echo link; cat /data/rel.txt").getStdout()
-                    .toStringUtf8()).isEqualTo("replaced");
-            assertThat(api.listFiles(ListFilesRequest.newBuilder().setVolumeName("links").build()).getFilesList())
-                    .extracting(FileInfo::getPath).containsExactly("real/inner/f.txt", "rel.txt");
-            assertThat(api.getFile(GetFileRequest.newBuilder().setVolumeName("links").setPath("real/inner/f.txt")
-                    .build()).getData().toStringUtf8()).isEqualTo("in-volume\n");
+            api.putFile(PutFileRequest.newBuilder()
+                    .setVolumeName("links")
+                    .setPath("rel.txt")
+                    .setData(ByteString.copyFromUtf8("replaced"))
+                    .build());
+            assertThat(sh(server, sandbox, "test -L /data/rel.txt && echo link; cat /data/rel.txt")
+                            .getStdout()
+                            .toStringUtf8())
+                    .isEqualTo("replaced");
+            assertThat(api.listFiles(ListFilesRequest.newBuilder()
+                                    .setVolumeName("links")
+                                    .build())
+                            .getFilesList())
+                    .extracting(FileInfo::getPath)
+                    .containsExactly("real/inner/f.txt", "rel.txt");
+            assertThat(api.getFile(GetFileRequest.newBuilder()
+                                    .setVolumeName("links")
+                                    .setPath("real/inner/f.txt")
+                                    .build())
+                            .getData()
+                            .toStringUtf8())
+                    .isEqualTo("in-volume\n");
             server.terminate(sandbox);
         }
         assertHostUntouched();
@@ -148,24 +203,39 @@ class VolumeSecurityTest {
         try (RunningServer server = RunningServer.start(dataDir)) {
             var api = volumes(server);
             api.createVolume(CreateVolumeRequest.newBuilder().setName("fifo").build());
-            String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
-                    .addVolumes(VolumeMount.newBuilder().setName("fifo").setMountPath("/data")).build())
-                    .getSandbox().getId();
+            String sandbox = server.sandboxes()
+                    .createSandbox(CreateSandboxRequest.newBuilder()
+                            .addVolumes(VolumeMount.newBuilder().setName("fifo").setMountPath("/data"))
+                            .build())
+                    .getSandbox()
+                    .getId();
             sh(server, sandbox, "mkfifo /data/pipe && mkdir /data/dir");
             // what a container with CAP_MKNOD plants (a local sandbox has no capabilities): /dev/zero's numbers
-            Process mknod = new ProcessBuilder("mknod", dataDir.resolve("volumes/fifo/zero").toString(), "c", "1", "5")
-                    .redirectErrorStream(true).start();
-            assertThat(mknod.waitFor()).as(new String(mknod.getInputStream().readAllBytes())).isZero();
+            Process mknod = new ProcessBuilder(
+                            "mknod", dataDir.resolve("volumes/fifo/zero").toString(), "c", "1", "5")
+                    .redirectErrorStream(true)
+                    .start();
+            assertThat(mknod.waitFor())
+                    .as(new String(mknod.getInputStream().readAllBytes()))
+                    .isZero();
             long started = System.nanoTime();
             for (String path : List.of("pipe", "dir", "zero")) {
-                assertThatThrownBy(() -> api.getFile(GetFileRequest.newBuilder().setVolumeName("fifo").setPath(path)
-                        .build())).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                assertThatThrownBy(() -> api.getFile(GetFileRequest.newBuilder()
+                                .setVolumeName("fifo")
+                                .setPath(path)
+                                .build()))
+                        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
                             assertThat(e.getStatus().getDescription()).contains("not a regular file");
                         });
             }
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(5_000);
-            assertThat(api.listFiles(ListFilesRequest.newBuilder().setVolumeName("fifo").build()).getFilesList()).isEmpty();
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started))
+                    .isLessThan(5_000);
+            assertThat(api.listFiles(ListFilesRequest.newBuilder()
+                                    .setVolumeName("fifo")
+                                    .build())
+                            .getFilesList())
+                    .isEmpty();
             server.terminate(sandbox);
         }
     }
@@ -179,10 +249,15 @@ class VolumeSecurityTest {
     @Test
     void aSandboxCannotHardLinkAHostFileIntoItsVolume() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
-            volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName("hard").build());
-            String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
-                    .addVolumes(VolumeMount.newBuilder().setName("hard").setMountPath("/data")).build())
-                    .getSandbox().getId();
+            volumes(server)
+                    .createVolume(
+                            CreateVolumeRequest.newBuilder().setName("hard").build());
+            String sandbox = server.sandboxes()
+                    .createSandbox(CreateSandboxRequest.newBuilder()
+                            .addVolumes(VolumeMount.newBuilder().setName("hard").setMountPath("/data"))
+                            .build())
+                    .getSandbox()
+                    .getId();
             ExecCommandResponse r = sh(server, sandbox, "ln /usr/bin/env /data/env; echo $?; ls /data");
             assertThat(r.getStdout().toStringUtf8()).isEqualTo("1\n");
             assertThat(r.getStderr().toStringUtf8()).contains("Invalid cross-device link");
@@ -198,24 +273,45 @@ class VolumeSecurityTest {
     @Test
     void aVolumeHasASizeOfItsOwnShowsNoHostPathAndIsNosuidOnTheHost() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir, b -> b.volumeSize(64L << 20))) {
-            volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName("sized").build());
-            String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
-                    .addVolumes(VolumeMount.newBuilder().setName("sized").setMountPath("/data")).build())
-                    .getSandbox().getId();
-            ExecCommandResponse fill = sh(server, sandbox, "dd if=/dev/zero of=/data/fill bs=1M count=100 2>&1;"
-                    + " echo code=$?; cat /proc/self/mountinfo; ls -A /data");
+            volumes(server)
+                    .createVolume(
+                            CreateVolumeRequest.newBuilder().setName("sized").build());
+            String sandbox = server.sandboxes()
+                    .createSandbox(CreateSandboxRequest.newBuilder()
+                            .addVolumes(
+                                    VolumeMount.newBuilder().setName("sized").setMountPath("/data"))
+                            .build())
+                    .getSandbox()
+                    .getId();
+            ExecCommandResponse fill = sh(
+                    server,
+                    sandbox,
+                    "dd if=/dev/zero of=/data/fill bs=1M count=100 2>&1;"
+                            + " echo code=$?; cat /proc/self/mountinfo; ls -A /data");
             String out = fill.getStdout().toStringUtf8();
-            assertThat(out).contains("No space left on device").contains("code=1").doesNotContain("lost+found");
+            assertThat(out)
+                    .contains("No space left on device")
+                    .contains("code=1")
+                    .doesNotContain("lost+found");
             assertThat(out).doesNotContain(dataDir.toString());
             // the server's disk is untouched by it, and the volume still answers
-            assertThat(volumes(server).listFiles(ListFilesRequest.newBuilder().setVolumeName("sized").build())
-                    .getFilesList()).extracting(FileInfo::getPath).containsExactly("fill");
+            assertThat(volumes(server)
+                            .listFiles(ListFilesRequest.newBuilder()
+                                    .setVolumeName("sized")
+                                    .build())
+                            .getFilesList())
+                    .extracting(FileInfo::getPath)
+                    .containsExactly("fill");
             Path volume = dataDir.resolve("volumes").resolve("sized");
             String hostMount = Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
-                    .filter(l -> l.split(" ")[4].equals(volume.toString())).findFirst().orElseThrow();
+                    .filter(l -> l.split(" ")[4].equals(volume.toString()))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(hostMount.split(" ")[5]).contains("nosuid").contains("nodev");
             server.terminate(sandbox);
-            volumes(server).deleteVolume(DeleteVolumeRequest.newBuilder().setName("sized").build());
+            volumes(server)
+                    .deleteVolume(
+                            DeleteVolumeRequest.newBuilder().setName("sized").build());
             assertThat(Files.readString(Path.of("/proc/self/mountinfo"))).doesNotContain(volume.toString());
         }
     }
@@ -229,23 +325,50 @@ class VolumeSecurityTest {
     void aTenantsLostAndFoundKeepsNoVolumeUnmountedAcrossARestart() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir, b -> b.volumeSize(64L << 20))) {
             for (String name : List.of("a-tenant", "b-other")) {
-                volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName(name).build());
+                volumes(server)
+                        .createVolume(
+                                CreateVolumeRequest.newBuilder().setName(name).build());
             }
-            String sandbox = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
-                    .addVolumes(VolumeMount.newBuilder().setName("a-tenant").setMountPath("/a"))
-                    .addVolumes(VolumeMount.newBuilder().setName("b-other").setMountPath("/b")).build())
-                    .getSandbox().getId();
-            assertThat(sh(server, sandbox, "mkdir /a/lost+found && echo mine > /a/lost+found/keep"
-                    + " && echo other > /b/data && echo ok").getStdout().toStringUtf8()).isEqualTo("ok\n");
+            String sandbox = server.sandboxes()
+                    .createSandbox(CreateSandboxRequest.newBuilder()
+                            .addVolumes(
+                                    VolumeMount.newBuilder().setName("a-tenant").setMountPath("/a"))
+                            .addVolumes(
+                                    VolumeMount.newBuilder().setName("b-other").setMountPath("/b"))
+                            .build())
+                    .getSandbox()
+                    .getId();
+            assertThat(sh(
+                                    server,
+                                    sandbox,
+                                    "mkdir /a/lost+found && echo mine > /a/lost+found/keep"
+                                            + " && echo other > /b/data && echo ok")
+                            .getStdout()
+                            .toStringUtf8())
+                    .isEqualTo("ok\n");
             server.terminate(sandbox);
         }
         try (RunningServer server = RunningServer.start(dataDir, b -> b.volumeSize(64L << 20))) {
-            assertThat(volumes(server).getFile(GetFileRequest.newBuilder().setVolumeName("a-tenant")
-                    .setPath("lost+found/keep").build()).getData().toStringUtf8()).isEqualTo("mine\n");
-            assertThat(volumes(server).getFile(GetFileRequest.newBuilder().setVolumeName("b-other")
-                    .setPath("data").build()).getData().toStringUtf8()).isEqualTo("other\n");
+            assertThat(volumes(server)
+                            .getFile(GetFileRequest.newBuilder()
+                                    .setVolumeName("a-tenant")
+                                    .setPath("lost+found/keep")
+                                    .build())
+                            .getData()
+                            .toStringUtf8())
+                    .isEqualTo("mine\n");
+            assertThat(volumes(server)
+                            .getFile(GetFileRequest.newBuilder()
+                                    .setVolumeName("b-other")
+                                    .setPath("data")
+                                    .build())
+                            .getData()
+                            .toStringUtf8())
+                    .isEqualTo("other\n");
             for (String name : List.of("a-tenant", "b-other")) {
-                assertThat(VolumeFileSystems.mounted(dataDir.resolve("volumes").resolve(name))).as(name).isTrue();
+                assertThat(VolumeFileSystems.mounted(dataDir.resolve("volumes").resolve(name)))
+                        .as(name)
+                        .isTrue();
             }
         }
     }
@@ -256,21 +379,30 @@ class VolumeSecurityTest {
      * API is hammered on paths under {@code d} and on {@code f}.
      */
     private void race(RunningServer server, String sandbox, String mount) throws Exception {
-        ExecCommandResponse setUp = sh(server, sandbox, "set -e; cd " + mount + "; mkdir -p d;"
-                + " echo volume-copy > d/canary.txt; echo volume-victim > d/victim.txt; echo volume-file > f;"
-                + " ln -s " + host + " l; ln -s " + host + "/canary.txt lf; echo ready");
-        assertThat(setUp.getStdout().toStringUtf8()).as("set-up: %s", setUp.getStderr().toStringUtf8())
+        ExecCommandResponse setUp = sh(
+                server,
+                sandbox,
+                "set -e; cd " + mount + "; mkdir -p d;"
+                        + " echo volume-copy > d/canary.txt; echo volume-victim > d/victim.txt; echo volume-file > f;"
+                        + " ln -s " + host + " l; ln -s " + host + "/canary.txt lf; echo ready");
+        assertThat(setUp.getStdout().toStringUtf8())
+                .as("set-up: %s", setUp.getStderr().toStringUtf8())
                 .isEqualTo("ready\n");
         String perl = "use Config; my $nr = $Config{archname} =~ /aarch64/ ? 276 : 316;"
-                + " my ($d, $l, $f, $lf) = ('" + mount + "/d', '" + mount + "/l', '" + mount + "/f', '" + mount + "/lf');"
+                + " my ($d, $l, $f, $lf) = ('" + mount + "/d', '" + mount + "/l', '" + mount + "/f', '" + mount
+                + "/lf');"
                 + " my $end = time() + " + (RACE.toSeconds() + 3) + "; my $n = 0;"
                 + " while (time() < $end) { for (1..500) {"
                 + " syscall($nr, -100, $d, -100, $l, 2) == 0 or die \"renameat2: $!\";"
                 + " syscall($nr, -100, $f, -100, $lf, 2) == 0 or die \"renameat2: $!\"; $n++ } }"
                 + " print \"$n\\n\";";
         CompletableFuture<ExecCommandResponse> swapping = CompletableFuture.supplyAsync(() -> server.processes()
-                .execCommand(ExecCommandRequest.newBuilder().setSandboxId(sandbox).setCommand("perl").addArgs("-e")
-                        .addArgs(perl).build()));
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(sandbox)
+                        .setCommand("perl")
+                        .addArgs("-e")
+                        .addArgs(perl)
+                        .build()));
         Thread.sleep(500); // the loop is running
 
         var api = volumes(server);
@@ -280,34 +412,64 @@ class VolumeSecurityTest {
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RACE.toMillis());
         List<Runnable> hammers = List.of(
                 () -> {
-                    String got = call(outcomes, () -> api.getFile(GetFileRequest.newBuilder().setVolumeName("race")
-                            .setPath("d/canary.txt").build()).getData().toStringUtf8());
+                    String got = call(
+                            outcomes,
+                            () -> api.getFile(GetFileRequest.newBuilder()
+                                            .setVolumeName("race")
+                                            .setPath("d/canary.txt")
+                                            .build())
+                                    .getData()
+                                    .toStringUtf8());
                     if (got != null && !got.equals("volume-copy\n")) {
                         leaks.add("GetFile d/canary.txt returned " + got);
                     }
-                    got = call(outcomes, () -> api.getFile(GetFileRequest.newBuilder().setVolumeName("race")
-                            .setPath("f").build()).getData().toStringUtf8());
+                    got = call(
+                            outcomes,
+                            () -> api.getFile(GetFileRequest.newBuilder()
+                                            .setVolumeName("race")
+                                            .setPath("f")
+                                            .build())
+                                    .getData()
+                                    .toStringUtf8());
                     if (got != null && !got.equals("volume-file\n")) {
                         leaks.add("GetFile f returned " + got);
                     }
                 },
                 () -> {
                     for (String path : List.of("d/written.txt", "d/sub/deeper.txt", "d/victim.txt")) {
-                        call(outcomes, () -> api.putFile(PutFileRequest.newBuilder().setVolumeName("race").setPath(path)
-                                .setData(ByteString.copyFromUtf8("server")).build()));
+                        call(
+                                outcomes,
+                                () -> api.putFile(PutFileRequest.newBuilder()
+                                        .setVolumeName("race")
+                                        .setPath(path)
+                                        .setData(ByteString.copyFromUtf8("server"))
+                                        .build()));
                     }
                 },
                 () -> {
                     for (String path : List.of("d/victim.txt", "d/written.txt", "d/canary.txt")) {
-                        call(outcomes, () -> api.removeFile(RemoveFileRequest.newBuilder().setVolumeName("race")
-                                .setPath(path).build()));
+                        call(
+                                outcomes,
+                                () -> api.removeFile(RemoveFileRequest.newBuilder()
+                                        .setVolumeName("race")
+                                        .setPath(path)
+                                        .build()));
                     }
-                    call(outcomes, () -> api.putFile(PutFileRequest.newBuilder().setVolumeName("race")
-                            .setPath("d/canary.txt").setData(ByteString.copyFromUtf8("volume-copy\n")).build()));
+                    call(
+                            outcomes,
+                            () -> api.putFile(PutFileRequest.newBuilder()
+                                    .setVolumeName("race")
+                                    .setPath("d/canary.txt")
+                                    .setData(ByteString.copyFromUtf8("volume-copy\n"))
+                                    .build()));
                 },
                 () -> {
-                    List<FileInfo> files = call(outcomes, () -> api.listFiles(ListFilesRequest.newBuilder()
-                            .setVolumeName("race").build()).getFilesList());
+                    List<FileInfo> files = call(
+                            outcomes,
+                            () -> api.listFiles(ListFilesRequest.newBuilder()
+                                            .setVolumeName("race")
+                                            .build())
+                                    .getFilesList());
                     for (FileInfo f : files == null ? List.<FileInfo>of() : files) {
                         if (f.getPath().contains("host-only") || f.getPath().contains("victim") && f.getSize() > 20) {
                             leaks.add("ListFiles listed " + f.getPath());
@@ -325,7 +487,9 @@ class VolumeSecurityTest {
         CompletableFuture.allOf(running.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
         ExecCommandResponse swapped = swapping.get(60, TimeUnit.SECONDS);
 
-        assertThat(leaks).as("what the server handed out from outside the volume").isEmpty();
+        assertThat(leaks)
+                .as("what the server handed out from outside the volume")
+                .isEmpty();
         assertHostUntouched();
         // (the server runs in this JVM) refused and failed calls close what they opened
         assertThat(openDescriptors()).as("descriptors open in the server").isLessThan(descriptorsBefore + 64);
@@ -335,10 +499,12 @@ class VolumeSecurityTest {
         Map<Status.Code, Long> seen = new java.util.TreeMap<>();
         outcomes.forEach((code, n) -> seen.put(code, n.get()));
         System.out.printf("volume race: %d exchanges in the sandbox; server answers %s%n", swaps, seen);
-        assertThat(seen.keySet()).as("every answer is a success or a refusal that says why (UNKNOWN: one that does"
+        assertThat(seen.keySet())
+                .as("every answer is a success or a refusal that says why (UNKNOWN: one that does"
                         + " not; the output shows it)")
                 .isSubsetOf(Status.Code.OK, Status.Code.FAILED_PRECONDITION, Status.Code.NOT_FOUND);
-        assertThat(seen).as("the race was run: some calls found the directory, some the link")
+        assertThat(seen)
+                .as("the race was run: some calls found the directory, some the link")
                 .containsKeys(Status.Code.OK, Status.Code.FAILED_PRECONDITION);
     }
 
@@ -349,11 +515,15 @@ class VolumeSecurityTest {
             outcomes.computeIfAbsent(Status.Code.OK, k -> new AtomicLong()).incrementAndGet();
             return result;
         } catch (StatusRuntimeException e) {
-            outcomes.computeIfAbsent(e.getStatus().getCode(), k -> new AtomicLong()).incrementAndGet();
+            outcomes.computeIfAbsent(e.getStatus().getCode(), k -> new AtomicLong())
+                    .incrementAndGet();
             String why = String.valueOf(e.getStatus().getDescription());
-            if (e.getStatus().getCode() == Status.Code.FAILED_PRECONDITION && !why.contains("symbolic link")
-                    && !why.contains("not a regular file") && !why.contains("is a directory")) {
-                outcomes.computeIfAbsent(Status.Code.UNKNOWN, k -> new AtomicLong()).incrementAndGet();
+            if (e.getStatus().getCode() == Status.Code.FAILED_PRECONDITION
+                    && !why.contains("symbolic link")
+                    && !why.contains("not a regular file")
+                    && !why.contains("is a directory")) {
+                outcomes.computeIfAbsent(Status.Code.UNKNOWN, k -> new AtomicLong())
+                        .incrementAndGet();
                 System.out.println("volume race: a refusal that does not say why: " + why);
             }
             return null;
@@ -375,7 +545,8 @@ class VolumeSecurityTest {
         assertThat(host.resolve("canary.txt")).hasContent(SECRET);
         assertThat(host.resolve("victim.txt")).hasContent("host file: must never be deleted");
         for (String name : List.of("canary.txt", "victim.txt", "host-only.txt")) {
-            assertThat(Files.getLastModifiedTime(host.resolve(name)).toMillis()).as("%s was not written", name)
+            assertThat(Files.getLastModifiedTime(host.resolve(name)).toMillis())
+                    .as("%s was not written", name)
                     .isEqualTo(1_000_000_000_000L);
         }
     }
@@ -392,7 +563,12 @@ class VolumeSecurityTest {
     }
 
     private static ExecCommandResponse sh(RunningServer server, String sandbox, String script) {
-        return server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(sandbox)
-                .setCommand("sh").addArgs("-c").addArgs(script).build());
+        return server.processes()
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(sandbox)
+                        .setCommand("sh")
+                        .addArgs("-c")
+                        .addArgs(script)
+                        .build());
     }
 }

@@ -41,13 +41,22 @@ class VolumeServiceTest {
     }
 
     private static String sandboxWith(RunningServer server, String volume, String path) {
-        return server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder()
-                .addVolumes(VolumeMount.newBuilder().setName(volume).setMountPath(path)).build()).getSandbox().getId();
+        return server.sandboxes()
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .addVolumes(VolumeMount.newBuilder().setName(volume).setMountPath(path))
+                        .build())
+                .getSandbox()
+                .getId();
     }
 
     private static ExecCommandResponse sh(RunningServer server, String sandbox, String script) {
-        return server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(sandbox)
-                .setCommand("sh").addArgs("-c").addArgs(script).build());
+        return server.processes()
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(sandbox)
+                        .setCommand("sh")
+                        .addArgs("-c")
+                        .addArgs(script)
+                        .build());
     }
 
     @Test
@@ -55,15 +64,28 @@ class VolumeServiceTest {
         try (RunningServer server = RunningServer.start(dataDir)) {
             var api = volumes(server);
             for (String name : List.of("alpha", "beta", "gamma")) {
-                assertThat(api.createVolume(CreateVolumeRequest.newBuilder().setName(name).build()).getVolume().getName())
+                assertThat(api.createVolume(CreateVolumeRequest.newBuilder()
+                                        .setName(name)
+                                        .build())
+                                .getVolume()
+                                .getName())
                         .isEqualTo(name);
             }
-            expect(() -> api.createVolume(CreateVolumeRequest.newBuilder().setName("alpha").build()),
-                    Status.Code.ALREADY_EXISTS, "already exists");
-            expect(() -> api.createVolume(CreateVolumeRequest.newBuilder().setName("../up").build()),
-                    Status.Code.INVALID_ARGUMENT, "volume name");
-            expect(() -> api.getVolume(GetVolumeRequest.newBuilder().setName("missing").build()),
-                    Status.Code.NOT_FOUND, "volume missing does not exist");
+            expect(
+                    () -> api.createVolume(
+                            CreateVolumeRequest.newBuilder().setName("alpha").build()),
+                    Status.Code.ALREADY_EXISTS,
+                    "already exists");
+            expect(
+                    () -> api.createVolume(
+                            CreateVolumeRequest.newBuilder().setName("../up").build()),
+                    Status.Code.INVALID_ARGUMENT,
+                    "volume name");
+            expect(
+                    () -> api.getVolume(
+                            GetVolumeRequest.newBuilder().setName("missing").build()),
+                    Status.Code.NOT_FOUND,
+                    "volume missing does not exist");
 
             List<String> names = new ArrayList<>();
             ListVolumesRequest.Builder page = ListVolumesRequest.newBuilder().setPageSize(2);
@@ -77,29 +99,68 @@ class VolumeServiceTest {
             }
             assertThat(names).containsExactly("alpha", "beta", "gamma");
 
-            api.putFile(PutFileRequest.newBuilder().setVolumeName("alpha").setPath("data/a.txt")
-                    .setData(ByteString.copyFromUtf8("A")).build());
-            api.putFile(PutFileRequest.newBuilder().setVolumeName("alpha").setPath("/data/b.txt")
-                    .setData(ByteString.copyFromUtf8("BB")).build());
-            api.putFile(PutFileRequest.newBuilder().setVolumeName("alpha").setPath("other.txt")
-                    .setData(ByteString.copyFromUtf8("O")).build());
-            assertThat(api.listFiles(ListFilesRequest.newBuilder().setVolumeName("alpha").setPrefix("data/").build())
-                    .getFilesList()).extracting(FileInfo::getPath, FileInfo::getSize)
-                    .containsExactly(org.assertj.core.groups.Tuple.tuple("data/a.txt", 1L),
+            api.putFile(PutFileRequest.newBuilder()
+                    .setVolumeName("alpha")
+                    .setPath("data/a.txt")
+                    .setData(ByteString.copyFromUtf8("A"))
+                    .build());
+            api.putFile(PutFileRequest.newBuilder()
+                    .setVolumeName("alpha")
+                    .setPath("/data/b.txt")
+                    .setData(ByteString.copyFromUtf8("BB"))
+                    .build());
+            api.putFile(PutFileRequest.newBuilder()
+                    .setVolumeName("alpha")
+                    .setPath("other.txt")
+                    .setData(ByteString.copyFromUtf8("O"))
+                    .build());
+            assertThat(api.listFiles(ListFilesRequest.newBuilder()
+                                    .setVolumeName("alpha")
+                                    .setPrefix("data/")
+                                    .build())
+                            .getFilesList())
+                    .extracting(FileInfo::getPath, FileInfo::getSize)
+                    .containsExactly(
+                            org.assertj.core.groups.Tuple.tuple("data/a.txt", 1L),
                             org.assertj.core.groups.Tuple.tuple("data/b.txt", 2L));
-            assertThat(api.getFile(GetFileRequest.newBuilder().setVolumeName("alpha").setPath("data/b.txt").build())
-                    .getData().toStringUtf8()).isEqualTo("BB");
-            api.removeFile(RemoveFileRequest.newBuilder().setVolumeName("alpha").setPath("other.txt").build());
-            expect(() -> api.getFile(GetFileRequest.newBuilder().setVolumeName("alpha").setPath("other.txt").build()),
-                    Status.Code.NOT_FOUND, "has no file");
-            expect(() -> api.putFile(PutFileRequest.newBuilder().setVolumeName("alpha").setPath("../../escape")
-                    .setData(ByteString.copyFromUtf8("x")).build()), Status.Code.INVALID_ARGUMENT, "'..'");
-            expect(() -> api.getFile(GetFileRequest.newBuilder().setVolumeName("alpha").setPath("").build()),
-                    Status.Code.INVALID_ARGUMENT, "volume path");
+            assertThat(api.getFile(GetFileRequest.newBuilder()
+                                    .setVolumeName("alpha")
+                                    .setPath("data/b.txt")
+                                    .build())
+                            .getData()
+                            .toStringUtf8())
+                    .isEqualTo("BB");
+            api.removeFile(RemoveFileRequest.newBuilder()
+                    .setVolumeName("alpha")
+                    .setPath("other.txt")
+                    .build());
+            expect(
+                    () -> api.getFile(GetFileRequest.newBuilder()
+                            .setVolumeName("alpha")
+                            .setPath("other.txt")
+                            .build()),
+                    Status.Code.NOT_FOUND,
+                    "has no file");
+            expect(
+                    () -> api.putFile(PutFileRequest.newBuilder()
+                            .setVolumeName("alpha")
+                            .setPath("../../escape")
+                            .setData(ByteString.copyFromUtf8("x"))
+                            .build()),
+                    Status.Code.INVALID_ARGUMENT,
+                    "'..'");
+            expect(
+                    () -> api.getFile(GetFileRequest.newBuilder()
+                            .setVolumeName("alpha")
+                            .setPath("")
+                            .build()),
+                    Status.Code.INVALID_ARGUMENT,
+                    "volume path");
 
             api.deleteVolume(DeleteVolumeRequest.newBuilder().setName("beta").build());
             assertThat(api.listVolumes(ListVolumesRequest.getDefaultInstance()).getVolumesList())
-                    .extracting(VolumeInfo::getName).containsExactly("alpha", "gamma");
+                    .extracting(VolumeInfo::getName)
+                    .containsExactly("alpha", "gamma");
             assertThat(dataDir.resolve("volumes").resolve("beta")).doesNotExist();
         }
     }
@@ -107,22 +168,41 @@ class VolumeServiceTest {
     @Test
     void sandboxesShareAVolumeAndItsContentsSurviveARestart() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
-            volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName("cache").build());
+            volumes(server)
+                    .createVolume(
+                            CreateVolumeRequest.newBuilder().setName("cache").build());
             String writer = sandboxWith(server, "cache", "/data");
             String reader = sandboxWith(server, "cache", "/mnt/shared");
-            assertThat(sh(server, writer, "echo from-writer > /data/note.txt; echo $?").getStdout().toStringUtf8())
+            assertThat(sh(server, writer, "echo from-writer > /data/note.txt; echo $?")
+                            .getStdout()
+                            .toStringUtf8())
                     .isEqualTo("0\n");
-            assertThat(sh(server, reader, "cat /mnt/shared/note.txt").getStdout().toStringUtf8()).isEqualTo("from-writer\n");
-            assertThat(volumes(server).getFile(GetFileRequest.newBuilder().setVolumeName("cache")
-                    .setPath("note.txt").build()).getData().toStringUtf8()).isEqualTo("from-writer\n");
-            expect(() -> volumes(server).deleteVolume(DeleteVolumeRequest.newBuilder().setName("cache").build()),
-                    Status.Code.FAILED_PRECONDITION, "is mounted by running sandbox");
+            assertThat(sh(server, reader, "cat /mnt/shared/note.txt")
+                            .getStdout()
+                            .toStringUtf8())
+                    .isEqualTo("from-writer\n");
+            assertThat(volumes(server)
+                            .getFile(GetFileRequest.newBuilder()
+                                    .setVolumeName("cache")
+                                    .setPath("note.txt")
+                                    .build())
+                            .getData()
+                            .toStringUtf8())
+                    .isEqualTo("from-writer\n");
+            expect(
+                    () -> volumes(server)
+                            .deleteVolume(DeleteVolumeRequest.newBuilder()
+                                    .setName("cache")
+                                    .build()),
+                    Status.Code.FAILED_PRECONDITION,
+                    "is mounted by running sandbox");
             server.terminate(writer);
             server.terminate(reader);
         }
         try (RunningServer again = RunningServer.start(dataDir)) {
             String sandbox = sandboxWith(again, "cache", "/data");
-            assertThat(sh(again, sandbox, "cat /data/note.txt").getStdout().toStringUtf8()).isEqualTo("from-writer\n");
+            assertThat(sh(again, sandbox, "cat /data/note.txt").getStdout().toStringUtf8())
+                    .isEqualTo("from-writer\n");
             again.terminate(sandbox);
         }
     }
@@ -132,18 +212,42 @@ class VolumeServiceTest {
         Path outside = Files.createDirectories(dataDir.resolve("outside"));
         Files.writeString(outside.resolve("secret.txt"), "host secret");
         try (RunningServer server = RunningServer.start(dataDir)) {
-            volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName("trap").build());
+            volumes(server)
+                    .createVolume(
+                            CreateVolumeRequest.newBuilder().setName("trap").build());
             String sandbox = sandboxWith(server, "trap", "/data");
-            sh(server, sandbox, "ln -s " + outside + " /data/evil; ln -s " + outside.resolve("secret.txt") + " /data/s.txt");
-            expect(() -> volumes(server).putFile(PutFileRequest.newBuilder().setVolumeName("trap").setPath("evil/x.txt")
-                    .setData(ByteString.copyFromUtf8("x")).build()), Status.Code.FAILED_PRECONDITION, "symbolic link");
-            expect(() -> volumes(server).getFile(GetFileRequest.newBuilder().setVolumeName("trap")
-                    .setPath("s.txt").build()), Status.Code.FAILED_PRECONDITION, "symbolic link");
-            assertThat(volumes(server).listFiles(ListFilesRequest.newBuilder().setVolumeName("trap").build()).getFilesList())
+            sh(
+                    server,
+                    sandbox,
+                    "ln -s " + outside + " /data/evil; ln -s " + outside.resolve("secret.txt") + " /data/s.txt");
+            expect(
+                    () -> volumes(server)
+                            .putFile(PutFileRequest.newBuilder()
+                                    .setVolumeName("trap")
+                                    .setPath("evil/x.txt")
+                                    .setData(ByteString.copyFromUtf8("x"))
+                                    .build()),
+                    Status.Code.FAILED_PRECONDITION,
+                    "symbolic link");
+            expect(
+                    () -> volumes(server)
+                            .getFile(GetFileRequest.newBuilder()
+                                    .setVolumeName("trap")
+                                    .setPath("s.txt")
+                                    .build()),
+                    Status.Code.FAILED_PRECONDITION,
+                    "symbolic link");
+            assertThat(volumes(server)
+                            .listFiles(ListFilesRequest.newBuilder()
+                                    .setVolumeName("trap")
+                                    .build())
+                            .getFilesList())
                     .isEmpty();
             assertThat(outside.resolve("x.txt")).doesNotExist();
             server.terminate(sandbox);
-            volumes(server).deleteVolume(DeleteVolumeRequest.newBuilder().setName("trap").build());
+            volumes(server)
+                    .deleteVolume(
+                            DeleteVolumeRequest.newBuilder().setName("trap").build());
             assertThat(outside.resolve("secret.txt")).hasContent("host secret");
         }
     }
@@ -151,7 +255,8 @@ class VolumeServiceTest {
     @Test
     void badMountsAreRefusedWithTheField() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
-            volumes(server).createVolume(CreateVolumeRequest.newBuilder().setName("v").build());
+            volumes(server)
+                    .createVolume(CreateVolumeRequest.newBuilder().setName("v").build());
             expect(() -> sandboxWith(server, "v", "/usr/local/data"), Status.Code.INVALID_ARGUMENT, "system directory");
             expect(() -> sandboxWith(server, "v", "relative"), Status.Code.INVALID_ARGUMENT, "mount_path");
             expect(() -> sandboxWith(server, "nope", "/data"), Status.Code.NOT_FOUND, "volume nope does not exist");

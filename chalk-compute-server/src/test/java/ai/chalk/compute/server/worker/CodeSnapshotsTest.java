@@ -59,7 +59,8 @@ class CodeSnapshotsTest {
         CodeSnapshots.Snapshot s = snapshots.materialise(m, "/chalk/code");
         assertThat(s.dir()).isEqualTo(dir.resolve("code").resolve(m.hex()));
         assertThat(s.classPath()).containsExactly("/chalk/code/000-classes.zip", "/chalk/code/001-lib.jar");
-        assertThat(Files.readString(s.dir().resolve("000-classes.zip/a/b/C.class"))).isEqualTo("class bytes");
+        assertThat(Files.readString(s.dir().resolve("000-classes.zip/a/b/C.class")))
+                .isEqualTo("class bytes");
         assertThat(Files.readAllBytes(s.dir().resolve("001-lib.jar"))).isEqualTo(jar);
         assertThat(snapshots.materialise(m, "/chalk/code").dir()).isEqualTo(s.dir());
     }
@@ -73,9 +74,12 @@ class CodeSnapshotsTest {
         BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-evil.zip", "dir", e, evil.length) + "]}")
                 .getBytes(StandardCharsets.UTF_8));
         assertThatThrownBy(() -> snapshots.materialise(m, "/chalk/code"))
-                .isInstanceOf(IOException.class).hasMessageContaining("points outside its directory");
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("points outside its directory");
         try (var files = Files.walk(dir)) {
-            assertThat(files.filter(p -> p.getFileName().toString().equals("escaped.txt")).toList()).isEmpty();
+            assertThat(files.filter(p -> p.getFileName().toString().equals("escaped.txt"))
+                            .toList())
+                    .isEmpty();
         }
         assertThat(Files.exists(dir.resolve("code").resolve(m.hex()))).isFalse();
     }

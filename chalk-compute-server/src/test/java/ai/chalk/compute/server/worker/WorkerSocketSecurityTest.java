@@ -43,48 +43,87 @@ class WorkerSocketSecurityTest {
             Path socket = dataDir.resolve("functions/server").resolve(WorkerLaunch.SERVER_SOCKET_NAME);
             EpollEventLoopGroup group = new EpollEventLoopGroup(1);
             // deployed code shows the token the server rotates in its identity directory; this one is a dev function's
-            Path identity = server.server.authentication().workloads().issue("socket-test",
-                    new Caller("dev", "function:socket-test/v1", Caller.Kind.WORKLOAD));
+            Path identity = server.server
+                    .authentication()
+                    .workloads()
+                    .issue("socket-test", new Caller("dev", "function:socket-test/v1", Caller.Kind.WORKLOAD));
             AtomicReference<String> token = new AtomicReference<>();
             ManagedChannel worker = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                    .channelType(EpollDomainSocketChannel.class).eventLoopGroup(group).usePlaintext()
-                    .intercept(RunningServer.bearer(token)).build();
+                    .channelType(EpollDomainSocketChannel.class)
+                    .eventLoopGroup(group)
+                    .usePlaintext()
+                    .intercept(RunningServer.bearer(token))
+                    .build();
             try {
                 // without a token, nothing but the token exchange and health
-                assertThat(code(() -> SandboxServiceGrpc.newBlockingStub(worker).withDeadlineAfter(60, TimeUnit.SECONDS)
-                        .createSandbox(CreateSandboxRequest.getDefaultInstance()))).isEqualTo(Status.Code.UNAUTHENTICATED);
+                assertThat(code(() -> SandboxServiceGrpc.newBlockingStub(worker)
+                                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                                .createSandbox(CreateSandboxRequest.getDefaultInstance())))
+                        .isEqualTo(Status.Code.UNAUTHENTICATED);
                 token.set(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME)));
                 var sandboxes = SandboxServiceGrpc.newBlockingStub(worker).withDeadlineAfter(60, TimeUnit.SECONDS);
-                var processes = SandboxProcessServiceGrpc.newBlockingStub(worker)
-                        .withDeadlineAfter(60, TimeUnit.SECONDS);
+                var processes =
+                        SandboxProcessServiceGrpc.newBlockingStub(worker).withDeadlineAfter(60, TimeUnit.SECONDS);
                 assertThatThrownBy(() -> sandboxes.listSandboxes(ListSandboxesRequest.getDefaultInstance()))
                         .isInstanceOf(StatusRuntimeException.class)
-                        .satisfies(e -> assertThat(Status.fromThrowable(e).getCode())
-                                .isEqualTo(Status.Code.PERMISSION_DENIED));
-                assertThat(code(() -> sandboxes.getSandbox(GetSandboxRequest.newBuilder().setSandboxId(tenants)
-                        .build()))).isEqualTo(Status.Code.NOT_FOUND);
-                assertThat(code(() -> processes.execCommand(ExecCommandRequest.newBuilder().setSandboxId(tenants)
-                        .setCommand("id").build()))).isEqualTo(Status.Code.NOT_FOUND);
+                        .satisfies(e ->
+                                assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
+                assertThat(code(() -> sandboxes.getSandbox(GetSandboxRequest.newBuilder()
+                                .setSandboxId(tenants)
+                                .build())))
+                        .isEqualTo(Status.Code.NOT_FOUND);
+                assertThat(code(() -> processes.execCommand(ExecCommandRequest.newBuilder()
+                                .setSandboxId(tenants)
+                                .setCommand("id")
+                                .build())))
+                        .isEqualTo(Status.Code.NOT_FOUND);
                 assertThat(code(() -> sandboxes.terminateSandbox(TerminateSandboxRequest.newBuilder()
-                        .setSandboxId(tenants).build()))).isEqualTo(Status.Code.NOT_FOUND);
+                                .setSandboxId(tenants)
+                                .build())))
+                        .isEqualTo(Status.Code.NOT_FOUND);
                 assertThat(code(() -> ExternalFunctionCatalogServiceGrpc.newBlockingStub(worker)
-                        .deleteExternalFunction(DeleteExternalFunctionRequest.getDefaultInstance())))
+                                .deleteExternalFunction(DeleteExternalFunctionRequest.getDefaultInstance())))
                         .isEqualTo(Status.Code.PERMISSION_DENIED);
 
                 // what a function does: create a sandbox and use it, in its function's environment
-                String own = sandboxes.createSandbox(CreateSandboxRequest.getDefaultInstance()).getSandbox().getId();
-                assertThat(processes.execCommand(ExecCommandRequest.newBuilder().setSandboxId(own)
-                        .setCommand("echo").addArgs("mine").build()).getStdout().toStringUtf8()).isEqualTo("mine\n");
-                assertThat(code(() -> server.sandboxes().getSandbox(GetSandboxRequest.newBuilder().setSandboxId(own)
-                        .build()))).as("default does not see the dev function's sandbox").isEqualTo(Status.Code.NOT_FOUND);
+                String own = sandboxes
+                        .createSandbox(CreateSandboxRequest.getDefaultInstance())
+                        .getSandbox()
+                        .getId();
+                assertThat(processes
+                                .execCommand(ExecCommandRequest.newBuilder()
+                                        .setSandboxId(own)
+                                        .setCommand("echo")
+                                        .addArgs("mine")
+                                        .build())
+                                .getStdout()
+                                .toStringUtf8())
+                        .isEqualTo("mine\n");
+                assertThat(code(() -> server.sandboxes()
+                                .getSandbox(GetSandboxRequest.newBuilder()
+                                        .setSandboxId(own)
+                                        .build())))
+                        .as("default does not see the dev function's sandbox")
+                        .isEqualTo(Status.Code.NOT_FOUND);
                 ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
-                assertThat(SandboxServiceGrpc.newBlockingStub(dev).getSandbox(GetSandboxRequest.newBuilder()
-                        .setSandboxId(own).build()).getSandbox().getId()).isEqualTo(own);
+                assertThat(SandboxServiceGrpc.newBlockingStub(dev)
+                                .getSandbox(GetSandboxRequest.newBuilder()
+                                        .setSandboxId(own)
+                                        .build())
+                                .getSandbox()
+                                .getId())
+                        .isEqualTo(own);
                 dev.shutdownNow();
-                sandboxes.terminateSandbox(TerminateSandboxRequest.newBuilder().setSandboxId(own).build());
+                sandboxes.terminateSandbox(
+                        TerminateSandboxRequest.newBuilder().setSandboxId(own).build());
                 // the other tenant's sandbox is untouched
-                assertThat(server.sandboxes().getSandbox(GetSandboxRequest.newBuilder().setSandboxId(tenants)
-                        .build()).getSandbox().getState()).isEqualTo("RUNNING");
+                assertThat(server.sandboxes()
+                                .getSandbox(GetSandboxRequest.newBuilder()
+                                        .setSandboxId(tenants)
+                                        .build())
+                                .getSandbox()
+                                .getState())
+                        .isEqualTo("RUNNING");
             } finally {
                 worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 server.server.authentication().workloads().release("socket-test");

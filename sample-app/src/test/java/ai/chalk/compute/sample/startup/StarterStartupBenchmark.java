@@ -47,29 +47,43 @@ class StarterStartupBenchmark {
         long withUptime = median(with, 1);
         long withoutUptime = median(without, 1);
         System.out.printf("Startup of the same application in a fresh JVM, median of %d runs each:%n", runs);
-        System.out.printf("  SpringApplication.run: without the starter %d ms, with it (embedded server) %d ms:"
-                + " +%d ms, ratio %.2f%n", withoutRun, withRun, withRun - withoutRun, (double) withRun / withoutRun);
-        System.out.printf("  since JVM start:       without the starter %d ms, with it (embedded server) %d ms:"
-                + " +%d ms, ratio %.2f%n", withoutUptime, withUptime, withUptime - withoutUptime,
-                (double) withUptime / withoutUptime);
+        System.out.printf(
+                "  SpringApplication.run: without the starter %d ms, with it (embedded server) %d ms:"
+                        + " +%d ms, ratio %.2f%n",
+                withoutRun, withRun, withRun - withoutRun, (double) withRun / withoutRun);
+        System.out.printf(
+                "  since JVM start:       without the starter %d ms, with it (embedded server) %d ms:"
+                        + " +%d ms, ratio %.2f%n",
+                withoutUptime, withUptime, withUptime - withoutUptime, (double) withUptime / withoutUptime);
         long remoteRun = median(remote, 0);
-        System.out.printf("  of which the starter without the embedded server (remote target): %d ms: +%d ms%n",
+        System.out.printf(
+                "  of which the starter without the embedded server (remote target): %d ms: +%d ms%n",
                 remoteRun, remoteRun - withoutRun);
-        System.out.printf("  fastest run:           without the starter %d ms, with it %d ms: +%d ms%n",
+        System.out.printf(
+                "  fastest run:           without the starter %d ms, with it %d ms: +%d ms%n",
                 min(without, 0), min(with, 0), min(with, 0) - min(without, 0));
-        System.out.printf("  all runs (SpringApplication.run ms): without %s, with %s, remote %s%n",
-                without.stream().map(r -> r[0]).toList(), with.stream().map(r -> r[0]).toList(),
+        System.out.printf(
+                "  all runs (SpringApplication.run ms): without %s, with %s, remote %s%n",
+                without.stream().map(r -> r[0]).toList(),
+                with.stream().map(r -> r[0]).toList(),
                 remote.stream().map(r -> r[0]).toList());
         assertThat(with).hasSize(runs);
     }
 
     private static long[] start(String variant) throws Exception {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process process = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
-                StartupProbe.class.getName(), variant).redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(
+                        java.toString(),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        StartupProbe.class.getName(),
+                        variant)
+                .redirectErrorStream(true)
+                .start();
         String result = null;
         StringBuilder all = new StringBuilder();
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line = reader.readLine(); line != null; line = reader.readLine()) {
                 all.append(line).append('\n');
                 if (line.startsWith("STARTUP " + variant + " ")) {
@@ -88,7 +102,8 @@ class StarterStartupBenchmark {
     }
 
     private static long median(List<long[]> samples, int index) {
-        List<Long> values = new ArrayList<>(samples.stream().map(s -> s[index]).sorted().toList());
+        List<Long> values =
+                new ArrayList<>(samples.stream().map(s -> s[index]).sorted().toList());
         int n = values.size();
         return n % 2 == 1 ? values.get(n / 2) : (values.get(n / 2 - 1) + values.get(n / 2)) / 2;
     }

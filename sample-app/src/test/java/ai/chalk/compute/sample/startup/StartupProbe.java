@@ -22,7 +22,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 public class StartupProbe {
 
     /** The auto-configurations the starter adds to an application. */
-    static final String STARTER_AUTO_CONFIGURATIONS = String.join(",",
+    static final String STARTER_AUTO_CONFIGURATIONS = String.join(
+            ",",
             "ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration",
             "ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerAutoConfiguration",
             "ai.chalk.compute.autoconfigure.auth.ChalkComputeAuthAutoConfiguration",
@@ -42,18 +43,29 @@ public class StartupProbe {
         application.setWebApplicationType(WebApplicationType.NONE);
         application.setLogStartupInfo(false);
         String[] properties = with
-                ? new String[] {"--spring.main.banner-mode=off", "--logging.level.root=WARN",
-                        embeddedExpected ? "--chalk.compute.embedded.enabled=auto" : "--chalk.compute.target=localhost:50051"}
-                : new String[] {"--spring.main.banner-mode=off", "--logging.level.root=WARN",
-                        "--spring.autoconfigure.exclude=" + STARTER_AUTO_CONFIGURATIONS};
-        String[] all = java.util.stream.Stream.concat(java.util.Arrays.stream(properties),
-                java.util.Arrays.stream(args).skip(1)).toArray(String[]::new);
+                ? new String[] {
+                    "--spring.main.banner-mode=off",
+                    "--logging.level.root=WARN",
+                    embeddedExpected
+                            ? "--chalk.compute.embedded.enabled=auto"
+                            : "--chalk.compute.target=localhost:50051"
+                }
+                : new String[] {
+                    "--spring.main.banner-mode=off",
+                    "--logging.level.root=WARN",
+                    "--spring.autoconfigure.exclude=" + STARTER_AUTO_CONFIGURATIONS
+                };
+        String[] all = java.util.stream.Stream.concat(
+                        java.util.Arrays.stream(properties),
+                        java.util.Arrays.stream(args).skip(1))
+                .toArray(String[]::new);
         long started = System.nanoTime();
         ConfigurableApplicationContext context = application.run(all);
         long runMillis = (System.nanoTime() - started) / 1_000_000;
         long uptimeMillis = ManagementFactory.getRuntimeMXBean().getUptime();
         boolean hasClient = context.getBeanProvider(SandboxClient.class).getIfAvailable() != null;
-        EmbeddedComputeServer embedded = context.getBeanProvider(EmbeddedComputeServer.class).getIfAvailable();
+        EmbeddedComputeServer embedded =
+                context.getBeanProvider(EmbeddedComputeServer.class).getIfAvailable();
         boolean serving = embedded != null && embedded.isRunning();
         if (hasClient != with || serving != embeddedExpected) {
             throw new IllegalStateException("variant " + variant + " but SandboxClient bean present: " + hasClient

@@ -41,8 +41,8 @@ final class BuildGroup implements AutoCloseable {
             Path parent = root.resolve(PARENT);
             Files.createDirectories(parent);
             if (root.equals(Path.of("/sys/fs/cgroup"))) { // unified: the pids controller must reach the children
-                Files.writeString(parent.resolve("cgroup.subtree_control"), "+pids +memory +cpu",
-                        StandardCharsets.US_ASCII);
+                Files.writeString(
+                        parent.resolve("cgroup.subtree_control"), "+pids +memory +cpu", StandardCharsets.US_ASCII);
             }
             Path dir = parent.resolve(name);
             Files.createDirectories(dir);

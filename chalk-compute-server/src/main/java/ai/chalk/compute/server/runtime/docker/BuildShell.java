@@ -53,8 +53,8 @@ record BuildShell(Path tools, List<String> setpriv) {
      */
     String script() {
         StringBuilder bounding = new StringBuilder("--bounding-set=-all");
-        SandboxContainerDef.KEPT_CAPABILITIES.forEach(c -> bounding.append(",+")
-                .append(c.name().toLowerCase(Locale.ROOT)));
+        SandboxContainerDef.KEPT_CAPABILITIES.forEach(
+                c -> bounding.append(",+").append(c.name().toLowerCase(Locale.ROOT)));
         String bb = SandboxTools.busybox();
         return "if [ \"$(" + bb + " id -u)\" = 0 ]; then\n"
                 + "  if [ -e /etc/ld.so.preload ] || [ -L /etc/ld.so.preload ]; then\n"

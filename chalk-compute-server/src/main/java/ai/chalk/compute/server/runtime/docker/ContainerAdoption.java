@@ -28,8 +28,12 @@ final class ContainerAdoption {
     private final VolumeMounts volumes;
 
     /** @param sandboxes the runtime's sandboxes by id, which adopted ones join */
-    ContainerAdoption(DockerRuntime runtime, DockerEngine engine, ConcurrentMap<String, DockerSandbox> sandboxes,
-                      ExitWatch exits, VolumeMounts volumes) {
+    ContainerAdoption(
+            DockerRuntime runtime,
+            DockerEngine engine,
+            ConcurrentMap<String, DockerSandbox> sandboxes,
+            ExitWatch exits,
+            VolumeMounts volumes) {
         this.runtime = runtime;
         this.engine = engine;
         this.sandboxes = sandboxes;
@@ -57,16 +61,24 @@ final class ContainerAdoption {
                     InspectContainerResponse inspected = engine.inspect(c.getId());
                     if (Boolean.TRUE.equals(inspected.getState().getRunning())) {
                         String workdir = inspected.getConfig().getWorkingDir();
-                        DockerSandbox sandbox = new DockerSandbox(runtime, id, c.getId(),
-                                workdir == null || workdir.isBlank() ? "/" : workdir, runtime.hostOf(inspected),
+                        DockerSandbox sandbox = new DockerSandbox(
+                                runtime,
+                                id,
+                                c.getId(),
+                                workdir == null || workdir.isBlank() ? "/" : workdir,
+                                runtime.hostOf(inspected),
                                 Boolean.TRUE.equals(inspected.getState().getPaused()));
                         if (sandboxes.putIfAbsent(id, sandbox) == null) {
                             // a paused one's processes die when it is resumed... or never: left for terminate
-                            int killed = Boolean.TRUE.equals(inspected.getState().getPaused()) ? 0
-                                    : sandbox.killUnrecorded();
+                            int killed =
+                                    Boolean.TRUE.equals(inspected.getState().getPaused())
+                                            ? 0
+                                            : sandbox.killUnrecorded();
                             if (killed > 0) {
-                                log.info("Killed {} process(es) that execs cut by the restart left in sandbox {}",
-                                        killed, id);
+                                log.info(
+                                        "Killed {} process(es) that execs cut by the restart left in sandbox {}",
+                                        killed,
+                                        id);
                             }
                             exits.container(sandbox);
                             adopted.add(sandbox);

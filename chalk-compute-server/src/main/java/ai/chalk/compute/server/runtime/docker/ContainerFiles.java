@@ -39,8 +39,8 @@ final class ContainerFiles {
     }
 
     /** Paths a snapshot never contains: the engine's own files and the kernel's. */
-    private static final List<String> ENGINE_PATHS = List.of("/etc/hosts", "/etc/hostname", "/etc/resolv.conf",
-            "/.dockerenv", "/proc", "/sys", "/dev");
+    private static final List<String> ENGINE_PATHS =
+            List.of("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/.dockerenv", "/proc", "/sys", "/dev");
 
     /**
      * Copies what the container changed (the engine's diff, without the volumes mounted at {@code mountPaths} and the
@@ -57,7 +57,8 @@ final class ContainerFiles {
         try {
             changes = client.containerDiffCmd(containerId).exec();
         } catch (RuntimeException e) {
-            throw new IOException("the Docker engine could not list the sandbox's changes: " + DockerEngine.engineMessage(e), e);
+            throw new IOException(
+                    "the Docker engine could not list the sandbox's changes: " + DockerEngine.engineMessage(e), e);
         }
         List<String> names = new ArrayList<>();
         int deleted = 0;
@@ -97,29 +98,52 @@ final class ContainerFiles {
                 }
             }
             // (-C before -T: GNU tar applies -C to the names that follow it)
-            Process tar = new ProcessBuilder("tar", "-x", "-p", "--numeric-owner", "--no-recursion",
-                    "-C", into.toString(), "--null", "--verbatim-files-from", "-T", list.toString(), "-f", "-")
-                    .redirectErrorStream(true).start();
-            CompletableFuture<byte[]> said = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return tar.getInputStream().readAllBytes();
-                } catch (IOException e) {
-                    return new byte[0];
-                }
-            }, helpers);
+            Process tar = new ProcessBuilder(
+                            "tar",
+                            "-x",
+                            "-p",
+                            "--numeric-owner",
+                            "--no-recursion",
+                            "-C",
+                            into.toString(),
+                            "--null",
+                            "--verbatim-files-from",
+                            "-T",
+                            list.toString(),
+                            "-f",
+                            "-")
+                    .redirectErrorStream(true)
+                    .start();
+            CompletableFuture<byte[]> said = CompletableFuture.supplyAsync(
+                    () -> {
+                        try {
+                            return tar.getInputStream().readAllBytes();
+                        } catch (IOException e) {
+                            return new byte[0];
+                        }
+                    },
+                    helpers);
             try (InputStream export = client.exportContainerCmd(containerId).exec();
-                 OutputStream in = tar.getOutputStream()) {
+                    OutputStream in = tar.getOutputStream()) {
                 export.transferTo(in);
             } catch (IOException | RuntimeException e) {
                 tar.destroyForcibly();
-                throw new IOException("the Docker engine could not export the sandbox's files: "
-                        + (e instanceof RuntimeException re ? DockerEngine.engineMessage(re) : e.getMessage()), e);
+                throw new IOException(
+                        "the Docker engine could not export the sandbox's files: "
+                                + (e instanceof RuntimeException re ? DockerEngine.engineMessage(re) : e.getMessage()),
+                        e);
             }
             int code = tar.waitFor();
             if (code != 0) {
                 String why = new String(said.get(10, TimeUnit.SECONDS), StandardCharsets.UTF_8).trim();
                 throw new IOException("extracting the sandbox's files failed (tar exit code " + code + ")"
-                        + (why.isEmpty() ? "" : ": " + why.lines().limit(5).reduce((a, b) -> a + "; " + b).orElse("")));
+                        + (why.isEmpty()
+                                ? ""
+                                : ": "
+                                        + why.lines()
+                                                .limit(5)
+                                                .reduce((a, b) -> a + "; " + b)
+                                                .orElse("")));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -135,22 +159,28 @@ final class ContainerFiles {
     void copyInto(String containerId, Path dir) throws RuntimeStartException {
         try {
             Process tar = new ProcessBuilder("tar", "-c", "--numeric-owner", "-C", dir.toString(), ".")
-                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             tar.getOutputStream().close();
             try (InputStream in = tar.getInputStream()) {
-                client.copyArchiveToContainerCmd(containerId).withRemotePath("/").withNoOverwriteDirNonDir(true)
-                        .withTarInputStream(in).exec();
+                client.copyArchiveToContainerCmd(containerId)
+                        .withRemotePath("/")
+                        .withNoOverwriteDirNonDir(true)
+                        .withTarInputStream(in)
+                        .exec();
             } catch (RuntimeException e) {
                 tar.destroyForcibly();
-                throw new RuntimeStartException("the initial filesystem could not be copied into the sandbox: "
-                        + DockerEngine.engineMessage(e), e);
+                throw new RuntimeStartException(
+                        "the initial filesystem could not be copied into the sandbox: " + DockerEngine.engineMessage(e),
+                        e);
             }
             if (tar.waitFor() != 0) {
-                throw new RuntimeStartException("the initial filesystem " + dir + " could not be read (tar exit code "
-                        + tar.exitValue() + ")");
+                throw new RuntimeStartException(
+                        "the initial filesystem " + dir + " could not be read (tar exit code " + tar.exitValue() + ")");
             }
         } catch (IOException e) {
-            throw new RuntimeStartException("the initial filesystem " + dir + " could not be read: " + e.getMessage(), e);
+            throw new RuntimeStartException(
+                    "the initial filesystem " + dir + " could not be read: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RuntimeStartException("interrupted while copying the initial filesystem", e);

@@ -39,19 +39,19 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * @param fields       for each line of the Dockerfile, the spec field it came from
  *                     ({@code image_spec.steps[2].dockerfile_commands[0]}), for {@link DockerfilePolicy}
  */
-record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, List<String> instructions,
-                          List<String> fields) {
+record DockerBuildContext(
+        String dockerfile, Map<String, ContextFile> files, List<String> instructions, List<String> fields) {
 
     /** Default mode of an {@code add_file} without one. */
     static final int DEFAULT_FILE_MODE = 0644;
+
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern SHELL_SAFE = Pattern.compile("[\\w@%+=:,./-]+");
     /** Copies the build shell's helpers into the image (see {@link BuildShell}). */
     private static final String HELPERS = "COPY [\"chalk/\", \"" + SandboxTools.MOUNT + "/\"]";
 
     /** A file of the context: its bytes and permission bits. */
-    record ContextFile(byte[] content, int mode) {
-    }
+    record ContextFile(byte[] content, int mode) {}
 
     /** Renders the spec without the build's restricted shell (what {@link DockerfilePolicy} judges). */
     static DockerBuildContext of(ImageSpec spec) {
@@ -66,7 +66,9 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
      */
     static DockerBuildContext of(ImageSpec spec, java.util.Optional<BuildShell> shell) {
         Rendering r = new Rendering(shell);
-        r.add("FROM " + spec.getBaseImage().trim(), "base_image \"" + spec.getBaseImage().trim() + "\"",
+        r.add(
+                "FROM " + spec.getBaseImage().trim(),
+                "base_image \"" + spec.getBaseImage().trim() + "\"",
                 "image_spec.base_image");
         shell.ifPresent(s -> {
             r.files.putAll(s.contextFiles());
@@ -75,8 +77,8 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
         if (spec.hasWorkdir() && !spec.getWorkdir().isBlank()) {
             r.add("WORKDIR " + quoted(spec.getWorkdir()), "image_spec.workdir");
         }
-        new TreeMap<>(spec.getEnvMap()).forEach((k, v) -> r.add("ENV " + k + "=" + quoted(v),
-                "image_spec.env[" + k + "]"));
+        new TreeMap<>(spec.getEnvMap())
+                .forEach((k, v) -> r.add("ENV " + k + "=" + quoted(v), "image_spec.env[" + k + "]"));
         for (int i = 0; i < spec.getStepsCount(); i++) {
             renderStep(r, spec, i);
         }
@@ -88,7 +90,9 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
         }
         if (shell.isPresent()) {
             r.add("SHELL [\"/bin/sh\", \"-c\"]", BuildShell.FIELD, BuildShell.FIELD);
-            r.add("RUN " + json(List.of(SandboxTools.busybox(), "rm", "-rf", SandboxTools.MOUNT)), BuildShell.FIELD,
+            r.add(
+                    "RUN " + json(List.of(SandboxTools.busybox(), "rm", "-rf", SandboxTools.MOUNT)),
+                    BuildShell.FIELD,
                     BuildShell.FIELD);
         }
         return new DockerBuildContext(String.join("\n", r.lines) + "\n", r.files, r.origins, r.fields);
@@ -115,7 +119,8 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
             case UV_PIP_INSTALL -> {
                 List<String> packages = step.getUvPipInstall().getPackagesList();
                 if (!packages.isEmpty()) {
-                    r.add("RUN uv pip install --system " + quotedWords(packages),
+                    r.add(
+                            "RUN uv pip install --system " + quotedWords(packages),
                             at + " (uv_pip_install: " + shorten(String.join(" ", packages)) + ")");
                 }
             }
@@ -123,8 +128,10 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
                 var add = step.getAddFile();
                 String destination = ImagePaths.resolve(ImagePaths.base(spec), add.getDestination());
                 String source = "files/" + i;
-                r.files.put(source, new ContextFile(add.getContent().toByteArray(),
-                        add.hasMode() ? add.getMode() : DEFAULT_FILE_MODE));
+                r.files.put(
+                        source,
+                        new ContextFile(
+                                add.getContent().toByteArray(), add.hasMode() ? add.getMode() : DEFAULT_FILE_MODE));
                 r.add("COPY " + json(List.of(source, destination)), at + " (add_file " + destination + ")");
             }
             case DOCKERFILE_COMMANDS -> {
@@ -132,7 +139,9 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
                 for (int j = 0; j < lines.size(); j++) {
                     String line = lines.get(j).strip();
                     if (!line.isEmpty() && !line.startsWith("#")) {
-                        r.add(line, at + " (dockerfile_commands[" + j + "]: " + shorten(line) + ")",
+                        r.add(
+                                line,
+                                at + " (dockerfile_commands[" + j + "]: " + shorten(line) + ")",
                                 "image_spec." + at + ".dockerfile_commands[" + j + "]");
                     }
                 }
@@ -142,12 +151,20 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
                 String dir = ImagePaths.resolve(ImagePaths.base(spec), sync.hasWorkdir() ? sync.getWorkdir() : ".");
                 String where = at + " (uv_sync in " + dir + ")";
                 String prefix = dir.equals("/") ? "/" : dir + "/";
-                r.files.put("files/" + i + "/pyproject.toml", new ContextFile(Lz4Frames.decompress(
-                        sync.getPyprojectTomlLz4().toByteArray(), at + ".uv_sync.pyproject_toml_lz4"), 0644));
+                r.files.put(
+                        "files/" + i + "/pyproject.toml",
+                        new ContextFile(
+                                Lz4Frames.decompress(
+                                        sync.getPyprojectTomlLz4().toByteArray(), at + ".uv_sync.pyproject_toml_lz4"),
+                                0644));
                 r.add("COPY " + json(List.of("files/" + i + "/pyproject.toml", prefix + "pyproject.toml")), where);
                 if (sync.hasUvLockLz4()) {
-                    r.files.put("files/" + i + "/uv.lock", new ContextFile(Lz4Frames.decompress(
-                            sync.getUvLockLz4().toByteArray(), at + ".uv_sync.uv_lock_lz4"), 0644));
+                    r.files.put(
+                            "files/" + i + "/uv.lock",
+                            new ContextFile(
+                                    Lz4Frames.decompress(
+                                            sync.getUvLockLz4().toByteArray(), at + ".uv_sync.uv_lock_lz4"),
+                                    0644));
                     r.add("COPY " + json(List.of("files/" + i + "/uv.lock", prefix + "uv.lock")), where);
                 }
                 StringBuilder command = new StringBuilder("cd " + shellQuote(dir)
@@ -205,7 +222,9 @@ record DockerBuildContext(String dockerfile, Map<String, ContextFile> files, Lis
 
     /** A RUN instruction: shell form when the command is one line, else the exec form of the same shell. */
     private static String run(Rendering r, String command) {
-        boolean oneLine = command.indexOf('\n') < 0 && command.indexOf('\r') < 0 && !command.strip().endsWith("\\");
+        boolean oneLine = command.indexOf('\n') < 0
+                && command.indexOf('\r') < 0
+                && !command.strip().endsWith("\\");
         if (oneLine) {
             return "RUN " + command;
         }

@@ -62,8 +62,13 @@ final class DockerEngine implements Closeable {
     private final Version version;
     private final ContainerFiles files;
 
-    private DockerEngine(String host, EngineConnection.Address address, ApacheDockerHttpClient http,
-                         DockerClient client, Version version, Executor helpers) {
+    private DockerEngine(
+            String host,
+            EngineConnection.Address address,
+            ApacheDockerHttpClient http,
+            DockerClient client,
+            Version version,
+            Executor helpers) {
         this.host = host;
         this.address = address;
         this.http = http;
@@ -81,21 +86,22 @@ final class DockerEngine implements Closeable {
      */
     static DockerEngine connect(String host, Executor helpers) {
         DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
-                .withDockerHost(host).build();
+                .withDockerHost(host)
+                .build();
         SSLContext tls = null;
         if (config.getSSLConfig() != null) {
             try {
                 tls = config.getSSLConfig().getSSLContext();
             } catch (Exception e) {
-                throw new IllegalStateException("cannot set up TLS for the Docker engine at " + host + ": "
-                        + e.getMessage(), e);
+                throw new IllegalStateException(
+                        "cannot set up TLS for the Docker engine at " + host + ": " + e.getMessage(), e);
             }
         }
         EngineConnection.Address address = new EngineConnection.Address(URI.create(host), tls);
         String problem = EngineConnection.pingWithin(address, PING_TIMEOUT);
         if (problem != null) {
-            throw new IllegalStateException("no Docker engine at " + host + ": start dockerd or use --runtime local ("
-                    + problem + ")");
+            throw new IllegalStateException(
+                    "no Docker engine at " + host + ": start dockerd or use --runtime local (" + problem + ")");
         }
         ApacheDockerHttpClient http = new ApacheDockerHttpClient.Builder()
                 .dockerHost(config.getDockerHost())
@@ -109,8 +115,9 @@ final class DockerEngine implements Closeable {
             version = client.versionCmd().exec();
         } catch (RuntimeException e) {
             closeQuietly(client);
-            throw new IllegalStateException("no Docker engine at " + host + ": start dockerd or use --runtime local ("
-                    + engineMessage(e) + ")", e);
+            throw new IllegalStateException(
+                    "no Docker engine at " + host + ": start dockerd or use --runtime local (" + engineMessage(e) + ")",
+                    e);
         }
         return new DockerEngine(host, address, http, client, version, helpers);
     }
@@ -121,8 +128,11 @@ final class DockerEngine implements Closeable {
         if (!host.startsWith("unix:")) {
             try {
                 DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
-                        .withDockerHost(host).build();
-                tls = config.getSSLConfig() == null ? null : config.getSSLConfig().getSSLContext();
+                        .withDockerHost(host)
+                        .build();
+                tls = config.getSSLConfig() == null
+                        ? null
+                        : config.getSSLConfig().getSSLContext();
             } catch (Exception e) {
                 return false;
             }
@@ -186,8 +196,9 @@ final class DockerEngine implements Closeable {
         } catch (NotFoundException e) {
             // pull it below
         } catch (RuntimeException e) {
-            throw new RuntimeStartException("cannot look up image \"" + image + "\" on the Docker engine at " + host
-                    + ": " + engineMessage(e), e);
+            throw new RuntimeStartException(
+                    "cannot look up image \"" + image + "\" on the Docker engine at " + host + ": " + engineMessage(e),
+                    e);
         }
         log.info("Pulling image {} for a sandbox", image);
         Optional<String> failed = ImagePull.pull(client, image, Duration.ofMinutes(10));
@@ -227,8 +238,8 @@ final class DockerEngine implements Closeable {
             throw new RuntimeStartException("a sandbox with id " + def.sandboxId() + " is already running (container "
                     + def.containerName() + " exists)");
         } catch (RuntimeException e) {
-            throw new RuntimeStartException("the Docker engine could not create the sandbox's container: "
-                    + engineMessage(e), e);
+            throw new RuntimeStartException(
+                    "the Docker engine could not create the sandbox's container: " + engineMessage(e), e);
         }
     }
 
@@ -247,10 +258,11 @@ final class DockerEngine implements Closeable {
         try {
             client.startContainerCmd(containerId).exec();
         } catch (RuntimeException e) {
-            throw new RuntimeStartException("the Docker engine could not start the sandbox's container: "
-                    + engineMessage(e), e);
+            throw new RuntimeStartException(
+                    "the Docker engine could not start the sandbox's container: " + engineMessage(e), e);
         }
-        InspectContainerResponse inspected = client.inspectContainerCmd(containerId).exec();
+        InspectContainerResponse inspected =
+                client.inspectContainerCmd(containerId).exec();
         if (!Boolean.TRUE.equals(inspected.getState().getRunning())) {
             throw new RuntimeStartException("the sandbox's container stopped right after starting"
                     + exitDetail(inspected) + logsOf(containerId));
@@ -278,7 +290,8 @@ final class DockerEngine implements Closeable {
     /** Whether the container runs (false when it is gone or the engine cannot say). */
     boolean containerRunning(String containerId) {
         try {
-            return Boolean.TRUE.equals(client.inspectContainerCmd(containerId).exec().getState().getRunning());
+            return Boolean.TRUE.equals(
+                    client.inspectContainerCmd(containerId).exec().getState().getRunning());
         } catch (RuntimeException e) {
             return false;
         }
@@ -286,7 +299,10 @@ final class DockerEngine implements Closeable {
 
     /** Every container, running or not, labelled {@code label=value}. */
     List<Container> containersLabelled(String label, String value) {
-        return client.listContainersCmd().withShowAll(true).withLabelFilter(Map.of(label, value)).exec();
+        return client.listContainersCmd()
+                .withShowAll(true)
+                .withLabelFilter(Map.of(label, value))
+                .exec();
     }
 
     void pause(String containerId) {
@@ -301,7 +317,10 @@ final class DockerEngine implements Closeable {
     void removeContainer(String containerId) {
         for (int attempt = 0; attempt < 50; attempt++) {
             try {
-                client.removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec();
+                client.removeContainerCmd(containerId)
+                        .withForce(true)
+                        .withRemoveVolumes(true)
+                        .exec();
                 return;
             } catch (NotFoundException e) {
                 return;
@@ -339,7 +358,8 @@ final class DockerEngine implements Closeable {
     /** The mount points of a container's bind mounts. */
     List<String> mountPathsOf(String containerId) {
         List<String> paths = new ArrayList<>();
-        InspectContainerResponse inspected = client.inspectContainerCmd(containerId).exec();
+        InspectContainerResponse inspected =
+                client.inspectContainerCmd(containerId).exec();
         if (inspected.getMounts() != null) {
             inspected.getMounts().forEach(m -> {
                 if (m.getDestination() != null) {
@@ -353,9 +373,14 @@ final class DockerEngine implements Closeable {
     /** How many processes run in the container besides its init and the init's sleep, as the engine lists them. */
     int userProcessCount(String containerId) {
         try {
-            long init = Optional.ofNullable(client.inspectContainerCmd(containerId).exec().getState().getPidLong())
+            long init = Optional.ofNullable(client.inspectContainerCmd(containerId)
+                            .exec()
+                            .getState()
+                            .getPidLong())
                     .orElse(-1L);
-            TopContainerResponse top = client.topContainerCmd(containerId).withPsArgs("-o pid,ppid,args").exec();
+            TopContainerResponse top = client.topContainerCmd(containerId)
+                    .withPsArgs("-o pid,ppid,args")
+                    .exec();
             List<String> titles = List.of(top.getTitles());
             int pid = titles.indexOf("PID");
             int ppid = titles.indexOf("PPID");
@@ -363,8 +388,8 @@ final class DockerEngine implements Closeable {
             int count = 0;
             for (String[] p : top.getProcesses()) {
                 long thisPid = Long.parseLong(p[pid].trim());
-                boolean initSleep = Long.parseLong(p[ppid].trim()) == init
-                        && p[cmd].trim().startsWith(Scripts.INIT_SLEEP + " ");
+                boolean initSleep =
+                        Long.parseLong(p[ppid].trim()) == init && p[cmd].trim().startsWith(Scripts.INIT_SLEEP + " ");
                 if (thisPid != init && !initSleep) {
                     count++;
                 }
@@ -381,51 +406,64 @@ final class DockerEngine implements Closeable {
         if (code == null) {
             return "";
         }
-        return code > 128 ? " (its init was killed by signal " + (code - 128) + ")"
-                : code == 0 ? " (its lifetime ran out: the container's init ended it)"
-                : " (its init exited with code " + code + ")";
+        return code > 128
+                ? " (its init was killed by signal " + (code - 128) + ")"
+                : code == 0
+                        ? " (its lifetime ran out: the container's init ended it)"
+                        : " (its init exited with code " + code + ")";
     }
 
     /** The container's last log lines, as {@code ": line; line"}; "" when there are none. */
     private String logsOf(String containerId) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try {
-            client.logContainerCmd(containerId).withStdOut(true).withStdErr(true).withTail(20)
+            client.logContainerCmd(containerId)
+                    .withStdOut(true)
+                    .withStdErr(true)
+                    .withTail(20)
                     .exec(new ResultCallback.Adapter<Frame>() {
                         @Override
                         public void onNext(Frame frame) {
                             out.writeBytes(frame.getPayload());
                         }
-                    }).awaitCompletion(5, TimeUnit.SECONDS);
+                    })
+                    .awaitCompletion(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             return "";
         }
         String text = out.toString(StandardCharsets.UTF_8).trim();
-        return text.isEmpty() ? "" : ": " + text.lines().reduce((a, b) -> a + "; " + b).orElse("");
+        return text.isEmpty()
+                ? ""
+                : ": " + text.lines().reduce((a, b) -> a + "; " + b).orElse("");
     }
 
     // ---- execs ----
 
     /** What the engine knows of an exec; null when the exec (or its container) is gone. */
-    record ExecState(boolean running, Integer exitCode, Long pid) {
-    }
+    record ExecState(boolean running, Integer exitCode, Long pid) {}
 
     ExecState inspectExec(String execId) {
         try {
             InspectExecResponse r = client.inspectExecCmd(execId).exec();
             Long code = r.getExitCodeLong();
-            return new ExecState(Boolean.TRUE.equals(r.isRunning()), code == null ? null : code.intValue(),
-                    r.getPidLong());
+            return new ExecState(
+                    Boolean.TRUE.equals(r.isRunning()), code == null ? null : code.intValue(), r.getPidLong());
         } catch (NotFoundException e) {
             return null;
         }
     }
 
     /** Creates an exec; {@code whyNot} explains a refusal when the sandbox is stopping. */
-    String createExec(String containerId, List<String> cmd, Map<String, String> env, boolean tty, boolean stdin,
-                      Supplier<String> whyNot) throws ProcessStartException {
+    String createExec(
+            String containerId,
+            List<String> cmd,
+            Map<String, String> env,
+            boolean tty,
+            boolean stdin,
+            Supplier<String> whyNot)
+            throws ProcessStartException {
         List<String> envList = new ArrayList<>();
         env.forEach((k, v) -> envList.add(k + "=" + v));
         try {
@@ -436,11 +474,12 @@ final class DockerEngine implements Closeable {
                     .withAttachStdin(stdin)
                     .withAttachStdout(true)
                     .withAttachStderr(true)
-                    .exec().getId();
+                    .exec()
+                    .getId();
         } catch (RuntimeException e) {
             String why = whyNot.get();
-            throw new ProcessStartException(why != null ? why : "the Docker engine refused the exec: "
-                    + engineMessage(e), e);
+            throw new ProcessStartException(
+                    why != null ? why : "the Docker engine refused the exec: " + engineMessage(e), e);
         }
     }
 
@@ -460,8 +499,12 @@ final class DockerEngine implements Closeable {
     /** Runs a command in a container to its end, without stdin; returns its exit code, or -1 when it could not run. */
     int runInside(String containerId, List<String> cmd) {
         try {
-            String execId = client.execCreateCmd(containerId).withCmd(cmd.toArray(String[]::new))
-                    .withAttachStdout(true).withAttachStderr(true).exec().getId();
+            String execId = client.execCreateCmd(containerId)
+                    .withCmd(cmd.toArray(String[]::new))
+                    .withAttachStdout(true)
+                    .withAttachStderr(true)
+                    .exec()
+                    .getId();
             try (EngineConnection c = EngineConnection.startExec(address, execId, false)) {
                 c.in().transferTo(OutputStream.nullOutputStream());
             }

@@ -64,6 +64,7 @@ final class DockerImageBuilder implements ImageBuilder {
     static final String LABEL_CONTENT_HASH = "ai.chalk.compute.image.content-hash";
     /** How many lines of a failing step's output its error repeats. */
     static final int TAIL_LINES = 20;
+
     private static final Pattern STEP = Pattern.compile("^Step (\\d+)/(\\d+) : ");
     /** The classic builder's bookkeeping between steps (container and layer ids): not shown in the build log. */
     private static final Pattern PLUMBING = Pattern.compile(
@@ -71,8 +72,8 @@ final class DockerImageBuilder implements ImageBuilder {
     /** Colour codes the classic builder writes after a command's output ({@code ESC[0m}); the log is plain text. */
     private static final Pattern SGR = Pattern.compile("\u001B\\[[0-9;]*m");
 
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+    private static final ObjectMapper JSON =
+            new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
     private final DockerClient client;
     private final DockerHttpClient http;
@@ -81,8 +82,12 @@ final class DockerImageBuilder implements ImageBuilder {
     /** The shell every step goes through; empty when the host's helpers are unavailable (steps keep Docker's caps). */
     private final Optional<BuildShell> shell;
 
-    DockerImageBuilder(DockerClient client, DockerHttpClient http, NetworkFence fence, ExecutorService helpers,
-                       Optional<BuildShell> shell) {
+    DockerImageBuilder(
+            DockerClient client,
+            DockerHttpClient http,
+            NetworkFence fence,
+            ExecutorService helpers,
+            Optional<BuildShell> shell) {
         this.shell = shell;
         this.client = client;
         this.http = http;
@@ -118,7 +123,8 @@ final class DockerImageBuilder implements ImageBuilder {
         if (fenceProblem != null) {
             log.line("Warning: this build's steps may reach the host's own addresses: " + fenceProblem);
         }
-        try (BuildGroup group = BuildGroup.create(contentHash.substring(0, 32), PIDS_MAX).orElse(null)) {
+        try (BuildGroup group =
+                BuildGroup.create(contentHash.substring(0, 32), PIDS_MAX).orElse(null)) {
             if (group == null) {
                 log.line("Warning: this build's steps have no process limit: the server cannot make cgroups for"
                         + " them on this host (it needs root on the engine's host)");
@@ -140,14 +146,20 @@ final class DockerImageBuilder implements ImageBuilder {
     private void run(DockerBuildContext context, String ref, String contentHash, BuildGroup group, Output output)
             throws ImageBuildException, InterruptedException {
         StringBuilder query = new StringBuilder("/build?rm=1&forcerm=1&pull=0")
-                .append("&t=").append(encode(ref))
-                .append("&labels=").append(encode(json(Map.of(LABEL_CONTENT_HASH, contentHash))))
-                .append("&networkmode=").append(encode(NetworkFence.BUILDS))
-                .append("&memory=").append(MEMORY_BYTES)
-                .append("&memswap=").append(MEMORY_BYTES)
-                .append("&cpuperiod=100000&cpuquota=").append(CPU_QUOTA_MICROS)
-                .append("&ulimits=").append(encode(json(List.of(Map.of("Name", "nofile", "Soft", NOFILE,
-                        "Hard", NOFILE)))));
+                .append("&t=")
+                .append(encode(ref))
+                .append("&labels=")
+                .append(encode(json(Map.of(LABEL_CONTENT_HASH, contentHash))))
+                .append("&networkmode=")
+                .append(encode(NetworkFence.BUILDS))
+                .append("&memory=")
+                .append(MEMORY_BYTES)
+                .append("&memswap=")
+                .append(MEMORY_BYTES)
+                .append("&cpuperiod=100000&cpuquota=")
+                .append(CPU_QUOTA_MICROS)
+                .append("&ulimits=")
+                .append(encode(json(List.of(Map.of("Name", "nofile", "Soft", NOFILE, "Hard", NOFILE)))));
         if (group != null) {
             query.append("&cgroupparent=").append(encode(group.cgroupParent()));
         }
@@ -170,8 +182,8 @@ final class DockerImageBuilder implements ImageBuilder {
                     output.onError(new IOException("status " + response.getStatusCode() + ": " + body));
                     return null;
                 }
-                try (MappingIterator<BuildResponseItem> items = JSON.readerFor(BuildResponseItem.class)
-                        .readValues(response.getBody())) {
+                try (MappingIterator<BuildResponseItem> items =
+                        JSON.readerFor(BuildResponseItem.class).readValues(response.getBody())) {
                     while (items.hasNextValue()) {
                         output.onNext(items.nextValue());
                     }
@@ -188,8 +200,8 @@ final class DockerImageBuilder implements ImageBuilder {
             reading.cancel(true);
             throw e;
         } catch (ExecutionException e) {
-            throw new ImageBuildException("reading the Docker engine's build output failed: " + e.getCause(),
-                    e.getCause());
+            throw new ImageBuildException(
+                    "reading the Docker engine's build output failed: " + e.getCause(), e.getCause());
         }
     }
 
@@ -211,15 +223,19 @@ final class DockerImageBuilder implements ImageBuilder {
             try {
                 inspected = client.inspectImageCmd(baseImage).exec();
             } catch (RuntimeException again) {
-                throw new ImageBuildException("the base image " + baseImage + " could not be read after pulling: "
-                        + DockerEngine.engineMessage(again), again);
+                throw new ImageBuildException(
+                        "the base image " + baseImage + " could not be read after pulling: "
+                                + DockerEngine.engineMessage(again),
+                        again);
             }
         } catch (RuntimeException e) {
-            throw new ImageBuildException("the base image " + baseImage + " could not be read: "
-                    + DockerEngine.engineMessage(e), e);
+            throw new ImageBuildException(
+                    "the base image " + baseImage + " could not be read: " + DockerEngine.engineMessage(e), e);
         }
-        List<String> triggers = inspected.getConfig() == null || inspected.getConfig().getOnBuild() == null
-                ? List.of() : List.of(inspected.getConfig().getOnBuild());
+        List<String> triggers =
+                inspected.getConfig() == null || inspected.getConfig().getOnBuild() == null
+                        ? List.of()
+                        : List.of(inspected.getConfig().getOnBuild());
         Optional<String> refused = DockerfilePolicy.triggerRefusal(baseImage, triggers);
         if (refused.isPresent()) {
             throw new ImageBuildException(refused.get() + " (choose a base image without such triggers)");
@@ -247,8 +263,8 @@ final class DockerImageBuilder implements ImageBuilder {
         try {
             client.tagImageCmd(imageRef, repository, name).withForce(true).exec();
         } catch (RuntimeException e) {
-            throw new ImageBuildException("tagging the image as " + tag + " failed: "
-                    + DockerEngine.engineMessage(e), e);
+            throw new ImageBuildException(
+                    "tagging the image as " + tag + " failed: " + DockerEngine.engineMessage(e), e);
         }
     }
 
@@ -274,6 +290,7 @@ final class DockerImageBuilder implements ImageBuilder {
         private int step; // 1-based instruction running; 0 before the first
         /** Whether the running instruction is one of the build's own ({@link BuildShell}), not shown in the log. */
         private boolean own;
+
         private volatile String error;
         private volatile Throwable failure;
 
@@ -291,7 +308,8 @@ final class DockerImageBuilder implements ImageBuilder {
             }
             if (item.isErrorIndicated()) {
                 error = item.getErrorDetail() != null && item.getErrorDetail().getMessage() != null
-                        ? item.getErrorDetail().getMessage() : item.getError();
+                        ? item.getErrorDetail().getMessage()
+                        : item.getError();
             }
         }
 
@@ -333,9 +351,12 @@ final class DockerImageBuilder implements ImageBuilder {
                 own = isOwn(step);
                 if (!own) {
                     // numbered as the user's instructions alone, as if the build's own were not there
-                    int ownBefore = (int) java.util.stream.IntStream.range(1, step).filter(this::isOwn).count();
+                    int ownBefore = (int) java.util.stream.IntStream.range(1, step)
+                            .filter(this::isOwn)
+                            .count();
                     int ownAll = (int) java.util.stream.IntStream.rangeClosed(1, instructions.size())
-                            .filter(this::isOwn).count();
+                            .filter(this::isOwn)
+                            .count();
                     log.line("Step " + (step - ownBefore) + "/" + (Integer.parseInt(m.group(2)) - ownAll) + " : "
                             + line.substring(m.end()));
                 }
@@ -355,7 +376,8 @@ final class DockerImageBuilder implements ImageBuilder {
         }
 
         private boolean isOwn(int instruction) {
-            return instruction >= 1 && instruction <= instructions.size()
+            return instruction >= 1
+                    && instruction <= instructions.size()
                     && instructions.get(instruction - 1).equals(BuildShell.FIELD);
         }
 
@@ -365,7 +387,8 @@ final class DockerImageBuilder implements ImageBuilder {
             // the engine names the step's command as it ran it, through the build's shell: shown as the user wrote it
             String said = error.strip().replace("'" + String.join(" ", BuildShell.SHELL) + " ", "'/bin/sh -c ");
             StringBuilder message = new StringBuilder(where).append(" failed: ").append(said);
-            List<String> output = tail.stream().filter(l -> !l.strip().equals(error.strip())).toList();
+            List<String> output =
+                    tail.stream().filter(l -> !l.strip().equals(error.strip())).toList();
             if (!output.isEmpty()) {
                 message.append("\nLast output:\n").append(String.join("\n", output));
             }

@@ -70,8 +70,16 @@ final class DockerProcess implements RuntimeProcess {
      * @param hostStart its start time on the host (to tell it from a later process with the same pid)
      * @param group     its exec group, when exec groups are in use
      */
-    DockerProcess(DockerSandbox sandbox, String execId, long pid, long hostPid, long hostStart, boolean pty,
-                  EngineConnection connection, ExecGroups.Group group, String description) {
+    DockerProcess(
+            DockerSandbox sandbox,
+            String execId,
+            long pid,
+            long hostPid,
+            long hostStart,
+            boolean pty,
+            EngineConnection connection,
+            ExecGroups.Group group,
+            String description) {
         this.sandbox = sandbox;
         this.execId = execId;
         this.pid = pid;
@@ -281,8 +289,8 @@ final class DockerProcess implements RuntimeProcess {
         }
         if (hostPid > 0) {
             // no exec group: the process tree on the host is all there is to follow
-            ProcessTreeKill.kill(() -> Procfs.running(hostPid, hostStart)
-                    ? ProcessHandle.of(hostPid) : Optional.<ProcessHandle>empty());
+            ProcessTreeKill.kill(() ->
+                    Procfs.running(hostPid, hostStart) ? ProcessHandle.of(hostPid) : Optional.<ProcessHandle>empty());
             return;
         }
         if (!status.isDone()) {

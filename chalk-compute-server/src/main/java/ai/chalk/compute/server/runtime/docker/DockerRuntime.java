@@ -201,22 +201,35 @@ public final class DockerRuntime implements SandboxRuntime {
         String fenceProblem = fence.install();
         this.volumes = VolumeMounts.under(stateDir, engineHere);
         this.adoption = new ContainerAdoption(this, engine, sandboxes, exits, volumes);
-        this.imageBuilder = new DockerImageBuilder(engine.client(), engine.http(), fence, helpers,
-                buildShell(stateDir, engine));
-        this.isolation = new Isolation("container", "Docker Engine " + engine.version() + " at " + engine.host()
-                + ": each sandbox is a container with its own pid, mount, network (loopback only unless its network"
-                + " policy grants the network: then the " + NetworkFence.SANDBOXES + " bridge, where sandboxes cannot"
-                + " reach each other" + (fenceProblem == null ? ", the host's addresses or link-local ones"
-                : " (but may reach the host's addresses: " + fenceProblem + ")") + "), ipc and uts namespaces and a"
-                + " writable layer removed at terminate; capabilities limited to "
-                + SandboxContainerDef.KEPT_CAPABILITIES.stream().map(Enum::name).toList()
-                + ", no-new-privileges, Docker's default seccomp profile; volumes mounted "
-                + (volumes.problem() == null ? "nosuid,nodev" : "as they are (not nosuid,nodev: " + volumes.problem()
-                + ")") + "; cpu, memory (no swap) and " + SandboxContainerDef.PIDS_MAX + " processes at most by the"
-                + " engine's cgroups; a container given a lifetime ends itself after it, server or not; container root"
-                + " is " + (remapped ? "an unprivileged id of the host (the engine remaps user namespaces)"
-                : "the host's root without capabilities (the engine does not remap user namespaces: dockerd"
-                + " --userns-remap=default would)"), true);
+        this.imageBuilder =
+                new DockerImageBuilder(engine.client(), engine.http(), fence, helpers, buildShell(stateDir, engine));
+        this.isolation = new Isolation(
+                "container",
+                "Docker Engine " + engine.version() + " at " + engine.host()
+                        + ": each sandbox is a container with its own pid, mount, network (loopback only unless its network"
+                        + " policy grants the network: then the " + NetworkFence.SANDBOXES
+                        + " bridge, where sandboxes cannot"
+                        + " reach each other"
+                        + (fenceProblem == null
+                                ? ", the host's addresses or link-local ones"
+                                : " (but may reach the host's addresses: " + fenceProblem + ")")
+                        + "), ipc and uts namespaces and a"
+                        + " writable layer removed at terminate; capabilities limited to "
+                        + SandboxContainerDef.KEPT_CAPABILITIES.stream()
+                                .map(Enum::name)
+                                .toList()
+                        + ", no-new-privileges, Docker's default seccomp profile; volumes mounted "
+                        + (volumes.problem() == null
+                                ? "nosuid,nodev"
+                                : "as they are (not nosuid,nodev: " + volumes.problem() + ")")
+                        + "; cpu, memory (no swap) and " + SandboxContainerDef.PIDS_MAX + " processes at most by the"
+                        + " engine's cgroups; a container given a lifetime ends itself after it, server or not; container root"
+                        + " is "
+                        + (remapped
+                                ? "an unprivileged id of the host (the engine remaps user namespaces)"
+                                : "the host's root without capabilities (the engine does not remap user namespaces: dockerd"
+                                        + " --userns-remap=default would)"),
+                true);
         log.info("Docker runtime: engine {} at {}, default image {}", engine.version(), engine.host(), defaultImage);
     }
 
@@ -227,12 +240,17 @@ public final class DockerRuntime implements SandboxRuntime {
     private static Optional<BuildShell> buildShell(Path stateDir, DockerEngine engine) {
         String engineArch = engine.arch();
         String host = System.getProperty("os.arch");
-        boolean same = engineArch != null && (engineArch.equals(host) || engineArch.equals("amd64")
-                && host.equals("x86_64") || engineArch.equals("x86_64") && host.equals("amd64")
-                || engineArch.equals("arm64") && host.equals("aarch64"));
+        boolean same = engineArch != null
+                && (engineArch.equals(host)
+                        || engineArch.equals("amd64") && host.equals("x86_64")
+                        || engineArch.equals("x86_64") && host.equals("amd64")
+                        || engineArch.equals("arm64") && host.equals("aarch64"));
         if (!same) {
-            log.warn("Image build steps keep Docker's default capabilities: the engine runs {} binaries, this"
-                    + " host is {}", engineArch, host);
+            log.warn(
+                    "Image build steps keep Docker's default capabilities: the engine runs {} binaries, this"
+                            + " host is {}",
+                    engineArch,
+                    host);
             return Optional.empty();
         }
         SandboxTools tools = SandboxTools.forImages(stateDir.resolve("build-tools"));
@@ -296,8 +314,8 @@ public final class DockerRuntime implements SandboxRuntime {
         Map<String, String> env = spec.env();
         if (spec.initialFilesystem().isPresent()
                 && !Files.isDirectory(spec.initialFilesystem().get(), LinkOption.NOFOLLOW_LINKS)) {
-            throw new RuntimeStartException("the initial filesystem " + spec.initialFilesystem().get()
-                    + " is not a directory");
+            throw new RuntimeStartException(
+                    "the initial filesystem " + spec.initialFilesystem().get() + " is not a directory");
         }
         if (spec.network()) {
             fence.install(); // repairs rules a dockerd restart or an operator flushed
@@ -318,7 +336,13 @@ public final class DockerRuntime implements SandboxRuntime {
         } catch (IOException e) {
             throw new RuntimeStartException("cannot mount the sandbox's volumes nosuid,nodev: " + e.getMessage(), e);
         }
-        SandboxContainerDef def = SandboxContainerDef.of(spec, image, workdir, env, sources, key,
+        SandboxContainerDef def = SandboxContainerDef.of(
+                spec,
+                image,
+                workdir,
+                env,
+                sources,
+                key,
                 Optional.ofNullable(lifetime).map(l -> l.plus(lifetimeMargin)));
         String containerId;
         try {
@@ -366,7 +390,10 @@ public final class DockerRuntime implements SandboxRuntime {
     DockerSandbox.Host hostOf(InspectContainerResponse inspected) {
         Long pid = inspected.getState().getPidLong();
         String containerId = inspected.getId();
-        if (!useHost || pid == null || pid <= 1 || Procfs.innermostPid(pid) != 1
+        if (!useHost
+                || pid == null
+                || pid <= 1
+                || Procfs.innermostPid(pid) != 1
                 || !Procfs.cgroups(pid).contains(containerId)) {
             return null;
         }

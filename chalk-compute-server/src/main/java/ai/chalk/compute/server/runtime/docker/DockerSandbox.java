@@ -52,8 +52,7 @@ final class DockerSandbox implements RuntimeSandbox {
      * @param pidNamespace the container's pid namespace
      * @param groups       its exec groups, when this server may create them
      */
-    record Host(long initPid, String pidNamespace, ExecGroups groups) {
-    }
+    record Host(long initPid, String pidNamespace, ExecGroups groups) {}
 
     private final DockerRuntime runtime;
     private final DockerEngine engine;
@@ -112,7 +111,10 @@ final class DockerSandbox implements RuntimeSandbox {
         if (spec.pty().isPresent()) {
             env.putIfAbsent("TERM", "xterm-256color");
         }
-        String wd = spec.workdir().filter(w -> !w.isBlank()).map(DockerRuntime::normalize).orElse(workdir);
+        String wd = spec.workdir()
+                .filter(w -> !w.isBlank())
+                .map(DockerRuntime::normalize)
+                .orElse(workdir);
         String absoluteWd = wd.startsWith("/") ? wd : DockerRuntime.normalize(workdir + "/" + wd);
         return lifecycle.exec(() -> {
             if (lifecycle.suspended()) {
@@ -123,11 +125,12 @@ final class DockerSandbox implements RuntimeSandbox {
         });
     }
 
-    private RuntimeProcess start(ProcessSpec spec, Map<String, String> env, String wd, String absoluteWd,
-                                 boolean entrypoint) throws ProcessStartException {
+    private RuntimeProcess start(
+            ProcessSpec spec, Map<String, String> env, String wd, String absoluteWd, boolean entrypoint)
+            throws ProcessStartException {
         boolean pty = spec.pty().isPresent();
-        List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", Scripts.EXEC, "chalk-exec", absoluteWd,
-                spec.command()));
+        List<String> cmd =
+                new ArrayList<>(List.of("/bin/sh", "-c", Scripts.EXEC, "chalk-exec", absoluteWd, spec.command()));
         cmd.addAll(spec.args());
         String description = "'" + spec.command() + "' in sandbox " + id;
         String execId = engine.createExec(containerId, cmd, env, pty, true, () -> stateProblem());
@@ -135,8 +138,10 @@ final class DockerSandbox implements RuntimeSandbox {
         try {
             connection = engine.startExec(execId, pty);
         } catch (IOException e) {
-            throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
-                    + Optional.ofNullable(stateProblem()).orElse(e.getMessage()), e);
+            throw new ProcessStartException(
+                    "cannot start " + spec.command() + " in sandbox " + id + ": "
+                            + Optional.ofNullable(stateProblem()).orElse(e.getMessage()),
+                    e);
         }
         boolean handedOver = false;
         try {
@@ -144,9 +149,11 @@ final class DockerSandbox implements RuntimeSandbox {
             if (marker.line() == null) {
                 String said = marker.text().trim();
                 throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
-                        + (said.isEmpty() ? Optional.ofNullable(stateProblem()).orElse("the exec ended at once")
-                        : said.contains("/bin/sh") ? "the image has no /bin/sh, which the docker runtime needs ("
-                        + said + ")" : said));
+                        + (said.isEmpty()
+                                ? Optional.ofNullable(stateProblem()).orElse("the exec ended at once")
+                                : said.contains("/bin/sh")
+                                        ? "the image has no /bin/sh, which the docker runtime needs (" + said + ")"
+                                        : said));
             }
             if (marker.line().equals(Scripts.MARK_NO_COMMAND)) {
                 throw new ProcessStartException("command not found in sandbox: " + spec.command());
@@ -158,7 +165,8 @@ final class DockerSandbox implements RuntimeSandbox {
                 throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id
                         + ": unexpected output of the exec wrapper: " + marker.line());
             }
-            long pid = Long.parseLong(marker.line().substring(Scripts.MARK_OK.length()).trim());
+            long pid = Long.parseLong(
+                    marker.line().substring(Scripts.MARK_OK.length()).trim());
             if (pty) {
                 ProcessSpec.TerminalSize size = spec.pty().get();
                 engine.resizeExec(execId, size.cols(), size.rows());
@@ -172,8 +180,10 @@ final class DockerSandbox implements RuntimeSandbox {
                     hostStart = Procfs.startTime(hostPid);
                     if (host.groups() != null) {
                         try {
-                            group = host.groups().join(entrypoint ? ENTRYPOINT_GROUP
-                                    : "chalk-exec-" + execId.substring(0, 16), hostPid);
+                            group = host.groups()
+                                    .join(
+                                            entrypoint ? ENTRYPOINT_GROUP : "chalk-exec-" + execId.substring(0, 16),
+                                            hostPid);
                         } catch (IOException e) {
                             log.debug("No exec group for {}: {}", description, e.toString());
                         }
@@ -183,8 +193,8 @@ final class DockerSandbox implements RuntimeSandbox {
             OutputStream go = connection.out();
             go.write(pty ? VEOF : '\n');
             go.flush();
-            DockerProcess process = new DockerProcess(this, execId, pid, hostPid, hostStart, pty, connection, group,
-                    description);
+            DockerProcess process =
+                    new DockerProcess(this, execId, pid, hostPid, hostStart, pty, connection, group, description);
             processes.add(process);
             if (hostPid > 0) {
                 runtime.watch(process);
@@ -197,8 +207,10 @@ final class DockerSandbox implements RuntimeSandbox {
             handedOver = true;
             return process;
         } catch (IOException e) {
-            throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
-                    + Optional.ofNullable(stateProblem()).orElse(e.getMessage()), e);
+            throw new ProcessStartException(
+                    "cannot start " + spec.command() + " in sandbox " + id + ": "
+                            + Optional.ofNullable(stateProblem()).orElse(e.getMessage()),
+                    e);
         } finally {
             if (!handedOver) {
                 connection.close();
@@ -230,7 +242,9 @@ final class DockerSandbox implements RuntimeSandbox {
             // the engine puts the exec into the container's group before it runs: the quickest place to look
             for (long pid : host.groups().containerProcs()) {
                 if (Procfs.innermostPid(pid) == innerPid
-                        && Procfs.pidNamespace(pid).filter(host.pidNamespace()::equals).isPresent()) {
+                        && Procfs.pidNamespace(pid)
+                                .filter(host.pidNamespace()::equals)
+                                .isPresent()) {
                     return pid;
                 }
             }
@@ -243,8 +257,11 @@ final class DockerSandbox implements RuntimeSandbox {
                 return -1;
             }
             long hostPid = st.pid() == null ? -1 : st.pid();
-            if (hostPid > 1 && Procfs.innermostPid(hostPid) == innerPid
-                    && Procfs.pidNamespace(hostPid).filter(host.pidNamespace()::equals).isPresent()) {
+            if (hostPid > 1
+                    && Procfs.innermostPid(hostPid) == innerPid
+                    && Procfs.pidNamespace(hostPid)
+                            .filter(host.pidNamespace()::equals)
+                            .isPresent()) {
                 return hostPid;
             }
             if (System.nanoTime() > deadline) {
@@ -264,13 +281,14 @@ final class DockerSandbox implements RuntimeSandbox {
     // ---- signals inside the container, for engines on other hosts ----
 
     void signalInside(long pid, int signal) {
-        engine.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL, "chalk-kill", Integer.toString(signal),
-                Long.toString(pid)));
+        engine.runInside(
+                containerId,
+                List.of("/bin/sh", "-c", Scripts.KILL, "chalk-kill", Integer.toString(signal), Long.toString(pid)));
     }
 
     void killTreeInside(long pid) {
-        engine.runInside(containerId, List.of("/bin/sh", "-c", Scripts.KILL_TREE, "chalk-kill-tree",
-                Long.toString(pid)));
+        engine.runInside(
+                containerId, List.of("/bin/sh", "-c", Scripts.KILL_TREE, "chalk-kill-tree", Long.toString(pid)));
     }
 
     // ---- suspend, resume, snapshot ----
@@ -297,8 +315,12 @@ final class DockerSandbox implements RuntimeSandbox {
     public SnapshotResult snapshot(Path destination) throws SandboxOperationException, IOException {
         return lifecycle.snapshot(true, () -> {
             int deleted = engine.exportChanges(containerId, mountPaths(), destination);
-            return new SnapshotResult(true, deleted == 0 ? "" : deleted + " file(s) the sandbox deleted from its"
-                    + " image are not part of the snapshot: a sandbox created from it has them again");
+            return new SnapshotResult(
+                    true,
+                    deleted == 0
+                            ? ""
+                            : deleted + " file(s) the sandbox deleted from its"
+                                    + " image are not part of the snapshot: a sandbox created from it has them again");
         });
     }
 
@@ -468,8 +490,14 @@ final class DockerSandbox implements RuntimeSandbox {
     // ---- the entrypoint ----
 
     void startEntrypoint(List<String> entrypoint) throws ProcessStartException {
-        RuntimeProcess p = exec(new ProcessSpec(entrypoint.get(0), entrypoint.subList(1, entrypoint.size()),
-                Optional.empty(), Map.of(), Optional.empty()), true);
+        RuntimeProcess p = exec(
+                new ProcessSpec(
+                        entrypoint.get(0),
+                        entrypoint.subList(1, entrypoint.size()),
+                        Optional.empty(),
+                        Map.of(),
+                        Optional.empty()),
+                true);
         EntrypointOutput.follow(p, id, runtime.helpers(), log);
     }
 

@@ -30,20 +30,18 @@ import java.util.regex.Pattern;
 final class DockerfilePolicy {
 
     /** One line of a Dockerfile and the spec field it came from. */
-    record Line(String text, String field) {
-    }
+    record Line(String text, String field) {}
 
     /** A whole instruction: its keyword (upper case), its arguments, and the field its first line came from. */
-    record Instruction(String keyword, String arguments, String field) {
-    }
+    record Instruction(String keyword, String arguments, String field) {}
 
     private static final Pattern CONTINUATION = Pattern.compile("\\\\[ \\t]*$");
     /** What a plain context path may contain: no scheme, no variable, no quote or escape, no space. */
     private static final Pattern PLAIN_SOURCE = Pattern.compile("[A-Za-z0-9._/*?\\[\\]@+=,~-]+");
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private DockerfilePolicy() {
-    }
+    private DockerfilePolicy() {}
 
     /** Whether a Dockerfile line continues on the next (ends in a backslash, spaces after it aside). */
     static boolean continues(String line) {
@@ -82,8 +80,9 @@ final class DockerfilePolicy {
             }
             String step = line.field().substring(0, line.field().indexOf(".dockerfile_commands["));
             int next = i + 1;
-            while (next < lines.size() && (lines.get(next).text().isBlank()
-                    || lines.get(next).text().strip().startsWith("#"))) {
+            while (next < lines.size()
+                    && (lines.get(next).text().isBlank()
+                            || lines.get(next).text().strip().startsWith("#"))) {
                 next++;
             }
             if (next == lines.size() || !lines.get(next).field().startsWith(step + ".dockerfile_commands[")) {
@@ -129,7 +128,8 @@ final class DockerfilePolicy {
             }
             case "ONBUILD" -> {
                 Instruction inner = parse(ins.arguments(), ins.field());
-                return inner == null ? Optional.empty()
+                return inner == null
+                        ? Optional.empty()
                         : refusal(inner, where, via.isEmpty() ? "in its ONBUILD trigger " : via);
             }
             case "RUN" -> {
@@ -252,7 +252,8 @@ final class DockerfilePolicy {
     /** The sources of an {@code ADD} (every argument after the flags but the destination), JSON form or not. */
     private static List<String> sources(String arguments, int flagCount) {
         List<String> words = words(arguments);
-        String rest = String.join(" ", words.subList(Math.min(flagCount, words.size()), words.size())).strip();
+        String rest = String.join(" ", words.subList(Math.min(flagCount, words.size()), words.size()))
+                .strip();
         List<String> args;
         if (rest.startsWith("[")) {
             try {

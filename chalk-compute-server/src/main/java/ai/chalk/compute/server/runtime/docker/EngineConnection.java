@@ -91,7 +91,8 @@ final class EngineConnection implements Closeable {
                 Socket socket = s;
                 return new EngineConnection(s, s.getInputStream(), s.getOutputStream(), socket::shutdownOutput);
             }
-            default -> throw new IOException("unsupported Docker host " + uri + ": use unix:///path or tcp://host:port");
+            default ->
+                throw new IOException("unsupported Docker host " + uri + ": use unix:///path or tcp://host:port");
         }
     }
 
@@ -113,7 +114,8 @@ final class EngineConnection implements Closeable {
      * that hangs must not hold up a server choosing its runtime.
      */
     static String pingWithin(Address address, Duration timeout) {
-        if (address.uri().getScheme() != null && address.uri().getScheme().equals("unix")
+        if (address.uri().getScheme() != null
+                && address.uri().getScheme().equals("unix")
                 && !Files.exists(Path.of(address.uri().getPath()))) {
             return address.uri().getPath() + " does not exist";
         }
@@ -191,8 +193,7 @@ final class EngineConnection implements Closeable {
         }
     }
 
-    private record Response(int status, String reason, long contentLength) {
-    }
+    private record Response(int status, String reason, long contentLength) {}
 
     private Response readResponseHead() throws IOException {
         String statusLine = readLine();
@@ -216,12 +217,14 @@ final class EngineConnection implements Closeable {
 
     /** The engine's error message of a refused request. */
     private String readError(Response r) throws IOException {
-        byte[] body = r.contentLength >= 0 ? in.readNBytes((int) Math.min(r.contentLength, 64 * 1024))
+        byte[] body = r.contentLength >= 0
+                ? in.readNBytes((int) Math.min(r.contentLength, 64 * 1024))
                 : in.readNBytes(64 * 1024);
         String text = new String(body, StandardCharsets.UTF_8).trim();
         Matcher m = MESSAGE.matcher(text);
-        return m.find() ? m.group(1).replace("\\\"", "\"").replace("\\\\", "\\") : text.isEmpty()
-                ? "HTTP " + r.status + r.reason : text;
+        return m.find()
+                ? m.group(1).replace("\\\"", "\"").replace("\\\\", "\\")
+                : text.isEmpty() ? "HTTP " + r.status + r.reason : text;
     }
 
     private String readLine() throws IOException {

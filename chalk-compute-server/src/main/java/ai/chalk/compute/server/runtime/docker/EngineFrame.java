@@ -21,7 +21,9 @@ record EngineFrame(boolean stderr, int size) {
         } catch (EOFException e) {
             return null;
         }
-        int size = ((header[4] & 0xff) << 24) | ((header[5] & 0xff) << 16) | ((header[6] & 0xff) << 8)
+        int size = ((header[4] & 0xff) << 24)
+                | ((header[5] & 0xff) << 16)
+                | ((header[6] & 0xff) << 8)
                 | (header[7] & 0xff);
         return new EngineFrame(header[0] == 2, size);
     }

@@ -79,7 +79,8 @@ final class ExecGroups {
 
     private static Optional<ExecGroups> usable(Path dir, String kind) {
         return Files.isDirectory(dir) && Files.isWritable(dir) && Files.isWritable(dir.resolve("cgroup.procs"))
-                ? Optional.of(new ExecGroups(dir, kind)) : Optional.empty();
+                ? Optional.of(new ExecGroups(dir, kind))
+                : Optional.empty();
     }
 
     /** Where a group path (as {@code /proc/<pid>/cgroup} shows it) is under a mount, if it is under it at all. */
@@ -116,7 +117,10 @@ final class ExecGroups {
     }
 
     private static String unescape(String s) {
-        return s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
+        return s.replace("\\040", " ")
+                .replace("\\011", "\t")
+                .replace("\\012", "\n")
+                .replace("\\134", "\\");
     }
 
     /** For logs: which hierarchy is used. */
@@ -140,7 +144,10 @@ final class ExecGroups {
         Files.createDirectory(dir);
         Group g = new Group(dir);
         try {
-            Files.writeString(dir.resolve("cgroup.procs"), Long.toString(hostPid), StandardCharsets.US_ASCII,
+            Files.writeString(
+                    dir.resolve("cgroup.procs"),
+                    Long.toString(hostPid),
+                    StandardCharsets.US_ASCII,
                     StandardOpenOption.WRITE);
         } catch (IOException e) {
             g.removeIfEmpty();

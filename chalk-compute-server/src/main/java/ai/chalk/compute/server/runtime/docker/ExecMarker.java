@@ -25,8 +25,9 @@ record ExecMarker(String line, byte[] stdout, byte[] stderr, String text) {
      * Reads from the exec's stream until the wrapper's marker line (or the end of the stream), closing the connection
      * when nothing came within {@code timeoutSeconds}.
      */
-    static ExecMarker read(EngineConnection connection, boolean pty, ScheduledExecutorService scheduler,
-                           long timeoutSeconds) throws IOException {
+    static ExecMarker read(
+            EngineConnection connection, boolean pty, ScheduledExecutorService scheduler, long timeoutSeconds)
+            throws IOException {
         ScheduledFuture<?> watchdog = scheduler.schedule(connection::close, timeoutSeconds, TimeUnit.SECONDS);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -72,7 +73,10 @@ record ExecMarker(String line, byte[] stdout, byte[] stderr, String text) {
         } finally {
             watchdog.cancel(false);
         }
-        return new ExecMarker(null, new byte[0], new byte[0],
+        return new ExecMarker(
+                null,
+                new byte[0],
+                new byte[0],
                 out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8));
     }
 

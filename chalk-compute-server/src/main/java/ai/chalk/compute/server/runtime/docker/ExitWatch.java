@@ -34,8 +34,12 @@ final class ExitWatch {
      * @param closed  whether the runtime is closed: nothing is watched any more
      * @param current whether a sandbox is still the runtime's one of its id: the end of one it let go is not news
      */
-    ExitWatch(DockerEngine engine, Executor helpers, ScheduledExecutorService scheduler, BooleanSupplier closed,
-              Predicate<DockerSandbox> current) {
+    ExitWatch(
+            DockerEngine engine,
+            Executor helpers,
+            ScheduledExecutorService scheduler,
+            BooleanSupplier closed,
+            Predicate<DockerSandbox> current) {
         this.engine = engine;
         this.helpers = helpers;
         this.scheduler = scheduler;

@@ -14,8 +14,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ImagePull {
 
-    private ImagePull() {
-    }
+    private ImagePull() {}
 
     /**
      * Pulls {@code image} ({@code name}, {@code name:tag} or {@code name@digest}; no tag means {@code latest}).
@@ -43,7 +42,8 @@ public final class ImagePull {
                 pulling.close();
                 return Optional.of("the pull took longer than " + timeout.toMinutes() + " minutes");
             }
-            return pulling.failure == null ? Optional.empty()
+            return pulling.failure == null
+                    ? Optional.empty()
                     : Optional.of(DockerEngine.engineMessage(pulling.failure));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -56,23 +56,38 @@ final class NetworkFence {
      * there; and whether it applies to IPv6 as well (the engine disables IPv6 in containers of these networks; the
      * IPv6 rule is a second lock).
      */
-    record Rule(String table, String chain, List<String> spec, boolean ipv6, String why) {
-    }
+    record Rule(String table, String chain, List<String> spec, boolean ipv6, String why) {}
 
     private static final String IFACES = INTERFACE_PREFIX + "+";
 
     /** Every rule this fence keeps in place. */
     static final List<Rule> RULES = List.of(
-            new Rule("filter", "INPUT", List.of("-i", IFACES, "-p", "tcp", "-j", "REJECT", "--reject-with",
-                    "tcp-reset"), false, "no connection from a sandbox or build step to any address of the host"
-                    + " (gateway, host interfaces, the userland proxy of published ports): answered at once"),
-            new Rule("filter", "INPUT", List.of("-i", IFACES, "-j", "DROP"), true,
+            new Rule(
+                    "filter",
+                    "INPUT",
+                    List.of("-i", IFACES, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"),
+                    false,
+                    "no connection from a sandbox or build step to any address of the host"
+                            + " (gateway, host interfaces, the userland proxy of published ports): answered at once"),
+            new Rule(
+                    "filter",
+                    "INPUT",
+                    List.of("-i", IFACES, "-j", "DROP"),
+                    true,
                     "nothing else from a sandbox or build step reaches the host itself either (udp, icmp, ...)"),
-            new Rule("filter", "DOCKER-USER", List.of("-i", IFACES, "-d", "169.254.0.0/16", "-j", "DROP"), false,
+            new Rule(
+                    "filter",
+                    "DOCKER-USER",
+                    List.of("-i", IFACES, "-d", "169.254.0.0/16", "-j", "DROP"),
+                    false,
                     "no link-local destinations: cloud metadata services (169.254.169.254) hand out credentials"),
-            new Rule("filter", "DOCKER-USER", List.of("-i", IFACES, "-m", "conntrack", "--ctstate", "DNAT", "-j",
-                    "DROP"), false, "nothing the host forwards by address translation: ports other containers"
-                    + " publish on the host's addresses are host services too"));
+            new Rule(
+                    "filter",
+                    "DOCKER-USER",
+                    List.of("-i", IFACES, "-m", "conntrack", "--ctstate", "DNAT", "-j", "DROP"),
+                    false,
+                    "nothing the host forwards by address translation: ports other containers"
+                            + " publish on the host's addresses are host services too"));
 
     private final DockerClient client;
     private final boolean onThisHost;
@@ -100,7 +115,8 @@ final class NetworkFence {
     private void ensureNetwork(String name, String bridge) {
         for (int attempt = 0; attempt < 3; attempt++) {
             try {
-                Network existing = client.inspectNetworkCmd().withNetworkId(name).exec();
+                Network existing =
+                        client.inspectNetworkCmd().withNetworkId(name).exec();
                 Map<String, String> options = existing.getOptions() == null ? Map.of() : existing.getOptions();
                 if (!"bridge".equals(existing.getDriver())
                         || !"false".equals(options.get("com.docker.network.bridge.enable_icc"))
@@ -112,9 +128,15 @@ final class NetworkFence {
                 return;
             } catch (NotFoundException e) {
                 try {
-                    client.createNetworkCmd().withName(name).withDriver("bridge").withCheckDuplicate(true)
-                            .withOptions(Map.of("com.docker.network.bridge.enable_icc", "false",
-                                    "com.docker.network.bridge.name", bridge))
+                    client.createNetworkCmd()
+                            .withName(name)
+                            .withDriver("bridge")
+                            .withCheckDuplicate(true)
+                            .withOptions(Map.of(
+                                    "com.docker.network.bridge.enable_icc",
+                                    "false",
+                                    "com.docker.network.bridge.name",
+                                    bridge))
                             .withLabels(Map.of(LABEL_NETWORK, name))
                             .exec();
                     log.info("Created the Docker network {} (bridge {}, no inter-container traffic)", name, bridge);
@@ -151,7 +173,8 @@ final class NetworkFence {
             checkedAt = System.nanoTime();
         } catch (IOException e) {
             if (problem == null || !problem.equals(e.getMessage())) {
-                log.warn("Sandboxes with network and image builds may reach the host's own addresses: {}",
+                log.warn(
+                        "Sandboxes with network and image builds may reach the host's own addresses: {}",
                         e.getMessage());
             }
             problem = e.getMessage();

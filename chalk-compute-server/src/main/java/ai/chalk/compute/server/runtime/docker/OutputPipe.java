@@ -21,6 +21,7 @@ final class OutputPipe {
     private boolean closed;
     /** Completes when the reader saw end-of-file or closed its stream. */
     final CompletableFuture<Void> eof = new CompletableFuture<>();
+
     private final InputStream input = new In();
 
     /** A pipe that is already at end-of-file (stderr of a PTY process). */

@@ -34,14 +34,28 @@ import java.util.Optional;
  * @param serverKey the {@value DockerRuntime#LABEL_SERVER} label of the runtime that owns the container
  * @param endAfter  when the container's init ends it by itself (lifetime plus margin); empty for never
  */
-record SandboxContainerDef(String sandboxId, String image, String workdir, List<String> env, boolean network,
-                           ResourceLimits limits, List<Bind> binds, String serverKey, Optional<Duration> endAfter) {
+record SandboxContainerDef(
+        String sandboxId,
+        String image,
+        String workdir,
+        List<String> env,
+        boolean network,
+        ResourceLimits limits,
+        List<Bind> binds,
+        String serverKey,
+        Optional<Duration> endAfter) {
 
     /** How many processes (and threads) one sandbox may have at once. */
     static final long PIDS_MAX = 4096;
     /** Capabilities a sandbox keeps; every other one is dropped. */
-    static final List<Capability> KEPT_CAPABILITIES = List.of(Capability.CHOWN, Capability.DAC_OVERRIDE,
-            Capability.FOWNER, Capability.FSETID, Capability.KILL, Capability.SETGID, Capability.SETUID,
+    static final List<Capability> KEPT_CAPABILITIES = List.of(
+            Capability.CHOWN,
+            Capability.DAC_OVERRIDE,
+            Capability.FOWNER,
+            Capability.FSETID,
+            Capability.KILL,
+            Capability.SETGID,
+            Capability.SETUID,
             Capability.NET_BIND_SERVICE);
 
     SandboxContainerDef {
@@ -60,12 +74,26 @@ record SandboxContainerDef(String sandboxId, String image, String workdir, List<
      * @param serverKey     the owning runtime's key
      * @param endAfter      when the container ends itself; empty for never
      */
-    static SandboxContainerDef of(SandboxSpec spec, String image, String workdir, Map<String, String> env,
-                                  List<Path> volumeSources, String serverKey, Optional<Duration> endAfter) {
+    static SandboxContainerDef of(
+            SandboxSpec spec,
+            String image,
+            String workdir,
+            Map<String, String> env,
+            List<Path> volumeSources,
+            String serverKey,
+            Optional<Duration> endAfter) {
         List<String> envList = new ArrayList<>();
         env.forEach((k, v) -> envList.add(k + "=" + v));
-        return new SandboxContainerDef(spec.id(), image, workdir, envList, spec.network(), spec.limits(),
-                binds(spec.volumes(), volumeSources), serverKey, endAfter);
+        return new SandboxContainerDef(
+                spec.id(),
+                image,
+                workdir,
+                envList,
+                spec.network(),
+                spec.limits(),
+                binds(spec.volumes(), volumeSources),
+                serverKey,
+                endAfter);
     }
 
     /**
@@ -78,7 +106,9 @@ record SandboxContainerDef(String sandboxId, String image, String workdir, List<
         for (int i = 0; i < bindings.size(); i++) {
             VolumeBinding v = bindings.get(i);
             boolean staged = !sources.get(i).equals(v.source());
-            binds.add(new Bind(sources.get(i).toString(), new Volume(v.mountPath()),
+            binds.add(new Bind(
+                    sources.get(i).toString(),
+                    new Volume(v.mountPath()),
                     v.readOnly() && !staged ? AccessMode.ro : AccessMode.rw));
         }
         return binds;

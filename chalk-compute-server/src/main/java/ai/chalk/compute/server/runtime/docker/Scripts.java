@@ -3,8 +3,7 @@ package ai.chalk.compute.server.runtime.docker;
 /** The small POSIX shell programs the docker runtime runs inside containers (any {@code /bin/sh} will do). */
 final class Scripts {
 
-    private Scripts() {
-    }
+    private Scripts() {}
 
     /** The command the init's keep-alive runs (with the seconds to sleep); recognised (and spared) by terminate. */
     static final String INIT_SLEEP = "sleep";
@@ -17,7 +16,8 @@ final class Scripts {
      * keep-alive is a child, which the sandbox may kill or stop: a stopped child still wakes the init (its CHLD trap
      * ends the wait), which kills it and looks at the clock again; a killed one is replaced.
      */
-    static final String INIT = String.join("\n",
+    static final String INIT = String.join(
+            "\n",
             "command -v sleep >/dev/null 2>&1 || { echo 'chalk-compute: the image has no sleep command, which the "
                     + "sandbox init needs' >&2; exit 127; }",
             "trap '' TERM INT HUP",
@@ -42,6 +42,7 @@ final class Scripts {
 
     /** First line of an exec's output when its command was started: {@code chalk-exec ok <pid>}. */
     static final String MARK_OK = "chalk-exec ok ";
+
     static final String MARK_NO_WORKDIR = "chalk-exec nowd";
     static final String MARK_NO_COMMAND = "chalk-exec nocmd";
 
@@ -52,7 +53,8 @@ final class Scripts {
      * ahead the runtime gives once it has put the process into its exec group and sized its terminal, and becomes
      * the command. So the pid it printed is the command's pid, and nothing the command starts can escape the group.
      */
-    static final String EXEC = String.join("\n",
+    static final String EXEC = String.join(
+            "\n",
             "cd -- \"$1\" 2>/dev/null || { echo '" + MARK_NO_WORKDIR + "'; exit 125; }",
             "shift",
             "case $1 in",
@@ -75,7 +77,8 @@ final class Scripts {
      * stops the tree first so that nobody forks meanwhile, then kills it. Processes that left the tree (re-parented
      * daemons) are not found this way.
      */
-    static final String KILL_TREE = String.join("\n",
+    static final String KILL_TREE = String.join(
+            "\n",
             "all=\" $1 \"",
             "kill -STOP \"$1\" 2>/dev/null",
             "changed=1",

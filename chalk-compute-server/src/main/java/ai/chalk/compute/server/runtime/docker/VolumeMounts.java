@@ -41,14 +41,17 @@ final class VolumeMounts {
         if (!engineOnThisHost) {
             return new VolumeMounts(root, "the Docker engine runs on another machine");
         }
-        String status = Optional.ofNullable(Procfs.read(Path.of("/proc/self/status"))).orElse("");
+        String status =
+                Optional.ofNullable(Procfs.read(Path.of("/proc/self/status"))).orElse("");
         if (!status.lines().anyMatch(l -> l.matches("Uid:\\s+\\d+\\s+0\\s.*"))) {
             return new VolumeMounts(root, "the server does not run as root, which mounting needs");
         }
         Optional<String> ours = mountNamespace(Procfs.SELF);
         Optional<Long> dockerd = Procfs.allPids().stream()
-                .filter(pid -> "dockerd".equals(Optional.ofNullable(Procfs.read(Path.of("/proc", Long.toString(pid),
-                        "comm"))).map(String::strip).orElse("")))
+                .filter(pid -> "dockerd"
+                        .equals(Optional.ofNullable(Procfs.read(Path.of("/proc", Long.toString(pid), "comm")))
+                                .map(String::strip)
+                                .orElse("")))
                 .findFirst();
         if (dockerd.isEmpty() || ours.isEmpty() || !ours.equals(mountNamespace(dockerd.get()))) {
             return new VolumeMounts(root, "the Docker engine's dockerd is not in this server's mount namespace");
@@ -63,7 +66,8 @@ final class VolumeMounts {
 
     private static Optional<String> mountNamespace(long pid) {
         try {
-            return Optional.of(Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "ns", "mnt")).toString());
+            return Optional.of(Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "ns", "mnt"))
+                    .toString());
         } catch (IOException | UnsupportedOperationException e) {
             return Optional.empty();
         }

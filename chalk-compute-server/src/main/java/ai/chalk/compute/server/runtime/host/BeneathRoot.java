@@ -33,28 +33,36 @@ import java.util.function.Predicate;
 public final class BeneathRoot implements Closeable {
 
     private static final FileCalls C = FileCalls.INSTANCE;
-    private static final long RESOLVE = FileCalls.RESOLVE_BENEATH | FileCalls.RESOLVE_NO_SYMLINKS
-            | FileCalls.RESOLVE_NO_MAGICLINKS | FileCalls.RESOLVE_NO_XDEV;
+    private static final long RESOLVE = FileCalls.RESOLVE_BENEATH
+            | FileCalls.RESOLVE_NO_SYMLINKS
+            | FileCalls.RESOLVE_NO_MAGICLINKS
+            | FileCalls.RESOLVE_NO_XDEV;
     private static final int DIR_FLAGS = FileCalls.O_RDONLY | FileCalls.O_DIRECTORY | FileCalls.O_CLOEXEC;
     private static final int CHUNK = 64 << 10;
     private static final int S_IFSOCK = 0140000;
 
     /** What an entry is, never following a link. */
-    public enum Type { FILE, DIRECTORY, LINK, OTHER }
+    public enum Type {
+        FILE,
+        DIRECTORY,
+        LINK,
+        OTHER
+    }
 
     /** An entry's type, size in bytes and last modification. */
-    public record Attributes(Type type, long size, Instant modified) {
-    }
+    public record Attributes(Type type, long size, Instant modified) {}
 
     /** A regular file found by {@link #files}: its path relative to the root and its attributes. */
-    public record Entry(String path, Attributes attributes) {
-    }
+    public record Entry(String path, Attributes attributes) {}
 
     /** A path that goes through a symbolic link or out of the root: refused rather than followed. */
     public static final class Refused extends FileSystemException {
         Refused(String path, String what) {
-            super(path, null, "\"" + path + "\" goes through a symbolic link or leaves " + what + ": refused (links"
-                    + " are followed only inside a sandbox, never by the server)");
+            super(
+                    path,
+                    null,
+                    "\"" + path + "\" goes through a symbolic link or leaves " + what + ": refused (links"
+                            + " are followed only inside a sandbox, never by the server)");
         }
 
         @Override
@@ -91,8 +99,14 @@ public final class BeneathRoot implements Closeable {
      */
     public static BeneathRoot open(Path root, String what) throws IOException {
         try {
-            return new BeneathRoot(Descriptors.openat2(FileCalls.AT_FDCWD, Descriptors.cString(root.toString()),
-                    DIR_FLAGS | FileCalls.O_NOFOLLOW, 0, 0), what);
+            return new BeneathRoot(
+                    Descriptors.openat2(
+                            FileCalls.AT_FDCWD,
+                            Descriptors.cString(root.toString()),
+                            DIR_FLAGS | FileCalls.O_NOFOLLOW,
+                            0,
+                            0),
+                    what);
         } catch (LastErrorException e) {
             if (e.getErrorCode() == FileCalls.ENOSYS) {
                 throw new IOException("cannot work on the files of " + what + " safely: the kernel lacks openat2"
@@ -112,21 +126,27 @@ public final class BeneathRoot implements Closeable {
         List<String> parts = parts(path);
         int handle;
         try {
-            handle = Descriptors.openat2(rootFd, Descriptors.cString(String.join("/", parts.isEmpty() ? List.of(".") : parts)),
-                    FileCalls.O_PATH | FileCalls.O_CLOEXEC, 0, RESOLVE);
+            handle = Descriptors.openat2(
+                    rootFd,
+                    Descriptors.cString(String.join("/", parts.isEmpty() ? List.of(".") : parts)),
+                    FileCalls.O_PATH | FileCalls.O_CLOEXEC,
+                    0,
+                    RESOLVE);
         } catch (LastErrorException e) {
             throw translate(e, path, what);
         }
         try {
             Stat checked = stat(handle, path);
             if (checked.attributes().type() != Type.FILE) {
-                throw new FileSystemException(path, null, "it is " + article(checked.attributes().type())
-                        + ", not a regular file");
+                throw new FileSystemException(
+                        path, null, "it is " + article(checked.attributes().type()) + ", not a regular file");
             }
             int fd;
             try {
-                fd = C.open(Descriptors.cString("/proc/self/fd/" + handle), FileCalls.O_RDONLY | FileCalls.O_CLOEXEC
-                        | FileCalls.O_NOCTTY | FileCalls.O_NONBLOCK, 0);
+                fd = C.open(
+                        Descriptors.cString("/proc/self/fd/" + handle),
+                        FileCalls.O_RDONLY | FileCalls.O_CLOEXEC | FileCalls.O_NOCTTY | FileCalls.O_NONBLOCK,
+                        0);
             } catch (LastErrorException e) {
                 throw translate(e, path, what);
             }
@@ -159,8 +179,12 @@ public final class BeneathRoot implements Closeable {
         try {
             int fd;
             try {
-                fd = Descriptors.openat2(dir, temp, FileCalls.O_WRONLY | FileCalls.O_CREAT | FileCalls.O_EXCL
-                        | FileCalls.O_CLOEXEC, 0644, RESOLVE);
+                fd = Descriptors.openat2(
+                        dir,
+                        temp,
+                        FileCalls.O_WRONLY | FileCalls.O_CREAT | FileCalls.O_EXCL | FileCalls.O_CLOEXEC,
+                        0644,
+                        RESOLVE);
             } catch (LastErrorException e) {
                 throw translate(e, path, what);
             }
@@ -261,8 +285,7 @@ public final class BeneathRoot implements Closeable {
         }
     }
 
-    private record Stat(Attributes attributes, long inode, long device) {
-    }
+    private record Stat(Attributes attributes, long inode, long device) {}
 
     private int createDirectories(List<String> parts, String path) throws IOException {
         int fd = openDir(List.of(), path);
@@ -318,7 +341,12 @@ public final class BeneathRoot implements Closeable {
 
     private int openDir(List<String> parts, String path) throws IOException {
         try {
-            return Descriptors.openat2(rootFd, Descriptors.cString(parts.isEmpty() ? "." : String.join("/", parts)), DIR_FLAGS, 0, RESOLVE);
+            return Descriptors.openat2(
+                    rootFd,
+                    Descriptors.cString(parts.isEmpty() ? "." : String.join("/", parts)),
+                    DIR_FLAGS,
+                    0,
+                    RESOLVE);
         } catch (LastErrorException e) {
             throw translate(e, path, what);
         }
@@ -361,8 +389,12 @@ public final class BeneathRoot implements Closeable {
         List<String> parts = parts(path);
         int fd;
         try {
-            fd = Descriptors.openat2(rootFd, Descriptors.cString(String.join("/", parts)), FileCalls.O_PATH | FileCalls.O_NOFOLLOW
-                    | FileCalls.O_CLOEXEC, 0, RESOLVE);
+            fd = Descriptors.openat2(
+                    rootFd,
+                    Descriptors.cString(String.join("/", parts)),
+                    FileCalls.O_PATH | FileCalls.O_NOFOLLOW | FileCalls.O_CLOEXEC,
+                    0,
+                    RESOLVE);
         } catch (LastErrorException e) {
             throw translate(e, path, what);
         }
@@ -391,7 +423,12 @@ public final class BeneathRoot implements Closeable {
     private Stat statxFull(int dir, String name, int flags, String path) throws IOException {
         Memory buf = new Memory(256);
         try {
-            C.statx(dir, Descriptors.cString(name), flags | FileCalls.AT_NO_AUTOMOUNT, FileCalls.STATX_BASIC_STATS, buf);
+            C.statx(
+                    dir,
+                    Descriptors.cString(name),
+                    flags | FileCalls.AT_NO_AUTOMOUNT,
+                    FileCalls.STATX_BASIC_STATS,
+                    buf);
         } catch (LastErrorException e) {
             throw translate(e, path, what);
         }

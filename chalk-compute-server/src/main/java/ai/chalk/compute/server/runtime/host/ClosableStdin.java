@@ -8,6 +8,7 @@ public abstract class ClosableStdin extends OutputStream {
 
     /** Where the writes go. */
     protected final OutputStream out;
+
     private boolean closed;
 
     protected ClosableStdin(OutputStream out) {

@@ -12,8 +12,7 @@ final class Descriptors {
     /** {@code stx_mode}'s offset in {@code struct statx}. */
     static final int STATX_MODE = 28;
 
-    private Descriptors() {
-    }
+    private Descriptors() {}
 
     /** {@code openat2(dir, path, {flags, mode, resolve})}; the kernel resolves the whole path in one call. */
     static int openat2(int dir, byte[] path, int flags, int mode, long resolve) {

@@ -35,6 +35,7 @@ interface FileCalls extends Library {
     int O_PATH = 010000000;
     /** Differs between x86_64 and the generic table that aarch64 uses. */
     int O_DIRECTORY = "aarch64".equals(System.getProperty("os.arch")) ? 040000 : 0200000;
+
     int O_NOFOLLOW = "aarch64".equals(System.getProperty("os.arch")) ? 0100000 : 0400000;
 
     long RESOLVE_NO_XDEV = 0x01;

@@ -14,8 +14,7 @@ public final class HostSignals {
     /** Lets a stopped process run again. */
     public static final int SIGCONT = 18;
 
-    private HostSignals() {
-    }
+    private HostSignals() {}
 
     /** Fails with {@link IllegalArgumentException} on a number that names no signal (1 to 64 do). */
     public static void requireValid(int signal) {

@@ -85,13 +85,13 @@ public final class HostTools {
     }
 
     /** The outcome of running a probe command. */
-    public record Probe(boolean ok, String output) {
-    }
+    public record Probe(boolean ok, String output) {}
 
     /** Runs {@code command} with a clean environment; ok when it exits 0 within ten seconds. */
     public static Probe run(List<String> command) {
         try {
-            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+            ProcessBuilder pb = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             pb.environment().clear();
             pb.environment().put("PATH", DEFAULT_PATH);

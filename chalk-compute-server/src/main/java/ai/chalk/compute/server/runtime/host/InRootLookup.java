@@ -13,12 +13,10 @@ public final class InRootLookup {
 
     private static final FileCalls C = FileCalls.INSTANCE;
 
-    private InRootLookup() {
-    }
+    private InRootLookup() {}
 
     /** What {@link #find} found: a directory, a file, or something else, and whether some execute bit is set. */
-    public record Found(BeneathRoot.Type type, boolean executable) {
-    }
+    public record Found(BeneathRoot.Type type, boolean executable) {}
 
     /**
      * What is at {@code path} inside {@code root}; empty when nothing is there (or the root is gone).
@@ -28,14 +26,19 @@ public final class InRootLookup {
     public static Optional<Found> find(Path root, String path) {
         int rootFd;
         try {
-            rootFd = C.open(Descriptors.cString(root.toString()),
-                    FileCalls.O_PATH | FileCalls.O_DIRECTORY | FileCalls.O_CLOEXEC, 0);
+            rootFd = C.open(
+                    Descriptors.cString(root.toString()),
+                    FileCalls.O_PATH | FileCalls.O_DIRECTORY | FileCalls.O_CLOEXEC,
+                    0);
         } catch (LastErrorException e) {
             return Optional.empty();
         }
         try {
-            int fd = Descriptors.openat2(rootFd, Descriptors.cString(path.isEmpty() ? "." : path),
-                    FileCalls.O_PATH | FileCalls.O_CLOEXEC, 0,
+            int fd = Descriptors.openat2(
+                    rootFd,
+                    Descriptors.cString(path.isEmpty() ? "." : path),
+                    FileCalls.O_PATH | FileCalls.O_CLOEXEC,
+                    0,
                     FileCalls.RESOLVE_IN_ROOT | FileCalls.RESOLVE_NO_MAGICLINKS);
             try {
                 int mode = Descriptors.statx(fd).getShort(Descriptors.STATX_MODE) & 0xffff;

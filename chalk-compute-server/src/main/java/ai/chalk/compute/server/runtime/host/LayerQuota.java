@@ -13,8 +13,7 @@ import java.nio.file.Path;
  */
 public final class LayerQuota {
 
-    private LayerQuota() {
-    }
+    private LayerQuota() {}
 
     /**
      * Mounts a tmpfs of {@code bytes} at {@code dir} (an existing empty directory), mode 0700, set-id bits ignored.
@@ -23,11 +22,11 @@ public final class LayerQuota {
      */
     public static void mount(Path dir, long bytes) throws IOException {
         try {
-            FileSystemCalls.INSTANCE.mount("chalk-layer", dir.toString(), "tmpfs", FileSystemCalls.MS_NOSUID,
-                    "size=" + bytes + ",mode=0700");
+            FileSystemCalls.INSTANCE.mount(
+                    "chalk-layer", dir.toString(), "tmpfs", FileSystemCalls.MS_NOSUID, "size=" + bytes + ",mode=0700");
         } catch (LastErrorException e) {
-            throw new IOException("cannot mount the " + bytes + "-byte file system of " + dir + " (errno "
-                    + e.getErrorCode() + ")");
+            throw new IOException(
+                    "cannot mount the " + bytes + "-byte file system of " + dir + " (errno " + e.getErrorCode() + ")");
         }
     }
 

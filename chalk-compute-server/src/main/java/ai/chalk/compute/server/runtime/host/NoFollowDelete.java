@@ -21,8 +21,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class NoFollowDelete {
 
-    private NoFollowDelete() {
-    }
+    private NoFollowDelete() {}
 
     /**
      * Deletes a directory tree without following symlinks and without crossing into other file systems: GNU

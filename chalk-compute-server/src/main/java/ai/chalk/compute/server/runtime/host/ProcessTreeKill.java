@@ -10,8 +10,7 @@ import java.util.function.Supplier;
 /** SIGKILL to a host process and all its descendants, again and again until none is left (or 30 s passed). */
 public final class ProcessTreeKill {
 
-    private ProcessTreeKill() {
-    }
+    private ProcessTreeKill() {}
 
     /**
      * Kills the tree below {@code root}, asked afresh each round (empty once the root is gone), until no process of

@@ -6,8 +6,7 @@ import java.util.concurrent.locks.LockSupport;
 /** Waiting, with a growing pause, for host processes to end. */
 public final class ProcessWait {
 
-    private ProcessWait() {
-    }
+    private ProcessWait() {}
 
     /** Returns when none of {@code pids} runs any more, or at {@code deadlineNanos} ({@link System#nanoTime()}). */
     public static void untilGone(List<Long> pids, long deadlineNanos) {

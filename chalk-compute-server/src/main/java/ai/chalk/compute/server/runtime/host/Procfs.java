@@ -18,8 +18,7 @@ public final class Procfs {
     public static final long SELF = ProcessHandle.current().pid();
     private static final Path PROC = Path.of("/proc");
 
-    private Procfs() {
-    }
+    private Procfs() {}
 
     /** The innermost pid of a process ({@code NSpid}'s last field), or -1 when it is gone. */
     public static long innermostPid(long pid) {
@@ -32,7 +31,8 @@ public final class Procfs {
             return pid;
         }
         int end = status.indexOf('\n', at + 1);
-        String[] fields = status.substring(at + 7, end < 0 ? status.length() : end).trim().split("\\s+");
+        String[] fields =
+                status.substring(at + 7, end < 0 ? status.length() : end).trim().split("\\s+");
         return Long.parseLong(fields[fields.length - 1]);
     }
 
@@ -78,14 +78,18 @@ public final class Procfs {
 
     /** {@code f}: fields of a stat line (see {@link #stat}); flags are field 9, thread-pending signals field 31. */
     private static boolean notEnding(String[] f) {
-        return f != null && !f[0].equals("Z") && !f[0].equals("X")
-                && (Long.parseUnsignedLong(f[6]) & PF_EXITING) == 0 && (Long.parseLong(f[28]) & SIGKILL_PENDING) == 0;
+        return f != null
+                && !f[0].equals("Z")
+                && !f[0].equals("X")
+                && (Long.parseUnsignedLong(f[6]) & PF_EXITING) == 0
+                && (Long.parseLong(f[28]) & SIGKILL_PENDING) == 0;
     }
 
     /** The identity of the process's pid namespace (e.g. {@code pid:[4026532180]}), if it still exists. */
     public static Optional<String> pidNamespace(long pid) {
         try {
-            return Optional.of(Files.readSymbolicLink(dir(pid).resolve("ns/pid")).toString());
+            return Optional.of(
+                    Files.readSymbolicLink(dir(pid).resolve("ns/pid")).toString());
         } catch (IOException | UnsupportedOperationException e) {
             return Optional.empty();
         }

@@ -15,14 +15,17 @@ import java.util.List;
 public final class SandboxDevices {
 
     /** The nodes, by name, with their major and minor numbers. */
-    public record Node(String name, int major, int minor) {
-    }
+    public record Node(String name, int major, int minor) {}
 
-    public static final List<Node> NODES = List.of(new Node("null", 1, 3), new Node("zero", 1, 5),
-            new Node("full", 1, 7), new Node("random", 1, 8), new Node("urandom", 1, 9), new Node("tty", 5, 0));
+    public static final List<Node> NODES = List.of(
+            new Node("null", 1, 3),
+            new Node("zero", 1, 5),
+            new Node("full", 1, 7),
+            new Node("random", 1, 8),
+            new Node("urandom", 1, 9),
+            new Node("tty", 5, 0));
 
-    private SandboxDevices() {
-    }
+    private SandboxDevices() {}
 
     /** Creates {@code dir} (which must not exist) holding one node of each of {@link #NODES}, mode 0666. */
     public static void create(Path dir) throws IOException {

@@ -5,8 +5,7 @@ import java.util.Locale;
 /** The host name a sandbox gets from its id. */
 public final class SandboxHostname {
 
-    private SandboxHostname() {
-    }
+    private SandboxHostname() {}
 
     /** A short host name for a sandbox id: at most 12 lower-case letters, digits and dashes. */
     public static String of(String id) {

@@ -27,6 +27,7 @@ public final class SandboxTools {
 
     /** Where the tools appear inside an image sandbox. */
     public static final String MOUNT = "/.chalk";
+
     private static final List<String> DYNAMIC = List.of("setpriv", "setsid", "env", "perl", "nsenter");
     private static final Pattern NEEDED = Pattern.compile("^\\s*(\\S+)\\s+=>\\s+(/\\S+)\\s+\\(");
     private static final Pattern LOADER = Pattern.compile("^\\s*(/\\S+)\\s+\\(");
@@ -51,13 +52,17 @@ public final class SandboxTools {
     public static SandboxTools prepare(Path dir, HostTools tools) {
         Optional<Path> busybox = HostTools.which("busybox", "/bin:/usr/bin:/sbin:/usr/sbin");
         if (busybox.isEmpty() || !isStatic(busybox.get())) {
-            return unavailable(dir, "images need the statically linked busybox of the host (apt-get install"
-                    + " busybox-static) to run a sandbox's init without anything from the image");
+            return unavailable(
+                    dir,
+                    "images need the statically linked busybox of the host (apt-get install"
+                            + " busybox-static) to run a sandbox's init without anything from the image");
         }
         List<String> missing = tools.missing("setpriv", "env");
         if (!missing.isEmpty()) {
-            return unavailable(dir, "images need util-linux setpriv and coreutils env on the host (missing: "
-                    + String.join(", ", missing) + ")");
+            return unavailable(
+                    dir,
+                    "images need util-linux setpriv and coreutils env on the host (missing: "
+                            + String.join(", ", missing) + ")");
         }
         Path partial = dir.resolveSibling(dir.getFileName() + ".partial");
         try {

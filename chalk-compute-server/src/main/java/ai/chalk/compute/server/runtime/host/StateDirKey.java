@@ -9,8 +9,7 @@ import java.util.HexFormat;
 /** The short key of a state directory: the same directory always maps to the same containers and cgroups. */
 public final class StateDirKey {
 
-    private StateDirKey() {
-    }
+    private StateDirKey() {}
 
     /** Twelve hex digits of the SHA-256 of {@code stateDir}'s path. */
     public static String of(Path stateDir) {

@@ -48,8 +48,8 @@ public final class StateDirLock {
         }
         if (l == null) {
             closeQuietly(channel);
-            throw new IllegalStateException("the state directory " + stateDir
-                    + " is in use by another " + owner + "; give each server its own data directory");
+            throw new IllegalStateException("the state directory " + stateDir + " is in use by another " + owner
+                    + "; give each server its own data directory");
         }
         return new StateDirLock(channel, l);
     }

@@ -40,8 +40,10 @@ public final class WhenServerDies implements AutoCloseable {
         setsid.ifPresent(p -> command.add(p.toString()));
         command.addAll(List.of("/bin/sh", "-c", "read -r said; [ \"$said\" = closed ] && exit 0\n" + script, name));
         command.addAll(args);
-        ProcessBuilder pb = new ProcessBuilder(command).directory(new java.io.File("/"))
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
+        ProcessBuilder pb = new ProcessBuilder(command)
+                .directory(new java.io.File("/"))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
         pb.environment().clear();
         pb.environment().put("PATH", PATH);
         pb.environment().put("LC_ALL", "C");

@@ -28,16 +28,22 @@ final class BubblewrapLauncher extends InitLauncher {
         List<String> args = SandboxCommands.bubblewrapArgs(request.mounts(), request.hostname(), request.workdir());
         Path bwrap = runtime.tools().require("bwrap");
         SandboxFilter filter = runtime.syscallFilter();
-        SandboxCommands.Helpers helpers = request.fromImage() ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+        SandboxCommands.Helpers helpers = request.fromImage()
+                ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(runtime.tools());
         // bubblewrap puts the init under its filter itself (--seccomp), which lets it join its user namespace
-        List<String> steps = SandboxCommands.initSteps(helpers, request.userns().isPresent(), List.of(),
+        List<String> steps = SandboxCommands.initSteps(
+                helpers,
+                request.userns().isPresent(),
+                List.of(),
                 request.fromImage() ? List.of(SandboxTools.busybox(), "sh") : List.of("/bin/sh"),
                 request.fromImage() ? SandboxCommands.imageInitLoop() : SandboxCommands.INIT_LOOP);
         SandboxCgroup groups = request.groups();
-        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
-                runtime.defaults().openFiles(), SandboxCommands.bubblewrapInit(bwrap, filter.initFile(),
-                        request.userns().map(UserNamespace::path), steps));
+        List<String> command = SandboxCommands.joinCgroups(
+                groups == null ? List.of() : groups.initProcsFiles(),
+                runtime.defaults().openFiles(),
+                SandboxCommands.bubblewrapInit(
+                        bwrap, filter.initFile(), request.userns().map(UserNamespace::path), steps));
         Process p = runtime.spawnInit(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE));
         try (OutputStream in = p.getOutputStream()) {
             for (String a : args) {
@@ -60,4 +66,3 @@ final class BubblewrapLauncher extends InitLauncher {
         return started(p, pid, filter);
     }
 }
-

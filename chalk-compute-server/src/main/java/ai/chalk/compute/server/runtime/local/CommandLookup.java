@@ -13,8 +13,7 @@ import java.nio.file.Path;
  */
 final class CommandLookup {
 
-    private CommandLookup() {
-    }
+    private CommandLookup() {}
 
     /**
      * What to execute for {@code command}: itself when it names a path, else the first executable file of that name
@@ -45,6 +44,7 @@ final class CommandLookup {
     private static boolean isExecutableFile(Path root, String cwd, String path) {
         String absolute = path.startsWith("/") ? path : cwd + "/" + path;
         return InRootLookup.find(root, absolute)
-                .filter(f -> f.type() == BeneathRoot.Type.FILE && f.executable()).isPresent();
+                .filter(f -> f.type() == BeneathRoot.Type.FILE && f.executable())
+                .isPresent();
     }
 }

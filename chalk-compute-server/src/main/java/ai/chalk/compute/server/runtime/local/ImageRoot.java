@@ -26,11 +26,9 @@ final class ImageRoot {
     /** The file the dynamic loader reads from the root it runs in; masked in image sandboxes. */
     static final String PRELOAD = "/etc/ld.so.preload";
     /** Directories every image sandbox needs as real directories. */
-    static final List<String> DIRS = List.of("/proc", "/dev", "/tmp", "/var/tmp", "/root", "/etc",
-            SandboxTools.MOUNT);
+    static final List<String> DIRS = List.of("/proc", "/dev", "/tmp", "/var/tmp", "/root", "/etc", SandboxTools.MOUNT);
 
-    private ImageRoot() {
-    }
+    private ImageRoot() {}
 
     static Path upper(Path sandboxDir) {
         return sandboxDir.resolve("upper");
@@ -46,8 +44,8 @@ final class ImageRoot {
      *
      * @param base the runtime's state directory, holding the image cache and the sandbox
      */
-    static void mount(Path base, LocalImage image, Path sandboxDir, Optional<Path> seed,
-                      Optional<UserNamespace> userns) throws IOException {
+    static void mount(Path base, LocalImage image, Path sandboxDir, Optional<Path> seed, Optional<UserNamespace> userns)
+            throws IOException {
         Path upper = upper(sandboxDir);
         Path work = sandboxDir.resolve("work");
         Path root = root(sandboxDir);

@@ -33,9 +33,14 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
      * @param mounts    its mounts, root and volumes as it sees them (id-mapped where it has its own ids)
      * @param userns    its user namespace, if it has its own ids
      */
-    record Request(LocalRuntime runtime, SandboxCgroup groups, String hostname, String workdir,
-                   boolean fromImage, MountPlan mounts, Optional<UserNamespace> userns) {
-    }
+    record Request(
+            LocalRuntime runtime,
+            SandboxCgroup groups,
+            String hostname,
+            String workdir,
+            boolean fromImage,
+            MountPlan mounts,
+            Optional<UserNamespace> userns) {}
 
     /** The launcher of an isolation level that has an init. */
     static InitLauncher of(Level level) {
@@ -51,8 +56,9 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
 
     /** The init as started: its pid namespace read while it still runs. */
     static SandboxInit started(Process p, long pid, SandboxFilter filter) throws RuntimeStartException {
-        String ns = Procfs.pidNamespace(pid).orElseThrow(
-                () -> new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));
+        String ns = Procfs.pidNamespace(pid)
+                .orElseThrow(() ->
+                        new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));
         return new SandboxInit(p, pid, ns, filter, null, Optional.empty());
     }
 
@@ -62,8 +68,8 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
      */
     static String awaitReady(LocalRuntime runtime, Process p, BufferedReader err, String tool)
             throws RuntimeStartException, IOException {
-        ScheduledFuture<?> watchdog = runtime.scheduler().schedule(p::destroyForcibly, READY_TIMEOUT_SECONDS,
-                TimeUnit.SECONDS);
+        ScheduledFuture<?> watchdog =
+                runtime.scheduler().schedule(p::destroyForcibly, READY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         try {
             StringBuilder said = new StringBuilder();
             StringBuilder before = new StringBuilder();
@@ -78,8 +84,7 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
                 }
             }
             LocalSandbox.waitQuietly(p, 10);
-            String why = said.length() > 0 ? said.toString()
-                    : p.isAlive() ? "no output" : "exit code " + p.exitValue();
+            String why = said.length() > 0 ? said.toString() : p.isAlive() ? "no output" : "exit code " + p.exitValue();
             throw new RuntimeStartException("the sandbox could not be created (" + tool + "): " + why);
         } finally {
             watchdog.cancel(false);

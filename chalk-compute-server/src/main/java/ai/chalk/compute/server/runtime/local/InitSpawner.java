@@ -14,7 +14,8 @@ import java.util.concurrent.RejectedExecutionException;
  */
 final class InitSpawner implements AutoCloseable {
 
-    private final ExecutorService thread = Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-local-spawner"));
+    private final ExecutorService thread =
+            Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-local-spawner"));
 
     /** Starts {@code pb} from the spawner thread. */
     Process start(ProcessBuilder pb) throws IOException {

@@ -14,8 +14,7 @@ import java.util.Optional;
  */
 final class IsolationProbe {
 
-    private IsolationProbe() {
-    }
+    private IsolationProbe() {}
 
     /**
      * The best level that works here, as {@code mode} allows; what failed on the way is added to {@code failures}.
@@ -48,59 +47,119 @@ final class IsolationProbe {
     }
 
     private static String probeBubblewrap(HostTools tools, List<String> helpersMissing) {
-        return trial(tools, "bwrap", helpersMissing, List.of("--unshare-pid", "--unshare-net", "--unshare-ipc",
-                "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc",
-                "--dev", "/dev", "--", "/bin/true"), "a trial sandbox");
+        return trial(
+                tools,
+                "bwrap",
+                helpersMissing,
+                List.of(
+                        "--unshare-pid",
+                        "--unshare-net",
+                        "--unshare-ipc",
+                        "--unshare-uts",
+                        "--die-with-parent",
+                        "--cap-drop",
+                        "ALL",
+                        "--ro-bind",
+                        "/",
+                        "/",
+                        "--proc",
+                        "/proc",
+                        "--dev",
+                        "/dev",
+                        "--",
+                        "/bin/true"),
+                "a trial sandbox");
     }
 
     private static String probeUnshare(HostTools tools, List<String> helpersMissing) {
-        return trial(tools, "unshare", helpersMissing, List.of("--pid", "--fork", "--kill-child", "--mount", "--uts",
-                "--ipc", "--net", "--propagation", "private", "--", "/bin/true"), "a trial namespace");
+        return trial(
+                tools,
+                "unshare",
+                helpersMissing,
+                List.of(
+                        "--pid",
+                        "--fork",
+                        "--kill-child",
+                        "--mount",
+                        "--uts",
+                        "--ipc",
+                        "--net",
+                        "--propagation",
+                        "private",
+                        "--",
+                        "/bin/true"),
+                "a trial namespace");
     }
 
     /** Runs {@code tool} with {@code args} as a trial; null when it worked, else why not. */
-    private static String trial(HostTools tools, String tool, List<String> helpersMissing, List<String> args,
-                                String what) {
+    private static String trial(
+            HostTools tools, String tool, List<String> helpersMissing, List<String> args, String what) {
         if (tools.get(tool).isEmpty()) {
             return tool + " is not on the PATH";
         }
         if (!helpersMissing.isEmpty()) {
             return "util-linux " + String.join(", ", helpersMissing) + " not found under /usr";
         }
-        List<String> command = new java.util.ArrayList<>(List.of(tools.require(tool).toString()));
+        List<String> command =
+                new java.util.ArrayList<>(List.of(tools.require(tool).toString()));
         command.addAll(args);
         HostTools.Probe p = HostTools.run(command);
         return p.ok() ? null : what + " failed: " + p.output();
     }
 
     /** The isolation in force, as the runtime reports it in its log, health and the isolation tests. */
-    static Isolation describe(Level level, List<String> failures, HostTools tools, SandboxFiles.SystemView systemView,
-                              CgroupDriver cgroups, Optional<String> userNamespaceProblem) {
+    static Isolation describe(
+            Level level,
+            List<String> failures,
+            HostTools tools,
+            SandboxFiles.SystemView systemView,
+            CgroupDriver cgroups,
+            Optional<String> userNamespaceProblem) {
         String view = String.join(", ", systemView.readOnlyDirs());
         String cg = describeCgroups(cgroups);
-        String who = userNamespaceProblem.map(why -> "processes run as the host's root without capabilities (no user"
-                + " namespace: " + why + ")").orElse("processes run as root of a user namespace of their own (an"
-                + " unprivileged id range of the host's, through id-mapped mounts) without capabilities");
+        String who = userNamespaceProblem
+                .map(why ->
+                        "processes run as the host's root without capabilities (no user" + " namespace: " + why + ")")
+                .orElse("processes run as root of a user namespace of their own (an"
+                        + " unprivileged id range of the host's, through id-mapped mounts) without capabilities");
         return switch (level) {
-            case BUBBLEWRAP -> new Isolation(level.label, bubblewrapVersion(tools) + " with util-linux nsenter and setpriv: "
-                    + "each sandbox has its own pid, mount, network (loopback only), ipc and uts namespaces and a "
-                    + "private writable root with the host's " + view + " read-only (no /home, /root, host /tmp or "
-                    + "server data); " + who + ", with no_new_privs and a syscall filter modelled on Docker's "
-                    + "default profile; " + cg, true);
-            case UNSHARE -> new Isolation(level.label, "util-linux unshare, nsenter and setpriv (bubblewrap unusable: "
-                    + failures.get(0).substring("bubblewrap: ".length()) + "): each sandbox has its own pid, mount, "
-                    + "network (loopback only), ipc and uts namespaces and a private writable root with the host's "
-                    + view + " read-only; " + who + ", with no_new_privs and a syscall filter modelled on Docker's "
-                    + "default profile; " + cg, true);
-            case NONE -> new Isolation(level.label, "NO ISOLATION: sandboxes are plain host processes that see and can "
-                    + "change the whole host, its processes and its network (" + String.join("; ", failures) + "); "
-                    + cg, false);
+            case BUBBLEWRAP ->
+                new Isolation(
+                        level.label,
+                        bubblewrapVersion(tools) + " with util-linux nsenter and setpriv: "
+                                + "each sandbox has its own pid, mount, network (loopback only), ipc and uts namespaces and a "
+                                + "private writable root with the host's " + view
+                                + " read-only (no /home, /root, host /tmp or "
+                                + "server data); " + who
+                                + ", with no_new_privs and a syscall filter modelled on Docker's "
+                                + "default profile; " + cg,
+                        true);
+            case UNSHARE ->
+                new Isolation(
+                        level.label,
+                        "util-linux unshare, nsenter and setpriv (bubblewrap unusable: "
+                                + failures.get(0).substring("bubblewrap: ".length())
+                                + "): each sandbox has its own pid, mount, "
+                                + "network (loopback only), ipc and uts namespaces and a private writable root with the host's "
+                                + view + " read-only; " + who
+                                + ", with no_new_privs and a syscall filter modelled on Docker's "
+                                + "default profile; " + cg,
+                        true);
+            case NONE ->
+                new Isolation(
+                        level.label,
+                        "NO ISOLATION: sandboxes are plain host processes that see and can "
+                                + "change the whole host, its processes and its network (" + String.join("; ", failures)
+                                + "); "
+                                + cg,
+                        false);
         };
     }
 
     private static String describeCgroups(CgroupDriver cgroups) {
         List<String> in = cgroups.controllers();
-        String freezer = cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
+        String freezer = cgroups.freezer()
+                ? "; the freezer suspends sandboxes and freezes them for snapshots"
                 : "; no freezer (" + cgroups.freezerProblem().orElse("unavailable") + "): sandboxes cannot be"
                         + " suspended and snapshots are copied while their processes run";
         if (in.isEmpty() && cgroups.tracksExecs()) { // cgroup v2 without its controllers: groups, but no limits
@@ -111,13 +170,17 @@ final class IsolationProbe {
         if (in.isEmpty()) {
             return "no cgroups (" + cgroups.problem().orElse("unavailable") + "): cpu, memory and process limits "
                     + "are NOT enforced, and killTree follows the process tree, so daemons that re-parent may escape it"
-                    + (cgroups.freezer() ? "; the freezer suspends sandboxes and freezes them for snapshots"
-                    : "; sandboxes cannot be suspended and snapshots are copied while their processes run");
+                    + (cgroups.freezer()
+                            ? "; the freezer suspends sandboxes and freezes them for snapshots"
+                            : "; sandboxes cannot be suspended and snapshots are copied while their processes run");
         }
-        StringBuilder s = new StringBuilder(cgroups.version()).append(" controllers ").append(String.join(", ", in))
+        StringBuilder s = new StringBuilder(cgroups.version())
+                .append(" controllers ")
+                .append(String.join(", ", in))
                 .append(" in use");
         if (cgroups.tracksExecs()) {
-            s.append(" (a ").append(cgroups instanceof CgroupV1 ? "pids group" : "group")
+            s.append(" (a ")
+                    .append(cgroups instanceof CgroupV1 ? "pids group" : "group")
                     .append(" per exec lets killTree reach re-parented daemons)");
         } else {
             s.append("; without pids, killTree follows the process tree, so daemons that re-parent may escape it");

@@ -58,8 +58,7 @@ final class Leftovers {
             exit 0
             """;
 
-    private Leftovers() {
-    }
+    private Leftovers() {}
 
     /**
      * Starts the watcher that removes the sandboxes in {@code sandboxesDir} and their cgroups right after this server

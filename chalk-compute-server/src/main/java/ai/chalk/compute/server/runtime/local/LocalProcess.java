@@ -71,8 +71,13 @@ final class LocalProcess implements RuntimeProcess {
      * @param pids    where the real command is, from {@link #findCommand} or known
      * @param spare   whether a spare exec helper became this process
      */
-    LocalProcess(Process process, boolean pty, ProcessGroup group, CompletableFuture<Pids> pids,
-                 String description, boolean spare) {
+    LocalProcess(
+            Process process,
+            boolean pty,
+            ProcessGroup group,
+            CompletableFuture<Pids> pids,
+            String description,
+            boolean spare) {
         this.spare = spare;
         this.process = process;
         this.pty = pty;
@@ -110,9 +115,11 @@ final class LocalProcess implements RuntimeProcess {
         // nsenter needs a few hundred microseconds to exec and enter the namespaces before it forks
         LockSupport.parkNanos(300_000);
         while (System.nanoTime() < deadline) {
-            List<Long> candidates = group != null ? group.procs()
-                    : ProcessHandle.of(nsenter).map(h -> h.children().map(ProcessHandle::pid).collect(Collectors.toList()))
-                    .orElse(List.of());
+            List<Long> candidates = group != null
+                    ? group.procs()
+                    : ProcessHandle.of(nsenter)
+                            .map(h -> h.children().map(ProcessHandle::pid).collect(Collectors.toList()))
+                            .orElse(List.of());
             for (long c : candidates) {
                 if (c != nsenter && Procfs.parentPid(c) == nsenter) {
                     long inner = Procfs.innermostPid(c);

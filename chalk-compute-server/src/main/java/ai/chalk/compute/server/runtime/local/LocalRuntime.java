@@ -80,7 +80,9 @@ public final class LocalRuntime implements SandboxRuntime {
 
     /** The isolation mechanism in force. */
     enum Level {
-        BUBBLEWRAP("bubblewrap"), UNSHARE("unshare"), NONE("none");
+        BUBBLEWRAP("bubblewrap"),
+        UNSHARE("unshare"),
+        NONE("none");
 
         final String label;
 
@@ -106,6 +108,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private final WhenServerDies cleanupAfterServer;
     /** Each sandbox's own user namespace and id range. */
     private final UserNamespacePool userNamespaces;
+
     private final Isolation isolation;
     private final String key;
     private final StateDirLock lock;
@@ -193,8 +196,8 @@ public final class LocalRuntime implements SandboxRuntime {
         }
 
         Builder useCgroups(boolean useCgroups) {
-            this.cgroups = useCgroups ? CgroupDriver::detect
-                    : key -> CgroupDriver.unavailable("cgroups are switched off");
+            this.cgroups =
+                    useCgroups ? CgroupDriver::detect : key -> CgroupDriver.unavailable("cgroups are switched off");
             return this;
         }
 
@@ -237,21 +240,30 @@ public final class LocalRuntime implements SandboxRuntime {
         this.lock = StateDirLock.acquire(this.stateDir, "local runtime");
         try {
             this.systemView = SandboxFiles.hostSystemView();
-            List<Path> visible = systemView.readOnlyDirs().stream().map(Path::of).toList();
+            List<Path> visible =
+                    systemView.readOnlyDirs().stream().map(Path::of).toList();
             this.tools = HostTools.find(toolPath, visible);
             this.key = StateDirKey.of(this.stateDir);
             this.cgroups = b.cgroups.apply(key);
             List<String> failures = new ArrayList<>();
             this.level = IsolationProbe.choose(tools, mode, failures);
-            this.userNamespaces = level.isolated() ? UserNamespacePool.start(this.stateDir, tools.require("unshare"),
-                    helpers) : UserNamespacePool.none("this server runs sandboxes without isolation");
-            this.isolation = IsolationProbe.describe(level, failures, tools, systemView, cgroups,
-                    userNamespaces.problem());
+            this.userNamespaces = level.isolated()
+                    ? UserNamespacePool.start(this.stateDir, tools.require("unshare"), helpers)
+                    : UserNamespacePool.none("this server runs sandboxes without isolation");
+            this.isolation =
+                    IsolationProbe.describe(level, failures, tools, systemView, cgroups, userNamespaces.problem());
             // leftover sandboxes' roots are unmounted before the cache below them is touched
             OverlayMount.unmountAllUnder(sandboxesDir());
             this.sandboxTools = SandboxTools.prepare(this.stateDir.resolve("tools"), tools);
-            this.images = new RuntimeImages(this.stateDir, level, tools, sandboxTools, userNamespaces, b.ociImportDir,
-                    b.dockerHost, b.defaultImage);
+            this.images = new RuntimeImages(
+                    this.stateDir,
+                    level,
+                    tools,
+                    sandboxTools,
+                    userNamespaces,
+                    b.ociImportDir,
+                    b.dockerHost,
+                    b.defaultImage);
         } catch (IOException e) {
             lock.release();
             throw new UncheckedIOException("cannot set up the local runtime's image cache in " + this.stateDir, e);
@@ -263,8 +275,13 @@ public final class LocalRuntime implements SandboxRuntime {
         this.scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-local-timer"));
         this.network = NetworkAccess.onThisHost(this.stateDir, spawner);
         this.cleanupAfterServer = Leftovers.removeWhenServerDies(sandboxesDir(), cgroups, tools);
-        userNamespaces.problem().filter(p -> level.isolated()).ifPresent(why -> log.warn("Sandbox root is HOST ROOT"
-                + " (without capabilities): sandboxes cannot get a user namespace of their own here: {}", why));
+        userNamespaces
+                .problem()
+                .filter(p -> level.isolated())
+                .ifPresent(why -> log.warn(
+                        "Sandbox root is HOST ROOT"
+                                + " (without capabilities): sandboxes cannot get a user namespace of their own here: {}",
+                        why));
         // built once, off the start-up path; a create waits for it
         Path filterDir = this.stateDir;
         this.syscallFilter = level.isolated()
@@ -396,8 +413,8 @@ public final class LocalRuntime implements SandboxRuntime {
             return syscallFilter.join();
         } catch (java.util.concurrent.CompletionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
-            throw new RuntimeStartException("sandboxes run under a syscall filter, which cannot be built here: "
-                    + cause.getMessage(), cause);
+            throw new RuntimeStartException(
+                    "sandboxes run under a syscall filter, which cannot be built here: " + cause.getMessage(), cause);
         }
     }
 

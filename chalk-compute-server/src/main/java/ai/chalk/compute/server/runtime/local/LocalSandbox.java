@@ -64,22 +64,34 @@ final class LocalSandbox implements RuntimeSandbox {
     private final Map<String, String> env;
     /** Whether the root is an image's (an overlay at {@code root} over layers, changes in {@code upper}). */
     private final boolean fromImage;
+
     private final SandboxCommands.Helpers helpers;
     /** The words that put a process entering the sandbox under its syscall filter; empty without isolation. */
     private final List<String> filter;
+
     private final SandboxCgroup groups;
     private final Process init;
     /** The sandbox's way out when it has network (slirp4netns), closed at release. */
     private final Egress egress;
+
     private final long initPid;
     /** The host ids the sandbox's processes run as (its user namespace's mapping); empty: host root, no caps. */
     private final Optional<IdRange> ids;
+
     private final SandboxProcesses processes;
     private final SandboxLifecycle lifecycle;
     private final SpareExecs spares;
 
-    private LocalSandbox(LocalRuntime runtime, String id, Path dir, String workdir, Path hostWorkdir,
-                         Map<String, String> env, boolean fromImage, SandboxCgroup groups, SandboxInit init) {
+    private LocalSandbox(
+            LocalRuntime runtime,
+            String id,
+            Path dir,
+            String workdir,
+            Path hostWorkdir,
+            Map<String, String> env,
+            boolean fromImage,
+            SandboxCgroup groups,
+            SandboxInit init) {
         this.runtime = runtime;
         this.id = id;
         this.level = runtime.level();
@@ -88,7 +100,8 @@ final class LocalSandbox implements RuntimeSandbox {
         this.hostWorkdir = hostWorkdir;
         this.env = env;
         this.fromImage = fromImage;
-        this.helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+        this.helpers = fromImage
+                ? SandboxCommands.Helpers.image(runtime.sandboxTools())
                 : SandboxCommands.Helpers.host(runtime.tools());
         this.init = init.process();
         this.egress = init.egress();
@@ -99,15 +112,27 @@ final class LocalSandbox implements RuntimeSandbox {
         this.processes = new SandboxProcesses(initPid, init.pidNamespace(), groups);
         this.lifecycle = new SandboxLifecycle(id, new Engine(), false);
         // never queue behind a terminate waiting to begin (an exec may be waiting for this spare)
-        this.spares = new SpareExecs(id, !helpers.perl().isEmpty() && (level.isolated() || groups != null),
-                () -> lifecycle.ifRunningNow(this::spawnSpare), lifecycle::running, runtime.helpers());
+        this.spares = new SpareExecs(
+                id,
+                !helpers.perl().isEmpty() && (level.isolated() || groups != null),
+                () -> lifecycle.ifRunningNow(this::spawnSpare),
+                lifecycle::running,
+                runtime.helpers());
     }
 
     /** Starts the sandbox {@code spec} describes (see {@link SandboxStart}) and its entrypoint, if it has one. */
     static LocalSandbox start(LocalRuntime runtime, SandboxSpec spec) throws RuntimeStartException {
         SandboxStart.Started s = SandboxStart.start(runtime, spec);
-        LocalSandbox sandbox = new LocalSandbox(runtime, spec.id(), s.dir(), s.workdir(), s.hostWorkdir(), s.env(),
-                s.fromImage(), s.groups(), s.init());
+        LocalSandbox sandbox = new LocalSandbox(
+                runtime,
+                spec.id(),
+                s.dir(),
+                s.workdir(),
+                s.hostWorkdir(),
+                s.env(),
+                s.fromImage(),
+                s.groups(),
+                s.init());
         if (sandbox.init != null) {
             sandbox.init.onExit().thenAcceptAsync(p -> sandbox.initExited(), runtime.helpers());
         }
@@ -121,8 +146,12 @@ final class LocalSandbox implements RuntimeSandbox {
     private void startEntrypoint(List<String> entrypoint) throws RuntimeStartException {
         RuntimeProcess p;
         try {
-            p = exec(new ProcessSpec(entrypoint.get(0), entrypoint.subList(1, entrypoint.size()), Optional.empty(),
-                    Map.of(), Optional.empty()));
+            p = exec(new ProcessSpec(
+                    entrypoint.get(0),
+                    entrypoint.subList(1, entrypoint.size()),
+                    Optional.empty(),
+                    Map.of(),
+                    Optional.empty()));
         } catch (ProcessStartException e) {
             terminate(Duration.ZERO);
             throw new RuntimeStartException("the entrypoint could not be started: " + e.getMessage(), e);
@@ -158,9 +187,14 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private RuntimeProcess execIsolated(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
         Path root = Path.of("/proc", Long.toString(initPid), "root");
-        String wd = spec.workdir().filter(w -> !w.isBlank()).map(LocalSandbox::normalize).orElse(workdir);
+        String wd = spec.workdir()
+                .filter(w -> !w.isBlank())
+                .map(LocalSandbox::normalize)
+                .orElse(workdir);
         String absoluteWd = wd.startsWith("/") ? wd : normalize(workdir + "/" + wd);
-        if (InRootLookup.find(root, absoluteWd).filter(f -> f.type() == BeneathRoot.Type.DIRECTORY).isEmpty()) {
+        if (InRootLookup.find(root, absoluteWd)
+                .filter(f -> f.type() == BeneathRoot.Type.DIRECTORY)
+                .isEmpty()) {
             if (!Procfs.running(initPid)) {
                 throw new ProcessStartException("sandbox " + id + " is not running");
             }
@@ -171,14 +205,25 @@ final class LocalSandbox implements RuntimeSandbox {
         if (spare != null) {
             return spare;
         }
-        List<String> cmd = SandboxCommands.nsenterExec(runtime.tools(), helpers, filter, initPid, ids.isPresent(),
+        List<String> cmd = SandboxCommands.nsenterExec(
+                runtime.tools(),
+                helpers,
+                filter,
+                initPid,
+                ids.isPresent(),
                 spec.pty().isPresent(),
-                absoluteWd.equals(workdir) ? null : absoluteWd, processEnv, command, spec.args());
+                absoluteWd.equals(workdir) ? null : absoluteWd,
+                processEnv,
+                command,
+                spec.args());
         return spawn(spec, cmd, SandboxCommands.hostEnvironment(helpers, processEnv), Path.of("/"), true);
     }
 
     private RuntimeProcess execPlain(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
-        Path wd = spec.workdir().filter(w -> !w.isBlank()).map(hostWorkdir::resolve).orElse(hostWorkdir);
+        Path wd = spec.workdir()
+                .filter(w -> !w.isBlank())
+                .map(hostWorkdir::resolve)
+                .orElse(hostWorkdir);
         if (!Files.isDirectory(wd)) {
             throw new ProcessStartException("working directory does not exist: " + wd);
         }
@@ -202,8 +247,13 @@ final class LocalSandbox implements RuntimeSandbox {
         if (s == null) {
             return null;
         }
-        LocalProcess process = new LocalProcess(s.process(), false, s.group() == null ? null : s.group().group(),
-                s.pids(), "'" + spec.command() + "' in sandbox " + id, true);
+        LocalProcess process = new LocalProcess(
+                s.process(),
+                false,
+                s.group() == null ? null : s.group().group(),
+                s.pids(),
+                "'" + spec.command() + "' in sandbox " + id,
+                true);
         processes.add(process);
         return process;
     }
@@ -212,12 +262,17 @@ final class LocalSandbox implements RuntimeSandbox {
         ExecCgroup group = null;
         try {
             group = groups == null ? null : groups.newExec();
-            List<String> command = SandboxCommands.joinCgroups(group == null ? List.of() : group.procsFiles(),
-                    runtime.defaults().openFiles(), SandboxCommands.spare(runtime.tools(), helpers,
-                            level.isolated() ? initPid : -1, ids.isPresent(), filter));
-            Process p = SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE).start();
-            return new SpareExecs.Spare(p, group, LocalProcess.pidsOf(p, level.isolated(),
-                    group == null ? null : group.group(), runtime.helpers()));
+            List<String> command = SandboxCommands.joinCgroups(
+                    group == null ? List.of() : group.procsFiles(),
+                    runtime.defaults().openFiles(),
+                    SandboxCommands.spare(
+                            runtime.tools(), helpers, level.isolated() ? initPid : -1, ids.isPresent(), filter));
+            Process p = SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE)
+                    .start();
+            return new SpareExecs.Spare(
+                    p,
+                    group,
+                    LocalProcess.pidsOf(p, level.isolated(), group == null ? null : group.group(), runtime.helpers()));
         } catch (IOException | RuntimeException e) {
             if (group != null && group.group() != null) {
                 group.group().removeIfEmpty();
@@ -227,15 +282,18 @@ final class LocalSandbox implements RuntimeSandbox {
         }
     }
 
-    private RuntimeProcess spawn(ProcessSpec spec, List<String> command, Map<String, String> hostEnv, Path hostDir,
-                                 boolean nsentered) throws ProcessStartException {
+    private RuntimeProcess spawn(
+            ProcessSpec spec, List<String> command, Map<String, String> hostEnv, Path hostDir, boolean nsentered)
+            throws ProcessStartException {
         ExecCgroup group = null;
         try {
             if (groups != null) {
                 group = groups.newExec();
-                command = SandboxCommands.joinCgroups(group.procsFiles(), runtime.defaults().openFiles(), command);
+                command = SandboxCommands.joinCgroups(
+                        group.procsFiles(), runtime.defaults().openFiles(), command);
             } else if (nsentered) {
-                command = SandboxCommands.joinCgroups(List.of(), runtime.defaults().openFiles(), command);
+                command = SandboxCommands.joinCgroups(
+                        List.of(), runtime.defaults().openFiles(), command);
             }
             Process p;
             if (spec.pty().isPresent()) {
@@ -254,17 +312,21 @@ final class LocalSandbox implements RuntimeSandbox {
                 p = pb.start();
             }
             ProcessGroup pids = group == null ? null : group.group();
-            LocalProcess process = new LocalProcess(p, spec.pty().isPresent(), pids,
+            LocalProcess process = new LocalProcess(
+                    p,
+                    spec.pty().isPresent(),
+                    pids,
                     LocalProcess.pidsOf(p, nsentered, pids, runtime.helpers()),
-                    "'" + spec.command() + "' in sandbox " + id, false);
+                    "'" + spec.command() + "' in sandbox " + id,
+                    false);
             processes.add(process);
             return process;
         } catch (IOException | RuntimeException e) {
             if (group != null && group.group() != null) {
                 group.group().removeIfEmpty();
             }
-            throw new ProcessStartException("cannot start " + spec.command() + " in sandbox " + id + ": "
-                    + e.getMessage(), e);
+            throw new ProcessStartException(
+                    "cannot start " + spec.command() + " in sandbox " + id + ": " + e.getMessage(), e);
         }
     }
 
@@ -308,15 +370,19 @@ final class LocalSandbox implements RuntimeSandbox {
         if (freeze) {
             return new SnapshotResult(true, "");
         }
-        return new SnapshotResult(false, "copied while the sandbox's processes ran (no cgroup freezer here: "
-                + runtime.cgroups().freezerProblem().orElse("cgroups are not in use") + "), so files written during"
-                + " the copy may be caught half-way");
+        return new SnapshotResult(
+                false,
+                "copied while the sandbox's processes ran (no cgroup freezer here: "
+                        + runtime.cgroups().freezerProblem().orElse("cgroups are not in use")
+                        + "), so files written during"
+                        + " the copy may be caught half-way");
     }
 
     private void requireFreezer(String what) throws SandboxOperationException {
         if (groups == null || !groups.hasFreezer()) {
             throw new SandboxOperationException("sandbox " + id + " cannot be " + what + ": the local runtime"
-                    + " suspends sandboxes with the " + runtime.cgroups().freezerName() + ", which is not available on this host ("
+                    + " suspends sandboxes with the " + runtime.cgroups().freezerName()
+                    + ", which is not available on this host ("
                     + runtime.cgroups().freezerProblem().orElse("cgroups are not in use") + ")");
         }
     }
@@ -344,7 +410,8 @@ final class LocalSandbox implements RuntimeSandbox {
                 // keep bubblewrap's own status
             }
         }
-        return code > 128 ? "the sandbox's init was killed by signal " + (code - 128)
+        return code > 128
+                ? "the sandbox's init was killed by signal " + (code - 128)
                 : "the sandbox's init exited with code " + code;
     }
 

@@ -23,8 +23,16 @@ import java.util.TreeSet;
 record ProcMasks(List<String> files, List<String> dirs) {
 
     /** Docker's default masked paths under /proc. */
-    static final List<String> DOCKER = List.of("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys",
-            "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi");
+    static final List<String> DOCKER = List.of(
+            "/proc/asound",
+            "/proc/acpi",
+            "/proc/kcore",
+            "/proc/keys",
+            "/proc/latency_stats",
+            "/proc/timer_list",
+            "/proc/timer_stats",
+            "/proc/sched_debug",
+            "/proc/scsi");
 
     ProcMasks {
         files = List.copyOf(files);

@@ -34,14 +34,20 @@ final class RuntimeImages implements AutoCloseable {
      * @param dockerHost   the Docker engine images are exported from; null for the default
      * @param defaultImage the image of sandboxes created without one; null or blank for none
      */
-    RuntimeImages(Path stateDir, LocalRuntime.Level level, HostTools tools, SandboxTools sandboxTools,
-            UserNamespacePool userNamespaces, @Nullable Path ociImportDir, @Nullable String dockerHost,
+    RuntimeImages(
+            Path stateDir,
+            LocalRuntime.Level level,
+            HostTools tools,
+            SandboxTools sandboxTools,
+            UserNamespacePool userNamespaces,
+            @Nullable Path ociImportDir,
+            @Nullable String dockerHost,
             @Nullable String defaultImage)
             throws IOException {
         this.level = level;
         this.sandboxTools = sandboxTools;
-        this.cache = new LocalImages(stateDir.resolve("images"),
-                ociImportDir != null ? ociImportDir : stateDir.resolve("oci"), dockerHost);
+        this.cache = new LocalImages(
+                stateDir.resolve("images"), ociImportDir != null ? ociImportDir : stateDir.resolve("oci"), dockerHost);
         this.defaultImage = Optional.ofNullable(defaultImage).filter(i -> !i.isBlank());
         this.builder = new LocalImageBuilder(cache, stateDir, buildTools(tools, userNamespaces), buildProblem());
     }
@@ -50,9 +56,13 @@ final class RuntimeImages implements AutoCloseable {
         if (level != LocalRuntime.Level.BUBBLEWRAP || sandboxTools.problem().isPresent()) {
             return Optional.empty();
         }
-        return Optional.of(new BuildTools(tools.require("bwrap"), sandboxTools.dir(), SandboxTools.MOUNT,
+        return Optional.of(new BuildTools(
+                tools.require("bwrap"),
+                sandboxTools.dir(),
+                SandboxTools.MOUNT,
                 sandboxTools.command("setpriv"),
-                sandboxTools.has("nsenter") ? sandboxTools.command("nsenter") : List.of(), userNamespaces));
+                sandboxTools.has("nsenter") ? sandboxTools.command("nsenter") : List.of(),
+                userNamespaces));
     }
 
     private @Nullable String buildProblem() {
@@ -86,7 +96,8 @@ final class RuntimeImages implements AutoCloseable {
                     + " isolation auto, or create the sandbox without an image");
         }
         if (sandboxTools.problem().isPresent()) {
-            throw new RuntimeStartException("image " + ref + ": " + sandboxTools.problem().get());
+            throw new RuntimeStartException(
+                    "image " + ref + ": " + sandboxTools.problem().get());
         }
         try {
             return cache.resolve(ref);

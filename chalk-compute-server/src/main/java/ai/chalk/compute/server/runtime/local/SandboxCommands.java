@@ -27,8 +27,7 @@ final class SandboxCommands {
     /** The line an {@code unshare} init writes first, with its pid on the host's numbering. */
     static final String INIT_PID = "chalk-init-pid";
 
-    private SandboxCommands() {
-    }
+    private SandboxCommands() {}
 
     /**
      * {@code /bin/sh -c 'ulimit -n N && echo $$ >"$1" && ... && shift N && exec "$@"' chalk-cgroup FILE... COMMAND...}:
@@ -42,7 +41,8 @@ final class SandboxCommands {
         for (int i = 1; i <= procsFiles.size(); i++) {
             script.append("echo $$ >\"${").append(i).append("}\" && ");
         }
-        script.append("shift ").append(procsFiles.size())
+        script.append("shift ")
+                .append(procsFiles.size())
                 .append(" && exec \"$@\"; echo \"chalk: cannot enter the sandbox's cgroups\" >&2; exit 125");
         List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", script.toString(), "chalk-cgroup"));
         procsFiles.forEach(f -> cmd.add(f.toString()));
@@ -58,12 +58,21 @@ final class SandboxCommands {
      */
     static List<String> bubblewrapArgs(MountPlan mounts, String hostname, String workdir) {
         // a network namespace of its own even with network: egress goes through slirp4netns (SandboxNetwork)
-        List<String> a = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
-                "--unshare-net"));
+        List<String> a = new ArrayList<>(
+                List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup", "--unshare-net"));
         a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL"));
         a.addAll(BubblewrapMounts.render(mounts));
-        a.addAll(List.of("--chdir", workdir, "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1", "--seccomp", Integer.toString(FILTER_FD)));
+        a.addAll(List.of(
+                "--chdir",
+                workdir,
+                "--clearenv",
+                "--setenv",
+                "PATH",
+                LocalRuntime.DEFAULT_PATH,
+                "--json-status-fd",
+                "1",
+                "--seccomp",
+                Integer.toString(FILTER_FD)));
         return a;
     }
 
@@ -73,13 +82,17 @@ final class SandboxCommands {
      * {@value SandboxTools#MOUNT} in an image sandbox (see {@link SandboxTools}). {@code perl} is empty when the
      * host has none (no spare helpers then).
      */
-    record Helpers(List<String> setsid, List<String> setpriv, List<String> env, List<String> perl,
-                   List<String> nsenter) {
+    record Helpers(
+            List<String> setsid, List<String> setpriv, List<String> env, List<String> perl, List<String> nsenter) {
 
         /** Whatever the host has; without isolation only perl is used, and isolation checks for the rest. */
         static Helpers host(HostTools tools) {
-            return new Helpers(named(tools, "setsid"), named(tools, "setpriv"), named(tools, "env"),
-                    named(tools, "perl"), named(tools, "nsenter"));
+            return new Helpers(
+                    named(tools, "setsid"),
+                    named(tools, "setpriv"),
+                    named(tools, "env"),
+                    named(tools, "perl"),
+                    named(tools, "nsenter"));
         }
 
         private static List<String> named(HostTools tools, String name) {
@@ -87,8 +100,11 @@ final class SandboxCommands {
         }
 
         static Helpers image(SandboxTools tools) {
-            return new Helpers(tools.has("setsid") ? tools.command("setsid") : List.of(), tools.command("setpriv"),
-                    tools.command("env"), tools.has("perl") ? tools.command("perl") : List.of(),
+            return new Helpers(
+                    tools.has("setsid") ? tools.command("setsid") : List.of(),
+                    tools.command("setpriv"),
+                    tools.command("env"),
+                    tools.has("perl") ? tools.command("perl") : List.of(),
                     tools.has("nsenter") ? tools.command("nsenter") : List.of());
         }
     }
@@ -116,8 +132,8 @@ final class SandboxCommands {
      *
      * @param shell the init's shell, as words ({@code /bin/sh}, or the helpers' busybox in an image sandbox)
      */
-    static List<String> initSteps(Helpers helpers, boolean userns, List<String> filter, List<String> shell,
-                                  String loop) {
+    static List<String> initSteps(
+            Helpers helpers, boolean userns, List<String> filter, List<String> shell, String loop) {
         List<String> c = new ArrayList<>();
         if (userns) {
             c.addAll(helpers.nsenter());
@@ -154,7 +170,8 @@ final class SandboxCommands {
         List<String> c = new ArrayList<>(List.of(bwrap.toString(), "--args", "0", "--"));
         c.addAll(steps);
         List<String> withFilter = SyscallFilter.withFileOn(FILTER_FD, initFilter, c);
-        return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, withFilter)).orElse(withFilter);
+        return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, withFilter))
+                .orElse(withFilter);
     }
 
     /**
@@ -207,7 +224,10 @@ final class SandboxCommands {
 
         static UnshareRoot image(SandboxTools tools) {
             String bb = SandboxTools.busybox();
-            return new UnshareRoot(String.join(" ", tools.command("setpriv")), bb, bb + " sh",
+            return new UnshareRoot(
+                    String.join(" ", tools.command("setpriv")),
+                    bb,
+                    bb + " sh",
                     "while :; do " + bb + " sleep infinity & wait; done");
         }
     }
@@ -219,13 +239,46 @@ final class SandboxCommands {
      *
      * @param filter the syscall filter's wrapper, which the init's last step runs under
      */
-    static List<String> unshareInit(Path unshare, Path setpriv, UnshareRoot root, String hostname, MountPlan mounts,
-                                    SyscallFilter.ExecPrefix filter, Optional<Path> userns, List<String> nsenter) {
-        List<String> a = new ArrayList<>(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--",
-                unshare.toString(), "--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc", "--cgroup", "--net"));
-        a.addAll(List.of("--propagation", "private", "--", "/bin/sh", "-c", UNSHARE_INIT, "chalk-init",
-                hostname, "isolated", root.setpriv(), root.after(), root.shell(), root.loop(),
-                String.join(" ", filter.perl()), filter.script(), String.join(" ", filter.args()),
+    static List<String> unshareInit(
+            Path unshare,
+            Path setpriv,
+            UnshareRoot root,
+            String hostname,
+            MountPlan mounts,
+            SyscallFilter.ExecPrefix filter,
+            Optional<Path> userns,
+            List<String> nsenter) {
+        List<String> a = new ArrayList<>(List.of(
+                setpriv.toString(),
+                "--pdeathsig",
+                "KILL",
+                "--",
+                unshare.toString(),
+                "--pid",
+                "--fork",
+                "--kill-child",
+                "--mount",
+                "--uts",
+                "--ipc",
+                "--cgroup",
+                "--net"));
+        a.addAll(List.of(
+                "--propagation",
+                "private",
+                "--",
+                "/bin/sh",
+                "-c",
+                UNSHARE_INIT,
+                "chalk-init",
+                hostname,
+                "isolated",
+                root.setpriv(),
+                root.after(),
+                root.shell(),
+                root.loop(),
+                String.join(" ", filter.perl()),
+                filter.script(),
+                String.join(" ", filter.args()),
                 userns.isPresent() ? String.join(" ", nsenter) + " --user=/proc/self/fd/" + USERNS_FD + " --" : ""));
         a.addAll(UnshareMounts.render(mounts));
         return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, a)).orElse(a);
@@ -237,8 +290,16 @@ final class SandboxCommands {
      * owns), and then becomes root of it, that is the sandbox's first id.
      */
     private static List<String> enter(HostTools tools, long initPid, boolean userns) {
-        List<String> c = new ArrayList<>(List.of(tools.require("nsenter").toString(), "--target", Long.toString(initPid),
-                "--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup"));
+        List<String> c = new ArrayList<>(List.of(
+                tools.require("nsenter").toString(),
+                "--target",
+                Long.toString(initPid),
+                "--mount",
+                "--uts",
+                "--ipc",
+                "--net",
+                "--pid",
+                "--cgroup"));
         if (userns) {
             c.add("--user");
         }
@@ -296,8 +357,12 @@ final class SandboxCommands {
         args.forEach(a -> p.append('\0').append(a));
         byte[] payload = p.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         byte[] request = new byte[8 + payload.length];
-        System.arraycopy(String.format("%08x", payload.length).getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-                0, request, 0, 8);
+        System.arraycopy(
+                String.format("%08x", payload.length).getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+                0,
+                request,
+                0,
+                8);
         System.arraycopy(payload, 0, request, 8, payload.length);
         return request;
     }
@@ -311,9 +376,17 @@ final class SandboxCommands {
      * are gone, so nothing a user sets (LD_PRELOAD ...) reaches a privileged process, and it travels in the host
      * process's environment ({@link #hostEnvironment}), not on its command line.
      */
-    static List<String> nsenterExec(HostTools tools, Helpers helpers, List<String> filter, long initPid,
-                                    boolean userns, boolean pty, String workdir,
-                                    Map<String, String> env, String command, List<String> args) {
+    static List<String> nsenterExec(
+            HostTools tools,
+            Helpers helpers,
+            List<String> filter,
+            long initPid,
+            boolean userns,
+            boolean pty,
+            String workdir,
+            Map<String, String> env,
+            String command,
+            List<String> args) {
         List<String> c;
         if (pty && userns) {
             // taking the terminal from the session pty4j made for nsenter needs CAP_SYS_ADMIN over the host, which no
@@ -390,8 +463,10 @@ final class SandboxCommands {
             return HOST_ENV;
         }
         Map<String, String> out = new java.util.LinkedHashMap<>(HOST_ENV);
-        env.forEach((k, v) -> out.put(ENCODED_VARIABLE + java.util.HexFormat.of().formatHex(
-                k.getBytes(java.nio.charset.StandardCharsets.UTF_8)), v));
+        env.forEach((k, v) -> out.put(
+                ENCODED_VARIABLE
+                        + java.util.HexFormat.of().formatHex(k.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                v));
         return out;
     }
 
@@ -404,7 +479,8 @@ final class SandboxCommands {
 
     /** A host process for {@code command}, started from {@code /} in {@link #HOST_ENV}. */
     static ProcessBuilder hostProcess(List<String> command, ProcessBuilder.Redirect stdout) {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(new java.io.File("/")).redirectOutput(stdout);
+        ProcessBuilder pb =
+                new ProcessBuilder(command).directory(new java.io.File("/")).redirectOutput(stdout);
         pb.environment().clear();
         pb.environment().putAll(HOST_ENV);
         return pb;

@@ -16,7 +16,10 @@ public record SandboxDefaults(long memoryBytes, long layerBytes, long pidsMax, i
     public static final SandboxDefaults STANDARD = new SandboxDefaults(4L << 30, 4L << 30, 1024, 16_384, 256);
 
     public SandboxDefaults {
-        if (memoryBytes < (16L << 20) || layerBytes < (1L << 20) || pidsMax < 16 || openFiles < 64
+        if (memoryBytes < (16L << 20)
+                || layerBytes < (1L << 20)
+                || pidsMax < 16
+                || openFiles < 64
                 || maxSandboxes < 1) {
             throw new IllegalArgumentException("sandbox defaults too small to run anything: memory " + memoryBytes
                     + " B (min 16 MiB), layer " + layerBytes + " B (min 1 MiB), pids " + pidsMax + " (min 16), open"

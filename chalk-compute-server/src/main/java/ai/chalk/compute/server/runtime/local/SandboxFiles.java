@@ -20,17 +20,15 @@ final class SandboxFiles {
 
     /** Files masked with {@code /dev/null} and directories masked with an empty tmpfs. */
     static final List<String> MASKED_FILES = List.of("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-");
+
     static final List<String> MASKED_DIRS = List.of("/etc/ssl/private");
 
-    private SandboxFiles() {
-    }
+    private SandboxFiles() {}
 
     /** What of the host's root a sandbox gets: read-only bind mounts, and symlinks to recreate in its layer. */
-    record SystemView(List<String> readOnlyDirs, List<Link> links, List<String> maskedFiles, List<String> maskedDirs) {
-    }
+    record SystemView(List<String> readOnlyDirs, List<Link> links, List<String> maskedFiles, List<String> maskedDirs) {}
 
-    record Link(String path, String target) {
-    }
+    record Link(String path, String target) {}
 
     /**
      * The host's system entries as a sandbox sees them. A top-level symlink such as {@code /lib64 -> usr/lib64}
@@ -61,7 +59,10 @@ final class SandboxFiles {
             }
         }
         maskUnreadable(Path.of("/etc"), maskedFiles, maskedDirs);
-        return new SystemView(List.copyOf(dirs), List.of(), List.copyOf(maskedFiles.stream().distinct().toList()),
+        return new SystemView(
+                List.copyOf(dirs),
+                List.of(),
+                List.copyOf(maskedFiles.stream().distinct().toList()),
                 List.copyOf(maskedDirs.stream().distinct().toList()));
     }
 
@@ -72,7 +73,8 @@ final class SandboxFiles {
                 @Override
                 public java.nio.file.FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
                         throws IOException {
-                    if (!dir.equals(top) && !othersCan(dir, java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
+                    if (!dir.equals(top)
+                            && !othersCan(dir, java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
                         dirs.add(dir.toString());
                         return java.nio.file.FileVisitResult.SKIP_SUBTREE;
                     }
@@ -80,8 +82,10 @@ final class SandboxFiles {
                 }
 
                 @Override
-                public java.nio.file.FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    if (attrs.isRegularFile() && !othersCan(file, java.nio.file.attribute.PosixFilePermission.OTHERS_READ)) {
+                public java.nio.file.FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
+                        throws IOException {
+                    if (attrs.isRegularFile()
+                            && !othersCan(file, java.nio.file.attribute.PosixFilePermission.OTHERS_READ)) {
                         files.add(file.toString());
                     }
                     return java.nio.file.FileVisitResult.CONTINUE;
@@ -97,7 +101,8 @@ final class SandboxFiles {
         }
     }
 
-    private static boolean othersCan(Path p, java.nio.file.attribute.PosixFilePermission permission) throws IOException {
+    private static boolean othersCan(Path p, java.nio.file.attribute.PosixFilePermission permission)
+            throws IOException {
         return Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS).contains(permission);
     }
 
@@ -153,7 +158,8 @@ final class SandboxFiles {
                     break;
                 }
                 if (!Files.isDirectory(at, LinkOption.NOFOLLOW_LINKS)) {
-                    NoFollowDelete.delete(at); // a file or a symlink (NoFollowDelete removes the link, never its target)
+                    NoFollowDelete.delete(
+                            at); // a file or a symlink (NoFollowDelete removes the link, never its target)
                     break;
                 }
             }
@@ -195,12 +201,35 @@ final class SandboxFiles {
         NoFollowDelete.delete(partial);
         Files.createDirectory(partial);
         List<Process> pipe = ProcessBuilder.startPipeline(List.of(
-                new ProcessBuilder(tar.toString(), "-C", source.toString(), "-c", "-f", "-", "--one-file-system",
-                        "--numeric-owner", "--xattrs", "--xattrs-include=*", "--ignore-failed-read",
-                        "--warning=no-file-changed", "--warning=no-file-removed", "--warning=no-file-ignored", ".")
+                new ProcessBuilder(
+                                tar.toString(),
+                                "-C",
+                                source.toString(),
+                                "-c",
+                                "-f",
+                                "-",
+                                "--one-file-system",
+                                "--numeric-owner",
+                                "--xattrs",
+                                "--xattrs-include=*",
+                                "--ignore-failed-read",
+                                "--warning=no-file-changed",
+                                "--warning=no-file-removed",
+                                "--warning=no-file-ignored",
+                                ".")
                         .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))),
-                new ProcessBuilder(tar.toString(), "-C", partial.toString(), "-x", "-f", "-", "--preserve-permissions",
-                        "--numeric-owner", "--same-owner", "--xattrs", "--xattrs-include=*")
+                new ProcessBuilder(
+                                tar.toString(),
+                                "-C",
+                                partial.toString(),
+                                "-x",
+                                "-f",
+                                "-",
+                                "--preserve-permissions",
+                                "--numeric-owner",
+                                "--same-owner",
+                                "--xattrs",
+                                "--xattrs-include=*")
                         .redirectErrorStream(true)));
         Process reader = pipe.get(0);
         Process writer = pipe.get(1);
@@ -222,9 +251,16 @@ final class SandboxFiles {
         if (read > 1 || written != 0) {
             NoFollowDelete.delete(partial);
             String why = (new String(readerSaid.join(), StandardCharsets.UTF_8) + "\n"
-                    + new String(writerSaid, StandardCharsets.UTF_8)).trim();
+                            + new String(writerSaid, StandardCharsets.UTF_8))
+                    .trim();
             throw new IOException("copying the files failed (tar exit codes " + read + ", " + written + ")"
-                    + (why.isEmpty() ? "" : ": " + why.lines().limit(5).reduce((a, b) -> a + "; " + b).orElse("")));
+                    + (why.isEmpty()
+                            ? ""
+                            : ": "
+                                    + why.lines()
+                                            .limit(5)
+                                            .reduce((a, b) -> a + "; " + b)
+                                            .orElse("")));
         }
         try {
             Files.move(partial, destination, java.nio.file.StandardCopyOption.ATOMIC_MOVE);

@@ -25,8 +25,8 @@ record SandboxFilter(SyscallFilter filter, Path file, Path initFile) {
     static SandboxFilter build(Path stateDir) {
         try {
             SyscallFilter f = SyscallFilter.forSandboxes();
-            SandboxFilter built = new SandboxFilter(f, f.writeTo(stateDir),
-                    SyscallFilter.forSandboxInits().writeTo(stateDir, "seccomp-init.bpf"));
+            SandboxFilter built = new SandboxFilter(
+                    f, f.writeTo(stateDir), SyscallFilter.forSandboxInits().writeTo(stateDir, "seccomp-init.bpf"));
             log.debug("Sandbox syscall filter: {}", f);
             return built;
         } catch (IOException e) {

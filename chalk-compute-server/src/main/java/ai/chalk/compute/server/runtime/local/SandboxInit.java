@@ -15,8 +15,8 @@ import java.util.Optional;
  * @param egress       the sandbox's way out (slirp4netns) when it has network, else null
  * @param ids          the host ids of its user namespace; empty: host root without capabilities
  */
-record SandboxInit(Process process, long pid, String pidNamespace, SandboxFilter filter, Egress egress,
-                   Optional<IdRange> ids) {
+record SandboxInit(
+        Process process, long pid, String pidNamespace, SandboxFilter filter, Egress egress, Optional<IdRange> ids) {
 
     /** A sandbox without isolation: no init. */
     static final SandboxInit NONE = new SandboxInit(null, -1, null, null, null, Optional.empty());

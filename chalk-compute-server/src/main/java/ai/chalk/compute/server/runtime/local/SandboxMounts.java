@@ -23,22 +23,27 @@ final class SandboxMounts {
      * sandbox on the host's view too, so its processes cannot put files where an image sandbox's helpers are), and
      * the old root the unshare init pivots away from.
      */
-    private static final List<String> RESERVED = List.of("/proc", "/dev", "/sys", SandboxTools.MOUNT,
-            "/.chalk-old-root");
+    private static final List<String> RESERVED =
+            List.of("/proc", "/dev", "/sys", SandboxTools.MOUNT, "/.chalk-old-root");
 
     /** Entries of /proc that stay visible but read-only (Docker's {@code readonlyPaths}, as far as kept here). */
-    private static final List<String> PROC_READ_ONLY = List.of("/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
-            "/proc/bus");
+    private static final List<String> PROC_READ_ONLY =
+            List.of("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus");
 
-    private SandboxMounts() {
-    }
+    private SandboxMounts() {}
 
     /**
      * A sandbox on the host's system view: its directories read-only at their own paths, with the masks over what
      * the host keeps from other users.
      */
-    static MountPlan hostView(Path root, SandboxFiles.SystemView view, List<SandboxSpec.VolumeBinding> volumes,
-                              Optional<Path> resolvConf, ProcMasks procMasks, Path devices, String workdir) {
+    static MountPlan hostView(
+            Path root,
+            SandboxFiles.SystemView view,
+            List<SandboxSpec.VolumeBinding> volumes,
+            Optional<Path> resolvConf,
+            ProcMasks procMasks,
+            Path devices,
+            String workdir) {
         MountPlan.Builder plan = withVolumes(root, volumes);
         view.readOnlyDirs().forEach(d -> plan.add(new MountOp.SystemDir(d)));
         view.maskedFiles().forEach(f -> plan.add(new MountOp.MaskFile(f)));
@@ -51,8 +56,14 @@ final class SandboxMounts {
      * {@code /etc} bound onto itself and {@value ImageRoot#PRELOAD} masked: a mount point can be neither renamed nor
      * replaced, so the loader of a privileged helper finds no preload list the sandbox wrote.
      */
-    static MountPlan image(Path root, Path tools, List<SandboxSpec.VolumeBinding> volumes, Optional<Path> resolvConf,
-                           ProcMasks procMasks, Path devices, String workdir) {
+    static MountPlan image(
+            Path root,
+            Path tools,
+            List<SandboxSpec.VolumeBinding> volumes,
+            Optional<Path> resolvConf,
+            ProcMasks procMasks,
+            Path devices,
+            String workdir) {
         MountPlan.Builder plan = withVolumes(root, volumes)
                 .add(new MountOp.SelfBind("/etc"))
                 .add(new MountOp.MaskFile(ImageRoot.PRELOAD))
@@ -72,11 +83,12 @@ final class SandboxMounts {
      * read-only and the host's details masked ({@link ProcMasks}); then {@code /dev}, whose nodes are the sandbox's
      * own ({@link SandboxDevices}, made in {@code devices}); then the shared temporary directories and root's home.
      */
-    private static MountPlan finish(MountPlan.Builder plan, Optional<Path> resolvConf, ProcMasks procMasks,
-                                    Path devices, String workdir) {
+    private static MountPlan finish(
+            MountPlan.Builder plan, Optional<Path> resolvConf, ProcMasks procMasks, Path devices, String workdir) {
         resolvConf.ifPresent(f -> plan.add(new MountOp.ReadOnlyBind(f, SandboxCommands.RESOLV_CONF)));
         plan.add(new MountOp.Proc("/proc"));
-        PROC_READ_ONLY.stream().filter(p -> !procMasks.files().contains(p) && !procMasks.dirs().contains(p))
+        PROC_READ_ONLY.stream()
+                .filter(p -> !procMasks.files().contains(p) && !procMasks.dirs().contains(p))
                 .forEach(p -> plan.add(new MountOp.ProcReadOnly(p, !p.equals("/proc/sys")))); // a mask hides more
         procMasks.files().forEach(f -> plan.add(new MountOp.MaskFile(f)));
         procMasks.dirs().forEach(d -> plan.add(new MountOp.MaskDir(d, 0555)));

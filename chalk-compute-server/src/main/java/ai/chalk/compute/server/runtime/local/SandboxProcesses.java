@@ -87,8 +87,10 @@ final class SandboxProcesses {
         while (true) {
             // not the init's own sleep: the init starts another at once, and a SIGTERM for each would keep the
             // sandbox forking for the whole grace period, starving the processes that are ending
-            List<Long> running = hostPids().stream().filter(pid -> !initsSleep(pid)).toList();
-            if (running.isEmpty() && started.stream().noneMatch(p -> p.hostProcess().isAlive())) {
+            List<Long> running =
+                    hostPids().stream().filter(pid -> !initsSleep(pid)).toList();
+            if (running.isEmpty()
+                    && started.stream().noneMatch(p -> p.hostProcess().isAlive())) {
                 return;
             }
             // a command that ended on its SIGTERM leaves its nsenter on the host passing the status on: the kill

@@ -45,9 +45,15 @@ final class SandboxStart {
      * @param hostWorkdir the working directory on the host, for sandboxes without isolation; else null
      * @param entrypoint  what to start in it first; empty for nothing
      */
-    record Started(Path dir, String workdir, Path hostWorkdir, Map<String, String> env, boolean fromImage,
-                   SandboxCgroup groups, SandboxInit init, List<String> entrypoint) {
-    }
+    record Started(
+            Path dir,
+            String workdir,
+            Path hostWorkdir,
+            Map<String, String> env,
+            boolean fromImage,
+            SandboxCgroup groups,
+            SandboxInit init,
+            List<String> entrypoint) {}
 
     private final LocalRuntime runtime;
     private final SandboxSpec spec;
@@ -93,7 +99,8 @@ final class SandboxStart {
         if (!imageRef.isEmpty()) {
             image = runtime.image(imageRef);
             if (!image.config().runsAsRoot()) {
-                throw new RuntimeStartException("image " + imageRef + " runs as user \"" + image.config().user()
+                throw new RuntimeStartException("image " + imageRef + " runs as user \""
+                        + image.config().user()
                         + "\"; the local runtime runs sandbox processes as root (without capabilities) only: build"
                         + " the image without USER, or use the docker runtime");
             }
@@ -113,8 +120,12 @@ final class SandboxStart {
         if (spec.network() && level.isolated() && runtime.networkProblem().isPresent()) {
             throw new RuntimeStartException(runtime.networkProblem().get());
         }
-        if (level.isolated() && (image != null ? SandboxCommands.Helpers.image(runtime.sandboxTools())
-                : SandboxCommands.Helpers.host(runtime.tools())).perl().isEmpty()) {
+        if (level.isolated()
+                && (image != null
+                                ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                                : SandboxCommands.Helpers.host(runtime.tools()))
+                        .perl()
+                        .isEmpty()) {
             throw new RuntimeStartException("sandbox processes run under a syscall filter that perl installs, and"
                     + " this host has no perl under its system directories (apt-get install perl-base)");
         }
@@ -132,8 +143,12 @@ final class SandboxStart {
             // id-mapped layers already)
             Path root = userns.isPresent() && image == null ? dir.resolve("mapped") : layer;
             MountPlan mounts = level.isolated() ? mountPlan(root, volumes) : null;
-            List<String> volumePaths = mounts == null ? List.of()
-                    : mounts.ops().stream().filter(op -> op instanceof MountOp.Volume).map(MountOp::target).toList();
+            List<String> volumePaths = mounts == null
+                    ? List.of()
+                    : mounts.ops().stream()
+                            .filter(op -> op instanceof MountOp.Volume)
+                            .map(MountOp::target)
+                            .toList();
             if (image != null) {
                 prepareImageRoot(volumePaths);
             } else {
@@ -142,8 +157,10 @@ final class SandboxStart {
             createGroups();
             Optional<IdRange> ids = init.ids();
             if (level.isolated()) {
-                init = InitLauncher.of(level).launch(new InitLauncher.Request(runtime, groups, SandboxHostname.of(id),
-                        workdir, image != null, mounts, userns)).withIds(ids);
+                init = InitLauncher.of(level)
+                        .launch(new InitLauncher.Request(
+                                runtime, groups, SandboxHostname.of(id), workdir, image != null, mounts, userns))
+                        .withIds(ids);
             } else {
                 hostWorkdir = layer.resolve(workdir.substring(1));
                 Files.createDirectories(hostWorkdir);
@@ -182,8 +199,8 @@ final class SandboxStart {
             init = init.withIds(userns.map(UserNamespace::range));
             return userns.isPresent() ? idMapped(spec.volumes(), userns.get()) : spec.volumes();
         } catch (IOException e) {
-            throw new RuntimeStartException("cannot set up the file system of sandbox " + id + ": "
-                    + e.getMessage(), e);
+            throw new RuntimeStartException(
+                    "cannot set up the file system of sandbox " + id + ": " + e.getMessage(), e);
         }
     }
 
@@ -191,8 +208,8 @@ final class SandboxStart {
         Optional<Path> resolv = spec.network() ? Optional.of(runtime.resolvConf()) : Optional.empty();
         Path devices = dir.resolve("dev");
         return image != null
-                ? SandboxMounts.image(root, runtime.sandboxTools().dir(), volumes, resolv, runtime.procMasks(),
-                        devices, workdir)
+                ? SandboxMounts.image(
+                        root, runtime.sandboxTools().dir(), volumes, resolv, runtime.procMasks(), devices, workdir)
                 : SandboxMounts.hostView(root, view, volumes, resolv, runtime.procMasks(), devices, workdir);
     }
 
@@ -229,7 +246,8 @@ final class SandboxStart {
             }
             // the resolver file is mounted over: a real file, whatever link the image had there
             List<String> files = spec.network() && level.isolated()
-                    ? List.of(ImageRoot.PRELOAD, SandboxCommands.RESOLV_CONF) : List.of(ImageRoot.PRELOAD);
+                    ? List.of(ImageRoot.PRELOAD, SandboxCommands.RESOLV_CONF)
+                    : List.of(ImageRoot.PRELOAD);
             if (userns.isPresent()) {
                 // through the overlay, as the sandbox's root: the server's root has no id in its mapping
                 userns.get().asRoot(() -> {
@@ -240,8 +258,10 @@ final class SandboxStart {
                 RootPaths.prepare(layer, dirs, files);
             }
         } catch (IOException e) {
-            throw new RuntimeStartException("cannot set up the root filesystem of sandbox " + id + " from image "
-                    + imageRef + ": " + e.getMessage(), e);
+            throw new RuntimeStartException(
+                    "cannot set up the root filesystem of sandbox " + id + " from image " + imageRef + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 
@@ -261,7 +281,8 @@ final class SandboxStart {
                 userns.get().attachIdMapped(layer, mapped);
             }
         } catch (IOException e) {
-            throw new RuntimeStartException("cannot create the writable layer of sandbox " + id + ": " + e.getMessage(), e);
+            throw new RuntimeStartException(
+                    "cannot create the writable layer of sandbox " + id + ": " + e.getMessage(), e);
         }
     }
 
@@ -284,7 +305,10 @@ final class SandboxStart {
         }
         RootPaths.prepare(layer, dirs, List.of());
         for (String d : fresh) {
-            Files.setAttribute(layer.resolve(d.substring(1)), "unix:mode", modes.get(d),
+            Files.setAttribute(
+                    layer.resolve(d.substring(1)),
+                    "unix:mode",
+                    modes.get(d),
                     LinkOption.NOFOLLOW_LINKS); // with the sticky bit, which PosixFilePermission lacks
         }
     }
@@ -295,7 +319,8 @@ final class SandboxStart {
         }
         try {
             SandboxDefaults d = runtime.defaults();
-            SandboxSpec.ResourceLimits limits = new SandboxSpec.ResourceLimits(spec.limits().milliCpus(),
+            SandboxSpec.ResourceLimits limits = new SandboxSpec.ResourceLimits(
+                    spec.limits().milliCpus(),
                     Optional.of(spec.limits().memoryBytes().orElse(d.memoryBytes())));
             groups = runtime.cgroups().create(id, limits, d.pidsMax());
         } catch (IOException e) {

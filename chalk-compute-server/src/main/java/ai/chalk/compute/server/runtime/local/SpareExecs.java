@@ -72,8 +72,8 @@ final class SpareExecs {
     void afterExec(RuntimeProcess p) {
         if (enabled && execs.incrementAndGet() >= 2) {
             // once this exec is done (or after a moment), so that starting them does not compete with it for the CPU
-            CompletableFuture<Void> moment = CompletableFuture.runAsync(() -> { },
-                    CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS, helpers));
+            CompletableFuture<Void> moment = CompletableFuture.runAsync(
+                    () -> {}, CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS, helpers));
             CompletableFuture.anyOf(p.onExit(), moment).thenRunAsync(this::topUp, helpers);
         }
     }

@@ -21,26 +21,37 @@ final class UnshareLauncher extends InitLauncher {
         LocalRuntime runtime = request.runtime();
         HostTools tools = runtime.tools();
         boolean fromImage = request.fromImage();
-        SandboxCommands.UnshareRoot root = fromImage ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
+        SandboxCommands.UnshareRoot root = fromImage
+                ? SandboxCommands.UnshareRoot.image(runtime.sandboxTools())
                 : SandboxCommands.UnshareRoot.host(tools.require("setpriv"));
         SandboxFilter filter = runtime.syscallFilter();
-        SandboxCommands.Helpers helpers = fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools())
-                : SandboxCommands.Helpers.host(tools);
-        List<String> init = SandboxCommands.unshareInit(tools.require("unshare"), tools.require("setpriv"), root,
-                request.hostname(), request.mounts(), filter.filter().execPrefixParts(helpers.perl()),
-                request.userns().map(UserNamespace::path), helpers.nsenter());
+        SandboxCommands.Helpers helpers =
+                fromImage ? SandboxCommands.Helpers.image(runtime.sandboxTools()) : SandboxCommands.Helpers.host(tools);
+        List<String> init = SandboxCommands.unshareInit(
+                tools.require("unshare"),
+                tools.require("setpriv"),
+                root,
+                request.hostname(),
+                request.mounts(),
+                filter.filter().execPrefixParts(helpers.perl()),
+                request.userns().map(UserNamespace::path),
+                helpers.nsenter());
         SandboxCgroup groups = request.groups();
-        List<String> command = SandboxCommands.joinCgroups(groups == null ? List.of() : groups.initProcsFiles(),
-                runtime.defaults().openFiles(), init);
+        List<String> command = SandboxCommands.joinCgroups(
+                groups == null ? List.of() : groups.initProcsFiles(),
+                runtime.defaults().openFiles(),
+                init);
         Process p = runtime.spawnInit(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.DISCARD)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         String said = awaitReady(runtime, p, err, "unshare");
-        String pidLine = said.lines().filter(l -> l.startsWith(SandboxCommands.INIT_PID)).findFirst()
-                .orElseThrow(() -> new RuntimeStartException("unshare did not report its sandbox's pid (" + said
-                        + ")"));
-        long pid = Long.parseLong(pidLine.substring(SandboxCommands.INIT_PID.length()).trim());
+        String pidLine = said.lines()
+                .filter(l -> l.startsWith(SandboxCommands.INIT_PID))
+                .findFirst()
+                .orElseThrow(
+                        () -> new RuntimeStartException("unshare did not report its sandbox's pid (" + said + ")"));
+        long pid = Long.parseLong(
+                pidLine.substring(SandboxCommands.INIT_PID.length()).trim());
         return started(p, pid, filter);
     }
 }
-

@@ -29,8 +29,15 @@ import java.util.List;
 public record BlockedDestinations(List<Prefix> prefixes) {
 
     /** What is refused whatever the host's interfaces are. */
-    static final List<String> ALWAYS = List.of(SandboxNetwork.SLIRP_CIDR, "0.0.0.0/8", "127.0.0.0/8",
-            "169.254.0.0/16", "100.100.100.200", "::1", "fe80::/10", "fd00:ec2::254");
+    static final List<String> ALWAYS = List.of(
+            SandboxNetwork.SLIRP_CIDR,
+            "0.0.0.0/8",
+            "127.0.0.0/8",
+            "169.254.0.0/16",
+            "100.100.100.200",
+            "::1",
+            "fe80::/10",
+            "fd00:ec2::254");
 
     public BlockedDestinations {
         prefixes = List.copyOf(prefixes);

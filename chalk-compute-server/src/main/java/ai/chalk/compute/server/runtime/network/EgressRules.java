@@ -15,8 +15,7 @@ final class EgressRules {
     /** The table the rules live in; sandbox code cannot remove it (changing nftables needs CAP_NET_ADMIN). */
     static final String TABLE = "chalk_egress";
 
-    private EgressRules() {
-    }
+    private EgressRules() {}
 
     /** The ruleset, as {@code nft -f -} reads it. */
     static String render(BlockedDestinations blocked) {

@@ -46,8 +46,7 @@ public record EgressTools(Path slirp4netns, Path nft, Path nsenter, Path setpriv
                     + ", not found in " + searchPath + ": install slirp4netns and nftables (and util-linux), "
                     + "or create the sandbox without network");
         }
-        return new EgressTools(found.get("slirp4netns"), found.get("nft"), found.get("nsenter"),
-                found.get("setpriv"));
+        return new EgressTools(found.get("slirp4netns"), found.get("nft"), found.get("nsenter"), found.get("setpriv"));
     }
 
     private static Path which(String name, String searchPath) {

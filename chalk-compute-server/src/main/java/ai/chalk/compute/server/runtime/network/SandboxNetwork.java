@@ -101,12 +101,20 @@ public final class SandboxNetwork {
     public Egress attach(Path stateDir, long pid) throws IOException {
         Path netns = Path.of("/proc", Long.toString(pid), "ns", "net");
         String target = namespace(netns, pid);
-        if (target.equals(namespace(Path.of("/proc/self/ns/net"), ProcessHandle.current().pid()))) {
+        if (target.equals(
+                namespace(Path.of("/proc/self/ns/net"), ProcessHandle.current().pid()))) {
             throw new IOException("process " + pid + " shares the server's network namespace; start the sandbox in "
                     + "its own (bwrap --unshare-net, unshare --net) before giving it network");
         }
         String rules = EgressRules.render(BlockedDestinations.ofThisHost().plus(alsoBlocked));
-        String nft = run(List.of(tools.nsenter().toString(), "--net=" + netns, "--", tools.nft().toString(), "-f", "-"),
+        String nft = run(
+                List.of(
+                        tools.nsenter().toString(),
+                        "--net=" + netns,
+                        "--",
+                        tools.nft().toString(),
+                        "-f",
+                        "-"),
                 rules);
         if (nft != null) {
             throw new IOException("cannot install the sandbox's firewall rules (nft in its network namespace): " + nft);
@@ -116,13 +124,27 @@ public final class SandboxNetwork {
         }
         Files.createDirectories(stateDir);
         File log = stateDir.resolve("slirp4netns.log").toFile();
-        ProcessBuilder pb = new ProcessBuilder(tools.setpriv().toString(), "--pdeathsig", "KILL", "--",
-                tools.slirp4netns().toString(), "--configure", "--mtu=" + MTU, "--disable-host-loopback",
-                "--enable-sandbox", "--enable-seccomp", "--ready-fd=1", "--exit-fd=0",
-                // by path: given a pid, slirp4netns would join the process's user namespace too, a sandbox's own,
-                // where it has no right over the network namespace (the host's root owns it)
-                "--netns-type=path", netns.toString(), INTERFACE)
-                .directory(new File("/")).redirectError(ProcessBuilder.Redirect.appendTo(log));
+        ProcessBuilder pb = new ProcessBuilder(
+                        tools.setpriv().toString(),
+                        "--pdeathsig",
+                        "KILL",
+                        "--",
+                        tools.slirp4netns().toString(),
+                        "--configure",
+                        "--mtu=" + MTU,
+                        "--disable-host-loopback",
+                        "--enable-sandbox",
+                        "--enable-seccomp",
+                        "--ready-fd=1",
+                        "--exit-fd=0",
+                        // by path: given a pid, slirp4netns would join the process's user namespace too, a sandbox's
+                        // own,
+                        // where it has no right over the network namespace (the host's root owns it)
+                        "--netns-type=path",
+                        netns.toString(),
+                        INTERFACE)
+                .directory(new File("/"))
+                .redirectError(ProcessBuilder.Redirect.appendTo(log));
         pb.environment().clear();
         pb.environment().put("PATH", EgressTools.SEARCH_PATH);
         Process slirp = spawner.start(pb);
@@ -133,8 +155,8 @@ public final class SandboxNetwork {
             ready.get(READY_SECONDS, TimeUnit.SECONDS);
         } catch (ExecutionException | TimeoutException e) {
             egress.close();
-            throw new IOException("slirp4netns did not bring up the sandbox's network within " + READY_SECONDS
-                    + " s: " + tail(log.toPath()));
+            throw new IOException("slirp4netns did not bring up the sandbox's network within " + READY_SECONDS + " s: "
+                    + tail(log.toPath()));
         } catch (InterruptedException e) {
             egress.close();
             Thread.currentThread().interrupt();

@@ -15,7 +15,13 @@ record ArgCondition(int arg, Op op, long datumA, long datumB) {
 
     /** libseccomp's {@code enum scmp_compare}. */
     enum Op {
-        NE(1), LT(2), LE(3), EQ(4), GE(5), GT(6), MASKED_EQ(7);
+        NE(1),
+        LT(2),
+        LE(3),
+        EQ(4),
+        GE(5),
+        GT(6),
+        MASKED_EQ(7);
 
         final int code;
 

@@ -11,8 +11,7 @@ import java.util.List;
  */
 final class ArgValues {
 
-    private ArgValues() {
-    }
+    private ArgValues() {}
 
     /**
      * Every value of the argument's low {@code width} bits but {@code excluded}; the bits above are not compared,
@@ -28,7 +27,8 @@ final class ArgValues {
         return out;
     }
 
-    private static void complement(int arg, int width, long prefix, int length, long[] excluded, List<ArgCondition> out) {
+    private static void complement(
+            int arg, int width, long prefix, int length, long[] excluded, List<ArgCondition> out) {
         long mask = prefixMask(width, length);
         boolean hit = false;
         for (long e : excluded) {

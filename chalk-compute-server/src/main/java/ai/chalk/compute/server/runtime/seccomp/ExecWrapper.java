@@ -44,14 +44,14 @@ final class ExecWrapper {
             exit 127;
             """;
 
-    private ExecWrapper() {
-    }
+    private ExecWrapper() {}
 
     static SyscallFilter.ExecPrefix prefix(List<String> perl, int prctl, int seccomp, String programHex) {
         if (perl.isEmpty()) {
-            throw new IllegalArgumentException("the syscall filter's exec wrapper needs perl (apt-get install perl-base)");
+            throw new IllegalArgumentException(
+                    "the syscall filter's exec wrapper needs perl (apt-get install perl-base)");
         }
-        return new SyscallFilter.ExecPrefix(perl, SCRIPT,
-                List.of(Integer.toString(prctl), Integer.toString(seccomp), programHex));
+        return new SyscallFilter.ExecPrefix(
+                perl, SCRIPT, List.of(Integer.toString(prctl), Integer.toString(seccomp), programHex));
     }
 }

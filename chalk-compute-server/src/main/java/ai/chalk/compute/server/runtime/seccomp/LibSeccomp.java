@@ -36,8 +36,7 @@ final class LibSeccomp {
         PROBLEM = problem;
     }
 
-    private LibSeccomp() {
-    }
+    private LibSeccomp() {}
 
     /** Fails, saying which package brings the library, when it could not be loaded. */
     static void requireLoaded() {

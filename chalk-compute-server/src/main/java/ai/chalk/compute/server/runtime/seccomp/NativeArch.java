@@ -9,17 +9,32 @@ import java.util.Map;
  * have one number on every architecture, which is why the table holds numbers and not per-arch lookups.
  */
 enum NativeArch {
-
     X86_64(0xC000003E, List.of("arch_prctl", "modify_ldt"), Map.of("uretprobe", 335)),
-    AARCH64(0xC00000B7, List.of("arm_fadvise64_64", "arm_sync_file_range", "sync_file_range2", "breakpoint",
-            "cacheflush", "set_tls"), Map.of());
+    AARCH64(
+            0xC00000B7,
+            List.of(
+                    "arm_fadvise64_64",
+                    "arm_sync_file_range",
+                    "sync_file_range2",
+                    "breakpoint",
+                    "cacheflush",
+                    "set_tls"),
+            Map.of());
 
     /** Syscalls of Linux 6.6 to 6.13 that Docker's profile allows to a container without capabilities. */
     private static final Map<String, Integer> NEWER = Map.ofEntries(
-            Map.entry("cachestat", 451), Map.entry("fchmodat2", 452), Map.entry("map_shadow_stack", 453),
-            Map.entry("futex_wake", 454), Map.entry("futex_wait", 455), Map.entry("futex_requeue", 456),
-            Map.entry("statmount", 457), Map.entry("listmount", 458), Map.entry("mseal", 462),
-            Map.entry("setxattrat", 463), Map.entry("getxattrat", 464), Map.entry("listxattrat", 465),
+            Map.entry("cachestat", 451),
+            Map.entry("fchmodat2", 452),
+            Map.entry("map_shadow_stack", 453),
+            Map.entry("futex_wake", 454),
+            Map.entry("futex_wait", 455),
+            Map.entry("futex_requeue", 456),
+            Map.entry("statmount", 457),
+            Map.entry("listmount", 458),
+            Map.entry("mseal", 462),
+            Map.entry("setxattrat", 463),
+            Map.entry("getxattrat", 464),
+            Map.entry("listxattrat", 465),
             Map.entry("removexattrat", 466));
 
     private final int auditArch;
@@ -39,8 +54,10 @@ enum NativeArch {
                 return a;
             }
         }
-        throw new IllegalStateException(String.format("the sandbox syscall filter supports x86_64 and aarch64 only,"
-                + " not the architecture with audit token 0x%08x", scmpArch));
+        throw new IllegalStateException(String.format(
+                "the sandbox syscall filter supports x86_64 and aarch64 only,"
+                        + " not the architecture with audit token 0x%08x",
+                scmpArch));
     }
 
     /** The syscalls only this architecture has that Docker's profile allows. */

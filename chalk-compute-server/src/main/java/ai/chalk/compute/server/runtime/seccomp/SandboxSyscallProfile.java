@@ -103,8 +103,7 @@ final class SandboxSyscallProfile {
 
     private static final int ENOSYS = 38;
 
-    private SandboxSyscallProfile() {
-    }
+    private SandboxSyscallProfile() {}
 
     /** The rules for {@code arch}; names the architecture lacks are left to {@link SyscallFilter} to skip. */
     static List<SyscallRule> rules(NativeArch arch) {
@@ -136,8 +135,8 @@ final class SandboxSyscallProfile {
 
     private static void sockets(List<SyscallRule> rules) {
         rules.add(SyscallRule.allow("socket", ArgCondition.le(0, AF_NETLINK - 1)));
-        NETLINK_PROTOCOLS.forEach(p -> rules.add(
-                SyscallRule.allow("socket", ArgCondition.eq(0, AF_NETLINK), ArgCondition.eq(2, p))));
+        NETLINK_PROTOCOLS.forEach(
+                p -> rules.add(SyscallRule.allow("socket", ArgCondition.eq(0, AF_NETLINK), ArgCondition.eq(2, p))));
         ArgValues.between(0, AF_NETLINK + 1, AF_ALG - 1).forEach(c -> rules.add(SyscallRule.allow("socket", c)));
         rules.add(SyscallRule.allow("socket", ArgCondition.eq(0, AF_NFC)));
         // Docker allows "greater than AF_VSOCK", but a comparison sees 64 bits and the kernel reads an int:

@@ -72,8 +72,12 @@ public final class SyscallFilter {
             throw new IllegalStateException("libseccomp could not start a filter (seccomp_init failed)");
         }
         try {
-            check(LibSeccomp.seccomp_attr_set(ctx, LibSeccomp.ATTR_ACT_BADARCH, LibSeccomp.ACT_KILL_PROCESS), "set the bad-ABI action");
-            check(LibSeccomp.seccomp_attr_set(ctx, LibSeccomp.ATTR_CTL_OPTIMIZE, BINARY_TREE), "choose the binary tree");
+            check(
+                    LibSeccomp.seccomp_attr_set(ctx, LibSeccomp.ATTR_ACT_BADARCH, LibSeccomp.ACT_KILL_PROCESS),
+                    "set the bad-ABI action");
+            check(
+                    LibSeccomp.seccomp_attr_set(ctx, LibSeccomp.ATTR_CTL_OPTIMIZE, BINARY_TREE),
+                    "choose the binary tree");
             int added = 0;
             List<String> absent = new ArrayList<>();
             for (SyscallRule rule : init ? SandboxSyscallProfile.initRules(arch) : SandboxSyscallProfile.rules(arch)) {
@@ -85,12 +89,14 @@ public final class SyscallFilter {
                     continue;
                 }
                 int action = rule.errno() == 0 ? LibSeccomp.ACT_ALLOW : LibSeccomp.ACT_ERRNO | rule.errno();
-                check(LibSeccomp.seccomp_rule_add_array(ctx, action, nr, rule.conditions().size(), conditions(rule)),
+                check(
+                        LibSeccomp.seccomp_rule_add_array(
+                                ctx, action, nr, rule.conditions().size(), conditions(rule)),
                         "add the rule " + rule);
                 added++;
             }
-            return new SyscallFilter(export(ctx), added, absent, arch, require(arch, "prctl"),
-                    require(arch, "seccomp"));
+            return new SyscallFilter(
+                    export(ctx), added, absent, arch, require(arch, "prctl"), require(arch, "seccomp"));
         } finally {
             LibSeccomp.seccomp_release(ctx);
         }
@@ -137,7 +143,8 @@ public final class SyscallFilter {
         try {
             fd = MemFd.INSTANCE.memfd_create("chalk-seccomp", MemFd.MFD_CLOEXEC);
         } catch (LastErrorException e) {
-            throw new IllegalStateException("cannot create a memory file for the syscall filter: errno " + e.getErrorCode(), e);
+            throw new IllegalStateException(
+                    "cannot create a memory file for the syscall filter: errno " + e.getErrorCode(), e);
         }
         try {
             check(LibSeccomp.seccomp_export_bpf(ctx, fd), "export the program");
@@ -204,10 +211,11 @@ public final class SyscallFilter {
      */
     public static List<String> withFileOn(int fd, Path file, List<String> command) {
         if (fd < 3 || fd > 9) {
-            throw new IllegalArgumentException("use a descriptor from 3 to 9 (0 to 2 are the standard streams), not " + fd);
+            throw new IllegalArgumentException(
+                    "use a descriptor from 3 to 9 (0 to 2 are the standard streams), not " + fd);
         }
-        List<String> words = new ArrayList<>(List.of("/bin/sh", "-c", "f=$1; shift; exec \"$@\" " + fd + "<\"$f\"",
-                "chalk-seccomp", file.toString()));
+        List<String> words = new ArrayList<>(List.of(
+                "/bin/sh", "-c", "f=$1; shift; exec \"$@\" " + fd + "<\"$f\"", "chalk-seccomp", file.toString()));
         words.addAll(command);
         return words;
     }

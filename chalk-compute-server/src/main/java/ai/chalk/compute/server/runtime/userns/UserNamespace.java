@@ -54,8 +54,8 @@ public final class UserNamespace implements AutoCloseable {
     public static UserNamespace create(IdRange range, Spawner spawner, Path unshare, ExecutorService root)
             throws IOException {
         // the holder waits on its stdin, which ends when the server does, whatever way it ends
-        ProcessBuilder pb = new ProcessBuilder(List.of(unshare.toString(), "--user", "--", "/bin/sh", "-c",
-                "read -r _"))
+        ProcessBuilder pb = new ProcessBuilder(
+                        List.of(unshare.toString(), "--user", "--", "/bin/sh", "-c", "read -r _"))
                 .directory(new java.io.File("/"))
                 .redirectInput(ProcessBuilder.Redirect.PIPE)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
@@ -98,8 +98,8 @@ public final class UserNamespace implements AutoCloseable {
                         + holder.exitValue() + ")");
             }
             if (System.nanoTime() > deadline) {
-                throw new IOException("the sandbox's user namespace was not created within " + CREATE_TIMEOUT_MILLIS
-                        + " ms");
+                throw new IOException(
+                        "the sandbox's user namespace was not created within " + CREATE_TIMEOUT_MILLIS + " ms");
             }
             Thread.onSpinWait();
             try {
@@ -132,10 +132,10 @@ public final class UserNamespace implements AutoCloseable {
         int tree = -1;
         try {
             userns = c.open(path().toString(), IdMapCalls.O_RDONLY | IdMapCalls.O_CLOEXEC);
-            tree = c.open_tree(IdMapCalls.AT_FDCWD, source.toString(),
-                    IdMapCalls.OPEN_TREE_CLONE | IdMapCalls.OPEN_TREE_CLOEXEC);
-            c.mount_setattr(tree, "", IdMapCalls.AT_EMPTY_PATH,
-                    new long[] {IdMapCalls.MOUNT_ATTR_IDMAP, 0, 0, userns}, 32);
+            tree = c.open_tree(
+                    IdMapCalls.AT_FDCWD, source.toString(), IdMapCalls.OPEN_TREE_CLONE | IdMapCalls.OPEN_TREE_CLOEXEC);
+            c.mount_setattr(
+                    tree, "", IdMapCalls.AT_EMPTY_PATH, new long[] {IdMapCalls.MOUNT_ATTR_IDMAP, 0, 0, userns}, 32);
             c.move_mount(tree, "", IdMapCalls.AT_FDCWD, target.toString(), IdMapCalls.MOVE_MOUNT_F_EMPTY_PATH);
         } catch (LastErrorException e) {
             throw new IOException("cannot mount " + source + " id-mapped at " + target + " (errno " + e.getErrorCode()
@@ -165,23 +165,24 @@ public final class UserNamespace implements AutoCloseable {
     public <T> T asRoot(Callable<T> work) throws IOException {
         try {
             return root.submit(() -> {
-                IdMapCalls c = IdMapCalls.INSTANCE;
-                int[] header = {IdMapCalls.CAPABILITY_VERSION_3, 0};
-                int[] caps = new int[6];
-                c.capget(header, caps);
-                c.setfsgid((int) range.first());
-                c.setfsuid((int) range.first());
-                try {
-                    // leaving fsuid 0 drops the file capabilities from the effective set: take them back
-                    int[] raised = {caps[1], caps[1], caps[2], caps[4], caps[4], caps[5]};
-                    c.capset(header, raised);
-                    return work.call();
-                } finally {
-                    c.setfsuid(0); // back to 0 restores them
-                    c.setfsgid(0);
-                    c.capset(header, caps);
-                }
-            }).get();
+                        IdMapCalls c = IdMapCalls.INSTANCE;
+                        int[] header = {IdMapCalls.CAPABILITY_VERSION_3, 0};
+                        int[] caps = new int[6];
+                        c.capget(header, caps);
+                        c.setfsgid((int) range.first());
+                        c.setfsuid((int) range.first());
+                        try {
+                            // leaving fsuid 0 drops the file capabilities from the effective set: take them back
+                            int[] raised = {caps[1], caps[1], caps[2], caps[4], caps[4], caps[5]};
+                            c.capset(header, raised);
+                            return work.call();
+                        } finally {
+                            c.setfsuid(0); // back to 0 restores them
+                            c.setfsgid(0);
+                            c.capset(header, caps);
+                        }
+                    })
+                    .get();
         } catch (ExecutionException e) {
             if (e.getCause() instanceof IOException io) {
                 throw io;
@@ -219,7 +220,12 @@ public final class UserNamespace implements AutoCloseable {
                 for (int i = lowers.size() - 1; i >= 0; i--) { // overlayfs lists the top layer first
                     options.append(at).append(lowers.get(i)).append(i > 0 ? ":" : "");
                 }
-                options.append(",upperdir=").append(at).append(upper).append(",workdir=").append(at).append(work);
+                options.append(",upperdir=")
+                        .append(at)
+                        .append(upper)
+                        .append(",workdir=")
+                        .append(at)
+                        .append(work);
                 if (options.length() > 4000) {
                     throw new IOException("the image has too many layers (" + lowers.size() + ") for one overlay");
                 }

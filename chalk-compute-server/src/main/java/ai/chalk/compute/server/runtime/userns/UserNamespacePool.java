@@ -44,6 +44,7 @@ public final class UserNamespacePool implements AutoCloseable {
     private final String problem;
     /** Where the namespaces' root work runs; null when the pool hands out none. */
     private final ExecutorService root;
+
     private final Queue<CompletableFuture<UserNamespace>> spares = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
@@ -65,7 +66,11 @@ public final class UserNamespacePool implements AutoCloseable {
     public static UserNamespacePool start(Path stateDir, Path unshare, Executor helpers) {
         IdRanges ranges = new IdRanges(IdRanges.DEFAULT_BASE, IdRanges.DEFAULT_SLOTS);
         ExecutorService root = Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-sandbox-root"));
-        UserNamespacePool pool = new UserNamespacePool(ranges, unshare, helpers, root,
+        UserNamespacePool pool = new UserNamespacePool(
+                ranges,
+                unshare,
+                helpers,
+                root,
                 probe(ranges, stateDir, unshare, root).orElse(null));
         if (pool.problem == null) {
             for (int i = 0; i < SPARES; i++) {
@@ -133,7 +138,8 @@ public final class UserNamespacePool implements AutoCloseable {
             }
         }
         if (!closed && spares.size() < SPARES) {
-            spares.add(CompletableFuture.supplyAsync(this::makeUnchecked,
+            spares.add(CompletableFuture.supplyAsync(
+                    this::makeUnchecked,
                     CompletableFuture.delayedExecutor(SPARE_DELAY_MILLIS, TimeUnit.MILLISECONDS, helpers)));
         }
         if (ready != null) {
@@ -155,8 +161,9 @@ public final class UserNamespacePool implements AutoCloseable {
     }
 
     private UserNamespace make() throws IOException {
-        IdRange range = ranges.acquire().orElseThrow(() -> new IOException("all " + IdRanges.DEFAULT_SLOTS
-                + " id ranges of sandboxes are in use"));
+        IdRange range = ranges.acquire()
+                .orElseThrow(
+                        () -> new IOException("all " + IdRanges.DEFAULT_SLOTS + " id ranges of sandboxes are in use"));
         try {
             return UserNamespace.create(range, ProcessBuilder::start, unshare, root);
         } catch (IOException | RuntimeException e) {
@@ -188,7 +195,8 @@ public final class UserNamespacePool implements AutoCloseable {
             root.shutdown();
             try {
                 if (!root.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
-                    log.warn("Work as a sandbox's root did not end within {} s of the runtime's close",
+                    log.warn(
+                            "Work as a sandbox's root did not end within {} s of the runtime's close",
                             CLOSE_WAIT_SECONDS);
                 }
             } catch (InterruptedException e) {

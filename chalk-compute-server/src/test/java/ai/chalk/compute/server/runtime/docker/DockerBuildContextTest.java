@@ -46,23 +46,39 @@ class DockerBuildContextTest {
                 .setWorkdir("/home/user/app")
                 .putEnv("PYTHONDONTWRITEBYTECODE", "1")
                 .putEnv("A_PRICE", "cost: $5 \"cheap\"")
-                .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder()
-                        .addCommands("mkdir -p /app/data").addCommands("cat > /x <<EOF\nline\nEOF")))
-                .addSteps(BuildStep.newBuilder().setPipInstall(PipInstallStep.newBuilder()
-                        .addPackages("pandas").addPackages("flask>=3")))
-                .addSteps(BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder().setDestination("conf/app.yaml")
-                        .setContent(ByteString.copyFromUtf8("port: 8080\n"))))
-                .addSteps(BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder().setDestination("/app/run.sh")
-                        .setContent(ByteString.copyFromUtf8("#!/bin/sh\n")).setMode(0755)))
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addCommands("EXPOSE 8080").addCommands("# a comment").addCommands("")))
-                .addSteps(BuildStep.newBuilder().setUvPipInstall(UvPipInstallStep.newBuilder().addPackages("numpy")))
-                .addSteps(BuildStep.newBuilder().setUvSync(UvSyncStep.newBuilder()
-                        .setPyprojectTomlLz4(ByteString.copyFrom(lz4("[project]\nname = \"demo\"\n")))
-                        .setUvLockLz4(ByteString.copyFrom(lz4("version = 1\n")))
-                        .addExtras("dev").setWorkdir("project")))
+                .addSteps(BuildStep.newBuilder()
+                        .setRunCommands(RunCommandsStep.newBuilder()
+                                .addCommands("mkdir -p /app/data")
+                                .addCommands("cat > /x <<EOF\nline\nEOF")))
+                .addSteps(BuildStep.newBuilder()
+                        .setPipInstall(PipInstallStep.newBuilder()
+                                .addPackages("pandas")
+                                .addPackages("flask>=3")))
+                .addSteps(BuildStep.newBuilder()
+                        .setAddFile(AddFileStep.newBuilder()
+                                .setDestination("conf/app.yaml")
+                                .setContent(ByteString.copyFromUtf8("port: 8080\n"))))
+                .addSteps(BuildStep.newBuilder()
+                        .setAddFile(AddFileStep.newBuilder()
+                                .setDestination("/app/run.sh")
+                                .setContent(ByteString.copyFromUtf8("#!/bin/sh\n"))
+                                .setMode(0755)))
+                .addSteps(BuildStep.newBuilder()
+                        .setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                                .addCommands("EXPOSE 8080")
+                                .addCommands("# a comment")
+                                .addCommands("")))
+                .addSteps(BuildStep.newBuilder()
+                        .setUvPipInstall(UvPipInstallStep.newBuilder().addPackages("numpy")))
+                .addSteps(BuildStep.newBuilder()
+                        .setUvSync(UvSyncStep.newBuilder()
+                                .setPyprojectTomlLz4(ByteString.copyFrom(lz4("[project]\nname = \"demo\"\n")))
+                                .setUvLockLz4(ByteString.copyFrom(lz4("version = 1\n")))
+                                .addExtras("dev")
+                                .setWorkdir("project")))
                 .addEntrypoint("/app/run.sh")
-                .addCmd("serve").addCmd("--port=8080")
+                .addCmd("serve")
+                .addCmd("--port=8080")
                 .build();
         ImageSpecCheck.validate(spec);
         DockerBuildContext context = DockerBuildContext.of(spec);
@@ -93,26 +109,30 @@ class DockerBuildContextTest {
         try (TarArchiveInputStream tar = new TarArchiveInputStream(new ByteArrayInputStream(context.tar()))) {
             TarArchiveEntry e;
             while ((e = tar.getNextEntry()) != null) {
-                entries.put(e.getName(), Integer.toOctalString(e.getMode()) + " "
-                        + new String(tar.readAllBytes(), StandardCharsets.UTF_8));
+                entries.put(
+                        e.getName(),
+                        Integer.toOctalString(e.getMode()) + " "
+                                + new String(tar.readAllBytes(), StandardCharsets.UTF_8));
             }
         }
-        assertThat(entries).containsExactly(
-                Map.entry("Dockerfile", "100644 " + context.dockerfile()),
-                Map.entry("files/2", "100644 port: 8080\n"),
-                Map.entry("files/3", "100755 #!/bin/sh\n"),
-                Map.entry("files/6/pyproject.toml", "100644 [project]\nname = \"demo\"\n"),
-                Map.entry("files/6/uv.lock", "100644 version = 1\n"));
+        assertThat(entries)
+                .containsExactly(
+                        Map.entry("Dockerfile", "100644 " + context.dockerfile()),
+                        Map.entry("files/2", "100644 port: 8080\n"),
+                        Map.entry("files/3", "100755 #!/bin/sh\n"),
+                        Map.entry("files/6/pyproject.toml", "100644 [project]\nname = \"demo\"\n"),
+                        Map.entry("files/6/uv.lock", "100644 version = 1\n"));
     }
 
     @Test
     void uvSyncDataThatIsNotLz4IsRefusedNamingTheField() {
-        ImageSpec spec = ImageSpec.newBuilder().setBaseImage("python:3.12-slim")
-                .addSteps(BuildStep.newBuilder().setUvSync(UvSyncStep.newBuilder()
-                        .setPyprojectTomlLz4(ByteString.copyFromUtf8("[project]"))))
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage("python:3.12-slim")
+                .addSteps(BuildStep.newBuilder()
+                        .setUvSync(UvSyncStep.newBuilder().setPyprojectTomlLz4(ByteString.copyFromUtf8("[project]"))))
                 .build();
         assertThatThrownBy(() -> ImageSpecCheck.validate(spec))
-                .hasMessageStartingWith("INVALID_ARGUMENT: image_spec.steps[0].uv_sync.pyproject_toml_lz4 is not LZ4"
-                        + " frame data");
+                .hasMessageStartingWith(
+                        "INVALID_ARGUMENT: image_spec.steps[0].uv_sync.pyproject_toml_lz4 is not LZ4" + " frame data");
     }
 }

@@ -15,7 +15,10 @@ class DockerDebianBehaviourTest extends RuntimeBehaviourTest {
 
     @Override
     protected SandboxRuntime createRuntime(Path state) {
-        return DockerRuntime.builder(state).defaultImage(DockerTesting.debianImage()).useHost(false).build();
+        return DockerRuntime.builder(state)
+                .defaultImage(DockerTesting.debianImage())
+                .useHost(false)
+                .build();
     }
 
     @Override

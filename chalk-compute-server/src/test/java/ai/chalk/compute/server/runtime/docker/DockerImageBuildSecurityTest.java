@@ -27,10 +27,13 @@ import org.junit.jupiter.api.io.TempDir;
 class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
 
     private static ImageSpec dockerfile(String... lines) {
-        return ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder().addCommands("true")))
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addAllCommands(List.of(lines))))
+        return ImageSpec.newBuilder()
+                .setBaseImage(DockerTesting.image())
+                .addSteps(BuildStep.newBuilder()
+                        .setRunCommands(RunCommandsStep.newBuilder().addCommands("true")))
+                .addSteps(BuildStep.newBuilder()
+                        .setDockerfileCommands(
+                                DockerfileCommandsStep.newBuilder().addAllCommands(List.of(lines))))
                 .build();
     }
 
@@ -42,21 +45,26 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
                     assertThat(e.getMessage()).contains(fragments);
                 });
         // a build resumed after a restart (never checked when asked) is refused as well, before the engine sees it
-        assertThatThrownBy(() -> runtime.imageBuilder().build(spec, ContentHash.of(spec), line -> { }))
-                .isInstanceOf(ImageBuildException.class).hasMessageContaining(fragments[0]);
+        assertThatThrownBy(() -> runtime.imageBuilder().build(spec, ContentHash.of(spec), line -> {}))
+                .isInstanceOf(ImageBuildException.class)
+                .hasMessageContaining(fragments[0]);
     }
 
     @Test
     void urlSourcesOfAddAreRefusedHoweverTheyAreWritten() {
         String field = "image_spec.steps[1].dockerfile_commands[0]";
-        assertRefused(dockerfile("ADD http://127.0.0.1:8080/secret /secret"), field, "ADDs \"http://127.0.0.1",
-                "run_commands", "add_file");
+        assertRefused(
+                dockerfile("ADD http://127.0.0.1:8080/secret /secret"),
+                field,
+                "ADDs \"http://127.0.0.1",
+                "run_commands",
+                "add_file");
         assertRefused(dockerfile("add https://169.254.169.254/latest/meta-data/ /m"), field, "169.254.169.254");
         assertRefused(dockerfile("ADD --chown=0:0 git@github.com:owner/repo.git /repo"), field);
         assertRefused(dockerfile("ADD [\"http://127.0.0.1:8080/a\", \"/a\"]"), field);
         assertRefused(dockerfile("ADD ht'tp:'//127.0.0.1:8080/a /a"), field);
-        assertRefused(dockerfile("ARG U=http://127.0.0.1:8080/a", "ADD $U /a"),
-                "image_spec.steps[1].dockerfile_commands[1]");
+        assertRefused(
+                dockerfile("ARG U=http://127.0.0.1:8080/a", "ADD $U /a"), "image_spec.steps[1].dockerfile_commands[1]");
         assertRefused(dockerfile("ADD h\\ttp://127.0.0.1:8080/a /a"), field);
         // split over a line continuation, with a comment in between, as the engine's parser joins them
         assertRefused(dockerfile("ADD \\", "# nothing to see", "  http://127.0.0.1:8080/a /a"), field);
@@ -67,8 +75,11 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
     @Test
     void copyingFromAnotherImageIsRefused() {
         String field = "image_spec.steps[1].dockerfile_commands[0]";
-        assertRefused(dockerfile("COPY --from=chalk-compute/custom:0123 /etc/passwd /stolen"), field,
-                "--from=chalk-compute/custom:0123", "another image");
+        assertRefused(
+                dockerfile("COPY --from=chalk-compute/custom:0123 /etc/passwd /stolen"),
+                field,
+                "--from=chalk-compute/custom:0123",
+                "another image");
         assertRefused(dockerfile("COPY --chown=0:0 --FROM=0 /etc/passwd /stolen"), field, "another image");
         assertRefused(dockerfile("ADD --from=other /x /x"), field, "another image");
         assertRefused(dockerfile("ONBUILD COPY --from=other /x /x"), field, "another image");
@@ -90,25 +101,35 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
      */
     @Test
     void buildStepsHaveASandboxsCapabilitiesAndNoNewPrivileges() throws Exception {
-        ImageSpec spec = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage(DockerTesting.image())
                 .putEnv("NONCE", Long.toString(System.nanoTime()))
-                .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder()
-                        .addCommands("grep -E '^(CapBnd|CapEff|NoNewPrivs)' /proc/self/status")
-                        .addCommands("if mknod /tmp/disk b 8 0 2>/dev/null; then echo MKNOD-WORKED; else"
-                                + " echo mknod-refused; fi")
-                        .addCommands("echo multi-line\ngrep NoNewPrivs /proc/self/status | sed 's/^/MULTI /'")))
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addCommands("USER nobody")
-                        .addCommands("RUN grep -E '^(CapEff|NoNewPrivs)' /proc/self/status | sed 's/^/NOBODY /'")
-                        .addCommands("USER root")))
+                .addSteps(BuildStep.newBuilder()
+                        .setRunCommands(RunCommandsStep.newBuilder()
+                                .addCommands("grep -E '^(CapBnd|CapEff|NoNewPrivs)' /proc/self/status")
+                                .addCommands("if mknod /tmp/disk b 8 0 2>/dev/null; then echo MKNOD-WORKED; else"
+                                        + " echo mknod-refused; fi")
+                                .addCommands("echo multi-line\ngrep NoNewPrivs /proc/self/status | sed 's/^/MULTI /'")))
+                .addSteps(BuildStep.newBuilder()
+                        .setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                                .addCommands("USER nobody")
+                                .addCommands(
+                                        "RUN grep -E '^(CapEff|NoNewPrivs)' /proc/self/status | sed 's/^/NOBODY /'")
+                                .addCommands("USER root")))
                 .build();
         List<String> log = new CopyOnWriteArrayList<>();
         String ref = runtime.imageBuilder().build(spec, ContentHash.of(spec), log::add);
         try {
             // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID NET_BIND_SERVICE: a docker sandbox's set
-            assertThat(log).contains("CapBnd:\t00000000000004fb", "CapEff:\t00000000000004fb", "NoNewPrivs:\t1",
-                    "mknod-refused", "MULTI NoNewPrivs:\t1", "NOBODY CapEff:\t0000000000000000",
-                    "NOBODY NoNewPrivs:\t1");
+            assertThat(log)
+                    .contains(
+                            "CapBnd:\t00000000000004fb",
+                            "CapEff:\t00000000000004fb",
+                            "NoNewPrivs:\t1",
+                            "mknod-refused",
+                            "MULTI NoNewPrivs:\t1",
+                            "NOBODY CapEff:\t0000000000000000",
+                            "NOBODY NoNewPrivs:\t1");
             assertThat(log).doesNotContain("MKNOD-WORKED");
             DockerTesting.Result ls = DockerTesting.run(List.of("docker", "run", "--rm", ref, "ls", "-a", "/"));
             assertThat(ls.output()).contains("etc").doesNotContain(".chalk");
@@ -118,7 +139,8 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
     }
 
     private static BuildStep run(String... commands) {
-        return BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder().addAllCommands(List.of(commands)))
+        return BuildStep.newBuilder()
+                .setRunCommands(RunCommandsStep.newBuilder().addAllCommands(List.of(commands)))
                 .build();
     }
 
@@ -132,22 +154,26 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
     @Test
     void aStepThatRewritesTheBuildShellDoesNotReachTheNext() throws Exception {
         String evilShell = "echo EVIL-SHELL; exec /bin/sh -c \"$1\"";
-        ImageSpec spec = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage(DockerTesting.image())
                 .putEnv("NONCE", Long.toString(System.nanoTime()))
-                .addSteps(run("printf '%s\\n' '" + evilShell + "' > /.chalk/run && cp /bin/busybox /.chalk/bin/busybox",
+                .addSteps(run(
+                        "printf '%s\\n' '" + evilShell + "' > /.chalk/run && cp /bin/busybox /.chalk/bin/busybox",
                         CAPS))
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addCommands("RUN mkdir -p /tmp/own/bin && cp /bin/busybox /tmp/own/bin/busybox"
-                                + " && printf '%s\\n' '" + evilShell + "' > /tmp/own/run && rm -rf /.chalk"
-                                + " && ln -s /tmp/own /.chalk")
-                        .addCommands("RUN " + CAPS)))
+                .addSteps(BuildStep.newBuilder()
+                        .setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                                .addCommands("RUN mkdir -p /tmp/own/bin && cp /bin/busybox /tmp/own/bin/busybox"
+                                        + " && printf '%s\\n' '" + evilShell + "' > /tmp/own/run && rm -rf /.chalk"
+                                        + " && ln -s /tmp/own /.chalk")
+                                .addCommands("RUN " + CAPS)))
                 .addSteps(run(CAPS))
                 .build();
         List<String> log = new CopyOnWriteArrayList<>();
         String ref = runtime.imageBuilder().build(spec, ContentHash.of(spec), log::add);
         try {
             assertThat(log).doesNotContain("EVIL-SHELL");
-            assertThat(log.stream().filter(l -> l.startsWith("STEP "))).hasSize(3)
+            assertThat(log.stream().filter(l -> l.startsWith("STEP ")))
+                    .hasSize(3)
                     .allMatch(l -> l.equals("STEP CapBnd:\t00000000000004fb"));
             // the numbering the user sees counts the user's instructions only
             assertThat(log).anyMatch(l -> l.startsWith("Step 1/"));
@@ -171,8 +197,8 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
                 }
                 """);
         Path library = dir.resolve("evil.so");
-        DockerTesting.Result cc = DockerTesting.run(List.of("gcc", "-shared", "-fPIC", "-o", library.toString(),
-                source.toString()));
+        DockerTesting.Result cc =
+                DockerTesting.run(List.of("gcc", "-shared", "-fPIC", "-o", library.toString(), source.toString()));
         assertThat(cc.code()).as("gcc (CI installs it): " + cc.output()).isZero();
         return Files.readAllBytes(library);
     }
@@ -185,10 +211,16 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
     @Test
     void libraryPreloadsDoNotReachTheBuildShellsCapabilityDrop(@TempDir Path dir) throws Exception {
         byte[] evil = reportingLibrary(dir);
-        BuildStep library = BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder().setDestination("/evil.so")
-                .setContent(ByteString.copyFrom(evil)).setMode(0755)).build();
-        ImageSpec viaEnv = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .putEnv("NONCE", Long.toString(System.nanoTime())).putEnv("LD_PRELOAD", "/evil.so")
+        BuildStep library = BuildStep.newBuilder()
+                .setAddFile(AddFileStep.newBuilder()
+                        .setDestination("/evil.so")
+                        .setContent(ByteString.copyFrom(evil))
+                        .setMode(0755))
+                .build();
+        ImageSpec viaEnv = ImageSpec.newBuilder()
+                .setBaseImage(DockerTesting.image())
+                .putEnv("NONCE", Long.toString(System.nanoTime()))
+                .putEnv("LD_PRELOAD", "/evil.so")
                 .putEnv("LD_AUDIT", "/evil.so")
                 .addSteps(library)
                 .addSteps(run(CAPS, "echo \"PRELOAD=$LD_PRELOAD AUDIT=$LD_AUDIT\""))
@@ -199,7 +231,8 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
         assertThat(log).contains("STEP CapBnd:\t00000000000004fb", "PRELOAD=/evil.so AUDIT=/evil.so");
         assertThat(log).noneMatch(l -> l.startsWith("EVIL") && !l.endsWith("00000000000004fb"));
 
-        ImageSpec viaFile = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+        ImageSpec viaFile = ImageSpec.newBuilder()
+                .setBaseImage(DockerTesting.image())
                 .putEnv("NONCE", Long.toString(System.nanoTime()))
                 .addSteps(library)
                 .addSteps(run("echo /evil.so > /etc/ld.so.preload", CAPS))
@@ -208,15 +241,20 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
         assertThatThrownBy(() -> runtime.imageBuilder().build(viaFile, ContentHash.of(viaFile), fileLog::add))
                 .isInstanceOf(ImageBuildException.class)
                 .hasMessageContaining("steps[1] (run_commands[1]")
-                .hasMessageContaining("/etc/ld.so.preload").hasMessageContaining("last step that runs a command");
+                .hasMessageContaining("/etc/ld.so.preload")
+                .hasMessageContaining("last step that runs a command");
         assertThat(fileLog).noneMatch(l -> l.startsWith("EVIL")).noneMatch(l -> l.startsWith("STEP"));
         // written by the last step that runs a command, it is kept
-        ImageSpec lastStep = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+        ImageSpec lastStep = ImageSpec.newBuilder()
+                .setBaseImage(DockerTesting.image())
                 .putEnv("NONCE", Long.toString(System.nanoTime()))
-                .addSteps(run("echo > /etc/ld.so.preload")).build();
-        String kept = runtime.imageBuilder().build(lastStep, ContentHash.of(lastStep), line -> { });
+                .addSteps(run("echo > /etc/ld.so.preload"))
+                .build();
+        String kept = runtime.imageBuilder().build(lastStep, ContentHash.of(lastStep), line -> {});
         try {
-            assertThat(DockerTesting.docker("run", "--rm", kept, "ls", "/etc/ld.so.preload").code()).isZero();
+            assertThat(DockerTesting.docker("run", "--rm", kept, "ls", "/etc/ld.so.preload")
+                            .code())
+                    .isZero();
         } finally {
             DockerTesting.docker("rmi", "-f", kept);
         }
@@ -224,14 +262,20 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
 
     @Test
     void aStepCannotContinueIntoTheLinesAfterIt() {
-        assertRefused(dockerfile("RUN echo \\"), "image_spec.steps[1].dockerfile_commands[0]",
+        assertRefused(dockerfile("RUN echo \\"), "image_spec.steps[1].dockerfile_commands[0]", "line continuation");
+        assertRefused(
+                ImageSpec.newBuilder()
+                        .setBaseImage(DockerTesting.image())
+                        .addSteps(BuildStep.newBuilder()
+                                .setDockerfileCommands(DockerfileCommandsStep.newBuilder()
+                                        .addCommands("RUN true \\")
+                                        .addCommands("  && echo joined \\")))
+                        .addSteps(BuildStep.newBuilder()
+                                .setDockerfileCommands(
+                                        DockerfileCommandsStep.newBuilder().addCommands("SHELL [\"/bin/sh\", \"-c\"]")))
+                        .build(),
+                "image_spec.steps[0].dockerfile_commands[1]",
                 "line continuation");
-        assertRefused(ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addCommands("RUN true \\").addCommands("  && echo joined \\")))
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addCommands("SHELL [\"/bin/sh\", \"-c\"]")))
-                .build(), "image_spec.steps[0].dockerfile_commands[1]", "line continuation");
         // within its step, a continuation is the user's own business
         ImageSpec within = dockerfile("RUN echo a \\", "  b");
         ImageSpecCheck.validate(within);
@@ -240,8 +284,13 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
 
     @Test
     void plainDockerfileCommandsStillPass() {
-        ImageSpec spec = dockerfile("EXPOSE 8080", "ENV A=http://example.com", "ADD files/0 /x", "COPY --chown=0:0 a b",
-                "LABEL url=https://example.com", "RUN wget -q https://example.com || true",
+        ImageSpec spec = dockerfile(
+                "EXPOSE 8080",
+                "ENV A=http://example.com",
+                "ADD files/0 /x",
+                "COPY --chown=0:0 a b",
+                "LABEL url=https://example.com",
+                "RUN wget -q https://example.com || true",
                 "ONBUILD RUN echo hi");
         ImageSpecCheck.validate(spec);
         runtime.imageBuilder().check(spec);
@@ -251,16 +300,21 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
     void aBaseImageWhoseTriggersFetchUrlsIsRefused() throws Exception {
         // an image on the engine with a trigger (another tenant's, or pulled): the engine would run it first
         String evil = "chalk-compute-test/onbuild-evil:" + Long.toHexString(System.nanoTime());
-        DockerTesting.Result made = DockerTesting.run(List.of("sh", "-c", "docker create --name evil-$$ "
-                + DockerTesting.image() + " true >/dev/null && docker commit --change"
-                + " 'ONBUILD ADD http://127.0.0.1:9/x /x' evil-$$ " + evil + " >/dev/null; r=$?;"
-                + " docker rm -f evil-$$ >/dev/null; exit $r"));
+        DockerTesting.Result made = DockerTesting.run(List.of(
+                "sh",
+                "-c",
+                "docker create --name evil-$$ "
+                        + DockerTesting.image() + " true >/dev/null && docker commit --change"
+                        + " 'ONBUILD ADD http://127.0.0.1:9/x /x' evil-$$ " + evil + " >/dev/null; r=$?;"
+                        + " docker rm -f evil-$$ >/dev/null; exit $r"));
         assertThat(made.code()).as(made.output()).isZero();
         try {
-            ImageSpec spec = ImageSpec.newBuilder().setBaseImage(evil)
-                    .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder().addCommands("true")))
+            ImageSpec spec = ImageSpec.newBuilder()
+                    .setBaseImage(evil)
+                    .addSteps(BuildStep.newBuilder()
+                            .setRunCommands(RunCommandsStep.newBuilder().addCommands("true")))
                     .build();
-            assertThatThrownBy(() -> runtime.imageBuilder().build(spec, ContentHash.of(spec), line -> { }))
+            assertThatThrownBy(() -> runtime.imageBuilder().build(spec, ContentHash.of(spec), line -> {}))
                     .isInstanceOf(ImageBuildException.class)
                     .hasMessageContaining("image_spec.base_image \"" + evil + "\" has the ONBUILD trigger")
                     .hasMessageContaining("http://127.0.0.1:9/x");
@@ -283,10 +337,13 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
             // the subshell dies at the first fork the limit refuses; builtins alone report how far it got
             String forks = "(n=0; while [ $n -lt 4300 ]; do sleep 60 & n=$((n+1)); echo $n > /tmp/n; done) 2>/dev/null;"
                     + " read n < /tmp/n; echo \"STARTED $n\"; kill -9 -1; true";
-            ImageSpec spec = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+            ImageSpec spec = ImageSpec.newBuilder()
+                    .setBaseImage(DockerTesting.image())
                     .putEnv("NONCE", Long.toString(System.nanoTime()))
-                    .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder()
-                            .addCommands(probe).addCommands(limits)))
+                    .addSteps(BuildStep.newBuilder()
+                            .setRunCommands(RunCommandsStep.newBuilder()
+                                    .addCommands(probe)
+                                    .addCommands(limits)))
                     .build();
             List<String> log = new CopyOnWriteArrayList<>();
             String ref = runtime.imageBuilder().build(spec, ContentHash.of(spec), log::add);
@@ -295,21 +352,28 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
                 assertThat(text).containsPattern("ROUTE \\d+\\.").doesNotContain("host secret");
                 assertThat(log).noneMatch(l -> l.startsWith("REACHED"));
                 assertThat(host.accepted()).isZero();
-                assertThat(text).contains("CGROUP").containsPattern(":pids:/chalk-compute-builds/[0-9a-f]{32}/")
+                assertThat(text)
+                        .contains("CGROUP")
+                        .containsPattern(":pids:/chalk-compute-builds/[0-9a-f]{32}/")
                         .contains("MEMORY " + DockerImageBuilder.MEMORY_BYTES)
                         .contains("NOFILE " + DockerImageBuilder.NOFILE);
             } finally {
                 DockerTesting.docker("rmi", "-f", ref);
             }
             // a fork bomb in a build step stops at the build's process limit, not at the host's
-            ImageSpec bomb = ImageSpec.newBuilder().setBaseImage(DockerTesting.image())
+            ImageSpec bomb = ImageSpec.newBuilder()
+                    .setBaseImage(DockerTesting.image())
                     .putEnv("NONCE", Long.toString(System.nanoTime()))
-                    .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder().addCommands(forks)))
+                    .addSteps(BuildStep.newBuilder()
+                            .setRunCommands(RunCommandsStep.newBuilder().addCommands(forks)))
                     .build();
             List<String> bombLog = new CopyOnWriteArrayList<>();
             String bombRef = runtime.imageBuilder().build(bomb, ContentHash.of(bomb), bombLog::add);
             DockerTesting.docker("rmi", "-f", bombRef);
-            String started = bombLog.stream().filter(l -> l.startsWith("STARTED ")).findFirst().orElseThrow();
+            String started = bombLog.stream()
+                    .filter(l -> l.startsWith("STARTED "))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(Integer.parseInt(started.substring(8).strip())).isLessThan((int) DockerImageBuilder.PIDS_MAX);
         }
     }

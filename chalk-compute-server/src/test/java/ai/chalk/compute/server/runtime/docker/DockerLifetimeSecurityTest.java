@@ -31,23 +31,33 @@ class DockerLifetimeSecurityTest extends DockerTesting.WithRuntime {
     @Test
     void aContainerEndsItselfAfterItsLifetimeWithNoServerLeftEvenWithItsKeepAliveStopped() throws Exception {
         runtime.close();
-        runtime = DockerRuntime.builder(state).defaultImage(DockerTesting.image())
-                .lifetimeMargin(Duration.ofSeconds(1)).build();
+        runtime = DockerRuntime.builder(state)
+                .defaultImage(DockerTesting.image())
+                .lifetimeMargin(Duration.ofSeconds(1))
+                .build();
         DockerSandbox sb = (DockerSandbox) runtime.start(RuntimeTesting.spec(), Duration.ofSeconds(3));
         String container = sb.containerId();
         try {
             assertThat(inspect(container, "{{json .Config.Cmd}}")).isEqualTo("[\"chalk-init\",\"4\"]");
             // the sandbox freezes the init's keep-alive and leaves a process that would run for an hour
-            RuntimeTesting.sh(sb, "ps -o pid,ppid,comm | awk '$2 == 1 && $3 == \"sleep\" {print $1}'"
-                    + " | xargs kill -STOP; setsid sleep 3600 > /dev/null 2>&1 < /dev/null &").ok();
+            RuntimeTesting.sh(
+                            sb,
+                            "ps -o pid,ppid,comm | awk '$2 == 1 && $3 == \"sleep\" {print $1}'"
+                                    + " | xargs kill -STOP; setsid sleep 3600 > /dev/null 2>&1 < /dev/null &")
+                    .ok();
             // this container's own sleep, by its pid namespace (other tests may have a "sleep 3600" of their own)
-            String namespace = Procfs.pidNamespace(Long.parseLong(inspect(container, "{{.State.Pid}}"))).orElseThrow();
+            String namespace = Procfs.pidNamespace(Long.parseLong(inspect(container, "{{.State.Pid}}")))
+                    .orElseThrow();
             List<Long> left = RuntimeTesting.hostProcessesRunning("sleep 3600").stream()
-                    .filter(pid -> Procfs.pidNamespace(pid).map(namespace::equals).orElse(false)).toList();
+                    .filter(pid ->
+                            Procfs.pidNamespace(pid).map(namespace::equals).orElse(false))
+                    .toList();
             assertThat(left).hasSize(1);
             runtime.abandon(); // as a server killed for good: nobody will ever terminate the sandbox
             long started = System.nanoTime();
-            Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(200))
                     .until(() -> !inspect(container, "{{.State.Running}}").equals("true"));
             assertThat((System.nanoTime() - started) / 1_000_000_000.0).isLessThan(15);
             assertThat(inspect(container, "{{.State.ExitCode}}")).isIn("0", "gone");
@@ -67,19 +77,32 @@ class DockerLifetimeSecurityTest extends DockerTesting.WithRuntime {
                 .ok();
         Thread.sleep(300);
         assertThat(RuntimeTesting.sh(sb, "echo alive").ok().out()).isEqualTo("alive\n");
-        assertThat(RuntimeTesting.sh(sb, "ps -o ppid,comm | awk '$1 == 1 && $2 == \"sleep\"' | wc -l").ok().out()
-                .strip()).isEqualTo("1");
+        assertThat(RuntimeTesting.sh(sb, "ps -o ppid,comm | awk '$1 == 1 && $2 == \"sleep\"' | wc -l")
+                        .ok()
+                        .out()
+                        .strip())
+                .isEqualTo("1");
     }
 
     @Test
     void anAdoptingServerKillsWhatCutExecsLeftButKeepsTheEntrypoint() throws Exception {
-        SandboxSpec spec = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE, false,
+        SandboxSpec spec = new SandboxSpec(
+                RuntimeTesting.newId(),
+                "",
+                Map.of(),
+                "/",
+                ResourceLimits.NONE,
+                false,
                 List.of("/bin/sh", "-c", "sleep 4731 & exec sleep 4732"));
         RuntimeSandbox sb = runtime.start(spec);
-        RuntimeTesting.sh(sb, "setsid sleep 4733 > /dev/null 2>&1 < /dev/null &").ok();
+        RuntimeTesting.sh(sb, "setsid sleep 4733 > /dev/null 2>&1 < /dev/null &")
+                .ok();
         RuntimeProcess cut = sb.exec(RuntimeTesting.sh("sleep 4734 & exec sleep 4735"));
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> processesInSandbox(sb, "sleep 4735") == 1
-                && processesInSandbox(sb, "sleep 4731") == 1 && processesInSandbox(sb, "sleep 4732") == 1);
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> processesInSandbox(sb, "sleep 4735") == 1
+                        && processesInSandbox(sb, "sleep 4731") == 1
+                        && processesInSandbox(sb, "sleep 4732") == 1);
         assertThat(cut.onExit()).isNotDone();
         runtime.abandon(); // the server is killed: the exec's stream is cut, its processes keep running
         runtime = DockerTesting.runtime(state);
@@ -88,9 +111,13 @@ class DockerLifetimeSecurityTest extends DockerTesting.WithRuntime {
         RuntimeSandbox again = adopted.iterator().next();
         for (String leftover : List.of("sleep 4733", "sleep 4734", "sleep 4735")) {
             assertThat(processesInSandbox(again, leftover)).as(leftover).isZero();
-            assertThat(RuntimeTesting.hostProcessesRunning(leftover)).as(leftover).isEmpty();
+            assertThat(RuntimeTesting.hostProcessesRunning(leftover))
+                    .as(leftover)
+                    .isEmpty();
         }
-        assertThat(processesInSandbox(again, "sleep 4731")).as("the entrypoint's child").isEqualTo(1);
+        assertThat(processesInSandbox(again, "sleep 4731"))
+                .as("the entrypoint's child")
+                .isEqualTo(1);
         assertThat(processesInSandbox(again, "sleep 4732")).as("the entrypoint").isEqualTo(1);
         assertThat(RuntimeTesting.sh(again, "echo ok").ok().out()).isEqualTo("ok\n");
         again.terminate(Duration.ZERO);

@@ -17,7 +17,10 @@ class DockerRemoteBehaviourTest extends RuntimeBehaviourTest {
 
     @Override
     protected SandboxRuntime createRuntime(Path state) {
-        return DockerRuntime.builder(state).defaultImage(DockerTesting.image()).useHost(false).build();
+        return DockerRuntime.builder(state)
+                .defaultImage(DockerTesting.image())
+                .useHost(false)
+                .build();
     }
 
     @Override

@@ -25,18 +25,19 @@ class DockerRuntimeBenchmark {
     void createAndExecLatency(@TempDir Path state) throws Exception {
         String image = DockerTesting.image();
         try (DockerRuntime runtime = DockerTesting.runtime(state)) {
-            LatencyRounds r = LatencyRounds.measure(runtime, RuntimeTesting::spec, ROUNDS, 5,
-                    () -> dockerRunTrue(image));
+            LatencyRounds r =
+                    LatencyRounds.measure(runtime, RuntimeTesting::spec, ROUNDS, 5, () -> dockerRunTrue(image));
             long[] cliExecTimes = new long[ROUNDS];
             for (int i = 0; i < cliExecTimes.length; i++) {
                 long t = System.nanoTime();
-                DockerTesting.Result res = DockerTesting.docker("exec", ((DockerSandbox) r.warmSandbox()).containerId(),
-                        "true");
+                DockerTesting.Result res =
+                        DockerTesting.docker("exec", ((DockerSandbox) r.warmSandbox()).containerId(), "true");
                 assertThat(res.code()).as(res.output()).isZero();
                 cliExecTimes[i] = System.nanoTime() - t;
             }
 
-            System.out.printf("%ndocker runtime (engine at %s, image %s) latency over %d rounds, JVM pid %d%n",
+            System.out.printf(
+                    "%ndocker runtime (engine at %s, image %s) latency over %d rounds, JVM pid %d%n",
                     runtime.dockerHost(), image, ROUNDS, ProcessHandle.current().pid());
             LatencyReport report = new LatencyReport(r.bare(), 40, 7);
             report.line("`docker run --rm image true` (baseline)", r.bare());
@@ -50,7 +51,8 @@ class DockerRuntimeBenchmark {
     }
 
     private static void dockerRunTrue(String image) {
-        DockerTesting.Result r = DockerTesting.run(List.of("docker", "run", "--rm", "--network", "none", image, "true"));
+        DockerTesting.Result r =
+                DockerTesting.run(List.of("docker", "run", "--rm", "--network", "none", image, "true"));
         assertThat(r.code()).as(r.output()).isZero();
     }
 }

@@ -33,34 +33,56 @@ import org.junit.jupiter.api.io.TempDir;
 class DockerRuntimeTest extends DockerTesting.WithRuntime {
 
     private static String inspect(RuntimeSandbox sb, String format) {
-        DockerTesting.Result r = DockerTesting.docker("inspect", "--format", format, ((DockerSandbox) sb).containerId());
+        DockerTesting.Result r =
+                DockerTesting.docker("inspect", "--format", format, ((DockerSandbox) sb).containerId());
         assertThat(r.code()).as(r.output()).isZero();
         return r.output().trim();
     }
 
     @Test
     void theContainerIsLabelledLimitedAndStripped() throws Exception {
-        SandboxSpec spec = new SandboxSpec(RuntimeTesting.newId(), "", Map.of("MODE", "test"), "/srv/work",
-                new ResourceLimits(Optional.of(1500L), Optional.of(256L * 1024 * 1024)), false, List.of());
+        SandboxSpec spec = new SandboxSpec(
+                RuntimeTesting.newId(),
+                "",
+                Map.of("MODE", "test"),
+                "/srv/work",
+                new ResourceLimits(Optional.of(1500L), Optional.of(256L * 1024 * 1024)),
+                false,
+                List.of());
         RuntimeSandbox sb = runtime.start(spec);
-        assertThat(inspect(sb, "{{index .Config.Labels \"ai.chalk.compute.sandbox\"}}")).isEqualTo(spec.id());
-        assertThat(inspect(sb, "{{index .Config.Labels \"ai.chalk.compute.server\"}}")).isEqualTo(runtime.key());
+        assertThat(inspect(sb, "{{index .Config.Labels \"ai.chalk.compute.sandbox\"}}"))
+                .isEqualTo(spec.id());
+        assertThat(inspect(sb, "{{index .Config.Labels \"ai.chalk.compute.server\"}}"))
+                .isEqualTo(runtime.key());
         assertThat(inspect(sb, "{{.Config.Image}}")).isEqualTo(DockerTesting.IMAGE);
         assertThat(inspect(sb, "{{.HostConfig.NetworkMode}}")).isEqualTo("none");
-        assertThat(inspect(sb, "{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}} {{.HostConfig.MemorySwap}} "
-                + "{{.HostConfig.PidsLimit}}")).isEqualTo("1500000000 268435456 268435456 4096");
+        assertThat(inspect(
+                        sb,
+                        "{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}} {{.HostConfig.MemorySwap}} "
+                                + "{{.HostConfig.PidsLimit}}"))
+                .isEqualTo("1500000000 268435456 268435456 4096");
         assertThat(inspect(sb, "{{.HostConfig.CapDrop}}")).isEqualTo("[ALL]");
         assertThat(inspect(sb, "{{.HostConfig.SecurityOpt}}")).isEqualTo("[no-new-privileges]");
         assertThat(inspect(sb, "{{.Config.WorkingDir}}")).isEqualTo("/srv/work");
         // from inside: the workdir exists, the env is there, only the kept capabilities, no new privileges
         assertThat(RuntimeTesting.sh(sb, "pwd; echo $MODE").ok().out()).isEqualTo("/srv/work\ntest\n");
-        String status = RuntimeTesting.sh(sb, "grep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status").ok().out();
+        String status = RuntimeTesting.sh(sb, "grep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status")
+                .ok()
+                .out();
         // CHOWN 0, DAC_OVERRIDE 1, FOWNER 3, FSETID 4, KILL 5, SETGID 6, SETUID 7, NET_BIND_SERVICE 10
-        assertThat(status).contains("CapEff:\t00000000000004fb").contains("CapBnd:\t00000000000004fb")
+        assertThat(status)
+                .contains("CapEff:\t00000000000004fb")
+                .contains("CapBnd:\t00000000000004fb")
                 .contains("NoNewPrivs:\t1");
-        for (String attempt : List.of("mknod /tmp/mem c 1 1", "hostname other", "mount -t tmpfs none /mnt",
-                "chroot / true", "ip link add dummy0 type dummy")) {
-            assertThat(RuntimeTesting.sh(sb, attempt + " 2>&1 && echo SUCCEEDED").out()).as(attempt)
+        for (String attempt : List.of(
+                "mknod /tmp/mem c 1 1",
+                "hostname other",
+                "mount -t tmpfs none /mnt",
+                "chroot / true",
+                "ip link add dummy0 type dummy")) {
+            assertThat(RuntimeTesting.sh(sb, attempt + " 2>&1 && echo SUCCEEDED")
+                            .out())
+                    .as(attempt)
                     .doesNotContain("SUCCEEDED");
         }
         assertThat(runtime.isolation().level()).isEqualTo("container");
@@ -84,11 +106,13 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
 
     @Test
     void withTheNetworkTheSandboxIsOnTheSandboxesBridge() throws Exception {
-        SandboxSpec spec = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE, true,
-                List.of());
+        SandboxSpec spec =
+                new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE, true, List.of());
         RuntimeSandbox sb = runtime.start(spec);
         assertThat(inspect(sb, "{{.HostConfig.NetworkMode}}")).isEqualTo(NetworkFence.SANDBOXES);
-        String devs = RuntimeTesting.sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").ok().out();
+        String devs = RuntimeTesting.sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+                .ok()
+                .out();
         assertThat(devs.lines()).contains("lo", "eth0");
     }
 
@@ -126,7 +150,8 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
     @Test
     void terminateSendsTermThenKillsWhatIgnoresIt() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
-        RuntimeTesting.sh(sb, "setsid sh -c 'trap \"\" TERM; exec sleep 4703' > /dev/null 2>&1 < /dev/null &").ok();
+        RuntimeTesting.sh(sb, "setsid sh -c 'trap \"\" TERM; exec sleep 4703' > /dev/null 2>&1 < /dev/null &")
+                .ok();
         RuntimeProcess polite = sb.exec(sh("trap 'echo bye; exit 0' TERM; echo ready; while :; do sleep 0.05; done"));
         assertThat(readLine(polite.stdout())).isEqualTo("ready");
         Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> processesInSandbox(sb, "sleep 4703") == 1);
@@ -138,7 +163,9 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
         assertThat(r.out()).isEqualTo("bye\n");
         assertThat(r.status()).isEqualTo(ExitStatus.exited(0));
         assertThat(RuntimeTesting.hostProcessesRunning("sleep 4703")).isEmpty();
-        assertThat(DockerTesting.docker("inspect", ((DockerSandbox) sb).containerId()).code()).isNotZero();
+        assertThat(DockerTesting.docker("inspect", ((DockerSandbox) sb).containerId())
+                        .code())
+                .isNotZero();
     }
 
     @Test
@@ -150,22 +177,40 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
         // the kill came from outside the server: the exec may see its command end with status 137 before the
         // runtime learns that the container stopped (then it reports the signal); both say SIGKILL
         assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isIn(ExitStatus.signalled(9), ExitStatus.exited(137));
-        Awaitility.await().atMost(Duration.ofSeconds(5))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
                 .until(() -> DockerTesting.docker("inspect", sb.containerId()).code() != 0);
-        assertThatThrownBy(() -> sb.exec(command("true"))).isInstanceOf(ProcessStartException.class)
+        assertThatThrownBy(() -> sb.exec(command("true")))
+                .isInstanceOf(ProcessStartException.class)
                 .hasMessageContaining("not running");
     }
 
     @Test
     void volumesAreBindMountedAndShared(@TempDir Path volume) throws Exception {
         Files.writeString(volume.resolve("from-host"), "host data\n");
-        SandboxSpec a = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/workspace", ResourceLimits.NONE,
-                false, List.of(), List.of(new SandboxSpec.VolumeBinding(volume, "/data")));
-        SandboxSpec b = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/workspace", ResourceLimits.NONE,
-                false, List.of(), List.of(new SandboxSpec.VolumeBinding(volume, "/mnt/shared")));
+        SandboxSpec a = new SandboxSpec(
+                RuntimeTesting.newId(),
+                "",
+                Map.of(),
+                "/workspace",
+                ResourceLimits.NONE,
+                false,
+                List.of(),
+                List.of(new SandboxSpec.VolumeBinding(volume, "/data")));
+        SandboxSpec b = new SandboxSpec(
+                RuntimeTesting.newId(),
+                "",
+                Map.of(),
+                "/workspace",
+                ResourceLimits.NONE,
+                false,
+                List.of(),
+                List.of(new SandboxSpec.VolumeBinding(volume, "/mnt/shared")));
         RuntimeSandbox sa = runtime.start(a);
         RuntimeSandbox sb = runtime.start(b);
-        assertThat(RuntimeTesting.sh(sa, "cat /data/from-host && echo from-a > /data/a").ok().out())
+        assertThat(RuntimeTesting.sh(sa, "cat /data/from-host && echo from-a > /data/a")
+                        .ok()
+                        .out())
                 .isEqualTo("host data\n");
         assertThat(RuntimeTesting.sh(sb, "cat /mnt/shared/a").ok().out()).isEqualTo("from-a\n");
         sa.terminate(Duration.ZERO);
@@ -174,24 +219,37 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
 
     @Test
     void anEntrypointStartsWithTheSandbox() throws Exception {
-        SandboxSpec spec = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/workspace", ResourceLimits.NONE,
-                false, List.of("/bin/sh", "-c", "echo up > /tmp/entrypoint; exec sleep 4723"));
+        SandboxSpec spec = new SandboxSpec(
+                RuntimeTesting.newId(),
+                "",
+                Map.of(),
+                "/workspace",
+                ResourceLimits.NONE,
+                false,
+                List.of("/bin/sh", "-c", "echo up > /tmp/entrypoint; exec sleep 4723"));
         RuntimeSandbox sb = runtime.start(spec);
-        Awaitility.await().atMost(Duration.ofSeconds(5))
-                .until(() -> RuntimeTesting.sh(sb, "cat /tmp/entrypoint 2>/dev/null").out().equals("up\n"));
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> RuntimeTesting.sh(sb, "cat /tmp/entrypoint 2>/dev/null")
+                        .out()
+                        .equals("up\n"));
         assertThat(processesInSandbox(sb, "sleep 4723")).isEqualTo(1);
-        SandboxSpec bad = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE, false,
-                List.of("nope-cmd"));
-        assertThatThrownBy(() -> runtime.start(bad)).isInstanceOf(RuntimeStartException.class)
+        SandboxSpec bad = new SandboxSpec(
+                RuntimeTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE, false, List.of("nope-cmd"));
+        assertThatThrownBy(() -> runtime.start(bad))
+                .isInstanceOf(RuntimeStartException.class)
                 .hasMessageContaining("command not found in sandbox: nope-cmd");
-        assertThat(DockerTesting.docker("inspect", DockerRuntime.containerName(bad.id())).code()).isNotZero();
+        assertThat(DockerTesting.docker("inspect", DockerRuntime.containerName(bad.id()))
+                        .code())
+                .isNotZero();
     }
 
     @Test
     void aRestartedServerAdoptsItsRunningSandboxesAndRemovesTheRest() throws Exception {
         RuntimeSandbox kept = runtime.start(spec());
         RuntimeSandbox dropped = runtime.start(spec());
-        RuntimeTesting.sh(kept, "echo kept > /workspace/state; setsid sleep 4724 > /dev/null 2>&1 < /dev/null &").ok();
+        RuntimeTesting.sh(kept, "echo kept > /workspace/state; setsid sleep 4724 > /dev/null 2>&1 < /dev/null &")
+                .ok();
         String droppedContainer = ((DockerSandbox) dropped).containerId();
         // another server's container is none of this one's business
         try (DockerRuntime other = DockerTesting.runtime(Files.createTempDirectory(state, "other"))) {
@@ -201,7 +259,10 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
             Collection<RuntimeSandbox> adopted = runtime.reconcile(List.of(kept.id(), "gone-1"));
             assertThat(adopted).extracting(RuntimeSandbox::id).containsExactly(kept.id());
             RuntimeSandbox again = adopted.iterator().next();
-            assertThat(RuntimeTesting.sh(again, "cat /workspace/state; pwd").ok().out()).isEqualTo("kept\n/workspace\n");
+            assertThat(RuntimeTesting.sh(again, "cat /workspace/state; pwd")
+                            .ok()
+                            .out())
+                    .isEqualTo("kept\n/workspace\n");
             // what the cut exec left is gone: nobody has a record of it (DockerLifetimeSecurityTest has more)
             assertThat(processesInSandbox(again, "sleep 4724")).isZero();
             assertThat(DockerTesting.docker("inspect", droppedContainer).code()).isNotZero();
@@ -213,20 +274,31 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
 
     @Test
     void aMissingEngineOrImageIsAClearError(@TempDir Path other) {
-        assertThatThrownBy(() -> DockerRuntime.builder(other).dockerHost("unix:///nonexistent/docker.sock").build())
+        assertThatThrownBy(() -> DockerRuntime.builder(other)
+                        .dockerHost("unix:///nonexistent/docker.sock")
+                        .build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("no Docker engine at unix:///nonexistent/docker.sock: start dockerd or use"
                         + " --runtime local");
-        assertThat(DockerRuntime.engineAnswers("unix:///nonexistent/docker.sock", Duration.ofSeconds(1))).isFalse();
+        assertThat(DockerRuntime.engineAnswers("unix:///nonexistent/docker.sock", Duration.ofSeconds(1)))
+                .isFalse();
         assertThat(DockerRuntime.engineAnswers(null, Duration.ofSeconds(5))).isTrue();
-        try (DockerRuntime noDefault = DockerRuntime.builder(other).defaultImage("chalk-compute-test/absent:1").build()) {
+        try (DockerRuntime noDefault = DockerRuntime.builder(other)
+                .defaultImage("chalk-compute-test/absent:1")
+                .build()) {
             assertThatThrownBy(() -> noDefault.start(spec()))
                     .isInstanceOf(RuntimeStartException.class)
                     .hasMessageContaining("the default sandbox image \"chalk-compute-test/absent:1\" is not on the"
                             + " Docker engine")
                     .hasMessageContaining("ci/build-test-images.sh");
-            SandboxSpec explicit = new SandboxSpec(RuntimeTesting.newId(), "chalk-compute-test/absent:2", Map.of(),
-                    "/", ResourceLimits.NONE, false, List.of());
+            SandboxSpec explicit = new SandboxSpec(
+                    RuntimeTesting.newId(),
+                    "chalk-compute-test/absent:2",
+                    Map.of(),
+                    "/",
+                    ResourceLimits.NONE,
+                    false,
+                    List.of());
             assertThatThrownBy(() -> noDefault.start(explicit))
                     .isInstanceOf(RuntimeStartException.class)
                     .hasMessageContaining("image \"chalk-compute-test/absent:2\" is not on the Docker engine");
@@ -237,21 +309,40 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
     void duplicateIdsAndBadSpecsAreStartErrors() throws Exception {
         SandboxSpec spec = spec();
         runtime.start(spec);
-        assertThatThrownBy(() -> runtime.start(spec)).isInstanceOf(RuntimeStartException.class)
+        assertThatThrownBy(() -> runtime.start(spec))
+                .isInstanceOf(RuntimeStartException.class)
                 .hasMessageContaining("already running");
-        SandboxSpec tinyMemory = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/",
-                new ResourceLimits(Optional.empty(), Optional.of(1024L)), false, List.of());
-        assertThatThrownBy(() -> runtime.start(tinyMemory)).isInstanceOf(RuntimeStartException.class)
+        SandboxSpec tinyMemory = new SandboxSpec(
+                RuntimeTesting.newId(),
+                "",
+                Map.of(),
+                "/",
+                new ResourceLimits(Optional.empty(), Optional.of(1024L)),
+                false,
+                List.of());
+        assertThatThrownBy(() -> runtime.start(tinyMemory))
+                .isInstanceOf(RuntimeStartException.class)
                 .hasMessageContaining("emory");
         // an image without a shell cannot hold a sandbox
-        DockerTesting.Result imported = DockerTesting.run(List.of("sh", "-c",
+        DockerTesting.Result imported = DockerTesting.run(List.of(
+                "sh",
+                "-c",
                 "docker image inspect chalk-compute-test/no-shell:latest > /dev/null 2>&1"
                         + " || tar -c -T /dev/null | docker import - chalk-compute-test/no-shell:latest"));
         assertThat(imported.code()).as(imported.output()).isZero();
-        SandboxSpec noShell = new SandboxSpec(RuntimeTesting.newId(), "chalk-compute-test/no-shell:latest", Map.of(),
-                "/", ResourceLimits.NONE, false, List.of());
-        assertThatThrownBy(() -> runtime.start(noShell)).isInstanceOf(RuntimeStartException.class)
+        SandboxSpec noShell = new SandboxSpec(
+                RuntimeTesting.newId(),
+                "chalk-compute-test/no-shell:latest",
+                Map.of(),
+                "/",
+                ResourceLimits.NONE,
+                false,
+                List.of());
+        assertThatThrownBy(() -> runtime.start(noShell))
+                .isInstanceOf(RuntimeStartException.class)
                 .hasMessageContaining("/bin/sh");
-        assertThat(DockerTesting.docker("inspect", DockerRuntime.containerName(noShell.id())).code()).isNotZero();
+        assertThat(DockerTesting.docker("inspect", DockerRuntime.containerName(noShell.id()))
+                        .code())
+                .isNotZero();
     }
 }

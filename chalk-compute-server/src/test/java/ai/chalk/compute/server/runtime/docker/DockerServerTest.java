@@ -22,21 +22,40 @@ class DockerServerTest {
     @Test
     void theServerRunsSandboxesAsContainersOfTheRequestedImage(@TempDir Path dataDir) throws Exception {
         String image = DockerTesting.image();
-        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(DockerRuntimeOptions.builder().defaultImage("chalk-compute-test/absent:never").build()))) {
+        try (RunningServer server = RunningServer.start(
+                dataDir,
+                b -> b.runtime(DockerRuntimeOptions.builder()
+                        .defaultImage("chalk-compute-test/absent:never")
+                        .build()))) {
             assertThat(server.server.runtimeName()).isEqualTo("docker");
             assertThat(server.server.isolation().level()).isEqualTo("container");
-            String id = server.sandboxes().createSandbox(CreateSandboxRequest.newBuilder().setImage(image)
-                    .putEnv("GREETING", "hi").build()).getSandbox().getId();
-            ExecCommandResponse r = server.processes().execCommand(ExecCommandRequest.newBuilder()
-                    .setSandboxId(id).setCommand("sh").addArgs("-c").addArgs("echo $GREETING; tr a-z A-Z")
-                    .setStdin(ByteString.copyFromUtf8("shout")).build());
+            String id = server.sandboxes()
+                    .createSandbox(CreateSandboxRequest.newBuilder()
+                            .setImage(image)
+                            .putEnv("GREETING", "hi")
+                            .build())
+                    .getSandbox()
+                    .getId();
+            ExecCommandResponse r = server.processes()
+                    .execCommand(ExecCommandRequest.newBuilder()
+                            .setSandboxId(id)
+                            .setCommand("sh")
+                            .addArgs("-c")
+                            .addArgs("echo $GREETING; tr a-z A-Z")
+                            .setStdin(ByteString.copyFromUtf8("shout"))
+                            .build());
             assertThat(r.getStdout().toStringUtf8()).isEqualTo("hi\nSHOUT");
             assertThat(r.getExitCode()).isZero();
-            assertThat(DockerTesting.docker("inspect", DockerRuntime.containerName(id)).code()).isZero();
+            assertThat(DockerTesting.docker("inspect", DockerRuntime.containerName(id))
+                            .code())
+                    .isZero();
             server.terminate(id);
-            assertThat(DockerTesting.docker("inspect", DockerRuntime.containerName(id)).code()).isNotZero();
+            assertThat(DockerTesting.docker("inspect", DockerRuntime.containerName(id))
+                            .code())
+                    .isNotZero();
             // without an image, the runtime's default, which this engine does not have: a clear error
-            assertThatThrownBy(server::createSandbox).hasMessageContaining("chalk-compute-test/absent:never")
+            assertThatThrownBy(server::createSandbox)
+                    .hasMessageContaining("chalk-compute-test/absent:never")
                     .hasMessageContaining("is not on the Docker engine");
         }
     }
@@ -44,21 +63,39 @@ class DockerServerTest {
     @Test
     void autoPicksDockerWhenAnEngineAnswersAndLocalOtherwise(@TempDir Path dataDir) throws Exception {
         DockerTesting.image();
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("a")).runtime(RuntimeOptions.auto(LocalRuntimeOptions.DEFAULTS, DockerRuntimeOptions.DEFAULTS)).build()
+        try (ComputeServer server = ComputeServer.builder()
+                .dataDir(dataDir.resolve("a"))
+                .runtime(RuntimeOptions.auto(LocalRuntimeOptions.DEFAULTS, DockerRuntimeOptions.DEFAULTS))
+                .build()
                 .start()) {
             assertThat(server.runtimeName()).isEqualTo("docker");
         }
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("b")).runtime(RuntimeOptions.auto(LocalRuntimeOptions.DEFAULTS, DockerRuntimeOptions.builder().host("unix:///nonexistent/docker.sock").build())).build().start()) {
+        try (ComputeServer server = ComputeServer.builder()
+                .dataDir(dataDir.resolve("b"))
+                .runtime(RuntimeOptions.auto(
+                        LocalRuntimeOptions.DEFAULTS,
+                        DockerRuntimeOptions.builder()
+                                .host("unix:///nonexistent/docker.sock")
+                                .build()))
+                .build()
+                .start()) {
             assertThat(server.runtimeName()).isEqualTo("local");
         }
-        try (ComputeServer server = ComputeServer.builder().dataDir(dataDir.resolve("c")).build().start()) {
+        try (ComputeServer server =
+                ComputeServer.builder().dataDir(dataDir.resolve("c")).build().start()) {
             assertThat(server.runtimeName()).as("the default").isEqualTo("local");
         }
     }
 
     @Test
     void dockerWithoutAnEngineRefusesToStart(@TempDir Path dataDir) {
-        assertThatThrownBy(() -> ComputeServer.builder().dataDir(dataDir).runtime(DockerRuntimeOptions.builder().host("unix:///nonexistent/docker.sock").build()).build().start())
+        assertThatThrownBy(() -> ComputeServer.builder()
+                        .dataDir(dataDir)
+                        .runtime(DockerRuntimeOptions.builder()
+                                .host("unix:///nonexistent/docker.sock")
+                                .build())
+                        .build()
+                        .start())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("no Docker engine at unix:///nonexistent/docker.sock: start dockerd or use"
                         + " --runtime local");

@@ -38,13 +38,16 @@ class DockerSuspendAndSnapshotTest extends DockerTesting.WithRuntime {
         assertThat(readLine(ticker.stdout())).isEqualTo("1");
         sb.suspend();
         sb.suspend(); // idempotent
-        assertThat(DockerTesting.docker("inspect", "--format", "{{.State.Paused}}", sb.containerId()).output().trim())
+        assertThat(DockerTesting.docker("inspect", "--format", "{{.State.Paused}}", sb.containerId())
+                        .output()
+                        .trim())
                 .isEqualTo("true");
         assertThat(sb.paused()).isTrue();
         drainAvailable(ticker);
         Thread.sleep(300);
         assertThat(ticker.stdout().available()).as("output while suspended").isZero();
-        assertThatThrownBy(() -> sb.exec(command("true"))).isInstanceOf(ProcessStartException.class)
+        assertThatThrownBy(() -> sb.exec(command("true")))
+                .isInstanceOf(ProcessStartException.class)
                 .hasMessageContaining("suspended");
         ticker.signal(15); // takes effect on resume
         sb.resume();
@@ -61,21 +64,27 @@ class DockerSuspendAndSnapshotTest extends DockerTesting.WithRuntime {
         sb.terminate(Duration.ofSeconds(1));
         assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(15));
         assertThat(sb.onStopped()).isCompletedWithValue("terminated");
-        assertThatThrownBy(sb::suspend).isInstanceOf(SandboxOperationException.class).hasMessageContaining("stopped");
+        assertThatThrownBy(sb::suspend)
+                .isInstanceOf(SandboxOperationException.class)
+                .hasMessageContaining("stopped");
     }
 
     @Test
     void aSnapshotHoldsWhatTheSandboxChangedAndSeedsANewOne(@TempDir Path snapshots) throws Exception {
         DockerSandbox sb = (DockerSandbox) runtime.start(spec());
-        RuntimeTesting.sh(sb, String.join(" && ",
-                "mkdir -p /workspace/project/src",
-                "echo 'print(1)' > /workspace/project/src/main.py",
-                "chmod 750 /workspace/project/src/main.py",
-                "chown 1000:1000 /workspace/project/src/main.py",
-                "ln -s src/main.py /workspace/project/link",
-                "ln /workspace/project/src/main.py /workspace/project/hard",
-                "echo extra >> /etc/passwd",
-                "rm /bin/vi")).ok();
+        RuntimeTesting.sh(
+                        sb,
+                        String.join(
+                                " && ",
+                                "mkdir -p /workspace/project/src",
+                                "echo 'print(1)' > /workspace/project/src/main.py",
+                                "chmod 750 /workspace/project/src/main.py",
+                                "chown 1000:1000 /workspace/project/src/main.py",
+                                "ln -s src/main.py /workspace/project/link",
+                                "ln /workspace/project/src/main.py /workspace/project/hard",
+                                "echo extra >> /etc/passwd",
+                                "rm /bin/vi"))
+                .ok();
         RuntimeProcess busy = sb.exec(sh("while :; do date > /tmp/clock; sleep 0.01; done"));
         Path snap = snapshots.resolve("s1");
         RuntimeSandbox.SnapshotResult result = sb.snapshot(snap);
@@ -86,9 +95,12 @@ class DockerSuspendAndSnapshotTest extends DockerTesting.WithRuntime {
         assertThat(main).hasContent("print(1)");
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(main, LinkOption.NOFOLLOW_LINKS)))
                 .isEqualTo("rwxr-x---");
-        assertThat(Files.getAttribute(main, "unix:uid", LinkOption.NOFOLLOW_LINKS)).isEqualTo(1000);
-        assertThat(Files.readSymbolicLink(snap.resolve("workspace/project/link"))).isEqualTo(Path.of("src/main.py"));
-        assertThat(Files.getAttribute(main, "unix:nlink", LinkOption.NOFOLLOW_LINKS)).isEqualTo(2);
+        assertThat(Files.getAttribute(main, "unix:uid", LinkOption.NOFOLLOW_LINKS))
+                .isEqualTo(1000);
+        assertThat(Files.readSymbolicLink(snap.resolve("workspace/project/link")))
+                .isEqualTo(Path.of("src/main.py"));
+        assertThat(Files.getAttribute(main, "unix:nlink", LinkOption.NOFOLLOW_LINKS))
+                .isEqualTo(2);
         assertThat(snap.resolve("etc/passwd")).content().endsWith("extra\n");
         assertThat(snap.resolve("etc/hostname")).doesNotExist();
         assertThat(snap.resolve("bin/sh")).doesNotExist(); // (bin itself changed: a file was deleted from it)
@@ -103,14 +115,27 @@ class DockerSuspendAndSnapshotTest extends DockerTesting.WithRuntime {
         assertThat(sb.paused()).isTrue();
         sb.resume();
 
-        SandboxSpec seeded = new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/workspace", ResourceLimits.NONE,
-                false, List.of(), List.of(), Optional.of(snap));
+        SandboxSpec seeded = new SandboxSpec(
+                RuntimeTesting.newId(),
+                "",
+                Map.of(),
+                "/workspace",
+                ResourceLimits.NONE,
+                false,
+                List.of(),
+                List.of(),
+                Optional.of(snap));
         RuntimeSandbox restored = runtime.start(seeded);
-        assertThat(RuntimeTesting.sh(restored, "cat /workspace/project/link; stat -c '%a %u:%g %h' "
-                + "/workspace/project/src/main.py; tail -1 /etc/passwd; cat /etc/hostname").ok().out())
+        assertThat(RuntimeTesting.sh(
+                                restored,
+                                "cat /workspace/project/link; stat -c '%a %u:%g %h' "
+                                        + "/workspace/project/src/main.py; tail -1 /etc/passwd; cat /etc/hostname")
+                        .ok()
+                        .out())
                 .isEqualTo("print(1)\n750 1000:1000 2\nextra\n" + SandboxHostname.of(seeded.id()) + "\n");
         // what the snapshot cannot say: the deleted file is back
-        assertThat(RuntimeTesting.sh(restored, "test -e /bin/vi && echo back").out()).isEqualTo("back\n");
+        assertThat(RuntimeTesting.sh(restored, "test -e /bin/vi && echo back").out())
+                .isEqualTo("back\n");
     }
 
     private static void drainAvailable(RuntimeProcess p) throws Exception {

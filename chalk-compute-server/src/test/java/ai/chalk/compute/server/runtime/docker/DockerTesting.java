@@ -31,8 +31,7 @@ public final class DockerTesting {
     private static volatile boolean debianReady;
     private static volatile boolean jreReady;
 
-    private DockerTesting() {
-    }
+    private DockerTesting() {}
 
     /** Makes sure the test image exists, building it the way CI does when it does not. */
     public static synchronized String image() {
@@ -40,14 +39,17 @@ public final class DockerTesting {
             return IMAGE;
         }
         assertThat(DockerRuntime.engineAnswers(null, java.time.Duration.ofSeconds(5)))
-                .as("a Docker engine must answer at %s for the docker runtime's tests (CI starts one with .ci/run;"
-                        + " locally: apt-get install docker.io busybox-static && dockerd &)",
+                .as(
+                        "a Docker engine must answer at %s for the docker runtime's tests (CI starts one with .ci/run;"
+                                + " locally: apt-get install docker.io busybox-static && dockerd &)",
                         DockerRuntime.resolveHost(null))
                 .isTrue();
         if (docker("image", "inspect", IMAGE).code != 0) {
             Path script = repositoryRoot().resolve("ci/build-test-images.sh");
             Result built = run(List.of("bash", script.toString()));
-            assertThat(built.code).as("building the test image with %s: %s", script, built.output).isZero();
+            assertThat(built.code)
+                    .as("building the test image with %s: %s", script, built.output)
+                    .isZero();
         }
         imageReady = true;
         return IMAGE;
@@ -60,7 +62,9 @@ public final class DockerTesting {
             if (docker("image", "inspect", DEBIAN_IMAGE).code != 0) {
                 Path script = repositoryRoot().resolve("ci/build-test-images.sh");
                 Result built = run(List.of("bash", script.toString(), "debian"));
-                assertThat(built.code).as("building the Debian test image with %s: %s", script, built.output).isZero();
+                assertThat(built.code)
+                        .as("building the Debian test image with %s: %s", script, built.output)
+                        .isZero();
             }
             debianReady = true;
         }
@@ -77,7 +81,9 @@ public final class DockerTesting {
             if (docker("image", "inspect", JRE_IMAGE).code != 0) {
                 Path script = repositoryRoot().resolve("ci/build-test-images.sh");
                 Result built = run(List.of("bash", script.toString(), "jre"));
-                assertThat(built.code).as("building the JRE test image with %s: %s", script, built.output).isZero();
+                assertThat(built.code)
+                        .as("building the JRE test image with %s: %s", script, built.output)
+                        .isZero();
             }
             jreReady = true;
         }
@@ -91,13 +97,13 @@ public final class DockerTesting {
 
     /** The container's upper (writable) directory on this host, as the engine reports it. */
     static Path upperDir(RuntimeSandbox sandbox) {
-        Result r = docker("inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", ((DockerSandbox) sandbox).containerId());
+        Result r = docker(
+                "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", ((DockerSandbox) sandbox).containerId());
         assertThat(r.code).as(r.output).isZero();
         return Path.of(r.output.trim());
     }
 
-    public record Result(int code, String output) {
-    }
+    public record Result(int code, String output) {}
 
     public static Result docker(String... args) {
         List<String> command = new java.util.ArrayList<>(List.of("docker"));
@@ -128,7 +134,10 @@ public final class DockerTesting {
         while (dir != null && !Files.isRegularFile(dir.resolve("ci/build-test-images.sh"))) {
             dir = dir.getParent();
         }
-        assertThat(dir).as("the repository root (with ci/build-test-images.sh) above %s", Path.of("").toAbsolutePath())
+        assertThat(dir)
+                .as(
+                        "the repository root (with ci/build-test-images.sh) above %s",
+                        Path.of("").toAbsolutePath())
                 .isNotNull();
         return dir;
     }
@@ -138,6 +147,7 @@ public final class DockerTesting {
 
         @TempDir
         Path state;
+
         DockerRuntime runtime;
 
         @BeforeEach

@@ -25,16 +25,18 @@ final class HostService implements AutoCloseable {
     HostService(String reply) throws IOException {
         socket = new ServerSocket();
         socket.bind(new InetSocketAddress("0.0.0.0", 0));
-        Thread acceptor = new Thread(() -> {
-            while (!socket.isClosed()) {
-                try (Socket s = socket.accept()) {
-                    accepted.incrementAndGet();
-                    s.getOutputStream().write(reply.getBytes(StandardCharsets.UTF_8));
-                } catch (Exception e) {
-                    return;
-                }
-            }
-        }, "host-service");
+        Thread acceptor = new Thread(
+                () -> {
+                    while (!socket.isClosed()) {
+                        try (Socket s = socket.accept()) {
+                            accepted.incrementAndGet();
+                            s.getOutputStream().write(reply.getBytes(StandardCharsets.UTF_8));
+                        } catch (Exception e) {
+                            return;
+                        }
+                    }
+                },
+                "host-service");
         acceptor.setDaemon(true);
         acceptor.start();
     }

@@ -25,9 +25,9 @@ class PinnedSocketSecurityTest {
     void aConnectionThroughThePinReachesThePinnedSocketWhateverTheNameNowPointsTo(@TempDir Path dir) throws Exception {
         Path run = Files.createDirectory(dir.resolve("run"));
         try (ServerSocketChannel mine = listen(run.resolve("worker.sock"));
-             ServerSocketChannel other = listen(dir.resolve("other.sock"));
-             BeneathRoot root = BeneathRoot.open(run, "the run directory");
-             PinnedSocket pin = root.pinSocket("worker.sock")) {
+                ServerSocketChannel other = listen(dir.resolve("other.sock"));
+                BeneathRoot root = BeneathRoot.open(run, "the run directory");
+                PinnedSocket pin = root.pinSocket("worker.sock")) {
             // the sandbox swaps the name for a link to the other worker's socket
             Files.move(run.resolve("worker.sock"), run.resolve("moved.sock"), StandardCopyOption.ATOMIC_MOVE);
             Files.createSymbolicLink(run.resolve("worker.sock"), dir.resolve("other.sock"));

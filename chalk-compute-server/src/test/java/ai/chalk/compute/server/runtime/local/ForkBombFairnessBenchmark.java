@@ -38,7 +38,8 @@ class ForkBombFairnessBenchmark {
                     + runtime.isolation().level() + " (baseline: the same with no bomb):");
             report.line("quiet", quiet);
             report.line("next to a fork bomb", loaded);
-            System.out.printf("  p99 quiet %.2f ms, next to the bomb %.2f ms; terminate of the bomb %.0f ms%n",
+            System.out.printf(
+                    "  p99 quiet %.2f ms, next to the bomb %.2f ms; terminate of the bomb %.0f ms%n",
                     LatencyReport.pct(quiet, 99), LatencyReport.pct(loaded, 99), terminate / 1e6);
             victim.terminate(Duration.ZERO);
         }

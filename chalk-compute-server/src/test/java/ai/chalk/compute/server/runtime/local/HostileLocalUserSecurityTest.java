@@ -23,12 +23,19 @@ class HostileLocalUserSecurityTest {
     void nobodyOnTheHostReachesNothingTheServerKeeps(@TempDir Path dataDir) throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
             String id = server.createSandbox();
-            String initPid = server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(id)
-                    .setCommand("sh").addArgs("-c").addArgs("echo secret > /root/s; cat /proc/1/status")
-                    .build()).getStdout().toStringUtf8();
+            String initPid = server.processes()
+                    .execCommand(ExecCommandRequest.newBuilder()
+                            .setSandboxId(id)
+                            .setCommand("sh")
+                            .addArgs("-c")
+                            .addArgs("echo secret > /root/s; cat /proc/1/status")
+                            .build())
+                    .getStdout()
+                    .toStringUtf8();
             assertThat(initPid).contains("Name:");
             Path sock = dataDir.resolve("functions/server/server.sock");
-            String script = String.join("; ",
+            String script = String.join(
+                    "; ",
                     "ls " + dataDir + "/state 2>&1 | head -1",
                     "cat " + dataDir + "/state/sandboxes/" + id + "/root/root/s 2>&1",
                     "find " + dataDir + " -name '*.mv.db' 2>&1 | head -1",
@@ -40,14 +47,30 @@ class HostileLocalUserSecurityTest {
             assertThat(said).doesNotContain("secret").contains("Permission denied");
             assertThat(said).doesNotContain(".mv.db");
             // the sandbox still runs and its file is intact
-            assertThat(server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(id)
-                    .setCommand("cat").addArgs("/root/s").build()).getStdout().toStringUtf8()).isEqualTo("secret\n");
+            assertThat(server.processes()
+                            .execCommand(ExecCommandRequest.newBuilder()
+                                    .setSandboxId(id)
+                                    .setCommand("cat")
+                                    .addArgs("/root/s")
+                                    .build())
+                            .getStdout()
+                            .toStringUtf8())
+                    .isEqualTo("secret\n");
         }
     }
 
     private static String asNobody(String script) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                "--inh-caps=-all", "--bounding-set=-all", "--", "/bin/sh", "-c", script));
+        List<String> cmd = new ArrayList<>(List.of(
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--",
+                "/bin/sh",
+                "-c",
+                script));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         p.waitFor(60, TimeUnit.SECONDS);

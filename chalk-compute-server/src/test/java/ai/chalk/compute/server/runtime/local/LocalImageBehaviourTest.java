@@ -24,11 +24,17 @@ class LocalImageBehaviourTest extends RuntimeBehaviourTest {
         try {
             Path rootfs = sharedCache().resolve("images/rootfs");
             Files.createDirectories(state.resolve("images"));
-            LocalTesting.runOrFail("cp", "-al", rootfs.toString(), state.resolve("images/rootfs").toString());
+            LocalTesting.runOrFail(
+                    "cp",
+                    "-al",
+                    rootfs.toString(),
+                    state.resolve("images/rootfs").toString());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return LocalRuntime.builder(state).defaultImage(LocalImageSandboxTest.DEBIAN).build();
+        return LocalRuntime.builder(state)
+                .defaultImage(LocalImageSandboxTest.DEBIAN)
+                .build();
     }
 
     @Override

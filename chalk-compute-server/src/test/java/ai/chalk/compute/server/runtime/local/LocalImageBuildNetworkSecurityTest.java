@@ -34,6 +34,7 @@ class LocalImageBuildNetworkSecurityTest {
 
     @TempDir
     Path temp;
+
     Path state;
     LocalRuntime runtime;
     ImageBuilder builder;
@@ -75,8 +76,12 @@ class LocalImageBuildNetworkSecurityTest {
         NetnsTesting.Internet internet = netns.internet();
         int loopbackPort = listen("127.0.0.1");
         int everywherePort = listen("0.0.0.0");
-        List<String> targets = new ArrayList<>(List.of("10.0.2.2:" + loopbackPort, "10.0.2.2:" + everywherePort,
-                "127.0.0.1:" + loopbackPort, "169.254.169.254:80", "100.100.100.200:80"));
+        List<String> targets = new ArrayList<>(List.of(
+                "10.0.2.2:" + loopbackPort,
+                "10.0.2.2:" + everywherePort,
+                "127.0.0.1:" + loopbackPort,
+                "169.254.169.254:80",
+                "100.100.100.200:80"));
         for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
             for (InetAddress a : Collections.list(nic.getInetAddresses())) {
                 if (a instanceof Inet4Address && !a.isLoopbackAddress()) {
@@ -89,8 +94,10 @@ class LocalImageBuildNetworkSecurityTest {
                 + " then echo \"REACHED $t\"; else echo \"REFUSED $t rc=$?\"; fi; done;"
                 + " timeout 5 bash -c 'exec 3<>/dev/tcp/$0/$1 && head -n1 <&3' " + internet.farEnd() + " "
                 + internet.port();
-        ImageSpec spec = ImageSpec.newBuilder().setBaseImage(LocalImageSandboxTest.DEBIAN)
-                .addSteps(BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder().addCommands(probe)))
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage(LocalImageSandboxTest.DEBIAN)
+                .addSteps(BuildStep.newBuilder()
+                        .setRunCommands(RunCommandsStep.newBuilder().addCommands(probe)))
                 .build();
         List<String> log = Collections.synchronizedList(new ArrayList<>());
         builder.check(spec);
@@ -99,7 +106,9 @@ class LocalImageBuildNetworkSecurityTest {
         assertThat(log).contains("nameserver 10.0.2.3");
         assertThat(log).noneMatch(l -> l.startsWith("REACHED"));
         for (String t : targets) {
-            assertThat(log).as("refused at once, not dropped into a timeout (rc=124)").contains("REFUSED " + t + " rc=1");
+            assertThat(log)
+                    .as("refused at once, not dropped into a timeout (rc=124)")
+                    .contains("REFUSED " + t + " rc=1");
         }
         assertThat(log).contains("hello from the internet");
     }

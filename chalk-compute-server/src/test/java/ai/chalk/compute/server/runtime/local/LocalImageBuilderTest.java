@@ -37,6 +37,7 @@ class LocalImageBuilderTest {
 
     @TempDir
     Path temp;
+
     Path state;
     LocalRuntime runtime;
     ImageBuilder builder;
@@ -60,13 +61,18 @@ class LocalImageBuilderTest {
     }
 
     static BuildStep runStep(String... commands) {
-        return BuildStep.newBuilder().setRunCommands(RunCommandsStep.newBuilder().addAllCommands(List.of(commands)))
+        return BuildStep.newBuilder()
+                .setRunCommands(RunCommandsStep.newBuilder().addAllCommands(List.of(commands)))
                 .build();
     }
 
     static BuildStep addFile(String destination, String content, int mode) {
-        return BuildStep.newBuilder().setAddFile(AddFileStep.newBuilder().setDestination(destination)
-                .setContent(ByteString.copyFromUtf8(content)).setMode(mode)).build();
+        return BuildStep.newBuilder()
+                .setAddFile(AddFileStep.newBuilder()
+                        .setDestination(destination)
+                        .setContent(ByteString.copyFromUtf8(content))
+                        .setMode(mode))
+                .build();
     }
 
     /** Builds, recording the log; the hash stands for the spec's content hash. */
@@ -77,7 +83,9 @@ class LocalImageBuilderTest {
     }
 
     ImageSpec.Builder busyboxSpec() {
-        return ImageSpec.newBuilder().setBaseImage(LocalImageSandboxTest.BUSYBOX).setWorkdir("/app")
+        return ImageSpec.newBuilder()
+                .setBaseImage(LocalImageSandboxTest.BUSYBOX)
+                .setWorkdir("/app")
                 .putEnv("GREETING", "hi");
     }
 
@@ -87,7 +95,8 @@ class LocalImageBuilderTest {
                 .addSteps(addFile("hello.sh", "#!/bin/sh\necho \"$GREETING from $(pwd)\"\n", 0750))
                 .addSteps(runStep("./hello.sh > out.txt", "echo RAN second; echo second >> out.txt; id -u >> out.txt"))
                 .addSteps(addFile("/etc/motd", "welcome\n", 0600))
-                .addEntrypoint("/app/hello.sh").build();
+                .addEntrypoint("/app/hello.sh")
+                .build();
         List<String> log = Collections.synchronizedList(new ArrayList<>());
         String ref = build(spec, log);
         assertThat(ref).matches("chalk-local/[0-9a-f]{64}");
@@ -96,7 +105,9 @@ class LocalImageBuilderTest {
         assertThat(log).contains("RAN second").noneMatch(l -> l.contains("cached"));
 
         RuntimeSandbox sb = runtime.start(LocalImageSandboxTest.imageSpec(ref));
-        assertThat(sh(sb, "pwd; cat out.txt; echo $GREETING; stat -c %a hello.sh /etc/motd; cat /etc/motd").ok().out())
+        assertThat(sh(sb, "pwd; cat out.txt; echo $GREETING; stat -c %a hello.sh /etc/motd; cat /etc/motd")
+                        .ok()
+                        .out())
                 .isEqualTo("/app\nhi from /app\nsecond\n0\nhi\n750\n600\nwelcome\n");
         sb.terminate(Duration.ZERO);
     }
@@ -105,7 +116,8 @@ class LocalImageBuilderTest {
     void layersAreCachedPerStepAndAChangedStepReusesTheOnesBelow() throws Exception {
         ImageSpec first = busyboxSpec()
                 .addSteps(runStep("echo RAN one; echo RAN one > /one", "echo RAN two; echo RAN two > /two"))
-                .addSteps(runStep("echo RAN three; echo RAN three > /three")).build();
+                .addSteps(runStep("echo RAN three; echo RAN three > /three"))
+                .build();
         List<String> log1 = new ArrayList<>();
         String ref1 = build(first, log1);
         assertThat(log1).filteredOn(l -> l.startsWith("RAN")).containsExactly("RAN one", "RAN two", "RAN three");
@@ -115,13 +127,17 @@ class LocalImageBuilderTest {
         // the same spec again: every layer from the cache, no command runs
         List<String> log2 = new ArrayList<>();
         assertThat(build(first, log2)).isEqualTo(ref1);
-        assertThat(log2).noneMatch(l -> l.startsWith("RAN")).filteredOn(l -> l.contains("cached layer")).hasSize(3);
+        assertThat(log2)
+                .noneMatch(l -> l.startsWith("RAN"))
+                .filteredOn(l -> l.contains("cached layer"))
+                .hasSize(3);
         assertThat(layerInodes()).isEqualTo(inodes);
 
         // step 3 changed: layers 1 and 2 are reused, only the new third one is built
         ImageSpec changed = busyboxSpec()
                 .addSteps(runStep("echo RAN one; echo RAN one > /one", "echo RAN two; echo RAN two > /two"))
-                .addSteps(runStep("echo RAN changed; echo RAN changed > /three")).build();
+                .addSteps(runStep("echo RAN changed; echo RAN changed > /three"))
+                .build();
         List<String> log3 = new ArrayList<>();
         String ref3 = build(changed, log3);
         assertThat(log3).filteredOn(l -> l.startsWith("RAN")).containsExactly("RAN changed");
@@ -138,13 +154,15 @@ class LocalImageBuilderTest {
     void aFailingCommandNamesTheStepAndLeavesNoLayer() throws Exception {
         ImageSpec spec = busyboxSpec()
                 .addSteps(runStep("echo fine"))
-                .addSteps(runStep("echo about to fail; echo oops >&2; exit 3")).build();
+                .addSteps(runStep("echo about to fail; echo oops >&2; exit 3"))
+                .build();
         assertThatThrownBy(() -> build(spec, new ArrayList<>()))
                 .isInstanceOf(ImageBuildException.class)
                 .hasMessageContaining("image_spec.steps[1] (run_commands)")
                 .hasMessageContaining("`echo about to fail; echo oops >&2; exit 3`")
                 .hasMessageContaining("exit code 3")
-                .hasMessageContaining("about to fail").hasMessageContaining("oops");
+                .hasMessageContaining("about to fail")
+                .hasMessageContaining("oops");
         assertThat(layerInodes()).hasSize(1);
         try (var tmp = Files.list(state.resolve("images/tmp"))) {
             assertThat(tmp.toList()).isEmpty();
@@ -153,44 +171,60 @@ class LocalImageBuilderTest {
 
     @Test
     void stepsTheLocalRuntimeCannotBuildAreRefusedUpFront() {
-        ImageSpec spec = busyboxSpec().addSteps(runStep("true"))
-                .addSteps(BuildStep.newBuilder().setDockerfileCommands(DockerfileCommandsStep.newBuilder()
-                        .addCommands("EXPOSE 80"))).build();
+        ImageSpec spec = busyboxSpec()
+                .addSteps(runStep("true"))
+                .addSteps(BuildStep.newBuilder()
+                        .setDockerfileCommands(
+                                DockerfileCommandsStep.newBuilder().addCommands("EXPOSE 80")))
+                .build();
         assertThatThrownBy(() -> builder.check(spec)).isInstanceOfSatisfying(ComputeException.class, e -> {
             assertThat(e.kind()).isEqualTo(ComputeException.Kind.REFUSED);
-            assertThat(e.getMessage()).contains("image_spec.steps[1] (dockerfile_commands)").contains("docker runtime");
+            assertThat(e.getMessage())
+                    .contains("image_spec.steps[1] (dockerfile_commands)")
+                    .contains("docker runtime");
         });
-        ImageSpec escaping = busyboxSpec().addSteps(addFile("../../etc/passwd", "x", 0644)).build();
-        assertThatThrownBy(() -> builder.check(escaping)).isInstanceOfSatisfying(ComputeException.class,
-                e -> assertThat(e.kind()).isEqualTo(ComputeException.Kind.INVALID));
+        ImageSpec escaping =
+                busyboxSpec().addSteps(addFile("../../etc/passwd", "x", 0644)).build();
+        assertThatThrownBy(() -> builder.check(escaping))
+                .isInstanceOfSatisfying(
+                        ComputeException.class, e -> assertThat(e.kind()).isEqualTo(ComputeException.Kind.INVALID));
     }
 
     @Test
     void buildCommandsHaveDockersDefaultCapabilitiesAndNoUsableDevices() throws Exception {
-        ImageSpec spec = busyboxSpec().addSteps(runStep(
-                "grep -E '^Cap(Eff|Bnd)' /proc/self/status",
-                // MKNOD is the step's user namespace's: the kernel refuses device nodes there, and the overlay is
-                // nodev besides
-                "if mknod /tmp/disk b 8 0 2>/dev/null; then if head -c1 /tmp/disk >/dev/null 2>&1; then"
-                        + " echo DEVICE-OPENED; exit 1; fi; fi; echo device-refused",
-                "echo x > /proc/sys/kernel/hostname 2>/dev/null && exit 1 || echo proc-sys-read-only",
-                "echo uid_map: $(cat /proc/self/uid_map)")).build();
+        ImageSpec spec = busyboxSpec()
+                .addSteps(runStep(
+                        "grep -E '^Cap(Eff|Bnd)' /proc/self/status",
+                        // MKNOD is the step's user namespace's: the kernel refuses device nodes there, and the overlay
+                        // is
+                        // nodev besides
+                        "if mknod /tmp/disk b 8 0 2>/dev/null; then if head -c1 /tmp/disk >/dev/null 2>&1; then"
+                                + " echo DEVICE-OPENED; exit 1; fi; fi; echo device-refused",
+                        "echo x > /proc/sys/kernel/hostname 2>/dev/null && exit 1 || echo proc-sys-read-only",
+                        "echo uid_map: $(cat /proc/self/uid_map)"))
+                .build();
         List<String> log = new ArrayList<>();
         build(spec, log);
         // root of the step is an id range of its own on the host, not the host's root
         assertThat(log).anyMatch(l -> l.matches("uid_map: 0 \\d+ 65536") && !l.equals("uid_map: 0 0 65536"));
         // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE SYS_CHROOT MKNOD AUDIT_WRITE
         // SETFCAP: Docker's defaults without NET_RAW
-        assertThat(log).contains("CapEff:\t00000000a80405fb", "CapBnd:\t00000000a80405fb", "device-refused",
-                "proc-sys-read-only");
+        assertThat(log)
+                .contains(
+                        "CapEff:\t00000000a80405fb",
+                        "CapBnd:\t00000000a80405fb",
+                        "device-refused",
+                        "proc-sys-read-only");
     }
 
     @Test
     void aptInstallsOnTheDebianBaseAndTheToolRunsInASandbox() throws Exception {
-        ImageSpec spec = ImageSpec.newBuilder().setBaseImage(LocalImageSandboxTest.DEBIAN)
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage(LocalImageSandboxTest.DEBIAN)
                 .putEnv("DEBIAN_FRONTEND", "noninteractive")
                 .addSteps(runStep("apt-get update -q && apt-get install -y -q --no-install-recommends tmux"
-                        + " && rm -rf /var/lib/apt/lists/*")).build();
+                        + " && rm -rf /var/lib/apt/lists/*"))
+                .build();
         List<String> log = Collections.synchronizedList(new ArrayList<>());
         String ref = build(spec, log);
         assertThat(log).anyMatch(l -> l.contains("Setting up tmux"));

@@ -46,7 +46,9 @@ class LocalRuntimeBehaviourTest extends RuntimeBehaviourTest {
         while (Procfs.running(command) && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
-        assertThat(Procfs.running(command)).as("the command ended on its SIGTERM").isFalse();
+        assertThat(Procfs.running(command))
+                .as("the command ended on its SIGTERM")
+                .isFalse();
         Thread.sleep(200); // the terminate sees an empty sandbox meanwhile
         HostSignals.signal(nsenter, 18); // SIGCONT
         stopping.get(20, TimeUnit.SECONDS);

@@ -34,8 +34,17 @@ class LocalRuntimeBenchmark {
             bare.add(runtime.tools().require("bwrap").toString());
             Path devices = state.resolve("bench-dev");
             ai.chalk.compute.server.runtime.host.SandboxDevices.create(devices);
-            List<String> args = SandboxCommands.bubblewrapArgs(SandboxMounts.hostView(layer, runtime.systemView(),
-                    List.of(), java.util.Optional.empty(), runtime.procMasks(), devices, "/"), "bench", "/");
+            List<String> args = SandboxCommands.bubblewrapArgs(
+                    SandboxMounts.hostView(
+                            layer,
+                            runtime.systemView(),
+                            List.of(),
+                            java.util.Optional.empty(),
+                            runtime.procMasks(),
+                            devices,
+                            "/"),
+                    "bench",
+                    "/");
             bare.addAll(args.subList(0, args.size() - 4)); // without --json-status-fd
             bare.addAll(List.of("--seccomp", Integer.toString(SandboxCommands.FILTER_FD)));
             bare.addAll(List.of("--", "true"));
@@ -52,7 +61,8 @@ class LocalRuntimeBenchmark {
                 LatencyRounds.drain(p);
             }
 
-            System.out.printf("%nlocal runtime (%s) latency over %d rounds, JVM pid %d%n",
+            System.out.printf(
+                    "%nlocal runtime (%s) latency over %d rounds, JVM pid %d%n",
                     runtime.isolation().level(), ROUNDS, ProcessHandle.current().pid());
             LatencyReport report = new LatencyReport(r.bare(), 36, 6);
             report.line("bare `bwrap ... true` (baseline)", r.bare());

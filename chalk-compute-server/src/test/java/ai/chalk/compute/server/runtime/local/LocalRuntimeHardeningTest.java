@@ -2,9 +2,9 @@ package ai.chalk.compute.server.runtime.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.RunningServer;
-import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -19,8 +19,15 @@ import org.junit.jupiter.api.io.TempDir;
 class LocalRuntimeHardeningTest {
 
     private static String sh(RunningServer server, String sandbox, String script) {
-        return server.processes().execCommand(ExecCommandRequest.newBuilder().setSandboxId(sandbox)
-                .setCommand("sh").addArgs("-c").addArgs(script).build()).getStdout().toStringUtf8();
+        return server.processes()
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(sandbox)
+                        .setCommand("sh")
+                        .addArgs("-c")
+                        .addArgs(script)
+                        .build())
+                .getStdout()
+                .toStringUtf8();
     }
 
     @Test
@@ -31,9 +38,13 @@ class LocalRuntimeHardeningTest {
                 if (!Files.exists(Path.of(entry))) {
                     continue;
                 }
-                assertThat(sh(server, id, "rm -f " + entry + " 2>/dev/null; mv " + entry + " /moved 2>/dev/null;"
-                        + " rmdir " + entry + " 2>/dev/null; test -d " + entry + " && ls " + entry + " | head -1"))
-                        .as(entry + " survives attempts to remove or move it").isNotBlank();
+                assertThat(sh(
+                                server,
+                                id,
+                                "rm -f " + entry + " 2>/dev/null; mv " + entry + " /moved 2>/dev/null;" + " rmdir "
+                                        + entry + " 2>/dev/null; test -d " + entry + " && ls " + entry + " | head -1"))
+                        .as(entry + " survives attempts to remove or move it")
+                        .isNotBlank();
             }
             // execs keep working: the helpers that enter the sandbox still load the host's own loader
             assertThat(sh(server, id, "echo still-fine")).isEqualTo("still-fine\n");
@@ -42,14 +53,17 @@ class LocalRuntimeHardeningTest {
 
     @Test
     void rootOnlyHostFilesUnderEtcAreMasked(@TempDir Path dataDir) throws Exception {
-        Path secret = Path.of("/etc/chalk-compute-test-secret-" + ProcessHandle.current().pid());
+        Path secret = Path.of(
+                "/etc/chalk-compute-test-secret-" + ProcessHandle.current().pid());
         Files.writeString(secret, "root only");
         Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
         try (RunningServer server = RunningServer.start(dataDir)) {
             String id = server.createSandbox();
-            assertThat(sh(server, id, "cat " + secret + " 2>&1; cat /etc/shadow 2>&1 | head -c 100")).doesNotContain("root only")
+            assertThat(sh(server, id, "cat " + secret + " 2>&1; cat /etc/shadow 2>&1 | head -c 100"))
+                    .doesNotContain("root only")
                     .doesNotContain("root:");
-            assertThat(sh(server, id, "cat /etc/hostname /etc/passwd | head -1")).isNotBlank();
+            assertThat(sh(server, id, "cat /etc/hostname /etc/passwd | head -1"))
+                    .isNotBlank();
         } finally {
             Files.deleteIfExists(secret);
         }
@@ -64,7 +78,10 @@ class LocalRuntimeHardeningTest {
             }
         }
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ComputeServer.builder()
-                        .dataDir(Path.of("/usr/local/chalk-data")).build().start())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sees read-only");
+                        .dataDir(Path.of("/usr/local/chalk-data"))
+                        .build()
+                        .start())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("sees read-only");
     }
 }

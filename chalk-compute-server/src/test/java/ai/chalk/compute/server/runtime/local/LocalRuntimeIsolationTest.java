@@ -30,6 +30,7 @@ class LocalRuntimeIsolationTest {
 
     @TempDir
     Path state;
+
     LocalRuntime runtime;
 
     @BeforeEach
@@ -47,13 +48,15 @@ class LocalRuntimeIsolationTest {
         Isolation iso = runtime.isolation();
         assertThat(iso.level()).isEqualTo("bubblewrap");
         assertThat(iso.isolated()).isTrue();
-        assertThat(iso.detail()).contains("pid, mount, network (loopback only), ipc and uts namespaces")
+        assertThat(iso.detail())
+                .contains("pid, mount, network (loopback only), ipc and uts namespaces")
                 .contains("cgroup v1 controllers cpu, memory, pids in use");
     }
 
     @Test
     void etcIsMaskedAsItIsWhenEachSandboxStarts() throws Exception {
-        Path secret = Path.of("/etc/chalk-compute-late-secret-" + ProcessHandle.current().pid());
+        Path secret = Path.of(
+                "/etc/chalk-compute-late-secret-" + ProcessHandle.current().pid());
         try {
             Files.writeString(secret, "made root-only after the runtime started");
             Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
@@ -62,7 +65,8 @@ class LocalRuntimeIsolationTest {
             Files.delete(secret);
             // a mask whose file is gone no longer stops sandboxes from starting
             RuntimeSandbox next = runtime.start(spec());
-            assertThat(sh(next, "test -e " + secret + " || echo gone").ok().out()).isEqualTo("gone\n");
+            assertThat(sh(next, "test -e " + secret + " || echo gone").ok().out())
+                    .isEqualTo("gone\n");
         } finally {
             Files.deleteIfExists(secret);
         }
@@ -72,29 +76,45 @@ class LocalRuntimeIsolationTest {
     void seesOnlyItsOwnProcesses() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
         String ps = sh(sb, "ps -eo pid=,args=").ok().out();
-        List<Long> pids = ps.lines().map(String::trim).map(l -> Long.parseLong(l.split("\\s+", 2)[0])).toList();
-        assertThat(pids).contains(1L).allMatch(p -> p < 100).doesNotContain(ProcessHandle.current().pid());
+        List<Long> pids = ps.lines()
+                .map(String::trim)
+                .map(l -> Long.parseLong(l.split("\\s+", 2)[0]))
+                .toList();
+        assertThat(pids)
+                .contains(1L)
+                .allMatch(p -> p < 100)
+                .doesNotContain(ProcessHandle.current().pid());
         assertThat(ps).doesNotContain("java").doesNotContain(state.toString());
         String proc = sh(sb, "ls /proc | grep -E '^[0-9]+$'").ok().out();
         assertThat(proc.lines().map(Long::parseLong)).allMatch(p -> p < 100);
         assertThat(sh(sb, "test -e /proc/" + ProcessHandle.current().pid() + "/status && echo visible || echo gone")
-                .out()).isEqualTo("gone\n");
+                        .out())
+                .isEqualTo("gone\n");
     }
 
     @Test
     void hostDirectoriesAndServerDataAreNotVisible(@TempDir Path hostDir) throws Exception {
         Files.writeString(hostDir.resolve("secret"), "host secret");
         RuntimeSandbox sb = runtime.start(spec());
-        LocalTesting.Run r = sh(sb, String.join("; ",
-                "for d in /home /work /opt /var/lib /srv /mnt " + state + " " + hostDir + "; do test -e $d && echo \"visible $d\"; done",
-                "cat " + hostDir.resolve("secret"),
-                "ls -A /root /tmp",
-                "cat /etc/shadow /etc/gshadow",
-                "true"));
-        assertThat(r.out()).doesNotContain("visible").doesNotContain("host secret").doesNotContain("root:x:0");
+        LocalTesting.Run r = sh(
+                sb,
+                String.join(
+                        "; ",
+                        "for d in /home /work /opt /var/lib /srv /mnt " + state + " " + hostDir
+                                + "; do test -e $d && echo \"visible $d\"; done",
+                        "cat " + hostDir.resolve("secret"),
+                        "ls -A /root /tmp",
+                        "cat /etc/shadow /etc/gshadow",
+                        "true"));
+        assertThat(r.out())
+                .doesNotContain("visible")
+                .doesNotContain("host secret")
+                .doesNotContain("root:x:0");
         assertThat(r.status().exitCode()).hasValue(0);
         // /root and /tmp are the sandbox's own, empty directories, not the host's
-        assertThat(sh(sb, "ls -A /root /tmp | grep -v ':$' | grep -v '^$' || true").out()).isEmpty();
+        assertThat(sh(sb, "ls -A /root /tmp | grep -v ':$' | grep -v '^$' || true")
+                        .out())
+                .isEmpty();
         assertThat(Files.list(Path.of("/tmp")).findAny()).isPresent(); // (the host's /tmp is not empty)
         // the layer on the host is where the sandbox's files are, but the sandbox cannot name the state dir
         assertThat(((LocalSandbox) sb).layer()).startsWith(state);
@@ -103,17 +123,33 @@ class LocalRuntimeIsolationTest {
     @Test
     void systemDirectoriesAreReadOnlyAndCapabilitiesAreGone() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
-        for (String attempt : List.of("touch /usr/x", "touch /etc/x", "mkdir /usr/lib/x", "rm -f /bin/sh",
-                "mount -t tmpfs none /tmp", "mount -o remount,rw /usr", "unshare -m true", "unshare -n true",
-                "chroot / true", "mknod /tmp/mem c 1 1", "hostname other", "ip link add dummy0 type dummy",
+        for (String attempt : List.of(
+                "touch /usr/x",
+                "touch /etc/x",
+                "mkdir /usr/lib/x",
+                "rm -f /bin/sh",
+                "mount -t tmpfs none /tmp",
+                "mount -o remount,rw /usr",
+                "unshare -m true",
+                "unshare -n true",
+                "chroot / true",
+                "mknod /tmp/mem c 1 1",
+                "hostname other",
+                "ip link add dummy0 type dummy",
                 "p=$(cat /proc/sys/kernel/core_pattern); echo \"$p\" > /proc/sys/kernel/core_pattern",
-                "echo 1 > /proc/sys/vm/drop_caches", "echo > /proc/sysrq-trigger")) {
+                "echo 1 > /proc/sys/vm/drop_caches",
+                "echo > /proc/sysrq-trigger")) {
             LocalTesting.Run r = sh(sb, attempt + " 2>&1 && echo SUCCEEDED");
             assertThat(r.out()).as(attempt).doesNotContain("SUCCEEDED");
         }
-        String status = sh(sb, "grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status").ok().out();
-        assertThat(status).contains("CapEff:\t0000000000000000").contains("CapPrm:\t0000000000000000")
-                .contains("CapBnd:\t0000000000000000").contains("NoNewPrivs:\t1");
+        String status = sh(sb, "grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status")
+                .ok()
+                .out();
+        assertThat(status)
+                .contains("CapEff:\t0000000000000000")
+                .contains("CapPrm:\t0000000000000000")
+                .contains("CapBnd:\t0000000000000000")
+                .contains("NoNewPrivs:\t1");
         // its init cannot be killed from inside
         sh(sb, "kill -9 1; kill -KILL -1");
         assertThat(sh(sb, "echo alive").ok().out()).isEqualTo("alive\n");
@@ -122,7 +158,9 @@ class LocalRuntimeIsolationTest {
     @Test
     void networkIsLoopbackOnly() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
-        String devs = sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").ok().out();
+        String devs = sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+                .ok()
+                .out();
         assertThat(devs.lines()).containsExactly("lo");
         String links = sh(sb, "ip -o link show").ok().out();
         assertThat(links.lines()).hasSize(1).allMatch(l -> l.contains(": lo:") && l.contains("UP"));
@@ -133,8 +171,11 @@ class LocalRuntimeIsolationTest {
     void terminateNeverFollowsLinksOutOfTheLayer(@TempDir Path hostDir) throws Exception {
         Path canary = Files.writeString(hostDir.resolve("canary"), "keep me");
         RuntimeSandbox sb = runtime.start(spec());
-        sh(sb, "ln -s / /workspace/root-link && ln -s " + hostDir + " /workspace/host-link && ln -s "
-                + canary + " /tmp/canary-link && mkdir -p /workspace/d && ln -s /usr /workspace/d/usr").ok();
+        sh(
+                        sb,
+                        "ln -s / /workspace/root-link && ln -s " + hostDir + " /workspace/host-link && ln -s " + canary
+                                + " /tmp/canary-link && mkdir -p /workspace/d && ln -s /usr /workspace/d/usr")
+                .ok();
         Path layer = ((LocalSandbox) sb).layer();
         assertThat(Files.isSymbolicLink(layer.resolve("workspace/host-link"))).isTrue();
         sb.terminate(Duration.ZERO);
@@ -159,12 +200,17 @@ class LocalRuntimeIsolationTest {
     @Test
     void terminateSendsTermThenKillsWhatIgnoresIt() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
-        sh(sb, "setsid sh -c 'trap \"echo bye > /workspace/termed; exit 0\" TERM; while :; do sleep 0.05; done' "
-                + "> /dev/null 2>&1 < /dev/null &").ok();
-        sh(sb, "setsid sh -c 'trap \"\" TERM; exec sleep 4703' > /dev/null 2>&1 < /dev/null &").ok();
+        sh(
+                        sb,
+                        "setsid sh -c 'trap \"echo bye > /workspace/termed; exit 0\" TERM; while :; do sleep 0.05; done' "
+                                + "> /dev/null 2>&1 < /dev/null &")
+                .ok();
+        sh(sb, "setsid sh -c 'trap \"\" TERM; exec sleep 4703' > /dev/null 2>&1 < /dev/null &")
+                .ok();
         // both traps are set once their processes run what follows the trap
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() ->
-                LocalTesting.hostProcessesRunning("sleep 4703").size() == 1
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> LocalTesting.hostProcessesRunning("sleep 4703").size() == 1
                         && LocalTesting.hostProcessesRunning("sleep 0.05").size() == 1);
         Path layer = ((LocalSandbox) sb).layer();
         long started = System.nanoTime();
@@ -204,8 +250,8 @@ class LocalRuntimeIsolationTest {
 
     @Test
     void cgroupsAreCreatedWithLimitsAndRemovedOnTerminate() throws Exception {
-        SandboxSpec spec = spec(Map.of(), new ResourceLimits(java.util.Optional.of(500L),
-                java.util.Optional.of(64L * 1024 * 1024)));
+        SandboxSpec spec = spec(
+                Map.of(), new ResourceLimits(java.util.Optional.of(500L), java.util.Optional.of(64L * 1024 * 1024)));
         LocalSandbox sb = (LocalSandbox) runtime.start(spec);
         SandboxCgroup groups = sb.groups().orElseThrow();
         Path memory = groups.dir("memory").orElseThrow();
@@ -221,7 +267,8 @@ class LocalRuntimeIsolationTest {
         String cgroup = Files.readString(Path.of("/proc", Long.toString(host), "cgroup"));
         String id = sb.id();
         assertThat(cgroup.lines().filter(l -> l.contains(":memory:") || l.contains(":cpu:") || l.contains(":pids:")))
-                .hasSize(3).allMatch(l -> l.contains("/chalk-compute/") && l.contains("/" + id));
+                .hasSize(3)
+                .allMatch(l -> l.contains("/chalk-compute/") && l.contains("/" + id));
         assertThat(Set.copyOf(CgroupFiles.procs(memory, true))).contains(host, sb.initPid());
         // and the limit holds: a shell that needs 100 MB is killed by the kernel
         LocalTesting.Run hog = sh(sb, "x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo survived");
@@ -242,10 +289,13 @@ class LocalRuntimeIsolationTest {
         Files.createDirectories(layer.resolve("workspace"));
         Files.createSymbolicLink(layer.resolve("workspace/link"), Path.of("/"));
         SandboxCgroup old = runtime.cgroups().create("gone-1", ResourceLimits.NONE, 10);
-        Process stray = new ProcessBuilder("/bin/sh", "-c", "echo $$ > " + old.initProcsFiles().get(2)
-                + " && exec sleep 4705").start();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
-                .until(() -> CgroupFiles.procs(old.dir("pids").orElseThrow(), true).contains(stray.pid()));
+        Process stray = new ProcessBuilder(
+                        "/bin/sh", "-c", "echo $$ > " + old.initProcsFiles().get(2) + " && exec sleep 4705")
+                .start();
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() ->
+                        CgroupFiles.procs(old.dir("pids").orElseThrow(), true).contains(stray.pid()));
 
         assertThat(runtime.reconcile(List.of("gone-1", running.id()))).isEmpty();
 
@@ -259,10 +309,12 @@ class LocalRuntimeIsolationTest {
 
     @Test
     void networkTrueGivesTheSandboxItsOwnNamespaceWithAWayOut() throws Exception {
-        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE,
-                true, List.of());
+        SandboxSpec spec =
+                new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE, true, List.of());
         RuntimeSandbox sb = runtime.start(spec);
-        String devs = sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").ok().out();
+        String devs = sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+                .ok()
+                .out();
         // never the host's interfaces: loopback, and slirp4netns' tap device whose far end is the server's
         assertThat(Set.copyOf(devs.lines().toList())).isEqualTo(Set.of("lo", "tap0"));
         assertThat(sh(sb, "grep -c . /proc/net/route").ok().out().trim()).isNotEqualTo("1");
@@ -271,11 +323,21 @@ class LocalRuntimeIsolationTest {
 
     @Test
     void anEntrypointStartsWithTheSandbox() throws Exception {
-        SandboxSpec spec = new SandboxSpec(LocalTesting.newId(), "", Map.of("GREETING", "hi"), "/srv/app",
-                ResourceLimits.NONE, false, List.of("sh", "-c", "echo $GREETING > /tmp/started; exec sleep 4706"));
+        SandboxSpec spec = new SandboxSpec(
+                LocalTesting.newId(),
+                "",
+                Map.of("GREETING", "hi"),
+                "/srv/app",
+                ResourceLimits.NONE,
+                false,
+                List.of("sh", "-c", "echo $GREETING > /tmp/started; exec sleep 4706"));
         RuntimeSandbox sb = runtime.start(spec);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
-                assertThat(sh(sb, "cat /tmp/started; ps -eo args").out()).startsWith("hi\n").contains("sleep 4706"));
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .untilAsserted(
+                        () -> assertThat(sh(sb, "cat /tmp/started; ps -eo args").out())
+                                .startsWith("hi\n")
+                                .contains("sleep 4706"));
         assertThat(run(sb, LocalTesting.command("pwd")).ok().out()).isEqualTo("/srv/app\n");
     }
 

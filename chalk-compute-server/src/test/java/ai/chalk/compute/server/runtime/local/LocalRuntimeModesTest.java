@@ -34,24 +34,39 @@ class LocalRuntimeModesTest {
 
     @Test
     void withoutBubblewrapUtilLinuxIsolatesJustTheSame(@TempDir Path tools) throws Exception {
-        try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.AUTO, LocalTesting.pathWithout(tools, "bwrap"))) {
+        try (LocalRuntime runtime =
+                new LocalRuntime(state, LocalIsolation.AUTO, LocalTesting.pathWithout(tools, "bwrap"))) {
             assertThat(runtime.isolation().level()).isEqualTo("unshare");
             assertThat(runtime.isolation().isolated()).isTrue();
-            assertThat(runtime.isolation().detail()).contains("bwrap is not on the PATH")
+            assertThat(runtime.isolation().detail())
+                    .contains("bwrap is not on the PATH")
                     .contains("cgroup v1 controllers cpu, memory, pids in use");
             LocalSandbox sb = (LocalSandbox) runtime.start(spec());
 
             String ps = sh(sb, "ps -eo pid=,args=").ok().out();
-            assertThat(ps.lines().map(l -> Long.parseLong(l.trim().split("\\s+", 2)[0]))).allMatch(p -> p < 100);
+            assertThat(ps.lines().map(l -> Long.parseLong(l.trim().split("\\s+", 2)[0])))
+                    .allMatch(p -> p < 100);
             assertThat(ps).doesNotContain("java").doesNotContain(state.toString());
             assertThat(sh(sb, "hostname; pwd").ok().out()).isEqualTo(SandboxHostname.of(sb.id()) + "\n/workspace\n");
-            assertThat(sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").ok().out()).isEqualTo("lo\n");
+            assertThat(sh(sb, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+                            .ok()
+                            .out())
+                    .isEqualTo("lo\n");
             assertThat(sh(sb, "ip -o link show").ok().out()).contains("lo:").contains("UP");
-            for (String attempt : List.of("touch /usr/x", "touch /etc/x", "mount -t tmpfs none /tmp",
-                    "unshare -m true", "test -e /home", "test -e " + state, "cat /etc/shadow | grep -q root",
-                "p=$(cat /proc/sys/kernel/core_pattern); echo \"$p\" > /proc/sys/kernel/core_pattern",
-                "echo 1 > /proc/sys/vm/drop_caches", "echo > /proc/sysrq-trigger")) {
-                assertThat(sh(sb, attempt + " 2>/dev/null && echo SUCCEEDED").out()).as(attempt).doesNotContain("SUCCEEDED");
+            for (String attempt : List.of(
+                    "touch /usr/x",
+                    "touch /etc/x",
+                    "mount -t tmpfs none /tmp",
+                    "unshare -m true",
+                    "test -e /home",
+                    "test -e " + state,
+                    "cat /etc/shadow | grep -q root",
+                    "p=$(cat /proc/sys/kernel/core_pattern); echo \"$p\" > /proc/sys/kernel/core_pattern",
+                    "echo 1 > /proc/sys/vm/drop_caches",
+                    "echo > /proc/sysrq-trigger")) {
+                assertThat(sh(sb, attempt + " 2>/dev/null && echo SUCCEEDED").out())
+                        .as(attempt)
+                        .doesNotContain("SUCCEEDED");
             }
             assertThat(sh(sb, "grep CapEff /proc/self/status").ok().out()).contains("0000000000000000");
 
@@ -63,14 +78,19 @@ class LocalRuntimeModesTest {
             assertThat(sh(sb, "ps -eo stat= | grep -c Z || true").out().trim()).isEqualTo("0");
 
             RuntimeProcess tree = sb.exec(sh("setsid sleep 4722 & sleep 4722"));
-            Awaitility.await().atMost(Duration.ofSeconds(5))
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(5))
                     .until(() -> LocalTesting.hostProcessesRunning("sleep 4722").size() == 2);
             tree.killTree();
             assertThat(LocalTesting.hostProcessesRunning("sleep 4722")).isEmpty();
             assertThat(tree.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(9));
 
-            ProcessSpec pty = new ProcessSpec("/bin/sh", List.of("-c", "test -t 1 && stty size"), Optional.empty(),
-                    Map.of(), Optional.of(new TerminalSize(90, 20)));
+            ProcessSpec pty = new ProcessSpec(
+                    "/bin/sh",
+                    List.of("-c", "test -t 1 && stty size"),
+                    Optional.empty(),
+                    Map.of(),
+                    Optional.of(new TerminalSize(90, 20)));
             assertThat(LocalTesting.collect(sb.exec(pty)).out()).contains("20 90");
 
             sh(sb, "setsid sleep 4723 > /dev/null 2>&1 < /dev/null &").ok();
@@ -90,8 +110,10 @@ class LocalRuntimeModesTest {
     void withoutCgroupsLimitsAreNotEnforcedAndTheDetailSaysSo() throws Exception {
         try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.AUTO, LocalRuntime.DEFAULT_PATH, false)) {
             assertThat(runtime.isolation().level()).isEqualTo("bubblewrap");
-            assertThat(runtime.isolation().detail()).contains("no cgroups (cgroups are switched off)")
-                    .contains("limits are NOT enforced").contains("daemons that re-parent may escape");
+            assertThat(runtime.isolation().detail())
+                    .contains("no cgroups (cgroups are switched off)")
+                    .contains("limits are NOT enforced")
+                    .contains("daemons that re-parent may escape");
             LocalSandbox sb = (LocalSandbox) runtime.start(spec());
             assertThat(sb.groups()).isEmpty();
 
@@ -102,11 +124,13 @@ class LocalRuntimeModesTest {
             assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(15));
 
             RuntimeProcess tree = sb.exec(sh("sleep 4742 & sleep 4742 & wait"));
-            Awaitility.await().atMost(Duration.ofSeconds(5))
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(5))
                     .until(() -> LocalTesting.hostProcessesRunning("sleep 4742").size() == 2);
             tree.killTree();
             // SIGKILL is sent, not awaited: the processes vanish once the kernel has run them down
-            Awaitility.await().atMost(Duration.ofSeconds(5))
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(5))
                     .until(() -> LocalTesting.hostProcessesRunning("sleep 4742").isEmpty());
             assertThat(tree.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(9));
 
@@ -156,8 +180,8 @@ class LocalRuntimeModesTest {
             assertThat(runtime.isolation().level()).isEqualTo("none");
             assertThat(runtime.isolation().isolated()).isFalse();
             assertThat(runtime.isolation().detail()).contains("isolation is set to none");
-            LocalSandbox sb = (LocalSandbox) runtime.start(spec(Map.of("FROM_SANDBOX", "1"),
-                    ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits.NONE));
+            LocalSandbox sb = (LocalSandbox) runtime.start(
+                    spec(Map.of("FROM_SANDBOX", "1"), ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits.NONE));
 
             RuntimeProcess p = sb.exec(sh("echo $$; pwd; cat " + hostDir.resolve("visible") + "; env; exec cat"));
             var out = LocalTesting.drain(p.stdout());
@@ -168,11 +192,13 @@ class LocalRuntimeModesTest {
             assertThat(lines.get(1)).isEqualTo(sb.layer().resolve("workspace").toString());
             assertThat(lines.get(2)).isEqualTo("host file");
             assertThat(lines).contains("FROM_SANDBOX=1").noneMatch(l -> l.startsWith("JAVA_HOME="));
-            assertThat(sh(sb, "test -d /proc/" + ProcessHandle.current().pid() + " && echo sees-host").out())
+            assertThat(sh(sb, "test -d /proc/" + ProcessHandle.current().pid() + " && echo sees-host")
+                            .out())
                     .isEqualTo("sees-host\n");
 
             RuntimeProcess tree = sb.exec(sh("(setsid sleep 4731 &); sleep 4731"));
-            Awaitility.await().atMost(Duration.ofSeconds(5))
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(5))
                     .until(() -> LocalTesting.hostProcessesRunning("sleep 4731").size() == 2);
             tree.killTree();
             assertThat(LocalTesting.hostProcessesRunning("sleep 4731")).isEmpty();
@@ -211,14 +237,26 @@ class LocalRuntimeModesTest {
             assertThatThrownBy(() -> runtime.start(spec))
                     .isInstanceOf(ai.chalk.compute.server.runtime.RuntimeStartException.class)
                     .hasMessageContaining("already running");
-            var roWorkdir = new ai.chalk.compute.server.runtime.SandboxSpec(LocalTesting.newId(), "", Map.of(),
-                    "/usr/new-dir", ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits.NONE, false, List.of());
+            var roWorkdir = new ai.chalk.compute.server.runtime.SandboxSpec(
+                    LocalTesting.newId(),
+                    "",
+                    Map.of(),
+                    "/usr/new-dir",
+                    ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits.NONE,
+                    false,
+                    List.of());
             assertThatThrownBy(() -> runtime.start(roWorkdir))
                     .isInstanceOf(ai.chalk.compute.server.runtime.RuntimeStartException.class)
                     .hasMessageContaining("/usr/new-dir");
             assertThat(state.resolve("sandboxes").resolve(roWorkdir.id())).doesNotExist();
-            var badEntrypoint = new ai.chalk.compute.server.runtime.SandboxSpec(LocalTesting.newId(), "", Map.of(),
-                    "/", ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits.NONE, false, List.of("nope-cmd"));
+            var badEntrypoint = new ai.chalk.compute.server.runtime.SandboxSpec(
+                    LocalTesting.newId(),
+                    "",
+                    Map.of(),
+                    "/",
+                    ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits.NONE,
+                    false,
+                    List.of("nope-cmd"));
             assertThatThrownBy(() -> runtime.start(badEntrypoint))
                     .isInstanceOf(ai.chalk.compute.server.runtime.RuntimeStartException.class)
                     .hasMessageContaining("command not found in sandbox: nope-cmd");

@@ -30,17 +30,21 @@ class LocalRuntimeOnCgroupV2Test {
 
     @TempDir
     Path state;
+
     private Path own;
     private LocalRuntime runtime;
 
     @BeforeEach
     void start() throws Exception {
-        Path unified = Files.exists(Path.of("/sys/fs/cgroup/cgroup.controllers")) ? Path.of("/sys/fs/cgroup")
+        Path unified = Files.exists(Path.of("/sys/fs/cgroup/cgroup.controllers"))
+                ? Path.of("/sys/fs/cgroup")
                 : Path.of("/sys/fs/cgroup/unified");
         assumeTrue(Files.exists(unified.resolve("cgroup.procs")), "no cgroup2 mounted at " + unified);
         own = unified.resolve("chalk-runtime-test-" + LocalTesting.newId());
         Files.createDirectory(own);
-        runtime = LocalRuntime.builder(state).cgroups(key -> CgroupV2.at(own, key)).build();
+        runtime = LocalRuntime.builder(state)
+                .cgroups(key -> CgroupV2.at(own, key))
+                .build();
     }
 
     @AfterEach
@@ -49,7 +53,10 @@ class LocalRuntimeOnCgroupV2Test {
             runtime.close();
         }
         if (own != null) {
-            for (Path p : Files.walk(own).filter(Files::isDirectory).sorted((a, b) -> b.compareTo(a)).toList()) {
+            for (Path p : Files.walk(own)
+                    .filter(Files::isDirectory)
+                    .sorted((a, b) -> b.compareTo(a))
+                    .toList()) {
                 Files.deleteIfExists(p);
             }
         }
@@ -59,8 +66,9 @@ class LocalRuntimeOnCgroupV2Test {
     void theReportSaysWhatV2GivesHere() {
         assertThat(runtime.cgroups().version()).isEqualTo("cgroup v2");
         if (runtime.cgroups().controllers().isEmpty()) {
-            assertThat(runtime.isolation().detail()).contains("no cgroup limits (cpu is not available in "
-                    + own.resolve("cgroup.controllers")).contains("limits are NOT enforced")
+            assertThat(runtime.isolation().detail())
+                    .contains("no cgroup limits (cpu is not available in " + own.resolve("cgroup.controllers"))
+                    .contains("limits are NOT enforced")
                     .contains("a cgroup v2 group per exec lets killTree reach re-parented daemons");
         }
         assertThat(runtime.isolation().detail()).contains("the freezer suspends sandboxes");
@@ -70,10 +78,15 @@ class LocalRuntimeOnCgroupV2Test {
     void processesLiveInTheSandboxsGroupsAndTerminateRemovesThem() throws Exception {
         LocalSandbox sb = (LocalSandbox) runtime.start(spec());
         Path dir = sb.groups().orElseThrow().dir("freezer").orElseThrow();
-        assertThat(dir).isEqualTo(own.resolve("chalk-compute").resolve(dir.getParent().getFileName()).resolve(sb.id()));
+        assertThat(dir)
+                .isEqualTo(own.resolve("chalk-compute")
+                        .resolve(dir.getParent().getFileName())
+                        .resolve(sb.id()));
         assertThat(CgroupFiles.procs(dir.resolve("init"), false)).contains(sb.initPid());
         LocalProcess p = (LocalProcess) sb.exec(command("sleep", "4831"));
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> CgroupFiles.procs(dir, true).contains(p.hostPid()));
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> CgroupFiles.procs(dir, true).contains(p.hostPid()));
         assertThat(Files.readString(Path.of("/proc", Long.toString(p.hostPid()), "cgroup")))
                 .containsPattern("(?m)^0::.*/chalk-compute/.*/" + sb.id() + "/x[0-9]+$");
 
@@ -108,7 +121,8 @@ class LocalRuntimeOnCgroupV2Test {
     void killTreeReachesDaemonsThroughTheExecsGroupWithoutThePidsController() throws Exception {
         LocalSandbox sb = (LocalSandbox) runtime.start(spec());
         RuntimeProcess p = sb.exec(LocalTesting.sh("(setsid sleep 4832 &); sleep 4833"));
-        Awaitility.await().atMost(Duration.ofSeconds(5))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
                 .until(() -> LocalTesting.hostProcessesRunning("sleep 4832").size() == 1);
         RuntimeProcess other = sb.exec(command("sleep", "4834"));
 

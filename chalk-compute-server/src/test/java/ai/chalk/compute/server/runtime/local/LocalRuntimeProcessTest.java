@@ -40,6 +40,7 @@ class LocalRuntimeProcessTest {
 
     @TempDir
     Path state;
+
     LocalRuntime runtime;
     RuntimeSandbox sandbox;
 
@@ -59,7 +60,8 @@ class LocalRuntimeProcessTest {
         RuntimeProcess p = sandbox.exec(sh("sleep 4712 & setsid sleep 4712 & (setsid sh -c 'sleep 4712 &' &); "
                 + "nohup sleep 4712 > /dev/null 2>&1 & echo started; sleep 4712"));
         assertThat(readLine(p.stdout())).isEqualTo("started");
-        Awaitility.await().atMost(Duration.ofSeconds(5))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
                 .until(() -> LocalTesting.hostProcessesRunning("sleep 4712").size() == 5);
         // a process of another exec is not part of this tree
         RuntimeProcess other = sandbox.exec(command("sleep", "4713"));
@@ -82,16 +84,27 @@ class LocalRuntimeProcessTest {
         ProcessSpec inTmp = new ProcessSpec("pwd", List.of(), Optional.of("/tmp"), Map.of(), Optional.empty());
         assertThat(LocalTesting.run(sandbox, inTmp).ok().out()).isEqualTo("/tmp\n");
 
-        ProcessSpec env = new ProcessSpec("env", List.of(), Optional.empty(),
-                Map.of("FROM_EXEC", "e", "SHARED", "exec", "LD_PRELOAD", "/nonexistent.so"), Optional.empty());
-        Map<String, String> seen = LocalTesting.run(sandbox, env).out().lines()
-                .map(l -> l.split("=", 2)).collect(Collectors.toMap(a -> a[0], a -> a[1]));
-        assertThat(seen).containsOnlyKeys("PATH", "HOME", "FROM_SANDBOX", "SHARED", "FROM_EXEC", "LD_PRELOAD")
-                .containsEntry("PATH", LocalRuntime.DEFAULT_PATH).containsEntry("HOME", "/root")
-                .containsEntry("SHARED", "exec").containsEntry("FROM_SANDBOX", "s");
+        ProcessSpec env = new ProcessSpec(
+                "env",
+                List.of(),
+                Optional.empty(),
+                Map.of("FROM_EXEC", "e", "SHARED", "exec", "LD_PRELOAD", "/nonexistent.so"),
+                Optional.empty());
+        Map<String, String> seen = LocalTesting.run(sandbox, env)
+                .out()
+                .lines()
+                .map(l -> l.split("=", 2))
+                .collect(Collectors.toMap(a -> a[0], a -> a[1]));
+        assertThat(seen)
+                .containsOnlyKeys("PATH", "HOME", "FROM_SANDBOX", "SHARED", "FROM_EXEC", "LD_PRELOAD")
+                .containsEntry("PATH", LocalRuntime.DEFAULT_PATH)
+                .containsEntry("HOME", "/root")
+                .containsEntry("SHARED", "exec")
+                .containsEntry("FROM_SANDBOX", "s");
         // nothing of the server's environment (its PATH, HOME, JAVA_HOME ...) got in
         Set<String> hostOnly = System.getenv().keySet().stream()
-                .filter(k -> !Set.of("PATH", "HOME").contains(k)).collect(Collectors.toSet());
+                .filter(k -> !Set.of("PATH", "HOME").contains(k))
+                .collect(Collectors.toSet());
         assertThat(hostOnly).isNotEmpty();
         assertThat(seen.keySet()).doesNotContainAnyElementsOf(hostOnly);
     }
@@ -105,21 +118,38 @@ class LocalRuntimeProcessTest {
         drained(sh("mkdir -p '/workspace/dir with space'"));
         Map<String, String> env = Map.of("TRICKY", tricky, "EMPTY", "", "EQ", "a=b=c");
         Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            ProcessSpec spec = new ProcessSpec("/bin/sh", List.of("-c",
-                    "pwd; printf '[%s]' \"$@\"; echo; printf '%s' \"$TRICKY\" | od -c | head -3; env | sort", "sh", "",
-                    tricky, "-x", "--"), Optional.of("dir with space"), env, Optional.empty());
+            ProcessSpec spec = new ProcessSpec(
+                    "/bin/sh",
+                    List.of(
+                            "-c",
+                            "pwd; printf '[%s]' \"$@\"; echo; printf '%s' \"$TRICKY\" | od -c | head -3; env | sort",
+                            "sh",
+                            "",
+                            tricky,
+                            "-x",
+                            "--"),
+                    Optional.of("dir with space"),
+                    env,
+                    Optional.empty());
             LocalProcess viaSpare = (LocalProcess) sandbox.exec(spec);
             viaSpare.stdin().close();
             LocalTesting.Run r = collect(viaSpare);
             assertThat(viaSpare.viaSpare()).isTrue();
-            ProcessSpec same = new ProcessSpec(spec.command(), spec.args(), spec.workdir(), env,
-                    Optional.of(new TerminalSize(500, 50)));
+            ProcessSpec same = new ProcessSpec(
+                    spec.command(), spec.args(), spec.workdir(), env, Optional.of(new TerminalSize(500, 50)));
             // the PTY path never uses a spare: compare with it (modulo the terminal's CRLF and TERM)
             LocalTesting.Run direct = collect(sandbox.exec(same));
-            assertThat(r.out().lines().filter(l -> !l.startsWith("TERM=")).toList()).isEqualTo(
-                    direct.out().replace("\r\n", "\n").lines().filter(l -> !l.startsWith("TERM=")).toList());
-            assertThat(r.out()).startsWith("/workspace/dir with space\n[][" + tricky + "][-x][--]\n")
-                    .contains("EMPTY=\n").contains("EQ=a=b=c\n").contains("FROM_SANDBOX=s\n");
+            assertThat(r.out().lines().filter(l -> !l.startsWith("TERM=")).toList())
+                    .isEqualTo(direct.out()
+                            .replace("\r\n", "\n")
+                            .lines()
+                            .filter(l -> !l.startsWith("TERM="))
+                            .toList());
+            assertThat(r.out())
+                    .startsWith("/workspace/dir with space\n[][" + tricky + "][-x][--]\n")
+                    .contains("EMPTY=\n")
+                    .contains("EQ=a=b=c\n")
+                    .contains("FROM_SANDBOX=s\n");
             assertThat(r.status()).isEqualTo(ExitStatus.exited(0));
         });
         // pid, signals and killTree work on a process that was a spare
@@ -128,8 +158,10 @@ class LocalRuntimeProcessTest {
             try {
                 assertThat(p.viaSpare()).isTrue();
                 assertThat(readLine(p.stdout())).isEqualTo(Long.toString(p.pid()));
-                Awaitility.await().atMost(Duration.ofSeconds(5))
-                        .until(() -> LocalTesting.hostProcessesRunning("sleep 4717").size() == 2);
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(5))
+                        .until(() ->
+                                LocalTesting.hostProcessesRunning("sleep 4717").size() == 2);
             } finally {
                 p.killTree();
             }
@@ -137,7 +169,8 @@ class LocalRuntimeProcessTest {
             assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(9));
         });
         // spares killed from inside are noticed and replaced; execs keep working meanwhile
-        Awaitility.await().atMost(Duration.ofSeconds(10))
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
                 .until(() -> LocalTesting.sh(sandbox, "ps -eo args").out().contains("chalk-exec-spare"));
         LocalTesting.sh(sandbox, "pkill -9 -f chalk-exec-spare; true");
         for (int i = 0; i < 5; i++) {

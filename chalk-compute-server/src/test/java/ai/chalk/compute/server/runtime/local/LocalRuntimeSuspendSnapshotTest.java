@@ -31,7 +31,9 @@ class LocalRuntimeSuspendSnapshotTest {
     Path state;
 
     private static String freezerState(LocalSandbox sb) throws Exception {
-        return Files.readString(sb.groups().orElseThrow().dir("freezer").orElseThrow().resolve("freezer.state")).trim();
+        return Files.readString(
+                        sb.groups().orElseThrow().dir("freezer").orElseThrow().resolve("freezer.state"))
+                .trim();
     }
 
     @Test
@@ -51,7 +53,8 @@ class LocalRuntimeSuspendSnapshotTest {
             // a process started meanwhile freezes as it enters the sandbox
             RuntimeProcess late = sb.exec(LocalTesting.command("/bin/echo", "late"));
             late.stdin().close();
-            assertThatThrownBy(() -> late.onExit().get(400, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
+            assertThatThrownBy(() -> late.onExit().get(400, TimeUnit.MILLISECONDS))
+                    .isInstanceOf(TimeoutException.class);
             assertThat(Files.size(t)).isEqualTo(size);
             sb.suspend(); // nothing more to do
 
@@ -66,7 +69,9 @@ class LocalRuntimeSuspendSnapshotTest {
             sb.terminate(Duration.ofSeconds(3));
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
             assertThat(Files.exists(sb.layer(), LinkOption.NOFOLLOW_LINKS)).isFalse();
-            assertThatThrownBy(sb::suspend).isInstanceOf(SandboxOperationException.class).hasMessageContaining("stopped");
+            assertThatThrownBy(sb::suspend)
+                    .isInstanceOf(SandboxOperationException.class)
+                    .hasMessageContaining("stopped");
         }
     }
 
@@ -75,8 +80,10 @@ class LocalRuntimeSuspendSnapshotTest {
         try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.AUTO, LocalRuntime.DEFAULT_PATH, false)) {
             assertThat(runtime.isolation().detail()).contains("sandboxes cannot be suspended");
             RuntimeSandbox sb = runtime.start(spec());
-            assertThatThrownBy(sb::suspend).isInstanceOf(SandboxOperationException.class)
-                    .hasMessageContaining("cgroup v1 freezer").hasMessageContaining("cgroups are switched off");
+            assertThatThrownBy(sb::suspend)
+                    .isInstanceOf(SandboxOperationException.class)
+                    .hasMessageContaining("cgroup v1 freezer")
+                    .hasMessageContaining("cgroups are switched off");
             sh(sb, "echo data > /workspace/f").ok();
             RuntimeSandbox.SnapshotResult result = sb.snapshot(copy.resolve("files"));
             assertThat(result.frozen()).isFalse();
@@ -89,7 +96,8 @@ class LocalRuntimeSuspendSnapshotTest {
     void aSnapshotIsAFrozenCopyOfTheLayerThatSeedsNewSandboxes(@TempDir Path snapshots) throws Exception {
         try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.AUTO)) {
             LocalSandbox sb = (LocalSandbox) runtime.start(spec());
-            sh(sb, "cd /workspace && echo one > f && ln -s f l && mkdir d && chmod 0711 d && touch owned").ok();
+            sh(sb, "cd /workspace && echo one > f && ln -s f l && mkdir d && chmod 0711 d && touch owned")
+                    .ok();
             // (a sandbox cannot chown: it has no capabilities)
             Files.setAttribute(sb.layer().resolve("workspace/owned"), "unix:uid", 1234, LinkOption.NOFOLLOW_LINKS);
             Files.setAttribute(sb.layer().resolve("workspace/owned"), "unix:gid", 5678, LinkOption.NOFOLLOW_LINKS);
@@ -101,7 +109,8 @@ class LocalRuntimeSuspendSnapshotTest {
             assertThat(Files.readSymbolicLink(files.resolve("workspace/l"))).isEqualTo(Path.of("f"));
             assertThat(Files.getAttribute(files.resolve("workspace/owned"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
                     .isEqualTo(1234);
-            assertThat(Files.exists(snapshots.resolve("s1.partial"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+            assertThat(Files.exists(snapshots.resolve("s1.partial"), LinkOption.NOFOLLOW_LINKS))
+                    .isFalse();
             assertThatThrownBy(() -> sb.snapshot(files)).isInstanceOf(java.nio.file.FileAlreadyExistsException.class);
 
             // a suspended sandbox stays suspended across a snapshot
@@ -111,7 +120,9 @@ class LocalRuntimeSuspendSnapshotTest {
             sb.resume();
 
             RuntimeSandbox seeded = runtime.start(withFiles(spec(), files));
-            assertThat(sh(seeded, "cd /workspace && cat l && stat -c '%a %u:%g' d f owned").ok().out())
+            assertThat(sh(seeded, "cd /workspace && cat l && stat -c '%a %u:%g' d f owned")
+                            .ok()
+                            .out())
                     .isEqualTo("one\n711 0:0\n644 0:0\n644 1234:5678\n");
             sh(seeded, "echo two > /workspace/f").ok();
             assertThat(files.resolve("workspace/f")).hasContent("one"); // the snapshot is only read
@@ -124,35 +135,47 @@ class LocalRuntimeSuspendSnapshotTest {
      * must not turn that onto the host.
      */
     @Test
-    void linksPlantedInASnapshotDoNotRedirectTheSetupOfANewSandbox(@TempDir Path tools, @TempDir Path snapshots,
-                                                                  @TempDir Path victims) throws Exception {
+    void linksPlantedInASnapshotDoNotRedirectTheSetupOfANewSandbox(
+            @TempDir Path tools, @TempDir Path snapshots, @TempDir Path victims) throws Exception {
         // host directories the planted links point to; the unshare level's setup would chmod them (1777 for /tmp,
         // 0700 for /root) and bubblewrap's would refuse to start, were the links kept
-        Path victim = Files.createDirectory(victims.resolve("a"), PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwx------")));
-        Path victim2 = Files.createDirectory(victims.resolve("b"), PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-x---")));
+        Path victim = Files.createDirectory(
+                victims.resolve("a"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path victim2 = Files.createDirectory(
+                victims.resolve("b"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-x---")));
         for (String path : List.of(LocalRuntime.DEFAULT_PATH, LocalTesting.pathWithout(tools, "bwrap"))) {
             Path dir = state.resolve(path.equals(LocalRuntime.DEFAULT_PATH) ? "bwrap" : "unshare");
             try (LocalRuntime runtime = new LocalRuntime(dir, LocalIsolation.AUTO, path)) {
                 LocalSandbox sb = (LocalSandbox) runtime.start(spec());
-                sh(sb, "cd / && rm -rf /tmp /root /var/tmp && ln -s " + victim + " /tmp && ln -s " + victim2
-                        + " /root && mkdir -p /var && ln -s " + victim + " /var/tmp && mv /workspace /w0 && ln -s "
-                        + victim + " /workspace && ln -s " + victim + " /.chalk-old-root").ok();
+                sh(
+                                sb,
+                                "cd / && rm -rf /tmp /root /var/tmp && ln -s " + victim + " /tmp && ln -s " + victim2
+                                        + " /root && mkdir -p /var && ln -s " + victim
+                                        + " /var/tmp && mv /workspace /w0 && ln -s "
+                                        + victim + " /workspace && ln -s " + victim + " /.chalk-old-root")
+                        .ok();
                 Path files = snapshots.resolve(runtime.isolation().level());
                 sb.snapshot(files);
                 RuntimeSandbox seeded = runtime.start(withFiles(spec(), files));
-                assertThat(sh(seeded, "stat -c '%a %F' /tmp /var/tmp /root /workspace; pwd").ok().out())
-                        .as(runtime.isolation().level()).isEqualTo("""
+                assertThat(sh(seeded, "stat -c '%a %F' /tmp /var/tmp /root /workspace; pwd")
+                                .ok()
+                                .out())
+                        .as(runtime.isolation().level())
+                        .isEqualTo("""
                         1777 directory
                         1777 directory
                         700 directory
                         755 directory
                         /workspace
                         """);
-                assertThat(Files.getPosixFilePermissions(victim)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
-                assertThat(Files.getPosixFilePermissions(victim2)).isEqualTo(PosixFilePermissions.fromString("rwxr-x---"));
-                try (var a = Files.list(victim); var b = Files.list(victim2)) {
+                assertThat(Files.getPosixFilePermissions(victim))
+                        .isEqualTo(PosixFilePermissions.fromString("rwx------"));
+                assertThat(Files.getPosixFilePermissions(victim2))
+                        .isEqualTo(PosixFilePermissions.fromString("rwxr-x---"));
+                try (var a = Files.list(victim);
+                        var b = Files.list(victim2)) {
                     assertThat(a).isEmpty();
                     assertThat(b).isEmpty();
                 }
@@ -161,7 +184,15 @@ class LocalRuntimeSuspendSnapshotTest {
     }
 
     private static SandboxSpec withFiles(SandboxSpec spec, Path files) {
-        return new SandboxSpec(spec.id(), spec.image(), Map.of(), spec.workdir(), ResourceLimits.NONE, false, List.of(),
-                List.of(), Optional.of(files));
+        return new SandboxSpec(
+                spec.id(),
+                spec.image(),
+                Map.of(),
+                spec.workdir(),
+                ResourceLimits.NONE,
+                false,
+                List.of(),
+                List.of(),
+                Optional.of(files));
     }
 }

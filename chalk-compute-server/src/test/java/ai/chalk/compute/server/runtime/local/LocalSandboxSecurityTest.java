@@ -34,6 +34,7 @@ class LocalSandboxSecurityTest {
 
     @RegisterExtension
     final ModeRuntimes runtimes = new ModeRuntimes();
+
     private final Path temp = runtimes.temp();
 
     private LocalRuntime runtime(String mode, SandboxDefaults defaults) {
@@ -45,7 +46,14 @@ class LocalSandboxSecurityTest {
     }
 
     private static SandboxSpec withVolume(Path source, String at) {
-        return new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/workspace", ResourceLimits.NONE, false, List.of(),
+        return new SandboxSpec(
+                LocalTesting.newId(),
+                "",
+                Map.of(),
+                "/workspace",
+                ResourceLimits.NONE,
+                false,
+                List.of(),
                 List.of(new SandboxSpec.VolumeBinding(source, at)));
     }
 
@@ -54,10 +62,21 @@ class LocalSandboxSecurityTest {
     void aVolumeCannotCoverThePathsTheRuntimeRunsHelpersFrom(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode);
         Path evil = Files.createDirectories(temp.resolve("evil"));
-        for (String at : List.of("/.chalk", "/.chalk/bin", "/usr", "/usr/bin", "/lib64", "/etc", "/proc", "/dev",
-                "/etc/shadow", "/.chalk-old-root")) {
-            assertThatThrownBy(() -> runtime.start(withVolume(evil, at))).as(at)
-                    .isInstanceOf(ComputeException.class).hasMessageContaining("runtime's own");
+        for (String at : List.of(
+                "/.chalk",
+                "/.chalk/bin",
+                "/usr",
+                "/usr/bin",
+                "/lib64",
+                "/etc",
+                "/proc",
+                "/dev",
+                "/etc/shadow",
+                "/.chalk-old-root")) {
+            assertThatThrownBy(() -> runtime.start(withVolume(evil, at)))
+                    .as(at)
+                    .isInstanceOf(ComputeException.class)
+                    .hasMessageContaining("runtime's own");
         }
         // a legitimate place still works, and execs keep working with a volume mounted
         RuntimeSandbox ok = runtime.start(withVolume(evil, "/data"));
@@ -72,8 +91,11 @@ class LocalSandboxSecurityTest {
         // (a terminal exec always takes the direct path, never a spare helper)
         String secret = "s3cret-" + java.util.UUID.randomUUID();
         RuntimeSandbox s = runtime(mode).start(LocalTesting.spec(Map.of("FROM_SANDBOX", secret), ResourceLimits.NONE));
-        RuntimeProcess p = s.exec(new ProcessSpec("/bin/sh", List.of("-c", "echo \"$FROM_SANDBOX|$FROM_EXEC\"; sleep 3"),
-                Optional.empty(), Map.of("FROM_EXEC", secret + "-exec", "PERL5OPT", "-Mstrict"),
+        RuntimeProcess p = s.exec(new ProcessSpec(
+                "/bin/sh",
+                List.of("-c", "echo \"$FROM_SANDBOX|$FROM_EXEC\"; sleep 3"),
+                Optional.empty(),
+                Map.of("FROM_EXEC", secret + "-exec", "PERL5OPT", "-Mstrict"),
                 Optional.of(new ProcessSpec.TerminalSize(80, 24))));
         List<String> exposed = new java.util.ArrayList<>();
         long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
@@ -84,8 +106,8 @@ class LocalSandboxSecurityTest {
                         continue;
                     }
                     try {
-                        String cmdline = new String(Files.readAllBytes(dir.resolve("cmdline")),
-                                java.nio.charset.StandardCharsets.UTF_8);
+                        String cmdline = new String(
+                                Files.readAllBytes(dir.resolve("cmdline")), java.nio.charset.StandardCharsets.UTF_8);
                         if (cmdline.contains(secret)) {
                             exposed.add(dir.getFileName() + ": " + cmdline.replace('\0', ' '));
                         }
@@ -96,7 +118,8 @@ class LocalSandboxSecurityTest {
             }
         }
         String out = new String(p.stdout().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertThat(p.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS).exitCode()).hasValue(0);
+        assertThat(p.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS).exitCode())
+                .hasValue(0);
         assertThat(out).contains(secret + "|" + secret + "-exec");
         assertThat(exposed).isEmpty();
         s.terminate(Duration.ZERO);
@@ -109,10 +132,13 @@ class LocalSandboxSecurityTest {
         long mtime = Files.getLastModifiedTime(Path.of("/dev/full")).toMillis();
         RuntimeSandbox s = runtime(mode).start(LocalTesting.spec());
         sh(s, "chmod 000 /dev/null; chmod 000 /dev/zero; touch -d 2001-01-01 /dev/full; true");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(Path.of("/dev/null")))).isEqualTo(before);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(Path.of("/dev/null"))))
+                .isEqualTo(before);
         assertThat(Files.getLastModifiedTime(Path.of("/dev/full")).toMillis()).isEqualTo(mtime);
         // the sandbox's own nodes still work as devices
-        assertThat(sh(s, "chmod 666 /dev/null /dev/zero; echo x > /dev/null && head -c 3 /dev/zero | od -An -tx1").ok().out())
+        assertThat(sh(s, "chmod 666 /dev/null /dev/zero; echo x > /dev/null && head -c 3 /dev/zero | od -An -tx1")
+                        .ok()
+                        .out())
                 .contains("00 00 00");
     }
 
@@ -121,14 +147,25 @@ class LocalSandboxSecurityTest {
     void procShowsNothingOfTheHostsKernelMemoryTimersOrPaths(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode);
         RuntimeSandbox s = runtime.start(LocalTesting.spec());
-        for (String f : List.of("/proc/kpageflags", "/proc/kpagecount", "/proc/timer_list", "/proc/slabinfo",
-                "/proc/kmsg", "/proc/vmallocinfo")) {
+        for (String f : List.of(
+                "/proc/kpageflags",
+                "/proc/kpagecount",
+                "/proc/timer_list",
+                "/proc/slabinfo",
+                "/proc/kmsg",
+                "/proc/vmallocinfo")) {
             if (Files.exists(Path.of(f))) {
-                assertThat(sh(s, "head -c 64 " + f + " 2>/dev/null | wc -c").out().trim()).as(f).isEqualTo("0");
+                assertThat(sh(s, "head -c 64 " + f + " 2>/dev/null | wc -c")
+                                .out()
+                                .trim())
+                        .as(f)
+                        .isEqualTo("0");
             }
         }
         String mountinfo = sh(s, "cat /proc/self/mountinfo").ok().out();
-        assertThat(mountinfo).doesNotContain(temp.toString()).doesNotContain(runtime.stateDir().toString());
+        assertThat(mountinfo)
+                .doesNotContain(temp.toString())
+                .doesNotContain(runtime.stateDir().toString());
         // a cgroup namespace of its own: no host cgroup path (which names the server's data directory's key)
         assertThat(sh(s, "cat /proc/self/cgroup /proc/1/cgroup").ok().out()).doesNotContain("chalk-compute");
         String init = sh(s, "tr '\\0' ' ' < /proc/1/cmdline").ok().out();
@@ -141,10 +178,14 @@ class LocalSandboxSecurityTest {
         LocalRuntime runtime = runtime(mode, new SandboxDefaults(1L << 30, 8L << 20, 512, 256, 4));
         RuntimeSandbox s = runtime.start(LocalTesting.spec());
         LocalTesting.Run fill = sh(s, "dd if=/dev/zero of=/workspace/fill bs=1M count=64 2>&1; echo code=$?");
-        assertThat(fill.out()).as(fill.err()).contains("No space left on device").doesNotContain("code=0");
+        assertThat(fill.out())
+                .as(fill.err())
+                .contains("No space left on device")
+                .doesNotContain("code=0");
         // the other tenant's layer has its own quota, untouched
         RuntimeSandbox other = runtime.start(LocalTesting.spec());
-        assertThat(sh(other, "dd if=/dev/zero of=/workspace/f bs=1M count=4 2>/dev/null && echo ok").out())
+        assertThat(sh(other, "dd if=/dev/zero of=/workspace/f bs=1M count=4 2>/dev/null && echo ok")
+                        .out())
                 .isEqualTo("ok\n");
         s.terminate(Duration.ZERO);
         other.terminate(Duration.ZERO);
@@ -157,7 +198,8 @@ class LocalSandboxSecurityTest {
         LocalRuntime runtime = runtime(mode, new SandboxDefaults(256L << 20, 64L << 20, 64, 128, 2));
         RuntimeSandbox a = runtime.start(LocalTesting.spec());
         RuntimeSandbox b = runtime.start(LocalTesting.spec());
-        assertThatThrownBy(() -> runtime.start(LocalTesting.spec())).isInstanceOf(RuntimeStartException.class)
+        assertThatThrownBy(() -> runtime.start(LocalTesting.spec()))
+                .isInstanceOf(RuntimeStartException.class)
                 .hasMessageContaining("at most 2 sandboxes");
         assertThat(sh(a, "ulimit -n; ulimit -Hn").ok().out()).isEqualTo("128\n128\n");
         Optional<SandboxCgroup> groups = ((LocalSandbox) a).groups();
@@ -168,13 +210,16 @@ class LocalSandboxSecurityTest {
         // all sandboxes together: at most half the host's process ids (Files.readString reads "3" of "32768" here)
         if (runtime.cgroups().has("pids")) {
             Path base = groups.orElseThrow().dir("pids").orElseThrow().getParent();
-            long hostPids = Math.min(Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/pid_max")).get(0)),
-                    Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/threads-max")).get(0)));
+            long hostPids = Math.min(
+                    Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/pid_max"))
+                            .get(0)),
+                    Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/threads-max"))
+                            .get(0)));
             assertThat(read(base.resolve("pids.max"))).isEqualTo(Long.toString(hostPids / 2));
         }
         // a fork bomb stops at the sandbox's process limit, and the other sandbox still runs commands
-        LocalTesting.Run bomb = sh(a, "i=0; while [ $i -lt 200 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done;"
-                + " echo started=$i");
+        LocalTesting.Run bomb = sh(
+                a, "i=0; while [ $i -lt 200 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done;" + " echo started=$i");
         assertThat(bomb.err()).contains("fork"); // refused at the limit, not at the host's
         assertThat(sh(b, "echo alive").ok().out()).isEqualTo("alive\n");
         a.terminate(Duration.ZERO);
@@ -189,8 +234,8 @@ class LocalSandboxSecurityTest {
         LocalRuntime runtime = runtime(mode);
         try (java.net.ServerSocket host = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("0.0.0.0"))) {
             int port = host.getLocalPort();
-            RuntimeSandbox net = runtime.start(new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/workspace",
-                    ResourceLimits.NONE, true, List.of()));
+            RuntimeSandbox net = runtime.start(new SandboxSpec(
+                    LocalTesting.newId(), "", Map.of(), "/workspace", ResourceLimits.NONE, true, List.of()));
             String probe = "import socket, sys\n"
                     + "for h in sys.argv[2:]:\n"
                     + "    try:\n"
@@ -198,17 +243,22 @@ class LocalSandboxSecurityTest {
                     + "    except OSError as e:\n"
                     + "        print(h, 'refused', type(e).__name__)\n";
             List<String> targets = new ArrayList<>(List.of("127.0.0.1", "10.0.2.2", "169.254.169.254"));
-            java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).forEach(i -> i.inetAddresses()
-                    .filter(a -> a instanceof java.net.Inet4Address).forEach(a -> targets.add(a.getHostAddress())));
+            java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())
+                    .forEach(i -> i.inetAddresses()
+                            .filter(a -> a instanceof java.net.Inet4Address)
+                            .forEach(a -> targets.add(a.getHostAddress())));
             List<String> args = new ArrayList<>(List.of("-c", probe, Integer.toString(port)));
             args.addAll(targets);
             LocalTesting.Run r = LocalTesting.run(net, command("python3", args.toArray(String[]::new)));
             assertThat(r.out()).as(r.err()).doesNotContain(" open").contains("127.0.0.1 refused");
-            assertThat(sh(net, "cat /etc/resolv.conf; ls /sys/class/net 2>/dev/null || ip -o link").out())
+            assertThat(sh(net, "cat /etc/resolv.conf; ls /sys/class/net 2>/dev/null || ip -o link")
+                            .out())
                     .contains("nameserver 10.0.2.3");
             // without network: only loopback
             RuntimeSandbox none = runtime.start(LocalTesting.spec());
-            assertThat(sh(none, "cat /proc/net/dev").ok().out()).doesNotContain("tap0").contains("lo:");
+            assertThat(sh(none, "cat /proc/net/dev").ok().out())
+                    .doesNotContain("tap0")
+                    .contains("lo:");
             assertThat(sh(net, "cat /proc/net/dev").ok().out()).contains("tap0");
         }
     }

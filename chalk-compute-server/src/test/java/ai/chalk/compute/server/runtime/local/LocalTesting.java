@@ -30,8 +30,7 @@ final class LocalTesting {
 
     private static final AtomicInteger IDS = new AtomicInteger();
 
-    private LocalTesting() {
-    }
+    private LocalTesting() {}
 
     static String newId() {
         return "t" + ProcessHandle.current().pid() + "-" + IDS.incrementAndGet();
@@ -56,12 +55,15 @@ final class LocalTesting {
     /** A finished process: how it ended and everything it printed. */
     record Run(ExitStatus status, String out, String err) {
         int code() {
-            assertThat(status.exitCode()).as("exit code of a run that printed %s / %s", out, err).isPresent();
+            assertThat(status.exitCode())
+                    .as("exit code of a run that printed %s / %s", out, err)
+                    .isPresent();
             return status.exitCode().getAsInt();
         }
 
         Run ok() {
-            assertThat(status).as("status of a run that printed:\n%s\nstderr:\n%s", out, err)
+            assertThat(status)
+                    .as("status of a run that printed:\n%s\nstderr:\n%s", out, err)
                     .isEqualTo(ExitStatus.exited(0));
             return this;
         }

@@ -38,7 +38,8 @@ final class ModeRuntimes implements AfterEachCallback {
     /** A runtime that isolates sandboxes in {@code mode}, with {@code defaults}. */
     LocalRuntime start(String mode, SandboxDefaults defaults) {
         LocalRuntime.Builder b = LocalRuntime.builder(temp.resolve("state-" + runtimes.size()))
-                .isolation(LocalIsolation.REQUIRED).defaults(defaults);
+                .isolation(LocalIsolation.REQUIRED)
+                .defaults(defaults);
         if (mode.equals("unshare")) {
             b.toolPath(LocalTesting.pathWithout(temp.resolve("path-" + runtimes.size()), "bwrap"));
         }

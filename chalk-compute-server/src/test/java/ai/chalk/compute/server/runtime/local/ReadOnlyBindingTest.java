@@ -29,8 +29,8 @@ class ReadOnlyBindingTest {
 
     @Test
     void unshareBindsReadOnly(@TempDir Path host, @TempDir Path tools) throws Exception {
-        try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.AUTO,
-                LocalTesting.pathWithout(tools, "bwrap"))) {
+        try (LocalRuntime runtime =
+                new LocalRuntime(state, LocalIsolation.AUTO, LocalTesting.pathWithout(tools, "bwrap"))) {
             assertThat(runtime.isolation().level()).isEqualTo("unshare");
             check(runtime, host);
         }
@@ -40,14 +40,23 @@ class ReadOnlyBindingTest {
         Path code = Files.createDirectories(host.resolve("code"));
         Files.writeString(code.resolve("App.class"), "bytes");
         Path run = Files.createDirectories(host.resolve("run"));
-        RuntimeSandbox sb = runtime.start(new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/chalk/run",
-                SandboxSpec.ResourceLimits.NONE, false, List.of(), List.of(
+        RuntimeSandbox sb = runtime.start(new SandboxSpec(
+                LocalTesting.newId(),
+                "",
+                Map.of(),
+                "/chalk/run",
+                SandboxSpec.ResourceLimits.NONE,
+                false,
+                List.of(),
+                List.of(
                         new SandboxSpec.VolumeBinding(code, "/chalk/code", true),
                         new SandboxSpec.VolumeBinding(run, "/chalk/run", false))));
         try {
             assertThat(sh(sb, "cat /chalk/code/App.class").ok().out()).isEqualTo("bytes");
             assertThat(sh(sb, "touch /chalk/code/x 2>&1 || echo refused").out()).contains("refused");
-            assertThat(sh(sb, "mount -o remount,rw /chalk/code 2>&1 || echo refused").out()).contains("refused");
+            assertThat(sh(sb, "mount -o remount,rw /chalk/code 2>&1 || echo refused")
+                            .out())
+                    .contains("refused");
             sh(sb, "echo written > /chalk/run/out").ok();
             assertThat(Files.readString(run.resolve("out"))).isEqualTo("written\n");
             assertThat(Files.exists(code.resolve("x"))).isFalse();

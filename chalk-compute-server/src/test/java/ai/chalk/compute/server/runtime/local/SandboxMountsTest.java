@@ -18,8 +18,8 @@ class SandboxMountsTest {
 
     private static final Path ROOT = Path.of("/state/sandboxes/s1/root");
     private static final Path DEVICES = Path.of("/state/sandboxes/s1/dev");
-    private static final SandboxFiles.SystemView VIEW = new SandboxFiles.SystemView(List.of("/usr", "/etc"), List.of(),
-            List.of("/etc/shadow"), List.of("/etc/ssl/private"));
+    private static final SandboxFiles.SystemView VIEW = new SandboxFiles.SystemView(
+            List.of("/usr", "/etc"), List.of(), List.of("/etc/shadow"), List.of("/etc/ssl/private"));
     private static final ProcMasks PROC = new ProcMasks(List.of("/proc/kcore"), List.of("/proc/acpi"));
     private static final List<SandboxSpec.VolumeBinding> VOLUMES = List.of(
             new SandboxSpec.VolumeBinding(Path.of("/vols/data"), "/data"),
@@ -27,63 +27,160 @@ class SandboxMountsTest {
 
     /** What every sandbox mounts after its root's own view: /proc, /dev and the directories it always has. */
     private static List<String> procDevAndDirs(String workdir) {
-        List<String> a = new ArrayList<>(List.of("--proc", "/proc",
-                "--ro-bind", "/proc/sys", "/proc/sys",
-                "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
-                "--ro-bind-try", "/proc/irq", "/proc/irq",
-                "--ro-bind-try", "/proc/bus", "/proc/bus",
-                "--ro-bind", "/dev/null", "/proc/kcore",
-                "--perms", "0555", "--tmpfs", "/proc/acpi", "--remount-ro", "/proc/acpi",
-                "--dev", "/dev"));
+        List<String> a = new ArrayList<>(List.of(
+                "--proc",
+                "/proc",
+                "--ro-bind",
+                "/proc/sys",
+                "/proc/sys",
+                "--ro-bind-try",
+                "/proc/sysrq-trigger",
+                "/proc/sysrq-trigger",
+                "--ro-bind-try",
+                "/proc/irq",
+                "/proc/irq",
+                "--ro-bind-try",
+                "/proc/bus",
+                "/proc/bus",
+                "--ro-bind",
+                "/dev/null",
+                "/proc/kcore",
+                "--perms",
+                "0555",
+                "--tmpfs",
+                "/proc/acpi",
+                "--remount-ro",
+                "/proc/acpi",
+                "--dev",
+                "/dev"));
         for (String n : List.of("null", "zero", "full", "random", "urandom", "tty")) {
             a.addAll(List.of("--dev-bind", DEVICES.resolve(n).toString(), "/dev/" + n));
         }
-        a.addAll(List.of("--perms", "1777", "--dir", "/tmp", "--perms", "1777", "--dir", "/var/tmp",
-                "--perms", "0700", "--dir", "/root", "--dir", workdir));
+        a.addAll(List.of(
+                "--perms",
+                "1777",
+                "--dir",
+                "/tmp",
+                "--perms",
+                "1777",
+                "--dir",
+                "/var/tmp",
+                "--perms",
+                "0700",
+                "--dir",
+                "/root",
+                "--dir",
+                workdir));
         return a;
     }
 
     @Test
     void aSandboxOnTheHostsViewGetsItsVolumesFirstThenTheReadOnlySystemAndItsMasks() {
-        List<String> expected = new ArrayList<>(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                "--unshare-cgroup", "--unshare-net", "--hostname", "h", "--die-with-parent", "--as-pid-1",
-                "--cap-drop", "ALL",
-                "--bind", ROOT.toString(), "/",
-                "--bind", "/vols/data", "/data",
-                "--ro-bind", "/code", "/chalk/code",
-                "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
-                "--ro-bind", "/dev/null", "/etc/shadow",
-                "--perms", "0700", "--tmpfs", "/etc/ssl/private", "--remount-ro", "/etc/ssl/private",
-                "--ro-bind", "/state/resolv.conf", "/etc/resolv.conf"));
+        List<String> expected = new ArrayList<>(List.of(
+                "--unshare-pid",
+                "--unshare-ipc",
+                "--unshare-uts",
+                "--unshare-cgroup",
+                "--unshare-net",
+                "--hostname",
+                "h",
+                "--die-with-parent",
+                "--as-pid-1",
+                "--cap-drop",
+                "ALL",
+                "--bind",
+                ROOT.toString(),
+                "/",
+                "--bind",
+                "/vols/data",
+                "/data",
+                "--ro-bind",
+                "/code",
+                "/chalk/code",
+                "--ro-bind",
+                "/usr",
+                "/usr",
+                "--ro-bind",
+                "/etc",
+                "/etc",
+                "--ro-bind",
+                "/dev/null",
+                "/etc/shadow",
+                "--perms",
+                "0700",
+                "--tmpfs",
+                "/etc/ssl/private",
+                "--remount-ro",
+                "/etc/ssl/private",
+                "--ro-bind",
+                "/state/resolv.conf",
+                "/etc/resolv.conf"));
         expected.addAll(procDevAndDirs("/workspace"));
-        expected.addAll(List.of("--chdir", "/workspace", "--clearenv", "--setenv", "PATH", LocalRuntime.DEFAULT_PATH,
-                "--json-status-fd", "1", "--seccomp", "3"));
-        assertThat(SandboxCommands.bubblewrapArgs(SandboxMounts.hostView(ROOT, VIEW, VOLUMES,
-                Optional.of(Path.of("/state/resolv.conf")), PROC, DEVICES, "/workspace"), "h", "/workspace"))
+        expected.addAll(List.of(
+                "--chdir",
+                "/workspace",
+                "--clearenv",
+                "--setenv",
+                "PATH",
+                LocalRuntime.DEFAULT_PATH,
+                "--json-status-fd",
+                "1",
+                "--seccomp",
+                "3"));
+        assertThat(SandboxCommands.bubblewrapArgs(
+                        SandboxMounts.hostView(
+                                ROOT,
+                                VIEW,
+                                VOLUMES,
+                                Optional.of(Path.of("/state/resolv.conf")),
+                                PROC,
+                                DEVICES,
+                                "/workspace"),
+                        "h",
+                        "/workspace"))
                 .containsExactlyElementsOf(expected);
     }
 
     @Test
     void anImageSandboxPinsItsEtcMasksThePreloadListAndSeesTheHelpersReadOnly() {
         List<String> expected = new ArrayList<>(List.of(
-                "--bind", ROOT.toString(), "/",
-                "--bind", "/vols/data", "/data",
-                "--ro-bind", "/code", "/chalk/code",
-                "--bind", ROOT.resolve("etc").toString(), "/etc",
-                "--ro-bind", "/dev/null", "/etc/ld.so.preload",
-                "--ro-bind", "/state/tools", SandboxTools.MOUNT));
+                "--bind",
+                ROOT.toString(),
+                "/",
+                "--bind",
+                "/vols/data",
+                "/data",
+                "--ro-bind",
+                "/code",
+                "/chalk/code",
+                "--bind",
+                ROOT.resolve("etc").toString(),
+                "/etc",
+                "--ro-bind",
+                "/dev/null",
+                "/etc/ld.so.preload",
+                "--ro-bind",
+                "/state/tools",
+                SandboxTools.MOUNT));
         expected.addAll(procDevAndDirs("/app"));
-        assertThat(ai.chalk.compute.server.runtime.local.mount.BubblewrapMounts.render(SandboxMounts.image(ROOT,
-                Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVICES, "/app")))
+        assertThat(ai.chalk.compute.server.runtime.local.mount.BubblewrapMounts.render(SandboxMounts.image(
+                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVICES, "/app")))
                 .containsExactlyElementsOf(expected);
     }
 
     @Test
     void theUnshareInitGetsTheSameMountsAsEntries() {
-        assertThat(UnshareMounts.render(SandboxMounts.image(ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(),
-                PROC, DEVICES, "/app"))).startsWith("root:" + ROOT, "vol:/data=/vols/data",
-                "rovol:/chalk/code=/code", "self:/etc", "maskfile:/etc/ld.so.preload",
-                "robind:" + SandboxTools.MOUNT + "=/state/tools", "proc:/proc", "procro:/proc/sys")
+        assertThat(UnshareMounts.render(SandboxMounts.image(
+                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVICES, "/app")))
+                .startsWith(
+                        "root:" + ROOT,
+                        "vol:/data=/vols/data",
+                        "rovol:/chalk/code=/code",
+                        "self:/etc",
+                        "maskfile:/etc/ld.so.preload",
+                        "robind:" + SandboxTools.MOUNT + "=/state/tools",
+                        "proc:/proc",
+                        "procro:/proc/sys")
                 .contains("node:1:3:/dev/null", "node:5:0:/dev/tty", "maskdir:0555:/proc/acpi")
                 .endsWith("dir:1777:/tmp", "dir:1777:/var/tmp", "dir:0700:/root", "workdir:/app");
     }
@@ -91,16 +188,26 @@ class SandboxMountsTest {
     @Test
     void aProcEntryTheHostMasksStaysMaskedRatherThanReadOnly() {
         ProcMasks masks = new ProcMasks(List.of(), List.of("/proc/bus"));
-        assertThat(UnshareMounts.render(SandboxMounts.hostView(ROOT, VIEW, List.of(), Optional.empty(), masks,
-                DEVICES, "/"))).doesNotContain("procro:/proc/bus").contains("maskdir:0555:/proc/bus");
+        assertThat(UnshareMounts.render(
+                        SandboxMounts.hostView(ROOT, VIEW, List.of(), Optional.empty(), masks, DEVICES, "/")))
+                .doesNotContain("procro:/proc/bus")
+                .contains("maskdir:0555:/proc/bus");
     }
 
     @Test
     void volumesStayOffTheHelpersAndThePivotsOldRootEvenOnTheHostsView() {
         for (String at : List.of(SandboxTools.MOUNT + "/bin", "/.chalk-old-root", "/sys/kernel", "/etc/passwd")) {
-            assertThatThrownBy(() -> SandboxMounts.hostView(ROOT, VIEW, List.of(new SandboxSpec.VolumeBinding(
-                    Path.of("/v"), at)), Optional.empty(), PROC, DEVICES, "/")).as(at)
-                    .isInstanceOf(ComputeException.class).hasMessageContaining("runtime's own");
+            assertThatThrownBy(() -> SandboxMounts.hostView(
+                            ROOT,
+                            VIEW,
+                            List.of(new SandboxSpec.VolumeBinding(Path.of("/v"), at)),
+                            Optional.empty(),
+                            PROC,
+                            DEVICES,
+                            "/"))
+                    .as(at)
+                    .isInstanceOf(ComputeException.class)
+                    .hasMessageContaining("runtime's own");
         }
     }
 }

@@ -26,6 +26,7 @@ class SandboxUserNamespaceSecurityTest {
 
     @RegisterExtension
     final ModeRuntimes runtimes = new ModeRuntimes();
+
     private final Path temp = runtimes.temp();
 
     private LocalRuntime runtime(String mode) {
@@ -71,15 +72,18 @@ class SandboxUserNamespaceSecurityTest {
         assertThat(pids).isNotEmpty();
         for (long pid : pids) {
             String status = Files.readString(Path.of("/proc", Long.toString(pid), "status"));
-            String uids = status.lines().filter(l -> l.startsWith("Uid:")).findFirst().orElseThrow();
+            String uids =
+                    status.lines().filter(l -> l.startsWith("Uid:")).findFirst().orElseThrow();
             assertThat(uids.split("\\s+")).as(uids).containsOnly("Uid:", Long.toString(rootA));
         }
 
         // its root has no power over what the host's root owns: the host's own files in its view, its device nodes
-        String attempts = sh(a, "stat -c '%u' /usr/bin/env; touch /usr/bin/env 2>&1; chmod 0777 /dev/null 2>&1;"
-                + " true").out();
+        String attempts = sh(
+                        a, "stat -c '%u' /usr/bin/env; touch /usr/bin/env 2>&1; chmod 0777 /dev/null 2>&1;" + " true")
+                .out();
         assertThat(attempts).startsWith("65534\n"); // nobody: host root has no id in the sandbox
-        assertThat(attempts).contains("touch: cannot touch '/usr/bin/env': Permission denied")
+        assertThat(attempts)
+                .contains("touch: cannot touch '/usr/bin/env': Permission denied")
                 .contains("changing permissions of '/dev/null': Operation not permitted");
         a.terminate(Duration.ZERO);
         b.terminate(Duration.ZERO);
@@ -90,16 +94,33 @@ class SandboxUserNamespaceSecurityTest {
     void whatItsUsersWriteKeepsPlainOwnersOnDisk(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode);
         Path volume = Files.createDirectories(temp.resolve("volume-" + mode));
-        RuntimeSandbox s = runtime.start(new SandboxSpec(LocalTesting.newId(), "", Map.of(), "/workspace",
-                ResourceLimits.NONE, false, List.of(), List.of(new SandboxSpec.VolumeBinding(volume, "/data"))));
+        RuntimeSandbox s = runtime.start(new SandboxSpec(
+                LocalTesting.newId(),
+                "",
+                Map.of(),
+                "/workspace",
+                ResourceLimits.NONE,
+                false,
+                List.of(),
+                List.of(new SandboxSpec.VolumeBinding(volume, "/data"))));
         // its root writes in the volume and in its layer: owner 0 on disk, as an image or a snapshot has them
-        assertThat(sh(s, "echo r > /data/by-root && mkdir /data/d && echo l > /workspace/in-layer && stat -c %u"
-                + " /data/d /workspace/in-layer").ok().out()).isEqualTo("0\n0\n");
-        assertThat(Files.getAttribute(volume.resolve("by-root"), "unix:uid", LinkOption.NOFOLLOW_LINKS)).isEqualTo(0);
-        assertThat(Files.getAttribute(volume.resolve("d"), "unix:gid", LinkOption.NOFOLLOW_LINKS)).isEqualTo(0);
+        assertThat(sh(
+                                s,
+                                "echo r > /data/by-root && mkdir /data/d && echo l > /workspace/in-layer && stat -c %u"
+                                        + " /data/d /workspace/in-layer")
+                        .ok()
+                        .out())
+                .isEqualTo("0\n0\n");
+        assertThat(Files.getAttribute(volume.resolve("by-root"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
+                .isEqualTo(0);
+        assertThat(Files.getAttribute(volume.resolve("d"), "unix:gid", LinkOption.NOFOLLOW_LINKS))
+                .isEqualTo(0);
         // a file the host's root put there is its root's inside
         Files.writeString(volume.resolve("from-host"), "h");
-        assertThat(sh(s, "stat -c %u /data/from-host && echo more >> /data/from-host").ok().out()).isEqualTo("0\n");
+        assertThat(sh(s, "stat -c %u /data/from-host && echo more >> /data/from-host")
+                        .ok()
+                        .out())
+                .isEqualTo("0\n");
         s.terminate(Duration.ZERO);
     }
 }

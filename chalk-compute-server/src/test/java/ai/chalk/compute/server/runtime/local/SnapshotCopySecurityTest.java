@@ -25,8 +25,10 @@ class SnapshotCopySecurityTest {
 
     @TempDir
     Path state;
+
     @TempDir
     Path host;
+
     @TempDir
     Path snapshots;
 
@@ -38,12 +40,16 @@ class SnapshotCopySecurityTest {
         // cgroups off: no freezer, so the copy runs while the sandbox's processes do
         try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.AUTO, LocalRuntime.DEFAULT_PATH, false)) {
             RuntimeSandbox sb = runtime.start(spec());
-            sh(sb, "set -e; cd /workspace; mkdir -p d/sub; echo layer-copy > d/canary.txt;"
-                    + " echo layer-copy > d/sub/canary.txt; ln -s " + host + " l").ok();
+            sh(
+                            sb,
+                            "set -e; cd /workspace; mkdir -p d/sub; echo layer-copy > d/canary.txt;"
+                                    + " echo layer-copy > d/sub/canary.txt; ln -s " + host + " l")
+                    .ok();
             String perl = "use Config; my $nr = $Config{archname} =~ /aarch64/ ? 276 : 316;"
                     + " my ($d, $l) = (q{/workspace/d}, q{/workspace/l}); my $end = time() + 20;"
                     + " while (time() < $end) { syscall($nr, -100, $d, -100, $l, 2) == 0 or die \"renameat2: $!\" }";
-            sh(sb, "setsid perl -e '" + perl + "' > /dev/null 2>&1 < /dev/null &").ok();
+            sh(sb, "setsid perl -e '" + perl + "' > /dev/null 2>&1 < /dev/null &")
+                    .ok();
             Thread.sleep(300);
 
             List<String> leaked = new ArrayList<>();
@@ -54,7 +60,8 @@ class SnapshotCopySecurityTest {
                 RuntimeSandbox.SnapshotResult result = sb.snapshot(copy);
                 assertThat(result.frozen()).isFalse();
                 try (Stream<Path> files = Files.walk(copy)) { // (walk follows no link)
-                    for (Path f : files.filter(f -> Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)).toList()) {
+                    for (Path f : files.filter(f -> Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS))
+                            .toList()) {
                         if (Files.readString(f).contains("host secret")) {
                             leaked.add(copy.relativize(f).toString());
                         }

@@ -17,26 +17,34 @@ class BlockedDestinationsTest {
         BlockedDestinations blocked = BlockedDestinations.ofThisHost();
         for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
             for (InetAddress a : Collections.list(nic.getInetAddresses())) {
-                assertThat(blocked.prefixes()).as("%s of %s", a, nic.getName())
-                        .anyMatch(p -> p.contains(Prefix.of(a)));
+                assertThat(blocked.prefixes()).as("%s of %s", a, nic.getName()).anyMatch(p -> p.contains(Prefix.of(a)));
             }
         }
-        for (String metadata : List.of("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254",
-                "10.0.2.2", "127.0.0.1", "::1", "fe80::1")) {
+        for (String metadata : List.of(
+                "169.254.169.254",
+                "169.254.170.2",
+                "100.100.100.200",
+                "fd00:ec2::254",
+                "10.0.2.2",
+                "127.0.0.1",
+                "::1",
+                "fe80::1")) {
             assertThat(blocked.prefixes()).as(metadata).anyMatch(p -> p.contains(Prefix.parse(metadata)));
         }
-        assertThat(blocked.prefixes()).as("slirp's resolver is not refused as such (the rules let port 53 through)")
+        assertThat(blocked.prefixes())
+                .as("slirp's resolver is not refused as such (the rules let port 53 through)")
                 .anyMatch(p -> p.contains(Prefix.parse(SandboxNetwork.RESOLVER)));
     }
 
     @Test
     void noPrefixIsInsideAnotherSoNftAcceptsTheSet() throws Exception {
-        BlockedDestinations blocked = BlockedDestinations.ofThisHost().plus(List.of("172.17.0.0/16", "172.17.0.1",
-                "127.0.0.1", "10.0.2.0/24"));
+        BlockedDestinations blocked = BlockedDestinations.ofThisHost()
+                .plus(List.of("172.17.0.0/16", "172.17.0.1", "127.0.0.1", "10.0.2.0/24"));
         for (Prefix p : blocked.prefixes()) {
             assertThat(blocked.prefixes()).as("inside %s", p.nft()).noneMatch(q -> q != p && p.contains(q));
         }
-        assertThat(blocked.prefixes()).contains(Prefix.parse("172.17.0.0/16"))
+        assertThat(blocked.prefixes())
+                .contains(Prefix.parse("172.17.0.0/16"))
                 .doesNotContain(Prefix.parse("172.17.0.1"));
     }
 
@@ -53,9 +61,15 @@ class BlockedDestinationsTest {
     @Test
     void theRulesLetLoopbackAndDnsThroughAndRefuseTheRest() throws Exception {
         String rules = EgressRules.render(BlockedDestinations.ofThisHost());
-        assertThat(rules).contains("hook output", "oifname \"lo\" accept", "ip daddr 10.0.2.3 udp dport 53 accept",
-                "ip daddr @blocked_v4 meta l4proto tcp reject with tcp reset",
-                "ip6 daddr @blocked_v6 reject with icmpx admin-prohibited", "169.254.0.0/16", "100.100.100.200");
+        assertThat(rules)
+                .contains(
+                        "hook output",
+                        "oifname \"lo\" accept",
+                        "ip daddr 10.0.2.3 udp dport 53 accept",
+                        "ip daddr @blocked_v4 meta l4proto tcp reject with tcp reset",
+                        "ip6 daddr @blocked_v6 reject with icmpx admin-prohibited",
+                        "169.254.0.0/16",
+                        "100.100.100.200");
         assertThat(rules.indexOf("dport 53 accept")).isLessThan(rules.indexOf("reject"));
     }
 }

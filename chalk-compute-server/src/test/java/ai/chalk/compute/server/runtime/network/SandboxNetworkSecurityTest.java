@@ -40,6 +40,7 @@ class SandboxNetworkSecurityTest {
 
     @TempDir
     Path state;
+
     NetnsTesting netns;
     SandboxNetwork network;
     final List<Egress> egresses = new ArrayList<>();
@@ -100,7 +101,9 @@ class SandboxNetworkSecurityTest {
     static void assertRefusedFast(Result r, String what) {
         assertThat(r.output()).as(what).doesNotContain("connected").doesNotContain("hello");
         assertThat(r.exitCode()).as(what + ": %s", r.output()).isNotZero();
-        assertThat(r.millis()).as(what + " must be refused, not dropped into a timeout").isLessThan(2000);
+        assertThat(r.millis())
+                .as(what + " must be refused, not dropped into a timeout")
+                .isLessThan(2000);
     }
 
     @Test
@@ -121,7 +124,9 @@ class SandboxNetworkSecurityTest {
         List<String> addresses = hostIpv4Addresses();
         assertThat(addresses).as("the host has a non-loopback address to try").isNotEmpty();
         for (String a : addresses) {
-            assertThat(connectFromHost(a, port)).as("from the host, %s answers", a).isTrue();
+            assertThat(connectFromHost(a, port))
+                    .as("from the host, %s answers", a)
+                    .isTrue();
         }
         long pid = netns.namespace().pid();
         attach(pid);
@@ -150,14 +155,22 @@ class SandboxNetworkSecurityTest {
 
         for (List<String> as : List.of(NOBODY, ROOT_WITHOUT_CAPS)) {
             Result flush = inside(pid, as, "nft", "flush", "ruleset");
-            assertThat(flush.exitCode()).as("nft flush ruleset as %s: %s", as, flush.output()).isNotZero();
+            assertThat(flush.exitCode())
+                    .as("nft flush ruleset as %s: %s", as, flush.output())
+                    .isNotZero();
             Result delete = inside(pid, as, "nft", "delete", "table", "inet", EgressRules.TABLE);
-            assertThat(delete.exitCode()).as("nft delete table: %s", delete.output()).isNotZero();
-            Result route = inside(pid, as, "ip", "route", "replace", "169.254.169.254/32", "dev",
-                    SandboxNetwork.INTERFACE);
-            assertThat(route.exitCode()).as("ip route replace: %s", route.output()).isNotZero();
+            assertThat(delete.exitCode())
+                    .as("nft delete table: %s", delete.output())
+                    .isNotZero();
+            Result route =
+                    inside(pid, as, "ip", "route", "replace", "169.254.169.254/32", "dev", SandboxNetwork.INTERFACE);
+            assertThat(route.exitCode())
+                    .as("ip route replace: %s", route.output())
+                    .isNotZero();
             Result address = inside(pid, as, "ip", "addr", "add", "192.0.2.77/32", "dev", "lo");
-            assertThat(address.exitCode()).as("ip addr add: %s", address.output()).isNotZero();
+            assertThat(address.exitCode())
+                    .as("ip addr add: %s", address.output())
+                    .isNotZero();
         }
         Result rules = inside(pid, List.of(), "nft", "list", "table", "inet", EgressRules.TABLE);
         assertThat(rules.output()).contains("hook output").contains("reject with tcp reset");
@@ -171,9 +184,24 @@ class SandboxNetworkSecurityTest {
         long pid = netns.namespaceInOwnUserNamespace().pid();
         attach(pid);
 
-        Result flush = run(List.of("nsenter", "--target", Long.toString(pid), "--user", "--net", "--",
-                "setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--", "nft", "flush", "ruleset"));
-        assertThat(flush.exitCode()).as("nft flush ruleset as the sandbox's root: %s", flush.output()).isNotZero();
+        Result flush = run(List.of(
+                "nsenter",
+                "--target",
+                Long.toString(pid),
+                "--user",
+                "--net",
+                "--",
+                "setpriv",
+                "--bounding-set=-all",
+                "--inh-caps=-all",
+                "--no-new-privs",
+                "--",
+                "nft",
+                "flush",
+                "ruleset"));
+        assertThat(flush.exitCode())
+                .as("nft flush ruleset as the sandbox's root: %s", flush.output())
+                .isNotZero();
         assertRefusedFast(connect(pid, "169.254.169.254", 80), "metadata");
         for (String a : hostIpv4Addresses()) {
             assertRefusedFast(connect(pid, a, port), "the host's address " + a);
@@ -190,7 +218,8 @@ class SandboxNetworkSecurityTest {
         Result up = inside(pid, NOBODY, "ip", "-o", "link", "show", "dev", SandboxNetwork.INTERFACE);
         assertThat(up.output()).contains("UP").contains("mtu " + SandboxNetwork.MTU);
         Result route = inside(pid, NOBODY, "ip", "route", "show", "default");
-        assertThat(route.output()).contains("default via " + SandboxNetwork.GATEWAY + " dev " + SandboxNetwork.INTERFACE);
+        assertThat(route.output())
+                .contains("default via " + SandboxNetwork.GATEWAY + " dev " + SandboxNetwork.INTERFACE);
         Result rules = inside(pid, List.of(), "nft", "list", "table", "inet", EgressRules.TABLE);
         assertThat(rules.output()).contains("ip daddr " + SandboxNetwork.RESOLVER + " udp dport 53 accept");
         assertThat(SandboxNetwork.resolvConf()).isEqualTo("nameserver 10.0.2.3\n");
@@ -205,7 +234,10 @@ class SandboxNetworkSecurityTest {
         attach(pid);
 
         Result out = connect(pid, internet.farEnd(), internet.port());
-        assertThat(out.output()).as("exit %s", out.exitCode()).contains("connected").contains("hello from the internet");
+        assertThat(out.output())
+                .as("exit %s", out.exitCode())
+                .contains("connected")
+                .contains("hello from the internet");
         assertRefusedFast(connect(pid, internet.hostEnd(), hostPort), "the host's end of the link");
     }
 
@@ -215,7 +247,10 @@ class SandboxNetworkSecurityTest {
         Egress closed = attach(first);
         assertThat(closed.isAlive()).isTrue();
         closed.close();
-        assertThat(ProcessHandle.of(closed.slirpPid()).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        assertThat(ProcessHandle.of(closed.slirpPid())
+                        .map(ProcessHandle::isAlive)
+                        .orElse(false))
+                .isFalse();
 
         long init = netns.bubblewrapSandbox(); // not a child of the server: its end is noticed by polling
         Egress orphaned = attach(init);
@@ -228,11 +263,15 @@ class SandboxNetworkSecurityTest {
     @Test
     void slirpEndsWhenTheServerIsKilled() throws Exception {
         long init = netns.bubblewrapSandbox();
-        Process server = netns.start(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), ServerStandIn.class.getName(), state.toString(),
+        Process server = netns.start(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                ServerStandIn.class.getName(),
+                state.toString(),
                 Long.toString(init)));
-        String line = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))
-                .readLine();
+        String line =
+                new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8)).readLine();
         assertThat(line).as("the stand-in attached").matches("\\d+");
         ProcessHandle slirp = ProcessHandle.of(Long.parseLong(line)).orElseThrow();
         assertThat(connect(init, "169.254.169.254", 80).output()).contains("refused");
@@ -246,7 +285,9 @@ class SandboxNetworkSecurityTest {
         assertThatThrownBy(() -> network.attach(state, ProcessHandle.current().pid()))
                 .hasMessageContaining("shares the server's network namespace");
         Result table = run(List.of("nft", "list", "table", "inet", EgressRules.TABLE));
-        assertThat(table.exitCode()).as("no egress table on the host: %s", table.output()).isNotZero();
+        assertThat(table.exitCode())
+                .as("no egress table on the host: %s", table.output())
+                .isNotZero();
         assertThatThrownBy(() -> network.attach(state, Long.MAX_VALUE / 2)).hasMessageContaining("is gone");
     }
 
@@ -269,8 +310,9 @@ class SandboxNetworkSecurityTest {
             millis.add((System.nanoTime() - t0) / 1_000_000);
         }
         Collections.sort(millis);
-        System.out.printf("SandboxNetwork.attach: median %d ms, max %d ms over %d attaches%n", millis.get(5),
-                millis.get(9), millis.size());
+        System.out.printf(
+                "SandboxNetwork.attach: median %d ms, max %d ms over %d attaches%n",
+                millis.get(5), millis.get(9), millis.size());
         assertThat(millis.get(5)).isLessThan(500);
         assertThat(Files.exists(state.resolve("slirp4netns.log"))).isTrue();
     }

@@ -8,8 +8,7 @@ import java.nio.file.Path;
  */
 public final class ServerStandIn {
 
-    private ServerStandIn() {
-    }
+    private ServerStandIn() {}
 
     public static void main(String[] args) throws Exception {
         Egress egress = SandboxNetwork.attach(Path.of(args[0]), Long.parseLong(args[1]), ProcessBuilder::start);

@@ -17,7 +17,9 @@ class ArgValuesTest {
         for (long v = 0; v < 1 << 12; v++) {
             boolean excluded = v == 0x412 || v == 0x41C;
             assertThat(matchesAny(c, v)).as("0x%x", v).isEqualTo(!excluded);
-            assertThat(matchesAny(c, v | 0x7000_0000_0000_0000L)).as("0x%x with high bits", v).isEqualTo(!excluded);
+            assertThat(matchesAny(c, v | 0x7000_0000_0000_0000L))
+                    .as("0x%x with high bits", v)
+                    .isEqualTo(!excluded);
         }
         assertThat(c).allSatisfy(a -> assertThat(a.arg()).isEqualTo(1));
         assertThat(ArgValues.anyBut(1, 32, 0x5412, 0x541C)).hasSize(34);

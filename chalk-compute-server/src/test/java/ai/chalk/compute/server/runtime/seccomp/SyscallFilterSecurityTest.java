@@ -45,12 +45,13 @@ class SyscallFilterSecurityTest {
         filter = SyscallFilter.forSandboxes();
     }
 
-    record Run(int exit, String output) {
-    }
+    record Run(int exit, String output) {}
 
     private static Run run(List<String> command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(
-                new java.io.File("/dev/null"))).start();
+        Process p = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
         byte[] out = p.getInputStream().readAllBytes();
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("%s ends", command).isTrue();
         return new Run(p.exitValue(), new String(out, StandardCharsets.UTF_8));
@@ -96,17 +97,23 @@ class SyscallFilterSecurityTest {
 
     @Test
     void aNewUserNamespaceIsRefusedEvenToRoot() throws Exception {
-        assertThat(run(List.of("unshare", "-U", "true")).exit()).as("root may without the filter").isZero();
+        assertThat(run(List.of("unshare", "-U", "true")).exit())
+                .as("root may without the filter")
+                .isZero();
         Run r = filtered("unshare", "-U", "true");
         assertThat(r.exit()).isNotZero();
         assertThat(r.output()).contains("Operation not permitted");
         Run child = filtered("sh", "-c", "unshare -U true || echo refused to the child too");
         assertThat(child.output()).contains("refused to the child too");
-        Run looser = filtered("python3", "-c", LOOSER_FILTER.formatted(nr("seccomp")) + "import os; os.execvp('unshare', ['unshare', '-U', 'true'])");
-        assertThat(looser.output()).as("a second, allow-all filter lifts nothing").contains("installed",
-                "Operation not permitted");
-        Run clone = filtered("perl", "-e", "syscall(" + nr("clone") + ", 0x10000011, 0, 0, 0, 0) < 0 or exit 3;"
-                + " print $! + 0");
+        Run looser = filtered(
+                "python3",
+                "-c",
+                LOOSER_FILTER.formatted(nr("seccomp")) + "import os; os.execvp('unshare', ['unshare', '-U', 'true'])");
+        assertThat(looser.output())
+                .as("a second, allow-all filter lifts nothing")
+                .contains("installed", "Operation not permitted");
+        Run clone = filtered(
+                "perl", "-e", "syscall(" + nr("clone") + ", 0x10000011, 0, 0, 0, 0) < 0 or exit 3;" + " print $! + 0");
         assertThat(clone.output()).as("clone(CLONE_NEWUSER)").isEqualTo(Integer.toString(EPERM));
     }
 
@@ -118,7 +125,9 @@ class SyscallFilterSecurityTest {
             assertThat(r.output()).contains("Operation not permitted");
         }
         String self = Long.toString(ProcessHandle.current().pid());
-        assertThat(run(List.of("nsenter", "--target", self, "--mount", "true")).exit()).as("root may").isZero();
+        assertThat(run(List.of("nsenter", "--target", self, "--mount", "true")).exit())
+                .as("root may")
+                .isZero();
         Run enter = filtered("nsenter", "--target", self, "--mount", "true");
         assertThat(enter.exit()).as(enter.output()).isNotZero();
         assertThat(enter.output()).contains("Operation not permitted");
@@ -130,11 +139,22 @@ class SyscallFilterSecurityTest {
         assertThat(r.exit()).as(r.output()).isNotZero();
         assertThat(Files.readString(Path.of("/proc/self/mountinfo"))).doesNotContain(dir.toString());
         Map<String, List<Long>> calls = new LinkedHashMap<>();
-        for (String name : List.of("mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-                "fsmount", "fsconfig", "fspick", "mount_setattr")) {
+        for (String name : List.of(
+                "mount",
+                "umount2",
+                "pivot_root",
+                "chroot",
+                "move_mount",
+                "open_tree",
+                "fsopen",
+                "fsmount",
+                "fsconfig",
+                "fspick",
+                "mount_setattr")) {
             calls.put(name, List.of(0L, 0L, 0L, 0L, 0L));
         }
-        assertThat(errnos(true, calls)).allSatisfy((name, errno) -> assertThat(errno).as(name).isEqualTo(EPERM));
+        assertThat(errnos(true, calls))
+                .allSatisfy((name, errno) -> assertThat(errno).as(name).isEqualTo(EPERM));
     }
 
     @Test
@@ -150,22 +170,50 @@ class SyscallFilterSecurityTest {
         calls.put("io_uring_enter", List.of(-1L, 0L, 0L, 0L, 0L, 0L));
         calls.put("io_uring_register", List.of(-1L, 0L, 0L, 0L));
         Map<String, Integer> unfiltered = errnos(false, calls);
-        assertThat(unfiltered).as("root reaches each without the filter: the refusals below are the filter's")
+        assertThat(unfiltered)
+                .as("root reaches each without the filter: the refusals below are the filter's")
                 .allSatisfy((name, errno) -> assertThat(errno).as(name).isNotEqualTo(EPERM));
-        assertThat(errnos(true, calls)).allSatisfy((name, errno) -> assertThat(errno).as(name).isEqualTo(EPERM));
+        assertThat(errnos(true, calls))
+                .allSatisfy((name, errno) -> assertThat(errno).as(name).isEqualTo(EPERM));
     }
 
     @Test
     void modulesKexecRebootSwapAccountingClocksAndTheKernelLogAreRefused() throws Exception {
         Map<String, List<Long>> calls = new LinkedHashMap<>();
-        for (String name : List.of("init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
-                "reboot", "swapon", "swapoff", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-                "syslog", "quotactl", "lookup_dcookie", "nfsservctl", "iopl", "ioperm", "fanotify_init",
-                "open_by_handle_at", "name_to_handle_at", "setns", "unshare", "sethostname", "vhangup",
-                "process_madvise", "pidfd_getfd", "kcmp")) {
+        for (String name : List.of(
+                "init_module",
+                "finit_module",
+                "delete_module",
+                "kexec_load",
+                "kexec_file_load",
+                "reboot",
+                "swapon",
+                "swapoff",
+                "acct",
+                "settimeofday",
+                "clock_settime",
+                "clock_adjtime",
+                "adjtimex",
+                "syslog",
+                "quotactl",
+                "lookup_dcookie",
+                "nfsservctl",
+                "iopl",
+                "ioperm",
+                "fanotify_init",
+                "open_by_handle_at",
+                "name_to_handle_at",
+                "setns",
+                "unshare",
+                "sethostname",
+                "vhangup",
+                "process_madvise",
+                "pidfd_getfd",
+                "kcmp")) {
             calls.put(name, List.of(-1L, 0L, 0L, 0L, 0L));
         }
-        assertThat(errnos(true, calls)).allSatisfy((name, errno) -> assertThat(errno).as(name).isEqualTo(EPERM));
+        assertThat(errnos(true, calls))
+                .allSatisfy((name, errno) -> assertThat(errno).as(name).isEqualTo(EPERM));
     }
 
     @Test
@@ -181,8 +229,11 @@ class SyscallFilterSecurityTest {
         calls.put("personality#norandom", List.of(0x0040000L));
         calls.put("personality#readimpliesexec", List.of(0x0400000L));
         calls.put("personality#highbits", List.of(0x1_0000_0000L));
-        assertThat(errnos(true, calls)).containsEntry("personality#query", 0).containsEntry("personality#linux", 0)
-                .containsEntry("personality#norandom", EPERM).containsEntry("personality#readimpliesexec", EPERM)
+        assertThat(errnos(true, calls))
+                .containsEntry("personality#query", 0)
+                .containsEntry("personality#linux", 0)
+                .containsEntry("personality#norandom", EPERM)
+                .containsEntry("personality#readimpliesexec", EPERM)
                 .containsEntry("personality#highbits", EPERM);
     }
 
@@ -227,13 +278,24 @@ class SyscallFilterSecurityTest {
                 tryit("packet", socket.AF_PACKET, socket.SOCK_RAW, 0)
                 """;
         Run r = filtered("python3", "-c", probe);
-        assertThat(r.output()).contains("netfilter 1\n", "xfrm 1\n", "crypto 1\n", "alg 1\n", "vsock 1\n",
-                "route 0\n", "diag 0\n", "inet 0\n", "inet6 0\n", "unix 0\n");
+        assertThat(r.output())
+                .contains(
+                        "netfilter 1\n",
+                        "xfrm 1\n",
+                        "crypto 1\n",
+                        "alg 1\n",
+                        "vsock 1\n",
+                        "route 0\n",
+                        "diag 0\n",
+                        "inet 0\n",
+                        "inet6 0\n",
+                        "unix 0\n");
         // AF_ALG with a high bit set is still AF_ALG to the kernel (it reads an int)
         Map<String, List<Long>> calls = new LinkedHashMap<>();
         calls.put("socket#alg-high", List.of(0x1_0000_0026L, 5L, 0L));
         calls.put("socket#netfilter-high", List.of(0x1_0000_0010L, 3L, 12L));
-        assertThat(errnos(true, calls)).containsEntry("socket#alg-high", EPERM)
+        assertThat(errnos(true, calls))
+                .containsEntry("socket#alg-high", EPERM)
                 .containsEntry("socket#netfilter-high", EPERM);
     }
 
@@ -251,7 +313,9 @@ class SyscallFilterSecurityTest {
                 print("getpid", f(), os.getpid())
                 """;
         Run plain = run(List.of("python3", "-c", i386));
-        assertThat(plain.output()).as("the i386 ABI works here without the filter").startsWith("getpid ");
+        assertThat(plain.output())
+                .as("the i386 ABI works here without the filter")
+                .startsWith("getpid ");
         Run r = filtered("python3", "-c", i386);
         assertThat(r.exit()).as(r.output()).isEqualTo(SIGSYS_EXIT);
     }
@@ -259,8 +323,8 @@ class SyscallFilterSecurityTest {
     @Test
     void ordinaryProgramsKeepWorking() throws Exception {
         assertThat(filtered("sh", "-c", "echo hi | cat")).isEqualTo(new Run(0, "hi\n"));
-        assertThat(filtered("sh", "-c", "(exit 3); echo $?; /bin/true & wait $!; echo waited")).isEqualTo(
-                new Run(0, "3\nwaited\n"));
+        assertThat(filtered("sh", "-c", "(exit 3); echo $?; /bin/true & wait $!; echo waited"))
+                .isEqualTo(new Run(0, "3\nwaited\n"));
         assertThat(filtered("ls", "/").output()).contains("usr");
         assertThat(filtered("date").exit()).isZero();
         assertThat(filtered("git", "--version").output()).startsWith("git version");
@@ -280,17 +344,21 @@ class SyscallFilterSecurityTest {
         Run version = filtered("java", "-version");
         assertThat(version.exit()).as(version.output()).isZero();
         assertThat(version.output()).contains("version");
-        Run jshellLike = filtered("java", "-XX:+UseParallelGC", "-XX:ParallelGCThreads=4", "-XX:+PrintFlagsFinal",
-                "-version");
+        Run jshellLike =
+                filtered("java", "-XX:+UseParallelGC", "-XX:ParallelGCThreads=4", "-XX:+PrintFlagsFinal", "-version");
         assertThat(jshellLike.exit()).isZero();
         assertThat(jshellLike.output()).contains("ParallelGCThreads");
     }
 
     @Test
     void debuggersStillWorkAsInDocker() throws Exception {
-        Run r = filtered("perl", "-e", "my $pid = fork; if (!$pid) { sleep 5; exit 0 }"
-                + " my $rc = syscall(" + nr("ptrace") + ", 16, $pid, 0, 0); print $rc == 0 ? 'attached' : $! + 0;"
-                + " kill 9, $pid");
+        Run r = filtered(
+                "perl",
+                "-e",
+                "my $pid = fork; if (!$pid) { sleep 5; exit 0 }"
+                        + " my $rc = syscall(" + nr("ptrace")
+                        + ", 16, $pid, 0, 0); print $rc == 0 ? 'attached' : $! + 0;"
+                        + " kill 9, $pid");
         assertThat(r.output()).isEqualTo("attached");
     }
 
@@ -301,17 +369,21 @@ class SyscallFilterSecurityTest {
     @Test
     void sandboxCodeCannotTraceAProcessThatStillHoldsCapabilities() throws Exception {
         Process privileged = new ProcessBuilder("sleep", "60").start();
-        Process dropped = new ProcessBuilder("setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", "sleep", "60")
-                .start();
+        Process dropped =
+                new ProcessBuilder("setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", "sleep", "60").start();
         try {
             Thread.sleep(300); // setpriv has executed sleep
             String attach = "my $rc = syscall(" + nr("ptrace") + ", 16, $ARGV[0] + 0, 0, 0);"
                     + " print $rc == 0 ? 'attached' : $! + 0; syscall(" + nr("ptrace") + ", 17, $ARGV[0] + 0, 0, 0);";
-            List<String> sandboxCode = List.of("setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs",
-                    "--", "perl", "-e", attach);
-            assertThat(filtered(concat(sandboxCode, Long.toString(privileged.pid())).toArray(String[]::new)).output())
+            List<String> sandboxCode = List.of(
+                    "setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--", "perl", "-e", attach);
+            assertThat(filtered(concat(sandboxCode, Long.toString(privileged.pid()))
+                                    .toArray(String[]::new))
+                            .output())
                     .isEqualTo(Integer.toString(EPERM));
-            assertThat(filtered(concat(sandboxCode, Long.toString(dropped.pid())).toArray(String[]::new)).output())
+            assertThat(filtered(concat(sandboxCode, Long.toString(dropped.pid()))
+                                    .toArray(String[]::new))
+                            .output())
                     .as("an unfiltered process without capabilities is what must never exist in a sandbox")
                     .isEqualTo("attached");
         } finally {
@@ -335,11 +407,14 @@ class SyscallFilterSecurityTest {
 
     @Test
     void aFailedInstallRunsNothing() throws Exception {
-        List<String> c = new ArrayList<>(ExecWrapper.prefix(List.of("perl"), nr("prctl"), nr("seccomp"), "00").words());
+        List<String> c = new ArrayList<>(ExecWrapper.prefix(List.of("perl"), nr("prctl"), nr("seccomp"), "00")
+                .words());
         c.addAll(List.of("sh", "-c", "echo ran"));
         Run r = run(c);
         assertThat(r.exit()).isEqualTo(125);
-        assertThat(r.output()).contains("cannot install the sandbox's syscall filter").doesNotContain("ran");
+        assertThat(r.output())
+                .contains("cannot install the sandbox's syscall filter")
+                .doesNotContain("ran");
     }
 
     @Test
@@ -350,21 +425,40 @@ class SyscallFilterSecurityTest {
         assertThat(again.program()).isEqualTo(filter.program());
         assertThat(again.instructions()).isBetween(100, 4096);
         assertThat(again.absent()).contains("chown32", "socketcall").doesNotContain("statmount", "mseal", "ioctl");
-        System.out.printf("syscall filter: %d rules, %d instructions, %d bytes, built in %d ms%n", again.rules(),
-                again.instructions(), again.program().length, millis);
+        System.out.printf(
+                "syscall filter: %d rules, %d instructions, %d bytes, built in %d ms%n",
+                again.rules(), again.instructions(), again.program().length, millis);
     }
 
     @Test
     void bubblewrapAppliesTheExportedProgram(@TempDir Path stateDir) throws Exception {
         Path file = filter.writeTo(stateDir);
         assertThat(Files.readAllBytes(file)).isEqualTo(filter.program());
-        List<String> bwrap = List.of("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--unshare-pid", "--die-with-parent", "--seccomp", "3");
+        List<String> bwrap = List.of(
+                "bwrap",
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--unshare-pid",
+                "--die-with-parent",
+                "--seccomp",
+                "3");
         Run escape = run(SyscallFilter.withFileOn(3, file, concat(bwrap, "unshare", "-U", "true")));
         assertThat(escape.exit()).as(escape.output()).isNotZero();
         assertThat(escape.output()).contains("Operation not permitted");
-        Run work = run(SyscallFilter.withFileOn(3, file, concat(bwrap, "sh", "-c",
-                "echo hi | cat; test -e /proc/self/fd/3 && echo descriptor 3 leaked; grep Seccomp: /proc/self/status")));
+        Run work = run(
+                SyscallFilter.withFileOn(
+                        3,
+                        file,
+                        concat(
+                                bwrap,
+                                "sh",
+                                "-c",
+                                "echo hi | cat; test -e /proc/self/fd/3 && echo descriptor 3 leaked; grep Seccomp: /proc/self/status")));
         assertThat(work).isEqualTo(new Run(0, "hi\nSeccomp:\t2\n"));
     }
 

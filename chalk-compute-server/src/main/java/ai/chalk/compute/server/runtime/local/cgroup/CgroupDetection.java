@@ -13,15 +13,15 @@ import java.nio.file.Path;
  */
 final class CgroupDetection {
 
-    private CgroupDetection() {
-    }
+    private CgroupDetection() {}
 
     static CgroupDriver detect(String key) {
         CgroupMounts mounts;
         try {
             mounts = CgroupMounts.parse(
                     Files.readAllLines(Path.of("/proc/self/mountinfo"), StandardCharsets.UTF_8),
-                    Files.readAllLines(Path.of("/proc/self/cgroup"), StandardCharsets.UTF_8), CgroupV1.ALL);
+                    Files.readAllLines(Path.of("/proc/self/cgroup"), StandardCharsets.UTF_8),
+                    CgroupV1.ALL);
         } catch (IOException | RuntimeException e) {
             return new NoCgroups("cannot read the process's cgroups: " + e.getMessage());
         }
@@ -33,10 +33,13 @@ final class CgroupDetection {
         Version version = version(mounts);
         return switch (version) {
             case V1 -> CgroupV1.detect(key, mounts);
-            case V2 -> CgroupV2.detect(key, mounts.unified().get(0), mounts.v2Own().orElse("/"));
-            case NONE -> new NoCgroups(mounts.v2Own().isPresent() && mounts.unified().isEmpty()
-                    ? "the process is in a cgroup v2 group, but no cgroup2 file system is mounted"
-                    : "no cgroup v1 or v2 hierarchy is mounted");
+            case V2 ->
+                CgroupV2.detect(key, mounts.unified().get(0), mounts.v2Own().orElse("/"));
+            case NONE ->
+                new NoCgroups(
+                        mounts.v2Own().isPresent() && mounts.unified().isEmpty()
+                                ? "the process is in a cgroup v2 group, but no cgroup2 file system is mounted"
+                                : "no cgroup v1 or v2 hierarchy is mounted");
         };
     }
 
@@ -51,5 +54,9 @@ final class CgroupDetection {
         return mounts.unified().isEmpty() ? Version.NONE : Version.V2;
     }
 
-    enum Version { V1, V2, NONE }
+    enum Version {
+        V1,
+        V2,
+        NONE
+    }
 }

@@ -18,8 +18,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class CgroupFiles {
 
-    private CgroupFiles() {
-    }
+    private CgroupFiles() {}
 
     /** Writes a control file (one {@code write(2)}: the kernel takes the value, or refuses it with an error). */
     static void write(Path file, String value) throws IOException {
@@ -121,7 +120,8 @@ public final class CgroupFiles {
      * eight sandboxes of 4096 processes each took them all, and the host could fork no more).
      */
     static long pidsForAllSandboxes() {
-        return Math.max(64, Math.min(readLong("/proc/sys/kernel/pid_max"), readLong("/proc/sys/kernel/threads-max")) / 2);
+        return Math.max(
+                64, Math.min(readLong("/proc/sys/kernel/pid_max"), readLong("/proc/sys/kernel/threads-max")) / 2);
     }
 
     /**

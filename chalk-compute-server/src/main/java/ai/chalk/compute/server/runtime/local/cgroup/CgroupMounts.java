@@ -16,8 +16,8 @@ import java.util.Optional;
  * @param v1Own   the process's group in each v1 controller's hierarchy
  * @param v2Own   the process's group in the unified hierarchy ({@code 0::/path}), when it has one
  */
-record CgroupMounts(Map<String, CgroupMount> v1, List<CgroupMount> unified, Map<String, String> v1Own,
-                    Optional<String> v2Own) {
+record CgroupMounts(
+        Map<String, CgroupMount> v1, List<CgroupMount> unified, Map<String, String> v1Own, Optional<String> v2Own) {
 
     static final Path UNIFIED_ROOT = Path.of("/sys/fs/cgroup");
 
@@ -74,6 +74,9 @@ record CgroupMounts(Map<String, CgroupMount> v1, List<CgroupMount> unified, Map<
     }
 
     private static String unescape(String s) {
-        return s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
+        return s.replace("\\040", " ")
+                .replace("\\011", "\t")
+                .replace("\\012", "\n")
+                .replace("\\134", "\\");
     }
 }

@@ -28,6 +28,7 @@ public final class CgroupV1 implements CgroupDriver {
 
     /** The controller that suspends a sandbox, used in addition to the limits where it is available. */
     static final String FREEZER = "freezer";
+
     static final List<String> ALL = List.of("cpu", "memory", "pids", FREEZER);
 
     private final Map<String, Path> base;
@@ -37,7 +38,8 @@ public final class CgroupV1 implements CgroupDriver {
     private CgroupV1(Map<String, Path> base, String problem, String freezerProblem) {
         this.base = base;
         this.problem = problem;
-        this.freezerProblem = base.containsKey(FREEZER) ? null
+        this.freezerProblem = base.containsKey(FREEZER)
+                ? null
                 : freezerProblem != null ? freezerProblem : problem != null ? problem : "freezer is not usable";
     }
 
@@ -53,7 +55,9 @@ public final class CgroupV1 implements CgroupDriver {
             if (mount == null) {
                 failure = controller + " is not mounted";
             } else {
-                dir = mount.dirOf(mounts.v1Own().getOrDefault(controller, "/")).resolve("chalk-compute").resolve(key);
+                dir = mount.dirOf(mounts.v1Own().getOrDefault(controller, "/"))
+                        .resolve("chalk-compute")
+                        .resolve(key);
                 failure = probe(controller, dir);
             }
             if (failure == null) {
@@ -64,8 +68,10 @@ public final class CgroupV1 implements CgroupDriver {
                 problems.add(failure);
             }
         }
-        return new CgroupV1(Collections.unmodifiableMap(usable),
-                problems.isEmpty() ? null : String.join("; ", problems), freezerProblem);
+        return new CgroupV1(
+                Collections.unmodifiableMap(usable),
+                problems.isEmpty() ? null : String.join("; ", problems),
+                freezerProblem);
     }
 
     private static String probe(String controller, Path dir) {
@@ -143,15 +149,15 @@ public final class CgroupV1 implements CgroupDriver {
     /** Caps all of this runtime's sandboxes together, in their common parent group. */
     private static void capAllSandboxes(String controller, Path base) throws IOException {
         switch (controller) {
-            case "pids" -> CgroupFiles.write(base.resolve("pids.max"),
-                    Long.toString(CgroupFiles.pidsForAllSandboxes()));
+            case "pids" ->
+                CgroupFiles.write(base.resolve("pids.max"), Long.toString(CgroupFiles.pidsForAllSandboxes()));
             case "memory" -> {
                 long bytes = CgroupFiles.memoryForAllSandboxes();
                 if (bytes > 0) {
                     CgroupFiles.write(base.resolve("memory.limit_in_bytes"), Long.toString(bytes));
                 }
             }
-            default -> { }
+            default -> {}
         }
     }
 

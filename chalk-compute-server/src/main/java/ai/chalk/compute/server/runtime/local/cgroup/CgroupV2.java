@@ -31,8 +31,8 @@ public final class CgroupV2 implements CgroupDriver {
     private final String problem;
     private final String freezerProblem;
 
-    CgroupV2(Path base, List<String> controllers, boolean freezer, boolean kill, String problem,
-             String freezerProblem) {
+    CgroupV2(
+            Path base, List<String> controllers, boolean freezer, boolean kill, String problem, String freezerProblem) {
         this.base = base;
         this.controllers = List.copyOf(controllers);
         this.freezer = freezer;
@@ -58,7 +58,8 @@ public final class CgroupV2 implements CgroupDriver {
         Path base = own.resolve("chalk-compute").resolve(key);
         List<String> available;
         try {
-            available = Arrays.asList(CgroupFiles.read(own.resolve("cgroup.controllers")).split("\\s+"));
+            available = Arrays.asList(
+                    CgroupFiles.read(own.resolve("cgroup.controllers")).split("\\s+"));
         } catch (IOException e) {
             String why = "cannot read " + own.resolve("cgroup.controllers") + ": " + e.getMessage();
             return new CgroupV2(base, List.of(), false, false, why, why);
@@ -117,8 +118,8 @@ public final class CgroupV2 implements CgroupDriver {
             problems.add(why);
             return new CgroupV2(base, List.of(), false, false, String.join("; ", problems), why);
         }
-        return new CgroupV2(base, usable, freezer, kill, problems.isEmpty() ? null : String.join("; ", problems),
-                freezerProblem);
+        return new CgroupV2(
+                base, usable, freezer, kill, problems.isEmpty() ? null : String.join("; ", problems), freezerProblem);
     }
 
     private static String probe(Path group, String controller) {

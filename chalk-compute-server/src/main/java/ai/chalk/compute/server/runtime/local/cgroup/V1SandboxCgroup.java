@@ -85,7 +85,8 @@ final class V1SandboxCgroup implements SandboxCgroup {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         long pause = 50_000;
         while (true) {
-            CgroupFiles.write(state, "FROZEN"); // again while FREEZING: the kernel retries the tasks it could not freeze
+            CgroupFiles.write(
+                    state, "FROZEN"); // again while FREEZING: the kernel retries the tasks it could not freeze
             if (CgroupFiles.read(state).equals("FROZEN")) {
                 return;
             }

@@ -22,8 +22,7 @@ final class V2Delegation {
     /** The leaf the server moves itself into when its own group must hand controllers down. */
     static final String SERVER_LEAF = "chalk-compute-server";
 
-    private V2Delegation() {
-    }
+    private V2Delegation() {}
 
     /**
      * Enables each of {@code controllers} in the {@code cgroup.subtree_control} of {@code own} and of every group
@@ -72,7 +71,9 @@ final class V2Delegation {
         try {
             Path leaf = group.resolve(SERVER_LEAF);
             Files.createDirectories(leaf);
-            CgroupFiles.write(leaf.resolve("cgroup.procs"), Long.toString(ProcessHandle.current().pid()));
+            CgroupFiles.write(
+                    leaf.resolve("cgroup.procs"),
+                    Long.toString(ProcessHandle.current().pid()));
             CgroupFiles.write(control, "+" + controller);
             return null;
         } catch (IOException e) {

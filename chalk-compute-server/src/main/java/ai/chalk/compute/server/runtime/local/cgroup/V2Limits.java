@@ -12,8 +12,7 @@ import java.util.Collection;
  */
 final class V2Limits {
 
-    private V2Limits() {
-    }
+    private V2Limits() {}
 
     /** Caps all of a runtime's sandboxes together, in their common parent group (see {@link CgroupFiles}). */
     static void capAllSandboxes(Path base, Collection<String> controllers) throws IOException {
@@ -33,7 +32,9 @@ final class V2Limits {
             CgroupFiles.write(dir.resolve("cpu.max"), quota + " " + CgroupDriver.CFS_PERIOD_US);
         }
         if (controllers.contains("memory") && limits.memoryBytes().isPresent()) {
-            CgroupFiles.write(dir.resolve("memory.max"), Long.toString(limits.memoryBytes().get()));
+            CgroupFiles.write(
+                    dir.resolve("memory.max"),
+                    Long.toString(limits.memoryBytes().get()));
             try {
                 // no swapping past the limit either (v1 sets memory.memsw.limit_in_bytes to the limit for this)
                 CgroupFiles.write(dir.resolve("memory.swap.max"), "0");

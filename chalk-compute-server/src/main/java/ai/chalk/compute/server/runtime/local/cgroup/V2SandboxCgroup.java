@@ -51,7 +51,8 @@ final class V2SandboxCgroup implements SandboxCgroup {
     @Override
     public Optional<Path> dir(String controller) {
         return controllers.contains(controller) || (controller.equals("freezer") && freezer)
-                ? Optional.of(dir) : Optional.empty();
+                ? Optional.of(dir)
+                : Optional.empty();
     }
 
     @Override

@@ -41,8 +41,8 @@ final class BuildNetwork {
         try {
             return new BuildNetwork(Optional.of(SandboxNetwork.onThisHost(ProcessBuilder::start)), null, dir);
         } catch (RuntimeStartException e) {
-            org.slf4j.LoggerFactory.getLogger(BuildNetwork.class).warn("Image build steps have no network: {}",
-                    e.getMessage());
+            org.slf4j.LoggerFactory.getLogger(BuildNetwork.class)
+                    .warn("Image build steps have no network: {}", e.getMessage());
             return new BuildNetwork(Optional.empty(), e.getMessage(), dir);
         }
     }

@@ -34,15 +34,25 @@ import java.util.concurrent.TimeUnit;
 final class BuildStepRunner {
 
     /** Docker's default capabilities but NET_RAW. */
-    static final List<String> CAPABILITIES = List.of("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER",
-            "CAP_MKNOD", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
-            "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE");
+    static final List<String> CAPABILITIES = List.of(
+            "CAP_CHOWN",
+            "CAP_DAC_OVERRIDE",
+            "CAP_FSETID",
+            "CAP_FOWNER",
+            "CAP_MKNOD",
+            "CAP_SETGID",
+            "CAP_SETUID",
+            "CAP_SETFCAP",
+            "CAP_SETPCAP",
+            "CAP_NET_BIND_SERVICE",
+            "CAP_SYS_CHROOT",
+            "CAP_KILL",
+            "CAP_AUDIT_WRITE");
     /** How many of the last output lines a failure quotes. */
     static final int TAIL = 20;
 
     /** How a command ended: its exit code (or -1 when it timed out) and its last lines of output. */
-    record Outcome(int exitCode, boolean timedOut, List<String> tail) {
-    }
+    record Outcome(int exitCode, boolean timedOut, List<String> tail) {}
 
     /**
      * What the step runs first, in the image's shell with the step's capabilities: it waits on stdin until the server
@@ -64,17 +74,33 @@ final class BuildStepRunner {
     }
 
     /** Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line. */
-    Outcome run(Path root, String workdir, Map<String, String> env, String command, Duration timeout, BuildLog log,
-                Optional<UserNamespace> userns)
+    Outcome run(
+            Path root,
+            String workdir,
+            Map<String, String> env,
+            String command,
+            Duration timeout,
+            BuildLog log,
+            Optional<UserNamespace> userns)
             throws IOException, InterruptedException {
-        List<String> c = new ArrayList<>(List.of(tools.bwrap().toString(), "--unshare-pid", "--unshare-ipc",
-                "--unshare-uts", "--unshare-net", "--hostname", "chalk-build", "--die-with-parent", "--cap-drop", "ALL"));
+        List<String> c = new ArrayList<>(List.of(
+                tools.bwrap().toString(),
+                "--unshare-pid",
+                "--unshare-ipc",
+                "--unshare-uts",
+                "--unshare-net",
+                "--hostname",
+                "chalk-build",
+                "--die-with-parent",
+                "--cap-drop",
+                "ALL"));
         if (userns.isEmpty()) {
             for (String cap : CAPABILITIES) {
                 c.addAll(List.of("--cap-add", cap));
             }
         }
-        c.addAll(List.of("--bind", root.toString(), "/", "--ro-bind", tools.helpersDir().toString(), tools.mount()));
+        c.addAll(List.of(
+                "--bind", root.toString(), "/", "--ro-bind", tools.helpersDir().toString(), tools.mount()));
         c.addAll(List.of("--ro-bind", network.resolvConf().toString(), "/etc/resolv.conf"));
         c.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"));
         for (String knob : List.of("sysrq-trigger", "irq", "bus", "fs")) {
@@ -93,11 +119,15 @@ final class BuildStepRunner {
         }
         c.addAll(tools.setpriv());
         StringBuilder bounding = new StringBuilder("--bounding-set=-all");
-        CAPABILITIES.forEach(cap -> bounding.append(",+").append(cap.substring("CAP_".length()).toLowerCase(java.util.Locale.ROOT)));
+        CAPABILITIES.forEach(cap ->
+                bounding.append(",+").append(cap.substring("CAP_".length()).toLowerCase(java.util.Locale.ROOT)));
         c.addAll(List.of(bounding.toString(), "--", "/bin/sh", "-c", GATE, "chalk-step", command));
         List<String> command2 = userns.isPresent()
-                ? ai.chalk.compute.server.runtime.seccomp.SyscallFilter.withFileOn(4, userns.get().path(), c) : c;
-        ProcessBuilder pb = new ProcessBuilder(command2).directory(new File("/")).redirectErrorStream(true);
+                ? ai.chalk.compute.server.runtime.seccomp.SyscallFilter.withFileOn(
+                        4, userns.get().path(), c)
+                : c;
+        ProcessBuilder pb =
+                new ProcessBuilder(command2).directory(new File("/")).redirectErrorStream(true);
         pb.environment().clear();
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         Process p = pb.start();

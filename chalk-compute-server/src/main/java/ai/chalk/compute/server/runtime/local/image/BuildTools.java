@@ -16,8 +16,13 @@ import java.util.List;
  * @param nsenter    the command that runs util-linux nsenter from there (a step joins its user namespace with it)
  * @param users      the user namespaces of steps (each runs as an id range of its own, as a sandbox does)
  */
-public record BuildTools(Path bwrap, Path helpersDir, String mount, List<String> setpriv, List<String> nsenter,
-                         UserNamespacePool users) {
+public record BuildTools(
+        Path bwrap,
+        Path helpersDir,
+        String mount,
+        List<String> setpriv,
+        List<String> nsenter,
+        UserNamespacePool users) {
 
     public BuildTools {
         setpriv = List.copyOf(setpriv);

@@ -50,7 +50,8 @@ final class BuiltImages {
         o.set("config", config.toJson());
         Path tmp = dir.resolve(hash + ".json.tmp");
         Files.write(tmp, ImageManifest.JSON.writeValueAsBytes(o));
-        Files.move(tmp, dir.resolve(hash + ".json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Files.move(
+                tmp, dir.resolve(hash + ".json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
     /**
@@ -61,8 +62,8 @@ final class BuiltImages {
     Optional<LocalImage> find(String ref) throws IOException {
         String hash = ref.substring(PREFIX.length());
         if (!HASH.matcher(hash).matches()) {
-            throw new ImageSourceException("\"" + ref + "\" is not an image reference of the local builder ("
-                    + PREFIX + "<64 hex digits>)");
+            throw new ImageSourceException(
+                    "\"" + ref + "\" is not an image reference of the local builder (" + PREFIX + "<64 hex digits>)");
         }
         Path record = dir.resolve(hash + ".json");
         if (!Files.isRegularFile(record, LinkOption.NOFOLLOW_LINKS)) {

@@ -50,6 +50,5 @@ final class DirectoryBlobs implements Blobs {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

@@ -2,8 +2,8 @@ package ai.chalk.compute.server.runtime.local.image;
 
 import ai.chalk.compute.server.runtime.docker.ImagePull;
 import com.github.dockerjava.api.DockerClient;
-import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.command.InspectImageResponse;
+import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
@@ -66,8 +66,8 @@ final class DockerEngineImages implements AutoCloseable {
         try (InputStream in = client().saveImageCmd("sha256:" + id).exec()) {
             Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
         } catch (RuntimeException e) {
-            throw new ImageSourceException("the Docker engine at " + where() + " could not export image " + id
-                    + ": " + message(e));
+            throw new ImageSourceException(
+                    "the Docker engine at " + where() + " could not export image " + id + ": " + message(e));
         }
     }
 
@@ -89,7 +89,8 @@ final class DockerEngineImages implements AutoCloseable {
     }
 
     private String where() {
-        return Optional.ofNullable(host).or(() -> Optional.ofNullable(System.getenv("DOCKER_HOST")))
+        return Optional.ofNullable(host)
+                .or(() -> Optional.ofNullable(System.getenv("DOCKER_HOST")))
                 .orElse("unix:///var/run/docker.sock");
     }
 

@@ -19,8 +19,7 @@ import java.util.Map;
  * @param entrypoint the entrypoint, empty for none
  * @param cmd        the default arguments (or command), empty for none
  */
-public record ImageConfig(List<String> env, String workingDir, String user, List<String> entrypoint,
-                          List<String> cmd) {
+public record ImageConfig(List<String> env, String workingDir, String user, List<String> entrypoint, List<String> cmd) {
 
     public static final ImageConfig EMPTY = new ImageConfig(List.of(), "", "", List.of(), List.of());
 
@@ -39,8 +38,12 @@ public record ImageConfig(List<String> env, String workingDir, String user, List
 
     /** Reads a {@code config} object as written by {@link #toJson()} or found in an image configuration. */
     static ImageConfig fromConfigJson(JsonNode c) {
-        return new ImageConfig(strings(c.path("Env")), c.path("WorkingDir").asText(""), c.path("User").asText(""),
-                strings(c.path("Entrypoint")), strings(c.path("Cmd")));
+        return new ImageConfig(
+                strings(c.path("Env")),
+                c.path("WorkingDir").asText(""),
+                c.path("User").asText(""),
+                strings(c.path("Entrypoint")),
+                strings(c.path("Cmd")));
     }
 
     ObjectNode toJson() {

@@ -34,8 +34,7 @@ record ImageManifest(String id, ImageConfig config, List<Layer> layers) {
      * @param mediaType its media type, empty when the layout does not say (docker archives: sniffed)
      * @param digest    the digest its bytes must have, empty when unknown
      */
-    record Layer(String path, String mediaType, Optional<String> digest) {
-    }
+    record Layer(String path, String mediaType, Optional<String> digest) {}
 
     /**
      * Reads the image named {@code tag} (empty: the only one) from {@code blobs}.
@@ -72,21 +71,23 @@ record ImageManifest(String id, ImageConfig config, List<Layer> layers) {
         }
         List<Layer> layers = new ArrayList<>();
         for (JsonNode l : manifest.path("layers")) {
-            layers.add(new Layer(blobPath(l, what), l.path("mediaType").asText(""),
+            layers.add(new Layer(
+                    blobPath(l, what),
+                    l.path("mediaType").asText(""),
                     Optional.of(l.path("digest").asText())));
         }
         return new ImageManifest(id, ImageConfig.fromImageJson(JSON.readTree(configBytes)), layers);
     }
 
-    private static ImageManifest fromDockerArchive(Blobs blobs, Optional<String> tag, String what)
-            throws IOException {
+    private static ImageManifest fromDockerArchive(Blobs blobs, Optional<String> tag, String what) throws IOException {
         JsonNode all = json(blobs, "manifest.json");
         JsonNode chosen = null;
         List<String> names = new ArrayList<>();
         for (JsonNode m : all) {
             for (JsonNode t : m.path("RepoTags")) {
                 names.add(t.asText());
-                if (tag.isPresent() && (t.asText().equals(tag.get()) || t.asText().endsWith(":" + tag.get()))) {
+                if (tag.isPresent()
+                        && (t.asText().equals(tag.get()) || t.asText().endsWith(":" + tag.get()))) {
                     chosen = m;
                 }
             }
@@ -133,7 +134,8 @@ record ImageManifest(String id, ImageConfig config, List<Layer> layers) {
         for (JsonNode m : manifests) {
             JsonNode p = m.path("platform");
             seen.add(p.path("os").asText() + "/" + p.path("architecture").asText());
-            if (p.path("os").asText("linux").equals("linux") && p.path("architecture").asText().equals(arch)) {
+            if (p.path("os").asText("linux").equals("linux")
+                    && p.path("architecture").asText().equals(arch)) {
                 return m;
             }
         }
@@ -157,8 +159,8 @@ record ImageManifest(String id, ImageConfig config, List<Layer> layers) {
     private static String blobPath(JsonNode descriptor, String what) throws IOException {
         String digest = descriptor.path("digest").asText("");
         if (!DIGEST.matcher(digest).matches()) {
-            throw new ImageSourceException(what + ": unsupported or malformed digest \"" + digest
-                    + "\" (only sha256 is read)");
+            throw new ImageSourceException(
+                    what + ": unsupported or malformed digest \"" + digest + "\" (only sha256 is read)");
         }
         return "blobs/sha256/" + digest.substring("sha256:".length());
     }

@@ -117,8 +117,8 @@ final class LayerExtractor {
             return true;
         }
         if (e.isLink()) {
-            Path target = existing(String.join("/", parts(e.getLinkName(), layer))).orElseThrow(() ->
-                    new IOException("layer " + layer + ": hard link " + e.getName() + " points at "
+            Path target = existing(String.join("/", parts(e.getLinkName(), layer)))
+                    .orElseThrow(() -> new IOException("layer " + layer + ": hard link " + e.getName() + " points at "
                             + e.getLinkName() + ", which is not in the image (or lies behind a symlink)"));
             if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
                 throw new IOException("layer " + layer + ": hard link " + e.getName() + " points at a directory");
@@ -126,8 +126,8 @@ final class LayerExtractor {
             Files.createLink(p, target); // link(2) links a symlink itself, never its target
             return true;
         }
-        try (OutputStream out = Files.newOutputStream(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS)) {
+        try (OutputStream out = Files.newOutputStream(
+                p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
             data.transferTo(out);
         }
         setMetadata(p, e, true);
@@ -160,7 +160,9 @@ final class LayerExtractor {
         for (int i = 0; i < parts.length; i++) {
             at = at.resolve(parts[i]);
             boolean last = i == parts.length - 1;
-            if (last ? !Files.exists(at, LinkOption.NOFOLLOW_LINKS) : !Files.isDirectory(at, LinkOption.NOFOLLOW_LINKS)) {
+            if (last
+                    ? !Files.exists(at, LinkOption.NOFOLLOW_LINKS)
+                    : !Files.isDirectory(at, LinkOption.NOFOLLOW_LINKS)) {
                 return java.util.Optional.empty();
             }
         }
@@ -206,7 +208,8 @@ final class LayerExtractor {
         Files.setAttribute(p, "unix:mode", e.getMode() & 07777, LinkOption.NOFOLLOW_LINKS);
         if (times) {
             FileTime t = FileTime.from(e.getLastModifiedDate().toInstant());
-            Files.getFileAttributeView(p, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).setTimes(t, null, null);
+            Files.getFileAttributeView(p, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                    .setTimes(t, null, null);
         }
     }
 

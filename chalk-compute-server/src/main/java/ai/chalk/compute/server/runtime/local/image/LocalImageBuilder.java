@@ -53,6 +53,7 @@ public final class LocalImageBuilder implements ImageBuilder {
     private final Optional<BuildStepRunner> runner;
     /** Where a step's user namespace comes from; empty when steps cannot run here. */
     private final Optional<UserNamespacePool> users;
+
     private final String unavailable;
     private final Path layersDir;
     private final KeyLocks locks = new KeyLocks();
@@ -69,7 +70,8 @@ public final class LocalImageBuilder implements ImageBuilder {
         this.images = images;
         this.base = base;
         this.users = tools.map(BuildTools::users);
-        this.runner = tools.isEmpty() ? Optional.empty()
+        this.runner = tools.isEmpty()
+                ? Optional.empty()
                 : Optional.of(new BuildStepRunner(tools.get(), BuildNetwork.onThisHost(base.resolve("build-network"))));
         this.unavailable = unavailable;
         this.layersDir = images.dir().resolve("layers");
@@ -84,12 +86,11 @@ public final class LocalImageBuilder implements ImageBuilder {
     @Override
     public void check(ImageSpec spec) {
         if (runner.isEmpty()) {
-            throw ComputeException.refused("the local runtime cannot build images here: "
-                    + unavailable + "; use the docker runtime to build image specs");
+            throw ComputeException.refused("the local runtime cannot build images here: " + unavailable
+                    + "; use the docker runtime to build image specs");
         }
         if (spec.getBaseImage().isBlank()) {
-            throw ComputeException.invalid("image_spec.base_image is empty: name the image to build"
-                    + " on");
+            throw ComputeException.invalid("image_spec.base_image is empty: name the image to build" + " on");
         }
         for (String key : spec.getEnvMap().keySet()) {
             if (key.isEmpty() || key.contains("=") || key.indexOf('\0') >= 0) {
@@ -97,28 +98,27 @@ public final class LocalImageBuilder implements ImageBuilder {
             }
         }
         if (spec.hasWorkdir() && !spec.getWorkdir().isEmpty() && badPath(spec.getWorkdir())) {
-            throw ComputeException.invalid("image_spec.workdir \"" + spec.getWorkdir()
-                    + "\" must be a path without \"..\"");
+            throw ComputeException.invalid(
+                    "image_spec.workdir \"" + spec.getWorkdir() + "\" must be a path without \"..\"");
         }
         List<BuildStep> steps = spec.getStepsList();
         for (int i = 0; i < steps.size(); i++) {
             BuildStep step = steps.get(i);
             String kind = kind(step);
             switch (step.getStepCase()) {
-                case DOCKERFILE_COMMANDS, UV_PIP_INSTALL, UV_SYNC -> throw ComputeException.refused(
-                        "image_spec.steps[" + i + "] (" + kind + ") cannot be built by the local runtime, which builds"
-                                + " run_commands, pip_install and add_file steps; the docker runtime builds it");
-                case STEP_NOT_SET -> throw ComputeException.invalid("image_spec.steps[" + i
-                        + "] names no step");
+                case DOCKERFILE_COMMANDS, UV_PIP_INSTALL, UV_SYNC ->
+                    throw ComputeException.refused("image_spec.steps[" + i + "] (" + kind
+                            + ") cannot be built by the local runtime, which builds"
+                            + " run_commands, pip_install and add_file steps; the docker runtime builds it");
+                case STEP_NOT_SET -> throw ComputeException.invalid("image_spec.steps[" + i + "] names no step");
                 case ADD_FILE -> {
                     String d = step.getAddFile().getDestination();
                     if (d.isBlank() || d.endsWith("/") || badPath(d)) {
-                        throw ComputeException.invalid("image_spec.steps[" + i + "] (add_file):"
-                                + " destination \"" + d + "\" must name a file, without \"..\"");
+                        throw ComputeException.invalid("image_spec.steps[" + i + "] (add_file):" + " destination \"" + d
+                                + "\" must name a file, without \"..\"");
                     }
                 }
-                default -> {
-                }
+                default -> {}
             }
         }
     }
@@ -176,18 +176,20 @@ public final class LocalImageBuilder implements ImageBuilder {
     }
 
     /** One layer to make: a command to run, or a file to add. */
-    private record Step(int index, String kind, String command, String context, AddFileStep file,
-                        String destination) {
+    private record Step(int index, String kind, String command, String context, AddFileStep file, String destination) {
 
         String identity() {
-            return file == null ? kind + "\n" + command + "\n" + context
+            return file == null
+                    ? kind + "\n" + command + "\n" + context
                     : kind + "\n" + destination + "\n" + mode() + "\n"
                             + ImageManifest.sha256(file.getContent().toByteArray());
         }
 
         String summary() {
-            return file == null ? command : destination + " (mode " + Integer.toOctalString(mode()) + ", "
-                    + file.getContent().size() + " bytes)";
+            return file == null
+                    ? command
+                    : destination + " (mode " + Integer.toOctalString(mode()) + ", "
+                            + file.getContent().size() + " bytes)";
         }
 
         int mode() {
@@ -209,12 +211,21 @@ public final class LocalImageBuilder implements ImageBuilder {
                     }
                 }
                 case PIP_INSTALL -> {
-                    StringBuilder c = new StringBuilder("PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir");
-                    s.getPipInstall().getPackagesList().forEach(p -> c.append(' ').append(quote(p)));
+                    StringBuilder c =
+                            new StringBuilder("PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir");
+                    s.getPipInstall()
+                            .getPackagesList()
+                            .forEach(p -> c.append(' ').append(quote(p)));
                     plan.add(new Step(i, "pip_install", c.toString(), context, null, null));
                 }
-                case ADD_FILE -> plan.add(new Step(i, "add_file", null, null, s.getAddFile(),
-                        absolute(workdir, s.getAddFile().getDestination())));
+                case ADD_FILE ->
+                    plan.add(new Step(
+                            i,
+                            "add_file",
+                            null,
+                            null,
+                            s.getAddFile(),
+                            absolute(workdir, s.getAddFile().getDestination())));
                 default -> throw new IllegalStateException("unchecked step " + s.getStepCase());
             }
         }
@@ -222,8 +233,9 @@ public final class LocalImageBuilder implements ImageBuilder {
     }
 
     /** The layer of {@code step} over {@code below}: from the cache, else made now. */
-    private Path layer(String key, List<Path> below, Step step, String workdir, Map<String, String> env, String head,
-                       BuildLog log) throws ImageBuildException, InterruptedException {
+    private Path layer(
+            String key, List<Path> below, Step step, String workdir, Map<String, String> env, String head, BuildLog log)
+            throws ImageBuildException, InterruptedException {
         Path layer = layersDir.resolve(key);
         synchronized (locks.of(key)) {
             if (Files.isDirectory(layer, LinkOption.NOFOLLOW_LINKS)) {
@@ -260,8 +272,10 @@ public final class LocalImageBuilder implements ImageBuilder {
                 log.line(" ---> layer " + key.substring(0, 12));
                 return layer;
             } catch (IOException e) {
-                throw new ImageBuildException("image_spec.steps[" + step.index() + "] (" + step.kind() + ") "
-                        + step.summary().lines().findFirst().orElse("") + ": " + e.getMessage(), e);
+                throw new ImageBuildException(
+                        "image_spec.steps[" + step.index() + "] (" + step.kind() + ") "
+                                + step.summary().lines().findFirst().orElse("") + ": " + e.getMessage(),
+                        e);
             } finally {
                 cleanUp(work);
                 userns.ifPresent(ns -> {
@@ -272,28 +286,38 @@ public final class LocalImageBuilder implements ImageBuilder {
         }
     }
 
-    private void runCommand(Path root, Step step, String workdir, Map<String, String> env, BuildLog log,
-                            Optional<UserNamespace> userns)
+    private void runCommand(
+            Path root, Step step, String workdir, Map<String, String> env, BuildLog log, Optional<UserNamespace> userns)
             throws IOException, InterruptedException, ImageBuildException {
         String command = step.command();
-        asRootOf(userns, () -> RootPaths.prepare(root, List.of("/proc", "/dev", "/etc", "/tmp", "/.chalk", workdir),
-                List.of("/etc/resolv.conf")));
+        asRootOf(
+                userns,
+                () -> RootPaths.prepare(
+                        root,
+                        List.of("/proc", "/dev", "/etc", "/tmp", "/.chalk", workdir),
+                        List.of("/etc/resolv.conf")));
         BuildStepRunner.Outcome o = runner.orElseThrow().run(root, workdir, env, command, stepTimeout, log, userns);
         if (o.timedOut() || o.exitCode() != 0) {
-            String why = o.timedOut() ? "did not finish within " + stepTimeout.toSeconds() + " s"
+            String why = o.timedOut()
+                    ? "did not finish within " + stepTimeout.toSeconds() + " s"
                     : "failed with exit code " + o.exitCode();
             throw new ImageBuildException("image_spec.steps[" + step.index() + "] (" + step.kind() + ") `" + command
-                    + "` " + why + (o.tail().isEmpty() ? " and printed nothing"
-                    : "; its last output:\n" + String.join("\n", o.tail()))
-                    + runner.get().networkProblem().map(p -> "\n(build steps have no network here: " + p + ")")
-                    .orElse(""));
+                    + "` " + why
+                    + (o.tail().isEmpty()
+                            ? " and printed nothing"
+                            : "; its last output:\n" + String.join("\n", o.tail()))
+                    + runner.get()
+                            .networkProblem()
+                            .map(p -> "\n(build steps have no network here: " + p + ")")
+                            .orElse(""));
         }
     }
 
     /** Writes the file through the overlay, parents created as {@code mkdir -p} inside the image would. */
     private static void addFile(Path root, Step step) throws IOException {
         Path dest = Path.of(step.destination());
-        Path dir = RootPaths.createDirectories(root, dest.getParent() == null ? "/" : dest.getParent().toString());
+        Path dir = RootPaths.createDirectories(
+                root, dest.getParent() == null ? "/" : dest.getParent().toString());
         Path file = dir.resolve(dest.getFileName().toString());
         if (Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
             throw new IOException("the destination " + step.destination() + " is a directory in the image");
@@ -301,8 +325,8 @@ public final class LocalImageBuilder implements ImageBuilder {
         if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             NoFollowDelete.delete(file); // a link there is replaced, never written through
         }
-        try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS)) {
+        try (OutputStream out = Files.newOutputStream(
+                file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
             step.file().getContent().writeTo(out);
         }
         Files.setAttribute(file, "unix:mode", step.mode(), LinkOption.NOFOLLOW_LINKS);
@@ -328,8 +352,7 @@ public final class LocalImageBuilder implements ImageBuilder {
      * The step's overlay seen through its user namespace: the layers below at {@code work/l/N} and {@code work} itself
      * (upper {@code fs} and overlay work dir) at {@code work/m}, id-mapped, so that the layer keeps plain owners.
      */
-    private static void mountIdMapped(UserNamespace userns, List<Path> below, Path work, Path root)
-            throws IOException {
+    private static void mountIdMapped(UserNamespace userns, List<Path> below, Path work, Path root) throws IOException {
         Files.createDirectories(work.resolve("m"));
         userns.attachIdMapped(work, work.resolve("m"));
         List<String> lowers = new ArrayList<>();

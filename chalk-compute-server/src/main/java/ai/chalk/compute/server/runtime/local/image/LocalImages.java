@@ -77,8 +77,9 @@ public final class LocalImages implements AutoCloseable {
     public LocalImage resolve(String ref) throws IOException {
         String r = ref.trim();
         if (BuiltImages.isRef(r)) {
-            return built.find(r).orElseThrow(() -> new ImageSourceException("image " + r + " is not (or no longer)"
-                    + " on this server: build its image spec again"));
+            return built.find(r)
+                    .orElseThrow(() -> new ImageSourceException(
+                            "image " + r + " is not (or no longer)" + " on this server: build its image spec again"));
         }
         if (r.startsWith(OCI_ARCHIVE)) {
             return fromLayout(r, r.substring(OCI_ARCHIVE.length()), true);
@@ -91,16 +92,20 @@ public final class LocalImages implements AutoCloseable {
         if (hit.isPresent()) {
             return hit.get();
         }
-        return rootfs.get(id, r, () -> {
-            Path archive = tmp().resolve("save-" + id + "-" + UUID.randomUUID() + ".tar");
-            try {
-                engine.save(id, archive);
-                return new SavedArchive(archive);
-            } catch (IOException | RuntimeException e) {
-                Files.deleteIfExists(archive);
-                throw e;
-            }
-        }, null);
+        return rootfs.get(
+                id,
+                r,
+                () -> {
+                    Path archive = tmp().resolve("save-" + id + "-" + UUID.randomUUID() + ".tar");
+                    try {
+                        engine.save(id, archive);
+                        return new SavedArchive(archive);
+                    } catch (IOException | RuntimeException e) {
+                        Files.deleteIfExists(archive);
+                        throw e;
+                    }
+                },
+                null);
     }
 
     /** Whether {@code ref} is an image the local builder built whose record and layers are all on disk. */
@@ -118,8 +123,8 @@ public final class LocalImages implements AutoCloseable {
         }
         Path at = inImportDir(ref, name);
         if (archive ? !Files.isRegularFile(at) : !Files.isDirectory(at)) {
-            throw new ImageSourceException("image " + ref + ": there is no " + (archive ? "file " : "directory ")
-                    + name + " in the server's OCI import directory " + importDir);
+            throw new ImageSourceException("image " + ref + ": there is no " + (archive ? "file " : "directory ") + name
+                    + " in the server's OCI import directory " + importDir);
         }
         try (Blobs blobs = archive ? new TarBlobs(at) : new DirectoryBlobs(at)) {
             ImageManifest manifest = ImageManifest.read(blobs, tag, "image " + ref);
@@ -133,7 +138,9 @@ public final class LocalImages implements AutoCloseable {
 
     /** {@code name} under the import directory; a name that climbs out of it (or links out) is refused. */
     private Path inImportDir(String ref, String name) throws IOException {
-        if (name.isEmpty() || name.startsWith("/") || Path.of(name).normalize().startsWith("..")
+        if (name.isEmpty()
+                || name.startsWith("/")
+                || Path.of(name).normalize().startsWith("..")
                 || java.util.Arrays.asList(name.split("/")).contains("..")) {
             throw new ImageSourceException("image " + ref + ": the name must be a relative path inside the server's"
                     + " OCI import directory, without \"..\"");
@@ -151,8 +158,8 @@ public final class LocalImages implements AutoCloseable {
         }
         Path real = at.toRealPath();
         if (!real.startsWith(base)) {
-            throw new ImageSourceException("image " + ref + ": " + name + " leads out of the server's OCI import"
-                    + " directory");
+            throw new ImageSourceException(
+                    "image " + ref + ": " + name + " leads out of the server's OCI import" + " directory");
         }
         return real;
     }

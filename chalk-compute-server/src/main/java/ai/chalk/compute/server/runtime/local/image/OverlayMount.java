@@ -24,8 +24,7 @@ public final class OverlayMount {
     private static final Logger log = LoggerFactory.getLogger(OverlayMount.class);
     private static final int MAX_OPTIONS = 4000;
 
-    private OverlayMount() {
-    }
+    private OverlayMount() {}
 
     /**
      * Mounts {@code layers} (bottom first) under {@code upper} at {@code target}.
@@ -39,8 +38,8 @@ public final class OverlayMount {
         for (int i = layers.size() - 1; i >= 0; i--) { // overlayfs lists the top layer first
             lower.add(relative(base, layers.get(i)));
         }
-        String options = "lowerdir=" + String.join(":", lower) + ",upperdir=" + relative(base, upper)
-                + ",workdir=" + relative(base, work) + ",nodev" + (nosuid ? ",nosuid" : "");
+        String options = "lowerdir=" + String.join(":", lower) + ",upperdir=" + relative(base, upper) + ",workdir="
+                + relative(base, work) + ",nodev" + (nosuid ? ",nosuid" : "");
         if (options.length() > MAX_OPTIONS) {
             throw new IOException("the image has too many layers (" + layers.size() + ") for one overlay mount");
         }
@@ -133,7 +132,9 @@ public final class OverlayMount {
     }
 
     private static void run(Path dir, List<String> command) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+        ProcessBuilder pb = new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         pb.environment().clear();
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
@@ -149,8 +150,8 @@ public final class OverlayMount {
             throw new IOException("interrupted while running " + command.get(0), e);
         }
         if (p.exitValue() != 0) {
-            throw new IOException(command.get(0) + " failed (exit code " + p.exitValue() + ")"
-                    + (out.isEmpty() ? "" : ": " + out));
+            throw new IOException(
+                    command.get(0) + " failed (exit code " + p.exitValue() + ")" + (out.isEmpty() ? "" : ": " + out));
         }
     }
 }

@@ -21,8 +21,7 @@ public final class RootPaths {
 
     private static final int MAX_LINKS = 40;
 
-    private RootPaths() {
-    }
+    private RootPaths() {}
 
     /** Makes every path of {@code dirs} a real directory and every path of {@code files} a regular file. */
     public static void prepare(Path root, List<String> dirs, List<String> files) throws IOException {
@@ -84,7 +83,8 @@ public final class RootPaths {
             prefix = prefix + "/" + name;
             Optional<Path> found = resolve(root, "/", prefix);
             if (found.isPresent()) {
-                if (!Files.isDirectory(found.get(), LinkOption.NOFOLLOW_LINKS) && !found.get().equals(root)) {
+                if (!Files.isDirectory(found.get(), LinkOption.NOFOLLOW_LINKS)
+                        && !found.get().equals(root)) {
                     throw new IOException(prefix + " is not a directory");
                 }
                 at = found.get();

@@ -87,10 +87,16 @@ final class RootfsCache {
                         applyLayer(extractor, blobs, layer, ref);
                     }
                 }
-                Files.write(work.resolve("config.json"), ImageManifest.JSON.writeValueAsBytes(manifest.config().toJson()));
+                Files.write(
+                        work.resolve("config.json"),
+                        ImageManifest.JSON.writeValueAsBytes(manifest.config().toJson()));
                 Files.move(work, dir.resolve(id), StandardCopyOption.ATOMIC_MOVE);
-                log.info("Unpacked image {} ({} layers, id {}) in {} ms", ref, manifest.layers().size(),
-                        id.substring(0, 12), (System.nanoTime() - start) / 1_000_000);
+                log.info(
+                        "Unpacked image {} ({} layers, id {}) in {} ms",
+                        ref,
+                        manifest.layers().size(),
+                        id.substring(0, 12),
+                        (System.nanoTime() - start) / 1_000_000);
             } finally {
                 NoFollowDelete.delete(work);
             }
@@ -117,15 +123,18 @@ final class RootfsCache {
             throw new IllegalStateException(e);
         }
         try (InputStream raw = new DigestInputStream(blobs.open(layer.path()), sha);
-             BufferedInputStream in = new BufferedInputStream(raw, 64 * 1024)) {
+                BufferedInputStream in = new BufferedInputStream(raw, 64 * 1024)) {
             in.mark(8);
             byte[] magic = in.readNBytes(6);
             in.reset();
             InputStream tar;
             if (magic.length >= 2 && (magic[0] & 0xff) == 0x1f && (magic[1] & 0xff) == 0x8b) {
                 tar = new GZIPInputStream(in, 64 * 1024);
-            } else if (magic.length >= 4 && (magic[0] & 0xff) == 0x28 && (magic[1] & 0xff) == 0xb5
-                    && (magic[2] & 0xff) == 0x2f && (magic[3] & 0xff) == 0xfd) {
+            } else if (magic.length >= 4
+                    && (magic[0] & 0xff) == 0x28
+                    && (magic[1] & 0xff) == 0xb5
+                    && (magic[2] & 0xff) == 0x2f
+                    && (magic[3] & 0xff) == 0xfd) {
                 throw new ImageSourceException(what + " is zstd-compressed; the local runtime unpacks uncompressed"
                         + " and gzip layers: export the image with gzip or without compression");
             } else if (magic.length >= 3 && magic[0] == 'B' && magic[1] == 'Z' && magic[2] == 'h'

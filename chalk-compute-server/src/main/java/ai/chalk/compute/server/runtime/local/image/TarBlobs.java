@@ -57,7 +57,8 @@ final class TarBlobs implements Blobs {
             }
             String target = e.getLinkName();
             int slash = name.lastIndexOf('/');
-            name = normalize(target.startsWith("/") ? target : (slash < 0 ? "" : name.substring(0, slash + 1)) + target);
+            name = normalize(
+                    target.startsWith("/") ? target : (slash < 0 ? "" : name.substring(0, slash + 1)) + target);
         }
         return null;
     }

@@ -9,8 +9,7 @@ import java.util.List;
  */
 public final class BubblewrapMounts {
 
-    private BubblewrapMounts() {
-    }
+    private BubblewrapMounts() {}
 
     /** The options that perform {@code plan}. */
     public static List<String> render(MountPlan plan) {
@@ -32,7 +31,10 @@ public final class BubblewrapMounts {
         } else if (op instanceof MountOp.ReadOnlyBind b) {
             return List.of("--ro-bind", b.source().toString(), b.target());
         } else if (op instanceof MountOp.SelfBind s) {
-            return List.of("--bind", plan.root().layer().resolve(s.target().substring(1)).toString(), s.target());
+            return List.of(
+                    "--bind",
+                    plan.root().layer().resolve(s.target().substring(1)).toString(),
+                    s.target());
         } else if (op instanceof MountOp.MaskFile m) {
             return List.of("--ro-bind", "/dev/null", m.target());
         } else if (op instanceof MountOp.MaskDir m) {

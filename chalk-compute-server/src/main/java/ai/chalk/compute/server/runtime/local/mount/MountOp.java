@@ -26,35 +26,28 @@ public sealed interface MountOp {
     }
 
     /** A caller's directory (a volume, a function's code): the only operation whose target a caller chooses. */
-    record Volume(Path source, String target, boolean readOnly) implements MountOp {
-    }
+    record Volume(Path source, String target, boolean readOnly) implements MountOp {}
 
     /** A directory of the host's system (such as {@code /usr}), read-only at its own path. */
-    record SystemDir(String target) implements MountOp {
-    }
+    record SystemDir(String target) implements MountOp {}
 
     /** A host file or directory of the runtime's (its helpers, the resolver file), read-only at {@code target}. */
-    record ReadOnlyBind(Path source, String target) implements MountOp {
-    }
+    record ReadOnlyBind(Path source, String target) implements MountOp {}
 
     /**
      * A directory of the root bound onto itself: a mount point can be neither renamed nor replaced, so what the
      * runtime mounts below it stays where the runtime's privileged helpers look.
      */
-    record SelfBind(String target) implements MountOp {
-    }
+    record SelfBind(String target) implements MountOp {}
 
     /** A file hidden behind a read-only {@code /dev/null}. */
-    record MaskFile(String target) implements MountOp {
-    }
+    record MaskFile(String target) implements MountOp {}
 
     /** A directory hidden behind an empty read-only tmpfs of the given mode. */
-    record MaskDir(String target, int mode) implements MountOp {
-    }
+    record MaskDir(String target, int mode) implements MountOp {}
 
     /** A fresh {@code /proc} of the sandbox's pid namespace ({@code nosuid,nodev,noexec}). */
-    record Proc(String target) implements MountOp {
-    }
+    record Proc(String target) implements MountOp {}
 
     /**
      * An entry of {@code /proc} made read-only: uid 0 may write root-owned files there without any capability
@@ -62,19 +55,16 @@ public sealed interface MountOp {
      *
      * @param optional whether the kernel may lack it (then nothing is mounted)
      */
-    record ProcReadOnly(String target, boolean optional) implements MountOp {
-    }
+    record ProcReadOnly(String target, boolean optional) implements MountOp {}
 
     /** A fresh {@code /dev}: a tmpfs with a private {@code devpts}, {@code shm} and the standard links. */
-    record Dev(String target) implements MountOp {
-    }
+    record Dev(String target) implements MountOp {}
 
     /**
      * A device node of the sandbox's own, over the host's: bubblewrap binds the node the runtime made for the sandbox
      * ({@code hostNode}), the unshare init (root in a fresh tmpfs) makes its own with the same numbers.
      */
-    record DeviceNode(String target, Path hostNode, int major, int minor) implements MountOp {
-    }
+    record DeviceNode(String target, Path hostNode, int major, int minor) implements MountOp {}
 
     /** A directory created (if missing) with the given mode, such as {@code /tmp}. */
     record Dir(String target, int mode) implements MountOp {

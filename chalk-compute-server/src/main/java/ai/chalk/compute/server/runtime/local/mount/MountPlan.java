@@ -80,8 +80,9 @@ public final class MountPlan {
                 checked.add(op instanceof MountOp.Volume v ? normalized(v) : op);
             }
             List<String> runtimePaths = new ArrayList<>(reserved);
-            checked.stream().filter(op -> op.mounts() && !(op instanceof MountOp.Volume)
-                    && !(op instanceof MountOp.Root)).forEach(op -> runtimePaths.add(op.target()));
+            checked.stream()
+                    .filter(op -> op.mounts() && !(op instanceof MountOp.Volume) && !(op instanceof MountOp.Root))
+                    .forEach(op -> runtimePaths.add(op.target()));
             List<MountOp.Volume> volumes = new ArrayList<>();
             for (MountOp op : checked) {
                 if (op instanceof MountOp.Volume v) {
@@ -95,7 +96,8 @@ public final class MountPlan {
 
         private static MountOp.Volume normalized(MountOp.Volume v) {
             // lexically, as the kernel would resolve it were there no links; a NUL would end the path early
-            String at = v.target().isEmpty() || v.target().indexOf('\0') >= 0 ? ""
+            String at = v.target().isEmpty() || v.target().indexOf('\0') >= 0
+                    ? ""
                     : Path.of(v.target()).normalize().toString();
             if (!at.startsWith("/") || at.equals("/")) {
                 throw ComputeException.invalid("cannot mount a volume at \"" + v.target() + "\": a mount path must be"
@@ -117,8 +119,8 @@ public final class MountPlan {
             }
             for (MountOp.Volume e : earlier) {
                 if (e.target().equals(v.target())) {
-                    throw ComputeException.invalid("two volumes are mounted at " + v.target()
-                            + "; mount each at a path of its own");
+                    throw ComputeException.invalid(
+                            "two volumes are mounted at " + v.target() + "; mount each at a path of its own");
                 }
                 if (covers(e.target(), v.target()) || covers(v.target(), e.target())) {
                     throw ComputeException.invalid("the volumes mounted at " + e.target() + " and " + v.target()
@@ -139,8 +141,8 @@ public final class MountPlan {
                 }
                 for (MountOp earlier : ops.subList(1, j)) {
                     if (covers(later.target(), earlier.target())) {
-                        throw new IllegalStateException("mount plan out of order: " + later + " would hide "
-                                + earlier + "; a parent must be mounted before its children");
+                        throw new IllegalStateException("mount plan out of order: " + later + " would hide " + earlier
+                                + "; a parent must be mounted before its children");
                     }
                 }
             }

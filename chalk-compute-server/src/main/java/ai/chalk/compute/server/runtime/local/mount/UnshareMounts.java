@@ -50,8 +50,7 @@ public final class UnshareMounts {
             done
             """;
 
-    private UnshareMounts() {
-    }
+    private UnshareMounts() {}
 
     /** The entries that perform {@code plan}, for {@link #SCRIPT}. */
     public static List<String> render(MountPlan plan) {

@@ -38,8 +38,7 @@ abstract class CgroupDriverBehaviourTest {
     abstract boolean frozenByKernel(SandboxCgroup sandbox) throws IOException;
 
     /** Removes what {@link #newDriver} made beyond the base. */
-    void cleanUp() {
-    }
+    void cleanUp() {}
 
     @BeforeEach
     void setUp() throws IOException {
@@ -66,7 +65,9 @@ abstract class CgroupDriverBehaviourTest {
             s.append("echo $$ > ").append(f).append(" && ");
         }
         s.append(script);
-        Process p = new ProcessBuilder("/bin/sh", "-c", s.toString()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("/bin/sh", "-c", s.toString())
+                .redirectErrorStream(true)
+                .start();
         started.add(p);
         return p;
     }
@@ -76,7 +77,9 @@ abstract class CgroupDriverBehaviourTest {
         SandboxCgroup sb = driver.create(newId(), ResourceLimits.NONE, 64);
         ExecCgroup exec = sb.newExec();
         Process p = startIn(exec.procsFiles(), "exec sleep 4811");
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> exec.group().procs().contains(p.pid()));
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> exec.group().procs().contains(p.pid()));
         assertThat(sb.allProcs()).contains(p.pid());
         assertThat(sb.processGroup().orElseThrow().procs()).contains(p.pid());
     }
@@ -106,14 +109,19 @@ abstract class CgroupDriverBehaviourTest {
         ExecCgroup exec = sb.newExec();
         Process p = startIn(exec.procsFiles(), "(setsid sleep 4812 &); exec sleep 4813");
         ProcessGroup group = exec.group();
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> group.procs().size() == 2);
-        long daemon = group.procs().stream().filter(pid -> pid != p.pid()).findFirst().orElseThrow();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> group.procs().size() == 2);
+        long daemon =
+                group.procs().stream().filter(pid -> pid != p.pid()).findFirst().orElseThrow();
         assertThat(ProcessHandle.of(daemon).flatMap(ProcessHandle::parent).map(ProcessHandle::pid))
                 .isNotEqualTo(java.util.Optional.of(p.pid())); // re-parented: the process tree no longer leads to it
 
         assertThat(group.killAll(5_000)).isTrue();
         assertThat(p.waitFor(5, TimeUnit.SECONDS)).isTrue();
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> ProcessHandle.of(daemon).isEmpty());
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> ProcessHandle.of(daemon).isEmpty());
         assertThat(group.removeIfEmpty()).isTrue();
         assertThat(group.procs()).isEmpty();
     }
@@ -124,11 +132,14 @@ abstract class CgroupDriverBehaviourTest {
         SandboxCgroup sb = driver.create(id, ResourceLimits.NONE, 64);
         Process init = startIn(sb.initProcsFiles(), "exec sleep 4814");
         Process exec = startIn(sb.newExec().procsFiles(), "exec sleep 4815");
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> sb.allProcs().size() == 2);
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> sb.allProcs().size() == 2);
         if (sb.hasFreezer()) {
             sb.freeze(10_000);
         }
-        List<Path> dirs = driver.controllers().stream().map(c -> sb.dir(c).orElseThrow()).toList();
+        List<Path> dirs =
+                driver.controllers().stream().map(c -> sb.dir(c).orElseThrow()).toList();
 
         sb.remove();
 
@@ -143,7 +154,9 @@ abstract class CgroupDriverBehaviourTest {
         String id = newId();
         SandboxCgroup old = driver.create(id, ResourceLimits.NONE, 64);
         Process stray = startIn(old.initProcsFiles(), "exec sleep 4816");
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> old.allProcs().contains(stray.pid()));
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> old.allProcs().contains(stray.pid()));
         assertThat(driver.leftoverIds()).contains(id);
 
         driver.removeSandbox(id);

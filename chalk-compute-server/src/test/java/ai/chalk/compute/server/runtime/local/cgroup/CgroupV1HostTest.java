@@ -21,7 +21,8 @@ class CgroupV1HostTest extends CgroupDriverBehaviourTest {
 
     @Override
     boolean frozenByKernel(SandboxCgroup sandbox) throws IOException {
-        return CgroupFiles.read(sandbox.dir("freezer").orElseThrow().resolve("freezer.state")).equals("FROZEN");
+        return CgroupFiles.read(sandbox.dir("freezer").orElseThrow().resolve("freezer.state"))
+                .equals("FROZEN");
     }
 
     @Test
@@ -33,9 +34,12 @@ class CgroupV1HostTest extends CgroupDriverBehaviourTest {
         assertThat(CgroupFiles.read(cpu.resolve("cpu.cfs_quota_us"))).isEqualTo("25000");
         assertThat(CgroupFiles.read(sb.dir("memory").orElseThrow().resolve("memory.limit_in_bytes")))
                 .isEqualTo(Long.toString(32L << 20));
-        assertThat(CgroupFiles.read(sb.dir("pids").orElseThrow().resolve("pids.max"))).isEqualTo("77");
+        assertThat(CgroupFiles.read(sb.dir("pids").orElseThrow().resolve("pids.max")))
+                .isEqualTo("77");
         // the init joins every hierarchy, in the pids one a group of its own
-        assertThat(sb.initProcsFiles()).hasSize(4).contains(sb.dir("pids").orElseThrow().resolve("init/cgroup.procs"));
+        assertThat(sb.initProcsFiles())
+                .hasSize(4)
+                .contains(sb.dir("pids").orElseThrow().resolve("init/cgroup.procs"));
         sb.remove();
     }
 }

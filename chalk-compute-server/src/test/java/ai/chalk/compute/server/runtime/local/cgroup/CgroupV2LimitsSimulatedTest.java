@@ -56,10 +56,15 @@ class CgroupV2LimitsSimulatedTest {
     void allSandboxesTogetherGetHalfTheHostsPidsAndThreeQuartersOfItsMemory() throws IOException {
         V2Limits.capAllSandboxes(group, ALL);
 
-        long hostPids = Math.min(Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/pid_max")).get(0)),
-                Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/threads-max")).get(0)));
+        long hostPids = Math.min(
+                Long.parseLong(
+                        Files.readAllLines(Path.of("/proc/sys/kernel/pid_max")).get(0)),
+                Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/threads-max"))
+                        .get(0)));
         assertThat(read("pids.max")).isEqualTo(Long.toString(Math.max(64, hostPids / 2)));
-        assertThat(Long.parseLong(read("memory.max"))).isEqualTo(CgroupFiles.memoryForAllSandboxes()).isPositive();
+        assertThat(Long.parseLong(read("memory.max")))
+                .isEqualTo(CgroupFiles.memoryForAllSandboxes())
+                .isPositive();
     }
 
     @Test

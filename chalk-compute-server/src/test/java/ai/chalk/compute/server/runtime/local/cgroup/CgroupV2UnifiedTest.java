@@ -27,7 +27,8 @@ class CgroupV2UnifiedTest extends CgroupDriverBehaviourTest {
 
     @Override
     CgroupDriver newDriver() throws IOException {
-        Path unified = Files.exists(Path.of("/sys/fs/cgroup/cgroup.controllers")) ? Path.of("/sys/fs/cgroup")
+        Path unified = Files.exists(Path.of("/sys/fs/cgroup/cgroup.controllers"))
+                ? Path.of("/sys/fs/cgroup")
                 : Path.of("/sys/fs/cgroup/unified");
         assumeTrue(Files.exists(unified.resolve("cgroup.procs")), "no cgroup2 mounted at " + unified);
         own = unified.resolve("chalk-cgroup-test-" + newId());
@@ -50,14 +51,16 @@ class CgroupV2UnifiedTest extends CgroupDriverBehaviourTest {
         assertThat(driver.version()).isEqualTo("cgroup v2");
         assertThat(driver.freezer()).isTrue();
         assertThat(driver.tracksExecs()).isTrue();
-        List<String> available = Arrays.asList(CgroupFiles.read(own.resolve("cgroup.controllers")).split(" "));
+        List<String> available = Arrays.asList(
+                CgroupFiles.read(own.resolve("cgroup.controllers")).split(" "));
         for (String controller : CgroupDriver.CONTROLLERS) {
             if (available.contains(controller)) {
                 assertThat(driver.controllers()).contains(controller);
             } else {
                 assertThat(driver.controllers()).doesNotContain(controller);
-                assertThat(driver.problem()).hasValueSatisfying(p -> assertThat(p).contains(controller
-                        + " is not available in " + own.resolve("cgroup.controllers")));
+                assertThat(driver.problem())
+                        .hasValueSatisfying(p -> assertThat(p)
+                                .contains(controller + " is not available in " + own.resolve("cgroup.controllers")));
             }
         }
         // the sandbox is still made, without the limits that cannot be set (v1 does the same with an unmounted one)
@@ -65,7 +68,8 @@ class CgroupV2UnifiedTest extends CgroupDriverBehaviourTest {
         for (String controller : CgroupDriver.CONTROLLERS) {
             assertThat(sb.dir(controller).isPresent()).isEqualTo(driver.has(controller));
         }
-        assertThat(sb.initProcsFiles()).containsExactly(sb.dir("freezer").orElseThrow().resolve("init/cgroup.procs"));
+        assertThat(sb.initProcsFiles())
+                .containsExactly(sb.dir("freezer").orElseThrow().resolve("init/cgroup.procs"));
         sb.remove();
     }
 
@@ -74,7 +78,9 @@ class CgroupV2UnifiedTest extends CgroupDriverBehaviourTest {
         SandboxCgroup sb = driver.create(newId(), ResourceLimits.NONE, 64);
         ExecCgroup exec = sb.newExec();
         Process p = startIn(exec.procsFiles(), "(setsid sleep 4821 &); exec sleep 4822");
-        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> exec.group().procs().size() == 2);
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> exec.group().procs().size() == 2);
         Path dir = exec.procsFiles().get(0).getParent();
 
         V2Group older = new V2Group(dir, false, true); // a kernel before 5.14: no cgroup.kill

@@ -16,6 +16,7 @@ class LayerExtractorTest {
 
     @TempDir
     Path root;
+
     @TempDir
     Path outside;
 
@@ -36,8 +37,11 @@ class LayerExtractorTest {
 
     @Test
     void aSymlinkInTheSameLayerIsNotFollowedEither() throws Exception {
-        apply(new OciFixtures.Layer().symlink("x", outside.toString()).file("x/owned", "pwned", 0644)
-                .symlink("f", outside.resolve("target").toString()).file("f", "replaced", 0600));
+        apply(new OciFixtures.Layer()
+                .symlink("x", outside.toString())
+                .file("x/owned", "pwned", 0644)
+                .symlink("f", outside.resolve("target").toString())
+                .file("f", "replaced", 0600));
         assertThat(outside).isEmptyDirectory();
         assertThat(Files.isSymbolicLink(root.resolve("f"))).isFalse();
         assertThat(root.resolve("f")).hasContent("replaced");
@@ -54,19 +58,30 @@ class LayerExtractorTest {
         assertThatThrownBy(() -> apply(new OciFixtures.Layer().hardlink("link", "dir/secret")))
                 .hasMessageContaining("not in the image");
         assertThat(root.resolve("link")).doesNotExist();
-        assertThat(Files.readAttributes(outside.resolve("secret"), "unix:nlink")).containsEntry("nlink", 1);
+        assertThat(Files.readAttributes(outside.resolve("secret"), "unix:nlink"))
+                .containsEntry("nlink", 1);
     }
 
     @Test
     void whiteoutsAndOpaqueDirectoriesHideLowerLayers() throws Exception {
-        apply(new OciFixtures.Layer().dir("gone").file("gone/a", "a", 0644).file("file", "f", 0644)
-                .dir("opaque").file("opaque/old", "o", 0644).dir("opaque/sub").file("opaque/sub/old", "o", 0644)
+        apply(new OciFixtures.Layer()
+                .dir("gone")
+                .file("gone/a", "a", 0644)
+                .file("file", "f", 0644)
+                .dir("opaque")
+                .file("opaque/old", "o", 0644)
+                .dir("opaque/sub")
+                .file("opaque/sub/old", "o", 0644)
                 .file("kept", "k", 0600));
-        apply(new OciFixtures.Layer().file(".wh.gone", "", 0).file(".wh.file", "", 0)
-                .file("opaque/new", "n", 0644).file("opaque/.wh..wh..opq", "", 0));
+        apply(new OciFixtures.Layer()
+                .file(".wh.gone", "", 0)
+                .file(".wh.file", "", 0)
+                .file("opaque/new", "n", 0644)
+                .file("opaque/.wh..wh..opq", "", 0));
         assertThat(root.resolve("gone")).doesNotExist();
         assertThat(root.resolve("file")).doesNotExist();
-        assertThat(root.resolve("opaque")).isDirectoryContaining(p -> p.getFileName().toString().equals("new"));
+        assertThat(root.resolve("opaque"))
+                .isDirectoryContaining(p -> p.getFileName().toString().equals("new"));
         try (var s = Files.list(root.resolve("opaque"))) {
             assertThat(s.map(p -> p.getFileName().toString())).containsExactly("new");
         }
@@ -78,7 +93,8 @@ class LayerExtractorTest {
     @Test
     void modesWithSetIdBitsAndHardLinksInsideAreKept() throws Exception {
         apply(new OciFixtures.Layer().file("bin/tool", "#!/bin/sh\n", 04755).hardlink("bin/same", "bin/tool"));
-        assertThat((int) Files.getAttribute(root.resolve("bin/tool"), "unix:mode") & 07777).isEqualTo(04755);
+        assertThat((int) Files.getAttribute(root.resolve("bin/tool"), "unix:mode") & 07777)
+                .isEqualTo(04755);
         assertThat(Files.getAttribute(root.resolve("bin/same"), "unix:ino"))
                 .isEqualTo(Files.getAttribute(root.resolve("bin/tool"), "unix:ino"));
     }

@@ -18,8 +18,7 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 /** Image layers and OCI image layouts written by hand, for the image tests. */
 public final class OciFixtures {
 
-    private OciFixtures() {
-    }
+    private OciFixtures() {}
 
     /** A layer tar being written; {@link #bytes()} ends it. */
     public static final class Layer {
@@ -102,18 +101,24 @@ public final class OciFixtures {
                     + "\",\"digest\":\"sha256:" + digest + "\",\"size\":" + blob.length + "}");
         }
         byte[] config = ("{\"architecture\":\"" + ImageManifest.hostArchitecture() + "\",\"os\":\"linux\","
-                + "\"config\":" + configJson + ",\"rootfs\":{\"type\":\"layers\",\"diff_ids\":["
-                + String.join(",", diffIds) + "]}}").getBytes(StandardCharsets.UTF_8);
+                        + "\"config\":" + configJson + ",\"rootfs\":{\"type\":\"layers\",\"diff_ids\":["
+                        + String.join(",", diffIds) + "]}}")
+                .getBytes(StandardCharsets.UTF_8);
         String configDigest = put(blobs, config);
         byte[] manifest = ("{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
-                + "\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\",\"digest\":\"sha256:"
-                + configDigest + "\",\"size\":" + config.length + "},\"layers\":[" + String.join(",", layerDescs)
-                + "]}").getBytes(StandardCharsets.UTF_8);
+                        + "\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\",\"digest\":\"sha256:"
+                        + configDigest + "\",\"size\":" + config.length + "},\"layers\":["
+                        + String.join(",", layerDescs)
+                        + "]}")
+                .getBytes(StandardCharsets.UTF_8);
         String manifestDigest = put(blobs, manifest);
-        Files.writeString(dir.resolve("index.json"), "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":"
-                + "\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:" + manifestDigest
-                + "\",\"size\":" + manifest.length + ",\"annotations\":{\"org.opencontainers.image.ref.name\":\""
-                + tag + "\"}}]}");
+        Files.writeString(
+                dir.resolve("index.json"),
+                "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":"
+                        + "\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:" + manifestDigest
+                        + "\",\"size\":" + manifest.length
+                        + ",\"annotations\":{\"org.opencontainers.image.ref.name\":\""
+                        + tag + "\"}}]}");
     }
 
     /** Tars the layout at {@code dir} into {@code archive} (an oci-archive). */

@@ -34,44 +34,82 @@ class MountPlanTest {
 
     @Test
     void bubblewrapGetsOneOptionGroupPerOperationInThePlansOrder() {
-        assertThat(BubblewrapMounts.render(everyKind().build())).containsExactly(
-                "--bind", "/state/sandboxes/s1/root", "/",
-                "--bind", "/vols/data", "/data",
-                "--ro-bind", "/vols/code", "/code",
-                "--ro-bind", "/usr", "/usr",
-                "--bind", "/state/sandboxes/s1/root/etc", "/etc",
-                "--ro-bind", "/dev/null", "/etc/shadow",
-                "--perms", "0700", "--tmpfs", "/etc/ssl/private", "--remount-ro", "/etc/ssl/private",
-                "--ro-bind", "/state/resolv.conf", "/etc/resolv.conf",
-                "--proc", "/proc",
-                "--ro-bind", "/proc/sys", "/proc/sys",
-                "--ro-bind-try", "/proc/irq", "/proc/irq",
-                "--perms", "0555", "--tmpfs", "/proc/acpi", "--remount-ro", "/proc/acpi",
-                "--dev", "/dev",
-                "--dev-bind", "/state/sandboxes/s1/dev/null", "/dev/null",
-                "--perms", "1777", "--dir", "/tmp",
-                "--dir", "/workspace");
+        assertThat(BubblewrapMounts.render(everyKind().build()))
+                .containsExactly(
+                        "--bind",
+                        "/state/sandboxes/s1/root",
+                        "/",
+                        "--bind",
+                        "/vols/data",
+                        "/data",
+                        "--ro-bind",
+                        "/vols/code",
+                        "/code",
+                        "--ro-bind",
+                        "/usr",
+                        "/usr",
+                        "--bind",
+                        "/state/sandboxes/s1/root/etc",
+                        "/etc",
+                        "--ro-bind",
+                        "/dev/null",
+                        "/etc/shadow",
+                        "--perms",
+                        "0700",
+                        "--tmpfs",
+                        "/etc/ssl/private",
+                        "--remount-ro",
+                        "/etc/ssl/private",
+                        "--ro-bind",
+                        "/state/resolv.conf",
+                        "/etc/resolv.conf",
+                        "--proc",
+                        "/proc",
+                        "--ro-bind",
+                        "/proc/sys",
+                        "/proc/sys",
+                        "--ro-bind-try",
+                        "/proc/irq",
+                        "/proc/irq",
+                        "--perms",
+                        "0555",
+                        "--tmpfs",
+                        "/proc/acpi",
+                        "--remount-ro",
+                        "/proc/acpi",
+                        "--dev",
+                        "/dev",
+                        "--dev-bind",
+                        "/state/sandboxes/s1/dev/null",
+                        "/dev/null",
+                        "--perms",
+                        "1777",
+                        "--dir",
+                        "/tmp",
+                        "--dir",
+                        "/workspace");
     }
 
     @Test
     void theUnshareInitGetsOneEntryPerOperationInThePlansOrder() {
-        assertThat(UnshareMounts.render(everyKind().build())).containsExactly(
-                "root:/state/sandboxes/s1/root",
-                "vol:/data=/vols/data",
-                "rovol:/code=/vols/code",
-                "ro:/usr",
-                "self:/etc",
-                "maskfile:/etc/shadow",
-                "maskdir:0700:/etc/ssl/private",
-                "robind:/etc/resolv.conf=/state/resolv.conf",
-                "proc:/proc",
-                "procro:/proc/sys",
-                "procro:/proc/irq",
-                "maskdir:0555:/proc/acpi",
-                "dev:/dev",
-                "node:1:3:/dev/null",
-                "dir:1777:/tmp",
-                "workdir:/workspace");
+        assertThat(UnshareMounts.render(everyKind().build()))
+                .containsExactly(
+                        "root:/state/sandboxes/s1/root",
+                        "vol:/data=/vols/data",
+                        "rovol:/code=/vols/code",
+                        "ro:/usr",
+                        "self:/etc",
+                        "maskfile:/etc/shadow",
+                        "maskdir:0700:/etc/ssl/private",
+                        "robind:/etc/resolv.conf=/state/resolv.conf",
+                        "proc:/proc",
+                        "procro:/proc/sys",
+                        "procro:/proc/irq",
+                        "maskdir:0555:/proc/acpi",
+                        "dev:/dev",
+                        "node:1:3:/dev/null",
+                        "dir:1777:/tmp",
+                        "workdir:/workspace");
     }
 
     @Test
@@ -93,7 +131,9 @@ class MountPlanTest {
     void aVolumeCannotBeAtInsideOrAboveAPathTheRuntimeMounts() {
         for (String at : List.of("/usr", "/usr/bin", "/etc/shadow", "/etc", "/proc/sys", "/dev", "/")) {
             MountPlan.Builder plan = everyKind().add(new MountOp.Volume(Path.of("/v"), at, false));
-            assertThatThrownBy(plan::build).as(at).isInstanceOf(ComputeException.class)
+            assertThatThrownBy(plan::build)
+                    .as(at)
+                    .isInstanceOf(ComputeException.class)
                     .satisfies(e -> assertThat(((ComputeException) e).kind()).isEqualTo(ComputeException.Kind.INVALID));
         }
         assertThatThrownBy(everyKind().add(new MountOp.Volume(Path.of("/v"), "/usr/lib", false))::build)
@@ -103,8 +143,8 @@ class MountPlanTest {
 
     @Test
     void aVolumeCannotCoverAReservedPathNothingIsMountedOn() {
-        MountPlan.Builder plan = MountPlan.builder(LAYER).reserve("/sys")
-                .add(new MountOp.Volume(Path.of("/v"), "/sys/fs", false));
+        MountPlan.Builder plan =
+                MountPlan.builder(LAYER).reserve("/sys").add(new MountOp.Volume(Path.of("/v"), "/sys/fs", false));
         assertThatThrownBy(plan::build).hasMessageContaining("/sys is the sandbox runtime's own");
     }
 
@@ -122,15 +162,19 @@ class MountPlanTest {
     void aVolumePathMustBeAbsoluteAndBelowTheRoot() {
         for (String at : List.of("data", "", "/", "/data/..", "/a\0b")) {
             assertThatThrownBy(MountPlan.builder(LAYER).add(new MountOp.Volume(Path.of("/v"), at, false))::build)
-                    .as(at).isInstanceOf(ComputeException.class).hasMessageContaining("absolute path below /");
+                    .as(at)
+                    .isInstanceOf(ComputeException.class)
+                    .hasMessageContaining("absolute path below /");
         }
         assertThatThrownBy(MountPlan.builder(LAYER).add(new MountOp.Volume(Path.of("/v"), "/a=b", false))::build)
-                .isInstanceOf(ComputeException.class).hasMessageContaining("'='");
+                .isInstanceOf(ComputeException.class)
+                .hasMessageContaining("'='");
     }
 
     @Test
     void aVolumePathIsMountedNormalized() {
-        MountPlan plan = MountPlan.builder(LAYER).add(new MountOp.Volume(Path.of("/v"), "/data//x/../y/", true))
+        MountPlan plan = MountPlan.builder(LAYER)
+                .add(new MountOp.Volume(Path.of("/v"), "/data//x/../y/", true))
                 .build();
         assertThat(plan.ops().get(1)).isEqualTo(new MountOp.Volume(Path.of("/v"), "/data/y", true));
         // and checked as such: a path that climbs into a runtime path is refused
@@ -141,19 +185,25 @@ class MountPlanTest {
     @Test
     void volumesCannotOverlapEachOther() {
         assertThatThrownBy(MountPlan.builder(LAYER)
-                .add(new MountOp.Volume(Path.of("/a"), "/data", false))
-                .add(new MountOp.Volume(Path.of("/b"), "/data/", false))::build)
-                .isInstanceOf(ComputeException.class).hasMessageContaining("two volumes are mounted at /data");
+                        .add(new MountOp.Volume(Path.of("/a"), "/data", false))
+                        .add(new MountOp.Volume(Path.of("/b"), "/data/", false))::build)
+                .isInstanceOf(ComputeException.class)
+                .hasMessageContaining("two volumes are mounted at /data");
         for (List<String> pair : List.of(List.of("/data", "/data/cache"), List.of("/data/cache", "/data"))) {
             assertThatThrownBy(MountPlan.builder(LAYER)
-                    .add(new MountOp.Volume(Path.of("/a"), pair.get(0), false))
-                    .add(new MountOp.Volume(Path.of("/b"), pair.get(1), false))::build)
-                    .as(pair.toString()).isInstanceOf(ComputeException.class).hasMessageContaining("overlap");
+                            .add(new MountOp.Volume(Path.of("/a"), pair.get(0), false))
+                            .add(new MountOp.Volume(Path.of("/b"), pair.get(1), false))::build)
+                    .as(pair.toString())
+                    .isInstanceOf(ComputeException.class)
+                    .hasMessageContaining("overlap");
         }
         // a shared prefix is no overlap
         assertThat(MountPlan.builder(LAYER)
-                .add(new MountOp.Volume(Path.of("/a"), "/data", false))
-                .add(new MountOp.Volume(Path.of("/b"), "/data2", false)).build().ops()).hasSize(3);
+                        .add(new MountOp.Volume(Path.of("/a"), "/data", false))
+                        .add(new MountOp.Volume(Path.of("/b"), "/data2", false))
+                        .build()
+                        .ops())
+                .hasSize(3);
     }
 
     @Test
@@ -161,19 +211,22 @@ class MountPlanTest {
         MountPlan.Builder childFirst = MountPlan.builder(LAYER)
                 .add(new MountOp.ProcReadOnly("/proc/sys", false))
                 .add(new MountOp.Proc("/proc"));
-        assertThatThrownBy(childFirst::build).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(childFirst::build)
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("would hide");
-        MountPlan.Builder twice = MountPlan.builder(LAYER).add(new MountOp.Dev("/dev")).add(new MountOp.Dev("/dev"));
+        MountPlan.Builder twice =
+                MountPlan.builder(LAYER).add(new MountOp.Dev("/dev")).add(new MountOp.Dev("/dev"));
         assertThatThrownBy(twice::build).isInstanceOf(IllegalStateException.class);
         MountPlan.Builder secondRoot = MountPlan.builder(LAYER).add(new MountOp.Root(LAYER));
-        assertThatThrownBy(secondRoot::build).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(secondRoot::build)
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("one root");
     }
 
     @Test
     void aDirectoryMadeBeforeAMountAboveItIsOutOfOrder() {
-        MountPlan.Builder plan = MountPlan.builder(LAYER).add(new MountOp.Dir("/proc/x", 0755))
-                .add(new MountOp.Proc("/proc"));
+        MountPlan.Builder plan =
+                MountPlan.builder(LAYER).add(new MountOp.Dir("/proc/x", 0755)).add(new MountOp.Proc("/proc"));
         assertThatThrownBy(plan::build).isInstanceOf(IllegalStateException.class);
     }
 }
