@@ -64,6 +64,14 @@ final class ClientConnection {
         // a chalk login is for Chalk's API server: its token is not sent to a server of the user's own choosing
         boolean authenticate =
                 credentials.hasIdentity() && !(ownTarget && credentials.source() == CredentialSource.CHALK_YML);
+        // client credentials for a target of the user's own, with no API server named, are that server's to exchange
+        if (ownTarget
+                && credentials.apiServer().isEmpty()
+                && credentials.clientId().isPresent()
+                && credentials.clientSecret().isPresent()) {
+            credentials = credentials.withApiServer(
+                    env.get(ConnectionSettings.ENV_TARGET).strip());
+        }
         TokenSource tokens = authenticate ? TokenSource.from(credentials) : null;
         return open(settings, tokens, tokens);
     }

@@ -11,6 +11,7 @@ import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.sandbox.SandboxIdentities;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.sandbox.SandboxServiceV1;
 import ai.chalk.compute.server.sandbox.SandboxServiceV2;
@@ -163,8 +164,12 @@ public final class ComputeServer implements AutoCloseable {
             images = new BuildCache(runtime::imageBuilder, new ImageBuildStore(database), config.parallelImageBuilds);
             images.recover();
             SandboxStore sandboxStore = new SandboxStore(database);
+            // the replicas' socket serves once the functions start, below; sandboxes made before get no way to it
+            SandboxIdentities identities = new SandboxIdentities(
+                    authentication.workloads(),
+                    () -> functions == null ? Optional.empty() : functions.serverSocketDir());
             sandboxes = new SandboxManager(
-                    runtime, sandboxStore, volumes, images, secrets, scheduler, config.sandboxLifetime);
+                    runtime, sandboxStore, volumes, images, secrets, identities, scheduler, config.sandboxLifetime);
             sandboxes.recover();
             snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
             snapshots.recover();

@@ -32,6 +32,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -141,6 +142,11 @@ final class FunctionServices implements AutoCloseable {
     /** Serves the server's services to replicas, on their socket. */
     void serveWorkers(List<ServerServiceDefinition> services, int maxInboundMessageBytes) throws IOException {
         workerSocket.start(services, maxInboundMessageBytes);
+    }
+
+    /** The directory of the server's socket for deployed code, if it can serve here. */
+    Optional<Path> serverSocketDir() {
+        return workerSocket.dir();
     }
 
     BlobStore blobs() {

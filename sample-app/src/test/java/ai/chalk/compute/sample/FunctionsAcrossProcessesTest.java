@@ -13,7 +13,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -46,15 +48,19 @@ class FunctionsAcrossProcessesTest {
         try {
             int port = awaitPort(server, dir.resolve("server.log"));
             String target = "127.0.0.1:" + port;
+            // as the README says: a credential from the server's command, exported as CHALK_* variables
+            Map<String, String> credential = createCredential();
+            Map<String, String> env = new HashMap<>(credential);
+            env.put("CHALK_COMPUTE_TARGET", target);
 
-            String first = deployOnly(target, "first");
+            String first = deployOnly(target, "first", credential);
             assertThat(first)
                     .contains("Chalk functions: 3 deployed, 0 failed")
                     .containsPattern("price: uploaded \\d+ code blob");
-            try (SandboxClient client = SandboxClient.connect(target)) {
+            try (SandboxClient client = SandboxClient.fromEnv(env)) {
                 List<String> firstVersions = versionIds(client);
 
-                String second = deployOnly(target, "second");
+                String second = deployOnly(target, "second", credential);
                 assertThat(second)
                         .contains("Chalk functions: 3 deployed, 0 failed")
                         .as("unchanged code: nothing uploaded")
@@ -93,11 +99,36 @@ class FunctionsAcrossProcessesTest {
         return ids;
     }
 
+    /** {@code credentials create}, run as a user runs it; its {@code CHALK_*=} lines. */
+    private Map<String, String> createCredential() throws Exception {
+        Path log = dir.resolve("credentials.log");
+        Process create = java(
+                log,
+                Map.of(),
+                ServerMain.class.getName(),
+                "credentials",
+                "create",
+                "--name",
+                "sample",
+                "--data-dir",
+                dir.resolve("server-data").toString());
+        assertThat(create.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        Map<String, String> vars = new HashMap<>();
+        for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+            if (line.startsWith("CHALK_")) {
+                vars.put(line.substring(0, line.indexOf('=')), line.substring(line.indexOf('=') + 1));
+            }
+        }
+        assertThat(vars).containsKeys("CHALK_CLIENT_ID", "CHALK_CLIENT_SECRET");
+        return vars;
+    }
+
     /** Runs the application until its deploy-only mode exits; returns what it printed. */
-    private String deployOnly(String target, String run) throws Exception {
+    private String deployOnly(String target, String run, Map<String, String> env) throws Exception {
         Path log = dir.resolve("app-" + run + ".log");
         Process app = java(
                 log,
+                env,
                 SampleApplication.class.getName(),
                 "--chalk.compute.target=" + target,
                 "--chalk.compute.functions.deploy-only=true",
@@ -118,16 +149,21 @@ class FunctionsAcrossProcessesTest {
     }
 
     private static Process java(Path log, String mainClass, String... args) throws IOException {
+        return java(log, Map.of(), mainClass, args);
+    }
+
+    private static Process java(Path log, Map<String, String> env, String mainClass, String... args)
+            throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp",
                 System.getProperty("java.class.path"),
                 mainClass));
         command.addAll(List.of(args));
-        return new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
+        ProcessBuilder pb =
+                new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().putAll(env);
+        return pb.start();
     }
 
     private static int awaitPort(Process server, Path log) throws Exception {

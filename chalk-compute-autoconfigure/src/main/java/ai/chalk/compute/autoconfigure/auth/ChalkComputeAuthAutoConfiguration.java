@@ -37,7 +37,7 @@ public final class ChalkComputeAuthAutoConfiguration {
     @ConditionalOnMissingBean
     ChalkCredentials chalkComputeCredentials(ChalkComputeProperties properties, Environment environment) {
         SdkEnvironment sdk = SdkEnvironment.from(environment);
-        return ChalkCredentials.builder()
+        ChalkCredentials credentials = ChalkCredentials.builder()
                 .clientId(properties.getClientId())
                 .clientSecret(properties.getClientSecret())
                 .tokenFile(properties.getIdentityTokenFile())
@@ -47,6 +47,15 @@ public final class ChalkComputeAuthAutoConfiguration {
                 .homeDirectory(sdk.homeDirectory())
                 .workingDirectory(sdk.workingDirectory())
                 .resolve();
+        // client credentials for a server of the user's own (a target, no API server named) are that server's:
+        // it exchanges them itself, as Chalk Compute's standalone server does
+        String target = properties.getTarget();
+        boolean clientCredentials =
+                credentials.clientId().isPresent() && credentials.clientSecret().isPresent();
+        if (clientCredentials && credentials.apiServer().isEmpty() && target != null && !target.isBlank()) {
+            return credentials.withApiServer(target.strip());
+        }
+        return credentials;
     }
 
     @Bean

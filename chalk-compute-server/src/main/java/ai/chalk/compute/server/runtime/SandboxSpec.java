@@ -106,6 +106,15 @@ public record SandboxSpec(
         return new SandboxSpec(id, image, env, workdir, limits, network, entrypoint, volumes, initialFilesystem);
     }
 
+    /** This spec with more variables (they win over the spec's own) and more bindings. */
+    public SandboxSpec with(Map<String, String> moreEnv, List<VolumeBinding> moreVolumes) {
+        Map<String, String> e = new java.util.LinkedHashMap<>(env);
+        e.putAll(moreEnv);
+        List<VolumeBinding> v = new java.util.ArrayList<>(volumes);
+        v.addAll(moreVolumes);
+        return new SandboxSpec(id, image, e, workdir, limits, network, entrypoint, v, initialFilesystem);
+    }
+
     /**
      * A host directory mounted at {@code mountPath} inside the sandbox.
      *

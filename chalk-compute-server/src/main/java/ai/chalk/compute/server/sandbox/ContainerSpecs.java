@@ -71,9 +71,6 @@ public final class ContainerSpecs {
             refused.add("restart_policy (RESTART_POLICY_ALWAYS: " + runtime + " sandboxes are never restarted;"
                     + " use RESTART_POLICY_NEVER or leave it unset)");
         }
-        if (spec.hasChalkWorkloadIdentity()) {
-            refused.add("chalk_workload_identity (this server issues no workload identity tokens)");
-        }
         if (spec.getManagedSshCount() > 0) {
             refused.add("managed_ssh (no managed SSH destinations; clone over HTTPS, or pass keys in env_vars)");
         }

@@ -48,6 +48,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     private final VolumeManager volumes;
     private final BuildCache images;
     private final Secrets secrets;
+    private final SandboxIdentities identities;
     private final ScheduledExecutorService scheduler;
     private final Duration lifetime;
     private final Map<String, LiveSandbox> live = new ConcurrentHashMap<>();
@@ -67,6 +68,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             VolumeManager volumes,
             BuildCache images,
             Secrets secrets,
+            SandboxIdentities identities,
             ScheduledExecutorService scheduler,
             Duration lifetime) {
         this.runtime = runtime;
@@ -74,6 +76,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         this.volumes = volumes;
         this.images = images;
         this.secrets = secrets;
+        this.identities = identities;
         this.scheduler = scheduler;
         this.lifetime = lifetime;
     }
@@ -166,13 +169,12 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         Duration sandboxLifetime = lifetimeOf(spec);
         CreateSandboxRequest request = ContainerSpecs.toV1(spec);
         Map<String, String> secretEnv = secrets.resolve(environment, spec.getSecretRefsList(), "secret_refs");
-        return launch(
-                environment,
-                request,
-                specFor(environment, request, initialFilesystem, FieldNames.V2, secretEnv),
-                spec,
-                sandboxLifetime,
-                Optional.empty());
+        SandboxSpec runtimeSpec = specFor(environment, request, initialFilesystem, FieldNames.V2, secretEnv);
+        if (spec.hasChalkWorkloadIdentity()) {
+            SandboxIdentities.Grant grant = identities.grant(runtimeSpec.id(), environment);
+            runtimeSpec = runtimeSpec.with(grant.env(), grant.bindings());
+        }
+        return launch(environment, request, runtimeSpec, spec, sandboxLifetime, Optional.empty());
     }
 
     private Duration lifetimeOf(ChalkContainerSpec spec) {
@@ -220,6 +222,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     ? runtime.start(spec)
                     : runtime.start(spec, sandboxLifetime);
         } catch (RuntimeStartException e) {
+            identities.release(spec.id());
             store.insert(
                     environment,
                     spec.id(),
@@ -234,6 +237,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     buildId);
             throw ComputeException.refused("sandbox could not start: " + e.getMessage());
         } catch (RuntimeException e) {
+            identities.release(spec.id());
             store.insert(
                     environment,
                     spec.id(),
@@ -264,6 +268,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     buildId);
         } catch (RuntimeException e) {
             started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
+            identities.release(spec.id());
             throw e;
         }
         track(
@@ -432,6 +437,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      * records it as terminated by the restart).
      */
     private void recordEnd(String id, String statusMessage) {
+        identities.release(id);
         try {
             store.updateState(id, SandboxState.TERMINATED, statusMessage);
             unrecorded.remove(id);

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.sandbox.SandboxIdentities;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -45,15 +46,15 @@ public record WorkerLaunch(
     /** Where a replica's own directory (its socket) is bound. */
     public static final String RUN_MOUNT = "/chalk/run";
     /** Where the directory of the server's socket for replicas is bound. */
-    public static final String SERVER_MOUNT = "/chalk/server";
+    public static final String SERVER_MOUNT = SandboxIdentities.SERVER_MOUNT;
     /** The file name of the server's socket for replicas. */
-    public static final String SERVER_SOCKET_NAME = "server.sock";
+    public static final String SERVER_SOCKET_NAME = SandboxIdentities.SERVER_SOCKET_NAME;
     /** The socket a worker serves on, in its run directory ({@link #RUN_MOUNT} inside its sandbox). */
     public static final String WORKER_SOCKET_NAME = "worker.sock";
     /** The server's socket as a replica sees it, a gRPC target (its {@code CHALK_COMPUTE_TARGET}). */
-    public static final String SERVER_SOCKET = "unix://" + SERVER_MOUNT + "/" + SERVER_SOCKET_NAME;
+    public static final String SERVER_SOCKET = SandboxIdentities.SERVER_SOCKET;
     /** Where a replica's identity directory (its rotating token) is bound, read-only. */
-    public static final String IDENTITY_MOUNT = "/chalk/identity";
+    public static final String IDENTITY_MOUNT = SandboxIdentities.IDENTITY_MOUNT;
 
     public WorkerLaunch {
         env = Map.copyOf(env);

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
-import ai.chalk.compute.proto.container.v1.ChalkWorkloadIdentity;
 import ai.chalk.compute.proto.container.v1.ComputeClass;
 import ai.chalk.compute.proto.container.v1.ContainerSecurityPolicy;
 import ai.chalk.compute.proto.container.v1.HttpProbe;
@@ -472,9 +471,6 @@ class SandboxServiceV2Test extends RunningServer.PerTestClass {
                         "readiness_probe",
                         b -> b.setReadinessProbe(ReadinessProbe.newBuilder().setPeriodSeconds(5))),
                 new Case("restart_policy", b -> b.setRestartPolicy(RestartPolicy.RESTART_POLICY_ALWAYS)),
-                new Case(
-                        "chalk_workload_identity",
-                        b -> b.setChalkWorkloadIdentity(ChalkWorkloadIdentity.getDefaultInstance())),
                 new Case(
                         "managed_ssh",
                         b -> b.putManagedSsh(
