@@ -13,20 +13,24 @@ import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.server.ComputeServer;
 import com.acme.brokenworker.BrokenWorkerApp;
 import com.acme.functions.Fraud;
 import com.acme.functions.Greeting;
 import com.acme.functions.WorkerApp;
+import com.acme.secretenv.SecretEnvApp;
 import com.acme.secrets.SecretApp;
 import com.acme.workspaces.WorkspaceApp;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
@@ -179,6 +183,33 @@ class ChalkFunctionsDeploymentTests {
                 .contains("Function \"token\"")
                 .contains("Deploying")
                 .contains("✗ FAILED_PRECONDITION: spec.container_spec.secret_refs[0]");
+    }
+
+    @Test
+    void aFunctionBeanGetsTheSecretItNamesAndNothingPrintsIt(@TempDir Path dataDir, CapturedOutput output)
+            throws Exception {
+        String value = "k-" + java.util.UUID.randomUUID();
+        try (ComputeServer server =
+                        ComputeServer.builder().dataDir(dataDir).build().start();
+                SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
+            client.secrets().upsert("API_KEY", value);
+        }
+        runner.withUserConfiguration(SecretEnvApp.class)
+                .withPropertyValues(
+                        "chalk.compute.functions.wait-on-startup=true", "chalk.compute.embedded.data-dir=" + dataDir)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    FunctionDeploymentState apiKey = context.getBean(ChalkFunctions.class)
+                            .function("apiKey")
+                            .orElseThrow();
+                    assertThat(apiKey.status())
+                            .as(String.valueOf(apiKey.error()))
+                            .isEqualTo(Status.DEPLOYED);
+                    assertThat(RemoteFunction.fromName(context.getBean(SandboxClient.class), "apiKey")
+                                    .call("key:"))
+                            .isEqualTo("key:" + value);
+                });
+        assertThat(output).doesNotContain(value);
     }
 
     @Test

@@ -156,18 +156,18 @@ class DockerFunctionWorkerTest {
                 "{{.Config.Image}}|{{range .Mounts}}{{.Destination}}:{{.RW}} {{end}}",
                 container);
         assertThat(inspected.code()).as(inspected.output()).isZero();
-        // the image's own java: nothing of the host's JDK is bound in, only the code (read-only), the run dir and
-        // the directory of the server's socket for workers (read-only)
+        // the image's own java: nothing of the host's JDK is bound in, only the code (read-only), the run dir, the
+        // directory of the server's socket for workers and the replica's identity (its rotating token), read-only
         String[] imageAndMounts = inspected.output().trim().split("\\|");
         assertThat(imageAndMounts[0]).isEqualTo(jre);
         assertThat(java.util.Arrays.stream(imageAndMounts[1].split(" ")).map(m -> m.split(":")[0]))
-                .containsExactlyInAnyOrder("/chalk/code", "/chalk/run", "/chalk/server");
+                .containsExactlyInAnyOrder("/chalk/code", "/chalk/run", "/chalk/server", "/chalk/identity");
         // volumes are staged nosuid,nodev (and read-only) mounts on the host that the container binds, so the
         // engine lists them writable: what counts is how they are mounted inside
         DockerTesting.Result options = DockerTesting.docker(
                 "exec", container, "awk", "$5 ~ /^\\/chalk\\// {print $5 \":\" $6}", "/proc/self/mountinfo");
         assertThat(options.output().lines().map(l -> l.split(",")[0]))
-                .containsExactlyInAnyOrder("/chalk/code:ro", "/chalk/run:rw", "/chalk/server:ro");
+                .containsExactlyInAnyOrder("/chalk/code:ro", "/chalk/run:rw", "/chalk/server:ro", "/chalk/identity:ro");
         assertThat(options.output().lines()).allMatch(l -> l.contains("nosuid") && l.contains("nodev"));
 
         String probe = call("in-jre", "probe", "");
