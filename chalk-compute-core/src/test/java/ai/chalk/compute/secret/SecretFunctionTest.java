@@ -2,6 +2,7 @@ package ai.chalk.compute.secret;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.auth.ChalkCredentials;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.deploy.CodeSnapshot;
@@ -12,6 +13,7 @@ import ai.chalk.compute.proto.integrations.v1.IntegrationAdminServiceGrpc;
 import ai.chalk.compute.proto.integrations.v1.PutIntegrationRequest;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.ClientCredentials;
 import com.acme.SecretReader;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -34,8 +36,7 @@ class SecretFunctionTest {
     void aFunctionSeesItsSecretAndItsVersionFollowsTheSecretsRevision() throws Exception {
         try (ComputeServer server =
                         ComputeServer.builder().dataDir(dataDir).port(0).build().start();
-                SandboxClient client =
-                        SandboxClient.connect("127.0.0.1:" + server.port().orElseThrow());
+                SandboxClient client = authenticated(server);
                 CodeSnapshot code = CodeSnapshot.ofClassPath()) {
             FunctionRegistry registry = new FunctionRegistry();
             registry.register(SecretReader.class);
@@ -96,5 +97,18 @@ class SecretFunctionTest {
                 f.returnType(),
                 f.inputSchema(),
                 f.outputSchema());
+    }
+
+    /** A client over TCP showing tokens of a credential of the server's default environment. */
+    private static SandboxClient authenticated(ComputeServer server) {
+        ClientCredentials.Created credential =
+                server.authentication().credentials().create("secrets", "default");
+        String target = "127.0.0.1:" + server.port().orElseThrow();
+        return SandboxClient.builder()
+                .target(target)
+                .credentials(ChalkCredentials.ofClientCredentials(
+                                credential.credential().id(), credential.secret())
+                        .withApiServer("http://" + target))
+                .build();
     }
 }
