@@ -101,6 +101,7 @@ public final class Authentication {
         }
         return new BearerTokens(
                 tokens,
+                Caller.Kind.CLIENT,
                 credentials::active,
                 "exchange your client credentials"
                         + " for one with AuthService/GetToken (the SDK does this when CHALK_CLIENT_ID and CHALK_CLIENT_SECRET"
@@ -115,6 +116,7 @@ public final class Authentication {
     public ServerInterceptor workloadCallers() {
         return new BearerTokens(
                 tokens,
+                Caller.Kind.WORKLOAD,
                 credentials::active,
                 "deployed code reads its token from"
                         + " the file CHALK_WEB_IDENTITY_TOKEN_FILE names (the SDK does this by itself)");

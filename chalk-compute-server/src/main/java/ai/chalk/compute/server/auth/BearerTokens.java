@@ -26,15 +26,20 @@ public final class BearerTokens implements ServerInterceptor {
             "chalk.server.v1.AuthService/GetToken", "grpc.health.v1.Health/Check", "grpc.health.v1.Health/Watch");
 
     private final Tokens tokens;
+    private final Caller.Kind accepted;
     private final Predicate<String> activeClient;
     private final String howToGetOne;
 
     /**
+     * @param accepted     the one kind of token this transport takes: a workload's token, which deployed code can
+     *                     read, is good on the socket made for deployed code only, where its rights are limited, and a
+     *                     client's on the TCP port only
      * @param activeClient whether a client id is still active (tokens of a revoked credential stop working)
      * @param howToGetOne  the sentence telling a user where their credentials are
      */
-    BearerTokens(Tokens tokens, Predicate<String> activeClient, String howToGetOne) {
+    BearerTokens(Tokens tokens, Caller.Kind accepted, Predicate<String> activeClient, String howToGetOne) {
         this.tokens = tokens;
+        this.accepted = accepted;
         this.activeClient = activeClient;
         this.howToGetOne = howToGetOne;
     }
@@ -54,6 +59,13 @@ public final class BearerTokens implements ServerInterceptor {
                         "this server requires an access token (authorization: Bearer <token>); " + howToGetOne);
             }
             claims = tokens.verify(header.substring(7).strip());
+            if (claims.caller().kind() != accepted) {
+                throw new AuthException(
+                        accepted == Caller.Kind.CLIENT
+                                ? "a workload's token is good on the server's socket for deployed code only; "
+                                        + howToGetOne
+                                : "only deployed code's own tokens are taken here; " + howToGetOne);
+            }
             if (claims.clientId().isPresent()
                     && !activeClient.test(claims.clientId().get())) {
                 throw new AuthException("the credential " + claims.clientId().get() + " that got this token was"

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.container.v1.ChalkWorkloadIdentity;
 import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.ListSandboxesRequest;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest;
@@ -63,6 +64,18 @@ class SandboxWorkloadIdentityTest {
             JWTClaimsSet claims = SignedJWT.parse(lines[1].strip()).getJWTClaimsSet();
             assertThat(claims.getSubject()).isEqualTo("sandbox:" + id);
             assertThat(claims.getStringClaim("environment_id")).isEqualTo("dev");
+
+            // stolen from the sandbox, the token is no good on the TCP port, where the limits of deployed code do not
+            // apply
+            ManagedChannel stolen = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", server.server.port().orElseThrow())
+                    .usePlaintext()
+                    .intercept(RunningServer.bearer(new AtomicReference<>(lines[1].strip())))
+                    .build();
+            assertThat(code(() -> SandboxServiceGrpc.newBlockingStub(stolen)
+                            .listSandboxes(ListSandboxesRequest.getDefaultInstance())))
+                    .isEqualTo(Status.Code.UNAUTHENTICATED);
+            stolen.shutdownNow();
 
             // what the SDK inside does: call the server through the socket with that token
             Path socket = dataDir.resolve("functions/server").resolve(WorkerLaunch.SERVER_SOCKET_NAME);
