@@ -331,6 +331,11 @@ public final class Sandbox {
         this.uploadedSecrets = List.copyOf(names);
     }
 
+    /** Whether a defined sandbox is to get a workload identity; never for a handle. */
+    boolean chalkIdentity() {
+        return definition != null && definition.chalkIdentity;
+    }
+
     /** The declarative image this sandbox is to be created from, if any: the client builds it before creating it. */
     Optional<Image> declaredImage() {
         return definition == null ? Optional.empty() : Optional.ofNullable(definition.imageSpec);
@@ -357,7 +362,8 @@ public final class Sandbox {
             SecretBindings secrets,
             String name,
             List<String> entrypoint,
-            List<VolumeMount> volumes) {
+            List<VolumeMount> volumes,
+            boolean chalkIdentity) {
 
         CreateSandboxRequest toRequest() {
             CreateSandboxRequest.Builder request = CreateSandboxRequest.newBuilder()
@@ -401,6 +407,7 @@ public final class Sandbox {
         private String name;
         private List<String> entrypoint = List.of();
         private final List<VolumeMount> volumes = new ArrayList<>();
+        private boolean chalkIdentity;
 
         private Builder() {}
 
@@ -559,6 +566,20 @@ public final class Sandbox {
             return this;
         }
 
+        /**
+         * Gives the sandbox a workload identity of its environment: a token file the server rotates, named by
+         * {@code CHALK_WEB_IDENTITY_TOKEN_FILE}, and the server's address in {@code CHALK_COMPUTE_TARGET}, so that
+         * this SDK (or Chalk's Python SDK) running inside works with no configuration. The token acts in the
+         * sandbox's environment only and is no longer accepted once the sandbox ends.
+         *
+         * @param chalkIdentity whether the sandbox gets an identity (default {@code false})
+         * @return this builder
+         */
+        public Builder chalkIdentity(boolean chalkIdentity) {
+            this.chalkIdentity = chalkIdentity;
+            return this;
+        }
+
         /** The defined sandbox, not running yet; start it with {@link SandboxClient#run(Sandbox)}. */
         public Sandbox build() {
             return new Sandbox(new Definition(
@@ -570,7 +591,8 @@ public final class Sandbox {
                     new SecretBindings(secretEnv, bulkSecrets),
                     name,
                     entrypoint,
-                    List.copyOf(volumes)));
+                    List.copyOf(volumes),
+                    chalkIdentity));
         }
     }
 }

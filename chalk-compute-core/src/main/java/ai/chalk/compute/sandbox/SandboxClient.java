@@ -303,8 +303,8 @@ public final class SandboxClient implements AutoCloseable {
         sandbox.declaredImage().ifPresent(images::require);
         CreateSandboxRequest request = sandbox.toCreateRequest();
         SecretBindings secretBindings = sandbox.secretBindings();
-        if (!secretBindings.isEmpty()) {
-            return runWithSecrets(sandbox, request, secretBindings);
+        if (!secretBindings.isEmpty() || sandbox.chalkIdentity()) {
+            return runOnV2(sandbox, request, secretBindings);
         }
         SandboxInfo info;
         try {
@@ -318,10 +318,11 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
-     * Creates a sandbox with secrets through {@code chalk.sandbox.v2}, whose spec carries {@code secret_refs}: the
-     * server resolves them as the sandbox starts and records the references, never the values.
+     * Creates a sandbox with secrets or an identity through {@code chalk.sandbox.v2}, whose spec carries
+     * {@code secret_refs} and {@code chalk_workload_identity}: the server resolves the references as the sandbox
+     * starts and records them, never the values.
      */
-    private Sandbox runWithSecrets(Sandbox sandbox, CreateSandboxRequest request, SecretBindings secretBindings) {
+    private Sandbox runOnV2(Sandbox sandbox, CreateSandboxRequest request, SecretBindings secretBindings) {
         SecretsClient.References refs;
         try {
             refs = secrets.references(secretBindings);
@@ -334,7 +335,7 @@ public final class SandboxClient implements AutoCloseable {
             String image = sandbox.declaredImage()
                     .map(i -> images.require(i).imageRef())
                     .orElse(request.getImage());
-            info = calls.create(ContainerSpecs.of(request, image, refs.refs()));
+            info = calls.create(ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity()));
         } catch (RuntimeException e) {
             sandbox.startFailed();
             secrets.forget(refs.uploaded());
