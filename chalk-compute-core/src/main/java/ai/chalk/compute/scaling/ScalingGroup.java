@@ -4,6 +4,7 @@ import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.ResourceKind;
 import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.proto.container.v1.ChalkWorkloadIdentity;
 import ai.chalk.compute.proto.scalinggroup.v1.CreateScalingGroupRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.DeleteScalingGroupRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.GetScalingGroupRequest;
@@ -183,6 +184,25 @@ public final class ScalingGroup {
      */
     public ScalingGroup secrets(Secret... secrets) {
         secretBindings = bindings().withBulk(List.of(secrets));
+        return this;
+    }
+
+    /**
+     * Gives the replicas of the next {@link #deploy()} a workload identity of the group's environment: a token file
+     * the server rotates, named by {@code CHALK_WEB_IDENTITY_TOKEN_FILE}, and the server's address in
+     * {@code CHALK_COMPUTE_TARGET}, so that the SDK inside a replica works with no configuration.
+     *
+     * @param chalkIdentity whether replicas get an identity
+     * @return this group
+     */
+    public ScalingGroup chalkIdentity(boolean chalkIdentity) {
+        ChalkContainerSpec.Builder container = spec.getContainerSpec().toBuilder();
+        if (chalkIdentity) {
+            container.setChalkWorkloadIdentity(ChalkWorkloadIdentity.getDefaultInstance());
+        } else {
+            container.clearChalkWorkloadIdentity();
+        }
+        spec = spec.toBuilder().setContainerSpec(container).build();
         return this;
     }
 

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.ScalingGroupNotFoundException;
+import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.sandbox.SandboxInfo;
 import ai.chalk.compute.server.ComputeServer;
 import java.nio.file.Path;
 import java.util.List;
@@ -62,6 +64,29 @@ class ScalingGroupServerTest {
             assertThatThrownBy(() -> ScalingGroup.fromId(client, web.id().orElseThrow()))
                     .isInstanceOf(ScalingGroupNotFoundException.class)
                     .hasMessageContaining("NOT_FOUND");
+        }
+    }
+
+    @Test
+    void replicasWithAnIdentityFindTheirToken() throws Exception {
+        try (ComputeServer server =
+                        ComputeServer.builder().dataDir(dataDir).build().start();
+                SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
+            ScalingGroup agents = ScalingGroup.create(client, "agents", "")
+                    .replicas(1, 1)
+                    .chalkIdentity(true)
+                    .deploy();
+            assertThat(awaitReady(agents, 1).readyReplicas()).isEqualTo(1);
+            assertThat(agents.spec().getContainerSpec().hasChalkWorkloadIdentity())
+                    .isTrue();
+
+            List<SandboxInfo> replicas = client.list();
+            assertThat(replicas).hasSize(1);
+            Sandbox replica = client.attach(replicas.get(0).id());
+            assertThat(replica.exec("sh", "-c", "test -s \"$CHALK_WEB_IDENTITY_TOKEN_FILE\" && echo token")
+                            .stdoutText())
+                    .isEqualTo("token\n");
+            agents.delete();
         }
     }
 }
