@@ -25,30 +25,44 @@ final class ClientConnection {
     private final ManagedChannel ownedChannel; // null: the user manages the channel
     private final TokenSource ownedTokens; // null: no tokens, or the user manages their source
     private final String description;
+    private final QueuedCallEndpoint queuedCalls;
+    private final boolean ownsQueuedCalls;
 
     private ClientConnection(
-            Channel channel, ManagedChannel ownedChannel, TokenSource ownedTokens, String description) {
+            Channel channel,
+            ManagedChannel ownedChannel,
+            TokenSource ownedTokens,
+            String description,
+            QueuedCallEndpoint queuedCalls,
+            boolean ownsQueuedCalls) {
         this.channel = channel;
         this.ownedChannel = ownedChannel;
         this.ownedTokens = ownedTokens;
         this.description = description;
+        this.queuedCalls = queuedCalls;
+        this.ownsQueuedCalls = ownsQueuedCalls;
     }
 
     /** A channel to a server embedded in this JVM. */
     static ClientConnection inProcess(String serverName) {
         ManagedChannel channel = InProcessChannelBuilder.forName(serverName).build();
-        return new ClientConnection(channel, channel, null, "in-process:" + serverName);
+        String description = "in-process:" + serverName;
+        return new ClientConnection(
+                channel, channel, null, description, QueuedCallEndpoint.server(channel, description), true);
     }
 
     /**
-     * Opens a channel for {@code settings}, authenticating calls with {@code tokens} when given.
+     * Opens a channel for {@code settings}, authenticating calls with {@code tokens} when given; queued function calls
+     * go where {@code env} says ({@link QueuedCallEndpoint}).
      *
      * @param owned {@code tokens} when the connection made them and closes them, else {@code null}
      */
-    static ClientConnection open(ConnectionSettings settings, TokenSource tokens, TokenSource owned) {
+    static ClientConnection open(
+            ConnectionSettings settings, TokenSource tokens, TokenSource owned, Map<String, String> env) {
         ManagedChannel raw = settings.openChannel();
         Channel calls = tokens == null ? raw : ClientInterceptors.intercept(raw, new ChalkAuthInterceptor(tokens));
-        return new ClientConnection(calls, raw, owned, settings.target());
+        QueuedCallEndpoint queued = QueuedCallEndpoint.fromEnv(env, calls, settings.target(), tokens);
+        return new ClientConnection(calls, raw, owned, settings.target(), queued, true);
     }
 
     /** Opens the connection {@link SandboxClient#fromEnv(Map)} describes. */
@@ -73,20 +87,35 @@ final class ClientConnection {
                     env.get(ConnectionSettings.ENV_TARGET).strip());
         }
         TokenSource tokens = authenticate ? TokenSource.from(credentials) : null;
-        return open(settings, tokens, tokens);
+        return open(settings, tokens, tokens, env);
     }
 
     private static boolean isSet(String value) {
         return value != null && !value.isBlank();
     }
 
-    /** A channel the user manages: closing the connection leaves it open. */
+    /** A channel the user manages: closing the connection leaves it open. Queued calls go over it too. */
     static ClientConnection of(Channel channel) {
-        return new ClientConnection(channel, null, null, channel.authority());
+        return new ClientConnection(
+                channel,
+                null,
+                null,
+                channel.authority(),
+                QueuedCallEndpoint.server(channel, channel.authority()),
+                true);
+    }
+
+    /** Another user of {@code other}'s channel and queued-call endpoint, closing neither. */
+    static ClientConnection sharing(ClientConnection other) {
+        return new ClientConnection(other.channel, null, null, other.description, other.queuedCalls, false);
     }
 
     Channel channel() {
         return channel;
+    }
+
+    QueuedCallEndpoint queuedCalls() {
+        return queuedCalls;
     }
 
     /**
@@ -94,6 +123,9 @@ final class ClientConnection {
      * down without waiting would cut off a command's last output.
      */
     void close() {
+        if (ownsQueuedCalls) {
+            queuedCalls.close();
+        }
         if (ownedTokens != null) {
             ownedTokens.close();
         }

@@ -58,7 +58,7 @@ public final class SandboxClient implements AutoCloseable {
 
     /** A client sharing {@code other}'s connection (not owning it) that reads local secrets from {@code local}. */
     private SandboxClient(SandboxClient other, Function<String, String> local) {
-        this.connection = ClientConnection.of(other.connection.channel());
+        this.connection = ClientConnection.sharing(other.connection);
         this.calls = other.calls;
         this.volumes = other.volumes;
         this.images = other.images;
@@ -107,7 +107,8 @@ public final class SandboxClient implements AutoCloseable {
      * @return a client owning its channel; it connects on the first call
      */
     public static SandboxClient connect(ConnectionSettings settings) {
-        return new SandboxClient(ClientConnection.open(settings, null, null), ProgressDisplay.fromEnv());
+        return new SandboxClient(
+                ClientConnection.open(settings, null, null, System.getenv()), ProgressDisplay.fromEnv());
     }
 
     /**
@@ -225,6 +226,29 @@ public final class SandboxClient implements AutoCloseable {
      */
     public Channel channel() {
         return connection.channel();
+    }
+
+    /**
+     * The channel queued function calls ({@code RemoteFunction.callAsync}) go over. As in Chalk's SDK, that is the
+     * engine {@code CHALK_GRPC_ENGINE} names when it is set; otherwise, for a client with Chalk credentials, the
+     * environment's gRPC engine as {@code TeamService.GetEnv} describes it, asked again only when the identity's
+     * token is refreshed; otherwise {@link #channel()}.
+     *
+     * @return the channel, authenticated like {@link #channel()}
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the identity may not read its environment and
+     *     {@code CHALK_GRPC_ENGINE} is unset
+     */
+    public Channel queuedCallChannel() {
+        return connection.queuedCalls().channel();
+    }
+
+    /**
+     * The address queued function calls go to; see {@link #queuedCallChannel()}.
+     *
+     * @return {@code host:port}, or this client's own target
+     */
+    public String queuedCallTarget() {
+        return connection.queuedCalls().target();
     }
 
     /**
@@ -572,7 +596,7 @@ public final class SandboxClient implements AutoCloseable {
             TokenSource owned = credentials != null ? TokenSource.from(credentials) : null;
             TokenSource tokens = tokenSource != null ? tokenSource : owned;
             return new SandboxClient(
-                    ClientConnection.open(settings(), tokens, owned),
+                    ClientConnection.open(settings(), tokens, owned, System.getenv()),
                     progress != null ? progress : ProgressDisplay.fromEnv());
         }
     }

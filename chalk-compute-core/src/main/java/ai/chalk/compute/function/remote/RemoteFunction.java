@@ -32,6 +32,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * A deployed function, called through the catalog. Arguments and results travel as Arrow. Given the function's local
@@ -48,6 +49,7 @@ import java.util.concurrent.TimeUnit;
 public final class RemoteFunction {
 
     private final Channel channel;
+    private final Supplier<Channel> queue;
     private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
     private final Codec codec;
     private final ExternalFunctionVersionKey key;
@@ -57,11 +59,13 @@ public final class RemoteFunction {
 
     private RemoteFunction(
             Channel channel,
+            Supplier<Channel> queue,
             Codec codec,
             ExternalFunctionVersionKey key,
             Optional<String> versionId,
             String functionName) {
         this.channel = channel;
+        this.queue = queue;
         // a returned sandbox comes back as a handle on the server the function was called through
         this.results = DecodeContext.of(SandboxClient.forChannel(channel));
         this.catalog = catalog(channel);
@@ -80,7 +84,8 @@ public final class RemoteFunction {
      * @throws ai.chalk.compute.error.FunctionNotFoundException when no function has that name
      */
     public static RemoteFunction fromName(SandboxClient client, FunctionDefinition definition) {
-        return fromName(client.channel(), definition.name(), definition);
+        ExternalFunctionVersion current = currentVersion(client.channel(), definition.name());
+        return pinned(client.channel(), client::queuedCallChannel, current, new Codec.Typed(definition));
     }
 
     /**
@@ -94,7 +99,7 @@ public final class RemoteFunction {
      */
     public static RemoteFunction fromName(Channel channel, String name, FunctionDefinition definition) {
         ExternalFunctionVersion current = currentVersion(channel, name);
-        return pinned(channel, current, new Codec.Typed(definition));
+        return pinned(channel, () -> channel, current, new Codec.Typed(definition));
     }
 
     /**
@@ -109,7 +114,8 @@ public final class RemoteFunction {
      * @throws IllegalArgumentException                         when a column, such as a struct, has no generic form
      */
     public static RemoteFunction fromName(SandboxClient client, String name) {
-        return fromName(client.channel(), name);
+        ExternalFunctionVersion current = currentVersion(client.channel(), name);
+        return pinned(client.channel(), client::queuedCallChannel, current, Codec.Generic.of(current));
     }
 
     /**
@@ -123,7 +129,7 @@ public final class RemoteFunction {
      */
     public static RemoteFunction fromName(Channel channel, String name) {
         ExternalFunctionVersion current = currentVersion(channel, name);
-        return pinned(channel, current, Codec.Generic.of(current));
+        return pinned(channel, () -> channel, current, Codec.Generic.of(current));
     }
 
     /**
@@ -137,7 +143,7 @@ public final class RemoteFunction {
      */
     public static RemoteFunction fromVersionId(Channel channel, String versionId, FunctionDefinition definition) {
         ExternalFunctionVersion version = version(channel, versionId);
-        return pinned(channel, version, new Codec.Typed(definition));
+        return pinned(channel, () -> channel, version, new Codec.Typed(definition));
     }
 
     /**
@@ -152,7 +158,7 @@ public final class RemoteFunction {
      */
     public static RemoteFunction fromVersionId(Channel channel, String versionId) {
         ExternalFunctionVersion version = version(channel, versionId);
-        return pinned(channel, version, Codec.Generic.of(version));
+        return pinned(channel, () -> channel, version, Codec.Generic.of(version));
     }
 
     /**
@@ -166,6 +172,7 @@ public final class RemoteFunction {
     public static RemoteFunction fromFunctionId(Channel channel, String functionId, FunctionDefinition definition) {
         return new RemoteFunction(
                 channel,
+                () -> channel,
                 new Codec.Typed(definition),
                 ExternalFunctionVersionKey.newBuilder()
                         .setFunctionId(functionId)
@@ -202,9 +209,11 @@ public final class RemoteFunction {
                 .getExternalFunctionVersion();
     }
 
-    private static RemoteFunction pinned(Channel channel, ExternalFunctionVersion version, Codec codec) {
+    private static RemoteFunction pinned(
+            Channel channel, Supplier<Channel> queue, ExternalFunctionVersion version, Codec codec) {
         return new RemoteFunction(
                 channel,
+                queue,
                 codec,
                 ExternalFunctionVersionKey.newBuilder()
                         .setFunctionId(version.getFunctionId())
@@ -287,7 +296,9 @@ public final class RemoteFunction {
     }
 
     /**
-     * Queues a call and polls for its result.
+     * Queues a call and polls for its result. Attached through a {@link SandboxClient}, the call goes to the
+     * client's {@linkplain SandboxClient#queuedCallChannel() queued-call endpoint} ({@code CHALK_GRPC_ENGINE}, or the
+     * environment's engine); attached over a channel, to that channel.
      *
      * @param arguments one value per parameter
      * @return the result, or a {@link RemoteExecutionException} once the call failed
@@ -296,8 +307,11 @@ public final class RemoteFunction {
         byte[] payload = codec.encode(List.<Object[]>of(arguments == null ? new Object[] {null} : arguments));
         CompletableFuture<Object> result = new CompletableFuture<>();
         String callId;
+        Channel queued;
         try {
-            callId = catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder()
+            queued = queue.get();
+            callId = catalog(queued)
+                    .callExternalFunction(CallExternalFunctionRequest.newBuilder()
                             .setFunction(key)
                             .setEnqueueRemoteCallRequest(EnqueueRemoteCallRequest.newBuilder()
                                     .setName(functionName)
@@ -309,8 +323,11 @@ public final class RemoteFunction {
             result.completeExceptionally(
                     ServerCall.failure(ResourceKind.FUNCTION, RemoteExecutionException.fromCall(e)));
             return result;
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+            return result;
         }
-        poll(callId, result, Duration.ofMillis(50));
+        poll(queued, callId, result, Duration.ofMillis(50));
         return result;
     }
 
@@ -318,13 +335,13 @@ public final class RemoteFunction {
      * Polls the queued call after {@code delay}, then again with the delay doubled up to a second until it ended. The
      * poll is sent from the JDK's own timer and answered on the channel's executor, so no thread of the SDK waits.
      */
-    private void poll(String callId, CompletableFuture<Object> result, Duration delay) {
+    private void poll(Channel queued, String callId, CompletableFuture<Object> result, Duration delay) {
         CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS, Runnable::run)
                 .execute(() -> {
                     if (result.isDone()) {
                         return;
                     }
-                    AsyncRemoteCallServiceGrpc.newStub(channel)
+                    AsyncRemoteCallServiceGrpc.newStub(queued)
                             .withDeadlineAfter(30, TimeUnit.SECONDS)
                             .pollRemoteCall(
                                     PollRemoteCallRequest.newBuilder()
@@ -333,7 +350,7 @@ public final class RemoteFunction {
                                     new StreamObserver<>() {
                                         @Override
                                         public void onNext(PollRemoteCallResponse response) {
-                                            answered(callId, result, delay, response);
+                                            answered(queued, callId, result, delay, response);
                                         }
 
                                         @Override
@@ -353,7 +370,11 @@ public final class RemoteFunction {
     }
 
     private void answered(
-            String callId, CompletableFuture<Object> result, Duration delay, PollRemoteCallResponse response) {
+            Channel queued,
+            String callId,
+            CompletableFuture<Object> result,
+            Duration delay,
+            PollRemoteCallResponse response) {
         try {
             switch (response.getStatus()) {
                 case REMOTE_CALL_STATUS_COMPLETED ->
@@ -377,6 +398,7 @@ public final class RemoteFunction {
                                             Status.Code.UNKNOWN, "", response.getErrors(0), callId, null, null));
                 default ->
                     poll(
+                            queued,
                             callId,
                             result,
                             delay.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0

@@ -13,7 +13,8 @@ import java.util.function.Supplier;
 /**
  * {@code chalk.server.v1.TeamService}: GetEnv answers with the caller's environment. An environment here is named by
  * its id, so {@code name} and {@code id} are the same; {@code grpc_engine_url} is this server's own TCP address (the
- * one server is every environment's engine), unset when it serves in-process only.
+ * one server is every environment's engine), unset when it serves in-process only and for workloads, which reach the
+ * server through their socket only (their sandbox has no route to the TCP port): unset means "the endpoint you asked".
  */
 public final class TeamServiceV1 extends TeamServiceGrpc.TeamServiceImplBase {
 
@@ -27,10 +28,13 @@ public final class TeamServiceV1 extends TeamServiceGrpc.TeamServiceImplBase {
     @Override
     public void getEnv(GetEnvRequest request, StreamObserver<GetEnvResponse> observer) {
         StatusErrors.unary(observer, () -> {
-            String environment = Caller.current().environment();
+            Caller caller = Caller.current();
+            String environment = caller.environment();
             Environment.Builder e =
                     Environment.newBuilder().setName(environment).setId(environment);
-            grpcUrl.get().ifPresent(e::setGrpcEngineUrl);
+            if (caller.kind() != Caller.Kind.WORKLOAD) {
+                grpcUrl.get().ifPresent(e::setGrpcEngineUrl);
+            }
             return GetEnvResponse.newBuilder().setEnvironment(e).build();
         });
     }

@@ -11,6 +11,9 @@ import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.proto.server.v1.Environment;
+import ai.chalk.compute.proto.server.v1.GetEnvRequest;
+import ai.chalk.compute.proto.server.v1.TeamServiceGrpc;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.worker.WorkerLaunch;
 import com.nimbusds.jwt.JWTClaimsSet;
@@ -105,6 +108,13 @@ class SandboxWorkloadIdentityTest {
                                         .build())))
                         .as("default does not see what the dev sandbox made")
                         .isEqualTo(Status.Code.NOT_FOUND);
+                Environment described = TeamServiceGrpc.newBlockingStub(inside)
+                        .getEnv(GetEnvRequest.getDefaultInstance())
+                        .getEnvironment();
+                assertThat(described.getId()).isEqualTo("dev");
+                assertThat(described.hasGrpcEngineUrl())
+                        .as("a workload queues its calls through its socket, the only way it has to the server")
+                        .isFalse();
             } finally {
                 inside.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
