@@ -25,6 +25,13 @@ public record ProcessSpec(
         env = Map.copyOf(env);
     }
 
+    /** Names the environment's variables without their values, which may be secrets. */
+    @Override
+    public String toString() {
+        return "ProcessSpec[command=" + command + ", args=" + args + ", workdir=" + workdir + ", env=" + env.keySet()
+                + ", pty=" + pty + "]";
+    }
+
     /** A terminal size in character cells. */
     public record TerminalSize(int cols, int rows) {}
 }

@@ -69,6 +69,17 @@ public record SandboxSpec(
     }
 
     /** {@code path} normalized ({@code /a/./b/../c} is {@code /a/c}); it must be absolute and free of NUL. */
+    /**
+     * Names the environment's variables without their values: a value may be a secret the sandbox was given, and a
+     * spec reaches log lines and exception messages.
+     */
+    @Override
+    public String toString() {
+        return "SandboxSpec[id=" + id + ", image=" + image + ", env=" + env.keySet() + ", workdir=" + workdir
+                + ", limits=" + limits + ", network=" + network + ", entrypoint=" + entrypoint + ", volumes=" + volumes
+                + ", initialFilesystem=" + initialFilesystem + "]";
+    }
+
     private static String normalizedAbsolute(String what, String path) {
         if (!path.startsWith("/") || path.indexOf('\0') >= 0) {
             throw new IllegalArgumentException("the sandbox " + what + " must be an absolute path: " + path);

@@ -46,7 +46,14 @@ public final class SandboxIdentities {
      * @param bindings its identity directory and the server's socket directory, both read-only
      * @param env      where the SDK inside finds them
      */
-    public record Grant(List<SandboxSpec.VolumeBinding> bindings, Map<String, String> env) {}
+    public record Grant(List<SandboxSpec.VolumeBinding> bindings, Map<String, String> env) {
+
+        /** Names the variables without their values. */
+        @Override
+        public String toString() {
+            return "Grant[bindings=" + bindings + ", env=" + env.keySet() + "]";
+        }
+    }
 
     /** Issues the identity of sandbox {@code id} of {@code environment}; {@link #release} it when the sandbox ends. */
     Grant grant(String id, String environment) {

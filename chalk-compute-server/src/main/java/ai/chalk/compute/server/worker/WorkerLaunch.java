@@ -39,6 +39,14 @@ public record WorkerLaunch(
         String workload,
         Supplier<Map<String, String>> secretEnv) {
 
+    /** Names the environment's variables without their values; the secrets are never read here. */
+    @Override
+    public String toString() {
+        return "WorkerLaunch[revisionId=" + revisionId + ", functions=" + functions + ", env=" + env.keySet()
+                + ", image=" + image + ", limits=" + limits + ", environment=" + environment + ", workload=" + workload
+                + "]";
+    }
+
     /** The protocol's worker main class. */
     public static final String MAIN_CLASS = "ai.chalk.compute.function.worker.FunctionWorker";
     /** Where the code is bound in a replica. */

@@ -18,6 +18,15 @@ class SandboxSpecTest {
     }
 
     @Test
+    void showsVariableNamesButNeverTheirValues() {
+        SandboxSpec s = spec("sb-1", "/", Map.of("API_KEY", "sk-secret-value"), List.of());
+        assertThat(s.toString()).contains("API_KEY").doesNotContain("sk-secret-value");
+        ProcessSpec p = new ProcessSpec(
+                "env", List.of(), java.util.Optional.empty(), Map.of("T", "tok-123"), java.util.Optional.empty());
+        assertThat(p.toString()).contains("T").doesNotContain("tok-123");
+    }
+
+    @Test
     void normalizesWhatRuntimesRead() {
         SandboxSpec s = spec(
                 "sb-1",

@@ -53,7 +53,15 @@ final class SandboxStart {
             boolean fromImage,
             SandboxCgroup groups,
             SandboxInit init,
-            List<String> entrypoint) {}
+            List<String> entrypoint) {
+
+        /** Names the environment's variables without their values, which may be secrets. */
+        @Override
+        public String toString() {
+            return "Started[dir=" + dir + ", workdir=" + workdir + ", env=" + env.keySet() + ", fromImage=" + fromImage
+                    + ", entrypoint=" + entrypoint + "]";
+        }
+    }
 
     private final LocalRuntime runtime;
     private final SandboxSpec spec;
