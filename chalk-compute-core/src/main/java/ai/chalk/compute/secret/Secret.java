@@ -28,9 +28,10 @@ import java.util.regex.Pattern;
  * saves each one as a managed secret of the environment (encrypted at rest by the server) named
  * {@code CHALK_LOCAL_<VARIABLE>_<random>}, which the workload then references. So a local value is never part of a
  * sandbox's or deployment's recorded spec, never returned by {@code GetSandbox} or {@code ListSandboxes}, and, like
- * every secret of the environment, readable only by callers of that environment. Those secrets stay until deleted
- * ({@link SecretsClient#delete(String)}); a sandbox deletes the ones it uploaded when it is terminated through its
- * handle.
+ * every secret of the environment, readable only by callers of that environment. A sandbox deletes the ones it uploaded
+ * when it is terminated through its handle; a Chalk Compute server also deletes them by itself once nothing that exists
+ * references them (the sandbox ended on its own or was terminated elsewhere, the function version, function or scaling
+ * group was deleted), and those no workload used within a few minutes of being saved.
  *
  * <p>Instances are immutable values; their {@code toString} names the secret, never a value.
  */
@@ -55,6 +56,11 @@ public sealed interface Secret permits Secret.ChalkEnv, Secret.LocalEnv, Secret.
      * A variable of this process's environment, read when the sandbox is created or the deployment deployed.
      * Creating or deploying fails, naming the variable, when it is unset.
      *
+     * <p>The value travels as a managed secret of the environment named {@code CHALK_LOCAL_<VARIABLE>_<random>}. A
+     * Chalk Compute server deletes it once no sandbox that has not ended, snapshot, function version or scaling group
+     * references it any more (so it lasts as long as the deployment, across redeploys while an older version that
+     * uses it exists), or when no workload used it within a few minutes of being saved.
+     *
      * @param variable the local environment variable's name
      * @return the secret
      * @throws IllegalArgumentException when the name is not a valid variable name
@@ -78,7 +84,8 @@ public sealed interface Secret permits Secret.ChalkEnv, Secret.LocalEnv, Secret.
     /**
      * Every entry of a local dotenv file ({@code KEY=value} lines; {@code #} comments, blank lines, an
      * {@code export} prefix and single or double quotes are understood), read when the sandbox is created or the
-     * deployment deployed. Bulk only: pass it to {@code secrets(...)}.
+     * deployment deployed. Bulk only: pass it to {@code secrets(...)}. Each entry travels, and is deleted from the
+     * server, as a {@link #fromLocalEnv(String)} value does.
      *
      * @param path the file
      * @return the secret

@@ -18,16 +18,20 @@ import ai.chalk.compute.server.sandbox.SandboxServiceV2;
 import ai.chalk.compute.server.secret.EnvironmentSecretsServiceV1;
 import ai.chalk.compute.server.secret.IntegrationAdminServiceV1;
 import ai.chalk.compute.server.secret.IntegrationsServiceV1;
+import ai.chalk.compute.server.secret.LocalSecretSweep;
 import ai.chalk.compute.server.secret.SecretCipher;
+import ai.chalk.compute.server.secret.SecretReferences;
 import ai.chalk.compute.server.secret.Secrets;
 import ai.chalk.compute.server.session.SandboxProcessServiceV2;
 import ai.chalk.compute.server.session.SessionLog;
 import ai.chalk.compute.server.snapshot.SandboxSnapshotServiceV2;
 import ai.chalk.compute.server.snapshot.SnapshotManager;
 import ai.chalk.compute.server.store.Database;
+import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ImageBuildStore;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
+import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.store.SecretStore;
 import ai.chalk.compute.server.store.SnapshotStore;
 import ai.chalk.compute.server.store.VolumeStore;
@@ -99,6 +103,7 @@ public final class ComputeServer implements AutoCloseable {
     private Authentication authentication;
     private HealthStatusManager health;
     private FunctionServices functions;
+    private LocalSecretSweep localSecrets;
     private final MemoryBudgets budgets;
     private volatile boolean running;
 
@@ -151,7 +156,8 @@ public final class ComputeServer implements AutoCloseable {
                 : SecretCipher.load(dataDir.resolve(SecretCipher.KEY_FILE_NAME), true);
         try {
             database = Database.open(dataDir);
-            Secrets secrets = new Secrets(new SecretStore(database), cipher);
+            SecretStore secretStore = new SecretStore(database);
+            Secrets secrets = new Secrets(secretStore, cipher);
             runtime = RuntimeStart.start(config.runtime, dataDir);
             scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
             authentication = Authentication.open(config.auth, dataDir, Clock.systemUTC(), scheduler);
@@ -164,25 +170,46 @@ public final class ComputeServer implements AutoCloseable {
             images = new BuildCache(runtime::imageBuilder, new ImageBuildStore(database), config.parallelImageBuilds);
             images.recover();
             SandboxStore sandboxStore = new SandboxStore(database);
+            SnapshotStore snapshotStore = new SnapshotStore(database);
+            FunctionStore functionStore = new FunctionStore(database);
+            ScalingGroupStore groupStore = new ScalingGroupStore(database);
+            localSecrets = new LocalSecretSweep(
+                    secretStore,
+                    secrets,
+                    new SecretReferences(sandboxStore, snapshotStore, functionStore, groupStore),
+                    scheduler,
+                    config.localSecretGrace);
             // the replicas' socket serves once the functions start, below; sandboxes made before get no way to it
             SandboxIdentities identities = new SandboxIdentities(
                     authentication.workloads(),
                     () -> functions == null ? Optional.empty() : functions.serverSocketDir());
             sandboxes = new SandboxManager(
-                    runtime, sandboxStore, volumes, images, secrets, identities, scheduler, config.sandboxLifetime);
+                    runtime,
+                    sandboxStore,
+                    volumes,
+                    images,
+                    secrets,
+                    localSecrets,
+                    identities,
+                    scheduler,
+                    config.sandboxLifetime);
             sandboxes.recover();
-            snapshots = new SnapshotManager(new SnapshotStore(database), sandboxes, dataDir.resolve("snapshots"));
+            snapshots = new SnapshotManager(snapshotStore, sandboxes, dataDir.resolve("snapshots"), localSecrets);
             snapshots.recover();
             functions = FunctionServices.start(
                     dataDir,
                     database,
+                    functionStore,
+                    groupStore,
                     runtime,
                     sandboxes,
                     scheduler,
                     config.workerReadyTimeout,
                     RuntimeStart.workerJava(runtime, config.runtime),
                     authentication.workloads(),
-                    secrets);
+                    secrets,
+                    localSecrets);
+            localSecrets.start(config.localSecretSweepInterval);
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
@@ -338,6 +365,9 @@ public final class ComputeServer implements AutoCloseable {
         if (transports != null) {
             transports.shutdown();
         }
+        if (localSecrets != null) {
+            localSecrets.close(); // the workloads ending below leave their secrets for the next start's sweep
+        }
         // each step runs whatever the one before did: a store that cannot write must not leave sandboxes running
         if (functions != null) {
             step("stopping function replicas", functions::close); // replicas stop before the sandboxes they run beside
@@ -399,6 +429,8 @@ public final class ComputeServer implements AutoCloseable {
         private Path tlsCertChain;
         private Path tlsPrivateKey;
         private Path secretsKeyFile;
+        private Duration localSecretGrace = LocalSecretSweep.DEFAULT_GRACE;
+        private Duration localSecretSweepInterval = LocalSecretSweep.DEFAULT_INTERVAL;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder() {}
@@ -565,6 +597,32 @@ public final class ComputeServer implements AutoCloseable {
          */
         public Builder secretsKeyFile(Path keyFile) {
             this.secretsKeyFile = Objects.requireNonNull(keyFile, "keyFile");
+            return this;
+        }
+
+        /**
+         * How long a secret the SDK saved for a local value ({@code Secret.fromLocalEnv}, named
+         * {@code CHALK_LOCAL_...}) waits for the workload that references it before it is deleted as abandoned.
+         * Such a secret is deleted once nothing that exists references it: no sandbox that has not ended, snapshot,
+         * function version or scaling group that is not deleted. Default 5 minutes.
+         */
+        public Builder localSecretGrace(Duration grace) {
+            if (grace.isNegative()) {
+                throw new IllegalArgumentException("local secret grace must not be negative, got " + grace);
+            }
+            this.localSecretGrace = grace;
+            return this;
+        }
+
+        /**
+         * How often the server looks for secrets saved for local values that nothing references any more, besides
+         * shortly after a sandbox ends or a function, version, scaling group or snapshot is deleted. Default 1 minute.
+         */
+        public Builder localSecretSweepInterval(Duration interval) {
+            if (interval.isNegative() || interval.isZero()) {
+                throw new IllegalArgumentException("local secret sweep interval must be positive, got " + interval);
+            }
+            this.localSecretSweepInterval = interval;
             return this;
         }
 

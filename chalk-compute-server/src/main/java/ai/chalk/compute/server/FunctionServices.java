@@ -12,6 +12,7 @@ import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.scalinggroup.ContainerRunners;
 import ai.chalk.compute.server.scalinggroup.ScalingGroupManagerServiceV1;
 import ai.chalk.compute.server.scalinggroup.ScalingGroups;
+import ai.chalk.compute.server.secret.LocalSecretSweep;
 import ai.chalk.compute.server.secret.Secrets;
 import ai.chalk.compute.server.store.BlobOwnerStore;
 import ai.chalk.compute.server.store.CallStore;
@@ -76,17 +77,23 @@ final class FunctionServices implements AutoCloseable {
         this.scalingGroups = scalingGroups;
     }
 
-    /** @param java what function workers run on */
+    /**
+     * @param java         what function workers run on
+     * @param localSecrets hears that functions, versions and scaling groups were deleted
+     */
     static FunctionServices start(
             Path dataDir,
             Database database,
+            FunctionStore functionStore,
+            ScalingGroupStore groupStore,
             SandboxRuntime runtime,
             SandboxManager sandboxes,
             ScheduledExecutorService scheduler,
             Duration workerReadyTimeout,
             WorkerJava java,
             WorkloadTokens workloadTokens,
-            Secrets secrets)
+            Secrets secrets,
+            LocalSecretSweep localSecrets)
             throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
         BlobOwnerStore blobOwners = new BlobOwnerStore(database, () -> {
@@ -99,8 +106,7 @@ final class FunctionServices implements AutoCloseable {
         ExecutorService executor = Executors.newCachedThreadPool(DaemonThreads.named("chalk-compute-functions"));
         CodeSnapshots code =
                 new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"));
-        FunctionStore functionStore = new FunctionStore(database);
-        ScalingGroups groups = new ScalingGroups(new ScalingGroupStore(database));
+        ScalingGroups groups = new ScalingGroups(groupStore, localSecrets);
         ServerSocketForWorkers workerSocket =
                 new ServerSocketForWorkers(dataDir.resolve("functions").resolve("server"));
         WorkerPools pools = new WorkerPools(
@@ -114,7 +120,14 @@ final class FunctionServices implements AutoCloseable {
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
         groups.register(ScalingGroups.FUNCTION, workers);
         FunctionDeployments deployments = new FunctionDeployments(
-                functionStore, groups, code, java, new WorkerImageCheck(runtime, java, executor), blobOwners, secrets);
+                functionStore,
+                groups,
+                code,
+                java,
+                new WorkerImageCheck(runtime, java, executor),
+                blobOwners,
+                secrets,
+                localSecrets);
         CallStore callStore = new CallStore(database);
         callStore.failUnfinished(
                 "the server restarted while the call was queued or running; call again",

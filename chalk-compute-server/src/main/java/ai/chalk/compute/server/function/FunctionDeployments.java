@@ -7,6 +7,7 @@ import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.scalinggroup.ScalingGroups;
 import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
+import ai.chalk.compute.server.secret.LocalSecretSweep;
 import ai.chalk.compute.server.secret.Secrets;
 import ai.chalk.compute.server.store.BlobOwnerStore;
 import ai.chalk.compute.server.store.FunctionStore;
@@ -46,6 +47,7 @@ public final class FunctionDeployments {
     private final WorkerJava java;
     private final WorkerImageCheck workerCheck;
     private final Secrets secrets;
+    private final LocalSecretSweep localSecrets;
 
     /**
      * What an ensure answered.
@@ -57,10 +59,12 @@ public final class FunctionDeployments {
     public record Deployed(FunctionRecord function, VersionRecord version, boolean created) {}
 
     /**
-     * @param java        what workers run on, for messages
-     * @param workerCheck says whether workers can start, before a deployment is accepted
-     * @param blobOwners  which environment uploaded which code blobs
-     * @param secrets     checks a deployment's secret_refs before it is accepted
+     * @param java         what workers run on, for messages
+     * @param workerCheck  says whether workers can start, before a deployment is accepted
+     * @param blobOwners   which environment uploaded which code blobs
+     * @param secrets      checks a deployment's secret_refs before it is accepted
+     * @param localSecrets hears that a function or version was deleted, so the secrets saved for its local values
+     *                     may go
      */
     public FunctionDeployments(
             FunctionStore store,
@@ -69,8 +73,10 @@ public final class FunctionDeployments {
             WorkerJava java,
             WorkerImageCheck workerCheck,
             BlobOwnerStore blobOwners,
-            Secrets secrets) {
+            Secrets secrets,
+            LocalSecretSweep localSecrets) {
         this.secrets = secrets;
+        this.localSecrets = localSecrets;
         this.store = store;
         this.blobOwners = blobOwners;
         this.groups = groups;
@@ -230,6 +236,7 @@ public final class FunctionDeployments {
                 .filter(g -> g.kind().equals(ScalingGroups.FUNCTION))
                 .ifPresent(groups::delete);
         store.deleteFunction(f.id(), Instant.now());
+        localSecrets.soon();
     }
 
     /** Deletes a version that does not serve. */
@@ -243,6 +250,7 @@ public final class FunctionDeployments {
                     .asRuntimeException();
         }
         store.deleteVersion(v.id(), Instant.now());
+        localSecrets.soon();
     }
 
     /** The function's scaling group. */

@@ -10,6 +10,7 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.secret.LocalSecretSweep;
 import ai.chalk.compute.server.secret.Secrets;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;
@@ -48,6 +49,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     private final VolumeManager volumes;
     private final BuildCache images;
     private final Secrets secrets;
+    private final LocalSecretSweep localSecrets;
     private final SandboxIdentities identities;
     private final ScheduledExecutorService scheduler;
     private final Duration lifetime;
@@ -58,9 +60,10 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     private record Unrecorded(SandboxState state, String statusMessage, Instant at) {}
 
     /**
-     * @param images   builds the images of sandboxes created from an image spec
-     * @param secrets  resolves a spec's secret_refs as its sandbox starts
-     * @param lifetime the longest a sandbox may run before the server terminates it
+     * @param images       builds the images of sandboxes created from an image spec
+     * @param secrets      resolves a spec's secret_refs as its sandbox starts
+     * @param localSecrets hears that a sandbox ended, so the secrets saved for its local values may go
+     * @param lifetime     the longest a sandbox may run before the server terminates it
      */
     public SandboxManager(
             SandboxRuntime runtime,
@@ -68,6 +71,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             VolumeManager volumes,
             BuildCache images,
             Secrets secrets,
+            LocalSecretSweep localSecrets,
             SandboxIdentities identities,
             ScheduledExecutorService scheduler,
             Duration lifetime) {
@@ -76,6 +80,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         this.volumes = volumes;
         this.images = images;
         this.secrets = secrets;
+        this.localSecrets = localSecrets;
         this.identities = identities;
         this.scheduler = scheduler;
         this.lifetime = lifetime;
@@ -123,6 +128,9 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                                 + " ended with the previous server process");
                 lost++;
             }
+        }
+        if (lost > 0) {
+            localSecrets.soon();
         }
         if (lost > 0 || !adopted.isEmpty()) {
             log.info(
@@ -441,6 +449,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         try {
             store.updateState(id, SandboxState.TERMINATED, statusMessage);
             unrecorded.remove(id);
+            localSecrets.soon();
         } catch (StoreException e) {
             unrecorded.put(id, new Unrecorded(SandboxState.TERMINATED, statusMessage, Instant.now()));
             log.warn(
@@ -457,6 +466,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             try {
                 store.updateState(e.getKey(), e.getValue().state(), e.getValue().statusMessage());
                 unrecorded.remove(e.getKey(), e.getValue());
+                localSecrets.soon();
             } catch (StoreException failed) {
                 return;
             }

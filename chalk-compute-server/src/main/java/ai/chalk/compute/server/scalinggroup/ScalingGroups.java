@@ -4,6 +4,7 @@ import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupResponse;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupRevisionResponse;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.secret.LocalSecretSweep;
 import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.store.ScalingGroupStore.GroupRecord;
 import ai.chalk.compute.server.store.ScalingGroupStore.RevisionRecord;
@@ -32,11 +33,14 @@ public final class ScalingGroups implements AutoCloseable {
     public static final String FUNCTION = "function";
 
     private final ScalingGroupStore store;
+    private final LocalSecretSweep localSecrets;
     private final Map<String, RunnerFactory> factories = new ConcurrentHashMap<>();
     private final Map<String, RevisionRunner> running = new ConcurrentHashMap<>();
 
-    public ScalingGroups(ScalingGroupStore store) {
+    /** @param localSecrets hears that a group was deleted, so the secrets saved for its local values may go */
+    public ScalingGroups(ScalingGroupStore store, LocalSecretSweep localSecrets) {
         this.store = store;
+        this.localSecrets = localSecrets;
     }
 
     /** Sets how the replicas of groups of {@code kind} are started. */
@@ -97,6 +101,7 @@ public final class ScalingGroups implements AutoCloseable {
     public synchronized void delete(GroupRecord group) {
         stopRunner(group.id());
         store.delete(group.id(), Instant.now());
+        localSecrets.soon();
     }
 
     private void startRunner(GroupRecord g) {

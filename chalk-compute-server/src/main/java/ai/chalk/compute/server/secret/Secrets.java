@@ -11,7 +11,9 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,6 +45,13 @@ public final class Secrets {
 
     private final SecretStore store;
     private final SecretCipher cipher;
+    /**
+     * When each secret saved for a local value was last read for a workload starting, by environment and name: such a
+     * workload is on its way to being recorded, and {@link LocalSecretSweep} leaves its secrets alone meanwhile.
+     */
+    private final Map<SecretKey, Instant> localResolved = new ConcurrentHashMap<>();
+
+    private record SecretKey(String environment, String name) {}
 
     public Secrets(SecretStore store, SecretCipher cipher) {
         this.store = store;
@@ -266,6 +275,9 @@ public final class Secrets {
                                     at + ": secret " + ref.getSecretName() + " does not exist in"
                                             + " this environment; create it (UpsertSecret) or remove the reference"));
                     values.put(r.name(), open(r));
+                    if (r.name().startsWith(LocalSecretSweep.PREFIX)) {
+                        localResolved.put(new SecretKey(environment, r.name()), Instant.now());
+                    }
                 }
                 case INTEGRATION_NAME -> {
                     IntegrationRecord integration = store.integrationNamed(environment, ref.getIntegrationName())
@@ -305,6 +317,16 @@ public final class Secrets {
             }
         }
         return env;
+    }
+
+    /** When the environment's secret {@code name} was last read for a workload starting, if it was lately. */
+    Optional<Instant> lastResolved(String environment, String name) {
+        return Optional.ofNullable(localResolved.get(new SecretKey(environment, name)));
+    }
+
+    /** Forgets the reads of {@link #lastResolved} before {@code before}: too old to matter. */
+    void forgetResolvedBefore(Instant before) {
+        localResolved.values().removeIf(at -> at.isBefore(before));
     }
 
     // ---- checks

@@ -9,6 +9,7 @@ import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.sandbox.LiveSandbox;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.sandbox.SnapshotRestorer;
+import ai.chalk.compute.server.secret.LocalSecretSweep;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SnapshotStore;
 import ai.chalk.compute.server.store.SnapshotStore.SnapshotRecord;
@@ -61,13 +62,16 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
     private final Path root;
     private final ExecutorService workers;
     private final Map<String, ReentrantReadWriteLock> locks = new ConcurrentHashMap<>();
+    private final LocalSecretSweep localSecrets;
 
     /**
-     * @param root where snapshots' files live, {@code <data-dir>/snapshots}; created (mode 0700: snapshots hold
-     *             whatever sandboxes wrote) if missing
+     * @param root         where snapshots' files live, {@code <data-dir>/snapshots}; created (mode 0700: snapshots
+     *                     hold whatever sandboxes wrote) if missing
+     * @param localSecrets hears that a snapshot was deleted, so the secrets saved for its local values may go
      */
-    public SnapshotManager(SnapshotStore store, SandboxManager sandboxes, Path root) {
+    public SnapshotManager(SnapshotStore store, SandboxManager sandboxes, Path root, LocalSecretSweep localSecrets) {
         this.store = store;
+        this.localSecrets = localSecrets;
         this.sandboxes = sandboxes;
         this.root = root;
         try {
@@ -205,6 +209,7 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
             store.delete(id); // first: files without a record are removed at the next start should this fail
             deleteFiles(id);
             locks.remove(id, lock);
+            localSecrets.soon();
         } finally {
             lock.writeLock().unlock();
         }

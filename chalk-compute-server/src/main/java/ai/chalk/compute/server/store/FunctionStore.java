@@ -6,10 +6,12 @@ import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Functions and their immutable versions in the embedded database. A version keeps the whole request that created
@@ -281,6 +283,36 @@ public final class FunctionStore {
         sql.append(" ORDER BY seq LIMIT ?");
         args.add(limit);
         return versions(sql.toString(), args);
+    }
+
+    /** The requests of the environment's versions that are not deleted (any of them can serve again). */
+    public List<byte[]> liveVersionRequests(String environment) {
+        return SqlQuery.select(
+                db,
+                "SELECT request FROM ext_function_version WHERE environment = ? AND deleted_at IS NULL",
+                List.of(environment),
+                rs -> rs.getBytes(1),
+                "function version requests");
+    }
+
+    /** The requests of the environment's versions created at or after {@code since}, deleted or not, with when. */
+    public List<Map.Entry<Instant, byte[]>> versionRequestsCreatedSince(String environment, Instant since) {
+        return SqlQuery.select(
+                db,
+                "SELECT created_at, request FROM ext_function_version WHERE environment = ? AND created_at >= ?",
+                List.of(environment, Timestamp.from(since)),
+                rs -> Map.entry(rs.getTimestamp(1).toInstant(), rs.getBytes(2)),
+                "function version requests");
+    }
+
+    /** The scaling-group revisions of the environment's deleted versions: they never serve again. */
+    public Set<String> deletedVersionRevisions(String environment) {
+        return new HashSet<>(SqlQuery.select(
+                db,
+                "SELECT revision_id FROM ext_function_version WHERE environment = ? AND deleted_at IS NOT NULL",
+                List.of(environment),
+                rs -> rs.getString(1),
+                "function versions"));
     }
 
     private List<FunctionRecord> functions(String sql, List<?> args) {

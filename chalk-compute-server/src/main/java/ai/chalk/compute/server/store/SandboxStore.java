@@ -10,8 +10,10 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** Sandbox records in the embedded database. */
@@ -37,6 +39,7 @@ public final class SandboxStore {
         db.execute("ALTER TABLE sandbox ADD COLUMN IF NOT EXISTS build_id VARCHAR(64)");
         db.environmentColumn("sandbox");
         db.execute("CREATE INDEX IF NOT EXISTS sandbox_environment ON sandbox (environment, seq)");
+        db.execute("CREATE INDEX IF NOT EXISTS sandbox_environment_created ON sandbox (environment, created_at)");
     }
 
     /**
@@ -225,6 +228,38 @@ public final class SandboxStore {
         sql.append(" ORDER BY seq ").append(q.descending() ? "DESC" : "ASC").append(" LIMIT ?");
         args.add(q.limit());
         return query(sql.toString(), args);
+    }
+
+    /**
+     * The container specs of the environment's sandboxes that have not finished (starting, running or suspended), as
+     * {@link SandboxRecord#containerSpec()} holds them; records without one are left out.
+     */
+    public List<byte[]> unfinishedSpecs(String environment) {
+        List<SandboxState> finished = Arrays.stream(SandboxState.values())
+                .filter(SandboxState::finished)
+                .toList();
+        List<Object> args = new ArrayList<>(List.of(environment));
+        finished.forEach(s -> args.add(s.name()));
+        return SqlQuery.select(
+                db,
+                "SELECT spec FROM sandbox WHERE environment = ? AND spec IS NOT NULL AND state NOT IN ("
+                        + placeholders(finished.size()) + ")",
+                args,
+                rs -> rs.getBytes(1),
+                "sandbox specs");
+    }
+
+    /**
+     * The container specs of the environment's sandboxes created at or after {@code since}, finished or not, each with
+     * when its sandbox was created; records without one are left out.
+     */
+    public List<Map.Entry<Instant, byte[]>> specsCreatedSince(String environment, Instant since) {
+        return SqlQuery.select(
+                db,
+                "SELECT created_at, spec FROM sandbox WHERE environment = ? AND created_at >= ? AND spec IS NOT NULL",
+                List.of(environment, Timestamp.from(since)),
+                rs -> Map.entry(rs.getTimestamp(1).toInstant(), rs.getBytes(2)),
+                "sandbox specs");
     }
 
     /** Counts sandboxes by state, for health. */

@@ -222,6 +222,22 @@ public final class ScalingGroupStore {
                 .get(0);
     }
 
+    /** Every revision of the environment's live (not deleted) groups: any of them can serve again. */
+    public List<RevisionRecord> liveRevisions(String environment) {
+        return revisions(
+                "SELECT r.* FROM scaling_group_revision r JOIN scaling_group g ON g.id = r.group_id"
+                        + " WHERE g.environment = ? AND g.deleted_at IS NULL ORDER BY r.seq",
+                List.of(environment));
+    }
+
+    /** The revisions of the environment's groups created at or after {@code since}, deleted groups' included. */
+    public List<RevisionRecord> revisionsCreatedSince(String environment, Instant since) {
+        return revisions(
+                "SELECT r.* FROM scaling_group_revision r JOIN scaling_group g ON g.id = r.group_id"
+                        + " WHERE g.environment = ? AND r.created_at >= ? ORDER BY r.seq",
+                List.of(environment, Timestamp.from(since)));
+    }
+
     private List<GroupRecord> groups(String sql, List<?> args) {
         return SqlQuery.select(db, sql, args, ScalingGroupStore::readGroup, "scaling groups");
     }

@@ -120,6 +120,33 @@ public final class SecretStore {
                 > 0;
     }
 
+    /**
+     * Every environment's secrets whose names start with {@code prefix}, by environment and name (the server's own
+     * upkeep: the sweep of the secrets the SDK saves for local values).
+     */
+    public List<SecretRecord> secretsNamedWith(String prefix) {
+        return secrets(
+                "SELECT * FROM secret WHERE name LIKE ? ESCAPE '\\' ORDER BY environment, name",
+                List.of(SqlQuery.likeEscape(prefix) + "%"));
+    }
+
+    /**
+     * Deletes the environment's secret {@code name} if it is still at {@code revision}: one set again meanwhile is a
+     * new value someone saved, and stays. Whether it was deleted.
+     */
+    public boolean deleteSecret(String environment, String name, long revision) {
+        return SqlQuery.updateCount(
+                        db,
+                        "DELETE FROM secret WHERE environment = ? AND name = ? AND revision = ?",
+                        ps -> {
+                            ps.setString(1, environment);
+                            ps.setString(2, name);
+                            ps.setLong(3, revision);
+                        },
+                        "deleting secret " + name)
+                > 0;
+    }
+
     private List<SecretRecord> secrets(String sql, List<?> args) {
         return SqlQuery.select(
                 db,

@@ -188,6 +188,18 @@ public final class SnapshotStore {
         return list(new Query(Optional.empty(), List.of(), statuses, "", false, 0, Integer.MAX_VALUE));
     }
 
+    /**
+     * The specs of the environment's snapshots that start sandboxes, or will once taken: all but the FAILED ones.
+     */
+    public List<byte[]> usableSpecs(String environment) {
+        return SqlQuery.select(
+                db,
+                "SELECT spec FROM sandbox_snapshot WHERE environment = ? AND status <> ? AND spec IS NOT NULL",
+                List.of(environment, Status.FAILED.name()),
+                rs -> rs.getBytes(1),
+                "snapshot specs");
+    }
+
     public void delete(String id) {
         synchronized (db) {
             db.write("deleting snapshot " + id, c -> {

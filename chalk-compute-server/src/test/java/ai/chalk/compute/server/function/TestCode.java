@@ -31,7 +31,7 @@ import java.util.zip.ZipOutputStream;
  * protobuf jars it needs) as the protocol's blobs: a first entry holding {@code chalk-test-answer.txt} = a label, so
  * that two snapshots answer differently; directories as deterministic zips; a manifest.
  */
-final class TestCode {
+public final class TestCode {
 
     private static final Pattern NEEDED_JAR = Pattern.compile(
             "(grpc-|protobuf-|guava-|failureaccess|perfmark|gson|annotations|error_prone|j2objc|checker-qual"
@@ -41,14 +41,14 @@ final class TestCode {
     /** Blob bytes by digest, in manifest order, and the manifest's digest. */
     final Map<String, byte[]> blobs = new LinkedHashMap<>();
 
-    final String manifestDigest;
+    public final String manifestDigest;
 
-    TestCode(String label) throws IOException {
+    public TestCode(String label) throws IOException {
         this(label, true);
     }
 
     /** A snapshot with only the label entry when {@code withClassPath} is false: no worker class to run. */
-    TestCode(String label, boolean withClassPath) throws IOException {
+    public TestCode(String label, boolean withClassPath) throws IOException {
         List<String> entries = new ArrayList<>();
         byte[] answer = zip(Map.of("chalk-test-answer.txt", label.getBytes(StandardCharsets.UTF_8)));
         entries.add(entry(0, "answer.zip", "dir", answer));
@@ -78,7 +78,7 @@ final class TestCode {
     }
 
     /** Uploads what the server reports missing; returns how many blobs were uploaded. */
-    int upload(Channel channel) throws Exception {
+    public int upload(Channel channel) throws Exception {
         return upload(channel, digest -> true);
     }
 
