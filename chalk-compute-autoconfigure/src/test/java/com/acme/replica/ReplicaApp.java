@@ -1,0 +1,103 @@
+package com.acme.replica;
+
+import ai.chalk.compute.function.ChalkFunction;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.springframework.boot.ApplicationRunner;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.event.EventListener;
+import org.springframework.scheduling.annotation.EnableScheduling;
+import org.springframework.scheduling.annotation.Scheduled;
+
+/**
+ * An application that does work of its own when it starts (a runner, a ready listener, a scheduled task, a bean that
+ * opens something expensive) beside a bean of five functions that report what ran in the JVM serving them.
+ */
+@SpringBootApplication(proxyBeanMethods = false)
+@EnableScheduling
+public class ReplicaApp {
+
+    /** What ran in this JVM. */
+    public static final AtomicInteger RUNNER = new AtomicInteger();
+
+    public static final AtomicInteger READY = new AtomicInteger();
+    public static final AtomicInteger TICKS = new AtomicInteger();
+    public static final AtomicInteger WAREHOUSES = new AtomicInteger();
+
+    public static void main(String[] args) {
+        SpringApplication.run(ReplicaApp.class, args);
+    }
+
+    @Bean
+    ApplicationRunner importCatalogue() {
+        return args -> RUNNER.incrementAndGet();
+    }
+
+    @Bean
+    Warehouse warehouse() {
+        return new Warehouse();
+    }
+
+    @Bean
+    Probe probe(ApplicationContext context) {
+        return new Probe(context);
+    }
+
+    /** Expensive to make, and no function needs it. */
+    public static class Warehouse {
+        Warehouse() {
+            WAREHOUSES.incrementAndGet();
+        }
+    }
+
+    /** Five functions on one bean, which also listens to the ready event and ticks on a schedule. */
+    public static class Probe {
+
+        private final ApplicationContext context;
+
+        Probe(ApplicationContext context) {
+            this.context = context;
+        }
+
+        @EventListener(ApplicationReadyEvent.class)
+        public void ready() {
+            READY.incrementAndGet();
+        }
+
+        @Scheduled(fixedDelay = 50)
+        public void tick() {
+            TICKS.incrementAndGet();
+        }
+
+        @ChalkFunction
+        public long pid() {
+            return ProcessHandle.current().pid();
+        }
+
+        /** How often this JVM ran the runner, the ready listener and the scheduled tick, and made the warehouse. */
+        @ChalkFunction
+        public String startupWork() {
+            return "runner=" + RUNNER.get() + " ready=" + READY.get() + " ticks=" + TICKS.get() + " warehouses="
+                    + WAREHOUSES.get();
+        }
+
+        /** The kind of context serving this function (a web server's context is a WebServerApplicationContext). */
+        @ChalkFunction
+        public String context() {
+            return context.getClass().getName();
+        }
+
+        @ChalkFunction
+        public long pidAgain() {
+            return ProcessHandle.current().pid();
+        }
+
+        @ChalkFunction
+        public String echo(String text) {
+            return text;
+        }
+    }
+}
