@@ -2,6 +2,7 @@ package com.acme.replica;
 
 import ai.chalk.compute.function.ChalkFunction;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.ApplicationRunner;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -14,7 +15,7 @@ import org.springframework.scheduling.annotation.Scheduled;
 
 /**
  * An application that does work of its own when it starts (a runner, a ready listener, a scheduled task, a bean that
- * opens something expensive) beside a bean of five functions that report what ran in the JVM serving them.
+ * opens something expensive) beside a bean of functions that report what ran in the JVM serving them, and one that logs and prints.
  */
 @SpringBootApplication(proxyBeanMethods = false)
 @EnableScheduling
@@ -53,7 +54,7 @@ public class ReplicaApp {
         }
     }
 
-    /** Five functions on one bean, which also listens to the ready event and ticks on a schedule. */
+    /** Functions on one bean, which also listens to the ready event and ticks on a schedule. */
     public static class Probe {
 
         private final ApplicationContext context;
@@ -98,6 +99,15 @@ public class ReplicaApp {
         @ChalkFunction
         public String echo(String text) {
             return text;
+        }
+
+        /** Logs and prints what it is given. */
+        @ChalkFunction
+        public int chatty(String text) {
+            LoggerFactory.getLogger(Probe.class).info("logged {}", text);
+            System.out.println("printed " + text);
+            System.err.print("unfinished " + text); // no end of line: still its own line, and the function's
+            return text.length();
         }
     }
 }

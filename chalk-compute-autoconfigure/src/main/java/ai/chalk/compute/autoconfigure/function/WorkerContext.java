@@ -72,6 +72,7 @@ final class WorkerContext {
      */
     static ConfigurableApplicationContext boot(Class<?> mainClass, List<FunctionBinding> functions, String[] args) {
         SpringApplication application = new SpringApplication(mainClass);
+        application.setMainApplicationClass(mainClass); // its log says "Started <the application>", not the worker
         application.setWebApplicationType(WebApplicationType.NONE);
         application.setLazyInitialization(true);
         application.setApplicationContextFactory(

@@ -3,13 +3,21 @@ package ai.chalk.compute.autoconfigure.function;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ai.chalk.compute.autoconfigure.endpoint.ChalkFunctionsLogsWebExtension;
+import ai.chalk.compute.function.deploy.FunctionLogLine;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.sandbox.SandboxClient;
 import com.acme.replica.ReplicaApp;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
  * A Spring Boot application with work of its own at startup deploys a bean of five functions to the embedded server:
@@ -18,7 +26,12 @@ import org.springframework.boot.test.context.SpringBootTest;
  */
 @SpringBootTest(
         classes = ReplicaApp.class,
-        properties = {"chalk.compute.tui=false", "chalk.compute.functions.wait-on-startup=true"})
+        properties = {
+            "chalk.compute.tui=false",
+            "chalk.compute.functions.wait-on-startup=true",
+            "management.endpoints.web.exposure.include=chalkfunctions"
+        })
+@ExtendWith(OutputCaptureExtension.class)
 class ReplicaStartupTests {
 
     @Autowired
@@ -26,6 +39,9 @@ class ReplicaStartupTests {
 
     @Autowired
     SandboxClient client;
+
+    @Autowired
+    ChalkFunctionsLogsWebExtension logsEndpoint;
 
     @Test
     void theReplicaRunsOnlyTheFunctionsBeanAndOneJvmServesAllItsFunctions() {
@@ -54,5 +70,49 @@ class ReplicaStartupTests {
         // the application's own work still ran once, in the application
         assertThat(ReplicaApp.RUNNER.get()).isEqualTo(1);
         assertThat(ReplicaApp.READY.get()).isEqualTo(1);
+    }
+
+    @Test
+    void whatAFunctionLogsAndPrintsIsInTheServersLogWithItsReplicaAndComesBackByName(CapturedOutput output) {
+        assertThat(RemoteFunction.fromName(client, "chatty").call("tea")).isEqualTo(3);
+
+        // the embedded server's log is the application's: each line named after the function and the replica
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(output.getOut())
+                        .containsPattern("\\[chatty fnw-[0-9a-f-]+\\] .*INFO .*logged tea")
+                        .containsPattern("\\[chatty fnw-[0-9a-f-]+\\] printed tea")
+                        .containsPattern("\\[chatty fnw-[0-9a-f-]+\\] unfinished tea"));
+
+        List<FunctionLogLine> lines = client.functions().logs("chatty");
+        List<FunctionLogLine> own = lines.stream()
+                .filter(l -> l.function().equals(Optional.of("chatty")))
+                .toList();
+        assertThat(own)
+                .extracting(FunctionLogLine::text)
+                .anySatisfy(t -> assertThat(t).contains("INFO").endsWith("logged tea"));
+        assertThat(own).extracting(FunctionLogLine::text).contains("printed tea", "unfinished tea");
+        assertThat(own)
+                .filteredOn(l -> l.text().equals("unfinished tea"))
+                .extracting(FunctionLogLine::stream)
+                .containsExactly("stderr");
+        // the replica's own start (Spring Boot's log) belongs to every function of the bean, oldest first
+        assertThat(lines.get(0).function()).isEmpty();
+        assertThat(client.functions().logs("pid"))
+                .extracting(FunctionLogLine::text)
+                .doesNotContain("printed tea")
+                .anySatisfy(t -> assertThat(t).contains("Started ReplicaApp"));
+
+        // the actuator's /actuator/chalkfunctions/chatty/logs
+        WebEndpointResponse<Object> response = logsEndpoint.logs("chatty", "logs", 2);
+        assertThat(response.getStatus()).isEqualTo(200);
+        ChalkFunctionsLogsWebExtension.LogsDescriptor body =
+                (ChalkFunctionsLogsWebExtension.LogsDescriptor) response.getBody();
+        assertThat(body.lines()).hasSize(2).last().satisfies(l -> {
+            assertThat(l.function()).isEqualTo("chatty");
+            assertThat(l.replica()).startsWith("fnw-");
+        });
+        assertThat(logsEndpoint.logs("nosuch", "logs", null).getStatus()).isEqualTo(404);
+        assertThat(logsEndpoint.logs("chatty", "other", null).getStatus()).isEqualTo(404);
+        assertThat(logsEndpoint.logs("chatty", "logs", 5000).getStatus()).isEqualTo(400);
     }
 }

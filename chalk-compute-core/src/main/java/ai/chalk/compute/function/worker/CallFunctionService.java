@@ -117,7 +117,10 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
                                         .toList())
                         .asRuntimeException());
         try {
-            return function.call(request.getFeatherStream().toByteArray(), context);
+            // what the function prints or logs on this thread is tagged as its own (FunctionOutput)
+            return FunctionOutput.during(
+                    request.getName(),
+                    () -> function.call(request.getFeatherStream().toByteArray(), context));
         } catch (FunctionInvocationException e) {
             Throwable thrown = e.getCause() == null ? e : e.getCause();
             log.info("{} threw {}", request.getName(), thrown.toString());

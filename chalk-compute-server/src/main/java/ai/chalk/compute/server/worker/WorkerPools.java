@@ -27,6 +27,7 @@ public final class WorkerPools implements AutoCloseable {
     private final Path runRoot;
     private final ExecutorService executor;
     private final Optional<ServerAccess> server;
+    private final FunctionLogs logs;
     private final Map<String, Shared> byRevision = new ConcurrentHashMap<>();
     private final Map<String, Shared> byUnit = new HashMap<>(); // guarded by this
 
@@ -50,13 +51,16 @@ public final class WorkerPools implements AutoCloseable {
      * @param runRoot  where replicas' run directories (their sockets) are made
      * @param executor runs replica starts and output readers
      * @param server   how replicas reach the server (its socket, their tokens), if the socket serves
+     * @param logs     keeps what replicas write, for the functions' logs
      */
     public WorkerPools(
             SandboxRuntime runtime,
             WorkerJava java,
             Path runRoot,
             ExecutorService executor,
-            Optional<ServerAccess> server) {
+            Optional<ServerAccess> server,
+            FunctionLogs logs) {
+        this.logs = logs;
         this.runtime = runtime;
         this.java = java;
         this.runRoot = runRoot;
@@ -90,7 +94,7 @@ public final class WorkerPools implements AutoCloseable {
             if (shared == null) {
                 Shared fresh = new Shared(unit);
                 fresh.pool = new ReplicaPool(
-                        (wid, l) -> WorkerReplica.start(wid, runtime, java, runRoot, l, executor, server),
+                        (wid, l) -> WorkerReplica.start(wid, runtime, java, runRoot, l, executor, server, logs),
                         launch.get(),
                         scale.get(),
                         executor,
