@@ -92,10 +92,12 @@ final class WorkerContext {
         return application.run(args);
     }
 
-    /** Whether a class is the application's own: in the package of its main class or below. */
+    /**
+     * Whether a class is the application's own: in the package of its main class or below (nothing is, for an
+     * application in the default package, rather than everything, Spring's own listeners included).
+     */
     static boolean own(Class<?> type, String ownPackage) {
-        String name = ClassUtils.getUserClass(type).getName();
-        return ownPackage.isEmpty() || name.startsWith(ownPackage + ".");
+        return !ownPackage.isEmpty() && ClassUtils.getUserClass(type).getName().startsWith(ownPackage + ".");
     }
 
     /** A bean factory that does not tell {@link SpringApplication} of the runners it holds. */
