@@ -107,7 +107,15 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
         };
     }
 
+    /**
+     * Runs one call. What it prints or logs on this thread, the worker's word on its failure included, is tagged as
+     * the function's own ({@code FunctionOutput}).
+     */
     private byte[] call(CallFunctionRequest request) {
+        return FunctionOutput.during(request.getName(), () -> run(request));
+    }
+
+    private byte[] run(CallFunctionRequest request) {
         FunctionRegistry registry = functions.get();
         RegisteredFunction function = registry.find(request.getName())
                 .orElseThrow(() -> Status.NOT_FOUND
@@ -117,10 +125,7 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
                                         .toList())
                         .asRuntimeException());
         try {
-            // what the function prints or logs on this thread is tagged as its own (FunctionOutput)
-            return FunctionOutput.during(
-                    request.getName(),
-                    () -> function.call(request.getFeatherStream().toByteArray(), context));
+            return function.call(request.getFeatherStream().toByteArray(), context);
         } catch (FunctionInvocationException e) {
             Throwable thrown = e.getCause() == null ? e : e.getCause();
             log.info("{} threw {}", request.getName(), thrown.toString());
