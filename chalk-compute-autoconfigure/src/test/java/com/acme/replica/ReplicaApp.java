@@ -8,6 +8,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationContext;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.event.EventListener;
 import org.springframework.scheduling.annotation.EnableScheduling;
@@ -15,7 +16,7 @@ import org.springframework.scheduling.annotation.Scheduled;
 
 /**
  * An application that does work of its own when it starts (a runner, a ready listener, a scheduled task, a bean that
- * opens something expensive) beside a bean of functions that report what ran in the JVM serving them, and one that logs and prints.
+ * opens something expensive, a consumer started with the context) beside a bean of functions that report what ran in the JVM serving them, and one that logs and prints.
  */
 @SpringBootApplication(proxyBeanMethods = false)
 @EnableScheduling
@@ -27,6 +28,7 @@ public class ReplicaApp {
     public static final AtomicInteger READY = new AtomicInteger();
     public static final AtomicInteger TICKS = new AtomicInteger();
     public static final AtomicInteger WAREHOUSES = new AtomicInteger();
+    public static final AtomicInteger CONSUMERS_STARTED = new AtomicInteger();
 
     public static void main(String[] args) {
         SpringApplication.run(ReplicaApp.class, args);
@@ -43,6 +45,11 @@ public class ReplicaApp {
     }
 
     @Bean
+    OrderConsumer orderConsumer() {
+        return new OrderConsumer();
+    }
+
+    @Bean
     Probe probe(ApplicationContext context) {
         return new Probe(context);
     }
@@ -51,6 +58,27 @@ public class ReplicaApp {
     public static class Warehouse {
         Warehouse() {
             WAREHOUSES.incrementAndGet();
+        }
+    }
+
+    /** Starts with the application, as a message listener container does; no function needs it. */
+    public static class OrderConsumer implements SmartLifecycle {
+        private volatile boolean running;
+
+        @Override
+        public void start() {
+            CONSUMERS_STARTED.incrementAndGet();
+            running = true;
+        }
+
+        @Override
+        public void stop() {
+            running = false;
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
         }
     }
 
@@ -82,7 +110,7 @@ public class ReplicaApp {
         @ChalkFunction
         public String startupWork() {
             return "runner=" + RUNNER.get() + " ready=" + READY.get() + " ticks=" + TICKS.get() + " warehouses="
-                    + WAREHOUSES.get();
+                    + WAREHOUSES.get() + " consumers=" + CONSUMERS_STARTED.get();
         }
 
         /** The kind of context serving this function (a web server's context is a WebServerApplicationContext). */

@@ -86,6 +86,12 @@ final class WorkerContext {
                     new WorkerEventMulticaster(beanFactory, ownPackage));
             WorkerLifecycleProcessor lifecycle = new WorkerLifecycleProcessor();
             lifecycle.setBeanFactory(beanFactory);
+            // what Boot's own processor, which this one replaces, would have honoured
+            java.time.Duration shutdownPhase = context.getEnvironment()
+                    .getProperty("spring.lifecycle.timeout-per-shutdown-phase", java.time.Duration.class);
+            if (shutdownPhase != null) {
+                lifecycle.setTimeoutPerShutdownPhase(shutdownPhase.toMillis());
+            }
             beanFactory.registerSingleton(AbstractApplicationContext.LIFECYCLE_PROCESSOR_BEAN_NAME, lifecycle);
             context.addBeanFactoryPostProcessor(new FunctionBeansOnly(functions));
         });

@@ -53,6 +53,7 @@ class ReplicaStartupTests {
         assertThat(ReplicaApp.RUNNER.get()).isEqualTo(1);
         assertThat(ReplicaApp.READY.get()).isEqualTo(1);
         assertThat(ReplicaApp.WAREHOUSES.get()).isEqualTo(1);
+        assertThat(ReplicaApp.CONSUMERS_STARTED.get()).isEqualTo(1);
         await().atMost(Duration.ofSeconds(10)).until(() -> ReplicaApp.TICKS.get() > 0);
 
         long pid = (long) RemoteFunction.fromName(client, "pid").call();
@@ -65,7 +66,7 @@ class ReplicaStartupTests {
         // long enough for a 50 ms schedule to have ticked there, had it run
         await().pollDelay(Duration.ofMillis(500)).until(() -> true);
         assertThat(RemoteFunction.fromName(client, "startupWork").call())
-                .isEqualTo("runner=0 ready=0 ticks=0 warehouses=0");
+                .isEqualTo("runner=0 ready=0 ticks=0 warehouses=0 consumers=0");
         assertThat(RemoteFunction.fromName(client, "pid").call()).isEqualTo(pid);
         // the application's own work still ran once, in the application
         assertThat(ReplicaApp.RUNNER.get()).isEqualTo(1);
