@@ -243,6 +243,7 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(functions.catalog()),
                             intercepted(functions.asyncCalls()),
                             intercepted(functions.scalingGroups()),
+                            intercepted(functions.logs()),
                             intercepted(new CustomImageServiceV1(images, sandboxStore)),
                             ServerInterceptors.intercept(
                                     ServerInterceptors.intercept(authentication.service(), FAILURES_TO_STATUS),

@@ -6,6 +6,7 @@ import ai.chalk.compute.server.function.AsyncRemoteCallServiceV1;
 import ai.chalk.compute.server.function.ExternalFunctionCatalogServiceV1;
 import ai.chalk.compute.server.function.FunctionCalls;
 import ai.chalk.compute.server.function.FunctionDeployments;
+import ai.chalk.compute.server.function.FunctionLogServiceV1;
 import ai.chalk.compute.server.function.FunctionWorkers;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.sandbox.SandboxManager;
@@ -21,6 +22,7 @@ import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import ai.chalk.compute.server.worker.CodeSnapshots;
+import ai.chalk.compute.server.worker.FunctionLogs;
 import ai.chalk.compute.server.worker.ServerAccess;
 import ai.chalk.compute.server.worker.ServerSocketForWorkers;
 import ai.chalk.compute.server.worker.WorkerImageCheck;
@@ -52,6 +54,7 @@ final class FunctionServices implements AutoCloseable {
     private final ExternalFunctionCatalogServiceV1 catalog;
     private final AsyncRemoteCallServiceV1 asyncCalls;
     private final ScalingGroupManagerServiceV1 scalingGroups;
+    private final FunctionLogServiceV1 logs;
     private final ServerSocketForWorkers workerSocket;
 
     private FunctionServices(
@@ -64,7 +67,9 @@ final class FunctionServices implements AutoCloseable {
             ScheduledFuture<?> upkeep,
             ExternalFunctionCatalogServiceV1 catalog,
             AsyncRemoteCallServiceV1 asyncCalls,
-            ScalingGroupManagerServiceV1 scalingGroups) {
+            ScalingGroupManagerServiceV1 scalingGroups,
+            FunctionLogServiceV1 logs) {
+        this.logs = logs;
         this.workerSocket = workerSocket;
         this.blobs = blobs;
         this.blobOwners = blobOwners;
@@ -109,12 +114,14 @@ final class FunctionServices implements AutoCloseable {
         ScalingGroups groups = new ScalingGroups(groupStore, localSecrets);
         ServerSocketForWorkers workerSocket =
                 new ServerSocketForWorkers(dataDir.resolve("functions").resolve("server"));
+        FunctionLogs logs = new FunctionLogs();
         WorkerPools pools = new WorkerPools(
                 runtime,
                 java,
                 dataDir.resolve("functions").resolve("run"),
                 executor,
-                workerSocket.dir().map(dir -> new ServerAccess(dir, workloadTokens)));
+                workerSocket.dir().map(dir -> new ServerAccess(dir, workloadTokens)),
+                logs);
         FunctionWorkers workers = new FunctionWorkers(
                 functionStore, code, pools, workerReadyTimeout, groups::recordRevisionStatus, secrets);
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
@@ -149,7 +156,8 @@ final class FunctionServices implements AutoCloseable {
                 upkeep,
                 new ExternalFunctionCatalogServiceV1(deployments, calls, code),
                 new AsyncRemoteCallServiceV1(deployments, calls),
-                new ScalingGroupManagerServiceV1(groups));
+                new ScalingGroupManagerServiceV1(groups),
+                new FunctionLogServiceV1(deployments, logs));
     }
 
     /** Serves the server's services to replicas, on their socket. */
@@ -180,6 +188,10 @@ final class FunctionServices implements AutoCloseable {
 
     ScalingGroupManagerServiceV1 scalingGroups() {
         return scalingGroups;
+    }
+
+    FunctionLogServiceV1 logs() {
+        return logs;
     }
 
     @Override

@@ -2,6 +2,7 @@ package ai.chalk.compute.autoconfigure.endpoint;
 
 import ai.chalk.compute.autoconfigure.function.ChalkFunctions;
 import ai.chalk.compute.autoconfigure.function.ChalkFunctionsAutoConfiguration;
+import ai.chalk.compute.sandbox.SandboxClient;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -11,7 +12,8 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Adds the {@code chalkfunctions} actuator endpoint when actuator is present and the endpoint is exposed
- * ({@code management.endpoints.web.exposure.include=chalkfunctions}).
+ * ({@code management.endpoints.web.exposure.include=chalkfunctions}), with its web extension reading a function's
+ * logs from the server.
  */
 @AutoConfiguration(after = ChalkFunctionsAutoConfiguration.class)
 @ConditionalOnClass(ConditionalOnAvailableEndpoint.class)
@@ -23,5 +25,14 @@ public final class ChalkFunctionsEndpointAutoConfiguration {
     @ConditionalOnMissingBean
     ChalkFunctionsEndpoint chalkFunctionsEndpoint(ChalkFunctions functions) {
         return new ChalkFunctionsEndpoint(functions);
+    }
+
+    /** {@code /actuator/chalkfunctions/{name}/logs}, read from the server the application deploys to. */
+    @Bean
+    @ConditionalOnAvailableEndpoint(endpoint = ChalkFunctionsEndpoint.class)
+    @ConditionalOnBean(SandboxClient.class)
+    @ConditionalOnMissingBean
+    ChalkFunctionsLogsWebExtension chalkFunctionsLogsWebExtension(SandboxClient client) {
+        return new ChalkFunctionsLogsWebExtension(client.functions());
     }
 }

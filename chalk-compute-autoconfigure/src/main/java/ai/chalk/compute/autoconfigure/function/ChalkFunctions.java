@@ -38,6 +38,7 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
     private static final Logger log = LoggerFactory.getLogger(ChalkFunctions.class);
 
     private final FunctionRegistry registry;
+    private final boolean madeBeansOnly;
     private final Map<String, FunctionDeploymentState> states = new LinkedHashMap<>(); // guarded by this
     private ListableBeanFactory beanFactory;
 
@@ -47,7 +48,19 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
      * @param registry the registry to fill
      */
     public ChalkFunctions(FunctionRegistry registry) {
+        this(registry, false);
+    }
+
+    /**
+     * Functions registered in the given registry, from every function bean or, in a function replica, only from those
+     * the context made (the beans of the functions it serves: a replica makes nothing else of the application).
+     *
+     * @param registry      the registry to fill
+     * @param madeBeansOnly whether to leave out the function beans the context has not made
+     */
+    public ChalkFunctions(FunctionRegistry registry, boolean madeBeansOnly) {
         this.registry = Objects.requireNonNull(registry, "registry");
+        this.madeBeansOnly = madeBeansOnly;
     }
 
     @Override
@@ -96,7 +109,10 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
         // singletons only, without initialising factory beans or lazy beans just to learn their type
         for (String beanName : factory.getBeanNamesForType(Object.class, false, false)) {
             Class<?> type = factory.getType(beanName, false);
-            if (type == null) {
+            if (type == null
+                    || (madeBeansOnly
+                            && factory instanceof org.springframework.beans.factory.config.SingletonBeanRegistry made
+                            && !made.containsSingleton(beanName))) {
                 continue;
             }
             List<Method> methods = annotatedMethods(ClassUtils.getUserClass(type));

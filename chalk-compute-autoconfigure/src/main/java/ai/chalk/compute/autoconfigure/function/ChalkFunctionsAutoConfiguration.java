@@ -44,8 +44,9 @@ public final class ChalkFunctionsAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    ChalkFunctions chalkFunctions(FunctionRegistry registry) {
-        return new ChalkFunctions(registry);
+    ChalkFunctions chalkFunctions(FunctionRegistry registry, ChalkComputeProperties properties) {
+        // a function replica makes only the beans of the functions it serves: those are the functions it has
+        return new ChalkFunctions(registry, properties.getFunctions().isWorker());
     }
 
     /** Deployment, when there is a server to deploy to and the application is not itself a worker. */

@@ -137,10 +137,8 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
                 () -> new IllegalStateException(
                         "the context has no"
                                 + " @SpringBootApplication (or @SpringBootConfiguration) class for workers to boot the application from"));
-        // a @ChalkClass deployment serves all its methods: each function's worker loads every one of them
-        List<FunctionDefinition> served = functions.registry().definitions().stream()
-                .filter(d -> d.deploymentName().equals(function.deploymentName()))
-                .toList();
+        // the functions of one bean share replicas: each function's deployment serves all of them
+        List<FunctionDefinition> served = DeploymentUnits.servedWith(function, functions);
         return deployer.deploy(function, served, snapshot, WorkerMode.spring(main), false);
     }
 

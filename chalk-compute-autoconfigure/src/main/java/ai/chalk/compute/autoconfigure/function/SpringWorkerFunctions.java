@@ -9,8 +9,6 @@ import ai.chalk.compute.function.worker.WorkerSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.WebApplicationType;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -19,16 +17,15 @@ import org.springframework.context.ConfigurableApplicationContext;
  * auto-configuration apply) and serves the functions of the beans Spring made, dependencies and proxies included.
  * Found by the worker ({@code FunctionWorker}) with {@link java.util.ServiceLoader}.
  *
- * <p>The application boots as a worker: no web server ({@code spring.main.web-application-type=none}), no
- * embedded Chalk Compute server, and {@code chalk.compute.functions.worker=true}; its {@code SandboxClient} talks to
- * the server that runs the worker (the replica's {@code CHALK_COMPUTE_TARGET}, a Unix socket), so a function can
- * create sandboxes and return them. These are passed as command line arguments, so they win over the application's
- * own configuration. The context stays open for the worker's life
- * and is closed by Spring's shutdown hook when the worker exits.
- *
- * <p>The application's {@code CommandLineRunner} and {@code ApplicationRunner} beans run in the worker as in any
- * boot of it; a runner that should not (one that does the application's own work) can be switched off there with
- * {@code @ConditionalOnBooleanProperty(name = "chalk.compute.functions.worker", havingValue = false, matchIfMissing = true)}.
+ * <p>The application boots as a worker, with only what its functions need ({@link WorkerContext}): no web server
+ * ({@code spring.main.web-application-type=none}), no embedded Chalk Compute server, lazy initialization with the
+ * served functions' beans made at startup, no runners, no {@code @Scheduled} methods, no lifecycle beans the functions
+ * do not depend on, and {@code chalk.compute.functions.worker=true} (a bean can be switched off in replicas with
+ * {@code @ConditionalOnBooleanProperty(name = "chalk.compute.functions.worker", havingValue = false, matchIfMissing =
+ * true)}). Its {@code SandboxClient} talks to the server that runs the worker (the replica's
+ * {@code CHALK_COMPUTE_TARGET}, a Unix socket), so a function can create sandboxes and return them. These are passed
+ * as command line arguments, so they win over the application's own configuration. The context stays open for the
+ * worker's life and is closed by Spring's shutdown hook when the worker exits.
  */
 public final class SpringWorkerFunctions implements WorkerFunctions {
 
@@ -50,7 +47,7 @@ public final class SpringWorkerFunctions implements WorkerFunctions {
     @Override
     public FunctionRegistry load(WorkerSettings settings) throws ClassNotFoundException {
         String mainClassName = settings.mode().substring(MODE_PREFIX.length()).trim();
-        ConfigurableApplicationContext context = boot(mainClassName);
+        ConfigurableApplicationContext context = boot(mainClassName, settings.functions());
         try {
             return check(settings, mainClassName, context);
         } catch (RuntimeException e) {
@@ -60,18 +57,18 @@ public final class SpringWorkerFunctions implements WorkerFunctions {
     }
 
     /**
-     * Boots the application as a worker.
+     * Boots the application as a worker serving some functions.
      *
      * @param mainClassName the application's main class
+     * @param functions     the functions served: only their beans and what these depend on are made
      * @return its running context
      * @throws ClassNotFoundException when there is no such class
      */
-    static ConfigurableApplicationContext boot(String mainClassName) throws ClassNotFoundException {
+    static ConfigurableApplicationContext boot(String mainClassName, List<FunctionBinding> functions)
+            throws ClassNotFoundException {
         Class<?> mainClass =
                 Class.forName(mainClassName, false, Thread.currentThread().getContextClassLoader());
-        SpringApplication application = new SpringApplication(mainClass);
-        application.setWebApplicationType(WebApplicationType.NONE);
-        return application.run(workerArguments(System.getenv()));
+        return WorkerContext.boot(mainClass, functions, workerArguments(System.getenv()));
     }
 
     /** {@link #WORKER_ARGUMENTS}, and the server that runs the worker as the target when the replica names it. */
@@ -101,7 +98,7 @@ public final class SpringWorkerFunctions implements WorkerFunctions {
                 String why = functions
                         .function(binding.name())
                         .map(FunctionDeploymentState::error)
-                        .orElse("no bean of " + mainClassName + " declares it; the application's functions are "
+                        .orElse("no bean of " + mainClassName + " declares it; the beans of the classes named declare "
                                 + functions.functions().stream()
                                         .map(FunctionDeploymentState::name)
                                         .toList());

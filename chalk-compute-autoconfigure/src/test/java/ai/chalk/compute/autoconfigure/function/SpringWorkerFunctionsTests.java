@@ -8,6 +8,7 @@ import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer;
 import ai.chalk.compute.function.FunctionPayloads;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.arrow.DecodeContext;
+import ai.chalk.compute.function.worker.FunctionBinding;
 import ai.chalk.compute.function.worker.FunctionWorker;
 import ai.chalk.compute.function.worker.WorkerSettings;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
@@ -86,8 +87,9 @@ class SpringWorkerFunctionsTests {
     }
 
     @Test
-    void theApplicationBootsAsAWorkerWithoutWebServerEmbeddedServerOrClient() throws Exception {
-        try (ConfigurableApplicationContext context = SpringWorkerFunctions.boot(WorkerApp.class.getName())) {
+    void theApplicationBootsAsAWorkerWithoutWebServerEmbeddedServerOrClientMakingOnlyTheServedBeans() throws Exception {
+        try (ConfigurableApplicationContext context = SpringWorkerFunctions.boot(
+                WorkerApp.class.getName(), FunctionBinding.parseList("greet=com.acme.functions.Fraud#greet"))) {
             // the plain, non-web context SpringApplication makes for web-application-type=none
             assertThat(context.getClass()).isEqualTo(AnnotationConfigApplicationContext.class);
             assertThat(context.getBeanNamesForType(EmbeddedComputeServer.class)).isEmpty();
@@ -98,9 +100,12 @@ class SpringWorkerFunctionsTests {
                     .isTrue();
             ChalkFunctions functions = context.getBean(ChalkFunctions.class);
             assertThat(functions.registry().get("greet").invoke("Bo")).isEqualTo("Welcome, Bo");
+            // the bean of the function served, with its dependency; the other function bean is never made
             assertThat(functions.functions())
                     .extracting(FunctionDeploymentState::name)
-                    .containsExactlyInAnyOrder("greet", "fraudScore", "exact", "Embedder.embed");
+                    .containsExactlyInAnyOrder("greet", "fraudScore", "exact");
+            assertThat(context.getBeanFactory().containsSingleton("greeting")).isTrue();
+            assertThat(context.getBeanFactory().containsSingleton("embedder")).isFalse();
         }
     }
 
@@ -108,7 +113,8 @@ class SpringWorkerFunctionsTests {
     void aWorkerGivenATargetStillHasItsClient() throws Exception {
         // the application's own configuration names a server: the worker's beans may use a SandboxClient
         System.setProperty("chalk.compute.target", "127.0.0.1:1");
-        try (ConfigurableApplicationContext context = SpringWorkerFunctions.boot(WorkerApp.class.getName())) {
+        try (ConfigurableApplicationContext context = SpringWorkerFunctions.boot(
+                WorkerApp.class.getName(), FunctionBinding.parseList("greet=com.acme.functions.Fraud#greet"))) {
             assertThat(context.getBeanNamesForType(SandboxClient.class)).hasSize(1);
             assertThat(context.getBeanNamesForType(EmbeddedComputeServer.class)).isEmpty();
         } finally {
@@ -122,6 +128,7 @@ class SpringWorkerFunctionsTests {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("missing=com.acme.functions.Fraud#missing")
                 .hasMessageContaining("no bean of com.acme.functions.WorkerApp declares it")
+                .hasMessageContaining("the beans of the classes named declare")
                 .hasMessageContaining("greet");
     }
 

@@ -16,6 +16,9 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequ
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVersionsRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVersionsResponse;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
+import ai.chalk.compute.proto.function.v1.FunctionLogServiceGrpc;
+import ai.chalk.compute.proto.function.v1.GetFunctionLogsRequest;
+import ai.chalk.compute.proto.function.v1.GetFunctionLogsResponse;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.scaling.Readiness;
 import ai.chalk.compute.secret.SecretBindings;
@@ -50,7 +53,11 @@ public final class FunctionDeployer {
 
     private static final Logger log = LoggerFactory.getLogger(FunctionDeployer.class);
 
+    /** The most lines {@link #logs(String, int)} returns: what the server keeps of a function. */
+    public static final int MAX_LOG_LINES = 1000;
+
     private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
+    private final FunctionLogServiceGrpc.FunctionLogServiceBlockingStub logs;
     private final CodeUploader uploader;
     private final Function<Image, String> images;
     private final SecretsClient secrets;
@@ -75,6 +82,7 @@ public final class FunctionDeployer {
      */
     public FunctionDeployer(Channel channel, Function<Image, String> images, SecretsClient secrets) {
         this.catalog = ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
+        this.logs = FunctionLogServiceGrpc.newBlockingStub(channel);
         this.uploader = new CodeUploader(channel);
         this.images = Objects.requireNonNull(images, "images");
         this.secrets = Objects.requireNonNull(secrets, "secrets");
@@ -256,6 +264,51 @@ public final class FunctionDeployer {
                                         .setIncludeScalingGroup(true)
                                         .build()))
                 .getScalingGroup());
+    }
+
+    /**
+     * The most recent lines a function's replicas wrote (what it prints and logs to the console), oldest first: the
+     * lines of its calls, and what its replicas wrote outside calls. The server keeps the last
+     * {@value #MAX_LOG_LINES} lines of each function, in memory.
+     *
+     * @param functionName the function's name
+     * @return up to 100 lines
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the function is unknown
+     * @throws ChalkComputeException                            when the server cannot be reached
+     */
+    public List<FunctionLogLine> logs(String functionName) {
+        return logs(functionName, 100);
+    }
+
+    /**
+     * The most recent lines a function's replicas wrote, oldest first, as {@link #logs(String)}.
+     *
+     * @param functionName the function's name
+     * @param limit        how many lines at most, 1 to {@value #MAX_LOG_LINES}
+     * @return the lines
+     * @throws IllegalArgumentException                         when the limit is out of range
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the function is unknown
+     * @throws ChalkComputeException                            when the server cannot be reached
+     */
+    public List<FunctionLogLine> logs(String functionName, int limit) {
+        if (limit < 1 || limit > MAX_LOG_LINES) {
+            throw new IllegalArgumentException("limit must be between 1 and " + MAX_LOG_LINES + ", got " + limit);
+        }
+        GetFunctionLogsResponse response = ServerCall.run(
+                ResourceKind.FUNCTION,
+                () -> logs.getFunctionLogs(GetFunctionLogsRequest.newBuilder()
+                        .setFunctionName(functionName)
+                        .setLimit(limit)
+                        .build()));
+        return response.getLogsList().stream()
+                .map(e -> new FunctionLogLine(
+                        java.time.Instant.ofEpochSecond(
+                                e.getTimestamp().getSeconds(), e.getTimestamp().getNanos()),
+                        e.getLabelsOrDefault("replica", ""),
+                        Optional.ofNullable(e.getLabelsMap().get("function")),
+                        e.getLabelsOrDefault("stream", "stdout"),
+                        e.getMessage()))
+                .toList();
     }
 
     /**

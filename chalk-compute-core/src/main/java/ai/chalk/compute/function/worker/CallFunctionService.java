@@ -107,7 +107,15 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
         };
     }
 
+    /**
+     * Runs one call. What it prints or logs on this thread, the worker's word on its failure included, is tagged as
+     * the function's own ({@code FunctionOutput}).
+     */
     private byte[] call(CallFunctionRequest request) {
+        return FunctionOutput.during(request.getName(), () -> run(request));
+    }
+
+    private byte[] run(CallFunctionRequest request) {
         FunctionRegistry registry = functions.get();
         RegisteredFunction function = registry.find(request.getName())
                 .orElseThrow(() -> Status.NOT_FOUND

@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * The main class of a deployed function's replica. It reads its {@link WorkerSettings} from the environment,
  * serves {@code chalk.runtime.v1.RemoteCallService} and {@code grpc.health.v1.Health} on the Unix socket
  * {@code CHALK_WORKER_SOCKET} (health turns {@code SERVING} once the functions are loaded), and stops cleanly on
- * {@code SIGTERM}. The server starts it; you do not run it yourself, except to try a worker locally:
+ * {@code SIGTERM}. What a call prints or logs to the console is tagged with its function's name ({@code FunctionOutput})
+ * for the server, which keeps it as that function's logs. The server starts it; you do not run it yourself, except to try a worker locally:
  * <pre>
  * CHALK_WORKER_SOCKET=/tmp/w.sock CHALK_WORKER_FUNCTIONS=score=com.acme.Fraud#score \
  *     java -cp app.jar:chalk-compute-core.jar:... ai.chalk.compute.function.worker.FunctionWorker
@@ -91,6 +92,7 @@ public final class FunctionWorker implements AutoCloseable {
      * @param args ignored; everything comes from the environment
      */
     public static void main(String[] args) {
+        FunctionOutput.install(); // before anything (a logging framework) takes hold of System.out
         int status;
         try (FunctionWorker worker = start(WorkerSettings.fromEnv(System.getenv()))) {
             Thread current = Thread.currentThread();

@@ -185,6 +185,21 @@ class FunctionWorkerProcessTest {
         });
     }
 
+    /** The server tells a function's output from the rest of the replica's by this tag (functions-protocol §3). */
+    @Test
+    void whatACallWritesIsTaggedWithItsFunctionAndWhatTheWorkerWritesOutsideCallsIsNot() {
+        FunctionPayloads fail = local.get("fail").payloads();
+        catchCause(() -> exchange(List.of(request("fail", fail.encodeCall("tag me")))));
+
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(Files.readString(log))
+                        // logged through logback's console appender on the call's thread
+                        .containsPattern("(?m)^\\[chalk-function fail\\] [0-9:.]+ INFO .* fail threw"
+                                + " java.lang.IllegalStateException: tag me$")
+                        // the worker's own start, on its main thread
+                        .containsPattern("(?m)^[0-9:.]+ INFO .* worker w-1 serves "));
+    }
+
     @Test
     void aFailureEndsTheStreamAfterTheResponsesBeforeIt() {
         FunctionPayloads add = local.get("add").payloads();

@@ -25,6 +25,9 @@ public record FunctionOptions(
     /** The call timeout when the version sets none. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
 
+    /** The option holding a call's timeout. */
+    static final String TIMEOUT = "chalk_compute.timeout";
+
     private static final Pattern ENTRY = Pattern.compile("([A-Za-z_][A-Za-z0-9_.-]*)=([A-Za-z_$][\\w$.]*)#([\\w$]+)");
 
     /**
@@ -64,7 +67,7 @@ public record FunctionOptions(
                     + " spring:fully.qualified.MainClass");
         }
         Duration timeout = DEFAULT_TIMEOUT;
-        String t = o.get("chalk_compute.timeout");
+        String t = o.get(TIMEOUT);
         if (t != null) {
             try {
                 timeout = Duration.parse(t);

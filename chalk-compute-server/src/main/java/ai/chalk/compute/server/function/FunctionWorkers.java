@@ -23,7 +23,10 @@ import java.util.Optional;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
-/** The replica pools of function versions, and the scaling groups' runner for groups that serve functions. */
+/**
+ * The replica pools of function versions, and the scaling groups' runner for groups that serve functions. Versions of
+ * different functions whose replicas would be started alike share one pool ({@link #unit}).
+ */
 public final class FunctionWorkers implements RunnerFactory {
 
     private final FunctionStore functions;
@@ -62,6 +65,7 @@ public final class FunctionWorkers implements RunnerFactory {
         ScalingGroupSpec spec = request.getSpec();
         return pools.pool(
                 v.revisionId(),
+                unit(v, request),
                 () -> launch(v, request),
                 () -> new ReplicaPool.Scale(
                         spec.getScalingSpec().getMinReplicas(),
@@ -69,6 +73,25 @@ public final class FunctionWorkers implements RunnerFactory {
                         ScalingSpecs.shutdownDelay(spec),
                         FunctionOptions.of(request.getConfig()).calls()),
                 s -> statusSink.accept(v.revisionId(), s));
+    }
+
+    /**
+     * What makes two versions' replicas interchangeable: the environment and the request less what only concerns
+     * calls of the one function (its name, its schemas, its call timeout). The functions of one bean, each deployed
+     * with the whole bean's {@code chalk_compute.functions}, get equal units and so share replicas; a function with
+     * deployment settings of its own (image, resources, replicas, env, secrets, concurrency, retries) does not.
+     */
+    static String unit(FunctionStore.VersionRecord v, CreateExternalFunctionVersionRequest request) {
+        CreateExternalFunctionVersionRequest.Builder shared =
+                request.toBuilder().clearFunctionName().clearInputArrowSchema().clearOutputArrowSchema();
+        shared.getConfigBuilder().removeOptions(FunctionOptions.TIMEOUT);
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(FunctionDeployments.canonical(shared.build()));
+            return v.environment() + "/" + java.util.HexFormat.of().formatHex(digest);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
     }
 
     private WorkerLaunch launch(FunctionStore.VersionRecord v, CreateExternalFunctionVersionRequest request) {

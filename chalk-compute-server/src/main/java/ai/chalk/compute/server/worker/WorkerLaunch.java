@@ -67,4 +67,13 @@ public record WorkerLaunch(
     public WorkerLaunch {
         env = Map.copyOf(env);
     }
+
+    /** The names of the functions the replicas serve, from {@link #functions()}. */
+    public java.util.List<String> functionNames() {
+        return java.util.Arrays.stream(functions.split(","))
+                .map(String::trim)
+                .filter(e -> !e.isEmpty())
+                .map(e -> e.contains("=") ? e.substring(0, e.indexOf('=')) : e)
+                .toList();
+    }
 }

@@ -7,30 +7,50 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The last lines a worker process wrote (stdout and stderr), kept to explain why it failed; all go to the log. */
+/**
+ * What a worker process writes (stdout and stderr): every line goes to the server's log at INFO, named after the
+ * function that wrote it (or the functions the replica serves, for a line written outside calls) and the replica, and
+ * to the functions' recent logs ({@link FunctionLogs}); the last lines are also kept to explain why a worker failed.
+ */
 final class WorkerOutput {
 
     private static final Logger log = LoggerFactory.getLogger(WorkerOutput.class);
     private static final int KEPT = 20;
     private final Deque<String> lines = new ArrayDeque<>();
     private final String workerId;
+    private final String environment;
+    private final List<String> served;
+    private final String servedLabel;
+    private final FunctionLogs logs;
 
-    WorkerOutput(String workerId) {
+    /**
+     * @param environment the environment of the functions the replica serves
+     * @param served      the names of those functions
+     * @param logs        where the functions' recent lines are kept
+     */
+    WorkerOutput(String workerId, String environment, List<String> served, FunctionLogs logs) {
         this.workerId = workerId;
+        this.environment = environment;
+        this.served = List.copyOf(served);
+        this.servedLabel = String.join(",", served);
+        this.logs = logs;
     }
 
-    /** Reads {@code in} on {@code executor} until it ends. */
-    void follow(InputStream in, Executor executor) {
+    /** Reads {@code in}, the worker's {@code stream} ({@code stdout} or {@code stderr}), on {@code executor}. */
+    void follow(InputStream in, String stream, Executor executor) {
         executor.execute(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
-                    log.debug("worker {}: {}", workerId, line);
-                    add(line.length() > 500 ? line.substring(0, 500) + "..." : line);
+                    FunctionLogs.Line kept =
+                            logs.add(environment, served, workerId, stream, FunctionLogs.Tagged.of(line));
+                    log.info("[{} {}] {}", kept.function().orElse(servedLabel), workerId, kept.text());
+                    add(kept.text().length() > 500 ? kept.text().substring(0, 500) + "..." : kept.text());
                 }
             } catch (IOException e) {
                 // the process is gone

@@ -3,6 +3,9 @@ package ai.chalk.compute.server.worker;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,7 +13,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
-/** The replica pools of every function revision that serves, by revision id. */
+/**
+ * The replica pools of every function revision that serves. Revisions whose replicas would be started alike (the
+ * same {@code unit}: code, functions served, worker mode, container and scaling specs, call policy, environment)
+ * share one pool, so the functions of one Spring bean, deployed as several functions that each serve them all, run
+ * in one set of worker JVMs rather than one per function. A shared pool reports its status to every revision it
+ * serves and stops when the last of them retires.
+ */
 public final class WorkerPools implements AutoCloseable {
 
     private final SandboxRuntime runtime;
@@ -18,20 +27,40 @@ public final class WorkerPools implements AutoCloseable {
     private final Path runRoot;
     private final ExecutorService executor;
     private final Optional<ServerAccess> server;
-    private final Map<String, ReplicaPool> pools = new ConcurrentHashMap<>();
+    private final FunctionLogs logs;
+    private final Map<String, Shared> byRevision = new ConcurrentHashMap<>();
+    private final Map<String, Shared> byUnit = new HashMap<>(); // guarded by this
+
+    /** One pool and the revisions it serves, each with where its status goes. */
+    private static final class Shared {
+        private final String unit;
+        private final Map<String, Consumer<PoolStatus>> revisions = new ConcurrentHashMap<>();
+        private ReplicaPool pool;
+
+        Shared(String unit) {
+            this.unit = unit;
+        }
+
+        void report(PoolStatus status) {
+            revisions.values().forEach(sink -> sink.accept(status));
+        }
+    }
 
     /**
      * @param java     the Java replicas run, and where
      * @param runRoot  where replicas' run directories (their sockets) are made
      * @param executor runs replica starts and output readers
      * @param server   how replicas reach the server (its socket, their tokens), if the socket serves
+     * @param logs     keeps what replicas write, for the functions' logs
      */
     public WorkerPools(
             SandboxRuntime runtime,
             WorkerJava java,
             Path runRoot,
             ExecutorService executor,
-            Optional<ServerAccess> server) {
+            Optional<ServerAccess> server,
+            FunctionLogs logs) {
+        this.logs = logs;
         this.runtime = runtime;
         this.java = java;
         this.runRoot = runRoot;
@@ -39,48 +68,101 @@ public final class WorkerPools implements AutoCloseable {
         this.server = server;
     }
 
-    /** The pool of a revision, created (and filled to its minimum) on first use. */
+    /**
+     * The pool of a revision: the pool of its unit when another revision of that unit serves, else a new one
+     * (filled to its minimum).
+     *
+     * @param unit     what makes two revisions' replicas interchangeable; revisions of equal units share a pool
+     * @param launch   how to start replicas, asked only when a new pool is made
+     * @param scale    how many, asked only when a new pool is made
+     * @param onStatus hears the pool's status from now on, until the revision {@link #retire retires}
+     */
     public ReplicaPool pool(
             String revisionId,
+            String unit,
             Supplier<WorkerLaunch> launch,
             Supplier<ReplicaPool.Scale> scale,
             Consumer<PoolStatus> onStatus) {
-        ReplicaPool[] created = new ReplicaPool[1];
-        ReplicaPool pool = pools.computeIfAbsent(revisionId, id -> {
-            created[0] = new ReplicaPool(
-                    (wid, l) -> WorkerReplica.start(wid, runtime, java, runRoot, l, executor, server),
-                    launch.get(),
-                    scale.get(),
-                    executor,
-                    onStatus);
-            return created[0];
-        });
-        if (created[0] != null) {
-            created[0].fill();
+        Shared shared;
+        boolean created = false;
+        synchronized (this) {
+            Shared serving = byRevision.get(revisionId);
+            if (serving != null) {
+                return serving.pool;
+            }
+            shared = byUnit.get(unit);
+            if (shared == null) {
+                Shared fresh = new Shared(unit);
+                fresh.pool = new ReplicaPool(
+                        (wid, l) -> WorkerReplica.start(wid, runtime, java, runRoot, l, executor, server, logs),
+                        launch.get(),
+                        scale.get(),
+                        executor,
+                        fresh::report);
+                byUnit.put(unit, fresh);
+                shared = fresh;
+                created = true;
+            }
+            shared.revisions.put(revisionId, onStatus);
+            byRevision.put(revisionId, shared);
         }
-        return pool;
+        if (created) {
+            shared.pool.fill();
+        } else {
+            onStatus.accept(shared.pool.status()); // a revision joining a serving pool learns its state at once
+        }
+        return shared.pool;
     }
 
     /** The pool of a revision if it serves. */
     public Optional<ReplicaPool> existing(String revisionId) {
-        return Optional.ofNullable(pools.get(revisionId));
+        Shared shared = byRevision.get(revisionId);
+        return shared == null ? Optional.empty() : Optional.of(shared.pool);
     }
 
-    /** Stops a revision's replicas. */
+    /** How many pools run (revisions sharing one count once). */
+    public synchronized int size() {
+        return byUnit.size();
+    }
+
+    /** A revision no longer serves: its pool's replicas stop when no other revision shares them. */
     public void retire(String revisionId) {
-        ReplicaPool p = pools.remove(revisionId);
-        if (p != null) {
-            p.close();
+        ReplicaPool stop = null;
+        synchronized (this) {
+            Shared shared = byRevision.remove(revisionId);
+            if (shared == null) {
+                return;
+            }
+            shared.revisions.remove(revisionId);
+            if (shared.revisions.isEmpty()) {
+                byUnit.remove(shared.unit);
+                stop = shared.pool;
+            }
+        }
+        if (stop != null) {
+            stop.close();
         }
     }
 
     /** Stops idle replicas above their pools' minimum. */
     public void reap(Instant now) {
-        pools.values().forEach(p -> p.reap(now));
+        pools().forEach(p -> p.reap(now));
+    }
+
+    private synchronized List<ReplicaPool> pools() {
+        List<ReplicaPool> all = new ArrayList<>();
+        byUnit.values().forEach(s -> all.add(s.pool));
+        return all;
     }
 
     @Override
     public void close() {
-        pools.keySet().forEach(this::retire);
+        List<ReplicaPool> all;
+        synchronized (this) {
+            all = pools();
+            byUnit.clear();
+            byRevision.clear();
+        }
+        all.forEach(ReplicaPool::close);
     }
 }

@@ -94,7 +94,8 @@ public final class WorkerReplica implements AutoCloseable {
     }
 
     /**
-     * Starts a replica and returns once its worker reports SERVING.
+     * Starts a replica and returns once its worker reports SERVING. What the worker writes goes to the server's log
+     * and to {@code logs}.
      *
      * @throws WorkerDiedException when the sandbox or worker does not start, or is not SERVING within the launch's
      *                             timeout; the message has the worker's last output
@@ -106,7 +107,8 @@ public final class WorkerReplica implements AutoCloseable {
             Path runRoot,
             WorkerLaunch launch,
             Executor executor,
-            Optional<ServerAccess> server)
+            Optional<ServerAccess> server,
+            FunctionLogs logs)
             throws WorkerDiedException {
         // a function's own image (accepted only where workers run in images) replaces the server's worker image
         WorkerJava java = launch.image().isEmpty() ? serverWorkers : WorkerJava.image(launch.image());
@@ -144,7 +146,7 @@ public final class WorkerReplica implements AutoCloseable {
             throw new WorkerDiedException(
                     "worker " + id + " could not start its sandbox: " + e.getMessage() + remedy(java));
         }
-        WorkerOutput output = new WorkerOutput(id);
+        WorkerOutput output = new WorkerOutput(id, launch.environment(), launch.functionNames(), logs);
         RuntimeProcess process;
         try {
             List<String> command = java.command(jvmArgs(launch));
@@ -165,8 +167,8 @@ public final class WorkerReplica implements AutoCloseable {
         } catch (IOException e) {
             // it exited already; the wait below says so
         }
-        output.follow(process.stdout(), executor);
-        output.follow(process.stderr(), executor);
+        output.follow(process.stdout(), "stdout", executor);
+        output.follow(process.stderr(), "stderr", executor);
         // directExecutor: the call's callbacks only complete a future, so they run on the channel's event loop
         // instead of costing a hand-off to another thread per message
         PinnedSocket socket;

@@ -29,7 +29,8 @@ import java.nio.file.Path;
  * {@code <label>|<worker id>|<payload>} where the label is the classpath resource {@code chalk-test-answer.txt}
  * (so two code snapshots answer differently); {@code fail} ends the call with UNKNOWN and a {@code chalk-error-bin}
  * trailer; {@code crash} halts the JVM mid-call; {@code probe} answers whether {@code /chalk/code} is writable and
- * the worker's environment and Java and whether the server's socket is reachable; {@code slow} waits the payload's milliseconds, then echoes.
+ * the worker's environment and Java and whether the server's socket is reachable; {@code slow} waits the payload's milliseconds, then echoes;
+ * {@code print} writes the payload to stdout tagged as the protocol's worker tags a call's output, and untagged to stderr.
  */
 public final class TestFunctionWorker {
 
@@ -141,6 +142,11 @@ public final class TestFunctionWorker {
                             return;
                         }
                         case "probe" -> payload = probe();
+                        case "print" -> {
+                            // as the real worker does: a call's line tagged with its function, another one not
+                            System.out.println("[chalk-function print] printed " + payload);
+                            System.err.println("untagged " + payload);
+                        }
                         case "slow" -> {
                             try {
                                 Thread.sleep(Long.parseLong(payload));
