@@ -1,6 +1,7 @@
 package ai.chalk.compute.sample.startup;
 
 import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer;
+import ai.chalk.compute.sample.startup.web.StartupWebApp;
 import ai.chalk.compute.sandbox.SandboxClient;
 import java.lang.management.ManagementFactory;
 import org.springframework.boot.SpringApplication;
@@ -21,31 +22,65 @@ import org.springframework.context.ConfigurableApplicationContext;
 @EnableAutoConfiguration
 public class StartupProbe {
 
-    /** The auto-configurations the starter adds to an application. */
-    static final String STARTER_AUTO_CONFIGURATIONS = String.join(
-            ",",
-            "ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration",
-            "ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerAutoConfiguration",
-            "ai.chalk.compute.autoconfigure.auth.ChalkComputeAuthAutoConfiguration",
-            "ai.chalk.compute.autoconfigure.progress.ChalkComputeProgressAutoConfiguration",
-            "ai.chalk.compute.autoconfigure.tracing.ChalkComputeObservationAutoConfiguration",
-            "ai.chalk.compute.autoconfigure.health.ChalkComputeHealthAutoConfiguration",
-            "ai.chalk.compute.autoconfigure.endpoint.ChalkComputeEndpointAutoConfiguration",
-            "org.springframework.boot.grpc.client.autoconfigure.CompositeChannelFactoryAutoConfiguration",
-            "org.springframework.boot.grpc.client.autoconfigure.GrpcClientAutoConfiguration",
-            "org.springframework.boot.grpc.client.autoconfigure.GrpcClientObservationAutoConfiguration");
+    /**
+     * The auto-configurations the starter adds to an application: Chalk Compute's and Spring gRPC's client ones (which
+     * only the starter brings), read from the class path's auto-configuration imports so that none is forgotten.
+     */
+    static final String STARTER_AUTO_CONFIGURATIONS = starterAutoConfigurations();
 
+    private static String starterAutoConfigurations() {
+        try {
+            java.util.List<String> names = new java.util.ArrayList<>();
+            var resources = StartupProbe.class
+                    .getClassLoader()
+                    .getResources("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports");
+            while (resources.hasMoreElements()) {
+                try (var in = resources.nextElement().openStream()) {
+                    for (String line :
+                            new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                        String name = line.strip();
+                        if (name.startsWith("ai.chalk.compute.")
+                                || name.startsWith("org.springframework.boot.grpc.client.")) {
+                            names.add(name);
+                        }
+                    }
+                }
+            }
+            return String.join(",", names);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * @param args the variant ({@code with}, {@code remote}, {@code without}), then {@code web} for the realistic
+     *     application ({@link StartupWebApp}: web server, functions, actuator) or {@code empty} for this one, then
+     *     any further application arguments
+     */
     public static void main(String[] args) {
         String variant = args.length > 0 ? args[0] : "with";
+        boolean web = args.length > 1 && args[1].equals("web");
         boolean with = !variant.equals("without");
         boolean embeddedExpected = variant.equals("with");
-        SpringApplication application = new SpringApplication(StartupProbe.class);
-        application.setWebApplicationType(WebApplicationType.NONE);
+        SpringApplication application = new SpringApplication(web ? StartupWebApp.class : StartupProbe.class);
+        if (!web) {
+            application.setWebApplicationType(WebApplicationType.NONE);
+        }
         application.setLogStartupInfo(false);
+        // -Dchalk.startup.steps=N prints the N slowest startup steps (bean creations, refresh phases), to find where
+        // the time goes
+        int steps = Integer.getInteger("chalk.startup.steps", 0);
+        org.springframework.boot.context.metrics.buffering.BufferingApplicationStartup recorder =
+                new org.springframework.boot.context.metrics.buffering.BufferingApplicationStartup(100_000);
+        if (steps > 0) {
+            application.setApplicationStartup(recorder);
+        }
         String[] properties = with
                 ? new String[] {
                     "--spring.main.banner-mode=off",
                     "--logging.level.root=WARN",
+                    "--server.port=0",
+                    "--management.endpoints.web.exposure.include=health,chalkcompute,chalkfunctions",
                     embeddedExpected
                             ? "--chalk.compute.embedded.enabled=auto"
                             : "--chalk.compute.target=localhost:50051"
@@ -53,11 +88,13 @@ public class StartupProbe {
                 : new String[] {
                     "--spring.main.banner-mode=off",
                     "--logging.level.root=WARN",
+                    "--server.port=0",
+                    "--management.endpoints.web.exposure.include=health",
                     "--spring.autoconfigure.exclude=" + STARTER_AUTO_CONFIGURATIONS
                 };
         String[] all = java.util.stream.Stream.concat(
                         java.util.Arrays.stream(properties),
-                        java.util.Arrays.stream(args).skip(1))
+                        java.util.Arrays.stream(args).skip(2))
                 .toArray(String[]::new);
         long started = System.nanoTime();
         ConfigurableApplicationContext context = application.run(all);
@@ -71,7 +108,43 @@ public class StartupProbe {
             throw new IllegalStateException("variant " + variant + " but SandboxClient bean present: " + hasClient
                     + ", embedded server running: " + serving);
         }
-        System.out.println("STARTUP " + variant + " " + runMillis + " " + uptimeMillis);
+        long rssKb = residentKb();
+        long cpuMillis = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                        .getProcessCpuTime()
+                / 1_000_000;
+        if (steps > 0) {
+            recorder.getBufferedTimeline().getEvents().stream()
+                    .sorted(java.util.Comparator.comparing(
+                                    org.springframework.boot.context.metrics.buffering.StartupTimeline.TimelineEvent
+                                            ::getDuration)
+                            .reversed())
+                    .limit(steps)
+                    .forEach(e -> System.out.println("STEP " + e.getDuration().toMillis() + " ms "
+                            + e.getStartupStep().getName() + " " + tags(e.getStartupStep())));
+        }
+        System.out.println("STARTUP " + variant + " " + runMillis + " " + uptimeMillis + " " + rssKb + " " + cpuMillis);
         System.exit(SpringApplication.exit(context));
+    }
+
+    /** The process's resident memory, from /proc (0 where there is none). */
+    private static long residentKb() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", ""));
+                }
+            }
+        } catch (java.io.IOException e) {
+            return 0;
+        }
+        return 0;
+    }
+
+    private static String tags(org.springframework.core.metrics.StartupStep step) {
+        StringBuilder out = new StringBuilder();
+        step.getTags()
+                .forEach(t ->
+                        out.append(t.getKey()).append('=').append(t.getValue()).append(' '));
+        return out.toString();
     }
 }
