@@ -4,6 +4,7 @@ import ai.chalk.compute.auth.ChalkAuthInterceptor;
 import ai.chalk.compute.auth.ChalkCredentials;
 import ai.chalk.compute.auth.CredentialSource;
 import ai.chalk.compute.auth.TokenSource;
+import ai.chalk.compute.connection.ConnectionFailures;
 import ai.chalk.compute.connection.ConnectionSettings;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
@@ -37,7 +38,8 @@ final class ClientConnection {
     /** A channel to a server embedded in this JVM. */
     static ClientConnection inProcess(String serverName) {
         ManagedChannel channel = InProcessChannelBuilder.forName(serverName).build();
-        return new ClientConnection(channel, channel, null, "in-process:" + serverName);
+        String target = "in-process:" + serverName;
+        return new ClientConnection(ConnectionFailures.intercept(channel, target), channel, null, target);
     }
 
     /**
@@ -82,7 +84,9 @@ final class ClientConnection {
 
     /** A channel the user manages: closing the connection leaves it open. */
     static ClientConnection of(Channel channel) {
-        return new ClientConnection(channel, null, null, channel.authority());
+        // a failed call names where it went, whoever made the channel
+        return new ClientConnection(
+                ConnectionFailures.intercept(channel, channel.authority()), null, null, channel.authority());
     }
 
     Channel channel() {
