@@ -77,7 +77,21 @@ class ChalkComputeActuatorTests {
             assertThat(health.getStatus()).isEqualTo(Status.DOWN);
             assertThat(health.getDetails())
                     .containsEntry("server", "127.0.0.1:1")
-                    .containsEntry("status", "UNAVAILABLE");
+                    .containsEntry("status", "UNAVAILABLE")
+                    .containsEntry("error", "connection refused to 127.0.0.1:1");
+        });
+    }
+
+    @Test
+    void theEndpointAnswersWithTheReasonWhenTheRemoteServerIsUnreachable() {
+        runner.withPropertyValues("chalk.compute.target=127.0.0.1:1").run(context -> {
+            // an exception here is what made the endpoint answer HTTP 500
+            ChalkComputeEndpoint.ChalkComputeDescriptor shown =
+                    context.getBean(ChalkComputeEndpoint.class).chalkCompute();
+            assertThat(shown.server()).isEqualTo("127.0.0.1:1");
+            assertThat(shown.reachable()).isFalse();
+            assertThat(shown.sandboxes()).isEmpty();
+            assertThat(shown.error()).isEqualTo("UNAVAILABLE: connection refused to 127.0.0.1:1");
         });
     }
 
@@ -89,6 +103,8 @@ class ChalkComputeActuatorTests {
             ChalkComputeEndpoint.ChalkComputeDescriptor shown =
                     context.getBean(ChalkComputeEndpoint.class).chalkCompute();
             assertThat(shown.server()).isEqualTo("embedded");
+            assertThat(shown.reachable()).isTrue();
+            assertThat(shown.error()).isNull();
             assertThat(shown.sandboxes()).singleElement().satisfies(s -> {
                 assertThat(s.id()).isEqualTo(sandbox.id());
                 assertThat(s.name()).isEqualTo("listed");
