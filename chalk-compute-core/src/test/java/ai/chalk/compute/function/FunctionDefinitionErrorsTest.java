@@ -49,7 +49,8 @@ class FunctionDefinitionErrorsTest {
                 Arguments.of(
                         Broken.BadDefault.class,
                         "com.acme.Broken$BadDefault.page(int size): parameter 'size' has "
-                                + "@Default(\"\\\"ten\\\"\"), but \"ten\" is not a value of type int"),
+                                + "@Default(\"\\\"ten\\\"\"), but \"ten\" is not a value of type int; write a default"
+                                + " of type int as JSON: a whole number, such as @Default(\"10\")"),
                 Arguments.of(
                         Broken.SameParamNames.class,
                         "com.acme.Broken$SameParamNames.pair(int x, int x): two " + "parameters are named 'x'"),

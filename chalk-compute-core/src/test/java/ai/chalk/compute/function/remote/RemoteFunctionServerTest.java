@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.RemoteExecutionException;
+import ai.chalk.compute.function.arrow.ArrowPayloadException;
 import ai.chalk.compute.function.deploy.FunctionVersion;
 import java.nio.file.Path;
 import java.util.List;
@@ -51,6 +52,33 @@ class RemoteFunctionServerTest {
             assertThat(sum.call(1L, 2L))
                     .as("the server and the other function keep serving")
                     .isEqualTo(3L);
+        }
+    }
+
+    @Test
+    void aCallByNameLeavesOutTrailingArgumentsThatHaveDefaults() throws Exception {
+        try (DeployedTally tally = new DeployedTally(dataDir)) {
+            tally.deploy("label");
+            // this caller knows the function by name only: the defaults come from the catalog's schema
+            RemoteFunction byName = RemoteFunction.fromName(tally.client, "label");
+            assertThat(byName.call("ab")).isEqualTo("ab-ab");
+            assertThat(byName.call("ab", "+")).isEqualTo("ab+ab");
+            assertThat(byName.call("ab", "+", 3)).isEqualTo("ab+ab+ab");
+            assertThat(byName.callBatch(List.of(new Object[] {"x"}, new Object[] {"y", "/", 1})))
+                    .containsExactly("x-x", "y");
+            assertThat(byName.callAsync("z").get(60, TimeUnit.SECONDS)).isEqualTo("z-z");
+            assertThatThrownBy(byName::call)
+                    .isInstanceOf(ArrowPayloadException.class)
+                    .hasMessage("row 0: the function takes 1 to 3 arguments [name, separator=\"-\", copies=2] but 0"
+                            + " were given");
+            assertThatThrownBy(() -> byName.call("a", "b", 1, 2))
+                    .hasMessageContaining("takes 1 to 3 arguments")
+                    .hasMessageEndingWith("but 4 were given");
+            // with the local definition too
+            assertThat(tally.remote("label").call("ab", "")).isEqualTo("abab");
+            assertThatThrownBy(() -> tally.remote("label").call())
+                    .hasMessage(
+                            "row 0: label takes 1 to 3 arguments [name, separator=\"-\", copies=2] but 0 were given");
         }
     }
 }
