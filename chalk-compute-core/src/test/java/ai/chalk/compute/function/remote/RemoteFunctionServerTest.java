@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.arrow.ArrowPayloadException;
+import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ai.chalk.compute.function.deploy.FunctionVersion;
 import java.nio.file.Path;
 import java.util.List;
@@ -24,7 +25,11 @@ class RemoteFunctionServerTest {
     @Test
     void deployCallAndReuse() throws Exception {
         try (DeployedTally tally = new DeployedTally(dataDir)) {
-            FunctionVersion first = tally.deploy("sum");
+            FunctionDeployer.Deployment deployment = tally.ensure("sum");
+            assertThat(deployment.reused())
+                    .as("a new function gets a new version")
+                    .isFalse();
+            FunctionVersion first = deployment.version();
             assertThat(first.version()).isEqualTo(1);
             int uploadsAfterFirst = tally.uploads.get();
             assertThat(uploadsAfterFirst).as("the class path went up once").isPositive();
@@ -35,10 +40,11 @@ class RemoteFunctionServerTest {
                     .containsExactly(2L, 12L, 0L);
             assertThat(sum.callAsync(20L, 22L).get(60, TimeUnit.SECONDS)).isEqualTo(42L);
 
-            FunctionVersion again = tally.deploy("sum");
-            assertThat(again.id())
+            FunctionDeployer.Deployment redeployed = tally.ensure("sum");
+            assertThat(redeployed.version().id())
                     .as("unchanged code, image and configuration reuse the version")
                     .isEqualTo(first.id());
+            assertThat(redeployed.reused()).as("and say so").isTrue();
             assertThat(tally.uploads.get()).as("nothing uploaded on reuse").isEqualTo(uploadsAfterFirst);
 
             tally.deploy("explode");
