@@ -144,6 +144,15 @@ public final class ChalkComputeChannel implements AutoCloseable {
         return kind == Kind.EMBEDDED;
     }
 
+    /**
+     * Makes a channel that failed to connect try again at once rather than after gRPC's reconnect backoff (which
+     * grows to two minutes, failing calls fast meanwhile): for a caller that knows the server may be back. Nothing
+     * happens to a channel not opened yet, or connected.
+     */
+    public void reconnectNow() {
+        opened.resetConnectBackoff();
+    }
+
     /** Shuts the channel down, waiting briefly for calls in flight; later calls fail. */
     @Override
     public void close() {
@@ -188,6 +197,12 @@ public final class ChalkComputeChannel implements AutoCloseable {
                 channel = Objects.requireNonNull(opener.get(), "the opener returned no channel");
             }
             return channel;
+        }
+
+        synchronized void resetConnectBackoff() {
+            if (channel != null && !closed) {
+                channel.resetConnectBackoff();
+            }
         }
 
         /** Marks it closed; returns the channel to shut down, or {@code null} when none was opened. */

@@ -301,6 +301,13 @@ public class ChalkComputeProperties {
          */
         private boolean deployOnly;
 
+        private final Retry retry = new Retry();
+
+        /** How a deployment that could not reach the server (UNAVAILABLE, DEADLINE_EXCEEDED, ...) is tried again. */
+        public Retry getRetry() {
+            return retry;
+        }
+
         public boolean isDeploy() {
             return deploy;
         }
@@ -361,6 +368,54 @@ public class ChalkComputeProperties {
 
         public void setWorker(boolean worker) {
             this.worker = worker;
+        }
+    }
+
+    /**
+     * Retries of a function's deployment that failed for want of a server: the application started before its
+     * server, or the server restarted. Each retry waits twice as long as the one before, from initial-backoff up to
+     * max-backoff, for as long as the application runs; a deployment the server refused (a bad image, a secret
+     * that does not exist) is not retried. {@code POST /actuator/chalkfunctions} redeploys at once.
+     */
+    public static class Retry {
+
+        /** Whether a deployment that could not reach the server is tried again. */
+        private boolean enabled = true;
+
+        /** How long the first retry waits. */
+        private Duration initialBackoff = Duration.ofSeconds(1);
+
+        /** The longest wait between two tries. */
+        private Duration maxBackoff = Duration.ofSeconds(30);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getInitialBackoff() {
+            return initialBackoff;
+        }
+
+        public void setInitialBackoff(Duration initialBackoff) {
+            if (initialBackoff == null || initialBackoff.isNegative() || initialBackoff.isZero()) {
+                throw new IllegalArgumentException("must be a positive duration, got " + initialBackoff);
+            }
+            this.initialBackoff = initialBackoff;
+        }
+
+        public Duration getMaxBackoff() {
+            return maxBackoff;
+        }
+
+        public void setMaxBackoff(Duration maxBackoff) {
+            if (maxBackoff == null || maxBackoff.isNegative() || maxBackoff.isZero()) {
+                throw new IllegalArgumentException("must be a positive duration, got " + maxBackoff);
+            }
+            this.maxBackoff = maxBackoff;
         }
     }
 

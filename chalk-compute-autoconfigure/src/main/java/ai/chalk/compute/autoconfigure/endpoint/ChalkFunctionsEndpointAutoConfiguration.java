@@ -2,6 +2,8 @@ package ai.chalk.compute.autoconfigure.endpoint;
 
 import ai.chalk.compute.autoconfigure.function.ChalkFunctions;
 import ai.chalk.compute.autoconfigure.function.ChalkFunctionsAutoConfiguration;
+import ai.chalk.compute.autoconfigure.function.ChalkFunctionsDeployment;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -11,7 +13,8 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Adds the {@code chalkfunctions} actuator endpoint when actuator is present and the endpoint is exposed
- * ({@code management.endpoints.web.exposure.include=chalkfunctions}).
+ * ({@code management.endpoints.web.exposure.include=chalkfunctions}); it redeploys through the application's
+ * {@link ChalkFunctionsDeployment} when there is one.
  */
 @AutoConfiguration(after = ChalkFunctionsAutoConfiguration.class)
 @ConditionalOnClass(ConditionalOnAvailableEndpoint.class)
@@ -21,7 +24,8 @@ public final class ChalkFunctionsEndpointAutoConfiguration {
     @Bean
     @ConditionalOnAvailableEndpoint
     @ConditionalOnMissingBean
-    ChalkFunctionsEndpoint chalkFunctionsEndpoint(ChalkFunctions functions) {
-        return new ChalkFunctionsEndpoint(functions);
+    ChalkFunctionsEndpoint chalkFunctionsEndpoint(
+            ChalkFunctions functions, ObjectProvider<ChalkFunctionsDeployment> deployment) {
+        return new ChalkFunctionsEndpoint(functions, deployment.getIfUnique());
     }
 }

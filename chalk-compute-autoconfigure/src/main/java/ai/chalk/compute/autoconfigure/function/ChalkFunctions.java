@@ -129,13 +129,12 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
             return;
         }
         for (FunctionDefinition definition : registration.registered()) {
-            put(new FunctionDeploymentState(
+            put(FunctionDeploymentState.discovered(
                     definition.name(),
                     definition.kind(),
                     beanName,
                     SourceLocation.of(definition.method()),
                     FunctionDeploymentState.Status.DISCOVERED,
-                    null,
                     null));
         }
         // each invalid method fails alone, with its own message; its neighbours on the bean deploy
@@ -156,13 +155,12 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
     private synchronized FunctionDeploymentState failed(String name, Method method, String beanName, String message) {
         // a name another function holds (the usual reason for this one's failure) is shown with its bean beside it
         String shown = states.containsKey(name) ? name + " (" + beanName + ")" : name;
-        return new FunctionDeploymentState(
+        return FunctionDeploymentState.discovered(
                 shown,
                 kindOf(method),
                 beanName,
                 SourceLocation.of(method),
                 FunctionDeploymentState.Status.FAILED,
-                null,
                 message);
     }
 

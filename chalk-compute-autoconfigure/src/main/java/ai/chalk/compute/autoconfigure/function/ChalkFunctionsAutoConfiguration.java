@@ -1,6 +1,7 @@
 package ai.chalk.compute.autoconfigure.function;
 
 import ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration;
+import ai.chalk.compute.autoconfigure.ChalkComputeChannel;
 import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.deploy.CodeSnapshot;
@@ -28,7 +29,8 @@ import org.springframework.util.ClassUtils;
  * {@link SandboxClient} talks to ({@link ChalkFunctionsDeployment}), unless the application runs as a worker.
  * Switch everything off with {@code chalk.compute.functions.enabled=false}, deployment alone with
  * {@code chalk.compute.functions.deploy=false}; {@code chalk.compute.functions.deploy-only=true} deploys, prints a
- * summary and exits ({@link ChalkFunctionsDeployOnly}). Define a {@link FunctionRegistry} bean to use your own Arrow
+ * summary and exits ({@link ChalkFunctionsDeployOnly}). A deployment that could not reach the server is retried
+ * with backoff ({@code chalk.compute.functions.retry.*}). Define a {@link FunctionRegistry} bean to use your own Arrow
  * mapping (custom types).
  */
 @AutoConfiguration(after = ChalkComputeAutoConfiguration.class)
@@ -68,6 +70,7 @@ public final class ChalkFunctionsAutoConfiguration {
                 FunctionDeployer deployer,
                 ChalkComputeProperties properties,
                 ObjectProvider<ProgressDisplay> progress,
+                ObjectProvider<ChalkComputeChannel> channel,
                 ConfigurableListableBeanFactory beanFactory) {
             ChalkComputeProperties.Functions settings = properties.getFunctions();
             return new ChalkFunctionsDeployment(
@@ -78,7 +81,13 @@ public final class ChalkFunctionsAutoConfiguration {
                     progress.getIfAvailable(ProgressDisplay::fromEnv),
                     settings.isWaitOnStartup(),
                     settings.getWaitTimeout(),
-                    settings.getDeployConcurrency());
+                    settings.getDeployConcurrency(),
+                    settings.getRetry().isEnabled()
+                            ? new RetryBackoff(
+                                    settings.getRetry().getInitialBackoff(),
+                                    settings.getRetry().getMaxBackoff())
+                            : null,
+                    () -> channel.ifAvailable(ChalkComputeChannel::reconnectNow));
         }
 
         @Bean
