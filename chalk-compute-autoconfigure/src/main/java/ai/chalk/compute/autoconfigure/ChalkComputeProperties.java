@@ -56,7 +56,12 @@ public class ChalkComputeProperties {
     /** A file holding a rotating Chalk JWT (workload identity), used instead of a client id and secret. Default: CHALK_WEB_IDENTITY_TOKEN_FILE. */
     private Path identityTokenFile;
 
-    /** Whether to show progress of sandbox lifecycles on stderr: auto, true or false. Default: CHALK_SANDBOX_TUI, else auto (shown). */
+    /**
+     * Whether to show the progress of long operations on stderr (function deployments, image builds), as the SDK
+     * does: auto, true or false. Default: CHALK_SANDBOX_TUI, else auto (shown). While shown, these events are logged
+     * at DEBUG only; when not, at INFO. Sandbox lifecycles are not shown (a sandbox per request would flood the
+     * console): with OpenTelemetry they are spans, and the chalkcompute endpoint lists the sandboxes.
+     */
     private Tui tui = Tui.AUTO;
 
     /** Whether progress is coloured: auto (interactive terminals only, never with NO_COLOR, TERM=dumb or CI), always or never. */
@@ -425,7 +430,7 @@ public class ChalkComputeProperties {
         AUTO,
         /** Shown. */
         TRUE,
-        /** Not shown; the same events still reach the {@code ai.chalk.compute} loggers. */
+        /** Not shown; the same events are logged at INFO by {@code ai.chalk.compute.progress.ProgressDisplay}. */
         FALSE
     }
 
