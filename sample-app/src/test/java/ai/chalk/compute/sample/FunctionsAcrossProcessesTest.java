@@ -68,6 +68,7 @@ class FunctionsAcrossProcessesTest {
                 String second = deployOnly(target, "second", credential);
                 assertThat(second)
                         .contains("Chalk functions: 3 deployed, 0 failed")
+                        .containsPattern("✓ price +reused version 1")
                         .as("unchanged code: nothing uploaded")
                         .doesNotContain("uploaded");
                 assertThat(versionIds(client)).as("every version reused").isEqualTo(firstVersions);
