@@ -143,6 +143,27 @@ public final class Broken {
         }
     }
 
+    /** Two valid functions and two mistakes of their own, side by side. */
+    public static class Mixed {
+        @ChalkFunction
+        public static String echo(String text) {
+            return text;
+        }
+
+        @ChalkFunction
+        public static String takesObject(Object x) {
+            return String.valueOf(x);
+        }
+
+        @ChalkFunction
+        public static void returnsNothing(String line) {}
+
+        @ChalkFunction
+        public static int twice(int x) {
+            return 2 * x;
+        }
+    }
+
     public static class NotPublic {
         @ChalkFunction
         static int hidden(int x) {

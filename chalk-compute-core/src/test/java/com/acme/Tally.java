@@ -1,6 +1,8 @@
 package com.acme;
 
 import ai.chalk.compute.function.ChalkFunction;
+import ai.chalk.compute.function.Default;
+import java.util.Collections;
 
 /** Plain functions (default image, no secrets) that the real server's workers run. */
 public class Tally {
@@ -13,5 +15,11 @@ public class Tally {
     @ChalkFunction
     public static String explode(String why) {
         throw new IllegalArgumentException("cannot tally: " + why);
+    }
+
+    /** A text default written as it is, and a number's as JSON. */
+    @ChalkFunction
+    public static String label(String name, @Default("-") String separator, @Default("2") int copies) {
+        return String.join(separator, Collections.nCopies(copies, name));
     }
 }

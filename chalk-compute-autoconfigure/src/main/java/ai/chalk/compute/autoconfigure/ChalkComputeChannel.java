@@ -1,5 +1,6 @@
 package ai.chalk.compute.autoconfigure;
 
+import ai.chalk.compute.connection.ConnectionFailures;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -19,7 +20,8 @@ import java.util.function.Supplier;
  * <p>The auto-configuration opens it through Spring gRPC's {@code GrpcChannelFactory} when present,
  * so {@code spring.grpc.client.*} settings, global client interceptors and observations apply, and
  * puts the {@link ChalkComputeChannelInterceptor} beans (tracing of sandbox lifecycle steps,
- * authentication) in front. Define a bean of this type to use a channel of your own:
+ * authentication) in front. A call that cannot reach the server fails with a message naming the target and the
+ * cause ({@code UNAVAILABLE: connection refused to localhost:50051}, see {@link ConnectionFailures}). Define a bean of this type to use a channel of your own:
  * <pre>{@code
  * @Bean
  * ChalkComputeChannel chalkComputeChannel() {
@@ -52,7 +54,8 @@ public final class ChalkComputeChannel implements AutoCloseable {
     }
 
     private static ChalkComputeChannel of(Opened opened, String target, Kind kind) {
-        return new ChalkComputeChannel(opened, opened, target, kind);
+        // a call that cannot reach the server says where it went and why: "connection refused to localhost:50051"
+        return new ChalkComputeChannel(opened, ConnectionFailures.intercept(opened, target), target, kind);
     }
 
     /**
@@ -141,6 +144,15 @@ public final class ChalkComputeChannel implements AutoCloseable {
         return kind == Kind.EMBEDDED;
     }
 
+    /**
+     * Makes a channel that failed to connect try again at once rather than after gRPC's reconnect backoff (which
+     * grows to two minutes, failing calls fast meanwhile): for a caller that knows the server may be back. Nothing
+     * happens to a channel not opened yet, or connected.
+     */
+    public void reconnectNow() {
+        opened.resetConnectBackoff();
+    }
+
     /** Shuts the channel down, waiting briefly for calls in flight; later calls fail. */
     @Override
     public void close() {
@@ -185,6 +197,12 @@ public final class ChalkComputeChannel implements AutoCloseable {
                 channel = Objects.requireNonNull(opener.get(), "the opener returned no channel");
             }
             return channel;
+        }
+
+        synchronized void resetConnectBackoff() {
+            if (channel != null && !closed) {
+                channel.resetConnectBackoff();
+            }
         }
 
         /** Marks it closed; returns the channel to shut down, or {@code null} when none was opened. */

@@ -56,7 +56,12 @@ public class ChalkComputeProperties {
     /** A file holding a rotating Chalk JWT (workload identity), used instead of a client id and secret. Default: CHALK_WEB_IDENTITY_TOKEN_FILE. */
     private Path identityTokenFile;
 
-    /** Whether to show progress of sandbox lifecycles on stderr: auto, true or false. Default: CHALK_SANDBOX_TUI, else auto (shown). */
+    /**
+     * Whether to show the progress of long operations on stderr (function deployments, image builds), as the SDK
+     * does: auto, true or false. Default: CHALK_SANDBOX_TUI, else auto (shown). While shown, these events are logged
+     * at DEBUG only; when not, at INFO. Sandbox lifecycles are not shown (a sandbox per request would flood the
+     * console): with OpenTelemetry they are spans, and the chalkcompute endpoint lists the sandboxes.
+     */
     private Tui tui = Tui.AUTO;
 
     /** Whether progress is coloured: auto (interactive terminals only, never with NO_COLOR, TERM=dumb or CI), always or never. */
@@ -301,6 +306,13 @@ public class ChalkComputeProperties {
          */
         private boolean deployOnly;
 
+        private final Retry retry = new Retry();
+
+        /** How a deployment that could not reach the server (UNAVAILABLE, DEADLINE_EXCEEDED, ...) is tried again. */
+        public Retry getRetry() {
+            return retry;
+        }
+
         public boolean isDeploy() {
             return deploy;
         }
@@ -364,13 +376,61 @@ public class ChalkComputeProperties {
         }
     }
 
+    /**
+     * Retries of a function's deployment that failed for want of a server: the application started before its
+     * server, or the server restarted. Each retry waits twice as long as the one before, from initial-backoff up to
+     * max-backoff, for as long as the application runs; a deployment the server refused (a bad image, a secret
+     * that does not exist) is not retried. {@code POST /actuator/chalkfunctions} redeploys at once.
+     */
+    public static class Retry {
+
+        /** Whether a deployment that could not reach the server is tried again. */
+        private boolean enabled = true;
+
+        /** How long the first retry waits. */
+        private Duration initialBackoff = Duration.ofSeconds(1);
+
+        /** The longest wait between two tries. */
+        private Duration maxBackoff = Duration.ofSeconds(30);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getInitialBackoff() {
+            return initialBackoff;
+        }
+
+        public void setInitialBackoff(Duration initialBackoff) {
+            if (initialBackoff == null || initialBackoff.isNegative() || initialBackoff.isZero()) {
+                throw new IllegalArgumentException("must be a positive duration, got " + initialBackoff);
+            }
+            this.initialBackoff = initialBackoff;
+        }
+
+        public Duration getMaxBackoff() {
+            return maxBackoff;
+        }
+
+        public void setMaxBackoff(Duration maxBackoff) {
+            if (maxBackoff == null || maxBackoff.isNegative() || maxBackoff.isZero()) {
+                throw new IllegalArgumentException("must be a positive duration, got " + maxBackoff);
+            }
+            this.maxBackoff = maxBackoff;
+        }
+    }
+
     /** Whether progress is shown. */
     public enum Tui {
         /** As {@code CHALK_SANDBOX_TUI} says; shown when it is unset. */
         AUTO,
         /** Shown. */
         TRUE,
-        /** Not shown; the same events still reach the {@code ai.chalk.compute} loggers. */
+        /** Not shown; the same events are logged at INFO by {@code ai.chalk.compute.progress.ProgressDisplay}. */
         FALSE
     }
 

@@ -161,12 +161,14 @@ public record ConnectionSettings(
     /**
      * Opens a channel with these settings. The caller owns it and must shut it down.
      *
-     * @return a new channel; it connects lazily on the first call
+     * @return a new channel; it connects lazily on the first call; a call that cannot reach the server fails with a
+     *     message naming the target and the cause ({@link ConnectionFailures})
      * @throws UncheckedIOException when the trusted certificates cannot be read
      */
     public ManagedChannel openChannel() {
         var builder = Grpc.newChannelBuilder(target, credentials());
         bearerToken.ifPresent(token -> builder.intercept(new BearerToken(token)));
+        builder.intercept(new ConnectionFailures(target)); // "connection refused to host:port", not "io exception"
         return builder.build();
     }
 

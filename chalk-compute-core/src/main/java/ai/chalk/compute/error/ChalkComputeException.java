@@ -106,6 +106,12 @@ public class ChalkComputeException extends RuntimeException {
         String message = status.getDescription();
         if (message == null && status.getCause() != null) {
             message = status.getCause().toString();
+        } else if (status.getCode() == Status.Code.UNAVAILABLE
+                && "io exception".equals(message)
+                && status.getCause() != null
+                && status.getCause().getMessage() != null) {
+            // a channel without ConnectionFailures: the transport's exception names the address at least
+            message = message + ": " + status.getCause().getMessage();
         }
         return of(status.getCode(), message, cause == null ? status.getCause() : cause);
     }

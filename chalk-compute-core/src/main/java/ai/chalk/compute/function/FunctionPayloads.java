@@ -66,7 +66,7 @@ public final class FunctionPayloads {
     /**
      * Encodes the arguments of one call.
      *
-     * @param arguments one value per parameter, in order
+     * @param arguments one value per parameter, in order; parameters with a {@link Default} may be left out at the end
      * @return the Arrow IPC stream
      * @throws ArrowPayloadException when the count is wrong or a value does not fit its parameter
      */
@@ -77,21 +77,26 @@ public final class FunctionPayloads {
     /**
      * Encodes the arguments of several calls, one row each, in one payload.
      *
-     * @param calls one array of arguments per call
+     * @param calls one array of arguments per call; parameters with a {@link Default} may be left out at the end, and
+     *              take their default
      * @return the Arrow IPC stream
      * @throws ArrowPayloadException when a count is wrong or a value does not fit its parameter
      */
     public byte[] encodeBatch(List<Object[]> calls) {
-        int expected = definition.parameters().size();
+        int all = definition.parameters().size();
+        int required = arguments.requiredColumns();
+        List<Object[]> rows = new ArrayList<>(calls.size());
         for (int row = 0; row < calls.size(); row++) {
             Object[] call = calls.get(row);
-            if (call == null || call.length != expected) {
-                throw new ArrowPayloadException("row " + row + ": " + definition.name() + " takes " + expected
-                        + " argument" + (expected == 1 ? "" : "s") + " " + parameterNames() + " but "
-                        + (call == null ? 0 : call.length) + " were given");
+            int given = call == null ? 0 : call.length;
+            if (call == null || given < required || given > all) {
+                throw new ArrowPayloadException("row " + row + ": " + definition.name() + " takes "
+                        + counts(required, all) + " " + parameterList() + " but " + given
+                        + " were given");
             }
+            rows.add(arguments.withDefaults(call)); // the parameters left out at the end take their @Default
         }
-        return arguments.encode(calls);
+        return arguments.encode(rows);
     }
 
     /**
@@ -151,9 +156,15 @@ public final class FunctionPayloads {
         return rows.get(0)[0];
     }
 
-    private String parameterNames() {
+    /** "2 arguments", or "1 to 2 arguments" when the last ones have defaults. */
+    static String counts(int required, int all) {
+        return required == all ? all + " argument" + (all == 1 ? "" : "s") : required + " to " + all + " arguments";
+    }
+
+    /** {@code [text, threshold=0.5]}: the parameters, each with its default. */
+    private String parameterList() {
         return definition.parameters().stream()
-                .map(FunctionParameter::name)
+                .map(p -> p.name() + p.defaultJson().map(json -> "=" + json).orElse(""))
                 .toList()
                 .toString();
     }

@@ -35,7 +35,9 @@ import java.util.function.Supplier;
  * {@link ChalkScorer}, its own and inherited. Everything is checked at once and nothing of the class is
  * registered if any of it is wrong: types without an Arrow mapping and missing parameter names
  * ({@link FunctionSignatureException}), malformed options and two functions with one name
- * ({@link FunctionDefinitionException}, naming both methods). Thread-safe.
+ * ({@link FunctionDefinitionException}, naming both methods). {@link #registerEach(Object)} registers the valid
+ * methods of a class and reports each invalid one with its own error instead, as Spring's auto-configuration does
+ * so that one bad method does not take its neighbours down. Thread-safe.
  */
 public final class FunctionRegistry {
 
@@ -94,11 +96,65 @@ public final class FunctionRegistry {
         if (instance instanceof Class<?> type) {
             return register(type);
         }
+        return register(userClass(instance), () -> instance);
+    }
+
+    /** The object's class, or the class a proxying library's generated subclass extends. */
+    private static Class<?> userClass(Object instance) {
         Class<?> type = instance.getClass();
         while (type.getName().contains("$$") && type.getSuperclass() != null && type.getSuperclass() != Object.class) {
             type = type.getSuperclass();
         }
-        return register(type, () -> instance);
+        return type;
+    }
+
+    /**
+     * Registers each annotated method of an object's class on its own: the valid ones are registered, and each
+     * invalid one is reported with its own error (its signature, its options, a name another function has) while
+     * its neighbours are registered all the same. A problem of the class itself (a malformed {@link ChalkClass}, no
+     * annotated method) concerns all of them and is thrown. Instance methods run on this object; a {@code Class}
+     * registers as {@link #register(Class)} does, on one instance made when first needed.
+     *
+     * @param instance the object, or a class
+     * @return what was registered and what was not, each in method name order
+     * @throws FunctionDefinitionException when the class itself is wrong
+     */
+    public Registration registerEach(Object instance) {
+        Objects.requireNonNull(instance, "instance");
+        if (instance instanceof Class<?> type) {
+            return registerEach(type, new LazyInstance(type));
+        }
+        return registerEach(userClass(instance), () -> instance);
+    }
+
+    /**
+     * What {@link #registerEach(Object)} did.
+     *
+     * @param registered the functions registered
+     * @param rejected   the methods that were not, each with why
+     */
+    public record Registration(List<FunctionDefinition> registered, List<Rejected> rejected) {
+
+        /** Copies the lists. */
+        public Registration {
+            registered = List.copyOf(registered);
+            rejected = List.copyOf(rejected);
+        }
+    }
+
+    /**
+     * An annotated method that could not be registered.
+     *
+     * @param method the method
+     * @param error  why, naming the method: a {@link FunctionSignatureException} for a type that cannot travel
+     */
+    public record Rejected(Method method, FunctionDefinitionException error) {
+
+        /** Checks for nulls. */
+        public Rejected {
+            Objects.requireNonNull(method, "method");
+            Objects.requireNonNull(error, "error");
+        }
     }
 
     /** Every registered function, in registration order. */
@@ -133,6 +189,25 @@ public final class FunctionRegistry {
     }
 
     private synchronized List<FunctionDefinition> register(Class<?> type, Supplier<Object> target) {
+        Registration result = read(type, target);
+        if (!result.rejected().isEmpty()) {
+            throw result.rejected().get(0).error(); // all or nothing: the first problem, in method name order
+        }
+        return add(result.registered(), target);
+    }
+
+    private synchronized Registration registerEach(Class<?> type, Supplier<Object> target) {
+        Registration result = read(type, target);
+        return new Registration(add(result.registered(), target), result.rejected());
+    }
+
+    /**
+     * Reads the class's annotated methods without registering them: the definitions that can be registered, and the
+     * methods that cannot. The caller holds the lock.
+     *
+     * @throws FunctionDefinitionException when the class itself is wrong
+     */
+    private Registration read(Class<?> type, Supplier<Object> target) {
         ChalkClass chalkClass = type.getAnnotation(ChalkClass.class);
         String classWhere = chalkClass != null ? "@ChalkClass " + type.getName() : type.getName();
         List<Method> methods = annotatedMethods(type);
@@ -150,26 +225,39 @@ public final class FunctionRegistry {
                     OptionsParser.call(declared, classWhere)));
         }
         List<FunctionDefinition> read = new ArrayList<>();
+        List<Rejected> rejected = new ArrayList<>();
+        Map<String, FunctionDefinition> byName = new LinkedHashMap<>();
         for (Method method : methods) {
-            read.add(reader.read(method, type, classInfo));
+            try {
+                if (!Modifier.isPublic(method.getModifiers())) {
+                    throw new FunctionDefinitionException(
+                            MethodText.of(method) + ": a @ChalkFunction or @ChalkScorer method must be public");
+                }
+                FunctionDefinition definition = reader.read(method, type, classInfo);
+                RegisteredFunction existing = functions.get(definition.name());
+                FunctionDefinition other = existing != null ? existing.definition() : byName.get(definition.name());
+                if (other != null) {
+                    throw new FunctionDefinitionException("function name '" + definition.name()
+                            + "' is used by both " + other.signature() + " and " + definition.signature()
+                            + (other.method().equals(definition.method())
+                                    ? " (the same method, registered twice)"
+                                    : "; rename one with name = \"...\""));
+                }
+                byName.put(definition.name(), definition);
+                read.add(definition);
+            } catch (FunctionDefinitionException e) {
+                rejected.add(new Rejected(method, e));
+            }
         }
         if (target instanceof LazyInstance lazy
                 && read.stream().anyMatch(d -> !Modifier.isStatic(d.method().getModifiers()))) {
             lazy.checkConstructible();
         }
-        Map<String, FunctionDefinition> byName = new LinkedHashMap<>();
-        for (FunctionDefinition definition : read) {
-            RegisteredFunction existing = functions.get(definition.name());
-            FunctionDefinition other = existing != null ? existing.definition() : byName.get(definition.name());
-            if (other != null) {
-                throw new FunctionDefinitionException("function name '" + definition.name() + "' is used by both "
-                        + other.signature() + " and " + definition.signature()
-                        + (other.method().equals(definition.method())
-                                ? " (the same method, registered twice)"
-                                : "; rename one with name = \"...\""));
-            }
-            byName.put(definition.name(), definition);
-        }
+        return new Registration(read, rejected);
+    }
+
+    /** Registers definitions read by {@link #read}. The caller holds the lock. */
+    private List<FunctionDefinition> add(List<FunctionDefinition> read, Supplier<Object> target) {
         for (FunctionDefinition definition : read) {
             functions.put(
                     definition.name(),
@@ -178,7 +266,7 @@ public final class FunctionRegistry {
         return List.copyOf(read);
     }
 
-    /** Public annotated methods of the class and its superclasses, most derived first, ordered by name. */
+    /** Annotated methods of the class and its superclasses, most derived first, ordered by name. */
     private static List<Method> annotatedMethods(Class<?> type) {
         List<Method> found = new ArrayList<>();
         Set<String> seen = new HashSet<>();
@@ -199,12 +287,10 @@ public final class FunctionRegistry {
                         && !method.isAnnotationPresent(ChalkScorer.class)) {
                     continue;
                 }
-                if (!Modifier.isPublic(method.getModifiers())) {
-                    throw new FunctionDefinitionException(
-                            MethodText.of(method) + ": a @ChalkFunction or @ChalkScorer method must be public");
+                if (Modifier.isPublic(method.getModifiers())) {
+                    method.trySetAccessible(); // public methods of non-public classes
                 }
-                method.trySetAccessible(); // public methods of non-public classes
-                found.add(method);
+                found.add(method); // a method that is not public is refused when read, naming it
             }
         }
         found.sort(Comparator.comparing(Method::getName));

@@ -32,9 +32,10 @@ import org.slf4j.LoggerFactory;
  * Output never goes to stdout.
  *
  * <p>Whether anything is shown and whether it is coloured comes from {@link ProgressSettings}
- * ({@code CHALK_SANDBOX_TUI}, {@code NO_COLOR}, ...). Whatever is shown is also logged through SLF4J
- * under the logger {@code ai.chalk.compute.progress.ProgressDisplay}, also when the display is off:
- * INFO when a step changes or a group succeeds, WARN when it fails, DEBUG for a repeated unchanged step.
+ * ({@code CHALK_SANDBOX_TUI}, {@code NO_COLOR}, ...). Every event is also logged through SLF4J under the logger
+ * {@code ai.chalk.compute.progress.ProgressDisplay}, once: a failure at WARN; a step or a success at INFO when the
+ * display is off (the log is then the only place it shows) and at DEBUG while the display shows it, so that a
+ * console with both does not print each step twice; a repeated unchanged step at DEBUG.
  */
 public final class ProgressDisplay {
 

@@ -132,12 +132,12 @@ public final class ProgressGroup implements AutoCloseable {
         } finally {
             output.lock.unlock();
         }
-        if (!changed) {
-            log.debug("{}: {}", heading, clean);
-        } else if (kind == LineKind.FAILED) {
+        if (kind == LineKind.FAILED && changed) {
             log.warn("{}: {}", heading, clean);
+        } else if (changed && !settings.enabled()) {
+            log.info("{}: {}", heading, clean); // the log is the only place this shows
         } else {
-            log.info("{}: {}", heading, clean);
+            log.debug("{}: {}", heading, clean); // shown on the display already, or unchanged: once is enough
         }
     }
 

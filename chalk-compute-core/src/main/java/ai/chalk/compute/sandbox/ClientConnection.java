@@ -4,6 +4,7 @@ import ai.chalk.compute.auth.ChalkAuthInterceptor;
 import ai.chalk.compute.auth.ChalkCredentials;
 import ai.chalk.compute.auth.CredentialSource;
 import ai.chalk.compute.auth.TokenSource;
+import ai.chalk.compute.connection.ConnectionFailures;
 import ai.chalk.compute.connection.ConnectionSettings;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
@@ -47,8 +48,9 @@ final class ClientConnection {
     static ClientConnection inProcess(String serverName) {
         ManagedChannel channel = InProcessChannelBuilder.forName(serverName).build();
         String description = "in-process:" + serverName;
+        Channel calls = ConnectionFailures.intercept(channel, description);
         return new ClientConnection(
-                channel, channel, null, description, QueuedCallEndpoint.server(channel, description), true);
+                calls, channel, null, description, QueuedCallEndpoint.server(calls, description), true);
     }
 
     /**
@@ -96,13 +98,10 @@ final class ClientConnection {
 
     /** A channel the user manages: closing the connection leaves it open. Queued calls go over it too. */
     static ClientConnection of(Channel channel) {
+        // a failed call names where it went, whoever made the channel
+        Channel calls = ConnectionFailures.intercept(channel, channel.authority());
         return new ClientConnection(
-                channel,
-                null,
-                null,
-                channel.authority(),
-                QueuedCallEndpoint.server(channel, channel.authority()),
-                true);
+                calls, null, null, channel.authority(), QueuedCallEndpoint.server(calls, channel.authority()), true);
     }
 
     /** Another user of {@code other}'s channel and queued-call endpoint, closing neither. */

@@ -49,7 +49,8 @@ class FunctionDefinitionErrorsTest {
                 Arguments.of(
                         Broken.BadDefault.class,
                         "com.acme.Broken$BadDefault.page(int size): parameter 'size' has "
-                                + "@Default(\"\\\"ten\\\"\"), but \"ten\" is not a value of type int"),
+                                + "@Default(\"\\\"ten\\\"\"), but \"ten\" is not a value of type int; write a default"
+                                + " of type int as JSON: a whole number, such as @Default(\"10\")"),
                 Arguments.of(
                         Broken.SameParamNames.class,
                         "com.acme.Broken$SameParamNames.pair(int x, int x): two " + "parameters are named 'x'"),
@@ -156,6 +157,42 @@ class FunctionDefinitionErrorsTest {
         assertThat(registry.definitions())
                 .extracting(FunctionDefinition::name)
                 .containsExactly("add", "fail", "greet", "search_orders");
+    }
+
+    @Test
+    void registeringEachMethodOnItsOwnKeepsTheValidOnesAndGivesEachInvalidOneItsOwnError() {
+        FunctionRegistry registry = new FunctionRegistry();
+        assertThatThrownBy(() -> registry.register(Broken.Mixed.class))
+                .as("all or nothing: the first mistake, nothing registered")
+                .hasMessageStartingWith("com.acme.Broken$Mixed.returnsNothing(String line): returns void");
+        assertThat(registry.definitions()).isEmpty();
+
+        FunctionRegistry.Registration each = registry.registerEach(Broken.Mixed.class);
+        assertThat(each.registered()).extracting(FunctionDefinition::name).containsExactly("echo", "twice");
+        assertThat(registry.get("twice").invoke(21)).isEqualTo(42);
+        assertThat(each.rejected())
+                .satisfiesExactly(
+                        first -> {
+                            assertThat(first.method().getName()).isEqualTo("returnsNothing");
+                            assertThat(first.error())
+                                    .hasMessage("com.acme.Broken$Mixed.returnsNothing(String line): returns void, but"
+                                            + " a Chalk function returns a value");
+                        },
+                        second -> {
+                            assertThat(second.method().getName()).isEqualTo("takesObject");
+                            assertThat(second.error())
+                                    .isInstanceOf(FunctionSignatureException.class)
+                                    .hasMessageStartingWith("com.acme.Broken$Mixed.takesObject(Object x): parameter"
+                                            + " 'x' has type Object, which has no Arrow mapping");
+                        });
+
+        // registered again, every name is taken: each method fails alone, naming both
+        FunctionRegistry.Registration again = registry.registerEach(new Broken.Mixed());
+        assertThat(again.registered()).isEmpty();
+        assertThat(again.rejected())
+                .extracting(r -> r.error().getMessage())
+                .contains("function name 'echo' is used by both com.acme.Broken$Mixed.echo(String text) and "
+                        + "com.acme.Broken$Mixed.echo(String text) (the same method, registered twice)");
     }
 
     @Test

@@ -16,7 +16,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
-/** What progress shows also reaches SLF4J: INFO when a step changes, DEBUG for an unchanged poll. */
+/**
+ * What progress shows also reaches SLF4J, once: INFO when a step changes and the display is off, DEBUG while the
+ * display shows it (a console with both prints it once) and for an unchanged poll, WARN for a failure.
+ */
 class ProgressLoggingTest {
 
     private final Logger logger = (Logger) LoggerFactory.getLogger(ProgressDisplay.class);
@@ -43,21 +46,21 @@ class ProgressLoggingTest {
     }
 
     @Test
-    void changesAreInfoAndRepeatsAreDebug() {
+    void whileTheDisplayShowsTheStepsTheLogHasThemAtDebugOnly() {
         ProgressGroupRun.fraud(ProgressSettings.fromEnv(Map.of()).withTerminal(false));
 
         assertThat(appender.list)
                 .extracting(ILoggingEvent::getLevel, ILoggingEvent::getFormattedMessage)
                 .containsExactly(
-                        tuple(Level.INFO, "Function \"fraud\": Registering function"),
-                        tuple(Level.INFO, "Function \"fraud\": Function registered"),
-                        tuple(Level.INFO, "Function \"fraud\": Waiting for readiness"),
-                        tuple(Level.INFO, "Function \"fraud\": Pending ready=0 available=0"),
+                        tuple(Level.DEBUG, "Function \"fraud\": Registering function"),
+                        tuple(Level.DEBUG, "Function \"fraud\": Function registered"),
+                        tuple(Level.DEBUG, "Function \"fraud\": Waiting for readiness"),
+                        tuple(Level.DEBUG, "Function \"fraud\": Pending ready=0 available=0"),
                         tuple(Level.DEBUG, "Function \"fraud\": Pending ready=0 available=0"),
                         tuple(
-                                Level.INFO,
+                                Level.DEBUG,
                                 "Function \"fraud\": Pending ready=0 available=0 — waiting for startup probe"),
-                        tuple(Level.INFO, "Function \"fraud\": Ready"));
+                        tuple(Level.DEBUG, "Function \"fraud\": Ready"));
     }
 
     @Test
@@ -66,6 +69,7 @@ class ProgressLoggingTest {
         assertThat(ProgressGroupRun.fraud(off)).isEmpty();
 
         assertThat(appender.list)
+                .as("each change at INFO, the repeated poll at DEBUG")
                 .filteredOn(e -> e.getLevel() == Level.INFO)
                 .extracting(ILoggingEvent::getFormattedMessage)
                 .containsExactly(
@@ -89,7 +93,7 @@ class ProgressLoggingTest {
         assertThat(appender.list)
                 .extracting(ILoggingEvent::getLevel, ILoggingEvent::getFormattedMessage)
                 .containsExactly(
-                        tuple(Level.INFO, "Sandbox \"abc\": Starting"),
+                        tuple(Level.DEBUG, "Sandbox \"abc\": Starting"),
                         tuple(Level.WARN, "Sandbox \"abc\": FAILED_PRECONDITION: image not found"));
     }
 

@@ -9,6 +9,7 @@ import ai.chalk.compute.server.grpc.FailuresToStatus;
 import ai.chalk.compute.server.grpc.UnhealthyReason;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
+import ai.chalk.compute.server.info.ServerInfoServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.sandbox.SandboxIdentities;
@@ -252,6 +253,7 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(new IntegrationsServiceV1(secrets)),
                             intercepted(new IntegrationAdminServiceV1(secrets)),
                             intercepted(new TeamServiceV1(this::grpcUrl)),
+                            intercepted(new ServerInfoServiceV1(runtime.name(), runtime::isolation, sandboxes::counts)),
                             ServerInterceptors.intercept(
                                     health.getHealthService(), new UnhealthyReason(database::problem)),
                             ProtoReflectionServiceV1.newInstance().bindService())

@@ -9,6 +9,7 @@ import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.cli.ServerMain;
 import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,13 +57,18 @@ class FunctionsAcrossProcessesTest {
             String first = deployOnly(target, "first", credential);
             assertThat(first)
                     .contains("Chalk functions: 3 deployed, 0 failed")
-                    .containsPattern("price: uploaded \\d+ code blob");
+                    .doesNotContain("Port already in use")
+                    .doesNotContainIgnoringCase("tomcat")
+                    .containsPattern(": uploaded \\d+ code blob")
+                    .as("one function uploads the code, the others find it on the server")
+                    .containsOnlyOnce("uploaded");
             try (SandboxClient client = SandboxClient.fromEnv(env)) {
                 List<String> firstVersions = versionIds(client);
 
                 String second = deployOnly(target, "second", credential);
                 assertThat(second)
                         .contains("Chalk functions: 3 deployed, 0 failed")
+                        .containsPattern("✓ price +reused version 1")
                         .as("unchanged code: nothing uploaded")
                         .doesNotContain("uploaded");
                 assertThat(versionIds(client)).as("every version reused").isEqualTo(firstVersions);
@@ -123,17 +129,26 @@ class FunctionsAcrossProcessesTest {
         return vars;
     }
 
-    /** Runs the application until its deploy-only mode exits; returns what it printed. */
+    /**
+     * Runs the application until its deploy-only mode exits; returns what it printed. Its web port is taken, as on a
+     * busy CI host: a deploy-only run starts no web server, so it does not care.
+     */
     private String deployOnly(String target, String run, Map<String, String> env) throws Exception {
         Path log = dir.resolve("app-" + run + ".log");
-        Process app = java(
-                log,
-                env,
-                SampleApplication.class.getName(),
-                "--chalk.compute.target=" + target,
-                "--chalk.compute.functions.deploy-only=true",
-                "--chalk.compute.tui=false",
-                "--server.port=0");
+        try (ServerSocket busy = new ServerSocket(0)) {
+            Process app = java(
+                    log,
+                    env,
+                    SampleApplication.class.getName(),
+                    "--chalk.compute.target=" + target,
+                    "--chalk.compute.functions.deploy-only=true",
+                    "--chalk.compute.tui=false",
+                    "--server.port=" + busy.getLocalPort());
+            return awaitDeployOnly(app, run, log);
+        }
+    }
+
+    private String awaitDeployOnly(Process app, String run, Path log) throws Exception {
         boolean exited = app.waitFor(3, TimeUnit.MINUTES);
         String output = Files.readString(log, StandardCharsets.UTF_8);
         if (!exited) {

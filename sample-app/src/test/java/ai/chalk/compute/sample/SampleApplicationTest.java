@@ -48,7 +48,8 @@ class SampleApplicationTest {
         String printed = output.getOut();
         assertThat(printed).contains("1. created sandbox").contains("(RUNNING)");
         assertThat(printed)
-                .contains("as /actuator/chalkcompute lists them: {\"server\":\"embedded\",\"sandboxes\":[{\"id\":\"");
+                .contains("as /actuator/chalkcompute lists them: {\"server\":\"embedded\",\"reachable\":true,"
+                        + "\"sandboxes\":[{\"id\":\"");
         assertThat(printed).containsPattern("2\\. exec: hello from \\S+, pid \\d+ \\(exit code 0\\)");
         assertThat(printed).contains("[build] fetch", "[build] package", "build finished: exit code 0");
         assertThat(printed).contains("files: todo.txt", "shell exited with 0");
@@ -76,6 +77,16 @@ class SampleApplicationTest {
                         "│ › Stopping a process with SIGTERM",
                         "└ ✓ Terminated");
         assertThat(output.getOut()).doesNotContain("│ ›");
+        // shown on the display, so not logged at INFO too: each step once on the console
+        assertThat(output.getOut()).doesNotContain("progress.ProgressDisplay");
+    }
+
+    @Test
+    void theChalkFunctionsEndpointIsExposed() throws Exception {
+        String functions = get("/actuator/chalkfunctions");
+        assertThat(functions)
+                .contains("\"name\":\"price\"", "\"name\":\"quote\"", "\"name\":\"priceAccuracy\"")
+                .contains("\"status\":\"DEPLOYED\"");
     }
 
     @Test
@@ -97,7 +108,7 @@ class SampleApplicationTest {
         try {
             String listed = get("/actuator/chalkcompute");
             assertThat(listed)
-                    .startsWith("{\"server\":\"embedded\"")
+                    .startsWith("{\"server\":\"embedded\",\"reachable\":true")
                     .contains(
                             "\"id\":\"" + sandbox.id() + "\"",
                             "\"name\":\"listed-over-http\"",
@@ -106,7 +117,9 @@ class SampleApplicationTest {
         } finally {
             sandbox.terminate();
         }
-        assertThat(get("/actuator/chalkcompute")).isEqualTo("{\"server\":\"embedded\",\"sandboxes\":[]}");
+        assertThat(get("/actuator/chalkcompute"))
+                .startsWith("{\"server\":\"embedded\",\"reachable\":true,\"sandboxes\":[]")
+                .doesNotContain("\"error\":\"");
     }
 
     private String get(String path) throws Exception {

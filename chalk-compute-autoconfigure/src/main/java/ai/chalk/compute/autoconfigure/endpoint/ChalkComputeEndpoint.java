@@ -1,10 +1,12 @@
 package ai.chalk.compute.autoconfigure.endpoint;
 
 import ai.chalk.compute.autoconfigure.ChalkComputeChannel;
+import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.sandbox.SandboxInfo;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
@@ -28,21 +30,36 @@ public class ChalkComputeEndpoint {
         this.channel = Objects.requireNonNull(channel, "channel");
     }
 
-    /** The server and its sandboxes. */
+    /**
+     * The server and its sandboxes; when the server cannot be asked, the reason instead of the sandboxes (an HTTP
+     * 200 answer: the endpoint works, the server does not), as the health indicator reports it.
+     */
     @ReadOperation
     public ChalkComputeDescriptor chalkCompute() {
-        List<SandboxDescriptor> sandboxes =
-                client.list().stream().map(SandboxDescriptor::of).toList();
-        return new ChalkComputeDescriptor(channel.isEmbedded() ? "embedded" : channel.target(), sandboxes);
+        String server = channel.isEmbedded() ? "embedded" : channel.target();
+        try {
+            List<SandboxDescriptor> sandboxes =
+                    client.list().stream().map(SandboxDescriptor::of).toList();
+            return new ChalkComputeDescriptor(server, true, sandboxes, null);
+        } catch (ChalkComputeException e) {
+            // "UNAVAILABLE: connection refused to localhost:50051": what failed and where
+            return new ChalkComputeDescriptor(server, false, List.of(), e.getMessage());
+        }
     }
 
     /**
      * What the endpoint shows.
      *
      * @param server    {@code embedded}, or the remote target
-     * @param sandboxes the sandboxes that have not terminated
+     * @param reachable whether the server answered
+     * @param sandboxes the sandboxes that have not terminated; empty when the server did not answer
+     * @param error     why the server could not be asked, with the gRPC status and the target, or {@code null}
      */
-    public record ChalkComputeDescriptor(String server, List<SandboxDescriptor> sandboxes) {}
+    public record ChalkComputeDescriptor(
+            String server,
+            boolean reachable,
+            List<SandboxDescriptor> sandboxes,
+            @Nullable String error) {}
 
     /**
      * One sandbox.

@@ -28,10 +28,11 @@ import org.springframework.util.ReflectionUtils;
  * (a {@link ChalkClass} bean being one deployment of all its methods), registered in a {@link FunctionRegistry}
  * once all singletons exist, so each function runs on the bean Spring made, with its dependencies and proxies.
  *
- * <p>A bean whose functions cannot be registered (a {@code FunctionSignatureException}, a malformed option, a name
- * taken twice) does not stop the application: each of its functions is {@link FunctionDeploymentState.Status#FAILED}
- * with the registry's message, shown by health and the endpoint, and logged at ERROR with the method's location,
- * as a stack frame reads, and without the starter's own frames. Thread-safe.
+ * <p>A function that cannot be registered (a {@code FunctionSignatureException}, a malformed option, a name taken
+ * twice) does not stop the application, nor the other functions of its bean: it alone is
+ * {@link FunctionDeploymentState.Status#FAILED} with its own message from the registry, shown by health and the
+ * endpoint, and logged at ERROR with the method's location, as a stack frame reads, and without the starter's own
+ * frames. A malformed {@code @ChalkClass} fails all its methods, with its message. Thread-safe.
  */
 public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAware {
 
@@ -126,43 +127,57 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
     }
 
     private void register(String beanName, Class<?> type, Object bean, List<Method> methods) {
+        FunctionRegistry.Registration registration;
         try {
-            for (FunctionDefinition definition : registry.register(bean)) {
-                put(new FunctionDeploymentState(
-                        definition.name(),
-                        definition.kind(),
-                        beanName,
-                        SourceLocation.of(definition.method()),
-                        FunctionDeploymentState.Status.DISCOVERED,
-                        null,
-                        null));
-            }
+            registration = registry.registerEach(bean);
         } catch (FunctionDefinitionException e) {
-            // nothing of the bean is registered: every function it declares fails, with the message that
-            // names the method at fault, logged where that method is written
+            // the class itself is wrong (a malformed @ChalkClass): every function it declares fails with its message
             String message = e.getMessage();
-            Method atFault = methods.stream()
-                    .filter(m -> message.startsWith(m.getDeclaringClass().getName() + "." + m.getName() + "("))
-                    .findFirst()
-                    .orElse(methods.get(0));
-            String location = SourceLocation.of(atFault);
+            Method first = methods.get(0);
             log.error(
-                    "Chalk function {} of bean '{}' cannot be deployed: {}\n\tat {}",
-                    expectedName(atFault, type),
+                    "Chalk functions of bean '{}' cannot be deployed: {}\n\tat {}",
                     beanName,
                     message,
-                    location);
+                    SourceLocation.of(first));
             for (Method method : methods) {
-                put(new FunctionDeploymentState(
-                        expectedName(method, type),
-                        kindOf(method),
-                        beanName,
-                        SourceLocation.of(method),
-                        FunctionDeploymentState.Status.FAILED,
-                        null,
-                        message));
+                put(failed(expectedName(method, type), method, beanName, message));
             }
+            return;
         }
+        for (FunctionDefinition definition : registration.registered()) {
+            put(FunctionDeploymentState.discovered(
+                    definition.name(),
+                    definition.kind(),
+                    beanName,
+                    SourceLocation.of(definition.method()),
+                    FunctionDeploymentState.Status.DISCOVERED,
+                    null));
+        }
+        // each invalid method fails alone, with its own message; its neighbours on the bean deploy
+        for (FunctionRegistry.Rejected rejected : registration.rejected()) {
+            Method method = rejected.method();
+            String name = expectedName(method, type);
+            String message = rejected.error().getMessage();
+            log.error(
+                    "Chalk function {} of bean '{}' cannot be deployed: {}\n\tat {}",
+                    name,
+                    beanName,
+                    message,
+                    SourceLocation.of(method));
+            put(failed(name, method, beanName, message));
+        }
+    }
+
+    private synchronized FunctionDeploymentState failed(String name, Method method, String beanName, String message) {
+        // a name another function holds (the usual reason for this one's failure) is shown with its bean beside it
+        String shown = states.containsKey(name) ? name + " (" + beanName + ")" : name;
+        return FunctionDeploymentState.discovered(
+                shown,
+                kindOf(method),
+                beanName,
+                SourceLocation.of(method),
+                FunctionDeploymentState.Status.FAILED,
+                message);
     }
 
     /**

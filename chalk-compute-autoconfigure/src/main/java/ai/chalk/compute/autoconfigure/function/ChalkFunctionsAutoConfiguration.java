@@ -1,13 +1,17 @@
 package ai.chalk.compute.autoconfigure.function;
 
 import ai.chalk.compute.autoconfigure.ChalkComputeAutoConfiguration;
+import ai.chalk.compute.autoconfigure.ChalkComputeChannel;
 import ai.chalk.compute.autoconfigure.ChalkComputeProperties;
+import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.deploy.CodeSnapshot;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.sandbox.SandboxClient;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -28,7 +32,8 @@ import org.springframework.util.ClassUtils;
  * {@link SandboxClient} talks to ({@link ChalkFunctionsDeployment}), unless the application runs as a worker.
  * Switch everything off with {@code chalk.compute.functions.enabled=false}, deployment alone with
  * {@code chalk.compute.functions.deploy=false}; {@code chalk.compute.functions.deploy-only=true} deploys, prints a
- * summary and exits ({@link ChalkFunctionsDeployOnly}). Define a {@link FunctionRegistry} bean to use your own Arrow
+ * summary and exits ({@link ChalkFunctionsDeployOnly}). A deployment that could not reach the server is retried
+ * with backoff ({@code chalk.compute.functions.retry.*}). Define a {@link FunctionRegistry} bean to use your own Arrow
  * mapping (custom types).
  */
 @AutoConfiguration(after = ChalkComputeAutoConfiguration.class)
@@ -69,17 +74,24 @@ public final class ChalkFunctionsAutoConfiguration {
                 FunctionDeployer deployer,
                 ChalkComputeProperties properties,
                 ObjectProvider<ProgressDisplay> progress,
+                ObjectProvider<ChalkComputeChannel> channel,
                 ConfigurableListableBeanFactory beanFactory) {
             ChalkComputeProperties.Functions settings = properties.getFunctions();
             return new ChalkFunctionsDeployment(
                     functions,
                     deployer,
-                    CodeSnapshot::ofClassPath,
+                    () -> CodeSnapshot.ofClassPath(codeClasses(functions, beanFactory)),
                     () -> applicationClass(beanFactory),
                     progress.getIfAvailable(ProgressDisplay::fromEnv),
                     settings.isWaitOnStartup(),
                     settings.getWaitTimeout(),
-                    settings.getDeployConcurrency());
+                    settings.getDeployConcurrency(),
+                    settings.getRetry().isEnabled()
+                            ? new RetryBackoff(
+                                    settings.getRetry().getInitialBackoff(),
+                                    settings.getRetry().getMaxBackoff())
+                            : null,
+                    () -> channel.ifAvailable(ChalkComputeChannel::reconnectNow));
         }
 
         @Bean
@@ -89,6 +101,27 @@ public final class ChalkFunctionsAutoConfiguration {
                 ChalkFunctionsDeployment deployment, ChalkFunctions functions, ChalkComputeProperties properties) {
             return new ChalkFunctionsDeployOnly(
                     deployment, functions, properties.getFunctions().getWaitTimeout(), System.err, System::exit);
+        }
+
+        /**
+         * Where the functions' code is: the application class, the functions' beans and declaring classes. The code
+         * snapshot keeps the class path entries holding them, and leaves out what only tests need (a
+         * {@code @SpringBootTest}'s JUnit, AssertJ and Mockito, and its test classes unless the functions are there).
+         */
+        private static List<Class<?>> codeClasses(
+                ChalkFunctions functions, ConfigurableListableBeanFactory beanFactory) {
+            List<Class<?>> classes = new ArrayList<>();
+            applicationClass(beanFactory).ifPresent(classes::add);
+            for (FunctionDefinition definition : functions.registry().definitions()) {
+                classes.add(definition.method().getDeclaringClass());
+            }
+            for (FunctionDeploymentState state : functions.functions()) {
+                Class<?> bean = beanFactory.getType(state.beanName(), false);
+                if (bean != null) {
+                    classes.add(ClassUtils.getUserClass(bean));
+                }
+            }
+            return classes;
         }
 
         /**

@@ -13,11 +13,11 @@ import org.springframework.context.ApplicationListener;
  * The deploy-only run, for CI ({@code chalk.compute.functions.deploy-only=true}): once the application is ready it
  * waits for every function's deployment, prints a summary on stderr (one line per function) and exits: status 0
  * when every function is deployed, 1 when any failed (its signature included) or did not finish within
- * {@code chalk.compute.functions.wait-timeout}.
+ * {@code chalk.compute.functions.wait-timeout} (a server that is not up yet is waited for, retrying, until then).
  * <pre>
  * Chalk functions: 2 deployed, 1 failed
  *   ✓ greet          version 3
- *   ✓ fraudScore     version 1
+ *   ✓ fraudScore     reused version 1
  *   ✗ bad            com.acme.Fns.bad(Object x): parameter 'x' has type Object, which has no Arrow mapping; ...
  * </pre>
  */
@@ -83,11 +83,12 @@ public class ChalkFunctionsDeployOnly implements ApplicationListener<Application
             String mark = switch (f.status()) {
                 case DEPLOYED -> "✓";
                 case FAILED -> "✗";
-                case DISCOVERED, DEPLOYING -> "…";
+                case DISCOVERED, DEPLOYING, RETRYING -> "…";
             };
             String detail = switch (f.status()) {
-                case DEPLOYED -> "version " + f.version();
+                case DEPLOYED -> (f.reused() ? "reused version " : "version ") + f.version();
                 case FAILED -> f.error();
+                case RETRYING -> "not finished after " + f.attempts() + " tries: " + f.error();
                 case DISCOVERED, DEPLOYING -> "not finished";
             };
             out.println("  " + mark + " " + String.format("%-" + Math.max(width, 1) + "s", f.name()) + "  " + detail);

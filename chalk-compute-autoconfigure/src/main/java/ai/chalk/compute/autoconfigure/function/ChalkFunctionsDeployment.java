@@ -4,23 +4,30 @@ import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.deploy.CodeSnapshot;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
-import ai.chalk.compute.function.deploy.FunctionVersion;
 import ai.chalk.compute.function.deploy.WorkerMode;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.progress.ProgressGroup;
+import io.grpc.Status;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -32,6 +39,12 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * only the blobs the server lacks), several at once. Each function is a group on the progress display, and its
  * state in {@link ChalkFunctions} moves from {@code DEPLOYING} to {@code DEPLOYED} or {@code FAILED}.
  *
+ * <p>A deployment that could not reach the server ({@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED},
+ * {@code RESOURCE_EXHAUSTED}, {@code ABORTED}: the application started before its server, or the server restarts) is
+ * {@code RETRYING}: it is tried again after a backoff that doubles up to a maximum ({@link RetryBackoff}), for as long
+ * as the application runs, so that a function deploys, and its health goes UP, as soon as the server is there. A
+ * deployment the server refused is {@code FAILED} and not retried. {@link #redeploy(Optional)} tries again at once.
+ *
  * <p>Startup is not held back unless {@code chalk.compute.functions.wait-on-startup=true}. A failure is logged at
  * ERROR with the server's message and the method's location as a stack frame reads, without the SDK's frames.
  * Workers boot the application itself ({@code spring:} and its {@code @SpringBootApplication} class), so each
@@ -41,6 +54,13 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(ChalkFunctionsDeployment.class);
 
+    /** The failures of a call that did not reach a server able to answer: worth trying again later. */
+    private static final Set<Status.Code> RETRYABLE = Set.of(
+            Status.Code.UNAVAILABLE,
+            Status.Code.DEADLINE_EXCEEDED,
+            Status.Code.RESOURCE_EXHAUSTED,
+            Status.Code.ABORTED);
+
     private final ChalkFunctions functions;
     private final FunctionDeployer deployer;
     private final Supplier<CodeSnapshot> code;
@@ -49,8 +69,22 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
     private final boolean waitOnStartup;
     private final Duration waitTimeout;
     private final int concurrency;
-    private volatile ExecutorService executor;
-    private volatile CompletableFuture<Void> done;
+    private final @Nullable RetryBackoff retry;
+    private final Runnable reconnect;
+    private final Clock clock;
+
+    // guarded by this
+    private ScheduledExecutorService executor;
+    private final Map<String, Run> running = new LinkedHashMap<>();
+    private CompletableFuture<Void> idle = CompletableFuture.completedFuture(null);
+    private Optional<Class<?>> application;
+    private boolean started;
+    /** Whether a deployment has succeeded since start: the server has the code, so others need not wait their turn. */
+    private volatile boolean codeOnServer;
+
+    private final Object firstUpload = new Object();
+    private final Object snapshotLock = new Object();
+    private CodeSnapshot snapshot; // guarded by snapshotLock
 
     /**
      * @param functions     the functions to deploy (those discovered)
@@ -61,6 +95,9 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
      * @param waitOnStartup whether {@link #start()} waits for every deployment to finish
      * @param waitTimeout   how long it waits at most
      * @param concurrency   how many functions deploy at once
+     * @param retry         how a deployment that could not reach the server is retried; {@code null} for never
+     * @param reconnect     run before each retry: makes the channel connect at once, not after gRPC's own backoff
+     *                      ({@link ai.chalk.compute.autoconfigure.ChalkComputeChannel#reconnectNow()})
      */
     public ChalkFunctionsDeployment(
             ChalkFunctions functions,
@@ -70,7 +107,35 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             ProgressDisplay progress,
             boolean waitOnStartup,
             Duration waitTimeout,
-            int concurrency) {
+            int concurrency,
+            @Nullable RetryBackoff retry,
+            Runnable reconnect) {
+        this(
+                functions,
+                deployer,
+                code,
+                mainClass,
+                progress,
+                waitOnStartup,
+                waitTimeout,
+                concurrency,
+                retry,
+                reconnect,
+                Clock.systemUTC());
+    }
+
+    ChalkFunctionsDeployment(
+            ChalkFunctions functions,
+            FunctionDeployer deployer,
+            Supplier<CodeSnapshot> code,
+            Supplier<Optional<Class<?>>> mainClass,
+            ProgressDisplay progress,
+            boolean waitOnStartup,
+            Duration waitTimeout,
+            int concurrency,
+            @Nullable RetryBackoff retry,
+            Runnable reconnect,
+            Clock clock) {
         this.functions = Objects.requireNonNull(functions, "functions");
         this.deployer = Objects.requireNonNull(deployer, "deployer");
         this.code = Objects.requireNonNull(code, "code");
@@ -82,98 +147,269 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             throw new IllegalArgumentException("concurrency must be at least 1, got " + concurrency);
         }
         this.concurrency = concurrency;
+        this.retry = retry;
+        this.reconnect = Objects.requireNonNull(reconnect, "reconnect");
+        this.clock = Objects.requireNonNull(clock, "clock");
     }
 
     @Override
     public void start() {
-        List<FunctionDefinition> pending = functions.registry().definitions().stream()
-                .filter(d -> functions
-                        .function(d.name())
+        synchronized (this) {
+            if (started) {
+                return;
+            }
+            started = true;
+            CustomizableThreadFactory threads = new CustomizableThreadFactory("chalk-functions-deploy-");
+            threads.setDaemon(true); // a deployment never keeps the JVM alive on its own
+            ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(concurrency, threads);
+            pool.setRemoveOnCancelPolicy(true);
+            executor = pool;
+            for (FunctionDefinition function : functions.registry().definitions()) {
+                boolean discovered = functions
+                        .function(function.name())
                         .map(s -> s.status() == FunctionDeploymentState.Status.DISCOVERED)
-                        .orElse(false))
-                .toList();
-        if (pending.isEmpty()) {
-            done = CompletableFuture.completedFuture(null);
-            return;
+                        .orElse(false);
+                if (discovered) {
+                    schedule(function, 1, Duration.ZERO, null);
+                }
+            }
         }
-        CustomizableThreadFactory threads = new CustomizableThreadFactory("chalk-functions-deploy-");
-        threads.setDaemon(true); // a deployment never keeps the JVM alive on its own
-        executor = Executors.newFixedThreadPool(Math.min(concurrency, pending.size()), threads);
-        Optional<Class<?>> application = mainClass.get();
-        List<CompletableFuture<?>> each = new ArrayList<>();
-        // one snapshot for every function: the class path is the same for all
-        CompletableFuture<CodeSnapshot> snapshot = application.isPresent()
-                ? CompletableFuture.supplyAsync(code, executor)
-                : CompletableFuture.completedFuture(null);
-        // the first deployment uploads the code the server lacks; the others follow it, concurrently, and find
-        // the blobs there (started together, each would upload the whole class path)
-        CompletableFuture<?> first = null;
-        for (FunctionDefinition function : pending) {
-            functions.update(function.name(), s -> s.with(FunctionDeploymentState.Status.DEPLOYING, null, null));
-            ProgressGroup group = progress.open("Function \"" + function.name() + "\"");
-            group.step("Deploying");
-            CompletableFuture<CodeSnapshot> ready = first == null
-                    ? snapshot
-                    : first.handle((ignored, failure) -> null).thenCompose(ignored -> snapshot);
-            CompletableFuture<?> deployed = ready.thenApplyAsync(c -> deploy(function, application, c), executor)
-                    .whenComplete((version, failure) -> finish(function, group, version, failure));
-            first = first == null ? deployed : first;
-            each.add(deployed);
-        }
-        done = CompletableFuture.allOf(each.toArray(CompletableFuture[]::new))
-                .handle((ignored, failure) -> null) // failures are recorded per function
-                .thenRun(() -> snapshot.thenAccept(c -> {
-                    if (c != null) {
-                        c.close();
-                    }
-                }));
         if (waitOnStartup) {
             awaitDeployments(waitTimeout);
         }
     }
 
-    private FunctionVersion deploy(FunctionDefinition function, Optional<Class<?>> application, CodeSnapshot snapshot) {
-        Class<?> main = application.orElseThrow(
-                () -> new IllegalStateException(
-                        "the context has no"
-                                + " @SpringBootApplication (or @SpringBootConfiguration) class for workers to boot the application from"));
-        // the functions of one bean share replicas: each function's deployment serves all of them
-        List<FunctionDefinition> served = DeploymentUnits.servedWith(function, functions);
-        return deployer.deploy(function, served, snapshot, WorkerMode.spring(main), false);
+    /**
+     * Deploys again now: the functions given (every registered one when empty), whatever their state, except those
+     * whose deployment is under way. A function waiting to retry is tried at once. An unchanged function gets its
+     * current version back (reused), so this is safe to call at any time.
+     *
+     * @param name one function's name, or empty for all
+     * @return what was started, and why the others were not; empty when there is no function of that name
+     */
+    public Optional<Redeploy> redeploy(Optional<String> name) {
+        List<FunctionDeploymentState> targets = name.isPresent()
+                ? functions.function(name.get()).map(List::of).orElse(List.of())
+                : functions.functions();
+        if (name.isPresent() && targets.isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> started = new ArrayList<>();
+        Map<String, String> notStarted = new LinkedHashMap<>();
+        synchronized (this) {
+            for (FunctionDeploymentState state : targets) {
+                Optional<FunctionDefinition> function =
+                        functions.registry().find(state.name()).map(f -> f.definition());
+                Run run = running.get(state.name());
+                if (!this.started || executor == null) {
+                    notStarted.put(state.name(), "the deployment is not running (the application is stopping)");
+                } else if (function.isEmpty()) {
+                    notStarted.put(state.name(), "it cannot be deployed: " + state.error());
+                } else if (run != null && run.deploying) {
+                    notStarted.put(state.name(), "its deployment is under way");
+                } else {
+                    if (run != null) {
+                        run.next.cancel(false); // a retry waiting: now instead
+                    }
+                    schedule(function.get(), run != null ? run.attempt + 1 : 1, Duration.ZERO, run);
+                    started.add(state.name());
+                }
+            }
+        }
+        if (!started.isEmpty()) {
+            log.info("Chalk functions redeploying: {}", started);
+        }
+        return Optional.of(new Redeploy(started, notStarted));
     }
 
-    private void finish(FunctionDefinition function, ProgressGroup group, FunctionVersion version, Throwable failure) {
-        if (failure == null) {
-            functions.update(
-                    function.name(), s -> s.with(FunctionDeploymentState.Status.DEPLOYED, version.version(), null));
-            group.succeed("Deployed version " + version.version());
-            log.info("Chalk function {} deployed: version {}", function.name(), version.version());
-            return;
+    /**
+     * What {@link #redeploy(Optional)} did.
+     *
+     * @param started    the functions whose deployment started
+     * @param notStarted the others, each with why
+     */
+    public record Redeploy(List<String> started, Map<String, String> notStarted) {
+
+        /** Copies the collections. */
+        public Redeploy {
+            started = List.copyOf(started);
+            notStarted = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(notStarted));
         }
-        String message = messageOf(failure);
-        if (executor == null) {
-            // stopped while deploying: the application is shutting down, which is no failure of the function
-            functions.update(function.name(), s -> s.with(FunctionDeploymentState.Status.DISCOVERED, null, null));
-            group.close();
-            return;
+    }
+
+    /** Schedules a try of a function's deployment. The caller holds the lock. */
+    private void schedule(FunctionDefinition function, int attempt, Duration delay, @Nullable Run previous) {
+        Run run = new Run(function, attempt, previous != null && !previous.group.isFinished() ? previous.group : null);
+        if (run.group == null) {
+            run.group = progress.open("Function \"" + function.name() + "\"");
         }
-        functions.update(function.name(), s -> s.with(FunctionDeploymentState.Status.FAILED, null, message));
-        group.fail(message);
+        if (running.isEmpty() && idle.isDone()) {
+            idle = new CompletableFuture<>();
+        }
+        running.put(function.name(), run);
+        if (delay.isZero()) {
+            markDeploying(run);
+        }
+        run.next = executor.schedule(() -> attempt(run), delay.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void markDeploying(Run run) {
+        run.deploying = true;
+        functions.update(run.function.name(), s -> s.deploying(run.attempt));
+        if (run.attempt == 1) {
+            run.group.step("Deploying"); // a retry stays on its "Waiting for the server" line: one line per outage
+        }
+    }
+
+    private void attempt(Run run) {
+        synchronized (this) {
+            if (running.get(run.function.name()) != run) {
+                return; // replaced by a redeploy, or stopped
+            }
+            if (!run.deploying) {
+                markDeploying(run);
+            }
+        }
+        FunctionDeployer.Deployment result = null;
+        Throwable failure = null;
+        try {
+            if (run.attempt > 1) {
+                reconnect.run(); // the server may be back: do not let gRPC's reconnect backoff fail this try
+            }
+            result = codeOnServer ? deploy(run.function) : deployFirst(run.function);
+        } catch (RuntimeException | Error e) {
+            failure = e;
+        }
+        finish(run, result, failure);
+    }
+
+    /**
+     * Until the server has the code, one deployment at a time: the first uploads the blobs the server lacks, the
+     * others find them there (started together, each would upload the whole class path).
+     */
+    private FunctionDeployer.Deployment deployFirst(FunctionDefinition function) {
+        synchronized (firstUpload) {
+            return deploy(function);
+        }
+    }
+
+    private FunctionDeployer.Deployment deploy(FunctionDefinition function) {
+        Class<?> main = application()
+                .orElseThrow(() -> new IllegalStateException("the context has no @SpringBootApplication (or"
+                        + " @SpringBootConfiguration) class for workers to boot the application from"));
+        // the functions of one bean (and a @ChalkClass's methods) share replicas: each deployment serves all of them
+        List<FunctionDefinition> served = DeploymentUnits.servedWith(function, functions);
+        FunctionDeployer.Deployment deployment =
+                deployer.ensure(function, served, snapshot(), WorkerMode.spring(main), false);
+        codeOnServer = true;
+        return deployment;
+    }
+
+    private synchronized Optional<Class<?>> application() {
+        if (application == null) {
+            application = mainClass.get();
+        }
+        return application;
+    }
+
+    /** One snapshot of the class path for every deployment under way; made when first needed. */
+    private CodeSnapshot snapshot() {
+        synchronized (snapshotLock) { // not the deployment's lock: hashing the class path takes a while
+            if (snapshot == null) {
+                snapshot = code.get();
+            }
+            return snapshot;
+        }
+    }
+
+    private void finish(Run run, FunctionDeployer.@Nullable Deployment result, @Nullable Throwable failure) {
+        String name = run.function.name();
+        synchronized (this) {
+            if (running.get(name) != run) {
+                return; // stopped while deploying: the application is shutting down, which is no failure
+            }
+            run.deploying = false;
+            if (result != null) {
+                int version = result.version().version();
+                functions.update(name, s -> s.deployed(version, result.reused()));
+                run.group.succeed((result.reused() ? "Reused version " : "Deployed version ") + version);
+                log.debug("Chalk function {} {}: version {}", name, result.reused() ? "reused" : "deployed", version);
+                if (run.attempt > 1) {
+                    log.info("Chalk function {} deployed after {} tries", name, run.attempt);
+                }
+                done(name);
+                return;
+            }
+            String message = messageOf(failure);
+            if (retry != null && retryable(failure) && executor != null) {
+                Duration delay = retry.delay(run.attempt);
+                Instant next = clock.instant().plus(delay);
+                functions.update(name, s -> s.retrying(message, next));
+                // the same line on every try: printed once, however long the server takes
+                run.group.step("Waiting for the server: " + message);
+                if (run.attempt == 1) {
+                    log.warn(
+                            "Chalk function {} could not be deployed, retrying with backoff up to {}: {}",
+                            name,
+                            retry.max(),
+                            message);
+                } else {
+                    log.debug("Chalk function {}: try {} failed, next in {}: {}", name, run.attempt, delay, message);
+                }
+                schedule(run.function, run.attempt + 1, delay, run);
+                return;
+            }
+            functions.update(name, s -> s.with(FunctionDeploymentState.Status.FAILED, null, message));
+            run.group.fail(message);
+            done(name);
+        }
         // the user's method is where to look; the SDK's frames would only hide it
         log.error(
                 "Chalk function {} failed to deploy: {}\n\tat {}",
-                function.name(),
-                message,
-                SourceLocation.of(function.method()));
+                name,
+                message(failure),
+                SourceLocation.of(run.function.method()));
     }
 
-    /** The server's message, without a wrapper's. */
-    static String messageOf(Throwable failure) {
+    private static String message(@Nullable Throwable failure) {
+        return failure == null ? "" : messageOf(failure);
+    }
+
+    /** A function's deployment ended. The caller holds the lock. */
+    private void done(String name) {
+        running.remove(name);
+        if (running.isEmpty()) {
+            closeSnapshot();
+            idle.complete(null);
+        }
+    }
+
+    private void closeSnapshot() {
+        synchronized (snapshotLock) {
+            if (snapshot != null) {
+                snapshot.close();
+                snapshot = null;
+            }
+        }
+    }
+
+    static boolean retryable(@Nullable Throwable failure) {
+        Throwable cause = unwrap(failure);
+        return cause instanceof ChalkComputeException chalk && RETRYABLE.contains(chalk.statusCode());
+    }
+
+    private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
         Throwable cause = failure;
         while ((cause instanceof CompletionException || cause instanceof ExecutionException)
                 && cause.getCause() != null) {
             cause = cause.getCause();
         }
+        return cause;
+    }
+
+    /** The server's message, without a wrapper's. */
+    static String messageOf(Throwable failure) {
+        Throwable cause = Objects.requireNonNull(unwrap(failure));
         if (cause instanceof ChalkComputeException chalk) {
             return chalk.statusCode() + ": " + chalk.serverMessage();
         }
@@ -181,15 +417,18 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
     }
 
     /**
-     * Waits until every function is deployed or failed.
+     * Waits until every function is deployed or failed; a function that is retrying has not finished.
      *
      * @param timeout how long to wait at most
      * @return {@code true} when all finished in time
      */
     public boolean awaitDeployments(Duration timeout) {
-        CompletableFuture<Void> current = done;
-        if (current == null) {
-            return false;
+        CompletableFuture<Void> current;
+        synchronized (this) {
+            if (!started) {
+                return false;
+            }
+            current = idle;
         }
         try {
             current.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -209,22 +448,54 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
 
     @Override
     public void stop() {
-        ExecutorService running = executor;
-        executor = null; // first, so deployments cut short here are not reported as failures
-        done = null;
-        if (running != null) {
-            running.shutdownNow();
+        ScheduledExecutorService pool;
+        synchronized (this) {
+            pool = executor;
+            executor = null; // first, so deployments cut short here are not reported as failures
+            started = false;
+            for (Run run : running.values()) {
+                run.next.cancel(false);
+                functions.update(
+                        run.function.name(), s -> s.with(FunctionDeploymentState.Status.DISCOVERED, null, null));
+                run.group.close();
+            }
+            running.clear();
+            idle.complete(null);
         }
+        if (pool != null) {
+            pool.shutdownNow();
+            try {
+                pool.awaitTermination(5, TimeUnit.SECONDS); // a deployment cut short lets go of the snapshot
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        closeSnapshot();
     }
 
     @Override
-    public boolean isRunning() {
-        return done != null;
+    public synchronized boolean isRunning() {
+        return started;
     }
 
     /** After the embedded server (which starts early), so the deployment has a server to talk to. */
     @Override
     public int getPhase() {
         return SmartLifecycle.DEFAULT_PHASE - 4096;
+    }
+
+    /** One function's deployment: its tries in a row, on one progress group. */
+    private static final class Run {
+        final FunctionDefinition function;
+        final int attempt;
+        ProgressGroup group;
+        Future<?> next;
+        boolean deploying; // guarded by the deployment's lock
+
+        Run(FunctionDefinition function, int attempt, @Nullable ProgressGroup group) {
+            this.function = function;
+            this.attempt = attempt;
+            this.group = group;
+        }
     }
 }

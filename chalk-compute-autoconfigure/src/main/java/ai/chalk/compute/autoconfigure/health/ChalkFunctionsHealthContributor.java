@@ -18,7 +18,8 @@ import org.springframework.boot.health.contributor.HealthIndicator;
  * member per function. A deployed function is UP when its scaling group is ready (as many replicas serving as its
  * minimum asks; a function that scales from zero is ready once deployed), DOWN when its replicas cannot start or the
  * server does not answer, and UNKNOWN while replicas start; the group's status, message and replica counts are in
- * the details. A function that failed to deploy is DOWN with the server's or the registry's error; UNKNOWN while it
+ * the details. A function that failed to deploy is DOWN with the server's or the registry's error, and so is one
+ * waiting to retry (the server could not be reached), with its tries and when the next one starts; UNKNOWN while it
  * is discovered or deploying (deployment runs in the background and does not hold the application back). Members are
  * read from {@link ChalkFunctions} on each check, so functions found after this contributor was made are shown too.
  */
@@ -62,6 +63,11 @@ public class ChalkFunctionsHealthContributor implements CompositeHealthContribut
     Health health(FunctionDeploymentState state) {
         Health.Builder builder = switch (state.status()) {
             case FAILED -> Health.down().withDetail("error", state.error());
+            case RETRYING ->
+                Health.down()
+                        .withDetail("error", state.error())
+                        .withDetail("attempts", state.attempts())
+                        .withDetail("nextAttempt", String.valueOf(state.nextAttempt()));
             case DEPLOYED -> deployed(state);
             case DISCOVERED, DEPLOYING -> Health.unknown();
         };

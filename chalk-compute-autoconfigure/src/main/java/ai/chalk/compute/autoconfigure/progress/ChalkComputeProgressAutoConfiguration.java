@@ -13,7 +13,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
 /**
- * The progress display in the SDK's format on stderr. Whether it shows comes from
+ * The progress display in the SDK's format on stderr, for long operations: function deployments and image builds
+ * (not each sandbox's lifecycle, which would flood the console of an application that makes one per request; those
+ * are spans with OpenTelemetry). Whether it shows comes from
  * {@code chalk.compute.tui} (true / false), else {@code CHALK_SANDBOX_TUI}; whether it is coloured
  * from {@code chalk.compute.color} (always / never), else the terminal, {@code NO_COLOR},
  * {@code TERM=dumb} and {@code CI}. Inject {@link ProgressDisplay} to report an operation's steps:

@@ -84,7 +84,7 @@ class ChalkFunctionsAutoConfigurationTests {
     }
 
     @Test
-    void aBadSignatureFailsThatBeansFunctionsWithThePointedMessageWithoutStoppingTheApplication(CapturedOutput output) {
+    void aBadSignatureFailsThatFunctionAloneWithItsOwnMessageWithoutStoppingTheApplication(CapturedOutput output) {
         runner.withUserConfiguration(GoodBeans.class, BadBeans.class).run(context -> {
             assertThat(context).hasNotFailed();
             ChalkFunctions functions = context.getBean(ChalkFunctions.class);
@@ -92,19 +92,26 @@ class ChalkFunctionsAutoConfigurationTests {
             assertThat(bad.status()).isEqualTo(Status.FAILED);
             assertThat(bad.error())
                     .startsWith("com.acme.functions.BadFns.bad(Object x): parameter 'x' has type Object");
-            // nothing of a bean with a bad function is registered, so its valid one fails with the same message
+            // its neighbour on the bean fails for its own reason, not for bad's
+            FunctionDeploymentState alsoBad = functions.function("alsoBad").orElseThrow();
+            assertThat(alsoBad.status()).isEqualTo(Status.FAILED);
+            assertThat(alsoBad.error())
+                    .startsWith("com.acme.functions.BadFns.alsoBad(String name): return type Thread")
+                    .doesNotContain("bad(Object x)");
+            assertThat(alsoBad.location()).contains("BadFns.alsoBad(");
+            // and the valid one on the same bean is registered and goes on to deployment
             assertThat(functions.function("fine"))
                     .get()
                     .extracting(FunctionDeploymentState::status)
-                    .isEqualTo(Status.FAILED);
-            assertThat(functions.registry().find("fine")).isEmpty();
+                    .isEqualTo(Status.DISCOVERED);
+            assertThat(functions.registry().get("fine").invoke("ok")).isEqualTo("ok");
             assertThat(functions.function("greet"))
                     .get()
                     .extracting(FunctionDeploymentState::status)
                     .isEqualTo(Status.DISCOVERED);
             assertThat(functions.failures())
                     .extracting(FunctionDeploymentState::name)
-                    .containsExactly("bad", "fine");
+                    .containsExactlyInAnyOrder("bad", "alsoBad");
 
             HealthContributors health =
                     context.getBean("chalkFunctionsHealthContributor", ChalkFunctionsHealthContributor.class);
@@ -118,15 +125,25 @@ class ChalkFunctionsAutoConfigurationTests {
             assertThat(greetHealth.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UNKNOWN);
             assertThat(health.stream())
                     .extracting(HealthContributors.Entry::name)
-                    .containsExactlyInAnyOrder("greet", "fraudScore", "exact", "Embedder.embed", "bad", "fine");
+                    .containsExactlyInAnyOrder(
+                            "greet", "fraudScore", "exact", "Embedder.embed", "bad", "alsoBad", "fine");
             assertThat(health.getContributor("nothing")).isNull();
+            assertThat(((HealthIndicator) health.getContributor("fine"))
+                            .health()
+                            .getStatus())
+                    .isEqualTo(org.springframework.boot.health.contributor.Status.UNKNOWN);
         });
-        // one ERROR line pointing at the method as a stack frame reads, and no frames of the starter or SDK
+        // one ERROR line per bad function pointing at its method as a stack frame reads, no frames of the starter or
+        // SDK
         assertThat(output)
                 .contains("ERROR")
                 .contains("Chalk function bad of bean 'badFns' cannot be deployed: "
                         + "com.acme.functions.BadFns.bad(Object x): parameter 'x' has type Object")
                 .containsPattern("\tat com\\.acme\\.functions\\.BadFns\\.bad\\(BadFns\\.java:\\d+\\)")
+                .contains("Chalk function alsoBad of bean 'badFns' cannot be deployed: "
+                        + "com.acme.functions.BadFns.alsoBad(String name)")
+                .containsPattern("\tat com\\.acme\\.functions\\.BadFns\\.alsoBad\\(BadFns\\.java:\\d+\\)")
+                .doesNotContain("Chalk function fine")
                 .doesNotContain("at ai.chalk.compute");
     }
 
@@ -146,7 +163,8 @@ class ChalkFunctionsAutoConfigurationTests {
                             (CompositeHealthDescriptor) endpoint.healthForPath("chalkFunctions");
                     assertThat(all.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
                     assertThat(all.getComponents())
-                            .containsOnlyKeys("greet", "fraudScore", "exact", "Embedder.embed", "bad", "fine");
+                            .containsOnlyKeys(
+                                    "greet", "fraudScore", "exact", "Embedder.embed", "bad", "alsoBad", "fine");
                     assertThat(endpoint.healthForPath("chalkFunctions", "greet").getStatus())
                             .isEqualTo(org.springframework.boot.health.contributor.Status.UNKNOWN);
                     assertThat(endpoint.healthForPath("chalkFunctions", "bad").getStatus())
@@ -158,7 +176,7 @@ class ChalkFunctionsAutoConfigurationTests {
     void theEndpointListsFunctionsAndShowsOneByName() {
         runner.withUserConfiguration(GoodBeans.class, BadBeans.class).run(context -> {
             ChalkFunctionsEndpoint endpoint = context.getBean(ChalkFunctionsEndpoint.class);
-            assertThat(endpoint.functions().functions()).hasSize(6);
+            assertThat(endpoint.functions().functions()).hasSize(7);
             ChalkFunctionsEndpoint.FunctionDescriptor bad = endpoint.function("bad");
             assertThat(bad.status()).isEqualTo("FAILED");
             assertThat(bad.bean()).isEqualTo("badFns");

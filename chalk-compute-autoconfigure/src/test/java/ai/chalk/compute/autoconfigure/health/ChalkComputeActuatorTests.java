@@ -9,8 +9,12 @@ import ai.chalk.compute.autoconfigure.endpoint.ChalkComputeEndpoint;
 import ai.chalk.compute.autoconfigure.endpoint.ChalkComputeEndpointAutoConfiguration;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -77,7 +81,62 @@ class ChalkComputeActuatorTests {
             assertThat(health.getStatus()).isEqualTo(Status.DOWN);
             assertThat(health.getDetails())
                     .containsEntry("server", "127.0.0.1:1")
-                    .containsEntry("status", "UNAVAILABLE");
+                    .containsEntry("status", "UNAVAILABLE")
+                    .containsEntry("error", "connection refused to 127.0.0.1:1");
+        });
+    }
+
+    @Test
+    void aRemoteServerShowsItsRuntimeIsolationAndSandboxCountsAsTheEmbeddedOneDoes(@TempDir Path dataDir)
+            throws Exception {
+        try (ComputeServer server = ComputeServer.builder()
+                .dataDir(dataDir)
+                .port(0)
+                .auth(Authentication.Mode.NONE)
+                .build()
+                .start()) {
+            String target = "127.0.0.1:" + server.port().orElseThrow();
+            runner.withPropertyValues("chalk.compute.target=" + target).run(context -> {
+                Sandbox sandbox = context.getBean(SandboxClient.class).create();
+                try {
+                    Health health =
+                            context.getBean(ChalkComputeHealthIndicator.class).health();
+                    assertThat(health.getStatus()).isEqualTo(Status.UP);
+                    assertThat(health.getDetails())
+                            .containsEntry("server", target)
+                            .containsEntry("runtime", server.runtimeName())
+                            .containsEntry("isolation", server.isolation().level())
+                            .containsEntry("isolationDetail", server.isolation().detail())
+                            .containsEntry(
+                                    "sandboxes",
+                                    Map.of(
+                                            "PENDING",
+                                            0L,
+                                            "RUNNING",
+                                            1L,
+                                            "SUSPENDED",
+                                            0L,
+                                            "TERMINATED",
+                                            0L,
+                                            "FAILED",
+                                            0L));
+                } finally {
+                    sandbox.terminate();
+                }
+            });
+        }
+    }
+
+    @Test
+    void theEndpointAnswersWithTheReasonWhenTheRemoteServerIsUnreachable() {
+        runner.withPropertyValues("chalk.compute.target=127.0.0.1:1").run(context -> {
+            // an exception here is what made the endpoint answer HTTP 500
+            ChalkComputeEndpoint.ChalkComputeDescriptor shown =
+                    context.getBean(ChalkComputeEndpoint.class).chalkCompute();
+            assertThat(shown.server()).isEqualTo("127.0.0.1:1");
+            assertThat(shown.reachable()).isFalse();
+            assertThat(shown.sandboxes()).isEmpty();
+            assertThat(shown.error()).isEqualTo("UNAVAILABLE: connection refused to 127.0.0.1:1");
         });
     }
 
@@ -89,6 +148,8 @@ class ChalkComputeActuatorTests {
             ChalkComputeEndpoint.ChalkComputeDescriptor shown =
                     context.getBean(ChalkComputeEndpoint.class).chalkCompute();
             assertThat(shown.server()).isEqualTo("embedded");
+            assertThat(shown.reachable()).isTrue();
+            assertThat(shown.error()).isNull();
             assertThat(shown.sandboxes()).singleElement().satisfies(s -> {
                 assertThat(s.id()).isEqualTo(sandbox.id());
                 assertThat(s.name()).isEqualTo("listed");

@@ -128,18 +128,19 @@ public final class ArrowTypeMapping {
     }
 
     /**
-     * Checks that JSON describes a value of a Java type, as a parameter default must, and returns it in
-     * compact form. Times are ISO-8601 strings, bytes base64 strings, records objects by component name.
+     * Checks that a parameter default, as written in {@link ai.chalk.compute.function.Default}, is a value of a Java
+     * type, and returns it as compact JSON. It is JSON (times as ISO-8601 strings, bytes as base64 strings, records
+     * as objects by component name), except for a type whose values are text (strings, enum constants, times,
+     * bytes): its default is the text as written, {@code -} for {@code "-"}; the JSON string form is understood too,
+     * and {@code null} means null where the type allows it.
      *
-     * @param json     the JSON text
+     * @param json     the default as written
      * @param javaType the declared type
-     * @return the same JSON, compact
-     * @throws IllegalArgumentException when it is not JSON or not a value of the type; the message says why
+     * @return the value as compact JSON
+     * @throws IllegalArgumentException when it is not a value of the type; the message says why and how to write one
      */
     public String canonicalJson(String json, Type javaType) {
-        JsonNode node = parse(json);
-        JsonValues.fromJson(node, resolve(javaType), "");
-        return node.toString();
+        return DefaultText.read(json, resolve(javaType)).toString();
     }
 
     ValueType resolve(Type javaType) {

@@ -86,6 +86,55 @@ public final class RowCodec {
     }
 
     /**
+     * How many leading columns a row must give: those up to the last column without a default. A row may leave out
+     * the columns after them, which then take their defaults ({@link #withDefaults(Object[])}).
+     *
+     * @return the number of columns a row cannot leave out
+     */
+    public int requiredColumns() {
+        int required = defaults.size();
+        while (required > 0 && defaults.get(required - 1) != null) {
+            required--;
+        }
+        return required;
+    }
+
+    /**
+     * The default of a column as JSON, as its field's {@link ChalkMetadata#DEFAULT} metadata holds it.
+     *
+     * @param column the column's index
+     * @return the default, if the column has one
+     */
+    public java.util.Optional<String> defaultJson(int column) {
+        JsonNode node = defaults.get(column);
+        return node == null ? java.util.Optional.empty() : java.util.Optional.of(node.toString());
+    }
+
+    /**
+     * A row that leaves out trailing columns, completed with their defaults (a fresh value for each row, so a
+     * default list is never shared between calls).
+     *
+     * @param values the values given, in column order; at least {@link #requiredColumns()} of them
+     * @return a row with one value per column; {@code values} itself when it has them all
+     * @throws IllegalArgumentException when it gives fewer than {@link #requiredColumns()} values, or too many
+     */
+    public Object[] withDefaults(Object[] values) {
+        int columns = defaults.size();
+        if (values.length == columns) {
+            return values;
+        }
+        if (values.length < requiredColumns() || values.length > columns) {
+            throw new IllegalArgumentException(
+                    values.length + " values for " + requiredColumns() + " to " + columns + " columns");
+        }
+        Object[] complete = java.util.Arrays.copyOf(values, columns);
+        for (int column = values.length; column < columns; column++) {
+            complete[column] = JsonValues.fromJson(defaults.get(column), types.get(column), "");
+        }
+        return complete;
+    }
+
+    /**
      * Encodes rows as one Arrow IPC stream holding one record batch.
      *
      * @param rows the rows, each with one value per column in the schema's order

@@ -3,16 +3,23 @@ package ai.chalk.compute.function.deploy;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.CodeSource;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The code a function version runs: the application's class path entries, in order, each one blob (a jar's bytes,
@@ -28,6 +35,8 @@ import java.util.stream.Stream;
  */
 public final class CodeSnapshot implements AutoCloseable {
 
+    private static final Logger log = LoggerFactory.getLogger(CodeSnapshot.class);
+
     private final List<CodeEntry> entries;
     private final byte[] manifest;
     private final String digest;
@@ -41,20 +50,68 @@ public final class CodeSnapshot implements AutoCloseable {
     }
 
     /**
-     * The snapshot of this JVM's class path ({@code java.class.path}), JDK entries excluded. An application started
-     * with {@code java -jar app.jar} from a Spring Boot executable jar has that jar alone on its class path: it is
-     * expanded into what Boot's launcher puts there, as {@link #of(List)} says.
+     * The snapshot of this JVM's class path ({@code java.class.path}), JDK entries and the jars of test frameworks
+     * (JUnit, AssertJ, Mockito, Spring's test support, ...) excluded: run from a test, the code a function runs needs
+     * none of them. An application started with {@code java -jar app.jar} from a Spring Boot executable jar has that
+     * jar alone on its class path: it is expanded into what Boot's launcher puts there, as {@link #of(List)} says.
+     * Test output directories ({@code target/test-classes}) are kept, as functions may be declared there; use
+     * {@link #ofClassPath(Collection)} to leave them out unless the functions are there.
      *
      * @return the snapshot
      * @throws UncheckedIOException when an entry cannot be read
      */
     public static CodeSnapshot ofClassPath() {
-        List<Path> paths = Arrays.stream(
-                        System.getProperty("java.class.path", "").split(File.pathSeparator))
+        return ofClassPath(Set.of(), false);
+    }
+
+    /**
+     * The snapshot of this JVM's class path for functions whose code is in the given classes: as
+     * {@link #ofClassPath()}, and the output directories of the build's test sources ({@code target/test-classes},
+     * Gradle's {@code build/classes/java/test}) are left out too unless one of the classes is there, so that a
+     * function deployed from a {@code @SpringBootTest} runs the application's code, not its tests'.
+     *
+     * @param needed the classes the functions need, such as their declaring classes and the application class
+     * @return the snapshot
+     * @throws UncheckedIOException when an entry cannot be read
+     */
+    public static CodeSnapshot ofClassPath(Collection<Class<?>> needed) {
+        Set<Path> keep = new HashSet<>();
+        for (Class<?> type : needed) {
+            location(type).ifPresent(keep::add);
+        }
+        return ofClassPath(keep, true);
+    }
+
+    private static CodeSnapshot ofClassPath(Set<Path> keep, boolean testDirectories) {
+        List<Path> leftOut = new ArrayList<>();
+        List<Path> entries = TestClassPath.withoutTestEntries(classPath(), keep, testDirectories, leftOut);
+        if (!leftOut.isEmpty()) {
+            log.debug("code snapshot: {} class path entries are for tests only, left out: {}", leftOut.size(), leftOut);
+        }
+        return of(entries);
+    }
+
+    private static List<Path> classPath() {
+        return Arrays.stream(System.getProperty("java.class.path", "").split(File.pathSeparator))
                 .filter(s -> !s.isBlank())
                 .map(Path::of)
                 .toList();
-        return of(paths);
+    }
+
+    /** The class path entry a class was loaded from, when it is a directory or a jar. */
+    private static Optional<Path> location(Class<?> type) {
+        try {
+            CodeSource source = type.getProtectionDomain().getCodeSource();
+            if (source == null
+                    || source.getLocation() == null
+                    || !"file".equals(source.getLocation().getProtocol())) {
+                return Optional.empty();
+            }
+            return Optional.of(
+                    Path.of(source.getLocation().toURI()).toAbsolutePath().normalize());
+        } catch (URISyntaxException | RuntimeException e) {
+            return Optional.empty(); // a class from elsewhere keeps nothing
+        }
     }
 
     /**

@@ -140,6 +140,72 @@ public final class FunctionDeployer {
             CodeSnapshot code,
             WorkerMode worker,
             boolean forceNewVersion) {
+        return ensure(function, served, code, worker, forceNewVersion).version();
+    }
+
+    /**
+     * Deploys a function as {@link #deploy(FunctionDefinition, List, CodeSnapshot, WorkerMode, boolean)} does, and
+     * says whether the version serving it is new or one the server already had, unchanged: a progress line or a log
+     * should not say "deployed" of a version that was only found again. The catalog's answer does not say which, so
+     * the function's current version is asked for first (one more call, and none when a new version is forced).
+     *
+     * @param function        the function
+     * @param served          every function its deployment serves, {@code function} included
+     * @param code            the code to run it from
+     * @param worker          how the worker loads it
+     * @param forceNewVersion create a new version even when nothing changed
+     * @return the version serving it now, and whether it was reused
+     * @throws ChalkComputeException when the server refuses the deploy
+     */
+    public Deployment ensure(
+            FunctionDefinition function,
+            List<FunctionDefinition> served,
+            CodeSnapshot code,
+            WorkerMode worker,
+            boolean forceNewVersion) {
+        Optional<String> before = forceNewVersion ? Optional.empty() : currentVersionId(function.name());
+        FunctionVersion version = deployVersion(function, served, code, worker, forceNewVersion);
+        return new Deployment(version, before.isPresent() && before.get().equals(version.id()));
+    }
+
+    /**
+     * What a deploy did.
+     *
+     * @param version the version serving the function now
+     * @param reused  whether it was the function's current version already (nothing had changed), rather than new
+     */
+    public record Deployment(FunctionVersion version, boolean reused) {
+
+        /** Checks for null. */
+        public Deployment {
+            Objects.requireNonNull(version, "version");
+        }
+    }
+
+    /** The function's current version's id; empty when there is no such function yet. */
+    private Optional<String> currentVersionId(String name) {
+        try {
+            return Optional.of(catalog.getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                    .setFunctionName(name)
+                                    .build())
+                            .getExternalFunction()
+                            .getCurrentVersion()
+                            .getId())
+                    .filter(id -> !id.isEmpty());
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) {
+                return Optional.empty();
+            }
+            throw ServerCall.failure(ResourceKind.FUNCTION, e);
+        }
+    }
+
+    private FunctionVersion deployVersion(
+            FunctionDefinition function,
+            List<FunctionDefinition> served,
+            CodeSnapshot code,
+            WorkerMode worker,
+            boolean forceNewVersion) {
         if (!served.contains(function)) {
             throw new IllegalArgumentException("served must include " + function.name());
         }

@@ -61,14 +61,34 @@ sealed interface Codec {
 
         @Override
         public byte[] encode(List<Object[]> calls) {
+            int required = arguments.requiredColumns();
+            List<Object[]> rows = new java.util.ArrayList<>(calls.size());
             for (int row = 0; row < calls.size(); row++) {
                 Object[] call = calls.get(row);
-                if (call == null || call.length != parameters) {
-                    throw new ArrowPayloadException("row " + row + ": the function takes " + parameters
-                            + " arguments but " + (call == null ? 0 : call.length) + " were given");
+                int given = call == null ? 0 : call.length;
+                if (call == null || given < required || given > parameters) {
+                    throw new ArrowPayloadException("row " + row + ": the function takes "
+                            + (required == parameters
+                                    ? parameters + " argument" + (parameters == 1 ? "" : "s")
+                                    : required + " to " + parameters + " arguments")
+                            + " " + parameterList() + " but " + given + " were given");
                 }
+                // the catalog's schema carries each parameter's default: those left out at the end take theirs
+                rows.add(arguments.withDefaults(call));
             }
-            return arguments.encode(calls);
+            return arguments.encode(rows);
+        }
+
+        /** {@code [text, threshold=0.5]}: the catalog's parameters, each with its default. */
+        private String parameterList() {
+            List<String> names = new java.util.ArrayList<>();
+            List<org.apache.arrow.vector.types.pojo.Field> fields =
+                    arguments.schema().getFields();
+            for (int i = 0; i < fields.size(); i++) {
+                names.add(fields.get(i).getName()
+                        + arguments.defaultJson(i).map(json -> "=" + json).orElse(""));
+            }
+            return names.toString();
         }
 
         @Override

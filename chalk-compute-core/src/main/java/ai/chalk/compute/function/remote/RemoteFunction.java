@@ -266,9 +266,10 @@ public final class RemoteFunction {
     }
 
     /**
-     * Calls the function once.
+     * Calls the function once. Parameters with a default ({@code @Default}, published in the catalog's schema) may
+     * be left out at the end: {@code call("text")} for {@code score(String text, @Default("0.5") double threshold)}.
      *
-     * @param arguments one value per parameter
+     * @param arguments one value per parameter, in order; trailing parameters with defaults may be left out
      * @return the result, of the declared return type
      * @throws RemoteExecutionException  when the function threw, or its worker died during the call
      * @throws ChalkComputeException when the call could not be made
@@ -286,7 +287,7 @@ public final class RemoteFunction {
     /**
      * Calls the function for several sets of arguments in one request, one row each.
      *
-     * @param calls one array of arguments per call
+     * @param calls one array of arguments per call; trailing parameters with defaults may be left out
      * @return one result per call, in order
      * @throws RemoteExecutionException  when the function threw on any row
      * @throws ChalkComputeException when the call could not be made
@@ -300,7 +301,7 @@ public final class RemoteFunction {
      * client's {@linkplain SandboxClient#queuedCallChannel() queued-call endpoint} ({@code CHALK_GRPC_ENGINE}, or the
      * environment's engine); attached over a channel, to that channel.
      *
-     * @param arguments one value per parameter
+     * @param arguments one value per parameter; trailing parameters with defaults may be left out
      * @return the result, or a {@link RemoteExecutionException} once the call failed
      */
     public CompletableFuture<Object> callAsync(Object... arguments) {

@@ -205,27 +205,62 @@ class ArrowTypeMappingTest {
     }
 
     @Test
-    void canonicalJsonChecksADefaultAgainstTheType() {
+    void canonicalJsonChecksADefaultAgainstTheTypeAndSaysHowToWriteOne() {
         assertThat(mapping.canonicalJson(" { \"name\" : \"Ada\", \"age\": 36, \"tags\": [\"x\"] } ", type("person")))
                 .isEqualTo("{\"name\":\"Ada\",\"age\":36,\"tags\":[\"x\"]}");
         assertThat(mapping.canonicalJson("\"2024-05-01T00:00:00Z\"", type("instant")))
                 .isEqualTo("\"2024-05-01T00:00:00Z\"");
         assertThatThrownBy(() -> mapping.canonicalJson("\"RED\"", type("primitiveInt")))
-                .hasMessage("\"RED\" is not a value of type int");
+                .hasMessage("\"RED\" is not a value of type int; write a default of type int as JSON: a whole number,"
+                        + " such as @Default(\"10\")");
         assertThatThrownBy(() -> mapping.canonicalJson("300", type("primitiveByte")))
-                .hasMessage("300 is not a whole number that fits in byte");
+                .hasMessage("300 is not a whole number that fits in byte; write a default of type byte as JSON: a whole"
+                        + " number, such as @Default(\"10\")");
         assertThatThrownBy(() -> mapping.canonicalJson("\"PURPLE\"", type("color")))
-                .hasMessage("\"PURPLE\" is not one of [RED, GREEN, BLUE]");
+                .hasMessage("\"PURPLE\" is not one of [RED, GREEN, BLUE]; write a default of type Fixtures.Color as the"
+                        + " text itself: a constant's name (or null), such as @Default(\"RED\")");
         assertThatThrownBy(() -> mapping.canonicalJson("{\"name\": \"Ada\"}", type("person")))
-                .hasMessage(".age: null is not a value of type int");
+                .hasMessageStartingWith(
+                        ".age: null is not a value of type int; write a default of type Fixtures.Person as"
+                                + " JSON: an object with its components (or null), such as"
+                                + " @Default(\"{\\\"name\\\":\\\"-\\\",\\\"age\\\":10,\\\"tags\\\":[\\\"-\\\"],");
         assertThatThrownBy(() -> mapping.canonicalJson("{\"nickname\": \"A\", \"age\": 1}", type("person")))
-                .hasMessage("Fixtures.Person has no component 'nickname'");
-        assertThatThrownBy(() -> mapping.canonicalJson("{not json", type("string")))
-                .hasMessageStartingWith("'{not json' is not valid JSON: ");
+                .hasMessageStartingWith("Fixtures.Person has no component 'nickname'; write a default");
         assertThatThrownBy(() -> mapping.canonicalJson("\"yesterday\"", type("localDate")))
-                .hasMessage("\"yesterday\" is not a value of type LocalDate (write times in ISO-8601)");
+                .hasMessage(
+                        "\"yesterday\" is not a value of type LocalDate (write times in ISO-8601); write a default"
+                                + " of type LocalDate as the text itself: ISO-8601 (or null), such as @Default(\"2024-05-01\")");
         assertThatThrownBy(() -> mapping.canonicalJson("null", Sandbox.class))
-                .hasMessage("null is not a value of type Sandbox");
+                .hasMessage("null is not a value of type Sandbox; a parameter of type Sandbox cannot have a default;"
+                        + " leave @Default out");
+    }
+
+    @Test
+    void aTextValuedDefaultIsTheTextAsWrittenAndTheJsonStringFormIsStillUnderstood() {
+        assertThat(mapping.canonicalJson("-", type("string"))).isEqualTo("\"-\"");
+        assertThat(mapping.canonicalJson("\"-\"", type("string"))).isEqualTo("\"-\"");
+        assertThat(mapping.canonicalJson("{not json", type("string"))).isEqualTo("\"{not json\"");
+        assertThat(mapping.canonicalJson("10", type("string"))).isEqualTo("\"10\"");
+        assertThat(mapping.canonicalJson("", type("string"))).isEqualTo("\"\"");
+        assertThat(mapping.canonicalJson("null", type("maybeString"))).isEqualTo("null");
+        assertThat(mapping.canonicalJson("none", type("maybeString"))).isEqualTo("\"none\"");
+        assertThat(mapping.canonicalJson("GREEN", type("color"))).isEqualTo("\"GREEN\"");
+        assertThat(mapping.canonicalJson("2024-05-01", type("localDate"))).isEqualTo("\"2024-05-01\"");
+        assertThat(mapping.canonicalJson("PT30S", type("duration"))).isEqualTo("\"PT30S\"");
+        // inside JSON, strings are JSON strings
+        assertThat(mapping.canonicalJson("[\"a\", \"b\"]", type("strings"))).isEqualTo("[\"a\",\"b\"]");
+    }
+
+    @Test
+    void aDefaultThatIsNotJsonSaysWhatToWriteWithoutTheParsersWords() {
+        assertThatThrownBy(() -> mapping.canonicalJson("-", type("primitiveInt")))
+                .hasMessage("'-' is not JSON; write a default of type int as JSON: a whole number, such as"
+                        + " @Default(\"10\")");
+        assertThatThrownBy(() -> mapping.canonicalJson("a, b", type("strings")))
+                .hasMessage("'a, b' is not JSON; write a default of type List<String> as JSON: an array (or null), such"
+                        + " as @Default(\"[\\\"-\\\"]\")");
+        assertThatThrownBy(() -> mapping.canonicalJson("", type("primitiveDouble")))
+                .hasMessage("it is empty; write a default of type double as JSON: a number, such as @Default(\"0.5\")");
     }
 
     @Test

@@ -144,4 +144,94 @@ class CodeSnapshotTest {
         }
         assertThat(zip).doesNotExist();
     }
+
+    @Test
+    void testFrameworksAndTestOutputAreRecognisedAsTheBuildToolsLayThemOut() {
+        for (String jar : List.of(
+                "junit-jupiter-api-5.13.4.jar",
+                "junit-platform-launcher-1.13.4.jar",
+                "opentest4j-1.3.0.jar",
+                "assertj-core-3.27.7.jar",
+                "mockito-core-5.20.0.jar",
+                "mockito-junit-jupiter-5.20.0.jar",
+                "byte-buddy-agent-1.17.8.jar",
+                "spring-test-7.0.2.jar",
+                "spring-boot-test-4.0.7.jar",
+                "spring-boot-test-autoconfigure-4.0.7.jar",
+                "spring-boot-micrometer-tracing-test-4.0.7.jar",
+                "awaitility-4.3.0.jar",
+                "hamcrest-3.0.jar",
+                "surefire-booter-3.5.6.jar",
+                "testcontainers-2.0.5.jar",
+                "orders-1.0-tests.jar")) {
+            assertThat(TestClassPath.isTestLibrary(Path.of("/m2", jar))).as(jar).isTrue();
+        }
+        for (String jar : List.of(
+                "byte-buddy-1.17.8.jar",
+                "spring-boot-4.0.7.jar",
+                "jackson-databind-2.20.jar",
+                "junitparser-1.0.jar",
+                "contest-1.0.jar",
+                "guava-33.5.0-jre.jar")) {
+            assertThat(TestClassPath.isTestLibrary(Path.of("/m2", jar))).as(jar).isFalse();
+        }
+        for (String dir : List.of(
+                "/app/target/test-classes",
+                "/app/build/classes/java/test",
+                "/app/build/classes/kotlin/integrationTest",
+                "/app/build/resources/test",
+                "/app/out/test/app")) {
+            assertThat(TestClassPath.isTestOutput(Path.of(dir))).as(dir).isTrue();
+        }
+        for (String dir : List.of(
+                "/app/target/classes",
+                "/app/build/classes/java/main",
+                "/app/build/resources/main",
+                "/app/out/production/app")) {
+            assertThat(TestClassPath.isTestOutput(Path.of(dir))).as(dir).isFalse();
+        }
+    }
+
+    @Test
+    void aTestEntryHoldingANeededClassIsKept() {
+        List<Path> classPath = List.of(
+                Path.of("/app/target/classes"),
+                Path.of("/app/target/test-classes"),
+                Path.of("/m2/junit-jupiter-api-5.13.4.jar"),
+                Path.of("/m2/guava-33.5.0-jre.jar"));
+        List<Path> leftOut = new ArrayList<>();
+        assertThat(TestClassPath.withoutTestEntries(classPath, java.util.Set.of(), true, leftOut))
+                .containsExactly(Path.of("/app/target/classes"), Path.of("/m2/guava-33.5.0-jre.jar"));
+        assertThat(leftOut)
+                .containsExactly(Path.of("/app/target/test-classes"), Path.of("/m2/junit-jupiter-api-5.13.4.jar"));
+        assertThat(TestClassPath.withoutTestEntries(
+                        classPath, java.util.Set.of(Path.of("/app/target/test-classes")), true, new ArrayList<>()))
+                .containsExactly(
+                        Path.of("/app/target/classes"),
+                        Path.of("/app/target/test-classes"),
+                        Path.of("/m2/guava-33.5.0-jre.jar"));
+        assertThat(TestClassPath.withoutTestEntries(classPath, java.util.Set.of(), false, new ArrayList<>()))
+                .as("without knowing where the functions are, test output directories stay")
+                .contains(Path.of("/app/target/test-classes"))
+                .doesNotContain(Path.of("/m2/junit-jupiter-api-5.13.4.jar"));
+    }
+
+    @Test
+    void thisTestsOwnClassPathIsSnapshotWithoutItsTestFrameworks() {
+        try (CodeSnapshot all = CodeSnapshot.ofClassPath();
+                CodeSnapshot sdkOnly = CodeSnapshot.ofClassPath(List.of(CodeSnapshot.class));
+                CodeSnapshot withTests =
+                        CodeSnapshot.ofClassPath(List.of(CodeSnapshot.class, CodeSnapshotTest.class))) {
+            assertThat(all.entries())
+                    .extracting(CodeEntry::name)
+                    .noneMatch(n -> n.contains("junit") || n.contains("assertj") || n.contains("surefire"))
+                    .anyMatch(n -> n.endsWith("-test-classes.zip"))
+                    .anyMatch(n -> n.endsWith("-classes.zip") && !n.endsWith("-test-classes.zip"));
+            assertThat(sdkOnly.entries())
+                    .extracting(CodeEntry::name)
+                    .noneMatch(n -> n.endsWith("-test-classes.zip"))
+                    .noneMatch(n -> n.contains("junit"));
+            assertThat(withTests.entries()).extracting(CodeEntry::name).anyMatch(n -> n.endsWith("-test-classes.zip"));
+        }
+    }
 }

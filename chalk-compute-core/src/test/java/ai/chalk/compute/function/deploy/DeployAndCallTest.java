@@ -210,7 +210,7 @@ class DeployAndCallTest {
                         .callAsync(3, 3)
                         .get(30, TimeUnit.SECONDS))
                 .isEqualTo(6);
-        assertThatThrownBy(() -> generic.call(1)).hasMessageContaining("takes 2 arguments but 1 were given");
+        assertThatThrownBy(() -> generic.call(1)).hasMessageContaining("takes 2 arguments [a, b] but 1 were given");
         try (CodeSnapshot code =
                 CodeSnapshot.of(CodeSnapshotTest.classPath(Files.createDirectories(dir.resolve("app2"))))) {
             deployer.deploy(registry.get("search_orders").definition(), code, WorkerMode.PLAIN, false);

@@ -65,7 +65,12 @@ final class DeployedTally implements AutoCloseable {
     }
 
     FunctionVersion deploy(String name) {
-        return deployer().deploy(registry.get(name).definition(), code, WorkerMode.PLAIN, false);
+        return ensure(name).version();
+    }
+
+    FunctionDeployer.Deployment ensure(String name) {
+        var definition = registry.get(name).definition();
+        return deployer().ensure(definition, java.util.List.of(definition), code, WorkerMode.PLAIN, false);
     }
 
     RemoteFunction remote(String name) {

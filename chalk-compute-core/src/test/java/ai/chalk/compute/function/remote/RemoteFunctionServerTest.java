@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.RemoteExecutionException;
+import ai.chalk.compute.function.arrow.ArrowPayloadException;
+import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ai.chalk.compute.function.deploy.FunctionVersion;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,7 +25,11 @@ class RemoteFunctionServerTest {
     @Test
     void deployCallAndReuse() throws Exception {
         try (DeployedTally tally = new DeployedTally(dataDir)) {
-            FunctionVersion first = tally.deploy("sum");
+            FunctionDeployer.Deployment deployment = tally.ensure("sum");
+            assertThat(deployment.reused())
+                    .as("a new function gets a new version")
+                    .isFalse();
+            FunctionVersion first = deployment.version();
             assertThat(first.version()).isEqualTo(1);
             int uploadsAfterFirst = tally.uploads.get();
             assertThat(uploadsAfterFirst).as("the class path went up once").isPositive();
@@ -34,10 +40,11 @@ class RemoteFunctionServerTest {
                     .containsExactly(2L, 12L, 0L);
             assertThat(sum.callAsync(20L, 22L).get(60, TimeUnit.SECONDS)).isEqualTo(42L);
 
-            FunctionVersion again = tally.deploy("sum");
-            assertThat(again.id())
+            FunctionDeployer.Deployment redeployed = tally.ensure("sum");
+            assertThat(redeployed.version().id())
                     .as("unchanged code, image and configuration reuse the version")
                     .isEqualTo(first.id());
+            assertThat(redeployed.reused()).as("and say so").isTrue();
             assertThat(tally.uploads.get()).as("nothing uploaded on reuse").isEqualTo(uploadsAfterFirst);
 
             tally.deploy("explode");
@@ -51,6 +58,33 @@ class RemoteFunctionServerTest {
             assertThat(sum.call(1L, 2L))
                     .as("the server and the other function keep serving")
                     .isEqualTo(3L);
+        }
+    }
+
+    @Test
+    void aCallByNameLeavesOutTrailingArgumentsThatHaveDefaults() throws Exception {
+        try (DeployedTally tally = new DeployedTally(dataDir)) {
+            tally.deploy("label");
+            // this caller knows the function by name only: the defaults come from the catalog's schema
+            RemoteFunction byName = RemoteFunction.fromName(tally.client, "label");
+            assertThat(byName.call("ab")).isEqualTo("ab-ab");
+            assertThat(byName.call("ab", "+")).isEqualTo("ab+ab");
+            assertThat(byName.call("ab", "+", 3)).isEqualTo("ab+ab+ab");
+            assertThat(byName.callBatch(List.of(new Object[] {"x"}, new Object[] {"y", "/", 1})))
+                    .containsExactly("x-x", "y");
+            assertThat(byName.callAsync("z").get(60, TimeUnit.SECONDS)).isEqualTo("z-z");
+            assertThatThrownBy(byName::call)
+                    .isInstanceOf(ArrowPayloadException.class)
+                    .hasMessage("row 0: the function takes 1 to 3 arguments [name, separator=\"-\", copies=2] but 0"
+                            + " were given");
+            assertThatThrownBy(() -> byName.call("a", "b", 1, 2))
+                    .hasMessageContaining("takes 1 to 3 arguments")
+                    .hasMessageEndingWith("but 4 were given");
+            // with the local definition too
+            assertThat(tally.remote("label").call("ab", "")).isEqualTo("abab");
+            assertThatThrownBy(() -> tally.remote("label").call())
+                    .hasMessage(
+                            "row 0: label takes 1 to 3 arguments [name, separator=\"-\", copies=2] but 0 were given");
         }
     }
 }

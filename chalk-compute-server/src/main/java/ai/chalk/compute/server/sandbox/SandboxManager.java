@@ -607,6 +607,20 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         return counts;
     }
 
+    /**
+     * How many of an environment's sandboxes are in each state, every state listed.
+     *
+     * @param environment the environment
+     * @return the counts, in state order
+     */
+    public Map<SandboxState, Long> counts(String environment) {
+        Map<SandboxState, Long> counts = new java.util.EnumMap<>(SandboxState.class);
+        for (SandboxState s : SandboxState.values()) {
+            counts.put(s, store.count(environment, s));
+        }
+        return counts;
+    }
+
     private static void requireId(String id) {
         if (id == null || id.isBlank()) {
             throw ComputeException.invalid("sandbox_id is required");

@@ -262,6 +262,21 @@ public final class SandboxStore {
                 "sandbox specs");
     }
 
+    /** Counts an environment's sandboxes in a state, for the server info its clients see. */
+    public long count(String environment, SandboxState state) {
+        return db.read("counting sandboxes", c -> {
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT COUNT(*) FROM sandbox WHERE environment = ? AND state = ?")) {
+                ps.setString(1, environment);
+                ps.setString(2, state.name());
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
+    }
+
     /** Counts sandboxes by state, for health. */
     public long count(SandboxState state) {
         return db.read("counting sandboxes", c -> {
