@@ -385,6 +385,51 @@ public abstract class RuntimeBehaviourTest {
     }
 
     @Test
+    void anIdleSandboxStopsAtOnceWhateverItsGracePeriod() throws Exception {
+        for (int execs : new int[] {0, 1, 3}) {
+            RuntimeSandbox idle = runtime.start(spec());
+            for (int i = 0; i < execs; i++) {
+                RuntimeTesting.sh(idle, "echo " + i).ok();
+            }
+            long started = System.nanoTime();
+            idle.terminate(Duration.ofSeconds(5)); // the server's default
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .as("terminate of an idle sandbox after %d execs", execs)
+                    .isLessThan(Duration.ofSeconds(1));
+            assertThat(idle.onStopped()).isCompletedWithValue("terminated");
+        }
+    }
+
+    @Test
+    void aProcessThatIgnoresSigtermGetsTheWholeGracePeriod() throws Exception {
+        RuntimeProcess p = sandbox.exec(sh("trap '' TERM; echo ready; exec sleep 4717"));
+        assertThat(readLine(p.stdout())).isEqualTo("ready");
+        long started = System.nanoTime();
+        sandbox.terminate(Duration.ofMillis(1500));
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .isBetween(Duration.ofMillis(1500), Duration.ofMillis(1500 + 3000));
+        assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(9));
+    }
+
+    @Test
+    void aProcessThatHandlesSigtermCleansUpBeforeTheSandboxEnds() throws Exception {
+        // the clean-up runs a command of its own, which must not be signalled in turn
+        RuntimeProcess p = sandbox.exec(
+                sh("trap 'echo cleaning; sleep 0.5 && echo cleaned; exit 3' TERM; sleep 4718 & echo ready; wait"));
+        assertThat(readLine(p.stdout())).isEqualTo("ready");
+        CompletableFuture<String> out = drain(p.stdout());
+        // a SIGTERM that reaches a fork of the shell before it runs sleep is lost, as with kill -TERM -1
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> processesInSandbox(sandbox, "sleep 4718") == 1);
+        long started = System.nanoTime();
+        sandbox.terminate(Duration.ofSeconds(5));
+        // it waited for the clean-up, and no longer
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .isBetween(Duration.ofMillis(500), Duration.ofSeconds(4));
+        assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(3));
+        assertThat(out.get(5, TimeUnit.SECONDS)).isEqualTo("cleaning\ncleaned\n");
+    }
+
+    @Test
     void processesOfAStoppedSandboxEnd() throws Exception {
         RuntimeProcess p = sandbox.exec(command("sleep", "4715"));
         assertThat(p.pid()).isPositive();

@@ -71,7 +71,7 @@ class LocalRuntimeBenchmark {
             report.line("warm exec `true`, back to back", r.warm());
             report.line("warm exec `true`, 10 ms apart", r.spaced());
             report.line("warm exec until pid() known", pidTimes);
-            report.line("terminate (grace 0)", r.terminate());
+            report.line("terminate idle (grace 5 s)", r.terminate());
         }
     }
 
