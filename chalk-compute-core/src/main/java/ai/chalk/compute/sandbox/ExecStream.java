@@ -84,10 +84,12 @@ public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
     }
 
     /**
-     * Waits for the command to exit and collects the output not consumed yet.
+     * Waits for the command to exit and collects the output not consumed yet, in memory: at most the command's
+     * {@linkplain Command#outputLimit(long) output limit} (32 MiB unless set).
      *
      * @return the output not consumed through the iterator, and how the command ended
-     * @throws ExecTimeoutException when the command's timeout killed it
+     * @throws ExecTimeoutException     when the command's timeout killed it
+     * @throws ExecOutputLimitException when the output went over the limit (the command is killed)
      */
     public ExecResult collect() {
         return call.collect(-1).orElseThrow();

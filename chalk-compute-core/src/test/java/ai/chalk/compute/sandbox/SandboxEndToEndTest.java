@@ -117,6 +117,54 @@ abstract class SandboxEndToEndTest {
     }
 
     @Test
+    void outputUpToTheLimitIsCollectedIntact() {
+        // 48,894 bytes of stdout and 48,894 of stderr: exactly the limit together
+        StringBuilder numbers = new StringBuilder();
+        for (int i = 1; i <= 10_000; i++) {
+            numbers.append(i).append('\n');
+        }
+        int limit = 2 * numbers.length();
+        ExecResult result =
+                sandbox.exec(Command.shell("seq 1 10000; seq 1 10000 >&2").outputLimit(limit));
+        assertThat(result.success()).isTrue();
+        assertThat(result.stdoutText()).isEqualTo(numbers.toString());
+        assertThat(result.stderrText()).isEqualTo(numbers.toString());
+    }
+
+    @Test
+    void execStopsACommandThatPrintsMoreThanItsLimitAndSaysToStreamInstead() {
+        // yes never ends by itself: only the limit stops it
+        assertThatThrownBy(
+                        () -> sandbox.exec(Command.of("yes", "chalk-limit-4801").outputLimit(64 * 1024)))
+                .isInstanceOf(ExecOutputLimitException.class)
+                .hasMessageContaining("RESOURCE_EXHAUSTED")
+                .hasMessageContaining("the output of yes in sandbox " + sandbox.id() + " went over 65536 bytes")
+                .hasMessageContaining("use execStream")
+                .hasMessageContaining("Command.outputLimit")
+                .satisfies(e ->
+                        assertThat(((ExecOutputLimitException) e).limitBytes()).isEqualTo(64 * 1024));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(sandbox.exec(Command.shell("pgrep -f chalk-limit-[4]801 || echo gone"))
+                                .stdoutText())
+                        .isEqualTo("gone\n"));
+
+        // stderr counts too, and so do collect() of a stream and waitFor() of a process
+        assertThatThrownBy(() -> sandbox.exec(
+                        Command.shell("head -c 100000 /dev/zero >&2").outputLimit(50_000)))
+                .isInstanceOf(ExecOutputLimitException.class);
+        try (ExecStream events =
+                sandbox.execStream(Command.shell("head -c 100000 /dev/zero").outputLimit(50_000))) {
+            assertThatThrownBy(events::collect).isInstanceOf(ExecOutputLimitException.class);
+            assertThatThrownBy(events::collect).isInstanceOf(ExecOutputLimitException.class);
+        }
+        try (ExecProcess process = sandbox.execStart(Command.of("cat").outputLimit(10))) {
+            process.writeStdin("more than ten bytes".getBytes(StandardCharsets.UTF_8));
+            process.closeStdin();
+            assertThatThrownBy(process::waitFor).isInstanceOf(ExecOutputLimitException.class);
+        }
+    }
+
+    @Test
     void streamedOutputArrivesWhileTheCommandRuns() {
         List<Long> stdoutTimes = new ArrayList<>();
         List<String> lines = new ArrayList<>();
