@@ -179,6 +179,40 @@ public abstract class RuntimeBehaviourTest {
     }
 
     @Test
+    void aFileWithoutExecutePermissionIsNotExecutableRatherThanNotFound() throws Exception {
+        RuntimeTesting.sh(
+                        sandbox,
+                        "mkdir -p /tmp/noexec && printf 'echo hi\\n' > /tmp/noexec/tool && chmod 644 /tmp/noexec/tool")
+                .ok();
+        assertThatThrownBy(() -> sandbox.exec(command("/tmp/noexec/tool")))
+                .isInstanceOf(ProcessStartException.class)
+                .hasMessage(
+                        "permission denied in sandbox: /tmp/noexec/tool is not executable; make it executable"
+                                + " (chmod +x /tmp/noexec/tool) or run it with its interpreter (for example sh /tmp/noexec/tool)");
+        ProcessSpec relative =
+                new ProcessSpec("./tool", List.of(), Optional.of("/tmp/noexec"), Map.of(), Optional.empty());
+        assertThatThrownBy(() -> sandbox.exec(relative))
+                .isInstanceOf(ProcessStartException.class)
+                .hasMessageStartingWith("permission denied in sandbox: ./tool is not executable");
+        // on the PATH, named by where it was found, unless an executable one of that name comes later
+        ProcessSpec onPath = new ProcessSpec(
+                "tool", List.of(), Optional.empty(), Map.of("PATH", "/tmp/noexec:/usr/bin:/bin"), Optional.empty());
+        assertThatThrownBy(() -> sandbox.exec(onPath))
+                .isInstanceOf(ProcessStartException.class)
+                .hasMessageStartingWith("permission denied in sandbox: tool (/tmp/noexec/tool) is not executable;");
+        RuntimeTesting.sh(
+                        sandbox,
+                        "mkdir -p /tmp/exec && printf '#!/bin/sh\\necho runs\\n' > /tmp/exec/tool"
+                                + " && chmod 755 /tmp/exec/tool")
+                .ok();
+        ProcessSpec later = new ProcessSpec(
+                "tool", List.of(), Optional.empty(), Map.of("PATH", "/tmp/noexec:/tmp/exec:/bin"), Optional.empty());
+        assertThat(run(sandbox, later).ok().out()).isEqualTo("runs\n");
+        RuntimeTesting.sh(sandbox, "chmod 755 /tmp/noexec/tool").ok();
+        assertThat(run(sandbox, command("/tmp/noexec/tool")).ok().out()).isEqualTo("hi\n");
+    }
+
+    @Test
     void sigtermSigkillAndSighupAreReportedAsSignals() throws Exception {
         for (int signal : List.of(15, 9, 1)) {
             RuntimeProcess p = sandbox.exec(command("sleep", "4711"));

@@ -156,7 +156,11 @@ final class DockerSandbox implements RuntimeSandbox {
                                         : said));
             }
             if (marker.line().equals(Scripts.MARK_NO_COMMAND)) {
-                throw new ProcessStartException("command not found in sandbox: " + spec.command());
+                throw ProcessStartException.commandNotFound(spec.command());
+            }
+            if (marker.line().startsWith(Scripts.MARK_NOT_EXECUTABLE)) {
+                throw ProcessStartException.notExecutable(
+                        spec.command(), marker.line().substring(Scripts.MARK_NOT_EXECUTABLE.length()));
             }
             if (marker.line().equals(Scripts.MARK_NO_WORKDIR)) {
                 throw new ProcessStartException("working directory does not exist in sandbox: " + wd);
