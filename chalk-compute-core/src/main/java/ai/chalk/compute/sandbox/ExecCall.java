@@ -340,7 +340,7 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
                     kept = collected.addStderr(s.data());
                 }
                 if (!kept) {
-                    overLimit();
+                    throw overLimit();
                 }
             } finally {
                 consumerLock.unlock();
@@ -348,12 +348,46 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
         }
     }
 
-    /** The output went over the limit: the command is stopped (nobody reads the rest) and the call fails. */
-    private void overLimit() {
-        failure = new ExecOutputLimitException(command, sandboxId, collected.limit());
-        log.debug("exec {}: {}", label, failure.getMessage());
+    /**
+     * Keeps stderr that a reader of stdout alone passes by, for a later {@link #collect}; within the output limit,
+     * past which the command is stopped and this fails as {@link #collect} would.
+     */
+    void keepStderr(byte[] data) {
+        consumerLock.lock();
+        try {
+            if (!collected.addStderr(data)) {
+                throw overLimit();
+            }
+        } finally {
+            consumerLock.unlock();
+        }
+    }
+
+    /** The most output this call keeps in memory, in bytes. */
+    long outputLimit() {
+        return collected.limit();
+    }
+
+    /** Fails the call as over its output limit (a reader's line grew past it), stopping the command. */
+    ExecOutputLimitException failOverLimit() {
+        consumerLock.lock();
+        try {
+            return overLimit();
+        } finally {
+            consumerLock.unlock();
+        }
+    }
+
+    /**
+     * The output went over the limit: the command is stopped (nobody reads the rest) and the call fails, now and for
+     * every later consumer, with the exception returned to throw.
+     */
+    private ExecOutputLimitException overLimit() {
+        ExecOutputLimitException e = new ExecOutputLimitException(command, sandboxId, collected.limit());
+        failure = e;
+        log.debug("exec {}: {}", label, e.getMessage());
         close();
-        throw failure;
+        return e;
     }
 
     private void requestMore() {

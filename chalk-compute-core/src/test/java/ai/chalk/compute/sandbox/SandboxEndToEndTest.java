@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -161,6 +162,51 @@ abstract class SandboxEndToEndTest {
             process.writeStdin("more than ten bytes".getBytes(StandardCharsets.UTF_8));
             process.closeStdin();
             assertThatThrownBy(process::waitFor).isInstanceOf(ExecOutputLimitException.class);
+        }
+    }
+
+    @Test
+    void linesComeAsTheyAreWrittenAndStderrAndTheExitAreLeftForCollect() {
+        List<String> lines = new ArrayList<>();
+        List<Long> times = new ArrayList<>();
+        long start = System.nanoTime();
+        try (ExecStream run = sandbox.execStream(
+                        Command.shell(
+                                "for i in 1 2 3; do echo \"line $i\"; sleep 0.4; done; echo oops >&2; printf 'no newline'; exit 4"));
+                Stream<String> out = run.lines()) {
+            out.forEach(line -> {
+                lines.add(line);
+                times.add(System.nanoTime() - start);
+            });
+            ExecResult end = run.collect();
+            assertThat(end.exitCode()).isEqualTo(4);
+            assertThat(end.stderrText()).isEqualTo("oops\n");
+            assertThat(end.stdoutText()).isEmpty();
+        }
+        assertThat(lines).containsExactly("line 1", "line 2", "line 3", "no newline");
+        // the first line was read while the command still ran (it takes 1.2 s)
+        assertThat(Duration.ofNanos(times.get(3) - times.get(0))).isGreaterThan(Duration.ofMillis(600));
+    }
+
+    @Test
+    void linesAreWholeAcrossChunksAndTerminals() {
+        try (ExecStream numbers = sandbox.execStream("seq", "1", "200000")) {
+            List<String> lines = numbers.lines().toList();
+            assertThat(lines).hasSize(200_000);
+            for (int i = 0; i < lines.size(); i++) {
+                assertThat(lines.get(i)).isEqualTo(Integer.toString(i + 1));
+            }
+        }
+        try (ExecStream terminal =
+                sandbox.execStream(Command.shell("echo one; echo two").pty(80, 24))) {
+            assertThat(terminal.lines()).containsExactly("one", "two"); // without the terminal's \r
+        }
+        // one endless line is not held whole
+        try (ExecStream endless =
+                sandbox.execStream(Command.shell("tr -d '\\n' < /dev/zero").outputLimit(100_000))) {
+            assertThatThrownBy(() -> endless.lines().count())
+                    .isInstanceOf(ExecOutputLimitException.class)
+                    .hasMessageContaining("execStream");
         }
     }
 
