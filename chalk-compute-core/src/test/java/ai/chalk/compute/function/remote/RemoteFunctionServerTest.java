@@ -5,11 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.deploy.FunctionVersion;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * The client against the real server over TCP: deploy, call (sync, batched, async), a remote failure with its
@@ -22,6 +26,10 @@ class RemoteFunctionServerTest {
 
     @Test
     void deployCallAndReuse() throws Exception {
+        Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
+        logs.start();
+        root.addAppender(logs);
         try (DeployedTally tally = new DeployedTally(dataDir)) {
             FunctionVersion first = tally.deploy("sum");
             assertThat(first.version()).isEqualTo(1);
@@ -51,6 +59,12 @@ class RemoteFunctionServerTest {
             assertThat(sum.call(1L, 2L))
                     .as("the server and the other function keep serving")
                     .isEqualTo(3L);
+        } finally {
+            root.detachAppender(logs);
         }
+        // the server's connections to its workers are unix sockets, which have no TCP keep-alive to set
+        assertThat(logs.list)
+                .extracting(ILoggingEvent::getFormattedMessage)
+                .noneMatch(m -> m.contains("Unknown channel option"));
     }
 }
