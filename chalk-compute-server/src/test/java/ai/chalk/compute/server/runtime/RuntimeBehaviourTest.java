@@ -427,9 +427,10 @@ public abstract class RuntimeBehaviourTest {
             }
             long started = System.nanoTime();
             idle.terminate(Duration.ofSeconds(5)); // the server's default
+            // tens of milliseconds locally, a container's removal on docker: far below the grace period either way
             assertThat(Duration.ofNanos(System.nanoTime() - started))
                     .as("terminate of an idle sandbox after %d execs", execs)
-                    .isLessThan(Duration.ofSeconds(1));
+                    .isLessThan(Duration.ofSeconds(2));
             assertThat(idle.onStopped()).isCompletedWithValue("terminated");
         }
     }
