@@ -118,6 +118,20 @@ abstract class SandboxEndToEndTest {
     }
 
     @Test
+    void aScriptWithoutExecutePermissionIsReportedAsSuchNotAsMissing() {
+        sandbox.files().writeText("/tmp/report.sh", "echo report\n");
+        assertThatThrownBy(() -> sandbox.exec("/tmp/report.sh"))
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining("permission denied in sandbox: /tmp/report.sh is not executable")
+                .hasMessageContaining("chmod +x /tmp/report.sh")
+                .hasMessageNotContaining("not found");
+        assertThat(sandbox.exec("sh", "/tmp/report.sh").stdoutText()).isEqualTo("report\n");
+        assertThatThrownBy(() -> sandbox.exec("/tmp/no-such-report.sh"))
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining("command not found in sandbox: /tmp/no-such-report.sh");
+    }
+
+    @Test
     void outputUpToTheLimitIsCollectedIntact() {
         // 48,894 bytes of stdout and 48,894 of stderr: exactly the limit together
         StringBuilder numbers = new StringBuilder();
