@@ -111,7 +111,11 @@ public final class Sandbox {
         return fresh;
     }
 
-    /** Terminates the sandbox now, killing its processes; the server's default grace period applies. */
+    /**
+     * Terminates the sandbox: its processes get SIGTERM and the server's default grace period (5 seconds) to exit,
+     * then whatever is left is killed. It returns as soon as they are gone, so a sandbox with nothing running stops
+     * at once.
+     */
     public void terminate() {
         SandboxInfo current = started();
         client.terminate(current.id(), null);
@@ -120,7 +124,8 @@ public final class Sandbox {
 
     /**
      * Terminates the sandbox, giving its processes the grace period to exit after SIGTERM before
-     * they are killed.
+     * they are killed; it returns as soon as they are gone. Processes that a process starts to clean
+     * up after its SIGTERM are waited for too, not signalled.
      *
      * @param gracePeriod how long processes may take to exit; rounded up to whole seconds
      */
