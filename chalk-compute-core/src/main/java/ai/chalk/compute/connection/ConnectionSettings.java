@@ -14,6 +14,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.TlsChannelCredentials;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -167,6 +169,11 @@ public record ConnectionSettings(
      */
     public ManagedChannel openChannel() {
         var builder = Grpc.newChannelBuilder(target, credentials());
+        if (target.startsWith("unix:") && builder instanceof NettyChannelBuilder netty) {
+            // gRPC asks for TCP keep-alive on every connection, which a unix socket has not: Netty would warn about
+            // it each time
+            netty.withOption(ChannelOption.SO_KEEPALIVE, null);
+        }
         bearerToken.ifPresent(token -> builder.intercept(new BearerToken(token)));
         builder.intercept(new ConnectionFailures(target)); // "connection refused to host:port", not "io exception"
         return builder.build();

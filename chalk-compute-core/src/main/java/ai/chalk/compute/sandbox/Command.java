@@ -12,8 +12,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A command to run in a sandbox, with its options: working directory, environment, timeout and
- * terminal. Immutable; each method returns a new command.
+ * A command to run in a sandbox, with its options: working directory, environment, timeout,
+ * terminal, and how much output exec collects. Immutable; each method returns a new command.
  *
  * <pre>{@code
  * ExecResult result = sandbox.exec(Command.of("python", "train.py")
@@ -30,15 +30,29 @@ public final class Command {
     private final Map<String, String> env;
     private final Duration timeout;
     private final Pty pty;
+    private final long outputLimit;
+
+    /**
+     * The most output {@link Sandbox#exec(Command)} collects in memory unless the command says otherwise
+     * ({@link #outputLimit(long)}): 32 MiB of stdout and stderr together.
+     */
+    public static final long DEFAULT_OUTPUT_LIMIT = 32L * 1024 * 1024;
 
     private Command(
-            String command, List<String> args, String workdir, Map<String, String> env, Duration timeout, Pty pty) {
+            String command,
+            List<String> args,
+            String workdir,
+            Map<String, String> env,
+            Duration timeout,
+            Pty pty,
+            long outputLimit) {
         this.command = command;
         this.args = args;
         this.workdir = workdir;
         this.env = env;
         this.timeout = timeout;
         this.pty = pty;
+        this.outputLimit = outputLimit;
     }
 
     /**
@@ -64,7 +78,7 @@ public final class Command {
         for (String a : args) {
             Objects.requireNonNull(a, "args must not contain null");
         }
-        return new Command(command, List.copyOf(args), null, Map.of(), null, null);
+        return new Command(command, List.copyOf(args), null, Map.of(), null, null, DEFAULT_OUTPUT_LIMIT);
     }
 
     /**
@@ -84,7 +98,7 @@ public final class Command {
      * @return a new command
      */
     public Command workdir(String workdir) {
-        return new Command(command, args, Objects.requireNonNull(workdir, "workdir"), env, timeout, pty);
+        return new Command(command, args, Objects.requireNonNull(workdir, "workdir"), env, timeout, pty, outputLimit);
     }
 
     /**
@@ -108,7 +122,7 @@ public final class Command {
         LinkedHashMap<String, String> merged = new LinkedHashMap<>(env);
         variables.forEach((k, v) -> merged.put(
                 Objects.requireNonNull(k, "variable name"), Objects.requireNonNull(v, () -> "value of " + k)));
-        return new Command(command, args, workdir, Collections.unmodifiableMap(merged), timeout, pty);
+        return new Command(command, args, workdir, Collections.unmodifiableMap(merged), timeout, pty, outputLimit);
     }
 
     /**
@@ -123,7 +137,25 @@ public final class Command {
         if (timeout.isZero() || timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must be positive, got " + timeout);
         }
-        return new Command(command, args, workdir, env, timeout, pty);
+        return new Command(command, args, workdir, env, timeout, pty, outputLimit);
+    }
+
+    /**
+     * This command with a different bound on the output that {@link Sandbox#exec(Command)}, {@link ExecStream#collect()}
+     * and {@link ExecProcess#waitFor()} collect in memory: stdout and stderr together, {@value #DEFAULT_OUTPUT_LIMIT}
+     * bytes (32 MiB) unless set. A command that prints more is killed and those calls throw
+     * {@link ExecOutputLimitException}; to read output of any size, consume it as it comes with
+     * {@link Sandbox#execStream(Command)}, which holds only a few messages in memory at a time.
+     *
+     * @param bytes the most bytes to collect, at least 1; {@link Long#MAX_VALUE} collects without a bound (as much
+     *              as the JVM's heap holds)
+     * @return a new command
+     */
+    public Command outputLimit(long bytes) {
+        if (bytes < 1) {
+            throw new IllegalArgumentException("outputLimit must be at least 1 byte, got " + bytes);
+        }
+        return new Command(command, args, workdir, env, timeout, pty, bytes);
     }
 
     /**
@@ -135,7 +167,7 @@ public final class Command {
      * @return a new command
      */
     public Command pty(int cols, int rows) {
-        return new Command(command, args, workdir, env, timeout, new Pty(cols, rows));
+        return new Command(command, args, workdir, env, timeout, new Pty(cols, rows), outputLimit);
     }
 
     /** The program to run. */
@@ -166,6 +198,11 @@ public final class Command {
     /** The terminal size, if the command runs on a PTY. */
     public Optional<Pty> pty() {
         return Optional.ofNullable(pty);
+    }
+
+    /** The most output, in bytes, that exec collects in memory for this command (see {@link #outputLimit(long)}). */
+    public long outputLimit() {
+        return outputLimit;
     }
 
     /** The timeout in whole seconds as sent to the server, rounded up; empty when none is set. */
@@ -200,12 +237,13 @@ public final class Command {
                 && Objects.equals(workdir, other.workdir)
                 && env.equals(other.env)
                 && Objects.equals(timeout, other.timeout)
-                && Objects.equals(pty, other.pty);
+                && Objects.equals(pty, other.pty)
+                && outputLimit == other.outputLimit;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(command, args, workdir, env, timeout, pty);
+        return Objects.hash(command, args, workdir, env, timeout, pty, outputLimit);
     }
 
     /** The command line, for logs; environment values are not shown. */

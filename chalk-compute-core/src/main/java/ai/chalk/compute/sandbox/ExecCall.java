@@ -16,7 +16,6 @@ import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
-import java.io.ByteArrayOutputStream;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.BlockingQueue;
@@ -54,6 +53,8 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
     private record Closed(ChalkComputeException failure) {}
 
     private final String label;
+    private final String sandboxId;
+    private final String command;
     private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private final CompletableFuture<Long> pid = new CompletableFuture<>();
 
@@ -73,21 +74,25 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
     private boolean finished;
     private ChalkComputeException failure;
     private ExecEvent.Exited exit;
-    private final ByteArrayOutputStream collectedStdout = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream collectedStderr = new ByteArrayOutputStream();
+    private final CollectedOutput collected;
     private ExecResult result;
 
-    private ExecCall(String label) {
-        this.label = label;
+    private ExecCall(String sandboxId, String command, long outputLimit) {
+        this.label = sandboxId + ": " + command;
+        this.sandboxId = sandboxId;
+        this.command = command;
+        this.collected = new CollectedOutput(outputLimit);
     }
 
     /**
      * Starts the call and sends the command.
      *
-     * @param closeStdin whether to send EOF on stdin right away (for commands given no input)
+     * @param closeStdin  whether to send EOF on stdin right away (for commands given no input)
+     * @param outputLimit the most output {@link #collect} keeps, stdout and stderr together
      */
-    static ExecCall start(SandboxServiceGrpc.SandboxServiceStub stub, ExecInit init, boolean closeStdin) {
-        ExecCall call = new ExecCall(init.getSandboxId() + ": " + init.getCommand());
+    static ExecCall start(
+            SandboxServiceGrpc.SandboxServiceStub stub, ExecInit init, boolean closeStdin, long outputLimit) {
+        ExecCall call = new ExecCall(init.getSandboxId(), init.getCommand(), outputLimit);
         log.debug("exec in sandbox {}: {} {}", init.getSandboxId(), init.getCommand(), init.getArgsList());
         try {
             stub.exec(call);
@@ -285,7 +290,8 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
     }
 
     /**
-     * Consumes the remaining events into a result.
+     * Consumes the remaining events into a result, keeping at most the call's output limit: past it the command is
+     * stopped and this (and every later consumer) fails with {@link ExecOutputLimitException}.
      *
      * @param timeoutNanos how long to wait; negative waits as long as it takes
      * @return the result, or empty when the process had not exited in time
@@ -307,10 +313,7 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
                     throw new ExecTimeoutException(
                             e.serverMessage(),
                             new ExecResult(
-                                    collectedStdout.toByteArray(),
-                                    collectedStderr.toByteArray(),
-                                    partial.exitCode(),
-                                    partial.signal()));
+                                    collected.stdout(), collected.stderr(), partial.exitCode(), partial.signal()));
                 } finally {
                     consumerLock.unlock();
                 }
@@ -324,22 +327,67 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
                                     Status.Code.CANCELLED, "the command was closed before it exited");
                         }
                         int code = exit.status();
-                        result = new ExecResult(
-                                collectedStdout.toByteArray(), collectedStderr.toByteArray(), code, exit.signal());
+                        result = new ExecResult(collected.stdout(), collected.stderr(), code, exit.signal());
                     }
                     return Optional.of(result);
                 }
+                boolean kept = true;
                 if (event instanceof ExecEvent.Stdout s) {
-                    collectedStdout.writeBytes(s.data());
+                    kept = collected.addStdout(s.data());
                 } else if (event instanceof ExecEvent.PtyOutput p) {
-                    collectedStdout.writeBytes(p.data());
+                    kept = collected.addStdout(p.data());
                 } else if (event instanceof ExecEvent.Stderr s) {
-                    collectedStderr.writeBytes(s.data());
+                    kept = collected.addStderr(s.data());
+                }
+                if (!kept) {
+                    throw overLimit();
                 }
             } finally {
                 consumerLock.unlock();
             }
         }
+    }
+
+    /**
+     * Keeps stderr that a reader of stdout alone passes by, for a later {@link #collect}; within the output limit,
+     * past which the command is stopped and this fails as {@link #collect} would.
+     */
+    void keepStderr(byte[] data) {
+        consumerLock.lock();
+        try {
+            if (!collected.addStderr(data)) {
+                throw overLimit();
+            }
+        } finally {
+            consumerLock.unlock();
+        }
+    }
+
+    /** The most output this call keeps in memory, in bytes. */
+    long outputLimit() {
+        return collected.limit();
+    }
+
+    /** Fails the call as over its output limit (a reader's line grew past it), stopping the command. */
+    ExecOutputLimitException failOverLimit() {
+        consumerLock.lock();
+        try {
+            return overLimit();
+        } finally {
+            consumerLock.unlock();
+        }
+    }
+
+    /**
+     * The output went over the limit: the command is stopped (nobody reads the rest) and the call fails, now and for
+     * every later consumer, with the exception returned to throw.
+     */
+    private ExecOutputLimitException overLimit() {
+        ExecOutputLimitException e = new ExecOutputLimitException(command, sandboxId, collected.limit());
+        failure = e;
+        log.debug("exec {}: {}", label, e.getMessage());
+        close();
+        return e;
     }
 
     private void requestMore() {

@@ -120,10 +120,13 @@ public final class ExecProcess implements AutoCloseable {
     }
 
     /**
-     * Waits for the process to exit.
+     * Waits for the process to exit, collecting its output in memory: at most the command's
+     * {@linkplain Command#outputLimit(long) output limit} (32 MiB unless set); read {@link #output()} as it comes for
+     * more.
      *
      * @return the output not consumed through {@link #output()}, and how the process ended
      * @throws ExecTimeoutException when the command's timeout killed it
+     * @throws ExecOutputLimitException when the output went over the limit (the process is killed)
      * @throws ai.chalk.compute.error.ChalkComputeException when the server reported an error, or
      *         (status {@code CANCELLED}) when this process was closed before it exited
      */
@@ -137,6 +140,8 @@ public final class ExecProcess implements AutoCloseable {
      *
      * @param timeout how long to wait
      * @return the result, or empty when the process is still running
+     * @throws ExecOutputLimitException when the output went over the command's output limit, as for
+     *         {@link #waitFor()}
      */
     public Optional<ExecResult> waitFor(Duration timeout) {
         long nanos;

@@ -10,7 +10,7 @@ import java.util.stream.StreamSupport;
 
 /**
  * The events of a running command, delivered as they happen: iterate over it, or use
- * {@link #stream()}.
+ * {@link #stream()}, or read its stdout line by line with {@link #lines()}.
  *
  * <pre>{@code
  * try (ExecStream events = sandbox.execStream(Command.of("npm", "run", "build").workdir("/app"))) {
@@ -84,10 +84,41 @@ public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
     }
 
     /**
-     * Waits for the command to exit and collects the output not consumed yet.
+     * The lines the command writes to stdout, each as soon as it is complete, decoded as UTF-8 and without its
+     * {@code \n} (or the {@code \r\n} of a terminal); a last line without a newline comes when the command ends.
+     * Like the events, lines are pulled from the server as you consume them, so output of any size can be read this
+     * way; closing the returned stream closes this object.
+     *
+     * <pre>{@code
+     * try (ExecStream build = sandbox.execStream(Command.of("make", "all"));
+     *         Stream<String> lines = build.lines()) {
+     *     lines.filter(line -> line.contains("warning")).forEach(System.out::println);
+     *     ExecResult end = build.collect(); // how it ended, and its stderr
+     * }
+     * }</pre>
+     *
+     * <p>Stderr is not part of the lines: it is kept, up to the command's {@linkplain Command#outputLimit(long)
+     * output limit}, for {@link #collect()}, which after the last line gives how the command ended. A single line
+     * longer than the limit stops the command with an {@link ExecOutputLimitException}. Lines, events and
+     * {@code collect()} share one sequence: what one of them consumed, the others do not see.
+     *
+     * @return the stdout lines not consumed yet, as a sequential stream
+     */
+    public Stream<String> lines() {
+        return StreamSupport.stream(
+                        Spliterators.spliteratorUnknownSize(
+                                new StdoutLines(call), Spliterator.ORDERED | Spliterator.NONNULL),
+                        false)
+                .onClose(this::close);
+    }
+
+    /**
+     * Waits for the command to exit and collects the output not consumed yet, in memory: at most the command's
+     * {@linkplain Command#outputLimit(long) output limit} (32 MiB unless set).
      *
      * @return the output not consumed through the iterator, and how the command ended
-     * @throws ExecTimeoutException when the command's timeout killed it
+     * @throws ExecTimeoutException     when the command's timeout killed it
+     * @throws ExecOutputLimitException when the output went over the limit (the command is killed)
      */
     public ExecResult collect() {
         return call.collect(-1).orElseThrow();

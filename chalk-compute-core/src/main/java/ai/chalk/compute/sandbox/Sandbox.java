@@ -111,7 +111,11 @@ public final class Sandbox {
         return fresh;
     }
 
-    /** Terminates the sandbox now, killing its processes; the server's default grace period applies. */
+    /**
+     * Terminates the sandbox: its processes get SIGTERM and the server's default grace period (5 seconds) to exit,
+     * then whatever is left is killed. It returns as soon as they are gone, so a sandbox with nothing running stops
+     * at once.
+     */
     public void terminate() {
         SandboxInfo current = started();
         client.terminate(current.id(), null);
@@ -120,7 +124,8 @@ public final class Sandbox {
 
     /**
      * Terminates the sandbox, giving its processes the grace period to exit after SIGTERM before
-     * they are killed.
+     * they are killed; it returns as soon as they are gone. Processes that a process starts to clean
+     * up after its SIGTERM are waited for too, not signalled.
      *
      * @param gracePeriod how long processes may take to exit; rounded up to whole seconds
      */
@@ -144,11 +149,14 @@ public final class Sandbox {
     }
 
     /**
-     * Runs a program and waits for it to exit. Its stdin is empty.
+     * Runs a program and waits for it to exit. Its stdin is empty. Its output is collected in memory, at most
+     * {@link Command#DEFAULT_OUTPUT_LIMIT} bytes (32 MiB) of stdout and stderr together; use
+     * {@link #execStream(String, String...)} for more.
      *
      * @param command the program
      * @param args    its arguments
      * @return its output and exit status; a non-zero exit is a result, not an exception
+     * @throws ExecOutputLimitException when it printed more than the limit (it is killed)
      * @throws ai.chalk.compute.error.ChalkComputeException when the server cannot run it
      */
     public ExecResult exec(String command, String... args) {
@@ -158,10 +166,16 @@ public final class Sandbox {
     /**
      * Runs a command and waits for it to exit. Its stdin is empty unless it runs on a PTY.
      *
+     * <p>The whole output is collected in memory, so it is bounded: at most the command's
+     * {@linkplain Command#outputLimit(long) output limit} of stdout and stderr together, 32 MiB unless set. A command
+     * that prints more is killed and this throws {@link ExecOutputLimitException}. For output of any size, use
+     * {@link #execStream(Command)}: it delivers the output as it comes and holds only a few messages in memory.
+     *
      * @param command the command and its options
      * @return its output and exit status; a non-zero exit is a result, not an exception
      * @throws ExecTimeoutException when it ran longer than its {@linkplain Command#timeout(Duration) timeout};
      *         the output until then is in {@link ExecTimeoutException#partialResult()}
+     * @throws ExecOutputLimitException when it printed more than its output limit
      * @throws ai.chalk.compute.error.ChalkComputeException when the server cannot run it
      */
     public ExecResult exec(Command command) {
@@ -174,7 +188,8 @@ public final class Sandbox {
     }
 
     /**
-     * Runs a program and returns its events as they happen. Its stdin is empty.
+     * Runs a program and returns its events as they happen. Its stdin is empty. Output of any size can be read this
+     * way: events are pulled from the server as you consume them.
      *
      * @param command the program
      * @param args    its arguments

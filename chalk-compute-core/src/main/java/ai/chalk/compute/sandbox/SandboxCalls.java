@@ -116,6 +116,6 @@ final class SandboxCalls {
     }
 
     ExecCall exec(String sandboxId, Command command, boolean closeStdin) {
-        return ExecCall.start(async, command.toInit(sandboxId), closeStdin);
+        return ExecCall.start(async, command.toInit(sandboxId), closeStdin, command.outputLimit());
     }
 }

@@ -9,6 +9,9 @@ import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.scaling.ScalingGroup;
 import ai.chalk.compute.server.ComputeServer;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -53,6 +56,20 @@ class NotFoundEndToEndTest {
         assertThatThrownBy(() -> RemoteFunction.fromVersionId(client.channel(), "no-such-version"))
                 .isExactlyInstanceOf(FunctionNotFoundException.class)
                 .hasMessageContaining("no-such-version");
+    }
+
+    @Test
+    void everyWayToReachAnUnknownFunctionSaysFunctionNotSandbox() {
+        List<ThrowingCallable> ways = List.of(
+                () -> RemoteFunction.fromName(client.channel(), "no-such-function"),
+                () -> client.functions().readiness("no-such-function", Duration.ofSeconds(10)),
+                () -> client.functions().rollback("no-such-function-id", "no-such-version"));
+        for (ThrowingCallable way : ways) {
+            assertThatThrownBy(way)
+                    .isExactlyInstanceOf(FunctionNotFoundException.class)
+                    .hasMessageNotContainingAny("sandbox", "Sandbox")
+                    .hasMessageContaining("no-such-function");
+        }
     }
 
     @Test

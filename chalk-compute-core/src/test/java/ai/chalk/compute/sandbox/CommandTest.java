@@ -50,6 +50,17 @@ class CommandTest {
     }
 
     @Test
+    void execCollectsAtMost32MiBUnlessTheCommandSaysOtherwise() {
+        assertThat(Command.of("x").outputLimit()).isEqualTo(32L * 1024 * 1024).isEqualTo(Command.DEFAULT_OUTPUT_LIMIT);
+        Command generous = Command.of("x").outputLimit(1L << 30).workdir("/tmp").env("A", "1");
+        assertThat(generous.outputLimit()).isEqualTo(1L << 30);
+        assertThat(generous).isNotEqualTo(Command.of("x").workdir("/tmp").env("A", "1"));
+        assertThatThrownBy(() -> Command.of("x").outputLimit(0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("outputLimit must be at least 1 byte, got 0");
+    }
+
+    @Test
     void isImmutable() {
         Command base = Command.of("env");
         Command withEnv = base.env("A", "1");

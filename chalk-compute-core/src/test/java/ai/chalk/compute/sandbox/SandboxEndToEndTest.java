@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -114,6 +115,113 @@ abstract class SandboxEndToEndTest {
         ExecResult result = sandbox.exec("cat");
         assertThat(result.success()).isTrue();
         assertThat(result.stdoutText()).isEmpty();
+    }
+
+    @Test
+    void aScriptWithoutExecutePermissionIsReportedAsSuchNotAsMissing() {
+        sandbox.files().writeText("/tmp/report.sh", "echo report\n");
+        assertThatThrownBy(() -> sandbox.exec("/tmp/report.sh"))
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining("permission denied in sandbox: /tmp/report.sh is not executable")
+                .hasMessageContaining("chmod +x /tmp/report.sh")
+                .hasMessageNotContaining("not found");
+        assertThat(sandbox.exec("sh", "/tmp/report.sh").stdoutText()).isEqualTo("report\n");
+        assertThatThrownBy(() -> sandbox.exec("/tmp/no-such-report.sh"))
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining("command not found in sandbox: /tmp/no-such-report.sh");
+    }
+
+    @Test
+    void outputUpToTheLimitIsCollectedIntact() {
+        // 48,894 bytes of stdout and 48,894 of stderr: exactly the limit together
+        StringBuilder numbers = new StringBuilder();
+        for (int i = 1; i <= 10_000; i++) {
+            numbers.append(i).append('\n');
+        }
+        int limit = 2 * numbers.length();
+        ExecResult result =
+                sandbox.exec(Command.shell("seq 1 10000; seq 1 10000 >&2").outputLimit(limit));
+        assertThat(result.success()).isTrue();
+        assertThat(result.stdoutText()).isEqualTo(numbers.toString());
+        assertThat(result.stderrText()).isEqualTo(numbers.toString());
+    }
+
+    @Test
+    void execStopsACommandThatPrintsMoreThanItsLimitAndSaysToStreamInstead() {
+        // yes never ends by itself: only the limit stops it
+        assertThatThrownBy(
+                        () -> sandbox.exec(Command.of("yes", "chalk-limit-4801").outputLimit(64 * 1024)))
+                .isInstanceOf(ExecOutputLimitException.class)
+                .hasMessageContaining("RESOURCE_EXHAUSTED")
+                .hasMessageContaining("the output of yes in sandbox " + sandbox.id() + " went over 65536 bytes")
+                .hasMessageContaining("use execStream")
+                .hasMessageContaining("Command.outputLimit")
+                .satisfies(e ->
+                        assertThat(((ExecOutputLimitException) e).limitBytes()).isEqualTo(64 * 1024));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(sandbox.exec(Command.shell("pgrep -f chalk-limit-[4]801 || echo gone"))
+                                .stdoutText())
+                        .isEqualTo("gone\n"));
+
+        // stderr counts too, and so do collect() of a stream and waitFor() of a process
+        assertThatThrownBy(() -> sandbox.exec(
+                        Command.shell("head -c 100000 /dev/zero >&2").outputLimit(50_000)))
+                .isInstanceOf(ExecOutputLimitException.class);
+        try (ExecStream events =
+                sandbox.execStream(Command.shell("head -c 100000 /dev/zero").outputLimit(50_000))) {
+            assertThatThrownBy(events::collect).isInstanceOf(ExecOutputLimitException.class);
+            assertThatThrownBy(events::collect).isInstanceOf(ExecOutputLimitException.class);
+        }
+        try (ExecProcess process = sandbox.execStart(Command.of("cat").outputLimit(10))) {
+            process.writeStdin("more than ten bytes".getBytes(StandardCharsets.UTF_8));
+            process.closeStdin();
+            assertThatThrownBy(process::waitFor).isInstanceOf(ExecOutputLimitException.class);
+        }
+    }
+
+    @Test
+    void linesComeAsTheyAreWrittenAndStderrAndTheExitAreLeftForCollect() {
+        List<String> lines = new ArrayList<>();
+        List<Long> times = new ArrayList<>();
+        long start = System.nanoTime();
+        try (ExecStream run = sandbox.execStream(
+                        Command.shell(
+                                "for i in 1 2 3; do echo \"line $i\"; sleep 0.4; done; echo oops >&2; printf 'no newline'; exit 4"));
+                Stream<String> out = run.lines()) {
+            out.forEach(line -> {
+                lines.add(line);
+                times.add(System.nanoTime() - start);
+            });
+            ExecResult end = run.collect();
+            assertThat(end.exitCode()).isEqualTo(4);
+            assertThat(end.stderrText()).isEqualTo("oops\n");
+            assertThat(end.stdoutText()).isEmpty();
+        }
+        assertThat(lines).containsExactly("line 1", "line 2", "line 3", "no newline");
+        // the first line was read while the command still ran (it takes 1.2 s)
+        assertThat(Duration.ofNanos(times.get(3) - times.get(0))).isGreaterThan(Duration.ofMillis(600));
+    }
+
+    @Test
+    void linesAreWholeAcrossChunksAndTerminals() {
+        try (ExecStream numbers = sandbox.execStream("seq", "1", "200000")) {
+            List<String> lines = numbers.lines().toList();
+            assertThat(lines).hasSize(200_000);
+            for (int i = 0; i < lines.size(); i++) {
+                assertThat(lines.get(i)).isEqualTo(Integer.toString(i + 1));
+            }
+        }
+        try (ExecStream terminal =
+                sandbox.execStream(Command.shell("echo one; echo two").pty(80, 24))) {
+            assertThat(terminal.lines()).containsExactly("one", "two"); // without the terminal's \r
+        }
+        // one endless line is not held whole
+        try (ExecStream endless =
+                sandbox.execStream(Command.shell("tr -d '\\n' < /dev/zero").outputLimit(100_000))) {
+            assertThatThrownBy(() -> endless.lines().count())
+                    .isInstanceOf(ExecOutputLimitException.class)
+                    .hasMessageContaining("execStream");
+        }
     }
 
     @Test

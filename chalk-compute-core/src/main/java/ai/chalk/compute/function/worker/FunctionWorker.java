@@ -7,6 +7,7 @@ import ai.chalk.compute.sandbox.SandboxClient;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
@@ -73,6 +74,9 @@ public final class FunctionWorker implements AutoCloseable {
         this.server = NettyServerBuilder.forAddress(
                         new DomainSocketAddress(settings.socket().toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
+                // gRPC asks every accepted channel for TCP keep-alive, which a unix socket has not: Netty would warn
+                // about it for each connection
+                .withChildOption(ChannelOption.SO_KEEPALIVE, null)
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
                 .maxInboundMessageSize(256 << 20)

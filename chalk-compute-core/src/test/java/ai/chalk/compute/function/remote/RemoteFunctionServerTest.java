@@ -7,11 +7,15 @@ import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.arrow.ArrowPayloadException;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ai.chalk.compute.function.deploy.FunctionVersion;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * The client against the real server over TCP: deploy, call (sync, batched, async), a remote failure with its
@@ -24,6 +28,10 @@ class RemoteFunctionServerTest {
 
     @Test
     void deployCallAndReuse() throws Exception {
+        Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
+        logs.start();
+        root.addAppender(logs);
         try (DeployedTally tally = new DeployedTally(dataDir)) {
             FunctionDeployer.Deployment deployment = tally.ensure("sum");
             assertThat(deployment.reused())
@@ -58,7 +66,13 @@ class RemoteFunctionServerTest {
             assertThat(sum.call(1L, 2L))
                     .as("the server and the other function keep serving")
                     .isEqualTo(3L);
+        } finally {
+            root.detachAppender(logs);
         }
+        // the server's connections to its workers are unix sockets, which have no TCP keep-alive to set
+        assertThat(logs.list)
+                .extracting(ILoggingEvent::getFormattedMessage)
+                .noneMatch(m -> m.contains("Unknown channel option"));
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
@@ -83,6 +84,9 @@ public final class ServerSocketForWorkers implements AutoCloseable {
         workers = new EpollEventLoopGroup(2, DaemonThreads.named("chalk-compute-worker-socket"));
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
+                // gRPC asks every accepted channel for TCP keep-alive, which a unix socket has not: Netty would warn
+                // about it for each connection
+                .withChildOption(ChannelOption.SO_KEEPALIVE, null)
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
                 .maxInboundMessageSize(maxInboundMessageBytes);

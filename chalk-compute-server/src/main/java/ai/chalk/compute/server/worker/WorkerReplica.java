@@ -25,6 +25,8 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -179,10 +181,14 @@ public final class WorkerReplica implements AutoCloseable {
             server.ifPresent(s -> s.tokens().release(id));
             throw e;
         }
-        ManagedChannel channel = Grpc.newChannelBuilder(
-                        "unix://" + socket.address(), InsecureChannelCredentials.create())
-                .directExecutor()
-                .build();
+        var builder = Grpc.newChannelBuilder("unix://" + socket.address(), InsecureChannelCredentials.create())
+                .directExecutor();
+        if (builder instanceof NettyChannelBuilder netty) {
+            // gRPC asks for TCP keep-alive on every connection, which a unix socket has not: Netty would warn about
+            // it each time
+            netty.withOption(ChannelOption.SO_KEEPALIVE, null);
+        }
+        ManagedChannel channel = builder.build();
         WorkerReplica replica = new WorkerReplica(
                 id, sandbox, process, output, channel, runDir, socket, server.map(ServerAccess::tokens));
         try {

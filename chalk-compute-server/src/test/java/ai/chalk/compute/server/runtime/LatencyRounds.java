@@ -16,7 +16,8 @@ import java.util.function.Supplier;
  * @param bare           the baseline, once a round
  * @param create         starting a sandbox
  * @param createAndExec  starting a sandbox and running {@code true} in it
- * @param terminate      terminating it with no grace
+ * @param terminate      terminating it, idle after its exec, with the grace period a client's terminate gets by
+ *                       default ({@link #DEFAULT_GRACE}): the SIGTERM pass included, as every such terminate has it
  * @param warm           execs in the warm sandbox, back to back
  * @param spaced         execs in the warm sandbox, 10 ms apart
  * @param warmSandbox    the warm sandbox, still running, for more measurements
@@ -29,6 +30,9 @@ public record LatencyRounds(
         long[] warm,
         long[] spaced,
         RuntimeSandbox warmSandbox) {
+
+    /** The server's grace period for a terminate that names none. */
+    public static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
 
     /** What the baseline runs, once a round. */
     public interface Baseline {
@@ -43,7 +47,7 @@ public record LatencyRounds(
             baseline.run();
             RuntimeSandbox sb = runtime.start(specs.get());
             runTrue(sb);
-            sb.terminate(Duration.ZERO);
+            sb.terminate(DEFAULT_GRACE);
         }
 
         long[] bareTimes = new long[rounds];
@@ -60,7 +64,7 @@ public record LatencyRounds(
             long t2 = System.nanoTime();
             runTrue(sb);
             long t3 = System.nanoTime();
-            sb.terminate(Duration.ZERO);
+            sb.terminate(DEFAULT_GRACE);
             terminateTimes[i] = System.nanoTime() - t3;
             createTimes[i] = t2 - t1;
             createAndExecTimes[i] = t3 - t1;

@@ -179,6 +179,40 @@ public abstract class RuntimeBehaviourTest {
     }
 
     @Test
+    void aFileWithoutExecutePermissionIsNotExecutableRatherThanNotFound() throws Exception {
+        RuntimeTesting.sh(
+                        sandbox,
+                        "mkdir -p /tmp/noexec && printf 'echo hi\\n' > /tmp/noexec/tool && chmod 644 /tmp/noexec/tool")
+                .ok();
+        assertThatThrownBy(() -> sandbox.exec(command("/tmp/noexec/tool")))
+                .isInstanceOf(ProcessStartException.class)
+                .hasMessage(
+                        "permission denied in sandbox: /tmp/noexec/tool is not executable; make it executable"
+                                + " (chmod +x /tmp/noexec/tool) or run it with its interpreter (for example sh /tmp/noexec/tool)");
+        ProcessSpec relative =
+                new ProcessSpec("./tool", List.of(), Optional.of("/tmp/noexec"), Map.of(), Optional.empty());
+        assertThatThrownBy(() -> sandbox.exec(relative))
+                .isInstanceOf(ProcessStartException.class)
+                .hasMessageStartingWith("permission denied in sandbox: ./tool is not executable");
+        // on the PATH, named by where it was found, unless an executable one of that name comes later
+        ProcessSpec onPath = new ProcessSpec(
+                "tool", List.of(), Optional.empty(), Map.of("PATH", "/tmp/noexec:/usr/bin:/bin"), Optional.empty());
+        assertThatThrownBy(() -> sandbox.exec(onPath))
+                .isInstanceOf(ProcessStartException.class)
+                .hasMessageStartingWith("permission denied in sandbox: tool (/tmp/noexec/tool) is not executable;");
+        RuntimeTesting.sh(
+                        sandbox,
+                        "mkdir -p /tmp/exec && printf '#!/bin/sh\\necho runs\\n' > /tmp/exec/tool"
+                                + " && chmod 755 /tmp/exec/tool")
+                .ok();
+        ProcessSpec later = new ProcessSpec(
+                "tool", List.of(), Optional.empty(), Map.of("PATH", "/tmp/noexec:/tmp/exec:/bin"), Optional.empty());
+        assertThat(run(sandbox, later).ok().out()).isEqualTo("runs\n");
+        RuntimeTesting.sh(sandbox, "chmod 755 /tmp/noexec/tool").ok();
+        assertThat(run(sandbox, command("/tmp/noexec/tool")).ok().out()).isEqualTo("hi\n");
+    }
+
+    @Test
     void sigtermSigkillAndSighupAreReportedAsSignals() throws Exception {
         for (int signal : List.of(15, 9, 1)) {
             RuntimeProcess p = sandbox.exec(command("sleep", "4711"));
@@ -382,6 +416,52 @@ public abstract class RuntimeBehaviourTest {
         assertThat(hog.out()).doesNotContain("survived");
         assertThat(hog.status().exitCode()).hasValue(137);
         assertThat(RuntimeTesting.sh(limited, "echo alive").ok().out()).isEqualTo("alive\n");
+    }
+
+    @Test
+    void anIdleSandboxStopsAtOnceWhateverItsGracePeriod() throws Exception {
+        for (int execs : new int[] {0, 1, 3}) {
+            RuntimeSandbox idle = runtime.start(spec());
+            for (int i = 0; i < execs; i++) {
+                RuntimeTesting.sh(idle, "echo " + i).ok();
+            }
+            long started = System.nanoTime();
+            idle.terminate(Duration.ofSeconds(5)); // the server's default
+            // tens of milliseconds locally, a container's removal on docker: far below the grace period either way
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .as("terminate of an idle sandbox after %d execs", execs)
+                    .isLessThan(Duration.ofSeconds(2));
+            assertThat(idle.onStopped()).isCompletedWithValue("terminated");
+        }
+    }
+
+    @Test
+    void aProcessThatIgnoresSigtermGetsTheWholeGracePeriod() throws Exception {
+        RuntimeProcess p = sandbox.exec(sh("trap '' TERM; echo ready; exec sleep 4717"));
+        assertThat(readLine(p.stdout())).isEqualTo("ready");
+        long started = System.nanoTime();
+        sandbox.terminate(Duration.ofMillis(1500));
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .isBetween(Duration.ofMillis(1500), Duration.ofMillis(1500 + 3000));
+        assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(9));
+    }
+
+    @Test
+    void aProcessThatHandlesSigtermCleansUpBeforeTheSandboxEnds() throws Exception {
+        // the clean-up runs a command of its own, which must not be signalled in turn
+        RuntimeProcess p = sandbox.exec(
+                sh("trap 'echo cleaning; sleep 0.5 && echo cleaned; exit 3' TERM; sleep 4718 & echo ready; wait"));
+        assertThat(readLine(p.stdout())).isEqualTo("ready");
+        CompletableFuture<String> out = drain(p.stdout());
+        // a SIGTERM that reaches a fork of the shell before it runs sleep is lost, as with kill -TERM -1
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> processesInSandbox(sandbox, "sleep 4718") == 1);
+        long started = System.nanoTime();
+        sandbox.terminate(Duration.ofSeconds(5));
+        // it waited for the clean-up, and no longer
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .isBetween(Duration.ofMillis(500), Duration.ofSeconds(4));
+        assertThat(p.onExit().get(5, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(3));
+        assertThat(out.get(5, TimeUnit.SECONDS)).isEqualTo("cleaning\ncleaned\n");
     }
 
     @Test

@@ -385,11 +385,19 @@ final class DockerEngine implements Closeable {
             int pid = titles.indexOf("PID");
             int ppid = titles.indexOf("PPID");
             int cmd = Math.max(titles.indexOf("COMMAND"), titles.indexOf("CMD"));
+            String initArgs = null;
+            for (String[] p : top.getProcesses()) {
+                if (Long.parseLong(p[pid].trim()) == init) {
+                    initArgs = p[cmd].trim();
+                }
+            }
             int count = 0;
             for (String[] p : top.getProcesses()) {
                 long thisPid = Long.parseLong(p[pid].trim());
-                boolean initSleep =
-                        Long.parseLong(p[ppid].trim()) == init && p[cmd].trim().startsWith(Scripts.INIT_SLEEP + " ");
+                String args = p[cmd].trim();
+                // the keep-alive, or the init's fork about to become it (it still shows the init's arguments)
+                boolean initSleep = Long.parseLong(p[ppid].trim()) == init
+                        && (args.startsWith(Scripts.INIT_SLEEP + " ") || args.equals(initArgs));
                 if (thisPid != init && !initSleep) {
                     count++;
                 }

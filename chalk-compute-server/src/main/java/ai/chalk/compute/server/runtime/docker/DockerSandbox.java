@@ -156,7 +156,11 @@ final class DockerSandbox implements RuntimeSandbox {
                                         : said));
             }
             if (marker.line().equals(Scripts.MARK_NO_COMMAND)) {
-                throw new ProcessStartException("command not found in sandbox: " + spec.command());
+                throw ProcessStartException.commandNotFound(spec.command());
+            }
+            if (marker.line().startsWith(Scripts.MARK_NOT_EXECUTABLE)) {
+                throw ProcessStartException.notExecutable(
+                        spec.command(), marker.line().substring(Scripts.MARK_NOT_EXECUTABLE.length()));
             }
             if (marker.line().equals(Scripts.MARK_NO_WORKDIR)) {
                 throw new ProcessStartException("working directory does not exist in sandbox: " + wd);
@@ -430,9 +434,14 @@ final class DockerSandbox implements RuntimeSandbox {
      * groups tell) in no exec group, as an exec's orphan re-parented to the init and running sleep would be.
      */
     private boolean isKeepAlive(long pid) {
-        return Procfs.parentPid(pid) == host.initPid()
-                && Procfs.commandLine(pid).startsWith(Scripts.INIT_SLEEP + " ")
-                && (host.groups() == null || !Procfs.cgroups(pid).contains(containerId + "/chalk-"));
+        if (Procfs.parentPid(pid) != host.initPid()
+                || host.groups() != null && Procfs.cgroups(pid).contains(containerId + "/chalk-")) {
+            return false;
+        }
+        // or the init's fork that is about to run it: it still has the init's command line, ignores SIGTERM as the
+        // init does, and once it runs sleep an hour, a terminate waiting for it would wait out its grace period
+        String command = Procfs.commandLine(pid);
+        return command.startsWith(Scripts.INIT_SLEEP + " ") || command.equals(Procfs.commandLine(host.initPid()));
     }
 
     /** Called by the runtime when the container stopped: unless this is a terminate, it stopped by itself. */

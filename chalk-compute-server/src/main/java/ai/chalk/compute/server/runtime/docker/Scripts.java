@@ -45,11 +45,13 @@ final class Scripts {
 
     static final String MARK_NO_WORKDIR = "chalk-exec nowd";
     static final String MARK_NO_COMMAND = "chalk-exec nocmd";
+    /** The command is a file without execute permission: {@code chalk-exec noexec <where it was found>}. */
+    static final String MARK_NOT_EXECUTABLE = "chalk-exec noexec ";
 
     /**
      * The wrapper of every exec, run as {@code sh -c EXEC chalk-exec <workdir> <command> <args...>}: changes to the
-     * working directory and looks the command up on the exec's PATH exactly as the local runtime does (a missing one
-     * is a start error, not an exit code), prints its own pid, waits for one line (or end-of-file) on stdin, the go
+     * working directory and looks the command up on the exec's PATH exactly as the local runtime does (a missing one,
+     * or a file without execute permission, is a start error, not an exit code), prints its own pid, waits for one line (or end-of-file) on stdin, the go
      * ahead the runtime gives once it has put the process into its exec group and sized its terminal, and becomes
      * the command. So the pid it printed is the command's pid, and nothing the command starts can escape the group.
      */
@@ -58,14 +60,21 @@ final class Scripts {
             "cd -- \"$1\" 2>/dev/null || { echo '" + MARK_NO_WORKDIR + "'; exit 125; }",
             "shift",
             "case $1 in",
-            "*/*) [ -f \"$1\" ] && [ -x \"$1\" ] || { echo '" + MARK_NO_COMMAND + "'; exit 127; } ;;",
-            "*) chalk_p=\"$PATH:\" chalk_f=",
+            "*/*) if [ ! -f \"$1\" ]; then echo '" + MARK_NO_COMMAND + "'; exit 127; fi",
+            "     [ -x \"$1\" ] || { printf '%s%s\\n' '" + MARK_NOT_EXECUTABLE + "' \"$1\"; exit 126; } ;;",
+            "*) chalk_p=\"$PATH:\" chalk_f= chalk_n=",
             "   while [ -n \"$chalk_p\" ]; do",
             "     chalk_d=${chalk_p%%:*} chalk_p=${chalk_p#*:}",
-            "     if [ -n \"$chalk_d\" ] && [ -f \"$chalk_d/$1\" ] && [ -x \"$chalk_d/$1\" ]; then chalk_f=1; break; fi",
+            "     if [ -n \"$chalk_d\" ] && [ -f \"$chalk_d/$1\" ]; then",
+            "       if [ -x \"$chalk_d/$1\" ]; then chalk_f=1; break; fi",
+            "       [ -n \"$chalk_n\" ] || chalk_n=$chalk_d/$1",
+            "     fi",
             "   done",
-            "   [ -n \"$chalk_f\" ] || { echo '" + MARK_NO_COMMAND + "'; exit 127; }",
-            "   unset chalk_p chalk_f chalk_d ;;",
+            "   if [ -z \"$chalk_f\" ]; then",
+            "     [ -z \"$chalk_n\" ] || { printf '%s%s\\n' '" + MARK_NOT_EXECUTABLE + "' \"$chalk_n\"; exit 126; }",
+            "     echo '" + MARK_NO_COMMAND + "'; exit 127",
+            "   fi",
+            "   unset chalk_p chalk_f chalk_d chalk_n ;;",
             "esac",
             "echo \"" + MARK_OK + "$$\"",
             "read -r chalk_go || :",

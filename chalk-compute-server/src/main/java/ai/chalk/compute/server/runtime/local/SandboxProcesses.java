@@ -76,19 +76,26 @@ final class SandboxProcesses {
     }
 
     /**
-     * Sends SIGTERM to every process of the sandbox and waits for them to end, until the deadline. The processes are
-     * scanned again while waiting: one that was still passing through its exec chain, or started just before the
-     * terminate, shows up late and must get its SIGTERM too rather than a SIGKILL at the end of the grace period.
+     * Sends SIGTERM to every process of the sandbox and waits for them to end, until the deadline; returns as soon as
+     * none is left, so a sandbox with nothing running stops at once.
+     *
+     * <p>Like {@code kill -TERM -1}, the SIGTERM goes to the processes there are: a process that handles it may start
+     * others to clean up (a trap that runs {@code rm}, say), which must be left to do their work within the grace
+     * period, so a process started later by one that was signalled (or by one of those) is waited for, not signalled.
+     * The processes are scanned again while waiting, though: one that was still passing through its exec chain, or
+     * started just before the terminate, shows up late and must get its SIGTERM too rather than a SIGKILL at the end
+     * of the grace period. The init's keep-alive is neither signalled nor waited for (see {@link #keepAlive}).
      */
     void sigtermUntilGone(long deadlineNanos) {
+        String initCommand = initPid > 0 ? Procfs.commandLine(initPid) : "";
         Set<Long> signalled = new HashSet<>();
+        Set<Long> spared = new HashSet<>();
         boolean marked = false;
         long pause = 200_000;
         while (true) {
-            // not the init's own sleep: the init starts another at once, and a SIGTERM for each would keep the
-            // sandbox forking for the whole grace period, starving the processes that are ending
-            List<Long> running =
-                    hostPids().stream().filter(pid -> !initsSleep(pid)).toList();
+            List<Long> running = hostPids().stream()
+                    .filter(pid -> !keepAlive(pid, initCommand))
+                    .toList();
             if (running.isEmpty()
                     && started.stream().noneMatch(p -> p.hostProcess().isAlive())) {
                 return;
@@ -99,8 +106,18 @@ final class SandboxProcesses {
                 started.forEach(p -> p.deliveredBySandbox(HostSignals.SIGTERM));
                 marked = true;
             }
+            // decided against the earlier passes: a child found in the same pass as its parent was there already
+            Set<Long> seen = new HashSet<>(signalled);
+            seen.addAll(spared);
             for (long pid : running) {
-                if (signalled.add(pid)) {
+                if (seen.contains(pid)) {
+                    continue;
+                }
+                long parent = Procfs.parentPid(pid);
+                if (parent != initPid && seen.contains(parent)) {
+                    spared.add(pid); // started by a process after its SIGTERM: cleaning up, most likely
+                } else {
+                    signalled.add(pid);
                     HostSignals.signal(pid, HostSignals.SIGTERM);
                 }
             }
@@ -113,8 +130,17 @@ final class SandboxProcesses {
         }
     }
 
-    /** Whether {@code pid} is the sleep the init waits on (see {@link SandboxCommands#INIT_LOOP}). */
-    private boolean initsSleep(long pid) {
-        return Procfs.parentPid(pid) == initPid && Procfs.commandLine(pid).endsWith("sleep infinity");
+    /**
+     * Whether {@code pid} is the init's keep-alive (see {@link SandboxCommands#INIT_LOOP}): its {@code sleep}, or the
+     * init's fork that is about to become one (it still has the init's command line). Neither may be signalled: the
+     * init starts another at once, and a SIGTERM for each would keep the sandbox forking for the whole grace period
+     * with a fresh one to wait for every time.
+     */
+    private boolean keepAlive(long pid, String initCommand) {
+        if (initPid <= 0 || Procfs.parentPid(pid) != initPid) {
+            return false;
+        }
+        String command = Procfs.commandLine(pid);
+        return command.endsWith("sleep infinity") || command.equals(initCommand);
     }
 }

@@ -46,7 +46,7 @@ class DockerRuntimeBenchmark {
             report.line("warm exec `true`, back to back", r.warm());
             report.line("warm exec `true`, 10 ms apart", r.spaced());
             report.line("`docker exec <c> true` (CLI, warm)", cliExecTimes);
-            report.line("terminate (grace 0)", r.terminate());
+            report.line("terminate idle (grace 5 s)", r.terminate());
         }
     }
 

@@ -3,6 +3,8 @@ package ai.chalk.compute.server.runtime.local;
 import static ai.chalk.compute.server.runtime.local.LocalTesting.command;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
+import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.runtime.LatencyReport;
 import ai.chalk.compute.server.runtime.LatencyRounds;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
@@ -71,7 +73,42 @@ class LocalRuntimeBenchmark {
             report.line("warm exec `true`, back to back", r.warm());
             report.line("warm exec `true`, 10 ms apart", r.spaced());
             report.line("warm exec until pid() known", pidTimes);
-            report.line("terminate (grace 0)", r.terminate());
+            report.line("terminate idle (grace 5 s)", r.terminate());
+        }
+    }
+
+    /**
+     * An idle sandbox's terminate as a client's {@code terminate()} without a grace period reaches it: over gRPC, with
+     * the server's default grace, after one command (a sandbox per request), next to the sandbox's create.
+     */
+    @Test
+    void terminateOfAnIdleSandboxThroughTheServer(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            long[] create = new long[ROUNDS];
+            long[] terminate = new long[ROUNDS];
+            for (int i = -5; i < ROUNDS; i++) { // five rounds to warm up
+                long t0 = System.nanoTime();
+                String id = server.createSandbox();
+                long t1 = System.nanoTime();
+                assertThat(server.processes()
+                                .execCommand(ExecCommandRequest.newBuilder()
+                                        .setSandboxId(id)
+                                        .setCommand("true")
+                                        .build())
+                                .getExitCode())
+                        .isZero();
+                long t2 = System.nanoTime();
+                server.terminate(id);
+                long t3 = System.nanoTime();
+                if (i >= 0) {
+                    create[i] = t1 - t0;
+                    terminate[i] = t3 - t2;
+                }
+            }
+            System.out.printf("%nlocal runtime through the server (gRPC over TCP), %d rounds%n", ROUNDS);
+            LatencyReport report = new LatencyReport(create, 36, 6);
+            report.line("create sandbox (baseline)", create);
+            report.line("terminate idle (default grace 5 s)", terminate);
         }
     }
 
