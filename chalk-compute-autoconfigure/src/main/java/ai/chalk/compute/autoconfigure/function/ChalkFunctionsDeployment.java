@@ -478,10 +478,14 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
         return started;
     }
 
-    /** After the embedded server (which starts early), so the deployment has a server to talk to. */
+    /**
+     * Last: after the embedded server (which starts early), so the deployment has a server to talk to, and after the
+     * web server, so that hashing the class path in the background does not compete with the application's own
+     * startup on a small machine; stopped first.
+     */
     @Override
     public int getPhase() {
-        return SmartLifecycle.DEFAULT_PHASE - 4096;
+        return Integer.MAX_VALUE - 1;
     }
 
     /** One function's deployment: its tries in a row, on one progress group. */
