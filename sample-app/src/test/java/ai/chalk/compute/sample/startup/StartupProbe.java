@@ -1,8 +1,8 @@
 package ai.chalk.compute.sample.startup;
 
 import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer;
-import ai.chalk.compute.sample.startup.web.StartupWebApp;
 import ai.chalk.compute.sandbox.SandboxClient;
+import com.example.shop.StartupWebApp;
 import java.lang.management.ManagementFactory;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;

@@ -1,4 +1,4 @@
-package ai.chalk.compute.sample.startup.web;
+package com.example.shop;
 
 import ai.chalk.compute.function.ChalkFunction;
 import ai.chalk.compute.function.ChalkScorer;
@@ -11,7 +11,8 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The application {@code StarterStartupBenchmark} times as a user would write it: a web application with a REST
+ * The application {@code ai.chalk.compute.sample.startup.StarterStartupBenchmark} times, as a user would write it (in
+ * a package of its own, so that the sample application does not scan it): a web application with a REST
  * endpoint that runs a snippet in a sandbox, three functions and a scorer on a bean, and actuator. Without the starter
  * (its auto-configurations excluded) the same beans exist; the endpoint then answers that no client is configured.
  */
