@@ -62,6 +62,17 @@ final class SandboxCalls {
     }
 
     SandboxPage list(ListOptions options) {
+        if (options.needsV2()) {
+            var response = ServerCall.run(ResourceKind.SANDBOX, () -> v2.listSandboxes(options.toV2Request()));
+            return new SandboxPage(
+                    response.getSandboxesList().stream()
+                            .map(SandboxInfo::fromV2)
+                            .filter(options::matchesTags)
+                            .toList(),
+                    response.hasNextCursor() && !response.getNextCursor().isEmpty()
+                            ? Optional.of(response.getNextCursor())
+                            : Optional.empty());
+        }
         ListSandboxesResponse response =
                 ServerCall.run(ResourceKind.SANDBOX, () -> blocking.listSandboxes(options.toRequest()));
         return new SandboxPage(
@@ -72,9 +83,9 @@ final class SandboxCalls {
     }
 
     /** Every page of the listing, one call each, until the server gives no next cursor. */
-    List<SandboxInfo> listAll() {
+    List<SandboxInfo> listAll(ListOptions first) {
         List<SandboxInfo> all = new ArrayList<>();
-        ListOptions options = ListOptions.defaults();
+        ListOptions options = first;
         while (true) {
             SandboxPage page = list(options);
             all.addAll(page.sandboxes());
@@ -90,14 +101,54 @@ final class SandboxCalls {
         }
     }
 
+    /** The sandbox as v1 describes it (its state, SUSPENDED included), with the tags only v2's spec carries. */
     SandboxInfo get(String id) {
-        return SandboxInfo.fromProto(ServerCall.run(
+        SandboxInfo info = SandboxInfo.fromProto(ServerCall.run(
                         ResourceKind.SANDBOX,
                         () -> blocking.getSandbox(GetSandboxRequest.newBuilder()
                                 .setSandboxId(id)
                                 .setIncludeTerminated(true)
                                 .build()))
                 .getSandbox());
+        var spec = ServerCall.run(
+                        ResourceKind.SANDBOX,
+                        () -> v2.getSandbox(ai.chalk.compute.proto.sandbox.v2.GetSandboxRequest.newBuilder()
+                                .setId(id)
+                                .build()))
+                .getSandbox()
+                .getSpec();
+        return spec.getTagsCount() == 0 ? info : info.withTags(spec.getTagsMap());
+    }
+
+    /** Creates a sandbox from a snapshot, with the spec of the sandbox it was taken of. */
+    SandboxInfo createFromSnapshot(String snapshotId) {
+        String id = ServerCall.run(
+                        ResourceKind.SNAPSHOT,
+                        () -> v2.createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                                .setSnapshotId(snapshotId)
+                                .build()))
+                .getSandbox()
+                .getId();
+        log.info("Sandbox {} created from snapshot {}", id, snapshotId);
+        return get(id);
+    }
+
+    void suspend(String id) {
+        ServerCall.run(
+                ResourceKind.SANDBOX,
+                () -> v2.suspendSandbox(ai.chalk.compute.proto.sandbox.v2.SuspendSandboxRequest.newBuilder()
+                        .setId(id)
+                        .build()));
+        log.info("Sandbox {} suspended", id);
+    }
+
+    void resume(String id) {
+        ServerCall.run(
+                ResourceKind.SANDBOX,
+                () -> v2.resumeSandbox(ai.chalk.compute.proto.sandbox.v2.ResumeSandboxRequest.newBuilder()
+                        .setId(id)
+                        .build()));
+        log.info("Sandbox {} resumed", id);
     }
 
     /**

@@ -322,12 +322,15 @@ public final class SandboxClient implements AutoCloseable {
     public Sandbox run(Sandbox sandbox) {
         Objects.requireNonNull(sandbox, "sandbox");
         ensureOpen();
+        if (sandbox.snapshotSource().isPresent()) {
+            return runFromSnapshot(sandbox, sandbox.snapshotSource().get());
+        }
         // a declarative image is built here first, so that its progress shows and a failure says which step; the
         // create request then finds it built
         sandbox.declaredImage().ifPresent(images::require);
         CreateSandboxRequest request = sandbox.toCreateRequest();
         SecretBindings secretBindings = sandbox.secretBindings();
-        if (!secretBindings.isEmpty() || sandbox.chalkIdentity()) {
+        if (!secretBindings.isEmpty() || sandbox.chalkIdentity() || sandbox.needsV2()) {
             return runOnV2(sandbox, request, secretBindings);
         }
         SandboxInfo info;
@@ -359,7 +362,8 @@ public final class SandboxClient implements AutoCloseable {
             String image = sandbox.declaredImage()
                     .map(i -> images.require(i).imageRef())
                     .orElse(request.getImage());
-            info = calls.create(ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity()));
+            info = calls.create(
+                    sandbox.withV2Options(ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity())));
         } catch (RuntimeException e) {
             sandbox.startFailed();
             secrets.forget(refs.uploaded());
@@ -376,6 +380,20 @@ public final class SandboxClient implements AutoCloseable {
         return sandbox;
     }
 
+    /** Starts a sandbox from a snapshot through {@code chalk.sandbox.v2}, the only version that can. */
+    private Sandbox runFromSnapshot(Sandbox sandbox, String snapshotId) {
+        sandbox.toCreateRequest(); // checks it is not started and marks it starting
+        SandboxInfo info;
+        try {
+            info = calls.createFromSnapshot(snapshotId);
+        } catch (RuntimeException e) {
+            sandbox.startFailed();
+            throw e;
+        }
+        sandbox.started(this, info);
+        return sandbox;
+    }
+
     /**
      * Lists every sandbox that has not terminated, fetching all pages.
      *
@@ -383,7 +401,23 @@ public final class SandboxClient implements AutoCloseable {
      */
     public List<SandboxInfo> list() {
         ensureOpen();
-        return calls.listAll();
+        return calls.listAll(ListOptions.defaults());
+    }
+
+    /**
+     * Lists every sandbox matching the options, fetching all pages from the options' cursor on.
+     *
+     * <pre>{@code
+     * List<SandboxInfo> mine = client.listAll(ListOptions.defaults().tag("team", "search"));
+     * }</pre>
+     *
+     * @param options filters (states, names, tags) and page size
+     * @return the sandboxes, in the server's order
+     */
+    public List<SandboxInfo> listAll(ListOptions options) {
+        Objects.requireNonNull(options, "options");
+        ensureOpen();
+        return calls.listAll(options);
     }
 
     /**

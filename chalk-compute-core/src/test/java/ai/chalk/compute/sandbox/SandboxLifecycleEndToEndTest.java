@@ -1,0 +1,166 @@
+package ai.chalk.compute.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import ai.chalk.compute.error.FailedPreconditionException;
+import ai.chalk.compute.error.InvalidRequestException;
+import ai.chalk.compute.server.ComputeServer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The sandbox options and lifecycle of issue 14 (lifetime, tags, workdir, gpu and compute class, snapshots,
+ * suspend and resume, close) against a real {@link ComputeServer}; subclasses choose the transport.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+abstract class SandboxLifecycleEndToEndTest {
+
+    ComputeServer server;
+    SandboxClient client;
+    /** Sandboxes a test created, terminated after it. */
+    private final List<Sandbox> created = new ArrayList<>();
+
+    /** Opens the client under test for the running server. */
+    abstract SandboxClient connect(ComputeServer server);
+
+    @BeforeAll
+    void startServer(@TempDir Path dataDir) throws Exception {
+        server = ComputeServer.builder().dataDir(dataDir).port(0).build().start();
+        client = connect(server);
+    }
+
+    @AfterEach
+    void terminateCreated() {
+        for (Sandbox s : created) {
+            if (!s.refresh().isTerminated()) {
+                s.terminate();
+            }
+        }
+        created.clear();
+    }
+
+    @AfterAll
+    void stopServer() {
+        if (client != null) {
+            client.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private Sandbox create(Sandbox.Builder definition) {
+        Sandbox sandbox = client.create(definition);
+        created.add(sandbox);
+        return sandbox;
+    }
+
+    // ---- builder options ----
+
+    @Test
+    void aSandboxEndsWhenItsLifetimeRunsOut() {
+        Sandbox sandbox = create(Sandbox.builder().lifetime(Duration.ofSeconds(2)));
+        assertThat(sandbox.exec("echo", "alive").stdoutText()).isEqualTo("alive\n");
+        await().atMost(Duration.ofSeconds(30)).until(() -> sandbox.refresh().isTerminated());
+        assertThat(sandbox.info().statusMessage())
+                .hasValueSatisfying(m -> assertThat(m).contains("lifetime"));
+    }
+
+    @Test
+    void aLifetimeLongerThanTheServerAllowsIsRefusedNamingTheMaximum() {
+        assertThatThrownBy(() -> client.create(Sandbox.builder().lifetime(Duration.ofDays(30))))
+                .isInstanceOf(InvalidRequestException.class)
+                .hasMessageContaining("lifetime")
+                .hasMessageContaining("--sandbox-lifetime");
+    }
+
+    @Test
+    void tagsAreKeptAndSandboxesAreListedByTag() {
+        String run = UUID.randomUUID().toString();
+        Sandbox search = create(Sandbox.builder().tags("run", run, "team", "search"));
+        Sandbox ranking = create(Sandbox.builder().tags(Map.of("run", run, "team", "ranking")));
+
+        assertThat(search.info().tags()).containsExactlyInAnyOrderEntriesOf(Map.of("run", run, "team", "search"));
+        assertThat(client.get(ranking.id()).info().tags()).containsEntry("team", "ranking");
+        assertThat(client.listAll(ListOptions.defaults().tag("run", run)))
+                .extracting(SandboxInfo::id)
+                .containsExactlyInAnyOrder(search.id(), ranking.id());
+        assertThat(client.listAll(ListOptions.defaults().tag("run", run).tag("team", "search")))
+                .extracting(SandboxInfo::id)
+                .containsExactly(search.id());
+    }
+
+    @Test
+    void listingByNameAndStateFindsOnlyThoseSandboxes() {
+        String name = "named-" + UUID.randomUUID();
+        Sandbox named = create(Sandbox.builder().name(name));
+        assertThat(client.listAll(ListOptions.defaults().names(name)))
+                .extracting(SandboxInfo::id)
+                .containsExactly(named.id());
+        named.terminate();
+        assertThat(client.listAll(ListOptions.defaults().names(name))).isEmpty();
+        assertThat(client.listAll(ListOptions.defaults().names(name).states("TERMINATED")))
+                .extracting(SandboxInfo::id)
+                .containsExactly(named.id());
+        assertThat(client.listAll(ListOptions.defaults()
+                        .names(name)
+                        .includeTerminated(true)
+                        .notStates("TERMINATED")))
+                .isEmpty();
+    }
+
+    @Test
+    void commandsRunInTheDefinitionsWorkdirUnlessTheySetTheirOwn() {
+        Sandbox sandbox = create(Sandbox.builder().workdir("/tmp"));
+        assertThat(sandbox.exec("pwd").stdoutText()).isEqualTo("/tmp\n");
+        assertThat(sandbox.exec(Command.of("pwd").workdir("/")).stdoutText()).isEqualTo("/\n");
+        assertThatThrownBy(() -> Sandbox.builder().workdir("relative"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("absolute");
+    }
+
+    @Test
+    void aGpuIsRefusedByAServerWithoutGpus() {
+        assertThatThrownBy(() -> client.create(Sandbox.builder().gpu("1")))
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining("resources.gpu")
+                .hasMessageContaining("no GPUs");
+    }
+
+    @Test
+    void aComputeClassIsRefusedByAServerThatRunsSandboxesOnItsOwnHost() {
+        assertThatThrownBy(() -> client.create(Sandbox.builder().computeClass(ComputeClass.HOST)))
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining("compute_class")
+                .hasMessageContaining("COMPUTE_CLASS_HOST");
+    }
+
+    @Test
+    void aSnapshotDefinitionTakesNoOtherSettings() {
+        assertThatThrownBy(() -> Sandbox.builder()
+                        .snapshot("snap-1")
+                        .image("ubuntu:latest")
+                        .tag("a", "b")
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("image, tags");
+        assertThatThrownBy(() -> Sandbox.builder().tags("lonely"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("\"lonely\" has no value");
+    }
+}
