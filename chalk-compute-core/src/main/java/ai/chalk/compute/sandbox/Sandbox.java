@@ -33,11 +33,20 @@ import java.util.Optional;
  * }
  * }</pre>
  *
+ * <p>A sandbox is {@link AutoCloseable}: closing a sandbox this handle created terminates it, so
+ * try-with-resources cleans up; closing a handle from {@link SandboxClient#get(String)} or
+ * {@link SandboxClient#attach(String)} leaves the sandbox running unless you ask with {@link #terminateOnClose()}.
+ * <pre>{@code
+ * try (Sandbox sandbox = client.create(Sandbox.builder().lifetime(Duration.ofMinutes(30)))) {
+ *     sandbox.exec("echo", "hello");
+ * } // terminated here
+ * }</pre>
+ *
  * <p>A started sandbox is a handle: it holds the sandbox's id and the {@linkplain #info() last
  * information fetched}; every operation asks the server. Handles are thread-safe, and many
  * commands can run in one sandbox at the same time.
  */
-public final class Sandbox {
+public final class Sandbox implements AutoCloseable {
 
     private final Definition definition;
     private final Object lock = new Object();
@@ -47,6 +56,8 @@ public final class Sandbox {
     private volatile boolean infoFetched;
     private boolean starting; // guarded by lock
     private volatile List<String> uploadedSecrets = List.of();
+    private volatile boolean terminateOnClose;
+    private volatile boolean closed;
 
     private Sandbox(Definition definition) {
         this.definition = definition;
@@ -147,6 +158,84 @@ public final class Sandbox {
         if (!uploaded.isEmpty()) {
             client.secrets().forget(uploaded);
         }
+    }
+
+    // ---- lifecycle of the handle: close, suspend, resume, snapshot ----
+
+    /**
+     * Makes {@link #close()} terminate the sandbox, as it does for a sandbox this handle created: for a handle from
+     * {@link SandboxClient#get(String)} or {@link SandboxClient#attach(String)} that is now responsible for it.
+     *
+     * @return this handle
+     */
+    public Sandbox terminateOnClose() {
+        started();
+        this.terminateOnClose = true;
+        return this;
+    }
+
+    /**
+     * Terminates the sandbox if this handle created it (or {@link #terminateOnClose()} was called), as
+     * {@link #terminate()} does; otherwise leaves it running. A sandbox that has ended already is left as it is, and
+     * closing twice does nothing the second time. Closing a sandbox that was never started does nothing.
+     */
+    @Override
+    public void close() {
+        if (closed || client == null) {
+            return;
+        }
+        closed = true;
+        if (terminateOnClose) {
+            terminate();
+        }
+    }
+
+    /**
+     * Suspends the sandbox: its processes are frozen where they stand, keeping their memory, files and connections,
+     * until {@link #resume()}; it starts no new commands meanwhile (they fail with a
+     * {@code FailedPreconditionException} saying it is suspended) and its lifetime keeps counting. Suspending a
+     * suspended sandbox does nothing. {@link #refresh()} shows the state {@code SUSPENDED}.
+     *
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the server's runtime cannot suspend
+     *     sandboxes (it says why) or the sandbox has ended
+     */
+    public void suspend() {
+        client.suspend(started().id());
+    }
+
+    /**
+     * Lets the processes of a suspended sandbox continue, and it runs commands again. Resuming a running sandbox
+     * does nothing.
+     *
+     * @throws ai.chalk.compute.error.FailedPreconditionException as {@link #suspend()}
+     */
+    public void resume() {
+        client.resume(started().id());
+    }
+
+    /**
+     * Takes a snapshot of the sandbox's files and waits (up to 10 minutes) until it is complete; the sandbox keeps
+     * running, its processes paused during the copy. Start new sandboxes from it with {@link Snapshot#restore()}.
+     *
+     * @return the completed snapshot
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the server cannot snapshot this sandbox or
+     *     the copy failed (the message says why)
+     */
+    public Snapshot snapshot() {
+        return snapshot(Duration.ofMinutes(10));
+    }
+
+    /**
+     * Takes a snapshot of the sandbox's files and waits until it is complete; see {@link #snapshot()}.
+     *
+     * @param timeout how long to wait for the copy; it carries on in the background after that
+     * @return the completed snapshot
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the server cannot snapshot this sandbox, the
+     *     copy failed, or it had not completed within the timeout (the message gives its id)
+     */
+    public Snapshot snapshot(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        return client.snapshots().create(started().id(), timeout);
     }
 
     /**
@@ -287,6 +376,7 @@ public final class Sandbox {
             this.infoFetched = true;
             this.client = client;
             this.starting = false;
+            this.terminateOnClose = true; // this handle created it
         }
     }
 

@@ -45,6 +45,7 @@ public final class SandboxClient implements AutoCloseable {
     private final Volumes volumes;
     private final Images images;
     private final SecretsClient secrets;
+    private final Snapshots snapshots;
     private volatile boolean closed;
 
     /** @param progress where long operations (image builds) show their progress */
@@ -54,6 +55,7 @@ public final class SandboxClient implements AutoCloseable {
         this.volumes = new Volumes(connection.channel());
         this.images = new Images(connection.channel(), progress);
         this.secrets = new SecretsClient(connection.channel());
+        this.snapshots = new Snapshots(this);
     }
 
     /** A client sharing {@code other}'s connection (not owning it) that reads local secrets from {@code local}. */
@@ -63,6 +65,7 @@ public final class SandboxClient implements AutoCloseable {
         this.volumes = other.volumes;
         this.images = other.images;
         this.secrets = new SecretsClient(connection.channel(), local);
+        this.snapshots = new Snapshots(this);
     }
 
     // ---- connecting ----
@@ -176,6 +179,20 @@ public final class SandboxClient implements AutoCloseable {
     public Volumes volumes() {
         ensureOpen();
         return volumes;
+    }
+
+    // ---- snapshots ----
+
+    /**
+     * The sandbox snapshots of this client's environment: find, list and delete them. Take one with
+     * {@link Sandbox#snapshot()}; start a sandbox from one with {@link Snapshot#restore()} or
+     * {@link Sandbox.Builder#snapshot(String)}.
+     *
+     * @return the snapshots, over this client's connection
+     */
+    public Snapshots snapshots() {
+        ensureOpen();
+        return snapshots;
     }
 
     // ---- secrets ----
@@ -488,6 +505,16 @@ public final class SandboxClient implements AutoCloseable {
     void terminate(String id, Duration gracePeriod) {
         ensureOpen();
         calls.terminate(id, gracePeriod);
+    }
+
+    void suspend(String id) {
+        ensureOpen();
+        calls.suspend(id);
+    }
+
+    void resume(String id) {
+        ensureOpen();
+        calls.resume(id);
     }
 
     ExecCall exec(String sandboxId, Command command, boolean closeStdin) {

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import ai.chalk.compute.error.FailedPreconditionException;
 import ai.chalk.compute.error.InvalidRequestException;
+import ai.chalk.compute.error.SnapshotNotFoundException;
 import ai.chalk.compute.server.ComputeServer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -162,5 +163,89 @@ abstract class SandboxLifecycleEndToEndTest {
         assertThatThrownBy(() -> Sandbox.builder().tags("lonely"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("\"lonely\" has no value");
+    }
+
+    // ---- close ----
+
+    @Test
+    void closingASandboxThisHandleCreatedTerminatesIt() {
+        Sandbox kept;
+        try (Sandbox sandbox = client.create(Sandbox.builder())) {
+            kept = sandbox;
+            assertThat(sandbox.exec("true").success()).isTrue();
+        }
+        assertThat(kept.refresh().isTerminated()).isTrue();
+        kept.close(); // a second close does nothing
+    }
+
+    @Test
+    void closingAnAttachedHandleLeavesTheSandboxRunningUnlessAsked() {
+        Sandbox sandbox = create(Sandbox.builder());
+        try (Sandbox attached = client.attach(sandbox.id())) {
+            assertThat(attached.exec("echo", "hi").stdoutText()).isEqualTo("hi\n");
+        }
+        try (Sandbox looked = client.get(sandbox.id())) {
+            assertThat(looked.info().isRunning()).isTrue();
+        }
+        assertThat(sandbox.refresh().isRunning()).isTrue();
+        try (Sandbox owner = client.attach(sandbox.id()).terminateOnClose()) {
+            assertThat(owner.id()).isEqualTo(sandbox.id());
+        }
+        assertThat(sandbox.refresh().isTerminated()).isTrue();
+    }
+
+    // ---- suspend and resume ----
+
+    @Test
+    void aSuspendedSandboxRunsNoCommandsUntilResumedAndKeepsItsProcesses() {
+        Sandbox sandbox = create(Sandbox.builder());
+        sandbox.exec(Command.shell("sleep 300 >/dev/null 2>&1 & echo $! > /tmp/sleeper"));
+        sandbox.suspend();
+        sandbox.suspend(); // suspending a suspended sandbox does nothing
+        assertThat(sandbox.refresh().state()).isEqualTo("SUSPENDED");
+        assertThat(sandbox.info().statusMessage())
+                .hasValueSatisfying(m -> assertThat(m).contains("suspended"));
+        assertThatThrownBy(() -> sandbox.exec("true"))
+                .isInstanceOf(FailedPreconditionException.class)
+                .hasMessageContaining("suspended");
+        sandbox.resume();
+        assertThat(sandbox.refresh().state()).isEqualTo("RUNNING");
+        assertThat(sandbox.exec(Command.shell("kill -0 $(cat /tmp/sleeper) && echo alive"))
+                        .stdoutText())
+                .isEqualTo("alive\n");
+    }
+
+    // ---- snapshots ----
+
+    @Test
+    void aSnapshotRestoresTheFilesIntoNewSandboxesUntilDeleted() {
+        Sandbox original = create(Sandbox.builder().tag("role", "original"));
+        original.files().writeText("/tmp/state.txt", "prepared");
+        Snapshot snapshot = original.snapshot();
+        assertThat(snapshot.status()).isEqualTo(Snapshot.Status.COMPLETED);
+        assertThat(snapshot.sandboxId()).isEqualTo(original.id());
+        assertThat(snapshot.completedAt()).isPresent();
+        original.files().writeText("/tmp/state.txt", "changed later");
+
+        try (Sandbox copy = snapshot.restore()) {
+            assertThat(copy.id()).isNotEqualTo(original.id());
+            assertThat(copy.files().readText("/tmp/state.txt")).isEqualTo("prepared");
+            assertThat(copy.info().tags()).containsEntry("role", "original");
+        }
+        try (Sandbox again =
+                client.create(Sandbox.builder().snapshot(snapshot.id()).workdir("/tmp"))) {
+            assertThat(again.exec("cat", "state.txt").stdoutText()).isEqualTo("prepared");
+        }
+
+        assertThat(client.snapshots().list()).extracting(Snapshot::id).contains(snapshot.id());
+        assertThat(client.snapshots().listOf(original.id()))
+                .extracting(Snapshot::id)
+                .containsExactly(snapshot.id());
+        assertThat(snapshot.refresh().status()).isEqualTo(Snapshot.Status.COMPLETED);
+
+        snapshot.delete();
+        assertThatThrownBy(snapshot::refresh).isInstanceOf(SnapshotNotFoundException.class);
+        assertThatThrownBy(snapshot::restore).isInstanceOf(SnapshotNotFoundException.class);
+        assertThat(client.snapshots().listOf(original.id())).isEmpty();
     }
 }
