@@ -239,6 +239,23 @@ public final class Sandbox implements AutoCloseable {
     }
 
     /**
+     * Starts a command as a resumable {@link Session}: it keeps running when the handle detaches, and its output
+     * can be read again from another process with {@link Session#attach}. The sandbox's
+     * {@linkplain Builder#workdir(String) workdir} applies as for exec.
+     *
+     * @param command the command and its options
+     * @return the session, attached
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the command cannot start
+     */
+    public Session session(Command command) {
+        Objects.requireNonNull(command, "command");
+        SandboxInfo current = started();
+        String workdir = definition == null ? null : definition.placement.workdir();
+        Command effective = workdir != null && command.workdir().isEmpty() ? command.workdir(workdir) : command;
+        return Session.start(client, current.id(), effective);
+    }
+
+    /**
      * Runs a program and waits for it to exit. Its stdin is empty. Its output is collected in memory, at most
      * {@link Command#DEFAULT_OUTPUT_LIMIT} bytes (32 MiB) of stdout and stderr together; use
      * {@link #execStream(String, String...)} for more.

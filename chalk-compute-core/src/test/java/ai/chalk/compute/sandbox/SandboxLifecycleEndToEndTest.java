@@ -248,4 +248,58 @@ abstract class SandboxLifecycleEndToEndTest {
         assertThatThrownBy(snapshot::restore).isInstanceOf(SnapshotNotFoundException.class);
         assertThat(client.snapshots().listOf(original.id())).isEmpty();
     }
+
+    // ---- sessions ----
+
+    @Test
+    void aDetachedSessionKeepsRunningAndAnotherClientReadsOnFromWhereItStopped() {
+        Sandbox sandbox = create(Sandbox.builder().workdir("/tmp"));
+        Session first = sandbox.session(Command.shell("pwd; sleep 1; echo two; exit 3"));
+        assertThat(first.sandboxId()).isEqualTo(sandbox.id());
+        Session.Event pwd = first.next().orElseThrow();
+        assertThat(pwd.event().stdoutText()).isEqualTo("/tmp\n");
+        long seen = first.lastSeq();
+        assertThat(seen).isEqualTo(pwd.seq());
+        first.detach();
+        assertThat(first.next()).isEmpty();
+
+        try (SandboxClient elsewhere = connect(server);
+                Session again = Session.attach(elsewhere, sandbox.id(), first.id(), seen)) {
+            StringBuilder out = new StringBuilder();
+            ExecEvent last = null;
+            for (var e = again.next(); e.isPresent(); e = again.next()) {
+                assertThat(e.get().seq()).isGreaterThan(seen);
+                if (e.get().event().stdoutText() != null) {
+                    out.append(e.get().event().stdoutText());
+                }
+                last = e.get().event();
+            }
+            assertThat(out.toString()).isEqualTo("two\n");
+            assertThat(last).isInstanceOf(ExecEvent.Exited.class);
+            assertThat(last.exitCode()).hasValue(3);
+        }
+        try (Session replay = Session.attach(client, sandbox.id(), first.id(), 0)) {
+            assertThat(replay.next().orElseThrow().event().stdoutText()).isEqualTo("/tmp\n");
+            assertThat(replay.awaitExit().exitCode()).hasValue(3);
+        }
+    }
+
+    @Test
+    void aSessionTakesStdin() {
+        Sandbox sandbox = create(Sandbox.builder());
+        try (Session cat = sandbox.session(Command.of("cat"))) {
+            cat.writeStdin("through the session\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            cat.closeStdin();
+            assertThat(cat.next().orElseThrow().event().stdoutText()).isEqualTo("through the session\n");
+            assertThat(cat.awaitExit().exitCode()).hasValue(0);
+        }
+    }
+
+    @Test
+    void attachingToAnUnknownSessionIsNotFound() {
+        Sandbox sandbox = create(Sandbox.builder());
+        assertThatThrownBy(() -> Session.attach(client, sandbox.id(), "no-such-session", 0))
+                .isInstanceOf(ai.chalk.compute.error.NotFoundException.class)
+                .hasMessageContaining("no-such-session");
+    }
 }
