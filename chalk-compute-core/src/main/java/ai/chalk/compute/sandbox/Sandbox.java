@@ -256,6 +256,16 @@ public final class Sandbox implements AutoCloseable {
     }
 
     /**
+     * The sessions started in this sandbox ({@link #session(Command)}), running and ended, to find one to re-attach
+     * to.
+     *
+     * @return the sessions, as the server knows them now
+     */
+    public List<SessionInfo> sessions() {
+        return client.sessions(started().id());
+    }
+
+    /**
      * Runs a program and waits for it to exit. Its stdin is empty. Its output is collected in memory, at most
      * {@link Command#DEFAULT_OUTPUT_LIMIT} bytes (32 MiB) of stdout and stderr together; use
      * {@link #execStream(String, String...)} for more.

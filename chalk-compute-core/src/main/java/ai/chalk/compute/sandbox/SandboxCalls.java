@@ -1,5 +1,6 @@
 package ai.chalk.compute.sandbox;
 
+import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.ResourceKind;
 import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
@@ -8,6 +9,7 @@ import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import io.grpc.Channel;
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +32,10 @@ final class SandboxCalls {
 
     private final ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.SandboxServiceBlockingStub v2;
 
+    private final Channel channel;
+
     SandboxCalls(Channel channel) {
+        this.channel = channel;
         this.blocking = SandboxServiceGrpc.newBlockingStub(channel);
         this.async = SandboxServiceGrpc.newStub(channel);
         this.v2 = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(channel);
@@ -110,13 +115,21 @@ final class SandboxCalls {
                                 .setIncludeTerminated(true)
                                 .build()))
                 .getSandbox());
-        var spec = ServerCall.run(
-                        ResourceKind.SANDBOX,
-                        () -> v2.getSandbox(ai.chalk.compute.proto.sandbox.v2.GetSandboxRequest.newBuilder()
-                                .setId(id)
-                                .build()))
-                .getSandbox()
-                .getSpec();
+        ai.chalk.compute.proto.container.v1.ChalkContainerSpec spec;
+        try {
+            spec = ServerCall.run(
+                            ResourceKind.SANDBOX,
+                            () -> v2.getSandbox(ai.chalk.compute.proto.sandbox.v2.GetSandboxRequest.newBuilder()
+                                    .setId(id)
+                                    .build()))
+                    .getSandbox()
+                    .getSpec();
+        } catch (ChalkComputeException e) {
+            if (e.statusCode() != Status.Code.UNIMPLEMENTED) {
+                throw e;
+            }
+            return info; // a server without sandbox v2 has no tags to show
+        }
         return spec.getTagsCount() == 0 ? info : info.withTags(spec.getTagsMap());
     }
 
@@ -131,6 +144,20 @@ final class SandboxCalls {
                 .getId();
         log.info("Sandbox {} created from snapshot {}", id, snapshotId);
         return get(id);
+    }
+
+    /** The sessions of a sandbox ({@link Session}), running and ended. */
+    List<SessionInfo> sessions(String sandboxId) {
+        var stub = ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc.newBlockingStub(channel);
+        return ServerCall.run(
+                        ResourceKind.SANDBOX,
+                        () -> stub.listSessions(ai.chalk.compute.proto.sandbox.v2.ListSessionsRequest.newBuilder()
+                                .setSandboxId(sandboxId)
+                                .build()))
+                .getSessionsList()
+                .stream()
+                .map(SessionInfo::fromProto)
+                .toList();
     }
 
     void suspend(String id) {

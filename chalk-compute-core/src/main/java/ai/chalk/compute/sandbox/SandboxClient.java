@@ -507,6 +507,11 @@ public final class SandboxClient implements AutoCloseable {
         calls.terminate(id, gracePeriod);
     }
 
+    List<SessionInfo> sessions(String sandboxId) {
+        ensureOpen();
+        return calls.sessions(sandboxId);
+    }
+
     void suspend(String id) {
         ensureOpen();
         calls.suspend(id);

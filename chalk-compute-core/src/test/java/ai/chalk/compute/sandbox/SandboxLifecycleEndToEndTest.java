@@ -278,6 +278,12 @@ abstract class SandboxLifecycleEndToEndTest {
             assertThat(last).isInstanceOf(ExecEvent.Exited.class);
             assertThat(last.exitCode()).hasValue(3);
         }
+        assertThat(sandbox.sessions()).singleElement().satisfies(info -> {
+            assertThat(info.id()).isEqualTo(first.id());
+            assertThat(info.command()).isEqualTo("sh");
+            assertThat(info.running()).isFalse();
+            assertThat(info.exitCode()).hasValue(3);
+        });
         try (Session replay = Session.attach(client, sandbox.id(), first.id(), 0)) {
             assertThat(replay.next().orElseThrow().event().stdoutText()).isEqualTo("/tmp\n");
             assertThat(replay.awaitExit().exitCode()).hasValue(3);
@@ -301,5 +307,40 @@ abstract class SandboxLifecycleEndToEndTest {
         assertThatThrownBy(() -> Session.attach(client, sandbox.id(), "no-such-session", 0))
                 .isInstanceOf(ai.chalk.compute.error.NotFoundException.class)
                 .hasMessageContaining("no-such-session");
+    }
+
+    // ---- the README's example ----
+
+    @Test
+    void theReadmesLifecycleExampleRuns() {
+        Sandbox kept;
+        try (Sandbox sandbox = client.create(Sandbox.builder()
+                .lifetime(Duration.ofMinutes(30))
+                .tags("team", "search", "stage", "dev")
+                .workdir("/tmp"))) {
+            kept = sandbox;
+            sandbox.suspend();
+            sandbox.resume();
+
+            Snapshot snapshot = sandbox.snapshot();
+            try (Sandbox copy = snapshot.restore()) {
+                assertThat(copy.exec("ls").success()).isTrue();
+            }
+
+            Session build = sandbox.session(Command.shell("echo built"));
+            String sessionId = build.id();
+            long seen = build.lastSeq();
+            build.detach();
+            try (Session again = Session.attach(client, sandbox.id(), sessionId, seen)) {
+                ExecEvent.Exited end = again.awaitExit();
+                assertThat(end.status()).isZero();
+            }
+            snapshot.delete();
+            assertThat(client.listAll(
+                            ListOptions.defaults().tag("team", "search").states("RUNNING")))
+                    .extracting(SandboxInfo::id)
+                    .contains(sandbox.id());
+        }
+        assertThat(kept.refresh().isTerminated()).isTrue();
     }
 }
