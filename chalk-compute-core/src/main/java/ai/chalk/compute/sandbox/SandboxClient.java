@@ -388,12 +388,16 @@ public final class SandboxClient implements AutoCloseable {
         }
         sandbox.started(this, info);
         sandbox.uploadedSecrets(refs.uploaded());
-        LoggerFactory.getLogger(SandboxClient.class)
-                .info(
-                        "Sandbox {} created ({}) with {} secret reference(s)",
-                        info.id(),
-                        info.state(),
-                        refs.refs().size());
+        if (refs.refs().isEmpty()) {
+            LoggerFactory.getLogger(SandboxClient.class).info("Sandbox {} created ({})", info.id(), info.state());
+        } else {
+            LoggerFactory.getLogger(SandboxClient.class)
+                    .info(
+                            "Sandbox {} created ({}) with {} secret reference(s)",
+                            info.id(),
+                            info.state(),
+                            refs.refs().size());
+        }
         return sandbox;
     }
 

@@ -302,6 +302,21 @@ abstract class SandboxLifecycleEndToEndTest {
     }
 
     @Test
+    void aSignalSentThroughAReattachedSessionEndsItsProcess() {
+        Sandbox sandbox = create(Sandbox.builder());
+        Session sleeper = sandbox.session(Command.of("sleep", "300"));
+        sleeper.detach();
+        assertThat(sandbox.sessions())
+                .singleElement()
+                .satisfies(info -> assertThat(info.running()).isTrue());
+        try (Session again = Session.attach(client, sandbox.id(), sleeper.id(), sleeper.lastSeq())) {
+            again.signal(Signal.TERM);
+            ExecEvent.Exited end = again.awaitExit();
+            assertThat(end.signal()).hasValue(15);
+        }
+    }
+
+    @Test
     void attachingToAnUnknownSessionIsNotFound() {
         Sandbox sandbox = create(Sandbox.builder());
         assertThatThrownBy(() -> Session.attach(client, sandbox.id(), "no-such-session", 0))
