@@ -124,7 +124,8 @@ public final class ListOptions {
      * Only sandboxes carrying this tag ({@link Sandbox.Builder#tag(String, String)}); with several tags, sandboxes
      * carrying all of them. The server lists by name and state; tags are matched by the client on each page, so a
      * page may hold fewer sandboxes than the {@link #limit(int)} (even none) and still have a next cursor:
-     * {@link SandboxClient#listAll(ListOptions)} reads every page.
+     * {@link SandboxClient#listAll(ListOptions)} reads every page. Listings by name or tag come from the server's
+     * v2 listing, which shows a suspended sandbox as {@code RUNNING} (its status message says it is suspended).
      *
      * @param key   the tag's key
      * @param value its value
