@@ -22,7 +22,9 @@ public enum ResourceKind {
     /** A scaling group or one of its revisions: a {@code NOT_FOUND} is a {@link ScalingGroupNotFoundException}. */
     SCALING_GROUP,
     /** A managed secret of the environment: a {@code NOT_FOUND} is a {@link SecretNotFoundException}. */
-    SECRET;
+    SECRET,
+    /** A snapshot of a sandbox: a {@code NOT_FOUND} is a {@link SnapshotNotFoundException}. */
+    SNAPSHOT;
 
     /** The exception saying that a thing of this kind is missing. */
     NotFoundException notFound(String serverMessage, Throwable cause) {
@@ -34,6 +36,7 @@ public enum ResourceKind {
             case FUNCTION_CALL -> new FunctionCallNotFoundException(serverMessage, cause);
             case SCALING_GROUP -> new ScalingGroupNotFoundException(serverMessage, cause);
             case SECRET -> new SecretNotFoundException(serverMessage, cause);
+            case SNAPSHOT -> new SnapshotNotFoundException(serverMessage, cause);
         };
     }
 }

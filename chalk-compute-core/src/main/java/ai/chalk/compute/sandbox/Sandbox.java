@@ -1,6 +1,7 @@
 package ai.chalk.compute.sandbox;
 
 import ai.chalk.compute.image.Image;
+import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ResourceLimits;
 import ai.chalk.compute.proto.sandbox.v1.VolumeMount;
@@ -32,11 +33,20 @@ import java.util.Optional;
  * }
  * }</pre>
  *
+ * <p>A sandbox is {@link AutoCloseable}: closing a sandbox this handle created terminates it, so
+ * try-with-resources cleans up; closing a handle from {@link SandboxClient#get(String)} or
+ * {@link SandboxClient#attach(String)} leaves the sandbox running unless you ask with {@link #terminateOnClose()}.
+ * <pre>{@code
+ * try (Sandbox sandbox = client.create(Sandbox.builder().lifetime(Duration.ofMinutes(30)))) {
+ *     sandbox.exec("echo", "hello");
+ * } // terminated here
+ * }</pre>
+ *
  * <p>A started sandbox is a handle: it holds the sandbox's id and the {@linkplain #info() last
  * information fetched}; every operation asks the server. Handles are thread-safe, and many
  * commands can run in one sandbox at the same time.
  */
-public final class Sandbox {
+public final class Sandbox implements AutoCloseable {
 
     private final Definition definition;
     private final Object lock = new Object();
@@ -46,6 +56,8 @@ public final class Sandbox {
     private volatile boolean infoFetched;
     private boolean starting; // guarded by lock
     private volatile List<String> uploadedSecrets = List.of();
+    private volatile boolean terminateOnClose;
+    private volatile boolean closed;
 
     private Sandbox(Definition definition) {
         this.definition = definition;
@@ -146,6 +158,111 @@ public final class Sandbox {
         if (!uploaded.isEmpty()) {
             client.secrets().forget(uploaded);
         }
+    }
+
+    // ---- lifecycle of the handle: close, suspend, resume, snapshot ----
+
+    /**
+     * Makes {@link #close()} terminate the sandbox, as it does for a sandbox this handle created: for a handle from
+     * {@link SandboxClient#get(String)} or {@link SandboxClient#attach(String)} that is now responsible for it.
+     *
+     * @return this handle
+     */
+    public Sandbox terminateOnClose() {
+        started();
+        this.terminateOnClose = true;
+        return this;
+    }
+
+    /**
+     * Terminates the sandbox if this handle created it (or {@link #terminateOnClose()} was called), as
+     * {@link #terminate()} does; otherwise leaves it running. A sandbox that has ended already is left as it is, and
+     * closing twice does nothing the second time. Closing a sandbox that was never started does nothing.
+     */
+    @Override
+    public void close() {
+        if (closed || client == null) {
+            return;
+        }
+        closed = true;
+        if (terminateOnClose) {
+            terminate();
+        }
+    }
+
+    /**
+     * Suspends the sandbox: its processes are frozen where they stand, keeping their memory, files and connections,
+     * until {@link #resume()}; it starts no new commands meanwhile (they fail with a
+     * {@code FailedPreconditionException} saying it is suspended) and its lifetime keeps counting. Suspending a
+     * suspended sandbox does nothing. {@link #refresh()} shows the state {@code SUSPENDED}.
+     *
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the server's runtime cannot suspend
+     *     sandboxes (it says why) or the sandbox has ended
+     */
+    public void suspend() {
+        client.suspend(started().id());
+    }
+
+    /**
+     * Lets the processes of a suspended sandbox continue, and it runs commands again. Resuming a running sandbox
+     * does nothing.
+     *
+     * @throws ai.chalk.compute.error.FailedPreconditionException as {@link #suspend()}
+     */
+    public void resume() {
+        client.resume(started().id());
+    }
+
+    /**
+     * Takes a snapshot of the sandbox's files and waits (up to 10 minutes) until it is complete; the sandbox keeps
+     * running, its processes paused during the copy. Start new sandboxes from it with {@link Snapshot#restore()}.
+     *
+     * @return the completed snapshot
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the server cannot snapshot this sandbox or
+     *     the copy failed (the message says why)
+     */
+    public Snapshot snapshot() {
+        return snapshot(Duration.ofMinutes(10));
+    }
+
+    /**
+     * Takes a snapshot of the sandbox's files and waits until it is complete; see {@link #snapshot()}.
+     *
+     * @param timeout how long to wait for the copy; it carries on in the background after that
+     * @return the completed snapshot
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the server cannot snapshot this sandbox, the
+     *     copy failed, or it had not completed within the timeout (the message gives its id)
+     */
+    public Snapshot snapshot(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        return client.snapshots().create(started().id(), timeout);
+    }
+
+    /**
+     * Starts a command as a resumable {@link Session}: it keeps running when the handle detaches, and its output
+     * can be read again from another process with {@link Session#attach}. The sandbox's
+     * {@linkplain Builder#workdir(String) workdir} applies as for exec.
+     *
+     * @param command the command and its options
+     * @return the session, attached
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the command cannot start
+     */
+    public Session session(Command command) {
+        Objects.requireNonNull(command, "command");
+        SandboxInfo current = started();
+        String workdir = definition == null ? null : definition.placement.workdir();
+        Command effective = workdir != null && command.workdir().isEmpty() ? command.workdir(workdir) : command;
+        return Session.start(client, current.id(), effective);
+    }
+
+    /**
+     * The sessions started in this sandbox ({@link #session(Command)}), running and ended, to find one to re-attach
+     * to.
+     *
+     * @return the sessions, as the server knows them now
+     */
+    public List<SessionInfo> sessions() {
+        return client.sessions(started().id());
     }
 
     /**
@@ -263,7 +380,9 @@ public final class Sandbox {
     private ExecCall startCall(Command command, boolean closeStdin) {
         Objects.requireNonNull(command, "command");
         SandboxInfo current = started();
-        return client.exec(current.id(), command, closeStdin);
+        String workdir = definition == null ? null : definition.placement.workdir();
+        Command effective = workdir != null && command.workdir().isEmpty() ? command.workdir(workdir) : command;
+        return client.exec(current.id(), effective, closeStdin);
     }
 
     private SandboxInfo started() {
@@ -284,6 +403,7 @@ public final class Sandbox {
             this.infoFetched = true;
             this.client = client;
             this.starting = false;
+            this.terminateOnClose = true; // this handle created it
         }
     }
 
@@ -378,7 +498,8 @@ public final class Sandbox {
             String name,
             List<String> entrypoint,
             List<VolumeMount> volumes,
-            boolean chalkIdentity) {
+            boolean chalkIdentity,
+            Placement placement) {
 
         CreateSandboxRequest toRequest() {
             CreateSandboxRequest.Builder request = CreateSandboxRequest.newBuilder()
@@ -408,6 +529,54 @@ public final class Sandbox {
     }
 
     /**
+     * The options of a definition that only {@code chalk.sandbox.v2} carries (lifetime, tags, gpu, compute class),
+     * the snapshot it starts from, and the default directory of its commands (kept by the handle).
+     */
+    private record Placement(
+            Duration lifetime,
+            Map<String, String> tags,
+            String workdir,
+            String snapshotId,
+            String gpu,
+            ComputeClass computeClass) {
+
+        boolean needsV2() {
+            return lifetime != null || !tags.isEmpty() || gpu != null || computeClass != null;
+        }
+
+        ChalkContainerSpec applyTo(ChalkContainerSpec spec) {
+            ChalkContainerSpec.Builder b = spec.toBuilder().putAllTags(tags);
+            if (lifetime != null) {
+                b.setLifetime(com.google.protobuf.Duration.newBuilder()
+                        .setSeconds(lifetime.getSeconds())
+                        .setNanos(lifetime.getNano()));
+            }
+            if (gpu != null) {
+                b.setResources(b.getResources().toBuilder().setGpu(gpu));
+            }
+            if (computeClass != null) {
+                b.setComputeClass(computeClass.toProto());
+            }
+            return b.build();
+        }
+    }
+
+    /** Whether a defined sandbox has options only {@code chalk.sandbox.v2} carries. */
+    boolean needsV2() {
+        return definition != null && definition.placement.needsV2();
+    }
+
+    /** The v2 spec with this definition's lifetime, tags, gpu and compute class added. */
+    ChalkContainerSpec withV2Options(ChalkContainerSpec spec) {
+        return definition == null ? spec : definition.placement.applyTo(spec);
+    }
+
+    /** The snapshot a defined sandbox starts from, if any. */
+    Optional<String> snapshotSource() {
+        return definition == null ? Optional.empty() : Optional.ofNullable(definition.placement.snapshotId());
+    }
+
+    /**
      * The definition of a sandbox: image, resources, environment. Build it, then start it with
      * {@link SandboxClient#run(Sandbox)}, or pass the builder to {@link SandboxClient#create(Builder)}.
      */
@@ -423,6 +592,13 @@ public final class Sandbox {
         private List<String> entrypoint = List.of();
         private final List<VolumeMount> volumes = new ArrayList<>();
         private boolean chalkIdentity;
+        // lifetime, tags, workdir, snapshot, gpu, compute class: see the "placement and lifecycle" group below
+        private Duration lifetime;
+        private final Map<String, String> tags = new LinkedHashMap<>();
+        private String workdir;
+        private String snapshotId;
+        private String gpu;
+        private ComputeClass computeClass;
 
         private Builder() {}
 
@@ -595,6 +771,190 @@ public final class Sandbox {
             return this;
         }
 
+        // ---- placement and lifecycle: lifetime, tags, workdir, snapshot, gpu, compute class ----
+
+        /**
+         * How long the sandbox may run: the server terminates it when this much time has passed since it was created,
+         * whatever runs in it. Without it the server's maximum applies (a standalone server's
+         * {@code --sandbox-lifetime}); a longer lifetime than the server allows is refused with an
+         * {@code InvalidRequestException} naming the maximum.
+         *
+         * @param lifetime a positive duration, such as {@code Duration.ofHours(1)}
+         * @return this builder
+         */
+        public Builder lifetime(Duration lifetime) {
+            Objects.requireNonNull(lifetime, "lifetime");
+            if (lifetime.isNegative() || lifetime.isZero()) {
+                throw new IllegalArgumentException("lifetime must be positive, got " + lifetime);
+            }
+            this.lifetime = lifetime;
+            return this;
+        }
+
+        /**
+         * Labels the sandbox, to find it with {@link ListOptions#tag(String, String)}. Tags are kept with the
+         * sandbox and shown in {@link SandboxInfo#tags()}.
+         *
+         * @param tags keys and values
+         * @return this builder
+         */
+        public Builder tags(Map<String, String> tags) {
+            tags.forEach(this::tag);
+            return this;
+        }
+
+        /**
+         * Labels the sandbox with key-value pairs given in turn: {@code tags("team", "search", "stage", "dev")}.
+         *
+         * @param keysAndValues an even number of strings: a key, its value, the next key, ...
+         * @return this builder
+         * @throws IllegalArgumentException when a key has no value
+         */
+        public Builder tags(String... keysAndValues) {
+            if (keysAndValues.length % 2 != 0) {
+                throw new IllegalArgumentException("tags takes keys and values in pairs; the key \""
+                        + keysAndValues[keysAndValues.length - 1] + "\" has no value");
+            }
+            for (int i = 0; i < keysAndValues.length; i += 2) {
+                tag(keysAndValues[i], keysAndValues[i + 1]);
+            }
+            return this;
+        }
+
+        /**
+         * Labels the sandbox with one tag; see {@link #tags(Map)}.
+         *
+         * @param key   the tag's key, not blank
+         * @param value its value
+         * @return this builder
+         */
+        public Builder tag(String key, String value) {
+            Objects.requireNonNull(key, "tag key");
+            if (key.isBlank()) {
+                throw new IllegalArgumentException("a tag key must not be blank");
+            }
+            tags.put(key, Objects.requireNonNull(value, () -> "value of tag " + key));
+            return this;
+        }
+
+        /**
+         * The directory commands run in when they do not set their own with {@link Command#workdir(String)}.
+         * It applies to the commands run through the handle this definition becomes; a handle from
+         * {@link SandboxClient#get(String)} or {@link SandboxClient#attach(String)} uses the image's directory.
+         * The directory must exist (the default image's {@code /workspace} does; {@code /tmp} does everywhere).
+         *
+         * @param workdir an absolute path inside the sandbox
+         * @return this builder
+         */
+        public Builder workdir(String workdir) {
+            Objects.requireNonNull(workdir, "workdir");
+            if (!workdir.startsWith("/")) {
+                throw new IllegalArgumentException("workdir must be an absolute path, got \"" + workdir + "\"");
+            }
+            this.workdir = workdir;
+            return this;
+        }
+
+        /**
+         * Starts the sandbox from a snapshot ({@link Sandbox#snapshot()}): its files as they were, with the
+         * settings of the sandbox the snapshot was taken of. Those settings cannot be changed, so a definition
+         * with a snapshot sets nothing else but {@link #workdir(String)}.
+         *
+         * @param snapshotId a completed snapshot's id
+         * @return this builder
+         */
+        public Builder snapshot(String snapshotId) {
+            Objects.requireNonNull(snapshotId, "snapshotId");
+            if (snapshotId.isBlank()) {
+                throw new IllegalArgumentException("a snapshot id must not be blank");
+            }
+            this.snapshotId = snapshotId;
+            return this;
+        }
+
+        /**
+         * Asks for GPUs, in Kubernetes notation ({@code "1"}, {@code "nvidia-tesla-t4:1"}). A server without GPUs
+         * for sandboxes (a standalone server) refuses the sandbox with a {@code FailedPreconditionException}
+         * saying so, rather than start it without.
+         *
+         * @param gpu the GPU request
+         * @return this builder
+         */
+        public Builder gpu(String gpu) {
+            Objects.requireNonNull(gpu, "gpu");
+            if (gpu.isBlank()) {
+                throw new IllegalArgumentException("gpu must not be blank");
+            }
+            this.gpu = gpu;
+            return this;
+        }
+
+        /**
+         * Where the platform places the sandbox. A server that cannot place it so (a standalone server runs every
+         * sandbox on its own host) refuses it with a {@code FailedPreconditionException} saying so.
+         *
+         * @param computeClass the compute class
+         * @return this builder
+         */
+        public Builder computeClass(ComputeClass computeClass) {
+            this.computeClass = Objects.requireNonNull(computeClass, "computeClass");
+            return this;
+        }
+
+        private Placement placement() {
+            if (snapshotId != null) {
+                List<String> set = new ArrayList<>();
+                if (image != null || imageSpec != null) {
+                    set.add("image");
+                }
+                if (cpu != null) {
+                    set.add("cpu");
+                }
+                if (memory != null) {
+                    set.add("memory");
+                }
+                if (!env.isEmpty() || !secretEnv.isEmpty() || !bulkSecrets.isEmpty()) {
+                    set.add("env/secrets");
+                }
+                if (name != null) {
+                    set.add("name");
+                }
+                if (!entrypoint.isEmpty()) {
+                    set.add("entrypoint");
+                }
+                if (!volumes.isEmpty()) {
+                    set.add("mountVolume");
+                }
+                if (chalkIdentity) {
+                    set.add("chalkIdentity");
+                }
+                if (lifetime != null) {
+                    set.add("lifetime");
+                }
+                if (!tags.isEmpty()) {
+                    set.add("tags");
+                }
+                if (gpu != null) {
+                    set.add("gpu");
+                }
+                if (computeClass != null) {
+                    set.add("computeClass");
+                }
+                if (!set.isEmpty()) {
+                    throw new IllegalStateException("a sandbox started from snapshot " + snapshotId
+                            + " runs with the settings of the sandbox the snapshot was taken of; remove "
+                            + String.join(", ", set) + " from the definition");
+                }
+            }
+            return new Placement(
+                    lifetime,
+                    Collections.unmodifiableMap(new LinkedHashMap<>(tags)),
+                    workdir,
+                    snapshotId,
+                    gpu,
+                    computeClass);
+        }
+
         /** The defined sandbox, not running yet; start it with {@link SandboxClient#run(Sandbox)}. */
         public Sandbox build() {
             return new Sandbox(new Definition(
@@ -607,7 +967,8 @@ public final class Sandbox {
                     name,
                     entrypoint,
                     List.copyOf(volumes),
-                    chalkIdentity));
+                    chalkIdentity,
+                    placement()));
         }
     }
 }

@@ -1,5 +1,6 @@
 package ai.chalk.compute.sandbox;
 
+import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.ResourceKind;
 import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
@@ -8,6 +9,7 @@ import ai.chalk.compute.proto.sandbox.v1.ListSandboxesResponse;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import io.grpc.Channel;
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +32,10 @@ final class SandboxCalls {
 
     private final ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.SandboxServiceBlockingStub v2;
 
+    private final Channel channel;
+
     SandboxCalls(Channel channel) {
+        this.channel = channel;
         this.blocking = SandboxServiceGrpc.newBlockingStub(channel);
         this.async = SandboxServiceGrpc.newStub(channel);
         this.v2 = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(channel);
@@ -62,6 +67,17 @@ final class SandboxCalls {
     }
 
     SandboxPage list(ListOptions options) {
+        if (options.needsV2()) {
+            var response = ServerCall.run(ResourceKind.SANDBOX, () -> v2.listSandboxes(options.toV2Request()));
+            return new SandboxPage(
+                    response.getSandboxesList().stream()
+                            .map(SandboxInfo::fromV2)
+                            .filter(options::matchesTags)
+                            .toList(),
+                    response.hasNextCursor() && !response.getNextCursor().isEmpty()
+                            ? Optional.of(response.getNextCursor())
+                            : Optional.empty());
+        }
         ListSandboxesResponse response =
                 ServerCall.run(ResourceKind.SANDBOX, () -> blocking.listSandboxes(options.toRequest()));
         return new SandboxPage(
@@ -72,9 +88,9 @@ final class SandboxCalls {
     }
 
     /** Every page of the listing, one call each, until the server gives no next cursor. */
-    List<SandboxInfo> listAll() {
+    List<SandboxInfo> listAll(ListOptions first) {
         List<SandboxInfo> all = new ArrayList<>();
-        ListOptions options = ListOptions.defaults();
+        ListOptions options = first;
         while (true) {
             SandboxPage page = list(options);
             all.addAll(page.sandboxes());
@@ -90,14 +106,76 @@ final class SandboxCalls {
         }
     }
 
+    /** The sandbox as v1 describes it (its state, SUSPENDED included), with the tags only v2's spec carries. */
     SandboxInfo get(String id) {
-        return SandboxInfo.fromProto(ServerCall.run(
+        SandboxInfo info = SandboxInfo.fromProto(ServerCall.run(
                         ResourceKind.SANDBOX,
                         () -> blocking.getSandbox(GetSandboxRequest.newBuilder()
                                 .setSandboxId(id)
                                 .setIncludeTerminated(true)
                                 .build()))
                 .getSandbox());
+        ai.chalk.compute.proto.container.v1.ChalkContainerSpec spec;
+        try {
+            spec = ServerCall.run(
+                            ResourceKind.SANDBOX,
+                            () -> v2.getSandbox(ai.chalk.compute.proto.sandbox.v2.GetSandboxRequest.newBuilder()
+                                    .setId(id)
+                                    .build()))
+                    .getSandbox()
+                    .getSpec();
+        } catch (ChalkComputeException e) {
+            if (e.statusCode() != Status.Code.UNIMPLEMENTED) {
+                throw e;
+            }
+            return info; // a server without sandbox v2 has no tags to show
+        }
+        return spec.getTagsCount() == 0 ? info : info.withTags(spec.getTagsMap());
+    }
+
+    /** Creates a sandbox from a snapshot, with the spec of the sandbox it was taken of. */
+    SandboxInfo createFromSnapshot(String snapshotId) {
+        String id = ServerCall.run(
+                        ResourceKind.SNAPSHOT,
+                        () -> v2.createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                                .setSnapshotId(snapshotId)
+                                .build()))
+                .getSandbox()
+                .getId();
+        log.info("Sandbox {} created from snapshot {}", id, snapshotId);
+        return get(id);
+    }
+
+    /** The sessions of a sandbox ({@link Session}), running and ended. */
+    List<SessionInfo> sessions(String sandboxId) {
+        var stub = ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc.newBlockingStub(channel);
+        return ServerCall.run(
+                        ResourceKind.SANDBOX,
+                        () -> stub.listSessions(ai.chalk.compute.proto.sandbox.v2.ListSessionsRequest.newBuilder()
+                                .setSandboxId(sandboxId)
+                                .build()))
+                .getSessionsList()
+                .stream()
+                .map(SessionInfo::fromProto)
+                .toList();
+    }
+
+    void suspend(String id) {
+        ServerCall.run(
+                ResourceKind.SANDBOX,
+                () -> v2.suspendSandbox(ai.chalk.compute.proto.sandbox.v2.SuspendSandboxRequest.newBuilder()
+                        .setId(id)
+                        .build()));
+        log.info("Sandbox {} suspended", id);
+    }
+
+    void resume(String id) {
+        ServerCall.run(
+                ResourceKind.SANDBOX,
+                () -> v2.resumeSandbox(ai.chalk.compute.proto.sandbox.v2.ResumeSandboxRequest.newBuilder()
+                        .setId(id)
+                        .build()));
+        log.info("Sandbox {} resumed", id);
     }
 
     /**

@@ -45,6 +45,7 @@ public final class SandboxClient implements AutoCloseable {
     private final Volumes volumes;
     private final Images images;
     private final SecretsClient secrets;
+    private final Snapshots snapshots;
     private volatile boolean closed;
 
     /** @param progress where long operations (image builds) show their progress */
@@ -54,6 +55,7 @@ public final class SandboxClient implements AutoCloseable {
         this.volumes = new Volumes(connection.channel());
         this.images = new Images(connection.channel(), progress);
         this.secrets = new SecretsClient(connection.channel());
+        this.snapshots = new Snapshots(this);
     }
 
     /** A client sharing {@code other}'s connection (not owning it) that reads local secrets from {@code local}. */
@@ -63,6 +65,7 @@ public final class SandboxClient implements AutoCloseable {
         this.volumes = other.volumes;
         this.images = other.images;
         this.secrets = new SecretsClient(connection.channel(), local);
+        this.snapshots = new Snapshots(this);
     }
 
     // ---- connecting ----
@@ -176,6 +179,20 @@ public final class SandboxClient implements AutoCloseable {
     public Volumes volumes() {
         ensureOpen();
         return volumes;
+    }
+
+    // ---- snapshots ----
+
+    /**
+     * The sandbox snapshots of this client's environment: find, list and delete them. Take one with
+     * {@link Sandbox#snapshot()}; start a sandbox from one with {@link Snapshot#restore()} or
+     * {@link Sandbox.Builder#snapshot(String)}.
+     *
+     * @return the snapshots, over this client's connection
+     */
+    public Snapshots snapshots() {
+        ensureOpen();
+        return snapshots;
     }
 
     // ---- secrets ----
@@ -322,12 +339,15 @@ public final class SandboxClient implements AutoCloseable {
     public Sandbox run(Sandbox sandbox) {
         Objects.requireNonNull(sandbox, "sandbox");
         ensureOpen();
+        if (sandbox.snapshotSource().isPresent()) {
+            return runFromSnapshot(sandbox, sandbox.snapshotSource().get());
+        }
         // a declarative image is built here first, so that its progress shows and a failure says which step; the
         // create request then finds it built
         sandbox.declaredImage().ifPresent(images::require);
         CreateSandboxRequest request = sandbox.toCreateRequest();
         SecretBindings secretBindings = sandbox.secretBindings();
-        if (!secretBindings.isEmpty() || sandbox.chalkIdentity()) {
+        if (!secretBindings.isEmpty() || sandbox.chalkIdentity() || sandbox.needsV2()) {
             return runOnV2(sandbox, request, secretBindings);
         }
         SandboxInfo info;
@@ -359,7 +379,8 @@ public final class SandboxClient implements AutoCloseable {
             String image = sandbox.declaredImage()
                     .map(i -> images.require(i).imageRef())
                     .orElse(request.getImage());
-            info = calls.create(ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity()));
+            info = calls.create(
+                    sandbox.withV2Options(ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity())));
         } catch (RuntimeException e) {
             sandbox.startFailed();
             secrets.forget(refs.uploaded());
@@ -367,12 +388,30 @@ public final class SandboxClient implements AutoCloseable {
         }
         sandbox.started(this, info);
         sandbox.uploadedSecrets(refs.uploaded());
-        LoggerFactory.getLogger(SandboxClient.class)
-                .info(
-                        "Sandbox {} created ({}) with {} secret reference(s)",
-                        info.id(),
-                        info.state(),
-                        refs.refs().size());
+        if (refs.refs().isEmpty()) {
+            LoggerFactory.getLogger(SandboxClient.class).info("Sandbox {} created ({})", info.id(), info.state());
+        } else {
+            LoggerFactory.getLogger(SandboxClient.class)
+                    .info(
+                            "Sandbox {} created ({}) with {} secret reference(s)",
+                            info.id(),
+                            info.state(),
+                            refs.refs().size());
+        }
+        return sandbox;
+    }
+
+    /** Starts a sandbox from a snapshot through {@code chalk.sandbox.v2}, the only version that can. */
+    private Sandbox runFromSnapshot(Sandbox sandbox, String snapshotId) {
+        sandbox.toCreateRequest(); // checks it is not started and marks it starting
+        SandboxInfo info;
+        try {
+            info = calls.createFromSnapshot(snapshotId);
+        } catch (RuntimeException e) {
+            sandbox.startFailed();
+            throw e;
+        }
+        sandbox.started(this, info);
         return sandbox;
     }
 
@@ -383,7 +422,23 @@ public final class SandboxClient implements AutoCloseable {
      */
     public List<SandboxInfo> list() {
         ensureOpen();
-        return calls.listAll();
+        return calls.listAll(ListOptions.defaults());
+    }
+
+    /**
+     * Lists every sandbox matching the options, fetching all pages from the options' cursor on.
+     *
+     * <pre>{@code
+     * List<SandboxInfo> mine = client.listAll(ListOptions.defaults().tag("team", "search"));
+     * }</pre>
+     *
+     * @param options filters (states, names, tags) and page size
+     * @return the sandboxes, in the server's order
+     */
+    public List<SandboxInfo> listAll(ListOptions options) {
+        Objects.requireNonNull(options, "options");
+        ensureOpen();
+        return calls.listAll(options);
     }
 
     /**
@@ -454,6 +509,21 @@ public final class SandboxClient implements AutoCloseable {
     void terminate(String id, Duration gracePeriod) {
         ensureOpen();
         calls.terminate(id, gracePeriod);
+    }
+
+    List<SessionInfo> sessions(String sandboxId) {
+        ensureOpen();
+        return calls.sessions(sandboxId);
+    }
+
+    void suspend(String id) {
+        ensureOpen();
+        calls.suspend(id);
+    }
+
+    void resume(String id) {
+        ensureOpen();
+        calls.resume(id);
     }
 
     ExecCall exec(String sandboxId, Command command, boolean closeStdin) {

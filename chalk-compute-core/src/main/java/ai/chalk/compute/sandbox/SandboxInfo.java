@@ -8,6 +8,7 @@ import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.TemporalAccessor;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -22,6 +23,7 @@ import org.slf4j.LoggerFactory;
  * @param createdAt     when it was created; {@code null} if the server did not report a readable time
  * @param statusMessage why it is in its state (for example why it failed or was terminated), if the server said
  * @param buildId       the image build it runs, for sandboxes created from a declarative image
+ * @param tags          the tags it was created with ({@link Sandbox.Builder#tags(Map)})
  */
 public record SandboxInfo(
         String id,
@@ -29,7 +31,8 @@ public record SandboxInfo(
         String state,
         Instant createdAt,
         Optional<String> statusMessage,
-        Optional<String> buildId) {
+        Optional<String> buildId,
+        Map<String, String> tags) {
 
     private static final Set<String> FINISHED = Set.of("TERMINATED", "FAILED", "SUCCEEDED", "ERROR");
 
@@ -40,6 +43,23 @@ public record SandboxInfo(
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(statusMessage, "statusMessage");
         Objects.requireNonNull(buildId, "buildId");
+        tags = Map.copyOf(tags);
+    }
+
+    /** Information without tags. */
+    public SandboxInfo(
+            String id,
+            Optional<String> name,
+            String state,
+            Instant createdAt,
+            Optional<String> statusMessage,
+            Optional<String> buildId) {
+        this(id, name, state, createdAt, statusMessage, buildId, Map.of());
+    }
+
+    /** This information with the given tags (v1 answers carry none; v2 keeps them in the spec). */
+    SandboxInfo withTags(Map<String, String> tags) {
+        return new SandboxInfo(id, name, state, createdAt, statusMessage, buildId, tags);
     }
 
     /** Whether the sandbox was running (state {@code RUNNING}). */
@@ -62,6 +82,27 @@ public record SandboxInfo(
                         ? Optional.of(p.getStatusMessage())
                         : Optional.empty(),
                 p.hasBuildId() && !p.getBuildId().isEmpty() ? Optional.of(p.getBuildId()) : Optional.empty());
+    }
+
+    /**
+     * A sandbox as {@code chalk.sandbox.v2} describes it; its state is the v2 status without its prefix, so a
+     * suspended sandbox shows {@code RUNNING} with a status message saying it is suspended.
+     */
+    static SandboxInfo fromV2(ai.chalk.compute.proto.sandbox.v2.SandboxInfo p) {
+        String state = p.getStatus().name().replace("SANDBOX_STATUS_", "");
+        return new SandboxInfo(
+                p.getId(),
+                p.getName().isEmpty() ? Optional.empty() : Optional.of(p.getName()),
+                state,
+                p.hasCreatedAt()
+                        ? Instant.ofEpochSecond(
+                                p.getCreatedAt().getSeconds(), p.getCreatedAt().getNanos())
+                        : null,
+                p.hasStatusMessage() && !p.getStatusMessage().isEmpty()
+                        ? Optional.of(p.getStatusMessage())
+                        : Optional.empty(),
+                Optional.empty(),
+                p.getSpec().getTagsMap());
     }
 
     /** Parses an ISO-8601 date-time, with or without offset (no offset means UTC), or with a space for the T. */
