@@ -61,6 +61,7 @@ public final class FunctionDeployer {
     private final CodeUploader uploader;
     private final Function<Image, String> images;
     private final SecretsClient secrets;
+    private final java.util.function.Supplier<SandboxClient> client;
 
     /**
      * A deployer over a channel.
@@ -81,6 +82,15 @@ public final class FunctionDeployer {
      * @param secrets the environment's secrets
      */
     public FunctionDeployer(Channel channel, Function<Image, String> images, SecretsClient secrets) {
+        this(channel, images, secrets, () -> SandboxClient.forChannel(channel));
+    }
+
+    private FunctionDeployer(
+            Channel channel,
+            Function<Image, String> images,
+            SecretsClient secrets,
+            java.util.function.Supplier<SandboxClient> client) {
+        this.client = client;
         this.catalog = ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
         this.logs = FunctionLogServiceGrpc.newBlockingStub(channel);
         this.uploader = new CodeUploader(channel);
@@ -100,7 +110,8 @@ public final class FunctionDeployer {
                 image -> image.steps().isEmpty()
                         ? image.baseImage()
                         : client.images().require(image).imageRef(),
-                client.secrets());
+                client.secrets(),
+                () -> client);
     }
 
     /**
@@ -168,6 +179,53 @@ public final class FunctionDeployer {
                         .toArray(java.util.concurrent.CompletableFuture[]::new))
                 .whenComplete((ignored, failure) -> code.thenAccept(CodeSnapshot::close));
         return List.copyOf(handles);
+    }
+
+    /**
+     * The functions deployed in the environment, by name, each described by its current version: its parameters
+     * (with their defaults) and result as Java types read from the catalog's Arrow schemas, and its description. See
+     * {@link CatalogFunction}.
+     *
+     * @return the functions, ordered by name
+     * @throws ChalkComputeException when the server cannot be reached
+     */
+    public List<CatalogFunction> list() {
+        List<CatalogFunction> functions = new ArrayList<>();
+        String cursor = null;
+        do {
+            var request = ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionsRequest.newBuilder();
+            if (cursor != null) {
+                request.setCursor(cursor);
+            }
+            var page = ServerCall.run(ResourceKind.FUNCTION, () -> catalog.listExternalFunctions(request.build()));
+            for (var summary : page.getFunctionsList()) {
+                try {
+                    functions.add(CatalogFunction.of(function(summary.getName()).getCurrentVersion()));
+                } catch (ai.chalk.compute.error.FunctionNotFoundException e) {
+                    log.debug("{} was deleted while listing", summary.getName());
+                }
+            }
+            cursor = page.hasNextCursor() && !page.getNextCursor().isEmpty() ? page.getNextCursor() : null;
+        } while (cursor != null);
+        functions.sort(java.util.Comparator.comparing(CatalogFunction::name));
+        return functions;
+    }
+
+    /**
+     * An implementation of an interface whose methods call the deployed functions of their names; see
+     * {@link ai.chalk.compute.function.remote.FunctionProxy}.
+     * <pre>{@code
+     * interface PricingApi { double price(String sku, int quantity); }
+     * double p = client.functions().proxy(PricingApi.class).price("sku-1", 3);
+     * }</pre>
+     *
+     * @param api the interface
+     * @param <T> the interface
+     * @return the proxy
+     * @throws IllegalArgumentException when {@code api} is not an interface
+     */
+    public <T> T proxy(Class<T> api) {
+        return ai.chalk.compute.function.remote.FunctionProxy.create(client.get(), api);
     }
 
     /**
