@@ -1,6 +1,6 @@
 package ai.chalk.compute.function.deploy;
 
-import java.io.PrintStream;
+import ai.chalk.compute.progress.BackgroundFailures;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * failures nobody looked at. A plain Java program that only deploys would otherwise exit 0 with its functions
  * missing, so at exit the deployments still running are waited for (a program that only deploys ends once its
  * functions are deployed), and each failed deployment whose handle was never awaited is written to {@code stderr}
- * once and the JVM exits with status 1, whatever the logging configuration.
+ * once, as {@link BackgroundFailures} writes every unobserved failure, and the JVM exits with status 1, whatever the
+ * logging configuration.
  */
 final class BackgroundDeployments {
 
@@ -47,7 +48,7 @@ final class BackgroundDeployments {
         for (DeployedFunction function : running) {
             function.awaitQuietly();
         }
-        if (report(System.err) > 0) {
+        if (report(BackgroundFailures.shared()) > 0) {
             System.err.flush();
             // a shutdown hook cannot change the exit status otherwise
             Runtime.getRuntime().halt(1);
@@ -59,7 +60,7 @@ final class BackgroundDeployments {
      *
      * @return how many were written
      */
-    static int report(PrintStream err) {
+    static int report(BackgroundFailures reporter) {
         List<DeployedFunction> failed;
         synchronized (BackgroundDeployments.class) {
             failed =
@@ -67,7 +68,7 @@ final class BackgroundDeployments {
             watched.removeAll(failed);
         }
         for (DeployedFunction function : failed) {
-            err.println(function.failureReport());
+            reporter.report(function.operation(), function.failure());
         }
         return failed.size();
     }

@@ -180,17 +180,19 @@ public final class DeployedFunction {
         return !observed.get() && deployment.isCompletedExceptionally();
     }
 
-    /** What is written at exit for a failure: the function, where it is declared, and why it failed. */
-    String failureReport() {
-        Throwable cause;
+    /** What failed, for the report at exit: the function and where it is declared. */
+    String operation() {
+        return "Deploying function \"" + name() + "\" at " + location();
+    }
+
+    /** Why the deployment failed; only called once it did. */
+    Throwable failure() {
         try {
             deployment.join();
-            return "";
+            throw new IllegalStateException(name() + " did not fail");
         } catch (CompletionException | CancellationException e) {
-            cause = unwrap(e);
+            return unwrap(e);
         }
-        return "Deployment of function \"" + name() + "\" failed\n  at " + location() + "\n  "
-                + cause.getClass().getSimpleName() + ": " + cause.getMessage();
     }
 
     /** {@code com.acme.Pricing.price(Pricing.java)}, as a stack frame shows it, so that an IDE links it. */

@@ -135,11 +135,9 @@ class FunctionsOutsideSpringTest {
             assertThat(process.waitFor(120, TimeUnit.SECONDS)).isTrue();
             assertThat(process.exitValue()).as(stderr).isEqualTo(1);
             assertThat(stderr)
-                    .contains(
-                            "Deployment of function \"readEnv\" failed\n"
-                                    + "  at com.acme.SecretReader.readEnv(SecretReader.java)\n"
-                                    + "  FailedPreconditionException: FAILED_PRECONDITION: spec.container_spec.secret_refs[0]: secret FN_SECRET")
-                    .containsOnlyOnce("Deployment of function");
+                    .contains("Unobserved background failure: Deploying function \"readEnv\""
+                            + " at com.acme.SecretReader.readEnv(SecretReader.java)")
+                    .containsOnlyOnce("\n  FAILED_PRECONDITION: spec.container_spec.secret_refs[0]: secret FN_SECRET");
             try (SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
                 assertThat(client.functions().current("sum").version())
                         .as("the functions that could deploy were deployed before the program ended")
