@@ -104,6 +104,21 @@ public final class RemoteFunction {
     }
 
     /**
+     * A deployed function by name, pinned to the version that is current now, with a local definition for its
+     * argument and result types, when the deployed name is not the definition's.
+     *
+     * @param client     the client
+     * @param name       the deployed name
+     * @param definition the function's local definition
+     * @return the function
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when no function has that name
+     */
+    public static RemoteFunction fromName(SandboxClient client, String name, FunctionDefinition definition) {
+        ExternalFunctionVersion current = currentVersion(client.channel(), name);
+        return pinned(client.channel(), client::queuedCallChannel, current, new Codec.Typed(definition));
+    }
+
+    /**
      * A deployed function by name, pinned to the version that is current now, without a local definition: arguments
      * and results take the generic Java form of the catalog's schemas ({@code Integer}, {@code String},
      * {@code List}, {@code Map}, {@code Instant}, ...; see {@link ai.chalk.compute.function.arrow.GenericJavaTypes}).

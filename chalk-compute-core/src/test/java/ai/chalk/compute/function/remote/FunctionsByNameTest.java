@@ -4,8 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.FunctionNotFoundException;
+import ai.chalk.compute.function.FunctionDefinition;
+import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.deploy.CatalogField;
 import ai.chalk.compute.function.deploy.CatalogFunction;
+import ai.chalk.compute.function.deploy.CodeSnapshot;
+import ai.chalk.compute.function.deploy.CodeUploader;
 import ai.chalk.compute.function.deploy.DeployedFunction;
 import ai.chalk.compute.function.deploy.FunctionVersion;
 import ai.chalk.compute.sandbox.SandboxClient;
@@ -106,6 +110,24 @@ class FunctionsByNameTest {
             assertThat(byFunction.versionId()).as("follows the current version").isEmpty();
             assertThat(byFunction.name()).isEqualTo("sum");
             assertThat(byFunction.call(3L, 4L)).isEqualTo(7L);
+            FunctionDefinition sumDefinition = new FunctionRegistry()
+                    .register(Tally.class).stream()
+                            .filter(f -> f.name().equals("sum"))
+                            .findFirst()
+                            .orElseThrow();
+            assertThat(RemoteFunction.fromName(client, "sum", sumDefinition).call(4L, 5L))
+                    .isEqualTo(9L);
+            assertThat(RemoteFunction.fromVersionId(client, sumVersion.id(), sumDefinition)
+                            .call(1L, 1L))
+                    .isEqualTo(2L);
+            assertThat(RemoteFunction.fromFunctionId(client, sumVersion.functionId(), sumDefinition)
+                            .call(2L, 2L))
+                    .isEqualTo(4L);
+            try (CodeSnapshot code = CodeSnapshot.ofClassPath(List.of(Tally.class))) {
+                assertThat(CodeUploader.of(client).upload(code).uploaded())
+                        .as("the deployment uploaded the same class path already")
+                        .isEmpty();
+            }
             assertThatThrownBy(() -> RemoteFunction.fromVersionId(client, "no-such-version"))
                     .isInstanceOf(FunctionNotFoundException.class);
 
