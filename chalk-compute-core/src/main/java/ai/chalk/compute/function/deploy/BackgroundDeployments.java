@@ -34,10 +34,16 @@ final class BackgroundDeployments {
     /** Watches a handle so that its failure is reported at exit unless it was observed. */
     static synchronized void watch(DeployedFunction function) {
         watched.add(function);
+        // a deployment that succeeded has nothing to report: a long-running program deploying often keeps no handle
+        function.deploymentUnobserved().thenRun(() -> forget(function));
         if (!hookInstalled) {
             hookInstalled = true;
             Runtime.getRuntime().addShutdownHook(new Thread(BackgroundDeployments::atExit, "chalk-deploy-report"));
         }
+    }
+
+    private static synchronized void forget(DeployedFunction function) {
+        watched.remove(function);
     }
 
     private static void atExit() {
