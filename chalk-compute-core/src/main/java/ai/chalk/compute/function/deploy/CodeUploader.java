@@ -47,6 +47,16 @@ public final class CodeUploader {
     }
 
     /**
+     * An uploader over a client's connection.
+     *
+     * @param client the client
+     * @return the uploader
+     */
+    public static CodeUploader of(ai.chalk.compute.sandbox.SandboxClient client) {
+        return new CodeUploader(client.channel());
+    }
+
+    /**
      * Uploads what the server lacks of a snapshot: its entries and its manifest.
      *
      * @param code the snapshot

@@ -61,6 +61,7 @@ public final class FunctionDeployer {
     private final CodeUploader uploader;
     private final Function<Image, String> images;
     private final SecretsClient secrets;
+    private final java.util.function.Supplier<SandboxClient> client;
 
     /**
      * A deployer over a channel.
@@ -81,6 +82,15 @@ public final class FunctionDeployer {
      * @param secrets the environment's secrets
      */
     public FunctionDeployer(Channel channel, Function<Image, String> images, SecretsClient secrets) {
+        this(channel, images, secrets, () -> SandboxClient.forChannel(channel));
+    }
+
+    private FunctionDeployer(
+            Channel channel,
+            Function<Image, String> images,
+            SecretsClient secrets,
+            java.util.function.Supplier<SandboxClient> client) {
+        this.client = client;
         this.catalog = ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
         this.logs = FunctionLogServiceGrpc.newBlockingStub(channel);
         this.uploader = new CodeUploader(channel);
@@ -100,7 +110,134 @@ public final class FunctionDeployer {
                 image -> image.steps().isEmpty()
                         ? image.baseImage()
                         : client.images().require(image).imageRef(),
-                client.secrets());
+                client.secrets(),
+                () -> client);
+    }
+
+    /**
+     * Deploys the {@code @ChalkFunction} and {@code @ChalkScorer} methods of classes, in the background: the classes
+     * are read now (a method that cannot be deployed throws here), then the class path is snapshotted and each
+     * function deployed on a daemon thread, concurrently. This is the whole of deploying outside Spring:
+     * <pre>{@code
+     * try (SandboxClient client = SandboxClient.fromEnv()) {
+     *     List<DeployedFunction> deployed = client.functions().deploy(Pricing.class);
+     *     deployed.forEach(DeployedFunction::await);
+     * }
+     * }</pre>
+     * A deployment that fails and whose handle is never {@linkplain DeployedFunction#await() awaited} is written to
+     * {@code stderr} when the program exits, which then exits with status 1. Instance methods run on one instance
+     * made with the class's no-argument constructor in the function's replica.
+     *
+     * @param classes the classes declaring the functions
+     * @return one handle per function, in the classes' order and by method name within a class
+     * @throws ai.chalk.compute.function.FunctionDefinitionException when a class has no annotated method, an option
+     *                                                               is malformed, or two functions share a name
+     * @throws ai.chalk.compute.function.FunctionSignatureException  when a parameter or return type cannot travel
+     */
+    public List<DeployedFunction> deploy(Class<?>... classes) {
+        if (classes.length == 0) {
+            throw new IllegalArgumentException("name at least one class declaring @ChalkFunction methods");
+        }
+        ai.chalk.compute.function.FunctionRegistry registry = new ai.chalk.compute.function.FunctionRegistry();
+        for (Class<?> type : classes) {
+            registry.register(Objects.requireNonNull(type, "class"));
+        }
+        List<FunctionDefinition> all = registry.definitions();
+        java.util.concurrent.CompletableFuture<CodeSnapshot> code = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> CodeSnapshot.ofClassPath(List.of(classes)), BackgroundDeployments.EXECUTOR);
+        List<DeployedFunction> handles = new ArrayList<>();
+        for (FunctionDefinition function : all) {
+            List<FunctionDefinition> served = all.stream()
+                    .filter(f -> f.deploymentName().equals(function.deploymentName()))
+                    .toList();
+            java.util.concurrent.CompletableFuture<FunctionVersion> deployment = code.thenApplyAsync(
+                    snapshot -> {
+                        Deployment done = ensure(function, served, snapshot, WorkerMode.PLAIN, false);
+                        log.info(
+                                "{}: {} version {}",
+                                function.name(),
+                                done.reused() ? "reused" : "deployed",
+                                done.version().version());
+                        return done.version();
+                    },
+                    BackgroundDeployments.EXECUTOR);
+            deployment.whenComplete((version, failure) -> {
+                Throwable cause = failure != null && failure.getCause() != null ? failure.getCause() : failure;
+                if (cause instanceof ChalkComputeException known) {
+                    // the server's answer says what is wrong: its stack frames are the SDK's, not the user's
+                    log.error("{}: deployment failed: {}", function.name(), known.getMessage());
+                } else if (cause != null) {
+                    log.error("{}: deployment failed", function.name(), cause);
+                }
+            });
+            DeployedFunction handle = new DeployedFunction(this, function, served, deployment);
+            BackgroundDeployments.watch(handle);
+            handles.add(handle);
+        }
+        java.util.concurrent.CompletableFuture.allOf(handles.stream()
+                        .map(h -> h.deploymentUnobserved())
+                        .toArray(java.util.concurrent.CompletableFuture[]::new))
+                .whenComplete((ignored, failure) -> code.thenAccept(CodeSnapshot::close));
+        return List.copyOf(handles);
+    }
+
+    /**
+     * The functions deployed in the environment, by name, each described by its current version: its parameters
+     * (with their defaults) and result as Java types read from the catalog's Arrow schemas, and its description. See
+     * {@link CatalogFunction}.
+     *
+     * @return the functions, ordered by name
+     * @throws ChalkComputeException when the server cannot be reached
+     */
+    public List<CatalogFunction> list() {
+        List<CatalogFunction> functions = new ArrayList<>();
+        String cursor = null;
+        do {
+            var request = ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionsRequest.newBuilder();
+            if (cursor != null) {
+                request.setCursor(cursor);
+            }
+            var page = ServerCall.run(ResourceKind.FUNCTION, () -> catalog.listExternalFunctions(request.build()));
+            for (var summary : page.getFunctionsList()) {
+                try {
+                    functions.add(CatalogFunction.of(function(summary.getName()).getCurrentVersion()));
+                } catch (ai.chalk.compute.error.FunctionNotFoundException e) {
+                    log.debug("{} was deleted while listing", summary.getName());
+                }
+            }
+            cursor = page.hasNextCursor() && !page.getNextCursor().isEmpty() ? page.getNextCursor() : null;
+        } while (cursor != null);
+        functions.sort(java.util.Comparator.comparing(CatalogFunction::name));
+        return functions;
+    }
+
+    /**
+     * An implementation of an interface whose methods call the deployed functions of their names; see
+     * {@link ai.chalk.compute.function.remote.FunctionProxy}.
+     * <pre>{@code
+     * interface PricingApi { double price(String sku, int quantity); }
+     * double p = client.functions().proxy(PricingApi.class).price("sku-1", 3);
+     * }</pre>
+     *
+     * @param api the interface
+     * @param <T> the interface
+     * @return the proxy
+     * @throws IllegalArgumentException when {@code api} is not an interface
+     */
+    public <T> T proxy(Class<T> api) {
+        return ai.chalk.compute.function.remote.FunctionProxy.create(client.get(), api);
+    }
+
+    /**
+     * A function's current version: the one calls go to.
+     *
+     * @param functionName the function's name
+     * @return its current version
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the function is unknown
+     */
+    public FunctionVersion current(String functionName) {
+        ExternalFunctionVersion current = function(functionName).getCurrentVersion();
+        return FunctionVersion.of(current, current.getId());
     }
 
     /**

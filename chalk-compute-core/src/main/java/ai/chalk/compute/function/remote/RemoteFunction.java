@@ -9,6 +9,7 @@ import ai.chalk.compute.function.arrow.DecodeContext;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ai.chalk.compute.function.deploy.FunctionVersion;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunction;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
@@ -103,6 +104,21 @@ public final class RemoteFunction {
     }
 
     /**
+     * A deployed function by name, pinned to the version that is current now, with a local definition for its
+     * argument and result types, when the deployed name is not the definition's.
+     *
+     * @param client     the client
+     * @param name       the deployed name
+     * @param definition the function's local definition
+     * @return the function
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when no function has that name
+     */
+    public static RemoteFunction fromName(SandboxClient client, String name, FunctionDefinition definition) {
+        ExternalFunctionVersion current = currentVersion(client.channel(), name);
+        return pinned(client.channel(), client::queuedCallChannel, current, new Codec.Typed(definition));
+    }
+
+    /**
      * A deployed function by name, pinned to the version that is current now, without a local definition: arguments
      * and results take the generic Java form of the catalog's schemas ({@code Integer}, {@code String},
      * {@code List}, {@code Map}, {@code Instant}, ...; see {@link ai.chalk.compute.function.arrow.GenericJavaTypes}).
@@ -170,22 +186,132 @@ public final class RemoteFunction {
      * @return the function
      */
     public static RemoteFunction fromFunctionId(Channel channel, String functionId, FunctionDefinition definition) {
+        return following(channel, () -> channel, new Codec.Typed(definition), function(channel, functionId));
+    }
+
+    /**
+     * A deployed function by name, pinned to the version that is current now, whose results come back as
+     * {@code resultType}: {@code long total = RemoteFunction.fromName(client, "sum", Long.class).call(2L, 40L)}.
+     *
+     * @param client     the client
+     * @param name       the deployed name
+     * @param resultType the type results come back as (a primitive class stands for its box)
+     * @param <R>        the result type
+     * @return the typed function
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when no function has that name
+     */
+    public static <R> TypedFunction<R> fromName(SandboxClient client, String name, Class<R> resultType) {
+        return fromName(client, name).as(resultType);
+    }
+
+    /**
+     * The function of an immutable version, without a local definition: arguments and results take the generic Java
+     * form of the version's schemas. Queued calls go to the client's queued-call endpoint.
+     *
+     * @param client    the client
+     * @param versionId the version's id
+     * @return the function, always calling that version
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the version is unknown
+     */
+    public static RemoteFunction fromVersionId(SandboxClient client, String versionId) {
+        ExternalFunctionVersion version = version(client.channel(), versionId);
+        return pinned(client.channel(), client::queuedCallChannel, version, Codec.Generic.of(version));
+    }
+
+    /**
+     * The function of an immutable version, with its local definition for its argument and result types.
+     *
+     * @param client     the client
+     * @param versionId  the version's id
+     * @param definition the function's local definition
+     * @return the function, always calling that version
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the version is unknown
+     */
+    public static RemoteFunction fromVersionId(SandboxClient client, String versionId, FunctionDefinition definition) {
+        ExternalFunctionVersion version = version(client.channel(), versionId);
+        return pinned(client.channel(), client::queuedCallChannel, version, new Codec.Typed(definition));
+    }
+
+    /**
+     * A function by its stable id, following its current version at each call (so a rollback takes effect at once),
+     * without a local definition: arguments and results take the generic Java form of the schemas of the version
+     * current now.
+     *
+     * @param client     the client
+     * @param functionId the function's id
+     * @return the function
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the function is unknown
+     */
+    public static RemoteFunction fromFunctionId(SandboxClient client, String functionId) {
+        ExternalFunction function = function(client.channel(), functionId);
+        return following(
+                client.channel(), client::queuedCallChannel, Codec.Generic.of(function.getCurrentVersion()), function);
+    }
+
+    /**
+     * A function by its stable id, following its current version at each call, with its local definition.
+     *
+     * @param client     the client
+     * @param functionId the function's id
+     * @param definition the function's local definition
+     * @return the function
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the function is unknown
+     */
+    public static RemoteFunction fromFunctionId(
+            SandboxClient client, String functionId, FunctionDefinition definition) {
+        return following(
+                client.channel(),
+                client::queuedCallChannel,
+                new Codec.Typed(definition),
+                function(client.channel(), functionId));
+    }
+
+    /**
+     * A function by its stable id over a channel, following its current version, without a local definition; see
+     * {@link #fromFunctionId(SandboxClient, String)}.
+     *
+     * @param channel    the channel to the server
+     * @param functionId the function's id
+     * @return the function
+     * @throws ai.chalk.compute.error.FunctionNotFoundException when the function is unknown
+     */
+    public static RemoteFunction fromFunctionId(Channel channel, String functionId) {
+        ExternalFunction function = function(channel, functionId);
+        return following(channel, () -> channel, Codec.Generic.of(function.getCurrentVersion()), function);
+    }
+
+    private static ExternalFunction function(Channel channel, String functionId) {
+        return ServerCall.run(
+                        ResourceKind.FUNCTION,
+                        () -> catalog(channel)
+                                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                                        .setFunctionId(functionId)
+                                        .build()))
+                .getExternalFunction();
+    }
+
+    private static RemoteFunction following(
+            Channel channel, Supplier<Channel> queue, Codec codec, ExternalFunction function) {
         return new RemoteFunction(
                 channel,
-                () -> channel,
-                new Codec.Typed(definition),
+                queue,
+                codec,
                 ExternalFunctionVersionKey.newBuilder()
-                        .setFunctionId(functionId)
+                        .setFunctionId(function.getId())
                         .build(),
                 Optional.empty(),
-                ServerCall.run(
-                                ResourceKind.FUNCTION,
-                                () -> catalog(channel)
-                                        .getExternalFunction(GetExternalFunctionRequest.newBuilder()
-                                                .setFunctionId(functionId)
-                                                .build()))
-                        .getExternalFunction()
-                        .getName());
+                function.getName());
+    }
+
+    /**
+     * This function with its results converted to {@code resultType}; see {@link TypedFunction}.
+     *
+     * @param resultType the type results come back as (a primitive class stands for its box)
+     * @param <R>        the result type
+     * @return the typed view
+     */
+    public <R> TypedFunction<R> as(Class<R> resultType) {
+        return new TypedFunction<>(this, resultType);
     }
 
     private static ExternalFunctionVersion currentVersion(Channel channel, String name) {
