@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The HTTP side of a sandbox's connection, one request at a time: where it goes (the absolute URI of a proxy request,
+ * {@code http://} or {@code https://}, the latter then over TLS from the proxy on,
  * the {@code Host} of a request sent straight to the proxy's port 80, or the host of an intercepted TLS connection),
  * whether the policy allows it (403 naming the policy when not), the host's rules applied ({@link RequestRewrite}),
  * and the request streamed to the destination and its response back, over a connection kept for the next request to
@@ -192,16 +193,18 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
                 } catch (URISyntaxException e) {
                     throw new IllegalArgumentException("the request URI is malformed");
                 }
-                if (!"http".equalsIgnoreCase(u.getScheme()) || u.getHost() == null) {
-                    throw new IllegalArgumentException(
-                            "a proxy request needs an absolute http:// URI (HTTPS goes" + " through CONNECT)");
+                boolean tls = "https".equalsIgnoreCase(u.getScheme());
+                if (!tls && !"http".equalsIgnoreCase(u.getScheme()) || u.getHost() == null) {
+                    throw new IllegalArgumentException("a proxy request needs an absolute http:// or https:// URI");
                 }
                 String host = unbracket(u.getHost());
-                int port = u.getPort() > 0 ? u.getPort() : 80;
+                int port = u.getPort() > 0 ? u.getPort() : tls ? 443 : 80;
                 // RFC 9112 3.2.2: a proxy uses the request-target's authority, whatever Host says
-                request.headers().set(HttpHeaderNames.HOST, RequestRewrite.hostHeader(host, port, false));
+                request.headers().set(HttpHeaderNames.HOST, RequestRewrite.hostHeader(host, port, tls));
                 request.setUri(pathOf(uri));
-                return new RequestRewrite.Target(false, host, port, false);
+                // an https:// URI sent to the proxy in the clear (busybox wget does so): TLS from the proxy on,
+                // verified as for an intercepted host
+                return new RequestRewrite.Target(tls, host, port, false);
             }
             case TRANSPARENT -> {
                 String hostHeader = request.headers().get(HttpHeaderNames.HOST);

@@ -54,7 +54,12 @@ public final class ProxyLinks {
     /** The host-side rules' table. */
     static final String HOST_TABLE = "chalk_egress_links";
 
+    /** The /30s of {@link #POOL}: the first half for the local runtime's links, the second for Docker networks. */
     private static final int SLOTS = 1 << 14;
+    /** The first /30 of the Docker runtime's networks. */
+    public static final int DOCKER_FIRST_SLOT = SLOTS / 2;
+    /** How many /30s the Docker runtime's networks have. */
+    public static final int DOCKER_SLOTS = SLOTS - DOCKER_FIRST_SLOT;
 
     private final Path ip;
     private final Path nft;
@@ -112,10 +117,10 @@ public final class ProxyLinks {
      * @throws IOException when no /30 is free or the interface cannot be made
      */
     public Link reserve() throws IOException {
-        int start = ThreadLocalRandom.current().nextInt(SLOTS);
+        int start = ThreadLocalRandom.current().nextInt(DOCKER_FIRST_SLOT);
         String lastFailure = "";
         for (int i = 0; i < 64; i++) {
-            int slot = (start + i * 7919) % SLOTS;
+            int slot = (start + i * 7919) % DOCKER_FIRST_SLOT;
             String host = PREFIX + slot;
             String peer = PREFIX + slot + "p";
             String failed = run(List.of(ip.toString(), "link", "add", host, "type", "veth", "peer", "name", peer), "");
@@ -163,7 +168,8 @@ public final class ProxyLinks {
                 + "  }\n"
                 + "  chain forward {\n"
                 + "    type filter hook forward priority filter - 5; policy accept;\n"
-                + "    iifname " + ifs + " drop\n"
+                + "    iifname " + ifs + " meta l4proto tcp reject with tcp reset\n"
+                + "    iifname " + ifs + " reject with icmpx admin-prohibited\n"
                 + "    oifname " + ifs + " drop\n"
                 + "  }\n"
                 + "}\n";
@@ -285,6 +291,27 @@ public final class ProxyLinks {
             return "Link[" + hostInterface + " " + hostAddress().getHostAddress() + " <-> "
                     + sandboxAddress().getHostAddress() + "]";
         }
+    }
+
+    /** Address {@code last} (1 the host's end, 2 the sandbox's) of /30 number {@code slot} of {@link #POOL}. */
+    public static InetAddress address(int slot, int last) {
+        int n = (10 << 24) | (199 << 16) | (slot << 2) | last;
+        try {
+            return InetAddress.getByAddress(
+                    new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Installs the sandbox-side rules (only loopback and the proxy's ports at {@code proxy}) in the network namespace
+     * of host process {@code pid}: for a namespace made by someone else, a Docker container's.
+     */
+    public void fence(long pid, InetAddress proxy) throws IOException {
+        check(run(
+                List.of(nsenter.toString(), "--net=/proc/" + pid + "/ns/net", "--", nft.toString(), "-f", "-"),
+                sandboxRules(proxy)));
     }
 
     private static void check(String failure) throws IOException {
