@@ -3,7 +3,6 @@ package ai.chalk.compute.server.egress;
 import java.net.URI;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -14,7 +13,7 @@ import java.util.Optional;
  * request to. Header values never print: they may be credentials.
  *
  * @param match        which requests it applies to
- * @param setHeaders   header name (lower case) to the value it gets, replacing any the request had
+ * @param setHeaders   header name to the value it gets, replacing any the request had (in any case)
  * @param placeholders text that stands for a secret in the sandbox, to the secret's value
  * @param forwardUrl   where matching requests go instead: its scheme, host and port, its path prepended to the
  *                     request's
@@ -26,9 +25,7 @@ public record HttpRule(
         Optional<URI> forwardUrl) {
 
     public HttpRule {
-        Map<String, SecretText> h = new LinkedHashMap<>();
-        setHeaders.forEach((k, v) -> h.put(k.toLowerCase(Locale.ROOT), v));
-        setHeaders = Collections.unmodifiableMap(h);
+        setHeaders = Collections.unmodifiableMap(new LinkedHashMap<>(setHeaders));
         placeholders = Collections.unmodifiableMap(new LinkedHashMap<>(placeholders));
         placeholders.keySet().forEach(p -> {
             if (p.isEmpty()) {

@@ -29,7 +29,9 @@ import java.nio.file.Path;
  * {@code <label>|<worker id>|<payload>} where the label is the classpath resource {@code chalk-test-answer.txt}
  * (so two code snapshots answer differently); {@code fail} ends the call with UNKNOWN and a {@code chalk-error-bin}
  * trailer; {@code crash} halts the JVM mid-call; {@code probe} answers whether {@code /chalk/code} is writable and
- * the worker's environment and Java and whether the server's socket is reachable; {@code slow} waits the payload's milliseconds, then echoes.
+ * the worker's environment and Java and whether the server's socket is reachable; {@code slow} waits the payload's milliseconds, then echoes;
+ * {@code fetch} GETs the URL of the payload (with {@code Authorization: Bearer $API_KEY}) and answers the status and
+ * body.
  */
 public final class TestFunctionWorker {
 
@@ -77,6 +79,23 @@ public final class TestFunctionWorker {
                 + ";functions=" + System.getenv("CHALK_WORKER_FUNCTIONS") + ";java=" + System.getProperty("java.home")
                 + " " + System.getProperty("java.runtime.version") + ";server=" + serverReachable() + ";image="
                 + imageMarker();
+    }
+
+    /** The status and body of a GET of {@code url}, as Java's own client sends it (the JVM's proxy settings apply). */
+    private static String fetch(String url) {
+        try {
+            java.net.HttpURLConnection c = (java.net.HttpURLConnection)
+                    java.net.URI.create(url).toURL().openConnection();
+            c.setRequestProperty("Authorization", "Bearer " + System.getenv("API_KEY"));
+            c.setConnectTimeout(10_000);
+            c.setReadTimeout(10_000);
+            int status = c.getResponseCode();
+            java.io.InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream();
+            return status + " "
+                    + (in == null ? "" : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.io.IOException e) {
+            return "failed " + e;
+        }
     }
 
     /** What a function's own image says about itself in /etc/chalk-function-image, or "none". */
@@ -141,6 +160,7 @@ public final class TestFunctionWorker {
                             return;
                         }
                         case "probe" -> payload = probe();
+                        case "fetch" -> payload = fetch(payload);
                         case "slow" -> {
                             try {
                                 Thread.sleep(Long.parseLong(payload));
