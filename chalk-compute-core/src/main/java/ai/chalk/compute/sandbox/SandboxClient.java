@@ -5,6 +5,7 @@ import ai.chalk.compute.auth.TokenSource;
 import ai.chalk.compute.connection.ConnectionSettings;
 import ai.chalk.compute.image.Image;
 import ai.chalk.compute.image.Images;
+import ai.chalk.compute.network.NetworkSpecs;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.secret.SecretBindings;
@@ -13,6 +14,7 @@ import ai.chalk.compute.volume.Volumes;
 import io.grpc.Channel;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -327,7 +329,10 @@ public final class SandboxClient implements AutoCloseable {
         sandbox.declaredImage().ifPresent(images::require);
         CreateSandboxRequest request = sandbox.toCreateRequest();
         SecretBindings secretBindings = sandbox.secretBindings();
-        if (!secretBindings.isEmpty() || sandbox.chalkIdentity()) {
+        if (!secretBindings.isEmpty()
+                || sandbox.chalkIdentity()
+                || sandbox.networkPolicy() != null
+                || !sandbox.credentials().isEmpty()) {
             return runOnV2(sandbox, request, secretBindings);
         }
         SandboxInfo info;
@@ -348,25 +353,39 @@ public final class SandboxClient implements AutoCloseable {
      */
     private Sandbox runOnV2(Sandbox sandbox, CreateSandboxRequest request, SecretBindings secretBindings) {
         SecretsClient.References refs;
+        NetworkSpecs.Compiled network;
         try {
             refs = secrets.references(secretBindings);
         } catch (RuntimeException e) {
             sandbox.startFailed();
             throw e;
         }
-        SandboxInfo info;
         try {
-            String image = sandbox.declaredImage()
-                    .map(i -> images.require(i).imageRef())
-                    .orElse(request.getImage());
-            info = calls.create(ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity()));
+            network = NetworkSpecs.compile(sandbox.networkPolicy(), sandbox.credentials(), secrets);
         } catch (RuntimeException e) {
             sandbox.startFailed();
             secrets.forget(refs.uploaded());
             throw e;
         }
+        List<String> uploaded = new ArrayList<>(refs.uploaded());
+        uploaded.addAll(network.uploaded());
+        SandboxInfo info;
+        try {
+            String image = sandbox.declaredImage()
+                    .map(i -> images.require(i).imageRef())
+                    .orElse(request.getImage());
+            ai.chalk.compute.proto.container.v1.ChalkContainerSpec.Builder spec =
+                    ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity()).toBuilder()
+                            .putAllEnvVars(network.env());
+            network.policy().ifPresent(spec::setNetworkPolicy);
+            info = calls.create(spec.build());
+        } catch (RuntimeException e) {
+            sandbox.startFailed();
+            secrets.forget(uploaded);
+            throw e;
+        }
         sandbox.started(this, info);
-        sandbox.uploadedSecrets(refs.uploaded());
+        sandbox.uploadedSecrets(uploaded);
         LoggerFactory.getLogger(SandboxClient.class)
                 .info(
                         "Sandbox {} created ({}) with {} secret reference(s)",
