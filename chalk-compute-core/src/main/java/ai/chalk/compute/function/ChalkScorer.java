@@ -63,6 +63,25 @@ public @interface ChalkScorer {
      */
     String[] secrets() default {};
 
+    /**
+     * What the replicas may reach on the network, in code_sandboxes' words: {@code "inherit"} (the default: what the
+     * deployment gives, no network), {@code "none"}, {@code "allowlist"} (the {@link #allowedHosts()} only) or
+     * {@code "all"}. See {@link ai.chalk.compute.network.NetworkPolicy}.
+     */
+    String network() default "inherit";
+
+    /**
+     * The hosts the replicas may reach: exact names or {@code *.} wildcards; implies {@code network = "allowlist"}.
+     */
+    String[] allowedHosts() default {};
+
+    /**
+     * Credentials only some hosts receive, each {@code "HOST[,HOST...]=SECRET"}: the variable SECRET holds a placeholder
+     * that the egress proxy replaces by the Chalk secret's value in headers to those hosts (see
+     * {@link ai.chalk.compute.network.Credential}); the hosts are allowed as well.
+     */
+    String[] credentials() default {};
+
     /** The fewest replicas kept running; {@code 0} lets the deployment scale to zero; {@code -1} for the default. */
     int minReplicas() default -1;
 

@@ -17,7 +17,10 @@ record DeclaredOptions(
         int maxReplicas,
         String timeout,
         int retries,
-        int concurrency) {
+        int concurrency,
+        String network,
+        String[] allowedHosts,
+        String[] credentials) {
 
     static DeclaredOptions of(ChalkFunction a) {
         return new DeclaredOptions(
@@ -33,7 +36,10 @@ record DeclaredOptions(
                 a.maxReplicas(),
                 a.timeout(),
                 a.retries(),
-                a.concurrency());
+                a.concurrency(),
+                a.network(),
+                a.allowedHosts(),
+                a.credentials());
     }
 
     static DeclaredOptions of(ChalkScorer a) {
@@ -50,7 +56,10 @@ record DeclaredOptions(
                 a.maxReplicas(),
                 a.timeout(),
                 a.retries(),
-                a.concurrency());
+                a.concurrency(),
+                a.network(),
+                a.allowedHosts(),
+                a.credentials());
     }
 
     static DeclaredOptions of(ChalkClass a) {
@@ -67,7 +76,10 @@ record DeclaredOptions(
                 a.maxReplicas(),
                 a.timeout(),
                 a.retries(),
-                a.concurrency());
+                a.concurrency(),
+                a.network(),
+                a.allowedHosts(),
+                a.credentials());
     }
 
     /** The deployment options that were set, by attribute name; a class's method may set none. */
@@ -96,6 +108,15 @@ record DeclaredOptions(
         }
         if (maxReplicas != -1) {
             set.add("maxReplicas");
+        }
+        if (!network.equals("inherit")) {
+            set.add("network");
+        }
+        if (allowedHosts.length > 0) {
+            set.add("allowedHosts");
+        }
+        if (credentials.length > 0) {
+            set.add("credentials");
         }
         return set;
     }

@@ -1,6 +1,8 @@
 package ai.chalk.compute.function;
 
 import ai.chalk.compute.image.Image;
+import ai.chalk.compute.network.Credential;
+import ai.chalk.compute.network.NetworkPolicy;
 import ai.chalk.compute.secret.SecretBindings;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +22,10 @@ import java.util.OptionalInt;
  *                    NAME under its own name) or {@code "VAR=NAME"} (as the variable VAR)
  * @param minReplicas the fewest replicas kept running
  * @param maxReplicas the most replicas started under load
+ * @param network     what the replicas may reach on the network: from {@code network} and {@code allowedHosts}, or
+ *                    {@link #withNetwork}; empty for none (their own loopback only)
+ * @param credentials credentials only some hosts receive: from {@code credentials} ({@code "HOST[,HOST...]=SECRET"}),
+ *                    or {@link #withCredentials}
  */
 public record DeploymentOptions(
         Optional<Image> image,
@@ -28,7 +34,9 @@ public record DeploymentOptions(
         Map<String, String> env,
         SecretBindings secrets,
         OptionalInt minReplicas,
-        OptionalInt maxReplicas) {
+        OptionalInt maxReplicas,
+        Optional<NetworkPolicy> network,
+        List<Credential> credentials) {
 
     /** Options that leave every choice to the deployment. */
     public static final DeploymentOptions DEFAULTS = new DeploymentOptions(
@@ -38,7 +46,9 @@ public record DeploymentOptions(
             Map.of(),
             SecretBindings.NONE,
             OptionalInt.empty(),
-            OptionalInt.empty());
+            OptionalInt.empty(),
+            Optional.empty(),
+            List.of());
 
     /** Checks for nulls and copies the collections. */
     public DeploymentOptions {
@@ -49,6 +59,30 @@ public record DeploymentOptions(
         Objects.requireNonNull(secrets, "secrets");
         Objects.requireNonNull(minReplicas, "minReplicas");
         Objects.requireNonNull(maxReplicas, "maxReplicas");
+        Objects.requireNonNull(network, "network");
+        credentials = List.copyOf(credentials);
+    }
+
+    /**
+     * Options without a network policy or credentials.
+     *
+     * @param image       the image
+     * @param cpu         CPU per replica
+     * @param memory      memory per replica
+     * @param env         environment variables
+     * @param secrets     the secrets
+     * @param minReplicas the fewest replicas
+     * @param maxReplicas the most replicas
+     */
+    public DeploymentOptions(
+            Optional<Image> image,
+            Optional<String> cpu,
+            Optional<String> memory,
+            Map<String, String> env,
+            SecretBindings secrets,
+            OptionalInt minReplicas,
+            OptionalInt maxReplicas) {
+        this(image, cpu, memory, env, secrets, minReplicas, maxReplicas, Optional.empty(), List.of());
     }
 
     /**
@@ -81,6 +115,28 @@ public record DeploymentOptions(
      * @return the new options
      */
     public DeploymentOptions withSecrets(SecretBindings secrets) {
-        return new DeploymentOptions(image, cpu, memory, env, secrets, minReplicas, maxReplicas);
+        return new DeploymentOptions(image, cpu, memory, env, secrets, minReplicas, maxReplicas, network, credentials);
+    }
+
+    /**
+     * These options with a network policy for the replicas (see {@link NetworkPolicy}).
+     *
+     * @param network the policy
+     * @return the new options
+     */
+    public DeploymentOptions withNetwork(NetworkPolicy network) {
+        return new DeploymentOptions(
+                image, cpu, memory, env, secrets, minReplicas, maxReplicas, Optional.of(network), credentials);
+    }
+
+    /**
+     * These options with credentials only some hosts receive (see {@link Credential}), replacing any declared:
+     * {@code options.withCredentials(List.of(new Credential(List.of("api.openai.com"), Secret.fromLocalEnv("KEY"))))}.
+     *
+     * @param credentials the credentials
+     * @return the new options
+     */
+    public DeploymentOptions withCredentials(List<Credential> credentials) {
+        return new DeploymentOptions(image, cpu, memory, env, secrets, minReplicas, maxReplicas, network, credentials);
     }
 }

@@ -1,6 +1,9 @@
 package ai.chalk.compute.function;
 
 import ai.chalk.compute.image.Image;
+import ai.chalk.compute.network.Credential;
+import ai.chalk.compute.network.NetworkPolicy;
+import ai.chalk.compute.secret.Secret;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -9,6 +12,7 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -68,7 +72,59 @@ final class OptionsParser {
             throw new FunctionDefinitionException(
                     where + ": minReplicas " + min.getAsInt() + " is greater than maxReplicas " + max.getAsInt());
         }
-        return new DeploymentOptions(image, cpu, memory, env, new ArrayList<>(secrets), min, max);
+        DeploymentOptions options = new DeploymentOptions(image, cpu, memory, env, new ArrayList<>(secrets), min, max)
+                .withCredentials(credentials(declared, where));
+        Optional<NetworkPolicy> network = network(declared, where);
+        return network.isPresent() ? options.withNetwork(network.get()) : options;
+    }
+
+    /** The policy of {@code network} and {@code allowedHosts}; empty for {@code "inherit"} without hosts. */
+    private static Optional<NetworkPolicy> network(DeclaredOptions declared, String where) {
+        String mode = declared.network();
+        List<String> hosts = List.of(declared.allowedHosts());
+        try {
+            return switch (mode) {
+                case "inherit" ->
+                    hosts.isEmpty()
+                            ? Optional.empty()
+                            : Optional.of(NetworkPolicy.none().allowHosts(hosts));
+                case "allowlist" -> Optional.of(NetworkPolicy.none().allowHosts(hosts));
+                case "none", "all" -> {
+                    if (!hosts.isEmpty()) {
+                        throw new FunctionDefinitionException(where + ": allowedHosts needs network \"allowlist\" (or"
+                                + " \"inherit\"), not \"" + mode + "\"");
+                    }
+                    yield Optional.of(mode.equals("all") ? NetworkPolicy.all() : NetworkPolicy.none());
+                }
+                default ->
+                    throw new FunctionDefinitionException(
+                            where + ": network '" + mode + "' is none of inherit, none, allowlist, all");
+            };
+        } catch (IllegalArgumentException e) {
+            throw new FunctionDefinitionException(where + ": allowedHosts: " + e.getMessage());
+        }
+    }
+
+    /** The credentials of {@code credentials}, each {@code HOST[,HOST...]=SECRET}. */
+    private static List<Credential> credentials(DeclaredOptions declared, String where) {
+        List<Credential> all = new ArrayList<>();
+        for (String entry : declared.credentials()) {
+            int eq = entry.lastIndexOf('=');
+            if (eq <= 0 || eq == entry.length() - 1) {
+                throw new FunctionDefinitionException(
+                        where + ": credentials entry '" + entry + "' is not of the form HOST[,HOST...]=SECRET");
+            }
+            try {
+                all.add(new Credential(
+                        List.of(entry.substring(0, eq).split(",")).stream()
+                                .map(String::strip)
+                                .toList(),
+                        Secret.fromChalkEnv(entry.substring(eq + 1).strip())));
+            } catch (IllegalArgumentException e) {
+                throw new FunctionDefinitionException(where + ": credentials entry '" + entry + "': " + e.getMessage());
+            }
+        }
+        return all;
     }
 
     /** The call options; {@code where} starts error messages. */

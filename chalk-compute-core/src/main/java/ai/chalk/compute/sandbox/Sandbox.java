@@ -1,6 +1,8 @@
 package ai.chalk.compute.sandbox;
 
 import ai.chalk.compute.image.Image;
+import ai.chalk.compute.network.Credential;
+import ai.chalk.compute.network.NetworkPolicy;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ResourceLimits;
@@ -466,6 +468,16 @@ public final class Sandbox implements AutoCloseable {
         this.uploadedSecrets = List.copyOf(names);
     }
 
+    /** A defined sandbox's network policy, or null when it sets none; never one for a handle. */
+    NetworkPolicy networkPolicy() {
+        return definition == null ? null : definition.network;
+    }
+
+    /** A defined sandbox's credentials; none for a handle. */
+    List<Credential> credentials() {
+        return definition == null ? List.of() : definition.credentials;
+    }
+
     /** Whether a defined sandbox is to get a workload identity; never for a handle. */
     boolean chalkIdentity() {
         return definition != null && definition.chalkIdentity;
@@ -499,7 +511,9 @@ public final class Sandbox implements AutoCloseable {
             List<String> entrypoint,
             List<VolumeMount> volumes,
             boolean chalkIdentity,
-            Placement placement) {
+            Placement placement,
+            NetworkPolicy network,
+            List<Credential> credentials) {
 
         CreateSandboxRequest toRequest() {
             CreateSandboxRequest.Builder request = CreateSandboxRequest.newBuilder()
@@ -599,6 +613,8 @@ public final class Sandbox implements AutoCloseable {
         private String snapshotId;
         private String gpu;
         private ComputeClass computeClass;
+        private NetworkPolicy network;
+        private final List<Credential> credentials = new ArrayList<>();
 
         private Builder() {}
 
@@ -955,8 +971,83 @@ public final class Sandbox implements AutoCloseable {
                     computeClass);
         }
 
+        /**
+         * What the sandbox may reach on the network; without a policy it has none (its own loopback only). See
+         * {@link NetworkPolicy}.
+         * <pre>{@code
+         * Sandbox.builder().network(NetworkPolicy.allowlist("pypi.org", "*.pythonhosted.org"))
+         * }</pre>
+         *
+         * @param policy the policy
+         * @return this builder
+         */
+        public Builder network(NetworkPolicy policy) {
+            this.network = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        /**
+         * Gives requests to {@code host} a credential the sandbox never holds: the variable named after the secret
+         * holds a placeholder, which the egress proxy replaces by the secret's value in request headers to the host
+         * only (see {@link Credential}). The host is allowed as well.
+         * <pre>{@code
+         * Sandbox.builder().addCredentials("api.openai.com", "OPENAI_API_KEY")
+         * // in the sandbox: curl -H "Authorization: Bearer $OPENAI_API_KEY" https://api.openai.com/v1/models
+         * }</pre>
+         *
+         * @param host       an exact name or a {@code *.} wildcard
+         * @param secretName a Chalk secret of the environment; the variable of its name holds the placeholder
+         * @return this builder
+         */
+        public Builder addCredentials(String host, String secretName) {
+            return addCredentials(List.of(host), Secret.fromChalkEnv(secretName));
+        }
+
+        /**
+         * As {@link #addCredentials(String, String)}, for a Chalk secret or a local variable.
+         *
+         * @param host   an exact name or a {@code *.} wildcard
+         * @param secret {@link Secret#fromChalkEnv} or {@link Secret#fromLocalEnv}
+         * @return this builder
+         */
+        public Builder addCredentials(String host, Secret secret) {
+            return addCredentials(List.of(host), secret);
+        }
+
+        /**
+         * As {@link #addCredentials(String, String)}, for several hosts.
+         *
+         * @param hosts      exact names or {@code *.} wildcards
+         * @param secretName a Chalk secret of the environment
+         * @return this builder
+         */
+        public Builder addCredentials(List<String> hosts, String secretName) {
+            return addCredentials(hosts, Secret.fromChalkEnv(secretName));
+        }
+
+        /**
+         * As {@link #addCredentials(String, String)}, for several hosts and a Chalk secret or a local variable.
+         * <pre>{@code
+         * .addCredentials(List.of("api.slack.com", "*.slack.com"), Secret.fromLocalEnv("SLACK_BOT_TOKEN"))
+         * }</pre>
+         *
+         * @param hosts  exact names or {@code *.} wildcards
+         * @param secret {@link Secret#fromChalkEnv} or {@link Secret#fromLocalEnv}
+         * @return this builder
+         */
+        public Builder addCredentials(List<String> hosts, Secret secret) {
+            credentials.add(new Credential(hosts, secret));
+            return this;
+        }
+
         /** The defined sandbox, not running yet; start it with {@link SandboxClient#run(Sandbox)}. */
         public Sandbox build() {
+            for (Credential c : credentials) {
+                if (env.containsKey(c.variable()) || secretEnv.containsKey(c.variable())) {
+                    throw new IllegalArgumentException(c.variable() + " is set by env(...) and holds the placeholder of"
+                            + " a credential; remove one of them");
+                }
+            }
             return new Sandbox(new Definition(
                     image,
                     imageSpec,
@@ -968,7 +1059,9 @@ public final class Sandbox implements AutoCloseable {
                     entrypoint,
                     List.copyOf(volumes),
                     chalkIdentity,
-                    placement()));
+                    placement(),
+                    network,
+                    List.copyOf(credentials)));
         }
     }
 }

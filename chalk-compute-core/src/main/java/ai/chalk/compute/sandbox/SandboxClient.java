@@ -5,6 +5,7 @@ import ai.chalk.compute.auth.TokenSource;
 import ai.chalk.compute.connection.ConnectionSettings;
 import ai.chalk.compute.image.Image;
 import ai.chalk.compute.image.Images;
+import ai.chalk.compute.network.NetworkSpecs;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.secret.SecretBindings;
@@ -13,6 +14,7 @@ import ai.chalk.compute.volume.Volumes;
 import io.grpc.Channel;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -347,7 +349,11 @@ public final class SandboxClient implements AutoCloseable {
         sandbox.declaredImage().ifPresent(images::require);
         CreateSandboxRequest request = sandbox.toCreateRequest();
         SecretBindings secretBindings = sandbox.secretBindings();
-        if (!secretBindings.isEmpty() || sandbox.chalkIdentity() || sandbox.needsV2()) {
+        if (!secretBindings.isEmpty()
+                || sandbox.chalkIdentity()
+                || sandbox.needsV2()
+                || sandbox.networkPolicy() != null
+                || !sandbox.credentials().isEmpty()) {
             return runOnV2(sandbox, request, secretBindings);
         }
         SandboxInfo info;
@@ -362,32 +368,45 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
-     * Creates a sandbox with secrets or an identity through {@code chalk.sandbox.v2}, whose spec carries
-     * {@code secret_refs} and {@code chalk_workload_identity}: the server resolves the references as the sandbox
-     * starts and records them, never the values.
+     * Creates a sandbox through {@code chalk.sandbox.v2} when it has what only v2's spec carries ({@code secret_refs},
+     * {@code chalk_workload_identity}, a network policy, lifetime, tags, placement): the server resolves secret
+     * references as the sandbox starts and records them, never the values.
      */
     private Sandbox runOnV2(Sandbox sandbox, CreateSandboxRequest request, SecretBindings secretBindings) {
         SecretsClient.References refs;
+        NetworkSpecs.Compiled network;
         try {
             refs = secrets.references(secretBindings);
         } catch (RuntimeException e) {
             sandbox.startFailed();
             throw e;
         }
-        SandboxInfo info;
         try {
-            String image = sandbox.declaredImage()
-                    .map(i -> images.require(i).imageRef())
-                    .orElse(request.getImage());
-            info = calls.create(
-                    sandbox.withV2Options(ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity())));
+            network = NetworkSpecs.compile(sandbox.networkPolicy(), sandbox.credentials(), secrets);
         } catch (RuntimeException e) {
             sandbox.startFailed();
             secrets.forget(refs.uploaded());
             throw e;
         }
+        List<String> uploaded = new ArrayList<>(refs.uploaded());
+        uploaded.addAll(network.uploaded());
+        SandboxInfo info;
+        try {
+            String image = sandbox.declaredImage()
+                    .map(i -> images.require(i).imageRef())
+                    .orElse(request.getImage());
+            ai.chalk.compute.proto.container.v1.ChalkContainerSpec.Builder spec =
+                    ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity()).toBuilder()
+                            .putAllEnvVars(network.env());
+            network.policy().ifPresent(spec::setNetworkPolicy);
+            info = calls.create(sandbox.withV2Options(spec.build()));
+        } catch (RuntimeException e) {
+            sandbox.startFailed();
+            secrets.forget(uploaded);
+            throw e;
+        }
         sandbox.started(this, info);
-        sandbox.uploadedSecrets(refs.uploaded());
+        sandbox.uploadedSecrets(uploaded);
         if (refs.refs().isEmpty()) {
             LoggerFactory.getLogger(SandboxClient.class).info("Sandbox {} created ({})", info.id(), info.state());
         } else {

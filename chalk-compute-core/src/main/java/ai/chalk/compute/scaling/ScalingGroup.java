@@ -3,6 +3,9 @@ package ai.chalk.compute.scaling;
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.ResourceKind;
 import ai.chalk.compute.error.ServerCall;
+import ai.chalk.compute.network.Credential;
+import ai.chalk.compute.network.NetworkPolicy;
+import ai.chalk.compute.network.NetworkSpecs;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.container.v1.ChalkWorkloadIdentity;
 import ai.chalk.compute.proto.scalinggroup.v1.CreateScalingGroupRequest;
@@ -56,6 +59,8 @@ public final class ScalingGroup {
     private Readiness readiness;
     private SecretsClient secrets;
     private SecretBindings secretBindings; // null: keep the spec's secret_refs
+    private NetworkPolicy network; // null with no credentials: keep the spec's network_policy
+    private final List<Credential> credentials = new ArrayList<>();
 
     private ScalingGroup(Channel channel, String name, ScalingGroupSpec spec, String id) {
         this.stub = ScalingGroupManagerServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
@@ -206,6 +211,43 @@ public final class ScalingGroup {
         return this;
     }
 
+    /**
+     * What the replicas of the next {@link #deploy()} may reach on the network; without a policy they have none. See
+     * {@link NetworkPolicy}.
+     *
+     * @param policy the policy
+     * @return this group
+     */
+    public ScalingGroup network(NetworkPolicy policy) {
+        this.network = Objects.requireNonNull(policy, "policy");
+        return this;
+    }
+
+    /**
+     * Gives the replicas' requests to {@code hosts} a credential the replicas never hold: the variable named after the
+     * secret holds a placeholder that the egress proxy replaces by the secret's value in headers to those hosts only
+     * (see {@link Credential}). The hosts are allowed as well.
+     *
+     * @param hosts  exact names or {@code *.} wildcards
+     * @param secret {@link Secret#fromChalkEnv} or {@link Secret#fromLocalEnv}
+     * @return this group
+     */
+    public ScalingGroup addCredentials(List<String> hosts, Secret secret) {
+        credentials.add(new Credential(hosts, secret));
+        return this;
+    }
+
+    /**
+     * As {@link #addCredentials(List, Secret)} for one host and a Chalk secret.
+     *
+     * @param host       an exact name or a {@code *.} wildcard
+     * @param secretName the Chalk secret; the variable of its name holds the placeholder
+     * @return this group
+     */
+    public ScalingGroup addCredentials(String host, String secretName) {
+        return addCredentials(List.of(host), Secret.fromChalkEnv(secretName));
+    }
+
     private SecretBindings bindings() {
         return secretBindings == null ? SecretBindings.NONE : secretBindings;
     }
@@ -226,6 +268,16 @@ public final class ScalingGroup {
                             .addAllSecretRefs(refs.refs()))
                     .build();
             secretBindings = null;
+        }
+        if (network != null || !credentials.isEmpty()) {
+            SecretsClient client = secrets != null ? secrets : new SecretsClient(stubChannel());
+            NetworkSpecs.Compiled compiled = NetworkSpecs.compile(network, credentials, client);
+            ChalkContainerSpec.Builder container =
+                    spec.getContainerSpec().toBuilder().clearNetworkPolicy().putAllEnvVars(compiled.env());
+            compiled.policy().ifPresent(container::setNetworkPolicy);
+            spec = spec.toBuilder().setContainerSpec(container).build();
+            network = null;
+            credentials.clear();
         }
         ScalingGroupResponse group = id == null
                 ? ServerCall.run(

@@ -2,6 +2,7 @@ package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.blob.BlobServiceV1;
+import ai.chalk.compute.server.egress.EgressOptions;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.ProcessThreads;
@@ -159,7 +160,7 @@ public final class ComputeServer implements AutoCloseable {
             database = Database.open(dataDir);
             SecretStore secretStore = new SecretStore(database);
             Secrets secrets = new Secrets(secretStore, cipher);
-            runtime = RuntimeStart.start(config.runtime, dataDir);
+            runtime = RuntimeStart.start(config.runtime, config.egress, dataDir);
             scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
             authentication = Authentication.open(config.auth, dataDir, Clock.systemUTC(), scheduler);
             processThreads = ProcessThreads.create(scheduler);
@@ -421,6 +422,7 @@ public final class ComputeServer implements AutoCloseable {
         private Integer port;
         private String inProcessName = "chalk-compute-" + UUID.randomUUID();
         private RuntimeOptions runtime = LocalRuntimeOptions.DEFAULTS;
+        private EgressOptions egress = EgressOptions.DEFAULTS;
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long volumeBytes = VolumeManager.DEFAULT_VOLUME_BYTES;
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
@@ -499,6 +501,16 @@ public final class ComputeServer implements AutoCloseable {
          */
         public Builder runtime(RuntimeOptions runtime) {
             this.runtime = Objects.requireNonNull(runtime, "runtime");
+            return this;
+        }
+
+        /**
+         * How the egress proxy of sandboxes with a network policy resolves names (a fixed table before the system
+         * resolver) and which CAs it trusts besides the JDK's for the hosts it intercepts. Default: the system
+         * resolver and the JDK's CAs.
+         */
+        public Builder egress(EgressOptions egress) {
+            this.egress = Objects.requireNonNull(egress, "egress");
             return this;
         }
 

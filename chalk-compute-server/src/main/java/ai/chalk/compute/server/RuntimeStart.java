@@ -1,5 +1,6 @@
 package ai.chalk.compute.server;
 
+import ai.chalk.compute.server.egress.EgressOptions;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.docker.DockerRuntime;
 import ai.chalk.compute.server.runtime.local.LocalRuntime;
@@ -25,21 +26,22 @@ final class RuntimeStart {
      * @throws IllegalStateException when the runtime cannot run here (no engine answers, isolation required but
      *                               unavailable)
      */
-    static SandboxRuntime start(RuntimeOptions options, Path dataDir) {
+    static SandboxRuntime start(RuntimeOptions options, EgressOptions egress, Path dataDir) {
         if (options instanceof LocalRuntimeOptions local) {
-            return local(local, dataDir);
+            return local(local, egress, dataDir);
         }
         if (options instanceof DockerRuntimeOptions docker) {
-            return docker(docker, dataDir);
+            return docker(docker, egress, dataDir);
         }
         RuntimeOptions.Auto auto = (RuntimeOptions.Auto) options;
         return DockerRuntime.engineAnswers(auto.docker().host().orElse(null), AUTO_PROBE_TIMEOUT)
-                ? docker(auto.docker(), dataDir)
-                : local(auto.local(), dataDir);
+                ? docker(auto.docker(), egress, dataDir)
+                : local(auto.local(), egress, dataDir);
     }
 
-    private static SandboxRuntime local(LocalRuntimeOptions options, Path dataDir) {
+    private static SandboxRuntime local(LocalRuntimeOptions options, EgressOptions egress, Path dataDir) {
         return LocalRuntime.builder(dataDir.resolve("runtime").resolve("local"))
+                .egress(egress)
                 .isolation(options.isolation())
                 .defaults(options.defaults())
                 .dockerHost(options.dockerHost().orElse(null))
@@ -47,10 +49,11 @@ final class RuntimeStart {
                 .build();
     }
 
-    private static SandboxRuntime docker(DockerRuntimeOptions options, Path dataDir) {
+    private static SandboxRuntime docker(DockerRuntimeOptions options, EgressOptions egress, Path dataDir) {
         DockerRuntime.Builder b = DockerRuntime.builder(
                         dataDir.resolve("runtime").resolve("docker"))
-                .dockerHost(options.host().orElse(null));
+                .dockerHost(options.host().orElse(null))
+                .egress(egress);
         options.defaultImage().ifPresent(b::defaultImage);
         return b.build();
     }

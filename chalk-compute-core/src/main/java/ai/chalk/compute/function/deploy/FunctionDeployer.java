@@ -5,6 +5,7 @@ import ai.chalk.compute.error.ResourceKind;
 import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.image.Image;
+import ai.chalk.compute.network.NetworkSpecs;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunction;
@@ -350,22 +351,33 @@ public final class FunctionDeployer {
         SecretBindings bindings = function.deployment().secrets();
         SecretsClient.References refs =
                 bindings.isEmpty() ? new SecretsClient.References(List.of(), List.of()) : secrets.references(bindings);
+        NetworkSpecs.Compiled network = NetworkSpecs.Compiled.NONE;
         try {
-            boolean force = forceNewVersion || !bindings.allowVersionReuse();
+            network = NetworkSpecs.compile(
+                    function.deployment().network().orElse(null),
+                    function.deployment().credentials(),
+                    secrets);
+            // a local value saved for the policy is new at every deploy, as one of secret_refs is
+            boolean force = forceNewVersion
+                    || !bindings.allowVersionReuse()
+                    || !network.uploaded().isEmpty();
             return deploy(
                     function,
-                    VersionRequests.build(
-                            function,
-                            served,
-                            code.digest(),
-                            worker,
-                            image,
-                            force ? Optional.of(UUID.randomUUID().toString()) : Optional.empty(),
-                            refs.refs(),
-                            secrets.revisions(bindings)),
+                    VersionRequests.withNetwork(
+                            VersionRequests.build(
+                                    function,
+                                    served,
+                                    code.digest(),
+                                    worker,
+                                    image,
+                                    force ? Optional.of(UUID.randomUUID().toString()) : Optional.empty(),
+                                    refs.refs(),
+                                    secrets.revisions(bindings.withBulk(network.managedSecrets()))),
+                            network),
                     code);
         } catch (RuntimeException e) {
             secrets.forget(refs.uploaded());
+            secrets.forget(network.uploaded());
             throw e;
         }
     }

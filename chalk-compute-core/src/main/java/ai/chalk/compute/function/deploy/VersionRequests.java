@@ -2,6 +2,7 @@ package ai.chalk.compute.function.deploy;
 
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.arrow.SchemaProtos;
+import ai.chalk.compute.network.NetworkSpecs;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.container.v1.ResourceLimits;
 import ai.chalk.compute.proto.container.v1.SecretRef;
@@ -72,6 +73,20 @@ final class VersionRequests {
                 force,
                 managedRefs(function.deployment().secrets()),
                 "");
+    }
+
+    /**
+     * {@code request} with the function's network policy and its credentials' placeholder variables in its container
+     * spec.
+     */
+    static CreateExternalFunctionVersionRequest withNetwork(
+            CreateExternalFunctionVersionRequest request, NetworkSpecs.Compiled network) {
+        if (network.policy().isEmpty()) {
+            return request;
+        }
+        ScalingGroupSpec.Builder spec = request.getSpec().toBuilder();
+        spec.getContainerSpecBuilder().setNetworkPolicy(network.policy().get()).putAllEnvVars(network.env());
+        return request.toBuilder().setSpec(spec).build();
     }
 
     /**

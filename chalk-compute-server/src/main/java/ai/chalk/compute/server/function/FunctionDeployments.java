@@ -5,6 +5,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.sandbox.ContainerSpecs;
+import ai.chalk.compute.server.sandbox.NetworkPolicies;
 import ai.chalk.compute.server.scalinggroup.ScalingGroups;
 import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
 import ai.chalk.compute.server.secret.LocalSecretSweep;
@@ -188,6 +189,10 @@ public final class FunctionDeployments {
      */
     private void checkSecretRefs(String environment, ScalingGroupSpec spec) {
         var c = spec.getContainerSpec();
+        if (c.hasNetworkPolicy()) {
+            // the policy's fields and header secrets, checked now as the secret references are
+            NetworkPolicies.grant(c.getNetworkPolicy(), "spec.container_spec.network_policy", secrets, environment);
+        }
         if (c.getSecretRefsCount() == 0) {
             return;
         }

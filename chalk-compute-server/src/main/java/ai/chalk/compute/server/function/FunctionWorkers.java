@@ -3,6 +3,7 @@ package ai.chalk.compute.server.function;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.server.sandbox.ContainerSpecs;
+import ai.chalk.compute.server.sandbox.NetworkPolicies;
 import ai.chalk.compute.server.scalinggroup.RevisionRunner;
 import ai.chalk.compute.server.scalinggroup.RunnerFactory;
 import ai.chalk.compute.server.scalinggroup.ScalingSpecs;
@@ -112,7 +113,14 @@ public final class FunctionWorkers implements RunnerFactory {
                     "function:" + v.functionId() + "/v" + v.version(),
                     () -> refs.isEmpty()
                             ? java.util.Map.of()
-                            : secrets.resolve(v.environment(), refs, "spec.container_spec.secret_refs"));
+                            : secrets.resolve(v.environment(), refs, "spec.container_spec.secret_refs"),
+                    () -> NetworkPolicies.grant(
+                            request.getSpec().getContainerSpec().hasNetworkPolicy()
+                                    ? request.getSpec().getContainerSpec().getNetworkPolicy()
+                                    : null,
+                            "spec.container_spec.network_policy",
+                            secrets,
+                            v.environment()));
         } catch (IOException e) {
             throw new UncheckedIOException("materialising code " + o.code() + " failed: " + e.getMessage(), e);
         }

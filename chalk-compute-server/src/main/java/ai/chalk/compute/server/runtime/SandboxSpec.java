@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime;
 
+import ai.chalk.compute.server.egress.EgressPolicy;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.HashSet;
@@ -24,12 +25,15 @@ import java.util.regex.Pattern;
  *                   {@code /}); a runtime running an image
  *                   that declares its own (a Dockerfile's WORKDIR, an image spec's workdir) uses the image's
  * @param limits     cpu and memory limits, parsed
- * @param network    whether the sandbox may reach any network beyond its own loopback
+ * @param network    whether the sandbox may reach the whole network beyond its own loopback (a runtime keeps the
+ *                   server's host and cloud metadata out of reach even then)
  * @param entrypoint an optional long-running process started with the sandbox; empty for none
  * @param volumes    host directories mounted into the sandbox (read-write unless a binding says read-only)
  * @param initialFilesystem a directory on the host (the server's, e.g. a snapshot taken with
  *                   {@link RuntimeSandbox#snapshot}) whose contents are copied into the new sandbox's
  *                   writable layer before it starts; empty for a fresh layer. It is only read.
+ * @param egress     a network policy: the sandbox's only way out is then the server's egress proxy, which enforces
+ *                   it (with its secrets resolved); empty for none. Never together with {@code network}.
  */
 public record SandboxSpec(
         String id,
@@ -40,7 +44,8 @@ public record SandboxSpec(
         boolean network,
         List<String> entrypoint,
         List<VolumeBinding> volumes,
-        Optional<Path> initialFilesystem) {
+        Optional<Path> initialFilesystem,
+        Optional<EgressPolicy> egress) {
 
     private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
@@ -66,6 +71,24 @@ public record SandboxSpec(
             }
         }
         initialFilesystem = Objects.requireNonNull(initialFilesystem, "initialFilesystem");
+        egress = Objects.requireNonNull(egress, "egress");
+        if (network && egress.isPresent()) {
+            throw new IllegalArgumentException("a sandbox has either the whole network or a network policy");
+        }
+    }
+
+    /** A spec without a network policy. */
+    public SandboxSpec(
+            String id,
+            String image,
+            Map<String, String> env,
+            String workdir,
+            ResourceLimits limits,
+            boolean network,
+            List<String> entrypoint,
+            List<VolumeBinding> volumes,
+            Optional<Path> initialFilesystem) {
+        this(id, image, env, workdir, limits, network, entrypoint, volumes, initialFilesystem, Optional.empty());
     }
 
     /** {@code path} normalized ({@code /a/./b/../c} is {@code /a/c}); it must be absolute and free of NUL. */
@@ -77,7 +100,7 @@ public record SandboxSpec(
     public String toString() {
         return "SandboxSpec[id=" + id + ", image=" + image + ", env=" + env.keySet() + ", workdir=" + workdir
                 + ", limits=" + limits + ", network=" + network + ", entrypoint=" + entrypoint + ", volumes=" + volumes
-                + ", initialFilesystem=" + initialFilesystem + "]";
+                + ", initialFilesystem=" + initialFilesystem + ", egress=" + egress + "]";
     }
 
     private static String normalizedAbsolute(String what, String path) {
@@ -114,7 +137,8 @@ public record SandboxSpec(
 
     /** This spec with another image (the one built for an image spec). */
     public SandboxSpec withImage(String image) {
-        return new SandboxSpec(id, image, env, workdir, limits, network, entrypoint, volumes, initialFilesystem);
+        return new SandboxSpec(
+                id, image, env, workdir, limits, network, entrypoint, volumes, initialFilesystem, egress);
     }
 
     /** This spec with more variables (they win over the spec's own) and more bindings. */
@@ -123,7 +147,13 @@ public record SandboxSpec(
         e.putAll(moreEnv);
         List<VolumeBinding> v = new java.util.ArrayList<>(volumes);
         v.addAll(moreVolumes);
-        return new SandboxSpec(id, image, e, workdir, limits, network, entrypoint, v, initialFilesystem);
+        return new SandboxSpec(id, image, e, workdir, limits, network, entrypoint, v, initialFilesystem, egress);
+    }
+
+    /** This spec with a network policy enforced by the egress proxy instead of any other network. */
+    public SandboxSpec withEgress(EgressPolicy policy) {
+        return new SandboxSpec(
+                id, image, env, workdir, limits, false, entrypoint, volumes, initialFilesystem, Optional.of(policy));
     }
 
     /**

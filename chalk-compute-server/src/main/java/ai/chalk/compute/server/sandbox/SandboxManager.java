@@ -165,7 +165,9 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     /**
      * Creates and starts a sandbox described by a v2 spec, as {@link #create(String, CreateSandboxRequest)}: the fields
      * this runtime cannot honour are refused (FAILED_PRECONDITION naming them), the rest go through the same
-     * validation as v1's. Its {@code secret_refs} are resolved now, in the environment, into environment variables of
+     * validation as v1's. Its {@code network_policy} is enforced by the egress proxy ({@link NetworkPolicies}: none
+     * for no network, {@code allowed_routes ["0.0.0.0/0"]} alone for the whole one). Its {@code secret_refs} are
+     * resolved now, in the environment, into environment variables of
      * the sandbox's processes: the record keeps the references (the spec as given), never the values, so a restore
      * from a snapshot or a replica started later reads the secrets as they are then.
      *
@@ -178,6 +180,10 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         CreateSandboxRequest request = ContainerSpecs.toV1(spec);
         Map<String, String> secretEnv = secrets.resolve(environment, spec.getSecretRefsList(), "secret_refs");
         SandboxSpec runtimeSpec = specFor(environment, request, initialFilesystem, FieldNames.V2, secretEnv);
+        if (spec.hasNetworkPolicy()) {
+            runtimeSpec = NetworkPolicies.grant(spec.getNetworkPolicy(), "network_policy", secrets, environment)
+                    .applyTo(runtimeSpec);
+        }
         if (spec.hasChalkWorkloadIdentity()) {
             SandboxIdentities.Grant grant = identities.grant(runtimeSpec.id(), environment);
             runtimeSpec = runtimeSpec.with(grant.env(), grant.bindings());
@@ -360,7 +366,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         }
         List<SandboxSpec.VolumeBinding> mounts = VolumeMounts.resolve(environment, request.getVolumesList(), volumes);
         boolean network = false;
-        if (request.hasNetworkPolicy()) {
+        // v2's policy is read by create() (NetworkPolicies); v1 keeps its meaning: none, or the whole network
+        if (request.hasNetworkPolicy() && fields == FieldNames.V1) {
             var policy = request.getNetworkPolicy();
             boolean grantsAll = policy.getAllowedRoutesList().stream()
                             .anyMatch(r -> r.getRoute().equals("0.0.0.0/0") && r.getPortRangesCount() == 0)
@@ -368,10 +375,10 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     && policy.getAllowedHostsCount() == 0;
             boolean grantsNone = policy.getAllowedRoutesCount() == 0 && policy.getAllowedHostsCount() == 0;
             if (!grantsAll && !grantsNone) {
-                throw ComputeException.refused("network_policy: the " + runtime.name()
-                        + " runtime can give a sandbox either no network or the host's whole network"
-                        + " (allowed_routes [\"0.0.0.0/0\"]); per-route or per-host rules are not enforced here,"
-                        + " so they are refused rather than ignored");
+                throw ComputeException.refused("network_policy: a v1 CreateSandbox gives a sandbox either no network"
+                        + " or the host's whole network (allowed_routes [\"0.0.0.0/0\"]); per-route and per-host rules"
+                        + " are enforced for sandboxes created through chalk.sandbox.v2 (ChalkContainerSpec),"
+                        + " so they are refused here rather than ignored");
             }
             network = grantsAll;
         }

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.sandbox.NetworkGrant;
 import ai.chalk.compute.server.sandbox.SandboxIdentities;
 import java.time.Duration;
 import java.util.Map;
@@ -24,6 +25,8 @@ import java.util.function.Supplier;
  *                     {@code function:<id>/v3}
  * @param secretEnv    the variables the function's secret references give its replicas, read as each one starts (so a
  *                     replica started after a secret changed has the new value); never kept in the launch itself
+ * @param network      the network each replica gets from the function's network policy, read as each one starts (its
+ *                     header secrets, like {@code secretEnv}, are never kept in the launch)
  */
 public record WorkerLaunch(
         String revisionId,
@@ -37,7 +40,8 @@ public record WorkerLaunch(
         SandboxSpec.ResourceLimits limits,
         String environment,
         String workload,
-        Supplier<Map<String, String>> secretEnv) {
+        Supplier<Map<String, String>> secretEnv,
+        Supplier<NetworkGrant> network) {
 
     /** Names the environment's variables without their values; the secrets are never read here. */
     @Override

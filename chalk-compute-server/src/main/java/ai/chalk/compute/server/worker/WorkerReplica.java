@@ -134,15 +134,18 @@ public final class WorkerReplica implements AutoCloseable {
         try {
             Files.createDirectories(runDir);
             Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
-            sandbox = runtime.start(new SandboxSpec(
-                    id,
-                    java.image().orElse(""),
-                    env,
-                    WorkerLaunch.RUN_MOUNT,
-                    launch.limits(),
-                    false,
-                    List.of(),
-                    bindings(runtime, java, launch, runDir, server.map(ServerAccess::socketDir), identity)));
+            // the function's network policy, as a sandbox's: its calls to the server go over the socket, not this
+            sandbox = runtime.start(launch.network()
+                    .get()
+                    .applyTo(new SandboxSpec(
+                            id,
+                            java.image().orElse(""),
+                            env,
+                            WorkerLaunch.RUN_MOUNT,
+                            launch.limits(),
+                            false,
+                            List.of(),
+                            bindings(runtime, java, launch, runDir, server.map(ServerAccess::socketDir), identity))));
         } catch (IOException | RuntimeStartException e) {
             server.ifPresent(s -> s.tokens().release(id));
             throw new WorkerDiedException(

@@ -31,6 +31,8 @@ import java.nio.file.Path;
  * trailer; {@code crash} halts the JVM mid-call; {@code probe} answers whether {@code /chalk/code} is writable and
  * the worker's environment and Java and whether the server's socket is reachable; {@code slow} waits the payload's milliseconds, then echoes;
  * {@code print} writes the payload to stdout tagged as the protocol's worker tags a call's output, and untagged to stderr.
+ * {@code fetch} GETs the URL of the payload (with {@code Authorization: Bearer $API_KEY}) and answers the status and
+ * body.
  */
 public final class TestFunctionWorker {
 
@@ -78,6 +80,23 @@ public final class TestFunctionWorker {
                 + ";functions=" + System.getenv("CHALK_WORKER_FUNCTIONS") + ";java=" + System.getProperty("java.home")
                 + " " + System.getProperty("java.runtime.version") + ";server=" + serverReachable() + ";image="
                 + imageMarker();
+    }
+
+    /** The status and body of a GET of {@code url}, as Java's own client sends it (the JVM's proxy settings apply). */
+    private static String fetch(String url) {
+        try {
+            java.net.HttpURLConnection c = (java.net.HttpURLConnection)
+                    java.net.URI.create(url).toURL().openConnection();
+            c.setRequestProperty("Authorization", "Bearer " + System.getenv("API_KEY"));
+            c.setConnectTimeout(10_000);
+            c.setReadTimeout(10_000);
+            int status = c.getResponseCode();
+            java.io.InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream();
+            return status + " "
+                    + (in == null ? "" : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.io.IOException e) {
+            return "failed " + e;
+        }
     }
 
     /** What a function's own image says about itself in /etc/chalk-function-image, or "none". */
@@ -147,6 +166,7 @@ public final class TestFunctionWorker {
                             System.out.println("[chalk-function print] printed " + payload);
                             System.err.println("untagged " + payload);
                         }
+                        case "fetch" -> payload = fetch(payload);
                         case "slow" -> {
                             try {
                                 Thread.sleep(Long.parseLong(payload));

@@ -56,7 +56,9 @@ final class ContainerAdoption {
             if (id != null && sandboxes.containsKey(id)) {
                 continue; // started by this runtime
             }
-            if (id != null && runningIds.contains(id)) {
+            boolean proxied = c.getLabels() != null && c.getLabels().containsKey(DockerEgress.LABEL_EGRESS);
+            // a sandbox with a network policy lost its proxy (and the policy's secrets) with the server: not adopted
+            if (id != null && runningIds.contains(id) && !proxied) {
                 try {
                     InspectContainerResponse inspected = engine.inspect(c.getId());
                     if (Boolean.TRUE.equals(inspected.getState().getRunning())) {

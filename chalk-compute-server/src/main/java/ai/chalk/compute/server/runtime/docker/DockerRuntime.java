@@ -1,5 +1,7 @@
 package ai.chalk.compute.server.runtime.docker;
 
+import ai.chalk.compute.server.egress.EgressEndpoint;
+import ai.chalk.compute.server.egress.EgressOptions;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
@@ -105,6 +107,9 @@ public final class DockerRuntime implements SandboxRuntime {
     private final ScheduledExecutorService scheduler;
     private final DockerImageBuilder imageBuilder;
     private final NetworkFence fence;
+    /** The networks and proxy of sandboxes with a network policy. */
+    private final DockerEgress egress;
+
     private final VolumeMounts volumes;
     private final ExitWatch exits;
     private final ContainerAdoption adoption;
@@ -118,6 +123,7 @@ public final class DockerRuntime implements SandboxRuntime {
         private String defaultImage = DEFAULT_IMAGE;
         private boolean useHost = true;
         private Duration lifetimeMargin = LIFETIME_MARGIN;
+        private EgressOptions egress = EgressOptions.DEFAULTS;
 
         private Builder(Path stateDir) {
             this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
@@ -144,6 +150,15 @@ public final class DockerRuntime implements SandboxRuntime {
          */
         Builder useHost(boolean useHost) {
             this.useHost = useHost;
+            return this;
+        }
+
+        /**
+         * How the egress proxy of sandboxes with a network policy resolves names and which CAs it trusts; default the
+         * system resolver and the JDK's CAs.
+         */
+        public Builder egress(EgressOptions egress) {
+            this.egress = Objects.requireNonNull(egress, "egress");
             return this;
         }
 
@@ -199,6 +214,7 @@ public final class DockerRuntime implements SandboxRuntime {
             throw e;
         }
         String fenceProblem = fence.install();
+        this.egress = new DockerEgress(engine.client(), stateDir.resolve("egress"), b.egress, engineHere, key);
         this.volumes = VolumeMounts.under(stateDir, engineHere);
         this.adoption = new ContainerAdoption(this, engine, sandboxes, exits, volumes);
         this.imageBuilder =
@@ -336,6 +352,16 @@ public final class DockerRuntime implements SandboxRuntime {
         } catch (IOException e) {
             throw new RuntimeStartException("cannot mount the sandbox's volumes nosuid,nodev: " + e.getMessage(), e);
         }
+        DockerEgress.Prepared way = null;
+        if (spec.egress().isPresent()) {
+            try {
+                way = egress.prepare(id, spec.egress().get());
+            } catch (RuntimeStartException e) {
+                volumes.release(id);
+                throw e;
+            }
+            env = withProxy(env, way.proxy());
+        }
         SandboxContainerDef def = SandboxContainerDef.of(
                 spec,
                 image,
@@ -344,11 +370,15 @@ public final class DockerRuntime implements SandboxRuntime {
                 sources,
                 key,
                 Optional.ofNullable(lifetime).map(l -> l.plus(lifetimeMargin)));
+        if (way != null) {
+            def = def.withEgress(way.network(), way.binds());
+        }
         String containerId;
         try {
             containerId = engine.createContainer(def);
         } catch (RuntimeStartException e) {
             volumes.release(id);
+            egress.release(id);
             throw e;
         }
         DockerSandbox sandbox;
@@ -358,12 +388,17 @@ public final class DockerRuntime implements SandboxRuntime {
             }
             InspectContainerResponse inspected = engine.start(containerId);
             sandbox = new DockerSandbox(this, id, containerId, workdir, hostOf(inspected), false);
+            Long pid = inspected.getState().getPidLong();
+            if (way != null && pid != null && pid > 1) {
+                egress.fence(pid, way.proxy());
+            }
             if (sandboxes.putIfAbsent(id, sandbox) != null) {
                 throw new RuntimeStartException("a sandbox with id " + id + " is already running");
             }
         } catch (RuntimeStartException | RuntimeException e) {
             engine.removeContainer(containerId);
             volumes.release(id);
+            egress.release(id);
             if (e instanceof RuntimeStartException rse) {
                 throw rse;
             }
@@ -414,12 +449,30 @@ public final class DockerRuntime implements SandboxRuntime {
      */
     @Override
     public Collection<RuntimeSandbox> reconcile(Collection<String> runningIds) {
-        return adoption.reconcile(runningIds);
+        Collection<RuntimeSandbox> adopted = adoption.reconcile(runningIds);
+        egress.removeLeftovers();
+        return adopted;
     }
 
-    /** Unmounts the staged volumes of a sandbox whose container is gone. */
+    /** Unmounts the staged volumes of a sandbox whose container is gone, and removes its egress network. */
     void releaseVolumes(String sandboxId) {
         volumes.release(sandboxId);
+        egress.release(sandboxId);
+    }
+
+    /**
+     * {@code env} with the egress proxy's variables (over the spec's own: there is nothing else to reach), a
+     * {@code JAVA_TOOL_OPTIONS} of the spec's kept after the proxy's.
+     */
+    private static Map<String, String> withProxy(Map<String, String> env, java.net.InetAddress proxy) {
+        Map<String, String> all = new java.util.LinkedHashMap<>(env);
+        Map<String, String> proxyEnv = EgressEndpoint.sandboxEnv(proxy);
+        all.putAll(proxyEnv);
+        String own = env.get("JAVA_TOOL_OPTIONS");
+        if (own != null && !own.isBlank()) {
+            all.put("JAVA_TOOL_OPTIONS", proxyEnv.get("JAVA_TOOL_OPTIONS") + " " + own);
+        }
+        return all;
     }
 
     /** Terminates every sandbox (SIGTERM, then SIGKILL after a short grace), and disconnects. */
@@ -440,6 +493,7 @@ public final class DockerRuntime implements SandboxRuntime {
             }
         }
         closed = true;
+        egress.close();
         disconnect();
     }
 

@@ -33,6 +33,8 @@ import java.util.Optional;
  * @param binds     the volumes as the container binds them
  * @param serverKey the {@value DockerRuntime#LABEL_SERVER} label of the runtime that owns the container
  * @param endAfter  when the container's init ends it by itself (lifetime plus margin); empty for never
+ * @param egress    the sandbox's own network to the egress proxy when it has a network policy ({@link DockerEgress});
+ *                  empty for none
  */
 record SandboxContainerDef(
         String sandboxId,
@@ -43,7 +45,8 @@ record SandboxContainerDef(
         ResourceLimits limits,
         List<Bind> binds,
         String serverKey,
-        Optional<Duration> endAfter) {
+        Optional<Duration> endAfter,
+        Optional<String> egress) {
 
     /** How many processes (and threads) one sandbox may have at once. */
     static final long PIDS_MAX = 4096;
@@ -93,7 +96,16 @@ record SandboxContainerDef(
                 spec.limits(),
                 binds(spec.volumes(), volumeSources),
                 serverKey,
-                endAfter);
+                endAfter,
+                Optional.empty());
+    }
+
+    /** This container on {@code network}, the egress network of its policy, with the egress proxy's binds. */
+    SandboxContainerDef withEgress(String network, List<Bind> egressBinds) {
+        List<Bind> all = new ArrayList<>(binds);
+        all.addAll(egressBinds);
+        return new SandboxContainerDef(
+                sandboxId, image, workdir, env, false, limits, all, serverKey, endAfter, Optional.of(network));
     }
 
     /**
@@ -125,7 +137,7 @@ record SandboxContainerDef(
      */
     HostConfig hostConfig() {
         HostConfig hostConfig = HostConfig.newHostConfig()
-                .withNetworkMode(network ? NetworkFence.SANDBOXES : "none")
+                .withNetworkMode(egress.orElse(network ? NetworkFence.SANDBOXES : "none"))
                 .withCapDrop(Capability.ALL)
                 .withCapAdd(KEPT_CAPABILITIES.toArray(Capability[]::new))
                 .withSecurityOpts(List.of("no-new-privileges"))
@@ -144,7 +156,7 @@ record SandboxContainerDef(
     CreateContainerCmd applyTo(CreateContainerCmd cmd) {
         return cmd.withName(containerName())
                 .withHostName(SandboxHostname.of(sandboxId))
-                .withLabels(Map.of(DockerRuntime.LABEL_SANDBOX, sandboxId, DockerRuntime.LABEL_SERVER, serverKey))
+                .withLabels(labels())
                 .withEntrypoint("/bin/sh", "-c", Scripts.INIT)
                 .withCmd(endAfter.map(d -> List.of("chalk-init", Long.toString(seconds(d))))
                         .orElse(List.of("chalk-init")))
@@ -152,6 +164,14 @@ record SandboxContainerDef(
                 .withEnv(env)
                 .withWorkingDir(workdir)
                 .withHostConfig(hostConfig());
+    }
+
+    private Map<String, String> labels() {
+        Map<String, String> labels = new java.util.LinkedHashMap<>();
+        labels.put(DockerRuntime.LABEL_SANDBOX, sandboxId);
+        labels.put(DockerRuntime.LABEL_SERVER, serverKey);
+        egress.ifPresent(n -> labels.put(DockerEgress.LABEL_EGRESS, n));
+        return labels;
     }
 
     /** Whole seconds, rounded up, at least one: the init counts by {@code date +%s}. */

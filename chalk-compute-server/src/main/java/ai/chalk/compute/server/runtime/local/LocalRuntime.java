@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.egress.EgressOptions;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
@@ -104,6 +105,8 @@ public final class LocalRuntime implements SandboxRuntime {
     private final SandboxDefaults defaults;
     private final CompletableFuture<SandboxFilter> syscallFilter;
     private final NetworkAccess network;
+    /** The egress proxy of sandboxes with a network policy, started with the first one. */
+    private final EgressAccess egress;
     /** Removes the sandboxes' leftovers right after this server is killed (null when it could not start). */
     private final WhenServerDies cleanupAfterServer;
     /** Each sandbox's own user namespace and id range. */
@@ -152,6 +155,7 @@ public final class LocalRuntime implements SandboxRuntime {
         private String dockerHost;
         private String defaultImage;
         private SandboxDefaults defaults = SandboxDefaults.STANDARD;
+        private EgressOptions egress = EgressOptions.DEFAULTS;
 
         private Builder(Path stateDir) {
             this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
@@ -187,6 +191,15 @@ public final class LocalRuntime implements SandboxRuntime {
         /** Limits of sandboxes that set none, and how many may run at once; default {@link SandboxDefaults#STANDARD}. */
         public Builder defaults(SandboxDefaults defaults) {
             this.defaults = Objects.requireNonNull(defaults, "defaults");
+            return this;
+        }
+
+        /**
+         * How the egress proxy of sandboxes with a network policy resolves names and which CAs it trusts; default the
+         * system resolver and the JDK's CAs.
+         */
+        public Builder egress(EgressOptions egress) {
+            this.egress = Objects.requireNonNull(egress, "egress");
             return this;
         }
 
@@ -274,6 +287,7 @@ public final class LocalRuntime implements SandboxRuntime {
         this.spawner = new InitSpawner();
         this.scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-local-timer"));
         this.network = NetworkAccess.onThisHost(this.stateDir, spawner);
+        this.egress = new EgressAccess(this.stateDir.resolve("egress"), b.egress);
         this.cleanupAfterServer = Leftovers.removeWhenServerDies(sandboxesDir(), cgroups, tools);
         userNamespaces
                 .problem()
@@ -368,6 +382,7 @@ public final class LocalRuntime implements SandboxRuntime {
             }
         }
         cgroups.removeBaseIfEmpty();
+        egress.close();
         userNamespaces.close();
         if (cleanupAfterServer != null) {
             cleanupAfterServer.close();
@@ -426,6 +441,11 @@ public final class LocalRuntime implements SandboxRuntime {
      */
     Egress attachNetwork(Path sandboxDir, long pid) throws RuntimeStartException {
         return network.attach(sandboxDir, pid);
+    }
+
+    /** The egress proxy and links of sandboxes with a network policy. */
+    EgressAccess egress() {
+        return egress;
     }
 
     /** A user namespace for a new sandbox, with an id range of its own; empty when this host cannot give one. */

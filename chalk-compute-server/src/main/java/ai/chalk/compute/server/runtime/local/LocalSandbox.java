@@ -20,7 +20,6 @@ import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
 import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
 import ai.chalk.compute.server.runtime.local.cgroup.ProcessGroup;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
-import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.userns.IdRange;
 import com.pty4j.PtyProcessBuilder;
 import java.io.IOException;
@@ -71,8 +70,8 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private final SandboxCgroup groups;
     private final Process init;
-    /** The sandbox's way out when it has network (slirp4netns), closed at release. */
-    private final Egress egress;
+    /** The sandbox's way out when it has network (slirp4netns, or its link to the egress proxy), closed at release. */
+    private final SandboxInit.WayOut egress;
 
     private final long initPid;
     /** The host ids the sandbox's processes run as (its user namespace's mapping); empty: host root, no caps. */

@@ -1,5 +1,7 @@
 package ai.chalk.compute.server.runtime.local;
 
+import ai.chalk.compute.server.egress.EgressEndpoint;
+import ai.chalk.compute.server.egress.SandboxTrust;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxSpec;
@@ -13,6 +15,7 @@ import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.RootPaths;
 import ai.chalk.compute.server.runtime.local.mount.MountOp;
 import ai.chalk.compute.server.runtime.local.mount.MountPlan;
+import ai.chalk.compute.server.runtime.network.ProxyLinks;
 import ai.chalk.compute.server.runtime.userns.IdRange;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.IOException;
@@ -80,6 +83,8 @@ final class SandboxStart {
     private SandboxCgroup groups;
     private SandboxInit init = SandboxInit.NONE;
     private Optional<UserNamespace> userns = Optional.empty();
+    /** The sandbox's link to the egress proxy when it has a network policy; attached once its init runs. */
+    private ProxyLinks.Link link;
 
     private SandboxStart(LocalRuntime runtime, SandboxSpec spec) {
         this.runtime = runtime;
@@ -128,6 +133,11 @@ final class SandboxStart {
         if (spec.network() && level.isolated() && runtime.networkProblem().isPresent()) {
             throw new RuntimeStartException(runtime.networkProblem().get());
         }
+        if (spec.egress().isPresent() && !level.isolated()) {
+            throw new RuntimeStartException("a network policy needs a network namespace of the sandbox's own, and this"
+                    + " server runs sandboxes as plain processes (isolation none): install bubblewrap, or create the"
+                    + " sandbox without a network policy");
+        }
         if (level.isolated()
                 && (image != null
                                 ? SandboxCommands.Helpers.image(runtime.sandboxTools())
@@ -146,6 +156,9 @@ final class SandboxStart {
     private Started setUp() throws RuntimeStartException {
         Path hostWorkdir = null;
         try {
+            if (spec.egress().isPresent()) {
+                reserveLink();
+            }
             List<SandboxSpec.VolumeBinding> volumes = level.isolated() ? hostSide() : spec.volumes();
             // the sandbox's root as its processes see it: its layer id-mapped (an image root's overlay is made of
             // id-mapped layers already)
@@ -175,7 +188,11 @@ final class SandboxStart {
                 env.put("HOME", hostWorkdir.toString());
             }
             if (spec.network() && level.isolated()) {
-                init = init.withEgress(runtime.attachNetwork(dir, init.pid()));
+                init = init.withEgress(runtime.attachNetwork(dir, init.pid())::close);
+            }
+            if (link != null) {
+                init = init.withEgress(runtime.egress()
+                        .attach(link, init.pid(), id, spec.egress().get()));
             }
             // the init has joined the namespace, which now lives as long as the sandbox: its holder can go (after
             // the create has returned)
@@ -205,15 +222,43 @@ final class SandboxStart {
             SandboxDevices.create(dir.resolve("dev"));
             userns = runtime.newUserNamespace();
             init = init.withIds(userns.map(UserNamespace::range));
-            return userns.isPresent() ? idMapped(spec.volumes(), userns.get()) : spec.volumes();
+            List<SandboxSpec.VolumeBinding> volumes = new ArrayList<>(spec.volumes());
+            if (link != null) {
+                volumes.add(new SandboxSpec.VolumeBinding(runtime.egress().trustDir(), SandboxTrust.MOUNT, true));
+            }
+            return userns.isPresent() ? idMapped(volumes, userns.get()) : volumes;
         } catch (IOException e) {
             throw new RuntimeStartException(
                     "cannot set up the file system of sandbox " + id + ": " + e.getMessage(), e);
         }
     }
 
-    private MountPlan mountPlan(Path root, List<SandboxSpec.VolumeBinding> volumes) {
-        Optional<Path> resolv = spec.network() ? Optional.of(runtime.resolvConf()) : Optional.empty();
+    /**
+     * Reserves the sandbox's link to the egress proxy and puts the proxy's variables in its environment (over any of
+     * the spec's: a sandbox cannot point them elsewhere, there is nothing else to reach).
+     */
+    private void reserveLink() throws RuntimeStartException {
+        link = runtime.egress().reserve();
+        Map<String, String> proxyEnv = EgressEndpoint.sandboxEnv(link.hostAddress());
+        String javaOptions = env.get("JAVA_TOOL_OPTIONS");
+        env.putAll(proxyEnv);
+        if (javaOptions != null && !javaOptions.isBlank()) {
+            env.put("JAVA_TOOL_OPTIONS", proxyEnv.get("JAVA_TOOL_OPTIONS") + " " + javaOptions);
+        }
+    }
+
+    /** The resolver configuration of a sandbox with a policy, in its state directory (outside its root). */
+    private Path proxyResolvConf() throws IOException {
+        Path resolv = dir.resolve("resolv.conf");
+        Files.writeString(resolv, "nameserver " + link.hostAddress().getHostAddress() + "\noptions attempts:2\n");
+        Files.setPosixFilePermissions(resolv, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        return resolv;
+    }
+
+    private MountPlan mountPlan(Path root, List<SandboxSpec.VolumeBinding> volumes) throws IOException {
+        Optional<Path> resolv = spec.network()
+                ? Optional.of(runtime.resolvConf())
+                : link != null ? Optional.of(proxyResolvConf()) : Optional.empty();
         Path devices = dir.resolve("dev");
         return image != null
                 ? SandboxMounts.image(
@@ -253,7 +298,7 @@ final class SandboxStart {
                 dirs.add("/.chalk-old-root");
             }
             // the resolver file is mounted over: a real file, whatever link the image had there
-            List<String> files = spec.network() && level.isolated()
+            List<String> files = (spec.network() || link != null) && level.isolated()
                     ? List.of(ImageRoot.PRELOAD, SandboxCommands.RESOLV_CONF)
                     : List.of(ImageRoot.PRELOAD);
             if (userns.isPresent()) {
@@ -341,6 +386,9 @@ final class SandboxStart {
         userns.ifPresent(UserNamespace::close);
         if (init.egress() != null) {
             init.egress().close();
+        }
+        if (link != null) {
+            link.close();
         }
         if (init.process() != null) {
             init.process().destroyForcibly();

@@ -1,0 +1,95 @@
+package ai.chalk.compute.server.egress;
+
+import ai.chalk.compute.server.runtime.network.BlockedDestinations;
+import ai.chalk.compute.server.runtime.network.Prefix;
+import java.net.InetAddress;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * Where the proxy may connect: names resolved (the options' table first, then the system resolver, off the event
+ * loops), and the addresses no sandbox may reach whatever its policy says: the server host's own addresses (read
+ * again at most every few seconds, so a bridge added later is covered), loopback, link-local, cloud metadata
+ * ({@link BlockedDestinations}), and the links of sandboxes themselves.
+ */
+final class Destinations {
+
+    private static final long REFRESH_NANOS = 5_000_000_000L;
+
+    private final Map<String, List<InetAddress>> table;
+    private final List<String> alsoForbidden;
+    private final Executor resolver;
+    private volatile BlockedDestinations blocked;
+    private volatile long blockedAt;
+
+    /**
+     * @param table         names resolved without asking the system
+     * @param alsoForbidden prefixes refused besides the host's own (the sandboxes' link networks)
+     * @param resolver      where lookups block
+     */
+    Destinations(Map<String, List<InetAddress>> table, List<String> alsoForbidden, Executor resolver) {
+        this.table = Map.copyOf(table);
+        this.alsoForbidden = List.copyOf(alsoForbidden);
+        this.resolver = resolver;
+        refresh();
+    }
+
+    /** The addresses of {@code host} (an IP literal is its own), empty when it does not resolve. */
+    CompletableFuture<List<InetAddress>> resolve(String host) {
+        String h = HostPattern.normalize(host);
+        List<InetAddress> pinned = table.get(h);
+        if (pinned != null) {
+            return CompletableFuture.completedFuture(pinned);
+        }
+        if (isLiteral(h)) {
+            try {
+                return CompletableFuture.completedFuture(List.of(InetAddress.getByName(h)));
+            } catch (UnknownHostException e) {
+                return CompletableFuture.completedFuture(List.of());
+            }
+        }
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return List.of(InetAddress.getAllByName(h));
+                    } catch (UnknownHostException e) {
+                        return List.<InetAddress>of();
+                    }
+                },
+                resolver);
+    }
+
+    /** Whether no sandbox may ever reach {@code address}. */
+    boolean forbidden(InetAddress address) {
+        if (System.nanoTime() - blockedAt > REFRESH_NANOS) {
+            refresh();
+        }
+        Prefix p = Prefix.of(address);
+        return address.isAnyLocalAddress()
+                || address.isMulticastAddress()
+                || blocked.prefixes().stream().anyMatch(b -> b.contains(p));
+    }
+
+    private synchronized void refresh() {
+        try {
+            blocked = BlockedDestinations.ofThisHost().plus(alsoForbidden);
+        } catch (SocketException e) {
+            if (blocked == null) {
+                blocked = new BlockedDestinations(List.of())
+                        .plus(alsoForbidden)
+                        .plus(List.of("0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "::1", "fe80::/10"));
+            }
+        }
+        blockedAt = System.nanoTime();
+    }
+
+    /** Whether {@code host} is an IPv4 or IPv6 literal rather than a name. */
+    static boolean isLiteral(String host) {
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        return h.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}") || (h.contains(":") && h.matches("[0-9a-fA-F:.]+"));
+    }
+}

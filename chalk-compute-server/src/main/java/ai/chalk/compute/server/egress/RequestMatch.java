@@ -1,0 +1,76 @@
+package ai.chalk.compute.server.egress;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Which requests a rule applies to ({@code NetworkPolicyMatch}): every condition given must hold; none given matches
+ * every request.
+ *
+ * @param path    the path, without the query
+ * @param methods the methods, any case; empty for all
+ * @param query   each must match one parameter of the query string (a key and a value matcher; an absent one matches
+ *                anything)
+ * @param headers each must match one header (names compared in lower case)
+ */
+public record RequestMatch(
+        Optional<TextMatcher> path, Set<String> methods, List<KeyValueMatch> query, List<KeyValueMatch> headers) {
+
+    /** Matches every request. */
+    public static final RequestMatch ANY = new RequestMatch(Optional.empty(), Set.of(), List.of(), List.of());
+
+    public RequestMatch {
+        methods = methods.stream().map(m -> m.toUpperCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+        query = List.copyOf(query);
+        headers = List.copyOf(headers);
+    }
+
+    /**
+     * A key matcher and a value matcher, either absent for "anything".
+     *
+     * @param key   the name
+     * @param value the value
+     */
+    public record KeyValueMatch(Optional<TextMatcher> key, Optional<TextMatcher> value) {
+        boolean matches(String k, String v) {
+            return key.map(m -> m.matches(k)).orElse(true)
+                    && value.map(m -> m.matches(v)).orElse(true);
+        }
+    }
+
+    /**
+     * Whether a request matches.
+     *
+     * @param method  its method
+     * @param path    its path without the query
+     * @param query   its query parameters, decoded, in order
+     * @param headers its headers, names in lower case, in order
+     */
+    public boolean matches(
+            String method,
+            String path,
+            List<Map.Entry<String, String>> query,
+            List<Map.Entry<String, String>> headers) {
+        if (!methods.isEmpty() && !methods.contains(method.toUpperCase(Locale.ROOT))) {
+            return false;
+        }
+        if (this.path.isPresent() && !this.path.get().matches(path)) {
+            return false;
+        }
+        for (KeyValueMatch q : this.query) {
+            if (query.stream().noneMatch(e -> q.matches(e.getKey(), e.getValue()))) {
+                return false;
+            }
+        }
+        for (KeyValueMatch h : this.headers) {
+            if (headers.stream().noneMatch(e -> h.matches(e.getKey(), e.getValue()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,132 @@
+package ai.chalk.compute.server.egress;
+
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Applies an allowed host's rules to one request, in place: of the rules whose {@code match} holds, placeholders are
+ * replaced by their secrets inside header values (also inside a {@code Basic} credential, which carries them base64
+ * encoded), then headers are set (a later rule wins), and the first {@code forward_url} sends the request elsewhere.
+ * Nothing outside the headers changes: a placeholder in the path, the query or the body stays a placeholder.
+ */
+final class RequestRewrite {
+
+    private RequestRewrite() {}
+
+    /**
+     * Where a request goes.
+     *
+     * @param tls       whether over TLS
+     * @param host      the host (a name or a literal)
+     * @param port      the port
+     * @param forwarded whether a rule's forward_url chose it
+     */
+    record Target(boolean tls, String host, int port, boolean forwarded) {
+        String key() {
+            return (tls ? "https://" : "http://") + host + ":" + port;
+        }
+    }
+
+    /**
+     * Rewrites {@code request} (origin-form URI) by {@code rules}; returns where it must go, {@code original} unless a
+     * forward_url says otherwise.
+     */
+    static Target apply(HttpRequest request, List<HttpRule> rules, Target original) {
+        if (rules.isEmpty()) {
+            return original;
+        }
+        QueryStringDecoder uri = new QueryStringDecoder(request.uri(), StandardCharsets.UTF_8);
+        List<Map.Entry<String, String>> query = new ArrayList<>();
+        uri.parameters().forEach((k, vs) -> vs.forEach(v -> query.add(Map.entry(k, v))));
+        List<Map.Entry<String, String>> headers = new ArrayList<>();
+        request.headers().forEach(h -> headers.add(Map.entry(h.getKey().toLowerCase(Locale.ROOT), h.getValue())));
+        List<HttpRule> matching = rules.stream()
+                .filter(r -> r.match().matches(request.method().name(), uri.rawPath(), query, headers))
+                .toList();
+        Map<String, String> placeholders = new LinkedHashMap<>();
+        matching.forEach(r -> r.placeholders().forEach((p, v) -> placeholders.put(p, v.value())));
+        if (!placeholders.isEmpty()) {
+            substitute(request, placeholders);
+        }
+        for (HttpRule r : matching) {
+            r.setHeaders().forEach((name, value) -> request.headers().set(name, value.value()));
+        }
+        Optional<URI> forward = matching.stream()
+                .map(HttpRule::forwardUrl)
+                .flatMap(Optional::stream)
+                .findFirst();
+        if (forward.isEmpty()) {
+            return original;
+        }
+        URI f = forward.get();
+        boolean tls = "https".equals(f.getScheme());
+        int port = f.getPort() > 0 ? f.getPort() : tls ? 443 : 80;
+        String prefix = f.getRawPath() == null ? "" : f.getRawPath();
+        if (prefix.endsWith("/")) {
+            prefix = prefix.substring(0, prefix.length() - 1);
+        }
+        request.setUri(prefix + request.uri());
+        String host = f.getHost();
+        request.headers().set(HttpHeaderNames.HOST, hostHeader(host, port, tls));
+        return new Target(tls, host.startsWith("[") ? host.substring(1, host.length() - 1) : host, port, true);
+    }
+
+    /** {@code host}, or {@code host:port} when the port is not the scheme's own; IPv6 literals in brackets. */
+    static String hostHeader(String host, int port, boolean tls) {
+        String h = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+        return port == (tls ? 443 : 80) ? h : h + ":" + port;
+    }
+
+    private static void substitute(HttpRequest request, Map<String, String> placeholders) {
+        List<Map.Entry<String, String>> all = new ArrayList<>();
+        request.headers().forEach(all::add);
+        boolean changed = false;
+        List<Map.Entry<String, String>> next = new ArrayList<>();
+        for (Map.Entry<String, String> h : all) {
+            String v = replace(h.getValue(), placeholders);
+            if (h.getKey().equalsIgnoreCase("authorization") && v.regionMatches(true, 0, "Basic ", 0, 6)) {
+                v = basic(v, placeholders);
+            }
+            changed |= !v.equals(h.getValue());
+            next.add(Map.entry(h.getKey(), v));
+        }
+        if (changed) {
+            request.headers().clear();
+            next.forEach(h -> request.headers().add(h.getKey(), h.getValue()));
+        }
+    }
+
+    private static String replace(String value, Map<String, String> placeholders) {
+        String v = value;
+        for (Map.Entry<String, String> p : placeholders.entrySet()) {
+            if (v.contains(p.getKey())) {
+                v = v.replace(p.getKey(), p.getValue());
+            }
+        }
+        return v;
+    }
+
+    private static String basic(String value, Map<String, String> placeholders) {
+        String encoded = value.substring(6).strip();
+        String decoded;
+        try {
+            decoded = new String(Base64.getDecoder().decode(encoded), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return value;
+        }
+        String replaced = replace(decoded, placeholders);
+        return replaced.equals(decoded)
+                ? value
+                : "Basic " + Base64.getEncoder().encodeToString(replaced.getBytes(StandardCharsets.UTF_8));
+    }
+}

@@ -1,0 +1,92 @@
+package ai.chalk.compute.server.egress;
+
+import io.netty.handler.ssl.SslContext;
+import java.net.InetAddress;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What every connection of one sandbox's endpoint shares: the sandbox, its policy, and the proxy's means (where names
+ * resolve, what is forbidden, the TLS contexts). Refusals are logged here, at DEBUG, naming the sandbox, the destination
+ * and the reason, never a header or a secret.
+ */
+final class SandboxLink {
+
+    private static final Logger log = LoggerFactory.getLogger(EgressProxy.class);
+
+    private final String sandboxId;
+    private final EgressPolicy policy;
+    private final InetAddress proxyAddress;
+    private final EgressProxy proxy;
+
+    SandboxLink(String sandboxId, EgressPolicy policy, InetAddress proxyAddress, EgressProxy proxy) {
+        this.sandboxId = sandboxId;
+        this.policy = policy;
+        this.proxyAddress = proxyAddress;
+        this.proxy = proxy;
+    }
+
+    String sandboxId() {
+        return sandboxId;
+    }
+
+    EgressPolicy policy() {
+        return policy;
+    }
+
+    /** The proxy's own address on the sandbox's link: what the resolver answers for allowed names. */
+    InetAddress proxyAddress() {
+        return proxyAddress;
+    }
+
+    /**
+     * Whether a connection to {@code host} on {@code port} may go out, and where to. A name neither listed nor
+     * possibly in a route is refused without a lookup: made-up names never reach a resolver outside.
+     */
+    CompletableFuture<Decision> decide(String host, int port) {
+        if (policy.entryFor(host).isEmpty() && policy.allowedRoutes().isEmpty()) {
+            return CompletableFuture.completedFuture(Decision.refuse(host + " is not in allowed_hosts"));
+        }
+        return proxy.destinations()
+                .resolve(host)
+                .thenApply(addresses -> policy.decide(host, port, addresses, proxy.destinations()::forbidden));
+    }
+
+    /** The addresses of a forward_url's host that may be connected to: not denied, not forbidden. */
+    CompletableFuture<List<InetAddress>> forwardTarget(String host) {
+        return proxy.destinations()
+                .resolve(host)
+                .thenApply(addresses -> addresses.stream()
+                        .filter(a -> !policy.denied(a) && !proxy.destinations().forbidden(a))
+                        .toList());
+    }
+
+    /** The addresses of {@code host}, as the proxy resolves them. */
+    CompletableFuture<List<InetAddress>> resolve(String host) {
+        return proxy.destinations().resolve(host);
+    }
+
+    /** The server side of an intercepted connection to {@code host}: a certificate of the server's CA. */
+    SslContext interceptContext(String host) {
+        return proxy.interceptContext(host);
+    }
+
+    /** The client side of connections to intercepted hosts: their certificates verified, their names checked. */
+    SslContext upstreamContext() {
+        return proxy.upstreamContext();
+    }
+
+    void refused(String what, String reason) {
+        if (log.isDebugEnabled()) {
+            log.debug("Sandbox {}: egress refused: {}: {}", sandboxId, what, reason);
+        }
+    }
+
+    void allowed(String what) {
+        if (log.isTraceEnabled()) {
+            log.trace("Sandbox {}: egress allowed: {}", sandboxId, what);
+        }
+    }
+}
