@@ -91,7 +91,6 @@ public record SandboxSpec(
         this(id, image, env, workdir, limits, network, entrypoint, volumes, initialFilesystem, Optional.empty());
     }
 
-    /** {@code path} normalized ({@code /a/./b/../c} is {@code /a/c}); it must be absolute and free of NUL. */
     /**
      * Names the environment's variables without their values: a value may be a secret the sandbox was given, and a
      * spec reaches log lines and exception messages.
@@ -103,6 +102,7 @@ public record SandboxSpec(
                 + ", initialFilesystem=" + initialFilesystem + ", egress=" + egress + "]";
     }
 
+    /** {@code path} normalized ({@code /a/./b/../c} is {@code /a/c}); it must be absolute and free of NUL. */
     private static String normalizedAbsolute(String what, String path) {
         if (!path.startsWith("/") || path.indexOf('\0') >= 0) {
             throw new IllegalArgumentException("the sandbox " + what + " must be an absolute path: " + path);

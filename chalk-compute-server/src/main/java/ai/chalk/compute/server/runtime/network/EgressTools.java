@@ -1,13 +1,18 @@
 package ai.chalk.compute.server.runtime.network;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
+import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The host programs that give a sandbox egress, found by their real paths on a fixed search path (never the
@@ -64,5 +69,35 @@ public record EgressTools(Path slirp4netns, Path nft, Path nsenter, Path setpriv
             }
         }
         return null;
+    }
+
+    /**
+     * Runs one of the tools with {@code input} on its stdin and a clean environment (only {@link #SEARCH_PATH}), for
+     * at most ten seconds.
+     *
+     * @return {@code null} when it succeeds, else what it said (or its exit code, or that it timed out)
+     */
+    static String run(List<String> command, String input) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(new File("/")).redirectErrorStream(true);
+        pb.environment().clear();
+        pb.environment().put("PATH", SEARCH_PATH);
+        Process p = pb.start();
+        try (OutputStream in = p.getOutputStream()) {
+            in.write(input.getBytes(StandardCharsets.UTF_8));
+        }
+        ByteArrayOutputStream said = new ByteArrayOutputStream();
+        p.getInputStream().transferTo(said);
+        try {
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return String.join(" ", command) + " timed out";
+            }
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+        String out = said.toString(StandardCharsets.UTF_8).trim();
+        return p.exitValue() == 0 ? null : (out.isEmpty() ? "exit code " + p.exitValue() : out);
     }
 }

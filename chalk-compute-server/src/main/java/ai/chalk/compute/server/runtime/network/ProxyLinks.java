@@ -1,18 +1,13 @@
 package ai.chalk.compute.server.runtime.network;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
-import java.io.ByteArrayOutputStream;
-import java.io.File;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The only way out of a sandbox with a network policy: a veth pair from its network namespace to the server's host,
@@ -100,7 +95,7 @@ public final class ProxyLinks {
         }
         ProxyLinks links = new ProxyLinks(ip, nft, nsenter, proxyTcpPorts, dnsPort);
         try {
-            String failed = links.run(List.of(nft.toString(), "-f", "-"), links.hostRules());
+            String failed = EgressTools.run(List.of(nft.toString(), "-f", "-"), links.hostRules());
             if (failed != null) {
                 throw new RuntimeStartException(
                         "cannot install the host's firewall rules for sandboxes' links (nft): " + failed);
@@ -123,14 +118,15 @@ public final class ProxyLinks {
             int slot = (start + i * 7919) % DOCKER_FIRST_SLOT;
             String host = PREFIX + slot;
             String peer = PREFIX + slot + "p";
-            String failed = run(List.of(ip.toString(), "link", "add", host, "type", "veth", "peer", "name", peer), "");
+            String failed = EgressTools.run(
+                    List.of(ip.toString(), "link", "add", host, "type", "veth", "peer", "name", peer), "");
             if (failed != null) {
                 lastFailure = failed;
                 continue; // taken (by this server or another on the host): the next one
             }
             Link link = new Link(slot, host, peer);
             try {
-                check(run(
+                check(EgressTools.run(
                         List.of(
                                 sh,
                                 "-c",
@@ -248,14 +244,15 @@ public final class ProxyLinks {
                     Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString())) {
                 throw new IOException("process " + pid + " shares the server's network namespace");
             }
-            check(run(
+            check(EgressTools.run(
                     List.of(nsenter.toString(), "--net=" + netns, "--", nft.toString(), "-f", "-"),
                     sandboxRules(hostAddress())));
-            check(run(List.of(ip.toString(), "link", "set", peerInterface, "netns", Long.toString(pid)), ""));
+            check(EgressTools.run(
+                    List.of(ip.toString(), "link", "set", peerInterface, "netns", Long.toString(pid)), ""));
             if (!target.equals(Files.readSymbolicLink(netns).toString())) {
                 throw new IOException("process " + pid + " ended while its network link was set up");
             }
-            check(run(
+            check(EgressTools.run(
                     List.of(
                             nsenter.toString(),
                             "--net=" + netns,
@@ -280,7 +277,7 @@ public final class ProxyLinks {
             }
             closed = true;
             try {
-                run(List.of(ip.toString(), "link", "del", hostInterface), "");
+                EgressTools.run(List.of(ip.toString(), "link", "del", hostInterface), "");
             } catch (IOException e) {
                 // gone with the sandbox's namespace already
             }
@@ -309,7 +306,7 @@ public final class ProxyLinks {
      * of host process {@code pid}: for a namespace made by someone else, a Docker container's.
      */
     public void fence(long pid, InetAddress proxy) throws IOException {
-        check(run(
+        check(EgressTools.run(
                 List.of(nsenter.toString(), "--net=/proc/" + pid + "/ns/net", "--", nft.toString(), "-f", "-"),
                 sandboxRules(proxy)));
     }
@@ -343,30 +340,5 @@ public final class ProxyLinks {
         }
         missing.add(name);
         return Path.of(name);
-    }
-
-    /** Runs {@code command} with {@code input} on its stdin; null when it succeeds, else what it said. */
-    private String run(List<String> command, String input) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(new File("/")).redirectErrorStream(true);
-        pb.environment().clear();
-        pb.environment().put("PATH", EgressTools.SEARCH_PATH);
-        Process p = pb.start();
-        try (OutputStream in = p.getOutputStream()) {
-            in.write(input.getBytes(StandardCharsets.UTF_8));
-        }
-        ByteArrayOutputStream said = new ByteArrayOutputStream();
-        p.getInputStream().transferTo(said);
-        try {
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return String.join(" ", command) + " timed out";
-            }
-        } catch (InterruptedException e) {
-            p.destroyForcibly();
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted", e);
-        }
-        String out = said.toString(StandardCharsets.UTF_8).trim();
-        return p.exitValue() == 0 ? null : (out.isEmpty() ? "exit code " + p.exitValue() : out);
     }
 }

@@ -2,11 +2,9 @@ package ai.chalk.compute.server.runtime.network;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.threads.DaemonThreads;
-import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -107,7 +105,7 @@ public final class SandboxNetwork {
                     + "its own (bwrap --unshare-net, unshare --net) before giving it network");
         }
         String rules = EgressRules.render(BlockedDestinations.ofThisHost().plus(alsoBlocked));
-        String nft = run(
+        String nft = EgressTools.run(
                 List.of(
                         tools.nsenter().toString(),
                         "--net=" + netns,
@@ -189,31 +187,6 @@ public final class SandboxNetwork {
         } catch (IOException e) {
             throw new IOException("process " + pid + " is gone (its network namespace cannot be read)", e);
         }
-    }
-
-    /** Runs {@code command} with {@code input} on its stdin; null when it succeeds, else what it said. */
-    private static String run(List<String> command, String input) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(new File("/")).redirectErrorStream(true);
-        pb.environment().clear();
-        pb.environment().put("PATH", EgressTools.SEARCH_PATH);
-        Process p = pb.start();
-        try (OutputStream in = p.getOutputStream()) {
-            in.write(input.getBytes(StandardCharsets.UTF_8));
-        }
-        ByteArrayOutputStream said = new ByteArrayOutputStream();
-        p.getInputStream().transferTo(said);
-        try {
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return "timed out";
-            }
-        } catch (InterruptedException e) {
-            p.destroyForcibly();
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted", e);
-        }
-        String out = said.toString(StandardCharsets.UTF_8).trim();
-        return p.exitValue() == 0 ? null : (out.isEmpty() ? "exit code " + p.exitValue() : out);
     }
 
     private static String tail(Path log) {
