@@ -6,11 +6,16 @@ import ai.chalk.compute.server.LocalRuntimeOptions;
 import ai.chalk.compute.server.RuntimeChoice;
 import ai.chalk.compute.server.RuntimeOptions;
 import ai.chalk.compute.server.auth.Authentication;
+import ai.chalk.compute.server.egress.EgressOptions;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
 import ai.chalk.compute.server.runtime.local.SandboxDefaults;
+import java.net.InetAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
@@ -124,7 +129,50 @@ public final class ServerMain implements Callable<Integer> {
                     "Key that encrypts secrets at rest: 32 random bytes in base64 (openssl rand -base64 32), mode 0600. Default: <data-dir>/secrets.key, made on first start.")
     Path secretsKeyFile;
 
+    @Option(
+            names = "--egress-host",
+            description =
+                    "NAME=ADDRESS[,ADDRESS...]: how the egress proxy of sandboxes with a network policy resolves NAME, before the system resolver (split DNS); repeatable.")
+    List<String> egressHosts = new ArrayList<>();
+
+    @Option(
+            names = "--egress-ca",
+            description =
+                    "PEM file of further CAs the egress proxy trusts, besides the JDK's, when it decrypts requests to a host with rules (a TLS-inspecting gateway's).")
+    Path egressCa;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
+
+    /** The egress proxy's options from {@code --egress-host} and {@code --egress-ca}. */
+    private EgressOptions egressOptions() {
+        EgressOptions options = EgressOptions.DEFAULTS;
+        for (String entry : egressHosts) {
+            int eq = entry.indexOf('=');
+            if (eq <= 0) {
+                throw new CommandLine.ParameterException(
+                        new CommandLine(this), "--egress-host " + entry + ": expected NAME=ADDRESS[,ADDRESS...]");
+            }
+            List<InetAddress> addresses = new ArrayList<>();
+            for (String a : entry.substring(eq + 1).split(",")) {
+                try {
+                    addresses.add(ai.chalk.compute.server.runtime.network.Prefix.parse(a.strip())
+                            .address());
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(
+                            new CommandLine(this), "--egress-host " + entry + ": " + a + " is not an IP address");
+                }
+            }
+            options = options.withHost(entry.substring(0, eq).strip(), addresses.toArray(InetAddress[]::new));
+        }
+        if (egressCa != null) {
+            if (!Files.isReadable(egressCa)) {
+                throw new CommandLine.ParameterException(
+                        new CommandLine(this), "--egress-ca " + egressCa + " is not a readable file");
+            }
+            options = options.withUpstreamTrust(egressCa);
+        }
+        return options;
+    }
 
     public static void main(String[] args) {
         if (System.getProperty("logback.configurationFile") == null) {
@@ -174,6 +222,7 @@ public final class ServerMain implements Callable<Integer> {
                 .workerImage(workerImage)
                 .build();
         settings.runtime(RuntimeOptions.of(runtimeChoice, local.build(), docker));
+        settings.egress(egressOptions());
         if (httpPort != null) {
             settings.httpPort(httpPort);
         }

@@ -38,11 +38,6 @@ public record EgressPolicy(List<HostEntry> hosts, List<Route> allowedRoutes, Lis
                 .max(Comparator.comparingInt(e -> e.pattern().specificity()));
     }
 
-    /** Whether any host of the policy has its requests rewritten, so that the sandbox needs to trust the CA. */
-    public boolean interceptsAny() {
-        return hosts.stream().anyMatch(HostEntry::intercepted);
-    }
-
     /**
      * Whether a connection to {@code host} on {@code port} may go out, and to which of its addresses.
      *

@@ -445,8 +445,8 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
             }
             ctx.write(msg, ctx.voidPromise());
             if (!ctx.channel().isWritable()) {
+                up.channel().config().setAutoRead(false); // before the flush, as in Relay
                 ctx.flush();
-                up.channel().config().setAutoRead(false);
             }
             if (msg instanceof LastHttpContent) {
                 if (informational) {

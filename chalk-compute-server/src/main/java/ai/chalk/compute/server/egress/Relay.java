@@ -27,8 +27,10 @@ final class Relay extends ChannelInboundHandlerAdapter {
         }
         peer.write(msg, peer.voidPromise());
         if (!peer.isWritable()) {
-            peer.flush();
+            // paused before the flush: a flush that drains the peer at once fires its writability change (which
+            // resumes reading here) during the flush, and a pause after it would never be lifted
             ctx.channel().config().setAutoRead(false);
+            peer.flush();
         }
     }
 

@@ -206,6 +206,13 @@ final class DockerEgress {
         }
     }
 
+    /** Stops serving without removing anything, as a crashed server would; for tests of a restart. */
+    synchronized void abandon() {
+        if (proxy != null) {
+            proxy.close();
+        }
+    }
+
     synchronized void close() {
         bySandbox.keySet().forEach(this::release);
         if (proxy != null) {

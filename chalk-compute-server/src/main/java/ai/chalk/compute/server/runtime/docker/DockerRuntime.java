@@ -500,6 +500,7 @@ public final class DockerRuntime implements SandboxRuntime {
     /** Disconnects without stopping anything, as a crashed server would; for tests of {@link #reconcile}. */
     void abandon() {
         closed = true;
+        egress.abandon();
         disconnect();
     }
 

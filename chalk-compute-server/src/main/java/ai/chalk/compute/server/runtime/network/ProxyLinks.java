@@ -218,11 +218,6 @@ public final class ProxyLinks {
             return address(2);
         }
 
-        /** The host-side interface's name. */
-        public String hostInterface() {
-            return hostInterface;
-        }
-
         private InetAddress address(int last) {
             int n = (10 << 24) | (199 << 16) | (slot << 2) | last;
             try {

@@ -150,6 +150,39 @@ class DockerEgressSecurityTest {
                 .doesNotContain(SECRET);
     }
 
+    @Test
+    void aRestartedServerDoesNotAdoptASandboxWhoseProxyIsGone() throws Exception {
+        Path own = Files.createTempDirectory("chalk-docker-egress-restart");
+        DockerRuntime first = DockerRuntime.builder(own)
+                .defaultImage(DockerTesting.image())
+                .egress(world.options())
+                .build();
+        RuntimeSandbox s = first.start(
+                new SandboxSpec(RuntimeTesting.newId(), "", Map.of(), "/", ResourceLimits.NONE, false, List.of())
+                        .withEgress(hosts("api.allowed.test")));
+        String network = "chalk-egress-" + s.id();
+        assertThat(DockerTesting.docker("network", "inspect", network).code()).isZero();
+        first.abandon(); // as a crashed server: the container and its network stay, the proxy is gone
+        try (DockerRuntime second = DockerRuntime.builder(own)
+                .defaultImage(DockerTesting.image())
+                .egress(world.options())
+                .build()) {
+            assertThat(second.reconcile(List.of(s.id()))).isEmpty();
+            assertThat(DockerTesting.docker("network", "inspect", network).code())
+                    .isNotZero();
+            assertThat(DockerTesting.docker(
+                                    "ps",
+                                    "-a",
+                                    "--filter",
+                                    "label=" + DockerRuntime.LABEL_SANDBOX + "=" + s.id(),
+                                    "--format",
+                                    "{{.ID}}")
+                            .output()
+                            .strip())
+                    .isEmpty();
+        }
+    }
+
     private static List<String> authorization(List<JsonNode> requests) {
         List<String> values = new ArrayList<>();
         for (JsonNode r : requests) {

@@ -1,0 +1,50 @@
+package ai.chalk.compute.server.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The standalone server's egress proxy flags: malformed ones are refused at once, naming the flag. */
+class EgressFlagsTest {
+
+    private static String refused(Path dataDir, String... flags) throws Exception {
+        Path logFile = Files.createTempFile(dataDir, "server-", ".log");
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                ServerMain.class.getName(),
+                "--port",
+                "0",
+                "--data-dir",
+                dataDir.toString()));
+        command.addAll(List.of(flags));
+        Process p = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(logFile.toFile())
+                .start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String log = Files.readString(logFile, StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(log).isNotZero();
+        return log;
+    }
+
+    @Test
+    void malformedEgressFlagsAreRefusedNamingTheFlag(@TempDir Path dataDir) throws Exception {
+        assertThat(refused(dataDir, "--egress-host", "api.example.com"))
+                .contains("--egress-host api.example.com: expected NAME=ADDRESS")
+                .doesNotContain("listening on");
+        assertThat(refused(dataDir, "--egress-host", "api.example.com=not-an-ip"))
+                .contains("not-an-ip is not an IP address");
+        assertThat(refused(
+                        dataDir, "--egress-ca", dataDir.resolve("missing.pem").toString()))
+                .contains("is not a readable file");
+    }
+}
