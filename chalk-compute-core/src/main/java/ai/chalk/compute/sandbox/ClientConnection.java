@@ -63,7 +63,7 @@ final class ClientConnection {
             ConnectionSettings settings, TokenSource tokens, TokenSource owned, Map<String, String> env) {
         ManagedChannel raw = settings.openChannel();
         Channel calls = tokens == null ? raw : ClientInterceptors.intercept(raw, new ChalkAuthInterceptor(tokens));
-        QueuedCallEndpoint queued = QueuedCallEndpoint.fromEnv(env, calls, settings.target(), tokens);
+        QueuedCallEndpoint queued = QueuedCallEndpoint.fromEnv(env, calls, settings, tokens);
         return new ClientConnection(calls, raw, owned, settings.target(), queued, true);
     }
 

@@ -35,12 +35,15 @@ final class QueuedCallEndpoint implements AutoCloseable {
     private final String serverTarget;
     private final TokenSource tokens; // null: no identity, so nothing to discover with
     private final String configured; // null: discover
+    private final boolean serverTls;
     private Discovered discovered; // guarded by this
 
     /** What discovery found, for the token it was found with; {@code channel == null} means the server's own. */
     private record Discovered(AccessToken token, String target, ManagedChannel channel) {}
 
-    private QueuedCallEndpoint(Channel server, String serverTarget, TokenSource tokens, String configured) {
+    private QueuedCallEndpoint(
+            Channel server, String serverTarget, TokenSource tokens, String configured, boolean serverTls) {
+        this.serverTls = serverTls;
         this.server = server;
         this.serverTarget = serverTarget;
         this.tokens = tokens;
@@ -49,17 +52,22 @@ final class QueuedCallEndpoint implements AutoCloseable {
 
     /** Queued calls over the server's own channel: an embedded server, or a channel the user manages. */
     static QueuedCallEndpoint server(Channel server, String target) {
-        return new QueuedCallEndpoint(server, target, null, null);
+        return new QueuedCallEndpoint(server, target, null, null, false);
     }
 
     /**
      * Queued calls for a client configured from {@code env}: to {@value #ENV_GRPC_ENGINE} when set, else discovered
      * with {@code tokens} (when there is an identity), else to the server.
      */
-    static QueuedCallEndpoint fromEnv(Map<String, String> env, Channel server, String target, TokenSource tokens) {
+    static QueuedCallEndpoint fromEnv(
+            Map<String, String> env, Channel server, ConnectionSettings settings, TokenSource tokens) {
         String engine = env.get(ENV_GRPC_ENGINE);
         return new QueuedCallEndpoint(
-                server, target, tokens, engine == null || engine.isBlank() ? null : engine.strip());
+                server,
+                settings.target(),
+                tokens,
+                engine == null || engine.isBlank() ? null : engine.strip(),
+                settings.useTls());
     }
 
     /** The channel the next queued call goes over. */
@@ -81,7 +89,7 @@ final class QueuedCallEndpoint implements AutoCloseable {
     private Discovered resolve() {
         if (configured != null) {
             if (discovered == null) {
-                discovered = open(null, configured);
+                discovered = open(null, ConnectionSettings.forTarget(configured));
             }
             return discovered;
         }
@@ -96,7 +104,7 @@ final class QueuedCallEndpoint implements AutoCloseable {
         Discovered previous = discovered;
         discovered = engine.isEmpty() || sameAddress(engine)
                 ? new Discovered(token, serverTarget, null)
-                : open(token, engine);
+                : open(token, discoveredEngine(engine, serverTls));
         if (previous != null && previous.channel() != null) {
             previous.channel().shutdown();
         }
@@ -127,8 +135,25 @@ final class QueuedCallEndpoint implements AutoCloseable {
         return ConnectionSettings.forTarget(engine).target().equals(serverTarget);
     }
 
-    private static Discovered open(AccessToken token, String engine) {
+    /**
+     * The settings for an engine the server described. The client's token goes there, so an engine described over TLS
+     * is reached over TLS too: {@code host:port} inherits it, and an {@code http://} URL is refused rather than sending
+     * the token in the clear because the metadata API said so.
+     */
+    static ConnectionSettings discoveredEngine(String engine, boolean serverTls) {
         ConnectionSettings settings = ConnectionSettings.forTarget(engine);
+        if (!serverTls || settings.useTls()) {
+            return settings;
+        }
+        if (engine.strip().toLowerCase(java.util.Locale.ROOT).startsWith("http://")) {
+            throw new FailedPreconditionException("the server, reached over TLS, names a plaintext engine for queued"
+                    + " function calls (" + engine + "); the token is not sent there: set " + ENV_GRPC_ENGINE
+                    + " to the engine's address");
+        }
+        return settings.withTls(true);
+    }
+
+    private static Discovered open(AccessToken token, ConnectionSettings settings) {
         return new Discovered(token, settings.target(), settings.openChannel());
     }
 

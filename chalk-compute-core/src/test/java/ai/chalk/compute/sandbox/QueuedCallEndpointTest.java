@@ -1,6 +1,7 @@
 package ai.chalk.compute.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.auth.ClientCredentialsTokenSource;
 import ai.chalk.compute.error.ChalkComputeException;
@@ -133,7 +134,7 @@ class QueuedCallEndpointTest {
                         Map.of(),
                         ClientInterceptors.intercept(
                                 raw, new ai.chalk.compute.auth.ChalkAuthInterceptor(tokens), counting),
-                        target,
+                        ai.chalk.compute.connection.ConnectionSettings.forTarget(target),
                         tokens)) {
             endpoint.channel();
             endpoint.channel();
@@ -146,6 +147,28 @@ class QueuedCallEndpointTest {
         } finally {
             raw.shutdownNow();
         }
+    }
+
+    /**
+     * A metadata API (or whoever answers in its place) naming a plaintext engine must not get the token of a client
+     * that reached it over TLS sent in the clear.
+     */
+    @Test
+    void aServerReachedOverTlsCannotDowngradeTheEngineToPlaintext() {
+        assertThatThrownBy(() -> QueuedCallEndpoint.discoveredEngine("http://engine.example:80", true))
+                .isInstanceOf(ai.chalk.compute.error.FailedPreconditionException.class)
+                .hasMessageContaining("CHALK_GRPC_ENGINE");
+        assertThat(QueuedCallEndpoint.discoveredEngine("engine.example:443", true)
+                        .useTls())
+                .as("host:port inherits the server's TLS")
+                .isTrue();
+        assertThat(QueuedCallEndpoint.discoveredEngine("https://engine.example", true)
+                        .useTls())
+                .isTrue();
+        assertThat(QueuedCallEndpoint.discoveredEngine("http://127.0.0.1:50051", false)
+                        .useTls())
+                .as("a plaintext server's engine as described")
+                .isFalse();
     }
 
     @Test
