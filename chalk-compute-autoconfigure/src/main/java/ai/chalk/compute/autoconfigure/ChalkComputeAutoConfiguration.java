@@ -68,7 +68,20 @@ public final class ChalkComputeAutoConfiguration {
                         + " chalk.compute.embedded.enabled at auto) for the embedded one");
             }
             String name = server.inProcessName();
-            channel = ChalkComputeChannel.embedded(() -> opener.openInProcess(name), name);
+            // the application's startup does not wait for the embedded server: its first call does
+            channel = ChalkComputeChannel.embedded(
+                    () -> {
+                        try {
+                            server.awaitServing();
+                        } catch (RuntimeException e) {
+                            throw io.grpc.Status.UNAVAILABLE
+                                    .withDescription(e.getMessage())
+                                    .withCause(e)
+                                    .asRuntimeException();
+                        }
+                        return opener.openInProcess(name);
+                    },
+                    name);
         }
         ChalkComputeChannel.Kind kind = channel.kind();
         List<ChalkComputeChannelInterceptor> applicable = interceptors

@@ -99,6 +99,8 @@ class ChalkComputeAutoConfigurationTests {
         SandboxClient[] client = new SandboxClient[1];
         runner.run(context -> {
             embedded[0] = context.getBean(EmbeddedComputeServer.class);
+            // the application's startup does not wait for the server; a client of one's own waits for it first
+            embedded[0].awaitServing();
             client[0] = SandboxClient.inProcess(embedded[0].inProcessName());
             assertThat(client[0].list()).isEmpty();
         });
@@ -107,6 +109,53 @@ class ChalkComputeAutoConfigurationTests {
         org.assertj.core.api.Assertions.assertThatThrownBy(client[0]::list)
                 .isInstanceOf(ServerUnavailableException.class);
         client[0].close();
+    }
+
+    @Test
+    void anEmbeddedServerThatCannotStartFailsItsCallsAndHealthWithTheReasonNotTheApplicationsStartup()
+            throws Exception {
+        Path notADirectory = java.nio.file.Files.writeString(tmp.resolve("not-a-directory"), "x");
+        runner.withPropertyValues("chalk.compute.embedded.data-dir=" + notADirectory)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
+                    assertThat(embedded.isRunning()).isTrue();
+                    assertThatThrownBy(
+                                    () -> context.getBean(SandboxClient.class).list())
+                            .hasMessageContaining("The embedded Chalk Compute server did not start")
+                            .hasMessageContaining("chalk.compute.embedded.data-dir=" + notADirectory);
+                    assertThat(embedded.isServing()).isFalse();
+                    assertThat(embedded.server()).isNull();
+                    assertThat(embedded.details())
+                            .containsEntry("running", false)
+                            .hasEntrySatisfying(
+                                    "error", error -> assertThat((String) error).contains("did not start"));
+                });
+    }
+
+    @Test
+    void theApplicationsStartupDoesNotWaitForTheEmbeddedServerButItsFirstCallDoes() {
+        SlowServerStart.release = new java.util.concurrent.CountDownLatch(1);
+        runner.withUserConfiguration(SlowServerStart.class).run(context -> {
+            EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
+            // the context started while the server's start was still held back
+            assertThat(embedded.isRunning()).isTrue();
+            assertThat(SlowServerStart.release.getCount()).isEqualTo(1);
+            new Thread(() -> {
+                        try {
+                            Thread.sleep(300);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        SlowServerStart.release.countDown();
+                    })
+                    .start();
+            // the first call waits for the start begun when the bean was made
+            assertThat(context.getBean(SandboxClient.class).list()).isEmpty();
+            assertThat(SlowServerStart.release.getCount()).isZero();
+            assertThat(embedded.server()).isNotNull();
+            assertThat(embedded.details()).containsEntry("runtime", embedded.runtimeName());
+        });
     }
 
     @Test
@@ -566,6 +615,23 @@ class ChalkComputeAutoConfigurationTests {
             serverName = server.inProcessName();
             Thread.sleep(500); // the server is up by now, or nearly
             throw new IllegalStateException("the application fails to start");
+        }
+    }
+
+    /** Holds the embedded server's start back until the test releases it. */
+    @Configuration(proxyBeanMethods = false)
+    static class SlowServerStart {
+        static volatile java.util.concurrent.CountDownLatch release;
+
+        @Bean
+        ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerCustomizer holdBack() {
+            return settings -> {
+                try {
+                    release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            };
         }
     }
 

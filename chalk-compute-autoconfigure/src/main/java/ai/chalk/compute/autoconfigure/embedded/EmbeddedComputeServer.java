@@ -29,10 +29,12 @@ import org.springframework.util.FileSystemUtils;
  * application's own server.
  *
  * <p>Opening the store and probing the runtime take a few hundred milliseconds in a fresh JVM, so the
- * server begins starting on a background thread as soon as this bean is created, while the rest of the
- * context initializes; {@link #start()} (at the start of the lifecycle, before any
- * {@code CommandLineRunner}) waits for it, and a server that cannot start still fails the application's
- * startup.
+ * server begins starting on a background thread as soon as this bean is created, and the application's startup does
+ * not wait for it: the first call to the server waits instead (through {@link #awaitServing()}, which the
+ * auto-configured channel calls before it opens). A server that cannot start is logged as an error when it fails,
+ * fails every call with the reason, and shows as down in health. Where the server must be there before the
+ * application runs (a TCP port others connect to, isolation required, the Docker runtime asked for), the
+ * auto-configuration makes {@link #start()} wait, and a server that cannot start fails the application's startup.
  */
 public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, DisposableBean {
 
@@ -46,8 +48,10 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
     private final Path dataDir;
     private final String description;
     private volatile Path temporaryDataDir;
+    private final boolean startupWaits;
     private CompletableFuture<ComputeServer> starting;
     private volatile ComputeServer server;
+    private volatile boolean running;
 
     /**
      * @param settings      the server's settings; the in-process name and data directory are set here
@@ -57,7 +61,7 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
      */
     public EmbeddedComputeServer(
             ComputeServer.Builder settings, String inProcessName, Path dataDir, String description) {
-        this(supplied(settings), inProcessName, dataDir, description);
+        this(supplied(settings), inProcessName, dataDir, description, true);
     }
 
     /**
@@ -67,9 +71,16 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
      * @param inProcessName the in-process name clients connect to
      * @param dataDir       where state is kept, or {@code null} for a temporary directory deleted at stop
      * @param description   the settings in words, for error messages (for example {@code runtime=auto})
+     * @param startupWaits  whether {@link #start()} waits until the server serves (and fails when it cannot start);
+     *                      otherwise the first call waits
      */
     public EmbeddedComputeServer(
-            Supplier<ComputeServer.Builder> settings, String inProcessName, Path dataDir, String description) {
+            Supplier<ComputeServer.Builder> settings,
+            String inProcessName,
+            Path dataDir,
+            String description,
+            boolean startupWaits) {
+        this.startupWaits = startupWaits;
         this.settings = Objects.requireNonNull(settings, "settings");
         this.inProcessName = Objects.requireNonNull(inProcessName, "inProcessName");
         this.dataDir = dataDir;
@@ -86,32 +97,90 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
         return inProcessName;
     }
 
-    /** The running server, or {@code null} when it is not running. */
+    /**
+     * The running server, waiting for a start still in progress.
+     *
+     * @return the server, or {@code null} when it is not running or could not start
+     */
     public ComputeServer server() {
-        return server;
+        return isServing() ? server : null;
+    }
+
+    /**
+     * Waits until the server serves: at once when it does, otherwise until the start begun at the bean's creation
+     * ends (it is bounded: opening the store and probing the runtime).
+     *
+     * @return the server
+     * @throws EmbeddedServerStartException when it could not start, with the reason
+     * @throws IllegalStateException when it was stopped, or never started
+     */
+    public ComputeServer awaitServing() {
+        ComputeServer s = server;
+        if (s != null) {
+            return s;
+        }
+        CompletableFuture<ComputeServer> pending;
+        synchronized (this) {
+            pending = starting;
+        }
+        if (pending == null) {
+            throw new IllegalStateException("the embedded Chalk Compute server (in-process:" + inProcessName
+                    + ") is not running: it was stopped with the application, or never started");
+        }
+        try {
+            s = pending.join();
+        } catch (CompletionException e) {
+            throw new EmbeddedServerStartException(description, e.getCause());
+        }
+        synchronized (this) {
+            if (starting == pending && server == null) {
+                server = s;
+            }
+        }
+        return s;
+    }
+
+    /**
+     * Whether the server serves, waiting for a start still in progress.
+     *
+     * @return {@code false} when it is not running or could not start
+     */
+    public boolean isServing() {
+        if (server != null) {
+            return true;
+        }
+        if (!running) {
+            return false;
+        }
+        try {
+            awaitServing();
+            return true;
+        } catch (EmbeddedServerStartException | IllegalStateException e) {
+            return false;
+        }
     }
 
     /** The TCP port the server listens on, if one was asked for and it is running. */
     public OptionalInt port() {
-        ComputeServer s = server;
+        ComputeServer s = server();
         return s == null ? OptionalInt.empty() : s.port();
     }
 
     /** The runtime's name ({@code local}, ...), or {@code null} when not running. */
     public String runtimeName() {
-        ComputeServer s = server;
+        ComputeServer s = server();
         return s == null ? null : s.runtimeName();
     }
 
     /** The isolation actually in force for sandboxes, or {@code null} when not running. */
     public Isolation isolation() {
-        ComputeServer s = server;
+        ComputeServer s = server();
         return s == null ? null : s.isolation();
     }
 
     /** How many sandboxes are in each state; empty when not running. */
     public Map<SandboxState, Long> sandboxCounts() {
-        ComputeServer s = server;
+        ComputeServer s = server();
         return s == null ? Map.of() : s.sandboxCounts();
     }
 
@@ -119,11 +188,19 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
      * The server in words, for health details: in-process name, port, runtime, the isolation in force
      * and the number of sandboxes in each state.
      *
-     * @return the details, in a stable order; only {@code running=false} when the server is not running
+     * @return the details, in a stable order; {@code running=false} (and the reason it could not start, if it could
+     *     not) when the server is not running
      */
     public Map<String, Object> details() {
         Map<String, Object> details = new LinkedHashMap<>();
-        ComputeServer s = server;
+        ComputeServer s;
+        try {
+            s = running ? awaitServing() : server;
+        } catch (EmbeddedServerStartException | IllegalStateException e) {
+            details.put("running", false);
+            details.put("error", e.getMessage());
+            return details;
+        }
         if (s == null) {
             details.put("running", false);
             return details;
@@ -144,65 +221,97 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
     @Override
     public synchronized void afterPropertiesSet() {
         if (starting == null) {
-            starting = new CompletableFuture<>();
-            DaemonThreads.start("chalk-compute-embedded-start", this::startNow);
+            CompletableFuture<ComputeServer> pending = new CompletableFuture<>();
+            starting = pending;
+            DaemonThreads.start("chalk-compute-embedded-start", () -> startNow(pending));
         }
     }
 
-    private void startNow() {
+    private void startNow(CompletableFuture<ComputeServer> pending) {
         Path dir = dataDir;
         try {
             if (dir == null) {
                 temporaryDataDir = Files.createTempDirectory("chalk-compute-embedded-");
                 dir = temporaryDataDir;
             }
-            starting.complete(settings.get()
+            pending.complete(settings.get()
                     .inProcessName(inProcessName)
                     .dataDir(dir)
                     .build()
                     .start());
         } catch (IOException | RuntimeException | Error e) {
             deleteTemporaryDataDir();
-            starting.completeExceptionally(e);
+            pending.completeExceptionally(e);
         }
     }
 
     /**
-     * Starts the server, or waits for the start begun when the bean was created: opens its store,
-     * starts its runtime and begins serving.
+     * Starts the server, or goes on with the start begun when the bean was created: opens its store, starts its
+     * runtime and begins serving. Waits for it only when the server was made to ({@code startupWaits}); otherwise the
+     * first call waits, and a failure is logged when it happens.
      *
-     * @throws EmbeddedServerStartException when it cannot run here (an unsupported runtime, isolation
-     *                                      required but unavailable, an unusable data directory or port)
+     * @throws EmbeddedServerStartException when it waits and the server cannot run here (an unsupported runtime,
+     *                                      isolation required but unavailable, an unusable data directory or port)
      */
     @Override
-    public synchronized void start() {
-        if (server != null) {
-            return;
+    public void start() {
+        CompletableFuture<ComputeServer> pending;
+        synchronized (this) {
+            if (running) {
+                return;
+            }
+            afterPropertiesSet();
+            pending = starting;
         }
-        afterPropertiesSet();
-        long waiting = System.nanoTime();
-        try {
-            server = starting.join();
+        if (startupWaits) {
+            long waiting = System.nanoTime();
+            try {
+                awaitServing();
+            } catch (EmbeddedServerStartException e) {
+                synchronized (this) {
+                    starting = null;
+                }
+                throw e;
+            }
             log.debug(
                     "Embedded Chalk Compute server ready; startup waited {} ms for it",
                     (System.nanoTime() - waiting) / 1_000_000);
-        } catch (CompletionException e) {
-            starting = null;
-            throw new EmbeddedServerStartException(description, e.getCause());
+        } else {
+            pending.whenComplete((started, failure) -> {
+                if (failure != null) {
+                    log.error(
+                            "The embedded Chalk Compute server could not start; every call to it fails with this"
+                                    + " reason",
+                            new EmbeddedServerStartException(description, failure));
+                }
+            });
         }
+        running = true;
     }
 
     /** Stops serving, terminates the sandboxes still running and deletes a temporary data directory. */
     @Override
-    public synchronized void stop() {
+    public void stop() {
+        CompletableFuture<ComputeServer> pending;
+        synchronized (this) {
+            running = false;
+            pending = starting;
+            starting = null;
+        }
         ComputeServer s = server;
-        if (s == null) {
-            return;
+        if (s == null && pending != null) {
+            // a start still going on finishes before it is undone
+            try {
+                s = pending.join();
+            } catch (CompletionException e) {
+                s = null;
+            }
         }
         server = null;
-        starting = null;
         try {
-            s.close();
+            if (s != null) {
+                s.close();
+            }
         } finally {
             deleteTemporaryDataDir();
         }
@@ -210,21 +319,13 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
 
     /** Stops a server whose start began but whose lifecycle never started (the context failed first). */
     @Override
-    public synchronized void destroy() {
-        if (server == null && starting != null) {
-            try {
-                server = starting.join();
-            } catch (CompletionException e) {
-                starting = null;
-                return;
-            }
-        }
+    public void destroy() {
         stop();
     }
 
     @Override
     public boolean isRunning() {
-        return server != null;
+        return running || server != null;
     }
 
     @Override
@@ -235,7 +336,7 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
     @Override
     public String toString() {
         return "EmbeddedComputeServer[in-process:" + inProcessName + ", " + description
-                + (server != null ? ", running" : "") + "]";
+                + (server != null ? ", running" : running ? ", starting" : "") + "]";
     }
 
     private void deleteTemporaryDataDir() {

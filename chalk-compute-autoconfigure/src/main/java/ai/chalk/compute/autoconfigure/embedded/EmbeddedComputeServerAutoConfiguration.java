@@ -83,6 +83,11 @@ public final class EmbeddedComputeServerAutoConfiguration {
                 },
                 name,
                 embedded.getDataDir(),
-                description.toString());
+                description.toString(),
+                // the application's startup waits for the server only where it must be there before the application
+                // runs: a port others connect to, isolation the user requires, a Docker engine the user asked for
+                port != null
+                        || isolation == ChalkComputeProperties.Isolation.REQUIRED
+                        || runtime == RuntimeChoice.DOCKER);
     }
 }

@@ -54,7 +54,7 @@ public class ChalkComputeHealthIndicator extends AbstractHealthIndicator {
         EmbeddedComputeServer server = channel.isEmbedded() ? embedded.get() : null;
         if (server != null) {
             Map<String, Object> details = server.details();
-            if (!server.isRunning()) {
+            if (!server.isServing()) {
                 builder.down().withDetails(details);
                 return;
             }
