@@ -613,7 +613,7 @@ class ChalkComputeAutoConfigurationTests {
         @Bean
         Object failing(EmbeddedComputeServer server) throws Exception {
             serverName = server.inProcessName();
-            Thread.sleep(500); // the server is up by now, or nearly
+            server.awaitServing(); // a bean may use the server while the context is being created
             throw new IllegalStateException("the application fails to start");
         }
     }

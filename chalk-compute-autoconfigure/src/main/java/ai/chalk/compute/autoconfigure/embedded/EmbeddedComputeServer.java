@@ -18,7 +18,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.context.event.ContextRefreshedEvent;
 import org.springframework.util.FileSystemUtils;
 
 /**
@@ -28,15 +30,16 @@ import org.springframework.util.FileSystemUtils;
  * nothing in the application context besides itself: no data source, no gRPC services on the
  * application's own server.
  *
- * <p>Opening the store and probing the runtime take a few hundred milliseconds in a fresh JVM, so the
- * server begins starting on a background thread as soon as this bean is created, and the application's startup does
- * not wait for it: the first call to the server waits instead (through {@link #awaitServing()}, which the
+ * <p>Opening the store and probing the runtime take a few hundred milliseconds of processor time in a fresh JVM, so
+ * the server starts on a background thread once the context is refreshed (after the application's beans and web
+ * server), and the application's startup does not wait for it: the first call to the server waits instead (through {@link #awaitServing()}, which the
  * auto-configured channel calls before it opens). A server that cannot start is logged as an error when it fails,
  * fails every call with the reason, and shows as down in health. Where the server must be there before the
  * application runs (a TCP port others connect to, isolation required, the Docker runtime asked for), the
  * auto-configuration makes {@link #start()} wait, and a server that cannot start fails the application's startup.
  */
-public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, DisposableBean {
+public class EmbeddedComputeServer
+        implements SmartLifecycle, InitializingBean, DisposableBean, ApplicationListener<ContextRefreshedEvent> {
 
     /** The lifecycle phase: early start and late stop, so other beans see a running server. */
     public static final int PHASE = Integer.MIN_VALUE + 1000;
@@ -52,6 +55,7 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
     private CompletableFuture<ComputeServer> starting;
     private volatile ComputeServer server;
     private volatile boolean running;
+    private boolean stopped;
 
     /**
      * @param settings      the server's settings; the in-process name and data directory are set here
@@ -107,8 +111,9 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
     }
 
     /**
-     * Waits until the server serves: at once when it does, otherwise until the start begun at the bean's creation
-     * ends (it is bounded: opening the store and probing the runtime).
+     * Waits until the server serves: at once when it does, otherwise until its start ends (it is bounded: opening the
+     * store and probing the runtime), beginning the start if it has not begun (a bean using the server while the
+     * context is still being created).
      *
      * @return the server
      * @throws EmbeddedServerStartException when it could not start, with the reason
@@ -121,6 +126,9 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
         }
         CompletableFuture<ComputeServer> pending;
         synchronized (this) {
+            if (starting == null && !stopped) {
+                begin();
+            }
             pending = starting;
         }
         if (pending == null) {
@@ -217,9 +225,31 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
         return details;
     }
 
-    /** Begins starting the server in the background; {@link #start()} waits for it. */
+    /**
+     * Begins starting the server in the background when the application's startup is to wait for it, so that the
+     * start overlaps with the rest of the context's creation; otherwise the start begins once the context is
+     * refreshed (or at the first call, if that comes first), so that it does not compete with the application's own
+     * startup for the processor.
+     */
     @Override
     public synchronized void afterPropertiesSet() {
+        if (startupWaits) {
+            begin();
+        }
+    }
+
+    /** Begins the start once the context is refreshed, after the application's own beans and web server. */
+    @Override
+    public void onApplicationEvent(ContextRefreshedEvent event) {
+        synchronized (this) {
+            if (running && starting == null) {
+                begin();
+            }
+        }
+    }
+
+    private synchronized void begin() {
+        stopped = false;
         if (starting == null) {
             CompletableFuture<ComputeServer> pending = new CompletableFuture<>();
             starting = pending;
@@ -241,27 +271,31 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
                     .start());
         } catch (IOException | RuntimeException | Error e) {
             deleteTemporaryDataDir();
+            if (!startupWaits) {
+                // nobody waits for this start: say it now, not only at the first call
+                log.error(
+                        "The embedded Chalk Compute server could not start; every call to it fails with this reason",
+                        new EmbeddedServerStartException(description, e));
+            }
             pending.completeExceptionally(e);
         }
     }
 
     /**
-     * Starts the server, or goes on with the start begun when the bean was created: opens its store, starts its
-     * runtime and begins serving. Waits for it only when the server was made to ({@code startupWaits}); otherwise the
-     * first call waits, and a failure is logged when it happens.
+     * Starts the server's lifecycle. When the server was made to ({@code startupWaits}), waits for the start begun
+     * when the bean was created (opening its store, starting its runtime, serving); otherwise the start begins once
+     * the context is refreshed or at the first call, which waits for it, and a failure is logged when it happens.
      *
      * @throws EmbeddedServerStartException when it waits and the server cannot run here (an unsupported runtime,
      *                                      isolation required but unavailable, an unusable data directory or port)
      */
     @Override
     public void start() {
-        CompletableFuture<ComputeServer> pending;
         synchronized (this) {
             if (running) {
                 return;
             }
-            afterPropertiesSet();
-            pending = starting;
+            stopped = false;
         }
         if (startupWaits) {
             long waiting = System.nanoTime();
@@ -276,15 +310,6 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
             log.debug(
                     "Embedded Chalk Compute server ready; startup waited {} ms for it",
                     (System.nanoTime() - waiting) / 1_000_000);
-        } else {
-            pending.whenComplete((started, failure) -> {
-                if (failure != null) {
-                    log.error(
-                            "The embedded Chalk Compute server could not start; every call to it fails with this"
-                                    + " reason",
-                            new EmbeddedServerStartException(description, failure));
-                }
-            });
         }
         running = true;
     }
@@ -295,6 +320,7 @@ public class EmbeddedComputeServer implements SmartLifecycle, InitializingBean, 
         CompletableFuture<ComputeServer> pending;
         synchronized (this) {
             running = false;
+            stopped = true;
             pending = starting;
             starting = null;
         }

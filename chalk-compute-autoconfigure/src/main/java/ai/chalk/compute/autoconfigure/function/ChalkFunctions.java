@@ -107,6 +107,7 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
     }
 
     void discover(ListableBeanFactory factory) {
+        long started = System.nanoTime();
         // singletons only, without initialising factory beans or lazy beans just to learn their type
         for (String beanName : factory.getBeanNamesForType(Object.class, false, false)) {
             Class<?> type = factory.getType(beanName, false);
@@ -116,6 +117,9 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
                             && !made.containsSingleton(beanName))) {
                 continue;
             }
+            if (isFrameworkClass(type)) {
+                continue;
+            }
             List<Method> methods = annotatedMethods(ClassUtils.getUserClass(type));
             if (methods.isEmpty()) {
                 continue;
@@ -123,7 +127,11 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
             register(beanName, ClassUtils.getUserClass(type), factory.getBean(beanName), methods);
         }
         int failed = failures().size();
-        log.debug("Chalk functions discovered: {} ({} failed)", functions().size(), failed);
+        log.debug(
+                "Chalk functions discovered: {} ({} failed) in {} ms",
+                functions().size(),
+                failed,
+                (System.nanoTime() - started) / 1_000_000);
     }
 
     private void register(String beanName, Class<?> type, Object bean, List<Method> methods) {
@@ -193,6 +201,39 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
     private synchronized void put(FunctionDeploymentState state) {
         states.putIfAbsent(state.name(), state);
     }
+
+    /**
+     * Whether a bean's class belongs to a framework (Spring, Jackson, gRPC, Micrometer, Tomcat, the JDK): none declares
+     * functions, and reading every method of the few hundred such beans of a web application (which loads every type
+     * their signatures name) was most of the discovery's time on the startup thread.
+     */
+    static boolean isFrameworkClass(Class<?> type) {
+        String name = type.getName();
+        for (String prefix : FRAMEWORK_PACKAGES) {
+            if (name.startsWith(prefix)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static final List<String> FRAMEWORK_PACKAGES = List.of(
+            "java.",
+            "javax.",
+            "jakarta.",
+            "org.springframework.",
+            "com.fasterxml.jackson.",
+            "tools.jackson.",
+            "io.grpc.",
+            "io.micrometer.",
+            "io.opentelemetry.",
+            "io.netty.",
+            "org.apache.catalina.",
+            "org.apache.tomcat.",
+            "org.apache.coyote.",
+            "ch.qos.logback.",
+            "org.slf4j.",
+            "ai.chalk.compute.autoconfigure.");
 
     /** Public methods, own and inherited, annotated as functions; overridden ones counted once. */
     static List<Method> annotatedMethods(Class<?> type) {
