@@ -8,6 +8,8 @@ import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.grpc.FailuresToStatus;
 import ai.chalk.compute.server.grpc.UnhealthyReason;
+import ai.chalk.compute.server.http.LinkSigner;
+import ai.chalk.compute.server.http.Transfers;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.info.ServerInfoServiceV1;
@@ -104,6 +106,7 @@ public final class ComputeServer implements AutoCloseable {
     private Transports transports;
     private Authentication authentication;
     private HealthStatusManager health;
+    private Transfers transfers;
     private FunctionServices functions;
     private LocalSecretSweep localSecrets;
     private final MemoryBudgets budgets;
@@ -212,6 +215,11 @@ public final class ComputeServer implements AutoCloseable {
                     secrets,
                     localSecrets);
             localSecrets.start(config.localSecretSweepInterval);
+            transfers = new Transfers(
+                    functions.blobs(),
+                    LinkSigner.load(dataDir.resolve("state"), Clock.systemUTC()),
+                    Clock.systemUTC(),
+                    transports::httpUrl);
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
@@ -259,7 +267,7 @@ public final class ComputeServer implements AutoCloseable {
                                     health.getHealthService(), new UnhealthyReason(database::problem)),
                             ProtoReflectionServiceV1.newInstance().bindService())
                     .toList();
-            transports.start(services, authentication, functions);
+            transports.start(services, authentication, functions, transfers);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;
@@ -316,6 +324,14 @@ public final class ComputeServer implements AutoCloseable {
     /** The server's HTTP URL (JWKS at {@code /.well-known/jwks.json}). */
     public String httpUrl() {
         return transports.httpUrl();
+    }
+
+    /**
+     * The signed links of the server's HTTP port: services hand out download links to blobs and upload links to their
+     * targets through it.
+     */
+    public Transfers transfers() {
+        return transfers;
     }
 
     /** The server's authentication: its credentials and tokens. */
