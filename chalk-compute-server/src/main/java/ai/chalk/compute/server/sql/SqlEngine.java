@@ -59,7 +59,10 @@ public final class SqlEngine {
         long start = System.nanoTime();
         Path dir = scratch.resolve(UUID.randomUUID().toString());
         Path temp = dir.resolve("spill");
-        Path result = dir.resolve(sharded ? "shards" : "result.parquet");
+        // DuckDB lets COPY make files in a directory only when the directory's parent is allowed: the shards go in
+        // out/shards and out/ is allowed, holding nothing else
+        Path out = dir.resolve("out");
+        Path result = sharded ? out.resolve("shards") : dir.resolve("result.parquet");
         try {
             Files.createDirectories(temp);
             if (sharded) {
@@ -75,7 +78,7 @@ public final class SqlEngine {
                 options.threads(),
                 temp,
                 sharded ? List.of() : List.of(result),
-                sharded ? List.of(result) : List.of())) {
+                sharded ? List.of(out) : List.of())) {
             onCancel.accept(db::cancel);
             SelectStatement query = db.check(sql);
             long rows;

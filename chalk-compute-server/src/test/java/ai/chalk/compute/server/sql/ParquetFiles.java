@@ -7,12 +7,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /** Writes real Parquet files for tests with DuckDB (a database of its own, unlocked, never a query's). */
-final class ParquetFiles {
+public final class ParquetFiles {
 
     private ParquetFiles() {}
 
     /** Writes the result of {@code select} to {@code file} as Parquet. */
-    static Path write(Path file, String select) throws SQLException {
+    public static Path write(Path file, String select) throws SQLException {
         try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
                 Statement s = c.createStatement()) {
             s.execute("COPY (" + select + ") TO '" + file.toString().replace("'", "''") + "' (FORMAT parquet)");
