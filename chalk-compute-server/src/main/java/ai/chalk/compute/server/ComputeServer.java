@@ -2,6 +2,8 @@ package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.blob.BlobServiceV1;
+import ai.chalk.compute.server.dataset.DatasetManager;
+import ai.chalk.compute.server.dataset.DatasetMetadataServiceV1;
 import ai.chalk.compute.server.egress.EgressOptions;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.MemoryBudgets;
@@ -31,6 +33,7 @@ import ai.chalk.compute.server.session.SessionLog;
 import ai.chalk.compute.server.snapshot.SandboxSnapshotServiceV2;
 import ai.chalk.compute.server.snapshot.SnapshotManager;
 import ai.chalk.compute.server.store.Database;
+import ai.chalk.compute.server.store.DatasetStore;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ImageBuildStore;
 import ai.chalk.compute.server.store.SandboxState;
@@ -144,7 +147,8 @@ public final class ComputeServer implements AutoCloseable {
         refuseSystemLocation(dataDir);
         Files.createDirectories(dataDir);
         // what sandboxes leave on disk (their layers, volumes) may hold setuid files and secrets: keep other users out
-        for (String area : List.of("state", "runtime", "volumes", "volume-images", "blobs", "functions")) {
+        for (String area :
+                List.of("state", "runtime", "volumes", "volume-images", "blobs", "functions", "datasets-work")) {
             privateDirectory(dataDir.resolve(area));
         }
         transports = new Transports(
@@ -220,6 +224,12 @@ public final class ComputeServer implements AutoCloseable {
                     LinkSigner.load(dataDir.resolve("state"), Clock.systemUTC()),
                     Clock.systemUTC(),
                     transports::httpUrl);
+            DatasetManager datasetManager = new DatasetManager(
+                    new DatasetStore(database),
+                    functions.blobs(),
+                    transfers,
+                    dataDir.resolve("datasets-work"),
+                    Clock.systemUTC());
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
@@ -255,6 +265,7 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(functions.scalingGroups()),
                             intercepted(functions.logs()),
                             intercepted(new CustomImageServiceV1(images, sandboxStore)),
+                            intercepted(new DatasetMetadataServiceV1(datasetManager)),
                             ServerInterceptors.intercept(
                                     ServerInterceptors.intercept(authentication.service(), FAILURES_TO_STATUS),
                                     config.interceptors),
