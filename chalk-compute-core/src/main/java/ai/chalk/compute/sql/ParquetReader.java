@@ -67,6 +67,9 @@ final class ParquetReader {
                 VectorSchemaRoot result =
                         VectorSchemaRoot.create(reader.getVectorSchemaRoot().getSchema(), allocator);
                 try {
+                    // appending needs the target's buffers, even empty ones (a string vector's first offset)
+                    result.allocateNew();
+                    result.setRowCount(0);
                     while (reader.loadNextBatch()) {
                         VectorSchemaRootAppender.append(result, reader.getVectorSchemaRoot());
                     }

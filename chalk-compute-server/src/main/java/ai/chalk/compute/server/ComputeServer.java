@@ -32,6 +32,12 @@ import ai.chalk.compute.server.session.SandboxProcessServiceV2;
 import ai.chalk.compute.server.session.SessionLog;
 import ai.chalk.compute.server.snapshot.SandboxSnapshotServiceV2;
 import ai.chalk.compute.server.snapshot.SnapshotManager;
+import ai.chalk.compute.server.sql.SqlEngine;
+import ai.chalk.compute.server.sql.SqlOptions;
+import ai.chalk.compute.server.sql.SqlQueries;
+import ai.chalk.compute.server.sql.SqlServiceV1;
+import ai.chalk.compute.server.sql.StoredDatasetTables;
+import ai.chalk.compute.server.sql.TransferLinks;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.DatasetStore;
 import ai.chalk.compute.server.store.FunctionStore;
@@ -41,6 +47,7 @@ import ai.chalk.compute.server.store.SandboxStore;
 import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.store.SecretStore;
 import ai.chalk.compute.server.store.SnapshotStore;
+import ai.chalk.compute.server.store.SqlJobStore;
 import ai.chalk.compute.server.store.VolumeStore;
 import ai.chalk.compute.server.team.TeamServiceV1;
 import ai.chalk.compute.server.threads.DaemonThreads;
@@ -110,6 +117,7 @@ public final class ComputeServer implements AutoCloseable {
     private Authentication authentication;
     private HealthStatusManager health;
     private Transfers transfers;
+    private SqlQueries sqlQueries;
     private FunctionServices functions;
     private LocalSecretSweep localSecrets;
     private final MemoryBudgets budgets;
@@ -147,8 +155,8 @@ public final class ComputeServer implements AutoCloseable {
         refuseSystemLocation(dataDir);
         Files.createDirectories(dataDir);
         // what sandboxes leave on disk (their layers, volumes) may hold setuid files and secrets: keep other users out
-        for (String area :
-                List.of("state", "runtime", "volumes", "volume-images", "blobs", "functions", "datasets-work")) {
+        for (String area : List.of(
+                "state", "runtime", "volumes", "volume-images", "blobs", "functions", "datasets-work", "sql-work")) {
             privateDirectory(dataDir.resolve(area));
         }
         transports = new Transports(
@@ -224,12 +232,16 @@ public final class ComputeServer implements AutoCloseable {
                     LinkSigner.load(dataDir.resolve("state"), Clock.systemUTC()),
                     Clock.systemUTC(),
                     transports::httpUrl);
+            DatasetStore datasetStore = new DatasetStore(database);
             DatasetManager datasetManager = new DatasetManager(
-                    new DatasetStore(database),
-                    functions.blobs(),
-                    transfers,
-                    dataDir.resolve("datasets-work"),
-                    Clock.systemUTC());
+                    datasetStore, functions.blobs(), transfers, dataDir.resolve("datasets-work"), Clock.systemUTC());
+            sqlQueries = new SqlQueries(
+                    new SqlEngine(
+                            new StoredDatasetTables(datasetStore, functions.blobs()),
+                            config.sql,
+                            dataDir.resolve("sql-work")),
+                    new SqlJobStore(database),
+                    functions.blobs());
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
@@ -266,6 +278,8 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(functions.logs()),
                             intercepted(new CustomImageServiceV1(images, sandboxStore)),
                             intercepted(new DatasetMetadataServiceV1(datasetManager)),
+                            intercepted(new SqlServiceV1(
+                                    sqlQueries, new TransferLinks(transfers, TransferLinks.DEFAULT_TTL))),
                             ServerInterceptors.intercept(
                                     ServerInterceptors.intercept(authentication.service(), FAILURES_TO_STATUS),
                                     config.interceptors),
@@ -400,6 +414,9 @@ public final class ComputeServer implements AutoCloseable {
             localSecrets.close(); // the workloads ending below leave their secrets for the next start's sweep
         }
         // each step runs whatever the one before did: a store that cannot write must not leave sandboxes running
+        if (sqlQueries != null) {
+            step("canceling SQL queries", sqlQueries::close); // recorded as failed while the store is open
+        }
         if (functions != null) {
             step("stopping function replicas", functions::close); // replicas stop before the sandboxes they run beside
         }
@@ -463,9 +480,20 @@ public final class ComputeServer implements AutoCloseable {
         private Path secretsKeyFile;
         private Duration localSecretGrace = LocalSecretSweep.DEFAULT_GRACE;
         private Duration localSecretSweepInterval = LocalSecretSweep.DEFAULT_INTERVAL;
+        private SqlOptions sql = SqlOptions.defaults();
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder() {}
+
+        /**
+         * Limits of SQL queries: memory per query (default 1 GiB, at most 8 GiB on request), threads, the largest
+         * result returned inline (16 MiB; larger ones need {@code persist}), the size of persisted shards, and how
+         * many background queries run at once.
+         */
+        public Builder sql(SqlOptions sql) {
+            this.sql = Objects.requireNonNull(sql, "sql");
+            return this;
+        }
 
         /**
          * Where state lives: the database, sandboxes' writable layers, volumes, snapshots. Default
