@@ -83,6 +83,9 @@ class SqlQueryBenchmark {
                     }
                     long t2 = System.nanoTime();
                     if (i >= 0) {
+                        System.out.printf(
+                                "round %d: client %.1f ms (server: %s), JDBC %.1f ms%n",
+                                i, (t1 - t0) / 1e6, result.summary(), (t2 - t1) / 1e6);
                         viaClient[i] = t1 - t0;
                         viaJdbc[i] = t2 - t1;
                     }

@@ -7,28 +7,27 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
- * Runs one query of an environment in its own {@link QueryDatabase}, writing the result as Parquet under a scratch
- * directory; plans queries; describes the environment's tables. Holds no state between queries.
+ * Runs one query of an environment on the environment's locked {@link QueryDatabase}, writing the result as Parquet
+ * under the database's output directory; plans queries; describes the environment's tables.
  */
-public final class SqlEngine {
+public final class SqlEngine implements AutoCloseable {
 
     private final DatasetTables datasets;
     private final SqlOptions options;
-    private final Path scratch;
+    private final QueryDatabases databases;
 
     /** An engine over {@code datasets} that writes results and spills under {@code scratch} (private to the server). */
     public SqlEngine(DatasetTables datasets, SqlOptions options, Path scratch) throws IOException {
         this.datasets = datasets;
         this.options = options;
-        this.scratch = scratch;
         Files.createDirectories(scratch);
         deleteTree(scratch, false); // what a stopped server left behind
+        this.databases = new QueryDatabases(scratch, options.threads());
     }
 
     /**
@@ -49,7 +48,8 @@ public final class SqlEngine {
     /**
      * Runs {@code sql} over {@code environment}'s datasets.
      *
-     * @param memoryBytes DuckDB's memory limit for it
+     * @param memoryBytes DuckDB's memory limit for it (shared with the environment's queries of the same limit
+     *                    running at the same time)
      * @param sharded     whether the result is split into shards of {@link SqlOptions#shardBytes} (persisted) or
      *                    written as one file
      * @param onCancel    receives what cancels the query while it runs
@@ -57,50 +57,38 @@ public final class SqlEngine {
      */
     public Output run(String environment, String sql, long memoryBytes, boolean sharded, Consumer<Runnable> onCancel) {
         long start = System.nanoTime();
-        Path dir = scratch.resolve(UUID.randomUUID().toString());
-        Path temp = dir.resolve("spill");
-        // DuckDB lets COPY make files in a directory only when the directory's parent is allowed: the shards go in
-        // out/shards and out/ is allowed, holding nothing else
-        Path out = dir.resolve("out");
-        Path result = sharded ? out.resolve("shards") : dir.resolve("result.parquet");
-        try {
-            Files.createDirectories(temp);
-            if (sharded) {
-                Files.createDirectories(result);
-            }
-        } catch (IOException e) {
-            throw new SqlFailure(
-                    SqlFailure.Reason.FAILED, "cannot make room for the query's result: " + e.getMessage());
-        }
-        try (QueryDatabase db = QueryDatabase.open(
-                tablesFor(environment, sql),
-                memoryBytes,
-                options.threads(),
-                temp,
-                sharded ? List.of() : List.of(result),
-                sharded ? List.of(out) : List.of())) {
-            onCancel.accept(db::cancel);
-            SelectStatement query = db.check(sql);
-            long rows;
-            List<Path> files;
-            if (sharded) {
-                rows = db.copyToShards(query, result, options.shardBytes());
-                try (Stream<Path> listed = Files.list(result)) {
-                    files = listed.filter(p -> p.getFileName().toString().endsWith(".parquet"))
-                            .sorted(Comparator.comparing(SqlEngine::shardNumber))
-                            .toList();
+        try (QueryDatabases.Lease lease =
+                        databases.lease(environment, memoryBytes, datasets.completedRevisions(environment));
+                QueryDatabase.Session session = lease.database().session()) {
+            onCancel.accept(session::cancel);
+            SelectStatement query = session.check(sql);
+            // DuckDB lets COPY make a directory only in an allowed one: each query writes beneath a name of its own
+            Path dir = lease.database().outDir().resolve(UUID.randomUUID().toString());
+            try {
+                long rows;
+                List<Path> files;
+                if (sharded) {
+                    rows = session.copyToShards(query, dir, options.shardBytes());
+                    try (Stream<Path> listed = Files.list(dir)) {
+                        files = listed.filter(p -> p.getFileName().toString().endsWith(".parquet"))
+                                .sorted(Comparator.comparing(SqlEngine::shardNumber))
+                                .toList();
+                    }
+                } else {
+                    Files.createDirectories(dir);
+                    Path file = dir.resolve("result.parquet");
+                    rows = session.copyToFile(query, file);
+                    files = List.of(file);
                 }
-            } else {
-                rows = db.copyToFile(query, result);
-                files = List.of(result);
+                return new Output(dir, files, rows, Duration.ofNanos(System.nanoTime() - start));
+            } catch (IOException e) {
+                discard(dir);
+                throw new SqlFailure(
+                        SqlFailure.Reason.FAILED, "reading the query's result failed: " + e.getMessage(), e);
+            } catch (RuntimeException e) {
+                discard(dir);
+                throw e;
             }
-            return new Output(dir, files, rows, Duration.ofNanos(System.nanoTime() - start));
-        } catch (IOException e) {
-            discard(dir);
-            throw new SqlFailure(SqlFailure.Reason.FAILED, "reading the query's result failed: " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            discard(dir);
-            throw e;
         }
     }
 
@@ -111,10 +99,10 @@ public final class SqlEngine {
 
     /** DuckDB's plan for {@code sql} over {@code environment}'s datasets, without running it. */
     public String explain(String environment, String sql) {
-        Path dir = scratch.resolve(UUID.randomUUID().toString());
-        try (QueryDatabase db = QueryDatabase.open(
-                tablesFor(environment, sql), options.defaultMemoryBytes(), 1, dir, List.of(), List.of())) {
-            return db.explain(db.check(sql));
+        try (QueryDatabases.Lease lease = databases.lease(
+                        environment, options.defaultMemoryBytes(), datasets.completedRevisions(environment));
+                QueryDatabase.Session session = lease.database().session()) {
+            return session.explain(session.check(sql));
         }
     }
 
@@ -125,36 +113,31 @@ public final class SqlEngine {
     public List<TableDescription> tables(String environment) {
         List<DatasetTable> all = datasets.completedRevisions(environment);
         List<TableDescription> out = new ArrayList<>();
-        Path dir = scratch.resolve(UUID.randomUUID().toString());
-        try (QueryDatabase db = QueryDatabase.open(all, options.defaultMemoryBytes(), 1, dir, List.of(), List.of())) {
+        try (QueryDatabases.Lease lease = databases.lease(environment, options.defaultMemoryBytes(), all);
+                QueryDatabase.Session session = lease.database().session()) {
             for (DatasetTable t : all) {
                 if (t.files().isEmpty()) {
                     continue;
                 }
                 if (t.latest()) {
                     out.add(new TableDescription(
-                            QueryDatabase.DATASETS, t.dataset(), db.columns(QueryDatabase.DATASETS, t.dataset())));
+                            QueryDatabase.DATASETS, t.dataset(), session.columns(QueryDatabase.DATASETS, t.dataset())));
                 }
                 out.add(new TableDescription(
-                        QueryDatabase.REVISIONS, t.revisionId(), db.columns(QueryDatabase.REVISIONS, t.revisionId())));
+                        QueryDatabase.REVISIONS,
+                        t.revisionId(),
+                        session.columns(QueryDatabase.REVISIONS, t.revisionId())));
             }
         }
         return out;
     }
 
-    /**
-     * The tables a query may name: every latest revision (so an unknown name is DuckDB's "did you mean"), and the
-     * revisions whose id the query mentions (each view reads its files' footers, so not all of them).
-     */
-    private List<DatasetTable> tablesFor(String environment, String sql) {
-        String text = sql.toLowerCase(Locale.ROOT);
-        return datasets.completedRevisions(environment).stream()
-                .filter(t -> t.latest() || text.contains(t.revisionId().toLowerCase(Locale.ROOT)))
-                .toList();
-    }
-
     /** Deletes what a query wrote. */
     public void discard(Path dir) {
+        deleteQuietly(dir);
+    }
+
+    static void deleteQuietly(Path dir) {
         try {
             deleteTree(dir, true);
         } catch (IOException ignored) {
@@ -173,5 +156,11 @@ public final class SqlEngine {
                 }
             }
         }
+    }
+
+    /** Closes the environments' databases (once the queries using them end). */
+    @Override
+    public void close() {
+        databases.close();
     }
 }

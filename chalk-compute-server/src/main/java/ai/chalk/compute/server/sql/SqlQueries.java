@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -24,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,23 +74,111 @@ public final class SqlQueries implements AutoCloseable {
             boolean persist) {}
 
     /**
-     * Runs a query now, on the calling thread.
+     * A query run now: its record and, for a result returned inline, its Parquet bytes.
+     *
+     * @param job    the query as recorded
+     * @param inline the result's bytes when not persisted
+     */
+    public record Finished(SqlJob job, byte @Nullable [] inline) {}
+
+    /**
+     * Runs a query now, on the calling thread, and records it once it ended (succeeded or failed), so its id can be
+     * polled.
      *
      * @param onCancel receives what cancels it (the call's cancellation)
      * @throws SqlFailure when it is refused or fails (recorded as failed too)
      */
-    public SqlJob runNow(Request request, Consumer<Runnable> onCancel) {
+    public Finished runNow(Request request, Consumer<Runnable> onCancel) {
         long memory = memory(request.memoryBytes());
         String id = newId();
-        store.insert(
+        Instant created = Instant.now();
+        SqlEngine.Output out;
+        try {
+            out = engine.run(request.environment(), request.sql(), memory, request.persist(), onCancel);
+        } catch (SqlFailure e) {
+            store.insertFinished(job(
+                    id,
+                    request,
+                    created,
+                    SqlJobStore.State.FAILED,
+                    List.of(),
+                    e.getMessage(),
+                    summary(request, memory, null)));
+            throw e;
+        }
+        try {
+            long bytes = size(out);
+            if (!request.persist() && bytes > engine.options().inlineLimitBytes()) {
+                SqlFailure tooLarge = tooLarge(bytes, out.rows());
+                store.insertFinished(job(
+                        id,
+                        request,
+                        created,
+                        SqlJobStore.State.FAILED,
+                        List.of(),
+                        tooLarge.getMessage(),
+                        summary(request, memory, out)));
+                throw tooLarge;
+            }
+            byte[] inline =
+                    request.persist() ? null : Files.readAllBytes(out.files().get(0));
+            List<String> digests = keep(out);
+            SqlJob job = job(
+                    id, request, created, SqlJobStore.State.SUCCEEDED, digests, null, summary(request, memory, out));
+            store.insertFinished(job);
+            return new Finished(job, inline);
+        } catch (IOException e) {
+            throw new SqlFailure(SqlFailure.Reason.FAILED, "keeping the result failed: " + e.getMessage(), e);
+        } finally {
+            engine.discard(out.dir());
+        }
+    }
+
+    private static SqlJob job(
+            String id,
+            Request request,
+            Instant created,
+            SqlJobStore.State state,
+            List<String> shards,
+            @Nullable String error,
+            String summary) {
+        return new SqlJob(
                 id,
                 request.environment(),
                 request.sql(),
                 request.resourceGroup(),
                 request.persist(),
-                summary(request, memory, null));
-        execute(id, request, memory, onCancel);
-        return find(request.environment(), id);
+                state,
+                shards,
+                Optional.ofNullable(error),
+                summary,
+                created,
+                Optional.of(Instant.now()));
+    }
+
+    private static long size(SqlEngine.Output out) throws IOException {
+        long bytes = 0;
+        for (Path f : out.files()) {
+            bytes += Files.size(f);
+        }
+        return bytes;
+    }
+
+    private SqlFailure tooLarge(long bytes, long rows) {
+        return new SqlFailure(
+                SqlFailure.Reason.TOO_LARGE,
+                "the result is " + bytes + " bytes of Parquet (" + rows + " rows), more than the "
+                        + engine.options().inlineLimitBytes() + " bytes a query returns inline: run it with"
+                        + " persist (SQLClient.query(sql, true), or persistence_settings.enabled) to get it"
+                        + " as files to download");
+    }
+
+    private List<String> keep(SqlEngine.Output out) throws IOException {
+        List<String> digests = new ArrayList<>();
+        for (Path f : out.files()) {
+            digests.add(keep(f).hex());
+        }
+        return digests;
     }
 
     /** Queues a query; its result is persisted. Returns its id at once. */
@@ -125,25 +215,7 @@ public final class SqlQueries implements AutoCloseable {
             throw e;
         }
         try {
-            long bytes = 0;
-            for (Path f : out.files()) {
-                bytes += Files.size(f);
-            }
-            if (!request.persist() && bytes > engine.options().inlineLimitBytes()) {
-                SqlFailure tooLarge = new SqlFailure(
-                        SqlFailure.Reason.TOO_LARGE,
-                        "the result is " + bytes + " bytes of Parquet (" + out.rows() + " rows), more than the "
-                                + engine.options().inlineLimitBytes() + " bytes a query returns inline: run it with"
-                                + " persist (SQLClient.query(sql, true), or persistence_settings.enabled) to get it"
-                                + " as files to download");
-                store.failed(id, tooLarge.getMessage());
-                throw tooLarge;
-            }
-            List<String> digests = new ArrayList<>();
-            for (Path f : out.files()) {
-                digests.add(keep(f).hex());
-            }
-            store.succeeded(id, digests, summary(request, memory, out));
+            store.succeeded(id, keep(out), summary(request, memory, out));
         } catch (IOException e) {
             store.failed(id, "keeping the result failed: " + e.getMessage());
             throw new SqlFailure(SqlFailure.Reason.FAILED, "keeping the result failed: " + e.getMessage(), e);
@@ -245,5 +317,6 @@ public final class SqlQueries implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("Recording the SQL queries the shutdown canceled failed: {}", e.toString());
         }
+        engine.close();
     }
 }

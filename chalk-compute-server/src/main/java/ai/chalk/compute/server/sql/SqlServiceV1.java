@@ -93,10 +93,18 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
                                 .build();
                     }
                     Context call = Context.current();
-                    SqlJob job = queries.runNow(request, cancel -> call.addListener(c -> cancel.run(), Runnable::run));
+                    SqlQueries.Finished finished =
+                            queries.runNow(request, cancel -> call.addListener(c -> cancel.run(), Runnable::run));
+                    SqlJob job = finished.job();
+                    byte[] inline = finished.inline();
                     return ExecuteSqlQueryResponse.newBuilder()
                             .setQueryId(job.id())
-                            .setSyncPayload(payload(job))
+                            .setSyncPayload(
+                                    inline != null
+                                            ? ExecuteSqlSyncQueryResponsePayload.newBuilder()
+                                                    .setParquetResponse(ByteString.copyFrom(inline))
+                                                    .build()
+                                            : payload(job))
                             .setPerformanceSummary(job.summary())
                             .build();
                 }));

@@ -92,6 +92,31 @@ public final class SqlJobStore {
                 "recording SQL query " + id);
     }
 
+    /**
+     * Records a query that ran while its caller waited, once it ended: one write, so a quick query costs the store
+     * little (a crash while it ran leaves no record, and its caller saw the call fail).
+     */
+    public void insertFinished(SqlJob job) {
+        SqlQuery.update(
+                db,
+                "INSERT INTO sql_job (id, environment, query, resource_group, persisted, state, shards, error, summary,"
+                        + " created_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                ps -> {
+                    ps.setString(1, job.id());
+                    ps.setString(2, job.environment());
+                    ps.setString(3, job.query());
+                    ps.setString(4, job.resourceGroup().orElse(null));
+                    ps.setBoolean(5, job.persisted());
+                    ps.setString(6, job.state().name());
+                    ps.setString(7, String.join(",", job.shards()));
+                    ps.setString(8, job.error().map(SqlQuery::fit).orElse(null));
+                    ps.setString(9, job.summary());
+                    ps.setTimestamp(10, Timestamp.from(job.createdAt()));
+                    ps.setTimestamp(11, Timestamp.from(job.finishedAt().orElse(Instant.now())));
+                },
+                "recording SQL query " + job.id());
+    }
+
     /** Records a query's success with its result files. */
     public void succeeded(String id, List<String> shards, String summary) {
         finish(id, State.SUCCEEDED, String.join(",", shards), null, summary);
