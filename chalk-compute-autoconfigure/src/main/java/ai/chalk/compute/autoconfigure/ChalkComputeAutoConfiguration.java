@@ -4,6 +4,7 @@ import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer;
 import ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerAutoConfiguration;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.sql.SQLClient;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -13,6 +14,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -97,6 +99,14 @@ public final class ChalkComputeAutoConfiguration {
     SandboxClient chalkComputeSandboxClient(ChalkComputeChannel channel, ObjectProvider<ProgressDisplay> progress) {
         // image builds show on the application's progress display (chalk.compute.progress.*)
         return SandboxClient.forChannel(channel.channel(), progress.getIfAvailable(ProgressDisplay::fromEnv));
+    }
+
+    /** Chalk SQL on the same channel, and so the same credentials and interceptors, as the {@link SandboxClient}. */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(SandboxClient.class)
+    SQLClient chalkComputeSqlClient(SandboxClient sandboxes) {
+        return SQLClient.forChannel(sandboxes.channel());
     }
 
     /**

@@ -2,12 +2,16 @@ package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.blob.BlobServiceV1;
+import ai.chalk.compute.server.dataset.DatasetManager;
+import ai.chalk.compute.server.dataset.DatasetMetadataServiceV1;
 import ai.chalk.compute.server.egress.EgressOptions;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.grpc.FailuresToStatus;
 import ai.chalk.compute.server.grpc.UnhealthyReason;
+import ai.chalk.compute.server.http.LinkSigner;
+import ai.chalk.compute.server.http.Transfers;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.info.ServerInfoServiceV1;
@@ -28,7 +32,14 @@ import ai.chalk.compute.server.session.SandboxProcessServiceV2;
 import ai.chalk.compute.server.session.SessionLog;
 import ai.chalk.compute.server.snapshot.SandboxSnapshotServiceV2;
 import ai.chalk.compute.server.snapshot.SnapshotManager;
+import ai.chalk.compute.server.sql.SqlEngine;
+import ai.chalk.compute.server.sql.SqlOptions;
+import ai.chalk.compute.server.sql.SqlQueries;
+import ai.chalk.compute.server.sql.SqlServiceV1;
+import ai.chalk.compute.server.sql.StoredDatasetTables;
+import ai.chalk.compute.server.sql.TransferLinks;
 import ai.chalk.compute.server.store.Database;
+import ai.chalk.compute.server.store.DatasetStore;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ImageBuildStore;
 import ai.chalk.compute.server.store.SandboxState;
@@ -36,6 +47,7 @@ import ai.chalk.compute.server.store.SandboxStore;
 import ai.chalk.compute.server.store.ScalingGroupStore;
 import ai.chalk.compute.server.store.SecretStore;
 import ai.chalk.compute.server.store.SnapshotStore;
+import ai.chalk.compute.server.store.SqlJobStore;
 import ai.chalk.compute.server.store.VolumeStore;
 import ai.chalk.compute.server.team.TeamServiceV1;
 import ai.chalk.compute.server.threads.DaemonThreads;
@@ -104,6 +116,8 @@ public final class ComputeServer implements AutoCloseable {
     private Transports transports;
     private Authentication authentication;
     private HealthStatusManager health;
+    private Transfers transfers;
+    private SqlQueries sqlQueries;
     private FunctionServices functions;
     private LocalSecretSweep localSecrets;
     private final MemoryBudgets budgets;
@@ -141,7 +155,8 @@ public final class ComputeServer implements AutoCloseable {
         refuseSystemLocation(dataDir);
         Files.createDirectories(dataDir);
         // what sandboxes leave on disk (their layers, volumes) may hold setuid files and secrets: keep other users out
-        for (String area : List.of("state", "runtime", "volumes", "volume-images", "blobs", "functions")) {
+        for (String area : List.of(
+                "state", "runtime", "volumes", "volume-images", "blobs", "functions", "datasets-work", "sql-work")) {
             privateDirectory(dataDir.resolve(area));
         }
         transports = new Transports(
@@ -212,6 +227,21 @@ public final class ComputeServer implements AutoCloseable {
                     secrets,
                     localSecrets);
             localSecrets.start(config.localSecretSweepInterval);
+            transfers = new Transfers(
+                    functions.blobs(),
+                    LinkSigner.load(dataDir.resolve("state"), Clock.systemUTC()),
+                    Clock.systemUTC(),
+                    transports::httpUrl);
+            DatasetStore datasetStore = new DatasetStore(database);
+            DatasetManager datasetManager = new DatasetManager(
+                    datasetStore, functions.blobs(), transfers, dataDir.resolve("datasets-work"), Clock.systemUTC());
+            sqlQueries = new SqlQueries(
+                    new SqlEngine(
+                            new StoredDatasetTables(datasetStore, functions.blobs()),
+                            config.sql,
+                            dataDir.resolve("sql-work")),
+                    new SqlJobStore(database),
+                    functions.blobs());
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
@@ -247,6 +277,9 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(functions.scalingGroups()),
                             intercepted(functions.logs()),
                             intercepted(new CustomImageServiceV1(images, sandboxStore)),
+                            intercepted(new DatasetMetadataServiceV1(datasetManager)),
+                            intercepted(new SqlServiceV1(
+                                    sqlQueries, new TransferLinks(transfers, TransferLinks.DEFAULT_TTL))),
                             ServerInterceptors.intercept(
                                     ServerInterceptors.intercept(authentication.service(), FAILURES_TO_STATUS),
                                     config.interceptors),
@@ -259,7 +292,7 @@ public final class ComputeServer implements AutoCloseable {
                                     health.getHealthService(), new UnhealthyReason(database::problem)),
                             ProtoReflectionServiceV1.newInstance().bindService())
                     .toList();
-            transports.start(services, authentication, functions);
+            transports.start(services, authentication, functions, transfers);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;
@@ -318,6 +351,14 @@ public final class ComputeServer implements AutoCloseable {
         return transports.httpUrl();
     }
 
+    /**
+     * The signed links of the server's HTTP port: services hand out download links to blobs and upload links to their
+     * targets through it.
+     */
+    public Transfers transfers() {
+        return transfers;
+    }
+
     /** The server's authentication: its credentials and tokens. */
     public Authentication authentication() {
         return authentication;
@@ -373,6 +414,9 @@ public final class ComputeServer implements AutoCloseable {
             localSecrets.close(); // the workloads ending below leave their secrets for the next start's sweep
         }
         // each step runs whatever the one before did: a store that cannot write must not leave sandboxes running
+        if (sqlQueries != null) {
+            step("canceling SQL queries", sqlQueries::close); // recorded as failed while the store is open
+        }
         if (functions != null) {
             step("stopping function replicas", functions::close); // replicas stop before the sandboxes they run beside
         }
@@ -436,9 +480,20 @@ public final class ComputeServer implements AutoCloseable {
         private Path secretsKeyFile;
         private Duration localSecretGrace = LocalSecretSweep.DEFAULT_GRACE;
         private Duration localSecretSweepInterval = LocalSecretSweep.DEFAULT_INTERVAL;
+        private SqlOptions sql = SqlOptions.defaults();
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder() {}
+
+        /**
+         * Limits of SQL queries: memory per query (default 1 GiB, at most 8 GiB on request), threads, the largest
+         * result returned inline (16 MiB; larger ones need {@code persist}), the size of persisted shards, and how
+         * many background queries run at once.
+         */
+        public Builder sql(SqlOptions sql) {
+            this.sql = Objects.requireNonNull(sql, "sql");
+            return this;
+        }
 
         /**
          * Where state lives: the database, sandboxes' writable layers, volumes, snapshots. Default

@@ -6,6 +6,7 @@ import ai.chalk.compute.server.auth.TrustedCallers;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.http.HttpPort;
+import ai.chalk.compute.server.http.Transfers;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
@@ -78,9 +79,13 @@ final class Transports {
 
     /**
      * Serves {@code services} in-process and over TCP (each guarded against malformed requests), opens the HTTP port
-     * with what {@code authentication} publishes, and serves the services unguarded to the replicas.
+     * with what {@code authentication} publishes and the signed {@code transfers}, and serves the services unguarded to the replicas.
      */
-    void start(List<ServerServiceDefinition> services, Authentication authentication, FunctionServices functions)
+    void start(
+            List<ServerServiceDefinition> services,
+            Authentication authentication,
+            FunctionServices functions,
+            Transfers transfers)
             throws IOException {
         List<ServerServiceDefinition> guarded =
                 services.stream().map(MalformedRequests::guard).toList();
@@ -103,6 +108,7 @@ final class Transports {
         String httpHost = tcp != null ? host : "127.0.0.1";
         int boundHttpPort = httpPort != null ? httpPort : tcp != null && port != 0 ? tcp.getPort() + 1 : 0;
         http = HttpPort.open(httpHost, boundHttpPort);
+        transfers.serveOn(http);
         authentication.publish(http, grpcUrl());
         if (tcp != null) {
             authentication.firstCredential();

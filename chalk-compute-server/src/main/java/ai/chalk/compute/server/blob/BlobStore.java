@@ -134,6 +134,11 @@ public final class BlobStore {
             return moveIntoPlace(expected);
         }
 
+        /** Keeps the blob under the digest of the bytes written; returns that digest. */
+        public BlobDigest commit() throws IOException {
+            return commitComputed();
+        }
+
         private BlobDigest commitComputed() throws IOException {
             out.close();
             done = true;

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.http;
 
 import ai.chalk.compute.server.threads.DaemonThreads;
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -13,10 +14,13 @@ import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
 /**
- * The server's HTTP port (the JDK's own HTTP server: a few small documents, no framework needed). Routes are read-only
- * GETs registered before clients are told the URL; anything else answers 404 or 405.
+ * The server's HTTP port (the JDK's own HTTP server: a few small documents and streamed transfers, no framework
+ * needed). Routes are registered before clients are told the URL; anything else answers 404 or 405.
  */
 public final class HttpPort implements AutoCloseable {
+
+    /** Requests served at once; more wait for a thread. */
+    static final int MAX_CONCURRENT_EXCHANGES = 16;
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -43,7 +47,9 @@ public final class HttpPort implements AutoCloseable {
                             + " (choose another with --http-port)",
                     e);
         }
-        ExecutorService executor = Executors.newFixedThreadPool(2, DaemonThreads.numbered("chalk-compute-http"));
+        // transfers hold a thread for as long as their bytes flow: enough for several at once, each with a fixed buffer
+        ExecutorService executor =
+                Executors.newFixedThreadPool(MAX_CONCURRENT_EXCHANGES, DaemonThreads.numbered("chalk-compute-http"));
         server.setExecutor(executor);
         server.createContext("/", exchange -> send(exchange, 404, "text/plain", "not found\n"));
         server.start();
@@ -73,7 +79,14 @@ public final class HttpPort implements AutoCloseable {
         });
     }
 
-    private static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
+    /**
+     * Hands the requests under {@code prefix} to {@code handler}, which answers each one (and closes the exchange).
+     */
+    public void route(String prefix, HttpHandler handler) {
+        server.createContext(prefix, handler);
+    }
+
+    static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
         try (exchange) {
             byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().set("Content-Type", contentType);

@@ -1,0 +1,360 @@
+package ai.chalk.compute.server.dataset;
+
+import ai.chalk.compute.server.blob.BlobDigest;
+import ai.chalk.compute.server.blob.BlobStore;
+import ai.chalk.compute.server.dataset.ParquetFiles.Preview;
+import ai.chalk.compute.server.dataset.ParquetFiles.UnreadableFileException;
+import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.http.TransferRefusedException;
+import ai.chalk.compute.server.http.Transfers;
+import ai.chalk.compute.server.http.UploadTarget;
+import ai.chalk.compute.server.store.DatasetStore;
+import ai.chalk.compute.server.store.DatasetStore.Begun;
+import ai.chalk.compute.server.store.DatasetStore.DatasetColumn;
+import ai.chalk.compute.server.store.DatasetStore.DatasetRecord;
+import ai.chalk.compute.server.store.DatasetStore.FileRecord;
+import ai.chalk.compute.server.store.DatasetStore.ObjectRecord;
+import ai.chalk.compute.server.store.DatasetStore.RevisionRecord;
+import ai.chalk.compute.server.store.DatasetStore.RevisionStatus;
+import ai.chalk.compute.server.store.DatasetStore.SessionRecord;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Semaphore;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Datasets of each environment: upload sessions whose objects arrive through signed PUT links, finalized into
+ * immutable revisions of Parquet files (CSV and JSON lines converted, one schema checked across the files), and the
+ * signed GET links that download them. Every method takes the caller's environment; another environment's ids are
+ * NOT_FOUND.
+ */
+public final class DatasetManager {
+
+    /** The upload target of dataset objects on the HTTP port. */
+    public static final String UPLOAD_TARGET = "dataset";
+    /** The most files one revision may have. */
+    public static final int MAX_FILES = 10_000;
+    /** The largest single file accepted (1 TiB: a bound against nonsense, not a quota). */
+    public static final long MAX_FILE_BYTES = 1L << 40;
+    /** How long upload and download links live. */
+    public static final Duration LINK_TTL = Duration.ofHours(1);
+
+    private static final Logger log = LoggerFactory.getLogger(DatasetManager.class);
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+    private static final Pattern SHA256_HEX = Pattern.compile("(?:sha256:)?([0-9a-fA-F]{64})");
+    private static final int BUFFER = 64 * 1024;
+
+    private final DatasetStore store;
+    private final BlobStore blobs;
+    private final Transfers transfers;
+    private final ParquetFiles parquet;
+    private final Clock clock;
+    /** Finalizing converts and scans files: two at a time keep a small server responsive. */
+    private final Semaphore finalizing = new Semaphore(2, true);
+
+    /**
+     * @param workDir where conversions are written before they become blobs, and the engine spills
+     */
+    public DatasetManager(DatasetStore store, BlobStore blobs, Transfers transfers, Path workDir, Clock clock)
+            throws IOException {
+        this.store = store;
+        this.blobs = blobs;
+        this.transfers = transfers;
+        this.parquet = new ParquetFiles(
+                workDir, Math.min(1L << 30, Runtime.getRuntime().maxMemory() / 2));
+        this.clock = clock;
+        int[] failed = store.recover();
+        if (failed[0] > 0 || failed[1] > 0) {
+            log.warn(
+                    "{} dataset upload session(s) and {} revision(s) a restart interrupted are now FAILED",
+                    failed[0],
+                    failed[1]);
+        }
+        transfers.uploadTarget(UPLOAD_TARGET, new Uploads());
+    }
+
+    /** What {@link #uploadUri} hands out: the session, the object and the link that uploads it. */
+    public record UploadUri(String sessionId, String objectId, String url) {}
+
+    /**
+     * Adds an object of {@code size} bytes to the session {@code sessionId} (a new session when empty) and signs the
+     * link that uploads it. {@code hash} is checked when it is a SHA-256 in hex ({@code sha256:} optional); other
+     * forms are ignored.
+     */
+    public UploadUri uploadUri(String environment, String sessionId, long size, String hash) {
+        if (size < 0 || size > MAX_FILE_BYTES) {
+            throw ComputeException.invalid(
+                    "content_size " + size + " is out of range: give the file's size in bytes, 0 to " + MAX_FILE_BYTES);
+        }
+        String announced = null;
+        if (hash != null && !hash.isEmpty()) {
+            var m = SHA256_HEX.matcher(hash);
+            if (m.matches()) {
+                announced = m.group(1).toLowerCase(Locale.ROOT);
+            }
+        }
+        SessionRecord session = sessionId == null || sessionId.isEmpty()
+                ? store.openSession(environment, UUID.randomUUID().toString(), clock.instant())
+                : openSession(environment, sessionId);
+        String objectId = UUID.randomUUID().toString();
+        if (store.addObject(session.id(), objectId, size, announced, MAX_FILES).isEmpty()) {
+            SessionRecord now = openSession(environment, session.id());
+            throw ComputeException.exhausted("upload session " + now.id() + " has " + MAX_FILES
+                    + " files already, the most one revision may have; finalize it and upload the rest as another");
+        }
+        return new UploadUri(session.id(), objectId, transfers.uploadUrl(UPLOAD_TARGET, objectId, LINK_TTL));
+    }
+
+    private SessionRecord openSession(String environment, String sessionId) {
+        SessionRecord session = store.session(environment, sessionId)
+                .orElseThrow(() -> ComputeException.notFound("upload session " + sessionId + " does not exist"));
+        switch (session.state()) {
+            case SessionRecord.OPEN -> {
+                return session;
+            }
+            case SessionRecord.FINALIZED ->
+                throw ComputeException.refused("upload session " + sessionId
+                        + " was finalized already; start a new session (leave upload_session_id empty)");
+            default -> throw ComputeException.refused("upload session " + sessionId + " failed: " + session.message());
+        }
+    }
+
+    /**
+     * Makes the session's objects the newest revision of the dataset {@code name} (created when new). Returns the
+     * dataset. A refused file (unreadable, another schema) leaves no revision and fails the session; a restart while
+     * this runs leaves the revision FAILED.
+     */
+    public DatasetRecord finalizeUpload(String environment, String sessionId, String name, byte[] arrowSchema) {
+        checkName(name);
+        openSession(environment, sessionId);
+        List<ObjectRecord> objects = store.objects(sessionId);
+        if (objects.isEmpty()) {
+            throw ComputeException.refused("upload session " + sessionId
+                    + " has no files: ask for an upload URI and PUT a file to it before finalizing");
+        }
+        List<String> missing = objects.stream()
+                .filter(o -> !o.uploaded())
+                .map(o -> label(o, objects.size()))
+                .toList();
+        if (!missing.isEmpty()) {
+            throw ComputeException.refused("not every file of upload session " + sessionId + " was uploaded: "
+                    + String.join(", ", missing) + " (PUT each one to its upload URI before finalizing)");
+        }
+        Begun begun = store.beginRevision(
+                        environment,
+                        sessionId,
+                        name,
+                        UUID.randomUUID().toString(),
+                        UUID.randomUUID().toString(),
+                        clock.instant())
+                .orElseThrow(() -> ComputeException.refused(
+                        "upload session " + sessionId + " was finalized or failed meanwhile; start a new one"));
+        try {
+            finalizing.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            store.failRevision(begun.revisionId(), "the server stopped before finalizing it", clock.instant());
+            throw ComputeException.unavailable("the server is stopping; upload again");
+        }
+        try {
+            List<FileRecord> files = new ArrayList<>();
+            List<DatasetColumn> schema = null;
+            for (ObjectRecord o : objects) {
+                Stored stored = toParquet(o, objects.size());
+                if (schema == null) {
+                    schema = stored.columns();
+                } else {
+                    SchemaCheck.requireSame(
+                            label(objects.get(0), objects.size()), schema, label(o, objects.size()), stored.columns());
+                }
+                files.add(new FileRecord(o.ordinal(), stored.digest().hex(), stored.size(), stored.rows()));
+            }
+            store.completeRevision(
+                    begun.revisionId(), files, schema, arrowSchema.length == 0 ? null : arrowSchema, clock.instant());
+            log.info(
+                    "Dataset {} ({}) of environment {}: revision {} completed with {} file(s)",
+                    name,
+                    begun.dataset().id(),
+                    environment,
+                    begun.revisionId(),
+                    files.size());
+            return begun.dataset();
+        } catch (RefusedFile e) {
+            store.discardRevision(begun.revisionId(), begun.dataset().id(), begun.datasetCreated());
+            throw ComputeException.invalid(e.getMessage());
+        } catch (IOException | SQLException | RuntimeException e) {
+            String reason = "finalizing failed on the server: " + e.getMessage();
+            store.failRevision(begun.revisionId(), reason, clock.instant());
+            log.warn("Dataset {} revision {}: {}", name, begun.revisionId(), reason, e);
+            throw ComputeException.unavailable(
+                    "revision " + begun.revisionId() + " of dataset " + name + " FAILED: " + reason, e);
+        } finally {
+            finalizing.release();
+        }
+    }
+
+    /** A file as a revision keeps it: the Parquet blob, its columns and rows. */
+    private record Stored(BlobDigest digest, long size, long rows, List<DatasetColumn> columns) {}
+
+    /** A file the user must fix: unreadable, or with another schema than the first. */
+    static final class RefusedFile extends Exception {
+        RefusedFile(String message) {
+            super(message);
+        }
+    }
+
+    private Stored toParquet(ObjectRecord o, int count) throws IOException, SQLException, RefusedFile {
+        BlobDigest uploaded = new BlobDigest(o.digestHex());
+        Path path = blobs.path(uploaded);
+        if (!Files.exists(path)) {
+            throw new IOException("the bytes of " + label(o, count) + " are gone from the blob store");
+        }
+        FileFormat format = FileFormat.of(path);
+        try {
+            if (format == FileFormat.PARQUET) {
+                return new Stored(uploaded, Files.size(path), parquet.rows(path), parquet.schema(path));
+            }
+            Path converted = parquet.workFile(o.id());
+            try {
+                parquet.convert(path, format, converted);
+                BlobDigest digest;
+                try (BlobStore.Upload upload = blobs.begin();
+                        InputStream in = Files.newInputStream(converted)) {
+                    byte[] buffer = new byte[BUFFER];
+                    for (int n; (n = in.read(buffer)) >= 0; ) {
+                        upload.write(buffer, 0, n);
+                    }
+                    digest = upload.commit();
+                }
+                Path stored = blobs.path(digest);
+                return new Stored(digest, Files.size(stored), parquet.rows(stored), parquet.schema(stored));
+            } finally {
+                Files.deleteIfExists(converted);
+            }
+        } catch (UnreadableFileException e) {
+            throw new RefusedFile(label(o, count) + ": " + e.getMessage());
+        }
+    }
+
+    /** How messages name an uploaded file; the SDK replaces "storage object ID" with the file's path. */
+    static String label(ObjectRecord o, int count) {
+        return "storage object " + o.id() + (count > 1 ? " (file " + (o.ordinal() + 1) + " of " + count + ")" : "");
+    }
+
+    /** Checks a dataset name. */
+    public static String checkName(String name) {
+        if (name == null || !NAME.matcher(name).matches()) {
+            throw ComputeException.invalid("dataset name \"" + name + "\" is not valid: use 1 to 128 letters, digits,"
+                    + " '_', '.' and '-', starting with a letter or digit");
+        }
+        return name;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // reading
+
+    /** The environment's dataset with this id, or else this name. */
+    public DatasetRecord dataset(String environment, String idOrName) {
+        return store.dataset(environment, idOrName)
+                .or(() -> store.datasetNamed(environment, idOrName))
+                .orElseThrow(() -> ComputeException.notFound("dataset " + idOrName + " does not exist"));
+    }
+
+    /** The environment's revision with this id; an archived one only when asked for. */
+    public RevisionRecord revision(String environment, String revisionId, boolean includeArchived) {
+        RevisionRecord r = store.revision(environment, revisionId)
+                .orElseThrow(() -> ComputeException.notFound("dataset revision " + revisionId + " does not exist"));
+        if (r.archivedAt() != null && !includeArchived) {
+            throw ComputeException.notFound("dataset revision " + revisionId + " is archived (since " + r.archivedAt()
+                    + "); ask with include_archived to see it");
+        }
+        return r;
+    }
+
+    /** A revision that can be read: COMPLETED. */
+    public RevisionRecord readable(String environment, String revisionId) {
+        RevisionRecord r = revision(environment, revisionId, true);
+        if (r.status() != RevisionStatus.COMPLETED) {
+            throw ComputeException.refused("dataset revision " + revisionId + " is " + r.status()
+                    + (r.message() != null ? ": " + r.message() : "") + "; only a COMPLETED revision has files");
+        }
+        return r;
+    }
+
+    /** Links that download each file of a COMPLETED revision, valid for {@link #LINK_TTL}. */
+    public List<String> downloadLinks(String environment, String revisionId) {
+        RevisionRecord r = readable(environment, revisionId);
+        List<FileRecord> files = store.files(r.id());
+        return files.stream()
+                .map(f -> transfers.downloadUrl(
+                        new BlobDigest(f.digestHex()), String.format("part-%05d.parquet", f.ordinal()), LINK_TTL))
+                .toList();
+    }
+
+    /** When links made now expire. */
+    public Instant linkExpiry() {
+        return transfers.expiry(LINK_TTL);
+    }
+
+    /** The first {@code rows} rows of a COMPLETED revision and a summary of its columns. */
+    public Preview preview(String environment, String revisionId, int rows) {
+        RevisionRecord r = readable(environment, revisionId);
+        List<Path> paths = store.files(r.id()).stream()
+                .map(f -> blobs.path(new BlobDigest(f.digestHex())))
+                .toList();
+        try {
+            return parquet.preview(paths, rows);
+        } catch (SQLException e) {
+            throw ComputeException.unavailable("reading revision " + revisionId + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Dataset objects arriving through their signed PUT links. */
+    private final class Uploads implements UploadTarget {
+        @Override
+        public Expected expect(String objectId) throws TransferRefusedException {
+            DatasetStore.ObjectWithSession o = store.object(objectId)
+                    .orElseThrow(() -> new TransferRefusedException(404, "no dataset upload awaits this object"));
+            if (!SessionRecord.OPEN.equals(o.sessionState())) {
+                throw new TransferRefusedException(
+                        409,
+                        "the upload session of this object is " + o.sessionState()
+                                + (o.sessionMessage() != null ? " (" + o.sessionMessage() + ")" : "")
+                                + "; start a new upload");
+            }
+            if (o.object().uploaded()) {
+                throw new TransferRefusedException(
+                        409, "this object was uploaded already; ask for another upload URI for another file");
+            }
+            return new Expected(
+                    o.object().size(),
+                    Optional.ofNullable(o.object().announcedHex()).map(BlobDigest::new));
+        }
+
+        @Override
+        public void stored(String objectId, BlobDigest digest, long size) throws TransferRefusedException {
+            if (!store.objectUploaded(objectId, digest.hex())) {
+                throw new TransferRefusedException(
+                        409, "this object was uploaded meanwhile, or its session ended; start a new upload");
+            }
+        }
+    }
+
+    /** The store, for listing. */
+    DatasetStore store() {
+        return store;
+    }
+}

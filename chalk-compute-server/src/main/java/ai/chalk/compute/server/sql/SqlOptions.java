@@ -1,0 +1,44 @@
+package ai.chalk.compute.server.sql;
+
+/**
+ * The SQL engine's limits.
+ *
+ * @param defaultMemoryBytes DuckDB's memory limit for a query that names none
+ * @param maxMemoryBytes     the most a query may ask for with {@code max_memory_bytes}
+ * @param threads            DuckDB threads per query
+ * @param inlineLimitBytes   the largest Parquet result returned inline; larger ones need {@code persist}
+ * @param shardBytes         the size persisted results are split at
+ * @param parallelJobs       how many async queries run at once; more wait (and poll as running)
+ */
+public record SqlOptions(
+        long defaultMemoryBytes,
+        long maxMemoryBytes,
+        int threads,
+        long inlineLimitBytes,
+        long shardBytes,
+        int parallelJobs) {
+
+    /** The least memory a query may be given: DuckDB needs some to run anything at all. */
+    public static final long MIN_MEMORY_BYTES = 32L << 20;
+
+    /** 1 GiB per query (up to 8 GiB on request), every core, 16 MiB inline, 128 MiB shards, 2 async queries. */
+    public static SqlOptions defaults() {
+        return new SqlOptions(1L << 30, 8L << 30, Runtime.getRuntime().availableProcessors(), 16L << 20, 128L << 20, 2);
+    }
+
+    public SqlOptions {
+        if (defaultMemoryBytes < MIN_MEMORY_BYTES || maxMemoryBytes < defaultMemoryBytes) {
+            throw new IllegalArgumentException("memory limits must be at least " + MIN_MEMORY_BYTES
+                    + " bytes, the default at most the maximum; got " + defaultMemoryBytes + " and " + maxMemoryBytes);
+        }
+        if (threads < 1 || parallelJobs < 1 || inlineLimitBytes < 1 || shardBytes < (1 << 20)) {
+            throw new IllegalArgumentException(
+                    "SQL threads, parallel jobs and the inline limit must be positive and" + " shards at least 1 MiB");
+        }
+    }
+
+    /** The same with another inline limit. */
+    public SqlOptions withInlineLimitBytes(long bytes) {
+        return new SqlOptions(defaultMemoryBytes, maxMemoryBytes, threads, bytes, shardBytes, parallelJobs);
+    }
+}

@@ -1,0 +1,285 @@
+package ai.chalk.compute.server.sql;
+
+import ai.chalk.compute.proto.common.v1.ChalkError;
+import ai.chalk.compute.proto.common.v1.ErrorCode;
+import ai.chalk.compute.proto.common.v1.ErrorCodeCategory;
+import ai.chalk.compute.proto.protosql.v1.DbCatalogInfo;
+import ai.chalk.compute.proto.protosql.v1.DbSchemaInfo;
+import ai.chalk.compute.proto.protosql.v1.ExecuteSqlAsyncExecutionMode;
+import ai.chalk.compute.proto.protosql.v1.ExecuteSqlAsyncQueryResponsePayload;
+import ai.chalk.compute.proto.protosql.v1.ExecuteSqlQueryRequest;
+import ai.chalk.compute.proto.protosql.v1.ExecuteSqlQueryResponse;
+import ai.chalk.compute.proto.protosql.v1.ExecuteSqlSyncQueryResponsePayload;
+import ai.chalk.compute.proto.protosql.v1.GetDbCatalogsRequest;
+import ai.chalk.compute.proto.protosql.v1.GetDbCatalogsResponse;
+import ai.chalk.compute.proto.protosql.v1.GetDbSchemasRequest;
+import ai.chalk.compute.proto.protosql.v1.GetDbSchemasResponse;
+import ai.chalk.compute.proto.protosql.v1.GetOfflineQueryInputsRequest;
+import ai.chalk.compute.proto.protosql.v1.GetOfflineQueryInputsResponse;
+import ai.chalk.compute.proto.protosql.v1.GetOfflineQueryPreviewRequest;
+import ai.chalk.compute.proto.protosql.v1.GetOfflineQueryPreviewResponse;
+import ai.chalk.compute.proto.protosql.v1.GetOfflineQueryStatsRequest;
+import ai.chalk.compute.proto.protosql.v1.GetOfflineQueryStatsResponse;
+import ai.chalk.compute.proto.protosql.v1.GetTablesRequest;
+import ai.chalk.compute.proto.protosql.v1.GetTablesResponse;
+import ai.chalk.compute.proto.protosql.v1.PlanSqlQueryRequest;
+import ai.chalk.compute.proto.protosql.v1.PlanSqlQueryResponse;
+import ai.chalk.compute.proto.protosql.v1.PollSqlQueryRequest;
+import ai.chalk.compute.proto.protosql.v1.PollSqlQueryResponse;
+import ai.chalk.compute.proto.protosql.v1.SignedOutputUris;
+import ai.chalk.compute.proto.protosql.v1.SqlQueryFailedInfo;
+import ai.chalk.compute.proto.protosql.v1.SqlQueryInfo;
+import ai.chalk.compute.proto.protosql.v1.SqlQueryProgressInfo;
+import ai.chalk.compute.proto.protosql.v1.SqlServiceGrpc;
+import ai.chalk.compute.proto.protosql.v1.TableInfo;
+import ai.chalk.compute.server.auth.Caller;
+import ai.chalk.compute.server.blob.BlobDigest;
+import ai.chalk.compute.server.grpc.StatusErrors;
+import ai.chalk.compute.server.store.SqlJobStore.SqlJob;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Timestamp;
+import io.grpc.Context;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * Chalk's {@code chalk.protosql.v1.SqlService}: queries over the caller's environment's datasets, run now (result
+ * inline or persisted as links) or in the background (polled), plans, and the catalog. A refused or failed query
+ * is a status with DuckDB's message: INVALID_ARGUMENT (syntax, not a query, unknown table), PERMISSION_DENIED (it
+ * reached for a file or the network), RESOURCE_EXHAUSTED (too large inline, out of memory), CANCELLED.
+ */
+public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
+
+    private final SqlQueries queries;
+    private final ResultLinks links;
+
+    public SqlServiceV1(SqlQueries queries, ResultLinks links) {
+        this.queries = queries;
+        this.links = links;
+    }
+
+    @Override
+    public void executeSqlQuery(ExecuteSqlQueryRequest req, StreamObserver<ExecuteSqlQueryResponse> out) {
+        StatusErrors.unary(
+                out,
+                () -> sql(() -> {
+                    SqlQueries.Request request = new SqlQueries.Request(
+                            environment(),
+                            req.getQuery(),
+                            req.hasAsyncOptions() && req.getAsyncOptions().hasResourceGroup()
+                                    ? Optional.of(req.getAsyncOptions().getResourceGroup())
+                                    : req.hasSyncOptions()
+                                                    && req.getSyncOptions().hasResourceGroup()
+                                            ? Optional.of(req.getSyncOptions().getResourceGroup())
+                                            : Optional.empty(),
+                            req.hasMaxMemoryBytes() ? Optional.of(req.getMaxMemoryBytes()) : Optional.empty(),
+                            req.hasAsyncOptions()
+                                    || req.getPersistenceSettings().getEnabled());
+                    if (req.hasAsyncOptions()) {
+                        String id = queries.submit(request);
+                        return ExecuteSqlQueryResponse.newBuilder()
+                                .setQueryId(id)
+                                .setAsyncPayload(ExecuteSqlAsyncQueryResponsePayload.newBuilder()
+                                        .setOperationId(id)
+                                        .setExecutionMode(
+                                                ExecuteSqlAsyncExecutionMode.EXECUTE_SQL_ASYNC_EXECUTION_MODE_ASYNC))
+                                .setPerformanceSummary(
+                                        queries.find(request.environment(), id).summary())
+                                .build();
+                    }
+                    Context call = Context.current();
+                    SqlQueries.Finished finished =
+                            queries.runNow(request, cancel -> call.addListener(c -> cancel.run(), Runnable::run));
+                    SqlJob job = finished.job();
+                    byte[] inline = finished.inline();
+                    return ExecuteSqlQueryResponse.newBuilder()
+                            .setQueryId(job.id())
+                            .setSyncPayload(
+                                    inline != null
+                                            ? ExecuteSqlSyncQueryResponsePayload.newBuilder()
+                                                    .setParquetResponse(ByteString.copyFrom(inline))
+                                                    .build()
+                                            : payload(job))
+                            .setPerformanceSummary(job.summary())
+                            .build();
+                }));
+    }
+
+    @Override
+    public void planSqlQuery(PlanSqlQueryRequest req, StreamObserver<PlanSqlQueryResponse> out) {
+        StatusErrors.unary(
+                out,
+                () -> sql(() -> PlanSqlQueryResponse.newBuilder()
+                        .setLogicalPlan(queries.engine().explain(environment(), req.getQuery()))
+                        .build()));
+    }
+
+    @Override
+    public void pollSqlQuery(PollSqlQueryRequest req, StreamObserver<PollSqlQueryResponse> out) {
+        StatusErrors.unary(out, () -> {
+            SqlJob job = queries.find(environment(), req.getOperationId());
+            SqlQueryInfo.Builder info =
+                    SqlQueryInfo.newBuilder().setOperationId(job.id()).setCreatedAt(timestamp(job.createdAt()));
+            job.finishedAt().ifPresent(t -> info.setFinishedAt(timestamp(t)));
+            PollSqlQueryResponse.Builder response =
+                    PollSqlQueryResponse.newBuilder().setInfo(info);
+            switch (job.state()) {
+                case RUNNING -> response.setProgress(SqlQueryProgressInfo.getDefaultInstance());
+                case SUCCEEDED -> response.setResponse(payload(job));
+                case FAILED ->
+                    response.setFailed(SqlQueryFailedInfo.newBuilder()
+                            .addErrors(ChalkError.newBuilder()
+                                    .setCode(
+                                            job.error().orElse("").startsWith("canceled")
+                                                    ? ErrorCode.ERROR_CODE_CANCELLED
+                                                    : ErrorCode.ERROR_CODE_INVALID_QUERY)
+                                    .setCategory(ErrorCodeCategory.ERROR_CODE_CATEGORY_REQUEST)
+                                    .setMessage(job.error().orElse("the query failed"))));
+            }
+            return response.build();
+        });
+    }
+
+    @Override
+    public void getDbCatalogs(GetDbCatalogsRequest req, StreamObserver<GetDbCatalogsResponse> out) {
+        StatusErrors.unary(
+                out,
+                () -> GetDbCatalogsResponse.newBuilder()
+                        .addCatalogNames(QueryDatabase.CATALOG)
+                        .addCatalogs(DbCatalogInfo.newBuilder()
+                                .setCatalogName(QueryDatabase.CATALOG)
+                                .setCatalogType("datasets")
+                                .setDescription("your environment's datasets: chalk.datasets.<name> (latest completed"
+                                        + " revision) and chalk.dataset_revisions.\"<revision id>\"")
+                                .setBackend("duckdb")
+                                .setSupportsDatasourceQuery(false))
+                        .build());
+    }
+
+    @Override
+    public void getDbSchemas(GetDbSchemasRequest req, StreamObserver<GetDbSchemasResponse> out) {
+        StatusErrors.unary(out, () -> {
+            GetDbSchemasResponse.Builder response = GetDbSchemasResponse.newBuilder();
+            if (req.hasCatalog() && !req.getCatalog().equals(QueryDatabase.CATALOG)) {
+                return response.build();
+            }
+            Pattern filter = like(req.hasDbSchemaFilterPattern() ? req.getDbSchemaFilterPattern() : "%");
+            for (String schema : new String[] {QueryDatabase.DATASETS, QueryDatabase.REVISIONS}) {
+                if (filter.matcher(schema).matches()) {
+                    response.addSchemas(DbSchemaInfo.newBuilder()
+                            .setCatalogName(QueryDatabase.CATALOG)
+                            .setDbSchemaName(schema));
+                }
+            }
+            return response.build();
+        });
+    }
+
+    @Override
+    public void getTables(GetTablesRequest req, StreamObserver<GetTablesResponse> out) {
+        StatusErrors.unary(
+                out,
+                () -> sql(() -> {
+                    GetTablesResponse.Builder response = GetTablesResponse.newBuilder();
+                    if (req.hasCatalog() && !req.getCatalog().equals(QueryDatabase.CATALOG)) {
+                        return response.build();
+                    }
+                    Pattern schemas = like(req.hasDbSchemaFilterPattern() ? req.getDbSchemaFilterPattern() : "%");
+                    Pattern tables = like(req.hasTableNameFilterPattern() ? req.getTableNameFilterPattern() : "%");
+                    for (SqlEngine.TableDescription t : queries.engine().tables(environment())) {
+                        if (schemas.matcher(t.schema()).matches()
+                                && tables.matcher(t.table()).matches()) {
+                            response.addTables(TableInfo.newBuilder()
+                                    .setCatalogName(QueryDatabase.CATALOG)
+                                    .setDbSchemaName(t.schema())
+                                    .setTableName(t.table()));
+                        }
+                    }
+                    return response.build();
+                }));
+    }
+
+    @Override
+    public void getOfflineQueryInputs(
+            GetOfflineQueryInputsRequest req, StreamObserver<GetOfflineQueryInputsResponse> out) {
+        out.onError(offlineQueries());
+    }
+
+    @Override
+    public void getOfflineQueryPreview(
+            GetOfflineQueryPreviewRequest req, StreamObserver<GetOfflineQueryPreviewResponse> out) {
+        out.onError(offlineQueries());
+    }
+
+    @Override
+    public void getOfflineQueryStats(
+            GetOfflineQueryStatsRequest req, StreamObserver<GetOfflineQueryStatsResponse> out) {
+        out.onError(offlineQueries());
+    }
+
+    private static RuntimeException offlineQueries() {
+        return Status.UNIMPLEMENTED
+                .withDescription("this server has no offline queries (they need Chalk's feature engine); query"
+                        + " datasets with ExecuteSqlQuery instead")
+                .asRuntimeException();
+    }
+
+    private ExecuteSqlSyncQueryResponsePayload payload(SqlJob job) {
+        if (job.persisted()) {
+            return ExecuteSqlSyncQueryResponsePayload.newBuilder()
+                    .setSignedOutputUris(SignedOutputUris.newBuilder()
+                            .addAllUris(links.links(
+                                    job.shards().stream().map(BlobDigest::new).toList())))
+                    .build();
+        }
+        try {
+            return ExecuteSqlSyncQueryResponsePayload.newBuilder()
+                    .setParquetResponse(
+                            ByteString.copyFrom(queries.read(job.shards().get(0))))
+                    .build();
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading the result of " + job.id() + " failed", e);
+        }
+    }
+
+    /** Runs a body whose {@link SqlFailure}s become the statuses this service promises. */
+    private static <T> T sql(java.util.function.Supplier<T> body) {
+        try {
+            return body.get();
+        } catch (SqlFailure e) {
+            Status status = switch (e.reason()) {
+                case INVALID -> Status.INVALID_ARGUMENT;
+                case FORBIDDEN -> Status.PERMISSION_DENIED;
+                case TOO_LARGE -> Status.RESOURCE_EXHAUSTED;
+                case CANCELED -> Status.CANCELLED;
+                case FAILED -> Status.INTERNAL;
+            };
+            throw status.withDescription(e.getMessage()).asRuntimeException();
+        }
+    }
+
+    /** A Flight SQL filter pattern ({@code %} any run, {@code _} one character) as a regular expression. */
+    private static Pattern like(String pattern) {
+        StringBuilder re = new StringBuilder();
+        for (char ch : pattern.toCharArray()) {
+            re.append(ch == '%' ? ".*" : ch == '_' ? "." : Pattern.quote(String.valueOf(ch)));
+        }
+        return Pattern.compile(re.toString(), Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
+    }
+
+    private static Timestamp timestamp(Instant t) {
+        return Timestamp.newBuilder()
+                .setSeconds(t.getEpochSecond())
+                .setNanos(t.getNano())
+                .build();
+    }
+
+    private static String environment() {
+        return Caller.current().environment();
+    }
+}

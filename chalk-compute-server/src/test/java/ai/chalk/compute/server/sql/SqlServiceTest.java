@@ -1,0 +1,317 @@
+package ai.chalk.compute.server.sql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ai.chalk.compute.proto.protosql.v1.ExecuteSqlAsyncExecutionMode;
+import ai.chalk.compute.proto.protosql.v1.ExecuteSqlAsyncQueryRequestOptions;
+import ai.chalk.compute.proto.protosql.v1.ExecuteSqlQueryRequest;
+import ai.chalk.compute.proto.protosql.v1.ExecuteSqlQueryResponse;
+import ai.chalk.compute.proto.protosql.v1.GetDbCatalogsRequest;
+import ai.chalk.compute.proto.protosql.v1.GetDbSchemasRequest;
+import ai.chalk.compute.proto.protosql.v1.GetOfflineQueryStatsRequest;
+import ai.chalk.compute.proto.protosql.v1.GetTablesRequest;
+import ai.chalk.compute.proto.protosql.v1.PlanSqlQueryRequest;
+import ai.chalk.compute.proto.protosql.v1.PollSqlQueryRequest;
+import ai.chalk.compute.proto.protosql.v1.PollSqlQueryResponse;
+import ai.chalk.compute.proto.protosql.v1.SqlServiceGrpc;
+import ai.chalk.compute.proto.protosql.v1.TableInfo;
+import ai.chalk.compute.server.auth.TrustedCallers;
+import ai.chalk.compute.server.store.Database;
+import ai.chalk.compute.server.store.SqlJobStore;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.stub.MetadataUtils;
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** SqlService over gRPC: environments, plans, the catalog, polling, limits, and jobs a restart interrupted. */
+class SqlServiceTest {
+
+    @TempDir
+    Path dir;
+
+    private DatasetTables tables;
+    private SqlTestServer server;
+    private ManagedChannel channel;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        Path dev = ParquetFiles.write(dir.resolve("dev.parquet"), "SELECT range AS id, range % 3 AS g FROM range(100)");
+        Path old = ParquetFiles.write(dir.resolve("old.parquet"), "SELECT range AS id, range % 3 AS g FROM range(5)");
+        Path prod = ParquetFiles.write(dir.resolve("prod.parquet"), "SELECT 'prod-only' AS s");
+        tables = environment -> switch (environment) {
+            case "dev" ->
+                List.of(
+                        new DatasetTable("orders", "rev_dev_2", List.of(dev), true),
+                        new DatasetTable("orders", "rev_dev_1", List.of(old), false));
+            case "prod" -> List.of(new DatasetTable("orders", "rev_prod_1", List.of(prod), true));
+            default -> List.of();
+        };
+        server = new SqlTestServer(dir.resolve("data"), tables, SqlOptions.defaults(), Duration.ofMinutes(5));
+        channel = InProcessChannelBuilder.forName(server.inProcessName).build();
+    }
+
+    @AfterEach
+    void tearDown() {
+        channel.shutdownNow();
+        server.close();
+    }
+
+    private SqlServiceGrpc.SqlServiceBlockingStub stub(String environment) {
+        Metadata headers = new Metadata();
+        headers.put(TrustedCallers.ENVIRONMENT_HEADER, environment);
+        return SqlServiceGrpc.newBlockingStub(channel)
+                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+    }
+
+    private static long single(byte[] parquet, Path dir) throws Exception {
+        Path file = java.nio.file.Files.write(dir.resolve("r" + System.nanoTime() + ".parquet"), parquet);
+        try (var c = DriverManager.getConnection("jdbc:duckdb:");
+                var rs = c.createStatement().executeQuery("SELECT * FROM '" + file + "'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Test
+    void eachEnvironmentSeesOnlyItsOwnDatasets() throws Exception {
+        ExecuteSqlQueryResponse dev = stub("dev")
+                .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                        .setQuery("SELECT count(*) FROM chalk.datasets.orders")
+                        .build());
+        assertThat(single(dev.getSyncPayload().getParquetResponse().toByteArray(), dir))
+                .isEqualTo(100);
+        assertThatThrownBy(() -> stub("staging")
+                        .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                                .setQuery("SELECT * FROM chalk.datasets.orders")
+                                .build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getStatus().getDescription())
+                            .contains("orders")
+                            .contains("does not exist");
+                });
+        // another environment's revision, named by its id, is not there either
+        assertThatThrownBy(() -> stub("dev")
+                        .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                                .setQuery("SELECT * FROM chalk.dataset_revisions.rev_prod_1")
+                                .build()))
+                .isInstanceOf(StatusRuntimeException.class)
+                .hasMessageContaining("INVALID_ARGUMENT");
+        // and another environment cannot poll the query
+        assertThatThrownBy(() -> stub("prod")
+                        .pollSqlQuery(PollSqlQueryRequest.newBuilder()
+                                .setOperationId(dev.getQueryId())
+                                .build()))
+                .isInstanceOf(StatusRuntimeException.class)
+                .hasMessageContaining("NOT_FOUND");
+    }
+
+    @Test
+    void aRevisionIsAddressableByItsId() throws Exception {
+        ExecuteSqlQueryResponse old = stub("dev")
+                .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                        .setQuery("SELECT count(*) FROM chalk.dataset_revisions.rev_dev_1")
+                        .build());
+        assertThat(single(old.getSyncPayload().getParquetResponse().toByteArray(), dir))
+                .isEqualTo(5);
+    }
+
+    @Test
+    void aSyntaxErrorIsInvalidArgumentWithDuckDbsMessage() {
+        assertThatThrownBy(() -> stub("dev")
+                        .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                                .setQuery("SELEC * FROM x")
+                                .build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getStatus().getDescription()).contains("syntax error at or near \"SELEC\"");
+                });
+        // the server keeps serving
+        assertThat(stub("dev")
+                        .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                                .setQuery("SELECT 1")
+                                .build())
+                        .getQueryId())
+                .startsWith("sql_");
+    }
+
+    @Test
+    void readingAFileIsPermissionDenied() {
+        assertThatThrownBy(() -> stub("dev")
+                        .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                                .setQuery("SELECT * FROM read_csv('/etc/passwd')")
+                                .build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+                    assertThat(e.getStatus().getDescription())
+                            .contains("/etc/passwd")
+                            .contains("chalk.datasets");
+                });
+    }
+
+    @Test
+    void maxMemoryBytesIsCheckedAndTheResourceGroupShown() {
+        assertThatThrownBy(() -> stub("dev")
+                        .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                                .setQuery("SELECT 1")
+                                .setMaxMemoryBytes(1000)
+                                .build()))
+                .isInstanceOf(StatusRuntimeException.class)
+                .hasMessageContaining("INVALID_ARGUMENT")
+                .hasMessageContaining("max_memory_bytes");
+        ExecuteSqlQueryResponse ok = stub("dev")
+                .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                        .setQuery("SELECT 1")
+                        .setMaxMemoryBytes(100L << 20)
+                        .setSyncOptions(
+                                ai.chalk.compute.proto.protosql.v1.ExecuteSqlSyncQueryRequestOptions.newBuilder()
+                                        .setResourceGroup("interactive"))
+                        .build());
+        assertThat(ok.getPerformanceSummary())
+                .contains("resource group: interactive")
+                .contains("memory limit: " + (100L << 20))
+                .contains("rows: 1");
+    }
+
+    @Test
+    void planCatalogsSchemasAndTables() {
+        String plan = stub("dev")
+                .planSqlQuery(PlanSqlQueryRequest.newBuilder()
+                        .setQuery("SELECT g, count(*) FROM chalk.datasets.orders GROUP BY g")
+                        .build())
+                .getLogicalPlan();
+        assertThat(plan).containsIgnoringCase("aggregate").containsIgnoringCase("parquet");
+        assertThat(stub("dev")
+                        .getDbCatalogs(GetDbCatalogsRequest.getDefaultInstance())
+                        .getCatalogNamesList())
+                .containsExactly("chalk");
+        assertThat(stub("dev")
+                        .getDbSchemas(GetDbSchemasRequest.newBuilder()
+                                .setDbSchemaFilterPattern("data%")
+                                .build())
+                        .getSchemasList())
+                .extracting(s -> s.getDbSchemaName())
+                .containsExactly("datasets", "dataset_revisions");
+        assertThat(stub("dev").getTables(GetTablesRequest.getDefaultInstance()).getTablesList())
+                .extracting(TableInfo::getDbSchemaName, TableInfo::getTableName)
+                .containsExactlyInAnyOrder(
+                        org.assertj.core.groups.Tuple.tuple("datasets", "orders"),
+                        org.assertj.core.groups.Tuple.tuple("dataset_revisions", "rev_dev_2"),
+                        org.assertj.core.groups.Tuple.tuple("dataset_revisions", "rev_dev_1"));
+        assertThat(stub("staging")
+                        .getTables(GetTablesRequest.getDefaultInstance())
+                        .getTablesList())
+                .isEmpty();
+        assertThatThrownBy(() -> stub("dev").getOfflineQueryStats(GetOfflineQueryStatsRequest.getDefaultInstance()))
+                .hasMessageContaining("UNIMPLEMENTED")
+                .hasMessageContaining("ExecuteSqlQuery");
+    }
+
+    @Test
+    void anAsyncQueryIsPolledFromRunningToItsResult() {
+        ExecuteSqlQueryResponse submitted = stub("dev")
+                .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                        .setQuery("SELECT range % 3 AS g, sum(hash(range)) AS h FROM range(20000000) GROUP BY g")
+                        .setAsyncOptions(ExecuteSqlAsyncQueryRequestOptions.newBuilder()
+                                .setExecutionMode(ExecuteSqlAsyncExecutionMode.EXECUTE_SQL_ASYNC_EXECUTION_MODE_ASYNC)
+                                .setResourceGroup("batch"))
+                        .build());
+        assertThat(submitted.getAsyncPayload().getOperationId()).isEqualTo(submitted.getQueryId());
+        assertThat(submitted.getPerformanceSummary()).contains("resource group: batch");
+        PollSqlQueryResponse first = stub("dev")
+                .pollSqlQuery(PollSqlQueryRequest.newBuilder()
+                        .setOperationId(submitted.getQueryId())
+                        .build());
+        assertThat(first.getResultCase())
+                .isIn(PollSqlQueryResponse.ResultCase.PROGRESS, PollSqlQueryResponse.ResultCase.RESPONSE);
+        Awaitility.await()
+                .atMost(Duration.ofMinutes(2))
+                .until(() -> stub("dev")
+                                .pollSqlQuery(PollSqlQueryRequest.newBuilder()
+                                        .setOperationId(submitted.getQueryId())
+                                        .build())
+                                .getResultCase()
+                        == PollSqlQueryResponse.ResultCase.RESPONSE);
+        PollSqlQueryResponse done = stub("dev")
+                .pollSqlQuery(PollSqlQueryRequest.newBuilder()
+                        .setOperationId(submitted.getQueryId())
+                        .build());
+        assertThat(done.getResponse().getSignedOutputUris().getUrisList())
+                .allSatisfy(
+                        uri -> assertThat(uri).startsWith("http://127.0.0.1:").contains("X-Chalk-Signature"));
+        assertThat(done.getInfo().hasFinishedAt()).isTrue();
+    }
+
+    @Test
+    void aJobTheServerStoppedDuringIsFailedSayingSo() throws Exception {
+        ExecuteSqlQueryResponse submitted = stub("dev")
+                .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                        .setQuery("SELECT sum(hash(range)) FROM range(20000000000)")
+                        .setAsyncOptions(ExecuteSqlAsyncQueryRequestOptions.getDefaultInstance())
+                        .build());
+        Thread.sleep(300);
+        channel.shutdownNow();
+        server.close();
+        server = new SqlTestServer(dir.resolve("data"), tables, SqlOptions.defaults(), Duration.ofMinutes(5));
+        channel = InProcessChannelBuilder.forName(server.inProcessName).build();
+        PollSqlQueryResponse poll = stub("dev")
+                .pollSqlQuery(PollSqlQueryRequest.newBuilder()
+                        .setOperationId(submitted.getQueryId())
+                        .build());
+        assertThat(poll.getResultCase()).isEqualTo(PollSqlQueryResponse.ResultCase.FAILED);
+        assertThat(poll.getFailed().getErrors(0).getMessage()).containsAnyOf("shut down", "canceled");
+    }
+
+    @Test
+    void aJobACrashedServerWasRunningIsFailedAtTheNextStart() throws Exception {
+        channel.shutdownNow();
+        server.close();
+        // what a killed server leaves: a job recorded as running that nothing runs
+        try (Database db = Database.open(dir.resolve("data"))) {
+            new SqlJobStore(db)
+                    .insert("sql_crashed", "dev", "SELECT 1", Optional.of("batch"), true, "resource group: batch");
+        }
+        server = new SqlTestServer(dir.resolve("data"), tables, SqlOptions.defaults(), Duration.ofMinutes(5));
+        channel = InProcessChannelBuilder.forName(server.inProcessName).build();
+        PollSqlQueryResponse poll = stub("dev")
+                .pollSqlQuery(PollSqlQueryRequest.newBuilder()
+                        .setOperationId("sql_crashed")
+                        .build());
+        assertThat(poll.getResultCase()).isEqualTo(PollSqlQueryResponse.ResultCase.FAILED);
+        assertThat(poll.getFailed().getErrors(0).getMessage())
+                .contains("server restarted")
+                .contains("submit it again");
+    }
+
+    @Test
+    void anInlineResultOverTheLimitSaysToPersist() throws Exception {
+        channel.shutdownNow();
+        server.close();
+        server = new SqlTestServer(
+                dir.resolve("data"), tables, SqlOptions.defaults().withInlineLimitBytes(4096), Duration.ofMinutes(5));
+        channel = InProcessChannelBuilder.forName(server.inProcessName).build();
+        assertThatThrownBy(() -> stub("dev")
+                        .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                                .setQuery("SELECT range, md5(range::VARCHAR) FROM range(100000)")
+                                .build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                    assertThat(e.getStatus().getDescription())
+                            .contains("persist")
+                            .contains("4096");
+                });
+    }
+}
