@@ -24,6 +24,17 @@ import org.slf4j.LoggerFactory;
  */
 final class ChatCompletions {
 
+    /** One provider answer: its HTTP status, body and Retry-After header. */
+    record Reply(int status, String body, @Nullable String retryAfter) {}
+
+    /** How a request body reaches the provider: over HTTP, or through the server's AI router. */
+    interface Transport {
+        Reply send(byte[] body) throws IOException, InterruptedException;
+
+        /** Where requests go, for messages. */
+        String describe();
+    }
+
     private static final Logger log = LoggerFactory.getLogger(ChatCompletions.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP =
@@ -32,33 +43,69 @@ final class ChatCompletions {
     private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
     private static final Duration LONGEST_RETRY_AFTER = Duration.ofMinutes(1);
 
-    private final URI endpoint;
+    private final Transport transport;
+    private final String endpoint;
     private final @Nullable String apiKey;
 
+    /** Requests over HTTP to {@code baseUrl}/chat/completions with this key. */
     ChatCompletions(String baseUrl, @Nullable String apiKey) {
+        this(
+                http(endpoint(baseUrl), apiKey == null || apiKey.isEmpty() ? null : apiKey),
+                apiKey == null || apiKey.isEmpty() ? null : apiKey);
+    }
+
+    /** Requests through another transport, such as the server's AI router, which holds the key. */
+    ChatCompletions(Transport transport) {
+        this(transport, null);
+    }
+
+    private ChatCompletions(Transport transport, @Nullable String apiKey) {
+        this.transport = transport;
+        this.endpoint = transport.describe();
+        this.apiKey = apiKey;
+    }
+
+    static URI endpoint(String baseUrl) {
         URI base = URI.create(baseUrl.endsWith("/") ? baseUrl : baseUrl + "/");
         if (!"http".equals(base.getScheme()) && !"https".equals(base.getScheme())) {
             throw new IllegalArgumentException("a judge's baseUrl is an http or https URL, not " + baseUrl);
         }
-        this.endpoint = base.resolve("chat/completions");
-        this.apiKey = apiKey == null || apiKey.isEmpty() ? null : apiKey;
+        return base.resolve("chat/completions");
+    }
+
+    private static Transport http(URI endpoint, @Nullable String apiKey) {
+        return new Transport() {
+            @Override
+            public Reply send(byte[] body) throws IOException, InterruptedException {
+                HttpRequest.Builder builder = HttpRequest.newBuilder(endpoint)
+                        .timeout(Duration.ofMinutes(5))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+                if (apiKey != null) {
+                    builder.header("Authorization", "Bearer " + apiKey);
+                }
+                HttpResponse<String> response = HTTP.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+                return new Reply(
+                        response.statusCode(),
+                        response.body(),
+                        response.headers().firstValue("Retry-After").orElse(null));
+            }
+
+            @Override
+            public String describe() {
+                return "the judge's endpoint " + endpoint;
+            }
+        };
     }
 
     /** The first choice's message of a completion. */
     JsonNode complete(ObjectNode request) {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(endpoint)
-                .timeout(Duration.ofMinutes(5))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(request.toString()));
-        if (apiKey != null) {
-            builder.header("Authorization", "Bearer " + apiKey);
-        }
-        HttpRequest http = builder.build();
+        byte[] body = request.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         String model = request.path("model").asText();
         for (int attempt = 0; ; attempt++) {
-            HttpResponse<String> response;
+            Reply response;
             try {
-                response = HTTP.send(http, HttpResponse.BodyHandlers.ofString());
+                response = transport.send(body);
             } catch (IOException e) {
                 if (attempt < RETRIES) {
                     sleep(
@@ -68,29 +115,23 @@ final class ChatCompletions {
                     continue;
                 }
                 throw new JudgeException(
-                        Status.Code.UNAVAILABLE,
-                        "the judge's endpoint " + endpoint + " could not be reached: " + mask(String.valueOf(e)));
+                        Status.Code.UNAVAILABLE, endpoint + " could not be reached: " + mask(String.valueOf(e)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new JudgeException(Status.Code.CANCELLED, "interrupted while waiting for the judge's model");
             }
-            int status = response.statusCode();
+            int status = response.status();
             if (status == 200) {
                 return message(response.body(), model);
             }
             boolean retryable = status == 408 || status == 409 || status == 429 || status >= 500;
             if (retryable && attempt < RETRIES) {
-                sleep(
-                        backoff(
-                                attempt,
-                                response.headers().firstValue("Retry-After").orElse(null)),
-                        model,
-                        "answered HTTP " + status);
+                sleep(backoff(attempt, response.retryAfter()), model, "answered HTTP " + status);
                 continue;
             }
             throw new JudgeException(
                     Status.Code.UNAVAILABLE,
-                    "the judge's endpoint " + endpoint + " answered HTTP "
+                    endpoint + " answered HTTP "
                             + status + (retryable ? " after " + (RETRIES + 1) + " attempts" : "") + " for model "
                             + model
                             + errorDetail(response.body()));
@@ -103,14 +144,12 @@ final class ChatCompletions {
             reply = JSON.readTree(body);
         } catch (JsonProcessingException e) {
             throw new JudgeException(
-                    Status.Code.UNAVAILABLE,
-                    "the judge's endpoint " + endpoint + " answered model " + model + " with a body that is not JSON");
+                    Status.Code.UNAVAILABLE, endpoint + " answered model " + model + " with a body that is not JSON");
         }
         JsonNode choice = reply == null ? null : reply.path("choices").path(0);
         if (choice == null || !choice.path("message").isObject()) {
             throw new JudgeException(
-                    Status.Code.UNAVAILABLE,
-                    "the judge's endpoint " + endpoint + " answered model " + model + " without choices[0].message");
+                    Status.Code.UNAVAILABLE, endpoint + " answered model " + model + " without choices[0].message");
         }
         JsonNode refusal = choice.path("message").path("refusal");
         if (refusal.isTextual() && !refusal.asText().isEmpty()) {
@@ -153,7 +192,12 @@ final class ChatCompletions {
     }
 
     private void sleep(Duration delay, String model, String why) {
-        log.info("judge request for model {} to {} {}; retrying in {} ms", model, endpoint, why, delay.toMillis());
+        log.info(
+                "judge request for model {} to {} {}; retrying in {} ms",
+                model,
+                endpoint.replaceFirst("^the judge's ", ""),
+                why,
+                delay.toMillis());
         try {
             Thread.sleep(delay.toMillis());
         } catch (InterruptedException e) {

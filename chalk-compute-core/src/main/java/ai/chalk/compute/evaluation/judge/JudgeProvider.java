@@ -1,6 +1,7 @@
 package ai.chalk.compute.evaluation.judge;
 
 import ai.chalk.compute.secret.Secret;
+import io.grpc.Channel;
 import io.grpc.Status;
 import org.jspecify.annotations.Nullable;
 
@@ -11,8 +12,13 @@ import org.jspecify.annotations.Nullable;
  *
  * @param baseUrl an OpenAI-compatible base URL, or null
  * @param apiKey  the key's secret, or null
+ * @param router  the channel to the server whose AI router a judge with neither uses; null for the server the
+ *                environment names ({@code SandboxClient.fromEnv()})
  */
-record JudgeProvider(@Nullable String baseUrl, @Nullable Secret apiKey) {
+record JudgeProvider(
+        @Nullable String baseUrl,
+        @Nullable Secret apiKey,
+        @Nullable Channel router) {
 
     static final String OPENAI = "https://api.openai.com/v1";
 
@@ -22,17 +28,17 @@ record JudgeProvider(@Nullable String baseUrl, @Nullable Secret apiKey) {
                     + "Secret.fromLocalEnv(variable), not " + apiKey);
         }
         if (baseUrl != null) {
-            new ChatCompletions(baseUrl, null); // checks the URL now rather than at the first row
+            ChatCompletions.endpoint(baseUrl); // checks the URL now rather than at the first row
         }
+    }
+
+    JudgeProvider(@Nullable String baseUrl, @Nullable Secret apiKey) {
+        this(baseUrl, apiKey, null);
     }
 
     ChatCompletions connect() {
         if (baseUrl == null && apiKey == null) {
-            throw new JudgeException(
-                    Status.Code.FAILED_PRECONDITION,
-                    "this judge names no provider, so it would "
-                            + "call the server's AI router, which this SDK cannot reach yet; give it apiKey(...) and, for an "
-                            + "endpoint other than OpenAI's, baseUrl(...)");
+            return new ChatCompletions(new RouterTransport(router != null ? router : EnvironmentServer.channel()));
         }
         return new ChatCompletions(baseUrl != null ? baseUrl : OPENAI, apiKey == null ? null : key(apiKey));
     }

@@ -196,7 +196,7 @@ public final class LlmJudge<T extends Record> implements Scorer {
                 prompt,
                 parse,
                 completionOptions,
-                new JudgeProvider(provider.baseUrl(), Objects.requireNonNull(apiKey)));
+                new JudgeProvider(provider.baseUrl(), Objects.requireNonNull(apiKey), provider.router()));
     }
 
     /**
@@ -215,7 +215,28 @@ public final class LlmJudge<T extends Record> implements Scorer {
                 prompt,
                 parse,
                 completionOptions,
-                new JudgeProvider(Objects.requireNonNull(baseUrl), provider.apiKey()));
+                new JudgeProvider(Objects.requireNonNull(baseUrl), provider.apiKey(), provider.router()));
+    }
+
+    /**
+     * A copy that, naming no provider of its own (no {@code apiKey}, no {@code baseUrl}), calls the AI router of the
+     * server {@code client} is connected to, with the client's identity; the server holds the provider's key. Without
+     * this, such a judge uses the server the environment names ({@code SandboxClient.fromEnv()}).
+     *
+     * @param client a client of the server
+     * @return the copy
+     */
+    public LlmJudge<T> router(ai.chalk.compute.sandbox.SandboxClient client) {
+        return new LlmJudge<>(
+                schema,
+                name,
+                model,
+                instructions,
+                inputs,
+                prompt,
+                parse,
+                completionOptions,
+                new JudgeProvider(provider.baseUrl(), provider.apiKey(), client.channel()));
     }
 
     @Override

@@ -244,7 +244,7 @@ class LlmJudgeTest {
         assertThatThrownBy(() -> Scorers.llmJudge(TraceQuality.class, "gpt-5", INSTRUCTIONS)
                         .score(Map.of("output", "x")))
                 .isInstanceOf(JudgeException.class)
-                .hasMessageContaining("give it apiKey(...)");
+                .hasMessageContaining("AI router");
         assertThatThrownBy(() -> judge("grader")
                         .apiKey(Secret.fromChalkEnv("NOT_IN_THIS_PROCESS_KEY"))
                         .score(Map.of("output", "x")))
