@@ -1,5 +1,7 @@
 package ai.chalk.compute.server;
 
+import ai.chalk.compute.server.ai.AiRouterOptions;
+import ai.chalk.compute.server.ai.AiRouterServiceV1;
 import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.blob.BlobServiceV1;
 import ai.chalk.compute.server.dataset.DatasetManager;
@@ -288,6 +290,7 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(new IntegrationAdminServiceV1(secrets)),
                             intercepted(new TeamServiceV1(this::grpcUrl)),
                             intercepted(new ServerInfoServiceV1(runtime.name(), runtime::isolation, sandboxes::counts)),
+                            intercepted(new AiRouterServiceV1(config.aiRouter)),
                             ServerInterceptors.intercept(
                                     health.getHealthService(), new UnhealthyReason(database::problem)),
                             ProtoReflectionServiceV1.newInstance().bindService())
@@ -481,6 +484,7 @@ public final class ComputeServer implements AutoCloseable {
         private Duration localSecretGrace = LocalSecretSweep.DEFAULT_GRACE;
         private Duration localSecretSweepInterval = LocalSecretSweep.DEFAULT_INTERVAL;
         private SqlOptions sql = SqlOptions.defaults();
+        private AiRouterOptions aiRouter;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder() {}
@@ -693,6 +697,16 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("local secret sweep interval must be positive, got " + interval);
             }
             this.localSecretSweepInterval = interval;
+            return this;
+        }
+
+        /**
+         * The AI router's provider: LLM judges and embedding scorers that name no provider of their own call it
+         * through the server, which adds the provider's key, so applications and workloads never hold it.
+         * Default: none (the router refuses with FAILED_PRECONDITION saying how to configure one).
+         */
+        public Builder aiRouter(AiRouterOptions options) {
+            this.aiRouter = Objects.requireNonNull(options, "options");
             return this;
         }
 

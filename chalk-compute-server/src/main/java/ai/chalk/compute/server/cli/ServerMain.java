@@ -130,6 +130,17 @@ public final class ServerMain implements Callable<Integer> {
     Path secretsKeyFile;
 
     @Option(
+            names = "--ai-endpoint",
+            description =
+                    "OpenAI-compatible base URL (e.g. https://api.openai.com/v1) the AI router forwards LLM judges' requests to, adding the key of --ai-api-key-file; applications and workers never see the key.")
+    java.net.URI aiEndpoint;
+
+    @Option(
+            names = "--ai-api-key-file",
+            description = "File holding the API key of --ai-endpoint (read at each request).")
+    Path aiApiKeyFile;
+
+    @Option(
             names = "--egress-host",
             description =
                     "NAME=ADDRESS[,ADDRESS...]: how the egress proxy of sandboxes with a network policy resolves NAME, before the system resolver (split DNS); repeatable.")
@@ -234,6 +245,20 @@ public final class ServerMain implements Callable<Integer> {
         }
         if (secretsKeyFile != null) {
             settings.secretsKeyFile(secretsKeyFile);
+        }
+        if (aiApiKeyFile != null && aiEndpoint == null) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--ai-api-key-file needs --ai-endpoint");
+        }
+        if (aiEndpoint != null) {
+            try {
+                settings.aiRouter(new ai.chalk.compute.server.ai.AiRouterOptions(aiEndpoint, aiApiKeyFile));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
+            }
+            if (aiApiKeyFile != null && !java.nio.file.Files.isReadable(aiApiKeyFile)) {
+                throw new CommandLine.ParameterException(
+                        new CommandLine(this), "--ai-api-key-file " + aiApiKeyFile + " cannot be read");
+            }
         }
         ComputeServer server = settings.build().start();
         Runtime.getRuntime()

@@ -1,0 +1,9 @@
+/**
+ * LLM judges: a record graded by a model through an OpenAI-compatible endpoint with structured outputs and checked
+ * against that record ({@link ai.chalk.compute.evaluation.judge.LlmJudge}), and the escalating JEV cascade
+ * ({@link ai.chalk.compute.evaluation.judge.JevJudge}).
+ */
+@NullMarked
+package ai.chalk.compute.evaluation.judge;
+
+import org.jspecify.annotations.NullMarked;
