@@ -558,6 +558,22 @@ public final class Sandbox implements AutoCloseable {
             return lifetime != null || !tags.isEmpty() || gpu != null || computeClass != null;
         }
 
+        /** This placement with a client's defaults filled in where it sets nothing; its own tags win. */
+        Placement withDefaults(SandboxDefaults defaults) {
+            if (defaults.isEmpty() || snapshotId != null) {
+                return this; // a sandbox from a snapshot keeps the snapshot's settings
+            }
+            Map<String, String> merged = new LinkedHashMap<>(defaults.tags());
+            merged.putAll(tags);
+            return new Placement(
+                    lifetime != null ? lifetime : defaults.lifetime().orElse(null),
+                    Collections.unmodifiableMap(merged),
+                    workdir,
+                    snapshotId,
+                    gpu,
+                    computeClass);
+        }
+
         ChalkContainerSpec applyTo(ChalkContainerSpec spec) {
             ChalkContainerSpec.Builder b = spec.toBuilder().putAllTags(tags);
             if (lifetime != null) {
@@ -575,14 +591,16 @@ public final class Sandbox implements AutoCloseable {
         }
     }
 
-    /** Whether a defined sandbox has options only {@code chalk.sandbox.v2} carries. */
-    boolean needsV2() {
-        return definition != null && definition.placement.needsV2();
+    /** Whether a defined sandbox, with the client's defaults, has options only {@code chalk.sandbox.v2} carries. */
+    boolean needsV2(SandboxDefaults defaults) {
+        return definition != null && definition.placement.withDefaults(defaults).needsV2();
     }
 
-    /** The v2 spec with this definition's lifetime, tags, gpu and compute class added. */
-    ChalkContainerSpec withV2Options(ChalkContainerSpec spec) {
-        return definition == null ? spec : definition.placement.applyTo(spec);
+    /** The v2 spec with this definition's lifetime, tags, gpu and compute class added, defaults filling gaps. */
+    ChalkContainerSpec withV2Options(ChalkContainerSpec spec, SandboxDefaults defaults) {
+        return definition == null
+                ? spec
+                : definition.placement.withDefaults(defaults).applyTo(spec);
     }
 
     /** The snapshot a defined sandbox starts from, if any. */

@@ -48,6 +48,7 @@ public final class SandboxClient implements AutoCloseable {
     private final Images images;
     private final SecretsClient secrets;
     private final Snapshots snapshots;
+    private final SandboxDefaults defaults;
     private volatile boolean closed;
 
     /** @param progress where long operations (image builds) show their progress */
@@ -58,16 +59,21 @@ public final class SandboxClient implements AutoCloseable {
         this.images = new Images(connection.channel(), progress);
         this.secrets = new SecretsClient(connection.channel());
         this.snapshots = new Snapshots(this);
+        this.defaults = SandboxDefaults.none();
     }
 
-    /** A client sharing {@code other}'s connection (not owning it) that reads local secrets from {@code local}. */
-    private SandboxClient(SandboxClient other, Function<String, String> local) {
+    /**
+     * A client sharing {@code other}'s connection (not owning it) that reads local secrets from {@code local}, or
+     * from where {@code other} reads them when {@code local} is null, and gives sandboxes {@code defaults}.
+     */
+    private SandboxClient(SandboxClient other, Function<String, String> local, SandboxDefaults defaults) {
         this.connection = ClientConnection.sharing(other.connection);
         this.calls = other.calls;
         this.volumes = other.volumes;
         this.images = other.images;
-        this.secrets = new SecretsClient(connection.channel(), local);
+        this.secrets = local == null ? other.secrets : new SecretsClient(connection.channel(), local);
         this.snapshots = new Snapshots(this);
+        this.defaults = defaults;
     }
 
     // ---- connecting ----
@@ -220,7 +226,32 @@ public final class SandboxClient implements AutoCloseable {
      */
     public SandboxClient withLocalEnvironment(Map<String, String> environment) {
         Map<String, String> copy = Map.copyOf(environment);
-        return new SandboxClient(this, copy::get);
+        return new SandboxClient(this, copy::get, defaults);
+    }
+
+    /**
+     * A client sharing this one's connection whose sandboxes receive {@code defaults} (a lifetime, tags) where their
+     * definition sets none. Closing it does nothing; close this client.
+     *
+     * <pre>{@code
+     * SandboxClient agents = client.withSandboxDefaults(
+     *         SandboxDefaults.none().lifetime(Duration.ofMinutes(30)).tag("app", "agent"));
+     * }</pre>
+     *
+     * @param defaults the defaults, replacing this client's
+     * @return the client
+     */
+    public SandboxClient withSandboxDefaults(SandboxDefaults defaults) {
+        return new SandboxClient(this, null, Objects.requireNonNull(defaults, "defaults"));
+    }
+
+    /**
+     * What sandboxes created by this client receive where their definition sets nothing.
+     *
+     * @return the defaults; {@link SandboxDefaults#none()} unless set with {@link #withSandboxDefaults}
+     */
+    public SandboxDefaults sandboxDefaults() {
+        return defaults;
     }
 
     // ---- images ----
@@ -351,7 +382,7 @@ public final class SandboxClient implements AutoCloseable {
         SecretBindings secretBindings = sandbox.secretBindings();
         if (!secretBindings.isEmpty()
                 || sandbox.chalkIdentity()
-                || sandbox.needsV2()
+                || sandbox.needsV2(defaults)
                 || sandbox.networkPolicy() != null
                 || !sandbox.credentials().isEmpty()) {
             return runOnV2(sandbox, request, secretBindings);
@@ -399,7 +430,7 @@ public final class SandboxClient implements AutoCloseable {
                     ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity()).toBuilder()
                             .putAllEnvVars(network.env());
             network.policy().ifPresent(spec::setNetworkPolicy);
-            info = calls.create(sandbox.withV2Options(spec.build()));
+            info = calls.create(sandbox.withV2Options(spec.build(), defaults));
         } catch (RuntimeException e) {
             sandbox.startFailed();
             secrets.forget(uploaded);
