@@ -49,6 +49,7 @@ public final class SandboxClient implements AutoCloseable {
     private final SecretsClient secrets;
     private final Snapshots snapshots;
     private final SandboxDefaults defaults;
+    private final ProgressDisplay progress;
     private volatile boolean closed;
 
     /** @param progress where long operations (image builds) show their progress */
@@ -57,6 +58,7 @@ public final class SandboxClient implements AutoCloseable {
         this.calls = new SandboxCalls(connection.channel());
         this.volumes = new Volumes(connection.channel());
         this.images = new Images(connection.channel(), progress);
+        this.progress = progress;
         this.secrets = new SecretsClient(connection.channel());
         this.snapshots = new Snapshots(this);
         this.defaults = SandboxDefaults.none();
@@ -71,6 +73,7 @@ public final class SandboxClient implements AutoCloseable {
         this.calls = other.calls;
         this.volumes = other.volumes;
         this.images = other.images;
+        this.progress = other.progress;
         this.secrets = local == null ? other.secrets : new SecretsClient(connection.channel(), local);
         this.snapshots = new Snapshots(this);
         this.defaults = defaults;
@@ -174,6 +177,15 @@ public final class SandboxClient implements AutoCloseable {
     /** Starts configuring a connection: target, TLS, trusted certificates, bearer token. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * Where this client's long operations (image builds, waiting for replicas) show their progress.
+     *
+     * @return the display given when connecting, else {@link ProgressDisplay#fromEnv()}
+     */
+    public ProgressDisplay progress() {
+        return progress;
     }
 
     // ---- volumes ----

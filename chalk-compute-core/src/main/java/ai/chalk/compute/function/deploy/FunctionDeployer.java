@@ -459,6 +459,11 @@ public final class FunctionDeployer {
         return versions;
     }
 
+    /** Where waits for readiness show: the client's display. */
+    ai.chalk.compute.progress.ProgressDisplay progress() {
+        return client.get().progress();
+    }
+
     /**
      * Whether a function's current version can serve: the status and replica counts of the scaling group that runs
      * it ({@code ready} once as many replicas serve as its minimum asks, which is at once for a function that scales

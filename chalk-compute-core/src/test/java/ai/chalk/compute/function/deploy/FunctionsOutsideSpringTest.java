@@ -56,6 +56,9 @@ class FunctionsOutsideSpringTest {
             DeployedFunction sum = deployed.get(2);
             FunctionVersion first = sum.await();
             assertThat(first.version()).isEqualTo(1);
+            assertThat(sum.awaitReady(java.time.Duration.ofSeconds(60)).status())
+                    .as("its replicas serve (shown as 'Waiting for replicas' steps meanwhile)")
+                    .isEqualTo("ready");
             assertThat(RemoteFunction.fromName(client, "sum").call(2L, 40L)).isEqualTo(42L);
             deployed.forEach(DeployedFunction::await);
 
