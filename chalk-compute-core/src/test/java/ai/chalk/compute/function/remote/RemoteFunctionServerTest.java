@@ -62,6 +62,11 @@ class RemoteFunctionServerTest {
                         assertThat(e.remoteMessage()).isEqualTo("cannot tally: no ledger");
                         assertThat(e.remoteTraceback()).contains("com.acme.Tally.explode");
                         assertThat(e.callId()).isPresent();
+                        // the caller has the source (the module's src/test/java): the failing line, numbered
+                        assertThat(e.getMessage())
+                                .containsPattern(
+                                        "> +17 \\| +throw new IllegalArgumentException\\(\"cannot tally: \" \\+ why\\);")
+                                .contains("16 |     public static String explode(String why) {");
                     });
             assertThat(sum.call(1L, 2L))
                     .as("the server and the other function keep serving")
