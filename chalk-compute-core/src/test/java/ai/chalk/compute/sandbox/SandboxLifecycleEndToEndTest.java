@@ -65,7 +65,7 @@ abstract class SandboxLifecycleEndToEndTest {
         }
     }
 
-    private Sandbox create(Sandbox.Builder definition) {
+    private Sandbox create(SandboxDefinition.Builder definition) {
         Sandbox sandbox = client.create(definition);
         created.add(sandbox);
         return sandbox;
