@@ -2,6 +2,7 @@ package ai.chalk.compute.function.deploy;
 
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.function.FunctionDefinition;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;

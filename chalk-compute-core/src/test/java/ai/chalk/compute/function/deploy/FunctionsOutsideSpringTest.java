@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ai.chalk.compute.error.FailedPreconditionException;
 import ai.chalk.compute.error.FunctionNotFoundException;
 import ai.chalk.compute.function.FunctionDefinitionException;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.arrow.ArrowPayloadException;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
-import ai.chalk.compute.function.deploy.FunctionVersion;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
