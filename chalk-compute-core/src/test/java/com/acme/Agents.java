@@ -41,9 +41,4 @@ public class Agents {
     public String run(Sandbox sandbox, String text) {
         return sandbox.exec("echo", text).stdoutText().strip();
     }
-
-    @ChalkFunction
-    public Sandbox unstarted() {
-        return Sandbox.builder().build();
-    }
 }

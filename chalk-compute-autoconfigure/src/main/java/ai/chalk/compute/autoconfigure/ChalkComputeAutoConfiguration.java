@@ -96,9 +96,13 @@ public final class ChalkComputeAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @Conditional(NotAWorkerWithoutTarget.class)
-    SandboxClient chalkComputeSandboxClient(ChalkComputeChannel channel, ObjectProvider<ProgressDisplay> progress) {
+    SandboxClient chalkComputeSandboxClient(
+            ChalkComputeChannel channel, ObjectProvider<ProgressDisplay> progress, ChalkComputeProperties properties) {
         // image builds show on the application's progress display (chalk.compute.progress.*)
-        return SandboxClient.forChannel(channel.channel(), progress.getIfAvailable(ProgressDisplay::fromEnv));
+        SandboxClient client =
+                SandboxClient.forChannel(channel.channel(), progress.getIfAvailable(ProgressDisplay::fromEnv));
+        // chalk.compute.sandbox.default-*: the client does not own the channel, so the copy needs no closing of its own
+        return client.withSandboxDefaults(properties.getSandbox().toDefaults());
     }
 
     /** Chalk SQL on the same channel, and so the same credentials and interceptors, as the {@link SandboxClient}. */

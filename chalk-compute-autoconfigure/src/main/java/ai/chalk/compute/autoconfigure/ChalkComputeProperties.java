@@ -1,8 +1,11 @@
 package ai.chalk.compute.autoconfigure;
 
 import ai.chalk.compute.connection.ConnectionSettings;
+import ai.chalk.compute.sandbox.SandboxDefaults;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -74,6 +77,8 @@ public class ChalkComputeProperties {
     private final Local local = new Local();
 
     private final Functions functions = new Functions();
+
+    private final Sandbox sandbox = new Sandbox();
 
     public String getTarget() {
         return target;
@@ -164,6 +169,48 @@ public class ChalkComputeProperties {
 
     public Functions getFunctions() {
         return functions;
+    }
+
+    public Sandbox getSandbox() {
+        return sandbox;
+    }
+
+    /** What every sandbox the application's {@code SandboxClient} creates receives unless its definition sets its own. */
+    public static class Sandbox {
+
+        /**
+         * How long a sandbox may run when its definition sets no lifetime: the server terminates it when this much time
+         * has passed since it was created. Unset: the server's maximum.
+         */
+        private Duration defaultLifetime;
+
+        /** Tags every sandbox receives (a definition's own tag of the same key wins), to list the application's sandboxes by tag. */
+        private Map<String, String> defaultTags = new LinkedHashMap<>();
+
+        public Duration getDefaultLifetime() {
+            return defaultLifetime;
+        }
+
+        public void setDefaultLifetime(Duration defaultLifetime) {
+            if (defaultLifetime != null && (defaultLifetime.isNegative() || defaultLifetime.isZero())) {
+                throw new IllegalArgumentException("must be a positive duration, got " + defaultLifetime);
+            }
+            this.defaultLifetime = defaultLifetime;
+        }
+
+        public Map<String, String> getDefaultTags() {
+            return defaultTags;
+        }
+
+        public void setDefaultTags(Map<String, String> defaultTags) {
+            this.defaultTags = defaultTags == null ? new LinkedHashMap<>() : new LinkedHashMap<>(defaultTags);
+        }
+
+        /** These settings as the SDK's defaults. */
+        public SandboxDefaults toDefaults() {
+            SandboxDefaults defaults = SandboxDefaults.none().tags(defaultTags);
+            return defaultLifetime == null ? defaults : defaults.lifetime(defaultLifetime);
+        }
     }
 
     /** TLS to the remote target. */

@@ -60,6 +60,30 @@ class ChalkComputeAutoConfigurationTests {
             SslAutoConfiguration.class));
 
     @Test
+    void sandboxDefaultPropertiesGiveEverySandboxALifetimeAndTagsUnlessItSetsItsOwn() {
+        runner.withPropertyValues(
+                        "chalk.compute.sandbox.default-lifetime=10m",
+                        "chalk.compute.sandbox.default-tags.app=agent",
+                        "chalk.compute.sandbox.default-tags.team=platform")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    SandboxClient client = context.getBean(SandboxClient.class);
+                    assertThat(client.sandboxDefaults().lifetime()).contains(java.time.Duration.ofMinutes(10));
+                    Sandbox plain = client.create();
+                    Sandbox own = client.create(Sandbox.builder().tag("team", "search"));
+                    try {
+                        assertThat(plain.info().tags())
+                                .containsExactlyInAnyOrderEntriesOf(Map.of("app", "agent", "team", "platform"));
+                        assertThat(own.info().tags())
+                                .containsExactlyInAnyOrderEntriesOf(Map.of("app", "agent", "team", "search"));
+                    } finally {
+                        plain.terminate();
+                        own.terminate();
+                    }
+                });
+    }
+
+    @Test
     void withNothingConfiguredTheClientTalksToTheEmbeddedServerInProcess() {
         runner.run(context -> {
             assertThat(context)
@@ -321,7 +345,8 @@ class ChalkComputeAutoConfigurationTests {
                 "chalk.compute.local.isolation", "strict",
                 "chalk.compute.embedded.port", "70000",
                 "chalk.compute.target", "https://",
-                "chalk.compute.api-server", "api.chalk.ai");
+                "chalk.compute.api-server", "api.chalk.ai",
+                "chalk.compute.sandbox.default-lifetime", "0s");
         invalid.forEach((property, value) -> runner.withPropertyValues(property + "=" + value)
                 .run(context -> {
                     assertThat(context).as(property).hasFailed();

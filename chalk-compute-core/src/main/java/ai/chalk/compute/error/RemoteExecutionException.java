@@ -42,6 +42,7 @@ public class RemoteExecutionException extends ChalkComputeException {
     private final String internalTraceback;
     private final String callId;
     private final String traceId;
+    private transient String annotatedTraceback; // computed once, on first use
 
     /**
      * Creates the error.
@@ -167,6 +168,24 @@ public class RemoteExecutionException extends ChalkComputeException {
         return remoteTraceback;
     }
 
+    /**
+     * The remote traceback with numbered source lines under each frame whose source the caller has (see
+     * {@link SourceContext}: {@code CHALK_SOURCE_PATH}, else the working directory's {@code src/main/java} and
+     * {@code src/test/java}); {@link #getMessage()} shows it.
+     *
+     * @return the traceback, annotated where the source was found
+     */
+    public String remoteTracebackWithSource() {
+        String annotated = annotatedTraceback;
+        if (annotated == null) {
+            annotated = remoteTraceback.isEmpty()
+                    ? ""
+                    : SourceContext.fromEnv(System.getenv()).annotate(remoteTraceback);
+            annotatedTraceback = annotated;
+        }
+        return annotated;
+    }
+
     /** The full remote trace, runtime frames included, for diagnosing the runtime itself. */
     public String internalTraceback() {
         return internalTraceback;
@@ -193,7 +212,8 @@ public class RemoteExecutionException extends ChalkComputeException {
             }
         }
         if (!remoteTraceback.isEmpty()) {
-            out.append("\nremote traceback:\n").append(remoteTraceback.stripTrailing());
+            out.append("\nremote traceback:\n")
+                    .append(remoteTracebackWithSource().stripTrailing());
         }
         callId().ifPresent(id -> out.append("\ncall id: ").append(id));
         traceId().ifPresent(id -> out.append("\ntrace id: ").append(id));

@@ -25,7 +25,7 @@ import java.util.regex.Pattern;
  *         .aptInstall("git", "curl")
  *         .workdir("/home/user/app")
  *         .env(Map.of("PYTHONDONTWRITEBYTECODE", "1"));
- * Sandbox sandbox = client.create(image);
+ * Sandbox sandbox = client.create(Sandbox.builder().image(image));
  * }</pre>
  *
  * <p>An {@code Image} is immutable: every method returns a new image, so a common base can be

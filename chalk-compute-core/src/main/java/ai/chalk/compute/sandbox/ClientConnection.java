@@ -6,6 +6,7 @@ import ai.chalk.compute.auth.CredentialSource;
 import ai.chalk.compute.auth.TokenSource;
 import ai.chalk.compute.connection.ConnectionFailures;
 import ai.chalk.compute.connection.ConnectionSettings;
+import ai.chalk.compute.tracing.ClientTracing;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
@@ -28,6 +29,7 @@ final class ClientConnection {
     private final String description;
     private final QueuedCallEndpoint queuedCalls;
     private final boolean ownsQueuedCalls;
+    private ClientTracing tracing = ClientTracing.NONE; // owned: closed with the connection
 
     private ClientConnection(
             Channel channel,
@@ -61,10 +63,16 @@ final class ClientConnection {
      */
     static ClientConnection open(
             ConnectionSettings settings, TokenSource tokens, TokenSource owned, Map<String, String> env) {
+        // OTEL_EXPORTER_OTLP_* ask for a span per call (read first: a malformed variable fails before a channel opens)
+        ClientTracing tracing = ClientTracing.fromEnv(env);
         ManagedChannel raw = settings.openChannel();
-        Channel calls = tokens == null ? raw : ClientInterceptors.intercept(raw, new ChalkAuthInterceptor(tokens));
+        Channel authenticated =
+                tokens == null ? raw : ClientInterceptors.intercept(raw, new ChalkAuthInterceptor(tokens));
+        Channel calls = tracing.intercept(authenticated);
         QueuedCallEndpoint queued = QueuedCallEndpoint.fromEnv(env, calls, settings, tokens);
-        return new ClientConnection(calls, raw, owned, settings.target(), queued, true);
+        ClientConnection connection = new ClientConnection(calls, raw, owned, settings.target(), queued, true);
+        connection.tracing = tracing;
+        return connection;
     }
 
     /** Opens the connection {@link SandboxClient#fromEnv(Map)} describes. */
@@ -128,17 +136,24 @@ final class ClientConnection {
         if (ownedTokens != null) {
             ownedTokens.close();
         }
-        if (ownedChannel == null) {
-            return;
-        }
-        ownedChannel.shutdown();
         try {
-            if (!ownedChannel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                ownedChannel.shutdownNow();
-                ownedChannel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            if (ownedChannel != null) {
+                shutDown(ownedChannel);
+            }
+        } finally {
+            tracing.close(); // after the last calls ended: exports their spans
+        }
+    }
+
+    private static void shutDown(ManagedChannel channel) {
+        channel.shutdown();
+        try {
+            if (!channel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                channel.shutdownNow();
+                channel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             }
         } catch (InterruptedException e) {
-            ownedChannel.shutdownNow();
+            channel.shutdownNow();
             Thread.currentThread().interrupt();
         }
     }

@@ -111,7 +111,7 @@ public final class ListOptions {
     }
 
     /**
-     * Only sandboxes with one of these names ({@link Sandbox.Builder#name(String)}).
+     * Only sandboxes with one of these names ({@link SandboxDefinition.Builder#name(String)}).
      *
      * @param names sandbox names
      * @return new options
@@ -121,7 +121,7 @@ public final class ListOptions {
     }
 
     /**
-     * Only sandboxes carrying this tag ({@link Sandbox.Builder#tag(String, String)}); with several tags, sandboxes
+     * Only sandboxes carrying this tag ({@link SandboxDefinition.Builder#tag(String, String)}); with several tags, sandboxes
      * carrying all of them. The server lists by name and state; tags are matched by the client on each page, so a
      * page may hold fewer sandboxes than the {@link #limit(int)} (even none) and still have a next cursor:
      * {@link SandboxClient#listAll(ListOptions)} reads every page. Listings by name or tag come from the server's

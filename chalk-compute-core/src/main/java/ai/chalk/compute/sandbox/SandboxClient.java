@@ -26,13 +26,10 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * try (SandboxClient client = SandboxClient.fromEnv()) {
- *     Sandbox sandbox = client.create();
- *     try {
+ *     try (Sandbox sandbox = client.create()) {
  *         ExecResult result = sandbox.exec("echo", "hello world");
  *         System.out.println(result.stdoutText());
- *     } finally {
- *         sandbox.terminate();
- *     }
+ *     } // terminated here
  * }
  * }</pre>
  *
@@ -48,6 +45,8 @@ public final class SandboxClient implements AutoCloseable {
     private final Images images;
     private final SecretsClient secrets;
     private final Snapshots snapshots;
+    private final SandboxDefaults defaults;
+    private final ProgressDisplay progress;
     private volatile boolean closed;
 
     /** @param progress where long operations (image builds) show their progress */
@@ -56,18 +55,25 @@ public final class SandboxClient implements AutoCloseable {
         this.calls = new SandboxCalls(connection.channel());
         this.volumes = new Volumes(connection.channel());
         this.images = new Images(connection.channel(), progress);
+        this.progress = progress;
         this.secrets = new SecretsClient(connection.channel());
         this.snapshots = new Snapshots(this);
+        this.defaults = SandboxDefaults.none();
     }
 
-    /** A client sharing {@code other}'s connection (not owning it) that reads local secrets from {@code local}. */
-    private SandboxClient(SandboxClient other, Function<String, String> local) {
+    /**
+     * A client sharing {@code other}'s connection (not owning it) that reads local secrets from {@code local}, or
+     * from where {@code other} reads them when {@code local} is null, and gives sandboxes {@code defaults}.
+     */
+    private SandboxClient(SandboxClient other, Function<String, String> local, SandboxDefaults defaults) {
         this.connection = ClientConnection.sharing(other.connection);
         this.calls = other.calls;
         this.volumes = other.volumes;
         this.images = other.images;
-        this.secrets = new SecretsClient(connection.channel(), local);
+        this.progress = other.progress;
+        this.secrets = local == null ? other.secrets : new SecretsClient(connection.channel(), local);
         this.snapshots = new Snapshots(this);
+        this.defaults = defaults;
     }
 
     // ---- connecting ----
@@ -170,11 +176,20 @@ public final class SandboxClient implements AutoCloseable {
         return new Builder();
     }
 
+    /**
+     * Where this client's long operations (image builds, waiting for replicas) show their progress.
+     *
+     * @return the display given when connecting, else {@link ProgressDisplay#fromEnv()}
+     */
+    public ProgressDisplay progress() {
+        return progress;
+    }
+
     // ---- volumes ----
 
     /**
      * The server's volumes: persistent storage that sandboxes mount with
-     * {@link Sandbox.Builder#mountVolume(String, String)} and that you read and write directly.
+     * {@link SandboxDefinition.Builder#mountVolume(String, String)} and that you read and write directly.
      *
      * @return the volumes, over this client's connection
      */
@@ -188,7 +203,7 @@ public final class SandboxClient implements AutoCloseable {
     /**
      * The sandbox snapshots of this client's environment: find, list and delete them. Take one with
      * {@link Sandbox#snapshot()}; start a sandbox from one with {@link Snapshot#restore()} or
-     * {@link Sandbox.Builder#snapshot(String)}.
+     * {@link SandboxDefinition.Builder#snapshot(String)}.
      *
      * @return the snapshots, over this client's connection
      */
@@ -220,14 +235,39 @@ public final class SandboxClient implements AutoCloseable {
      */
     public SandboxClient withLocalEnvironment(Map<String, String> environment) {
         Map<String, String> copy = Map.copyOf(environment);
-        return new SandboxClient(this, copy::get);
+        return new SandboxClient(this, copy::get, defaults);
+    }
+
+    /**
+     * A client sharing this one's connection whose sandboxes receive {@code defaults} (a lifetime, tags) where their
+     * definition sets none. Closing it does nothing; close this client.
+     *
+     * <pre>{@code
+     * SandboxClient agents = client.withSandboxDefaults(
+     *         SandboxDefaults.none().lifetime(Duration.ofMinutes(30)).tag("app", "agent"));
+     * }</pre>
+     *
+     * @param defaults the defaults, replacing this client's
+     * @return the client
+     */
+    public SandboxClient withSandboxDefaults(SandboxDefaults defaults) {
+        return new SandboxClient(this, null, Objects.requireNonNull(defaults, "defaults"));
+    }
+
+    /**
+     * What sandboxes created by this client receive where their definition sets nothing.
+     *
+     * @return the defaults; {@link SandboxDefaults#none()} unless set with {@link #withSandboxDefaults}
+     */
+    public SandboxDefaults sandboxDefaults() {
+        return defaults;
     }
 
     // ---- images ----
 
     /**
      * The server's image builds: build {@link Image}s ahead of time, look up builds and read their logs.
-     * {@link #create(Image)} builds through it too.
+     * {@link #create(SandboxDefinition)} builds through it too.
      *
      * @return the image builds, over this client's connection
      */
@@ -283,12 +323,13 @@ public final class SandboxClient implements AutoCloseable {
     // ---- sandboxes ----
 
     /**
-     * Creates a sandbox from the server's default image and waits until it runs.
+     * Creates a sandbox from the server's default image and waits until it runs; the same as
+     * {@code create(Sandbox.builder().build())}.
      *
-     * @return the running sandbox
+     * @return the running sandbox; closing it terminates it
      */
     public Sandbox create() {
-        return run(Sandbox.builder().build());
+        return create(Sandbox.builder().build());
     }
 
     /**
@@ -296,75 +337,76 @@ public final class SandboxClient implements AutoCloseable {
      *
      * @param image an image reference, for example {@code "ubuntu:latest"}
      * @return the running sandbox
+     * @deprecated one way to create: {@code create(Sandbox.builder().image(image).build())}
      */
+    @Deprecated(since = "0.1.0", forRemoval = true)
     public Sandbox create(String image) {
-        return run(Sandbox.builder().image(image).build());
+        return create(Sandbox.builder().image(image).build());
     }
 
     /**
-     * Creates a sandbox from a declarative image and waits until it runs. The image is built first (or found, when
-     * the server built the same content before), with the build's progress shown.
+     * Creates a sandbox from a declarative image and waits until it runs.
      *
      * @param image the image
      * @return the running sandbox
-     * @throws ai.chalk.compute.error.ImageBuildFailedException when the image could not be built: its build id and
-     *                                                          the failing step's output
+     * @deprecated one way to create: {@code create(Sandbox.builder().image(image).build())}
      */
+    @Deprecated(since = "0.1.0", forRemoval = true)
     public Sandbox create(Image image) {
-        return run(Sandbox.builder().image(image).build());
+        return create(Sandbox.builder().image(image).build());
     }
 
     /**
-     * Creates a sandbox with the given definition and waits until it runs.
+     * Creates a sandbox from the definition a builder describes now; the same as {@code create(definition.build())}.
+     *
+     * @param definition the sandbox's settings
+     * @return the running sandbox; closing it terminates it
+     */
+    public Sandbox create(SandboxDefinition.Builder definition) {
+        return create(Objects.requireNonNull(definition, "definition").build());
+    }
+
+    /**
+     * Creates a sandbox as defined and waits until it runs. A declarative image is built first (or found, when the
+     * server built the same content before), with the build's progress shown; a definition with a snapshot starts
+     * from it. The definition is not changed: it can start more sandboxes.
      *
      * <pre>{@code
-     * Sandbox sandbox = client.create(Sandbox.builder().cpu("2").memory("4Gi").env("DEBUG", "1"));
+     * SandboxDefinition definition = Sandbox.builder().cpu("2").memory("4Gi").env("DEBUG", "1").build();
+     * try (Sandbox sandbox = client.create(definition)) {
+     *     sandbox.exec("echo", "hello");
+     * }
      * }</pre>
      *
      * @param definition the sandbox's settings
-     * @return the running sandbox
-     */
-    public Sandbox create(Sandbox.Builder definition) {
-        return run(definition.build());
-    }
-
-    /**
-     * Starts a sandbox defined with {@link Sandbox#builder()} and waits until it runs.
-     *
-     * @param sandbox a defined sandbox that has not been started
-     * @return the same sandbox, now running
-     * @throws IllegalStateException when the sandbox has already been started
-     * @throws ai.chalk.compute.error.InvalidRequestException when the server rejects its settings
-     * @throws ai.chalk.compute.error.ImageBuildFailedException when its declarative image could not be built
+     * @return the running sandbox; closing it terminates it
+     * @throws ai.chalk.compute.error.InvalidRequestException   when the server rejects its settings
+     * @throws ai.chalk.compute.error.ImageBuildFailedException when its declarative image could not be built: its
+     *                                                          build id and the failing step's output
      * @throws ai.chalk.compute.error.VolumeNotFoundException   when a volume it mounts does not exist
      */
-    public Sandbox run(Sandbox sandbox) {
-        Objects.requireNonNull(sandbox, "sandbox");
+    public Sandbox create(SandboxDefinition definition) {
+        Objects.requireNonNull(definition, "definition");
         ensureOpen();
-        if (sandbox.snapshotSource().isPresent()) {
-            return runFromSnapshot(sandbox, sandbox.snapshotSource().get());
+        String workdir = definition.workdir().orElse(null);
+        if (definition.snapshot().isPresent()) {
+            // only chalk.sandbox.v2 starts from a snapshot
+            return new Sandbox(
+                    this, calls.createFromSnapshot(definition.snapshot().get()), workdir, List.of());
         }
         // a declarative image is built here first, so that its progress shows and a failure says which step; the
         // create request then finds it built
-        sandbox.declaredImage().ifPresent(images::require);
-        CreateSandboxRequest request = sandbox.toCreateRequest();
-        SecretBindings secretBindings = sandbox.secretBindings();
+        definition.declaredImage().ifPresent(images::require);
+        CreateSandboxRequest request = definition.toCreateRequest();
+        SecretBindings secretBindings = definition.secretBindings();
         if (!secretBindings.isEmpty()
-                || sandbox.chalkIdentity()
-                || sandbox.needsV2()
-                || sandbox.networkPolicy() != null
-                || !sandbox.credentials().isEmpty()) {
-            return runOnV2(sandbox, request, secretBindings);
+                || definition.chalkIdentity()
+                || definition.needsV2(defaults)
+                || definition.networkPolicy() != null
+                || !definition.credentials().isEmpty()) {
+            return createOnV2(definition, request, secretBindings, workdir);
         }
-        SandboxInfo info;
-        try {
-            info = calls.create(request);
-        } catch (RuntimeException e) {
-            sandbox.startFailed();
-            throw e;
-        }
-        sandbox.started(this, info);
-        return sandbox;
+        return new Sandbox(this, calls.create(request), workdir, List.of());
     }
 
     /**
@@ -372,19 +414,13 @@ public final class SandboxClient implements AutoCloseable {
      * {@code chalk_workload_identity}, a network policy, lifetime, tags, placement): the server resolves secret
      * references as the sandbox starts and records them, never the values.
      */
-    private Sandbox runOnV2(Sandbox sandbox, CreateSandboxRequest request, SecretBindings secretBindings) {
-        SecretsClient.References refs;
+    private Sandbox createOnV2(
+            SandboxDefinition definition, CreateSandboxRequest request, SecretBindings secretBindings, String workdir) {
+        SecretsClient.References refs = secrets.references(secretBindings);
         NetworkSpecs.Compiled network;
         try {
-            refs = secrets.references(secretBindings);
+            network = NetworkSpecs.compile(definition.networkPolicy(), definition.credentials(), secrets);
         } catch (RuntimeException e) {
-            sandbox.startFailed();
-            throw e;
-        }
-        try {
-            network = NetworkSpecs.compile(sandbox.networkPolicy(), sandbox.credentials(), secrets);
-        } catch (RuntimeException e) {
-            sandbox.startFailed();
             secrets.forget(refs.uploaded());
             throw e;
         }
@@ -392,21 +428,19 @@ public final class SandboxClient implements AutoCloseable {
         uploaded.addAll(network.uploaded());
         SandboxInfo info;
         try {
-            String image = sandbox.declaredImage()
+            String image = definition
+                    .declaredImage()
                     .map(i -> images.require(i).imageRef())
                     .orElse(request.getImage());
             ai.chalk.compute.proto.container.v1.ChalkContainerSpec.Builder spec =
-                    ContainerSpecs.of(request, image, refs.refs(), sandbox.chalkIdentity()).toBuilder()
+                    ContainerSpecs.of(request, image, refs.refs(), definition.chalkIdentity()).toBuilder()
                             .putAllEnvVars(network.env());
             network.policy().ifPresent(spec::setNetworkPolicy);
-            info = calls.create(sandbox.withV2Options(spec.build()));
+            info = calls.create(definition.withV2Options(spec.build(), defaults));
         } catch (RuntimeException e) {
-            sandbox.startFailed();
             secrets.forget(uploaded);
             throw e;
         }
-        sandbox.started(this, info);
-        sandbox.uploadedSecrets(uploaded);
         if (refs.refs().isEmpty()) {
             LoggerFactory.getLogger(SandboxClient.class).info("Sandbox {} created ({})", info.id(), info.state());
         } else {
@@ -417,21 +451,7 @@ public final class SandboxClient implements AutoCloseable {
                             info.state(),
                             refs.refs().size());
         }
-        return sandbox;
-    }
-
-    /** Starts a sandbox from a snapshot through {@code chalk.sandbox.v2}, the only version that can. */
-    private Sandbox runFromSnapshot(Sandbox sandbox, String snapshotId) {
-        sandbox.toCreateRequest(); // checks it is not started and marks it starting
-        SandboxInfo info;
-        try {
-            info = calls.createFromSnapshot(snapshotId);
-        } catch (RuntimeException e) {
-            sandbox.startFailed();
-            throw e;
-        }
-        sandbox.started(this, info);
-        return sandbox;
+        return new Sandbox(this, info, workdir, uploaded);
     }
 
     /**

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * @param createdAt     when it was created; {@code null} if the server did not report a readable time
  * @param statusMessage why it is in its state (for example why it failed or was terminated), if the server said
  * @param buildId       the image build it runs, for sandboxes created from a declarative image
- * @param tags          the tags it was created with ({@link Sandbox.Builder#tags(Map)})
+ * @param tags          the tags it was created with ({@link SandboxDefinition.Builder#tags(Map)})
  */
 public record SandboxInfo(
         String id,

@@ -71,7 +71,7 @@ public final class Snapshot {
         return new Snapshot(Objects.requireNonNull(client, "client"), proto);
     }
 
-    /** The snapshot's id, for {@link Sandbox.Builder#snapshot(String)} and {@link Snapshots#get(String)}. */
+    /** The snapshot's id, for {@link SandboxDefinition.Builder#snapshot(String)} and {@link Snapshots#get(String)}. */
     public String id() {
         return id;
     }

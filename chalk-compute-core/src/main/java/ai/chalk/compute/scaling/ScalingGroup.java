@@ -6,6 +6,7 @@ import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.network.Credential;
 import ai.chalk.compute.network.NetworkPolicy;
 import ai.chalk.compute.network.NetworkSpecs;
+import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.container.v1.ChalkWorkloadIdentity;
 import ai.chalk.compute.proto.scalinggroup.v1.CreateScalingGroupRequest;
@@ -58,6 +59,7 @@ public final class ScalingGroup {
     private String id;
     private Readiness readiness;
     private SecretsClient secrets;
+    private ProgressDisplay progress = ProgressDisplay.fromEnv();
     private SecretBindings secretBindings; // null: keep the spec's secret_refs
     private NetworkPolicy network; // null with no credentials: keep the spec's network_policy
     private final List<Credential> credentials = new ArrayList<>();
@@ -81,6 +83,7 @@ public final class ScalingGroup {
     public static ScalingGroup create(SandboxClient client, String name, String image) {
         ScalingGroup group = create(client.channel(), name, image);
         group.secrets = client.secrets();
+        group.progress = client.progress();
         return group;
     }
 
@@ -113,7 +116,9 @@ public final class ScalingGroup {
      * @throws ai.chalk.compute.error.ScalingGroupNotFoundException when the id is unknown
      */
     public static ScalingGroup fromId(SandboxClient client, String id) {
-        return fromId(client.channel(), id);
+        ScalingGroup group = fromId(client.channel(), id);
+        group.progress = client.progress();
+        return group;
     }
 
     /**
@@ -359,6 +364,23 @@ public final class ScalingGroup {
                                 .build()))
                 .getScalingGroup());
         return readiness;
+    }
+
+    /**
+     * Waits until the group's current revision has as many ready replicas as its minimum asks, showing the count as
+     * it changes in the progress display ({@code │ › Waiting for replicas 1/2}; the client's display, or
+     * {@link ProgressDisplay#fromEnv()} for a group made over a channel).
+     *
+     * @param timeout how long to wait
+     * @return the readiness once ready
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the server reports that its replicas cannot
+     *     start, with the reason
+     * @throws ChalkComputeException {@code DEADLINE_EXCEEDED} when it is not ready in time
+     */
+    public Readiness awaitReady(java.time.Duration timeout) {
+        requireId();
+        int wanted = spec.getScalingSpec().getMinReplicas();
+        return new ReadinessWait(progress, "Scaling group \"" + name + "\"").await(this::refresh, wanted, timeout);
     }
 
     /** Deletes the group and all its revisions. */

@@ -23,8 +23,7 @@ import java.util.Objects;
  * <pre>{@code
  * Volume cache = client.volumes().create("build-cache");
  * cache.writeText("notes/todo.txt", "ship it");
- * Sandbox sandbox = Sandbox.builder().mountVolume("build-cache", "/cache").build();
- * client.run(sandbox);
+ * Sandbox sandbox = client.create(Sandbox.builder().mountVolume("build-cache", "/cache"));
  * }</pre>
  */
 public final class Volumes {

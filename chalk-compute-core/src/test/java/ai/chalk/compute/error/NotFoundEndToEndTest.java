@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.sandbox.SandboxDefinition;
 import ai.chalk.compute.scaling.ScalingGroup;
 import ai.chalk.compute.server.ComputeServer;
 import java.nio.file.Path;
@@ -93,9 +94,9 @@ class NotFoundEndToEndTest {
 
     @Test
     void creatingASandboxThatMountsAMissingVolumeNamesTheVolume() {
-        Sandbox sandbox =
+        SandboxDefinition sandbox =
                 Sandbox.builder().mountVolume("no-such-volume", "/data").build();
-        assertThatThrownBy(() -> client.run(sandbox))
+        assertThatThrownBy(() -> client.create(sandbox))
                 .isExactlyInstanceOf(VolumeNotFoundException.class)
                 .hasMessageContaining("no-such-volume");
         assertThat(client.list()).as("nothing was created").isEmpty();

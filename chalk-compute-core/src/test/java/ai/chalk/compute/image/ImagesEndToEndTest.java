@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code client.images()} and {@code client.create(Image)} against a real server in this JVM on the docker runtime,
+ * {@code client.images()} and {@code client.create(Sandbox.builder().image(image))} against a real server in this JVM on the docker runtime,
  * building busybox-based images with the real Docker engine, with the progress display captured.
  */
 class ImagesEndToEndTest {
@@ -136,7 +136,7 @@ class ImagesEndToEndTest {
                         build.buildId(), ImageBuildStatus.EXISTS, build.imageRef(), java.util.Optional.empty()));
         assertThat(shownSinceMark(mark)).isEmpty();
 
-        Sandbox sandbox = client.create(image);
+        Sandbox sandbox = client.create(Sandbox.builder().image(image));
         try {
             assertThat(sandbox.info().buildId()).contains(build.buildId());
             ExecResult r = sandbox.exec("./bin/tool.sh");
@@ -155,17 +155,19 @@ class ImagesEndToEndTest {
                 .env("NONCE", UUID.randomUUID().toString())
                 .runCommands("echo broken-step-output; exit 7");
         int mark = shown.size();
-        assertThatThrownBy(() -> client.create(broken)).isInstanceOfSatisfying(ImageBuildFailedException.class, e -> {
-            assertThat(e.buildId()).isNotBlank();
-            assertThat(e.output())
-                    .startsWith("steps[0] (run_commands[0]: echo broken-step-output; exit 7) failed:")
-                    .endsWith("Last output:\nbroken-step-output");
-            assertThat(e.getMessage()).startsWith("FAILED_PRECONDITION: image build " + e.buildId() + " failed: ");
-            assertThat(client.images().get(e.buildId()).status()).isEqualTo(ImageBuildStatus.FAILED);
-            assertThat(client.images().logs(e.buildId()))
-                    .extracting(BuildLogLine::message)
-                    .contains("broken-step-output");
-        });
+        assertThatThrownBy(() -> client.create(Sandbox.builder().image(broken)))
+                .isInstanceOfSatisfying(ImageBuildFailedException.class, e -> {
+                    assertThat(e.buildId()).isNotBlank();
+                    assertThat(e.output())
+                            .startsWith("steps[0] (run_commands[0]: echo broken-step-output; exit 7) failed:")
+                            .endsWith("Last output:\nbroken-step-output");
+                    assertThat(e.getMessage())
+                            .startsWith("FAILED_PRECONDITION: image build " + e.buildId() + " failed: ");
+                    assertThat(client.images().get(e.buildId()).status()).isEqualTo(ImageBuildStatus.FAILED);
+                    assertThat(client.images().logs(e.buildId()))
+                            .extracting(BuildLogLine::message)
+                            .contains("broken-step-output");
+                });
         List<String> lines = shownSinceMark(mark).lines().toList();
         assertThat(lines).contains("  │ › broken-step-output");
         assertThat(lines.get(lines.size() - 1))

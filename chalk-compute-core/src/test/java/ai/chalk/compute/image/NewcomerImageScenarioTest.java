@@ -122,7 +122,7 @@ class NewcomerImageScenarioTest {
             long cacheHitMs = (System.nanoTime() - t1) / 1_000_000;
             assertThat(again.status()).isEqualTo(ImageBuildStatus.EXISTS);
             long t2 = System.nanoTime();
-            Sandbox second = client.create(image);
+            Sandbox second = client.create(Sandbox.builder().image(image));
             long cachedCreateMs = (System.nanoTime() - t2) / 1_000_000;
             assertThat(second.exec(Command.of("tmux", "-V")).stdoutText()).startsWith("tmux ");
             assertThat(new String(shown.toByteArray(), mark, shown.size() - mark, UTF_8))

@@ -103,7 +103,7 @@ class UntrustedCodeNetworkTest {
 
     @Test
     void aSandboxAllowedOneHostWithACredentialGetsNothingElse() throws Exception {
-        Sandbox sandbox = client.run(Sandbox.builder()
+        Sandbox sandbox = client.create(Sandbox.builder()
                 .network(NetworkPolicy.allowlist("other.test"))
                 .addCredentials("api.allowed.test", "OPENAI_API_KEY")
                 .env("TEST_CA", world.caPem)
@@ -180,7 +180,7 @@ class UntrustedCodeNetworkTest {
 
     @Test
     void aLocalCredentialAndAHeaderRuleReachOnlyTheirHosts() throws Exception {
-        Sandbox sandbox = client.run(Sandbox.builder()
+        Sandbox sandbox = client.create(Sandbox.builder()
                 .network(NetworkPolicy.none()
                         .rule(
                                 "api.allowed.test",
@@ -207,8 +207,9 @@ class UntrustedCodeNetworkTest {
 
     @Test
     void noPolicyIsNoNetworkAndAllIsTheWholeNetwork() {
-        Sandbox none = client.run(Sandbox.builder().build());
-        Sandbox all = client.run(Sandbox.builder().network(NetworkPolicy.all()).build());
+        Sandbox none = client.create(Sandbox.builder().build());
+        Sandbox all =
+                client.create(Sandbox.builder().network(NetworkPolicy.all()).build());
         try {
             assertThat(sh(none, "cat /proc/net/dev")).doesNotContain("egress0", "tap0");
             assertThat(sh(all, "cat /proc/net/dev")).contains("tap0").doesNotContain("egress0");

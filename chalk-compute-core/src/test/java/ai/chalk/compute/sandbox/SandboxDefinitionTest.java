@@ -13,14 +13,17 @@ import org.junit.jupiter.api.Test;
 class SandboxDefinitionTest {
 
     @Test
-    void definedSandboxIsNotRunningAndSaysHowToStartIt() {
-        Sandbox sandbox = Sandbox.builder().image("ubuntu:latest").build();
-        assertThat(sandbox.isStarted()).isFalse();
-        assertThatThrownBy(() -> sandbox.exec("echo", "hi"))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("client.run");
-        assertThatThrownBy(sandbox::id).isInstanceOf(IllegalStateException.class);
-        assertThatThrownBy(sandbox::terminate).isInstanceOf(IllegalStateException.class);
+    void aDefinitionIsImmutableAndItsBuilderCanGoOnToMakeOthers() {
+        SandboxDefinition.Builder builder =
+                Sandbox.builder().image("ubuntu:latest").tag("team", "search");
+        SandboxDefinition first = builder.build();
+        SandboxDefinition second = builder.name("second").tag("stage", "dev").build();
+        assertThat(first.name()).isEmpty();
+        assertThat(first.tags()).containsExactly(Map.entry("team", "search"));
+        assertThat(second.name()).contains("second");
+        assertThat(second.tags()).containsOnlyKeys("team", "stage");
+        assertThat(first.image()).contains("ubuntu:latest");
+        assertThatThrownBy(() -> first.tags().put("x", "y")).isInstanceOf(UnsupportedOperationException.class);
     }
 
     @Test

@@ -490,7 +490,6 @@ abstract class SandboxEndToEndTest {
     void listGetRefreshAndTerminate() {
         String name = "e2e-" + UUID.randomUUID();
         Sandbox created = client.create(Sandbox.builder().name(name).env("GREETING", "from the sandbox"));
-        assertThat(created.isStarted()).isTrue();
         assertThat(created.info().name()).contains(name);
         assertThat(created.info().isRunning()).isTrue();
         assertThat(created.info().createdAt())
@@ -526,17 +525,16 @@ abstract class SandboxEndToEndTest {
     }
 
     @Test
-    void definedSandboxRunsWhenPassedToRun() {
-        Sandbox defined = Sandbox.builder().name("defined-" + UUID.randomUUID()).build();
-        assertThatThrownBy(() -> defined.exec("true"))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("client.run");
-        assertThat(client.run(defined)).isSameAs(defined);
-        try {
-            assertThat(defined.exec("true").success()).isTrue();
-            assertThatThrownBy(() -> client.run(defined)).isInstanceOf(IllegalStateException.class);
-        } finally {
-            defined.terminate();
+    void oneDefinitionStartsAsManySandboxesAsItIsGivenToCreate() {
+        SandboxDefinition defined = Sandbox.builder()
+                .tag("run", UUID.randomUUID().toString())
+                .workdir("/tmp")
+                .build();
+        try (Sandbox first = client.create(defined);
+                Sandbox second = client.create(defined)) {
+            assertThat(first.id()).isNotEqualTo(second.id());
+            assertThat(first.exec("pwd").stdoutText()).isEqualTo("/tmp\n");
+            assertThat(second.info().tags()).isEqualTo(defined.tags());
         }
     }
 

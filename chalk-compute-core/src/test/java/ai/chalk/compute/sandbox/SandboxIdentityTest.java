@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link Sandbox.Builder#chalkIdentity(boolean)} against a real in-process server: the sandbox's processes find a
+ * {@link SandboxDefinition.Builder#chalkIdentity(boolean)} against a real in-process server: the sandbox's processes find a
  * token of their environment in the file {@code CHALK_WEB_IDENTITY_TOKEN_FILE} names and the server's address in
  * {@code CHALK_COMPUTE_TARGET}; a sandbox created without it has neither.
  */

@@ -65,7 +65,7 @@ abstract class SandboxLifecycleEndToEndTest {
         }
     }
 
-    private Sandbox create(Sandbox.Builder definition) {
+    private Sandbox create(SandboxDefinition.Builder definition) {
         Sandbox sandbox = client.create(definition);
         created.add(sandbox);
         return sandbox;
@@ -104,6 +104,31 @@ abstract class SandboxLifecycleEndToEndTest {
         assertThat(client.listAll(ListOptions.defaults().tag("run", run).tag("team", "search")))
                 .extracting(SandboxInfo::id)
                 .containsExactly(search.id());
+    }
+
+    @Test
+    void aClientsSandboxDefaultsApplyWhereTheDefinitionSetsNothingAndItsOwnTagsWin() {
+        String run = UUID.randomUUID().toString();
+        SandboxClient defaulted = client.withSandboxDefaults(SandboxDefaults.none()
+                .lifetime(Duration.ofSeconds(2))
+                .tag("run", run)
+                .tag("team", "platform"));
+        Sandbox plain = defaulted.create(Sandbox.builder());
+        created.add(plain);
+        Sandbox own = defaulted.create(Sandbox.builder().tag("team", "search").lifetime(Duration.ofMinutes(10)));
+        created.add(own);
+
+        assertThat(plain.info().tags()).containsExactlyInAnyOrderEntriesOf(Map.of("run", run, "team", "platform"));
+        assertThat(own.info().tags()).containsExactlyInAnyOrderEntriesOf(Map.of("run", run, "team", "search"));
+        assertThat(client.listAll(ListOptions.defaults().tag("run", run)))
+                .extracting(SandboxInfo::id)
+                .containsExactlyInAnyOrder(plain.id(), own.id());
+        await().atMost(Duration.ofSeconds(30)).until(() -> plain.refresh().isTerminated());
+        assertThat(own.refresh().isTerminated()).as("its own lifetime wins").isFalse();
+        assertThat(client.sandboxDefaults()).isEqualTo(SandboxDefaults.none());
+        assertThatThrownBy(() -> SandboxDefaults.none().lifetime(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("positive");
     }
 
     @Test

@@ -20,13 +20,39 @@ class ScalingGroupServerTest {
     @TempDir
     Path dataDir;
 
-    private static Readiness awaitReady(ScalingGroup group, int replicas) throws InterruptedException {
-        Readiness r = group.refresh();
-        for (int i = 0; i < 300 && r.readyReplicas() < replicas; i++) {
-            Thread.sleep(100);
-            r = group.refresh();
-        }
+    /** Waits on the server's own criterion (status ready: as many ready replicas as the minimum) and checks the count. */
+    private static Readiness awaitReady(ScalingGroup group, int replicas) {
+        Readiness r = group.awaitReady(java.time.Duration.ofSeconds(30));
+        assertThat(r.readyReplicas()).isGreaterThanOrEqualTo(replicas);
         return r;
+    }
+
+    @Test
+    void awaitReadyShowsTheReplicaCountInTheClientsProgressDisplay() throws Exception {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        ai.chalk.compute.progress.ProgressDisplay display = ai.chalk.compute.progress.ProgressDisplay.of(
+                ai.chalk.compute.progress.ProgressSettings.fromEnv(Map.of("TERM", "dumb"))
+                        .withTerminal(false),
+                new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8));
+        try (ComputeServer server =
+                        ComputeServer.builder().dataDir(dataDir).build().start();
+                SandboxClient client = SandboxClient.inProcess(server.inProcessName(), display)) {
+            ScalingGroup web =
+                    ScalingGroup.create(client, "shown", "").replicas(2, 2).deploy();
+            Readiness ready = web.awaitReady(java.time.Duration.ofSeconds(60));
+            assertThat(ready.readyReplicas()).isEqualTo(2);
+            String shown = bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(shown)
+                    .startsWith("Scaling group \"shown\"\n  │ › Waiting for readiness\n")
+                    .endsWith("  └ ✓ Ready (2/2 replicas)\n");
+            List<String> lines = shown.lines().toList();
+            for (int i = 1; i < lines.size(); i++) {
+                assertThat(lines.get(i))
+                        .as("a poll with no change prints nothing")
+                        .isNotEqualTo(lines.get(i - 1));
+            }
+            web.delete();
+        }
     }
 
     @Test

@@ -104,7 +104,7 @@ class SecretSandboxTest {
     @Test
     void aSandboxSeesAChalkSecretUnderTheVariableItIsBoundToAndTheServerEchoesOnlyTheReference() {
         client.secrets().upsert("MY_SECRET", MANAGED);
-        Sandbox sandbox = client.run(Sandbox.builder()
+        Sandbox sandbox = client.create(Sandbox.builder()
                 .env("PLAIN", "literal")
                 .env("API_KEY", Secret.fromChalkEnv("MY_SECRET"))
                 .build());
@@ -132,7 +132,7 @@ class SecretSandboxTest {
         Path dotenv = dir.resolve(".env");
         Files.writeString(dotenv, "# comment\nexport FROM_FILE=\"" + FILE_VALUE + "\"\n\nOTHER='x y'\n");
         SandboxClient local = client.withLocalEnvironment(Map.of("OPENAI_KEY", LOCAL));
-        Sandbox sandbox = local.run(Sandbox.builder()
+        Sandbox sandbox = local.create(Sandbox.builder()
                 .env("API_KEY", Secret.fromLocalEnv("OPENAI_KEY"))
                 .secrets(Secret.fromLocalEnvFile(dotenv), Secret.fromLocalEnv("OPENAI_KEY"))
                 .build());
@@ -163,7 +163,7 @@ class SecretSandboxTest {
     void anUnsetLocalVariableFailsNamingItAndCreatesNothing() {
         SandboxClient local = client.withLocalEnvironment(Map.of());
         int before = client.list().size();
-        assertThatThrownBy(() -> local.run(Sandbox.builder()
+        assertThatThrownBy(() -> local.create(Sandbox.builder()
                         .env("API_KEY", Secret.fromLocalEnv("NOT_SET_HERE"))
                         .build()))
                 .isInstanceOf(IllegalStateException.class)
@@ -180,7 +180,7 @@ class SecretSandboxTest {
                         .putValues("PASSWORD", INTEGRATION)
                         .putValues("USER", "app")
                         .build());
-        Sandbox sandbox = client.run(Sandbox.builder()
+        Sandbox sandbox = client.create(Sandbox.builder()
                 .env("PGPASSWORD", Secret.fromChalkIntegration("postgres", "PASSWORD"))
                 .secrets(Secret.fromChalkIntegration("postgres", "USER"))
                 .build());
@@ -194,7 +194,7 @@ class SecretSandboxTest {
 
     @Test
     void aMissingChalkSecretIsATypedFailureNamingIt() {
-        assertThatThrownBy(() -> client.run(Sandbox.builder()
+        assertThatThrownBy(() -> client.create(Sandbox.builder()
                         .env("API_KEY", Secret.fromChalkEnv("NO_SUCH_SECRET"))
                         .build()))
                 .isInstanceOf(FailedPreconditionException.class)

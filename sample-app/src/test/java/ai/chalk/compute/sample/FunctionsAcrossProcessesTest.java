@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.RemoteExecutionException;
-import ai.chalk.compute.function.deploy.FunctionVersion;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.cli.ServerMain;

@@ -31,9 +31,6 @@ final class SandboxArrowType implements CustomArrowType<Sandbox, SandboxArrowTyp
 
     @Override
     public StoredSandbox toStorage(Sandbox sandbox) {
-        if (!sandbox.isStarted()) {
-            throw new IllegalArgumentException("a sandbox that has not been started cannot be sent; run it first");
-        }
         return new StoredSandbox(sandbox.id());
     }
 

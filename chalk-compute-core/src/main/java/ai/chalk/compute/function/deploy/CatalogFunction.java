@@ -2,6 +2,7 @@ package ai.chalk.compute.function.deploy;
 
 import ai.chalk.compute.function.arrow.ChalkMetadata;
 import ai.chalk.compute.function.arrow.SchemaProtos;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion;
 import java.util.List;
 import java.util.Map;

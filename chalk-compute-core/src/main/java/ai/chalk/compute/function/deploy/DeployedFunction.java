@@ -2,6 +2,7 @@ package ai.chalk.compute.function.deploy;
 
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.function.FunctionDefinition;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -156,6 +157,28 @@ public final class DeployedFunction {
      */
     public void rollback(String versionId) {
         deployer.rollback(refresh().functionId(), versionId);
+    }
+
+    /**
+     * Waits for the background deployment, then until the function's replicas serve (as many as its
+     * {@code minReplicas}; at once for a function that scales from zero), showing the count as it changes in the
+     * client's progress display: {@code │ › Waiting for replicas 1/2}.
+     *
+     * @param timeout how long to wait for both
+     * @return the readiness of the function's replicas
+     * @throws ChalkComputeException as {@link #await(Duration)}; {@code FAILED_PRECONDITION} when its replicas cannot
+     *                               start, {@code DEADLINE_EXCEEDED} when not ready in time
+     */
+    public ai.chalk.compute.scaling.Readiness awaitReady(Duration timeout) {
+        long start = System.nanoTime();
+        await(timeout);
+        Duration left = timeout.minusNanos(System.nanoTime() - start);
+        int wanted = definition.deployment().minReplicas().orElse(0);
+        return new ai.chalk.compute.scaling.ReadinessWait(deployer.progress(), "Function \"" + name() + "\"")
+                .await(
+                        () -> deployer.readiness(name(), Duration.ofSeconds(30)),
+                        wanted,
+                        left.isNegative() ? Duration.ZERO : left);
     }
 
     /** Deletes the function and all its versions. */

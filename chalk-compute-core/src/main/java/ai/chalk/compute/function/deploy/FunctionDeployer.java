@@ -4,19 +4,15 @@ import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.ResourceKind;
 import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.function.FunctionDefinition;
+import ai.chalk.compute.function.catalog.FunctionVersion;
+import ai.chalk.compute.function.catalog.FunctionVersions;
 import ai.chalk.compute.image.Image;
 import ai.chalk.compute.network.NetworkSpecs;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunction;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionTraffic;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionTrafficTarget;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequest;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVersionsRequest;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionVersionsResponse;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
 import ai.chalk.compute.proto.function.v1.FunctionLogServiceGrpc;
 import ai.chalk.compute.proto.function.v1.GetFunctionLogsRequest;
 import ai.chalk.compute.proto.function.v1.GetFunctionLogsResponse;
@@ -58,6 +54,7 @@ public final class FunctionDeployer {
     public static final int MAX_LOG_LINES = 1000;
 
     private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
+    private final FunctionVersions versions;
     private final FunctionLogServiceGrpc.FunctionLogServiceBlockingStub logs;
     private final CodeUploader uploader;
     private final Function<Image, String> images;
@@ -93,6 +90,7 @@ public final class FunctionDeployer {
             java.util.function.Supplier<SandboxClient> client) {
         this.client = client;
         this.catalog = ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
+        this.versions = new FunctionVersions(channel);
         this.logs = FunctionLogServiceGrpc.newBlockingStub(channel);
         this.uploader = new CodeUploader(channel);
         this.images = Objects.requireNonNull(images, "images");
@@ -237,8 +235,7 @@ public final class FunctionDeployer {
      * @throws ai.chalk.compute.error.FunctionNotFoundException when the function is unknown
      */
     public FunctionVersion current(String functionName) {
-        ExternalFunctionVersion current = function(functionName).getCurrentVersion();
-        return FunctionVersion.of(current, current.getId());
+        return versions.current(functionName);
     }
 
     /**
@@ -440,23 +437,12 @@ public final class FunctionDeployer {
      * @throws ChalkComputeException                            when the server cannot be reached
      */
     public List<FunctionVersion> versions(String functionName) {
-        ExternalFunction function = function(functionName);
-        String current = function.getCurrentVersion().getId();
-        List<FunctionVersion> versions = new ArrayList<>();
-        String cursor = null;
-        do {
-            var request = ListExternalFunctionVersionsRequest.newBuilder().setFunctionId(function.getId());
-            if (cursor != null) {
-                request.setCursor(cursor);
-            }
-            ListExternalFunctionVersionsResponse page =
-                    ServerCall.run(ResourceKind.FUNCTION, () -> catalog.listExternalFunctionVersions(request.build()));
-            page.getEntriesList()
-                    .forEach(e -> versions.add(FunctionVersion.of(e.getExternalFunctionVersion(), current)));
-            cursor = page.hasNextCursor() && !page.getNextCursor().isEmpty() ? page.getNextCursor() : null;
-        } while (cursor != null);
-        versions.sort(java.util.Comparator.comparingInt(FunctionVersion::version));
-        return versions;
+        return versions.versions(functionName);
+    }
+
+    /** Where waits for readiness show: the client's display. */
+    ai.chalk.compute.progress.ProgressDisplay progress() {
+        return client.get().progress();
     }
 
     /**
@@ -534,15 +520,7 @@ public final class FunctionDeployer {
      * @throws ai.chalk.compute.error.FunctionNotFoundException when either is unknown
      */
     public void rollback(String functionId, String versionId) {
-        ServerCall.run(
-                ResourceKind.FUNCTION,
-                () -> catalog.updateExternalFunction(UpdateExternalFunctionRequest.newBuilder()
-                        .setExternalFunctionId(functionId)
-                        .setTraffic(ExternalFunctionTraffic.newBuilder()
-                                .addTargets(ExternalFunctionTrafficTarget.newBuilder()
-                                        .setExternalFunctionVersionId(versionId)
-                                        .setPercent(100)))
-                        .build()));
+        versions.rollback(functionId, versionId);
     }
 
     /**
@@ -552,11 +530,7 @@ public final class FunctionDeployer {
      * @throws ai.chalk.compute.error.FunctionNotFoundException when it is unknown
      */
     public void delete(String functionName) {
-        ServerCall.run(
-                ResourceKind.FUNCTION,
-                () -> catalog.deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
-                        .setFunctionName(functionName)
-                        .build()));
+        versions.delete(functionName);
     }
 
     private ExternalFunction function(String name) {

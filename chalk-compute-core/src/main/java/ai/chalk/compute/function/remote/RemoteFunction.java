@@ -6,8 +6,8 @@ import ai.chalk.compute.error.ResourceKind;
 import ai.chalk.compute.error.ServerCall;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.arrow.DecodeContext;
-import ai.chalk.compute.function.deploy.FunctionDeployer;
-import ai.chalk.compute.function.deploy.FunctionVersion;
+import ai.chalk.compute.function.catalog.FunctionVersion;
+import ai.chalk.compute.function.catalog.FunctionVersions;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunction;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
@@ -380,10 +380,8 @@ public final class RemoteFunction {
         catalogOnly().delete(functionName);
     }
 
-    private FunctionDeployer catalogOnly() {
-        return new FunctionDeployer(channel, image -> {
-            throw new IllegalStateException("a RemoteFunction manages versions; it does not deploy images");
-        });
+    private FunctionVersions catalogOnly() {
+        return new FunctionVersions(channel);
     }
 
     /** The version it calls, when pinned to one; empty when it follows the current version. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.FunctionRegistry;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.function.worker.FunctionBinding;
 import ai.chalk.compute.function.worker.FunctionWorker;

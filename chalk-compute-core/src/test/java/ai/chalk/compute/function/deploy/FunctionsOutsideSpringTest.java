@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ai.chalk.compute.error.FailedPreconditionException;
 import ai.chalk.compute.error.FunctionNotFoundException;
 import ai.chalk.compute.function.FunctionDefinitionException;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
@@ -56,6 +57,9 @@ class FunctionsOutsideSpringTest {
             DeployedFunction sum = deployed.get(2);
             FunctionVersion first = sum.await();
             assertThat(first.version()).isEqualTo(1);
+            assertThat(sum.awaitReady(java.time.Duration.ofSeconds(60)).status())
+                    .as("its replicas serve (shown as 'Waiting for replicas' steps meanwhile)")
+                    .isEqualTo("ready");
             assertThat(RemoteFunction.fromName(client, "sum").call(2L, 40L)).isEqualTo(42L);
             deployed.forEach(DeployedFunction::await);
 

@@ -1,9 +1,9 @@
 package ai.chalk.compute.function.remote;
 
 import ai.chalk.compute.function.FunctionRegistry;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import ai.chalk.compute.function.deploy.CodeSnapshot;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
-import ai.chalk.compute.function.deploy.FunctionVersion;
 import ai.chalk.compute.function.deploy.WorkerMode;
 import ai.chalk.compute.proto.blob.v1.BlobServiceGrpc;
 import ai.chalk.compute.sandbox.SandboxClient;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.arrow.ArrowPayloadException;
+import ai.chalk.compute.function.catalog.FunctionVersion;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
-import ai.chalk.compute.function.deploy.FunctionVersion;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
@@ -62,6 +62,11 @@ class RemoteFunctionServerTest {
                         assertThat(e.remoteMessage()).isEqualTo("cannot tally: no ledger");
                         assertThat(e.remoteTraceback()).contains("com.acme.Tally.explode");
                         assertThat(e.callId()).isPresent();
+                        // the caller has the source (the module's src/test/java): the failing line, numbered
+                        assertThat(e.getMessage())
+                                .containsPattern(
+                                        "> +17 \\| +throw new IllegalArgumentException\\(\"cannot tally: \" \\+ why\\);")
+                                .contains("16 |     public static String explode(String why) {");
                     });
             assertThat(sum.call(1L, 2L))
                     .as("the server and the other function keep serving")

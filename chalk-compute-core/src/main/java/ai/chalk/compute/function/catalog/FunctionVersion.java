@@ -1,4 +1,4 @@
-package ai.chalk.compute.function.deploy;
+package ai.chalk.compute.function.catalog;
 
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersion;
 import java.time.Instant;
