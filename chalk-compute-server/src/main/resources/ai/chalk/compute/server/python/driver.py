@@ -255,9 +255,12 @@ def _patch_show():
 
 def error_frame(exc, cell):
     frames = traceback.extract_tb(exc.__traceback__)
-    # the driver's own frames come first; the user sees the snippet's
-    while frames and frames[0].filename != cell:
+    # the driver's (and IPython's) own frames come first; the user sees the snippet's
+    while frames and frames[0].filename != cell and not frames[0].filename.startswith("<ipython-input"):
         frames.pop(0)
+    # and the driver's signal handler or deferred raise, where a KeyboardInterrupt starts
+    while frames and frames[-1].filename == "<string>" and frames[-1].name in ("_on_sigint", "send"):
+        frames.pop()
     lines = ["Traceback (most recent call last):\n"] if frames else []
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(type(exc), exc)
@@ -270,6 +273,68 @@ def error_frame(exc, cell):
 
 
 NAMESPACE = {"__name__": "__main__", "__builtins__": builtins}
+
+
+def ipython_shell():
+    """IPython's shell when the image has it (magics, its display system, its rich reprs) unless told not to."""
+    if os.environ.get("CHALK_PYTHON_SHELL") == "plain":
+        return None
+    try:
+        from IPython.core.displayhook import DisplayHook
+        from IPython.core.displaypub import DisplayPublisher
+        from IPython.core.interactiveshell import InteractiveShell
+    except Exception:
+        return None
+
+    class Publisher(DisplayPublisher):
+        def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):
+            publish(dict(data), "display_data")
+
+        def clear_output(self, wait=False):
+            pass
+
+    class Hook(DisplayHook):
+        def start_displayhook(self):
+            pass
+
+        def write_output_prompt(self):
+            pass
+
+        def write_format_data(self, format_dict, md_dict=None):
+            publish(dict(format_dict), "execute_result")
+
+        def finish_displayhook(self):
+            pass
+
+    import warnings
+
+    # sys.exit ends the interpreter here, as the plain path does: IPython's advice on how to quit does not apply
+    warnings.filterwarnings("ignore", message="To exit: use")
+    shell = InteractiveShell.instance(display_pub_class=Publisher, displayhook_class=Hook, colors="NoColor")
+    shell.history_manager.enabled = False
+
+    def showtraceback(*args, **kwargs):
+        # the exception travels as an error frame; run_ipython reads it from the result
+        pass
+
+    shell.showtraceback = showtraceback
+    shell.showsyntaxerror = showtraceback
+    return shell
+
+
+SHELL = ipython_shell()
+
+
+def run_ipython(code, cell):
+    """Runs a cell in IPython; raises what the cell raised, as the plain path does."""
+    result = SHELL.run_cell(code, store_history=True)
+    error = result.error_before_exec or result.error_in_exec
+    if error is not None:
+        raise error
+
+
+class _Done(BaseException):
+    """The IPython path finished its cell."""
 
 
 def run(command):
@@ -290,6 +355,11 @@ def run(command):
             os.chdir(command["workdir"])
         linecache.cache[cell] = (len(code), None, code.splitlines(True), cell)
         state["running"] = True
+        if SHELL is not None:
+            run_ipython(code, cell)
+            _patch_show()
+            capture_figures()
+            raise _Done()
         tree = ast.parse(code, cell, "exec")
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -302,6 +372,8 @@ def run(command):
                 publish(mime_bundle(value), "execute_result")
         _patch_show()
         capture_figures()
+    except _Done:
+        state["running"] = False
     except SystemExit as e:
         state["running"] = False
         code_value = e.code
@@ -360,7 +432,7 @@ def read_exactly(fd, n):
 
 def main():
     os.environ.setdefault("MPLBACKEND", "Agg")
-    send_json(b"R", {"python": sys.version.split()[0], "pid": os.getpid()})
+    send_json(b"R", {"python": sys.version.split()[0], "shell": "ipython" if SHELL is not None else "plain"})
     while True:
         head = read_exactly(COMMANDS, 4)
         if head is None:

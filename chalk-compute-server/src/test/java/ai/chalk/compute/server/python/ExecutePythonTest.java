@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ai.chalk.compute.proto.artifactstore.v1.Artifact;
 import ai.chalk.compute.proto.artifactstore.v1.ArtifactKind;
 import ai.chalk.compute.proto.artifactstore.v1.ArtifactProducer;
+import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.PythonExecutionCompleted;
 import ai.chalk.compute.proto.sandbox.v1.PythonExecutionOutcome;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
@@ -12,6 +13,7 @@ import ai.chalk.compute.server.RunningServer;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -23,11 +25,38 @@ import org.junit.jupiter.api.Test;
 class ExecutePythonTest extends RunningServer.PerTestClass {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
+    /**
+     * What hostile code does to reach the driver's protocol: the one writable pipe that is neither its stdout nor its
+     * stderr. Leaves it in {@code fd}.
+     */
+    private static final String FIND_PROTOCOL = "import os, stat, struct\n"
+            + "def protocol():\n"
+            + "    mine = {os.fstat(1).st_ino, os.fstat(2).st_ino}\n"
+            + "    for name in os.listdir('/proc/self/fd'):\n"
+            + "        try:\n"
+            + "            st = os.fstat(int(name))\n"
+            + "            flags = open('/proc/self/fdinfo/' + name).read().split('flags:')[1].split()[0]\n"
+            + "        except OSError:\n"
+            + "            continue\n"
+            + "        if stat.S_ISFIFO(st.st_mode) and st.st_ino not in mine and int(flags, 8) & 3 == os.O_WRONLY:\n"
+            + "            return int(name)\n"
+            + "fd = protocol()\n";
+
     private String sandbox;
 
     @BeforeEach
     void sandbox() {
-        sandbox = server.createSandbox();
+        sandbox = server.sandboxes()
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .putAllEnv(sandboxEnv())
+                        .build())
+                .getSandbox()
+                .getId();
+    }
+
+    /** The sandboxes' environment: none here, so the driver uses IPython when the image has it. */
+    Map<String, String> sandboxEnv() {
+        return Map.of();
     }
 
     private PythonRun run(String source) throws Exception {
@@ -197,14 +226,30 @@ class ExecutePythonTest extends RunningServer.PerTestClass {
                 + "display(Table())\n"
                 + "Table()");
         List<Artifact> artifacts = shown.artifacts();
+        // two bundles (displayed, then the value), each with the three representations in the shell's order
+        assertThat(artifacts).hasSize(6);
+        for (List<Artifact> bundle : List.of(artifacts.subList(0, 3), artifacts.subList(3, 6))) {
+            assertThat(bundle)
+                    .extracting(Artifact::getContentType)
+                    .containsExactlyInAnyOrder("text/html", "application/json", "text/plain");
+            assertThat(bundle)
+                    .extracting(a -> a.getMetadata().getFieldsOrThrow("bundle").getNumberValue())
+                    .containsOnly(bundle.get(0)
+                            .getMetadata()
+                            .getFieldsOrThrow("bundle")
+                            .getNumberValue());
+        }
+        assertThat(artifacts.subList(0, 3))
+                .allSatisfy(a -> assertThat(
+                                a.getMetadata().getFieldsOrThrow("display").getStringValue())
+                        .isEqualTo("display_data"));
         assertThat(artifacts)
-                .extracting(Artifact::getContentType)
-                .containsExactly(
-                        "text/html", "application/json", "text/plain", "text/html", "application/json", "text/plain");
-        assertThat(artifacts.get(0).getKind()).isEqualTo(ArtifactKind.ARTIFACT_KIND_HTML);
-        assertThat(artifacts.get(1).getInline().getData().toStringUtf8()).isEqualTo("{\"rows\": 1}");
-        assertThat(artifacts.get(0).getMetadata().getFieldsOrThrow("display").getStringValue())
-                .isEqualTo("display_data");
+                .filteredOn(a -> a.getContentType().equals("text/html"))
+                .allSatisfy(a -> assertThat(a.getKind()).isEqualTo(ArtifactKind.ARTIFACT_KIND_HTML));
+        assertThat(artifacts)
+                .filteredOn(a -> a.getContentType().equals("application/json"))
+                .allSatisfy(
+                        a -> assertThat(a.getInline().getData().toStringUtf8()).isEqualTo("{\"rows\": 1}"));
         assertThat(shown.resultText()).isEqualTo("Table(1)");
     }
 
@@ -236,8 +281,8 @@ class ExecutePythonTest extends RunningServer.PerTestClass {
                         server.channel,
                         PythonRun.spec(
                                         sandbox,
-                                        "import sys, struct, json, os\n"
-                                                + "fd = sys.modules['__main__'].PROTO\n"
+                                        FIND_PROTOCOL
+                                                + "import json\n"
                                                 + "h = json.dumps({'name': 'fake', 'mime': 'image/png',"
                                                 + " 'role': 'display_data', 'bundle': 1}).encode()\n"
                                                 + "os.write(fd, b'A' + struct.pack('>I', 3 << 30) + struct.pack('>I',"
@@ -262,8 +307,7 @@ class ExecutePythonTest extends RunningServer.PerTestClass {
                 "b'C' + struct.pack('>I', 7) + b'{broken'", // a report that is not JSON
                 "b'X' + struct.pack('>I', 2) + b'[]'")) { // a report that is not an object
             run("survivor = 1");
-            PythonRun hostile = run("import sys, struct, os\nos.write(sys.modules['__main__'].PROTO, " + forged + ")\n"
-                    + "import time\ntime.sleep(1)");
+            PythonRun hostile = run(FIND_PROTOCOL + "os.write(fd, " + forged + ")\n" + "import time\ntime.sleep(1)");
             assertThat(hostile.completed().getErrorMessage()).as(forged).contains("broke the driver protocol");
             assertThat(run("'survivor' in globals()").resultText()).isEqualTo("False");
         }
