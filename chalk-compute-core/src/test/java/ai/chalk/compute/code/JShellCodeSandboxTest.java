@@ -107,4 +107,23 @@ class JShellCodeSandboxTest {
                 .hasValueSatisfying(m -> assertThat(m).startsWith("timed out after 1s"));
         assertThat(sandbox.runCode("kept + 1").text()).isEqualTo("10");
     }
+
+    @Test
+    void aSnippetWritingOverTheDriversProtocolEndsItsStateNotTheClient() {
+        for (String hostile : List.of(
+                // a line that is not a message
+                "new java.io.PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true)"
+                        + ".println(\"GARBAGE here\");",
+                // a line longer than any message, without an end
+                "var raw = new java.io.FileOutputStream(java.io.FileDescriptor.out);\n"
+                        + "for (int i = 0; i < 6; i++) raw.write(new byte[1 << 20]);\nThread.sleep(5000);")) {
+            sandbox.runCode("int doomed = 1;");
+            ExecutionResult attacked = sandbox.runCode(hostile);
+            assertThat(attacked.executionOk()).as(hostile).isFalse();
+            assertThat(attacked.executionError())
+                    .hasValueSatisfying(m -> assertThat(m).contains("broke the protocol", "fresh JShell state"));
+            assertThat(sandbox.runCode("doomed").codeError()).isPresent();
+            assertThat(sandbox.runCode("1 + 1").text()).isEqualTo("2");
+        }
+    }
 }
