@@ -17,6 +17,7 @@ import ai.chalk.compute.server.http.Transfers;
 import ai.chalk.compute.server.image.BuildCache;
 import ai.chalk.compute.server.image.CustomImageServiceV1;
 import ai.chalk.compute.server.info.ServerInfoServiceV1;
+import ai.chalk.compute.server.python.SandboxRuntimeServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.sandbox.SandboxIdentities;
@@ -269,6 +270,11 @@ public final class ComputeServer implements AutoCloseable {
             List<ServerServiceDefinition> services = Stream.of(
                             intercepted(new SandboxServiceV1(sandboxes, processThreads, budgets.stdin())),
                             intercepted(new SandboxServiceV2(sandboxes, snapshots)),
+                            intercepted(new SandboxRuntimeServiceV1(
+                                    sandboxes,
+                                    processThreads,
+                                    SandboxRuntimeServiceV1.artifactBudget(
+                                            Runtime.getRuntime().maxMemory()))),
                             intercepted(new SandboxSnapshotServiceV2(snapshots)),
                             intercepted(new SandboxProcessServiceV2(
                                     sandboxes, processThreads, config.sessionBufferBytes, budgets)),
