@@ -2,6 +2,7 @@ package ai.chalk.compute.code;
 
 import ai.chalk.compute.network.NetworkPolicy;
 import ai.chalk.compute.sandbox.Sandbox;
+import ai.chalk.compute.sandbox.SandboxDefinition;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -86,8 +87,8 @@ public final class SandboxConfig {
     }
 
     /** The sandbox definition this configuration makes. */
-    Sandbox.Builder sandbox() {
-        Sandbox.Builder b = Sandbox.builder();
+    SandboxDefinition.Builder sandbox() {
+        SandboxDefinition.Builder b = Sandbox.builder();
         if (snapshot.isPresent()) {
             b.snapshot(snapshot.get());
             workingDir.ifPresent(b::workdir);
