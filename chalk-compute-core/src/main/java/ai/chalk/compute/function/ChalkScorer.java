@@ -53,6 +53,12 @@ public @interface ChalkScorer {
     /** Memory per replica as a Kubernetes quantity, such as {@code "4Gi"}; empty for the default. */
     String memory() default "";
 
+    /**
+     * GPUs per replica in Kubernetes notation, such as {@code "1"} or {@code "nvidia-tesla-t4:1"}; empty for none. A
+     * server without GPUs for function workers (a standalone one) refuses the deployment saying so.
+     */
+    String gpu() default "";
+
     /** Environment variables of the replicas, each {@code "KEY=value"}. */
     String[] env() default {};
 

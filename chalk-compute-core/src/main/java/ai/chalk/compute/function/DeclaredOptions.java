@@ -11,6 +11,7 @@ record DeclaredOptions(
         String imageFactory,
         String cpu,
         String memory,
+        String gpu,
         String[] env,
         String[] secrets,
         int minReplicas,
@@ -30,6 +31,7 @@ record DeclaredOptions(
                 a.imageFactory(),
                 a.cpu(),
                 a.memory(),
+                a.gpu(),
                 a.env(),
                 a.secrets(),
                 a.minReplicas(),
@@ -50,6 +52,7 @@ record DeclaredOptions(
                 a.imageFactory(),
                 a.cpu(),
                 a.memory(),
+                a.gpu(),
                 a.env(),
                 a.secrets(),
                 a.minReplicas(),
@@ -70,6 +73,7 @@ record DeclaredOptions(
                 a.imageFactory(),
                 a.cpu(),
                 a.memory(),
+                a.gpu(),
                 a.env(),
                 a.secrets(),
                 a.minReplicas(),
@@ -96,6 +100,9 @@ record DeclaredOptions(
         }
         if (!memory.isEmpty()) {
             set.add("memory");
+        }
+        if (!gpu.isEmpty()) {
+            set.add("gpu");
         }
         if (env.length > 0) {
             set.add("env");

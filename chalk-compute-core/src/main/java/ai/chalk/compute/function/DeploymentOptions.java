@@ -26,6 +26,8 @@ import java.util.OptionalInt;
  *                    {@link #withNetwork}; empty for none (their own loopback only)
  * @param credentials credentials only some hosts receive: from {@code credentials} ({@code "HOST[,HOST...]=SECRET"}),
  *                    or {@link #withCredentials}
+ * @param gpu         GPUs per replica, in Kubernetes notation ({@code "1"}); a server without GPUs refuses the
+ *                    deployment with {@code FAILED_PRECONDITION} rather than run it without
  */
 public record DeploymentOptions(
         Optional<Image> image,
@@ -36,7 +38,8 @@ public record DeploymentOptions(
         OptionalInt minReplicas,
         OptionalInt maxReplicas,
         Optional<NetworkPolicy> network,
-        List<Credential> credentials) {
+        List<Credential> credentials,
+        Optional<String> gpu) {
 
     /** Options that leave every choice to the deployment. */
     public static final DeploymentOptions DEFAULTS = new DeploymentOptions(
@@ -48,7 +51,8 @@ public record DeploymentOptions(
             OptionalInt.empty(),
             OptionalInt.empty(),
             Optional.empty(),
-            List.of());
+            List.of(),
+            Optional.empty());
 
     /** Checks for nulls and copies the collections. */
     public DeploymentOptions {
@@ -61,6 +65,7 @@ public record DeploymentOptions(
         Objects.requireNonNull(maxReplicas, "maxReplicas");
         Objects.requireNonNull(network, "network");
         credentials = List.copyOf(credentials);
+        Objects.requireNonNull(gpu, "gpu");
     }
 
     /**
@@ -82,7 +87,7 @@ public record DeploymentOptions(
             SecretBindings secrets,
             OptionalInt minReplicas,
             OptionalInt maxReplicas) {
-        this(image, cpu, memory, env, secrets, minReplicas, maxReplicas, Optional.empty(), List.of());
+        this(image, cpu, memory, env, secrets, minReplicas, maxReplicas, Optional.empty(), List.of(), Optional.empty());
     }
 
     /**
@@ -115,7 +120,8 @@ public record DeploymentOptions(
      * @return the new options
      */
     public DeploymentOptions withSecrets(SecretBindings secrets) {
-        return new DeploymentOptions(image, cpu, memory, env, secrets, minReplicas, maxReplicas, network, credentials);
+        return new DeploymentOptions(
+                image, cpu, memory, env, secrets, minReplicas, maxReplicas, network, credentials, gpu);
     }
 
     /**
@@ -126,7 +132,7 @@ public record DeploymentOptions(
      */
     public DeploymentOptions withNetwork(NetworkPolicy network) {
         return new DeploymentOptions(
-                image, cpu, memory, env, secrets, minReplicas, maxReplicas, Optional.of(network), credentials);
+                image, cpu, memory, env, secrets, minReplicas, maxReplicas, Optional.of(network), credentials, gpu);
     }
 
     /**
@@ -137,6 +143,18 @@ public record DeploymentOptions(
      * @return the new options
      */
     public DeploymentOptions withCredentials(List<Credential> credentials) {
-        return new DeploymentOptions(image, cpu, memory, env, secrets, minReplicas, maxReplicas, network, credentials);
+        return new DeploymentOptions(
+                image, cpu, memory, env, secrets, minReplicas, maxReplicas, network, credentials, gpu);
+    }
+
+    /**
+     * These options with GPUs for each replica.
+     *
+     * @param gpu GPUs per replica in Kubernetes notation, such as {@code "1"} or {@code "nvidia-tesla-t4:1"}
+     * @return the new options
+     */
+    public DeploymentOptions withGpu(String gpu) {
+        return new DeploymentOptions(
+                image, cpu, memory, env, secrets, minReplicas, maxReplicas, network, credentials, Optional.of(gpu));
     }
 }

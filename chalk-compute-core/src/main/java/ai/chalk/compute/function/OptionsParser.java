@@ -74,6 +74,9 @@ final class OptionsParser {
         }
         DeploymentOptions options = new DeploymentOptions(image, cpu, memory, env, new ArrayList<>(secrets), min, max)
                 .withCredentials(credentials(declared, where));
+        if (!declared.gpu().isBlank()) {
+            options = options.withGpu(declared.gpu().strip());
+        }
         Optional<NetworkPolicy> network = network(declared, where);
         return network.isPresent() ? options.withNetwork(network.get()) : options;
     }

@@ -107,10 +107,13 @@ final class VersionRequests {
         Objects.requireNonNull(code, "code");
         var deployment = function.deployment();
         var container = ChalkContainerSpec.newBuilder().setImage(image).putAllEnvVars(deployment.env());
-        if (deployment.cpu().isPresent() || deployment.memory().isPresent()) {
+        if (deployment.cpu().isPresent()
+                || deployment.memory().isPresent()
+                || deployment.gpu().isPresent()) {
             var resources = ResourceLimits.newBuilder();
             deployment.cpu().ifPresent(resources::setCpu);
             deployment.memory().ifPresent(resources::setMemory);
+            deployment.gpu().ifPresent(resources::setGpu);
             container.setResources(resources);
         }
         container.addAllSecretRefs(secretRefs);

@@ -107,6 +107,24 @@ class FunctionsOutsideSpringTest {
     }
 
     @Test
+    void aFunctionAskingForAGpuIsRefusedByAServerWithoutGpusRatherThanRunWithout() throws Exception {
+        try (ComputeServer server = ComputeServer.builder()
+                        .dataDir(dataDir)
+                        .auth(Authentication.Mode.NONE)
+                        .build()
+                        .start();
+                SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
+            DeployedFunction score =
+                    client.functions().deploy(com.acme.GpuScorer.class).get(0);
+            assertThat(score.definition().deployment().gpu()).contains("1");
+            assertThatThrownBy(score::await)
+                    .isInstanceOf(FailedPreconditionException.class)
+                    .hasMessageContaining("gpu")
+                    .hasMessageContaining("no GPUs");
+        }
+    }
+
+    @Test
     void aClassWithoutFunctionsIsRefusedAtOnce() {
         try (SandboxClient client = SandboxClient.connect("localhost:1")) {
             assertThatThrownBy(() -> client.functions().deploy(String.class))
