@@ -33,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class CodeSandbox implements AutoCloseable {
 
-    private final Sandbox sandbox;
+    private final @Nullable Sandbox sandbox;
     private final @Nullable SandboxClient ownedClient;
     private final SnippetRunner runner;
     private final boolean terminateOnClose;
@@ -54,6 +54,28 @@ public final class CodeSandbox implements AutoCloseable {
             case PYTHON -> new PythonRunner(client.channel(), sandbox.id());
             case JAVA -> new JShellRunner(sandbox, config.workingDir());
         };
+    }
+
+    private CodeSandbox(SnippetRunner runner, SandboxConfig config) {
+        this.sandbox = null;
+        this.ownedClient = null;
+        this.terminateOnClose = false;
+        this.timeout = config.timeout();
+        this.runner = runner;
+    }
+
+    /**
+     * The {@code jupyter} variant: a new Python kernel on the Jupyter server at {@code serverUrl} (started with
+     * {@code jupyter server --ServerApp.token=TOKEN}, or any that {@code jupyter server list} shows), driven through
+     * the Jupyter messaging protocol over WebSocket. {@link #close()} shuts the kernel down. Files, commands and
+     * snapshots belong to sandboxes: this variant runs code only.
+     */
+    public static CodeSandbox connectJupyter(java.net.URI serverUrl, String token, SandboxConfig config) {
+        if (config.language() != Language.PYTHON) {
+            throw new IllegalArgumentException(
+                    "the jupyter variant runs Python kernels; JShell runs in a chalk sandbox");
+        }
+        return new CodeSandbox(new JupyterRunner(serverUrl, token), config);
     }
 
     /**
@@ -108,21 +130,27 @@ public final class CodeSandbox implements AutoCloseable {
     private static UnsupportedOperationException unsupported(Variant variant) {
         String why = switch (variant) {
             case MODAL, COLAB, DATALAYER -> "is a hosted service this SDK cannot reach";
+            case JUPYTER -> "needs its server: use CodeSandbox.connectJupyter(serverUrl, token, config)";
             default -> "is not available in this version of the SDK";
         };
         return new UnsupportedOperationException(
-                "variant " + variant.label() + " " + why + "; the variant that runs here is chalk (a Chalk Compute"
-                        + " sandbox, on the embedded server or a remote one)");
+                "variant " + variant.label() + " " + why + "; the variants that run here are chalk (a Chalk Compute"
+                        + " sandbox, on the embedded server or a remote one) and jupyter (connectJupyter)");
     }
 
     /** The sandbox's id. */
     public String id() {
-        return sandbox.id();
+        return sandbox().id();
     }
 
     /** The {@link Sandbox} underneath, for everything else a sandbox does. */
     public Sandbox sandbox() {
-        return sandbox;
+        Sandbox s = sandbox;
+        if (s == null) {
+            throw new UnsupportedOperationException(
+                    "a jupyter kernel has no sandbox: files, commands and snapshots need the chalk variant");
+        }
+        return s;
     }
 
     /** Runs a snippet and waits for its result; state (variables, imports) carries over to the next snippet. */
@@ -150,12 +178,12 @@ public final class CodeSandbox implements AutoCloseable {
 
     /** Reads, writes and lists files in the sandbox. */
     public SandboxFiles files() {
-        return sandbox.files();
+        return sandbox().files();
     }
 
     /** Runs shell commands in the sandbox. */
     public CodeCommands commands() {
-        return new CodeCommands(sandbox);
+        return new CodeCommands(sandbox());
     }
 
     /** Sets the default timeout of each {@code runCode} from now on. */
@@ -171,20 +199,24 @@ public final class CodeSandbox implements AutoCloseable {
      * {@link SandboxConfig.Builder#snapshot(String)}.
      */
     public CodeSnapshot createSnapshot(String name) {
-        Snapshot snapshot = sandbox.snapshot();
+        Snapshot snapshot = sandbox().snapshot();
         return new CodeSnapshot(name, snapshot);
     }
 
     /** Terminates the sandbox, giving its processes the server's grace period. */
     public void terminate() {
         runner.close();
-        sandbox.terminate();
+        if (sandbox != null) {
+            sandbox.terminate();
+        }
     }
 
     /** Terminates the sandbox at once: its processes are killed without a grace period. */
     public void kill() {
         runner.close();
-        sandbox.terminate(Duration.ZERO);
+        if (sandbox != null) {
+            sandbox.terminate(Duration.ZERO);
+        }
     }
 
     /** Terminates the sandbox if this handle created it, and closes the client it made for itself. */
@@ -196,7 +228,7 @@ public final class CodeSandbox implements AutoCloseable {
         closed = true;
         try {
             runner.close();
-            if (terminateOnClose) {
+            if (terminateOnClose && sandbox != null) {
                 sandbox.terminate();
             }
         } finally {
@@ -208,6 +240,6 @@ public final class CodeSandbox implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "CodeSandbox[" + sandbox.id() + "]";
+        return sandbox == null ? "CodeSandbox[jupyter]" : "CodeSandbox[" + sandbox.id() + "]";
     }
 }

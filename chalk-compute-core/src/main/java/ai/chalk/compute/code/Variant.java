@@ -6,7 +6,7 @@ import java.util.Locale;
 public enum Variant {
     /** A sandbox on the configured Chalk Compute server (embedded or remote), through {@code ExecutePython}. */
     CHALK,
-    /** A Jupyter server by URL and token: not available in this version of the SDK. */
+    /** A kernel on a Jupyter server by URL and token: {@link CodeSandbox#connectJupyter}. */
     JUPYTER,
     /** A Jupyter server in a Docker container: not available in this version of the SDK. */
     DOCKER,
@@ -24,7 +24,8 @@ public enum Variant {
         try {
             return valueOf(name.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("unknown variant \"" + name + "\"; the variant that runs here is chalk");
+            throw new IllegalArgumentException(
+                    "unknown variant \"" + name + "\"; the variants that run here are chalk and jupyter");
         }
     }
 

@@ -230,7 +230,7 @@ class CodeSandboxTest {
                 .hasMessageContaining("hosted service")
                 .hasMessageContaining("chalk");
         assertThatThrownBy(() -> CodeSandbox.create(Variant.of("jupyter"), SandboxConfig.defaults()))
-                .hasMessageContaining("the variant that runs here is chalk");
+                .hasMessageContaining("connectJupyter");
         assertThatThrownBy(() -> CodeSandbox.create(
                         client, SandboxConfig.builder().gpu("1").build()))
                 .isInstanceOf(FailedPreconditionException.class)
