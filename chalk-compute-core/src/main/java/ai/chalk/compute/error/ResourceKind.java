@@ -24,7 +24,9 @@ public enum ResourceKind {
     /** A managed secret of the environment: a {@code NOT_FOUND} is a {@link SecretNotFoundException}. */
     SECRET,
     /** A snapshot of a sandbox: a {@code NOT_FOUND} is a {@link SnapshotNotFoundException}. */
-    SNAPSHOT;
+    SNAPSHOT,
+    /** A dataset or one of its revisions: a {@code NOT_FOUND} is a {@link DatasetNotFoundException}. */
+    DATASET;
 
     /** The exception saying that a thing of this kind is missing. */
     NotFoundException notFound(String serverMessage, Throwable cause) {
@@ -37,6 +39,7 @@ public enum ResourceKind {
             case SCALING_GROUP -> new ScalingGroupNotFoundException(serverMessage, cause);
             case SECRET -> new SecretNotFoundException(serverMessage, cause);
             case SNAPSHOT -> new SnapshotNotFoundException(serverMessage, cause);
+            case DATASET -> new DatasetNotFoundException(serverMessage, cause);
         };
     }
 }
