@@ -26,7 +26,9 @@ public enum ResourceKind {
     /** A snapshot of a sandbox: a {@code NOT_FOUND} is a {@link SnapshotNotFoundException}. */
     SNAPSHOT,
     /** A SQL query (a job): a {@code NOT_FOUND} is a {@link SqlQueryNotFoundException}. */
-    SQL_QUERY;
+    SQL_QUERY,
+    /** A dataset or one of its revisions: a {@code NOT_FOUND} is a {@link DatasetNotFoundException}. */
+    DATASET;
 
     /** The exception saying that a thing of this kind is missing. */
     NotFoundException notFound(String serverMessage, Throwable cause) {
@@ -40,6 +42,7 @@ public enum ResourceKind {
             case SECRET -> new SecretNotFoundException(serverMessage, cause);
             case SNAPSHOT -> new SnapshotNotFoundException(serverMessage, cause);
             case SQL_QUERY -> new SqlQueryNotFoundException(serverMessage, cause);
+            case DATASET -> new DatasetNotFoundException(serverMessage, cause);
         };
     }
 }

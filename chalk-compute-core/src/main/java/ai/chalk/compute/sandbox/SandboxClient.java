@@ -198,6 +198,19 @@ public final class SandboxClient implements AutoCloseable {
         return volumes;
     }
 
+    // ---- datasets ----
+
+    /**
+     * The datasets of this client's environment: upload tables (CSV, Parquet, rows, Arrow), list them, download their
+     * revisions, over this client's connection and credentials.
+     *
+     * @return the datasets
+     */
+    public ai.chalk.compute.dataset.DatasetClient datasets() {
+        ensureOpen();
+        return ai.chalk.compute.dataset.DatasetClient.of(this);
+    }
+
     // ---- snapshots ----
 
     /**

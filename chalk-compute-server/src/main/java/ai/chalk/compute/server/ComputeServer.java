@@ -121,6 +121,7 @@ public final class ComputeServer implements AutoCloseable {
     private HealthStatusManager health;
     private Transfers transfers;
     private SqlQueries sqlQueries;
+    private DatasetManager datasets;
     private FunctionServices functions;
     private LocalSecretSweep localSecrets;
     private final MemoryBudgets budgets;
@@ -234,9 +235,10 @@ public final class ComputeServer implements AutoCloseable {
                     functions.blobs(),
                     LinkSigner.load(dataDir.resolve("state"), Clock.systemUTC()),
                     Clock.systemUTC(),
-                    transports::httpUrl);
+                    transports::httpUrl,
+                    config.transferLinkTtl);
             DatasetStore datasetStore = new DatasetStore(database);
-            DatasetManager datasetManager = new DatasetManager(
+            datasets = new DatasetManager(
                     datasetStore, functions.blobs(), transfers, dataDir.resolve("datasets-work"), Clock.systemUTC());
             sqlQueries = new SqlQueries(
                     new SqlEngine(
@@ -285,9 +287,9 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(functions.scalingGroups()),
                             intercepted(functions.logs()),
                             intercepted(new CustomImageServiceV1(images, sandboxStore)),
-                            intercepted(new DatasetMetadataServiceV1(datasetManager)),
-                            intercepted(new SqlServiceV1(
-                                    sqlQueries, new TransferLinks(transfers, TransferLinks.DEFAULT_TTL))),
+                            intercepted(new DatasetMetadataServiceV1(datasets)),
+                            intercepted(
+                                    new SqlServiceV1(sqlQueries, new TransferLinks(transfers, config.transferLinkTtl))),
                             ServerInterceptors.intercept(
                                     ServerInterceptors.intercept(authentication.service(), FAILURES_TO_STATUS),
                                     config.interceptors),
@@ -366,6 +368,11 @@ public final class ComputeServer implements AutoCloseable {
      */
     public Transfers transfers() {
         return transfers;
+    }
+
+    /** The datasets of every environment: what readers inside the server (SQL) read. */
+    public DatasetManager datasets() {
+        return datasets;
     }
 
     /** The server's authentication: its credentials and tokens. */
@@ -487,6 +494,7 @@ public final class ComputeServer implements AutoCloseable {
         private Path tlsCertChain;
         private Path tlsPrivateKey;
         private Path secretsKeyFile;
+        private Duration transferLinkTtl = Transfers.DEFAULT_TTL;
         private Duration localSecretGrace = LocalSecretSweep.DEFAULT_GRACE;
         private Duration localSecretSweepInterval = LocalSecretSweep.DEFAULT_INTERVAL;
         private SqlOptions sql = SqlOptions.defaults();
@@ -551,6 +559,18 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("HTTP port " + port + " is out of range 0-65535");
             }
             this.httpPort = port;
+            return this;
+        }
+
+        /**
+         * How long the signed links of the HTTP port live (dataset uploads and downloads, query results): whoever holds
+         * one may use it until then. Clients of this SDK ask for a fresh link when one expires. Default one hour.
+         */
+        public Builder transferLinkTtl(Duration ttl) {
+            if (ttl.isNegative() || ttl.isZero()) {
+                throw new IllegalArgumentException("transfer link lifetime must be positive, got " + ttl);
+            }
+            this.transferLinkTtl = ttl;
             return this;
         }
 

@@ -2,6 +2,7 @@ package ai.chalk.compute.sample;
 
 import ai.chalk.compute.autoconfigure.function.ChalkFunctions;
 import ai.chalk.compute.autoconfigure.function.ChalkFunctionsDeployment;
+import ai.chalk.compute.dataset.Dataset;
 import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.progress.ProgressDisplay;
@@ -20,6 +21,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.CommandLineRunner;
@@ -129,6 +132,7 @@ public class SandboxTour implements CommandLineRunner {
         }
         callFunctions();
         actuator("/actuator/health/chalkCompute", "8. health, as /actuator/health/chalkCompute shows it: ");
+        uploadDataset();
         if (environment.getProperty("sample.keep-running", Boolean.class, false)) {
             out.println("   serving on http://localhost:" + environment.getProperty("local.server.port")
                     + "/actuator/health and /actuator/chalkcompute until stopped (Ctrl-C)");
@@ -139,6 +143,22 @@ public class SandboxTour implements CommandLineRunner {
     }
 
     /** Waits for the background deployment of {@link Pricing}'s functions, then calls them by name as any process could. */
+    /** A small CSV uploaded as a dataset: stored on the server as Parquet, one revision per upload. */
+    private void uploadDataset() throws IOException {
+        Path csv = Files.createTempFile("sales-", ".csv");
+        try {
+            Files.writeString(csv, "sku,units,price\nsku-42,3,9.99\nsku-7,2,24.50\nsku-42,1,9.99\n");
+            Dataset sales = client.datasets().upload("sales", csv);
+            out.println("9. a dataset uploaded from CSV: " + sales.name() + ", " + sales.rows() + " rows ("
+                    + sales.status() + "), columns "
+                    + sales.latest().orElseThrow().columns().stream()
+                            .map(c -> c.name() + " " + c.type())
+                            .toList());
+        } finally {
+            Files.deleteIfExists(csv);
+        }
+    }
+
     private void callFunctions() {
         out.println("7. functions, deployed in the background and called by name:");
         ChalkFunctionsDeployment running = deployment.getIfAvailable();

@@ -57,6 +57,10 @@ class SampleApplicationTest {
         assertThat(printed).contains("6. terminated: TERMINATED");
         assertThat(printed)
                 .contains(
+                        "9. a dataset uploaded from CSV: sales, 3 rows (COMPLETED), columns [sku VARCHAR, units BIGINT,"
+                                + " price DOUBLE]");
+        assertThat(printed)
+                .contains(
                         "7. functions, deployed in the background and called by name:",
                         "   price version 1, priceAccuracy version 1, quote version 1",
                         "   price(\"sku-42\", 3) = 29.97",

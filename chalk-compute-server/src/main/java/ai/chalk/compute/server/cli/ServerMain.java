@@ -48,8 +48,14 @@ public final class ServerMain implements Callable<Integer> {
     @Option(
             names = "--http-port",
             description =
-                    "HTTP port (the JWKS that verifies the server's tokens at /.well-known/jwks.json). Default: --port plus one, a free port with --port 0.")
+                    "HTTP port: the JWKS that verifies the server's tokens (/.well-known/jwks.json) and the signed links that upload and download dataset files and query results (/transfers/). Default: --port plus one, a free port with --port 0.")
     Integer httpPort;
+
+    @Option(
+            names = "--transfer-link-ttl",
+            description =
+                    "How long a signed upload or download link of the HTTP port lives, ISO-8601 (PT1H) or seconds; whoever holds one may use it until then. Default: PT1H.")
+    String transferLinkTtl = "PT1H";
 
     @Option(
             names = "--data-dir",
@@ -211,7 +217,8 @@ public final class ServerMain implements Callable<Integer> {
                 .host(host)
                 .auth(authMode)
                 .port(port)
-                .sandboxLifetime(parseLifetime(lifetime));
+                .sandboxLifetime(parseDuration("--sandbox-lifetime", lifetime))
+                .transferLinkTtl(parseDuration("--transfer-link-ttl", transferLinkTtl));
         LocalRuntimeOptions.Builder local = LocalRuntimeOptions.builder()
                 .isolation(isolation)
                 .ociImportDir(ociDir)
@@ -301,13 +308,19 @@ public final class ServerMain implements Callable<Integer> {
         return Math.multiplyExact(Long.parseLong(m.group(1)), 1L << shift);
     }
 
-    private static Duration parseLifetime(String value) {
+    private static Duration parseDuration(String flag, String value) {
+        Duration d;
         try {
-            return value.matches("\\d+") ? Duration.ofSeconds(Long.parseLong(value)) : Duration.parse(value);
+            d = value.matches("\\d+") ? Duration.ofSeconds(Long.parseLong(value)) : Duration.parse(value);
         } catch (RuntimeException e) {
             throw new CommandLine.ParameterException(
                     new CommandLine(new ServerMain()),
-                    "--sandbox-lifetime \"" + value + "\" is not a duration: give seconds (3600) or ISO-8601 (PT1H)");
+                    flag + " \"" + value + "\" is not a duration: give seconds (3600) or ISO-8601 (PT1H)");
         }
+        if (d.isNegative() || d.isZero()) {
+            throw new CommandLine.ParameterException(
+                    new CommandLine(new ServerMain()), flag + " \"" + value + "\" must be positive");
+        }
+        return d;
     }
 }

@@ -23,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,8 +48,6 @@ public final class DatasetManager {
     public static final int MAX_FILES = 10_000;
     /** The largest single file accepted (1 TiB: a bound against nonsense, not a quota). */
     public static final long MAX_FILE_BYTES = 1L << 40;
-    /** How long upload and download links live. */
-    public static final Duration LINK_TTL = Duration.ofHours(1);
 
     private static final Logger log = LoggerFactory.getLogger(DatasetManager.class);
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
@@ -115,7 +112,7 @@ public final class DatasetManager {
             throw ComputeException.exhausted("upload session " + now.id() + " has " + MAX_FILES
                     + " files already, the most one revision may have; finalize it and upload the rest as another");
         }
-        return new UploadUri(session.id(), objectId, transfers.uploadUrl(UPLOAD_TARGET, objectId, LINK_TTL));
+        return new UploadUri(session.id(), objectId, transfers.uploadUrl(UPLOAD_TARGET, objectId, transfers.ttl()));
     }
 
     private SessionRecord openSession(String environment, String sessionId) {
@@ -294,19 +291,21 @@ public final class DatasetManager {
         return r;
     }
 
-    /** Links that download each file of a COMPLETED revision, valid for {@link #LINK_TTL}. */
+    /** Links that download each file of a COMPLETED revision, valid for the server's link lifetime. */
     public List<String> downloadLinks(String environment, String revisionId) {
         RevisionRecord r = readable(environment, revisionId);
         List<FileRecord> files = store.files(r.id());
         return files.stream()
                 .map(f -> transfers.downloadUrl(
-                        new BlobDigest(f.digestHex()), String.format("part-%05d.parquet", f.ordinal()), LINK_TTL))
+                        new BlobDigest(f.digestHex()),
+                        String.format("part-%05d.parquet", f.ordinal()),
+                        transfers.ttl()))
                 .toList();
     }
 
     /** When links made now expire. */
     public Instant linkExpiry() {
-        return transfers.expiry(LINK_TTL);
+        return transfers.expiry(transfers.ttl());
     }
 
     /** The first {@code rows} rows of a COMPLETED revision and a summary of its columns. */
@@ -351,6 +350,47 @@ public final class DatasetManager {
                         409, "this object was uploaded meanwhile, or its session ended; start a new upload");
             }
         }
+    }
+
+    /**
+     * A COMPLETED revision's Parquet files on this server's disk, for readers inside the server (SQL). The files are
+     * immutable and stay while the dataset exists.
+     *
+     * @param datasetName the dataset's name now
+     * @param files       the Parquet files in order, under the blob store
+     * @param columns     their one schema
+     */
+    public record ReadableRevision(
+            String datasetName, String revisionId, long numRows, List<Path> files, List<DatasetColumn> columns) {}
+
+    /** The newest COMPLETED, unarchived revision of the environment's dataset {@code name}, if it has one. */
+    public Optional<ReadableRevision> latestReadable(String environment, String name) {
+        return store.latestCompleted(environment, name).map(r -> readable(name, r));
+    }
+
+    /** The COMPLETED revision {@code revisionId} of the environment (archived or not); NOT_FOUND or refused else. */
+    public ReadableRevision readableRevision(String environment, String revisionId) {
+        RevisionRecord r = readable(environment, revisionId);
+        String name = store
+                .datasets(
+                        environment, new DatasetStore.DatasetQuery(null, List.of(r.datasetId()), List.of(), true, 0, 1))
+                .stream()
+                .map(DatasetRecord::name)
+                .findFirst()
+                .orElseThrow(() -> ComputeException.notFound("dataset revision " + revisionId + " does not exist"));
+        return readable(name, r);
+    }
+
+    /** The names of the environment's datasets, in name order. */
+    public List<String> names(String environment) {
+        return store.names(environment);
+    }
+
+    private ReadableRevision readable(String name, RevisionRecord r) {
+        List<Path> paths = store.files(r.id()).stream()
+                .map(f -> blobs.path(new BlobDigest(f.digestHex())))
+                .toList();
+        return new ReadableRevision(name, r.id(), r.numRows(), paths, r.columns());
     }
 
     /** The store, for listing. */

@@ -57,15 +57,35 @@ public final class Transfers {
     private final Clock clock;
     private final Supplier<String> baseUrl;
     private final Map<String, UploadTarget> targets = new ConcurrentHashMap<>();
+    private final Duration ttl;
 
     /**
+     * Transfers whose links live {@link #DEFAULT_TTL} unless a service says otherwise.
+     *
      * @param baseUrl the HTTP port's URL, asked when a link is made (the port opens after the services are built)
      */
     public Transfers(BlobStore blobs, LinkSigner signer, Clock clock, Supplier<String> baseUrl) {
+        this(blobs, signer, clock, baseUrl, DEFAULT_TTL);
+    }
+
+    /**
+     * @param baseUrl the HTTP port's URL, asked when a link is made (the port opens after the services are built)
+     * @param ttl     how long services make their links live ({@link #ttl()})
+     */
+    public Transfers(BlobStore blobs, LinkSigner signer, Clock clock, Supplier<String> baseUrl, Duration ttl) {
+        if (ttl.isNegative() || ttl.isZero()) {
+            throw new IllegalArgumentException("a link's lifetime must be positive, got " + ttl);
+        }
         this.blobs = blobs;
         this.signer = signer;
         this.clock = clock;
         this.baseUrl = baseUrl;
+        this.ttl = ttl;
+    }
+
+    /** How long the links services hand out live (the server's setting). */
+    public Duration ttl() {
+        return ttl;
     }
 
     /**
@@ -82,9 +102,14 @@ public final class Transfers {
         return link("GET", PREFIX + "blobs/" + digest.hex() + "/" + fileName, ttl);
     }
 
-    /** When links made now with {@code ttl} expire (what a service tells its clients). */
+    /**
+     * When links made now with {@code ttl} expire (what a service tells its clients): links carry whole seconds, so
+     * the end of {@code ttl} rounded up.
+     */
     public Instant expiry(Duration ttl) {
-        return clock.instant().plus(ttl).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+        Instant end = clock.instant().plus(ttl);
+        Instant whole = end.truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+        return whole.equals(end) ? whole : whole.plusSeconds(1);
     }
 
     /**

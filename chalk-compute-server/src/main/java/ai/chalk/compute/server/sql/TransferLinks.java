@@ -6,11 +6,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Result links served by the server's HTTP port: {@code part-00000.parquet}, ... each signed for {@code ttl}. */
+/** Result links served by the server's HTTP port: {@code part-00000.parquet}, ... each signed for {@code ttl} (the
+ * server's {@code --transfer-link-ttl}). */
 public final class TransferLinks implements ResultLinks {
-
-    /** How long a result link lives: long enough to download a large result, short enough to leak little. */
-    public static final Duration DEFAULT_TTL = Duration.ofHours(1);
 
     private final Transfers transfers;
     private final Duration ttl;

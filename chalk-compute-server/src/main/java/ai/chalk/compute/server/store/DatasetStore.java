@@ -571,6 +571,16 @@ public final class DatasetStore {
         return datasets(sql.toString(), args);
     }
 
+    /** The names of the environment's datasets, in name order. */
+    public List<String> names(String environment) {
+        return SqlQuery.select(
+                db,
+                "SELECT name FROM dataset WHERE environment = ? ORDER BY name",
+                List.of(environment),
+                rs -> rs.getString(1),
+                "dataset names");
+    }
+
     /** Renames a dataset; false when the environment has another dataset of that name. */
     public boolean rename(String environment, String id, String newName) {
         synchronized (db) {

@@ -147,6 +147,24 @@ class DatasetServiceTest {
                             .build())
                     .getRevisionsList();
             assertThat(revisions).extracting(DatasetRevisionMeta::getNumRows).containsExactly(1L, 1500L);
+            // what readers inside the server (SQL) get: the newest completed revision's files, or a revision by id
+            var latest = server.server
+                    .datasets()
+                    .latestReadable("default", "numbers")
+                    .orElseThrow();
+            assertThat(latest.numRows()).isEqualTo(1);
+            assertThat(duck("SELECT sum(doubled)::VARCHAR FROM read_parquet('"
+                            + latest.files().get(0) + "')"))
+                    .isEqualTo("14");
+            var older = server.server.datasets().readableRevision("default", revisionId(first.getMostRecentRevision()));
+            assertThat(older.datasetName()).isEqualTo("numbers");
+            assertThat(older.files()).hasSize(2);
+            assertThat(older.columns())
+                    .extracting(col -> col.name() + " " + col.type())
+                    .containsExactly("id BIGINT", "doubled BIGINT");
+            assertThat(server.server.datasets().latestReadable("other-env", "numbers"))
+                    .isEmpty();
+            assertThat(server.server.datasets().names("default")).containsExactly("numbers");
             // the first revision is unchanged by the second
             assertThat(api.getDatasetRevision(GetDatasetRevisionRequest.newBuilder()
                                     .setRevisionId(revisionId(first.getMostRecentRevision()))

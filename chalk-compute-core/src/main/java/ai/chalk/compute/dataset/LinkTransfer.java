@@ -1,0 +1,162 @@
+package ai.chalk.compute.dataset;
+
+import ai.chalk.compute.error.ChalkComputeException;
+import io.grpc.Status;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Bytes over the server's signed links: a file PUT to an upload link, a file fetched from a download link with its
+ * bytes going straight to disk (a fixed buffer whatever the size), resumed with a range request after a broken
+ * connection and fetched again through a fresh link when the server says a link expired (403).
+ */
+final class LinkTransfer {
+
+    /** Fresh links for a revision's files, in order: asked when a link expired. */
+    interface Links extends Supplier<List<String>> {}
+
+    private static final int BUFFER = 64 * 1024;
+    /** Fresh links asked for one file before giving up: a server whose links expire at once will not improve. */
+    private static final int MAX_REFRESHES = 3;
+    /** Broken connections resumed for one file before giving up. */
+    private static final int MAX_RESUMES = 3;
+
+    private final HttpClient http;
+
+    LinkTransfer() {
+        this.http = HttpClient.newBuilder()
+                .connectTimeout(Duration.ofSeconds(30))
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .build();
+    }
+
+    /** PUTs {@code file} to {@code url}; a refusal is reported with the server's message. */
+    void put(String url, Path file, String what) {
+        HttpResponse<String> response;
+        try {
+            response = http.send(
+                    HttpRequest.newBuilder(URI.create(url))
+                            .PUT(HttpRequest.BodyPublishers.ofFile(file))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new ChalkComputeException(
+                    Status.Code.UNAVAILABLE, "uploading " + what + " to the server failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ChalkComputeException(Status.Code.CANCELLED, "uploading " + what + " was interrupted", e);
+        }
+        if (response.statusCode() != 200) {
+            throw refusal(response.statusCode(), "uploading " + what, response.body());
+        }
+    }
+
+    /**
+     * Fetches file {@code index} of {@code links} into {@code part} (created empty by the caller); on a 403 asks
+     * {@code refresh} for fresh links and goes on with those. Returns the links in use at the end.
+     */
+    List<String> get(List<String> links, int index, Links refresh, Path part, String what) {
+        List<String> current = links;
+        int refreshes = 0;
+        int resumes = 0;
+        while (true) {
+            long have = size(part);
+            HttpRequest.Builder request =
+                    HttpRequest.newBuilder(URI.create(current.get(index))).GET();
+            if (have > 0) {
+                request.header("Range", "bytes=" + have + "-");
+            }
+            HttpResponse<InputStream> response;
+            try {
+                response = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+            } catch (IOException e) {
+                if (++resumes > MAX_RESUMES) {
+                    throw new ChalkComputeException(
+                            Status.Code.UNAVAILABLE, "downloading " + what + " failed: " + e.getMessage(), e);
+                }
+                continue;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ChalkComputeException(Status.Code.CANCELLED, "downloading " + what + " was interrupted", e);
+            }
+            int status = response.statusCode();
+            if (status == 403) {
+                String message = drain(response);
+                if (++refreshes > MAX_REFRESHES) {
+                    throw refusal(status, "downloading " + what, message);
+                }
+                current = refresh.get();
+                continue;
+            }
+            if (status != 200 && status != 206) {
+                throw refusal(status, "downloading " + what, drain(response));
+            }
+            // 200: the server sent the whole file (no range asked, or it ignored it): start over
+            boolean append = status == 206;
+            try (InputStream in = response.body();
+                    OutputStream out = Files.newOutputStream(
+                            part,
+                            StandardOpenOption.WRITE,
+                            append ? StandardOpenOption.APPEND : StandardOpenOption.TRUNCATE_EXISTING)) {
+                byte[] buffer = new byte[BUFFER];
+                for (int n; (n = in.read(buffer)) >= 0; ) {
+                    out.write(buffer, 0, n);
+                }
+                return current;
+            } catch (InterruptedIOException e) {
+                Thread.currentThread().interrupt();
+                throw new ChalkComputeException(Status.Code.CANCELLED, "downloading " + what + " was interrupted", e);
+            } catch (IOException e) {
+                if (!Files.exists(part)) {
+                    throw new UncheckedIOException("cannot write " + part + " to download " + what, e);
+                }
+                if (++resumes > MAX_RESUMES) {
+                    throw new ChalkComputeException(
+                            Status.Code.UNAVAILABLE, "downloading " + what + " failed: " + e.getMessage(), e);
+                }
+            }
+        }
+    }
+
+    private static long size(Path part) {
+        try {
+            return Files.size(part);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + part, e);
+        }
+    }
+
+    private static String drain(HttpResponse<InputStream> response) {
+        try (InputStream in = response.body()) {
+            return new String(in.readNBytes(4096), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private static ChalkComputeException refusal(int status, String what, String body) {
+        Status.Code code = switch (status) {
+            case 400, 413, 416 -> Status.Code.INVALID_ARGUMENT;
+            case 403 -> Status.Code.PERMISSION_DENIED;
+            case 404, 410 -> Status.Code.NOT_FOUND;
+            case 409 -> Status.Code.FAILED_PRECONDITION;
+            default -> status >= 500 ? Status.Code.UNAVAILABLE : Status.Code.UNKNOWN;
+        };
+        return ChalkComputeException.of(
+                code, what + " was refused by the server (HTTP " + status + "): " + body.strip(), null);
+    }
+}
