@@ -22,33 +22,33 @@ import java.util.zip.GZIPInputStream;
  * {@code ExportTraceServiceRequest} (gzip or not), decodes it with the {@code opentelemetry-proto}
  * classes and keeps every span it received.
  */
-final class OtlpHttpReceiverForTests implements AutoCloseable {
+public final class OtlpHttpReceiverForTests implements AutoCloseable {
 
     /** One received span, ids in lower-case hex as OpenTelemetry shows them; {@code parentSpanId} empty for a root. */
-    record ReceivedSpan(
+    public record ReceivedSpan(
             String traceId, String spanId, String parentSpanId, String name, Span.SpanKind kind, String serviceName) {}
 
     private final HttpServer server;
     private final List<ReceivedSpan> spans = new CopyOnWriteArrayList<>();
     private final List<String> errors = new CopyOnWriteArrayList<>();
 
-    OtlpHttpReceiverForTests() throws IOException {
+    public OtlpHttpReceiverForTests() throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.createContext("/v1/traces", this::handle);
         server.start();
     }
 
     /** The URL to configure as the OTLP traces endpoint. */
-    String tracesEndpoint() {
+    public String tracesEndpoint() {
         return "http://127.0.0.1:" + server.getAddress().getPort() + "/v1/traces";
     }
 
-    List<ReceivedSpan> spans() {
+    public List<ReceivedSpan> spans() {
         return List.copyOf(spans);
     }
 
     /** Requests that could not be decoded. */
-    List<String> errors() {
+    public List<String> errors() {
         return List.copyOf(errors);
     }
 

@@ -3,9 +3,10 @@ package ai.chalk.compute.autoconfigure.tracing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import ai.chalk.compute.autoconfigure.tracing.OtlpHttpReceiverForTests.ReceivedSpan;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.tracing.OtlpHttpReceiverForTests;
+import ai.chalk.compute.tracing.OtlpHttpReceiverForTests.ReceivedSpan;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.opentelemetry.proto.trace.v1.Span.SpanKind;
