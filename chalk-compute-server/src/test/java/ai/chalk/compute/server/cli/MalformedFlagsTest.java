@@ -11,8 +11,11 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The standalone server's egress proxy flags: malformed ones are refused at once, naming the flag. */
-class EgressFlagsTest {
+/**
+ * The standalone server's flags that need more than a type check (the egress proxy's, the AI router's): malformed ones
+ * are refused at once, naming the flag, before the server listens.
+ */
+class MalformedFlagsTest {
 
     private static String refused(Path dataDir, String... flags) throws Exception {
         Path logFile = Files.createTempFile(dataDir, "server-", ".log");
@@ -46,5 +49,21 @@ class EgressFlagsTest {
         assertThat(refused(
                         dataDir, "--egress-ca", dataDir.resolve("missing.pem").toString()))
                 .contains("is not a readable file");
+    }
+
+    @Test
+    void malformedAiRouterFlagsAreRefusedNamingTheFlag(@TempDir Path dataDir) throws Exception {
+        assertThat(refused(dataDir, "--ai-endpoint", "ftp://models.example.com/v1"))
+                .contains("--ai-endpoint must be an http or https URL, not ftp://models.example.com/v1")
+                .doesNotContain("listening on");
+        assertThat(refused(dataDir, "--ai-api-key-file", dataDir.resolve("key").toString()))
+                .contains("--ai-api-key-file needs --ai-endpoint");
+        assertThat(refused(
+                        dataDir,
+                        "--ai-endpoint",
+                        "https://api.openai.com/v1",
+                        "--ai-api-key-file",
+                        dataDir.resolve("missing.key").toString()))
+                .contains("missing.key cannot be read");
     }
 }
