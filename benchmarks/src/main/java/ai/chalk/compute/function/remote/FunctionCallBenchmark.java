@@ -1,0 +1,235 @@
+package ai.chalk.compute.function.remote;
+
+import ai.chalk.compute.benchmarks.Benchmark;
+import ai.chalk.compute.benchmarks.Figures;
+import ai.chalk.compute.benchmarks.HostProcesses;
+import ai.chalk.compute.benchmarks.IdleJvm;
+import ai.chalk.compute.benchmarks.Samples;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.GetExternalFunctionRequest;
+import ai.chalk.compute.sandbox.ExecResult;
+import ai.chalk.compute.sandbox.Sandbox;
+import ai.chalk.compute.server.worker.WorkerLaunch;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthGrpc;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * Functions through the server on loopback TCP (client → server → worker JVM on a Unix socket → back): the cold
+ * start of a replica against a {@code java -version} in a sandbox; warm calls one after another and from 16 callers
+ * against a bare gRPC unary call (a health check of the same server over the same channel); and a worker's resident
+ * memory against an idle JVM started with the worker's flags. Each baseline is measured in the same run.
+ *
+ * <p>Warm calls are measured warm: sequential and concurrent warm-up rounds run first, so the JIT compilers of this
+ * JVM and of the workers are done and the function's pool has scaled to its {@code maxReplicas} before any window is
+ * measured (a replica starting inside a window would measure a JVM start, not calls).
+ */
+public final class FunctionCallBenchmark implements Benchmark {
+
+    @Override
+    public void run(Figures figures, Path dataDir) throws Exception {
+        int sequential = figures.smoke() ? 300 : 5000;
+        long window = figures.smoke() ? 1 : 3;
+        try (DeployedTally tally = new DeployedTally(dataDir)) {
+            coldStart(figures, tally);
+            RemoteFunction sum = tally.remote("sum");
+            var health = HealthGrpc.newBlockingStub(tally.channel);
+            HealthCheckRequest check = HealthCheckRequest.getDefaultInstance();
+            Runnable healthCheck = () -> health.check(check);
+            Runnable call = () -> sum.call(1L, 2L);
+
+            // warm-up: one caller, then many (which also starts the pool's further replicas), then one again; the
+            // workers compile with C2, which takes this long to settle (shorter, and p99 and worker CPU show it)
+            measure(sequential, () -> time(healthCheck));
+            measure(sequential, () -> time(call));
+            rate(16, healthCheck, window);
+            rate(16, call, 2 * window);
+            measure(sequential, () -> time(call));
+
+            System.out.printf("function sum on %d replicas%n", replicas(tally));
+            long[] bare = new long[sequential];
+            long[] calls = new long[sequential];
+            for (int i = 0; i < sequential; i++) { // interleaved, so both see the same machine
+                bare[i] = time(healthCheck);
+                calls[i] = time(call);
+            }
+            figures.latency("function: warm call sum(1, 2)", calls, "bare gRPC unary call (health check)", bare);
+
+            for (int callers : List.of(1, 16)) {
+                Rate healthRate = rate(callers, healthCheck, window);
+                Rate callRate = rate(callers, call, window);
+                figures.value(
+                        "function: throughput, " + callers + " callers",
+                        "calls/s",
+                        callRate.perSecond(),
+                        "bare gRPC unary calls, " + callers + " callers",
+                        healthRate.perSecond());
+                System.out.printf(
+                        "  CPU per call %4.0f µs, %3.0f of them in workers (health check %3.0f µs)%n",
+                        callRate.cpuMicrosPerCall(), callRate.workerCpuMicrosPerCall(), healthRate.cpuMicrosPerCall());
+            }
+            footprint(figures);
+        }
+    }
+
+    /** Deploy and first call of a function on a fresh replica, next to a {@code java -version} in a sandbox. */
+    private static void coldStart(Figures figures, DeployedTally tally) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        long[] javaVersion = new long[figures.rounds(10)];
+        try (Sandbox sandbox = tally.client.create()) {
+            sandbox.exec(java, "-version"); // the page cache, as a replica's JVM finds it
+            for (int i = 0; i < javaVersion.length; i++) {
+                long t = System.nanoTime();
+                ExecResult r = sandbox.exec(java, "-version");
+                javaVersion[i] = System.nanoTime() - t;
+                if (r.exitCode() != 0) {
+                    throw new IllegalStateException("java -version in a sandbox: " + r.stderrText());
+                }
+            }
+        }
+        long t0 = System.nanoTime();
+        tally.deploy("sum");
+        long t1 = System.nanoTime();
+        tally.remote("sum").call(1L, 2L);
+        long t2 = System.nanoTime();
+        double baseline = Samples.medianMillis(javaVersion);
+        String name = "`java -version` in a sandbox";
+        figures.value("function: deploy + first call (cold replica)", "ms", (t2 - t0) / 1e6, name, baseline);
+        figures.value("function: first call after deploy", "ms", (t2 - t1) / 1e6, name, baseline);
+    }
+
+    /** The largest resident set among the workers, next to an idle JVM started with a worker's JVM flags. */
+    private static void footprint(Figures figures) throws Exception {
+        List<ProcessHandle> workers = ProcessHandle.current()
+                .descendants()
+                .filter(p -> HostProcesses.commandLine(p.pid()).contains(WorkerLaunch.MAIN_CLASS))
+                .filter(p -> p.info().command().orElse("").endsWith("/java"))
+                .toList();
+        if (workers.isEmpty()) {
+            throw new IllegalStateException("no function worker JVM among this JVM's descendants");
+        }
+        double worst = 0;
+        for (ProcessHandle w : workers) {
+            worst = Math.max(worst, HostProcesses.rssMegabytes(w.pid()));
+        }
+        List<String> flags = Arrays.stream(
+                        HostProcesses.commandLine(workers.get(0).pid()).split(" "))
+                .filter(a -> a.startsWith("-X"))
+                .toList();
+        List<String> idle = new ArrayList<>();
+        idle.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        idle.addAll(flags);
+        idle.addAll(List.of("-cp", System.getProperty("java.class.path"), IdleJvm.class.getName()));
+        Process p = new ProcessBuilder(idle).redirectErrorStream(true).start();
+        try (BufferedReader out =
+                new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            String line = out.readLine();
+            if (!"ready".equals(line)) {
+                throw new IllegalStateException("the idle JVM said " + line);
+            }
+            figures.value(
+                    "function: worker RSS (largest of " + workers.size() + ")",
+                    "MB",
+                    worst,
+                    "idle JVM " + String.join(" ", flags),
+                    HostProcesses.rssMegabytes(p.pid()));
+        } finally {
+            p.getOutputStream().close();
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    private static int replicas(DeployedTally tally) {
+        return ExternalFunctionCatalogServiceGrpc.newBlockingStub(tally.channel)
+                .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                        .setFunctionName("sum")
+                        .setIncludeScalingGroup(true)
+                        .build())
+                .getScalingGroup()
+                .getReadyReplicas();
+    }
+
+    private static long time(Runnable r) {
+        long t = System.nanoTime();
+        r.run();
+        return System.nanoTime() - t;
+    }
+
+    private static long[] measure(int rounds, LongSupplier one) {
+        long[] ns = new long[rounds];
+        for (int i = 0; i < rounds; i++) {
+            ns[i] = one.getAsLong();
+        }
+        return ns;
+    }
+
+    /**
+     * Calls per second, and CPU time per call of this JVM (client and server) and its descendants (the workers), on
+     * a machine whose other load this cannot see.
+     */
+    private record Rate(double perSecond, double cpuMicrosPerCall, double workerCpuMicrosPerCall) {}
+
+    /** Calls per second over {@code seconds} with {@code callers} threads calling back to back. */
+    private static Rate rate(int callers, Runnable call, long seconds) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(callers);
+        try {
+            long[] cpuBefore = cpuNanos();
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+            List<Future<Long>> counts = new ArrayList<>();
+            for (int i = 0; i < callers; i++) {
+                counts.add(pool.submit(() -> {
+                    long n = 0;
+                    while (System.nanoTime() < end) {
+                        call.run();
+                        n++;
+                    }
+                    return n;
+                }));
+            }
+            long total = 0;
+            for (Future<Long> f : counts) {
+                total += f.get();
+            }
+            long[] cpuAfter = cpuNanos();
+            double all = (cpuAfter[0] - cpuBefore[0]) + (cpuAfter[1] - cpuBefore[1]);
+            return new Rate(total / (double) seconds, all / 1e3 / total, (cpuAfter[1] - cpuBefore[1]) / 1e3 / total);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** CPU time (user and system) of this process and of its descendants, from {@code /proc} (0 where there is none). */
+    private static long[] cpuNanos() {
+        long self = cpuNanos(ProcessHandle.current().pid());
+        long children = ProcessHandle.current()
+                .descendants()
+                .mapToLong(p -> cpuNanos(p.pid()))
+                .sum();
+        return new long[] {self, children};
+    }
+
+    private static long cpuNanos(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L; // fields 14 and 15, in 1/100 s
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+}
