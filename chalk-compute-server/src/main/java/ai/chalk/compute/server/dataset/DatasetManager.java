@@ -59,6 +59,7 @@ public final class DatasetManager {
     private final Transfers transfers;
     private final ParquetFiles parquet;
     private final Clock clock;
+    private final Path dataDir;
     /** Finalizing converts and scans files: two at a time keep a small server responsive. */
     private final Semaphore finalizing = new Semaphore(2, true);
 
@@ -73,6 +74,7 @@ public final class DatasetManager {
         this.parquet = new ParquetFiles(
                 workDir, Math.min(1L << 30, Runtime.getRuntime().maxMemory() / 2));
         this.clock = clock;
+        this.dataDir = workDir.toAbsolutePath().getParent();
         int[] failed = store.recover();
         if (failed[0] > 0 || failed[1] > 0) {
             log.warn(
@@ -191,9 +193,12 @@ public final class DatasetManager {
             return begun.dataset();
         } catch (RefusedFile e) {
             store.discardRevision(begun.revisionId(), begun.dataset().id(), begun.datasetCreated());
+            store.failSession(sessionId, e.getMessage());
             throw ComputeException.invalid(e.getMessage());
         } catch (IOException | SQLException | RuntimeException e) {
-            String reason = "finalizing failed on the server: " + e.getMessage();
+            // the data directory's path is the operator's business; the log has it
+            String reason = "finalizing failed on the server: "
+                    + String.valueOf(e.getMessage()).replace(dataDir.toString(), "<data-dir>");
             store.failRevision(begun.revisionId(), reason, clock.instant());
             log.warn("Dataset {} revision {}: {}", name, begun.revisionId(), reason, e);
             throw ComputeException.unavailable(

@@ -80,7 +80,9 @@ final class ParquetFiles {
                 throw e;
             }
             throw new UnreadableFileException(
-                    "cannot read it as " + (format == FileFormat.CSV ? "CSV" : "JSON lines") + ": " + firstLine(e), e);
+                    "cannot read it as " + (format == FileFormat.CSV ? "CSV" : "JSON lines") + ": "
+                            + firstLine(e, source, target),
+                    e);
         }
     }
 
@@ -98,17 +100,22 @@ final class ParquetFiles {
             if (isEngineFailure(e)) {
                 throw e;
             }
-            throw new UnreadableFileException("cannot read it as Parquet: " + firstLine(e), e);
+            throw new UnreadableFileException("cannot read it as Parquet: " + firstLine(e, parquet), e);
         }
     }
 
     /** The rows of a Parquet file (from its metadata). */
-    long rows(Path parquet) throws SQLException {
+    long rows(Path parquet) throws UnreadableFileException, SQLException {
         try (Connection c = open();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM read_parquet(" + literal(parquet) + ")")) {
             rs.next();
             return rs.getLong(1);
+        } catch (SQLException e) {
+            if (isEngineFailure(e)) {
+                throw e;
+            }
+            throw new UnreadableFileException("cannot read it as Parquet: " + firstLine(e, parquet), e);
         }
     }
 
@@ -206,9 +213,20 @@ final class ParquetFiles {
         return "'" + path.toAbsolutePath().toString().replace("'", "''") + "'";
     }
 
-    /** The engine's message on one line, cut at 600 characters (a CSV error lists its sniffer's whole settings). */
-    private static String firstLine(SQLException e) {
-        String m = String.valueOf(e.getMessage()).replaceAll("\\s+", " ").trim();
+    /**
+     * The engine's message on one line, cut at 600 characters (a CSV error lists its sniffer's whole settings), with
+     * the server's paths of {@code files} left out: clients learn nothing of the server's disk.
+     */
+    private static String firstLine(SQLException e, Path... files) {
+        String m = String.valueOf(e.getMessage());
+        int echo = m.indexOf("LINE 1:");
+        if (echo >= 0) {
+            m = m.substring(0, echo); // the engine echoes the statement, which holds the server's paths
+        }
+        for (Path f : files) {
+            m = m.replace(f.toAbsolutePath().toString(), "the file");
+        }
+        m = m.replaceAll("\\s+", " ").trim();
         return m.length() <= 600 ? m : m.substring(0, 600) + "...";
     }
 }

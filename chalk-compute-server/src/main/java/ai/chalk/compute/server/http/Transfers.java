@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -159,7 +160,7 @@ public final class Transfers {
                 return;
             }
             String allowed = download ? "GET, HEAD" : "PUT";
-            if (!allowed.contains(method)) {
+            if (!(download ? Set.of("GET", "HEAD") : Set.of("PUT")).contains(method)) {
                 exchange.getResponseHeaders().set("Allow", allowed);
                 HttpPort.send(exchange, 405, "text/plain", "this link is for " + allowed + ", not " + method + "\n");
                 return;

@@ -277,11 +277,11 @@ public final class DatasetStore {
                 "upload objects");
     }
 
-    /** Ends an open session without a revision, saying why. */
+    /** Marks a session FAILED, saying why: it made no revision (its files were refused). */
     public void failSession(String sessionId, String message) {
         SqlQuery.update(
                 db,
-                "UPDATE dataset_upload_session SET state = 'FAILED', message = ? WHERE id = ? AND state = 'OPEN'",
+                "UPDATE dataset_upload_session SET state = 'FAILED', message = ? WHERE id = ?",
                 ps -> {
                     ps.setString(1, SqlQuery.fit(message));
                     ps.setString(2, sessionId);

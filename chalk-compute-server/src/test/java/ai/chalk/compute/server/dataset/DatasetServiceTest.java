@@ -202,6 +202,33 @@ class DatasetServiceTest {
     }
 
     @Test
+    void aBrokenParquetFileIsRefusedWithoutShowingTheServersPaths() throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            var api = api(server.channel);
+            Path broken = files.resolve("broken.parquet");
+            Files.write(broken, "PAR1 this is no parquet footer PAR1".getBytes(StandardCharsets.US_ASCII));
+            UploadSession session = uploadFiles(api, broken);
+            assertThatThrownBy(() -> session.finalize(api, "broken"))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                        assertThat(e.getStatus().getDescription())
+                                .startsWith(
+                                        "storage object " + session.objectIds.get(0) + ": cannot read it as Parquet")
+                                .doesNotContain(dataDir.toString())
+                                .doesNotContain("sha256/");
+                    });
+            // the server keeps serving, and the session cannot be finalized again
+            assertThatThrownBy(() -> session.finalize(api, "broken"))
+                    .hasMessageContaining("FAILED_PRECONDITION: upload session " + session.sessionId() + " failed:")
+                    .hasMessageContaining("cannot read it as Parquet");
+            assertThat(upload(api, "fine", write("fine.csv", "a\n1\n"))
+                            .getMostRecentRevision()
+                            .getNumRows())
+                    .isEqualTo(1);
+        }
+    }
+
+    @Test
     void renameArchiveAndDeleteAndTheRpcsNotServedSaySo() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
             var api = api(server.channel);
