@@ -54,6 +54,19 @@ class SqlOverDatasetsEndToEndTest {
                                 .rows())
                         .containsExactly(Map.of("answer", "hello"));
 
+                // the catalog (an Arrow schema only when the upload declared one: CSV uploads have none recorded)
+                var tables = ai.chalk.compute.proto.protosql.v1.SqlServiceGrpc.newBlockingStub(channel)
+                        .getTables(ai.chalk.compute.proto.protosql.v1.GetTablesRequest.newBuilder()
+                                .setIncludeSchemas(true)
+                                .setDbSchemaFilterPattern("datasets")
+                                .build())
+                        .getTablesList();
+                assertThat(tables)
+                        .singleElement()
+                        .satisfies(
+                                t -> assertThat(t.getCatalogName() + "." + t.getDbSchemaName() + "." + t.getTableName())
+                                        .isEqualTo("chalk.datasets.support_examples"));
+
                 SqlJob job = sql.submit("SELECT * FROM chalk.datasets.support_examples ORDER BY question", "batch");
                 List<Path> shards = job.await(Duration.ofMinutes(1)).download(dir.resolve("results"));
                 try (var c = DriverManager.getConnection("jdbc:duckdb:");

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * An aggregate over a 10-million-row dataset uploaded to a server over TCP, through {@link SQLClient#query} (a fresh
- * locked DuckDB per query, the result as inline Parquet over gRPC), against the same query on DuckDB JDBC directly
+ * An aggregate over a 10-million-row dataset uploaded to a server over TCP, through {@link SQLClient#query} (the
+ * environment's locked DuckDB, the result as inline Parquet over gRPC), against the same query on DuckDB JDBC directly
  * over the same Parquet files (the uploaded blobs), in one run. Prints medians and their ratio (target at most 1.3);
  * asserts no timing. Run: {@code ./mvnw -o -B verify -pl chalk-compute-core -am -Dtest=SqlQueryBenchmark
  * -Dsurefire.failIfNoSpecifiedTests=false}.
@@ -116,7 +116,8 @@ class SqlQueryBenchmark {
             }
             double client = median(viaClient);
             double jdbc = median(viaJdbc);
-            System.out.printf("SQLClient.query (TCP, fresh locked DuckDB, inline Parquet): median %.1f ms%n", client);
+            System.out.printf(
+                    "SQLClient.query (TCP, the environment's locked DuckDB, inline Parquet): median %.1f ms%n", client);
             System.out.printf("DuckDB JDBC directly over the same Parquet:                 median %.1f ms%n", jdbc);
             System.out.printf("ratio of medians: %.2f (target <= 1.3)%n", client / jdbc);
             System.out.printf(

@@ -6,14 +6,36 @@ import java.util.List;
 /**
  * One completed dataset revision as SQL sees it: the Parquet files that make it.
  *
- * @param dataset    the dataset's name, the table {@code chalk.datasets.<name>} when {@code latest}
- * @param revisionId the revision's id, the table {@code chalk.dataset_revisions."<id>"}
- * @param files      its Parquet files, all of one schema
- * @param latest     whether it is the dataset's latest completed revision
+ * @param dataset     the dataset's name, the table {@code chalk.datasets.<name>} when {@code latest}
+ * @param revisionId  the revision's id, the table {@code chalk.dataset_revisions."<id>"}
+ * @param files       its Parquet files, all of one schema
+ * @param latest      whether it is the dataset's latest completed revision
+ * @param arrowSchema its schema as a serialized Arrow schema (what GetTables returns), empty when unknown
  */
-public record DatasetTable(String dataset, String revisionId, List<Path> files, boolean latest) {
+public record DatasetTable(String dataset, String revisionId, List<Path> files, boolean latest, byte[] arrowSchema) {
 
     public DatasetTable {
         files = List.copyOf(files);
+        arrowSchema = arrowSchema.clone();
+    }
+
+    /** A table whose Arrow schema is not known. */
+    public DatasetTable(String dataset, String revisionId, List<Path> files, boolean latest) {
+        this(dataset, revisionId, files, latest, new byte[0]);
+    }
+
+    // the schema is derived from the files: two tables of the same revision and files are the same table
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof DatasetTable t
+                && t.dataset.equals(dataset)
+                && t.revisionId.equals(revisionId)
+                && t.files.equals(files)
+                && t.latest == latest;
+    }
+
+    @Override
+    public int hashCode() {
+        return java.util.Objects.hash(dataset, revisionId, files, latest);
     }
 }

@@ -107,7 +107,8 @@ public final class SqlEngine implements AutoCloseable {
     }
 
     /** A table of the environment as GetTables lists it. */
-    public record TableDescription(String schema, String table, List<QueryDatabase.Column> columns) {}
+    public record TableDescription(
+            String schema, String table, List<QueryDatabase.Column> columns, byte[] arrowSchema) {}
 
     /** Every table of {@code environment}: its datasets (latest revision) and each completed revision. */
     public List<TableDescription> tables(String environment) {
@@ -121,12 +122,16 @@ public final class SqlEngine implements AutoCloseable {
                 }
                 if (t.latest()) {
                     out.add(new TableDescription(
-                            QueryDatabase.DATASETS, t.dataset(), session.columns(QueryDatabase.DATASETS, t.dataset())));
+                            QueryDatabase.DATASETS,
+                            t.dataset(),
+                            session.columns(QueryDatabase.DATASETS, t.dataset()),
+                            t.arrowSchema()));
                 }
                 out.add(new TableDescription(
                         QueryDatabase.REVISIONS,
                         t.revisionId(),
-                        session.columns(QueryDatabase.REVISIONS, t.revisionId())));
+                        session.columns(QueryDatabase.REVISIONS, t.revisionId()),
+                        t.arrowSchema()));
             }
         }
         return out;

@@ -198,6 +198,10 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
                                     .setCatalogName(QueryDatabase.CATALOG)
                                     .setDbSchemaName(t.schema())
                                     .setTableName(t.table()));
+                            if (req.getIncludeSchemas() && t.arrowSchema().length > 0) {
+                                response.getTablesBuilder(response.getTablesCount() - 1)
+                                        .setTableArrowSchema(ByteString.copyFrom(t.arrowSchema()));
+                            }
                         }
                     }
                     return response.build();

@@ -42,7 +42,8 @@ public final class StoredDatasetTables implements DatasetTables {
                         store.files(revision.id()).stream()
                                 .map(f -> blobs.path(new BlobDigest(f.digestHex())))
                                 .toList(),
-                        latest));
+                        latest,
+                        revision.arrowSchema() == null ? new byte[0] : revision.arrowSchema()));
                 latest = false;
             }
         }

@@ -94,7 +94,11 @@ class SqlEngineSecurityTest {
                 "CALL pragma_version()",
                 "SELECT 1) TO 'BLOBS/x.csv' (FORMAT csv); SELECT (1",
                 "SELECT 1) TO 'BLOBS/x.csv' (FORMAT csv) --",
-                "SELECT * FROM chalk.dataset_revisions.rev_2");
+                "SELECT * FROM chalk.dataset_revisions.rev_2",
+                // the engine's own working directory: other environments' databases write their results there
+                "SELECT * FROM glob('SCRATCH/*')",
+                "SELECT * FROM glob('SCRATCH/**')",
+                "SELECT * FROM read_blob('SCRATCH/**')");
     }
 
     @ParameterizedTest
@@ -102,7 +106,8 @@ class SqlEngineSecurityTest {
     void aQueryThatReachesBeyondItsDatasetsIsRefusedAndReadsNothing(String attack) throws Exception {
         String sql = attack.replace("'CANARY'", "'" + canary + "'")
                 .replace("THEIRS", otherEnvironmentFile.toString())
-                .replace("BLOBS", canary.getParent().toString());
+                .replace("BLOBS", canary.getParent().toString())
+                .replace("SCRATCH", dir.resolve("scratch").toString());
         try (Stream<Path> before = Files.list(canary.getParent())) {
             long files = before.count();
             assertThatThrownBy(() -> engine.run("dev", sql, 64L << 20, false, cancel -> {}))
