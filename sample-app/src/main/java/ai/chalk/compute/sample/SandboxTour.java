@@ -15,6 +15,7 @@ import ai.chalk.compute.sandbox.ExecStream;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.sandbox.Signal;
+import ai.chalk.compute.sql.SQLClient;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -46,6 +47,7 @@ import org.springframework.stereotype.Component;
 public class SandboxTour implements CommandLineRunner {
 
     private final SandboxClient client;
+    private final SQLClient sql;
     private final ProgressDisplay progress;
     private final Environment environment;
     private final ObjectProvider<ChalkFunctionsDeployment> deployment;
@@ -54,11 +56,13 @@ public class SandboxTour implements CommandLineRunner {
 
     public SandboxTour(
             SandboxClient client,
+            SQLClient sql,
             ProgressDisplay progress,
             Environment environment,
             ObjectProvider<ChalkFunctionsDeployment> deployment,
             ChalkFunctions functions) {
         this.client = client;
+        this.sql = sql;
         this.progress = progress;
         this.environment = environment;
         this.deployment = deployment;
@@ -142,8 +146,7 @@ public class SandboxTour implements CommandLineRunner {
         }
     }
 
-    /** Waits for the background deployment of {@link Pricing}'s functions, then calls them by name as any process could. */
-    /** A small CSV uploaded as a dataset: stored on the server as Parquet, one revision per upload. */
+    /** A small CSV uploaded as a dataset (stored on the server as Parquet, one revision per upload), queried with SQL. */
     private void uploadDataset() throws IOException {
         Path csv = Files.createTempFile("sales-", ".csv");
         try {
@@ -154,11 +157,16 @@ public class SandboxTour implements CommandLineRunner {
                     + sales.latest().orElseThrow().columns().stream()
                             .map(c -> c.name() + " " + c.type())
                             .toList());
+            out.println("   queried with SQL: "
+                    + sql.query("SELECT sku, round(sum(units * price), 2) AS revenue FROM chalk.datasets.sales"
+                                    + " GROUP BY sku ORDER BY sku")
+                            .rows());
         } finally {
             Files.deleteIfExists(csv);
         }
     }
 
+    /** Waits for the background deployment of {@link Pricing}'s functions, then calls them by name as any process could. */
     private void callFunctions() {
         out.println("7. functions, deployed in the background and called by name:");
         ChalkFunctionsDeployment running = deployment.getIfAvailable();

@@ -58,7 +58,8 @@ class SampleApplicationTest {
         assertThat(printed)
                 .contains(
                         "9. a dataset uploaded from CSV: sales, 3 rows (COMPLETED), columns [sku VARCHAR, units BIGINT,"
-                                + " price DOUBLE]");
+                                + " price DOUBLE]",
+                        "   queried with SQL: [{sku=sku-42, revenue=39.96}, {sku=sku-7, revenue=49.0}]");
         assertThat(printed)
                 .contains(
                         "7. functions, deployed in the background and called by name:",
