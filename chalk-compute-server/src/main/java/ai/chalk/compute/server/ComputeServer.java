@@ -7,6 +7,8 @@ import ai.chalk.compute.server.blob.BlobServiceV1;
 import ai.chalk.compute.server.dataset.DatasetManager;
 import ai.chalk.compute.server.dataset.DatasetMetadataServiceV1;
 import ai.chalk.compute.server.egress.EgressOptions;
+import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.evaluation.EvaluationServiceV1;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.ProcessThreads;
@@ -43,6 +45,7 @@ import ai.chalk.compute.server.sql.StoredDatasetTables;
 import ai.chalk.compute.server.sql.TransferLinks;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.DatasetStore;
+import ai.chalk.compute.server.store.EvaluationStore;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ImageBuildStore;
 import ai.chalk.compute.server.store.SandboxState;
@@ -79,6 +82,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -288,6 +292,11 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(functions.logs()),
                             intercepted(new CustomImageServiceV1(images, sandboxStore)),
                             intercepted(new DatasetMetadataServiceV1(datasets)),
+                            intercepted(EvaluationServiceV1.create(
+                                    new EvaluationStore(database),
+                                    datasets,
+                                    functionStore,
+                                    (environment, name) -> secretValue(secrets, environment, name))),
                             intercepted(
                                     new SqlServiceV1(sqlQueries, new TransferLinks(transfers, config.transferLinkTtl))),
                             ServerInterceptors.intercept(
@@ -334,6 +343,15 @@ public final class ComputeServer implements AutoCloseable {
     private static void privateDirectory(Path dir) throws IOException {
         Files.createDirectories(dir);
         Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    }
+
+    /** The environment's secret {@code name}, or null when it has none (a scorer's option names a missing one). */
+    private static @Nullable String secretValue(Secrets secrets, String environment, String name) {
+        try {
+            return secrets.value(environment, name);
+        } catch (ComputeException e) {
+            return null;
+        }
     }
 
     private ServerServiceDefinition intercepted(BindableService service) {

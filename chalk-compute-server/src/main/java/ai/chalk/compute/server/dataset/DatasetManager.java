@@ -208,6 +208,61 @@ public final class DatasetManager {
         }
     }
 
+    /**
+     * A revision the server wrote itself.
+     *
+     * @param dataset    the dataset, created by the write when it had none of that name
+     * @param revisionId the new COMPLETED revision
+     */
+    public record Written(DatasetRecord dataset, String revisionId) {}
+
+    /**
+     * Stores a Parquet file the server wrote (an evaluation run's result) as a new COMPLETED revision of the
+     * environment's dataset {@code name}, creating the dataset when it has none, so SQL and downloads read it as any
+     * uploaded revision. It goes through an upload session of its own, closed at once, so a restart midway leaves a
+     * FAILED revision as for uploads. The file is copied into the blob store; the caller may delete it afterwards.
+     */
+    public Written storeParquet(String environment, String name, Path file) {
+        checkName(name);
+        String sessionId = UUID.randomUUID().toString();
+        store.openSession(environment, sessionId, clock.instant());
+        Begun begun = store.beginRevision(
+                        environment,
+                        sessionId,
+                        name,
+                        UUID.randomUUID().toString(),
+                        UUID.randomUUID().toString(),
+                        clock.instant())
+                .orElseThrow(() -> new IllegalStateException("the server's own session " + sessionId + " closed"));
+        try {
+            BlobDigest digest;
+            try (BlobStore.Upload upload = blobs.begin();
+                    InputStream in = Files.newInputStream(file)) {
+                byte[] buffer = new byte[BUFFER];
+                for (int n; (n = in.read(buffer)) >= 0; ) {
+                    upload.write(buffer, 0, n);
+                }
+                digest = upload.commit();
+            }
+            Path stored = blobs.path(digest);
+            long rows = parquet.rows(stored);
+            store.completeRevision(
+                    begun.revisionId(),
+                    List.of(new FileRecord(0, digest.hex(), Files.size(stored), rows)),
+                    parquet.schema(stored),
+                    null,
+                    clock.instant());
+            return new Written(begun.dataset(), begun.revisionId());
+        } catch (IOException | SQLException | UnreadableFileException | RuntimeException e) {
+            String reason = "writing it failed on the server: "
+                    + String.valueOf(e.getMessage()).replace(dataDir.toString(), "<data-dir>");
+            store.failRevision(begun.revisionId(), reason, clock.instant());
+            log.warn("Dataset {} revision {}: {}", name, begun.revisionId(), reason, e);
+            throw ComputeException.unavailable(
+                    "revision " + begun.revisionId() + " of dataset " + name + " FAILED: " + reason, e);
+        }
+    }
+
     /** A file as a revision keeps it: the Parquet blob, its columns and rows. */
     private record Stored(BlobDigest digest, long size, long rows, List<DatasetColumn> columns) {}
 

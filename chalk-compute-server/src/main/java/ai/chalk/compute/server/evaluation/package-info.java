@@ -1,0 +1,8 @@
+/**
+ * Evaluations: suites and evaluations that pin a dataset revision, a task function version and scorers, stored in the
+ * server's database, and {@code chalk.evaluation.v1.EvaluationService} over them.
+ */
+@NullMarked
+package ai.chalk.compute.server.evaluation;
+
+import org.jspecify.annotations.NullMarked;
