@@ -26,11 +26,14 @@ import ai.chalk.compute.proto.evaluation.v1.ListEvaluationRunsRequest;
 import ai.chalk.compute.proto.evaluation.v1.ListEvaluationRunsResponse;
 import ai.chalk.compute.proto.evaluation.v1.ListEvaluationsRequest;
 import ai.chalk.compute.proto.evaluation.v1.SetEvaluationRunBaselineRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
 import ai.chalk.compute.proto.protosql.v1.ExecuteSqlQueryRequest;
 import ai.chalk.compute.proto.protosql.v1.SqlServiceGrpc;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.proto.server.v1.DatasetMetadataServiceGrpc;
@@ -40,6 +43,7 @@ import ai.chalk.compute.proto.server.v1.GetDatasetUploadUrisResponse;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.function.TestCode;
 import ai.chalk.compute.server.store.EvaluationRunStore;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import io.grpc.Channel;
@@ -198,6 +202,83 @@ class EvaluationRunTest {
                         .getEvaluationRun()
                         .getIsBaseline())
                 .isTrue();
+    }
+
+    @Test
+    void aLargeRunScoresEveryRowAtThePaceOfDirectCalls() throws Exception {
+        int n = 5000;
+        upload(server.channel, "large", manyRows(n));
+        String task = deploy(server.channel, "shout", utf8(), "question");
+        EvaluationServiceBlockingStub api = api(server.channel);
+        String evaluation = evaluation(api, "large", task);
+        // the same rows as direct calls of the same version: batches of the run's size, as many in flight
+        RowPayloads payloads = new RowPayloads(Schema.newBuilder()
+                .addColumns(Field.newBuilder()
+                        .setName("question")
+                        .setArrowType(utf8())
+                        .setNullable(true))
+                .build());
+        List<byte[]> batches = new ArrayList<>();
+        for (int from = 0; from < n; from += EvaluationRuns.BATCH_ROWS) {
+            List<Object[]> rows = new ArrayList<>();
+            for (int i = from; i < Math.min(n, from + EvaluationRuns.BATCH_ROWS); i++) {
+                rows.add(new Object[] {"q" + i});
+            }
+            batches.add(payloads.encode(rows));
+        }
+        callDirectly(batches.subList(0, 1)); // a replica is up before either is timed
+
+        long start = System.nanoTime();
+        EvaluationRun run = awaitEnd(
+                api,
+                api.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
+                                .setEvaluationId(evaluation)
+                                .build())
+                        .getEvaluationRun()
+                        .getId());
+        double runSeconds = (System.nanoTime() - start) / 1e9;
+        start = System.nanoTime();
+        callDirectly(batches);
+        double directSeconds = (System.nanoTime() - start) / 1e9;
+
+        assertThat(run.getStatus())
+                .as(run.getErrorMessage())
+                .isEqualTo(EvaluationRunStatus.EVALUATION_RUN_STATUS_SUCCEEDED);
+        EvaluationScoreSummary summary = api.listEvaluationRuns(ListEvaluationRunsRequest.newBuilder()
+                        .setEvaluationId(evaluation)
+                        .build())
+                .getScoreSummaries(0);
+        assertThat(summary.getMetricsMap()).containsEntry("rows", (double) n).containsEntry("failed_rows", 0.0);
+        assertThat(summary.getAverageScore()).isEqualTo(1.0); // shout("q7") is "Q7", the expected answer
+        System.out.printf(
+                "Evaluation run of %d rows (shout + exact_match): %.0f rows/s end to end (result written and"
+                        + " summarized); direct calls of the same batches: %.0f rows/s; ratio %.2f%n",
+                n, n / runSeconds, n / directSeconds, directSeconds / runSeconds);
+    }
+
+    /** Calls {@code shout} with each payload through {@code CallExternalFunction}, as many at a time as a run does. */
+    private void callDirectly(List<byte[]> batches) throws Exception {
+        var stub = ExternalFunctionCatalogServiceGrpc.newBlockingStub(server.channel);
+        java.util.concurrent.ExecutorService pool =
+                java.util.concurrent.Executors.newFixedThreadPool(EvaluationRuns.PARALLEL_BATCHES);
+        try {
+            List<java.util.concurrent.Future<?>> calls = new ArrayList<>();
+            for (byte[] b : batches) {
+                calls.add(pool.submit(() -> stub.withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                                .setFunction(
+                                        ExternalFunctionVersionKey.newBuilder().setFunctionName("shout"))
+                                .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                        .setName("shout")
+                                        .setFeatherStream(ByteString.copyFrom(b)))
+                                .build())));
+            }
+            for (var c : calls) {
+                c.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     @Test
