@@ -161,6 +161,20 @@ abstract class SandboxLifecycleEndToEndTest {
     }
 
     @Test
+    void anEntrypointIsTheSandboxsMainProcessStartedWithIt() {
+        Sandbox sandbox = create(Sandbox.builder()
+                .entrypoint(List.of("sh", "-c", "echo \"started in $PWD\" > /tmp/entrypoint.out; exec sleep 600")));
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(
+                                sandbox.exec("cat", "/tmp/entrypoint.out").stdoutText())
+                        .startsWith("started in /"));
+        assertThat(sandbox.exec("sh", "-c", "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\"; echo; done")
+                        .stdoutText())
+                .as("it keeps running beside the commands")
+                .contains("sleep 600");
+    }
+
+    @Test
     void aGpuIsRefusedByAServerWithoutGpus() {
         assertThatThrownBy(() -> client.create(Sandbox.builder().gpu("1")))
                 .isInstanceOf(FailedPreconditionException.class)
