@@ -175,6 +175,18 @@ abstract class SandboxLifecycleEndToEndTest {
     }
 
     @Test
+    void aSandboxHasNoNetworkUnlessItsDefinitionAllowsIt() {
+        Sandbox none = create(Sandbox.builder());
+        Sandbox all = create(Sandbox.builder().network(ai.chalk.compute.network.NetworkPolicy.all()));
+        assertThat(none.exec("cat", "/proc/net/dev").stdoutText())
+                .as("only loopback")
+                .doesNotContain("tap0");
+        assertThat(all.exec("cat", "/proc/net/dev").stdoutText())
+                .as("the interface of the way out")
+                .contains("tap0");
+    }
+
+    @Test
     void aGpuIsRefusedByAServerWithoutGpus() {
         assertThatThrownBy(() -> client.create(Sandbox.builder().gpu("1")))
                 .isInstanceOf(FailedPreconditionException.class)
