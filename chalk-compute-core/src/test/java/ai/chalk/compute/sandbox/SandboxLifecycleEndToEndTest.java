@@ -293,8 +293,12 @@ abstract class SandboxLifecycleEndToEndTest {
                 .extracting(Snapshot::id)
                 .containsExactly(snapshot.id());
         assertThat(snapshot.refresh().status()).isEqualTo(Snapshot.Status.COMPLETED);
+        Snapshot found = client.snapshots().get(snapshot.id());
+        assertThat(found.sandboxId()).as("found by id").isEqualTo(original.id());
+        assertThat(found.status()).isEqualTo(Snapshot.Status.COMPLETED);
 
         snapshot.delete();
+        assertThatThrownBy(() -> client.snapshots().get(snapshot.id())).isInstanceOf(SnapshotNotFoundException.class);
         assertThatThrownBy(snapshot::refresh).isInstanceOf(SnapshotNotFoundException.class);
         assertThatThrownBy(snapshot::restore).isInstanceOf(SnapshotNotFoundException.class);
         assertThat(client.snapshots().listOf(original.id())).isEmpty();
