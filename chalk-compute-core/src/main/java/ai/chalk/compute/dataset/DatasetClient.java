@@ -21,7 +21,6 @@ import ai.chalk.compute.proto.server.v1.ListDatasetRevisionsResponse;
 import ai.chalk.compute.proto.server.v1.ListDatasetsRequest;
 import ai.chalk.compute.proto.server.v1.ListDatasetsResponse;
 import ai.chalk.compute.proto.server.v1.RenameDatasetRequest;
-import ai.chalk.compute.sandbox.SandboxClient;
 import io.grpc.Channel;
 import java.io.IOException;
 import java.io.InputStream;
@@ -75,7 +74,7 @@ public final class DatasetClient {
     /**
      * The datasets of the server behind {@code channel}, in the environment the channel's credentials act in.
      *
-     * @param channel a channel to the server, for example {@link SandboxClient#channel()}
+     * @param channel a channel to the server, for example {@link ai.chalk.compute.sandbox.SandboxClient#channel()}
      * @return the client
      */
     public static DatasetClient of(Channel channel) {
@@ -84,12 +83,12 @@ public final class DatasetClient {
 
     /**
      * The datasets reached through {@code client}'s connection and credentials; the same as
-     * {@link SandboxClient#datasets()}.
+     * {@link ai.chalk.compute.sandbox.SandboxClient#datasets()}.
      *
-     * @param client a connected client
+     * @param client a connected client, such as a {@code SandboxClient}
      * @return the client
      */
-    public static DatasetClient of(SandboxClient client) {
+    public static DatasetClient of(ai.chalk.compute.connection.ServerChannel client) {
         return new DatasetClient(client.channel());
     }
 

@@ -1,15 +1,17 @@
 package ai.chalk.compute.files;
 
-import ai.chalk.compute.sandbox.Command;
-import ai.chalk.compute.sandbox.ExecProcess;
-import ai.chalk.compute.sandbox.ExecResult;
-import ai.chalk.compute.sandbox.ExecStream;
-import ai.chalk.compute.sandbox.Sandbox;
+import ai.chalk.compute.sandbox.spi.CommandLine;
+import ai.chalk.compute.sandbox.spi.CommandOutcome;
+import ai.chalk.compute.sandbox.spi.ExecTarget;
+import ai.chalk.compute.sandbox.spi.RunningCommand;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.function.Consumer;
 
 /**
  * Runs the files API's shell scripts in a sandbox: paths go to {@code sh} as arguments ({@code $1}, {@code $2}...),
@@ -18,27 +20,27 @@ import java.util.Objects;
  */
 final class FileCommands {
 
-    private final Sandbox sandbox;
+    private final ExecTarget sandbox;
     private final Duration timeout; // null: none
 
-    FileCommands(Sandbox sandbox, Duration timeout) {
+    FileCommands(ExecTarget sandbox, Duration timeout) {
         this.sandbox = Objects.requireNonNull(sandbox, "sandbox");
         this.timeout = timeout;
     }
 
     /** {@code sh -c script sh args...}: the arguments are the script's {@code $1}, {@code $2}... */
-    static Command shell(String script, String... args) {
+    static CommandLine shell(String script, String... args) {
         List<String> argv = new ArrayList<>(args.length + 3);
         argv.add("-c");
         argv.add(script);
         argv.add("sh");
         argv.addAll(Arrays.asList(args));
-        return Command.of("sh", argv);
+        return CommandLine.of("sh", argv);
     }
 
     /** Runs a command and turns a failure into the matching exception. */
-    ExecResult run(String operation, String path, Command command) {
-        ExecResult result = exec(command);
+    CommandOutcome run(String operation, String path, CommandLine command) {
+        CommandOutcome result = exec(command);
         if (!result.success()) {
             throw FileFailures.failure(operation, path, result.exitCode(), result.stderrText());
         }
@@ -46,22 +48,21 @@ final class FileCommands {
     }
 
     /** Runs a command and returns its result whatever its exit code. */
-    ExecResult exec(Command command) {
-        return sandbox.exec(withOptions(command));
+    CommandOutcome exec(CommandLine command) {
+        return sandbox.run(withOptions(command));
     }
 
     /** Starts a command whose standard input the caller writes. */
-    ExecProcess start(Command command) {
-        return sandbox.execStart(withOptions(command));
+    RunningCommand start(CommandLine command) {
+        return sandbox.start(withOptions(command));
     }
 
-    /** Starts a command whose output the caller reads as it comes. */
-    ExecStream stream(Command command) {
-        return sandbox.execStream(withOptions(command));
+    /** Runs a command whose output the caller takes as it comes; returns its exit status, if it reported one. */
+    OptionalInt stream(CommandLine command, Consumer<byte[]> stdout, Consumer<byte[]> stderr) {
+        return sandbox.stream(withOptions(command), stdout, stderr);
     }
 
-    private Command withOptions(Command command) {
-        Command c = command.env("LC_ALL", "C");
-        return timeout == null ? c : c.timeout(timeout);
+    private CommandLine withOptions(CommandLine command) {
+        return command.withEnv(Map.of("LC_ALL", "C")).withTimeout(timeout);
     }
 }

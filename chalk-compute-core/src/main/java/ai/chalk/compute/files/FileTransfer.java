@@ -4,10 +4,8 @@ import static ai.chalk.compute.files.FilePaths.arg;
 import static ai.chalk.compute.files.FilePaths.parent;
 import static ai.chalk.compute.files.FilePaths.quote;
 
-import ai.chalk.compute.sandbox.ExecEvent;
-import ai.chalk.compute.sandbox.ExecProcess;
-import ai.chalk.compute.sandbox.ExecResult;
-import ai.chalk.compute.sandbox.ExecStream;
+import ai.chalk.compute.sandbox.spi.CommandOutcome;
+import ai.chalk.compute.sandbox.spi.RunningCommand;
 import io.grpc.Status;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -20,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
+import java.util.OptionalInt;
 
 /**
  * Moves a file's bytes in or out of a sandbox through the standard input or output of one command, a chunk at a
@@ -54,7 +53,7 @@ final class FileTransfer {
                 + "if [ -f \"$1\" ]; then exec stat -L -c %s -- \"$1\"; fi";
         long sent = 0;
         boolean readerStopped = false;
-        try (ExecProcess process = commands.start(FileCommands.shell(script, target, parent(target)))) {
+        try (RunningCommand process = commands.start(FileCommands.shell(script, target, parent(target)))) {
             byte[] buffer = new byte[CHUNK];
             while (true) {
                 int n;
@@ -80,7 +79,7 @@ final class FileTransfer {
                 }
             }
             process.closeStdin();
-            ExecResult result = process.waitFor();
+            CommandOutcome result = process.waitFor();
             if (!result.success()) {
                 throw FileFailures.failure(operation, remote, result.exitCode(), result.stderrText());
             }
@@ -148,29 +147,21 @@ final class FileTransfer {
                 + "if [ -f \"$1\" ]; then s=$(stat -L -c %s -- \"$1\") || exit; printf '" + SIZE_MARKER
                 + "%s\\n' \"$s\" >&2; fi\n"
                 + "exec cat -- \"$1\"";
-        long received = 0;
+        long[] received = {0};
         ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-        ExecEvent.Exited exit = null;
-        try (ExecStream events = commands.stream(FileCommands.shell(script, arg(remote)))) {
-            for (ExecEvent event : events) {
-                if (event instanceof ExecEvent.Stdout stdout) {
-                    byte[] data = stdout.data();
+        OptionalInt exit = commands.stream(
+                FileCommands.shell(script, arg(remote)),
+                data -> {
                     try {
                         out.write(data);
                     } catch (IOException e) {
                         throw new UncheckedIOException(
-                                "cannot write the bytes of " + quote(remote) + " after " + received + " bytes", e);
+                                "cannot write the bytes of " + quote(remote) + " after " + received[0] + " bytes", e);
                     }
-                    received += data.length;
-                } else if (event instanceof ExecEvent.Stderr err) {
-                    byte[] data = err.data();
-                    stderr.write(data, 0, Math.max(0, Math.min(data.length, STDERR_LIMIT - stderr.size())));
-                } else if (event instanceof ExecEvent.Exited exited) {
-                    exit = exited;
-                }
-            }
-        }
-        if (exit == null) {
+                    received[0] += data.length;
+                },
+                data -> stderr.write(data, 0, Math.max(0, Math.min(data.length, STDERR_LIMIT - stderr.size()))));
+        if (exit.isEmpty()) {
             throw new SandboxFileException(
                     Status.Code.INTERNAL,
                     operation,
@@ -187,13 +178,13 @@ final class FileTransfer {
                 messages.append(line).append('\n');
             }
         }
-        if (exit.status() != 0) {
-            throw FileFailures.failure(operation, remote, exit.status(), messages.toString());
+        if (exit.getAsInt() != 0) {
+            throw FileFailures.failure(operation, remote, exit.getAsInt(), messages.toString());
         }
-        if (expected >= 0 && expected != received) {
-            throw new FileTransferException(operation, remote, received, expected);
+        if (expected >= 0 && expected != received[0]) {
+            throw new FileTransferException(operation, remote, received[0], expected);
         }
-        return received;
+        return received[0];
     }
 
     private static long parseSize(String text, String operation, String path) {

@@ -7,8 +7,8 @@ import static ai.chalk.compute.files.FilePaths.checkPath;
 import static ai.chalk.compute.files.FilePaths.parent;
 import static ai.chalk.compute.files.FilePaths.quote;
 
-import ai.chalk.compute.sandbox.ExecResult;
-import ai.chalk.compute.sandbox.Sandbox;
+import ai.chalk.compute.sandbox.spi.CommandOutcome;
+import ai.chalk.compute.sandbox.spi.ExecTarget;
 import io.grpc.Status;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -27,7 +27,7 @@ import java.util.Objects;
 
 /**
  * The files of a sandbox: read and write them, list directories, look at, create, move and remove
- * files, and stream large files in and out. Get it from {@link Sandbox#files()}.
+ * files, and stream large files in and out. Get it from {@link ai.chalk.compute.sandbox.Sandbox#files()}.
  *
  * <pre>{@code
  * SandboxFiles files = sandbox.files();
@@ -62,12 +62,12 @@ import java.util.Objects;
  */
 public final class SandboxFiles {
 
-    private final Sandbox sandbox;
+    private final ExecTarget sandbox;
     private final Duration timeout; // null: none
     private final FileCommands commands;
     private final FileTransfer transfer;
 
-    private SandboxFiles(Sandbox sandbox, Duration timeout) {
+    private SandboxFiles(ExecTarget sandbox, Duration timeout) {
         this.sandbox = Objects.requireNonNull(sandbox, "sandbox");
         this.timeout = timeout;
         this.commands = new FileCommands(sandbox, timeout);
@@ -75,12 +75,12 @@ public final class SandboxFiles {
     }
 
     /**
-     * The files of a sandbox; the same as {@link Sandbox#files()}.
+     * The files of a sandbox, as {@link ai.chalk.compute.sandbox.Sandbox#files()} gives them (the way to get them).
      *
-     * @param sandbox a started sandbox
+     * @param sandbox where the commands run: a started sandbox
      * @return the files API for it, without a timeout
      */
-    public static SandboxFiles of(Sandbox sandbox) {
+    public static SandboxFiles of(ExecTarget sandbox) {
         return new SandboxFiles(sandbox, null);
     }
 
@@ -269,7 +269,7 @@ public final class SandboxFiles {
         String script = "t=$(find -H \"$1\" -maxdepth 0 -printf %Y) || exit\n"
                 + "[ \"$t\" = d ] || exit " + FileFailures.EXIT_NOT_A_DIRECTORY + "\n"
                 + "exec find -H \"$1\" -mindepth 1 -maxdepth 1 -printf '" + FindOutput.FORMAT + "'";
-        ExecResult result = commands.run("list", path, shell(script, arg(path)));
+        CommandOutcome result = commands.run("list", path, shell(script, arg(path)));
         String directory = path.endsWith("/") ? path : path + "/";
         List<FileEntry> entries = FindOutput.entries(result.stdoutBytes(), "list", path, name -> directory + name);
         entries.sort(Comparator.comparing(FileEntry::name));
@@ -286,7 +286,7 @@ public final class SandboxFiles {
      * @throws FileAccessDeniedException      when a parent directory cannot be searched
      */
     public FileEntry stat(String path) {
-        ExecResult result = commands.run(
+        CommandOutcome result = commands.run(
                 "stat", path, shell("exec find -P \"$1\" -maxdepth 0 -printf '" + FindOutput.FORMAT + "'", arg(path)));
         List<FileEntry> entries = FindOutput.entries(result.stdoutBytes(), "stat", path, name -> path);
         if (entries.size() != 1) {
@@ -319,7 +319,7 @@ public final class SandboxFiles {
      *                                   unknown
      */
     public boolean exists(String path) {
-        ExecResult result = commands.exec(shell("exec find -P \"$1\" -maxdepth 0 -printf x", arg(path)));
+        CommandOutcome result = commands.exec(shell("exec find -P \"$1\" -maxdepth 0 -printf x", arg(path)));
         if (result.success()) {
             return true;
         }
@@ -391,7 +391,7 @@ public final class SandboxFiles {
         String script = "[ -e \"$1\" ] || [ -L \"$1\" ] || exit " + FileFailures.EXIT_NOT_FOUND + "\n"
                 + "mkdir -p -- \"$3\" || exit\n"
                 + "exec mv -f -T -- \"$1\" \"$2\"";
-        ExecResult result = commands.exec(shell(script, arg(from), arg(to), parent(arg(to))));
+        CommandOutcome result = commands.exec(shell(script, arg(from), arg(to), parent(arg(to))));
         if (!result.success()) {
             SandboxFileException failure = FileFailures.failure("move", from, result.exitCode(), result.stderrText());
             if (failure instanceof FileNotFoundInSandboxException) {

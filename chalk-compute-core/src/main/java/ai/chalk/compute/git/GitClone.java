@@ -1,6 +1,6 @@
 package ai.chalk.compute.git;
 
-import ai.chalk.compute.sandbox.ExecResult;
+import ai.chalk.compute.sandbox.spi.CommandOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,7 +59,7 @@ final class GitClone {
         }
         // last resort: all of the remote's history, then the commit (an abbreviated id works here)
         List<String> fetchAll = new ArrayList<>(List.of("fetch", "-q"));
-        ExecResult shallow = git.exec(repo, List.of("rev-parse", "--is-shallow-repository"), null, limit);
+        CommandOutcome shallow = git.exec(repo, List.of("rev-parse", "--is-shallow-repository"), null, limit);
         if (shallow.success() && shallow.stdoutText().strip().equals("true")) {
             fetchAll.add("--unshallow");
         }

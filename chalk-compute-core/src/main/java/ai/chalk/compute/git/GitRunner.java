@@ -1,9 +1,9 @@
 package ai.chalk.compute.git;
 
-import ai.chalk.compute.sandbox.Command;
-import ai.chalk.compute.sandbox.ExecResult;
-import ai.chalk.compute.sandbox.ExecTimeoutException;
-import ai.chalk.compute.sandbox.Sandbox;
+import ai.chalk.compute.sandbox.spi.CommandLine;
+import ai.chalk.compute.sandbox.spi.CommandOutcome;
+import ai.chalk.compute.sandbox.spi.ExecTarget;
+import ai.chalk.compute.sandbox.spi.TimedOutCommand;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,9 +18,9 @@ import java.util.Optional;
  */
 final class GitRunner {
 
-    private final Sandbox sandbox;
+    private final ExecTarget sandbox;
 
-    GitRunner(Sandbox sandbox) {
+    GitRunner(ExecTarget sandbox) {
         this.sandbox = Objects.requireNonNull(sandbox, "sandbox");
     }
 
@@ -30,8 +30,8 @@ final class GitRunner {
      * @param auth  credentials for a command that reaches a remote, else {@code null}
      * @param limit the time limit, or {@code null} for none
      */
-    ExecResult run(String repo, List<String> args, GitCredentials auth, Duration limit) {
-        ExecResult result = exec(repo, args, auth, limit);
+    CommandOutcome run(String repo, List<String> args, GitCredentials auth, Duration limit) {
+        CommandOutcome result = exec(repo, args, auth, limit);
         check(GitArguments.withRepo(repo, args), auth, result);
         return result;
     }
@@ -42,24 +42,25 @@ final class GitRunner {
     }
 
     /** Runs git and returns its result whatever its exit code; a timeout throws. */
-    ExecResult exec(String repo, List<String> args, GitCredentials auth, Duration limit) {
+    CommandOutcome exec(String repo, List<String> args, GitCredentials auth, Duration limit) {
         List<String> argv = new ArrayList<>();
         if (auth != null) {
             argv.addAll(auth.configOptions());
         }
         argv.addAll(GitArguments.withRepo(repo, args));
-        Command command = Command.of("git", argv)
-                .env(Map.of("GIT_TERMINAL_PROMPT", "0", "GCM_INTERACTIVE", "never", "LC_ALL", "C"));
+        CommandLine command = CommandLine.of("git", argv)
+                .withEnv(Map.of("GIT_TERMINAL_PROMPT", "0", "GCM_INTERACTIVE", "never", "LC_ALL", "C"))
+                .withTimeout(limit);
         if (auth != null) {
-            command = command.env(auth.environment());
-        }
-        if (limit != null) {
-            command = command.timeout(limit);
+            command = command.withEnv(auth.environment());
         }
         try {
-            return sandbox.exec(command);
-        } catch (ExecTimeoutException e) {
-            ExecResult partial = e.partialResult();
+            return sandbox.run(command);
+        } catch (RuntimeException e) {
+            if (!(e instanceof TimedOutCommand timedOut)) {
+                throw e;
+            }
+            CommandOutcome partial = timedOut.partialResult();
             SecretMask mask = new SecretMask(auth);
             throw new GitException(
                     mask.command(GitArguments.withRepo(repo, args)),
@@ -76,8 +77,8 @@ final class GitRunner {
      * the result is empty, once the path is known to be a repository (outside one, git config still reads the user's
      * and the system's configuration and would answer).
      */
-    Optional<ExecResult> lookUpConfig(String repo, List<String> args, Duration limit) {
-        ExecResult result = exec(repo, args, null, limit);
+    Optional<CommandOutcome> lookUpConfig(String repo, List<String> args, Duration limit) {
+        CommandOutcome result = exec(repo, args, null, limit);
         if (result.exitCode() == 1 && result.stderrText().isBlank()) {
             run(repo, List.of("rev-parse", "--git-dir"), null, limit);
             return Optional.empty();
@@ -91,10 +92,10 @@ final class GitRunner {
      * with the reason the user needs, so this outcome is not checked.
      */
     void removeDirectory(String path) {
-        sandbox.exec(Command.of("rm", "-rf", "--", path));
+        sandbox.run(CommandLine.of("rm", List.of("-rf", "--", path)));
     }
 
-    private static void check(List<String> args, GitCredentials auth, ExecResult result) {
+    private static void check(List<String> args, GitCredentials auth, CommandOutcome result) {
         if (result.success()) {
             return;
         }

@@ -5,8 +5,8 @@ import static ai.chalk.compute.git.GitArguments.requirePath;
 import static ai.chalk.compute.git.GitArguments.requireTimeout;
 import static ai.chalk.compute.git.GitArguments.withFiles;
 
-import ai.chalk.compute.sandbox.ExecResult;
-import ai.chalk.compute.sandbox.Sandbox;
+import ai.chalk.compute.sandbox.spi.CommandOutcome;
+import ai.chalk.compute.sandbox.spi.ExecTarget;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +16,7 @@ import java.util.Optional;
 
 /**
  * Git inside a sandbox: clone, inspect and change repositories with the sandbox's own {@code git}.
- * Get it from {@link Sandbox#git()}.
+ * Get it from {@link ai.chalk.compute.sandbox.Sandbox#git()}.
  *
  * <pre>{@code
  * SandboxGit git = sandbox.git();
@@ -59,12 +59,12 @@ import java.util.Optional;
  */
 public final class SandboxGit {
 
-    private final Sandbox sandbox;
+    private final ExecTarget sandbox;
     private final GitRunner git;
     private final Duration timeout; // null: none
     private final GitCredentials credentials; // null: none
 
-    private SandboxGit(Sandbox sandbox, Duration timeout, GitCredentials credentials) {
+    private SandboxGit(ExecTarget sandbox, Duration timeout, GitCredentials credentials) {
         this.sandbox = Objects.requireNonNull(sandbox, "sandbox");
         this.git = new GitRunner(sandbox);
         this.timeout = timeout;
@@ -72,12 +72,12 @@ public final class SandboxGit {
     }
 
     /**
-     * The git helpers of a sandbox; the same as {@link Sandbox#git()}.
+     * The git helpers of a sandbox, as {@link ai.chalk.compute.sandbox.Sandbox#git()} gives them (the way to get them).
      *
-     * @param sandbox a started sandbox
+     * @param sandbox where git runs: a started sandbox
      * @return the helpers, without timeout or credentials
      */
-    public static SandboxGit of(Sandbox sandbox) {
+    public static SandboxGit of(ExecTarget sandbox) {
         return new SandboxGit(sandbox, null, null);
     }
 
@@ -174,7 +174,7 @@ public final class SandboxGit {
      * @throws GitException when the path is not a repository
      */
     public GitStatus status(String path) {
-        ExecResult result = git.run(
+        CommandOutcome result = git.run(
                 path, List.of("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"), null, timeout);
         return GitOutput.status(result.stdoutText());
     }
@@ -204,7 +204,7 @@ public final class SandboxGit {
     }
 
     private List<GitBranch> listBranches(String path, String prefix) {
-        ExecResult result = git.run(path, List.of("for-each-ref", GitOutput.BRANCH_FORMAT, prefix), null, timeout);
+        CommandOutcome result = git.run(path, List.of("for-each-ref", GitOutput.BRANCH_FORMAT, prefix), null, timeout);
         return GitOutput.branches(result.stdout(), prefix);
     }
 

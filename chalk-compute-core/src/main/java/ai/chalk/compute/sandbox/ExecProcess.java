@@ -25,7 +25,7 @@ import java.util.Optional;
  *
  * <p>{@link #close()} kills the command if it is still running.
  */
-public final class ExecProcess implements AutoCloseable {
+public final class ExecProcess implements AutoCloseable, ai.chalk.compute.sandbox.spi.RunningCommand {
 
     private final ExecCall call;
     private final ExecStream output;

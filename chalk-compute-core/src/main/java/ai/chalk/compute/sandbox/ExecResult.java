@@ -26,7 +26,8 @@ import java.util.OptionalInt;
  *                    (the shell's convention)
  * @param signal      the signal that ended the command, if one did
  */
-public record ExecResult(byte[] stdoutBytes, byte[] stderrBytes, int exitCode, OptionalInt signal) {
+public record ExecResult(byte[] stdoutBytes, byte[] stderrBytes, int exitCode, OptionalInt signal)
+        implements ai.chalk.compute.sandbox.spi.CommandOutcome {
 
     /** Creates a result; the byte arrays are copied. */
     public ExecResult {

@@ -15,7 +15,8 @@ import ai.chalk.compute.error.DeadlineExceededException;
  * }
  * }</pre>
  */
-public class ExecTimeoutException extends DeadlineExceededException {
+public class ExecTimeoutException extends DeadlineExceededException
+        implements ai.chalk.compute.sandbox.spi.TimedOutCommand {
 
     private static final long serialVersionUID = 1L;
 
@@ -36,6 +37,7 @@ public class ExecTimeoutException extends DeadlineExceededException {
      * The output the command wrote before it was killed (except what was already consumed as
      * events), and how it ended — usually killed by signal 9, exit code 137.
      */
+    @Override
     public ExecResult partialResult() {
         return partialResult;
     }

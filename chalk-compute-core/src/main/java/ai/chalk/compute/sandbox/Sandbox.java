@@ -337,7 +337,7 @@ public final class Sandbox implements AutoCloseable {
      * @return the files API of this sandbox (a lightweight object; call this as often as you like)
      */
     public ai.chalk.compute.files.SandboxFiles files() {
-        return ai.chalk.compute.files.SandboxFiles.of(this);
+        return ai.chalk.compute.files.SandboxFiles.of(new SandboxExecTarget(this));
     }
 
     /**
@@ -352,7 +352,7 @@ public final class Sandbox implements AutoCloseable {
      * @return the git helpers of this sandbox (a lightweight object; call this as often as you like)
      */
     public ai.chalk.compute.git.SandboxGit git() {
-        return ai.chalk.compute.git.SandboxGit.of(this);
+        return ai.chalk.compute.git.SandboxGit.of(new SandboxExecTarget(this));
     }
 
     private ExecCall startCall(Command command, boolean closeStdin) {

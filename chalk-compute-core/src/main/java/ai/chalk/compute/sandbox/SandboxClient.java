@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * {@link #inProcess(String)} (a server embedded in this JVM) or {@link #forChannel(Channel)}.
  * A client is thread-safe; share one per server. Closing it closes the connection it opened.
  */
-public final class SandboxClient implements AutoCloseable {
+public final class SandboxClient implements AutoCloseable, ai.chalk.compute.connection.ServerChannel {
 
     private final ClientConnection connection;
     private final SandboxCalls calls;
@@ -296,6 +296,7 @@ public final class SandboxClient implements AutoCloseable {
      *
      * @return the channel
      */
+    @Override
     public Channel channel() {
         return connection.channel();
     }

@@ -20,7 +20,8 @@ import java.util.function.Supplier;
  * </pre>
  * A step is printed only when the count or the server's message changes, so polling does not flood the console; with
  * the display off, the same lines are logged at INFO. Shared by {@link ScalingGroup#awaitReady(Duration)} and a
- * deployed function's {@code awaitReady}.
+ * deployed function's {@code awaitReady}; the lines themselves are {@link ReadinessSteps}, which a background
+ * deployment that polls on its own schedule shows too.
  */
 public final class ReadinessWait {
 
@@ -59,22 +60,18 @@ public final class ReadinessWait {
         long deadline = System.nanoTime() + timeout.toNanos();
         Duration pause = FIRST_POLL;
         try (ProgressGroup group = display.open(heading)) {
-            group.step("Waiting for readiness");
+            ReadinessSteps steps = new ReadinessSteps(group, wanted);
+            steps.begin();
             while (true) {
                 Readiness r = poll.get();
-                if ("ready".equalsIgnoreCase(r.status())) {
-                    group.succeed(
-                            "Ready (" + r.readyReplicas() + "/" + Math.max(wanted, r.readyReplicas()) + " replicas)");
+                if (steps.show(r)) {
+                    if (ReadinessSteps.isFailed(r)) {
+                        throw new FailedPreconditionException(heading + " failed: " + ReadinessSteps.failure(r));
+                    }
                     return r;
                 }
-                if ("failed".equalsIgnoreCase(r.status())) {
-                    String why = r.message().isEmpty() ? "its replicas could not start" : r.message();
-                    group.fail(why);
-                    throw new FailedPreconditionException(heading + " failed: " + why);
-                }
-                group.step(line(r, wanted));
                 if (System.nanoTime() - deadline >= 0) {
-                    group.fail("Not ready within " + timeout);
+                    steps.timedOut(timeout);
                     throw new ChalkComputeException(
                             Status.Code.DEADLINE_EXCEEDED,
                             heading + " was not ready within " + timeout + "; last: " + r);
@@ -83,12 +80,6 @@ public final class ReadinessWait {
                 pause = pause.multipliedBy(2).compareTo(MAX_POLL) > 0 ? MAX_POLL : pause.multipliedBy(2);
             }
         }
-    }
-
-    /** {@code Waiting for replicas 1/2}, with the server's message when it has one. */
-    static String line(Readiness r, int wanted) {
-        return "Waiting for replicas " + r.readyReplicas() + "/" + wanted
-                + (r.message().isEmpty() ? "" : " — " + r.message());
     }
 
     private void sleep(Duration pause) {

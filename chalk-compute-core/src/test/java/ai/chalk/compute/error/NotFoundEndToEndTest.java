@@ -20,7 +20,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Each client, against the real server (in-process), reports a missing thing as the {@link NotFoundException} of
+ * Each client, against the real server (in-process; over TCP in {@link TcpNotFoundEndToEndTest}), reports a missing thing as the {@link NotFoundException} of
  * the thing it asked about: a missing function or scaling group is no longer reported as a missing sandbox.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -34,8 +34,13 @@ class NotFoundEndToEndTest {
 
     @BeforeAll
     void start() throws Exception {
-        server = ComputeServer.builder().dataDir(dataDir).build().start();
-        client = SandboxClient.inProcess(server.inProcessName());
+        server = ComputeServer.builder().dataDir(dataDir).port(0).build().start();
+        client = connect(server);
+    }
+
+    /** Opens the client under test for the running server. */
+    SandboxClient connect(ComputeServer running) {
+        return SandboxClient.inProcess(running.inProcessName());
     }
 
     @AfterAll

@@ -2,7 +2,9 @@ package ai.chalk.compute.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.auth.ChalkCredentials;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.ClientCredentials;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.JWTParser;
 import java.nio.file.Path;
@@ -10,10 +12,11 @@ import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link SandboxDefinition.Builder#chalkIdentity(boolean)} against a real in-process server: the sandbox's processes find a
@@ -25,27 +28,45 @@ import org.junit.jupiter.api.io.TempDir;
 class SandboxIdentityTest {
 
     private ComputeServer server;
-    private SandboxClient client;
+    private SandboxClient inProcess;
+    private SandboxClient overTcp;
 
     @BeforeAll
     void start(@TempDir Path dataDir) throws Exception {
         server = ComputeServer.builder().dataDir(dataDir).port(0).build().start();
-        client = SandboxClient.inProcess(server.inProcessName());
+        inProcess = SandboxClient.inProcess(server.inProcessName());
+        // a standalone server's client: a client credential of the server, exchanged for tokens
+        ClientCredentials.Created credential =
+                server.authentication().credentials().create("sdk", "default");
+        String target = "localhost:" + server.port().orElseThrow();
+        overTcp = SandboxClient.builder()
+                .target(target)
+                .credentials(ChalkCredentials.ofClientCredentials(
+                                credential.credential().id(), credential.secret())
+                        .withApiServer("http://" + target))
+                .build();
+    }
+
+    private SandboxClient client(String transport) {
+        return transport.equals("tcp") ? overTcp : inProcess;
     }
 
     @AfterAll
     void stop() {
-        if (client != null) {
-            client.close();
+        for (SandboxClient client : new SandboxClient[] {inProcess, overTcp}) {
+            if (client != null) {
+                client.close();
+            }
         }
         if (server != null) {
             server.close();
         }
     }
 
-    @Test
-    void aSandboxWithAnIdentityFindsItsTokenAndTheServer() throws Exception {
-        Sandbox sandbox = client.create(Sandbox.builder().chalkIdentity(true));
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"in-process", "tcp"})
+    void aSandboxWithAnIdentityFindsItsTokenAndTheServer(String transport) throws Exception {
+        Sandbox sandbox = client(transport).create(Sandbox.builder().chalkIdentity(true));
         try {
             String file = sandbox.exec("printenv", "CHALK_WEB_IDENTITY_TOKEN_FILE")
                     .stdoutText()
@@ -67,9 +88,10 @@ class SandboxIdentityTest {
         }
     }
 
-    @Test
-    void aSandboxWithoutOneHasNoTokenNorServer() {
-        Sandbox sandbox = client.create(Sandbox.builder());
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"in-process", "tcp"})
+    void aSandboxWithoutOneHasNoTokenNorServer(String transport) {
+        Sandbox sandbox = client(transport).create(Sandbox.builder());
         try {
             ExecResult env = sandbox.exec("sh", "-c", "env | grep ^CHALK_ || true");
             assertThat(env.stdoutText()).doesNotContain("CHALK_WEB_IDENTITY_TOKEN_FILE", "CHALK_COMPUTE_TARGET");

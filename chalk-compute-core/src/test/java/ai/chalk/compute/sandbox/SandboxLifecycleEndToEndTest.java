@@ -161,6 +161,32 @@ abstract class SandboxLifecycleEndToEndTest {
     }
 
     @Test
+    void anEntrypointIsTheSandboxsMainProcessStartedWithIt() {
+        Sandbox sandbox = create(Sandbox.builder()
+                .entrypoint(List.of("sh", "-c", "echo \"started in $PWD\" > /tmp/entrypoint.out; exec sleep 600")));
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(
+                                sandbox.exec("cat", "/tmp/entrypoint.out").stdoutText())
+                        .startsWith("started in /"));
+        assertThat(sandbox.exec("sh", "-c", "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\"; echo; done")
+                        .stdoutText())
+                .as("it keeps running beside the commands")
+                .contains("sleep 600");
+    }
+
+    @Test
+    void aSandboxHasNoNetworkUnlessItsDefinitionAllowsIt() {
+        Sandbox none = create(Sandbox.builder());
+        Sandbox all = create(Sandbox.builder().network(ai.chalk.compute.network.NetworkPolicy.all()));
+        assertThat(none.exec("cat", "/proc/net/dev").stdoutText())
+                .as("only loopback")
+                .doesNotContain("tap0");
+        assertThat(all.exec("cat", "/proc/net/dev").stdoutText())
+                .as("the interface of the way out")
+                .contains("tap0");
+    }
+
+    @Test
     void aGpuIsRefusedByAServerWithoutGpus() {
         assertThatThrownBy(() -> client.create(Sandbox.builder().gpu("1")))
                 .isInstanceOf(FailedPreconditionException.class)
@@ -267,8 +293,12 @@ abstract class SandboxLifecycleEndToEndTest {
                 .extracting(Snapshot::id)
                 .containsExactly(snapshot.id());
         assertThat(snapshot.refresh().status()).isEqualTo(Snapshot.Status.COMPLETED);
+        Snapshot found = client.snapshots().get(snapshot.id());
+        assertThat(found.sandboxId()).as("found by id").isEqualTo(original.id());
+        assertThat(found.status()).isEqualTo(Snapshot.Status.COMPLETED);
 
         snapshot.delete();
+        assertThatThrownBy(() -> client.snapshots().get(snapshot.id())).isInstanceOf(SnapshotNotFoundException.class);
         assertThatThrownBy(snapshot::refresh).isInstanceOf(SnapshotNotFoundException.class);
         assertThatThrownBy(snapshot::restore).isInstanceOf(SnapshotNotFoundException.class);
         assertThat(client.snapshots().listOf(original.id())).isEmpty();

@@ -77,4 +77,24 @@ class ReadinessWaitTest {
                 .contains("  │ › Waiting for replicas 0/1\n")
                 .endsWith("  └ ✗ Not ready within PT0.3S\n");
     }
+
+    @Test
+    void stepsShownOneAnswerAtATimeAreTheLinesOfAWait() {
+        ai.chalk.compute.progress.ProgressGroup group = display.open("Function \"fraud\"");
+        ReadinessSteps steps = new ReadinessSteps(group, 2);
+        steps.begin();
+
+        assertThat(steps.show(readiness("pending", "", 0))).isFalse();
+        assertThat(steps.show(readiness("pending", "", 0))).isFalse();
+        assertThat(steps.show(readiness("pending", "", 1))).isFalse();
+        assertThat(steps.show(readiness("ready", "", 2))).isTrue();
+
+        assertThat(group.isFinished()).isTrue();
+        assertThat(bytes.toString(UTF_8))
+                .isEqualTo("Function \"fraud\"\n"
+                        + "  │ › Waiting for readiness\n"
+                        + "  │ › Waiting for replicas 0/2\n"
+                        + "  │ › Waiting for replicas 1/2\n"
+                        + "  └ ✓ Ready (2/2 replicas)\n");
+    }
 }

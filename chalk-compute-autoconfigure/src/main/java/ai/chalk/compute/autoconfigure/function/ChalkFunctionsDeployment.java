@@ -7,11 +7,14 @@ import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ai.chalk.compute.function.deploy.WorkerMode;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.progress.ProgressGroup;
+import ai.chalk.compute.scaling.Readiness;
+import ai.chalk.compute.scaling.ReadinessSteps;
 import io.grpc.Status;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +42,20 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * only the blobs the server lacks), several at once. Each function is a group on the progress display, and its
  * state in {@link ChalkFunctions} moves from {@code DEPLOYING} to {@code DEPLOYED} or {@code FAILED}.
  *
+ * <p>Once deployed, the group goes on with the readiness steps a plain-Java {@code awaitReady} shows
+ * ({@link ReadinessSteps}), until the function's replicas serve, cannot start, or {@code wait-timeout} passes:
+ * <pre>
+ * Function "score"
+ *   │ › Deploying
+ *   │ ✓ Deployed version 3
+ *   │ › Waiting for readiness
+ *   │ › Waiting for replicas 0/1
+ *   └ ✓ Ready (1/1 replicas)
+ * </pre>
+ * That watch polls on the deployment's scheduler without holding a thread between polls, and is not part of the
+ * deployment: the function is {@code DEPLOYED} (and {@link #awaitDeployments} returns) as soon as the server holds
+ * its version; health shows its replicas from then on.
+ *
  * <p>A deployment that could not reach the server ({@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED},
  * {@code RESOURCE_EXHAUSTED}, {@code ABORTED}: the application started before its server, or the server restarts) is
  * {@code RETRYING}: it is tried again after a backoff that doubles up to a maximum ({@link RetryBackoff}), for as long
@@ -53,6 +70,14 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 public class ChalkFunctionsDeployment implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(ChalkFunctionsDeployment.class);
+
+    /** The first pause between two readiness polls, doubling up to {@link #MAX_READINESS_POLL}, as a plain wait's. */
+    private static final Duration FIRST_READINESS_POLL = Duration.ofMillis(100);
+
+    private static final Duration MAX_READINESS_POLL = Duration.ofSeconds(1);
+
+    /** How long one readiness poll may take before it counts as the server not answering. */
+    private static final Duration READINESS_CALL = Duration.ofSeconds(10);
 
     /** The failures of a call that did not reach a server able to answer: worth trying again later. */
     private static final Set<Status.Code> RETRYABLE = Set.of(
@@ -76,6 +101,7 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
     // guarded by this
     private ScheduledExecutorService executor;
     private final Map<String, Run> running = new LinkedHashMap<>();
+    private final Map<String, ReadinessWatch> watching = new HashMap<>();
     private CompletableFuture<Void> idle = CompletableFuture.completedFuture(null);
     private Optional<Class<?>> application;
     private boolean started;
@@ -239,6 +265,7 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
 
     /** Schedules a try of a function's deployment. The caller holds the lock. */
     private void schedule(FunctionDefinition function, int attempt, Duration delay, @Nullable Run previous) {
+        endWatch(function.name(), "redeploying");
         Run run = new Run(function, attempt, previous != null && !previous.group.isFinished() ? previous.group : null);
         if (run.group == null) {
             run.group = progress.open("Function \"" + function.name() + "\"");
@@ -332,7 +359,9 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             if (result != null) {
                 int version = result.version().version();
                 functions.update(name, s -> s.deployed(version, result.reused()));
-                run.group.succeed((result.reused() ? "Reused version " : "Deployed version ") + version);
+                String deployed = (result.reused() ? "Reused version " : "Deployed version ") + version;
+                run.group.completed(deployed);
+                watchReadiness(run, deployed);
                 log.debug("Chalk function {} {}: version {}", name, result.reused() ? "reused" : "deployed", version);
                 if (run.attempt > 1) {
                     log.info("Chalk function {} deployed after {} tries", name, run.attempt);
@@ -369,6 +398,74 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
                 name,
                 message(failure),
                 SourceLocation.of(run.function.method()));
+    }
+
+    /** Goes on with the readiness steps in the function's group. The caller holds the lock. */
+    private void watchReadiness(Run run, String deployed) {
+        int wanted = run.function.deployment().minReplicas().orElse(0);
+        ReadinessWatch watch = new ReadinessWatch(
+                run.function.name(),
+                run.group,
+                new ReadinessSteps(run.group, wanted),
+                deployed,
+                System.nanoTime() + waitTimeout.toNanos());
+        watch.steps.begin();
+        watching.put(watch.name, watch);
+        watch.next = executor.schedule(() -> poll(watch), 0, TimeUnit.MILLISECONDS);
+    }
+
+    /** One readiness poll: shows the answer, then schedules the next unless the wait ended. */
+    private void poll(ReadinessWatch watch) {
+        synchronized (this) {
+            if (watching.get(watch.name) != watch) {
+                return; // redeployed or stopped meanwhile
+            }
+        }
+        Readiness readiness = null;
+        RuntimeException failure = null;
+        try {
+            readiness = deployer.readiness(watch.name, READINESS_CALL);
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        synchronized (this) {
+            if (watching.get(watch.name) != watch || executor == null) {
+                return;
+            }
+            if (failure != null && !retryable(failure)) {
+                // deleted from elsewhere, or refused: there is nothing more to watch; health says the same
+                watching.remove(watch.name);
+                watch.group.fail("Readiness unknown: " + messageOf(failure));
+                return;
+            }
+            if (readiness != null && watch.steps.show(readiness)) {
+                watching.remove(watch.name);
+                return;
+            }
+            if (System.nanoTime() - watch.deadline >= 0) {
+                watching.remove(watch.name);
+                watch.steps.timedOut(waitTimeout);
+                return;
+            }
+            // a poll the server did not answer is one more try later: it may be restarting
+            Duration pause = watch.pause;
+            watch.pause = pause.multipliedBy(2).compareTo(MAX_READINESS_POLL) > 0
+                    ? MAX_READINESS_POLL
+                    : pause.multipliedBy(2);
+            watch.next = executor.schedule(() -> poll(watch), pause.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * Stops watching a function's readiness, closing its group on what was done (the deployment succeeded; only the
+     * watch ends). The caller holds the lock.
+     */
+    private void endWatch(String name, String why) {
+        ReadinessWatch watch = watching.remove(name);
+        if (watch != null) {
+            watch.next.cancel(false);
+            watch.group.succeed(watch.deployed + " (readiness not followed further: " + why + ")");
+        }
     }
 
     private static String message(@Nullable Throwable failure) {
@@ -453,6 +550,9 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             pool = executor;
             executor = null; // first, so deployments cut short here are not reported as failures
             started = false;
+            for (String name : List.copyOf(watching.keySet())) {
+                endWatch(name, "the application is stopping");
+            }
             for (Run run : running.values()) {
                 run.next.cancel(false);
                 functions.update(
@@ -486,6 +586,25 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
     @Override
     public int getPhase() {
         return Integer.MAX_VALUE - 1;
+    }
+
+    /** The readiness steps after a function's deployment, on its progress group. */
+    private static final class ReadinessWatch {
+        final String name;
+        final ProgressGroup group;
+        final ReadinessSteps steps;
+        final String deployed;
+        final long deadline;
+        Duration pause = FIRST_READINESS_POLL; // guarded by the deployment's lock
+        Future<?> next; // guarded by the deployment's lock
+
+        ReadinessWatch(String name, ProgressGroup group, ReadinessSteps steps, String deployed, long deadline) {
+            this.name = name;
+            this.group = group;
+            this.steps = steps;
+            this.deployed = deployed;
+            this.deadline = deadline;
+        }
     }
 
     /** One function's deployment: its tries in a row, on one progress group. */

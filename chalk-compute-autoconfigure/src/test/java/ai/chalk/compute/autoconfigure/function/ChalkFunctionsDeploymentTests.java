@@ -11,6 +11,10 @@ import ai.chalk.compute.autoconfigure.health.ChalkFunctionsHealthContributor;
 import ai.chalk.compute.autoconfigure.progress.ChalkComputeProgressAutoConfiguration;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.remote.RemoteFunction;
+import ai.chalk.compute.progress.ColorMode;
+import ai.chalk.compute.progress.ProgressDisplay;
+import ai.chalk.compute.progress.ProgressMode;
+import ai.chalk.compute.progress.ProgressSettings;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
@@ -20,6 +24,7 @@ import com.acme.functions.Greeting;
 import com.acme.functions.WorkerApp;
 import com.acme.secretenv.SecretEnvApp;
 import com.acme.secrets.SecretApp;
+import com.acme.warm.WarmApp;
 import com.acme.workspaces.WorkspaceApp;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -27,6 +32,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -130,8 +136,48 @@ class ChalkFunctionsDeploymentTests {
     }
 
     @Test
+    void aDeployedFunctionShowsTheReadinessStepsOfAPlainAwaitReadyUntilItsReplicasServe() {
+        ByteArrayOutputStream shown = new ByteArrayOutputStream();
+        runner.withUserConfiguration(WarmApp.class)
+                .withBean(ProgressDisplay.class, () -> plainDisplay(shown))
+                .withPropertyValues("chalk.compute.functions.wait-on-startup=true")
+                .run(context -> {
+                    FunctionDeploymentState echo = context.getBean(ChalkFunctions.class)
+                            .function("echo")
+                            .orElseThrow();
+                    assertThat(echo.status()).as(String.valueOf(echo.error())).isEqualTo(Status.DEPLOYED);
+                    // the deployment is done; its group goes on until the warm replica serves
+                    await().atMost(Duration.ofSeconds(120))
+                            .until(() -> shown.toString(StandardCharsets.UTF_8).contains("└"));
+                    String lines = shown.toString(StandardCharsets.UTF_8);
+                    assertThat(lines)
+                            .as("the lines of ReadinessWait (a plain-Java awaitReady) after the deployment's own")
+                            .startsWith("Function \"echo\"\n"
+                                    + "  │ › Deploying\n"
+                                    + "  │ ✓ Deployed version 1\n"
+                                    + "  │ › Waiting for readiness\n")
+                            .contains("  │ › Waiting for replicas 0/1")
+                            .endsWith("  └ ✓ Ready (1/1 replicas)\n");
+                    assertThat(RemoteFunction.fromName(context.getBean(SandboxClient.class), "echo")
+                                    .call("warm"))
+                            .isEqualTo("warm");
+                });
+    }
+
+    /** The progress display in plain lines, as on a console that is not a terminal, written to {@code shown}. */
+    private static ProgressDisplay plainDisplay(ByteArrayOutputStream shown) {
+        return ProgressDisplay.of(
+                ProgressSettings.fromEnv(Map.of("TERM", "dumb"))
+                        .withTerminal(false)
+                        .overriddenBy(ProgressMode.ON, ColorMode.NEVER),
+                new PrintStream(shown, true, StandardCharsets.UTF_8));
+    }
+
+    @Test
     void aFunctionWhoseWorkersCannotBootIsDeployedButDownWithTheWorkersError() {
+        ByteArrayOutputStream shown = new ByteArrayOutputStream();
         runner.withUserConfiguration(BrokenWorkerApp.class)
+                .withBean(ProgressDisplay.class, () -> plainDisplay(shown))
                 .withPropertyValues("chalk.compute.functions.wait-on-startup=true")
                 .run(context -> {
                     FunctionDeploymentState ping = context.getBean(ChalkFunctions.class)
@@ -147,6 +193,11 @@ class ChalkFunctionsDeploymentTests {
                         assertThat(String.valueOf(h.getDetails().get("message")))
                                 .contains("ledger database unreachable from the worker");
                     });
+                    // the progress display says the same, as the readiness steps of a plain awaitReady do
+                    await().atMost(Duration.ofSeconds(30))
+                            .untilAsserted(() -> assertThat(shown.toString(StandardCharsets.UTF_8))
+                                    .contains("  │ ✓ Deployed version 1\n  │ › Waiting for readiness\n")
+                                    .contains("ledger database unreachable from the worker"));
                 });
     }
 

@@ -44,6 +44,13 @@ class FunctionsOutsideSpringTest {
                 server -> SandboxClient.connect("localhost:" + server.port().orElseThrow()));
     }
 
+    /** A client of the server in this JVM, or over TCP on its port as a standalone server's client connects. */
+    private static SandboxClient connect(ComputeServer server, String transport) {
+        return transport.equals("tcp")
+                ? SandboxClient.connect("localhost:" + server.port().orElseThrow())
+                : SandboxClient.inProcess(server.inProcessName());
+    }
+
     private void deployAndManage(Function<ComputeServer, SandboxClient> connect) throws Exception {
         try (ComputeServer server = ComputeServer.builder()
                         .dataDir(dataDir)
@@ -86,14 +93,16 @@ class FunctionsOutsideSpringTest {
         }
     }
 
-    @Test
-    void aFailedDeploymentIsThrownByAwait() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"in-process", "tcp"})
+    void aFailedDeploymentIsThrownByAwait(String transport) throws Exception {
         try (ComputeServer server = ComputeServer.builder()
                         .dataDir(dataDir)
+                        .port(0)
                         .auth(Authentication.Mode.NONE)
                         .build()
                         .start();
-                SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
+                SandboxClient client = connect(server, transport)) {
             DeployedFunction read =
                     client.functions().deploy(SecretReader.class).get(0);
             assertThatThrownBy(read::await)
@@ -106,14 +115,16 @@ class FunctionsOutsideSpringTest {
         }
     }
 
-    @Test
-    void aFunctionAskingForAGpuIsRefusedByAServerWithoutGpusRatherThanRunWithout() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"in-process", "tcp"})
+    void aFunctionAskingForAGpuIsRefusedByAServerWithoutGpusRatherThanRunWithout(String transport) throws Exception {
         try (ComputeServer server = ComputeServer.builder()
                         .dataDir(dataDir)
+                        .port(0)
                         .auth(Authentication.Mode.NONE)
                         .build()
                         .start();
-                SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
+                SandboxClient client = connect(server, transport)) {
             DeployedFunction score =
                     client.functions().deploy(com.acme.GpuScorer.class).get(0);
             assertThat(score.definition().deployment().gpu()).contains("1");

@@ -1,0 +1,18 @@
+package ai.chalk.compute.connection;
+
+import io.grpc.Channel;
+
+/**
+ * A connection to a Chalk Compute server as the service clients built on it see it: the channel their calls go
+ * through, with its credentials. {@code SandboxClient} is one, so {@code DatasetClient.of(client)} takes it; the
+ * service clients depend on this, not on the sandbox package that hands them out.
+ */
+public interface ServerChannel {
+
+    /**
+     * The channel calls go through, authenticated as the connection is.
+     *
+     * @return the channel
+     */
+    Channel channel();
+}
