@@ -95,8 +95,9 @@ public final class CodeSandbox implements AutoCloseable {
     /**
      * The {@code jupyter} variant: a new Python kernel on the Jupyter server at {@code serverUrl} (started with
      * {@code jupyter server --ServerApp.token=TOKEN}, or any that {@code jupyter server list} shows), driven through
-     * the Jupyter messaging protocol over WebSocket. Files go through the server's contents API (relative paths from
-     * its root directory, where the kernel runs), commands through the kernel (they wait while a snippet runs).
+     * the Jupyter messaging protocol over WebSocket. The kernel runs in the server's root directory; files go through
+     * the server's contents API (paths as the kernel sees them, under that root), commands through the kernel (they
+     * wait while a snippet runs).
      * {@link #close()} shuts the kernel down; snapshots belong to chalk sandboxes.
      */
     public static CodeSandbox connectJupyter(java.net.URI serverUrl, String token, SandboxConfig config) {
@@ -106,7 +107,7 @@ public final class CodeSandbox implements AutoCloseable {
                 Variant.JUPYTER,
                 runner.kernelId,
                 runner,
-                new JupyterFiles(runner, ""),
+                new JupyterFiles(runner, "", runner.kernelDirectory()),
                 new KernelCommands(runner),
                 null,
                 config);
@@ -169,7 +170,7 @@ public final class CodeSandbox implements AutoCloseable {
                         variant,
                         docker.containerId(),
                         docker.runner,
-                        new JupyterFiles(docker.runner, docker.workdir.substring(1)),
+                        new JupyterFiles(docker.runner, docker.workdir.substring(1), "/"),
                         docker,
                         docker,
                         config);

@@ -22,9 +22,9 @@ import java.util.Optional;
 
 /**
  * Files through a Jupyter server's contents API ({@code /api/contents}), for the {@code jupyter} and {@code docker}
- * variants: a path starting with {@code /} is taken from the server's root directory (the container's {@code /} in
- * the docker variant), any other from the kernel's working directory. The API has no permission bits: entries show
- * mode 0.
+ * variants. Paths mean what they mean to the kernel: relative ones from its working directory, absolute ones as they
+ * are, as long as they are under the server's root directory (the container's {@code /} in the docker variant; a
+ * path outside it is refused, as the API cannot reach it). The API has no permission bits: entries show mode 0.
  */
 final class JupyterFiles implements CodeFiles {
 
@@ -32,19 +32,42 @@ final class JupyterFiles implements CodeFiles {
 
     private final JupyterRunner server;
     private final String kernelDir;
+    private final String rootDir;
 
-    /** {@code kernelDir}: the kernel's working directory as a contents path (empty for the server's root). */
-    JupyterFiles(JupyterRunner server, String kernelDir) {
+    /**
+     * {@code kernelDir}: the kernel's working directory as a contents path (empty for the server's root);
+     * {@code rootDir}: the server's root directory on its machine.
+     */
+    JupyterFiles(JupyterRunner server, String kernelDir, String rootDir) {
         this.server = server;
         this.kernelDir = kernelDir;
+        this.rootDir = rootDir.endsWith("/") ? rootDir : rootDir + "/";
     }
 
     /** The contents-API path of {@code path}, without leading or trailing slashes. */
-    String apiPath(String path) {
+    String apiPath(String operation, String path) {
         if (path.isEmpty()) {
             throw new IllegalArgumentException("the path is empty");
         }
-        String joined = path.startsWith("/") ? path : kernelDir.isEmpty() ? path : kernelDir + "/" + path;
+        String joined;
+        if (path.startsWith("/")) {
+            String normal = "/" + normalize(path);
+            if (!(normal + "/").startsWith(rootDir)) {
+                throw new FileAccessDeniedException(
+                        operation,
+                        path,
+                        "outside the Jupyter server's root directory " + rootDir
+                                + ", which is all its contents API reaches",
+                        "");
+            }
+            joined = normal.length() < rootDir.length() ? "" : normal.substring(rootDir.length());
+        } else {
+            joined = kernelDir.isEmpty() ? path : kernelDir + "/" + path;
+        }
+        return normalize(joined);
+    }
+
+    private static String normalize(String joined) {
         List<String> parts = new ArrayList<>();
         for (String part : joined.split("/")) {
             if (part.isEmpty() || part.equals(".")) {
@@ -74,14 +97,15 @@ final class JupyterFiles implements CodeFiles {
 
     @Override
     public byte[] readBytes(String path) {
-        HttpResponse<String> r = server.call("GET", url(apiPath(path), "?type=file&format=base64&content=1"), "");
+        HttpResponse<String> r =
+                server.call("GET", url(apiPath("read", path), "?type=file&format=base64&content=1"), "");
         JsonNode model = model("read", path, r);
         return Base64.getMimeDecoder().decode(model.path("content").asText());
     }
 
     @Override
     public void writeBytes(String path, byte[] content) {
-        String api = apiPath(path);
+        String api = apiPath("write", path);
         int slash = api.lastIndexOf('/');
         if (slash > 0) {
             makeDirectories(path, api.substring(0, slash));
@@ -109,7 +133,7 @@ final class JupyterFiles implements CodeFiles {
 
     @Override
     public List<FileEntry> list(String path) {
-        HttpResponse<String> r = server.call("GET", url(apiPath(path), "?content=1"), "");
+        HttpResponse<String> r = server.call("GET", url(apiPath("list", path), "?content=1"), "");
         JsonNode model = model("list", path, r);
         if (!model.path("type").asText().equals("directory")) {
             throw new WrongFileTypeException("list", path, "is not a directory", "");

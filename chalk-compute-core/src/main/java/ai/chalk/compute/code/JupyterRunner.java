@@ -151,6 +151,21 @@ final class JupyterRunner implements SnippetRunner {
         }
     }
 
+    /** The kernel's working directory on the server's machine, asked of the kernel without touching its state. */
+    String kernelDirectory() {
+        ExecutionResult cwd = run(
+                "print(__import__('os').getcwd())",
+                RunOptions.defaults(),
+                Optional.of(Duration.ofSeconds(30)),
+                false,
+                (error, bytes) -> {});
+        if (!cwd.success() || cwd.stdout().isBlank()) {
+            throw new IllegalStateException("the kernel did not say its working directory: "
+                    + cwd.executionError().orElse(cwd.stderr()));
+        }
+        return cwd.stdout().strip();
+    }
+
     /** A call to the server's REST API that answered 2xx, its JSON body. */
     JsonNode rest(String method, String path, String body) {
         HttpResponse<String> response = call(method, path, body);

@@ -175,7 +175,9 @@ abstract class CodeSandboxBehaviourTest {
         sandbox.runCode("open('notes/made.bin', 'wb').write(bytes(range(256)))");
         assertThat(sandbox.files().readBytes("notes/made.bin")).hasSize(256).startsWith(0, 1, 2);
 
-        String absolute = "/tmp/chalk-code-" + UUID.randomUUID() + "/a.txt";
+        // an absolute path is the one the snippets see
+        String cwd = sandbox.runCode("__import__('os').getcwd()").text().replace("'", "");
+        String absolute = cwd + "/abs-" + UUID.randomUUID() + "/a.txt";
         sandbox.files().writeText(absolute, "anywhere");
         assertThat(sandbox.runCode("open('" + absolute + "').read()").text()).isEqualTo("'anywhere'");
         sandbox.commands().run("rm -r " + absolute.substring(0, absolute.lastIndexOf('/')));

@@ -1,7 +1,9 @@
 package ai.chalk.compute.code;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ai.chalk.compute.files.FileAccessDeniedException;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -82,6 +84,13 @@ class JupyterCodeSandboxTest extends CodeSandboxBehaviourTest {
                 .anySatisfy(r -> assertThat(r.png())
                         .hasValueSatisfying(
                                 png -> assertThat(new String(png, 1, 3)).isEqualTo("PNG")));
+    }
+
+    @Test
+    void pathsOutsideTheServersRootAreRefusedNamingIt() {
+        assertThatThrownBy(() -> sandbox.files().readText("/etc/hostname"))
+                .isInstanceOf(FileAccessDeniedException.class)
+                .hasMessageContaining("outside the Jupyter server's root directory");
     }
 
     @Test
