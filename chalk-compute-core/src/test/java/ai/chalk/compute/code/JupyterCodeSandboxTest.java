@@ -23,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 class JupyterCodeSandboxTest extends CodeSandboxBehaviourTest {
 
     Process jupyter;
+    Path log;
     URI url;
     String token = UUID.randomUUID().toString();
 
@@ -32,7 +33,7 @@ class JupyterCodeSandboxTest extends CodeSandboxBehaviourTest {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        Path log = Files.createTempFile("jupyter-test-", ".log");
+        log = Files.createTempFile("jupyter-test-", ".log");
         jupyter = new ProcessBuilder(
                         "jupyter-server",
                         "--allow-root",
@@ -74,6 +75,9 @@ class JupyterCodeSandboxTest extends CodeSandboxBehaviourTest {
         if (jupyter != null) {
             jupyter.descendants().forEach(ProcessHandle::destroyForcibly);
             jupyter.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+        if (log != null) {
+            Files.deleteIfExists(log);
         }
     }
 
