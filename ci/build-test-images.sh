@@ -5,6 +5,8 @@
 #   ci/build-test-images.sh            # chalk-compute-test/busybox:latest (from busybox-static), about a second
 #   ci/build-test-images.sh debian     # also chalk-compute-test/debian:bookworm (debootstrap minbase), ~30 s
 #   ci/build-test-images.sh jre        # also chalk-compute-test/jre:17 (the debian image + openjdk-17-jre-headless)
+#   ci/build-test-images.sh jupyter    # also chalk-compute/jupyter:bookworm (the debian image + python3,
+#                                      # jupyter-server, python3-ipykernel): the docker code-sandbox variant's image
 #
 # Needs a running Docker engine and the docker CLI; busybox-static (and debootstrap for debian) are installed from
 # Debian's packages when missing (as root). The jre image installs its packages with apt inside a container of the
@@ -16,6 +18,8 @@ BUSYBOX_IMAGE=chalk-compute-test/busybox:latest
 DEBIAN_IMAGE=chalk-compute-test/debian:bookworm
 JRE_IMAGE=chalk-compute-test/jre:17
 JRE_PACKAGE=openjdk-17-jre-headless
+JUPYTER_IMAGE=chalk-compute/jupyter:bookworm
+JUPYTER_PACKAGES="python3 jupyter-server python3-ipykernel"
 LABEL=ai.chalk.compute.test-image.source
 # what apt installed into an image built with apt, with versions (informative; reuse goes by $LABEL)
 PACKAGES_LABEL=ai.chalk.compute.test-image.packages
@@ -115,12 +119,46 @@ build_jre() {
   echo "built test image $JRE_IMAGE ($source; $JRE_PACKAGE $version)"
 }
 
+# The docker code-sandbox variant's image: a Jupyter server with a Python kernel from Debian's packages (code_sandboxes
+# builds the same from its Dockerfile with pip; no package index is reachable here), with /workspace as the kernels'
+# working directory. Same scheme as the JRE image: apt in a container of the debian image, then a commit.
+build_jupyter() {
+  build_debian
+  local source
+  source="apt $JUPYTER_PACKAGES on $(label_of "$DEBIAN_IMAGE")"
+  if [ "$(label_of "$JUPYTER_IMAGE")" = "$source" ]; then
+    echo "test image $JUPYTER_IMAGE is present ($source)"
+    return
+  fi
+  local container version
+  container=$(docker create --network host "$DEBIAN_IMAGE" sh -c "set -e
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $JUPYTER_PACKAGES >/dev/null
+    rm -rf /var/cache/apt/archives/*.deb /var/cache/apt/*.bin /var/lib/apt/lists/*
+    mkdir -p /workspace
+    jupyter-server --version")
+  trap 'docker rm -f "$container" >/dev/null 2>&1 || true' RETURN
+  if ! docker start -a "$container"; then
+    echo "installing $JUPYTER_PACKAGES in a container of $DEBIAN_IMAGE failed (see above)" >&2
+    return 1
+  fi
+  version=$(docker cp "$container:/var/lib/dpkg/status" - | tar -xO | awk \
+    '$1 == "Package:" { name = $2 } $1 == "Version:" && (name == "jupyter-server" || name == "python3-ipykernel") { printf "%s=%s ", name, $2 }')
+  docker commit \
+    --change 'CMD ["/bin/bash"]' \
+    --change 'WORKDIR /workspace' \
+    --change "LABEL $LABEL=\"$source\" $PACKAGES_LABEL=\"${version% }\"" \
+    "$container" "$JUPYTER_IMAGE" >/dev/null
+  echo "built test image $JUPYTER_IMAGE ($source; ${version% })"
+}
+
 build_busybox
 for extra in "$@"; do
   case "$extra" in
     debian) build_debian ;;
     jre) build_jre ;;
+    jupyter) build_jupyter ;;
     busybox) ;;
-    *) echo "unknown image: $extra (known: busybox, debian, jre)" >&2; exit 2 ;;
+    *) echo "unknown image: $extra (known: busybox, debian, jre, jupyter)" >&2; exit 2 ;;
   esac
 done

@@ -1,6 +1,5 @@
 package ai.chalk.compute.code;
 
-import ai.chalk.compute.files.SandboxFiles;
 import ai.chalk.compute.sandbox.ListOptions;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
@@ -13,10 +12,17 @@ import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A sandbox that runs code snippets with state kept from one to the next, as code_sandboxes' {@code Sandbox}: the
- * {@code chalk} variant, a Chalk Compute sandbox (on the embedded server or a remote one). Python snippets run in
- * one persistent interpreter inside the sandbox ({@code ExecutePython}); with {@link Language#JAVA} snippets run in
- * one JShell state on the sandbox's JDK.
+ * A sandbox that runs code snippets with state kept from one to the next, as code_sandboxes' {@code Sandbox}, on one
+ * of its variants:
+ *
+ * <ul>
+ *   <li>{@code chalk} (the default): a Chalk Compute sandbox (on the embedded server or a remote one). Python snippets
+ *       run in one persistent interpreter inside the sandbox ({@code ExecutePython}); with {@link Language#JAVA}
+ *       snippets run in one JShell state on the sandbox's JDK.
+ *   <li>{@code docker}: a Jupyter server in a container on the Docker engine ({@link #create(Variant, SandboxConfig)}).
+ *   <li>{@code eval}: a Jupyter server with a Python kernel as a plain local process, with no isolation at all.
+ *   <li>{@code jupyter}: a kernel on any Jupyter server, by URL and token ({@link #connectJupyter}).
+ * </ul>
  *
  * <pre>{@code
  * try (CodeSandbox sandbox = CodeSandbox.create(client, SandboxConfig.builder().timeout(Duration.ofSeconds(60)).build())) {
@@ -28,14 +34,19 @@ import org.jspecify.annotations.Nullable;
  * } // terminated here
  * }</pre>
  *
- * <p>It delegates to a {@link Sandbox}: files, commands, snapshots and termination are that sandbox's. Thread-safe;
- * snippets of one sandbox run one at a time, in the order they came.
+ * <p>Results, files and commands have the same shape on every variant. Thread-safe; snippets of one sandbox run one
+ * at a time, in the order they came.
  */
 public final class CodeSandbox implements AutoCloseable {
 
+    private final Variant variant;
+    private final String id;
     private final @Nullable Sandbox sandbox;
     private final @Nullable SandboxClient ownedClient;
+    private final @Nullable AutoCloseable backend;
     private final SnippetRunner runner;
+    private final CodeFiles files;
+    private final CodeCommands commands;
     private final boolean terminateOnClose;
     private volatile Optional<Duration> timeout;
     private volatile boolean closed;
@@ -46,36 +57,60 @@ public final class CodeSandbox implements AutoCloseable {
             @Nullable SandboxClient ownedClient,
             SandboxConfig config,
             boolean terminateOnClose) {
+        this.variant = Variant.CHALK;
+        this.id = sandbox.id();
         this.sandbox = sandbox;
         this.ownedClient = ownedClient;
+        this.backend = null;
         this.terminateOnClose = terminateOnClose;
         this.timeout = config.timeout();
         this.runner = switch (config.language()) {
             case PYTHON -> new PythonRunner(client.channel(), sandbox.id());
             case JAVA -> new JShellRunner(sandbox, config.workingDir());
         };
+        this.files = new SandboxCodeFiles(sandbox.files());
+        this.commands = new CodeCommands(new SandboxCodeCommands(sandbox));
     }
 
-    private CodeSandbox(SnippetRunner runner, SandboxConfig config) {
+    private CodeSandbox(
+            Variant variant,
+            String id,
+            SnippetRunner runner,
+            CodeFiles files,
+            CodeCommands.Runner commands,
+            @Nullable AutoCloseable backend,
+            SandboxConfig config) {
+        this.variant = variant;
+        this.id = id;
         this.sandbox = null;
         this.ownedClient = null;
-        this.terminateOnClose = false;
+        this.backend = backend;
+        this.terminateOnClose = true;
         this.timeout = config.timeout();
         this.runner = runner;
+        this.files = files;
+        this.commands = new CodeCommands(commands);
     }
 
     /**
      * The {@code jupyter} variant: a new Python kernel on the Jupyter server at {@code serverUrl} (started with
      * {@code jupyter server --ServerApp.token=TOKEN}, or any that {@code jupyter server list} shows), driven through
-     * the Jupyter messaging protocol over WebSocket. {@link #close()} shuts the kernel down. Files, commands and
-     * snapshots belong to sandboxes: this variant runs code only.
+     * the Jupyter messaging protocol over WebSocket. The kernel runs in the server's root directory; files go through
+     * the server's contents API (paths as the kernel sees them, under that root), commands through the kernel (they
+     * wait while a snippet runs).
+     * {@link #close()} shuts the kernel down; snapshots belong to chalk sandboxes.
      */
     public static CodeSandbox connectJupyter(java.net.URI serverUrl, String token, SandboxConfig config) {
-        if (config.language() != Language.PYTHON) {
-            throw new IllegalArgumentException(
-                    "the jupyter variant runs Python kernels; JShell runs in a chalk sandbox");
-        }
-        return new CodeSandbox(new JupyterRunner(serverUrl, token), config);
+        requirePython(Variant.JUPYTER, config);
+        JupyterRunner runner = new JupyterRunner(serverUrl, token, "");
+        return new CodeSandbox(
+                Variant.JUPYTER,
+                runner.kernelId,
+                runner,
+                new JupyterFiles(runner, "", runner.kernelDirectory()),
+                new KernelCommands(runner),
+                null,
+                config);
     }
 
     /**
@@ -87,19 +122,67 @@ public final class CodeSandbox implements AutoCloseable {
     }
 
     /**
-     * Creates a sandbox of {@code variant}. Only {@link Variant#CHALK} runs in this version; the others are refused
-     * with an {@link UnsupportedOperationException} that says which runs.
+     * Creates a sandbox of {@code variant}:
+     *
+     * <ul>
+     *   <li>{@link Variant#CHALK}: on the server {@link SandboxClient#fromEnv()} finds.
+     *   <li>{@link Variant#DOCKER}: a container of the image {@link SandboxConfig#environment()} names (by default
+     *       {@code chalk-compute/jupyter:bookworm}, which {@code ci/build-test-images.sh jupyter} builds from Debian's
+     *       packages) running a Jupyter server, on the engine {@code DOCKER_HOST} names; files and snippets run in
+     *       its working directory ({@code /workspace} unless set), the memory and CPU limits apply; the container is
+     *       removed on {@link #close()}.
+     *   <li>{@link Variant#EVAL}: a Jupyter server with a Python kernel as a plain process of this machine
+     *       ({@code jupyter-server} on the PATH, or {@code python3 -m jupyter_server}), in the working directory (a
+     *       new temporary one, deleted on close, unless set). No isolation at all, logged at WARN: for development
+     *       and trusted code only.
+     *   <li>{@link Variant#JUPYTER} needs a server's URL and token: {@link #connectJupyter}.
+     *   <li>{@link Variant#MODAL}, {@link Variant#COLAB}, {@link Variant#DATALAYER} are hosted services this SDK
+     *       cannot reach: refused with an {@link UnsupportedOperationException} naming the variants that run.
+     * </ul>
      */
     public static CodeSandbox create(Variant variant, SandboxConfig config) {
-        if (variant != Variant.CHALK) {
-            throw unsupported(variant);
+        switch (variant) {
+            case CHALK -> {
+                SandboxClient client = SandboxClient.fromEnv();
+                try {
+                    return new CodeSandbox(client.create(config.sandbox()), client, client, config, true);
+                } catch (RuntimeException e) {
+                    client.close();
+                    throw e;
+                }
+            }
+            case EVAL -> {
+                requirePython(variant, config);
+                LocalJupyter local = LocalJupyter.start(config.workingDir(), config.env());
+                return new CodeSandbox(
+                        variant,
+                        "eval-" + local.runner.kernelId,
+                        local.runner,
+                        new LocalFiles(local.workdir),
+                        new LocalCommands(local.workdir, config.env()),
+                        local,
+                        config);
+            }
+            case DOCKER -> {
+                requirePython(variant, config);
+                DockerJupyter docker = DockerJupyter.start(config);
+                return new CodeSandbox(
+                        variant,
+                        docker.containerId(),
+                        docker.runner,
+                        new JupyterFiles(docker.runner, docker.workdir.substring(1), "/"),
+                        docker,
+                        docker,
+                        config);
+            }
+            default -> throw unsupported(variant);
         }
-        SandboxClient client = SandboxClient.fromEnv();
-        try {
-            return new CodeSandbox(client.create(config.sandbox()), client, client, config, true);
-        } catch (RuntimeException e) {
-            client.close();
-            throw e;
+    }
+
+    private static void requirePython(Variant variant, SandboxConfig config) {
+        if (config.language() != Language.PYTHON) {
+            throw new IllegalArgumentException("the " + variant.label()
+                    + " variant runs Python kernels; JShell (Language.JAVA) runs in a chalk sandbox");
         }
     }
 
@@ -133,22 +216,29 @@ public final class CodeSandbox implements AutoCloseable {
             case JUPYTER -> "needs its server: use CodeSandbox.connectJupyter(serverUrl, token, config)";
             default -> "is not available in this version of the SDK";
         };
-        return new UnsupportedOperationException(
-                "variant " + variant.label() + " " + why + "; the variants that run here are chalk (a Chalk Compute"
-                        + " sandbox, on the embedded server or a remote one) and jupyter (connectJupyter)");
+        return new UnsupportedOperationException("variant " + variant.label() + " " + why + "; " + Variant.RUNNING);
     }
 
-    /** The sandbox's id. */
+    /** The variant this sandbox runs on. */
+    public Variant variant() {
+        return variant;
+    }
+
+    /**
+     * The sandbox's id: the chalk sandbox's, the docker container's, the jupyter kernel's, or {@code eval-} and the
+     * local kernel's.
+     */
     public String id() {
-        return sandbox().id();
+        return id;
     }
 
-    /** The {@link Sandbox} underneath, for everything else a sandbox does. */
+    /** The chalk {@link Sandbox} underneath, for everything else a sandbox does (the chalk variant only). */
     public Sandbox sandbox() {
         Sandbox s = sandbox;
         if (s == null) {
-            throw new UnsupportedOperationException(
-                    "a jupyter kernel has no sandbox: files, commands and snapshots need the chalk variant");
+            throw new UnsupportedOperationException("a " + variant.label() + " code sandbox has no Chalk sandbox"
+                    + " underneath: runCode, files() and commands() work on every variant, snapshots and the"
+                    + " Sandbox API need the chalk variant");
         }
         return s;
     }
@@ -176,14 +266,14 @@ public final class CodeSandbox implements AutoCloseable {
         runner.interrupt();
     }
 
-    /** Reads, writes and lists files in the sandbox. */
-    public SandboxFiles files() {
-        return sandbox().files();
+    /** Reads, writes and lists the sandbox's files (see {@link CodeFiles} for where they are on each variant). */
+    public CodeFiles files() {
+        return files;
     }
 
-    /** Runs shell commands in the sandbox. */
+    /** Runs shell commands in the sandbox (see {@link CodeCommands} for where they run on each variant). */
     public CodeCommands commands() {
-        return new CodeCommands(sandbox());
+        return commands;
     }
 
     /** Sets the default timeout of each {@code runCode} from now on. */
@@ -203,12 +293,16 @@ public final class CodeSandbox implements AutoCloseable {
         return new CodeSnapshot(name, snapshot);
     }
 
-    /** Terminates the sandbox, giving its processes the server's grace period. */
+    /**
+     * Terminates the sandbox, giving its processes the server's grace period (chalk); shuts the kernel down and
+     * removes the container (docker) or stops the local server (eval).
+     */
     public void terminate() {
         runner.close();
         if (sandbox != null) {
             sandbox.terminate();
         }
+        closeBackend();
     }
 
     /** Terminates the sandbox at once: its processes are killed without a grace period. */
@@ -216,6 +310,17 @@ public final class CodeSandbox implements AutoCloseable {
         runner.close();
         if (sandbox != null) {
             sandbox.terminate(Duration.ZERO);
+        }
+        closeBackend();
+    }
+
+    private void closeBackend() {
+        if (backend != null) {
+            try {
+                backend.close();
+            } catch (Exception e) {
+                throw e instanceof RuntimeException r ? r : new IllegalStateException(e);
+            }
         }
     }
 
@@ -231,6 +336,7 @@ public final class CodeSandbox implements AutoCloseable {
             if (terminateOnClose && sandbox != null) {
                 sandbox.terminate();
             }
+            closeBackend();
         } finally {
             if (ownedClient != null) {
                 ownedClient.close();
@@ -240,6 +346,6 @@ public final class CodeSandbox implements AutoCloseable {
 
     @Override
     public String toString() {
-        return sandbox == null ? "CodeSandbox[jupyter]" : "CodeSandbox[" + sandbox.id() + "]";
+        return "CodeSandbox[" + variant.label() + " " + id + "]";
     }
 }

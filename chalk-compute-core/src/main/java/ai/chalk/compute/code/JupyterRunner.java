@@ -48,15 +48,21 @@ final class JupyterRunner implements SnippetRunner {
     private final HttpClient http = HttpClient.newHttpClient();
     private final String session = UUID.randomUUID().toString();
     private final BlockingQueue<JsonNode> messages = new LinkedBlockingQueue<>();
-    private final String kernelId;
+    final String kernelId;
     private final WebSocket socket;
     private final Object turn = new Object();
     private volatile boolean running;
 
-    JupyterRunner(URI server, String token) {
+    /**
+     * Starts a kernel whose working directory is {@code kernelDir}, a path of the server's contents (relative to its
+     * root directory; empty for the root).
+     */
+    JupyterRunner(URI server, String token, String kernelDir) {
         this.server = URI.create(server.toString().endsWith("/") ? server.toString() : server + "/");
         this.token = token;
-        JsonNode kernel = rest("POST", "api/kernels", "{\"name\":\"python3\"}");
+        // always a path: without one the kernel runs in the server process's directory, not its root
+        ObjectNode start = JSON.createObjectNode().put("name", "python3").put("path", kernelDir);
+        JsonNode kernel = rest("POST", "api/kernels", start.toString());
         this.kernelId = kernel.path("id").asText();
         URI ws = URI.create(this.server.toString().replaceFirst("^http", "ws") + "api/kernels/" + kernelId
                 + "/channels?session_id=" + session + "&token=" + URLEncoder.encode(token, StandardCharsets.UTF_8));
@@ -102,7 +108,82 @@ final class JupyterRunner implements SnippetRunner {
         }
     }
 
-    private JsonNode rest(String method, String path, String body) {
+    /**
+     * Waits until the Jupyter server at {@code server} answers {@code api/status} with {@code token}; {@code gone}
+     * says why it never will (its process ended), or is empty while it may still come up.
+     */
+    static void awaitServer(
+            URI server, String token, Duration limit, java.util.function.Supplier<Optional<String>> gone) {
+        HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (true) {
+            try {
+                HttpResponse<Void> status = http.send(
+                        HttpRequest.newBuilder(server.resolve("api/status"))
+                                .header("Authorization", "token " + token)
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.discarding());
+                if (status.statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException e) {
+                // not listening yet
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for the Jupyter server", e);
+            }
+            Optional<String> why = gone.get();
+            if (why.isPresent()) {
+                throw new IllegalStateException(why.get());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        "the Jupyter server at " + server + " did not answer within " + limit.toSeconds() + "s");
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for the Jupyter server", e);
+            }
+        }
+    }
+
+    /** The kernel's working directory on the server's machine, asked of the kernel without touching its state. */
+    String kernelDirectory() {
+        ExecutionResult cwd = run(
+                "print(__import__('os').getcwd())",
+                RunOptions.defaults(),
+                Optional.of(Duration.ofSeconds(30)),
+                false,
+                (error, bytes) -> {});
+        if (!cwd.success() || cwd.stdout().isBlank()) {
+            throw new IllegalStateException("the kernel did not say its working directory: "
+                    + cwd.executionError().orElse(cwd.stderr()));
+        }
+        return cwd.stdout().strip();
+    }
+
+    /** A call to the server's REST API that answered 2xx, its JSON body. */
+    JsonNode rest(String method, String path, String body) {
+        HttpResponse<String> response = call(method, path, body);
+        if (response.statusCode() / 100 != 2) {
+            throw new IllegalStateException("the Jupyter server answered " + method + " /" + path + " with "
+                    + response.statusCode() + ": " + response.body());
+        }
+        try {
+            return response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
+        } catch (IOException e) {
+            throw new IllegalStateException(
+                    "the Jupyter server answered " + method + " /" + path + " with what is not JSON: " + e.getMessage(),
+                    e);
+        }
+    }
+
+    /** A call to the server's REST API, whatever it answered. */
+    HttpResponse<String> call(String method, String path, String body) {
         HttpRequest request = HttpRequest.newBuilder(server.resolve(path))
                 .header("Authorization", "token " + token)
                 .header("Content-Type", "application/json")
@@ -110,12 +191,7 @@ final class JupyterRunner implements SnippetRunner {
                 .method(method, HttpRequest.BodyPublishers.ofString(body))
                 .build();
         try {
-            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
-            if (response.statusCode() / 100 != 2) {
-                throw new IllegalStateException("the Jupyter server answered " + method + " /" + path + " with "
-                        + response.statusCode() + ": " + response.body());
-            }
-            return response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
+            return http.send(request, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new IllegalStateException("the Jupyter server at " + server + " cannot be reached: " + e, e);
         } catch (InterruptedException e) {
@@ -126,17 +202,35 @@ final class JupyterRunner implements SnippetRunner {
 
     @Override
     public ExecutionResult run(String code, RunOptions options, Optional<Duration> defaultTimeout) {
+        return run(code, options, options.timeoutOption().or(() -> defaultTimeout), true, (error, bytes) -> {});
+    }
+
+    /**
+     * Runs {@code code} when the kernel is free, handing {@code raw} each stream chunk as it comes (stderr when the
+     * flag is set); {@code storeHistory} off keeps it out of the kernel's history and execution count.
+     */
+    ExecutionResult run(
+            String code,
+            RunOptions options,
+            Optional<Duration> timeout,
+            boolean storeHistory,
+            java.util.function.BiConsumer<Boolean, byte[]> raw) {
         synchronized (turn) {
             running = true;
             try {
-                return execute(code, options, options.timeoutOption().or(() -> defaultTimeout));
+                return execute(code, options, timeout, storeHistory, raw);
             } finally {
                 running = false;
             }
         }
     }
 
-    private ExecutionResult execute(String code, RunOptions options, Optional<Duration> timeout) {
+    private ExecutionResult execute(
+            String code,
+            RunOptions options,
+            Optional<Duration> timeout,
+            boolean storeHistory,
+            java.util.function.BiConsumer<Boolean, byte[]> raw) {
         String msgId = UUID.randomUUID().toString();
         ObjectNode request = JSON.createObjectNode();
         request.putObject("header")
@@ -151,7 +245,7 @@ final class JupyterRunner implements SnippetRunner {
         request.putObject("content")
                 .put("code", code)
                 .put("silent", false)
-                .put("store_history", true)
+                .put("store_history", storeHistory)
                 .put("allow_stdin", false)
                 .put("stop_on_error", true)
                 .putObject("user_expressions");
@@ -200,9 +294,12 @@ final class JupyterRunner implements SnippetRunner {
                 }
                 JsonNode content = m.path("content");
                 switch (m.path("header").path("msg_type").asText()) {
-                    case "stream" ->
-                        (content.path("name").asText().equals("stderr") ? stderr : stdout)
-                                .add(content.path("text").asText().getBytes(StandardCharsets.UTF_8));
+                    case "stream" -> {
+                        boolean isErr = content.path("name").asText().equals("stderr");
+                        byte[] bytes = content.path("text").asText().getBytes(StandardCharsets.UTF_8);
+                        (isErr ? stderr : stdout).add(bytes);
+                        raw.accept(isErr, bytes);
+                    }
                     case "display_data" -> results.add(result(content.path("data"), false));
                     case "execute_result" -> results.add(result(content.path("data"), true));
                     case "error" -> {

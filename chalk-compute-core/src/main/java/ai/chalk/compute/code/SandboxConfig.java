@@ -86,6 +86,31 @@ public final class SandboxConfig {
         return workingDir;
     }
 
+    /** The CPU limit, as a quantity ({@code 500m}, {@code 2}). */
+    public Optional<String> cpu() {
+        return cpu;
+    }
+
+    /** The memory limit, as a quantity ({@code 512Mi}, {@code 2G}, or bytes). */
+    public Optional<String> memory() {
+        return memory;
+    }
+
+    /** The GPUs asked for. */
+    public Optional<String> gpu() {
+        return gpu;
+    }
+
+    /** The environment variables of snippets and commands. */
+    public Map<String, String> env() {
+        return env;
+    }
+
+    /** The tags (labels) of the sandbox. */
+    public Map<String, String> tags() {
+        return tags;
+    }
+
     /** The sandbox definition this configuration makes. */
     SandboxDefinition.Builder sandbox() {
         SandboxDefinition.Builder b = Sandbox.builder();

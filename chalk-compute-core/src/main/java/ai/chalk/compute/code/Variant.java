@@ -8,9 +8,9 @@ public enum Variant {
     CHALK,
     /** A kernel on a Jupyter server by URL and token: {@link CodeSandbox#connectJupyter}. */
     JUPYTER,
-    /** A Jupyter server in a Docker container: not available in this version of the SDK. */
+    /** A Jupyter server in a container on the Docker engine. */
     DOCKER,
-    /** A local interpreter with no isolation: not available in this version of the SDK. */
+    /** A local Jupyter server and Python kernel as plain processes of this machine, with no isolation. */
     EVAL,
     /** Modal's hosted sandboxes, which this SDK cannot reach. */
     MODAL,
@@ -19,13 +19,17 @@ public enum Variant {
     /** Datalayer's hosted runtimes, which this SDK cannot reach. */
     DATALAYER;
 
+    /** What the refusals say. */
+    static final String RUNNING = "the variants that run here are chalk (a Chalk Compute sandbox, on the embedded"
+            + " server or a remote one), docker (a Jupyter server in a container on a Docker engine), eval (a local"
+            + " Python kernel, no isolation) and jupyter (any Jupyter server: CodeSandbox.connectJupyter)";
+
     /** The variant named {@code name} as code_sandboxes spells it ({@code "chalk"}, {@code "jupyter"}, ...). */
     public static Variant of(String name) {
         try {
             return valueOf(name.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(
-                    "unknown variant \"" + name + "\"; the variants that run here are chalk and jupyter");
+            throw new IllegalArgumentException("unknown variant \"" + name + "\"; " + RUNNING);
         }
     }
 

@@ -1,6 +1,6 @@
 /**
  * code_sandboxes' API in Java: {@link ai.chalk.compute.code.CodeSandbox#runCode(String)} with state kept between
- * snippets (Python through {@code ExecutePython}, Java through JShell), results and errors apart, files and commands.
+ * snippets, results and errors apart, files and commands, on the chalk, docker, eval and jupyter variants.
  */
 @NullMarked
 package ai.chalk.compute.code;
