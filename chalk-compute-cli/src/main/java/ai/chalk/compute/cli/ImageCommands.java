@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
@@ -38,7 +37,7 @@ final class ImageCommands implements Runnable {
     @CommandLine.Command(
             name = "build",
             description = {
-                "Build an image on the server (its steps shown as they run) and print its reference.",
+                "Build an image on the server (its steps shown on stderr as they run) and print its reference.",
                 "From --dockerfile, or from --base with --apt, --pip, --run, --env and --workdir steps in that order."
             })
     static final class Build implements Callable<Integer> {
@@ -83,14 +82,15 @@ final class ImageCommands implements Runnable {
             PrintWriter out = spec.commandLine().getOut();
             try (SandboxClient client = parent.cli.connect()) {
                 ImageBuild build = client.images().build(image, tag);
-                out.println(build.status().name().toLowerCase(Locale.ROOT) + " " + build.imageRef() + " (build "
-                        + build.buildId() + ")");
                 if (!build.status().ready()) {
+                    // the progress display above shows the failing step's output
                     spec.commandLine()
                             .getErr()
-                            .println("error: " + build.error().orElse("the build failed"));
+                            .println("error: build " + build.buildId() + " failed: "
+                                    + build.error().orElse("see its steps above"));
                     return ChalkComputeCli.FAILED;
                 }
+                out.println(build.imageRef());
             }
             return 0;
         }

@@ -26,6 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class CommandsOnAServerTest {
 
+    static final String BUSYBOX = "chalk-compute-test/busybox:latest";
+
     ComputeServer server;
     SandboxClient sdk;
 
@@ -66,6 +68,34 @@ class CommandsOnAServerTest {
         Run terminated = cli("sandbox", "terminate", id);
         assertThat(terminated.out()).isEqualTo("terminated " + id + "\n");
         assertThat(sdk.list()).extracting(SandboxInfo::id).doesNotContain(id);
+    }
+
+    @Test
+    void anImageBuiltFromTheCommandLineRunsSandboxes() throws Exception {
+        Process inspect = new ProcessBuilder("docker", "image", "inspect", BUSYBOX)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        assertThat(inspect.waitFor(30, TimeUnit.SECONDS) && inspect.exitValue() == 0)
+                .as("the base image %s (ci/build-test-images.sh builds it; CI runs it before the tests)", BUSYBOX)
+                .isTrue();
+        Run built = cli(
+                "image",
+                "build",
+                "--base",
+                BUSYBOX,
+                "--run",
+                "echo built-by-the-cli > /marker",
+                "--env",
+                "GREETING=hi");
+        assertThat(built.status()).as(built.err()).isZero();
+        String ref = built.out().strip();
+        assertThat(ref).startsWith("chalk-local/");
+
+        String id = cli("sandbox", "create", "--image", ref).out().strip();
+        Run exec = cli("sandbox", "exec", id, "--", "sh", "-c", "cat /marker; echo $GREETING");
+        assertThat(exec.out()).isEqualTo("built-by-the-cli\nhi\n");
+        cli("sandbox", "terminate", "--now", id);
     }
 
     @Test
