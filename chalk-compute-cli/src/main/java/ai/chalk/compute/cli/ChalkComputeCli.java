@@ -10,7 +10,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code chalk-compute}: the command line of Chalk Compute. It connects as the SDK does ({@link SandboxClient#fromEnv()}:
+ * {@code chalk-compute}: the command line of Chalk Compute. It connects as the SDK does
+ * ({@link SandboxClient#fromEnv(java.util.Map)} on this process's environment:
  * {@code CHALK_COMPUTE_TARGET}, else {@code CHALK_API_SERVER}, else a {@code chalk login}; credentials from
  * {@code CHALK_CLIENT_ID}/{@code CHALK_CLIENT_SECRET}, a token file or that login).
  *

@@ -130,8 +130,8 @@ final class ReplCommand implements Callable<Integer> {
                 // a killed terminal (SIGHUP) or SIGTERM still terminates the sandbox
                 Runtime.getRuntime().addShutdownHook(cleanup);
                 try {
-                    out.println("Ready: " + opened.description + ". Ctrl-C interrupts a running snippet; Ctrl-D or"
-                            + " exit() leaves and terminates it.");
+                    out.println("Ready: " + opened.description + ". Ctrl-C interrupts a running snippet; Ctrl-D or "
+                            + (language == Language.PYTHON ? "exit()" : "/exit") + " leaves and terminates it.");
                     out.flush();
                     loop(terminal, opened.sandbox);
                 } finally {
@@ -263,7 +263,13 @@ final class ReplCommand implements Callable<Integer> {
                 if (LEAVE.contains(code.strip())) {
                     return;
                 }
-                show(terminal.writer(), run(terminal, runner, sandbox, code));
+                try {
+                    show(terminal.writer(), run(terminal, runner, sandbox, code));
+                } catch (RuntimeException e) {
+                    // a snippet the SDK could not run (a lost connection, a dead interpreter) ends that snippet only
+                    terminal.writer().println("error: " + ChalkComputeCli.describe(e));
+                    terminal.writer().flush();
+                }
             }
         } finally {
             runner.shutdownNow();

@@ -60,7 +60,8 @@ final class Tmux implements AutoCloseable {
 
     /** Types a line of text literally (no key names in it) and Enter. */
     void line(String text) throws IOException, InterruptedException {
-        tmux("send-keys", "-t", "cli", "-l", text);
+        // tmux reads an argument ending in ';' as the end of its command: escaped, it is typed
+        tmux("send-keys", "-t", "cli", "-l", text.endsWith(";") ? text.substring(0, text.length() - 1) + "\\;" : text);
         tmux("send-keys", "-t", "cli", "Enter");
     }
 
