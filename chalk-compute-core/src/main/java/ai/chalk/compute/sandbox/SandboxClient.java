@@ -133,7 +133,7 @@ public final class SandboxClient implements AutoCloseable, ai.chalk.compute.conn
      * @throws ai.chalk.compute.error.ChalkComputeException when neither variable is set
      */
     public static SandboxClient fromEnv() {
-        return connect(ConnectionSettings.fromEnv());
+        return fromEnv(System.getenv());
     }
 
     /**
