@@ -37,6 +37,10 @@ import java.util.regex.Pattern;
 final class JupyterRunner implements SnippetRunner {
 
     static final Duration GRACE = Duration.ofSeconds(3);
+    /** How long a kernel may take to answer once started or restarted. */
+    static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+
+    private static final Duration ASK_AGAIN = Duration.ofMillis(500);
     /** The largest message taken from the kernel; a bigger one ends the connection. */
     static final int MAX_MESSAGE = 32 << 20;
 
@@ -70,6 +74,62 @@ final class JupyterRunner implements SnippetRunner {
                 .header("Authorization", "token " + token)
                 .buildAsync(ws, new Listener())
                 .join();
+        awaitKernel();
+    }
+
+    /** A shell-channel message of the Jupyter protocol, its content still to fill. */
+    private ObjectNode envelope(String msgId, String type) {
+        ObjectNode message = JSON.createObjectNode();
+        message.putObject("header")
+                .put("msg_id", msgId)
+                .put("username", "chalk")
+                .put("session", session)
+                .put("msg_type", type)
+                .put("version", "5.3")
+                .put("date", Instant.now().toString());
+        message.putObject("parent_header");
+        message.putObject("metadata");
+        message.putObject("content");
+        message.put("channel", "shell");
+        message.putArray("buffers");
+        return message;
+    }
+
+    /** Restarts the kernel, then waits until it answers: a request sent while it starts is lost, not queued. */
+    private void restart() {
+        rest("POST", "api/kernels/" + kernelId + "/restart", "{}");
+        awaitKernel();
+    }
+
+    /** Asks the kernel for its info every half second until it replies, for at most {@link #READY_TIMEOUT}. */
+    private void awaitKernel() {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        try {
+            while (System.nanoTime() < deadline) {
+                String msgId = UUID.randomUUID().toString();
+                socket.sendText(envelope(msgId, "kernel_info_request").toString(), true)
+                        .join();
+                long askAgain = Math.min(deadline, System.nanoTime() + ASK_AGAIN.toNanos());
+                for (long now = System.nanoTime(); now < askAgain; now = System.nanoTime()) {
+                    JsonNode m = messages.poll(askAgain - now, TimeUnit.NANOSECONDS);
+                    if (m != null && m.has("chalk_closed")) {
+                        throw new IllegalStateException("the connection to the kernel ended: "
+                                + m.get("chalk_closed").asText());
+                    }
+                    if (m != null
+                            && msgId.equals(
+                                    m.path("parent_header").path("msg_id").asText())
+                            && m.path("header").path("msg_type").asText().equals("kernel_info_reply")) {
+                        return;
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the kernel started", e);
+        }
+        throw new IllegalStateException(
+                "the kernel " + kernelId + " did not answer within " + READY_TIMEOUT.toSeconds() + "s of starting");
     }
 
     /** Takes whole text messages off the socket, bounded in size. */
@@ -232,16 +292,7 @@ final class JupyterRunner implements SnippetRunner {
             boolean storeHistory,
             java.util.function.BiConsumer<Boolean, byte[]> raw) {
         String msgId = UUID.randomUUID().toString();
-        ObjectNode request = JSON.createObjectNode();
-        request.putObject("header")
-                .put("msg_id", msgId)
-                .put("username", "chalk")
-                .put("session", session)
-                .put("msg_type", "execute_request")
-                .put("version", "5.3")
-                .put("date", Instant.now().toString());
-        request.putObject("parent_header");
-        request.putObject("metadata");
+        ObjectNode request = envelope(msgId, "execute_request");
         request.putObject("content")
                 .put("code", code)
                 .put("silent", false)
@@ -249,8 +300,6 @@ final class JupyterRunner implements SnippetRunner {
                 .put("allow_stdin", false)
                 .put("stop_on_error", true)
                 .putObject("user_expressions");
-        request.put("channel", "shell");
-        request.putArray("buffers");
         OutputLines stdout = new OutputLines(options.stdoutCallback(), false);
         OutputLines stderr = new OutputLines(options.stderrCallback(), true);
         List<Result> results = new ArrayList<>();
@@ -268,7 +317,7 @@ final class JupyterRunner implements SnippetRunner {
                     killAt = now + GRACE.toNanos();
                 }
                 if (now >= killAt) {
-                    rest("POST", "api/kernels/" + kernelId + "/restart", "{}");
+                    restart();
                     return failed(
                             stdout,
                             stderr,
@@ -341,7 +390,7 @@ final class JupyterRunner implements SnippetRunner {
             Optional<Duration> timeout) {
         if (error != null && error.name().equals("SystemExit")) {
             // as in a chalk sandbox: the snippet ended its interpreter, and the next one starts fresh
-            rest("POST", "api/kernels/" + kernelId + "/restart", "{}");
+            restart();
             int code;
             try {
                 code = error.value().isEmpty()

@@ -117,7 +117,8 @@ abstract class CodeSandboxBehaviourTest {
         assertThat(exit.exitCode()).hasValue(3);
         assertThat(exit.codeError()).isEmpty();
         assertThat(exit.success()).isFalse();
-        assertThat(sandbox.runCode("'kept' in globals()").text()).isEqualTo("False");
+        ExecutionResult fresh = sandbox.runCode("'kept' in globals()");
+        assertThat(fresh.text()).as(fresh.toString()).isEqualTo("False");
     }
 
     @Test
