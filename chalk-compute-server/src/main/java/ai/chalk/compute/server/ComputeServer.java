@@ -45,6 +45,7 @@ import ai.chalk.compute.server.sql.StoredDatasetTables;
 import ai.chalk.compute.server.sql.TransferLinks;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.DatasetStore;
+import ai.chalk.compute.server.store.EvaluationRunStore;
 import ai.chalk.compute.server.store.EvaluationStore;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.ImageBuildStore;
@@ -71,6 +72,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -251,6 +253,14 @@ public final class ComputeServer implements AutoCloseable {
                             dataDir.resolve("sql-work")),
                     new SqlJobStore(database),
                     functions.blobs());
+            EvaluationRunStore evaluationRuns = new EvaluationRunStore(database);
+            int interrupted = evaluationRuns.recover(Instant.now());
+            if (interrupted > 0) {
+                log.warn(
+                        "Failed {} evaluation run(s) a restart interrupted: {}",
+                        interrupted,
+                        EvaluationRunStore.INTERRUPTED);
+            }
             health = new HealthStatusManager();
             SandboxManager sandboxManager = sandboxes;
             database.onProblemChange(problem -> {
@@ -294,9 +304,13 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(new DatasetMetadataServiceV1(datasets)),
                             intercepted(EvaluationServiceV1.create(
                                     new EvaluationStore(database),
+                                    evaluationRuns,
                                     datasets,
                                     functionStore,
-                                    (environment, name) -> secretValue(secrets, environment, name))),
+                                    functions.calls(),
+                                    (environment, name) -> secretValue(secrets, environment, name),
+                                    dataDir.resolve("evaluations-work"),
+                                    functions.executor())),
                             intercepted(
                                     new SqlServiceV1(sqlQueries, new TransferLinks(transfers, config.transferLinkTtl))),
                             ServerInterceptors.intercept(

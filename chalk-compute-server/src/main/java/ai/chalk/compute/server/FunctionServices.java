@@ -56,6 +56,7 @@ final class FunctionServices implements AutoCloseable {
     private final ScalingGroupManagerServiceV1 scalingGroups;
     private final FunctionLogServiceV1 logs;
     private final ServerSocketForWorkers workerSocket;
+    private final FunctionCalls calls;
 
     private FunctionServices(
             ServerSocketForWorkers workerSocket,
@@ -68,7 +69,9 @@ final class FunctionServices implements AutoCloseable {
             ExternalFunctionCatalogServiceV1 catalog,
             AsyncRemoteCallServiceV1 asyncCalls,
             ScalingGroupManagerServiceV1 scalingGroups,
-            FunctionLogServiceV1 logs) {
+            FunctionLogServiceV1 logs,
+            FunctionCalls calls) {
+        this.calls = calls;
         this.logs = logs;
         this.workerSocket = workerSocket;
         this.blobs = blobs;
@@ -157,7 +160,8 @@ final class FunctionServices implements AutoCloseable {
                 new ExternalFunctionCatalogServiceV1(deployments, calls, code),
                 new AsyncRemoteCallServiceV1(deployments, calls),
                 new ScalingGroupManagerServiceV1(groups),
-                new FunctionLogServiceV1(deployments, logs));
+                new FunctionLogServiceV1(deployments, logs),
+                calls);
     }
 
     /** Serves the server's services to replicas, on their socket. */
@@ -192,6 +196,16 @@ final class FunctionServices implements AutoCloseable {
 
     FunctionLogServiceV1 logs() {
         return logs;
+    }
+
+    /** Calls of function versions through their replica pools: what evaluation runs call tasks and scorers with. */
+    FunctionCalls calls() {
+        return calls;
+    }
+
+    /** The functions' cached pool, shut down with them. */
+    ExecutorService executor() {
+        return executor;
     }
 
     @Override

@@ -1,25 +1,41 @@
 package ai.chalk.compute.server.evaluation;
 
+import ai.chalk.compute.proto.evaluation.v1.ArchiveEvaluationRunRequest;
+import ai.chalk.compute.proto.evaluation.v1.ArchiveEvaluationRunResponse;
 import ai.chalk.compute.proto.evaluation.v1.CreateEvaluationRequest;
 import ai.chalk.compute.proto.evaluation.v1.CreateEvaluationResponse;
+import ai.chalk.compute.proto.evaluation.v1.CreateEvaluationRunRequest;
+import ai.chalk.compute.proto.evaluation.v1.CreateEvaluationRunResponse;
 import ai.chalk.compute.proto.evaluation.v1.CreateEvaluationSuiteRequest;
 import ai.chalk.compute.proto.evaluation.v1.CreateEvaluationSuiteResponse;
 import ai.chalk.compute.proto.evaluation.v1.Evaluation;
+import ai.chalk.compute.proto.evaluation.v1.EvaluationRun;
+import ai.chalk.compute.proto.evaluation.v1.EvaluationRunStatus;
+import ai.chalk.compute.proto.evaluation.v1.EvaluationScoreSummary;
 import ai.chalk.compute.proto.evaluation.v1.EvaluationScorer;
 import ai.chalk.compute.proto.evaluation.v1.EvaluationScorers;
 import ai.chalk.compute.proto.evaluation.v1.EvaluationServiceGrpc;
 import ai.chalk.compute.proto.evaluation.v1.EvaluationSuite;
 import ai.chalk.compute.proto.evaluation.v1.GetEvaluationRequest;
 import ai.chalk.compute.proto.evaluation.v1.GetEvaluationResponse;
+import ai.chalk.compute.proto.evaluation.v1.GetEvaluationRunRequest;
+import ai.chalk.compute.proto.evaluation.v1.GetEvaluationRunResponse;
+import ai.chalk.compute.proto.evaluation.v1.ListEvaluationRunsRequest;
+import ai.chalk.compute.proto.evaluation.v1.ListEvaluationRunsResponse;
 import ai.chalk.compute.proto.evaluation.v1.ListEvaluationSuitesRequest;
 import ai.chalk.compute.proto.evaluation.v1.ListEvaluationSuitesResponse;
 import ai.chalk.compute.proto.evaluation.v1.ListEvaluationsRequest;
 import ai.chalk.compute.proto.evaluation.v1.ListEvaluationsResponse;
+import ai.chalk.compute.proto.evaluation.v1.SetEvaluationRunBaselineRequest;
+import ai.chalk.compute.proto.evaluation.v1.SetEvaluationRunBaselineResponse;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.dataset.DatasetManager;
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.function.FunctionCalls;
 import ai.chalk.compute.server.grpc.Pages;
 import ai.chalk.compute.server.grpc.StatusErrors;
+import ai.chalk.compute.server.store.EvaluationRunStore;
+import ai.chalk.compute.server.store.EvaluationRunStore.RunRecord;
 import ai.chalk.compute.server.store.EvaluationStore;
 import ai.chalk.compute.server.store.EvaluationStore.EvaluationRecord;
 import ai.chalk.compute.server.store.EvaluationStore.SuiteRecord;
@@ -29,43 +45,74 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Timestamp;
 import io.grpc.stub.StreamObserver;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
 import java.util.function.BiFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
  * {@code chalk.evaluation.v1.EvaluationService}: the evaluation suites and evaluations of the caller's environment
  * ({@link Caller}); another environment's are NOT_FOUND, as ones never created. An evaluation pins at creation what it
- * is given ({@link EvaluationPins}). Runs are not executed by this server yet: their RPCs answer UNIMPLEMENTED.
+ * is given ({@link EvaluationPins}). Runs are executed by this server ({@link EvaluationRuns}); archiving a run that is
+ * still open cancels it, as the contract has no cancel RPC. A run's {@code metadata} may say
+ * {@code execution_mode: "workflow"}, which this server refuses: it has no workflow orchestrator.
  */
 public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationServiceImplBase {
 
     private static final int MAX_NAME = 255;
 
+    /** The run metadata key naming how the run is driven, as the SDK's {@code execution_mode}. */
+    static final String EXECUTION_MODE = "execution_mode";
+
     private final EvaluationStore store;
+    private final EvaluationRunStore runStore;
     private final EvaluationPins pins;
+    private final EvaluationRuns runs;
     private final Clock clock;
 
-    EvaluationServiceV1(EvaluationStore store, EvaluationPins pins, Clock clock) {
+    EvaluationServiceV1(
+            EvaluationStore store, EvaluationRunStore runStore, EvaluationPins pins, EvaluationRuns runs, Clock clock) {
         this.store = store;
+        this.runStore = runStore;
         this.pins = pins;
+        this.runs = runs;
         this.clock = clock;
     }
 
     /**
      * The service over {@code store}, pinning datasets and function versions of the caller's environment.
      *
-     * @param secrets a secret's value by environment and name, or null when there is none
+     * @param runStore the runs, whose interrupted ones the caller has already failed ({@link EvaluationRunStore#recover})
+     * @param calls    how runs call task and scorer versions: the pools of remote calls
+     * @param secrets  a secret's value by environment and name, or null when there is none
+     * @param workDir  where runs write their result files before they become dataset revisions
+     * @param executor runs and their batches (a cached pool: a run waits on its own batches)
      */
     public static EvaluationServiceV1 create(
             EvaluationStore store,
+            EvaluationRunStore runStore,
             DatasetManager datasets,
             FunctionStore functions,
-            BiFunction<String, String, @Nullable String> secrets) {
-        return new EvaluationServiceV1(store, new EvaluationPins(datasets, functions, secrets), Clock.systemUTC());
+            FunctionCalls calls,
+            BiFunction<String, String, @Nullable String> secrets,
+            Path workDir,
+            ExecutorService executor) {
+        EvaluationPins pins = new EvaluationPins(datasets, functions, secrets);
+        Clock clock = Clock.systemUTC();
+        return new EvaluationServiceV1(
+                store,
+                runStore,
+                pins,
+                new EvaluationRuns(runStore, datasets, functions, calls, pins, workDir, executor, clock),
+                clock);
     }
 
     @Override
@@ -146,12 +193,206 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
             String suite = request.hasSuiteId() && !request.getSuiteId().isEmpty() ? request.getSuiteId() : null;
             List<EvaluationRecord> page = store.evaluations(environment(), suite, after, limit + 1);
             ListEvaluationsResponse.Builder b = ListEvaluationsResponse.newBuilder();
-            page.stream().limit(limit).forEach(e -> b.addEvaluations(evaluation(e)));
+            page.stream().limit(limit).forEach(e -> {
+                b.addEvaluations(evaluation(e));
+                latestSummary(e).ifPresent(b::addScoreSummaries);
+            });
             if (page.size() > limit) {
                 b.setNextCursor(Long.toString(page.get(limit - 1).seq()));
             }
             return b.build();
         });
+    }
+
+    /** The summary of the evaluation's newest run that has one (archived runs left out). */
+    private Optional<EvaluationScoreSummary> latestSummary(EvaluationRecord e) {
+        Optional<EvaluationScoreSummary> latest = Optional.empty();
+        long after = 0;
+        for (List<RunRecord> page; !(page = runStore.runs(e.environment(), e.id(), after, 500)).isEmpty(); ) {
+            for (RunRecord r : page) {
+                after = r.seq();
+                Optional<EvaluationScoreSummary> s = summary(r);
+                if (s.isPresent()) {
+                    latest = s;
+                }
+            }
+        }
+        return latest;
+    }
+
+    @Override
+    public void createEvaluationRun(
+            CreateEvaluationRunRequest request, StreamObserver<CreateEvaluationRunResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            if (request.getEvaluationId().isEmpty()) {
+                throw ComputeException.invalid("evaluation_id is required: the evaluation to run");
+            }
+            EvaluationRecord e = find(request.getEvaluationId());
+            com.google.protobuf.Value mode =
+                    request.getMetadata().getFieldsMap().get(EXECUTION_MODE);
+            if (mode != null && mode.getStringValue().equalsIgnoreCase("workflow")) {
+                throw ComputeException.refused(
+                        "metadata." + EXECUTION_MODE + " is \"workflow\", but this environment has"
+                                + " no workflow orchestrator: leave execution_mode out (or \"server\") and this server runs"
+                                + " the evaluation itself");
+            }
+            RunRecord run = runStore.insert(
+                    e.environment(),
+                    "evr-" + UUID.randomUUID(),
+                    e.id(),
+                    request.getMetadata().toByteArray(),
+                    now());
+            runs.start(run, e, scorers(e));
+            return CreateEvaluationRunResponse.newBuilder()
+                    .setEvaluationRun(run(run))
+                    .build();
+        });
+    }
+
+    @Override
+    public void getEvaluationRun(GetEvaluationRunRequest request, StreamObserver<GetEvaluationRunResponse> observer) {
+        StatusErrors.unary(
+                observer,
+                () -> GetEvaluationRunResponse.newBuilder()
+                        .setEvaluationRun(run(findRun(request.getEvaluationRunId())))
+                        .build());
+    }
+
+    @Override
+    public void listEvaluationRuns(
+            ListEvaluationRunsRequest request, StreamObserver<ListEvaluationRunsResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            String environment = environment();
+            int limit = Pages.limit(request.hasLimit(), request.getLimit());
+            long after = Pages.cursor(request.hasCursor(), request.getCursor());
+            String evaluationId =
+                    request.hasEvaluationId() && !request.getEvaluationId().isEmpty()
+                            ? request.getEvaluationId()
+                            : null;
+            String suiteId = request.hasSuiteId() && !request.getSuiteId().isEmpty() ? request.getSuiteId() : null;
+            Map<String, Optional<EvaluationRecord>> evaluations = new LinkedHashMap<>();
+            List<RunRecord> page = new ArrayList<>();
+            // a suite filters by the runs' evaluations: read on until the page is full or the runs end
+            while (page.size() <= limit) {
+                List<RunRecord> batch = runStore.runs(environment, evaluationId, after, limit + 1);
+                for (RunRecord r : batch) {
+                    after = r.seq();
+                    Optional<EvaluationRecord> e =
+                            evaluations.computeIfAbsent(r.evaluationId(), id -> store.evaluation(environment, id));
+                    if (suiteId == null
+                            || e.map(x -> suiteId.equals(x.suiteId())).orElse(false)) {
+                        page.add(r);
+                        if (page.size() > limit) {
+                            break;
+                        }
+                    }
+                }
+                if (batch.size() <= limit) {
+                    break;
+                }
+            }
+            ListEvaluationRunsResponse.Builder b = ListEvaluationRunsResponse.newBuilder();
+            page.stream().limit(limit).forEach(r -> {
+                b.addEvaluationRuns(run(r));
+                summary(r).ifPresent(b::addScoreSummaries);
+            });
+            page.stream()
+                    .limit(limit)
+                    .map(RunRecord::evaluationId)
+                    .distinct()
+                    .forEach(id -> evaluations.get(id).ifPresent(e -> b.addEvaluations(evaluation(e))));
+            if (page.size() > limit) {
+                b.setNextCursor(Long.toString(page.get(limit - 1).seq()));
+            }
+            return b.build();
+        });
+    }
+
+    @Override
+    public void setEvaluationRunBaseline(
+            SetEvaluationRunBaselineRequest request, StreamObserver<SetEvaluationRunBaselineResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            RunRecord r = findRun(request.getEvaluationRunId());
+            runStore.setBaseline(environment(), r.id());
+            return SetEvaluationRunBaselineResponse.newBuilder()
+                    .setEvaluationRun(run(findRun(r.id())))
+                    .build();
+        });
+    }
+
+    @Override
+    public void archiveEvaluationRun(
+            ArchiveEvaluationRunRequest request, StreamObserver<ArchiveEvaluationRunResponse> observer) {
+        StatusErrors.unary(observer, () -> {
+            RunRecord r = findRun(request.getEvaluationRunId());
+            if (!r.status().terminal()) {
+                runs.cancel(r.id(), "canceled: the run was archived while it was " + r.status());
+            }
+            runStore.archive(environment(), r.id(), now());
+            return ArchiveEvaluationRunResponse.newBuilder()
+                    .setEvaluationRunId(r.id())
+                    .build();
+        });
+    }
+
+    private RunRecord findRun(String id) {
+        if (id.isEmpty()) {
+            throw ComputeException.invalid("evaluation_run_id is required");
+        }
+        return runStore.run(environment(), id)
+                .orElseThrow(() -> ComputeException.notFound("there is no evaluation run \"" + id
+                        + "\" in this environment; ListEvaluationRuns lists them"));
+    }
+
+    private static List<EvaluationScorer> scorers(EvaluationRecord e) {
+        try {
+            return EvaluationScorers.parseFrom(e.scorers()).getScorersList();
+        } catch (InvalidProtocolBufferException ex) {
+            throw new IllegalStateException("the stored evaluation " + e.id() + " is unreadable", ex);
+        }
+    }
+
+    private static Optional<EvaluationScoreSummary> summary(RunRecord r) {
+        if (r.summary() == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(EvaluationScoreSummary.parseFrom(r.summary()));
+        } catch (InvalidProtocolBufferException ex) {
+            throw new IllegalStateException("the stored summary of run " + r.id() + " is unreadable", ex);
+        }
+    }
+
+    private static EvaluationRun run(RunRecord r) {
+        try {
+            EvaluationRun.Builder b = EvaluationRun.newBuilder()
+                    .setId(r.id())
+                    .setEnvironmentId(r.environment())
+                    .setEvaluationId(r.evaluationId())
+                    .setStatus(EvaluationRunStatus.valueOf(
+                            "EVALUATION_RUN_STATUS_" + r.status().name()))
+                    .setMetadata(Struct.parseFrom(r.metadata()))
+                    .setCreatedAt(timestamp(r.createdAt()))
+                    .setIsBaseline(r.baseline());
+            if (r.startedAt() != null) {
+                b.setStartedAt(timestamp(r.startedAt()));
+            }
+            if (r.completedAt() != null) {
+                b.setCompletedAt(timestamp(r.completedAt()));
+            }
+            if (r.resultDatasetId() != null) {
+                b.setResultDatasetId(r.resultDatasetId());
+            }
+            if (r.resultRevisionId() != null) {
+                b.setResultDatasetRevisionId(r.resultRevisionId());
+            }
+            if (r.errorMessage() != null) {
+                b.setErrorMessage(r.errorMessage());
+            }
+            return b.build();
+        } catch (InvalidProtocolBufferException ex) {
+            throw new IllegalStateException("the stored run " + r.id() + " is unreadable", ex);
+        }
     }
 
     private EvaluationRecord find(String id) {

@@ -1,0 +1,499 @@
+package ai.chalk.compute.server.evaluation;
+
+import ai.chalk.compute.proto.common.v1.ChalkError;
+import ai.chalk.compute.proto.evaluation.v1.EvaluationScoreSummary;
+import ai.chalk.compute.proto.evaluation.v1.EvaluationScorer;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
+import ai.chalk.compute.server.dataset.DatasetManager;
+import ai.chalk.compute.server.dataset.DatasetManager.ReadableRevision;
+import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.evaluation.BuiltinRowScoring.Cell;
+import ai.chalk.compute.server.evaluation.RowPayloads.UnfitValueException;
+import ai.chalk.compute.server.evaluation.RunTables.ResultRow;
+import ai.chalk.compute.server.function.FunctionCalls;
+import ai.chalk.compute.server.function.FunctionWorkers;
+import ai.chalk.compute.server.store.EvaluationRunStore;
+import ai.chalk.compute.server.store.EvaluationRunStore.RunRecord;
+import ai.chalk.compute.server.store.EvaluationRunStore.RunStatus;
+import ai.chalk.compute.server.store.EvaluationStore.EvaluationRecord;
+import ai.chalk.compute.server.store.FunctionStore;
+import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.protobuf.ByteString;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Executes evaluation runs in the server: the pinned revision's rows go in batches through the task version's replicas
+ * ({@link FunctionCalls}, the pool and concurrency of remote calls), the answered rows through each function scorer the
+ * same way and through the built-ins in-process, and the result becomes a dataset revision and a score summary.
+ *
+ * <p>A batch the task fails as a user failure (the protocol's {@code chalk-error-bin}) is retried row by row, so only
+ * the rows that fail are failed; any other failure (no replica can start, the version serves no such function) means
+ * the task cannot run at all, and the run FAILS. A scorer's failure is that scorer's on those rows.
+ */
+final class EvaluationRuns {
+
+    private static final Logger log = LoggerFactory.getLogger(EvaluationRuns.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** Rows per call: enough to spread a call's overhead, few enough that a failing row costs little to isolate. */
+    static final int BATCH_ROWS = 64;
+    /** Batches in flight per run; the pool queues what its replicas cannot take yet and scales up meanwhile. */
+    static final int PARALLEL_BATCHES = 4;
+
+    /** The task cannot run at all: the run fails with this message. */
+    private static final class TaskCannotRunException extends Exception {
+        TaskCannotRunException(String message) {
+            super(message);
+        }
+    }
+
+    /** One function an evaluation calls: its version, the name calls use, and its payloads. */
+    private record Called(String what, VersionRecord version, String name, RowPayloads payloads) {}
+
+    /** The outcome of one row's call: its answer, or why it failed. */
+    private record Outcome(@Nullable Object value, @Nullable String error) {}
+
+    private final EvaluationRunStore runs;
+    private final DatasetManager datasets;
+    private final FunctionStore functions;
+    private final FunctionCalls calls;
+    private final EvaluationPins pins;
+    private final RunTables tables;
+    private final Path workDir;
+    private final ExecutorService executor;
+    private final Clock clock;
+    private final Map<String, AtomicBoolean> canceled = new ConcurrentHashMap<>();
+
+    EvaluationRuns(
+            EvaluationRunStore runs,
+            DatasetManager datasets,
+            FunctionStore functions,
+            FunctionCalls calls,
+            EvaluationPins pins,
+            Path workDir,
+            ExecutorService executor,
+            Clock clock) {
+        this.runs = runs;
+        this.datasets = datasets;
+        this.functions = functions;
+        this.calls = calls;
+        this.pins = pins;
+        this.tables = new RunTables(workDir);
+        this.workDir = workDir;
+        this.executor = executor;
+        this.clock = clock;
+    }
+
+    /** Starts executing a PENDING run in the background. */
+    void start(RunRecord run, EvaluationRecord evaluation, List<EvaluationScorer> scorers) {
+        AtomicBoolean flag = new AtomicBoolean();
+        canceled.put(run.id(), flag);
+        executor.execute(() -> {
+            try {
+                execute(run, evaluation, scorers, flag);
+            } finally {
+                canceled.remove(run.id());
+            }
+        });
+    }
+
+    /** Cancels an open run: CANCELED at once, its batches in flight finish and nothing more is called. */
+    boolean cancel(String runId, String why) {
+        AtomicBoolean flag = canceled.get(runId);
+        if (flag != null) {
+            flag.set(true);
+        }
+        return runs.end(runId, RunStatus.CANCELED, why, clock.instant());
+    }
+
+    private void execute(RunRecord run, EvaluationRecord e, List<EvaluationScorer> scorers, AtomicBoolean stop) {
+        if (!runs.start(run.id(), clock.instant())) {
+            return; // canceled before it started
+        }
+        Path resultFile = workDir.resolve(run.id() + ".parquet");
+        try {
+            ReadableRevision revision = datasets.readableRevision(run.environment(), e.datasetRevisionId());
+            List<Map<String, @Nullable Object>> rows = tables.read(revision.files());
+            Called task = called("the task function", run.environment(), e.taskVersionId());
+            Map<String, Called> scorerFunctions = new LinkedHashMap<>();
+            for (EvaluationScorer s : scorers) {
+                if (s.getSpec().hasFunction()) {
+                    scorerFunctions.put(
+                            s.getId(),
+                            called(
+                                    "scorer " + s.getId(),
+                                    run.environment(),
+                                    s.getSpec().getFunction().getFunctionVersionId()));
+                }
+            }
+            BuiltinRowScoring builtins = new BuiltinRowScoring(scorers, pins.builtins(run.environment()));
+            ResultRow[] results = new ResultRow[rows.size()];
+            List<Future<?>> inFlight = new ArrayList<>();
+            for (int from = 0; from < rows.size(); from += BATCH_ROWS) {
+                if (stop.get()) {
+                    return;
+                }
+                int start = from;
+                int end = Math.min(rows.size(), from + BATCH_ROWS);
+                inFlight.add(executor.submit(() -> {
+                    batch(rows, start, end, task, scorers, scorerFunctions, builtins, results);
+                    return null;
+                }));
+                if (inFlight.size() >= PARALLEL_BATCHES) {
+                    await(inFlight.remove(0));
+                }
+            }
+            for (Future<?> f : inFlight) {
+                await(f);
+            }
+            if (stop.get() || !runs.finalizing(run.id())) {
+                return; // canceled meanwhile
+            }
+            List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
+            tables.write(revision.files(), ids, List.of(results), resultFile);
+            DatasetManager.Written written = datasets.storeParquet(run.environment(), resultName(run.id()), resultFile);
+            List<ScoreSummaries.RowScores> rowScores = new ArrayList<>(results.length);
+            for (ResultRow r : results) {
+                rowScores.add(
+                        taskFailed(r)
+                                ? new ScoreSummaries.RowScores(r.error(), List.of())
+                                : ScoreSummaries.answered(r.scores()));
+            }
+            EvaluationScoreSummary summary =
+                    ScoreSummaries.summarize(e.id(), run.id(), scorers, rowScores, clock.instant());
+            runs.succeed(
+                    run.id(), written.dataset().id(), written.revisionId(), summary.toByteArray(), clock.instant());
+        } catch (TaskCannotRunException ex) {
+            runs.end(run.id(), RunStatus.FAILED, ex.getMessage(), clock.instant());
+        } catch (ComputeException ex) {
+            runs.end(run.id(), RunStatus.FAILED, ex.getMessage(), clock.instant());
+        } catch (SQLException | IOException | RuntimeException ex) {
+            log.warn("Evaluation run {} failed on the server", run.id(), ex);
+            runs.end(
+                    run.id(),
+                    RunStatus.FAILED,
+                    "the run failed on the server: "
+                            + String.valueOf(ex.getMessage()).replace(workDir.toString(), "<work-dir>"),
+                    clock.instant());
+        } finally {
+            try {
+                Files.deleteIfExists(resultFile);
+            } catch (IOException ex) {
+                log.warn("Could not delete {}: {}", resultFile, ex.toString());
+            }
+        }
+    }
+
+    /** The name of a run's result dataset: SQL reads it as {@code chalk.datasets.<name>} without quoting. */
+    static String resultName(String runId) {
+        return "eval_run_" + runId.replaceAll("[^A-Za-z0-9]", "");
+    }
+
+    /** Whether the row's error is its task's (a scorer's failure leaves the output and says "scorer"). */
+    private static boolean taskFailed(ResultRow r) {
+        return r.error() != null && r.error().startsWith("task: ");
+    }
+
+    private static void await(Future<?> f) throws TaskCannotRunException {
+        try {
+            f.get();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new TaskCannotRunException("the server stopped while the run was in progress");
+        } catch (ExecutionException ex) {
+            if (ex.getCause() instanceof TaskCannotRunException t) {
+                throw t;
+            }
+            if (ex.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(ex.getCause());
+        }
+    }
+
+    private Called called(String what, String environment, String versionId) throws TaskCannotRunException {
+        VersionRecord v = functions
+                .version(versionId)
+                .filter(x -> x.environment().equals(environment))
+                .orElseThrow(() ->
+                        new TaskCannotRunException(what + ": its pinned version " + versionId + " no longer exists"));
+        if (v.deletedAt().isPresent()) {
+            throw new TaskCannotRunException(what + ": its pinned version " + versionId
+                    + " was deleted; create a new evaluation with a live version");
+        }
+        String name = functions
+                .function(v.functionId())
+                .map(FunctionStore.FunctionRecord::name)
+                .orElse(v.functionId());
+        try {
+            return new Called(
+                    what + " " + name,
+                    v,
+                    name,
+                    new RowPayloads(FunctionWorkers.request(v).getInputArrowSchema()));
+        } catch (IllegalArgumentException ex) {
+            throw new TaskCannotRunException(what + " " + name + ": " + ex.getMessage());
+        }
+    }
+
+    /** Runs rows {@code [start, end)} through the task and the scorers, filling {@code results}. */
+    private void batch(
+            List<Map<String, @Nullable Object>> rows,
+            int start,
+            int end,
+            Called task,
+            List<EvaluationScorer> scorers,
+            Map<String, Called> scorerFunctions,
+            BuiltinRowScoring builtins,
+            ResultRow[] results)
+            throws TaskCannotRunException {
+        List<Integer> indices = new ArrayList<>();
+        for (int i = start; i < end; i++) {
+            indices.add(i);
+        }
+        Map<Integer, Outcome> outputs = call(task, indices, rows::get, true);
+        // the rows the task answered, with their output, as the scorers read them
+        Map<Integer, Map<String, @Nullable Object>> answered = new LinkedHashMap<>();
+        for (int i : indices) {
+            Outcome o = outputs.get(i);
+            if (o.error() == null) {
+                Map<String, @Nullable Object> row = new HashMap<>(rows.get(i));
+                row.put(RunTables.OUTPUT, o.value());
+                row.put("trace", null);
+                answered.put(i, row);
+            } else {
+                results[i] = failedRow(scorers.size(), "task: " + o.error());
+            }
+        }
+        Map<String, Map<Integer, Outcome>> byFunction = new HashMap<>();
+        for (Map.Entry<String, Called> f : scorerFunctions.entrySet()) {
+            byFunction.put(f.getKey(), call(f.getValue(), List.copyOf(answered.keySet()), answered::get, false));
+        }
+        for (Map.Entry<Integer, Map<String, @Nullable Object>> a : answered.entrySet()) {
+            Map<String, @Nullable Object> builtinRow = new HashMap<>(a.getValue());
+            Object output = a.getValue().get(RunTables.OUTPUT);
+            if (output != null
+                    && !(output instanceof String || output instanceof Number || output instanceof Boolean)) {
+                builtinRow.put(RunTables.OUTPUT, RunTables.text(output)); // built-ins read structured answers as JSON
+            }
+            Map<String, Cell> cells = new HashMap<>();
+            for (Cell c : builtins.score(builtinRow)) {
+                cells.put(c.scorerId(), c);
+            }
+            List<@Nullable Double> scores = new ArrayList<>();
+            List<String> metadata = new ArrayList<>();
+            List<String> errors = new ArrayList<>();
+            for (EvaluationScorer s : scorers) {
+                Cell c = cells.containsKey(s.getId())
+                        ? cells.get(s.getId())
+                        : functionCell(s.getId(), byFunction.get(s.getId()).get(a.getKey()));
+                scores.add(c.score());
+                metadata.add(c.metadata());
+                if (c.error() != null) {
+                    errors.add(c.error());
+                }
+            }
+            results[a.getKey()] = new ResultRow(
+                    output, scores, metadata, errors.isEmpty() ? null : "scorer " + String.join("; scorer ", errors));
+        }
+    }
+
+    private static ResultRow failedRow(int scorers, String error) {
+        List<@Nullable Double> scores = new ArrayList<>();
+        List<String> metadata = new ArrayList<>();
+        for (int i = 0; i < scorers; i++) {
+            scores.add(null);
+            metadata.add("{}");
+        }
+        return new ResultRow(null, scores, metadata, error);
+    }
+
+    /**
+     * A function scorer's answer as a cell: a number is the score; an {@code EvaluationScorerResult} ({@code {score,
+     * metadata}}, the metadata a JSON object as text) gives both; a list of them scores their mean and keeps each in
+     * the metadata's {@code results}.
+     */
+    private static Cell functionCell(String id, Outcome outcome) {
+        if (outcome.error() != null) {
+            return new Cell(id, null, "{}", id + ": " + outcome.error());
+        }
+        Object v = outcome.value();
+        try {
+            if (v instanceof Number n) {
+                return new Cell(id, finite(n.doubleValue()), "{}", null);
+            }
+            if (v instanceof Map<?, ?> m) {
+                return new Cell(id, score(m), JSON.writeValueAsString(metadata(m)), null);
+            }
+            if (v instanceof List<?> list && !list.isEmpty()) {
+                double sum = 0;
+                List<Map<String, Object>> each = new ArrayList<>();
+                for (Object item : list) {
+                    double s;
+                    Map<String, Object> entry = new LinkedHashMap<>();
+                    if (item instanceof Number n) {
+                        s = finite(n.doubleValue());
+                    } else if (item instanceof Map<?, ?> m) {
+                        s = score(m);
+                        entry.put("metadata", metadata(m));
+                    } else {
+                        throw new IllegalArgumentException("an item of its list is " + describe(item));
+                    }
+                    entry.put("score", s);
+                    each.add(entry);
+                    sum += s;
+                }
+                return new Cell(id, sum / list.size(), JSON.writeValueAsString(Map.of("results", each)), null);
+            }
+            throw new IllegalArgumentException("it answered " + describe(v));
+        } catch (IllegalArgumentException | JsonProcessingException ex) {
+            return new Cell(
+                    id,
+                    null,
+                    "{}",
+                    id + ": " + ex.getMessage()
+                            + "; a scorer returns a number, an EvaluationScorerResult or a non-empty list of them");
+        }
+    }
+
+    private static double score(Map<?, ?> result) {
+        if (!(result.get("score") instanceof Number n)) {
+            throw new IllegalArgumentException("its result has no numeric score: " + describe(result));
+        }
+        return finite(n.doubleValue());
+    }
+
+    private static Object metadata(Map<?, ?> result) throws JsonProcessingException {
+        Object m = result.get("metadata");
+        if (m == null) {
+            return Map.of();
+        }
+        if (m instanceof String s) {
+            return s.isBlank() ? Map.of() : JSON.readValue(s, Object.class);
+        }
+        return m;
+    }
+
+    private static double finite(double d) {
+        if (!Double.isFinite(d)) {
+            throw new IllegalArgumentException("its score is " + d + ", not a finite number");
+        }
+        return d;
+    }
+
+    private static String describe(@Nullable Object v) {
+        String s = String.valueOf(v);
+        return (s.length() > 200 ? s.substring(0, 200) + "..." : s)
+                + (v == null ? "" : " (" + v.getClass().getSimpleName() + ")");
+    }
+
+    /**
+     * Calls {@code f} on the rows {@code indices} in one batch; when the function fails the batch as a user failure,
+     * row by row. Every index gets an outcome.
+     *
+     * @param fatal whether a failure other than the function's own (no replica, no such function) means the run
+     *              cannot go on; otherwise it is each row's failure
+     */
+    private Map<Integer, Outcome> call(
+            Called f,
+            List<Integer> indices,
+            java.util.function.IntFunction<Map<String, @Nullable Object>> row,
+            boolean fatal)
+            throws TaskCannotRunException {
+        Map<Integer, Outcome> out = new HashMap<>();
+        List<Integer> sendable = new ArrayList<>();
+        List<Object[]> arguments = new ArrayList<>();
+        for (int i : indices) {
+            try {
+                arguments.add(f.payloads().arguments(row.apply(i)));
+                sendable.add(i);
+            } catch (UnfitValueException ex) {
+                out.put(i, new Outcome(null, ex.getMessage()));
+            }
+        }
+        callBatch(f, sendable, arguments, fatal, out);
+        return out;
+    }
+
+    private void callBatch(
+            Called f, List<Integer> indices, List<Object[]> arguments, boolean fatal, Map<Integer, Outcome> out)
+            throws TaskCannotRunException {
+        if (indices.isEmpty()) {
+            return;
+        }
+        List<@Nullable Object> answers;
+        try {
+            byte[] answer = calls.call(
+                            f.version(),
+                            CallFunctionRequest.newBuilder()
+                                    .setName(f.name())
+                                    .setFeatherStream(
+                                            ByteString.copyFrom(f.payloads().encode(arguments)))
+                                    .build())
+                    .getFeatherStream()
+                    .toByteArray();
+            answers = RowPayloads.decode(answer);
+            if (answers.size() != indices.size()) {
+                throw new IllegalArgumentException(
+                        "it answered " + answers.size() + " rows for " + indices.size() + " arguments");
+            }
+        } catch (StatusRuntimeException ex) {
+            ChalkError userFailure =
+                    ex.getTrailers() != null && ex.getTrailers().containsKey(FunctionCalls.ERROR)
+                            ? ex.getTrailers().get(FunctionCalls.ERROR)
+                            : null;
+            if (userFailure == null) {
+                String why = f.what() + " cannot run: " + ex.getStatus().getCode() + ": "
+                        + ex.getStatus().getDescription();
+                if (fatal) {
+                    throw new TaskCannotRunException(why);
+                }
+                indices.forEach(i -> out.put(i, new Outcome(null, why)));
+                return;
+            }
+            if (indices.size() == 1) {
+                out.put(indices.get(0), new Outcome(null, message(userFailure, ex)));
+                return;
+            }
+            for (int k = 0; k < indices.size(); k++) { // find the rows that fail: each alone
+                callBatch(f, List.of(indices.get(k)), List.<Object[]>of(arguments.get(k)), fatal, out);
+            }
+            return;
+        } catch (IllegalArgumentException ex) {
+            String why = f.what() + " answered what the server cannot read: " + ex.getMessage();
+            indices.forEach(i -> out.put(i, new Outcome(null, why)));
+            return;
+        }
+        for (int k = 0; k < indices.size(); k++) {
+            out.put(indices.get(k), new Outcome(answers.get(k), null));
+        }
+    }
+
+    private static String message(ChalkError error, StatusRuntimeException ex) {
+        String kind = error.hasException() && !error.getException().getKind().isEmpty()
+                ? error.getException().getKind() + ": "
+                : "";
+        String m = error.getMessage().isEmpty() ? String.valueOf(ex.getStatus().getDescription()) : error.getMessage();
+        return kind + m;
+    }
+}

@@ -1,0 +1,321 @@
+package ai.chalk.compute.server.evaluation;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.channels.Channels;
+import java.nio.charset.StandardCharsets;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.LargeVarBinaryVector;
+import org.apache.arrow.vector.LargeVarCharVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.types.DateUnit;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.util.Text;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The Arrow IPC payloads of an evaluation run's calls, as docs/functions-protocol.md section 3 describes them: dataset
+ * rows encoded with a function's input schema (its parameters take the columns of their names), results decoded from
+ * the first column of the answer whatever its name. The server knows a function only by its Arrow schema, not by Java
+ * types, so a column's value is converted to the parameter's Arrow type here (a CSV's {@code 4} to a {@code float64},
+ * a number to {@code utf8}); a value that cannot be is that row's failure, not the batch's.
+ */
+final class RowPayloads {
+
+    /** A row value that does not fit its parameter. */
+    static final class UnfitValueException extends Exception {
+        UnfitValueException(String message) {
+            super(message);
+        }
+    }
+
+    private final Schema schema;
+
+    /** The payloads of a function with this input schema. */
+    RowPayloads(ai.chalk.compute.proto.arrow.v1.Schema input) {
+        List<Field> fields = new ArrayList<>();
+        for (ai.chalk.compute.proto.arrow.v1.Field f : input.getColumnsList()) {
+            fields.add(field(f));
+        }
+        this.schema = new Schema(fields);
+    }
+
+    /** The parameters' names, in order. */
+    List<String> parameters() {
+        return schema.getFields().stream().map(Field::getName).toList();
+    }
+
+    /**
+     * A row's arguments, converted to the parameters' types: the value of the column (or extra, such as
+     * {@code output}) of each parameter's name.
+     *
+     * @throws UnfitValueException when a value does not convert, naming the parameter
+     */
+    Object[] arguments(Map<String, @Nullable Object> row) throws UnfitValueException {
+        List<Field> fields = schema.getFields();
+        Object[] out = new Object[fields.size()];
+        for (int i = 0; i < out.length; i++) {
+            Field f = fields.get(i);
+            Object value = row.get(f.getName());
+            try {
+                out[i] = value == null ? null : convert(value, f.getType());
+            } catch (IllegalArgumentException e) {
+                throw new UnfitValueException(
+                        "parameter '" + f.getName() + "' (" + f.getType() + "): " + e.getMessage());
+            }
+            if (out[i] == null && !f.isNullable()) {
+                throw new UnfitValueException("parameter '" + f.getName() + "' takes no null, and the row's value is");
+            }
+        }
+        return out;
+    }
+
+    /** The rows' arguments, from {@link #arguments}, as one Arrow IPC stream. */
+    byte[] encode(List<Object[]> rows) {
+        try (BufferAllocator allocator = new RootAllocator();
+                VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
+            for (FieldVector v : root.getFieldVectors()) {
+                v.setInitialCapacity(Math.max(1, rows.size()));
+            }
+            root.allocateNew();
+            for (int r = 0; r < rows.size(); r++) {
+                for (int c = 0; c < schema.getFields().size(); c++) {
+                    write(root.getVector(c), r, rows.get(r)[c]);
+                }
+            }
+            root.setRowCount(rows.size());
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, Channels.newChannel(out))) {
+                writer.start();
+                writer.writeBatch();
+                writer.end();
+            }
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw new IllegalStateException("writing Arrow to memory failed", e); // a ByteArrayOutputStream does not
+        }
+    }
+
+    /**
+     * The values of the first column of an answer, every batch in order, as plain Java: strings, numbers, booleans,
+     * maps (structs) and lists.
+     *
+     * @throws IllegalArgumentException when the bytes are not an Arrow IPC stream
+     */
+    static List<@Nullable Object> decode(byte[] payload) {
+        List<@Nullable Object> out = new ArrayList<>();
+        try (BufferAllocator allocator = new RootAllocator();
+                ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(payload), allocator)) {
+            VectorSchemaRoot root = reader.getVectorSchemaRoot();
+            while (reader.loadNextBatch()) {
+                if (root.getFieldVectors().isEmpty()) {
+                    throw new IllegalArgumentException("the answer has no column");
+                }
+                FieldVector v = root.getVector(0);
+                for (int i = 0; i < root.getRowCount(); i++) {
+                    out.add(plain(v.getObject(i)));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException("the answer is not an Arrow IPC stream: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    private static @Nullable Object plain(@Nullable Object value) {
+        if (value instanceof Text t) {
+            return t.toString();
+        }
+        if (value instanceof Map<?, ?> m) {
+            Map<String, @Nullable Object> out = new LinkedHashMap<>();
+            m.forEach((k, v) -> out.put(String.valueOf(k), plain(v)));
+            return out;
+        }
+        if (value instanceof List<?> l) {
+            List<@Nullable Object> out = new ArrayList<>(l.size());
+            l.forEach(v -> out.add(plain(v)));
+            return out;
+        }
+        if (value instanceof LocalDateTime t) {
+            return t.toString();
+        }
+        return value;
+    }
+
+    /** The value as the Java form {@link #write} expects for {@code type}. */
+    private static Object convert(Object value, ArrowType type) {
+        return switch (type.getTypeID()) {
+            case Utf8, LargeUtf8 -> text(value);
+            case Int -> integer(value);
+            case FloatingPoint -> floating(value);
+            case Bool -> bool(value);
+            case Binary, LargeBinary ->
+                value instanceof byte[] b ? b : text(value).getBytes(StandardCharsets.UTF_8);
+            case Date -> {
+                if (value instanceof LocalDate d) {
+                    yield d;
+                }
+                if (value instanceof java.sql.Date d) {
+                    yield d.toLocalDate();
+                }
+                try {
+                    yield LocalDate.parse(text(value).strip());
+                } catch (java.time.format.DateTimeParseException e) {
+                    throw new IllegalArgumentException("'" + value + "' is not a date (yyyy-mm-dd)");
+                }
+            }
+            default ->
+                throw new IllegalArgumentException("the server cannot fill a parameter of this type from a dataset"
+                        + " column; use a string, number, boolean, binary or date parameter");
+        };
+    }
+
+    private static String text(Object value) {
+        if (value instanceof byte[] b) {
+            return new String(b, StandardCharsets.UTF_8);
+        }
+        if (value instanceof BigDecimal d) {
+            return d.toPlainString();
+        }
+        return value.toString();
+    }
+
+    private static long integer(Object value) {
+        if (value instanceof Long || value instanceof Integer || value instanceof Short || value instanceof Byte) {
+            return ((Number) value).longValue();
+        }
+        if (value instanceof Number n) {
+            double d = n.doubleValue();
+            if (d != Math.rint(d)) {
+                throw new IllegalArgumentException(value + " is not a whole number");
+            }
+            return (long) d;
+        }
+        if (value instanceof Boolean b) {
+            return b ? 1 : 0;
+        }
+        try {
+            return Long.parseLong(text(value).strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("'" + value + "' is not a whole number");
+        }
+    }
+
+    private static double floating(Object value) {
+        if (value instanceof Number n) {
+            return n.doubleValue();
+        }
+        try {
+            return Double.parseDouble(text(value).strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("'" + value + "' is not a number");
+        }
+    }
+
+    private static boolean bool(Object value) {
+        if (value instanceof Boolean b) {
+            return b;
+        }
+        if (value instanceof Number n) {
+            return n.doubleValue() != 0;
+        }
+        String s = text(value).strip().toLowerCase(java.util.Locale.ROOT);
+        return switch (s) {
+            case "true", "t", "yes", "1" -> true;
+            case "false", "f", "no", "0" -> false;
+            default -> throw new IllegalArgumentException("'" + value + "' is not a boolean");
+        };
+    }
+
+    private static void write(FieldVector v, int row, @Nullable Object value) {
+        if (value == null) {
+            if (v instanceof org.apache.arrow.vector.BaseFixedWidthVector f) {
+                f.setNull(row);
+            } else if (v instanceof org.apache.arrow.vector.BaseVariableWidthVector w) {
+                w.setNull(row);
+            } else if (v instanceof org.apache.arrow.vector.BaseLargeVariableWidthVector w) {
+                w.setNull(row);
+            }
+            return;
+        }
+        if (v instanceof VarCharVector s) {
+            s.setSafe(row, ((String) value).getBytes(StandardCharsets.UTF_8));
+        } else if (v instanceof LargeVarCharVector s) {
+            s.setSafe(row, ((String) value).getBytes(StandardCharsets.UTF_8));
+        } else if (v instanceof VarBinaryVector b) {
+            b.setSafe(row, (byte[]) value);
+        } else if (v instanceof LargeVarBinaryVector b) {
+            b.setSafe(row, (byte[]) value);
+        } else if (v instanceof BigIntVector i) {
+            i.setSafe(row, (Long) value);
+        } else if (v instanceof IntVector i) {
+            i.setSafe(row, Math.toIntExact((Long) value));
+        } else if (v instanceof SmallIntVector i) {
+            i.setSafe(row, (short) Math.toIntExact((Long) value));
+        } else if (v instanceof TinyIntVector i) {
+            i.setSafe(row, (byte) Math.toIntExact((Long) value));
+        } else if (v instanceof Float8Vector f) {
+            f.setSafe(row, (Double) value);
+        } else if (v instanceof Float4Vector f) {
+            f.setSafe(row, ((Double) value).floatValue());
+        } else if (v instanceof BitVector b) {
+            b.setSafe(row, ((Boolean) value) ? 1 : 0);
+        } else if (v instanceof DateDayVector d) {
+            d.setSafe(row, Math.toIntExact(((LocalDate) value).toEpochDay()));
+        } else {
+            throw new IllegalStateException("no writer for " + v.getField().getType() + " (convert() let it through)");
+        }
+    }
+
+    /** A catalog field as an Arrow field: the scalar types {@link #convert} fills, others kept for their names. */
+    private static Field field(ai.chalk.compute.proto.arrow.v1.Field f) {
+        var t = f.getArrowType();
+        ArrowType type = switch (t.getArrowTypeEnumCase()) {
+            case BOOL -> ArrowType.Bool.INSTANCE;
+            case INT8 -> new ArrowType.Int(8, true);
+            case INT16 -> new ArrowType.Int(16, true);
+            case INT32 -> new ArrowType.Int(32, true);
+            case INT64 -> new ArrowType.Int(64, true);
+            case FLOAT32 -> new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
+            case FLOAT64 -> new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
+            case UTF8 -> ArrowType.Utf8.INSTANCE;
+            case LARGE_UTF8 -> ArrowType.LargeUtf8.INSTANCE;
+            case BINARY -> ArrowType.Binary.INSTANCE;
+            case LARGE_BINARY -> ArrowType.LargeBinary.INSTANCE;
+            case DATE32 -> new ArrowType.Date(DateUnit.DAY);
+            default -> null;
+        };
+        if (type == null) {
+            throw new IllegalArgumentException("parameter '" + f.getName() + "' has Arrow type "
+                    + t.getArrowTypeEnumCase() + ", which the server cannot fill from a dataset column; use a string,"
+                    + " number, boolean, binary or date parameter");
+        }
+        return new Field(f.getName(), new FieldType(f.getNullable(), type, null, f.getMetadataMap()), List.of());
+    }
+}
