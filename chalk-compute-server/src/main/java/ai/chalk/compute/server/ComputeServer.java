@@ -129,6 +129,7 @@ public final class ComputeServer implements AutoCloseable {
     private SqlQueries sqlQueries;
     private DatasetManager datasets;
     private FunctionServices functions;
+    private EvaluationServiceV1 evaluations;
     private LocalSecretSweep localSecrets;
     private final MemoryBudgets budgets;
     private volatile boolean running;
@@ -302,15 +303,16 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(functions.logs()),
                             intercepted(new CustomImageServiceV1(images, sandboxStore)),
                             intercepted(new DatasetMetadataServiceV1(datasets)),
-                            intercepted(EvaluationServiceV1.create(
-                                    new EvaluationStore(database),
-                                    evaluationRuns,
-                                    datasets,
-                                    functionStore,
-                                    functions.calls(),
-                                    (environment, name) -> secretValue(secrets, environment, name),
-                                    dataDir.resolve("evaluations-work"),
-                                    functions.executor())),
+                            intercepted(
+                                    evaluations = EvaluationServiceV1.create(
+                                            new EvaluationStore(database),
+                                            evaluationRuns,
+                                            datasets,
+                                            functionStore,
+                                            functions.calls(),
+                                            (environment, name) -> secretValue(secrets, environment, name),
+                                            dataDir.resolve("evaluations-work"),
+                                            functions.executor())),
                             intercepted(
                                     new SqlServiceV1(sqlQueries, new TransferLinks(transfers, config.transferLinkTtl))),
                             ServerInterceptors.intercept(
@@ -464,6 +466,9 @@ public final class ComputeServer implements AutoCloseable {
         // each step runs whatever the one before did: a store that cannot write must not leave sandboxes running
         if (sqlQueries != null) {
             step("canceling SQL queries", sqlQueries::close); // recorded as failed while the store is open
+        }
+        if (evaluations != null) {
+            evaluations.stop(); // before the replicas they call go
         }
         if (functions != null) {
             step("stopping function replicas", functions::close); // replicas stop before the sandboxes they run beside

@@ -67,6 +67,16 @@ final class EvaluationRuns {
         }
     }
 
+    /**
+     * The server is stopping under the run: its record stays open, and the next start fails it saying so
+     * ({@link EvaluationRunStore#recover}), as after a crash.
+     */
+    private static final class ServerStoppingException extends Exception {
+        ServerStoppingException() {
+            super("the server is stopping");
+        }
+    }
+
     /** One function an evaluation calls: its version, the name calls use, and its payloads. */
     private record Called(String what, VersionRecord version, String name, RowPayloads payloads) {}
 
@@ -83,6 +93,8 @@ final class EvaluationRuns {
     private final ExecutorService executor;
     private final Clock clock;
     private final Map<String, AtomicBoolean> canceled = new ConcurrentHashMap<>();
+    /** Set as the server stops: what fails from then on is the stop's doing, not the run's. */
+    private volatile boolean stopping;
 
     EvaluationRuns(
             EvaluationRunStore runs,
@@ -115,6 +127,15 @@ final class EvaluationRuns {
                 canceled.remove(run.id());
             }
         });
+    }
+
+    /**
+     * The server is stopping: runs under way end without a verdict (their replicas and store are going), and the
+     * next start fails them saying a restart interrupted them.
+     */
+    void stop() {
+        stopping = true;
+        canceled.values().forEach(flag -> flag.set(true));
     }
 
     /** Cancels an open run: CANCELED at once, its batches in flight finish and nothing more is called. */
@@ -166,8 +187,8 @@ final class EvaluationRuns {
             for (Future<?> f : inFlight) {
                 await(f);
             }
-            if (stop.get() || !runs.finalizing(run.id())) {
-                return; // canceled meanwhile
+            if (stop.get() || stopping || !runs.finalizing(run.id())) {
+                return; // canceled meanwhile, or the server is stopping
             }
             List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
             tables.write(revision.files(), ids, List.of(results), resultFile);
@@ -183,11 +204,16 @@ final class EvaluationRuns {
                     ScoreSummaries.summarize(e.id(), run.id(), scorers, rowScores, clock.instant());
             runs.succeed(
                     run.id(), written.dataset().id(), written.revisionId(), summary.toByteArray(), clock.instant());
-        } catch (TaskCannotRunException ex) {
-            runs.end(run.id(), RunStatus.FAILED, ex.getMessage(), clock.instant());
-        } catch (ComputeException ex) {
-            runs.end(run.id(), RunStatus.FAILED, ex.getMessage(), clock.instant());
+        } catch (ServerStoppingException | java.util.concurrent.RejectedExecutionException ex) {
+            log.info("Evaluation run {} stops with the server; the next start fails it", run.id());
+        } catch (TaskCannotRunException | ComputeException ex) {
+            if (!stopping) {
+                runs.end(run.id(), RunStatus.FAILED, ex.getMessage(), clock.instant());
+            }
         } catch (SQLException | IOException | RuntimeException ex) {
+            if (stopping) {
+                return;
+            }
             log.warn("Evaluation run {} failed on the server", run.id(), ex);
             runs.end(
                     run.id(),
@@ -214,12 +240,12 @@ final class EvaluationRuns {
         return r.error() != null && r.error().startsWith("task: ");
     }
 
-    private static void await(Future<?> f) throws TaskCannotRunException {
+    private static void await(Future<?> f) throws TaskCannotRunException, ServerStoppingException {
         try {
             f.get();
         } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
-            throw new TaskCannotRunException("the server stopped while the run was in progress");
+            throw new ServerStoppingException();
         } catch (ExecutionException ex) {
             if (ex.getCause() instanceof TaskCannotRunException t) {
                 throw t;

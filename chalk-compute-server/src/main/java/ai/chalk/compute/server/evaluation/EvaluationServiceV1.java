@@ -115,6 +115,11 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
                 clock);
     }
 
+    /** The server is stopping: runs under way are left for the next start to fail ({@link EvaluationRunStore#recover}). */
+    public void stop() {
+        runs.stop();
+    }
+
     @Override
     public void createEvaluationSuite(
             CreateEvaluationSuiteRequest request, StreamObserver<CreateEvaluationSuiteResponse> observer) {

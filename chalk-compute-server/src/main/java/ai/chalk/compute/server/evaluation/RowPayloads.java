@@ -1,10 +1,7 @@
 package ai.chalk.compute.server.evaluation;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
+import ai.chalk.compute.server.arrow.ArrowIpc;
 import java.math.BigDecimal;
-import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -25,11 +22,12 @@ import org.apache.arrow.vector.LargeVarBinaryVector;
 import org.apache.arrow.vector.LargeVarCharVector;
 import org.apache.arrow.vector.SmallIntVector;
 import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.ValueVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ArrowStreamReader;
-import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -110,15 +108,7 @@ final class RowPayloads {
                 }
             }
             root.setRowCount(rows.size());
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, Channels.newChannel(out))) {
-                writer.start();
-                writer.writeBatch();
-                writer.end();
-            }
-            return out.toByteArray();
-        } catch (IOException e) {
-            throw new IllegalStateException("writing Arrow to memory failed", e); // a ByteArrayOutputStream does not
+            return ArrowIpc.write(root);
         }
     }
 
@@ -130,42 +120,50 @@ final class RowPayloads {
      */
     static List<@Nullable Object> decode(byte[] payload) {
         List<@Nullable Object> out = new ArrayList<>();
-        try (BufferAllocator allocator = new RootAllocator();
-                ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(payload), allocator)) {
-            VectorSchemaRoot root = reader.getVectorSchemaRoot();
-            while (reader.loadNextBatch()) {
+        try (BufferAllocator allocator = new RootAllocator()) {
+            ArrowIpc.read(payload, allocator, root -> {
                 if (root.getFieldVectors().isEmpty()) {
                     throw new IllegalArgumentException("the answer has no column");
                 }
                 FieldVector v = root.getVector(0);
                 for (int i = 0; i < root.getRowCount(); i++) {
-                    out.add(plain(v.getObject(i)));
+                    out.add(value(v, i));
                 }
-            }
-        } catch (IOException | RuntimeException e) {
-            throw new IllegalArgumentException("the answer is not an Arrow IPC stream: " + e.getMessage(), e);
+            });
         }
         return out;
     }
 
-    private static @Nullable Object plain(@Nullable Object value) {
-        if (value instanceof Text t) {
-            return t.toString();
+    /**
+     * A cell as plain Java. Structs and lists are read child by child: their {@code getObject} builds Arrow's
+     * {@code JsonStringHashMap}, which needs jackson-datatype-jsr310 for nothing the server uses.
+     */
+    private static @Nullable Object value(ValueVector v, int index) {
+        if (v.isNull(index)) {
+            return null;
         }
-        if (value instanceof Map<?, ?> m) {
+        if (v instanceof StructVector s) {
             Map<String, @Nullable Object> out = new LinkedHashMap<>();
-            m.forEach((k, v) -> out.put(String.valueOf(k), plain(v)));
+            for (String name : s.getChildFieldNames()) {
+                out.put(name, value(s.getChild(name), index));
+            }
             return out;
         }
-        if (value instanceof List<?> l) {
-            List<@Nullable Object> out = new ArrayList<>(l.size());
-            l.forEach(v -> out.add(plain(v)));
+        if (v instanceof ListVector l) {
+            List<@Nullable Object> out = new ArrayList<>();
+            for (int k = l.getElementStartIndex(index); k < l.getElementEndIndex(index); k++) {
+                out.add(value(l.getDataVector(), k));
+            }
             return out;
         }
-        if (value instanceof LocalDateTime t) {
+        Object o = v.getObject(index);
+        if (o instanceof Text t) {
             return t.toString();
         }
-        return value;
+        if (o instanceof LocalDateTime t) {
+            return t.toString();
+        }
+        return o;
     }
 
     /** The value as the Java form {@link #write} expects for {@code type}. */

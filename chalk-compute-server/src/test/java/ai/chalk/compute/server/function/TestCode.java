@@ -35,7 +35,8 @@ public final class TestCode {
 
     private static final Pattern NEEDED_JAR = Pattern.compile(
             "(grpc-|protobuf-|guava-|failureaccess|perfmark|gson|annotations|error_prone|j2objc|checker-qual"
-                    + "|animal-sniffer|chalk-compute-proto).*\\.jar");
+                    + "|animal-sniffer|chalk-compute-proto|arrow-|flatbuffers-|netty-common|netty-buffer|jackson-"
+                    + "|slf4j-api).*\\.jar");
     private static final Map<Path, byte[]> DIR_ZIPS = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Blob bytes by digest, in manifest order, and the manifest's digest. */

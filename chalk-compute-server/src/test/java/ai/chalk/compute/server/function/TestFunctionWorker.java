@@ -32,7 +32,7 @@ import java.nio.file.Path;
  * the worker's environment and Java and whether the server's socket is reachable; {@code slow} waits the payload's milliseconds, then echoes;
  * {@code print} writes the payload to stdout tagged as the protocol's worker tags a call's output, and untagged to stderr.
  * {@code fetch} GETs the URL of the payload (with {@code Authorization: Bearer $API_KEY}) and answers the status and
- * body.
+ * body. The functions of {@link ArrowTestFunctions} compute on Arrow payloads, as tasks and scorers of evaluations.
  */
 public final class TestFunctionWorker {
 
@@ -123,6 +123,22 @@ public final class TestFunctionWorker {
         }
     }
 
+    /** Ends a call as the protocol's worker ends a user failure: UNKNOWN with a {@code chalk-error-bin} trailer. */
+    private static void fail(StreamObserver<CallFunctionResponse> out, Exception e) {
+        Metadata trailers = new Metadata();
+        trailers.put(
+                ERROR,
+                ChalkError.newBuilder()
+                        .setCode(ErrorCode.ERROR_CODE_RESOLVER_FAILED)
+                        .setMessage(String.valueOf(e.getMessage()))
+                        .setException(ChalkException.newBuilder()
+                                .setKind(e.getClass().getName())
+                                .setMessage(String.valueOf(e.getMessage()))
+                                .setStacktrace("at TestFunctionWorker.fail"))
+                        .build());
+        out.onError(Status.UNKNOWN.withDescription(e.getMessage()).asRuntimeException(trailers));
+    }
+
     private static final class Calls extends RemoteCallServiceGrpc.RemoteCallServiceImplBase {
         private final String label;
         private final String workerId;
@@ -139,26 +155,27 @@ public final class TestFunctionWorker {
 
                 @Override
                 public void onNext(CallFunctionRequest r) {
+                    if (ArrowTestFunctions.serves(r.getName())) {
+                        byte[] answer;
+                        try {
+                            answer = ArrowTestFunctions.call(
+                                    r.getName(), r.getFeatherStream().toByteArray());
+                        } catch (Exception e) {
+                            failed = true;
+                            fail(out, e);
+                            return;
+                        }
+                        out.onNext(CallFunctionResponse.newBuilder()
+                                .setFeatherStream(ByteString.copyFrom(answer))
+                                .build());
+                        return;
+                    }
                     String payload = r.getFeatherStream().toStringUtf8();
                     switch (r.getName()) {
                         case "crash" -> Runtime.getRuntime().halt(3);
                         case "fail" -> {
                             failed = true;
-                            IllegalStateException e = new IllegalStateException("boom: " + payload);
-                            Metadata trailers = new Metadata();
-                            trailers.put(
-                                    ERROR,
-                                    ChalkError.newBuilder()
-                                            .setCode(ErrorCode.ERROR_CODE_RESOLVER_FAILED)
-                                            .setMessage(e.getMessage())
-                                            .setException(ChalkException.newBuilder()
-                                                    .setKind(e.getClass().getName())
-                                                    .setMessage(e.getMessage())
-                                                    .setStacktrace("at TestFunctionWorker.fail"))
-                                            .build());
-                            out.onError(Status.UNKNOWN
-                                    .withDescription(e.getMessage())
-                                    .asRuntimeException(trailers));
+                            fail(out, new IllegalStateException("boom: " + payload));
                             return;
                         }
                         case "probe" -> payload = probe();

@@ -1,0 +1,214 @@
+package ai.chalk.compute.server.arrow;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.function.Consumer;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.ipc.ReadChannel;
+import org.apache.arrow.vector.ipc.WriteChannel;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.ipc.message.IpcOption;
+import org.apache.arrow.vector.ipc.message.MessageChannelReader;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Arrow IPC bytes: writes the stream format; reads the stream format and the file (Feather v2) format. The server's
+ * copy of the SDK's {@code ai.chalk.compute.function.arrow.ArrowIpc} (the server does not depend on the SDK), for the
+ * payloads of evaluation runs.
+ *
+ * <p>Arrow's own channels move buffers through {@code ArrowBuf.nioBuffer()}, which on JDK 17 needs
+ * {@code --add-opens java.base/java.nio}. The channels here copy through heap arrays instead, so that no
+ * application has to add JVM flags to call a function; payloads are small enough for the copy not to matter.
+ */
+public final class ArrowIpc {
+
+    private static final byte[] FILE_MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
+    private static final int CHUNK = 1 << 20;
+
+    private ArrowIpc() {}
+
+    /** The root's schema and its one batch, as an IPC stream. */
+    public static byte[] write(VectorSchemaRoot root) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (HeapWriteChannel channel = new HeapWriteChannel(Channels.newChannel(out))) {
+            MessageSerializer.serialize(channel, root.getSchema(), IpcOption.DEFAULT);
+            try (ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
+                MessageSerializer.serialize(channel, batch, IpcOption.DEFAULT);
+            }
+            ArrowStreamWriter.writeEndOfStream(channel, IpcOption.DEFAULT);
+        } catch (IOException e) {
+            throw new IllegalStateException("writing to memory failed", e); // a ByteArrayOutputStream does not fail
+        }
+        return out.toByteArray();
+    }
+
+    /**
+     * Reads every batch, handing each to the consumer while its vectors are loaded.
+     *
+     * @return the payload's schema
+     * @throws IllegalArgumentException when the bytes are not an Arrow IPC stream or file
+     */
+    public static Schema read(byte[] bytes, BufferAllocator allocator, Consumer<VectorSchemaRoot> batches) {
+        boolean file =
+                bytes.length >= FILE_MAGIC.length && Arrays.equals(Arrays.copyOf(bytes, FILE_MAGIC.length), FILE_MAGIC);
+        try {
+            int start = file ? 8 : 0; // a file's magic is padded to 8 bytes
+            int end = file ? fileMessagesEnd(bytes) : bytes.length;
+            checkFraming(bytes, start, end);
+            ByteArrayInputStream in = new ByteArrayInputStream(bytes, start, end - start);
+            try (ArrowReader reader = new ArrowStreamReader(
+                    new MessageChannelReader(new HeapReadChannel(Channels.newChannel(in)), allocator), allocator)) {
+                VectorSchemaRoot root = reader.getVectorSchemaRoot();
+                while (reader.loadNextBatch()) {
+                    deliver(batches, root);
+                }
+                return root.getSchema();
+            }
+        } catch (ConsumerFailure f) {
+            throw (RuntimeException) f.getCause();
+        } catch (IOException | RuntimeException e) {
+            // Arrow reports malformed input with assorted runtime exceptions
+            throw new IllegalArgumentException(
+                    "the payload is not a readable Arrow IPC " + (file ? "file" : "stream") + " (" + bytes.length
+                            + " bytes): " + e.getMessage(),
+                    e);
+        }
+    }
+
+    /**
+     * Checks that every message's stated lengths fit in the bytes there are, before Arrow allocates
+     * buffers of those lengths: a few bytes of garbage must not ask for gigabytes.
+     */
+    private static void checkFraming(byte[] bytes, int start, int end) {
+        ByteBuffer in = ByteBuffer.wrap(bytes, start, end - start).slice().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        while (in.remaining() >= Integer.BYTES) {
+            int length = in.getInt();
+            if (length == 0xFFFFFFFF) { // the continuation marker precedes the length since Arrow 0.15
+                if (in.remaining() < Integer.BYTES) {
+                    throw new IllegalArgumentException("it ends inside a message header");
+                }
+                length = in.getInt();
+            }
+            if (length == 0) {
+                return; // end of stream
+            }
+            if (length < 0 || length > in.remaining()) {
+                throw new IllegalArgumentException("a message claims " + Integer.toUnsignedString(length)
+                        + " bytes of metadata but " + in.remaining() + " remain");
+            }
+            ByteBuffer metadata = in.slice();
+            metadata.limit(length);
+            long body = org.apache.arrow.flatbuf.Message.getRootAsMessage(
+                            metadata.order(java.nio.ByteOrder.LITTLE_ENDIAN))
+                    .bodyLength();
+            in.position(in.position() + length);
+            if (body < 0 || body > in.remaining()) {
+                throw new IllegalArgumentException(
+                        "a message claims a body of " + body + " bytes but " + in.remaining() + " remain");
+            }
+            in.position(in.position() + (int) body);
+        }
+    }
+
+    /**
+     * Where the messages of an IPC file end: they are a stream between the leading magic and the footer, read as
+     * a stream because Arrow's file reader parses batch metadata through {@code nioBuffer()} too.
+     */
+    private static int fileMessagesEnd(byte[] bytes) {
+        int trailer = Integer.BYTES + FILE_MAGIC.length;
+        int start = 8;
+        if (bytes.length < start + trailer) {
+            throw new IllegalArgumentException("too short for an Arrow IPC file");
+        }
+        int footerLength = ByteBuffer.wrap(bytes, bytes.length - trailer, Integer.BYTES)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .getInt();
+        int end = bytes.length - trailer - footerLength;
+        if (footerLength <= 0 || end < start) {
+            throw new IllegalArgumentException("the file's footer length " + footerLength + " is invalid");
+        }
+        return end;
+    }
+
+    private static void deliver(Consumer<VectorSchemaRoot> batches, VectorSchemaRoot root) {
+        try {
+            batches.accept(root);
+        } catch (RuntimeException e) {
+            throw new ConsumerFailure(e);
+        }
+    }
+
+    /** Fills an Arrow buffer from a channel through a heap array, as {@link ReadChannel#readFully(ArrowBuf, long)} does directly. */
+    private static long readThroughHeap(ReadChannel channel, ArrowBuf buffer, long length) throws IOException {
+        long left = length;
+        byte[] chunk = new byte[(int) Math.min(CHUNK, Math.max(left, 0))];
+        while (left > 0) {
+            int wanted = (int) Math.min(left, chunk.length);
+            int read = channel.readFully(ByteBuffer.wrap(chunk, 0, wanted));
+            buffer.setBytes(buffer.writerIndex(), chunk, 0, read);
+            buffer.writerIndex(buffer.writerIndex() + read);
+            left -= read;
+            if (read < wanted) {
+                break;
+            }
+        }
+        return length - left;
+    }
+
+    /** Writes Arrow buffers through a heap array. */
+    private static final class HeapWriteChannel extends WriteChannel {
+
+        HeapWriteChannel(WritableByteChannel out) {
+            super(out);
+        }
+
+        @Override
+        public void write(ArrowBuf buffer) throws IOException {
+            long start = buffer.readerIndex();
+            long length = buffer.readableBytes();
+            byte[] chunk = new byte[(int) Math.min(CHUNK, length)];
+            for (long written = 0; written < length; ) {
+                int size = (int) Math.min(chunk.length, length - written);
+                buffer.getBytes(start + written, chunk, 0, size);
+                write(ByteBuffer.wrap(chunk, 0, size));
+                written += size;
+            }
+        }
+    }
+
+    /** Reads a stream into Arrow buffers through a heap array. */
+    private static final class HeapReadChannel extends ReadChannel {
+
+        HeapReadChannel(ReadableByteChannel in) {
+            super(in);
+        }
+
+        @Override
+        public long readFully(ArrowBuf buffer, long length) throws IOException {
+            return readThroughHeap(this, buffer, length);
+        }
+    }
+
+    /** Carries a failure of the consumer past the handler for malformed input. */
+    private static final class ConsumerFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ConsumerFailure(RuntimeException cause) {
+            super(cause);
+        }
+    }
+}
