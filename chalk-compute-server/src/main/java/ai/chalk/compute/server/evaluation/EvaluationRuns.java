@@ -153,8 +153,10 @@ final class EvaluationRuns {
         }
         Path resultFile = workDir.resolve(run.id() + ".parquet");
         try {
+            long began = System.nanoTime();
             ReadableRevision revision = datasets.readableRevision(run.environment(), e.datasetRevisionId());
             List<Map<String, @Nullable Object>> rows = tables.read(revision.files());
+            long read = System.nanoTime();
             Called task = called("the task function", run.environment(), e.taskVersionId());
             Map<String, Called> scorerFunctions = new LinkedHashMap<>();
             for (EvaluationScorer s : scorers) {
@@ -190,6 +192,7 @@ final class EvaluationRuns {
             if (stop.get() || stopping || !runs.finalizing(run.id())) {
                 return; // canceled meanwhile, or the server is stopping
             }
+            long scored = System.nanoTime();
             List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
             tables.write(revision.files(), ids, List.of(results), resultFile);
             DatasetManager.Written written = datasets.storeParquet(run.environment(), resultName(run.id()), resultFile);
@@ -204,6 +207,15 @@ final class EvaluationRuns {
                     ScoreSummaries.summarize(e.id(), run.id(), scorers, rowScores, clock.instant());
             runs.succeed(
                     run.id(), written.dataset().id(), written.revisionId(), summary.toByteArray(), clock.instant());
+            long end = System.nanoTime();
+            log.info(
+                    "Evaluation run {}: {} rows in {} ms (reading {} ms, task and scorers {} ms, result {} ms)",
+                    run.id(),
+                    rows.size(),
+                    (end - began) / 1_000_000,
+                    (read - began) / 1_000_000,
+                    (scored - read) / 1_000_000,
+                    (end - scored) / 1_000_000);
         } catch (ServerStoppingException | java.util.concurrent.RejectedExecutionException ex) {
             log.info("Evaluation run {} stops with the server; the next start fails it", run.id());
         } catch (TaskCannotRunException | ComputeException ex) {

@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * An evaluation run's tables, read and written with an embedded DuckDB: the pinned revision's rows in file order, and
  * the result (the input columns as the revision has them, then {@code output}, each scorer's {@code <id>_score} and
- * {@code <id>_metadata}, and {@code error}) as one Parquet file. Each operation opens a fresh in-memory engine with a
+ * {@code <id>_metadata}, and {@code error}; an input column of one of those names is kept as {@code input_<name>}) as
+ * one Parquet file. Each operation opens a fresh in-memory engine with a
  * memory limit that spills to the server's work directory.
  */
 final class RunTables {
@@ -121,7 +122,22 @@ final class RunTables {
                     a.endRow();
                 }
             }
-            s.execute("COPY (SELECT input.*, scored.* EXCLUDE (__chalk_row) FROM input JOIN scored"
+            // an input column named as a result column (a dataset's own "output", say) keeps its values as input_<name>
+            java.util.Set<String> resultNames = new java.util.HashSet<>(List.of(OUTPUT, ERROR));
+            for (String id : scorerIds) {
+                resultNames.add(id + "_score");
+                resultNames.add(id + "_metadata");
+            }
+            List<String> inputs = new ArrayList<>();
+            try (ResultSet rs = s.executeQuery("DESCRIBE input")) {
+                while (rs.next()) {
+                    String name = rs.getString("column_name");
+                    inputs.add("input." + quote(name)
+                            + (resultNames.contains(name) ? " AS " + quote("input_" + name) : ""));
+                }
+            }
+            s.execute("COPY (SELECT " + String.join(", ", inputs)
+                    + ", scored.* EXCLUDE (__chalk_row) FROM input JOIN scored"
                     + " ON input.rowid = scored.__chalk_row ORDER BY scored.__chalk_row) TO " + literal(target)
                     + " (FORMAT parquet, COMPRESSION zstd)");
         }

@@ -46,7 +46,11 @@ import ai.chalk.compute.server.store.EvaluationRunStore;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
+import io.grpc.CallOptions;
 import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.net.URI;
@@ -105,7 +109,11 @@ class EvaluationRunTest {
 
     @Test
     void aRunScoresEveryRowWritesItsResultDatasetAndSummary() throws Exception {
-        upload(server.channel, "capitals", "question,expected\nparis,PARIS\nrome,Rome\nberlin,Bern\nplease fail,x\n");
+        // the dataset's own "output" column (an old answer) stays in the result as input_output
+        upload(
+                server.channel,
+                "capitals",
+                "question,expected,output\nparis,PARIS,old\nrome,Rome,old\nberlin,Bern,old\nplease fail,x,old\n");
         String task = deploy(server.channel, "shout", utf8(), "question");
         String graded = deploy(server.channel, "graded", utf8(), "output", "expected");
         String ratio = deploy(server.channel, "ratio", float64(), "output", "expected");
@@ -180,15 +188,24 @@ class EvaluationRunTest {
         List<List<Object>> rows = sql(
                 server.channel,
                 "SELECT question, expected, output, exact_match_score, levenshtein_metadata, graded_score,"
-                        + " graded_metadata, panel_metadata, error FROM chalk.datasets."
+                        + " graded_metadata, panel_metadata, error, input_output FROM chalk.datasets."
                         + EvaluationRuns.resultName(done.getId()) + " ORDER BY question");
         assertThat(rows).hasSize(4);
         assertThat(rows.get(0))
                 .containsExactly(
-                        "berlin", "Bern", "BERLIN", 0.0, "{\"distance\":5}", 0.25, "{\"length\":6}", PANEL, null);
+                        "berlin",
+                        "Bern",
+                        "BERLIN",
+                        0.0,
+                        "{\"distance\":5}",
+                        0.25,
+                        "{\"length\":6}",
+                        PANEL,
+                        null,
+                        "old");
         assertThat(rows.get(1))
                 .containsExactly(
-                        "paris", "PARIS", "PARIS", 1.0, "{\"distance\":0}", 1.0, "{\"length\":5}", PANEL, null);
+                        "paris", "PARIS", "PARIS", 1.0, "{\"distance\":0}", 1.0, "{\"length\":5}", PANEL, null, "old");
         List<Object> failed = rows.get(2);
         assertThat(failed.subList(0, 4)).containsExactly("please fail", "x", null, null);
         assertThat((String) failed.get(8))
@@ -432,8 +449,15 @@ class EvaluationRunTest {
         return run(api, id);
     }
 
+    /** A stub whose every call has 60 s (a stub's own deadline would run from its creation, across a long run). */
     private static EvaluationServiceBlockingStub api(Channel channel) {
-        return EvaluationServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        return EvaluationServiceGrpc.newBlockingStub(channel).withInterceptors(new ClientInterceptor() {
+            @Override
+            public <Q, R> ClientCall<Q, R> interceptCall(
+                    MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+                return next.newCall(method, options.withDeadlineAfter(60, TimeUnit.SECONDS));
+            }
+        });
     }
 
     private static EvaluationScorerSpec builtin(String id) {
