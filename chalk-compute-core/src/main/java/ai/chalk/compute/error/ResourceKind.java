@@ -28,7 +28,9 @@ public enum ResourceKind {
     /** A SQL query (a job): a {@code NOT_FOUND} is a {@link SqlQueryNotFoundException}. */
     SQL_QUERY,
     /** A dataset or one of its revisions: a {@code NOT_FOUND} is a {@link DatasetNotFoundException}. */
-    DATASET;
+    DATASET,
+    /** An evaluation, one of its runs or a suite: a {@code NOT_FOUND} is an {@link EvaluationNotFoundException}. */
+    EVALUATION;
 
     /** The exception saying that a thing of this kind is missing. */
     NotFoundException notFound(String serverMessage, Throwable cause) {
@@ -43,6 +45,7 @@ public enum ResourceKind {
             case SNAPSHOT -> new SnapshotNotFoundException(serverMessage, cause);
             case SQL_QUERY -> new SqlQueryNotFoundException(serverMessage, cause);
             case DATASET -> new DatasetNotFoundException(serverMessage, cause);
+            case EVALUATION -> new EvaluationNotFoundException(serverMessage, cause);
         };
     }
 }

@@ -211,6 +211,19 @@ public final class SandboxClient implements AutoCloseable, ai.chalk.compute.conn
         return ai.chalk.compute.dataset.DatasetClient.of(this);
     }
 
+    // ---- evaluations ----
+
+    /**
+     * The evaluations of this client's environment: suites, evaluations pinning a dataset to a task and scorers, and
+     * their runs, over this client's connection and credentials; runs show their progress on {@link #progress()}.
+     *
+     * @return the evaluations
+     */
+    public ai.chalk.compute.evaluation.EvaluationClient evaluations() {
+        ensureOpen();
+        return ai.chalk.compute.evaluation.EvaluationClient.of(this);
+    }
+
     // ---- snapshots ----
 
     /**

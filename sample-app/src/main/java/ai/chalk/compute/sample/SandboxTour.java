@@ -4,6 +4,10 @@ import ai.chalk.compute.autoconfigure.function.ChalkFunctions;
 import ai.chalk.compute.autoconfigure.function.ChalkFunctionsDeployment;
 import ai.chalk.compute.dataset.Dataset;
 import ai.chalk.compute.error.RemoteExecutionException;
+import ai.chalk.compute.evaluation.Evaluation;
+import ai.chalk.compute.evaluation.EvaluationClient;
+import ai.chalk.compute.evaluation.EvaluationRun;
+import ai.chalk.compute.evaluation.Scorers;
 import ai.chalk.compute.function.remote.RemoteFunction;
 import ai.chalk.compute.progress.ProgressDisplay;
 import ai.chalk.compute.progress.ProgressGroup;
@@ -25,6 +29,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.CommandLineRunner;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -34,8 +40,8 @@ import org.springframework.stereotype.Component;
 /**
  * What a newcomer does first: create a sandbox, run a command, stream a build, talk to a shell
  * through stdin, stop a process with a signal, and terminate; then call the application's own
- * functions ({@link Pricing}) by name once the starter has deployed them, and look at the actuator
- * endpoints. Prints what happens to stdout; the SDK's progress display shows the lifecycle on stderr.
+ * functions ({@link Pricing}) by name once the starter has deployed them, look at the actuator
+ * endpoints, query a dataset with SQL and evaluate the {@code price} function with built-in scorers and its own. Prints what happens to stdout; the SDK's progress display shows the lifecycle on stderr.
  * Not run in a function worker (which boots this application to serve {@link Pricing}) nor when the
  * application only deploys its functions ({@code chalk.compute.functions.deploy-only=true}).
  */
@@ -48,6 +54,7 @@ public class SandboxTour implements CommandLineRunner {
 
     private final SandboxClient client;
     private final SQLClient sql;
+    private final EvaluationClient evaluations;
     private final ProgressDisplay progress;
     private final Environment environment;
     private final ObjectProvider<ChalkFunctionsDeployment> deployment;
@@ -57,12 +64,14 @@ public class SandboxTour implements CommandLineRunner {
     public SandboxTour(
             SandboxClient client,
             SQLClient sql,
+            EvaluationClient evaluations,
             ProgressDisplay progress,
             Environment environment,
             ObjectProvider<ChalkFunctionsDeployment> deployment,
             ChalkFunctions functions) {
         this.client = client;
         this.sql = sql;
+        this.evaluations = evaluations;
         this.progress = progress;
         this.environment = environment;
         this.deployment = deployment;
@@ -137,6 +146,7 @@ public class SandboxTour implements CommandLineRunner {
         callFunctions();
         actuator("/actuator/health/chalkCompute", "8. health, as /actuator/health/chalkCompute shows it: ");
         uploadDataset();
+        evaluatePricing();
         if (environment.getProperty("sample.keep-running", Boolean.class, false)) {
             out.println("   serving on http://localhost:" + environment.getProperty("local.server.port")
                     + "/actuator/health and /actuator/chalkcompute until stopped (Ctrl-C)");
@@ -161,6 +171,43 @@ public class SandboxTour implements CommandLineRunner {
                     + sql.query("SELECT sku, round(sum(units * price), 2) AS revenue FROM chalk.datasets.sales"
                                     + " GROUP BY sku ORDER BY sku")
                             .rows());
+        } finally {
+            Files.deleteIfExists(csv);
+        }
+    }
+
+    /**
+     * Evaluates {@link Pricing#price} on a small CSV of order lines and their expected prices, with two built-in scorers
+     * and the application's own {@code priceAccuracy} scorer (given by name: its background deployment is waited for).
+     * One line expects a wrong price, and one names an unknown sku, so its task fails: the run records that row as
+     * failed and goes on.
+     */
+    private void evaluatePricing() throws IOException {
+        Path csv = Files.createTempFile("price-goldens-", ".csv");
+        try {
+            Files.writeString(
+                    csv,
+                    "sku,quantity,expected\nsku-42,3,29.97\nsku-7,2,49.00\nsku-42,1,9.99\nsku-7,1,24.00\nsku-0,1,5.00\n");
+            client.datasets().upload("price_goldens", csv);
+            Evaluation evaluation = evaluations.create(
+                    "Pricing",
+                    "price_goldens",
+                    "price",
+                    List.of(
+                            Scorers.numericClose(0.01).inputs("output", "expected"),
+                            Scorers.exactMatch().inputs("output", "expected"),
+                            "priceAccuracy"),
+                    null,
+                    Map.of("owner", "sample"));
+            EvaluationRun run = evaluation.run(Map.of("git_sha", "sample")).await(Duration.ofMinutes(5));
+            out.println("10. an evaluation of price on " + evaluation.scorers().size() + " scorers: run " + run.status()
+                    + run.errorMessage().map(m -> " (" + m + ")").orElse(""));
+            run.scoreSummary()
+                    .ifPresent(summary -> summary.format().lines().forEach(line -> out.println("   " + line)));
+            run.resultTable()
+                    .ifPresent(table -> out.println("   failed rows, from the result dataset: "
+                            + sql.query("SELECT sku, error FROM " + table + " WHERE error IS NOT NULL")
+                                    .rows()));
         } finally {
             Files.deleteIfExists(csv);
         }

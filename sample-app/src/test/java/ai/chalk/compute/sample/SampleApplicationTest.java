@@ -67,6 +67,16 @@ class SampleApplicationTest {
                         "   price(\"sku-42\", 3) = 29.97",
                         "   quote(\"sku-7\", 2) = 2 x sku-7 = 49.0 EUR",
                         "   price(\"sku-0\", 1) failed remotely: java.lang.IllegalArgumentException: no price for sku-0");
+        // sku-7 x 1 expects 24.00 (the price is 24.5) and sku-0 has no price: that row fails, the run goes on
+        assertThat(printed)
+                .contains(
+                        "10. an evaluation of price on 3 scorers: run SUCCEEDED",
+                        "   numeric_close            0.600",
+                        "   exact_match              0.600",
+                        "   priceAccuracy            0.758",
+                        "   failed_rows              1",
+                        "   failed rows, from the result dataset: [{sku=sku-0, error=task: java.lang.IllegalArgumentException:")
+                .containsPattern("failed rows, from the result dataset: .*no price for sku-0");
         assertThat(printed)
                 .containsPattern("8\\. health, as /actuator/health/chalkCompute shows it: \\{.*\"status\":\"UP\"");
         assertThat(client.list()).isEmpty();

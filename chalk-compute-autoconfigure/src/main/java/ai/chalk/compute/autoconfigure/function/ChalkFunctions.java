@@ -196,6 +196,35 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
      */
     synchronized void update(String name, java.util.function.UnaryOperator<FunctionDeploymentState> changes) {
         states.computeIfPresent(name, (n, current) -> changes.apply(current));
+        notifyAll(); // wakes awaitDeployment
+    }
+
+    /**
+     * Waits until a function's background deployment has ended: {@link FunctionDeploymentState.Status#DEPLOYED} or
+     * {@link FunctionDeploymentState.Status#FAILED}. A function still discovered, deploying or retrying when the
+     * timeout passes is returned as it stands.
+     *
+     * @param name    the function's registered name
+     * @param timeout how long to wait at most
+     * @return its state, or empty when the application has no function of that name
+     * @throws InterruptedException when the thread is interrupted while waiting
+     */
+    public synchronized Optional<FunctionDeploymentState> awaitDeployment(String name, java.time.Duration timeout)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            FunctionDeploymentState state = states.get(name);
+            if (state == null
+                    || state.status() == FunctionDeploymentState.Status.DEPLOYED
+                    || state.status() == FunctionDeploymentState.Status.FAILED) {
+                return Optional.ofNullable(state);
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return Optional.of(state);
+            }
+            java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
     }
 
     private synchronized void put(FunctionDeploymentState state) {

@@ -34,8 +34,9 @@ public final class FunctionCalls {
     /** The call id trailer the server adds. */
     public static final Metadata.Key<String> CALL_ID =
             Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
-    /** The protocol's error trailer. */
-    public static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
+    /** The protocol's error trailer, {@code chalk-error-bin} (docs/functions-protocol.md): a user failure. */
+    public static final Metadata.Key<ChalkError> ERROR =
+            Metadata.Key.of("chalk-error-bin", ProtoUtils.metadataMarshaller(ChalkError.getDefaultInstance()));
 
     private static final int MAX_CACHED_OPTIONS = 1024;
 

@@ -67,7 +67,8 @@ class FunctionCatalogTest {
             "echo=t.W#echo,fail=t.W#fail,crash=t.W#crash,slow=t.W#slow," + "probe=t.W#probe";
     private static final Metadata.Key<String> CALL_ID =
             Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
-    private static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
+    private static final Metadata.Key<ChalkError> ERROR =
+            Metadata.Key.of("chalk-error-bin", ProtoUtils.metadataMarshaller(ChalkError.getDefaultInstance()));
 
     @TempDir
     static Path dir;

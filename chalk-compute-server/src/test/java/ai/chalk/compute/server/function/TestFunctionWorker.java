@@ -36,7 +36,8 @@ import java.nio.file.Path;
  */
 public final class TestFunctionWorker {
 
-    private static final Metadata.Key<ChalkError> ERROR = ProtoUtils.keyForProto(ChalkError.getDefaultInstance());
+    private static final Metadata.Key<ChalkError> ERROR =
+            Metadata.Key.of("chalk-error-bin", ProtoUtils.metadataMarshaller(ChalkError.getDefaultInstance()));
 
     private TestFunctionWorker() {}
 
