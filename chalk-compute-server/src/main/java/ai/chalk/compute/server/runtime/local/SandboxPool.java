@@ -250,6 +250,7 @@ final class SandboxPool implements AutoCloseable {
                             () -> LocalSandbox.spawnSpare(runtime, name, p.started()), runtime.helpers()));
                 }
                 entry = new Idle(name, p, spares);
+                ready(spares);
             } catch (RuntimeStartException | RuntimeException e) {
                 places.releasePooled(name);
                 failed(key, e);
@@ -265,6 +266,26 @@ final class SandboxPool implements AutoCloseable {
             }
             if (!keep) {
                 discardNow(entry);
+            }
+        }
+    }
+
+    /**
+     * Waits for the spare helpers to have entered the sandbox, so that a waiting sandbox is ready to the last piece:
+     * its first exec takes a spare helper rather than the direct path.
+     */
+    private static void ready(List<CompletableFuture<SpareExecs.Spare>> spares) {
+        for (CompletableFuture<SpareExecs.Spare> f : spares) {
+            try {
+                SpareExecs.Spare s = f.get(5, TimeUnit.SECONDS);
+                if (s != null) {
+                    s.pids().get(5, TimeUnit.SECONDS);
+                }
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // a helper that failed or is slow is only a slower first exec; the sandbox itself is fine
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             }
         }
     }
