@@ -573,6 +573,9 @@ final class LocalSandbox implements RuntimeSandbox {
             } catch (IOException e) {
                 log.warn("Cannot remove the writable layer of sandbox {}: {}", id, e.toString());
             }
+            if (!name().equals(id)) {
+                SandboxPool.deleteLink(dir.resolveSibling(id)); // handed over from the pool
+            }
             ids.ifPresent(runtime::releaseIds); // nothing of the sandbox is left to run as them
         }
 

@@ -6,6 +6,8 @@ import ai.chalk.compute.server.runtime.host.SandboxHostname;
 import ai.chalk.compute.server.runtime.host.SandboxHostnames;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -38,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * whose start binds something of a create's own (volumes, an initial file system, a network policy and its proxy
  * link) never come from the pool. The id is bound at hand-over: the host name is set in the sandbox's UTS namespace
  * then; its state directory and cgroups keep the name they had in the pool ({@code _pool-N}, which no sandbox id can
- * be), seen by no one inside (the sandbox has its own cgroup namespace). A pooled sandbox is handed over only if its
+ * be), seen by no one inside (the sandbox has its own cgroup namespace), with a link {@code sandboxes/<id>} to the
+ * directory. A pooled sandbox is handed over only if its
  * image and the host's system view are still those a fresh start would use now; otherwise it is thrown away.
  * Pooled sandboxes hold places under the runtime's limit on sandboxes, and give them up to a create that needs one.
  */
@@ -163,9 +166,19 @@ final class SandboxPool implements AutoCloseable {
             }
             throw e;
         }
+        Path byId = runtime.sandboxesDir().resolve(spec.id());
+        try {
+            // its state directory under its id too, as every sandbox's is (a mount point cannot be renamed)
+            Files.createSymbolicLink(byId, Path.of(entry.name()));
+        } catch (IOException e) {
+            places.abandon(spec.id()); // something of that name is left over: the normal path deals with it
+            discardLater(entry);
+            return null;
+        }
         try {
             hostnames.set(started.init().pid(), SandboxHostname.of(spec.id()));
         } catch (IOException e) {
+            deleteLink(byId);
             places.abandon(spec.id());
             discardLater(entry);
             enabled = false;
@@ -177,6 +190,17 @@ final class SandboxPool implements AutoCloseable {
         } catch (RuntimeStartException | RuntimeException e) {
             places.abandon(spec.id()); // its entrypoint did not start: the sandbox is terminated already
             throw e;
+        }
+    }
+
+    /** Removes the link {@code sandboxes/<id>} of a handed-over sandbox, never anything else of that name. */
+    static void deleteLink(Path byId) {
+        try {
+            if (Files.isSymbolicLink(byId)) {
+                Files.delete(byId);
+            }
+        } catch (IOException e) {
+            log.warn("Cannot remove the link {}: {}", byId, e.toString());
         }
     }
 

@@ -94,6 +94,10 @@ class SandboxPoolTest {
         RuntimeSandbox second = runtime.start(spec());
         assertThat(fromPool(second)).isTrue();
         assertThat(sh(second, "echo hi").ok().out()).isEqualTo("hi\n");
+        // its state directory is found under its id, as every sandbox's is
+        Path byId = runtime.sandboxesDir().resolve(second.id());
+        sh(second, "echo mark > /workspace/mark").ok();
+        assertThat(byId.resolve("root/workspace/mark")).hasContent("mark");
         await().atMost(WARM_UP).until(() -> runtime.pooledSandboxes() == 2);
         // a reconcile removes leftovers, never a handed-over sandbox's state or the pool's
         runtime.reconcile(List.of());
@@ -105,6 +109,8 @@ class SandboxPoolTest {
         third.terminate(Duration.ZERO);
         first.terminate(Duration.ZERO);
         second.terminate(Duration.ZERO);
+        assertThat(byId).doesNotExist();
+        assertThat(Files.isSymbolicLink(byId)).isFalse();
     }
 
     @Test
