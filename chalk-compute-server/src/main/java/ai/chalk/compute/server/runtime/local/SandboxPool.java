@@ -44,6 +44,7 @@ import org.slf4j.LoggerFactory;
  * directory. A pooled sandbox is handed over only if its
  * image and the host's system view are still those a fresh start would use now; otherwise it is thrown away.
  * Pooled sandboxes hold places under the runtime's limit on sandboxes, and give them up to a create that needs one.
+ * Only sandboxes of bubblewrap are pooled (see the constructor).
  */
 final class SandboxPool implements AutoCloseable {
 
@@ -107,8 +108,9 @@ final class SandboxPool implements AutoCloseable {
         this.runtime = runtime;
         this.places = places;
         this.size = size;
-        // the pool sets host names at hand-over, in a namespace only an isolated sandbox has
-        this.enabled = size > 0 && runtime.level().isolated();
+        // the pool sets host names at hand-over, in a namespace only an isolated sandbox has; unshare's init script is
+        // handed its host name as an argument, which a hand-over would not change: only bubblewrap's are pooled
+        this.enabled = size > 0 && runtime.level() == LocalRuntime.Level.BUBBLEWRAP;
         this.expiry = runtime.scheduler().scheduleWithFixedDelay(this::queueFill, 30, 30, TimeUnit.SECONDS);
     }
 
