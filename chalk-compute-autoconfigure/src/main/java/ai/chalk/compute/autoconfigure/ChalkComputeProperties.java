@@ -314,12 +314,23 @@ public class ChalkComputeProperties {
         /** How sandboxes are isolated: auto (the best the host offers), required (refuse to start without namespaces), none (plain processes). */
         private Isolation isolation = Isolation.AUTO;
 
+        /** Sandboxes kept started ahead of time for each recently created spec, so that a create is a hand-over; 0 for none. */
+        private int poolSize = 2;
+
         public Isolation getIsolation() {
             return isolation;
         }
 
         public void setIsolation(Isolation isolation) {
             this.isolation = isolation;
+        }
+
+        public int getPoolSize() {
+            return poolSize;
+        }
+
+        public void setPoolSize(int poolSize) {
+            this.poolSize = poolSize;
         }
     }
 

@@ -322,7 +322,8 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(new IntegrationsServiceV1(secrets)),
                             intercepted(new IntegrationAdminServiceV1(secrets)),
                             intercepted(new TeamServiceV1(this::grpcUrl)),
-                            intercepted(new ServerInfoServiceV1(runtime.name(), runtime::isolation, sandboxes::counts)),
+                            intercepted(new ServerInfoServiceV1(
+                                    runtime.name(), runtime::isolation, sandboxes::counts, runtime::pooledSandboxes)),
                             intercepted(new AiRouterServiceV1(config.aiRouter)),
                             ServerInterceptors.intercept(
                                     health.getHealthService(), new UnhealthyReason(database::problem)),
@@ -427,6 +428,11 @@ public final class ComputeServer implements AutoCloseable {
     /** How many sandboxes are in each state. */
     public Map<SandboxState, Long> sandboxCounts() {
         return sandboxes.counts();
+    }
+
+    /** Sandboxes the runtime started ahead of time and keeps idle for creates; never listed, no one's yet. */
+    public int pooledSandboxes() {
+        return runtime.pooledSandboxes();
     }
 
     /** What clients make the server hold in memory now, against the server-wide limits. */

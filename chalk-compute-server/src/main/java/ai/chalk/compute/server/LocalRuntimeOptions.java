@@ -1,6 +1,7 @@
 package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
+import ai.chalk.compute.server.runtime.local.LocalRuntime;
 import ai.chalk.compute.server.runtime.local.SandboxDefaults;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -16,12 +17,24 @@ import java.util.Optional;
  *                     empty for {@code <data-dir>/runtime/local/oci}. Names never reach outside it.
  * @param dockerHost   the Docker engine that {@code docker:} images are exported from ({@code unix:///path} or
  *                     {@code tcp://host:port}); empty for {@code DOCKER_HOST}, else the local socket
+ * @param poolSize     sandboxes kept started ahead of time for each recently created spec, so that a create is a
+ *                     hand-over; 0 for none
  */
 public record LocalRuntimeOptions(
-        LocalIsolation isolation, SandboxDefaults defaults, Optional<Path> ociImportDir, Optional<String> dockerHost)
+        LocalIsolation isolation,
+        SandboxDefaults defaults,
+        Optional<Path> ociImportDir,
+        Optional<String> dockerHost,
+        int poolSize)
         implements RuntimeOptions {
 
-    /** Isolation auto, {@link SandboxDefaults#STANDARD}, the default import directory and engine. */
+    /** Sandboxes kept ready per recently created spec unless set otherwise. */
+    public static final int DEFAULT_POOL_SIZE = 2;
+
+    /**
+     * Isolation auto, {@link SandboxDefaults#STANDARD}, the default import directory and engine, {@value
+     * #DEFAULT_POOL_SIZE} sandboxes ready per recently created spec.
+     */
     public static final LocalRuntimeOptions DEFAULTS = builder().build();
 
     public LocalRuntimeOptions {
@@ -29,6 +42,10 @@ public record LocalRuntimeOptions(
         Objects.requireNonNull(defaults, "defaults");
         Objects.requireNonNull(ociImportDir, "ociImportDir");
         dockerHost = Objects.requireNonNull(dockerHost, "dockerHost").filter(h -> !h.isBlank());
+        if (poolSize < 0 || poolSize > LocalRuntime.MAX_POOL_SIZE) {
+            throw new IllegalArgumentException(
+                    "the sandbox pool size must be between 0 and " + LocalRuntime.MAX_POOL_SIZE + ", not " + poolSize);
+        }
     }
 
     @Override
@@ -47,6 +64,7 @@ public record LocalRuntimeOptions(
         private SandboxDefaults defaults = SandboxDefaults.STANDARD;
         private Path ociImportDir;
         private String dockerHost;
+        private int poolSize = DEFAULT_POOL_SIZE;
 
         private Builder() {}
 
@@ -74,10 +92,20 @@ public record LocalRuntimeOptions(
             return this;
         }
 
+        /**
+         * Sandboxes kept started ahead of time for each spec created in the last minutes (at most a few specs), so
+         * that a create of the same spec is a hand-over rather than a start; 0 for none. Default {@value
+         * #DEFAULT_POOL_SIZE}.
+         */
+        public Builder poolSize(int perSpec) {
+            this.poolSize = perSpec;
+            return this;
+        }
+
         /** The options. */
         public LocalRuntimeOptions build() {
             return new LocalRuntimeOptions(
-                    isolation, defaults, Optional.ofNullable(ociImportDir), Optional.ofNullable(dockerHost));
+                    isolation, defaults, Optional.ofNullable(ociImportDir), Optional.ofNullable(dockerHost), poolSize);
         }
     }
 }

@@ -44,6 +44,7 @@ final class RuntimeStart {
                 .egress(egress)
                 .isolation(options.isolation())
                 .defaults(options.defaults())
+                .poolSize(options.poolSize())
                 .dockerHost(options.dockerHost().orElse(null))
                 .ociImportDir(options.ociImportDir().orElse(null))
                 .build();

@@ -193,8 +193,8 @@ public class EmbeddedComputeServer
     }
 
     /**
-     * The server in words, for health details: in-process name, port, runtime, the isolation in force
-     * and the number of sandboxes in each state.
+     * The server in words, for health details: in-process name, port, runtime, the isolation in force, the number
+     * of sandboxes in each state and of those started ahead of time, waiting for creates.
      *
      * @return the details, in a stable order; {@code running=false} (and the reason it could not start, if it could
      *     not) when the server is not running
@@ -222,6 +222,7 @@ public class EmbeddedComputeServer
         Map<String, Long> counts = new LinkedHashMap<>();
         s.sandboxCounts().forEach((state, count) -> counts.put(state.name(), count));
         details.put("sandboxes", counts);
+        details.put("pooledSandboxes", s.pooledSandboxes());
         return details;
     }
 

@@ -42,6 +42,7 @@ public final class EmbeddedComputeServerAutoConfiguration {
         ChalkComputeProperties.Embedded embedded = properties.getEmbedded();
         RuntimeChoice runtime = RuntimeChoice.valueOf(embedded.getRuntime().name());
         ChalkComputeProperties.Isolation isolation = properties.getLocal().getIsolation();
+        int poolSize = properties.getLocal().getPoolSize();
         StringBuilder description = new StringBuilder("chalk.compute.embedded.runtime=")
                 .append(runtime.label())
                 .append(", chalk.compute.local.isolation=")
@@ -71,6 +72,7 @@ public final class EmbeddedComputeServerAutoConfiguration {
                                     runtime,
                                     LocalRuntimeOptions.builder()
                                             .isolation(LocalIsolation.valueOf(isolation.name()))
+                                            .poolSize(poolSize)
                                             .build(),
                                     DockerRuntimeOptions.DEFAULTS));
                     if (port != null) {

@@ -97,7 +97,8 @@ public class ChalkComputeHealthIndicator extends AbstractHealthIndicator {
         builder.withDetail("runtime", info.getRuntime())
                 .withDetail("isolation", info.getIsolation())
                 .withDetail("isolationDetail", info.getIsolationDetail())
-                .withDetail("sandboxes", new LinkedHashMap<>(info.getSandboxesMap()));
+                .withDetail("sandboxes", new LinkedHashMap<>(info.getSandboxesMap()))
+                .withDetail("pooledSandboxes", info.getPooledSandboxes());
         return true;
     }
 }

@@ -47,7 +47,7 @@ class ChalkComputeActuatorTests {
             assertThat(details)
                     .containsEntry("server", "embedded")
                     .containsEntry("runtime", "local")
-                    .containsKeys("inProcessName", "isolation", "isolationDetail")
+                    .containsKeys("inProcessName", "isolation", "isolationDetail", "pooledSandboxes")
                     .doesNotContainKey("port");
             EmbeddedComputeServer embedded = context.getBean(EmbeddedComputeServer.class);
             assertThat(details.get("isolation")).isEqualTo(embedded.isolation().level());
@@ -107,6 +107,7 @@ class ChalkComputeActuatorTests {
                             .containsEntry("runtime", server.runtimeName())
                             .containsEntry("isolation", server.isolation().level())
                             .containsEntry("isolationDetail", server.isolation().detail())
+                            .containsKey("pooledSandboxes")
                             .containsEntry(
                                     "sandboxes",
                                     Map.of(

@@ -9,6 +9,7 @@ import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.egress.EgressOptions;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.runtime.local.LocalIsolation;
+import ai.chalk.compute.server.runtime.local.LocalRuntime;
 import ai.chalk.compute.server.runtime.local.SandboxDefaults;
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -123,6 +124,12 @@ public final class ServerMain implements Callable<Integer> {
             description = "Local sandboxes running at once; more are refused. Default: ${DEFAULT-VALUE}.")
     int maxSandboxes = SandboxDefaults.STANDARD.maxSandboxes();
 
+    @Option(
+            names = "--sandbox-pool",
+            description = "Local sandboxes kept started ahead of time for each recently created spec, so that a create"
+                    + " is a hand-over; 0 for none. Default: ${DEFAULT-VALUE}.")
+    int sandboxPool = LocalRuntimeOptions.DEFAULT_POOL_SIZE;
+
     @Option(names = "--tls-cert", description = "PEM certificate chain: serve the port with TLS (needs --tls-key).")
     Path tlsCert;
 
@@ -230,6 +237,11 @@ public final class ServerMain implements Callable<Integer> {
                     sandboxPids,
                     SandboxDefaults.STANDARD.openFiles(),
                     maxSandboxes));
+            if (sandboxPool < 0 || sandboxPool > LocalRuntime.MAX_POOL_SIZE) {
+                throw new IllegalArgumentException(
+                        "--sandbox-pool must be between 0 and " + LocalRuntime.MAX_POOL_SIZE + ", not " + sandboxPool);
+            }
+            local.poolSize(sandboxPool);
             settings.volumeSize(parseBytes("--volume-size", volumeSize));
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());

@@ -11,6 +11,7 @@ import io.grpc.stub.StreamObserver;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -23,17 +24,23 @@ public final class ServerInfoServiceV1 extends ServerInfoServiceGrpc.ServerInfoS
     private final String runtime;
     private final Supplier<Isolation> isolation;
     private final Function<String, Map<SandboxState, Long>> sandboxCounts;
+    private final IntSupplier pooled;
 
     /**
      * @param runtime       the runtime's name
      * @param isolation     the isolation in force, asked at each call
      * @param sandboxCounts an environment's sandboxes by state
+     * @param pooled        the runtime's sandboxes started ahead of time, waiting for creates
      */
     public ServerInfoServiceV1(
-            String runtime, Supplier<Isolation> isolation, Function<String, Map<SandboxState, Long>> sandboxCounts) {
+            String runtime,
+            Supplier<Isolation> isolation,
+            Function<String, Map<SandboxState, Long>> sandboxCounts,
+            IntSupplier pooled) {
         this.runtime = Objects.requireNonNull(runtime, "runtime");
         this.isolation = Objects.requireNonNull(isolation, "isolation");
         this.sandboxCounts = Objects.requireNonNull(sandboxCounts, "sandboxCounts");
+        this.pooled = Objects.requireNonNull(pooled, "pooled");
     }
 
     @Override
@@ -43,7 +50,8 @@ public final class ServerInfoServiceV1 extends ServerInfoServiceGrpc.ServerInfoS
             GetServerInfoResponse.Builder response = GetServerInfoResponse.newBuilder()
                     .setRuntime(runtime)
                     .setIsolation(in.level())
-                    .setIsolationDetail(in.detail());
+                    .setIsolationDetail(in.detail())
+                    .setPooledSandboxes(pooled.getAsInt());
             sandboxCounts
                     .apply(Caller.current().environment())
                     .forEach((state, count) -> response.putSandboxes(state.name(), count));

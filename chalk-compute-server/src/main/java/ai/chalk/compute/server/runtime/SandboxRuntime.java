@@ -24,6 +24,14 @@ public interface SandboxRuntime extends AutoCloseable {
     }
 
     /**
+     * Sandboxes this runtime started ahead of time and keeps waiting for creates (they belong to no one and are never
+     * listed); none by default.
+     */
+    default int pooledSandboxes() {
+        return 0;
+    }
+
+    /**
      * Starts a sandbox and returns once processes can be executed in it.
      *
      * @throws RuntimeStartException when the engine cannot start it; the message is shown to the user

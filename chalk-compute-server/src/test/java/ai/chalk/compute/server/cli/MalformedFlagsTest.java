@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The standalone server's flags that need more than a type check (the egress proxy's, the AI router's): malformed ones
+ * The standalone server's flags that need more than a type check (the egress proxy's, the AI router's, the sandbox pool's):
+ * malformed ones
  * are refused at once, naming the flag, before the server listens.
  */
 class MalformedFlagsTest {
@@ -65,5 +66,12 @@ class MalformedFlagsTest {
                         "--ai-api-key-file",
                         dataDir.resolve("missing.key").toString()))
                 .contains("missing.key cannot be read");
+    }
+
+    @Test
+    void aSandboxPoolSizeOutOfRangeIsRefusedNamingTheFlag(@TempDir Path dataDir) throws Exception {
+        assertThat(refused(dataDir, "--sandbox-pool", "17"))
+                .contains("--sandbox-pool must be between 0 and 16, not 17")
+                .doesNotContain("listening on");
     }
 }

@@ -3,6 +3,8 @@ package ai.chalk.compute.server.info;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.ListSandboxesRequest;
+import ai.chalk.compute.proto.sandbox.v1.SandboxInfo;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.serverinfo.v1.GetServerInfoRequest;
@@ -12,7 +14,9 @@ import ai.chalk.compute.server.RunningServer;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -55,6 +59,43 @@ class ServerInfoServiceTest {
             } finally {
                 dev.shutdownNow();
                 prod.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void countsTheSandboxesStartedAheadOfTimeAndListsNoneOfThem() throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
+            try {
+                SandboxServiceGrpc.SandboxServiceBlockingStub sandboxes = SandboxServiceGrpc.newBlockingStub(dev);
+                assertThat(info(dev).getPooledSandboxes()).isZero();
+                String first = sandboxes
+                        .createSandbox(CreateSandboxRequest.getDefaultInstance())
+                        .getSandbox()
+                        .getId();
+                // the spec has been created once: two of it are started ahead of time (the server's default)
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(60))
+                        .until(() -> info(dev).getPooledSandboxes() == 2);
+                String second = sandboxes
+                        .createSandbox(CreateSandboxRequest.getDefaultInstance())
+                        .getSandbox()
+                        .getId();
+                assertThat(
+                                sandboxes
+                                        .listSandboxes(ListSandboxesRequest.getDefaultInstance())
+                                        .getSandboxesList()
+                                        .stream()
+                                        .map(SandboxInfo::getId))
+                        .containsExactlyInAnyOrder(first, second);
+                assertThat(info(dev).getSandboxesMap()).containsEntry("RUNNING", 2L);
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(60))
+                        .until(() -> info(dev).getPooledSandboxes() == 2);
+                assertThat(server.server.pooledSandboxes()).isEqualTo(2);
+            } finally {
+                dev.shutdownNow();
             }
         }
     }

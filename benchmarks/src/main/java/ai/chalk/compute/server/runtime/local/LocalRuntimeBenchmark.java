@@ -59,8 +59,56 @@ public final class LocalRuntimeBenchmark implements Benchmark {
                     "bare `nsenter ... true`, 10 ms apart",
                     nsenterSpaced);
             r.warmSandbox().terminate(LatencyRounds.DEFAULT_GRACE);
+            pooled(figures, state.resolve("runtime-pooled"), rounds, figures.smoke() ? 2 : 10, bare);
         }
         throughTheServer(figures, state.resolve("server"), rounds);
+    }
+
+    /**
+     * Create + first exec with sandboxes started ahead of time ({@link LocalRuntime.Builder#poolSize}), the pool
+     * refilled between creates (a create that finds it empty takes the normal path measured above), next to the same
+     * bare tool.
+     */
+    private static void pooled(Figures figures, Path state, int rounds, int warmups, HostProcesses.BareCommand bare)
+            throws Exception {
+        try (LocalRuntime runtime = LocalRuntime.builder(state).poolSize(2).build()) {
+            long[] bareTimes = new long[rounds];
+            long[] create = new long[rounds];
+            long[] createAndExec = new long[rounds];
+            int handedOver = 0;
+            for (int i = -warmups; i < rounds; i++) { // the first create wants the spec: the pool fills from then on
+                if (i > -warmups) {
+                    awaitFull(runtime, 2);
+                }
+                long t0 = System.nanoTime();
+                bare.time();
+                long t1 = System.nanoTime();
+                LocalSandbox sb = (LocalSandbox) runtime.start(LocalTesting.spec());
+                long t2 = System.nanoTime();
+                LatencyRounds.runTrue(sb);
+                long t3 = System.nanoTime();
+                sb.terminate(LatencyRounds.DEFAULT_GRACE);
+                if (i >= 0) {
+                    bareTimes[i] = t1 - t0;
+                    create[i] = t2 - t1;
+                    createAndExec[i] = t3 - t1;
+                    handedOver += sb.name().equals(sb.id()) ? 0 : 1;
+                }
+            }
+            System.out.println("pooled: " + handedOver + " of " + rounds + " creates were hand-overs");
+            figures.latency("local, pool ready: create + first exec `true`", createAndExec, bare.label(), bareTimes);
+            figures.latency("local, pool ready: create", create, bare.label(), bareTimes);
+        }
+    }
+
+    private static void awaitFull(LocalRuntime runtime, int size) throws InterruptedException {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (runtime.pooledSandboxes() < size) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the sandbox pool did not refill within a minute");
+            }
+            Thread.sleep(5);
+        }
     }
 
     /** The raw tool: the same namespaces, mounts and syscall filter as a sandbox's init, running {@code true}. */

@@ -76,6 +76,8 @@ public final class LocalRuntime implements SandboxRuntime {
 
     /** The PATH every sandbox process starts with. */
     public static final String DEFAULT_PATH = HostTools.DEFAULT_PATH;
+    /** The most sandboxes {@link Builder#poolSize} keeps ready per spec. */
+    public static final int MAX_POOL_SIZE = 16;
     /** How long {@link #close()} lets a sandbox's processes react to SIGTERM. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
 
@@ -121,6 +123,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private final ExecutorService helpers;
     private final InitSpawner spawner;
     private final ScheduledExecutorService scheduler;
+    private final SandboxPool pool;
     private volatile boolean closed;
 
     /**
@@ -156,6 +159,7 @@ public final class LocalRuntime implements SandboxRuntime {
         private String defaultImage;
         private SandboxDefaults defaults = SandboxDefaults.STANDARD;
         private EgressOptions egress = EgressOptions.DEFAULTS;
+        private int poolSize;
 
         private Builder(Path stateDir) {
             this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
@@ -200,6 +204,19 @@ public final class LocalRuntime implements SandboxRuntime {
          */
         public Builder egress(EgressOptions egress) {
             this.egress = Objects.requireNonNull(egress, "egress");
+            return this;
+        }
+
+        /**
+         * How many sandboxes to keep started ahead of time for each recently created spec, so that a create of the
+         * same spec is a hand-over (see {@link SandboxPool}); default 0, none. At most {@link #MAX_POOL_SIZE}.
+         */
+        public Builder poolSize(int perSpec) {
+            if (perSpec < 0 || perSpec > MAX_POOL_SIZE) {
+                throw new IllegalArgumentException(
+                        "the sandbox pool size must be between 0 and " + MAX_POOL_SIZE + ", not " + perSpec);
+            }
+            this.poolSize = perSpec;
             return this;
         }
 
@@ -309,6 +326,7 @@ public final class LocalRuntime implements SandboxRuntime {
         if (cgroups.problem().isPresent()) {
             log.warn("Local runtime cgroups degraded: {}", cgroups.problem().get());
         }
+        this.pool = new SandboxPool(this, sandboxes, b.poolSize);
     }
 
     @Override
@@ -332,13 +350,15 @@ public final class LocalRuntime implements SandboxRuntime {
         if (closed) {
             throw new RuntimeStartException("the local runtime is shut down");
         }
-        sandboxes.reserve(spec.id());
-        LocalSandbox sandbox = null;
-        try {
-            sandbox = LocalSandbox.start(this, spec);
-        } finally {
-            if (sandbox == null) {
-                sandboxes.abandon(spec.id());
+        LocalSandbox sandbox = pool.take(spec); // reserves the id when it hands one over
+        if (sandbox == null) {
+            reserve(spec.id());
+            try {
+                sandbox = LocalSandbox.start(this, spec);
+            } finally {
+                if (sandbox == null) {
+                    sandboxes.abandon(spec.id());
+                }
             }
         }
         sandboxes.add(sandbox);
@@ -350,6 +370,26 @@ public final class LocalRuntime implements SandboxRuntime {
             throw new RuntimeStartException("the local runtime is shut down");
         }
         return sandbox;
+    }
+
+    /** Reserves a place for a sandbox of its own, taking one the pool holds when every place is taken. */
+    private void reserve(String id) throws RuntimeStartException {
+        while (true) {
+            try {
+                sandboxes.reserve(id);
+                return;
+            } catch (RuntimeStartException e) {
+                if (!sandboxes.fullWithPooled() || !pool.evictOne()) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** Sandboxes started ahead of time and waiting for a create (none are listed: they are no one's yet). */
+    @Override
+    public int pooledSandboxes() {
+        return pool.idle();
     }
 
     /**
@@ -369,6 +409,7 @@ public final class LocalRuntime implements SandboxRuntime {
             return;
         }
         closed = true;
+        pool.close();
         List<LocalSandbox> all = sandboxes.all();
         List<java.util.concurrent.Future<?>> stops = new ArrayList<>();
         for (LocalSandbox s : all) {
@@ -515,6 +556,10 @@ public final class LocalRuntime implements SandboxRuntime {
     /** Starts a sandbox's init from the runtime's own spawner thread. */
     Process spawnInit(ProcessBuilder pb) throws IOException {
         return spawner.start(pb);
+    }
+
+    SandboxPool pool() {
+        return pool;
     }
 
     void forget(LocalSandbox sandbox) {

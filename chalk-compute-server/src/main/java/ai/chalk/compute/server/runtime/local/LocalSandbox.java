@@ -36,6 +36,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -132,14 +133,63 @@ final class LocalSandbox implements RuntimeSandbox {
                 s.fromImage(),
                 s.groups(),
                 s.init());
-        if (sandbox.init != null) {
-            sandbox.init.onExit().thenAcceptAsync(p -> sandbox.initExited(), runtime.helpers());
-        }
-        if (!s.entrypoint().isEmpty()) {
-            sandbox.startEntrypoint(s.entrypoint());
-        }
+        sandbox.launch(s.entrypoint());
         log.debug("Sandbox {} started ({}, init pid {})", spec.id(), sandbox.level.label, sandbox.initPid);
         return sandbox;
+    }
+
+    /**
+     * Makes a sandbox started ahead of time (see {@link SandboxPool}) the sandbox {@code spec} describes: the id,
+     * environment and entrypoint are the spec's ({@code resolved} from it), the spare exec helpers those started while
+     * it waited. Its host name is the spec's already; nothing has run in it but its init and those helpers.
+     */
+    static LocalSandbox handOver(
+            LocalRuntime runtime,
+            SandboxSpec spec,
+            SandboxStart.Resolved resolved,
+            SandboxStart.Started s,
+            List<CompletableFuture<SpareExecs.Spare>> readySpares)
+            throws RuntimeStartException {
+        LocalSandbox sandbox = new LocalSandbox(
+                runtime,
+                spec.id(),
+                s.dir(),
+                s.workdir(),
+                s.hostWorkdir(),
+                resolved.env(),
+                s.fromImage(),
+                s.groups(),
+                s.init());
+        readySpares.forEach(sandbox.spares::seed);
+        sandbox.launch(resolved.entrypoint());
+        log.debug(
+                "Sandbox {} handed over from the pool ({}, init pid {})",
+                spec.id(),
+                sandbox.level.label,
+                sandbox.initPid);
+        return sandbox;
+    }
+
+    /** Ends a sandbox started ahead of time that is never handed over, with its spare helpers. */
+    static void discard(
+            LocalRuntime runtime,
+            String name,
+            SandboxStart.Started s,
+            List<CompletableFuture<SpareExecs.Spare>> spares) {
+        LocalSandbox sandbox = new LocalSandbox(
+                runtime, name, s.dir(), s.workdir(), s.hostWorkdir(), s.env(), s.fromImage(), s.groups(), s.init());
+        spares.forEach(sandbox.spares::seed);
+        sandbox.terminate(Duration.ZERO);
+    }
+
+    /** Follows the init, then starts the entrypoint if there is one. */
+    private void launch(List<String> entrypoint) throws RuntimeStartException {
+        if (init != null) {
+            init.onExit().thenAcceptAsync(p -> initExited(), runtime.helpers());
+        }
+        if (!entrypoint.isEmpty()) {
+            startEntrypoint(entrypoint);
+        }
     }
 
     private void startEntrypoint(List<String> entrypoint) throws RuntimeStartException {
@@ -258,20 +308,54 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     private SpareExecs.Spare spawnSpare() {
+        return spawnSpare(runtime, id, helpers, filter, groups, initPid, ids.isPresent());
+    }
+
+    /**
+     * Starts a spare exec helper in the isolated sandbox of {@code started} before it has become a sandbox (see
+     * {@link SandboxPool}); null when it cannot be started.
+     */
+    static SpareExecs.@Nullable Spare spawnSpare(LocalRuntime runtime, String name, SandboxStart.Started started) {
+        SandboxCommands.Helpers helpers = started.fromImage()
+                ? SandboxCommands.Helpers.image(runtime.sandboxTools())
+                : SandboxCommands.Helpers.host(runtime.tools());
+        if (helpers.perl().isEmpty()) {
+            return null;
+        }
+        SandboxInit init = started.init();
+        List<String> filter = init.filter().filter().execPrefix(helpers.perl());
+        return spawnSpare(
+                runtime,
+                name,
+                helpers,
+                filter,
+                started.groups(),
+                init.pid(),
+                init.ids().isPresent());
+    }
+
+    private static SpareExecs.@Nullable Spare spawnSpare(
+            LocalRuntime runtime,
+            String id,
+            SandboxCommands.Helpers helpers,
+            List<String> filter,
+            @Nullable SandboxCgroup groups,
+            long initPid,
+            boolean ownIds) {
+        boolean isolated = runtime.level().isolated();
         ExecCgroup group = null;
         try {
             group = groups == null ? null : groups.newExec();
             List<String> command = SandboxCommands.joinCgroups(
                     group == null ? List.of() : group.procsFiles(),
                     runtime.defaults().openFiles(),
-                    SandboxCommands.spare(
-                            runtime.tools(), helpers, level.isolated() ? initPid : -1, ids.isPresent(), filter));
+                    SandboxCommands.spare(runtime.tools(), helpers, isolated ? initPid : -1, ownIds, filter));
             Process p = SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE)
                     .start();
             return new SpareExecs.Spare(
                     p,
                     group,
-                    LocalProcess.pidsOf(p, level.isolated(), group == null ? null : group.group(), runtime.helpers()));
+                    LocalProcess.pidsOf(p, isolated, group == null ? null : group.group(), runtime.helpers()));
         } catch (IOException | RuntimeException e) {
             if (group != null && group.group() != null) {
                 group.group().removeIfEmpty();
@@ -489,6 +573,9 @@ final class LocalSandbox implements RuntimeSandbox {
             } catch (IOException e) {
                 log.warn("Cannot remove the writable layer of sandbox {}: {}", id, e.toString());
             }
+            if (!name().equals(id)) {
+                SandboxPool.deleteLink(dir.resolveSibling(id)); // handed over from the pool
+            }
             ids.ifPresent(runtime::releaseIds); // nothing of the sandbox is left to run as them
         }
 
@@ -512,6 +599,11 @@ final class LocalSandbox implements RuntimeSandbox {
 
     long initPid() {
         return initPid;
+    }
+
+    /** The name of its state directory and cgroups: its id, or the name it had in the pool before its hand-over. */
+    String name() {
+        return dir.getFileName().toString();
     }
 
     static void waitQuietly(Process p, long seconds) {

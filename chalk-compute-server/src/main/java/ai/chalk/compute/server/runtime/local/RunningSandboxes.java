@@ -6,10 +6,13 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The sandboxes a local runtime runs and those it is starting, counted together against how many may run at once:
- * a start reserves its place and its id before anything of it exists, so two creates never pass one free place.
+ * The sandboxes a local runtime runs, those it is starting and those started ahead of time waiting in its
+ * {@link SandboxPool}, counted together against how many may run at once: a start reserves its place and its id
+ * before anything of it exists, so two creates never pass one free place. A create that finds every place taken while
+ * some are held by the pool takes one of those instead (the pool gives it up).
  */
 final class RunningSandboxes {
 
@@ -17,6 +20,8 @@ final class RunningSandboxes {
     private final ConcurrentMap<String, LocalSandbox> running = new ConcurrentHashMap<>();
     /** Ids of the sandboxes being started (guarded by this). */
     private final Set<String> starting = new HashSet<>();
+    /** Names of the sandboxes the pool holds or is starting (guarded by this). */
+    private final Set<String> pooled = new HashSet<>();
 
     RunningSandboxes(int max) {
         this.max = max;
@@ -29,13 +34,46 @@ final class RunningSandboxes {
      * @throws RuntimeStartException when every place is taken, or a sandbox with that id runs or is starting
      */
     synchronized void reserve(String id) throws RuntimeStartException {
-        if (running.size() + starting.size() >= max) {
+        reserve(id, null);
+    }
+
+    /**
+     * As {@link #reserve(String)}, for a sandbox that takes over the pool's sandbox {@code fromPool} (its place), or,
+     * with null, a place of its own.
+     */
+    synchronized void reserve(String id, @Nullable String fromPool) throws RuntimeStartException {
+        if (fromPool == null && running.size() + starting.size() + pooled.size() >= max) {
             throw new RuntimeStartException("this server runs at most " + max + " sandboxes at"
                     + " once and all are in use: terminate one first, or start the server with a higher limit");
         }
-        if (running.containsKey(id) || !starting.add(id)) {
+        if (running.containsKey(id) || starting.contains(id)) {
             throw new RuntimeStartException("a sandbox with id " + id + " is already running");
         }
+        starting.add(id);
+        if (fromPool != null) {
+            pooled.remove(fromPool);
+        }
+    }
+
+    /** Whether every place is taken, some of them by the pool. */
+    synchronized boolean fullWithPooled() {
+        return running.size() + starting.size() + pooled.size() >= max && !pooled.isEmpty();
+    }
+
+    /**
+     * Reserves a place for a sandbox the pool starts ahead of time, named {@code name}; false when the places left
+     * are wanted by creates ({@code spare} of them are kept free of the pool).
+     */
+    synchronized boolean reservePooled(String name, int spare) {
+        if (running.size() + starting.size() + pooled.size() + spare >= max) {
+            return false;
+        }
+        return pooled.add(name);
+    }
+
+    /** The pool's sandbox {@code name} is gone (or never started). */
+    synchronized void releasePooled(String name) {
+        pooled.remove(name);
     }
 
     /** The reserved sandbox did not start. */
@@ -54,9 +92,15 @@ final class RunningSandboxes {
         running.remove(sandbox.id(), sandbox);
     }
 
-    /** Whether a sandbox with id {@code id} runs or is starting. */
-    synchronized boolean claims(String id) {
-        return running.containsKey(id) || starting.contains(id);
+    /**
+     * Whether the state directory or cgroups named {@code name} belong to a sandbox that runs (by id, or by the name
+     * it had in the pool), is starting, or waits in the pool.
+     */
+    synchronized boolean claims(String name) {
+        return running.containsKey(name)
+                || starting.contains(name)
+                || pooled.contains(name)
+                || running.values().stream().anyMatch(s -> s.name().equals(name));
     }
 
     /** The sandboxes running now. */

@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,21 +87,70 @@ final class SandboxStart {
     /** The sandbox's link to the egress proxy when it has a network policy; attached once its init runs. */
     private ProxyLinks.Link link;
 
-    private SandboxStart(LocalRuntime runtime, SandboxSpec spec) {
+    /**
+     * What a sandbox's spec resolves to against its image and this host, before anything is made: the parts of a
+     * sandbox that are not bound when its init starts (its environment, entrypoint) and what its init is started
+     * from (workdir, image, the host's view), by which a pre-started sandbox is told fit or stale.
+     *
+     * @param image the image's layers and configuration; null for the host's system view
+     * @param view  the host's system view as it is now; null for an image sandbox
+     */
+    record Resolved(
+            String workdir,
+            Map<String, String> env,
+            List<String> entrypoint,
+            @Nullable LocalImage image,
+            SandboxFiles.@Nullable SystemView view) {
+
+        /** Names the environment's variables without their values, which may be secrets. */
+        @Override
+        public String toString() {
+            return "Resolved[workdir=" + workdir + ", env=" + env.keySet() + ", entrypoint=" + entrypoint + "]";
+        }
+    }
+
+    private final String hostname;
+
+    private SandboxStart(LocalRuntime runtime, SandboxSpec spec, String name, String hostname) {
         this.runtime = runtime;
         this.spec = spec;
-        this.id = spec.id();
+        this.id = name;
+        this.hostname = hostname;
         this.level = runtime.level();
-        this.dir = runtime.sandboxesDir().resolve(id);
+        this.dir = runtime.sandboxesDir().resolve(name);
         this.layer = dir.resolve("root");
         this.entrypoint = spec.entrypoint();
     }
 
     /** Starts the sandbox {@code spec} describes; returns once its init is ready. */
     static Started start(LocalRuntime runtime, SandboxSpec spec) throws RuntimeStartException {
-        SandboxStart start = new SandboxStart(runtime, spec);
+        return startAs(runtime, spec, spec.id(), SandboxHostname.of(spec.id())).started();
+    }
+
+    /** A started sandbox with what its spec resolved to. */
+    record Prepared(Resolved resolved, Started started) {}
+
+    /**
+     * Starts the sandbox {@code spec} describes under another name than its id: its state directory and cgroups are
+     * named {@code name}, its host {@code hostname} (a pre-started sandbox, see {@link SandboxPool}).
+     */
+    static Prepared startAs(LocalRuntime runtime, SandboxSpec spec, String name, String hostname)
+            throws RuntimeStartException {
+        SandboxStart start = new SandboxStart(runtime, spec, name, hostname);
         start.resolve();
-        return start.setUp();
+        Started started = start.setUp();
+        return new Prepared(start.resolvedParts(), started);
+    }
+
+    /** What {@code spec} resolves to now, without starting anything; refuses what cannot start here. */
+    static Resolved resolve(LocalRuntime runtime, SandboxSpec spec) throws RuntimeStartException {
+        SandboxStart start = new SandboxStart(runtime, spec, spec.id(), "");
+        start.resolve();
+        return start.resolvedParts();
+    }
+
+    private Resolved resolvedParts() {
+        return new Resolved(workdir, Map.copyOf(env), List.copyOf(entrypoint), image, view);
     }
 
     /** The workdir, environment and entrypoint, from the spec and its image; refuses what cannot start here. */
@@ -180,7 +230,7 @@ final class SandboxStart {
             if (level.isolated()) {
                 init = InitLauncher.of(level)
                         .launch(new InitLauncher.Request(
-                                runtime, groups, SandboxHostname.of(id), workdir, image != null, mounts, userns))
+                                runtime, groups, hostname, workdir, image != null, mounts, userns))
                         .withIds(ids);
             } else {
                 hostWorkdir = layer.resolve(workdir.substring(1));

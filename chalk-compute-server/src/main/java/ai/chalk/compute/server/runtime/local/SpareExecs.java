@@ -68,6 +68,19 @@ final class SpareExecs {
         this.helpers = helpers;
     }
 
+    /** Adds a helper started before this sandbox had its id (see {@link SandboxPool}); taken like any other. */
+    void seed(CompletableFuture<Spare> spare) {
+        if (enabled) {
+            spares.addLast(spare);
+        } else {
+            spare.thenAccept(s -> {
+                if (s != null) {
+                    s.discard();
+                }
+            });
+        }
+    }
+
     /** Called after each exec: from the second on, spares are topped up once it is done or after a moment. */
     void afterExec(RuntimeProcess p) {
         if (enabled && execs.incrementAndGet() >= 2) {
