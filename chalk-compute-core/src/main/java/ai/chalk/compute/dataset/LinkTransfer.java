@@ -35,24 +35,30 @@ final class LinkTransfer {
     /** Broken connections resumed for one file before giving up. */
     private static final int MAX_RESUMES = 3;
 
-    private final HttpClient http;
+    // made on the first transfer: building an HttpClient sets up the JDK's default TLS context (several hundred
+    // classes) and starts a selector thread, which an application that never moves a file should not pay for at
+    // startup (every Spring application with the starter has a DatasetClient bean)
+    private HttpClient http; // guarded by this
 
-    LinkTransfer() {
-        this.http = HttpClient.newBuilder()
-                .connectTimeout(Duration.ofSeconds(30))
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
+    private synchronized HttpClient http() {
+        if (http == null) {
+            http = HttpClient.newBuilder()
+                    .connectTimeout(Duration.ofSeconds(30))
+                    .followRedirects(HttpClient.Redirect.NEVER)
+                    .build();
+        }
+        return http;
     }
 
     /** PUTs {@code file} to {@code url}; a refusal is reported with the server's message. */
     void put(String url, Path file, String what) {
         HttpResponse<String> response;
         try {
-            response = http.send(
-                    HttpRequest.newBuilder(URI.create(url))
-                            .PUT(HttpRequest.BodyPublishers.ofFile(file))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            response = http().send(
+                            HttpRequest.newBuilder(URI.create(url))
+                                    .PUT(HttpRequest.BodyPublishers.ofFile(file))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new ChalkComputeException(
                     Status.Code.UNAVAILABLE, "uploading " + what + " to the server failed: " + e.getMessage(), e);
@@ -82,7 +88,7 @@ final class LinkTransfer {
             }
             HttpResponse<InputStream> response;
             try {
-                response = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+                response = http().send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
             } catch (IOException e) {
                 if (++resumes > MAX_RESUMES) {
                     throw new ChalkComputeException(

@@ -41,14 +41,15 @@ import java.util.function.Supplier;
  */
 public final class FunctionRegistry {
 
-    private final ArrowTypeMapping mapping;
-    private final SignatureReader reader;
+    // the standard mapping is made when the first function is read: it loads Arrow's type classes, which an
+    // application's startup thread need not pay for when it only creates the registry (Spring's auto-configuration
+    // reads the signatures in the background)
+    private ArrowTypeMapping mapping; // guarded by this; null until needed for the standard one
+    private SignatureReader reader; // guarded by this
     private final Map<String, RegisteredFunction> functions = new LinkedHashMap<>(); // guarded by this
 
     /** A registry using the standard Arrow mapping. */
-    public FunctionRegistry() {
-        this(ArrowTypeMapping.standard());
-    }
+    public FunctionRegistry() {}
 
     /**
      * A registry using the given Arrow mapping, for functions whose types include your own
@@ -58,12 +59,21 @@ public final class FunctionRegistry {
      */
     public FunctionRegistry(ArrowTypeMapping mapping) {
         this.mapping = Objects.requireNonNull(mapping, "mapping");
-        this.reader = new SignatureReader(mapping);
     }
 
     /** The Arrow mapping its definitions were made with. */
-    public ArrowTypeMapping mapping() {
+    public synchronized ArrowTypeMapping mapping() {
+        if (mapping == null) {
+            mapping = ArrowTypeMapping.standard();
+        }
         return mapping;
+    }
+
+    private synchronized SignatureReader reader() {
+        if (reader == null) {
+            reader = new SignatureReader(mapping());
+        }
+        return reader;
     }
 
     /**
@@ -233,7 +243,7 @@ public final class FunctionRegistry {
                     throw new FunctionDefinitionException(
                             MethodText.of(method) + ": a @ChalkFunction or @ChalkScorer method must be public");
                 }
-                FunctionDefinition definition = reader.read(method, type, classInfo);
+                FunctionDefinition definition = reader().read(method, type, classInfo);
                 RegisteredFunction existing = functions.get(definition.name());
                 FunctionDefinition other = existing != null ? existing.definition() : byName.get(definition.name());
                 if (other != null) {
@@ -261,7 +271,7 @@ public final class FunctionRegistry {
         for (FunctionDefinition definition : read) {
             functions.put(
                     definition.name(),
-                    new RegisteredFunction(definition, target, FunctionPayloads.of(definition, mapping)));
+                    new RegisteredFunction(definition, target, FunctionPayloads.of(definition, mapping())));
         }
         return List.copyOf(read);
     }

@@ -19,10 +19,20 @@ import java.util.function.Supplier;
  */
 final class ShardDownloads {
 
-    private final HttpClient http = HttpClient.newBuilder()
-            .connectTimeout(Duration.ofSeconds(30))
-            .followRedirects(HttpClient.Redirect.NORMAL)
-            .build();
+    // made on the first download: building an HttpClient sets up the JDK's default TLS context (several hundred
+    // classes) and starts a selector thread, which an application that never downloads a shard should not pay for at
+    // startup (every Spring application with the starter has an SQLClient bean)
+    private HttpClient http; // guarded by this
+
+    private synchronized HttpClient http() {
+        if (http == null) {
+            http = HttpClient.newBuilder()
+                    .connectTimeout(Duration.ofSeconds(30))
+                    .followRedirects(HttpClient.Redirect.NORMAL)
+                    .build();
+        }
+        return http;
+    }
 
     /**
      * Downloads the shard {@code link} names to {@code target}, which must not exist.
@@ -33,9 +43,11 @@ final class ShardDownloads {
         for (int attempt = 0; ; attempt++) {
             HttpResponse<InputStream> response;
             try {
-                response = http.send(
-                        HttpRequest.newBuilder(URI.create(link.get())).GET().build(),
-                        HttpResponse.BodyHandlers.ofInputStream());
+                response = http().send(
+                                HttpRequest.newBuilder(URI.create(link.get()))
+                                        .GET()
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofInputStream());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IOException("interrupted while downloading " + target.getFileName(), e);

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.BeanFactory;
@@ -27,6 +28,11 @@ import org.springframework.util.ReflectionUtils;
  * The application's functions: every singleton bean with {@link ChalkFunction} or {@link ChalkScorer} methods
  * (a {@link ChalkClass} bean being one deployment of all its methods), registered in a {@link FunctionRegistry}
  * once all singletons exist, so each function runs on the bean Spring made, with its dependencies and proxies.
+ *
+ * <p>The startup thread only finds the annotated methods; reading their signatures (Arrow schemas, {@code @Default}
+ * values) runs on a thread of its own, so that the application's startup does not pay for loading Arrow and JSON
+ * machinery. Every method of this class that tells about the functions ({@link #functions()}, {@link #registry()},
+ * ...) waits for that reading to finish, so callers always see every function.
  *
  * <p>A function that cannot be registered (a {@code FunctionSignatureException}, a malformed option, a name taken
  * twice) does not stop the application, nor the other functions of its bean: it alone is
@@ -42,6 +48,8 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
     private final boolean madeBeansOnly;
     private final Map<String, FunctionDeploymentState> states = new LinkedHashMap<>(); // guarded by this
     private ListableBeanFactory beanFactory;
+    /** Done when every function found has been registered or has failed; done at once when nothing is discovered. */
+    private volatile CompletableFuture<Void> registered = CompletableFuture.completedFuture(null);
 
     /**
      * Functions registered in the given registry.
@@ -79,14 +87,37 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
         }
     }
 
-    /** The registry holding every function registered, for calling them in this JVM as a worker does. */
+    /**
+     * The registry holding every function registered, for calling them in this JVM as a worker does; once every
+     * function found has been read.
+     */
     public FunctionRegistry registry() {
+        awaitRegistration();
         return registry;
     }
 
     /** Every function found, registered or failed, in discovery order. */
-    public synchronized List<FunctionDeploymentState> functions() {
-        return List.copyOf(states.values());
+    public List<FunctionDeploymentState> functions() {
+        awaitRegistration();
+        synchronized (this) {
+            return List.copyOf(states.values());
+        }
+    }
+
+    /**
+     * Waits until every function found at startup has been registered or has failed (their signatures are read in
+     * the background).
+     *
+     * @throws IllegalStateException when the reading failed unexpectedly (a bad signature is no such failure: it fails
+     *     its function alone)
+     */
+    public void awaitRegistration() {
+        try {
+            registered.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            throw new IllegalStateException(
+                    "Chalk functions could not be read: " + e.getCause().getMessage(), e.getCause());
+        }
     }
 
     /**
@@ -95,19 +126,26 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
      * @param name its registered name
      * @return its state, if there is a function of that name
      */
-    public synchronized Optional<FunctionDeploymentState> function(String name) {
-        return Optional.ofNullable(states.get(name));
+    public Optional<FunctionDeploymentState> function(String name) {
+        awaitRegistration();
+        synchronized (this) {
+            return Optional.ofNullable(states.get(name));
+        }
     }
 
     /** The functions that failed. */
-    public synchronized List<FunctionDeploymentState> failures() {
-        return states.values().stream()
-                .filter(s -> s.status() == FunctionDeploymentState.Status.FAILED)
-                .toList();
+    public List<FunctionDeploymentState> failures() {
+        awaitRegistration();
+        synchronized (this) {
+            return states.values().stream()
+                    .filter(s -> s.status() == FunctionDeploymentState.Status.FAILED)
+                    .toList();
+        }
     }
 
     void discover(ListableBeanFactory factory) {
         long started = System.nanoTime();
+        List<Found> found = new ArrayList<>();
         // singletons only, without initialising factory beans or lazy beans just to learn their type
         for (String beanName : factory.getBeanNamesForType(Object.class, false, false)) {
             Class<?> type = factory.getType(beanName, false);
@@ -124,15 +162,37 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
             if (methods.isEmpty()) {
                 continue;
             }
-            register(beanName, ClassUtils.getUserClass(type), factory.getBean(beanName), methods);
+            found.add(new Found(beanName, ClassUtils.getUserClass(type), factory.getBean(beanName), methods));
         }
-        int failed = failures().size();
-        log.debug(
-                "Chalk functions discovered: {} ({} failed) in {} ms",
-                functions().size(),
-                failed,
-                (System.nanoTime() - started) / 1_000_000);
+        if (found.isEmpty()) {
+            return;
+        }
+        // reading the signatures loads Arrow and Jackson (a few hundred classes): not on the startup thread
+        CompletableFuture<Void> reading = new CompletableFuture<>();
+        registered = reading;
+        Thread reader = new Thread(
+                () -> {
+                    try {
+                        for (Found bean : found) {
+                            register(bean.beanName(), bean.type(), bean.bean(), bean.methods());
+                        }
+                        reading.complete(null);
+                    } catch (RuntimeException | Error e) {
+                        log.error("Chalk functions could not be read", e);
+                        reading.completeExceptionally(e);
+                    }
+                    log.debug(
+                            "Chalk functions discovered: {} in {} ms",
+                            found.size(),
+                            (System.nanoTime() - started) / 1_000_000);
+                },
+                "chalk-functions-discovery");
+        reader.setDaemon(true);
+        reader.start();
     }
+
+    /** A bean with function methods, found on the startup thread and registered in the background. */
+    private record Found(String beanName, Class<?> type, Object bean, List<Method> methods) {}
 
     private void register(String beanName, Class<?> type, Object bean, List<Method> methods) {
         FunctionRegistry.Registration registration;

@@ -190,7 +190,29 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(concurrency, threads);
             pool.setRemoveOnCancelPolicy(true);
             executor = pool;
-            for (FunctionDefinition function : functions.registry().definitions()) {
+            // not done until the functions are scheduled, so that awaitDeployments waits for them
+            idle = new CompletableFuture<>();
+            // the functions' signatures are still being read in the background: the startup thread does not wait
+            pool.execute(() -> scheduleDiscovered(pool));
+        }
+        if (waitOnStartup) {
+            awaitDeployments(waitTimeout);
+        }
+    }
+
+    /** Schedules the deployment of every function discovered, once their signatures are read. */
+    private void scheduleDiscovered(ScheduledExecutorService pool) {
+        List<FunctionDefinition> definitions;
+        try {
+            definitions = functions.registry().definitions();
+        } catch (IllegalStateException e) {
+            definitions = List.of(); // the reading failed, and said so: nothing to deploy
+        }
+        synchronized (this) {
+            if (!started || executor != pool) {
+                return; // stopped meanwhile
+            }
+            for (FunctionDefinition function : definitions) {
                 boolean discovered = functions
                         .function(function.name())
                         .map(s -> s.status() == FunctionDeploymentState.Status.DISCOVERED)
@@ -199,9 +221,9 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
                     schedule(function, 1, Duration.ZERO, null);
                 }
             }
-        }
-        if (waitOnStartup) {
-            awaitDeployments(waitTimeout);
+            if (running.isEmpty()) {
+                idle.complete(null);
+            }
         }
     }
 
