@@ -1,5 +1,6 @@
 package ai.chalk.compute.function.arrow;
 
+import ai.chalk.compute.proto.arrow.ArrowIpc;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
@@ -184,6 +185,10 @@ public final class RowCodec {
         List<Object[]> rows = new ArrayList<>();
         try (BufferAllocator allocator = new RootAllocator()) {
             ArrowIpc.read(payload, allocator, root -> readBatch(root, context, rows));
+        } catch (ArrowPayloadException e) {
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new ArrowPayloadException(e.getMessage(), e);
         }
         return rows;
     }

@@ -1,6 +1,6 @@
 package ai.chalk.compute.server.evaluation;
 
-import ai.chalk.compute.server.arrow.ArrowIpc;
+import ai.chalk.compute.proto.arrow.ArrowIpc;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;

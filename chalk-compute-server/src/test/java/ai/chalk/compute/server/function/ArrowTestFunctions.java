@@ -1,6 +1,6 @@
 package ai.chalk.compute.server.function;
 
-import ai.chalk.compute.server.arrow.ArrowIpc;
+import ai.chalk.compute.proto.arrow.ArrowIpc;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

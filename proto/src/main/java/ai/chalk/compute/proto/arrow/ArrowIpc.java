@@ -1,4 +1,4 @@
-package ai.chalk.compute.function.arrow;
+package ai.chalk.compute.proto.arrow;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -26,13 +26,15 @@ import org.apache.arrow.vector.ipc.message.MessageSerializer;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * Arrow IPC bytes: writes the stream format; reads the stream format and the file (Feather v2) format.
+ * Arrow IPC bytes: writes the stream format; reads the stream format and the file (Feather v2) format. Function
+ * payloads on the wire are these bytes; the SDK (arguments and results) and the server (evaluation runs) both use this
+ * class.
  *
  * <p>Arrow's own channels move buffers through {@code ArrowBuf.nioBuffer()}, which on JDK 17 needs
  * {@code --add-opens java.base/java.nio}. The channels here copy through heap arrays instead, so that no
  * application has to add JVM flags to call a function; payloads are small enough for the copy not to matter.
  */
-final class ArrowIpc {
+public final class ArrowIpc {
 
     private static final byte[] FILE_MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
     private static final int CHUNK = 1 << 20;
@@ -40,7 +42,7 @@ final class ArrowIpc {
     private ArrowIpc() {}
 
     /** The root's schema and its one batch, as an IPC stream. */
-    static byte[] write(VectorSchemaRoot root) {
+    public static byte[] write(VectorSchemaRoot root) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (HeapWriteChannel channel = new HeapWriteChannel(Channels.newChannel(out))) {
             MessageSerializer.serialize(channel, root.getSchema(), IpcOption.DEFAULT);
@@ -58,9 +60,9 @@ final class ArrowIpc {
      * Reads every batch, handing each to the consumer while its vectors are loaded.
      *
      * @return the payload's schema
-     * @throws ArrowPayloadException when the bytes are not an Arrow IPC stream or file
+     * @throws IllegalArgumentException when the bytes are not an Arrow IPC stream or file
      */
-    static Schema read(byte[] bytes, BufferAllocator allocator, Consumer<VectorSchemaRoot> batches) {
+    public static Schema read(byte[] bytes, BufferAllocator allocator, Consumer<VectorSchemaRoot> batches) {
         boolean file =
                 bytes.length >= FILE_MAGIC.length && Arrays.equals(Arrays.copyOf(bytes, FILE_MAGIC.length), FILE_MAGIC);
         try {
@@ -80,7 +82,7 @@ final class ArrowIpc {
             throw (RuntimeException) f.getCause();
         } catch (IOException | RuntimeException e) {
             // Arrow reports malformed input with assorted runtime exceptions
-            throw new ArrowPayloadException(
+            throw new IllegalArgumentException(
                     "the payload is not a readable Arrow IPC " + (file ? "file" : "stream") + " (" + bytes.length
                             + " bytes): " + e.getMessage(),
                     e);
