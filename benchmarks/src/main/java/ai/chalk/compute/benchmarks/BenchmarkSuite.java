@@ -1,6 +1,7 @@
 package ai.chalk.compute.benchmarks;
 
 import ai.chalk.compute.benchmark.SandboxLatencyBenchmark;
+import ai.chalk.compute.evaluation.EvaluationBenchmark;
 import ai.chalk.compute.function.remote.FunctionCallBenchmark;
 import ai.chalk.compute.server.runtime.local.LocalRuntimeBenchmark;
 import java.io.IOException;
@@ -28,6 +29,7 @@ public final class BenchmarkSuite {
         BENCHMARKS.put("LocalRuntimeBenchmark", LocalRuntimeBenchmark::new);
         BENCHMARKS.put("SandboxLatencyBenchmark", SandboxLatencyBenchmark::new);
         BENCHMARKS.put("FunctionCallBenchmark", FunctionCallBenchmark::new);
+        BENCHMARKS.put("EvaluationBenchmark", EvaluationBenchmark::new);
     }
 
     private BenchmarkSuite() {}

@@ -1,0 +1,175 @@
+package ai.chalk.compute.evaluation;
+
+import ai.chalk.compute.benchmarks.Benchmark;
+import ai.chalk.compute.benchmarks.Figures;
+import ai.chalk.compute.dataset.Dataset;
+import ai.chalk.compute.function.deploy.DeployedFunction;
+import ai.chalk.compute.function.remote.RemoteFunction;
+import ai.chalk.compute.sandbox.SandboxClient;
+import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * An evaluation run through the SDK on a server on loopback TCP: a CSV dataset of 10,000 rows (1,000 in a smoke run)
+ * uploaded with {@code client.datasets()}, a trivial deployed task ({@link BenchmarkTask#twice}) and three scorers
+ * ({@code exact_match}, {@code numeric_close} and the deployed {@link BenchmarkTask#withinOne}), from
+ * {@code Evaluation.run} until {@code await} returns. Its rows per second stand next to the task's raw
+ * {@code callBatch} throughput over the same rows in the same run: one {@code callBatch} of all rows, and batches of
+ * 64 rows from 4 callers (the batches and concurrency the server's run uses; the run also calls the function scorer
+ * and writes its result dataset, so a ratio of 1 is out of reach). The run's time as the SDK sees it includes
+ * {@code await}'s polling (100 ms doubling to 2 s); a third figure is the server's own span of the run.
+ *
+ * <p>One run and one {@code callBatch} of each kind go first as warm-up: the replicas are started, and the JIT
+ * compilers of this JVM and of the workers have seen the paths measured.
+ */
+public final class EvaluationBenchmark implements Benchmark {
+
+    /** The server's rows per task batch and batches in flight (EvaluationRuns), for the comparable baseline. */
+    private static final int BATCH_ROWS = 64;
+
+    private static final int CALLERS = 4;
+
+    @Override
+    public void run(Figures figures, Path dataDir) throws Exception {
+        int rows = figures.smoke() ? 1_000 : 10_000;
+        Path csv = dataDir.resolve("rows.csv");
+        StringBuilder text = new StringBuilder("x,expected\n");
+        List<Object[]> calls = new ArrayList<>(rows);
+        for (long x = 0; x < rows; x++) {
+            text.append(x).append(',').append(2 * x).append('\n');
+            calls.add(new Object[] {x});
+        }
+        Files.writeString(csv, text, StandardCharsets.UTF_8);
+        try (ComputeServer server = ComputeServer.builder()
+                        .dataDir(dataDir.resolve("server"))
+                        .port(0)
+                        .auth(Authentication.Mode.NONE)
+                        .build()
+                        .start();
+                SandboxClient client =
+                        SandboxClient.connect("localhost:" + server.port().orElseThrow())) {
+            Dataset dataset = client.datasets().upload("evaluation-benchmark", csv);
+            List<DeployedFunction> deployed = client.functions().deploy(BenchmarkTask.class);
+            for (DeployedFunction d : deployed) {
+                d.await(Duration.ofMinutes(2));
+            }
+            Evaluation evaluation = client.evaluations()
+                    .create(
+                            "EvaluationBenchmark",
+                            dataset,
+                            named(deployed, "twice"),
+                            List.of(Scorers.exactMatch(), Scorers.numericClose(0.5), named(deployed, "withinOne")));
+            RemoteFunction twice = RemoteFunction.fromName(client, "twice");
+
+            runOnce(evaluation, rows); // warm-up
+            oneBatch(twice, calls);
+            batches(twice, calls);
+
+            Timed measured = runOnce(evaluation, rows);
+            double runSeconds = measured.seconds();
+            double oneBatchSeconds = oneBatch(twice, calls);
+            double batchesSeconds = batches(twice, calls);
+            figures.value(
+                    "evaluation: " + rows + " rows, 3 scorers",
+                    "rows/s",
+                    rows / runSeconds,
+                    "callBatch of the task, all rows at once",
+                    rows / oneBatchSeconds);
+            figures.value(
+                    "evaluation: " + rows + " rows, 3 scorers",
+                    "rows/s",
+                    rows / runSeconds,
+                    "callBatch of the task, " + BATCH_ROWS + "-row batches, " + CALLERS + " callers",
+                    rows / batchesSeconds);
+            // the server's own span of the run (started to completed): the above less the SDK's polling in await
+            EvaluationRun run = measured.run();
+            double serverSeconds = Duration.between(
+                                    run.startedAt().orElseThrow(),
+                                    run.completedAt().orElseThrow())
+                            .toNanos()
+                    / 1e9;
+            figures.value(
+                    "evaluation: " + rows + " rows, on the server (started → completed)",
+                    "rows/s",
+                    rows / serverSeconds,
+                    "callBatch of the task, " + BATCH_ROWS + "-row batches, " + CALLERS + " callers",
+                    rows / batchesSeconds);
+        }
+    }
+
+    /** A run that succeeded and the seconds from its request until {@code await} saw it succeeded. */
+    private record Timed(EvaluationRun run, double seconds) {}
+
+    /** Runs the evaluation once, timed from the request until {@code await} sees the run succeeded. */
+    private static Timed runOnce(Evaluation evaluation, int rows) {
+        long t = System.nanoTime();
+        EvaluationRun run = evaluation.run().await(Duration.ofMinutes(5));
+        double seconds = (System.nanoTime() - t) / 1e9;
+        if (run.status() != EvaluationRunStatus.SUCCEEDED) {
+            throw new IllegalStateException("the benchmark's run did not succeed: " + run);
+        }
+        ScoreSummary summary = run.scoreSummary().orElseThrow();
+        double average = summary.averageScore().orElse(Double.NaN);
+        if (summary.metrics().getOrDefault("rows", 0.0) != rows || average != 1.0) {
+            throw new IllegalStateException("the benchmark's run scored wrong: " + summary.format());
+        }
+        return new Timed(run, seconds);
+    }
+
+    /** One {@code callBatch} of all rows; returns its seconds. */
+    private static double oneBatch(RemoteFunction task, List<Object[]> calls) {
+        long t = System.nanoTime();
+        List<Object> out = task.callBatch(calls);
+        double seconds = (System.nanoTime() - t) / 1e9;
+        check(out, calls, 0);
+        return seconds;
+    }
+
+    /** All rows in batches of {@link #BATCH_ROWS}, {@link #CALLERS} batches in flight; returns the seconds. */
+    private static double batches(RemoteFunction task, List<Object[]> calls) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(CALLERS);
+        try {
+            long t = System.nanoTime();
+            List<Future<?>> inFlight = new ArrayList<>();
+            for (int from = 0; from < calls.size(); from += BATCH_ROWS) {
+                int start = from;
+                List<Object[]> batch = calls.subList(from, Math.min(calls.size(), from + BATCH_ROWS));
+                inFlight.add(pool.submit(() -> check(task.callBatch(batch), batch, start)));
+            }
+            for (Future<?> f : inFlight) {
+                f.get();
+            }
+            return (System.nanoTime() - t) / 1e9;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** A batch whose answers are wrong would measure nothing. */
+    private static void check(List<Object> out, List<Object[]> calls, int offset) {
+        if (out.size() != calls.size()) {
+            throw new IllegalStateException(calls.size() + " calls, " + out.size() + " answers (from " + offset + ")");
+        }
+        for (int i = 0; i < out.size(); i++) {
+            if (((Number) out.get(i)).longValue() != 2 * (Long) calls.get(i)[0]) {
+                throw new IllegalStateException("twice(" + calls.get(i)[0] + ") answered " + out.get(i));
+            }
+        }
+    }
+
+    private static DeployedFunction named(List<DeployedFunction> deployed, String name) {
+        return deployed.stream()
+                .filter(d -> d.name().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no deployed function " + name));
+    }
+}
