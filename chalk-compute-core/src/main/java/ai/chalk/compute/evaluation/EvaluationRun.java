@@ -29,8 +29,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class EvaluationRun {
 
-    private static final Duration FIRST_POLL = Duration.ofMillis(100);
-    private static final Duration MAX_POLL = Duration.ofSeconds(2);
+    private static final Duration FIRST_POLL = Duration.ofMillis(50);
+    private static final Duration MAX_POLL = Duration.ofMillis(250);
 
     private final EvaluationClient client;
     private final ai.chalk.compute.proto.evaluation.v1.EvaluationRun proto;
