@@ -105,11 +105,7 @@ public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
      * @return the stdout lines not consumed yet, as a sequential stream
      */
     public Stream<String> lines() {
-        return StreamSupport.stream(
-                        Spliterators.spliteratorUnknownSize(
-                                new StdoutLines(call), Spliterator.ORDERED | Spliterator.NONNULL),
-                        false)
-                .onClose(this::close);
+        return new StdoutLines(iterator(), call).stream(this::close);
     }
 
     /**
