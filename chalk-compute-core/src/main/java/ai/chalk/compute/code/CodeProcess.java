@@ -1,18 +1,16 @@
 package ai.chalk.compute.code;
 
 import ai.chalk.compute.sandbox.ExecEvent;
+import ai.chalk.compute.sandbox.ExecEvents;
 import ai.chalk.compute.sandbox.ExecResult;
 import ai.chalk.compute.sandbox.StdoutLines;
 import java.io.ByteArrayOutputStream;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.OptionalInt;
-import java.util.Spliterator;
-import java.util.Spliterators;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 
 /**
  * A program started by {@link CodeCommands#exec(String, String...)}, as code_sandboxes' streaming {@code exec}: its
@@ -30,7 +28,7 @@ import java.util.stream.StreamSupport;
  * events are held at a time: a program whose output is not read blocks when its pipe fills. {@link #close()} stops
  * the program if it still runs.
  */
-public final class CodeProcess implements Iterable<ExecEvent>, AutoCloseable {
+public final class CodeProcess implements ExecEvents {
 
     /** How many output chunks wait for a reader before the program is made to wait. */
     static final int QUEUE = 64;
@@ -127,14 +125,6 @@ public final class CodeProcess implements Iterable<ExecEvent>, AutoCloseable {
     @Override
     public Iterator<ExecEvent> iterator() {
         return events;
-    }
-
-    /** The events not consumed yet, as a sequential stream; closing it closes this process. */
-    public Stream<ExecEvent> stream() {
-        return StreamSupport.stream(
-                        Spliterators.spliteratorUnknownSize(iterator(), Spliterator.ORDERED | Spliterator.NONNULL),
-                        false)
-                .onClose(this::close);
     }
 
     /**

@@ -2,11 +2,8 @@ package ai.chalk.compute.sandbox;
 
 import java.util.Iterator;
 import java.util.NoSuchElementException;
-import java.util.Spliterator;
-import java.util.Spliterators;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 
 /**
  * The events of a running command, delivered as they happen: iterate over it, or use
@@ -32,7 +29,7 @@ import java.util.stream.StreamSupport;
  * {@linkplain Command#timeout(java.time.Duration) timeout} kills it, the {@link ExecEvent.Exited}
  * event (signal 9) is followed by an {@link ExecTimeoutException}.
  */
-public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
+public final class ExecStream implements ExecEvents {
 
     private final ExecCall call;
 
@@ -73,14 +70,6 @@ public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
                 return event;
             }
         };
-    }
-
-    /** The events not consumed yet, as a sequential stream; closing the stream closes this object. */
-    public Stream<ExecEvent> stream() {
-        return StreamSupport.stream(
-                        Spliterators.spliteratorUnknownSize(iterator(), Spliterator.ORDERED | Spliterator.NONNULL),
-                        false)
-                .onClose(this::close);
     }
 
     /**
