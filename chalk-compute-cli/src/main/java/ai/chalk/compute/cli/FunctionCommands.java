@@ -19,8 +19,8 @@ import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
 
 /** {@code chalk-compute function ...}: the deployed functions, calling one, its versions and rolling back. */
 @CommandLine.Command(
@@ -32,39 +32,22 @@ import picocli.CommandLine.ParentCommand;
             FunctionCommands.Versions.class,
             FunctionCommands.Rollback.class
         })
-final class FunctionCommands implements Runnable {
+final class FunctionCommands extends CommandGroup {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    @ParentCommand
-    @Nullable
-    ChalkComputeCli cli;
-
-    @CommandLine.Spec
-    CommandLine.Model.@Nullable CommandSpec spec;
-
-    @Override
-    public void run() {
-        throw new CommandLine.ParameterException(
-                spec.commandLine(), "name what to do: list, call, versions or rollback");
-    }
-
-    SandboxClient connect() {
-        return cli.connect();
+    FunctionCommands() {
+        super("list, call, versions or rollback");
     }
 
     @CommandLine.Command(name = "list", description = "List the deployed functions with their current version.")
     static final class ListFunctions implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        FunctionCommands parent;
-
-        @CommandLine.Spec
-        CommandLine.Model.@Nullable CommandSpec spec;
+        @Mixin
+        CommandContext context;
 
         @Override
         public Integer call() {
-            try (SandboxClient client = parent.connect()) {
+            try (SandboxClient client = context.connect()) {
                 List<String[]> rows = new ArrayList<>();
                 rows.add(new String[] {"NAME", "VERSION", "SIGNATURE"});
                 for (CatalogFunction f : client.functions().list()) {
@@ -72,7 +55,7 @@ final class FunctionCommands implements Runnable {
                         f.name(), String.valueOf(f.currentVersion().version()), f.signature()
                     });
                 }
-                Table.print(spec.commandLine().getOut(), rows);
+                Table.print(context.out(), rows);
             }
             return 0;
         }
@@ -85,12 +68,8 @@ final class FunctionCommands implements Runnable {
                 "Each argument is JSON (42, \"text\", [1,2], {\"k\":1}); text that is not JSON is a string."
             })
     static final class Call implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        FunctionCommands parent;
-
-        @CommandLine.Spec
-        CommandLine.Model.@Nullable CommandSpec spec;
+        @Mixin
+        CommandContext context;
 
         @Parameters(index = "0", paramLabel = "NAME", description = "The function.")
         String name = "";
@@ -100,14 +79,14 @@ final class FunctionCommands implements Runnable {
 
         @Override
         public Integer call() throws JsonProcessingException {
-            try (SandboxClient client = parent.connect()) {
+            try (SandboxClient client = context.connect()) {
                 CatalogFunction function = find(client, name);
                 Object[] values = arguments(function, arguments);
                 // the version whose schema the arguments were converted for, even if a deploy lands meanwhile
                 RemoteFunction remote = RemoteFunction.fromVersionId(
                         client, function.currentVersion().id());
                 Object result = remote.call(values);
-                spec.commandLine().getOut().println(JSON.writeValueAsString(jsonable(result)));
+                context.out().println(JSON.writeValueAsString(jsonable(result)));
             }
             return 0;
         }
@@ -115,19 +94,15 @@ final class FunctionCommands implements Runnable {
 
     @CommandLine.Command(name = "versions", description = "List a function's versions, the current one marked *.")
     static final class Versions implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        FunctionCommands parent;
-
-        @CommandLine.Spec
-        CommandLine.Model.@Nullable CommandSpec spec;
+        @Mixin
+        CommandContext context;
 
         @Parameters(index = "0", paramLabel = "NAME", description = "The function.")
         String name = "";
 
         @Override
         public Integer call() {
-            try (SandboxClient client = parent.connect()) {
+            try (SandboxClient client = context.connect()) {
                 List<String[]> rows = new ArrayList<>();
                 rows.add(new String[] {"", "VERSION", "ID", "CREATED"});
                 for (FunctionVersion v : client.functions().versions(name)) {
@@ -135,7 +110,7 @@ final class FunctionCommands implements Runnable {
                         v.current() ? "*" : "", String.valueOf(v.version()), v.id(), SandboxCommands.time(v.createdAt())
                     });
                 }
-                Table.print(spec.commandLine().getOut(), rows);
+                Table.print(context.out(), rows);
             }
             return 0;
         }
@@ -143,12 +118,8 @@ final class FunctionCommands implements Runnable {
 
     @CommandLine.Command(name = "rollback", description = "Make an earlier version current again: all calls go to it.")
     static final class Rollback implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        FunctionCommands parent;
-
-        @CommandLine.Spec
-        CommandLine.Model.@Nullable CommandSpec spec;
+        @Mixin
+        CommandContext context;
 
         @Parameters(index = "0", paramLabel = "NAME", description = "The function.")
         String name = "";
@@ -158,7 +129,7 @@ final class FunctionCommands implements Runnable {
 
         @Override
         public Integer call() {
-            try (SandboxClient client = parent.connect()) {
+            try (SandboxClient client = context.connect()) {
                 List<FunctionVersion> versions = client.functions().versions(name);
                 FunctionVersion target = versions.stream()
                         .filter(v -> v.id().equals(version)
@@ -170,7 +141,7 @@ final class FunctionCommands implements Runnable {
                                         .map(v -> String.valueOf(v.version()))
                                         .collect(Collectors.joining(", "))));
                 client.functions().rollback(target.functionId(), target.id());
-                spec.commandLine().getOut().println(name + ": version " + target.version() + " is current");
+                context.out().println(name + ": version " + target.version() + " is current");
             }
             return 0;
         }

@@ -12,26 +12,18 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
 
 /** {@code chalk-compute image build}: an image built on the server ahead of time, its progress shown. */
 @CommandLine.Command(
         name = "image",
         description = "Build images on the server.",
         subcommands = {ImageCommands.Build.class})
-final class ImageCommands implements Runnable {
+final class ImageCommands extends CommandGroup {
 
-    @ParentCommand
-    @Nullable
-    ChalkComputeCli cli;
-
-    @CommandLine.Spec
-    CommandLine.Model.@Nullable CommandSpec spec;
-
-    @Override
-    public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "name what to do: build");
+    ImageCommands() {
+        super("build");
     }
 
     @CommandLine.Command(
@@ -41,12 +33,8 @@ final class ImageCommands implements Runnable {
                 "From --dockerfile, or from --base with --apt, --pip, --run, --env and --workdir steps in that order."
             })
     static final class Build implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        ImageCommands parent;
-
-        @CommandLine.Spec
-        CommandLine.Model.@Nullable CommandSpec spec;
+        @Mixin
+        CommandContext context;
 
         @Option(names = "--base", description = "The base image (default: the SDK's Debian slim with Python).")
         @Nullable
@@ -79,13 +67,12 @@ final class ImageCommands implements Runnable {
         @Override
         public Integer call() {
             Image image = image();
-            PrintWriter out = spec.commandLine().getOut();
-            try (SandboxClient client = parent.cli.connect()) {
+            PrintWriter out = context.out();
+            try (SandboxClient client = context.connect()) {
                 ImageBuild build = client.images().build(image, tag);
                 if (!build.status().ready()) {
                     // the progress display above shows the failing step's output
-                    spec.commandLine()
-                            .getErr()
+                    context.err()
                             .println("error: build " + build.buildId() + " failed: "
                                     + build.error().orElse("see its steps above"));
                     return ChalkComputeCli.FAILED;
@@ -99,7 +86,8 @@ final class ImageCommands implements Runnable {
             if (dockerfile != null) {
                 if (base != null || !apt.isEmpty() || !pip.isEmpty() || !run.isEmpty()) {
                     throw new CommandLine.ParameterException(
-                            spec.commandLine(), "--dockerfile builds that file: leave out --base, --apt, --pip, --run");
+                            context.commandLine(),
+                            "--dockerfile builds that file: leave out --base, --apt, --pip, --run");
                 }
                 Image image = Image.fromDockerfile(dockerfile);
                 return env.isEmpty() ? image : image.env(env);

@@ -19,9 +19,9 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
 
 /** {@code chalk-compute sandbox ...}: create, list, run commands in, attach a shell to and terminate sandboxes. */
 @CommandLine.Command(
@@ -34,36 +34,19 @@ import picocli.CommandLine.ParentCommand;
             SandboxCommands.Shell.class,
             SandboxCommands.Terminate.class
         })
-final class SandboxCommands implements Runnable {
+final class SandboxCommands extends CommandGroup {
 
     private static final DateTimeFormatter TIME =
             DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'").withZone(ZoneOffset.UTC);
 
-    @ParentCommand
-    @Nullable
-    ChalkComputeCli cli;
-
-    @CommandLine.Spec
-    CommandLine.Model.@Nullable CommandSpec spec;
-
-    @Override
-    public void run() {
-        throw new CommandLine.ParameterException(
-                spec.commandLine(), "name what to do: create, list, exec, shell or terminate");
-    }
-
-    SandboxClient connect() {
-        return cli.connect();
+    SandboxCommands() {
+        super("create, list, exec, shell or terminate");
     }
 
     @CommandLine.Command(name = "create", description = "Create a sandbox and print its id; it runs until terminated.")
     static final class Create implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        SandboxCommands parent;
-
-        @CommandLine.Spec
-        CommandLine.Model.@Nullable CommandSpec spec;
+        @Mixin
+        CommandContext context;
 
         @Option(names = "--image", description = "Its image; the server's default otherwise.")
         @Nullable
@@ -125,9 +108,9 @@ final class SandboxCommands implements Runnable {
             if (lifetime != null) {
                 definition.lifetime(lifetime);
             }
-            try (SandboxClient client = parent.connect()) {
+            try (SandboxClient client = context.connect()) {
                 Sandbox sandbox = client.create(definition);
-                spec.commandLine().getOut().println(sandbox.id());
+                context.out().println(sandbox.id());
             }
             return 0;
         }
@@ -135,20 +118,16 @@ final class SandboxCommands implements Runnable {
 
     @CommandLine.Command(name = "list", description = "List the running sandboxes of the environment.")
     static final class ListSandboxes implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        SandboxCommands parent;
-
-        @CommandLine.Spec
-        CommandLine.Model.@Nullable CommandSpec spec;
+        @Mixin
+        CommandContext context;
 
         @Option(names = "--quiet", description = "Print the ids only.")
         boolean quiet;
 
         @Override
         public Integer call() {
-            PrintWriter out = spec.commandLine().getOut();
-            try (SandboxClient client = parent.connect()) {
+            PrintWriter out = context.out();
+            try (SandboxClient client = context.connect()) {
                 List<SandboxInfo> sandboxes = client.list();
                 if (quiet) {
                     sandboxes.forEach(s -> out.println(s.id()));
@@ -169,12 +148,8 @@ final class SandboxCommands implements Runnable {
             name = "exec",
             description = "Run a command in a sandbox, its output streamed; exits with the command's status.")
     static final class Exec implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        SandboxCommands parent;
-
-        @CommandLine.Spec
-        CommandLine.Model.@Nullable CommandSpec spec;
+        @Mixin
+        CommandContext context;
 
         @Parameters(index = "0", paramLabel = "SANDBOX_ID", description = "The sandbox.")
         String id = "";
@@ -209,9 +184,9 @@ final class SandboxCommands implements Runnable {
             if (timeout != null) {
                 cmd = cmd.timeout(timeout);
             }
-            PrintWriter out = spec.commandLine().getOut();
-            PrintWriter err = spec.commandLine().getErr();
-            try (SandboxClient client = parent.connect();
+            PrintWriter out = context.out();
+            PrintWriter err = context.err();
+            try (SandboxClient client = context.connect();
                     ExecStream events = client.get(id).execStream(cmd)) {
                 for (ExecEvent event : events) {
                     if (event.stdoutText() != null) {
@@ -240,9 +215,8 @@ final class SandboxCommands implements Runnable {
                 "Leave it with exit or Ctrl-D; Ctrl-C goes to the sandbox."
             })
     static final class Shell implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        SandboxCommands parent;
+        @Mixin
+        CommandContext context;
 
         @Parameters(index = "0", paramLabel = "SANDBOX_ID", description = "The sandbox.")
         String id = "";
@@ -259,7 +233,7 @@ final class SandboxCommands implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            try (SandboxClient client = parent.connect()) {
+            try (SandboxClient client = context.connect()) {
                 Sandbox sandbox = client.get(id);
                 return new PtyShell(sandbox, program, workdir).attach();
             }
@@ -268,12 +242,8 @@ final class SandboxCommands implements Runnable {
 
     @CommandLine.Command(name = "terminate", description = "Terminate sandboxes.")
     static final class Terminate implements Callable<Integer> {
-        @ParentCommand
-        @Nullable
-        SandboxCommands parent;
-
-        @CommandLine.Spec
-        CommandLine.Model.@Nullable CommandSpec spec;
+        @Mixin
+        CommandContext context;
 
         @Parameters(arity = "1..*", paramLabel = "SANDBOX_ID", description = "The sandboxes.")
         List<String> ids = new ArrayList<>();
@@ -283,8 +253,8 @@ final class SandboxCommands implements Runnable {
 
         @Override
         public Integer call() {
-            PrintWriter out = spec.commandLine().getOut();
-            try (SandboxClient client = parent.connect()) {
+            PrintWriter out = context.out();
+            try (SandboxClient client = context.connect()) {
                 for (String id : ids) {
                     Sandbox sandbox = client.get(id);
                     if (now) {

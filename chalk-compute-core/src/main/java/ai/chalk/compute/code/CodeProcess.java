@@ -1,19 +1,16 @@
 package ai.chalk.compute.code;
 
 import ai.chalk.compute.sandbox.ExecEvent;
+import ai.chalk.compute.sandbox.ExecEvents;
 import ai.chalk.compute.sandbox.ExecResult;
+import ai.chalk.compute.sandbox.StdoutLines;
 import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.OptionalInt;
-import java.util.Spliterator;
-import java.util.Spliterators;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 
 /**
  * A program started by {@link CodeCommands#exec(String, String...)}, as code_sandboxes' streaming {@code exec}: its
@@ -31,7 +28,7 @@ import java.util.stream.StreamSupport;
  * events are held at a time: a program whose output is not read blocks when its pipe fills. {@link #close()} stops
  * the program if it still runs.
  */
-public final class CodeProcess implements Iterable<ExecEvent>, AutoCloseable {
+public final class CodeProcess implements ExecEvents {
 
     /** How many output chunks wait for a reader before the program is made to wait. */
     static final int QUEUE = 64;
@@ -130,76 +127,12 @@ public final class CodeProcess implements Iterable<ExecEvent>, AutoCloseable {
         return events;
     }
 
-    /** The events not consumed yet, as a sequential stream; closing it closes this process. */
-    public Stream<ExecEvent> stream() {
-        return StreamSupport.stream(
-                        Spliterators.spliteratorUnknownSize(iterator(), Spliterator.ORDERED | Spliterator.NONNULL),
-                        false)
-                .onClose(this::close);
-    }
-
     /**
      * The lines the program writes to stdout, each as soon as it is complete, decoded as UTF-8 without the line
      * break; a last line without one comes when the program ends. Stderr is kept for {@link #collect()}.
      */
     public Stream<String> lines() {
-        Iterator<String> lines = new Iterator<>() {
-            private final ArrayDeque<String> ready = new ArrayDeque<>();
-            private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
-            private boolean ended;
-
-            @Override
-            public boolean hasNext() {
-                while (ready.isEmpty() && !ended) {
-                    if (!events.hasNext()) {
-                        ended = true;
-                        break;
-                    }
-                    ExecEvent event = events.next();
-                    if (event instanceof ExecEvent.Stdout out) {
-                        split(out.data());
-                    } else if (event instanceof ExecEvent.PtyOutput out) {
-                        split(out.data());
-                    } else if (event instanceof ExecEvent.Stderr err) {
-                        keptStderr.writeBytes(err.data());
-                    } else if (event.isExited()) {
-                        ended = true;
-                        pendingExit = event;
-                    }
-                }
-                if (ended && ready.isEmpty() && partial.size() > 0) {
-                    ready.add(partial.toString(StandardCharsets.UTF_8));
-                    partial.reset();
-                }
-                return !ready.isEmpty();
-            }
-
-            @Override
-            public String next() {
-                if (!hasNext()) {
-                    throw new NoSuchElementException("the program's output has been read to the end");
-                }
-                return ready.poll();
-            }
-
-            private void split(byte[] data) {
-                int start = 0;
-                for (int i = 0; i < data.length; i++) {
-                    if (data[i] == '\n') {
-                        partial.write(data, start, i - start);
-                        byte[] line = partial.toByteArray();
-                        int n = line.length > 0 && line[line.length - 1] == '\r' ? line.length - 1 : line.length;
-                        ready.add(new String(line, 0, n, StandardCharsets.UTF_8));
-                        partial.reset();
-                        start = i + 1;
-                    }
-                }
-                partial.write(data, start, data.length - start);
-            }
-        };
-        return StreamSupport.stream(
-                        Spliterators.spliteratorUnknownSize(lines, Spliterator.ORDERED | Spliterator.NONNULL), false)
-                .onClose(this::close);
+        return new StdoutLines(events, keptStderr::writeBytes, exit -> pendingExit = exit).stream(this::close);
     }
 
     /** Waits for the program to end and gives the output not consumed yet and how it ended. */

@@ -2,11 +2,8 @@ package ai.chalk.compute.sandbox;
 
 import java.util.Iterator;
 import java.util.NoSuchElementException;
-import java.util.Spliterator;
-import java.util.Spliterators;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 
 /**
  * The events of a running command, delivered as they happen: iterate over it, or use
@@ -32,7 +29,7 @@ import java.util.stream.StreamSupport;
  * {@linkplain Command#timeout(java.time.Duration) timeout} kills it, the {@link ExecEvent.Exited}
  * event (signal 9) is followed by an {@link ExecTimeoutException}.
  */
-public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
+public final class ExecStream implements ExecEvents {
 
     private final ExecCall call;
 
@@ -75,14 +72,6 @@ public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
         };
     }
 
-    /** The events not consumed yet, as a sequential stream; closing the stream closes this object. */
-    public Stream<ExecEvent> stream() {
-        return StreamSupport.stream(
-                        Spliterators.spliteratorUnknownSize(iterator(), Spliterator.ORDERED | Spliterator.NONNULL),
-                        false)
-                .onClose(this::close);
-    }
-
     /**
      * The lines the command writes to stdout, each as soon as it is complete, decoded as UTF-8 and without its
      * {@code \n} (or the {@code \r\n} of a terminal); a last line without a newline comes when the command ends.
@@ -105,11 +94,7 @@ public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
      * @return the stdout lines not consumed yet, as a sequential stream
      */
     public Stream<String> lines() {
-        return StreamSupport.stream(
-                        Spliterators.spliteratorUnknownSize(
-                                new StdoutLines(call), Spliterator.ORDERED | Spliterator.NONNULL),
-                        false)
-                .onClose(this::close);
+        return new StdoutLines(iterator(), call).stream(this::close);
     }
 
     /**
