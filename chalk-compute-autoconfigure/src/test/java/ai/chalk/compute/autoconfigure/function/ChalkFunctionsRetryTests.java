@@ -129,6 +129,10 @@ class ChalkFunctionsRetryTests {
                                             assertThat(f.version()).isEqualTo(1);
                                             assertThat(f.reused()).isTrue();
                                         }));
+                        // the others may still be redeploying, and one under way is not redeployed again
+                        await().atMost(Duration.ofMinutes(1))
+                                .untilAsserted(() -> assertThat(functions.functions())
+                                        .allSatisfy(f -> assertThat(f.status()).isEqualTo(Status.DEPLOYED)));
                         ChalkFunctionsEndpoint.RedeployDescriptor one = endpoint.redeployOne("exact");
                         assertThat(one.redeploying()).containsExactly("exact");
                         assertThat(endpoint.redeployOne("nothing")).isNull();
