@@ -389,8 +389,18 @@ final class JupyterRunner implements SnippetRunner {
             boolean timedOut,
             Optional<Duration> timeout) {
         if (error != null && error.name().equals("SystemExit")) {
-            // as in a chalk sandbox: the snippet ended its interpreter, and the next one starts fresh
-            restart();
+            // as in a chalk sandbox, the next snippet starts fresh: IPython caught the SystemExit and its kernel lives
+            // on, so its namespace is cleared (a kernel restart would cost seconds, and a request sent while the new
+            // kernel's channels come up can be lost)
+            ExecutionResult reset = execute(
+                    "get_ipython().run_line_magic('reset', '-f')",
+                    RunOptions.defaults(),
+                    Optional.of(Duration.ofSeconds(30)),
+                    false,
+                    (isErr, bytes) -> {});
+            if (!reset.executionOk() || reset.codeError().isPresent()) {
+                restart();
+            }
             int code;
             try {
                 code = error.value().isEmpty()
