@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +40,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class FunctionWorker implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(FunctionWorker.class);
+    /**
+     * Not a static field: the class initialises before {@link #main} runs, and {@code main} sets the logging framework
+     * up on a thread of its own (see there).
+     */
+    private static Logger log() {
+        return LoggerFactory.getLogger(FunctionWorker.class);
+    }
 
     private final WorkerSettings settings;
     // every thread named after its job, and none keeping a JVM alive (an embedding test's) once the worker is closed
@@ -97,6 +104,7 @@ public final class FunctionWorker implements AutoCloseable {
      */
     public static void main(String[] args) {
         FunctionOutput.install(); // before anything (a logging framework) takes hold of System.out
+        startLoggingAlongsideArrow();
         int status;
         try (FunctionWorker worker = start(WorkerSettings.fromEnv(System.getenv()))) {
             Thread current = Thread.currentThread();
@@ -104,10 +112,31 @@ public final class FunctionWorker implements AutoCloseable {
             status = worker.awaitUntilInterrupted();
         } catch (Exception e) {
             System.err.println("chalk function worker failed to start: " + e);
-            log.error("worker failed to start", e);
+            log().error("worker failed to start", e);
             status = 1;
         }
         System.exit(status);
+    }
+
+    /**
+     * Sets up the logging framework and Arrow's schema classes side by side. Reading the logging configuration
+     * (logback's: an XML parser and some 500 classes, more when the class path has several configurations, as a test
+     * class path does) and initialising Arrow's {@link Schema} (a Jackson {@code ObjectMapper}: some 600 classes, needed
+     * to load the functions and by every call) each took about a third of a worker's start; neither needs the other.
+     * The logging framework goes first on a thread of its own, so that no logger is asked for before it is ready (a
+     * logger asked for meanwhile is a substitute whose events are replayed later, with a warning); nothing of Arrow
+     * logs while its schema class initialises.
+     */
+    private static void startLoggingAlongsideArrow() {
+        Thread logging = new Thread(LoggerFactory::getILoggerFactory, "chalk-worker-logging");
+        logging.setDaemon(true);
+        logging.start();
+        new Schema(List.of()); // the schema class's initialisation is the point, not the instance
+        try {
+            logging.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the worker starts all the same; SIGTERM is handled later
+        }
     }
 
     /**
@@ -126,7 +155,7 @@ public final class FunctionWorker implements AutoCloseable {
             worker.server.start();
             worker.functions.set(loaderFor(settings.mode(), worker.serverClient).load(settings));
             worker.health.setStatus("", ServingStatus.SERVING);
-            log.info("worker {} serves {} on {}", settings.workerId(), settings.functions(), settings.socket());
+            log().info("worker {} serves {} on {}", settings.workerId(), settings.functions(), settings.socket());
             return worker;
         } catch (Exception | Error e) {
             worker.close();
@@ -176,7 +205,7 @@ public final class FunctionWorker implements AutoCloseable {
             server.awaitTermination();
             return 0;
         } catch (InterruptedException e) {
-            log.info("worker {} stopping", settings.workerId());
+            log().info("worker {} stopping", settings.workerId());
             return 0;
         }
     }
@@ -201,7 +230,7 @@ public final class FunctionWorker implements AutoCloseable {
         try {
             Files.deleteIfExists(settings.socket());
         } catch (IOException e) {
-            log.debug("cannot remove {}", settings.socket(), e);
+            log().debug("cannot remove {}", settings.socket(), e);
         }
         if (serverClient != null) {
             serverClient.close();
