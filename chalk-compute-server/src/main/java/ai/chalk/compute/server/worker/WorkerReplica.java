@@ -154,7 +154,7 @@ public final class WorkerReplica implements AutoCloseable {
         WorkerOutput output = new WorkerOutput(id, launch.environment(), launch.functionNames(), logs);
         RuntimeProcess process;
         try {
-            List<String> command = java.command(jvmArgs(launch));
+            List<String> command = java.command(jvmArgs(launch, java));
             process = sandbox.exec(new ProcessSpec(
                     command.get(0),
                     command.subList(1, command.size()),
@@ -220,24 +220,59 @@ public final class WorkerReplica implements AutoCloseable {
         return out;
     }
 
+    /** Whether this JVM, whose Java runs workers without an image, knows {@code -XX:TrimNativeHeapInterval}. */
+    private static final boolean SERVER_JVM_TRIMS = knowsVmOption("TrimNativeHeapInterval");
+
+    private static boolean knowsVmOption(String name) {
+        try {
+            java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
+                    .getVMOption(name);
+            return true;
+        } catch (IllegalArgumentException | NullPointerException e) {
+            return false; // not a HotSpot option here (an older JDK, or no HotSpot diagnostics at all)
+        }
+    }
+
     private static String remedy(WorkerJava java) {
         return java.remedy().isEmpty() ? "" : "; " + java.remedy();
     }
 
-    private static List<String> jvmArgs(WorkerLaunch launch) {
+    private static List<String> jvmArgs(WorkerLaunch launch, WorkerJava java) {
         // full tiered compilation (C2): C1 alone (-XX:TieredStopAtLevel=1) reaches SERVING ~0.1 s sooner, but then
         // spends ~1.7x the CPU on every warm call (measured: ~45 vs ~26 µs per call of a small function)
         // a small initial heap: the JVM's default (1/64 of the host's memory, a third of it young) lets a plain
         // function's worker touch a young generation of ~100 MB before its first collection, all of it resident
         // afterwards; from 16 MB the heap grows only as far as the function's live data needs (the maximum is
         // unchanged). Measured by the benchmark suite's worker RSS figure (README, Benchmarks)
-        return List.of(
-                "-XX:+UseSerialGC",
-                "-Xms16m",
-                "-Xshare:auto",
+        // -XX:TrimNativeHeapInterval: the JIT compilers' arenas peak at ~25 MB while a worker starts and warms up;
+        // freed, the C library keeps them resident unless trimmed (every 5 s, a few milliseconds each)
+        // -XX:-UsePerfData: no hsperfdata file (a memory-mapped file in the sandbox's /tmp that nothing reads: the
+        // sandbox's PID namespace hides the worker from jps/jstat on the host anyway)
+        // Netty's machine id: Netty derives one for its channel ids from the network interfaces' hardware addresses;
+        // a sandbox without network has none, so Netty warned and used random bytes. A random one per replica is
+        // what it falls back to, without the search or the warning
+        List<String> args = new ArrayList<>(List.of("-XX:+UseSerialGC", "-Xms16m", "-Xshare:auto", "-XX:-UsePerfData"));
+        if (java.image().isEmpty() && SERVER_JVM_TRIMS) { // an image's Java may predate the flag (17.0.9)
+            args.add("-XX:TrimNativeHeapInterval=5000");
+        }
+        args.addAll(List.of(
+                "-Dio.grpc.netty.shaded.io.netty.machineId=" + randomMachineId(),
                 "-cp",
                 String.join(":", launch.code().classPath()),
-                WorkerLaunch.MAIN_CLASS);
+                WorkerLaunch.MAIN_CLASS));
+        return args;
+    }
+
+    /** A random, locally administered, unicast hardware address ({@code 02:xx:xx:xx:xx:xx}), as Netty parses one. */
+    private static String randomMachineId() {
+        byte[] mac = new byte[6];
+        new java.security.SecureRandom().nextBytes(mac);
+        mac[0] = (byte) ((mac[0] & 0xfc) | 0x02);
+        java.util.StringJoiner out = new java.util.StringJoiner(":");
+        for (byte b : mac) {
+            out.add(String.format("%02x", b & 0xff));
+        }
+        return out.toString();
     }
 
     private static Map<String, String> workerEnv(String id, WorkerLaunch launch, boolean serverReachable) {
@@ -313,7 +348,9 @@ public final class WorkerReplica implements AutoCloseable {
                                 : " " + e.getStatus().getDescription());
             }
             try {
-                Thread.sleep(50);
+                // short: the worker loads its functions after it binds its socket, and this wait is part of every
+                // replica's start (a health check costs the worker a few microseconds)
+                Thread.sleep(10);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new WorkerDiedException("worker " + id + " start was interrupted");
