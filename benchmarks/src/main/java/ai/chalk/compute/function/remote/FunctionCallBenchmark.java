@@ -36,6 +36,16 @@ import java.util.function.LongSupplier;
  * <p>Warm calls are measured warm: sequential and concurrent warm-up rounds run first, so the JIT compilers of this
  * JVM and of the workers are done and the function's pool has scaled to its {@code maxReplicas} before any window is
  * measured (a replica starting inside a window would measure a JVM start, not calls).
+ *
+ * <p>Where a cold replica's time goes (the worker alone, class loading logged with {@code -Xlog:class+load}): some 4,000
+ * classes, of which the JDK's default archive shares about 1,200; a third of the start reads the logging configuration
+ * (logback's Joran, its XML parser; a test class path has several {@code logback-test.xml}), a third starts Netty and
+ * gRPC, a third loads the functions (Arrow's {@code Schema} initialises a Jackson {@code ObjectMapper}, 600 classes).
+ * The worker now reads its logging configuration on a thread of its own while Arrow's classes initialise. An
+ * application class-data archive ({@code -XX:ArchiveClassesAtExit}, then {@code -XX:SharedArchiveFile}) cut the CPU a
+ * worker spends until it serves to about 0.4x and its resident memory by some 15 MB, but JDK 17 refuses to make one
+ * for a class path with non-empty directories, which a code snapshot's {@code target/classes} are: not used yet (README,
+ * Benchmarks).
  */
 public final class FunctionCallBenchmark implements Benchmark {
 
