@@ -24,8 +24,9 @@ import java.util.concurrent.Future;
  * ({@code exact_match}, {@code numeric_close} and the deployed {@link BenchmarkTask#withinOne}), from
  * {@code Evaluation.run} until {@code await} returns. Its rows per second stand next to the task's raw
  * {@code callBatch} throughput over the same rows in the same run: one {@code callBatch} of all rows, and batches of
- * 64 rows from 4 callers (the batches and concurrency the server's run uses; the run also calls the function scorer
- * and writes its result dataset, so a ratio of 1 is out of reach). The run's time as the SDK sees it includes
+ * 64 rows from 4 callers (the task batches and concurrency the server's run uses; the run also calls the function
+ * scorer, on 256 answered rows a call beside the task batches, and writes its result dataset, so a ratio of 1 is out
+ * of reach). The run's time as the SDK sees it includes
  * {@code await}'s polling (100 ms doubling to 2 s); a third figure is the server's own span of the run.
  *
  * <p>One run and one {@code callBatch} of each kind go first as warm-up: the replicas are started, and the JIT

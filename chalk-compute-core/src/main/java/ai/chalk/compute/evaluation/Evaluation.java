@@ -118,6 +118,20 @@ public final class Evaluation {
     }
 
     /**
+     * Starts a run in an execution mode; see {@link #run(Map)}. {@link EvaluationRunExecutionMode#WORKFLOW} needs a
+     * workflow orchestrator in the environment: a server without one (ours) refuses it with
+     * {@code FAILED_PRECONDITION}.
+     *
+     * @param metadata JSON-serializable details kept with the run
+     * @param mode     who drives the run
+     * @return the run as created
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the environment cannot run it in that mode
+     */
+    public EvaluationRun run(Map<String, ?> metadata, EvaluationRunExecutionMode mode) {
+        return client.run(id(), metadata, mode).named(name());
+    }
+
+    /**
      * Its runs that are not archived, oldest first.
      *
      * @return the runs

@@ -300,11 +300,39 @@ public final class EvaluationClient {
      * @return the run, as created (usually {@link EvaluationRunStatus#PENDING})
      */
     public EvaluationRun run(String evaluationId, Map<String, ?> metadata) {
+        return run(evaluationId, metadata, EvaluationRunExecutionMode.SERVER);
+    }
+
+    /**
+     * Starts a run of an evaluation in an execution mode: {@link EvaluationRunExecutionMode#WORKFLOW} asks for a
+     * workflow on the environment's orchestrator to drive it (sent as the metadata's {@code execution_mode}).
+     *
+     * @param evaluationId the evaluation
+     * @param metadata     JSON-serializable details kept with the run; an {@code execution_mode} in it must agree
+     *                     with {@code mode}
+     * @param mode         who drives the run
+     * @return the run, as created
+     * @throws ai.chalk.compute.error.FailedPreconditionException when the environment cannot run it in that mode
+     *                                                            (a server without a workflow orchestrator refuses
+     *                                                            {@code WORKFLOW})
+     * @throws IllegalArgumentException                           when the metadata names another mode
+     */
+    public EvaluationRun run(String evaluationId, Map<String, ?> metadata, EvaluationRunExecutionMode mode) {
+        Objects.requireNonNull(mode, "mode");
+        Map<String, Object> sent = new java.util.LinkedHashMap<>(Objects.requireNonNull(metadata, "metadata"));
+        Object given = sent.get(EvaluationRunExecutionMode.METADATA_KEY);
+        if (given != null && EvaluationRunExecutionMode.of(given) != mode) {
+            throw new IllegalArgumentException("metadata." + EvaluationRunExecutionMode.METADATA_KEY + " is \"" + given
+                    + "\" but the mode asked for is " + mode + "; pass the mode alone");
+        }
+        if (mode == EvaluationRunExecutionMode.WORKFLOW) {
+            sent.put(EvaluationRunExecutionMode.METADATA_KEY, mode.wireName());
+        }
         return new EvaluationRun(
                 this,
                 call(() -> stub.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
                                 .setEvaluationId(evaluationId)
-                                .setMetadata(MetadataStruct.toStruct(metadata, "metadata"))
+                                .setMetadata(MetadataStruct.toStruct(sent, "metadata"))
                                 .build()))
                         .getEvaluationRun());
     }

@@ -31,6 +31,10 @@ public final class EvaluationRun {
 
     private static final Duration FIRST_POLL = Duration.ofMillis(50);
     private static final Duration MAX_POLL = Duration.ofMillis(250);
+    /** The metric of the server's summary of a run under way that counts its rows done. */
+    private static final String ROWS_DONE = "rows_done";
+    /** A running run's progress prints a line each time it passes another tenth of its rows. */
+    private static final int PROGRESS_STEPS = 10;
 
     private final EvaluationClient client;
     private final ai.chalk.compute.proto.evaluation.v1.EvaluationRun proto;
@@ -85,6 +89,12 @@ public final class EvaluationRun {
         return MetadataStruct.toMap(proto.getMetadata());
     }
 
+    /** Who drives it: {@link EvaluationRunExecutionMode#WORKFLOW} when its metadata's {@code execution_mode} says so. */
+    public EvaluationRunExecutionMode executionMode() {
+        com.google.protobuf.Value v = proto.getMetadata().getFieldsMap().get(EvaluationRunExecutionMode.METADATA_KEY);
+        return EvaluationRunExecutionMode.of(v == null ? null : v.getStringValue());
+    }
+
     /** When it was created. */
     public Instant createdAt() {
         return instant(proto.getCreatedAt());
@@ -136,10 +146,19 @@ public final class EvaluationRun {
     /**
      * The run's scores, as the server summarizes them.
      *
-     * @return the summary, once the run has succeeded
+     * @return the summary, once the run has succeeded (as this description says: {@link #refresh()} a run under way)
      */
     public Optional<ScoreSummary> scoreSummary() {
-        return client.summary(evaluationId(), id());
+        // while a run is under way the server's summary of it is its progress (rows_done), not its scores
+        return status().isTerminal() ? client.summary(evaluationId(), id()) : Optional.empty();
+    }
+
+    /** Rows done, as the server's summary of a run under way counts them; -1 when it does not say. */
+    private long rowsDone() {
+        return client.summary(evaluationId(), id())
+                .map(s -> s.metrics().get(ROWS_DONE))
+                .map(Double::longValue)
+                .orElse(-1L);
     }
 
     /**
@@ -153,8 +172,9 @@ public final class EvaluationRun {
 
     /**
      * Waits until the run ends ({@link EvaluationRunStatus#isTerminal()}), showing it as the progress group
-     * {@code Evaluation "<name>"}: its status changes, then the rows done out of the dataset's rows and the average
-     * score, or why it failed. A failed run is returned, not thrown: check {@link #status()}.
+     * {@code Evaluation "<name>"}: its status changes; while it runs, its rows done out of the dataset's rows (a line
+     * each tenth, from the {@code rows_done} metric of the summary the server gives for a run under way); at the end
+     * the rows done and the average score, or why it failed. A failed run is returned, not thrown: check {@link #status()}.
      *
      * @param timeout how long to wait
      * @return the run as it ended
@@ -169,6 +189,7 @@ public final class EvaluationRun {
                 ? evaluationName
                 : client.get(evaluationId()).name();
         long total = -1;
+        int shownStep = -1;
         Duration pause = FIRST_POLL;
         try (ProgressGroup group = client.progress().open("Evaluation \"" + name + "\"")) {
             while (true) {
@@ -180,14 +201,24 @@ public final class EvaluationRun {
                 if (total < 0) {
                     total = rows(client.get(evaluationId()).datasetRevisionId());
                 }
-                group.step(
-                        switch (status) {
-                            case PENDING -> "Pending";
-                            case RUNNING ->
-                                total >= 0 ? "Running: " + total + " rows through the task and scorers" : "Running";
-                            case FINALIZING -> "Finalizing: writing the result dataset and the score summary";
-                            default -> status.toString();
-                        });
+                long done = status == EvaluationRunStatus.RUNNING && total > 0 ? current.rowsDone() : -1;
+                if (done >= 0) {
+                    // rows done / total, a line per tenth passed: the display prints every change it is given
+                    int step = (int) Math.min(PROGRESS_STEPS, done * PROGRESS_STEPS / total);
+                    if (step > shownStep) {
+                        shownStep = step;
+                        group.step("Running: " + done + "/" + total + " rows through the task and scorers");
+                    }
+                } else {
+                    group.step(
+                            switch (status) {
+                                case PENDING -> "Pending";
+                                case RUNNING ->
+                                    total >= 0 ? "Running: " + total + " rows through the task and scorers" : "Running";
+                                case FINALIZING -> "Finalizing: writing the result dataset and the score summary";
+                                default -> status.toString();
+                            });
+                }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     group.fail("Still " + status.toString().toLowerCase(Locale.ROOT) + " after " + timeout

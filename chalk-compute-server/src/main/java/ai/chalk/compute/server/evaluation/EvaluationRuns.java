@@ -32,11 +32,17 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +65,11 @@ final class EvaluationRuns {
     static final int BATCH_ROWS = 64;
     /** Batches in flight per run; the pool queues what its replicas cannot take yet and scales up meanwhile. */
     static final int PARALLEL_BATCHES = 4;
+    /**
+     * Answered rows per function scorer call: scorers see rows only once the task has answered them, so their calls
+     * gather several task batches (fewer calls per row) and run beside the task batches that follow.
+     */
+    static final int SCORER_BATCH_ROWS = 256;
 
     /** The task cannot run at all: the run fails with this message. */
     private static final class TaskCannotRunException extends Exception {
@@ -93,6 +104,7 @@ final class EvaluationRuns {
     private final ExecutorService executor;
     private final Clock clock;
     private final Map<String, AtomicBoolean> canceled = new ConcurrentHashMap<>();
+    private final Map<String, RunProgress> progress = new ConcurrentHashMap<>();
     /** Set as the server stops: what fails from then on is the stop's doing, not the run's. */
     private volatile boolean stopping;
 
@@ -171,6 +183,9 @@ final class EvaluationRuns {
             }
             BuiltinRowScoring builtins = new BuiltinRowScoring(scorers, pins.builtins(run.environment()));
             ResultRow[] results = new ResultRow[rows.size()];
+            RunProgress runProgress = new RunProgress(rows.size());
+            progress.put(run.id(), runProgress);
+            Pipeline pipeline = new Pipeline(rows, task, scorers, scorerFunctions, builtins, results, runProgress);
             List<Future<?>> inFlight = new ArrayList<>();
             for (int from = 0; from < rows.size(); from += BATCH_ROWS) {
                 if (stop.get()) {
@@ -179,7 +194,7 @@ final class EvaluationRuns {
                 int start = from;
                 int end = Math.min(rows.size(), from + BATCH_ROWS);
                 inFlight.add(executor.submit(() -> {
-                    batch(rows, start, end, task, scorers, scorerFunctions, builtins, results);
+                    pipeline.taskBatch(start, end);
                     return null;
                 }));
                 if (inFlight.size() >= PARALLEL_BATCHES) {
@@ -187,6 +202,10 @@ final class EvaluationRuns {
                 }
             }
             for (Future<?> f : inFlight) {
+                await(f);
+            }
+            pipeline.flush();
+            for (Future<?> f; (f = pipeline.scoring.poll()) != null; ) {
                 await(f);
             }
             if (stop.get() || stopping || !runs.finalizing(run.id())) {
@@ -234,6 +253,7 @@ final class EvaluationRuns {
                             + String.valueOf(ex.getMessage()).replace(workDir.toString(), "<work-dir>"),
                     clock.instant());
         } finally {
+            progress.remove(run.id());
             try {
                 Files.deleteIfExists(resultFile);
             } catch (IOException ex) {
@@ -261,6 +281,9 @@ final class EvaluationRuns {
         } catch (ExecutionException ex) {
             if (ex.getCause() instanceof TaskCannotRunException t) {
                 throw t;
+            }
+            if (ex.getCause() instanceof ServerStoppingException s) {
+                throw s;
             }
             if (ex.getCause() instanceof RuntimeException r) {
                 throw r;
@@ -294,67 +317,204 @@ final class EvaluationRuns {
         }
     }
 
-    /** Runs rows {@code [start, end)} through the task and the scorers, filling {@code results}. */
-    private void batch(
-            List<Map<String, @Nullable Object>> rows,
-            int start,
-            int end,
-            Called task,
-            List<EvaluationScorer> scorers,
-            Map<String, Called> scorerFunctions,
-            BuiltinRowScoring builtins,
-            ResultRow[] results)
-            throws TaskCannotRunException {
-        List<Integer> indices = new ArrayList<>();
-        for (int i = start; i < end; i++) {
-            indices.add(i);
+    /**
+     * How far a run under way has got, as the rows whose task and scorers are done; read by
+     * {@code GetEvaluationRun}'s callers through {@link #progress(String)}.
+     */
+    record Progress(long rowsDone, long rows) {}
+
+    /** The rows done of a run, counted as batches finish. */
+    private static final class RunProgress {
+        private final long rows;
+        private final AtomicLong done = new AtomicLong();
+
+        RunProgress(long rows) {
+            this.rows = rows;
         }
-        Map<Integer, Outcome> outputs = call(task, indices, rows::get, true);
-        // the rows the task answered, with their output, as the scorers read them
-        Map<Integer, Map<String, @Nullable Object>> answered = new LinkedHashMap<>();
-        for (int i : indices) {
-            Outcome o = outputs.get(i);
-            if (o.error() == null) {
-                Map<String, @Nullable Object> row = new HashMap<>(rows.get(i));
-                row.put(RunTables.OUTPUT, o.value());
-                row.put("trace", null);
-                answered.put(i, row);
-            } else {
-                results[i] = failedRow(scorers.size(), "task: " + o.error());
+
+        Progress now() {
+            return new Progress(done.get(), rows);
+        }
+    }
+
+    /**
+     * How far a run this server is executing has got.
+     *
+     * @return its rows done and total, empty when it is not running here (not started, ended, or before a restart)
+     */
+    Optional<Progress> progress(String runId) {
+        return Optional.ofNullable(progress.get(runId)).map(RunProgress::now);
+    }
+
+    /**
+     * One run's rows on their way: task batches of {@link #BATCH_ROWS} rows, scored by the built-ins as each answers;
+     * the answered rows gathered into batches of {@link #SCORER_BATCH_ROWS} for the function scorers, which are called
+     * while the next task batches run. Rows are finished in place in {@code results}, so their order is the dataset's
+     * whatever order the batches end in.
+     */
+    private final class Pipeline {
+        private final List<Map<String, @Nullable Object>> rows;
+        private final Called task;
+        private final List<EvaluationScorer> scorers;
+        private final Map<String, Called> scorerFunctions;
+        private final BuiltinRowScoring builtins;
+        private final ResultRow[] results;
+        private final RunProgress progress;
+        /** The answered rows waiting for the function scorers: the row as they read it, and the built-ins' cells. */
+        private final Map<Integer, Answered> waiting = new TreeMap<>();
+        /** Scorer batches submitted; the run awaits them all. */
+        final Queue<Future<?>> scoring = new ConcurrentLinkedQueue<>();
+        /** Bounds the scorer batches in flight, so the task batches cannot outrun them without limit. */
+        private final Semaphore scorerSlots = new Semaphore(PARALLEL_BATCHES);
+
+        Pipeline(
+                List<Map<String, @Nullable Object>> rows,
+                Called task,
+                List<EvaluationScorer> scorers,
+                Map<String, Called> scorerFunctions,
+                BuiltinRowScoring builtins,
+                ResultRow[] results,
+                RunProgress progress) {
+            this.rows = rows;
+            this.task = task;
+            this.scorers = scorers;
+            this.scorerFunctions = scorerFunctions;
+            this.builtins = builtins;
+            this.results = results;
+            this.progress = progress;
+        }
+
+        /** Runs rows {@code [start, end)} through the task and the built-ins; queues them for the function scorers. */
+        void taskBatch(int start, int end) throws TaskCannotRunException, ServerStoppingException {
+            List<Integer> indices = new ArrayList<>(end - start);
+            for (int i = start; i < end; i++) {
+                indices.add(i);
+            }
+            Map<Integer, Outcome> outputs = call(task, indices, rows::get, true);
+            Map<Integer, Answered> answered = new LinkedHashMap<>();
+            int failed = 0;
+            for (int i : indices) {
+                Outcome o = outputs.get(i);
+                if (o.error() == null) {
+                    Map<String, @Nullable Object> row = new HashMap<>(rows.get(i));
+                    row.put(RunTables.OUTPUT, o.value());
+                    row.put("trace", null);
+                    answered.put(i, new Answered(row, builtinCells(row)));
+                } else {
+                    results[i] = failedRow(scorers.size(), "task: " + o.error());
+                    failed++;
+                }
+            }
+            progress.done.addAndGet(failed);
+            if (scorerFunctions.isEmpty()) {
+                finish(answered, Map.of());
+                return;
+            }
+            Map<Integer, Answered> full = null;
+            synchronized (waiting) {
+                waiting.putAll(answered);
+                if (waiting.size() >= SCORER_BATCH_ROWS) {
+                    full = new LinkedHashMap<>(waiting);
+                    waiting.clear();
+                }
+            }
+            if (full != null) {
+                submitScoring(full);
             }
         }
-        Map<String, Map<Integer, Outcome>> byFunction = new HashMap<>();
-        for (Map.Entry<String, Called> f : scorerFunctions.entrySet()) {
-            byFunction.put(f.getKey(), call(f.getValue(), List.copyOf(answered.keySet()), answered::get, false));
+
+        /** Sends what still waits for the function scorers, once the task batches are done. */
+        void flush() throws ServerStoppingException {
+            Map<Integer, Answered> rest;
+            synchronized (waiting) {
+                rest = new LinkedHashMap<>(waiting);
+                waiting.clear();
+            }
+            if (!rest.isEmpty()) {
+                submitScoring(rest);
+            }
         }
-        for (Map.Entry<Integer, Map<String, @Nullable Object>> a : answered.entrySet()) {
-            Map<String, @Nullable Object> builtinRow = new HashMap<>(a.getValue());
-            Object output = a.getValue().get(RunTables.OUTPUT);
+
+        private void submitScoring(Map<Integer, Answered> batch) throws ServerStoppingException {
+            try {
+                scorerSlots.acquire();
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new ServerStoppingException();
+            }
+            try {
+                scoring.add(executor.submit(() -> {
+                    try {
+                        scorerBatch(batch);
+                    } finally {
+                        scorerSlots.release();
+                    }
+                    return null;
+                }));
+            } catch (RuntimeException ex) {
+                scorerSlots.release();
+                throw ex;
+            }
+        }
+
+        /** Calls each function scorer on the rows, one call per scorer for the batch, and finishes the rows. */
+        private void scorerBatch(Map<Integer, Answered> batch) throws TaskCannotRunException {
+            List<Integer> indices = List.copyOf(batch.keySet());
+            Map<String, Map<Integer, Outcome>> byFunction = new HashMap<>();
+            for (Map.Entry<String, Called> f : scorerFunctions.entrySet()) {
+                byFunction.put(
+                        f.getKey(),
+                        call(f.getValue(), indices, i -> batch.get(i).row(), false));
+            }
+            finish(batch, byFunction);
+        }
+
+        /** The built-ins' verdicts on an answered row, by scorer id. */
+        private Map<String, Cell> builtinCells(Map<String, @Nullable Object> row) {
+            Object output = row.get(RunTables.OUTPUT);
+            Map<String, @Nullable Object> builtinRow = row;
             if (output != null
                     && !(output instanceof String || output instanceof Number || output instanceof Boolean)) {
+                builtinRow = new HashMap<>(row);
                 builtinRow.put(RunTables.OUTPUT, RunTables.text(output)); // built-ins read structured answers as JSON
             }
             Map<String, Cell> cells = new HashMap<>();
             for (Cell c : builtins.score(builtinRow)) {
                 cells.put(c.scorerId(), c);
             }
-            List<@Nullable Double> scores = new ArrayList<>();
-            List<String> metadata = new ArrayList<>();
-            List<String> errors = new ArrayList<>();
-            for (EvaluationScorer s : scorers) {
-                Cell c = cells.containsKey(s.getId())
-                        ? cells.get(s.getId())
-                        : functionCell(s.getId(), byFunction.get(s.getId()).get(a.getKey()));
-                scores.add(c.score());
-                metadata.add(c.metadata());
-                if (c.error() != null) {
-                    errors.add(c.error());
+            return cells;
+        }
+
+        /** Writes the answered rows' results: each scorer's cell in the evaluation's order. */
+        private void finish(Map<Integer, Answered> answered, Map<String, Map<Integer, Outcome>> byFunction) {
+            for (Map.Entry<Integer, Answered> a : answered.entrySet()) {
+                Object output = a.getValue().row().get(RunTables.OUTPUT);
+                Map<String, Cell> cells = a.getValue().builtinCells();
+                List<@Nullable Double> scores = new ArrayList<>(scorers.size());
+                List<String> metadata = new ArrayList<>(scorers.size());
+                List<String> errors = new ArrayList<>();
+                for (EvaluationScorer s : scorers) {
+                    Cell c = cells.containsKey(s.getId())
+                            ? cells.get(s.getId())
+                            : functionCell(s.getId(), byFunction.get(s.getId()).get(a.getKey()));
+                    scores.add(c.score());
+                    metadata.add(c.metadata());
+                    if (c.error() != null) {
+                        errors.add(c.error());
+                    }
                 }
+                results[a.getKey()] = new ResultRow(
+                        output,
+                        scores,
+                        metadata,
+                        errors.isEmpty() ? null : "scorer " + String.join("; scorer ", errors));
             }
-            results[a.getKey()] = new ResultRow(
-                    output, scores, metadata, errors.isEmpty() ? null : "scorer " + String.join("; scorer ", errors));
+            progress.done.addAndGet(answered.size());
         }
     }
+
+    /** A row the task answered: as the function scorers read it, and the built-ins' verdicts on it. */
+    private record Answered(Map<String, @Nullable Object> row, Map<String, Cell> builtinCells) {}
 
     private static ResultRow failedRow(int scorers, String error) {
         List<@Nullable Double> scores = new ArrayList<>();

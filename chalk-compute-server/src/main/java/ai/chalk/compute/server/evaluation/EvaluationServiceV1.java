@@ -299,7 +299,7 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
             ListEvaluationRunsResponse.Builder b = ListEvaluationRunsResponse.newBuilder();
             page.stream().limit(limit).forEach(r -> {
                 b.addEvaluationRuns(run(r));
-                summary(r).ifPresent(b::addScoreSummaries);
+                summaryOrProgress(r).ifPresent(b::addScoreSummaries);
             });
             page.stream()
                     .limit(limit)
@@ -355,6 +355,19 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
         } catch (InvalidProtocolBufferException ex) {
             throw new IllegalStateException("the stored evaluation " + e.id() + " is unreadable", ex);
         }
+    }
+
+    /**
+     * A run's summary, or while it runs here, how far it has got ({@link ScoreSummaries#ROWS_DONE} of
+     * {@link ScoreSummaries#ROWS}): clients show it as the run's progress.
+     */
+    private Optional<EvaluationScoreSummary> summaryOrProgress(RunRecord r) {
+        Optional<EvaluationScoreSummary> s = summary(r);
+        if (s.isPresent() || r.status().terminal()) {
+            return s;
+        }
+        return runs.progress(r.id())
+                .map(p -> ScoreSummaries.progress(r.evaluationId(), r.id(), p.rowsDone(), p.rows(), now()));
     }
 
     private static Optional<EvaluationScoreSummary> summary(RunRecord r) {

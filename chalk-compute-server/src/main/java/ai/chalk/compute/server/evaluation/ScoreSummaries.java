@@ -21,6 +21,11 @@ final class ScoreSummaries {
 
     /** Metric: rows in the run. */
     static final String ROWS = "rows";
+    /**
+     * Metric of a run under way, in the summary {@code ListEvaluationRuns} gives for it until its own: rows whose task
+     * and scorers are done. The contract's run has no progress field; a summary's metrics are where it fits.
+     */
+    static final String ROWS_DONE = "rows_done";
     /** Metric: rows whose task failed. */
     static final String FAILED_ROWS = "failed_rows";
     /** Metric: (row, scorer) pairs where the scorer failed although the task answered. */
@@ -35,6 +40,20 @@ final class ScoreSummaries {
     record RowScores(@Nullable String error, List<@Nullable Double> scores) {}
 
     private ScoreSummaries() {}
+
+    /**
+     * The summary of a run under way: metrics {@link #ROWS} (its total) and {@link #ROWS_DONE}, no scores yet.
+     */
+    static EvaluationScoreSummary progress(String evaluationId, String runId, long rowsDone, long rows, Instant at) {
+        return EvaluationScoreSummary.newBuilder()
+                .setEvaluationId(evaluationId)
+                .setEvaluationRunId(runId)
+                .setCreatedAt(
+                        Timestamp.newBuilder().setSeconds(at.getEpochSecond()).setNanos(at.getNano()))
+                .putMetrics(ROWS, rows)
+                .putMetrics(ROWS_DONE, rowsDone)
+                .build();
+    }
 
     /** The summary of {@code rows} scored by {@code scorers}; averages and percentiles are absent with no rows. */
     static EvaluationScoreSummary summarize(
@@ -69,6 +88,7 @@ final class ScoreSummaries {
                 .setCreatedAt(
                         Timestamp.newBuilder().setSeconds(at.getEpochSecond()).setNanos(at.getNano()))
                 .putMetrics(ROWS, n)
+                .putMetrics(ROWS_DONE, n)
                 .putMetrics(FAILED_ROWS, failedRows)
                 .putMetrics(SCORER_FAILURES, scorerFailures);
         for (int s = 0; s < scorers.size(); s++) {

@@ -372,6 +372,49 @@ class EvaluationRunTest {
     }
 
     @Test
+    void aRunUnderWayShowsItsRowsDoneInTheSummaryItsListGives() throws Exception {
+        int n = 20 * EvaluationRuns.BATCH_ROWS; // 20 batches of 300 ms, 4 at a time: over a second of progress
+        upload(server.channel, "progress", manyRows(n));
+        String task = deploy(server.channel, "dawdle", utf8(), "question");
+        EvaluationServiceBlockingStub api = api(server.channel);
+        String evaluation = evaluation(api, "progress", task);
+        String id = api.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
+                        .setEvaluationId(evaluation)
+                        .build())
+                .getEvaluationRun()
+                .getId();
+        List<Double> seen = new ArrayList<>();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(120))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    ListEvaluationRunsResponse listed = api.listEvaluationRuns(ListEvaluationRunsRequest.newBuilder()
+                            .setEvaluationId(evaluation)
+                            .build());
+                    EvaluationRun r = listed.getEvaluationRuns(0);
+                    if (r.getStatus() == EvaluationRunStatus.EVALUATION_RUN_STATUS_RUNNING
+                            && listed.getScoreSummariesCount() == 1) {
+                        EvaluationScoreSummary progress = listed.getScoreSummaries(0);
+                        assertThat(progress.getEvaluationRunId()).isEqualTo(id);
+                        assertThat(progress.getMetricsMap()).containsEntry("rows", (double) n);
+                        assertThat(progress.getScorerScoresList()).isEmpty(); // no scores before the end
+                        seen.add(progress.getMetricsOrThrow("rows_done"));
+                    }
+                    return r.getStatus() == EvaluationRunStatus.EVALUATION_RUN_STATUS_SUCCEEDED;
+                });
+        // batches finish one after another: the count rose while the run went on, and never past the rows
+        assertThat(seen).isSortedAccordingTo(Double::compare);
+        assertThat(seen).anyMatch(d -> d > 0 && d < n);
+        assertThat(api.listEvaluationRuns(ListEvaluationRunsRequest.newBuilder()
+                                .setEvaluationId(evaluation)
+                                .build())
+                        .getScoreSummaries(0)
+                        .getMetricsMap())
+                .containsEntry("rows", (double) n)
+                .containsEntry("rows_done", (double) n);
+    }
+
+    @Test
     void aRunARestartInterruptedFailsSayingSo() throws Exception {
         Path data = dir.resolve("restart");
         String id;
