@@ -49,6 +49,9 @@ import java.util.function.LongSupplier;
  */
 public final class FunctionCallBenchmark implements Benchmark {
 
+    /** Tally's {@code sum} runs at most this many replicas ({@code @ChalkFunction(maxReplicas = 2)}). */
+    private static final int MAX_REPLICAS = 2;
+
     @Override
     public void run(Figures figures, Path dataDir) throws Exception {
         int sequential = figures.smoke() ? 300 : 5000;
@@ -68,6 +71,7 @@ public final class FunctionCallBenchmark implements Benchmark {
             rate(16, healthCheck, window);
             rate(16, call, 2 * window);
             measure(sequential, () -> time(call));
+            scaledOut(tally, call);
 
             System.out.printf("function sum on %d replicas%n", replicas(tally));
             long[] bare = new long[sequential];
@@ -79,6 +83,9 @@ public final class FunctionCallBenchmark implements Benchmark {
             figures.latency("function: warm call sum(1, 2)", calls, "bare gRPC unary call (health check)", bare);
 
             for (int callers : List.of(1, 16)) {
+                if (callers > 1) {
+                    scaledOut(tally, call); // one caller leaves all but one replica idle, long enough to stop them
+                }
                 Rate healthRate = rate(callers, healthCheck, window);
                 Rate callRate = rate(callers, call, window);
                 figures.value(
@@ -162,6 +169,18 @@ public final class FunctionCallBenchmark implements Benchmark {
                 p.destroyForcibly();
             }
         }
+    }
+
+    /**
+     * Calls from 16 callers until the pool runs {@link #MAX_REPLICAS} replicas: on a loaded machine a replica takes
+     * longer to start than the warm-up lasts, and one started inside a measured window would measure a JVM start.
+     */
+    private static void scaledOut(DeployedTally tally, Runnable call) throws Exception {
+        long giveUp = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        while (replicas(tally) < MAX_REPLICAS && System.nanoTime() < giveUp) {
+            rate(16, call, 1);
+        }
+        rate(16, call, 1); // the replica that just started, warmed up too
     }
 
     private static int replicas(DeployedTally tally) {

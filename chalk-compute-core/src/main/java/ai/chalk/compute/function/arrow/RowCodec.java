@@ -30,14 +30,23 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class RowCodec {
 
+    /**
+     * The root of every encode's and decode's allocator. A root allocator per payload cost each call its setup; a
+     * child per payload still checks on close that the payload's buffers were all released.
+     */
+    private static final BufferAllocator ROOT = new RootAllocator();
+
     private final Schema schema;
     private final List<ValueType> types;
     private final List<JsonNode> defaults;
+    /** The schema's IPC message, which starts every payload this codec writes: serialised once, not per payload. */
+    private final byte[] schemaMessage;
 
     private RowCodec(Schema schema, List<ValueType> types, List<JsonNode> defaults) {
         this.schema = schema;
         this.types = types;
         this.defaults = defaults;
+        this.schemaMessage = ArrowIpc.schemaMessage(schema);
     }
 
     /**
@@ -144,7 +153,7 @@ public final class RowCodec {
      */
     public byte[] encode(List<Object[]> rows) {
         List<Field> fields = schema.getFields();
-        try (BufferAllocator allocator = new RootAllocator();
+        try (BufferAllocator allocator = ROOT.newChildAllocator("encode", 0, Long.MAX_VALUE);
                 VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
             for (FieldVector vector : root.getFieldVectors()) {
                 vector.setInitialCapacity(Math.max(1, rows.size())); // not Arrow's default of thousands of rows
@@ -166,7 +175,7 @@ public final class RowCodec {
                 }
             }
             root.setRowCount(rows.size());
-            return ArrowIpc.write(root);
+            return ArrowIpc.write(schemaMessage, root);
         }
     }
 
@@ -183,7 +192,7 @@ public final class RowCodec {
         Objects.requireNonNull(payload, "payload");
         Objects.requireNonNull(context, "context");
         List<Object[]> rows = new ArrayList<>();
-        try (BufferAllocator allocator = new RootAllocator()) {
+        try (BufferAllocator allocator = ROOT.newChildAllocator("decode", 0, Long.MAX_VALUE)) {
             ArrowIpc.read(payload, allocator, root -> readBatch(root, context, rows));
         } catch (ArrowPayloadException e) {
             throw e;

@@ -23,6 +23,7 @@ import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallArgs;
 import ai.chalk.compute.sandbox.SandboxClient;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -541,7 +542,8 @@ public final class RemoteFunction {
                             .setFunction(key)
                             .setRemoteCallRequest(CallFunctionRequest.newBuilder()
                                     .setName(functionName)
-                                    .setFeatherStream(ByteString.copyFrom(payload)))
+                                    // encoded for this request and never written again: no copy
+                                    .setFeatherStream(UnsafeByteOperations.unsafeWrap(payload)))
                             .build())
                     .getRemoteCallResponse()
                     .getFeatherStream()

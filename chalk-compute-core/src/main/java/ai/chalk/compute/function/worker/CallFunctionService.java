@@ -8,7 +8,7 @@ import ai.chalk.compute.function.arrow.DecodeContext;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
-import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -68,7 +68,8 @@ final class CallFunctionService extends RemoteCallServiceGrpc.RemoteCallServiceI
                     }
                     try {
                         responses.onNext(CallFunctionResponse.newBuilder()
-                                .setFeatherStream(ByteString.copyFrom(call(request)))
+                                // the payload was made for this response and is never written again: no copy
+                                .setFeatherStream(UnsafeByteOperations.unsafeWrap(call(request)))
                                 .build());
                     } catch (RuntimeException e) {
                         ended = true;

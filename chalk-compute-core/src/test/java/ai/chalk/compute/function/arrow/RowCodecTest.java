@@ -234,6 +234,39 @@ class RowCodecTest {
     }
 
     @Test
+    void payloadsOfDifferentSchemasReadInTurnEachWithItsOwnSchema() {
+        // schemas are parsed once per distinct message and remembered: payloads of other schemas, and payloads whose
+        // schemas differ only in metadata, in turn, must each still read with their own
+        RowCodec narrow =
+                RowCodec.of(new Schema(List.of(MAPPING.field("query", String.class))), List.of(String.class), MAPPING);
+        RowCodec wide = RowCodec.of(
+                new Schema(List.of(MAPPING.field("unused", long.class), MAPPING.field("query", String.class))),
+                List.of(long.class, String.class),
+                MAPPING);
+        RowCodec withDefault = RowCodec.of(
+                new Schema(List.of(MAPPING.field("query", String.class, Map.of(ChalkMetadata.DEFAULT, "\"dogs\"")))),
+                List.of(String.class),
+                MAPPING);
+        RowCodec reader = RowCodec.of(
+                new Schema(List.of(
+                        MAPPING.field("query", String.class),
+                        MAPPING.field("unused", long.class, Map.of(ChalkMetadata.DEFAULT, "0")))),
+                List.of(String.class, long.class),
+                MAPPING);
+        for (int round = 0; round < 3; round++) {
+            List<Object[]> a = reader.decode(
+                    narrow.encode(List.<Object[]>of(new Object[] {"cats" + round})), DecodeContext.empty());
+            List<Object[]> b = reader.decode(
+                    wide.encode(List.<Object[]>of(new Object[] {7L + round, "owls"})), DecodeContext.empty());
+            List<Object[]> c = withDefault.decode(
+                    withDefault.encode(List.<Object[]>of(new Object[] {"eels"})), DecodeContext.empty());
+            assertThat(a.get(0)).containsExactly("cats" + round, 0L);
+            assertThat(b.get(0)).containsExactly("owls", 7L + round);
+            assertThat(c.get(0)).containsExactly("eels");
+        }
+    }
+
+    @Test
     void columnsAreMatchedByNameExtraOnesIgnoredAndMissingOnesTakeTheirDefault() {
         RowCodec caller = RowCodec.of(
                 new Schema(List.of(MAPPING.field("unused", String.class), MAPPING.field("query", String.class))),

@@ -30,6 +30,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionsRe
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionsResponse;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionResponse;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.EnqueueRemoteCallResponse;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.Pages;
@@ -38,6 +39,7 @@ import ai.chalk.compute.server.store.FunctionStore.FunctionRecord;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
 import ai.chalk.compute.server.worker.CodeManifest;
 import ai.chalk.compute.server.worker.CodeSnapshots;
+import ai.chalk.compute.server.worker.ReplicaPool;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
@@ -337,10 +339,24 @@ public final class ExternalFunctionCatalogServiceV1
         try {
             VersionRecord v = deployments.version(environment(), request.getFunction(), false);
             response = switch (request.getBodyCase()) {
-                case REMOTE_CALL_REQUEST ->
-                    CallExternalFunctionResponse.newBuilder()
-                            .setRemoteCallResponse(calls.call(v, request.getRemoteCallRequest()))
-                            .build();
+                case REMOTE_CALL_REQUEST -> {
+                    // answered from the worker's answer as it arrives: no thread waits for it
+                    calls.callAsync(v, request.getRemoteCallRequest(), new ReplicaPool.Outcome() {
+                        @Override
+                        public void answered(CallFunctionResponse answer) {
+                            observer.onNext(CallExternalFunctionResponse.newBuilder()
+                                    .setRemoteCallResponse(answer)
+                                    .build());
+                            observer.onCompleted();
+                        }
+
+                        @Override
+                        public void failed(StatusRuntimeException status) {
+                            observer.onError(status); // keeps the worker's trailers and chalk-call-id
+                        }
+                    });
+                    yield null;
+                }
                 case ENQUEUE_REMOTE_CALL_REQUEST -> {
                     var e = request.getEnqueueRemoteCallRequest();
                     if (!e.getArgs().hasFeatherBytes()) {
@@ -375,8 +391,10 @@ public final class ExternalFunctionCatalogServiceV1
             observer.onError(StatusErrors.toStatus(e).asRuntimeException());
             return;
         }
-        observer.onNext(response);
-        observer.onCompleted();
+        if (response != null) {
+            observer.onNext(response);
+            observer.onCompleted();
+        }
     }
 
     private static String environment() {

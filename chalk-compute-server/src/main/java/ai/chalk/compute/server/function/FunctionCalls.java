@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallStatus;
 import ai.chalk.compute.server.store.CallStore;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
+import ai.chalk.compute.server.worker.ReplicaPool;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.grpc.Metadata;
@@ -61,6 +62,35 @@ public final class FunctionCalls {
     }
 
     /**
+     * Calls a version as {@link #call(VersionRecord, CallFunctionRequest)} does, without holding the calling thread
+     * while the worker runs it (see {@link ReplicaPool#callAsync}): {@code outcome} gets the worker's answer, or
+     * exactly one failure with {@code chalk-call-id} among its trailers. Failures found before the call is sent
+     * (an unknown function name, no replica) are thrown instead.
+     *
+     * @throws StatusRuntimeException as {@link #call(VersionRecord, CallFunctionRequest)} throws before the call is
+     *                                sent, with {@code chalk-call-id}
+     */
+    public void callAsync(VersionRecord v, CallFunctionRequest request, ReplicaPool.Outcome outcome) {
+        String callId = "call-" + localCallId();
+        FunctionOptions o = checked(v, request, callId);
+        try {
+            workers.poolFor(v).callAsync(request, callId, o.timeout(), new ReplicaPool.Outcome() {
+                @Override
+                public void answered(CallFunctionResponse response) {
+                    outcome.answered(response);
+                }
+
+                @Override
+                public void failed(StatusRuntimeException status) {
+                    outcome.failed(withCallId(status, callId));
+                }
+            });
+        } catch (StatusRuntimeException e) {
+            throw withCallId(e, callId);
+        }
+    }
+
+    /**
      * A random UUID for a synchronous call's id, which only names the call in its trailers and logs. Queued calls'
      * ids are read back by whoever knows them, so they keep {@link UUID#randomUUID()}'s secure randomness; this one
      * spares each call the shared secure generator.
@@ -78,6 +108,16 @@ public final class FunctionCalls {
 
     private CallFunctionResponse call(
             VersionRecord v, CallFunctionRequest request, String callId, BooleanSupplier proceed) {
+        FunctionOptions o = checked(v, request, callId);
+        try {
+            return workers.poolFor(v).call(request, callId, o.timeout(), proceed);
+        } catch (StatusRuntimeException e) {
+            throw withCallId(e, callId);
+        }
+    }
+
+    /** The version's options, once the request names one of the functions it serves; NOT_FOUND otherwise. */
+    private FunctionOptions checked(VersionRecord v, CallFunctionRequest request, String callId) {
         FunctionOptions o = options(v);
         if (o.functions().stream().noneMatch(e -> e.name().equals(request.getName()))) {
             throw withCallId(
@@ -90,11 +130,7 @@ public final class FunctionCalls {
                             .asRuntimeException(),
                     callId);
         }
-        try {
-            return workers.poolFor(v).call(request, callId, o.timeout(), proceed);
-        } catch (StatusRuntimeException e) {
-            throw withCallId(e, callId);
-        }
+        return o;
     }
 
     /** A version's options, read from its stored request once: a version never changes. */

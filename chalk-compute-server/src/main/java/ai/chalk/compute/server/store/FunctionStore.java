@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Functions and their immutable versions in the embedded database. A version keeps the whole request that created
@@ -81,6 +83,19 @@ public final class FunctionStore {
         }
     };
 
+    private static final int CACHED_LOOKUPS = 1024;
+
+    /**
+     * Lookups every call of a function repeats (its function by id, its version by number), each tagged with the
+     * count of this store's writes when it was read: a write makes them all stale. Every write of these tables goes
+     * through this store (one server owns its database), so a warm call reads no row.
+     */
+    private final Map<String, Cached> lookups = new ConcurrentHashMap<>();
+
+    private final AtomicLong writes = new AtomicLong();
+
+    private record Cached(long writes, Optional<?> value) {}
+
     public FunctionStore(Database db) {
         this.db = db;
         db.execute("""
@@ -124,6 +139,7 @@ public final class FunctionStore {
                     ps.setString(5, environment);
                 },
                 "saving function " + name);
+        written();
         return function(id).orElseThrow();
     }
 
@@ -145,6 +161,7 @@ public final class FunctionStore {
                     ps.setString(7, function.environment());
                 },
                 "saving version " + version + " of function " + functionId);
+        written();
         setCurrent(functionId, id, at);
         return version(id).orElseThrow();
     }
@@ -160,6 +177,7 @@ public final class FunctionStore {
                     ps.setString(3, functionId);
                 },
                 "routing function " + functionId);
+        written();
     }
 
     /** Marks a function and its versions deleted. */
@@ -172,6 +190,7 @@ public final class FunctionStore {
                     ps.setString(2, functionId);
                 },
                 "deleting function " + functionId);
+        written();
         SqlQuery.update(
                 db,
                 "UPDATE ext_function_version SET deleted_at = ? WHERE function_id = ?" + " AND deleted_at IS NULL",
@@ -180,6 +199,7 @@ public final class FunctionStore {
                     ps.setString(2, functionId);
                 },
                 "deleting the versions of function " + functionId);
+        written();
     }
 
     /** Marks one version deleted. */
@@ -192,12 +212,36 @@ public final class FunctionStore {
                     ps.setString(2, versionId);
                 },
                 "deleting function version " + versionId);
+        written();
+    }
+
+    /** Counted after the row changed: a lookup read before then is stale from now on. */
+    private void written() {
+        writes.incrementAndGet();
+    }
+
+    /** A lookup from {@link #lookups}, read with {@code query} when missing or stale. */
+    @SuppressWarnings("unchecked")
+    private <T> Optional<T> cached(String key, java.util.function.Supplier<Optional<T>> query) {
+        long now = writes.get(); // before the query: a write during it makes what it read stale
+        Cached c = lookups.get(key);
+        if (c != null && c.writes() == now) {
+            return (Optional<T>) c.value();
+        }
+        Optional<T> value = query.get();
+        if (lookups.size() >= CACHED_LOOKUPS) {
+            lookups.clear(); // many functions called: start over rather than keep them all
+        }
+        lookups.put(key, new Cached(now, value));
+        return value;
     }
 
     /** The function with this id, whatever its environment (callers check it). */
     public Optional<FunctionRecord> function(String id) {
-        return functions("SELECT * FROM ext_function WHERE id = ?", List.of(id)).stream()
-                .findFirst();
+        return cached(
+                "function " + id,
+                () -> functions("SELECT * FROM ext_function WHERE id = ?", List.of(id)).stream()
+                        .findFirst());
     }
 
     /** The environment's live (not deleted) function of this name. */
@@ -230,12 +274,14 @@ public final class FunctionStore {
 
     /** A function's version by number. */
     public Optional<VersionRecord> version(String functionId, int version) {
-        return versions(
-                        "SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE function_id = ?"
-                                + " AND version = ?",
-                        List.of(functionId, version))
-                .stream()
-                .findFirst();
+        return cached(
+                "version " + functionId + " " + version,
+                () -> versions(
+                                "SELECT " + VERSION_COLUMNS + " FROM ext_function_version WHERE function_id = ?"
+                                        + " AND version = ?",
+                                List.of(functionId, version))
+                        .stream()
+                        .findFirst());
     }
 
     /** The version a scaling-group revision runs. */

@@ -2,7 +2,9 @@ package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
+import io.grpc.Context;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -11,6 +13,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -50,7 +53,7 @@ public final class ReplicaPool implements AutoCloseable {
     private boolean lastStartFailed; // a worker that died after serving does not make a pool scaled to zero failed
     private boolean closed;
     private final Object reporting = new Object();
-    private PoolStatus reported;
+    private volatile PoolStatus reported;
 
     /** Starts one replica of a launch (the runtime and run directory are the starter's). */
     @FunctionalInterface
@@ -112,8 +115,17 @@ public final class ReplicaPool implements AutoCloseable {
      */
     public CallFunctionResponse call(
             CallFunctionRequest request, String callId, Duration timeout, BooleanSupplier proceed) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        for (int attempt = 0; ; attempt++) {
+        return call(request, callId, timeout, proceed, 0, System.nanoTime() + timeout.toNanos());
+    }
+
+    private CallFunctionResponse call(
+            CallFunctionRequest request,
+            String callId,
+            Duration timeout,
+            BooleanSupplier proceed,
+            int firstAttempt,
+            long deadline) {
+        for (int attempt = firstAttempt; ; attempt++) {
             WorkerReplica replica = acquire(deadline);
             boolean go;
             try {
@@ -133,24 +145,119 @@ public final class ReplicaPool implements AutoCloseable {
             try {
                 return replica.call(request, callId, timeout);
             } catch (WorkerDiedException e) {
-                died(replica, e.getMessage());
-                if (attempt >= scale.calls().maxRetries()) {
-                    throw Status.UNAVAILABLE
-                            .withDescription(
-                                    e.getMessage() + (attempt > 0 ? " (tried " + (attempt + 1) + " times)" : ""))
-                            .asRuntimeException();
-                }
-                Duration backoff = scale.calls().backoff(attempt + 1);
-                log.info(
-                        "Call {} lost its worker; trying again in {} ms (retry {} of {})",
-                        callId,
-                        backoff.toMillis(),
-                        attempt + 1,
-                        scale.calls().maxRetries());
-                pause(backoff, callId);
+                lost(replica, e, attempt, callId);
             } finally {
                 released();
             }
+        }
+    }
+
+    /**
+     * Routes one call as {@link #call(CallFunctionRequest, String, Duration)} does, without holding the calling thread
+     * while the worker runs it: the answer goes to {@code outcome} from the transport's thread, which a warm call
+     * thereby never leaves (no thread hand-off per call). Waiting for room or for a starting replica happens on the
+     * calling thread before the call is sent; a failed attempt (to tell a worker's death from its answer, and to try
+     * again) is handled on the pool's executor, in the caller's {@link Context}, so that cancellation still reaches
+     * the worker.
+     *
+     * @param outcome gets the answer, or exactly one failure: the worker's status and trailers, or a status as
+     *                {@link #call(CallFunctionRequest, String, Duration)} throws it
+     */
+    public void callAsync(CallFunctionRequest request, String callId, Duration timeout, Outcome outcome) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        WorkerReplica replica = acquire(deadline);
+        Context context = Context.current();
+        try {
+            replica.send(request, callId, timeout, (response, failure) -> {
+                if (failure == null) {
+                    releasedWithoutReport();
+                    outcome.answered(response);
+                    return;
+                }
+                // telling a death from an answer waits for the worker's exit; a retry may wait for a replica
+                try {
+                    executor.execute(
+                            context.wrap(() -> failed(replica, request, callId, timeout, deadline, failure, outcome)));
+                } catch (RejectedExecutionException e) { // the server is stopping
+                    released();
+                    outcome.failed(failure);
+                }
+            });
+        } catch (RuntimeException | Error e) {
+            released();
+            throw e;
+        }
+    }
+
+    /** Where an asynchronous call's outcome goes. */
+    public interface Outcome {
+        void answered(CallFunctionResponse response);
+
+        void failed(StatusRuntimeException status);
+    }
+
+    private void failed(
+            WorkerReplica replica,
+            CallFunctionRequest request,
+            String callId,
+            Duration timeout,
+            long deadline,
+            StatusRuntimeException failure,
+            Outcome outcome) {
+        CallFunctionResponse response;
+        try {
+            try {
+                throw replica.diedOr(failure, callId);
+            } catch (WorkerDiedException e) {
+                lost(replica, e, 0, callId);
+            } finally {
+                released();
+            }
+            response = call(request, callId, timeout, () -> true, 1, deadline);
+        } catch (StatusRuntimeException e) {
+            outcome.failed(e);
+            return;
+        } catch (RuntimeException e) {
+            outcome.failed(Status.INTERNAL
+                    .withDescription("call " + callId + " failed: " + e)
+                    .withCause(e)
+                    .asRuntimeException());
+            return;
+        }
+        outcome.answered(response);
+    }
+
+    /**
+     * A worker died under attempt {@code attempt} of a call: drops the replica and pauses for the policy's backoff
+     * before the next attempt, or throws UNAVAILABLE when the policy allows no more.
+     */
+    private void lost(WorkerReplica replica, WorkerDiedException e, int attempt, String callId) {
+        died(replica, e.getMessage());
+        if (attempt >= scale.calls().maxRetries()) {
+            throw Status.UNAVAILABLE
+                    .withDescription(e.getMessage() + (attempt > 0 ? " (tried " + (attempt + 1) + " times)" : ""))
+                    .asRuntimeException();
+        }
+        Duration backoff = scale.calls().backoff(attempt + 1);
+        log.info(
+                "Call {} lost its worker; trying again in {} ms (retry {} of {})",
+                callId,
+                backoff.toMillis(),
+                attempt + 1,
+                scale.calls().maxRetries());
+        pause(backoff, callId);
+    }
+
+    /**
+     * {@link #released()} on a transport thread: wakes calls waiting for room, and leaves reporting a changed status
+     * (a store write) to the executor.
+     */
+    private void releasedWithoutReport() {
+        synchronized (this) {
+            notifyAll();
+        }
+        if (statusChanged()) {
+            executor.execute(this::reportIfChanged);
         }
     }
 
@@ -371,6 +478,15 @@ public final class ReplicaPool implements AutoCloseable {
     /** Reports the status when its state or message differs from the last one reported (not for counts alone). */
     private void reportIfChanged() {
         report(false);
+    }
+
+    /** Whether the status differs from the last one reported, as {@link #reportIfChanged()} decides. */
+    private boolean statusChanged() {
+        PoolStatus now = status();
+        PoolStatus last = reported; // read without the reporting lock, which is held while a status is written
+        return last == null
+                || !last.status().equals(now.status())
+                || !last.message().equals(now.message());
     }
 
     /** Serialised, so that the last status recorded is the last one computed. */

@@ -45,7 +45,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 
 /**
  * One replica of a function revision: a sandbox running the worker JVM, which serves the protocol's
@@ -410,11 +412,45 @@ public final class WorkerReplica implements AutoCloseable {
      */
     public CallFunctionResponse call(CallFunctionRequest request, String callId, Duration timeout)
             throws WorkerDiedException {
+        CompletableFuture<CallFunctionResponse> answer = new CompletableFuture<>();
+        send(request, callId, timeout, (response, failure) -> {
+            if (failure == null) {
+                answer.complete(response);
+            } else {
+                answer.completeExceptionally(failure);
+            }
+        });
         try {
-            CompletableFuture<CallFunctionResponse> answer = new CompletableFuture<>();
+            return answer.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof StatusRuntimeException sre) {
+                throw diedOr(sre, callId);
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw Status.CANCELLED
+                    .withDescription("call " + callId + " was interrupted")
+                    .asRuntimeException();
+        }
+    }
+
+    /**
+     * Sends one call to the worker without waiting: {@code outcome} gets the answer, or the call's failure status
+     * (which {@link #diedOr} tells apart from the worker's death), on the channel's transport thread, so it must not
+     * block. A call {@link #reserve() reserved} beforehand; the reservation is given back before {@code outcome} runs.
+     * The call belongs to the current {@link io.grpc.Context}: cancelling that (the server call it serves) cancels it.
+     */
+    void send(
+            CallFunctionRequest request,
+            String callId,
+            Duration timeout,
+            BiConsumer<CallFunctionResponse, StatusRuntimeException> outcome) {
+        AtomicBoolean ended = new AtomicBoolean(); // the reservation is given back once, whichever way the call ends
+        try {
             ClientCalls.asyncServerStreamingCall(
                     channel.newCall(
-                            CALL_ONE, CallOptions.DEFAULT.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)),
+                            CALL_ONE, CallOptions.DEFAULT.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)),
                     request,
                     new StreamObserver<>() {
                         private CallFunctionResponse first;
@@ -428,43 +464,44 @@ public final class WorkerReplica implements AutoCloseable {
 
                         @Override
                         public void onError(Throwable t) {
-                            answer.completeExceptionally(t);
+                            ended(ended);
+                            outcome.accept(
+                                    null,
+                                    t instanceof StatusRuntimeException sre
+                                            ? sre
+                                            : Status.fromThrowable(t)
+                                                    .asRuntimeException(Status.trailersFromThrowable(t)));
                         }
 
                         @Override
                         public void onCompleted() {
+                            ended(ended);
                             if (first == null) {
-                                answer.completeExceptionally(Status.INTERNAL
-                                        .withDescription(
-                                                "worker " + id + " ended call " + callId + " without an answer")
-                                        .asRuntimeException());
+                                outcome.accept(
+                                        null,
+                                        Status.INTERNAL
+                                                .withDescription(
+                                                        "worker " + id + " ended call " + callId + " without an answer")
+                                                .asRuntimeException());
                             } else {
-                                answer.complete(first);
+                                outcome.accept(first, null);
                             }
                         }
                     });
-            try {
-                return answer.get();
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof StatusRuntimeException sre) {
-                    throw diedOr(sre, callId);
-                }
-                throw new IllegalStateException(e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw Status.CANCELLED
-                        .withDescription("call " + callId + " was interrupted")
-                        .asRuntimeException();
-            }
-        } finally {
-            if (inFlight.decrementAndGet() == 0) {
-                idleSince = Instant.now();
-            }
+        } catch (RuntimeException | Error e) {
+            ended(ended);
+            throw e;
+        }
+    }
+
+    private void ended(AtomicBoolean ended) {
+        if (ended.compareAndSet(false, true) && inFlight.decrementAndGet() == 0) {
+            idleSince = Instant.now();
         }
     }
 
     /** A transport failure while the process exits means the worker died; anything else is the worker's answer. */
-    private StatusRuntimeException diedOr(StatusRuntimeException e, String callId) throws WorkerDiedException {
+    StatusRuntimeException diedOr(StatusRuntimeException e, String callId) throws WorkerDiedException {
         Status.Code code = e.getStatus().getCode();
         if (code == Status.Code.UNAVAILABLE || code == Status.Code.INTERNAL || code == Status.Code.CANCELLED) {
             try {

@@ -9,6 +9,8 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -23,7 +25,9 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.IpcOption;
 import org.apache.arrow.vector.ipc.message.MessageChannelReader;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.arrow.vector.types.MetadataVersion;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
 
 /**
  * Arrow IPC bytes: writes the stream format; reads the stream format and the file (Feather v2) format. Function
@@ -38,14 +42,39 @@ public final class ArrowIpc {
 
     private static final byte[] FILE_MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
     private static final int CHUNK = 1 << 20;
+    private static final int CACHED_SCHEMAS = 256;
+    /** Parsed schemas by their IPC message (immutable, so shared by every read). */
+    private static final Map<SchemaMessage, Schema> SCHEMAS = new ConcurrentHashMap<>();
 
     private ArrowIpc() {}
 
     /** The root's schema and its one batch, as an IPC stream. */
     public static byte[] write(VectorSchemaRoot root) {
+        return write(schemaMessage(root.getSchema()), root);
+    }
+
+    /**
+     * A schema's IPC message, as {@link #write(byte[], VectorSchemaRoot)} takes it: a codec that writes many payloads
+     * of one schema serialises it once.
+     */
+    public static byte[] schemaMessage(Schema schema) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (WriteChannel channel = new WriteChannel(Channels.newChannel(out))) {
+            MessageSerializer.serialize(channel, schema, IpcOption.DEFAULT);
+        } catch (IOException e) {
+            throw new IllegalStateException("writing to memory failed", e); // a ByteArrayOutputStream does not fail
+        }
+        return out.toByteArray();
+    }
+
+    /**
+     * The root's one batch as an IPC stream that starts with {@code schemaMessage}, the {@link #schemaMessage} of the
+     * root's schema.
+     */
+    public static byte[] write(byte[] schemaMessage, VectorSchemaRoot root) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(schemaMessage.length + 256);
         try (HeapWriteChannel channel = new HeapWriteChannel(Channels.newChannel(out))) {
-            MessageSerializer.serialize(channel, root.getSchema(), IpcOption.DEFAULT);
+            channel.write(schemaMessage); // counted in the channel's position, which aligns what follows
             try (ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
                 MessageSerializer.serialize(channel, batch, IpcOption.DEFAULT);
             }
@@ -69,9 +98,20 @@ public final class ArrowIpc {
             int start = file ? 8 : 0; // a file's magic is padded to 8 bytes
             int end = file ? fileMessagesEnd(bytes) : bytes.length;
             checkFraming(bytes, start, end);
-            ByteArrayInputStream in = new ByteArrayInputStream(bytes, start, end - start);
-            try (ArrowReader reader = new ArrowStreamReader(
-                    new MessageChannelReader(new HeapReadChannel(Channels.newChannel(in)), allocator), allocator)) {
+            int schemaEnd = schemaMessageEnd(bytes, start, end);
+            Schema known = schemaEnd < 0 ? null : schema(bytes, start, schemaEnd);
+            int from = known == null ? start : schemaEnd; // a known schema's message is not read again
+            ByteArrayInputStream in = new ByteArrayInputStream(bytes, from, end - from);
+            MessageChannelReader messages =
+                    new MessageChannelReader(new HeapReadChannel(Channels.newChannel(in)), allocator);
+            try (ArrowReader reader = known == null
+                    ? new ArrowStreamReader(messages, allocator)
+                    : new ArrowStreamReader(messages, allocator) {
+                        @Override
+                        protected Schema readSchema() {
+                            return known;
+                        }
+                    }) {
                 VectorSchemaRoot root = reader.getVectorSchemaRoot();
                 while (reader.loadNextBatch()) {
                     deliver(batches, root);
@@ -86,6 +126,77 @@ public final class ArrowIpc {
                     "the payload is not a readable Arrow IPC " + (file ? "file" : "stream") + " (" + bytes.length
                             + " bytes): " + e.getMessage(),
                     e);
+        }
+    }
+
+    /**
+     * Where the stream's first message ends when it is a schema (which has no body), as checked by
+     * {@link #checkFraming}; -1 otherwise.
+     */
+    private static int schemaMessageEnd(byte[] bytes, int start, int end) {
+        ByteBuffer in = ByteBuffer.wrap(bytes, start, end - start).slice().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        if (in.remaining() < 2 * Integer.BYTES) {
+            return -1;
+        }
+        int length = in.getInt();
+        if (length == 0xFFFFFFFF) {
+            length = in.getInt();
+        }
+        if (length <= 0 || length > in.remaining()) {
+            return -1;
+        }
+        ByteBuffer metadata = in.slice().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        metadata.limit(length);
+        org.apache.arrow.flatbuf.Message message = org.apache.arrow.flatbuf.Message.getRootAsMessage(metadata);
+        if (message.headerType() != org.apache.arrow.flatbuf.MessageHeader.Schema || message.bodyLength() != 0) {
+            return -1;
+        }
+        return start + in.position() + length;
+    }
+
+    /**
+     * The schema whose IPC message is {@code bytes[start, end)}: parsed once per distinct message, since every payload
+     * of a function (arguments or results) starts with the same one and parsing it costs a call more than its batch.
+     */
+    private static Schema schema(byte[] bytes, int start, int end) throws IOException {
+        SchemaMessage key = new SchemaMessage(Arrays.copyOfRange(bytes, start, end));
+        Schema known = SCHEMAS.get(key);
+        if (known != null) {
+            return known;
+        }
+        ByteBuffer in = ByteBuffer.wrap(key.bytes()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int length = in.getInt();
+        if (length == 0xFFFFFFFF) {
+            length = in.getInt();
+        }
+        ByteBuffer metadata = in.slice().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        metadata.limit(length);
+        org.apache.arrow.flatbuf.Message message = org.apache.arrow.flatbuf.Message.getRootAsMessage(metadata);
+        Schema schema = MessageSerializer.deserializeSchema(message);
+        // as ArrowStreamReader.readSchema checks it
+        MetadataV4UnionChecker.checkRead(schema, MetadataVersion.fromFlatbufID(message.version()));
+        if (SCHEMAS.size() >= CACHED_SCHEMAS) {
+            SCHEMAS.clear(); // many schemas seen: start over rather than keep them all
+        }
+        SCHEMAS.put(key, schema);
+        return schema;
+    }
+
+    /** A schema's IPC message, compared by content. */
+    private record SchemaMessage(byte[] bytes) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SchemaMessage other && Arrays.equals(bytes, other.bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(bytes);
+        }
+
+        @Override
+        public String toString() {
+            return "SchemaMessage[" + bytes.length + " bytes]";
         }
     }
 
