@@ -110,6 +110,34 @@ class InteractiveCommandLineIT {
     }
 
     @Test
+    void theJavaReplKeepsItsJShellStateWhenCtrlCStopsASnippet(@TempDir Path home) throws Exception {
+        try (Tmux tmux = Tmux.start(env, home)) {
+            tmux.line(LAUNCHER + " repl --variant chalk --language java --history-file " + home.resolve("history"));
+            Matcher id = SANDBOX_ID.matcher(tmux.await("\njshell>"));
+            assertThat(id.find()).isTrue();
+            String sandboxId = id.group(1);
+            tmux.line("int x = 21;");
+            // the first snippet starts JShell in the sandbox: the sandbox's JDK compiles the driver first
+            tmux.await("the first snippet's end", s -> s.split("\njshell>", -1).length > 2, Duration.ofSeconds(90));
+            int round = 0;
+            for (String snippet : List.of("Thread.sleep(60000);", "while (true) {}")) {
+                round++;
+                tmux.line(snippet);
+                Thread.sleep(2000);
+                tmux.send("C-c");
+                tmux.awaitCount("Interrupted", round);
+                // past the grace period after which a snippet that did not stop has its JShell killed
+                Thread.sleep(4000);
+                tmux.line("x * 2");
+                tmux.awaitCount("x * 2\n42\njshell>", round);
+            }
+            assertThat(tmux.screen()).doesNotContain("state is lost", "fresh JShell state");
+            tmux.send("C-d");
+            tmux.await("Closed chalk sandbox " + sandboxId + ".");
+        }
+    }
+
+    @Test
     void aReplWhoseTerminalIsClosedStillTerminatesItsSandbox(@TempDir Path home) throws Exception {
         String sandboxId;
         try (Tmux tmux = Tmux.start(env, home)) {

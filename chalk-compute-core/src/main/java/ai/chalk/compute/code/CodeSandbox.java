@@ -39,6 +39,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class CodeSandbox implements AutoCloseable {
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CodeSandbox.class);
+
     private final Variant variant;
     private final String id;
     private final @Nullable Sandbox sandbox;
@@ -48,6 +50,8 @@ public final class CodeSandbox implements AutoCloseable {
     private final CodeFiles files;
     private final CodeCommands commands;
     private final boolean terminateOnClose;
+    private final Language language;
+    private final Snapshots snapshots;
     private volatile Optional<Duration> timeout;
     private volatile boolean closed;
 
@@ -63,7 +67,9 @@ public final class CodeSandbox implements AutoCloseable {
         this.ownedClient = ownedClient;
         this.backend = null;
         this.terminateOnClose = terminateOnClose;
+        this.language = config.language();
         this.timeout = config.timeout();
+        this.snapshots = this::chalkSnapshot;
         this.runner = switch (config.language()) {
             case PYTHON -> new PythonRunner(client.channel(), sandbox.id());
             case JAVA -> new JShellRunner(sandbox, config.workingDir());
@@ -79,14 +85,17 @@ public final class CodeSandbox implements AutoCloseable {
             CodeFiles files,
             CodeCommands.Runner commands,
             @Nullable AutoCloseable backend,
-            SandboxConfig config) {
+            SandboxConfig config,
+            Snapshots snapshots) {
         this.variant = variant;
         this.id = id;
         this.sandbox = null;
         this.ownedClient = null;
         this.backend = backend;
         this.terminateOnClose = true;
+        this.language = config.language();
         this.timeout = config.timeout();
+        this.snapshots = snapshots;
         this.runner = runner;
         this.files = files;
         this.commands = new CodeCommands(commands);
@@ -98,19 +107,34 @@ public final class CodeSandbox implements AutoCloseable {
      * the Jupyter messaging protocol over WebSocket. The kernel runs in the server's root directory; files go through
      * the server's contents API (paths as the kernel sees them, under that root), commands through the kernel (they
      * wait while a snippet runs).
-     * {@link #close()} shuts the kernel down; snapshots belong to chalk sandboxes.
+     * {@link #close()} shuts the kernel down. A snapshot keeps the kernel's variables in {@code chalk-snapshots/} of
+     * the server's root ({@link SandboxConfig.Builder#snapshot(String)} on a kernel of the same server restores them).
      */
     public static CodeSandbox connectJupyter(java.net.URI serverUrl, String token, SandboxConfig config) {
         requirePython(Variant.JUPYTER, config);
+        Optional<String> from = config.snapshot().map(CodeSandbox::snapshotKey);
         JupyterRunner runner = new JupyterRunner(serverUrl, token, "");
-        return new CodeSandbox(
+        CodeSandbox sandbox = new CodeSandbox(
                 Variant.JUPYTER,
                 runner.kernelId,
                 runner,
                 new JupyterFiles(runner, "", runner.kernelDirectory()),
                 new KernelCommands(runner),
                 null,
-                config);
+                config,
+                (name, key) -> {
+                    String path = JUPYTER_SNAPSHOTS + key + ".pickle";
+                    NamespaceSnapshot saved = NamespaceSnapshot.save(runner, path);
+                    return new CodeSnapshot(name, key, Variant.JUPYTER, saved, () -> runner.deleteFile(path));
+                });
+        return sandbox.restoring(from.map(key -> () -> {
+            String path = JUPYTER_SNAPSHOTS + key + ".pickle";
+            if (!runner.fileExists(path)) {
+                throw new IllegalArgumentException("no snapshot " + key + " of the jupyter variant on " + serverUrl
+                        + " (its variables would be in " + path + " of the server's root)");
+            }
+            return NamespaceSnapshot.restore(runner, path);
+        }));
     }
 
     /**
@@ -145,7 +169,8 @@ public final class CodeSandbox implements AutoCloseable {
             case CHALK -> {
                 SandboxClient client = SandboxClient.fromEnv();
                 try {
-                    return new CodeSandbox(client.create(config.sandbox()), client, client, config, true);
+                    return new CodeSandbox(client.create(config.sandbox()), client, client, config, true)
+                            .restoringChalk(config);
                 } catch (RuntimeException e) {
                     client.close();
                     throw e;
@@ -153,27 +178,44 @@ public final class CodeSandbox implements AutoCloseable {
             }
             case EVAL -> {
                 requirePython(variant, config);
-                LocalJupyter local = LocalJupyter.start(config.workingDir(), config.env());
-                return new CodeSandbox(
+                Optional<java.nio.file.Path> from =
+                        config.snapshot().map(CodeSandbox::snapshotKey).map(LocalJupyter::snapshot);
+                LocalJupyter local = LocalJupyter.start(config.workingDir(), config.env(), from);
+                CodeSandbox sandbox = new CodeSandbox(
                         variant,
                         "eval-" + local.runner.kernelId,
                         local.runner,
                         new LocalFiles(local.workdir),
                         new LocalCommands(local.workdir, config.env()),
                         local,
-                        config);
+                        config,
+                        local::snapshot);
+                return sandbox.restoring(from.map(dir -> () -> NamespaceSnapshot.restore(
+                        local.runner, dir.resolve(LocalJupyter.NAMESPACE).toString())));
             }
             case DOCKER -> {
                 requirePython(variant, config);
+                requireDockerJava(CodeSandbox.class.getClassLoader());
                 DockerJupyter docker = DockerJupyter.start(config);
-                return new CodeSandbox(
+                CodeSandbox sandbox = new CodeSandbox(
                         variant,
                         docker.containerId(),
                         docker.runner,
                         new JupyterFiles(docker.runner, docker.workdir.substring(1), "/"),
                         docker,
                         docker,
-                        config);
+                        config,
+                        (name, key) -> {
+                            NamespaceSnapshot saved = NamespaceSnapshot.save(docker.runner, IN_SANDBOX_NAMESPACE);
+                            try {
+                                String image = docker.commit(name, key);
+                                return new CodeSnapshot(
+                                        name, image, Variant.DOCKER, saved, () -> DockerJupyter.removeImage(image));
+                            } finally {
+                                NamespaceSnapshot.remove(docker.runner, IN_SANDBOX_DIRECTORY);
+                            }
+                        });
+                return sandbox.restoring(config.snapshot().map(image -> () -> sandbox.restoreInSandbox()));
             }
             default -> throw unsupported(variant);
         }
@@ -186,9 +228,93 @@ public final class CodeSandbox implements AutoCloseable {
         }
     }
 
+    /** The classes the docker variant needs, one of each of the two artifacts that bring them. */
+    private static final List<String> DOCKER_JAVA = List.of(
+            "com.github.dockerjava.core.DockerClientImpl", "com.github.dockerjava.httpclient5.ApacheDockerHttpClient");
+
+    /**
+     * docker-java is optional in this SDK (an application that only talks to a server does not get it): without it
+     * the docker variant says which dependencies to add instead of failing later with a {@code NoClassDefFoundError}.
+     */
+    static void requireDockerJava(@Nullable ClassLoader loader) {
+        for (String name : DOCKER_JAVA) {
+            try {
+                Class.forName(name, false, loader);
+            } catch (ClassNotFoundException | LinkageError e) {
+                throw new IllegalStateException("the docker variant talks to the Docker engine with docker-java, which"
+                        + " is not on the class path (" + name + " is missing): add the dependencies"
+                        + " com.github.docker-java:docker-java-core and"
+                        + " com.github.docker-java:docker-java-transport-httpclient5 (their version comes with"
+                        + " ai.chalk.compute:chalk-compute-bom), or use another variant; " + Variant.RUNNING);
+            }
+        }
+    }
+
     /** Creates a sandbox on {@code client}'s server; {@link #close()} terminates it. */
     public static CodeSandbox create(SandboxClient client, SandboxConfig config) {
-        return new CodeSandbox(client.create(config.sandbox()), client, null, config, true);
+        return new CodeSandbox(client.create(config.sandbox()), client, null, config, true).restoringChalk(config);
+    }
+
+    /**
+     * Where chalk and docker sandboxes' interpreters write their variables for a snapshot: a file of the sandbox, so
+     * that the server's snapshot (or the committed image) takes it with the other files; removed once taken.
+     */
+    private static final String IN_SANDBOX_DIRECTORY = "/tmp/.chalk-code-snapshot";
+
+    private static final String IN_SANDBOX_NAMESPACE = IN_SANDBOX_DIRECTORY + "/namespace.pickle";
+
+    /** Where a jupyter kernel keeps its snapshots' variables, relative to its directory (the server's root). */
+    private static final String JUPYTER_SNAPSHOTS = "chalk-snapshots/";
+
+    private static final java.util.regex.Pattern KEY = java.util.regex.Pattern.compile("[a-z0-9][a-z0-9_.-]{0,80}");
+
+    /** How a variant takes a snapshot named {@code name}; {@code key} is fresh and safe in paths and image tags. */
+    @FunctionalInterface
+    interface Snapshots {
+        CodeSnapshot take(String name, String key);
+    }
+
+    /** A snapshot's id where it names a directory or a file: no separators, nothing that climbs out. */
+    private static String snapshotKey(String id) {
+        if (!KEY.matcher(id).matches()) {
+            throw new IllegalArgumentException("\"" + id + "\" is not a snapshot id of this variant (ids look like"
+                    + " my-setup-1a2b3c4d, as CodeSnapshot.id() gives them)");
+        }
+        return id;
+    }
+
+    /** The chalk variant from a snapshot: its Python variables come back (JShell's state is not in snapshots). */
+    private CodeSandbox restoringChalk(SandboxConfig config) {
+        return restoring(
+                config.snapshot().filter(s -> language == Language.PYTHON).map(s -> this::restoreInSandbox));
+    }
+
+    private NamespaceSnapshot restoreInSandbox() {
+        try {
+            return NamespaceSnapshot.restore(runner, IN_SANDBOX_NAMESPACE);
+        } finally {
+            NamespaceSnapshot.remove(runner, IN_SANDBOX_DIRECTORY);
+        }
+    }
+
+    /** Restores a snapshot's variables into the new interpreter; a sandbox that cannot is closed, not leaked. */
+    private CodeSandbox restoring(Optional<java.util.function.Supplier<NamespaceSnapshot>> restore) {
+        if (restore.isEmpty()) {
+            return this;
+        }
+        try {
+            NamespaceSnapshot restored = restore.get().get();
+            if (!restored.skipped().isEmpty()) {
+                LOG.warn(
+                        "{}: the snapshot's {} could not be restored (defined again by the next snippets)",
+                        this,
+                        restored.skipped());
+            }
+            return this;
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
     }
 
     /**
@@ -285,12 +411,44 @@ public final class CodeSandbox implements AutoCloseable {
     }
 
     /**
-     * Snapshots the sandbox's files, waiting until the snapshot is complete. Start a sandbox from it with
-     * {@link SandboxConfig.Builder#snapshot(String)}.
+     * Snapshots the sandbox's state, as code_sandboxes' {@code create_snapshot}: its files and the Python interpreter's
+     * variables (imported modules, functions defined by snippets, every value pickle can write; see
+     * {@link CodeSnapshot} for where each variant keeps them). Waits until the snapshot is complete and must not run
+     * while a snippet runs (it is one). Start a sandbox of the same variant from it with
+     * {@link SandboxConfig.Builder#snapshot(String)} and {@link CodeSnapshot#id()}.
      */
     public CodeSnapshot createSnapshot(String name) {
-        Snapshot snapshot = sandbox().snapshot();
-        return new CodeSnapshot(name, snapshot);
+        Objects.requireNonNull(name, "name");
+        if (closed) {
+            throw new IllegalStateException("this code sandbox is closed");
+        }
+        String slug = name.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_.-]+", "-");
+        slug = slug.replaceAll("^[^a-z0-9]+", "");
+        if (slug.length() > 40) {
+            slug = slug.substring(0, 40);
+        }
+        String key = (slug.isEmpty() ? "snapshot" : slug) + "-"
+                + java.util.HexFormat.of()
+                        .formatHex(java.nio.ByteBuffer.allocate(4)
+                                .putInt(new java.security.SecureRandom().nextInt())
+                                .array());
+        return snapshots.take(name, key);
+    }
+
+    /** The chalk variant's snapshot: the server's, with the interpreter's variables in a file of the sandbox. */
+    private CodeSnapshot chalkSnapshot(String name, String key) {
+        Sandbox chalk = sandbox();
+        if (language != Language.PYTHON) {
+            Snapshot files = chalk.snapshot();
+            return new CodeSnapshot(name, files.id(), variant, NamespaceSnapshot.none(), files::delete);
+        }
+        NamespaceSnapshot saved = NamespaceSnapshot.save(runner, IN_SANDBOX_NAMESPACE);
+        try {
+            Snapshot files = chalk.snapshot();
+            return new CodeSnapshot(name, files.id(), variant, saved, files::delete);
+        } finally {
+            NamespaceSnapshot.remove(runner, IN_SANDBOX_DIRECTORY);
+        }
     }
 
     /**

@@ -68,19 +68,18 @@ final class DockerJupyter implements AutoCloseable, CodeCommands.Runner {
         }
         DefaultDockerClientConfig engine =
                 DefaultDockerClientConfig.createDefaultConfigBuilder().build();
-        DockerClient docker = DockerClientImpl.getInstance(
-                engine,
-                new ApacheDockerHttpClient.Builder()
-                        .dockerHost(engine.getDockerHost())
-                        .sslConfig(engine.getSSLConfig())
-                        .connectionTimeout(Duration.ofSeconds(10))
-                        .build());
-        String image = config.environment().orElse(DEFAULT_IMAGE);
+        DockerClient docker = client(engine);
+        String image = config.snapshot().or(config::environment).orElse(DEFAULT_IMAGE);
         String containerId = null;
         try {
             try {
                 docker.inspectImageCmd(image).exec();
             } catch (NotFoundException e) {
+                if (config.snapshot().isPresent()) {
+                    throw new IllegalArgumentException("no docker snapshot " + image + " on the Docker engine at "
+                            + engine.getDockerHost() + " (CodeSnapshot.id() of a docker sandbox's createSnapshot"
+                            + " names one: an image of the committed container)");
+                }
                 throw new IllegalStateException(
                         "the docker variant's image " + image + " is not on the Docker engine at "
                                 + engine.getDockerHost() + ": build it with ci/build-test-images.sh jupyter (Debian's"
@@ -154,6 +153,59 @@ final class DockerJupyter implements AutoCloseable, CodeCommands.Runner {
                     ? new IllegalStateException(
                             "the Docker engine at " + engine.getDockerHost() + " refused: " + e.getMessage(), e)
                     : e;
+        }
+    }
+
+    /** The repository of the images docker snapshots commit (each snapshot a tag of it). */
+    static final String SNAPSHOT_REPOSITORY = "chalk-compute/code-snapshot";
+
+    /** The label naming a snapshot image's name, to find them with {@code docker images --filter label=...}. */
+    static final String SNAPSHOT_LABEL = "ai.chalk.compute.code-snapshot";
+
+    private static DockerClient client(DefaultDockerClientConfig engine) {
+        return DockerClientImpl.getInstance(
+                engine,
+                new ApacheDockerHttpClient.Builder()
+                        .dockerHost(engine.getDockerHost())
+                        .sslConfig(engine.getSSLConfig())
+                        .connectionTimeout(Duration.ofSeconds(10))
+                        .build());
+    }
+
+    /**
+     * Commits the container (its filesystem, paused while it is written) to {@code chalk-compute/code-snapshot:KEY};
+     * returns that name. The Jupyter server's token is blanked in the image's environment: each container from it
+     * gets a fresh one.
+     */
+    String commit(String name, String key) {
+        try {
+            docker.commitCmd(containerId)
+                    .withRepository(SNAPSHOT_REPOSITORY)
+                    .withTag(key)
+                    .withPause(true)
+                    .withEnv("JUPYTER_TOKEN=")
+                    .withLabels(Map.of(SNAPSHOT_LABEL, name))
+                    .withMessage("chalk-compute code sandbox snapshot " + name)
+                    .exec();
+        } catch (DockerException e) {
+            throw new IllegalStateException(
+                    "the Docker engine refused to commit the container " + containerId.substring(0, 12)
+                            + " for the snapshot " + name + ": " + e.getMessage(),
+                    e);
+        }
+        return SNAPSHOT_REPOSITORY + ":" + key;
+    }
+
+    /** Removes a snapshot's image; containers made from it keep running. */
+    static void removeImage(String image) {
+        DockerClient docker =
+                client(DefaultDockerClientConfig.createDefaultConfigBuilder().build());
+        try {
+            docker.removeImageCmd(image).withNoPrune(false).exec();
+        } catch (NotFoundException e) {
+            // deleted already
+        } finally {
+            close(docker);
         }
     }
 

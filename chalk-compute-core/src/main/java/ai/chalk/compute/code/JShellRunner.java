@@ -64,6 +64,10 @@ final class JShellRunner implements SnippetRunner {
         volatile OptionalInt exitCode = OptionalInt.empty();
         volatile @Nullable String broken;
         volatile boolean killed;
+        /** The snippets sent so far: a stop's kill is for its own snippet only. */
+        volatile long sent;
+        /** Whether the last snippet sent still runs. */
+        volatile boolean busy;
 
         Driver(ExecProcess process) {
             this.process = process;
@@ -180,6 +184,8 @@ final class JShellRunner implements SnippetRunner {
                         t.toMillis(),
                         TimeUnit.MILLISECONDS))
                 .orElse(null);
+        d.sent++;
+        d.busy = true;
         try {
             d.send("RUN " + encode(code));
             while (status == null) {
@@ -205,6 +211,7 @@ final class JShellRunner implements SnippetRunner {
             Thread.currentThread().interrupt();
             stop(d);
         } finally {
+            d.busy = false;
             if (timer != null) {
                 timer.cancel(false);
             }
@@ -264,7 +271,12 @@ final class JShellRunner implements SnippetRunner {
                 List.of());
     }
 
+    /**
+     * Stops the snippet running now; if it has not stopped {@link #GRACE} later, the driver is killed (its state with
+     * it). A snippet that stopped leaves the driver alone: the kill is for that snippet, not for the ones after it.
+     */
     private void stop(Driver d) {
+        long snippet = d.sent;
         try {
             d.send("STOP");
         } catch (RuntimeException e) {
@@ -272,7 +284,7 @@ final class JShellRunner implements SnippetRunner {
         }
         TIMERS.schedule(
                 () -> {
-                    if (driver == d && d.process.isAlive()) {
+                    if (driver == d && d.busy && d.sent == snippet && d.process.isAlive()) {
                         d.killed = true;
                         d.process.close();
                     }

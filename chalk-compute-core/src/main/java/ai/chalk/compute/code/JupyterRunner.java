@@ -464,6 +464,21 @@ final class JupyterRunner implements SnippetRunner {
         return new Result(bundle, main);
     }
 
+    /** Whether the server has a file at {@code path} (relative to its root), by its contents API. */
+    boolean fileExists(String path) {
+        HttpResponse<String> r = call("GET", "api/contents/" + path + "?content=0", "");
+        return r.statusCode() / 100 == 2;
+    }
+
+    /** Deletes the server's file at {@code path} (relative to its root); one that is gone already is no error. */
+    void deleteFile(String path) {
+        HttpResponse<String> r = call("DELETE", "api/contents/" + path, "");
+        if (r.statusCode() / 100 != 2 && r.statusCode() != 404) {
+            throw new IllegalStateException("the Jupyter server answered DELETE /api/contents/" + path + " with "
+                    + r.statusCode() + ": " + r.body());
+        }
+    }
+
     @Override
     public void interrupt() {
         if (running) {

@@ -46,7 +46,86 @@ final class LocalJupyter implements AutoCloseable {
         this.runner = runner;
     }
 
-    static LocalJupyter start(Optional<String> workingDir, Map<String, String> env) {
+    /** Where eval snapshots are kept: one directory each, with {@link #FILES} and {@link #NAMESPACE}. */
+    static final Path SNAPSHOTS = Path.of(System.getProperty("user.home"), ".chalk-compute", "code-snapshots");
+
+    /** A snapshot's copy of the working directory. */
+    static final String FILES = "files";
+
+    /** A snapshot's interpreter variables ({@link NamespaceSnapshot}). */
+    static final String NAMESPACE = "namespace.pickle";
+
+    /** The directory of the eval snapshot {@code key}, which must exist. */
+    static Path snapshot(String key) {
+        Path dir = SNAPSHOTS.resolve(key);
+        if (!Files.isDirectory(dir.resolve(FILES))) {
+            throw new IllegalArgumentException("no eval snapshot " + key + " in " + SNAPSHOTS
+                    + " (CodeSnapshot.id() of an eval sandbox's createSnapshot names one)");
+        }
+        return dir;
+    }
+
+    /**
+     * Takes an eval snapshot: the kernel writes its variables into a new directory of {@link #SNAPSHOTS}, then the
+     * working directory is copied beside them.
+     */
+    CodeSnapshot snapshot(String name, String key) {
+        Path dir = SNAPSHOTS.resolve(key);
+        try {
+            NamespaceSnapshot saved =
+                    NamespaceSnapshot.save(runner, dir.resolve(NAMESPACE).toString());
+            copyTree(workdir, dir.resolve(FILES));
+            return new CodeSnapshot(name, key, Variant.EVAL, saved, () -> deleteTree(dir));
+        } catch (RuntimeException e) {
+            deleteTree(dir);
+            throw e;
+        }
+    }
+
+    /**
+     * Copies {@code from} into {@code to} (made if missing); a working directory that holds the snapshots' own
+     * directory (the home directory) is copied without it.
+     */
+    static void copyTree(Path from, Path to) {
+        try (Stream<Path> all = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) all::iterator) {
+                if (p.startsWith(SNAPSHOTS) && !from.startsWith(SNAPSHOTS)) {
+                    continue;
+                }
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.createDirectories(target.getParent());
+                    Files.copy(
+                            p,
+                            target,
+                            java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                            java.nio.file.StandardCopyOption.COPY_ATTRIBUTES,
+                            java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot copy " + from + " to " + to + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (Stream<Path> all = Files.walk(dir)) {
+            all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Starts a local server and kernel in {@code workingDir} (a new temporary directory when empty), with the files of
+     * the snapshot directory {@code from} copied into it first.
+     */
+    static LocalJupyter start(Optional<String> workingDir, Map<String, String> env, Optional<Path> from) {
         Path logFile;
         Path workdir;
         boolean ownsWorkdir = workingDir.isEmpty();
@@ -55,6 +134,9 @@ final class LocalJupyter implements AutoCloseable {
                     ? Files.createTempDirectory("chalk-eval-")
                     : Files.createDirectories(Path.of(workingDir.get()).toAbsolutePath());
             logFile = Files.createTempFile("chalk-eval-jupyter-", ".log");
+            if (from.isPresent()) {
+                copyTree(from.get().resolve(FILES), workdir);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare the eval variant's working directory: " + e.getMessage(), e);
         }
@@ -171,7 +253,7 @@ final class LocalJupyter implements AutoCloseable {
                                 .forEach(p -> p.toFile().delete());
                     }
                 }
-            } catch (IOException e) {
+            } catch (IOException | UncheckedIOException e) {
                 log.debug("could not clean up {}: {}", workdir, e.toString());
             }
         }

@@ -111,6 +111,11 @@ public final class SandboxConfig {
         return tags;
     }
 
+    /** The snapshot the sandbox starts from ({@link CodeSnapshot#id()}). */
+    public Optional<String> snapshot() {
+        return snapshot;
+    }
+
     /** The sandbox definition this configuration makes. */
     SandboxDefinition.Builder sandbox() {
         SandboxDefinition.Builder b = Sandbox.builder();
@@ -251,8 +256,10 @@ public final class SandboxConfig {
         }
 
         /**
-         * Starts from a snapshot ({@link CodeSandbox#createSnapshot(String)}): its files, and the settings of the
-         * sandbox it was taken of; only the working directory may be set besides.
+         * Starts from a snapshot ({@link CodeSandbox#createSnapshot(String)}, of the same variant): its files and
+         * the interpreter's variables. A chalk sandbox takes the settings of the sandbox the snapshot was taken of
+         * (only the working directory may be set besides); a docker sandbox runs the snapshot's image with this
+         * configuration's limits, working directory and environment.
          */
         public Builder snapshot(String snapshotId) {
             this.snapshot = Objects.requireNonNull(snapshotId, "snapshotId");

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
  * What code_sandboxes documents of every variant, as one suite with the same test code for each variant that runs
  * here (chalk, docker, eval, jupyter): state across calls, {@code print(x)} after {@code x = 1 + 1}, the expression's
  * value as {@code text}, output streamed line by line, the error's name, value and traceback, {@code sys.exit},
- * timeout and interrupt keeping the state, rich results, files and commands. A subclass says how to make a sandbox.
+ * timeout and interrupt keeping the state, rich results, files, commands, and the snapshot round trip. A subclass says how to make a sandbox.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -212,5 +212,45 @@ abstract class CodeSandboxBehaviourTest {
             assertThat(end.stdoutText()).isEqualTo("two\n");
             assertThat(end.exitCode()).isZero();
         }
+    }
+
+    @Test
+    void aSnapshotKeepsTheFilesAndTheVariablesForANewSandbox() {
+        sandbox.files().writeText("snap/setup.txt", "ready");
+        sandbox.runCode("import json as j\n"
+                + "rows = [1, 2, 3]\n"
+                + "def double(v):\n"
+                + "    return 2 * v\n"
+                + "handle = open('snap/setup.txt')");
+        CodeSnapshot snapshot = sandbox.createSnapshot("My setup");
+        try {
+            assertThat(snapshot.name()).isEqualTo("My setup");
+            assertThat(snapshot.variant()).isEqualTo(sandbox.variant());
+            assertThat(snapshot.variables()).contains("j", "rows", "double");
+            // an open file cannot be written out: named, not fatal
+            assertThat(snapshot.skipped()).contains("handle");
+            try (CodeSandbox restored = create(SandboxConfig.builder()
+                    .timeout(Duration.ofSeconds(60))
+                    .snapshot(snapshot.id())
+                    .build())) {
+                assertThat(restored.id()).isNotEqualTo(sandbox.id());
+                assertThat(restored.files().readText("snap/setup.txt")).isEqualTo("ready");
+                assertThat(restored.runCode("j.dumps([double(v) for v in rows])")
+                                .text())
+                        .isEqualTo("'[2, 4, 6]'");
+                assertThat(restored.runCode("'handle' in globals()").text()).isEqualTo("False");
+                // a sandbox of its own: what it does from here is not the original's
+                restored.runCode("rows.append(4)");
+                assertThat(sandbox.runCode("rows").text()).isEqualTo("[1, 2, 3]");
+            }
+        } finally {
+            snapshot.delete();
+            sandbox.runCode("handle.close()");
+        }
+        assertThatThrownBy(() -> create(
+                                SandboxConfig.builder().snapshot(snapshot.id()).build())
+                        .close())
+                .as("a deleted snapshot")
+                .isInstanceOf(RuntimeException.class);
     }
 }

@@ -95,15 +95,19 @@ class CodeSandboxTest {
     }
 
     @Test
-    void aSnapshotStartsANewSandboxWithTheFiles() {
+    void aSnapshotStartsANewSandboxWithTheFilesOutsideTheWorkingDirectoryToo() {
         sandbox.runCode("open('/tmp/setup.txt', 'w').write('ready')");
         CodeSnapshot snapshot = sandbox.createSnapshot("my-setup");
-        assertThat(snapshot.name()).isEqualTo("my-setup");
         try (CodeSandbox restored = CodeSandbox.create(
                 client, SandboxConfig.builder().snapshot(snapshot.id()).build())) {
             assertThat(restored.runCode("open('/tmp/setup.txt').read()").text()).isEqualTo("'ready'");
+            // the interpreter's file went with the restore
+            assertThat(restored.runCode("import os\nos.path.exists('/tmp/.chalk-code-snapshot')")
+                            .text())
+                    .isEqualTo("False");
+        } finally {
+            snapshot.delete();
         }
-        snapshot.snapshot().delete();
     }
 
     @Test
@@ -143,5 +147,27 @@ class CodeSandboxTest {
                         client, SandboxConfig.builder().gpu("1").build()))
                 .isInstanceOf(FailedPreconditionException.class)
                 .hasMessageContaining("GPU");
+    }
+
+    @Test
+    void theDockerVariantWithoutDockerJavaNamesTheDependenciesToAdd() {
+        // this class path as an application without docker-java sees it
+        ClassLoader withoutDockerJava = new ClassLoader(CodeSandbox.class.getClassLoader()) {
+            @Override
+            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                if (name.startsWith("com.github.dockerjava.")) {
+                    throw new ClassNotFoundException(name);
+                }
+                return super.loadClass(name, resolve);
+            }
+        };
+        assertThatThrownBy(() -> CodeSandbox.requireDockerJava(withoutDockerJava))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("com.github.docker-java:docker-java-core")
+                .hasMessageContaining("com.github.docker-java:docker-java-transport-httpclient5")
+                .hasMessageContaining("chalk-compute-bom")
+                .hasMessageContaining("eval (");
+        // with it, nothing to say
+        CodeSandbox.requireDockerJava(CodeSandbox.class.getClassLoader());
     }
 }

@@ -109,6 +109,25 @@ class JShellCodeSandboxTest {
     }
 
     @Test
+    void anInterruptAsTheReplSendsItStopsASleepingSnippetAndKeepsTheState() throws Exception {
+        sandbox.runCode("int before = 4;");
+        for (String snippet : List.of("Thread.sleep(60000);", "Thread.sleep(60000)", "while (true) {}")) {
+            CompletableFuture<ExecutionResult> sleeping = CompletableFuture.supplyAsync(() -> sandbox.runCode(snippet));
+            // a person presses Ctrl-C a moment after Enter, with nothing printed
+            Thread.sleep(1500);
+            sandbox.interrupt();
+            ExecutionResult interrupted = sleeping.get(30, TimeUnit.SECONDS);
+            assertThat(interrupted.executionOk())
+                    .as(snippet + ": " + interrupted)
+                    .isTrue();
+            assertThat(interrupted.codeError())
+                    .as(snippet + ": " + interrupted)
+                    .hasValueSatisfying(e -> assertThat(e.name()).isEqualTo("Interrupted"));
+            assertThat(sandbox.runCode("before").text()).as(snippet).isEqualTo("4");
+        }
+    }
+
+    @Test
     void aSnippetWritingOverTheDriversProtocolEndsItsStateNotTheClient() {
         for (String hostile : List.of(
                 // a line that is not a message
