@@ -263,7 +263,7 @@ public final class IdleSandboxesBenchmark implements Benchmark {
             List<Process> all = new ArrayList<>(started);
             double kills = concurrently(spawners, all.size(), i -> {
                 Process p = all.get(i);
-                p.destroyForcibly();
+                destroyWithInner(p);
                 try {
                     p.waitFor();
                 } catch (InterruptedException e) {
@@ -283,10 +283,20 @@ public final class IdleSandboxesBenchmark implements Benchmark {
                     cpu / 1e6 / n);
         } finally {
             for (Process p : started) {
-                p.destroyForcibly();
+                destroyWithInner(p);
             }
             spawners.shutdownNow();
         }
+    }
+
+    /**
+     * Kills a bare bubblewrap and what runs in its pid namespace: its pid 1 dies with it by its parent-death signal,
+     * unless bubblewrap died before that was set (then nothing would ever end it).
+     */
+    private static void destroyWithInner(Process p) {
+        List<ProcessHandle> inner = p.descendants().toList();
+        p.destroyForcibly();
+        inner.forEach(ProcessHandle::destroyForcibly);
     }
 
     // ---- the server ----
