@@ -3,6 +3,7 @@ package ai.chalk.compute.benchmarks;
 import ai.chalk.compute.benchmark.SandboxLatencyBenchmark;
 import ai.chalk.compute.evaluation.EvaluationBenchmark;
 import ai.chalk.compute.function.remote.FunctionCallBenchmark;
+import ai.chalk.compute.server.runtime.local.IdleSandboxesBenchmark;
 import ai.chalk.compute.server.runtime.local.LocalRuntimeBenchmark;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +20,8 @@ import java.util.stream.Stream;
 /**
  * Runs the benchmarks, prints each figure with its baseline and ratio, and writes them all as JSON under
  * {@code target/benchmark-figures} (the path is printed last). Arguments: {@code smoke} for a short run (few rounds:
- * shows the suite works, its figures are not for comparing), and benchmark names to run only those.
+ * shows the suite works, its figures are not for comparing), benchmark names to run only those, and {@code name=value}
+ * settings a benchmark reads (IdleSandboxesBenchmark's {@code sandboxes=N}).
  */
 public final class BenchmarkSuite {
 
@@ -30,6 +32,7 @@ public final class BenchmarkSuite {
         BENCHMARKS.put("SandboxLatencyBenchmark", SandboxLatencyBenchmark::new);
         BENCHMARKS.put("FunctionCallBenchmark", FunctionCallBenchmark::new);
         BENCHMARKS.put("EvaluationBenchmark", EvaluationBenchmark::new);
+        BENCHMARKS.put("IdleSandboxesBenchmark", IdleSandboxesBenchmark::new);
     }
 
     private BenchmarkSuite() {}
@@ -38,14 +41,20 @@ public final class BenchmarkSuite {
     public static void main(String[] args) throws Exception {
         List<String> argList = Arrays.asList(args);
         boolean smoke = argList.contains("smoke");
-        List<String> only = argList.stream().filter(a -> !a.equals("smoke")).toList();
+        List<String> only = argList.stream()
+                .filter(a -> !a.equals("smoke") && !a.contains("="))
+                .toList();
+        Map<String, String> options = new LinkedHashMap<>();
+        argList.stream()
+                .filter(a -> a.contains("="))
+                .forEach(a -> options.put(a.substring(0, a.indexOf('=')), a.substring(a.indexOf('=') + 1)));
         for (String name : only) {
             if (!BENCHMARKS.containsKey(name)) {
                 System.err.println("no benchmark named " + name + "; there are " + BENCHMARKS.keySet());
                 System.exit(2);
             }
         }
-        Figures figures = new Figures(smoke);
+        Figures figures = new Figures(smoke, options);
         System.out.printf(
                 "%d cores, load average %.2f, %s run%n",
                 Runtime.getRuntime().availableProcessors(),

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The figures of one run: each printed as it is recorded (ours, the baseline, the ratio), then all of them written as
@@ -20,10 +21,38 @@ public final class Figures {
 
     private final List<Figure> figures = new ArrayList<>();
     private final boolean smoke;
+    private final Map<String, String> options;
 
     /** Figures of a run; a smoke run measures few rounds, to show the suite works, not to compare. */
     public Figures(boolean smoke) {
+        this(smoke, Map.of());
+    }
+
+    /** As above, with the run's {@code name=value} arguments, which benchmarks read with {@link #option}. */
+    public Figures(boolean smoke, Map<String, String> options) {
         this.smoke = smoke;
+        this.options = Map.copyOf(options);
+    }
+
+    /**
+     * The whole number given as {@code name=value} on the suite's command line, else {@code fallback}.
+     *
+     * @throws IllegalArgumentException when it is there but not a positive number
+     */
+    public int option(String name, int fallback) {
+        String v = options.get(name);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            int n = Integer.parseInt(v.strip());
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw new IllegalArgumentException(name + "=" + v + ": a positive whole number is wanted");
     }
 
     /** Whether this is a short smoke run: benchmarks measure fewer rounds. */

@@ -232,6 +232,12 @@ final class SandboxStart {
                         .launch(new InitLauncher.Request(
                                 runtime, groups, hostname, workdir, image != null, mounts, userns))
                         .withIds(ids);
+                if (!root.equals(layer)) {
+                    // the init's mount namespace holds its own copy of the id-mapped root now; the host's goes, so
+                    // that the host's mount table, which every later sandbox's start copies and bubblewrap reads once
+                    // per mount it makes, grows by one mount per sandbox (its layer's), not two
+                    LayerQuota.unmount(root);
+                }
             } else {
                 hostWorkdir = layer.resolve(workdir.substring(1));
                 Files.createDirectories(hostWorkdir);

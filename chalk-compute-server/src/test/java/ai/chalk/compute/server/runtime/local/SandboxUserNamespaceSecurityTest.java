@@ -123,4 +123,29 @@ class SandboxUserNamespaceSecurityTest {
                 .isEqualTo("0\n");
         s.terminate(Duration.ZERO);
     }
+
+    /**
+     * Once a sandbox runs, its id-mapped root lives in its own mount namespace only: the host's mount table, which every
+     * later sandbox's start copies and reads, keeps one mount per sandbox (its layer's file system), and what the
+     * sandbox writes still lands in its layer with plain owners.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void theHostKeepsOnlyTheLayerMountOfARunningSandbox(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode);
+        LocalSandbox s = (LocalSandbox) runtime.start(LocalTesting.spec());
+        Path dir = runtime.sandboxesDir().resolve(s.name());
+        List<String> mounts = Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+                .map(l -> l.split(" ")[4])
+                .filter(target -> target.startsWith(dir + "/") || target.equals(dir.toString()))
+                .toList();
+        assertThat(mounts).containsExactly(dir.toString());
+        assertThat(sh(s, "echo l > /workspace/in-layer && stat -c %u /workspace/in-layer")
+                        .ok()
+                        .out())
+                .isEqualTo("0\n");
+        assertThat(Files.getAttribute(s.layer().resolve("workspace/in-layer"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
+                .isEqualTo(0);
+        s.terminate(Duration.ZERO);
+    }
 }
