@@ -14,17 +14,18 @@ import org.springframework.context.ConfigurableApplicationContext;
  * An application with nothing but auto-configuration, started once in its own JVM by
  * {@link StarterStartupBenchmark}: {@code with} the Chalk Compute starter active (the embedded server
  * starts and a {@code SandboxClient} is ready), {@code remote} (the starter active with a remote target,
- * so no embedded server), or {@code without} it (its auto-configurations and Spring gRPC's client ones,
- * which only the starter brings, excluded). Prints one line:
- * {@code STARTUP <variant> <ms in SpringApplication.run> <ms since the JVM started>}.
+ * so no embedded server), or {@code without} it (its auto-configurations excluded). Prints one line:
+ * {@code STARTUP <variant> <ms in SpringApplication.run> <ms since the JVM started> <resident KB> <process CPU ms>
+ * <startup thread CPU ms>}, after the instant the startup ended ({@code STARTED_AT}) and, with
+ * {@code -Dchalk.startup.steps=N}, the starter's N slowest startup steps ({@code STEP}).
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
 public class StartupProbe {
 
     /**
-     * The auto-configurations the starter adds to an application: Chalk Compute's and Spring gRPC's client ones (which
-     * only the starter brings), read from the class path's auto-configuration imports so that none is forgotten.
+     * The auto-configurations the starter adds to an application: Chalk Compute's (and Spring gRPC's client ones, when
+     * the application has them), read from the class path's auto-configuration imports so that none is forgotten.
      */
     static final String STARTER_AUTO_CONFIGURATIONS = starterAutoConfigurations();
 
@@ -67,8 +68,8 @@ public class StartupProbe {
             application.setWebApplicationType(WebApplicationType.NONE);
         }
         application.setLogStartupInfo(false);
-        // -Dchalk.startup.steps=N prints the N slowest startup steps (bean creations, refresh phases), to find where
-        // the time goes
+        // -Dchalk.startup.steps=N prints the N slowest of the starter's startup steps (creations of Chalk Compute's and
+        // Spring gRPC's beans) and of the refresh's phases, to find where the time goes
         int steps = Integer.getInteger("chalk.startup.steps", 0);
         org.springframework.boot.context.metrics.buffering.BufferingApplicationStartup recorder =
                 new org.springframework.boot.context.metrics.buffering.BufferingApplicationStartup(100_000);
@@ -108,6 +109,8 @@ public class StartupProbe {
             throw new IllegalStateException("variant " + variant + " but SandboxClient bean present: " + hasClient
                     + ", embedded server running: " + serving);
         }
+        // the startup thread's own CPU time: what the application waits for, steadier than wall time on a busy machine
+        long startupThreadCpuMillis = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000;
         long rssKb = residentKb();
         long cpuMillis = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                         .getProcessCpuTime()
@@ -119,10 +122,15 @@ public class StartupProbe {
                                             ::getDuration)
                             .reversed())
                     .limit(steps)
+                    .filter(e -> isStarters(e.getStartupStep()))
+                    .limit(steps)
                     .forEach(e -> System.out.println("STEP " + e.getDuration().toMillis() + " ms "
                             + e.getStartupStep().getName() + " " + tags(e.getStartupStep())));
         }
-        System.out.println("STARTUP " + variant + " " + runMillis + " " + uptimeMillis + " " + rssKb + " " + cpuMillis);
+        // when the startup's class loading is recorded (JFR), events up to this instant are the startup's
+        System.out.println("STARTED_AT " + java.time.Instant.now());
+        System.out.println("STARTUP " + variant + " " + runMillis + " " + uptimeMillis + " " + rssKb + " " + cpuMillis
+                + " " + startupThreadCpuMillis);
         System.exit(SpringApplication.exit(context));
     }
 
@@ -138,6 +146,24 @@ public class StartupProbe {
             return 0;
         }
         return 0;
+    }
+
+    /**
+     * Whether a startup step is the starter's: the creation or initialisation of a bean of Chalk Compute or Spring
+     * gRPC, or a step of no bean (a phase of the refresh, which the starter's conditions and beans lengthen).
+     */
+    private static boolean isStarters(org.springframework.core.metrics.StartupStep step) {
+        boolean ofABean = false;
+        for (org.springframework.core.metrics.StartupStep.Tag tag : step.getTags()) {
+            if (tag.getKey().equals("beanName") || tag.getKey().equals("beanType")) {
+                ofABean = true;
+                String value = String.valueOf(tag.getValue()).toLowerCase(java.util.Locale.ROOT);
+                if (value.contains("chalk") || value.contains("grpc")) {
+                    return true;
+                }
+            }
+        }
+        return !ofABean;
     }
 
     private static String tags(org.springframework.core.metrics.StartupStep step) {
