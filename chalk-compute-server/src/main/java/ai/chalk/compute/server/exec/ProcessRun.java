@@ -30,7 +30,11 @@ import org.slf4j.LoggerFactory;
 public final class ProcessRun {
 
     private static final Logger log = LoggerFactory.getLogger(ProcessRun.class);
-    private static final int CHUNK = 64 * 1024;
+    /**
+     * The most bytes handed to the sink at once: a few pipe-fulls, so a fast producer costs few messages (each has a
+     * fixed cost in gRPC), well under gRPC's 4 MiB default message limit.
+     */
+    static final int CHUNK = 256 * 1024;
 
     private final RuntimeProcess process;
     private final CompletableFuture<RunResult> done = new CompletableFuture<>();
@@ -124,12 +128,18 @@ public final class ProcessRun {
         stdinWriter.shutdown();
     }
 
-    /** Copies one of the process's outputs into the sink, noting when it waits for data. */
+    /**
+     * Copies one of the process's outputs into the sink, noting when it waits for data. A read is topped up with what
+     * the pipe already holds (never waiting for more); a full chunk is handed over in the array it was read into, which
+     * is then the sink's (no copy), a partial one is copied out so that small outputs hold no big arrays.
+     */
     private final class Pump {
         final CompletableFuture<Void> future;
         volatile long readingSince;
 
         Pump(InputStream in, OutputStreamKind kind, OutputSink sink) {
+            // a terminal's available() is not to be trusted: its output is read as it comes
+            boolean topUp = kind != OutputStreamKind.PTY;
             future = CompletableFuture.runAsync(
                     () -> {
                         byte[] buf = new byte[CHUNK];
@@ -141,7 +151,25 @@ public final class ProcessRun {
                                 if (n <= 0) {
                                     break;
                                 }
-                                sink.output(kind, Arrays.copyOf(buf, n));
+                                boolean eof = false;
+                                while (topUp && n < buf.length && in.available() > 0) {
+                                    int more = in.read(buf, n, buf.length - n);
+                                    if (more <= 0) {
+                                        eof = true;
+                                        break;
+                                    }
+                                    n += more;
+                                }
+                                byte[] chunk = buf;
+                                if (n == buf.length) {
+                                    buf = new byte[CHUNK]; // the sink owns the full one now
+                                } else {
+                                    chunk = Arrays.copyOf(buf, n); // small outputs hold no big arrays
+                                }
+                                sink.output(kind, chunk);
+                                if (eof) {
+                                    break;
+                                }
                             }
                         } catch (IOException e) {
                             // a PTY reports EIO once the last writer is gone; that is its end of file

@@ -178,6 +178,28 @@ class LocalRuntimeProcessTest {
         }
     }
 
+    @Test
+    void anExecsStdoutPipeIsGrownAndItsStderrIsTheCommandsAloneOnBothPaths() throws Exception {
+        // F_GETPIPE_SZ (1032) on stdout, and one byte on stderr: a spare's ready byte must not show up there
+        ProcessSpec probe = command("perl", "-e", "print fcntl(STDOUT, 1032, 0) + 0; print STDERR 'e'");
+        LocalProcess direct = (LocalProcess) sandbox.exec(probe);
+        direct.stdin().close();
+        LocalTesting.Run first = collect(direct);
+        assertThat(direct.viaSpare()).isFalse();
+        assertThat(first.out()).isEqualTo(Integer.toString(SandboxCommands.STDOUT_PIPE));
+        assertThat(first.err()).isEqualTo("e");
+        drained(command("true")); // the second exec leaves spare helpers starting
+        Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            LocalProcess spare = (LocalProcess) sandbox.exec(probe);
+            spare.stdin().close();
+            LocalTesting.Run r = collect(spare);
+            assertThat(spare.viaSpare()).isTrue();
+            assertThat(r.out()).isEqualTo(Integer.toString(SandboxCommands.STDOUT_PIPE));
+            assertThat(r.err()).isEqualTo("e");
+            assertThat(r.status()).isEqualTo(ExitStatus.exited(0));
+        });
+    }
+
     private LocalProcess drained(ProcessSpec spec) throws Exception {
         LocalProcess p = (LocalProcess) sandbox.exec(spec);
         p.stdin().close();
