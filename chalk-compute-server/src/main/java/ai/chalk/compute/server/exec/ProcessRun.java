@@ -49,6 +49,8 @@ public final class ProcessRun {
             Executors.newSingleThreadExecutor(DaemonThreads.numbered("chalk-exec-stdin"));
     private final java.util.concurrent.atomic.AtomicLong pendingStdin = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean stdinClosed;
+    private final java.util.concurrent.atomic.AtomicBoolean pumpsWatched =
+            new java.util.concurrent.atomic.AtomicBoolean();
 
     private ProcessRun(RuntimeProcess process) {
         this.process = process;
@@ -105,14 +107,24 @@ public final class ProcessRun {
      * the pipe, and the command itself is over. A pump still delivering (a slow client) is waited for.
      */
     private void awaitOutput(ExitStatus status) {
+        if (done.isDone()) {
+            return;
+        }
         long now = System.nanoTime();
         boolean idle = pumps.stream()
                 .allMatch(p -> p.future.isDone() || (p.readingSince != 0 && now - p.readingSince >= LINGER.toNanos()));
         if (idle) {
             finish(status, null);
-        } else {
-            threads.timers().schedule(() -> awaitOutput(status), 50, TimeUnit.MILLISECONDS);
+            return;
         }
+        if (pumpsWatched.compareAndSet(false, true)) {
+            // the usual case: a pump has just read the end of its stream (the exit is often seen from inside that
+            // read) and is about to finish; the run ends the moment the pumps have, not at the next look
+            CompletableFuture.allOf(pumps.stream().map(p -> p.future).toArray(CompletableFuture[]::new))
+                    .whenComplete((v, e) -> awaitOutput(status));
+        }
+        // for a pump left waiting on a pipe that a background process holds open
+        threads.timers().schedule(() -> awaitOutput(status), 50, TimeUnit.MILLISECONDS);
     }
 
     private void finish(ExitStatus status, Throwable failure) {
