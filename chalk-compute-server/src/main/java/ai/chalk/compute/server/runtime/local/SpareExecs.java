@@ -27,12 +27,6 @@ final class SpareExecs {
     private static final Logger log = LoggerFactory.getLogger(SpareExecs.class);
     /** Spare exec helpers kept ready per sandbox. */
     static final int SPARES = 2;
-    /**
-     * Spare exec helpers kept ready per sandbox whose execs come faster than helpers get ready (back to back: a
-     * helper's start waits for the cgroup migrations of its joins, milliseconds on a busy host): one more each time
-     * an exec found none ready, up to this many. Each waiting helper holds two pids of the sandbox's.
-     */
-    static final int MAX_SPARES = 4;
     /** Requests larger than this (huge argument lists) take the direct path. */
     static final int MAX_REQUEST = 256 * 1024;
     /** Spares that die before use this many times in a row are given up on for the sandbox (a broken perl, say). */
@@ -57,7 +51,6 @@ final class SpareExecs {
     private final ConcurrentLinkedDeque<CompletableFuture<Spare>> spares = new ConcurrentLinkedDeque<>();
     private final AtomicInteger dead = new AtomicInteger();
     private final AtomicLong execs = new AtomicLong();
-    private final AtomicInteger wanted = new AtomicInteger(SPARES);
     private volatile boolean enabled;
 
     /**
@@ -117,10 +110,6 @@ final class SpareExecs {
             }
         }
         if (taken == null) {
-            if (!spares.isEmpty()) {
-                // helpers are starting but none is ready: execs come faster than helpers get ready
-                wanted.updateAndGet(n -> Math.min(MAX_SPARES, n + 1));
-            }
             return null;
         }
         Spare s = taken.getNow(null);
@@ -153,9 +142,9 @@ final class SpareExecs {
         }
     }
 
-    /** Starts spares in the background until {@link #SPARES} (or up to {@link #MAX_SPARES}) are ready or starting. */
+    /** Starts spares in the background until {@link #SPARES} are ready or starting. */
     private void topUp() {
-        while (enabled && running.getAsBoolean() && spares.size() < wanted.get()) {
+        while (enabled && running.getAsBoolean() && spares.size() < SPARES) {
             spares.addLast(CompletableFuture.supplyAsync(start, helpers));
         }
     }
