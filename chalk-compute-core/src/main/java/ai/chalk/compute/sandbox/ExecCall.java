@@ -41,8 +41,11 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
 
     private static final Logger log = LoggerFactory.getLogger(ExecCall.class);
 
-    /** Messages requested ahead of the consumer: the most that wait in {@link #inbox}. */
-    static final int PREFETCH = 32;
+    /**
+     * Messages requested ahead of the consumer: the most that wait in {@link #inbox}. A server's output message holds
+     * up to 256 KiB (ours), so this keeps a few MiB per call at most while the transport stays busy.
+     */
+    static final int PREFETCH = 16;
     /** The largest stdin chunk sent in one message. */
     static final int STDIN_CHUNK = 64 * 1024;
 

@@ -30,7 +30,11 @@ import org.slf4j.LoggerFactory;
 public final class ProcessRun {
 
     private static final Logger log = LoggerFactory.getLogger(ProcessRun.class);
-    private static final int CHUNK = 64 * 1024;
+    /**
+     * The most bytes handed to the sink at once: a few pipe-fulls, so a fast producer costs few messages (each has a
+     * fixed cost in gRPC), well under gRPC's 4 MiB default message limit.
+     */
+    static final int CHUNK = 256 * 1024;
 
     private final RuntimeProcess process;
     private final CompletableFuture<RunResult> done = new CompletableFuture<>();
@@ -45,6 +49,8 @@ public final class ProcessRun {
             Executors.newSingleThreadExecutor(DaemonThreads.numbered("chalk-exec-stdin"));
     private final java.util.concurrent.atomic.AtomicLong pendingStdin = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean stdinClosed;
+    private final java.util.concurrent.atomic.AtomicBoolean pumpsWatched =
+            new java.util.concurrent.atomic.AtomicBoolean();
 
     private ProcessRun(RuntimeProcess process) {
         this.process = process;
@@ -101,14 +107,24 @@ public final class ProcessRun {
      * the pipe, and the command itself is over. A pump still delivering (a slow client) is waited for.
      */
     private void awaitOutput(ExitStatus status) {
+        if (done.isDone()) {
+            return;
+        }
         long now = System.nanoTime();
         boolean idle = pumps.stream()
                 .allMatch(p -> p.future.isDone() || (p.readingSince != 0 && now - p.readingSince >= LINGER.toNanos()));
         if (idle) {
             finish(status, null);
-        } else {
-            threads.timers().schedule(() -> awaitOutput(status), 50, TimeUnit.MILLISECONDS);
+            return;
         }
+        if (pumpsWatched.compareAndSet(false, true)) {
+            // the usual case: a pump has just read the end of its stream (the exit is often seen from inside that
+            // read) and is about to finish; the run ends the moment the pumps have, not at the next look
+            CompletableFuture.allOf(pumps.stream().map(p -> p.future).toArray(CompletableFuture[]::new))
+                    .whenComplete((v, e) -> awaitOutput(status));
+        }
+        // for a pump left waiting on a pipe that a background process holds open
+        threads.timers().schedule(() -> awaitOutput(status), 50, TimeUnit.MILLISECONDS);
     }
 
     private void finish(ExitStatus status, Throwable failure) {
@@ -124,12 +140,18 @@ public final class ProcessRun {
         stdinWriter.shutdown();
     }
 
-    /** Copies one of the process's outputs into the sink, noting when it waits for data. */
+    /**
+     * Copies one of the process's outputs into the sink, noting when it waits for data. A read is topped up with what
+     * the pipe already holds (never waiting for more); a full chunk is handed over in the array it was read into, which
+     * is then the sink's (no copy), a partial one is copied out so that small outputs hold no big arrays.
+     */
     private final class Pump {
         final CompletableFuture<Void> future;
         volatile long readingSince;
 
         Pump(InputStream in, OutputStreamKind kind, OutputSink sink) {
+            // a terminal's available() is not to be trusted: its output is read as it comes
+            boolean topUp = kind != OutputStreamKind.PTY;
             future = CompletableFuture.runAsync(
                     () -> {
                         byte[] buf = new byte[CHUNK];
@@ -141,7 +163,25 @@ public final class ProcessRun {
                                 if (n <= 0) {
                                     break;
                                 }
-                                sink.output(kind, Arrays.copyOf(buf, n));
+                                boolean eof = false;
+                                while (topUp && n < buf.length && in.available() > 0) {
+                                    int more = in.read(buf, n, buf.length - n);
+                                    if (more <= 0) {
+                                        eof = true;
+                                        break;
+                                    }
+                                    n += more;
+                                }
+                                byte[] chunk = buf;
+                                if (n == buf.length) {
+                                    buf = new byte[CHUNK]; // the sink owns the full one now
+                                } else {
+                                    chunk = Arrays.copyOf(buf, n); // small outputs hold no big arrays
+                                }
+                                sink.output(kind, chunk);
+                                if (eof) {
+                                    break;
+                                }
                             }
                         } catch (IOException e) {
                             // a PTY reports EIO once the last writer is gone; that is its end of file

@@ -19,7 +19,7 @@ import ai.chalk.compute.server.grpc.ReadyGate;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
-import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -39,6 +39,8 @@ import org.slf4j.LoggerFactory;
 public final class ExecCall implements StreamObserver<ExecRequest> {
 
     private static final Logger log = LoggerFactory.getLogger(ExecCall.class);
+    /** Bytes of output a call lets wait in its transport before the pump waits for the client. */
+    static final int OUTPUT_IN_FLIGHT = 1 << 20;
 
     private final SandboxManager sandboxes;
     private final String environment;
@@ -63,6 +65,9 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
         this.threads = threads;
         this.call = call;
         this.gate = new ReadyGate(call);
+        // a few output chunks may wait in the transport (gRPC's default is 32 KiB, less than one chunk): the pump
+        // then reads on while earlier chunks are written, and what one call holds stays bounded by this much
+        call.setOnReadyThreshold(OUTPUT_IN_FLIGHT);
         call.setOnReadyHandler(gate);
         call.setOnCancelHandler(this::cancelled);
         // messages are asked for one at a time, so queued stdin is bounded (see StdinFlow)
@@ -163,8 +168,9 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
             case STDERR -> OutputData.Stream.STREAM_STDERR;
             case PTY -> OutputData.Stream.STREAM_PTY_OUTPUT;
         };
+        // the pump handed the array over (see OutputSink): nobody writes to it again, so it needs no copy
         send(ExecResponse.newBuilder()
-                .setOutputData(OutputData.newBuilder().setStream(stream).setData(ByteString.copyFrom(data)))
+                .setOutputData(OutputData.newBuilder().setStream(stream).setData(UnsafeByteOperations.unsafeWrap(data)))
                 .build());
     }
 

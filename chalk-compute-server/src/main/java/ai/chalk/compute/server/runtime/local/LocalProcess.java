@@ -70,6 +70,7 @@ final class LocalProcess implements RuntimeProcess {
      * @param group   its pids group, if the pids controller is in use
      * @param pids    where the real command is, from {@link #findCommand} or known
      * @param spare   whether a spare exec helper became this process
+     * @param helpers where the exec's pids group is removed once it is over
      */
     LocalProcess(
             Process process,
@@ -77,7 +78,8 @@ final class LocalProcess implements RuntimeProcess {
             ProcessGroup group,
             CompletableFuture<Pids> pids,
             String description,
-            boolean spare) {
+            boolean spare,
+            Executor helpers) {
         this.spare = spare;
         this.process = process;
         this.pty = pty;
@@ -92,11 +94,11 @@ final class LocalProcess implements RuntimeProcess {
                 .thenCompose(status -> CompletableFuture.allOf(stdout.eof, stderr.eof)
                         .completeOnTimeout(null, LINGER_MILLIS, TimeUnit.MILLISECONDS)
                         .thenApply(ignored -> status));
-        this.onExit.whenComplete((s, e) -> {
-            if (group != null) {
-                group.removeIfEmpty();
-            }
-        });
+        if (group != null) {
+            // not on the thread that completes the exit, which may be the caller reading the last byte of output: a
+            // cgroup's removal takes the kernel's cgroup locks, and the caller's next exec should not wait for them
+            this.onExit.whenCompleteAsync((s, e) -> group.removeIfEmpty(), helpers);
+        }
     }
 
     /** Where the real command of {@code process} is: itself without isolation, else nsenter's child. */
@@ -107,13 +109,42 @@ final class LocalProcess implements RuntimeProcess {
         return CompletableFuture.supplyAsync(() -> findCommand(process, group), helpers);
     }
 
+    /**
+     * Where the spare exec helper {@code process} (see {@link SandboxCommands#SPARE_SCRIPT}) waits, once it has said it
+     * is ready ({@link SandboxCommands#SPARE_READY} on its stderr, which nothing else writes before its request): a
+     * thread waits for that byte, no polling meanwhile, which on a busy host took CPU from the execs running. Unknown
+     * when it ended or said anything else (nsenter's complaint, say): the helper is then not used.
+     */
+    static CompletableFuture<Pids> spareReady(
+            Process process, boolean nsentered, ProcessGroup group, Executor helpers) {
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        if (process.getErrorStream().read() != SandboxCommands.SPARE_READY) {
+                            return Pids.UNKNOWN;
+                        }
+                    } catch (IOException e) {
+                        return Pids.UNKNOWN;
+                    }
+                    // the helper runs, so nsenter's child is there: found at the first look
+                    return nsentered ? findCommand(process, group, 0) : new Pids(process.pid(), process.pid());
+                },
+                helpers);
+    }
+
     /** Finds nsenter's child, the real command, and reads its pid inside the sandbox. */
     private static Pids findCommand(Process process, ProcessGroup group) {
+        // nsenter needs a few hundred microseconds to exec and enter the namespaces before it forks
+        return findCommand(process, group, 300_000);
+    }
+
+    private static Pids findCommand(Process process, ProcessGroup group, long firstWaitNanos) {
         long nsenter = process.pid();
         long start = System.nanoTime();
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(PID_LOOKUP_MILLIS);
-        // nsenter needs a few hundred microseconds to exec and enter the namespaces before it forks
-        LockSupport.parkNanos(300_000);
+        if (firstWaitNanos > 0) {
+            LockSupport.parkNanos(firstWaitNanos);
+        }
         while (System.nanoTime() < deadline) {
             List<Long> candidates = group != null
                     ? group.procs()

@@ -302,7 +302,8 @@ final class LocalSandbox implements RuntimeSandbox {
                 s.group() == null ? null : s.group().group(),
                 s.pids(),
                 "'" + spec.command() + "' in sandbox " + id,
-                true);
+                true,
+                runtime.helpers());
         processes.add(process);
         return process;
     }
@@ -355,7 +356,7 @@ final class LocalSandbox implements RuntimeSandbox {
             return new SpareExecs.Spare(
                     p,
                     group,
-                    LocalProcess.pidsOf(p, isolated, group == null ? null : group.group(), runtime.helpers()));
+                    LocalProcess.spareReady(p, isolated, group == null ? null : group.group(), runtime.helpers()));
         } catch (IOException | RuntimeException e) {
             if (group != null && group.group() != null) {
                 group.group().removeIfEmpty();
@@ -401,7 +402,8 @@ final class LocalSandbox implements RuntimeSandbox {
                     pids,
                     LocalProcess.pidsOf(p, nsentered, pids, runtime.helpers()),
                     "'" + spec.command() + "' in sandbox " + id,
-                    false);
+                    false,
+                    runtime.helpers());
             processes.add(process);
             return process;
         } catch (IOException | RuntimeException e) {

@@ -308,15 +308,28 @@ final class SandboxCommands {
     }
 
     /**
+     * The size an exec's stdout pipe is grown to by the helper inside the sandbox (as the sandbox's own user, without
+     * capabilities), so that a command writing much output does so in fewer, bigger pieces: an exec's output chunk.
+     */
+    static final int STDOUT_PIPE = 256 * 1024;
+
+    /** {@code fcntl(F_SETPIPE_SZ)} on stdout, in perl; its failure (no pipe, the host's limits) changes nothing. */
+    private static final String GROW_STDOUT = "fcntl(STDOUT, 1031, " + STDOUT_PIPE + ");\n";
+
+    /**
      * The spare exec helper (see {@link #spare}): reads one request from stdin, exactly as many bytes as it holds
      * (8 hex digits of length, then NUL-separated fields: working directory or empty, the number of environment
      * entries, the entries, the command and its arguments), sets exactly that environment, changes directory and
      * executes the command in its own place, so the command inherits the helper's pid, cgroups, namespaces and
-     * pipes. 125: the request or the directory failed; 127: the command could not be executed. It loads no module
+     * pipes. Once up it writes {@link #SPARE_READY} to its stderr. First it grows its stdout pipe to {@value #STDOUT_PIPE} bytes (F_SETPIPE_SZ, 1031; nothing happens when
+     * stdout is no pipe or the host's pipe limits say no): the command writes, and the server reads, in bigger pieces.
+     * 125: the request or the directory failed; 127: the command could not be executed. It loads no module
      * (warnings are off without {@code -w}): in an image sandbox, perl's module path is the image's.
      */
     static final String SPARE_SCRIPT = """
             $0 = "chalk-exec-spare";
+            """ + GROW_STDOUT + """
+            syswrite(STDERR, "\\0");
             sub rd { my ($n, $buf) = (shift, ""); while (length($buf) < $n) {
                 my $r = sysread(STDIN, $buf, $n - length($buf), length($buf)); exit 125 unless $r; } return $buf; }
             my @f = split(/\\0/, rd(hex(rd(8))), -1);
@@ -348,6 +361,13 @@ final class SandboxCommands {
         c.addAll(List.of("-e", SPARE_SCRIPT));
         return c;
     }
+
+    /**
+     * The byte a spare helper writes to its stderr once it is up and waits for its request, before anything of the
+     * command can write there: the server reads it (and so drops it from the command's stderr), then hands requests
+     * to the helper.
+     */
+    static final int SPARE_READY = 0;
 
     /** The request a spare helper reads; see {@link #SPARE_SCRIPT}. */
     static byte[] spareRequest(String workdir, Map<String, String> env, String command, List<String> args) {
@@ -438,11 +458,12 @@ final class SandboxCommands {
     /**
      * The last step of {@link #nsenterExec}, after the capabilities are gone: takes the sandbox's variables out of
      * their encoded names (so that none of them, PERL5OPT or LD_PRELOAD say, meant anything to the host tools or to
-     * perl on the way), enters the working directory, and executes the command. Module-free, like
-     * {@link #SPARE_SCRIPT}.
+     * perl on the way), enters the working directory, and executes the command; its stdout pipe grows as in
+     * {@link #SPARE_SCRIPT}, which it is module-free like.
      */
     static final String EXEC_SCRIPT = """
             $0 = "chalk-exec";
+            """ + GROW_STDOUT + """
             my %e;
             for my $k (keys %ENV) { $e{pack("H*", $1)} = $ENV{$k} if $k =~ /^CHALK_ENV_([0-9a-f]+)$/; }
             %ENV = %e;

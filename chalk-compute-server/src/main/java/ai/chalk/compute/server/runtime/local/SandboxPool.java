@@ -53,6 +53,8 @@ final class SandboxPool implements AutoCloseable {
     static final long KEEP_WARM_NANOS = TimeUnit.MINUTES.toNanos(10);
     /** How many distinct specs are kept warm at once; the one created least recently goes first. */
     static final int MAX_SPECS = 4;
+    /** How long after a hand-over the pool starts its replacement (see {@link #refillSoon}). */
+    static final long REFILL_DELAY_MILLIS = 50;
     /** Starts in a row that fail before the pool stops starting sandboxes of a spec. */
     private static final int GIVE_UP_AFTER = 3;
 
@@ -135,10 +137,11 @@ final class SandboxPool implements AutoCloseable {
             Deque<Idle> q = idle.get(key.get());
             entry = q == null ? null : q.pollFirst();
         }
-        queueFill();
         if (entry == null) {
+            queueFill();
             return null;
         }
+        refillSoon();
         return handOver(spec, key.get(), entry);
     }
 
@@ -240,6 +243,18 @@ final class SandboxPool implements AutoCloseable {
         places.releasePooled(victim.name()); // its place is the create's now; it dies in the background
         discardLater(victim);
         return true;
+    }
+
+    /**
+     * Refills after a hand-over, {@link #REFILL_DELAY_MILLIS} later: a sandbox's start takes a core for as long as a
+     * create would, and the create's first exec, which comes right after, should not share the CPU with it.
+     */
+    private void refillSoon() {
+        try {
+            runtime.scheduler().schedule(this::queueFill, REFILL_DELAY_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the runtime is closing: nothing to refill
+        }
     }
 
     private void queueFill() {

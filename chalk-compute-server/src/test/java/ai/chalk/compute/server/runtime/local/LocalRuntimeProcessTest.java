@@ -178,6 +178,31 @@ class LocalRuntimeProcessTest {
         }
     }
 
+    @Test
+    void anExecsStdoutPipeIsGrownAndItsStderrIsTheCommandsAloneOnBothPaths() throws Exception {
+        // F_GETPIPE_SZ (1032) on stdout, and one byte on stderr: a spare's ready byte must not show up there. The
+        // growth is best effort: where the server's user has spent its pipe budget (fs.pipe-user-pages-soft, shared by
+        // every process of that user on the host) the kernel leaves the default 64 KiB
+        String[] sizes = {Integer.toString(SandboxCommands.STDOUT_PIPE), Integer.toString(65536)};
+        ProcessSpec probe = command("perl", "-e", "print fcntl(STDOUT, 1032, 0) + 0; print STDERR 'e'");
+        LocalProcess direct = (LocalProcess) sandbox.exec(probe);
+        direct.stdin().close();
+        LocalTesting.Run first = collect(direct);
+        assertThat(direct.viaSpare()).isFalse();
+        assertThat(first.out()).isIn((Object[]) sizes);
+        assertThat(first.err()).isEqualTo("e");
+        drained(command("true")); // the second exec leaves spare helpers starting
+        Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            LocalProcess spare = (LocalProcess) sandbox.exec(probe);
+            spare.stdin().close();
+            LocalTesting.Run r = collect(spare);
+            assertThat(spare.viaSpare()).isTrue();
+            assertThat(r.out()).isIn((Object[]) sizes);
+            assertThat(r.err()).isEqualTo("e");
+            assertThat(r.status()).isEqualTo(ExitStatus.exited(0));
+        });
+    }
+
     private LocalProcess drained(ProcessSpec spec) throws Exception {
         LocalProcess p = (LocalProcess) sandbox.exec(spec);
         p.stdin().close();
