@@ -36,35 +36,37 @@ public final class HostProcesses {
     }
 
     /**
+     * A bare bubblewrap sandbox running {@code command}: every namespace, a read-only {@code /usr} with the usual
+     * symlinks, its own {@code /proc} and {@code /dev}, plus {@code extraMounts} (bubblewrap options) before those.
+     */
+    public static List<String> bareBwrap(List<String> extraMounts, String... command) {
+        List<String> line = new ArrayList<>(List.of(
+                "bwrap",
+                "--ro-bind",
+                "/usr",
+                "/usr",
+                "--symlink",
+                "usr/bin",
+                "/bin",
+                "--symlink",
+                "usr/lib",
+                "/lib",
+                "--symlink",
+                "usr/lib64",
+                "/lib64"));
+        line.addAll(extraMounts);
+        line.addAll(List.of("--proc", "/proc", "--dev", "/dev", "--unshare-all", "--die-with-parent", "--"));
+        line.addAll(List.of(command));
+        return List.copyOf(line);
+    }
+
+    /**
      * The bare tool's sandbox running {@code true}: {@code bwrap} with every namespace and a read-only {@code /usr}
      * where bubblewrap is installed, else {@code unshare} of the same namespaces (what the local runtime uses then).
      */
     public static BareCommand bareSandboxTrue() {
         if (onPath("bwrap")) {
-            return new BareCommand(
-                    "bare `bwrap ... true`",
-                    List.of(
-                            "bwrap",
-                            "--ro-bind",
-                            "/usr",
-                            "/usr",
-                            "--symlink",
-                            "usr/bin",
-                            "/bin",
-                            "--symlink",
-                            "usr/lib",
-                            "/lib",
-                            "--symlink",
-                            "usr/lib64",
-                            "/lib64",
-                            "--proc",
-                            "/proc",
-                            "--dev",
-                            "/dev",
-                            "--unshare-all",
-                            "--die-with-parent",
-                            "--",
-                            "true"));
+            return new BareCommand("bare `bwrap ... true`", bareBwrap(List.of(), "true"));
         }
         return new BareCommand(
                 "bare `unshare ... true`",

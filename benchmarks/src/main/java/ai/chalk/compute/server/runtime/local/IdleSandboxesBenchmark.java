@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.benchmarks.Benchmark;
 import ai.chalk.compute.benchmarks.Figures;
+import ai.chalk.compute.benchmarks.HostProcesses;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
@@ -214,31 +215,7 @@ public final class IdleSandboxesBenchmark implements Benchmark {
             double cpuMillis) {}
 
     private static HostCost bareSandboxes(Path state, int n) throws Exception {
-        List<String> command = new ArrayList<>(List.of(
-                "bwrap",
-                "--ro-bind",
-                "/usr",
-                "/usr",
-                "--symlink",
-                "usr/bin",
-                "/bin",
-                "--symlink",
-                "usr/lib",
-                "/lib",
-                "--symlink",
-                "usr/lib64",
-                "/lib64",
-                "--tmpfs",
-                "/tmp",
-                "--proc",
-                "/proc",
-                "--dev",
-                "/dev",
-                "--unshare-all",
-                "--die-with-parent",
-                "--",
-                "sleep",
-                "infinity"));
+        List<String> command = HostProcesses.bareBwrap(List.of("--tmpfs", "/tmp"), "sleep", "infinity");
         ConcurrentLinkedQueue<Process> started = new ConcurrentLinkedQueue<>();
         // --die-with-parent follows the thread that started bubblewrap: the starting threads live until the kills
         ExecutorService spawners = Executors.newFixedThreadPool(CALLERS);
