@@ -18,9 +18,6 @@ import java.util.Optional;
  */
 final class PtyRelay {
 
-    /** Built once: every PTY exec asks for it twice (the command line and the raw switch). */
-    private static final Optional<String> SCRIPT = build();
-
     private PtyRelay() {}
 
     /**
@@ -28,15 +25,11 @@ final class PtyRelay {
      * architecture's {@code setsid} syscall number is known here.
      */
     static boolean appliesTo(SandboxCommands.Helpers helpers) {
-        return !helpers.perl().isEmpty() && SCRIPT.isPresent();
+        return !helpers.perl().isEmpty() && script().isPresent();
     }
 
     /** The script, or empty on an architecture whose {@code setsid} syscall number is not known here. */
     static Optional<String> script() {
-        return SCRIPT;
-    }
-
-    private static Optional<String> build() {
         return setsidSyscall()
                 .map(nr -> """
                 $0 = "chalk-exec";
