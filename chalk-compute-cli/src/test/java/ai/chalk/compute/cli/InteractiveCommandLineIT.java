@@ -172,6 +172,9 @@ class InteractiveCommandLineIT {
             tmux.resize(120, 40);
             tmux.line("stty size");
             tmux.await("40 120\n");
+            // a terminal of the sandbox's own: tty names it (the host's /dev/pts/N does not exist in the sandbox)
+            tmux.line("tty | sed 's/^/is-/'");
+            tmux.await("is-/dev/pts/");
             // Ctrl-C goes to the sandbox's shell, which stops its command and carries on
             tmux.line("sleep 60");
             Thread.sleep(1000);

@@ -280,6 +280,20 @@ public abstract class RuntimeBehaviourTest {
     }
 
     @Test
+    void aPtyIsTheSandboxsOwnTerminal() throws Exception {
+        // tty, ttyname() and ps look the terminal up by its name: it must exist in the sandbox, not only on the host
+        ProcessSpec spec = new ProcessSpec(
+                "/bin/sh",
+                List.of("-c", "t=$(tty) && test -c \"$t\" && echo \"own terminal $t\""),
+                Optional.empty(),
+                Map.of(),
+                Optional.of(new TerminalSize(80, 24)));
+        RuntimeTesting.Run result = collect(sandbox.exec(spec));
+        assertThat(result.out()).containsPattern("own terminal /dev/pts/[0-9]+");
+        assertThat(result.status()).isEqualTo(ExitStatus.exited(0));
+    }
+
+    @Test
     void ctrlCOnAPtyInterruptsTheCommand() throws Exception {
         ProcessSpec spec = new ProcessSpec(
                 "/bin/sh",

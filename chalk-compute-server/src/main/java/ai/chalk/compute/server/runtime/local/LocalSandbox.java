@@ -16,12 +16,14 @@ import ai.chalk.compute.server.runtime.host.InRootLookup;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.host.RawTerminal;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
 import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
 import ai.chalk.compute.server.runtime.local.cgroup.ProcessGroup;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.userns.IdRange;
 import com.pty4j.PtyProcessBuilder;
+import com.pty4j.unix.UnixPtyProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -389,6 +391,10 @@ final class LocalSandbox implements RuntimeSandbox {
                         .setConsole(false)
                         .setRedirectErrorStream(true)
                         .start();
+                if (nsentered && PtyRelay.appliesTo(helpers)) {
+                    // raw before anything is typed: the relay's terminal in the sandbox cooks the input (PtyRelay)
+                    RawTerminal.makeRaw(((UnixPtyProcess) p).getPty().getMasterFD());
+                }
             } else {
                 ProcessBuilder pb = new ProcessBuilder(command).directory(hostDir.toFile());
                 pb.environment().clear();

@@ -408,6 +408,19 @@ final class SandboxCommands {
             String command,
             List<String> args) {
         List<String> c;
+        Optional<String> relay = pty && PtyRelay.appliesTo(helpers) ? PtyRelay.script() : Optional.empty();
+        if (relay.isPresent()) {
+            // the command leads a session on a terminal made inside the sandbox (PtyRelay); the host's terminal stays
+            // the controlling terminal of the session pty4j made, whose window-size signals reach the relay
+            c = enter(tools, initPid, userns);
+            c.addAll(filter);
+            c.addAll(helpers.setpriv());
+            c.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
+            c.addAll(helpers.perl());
+            c.addAll(List.of("-e", relay.get(), "--", workdir == null ? "" : workdir, command));
+            c.addAll(args);
+            return c;
+        }
         if (pty && userns) {
             // taking the terminal from the session pty4j made for nsenter needs CAP_SYS_ADMIN over the host, which no
             // one has in the sandbox's user namespace: take it first, then join the namespace (its init's, pid 1)
@@ -455,6 +468,23 @@ final class SandboxCommands {
     /** The prefix of a sandbox variable's name, hex-encoded, in the environment of the host side of an exec. */
     static final String ENCODED_VARIABLE = "CHALK_ENV_";
 
+    /** {@link #EXEC_SCRIPT}'s first part: the sandbox's variables decoded, the working directory entered. */
+    static final String EXEC_ENTER = """
+            my %e;
+            for my $k (keys %ENV) { $e{pack("H*", $1)} = $ENV{$k} if $k =~ /^CHALK_ENV_([0-9a-f]+)$/; }
+            %ENV = %e;
+            my $wd = shift(@ARGV);
+            if (length $wd) { chdir($wd) or do { print STDERR "chalk: cannot enter $wd: $!\n"; exit 125 }; }
+            $SIG{INT} = $SIG{HUP} = 'DEFAULT';
+            """;
+
+    /** {@link #EXEC_SCRIPT}'s last part: the command executed in this process's place. */
+    static final String EXEC_RUN = """
+            exec { $ARGV[0] } @ARGV;
+            print STDERR "chalk: cannot run $ARGV[0]: $!\n";
+            exit 127;
+            """;
+
     /**
      * The last step of {@link #nsenterExec}, after the capabilities are gone: takes the sandbox's variables out of
      * their encoded names (so that none of them, PERL5OPT or LD_PRELOAD say, meant anything to the host tools or to
@@ -463,17 +493,7 @@ final class SandboxCommands {
      */
     static final String EXEC_SCRIPT = """
             $0 = "chalk-exec";
-            """ + GROW_STDOUT + """
-            my %e;
-            for my $k (keys %ENV) { $e{pack("H*", $1)} = $ENV{$k} if $k =~ /^CHALK_ENV_([0-9a-f]+)$/; }
-            %ENV = %e;
-            my $wd = shift(@ARGV);
-            if (length $wd) { chdir($wd) or do { print STDERR "chalk: cannot enter $wd: $!\n"; exit 125 }; }
-            $SIG{INT} = $SIG{HUP} = 'DEFAULT';
-            exec { $ARGV[0] } @ARGV;
-            print STDERR "chalk: cannot run $ARGV[0]: $!\n";
-            exit 127;
-            """;
+            """ + GROW_STDOUT + EXEC_ENTER + EXEC_RUN;
 
     /**
      * The environment of the host side of {@link #nsenterExec}: {@link #HOST_ENV} and, with perl, the sandbox's
