@@ -18,6 +18,9 @@ import java.util.Optional;
  */
 final class PtyRelay {
 
+    /** Built once: every PTY exec asks for it twice (the command line and the raw switch). */
+    private static final Optional<String> SCRIPT = build();
+
     private PtyRelay() {}
 
     /**
@@ -25,11 +28,15 @@ final class PtyRelay {
      * architecture's {@code setsid} syscall number is known here.
      */
     static boolean appliesTo(SandboxCommands.Helpers helpers) {
-        return !helpers.perl().isEmpty() && script().isPresent();
+        return !helpers.perl().isEmpty() && SCRIPT.isPresent();
     }
 
     /** The script, or empty on an architecture whose {@code setsid} syscall number is not known here. */
     static Optional<String> script() {
+        return SCRIPT;
+    }
+
+    private static Optional<String> build() {
         return setsidSyscall()
                 .map(nr -> """
                 $0 = "chalk-exec";
