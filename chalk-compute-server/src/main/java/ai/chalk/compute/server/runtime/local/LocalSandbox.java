@@ -393,7 +393,12 @@ final class LocalSandbox implements RuntimeSandbox {
                         .start();
                 if (nsentered && PtyRelay.appliesTo(helpers)) {
                     // raw before anything is typed: the relay's terminal in the sandbox cooks the input (PtyRelay)
-                    RawTerminal.makeRaw(((UnixPtyProcess) p).getPty().getMasterFD());
+                    try {
+                        RawTerminal.makeRaw(((UnixPtyProcess) p).getPty().getMasterFD());
+                    } catch (IOException | RuntimeException e) {
+                        p.destroyForcibly();
+                        throw e;
+                    }
                 }
             } else {
                 ProcessBuilder pb = new ProcessBuilder(command).directory(hostDir.toFile());

@@ -7,14 +7,22 @@ import java.util.Optional;
  * instead of the host's terminal that the server opened for it, so {@code tty}, {@code ttyname()} and {@code ps} name
  * it ({@code /dev/pts/N} of the host does not exist in the sandbox). As container runtimes do, the terminal is made
  * inside the sandbox, after the capabilities are gone: this perl (module-free, as {@link SandboxCommands#EXEC_SCRIPT})
- * opens the sandbox's {@code /dev/ptmx} and gives the new terminal the host terminal's size; the server made the host
- * terminal raw as it started the exec ({@link #appliesTo}), before any input, so only the inner one echoes and turns
- * Ctrl-C into SIGINT. It forks the command, which leads a new session on
- * the inner terminal, and stays as the process the server knows ({@code chalk-pty-relay}): it copies bytes both ways,
- * passes window-size changes on, forwards the signals the server sends, and when the command ends, copies what it
- * wrote last and ends the same way (its exit code, or killed by the same signal), so output is never cut short and
- * a background process still holding the terminal does not keep the exec alive. Where the sandbox has no {@code /dev/ptmx} to open,
- * the command runs on the host's terminal, without a session of its own.
+ * opens the sandbox's {@code /dev/ptmx} and gives the new terminal the host terminal's size. Only the inner terminal
+ * may echo, edit lines and turn Ctrl-C into SIGINT, so the host terminal must be raw for all the bytes that pass:
+ * the server makes it raw as it starts the exec ({@link #appliesTo}), before it hands out the process and so before any
+ * input, and the relay makes it raw again itself before the command can write anything (the server's call may come
+ * later than the command's first output on a loaded host; a cooked host terminal would turn the inner terminal's
+ * {@code \r\n} into {@code \r\r\n}). It forks the command, which leads a new session on the inner terminal, and
+ * stays as the process the server knows ({@code chalk-pty-relay}): it copies bytes both ways, passes window-size
+ * changes on, forwards the signals the server sends (one that comes before the fork is passed on after it), and when
+ * the command ends, copies what it wrote last and ends the same way (its exit code, or killed by the same signal), so
+ * output is never cut short and a background process still holding the terminal does not keep the exec alive. It
+ * holds no host descriptor but the host terminal, and the command holds none at all.
+ *
+ * <p>Where no terminal can be made in the sandbox (its {@code devpts} full, say), the command runs on the host's
+ * terminal, without a session of its own: the relay waits until the server has made that terminal raw and then
+ * cooks it again (what a new Linux terminal has: {@code \n} written as {@code \r\n}, echo, line editing, Ctrl-C as
+ * SIGINT), so the command still gets a working terminal; {@code tty} then says "not a tty".
  */
 final class PtyRelay {
 
@@ -41,19 +49,33 @@ final class PtyRelay {
                 .map(nr -> """
                 $0 = "chalk-exec";
                 """ + SandboxCommands.EXEC_ENTER + """
-                my ($n, $ws, $unlock, $ctty) = (pack("I", 0), pack("x8"), pack("i", 0), 0);
+                my ($n, $unlock, $ctty) = (pack("I", 0), pack("i", 0), 0);
+                sub termios { my $t = "\\0" x 64; return ioctl(STDIN, 0x5401, $t) ? $t : undef; }
+                sub setflags { my ($t, $i, $o, $l, $raw) = @_; my @f = unpack("L4", $t);
+                    if ($raw) { $f[0] &= ~$i; $f[1] &= ~$o; $f[3] &= ~$l; $f[2] = ($f[2] & ~0460) | 060;
+                        substr($t, 17 + 5, 2) = pack("C2", 0, 1); }
+                    else { $f[0] |= $i; $f[1] |= $o; $f[3] |= $l; }
+                    substr($t, 0, 16) = pack("L4", @f); ioctl(STDIN, 0x5402, $t); }
                 my $m;
                 if (sysopen($m, "/dev/ptmx", 0402) && ioctl($m, 0x40045431, $unlock)
                         && ioctl($m, 0x80045430, $n)) {
                     $n = unpack("I", $n);
-                    ioctl(STDIN, 0x5413, $ws) and ioctl($m, 0x5414, $ws);
-                    my $child = fork();
+                    $SIG{WINCH} = sub { my $w = pack("x8"); ioctl(STDIN, 0x5413, $w) and ioctl($m, 0x5414, $w); };
+                    $SIG{WINCH}->();
+                    # cfmakeraw: no IGNBRK BRKINT PARMRK ISTRIP INLCR IGNCR ICRNL IXON, OPOST, ECHO ECHONL ICANON
+                    # ISIG IEXTEN; 8 bits without parity; VMIN 1, VTIME 0
+                    my $t = termios();
+                    setflags($t, 02753, 01, 0100113, 1) if defined $t;
+                    my ($child, @early) = (0);
+                    my @forwarded = qw(TERM INT HUP QUIT USR1 USR2 ALRM CONT TSTP TTIN TTOU PIPE);
+                    for my $sig (@forwarded) {
+                        $SIG{$sig} = sub { if ($child > 0) { kill($_[0], $child); } else { push(@early, $_[0]); } };
+                    }
+                    $child = fork();
                     if (defined $child && $child > 0) {
                         $0 = "chalk-pty-relay";
-                        my @forwarded = qw(TERM INT HUP QUIT USR1 USR2 ALRM CONT TSTP TTIN TTOU PIPE);
-                        for my $sig (@forwarded) { $SIG{$sig} = sub { kill($_[0], $child); }; }
+                        kill($_, $child) for splice(@early);
                         $SIG{CHLD} = sub {};
-                        $SIG{WINCH} = sub { my $w = pack("x8"); ioctl(STDIN, 0x5413, $w) and ioctl($m, 0x5414, $w); };
                         sub put { my ($fh, $b) = @_; while (length $b) { my $w = syswrite($fh, $b);
                             return 0 unless defined $w; substr($b, 0, $w) = ''; } return 1; }
                         my ($mf, $inf, $in, $out, $st) = (fileno($m), fileno(STDIN), 1, 1, undef);
@@ -73,10 +95,12 @@ final class PtyRelay {
                                 if ($k) { put($m, $b); } else { $in = 0; }
                             }
                         }
+                        # the terminal's last bytes: all of them once no one holds it (then a read fails), else what
+                        # comes within a moment (a background process may still write)
                         while ($out) {
                             my $rin = '';
                             vec($rin, $mf, 1) = 1;
-                            last unless select(my $rout = $rin, undef, undef, 0.02) > 0;
+                            last unless select(my $rout = $rin, undef, undef, 0.1) > 0;
                             my $k = sysread($m, my $b, 65536);
                             last unless $k && put(*STDOUT, $b);
                         }
@@ -94,7 +118,19 @@ final class PtyRelay {
                         open(STDOUT, ">&", $s);
                         open(STDERR, ">&", $s);
                         close($s);
+                    } else {
+                        print STDERR "chalk: cannot start the command: $!\\r\\n";
+                        exit 126;
                     }
+                } else {
+                    # no terminal of the sandbox's own: the host's, cooked again once the server has made it raw
+                    my $t;
+                    for (1 .. 1000) {
+                        $t = termios();
+                        last unless defined $t && (unpack("x12 L", $t) & 2);
+                        select(undef, undef, undef, 0.01);
+                    }
+                    setflags($t, 02400, 05, 0100013, 0) if defined $t;
                 }
                 """.formatted(nr) + SandboxCommands.EXEC_RUN);
     }

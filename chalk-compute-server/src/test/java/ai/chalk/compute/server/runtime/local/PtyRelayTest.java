@@ -1,0 +1,159 @@
+package ai.chalk.compute.server.runtime.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ai.chalk.compute.server.runtime.ExitStatus;
+import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.ProcessSpec.TerminalSize;
+import ai.chalk.compute.server.runtime.RuntimeProcess;
+import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.host.RawTerminal;
+import com.pty4j.PtyProcess;
+import com.pty4j.PtyProcessBuilder;
+import com.pty4j.unix.UnixPtyProcess;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The PTY relay ({@link PtyRelay}): in both isolation modes the command's terminal is the sandbox's own, and the host
+ * terminal the server opened passes bytes through unchanged however late the server makes it raw; where no terminal
+ * can be made in the sandbox, the command still gets a cooked one.
+ */
+class PtyRelayTest {
+
+    @RegisterExtension
+    final ModeRuntimes runtimes = new ModeRuntimes();
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aPtyExecRunsOnATerminalOfTheSandboxsOwn(String mode) throws Exception {
+        RuntimeSandbox sandbox = runtimes.start(mode).start(LocalTesting.spec());
+        RuntimeProcess p = sandbox.exec(new ProcessSpec(
+                "/bin/sh",
+                List.of("-c", "t=$(tty) && test -c \"$t\" && echo \"own $t\"; ps -o tty= -p $$; stty size; exit 7"),
+                Optional.empty(),
+                Map.of(),
+                Optional.of(new TerminalSize(90, 33))));
+        CompletableFuture<String> out = drain(p.stdout());
+        assertThat(p.onExit().get(20, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(7));
+        // the inner terminal's line discipline only: one \r per line
+        assertThat(out.get(5, TimeUnit.SECONDS))
+                .containsPattern("own /dev/pts/[0-9]+\r\npts/[0-9]+\r\n33 90\r\n")
+                .doesNotContain("\r\r");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void ctrlCAndSignalsReachTheCommandThroughTheRelay(String mode) throws Exception {
+        RuntimeSandbox sandbox = runtimes.start(mode).start(LocalTesting.spec());
+        RuntimeProcess p = sandbox.exec(new ProcessSpec(
+                "/bin/sh",
+                List.of("-c", "trap 'echo got-int' INT; echo ready; while :; do sleep 0.02; done"),
+                Optional.empty(),
+                Map.of(),
+                Optional.of(new TerminalSize(80, 24))));
+        StringBuilder seen = new StringBuilder();
+        readUntil(p.stdout(), seen, "ready");
+        // Ctrl-C, typed: the sandbox's terminal turns it into SIGINT for the command's process group
+        p.stdin().write(3);
+        p.stdin().flush();
+        readUntil(p.stdout(), seen, "got-int");
+        // a signal the server sends reaches the command and the exec ends as it did
+        p.signal(15);
+        assertThat(p.onExit().get(20, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(15));
+    }
+
+    /**
+     * The server makes its terminal raw after pty4j has started the relay; on a loaded host that comes after the
+     * command's first output, which a cooked host terminal would turn into {@code \r\r\n}: the relay makes it raw
+     * itself first.
+     */
+    @Test
+    void theHostTerminalPassesTheOutputUnchangedWhenTheServerIsLateToMakeItRaw() throws Exception {
+        String out = relayOnTheHost(List.of(), 500);
+        assertThat(out).contains("on /dev/pts/").contains("one\r\ntwo\r\n").doesNotContain("\r\r");
+    }
+
+    /**
+     * Without a terminal of the sandbox's own (here {@code /dev/ptmx} is {@code /dev/null}), the command runs on the
+     * host terminal, cooked again after the server made it raw, late or not.
+     */
+    @Test
+    void withoutATerminalOfItsOwnTheCommandGetsTheHostTerminalCooked() throws Exception {
+        List<String> noPtmx = List.of(
+                "unshare",
+                "--mount",
+                "--propagation",
+                "private",
+                "/bin/sh",
+                "-c",
+                "mount --bind /dev/null /dev/ptmx && exec \"$@\"",
+                "no-ptmx");
+        for (int delayMillis : new int[] {0, 500}) {
+            String out = relayOnTheHost(noPtmx, delayMillis);
+            assertThat(out)
+                    .as("server %d ms late", delayMillis)
+                    .contains("one\r\ntwo\r\n")
+                    .doesNotContain("\r\r");
+        }
+    }
+
+    /** Runs the relay script on the host as the server does, making the terminal raw {@code delayMillis} late. */
+    private static String relayOnTheHost(List<String> prefix, int delayMillis) throws Exception {
+        List<String> command = new ArrayList<>(prefix);
+        command.addAll(List.of("perl", "-e", PtyRelay.script().orElseThrow(), "--", "", "/bin/sh", "-c"));
+        command.add("t=$(tty) && echo \"on $t\"; printf 'one\\ntwo\\n'");
+        PtyProcess p = new PtyProcessBuilder(command.toArray(String[]::new))
+                .setEnvironment(Map.of("PATH", LocalRuntime.DEFAULT_PATH))
+                .setInitialColumns(80)
+                .setInitialRows(24)
+                .setConsole(false)
+                .setRedirectErrorStream(true)
+                .start();
+        CompletableFuture<String> out = drain(p.getInputStream());
+        Thread.sleep(delayMillis);
+        RawTerminal.makeRaw(((UnixPtyProcess) p).getPty().getMasterFD());
+        assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isZero();
+        return out.get(5, TimeUnit.SECONDS);
+    }
+
+    private static CompletableFuture<String> drain(InputStream in) {
+        return CompletableFuture.supplyAsync(() -> {
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            byte[] buf = new byte[4096];
+            try {
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    all.write(buf, 0, n);
+                }
+            } catch (java.io.IOException e) {
+                // a terminal's master reads EIO once the other side is gone: that is its end of file
+            }
+            return all.toString(StandardCharsets.UTF_8);
+        });
+    }
+
+    private static void readUntil(InputStream in, StringBuilder seen, String wanted) throws Exception {
+        byte[] buf = new byte[4096];
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!seen.toString().contains(wanted)) {
+            assertThat(System.nanoTime())
+                    .as("waiting for %s, saw %s", wanted, seen)
+                    .isLessThan(deadline);
+            int n = in.read(buf);
+            assertThat(n).as("end of output before %s, saw %s", wanted, seen).isPositive();
+            seen.append(new String(buf, 0, n, StandardCharsets.UTF_8));
+        }
+    }
+}
