@@ -49,6 +49,7 @@ public final class ProcessRun {
             Executors.newSingleThreadExecutor(DaemonThreads.numbered("chalk-exec-stdin"));
     private final java.util.concurrent.atomic.AtomicLong pendingStdin = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean stdinClosed;
+    private volatile long exitSeenAt;
     private final java.util.concurrent.atomic.AtomicBoolean pumpsWatched =
             new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -103,16 +104,23 @@ public final class ProcessRun {
 
     /**
      * Finishes once every pump reached end of file, or once the only thing left is a pump waiting
-     * in read for {@link #LINGER}: a process the command started in the background still holds
-     * the pipe, and the command itself is over. A pump still delivering (a slow client) is waited for.
+     * in read for {@link #LINGER} since the exit was seen: a process the command started in the background still
+     * holds the pipe, and the command itself is over. The wait counts from the exit, not from the start of the read:
+     * a reader blocked since before the exit may hold the command's last output in a buffer it has not been scheduled
+     * to return yet on a loaded host. A pump still delivering (a slow client) is waited for.
      */
     private void awaitOutput(ExitStatus status) {
         if (done.isDone()) {
             return;
         }
         long now = System.nanoTime();
+        if (exitSeenAt == 0) {
+            exitSeenAt = now;
+        }
+        long lingerFrom = exitSeenAt;
         boolean idle = pumps.stream()
-                .allMatch(p -> p.future.isDone() || (p.readingSince != 0 && now - p.readingSince >= LINGER.toNanos()));
+                .allMatch(p -> p.future.isDone()
+                        || (p.readingSince != 0 && now - Math.max(p.readingSince, lingerFrom) >= LINGER.toNanos()));
         if (idle) {
             finish(status, null);
             return;
