@@ -6,8 +6,7 @@ import ai.chalk.compute.dataset.DatasetRevision;
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.ResourceKind;
 import ai.chalk.compute.error.ServerCall;
-import ai.chalk.compute.evaluation.judge.JevJudge;
-import ai.chalk.compute.evaluation.judge.LlmJudge;
+import ai.chalk.compute.evaluation.judge.JudgeFunction;
 import ai.chalk.compute.function.catalog.FunctionVersion;
 import ai.chalk.compute.function.catalog.FunctionVersions;
 import ai.chalk.compute.function.deploy.DeployedFunction;
@@ -196,12 +195,16 @@ public final class EvaluationClient {
      * @param dataset  the dataset: its name (a {@code String}), a {@link Dataset} or a {@link DatasetRevision}
      * @param task     the task: a {@link DeployedFunction} (its deployment is waited for), a {@link RemoteFunction},
      *                 a {@link FunctionVersion} or a function's name
-     * @param scorers  the scorers, at least one: built-ins ({@link BuiltinScorer}, from {@link Scorers}), or scorer
-     *                 functions given as the task is
+     * @param scorers  the scorers, at least one: built-ins ({@link BuiltinScorer}, from {@link Scorers}), LLM judges
+     *                 ({@link Scorers#llmJudge}, {@link Scorers#jev}: each is deployed, or its unchanged version found,
+     *                 as the scorer function of its name, whose replicas run the judge), or scorer functions given as
+     *                 the task is
      * @param suiteId  the suite to add it to, or {@code null}
      * @param metadata JSON-serializable details kept with the evaluation
      * @return the evaluation
-     * @throws IllegalArgumentException                       when a task or scorer is of a type this cannot pin
+     * @throws IllegalArgumentException                       when a task or scorer is of a type this cannot pin, or a
+     *                                                        judge has a prompt or parse function, which cannot be
+     *                                                        deployed
      * @throws ai.chalk.compute.error.InvalidRequestException when the server refuses it (a parameter that binds to no
      *                                                        column, an unknown built-in option, no scorers)
      * @throws ai.chalk.compute.error.NotFoundException       when the dataset, a function or the suite is unknown
@@ -438,10 +441,17 @@ public final class EvaluationClient {
         if (scorer instanceof BuiltinScorer builtin) {
             return builtin.toSpec();
         }
-        if (scorer instanceof LlmJudge<?> || scorer instanceof JevJudge) {
-            throw new IllegalArgumentException(where + " is the judge " + ((Scorer) scorer).name() + ", which runs in"
-                    + " your code: call its score(row) from a @ChalkScorer method and give that function (or its name)"
-                    + " as the scorer");
+        if (JudgeFunction.isJudge(scorer)) {
+            // deployed as its scorer function (reused when unchanged), whose replicas run the judge
+            String versionId;
+            try {
+                versionId = JudgeFunction.deploy((Scorer) scorer, channel).id();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
+            }
+            return EvaluationScorerSpec.newBuilder()
+                    .setFunction(FunctionScorer.newBuilder().setFunctionVersionId(versionId))
+                    .build();
         }
         return EvaluationScorerSpec.newBuilder()
                 .setFunction(FunctionScorer.newBuilder().setFunctionVersionId(versionId(scorer, where)))

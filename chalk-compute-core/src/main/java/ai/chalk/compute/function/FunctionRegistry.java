@@ -167,6 +167,80 @@ public final class FunctionRegistry {
         }
     }
 
+    /**
+     * Registers a scorer whose body is not a method of yours but an object of the SDK's, such as an LLM judge deployed
+     * as a scorer: its parameters are the dataset columns it reads, as text ({@code output} is the task's result), and
+     * it returns an {@link ai.chalk.compute.evaluation.EvaluationScorerResult}. A worker calls {@code body} with one
+     * value per column; {@code binding} is the public static method a worker's {@code CHALK_WORKER_FUNCTIONS} entry
+     * names, which knows how to make the body again there.
+     *
+     * @param name        the scorer's registered name
+     * @param description what it does
+     * @param columns     the columns it reads, in order
+     * @param binding     the method its worker entry names
+     * @param deployment  where its replicas run
+     * @param body        the scorer: one text (or null) per column in, its result out
+     * @return its definition
+     * @throws FunctionDefinitionException when the name is taken or not a valid name, or a column is named twice
+     */
+    public synchronized FunctionDefinition registerScorer(
+            String name,
+            String description,
+            List<String> columns,
+            Method binding,
+            DeploymentOptions deployment,
+            java.util.function.Function<Object[], Object> body) {
+        Objects.requireNonNull(body, "body");
+        String where = "scorer " + name;
+        if (!name.matches("[A-Za-z_][A-Za-z0-9_-]*")) {
+            throw new FunctionDefinitionException(
+                    where + ": a name starts with a letter or underscore and holds only letters, digits, '_' and '-'");
+        }
+        if (functions.containsKey(name)) {
+            throw new FunctionDefinitionException("function name '" + name + "' is used twice");
+        }
+        if (new HashSet<>(columns).size() != columns.size()) {
+            throw new FunctionDefinitionException(where + " reads a column twice: " + columns);
+        }
+        ScorerRules.checkParameterCount(columns.size(), where);
+        List<FunctionParameter> parameters = new ArrayList<>();
+        for (String column : columns) {
+            parameters.add(new FunctionParameter(
+                    column,
+                    String.class,
+                    Optional.empty(),
+                    ScorerRules.roleOf(column),
+                    mapping().field(column, String.class)));
+        }
+        Map<String, String> outputMetadata = new LinkedHashMap<>();
+        if (!description.isEmpty()) {
+            outputMetadata.put(ai.chalk.compute.function.arrow.ChalkMetadata.FUNCTION_DESCRIPTION, description);
+        }
+        outputMetadata.put(ai.chalk.compute.function.arrow.ChalkMetadata.FUNCTION_IS_GENERATOR, "false");
+        FunctionDefinition definition = new FunctionDefinition(
+                name,
+                FunctionKind.SCORER,
+                binding.getDeclaringClass(),
+                binding,
+                Optional.empty(),
+                description,
+                deployment,
+                CallOptions.DEFAULTS,
+                parameters,
+                ai.chalk.compute.evaluation.EvaluationScorerResult.class,
+                new org.apache.arrow.vector.types.pojo.Schema(
+                        parameters.stream().map(FunctionParameter::field).toList()),
+                new org.apache.arrow.vector.types.pojo.Schema(
+                        List.of(mapping()
+                                .field(
+                                        SignatureReader.OUTPUT_FIELD,
+                                        ai.chalk.compute.evaluation.EvaluationScorerResult.class)),
+                        outputMetadata));
+        functions.put(
+                name, new RegisteredFunction(definition, () -> null, FunctionPayloads.of(definition, mapping()), body));
+        return definition;
+    }
+
     /** Every registered function, in registration order. */
     public synchronized List<FunctionDefinition> definitions() {
         return functions.values().stream().map(RegisteredFunction::definition).toList();

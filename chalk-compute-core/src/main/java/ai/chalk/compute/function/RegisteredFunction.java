@@ -17,11 +17,22 @@ public final class RegisteredFunction {
     private final FunctionDefinition definition;
     private final Supplier<Object> target;
     private final FunctionPayloads payloads;
+    /** The body of a function that is not a method call (an LLM judge), or null to call the method. */
+    private final java.util.function.@org.jspecify.annotations.Nullable Function<Object[], Object> body;
 
     RegisteredFunction(FunctionDefinition definition, Supplier<Object> target, FunctionPayloads payloads) {
+        this(definition, target, payloads, null);
+    }
+
+    RegisteredFunction(
+            FunctionDefinition definition,
+            Supplier<Object> target,
+            FunctionPayloads payloads,
+            java.util.function.@org.jspecify.annotations.Nullable Function<Object[], Object> body) {
         this.definition = definition;
         this.target = target;
         this.payloads = payloads;
+        this.body = body;
     }
 
     /** What the function is and its schemas. */
@@ -83,6 +94,13 @@ public final class RegisteredFunction {
         if (arguments.length != expected) {
             throw new IllegalArgumentException(
                     definition.name() + " takes " + expected + " arguments but " + arguments.length + " were given");
+        }
+        if (body != null) {
+            try {
+                return body.apply(arguments);
+            } catch (RuntimeException e) {
+                throw new FunctionInvocationException(definition.name(), row, e);
+            }
         }
         Object receiver = Modifier.isStatic(definition.method().getModifiers()) ? null : target.get();
         try {

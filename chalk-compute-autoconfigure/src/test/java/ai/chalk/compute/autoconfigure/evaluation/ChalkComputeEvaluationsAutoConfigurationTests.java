@@ -19,6 +19,8 @@ import ai.chalk.compute.evaluation.EvaluationScorer;
 import ai.chalk.compute.evaluation.EvaluationSuite;
 import ai.chalk.compute.evaluation.ScoreSummary;
 import ai.chalk.compute.evaluation.Scorers;
+import ai.chalk.compute.evaluation.judge.JudgeField;
+import ai.chalk.compute.evaluation.judge.LlmJudge;
 import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ai.chalk.compute.sandbox.SandboxClient;
 import com.acme.functions.WorkerApp;
@@ -104,6 +106,48 @@ class ChalkComputeEvaluationsAutoConfigurationTests {
                             .isCloseTo((1 + (1 - 7.0 / 12)) / 2, within(1e-9));
                     assertThat(run.resultDataset().orElseThrow().rows()).isEqualTo(2);
                 });
+    }
+
+    @Test
+    void anLlmJudgeBeanIsAScorerByNameDeployedAsItsScorerFunction() {
+        runner.withUserConfiguration(WorkerApp.class, Judges.class)
+                .withPropertyValues("chalk.compute.embedded.data-dir=" + tmp.resolve("data"))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    EvaluationClient evaluations = context.getBean(EvaluationClient.class);
+                    context.getBean(DatasetClient.class)
+                            .upload("greetings", List.of(Map.of("name", "Ada", "expected", "Welcome, Ada")));
+
+                    Evaluation evaluation =
+                            evaluations.create("Greetings", "greetings", "greet", List.of("greeting-grade"));
+
+                    FunctionDeployer deployer = context.getBean(FunctionDeployer.class);
+                    String judgeVersion = deployer.current("greeting-grade").id();
+                    assertThat(evaluation.scorers()).singleElement().satisfies(scorer -> {
+                        assertThat(scorer.id()).isEqualTo("greeting-grade");
+                        assertThat(scorer.functionVersionId()).contains(judgeVersion);
+                    });
+                    // named again, the unchanged judge keeps its version
+                    Evaluation again =
+                            evaluations.create("Greetings 2", "greetings", "greet", List.of("greeting-grade"));
+                    assertThat(again.scorers().get(0).functionVersionId()).contains(judgeVersion);
+                    assertThat(deployer.versions("greeting-grade")).hasSize(1);
+                });
+    }
+
+    /** A grade a judge fills in. */
+    record GreetingGrade(
+            @JudgeField(min = 0, max = 1, description = "Is it a welcome?")
+            double score,
+
+            String reason) {}
+
+    @Configuration(proxyBeanMethods = false)
+    static class Judges {
+        @Bean
+        LlmJudge<GreetingGrade> greetingGrade() {
+            return Scorers.llmJudge(GreetingGrade.class, "gpt-5", "Grade the greeting.");
+        }
     }
 
     @Test

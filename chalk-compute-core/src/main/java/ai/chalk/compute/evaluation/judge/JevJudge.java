@@ -279,6 +279,62 @@ public final class JevJudge implements Scorer {
         return new Verdict(chosen, p.get(chosen), p);
     }
 
+    /** What a function worker needs to make this judge again, as JSON, the provider's key aside. */
+    ObjectNode spec() {
+        ObjectNode spec = JSON.createObjectNode().put("kind", "jev");
+        spec.set("labels", JSON.valueToTree(labels));
+        spec.put("rubric", rubric)
+                .put("model", model)
+                .put("fallback_model", fallbackModel)
+                .put("threshold", threshold)
+                .put("name", name);
+        inputs.forEach(spec.putArray("inputs")::add);
+        spec.set("completion_options", JSON.valueToTree(completionOptions));
+        provider.describe(spec);
+        return spec;
+    }
+
+    /** The judge {@link #spec()} describes. */
+    @SuppressWarnings("unchecked")
+    static JevJudge fromSpec(JsonNode spec, JudgeProvider provider) {
+        Map<String, Double> labels = new LinkedHashMap<>();
+        spec.path("labels")
+                .fields()
+                .forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asDouble()));
+        List<String> columns = new java.util.ArrayList<>();
+        spec.path("inputs").forEach(c -> columns.add(c.asText()));
+        JevJudge judge = of(
+                labels,
+                spec.path("rubric").asText(),
+                spec.path("model").asText(),
+                spec.path("fallback_model").asText(),
+                spec.path("threshold").asDouble(),
+                columns);
+        return new JevJudge(
+                judge.labels,
+                judge.rubric,
+                judge.model,
+                judge.fallbackModel,
+                judge.threshold,
+                judge.inputs,
+                spec.path("name").asText(),
+                LlmJudge.checkOptions(JSON.convertValue(spec.path("completion_options"), Map.class)),
+                provider);
+    }
+
+    /**
+     * The columns the judge reads.
+     *
+     * @return the column names
+     */
+    public List<String> inputs() {
+        return inputs;
+    }
+
+    JudgeProvider provider() {
+        return provider;
+    }
+
     @Override
     public String toString() {
         return "JevJudge[" + name + ", labels=" + labels.keySet() + ", model=" + model + ", fallback=" + fallbackModel

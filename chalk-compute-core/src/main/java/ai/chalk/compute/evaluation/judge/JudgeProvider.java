@@ -36,6 +36,17 @@ record JudgeProvider(
         this(baseUrl, apiKey, null);
     }
 
+    /**
+     * Writes where the judge's requests go into a judge's spec: the base URL, and whether it has a key, which
+     * travels as the deployment's secret, never in the spec.
+     */
+    void describe(com.fasterxml.jackson.databind.node.ObjectNode spec) {
+        if (baseUrl != null) {
+            spec.put("base_url", baseUrl);
+        }
+        spec.put("api_key", apiKey != null);
+    }
+
     ChatCompletions connect() {
         if (baseUrl == null && apiKey == null) {
             return new ChatCompletions(new RouterTransport(router != null ? router : EnvironmentServer.channel()));

@@ -96,6 +96,10 @@ final class JudgeSchema<T extends Record> {
     }
 
     /** The record's simple name. */
+    Class<T> type() {
+        return type;
+    }
+
     String typeName() {
         return type.getSimpleName();
     }

@@ -322,6 +322,64 @@ public final class LlmJudge<T extends Record> implements Scorer {
         return EvaluationScorerResult.of(schema.score(grade), schema.metadata(grade));
     }
 
+    /**
+     * What a function worker needs to make this judge again, as JSON: everything but the provider's key, which
+     * travels as a secret. A judge with a prompt or parse function cannot be described so.
+     */
+    ObjectNode spec() {
+        if (prompt != null || parse != null) {
+            throw new IllegalArgumentException("the judge " + name + " has a "
+                    + (prompt != null ? "prompt" : "parse") + " function, which cannot travel to the function workers"
+                    + " that run a judge given as a scorer; call its score(row) from a @ChalkScorer method and give"
+                    + " that function as the scorer");
+        }
+        ObjectNode spec = JSON.createObjectNode()
+                .put("kind", "llm_judge")
+                .put("grade", schema.type().getName())
+                .put("name", name)
+                .put("model", model)
+                .put("instructions", instructions);
+        inputs.forEach(spec.putArray("inputs")::add);
+        spec.set("completion_options", JSON.valueToTree(completionOptions));
+        provider.describe(spec);
+        return spec;
+    }
+
+    /** The judge {@link #spec()} describes, its grade record loaded with {@code loader}. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static LlmJudge<?> fromSpec(JsonNode spec, ClassLoader loader, JudgeProvider provider)
+            throws ClassNotFoundException {
+        Class<?> grade = Class.forName(spec.path("grade").asText(), true, loader);
+        if (!grade.isRecord()) {
+            throw new IllegalArgumentException(grade.getName() + " is not a record");
+        }
+        LlmJudge<?> judge = of(
+                (Class) grade,
+                spec.path("model").asText(),
+                spec.path("instructions").asText());
+        List<String> columns = new java.util.ArrayList<>();
+        spec.path("inputs").forEach(c -> columns.add(c.asText()));
+        return new LlmJudge<>(
+                (JudgeSchema) judge.schema,
+                spec.path("name").asText(),
+                judge.model,
+                judge.instructions,
+                List.copyOf(columns),
+                null,
+                null,
+                checkOptions(JSON.convertValue(spec.path("completion_options"), Map.class)),
+                provider);
+    }
+
+    /** The grade record. */
+    Class<T> gradeType() {
+        return schema.type();
+    }
+
+    JudgeProvider provider() {
+        return provider;
+    }
+
     @Override
     public String toString() {
         return "LlmJudge[" + name + ", model=" + model + ", inputs=" + inputs + "]";

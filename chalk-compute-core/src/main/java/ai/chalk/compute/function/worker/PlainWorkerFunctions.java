@@ -1,6 +1,7 @@
 package ai.chalk.compute.function.worker;
 
 import ai.chalk.compute.connection.ConnectionSettings;
+import ai.chalk.compute.evaluation.judge.JudgeFunction;
 import ai.chalk.compute.function.FunctionRegistry;
 import ai.chalk.compute.function.RegisteredFunction;
 import ai.chalk.compute.sandbox.SandboxClient;
@@ -15,7 +16,8 @@ import java.util.Set;
  * The {@code plain} mode: registers each named class and checks that every function is registered under its name by
  * the method named. A class whose instance methods need the server (to create sandboxes, say) declares a public
  * constructor taking a {@link SandboxClient}: it gets the worker's client of the server that runs it
- * ({@code CHALK_COMPUTE_TARGET}); other classes are made with their no-argument constructor when first needed.
+ * ({@code CHALK_COMPUTE_TARGET}); other classes are made with their no-argument constructor when first needed. An
+ * entry naming {@link JudgeFunction} serves the LLM judge its deployment describes ({@value JudgeFunction#SPEC_ENV}).
  */
 final class PlainWorkerFunctions implements WorkerFunctions {
 
@@ -37,6 +39,13 @@ final class PlainWorkerFunctions implements WorkerFunctions {
         Set<String> classes = new LinkedHashSet<>();
         settings.functions().forEach(f -> classes.add(f.className()));
         ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        for (FunctionBinding binding : settings.functions()) {
+            // an LLM judge's body is the judge the deployment describes, not a method of the application's
+            if (binding.className().equals(JudgeFunction.class.getName())) {
+                JudgeFunction.register(registry, binding.name(), System.getenv(), serverClient);
+                classes.remove(binding.className());
+            }
+        }
         for (String className : classes) {
             Class<?> type = Class.forName(className, true, loader);
             Optional<Constructor<?>> withClient = clientConstructor(type);

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Stands in for a hosted LLM provider, which cannot run on this machine: an OpenAI-compatible
  * {@code POST /v1/chat/completions} on loopback that answers deterministically by model name. {@code grader} fills
  * the request's JSON schema (every number at its maximum when the prompt contains "Welcome", at its minimum
- * otherwise), {@code malformed} sends truncated JSON, {@code out-of-range} a score of 7, {@code plain-text} refuses
+ * otherwise; truncated JSON when it contains "MALFORMED"), {@code malformed} sends truncated JSON, {@code out-of-range} a score of 7, {@code plain-text} refuses
  * structured outputs and answers in prose, {@code busy} answers 429 once then grades, {@code broken} always 500 (its
  * error message echoes the API key, as a careless proxy might). JEV: {@code cheap} gives token log-probabilities
  * (0.97 for Y, or 0.6 when the prompt says "ambiguous") while reporting 0.99 itself, {@code cheap-no-logprobs} only
@@ -70,10 +70,15 @@ final class StandInOpenAiServer implements AutoCloseable {
             int call = calls.computeIfAbsent(model, m -> new AtomicInteger()).incrementAndGet();
             String user = body.path("messages").path(1).path("content").asText();
             switch (model) {
-                case "grader" ->
-                    reply(
-                            exchange,
-                            completion(fill(body, user.contains("Welcome")).toString(), null));
+                case "grader" -> {
+                    if (user.contains("MALFORMED")) { // one bad row among good ones
+                        reply(exchange, completion("{\"score\": 1, \"reason\": ", null));
+                    } else {
+                        reply(
+                                exchange,
+                                completion(fill(body, user.contains("Welcome")).toString(), null));
+                    }
+                }
                 case "malformed" -> reply(exchange, completion("{\"score\": 0.5, \"reason\": ", null));
                 case "out-of-range" -> {
                     ObjectNode grade = fill(body, true);

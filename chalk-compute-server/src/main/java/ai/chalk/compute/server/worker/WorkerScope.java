@@ -17,7 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What deployed code may do through the server socket its replicas see: the calls a function needs (create sandboxes
- * and use the ones created this way, build images, call functions, read volumes and the catalog), and nothing that
+ * and use the ones created this way, build images, call functions, read volumes and the catalog, call models through
+ * the AI router), and nothing that
  * reaches another tenant's sandboxes or changes what is deployed. Every other method is refused with
  * {@code PERMISSION_DENIED}; a sandbox that was not created through this socket answers {@code NOT_FOUND}, as if it
  * did not exist. Without this, code in any replica could list every sandbox on the server and run commands in them.
@@ -71,6 +72,9 @@ final class WorkerScope implements ServerInterceptor {
         for (String m : List.of("GetVolume", "ListVolumes", "ListFiles", "GetFile")) {
             r.put("chalk.volume.v1.VolumeService/" + m, Rule.ALLOW);
         }
+        // LLM judges deployed as scorers call models as the function's environment; the router adds the provider's
+        // key, which the replica never sees
+        r.put("chalk_compute.ai.v1.AiRouterService/Forward", Rule.ALLOW);
         r.put("grpc.health.v1.Health/Check", Rule.ALLOW);
         r.put("chalk.server.v1.AuthService/GetToken", Rule.ALLOW);
         r.put("chalk.server.v1.AuthService/GetWorkloadIdentityToken", Rule.ALLOW);
@@ -88,7 +92,7 @@ final class WorkerScope implements ServerInterceptor {
             call.close(
                     Status.PERMISSION_DENIED.withDescription(method + " is not available to deployed functions:"
                             + " a function's replica may create sandboxes and use those it created, build images, call"
-                            + " functions and read volumes"),
+                            + " functions, read volumes and call models through the AI router"),
                     new Metadata());
             return new ServerCall.Listener<>() {};
         }
