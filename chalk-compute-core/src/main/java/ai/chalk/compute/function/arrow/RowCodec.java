@@ -41,12 +41,15 @@ public final class RowCodec {
     private final List<JsonNode> defaults;
     /** The schema's IPC message, which starts every payload this codec writes: serialised once, not per payload. */
     private final byte[] schemaMessage;
+    /** The way without Arrow's vectors for a schema of plain scalars; {@code null} for other schemas. */
+    private final FlatRows flat;
 
     private RowCodec(Schema schema, List<ValueType> types, List<JsonNode> defaults) {
         this.schema = schema;
         this.types = types;
         this.defaults = defaults;
         this.schemaMessage = ArrowIpc.schemaMessage(schema);
+        this.flat = FlatRows.of(schema, types);
     }
 
     /**
@@ -152,6 +155,17 @@ public final class RowCodec {
      * @throws ArrowPayloadException when a value does not fit its column, naming the row and the column
      */
     public byte[] encode(List<Object[]> rows) {
+        if (flat != null) {
+            byte[] written = flat.encode(schemaMessage, rows);
+            if (written != null) {
+                return written;
+            }
+        }
+        return encodeWithVectors(rows);
+    }
+
+    /** {@link #encode} through Arrow's vectors: every type, and the messages that name a value that does not fit. */
+    byte[] encodeWithVectors(List<Object[]> rows) {
         List<Field> fields = schema.getFields();
         try (BufferAllocator allocator = ROOT.newChildAllocator("encode", 0, Long.MAX_VALUE);
                 VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
@@ -191,6 +205,17 @@ public final class RowCodec {
     public List<Object[]> decode(byte[] payload, DecodeContext context) {
         Objects.requireNonNull(payload, "payload");
         Objects.requireNonNull(context, "context");
+        if (flat != null) {
+            List<Object[]> read = flat.decode(payload);
+            if (read != null) {
+                return read;
+            }
+        }
+        return decodeWithVectors(payload, context);
+    }
+
+    /** {@link #decode} through Arrow's vectors: every type and layout, and the messages for what does not read. */
+    List<Object[]> decodeWithVectors(byte[] payload, DecodeContext context) {
         List<Object[]> rows = new ArrayList<>();
         try (BufferAllocator allocator = ROOT.newChildAllocator("decode", 0, Long.MAX_VALUE)) {
             ArrowIpc.read(payload, allocator, root -> readBatch(root, context, rows));

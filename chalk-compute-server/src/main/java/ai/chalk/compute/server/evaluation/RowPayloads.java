@@ -1,7 +1,10 @@
 package ai.chalk.compute.server.evaluation;
 
 import ai.chalk.compute.proto.arrow.ArrowIpc;
+import ai.chalk.compute.proto.arrow.FlatIpc;
 import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -53,7 +56,15 @@ final class RowPayloads {
         }
     }
 
+    /**
+     * The root of every payload's allocator: a root allocator per payload cost each batch its setup; a child per
+     * payload still checks on close that the payload's buffers were all released.
+     */
+    private static final BufferAllocator ROOT = new RootAllocator();
+
     private final Schema schema;
+    /** The schema's IPC message, when every parameter is a flat scalar ({@link #encodeFlat}); otherwise null. */
+    private final byte @Nullable [] schemaMessage;
 
     /** The payloads of a function with this input schema. */
     RowPayloads(ai.chalk.compute.proto.arrow.v1.Schema input) {
@@ -62,6 +73,8 @@ final class RowPayloads {
             fields.add(field(f));
         }
         this.schema = new Schema(fields);
+        this.schemaMessage =
+                fields.stream().allMatch(f -> FlatIpc.Layout.of(f) != null) ? ArrowIpc.schemaMessage(schema) : null;
     }
 
     /** The parameters' names, in order. */
@@ -96,7 +109,106 @@ final class RowPayloads {
 
     /** The rows' arguments, from {@link #arguments}, as one Arrow IPC stream. */
     byte[] encode(List<Object[]> rows) {
-        try (BufferAllocator allocator = new RootAllocator();
+        byte[] flat = encodeFlat(rows);
+        return flat != null ? flat : encodeWithVectors(rows);
+    }
+
+    /**
+     * {@link #encode} without Arrow's vectors ({@link FlatIpc}), the same bytes, for rows of plain scalars; {@code null}
+     * for anything else (other types, a value out of its column's range), which the vectors write or refuse.
+     */
+    private byte @Nullable [] encodeFlat(List<Object[]> rows) {
+        int n = rows.size();
+        List<Field> fields = schema.getFields();
+        if (n == 0 || schemaMessage == null) {
+            return null;
+        }
+        List<FlatIpc.Column> columns = new ArrayList<>(fields.size());
+        for (int c = 0; c < fields.size(); c++) {
+            ArrowType type = fields.get(c).getType();
+            byte[] validity = new byte[(n + 7) / 8];
+            int nulls = 0;
+            for (int r = 0; r < n; r++) {
+                if (rows.get(r)[c] == null) {
+                    nulls++;
+                } else {
+                    validity[r >>> 3] |= (byte) (1 << (r & 7));
+                }
+            }
+            FlatIpc.Column column;
+            if (type instanceof ArrowType.Utf8 || type instanceof ArrowType.Binary) {
+                byte[][] each = new byte[n][];
+                int total = 0;
+                for (int r = 0; r < n; r++) {
+                    Object v = rows.get(r)[c];
+                    if (v != null) {
+                        each[r] = v instanceof String s ? s.getBytes(StandardCharsets.UTF_8) : (byte[]) v;
+                        total = Math.addExact(total, each[r].length);
+                    }
+                }
+                byte[] offsets = new byte[4 * (n + 1)];
+                byte[] data = new byte[total];
+                ByteBuffer o = ByteBuffer.wrap(offsets).order(ByteOrder.LITTLE_ENDIAN);
+                int at = 0;
+                for (int r = 0; r < n; r++) {
+                    if (each[r] != null) {
+                        System.arraycopy(each[r], 0, data, at, each[r].length);
+                        at += each[r].length;
+                    }
+                    o.putInt(4 * (r + 1), at);
+                }
+                column = new FlatIpc.Column(nulls, validity, offsets, data, data.length);
+            } else if (type instanceof ArrowType.Bool) {
+                byte[] bits = new byte[(n + 7) / 8];
+                for (int r = 0; r < n; r++) {
+                    if (Boolean.TRUE.equals(rows.get(r)[c])) {
+                        bits[r >>> 3] |= (byte) (1 << (r & 7));
+                    }
+                }
+                column = new FlatIpc.Column(nulls, validity, null, bits, bits.length);
+            } else if (type instanceof ArrowType.Int i && i.getIsSigned()) {
+                int width = i.getBitWidth() / 8;
+                long min = width == 8 ? Long.MIN_VALUE : -(1L << (8 * width - 1));
+                long max = width == 8 ? Long.MAX_VALUE : (1L << (8 * width - 1)) - 1;
+                ByteBuffer out = ByteBuffer.allocate(width * n).order(ByteOrder.LITTLE_ENDIAN);
+                for (int r = 0; r < n; r++) {
+                    long v = rows.get(r)[c] == null ? 0 : (Long) rows.get(r)[c];
+                    if (v < min || v > max) {
+                        return null; // the vectors' way refuses it
+                    }
+                    switch (width) {
+                        case 1 -> out.put(r, (byte) v);
+                        case 2 -> out.putShort(2 * r, (short) v);
+                        case 4 -> out.putInt(4 * r, (int) v);
+                        default -> out.putLong(8 * r, v);
+                    }
+                }
+                column = new FlatIpc.Column(nulls, validity, null, out.array(), width * n);
+            } else if (type instanceof ArrowType.FloatingPoint f
+                    && f.getPrecision() != org.apache.arrow.vector.types.FloatingPointPrecision.HALF) {
+                boolean single = f.getPrecision() == org.apache.arrow.vector.types.FloatingPointPrecision.SINGLE;
+                int width = single ? 4 : 8;
+                ByteBuffer out = ByteBuffer.allocate(width * n).order(ByteOrder.LITTLE_ENDIAN);
+                for (int r = 0; r < n; r++) {
+                    double v = rows.get(r)[c] == null ? 0 : (Double) rows.get(r)[c];
+                    if (single) {
+                        out.putFloat(4 * r, (float) v);
+                    } else {
+                        out.putDouble(8 * r, v);
+                    }
+                }
+                column = new FlatIpc.Column(nulls, validity, null, out.array(), width * n);
+            } else {
+                return null;
+            }
+            columns.add(column);
+        }
+        return FlatIpc.write(schemaMessage, n, columns);
+    }
+
+    /** {@link #encode} through Arrow's vectors: every parameter type the server fills. */
+    byte[] encodeWithVectors(List<Object[]> rows) {
+        try (BufferAllocator allocator = ROOT.newChildAllocator("evaluation-encode", 0, Long.MAX_VALUE);
                 VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
             for (FieldVector v : root.getFieldVectors()) {
                 v.setInitialCapacity(Math.max(1, rows.size()));
@@ -119,8 +231,66 @@ final class RowPayloads {
      * @throws IllegalArgumentException when the bytes are not an Arrow IPC stream
      */
     static List<@Nullable Object> decode(byte[] payload) {
+        List<@Nullable Object> flat = decodeFlat(payload);
+        return flat != null ? flat : decodeWithVectors(payload);
+    }
+
+    /**
+     * {@link #decode} of an answer of one batch whose first column is a plain scalar, read in place ({@link FlatIpc}) as
+     * Arrow's vectors' {@code getObject} reads it; {@code null} for anything else.
+     */
+    private static @Nullable List<@Nullable Object> decodeFlat(byte[] payload) {
+        FlatIpc.Batch batch = FlatIpc.read(payload);
+        if (batch == null || batch.schema().getFields().isEmpty()) {
+            return null;
+        }
+        ArrowType type = batch.schema().getFields().get(0).getType();
+        byte[] bytes = batch.bytes();
+        ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        int start = batch.valuesStart(0);
+        List<@Nullable Object> out = new ArrayList<>(batch.rows());
+        for (int r = 0; r < batch.rows(); r++) {
+            if (batch.isNull(0, r)) {
+                out.add(null);
+                continue;
+            }
+            Object value;
+            if (type instanceof ArrowType.Int i && i.getIsSigned()) {
+                value = switch (i.getBitWidth()) {
+                    case 8 -> bytes[start + r];
+                    case 16 -> in.getShort(start + 2 * r);
+                    case 32 -> in.getInt(start + 4 * r);
+                    default -> in.getLong(start + 8 * r);
+                };
+            } else if (type instanceof ArrowType.FloatingPoint f
+                    && f.getPrecision() != org.apache.arrow.vector.types.FloatingPointPrecision.HALF) {
+                value = f.getPrecision() == org.apache.arrow.vector.types.FloatingPointPrecision.SINGLE
+                        ? (Object) in.getFloat(start + 4 * r)
+                        : (Object) in.getDouble(start + 8 * r);
+            } else if (type instanceof ArrowType.Bool) {
+                value = (bytes[start + (r >>> 3)] & (1 << (r & 7))) != 0;
+            } else if (type instanceof ArrowType.Utf8 || type instanceof ArrowType.Binary) {
+                int offsets = batch.offsetsStart(0);
+                int from = in.getInt(offsets + 4 * r);
+                int to = in.getInt(offsets + 4 * (r + 1));
+                if (from < 0 || to < from || to > batch.valuesLength(0)) {
+                    return null; // the vectors' way reports it
+                }
+                value = type instanceof ArrowType.Utf8
+                        ? new String(bytes, start + from, to - from, StandardCharsets.UTF_8)
+                        : java.util.Arrays.copyOfRange(bytes, start + from, start + to);
+            } else {
+                return null;
+            }
+            out.add(value);
+        }
+        return out;
+    }
+
+    /** {@link #decode} through Arrow's vectors: every type and layout. */
+    static List<@Nullable Object> decodeWithVectors(byte[] payload) {
         List<@Nullable Object> out = new ArrayList<>();
-        try (BufferAllocator allocator = new RootAllocator()) {
+        try (BufferAllocator allocator = ROOT.newChildAllocator("evaluation-decode", 0, Long.MAX_VALUE)) {
             ArrowIpc.read(payload, allocator, root -> {
                 if (root.getFieldVectors().isEmpty()) {
                     throw new IllegalArgumentException("the answer has no column");

@@ -133,7 +133,7 @@ public final class ArrowIpc {
      * Where the stream's first message ends when it is a schema (which has no body), as checked by
      * {@link #checkFraming}; -1 otherwise.
      */
-    private static int schemaMessageEnd(byte[] bytes, int start, int end) {
+    static int schemaMessageEnd(byte[] bytes, int start, int end) {
         ByteBuffer in = ByteBuffer.wrap(bytes, start, end - start).slice().order(java.nio.ByteOrder.LITTLE_ENDIAN);
         if (in.remaining() < 2 * Integer.BYTES) {
             return -1;
@@ -158,7 +158,7 @@ public final class ArrowIpc {
      * The schema whose IPC message is {@code bytes[start, end)}: parsed once per distinct message, since every payload
      * of a function (arguments or results) starts with the same one and parsing it costs a call more than its batch.
      */
-    private static Schema schema(byte[] bytes, int start, int end) throws IOException {
+    static Schema schema(byte[] bytes, int start, int end) throws IOException {
         SchemaMessage key = new SchemaMessage(Arrays.copyOfRange(bytes, start, end));
         Schema known = SCHEMAS.get(key);
         if (known != null) {
