@@ -28,7 +28,6 @@ import java.util.OptionalInt;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -66,12 +65,6 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
             SandboxServiceGrpc.getExecMethod().toBuilder(
                             SandboxServiceGrpc.getExecMethod().getRequestMarshaller(), new AliasingResponses())
                     .build();
-
-    /**
-     * Runs the call's callbacks on the transport's thread: they never block (they queue, complete a future or wake a
-     * waiter), and a hop to another thread for each would cost more than the callback itself on short commands.
-     */
-    private static final Executor CALLBACKS = Runnable::run;
 
     /** Wakes a consumer blocked on the inbox (after {@link #close()}). */
     private static final Object WAKE = new Object();
@@ -122,8 +115,7 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
         ExecCall call = new ExecCall(init.getSandboxId(), init.getCommand(), outputLimit);
         log.debug("exec in sandbox {}: {} {}", init.getSandboxId(), init.getCommand(), init.getArgsList());
         try {
-            ClientCalls.asyncBidiStreamingCall(
-                    stub.getChannel().newCall(EXEC, stub.getCallOptions().withExecutor(CALLBACKS)), call);
+            ClientCalls.asyncBidiStreamingCall(stub.getChannel().newCall(EXEC, stub.getCallOptions()), call);
         } catch (RuntimeException e) {
             throw ServerCall.failure(ResourceKind.SANDBOX, e);
         }
