@@ -49,6 +49,8 @@ public record ConnectionSettings(
     public static final String ENV_TARGET = "CHALK_COMPUTE_TARGET";
     /** The SDK's environment variable naming Chalk's API server, a URL; {@code https} means TLS. */
     public static final String ENV_API_SERVER = "CHALK_API_SERVER";
+    /** Bytes a server may send on one call (and on the connection) before the client has read them. */
+    private static final int FLOW_CONTROL_WINDOW = 8 << 20;
 
     /** Validates the settings. */
     public ConnectionSettings {
@@ -169,10 +171,16 @@ public record ConnectionSettings(
      */
     public ManagedChannel openChannel() {
         var builder = Grpc.newChannelBuilder(target, credentials());
-        if (target.startsWith("unix:") && builder instanceof NettyChannelBuilder netty) {
-            // gRPC asks for TCP keep-alive on every connection, which a unix socket has not: Netty would warn about
-            // it each time
-            netty.withOption(ChannelOption.SO_KEEPALIVE, null);
+        if (builder instanceof NettyChannelBuilder netty) {
+            // exec output comes in 256 KiB messages: with gRPC's 1 MiB window a fast stream stops every few messages
+            // for a window update; the window still grows past this where gRPC measures a larger bandwidth-delay
+            // product, and what a call holds stays bounded by it and the messages the SDK asks for ahead
+            netty.initialFlowControlWindow(FLOW_CONTROL_WINDOW);
+            if (target.startsWith("unix:")) {
+                // gRPC asks for TCP keep-alive on every connection, which a unix socket has not: Netty would warn
+                // about it each time
+                netty.withOption(ChannelOption.SO_KEEPALIVE, null);
+            }
         }
         bearerToken.ifPresent(token -> builder.intercept(new BearerToken(token)));
         builder.intercept(new ConnectionFailures(target)); // "connection refused to host:port", not "io exception"

@@ -68,7 +68,7 @@ public sealed interface ExecEvent {
     record Stdout(byte[] data) implements ExecEvent {
         /** Creates the event; the bytes are copied. */
         public Stdout {
-            data = data.clone();
+            data = HandedOver.keep(data);
         }
 
         /** The bytes written (a copy). */
@@ -106,7 +106,7 @@ public sealed interface ExecEvent {
     record Stderr(byte[] data) implements ExecEvent {
         /** Creates the event; the bytes are copied. */
         public Stderr {
-            data = data.clone();
+            data = HandedOver.keep(data);
         }
 
         /** The bytes written (a copy). */
@@ -145,7 +145,7 @@ public sealed interface ExecEvent {
     record PtyOutput(byte[] data) implements ExecEvent {
         /** Creates the event; the bytes are copied. */
         public PtyOutput {
-            data = data.clone();
+            data = HandedOver.keep(data);
         }
 
         /** The bytes written (a copy). */

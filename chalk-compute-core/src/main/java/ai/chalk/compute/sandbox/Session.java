@@ -292,7 +292,7 @@ public final class Session implements AutoCloseable {
     private static Optional<ExecEvent> toEvent(OpenSessionResponse r) {
         return switch (r.getEventCase()) {
             case OUTPUT_DATA -> {
-                byte[] data = r.getOutputData().getData().toByteArray();
+                byte[] data = HandedOver.give(r.getOutputData().getData().toByteArray());
                 yield Optional.of(
                         switch (r.getOutputData().getStream()) {
                             case STREAM_STDERR -> new ExecEvent.Stderr(data);
