@@ -43,7 +43,11 @@ final class BubblewrapLauncher extends InitLauncher {
                 groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(),
                 SandboxCommands.bubblewrapInit(
-                        bwrap, filter.initFile(), request.userns().map(UserNamespace::path), steps));
+                        bwrap,
+                        filter.initFile(),
+                        request.userns().map(UserNamespace::path),
+                        runtime.ownMountTable(request.dir()),
+                        steps));
         Process p = runtime.spawnInit(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE));
         try (OutputStream in = p.getOutputStream()) {
             for (String a : args) {

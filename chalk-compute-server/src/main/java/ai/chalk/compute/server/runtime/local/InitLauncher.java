@@ -8,6 +8,7 @@ import ai.chalk.compute.server.runtime.local.mount.MountPlan;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +33,7 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
      * @param fromImage whether its root is an image's
      * @param mounts    its mounts, root and volumes as it sees them (id-mapped where it has its own ids)
      * @param userns    its user namespace, if it has its own ids
+     * @param dir       its state directory, its layer's mount point
      */
     record Request(
             LocalRuntime runtime,
@@ -40,7 +42,8 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
             String workdir,
             boolean fromImage,
             MountPlan mounts,
-            Optional<UserNamespace> userns) {}
+            Optional<UserNamespace> userns,
+            Path dir) {}
 
     /** The launcher of an isolation level that has an init. */
     static InitLauncher of(Level level) {

@@ -30,7 +30,8 @@ final class Leftovers {
     /**
      * What removes a killed server's sandboxes (see {@link WhenServerDies}): it thaws and kills whatever is left in
      * their groups (their inits die with the server, but a frozen process cannot die until thawed), detaches their
-     * file systems (layers, id-mapped views, image roots) and removes their directories and cgroups. It acts only on
+     * file systems (layers, id-mapped views, image roots, then the sandboxes directory's own mount) and removes their
+     * directories and cgroups. It acts only on
      * the sandboxes there were when the server died, so a new server started on the same directory meanwhile loses
      * nothing. Arguments: the sandboxes directory, then the base directory of each cgroup hierarchy.
      */
@@ -55,6 +56,8 @@ final class Leftovers {
               done
             done
             for g in "$@"; do rmdir "$g" 2>/dev/null; done
+            # the directory's own mount (see SandboxesMount), unless a new server's sandboxes are mounted below it
+            cd / && umount "$S" 2>/dev/null
             exit 0
             """;
 

@@ -7,7 +7,9 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.HostTools;
+import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.host.SandboxesMount;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
 import ai.chalk.compute.server.runtime.host.WhenServerDies;
@@ -124,6 +126,12 @@ public final class LocalRuntime implements SandboxRuntime {
     private final InitSpawner spawner;
     private final ScheduledExecutorService scheduler;
     private final SandboxPool pool;
+    /**
+     * Whether the sandboxes directory is a mount of its own, so that an init's start can detach the other sandboxes'
+     * layers from its copy of the mount table (see {@link SandboxCommands#OWN_MOUNT_TABLE}).
+     */
+    private final boolean sandboxesMount;
+
     private volatile boolean closed;
 
     /**
@@ -284,6 +292,7 @@ public final class LocalRuntime implements SandboxRuntime {
                     IsolationProbe.describe(level, failures, tools, systemView, cgroups, userNamespaces.problem());
             // leftover sandboxes' roots are unmounted before the cache below them is touched
             OverlayMount.unmountAllUnder(sandboxesDir());
+            this.sandboxesMount = level.isolated() && bindSandboxes();
             this.sandboxTools = SandboxTools.prepare(this.stateDir.resolve("tools"), tools);
             this.images = new RuntimeImages(
                     this.stateDir,
@@ -422,6 +431,9 @@ public final class LocalRuntime implements SandboxRuntime {
                 log.warn("Stopping a sandbox failed: {}", e.toString());
             }
         }
+        if (sandboxesMount) {
+            LayerQuota.unmount(sandboxesDir()); // no layer is left below it
+        }
         cgroups.removeBaseIfEmpty();
         egress.close();
         userNamespaces.close();
@@ -518,6 +530,39 @@ public final class LocalRuntime implements SandboxRuntime {
     ProcMasks procMasks() {
         return procMasks;
     }
+
+    /**
+     * Binds the sandboxes directory onto itself (see {@link #sandboxesMount}); false, logged, when that fails: inits
+     * then start from the host's whole mount table, as costly as it is.
+     */
+    private boolean bindSandboxes() throws IOException {
+        Files.createDirectories(stateDir.resolve(ASIDE));
+        try {
+            SandboxesMount.bind(sandboxesDir());
+            return true;
+        } catch (IOException e) {
+            log.warn("Each running sandbox will make the next start slower: {}", e.getMessage());
+            return false;
+        }
+    }
+
+    /**
+     * The words that start an init in a copy of the host's mount table without the other sandboxes' layers (see
+     * {@link SandboxCommands#OWN_MOUNT_TABLE}); empty when that cannot be had here.
+     *
+     * @param dir the sandbox's directory, its layer's mount point
+     */
+    List<String> ownMountTable(Path dir) throws RuntimeStartException {
+        Optional<Path> perl = tools.get("perl");
+        if (!sandboxesMount || perl.isEmpty()) {
+            return List.of();
+        }
+        return SandboxCommands.ownMountTable(
+                perl.get(), syscallFilter().filter(), sandboxesDir(), dir, stateDir.resolve(ASIDE));
+    }
+
+    /** The empty directory a starting init moves its sandbox's directory aside to, in its own mount table. */
+    private static final String ASIDE = "aside";
 
     Path sandboxesDir() {
         return stateDir.resolve("sandboxes");

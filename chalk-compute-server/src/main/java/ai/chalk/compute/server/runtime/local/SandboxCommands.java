@@ -163,11 +163,62 @@ final class SandboxCommands {
     static final String INIT_LOOP = "while :; do sleep infinity & wait; done";
 
     /**
+     * Runs the rest of its command line (bubblewrap) in a mount namespace of its own, a copy of the host's in which the
+     * other sandboxes' layers are detached: the sandbox's own directory is moved aside, the sandboxes directory (a
+     * mount of its own, see {@link ai.chalk.compute.server.runtime.host.SandboxesMount}) detached with everything
+     * below it in one call, and the own directory moved back to its path. Without this, each running sandbox adds a
+     * mount to the table every start copies and bubblewrap reads again for each mount it makes, so that the next
+     * start costs more with every sandbox alive. Only what the sandbox sees of the host before its pivot changes (less
+     * of it); propagation stays as bubblewrap sets it (slave of the host). Run as host root, before any of the
+     * sandbox's code, with the syscall numbers of {@code unshare}, {@code mount} and {@code umount2} as arguments,
+     * then the sandboxes directory, the sandbox's directory and the empty directory it is moved aside to. 125: a step
+     * failed (it says which); 127: the command could not be run. It loads no module.
+     */
+    static final String OWN_MOUNT_TABLE = """
+            my ($unshare, $mount, $umount2, $all, $dir, $aside) = splice(@ARGV, 0, 6);
+            my ($none, $root) = ("none", "/"); # syscall wants buffers it could write to, never literals
+            sub fail { print STDERR "chalk: cannot prepare the sandbox's mount table ($_[0]: $!)\n"; exit 125 }
+            syscall($unshare + 0, 0x20000) == 0 or fail("unshare");
+            syscall($mount + 0, $none, $root, 0, 0x80000 | 0x4000, 0) == 0 or fail("rslave");
+            syscall($mount + 0, $dir, $aside, 0, 0x2000, 0) == 0 or fail("move aside");
+            # not a mount (a killed server's watcher detached it meanwhile): the start is slower, nothing else
+            syscall($umount2 + 0, $all, 2) == 0 or $! + 0 == 22 or fail("detach the other sandboxes");
+            syscall($mount + 0, $aside, $dir, 0, 0x2000, 0) == 0 or fail("move back");
+            exec { $ARGV[0] } @ARGV;
+            print STDERR "chalk: cannot run $ARGV[0]: $!\n";
+            exit 127;
+            """;
+
+    /**
+     * The words that run a command in {@link #OWN_MOUNT_TABLE}.
+     *
+     * @param numbers   the syscall numbers of this host's architecture
+     * @param sandboxes the sandboxes directory, a mount of its own
+     * @param dir       the sandbox's directory (its layer's mount point)
+     * @param aside     an empty directory outside {@code sandboxes}
+     */
+    static List<String> ownMountTable(Path perl, SyscallFilter numbers, Path sandboxes, Path dir, Path aside) {
+        return List.of(
+                perl.toString(),
+                "-e",
+                OWN_MOUNT_TABLE,
+                "--",
+                Integer.toString(numbers.syscallNumber("unshare")),
+                Integer.toString(numbers.syscallNumber("mount")),
+                Integer.toString(numbers.syscallNumber("umount2")),
+                sandboxes.toString(),
+                dir.toString(),
+                aside.toString());
+    }
+
+    /**
      * The bubblewrap command line proper: options come on stdin, the init's {@link #initSteps} follow, with the user
      * namespace's file open on {@link #USERNS_FD} when there is one.
      */
-    static List<String> bubblewrapInit(Path bwrap, Path initFilter, Optional<Path> userns, List<String> steps) {
-        List<String> c = new ArrayList<>(List.of(bwrap.toString(), "--args", "0", "--"));
+    static List<String> bubblewrapInit(
+            Path bwrap, Path initFilter, Optional<Path> userns, List<String> ownMountTable, List<String> steps) {
+        List<String> c = new ArrayList<>(ownMountTable);
+        c.addAll(List.of(bwrap.toString(), "--args", "0", "--"));
         c.addAll(steps);
         List<String> withFilter = SyscallFilter.withFileOn(FILTER_FD, initFilter, c);
         return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, withFilter))

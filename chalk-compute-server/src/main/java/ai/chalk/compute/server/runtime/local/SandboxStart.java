@@ -230,7 +230,7 @@ final class SandboxStart {
             if (level.isolated()) {
                 init = InitLauncher.of(level)
                         .launch(new InitLauncher.Request(
-                                runtime, groups, hostname, workdir, image != null, mounts, userns))
+                                runtime, groups, hostname, workdir, image != null, mounts, userns, dir))
                         .withIds(ids);
                 if (!root.equals(layer)) {
                     // the init's mount namespace holds its own copy of the id-mapped root now; the host's goes, so

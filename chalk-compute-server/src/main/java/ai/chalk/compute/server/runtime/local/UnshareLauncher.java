@@ -36,11 +36,14 @@ final class UnshareLauncher extends InitLauncher {
                 filter.filter().execPrefixParts(helpers.perl()),
                 request.userns().map(UserNamespace::path),
                 helpers.nsenter());
+        // in a mount table without the other sandboxes' layers: its mount commands each read the table again
+        List<String> own = new java.util.ArrayList<>(runtime.ownMountTable(request.dir()));
+        own.addAll(init);
         SandboxCgroup groups = request.groups();
         List<String> command = SandboxCommands.joinCgroups(
                 groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(),
-                init);
+                own);
         Process p = runtime.spawnInit(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.DISCARD)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));

@@ -229,6 +229,16 @@ public final class SyscallFilter {
         return execPrefixParts(perl).words();
     }
 
+    /**
+     * The number of syscall {@code name} on the architecture this filter was built for, for a helper that makes the
+     * call itself (perl's {@code syscall}).
+     *
+     * @throws IllegalStateException when libseccomp knows no such syscall here
+     */
+    public int syscallNumber(String name) {
+        return require(arch, name);
+    }
+
     /** {@link #execPrefix} in its parts, for a shell that runs it from variables (the unshare init). */
     public ExecPrefix execPrefixParts(List<String> perl) {
         return ExecWrapper.prefix(perl, prctl, seccomp, HexFormat.of().formatHex(program));
