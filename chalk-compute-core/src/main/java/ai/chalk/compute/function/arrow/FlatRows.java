@@ -56,21 +56,6 @@ final class FlatRows {
         };
     }
 
-    private static Class<?> boxed(ScalarKind kind) {
-        return switch (kind) {
-            case BOOLEAN -> Boolean.class;
-            case BYTE -> Byte.class;
-            case SHORT -> Short.class;
-            case INT -> Integer.class;
-            case LONG -> Long.class;
-            case FLOAT -> Float.class;
-            case DOUBLE -> Double.class;
-            case STRING -> String.class;
-            case BYTES -> byte[].class;
-            default -> throw new IllegalStateException(kind + " is not flat");
-        };
-    }
-
     /** The IPC stream of the rows, or {@code null} when a value is not exactly its column's class (or a wrong null). */
     byte[] encode(byte[] schemaMessage, List<Object[]> rows) {
         int n = rows.size();
@@ -90,7 +75,7 @@ final class FlatRows {
 
     private FlatIpc.Column encodeColumn(List<Object[]> rows, int column, int n) {
         ValueType.Scalar type = types[column];
-        Class<?> expected = boxed(type.kind());
+        Class<?> expected = type.kind().boxedType();
         byte[] validity = new byte[(n + 7) / 8];
         int nulls = 0;
         Object[] values = new Object[n];

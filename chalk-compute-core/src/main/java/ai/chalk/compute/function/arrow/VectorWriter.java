@@ -146,22 +146,7 @@ final class VectorWriter {
 
     private static Class<?> boxed(ValueType type) {
         if (type instanceof ValueType.Scalar s) {
-            return switch (s.kind()) {
-                case BOOLEAN -> Boolean.class;
-                case BYTE -> Byte.class;
-                case SHORT -> Short.class;
-                case INT -> Integer.class;
-                case LONG -> Long.class;
-                case FLOAT -> Float.class;
-                case DOUBLE -> Double.class;
-                case STRING -> String.class;
-                case BYTES -> byte[].class;
-                case INSTANT -> Instant.class;
-                case LOCAL_DATE_TIME -> LocalDateTime.class;
-                case LOCAL_DATE -> LocalDate.class;
-                case DURATION -> Duration.class;
-                case DECIMAL -> BigDecimal.class;
-            };
+            return s.kind().boxedType();
         }
         return (Class<?>) type.javaType();
     }
