@@ -149,7 +149,12 @@ class EvaluationClientTest {
                     .isInstanceOf(InvalidRequestException.class)
                     .hasMessageContaining("at least one scorer");
             assertThatThrownBy(() -> evaluations.create(
-                            "Judge", "capitals", task, List.of(Scorers.llmJudge(Grade.class, "gpt-5", "Grade it."))))
+                            "Judge",
+                            "capitals",
+                            task,
+                            // a prompt function cannot go to the workers that run a judge given as a scorer
+                            List.of(Scorers.llmJudge(Grade.class, "gpt-5", "Grade it.")
+                                    .prompt(row -> "Grade " + row.get("output")))))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("@ChalkScorer");
             assertThatThrownBy(() -> evaluations.create("Typo", "capitals", task, List.of(42)))
