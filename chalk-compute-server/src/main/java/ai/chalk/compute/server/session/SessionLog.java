@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.session;
 
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
+import ai.chalk.compute.proto.sandbox.v2.OutputData;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -49,6 +50,20 @@ public final class SessionLog {
     public long append(OpenSessionResponse event, boolean terminal) {
         long seq;
         synchronized (this) {
+            long size = size(event);
+            if (size > capacityBytes) {
+                // one chunk larger than the whole buffer (the pumps read up to 256 KiB at a time): keep its
+                // tail and number its head as an event dropped on arrival, so the end of the output
+                // survives the terminal event and a reader is told of the loss
+                droppedBytes += bufferedBytes + (size - capacityBytes);
+                entries.clear();
+                bufferedBytes = 0;
+                droppedThroughSeq = ++lastSeq;
+                OutputData data = event.getOutputData();
+                event = event.toBuilder()
+                        .setOutputData(data.toBuilder().setData(data.getData().substring((int) (size - capacityBytes))))
+                        .build();
+            }
             seq = ++lastSeq;
             entries.addLast(new Entry(seq, event.toBuilder().setSeq(seq).build()));
             bufferedBytes += size(event);
