@@ -201,6 +201,7 @@ final class FlatRows {
             index[column] = at;
         }
         int n = batch.rows();
+        RowCodec.requirePlausibleRows(n, payload.length);
         Object[][] rows = new Object[n][types.length];
         for (int column = 0; column < types.length; column++) {
             if (!decodeColumn(batch, index[column], types[column], rows, column)) {

@@ -218,13 +218,32 @@ public final class RowCodec {
     List<Object[]> decodeWithVectors(byte[] payload, DecodeContext context) {
         List<Object[]> rows = new ArrayList<>();
         try (BufferAllocator allocator = ROOT.newChildAllocator("decode", 0, Long.MAX_VALUE)) {
-            ArrowIpc.read(payload, allocator, root -> readBatch(root, context, rows));
+            ArrowIpc.read(payload, allocator, root -> {
+                requirePlausibleRows(root.getRowCount(), payload.length);
+                readBatch(root, context, rows);
+            });
         } catch (ArrowPayloadException e) {
             throw e;
         } catch (IllegalArgumentException e) {
             throw new ArrowPayloadException(e.getMessage(), e);
         }
         return rows;
+    }
+
+    /** The most rows a payload may claim when no column's bytes bound them (no columns, or only null-typed ones). */
+    static final int MAX_ROWS_WITHOUT_DATA = 1 << 20;
+
+    /**
+     * Refuses a row count that the payload's bytes cannot hold: every column type but null takes at least a bit per
+     * row, so a larger count comes from a payload without data columns, and believing it would allocate one array
+     * per claimed row (2^31 rows for a few hundred bytes).
+     */
+    static void requirePlausibleRows(long rows, int payloadBytes) {
+        if (rows > MAX_ROWS_WITHOUT_DATA && rows > 8L * payloadBytes) {
+            throw new ArrowPayloadException("the payload claims " + rows + " rows in " + payloadBytes
+                    + " bytes; without data columns at most " + MAX_ROWS_WITHOUT_DATA
+                    + " rows can be sent in one payload: split the call into smaller batches");
+        }
     }
 
     private void readBatch(VectorSchemaRoot root, DecodeContext context, List<Object[]> rows) {

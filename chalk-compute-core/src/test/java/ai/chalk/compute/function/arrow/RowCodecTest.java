@@ -202,6 +202,28 @@ class RowCodecTest {
     }
 
     @Test
+    void aRowCountNoBytesBackIsRefusedNotAllocated() {
+        // a few hundred bytes claiming 2^31 - 1 rows: believed, a zero-argument function's worker ran out of memory
+        RowCodec codec = RowCodec.of(new Schema(List.of()), List.of(), MAPPING);
+        byte[] hostile = ai.chalk.compute.proto.arrow.FlatIpc.write(
+                ai.chalk.compute.proto.arrow.ArrowIpc.schemaMessage(new Schema(List.of())),
+                Integer.MAX_VALUE,
+                List.of());
+        assertThatThrownBy(() -> codec.decode(hostile, DecodeContext.empty()))
+                .isInstanceOf(ArrowPayloadException.class)
+                .hasMessageContaining("claims 2147483647 rows")
+                .hasMessageContaining("split the call into smaller batches");
+        assertThatThrownBy(() -> codec.decodeWithVectors(hostile, DecodeContext.empty()))
+                .isInstanceOf(ArrowPayloadException.class)
+                .hasMessageContaining("claims 2147483647 rows");
+        byte[] many = ai.chalk.compute.proto.arrow.FlatIpc.write(
+                ai.chalk.compute.proto.arrow.ArrowIpc.schemaMessage(new Schema(List.of())),
+                RowCodec.MAX_ROWS_WITHOUT_DATA,
+                List.of());
+        assertThat(codec.decode(many, DecodeContext.empty())).hasSize(RowCodec.MAX_ROWS_WITHOUT_DATA);
+    }
+
+    @Test
     void valuesThatDoNotFitAreReportedWithRowColumnAndPath() {
         assertThatThrownBy(() -> codec(int.class).encode(rows(1, null)))
                 .isInstanceOf(ArrowPayloadException.class)
