@@ -2,8 +2,8 @@ package ai.chalk.compute.server.egress;
 
 import ai.chalk.compute.server.runtime.network.BlockedDestinations;
 import ai.chalk.compute.server.runtime.network.Prefix;
+import java.io.IOException;
 import java.net.InetAddress;
-import java.net.SocketException;
 import java.net.UnknownHostException;
 import java.util.List;
 import java.util.Map;
@@ -77,7 +77,7 @@ final class Destinations {
     private synchronized void refresh() {
         try {
             blocked = BlockedDestinations.ofThisHost().plus(alsoForbidden);
-        } catch (SocketException e) {
+        } catch (IOException e) {
             if (blocked == null) {
                 blocked = new BlockedDestinations(List.of())
                         .plus(alsoForbidden)

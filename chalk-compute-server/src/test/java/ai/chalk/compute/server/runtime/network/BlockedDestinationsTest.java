@@ -37,6 +37,33 @@ class BlockedDestinationsTest {
     }
 
     @Test
+    void theHostsLocalRoutesAreReadFromTheKernelsTables() {
+        String fibTrie = """
+                Main:
+                  +-- 0.0.0.0/0 3 0 5
+                     |-- 192.0.2.0
+                        /24 link UNICAST
+                     |-- 192.0.2.2
+                        /32 host LOCAL
+                     |-- 198.51.100.200
+                        /29 host LOCAL
+                     |-- 192.0.2.255
+                        /32 link BROADCAST
+                """;
+        String ipv6Route = String.join(
+                "\n",
+                "20010db8000500000000000000000000 40 00000000000000000000000000000000 00"
+                        + " 00000000000000000000000000000000 00000400 00000001 00000000 80000001       lo",
+                "fd000000000000000000000000000000 40 00000000000000000000000000000000 00"
+                        + " 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0",
+                "");
+        assertThat(BlockedDestinations.localRoutes(fibTrie, ipv6Route))
+                .containsExactly("192.0.2.2/32", "198.51.100.200/29", "2001:0db8:0005:0000:0000:0000:0000:0000/64");
+        assertThat(Prefix.parse("2001:0db8:0005:0000:0000:0000:0000:0000/64").contains(Prefix.parse("2001:db8:5::7")))
+                .isTrue();
+    }
+
+    @Test
     void noPrefixIsInsideAnotherSoNftAcceptsTheSet() throws Exception {
         BlockedDestinations blocked = BlockedDestinations.ofThisHost()
                 .plus(List.of("172.17.0.0/16", "172.17.0.1", "127.0.0.1", "10.0.2.0/24"));

@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -133,6 +134,27 @@ class SandboxNetworkSecurityTest {
 
         for (String a : addresses) {
             assertRefusedFast(connect(pid, a, port), "the host's address " + a);
+        }
+    }
+
+    @Test
+    void aHostServiceIsNotReachableThroughAddressesTheHostTakesByALocalRoute() throws Exception {
+        // AnyIP: a `local` route makes the host answer a whole prefix that no interface lists as its address
+        String prefix = "198.51.100." + (ThreadLocalRandom.current().nextInt(0, 32) * 8) + "/29";
+        String address = prefix.substring(0, prefix.lastIndexOf('.') + 1)
+                + (Integer.parseInt(prefix.substring(prefix.lastIndexOf('.') + 1, prefix.indexOf('/'))) + 5);
+        NetnsTesting.ok(List.of("ip", "route", "add", "local", prefix, "dev", "lo"));
+        try {
+            int port = hostService("0.0.0.0");
+            assertThat(connectFromHost(address, port))
+                    .as("from the host, %s answers", address)
+                    .isTrue();
+            long pid = netns.namespace().pid();
+            attach(pid);
+
+            assertRefusedFast(connect(pid, address, port), "an address of the host's local route " + prefix);
+        } finally {
+            NetnsTesting.ok(List.of("ip", "route", "del", "local", prefix, "dev", "lo"));
         }
     }
 
