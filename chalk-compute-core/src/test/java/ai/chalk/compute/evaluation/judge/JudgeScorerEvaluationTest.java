@@ -16,6 +16,7 @@ import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.secret.Secret;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.ai.AiRouterOptions;
+import ai.chalk.compute.server.egress.EgressWorld;
 import ai.chalk.compute.sql.SQLClient;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -166,6 +167,43 @@ class JudgeScorerEvaluationTest {
             assertThat(llm.received()).isEmpty();
             // the key is the deployment's secret, never in the function's configuration
             assertThat(client.functions().current("trace-quality").toString()).doesNotContain(DIRECT_KEY);
+        }
+    }
+
+    @Test
+    void judgesWithAnApiKeySecretGradeThroughTheirProviderOnANetworkBeyondTheHost() throws Exception {
+        // the provider as sandboxes meet one: a server of a network the test builds (EgressWorld), reached by routing;
+        // its answers come from the stand-in, which listens on the host's end of that network behind the world's relay
+        try (EgressWorld world = EgressWorld.start();
+                StandInOpenAiServer provider = new StandInOpenAiServer(world.hostEnd)) {
+            int port = world.relay(8181, provider.port());
+            String baseUrl = "http://" + world.farA.getHostAddress() + ":" + port + "/v1";
+            try (ComputeServer server = ComputeServer.builder()
+                            .dataDir(dir.resolve("data"))
+                            .egress(world.options())
+                            .build()
+                            .start();
+                    SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
+                client.secrets().upsert("OPENAI_KEY", DIRECT_KEY);
+                LlmJudge<LlmJudgeTest.TraceQuality> judge = Scorers.llmJudge(
+                                LlmJudgeTest.TraceQuality.class, "grader", "Grade the agent's reply.")
+                        .apiKey(Secret.fromChalkEnv("OPENAI_KEY"))
+                        .baseUrl(baseUrl);
+                JevJudge jev = Scorers.jev(
+                                labels(), "Y. yes\nN. no", "cheap", "strong", 0.9, List.of("message", "output"))
+                        .apiKey(Secret.fromChalkEnv("OPENAI_KEY"))
+                        .baseUrl(baseUrl);
+
+                EvaluationRun run =
+                        evaluate(client, "Replies", judge, jev).run().await(Duration.ofMinutes(4));
+
+                checkRun(client, run);
+                assertThat(provider.received())
+                        .as("every request came from a replica holding the secret's value")
+                        .isNotEmpty()
+                        .allSatisfy(r -> assertThat(r.authorization()).isEqualTo("Bearer " + DIRECT_KEY));
+                assertThat(client.functions().current("jev").toString()).doesNotContain(DIRECT_KEY);
+            }
         }
     }
 

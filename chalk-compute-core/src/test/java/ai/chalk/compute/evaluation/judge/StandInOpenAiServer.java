@@ -39,9 +39,18 @@ final class StandInOpenAiServer implements AutoCloseable {
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
 
     StandInOpenAiServer() throws IOException {
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+        this(InetAddress.getLoopbackAddress());
+    }
+
+    /** Listening on {@code address} (the host's end of a test network, for sandboxes to reach through a relay). */
+    StandInOpenAiServer(InetAddress address) throws IOException {
+        server = HttpServer.create(new InetSocketAddress(address, 0), 16);
         server.createContext("/v1/chat/completions", this::handle);
         server.start();
+    }
+
+    int port() {
+        return server.getAddress().getPort();
     }
 
     String baseUrl() {

@@ -67,6 +67,7 @@ public final class EgressWorld implements AutoCloseable {
 
     private final List<Process> processes = new ArrayList<>();
     private final ObjectMapper json = new ObjectMapper();
+    private String ns;
 
     private EgressWorld(Path dir, int x) throws IOException {
         this.dir = dir;
@@ -104,7 +105,7 @@ public final class EgressWorld implements AutoCloseable {
         String tag = Integer.toHexString(ThreadLocalRandom.current().nextInt(0x100000, 0xffffff));
         String host = "chkw" + tag;
         String peer = "chkwp" + tag;
-        String ns = "--net=" + nsLink;
+        ns = "--net=" + nsLink;
         String v6 = "fd19:" + Integer.toHexString(x) + "::";
         ok("ip", "link", "add", host, "type", "veth", "peer", "name", peer, "netns", Long.toString(holder.pid()));
         ok("ip", "addr", "add", hostEnd.getHostAddress() + "/29", "dev", host);
@@ -126,6 +127,11 @@ public final class EgressWorld implements AutoCloseable {
             server.waitFor(5, TimeUnit.SECONDS);
             throw new AssertionError("the world's servers did not start: " + line + "\n" + readAll(out));
         }
+        drain(out);
+    }
+
+    /** Reads what a process of the world says from now on, so that it never blocks on a full pipe. */
+    private static void drain(BufferedReader out) {
         Thread drain = new Thread(() -> {
             try {
                 out.transferTo(java.io.Writer.nullWriter());
@@ -135,6 +141,57 @@ public final class EgressWorld implements AutoCloseable {
         });
         drain.setDaemon(true);
         drain.start();
+    }
+
+    /**
+     * Makes a service of the test JVM a server of this world: connections to {@code farA:port} are relayed, from inside
+     * the world, to {@code hostEnd:hostPort}, where the service listens (bound to {@code hostEnd} or the wildcard).
+     * Sandboxes reach it as any server of the world, by routing; the host's own addresses stay refused to them.
+     *
+     * @return {@code port}, once the relay listens
+     */
+    public int relay(int port, int hostPort) throws Exception {
+        Process relay = start(List.of(
+                "nsenter",
+                ns,
+                "--",
+                "/usr/bin/python3",
+                "-c",
+                """
+                import socket, sys, threading
+                def pipe(a, b):
+                    try:
+                        while True:
+                            data = a.recv(65536)
+                            if not data:
+                                break
+                            b.sendall(data)
+                    except OSError:
+                        pass
+                    finally:
+                        try:
+                            b.shutdown(socket.SHUT_WR)
+                        except OSError:
+                            pass
+                s = socket.create_server((sys.argv[1], int(sys.argv[2])))
+                print('listening', flush=True)
+                while True:
+                    c, _ = s.accept()
+                    u = socket.create_connection((sys.argv[3], int(sys.argv[4])))
+                    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+                    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+                """,
+                farA.getHostAddress(),
+                Integer.toString(port),
+                hostEnd.getHostAddress(),
+                Integer.toString(hostPort)));
+        BufferedReader out = new BufferedReader(new InputStreamReader(relay.getInputStream(), StandardCharsets.UTF_8));
+        String line = out.readLine();
+        if (!"listening".equals(line)) {
+            throw new AssertionError("the relay did not start: " + line + "\n" + readAll(out));
+        }
+        drain(out);
+        return port;
     }
 
     /** How the proxy resolves the world's names. */
