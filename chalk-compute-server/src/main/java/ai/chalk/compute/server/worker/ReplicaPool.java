@@ -257,7 +257,9 @@ public final class ReplicaPool implements AutoCloseable {
      * a warm call takes the pool's lock, which all callers share, only once, in {@link #acquire}.
      */
     private void releasedWithoutReport() {
-        if (waiting > 0) { // a racy read is enough: a waiter also wakes at its deadline, and rechecks under the lock
+        // no lock to read the count: acquire raises it before it reads the replicas' calls in flight, and the replica
+        // lowered its count before this read, so either the waiter sees the room or this sees the waiter
+        if (waiting > 0) {
             synchronized (this) {
                 notifyAll();
             }
