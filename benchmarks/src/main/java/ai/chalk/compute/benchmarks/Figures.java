@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -53,6 +54,15 @@ public final class Figures {
             // refused below
         }
         throw new IllegalArgumentException(name + "=" + v + ": a positive whole number is wanted");
+    }
+
+    /**
+     * Whether the run's {@code skip=a,b} argument names {@code part}: a benchmark leaves that part out, so a session
+     * iterating on one figure does not wait for the others (the suite's default runs every part).
+     */
+    public boolean skips(String part) {
+        String v = options.get("skip");
+        return v != null && Arrays.asList(v.split(",")).contains(part);
     }
 
     /** Whether this is a short smoke run: benchmarks measure fewer rounds. */

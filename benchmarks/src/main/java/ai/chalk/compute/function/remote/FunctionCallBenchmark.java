@@ -31,7 +31,8 @@ import java.util.function.LongSupplier;
  * Functions through the server on loopback TCP (client → server → worker JVM on a Unix socket → back): the cold
  * start of a replica against a {@code java -version} in a sandbox; warm calls one after another and from 16 callers
  * against a bare gRPC unary call (a health check of the same server over the same channel); and a worker's resident
- * memory against an idle JVM started with the worker's flags. Each baseline is measured in the same run.
+ * memory against an idle JVM started with the worker's flags. Each baseline is measured in the same run. The argument
+ * {@code skip=coldstart} leaves the cold start out.
  *
  * <p>Warm calls are measured warm: sequential and concurrent warm-up rounds run first, so the JIT compilers of this
  * JVM and of the workers are done and the function's pool has scaled to its {@code maxReplicas} before any window is
@@ -57,7 +58,11 @@ public final class FunctionCallBenchmark implements Benchmark {
         int sequential = figures.smoke() ? 300 : 5000;
         long window = figures.smoke() ? 1 : 3;
         try (DeployedTally tally = new DeployedTally(dataDir)) {
-            coldStart(figures, tally);
+            if (figures.skips("coldstart")) { // skip=coldstart: warm calls only, while iterating on them
+                tally.deploy("sum");
+            } else {
+                coldStart(figures, tally);
+            }
             RemoteFunction sum = tally.remote("sum");
             var health = HealthGrpc.newBlockingStub(tally.channel);
             HealthCheckRequest check = HealthCheckRequest.getDefaultInstance();

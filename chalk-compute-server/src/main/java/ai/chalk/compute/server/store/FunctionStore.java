@@ -86,7 +86,7 @@ public final class FunctionStore {
     private static final int CACHED_LOOKUPS = 1024;
 
     /**
-     * Lookups every call of a function repeats (its function by id, its version by number), each tagged with the
+     * Lookups every call of a function repeats (its function by id or name, its version by number), each tagged with the
      * count of this store's writes when it was read: a write makes them all stale. Every write of these tables goes
      * through this store (one server owns its database), so a warm call reads no row.
      */
@@ -244,14 +244,19 @@ public final class FunctionStore {
                         .findFirst());
     }
 
-    /** The environment's live (not deleted) function of this name. */
+    /**
+     * The environment's live (not deleted) function of this name; read from memory between writes, as a call that
+     * names its function (the protocol's other clients do) repeats it.
+     */
     public Optional<FunctionRecord> liveFunctionNamed(String environment, String name) {
-        return functions(
-                        "SELECT * FROM ext_function WHERE environment = ? AND name = ? AND deleted_at IS NULL"
-                                + " ORDER BY seq DESC LIMIT 1",
-                        List.of(environment, name))
-                .stream()
-                .findFirst();
+        return cached(
+                "named " + environment + "\n" + name, // a newline is in neither, so no two pairs give one key
+                () -> functions(
+                                "SELECT * FROM ext_function WHERE environment = ? AND name = ? AND deleted_at IS NULL"
+                                        + " ORDER BY seq DESC LIMIT 1",
+                                List.of(environment, name))
+                        .stream()
+                        .findFirst());
     }
 
     /**

@@ -8,7 +8,6 @@ import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -49,6 +48,9 @@ public final class ReplicaPool implements AutoCloseable {
     private final Consumer<PoolStatus> onStatus;
     private final List<WorkerReplica> replicas = new ArrayList<>();
     private int starting;
+    /** Calls waiting in {@link #acquire} for room; only they need waking when a call ends. */
+    private volatile int waiting;
+
     private Optional<String> lastError = Optional.empty();
     private boolean lastStartFailed; // a worker that died after serving does not make a pool scaled to zero failed
     private boolean closed;
@@ -249,15 +251,18 @@ public final class ReplicaPool implements AutoCloseable {
     }
 
     /**
-     * {@link #released()} on a transport thread: wakes calls waiting for room, and leaves reporting a changed status
-     * (a store write) to the executor.
+     * {@link #released()} for a call the worker answered, on a transport thread: wakes calls waiting for room, if any.
+     * An answered call changes no part of the status that is reported (the state and message follow the replicas'
+     * starts, deaths and stops, each reported where it happens), so, unlike {@link #released()}, it computes none:
+     * a warm call takes the pool's lock, which all callers share, only once, in {@link #acquire}.
      */
     private void releasedWithoutReport() {
-        synchronized (this) {
-            notifyAll();
-        }
-        if (statusChanged()) {
-            executor.execute(this::reportIfChanged);
+        // no lock to read the count: acquire raises it before it reads the replicas' calls in flight, and the replica
+        // lowered its count before this read, so either the waiter sees the room or this sees the waiter
+        if (waiting > 0) {
+            synchronized (this) {
+                notifyAll();
+            }
         }
     }
 
@@ -287,58 +292,74 @@ public final class ReplicaPool implements AutoCloseable {
     private WorkerReplica acquire(long roomDeadline) {
         long startDeadline = System.nanoTime() + launch.readyTimeout().toNanos();
         synchronized (this) {
-            while (true) {
-                if (closed) {
-                    throw Status.UNAVAILABLE
-                            .withDescription("revision " + launch.revisionId()
-                                    + " no longer serves: its traffic moved or it was deleted; call again")
-                            .asRuntimeException();
+            // counted before the replicas are read: a call that ends after this read sees the count and wakes it
+            waiting++;
+            try {
+                while (true) {
+                    if (closed) {
+                        throw Status.UNAVAILABLE
+                                .withDescription("revision " + launch.revisionId()
+                                        + " no longer serves: its traffic moved or it was deleted; call again")
+                                .asRuntimeException();
+                    }
+                    // a replica whose worker just exited stays listed until its exit handler closes and replaces it;
+                    // a plain loop: every call passes here under the pool's lock, which 16 callers contend for
+                    CallPolicy calls = scale.calls();
+                    int alive = 0;
+                    WorkerReplica best = null;
+                    int bestInFlight = Integer.MAX_VALUE;
+                    for (WorkerReplica r : replicas) {
+                        if (!r.alive()) {
+                            continue;
+                        }
+                        alive++;
+                        int inFlight = r.inFlight();
+                        if (inFlight < bestInFlight && calls.hasRoom(inFlight)) {
+                            best = r;
+                            bestInFlight = inFlight;
+                        }
+                    }
+                    if ((best == null || bestInFlight > 0) && alive + starting < scale.max()) {
+                        starting++;
+                        break; // start one for this call, outside the lock
+                    }
+                    if (best != null) {
+                        best.reserve();
+                        return best;
+                    }
+                    if (alive == 0 && starting == 0) {
+                        throw Status.UNAVAILABLE
+                                .withDescription("no replica of revision " + launch.revisionId() + " is ready"
+                                        + lastError.map(m -> ": " + m).orElse(""))
+                                .asRuntimeException();
+                    }
+                    // full: wait for room on a serving replica, or for one that is starting
+                    long left = (alive == 0 ? startDeadline : roomDeadline) - System.nanoTime();
+                    if (left <= 0) {
+                        throw alive == 0
+                                ? Status.UNAVAILABLE
+                                        .withDescription("no replica of revision " + launch.revisionId() + " is ready"
+                                                + lastError.map(m -> ": " + m).orElse(""))
+                                        .asRuntimeException()
+                                : Status.DEADLINE_EXCEEDED
+                                        .withDescription("all " + alive + " replicas of revision "
+                                                + launch.revisionId() + " were busy with " + calls.maxConcurrent()
+                                                + " calls each"
+                                                + " (max_concurrent) until the call's timeout")
+                                        .asRuntimeException();
+                    }
+                    try {
+                        wait(Math.max(1, left / 1_000_000));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw Status.CANCELLED
+                                .withDescription(
+                                        "interrupted while waiting for a replica of revision " + launch.revisionId())
+                                .asRuntimeException();
+                    }
                 }
-                // a replica whose worker just exited stays listed until its exit handler closes and replaces it
-                List<WorkerReplica> alive =
-                        replicas.stream().filter(WorkerReplica::alive).toList();
-                CallPolicy calls = scale.calls();
-                Optional<WorkerReplica> best = alive.stream()
-                        .filter(r -> calls.hasRoom(r.inFlight()))
-                        .min(Comparator.comparingInt(WorkerReplica::inFlight));
-                if ((best.isEmpty() || best.get().inFlight() > 0) && alive.size() + starting < scale.max()) {
-                    starting++;
-                    break; // start one for this call, outside the lock
-                }
-                if (best.isPresent()) {
-                    best.get().reserve();
-                    return best.get();
-                }
-                if (alive.isEmpty() && starting == 0) {
-                    throw Status.UNAVAILABLE
-                            .withDescription("no replica of revision " + launch.revisionId() + " is ready"
-                                    + lastError.map(m -> ": " + m).orElse(""))
-                            .asRuntimeException();
-                }
-                // full: wait for room on a serving replica, or for one that is starting
-                long left = (alive.isEmpty() ? startDeadline : roomDeadline) - System.nanoTime();
-                if (left <= 0) {
-                    throw alive.isEmpty()
-                            ? Status.UNAVAILABLE
-                                    .withDescription("no replica of revision " + launch.revisionId() + " is ready"
-                                            + lastError.map(m -> ": " + m).orElse(""))
-                                    .asRuntimeException()
-                            : Status.DEADLINE_EXCEEDED
-                                    .withDescription("all " + alive.size() + " replicas of revision "
-                                            + launch.revisionId() + " were busy with " + calls.maxConcurrent()
-                                            + " calls each"
-                                            + " (max_concurrent) until the call's timeout")
-                                    .asRuntimeException();
-                }
-                try {
-                    wait(Math.max(1, left / 1_000_000));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw Status.CANCELLED
-                            .withDescription(
-                                    "interrupted while waiting for a replica of revision " + launch.revisionId())
-                            .asRuntimeException();
-                }
+            } finally {
+                waiting--;
             }
         }
         try {
@@ -478,15 +499,6 @@ public final class ReplicaPool implements AutoCloseable {
     /** Reports the status when its state or message differs from the last one reported (not for counts alone). */
     private void reportIfChanged() {
         report(false);
-    }
-
-    /** Whether the status differs from the last one reported, as {@link #reportIfChanged()} decides. */
-    private boolean statusChanged() {
-        PoolStatus now = status();
-        PoolStatus last = reported; // read without the reporting lock, which is held while a status is written
-        return last == null
-                || !last.status().equals(now.status())
-                || !last.message().equals(now.message());
     }
 
     /** Serialised, so that the last status recorded is the last one computed. */

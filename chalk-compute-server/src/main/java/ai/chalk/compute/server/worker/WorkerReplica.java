@@ -186,8 +186,11 @@ public final class WorkerReplica implements AutoCloseable {
             server.ifPresent(s -> s.tokens().release(id));
             throw e;
         }
+        // no gRPC retries: the pool retries a call whose worker died (CallPolicy), and gRPC's own retry machinery
+        // (a buffered copy of each call's messages and a substream per attempt) otherwise runs on every call
         var builder = Grpc.newChannelBuilder("unix://" + socket.address(), InsecureChannelCredentials.create())
-                .directExecutor();
+                .directExecutor()
+                .disableRetry();
         if (builder instanceof NettyChannelBuilder netty) {
             // gRPC asks for TCP keep-alive on every connection, which a unix socket has not: Netty would warn about
             // it each time
