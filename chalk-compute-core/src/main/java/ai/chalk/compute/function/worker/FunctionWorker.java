@@ -103,10 +103,19 @@ public final class FunctionWorker implements AutoCloseable {
      * @param args ignored; everything comes from the environment
      */
     public static void main(String[] args) {
+        long mainEntered = System.nanoTime();
         FunctionOutput.install(); // before anything (a logging framework) takes hold of System.out
         startLoggingAlongsideArrow();
+        long loggingReady = System.nanoTime();
         int status;
         try (FunctionWorker worker = start(WorkerSettings.fromEnv(System.getenv()))) {
+            log().info(
+                            "worker {} started: main entered {} ms after the JVM started, logging and Arrow took {} ms,"
+                                    + " socket and functions {} ms",
+                            worker.settings.workerId(),
+                            jvmStartToMainMillis(mainEntered),
+                            (loggingReady - mainEntered) / 1_000_000,
+                            (System.nanoTime() - loggingReady) / 1_000_000);
             Thread current = Thread.currentThread();
             sun.misc.Signal.handle(new sun.misc.Signal("TERM"), signal -> current.interrupt());
             status = worker.awaitUntilInterrupted();
@@ -116,6 +125,19 @@ public final class FunctionWorker implements AutoCloseable {
             status = 1;
         }
         System.exit(status);
+    }
+
+    /**
+     * How long the JVM took from its start to {@code main}, from the process's start time (-1 where the system does not
+     * tell): a replica's start is measured in phases, and this one is the JVM's own.
+     */
+    private static long jvmStartToMainMillis(long mainEnteredNanos) {
+        long sinceMain = (System.nanoTime() - mainEnteredNanos) / 1_000_000;
+        return ProcessHandle.current()
+                .info()
+                .startInstant()
+                .map(start -> System.currentTimeMillis() - start.toEpochMilli() - sinceMain)
+                .orElse(-1L);
     }
 
     /**

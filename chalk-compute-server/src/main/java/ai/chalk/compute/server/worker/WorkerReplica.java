@@ -74,6 +74,7 @@ public final class WorkerReplica implements AutoCloseable {
     private final PinnedSocket socket;
 
     private final Optional<WorkloadTokens> tokens;
+    private volatile StartPhases startPhases = new StartPhases(0, 0, 0, 0);
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile Instant idleSince = Instant.now();
     private volatile boolean closed;
@@ -114,6 +115,7 @@ public final class WorkerReplica implements AutoCloseable {
             Optional<ServerAccess> server,
             FunctionLogs logs)
             throws WorkerDiedException {
+        long begun = System.nanoTime();
         // a function's own image (accepted only where workers run in images) replaces the server's worker image
         WorkerJava java = launch.image().isEmpty() ? serverWorkers : WorkerJava.image(launch.image());
         Path runDir = runRoot.resolve(id).toAbsolutePath();
@@ -153,6 +155,7 @@ public final class WorkerReplica implements AutoCloseable {
             throw new WorkerDiedException(
                     "worker " + id + " could not start its sandbox: " + e.getMessage() + remedy(java));
         }
+        long sandboxStarted = System.nanoTime();
         WorkerOutput output = new WorkerOutput(id, launch.environment(), launch.functionNames(), logs);
         RuntimeProcess process;
         try {
@@ -169,6 +172,7 @@ public final class WorkerReplica implements AutoCloseable {
             throw new WorkerDiedException("worker " + id + " could not start " + java.describe() + " in its sandbox: "
                     + e.getMessage() + remedy(java));
         }
+        long execed = System.nanoTime();
         try {
             process.stdin().close();
         } catch (IOException e) {
@@ -186,6 +190,7 @@ public final class WorkerReplica implements AutoCloseable {
             server.ifPresent(s -> s.tokens().release(id));
             throw e;
         }
+        long socketSeen = System.nanoTime();
         // no gRPC retries: the pool retries a call whose worker died (CallPolicy), and gRPC's own retry machinery
         // (a buffered copy of each call's messages and a substream per attempt) otherwise runs on every call
         var builder = Grpc.newChannelBuilder("unix://" + socket.address(), InsecureChannelCredentials.create())
@@ -205,6 +210,12 @@ public final class WorkerReplica implements AutoCloseable {
             replica.close();
             throw e;
         }
+        long serving = System.nanoTime();
+        replica.startPhases = new StartPhases(
+                (sandboxStarted - begun) / 1_000_000,
+                (execed - sandboxStarted) / 1_000_000,
+                (socketSeen - execed) / 1_000_000,
+                (serving - socketSeen) / 1_000_000);
         return replica;
     }
 
@@ -373,6 +384,23 @@ public final class WorkerReplica implements AutoCloseable {
 
     public String id() {
         return id;
+    }
+
+    /**
+     * Where a replica's start went, in milliseconds: its sandbox (secrets, network, namespaces), the worker's exec,
+     * the JVM until it bound its socket, and from there until it reported SERVING (its functions loaded).
+     */
+    public record StartPhases(long sandboxMillis, long execMillis, long toSocketMillis, long toServingMillis) {
+        @Override
+        public String toString() {
+            return "sandbox " + sandboxMillis + " ms, exec " + execMillis + " ms, JVM to socket " + toSocketMillis
+                    + " ms, to SERVING " + toServingMillis + " ms";
+        }
+    }
+
+    /** How long this replica's start took, phase by phase. */
+    public StartPhases startPhases() {
+        return startPhases;
     }
 
     /** Calls in flight on this replica. */
