@@ -104,16 +104,17 @@ public final class FunctionWorker implements AutoCloseable {
      */
     public static void main(String[] args) {
         long mainEntered = System.nanoTime();
+        long mainEnteredMillis = System.currentTimeMillis();
         FunctionOutput.install(); // before anything (a logging framework) takes hold of System.out
         startLoggingAlongsideArrow();
         long loggingReady = System.nanoTime();
         int status;
         try (FunctionWorker worker = start(WorkerSettings.fromEnv(System.getenv()))) {
             log().info(
-                            "worker {} started: main entered {} ms after the JVM started, logging and Arrow took {} ms,"
+                            "worker {} started: main entered {} ms after the server ran it, logging and Arrow took {} ms,"
                                     + " socket and functions {} ms",
                             worker.settings.workerId(),
-                            jvmStartToMainMillis(mainEntered),
+                            execToMainMillis(mainEnteredMillis),
                             (loggingReady - mainEntered) / 1_000_000,
                             (System.nanoTime() - loggingReady) / 1_000_000);
             Thread current = Thread.currentThread();
@@ -128,16 +129,18 @@ public final class FunctionWorker implements AutoCloseable {
     }
 
     /**
-     * How long the JVM took from its start to {@code main}, from the process's start time (-1 where the system does not
-     * tell): a replica's start is measured in phases, and this one is the JVM's own.
+     * How long it took from the server's exec of the worker ({@code CHALK_WORKER_EXEC_MILLIS}, its clock: the same
+     * machine's) to {@code main}: the sandbox's own start-up and the JVM's. A replica's start is logged in phases; the
+     * process's own start time is no substitute ({@code /proc} gives the boot time to the second only). -1 when the
+     * worker was started by hand.
      */
-    private static long jvmStartToMainMillis(long mainEnteredNanos) {
-        long sinceMain = (System.nanoTime() - mainEnteredNanos) / 1_000_000;
-        return ProcessHandle.current()
-                .info()
-                .startInstant()
-                .map(start -> System.currentTimeMillis() - start.toEpochMilli() - sinceMain)
-                .orElse(-1L);
+    private static long execToMainMillis(long mainEnteredMillis) {
+        String exec = System.getenv("CHALK_WORKER_EXEC_MILLIS");
+        try {
+            return exec == null ? -1 : mainEnteredMillis - Long.parseLong(exec);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     /**

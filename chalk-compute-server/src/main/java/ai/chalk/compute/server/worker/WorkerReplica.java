@@ -303,6 +303,8 @@ public final class WorkerReplica implements AutoCloseable {
         env.put("CHALK_WORKER_FUNCTIONS", launch.functions());
         env.put("CHALK_WORKER", launch.worker());
         env.put("CHALK_WORKER_ID", id);
+        // when the server ran the worker, so that the worker's log can say how long the JVM took to reach main
+        env.put("CHALK_WORKER_EXEC_MILLIS", Long.toString(System.currentTimeMillis()));
         if (launch.maxConcurrent() > 0) {
             env.put("CHALK_WORKER_MAX_CONCURRENT", Integer.toString(launch.maxConcurrent()));
         }
