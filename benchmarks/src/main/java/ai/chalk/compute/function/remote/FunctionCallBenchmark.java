@@ -47,6 +47,17 @@ import java.util.function.LongSupplier;
  * worker spends until it serves to about 0.4x and its resident memory by some 15 MB, but JDK 17 refuses to make one
  * for a class path with non-empty directories, which a code snapshot's {@code target/classes} are: not used yet (README,
  * Benchmarks).
+ *
+ * <p>Issue 19 (Dec 2026, load average 7 to 10 on 2 cores): the server logs each replica's start in phases (sandbox
+ * 100-650 ms, exec under 25 ms, JVM to socket, to SERVING) and the worker its own (exec to {@code main} 300 ms under
+ * load, logging and Arrow, socket and functions). Starting a replica at deploy was built and left out: this figure's
+ * call follows the deploy at once, so it gains nothing, and every deploy would start a JVM whether or not a call comes
+ * (a Spring application deploys its functions at each start). Tried on the worker alone (this class path,
+ * outside a sandbox, three alternating runs each, CPU until SERVING): an application archive (class path as jars,
+ * static dump from {@code -XX:DumpLoadedClassList}) 2.2 s to 0.85 s of CPU, 2.5 s to 1.0 s to SERVING, but its dump
+ * took 5.4 s of CPU, so made at deploy it costs the first replica more than it saves; an archive of the JDK's classes
+ * only (the 627 the default archive lacks) no measurable gain; {@code -XX:TieredStopAtLevel=1} 2.3 s to 1.3 s of CPU
+ * (rejected before for warm calls); no bytecode verification of the code (a diagnostic flag) 10 to 30 % less CPU.
  */
 public final class FunctionCallBenchmark implements Benchmark {
 
