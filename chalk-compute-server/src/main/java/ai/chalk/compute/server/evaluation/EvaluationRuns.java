@@ -188,18 +188,40 @@ final class EvaluationRuns {
             progress.put(run.id(), runProgress);
             Pipeline pipeline = new Pipeline(rows, task, scorers, scorerFunctions, builtins, results, runProgress);
             List<Future<?>> inFlight = new ArrayList<>();
+            // a batch starts as soon as any of those in flight ends (waiting for the oldest left the others' slots
+            // idle while it lagged); a failure is seen as soon as its batch ends
+            Semaphore slots = new Semaphore(PARALLEL_BATCHES);
             for (int from = 0; from < rows.size(); from += BATCH_ROWS) {
                 if (stop.get()) {
                     return;
                 }
+                try {
+                    slots.acquire();
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    throw new ServerStoppingException();
+                }
+                for (java.util.Iterator<Future<?>> it = inFlight.iterator(); it.hasNext(); ) {
+                    Future<?> f = it.next();
+                    if (f.isDone()) {
+                        it.remove();
+                        await(f);
+                    }
+                }
                 int start = from;
                 int end = Math.min(rows.size(), from + BATCH_ROWS);
-                inFlight.add(executor.submit(() -> {
-                    pipeline.taskBatch(start, end);
-                    return null;
-                }));
-                if (inFlight.size() >= PARALLEL_BATCHES) {
-                    await(inFlight.remove(0));
+                try {
+                    inFlight.add(executor.submit(() -> {
+                        try {
+                            pipeline.taskBatch(start, end);
+                        } finally {
+                            slots.release();
+                        }
+                        return null;
+                    }));
+                } catch (RuntimeException ex) {
+                    slots.release();
+                    throw ex;
                 }
             }
             for (Future<?> f : inFlight) {
