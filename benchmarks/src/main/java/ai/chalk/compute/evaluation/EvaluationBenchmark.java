@@ -27,7 +27,8 @@ import java.util.concurrent.Future;
  * 64 rows from 4 callers (the task batches and concurrency the server's run uses; the run also calls the function
  * scorer, on 256 answered rows a call beside the task batches, and writes its result dataset, so a ratio of 1 is out
  * of reach). The run's time as the SDK sees it includes
- * {@code await}'s polling (100 ms doubling to 2 s); a third figure is the server's own span of the run.
+ * {@code await}'s wait for the run's end (a wait on the server, answered when the run ends); a third figure is the
+ * server's own span of the run.
  *
  * <p>One run and one {@code callBatch} of each kind go first as warm-up: the replicas are started, and the JIT
  * compilers of this JVM and of the workers have seen the paths measured.
@@ -91,7 +92,7 @@ public final class EvaluationBenchmark implements Benchmark {
                     rows / runSeconds,
                     "callBatch of the task, " + BATCH_ROWS + "-row batches, " + CALLERS + " callers",
                     rows / batchesSeconds);
-            // the server's own span of the run (started to completed): the above less the SDK's polling in await
+            // the server's own span of the run (started to completed): the above less the SDK's requests around it
             EvaluationRun run = measured.run();
             double serverSeconds = Duration.between(
                                     run.startedAt().orElseThrow(),

@@ -16,6 +16,7 @@ import ai.chalk.compute.proto.evaluation.v1.ArchiveEvaluationRunRequest;
 import ai.chalk.compute.proto.evaluation.v1.CreateEvaluationRequest;
 import ai.chalk.compute.proto.evaluation.v1.CreateEvaluationRunRequest;
 import ai.chalk.compute.proto.evaluation.v1.CreateEvaluationSuiteRequest;
+import ai.chalk.compute.proto.evaluation.v1.EvaluationRunWaitServiceGrpc;
 import ai.chalk.compute.proto.evaluation.v1.EvaluationScorerSpec;
 import ai.chalk.compute.proto.evaluation.v1.EvaluationServiceGrpc;
 import ai.chalk.compute.proto.evaluation.v1.EvaluationServiceGrpc.EvaluationServiceBlockingStub;
@@ -28,6 +29,8 @@ import ai.chalk.compute.proto.evaluation.v1.ListEvaluationSuitesRequest;
 import ai.chalk.compute.proto.evaluation.v1.ListEvaluationsRequest;
 import ai.chalk.compute.proto.evaluation.v1.ListEvaluationsResponse;
 import ai.chalk.compute.proto.evaluation.v1.SetEvaluationRunBaselineRequest;
+import ai.chalk.compute.proto.evaluation.v1.WaitEvaluationRunRequest;
+import ai.chalk.compute.proto.evaluation.v1.WaitEvaluationRunResponse;
 import ai.chalk.compute.sandbox.SandboxClient;
 import io.grpc.Channel;
 import java.time.Duration;
@@ -66,9 +69,15 @@ public final class EvaluationClient {
 
     private static final int PAGE = 200;
     private static final Duration DEFAULT_DEPLOYMENT_TIMEOUT = Duration.ofMinutes(10);
+    /** A wait's deadline beyond the wait itself: the server's answer is on its way by then. */
+    private static final Duration WAIT_GRACE = Duration.ofSeconds(10);
 
     private final Channel channel;
     private final EvaluationServiceBlockingStub stub;
+    private final EvaluationRunWaitServiceGrpc.EvaluationRunWaitServiceBlockingStub waits;
+    /** Set once the server answered that it has no EvaluationRunWaitService (Chalk's does not): runs are polled. */
+    private volatile boolean waitsUnimplemented;
+
     private final ProgressDisplay progress;
     private final FunctionLookup lookup;
     private final Duration deploymentTimeout;
@@ -77,6 +86,7 @@ public final class EvaluationClient {
             Channel channel, ProgressDisplay progress, FunctionLookup lookup, Duration deploymentTimeout) {
         this.channel = Objects.requireNonNull(channel, "channel");
         this.stub = EvaluationServiceGrpc.newBlockingStub(channel);
+        this.waits = EvaluationRunWaitServiceGrpc.newBlockingStub(channel);
         this.progress = Objects.requireNonNull(progress, "progress");
         this.lookup = Objects.requireNonNull(lookup, "lookup");
         this.deploymentTimeout = Objects.requireNonNull(deploymentTimeout, "deploymentTimeout");
@@ -402,6 +412,38 @@ public final class EvaluationClient {
                         .setEvaluationRunId(runId)
                         .build()))
                 .getEvaluationRun();
+    }
+
+    /**
+     * Waits on the server until a run's status is other than {@code seen} or {@code wait} has passed.
+     *
+     * @return the run and its summary or progress as the server answered; empty when the server has no
+     *         {@code EvaluationRunWaitService} (the caller then polls {@link #fetchRun})
+     */
+    Optional<WaitEvaluationRunResponse> waitRun(
+            String runId, ai.chalk.compute.proto.evaluation.v1.EvaluationRunStatus seen, Duration wait) {
+        if (waitsUnimplemented) {
+            return Optional.empty();
+        }
+        WaitEvaluationRunRequest request = WaitEvaluationRunRequest.newBuilder()
+                .setEvaluationRunId(runId)
+                .setStatus(seen)
+                .setTimeout(com.google.protobuf.Duration.newBuilder()
+                        .setSeconds(wait.getSeconds())
+                        .setNanos(wait.getNano()))
+                .build();
+        try {
+            // the deadline leaves the server its wait and then time to answer
+            return Optional.of(call(() -> waits.withDeadlineAfter(
+                            wait.plus(WAIT_GRACE).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                    .waitEvaluationRun(request)));
+        } catch (ChalkComputeException e) {
+            if (e.statusCode() == io.grpc.Status.Code.UNIMPLEMENTED) {
+                waitsUnimplemented = true;
+                return Optional.empty();
+            }
+            throw e;
+        }
     }
 
     /** The score summary of one run, which the server gives with its evaluation's runs. */

@@ -31,6 +31,11 @@ public final class EvaluationRun {
 
     private static final Duration FIRST_POLL = Duration.ofMillis(50);
     private static final Duration MAX_POLL = Duration.ofMillis(250);
+    /**
+     * The longest a wait on the server lasts when the run does not move on: how late a progress line may be. A run's
+     * end is seen at once whatever this is (the server answers a wait when the status changes).
+     */
+    private static final Duration PROGRESS_WAIT = Duration.ofMillis(500);
     /** The metric of the server's summary of a run under way that counts its rows done. */
     private static final String ROWS_DONE = "rows_done";
     /** A running run's progress prints a line each time it passes another tenth of its rows. */
@@ -175,6 +180,8 @@ public final class EvaluationRun {
      * {@code Evaluation "<name>"}: its status changes; while it runs, its rows done out of the dataset's rows (a line
      * each tenth, from the {@code rows_done} metric of the summary the server gives for a run under way); at the end
      * the rows done and the average score, or why it failed. A failed run is returned, not thrown: check {@link #status()}.
+     * It waits on the server, which answers as soon as the run moves on, so the run's end is seen when it happens; a
+     * server without that wait (Chalk's hosted service) is polled, 50 ms doubling to 250 ms apart.
      *
      * @param timeout how long to wait
      * @return the run as it ended
@@ -191,17 +198,27 @@ public final class EvaluationRun {
         long total = -1;
         int shownStep = -1;
         Duration pause = FIRST_POLL;
+        // the server's summary or progress of the run, when its last answer was a wait's (which carries it)
+        Optional<ai.chalk.compute.proto.evaluation.v1.EvaluationScoreSummary> waited = Optional.empty();
+        boolean waits = true;
         try (ProgressGroup group = client.progress().open("Evaluation \"" + name + "\"")) {
             while (true) {
                 EvaluationRunStatus status = current.status();
                 if (status.isTerminal()) {
-                    finish(group, current, total);
+                    finish(group, current, total, waited.map(ScoreSummary::of));
                     return current.named(name);
                 }
                 if (total < 0) {
                     total = rows(client.get(evaluationId()).datasetRevisionId());
                 }
-                long done = status == EvaluationRunStatus.RUNNING && total > 0 ? current.rowsDone() : -1;
+                long done = -1;
+                if (status == EvaluationRunStatus.RUNNING && total > 0) {
+                    done = waits
+                            ? waited.map(s -> s.getMetricsMap().get(ROWS_DONE))
+                                    .map(Double::longValue)
+                                    .orElse(-1L)
+                            : current.rowsDone();
+                }
                 if (done >= 0) {
                     // rows done / total, a line per tenth passed: the display prints every change it is given
                     int step = (int) Math.min(PROGRESS_STEPS, done * PROGRESS_STEPS / total);
@@ -225,6 +242,21 @@ public final class EvaluationRun {
                             + "; it goes on on the server");
                     throw EvaluationClient.timeout("evaluation run " + id(), timeout);
                 }
+                if (waits) {
+                    // the server answers as soon as the run moves on (its end is seen at once, not at the next
+                    // poll), and at least every PROGRESS_WAIT with the rows done for the display
+                    Duration wait = Duration.ofNanos(Math.min(PROGRESS_WAIT.toNanos(), left));
+                    Optional<ai.chalk.compute.proto.evaluation.v1.WaitEvaluationRunResponse> answer =
+                            client.waitRun(id(), current.proto.getStatus(), wait);
+                    if (answer.isPresent()) {
+                        current = new EvaluationRun(client, answer.get().getEvaluationRun(), evaluationName);
+                        waited = answer.get().hasScoreSummary()
+                                ? Optional.of(answer.get().getScoreSummary())
+                                : Optional.empty();
+                        continue;
+                    }
+                    waits = false; // a server without waits (Chalk's): poll
+                }
                 try {
                     Thread.sleep(Math.min(pause.toMillis(), Math.max(1, left / 1_000_000)));
                 } catch (InterruptedException e) {
@@ -238,10 +270,10 @@ public final class EvaluationRun {
         }
     }
 
-    private void finish(ProgressGroup group, EvaluationRun run, long total) {
+    private void finish(ProgressGroup group, EvaluationRun run, long total, Optional<ScoreSummary> known) {
         switch (run.status()) {
             case SUCCEEDED -> {
-                Optional<ScoreSummary> summary = run.scoreSummary();
+                Optional<ScoreSummary> summary = known.isPresent() ? known : run.scoreSummary();
                 Double done = summary.map(s -> s.metrics().get("rows")).orElse(null);
                 Double failed = summary.map(s -> s.metrics().get("failed_rows")).orElse(null);
                 long rows = total >= 0 ? total : done != null ? done.longValue() : -1;

@@ -313,6 +313,7 @@ public final class ComputeServer implements AutoCloseable {
                                             (environment, name) -> secretValue(secrets, environment, name),
                                             dataDir.resolve("evaluations-work"),
                                             functions.executor())),
+                            intercepted(evaluations.waits()),
                             intercepted(
                                     new SqlServiceV1(sqlQueries, new TransferLinks(transfers, config.transferLinkTtl))),
                             ServerInterceptors.intercept(

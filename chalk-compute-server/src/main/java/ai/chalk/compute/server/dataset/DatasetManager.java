@@ -31,6 +31,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Semaphore;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -223,6 +224,20 @@ public final class DatasetManager {
      * FAILED revision as for uploads. The file is copied into the blob store; the caller may delete it afterwards.
      */
     public Written storeParquet(String environment, String name, Path file) {
+        return storeParquet(environment, name, file, null);
+    }
+
+    /**
+     * What the writer of a Parquet file knows of it: its rows and columns (as DuckDB's {@code DESCRIBE} names their
+     * types), so that storing it need not read it back.
+     */
+    public record Shape(long rows, List<DatasetColumn> columns) {}
+
+    /**
+     * Stores a Parquet file the server wrote as {@link #storeParquet(String, String, Path)} does, with its shape as
+     * its writer knows it (null: read from the file).
+     */
+    public Written storeParquet(String environment, String name, Path file, @Nullable Shape shape) {
         checkName(name);
         String sessionId = UUID.randomUUID().toString();
         store.openSession(environment, sessionId, clock.instant());
@@ -245,11 +260,12 @@ public final class DatasetManager {
                 digest = upload.commit();
             }
             Path stored = blobs.path(digest);
-            long rows = parquet.rows(stored);
+            // each read of the file opens an engine of its own: a writer that knows the shape spares both
+            long rows = shape != null ? shape.rows() : parquet.rows(stored);
             store.completeRevision(
                     begun.revisionId(),
                     List.of(new FileRecord(0, digest.hex(), Files.size(stored), rows)),
-                    parquet.schema(stored),
+                    shape != null ? shape.columns() : parquet.schema(stored),
                     null,
                     clock.instant());
             return new Written(begun.dataset(), begun.revisionId());

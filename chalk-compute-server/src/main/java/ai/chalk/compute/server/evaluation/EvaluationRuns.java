@@ -148,6 +148,7 @@ final class EvaluationRuns {
     void stop() {
         stopping = true;
         canceled.values().forEach(flag -> flag.set(true));
+        tables.close();
     }
 
     /** Cancels an open run: CANCELED at once, its batches in flight finish and nothing more is called. */
@@ -187,23 +188,46 @@ final class EvaluationRuns {
             progress.put(run.id(), runProgress);
             Pipeline pipeline = new Pipeline(rows, task, scorers, scorerFunctions, builtins, results, runProgress);
             List<Future<?>> inFlight = new ArrayList<>();
+            // a batch starts as soon as any of those in flight ends (waiting for the oldest left the others' slots
+            // idle while it lagged); a failure is seen as soon as its batch ends
+            Semaphore slots = new Semaphore(PARALLEL_BATCHES);
             for (int from = 0; from < rows.size(); from += BATCH_ROWS) {
                 if (stop.get()) {
                     return;
                 }
+                try {
+                    slots.acquire();
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    throw new ServerStoppingException();
+                }
+                for (java.util.Iterator<Future<?>> it = inFlight.iterator(); it.hasNext(); ) {
+                    Future<?> f = it.next();
+                    if (f.isDone()) {
+                        it.remove();
+                        await(f);
+                    }
+                }
                 int start = from;
                 int end = Math.min(rows.size(), from + BATCH_ROWS);
-                inFlight.add(executor.submit(() -> {
-                    pipeline.taskBatch(start, end);
-                    return null;
-                }));
-                if (inFlight.size() >= PARALLEL_BATCHES) {
-                    await(inFlight.remove(0));
+                try {
+                    inFlight.add(executor.submit(() -> {
+                        try {
+                            pipeline.taskBatch(start, end);
+                        } finally {
+                            slots.release();
+                        }
+                        return null;
+                    }));
+                } catch (RuntimeException ex) {
+                    slots.release();
+                    throw ex;
                 }
             }
             for (Future<?> f : inFlight) {
                 await(f);
             }
+            long tasks = System.nanoTime();
             pipeline.flush();
             for (Future<?> f; (f = pipeline.scoring.poll()) != null; ) {
                 await(f);
@@ -213,8 +237,11 @@ final class EvaluationRuns {
             }
             long scored = System.nanoTime();
             List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
-            tables.write(revision.files(), ids, List.of(results), resultFile);
-            DatasetManager.Written written = datasets.storeParquet(run.environment(), resultName(run.id()), resultFile);
+            DatasetManager.Shape shape = tables.write(revision.files(), ids, List.of(results), resultFile);
+            long file = System.nanoTime();
+            DatasetManager.Written written =
+                    datasets.storeParquet(run.environment(), resultName(run.id()), resultFile, shape);
+            long stored = System.nanoTime();
             List<ScoreSummaries.RowScores> rowScores = new ArrayList<>(results.length);
             for (ResultRow r : results) {
                 rowScores.add(
@@ -228,13 +255,17 @@ final class EvaluationRuns {
                     run.id(), written.dataset().id(), written.revisionId(), summary.toByteArray(), clock.instant());
             long end = System.nanoTime();
             log.info(
-                    "Evaluation run {}: {} rows in {} ms (reading {} ms, task and scorers {} ms, result {} ms)",
+                    "Evaluation run {}: {} rows in {} ms (reading {} ms, task batches {} ms, scorers after them {} ms,"
+                            + " result file {} ms, storing it {} ms, summary {} ms)",
                     run.id(),
                     rows.size(),
                     (end - began) / 1_000_000,
                     (read - began) / 1_000_000,
-                    (scored - read) / 1_000_000,
-                    (end - scored) / 1_000_000);
+                    (tasks - read) / 1_000_000,
+                    (scored - tasks) / 1_000_000,
+                    (file - scored) / 1_000_000,
+                    (stored - file) / 1_000_000,
+                    (end - stored) / 1_000_000);
         } catch (ServerStoppingException | java.util.concurrent.RejectedExecutionException ex) {
             log.info("Evaluation run {} stops with the server; the next start fails it", run.id());
         } catch (TaskCannotRunException | ComputeException ex) {
@@ -541,7 +572,15 @@ final class EvaluationRuns {
                 return new Cell(id, finite(n.doubleValue()), "{}", null);
             }
             if (v instanceof Map<?, ?> m) {
-                return new Cell(id, score(m), JSON.writeValueAsString(metadata(m)), null);
+                Object metadata = metadata(m);
+                // most scorers give a score alone: their empty metadata is written without a JSON writer per row
+                return new Cell(
+                        id,
+                        score(m),
+                        metadata instanceof Map<?, ?> empty && empty.isEmpty()
+                                ? "{}"
+                                : JSON.writeValueAsString(metadata),
+                        null);
             }
             if (v instanceof List<?> list && !list.isEmpty()) {
                 double sum = 0;

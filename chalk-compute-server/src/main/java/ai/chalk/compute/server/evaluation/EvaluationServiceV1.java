@@ -77,6 +77,7 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
     private final EvaluationPins pins;
     private final EvaluationRuns runs;
     private final Clock clock;
+    private final EvaluationRunWaitServiceV1 waits;
 
     EvaluationServiceV1(
             EvaluationStore store, EvaluationRunStore runStore, EvaluationPins pins, EvaluationRuns runs, Clock clock) {
@@ -85,6 +86,12 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
         this.pins = pins;
         this.runs = runs;
         this.clock = clock;
+        this.waits = new EvaluationRunWaitServiceV1(runStore, this);
+    }
+
+    /** The waits for this service's runs ({@code chalk_compute.evaluation.v1.EvaluationRunWaitService}). */
+    public EvaluationRunWaitServiceV1 waits() {
+        return waits;
     }
 
     /**
@@ -118,6 +125,7 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
     /** The server is stopping: runs under way are left for the next start to fail ({@link EvaluationRunStore#recover}). */
     public void stop() {
         runs.stop();
+        waits.stop();
     }
 
     @Override
@@ -340,7 +348,7 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
         });
     }
 
-    private RunRecord findRun(String id) {
+    RunRecord findRun(String id) {
         if (id.isEmpty()) {
             throw ComputeException.invalid("evaluation_run_id is required");
         }
@@ -361,7 +369,7 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
      * A run's summary, or while it runs here, how far it has got ({@link ScoreSummaries#ROWS_DONE} of
      * {@link ScoreSummaries#ROWS}): clients show it as the run's progress.
      */
-    private Optional<EvaluationScoreSummary> summaryOrProgress(RunRecord r) {
+    Optional<EvaluationScoreSummary> summaryOrProgress(RunRecord r) {
         Optional<EvaluationScoreSummary> s = summary(r);
         if (s.isPresent() || r.status().terminal()) {
             return s;
@@ -381,14 +389,18 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
         }
     }
 
-    private static EvaluationRun run(RunRecord r) {
+    /** A run's status as the contract names it. */
+    static EvaluationRunStatus status(RunRecord r) {
+        return EvaluationRunStatus.valueOf("EVALUATION_RUN_STATUS_" + r.status().name());
+    }
+
+    static EvaluationRun run(RunRecord r) {
         try {
             EvaluationRun.Builder b = EvaluationRun.newBuilder()
                     .setId(r.id())
                     .setEnvironmentId(r.environment())
                     .setEvaluationId(r.evaluationId())
-                    .setStatus(EvaluationRunStatus.valueOf(
-                            "EVALUATION_RUN_STATUS_" + r.status().name()))
+                    .setStatus(status(r))
                     .setMetadata(Struct.parseFrom(r.metadata()))
                     .setCreatedAt(timestamp(r.createdAt()))
                     .setIsBaseline(r.baseline());

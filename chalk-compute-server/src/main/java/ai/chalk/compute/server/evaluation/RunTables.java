@@ -1,5 +1,7 @@
 package ai.chalk.compute.server.evaluation;
 
+import ai.chalk.compute.server.dataset.DatasetManager;
+import ai.chalk.compute.server.store.DatasetStore.DatasetColumn;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -24,8 +26,9 @@ import org.jspecify.annotations.Nullable;
  * An evaluation run's tables, read and written with an embedded DuckDB: the pinned revision's rows in file order, and
  * the result (the input columns as the revision has them, then {@code output}, each scorer's {@code <id>_score} and
  * {@code <id>_metadata}, and {@code error}; an input column of one of those names is kept as {@code input_<name>}) as
- * one Parquet file. Each operation opens a fresh in-memory engine with a
- * memory limit that spills to the server's work directory.
+ * one Parquet file. One in-memory engine, opened at the first operation, serves them all, each on a connection of its
+ * own and with tables of its own: opening an engine (its threads and buffer pool) cost a run more than reading its
+ * rows. Its memory limit, shared by the runs under way, spills to the server's work directory.
  */
 final class RunTables {
 
@@ -52,15 +55,31 @@ final class RunTables {
             @Nullable String error) {}
 
     private final Path workDir;
+    private final java.util.concurrent.atomic.AtomicLong tableNames = new java.util.concurrent.atomic.AtomicLong();
+    private @Nullable DuckDBConnection engine;
+    private boolean closed;
 
     RunTables(Path workDir) {
         this.workDir = workDir;
     }
 
+    /** Closes the engine: the server is stopping (operations under way fail; the runs end with the server). */
+    synchronized void close() {
+        closed = true;
+        if (engine != null) {
+            try {
+                engine.close();
+            } catch (SQLException e) {
+                // nothing left to release that the process exit does not
+            }
+            engine = null;
+        }
+    }
+
     /** Every row of the files, in order, as column name → value. */
     List<Map<String, @Nullable Object>> read(List<Path> files) throws SQLException {
         List<Map<String, @Nullable Object>> rows = new ArrayList<>();
-        try (Connection c = open();
+        try (Connection c = connection();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT * FROM " + scan(files))) {
             ResultSetMetaData md = rs.getMetaData();
@@ -80,8 +99,9 @@ final class RunTables {
      *
      * @param scorerIds the scorers' ids, in the evaluation's order
      * @param results   one per input row, in order
+     * @return the file's rows and columns, so that storing it need not read it back
      */
-    void write(List<Path> files, List<String> scorerIds, List<ResultRow> results, Path target)
+    DatasetManager.Shape write(List<Path> files, List<String> scorerIds, List<ResultRow> results, Path target)
             throws SQLException, IOException {
         String outputType = outputType(results);
         StringBuilder columns = new StringBuilder("__chalk_row BIGINT, " + quote(OUTPUT) + " " + outputType);
@@ -94,52 +114,71 @@ final class RunTables {
         }
         columns.append(", ").append(quote(ERROR)).append(" VARCHAR");
         Files.createDirectories(workDir);
-        try (Connection c = open();
+        // the engine is shared: this write's tables have names of their own, dropped when it ends
+        long n = tableNames.incrementAndGet();
+        String input = "input_" + n;
+        String scored = "scored_" + n;
+        try (Connection c = connection();
                 Statement s = c.createStatement()) {
-            // a table keeps the scan's order in its rowid, which the result joins on
-            s.execute("CREATE TABLE input AS SELECT * FROM " + scan(files));
-            s.execute("CREATE TABLE scored (" + columns + ")");
-            try (DuckDBAppender a = c.unwrap(DuckDBConnection.class).createAppender("main", "scored")) {
-                for (int r = 0; r < results.size(); r++) {
-                    ResultRow row = results.get(r);
-                    a.beginRow();
-                    a.append((long) r);
-                    appendOutput(a, outputType, row.output());
-                    for (int i = 0; i < scorerIds.size(); i++) {
-                        Double score = row.scores().get(i);
-                        if (score == null) {
+            try {
+                // a table keeps the scan's order in its rowid, which the result joins on
+                s.execute("CREATE TABLE " + input + " AS SELECT * FROM " + scan(files));
+                s.execute("CREATE TABLE " + scored + " (" + columns + ")");
+                try (DuckDBAppender a = c.unwrap(DuckDBConnection.class).createAppender("main", scored)) {
+                    for (int r = 0; r < results.size(); r++) {
+                        ResultRow row = results.get(r);
+                        a.beginRow();
+                        a.append((long) r);
+                        appendOutput(a, outputType, row.output());
+                        for (int i = 0; i < scorerIds.size(); i++) {
+                            Double score = row.scores().get(i);
+                            if (score == null) {
+                                a.appendNull();
+                            } else {
+                                a.append(score.doubleValue());
+                            }
+                            a.append(row.metadata().get(i));
+                        }
+                        if (row.error() == null) {
                             a.appendNull();
                         } else {
-                            a.append(score.doubleValue());
+                            a.append(row.error());
                         }
-                        a.append(row.metadata().get(i));
+                        a.endRow();
                     }
-                    if (row.error() == null) {
-                        a.appendNull();
-                    } else {
-                        a.append(row.error());
+                }
+                // an input column named as a result column (a dataset's own "output", say) keeps its values as
+                // input_<name>
+                java.util.Set<String> resultNames = new java.util.HashSet<>(List.of(OUTPUT, ERROR));
+                for (String id : scorerIds) {
+                    resultNames.add(id + "_score");
+                    resultNames.add(id + "_metadata");
+                }
+                List<String> inputs = new ArrayList<>();
+                try (ResultSet rs = s.executeQuery("DESCRIBE " + input)) {
+                    while (rs.next()) {
+                        String name = rs.getString("column_name");
+                        inputs.add(input + "." + quote(name)
+                                + (resultNames.contains(name) ? " AS " + quote("input_" + name) : ""));
                     }
-                    a.endRow();
                 }
-            }
-            // an input column named as a result column (a dataset's own "output", say) keeps its values as input_<name>
-            java.util.Set<String> resultNames = new java.util.HashSet<>(List.of(OUTPUT, ERROR));
-            for (String id : scorerIds) {
-                resultNames.add(id + "_score");
-                resultNames.add(id + "_metadata");
-            }
-            List<String> inputs = new ArrayList<>();
-            try (ResultSet rs = s.executeQuery("DESCRIBE input")) {
-                while (rs.next()) {
-                    String name = rs.getString("column_name");
-                    inputs.add("input." + quote(name)
-                            + (resultNames.contains(name) ? " AS " + quote("input_" + name) : ""));
+                s.execute("COPY (SELECT " + String.join(", ", inputs)
+                        + ", " + scored + ".* EXCLUDE (__chalk_row) FROM " + input + " JOIN " + scored
+                        + " ON " + input + ".rowid = " + scored + ".__chalk_row ORDER BY " + scored
+                        + ".__chalk_row) TO "
+                        + literal(target)
+                        + " (FORMAT parquet, COMPRESSION zstd)");
+                List<DatasetColumn> written = new ArrayList<>();
+                try (ResultSet rs = s.executeQuery("DESCRIBE SELECT * FROM read_parquet(" + literal(target) + ")")) {
+                    while (rs.next()) {
+                        written.add(new DatasetColumn(rs.getString("column_name"), rs.getString("column_type")));
+                    }
                 }
+                return new DatasetManager.Shape(results.size(), written);
+            } finally {
+                s.execute("DROP TABLE IF EXISTS " + input);
+                s.execute("DROP TABLE IF EXISTS " + scored);
             }
-            s.execute("COPY (SELECT " + String.join(", ", inputs)
-                    + ", scored.* EXCLUDE (__chalk_row) FROM input JOIN scored"
-                    + " ON input.rowid = scored.__chalk_row ORDER BY scored.__chalk_row) TO " + literal(target)
-                    + " (FORMAT parquet, COMPRESSION zstd)");
         }
     }
 
@@ -200,17 +239,24 @@ final class RunTables {
         }
     }
 
-    private Connection open() throws SQLException {
-        Connection c = DriverManager.getConnection("jdbc:duckdb:");
-        try (Statement s = c.createStatement()) {
-            s.execute("SET memory_limit = '" + MEMORY_MB + "MB'");
-            s.execute("SET temp_directory = " + literal(workDir));
-            s.execute("SET preserve_insertion_order = true");
-        } catch (SQLException e) {
-            c.close();
-            throw e;
+    /** A connection of its own to the shared engine, which is opened (or opened again after a failure) here. */
+    private synchronized Connection connection() throws SQLException {
+        if (closed) {
+            throw new SQLException("the server is stopping");
         }
-        return c;
+        if (engine == null || engine.isClosed()) {
+            DuckDBConnection c = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
+            try (Statement s = c.createStatement()) {
+                s.execute("SET memory_limit = '" + MEMORY_MB + "MB'");
+                s.execute("SET temp_directory = " + literal(workDir));
+                s.execute("SET preserve_insertion_order = true");
+            } catch (SQLException e) {
+                c.close();
+                throw e;
+            }
+            engine = c;
+        }
+        return engine.duplicate();
     }
 
     private static String scan(List<Path> files) {

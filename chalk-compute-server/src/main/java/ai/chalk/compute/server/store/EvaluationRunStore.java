@@ -5,6 +5,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -58,6 +60,7 @@ public final class EvaluationRunStore {
             byte @Nullable [] summary) {}
 
     private final Database db;
+    private final List<Consumer<String>> statusListeners = new CopyOnWriteArrayList<>();
 
     public EvaluationRunStore(Database db) {
         this.db = db;
@@ -78,6 +81,22 @@ public final class EvaluationRunStore {
                   is_baseline BOOLEAN NOT NULL DEFAULT FALSE,
                   archived_at TIMESTAMP WITH TIME ZONE,
                   summary VARBINARY)""");
+    }
+
+    /**
+     * Calls {@code listener} with a run's id each time this store changes its status (once the change is stored), on
+     * the thread that changed it: those waiting for a run to move on learn it at once instead of polling. The listener
+     * must not block.
+     */
+    public void onStatusChange(Consumer<String> listener) {
+        statusListeners.add(listener);
+    }
+
+    private boolean changed(boolean updated, String id) {
+        if (updated) {
+            statusListeners.forEach(l -> l.accept(id));
+        }
+        return updated;
     }
 
     /** Fails every run a previous server left open; returns how many, for the start log. */
@@ -112,42 +131,48 @@ public final class EvaluationRunStore {
 
     /** PENDING → RUNNING; false when the run was no longer PENDING (canceled, say). */
     public boolean start(String id, Instant at) {
-        return SqlQuery.updateCount(
-                        db,
-                        "UPDATE evaluation_run SET status = 'RUNNING', started_at = ? WHERE id = ? AND status = 'PENDING'",
-                        ps -> {
-                            ps.setTimestamp(1, Timestamp.from(at));
-                            ps.setString(2, id);
-                        },
-                        "starting evaluation run " + id)
-                == 1;
+        return changed(
+                SqlQuery.updateCount(
+                                db,
+                                "UPDATE evaluation_run SET status = 'RUNNING', started_at = ? WHERE id = ? AND status = 'PENDING'",
+                                ps -> {
+                                    ps.setTimestamp(1, Timestamp.from(at));
+                                    ps.setString(2, id);
+                                },
+                                "starting evaluation run " + id)
+                        == 1,
+                id);
     }
 
     /** RUNNING → FINALIZING: the rows are scored and the result is being written. */
     public boolean finalizing(String id) {
-        return SqlQuery.updateCount(
-                        db,
-                        "UPDATE evaluation_run SET status = 'FINALIZING' WHERE id = ? AND status = 'RUNNING'",
-                        ps -> ps.setString(1, id),
-                        "finalizing evaluation run " + id)
-                == 1;
+        return changed(
+                SqlQuery.updateCount(
+                                db,
+                                "UPDATE evaluation_run SET status = 'FINALIZING' WHERE id = ? AND status = 'RUNNING'",
+                                ps -> ps.setString(1, id),
+                                "finalizing evaluation run " + id)
+                        == 1,
+                id);
     }
 
     /** A FINALIZING run ends as SUCCEEDED with its result and summary; false when it was not FINALIZING. */
     public boolean succeed(String id, String resultDatasetId, String resultRevisionId, byte[] summary, Instant at) {
-        return SqlQuery.updateCount(
-                        db,
-                        "UPDATE evaluation_run SET status = 'SUCCEEDED', result_dataset_id = ?, result_revision_id = ?,"
-                                + " summary = ?, completed_at = ? WHERE id = ? AND status = 'FINALIZING'",
-                        ps -> {
-                            ps.setString(1, resultDatasetId);
-                            ps.setString(2, resultRevisionId);
-                            ps.setBytes(3, summary);
-                            ps.setTimestamp(4, Timestamp.from(at));
-                            ps.setString(5, id);
-                        },
-                        "completing evaluation run " + id)
-                == 1;
+        return changed(
+                SqlQuery.updateCount(
+                                db,
+                                "UPDATE evaluation_run SET status = 'SUCCEEDED', result_dataset_id = ?, result_revision_id = ?,"
+                                        + " summary = ?, completed_at = ? WHERE id = ? AND status = 'FINALIZING'",
+                                ps -> {
+                                    ps.setString(1, resultDatasetId);
+                                    ps.setString(2, resultRevisionId);
+                                    ps.setBytes(3, summary);
+                                    ps.setTimestamp(4, Timestamp.from(at));
+                                    ps.setString(5, id);
+                                },
+                                "completing evaluation run " + id)
+                        == 1,
+                id);
     }
 
     /** An open run ends as FAILED or CANCELED with why; false when it had ended already. */
@@ -155,18 +180,20 @@ public final class EvaluationRunStore {
         if (!status.terminal() || status == RunStatus.SUCCEEDED) {
             throw new IllegalArgumentException("a run ends with end() as FAILED or CANCELED, not " + status);
         }
-        return SqlQuery.updateCount(
-                        db,
-                        "UPDATE evaluation_run SET status = ?, error_message = ?, completed_at = ?"
-                                + " WHERE id = ? AND status IN ('PENDING', 'RUNNING', 'FINALIZING')",
-                        ps -> {
-                            ps.setString(1, status.name());
-                            ps.setString(2, SqlQuery.fit(message));
-                            ps.setTimestamp(3, Timestamp.from(at));
-                            ps.setString(4, id);
-                        },
-                        "ending evaluation run " + id)
-                == 1;
+        return changed(
+                SqlQuery.updateCount(
+                                db,
+                                "UPDATE evaluation_run SET status = ?, error_message = ?, completed_at = ?"
+                                        + " WHERE id = ? AND status IN ('PENDING', 'RUNNING', 'FINALIZING')",
+                                ps -> {
+                                    ps.setString(1, status.name());
+                                    ps.setString(2, SqlQuery.fit(message));
+                                    ps.setTimestamp(3, Timestamp.from(at));
+                                    ps.setString(4, id);
+                                },
+                                "ending evaluation run " + id)
+                        == 1,
+                id);
     }
 
     /** Makes the run its evaluation's one baseline (unmarking the previous one); false when it is not found. */
