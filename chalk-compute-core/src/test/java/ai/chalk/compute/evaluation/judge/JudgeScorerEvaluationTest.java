@@ -135,15 +135,7 @@ class JudgeScorerEvaluationTest {
                         .start();
                 SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
             client.secrets().upsert("OPENAI_KEY", DIRECT_KEY);
-            LlmJudge<LlmJudgeTest.TraceQuality> judge = Scorers.llmJudge(
-                            LlmJudgeTest.TraceQuality.class, "grader", "Grade the agent's reply.")
-                    .apiKey(Secret.fromChalkEnv("OPENAI_KEY"))
-                    .baseUrl(llm.baseUrl());
-            JevJudge jev = Scorers.jev(labels(), "Y. yes\nN. no", "cheap", "strong", 0.9, List.of("message", "output"))
-                    .apiKey(Secret.fromChalkEnv("OPENAI_KEY"))
-                    .baseUrl(llm.baseUrl());
-
-            EvaluationRun run = evaluate(client, "Replies", judge, jev).run().await(Duration.ofMinutes(4));
+            EvaluationRun run = evaluateWithKey(client, llm.baseUrl()).run().await(Duration.ofMinutes(4));
 
             // the replicas run isolated: their policy lets them out to the provider's address alone, and no sandbox
             // may reach the server host's loopback, where this test's stand-in listens (127.0.0.1 in a replica is its
@@ -185,17 +177,7 @@ class JudgeScorerEvaluationTest {
                             .start();
                     SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
                 client.secrets().upsert("OPENAI_KEY", DIRECT_KEY);
-                LlmJudge<LlmJudgeTest.TraceQuality> judge = Scorers.llmJudge(
-                                LlmJudgeTest.TraceQuality.class, "grader", "Grade the agent's reply.")
-                        .apiKey(Secret.fromChalkEnv("OPENAI_KEY"))
-                        .baseUrl(baseUrl);
-                JevJudge jev = Scorers.jev(
-                                labels(), "Y. yes\nN. no", "cheap", "strong", 0.9, List.of("message", "output"))
-                        .apiKey(Secret.fromChalkEnv("OPENAI_KEY"))
-                        .baseUrl(baseUrl);
-
-                EvaluationRun run =
-                        evaluate(client, "Replies", judge, jev).run().await(Duration.ofMinutes(4));
+                EvaluationRun run = evaluateWithKey(client, baseUrl).run().await(Duration.ofMinutes(4));
 
                 checkRun(client, run);
                 assertThat(provider.received())
@@ -232,6 +214,18 @@ class JudgeScorerEvaluationTest {
         labels.put("Y", 1.0);
         labels.put("N", 0.0);
         return labels;
+    }
+
+    /** Both judges calling {@code baseUrl} themselves with the key of the secret {@code OPENAI_KEY}. */
+    private static Evaluation evaluateWithKey(SandboxClient client, String baseUrl) {
+        LlmJudge<LlmJudgeTest.TraceQuality> judge = Scorers.llmJudge(
+                        LlmJudgeTest.TraceQuality.class, "grader", "Grade the agent's reply.")
+                .apiKey(Secret.fromChalkEnv("OPENAI_KEY"))
+                .baseUrl(baseUrl);
+        JevJudge jev = Scorers.jev(labels(), "Y. yes\nN. no", "cheap", "strong", 0.9, List.of("message", "output"))
+                .apiKey(Secret.fromChalkEnv("OPENAI_KEY"))
+                .baseUrl(baseUrl);
+        return evaluate(client, "Replies", judge, jev);
     }
 
     private static Evaluation evaluate(SandboxClient client, String name, Object judge, Object jev) {
