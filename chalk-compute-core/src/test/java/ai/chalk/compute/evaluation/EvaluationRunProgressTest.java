@@ -54,20 +54,7 @@ class EvaluationRunProgressTest {
                         .build()
                         .start();
                 SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
-            List<Map<String, Object>> rows = new ArrayList<>();
-            for (int i = 0; i < ROWS; i++) {
-                rows.add(Map.of("millis", 4L));
-            }
-            Dataset naps = client.datasets().upload("naps", rows);
-            List<DeployedFunction> deployed = client.functions().deploy(Naps.class);
-            EvaluationClient evaluations = client.evaluations().withProgress(progress);
-            Evaluation evaluation = evaluations.create(
-                    "Naps",
-                    naps,
-                    EvaluationClientTest.named(deployed, "nap"),
-                    List.of(Scorers.numericClose(1e9).inputs("output", "millis")),
-                    null,
-                    Map.of());
+            Evaluation evaluation = napsEvaluation(client, client.evaluations().withProgress(progress), ROWS);
 
             EvaluationRun run = evaluation.run().await(Duration.ofMinutes(4));
 
@@ -96,5 +83,25 @@ class EvaluationRunProgressTest {
                     .hasMessageContaining("metadata.execution_mode is \"workflow\"");
             assertThat(evaluation.runs()).extracting(EvaluationRun::id).containsExactly(run.id());
         }
+    }
+
+    /**
+     * An evaluation of {@code rows} naps of 4 ms each through the deployed {@code nap} task ({@link Naps}), scored by
+     * a {@code numeric_close} that every row passes, created through {@code evaluations}.
+     */
+    static Evaluation napsEvaluation(SandboxClient client, EvaluationClient evaluations, int rows) {
+        List<Map<String, Object>> naps = new ArrayList<>();
+        for (int i = 0; i < rows; i++) {
+            naps.add(Map.of("millis", 4L));
+        }
+        Dataset dataset = client.datasets().upload("naps", naps);
+        List<DeployedFunction> deployed = client.functions().deploy(Naps.class);
+        return evaluations.create(
+                "Naps",
+                dataset,
+                EvaluationClientTest.named(deployed, "nap"),
+                List.of(Scorers.numericClose(1e9).inputs("output", "millis")),
+                null,
+                Map.of());
     }
 }

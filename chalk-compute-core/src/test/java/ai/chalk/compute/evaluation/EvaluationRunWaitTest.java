@@ -3,22 +3,18 @@ package ai.chalk.compute.evaluation;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import ai.chalk.compute.dataset.Dataset;
-import ai.chalk.compute.function.deploy.DeployedFunction;
 import ai.chalk.compute.proto.evaluation.v1.EvaluationRunWaitServiceGrpc;
 import ai.chalk.compute.proto.evaluation.v1.WaitEvaluationRunRequest;
 import ai.chalk.compute.proto.evaluation.v1.WaitEvaluationRunResponse;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.auth.Authentication;
-import com.acme.Naps;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -49,20 +45,7 @@ class EvaluationRunWaitTest {
                         .build()
                         .start();
                 SandboxClient client = SandboxClient.inProcess(server.inProcessName())) {
-            List<Map<String, Object>> rows = new ArrayList<>();
-            for (int i = 0; i < ROWS; i++) {
-                rows.add(Map.of("millis", 4L));
-            }
-            Dataset naps = client.datasets().upload("naps", rows);
-            List<DeployedFunction> deployed = client.functions().deploy(Naps.class);
-            Evaluation evaluation = client.evaluations()
-                    .create(
-                            "Naps",
-                            naps,
-                            EvaluationClientTest.named(deployed, "nap"),
-                            List.of(Scorers.numericClose(1e9).inputs("output", "millis")),
-                            null,
-                            Map.of());
+            Evaluation evaluation = EvaluationRunProgressTest.napsEvaluation(client, client.evaluations(), ROWS);
             var waits = EvaluationRunWaitServiceGrpc.newBlockingStub(client.channel());
 
             EvaluationRun started = evaluation.run();
