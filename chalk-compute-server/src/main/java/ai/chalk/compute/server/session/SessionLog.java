@@ -2,6 +2,7 @@ package ai.chalk.compute.server.session;
 
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
 import ai.chalk.compute.proto.sandbox.v2.OutputData;
+import com.google.protobuf.ByteString;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -54,14 +55,17 @@ public final class SessionLog {
             if (size > capacityBytes) {
                 // one chunk larger than the whole buffer (the pumps read up to 256 KiB at a time): keep its
                 // tail and number its head as an event dropped on arrival, so the end of the output
-                // survives the terminal event and a reader is told of the loss
+                // survives the terminal event and a reader is told of the loss (a copy: a substring would
+                // keep the whole chunk's array alive, more than the buffer may hold)
                 droppedBytes += bufferedBytes + (size - capacityBytes);
                 entries.clear();
                 bufferedBytes = 0;
                 droppedThroughSeq = ++lastSeq;
                 OutputData data = event.getOutputData();
+                ByteString tail = ByteString.copyFrom(
+                        data.getData().substring((int) (size - capacityBytes)).toByteArray());
                 event = event.toBuilder()
-                        .setOutputData(data.toBuilder().setData(data.getData().substring((int) (size - capacityBytes))))
+                        .setOutputData(data.toBuilder().setData(tail))
                         .build();
             }
             seq = ++lastSeq;
