@@ -82,11 +82,17 @@ public final class RuntimeTesting {
 
     public static CompletableFuture<String> drain(InputStream in) {
         return CompletableFuture.supplyAsync(() -> {
+            // what came before an error (a PTY's EIO is its end) is kept
+            ByteArrayOutputStream seen = new ByteArrayOutputStream();
+            byte[] buf = new byte[8192];
             try (in) {
-                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                for (int n; (n = in.read(buf)) >= 0; ) {
+                    seen.write(buf, 0, n);
+                }
             } catch (IOException e) {
-                return "";
+                // the end
             }
+            return seen.toString(StandardCharsets.UTF_8);
         });
     }
 

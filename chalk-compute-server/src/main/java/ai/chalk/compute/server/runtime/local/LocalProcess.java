@@ -86,7 +86,8 @@ final class LocalProcess implements RuntimeProcess {
         this.group = group;
         this.pids = pids;
         this.description = description;
-        this.stdout = new Tracked(process.getInputStream());
+        this.stdout =
+                new Tracked(pty ? new SettledPtyOutput(process.getInputStream(), process) : process.getInputStream());
         this.stderr = pty ? Tracked.empty() : new Tracked(process.getErrorStream());
         this.stdin = pty ? new PtyStdin(process.getOutputStream()) : process.getOutputStream();
         this.onExit = process.onExit()
@@ -285,6 +286,53 @@ final class LocalProcess implements RuntimeProcess {
     @Override
     public String toString() {
         return description;
+    }
+
+    /**
+     * A PTY's output whose end is believed only once the terminal has settled: pty4j stops its reads the moment it has
+     * reaped the process (it wakes its poll through a pipe and then reads only while the master is readable), which
+     * can come before the kernel has moved the command's last bytes from the terminal's buffer to the master (a
+     * worker thread of the kernel does it; on a loaded host, later). An end seen after the exit is looked at again
+     * for {@link #SETTLE_MILLIS}; bytes that turn up are returned, and the end is looked at again after them.
+     */
+    static final class SettledPtyOutput extends FilterInputStream {
+        static final long SETTLE_MILLIS = 60;
+
+        private final Process process;
+
+        SettledPtyOutput(InputStream in, Process process) {
+            super(in);
+            this.process = process;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = super.read(b, off, len);
+            if (n != -1 || process.isAlive()) {
+                return n;
+            }
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS);
+            while (System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return -1;
+                }
+                n = super.read(b, off, len);
+                if (n > 0) {
+                    return n;
+                }
+            }
+            return -1;
+        }
     }
 
     /** An output stream whose end (EOF, an error such as a PTY's EIO, or close) is observable. */
