@@ -61,6 +61,9 @@ import java.util.function.LongSupplier;
  */
 public final class FunctionCallBenchmark implements Benchmark {
 
+    /** Two rounds of the JVM's return of freed compiler memory and of its C-heap trim, 5 s each, and a margin. */
+    private static final long SETTLE_MILLIS = 12_000;
+
     /** Tally's {@code sum} runs at most this many replicas ({@code @ChalkFunction(maxReplicas = 2)}). */
     private static final int MAX_REPLICAS = 2;
 
@@ -144,7 +147,21 @@ public final class FunctionCallBenchmark implements Benchmark {
         figures.value("function: first call after deploy", "ms", (t2 - t1) / 1e6, name, baseline);
     }
 
-    /** The largest resident set among the workers, next to an idle JVM started with a worker's JVM flags. */
+    private static double largestRss(List<ProcessHandle> workers) {
+        double largest = 0;
+        for (ProcessHandle w : workers) {
+            largest = Math.max(largest, HostProcesses.rssMegabytes(w.pid()));
+        }
+        return largest;
+    }
+
+    /**
+     * The largest resident set among the workers, next to an idle JVM started with a worker's JVM flags: once just
+     * after the calls, and once settled. Right after a burst of calls a worker still holds what its JIT compilers
+     * freed moments before (their arenas peak at about 25 MB, by NMT); the JVM hands the compilers' chunks back to the
+     * C library within 5 s and trims the C heap every 5 s ({@code -XX:TrimNativeHeapInterval}), so 12 s later the
+     * figure is what an idle replica keeps.
+     */
     private static void footprint(Figures figures) throws Exception {
         List<ProcessHandle> workers = ProcessHandle.current()
                 .descendants()
@@ -154,10 +171,9 @@ public final class FunctionCallBenchmark implements Benchmark {
         if (workers.isEmpty()) {
             throw new IllegalStateException("no function worker JVM among this JVM's descendants");
         }
-        double worst = 0;
-        for (ProcessHandle w : workers) {
-            worst = Math.max(worst, HostProcesses.rssMegabytes(w.pid()));
-        }
+        double justAfter = largestRss(workers);
+        Thread.sleep(SETTLE_MILLIS);
+        double settled = largestRss(workers);
         List<String> flags = Arrays.stream(
                         HostProcesses.commandLine(workers.get(0).pid()).split(" "))
                 .filter(a -> a.startsWith("-X"))
@@ -173,12 +189,11 @@ public final class FunctionCallBenchmark implements Benchmark {
             if (!"ready".equals(line)) {
                 throw new IllegalStateException("the idle JVM said " + line);
             }
-            figures.value(
-                    "function: worker RSS (largest of " + workers.size() + ")",
-                    "MB",
-                    worst,
-                    "idle JVM " + String.join(" ", flags),
-                    HostProcesses.rssMegabytes(p.pid()));
+            String baseline = "idle JVM " + String.join(" ", flags);
+            double idleJvm = HostProcesses.rssMegabytes(p.pid());
+            String largest = " (largest of " + workers.size() + ")";
+            figures.value("function: worker RSS, just after the calls" + largest, "MB", justAfter, baseline, idleJvm);
+            figures.value("function: worker RSS, settled" + largest, "MB", settled, baseline, idleJvm);
         } finally {
             p.getOutputStream().close();
             if (!p.waitFor(10, TimeUnit.SECONDS)) {

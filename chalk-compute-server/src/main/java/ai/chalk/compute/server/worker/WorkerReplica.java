@@ -264,6 +264,9 @@ public final class WorkerReplica implements AutoCloseable {
         // freed, the C library keeps them resident unless trimmed (every 5 s, a few milliseconds each)
         // -XX:-UsePerfData: no hsperfdata file (a memory-mapped file in the sandbox's /tmp that nothing reads: the
         // sandbox's PID namespace hides the worker from jps/jstat on the host anyway)
+        // Netty's pool chunks of 1 MiB instead of 4 MiB: each event-loop thread's arena takes whole chunks, and a
+        // worker's messages are mostly small (a larger one is allocated outside the pool); measured by NMT in a
+        // worker after the suite's calls, its direct memory went from 8.4 to 4.4 MB
         // Netty's machine id: Netty derives one for its channel ids from the network interfaces' hardware addresses;
         // a sandbox without network has none, so Netty warned and used random bytes. A random one per replica is
         // what it falls back to, without the search or the warning
@@ -272,6 +275,7 @@ public final class WorkerReplica implements AutoCloseable {
             args.add("-XX:TrimNativeHeapInterval=5000");
         }
         args.addAll(List.of(
+                "-Dio.grpc.netty.shaded.io.netty.allocator.maxOrder=7",
                 "-Dio.grpc.netty.shaded.io.netty.machineId=" + randomMachineId(),
                 "-cp",
                 String.join(":", launch.code().classPath()),
