@@ -10,6 +10,8 @@ import ai.chalk.compute.error.VolumeNotFoundException;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.auth.Authentication;
+import ai.chalk.compute.server.volume.VolumeManager;
 import io.grpc.Status;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -57,6 +59,28 @@ class VolumeClientTest {
                     .isInstanceOf(ChalkComputeException.class)
                     .hasMessageContaining("does not exist");
             assertThatThrownBy(() -> client.volumes().create("bad name")).isInstanceOf(InvalidRequestException.class);
+        }
+    }
+
+    @Test
+    void aFileOfTheLargestSizeAVolumeTakesWholeComesBackOverTcp(@TempDir Path dataDir) throws Exception {
+        try (ComputeServer server = ComputeServer.builder()
+                        .dataDir(dataDir)
+                        .port(0)
+                        .auth(Authentication.Mode.NONE)
+                        .build()
+                        .start();
+                SandboxClient client =
+                        SandboxClient.connect("localhost:" + server.port().orElseThrow())) {
+            Volume models = client.volumes().create("models");
+            byte[] weights = new byte[VolumeManager.MAX_FILE_BYTES];
+            new java.util.Random(7).nextBytes(weights);
+            models.writeBytes("weights.bin", weights);
+            // the reply is larger than gRPC's default 4 MiB for a message a client takes
+            assertThat(models.readBytes("weights.bin")).isEqualTo(weights);
+            assertThatThrownBy(() -> models.writeBytes("too-large.bin", new byte[VolumeManager.MAX_FILE_BYTES + 1]))
+                    .isInstanceOf(ChalkComputeException.class)
+                    .hasMessageContaining(String.valueOf(VolumeManager.MAX_FILE_BYTES));
         }
     }
 }

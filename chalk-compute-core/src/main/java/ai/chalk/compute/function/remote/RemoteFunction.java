@@ -50,6 +50,12 @@ import java.util.function.Supplier;
  */
 public final class RemoteFunction {
 
+    /**
+     * The largest result a call takes: as large as the largest request a Chalk Compute server takes (33 MiB), not only
+     * gRPC's default 4 MiB. A larger one fails with RESOURCE_EXHAUSTED naming both sizes: split it over more calls.
+     */
+    private static final int MAX_RESULT_BYTES = 33 << 20;
+
     private final Channel channel;
     private final Supplier<Channel> queue;
     private final ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog;
@@ -468,6 +474,7 @@ public final class RemoteFunction {
                         return;
                     }
                     AsyncRemoteCallServiceGrpc.newStub(queued)
+                            .withMaxInboundMessageSize(MAX_RESULT_BYTES)
                             .withDeadlineAfter(30, TimeUnit.SECONDS)
                             .pollRemoteCall(
                                     PollRemoteCallRequest.newBuilder()
@@ -555,7 +562,8 @@ public final class RemoteFunction {
 
     private static ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog(
             Channel channel) {
-        return ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
+        return ExternalFunctionCatalogServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"))
+                .withMaxInboundMessageSize(MAX_RESULT_BYTES);
     }
 
     @Override

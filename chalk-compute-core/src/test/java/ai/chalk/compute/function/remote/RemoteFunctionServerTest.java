@@ -3,6 +3,7 @@ package ai.chalk.compute.function.remote;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.error.RemoteExecutionException;
 import ai.chalk.compute.function.arrow.ArrowPayloadException;
 import ai.chalk.compute.function.catalog.FunctionVersion;
@@ -10,6 +11,7 @@ import ai.chalk.compute.function.deploy.FunctionDeployer;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import io.grpc.Status;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -92,6 +94,16 @@ class RemoteFunctionServerTest {
             assertThat(byName.callBatch(List.of(new Object[] {"x"}, new Object[] {"y", "/", 1})))
                     .containsExactly("x-x", "y");
             assertThat(byName.callAsync("z").get(60, TimeUnit.SECONDS)).isEqualTo("z-z");
+            // an argument and a result larger than the worker's network buffer-pool chunks (1 MiB) go through whole
+            String large = "abc".repeat(1 << 20);
+            assertThat(byName.call(large, "", 2)).isEqualTo(large + large);
+            // past the 33 MiB a reply may take: refused with both sizes, and the function keeps serving
+            assertThatThrownBy(() -> byName.call(large, "", 12))
+                    .isInstanceOfSatisfying(
+                            ChalkComputeException.class,
+                            e -> assertThat(e.statusCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED))
+                    .hasMessageContaining("exceeds maximum size " + (33 << 20));
+            assertThat(byName.call("ab")).isEqualTo("ab-ab");
             assertThatThrownBy(byName::call)
                     .isInstanceOf(ArrowPayloadException.class)
                     .hasMessage("row 0: the function takes 1 to 3 arguments [name, separator=\"-\", copies=2] but 0"

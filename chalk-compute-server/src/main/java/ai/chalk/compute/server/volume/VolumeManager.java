@@ -154,9 +154,17 @@ public final class VolumeManager implements AutoCloseable {
         }
     }
 
-    /** Writes a file atomically (readers see the old or the new content), creating parent directories. */
+    /**
+     * Writes a file atomically (readers see the old or the new content), creating parent directories;
+     * RESOURCE_EXHAUSTED past {@link #MAX_FILE_BYTES}, the most {@link #read} returns, so that what is written whole
+     * can be read back whole.
+     */
     public void write(String environment, String name, String path, byte[] data) {
         String relative = VolumePaths.relative(path);
+        if (data.length > MAX_FILE_BYTES) {
+            throw ComputeException.exhausted("\"" + path + "\" is " + data.length + " bytes; PutFile takes at most "
+                    + MAX_FILE_BYTES + ": mount the volume in a sandbox and write it from there");
+        }
         try (BeneathRoot volume = open(environment, name)) {
             volume.replaceFile(relative, new ByteArrayInputStream(data));
         } catch (IOException e) {

@@ -193,9 +193,13 @@ public final class WorkerReplica implements AutoCloseable {
         long socketSeen = System.nanoTime();
         // no gRPC retries: the pool retries a call whose worker died (CallPolicy), and gRPC's own retry machinery
         // (a buffered copy of each call's messages and a substream per attempt) otherwise runs on every call
+        // a reply may be as large as the largest request the server takes from its clients (33 MiB,
+        // ComputeServer.MAX_MESSAGE_BYTES), not only gRPC's default 4 MiB; a larger one fails the call with
+        // RESOURCE_EXHAUSTED naming both sizes
         var builder = Grpc.newChannelBuilder("unix://" + socket.address(), InsecureChannelCredentials.create())
                 .directExecutor()
-                .disableRetry();
+                .disableRetry()
+                .maxInboundMessageSize(33 << 20);
         if (builder instanceof NettyChannelBuilder netty) {
             // gRPC asks for TCP keep-alive on every connection, which a unix socket has not: Netty would warn about
             // it each time
