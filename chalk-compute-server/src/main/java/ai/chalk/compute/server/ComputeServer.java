@@ -12,6 +12,7 @@ import ai.chalk.compute.server.evaluation.EvaluationServiceV1;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.ProcessThreads;
+import ai.chalk.compute.server.exec.ReceivedMessages;
 import ai.chalk.compute.server.grpc.FailuresToStatus;
 import ai.chalk.compute.server.grpc.UnhealthyReason;
 import ai.chalk.compute.server.http.LinkSigner;
@@ -144,7 +145,10 @@ public final class ComputeServer implements AutoCloseable {
                 config.stdinBudget >= 0 ? new ByteBudget(ofHeap.stdin().what(), config.stdinBudget) : ofHeap.stdin(),
                 config.collectedOutputBudget >= 0
                         ? new ByteBudget(ofHeap.collectedOutput().what(), config.collectedOutputBudget)
-                        : ofHeap.collectedOutput());
+                        : ofHeap.collectedOutput(),
+                config.receivedMessagesBudget >= 0
+                        ? new ByteBudget(ofHeap.receivedMessages().what(), config.receivedMessagesBudget)
+                        : ofHeap.receivedMessages());
     }
 
     /** A builder with the defaults: local runtime, isolation auto, in-process only. */
@@ -330,7 +334,8 @@ public final class ComputeServer implements AutoCloseable {
                                     health.getHealthService(), new UnhealthyReason(database::problem)),
                             ProtoReflectionServiceV1.newInstance().bindService())
                     .toList();
-            transports.start(services, authentication, functions, transfers);
+            transports.start(
+                    services, authentication, functions, transfers, new ReceivedMessages(budgets.receivedMessages()));
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;
@@ -533,6 +538,7 @@ public final class ComputeServer implements AutoCloseable {
         private long sessionOutputBudget = -1;
         private long stdinBudget = -1;
         private long collectedOutputBudget = -1;
+        private long receivedMessagesBudget = -1;
         private int parallelImageBuilds = 2;
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private Path tlsCertChain;
@@ -698,6 +704,17 @@ public final class ComputeServer implements AutoCloseable {
          */
         public Builder collectedOutputBudget(long bytes) {
             this.collectedOutputBudget = nonNegative("collected output budget", bytes);
+            return this;
+        }
+
+        /**
+         * The most bytes of request messages the TCP port and the replicas' socket may be receiving at once, across
+         * all calls (gRPC holds a message whole, up to {@link #MAX_MESSAGE_BYTES}, before a service sees it); a call
+         * whose message does not fit fails with RESOURCE_EXHAUSTED. Default an eighth of the heap, and room for at
+         * least two of the largest messages.
+         */
+        public Builder receivedMessagesBudget(long bytes) {
+            this.receivedMessagesBudget = nonNegative("received messages budget", bytes);
             return this;
         }
 

@@ -29,6 +29,7 @@ import ai.chalk.compute.server.worker.WorkerImageCheck;
 import ai.chalk.compute.server.worker.WorkerJava;
 import ai.chalk.compute.server.worker.WorkerPools;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.ServerStreamTracer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -164,9 +165,11 @@ final class FunctionServices implements AutoCloseable {
                 calls);
     }
 
-    /** Serves the server's services to replicas, on their socket. */
-    void serveWorkers(List<ServerServiceDefinition> services, int maxInboundMessageBytes) throws IOException {
-        workerSocket.start(services, maxInboundMessageBytes);
+    /** Serves the server's services to replicas, on their socket, counting their messages in {@code received}. */
+    void serveWorkers(
+            List<ServerServiceDefinition> services, int maxInboundMessageBytes, ServerStreamTracer.Factory received)
+            throws IOException {
+        workerSocket.start(services, maxInboundMessageBytes, received);
     }
 
     /** The directory of the server's socket for deployed code, if it can serve here. */

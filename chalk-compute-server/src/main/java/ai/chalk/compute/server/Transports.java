@@ -11,6 +11,7 @@ import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.ServerStreamTracer;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
@@ -85,7 +86,8 @@ final class Transports {
             List<ServerServiceDefinition> services,
             Authentication authentication,
             FunctionServices functions,
-            Transfers transfers)
+            Transfers transfers,
+            ServerStreamTracer.Factory received)
             throws IOException {
         List<ServerServiceDefinition> guarded =
                 services.stream().map(MalformedRequests::guard).toList();
@@ -96,7 +98,8 @@ final class Transports {
         inProcess = ipb.build().start();
         if (port != null) {
             NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
-                    .maxInboundMessageSize(ComputeServer.MAX_MESSAGE_BYTES);
+                    .maxInboundMessageSize(ComputeServer.MAX_MESSAGE_BYTES)
+                    .addStreamTracerFactory(received);
             if (tlsCertChain != null) {
                 nb.useTransportSecurity(tlsCertChain.toFile(), tlsPrivateKey.toFile());
             }
@@ -120,7 +123,8 @@ final class Transports {
                 services.stream()
                         .map(s -> ServerInterceptors.intercept(s, workers))
                         .toList(),
-                ComputeServer.MAX_MESSAGE_BYTES);
+                ComputeServer.MAX_MESSAGE_BYTES,
+                received);
     }
 
     /** The TCP port, once it listens. */

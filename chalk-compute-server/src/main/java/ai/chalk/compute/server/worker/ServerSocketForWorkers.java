@@ -5,6 +5,7 @@ import ai.chalk.compute.server.threads.DaemonThreads;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.ServerStreamTracer;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -73,7 +74,9 @@ public final class ServerSocketForWorkers implements AutoCloseable {
      *                 requests
      * @param maxInboundMessageBytes the server's message size limit
      */
-    public void start(List<ServerServiceDefinition> services, int maxInboundMessageBytes) throws IOException {
+    public void start(
+            List<ServerServiceDefinition> services, int maxInboundMessageBytes, ServerStreamTracer.Factory received)
+            throws IOException {
         if (unusable.isPresent()) {
             log.warn("functions cannot reach this server from their replicas: {}", unusable.get());
             return;
@@ -89,7 +92,8 @@ public final class ServerSocketForWorkers implements AutoCloseable {
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null)
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
-                .maxInboundMessageSize(maxInboundMessageBytes);
+                .maxInboundMessageSize(maxInboundMessageBytes)
+                .addStreamTracerFactory(received);
         // deployed code gets a function's rights, not the server's; the scope looks at parsed requests, so it goes
         // inside the guard against malformed ones
         WorkerScope scope = new WorkerScope();

@@ -13,16 +13,28 @@ import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
 import ai.chalk.compute.proto.sandbox.v2.NewProcess;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionRequest;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
+import ai.chalk.compute.proto.volume.v1.CreateVolumeRequest;
+import ai.chalk.compute.proto.volume.v1.ListFilesRequest;
+import ai.chalk.compute.proto.volume.v1.PutFileRequest;
+import ai.chalk.compute.proto.volume.v1.PutFileResponse;
+import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.session.SessionRegistry;
 import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -81,7 +93,10 @@ class ServerMemorySecurityTest {
     @Test
     void stdinThatNoProcessReadsIsBoundedServerWide(@TempDir Path dataDir) throws Exception {
         long budgetBytes = 64L * MIB;
-        try (RunningServer server = RunningServer.start(dataDir, b -> b.stdinBudget(budgetBytes))) {
+        // the stdin budget alone: 40 messages of 30 MB at once also go past the budget for messages being received,
+        // which refuses them earlier (largeMessagesBeingReceivedShareOneBudget)
+        try (RunningServer server =
+                RunningServer.start(dataDir, b -> b.stdinBudget(budgetBytes).receivedMessagesBudget(Long.MAX_VALUE))) {
             ByteBudget budget = server.server.memoryBudgets().stdin();
             String id = server.createSandbox();
             ByteString thirtyMegabytes = ByteString.copyFrom(new byte[30_000_000]);
@@ -328,5 +343,149 @@ class ServerMemorySecurityTest {
             Thread.sleep(200);
         }
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    /**
+     * Calls that each send a large message slowly (through a relay passing 32 KiB every 5 ms) would otherwise each hold
+     * their message's bytes until it is whole. Past the budget for messages being received, calls fail with
+     * RESOURCE_EXHAUSTED saying why; the others complete, the budget is whole again, and the server keeps serving.
+     */
+    @Test
+    void largeMessagesBeingReceivedShareOneBudget(@TempDir Path dataDir) throws Exception {
+        try (ComputeServer server = ComputeServer.builder()
+                        .dataDir(dataDir)
+                        .port(0)
+                        .auth(Authentication.Mode.NONE)
+                        .receivedMessagesBudget(8L * MIB)
+                        .build()
+                        .start();
+                SlowRelay relay = new SlowRelay(server.port().orElseThrow())) {
+            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", relay.port())
+                    .usePlaintext()
+                    .build();
+            try {
+                VolumeServiceGrpc.newBlockingStub(channel)
+                        .createVolume(CreateVolumeRequest.newBuilder()
+                                .setName("uploads")
+                                .build());
+                List<CompletableFuture<Status>> puts = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    CompletableFuture<Status> ended = new CompletableFuture<>();
+                    VolumeServiceGrpc.newStub(channel)
+                            .withDeadlineAfter(60, TimeUnit.SECONDS)
+                            .putFile(
+                                    PutFileRequest.newBuilder()
+                                            .setVolumeName("uploads")
+                                            .setPath("part-" + i)
+                                            .setData(ByteString.copyFrom(new byte[6 * MIB]))
+                                            .build(),
+                                    new StreamObserver<>() {
+                                        @Override
+                                        public void onNext(PutFileResponse response) {}
+
+                                        @Override
+                                        public void onError(Throwable t) {
+                                            ended.complete(Status.fromThrowable(t));
+                                        }
+
+                                        @Override
+                                        public void onCompleted() {
+                                            ended.complete(Status.OK);
+                                        }
+                                    });
+                    puts.add(ended);
+                }
+                List<Status> ends = puts.stream().map(CompletableFuture::join).toList();
+                assertThat(ends)
+                        .extracting(Status::getCode)
+                        .contains(Status.Code.OK, Status.Code.RESOURCE_EXHAUSTED)
+                        .containsOnly(Status.Code.OK, Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(ends)
+                        .filteredOn(e -> e.getCode() == Status.Code.RESOURCE_EXHAUSTED)
+                        .allSatisfy(e -> assertThat(e.getDescription())
+                                .contains("receiving too many large messages at once")
+                                .contains("PutFile")
+                                .contains((8L * MIB) + " bytes of messages being received"));
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(10))
+                        .untilAsserted(() -> assertThat(server.memoryBudgets()
+                                        .receivedMessages()
+                                        .used())
+                                .isZero());
+                assertThat(VolumeServiceGrpc.newBlockingStub(channel)
+                                .listFiles(ListFilesRequest.newBuilder()
+                                        .setVolumeName("uploads")
+                                        .build())
+                                .getFilesList())
+                        .as("the calls that completed wrote their files whole")
+                        .hasSize((int) ends.stream().filter(Status::isOk).count())
+                        .allSatisfy(f -> assertThat(f.getSize()).isEqualTo(6L * MIB));
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    /** A TCP relay to a local port that passes what clients send 32 KiB at a time, 5 ms apart, and replies at once. */
+    private static final class SlowRelay implements AutoCloseable {
+
+        private final ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        private final List<Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        SlowRelay(int target) throws IOException {
+            daemon(() -> {
+                try {
+                    while (true) {
+                        Socket client = listener.accept();
+                        Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
+                        sockets.add(client);
+                        sockets.add(upstream);
+                        daemon(() -> copy(client, upstream, true));
+                        daemon(() -> copy(upstream, client, false));
+                    }
+                } catch (IOException closed) {
+                    // the relay is closed
+                }
+            });
+        }
+
+        int port() {
+            return listener.getLocalPort();
+        }
+
+        private static void daemon(Runnable work) {
+            Thread t = new Thread(work, "slow-relay");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        private static void copy(Socket from, Socket to, boolean slowly) {
+            byte[] buffer = new byte[32 << 10];
+            try {
+                int n;
+                while ((n = from.getInputStream().read(buffer)) > 0) {
+                    to.getOutputStream().write(buffer, 0, n);
+                    if (slowly) {
+                        Thread.sleep(5);
+                    }
+                }
+            } catch (IOException | InterruptedException e) {
+                // one side closed
+            } finally {
+                try {
+                    to.shutdownOutput();
+                } catch (IOException e) {
+                    // already closed
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            listener.close();
+            for (Socket s : sockets) {
+                s.close();
+            }
+        }
     }
 }
