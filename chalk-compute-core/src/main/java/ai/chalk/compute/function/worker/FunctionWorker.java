@@ -150,10 +150,12 @@ public final class FunctionWorker implements AutoCloseable {
      * to load the functions and by every call) each took about a third of a worker's start; neither needs the other.
      * The logging framework goes first on a thread of its own, so that no logger is asked for before it is ready (a
      * logger asked for meanwhile is a substitute whose events are replayed later, with a warning); nothing of Arrow
-     * logs while its schema class initialises.
+     * logs while its schema class initialises. Logback without a configuration logs at INFO, not DEBUG
+     * ({@link UnconfiguredLogback}).
      */
     private static void startLoggingAlongsideArrow() {
-        Thread logging = new Thread(LoggerFactory::getILoggerFactory, "chalk-worker-logging");
+        Thread logging = new Thread(
+                () -> UnconfiguredLogback.quietDefaults(FunctionWorker.class.getClassLoader()), "chalk-worker-logging");
         logging.setDaemon(true);
         logging.start();
         new Schema(List.of()); // the schema class's initialisation is the point, not the instance
