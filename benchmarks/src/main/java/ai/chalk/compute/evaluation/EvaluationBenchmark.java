@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,13 +26,17 @@ import java.util.concurrent.Future;
  * {@code Evaluation.run} until {@code await} returns. Its rows per second stand next to the task's raw
  * {@code callBatch} throughput over the same rows in the same run: one {@code callBatch} of all rows, and batches of
  * 64 rows from 4 callers (the task batches and concurrency the server's run uses; the run also calls the function
- * scorer, on 256 answered rows a call beside the task batches, and writes its result dataset, so a ratio of 1 is out
+ * scorer, on 512 answered rows a call beside the task batches, and writes its result dataset, so a ratio of 1 is out
  * of reach). The run's time as the SDK sees it includes
  * {@code await}'s wait for the run's end (a wait on the server, answered when the run ends); a third figure is the
  * server's own span of the run.
  *
  * <p>One run and one {@code callBatch} of each kind go first as warm-up: the replicas are started, and the JIT
- * compilers of this JVM and of the workers have seen the paths measured.
+ * compilers of this JVM and of the workers have seen the paths measured. Then rounds of one run and one
+ * {@code callBatch} of each kind follow each other (5 rounds, 3 in a smoke run), and each figure is the median of its
+ * rounds: a single measure of a few hundred milliseconds swung twofold with what else the machine did at that moment
+ * (one quiet suite measured the baseline at 49,600 rows/s, the next at 23,400), and interleaving the rounds gives the
+ * run and its baseline the same moments.
  */
 public final class EvaluationBenchmark implements Benchmark {
 
@@ -76,10 +81,27 @@ public final class EvaluationBenchmark implements Benchmark {
             oneBatch(twice, calls);
             batches(twice, calls);
 
-            Timed measured = runOnce(evaluation, rows);
-            double runSeconds = measured.seconds();
-            double oneBatchSeconds = oneBatch(twice, calls);
-            double batchesSeconds = batches(twice, calls);
+            int rounds = figures.smoke() ? 3 : 5;
+            double[] runs = new double[rounds];
+            double[] servers = new double[rounds];
+            double[] ones = new double[rounds];
+            double[] batched = new double[rounds];
+            for (int round = 0; round < rounds; round++) {
+                Timed measured = runOnce(evaluation, rows);
+                runs[round] = measured.seconds();
+                // the server's own span of the run (started to completed): the above less the SDK's requests
+                EvaluationRun run = measured.run();
+                servers[round] = Duration.between(
+                                        run.startedAt().orElseThrow(),
+                                        run.completedAt().orElseThrow())
+                                .toNanos()
+                        / 1e9;
+                batched[round] = batches(twice, calls);
+                ones[round] = oneBatch(twice, calls);
+            }
+            double runSeconds = median(runs);
+            double oneBatchSeconds = median(ones);
+            double batchesSeconds = median(batched);
             figures.value(
                     "evaluation: " + rows + " rows, 3 scorers",
                     "rows/s",
@@ -92,13 +114,7 @@ public final class EvaluationBenchmark implements Benchmark {
                     rows / runSeconds,
                     "callBatch of the task, " + BATCH_ROWS + "-row batches, " + CALLERS + " callers",
                     rows / batchesSeconds);
-            // the server's own span of the run (started to completed): the above less the SDK's requests around it
-            EvaluationRun run = measured.run();
-            double serverSeconds = Duration.between(
-                                    run.startedAt().orElseThrow(),
-                                    run.completedAt().orElseThrow())
-                            .toNanos()
-                    / 1e9;
+            double serverSeconds = median(servers);
             figures.value(
                     "evaluation: " + rows + " rows, on the server (started → completed)",
                     "rows/s",
@@ -106,6 +122,13 @@ public final class EvaluationBenchmark implements Benchmark {
                     "callBatch of the task, " + BATCH_ROWS + "-row batches, " + CALLERS + " callers",
                     rows / batchesSeconds);
         }
+    }
+
+    /** The median of an odd number of measures. */
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
     }
 
     /** A run that succeeded and the seconds from its request until {@code await} saw it succeeded. */

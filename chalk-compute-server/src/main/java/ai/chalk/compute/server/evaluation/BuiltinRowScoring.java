@@ -57,7 +57,7 @@ final class BuiltinRowScoring {
             String id = scorers.get(i).getId();
             try {
                 RowScore s = configured.get(i).score(row);
-                out.add(new Cell(id, s.score(), JSON.writeValueAsString(s.metadata()), null));
+                out.add(new Cell(id, s.score(), metadataJson(s.metadata()), null));
             } catch (RowScoringException e) {
                 out.add(new Cell(id, null, "{}", id + ": " + e.getMessage()));
             } catch (JsonProcessingException e) {
@@ -65,5 +65,47 @@ final class BuiltinRowScoring {
             }
         }
         return out;
+    }
+
+    /**
+     * The metadata as a JSON object, as Jackson writes it. Most built-ins' metadata are a few flags and numbers under
+     * plain keys ({@code {"match":true}}): those are written here, since a Jackson writer per row and scorer was a
+     * visible part of a run's CPU; anything else (text, nested values, other keys) goes through Jackson.
+     */
+    static String metadataJson(Map<String, @Nullable Object> metadata) throws JsonProcessingException {
+        StringBuilder out = new StringBuilder(16 + 24 * metadata.size()).append('{');
+        for (Map.Entry<String, @Nullable Object> e : metadata.entrySet()) {
+            String key = e.getKey();
+            Object v = e.getValue();
+            if (!plainKey(key)) {
+                return JSON.writeValueAsString(metadata);
+            }
+            if (out.length() > 1) {
+                out.append(',');
+            }
+            out.append('"').append(key).append("\":");
+            if (v == null || v instanceof Boolean || v instanceof Long || v instanceof Integer) {
+                out.append(v);
+            } else if (v instanceof Double d && Double.isFinite(d)) {
+                out.append(d.doubleValue()); // Double.toString, as Jackson writes a double
+            } else {
+                return JSON.writeValueAsString(metadata);
+            }
+        }
+        return out.append('}').toString();
+    }
+
+    /** A key JSON writes as it is: letters, digits and underscores. */
+    private static boolean plainKey(@Nullable String key) {
+        if (key == null || key.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_')) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -104,7 +104,7 @@ final class RunTables {
     DatasetManager.Shape write(List<Path> files, List<String> scorerIds, List<ResultRow> results, Path target)
             throws SQLException, IOException {
         String outputType = outputType(results);
-        StringBuilder columns = new StringBuilder("__chalk_row BIGINT, " + quote(OUTPUT) + " " + outputType);
+        StringBuilder columns = new StringBuilder(quote(OUTPUT) + " " + outputType);
         for (String id : scorerIds) {
             columns.append(", ")
                     .append(quote(id + "_score"))
@@ -121,14 +121,13 @@ final class RunTables {
         try (Connection c = connection();
                 Statement s = c.createStatement()) {
             try {
-                // a table keeps the scan's order in its rowid, which the result joins on
+                // a table keeps the scan's order, and the appender's the results': the result pairs them by position
                 s.execute("CREATE TABLE " + input + " AS SELECT * FROM " + scan(files));
                 s.execute("CREATE TABLE " + scored + " (" + columns + ")");
                 try (DuckDBAppender a = c.unwrap(DuckDBConnection.class).createAppender("main", scored)) {
                     for (int r = 0; r < results.size(); r++) {
                         ResultRow row = results.get(r);
                         a.beginRow();
-                        a.append((long) r);
                         appendOutput(a, outputType, row.output());
                         for (int i = 0; i < scorerIds.size(); i++) {
                             Double score = row.scores().get(i);
@@ -162,10 +161,10 @@ final class RunTables {
                                 + (resultNames.contains(name) ? " AS " + quote("input_" + name) : ""));
                     }
                 }
+                // a positional join scans both tables side by side, in order: neither a hash join on the row
+                // number nor a sort by it (the two took most of the result file's time)
                 s.execute("COPY (SELECT " + String.join(", ", inputs)
-                        + ", " + scored + ".* EXCLUDE (__chalk_row) FROM " + input + " JOIN " + scored
-                        + " ON " + input + ".rowid = " + scored + ".__chalk_row ORDER BY " + scored
-                        + ".__chalk_row) TO "
+                        + ", " + scored + ".* FROM " + input + " POSITIONAL JOIN " + scored + ") TO "
                         + literal(target)
                         + " (FORMAT parquet, COMPRESSION zstd)");
                 List<DatasetColumn> written = new ArrayList<>();

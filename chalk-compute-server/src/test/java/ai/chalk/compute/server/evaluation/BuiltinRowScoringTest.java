@@ -10,7 +10,9 @@ import ai.chalk.compute.proto.evaluation.v1.FunctionScorer;
 import ai.chalk.compute.server.evaluation.BuiltinRowScoring.Cell;
 import ai.chalk.compute.server.evaluation.scorer.BuiltinScorers;
 import ai.chalk.compute.server.evaluation.scorer.Embedders;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -56,6 +58,30 @@ class BuiltinRowScoringTest {
         assertThat(cells.get(2).score()).isNull();
         assertThat(cells.get(2).metadata()).isEqualTo("{}");
         assertThat(cells.get(2).error()).isEqualTo("numeric_close: column 'price' is not a number: 'n/a'");
+    }
+
+    @Test
+    void metadataIsWrittenAsJacksonWritesIt() throws Exception {
+        ObjectMapper jackson = new ObjectMapper();
+        Map<String, Object> withNull = new LinkedHashMap<>();
+        withNull.put("difference", 0.5);
+        withNull.put("relative_difference", null);
+        withNull.put("within_tolerance", false);
+        List<Map<String, Object>> cases = List.of(
+                Map.of(),
+                Map.of("match", true),
+                withNull,
+                Map.of("distance", 3, "length", 12L),
+                Map.of("tiny", 1e-300, "huge", 1.5e300, "negative_zero", -0.0, "third", 1.0 / 3),
+                // these go through Jackson: text, a non-finite number, a nested value, a key needing escapes
+                Map.of("error", "a \"quoted\" line\nand a tab\t"),
+                Map.of("nan", Double.NaN),
+                Map.of("results", List.of(1, 2)),
+                Map.of("a key", 1),
+                Map.of("float", 0.1f));
+        for (Map<String, Object> m : cases) {
+            assertThat(BuiltinRowScoring.metadataJson(m)).as("%s", m).isEqualTo(jackson.writeValueAsString(m));
+        }
     }
 
     private static EvaluationScorer builtin(String id, String spec) {
