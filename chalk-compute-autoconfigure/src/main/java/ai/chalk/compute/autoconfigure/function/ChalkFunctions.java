@@ -21,6 +21,8 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.boot.context.event.ApplicationStartedEvent;
+import org.springframework.context.ApplicationListener;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -30,9 +32,12 @@ import org.springframework.util.ReflectionUtils;
  * once all singletons exist, so each function runs on the bean Spring made, with its dependencies and proxies.
  *
  * <p>The startup thread only finds the annotated methods; reading their signatures (Arrow schemas, {@code @Default}
- * values) runs on a thread of its own, so that the application's startup does not pay for loading Arrow and JSON
- * machinery. Every method of this class that tells about the functions ({@link #functions()}, {@link #registry()},
- * ...) waits for that reading to finish, so callers always see every function.
+ * values) runs on a thread of its own, begun once the application has started ({@link ApplicationStartedEvent}: after
+ * its web server, before its runners), so that the application's startup neither pays for loading Arrow and JSON
+ * machinery nor shares the processor with it; in a context no {@code SpringApplication} runs (no such event), it
+ * begins at once. Every method of this class that tells about the functions ({@link #functions()},
+ * {@link #registry()}, ...) begins the reading if it has not begun and waits for it to finish, so callers always see
+ * every function.
  *
  * <p>A function that cannot be registered (a {@code FunctionSignatureException}, a malformed option, a name taken
  * twice) does not stop the application, nor the other functions of its bean: it alone is
@@ -40,7 +45,8 @@ import org.springframework.util.ReflectionUtils;
  * endpoint, and logged at ERROR with the method's location, as a stack frame reads, and without the starter's own
  * frames. A malformed {@code @ChalkClass} fails all its methods, with its message. Thread-safe.
  */
-public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAware {
+public class ChalkFunctions
+        implements SmartInitializingSingleton, BeanFactoryAware, ApplicationListener<ApplicationStartedEvent> {
 
     private static final Logger log = LoggerFactory.getLogger(ChalkFunctions.class);
 
@@ -50,6 +56,10 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
     private ListableBeanFactory beanFactory;
     /** Done when every function found has been registered or has failed; done at once when nothing is discovered. */
     private volatile CompletableFuture<Void> registered = CompletableFuture.completedFuture(null);
+    /** The reading of the functions found, until it begins. */
+    private Runnable reading; // guarded by this
+    /** Run by every method that waits for a function's deployment, so that it begins if it has not (deferred). */
+    private volatile Runnable deploymentWanted = () -> {};
 
     /**
      * Functions registered in the given registry.
@@ -112,6 +122,7 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
      *     its function alone)
      */
     public void awaitRegistration() {
+        beginReading();
         try {
             registered.join();
         } catch (java.util.concurrent.CompletionException e) {
@@ -167,9 +178,46 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
         if (found.isEmpty()) {
             return;
         }
-        // reading the signatures loads Arrow and Jackson (a few hundred classes): not on the startup thread
+        // reading the signatures loads Arrow and Jackson (a few hundred classes): not on the startup thread, and not
+        // while it still works (two cores: a thread loading classes beside it slows it down by as much)
         CompletableFuture<Void> reading = new CompletableFuture<>();
         registered = reading;
+        Runnable begin = () -> startReader(found, reading, started);
+        synchronized (this) {
+            this.reading = begin;
+        }
+        if (!runBySpringApplication(factory)) {
+            beginReading(); // no ApplicationStartedEvent comes
+        }
+    }
+
+    /**
+     * Whether a {@code SpringApplication} runs the context, and so publishes {@link ApplicationStartedEvent}: it
+     * registers the application's arguments as a bean, which a context made otherwise (a test's
+     * {@code ApplicationContextRunner}) lacks.
+     */
+    static boolean runBySpringApplication(BeanFactory factory) {
+        return factory.containsBean("springApplicationArguments");
+    }
+
+    /** The application has started: the reading begins, if nothing has asked for the functions before. */
+    @Override
+    public void onApplicationEvent(ApplicationStartedEvent event) {
+        beginReading();
+    }
+
+    private void beginReading() {
+        Runnable begin;
+        synchronized (this) {
+            begin = reading;
+            reading = null;
+        }
+        if (begin != null) {
+            begin.run();
+        }
+    }
+
+    private void startReader(List<Found> found, CompletableFuture<Void> reading, long started) {
         Thread reader = new Thread(
                 () -> {
                     try {
@@ -269,7 +317,24 @@ public class ChalkFunctions implements SmartInitializingSingleton, BeanFactoryAw
      * @return its state, or empty when the application has no function of that name
      * @throws InterruptedException when the thread is interrupted while waiting
      */
-    public synchronized Optional<FunctionDeploymentState> awaitDeployment(String name, java.time.Duration timeout)
+    public Optional<FunctionDeploymentState> awaitDeployment(String name, java.time.Duration timeout)
+            throws InterruptedException {
+        awaitRegistration();
+        deploymentWanted.run(); // a deployment deferred until the application started begins now
+        return waitForDeployment(name, timeout);
+    }
+
+    /**
+     * Called by a method that waits for a function's deployment, so that a deployment deferred until the application
+     * has started begins at once.
+     *
+     * @param begin begins the deployment, if it has not begun; called on the waiting thread
+     */
+    void onDeploymentWanted(Runnable begin) {
+        deploymentWanted = Objects.requireNonNull(begin, "begin");
+    }
+
+    private synchronized Optional<FunctionDeploymentState> waitForDeployment(String name, java.time.Duration timeout)
             throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {

@@ -33,11 +33,15 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.boot.context.event.ApplicationStartedEvent;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Deploys the application's functions in the background once the context has started: one code snapshot of the
+ * Deploys the application's functions in the background once the application has started: one code snapshot of the
  * class path for all of them, then each function's ensure request through {@link FunctionDeployer} (which uploads
  * only the blobs the server lacks), several at once. Each function is a group on the progress display, and its
  * state in {@link ChalkFunctions} moves from {@code DEPLOYING} to {@code DEPLOYED} or {@code FAILED}.
@@ -62,12 +66,19 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * as the application runs, so that a function deploys, and its health goes UP, as soon as the server is there. A
  * deployment the server refused is {@code FAILED} and not retried. {@link #redeploy(Optional)} tries again at once.
  *
- * <p>Startup is not held back unless {@code chalk.compute.functions.wait-on-startup=true}. A failure is logged at
+ * <p>Startup is not held back unless {@code chalk.compute.functions.wait-on-startup=true}. Nor does the deployment share
+ * the processor with it: under a {@code SpringApplication} it begins at {@link ApplicationStartedEvent} (the context
+ * refreshed, the web server started, before the application's runners), since snapshotting and hashing the class path
+ * beside the startup thread slowed the startup of a web application on two cores by a few hundred milliseconds.
+ * Whatever waits for a deployment before then ({@link #awaitDeployments}, {@link ChalkFunctions#awaitDeployment},
+ * {@link #redeploy}) begins it at once. In a context no {@code SpringApplication} runs, it begins when the context
+ * starts. A failure is logged at
  * ERROR with the server's message and the method's location as a stack frame reads, without the SDK's frames.
  * Workers boot the application itself ({@code spring:} and its {@code @SpringBootApplication} class), so each
  * function runs on its bean there.
  */
-public class ChalkFunctionsDeployment implements SmartLifecycle {
+public class ChalkFunctionsDeployment
+        implements SmartLifecycle, BeanFactoryAware, ApplicationListener<ApplicationStartedEvent> {
 
     private static final Logger log = LoggerFactory.getLogger(ChalkFunctionsDeployment.class);
 
@@ -105,6 +116,10 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
     private CompletableFuture<Void> idle = CompletableFuture.completedFuture(null);
     private Optional<Class<?>> application;
     private boolean started;
+    /** Whether the deployment waits for {@link ApplicationStartedEvent} (a {@code SpringApplication} runs it). */
+    private boolean deferUntilStarted;
+    /** Started, but the functions not yet scheduled: waiting for the application to have started. */
+    private boolean deferred;
     /** Whether a deployment has succeeded since start: the server has the code, so others need not wait their turn. */
     private volatile boolean codeOnServer;
 
@@ -176,6 +191,13 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
         this.retry = retry;
         this.reconnect = Objects.requireNonNull(reconnect, "reconnect");
         this.clock = Objects.requireNonNull(clock, "clock");
+        functions.onDeploymentWanted(this::beginDeferred);
+    }
+
+    /** Learns whether a {@code SpringApplication} runs the context, so that the deployment waits until it started. */
+    @Override
+    public synchronized void setBeanFactory(BeanFactory beanFactory) {
+        deferUntilStarted = ChalkFunctions.runBySpringApplication(beanFactory);
     }
 
     @Override
@@ -192,11 +214,30 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             executor = pool;
             // not done until the functions are scheduled, so that awaitDeployments waits for them
             idle = new CompletableFuture<>();
-            // the functions' signatures are still being read in the background: the startup thread does not wait
-            pool.execute(() -> scheduleDiscovered(pool));
+            if (deferUntilStarted && !waitOnStartup) {
+                deferred = true; // begun by ApplicationStartedEvent, or by whatever waits for a deployment first
+            } else {
+                // the functions' signatures are still being read in the background: the startup thread does not wait
+                pool.execute(() -> scheduleDiscovered(pool));
+            }
         }
         if (waitOnStartup) {
             awaitDeployments(waitTimeout);
+        }
+    }
+
+    /** The application has started: the deployment begins, unless something that waited for it began it already. */
+    @Override
+    public void onApplicationEvent(ApplicationStartedEvent event) {
+        beginDeferred();
+    }
+
+    /** Begins a deployment deferred until the application started; nothing when it has begun or is not started. */
+    private synchronized void beginDeferred() {
+        if (deferred && started && executor != null) {
+            deferred = false;
+            ScheduledExecutorService pool = executor;
+            pool.execute(() -> scheduleDiscovered(pool));
         }
     }
 
@@ -242,6 +283,7 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
         if (name.isPresent() && targets.isEmpty()) {
             return Optional.empty();
         }
+        beginDeferred();
         List<String> started = new ArrayList<>();
         Map<String, String> notStarted = new LinkedHashMap<>();
         synchronized (this) {
@@ -542,6 +584,7 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
      * @return {@code true} when all finished in time
      */
     public boolean awaitDeployments(Duration timeout) {
+        beginDeferred();
         CompletableFuture<Void> current;
         synchronized (this) {
             if (!started) {
@@ -572,6 +615,7 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
             pool = executor;
             executor = null; // first, so deployments cut short here are not reported as failures
             started = false;
+            deferred = false;
             for (String name : List.copyOf(watching.keySet())) {
                 endWatch(name, "the application is stopping");
             }
@@ -603,7 +647,7 @@ public class ChalkFunctionsDeployment implements SmartLifecycle {
     /**
      * Last: after the embedded server (which starts early), so the deployment has a server to talk to, and after the
      * web server, so that hashing the class path in the background does not compete with the application's own
-     * startup on a small machine; stopped first.
+     * startup on a small machine (where no {@link ApplicationStartedEvent} defers it further); stopped first.
      */
     @Override
     public int getPhase() {

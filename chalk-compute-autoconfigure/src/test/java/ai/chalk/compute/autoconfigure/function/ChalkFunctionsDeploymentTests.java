@@ -37,9 +37,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.DefaultApplicationArguments;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.boot.context.event.ApplicationStartedEvent;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -108,6 +110,53 @@ class ChalkFunctionsDeploymentTests {
                                             registry.get("Embedder.embed").definition())
                                     .call("abc"))
                             .isEqualTo(List.of(3.0f));
+                });
+    }
+
+    @Test
+    void underASpringApplicationTheDeploymentBeginsOnceTheApplicationHasStarted() {
+        // what SpringApplication registers before the refresh, and a plain context lacks
+        runner.withUserConfiguration(WorkerApp.class)
+                .withInitializer(context -> context.getBeanFactory()
+                        .registerSingleton("springApplicationArguments", new DefaultApplicationArguments()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    ChalkFunctions functions = context.getBean(ChalkFunctions.class);
+                    // the context is refreshed, its lifecycle started: nothing is deployed while the startup goes on
+                    Thread.sleep(500);
+                    assertThat(functions.functions())
+                            .extracting(FunctionDeploymentState::status)
+                            .containsOnly(Status.DISCOVERED);
+                    context.getSourceApplicationContext()
+                            .publishEvent(new ApplicationStartedEvent(
+                                    new SpringApplication(),
+                                    new String[0],
+                                    context.getSourceApplicationContext(),
+                                    Duration.ZERO));
+                    await().atMost(Duration.ofMinutes(3))
+                            .untilAsserted(() -> assertThat(functions.functions())
+                                    .extracting(FunctionDeploymentState::status)
+                                    .containsOnly(Status.DEPLOYED));
+                });
+    }
+
+    @Test
+    void waitingForADeploymentBeforeTheApplicationHasStartedBeginsIt() {
+        runner.withUserConfiguration(WorkerApp.class)
+                .withInitializer(context -> context.getBeanFactory()
+                        .registerSingleton("springApplicationArguments", new DefaultApplicationArguments()))
+                .run(context -> {
+                    // as an evaluation of the application's functions does, early in the startup
+                    ChalkFunctions functions = context.getBean(ChalkFunctions.class);
+                    FunctionDeploymentState greet = functions
+                            .awaitDeployment("greet", Duration.ofMinutes(3))
+                            .orElseThrow();
+                    assertThat(greet.status()).as(String.valueOf(greet.error())).isEqualTo(Status.DEPLOYED);
+                    assertThat(context.getBean(ChalkFunctionsDeployment.class).awaitDeployments(Duration.ofMinutes(3)))
+                            .isTrue();
+                    assertThat(functions.functions())
+                            .extracting(FunctionDeploymentState::status)
+                            .containsOnly(Status.DEPLOYED);
                 });
     }
 

@@ -101,6 +101,10 @@ class StarterStartupBenchmark {
                 median(with, 4) - median(without, 4),
                 median(remote, 4),
                 median(remote, 4) - median(without, 4));
+        System.out.printf(
+                "  median CPU time of the starter's threads (chalk-*) by then: embedded server %d ms; remote target"
+                        + " %d ms%n",
+                median(with, 5), median(remote, 5));
         diagnose(app);
         assertThat(with).hasSize(runs);
     }

@@ -16,7 +16,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * starts and a {@code SandboxClient} is ready), {@code remote} (the starter active with a remote target,
  * so no embedded server), or {@code without} it (its auto-configurations excluded). Prints one line:
  * {@code STARTUP <variant> <ms in SpringApplication.run> <ms since the JVM started> <resident KB> <process CPU ms>
- * <startup thread CPU ms>}, after the instant the startup ended ({@code STARTED_AT}) and, with
+ * <startup thread CPU ms> <CPU ms of the starter's live threads>}, after the instant the startup ended ({@code STARTED_AT}) and, with
  * {@code -Dchalk.startup.steps=N}, the starter's N slowest startup steps ({@code STEP}).
  */
 @SpringBootConfiguration
@@ -111,6 +111,9 @@ public class StartupProbe {
         }
         // the startup thread's own CPU time: what the application waits for, steadier than wall time on a busy machine
         long startupThreadCpuMillis = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() / 1_000_000;
+        // what the starter's own threads (chalk-*: preloading, discovery, the embedded server's start, deployment) used
+        // of the processor by then: on two cores, time the startup thread may have waited for
+        long starterThreadsCpuMillis = starterThreadsCpuMillis();
         long rssKb = residentKb();
         long cpuMillis = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                         .getProcessCpuTime()
@@ -130,8 +133,20 @@ public class StartupProbe {
         // when the startup's class loading is recorded (JFR), events up to this instant are the startup's
         System.out.println("STARTED_AT " + java.time.Instant.now());
         System.out.println("STARTUP " + variant + " " + runMillis + " " + uptimeMillis + " " + rssKb + " " + cpuMillis
-                + " " + startupThreadCpuMillis);
+                + " " + startupThreadCpuMillis + " " + starterThreadsCpuMillis);
         System.exit(SpringApplication.exit(context));
+    }
+
+    /** The CPU time of the live threads whose names start with {@code chalk}, in milliseconds. */
+    private static long starterThreadsCpuMillis() {
+        java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long nanos = 0;
+        for (java.lang.management.ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (info != null && info.getThreadName().startsWith("chalk")) {
+                nanos += Math.max(0, threads.getThreadCpuTime(info.getThreadId()));
+            }
+        }
+        return nanos / 1_000_000;
     }
 
     /** The process's resident memory, from /proc (0 where there is none). */
