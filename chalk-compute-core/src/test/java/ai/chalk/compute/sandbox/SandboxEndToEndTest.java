@@ -251,6 +251,25 @@ abstract class SandboxEndToEndTest {
     }
 
     @Test
+    void fastOutputWrittenInSmallPiecesArrivesInLargeChunks() {
+        long bytes = 16L << 20; // head writes 8 KiB at a time
+        long received = 0;
+        int chunks = 0;
+        try (ExecStream events = sandbox.execStream("head", "-c", Long.toString(bytes), "/dev/zero")) {
+            for (ExecEvent event : events) {
+                if (event instanceof ExecEvent.Stdout out) {
+                    received += out.data().length;
+                    chunks++;
+                }
+            }
+        }
+        assertThat(received).isEqualTo(bytes);
+        assertThat(received / chunks)
+                .as("average bytes per chunk over %d chunks (each costs the transport and the client)", chunks)
+                .isGreaterThan(32L * 1024);
+    }
+
+    @Test
     void streamCanBeConsumedAsAJavaStream() {
         try (ExecStream events = sandbox.execStream("sh", "-c", "echo a; echo b >&2")) {
             List<ExecEvent> all = events.stream().toList();

@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,10 @@ public final class ProcessRun {
      * fixed cost in gRPC), well under gRPC's 4 MiB default message limit.
      */
     static final int CHUNK = 256 * 1024;
+    /** How long after a chunk went out a partial one may wait for more of a fast command's output. */
+    static final Duration COALESCE = Duration.ofMillis(1);
+    /** How often a partial chunk looks whether the command wrote more (see {@link Pump#gather}). */
+    static final Duration COALESCE_POLL = Duration.ofNanos(100_000);
 
     private final RuntimeProcess process;
     private final CompletableFuture<RunResult> done = new CompletableFuture<>();
@@ -163,6 +168,7 @@ public final class ProcessRun {
             future = CompletableFuture.runAsync(
                     () -> {
                         byte[] buf = new byte[CHUNK];
+                        long lastHandOff = 0;
                         try (in) {
                             while (true) {
                                 readingSince = System.nanoTime();
@@ -171,15 +177,9 @@ public final class ProcessRun {
                                 if (n <= 0) {
                                     break;
                                 }
-                                boolean eof = false;
-                                while (topUp && n < buf.length && in.available() > 0) {
-                                    int more = in.read(buf, n, buf.length - n);
-                                    if (more <= 0) {
-                                        eof = true;
-                                        break;
-                                    }
-                                    n += more;
-                                }
+                                int read = topUp ? gather(in, buf, n, lastHandOff) : n;
+                                boolean eof = read < 0;
+                                n = eof ? -read : read;
                                 byte[] chunk = buf;
                                 if (n == buf.length) {
                                     buf = new byte[CHUNK]; // the sink owns the full one now
@@ -187,6 +187,7 @@ public final class ProcessRun {
                                     chunk = Arrays.copyOf(buf, n); // small outputs hold no big arrays
                                 }
                                 sink.output(kind, chunk);
+                                lastHandOff = System.nanoTime();
                                 if (eof) {
                                     break;
                                 }
@@ -199,6 +200,37 @@ public final class ProcessRun {
                         }
                     },
                     threads.pumps());
+        }
+
+        /**
+         * Tops a chunk of {@code n} bytes up with what the pipe holds, never waiting for more, except while output comes
+         * fast: within {@link #COALESCE} of the last chunk, a partial chunk waits for the pipe to fill as long as the
+         * command keeps writing (looked at every {@link #COALESCE_POLL}), so that a command writing in small pieces
+         * (8 KiB at a time, say) has its output sent in large messages, each of which costs the transport and the
+         * client about as much as a small one. Output that comes now and then, or stops, goes out at once.
+         *
+         * @return the bytes in the chunk, negated when the end of the output was reached
+         */
+        private int gather(InputStream in, byte[] buf, int n, long lastHandOff) throws IOException {
+            long deadline = lastHandOff + COALESCE.toNanos();
+            boolean waited = false;
+            while (n < buf.length) {
+                int available = in.available();
+                if (available > 0) {
+                    int more = in.read(buf, n, Math.min(available, buf.length - n));
+                    if (more <= 0) {
+                        return -n;
+                    }
+                    n += more;
+                    waited = false;
+                } else if (waited || lastHandOff == 0 || System.nanoTime() - deadline >= 0) {
+                    break; // the command paused (or output comes slowly): send what there is
+                } else {
+                    LockSupport.parkNanos(COALESCE_POLL.toNanos());
+                    waited = true;
+                }
+            }
+            return n;
         }
     }
 
