@@ -14,9 +14,14 @@ import io.grpc.Status;
  *
  * <p>It counts what the transport reports as received for the message under way (its wire size so far), from the
  * message's first byte to its last, so it covers the TCP port and the replicas' socket; in-process calls pass message
- * objects and hold no such bytes.
+ * objects and hold no such bytes. A message's first MiB is not counted: HTTP/2's flow-control window already lets
+ * every stream hold that much, and so a client that fills the budget holds back only other large messages (uploads),
+ * never the small requests every other call sends.
  */
 public final class ReceivedMessages extends ServerStreamTracer.Factory {
+
+    /** The bytes of a message that are not counted: gRPC's flow-control window per stream. */
+    static final long UNCOUNTED_BYTES = 1 << 20;
 
     private final ByteBudget budget;
 
@@ -37,6 +42,9 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
     private final class Call extends ServerStreamTracer {
 
         private final String method;
+        /** Bytes of the message under way so far. */
+        private long received;
+        /** Bytes of it reserved in the budget (those past {@link #UNCOUNTED_BYTES}). */
         private long held;
 
         Call(String method) {
@@ -45,11 +53,13 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
 
         @Override
         public synchronized void inboundWireSize(long bytes) {
-            if (budget.tryReserve(bytes)) {
-                held += bytes;
+            received += bytes;
+            long counted = Math.max(0, received - UNCOUNTED_BYTES) - held;
+            if (budget.tryReserve(counted)) {
+                held += counted;
                 return;
             }
-            long receiving = held + bytes;
+            long receiving = received;
             letGo();
             // thrown into the transport's reading of this stream: gRPC fails the stream with this status
             throw Status.RESOURCE_EXHAUSTED
@@ -72,6 +82,7 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
         private synchronized void letGo() {
             budget.release(held);
             held = 0;
+            received = 0;
         }
     }
 }

@@ -426,6 +426,53 @@ class ServerMemorySecurityTest {
         }
     }
 
+    /**
+     * A message's first MiB is not counted: a client that fills the budget holds back other large messages, not the
+     * small requests of every call. With no budget at all, calls with small messages still work.
+     */
+    @Test
+    void smallMessagesGoThroughWhateverTheBudgetHolds(@TempDir Path dataDir) throws Exception {
+        try (ComputeServer server = ComputeServer.builder()
+                .dataDir(dataDir)
+                .port(0)
+                .auth(Authentication.Mode.NONE)
+                .receivedMessagesBudget(0)
+                .build()
+                .start()) {
+            ManagedChannel channel = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", server.port().orElseThrow())
+                    .usePlaintext()
+                    .build();
+            try {
+                VolumeServiceGrpc.VolumeServiceBlockingStub volumes = VolumeServiceGrpc.newBlockingStub(channel);
+                volumes.createVolume(
+                        CreateVolumeRequest.newBuilder().setName("uploads").build());
+                volumes.putFile(PutFileRequest.newBuilder()
+                        .setVolumeName("uploads")
+                        .setPath("small")
+                        .setData(ByteString.copyFrom(new byte[MIB - 1024]))
+                        .build());
+                StatusRuntimeException e = catchThrowableOfType(
+                        StatusRuntimeException.class,
+                        () -> volumes.putFile(PutFileRequest.newBuilder()
+                                .setVolumeName("uploads")
+                                .setPath("large")
+                                .setData(ByteString.copyFrom(new byte[2 * MIB]))
+                                .build()));
+                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(volumes.listFiles(ListFilesRequest.newBuilder()
+                                        .setVolumeName("uploads")
+                                        .build())
+                                .getFilesList())
+                        .extracting(f -> f.getPath())
+                        .containsExactly("small");
+                assertThat(server.memoryBudgets().receivedMessages().used()).isZero();
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
     /** A TCP relay to a local port that passes what clients send 32 KiB at a time, 5 ms apart, and replies at once. */
     private static final class SlowRelay implements AutoCloseable {
 
