@@ -298,7 +298,9 @@ final class JupyterRunner implements SnippetRunner {
                 .put("silent", false)
                 .put("store_history", storeHistory)
                 .put("allow_stdin", false)
-                .put("stop_on_error", true)
+                // one request is in flight at a time, so there is no queue to abort after an error; with true,
+                // ipykernel aborts, with no result, a request that reaches it just after an error or an interrupt
+                .put("stop_on_error", false)
                 .putObject("user_expressions");
         OutputLines stdout = new OutputLines(options.stdoutCallback(), false);
         OutputLines stderr = new OutputLines(options.stderrCallback(), true);

@@ -146,6 +146,20 @@ abstract class CodeSandboxBehaviourTest {
         assertThat(sandbox.runCode("count").text()).isEqualTo("7");
     }
 
+    /**
+     * A snippet sent the moment the previous one failed runs: a Jupyter kernel asked to stop on error would abort it,
+     * with no result, when it arrives before the kernel has finished handling the error.
+     */
+    @Test
+    void aSnippetRightAfterAnErrorRuns() {
+        for (int i = 0; i < 20; i++) {
+            assertThat(sandbox.runCode("1 / 0").codeError())
+                    .hasValueSatisfying(e -> assertThat(e.name()).isEqualTo("ZeroDivisionError"));
+            ExecutionResult next = sandbox.runCode("21 * 2");
+            assertThat(next.text()).as("attempt %d: %s", i, next).isEqualTo("42");
+        }
+    }
+
     @Test
     void displaysAndTheValueComeAsMimeBundles() {
         ExecutionResult shown = sandbox.runCode("class Page:\n"

@@ -337,6 +337,17 @@ class ServerMemorySecurityTest {
         return all;
     }
 
+    /** A server on a loopback TCP port of its own, with no authentication and this budget for received messages. */
+    private static ComputeServer serverOnTcp(Path dataDir, long receivedMessagesBudget) throws Exception {
+        return ComputeServer.builder()
+                .dataDir(dataDir)
+                .port(0)
+                .auth(Authentication.Mode.NONE)
+                .receivedMessagesBudget(receivedMessagesBudget)
+                .build()
+                .start();
+    }
+
     private static long heapAfterGc() throws InterruptedException {
         for (int i = 0; i < 3; i++) {
             System.gc();
@@ -352,13 +363,7 @@ class ServerMemorySecurityTest {
      */
     @Test
     void largeMessagesBeingReceivedShareOneBudget(@TempDir Path dataDir) throws Exception {
-        try (ComputeServer server = ComputeServer.builder()
-                        .dataDir(dataDir)
-                        .port(0)
-                        .auth(Authentication.Mode.NONE)
-                        .receivedMessagesBudget(8L * MIB)
-                        .build()
-                        .start();
+        try (ComputeServer server = serverOnTcp(dataDir, 8L * MIB);
                 SlowRelay relay = new SlowRelay(server.port().orElseThrow())) {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", relay.port())
                     .usePlaintext()
@@ -432,13 +437,7 @@ class ServerMemorySecurityTest {
      */
     @Test
     void smallMessagesGoThroughWhateverTheBudgetHolds(@TempDir Path dataDir) throws Exception {
-        try (ComputeServer server = ComputeServer.builder()
-                .dataDir(dataDir)
-                .port(0)
-                .auth(Authentication.Mode.NONE)
-                .receivedMessagesBudget(0)
-                .build()
-                .start()) {
+        try (ComputeServer server = serverOnTcp(dataDir, 0)) {
             ManagedChannel channel = NettyChannelBuilder.forAddress(
                             "127.0.0.1", server.port().orElseThrow())
                     .usePlaintext()
