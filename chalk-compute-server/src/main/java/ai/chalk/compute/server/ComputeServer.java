@@ -138,7 +138,7 @@ public final class ComputeServer implements AutoCloseable {
     private ComputeServer(Builder config) {
         this.config = config;
         MemoryBudgets ofHeap = MemoryBudgets.ofHeap(Runtime.getRuntime().maxMemory());
-        this.budgets = new MemoryBudgets(
+        this.budgets = MemoryBudgets.withReceivedMessages(
                 config.sessionOutputBudget >= 0
                         ? new ByteBudget(ofHeap.sessionOutput().what(), config.sessionOutputBudget)
                         : ofHeap.sessionOutput(),
@@ -147,8 +147,8 @@ public final class ComputeServer implements AutoCloseable {
                         ? new ByteBudget(ofHeap.collectedOutput().what(), config.collectedOutputBudget)
                         : ofHeap.collectedOutput(),
                 config.receivedMessagesBudget >= 0
-                        ? new ByteBudget(ofHeap.receivedMessages().what(), config.receivedMessagesBudget)
-                        : ofHeap.receivedMessages());
+                        ? config.receivedMessagesBudget
+                        : ofHeap.receivedMessages().limit());
     }
 
     /** A builder with the defaults: local runtime, isolation auto, in-process only. */
@@ -335,7 +335,12 @@ public final class ComputeServer implements AutoCloseable {
                             ProtoReflectionServiceV1.newInstance().bindService())
                     .toList();
             transports.start(
-                    services, authentication, functions, transfers, new ReceivedMessages(budgets.receivedMessages()));
+                    services,
+                    authentication,
+                    functions,
+                    transfers,
+                    new ReceivedMessages(budgets.receivedMessages()),
+                    new ReceivedMessages(budgets.receivedFromReplicas()));
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;
@@ -708,10 +713,10 @@ public final class ComputeServer implements AutoCloseable {
         }
 
         /**
-         * The most bytes of request messages the TCP port and the replicas' socket may be receiving at once, across
-         * all calls (gRPC holds a message whole, up to {@link #MAX_MESSAGE_BYTES}, before a service sees it); a call
-         * whose message does not fit fails with RESOURCE_EXHAUSTED. Default an eighth of the heap, and room for at
-         * least two of the largest messages.
+         * The most bytes of request messages the TCP port may be receiving at once, across all calls, and as many on
+         * the replicas' socket (gRPC holds a message whole, up to {@link #MAX_MESSAGE_BYTES}, before a service sees
+         * it); one caller may hold half of it, and a call whose message does not fit fails with RESOURCE_EXHAUSTED.
+         * Default an eighth of the heap each, and room for at least two of the largest messages.
          */
         public Builder receivedMessagesBudget(long bytes) {
             this.receivedMessagesBudget = nonNegative("received messages budget", bytes);

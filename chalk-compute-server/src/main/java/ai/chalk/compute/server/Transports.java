@@ -87,7 +87,8 @@ final class Transports {
             Authentication authentication,
             FunctionServices functions,
             Transfers transfers,
-            ServerStreamTracer.Factory received)
+            ServerStreamTracer.Factory received,
+            ServerStreamTracer.Factory receivedFromReplicas)
             throws IOException {
         List<ServerServiceDefinition> guarded =
                 services.stream().map(MalformedRequests::guard).toList();
@@ -124,7 +125,7 @@ final class Transports {
                         .map(s -> ServerInterceptors.intercept(s, workers))
                         .toList(),
                 ComputeServer.MAX_MESSAGE_BYTES,
-                received);
+                receivedFromReplicas);
     }
 
     /** The TCP port, once it listens. */

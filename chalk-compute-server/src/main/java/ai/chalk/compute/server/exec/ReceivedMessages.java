@@ -3,6 +3,8 @@ package ai.chalk.compute.server.exec;
 import io.grpc.Metadata;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * Bounds, server-wide, the bytes of request messages that the network transport is still receiving. gRPC assembles a
@@ -17,22 +19,66 @@ import io.grpc.Status;
  * objects and hold no such bytes. A message's first MiB is not counted: HTTP/2's flow-control window already lets
  * every stream hold that much, and so a client that fills the budget holds back only other large messages (uploads),
  * never the small requests every other call sends.
+ *
+ * <p>No one caller may hold more than half the budget (or one largest message, when the budget holds less than two), so
+ * that a caller who fills its share holds back only itself: callers are told apart by the credential their calls
+ * present (a client's token, a replica's own token on the replicas' socket), and calls without one are one caller.
  */
 public final class ReceivedMessages extends ServerStreamTracer.Factory {
 
     /** The bytes of a message that are not counted: gRPC's flow-control window per stream. */
     static final long UNCOUNTED_BYTES = 1 << 20;
 
+    /** The counted bytes of the largest message a client may send (ComputeServer.MAX_MESSAGE_BYTES). */
+    private static final long LARGEST_COUNTED = (33L << 20) - UNCOUNTED_BYTES;
+
+    /** The credential a call presents; read here, before any interceptor has checked it, only to tell callers apart. */
+    private static final Metadata.Key<String> CREDENTIAL =
+            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
     private final ByteBudget budget;
+    private final long share;
+    /** Counted bytes held per caller (by credential, "" for none); a caller holding nothing has no entry. */
+    private final Map<String, Long> heldByCaller = new HashMap<>();
 
     /** @param budget the budget the messages being received share */
     public ReceivedMessages(ByteBudget budget) {
         this.budget = budget;
+        this.share = Math.max(budget.limit() / 2, Math.min(budget.limit(), LARGEST_COUNTED));
     }
 
     @Override
     public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
-        return new Call(fullMethodName);
+        String credential = headers.get(CREDENTIAL);
+        return new Call(fullMethodName, credential == null ? "" : credential);
+    }
+
+    /** The most counted bytes one caller may hold. */
+    long share() {
+        return share;
+    }
+
+    /** Reserves for {@code caller} if it fits both its share and the budget. */
+    private synchronized boolean reserve(String caller, long bytes) {
+        long held = heldByCaller.getOrDefault(caller, 0L);
+        if (held + bytes > share || !budget.tryReserve(bytes)) {
+            return false;
+        }
+        heldByCaller.put(caller, held + bytes);
+        return true;
+    }
+
+    private synchronized void release(String caller, long bytes) {
+        if (bytes == 0) {
+            return;
+        }
+        budget.release(bytes);
+        long left = heldByCaller.get(caller) - bytes;
+        if (left == 0) {
+            heldByCaller.remove(caller);
+        } else {
+            heldByCaller.put(caller, left);
+        }
     }
 
     /**
@@ -42,30 +88,34 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
     private final class Call extends ServerStreamTracer {
 
         private final String method;
+        private final String caller;
         /** Bytes of the message under way so far. */
         private long received;
         /** Bytes of it reserved in the budget (those past {@link #UNCOUNTED_BYTES}). */
         private long held;
 
-        Call(String method) {
+        Call(String method, String caller) {
             this.method = method;
+            this.caller = caller;
         }
 
         @Override
         public synchronized void inboundWireSize(long bytes) {
             received += bytes;
             long counted = Math.max(0, received - UNCOUNTED_BYTES) - held;
-            if (budget.tryReserve(counted)) {
+            if (counted == 0 || reserve(caller, counted)) {
                 held += counted;
                 return;
             }
             long receiving = received;
             letGo();
-            // thrown into the transport's reading of this stream: gRPC fails the stream with this status
+            // thrown into the transport's reading of this stream: gRPC fails the stream with this status (the
+            // description names the method and sizes, never the credential that told the caller apart)
             throw Status.RESOURCE_EXHAUSTED
                     .withDescription("the server is receiving too many large messages at once (" + method + ": "
                             + receiving + " bytes so far; " + budget.limit() + " bytes of " + budget.what()
-                            + " server-wide): send it again later, or in smaller pieces")
+                            + " server-wide, at most " + share + " of them from one caller): send it again later, or"
+                            + " in smaller pieces")
                     .asRuntimeException();
         }
 
@@ -80,7 +130,7 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
         }
 
         private synchronized void letGo() {
-            budget.release(held);
+            release(caller, held);
             held = 0;
             received = 0;
         }
