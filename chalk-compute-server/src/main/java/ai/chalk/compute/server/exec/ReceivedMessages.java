@@ -22,7 +22,10 @@ import java.util.Map;
  *
  * <p>No one caller may hold more than half the budget (or one largest message, when the budget holds less than two), so
  * that a caller who fills its share holds back only itself: callers are told apart by the credential their calls
- * present (a client's token, a replica's own token on the replicas' socket), and calls without one are one caller.
+ * present (a client's token, a replica's own token on the replicas' socket), and calls without one are one caller. The
+ * credential is checked when the call starts, as its headers arrive, so a call with a made-up one is ended before it
+ * can hold much; with authentication off (a server for trusted callers) anyone can name themselves, and only the
+ * server-wide budget holds.
  */
 public final class ReceivedMessages extends ServerStreamTracer.Factory {
 
