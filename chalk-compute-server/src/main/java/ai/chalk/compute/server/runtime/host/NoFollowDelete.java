@@ -4,6 +4,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -35,6 +36,13 @@ public final class NoFollowDelete {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             Files.delete(dir);
             return;
+        }
+        // most often empty by now (a sandbox's directory once its layer is unmounted): one rmdir, not a process
+        try {
+            Files.delete(dir);
+            return;
+        } catch (FileSystemException e) {
+            // not empty, a mount point still (EBUSY), or gone meanwhile: the whole walk below
         }
         Path rm = Path.of("/bin/rm");
         if (Files.isExecutable(rm)) {

@@ -6,6 +6,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 
@@ -103,8 +104,17 @@ public final class Procfs {
 
     /** Every process in the pid namespace {@code namespace}, as host pids, zombies excluded. */
     public static List<Long> processesInNamespace(String namespace) {
+        return processesInNamespace(namespace, allPids());
+    }
+
+    /**
+     * Those of {@code candidates} (host pids) in the pid namespace {@code namespace}, zombies excluded: as
+     * {@link #processesInNamespace(String)} where every process of the namespace is known to be among them, without a
+     * read of every process of the host.
+     */
+    public static List<Long> processesInNamespace(String namespace, Collection<Long> candidates) {
         List<Long> found = new ArrayList<>();
-        for (long pid : allPids()) {
+        for (long pid : candidates) {
             if (pid != SELF && pidNamespace(pid).filter(namespace::equals).isPresent() && running(pid)) {
                 found.add(pid);
             }

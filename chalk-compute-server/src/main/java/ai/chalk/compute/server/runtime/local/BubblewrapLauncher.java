@@ -42,12 +42,9 @@ final class BubblewrapLauncher extends InitLauncher {
         List<String> command = SandboxCommands.joinCgroups(
                 groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(),
-                SandboxCommands.bubblewrapInit(
-                        bwrap,
-                        filter.initFile(),
-                        request.userns().map(UserNamespace::path),
-                        runtime.ownMountTable(request.dir()),
-                        steps));
+                SandboxCommands.bubblewrapInitFiles(
+                        filter.initFile(), request.userns().map(UserNamespace::path)),
+                SandboxCommands.bubblewrapInit(bwrap, runtime.ownMountTable(request.dir()), steps));
         Process p = runtime.spawnInit(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE));
         try (OutputStream in = p.getOutputStream()) {
             for (String a : args) {

@@ -8,16 +8,21 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * The thread that starts a local runtime's sandbox inits (and their network helpers). An init dies with the thread
+ * The threads that start a local runtime's sandbox inits (and their network helpers). An init dies with the thread
  * that spawned it (PR_SET_PDEATHSIG follows the parent <em>thread</em>), so it is spawned by a thread that lives
- * exactly as long as its runtime.
+ * exactly as long as its runtime: a fixed pool's, whose threads never time out and never end with a task (a task's
+ * failure stays in its future). A few of them, because a start holds its thread until the command has executed, and
+ * creates at once should not queue behind each other's.
  */
 final class InitSpawner implements AutoCloseable {
 
-    private final ExecutorService thread =
-            Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-local-spawner"));
+    /** Inits started at once, at most. */
+    static final int THREADS = 4;
 
-    /** Starts {@code pb} from the spawner thread. */
+    private final ExecutorService thread =
+            Executors.newFixedThreadPool(THREADS, DaemonThreads.numbered("chalk-local-spawner"));
+
+    /** Starts {@code pb} from a spawner thread. */
     Process start(ProcessBuilder pb) throws IOException {
         try {
             return thread.submit(pb::start).get();
@@ -34,7 +39,7 @@ final class InitSpawner implements AutoCloseable {
         }
     }
 
-    /** Starts nothing more; the thread ends once idle. */
+    /** Starts nothing more; the threads end once idle. */
     @Override
     public void close() {
         thread.shutdown();

@@ -35,17 +35,49 @@ final class SandboxCommands {
      * {@code exec}, so the command and everything it starts are born inside).
      */
     static List<String> joinCgroups(List<Path> procsFiles, int openFiles, List<String> command) {
+        return joinCgroups(procsFiles, openFiles, List.of(), command);
+    }
+
+    /** A file a command finds open, read-only, on descriptor {@code fd} (3 to 9) from its start. */
+    record OpenFile(int fd, Path file) {
+        OpenFile {
+            if (fd < 3 || fd > 9) {
+                throw new IllegalArgumentException(
+                        "use a descriptor from 3 to 9 (0 to 2 are the standard streams), not " + fd);
+            }
+        }
+    }
+
+    /**
+     * As {@link #joinCgroups(List, int, List)}, the same shell opening {@code open} on their descriptors as it executes
+     * the command ({@code exec "$@" 3<"$f3" ...}), in the cgroups already: one process of a sandbox's start, not
+     * one more per file ({@link SyscallFilter#withFileOn} would start a shell for each, every create).
+     */
+    static List<String> joinCgroups(List<Path> procsFiles, int openFiles, List<OpenFile> open, List<String> command) {
         StringBuilder script = new StringBuilder();
         // the server's own limit (the JVM raises it to the hard limit, often a million) is no sandbox's business
         script.append("ulimit -n ").append(openFiles).append(" && ");
         for (int i = 1; i <= procsFiles.size(); i++) {
             script.append("echo $$ >\"${").append(i).append("}\" && ");
         }
+        StringBuilder redirects = new StringBuilder();
+        for (int i = 0; i < open.size(); i++) {
+            int fd = open.get(i).fd();
+            script.append("chalk_fd")
+                    .append(fd)
+                    .append("=${")
+                    .append(procsFiles.size() + i + 1)
+                    .append("} && ");
+            redirects.append(' ').append(fd).append("<\"$chalk_fd").append(fd).append('"');
+        }
         script.append("shift ")
-                .append(procsFiles.size())
-                .append(" && exec \"$@\"; echo \"chalk: cannot enter the sandbox's cgroups\" >&2; exit 125");
+                .append(procsFiles.size() + open.size())
+                .append(" && exec \"$@\"")
+                .append(redirects)
+                .append("; echo \"chalk: cannot enter the sandbox's cgroups\" >&2; exit 125");
         List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", script.toString(), "chalk-cgroup"));
         procsFiles.forEach(f -> cmd.add(f.toString()));
+        open.forEach(f -> cmd.add(f.file().toString()));
         cmd.addAll(command);
         return cmd;
     }
@@ -113,8 +145,8 @@ final class SandboxCommands {
     static final String RESOLV_CONF = "/etc/resolv.conf";
 
     /**
-     * The descriptor bubblewrap reads the init's syscall filter from ({@code --seccomp}; the command opens the filter's
-     * file on it, {@link SyscallFilter#withFileOn}). Bubblewrap installs it last, after dropping capabilities, so the
+     * The descriptor bubblewrap reads the init's syscall filter from ({@code --seccomp}; the shell that starts it opens the
+     * filter's file on it, see {@link #bubblewrapInitFiles}). Bubblewrap installs it last, after dropping capabilities, so the
      * init runs under it from its first program on.
      */
     static final int FILTER_FD = 3;
@@ -212,17 +244,25 @@ final class SandboxCommands {
     }
 
     /**
-     * The bubblewrap command line proper: options come on stdin, the init's {@link #initSteps} follow, with the user
-     * namespace's file open on {@link #USERNS_FD} when there is one.
+     * The bubblewrap command line proper: options come on stdin, the init's {@link #initSteps} follow. It expects
+     * {@link #bubblewrapInitFiles} open.
      */
-    static List<String> bubblewrapInit(
-            Path bwrap, Path initFilter, Optional<Path> userns, List<String> ownMountTable, List<String> steps) {
+    static List<String> bubblewrapInit(Path bwrap, List<String> ownMountTable, List<String> steps) {
         List<String> c = new ArrayList<>(ownMountTable);
         c.addAll(List.of(bwrap.toString(), "--args", "0", "--"));
         c.addAll(steps);
-        List<String> withFilter = SyscallFilter.withFileOn(FILTER_FD, initFilter, c);
-        return userns.map(ns -> SyscallFilter.withFileOn(USERNS_FD, ns, withFilter))
-                .orElse(withFilter);
+        return c;
+    }
+
+    /**
+     * What the bubblewrap init finds open: the init's syscall filter on {@link #FILTER_FD} (for {@code --seccomp}),
+     * the user namespace's file on {@link #USERNS_FD} when there is one.
+     */
+    static List<OpenFile> bubblewrapInitFiles(Path initFilter, Optional<Path> userns) {
+        List<OpenFile> open = new ArrayList<>();
+        open.add(new OpenFile(FILTER_FD, initFilter));
+        userns.ifPresent(ns -> open.add(new OpenFile(USERNS_FD, ns)));
+        return open;
     }
 
     /**

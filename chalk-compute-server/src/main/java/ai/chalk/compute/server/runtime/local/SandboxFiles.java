@@ -3,11 +3,14 @@ package ai.chalk.compute.server.runtime.local;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -68,42 +71,36 @@ final class SandboxFiles {
 
     /** Adds what under {@code top} others may not read: files to mask with /dev/null, directories with a tmpfs. */
     private static void maskUnreadable(Path top, List<String> files, List<String> dirs) {
-        try {
-            Files.walkFileTree(top, new java.nio.file.SimpleFileVisitor<>() {
-                @Override
-                public java.nio.file.FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
-                        throws IOException {
-                    if (!dir.equals(top)
-                            && !othersCan(dir, java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
-                        dirs.add(dir.toString());
-                        return java.nio.file.FileVisitResult.SKIP_SUBTREE;
-                    }
-                    return java.nio.file.FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public java.nio.file.FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-                        throws IOException {
-                    if (attrs.isRegularFile()
-                            && !othersCan(file, java.nio.file.attribute.PosixFilePermission.OTHERS_READ)) {
-                        files.add(file.toString());
-                    }
-                    return java.nio.file.FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
-                    return java.nio.file.FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
-            // an unreadable /etc leaves only the fixed masks
-        }
+        maskUnreadableIn(top, files, dirs);
     }
 
-    private static boolean othersCan(Path p, java.nio.file.attribute.PosixFilePermission permission)
-            throws IOException {
-        return Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS).contains(permission);
+    /**
+     * The walk of {@link #maskUnreadable}, depth first, links never followed, what cannot be read skipped: one
+     * {@code lstat} per entry, with its permissions ({@code Files.walkFileTree} hands out attributes without them,
+     * which cost every entry a second {@code lstat}, on every create).
+     */
+    private static void maskUnreadableIn(Path dir, List<String> files, List<String> dirs) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                PosixFileAttributes attrs;
+                try {
+                    attrs = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                } catch (IOException e) {
+                    continue; // gone meanwhile
+                }
+                if (attrs.isDirectory()) {
+                    if (attrs.permissions().contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                        maskUnreadableIn(p, files, dirs);
+                    } else {
+                        dirs.add(p.toString());
+                    }
+                } else if (attrs.isRegularFile() && !attrs.permissions().contains(PosixFilePermission.OTHERS_READ)) {
+                    files.add(p.toString());
+                }
+            }
+        } catch (IOException | DirectoryIteratorException e) {
+            // an unreadable directory (an unreadable /etc leaves only the fixed masks)
+        }
     }
 
     /** Creates a fresh writable layer with the system symlinks in place. */

@@ -48,7 +48,14 @@ final class SandboxProcesses {
     List<Long> hostPids() {
         List<Long> pids = new ArrayList<>();
         if (pidNamespace != null) {
-            for (long pid : Procfs.processesInNamespace(pidNamespace)) {
+            // every process of the sandbox is in its cgroups, where it has them: it joins them before it enters the
+            // sandbox (the init and each exec), its children are born there, and nothing in it can move out (the
+            // host's cgroup files are not its to write). Then its groups are where to look, not every process of
+            // the host (thousands with many sandboxes: each terminate read them all)
+            List<Long> inNamespace = groups != null
+                    ? Procfs.processesInNamespace(pidNamespace, groups.allProcs())
+                    : Procfs.processesInNamespace(pidNamespace);
+            for (long pid : inNamespace) {
                 if (pid != initPid) {
                     pids.add(pid);
                 }
