@@ -238,21 +238,23 @@ final class EvaluationRuns {
                 return; // canceled meanwhile, or the server is stopping
             }
             long scored = System.nanoTime();
+            // the summary is computed beside the result file (it reads only the results): the file is written by one
+            // thread, and the summary after it kept the run's end on one core
+            Future<EvaluationScoreSummary> summarized = executor.submit(() -> summary(e, run, scorers, results));
             List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
-            DatasetManager.Shape shape = tables.write(revision.files(), ids, List.of(results), resultFile);
-            long file = System.nanoTime();
-            DatasetManager.Written written =
-                    datasets.storeParquet(run.environment(), resultName(run.id()), resultFile, shape);
-            long stored = System.nanoTime();
-            List<ScoreSummaries.RowScores> rowScores = new ArrayList<>(results.length);
-            for (ResultRow r : results) {
-                rowScores.add(
-                        taskFailed(r)
-                                ? new ScoreSummaries.RowScores(r.error(), List.of())
-                                : ScoreSummaries.answered(r.scores()));
+            DatasetManager.Shape shape;
+            DatasetManager.Written written;
+            long file;
+            try {
+                shape = tables.write(revision.files(), ids, List.of(results), resultFile);
+                file = System.nanoTime();
+                written = datasets.storeParquet(run.environment(), resultName(run.id()), resultFile, shape);
+            } catch (SQLException | IOException | RuntimeException ex) {
+                summarized.cancel(true);
+                throw ex;
             }
-            EvaluationScoreSummary summary =
-                    ScoreSummaries.summarize(e.id(), run.id(), scorers, rowScores, clock.instant());
+            long stored = System.nanoTime();
+            EvaluationScoreSummary summary = computed(summarized);
             runs.succeed(
                     run.id(), written.dataset().id(), written.revisionId(), summary.toByteArray(), clock.instant());
             long end = System.nanoTime();
@@ -292,6 +294,35 @@ final class EvaluationRuns {
             } catch (IOException ex) {
                 log.warn("Could not delete {}: {}", resultFile, ex.toString());
             }
+        }
+    }
+
+    /** The run's score summary from its rows' results. */
+    private EvaluationScoreSummary summary(
+            EvaluationRecord e, RunRecord run, List<EvaluationScorer> scorers, ResultRow[] results) {
+        List<ScoreSummaries.RowScores> rowScores = new ArrayList<>(results.length);
+        for (ResultRow r : results) {
+            rowScores.add(
+                    taskFailed(r)
+                            ? new ScoreSummaries.RowScores(r.error(), List.of())
+                            : ScoreSummaries.answered(r.scores()));
+        }
+        return ScoreSummaries.summarize(e.id(), run.id(), scorers, rowScores, clock.instant());
+    }
+
+    /** The summary computed beside the result file; its failure is the run's, as when it was computed in line. */
+    private static EvaluationScoreSummary computed(Future<EvaluationScoreSummary> summarized)
+            throws ServerStoppingException {
+        try {
+            return summarized.get();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new ServerStoppingException();
+        } catch (ExecutionException ex) {
+            if (ex.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(ex.getCause());
         }
     }
 
