@@ -28,7 +28,6 @@ import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -239,21 +238,23 @@ final class EvaluationRuns {
                 return; // canceled meanwhile, or the server is stopping
             }
             long scored = System.nanoTime();
+            // the summary is computed beside the result file (it reads only the results): the file is written by one
+            // thread, and the summary after it kept the run's end on one core
+            Future<EvaluationScoreSummary> summarized = executor.submit(() -> summary(e, run, scorers, results));
             List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
-            DatasetManager.Shape shape = tables.write(revision.files(), ids, List.of(results), resultFile);
-            long file = System.nanoTime();
-            DatasetManager.Written written =
-                    datasets.storeParquet(run.environment(), resultName(run.id()), resultFile, shape);
-            long stored = System.nanoTime();
-            List<ScoreSummaries.RowScores> rowScores = new ArrayList<>(results.length);
-            for (ResultRow r : results) {
-                rowScores.add(
-                        taskFailed(r)
-                                ? new ScoreSummaries.RowScores(r.error(), List.of())
-                                : ScoreSummaries.answered(r.scores()));
+            DatasetManager.Shape shape;
+            DatasetManager.Written written;
+            long file;
+            try {
+                shape = tables.write(revision.files(), ids, List.of(results), resultFile);
+                file = System.nanoTime();
+                written = datasets.storeParquet(run.environment(), resultName(run.id()), resultFile, shape);
+            } catch (SQLException | IOException | RuntimeException ex) {
+                summarized.cancel(true);
+                throw ex;
             }
-            EvaluationScoreSummary summary =
-                    ScoreSummaries.summarize(e.id(), run.id(), scorers, rowScores, clock.instant());
+            long stored = System.nanoTime();
+            EvaluationScoreSummary summary = computed(summarized);
             runs.succeed(
                     run.id(), written.dataset().id(), written.revisionId(), summary.toByteArray(), clock.instant());
             long end = System.nanoTime();
@@ -293,6 +294,35 @@ final class EvaluationRuns {
             } catch (IOException ex) {
                 log.warn("Could not delete {}: {}", resultFile, ex.toString());
             }
+        }
+    }
+
+    /** The run's score summary from its rows' results. */
+    private EvaluationScoreSummary summary(
+            EvaluationRecord e, RunRecord run, List<EvaluationScorer> scorers, ResultRow[] results) {
+        List<ScoreSummaries.RowScores> rowScores = new ArrayList<>(results.length);
+        for (ResultRow r : results) {
+            rowScores.add(
+                    taskFailed(r)
+                            ? new ScoreSummaries.RowScores(r.error(), List.of())
+                            : ScoreSummaries.answered(r.scores()));
+        }
+        return ScoreSummaries.summarize(e.id(), run.id(), scorers, rowScores, clock.instant());
+    }
+
+    /** The summary computed beside the result file; its failure is the run's, as when it was computed in line. */
+    private static EvaluationScoreSummary computed(Future<EvaluationScoreSummary> summarized)
+            throws ServerStoppingException {
+        try {
+            return summarized.get();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new ServerStoppingException();
+        } catch (ExecutionException ex) {
+            if (ex.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(ex.getCause());
         }
     }
 
@@ -391,6 +421,13 @@ final class EvaluationRuns {
         private final Called task;
         private final List<EvaluationScorer> scorers;
         private final Map<String, Called> scorerFunctions;
+        /** The function scorers in the evaluation's order, and for each scorer its index among them (else -1). */
+        private final Called[] functions;
+
+        private final int[] functionIndex;
+        /** The positions among the scorers of the built-ins, in the order {@link BuiltinRowScoring#score} gives them. */
+        private final int[] builtinPositions;
+
         private final BuiltinRowScoring builtins;
         private final ResultRow[] results;
         private final RunProgress progress;
@@ -413,6 +450,22 @@ final class EvaluationRuns {
             this.task = task;
             this.scorers = scorers;
             this.scorerFunctions = scorerFunctions;
+            this.functions = new Called[scorerFunctions.size()];
+            this.functionIndex = new int[scorers.size()];
+            List<Integer> builtinAt = new ArrayList<>();
+            int f = 0;
+            for (int s = 0; s < scorers.size(); s++) {
+                Called called = scorerFunctions.get(scorers.get(s).getId());
+                functionIndex[s] = called == null ? -1 : f;
+                if (called != null) {
+                    functions[f++] = called;
+                }
+                if (scorers.get(s).getSpec().hasBuiltin()) {
+                    builtinAt.add(s);
+                }
+            }
+            this.builtinPositions =
+                    builtinAt.stream().mapToInt(Integer::intValue).toArray();
             this.builtins = builtins;
             this.results = results;
             this.progress = progress;
@@ -424,15 +477,14 @@ final class EvaluationRuns {
             for (int i = start; i < end; i++) {
                 indices.add(i);
             }
-            Map<Integer, Outcome> outputs = call(task, indices, rows::get, true);
+            Outcome[] outputs = call(task, indices, rows::get, true);
             Map<Integer, Answered> answered = new LinkedHashMap<>();
             int failed = 0;
-            for (int i : indices) {
-                Outcome o = outputs.get(i);
+            for (int k = 0; k < indices.size(); k++) {
+                int i = indices.get(k);
+                Outcome o = outputs[k];
                 if (o.error() == null) {
-                    Map<String, @Nullable Object> row = new HashMap<>(rows.get(i));
-                    row.put(RunTables.OUTPUT, o.value());
-                    row.put("trace", null);
+                    AnsweredRow row = new AnsweredRow(rows.get(i), o.value());
                     answered.put(i, new Answered(row, builtinCells(row)));
                 } else {
                     results[i] = failedRow(scorers.size(), "task: " + o.error());
@@ -441,7 +493,7 @@ final class EvaluationRuns {
             }
             progress.done.addAndGet(failed);
             if (scorerFunctions.isEmpty()) {
-                finish(answered, Map.of());
+                finish(answered, new Outcome[0][]);
                 return;
             }
             Map<Integer, Answered> full = null;
@@ -494,43 +546,43 @@ final class EvaluationRuns {
         /** Calls each function scorer on the rows, one call per scorer for the batch, and finishes the rows. */
         private void scorerBatch(Map<Integer, Answered> batch) throws TaskCannotRunException {
             List<Integer> indices = List.copyOf(batch.keySet());
-            Map<String, Map<Integer, Outcome>> byFunction = new HashMap<>();
-            for (Map.Entry<String, Called> f : scorerFunctions.entrySet()) {
-                byFunction.put(
-                        f.getKey(),
-                        call(f.getValue(), indices, i -> batch.get(i).row(), false));
+            Outcome[][] byFunction = new Outcome[functions.length][];
+            for (int f = 0; f < functions.length; f++) {
+                byFunction[f] = call(functions[f], indices, i -> batch.get(i).row(), false);
             }
             finish(batch, byFunction);
         }
 
-        /** The built-ins' verdicts on an answered row, by scorer id. */
-        private Map<String, Cell> builtinCells(Map<String, @Nullable Object> row) {
-            Object output = row.get(RunTables.OUTPUT);
-            Map<String, @Nullable Object> builtinRow = row;
+        /** The built-ins' verdicts on an answered row at their scorers' positions; null at the function scorers'. */
+        private @Nullable Cell[] builtinCells(AnsweredRow row) {
+            Object output = row.output();
+            AnsweredRow builtinRow = row;
             if (output != null
                     && !(output instanceof String || output instanceof Number || output instanceof Boolean)) {
-                builtinRow = new HashMap<>(row);
-                builtinRow.put(RunTables.OUTPUT, RunTables.text(output)); // built-ins read structured answers as JSON
+                // built-ins read structured answers as JSON
+                builtinRow = new AnsweredRow(row.columns(), RunTables.text(output));
             }
-            Map<String, Cell> cells = new HashMap<>();
-            for (Cell c : builtins.score(builtinRow)) {
-                cells.put(c.scorerId(), c);
+            @Nullable Cell[] cells = new Cell[scorers.size()];
+            List<Cell> scored = builtins.score(builtinRow);
+            for (int k = 0; k < builtinPositions.length; k++) {
+                cells[builtinPositions[k]] = scored.get(k);
             }
             return cells;
         }
 
         /** Writes the answered rows' results: each scorer's cell in the evaluation's order. */
-        private void finish(Map<Integer, Answered> answered, Map<String, Map<Integer, Outcome>> byFunction) {
+        private void finish(Map<Integer, Answered> answered, Outcome[][] byFunction) {
+            int k = 0; // the row's position in the batch, and so in each function scorer's outcomes
             for (Map.Entry<Integer, Answered> a : answered.entrySet()) {
-                Object output = a.getValue().row().get(RunTables.OUTPUT);
-                Map<String, Cell> cells = a.getValue().builtinCells();
+                Object output = a.getValue().row().output();
+                @Nullable Cell[] cells = a.getValue().builtinCells();
                 List<@Nullable Double> scores = new ArrayList<>(scorers.size());
                 List<String> metadata = new ArrayList<>(scorers.size());
-                List<String> errors = new ArrayList<>();
-                for (EvaluationScorer s : scorers) {
-                    Cell c = cells.containsKey(s.getId())
-                            ? cells.get(s.getId())
-                            : functionCell(s.getId(), byFunction.get(s.getId()).get(a.getKey()));
+                List<String> errors = new ArrayList<>(0);
+                for (int s = 0; s < scorers.size(); s++) {
+                    Cell c = cells[s] != null
+                            ? cells[s]
+                            : functionCell(scorers.get(s).getId(), byFunction[functionIndex[s]][k]);
                     scores.add(c.score());
                     metadata.add(c.metadata());
                     if (c.error() != null) {
@@ -542,13 +594,64 @@ final class EvaluationRuns {
                         scores,
                         metadata,
                         errors.isEmpty() ? null : "scorer " + String.join("; scorer ", errors));
+                k++;
             }
             progress.done.addAndGet(answered.size());
         }
     }
 
-    /** A row the task answered: as the function scorers read it, and the built-ins' verdicts on it. */
-    private record Answered(Map<String, @Nullable Object> row, Map<String, Cell> builtinCells) {}
+    /** A row the task answered: as the function scorers read it, and the built-ins' verdicts on it (by position). */
+    private record Answered(AnsweredRow row, @Nullable Cell[] builtinCells) {}
+
+    /**
+     * A dataset row as the scorers read it: its columns, plus {@code output} (the task's answer, in place of a column
+     * of that name) and {@code trace} (null here). A view rather than a copy: a copy of every row's map was a visible
+     * part of a run's CPU, and the scorers only look values up.
+     */
+    private static final class AnsweredRow extends java.util.AbstractMap<String, @Nullable Object> {
+        private static final String TRACE = "trace";
+        private final Map<String, @Nullable Object> columns;
+        private final @Nullable Object output;
+        private java.util.@Nullable Set<Entry<String, @Nullable Object>> entries;
+
+        AnsweredRow(Map<String, @Nullable Object> columns, @Nullable Object output) {
+            this.columns = columns;
+            this.output = output;
+        }
+
+        Map<String, @Nullable Object> columns() {
+            return columns;
+        }
+
+        @Nullable
+        Object output() {
+            return output;
+        }
+
+        @Override
+        public @Nullable Object get(Object key) {
+            if (RunTables.OUTPUT.equals(key)) {
+                return output;
+            }
+            return TRACE.equals(key) ? null : columns.get(key);
+        }
+
+        @Override
+        public boolean containsKey(Object key) {
+            return RunTables.OUTPUT.equals(key) || TRACE.equals(key) || columns.containsKey(key);
+        }
+
+        @Override
+        public java.util.Set<Entry<String, @Nullable Object>> entrySet() {
+            if (entries == null) { // only a failure's message lists a row's columns
+                Map<String, @Nullable Object> all = new LinkedHashMap<>(columns);
+                all.put(RunTables.OUTPUT, output);
+                all.put(TRACE, null);
+                entries = java.util.Collections.unmodifiableMap(all).entrySet();
+            }
+            return entries;
+        }
+    }
 
     private static ResultRow failedRow(int scorers, String error) {
         List<@Nullable Double> scores = new ArrayList<>();
@@ -649,36 +752,37 @@ final class EvaluationRuns {
 
     /**
      * Calls {@code f} on the rows {@code indices} in one batch; when the function fails the batch as a user failure,
-     * row by row. Every index gets an outcome.
+     * row by row. Every index gets an outcome, at its position in {@code indices} (arrays in batch order rather than
+     * maps by row: a map entry per row and scorer was a visible part of a run's CPU).
      *
      * @param fatal whether a failure other than the function's own (no replica, no such function) means the run
      *              cannot go on; otherwise it is each row's failure
      */
-    private Map<Integer, Outcome> call(
+    private Outcome[] call(
             Called f,
             List<Integer> indices,
             java.util.function.IntFunction<Map<String, @Nullable Object>> row,
             boolean fatal)
             throws TaskCannotRunException {
-        Map<Integer, Outcome> out = new HashMap<>();
-        List<Integer> sendable = new ArrayList<>();
-        List<Object[]> arguments = new ArrayList<>();
-        for (int i : indices) {
+        Outcome[] out = new Outcome[indices.size()];
+        List<Integer> sendable = new ArrayList<>(indices.size());
+        List<Object[]> arguments = new ArrayList<>(indices.size());
+        for (int k = 0; k < indices.size(); k++) {
             try {
-                arguments.add(f.payloads().arguments(row.apply(i)));
-                sendable.add(i);
+                arguments.add(f.payloads().arguments(row.apply(indices.get(k))));
+                sendable.add(k);
             } catch (UnfitValueException ex) {
-                out.put(i, new Outcome(null, ex.getMessage()));
+                out[k] = new Outcome(null, ex.getMessage());
             }
         }
         callBatch(f, sendable, arguments, fatal, out);
         return out;
     }
 
-    private void callBatch(
-            Called f, List<Integer> indices, List<Object[]> arguments, boolean fatal, Map<Integer, Outcome> out)
+    /** {@link #call}'s batch: {@code positions} are where in {@code out} each of the arguments' outcomes goes. */
+    private void callBatch(Called f, List<Integer> positions, List<Object[]> arguments, boolean fatal, Outcome[] out)
             throws TaskCannotRunException {
-        if (indices.isEmpty()) {
+        if (positions.isEmpty()) {
             return;
         }
         List<@Nullable Object> answers;
@@ -693,9 +797,9 @@ final class EvaluationRuns {
                     .getFeatherStream()
                     .toByteArray();
             answers = RowPayloads.decode(answer);
-            if (answers.size() != indices.size()) {
+            if (answers.size() != positions.size()) {
                 throw new IllegalArgumentException(
-                        "it answered " + answers.size() + " rows for " + indices.size() + " arguments");
+                        "it answered " + answers.size() + " rows for " + positions.size() + " arguments");
             }
         } catch (StatusRuntimeException ex) {
             ChalkError userFailure =
@@ -708,24 +812,24 @@ final class EvaluationRuns {
                 if (fatal) {
                     throw new TaskCannotRunException(why);
                 }
-                indices.forEach(i -> out.put(i, new Outcome(null, why)));
+                positions.forEach(i -> out[i] = new Outcome(null, why));
                 return;
             }
-            if (indices.size() == 1) {
-                out.put(indices.get(0), new Outcome(null, message(userFailure, ex)));
+            if (positions.size() == 1) {
+                out[positions.get(0)] = new Outcome(null, message(userFailure, ex));
                 return;
             }
-            for (int k = 0; k < indices.size(); k++) { // find the rows that fail: each alone
-                callBatch(f, List.of(indices.get(k)), List.<Object[]>of(arguments.get(k)), fatal, out);
+            for (int k = 0; k < positions.size(); k++) { // find the rows that fail: each alone
+                callBatch(f, List.of(positions.get(k)), List.<Object[]>of(arguments.get(k)), fatal, out);
             }
             return;
         } catch (IllegalArgumentException ex) {
             String why = f.what() + " answered what the server cannot read: " + ex.getMessage();
-            indices.forEach(i -> out.put(i, new Outcome(null, why)));
+            positions.forEach(i -> out[i] = new Outcome(null, why));
             return;
         }
-        for (int k = 0; k < indices.size(); k++) {
-            out.put(indices.get(k), new Outcome(answers.get(k), null));
+        for (int k = 0; k < positions.size(); k++) {
+            out[positions.get(k)] = new Outcome(answers.get(k), null);
         }
     }
 

@@ -236,21 +236,55 @@ final class RowPayloads {
     }
 
     /**
-     * {@link #decode} of an answer of one batch whose first column is a plain scalar, read in place ({@link FlatIpc}) as
-     * Arrow's vectors' {@code getObject} reads it; {@code null} for anything else.
+     * {@link #decode} of an answer of one batch whose first column is a plain scalar or a struct of them (a scorer's
+     * {@code {score, metadata}}), read in place ({@link FlatIpc}) as {@link #decodeWithVectors} reads it: a struct as
+     * a map of its children in their order; {@code null} for anything else.
      */
     private static @Nullable List<@Nullable Object> decodeFlat(byte[] payload) {
         FlatIpc.Batch batch = FlatIpc.read(payload);
         if (batch == null || batch.schema().getFields().isEmpty()) {
             return null;
         }
-        ArrowType type = batch.schema().getFields().get(0).getType();
+        Field field = batch.schema().getFields().get(0);
+        List<@Nullable Object> out = new ArrayList<>(batch.rows());
+        if (field.getType() instanceof ArrowType.Struct) {
+            FlatIpc.Batch children = batch.struct(0);
+            List<Field> fields = children.schema().getFields();
+            String[] names = new String[fields.size()];
+            List<List<@Nullable Object>> columns = new ArrayList<>(names.length);
+            for (int c = 0; c < names.length; c++) {
+                names[c] = fields.get(c).getName();
+                List<@Nullable Object> column = scalars(children, c);
+                if (column == null) {
+                    return null;
+                }
+                columns.add(column);
+            }
+            for (int r = 0; r < batch.rows(); r++) {
+                if (batch.isNull(0, r)) {
+                    out.add(null);
+                    continue;
+                }
+                Map<String, @Nullable Object> struct = new LinkedHashMap<>(2 * names.length);
+                for (int c = 0; c < names.length; c++) {
+                    struct.put(names[c], columns.get(c).get(r));
+                }
+                out.add(struct);
+            }
+            return out;
+        }
+        return scalars(batch, 0);
+    }
+
+    /** A flat column's values, as Arrow's vectors' {@code getObject} reads them; {@code null} for another type. */
+    private static @Nullable List<@Nullable Object> scalars(FlatIpc.Batch batch, int column) {
+        ArrowType type = batch.schema().getFields().get(column).getType();
         byte[] bytes = batch.bytes();
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-        int start = batch.valuesStart(0);
+        int start = batch.valuesStart(column);
         List<@Nullable Object> out = new ArrayList<>(batch.rows());
         for (int r = 0; r < batch.rows(); r++) {
-            if (batch.isNull(0, r)) {
+            if (batch.isNull(column, r)) {
                 out.add(null);
                 continue;
             }
@@ -270,10 +304,10 @@ final class RowPayloads {
             } else if (type instanceof ArrowType.Bool) {
                 value = (bytes[start + (r >>> 3)] & (1 << (r & 7))) != 0;
             } else if (type instanceof ArrowType.Utf8 || type instanceof ArrowType.Binary) {
-                int offsets = batch.offsetsStart(0);
+                int offsets = batch.offsetsStart(column);
                 int from = in.getInt(offsets + 4 * r);
                 int to = in.getInt(offsets + 4 * (r + 1));
-                if (from < 0 || to < from || to > batch.valuesLength(0)) {
+                if (from < 0 || to < from || to > batch.valuesLength(column)) {
                     return null; // the vectors' way reports it
                 }
                 value = type instanceof ArrowType.Utf8

@@ -2,15 +2,29 @@ package ai.chalk.compute.server.evaluation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.proto.arrow.ArrowIpc;
+import ai.chalk.compute.proto.arrow.FlatIpc;
 import ai.chalk.compute.proto.arrow.v1.ArrowType;
 import ai.chalk.compute.proto.arrow.v1.EmptyMessage;
 import ai.chalk.compute.proto.arrow.v1.Field;
 import ai.chalk.compute.proto.arrow.v1.Schema;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.StructVector;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.FieldType;
 import org.junit.jupiter.api.Test;
 
 /** A run's batches of plain scalars are written and read without Arrow's vectors, to the same bytes and values. */
@@ -83,6 +97,122 @@ class RowPayloadsTest {
                                 vectors.get(i) == null ? null : vectors.get(i).getClass());
             }
         }
+    }
+
+    @Test
+    void scorerResultStructsReadInPlaceAsTheVectorsReadThem() {
+        for (int n : List.of(1, 9, 64, 513)) {
+            try (BufferAllocator allocator = new RootAllocator();
+                    VectorSchemaRoot root = VectorSchemaRoot.create(
+                            new org.apache.arrow.vector.types.pojo.Schema(List.of(resultField("result"), flag("ok"))),
+                            allocator)) {
+                root.allocateNew();
+                StructVector result = (StructVector) root.getVector(0);
+                Float8Vector score = (Float8Vector) result.getChild("score");
+                VarCharVector metadata = (VarCharVector) result.getChild("metadata");
+                BitVector ok = (BitVector) root.getVector(1);
+                for (int i = 0; i < n; i++) {
+                    if (i % 11 == 4) {
+                        result.setNull(i); // a scorer that answered no result at all
+                        ok.setSafe(i, 0);
+                        continue;
+                    }
+                    result.setIndexDefined(i);
+                    if (i % 5 == 3) {
+                        score.setNull(i);
+                    } else {
+                        score.setSafe(i, i / 7.0);
+                    }
+                    if (i % 3 == 1) {
+                        metadata.setNull(i);
+                    } else {
+                        metadata.setSafe(
+                                i, (i % 2 == 0 ? "" : "{\"why\":\"é" + i + "\"}").getBytes(StandardCharsets.UTF_8));
+                    }
+                    ok.setSafe(i, 1);
+                }
+                root.setRowCount(n);
+                byte[] answer = ArrowIpc.write(root);
+
+                assertThat(FlatIpc.read(answer)).as("read in place").isNotNull();
+                List<Object> flat = RowPayloads.decode(answer);
+                assertThat(flat).as("%d rows", n).isEqualTo(RowPayloads.decodeWithVectors(answer));
+                Map<String, Object> expected = new LinkedHashMap<>();
+                expected.put("score", n > 2 ? 2 / 7.0 : null);
+                expected.put("metadata", n > 2 ? "" : null);
+                if (n > 2) {
+                    assertThat(flat.get(2)).isEqualTo(expected);
+                }
+                if (n > 4) {
+                    assertThat(flat.get(4)).isNull();
+                }
+            }
+        }
+    }
+
+    @Test
+    void structsOfStructsAreReadByTheVectors() {
+        try (BufferAllocator allocator = new RootAllocator();
+                VectorSchemaRoot root = VectorSchemaRoot.create(
+                        new org.apache.arrow.vector.types.pojo.Schema(
+                                List.of(new org.apache.arrow.vector.types.pojo.Field(
+                                        "outer",
+                                        FieldType.nullable(
+                                                org.apache.arrow.vector.types.pojo.ArrowType.Struct.INSTANCE),
+                                        List.of(resultField("inner"), count("n"))))),
+                        allocator)) {
+            root.allocateNew();
+            StructVector outer = (StructVector) root.getVector(0);
+            StructVector inner = (StructVector) outer.getChild("inner");
+            BigIntVector count = (BigIntVector) outer.getChild("n");
+            for (int i = 0; i < 3; i++) {
+                outer.setIndexDefined(i);
+                inner.setIndexDefined(i);
+                ((Float8Vector) inner.getChild("score")).setSafe(i, 1.0);
+                ((VarCharVector) inner.getChild("metadata")).setSafe(i, "{}".getBytes(StandardCharsets.UTF_8));
+                count.setSafe(i, i);
+            }
+            root.setRowCount(3);
+            byte[] answer = ArrowIpc.write(root);
+
+            assertThat(FlatIpc.read(answer))
+                    .as("declined: deeper than one struct")
+                    .isNull();
+            Map<String, Object> innerValue = new LinkedHashMap<>();
+            innerValue.put("score", 1.0);
+            innerValue.put("metadata", "{}");
+            Map<String, Object> first = new LinkedHashMap<>();
+            first.put("inner", innerValue);
+            first.put("n", 0L);
+            assertThat(RowPayloads.decode(answer)).hasSize(3).first().isEqualTo(first);
+        }
+    }
+
+    /** A scorer's answer: {@code {score: float64, metadata: utf8}}, as EvaluationScorerResult travels. */
+    private static org.apache.arrow.vector.types.pojo.Field resultField(String name) {
+        return new org.apache.arrow.vector.types.pojo.Field(
+                name,
+                FieldType.nullable(org.apache.arrow.vector.types.pojo.ArrowType.Struct.INSTANCE),
+                List.of(
+                        new org.apache.arrow.vector.types.pojo.Field(
+                                "score",
+                                FieldType.nullable(new org.apache.arrow.vector.types.pojo.ArrowType.FloatingPoint(
+                                        FloatingPointPrecision.DOUBLE)),
+                                null),
+                        new org.apache.arrow.vector.types.pojo.Field(
+                                "metadata",
+                                FieldType.nullable(org.apache.arrow.vector.types.pojo.ArrowType.Utf8.INSTANCE),
+                                null)));
+    }
+
+    private static org.apache.arrow.vector.types.pojo.Field flag(String name) {
+        return new org.apache.arrow.vector.types.pojo.Field(
+                name, FieldType.nullable(org.apache.arrow.vector.types.pojo.ArrowType.Bool.INSTANCE), null);
+    }
+
+    private static org.apache.arrow.vector.types.pojo.Field count(String name) {
+        return new org.apache.arrow.vector.types.pojo.Field(
+                name, FieldType.nullable(new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)), null);
     }
 
     private static Field field(String name, ArrowType.Builder type) {

@@ -17,8 +17,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * binary; no children, no dictionaries, no compression), written from and read into plain byte arrays. A small
  * function call's payload is such a stream, and Arrow's vectors, allocators and channels cost it more than its
  * values: this writes the bytes {@link ArrowIpc#write(byte[], org.apache.arrow.vector.VectorSchemaRoot)} writes for the
- * same batch (the same metadata, buffers and padding), and reads such a stream in place. Anything else it declines
- * ({@code null}), and the caller takes {@link ArrowIpc}'s general path.
+ * same batch (the same metadata, buffers and padding), and reads such a stream in place. It also reads (never writes)
+ * a column that is a struct of flat columns, such as a scorer's {@code {score, metadata}} answer, whose reading through
+ * the vectors cost an evaluation run more than its values did. Anything else it declines ({@code null}), and the
+ * caller takes {@link ArrowIpc}'s general path.
  */
 public final class FlatIpc {
 
@@ -159,10 +161,12 @@ public final class FlatIpc {
     }
 
     /**
-     * Reads an IPC stream that holds a schema and exactly one batch of flat columns, in place.
+     * Reads an IPC stream that holds a schema and exactly one batch of flat columns and structs of flat columns, in
+     * place.
      *
-     * @return the batch, or {@code null} when the bytes are anything else (a file, dictionaries, compression, nested or
-     *         other types, several batches, or malformed): {@link ArrowIpc#read} then reads them, or says what is wrong
+     * @return the batch, or {@code null} when the bytes are anything else (a file, dictionaries, compression, deeper
+     *         nesting or other types, several batches, or malformed): {@link ArrowIpc#read} then reads them, or says
+     *         what is wrong
      */
     public static Batch read(byte[] bytes) {
         try {
@@ -184,14 +188,22 @@ public final class FlatIpc {
             return null;
         }
         List<Field> fields = schema.getFields();
-        Layout[] layouts = new Layout[fields.size()];
+        // the batch's nodes and buffers come depth first: a struct's own (its validity), then its children's
+        int expectedNodes = 0;
         int expectedBuffers = 0;
-        for (int i = 0; i < layouts.length; i++) {
-            layouts[i] = Layout.of(fields.get(i));
-            if (layouts[i] == null) {
+        for (Field f : fields) {
+            if (isFlatStruct(f)) {
+                expectedNodes += 1 + f.getChildren().size();
+                expectedBuffers += 1;
+                for (Field child : f.getChildren()) {
+                    expectedBuffers += Layout.of(child).buffers();
+                }
+            } else if (Layout.of(f) != null) {
+                expectedNodes++;
+                expectedBuffers += Layout.of(f).buffers();
+            } else {
                 return null;
             }
-            expectedBuffers += layouts[i].buffers();
         }
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         in.position(schemaEnd);
@@ -215,7 +227,7 @@ public final class FlatIpc {
         if (batch == null
                 || batch.compression() != null
                 || batch.variadicBufferCountsLength() != 0
-                || batch.nodesLength() != fields.size()
+                || batch.nodesLength() != expectedNodes
                 || batch.buffersLength() != expectedBuffers
                 || batch.length() < 0
                 || batch.length() > Integer.MAX_VALUE) {
@@ -238,10 +250,8 @@ public final class FlatIpc {
             }
         }
         int rows = (int) batch.length();
-        int[] nullCounts = new int[fields.size()];
         int[] starts = new int[expectedBuffers];
         int[] sizes = new int[expectedBuffers];
-        org.apache.arrow.flatbuf.FieldNode node = new org.apache.arrow.flatbuf.FieldNode();
         org.apache.arrow.flatbuf.Buffer buffer = new org.apache.arrow.flatbuf.Buffer();
         for (int i = 0; i < expectedBuffers; i++) {
             batch.buffers(buffer, i);
@@ -253,18 +263,59 @@ public final class FlatIpc {
             starts[i] = (int) (bodyStart + offset);
             sizes[i] = (int) size;
         }
-        int b = 0;
+        int[] at = {0, 0}; // the next node, the next buffer
+        return columns(schema, rows, bytes, batch, starts, sizes, at);
+    }
+
+    /** Whether a field is a struct whose children are all flat (no deeper nesting), which {@link #read} reads. */
+    private static boolean isFlatStruct(Field field) {
+        if (!(field.getType() instanceof ArrowType.Struct)
+                || field.getDictionary() != null
+                || field.getChildren().isEmpty()) {
+            return false;
+        }
+        for (Field child : field.getChildren()) {
+            if (Layout.of(child) == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The columns of {@code schema} (a batch's, or a struct's children) from the node and buffer {@code at} names on,
+     * checked against the rows; {@code at} is advanced past them. {@code null} when a node or buffer does not fit.
+     */
+    private static Batch columns(
+            Schema schema, int rows, byte[] bytes, RecordBatch batch, int[] starts, int[] sizes, int[] at) {
+        List<Field> fields = schema.getFields();
+        Layout[] layouts = new Layout[fields.size()];
+        int[] nullCounts = new int[fields.size()];
+        int[] first = new int[fields.size()];
+        Batch[] children = new Batch[fields.size()];
         int validityBytes = (rows + 7) / 8;
+        org.apache.arrow.flatbuf.FieldNode node = new org.apache.arrow.flatbuf.FieldNode();
         for (int i = 0; i < fields.size(); i++) {
-            batch.nodes(node, i);
+            batch.nodes(node, at[0]++);
             if (node.length() != rows || node.nullCount() < 0 || node.nullCount() > rows) {
                 return null;
             }
             nullCounts[i] = (int) node.nullCount();
+            int b = at[1];
+            first[i] = b;
             if (nullCounts[i] > 0 && sizes[b] < validityBytes) {
                 return null;
             }
-            Layout layout = layouts[i];
+            Layout layout = Layout.of(fields.get(i));
+            layouts[i] = layout;
+            if (layout == null) { // a struct of flat children (read checked the schema)
+                at[1]++;
+                children[i] = columns(new Schema(fields.get(i).getChildren()), rows, bytes, batch, starts, sizes, at);
+                if (children[i] == null) {
+                    return null;
+                }
+                continue;
+            }
             if (layout == Layout.VARIABLE && rows > 0 && sizes[b + 1] < (rows + 1) * Integer.BYTES) {
                 return null;
             }
@@ -275,9 +326,9 @@ public final class FlatIpc {
                     && (long) sizes[b + 1] < (long) rows * width(fields.get(i).getType())) {
                 return null;
             }
-            b += layout.buffers();
+            at[1] += layout.buffers();
         }
-        return new Batch(schema, rows, bytes, layouts, nullCounts, starts, sizes);
+        return new Batch(schema, rows, bytes, layouts, nullCounts, starts, sizes, first, children);
     }
 
     /** Bytes per value of a fixed-width type. */
@@ -296,35 +347,48 @@ public final class FlatIpc {
     }
 
     /**
-     * One batch read in place: its buffers are ranges of the payload's bytes.
+     * One batch read in place: its buffers are ranges of the payload's bytes. Columns are numbered as the schema's
+     * fields; a struct column's children are a batch of their own ({@link #struct}).
      */
     public static final class Batch {
         private final Schema schema;
         private final int rows;
         private final byte[] bytes;
+        /** Each column's layout; null for a struct. */
+        private final Layout[] layouts;
+
         private final int[] nullCounts;
+        /** Every buffer of the payload (shared with a struct's children): where it starts and its size. */
         private final int[] starts;
+
         private final int[] sizes;
         /** The index of each column's first buffer (its validity bitmap). */
         private final int[] first;
+        /** A struct column's children; null for a flat column. */
+        private final Batch[] children;
 
         private Batch(
-                Schema schema, int rows, byte[] bytes, Layout[] layouts, int[] nullCounts, int[] starts, int[] sizes) {
+                Schema schema,
+                int rows,
+                byte[] bytes,
+                Layout[] layouts,
+                int[] nullCounts,
+                int[] starts,
+                int[] sizes,
+                int[] first,
+                Batch[] children) {
             this.schema = schema;
             this.rows = rows;
             this.bytes = bytes;
+            this.layouts = layouts;
             this.nullCounts = nullCounts;
             this.starts = starts;
             this.sizes = sizes;
-            this.first = new int[layouts.length];
-            int b = 0;
-            for (int i = 0; i < layouts.length; i++) {
-                first[i] = b;
-                b += layouts[i].buffers();
-            }
+            this.first = first;
+            this.children = children;
         }
 
-        /** The payload's schema. */
+        /** The payload's schema (for a struct's children: theirs). */
         public Schema schema() {
             return schema;
         }
@@ -339,7 +403,7 @@ public final class FlatIpc {
             return bytes;
         }
 
-        /** Whether a column's value in a row is null. */
+        /** Whether a column's value in a row is null (for a struct: the struct itself, whatever its children hold). */
         public boolean isNull(int column, int row) {
             if (nullCounts[column] == 0) {
                 return false;
@@ -348,12 +412,24 @@ public final class FlatIpc {
             return (bytes[validity + (row >>> 3)] & (1 << (row & 7))) == 0;
         }
 
-        /** Where the values of a column start in {@link #bytes()} (its bits, fixed-width values, or bytes). */
+        /**
+         * The children of a struct column, as columns of a batch of the same rows.
+         *
+         * @throws IllegalArgumentException when the column is flat
+         */
+        public Batch struct(int column) {
+            if (children[column] == null) {
+                throw new IllegalArgumentException("column " + column + " is not a struct");
+            }
+            return children[column];
+        }
+
+        /** Where the values of a flat column start in {@link #bytes()} (its bits, fixed-width values, or bytes). */
         public int valuesStart(int column) {
             return starts[first[column] + (isVariable(column) ? 2 : 1)];
         }
 
-        /** How many bytes its values take. */
+        /** How many bytes a flat column's values take. */
         public int valuesLength(int column) {
             return sizes[first[column] + (isVariable(column) ? 2 : 1)];
         }
@@ -364,8 +440,10 @@ public final class FlatIpc {
         }
 
         private boolean isVariable(int column) {
-            int next = column + 1 < first.length ? first[column + 1] : starts.length;
-            return next - first[column] == 3;
+            if (layouts[column] == null) {
+                throw new IllegalArgumentException("column " + column + " is a struct: its children hold its values");
+            }
+            return layouts[column] == Layout.VARIABLE;
         }
     }
 }
