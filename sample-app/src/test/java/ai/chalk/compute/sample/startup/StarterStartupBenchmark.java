@@ -40,7 +40,8 @@ import org.junit.jupiter.api.Test;
  * starter's slowest startup steps (bean creations).
  *
  * <p>System properties: {@code chalk.startup.runs}, the rounds (default 11); {@code chalk.startup.apps}, which
- * applications ({@code web,empty} by default). Its name keeps it out of the default test run (about six minutes);
+ * applications ({@code web,empty} by default). Its name keeps it out of the default test run (about ten minutes on a
+ * busy 2-core machine);
  * run it with {@code ./mvnw -B -pl sample-app test -Dtest=StarterStartupBenchmark}.
  */
 class StarterStartupBenchmark {
