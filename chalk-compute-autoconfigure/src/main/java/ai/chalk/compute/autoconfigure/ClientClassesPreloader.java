@@ -23,7 +23,8 @@ import org.springframework.util.ReflectionUtils;
  * startup thread parses the configuration classes and makes the application's other beans (web server, actuator), and
  * the startup thread finds them loaded when it makes ours. Not when the application excludes
  * {@link ChalkComputeAutoConfiguration}, nor in a function worker without a target (which makes no client). It makes throwaway clients over a channel that is never opened nor called, so exactly the
- * classes the real ones need are loaded, with no list of names to keep up to date. Best effort: a failure only means
+ * classes the real ones need are loaded, with no list of names to keep up to date; then it reads the methods of the
+ * starter's bean classes (those of the credentials with a remote target, of the embedded server without one). Best effort: a failure only means
  * the startup thread loads the classes itself.
  */
 public final class ClientClassesPreloader implements EnvironmentPostProcessor {
@@ -41,12 +42,13 @@ public final class ClientClassesPreloader implements EnvironmentPostProcessor {
         if (excluded || workerWithoutTarget) {
             return;
         }
-        Thread loader = new Thread(ClientClassesPreloader::load, "chalk-compute-preload");
+        boolean remote = RemoteTarget.configured(environment).isPresent();
+        Thread loader = new Thread(() -> load(remote ? REMOTE_ONLY : EMBEDDED_ONLY), "chalk-compute-preload");
         loader.setDaemon(true);
         loader.start();
     }
 
-    static void load() {
+    static void load(List<String> alsoIntrospected) {
         long started = System.nanoTime();
         try {
             ChalkComputeChannel channel = ChalkComputeChannel.remote(ClientClassesPreloader::neverOpened, "preload");
@@ -61,6 +63,7 @@ public final class ClientClassesPreloader implements EnvironmentPostProcessor {
             for (String name : INTROSPECTED) {
                 introspect(name);
             }
+            alsoIntrospected.forEach(ClientClassesPreloader::introspect);
             log.debug("Chalk Compute client classes loaded in {} ms", (System.nanoTime() - started) / 1_000_000);
         } catch (RuntimeException | LinkageError e) {
             log.debug("Chalk Compute client classes not preloaded: {}", e.toString());
@@ -84,6 +87,23 @@ public final class ClientClassesPreloader implements EnvironmentPostProcessor {
             "ai.chalk.compute.autoconfigure.endpoint.ChalkFunctionsEndpoint",
             "ai.chalk.compute.autoconfigure.health.ChalkComputeHealthIndicator",
             "ai.chalk.compute.autoconfigure.health.ChalkFunctionsHealthContributor");
+
+    /**
+     * The classes of the beans made only for a remote target: the credentials (resolved from the properties, the
+     * environment and {@code ~/.chalk.yml}) and the interceptor that puts their token on each call.
+     */
+    private static final List<String> REMOTE_ONLY = List.of(
+            "ai.chalk.compute.auth.ChalkCredentials",
+            "ai.chalk.compute.auth.ChalkYml",
+            "ai.chalk.compute.auth.TokenSource",
+            "ai.chalk.compute.autoconfigure.auth.ChalkComputeAuthInterceptor");
+
+    /**
+     * The embedded server's bean, whose methods name the server's types; absent (and skipped) when the application has
+     * the client starter only.
+     */
+    private static final List<String> EMBEDDED_ONLY =
+            List.of("ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServer");
 
     private static void introspect(String name) {
         try {

@@ -63,7 +63,7 @@ public final class ChalkComputeObservationAutoConfiguration {
 
         @Bean
         ChalkComputeChannelInterceptor chalkComputeGrpcClientObservations(ObservationRegistry registry) {
-            return ChalkComputeChannelInterceptor.of(new ObservationGrpcClientInterceptor(registry));
+            return new ClientCallObservations(registry);
         }
     }
 }

@@ -22,91 +22,152 @@ import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 
 /**
- * Measures what the starter adds to an application's startup: the same application started in fresh JVMs, alternately
- * with Chalk Compute (embedded server), with a remote target (no embedded server) and without the starter, after one
- * discarded warm-up start of each. Two applications: the realistic one ({@code StartupWebApp}: web server, a REST
- * endpoint, three functions and a scorer, actuator) and an empty one ({@link StartupProbe}: auto-configuration only).
- * Prints the medians of {@code SpringApplication.run}, of the time since the JVM started, of resident memory and of
- * the CPU time the process used by then (steadier than wall time on a busy machine), with
- * what the starter adds and the ratio; it asserts nothing about time (the aim is at most 150 ms added to the
- * realistic application). Then one more start of each variant, with its class loading recorded, prints what is
- * steady on a busy machine: the classes the startup thread loads (and, by package, those the starter adds), its CPU
- * time, and the starter's slowest startup steps (bean creations). Runs per variant: system property {@code chalk.startup.runs} (default 5). Its name keeps it
- * out of the default test run (about a minute); run it with
- * {@code ./mvnw -B -pl sample-app test -Dtest=StarterStartupBenchmark}, on a quiet machine: on two busy cores the
- * figures swing by hundreds of milliseconds.
+ * Measures what the starter adds to an application's startup: the same application started in fresh JVMs with Chalk
+ * Compute (embedded server), with a remote target (no embedded server) and without the starter, after one discarded
+ * warm-up start of each. Two applications: the realistic one ({@code StartupWebApp}: web server, a REST endpoint,
+ * three functions and a scorer, actuator) and an empty one ({@link StartupProbe}: auto-configuration only).
+ *
+ * <p>On a shared machine one start's time swings by a second while the starter adds a tenth of that, so the starts are
+ * made in rounds: each round starts every variant once, in an order that cycles through all six, so that a slow
+ * stretch of the machine falls on all variants alike; what the starter adds is the difference to the round's start
+ * without it (a paired difference). It prints, per variant, the median and interquartile range of
+ * {@code SpringApplication.run}, of the startup thread's CPU time (the work the startup does itself, steadier than
+ * wall time), of the process's CPU time and resident memory; then, for the paired differences, their median,
+ * interquartile range and a distribution-free 95% confidence interval of the median (order statistics of the sign
+ * test), and whether that interval shows the aim (at most 150 ms added to the realistic application) met, missed, or
+ * neither. It asserts nothing about time. Then one more start of each variant, with its class loading recorded,
+ * prints the classes the startup thread loads (and, by package, those the starter adds), its CPU time, and the
+ * starter's slowest startup steps (bean creations).
+ *
+ * <p>System properties: {@code chalk.startup.runs}, the rounds (default 11); {@code chalk.startup.apps}, which
+ * applications ({@code web,empty} by default). Its name keeps it out of the default test run (about ten minutes on a
+ * busy 2-core machine);
+ * run it with {@code ./mvnw -B -pl sample-app test -Dtest=StarterStartupBenchmark}.
  */
 class StarterStartupBenchmark {
 
+    /** What the starter may add to the realistic application's {@code SpringApplication.run}, in milliseconds. */
+    private static final long AIM_MILLIS = 150;
+
+    private static final List<String> VARIANTS = List.of("without", "with", "remote");
+
+    /** Indexes in a probe's {@code STARTUP} line (after the variant). */
+    private static final int RUN = 0;
+
+    private static final int SINCE_JVM = 1;
+    private static final int RSS = 2;
+    private static final int PROCESS_CPU = 3;
+    private static final int STARTUP_THREAD_CPU = 4;
+    private static final int STARTER_THREADS_CPU = 5;
+
     @Test
     void printsTheStartupTimeAddedByTheStarter() throws Exception {
-        int runs = Integer.getInteger("chalk.startup.runs", 5);
-        for (String app : List.of("web", "empty")) {
-            measure(app, runs);
+        int runs = Integer.getInteger("chalk.startup.runs", 11);
+        for (String app : System.getProperty("chalk.startup.apps", "web,empty").split(",")) {
+            measure(app.strip(), runs);
         }
     }
 
     private static void measure(String app, int runs) throws Exception {
-        List<long[]> with = new ArrayList<>();
-        List<long[]> remote = new ArrayList<>();
-        List<long[]> without = new ArrayList<>();
-        start(app, "with");
-        start(app, "without");
+        Map<String, List<long[]>> samples = new LinkedHashMap<>();
+        for (String variant : VARIANTS) {
+            samples.put(variant, new ArrayList<>());
+            start(app, variant); // warm-up: the page cache, the JIT's disk caches
+        }
+        List<List<String>> orders = orders();
         for (int i = 0; i < runs; i++) {
-            // rotate which variant goes first, so none always follows another
-            if (i % 2 == 0) {
-                with.add(start(app, "with"));
-                without.add(start(app, "without"));
-                remote.add(start(app, "remote"));
-            } else {
-                remote.add(start(app, "remote"));
-                without.add(start(app, "without"));
-                with.add(start(app, "with"));
+            for (String variant : orders.get(i % orders.size())) {
+                samples.get(variant).add(start(app, variant));
             }
         }
+        List<long[]> without = samples.get("without");
         System.out.printf(
-                "Startup of the %s application in a fresh JVM, median of %d runs each:%n",
+                "Startup of the %s application in a fresh JVM, %d rounds (each variant once per round, in rotating"
+                        + " order); median [interquartile range]:%n",
                 app.equals("web") ? "realistic (web, 3 functions and a scorer, actuator)" : "empty", runs);
-        String[] what = {"SpringApplication.run", "since JVM start", "resident memory", "CPU time"};
-        String[] unit = {"ms", "ms", "MB", "ms"};
-        for (int k = 0; k < 4; k++) {
-            long base = median(without, k) / (k == 2 ? 1024 : 1);
-            long embedded = median(with, k) / (k == 2 ? 1024 : 1);
-            long remoteOnly = median(remote, k) / (k == 2 ? 1024 : 1);
-            System.out.printf(
-                    "  %-22s without the starter %d %s; embedded server %d %s: +%d, ratio %.2f;"
-                            + " remote target %d %s: +%d, ratio %.2f%n",
-                    what[k],
-                    base,
-                    unit[k],
-                    embedded,
-                    unit[k],
-                    embedded - base,
-                    (double) embedded / base,
-                    remoteOnly,
-                    unit[k],
-                    remoteOnly - base,
-                    (double) remoteOnly / base);
+        String[] what = {"SpringApplication.run", "startup thread CPU", "process CPU", "resident memory"};
+        int[] index = {RUN, STARTUP_THREAD_CPU, PROCESS_CPU, RSS};
+        String[] unit = {"ms", "ms", "ms", "MB"};
+        for (int k = 0; k < what.length; k++) {
+            StringBuilder line = new StringBuilder(String.format("  %-22s", what[k]));
+            for (String variant : VARIANTS) {
+                long[] values = column(samples.get(variant), index[k], k == 3 ? 1024 : 1);
+                line.append(String.format(
+                        " %s %d %s [%d-%d];",
+                        label(variant),
+                        quantile(values, 0.5),
+                        unit[k],
+                        quantile(values, 0.25),
+                        quantile(values, 0.75)));
+            }
+            System.out.println(line);
         }
         System.out.printf(
-                "  all runs (SpringApplication.run ms): without %s, embedded %s, remote %s%n",
-                without.stream().map(r -> r[0]).toList(),
-                with.stream().map(r -> r[0]).toList(),
-                remote.stream().map(r -> r[0]).toList());
-        System.out.printf(
-                "  median startup thread CPU time: without %d ms; embedded server %d ms: +%d; remote target %d ms:"
-                        + " +%d%n",
-                median(without, 4),
-                median(with, 4),
-                median(with, 4) - median(without, 4),
-                median(remote, 4),
-                median(remote, 4) - median(without, 4));
-        System.out.printf(
-                "  median CPU time of the starter's threads (chalk-*) by then: embedded server %d ms; remote target"
-                        + " %d ms%n",
-                median(with, 5), median(remote, 5));
+                "  CPU time of the starter's threads (chalk-*) by then: embedded server %d ms; remote target %d ms%n",
+                quantile(column(samples.get("with"), STARTER_THREADS_CPU, 1), 0.5),
+                quantile(column(samples.get("remote"), STARTER_THREADS_CPU, 1), 0.5));
+        System.out.println("  what the starter adds, paired by round (start with it minus the round's start without"
+                + " it): median [interquartile range] (95% confidence interval of the median)");
+        for (String variant : List.of("with", "remote")) {
+            for (int k = 0; k < 2; k++) {
+                long[] differences = new long[runs];
+                for (int i = 0; i < runs; i++) {
+                    differences[i] = samples.get(variant).get(i)[index[k]] - without.get(i)[index[k]];
+                }
+                long[] interval = medianInterval(differences);
+                String verdict = "";
+                if (k == 0 && app.equals("web")) {
+                    verdict = interval[1] <= AIM_MILLIS
+                            ? ": at most " + AIM_MILLIS + " ms is shown"
+                            : interval[0] > AIM_MILLIS
+                                    ? ": more than " + AIM_MILLIS + " ms is shown"
+                                    : ": the interval holds " + AIM_MILLIS + " ms, neither shown";
+                }
+                System.out.printf(
+                        "    %-16s %-22s %+d ms [%+d to %+d] (%+d to %+d)%s%n",
+                        label(variant),
+                        what[k],
+                        quantile(differences, 0.5),
+                        quantile(differences, 0.25),
+                        quantile(differences, 0.75),
+                        interval[0],
+                        interval[1],
+                        verdict);
+            }
+        }
+        for (String variant : VARIANTS) {
+            System.out.printf(
+                    "  all runs of %s (SpringApplication.run ms / startup thread CPU ms): %s%n",
+                    label(variant),
+                    samples.get(variant).stream()
+                            .map(r -> r[RUN] + "/" + r[STARTUP_THREAD_CPU])
+                            .collect(Collectors.joining(" ")));
+        }
         diagnose(app);
-        assertThat(with).hasSize(runs);
+        assertThat(samples.get("with")).hasSize(runs);
+    }
+
+    private static String label(String variant) {
+        return switch (variant) {
+            case "without" -> "without the starter";
+            case "with" -> "embedded server";
+            default -> "remote target";
+        };
+    }
+
+    /** The six orders of the three variants, so that over six rounds each comes first, second and third twice. */
+    private static List<List<String>> orders() {
+        List<List<String>> orders = new ArrayList<>();
+        for (String first : VARIANTS) {
+            for (String second : VARIANTS) {
+                for (String third : VARIANTS) {
+                    if (!first.equals(second) && !first.equals(third) && !second.equals(third)) {
+                        orders.add(List.of(first, second, third));
+                    }
+                }
+            }
+        }
+        return orders;
     }
 
     private static long[] start(String app, String variant) throws Exception {
@@ -235,10 +296,42 @@ class StarterStartupBenchmark {
         return String.join(".", Arrays.copyOf(parts, Math.max(keep, 1)));
     }
 
-    private static long median(List<long[]> samples, int index) {
-        List<Long> values =
-                new ArrayList<>(samples.stream().map(s -> s[index]).sorted().toList());
-        int n = values.size();
-        return n % 2 == 1 ? values.get(n / 2) : (values.get(n / 2 - 1) + values.get(n / 2)) / 2;
+    private static long[] column(List<long[]> samples, int index, long divisor) {
+        return samples.stream().mapToLong(s -> s[index] / divisor).toArray();
+    }
+
+    /** The quantile {@code q} of the values, interpolated between the two nearest ranks. */
+    static long quantile(long[] values, double q) {
+        long[] sorted = values.clone();
+        Arrays.sort(sorted);
+        double rank = q * (sorted.length - 1);
+        int below = (int) Math.floor(rank);
+        int above = (int) Math.ceil(rank);
+        return Math.round(sorted[below] + (rank - below) * (sorted[above] - sorted[below]));
+    }
+
+    /**
+     * A distribution-free confidence interval of at least 95% for the median of the values: the k-th smallest and
+     * k-th largest, with k the largest for which fewer than k values fall below the median with probability at most
+     * 2.5% (the sign test's binomial distribution); the whole range when there are too few values for 95%.
+     */
+    static long[] medianInterval(long[] values) {
+        long[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        int k = 0; // values left outside the interval on each side
+        double term = Math.pow(0.5, n); // P(Binomial(n, 1/2) = k)
+        double atMost = term; // P(Binomial(n, 1/2) <= k): the chance that the median lies below the interval
+        while (k < n / 2) {
+            double next = term * (n - k) / (k + 1);
+            if (atMost + next > 0.025) {
+                break;
+            }
+            atMost += next;
+            term = next;
+            k++;
+        }
+        // with atMost above 2.5% (fewer than six values) k is 0: the whole range, the widest interval there is
+        return new long[] {sorted[k], sorted[n - 1 - k]};
     }
 }

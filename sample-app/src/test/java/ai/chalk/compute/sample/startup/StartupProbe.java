@@ -17,7 +17,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * so no embedded server), or {@code without} it (its auto-configurations excluded). Prints one line:
  * {@code STARTUP <variant> <ms in SpringApplication.run> <ms since the JVM started> <resident KB> <process CPU ms>
  * <startup thread CPU ms> <CPU ms of the starter's live threads>}, after the instant the startup ended ({@code STARTED_AT}) and, with
- * {@code -Dchalk.startup.steps=N}, the starter's N slowest startup steps ({@code STEP}).
+ * {@code -Dchalk.startup.steps=N}, the N slowest creations of the starter's beans by their own time and the own time of all its bean
+ * steps together ({@code STEP}).
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -119,22 +120,56 @@ public class StartupProbe {
                         .getProcessCpuTime()
                 / 1_000_000;
         if (steps > 0) {
-            recorder.getBufferedTimeline().getEvents().stream()
-                    .sorted(java.util.Comparator.comparing(
-                                    org.springframework.boot.context.metrics.buffering.StartupTimeline.TimelineEvent
-                                            ::getDuration)
-                            .reversed())
-                    .limit(steps)
-                    .filter(e -> isStarters(e.getStartupStep()))
-                    .limit(steps)
-                    .forEach(e -> System.out.println("STEP " + e.getDuration().toMillis() + " ms "
-                            + e.getStartupStep().getName() + " " + tags(e.getStartupStep())));
+            printSteps(recorder.getBufferedTimeline().getEvents(), steps);
         }
         // when the startup's class loading is recorded (JFR), events up to this instant are the startup's
         System.out.println("STARTED_AT " + java.time.Instant.now());
         System.out.println("STARTUP " + variant + " " + runMillis + " " + uptimeMillis + " " + rssKb + " " + cpuMillis
                 + " " + startupThreadCpuMillis + " " + starterThreadsCpuMillis);
         System.exit(SpringApplication.exit(context));
+    }
+
+    /**
+     * Prints the {@code N} slowest creations of the starter's beans by their own time (a step's duration less that of the steps
+     * inside it: making a bean also makes the beans it needs first, whoever owns them), then the own time of all the
+     * starter's bean steps together.
+     */
+    private static void printSteps(
+            java.util.List<org.springframework.boot.context.metrics.buffering.StartupTimeline.TimelineEvent> events,
+            int steps) {
+        java.util.Map<Long, java.time.Duration> inside = new java.util.HashMap<>();
+        for (var event : events) {
+            Long parent = event.getStartupStep().getParentId();
+            if (parent != null) {
+                inside.merge(parent, event.getDuration(), java.time.Duration::plus);
+            }
+        }
+        java.util.function.ToLongFunction<
+                        org.springframework.boot.context.metrics.buffering.StartupTimeline.TimelineEvent>
+                own = e -> e.getDuration()
+                .minus(inside.getOrDefault(e.getStartupStep().getId(), java.time.Duration.ZERO))
+                .toMillis();
+        events.stream()
+                .filter(e -> isStarters(e.getStartupStep()) && ofABean(e.getStartupStep()))
+                .sorted(java.util.Comparator.comparingLong(own).reversed())
+                .limit(steps)
+                .forEach(e -> System.out.println("STEP " + own.applyAsLong(e) + " ms own ("
+                        + e.getDuration().toMillis() + " ms in all) "
+                        + e.getStartupStep().getName() + " " + tags(e.getStartupStep())));
+        long beans = events.stream()
+                .filter(e -> isStarters(e.getStartupStep()) && ofABean(e.getStartupStep()))
+                .mapToLong(own)
+                .sum();
+        System.out.println("STEP " + beans + " ms own in all the starter's bean steps together");
+    }
+
+    private static boolean ofABean(org.springframework.core.metrics.StartupStep step) {
+        for (org.springframework.core.metrics.StartupStep.Tag tag : step.getTags()) {
+            if (tag.getKey().equals("beanName")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The CPU time of the live threads whose names start with {@code chalk}, in milliseconds. */
