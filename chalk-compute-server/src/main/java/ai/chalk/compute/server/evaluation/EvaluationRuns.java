@@ -254,7 +254,7 @@ final class EvaluationRuns {
                 throw ex;
             }
             long stored = System.nanoTime();
-            EvaluationScoreSummary summary = computed(summarized);
+            EvaluationScoreSummary summary = await(summarized);
             runs.succeed(
                     run.id(), written.dataset().id(), written.revisionId(), summary.toByteArray(), clock.instant());
             long end = System.nanoTime();
@@ -310,22 +310,6 @@ final class EvaluationRuns {
         return ScoreSummaries.summarize(e.id(), run.id(), scorers, rowScores, clock.instant());
     }
 
-    /** The summary computed beside the result file; its failure is the run's, as when it was computed in line. */
-    private static EvaluationScoreSummary computed(Future<EvaluationScoreSummary> summarized)
-            throws ServerStoppingException {
-        try {
-            return summarized.get();
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new ServerStoppingException();
-        } catch (ExecutionException ex) {
-            if (ex.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(ex.getCause());
-        }
-    }
-
     /** The name of a run's result dataset: SQL reads it as {@code chalk.datasets.<name>} without quoting. */
     static String resultName(String runId) {
         return "eval_run_" + runId.replaceAll("[^A-Za-z0-9]", "");
@@ -336,9 +320,10 @@ final class EvaluationRuns {
         return r.error() != null && r.error().startsWith("task: ");
     }
 
-    private static void await(Future<?> f) throws TaskCannotRunException, ServerStoppingException {
+    /** What {@code f} computed; its failure is the run's, as if it had run in line. */
+    private static <T> T await(Future<T> f) throws TaskCannotRunException, ServerStoppingException {
         try {
-            f.get();
+            return f.get();
         } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
             throw new ServerStoppingException();
