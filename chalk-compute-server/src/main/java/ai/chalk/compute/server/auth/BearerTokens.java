@@ -19,7 +19,8 @@ import java.util.function.Predicate;
  */
 public final class BearerTokens implements ServerInterceptor {
 
-    static final Metadata.Key<String> AUTHORIZATION =
+    /** The header a call presents its token in ({@code Bearer <token>}). */
+    public static final Metadata.Key<String> AUTHORIZATION =
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
     /** Methods anyone may call: how a token is got, and whether the server is up. */
     private static final Set<String> OPEN = Set.of(

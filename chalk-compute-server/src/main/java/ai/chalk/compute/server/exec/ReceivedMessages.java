@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.exec;
 
+import ai.chalk.compute.server.auth.BearerTokens;
 import io.grpc.Metadata;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
@@ -35,10 +36,6 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
     /** The counted bytes of the largest message a client may send (ComputeServer.MAX_MESSAGE_BYTES). */
     private static final long LARGEST_COUNTED = (33L << 20) - UNCOUNTED_BYTES;
 
-    /** The credential a call presents; read here, before any interceptor has checked it, only to tell callers apart. */
-    private static final Metadata.Key<String> CREDENTIAL =
-            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
-
     private final ByteBudget budget;
     private final long share;
     /** Counted bytes held per caller (by credential, "" for none); a caller holding nothing has no entry. */
@@ -52,7 +49,8 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
 
     @Override
     public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
-        String credential = headers.get(CREDENTIAL);
+        // the header authentication reads, here before any interceptor has checked it: only to tell callers apart
+        String credential = headers.get(BearerTokens.AUTHORIZATION);
         return new Call(fullMethodName, credential == null ? "" : credential);
     }
 

@@ -21,14 +21,17 @@ import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.auth.Authentication;
+import ai.chalk.compute.server.auth.BearerTokens;
 import ai.chalk.compute.server.session.SessionRegistry;
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -337,6 +340,77 @@ class ServerMemorySecurityTest {
         return all;
     }
 
+    /**
+     * The attack on the per-caller shares: a caller without a token of this server names itself anew on every call
+     * (a made-up credential each), so that each call would get a share of its own. Authentication checks the credential
+     * as the call starts, so each call is ended (UNAUTHENTICATED) before its message has arrived, never refused for the
+     * budget, and holds nothing afterwards.
+     */
+    @Test
+    void callsWithMadeUpCredentialsEndBeforeTheirMessagesFillTheBudget(@TempDir Path dataDir) throws Exception {
+        try (ComputeServer server = ComputeServer.builder()
+                        .dataDir(dataDir)
+                        .port(0)
+                        .receivedMessagesBudget(8L * MIB)
+                        .build()
+                        .start();
+                SlowRelay relay = new SlowRelay(server.port().orElseThrow())) {
+            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", relay.port())
+                    .usePlaintext()
+                    .build();
+            try {
+                List<CompletableFuture<Status>> puts = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    Metadata forged = new Metadata();
+                    forged.put(BearerTokens.AUTHORIZATION, "Bearer made-up-" + i);
+                    puts.add(put(
+                            VolumeServiceGrpc.newStub(channel)
+                                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(forged)),
+                            "part-" + i,
+                            6 * MIB));
+                }
+                assertThat(puts.stream().map(CompletableFuture::join).toList())
+                        .extracting(Status::getCode)
+                        .containsOnly(Status.Code.UNAUTHENTICATED);
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(10))
+                        .untilAsserted(() -> assertThat(server.memoryBudgets()
+                                        .receivedMessages()
+                                        .used())
+                                .isZero());
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    /** Sends a {@code PutFile} of {@code bytes} zeros to the volume "uploads"; completes with how the call ended. */
+    private static CompletableFuture<Status> put(VolumeServiceGrpc.VolumeServiceStub stub, String path, int bytes) {
+        CompletableFuture<Status> ended = new CompletableFuture<>();
+        stub.withDeadlineAfter(60, TimeUnit.SECONDS)
+                .putFile(
+                        PutFileRequest.newBuilder()
+                                .setVolumeName("uploads")
+                                .setPath(path)
+                                .setData(ByteString.copyFrom(new byte[bytes]))
+                                .build(),
+                        new StreamObserver<>() {
+                            @Override
+                            public void onNext(PutFileResponse response) {}
+
+                            @Override
+                            public void onError(Throwable t) {
+                                ended.complete(Status.fromThrowable(t));
+                            }
+
+                            @Override
+                            public void onCompleted() {
+                                ended.complete(Status.OK);
+                            }
+                        });
+        return ended;
+    }
+
     /** A server on a loopback TCP port of its own, with no authentication and this budget for received messages. */
     private static ComputeServer serverOnTcp(Path dataDir, long receivedMessagesBudget) throws Exception {
         return ComputeServer.builder()
@@ -375,29 +449,7 @@ class ServerMemorySecurityTest {
                                 .build());
                 List<CompletableFuture<Status>> puts = new ArrayList<>();
                 for (int i = 0; i < 3; i++) {
-                    CompletableFuture<Status> ended = new CompletableFuture<>();
-                    VolumeServiceGrpc.newStub(channel)
-                            .withDeadlineAfter(60, TimeUnit.SECONDS)
-                            .putFile(
-                                    PutFileRequest.newBuilder()
-                                            .setVolumeName("uploads")
-                                            .setPath("part-" + i)
-                                            .setData(ByteString.copyFrom(new byte[6 * MIB]))
-                                            .build(),
-                                    new StreamObserver<>() {
-                                        @Override
-                                        public void onNext(PutFileResponse response) {}
-
-                                        @Override
-                                        public void onError(Throwable t) {
-                                            ended.complete(Status.fromThrowable(t));
-                                        }
-
-                                        @Override
-                                        public void onCompleted() {
-                                            ended.complete(Status.OK);
-                                        }
-                                    });
+                    CompletableFuture<Status> ended = put(VolumeServiceGrpc.newStub(channel), "part-" + i, 6 * MIB);
                     puts.add(ended);
                 }
                 List<Status> ends = puts.stream().map(CompletableFuture::join).toList();

@@ -69,17 +69,13 @@ final class SandboxFiles {
                 List.copyOf(maskedDirs.stream().distinct().toList()));
     }
 
-    /** Adds what under {@code top} others may not read: files to mask with /dev/null, directories with a tmpfs. */
-    private static void maskUnreadable(Path top, List<String> files, List<String> dirs) {
-        maskUnreadableIn(top, files, dirs);
-    }
-
     /**
-     * The walk of {@link #maskUnreadable}, depth first, links never followed, what cannot be read skipped: one
-     * {@code lstat} per entry, with its permissions ({@code Files.walkFileTree} hands out attributes without them,
-     * which cost every entry a second {@code lstat}, on every create).
+     * Adds what under {@code dir} others may not read: files to mask with /dev/null, directories with a tmpfs. Depth
+     * first, links never followed, what cannot be read skipped: one {@code lstat} per entry, with its permissions
+     * ({@code Files.walkFileTree} hands out attributes without them, which cost every entry a second {@code lstat}, on
+     * every create).
      */
-    private static void maskUnreadableIn(Path dir, List<String> files, List<String> dirs) {
+    private static void maskUnreadable(Path dir, List<String> files, List<String> dirs) {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             for (Path p : entries) {
                 PosixFileAttributes attrs;
@@ -90,7 +86,7 @@ final class SandboxFiles {
                 }
                 if (attrs.isDirectory()) {
                     if (attrs.permissions().contains(PosixFilePermission.OTHERS_EXECUTE)) {
-                        maskUnreadableIn(p, files, dirs);
+                        maskUnreadable(p, files, dirs);
                     } else {
                         dirs.add(p.toString());
                     }
