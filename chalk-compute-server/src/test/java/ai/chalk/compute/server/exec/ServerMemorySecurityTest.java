@@ -9,14 +9,12 @@ import ai.chalk.compute.proto.sandbox.v1.ExecResponse;
 import ai.chalk.compute.proto.sandbox.v1.StdinData;
 import ai.chalk.compute.proto.sandbox.v2.DetachSession;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
-import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
 import ai.chalk.compute.proto.sandbox.v2.NewProcess;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionRequest;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
 import ai.chalk.compute.proto.volume.v1.CreateVolumeRequest;
 import ai.chalk.compute.proto.volume.v1.ListFilesRequest;
 import ai.chalk.compute.proto.volume.v1.PutFileRequest;
-import ai.chalk.compute.proto.volume.v1.PutFileResponse;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.RunningServer;
@@ -316,10 +314,11 @@ class ServerMemorySecurityTest {
                 .toStringUtf8();
     }
 
-    private static StreamObserver<ExecCommandResponse> statusOf(CompletableFuture<Status> done) {
+    /** An observer of a call's responses that completes {@code done} with how the call ended. */
+    private static <T> StreamObserver<T> statusOf(CompletableFuture<Status> done) {
         return new StreamObserver<>() {
             @Override
-            public void onNext(ExecCommandResponse value) {}
+            public void onNext(T value) {}
 
             @Override
             public void onError(Throwable t) {
@@ -394,20 +393,7 @@ class ServerMemorySecurityTest {
                                 .setPath(path)
                                 .setData(ByteString.copyFrom(new byte[bytes]))
                                 .build(),
-                        new StreamObserver<>() {
-                            @Override
-                            public void onNext(PutFileResponse response) {}
-
-                            @Override
-                            public void onError(Throwable t) {
-                                ended.complete(Status.fromThrowable(t));
-                            }
-
-                            @Override
-                            public void onCompleted() {
-                                ended.complete(Status.OK);
-                            }
-                        });
+                        statusOf(ended));
         return ended;
     }
 
