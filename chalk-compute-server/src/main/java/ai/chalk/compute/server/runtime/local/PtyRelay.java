@@ -76,23 +76,31 @@ final class PtyRelay {
                         $0 = "chalk-pty-relay";
                         kill($_, $child) for splice(@early);
                         $SIG{CHLD} = sub {};
+                        # a signal (the command's SIGCHLD, one forwarded) ends a call early with EINTR (4): Perl's
+                        # handlers do not restart them, and the terminal refuses a write while one is pending
                         sub put { my ($fh, $b) = @_; while (length $b) { my $w = syswrite($fh, $b);
-                            return 0 unless defined $w; substr($b, 0, $w) = ''; } return 1; }
+                            if (!defined $w) { next if $! == 4; return 0; } substr($b, 0, $w) = ''; } return 1; }
+                        sub take { my ($fh) = @_; while (1) { my $k = sysread($fh, my $b, 65536);
+                            return $b if $k; return undef unless !defined $k && $! == 4; } }
+                        sub ready { my ($rin, $wait) = @_; while (1) { my $r = select(my $rout = $rin, undef, undef, $wait);
+                            return $r > 0 ? $rout : undef unless $r < 0 && $! == 4; } }
                         my ($mf, $inf, $in, $out, $st) = (fileno($m), fileno(STDIN), 1, 1, undef);
                         while (1) {
-                            if (waitpid($child, 1) == $child) { $st = $?; last; }
+                            # from the command's end on, a signal the server sends has no one to go to (the pid may
+                            # soon be another process's) and must not kill the relay: the exec would seem killed by it
+                            if (waitpid($child, 1) == $child) { $st = $?; $SIG{$_} = 'IGNORE' for @forwarded; last; }
                             my $rin = '';
                             vec($rin, $mf, 1) = 1 if $out;
                             vec($rin, $inf, 1) = 1 if $in;
-                            my $r = select(my $rout = $rin, undef, undef, 0.25);
-                            next if $r <= 0;
+                            my $rout = ready($rin, 0.25);
+                            next unless defined $rout;
                             if ($out && vec($rout, $mf, 1)) {
-                                my $k = sysread($m, my $b, 65536);
-                                if ($k) { put(*STDOUT, $b) or $out = 0; } else { $out = 0; }
+                                my $b = take($m);
+                                $out = defined $b && put(*STDOUT, $b);
                             }
                             if ($in && vec($rout, $inf, 1)) {
-                                my $k = sysread(STDIN, my $b, 65536);
-                                if ($k) { put($m, $b); } else { $in = 0; }
+                                my $b = take(*STDIN);
+                                if (defined $b) { put($m, $b); } else { $in = 0; }
                             }
                         }
                         # the terminal's last bytes: all of them once no one holds it (then a read fails), else what
@@ -100,12 +108,14 @@ final class PtyRelay {
                         while ($out) {
                             my $rin = '';
                             vec($rin, $mf, 1) = 1;
-                            last unless select(my $rout = $rin, undef, undef, 0.1) > 0;
-                            my $k = sysread($m, my $b, 65536);
-                            last unless $k && put(*STDOUT, $b);
+                            last unless defined ready($rin, 0.1);
+                            my $b = take($m);
+                            last unless defined $b && put(*STDOUT, $b);
                         }
-                        $SIG{$_} = 'DEFAULT' for (@forwarded, 'CHLD', 'WINCH');
-                        if ($st & 127) { kill($st & 127, $$); select(undef, undef, undef, 1); exit(128 + ($st & 127)); }
+                        if ($st & 127) {
+                            $SIG{$_} = 'DEFAULT' for (@forwarded, 'CHLD', 'WINCH');
+                            kill($st & 127, $$); select(undef, undef, undef, 1); exit(128 + ($st & 127));
+                        }
                         exit($st >> 8);
                     }
                     if (defined $child) {
