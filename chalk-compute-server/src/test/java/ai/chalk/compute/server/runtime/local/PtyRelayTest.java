@@ -10,6 +10,7 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.host.RawTerminal;
 import com.pty4j.PtyProcess;
 import com.pty4j.PtyProcessBuilder;
+import com.pty4j.WinSize;
 import com.pty4j.unix.UnixPtyProcess;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -120,6 +121,29 @@ class PtyRelayTest {
     void theHostTerminalPassesTheOutputUnchangedWhenTheServerIsLateToMakeItRaw() throws Exception {
         String out = relayOnTheHost(List.of(), 500);
         assertThat(out).contains("on /dev/pts/").contains("one\r\ntwo\r\n").doesNotContain("\r\r");
+    }
+
+    /**
+     * pty4j sizes the terminal only once its process runs, so the relay can start on a 0 x 0 terminal (a size the
+     * server never asks for): it waits for the real size before the command starts, or a command that reads its size
+     * at once ({@code stty size}, {@code tput cols}) was told 0 x 0 (seen under load).
+     */
+    @Test
+    void theCommandStartsWithTheTerminalSizeTheServerSetsLate() throws Exception {
+        List<String> command =
+                new ArrayList<>(List.of("perl", "-e", PtyRelay.script().orElseThrow(), "--", ""));
+        command.addAll(List.of("/bin/sh", "-c", "stty size"));
+        PtyProcess p = new PtyProcessBuilder(command.toArray(String[]::new))
+                .setEnvironment(Map.of("PATH", LocalRuntime.DEFAULT_PATH))
+                .setConsole(false)
+                .setRedirectErrorStream(true)
+                .start(); // no initial size: 0 x 0 until set below
+        CompletableFuture<String> out = drain(p.getInputStream());
+        Thread.sleep(300);
+        p.setWinSize(new WinSize(90, 33));
+        RawTerminal.makeRaw(((UnixPtyProcess) p).getPty().getMasterFD());
+        assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(out.get(5, TimeUnit.SECONDS)).isEqualTo("33 90\r\n");
     }
 
     /**
