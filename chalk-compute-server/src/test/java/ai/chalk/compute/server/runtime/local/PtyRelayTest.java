@@ -39,13 +39,10 @@ class PtyRelayTest {
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void aPtyExecRunsOnATerminalOfTheSandboxsOwn(String mode) throws Exception {
-        RuntimeSandbox sandbox = runtimes.start(mode).start(LocalTesting.spec());
-        RuntimeProcess p = sandbox.exec(new ProcessSpec(
-                "/bin/sh",
-                List.of("-c", "t=$(tty) && test -c \"$t\" && echo \"own $t\"; ps -o tty= -p $$; stty size; exit 7"),
-                Optional.empty(),
-                Map.of(),
-                Optional.of(new TerminalSize(90, 33))));
+        RuntimeProcess p = shellOnATerminal(
+                mode,
+                "t=$(tty) && test -c \"$t\" && echo \"own $t\"; ps -o tty= -p $$; stty size; exit 7",
+                new TerminalSize(90, 33));
         CompletableFuture<String> out = drain(p.stdout());
         assertThat(p.onExit().get(20, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(7));
         // the inner terminal's line discipline only: one \r per line
@@ -57,13 +54,8 @@ class PtyRelayTest {
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void ctrlCAndSignalsReachTheCommandThroughTheRelay(String mode) throws Exception {
-        RuntimeSandbox sandbox = runtimes.start(mode).start(LocalTesting.spec());
-        RuntimeProcess p = sandbox.exec(new ProcessSpec(
-                "/bin/sh",
-                List.of("-c", "trap 'echo got-int' INT; echo ready; while :; do sleep 0.02; done"),
-                Optional.empty(),
-                Map.of(),
-                Optional.of(new TerminalSize(80, 24))));
+        RuntimeProcess p = shellOnATerminal(
+                mode, "trap 'echo got-int' INT; echo ready; while :; do sleep 0.02; done", new TerminalSize(80, 24));
         StringBuilder seen = new StringBuilder();
         readUntil(p.stdout(), seen, "ready");
         // Ctrl-C, typed: the sandbox's terminal turns it into SIGINT for the command's process group
@@ -83,15 +75,10 @@ class PtyRelayTest {
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void signalsTheRelayForwardsDoNotCutTheOutputShort(String mode) throws Exception {
-        RuntimeSandbox sandbox = runtimes.start(mode).start(LocalTesting.spec());
-        RuntimeProcess p = sandbox.exec(new ProcessSpec(
-                "/bin/sh",
-                List.of(
-                        "-c",
-                        "trap '' USR1; echo start; i=0; while [ $i -lt 3000 ]; do i=$((i+1)); echo line$i; [ $((i % 300)) -ne 0 ] || sleep 0.05; done"),
-                Optional.empty(),
-                Map.of(),
-                Optional.of(new TerminalSize(80, 24))));
+        RuntimeProcess p = shellOnATerminal(
+                mode,
+                "trap '' USR1; echo start; i=0; while [ $i -lt 3000 ]; do i=$((i+1)); echo line$i; [ $((i % 300)) -ne 0 ] || sleep 0.05; done",
+                new TerminalSize(80, 24));
         StringBuilder seen = new StringBuilder();
         readUntil(p.stdout(), seen, "start"); // the command ignores the signal from here on
         CompletableFuture<String> out = drain(p.stdout());
@@ -168,6 +155,13 @@ class PtyRelayTest {
                     .contains("one\r\ntwo\r\n")
                     .doesNotContain("\r\r");
         }
+    }
+
+    /** Runs a shell script on a terminal of {@code size} in a new sandbox of the isolation {@code mode}. */
+    private RuntimeProcess shellOnATerminal(String mode, String script, TerminalSize size) throws Exception {
+        RuntimeSandbox sandbox = runtimes.start(mode).start(LocalTesting.spec());
+        return sandbox.exec(
+                new ProcessSpec("/bin/sh", List.of("-c", script), Optional.empty(), Map.of(), Optional.of(size)));
     }
 
     /** Runs the relay script on the host as the server does, making the terminal raw {@code delayMillis} late. */
