@@ -87,27 +87,41 @@ final class PtyRelay {
                         # handlers do not restart them, and the terminal refuses a write while one is pending
                         sub put { my ($fh, $b) = @_; while (length $b) { my $w = syswrite($fh, $b);
                             if (!defined $w) { next if $! == 4; return 0; } substr($b, 0, $w) = ''; } return 1; }
+                        # what was read, '' when nothing is there yet (EAGAIN, 11), undef at the end
                         sub take { my ($fh) = @_; while (1) { my $k = sysread($fh, my $b, 65536);
-                            return $b if $k; return undef unless !defined $k && $! == 4; } }
-                        sub ready { my ($rin, $wait) = @_; while (1) { my $r = select(my $rout = $rin, undef, undef, $wait);
-                            return $r > 0 ? $rout : undef unless $r < 0 && $! == 4; } }
-                        my ($mf, $inf, $in, $out, $st) = (fileno($m), fileno(STDIN), 1, 1, undef);
+                            return $b if $k; return '' if !defined $k && $! == 11;
+                            return undef unless !defined $k && $! == 4; } }
+                        sub ready { my ($rin, $win, $wait) = @_; while (1) {
+                            my $r = select(my $rout = $rin, my $wout = $win, undef, $wait);
+                            return ($rout, $wout) if $r > 0; return () unless $r < 0 && $! == 4; } }
+                        # the command's input waits here while its terminal is full (F_SETFL 4, O_NONBLOCK 04000): a
+                        # write that blocked would stop the copy of its output, and a command that prints as it reads
+                        # (cat, any echo) would then never read again
+                        my $fl = fcntl($m, 3, 0);
+                        fcntl($m, 4, $fl | 04000) if defined $fl;
+                        my ($mf, $inf, $in, $out, $st, $pending) = (fileno($m), fileno(STDIN), 1, 1, undef, '');
                         while (1) {
                             # from the command's end on, a signal the server sends has no one to go to (the pid may
                             # soon be another process's) and must not kill the relay: the exec would seem killed by it
                             if (waitpid($child, 1) == $child) { $st = $?; $SIG{$_} = 'IGNORE' for @forwarded; last; }
-                            my $rin = '';
+                            my ($rin, $win) = ('', '');
                             vec($rin, $mf, 1) = 1 if $out;
-                            vec($rin, $inf, 1) = 1 if $in;
-                            my $rout = ready($rin, 0.25);
+                            vec($rin, $inf, 1) = 1 if $in && length($pending) < 65536;
+                            vec($win, $mf, 1) = 1 if length $pending;
+                            my ($rout, $wout) = ready($rin, $win, 0.25);
                             next unless defined $rout;
                             if ($out && vec($rout, $mf, 1)) {
                                 my $b = take($m);
                                 $out = defined $b && put(*STDOUT, $b);
                             }
-                            if ($in && vec($rout, $inf, 1)) {
+                            if (vec($rout, $inf, 1)) {
                                 my $b = take(*STDIN);
-                                if (defined $b) { put($m, $b); } else { $in = 0; }
+                                if (defined $b) { $pending .= $b; } else { $in = 0; }
+                            }
+                            if (length($pending) && vec($wout, $mf, 1)) {
+                                my $w = syswrite($m, $pending);
+                                if (defined $w) { substr($pending, 0, $w) = ''; }
+                                elsif ($! != 4 && $! != 11) { $pending = ''; }
                             }
                         }
                         # the terminal's last bytes: all of them once no one holds it (then a read fails), else what
@@ -115,7 +129,8 @@ final class PtyRelay {
                         while ($out) {
                             my $rin = '';
                             vec($rin, $mf, 1) = 1;
-                            last unless defined ready($rin, 0.1);
+                            my ($rout) = ready($rin, undef, 0.1);
+                            last unless defined $rout;
                             my $b = take($m);
                             last unless defined $b && put(*STDOUT, $b);
                         }

@@ -111,6 +111,38 @@ class PtyRelayTest {
     }
 
     /**
+     * A command that prints as it reads takes input of any size: the relay holds what its terminal cannot take yet and
+     * keeps copying the output meanwhile. Before, its write to the full terminal blocked, the output stopped, the
+     * command blocked on it and never read again: 200 KB pasted into {@code cat} (its output and the terminal's echo)
+     * or here into a {@code sed} that writes each line eight times hung the exec after a few KB. (The echo is off
+     * here: a terminal drops echoes it cannot write, so with it the output has no exact length.)
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aCommandThatPrintsAsItReadsTakesInputOfAnySize(String mode) throws Exception {
+        RuntimeProcess p = shellOnATerminal(
+                mode, "stty -echo && echo ready && exec sed 's/.*/&&&&&&&&/'", new TerminalSize(80, 24));
+        StringBuilder seen = new StringBuilder();
+        readUntil(p.stdout(), seen, "ready\r\n");
+        CompletableFuture<String> out = drain(p.stdout());
+        String line = "0123456789012345678901234567890123456789";
+        CompletableFuture<Void> typed = CompletableFuture.runAsync(() -> {
+            try {
+                for (int i = 0; i < 5000; i++) {
+                    p.stdin().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+                }
+                p.stdin().write(4); // Ctrl-D: end of file
+                p.stdin().flush();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        typed.get(30, TimeUnit.SECONDS);
+        assertThat(p.onExit().get(30, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
+        assertThat(seen + out.get(5, TimeUnit.SECONDS)).isEqualTo("ready\r\n" + (line.repeat(8) + "\r\n").repeat(5000));
+    }
+
+    /**
      * pty4j sizes the terminal only once its process runs, so the relay can start on a 0 x 0 terminal (a size the
      * server never asks for): it waits for the real size before the command starts, or a command that reads its size
      * at once ({@code stty size}, {@code tput cols}) was told 0 x 0 (seen under load).
