@@ -60,12 +60,13 @@ final class PtyRelay {
                 if (sysopen($m, "/dev/ptmx", 0402) && ioctl($m, 0x40045431, $unlock)
                         && ioctl($m, 0x80045430, $n)) {
                     $n = unpack("I", $n);
-                    $SIG{WINCH} = sub { my $w = pack("x8"); ioctl(STDIN, 0x5413, $w) and ioctl($m, 0x5414, $w); };
+                    sub hostsize { my $w = pack("x8"); return ioctl(STDIN, 0x5413, $w) ? $w : undef; }
+                    $SIG{WINCH} = sub { my $w = hostsize(); ioctl($m, 0x5414, $w) if defined $w; };
                     # pty4j sizes the host terminal only once its process runs: until then it is 0 x 0, a size the
                     # server never asks for, and a command that reads its size at once would be told that
                     for (1 .. 200) {
-                        my $w = pack("x8");
-                        last unless ioctl(STDIN, 0x5413, $w) && substr($w, 0, 4) eq pack("x4");
+                        my $w = hostsize();
+                        last unless defined $w && substr($w, 0, 4) eq pack("x4");
                         select(undef, undef, undef, 0.005);
                     }
                     $SIG{WINCH}->();

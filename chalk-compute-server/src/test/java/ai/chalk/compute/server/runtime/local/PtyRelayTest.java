@@ -149,14 +149,7 @@ class PtyRelayTest {
      */
     @Test
     void theCommandStartsWithTheTerminalSizeTheServerSetsLate() throws Exception {
-        List<String> command =
-                new ArrayList<>(List.of("perl", "-e", PtyRelay.script().orElseThrow(), "--", ""));
-        command.addAll(List.of("/bin/sh", "-c", "stty size"));
-        PtyProcess p = new PtyProcessBuilder(command.toArray(String[]::new))
-                .setEnvironment(Map.of("PATH", LocalRuntime.DEFAULT_PATH))
-                .setConsole(false)
-                .setRedirectErrorStream(true)
-                .start(); // no initial size: 0 x 0 until set below
+        PtyProcess p = startRelayOnTheHost(List.of(), "stty size", false); // 0 x 0 until set below
         CompletableFuture<String> out = drain(p.getInputStream());
         Thread.sleep(300);
         p.setWinSize(new WinSize(90, 33));
@@ -198,22 +191,27 @@ class PtyRelayTest {
 
     /** Runs the relay script on the host as the server does, making the terminal raw {@code delayMillis} late. */
     private static String relayOnTheHost(List<String> prefix, int delayMillis) throws Exception {
-        List<String> command = new ArrayList<>(prefix);
-        command.addAll(List.of("perl", "-e", PtyRelay.script().orElseThrow(), "--", "", "/bin/sh", "-c"));
-        command.add("t=$(tty) && echo \"on $t\"; printf 'one\\ntwo\\n'");
-        PtyProcess p = new PtyProcessBuilder(command.toArray(String[]::new))
-                .setEnvironment(Map.of("PATH", LocalRuntime.DEFAULT_PATH))
-                .setInitialColumns(80)
-                .setInitialRows(24)
-                .setConsole(false)
-                .setRedirectErrorStream(true)
-                .start();
+        PtyProcess p = startRelayOnTheHost(prefix, "t=$(tty) && echo \"on $t\"; printf 'one\\ntwo\\n'", true);
         CompletableFuture<String> out = drain(p.getInputStream());
         Thread.sleep(delayMillis);
         RawTerminal.makeRaw(((UnixPtyProcess) p).getPty().getMasterFD());
         assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isZero();
         return out.get(5, TimeUnit.SECONDS);
+    }
+
+    /** Starts the relay script on the host as the server does, running {@code script}; sized 80 x 24 or not at all. */
+    private static PtyProcess startRelayOnTheHost(List<String> prefix, String script, boolean sized) throws Exception {
+        List<String> command = new ArrayList<>(prefix);
+        command.addAll(List.of("perl", "-e", PtyRelay.script().orElseThrow(), "--", "", "/bin/sh", "-c", script));
+        PtyProcessBuilder builder = new PtyProcessBuilder(command.toArray(String[]::new))
+                .setEnvironment(Map.of("PATH", LocalRuntime.DEFAULT_PATH))
+                .setConsole(false)
+                .setRedirectErrorStream(true);
+        if (sized) {
+            builder.setInitialColumns(80).setInitialRows(24);
+        }
+        return builder.start();
     }
 
     private static CompletableFuture<String> drain(InputStream in) {
