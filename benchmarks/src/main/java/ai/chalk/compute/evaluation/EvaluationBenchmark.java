@@ -31,7 +31,7 @@ import java.util.concurrent.Future;
  * {@code await}'s wait for the run's end (a wait on the server, answered when the run ends); a third figure is the
  * server's own span of the run.
  *
- * <p>Three rounds of one run and one {@code callBatch} of each kind go first as warm-up ({@link #WARM_UPS}): the
+ * <p>Twelve rounds of one run and one {@code callBatch} of each kind go first as warm-up ({@link #WARM_UPS}): the
  * replicas are started, and the JIT compilers of this JVM and of the workers have seen the paths measured. Then rounds
  * of one run and one {@code callBatch} of each kind follow each other (5 rounds, 3 in a smoke run), and each figure is the median of its
  * rounds: a single measure of a few hundred milliseconds swung twofold with what else the machine did at that moment
@@ -43,9 +43,12 @@ public final class EvaluationBenchmark implements Benchmark {
     /**
      * Warm-up rounds of the run and both baselines: with one, the baseline measured alone ran at two thirds of what it
      * reached after the function-call benchmark had warmed the same paths in the suite, and the run at two thirds of
-     * what it reaches after three.
+     * what it reaches after three. After three, the JIT compilers still took 100-230 ms of CPU during each measured
+     * run (by the JVM's threads' CPU times, on two cores), as much as the run's own threads; after twelve, compilations
+     * per round fall from round to round (180, 139, 102, 70), and no method is compiled again and again. A round takes
+     * about half a second.
      */
-    private static final int WARM_UPS = 3;
+    private static final int WARM_UPS = 12;
 
     /** The server's rows per task batch and batches in flight (EvaluationRuns), for the comparable baseline. */
     private static final int BATCH_ROWS = 64;

@@ -167,10 +167,13 @@ final class EvaluationRuns {
             return; // canceled before it started
         }
         Path resultFile = workDir.resolve(run.id() + ".parquet");
+        List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
+        RunResult result = null;
         try {
             long began = System.nanoTime();
             ReadableRevision revision = datasets.readableRevision(run.environment(), e.datasetRevisionId());
-            List<Map<String, @Nullable Object>> rows = tables.read(revision.files());
+            result = tables.begin(revision.files(), ids);
+            List<Map<String, @Nullable Object>> rows = result.rows();
             long read = System.nanoTime();
             Called task = called("the task function", run.environment(), e.taskVersionId());
             Map<String, Called> scorerFunctions = new LinkedHashMap<>();
@@ -188,7 +191,8 @@ final class EvaluationRuns {
             ResultRow[] results = new ResultRow[rows.size()];
             RunProgress runProgress = new RunProgress(rows.size());
             progress.put(run.id(), runProgress);
-            Pipeline pipeline = new Pipeline(rows, task, scorers, scorerFunctions, builtins, results, runProgress);
+            Pipeline pipeline =
+                    new Pipeline(rows, task, scorers, scorerFunctions, builtins, results, runProgress, result);
             List<Future<?>> inFlight = new ArrayList<>();
             // a batch starts as soon as any of those in flight ends (waiting for the oldest left the others' slots
             // idle while it lagged); a failure is seen as soon as its batch ends
@@ -219,6 +223,7 @@ final class EvaluationRuns {
                         } finally {
                             slots.release();
                         }
+                        pipeline.result.advance(results);
                         return null;
                     }));
                 } catch (RuntimeException ex) {
@@ -241,15 +246,14 @@ final class EvaluationRuns {
             // the summary is computed beside the result file (it reads only the results): the file is written by one
             // thread, and the summary after it kept the run's end on one core
             Future<EvaluationScoreSummary> summarized = executor.submit(() -> summary(e, run, scorers, results));
-            List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
             DatasetManager.Shape shape;
             DatasetManager.Written written;
             long file;
             try {
-                shape = tables.write(revision.files(), ids, List.of(results), resultFile);
+                shape = result.finish(results, resultFile);
                 file = System.nanoTime();
                 written = datasets.storeParquet(run.environment(), resultName(run.id()), resultFile, shape);
-            } catch (SQLException | IOException | RuntimeException ex) {
+            } catch (SQLException | RuntimeException ex) {
                 summarized.cancel(true);
                 throw ex;
             }
@@ -289,6 +293,9 @@ final class EvaluationRuns {
                     clock.instant());
         } finally {
             progress.remove(run.id());
+            if (result != null) {
+                result.close();
+            }
             try {
                 Files.deleteIfExists(resultFile);
             } catch (IOException ex) {
@@ -416,8 +423,16 @@ final class EvaluationRuns {
         private final BuiltinRowScoring builtins;
         private final ResultRow[] results;
         private final RunProgress progress;
-        /** The answered rows waiting for the function scorers: the row as they read it, and the built-ins' cells. */
-        private final Map<Integer, Answered> waiting = new TreeMap<>();
+        /** The result table, appended as rows finish in order. */
+        final RunResult result;
+        /**
+         * The answered rows waiting for the function scorers, in row order: the row as they read it, and the built-ins'
+         * cells. A full batch takes the map and leaves a new one (a copy of 512 entries was a visible part of the
+         * pipeline's CPU).
+         */
+        private Map<Integer, Answered> waiting = new TreeMap<>();
+
+        private final Object waitingLock = new Object();
         /** Scorer batches submitted; the run awaits them all. */
         final Queue<Future<?>> scoring = new ConcurrentLinkedQueue<>();
         /** Bounds the scorer batches in flight, so the task batches cannot outrun them without limit. */
@@ -430,7 +445,8 @@ final class EvaluationRuns {
                 Map<String, Called> scorerFunctions,
                 BuiltinRowScoring builtins,
                 ResultRow[] results,
-                RunProgress progress) {
+                RunProgress progress,
+                RunResult result) {
             this.rows = rows;
             this.task = task;
             this.scorers = scorers;
@@ -454,6 +470,7 @@ final class EvaluationRuns {
             this.builtins = builtins;
             this.results = results;
             this.progress = progress;
+            this.result = result;
         }
 
         /** Runs rows {@code [start, end)} through the task and the built-ins; queues them for the function scorers. */
@@ -482,11 +499,11 @@ final class EvaluationRuns {
                 return;
             }
             Map<Integer, Answered> full = null;
-            synchronized (waiting) {
+            synchronized (waitingLock) {
                 waiting.putAll(answered);
                 if (waiting.size() >= SCORER_BATCH_ROWS) {
-                    full = new LinkedHashMap<>(waiting);
-                    waiting.clear();
+                    full = waiting;
+                    waiting = new TreeMap<>();
                 }
             }
             if (full != null) {
@@ -497,9 +514,9 @@ final class EvaluationRuns {
         /** Sends what still waits for the function scorers, once the task batches are done. */
         void flush() throws ServerStoppingException {
             Map<Integer, Answered> rest;
-            synchronized (waiting) {
-                rest = new LinkedHashMap<>(waiting);
-                waiting.clear();
+            synchronized (waitingLock) {
+                rest = waiting;
+                waiting = new TreeMap<>();
             }
             if (!rest.isEmpty()) {
                 submitScoring(rest);
@@ -520,6 +537,7 @@ final class EvaluationRuns {
                     } finally {
                         scorerSlots.release();
                     }
+                    result.advance(results);
                     return null;
                 }));
             } catch (RuntimeException ex) {
