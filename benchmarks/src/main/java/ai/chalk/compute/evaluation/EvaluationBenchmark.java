@@ -23,11 +23,12 @@ import java.util.concurrent.Future;
  * An evaluation run through the SDK on a server on loopback TCP: a CSV dataset of 10,000 rows (1,000 in a smoke run)
  * uploaded with {@code client.datasets()}, a trivial deployed task ({@link BenchmarkTask#twice}) and three scorers
  * ({@code exact_match}, {@code numeric_close} and the deployed {@link BenchmarkTask#withinOne}), from
- * {@code Evaluation.run} until {@code await} returns. Its rows per second stand next to the task's raw
- * {@code callBatch} throughput over the same rows in the same run: one {@code callBatch} of all rows, and batches of
- * 64 rows from 4 callers (the task batches and concurrency the server's run uses; the run also calls the function
- * scorer, on 512 answered rows a call beside the task batches, and writes its result dataset, so a ratio of 1 is out
- * of reach). The run's time as the SDK sees it includes
+ * {@code Evaluation.run} until {@code await} returns. Its rows per second stand next to the raw {@code callBatch}
+ * throughput of the same functions over the same rows in the same run: the task's in one {@code callBatch} of all rows;
+ * the task's in batches of 64 rows from 4 callers (the task batches and concurrency the server's run uses); and the
+ * calls the run makes, the task's as before then the function scorer's on the answered rows in batches of 512 from 4
+ * callers (the run also scores with the built-ins and writes its result dataset, so a ratio of 1 is out of reach).
+ * The run's time as the SDK sees it includes
  * {@code await}'s wait for the run's end (a wait on the server, answered when the run ends); a third figure is the
  * server's own span of the run.
  *
@@ -55,15 +56,20 @@ public final class EvaluationBenchmark implements Benchmark {
 
     private static final int CALLERS = 4;
 
+    /** The server's answered rows per function scorer call (EvaluationRuns), for the baseline of the run's calls. */
+    private static final int SCORER_BATCH_ROWS = 512;
+
     @Override
     public void run(Figures figures, Path dataDir) throws Exception {
         int rows = figures.smoke() ? 1_000 : 10_000;
         Path csv = dataDir.resolve("rows.csv");
         StringBuilder text = new StringBuilder("x,expected\n");
         List<Object[]> calls = new ArrayList<>(rows);
+        List<Object[]> scorerCalls = new ArrayList<>(rows);
         for (long x = 0; x < rows; x++) {
             text.append(x).append(',').append(2 * x).append('\n');
             calls.add(new Object[] {x});
+            scorerCalls.add(new Object[] {2 * x, 2 * x}); // expected, output
         }
         Files.writeString(csv, text, StandardCharsets.UTF_8);
         try (ComputeServer server = ComputeServer.builder()
@@ -86,11 +92,13 @@ public final class EvaluationBenchmark implements Benchmark {
                             named(deployed, "twice"),
                             List.of(Scorers.exactMatch(), Scorers.numericClose(0.5), named(deployed, "withinOne")));
             RemoteFunction twice = RemoteFunction.fromName(client, "twice");
+            RemoteFunction withinOne = RemoteFunction.fromName(client, "withinOne");
 
             for (int i = 0; i < WARM_UPS; i++) {
                 runOnce(evaluation, rows);
                 oneBatch(twice, calls);
-                batches(twice, calls);
+                batches(twice, calls, BATCH_ROWS, EvaluationBenchmark::checkTwice);
+                batches(withinOne, scorerCalls, SCORER_BATCH_ROWS, EvaluationBenchmark::checkScore);
             }
 
             int rounds = figures.smoke() ? 3 : 5;
@@ -98,6 +106,7 @@ public final class EvaluationBenchmark implements Benchmark {
             double[] servers = new double[rounds];
             double[] ones = new double[rounds];
             double[] batched = new double[rounds];
+            double[] runsCalls = new double[rounds];
             for (int round = 0; round < rounds; round++) {
                 Timed measured = runOnce(evaluation, rows);
                 runs[round] = measured.seconds();
@@ -108,7 +117,9 @@ public final class EvaluationBenchmark implements Benchmark {
                                         run.completedAt().orElseThrow())
                                 .toNanos()
                         / 1e9;
-                batched[round] = batches(twice, calls);
+                batched[round] = batches(twice, calls, BATCH_ROWS, EvaluationBenchmark::checkTwice);
+                runsCalls[round] = batched[round]
+                        + batches(withinOne, scorerCalls, SCORER_BATCH_ROWS, EvaluationBenchmark::checkScore);
                 ones[round] = oneBatch(twice, calls);
             }
             double runSeconds = median(runs);
@@ -126,6 +137,13 @@ public final class EvaluationBenchmark implements Benchmark {
                     rows / runSeconds,
                     "callBatch of the task, " + BATCH_ROWS + "-row batches, " + CALLERS + " callers",
                     rows / batchesSeconds);
+            figures.value(
+                    "evaluation: " + rows + " rows, 3 scorers",
+                    "rows/s",
+                    rows / runSeconds,
+                    "callBatch of the calls the run makes: the task's " + BATCH_ROWS + "-row batches, then the"
+                            + " function scorer's " + SCORER_BATCH_ROWS + "-row batches, " + CALLERS + " callers",
+                    rows / median(runsCalls));
             double serverSeconds = median(servers);
             figures.value(
                     "evaluation: " + rows + " rows, on the server (started → completed)",
@@ -167,20 +185,26 @@ public final class EvaluationBenchmark implements Benchmark {
         long t = System.nanoTime();
         List<Object> out = task.callBatch(calls);
         double seconds = (System.nanoTime() - t) / 1e9;
-        check(out, calls, 0);
+        checkTwice(out, calls, 0);
         return seconds;
     }
 
-    /** All rows in batches of {@link #BATCH_ROWS}, {@link #CALLERS} batches in flight; returns the seconds. */
-    private static double batches(RemoteFunction task, List<Object[]> calls) throws Exception {
+    /** What a batch's answers must be: {@code (answers, calls, offset of the first call)}. */
+    private interface Check {
+        void check(List<Object> out, List<Object[]> calls, int offset);
+    }
+
+    /** All calls in batches of {@code size}, {@link #CALLERS} batches in flight; returns the seconds. */
+    private static double batches(RemoteFunction function, List<Object[]> calls, int size, Check check)
+            throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(CALLERS);
         try {
             long t = System.nanoTime();
             List<Future<?>> inFlight = new ArrayList<>();
-            for (int from = 0; from < calls.size(); from += BATCH_ROWS) {
+            for (int from = 0; from < calls.size(); from += size) {
                 int start = from;
-                List<Object[]> batch = calls.subList(from, Math.min(calls.size(), from + BATCH_ROWS));
-                inFlight.add(pool.submit(() -> check(task.callBatch(batch), batch, start)));
+                List<Object[]> batch = calls.subList(from, Math.min(calls.size(), from + size));
+                inFlight.add(pool.submit(() -> check.check(function.callBatch(batch), batch, start)));
             }
             for (Future<?> f : inFlight) {
                 f.get();
@@ -191,14 +215,29 @@ public final class EvaluationBenchmark implements Benchmark {
         }
     }
 
-    /** A batch whose answers are wrong would measure nothing. */
-    private static void check(List<Object> out, List<Object[]> calls, int offset) {
+    /** A batch of the task whose answers are wrong would measure nothing. */
+    private static void checkTwice(List<Object> out, List<Object[]> calls, int offset) {
         if (out.size() != calls.size()) {
             throw new IllegalStateException(calls.size() + " calls, " + out.size() + " answers (from " + offset + ")");
         }
         for (int i = 0; i < out.size(); i++) {
             if (((Number) out.get(i)).longValue() != 2 * (Long) calls.get(i)[0]) {
                 throw new IllegalStateException("twice(" + calls.get(i)[0] + ") answered " + out.get(i));
+            }
+        }
+    }
+
+    /** A batch of the function scorer: every answer scores 1 (the output is the expected value). */
+    private static void checkScore(List<Object> out, List<Object[]> calls, int offset) {
+        if (out.size() != calls.size()) {
+            throw new IllegalStateException(calls.size() + " calls, " + out.size() + " answers (from " + offset + ")");
+        }
+        for (int i = 0; i < out.size(); i++) {
+            Object score = out.get(i) instanceof EvaluationScorerResult r
+                    ? (Object) r.score()
+                    : out.get(i) instanceof java.util.Map<?, ?> m ? m.get("score") : out.get(i);
+            if (!(score instanceof Number n) || n.doubleValue() != 1.0) {
+                throw new IllegalStateException("withinOne(" + calls.get(i)[0] + ") answered " + out.get(i));
             }
         }
     }

@@ -172,7 +172,7 @@ final class EvaluationRuns {
         try {
             long began = System.nanoTime();
             ReadableRevision revision = datasets.readableRevision(run.environment(), e.datasetRevisionId());
-            result = tables.begin(revision.files(), ids);
+            result = tables.begin(revision.files(), ids, executor);
             List<Map<String, @Nullable Object>> rows = result.rows();
             long read = System.nanoTime();
             Called task = called("the task function", run.environment(), e.taskVersionId());

@@ -67,14 +67,24 @@ final class RunTables {
     }
 
     /**
-     * Starts a run's result: reads the files' rows into the engine, on a connection of the run's own.
+     * Starts a run's result: reads the files' rows into the engine, on connections of the run's own.
      *
      * @param scorerIds the scorers' ids, in the evaluation's order
+     * @param executor  reads the files into the engine in the background
      */
-    RunResult begin(List<Path> files, List<String> scorerIds) throws SQLException, IOException {
+    RunResult begin(List<Path> files, List<String> scorerIds, java.util.concurrent.Executor executor)
+            throws SQLException, IOException {
         Files.createDirectories(workDir);
+        Connection connection = connection();
+        Connection loader;
+        try {
+            loader = connection();
+        } catch (SQLException e) {
+            connection.close();
+            throw e;
+        }
         // the engine is shared: a run's tables have names of their own, dropped when it ends
-        return new RunResult(connection(), tableNames.incrementAndGet(), scan(files), scorerIds);
+        return new RunResult(connection, loader, tableNames.incrementAndGet(), scan(files), scorerIds, executor);
     }
 
     /** A value as text: strings as they are, anything else as JSON. */

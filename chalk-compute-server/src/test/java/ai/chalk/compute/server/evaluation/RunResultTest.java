@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.evaluation;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.server.dataset.DatasetManager;
 import ai.chalk.compute.server.evaluation.RunTables.ResultRow;
@@ -9,6 +10,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -17,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -56,7 +59,7 @@ class RunResultTest {
             order.add(i);
         }
         Collections.shuffle(order, new java.util.Random(7));
-        try (RunResult result = tables.begin(List.of(input), List.of("exact"))) {
+        try (RunResult result = tables.begin(List.of(input), List.of("exact"), ForkJoinPool.commonPool())) {
             List<Map<String, @Nullable Object>> rows = result.rows();
             assertThat(rows).hasSize(n);
             assertThat(rows.get(42)).containsEntry("x", 42L).containsEntry("expected", "e42");
@@ -101,7 +104,7 @@ class RunResultTest {
     void answersOfSeveralTypesAreWrittenAsJsonTextWhateverTheirOrder() throws Exception {
         // an integer, a fraction, then a text: the fraction once made the column DOUBLE and the text failed the run
         Path input = input(3);
-        try (RunResult result = tables.begin(List.of(input), List.of("s"))) {
+        try (RunResult result = tables.begin(List.of(input), List.of("s"), ForkJoinPool.commonPool())) {
             ResultRow[] results = {row(1L), row(2.5), row("three")};
             result.advance(results);
 
@@ -115,7 +118,7 @@ class RunResultTest {
     @Test
     void aLaterAnswerThatDoesNotFitTheTypeOfTheFirstOnesStartsTheTableOver() throws Exception {
         Path input = input(4);
-        try (RunResult result = tables.begin(List.of(input), List.of("s"))) {
+        try (RunResult result = tables.begin(List.of(input), List.of("s"), ForkJoinPool.commonPool())) {
             ResultRow[] results = new ResultRow[4];
             results[0] = row(10L);
             results[1] = row(11L);
@@ -136,7 +139,7 @@ class RunResultTest {
     @Test
     void aRunWhoseEveryRowFailedStillWritesItsRowsAndWhy() throws Exception {
         Path input = input(2);
-        try (RunResult result = tables.begin(List.of(input), List.of("s"))) {
+        try (RunResult result = tables.begin(List.of(input), List.of("s"), ForkJoinPool.commonPool())) {
             ResultRow failed = new ResultRow(null, Arrays.asList((Double) null), List.of("{}"), "task: boom");
             ResultRow[] results = {failed, failed};
             result.advance(results); // no answer yet: nothing to choose the output's type from
@@ -153,18 +156,30 @@ class RunResultTest {
     @Test
     void closingDropsTheRunsTablesFromTheSharedEngine() throws Exception {
         Path input = input(2);
-        RunResult result = tables.begin(List.of(input), List.of("s"));
+        RunResult result = tables.begin(List.of(input), List.of("s"), ForkJoinPool.commonPool());
         ResultRow[] results = {row(1L), row(2L)};
         result.advance(results);
         result.close();
         result.close(); // twice is harmless
 
         // the next run's tables are its own, and the engine still serves it
-        try (RunResult next = tables.begin(List.of(input), List.of("s"))) {
+        try (RunResult next = tables.begin(List.of(input), List.of("s"), ForkJoinPool.commonPool())) {
             assertThat(next.rows()).hasSize(2);
             next.advance(results);
             assertThat(next.finish(results, dir.resolve("next.parquet")).rows()).isEqualTo(2);
         }
+    }
+
+    @Test
+    void anInputThatCannotBeReadFailsTheRowsAndTheFileAndTheResultStillCloses() throws Exception {
+        Path missing = dir.resolve("missing.parquet");
+        RunResult result = tables.begin(List.of(missing), List.of("s"), ForkJoinPool.commonPool());
+
+        assertThatThrownBy(result::rows).isInstanceOf(SQLException.class).hasMessageContaining("missing.parquet");
+        assertThatThrownBy(() -> result.finish(new ResultRow[0], dir.resolve("none.parquet")))
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("missing.parquet");
+        result.close();
     }
 
     private static ResultRow row(Object output) {
