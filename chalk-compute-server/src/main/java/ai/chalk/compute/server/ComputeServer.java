@@ -146,6 +146,9 @@ public final class ComputeServer implements AutoCloseable {
                 config.collectedOutputBudget >= 0
                         ? new ByteBudget(ofHeap.collectedOutput().what(), config.collectedOutputBudget)
                         : ofHeap.collectedOutput(),
+                config.evaluationRunsBudget >= 0
+                        ? new ByteBudget(ofHeap.evaluationRuns().what(), config.evaluationRunsBudget)
+                        : ofHeap.evaluationRuns(),
                 config.receivedMessagesBudget >= 0
                         ? config.receivedMessagesBudget
                         : ofHeap.receivedMessages().limit());
@@ -316,7 +319,8 @@ public final class ComputeServer implements AutoCloseable {
                                             functions.calls(),
                                             (environment, name) -> secretValue(secrets, environment, name),
                                             dataDir.resolve("evaluations-work"),
-                                            functions.executor())),
+                                            functions.executor(),
+                                            budgets.evaluationRuns())),
                             intercepted(evaluations.waits()),
                             intercepted(
                                     new SqlServiceV1(sqlQueries, new TransferLinks(transfers, config.transferLinkTtl))),
@@ -544,6 +548,7 @@ public final class ComputeServer implements AutoCloseable {
         private long stdinBudget = -1;
         private long collectedOutputBudget = -1;
         private long receivedMessagesBudget = -1;
+        private long evaluationRunsBudget = -1;
         private int parallelImageBuilds = 2;
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private Path tlsCertChain;
@@ -720,6 +725,16 @@ public final class ComputeServer implements AutoCloseable {
          */
         public Builder receivedMessagesBudget(long bytes) {
             this.receivedMessagesBudget = nonNegative("received messages budget", bytes);
+            return this;
+        }
+
+        /**
+         * The most bytes the evaluation runs under way may hold together in the heap until their result files are
+         * written (their input rows and results, estimated); a run that would hold more fails with a message saying
+         * so. Default an eighth of the heap.
+         */
+        public Builder evaluationRunsBudget(long bytes) {
+            this.evaluationRunsBudget = nonNegative("evaluation runs budget", bytes);
             return this;
         }
 

@@ -10,6 +10,7 @@ import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.evaluation.BuiltinRowScoring.Cell;
 import ai.chalk.compute.server.evaluation.RowPayloads.UnfitValueException;
 import ai.chalk.compute.server.evaluation.RunTables.ResultRow;
+import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.function.FunctionCalls;
 import ai.chalk.compute.server.function.FunctionWorkers;
 import ai.chalk.compute.server.store.EvaluationRunStore;
@@ -104,6 +105,9 @@ final class EvaluationRuns {
     private final RunTables tables;
     private final Path workDir;
     private final ExecutorService executor;
+    /** What the runs under way may hold in the heap together. */
+    private final ByteBudget memory;
+
     private final Clock clock;
     private final Map<String, AtomicBoolean> canceled = new ConcurrentHashMap<>();
     private final Map<String, RunProgress> progress = new ConcurrentHashMap<>();
@@ -118,6 +122,7 @@ final class EvaluationRuns {
             EvaluationPins pins,
             Path workDir,
             ExecutorService executor,
+            ByteBudget memory,
             Clock clock) {
         this.runs = runs;
         this.datasets = datasets;
@@ -127,6 +132,7 @@ final class EvaluationRuns {
         this.tables = new RunTables(workDir);
         this.workDir = workDir;
         this.executor = executor;
+        this.memory = memory;
         this.clock = clock;
     }
 
@@ -169,11 +175,12 @@ final class EvaluationRuns {
         Path resultFile = workDir.resolve(run.id() + ".parquet");
         List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
         RunResult result = null;
+        RunMemory held = new RunMemory(memory);
         try {
             long began = System.nanoTime();
             ReadableRevision revision = datasets.readableRevision(run.environment(), e.datasetRevisionId());
             result = tables.begin(revision.files(), ids, executor);
-            List<Map<String, @Nullable Object>> rows = result.rows();
+            List<Map<String, @Nullable Object>> rows = result.rows(held);
             long read = System.nanoTime();
             Called task = called("the task function", run.environment(), e.taskVersionId());
             Map<String, Called> scorerFunctions = new LinkedHashMap<>();
@@ -192,7 +199,7 @@ final class EvaluationRuns {
             RunProgress runProgress = new RunProgress(rows.size());
             progress.put(run.id(), runProgress);
             Pipeline pipeline =
-                    new Pipeline(rows, task, scorers, scorerFunctions, builtins, results, runProgress, result);
+                    new Pipeline(rows, task, scorers, scorerFunctions, builtins, results, runProgress, result, held);
             List<Future<?>> inFlight = new ArrayList<>();
             // a batch starts as soon as any of those in flight ends (waiting for the oldest left the others' slots
             // idle while it lagged); a failure is seen as soon as its batch ends
@@ -276,8 +283,9 @@ final class EvaluationRuns {
                     (end - stored) / 1_000_000);
         } catch (ServerStoppingException | java.util.concurrent.RejectedExecutionException ex) {
             log.info("Evaluation run {} stops with the server; the next start fails it", run.id());
-        } catch (TaskCannotRunException | ComputeException ex) {
+        } catch (TaskCannotRunException | ComputeException | RunMemory.ExceededException ex) {
             if (!stopping) {
+                log.info("Evaluation run {} FAILED: {}", run.id(), ex.getMessage());
                 runs.end(run.id(), RunStatus.FAILED, ex.getMessage(), clock.instant());
             }
         } catch (SQLException | IOException | RuntimeException ex) {
@@ -296,6 +304,7 @@ final class EvaluationRuns {
             if (result != null) {
                 result.close();
             }
+            held.close();
             try {
                 Files.deleteIfExists(resultFile);
             } catch (IOException ex) {
@@ -328,7 +337,8 @@ final class EvaluationRuns {
     }
 
     /** What {@code f} computed; its failure is the run's, as if it had run in line. */
-    private static <T> T await(Future<T> f) throws TaskCannotRunException, ServerStoppingException {
+    private static <T> T await(Future<T> f)
+            throws TaskCannotRunException, ServerStoppingException, RunMemory.ExceededException {
         try {
             return f.get();
         } catch (InterruptedException ex) {
@@ -340,6 +350,9 @@ final class EvaluationRuns {
             }
             if (ex.getCause() instanceof ServerStoppingException s) {
                 throw s;
+            }
+            if (ex.getCause() instanceof RunMemory.ExceededException m) {
+                throw m;
             }
             if (ex.getCause() instanceof RuntimeException r) {
                 throw r;
@@ -425,6 +438,8 @@ final class EvaluationRuns {
         private final RunProgress progress;
         /** The result table, appended as rows finish in order. */
         final RunResult result;
+        /** What the run holds in the heap: its rows' answers and results are added as they come. */
+        private final RunMemory held;
         /**
          * The answered rows waiting for the function scorers, in row order: the row as they read it, and the built-ins'
          * cells. A full batch takes the map and leaves a new one (a copy of 512 entries was a visible part of the
@@ -446,7 +461,8 @@ final class EvaluationRuns {
                 BuiltinRowScoring builtins,
                 ResultRow[] results,
                 RunProgress progress,
-                RunResult result) {
+                RunResult result,
+                RunMemory held) {
             this.rows = rows;
             this.task = task;
             this.scorers = scorers;
@@ -471,15 +487,22 @@ final class EvaluationRuns {
             this.results = results;
             this.progress = progress;
             this.result = result;
+            this.held = held;
         }
 
         /** Runs rows {@code [start, end)} through the task and the built-ins; queues them for the function scorers. */
-        void taskBatch(int start, int end) throws TaskCannotRunException, ServerStoppingException {
+        void taskBatch(int start, int end)
+                throws TaskCannotRunException, ServerStoppingException, RunMemory.ExceededException {
             List<Integer> indices = new ArrayList<>(end - start);
             for (int i = start; i < end; i++) {
                 indices.add(i);
             }
             Outcome[] outputs = call(task, indices, rows::get, true);
+            long bytes = 0;
+            for (Outcome o : outputs) {
+                bytes += RunMemory.sizeOf(o.error() == null ? o.value() : o.error());
+            }
+            held.hold(bytes);
             Map<Integer, Answered> answered = new LinkedHashMap<>();
             int failed = 0;
             for (int k = 0; k < indices.size(); k++) {
@@ -547,7 +570,8 @@ final class EvaluationRuns {
         }
 
         /** Calls each function scorer on the rows, one call per scorer for the batch, and finishes the rows. */
-        private void scorerBatch(Map<Integer, Answered> batch) throws TaskCannotRunException {
+        private void scorerBatch(Map<Integer, Answered> batch)
+                throws TaskCannotRunException, RunMemory.ExceededException {
             List<Integer> indices = List.copyOf(batch.keySet());
             Outcome[][] byFunction = new Outcome[functions.length][];
             for (int f = 0; f < functions.length; f++) {
@@ -574,8 +598,10 @@ final class EvaluationRuns {
         }
 
         /** Writes the answered rows' results: each scorer's cell in the evaluation's order. */
-        private void finish(Map<Integer, Answered> answered, Outcome[][] byFunction) {
+        private void finish(Map<Integer, Answered> answered, Outcome[][] byFunction)
+                throws RunMemory.ExceededException {
             int k = 0; // the row's position in the batch, and so in each function scorer's outcomes
+            long bytes = 0;
             for (Map.Entry<Integer, Answered> a : answered.entrySet()) {
                 Object output = a.getValue().row().output();
                 @Nullable Cell[] cells = a.getValue().builtinCells();
@@ -588,6 +614,7 @@ final class EvaluationRuns {
                             : functionCell(scorers.get(s).getId(), byFunction[functionIndex[s]][k]);
                     scores.add(c.score());
                     metadata.add(c.metadata());
+                    bytes += 40 + RunMemory.sizeOf(c.metadata());
                     if (c.error() != null) {
                         errors.add(c.error());
                     }
@@ -599,6 +626,7 @@ final class EvaluationRuns {
                         errors.isEmpty() ? null : "scorer " + String.join("; scorer ", errors));
                 k++;
             }
+            held.hold(bytes);
             progress.done.addAndGet(answered.size());
         }
     }

@@ -31,6 +31,7 @@ import ai.chalk.compute.proto.evaluation.v1.SetEvaluationRunBaselineResponse;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.dataset.DatasetManager;
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.function.FunctionCalls;
 import ai.chalk.compute.server.grpc.Pages;
 import ai.chalk.compute.server.grpc.StatusErrors;
@@ -102,6 +103,7 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
      * @param secrets  a secret's value by environment and name, or null when there is none
      * @param workDir  where runs write their result files before they become dataset revisions
      * @param executor runs and their batches (a cached pool: a run waits on its own batches)
+     * @param memory   what the runs under way may hold in the heap together
      */
     public static EvaluationServiceV1 create(
             EvaluationStore store,
@@ -111,14 +113,15 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
             FunctionCalls calls,
             BiFunction<String, String, @Nullable String> secrets,
             Path workDir,
-            ExecutorService executor) {
+            ExecutorService executor,
+            ByteBudget memory) {
         EvaluationPins pins = new EvaluationPins(datasets, functions, secrets);
         Clock clock = Clock.systemUTC();
         return new EvaluationServiceV1(
                 store,
                 runStore,
                 pins,
-                new EvaluationRuns(runStore, datasets, functions, calls, pins, workDir, executor, clock),
+                new EvaluationRuns(runStore, datasets, functions, calls, pins, workDir, executor, memory, clock),
                 clock);
     }
 

@@ -38,6 +38,9 @@ final class RunResult implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(RunResult.class);
 
+    /** Bytes of rows read between two reservations of the memory they take. */
+    private static final long HOLD_EVERY = 256 << 10;
+
     private static final String VARCHAR = "VARCHAR";
     private static final String BIGINT = "BIGINT";
     private static final String DOUBLE = "DOUBLE";
@@ -109,8 +112,13 @@ final class RunResult implements AutoCloseable {
         }
     }
 
-    /** Every input row, in the files' order, as column name → value. */
-    List<Map<String, @Nullable Object>> rows() throws SQLException {
+    /**
+     * Every input row, in the files' order, as column name → value.
+     *
+     * @param memory holds what the rows take in the heap, as they are read
+     * @throws RunMemory.ExceededException the rows take more than the run may hold (reading stops there)
+     */
+    List<Map<String, @Nullable Object>> rows(RunMemory memory) throws SQLException, RunMemory.ExceededException {
         List<Map<String, @Nullable Object>> rows = new ArrayList<>();
         try (ResultSet rs = statement.executeQuery("SELECT * FROM " + scan)) {
             ResultSetMetaData md = rs.getMetaData();
@@ -119,13 +127,23 @@ final class RunResult implements AutoCloseable {
             for (int i = 1; i <= columns; i++) {
                 names.add(md.getColumnName(i));
             }
+            long unheld = 0;
             while (rs.next()) {
                 Map<String, @Nullable Object> row = new LinkedHashMap<>();
+                long bytes = 64;
                 for (int i = 1; i <= columns; i++) {
-                    row.put(names.get(i - 1), rs.getObject(i));
+                    Object value = rs.getObject(i);
+                    row.put(names.get(i - 1), value);
+                    bytes += 40 + RunMemory.sizeOf(value);
                 }
                 rows.add(row);
+                unheld += bytes;
+                if (unheld >= HOLD_EVERY) { // one reservation a row would cost a run more than the reading
+                    memory.hold(unheld);
+                    unheld = 0;
+                }
             }
+            memory.hold(unheld);
         }
         return rows;
     }

@@ -12,38 +12,47 @@ package ai.chalk.compute.server.exec;
  * @param receivedMessages request messages the TCP port is still receiving ({@link ReceivedMessages})
  * @param receivedFromReplicas the same on the replicas' socket: a budget of its own, so that deployed code cannot hold
  *                             back the uploads of the server's clients, nor they the calls of functions
+ * @param evaluationRuns  the input rows and results of the evaluation runs under way, held until each run's result file
+ *                        is written (a dataset's size and a task's answers are the tenant's to choose)
  */
 public record MemoryBudgets(
         ByteBudget sessionOutput,
         ByteBudget stdin,
         ByteBudget collectedOutput,
         ByteBudget receivedMessages,
-        ByteBudget receivedFromReplicas) {
+        ByteBudget receivedFromReplicas,
+        ByteBudget evaluationRuns) {
 
     /** The largest message a client may send (ComputeServer.MAX_MESSAGE_BYTES). */
     private static final long LARGEST_MESSAGE = 33L << 20;
 
     /**
-     * Budgets as fractions of the heap: a quarter for session output, a sixteenth for stdin, an eighth for output, and
-     * an eighth each for messages being received on the TCP port and on the replicas' socket, but room for at least
-     * two of the largest.
+     * Budgets as fractions of the heap: a quarter for session output, a sixteenth for stdin, an eighth for output, an
+     * eighth each for messages being received on the TCP port and on the replicas' socket (but room for at least two
+     * of the largest), and an eighth for evaluation runs.
      */
     public static MemoryBudgets ofHeap(long maxHeapBytes) {
         return withReceivedMessages(
                 new ByteBudget("buffered session output", maxHeapBytes / 4),
                 new ByteBudget("unread stdin", maxHeapBytes / 16),
                 new ByteBudget("collected ExecCommand output", maxHeapBytes / 8),
+                new ByteBudget("evaluation runs' rows and results", maxHeapBytes / 8),
                 Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8));
     }
 
     /** These budgets, with {@code receivedBytes} for the messages being received on each of the two transports. */
     public static MemoryBudgets withReceivedMessages(
-            ByteBudget sessionOutput, ByteBudget stdin, ByteBudget collectedOutput, long receivedBytes) {
+            ByteBudget sessionOutput,
+            ByteBudget stdin,
+            ByteBudget collectedOutput,
+            ByteBudget evaluationRuns,
+            long receivedBytes) {
         return new MemoryBudgets(
                 sessionOutput,
                 stdin,
                 collectedOutput,
                 new ByteBudget("messages being received", receivedBytes),
-                new ByteBudget("messages being received from replicas", receivedBytes));
+                new ByteBudget("messages being received from replicas", receivedBytes),
+                evaluationRuns);
     }
 }

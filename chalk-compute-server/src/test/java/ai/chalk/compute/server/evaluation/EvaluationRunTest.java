@@ -441,6 +441,59 @@ class EvaluationRunTest {
 
     // -------------------------------------------------------------------------------------------------------------
 
+    @Test
+    void aRunThatWouldHoldMoreThanTheServerAllowsFailsSayingSoAndTheNextRunsGoOn() throws Exception {
+        // a tenant chooses its dataset's size and what its task answers: neither may exhaust the server's heap
+        try (RunningServer small = RunningServer.start(dir.resolve("memory"), b -> b.evaluationRunsBudget(3L << 20))) {
+            code.upload(small.channel);
+            EvaluationServiceBlockingStub api = api(small.channel);
+            String task = deploy(small.channel, "shout", utf8(), "question");
+            // about 2.3 MB of rows read, then as much again of answers (each row's question shouted back)
+            upload(small.channel, "long_answers", longRows(1000, 1000));
+            // about 4.5 MB of rows: the reading stops there
+            upload(small.channel, "long_rows", longRows(2000, 1000));
+            upload(small.channel, "short_rows", manyRows(50));
+
+            for (String dataset : List.of("long_answers", "long_rows")) {
+                EvaluationRun failed = awaitEnd(
+                        api,
+                        api.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
+                                        .setEvaluationId(evaluation(api, dataset, task))
+                                        .build())
+                                .getEvaluationRun()
+                                .getId());
+
+                assertThat(failed.getStatus()).as(dataset).isEqualTo(EvaluationRunStatus.EVALUATION_RUN_STATUS_FAILED);
+                assertThat(failed.getErrorMessage())
+                        .as(dataset)
+                        .startsWith("the run needs more of the server's memory than evaluation runs may hold (3.0 MiB"
+                                + " at once, shared by the runs under way;")
+                        .endsWith("or give the server a larger heap");
+            }
+            // what the failed runs held was given back: a run that fits succeeds on the same server
+            EvaluationRun done = awaitEnd(
+                    api,
+                    api.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
+                                    .setEvaluationId(evaluation(api, "short_rows", task))
+                                    .build())
+                            .getEvaluationRun()
+                            .getId());
+            assertThat(done.getStatus())
+                    .as(done.getErrorMessage())
+                    .isEqualTo(EvaluationRunStatus.EVALUATION_RUN_STATUS_SUCCEEDED);
+        }
+    }
+
+    /** {@code n} rows whose question is {@code length} characters long (and unique), expected the same shouted. */
+    private static String longRows(int n, int length) {
+        String padding = "x".repeat(length);
+        StringBuilder csv = new StringBuilder("question,expected\n");
+        for (int i = 0; i < n; i++) {
+            csv.append("q").append(i).append(padding).append(",Q").append(i).append('\n');
+        }
+        return csv.toString();
+    }
+
     private static String manyRows(int n) {
         StringBuilder csv = new StringBuilder("question,expected\n");
         for (int i = 0; i < n; i++) {

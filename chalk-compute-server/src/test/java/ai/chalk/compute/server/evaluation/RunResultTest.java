@@ -60,7 +60,7 @@ class RunResultTest {
         }
         Collections.shuffle(order, new java.util.Random(7));
         try (RunResult result = tables.begin(List.of(input), List.of("exact"), ForkJoinPool.commonPool())) {
-            List<Map<String, @Nullable Object>> rows = result.rows();
+            List<Map<String, @Nullable Object>> rows = result.rows(memory());
             assertThat(rows).hasSize(n);
             assertThat(rows.get(42)).containsEntry("x", 42L).containsEntry("expected", "e42");
             ResultRow[] results = new ResultRow[n];
@@ -164,7 +164,7 @@ class RunResultTest {
 
         // the next run's tables are its own, and the engine still serves it
         try (RunResult next = tables.begin(List.of(input), List.of("s"), ForkJoinPool.commonPool())) {
-            assertThat(next.rows()).hasSize(2);
+            assertThat(next.rows(memory())).hasSize(2);
             next.advance(results);
             assertThat(next.finish(results, dir.resolve("next.parquet")).rows()).isEqualTo(2);
         }
@@ -175,11 +175,18 @@ class RunResultTest {
         Path missing = dir.resolve("missing.parquet");
         RunResult result = tables.begin(List.of(missing), List.of("s"), ForkJoinPool.commonPool());
 
-        assertThatThrownBy(result::rows).isInstanceOf(SQLException.class).hasMessageContaining("missing.parquet");
+        assertThatThrownBy(() -> result.rows(memory()))
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("missing.parquet");
         assertThatThrownBy(() -> result.finish(new ResultRow[0], dir.resolve("none.parquet")))
                 .isInstanceOf(SQLException.class)
                 .hasMessageContaining("missing.parquet");
         result.close();
+    }
+
+    /** Room for any row of these tests. */
+    private static RunMemory memory() {
+        return new RunMemory(new ai.chalk.compute.server.exec.ByteBudget("test rows", Long.MAX_VALUE));
     }
 
     private static ResultRow row(Object output) {
