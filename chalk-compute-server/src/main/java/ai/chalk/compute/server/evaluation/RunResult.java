@@ -51,6 +51,10 @@ final class RunResult implements AutoCloseable {
     private final String scan;
     /** The input table's reading, in the background; the result file waits for it. */
     private final java.util.concurrent.CompletableFuture<Void> inputLoaded;
+    /** The input table's reading while it runs, so that a run that ends first stops it. */
+    private volatile @Nullable Statement loading;
+    /** Set as the run's result closes: an input table not begun yet is not read at all. */
+    private volatile boolean closing;
 
     private final String input;
     private final String scored;
@@ -99,9 +103,14 @@ final class RunResult implements AutoCloseable {
                     () -> {
                         try (loader;
                                 Statement s = loader.createStatement()) {
-                            s.execute("CREATE TABLE " + input + " AS SELECT * FROM " + scan);
+                            loading = s;
+                            if (!closing) {
+                                s.execute("CREATE TABLE " + input + " AS SELECT * FROM " + scan);
+                            }
                         } catch (SQLException e) {
                             throw new java.util.concurrent.CompletionException(e);
+                        } finally {
+                            loading = null;
                         }
                     },
                     executor);
@@ -246,6 +255,16 @@ final class RunResult implements AutoCloseable {
             return;
         }
         closed = true;
+        closing = true;
+        Statement reading = loading;
+        if (reading != null && !inputLoaded.isDone()) {
+            // a run failed or canceled early (its rows did not fit, say) need not read the rest of a large input
+            try {
+                reading.cancel();
+            } catch (SQLException e) {
+                log.debug("Could not stop reading {}: {}", input, e.toString());
+            }
+        }
         try {
             awaitInput(); // dropped only once it exists: created after the drop, it would stay
         } catch (SQLException e) {

@@ -87,6 +87,19 @@ final class RunTables {
         return new RunResult(connection, loader, tableNames.incrementAndGet(), scan(files), scorerIds, executor);
     }
 
+    /** The tables in the engine now: those of the runs under way. */
+    java.util.Set<String> tables() throws SQLException {
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        try (Connection c = connection();
+                Statement s = c.createStatement();
+                java.sql.ResultSet rs = s.executeQuery("SELECT table_name FROM duckdb_tables()")) {
+            while (rs.next()) {
+                names.add(rs.getString(1));
+            }
+        }
+        return names;
+    }
+
     /** A value as text: strings as they are, anything else as JSON. */
     static String text(Object value) {
         if (value instanceof String s) {

@@ -184,6 +184,23 @@ class RunResultTest {
         result.close();
     }
 
+    @Test
+    void aResultClosedWhileItsLargeInputIsStillBeingReadLeavesNoTableBehind() throws Exception {
+        Path large = dir.resolve("large.parquet");
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
+                Statement s = c.createStatement()) {
+            s.execute("COPY (SELECT range AS x, repeat('y', 40) || range AS expected FROM range(1000000)) TO '" + large
+                    + "' (FORMAT parquet)");
+        }
+        for (int i = 0; i < 5; i++) {
+            // closed at once (a run canceled, or failed before its first batch): the reading is stopped, and the
+            // table it was making is dropped once it ends, not left to be made after the drop
+            tables.begin(List.of(large), List.of("s"), ForkJoinPool.commonPool())
+                    .close();
+        }
+        assertThat(tables.tables()).isEmpty();
+    }
+
     /** Room for any row of these tests. */
     private static RunMemory memory() {
         return new RunMemory(new ai.chalk.compute.server.exec.ByteBudget("test rows", Long.MAX_VALUE));
