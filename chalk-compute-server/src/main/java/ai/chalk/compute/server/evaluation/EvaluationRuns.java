@@ -301,10 +301,10 @@ final class EvaluationRuns {
                     clock.instant());
         } finally {
             progress.remove(run.id());
+            held.close(); // first: batches still in flight reserve nothing from here on
             if (result != null) {
                 result.close();
             }
-            held.close();
             try {
                 Files.deleteIfExists(resultFile);
             } catch (IOException ex) {
@@ -614,7 +614,8 @@ final class EvaluationRuns {
                             : functionCell(scorers.get(s).getId(), byFunction[functionIndex[s]][k]);
                     scores.add(c.score());
                     metadata.add(c.metadata());
-                    bytes += 40 + RunMemory.sizeOf(c.metadata());
+                    bytes +=
+                            40 + RunMemory.sizeOf(c.metadata()) + (c.error() == null ? 0 : RunMemory.sizeOf(c.error()));
                     if (c.error() != null) {
                         errors.add(c.error());
                     }

@@ -4,7 +4,6 @@ import ai.chalk.compute.server.exec.ByteBudget;
 import java.util.Collection;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,14 +22,23 @@ final class RunMemory implements AutoCloseable {
     }
 
     private final ByteBudget budget;
-    private final AtomicLong held = new AtomicLong();
+    /** Guarded by this object, as {@link #closed}: a hold that races the close must not outlive it. */
+    private long held;
+
+    private boolean closed;
 
     RunMemory(ByteBudget budget) {
         this.budget = budget;
     }
 
-    /** Reserves {@code bytes} more for the run, or says why the run cannot hold them. */
-    void hold(long bytes) throws ExceededException {
+    /**
+     * Reserves {@code bytes} more for the run, or says why the run cannot hold them. Once the run has ended (its
+     * batches still in flight finish after it), nothing is reserved any more: the batch is told the run is over.
+     */
+    synchronized void hold(long bytes) throws ExceededException {
+        if (closed) {
+            throw new ExceededException("the run has ended");
+        }
         if (!budget.tryReserve(bytes)) {
             throw new ExceededException(String.format(
                     Locale.ROOT,
@@ -39,21 +47,23 @@ final class RunMemory implements AutoCloseable {
                             + " evaluate fewer rows at a time, have the task answer less per row, or give the server"
                             + " a larger heap",
                     mebibytes(budget.limit()),
-                    mebibytes(held.get()),
+                    mebibytes(held),
                     mebibytes(bytes)));
         }
-        held.addAndGet(bytes);
+        held += Math.max(0, bytes);
     }
 
     /** The bytes the run holds now. */
-    long held() {
-        return held.get();
+    synchronized long held() {
+        return held;
     }
 
-    /** Gives back all the run held. */
+    /** Gives back all the run held; later holds reserve nothing. */
     @Override
-    public void close() {
-        budget.release(held.getAndSet(0));
+    public synchronized void close() {
+        closed = true;
+        budget.release(held);
+        held = 0;
     }
 
     /**
@@ -71,6 +81,13 @@ final class RunMemory implements AutoCloseable {
         if (value instanceof byte[] b) {
             return 24 + b.length;
         }
+        if (value instanceof Object[] array) {
+            long size = 24;
+            for (Object o : array) {
+                size += 8 + sizeOf(o);
+            }
+            return size;
+        }
         if (value instanceof Map<?, ?> m) {
             long size = 64;
             for (Map.Entry<?, ?> e : m.entrySet()) {
@@ -85,7 +102,35 @@ final class RunMemory implements AutoCloseable {
             }
             return size;
         }
-        return 24; // a number, a boolean, a date
+        if (value instanceof java.sql.Array array) { // a LIST or ARRAY cell, as DuckDB's JDBC driver gives it
+            try {
+                return 24 + sizeOf(array.getArray());
+            } catch (java.sql.SQLException e) {
+                return 24;
+            }
+        }
+        if (value instanceof java.sql.Struct struct) {
+            try {
+                return 24 + sizeOf(struct.getAttributes());
+            } catch (java.sql.SQLException e) {
+                return 24;
+            }
+        }
+        if (value instanceof java.sql.Blob blob) {
+            try {
+                return 24 + blob.length();
+            } catch (java.sql.SQLException e) {
+                return 24;
+            }
+        }
+        if (value instanceof Number
+                || value instanceof Boolean
+                || value instanceof java.time.temporal.Temporal
+                || value instanceof java.util.Date
+                || value instanceof java.util.UUID) {
+            return 24;
+        }
+        return 48 + 2L * String.valueOf(value).length(); // JSON, a union, whatever else: as large as its text
     }
 
     private static String mebibytes(long bytes) {

@@ -66,6 +66,8 @@ final class RunResult implements AutoCloseable {
     private @Nullable String outputType;
     /** The rows appended so far: {@code [0, appended)}. */
     private int appended;
+    /** While no type is chosen: the rows looked at so far, none of them answered. */
+    private int typeScanned;
     /** An append failed while the run went on: the end starts over, and fails the run if it fails again. */
     private boolean startOver;
 
@@ -176,8 +178,10 @@ final class RunResult implements AutoCloseable {
         }
         try {
             if (outputType == null) {
-                String type = outputType(results, 0, end);
+                // rows before typeScanned answered nothing: each look starts where the last one ended
+                String type = outputType(results, typeScanned, end);
                 if (type == null) {
+                    typeScanned = end;
                     return; // only failed rows so far: the type waits for an answer
                 }
                 create(type);
@@ -256,28 +260,61 @@ final class RunResult implements AutoCloseable {
         }
         closed = true;
         closing = true;
-        Statement reading = loading;
-        if (reading != null && !inputLoaded.isDone()) {
-            // a run failed or canceled early (its rows did not fit, say) need not read the rest of a large input
-            try {
-                reading.cancel();
-            } catch (SQLException e) {
-                log.debug("Could not stop reading {}: {}", input, e.toString());
-            }
-        }
+        stopReadingInput();
         try {
             awaitInput(); // dropped only once it exists: created after the drop, it would stay
-        } catch (SQLException e) {
+        } catch (SQLException | RuntimeException e) {
             // not created: nothing to drop
+        }
+        try {
+            closeAppender();
+        } catch (SQLException | RuntimeException e) {
+            // a flush failed before (the engine's memory, say): the rows it held go with the table
+            log.debug("Could not close {}'s appender: {}", scored, e.toString());
         }
         try (connection;
                 statement) {
-            closeAppender();
-            statement.execute("DROP TABLE IF EXISTS " + input);
-            statement.execute("DROP TABLE IF EXISTS " + scored);
+            drop(input);
+            drop(scored);
         } catch (SQLException | RuntimeException e) {
-            // the engine is closing with the server, or the tables go with the connection's engine
-            log.debug("Could not drop {}'s tables: {}", scored, e.toString());
+            log.debug("Could not close {}'s connection: {}", scored, e.toString());
+        }
+    }
+
+    /**
+     * Stops the input table's reading, if it runs: a run failed or canceled early (its rows did not fit, say) need
+     * not read the rest of a large input. A cancel reaches only a statement already executing, so it is repeated
+     * until the reading ends.
+     */
+    private void stopReadingInput() {
+        while (!inputLoaded.isDone()) {
+            Statement reading = loading;
+            if (reading != null) {
+                try {
+                    reading.cancel();
+                } catch (SQLException e) {
+                    log.debug("Could not stop reading {}: {}", input, e.toString());
+                }
+            }
+            try {
+                inputLoaded.get(20, java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                // not stopped yet: cancel again
+            } catch (java.util.concurrent.ExecutionException e) {
+                return; // ended, canceled or failed
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private void drop(String table) {
+        try {
+            statement.execute("DROP TABLE IF EXISTS " + table);
+        } catch (SQLException | RuntimeException e) {
+            // the engine is closing with the server: the table goes with it
+            log.debug("Could not drop {}: {}", table, e.toString());
         }
     }
 
@@ -367,10 +404,16 @@ final class RunResult implements AutoCloseable {
     }
 
     private void dropScored() throws SQLException {
-        closeAppender();
+        try {
+            closeAppender();
+        } catch (SQLException | RuntimeException e) {
+            // its flush failed before, which is why the table starts over: what it held is dropped with it
+            log.debug("Could not close {}'s appender: {}", scored, e.toString());
+        }
         statement.execute("DROP TABLE IF EXISTS " + scored);
         outputType = null;
         appended = 0;
+        typeScanned = 0;
         startOver = false;
     }
 

@@ -337,13 +337,7 @@ class EvaluationRunTest {
         // the version's code serves "other", not "ghost": no call of it can run
         String task = deployServing(server.channel, "ghost", utf8(), "other=t.W#other", "question");
         EvaluationServiceBlockingStub api = api(server.channel);
-        EvaluationRun run = awaitEnd(
-                api,
-                api.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
-                                .setEvaluationId(evaluation(api, "ghostly", task))
-                                .build())
-                        .getEvaluationRun()
-                        .getId());
+        EvaluationRun run = runToEnd(api, evaluation(api, "ghostly", task));
         assertThat(run.getStatus()).isEqualTo(EvaluationRunStatus.EVALUATION_RUN_STATUS_FAILED);
         assertThat(run.getErrorMessage())
                 .contains("the task function ghost cannot run: NOT_FOUND")
@@ -455,13 +449,7 @@ class EvaluationRunTest {
             upload(small.channel, "short_rows", manyRows(50));
 
             for (String dataset : List.of("long_answers", "long_rows")) {
-                EvaluationRun failed = awaitEnd(
-                        api,
-                        api.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
-                                        .setEvaluationId(evaluation(api, dataset, task))
-                                        .build())
-                                .getEvaluationRun()
-                                .getId());
+                EvaluationRun failed = runToEnd(api, evaluation(api, dataset, task));
 
                 assertThat(failed.getStatus()).as(dataset).isEqualTo(EvaluationRunStatus.EVALUATION_RUN_STATUS_FAILED);
                 assertThat(failed.getErrorMessage())
@@ -471,13 +459,7 @@ class EvaluationRunTest {
                         .endsWith("or give the server a larger heap");
             }
             // what the failed runs held was given back: a run that fits succeeds on the same server
-            EvaluationRun done = awaitEnd(
-                    api,
-                    api.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
-                                    .setEvaluationId(evaluation(api, "short_rows", task))
-                                    .build())
-                            .getEvaluationRun()
-                            .getId());
+            EvaluationRun done = runToEnd(api, evaluation(api, "short_rows", task));
             assertThat(done.getStatus())
                     .as(done.getErrorMessage())
                     .isEqualTo(EvaluationRunStatus.EVALUATION_RUN_STATUS_SUCCEEDED);
@@ -511,6 +493,17 @@ class EvaluationRunTest {
                         .build())
                 .getEvaluation()
                 .getId();
+    }
+
+    /** Runs the evaluation once and waits for the run's end. */
+    private static EvaluationRun runToEnd(EvaluationServiceBlockingStub api, String evaluationId) {
+        return awaitEnd(
+                api,
+                api.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
+                                .setEvaluationId(evaluationId)
+                                .build())
+                        .getEvaluationRun()
+                        .getId());
     }
 
     private static EvaluationRun run(EvaluationServiceBlockingStub api, String id) {
