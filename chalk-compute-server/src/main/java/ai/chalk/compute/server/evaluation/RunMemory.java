@@ -1,9 +1,16 @@
 package ai.chalk.compute.server.evaluation;
 
 import ai.chalk.compute.server.exec.ByteBudget;
+import java.sql.Array;
+import java.sql.Blob;
+import java.sql.SQLException;
+import java.sql.Struct;
+import java.time.temporal.Temporal;
 import java.util.Collection;
+import java.util.Date;
 import java.util.Locale;
 import java.util.Map;
+import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -102,32 +109,32 @@ final class RunMemory implements AutoCloseable {
             }
             return size;
         }
-        if (value instanceof java.sql.Array array) { // a LIST or ARRAY cell, as DuckDB's JDBC driver gives it
+        if (value instanceof Array array) { // a LIST or ARRAY cell, as DuckDB's JDBC driver gives it
             try {
                 return 24 + sizeOf(array.getArray());
-            } catch (java.sql.SQLException e) {
+            } catch (SQLException e) {
                 return 24;
             }
         }
-        if (value instanceof java.sql.Struct struct) {
+        if (value instanceof Struct struct) {
             try {
                 return 24 + sizeOf(struct.getAttributes());
-            } catch (java.sql.SQLException e) {
+            } catch (SQLException e) {
                 return 24;
             }
         }
-        if (value instanceof java.sql.Blob blob) {
+        if (value instanceof Blob blob) {
             try {
                 return 24 + blob.length();
-            } catch (java.sql.SQLException e) {
+            } catch (SQLException e) {
                 return 24;
             }
         }
         if (value instanceof Number
                 || value instanceof Boolean
-                || value instanceof java.time.temporal.Temporal
-                || value instanceof java.util.Date
-                || value instanceof java.util.UUID) {
+                || value instanceof Temporal
+                || value instanceof Date
+                || value instanceof UUID) {
             return 24;
         }
         return 48 + 2L * String.valueOf(value).length(); // JSON, a union, whatever else: as large as its text

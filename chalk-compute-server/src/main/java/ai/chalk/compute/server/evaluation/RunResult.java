@@ -14,7 +14,15 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Lock;
 import org.duckdb.DuckDBAppender;
 import org.duckdb.DuckDBConnection;
 import org.jspecify.annotations.Nullable;
@@ -50,7 +58,7 @@ final class RunResult implements AutoCloseable {
     private final Statement statement;
     private final String scan;
     /** The input table's reading, in the background; the result file waits for it. */
-    private final java.util.concurrent.CompletableFuture<Void> inputLoaded;
+    private final CompletableFuture<Void> inputLoaded;
     /** The input table's reading while it runs, so that a run that ends first stops it. */
     private volatile @Nullable Statement loading;
     /** Set as the run's result closes: an input table not begun yet is not read at all. */
@@ -61,7 +69,7 @@ final class RunResult implements AutoCloseable {
     private final List<String> scorerIds;
     private @Nullable DuckDBAppender appender;
     /** The appender's own lock, held around its use beside this object's. */
-    private java.util.concurrent.locks.@Nullable Lock appenderLock;
+    private @Nullable Lock appenderLock;
     /** The output column's type once the scored table exists, else null. */
     private @Nullable String outputType;
     /** The rows appended so far: {@code [0, appended)}. */
@@ -90,7 +98,7 @@ final class RunResult implements AutoCloseable {
             long tableId,
             String scan,
             List<String> scorerIds,
-            java.util.concurrent.Executor executor)
+            Executor executor)
             throws SQLException {
         this.connection = connection;
         this.scan = scan;
@@ -101,7 +109,7 @@ final class RunResult implements AutoCloseable {
             this.statement = connection.createStatement();
             // a table keeps the scan's order, as the rows read by rows() do, and the appender's the results': the
             // file pairs them by position
-            this.inputLoaded = java.util.concurrent.CompletableFuture.runAsync(
+            this.inputLoaded = CompletableFuture.runAsync(
                     () -> {
                         try (loader;
                                 Statement s = loader.createStatement()) {
@@ -110,7 +118,7 @@ final class RunResult implements AutoCloseable {
                                 s.execute("CREATE TABLE " + input + " AS SELECT * FROM " + scan);
                             }
                         } catch (SQLException e) {
-                            throw new java.util.concurrent.CompletionException(e);
+                            throw new CompletionException(e);
                         } finally {
                             loading = null;
                         }
@@ -297,10 +305,10 @@ final class RunResult implements AutoCloseable {
                 }
             }
             try {
-                inputLoaded.get(20, java.util.concurrent.TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
+                inputLoaded.get(20, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
                 // not stopped yet: cancel again
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (ExecutionException e) {
                 return; // ended, canceled or failed
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -322,7 +330,7 @@ final class RunResult implements AutoCloseable {
     private void awaitInput() throws SQLException {
         try {
             inputLoaded.join();
-        } catch (java.util.concurrent.CompletionException e) {
+        } catch (CompletionException e) {
             if (e.getCause() instanceof SQLException sql) {
                 throw sql;
             }
@@ -354,9 +362,9 @@ final class RunResult implements AutoCloseable {
      * @return false when a row's answer does not fit the output column's type (nothing of that row is appended)
      */
     private boolean append(@Nullable ResultRow[] results, int end) throws SQLException {
-        DuckDBAppender a = java.util.Objects.requireNonNull(appender);
-        String type = java.util.Objects.requireNonNull(outputType);
-        java.util.concurrent.locks.Lock lock = java.util.Objects.requireNonNull(appenderLock);
+        DuckDBAppender a = Objects.requireNonNull(appender);
+        String type = Objects.requireNonNull(outputType);
+        Lock lock = Objects.requireNonNull(appenderLock);
         lock.lock();
         try {
             return appendLocked(a, type, results, end);
@@ -368,7 +376,7 @@ final class RunResult implements AutoCloseable {
     private boolean appendLocked(DuckDBAppender a, String type, @Nullable ResultRow[] results, int end)
             throws SQLException {
         for (; appended < end; appended++) {
-            ResultRow row = java.util.Objects.requireNonNull(results[appended]);
+            ResultRow row = Objects.requireNonNull(results[appended]);
             Object output = row.output();
             if (output != null && !fits(type, output)) {
                 return false;
@@ -420,7 +428,7 @@ final class RunResult implements AutoCloseable {
     private void closeAppender() throws SQLException {
         if (appender != null) {
             DuckDBAppender a = appender;
-            java.util.concurrent.locks.Lock lock = java.util.Objects.requireNonNull(appenderLock);
+            Lock lock = Objects.requireNonNull(appenderLock);
             appender = null;
             appenderLock = null;
             lock.lock();
@@ -439,7 +447,7 @@ final class RunResult implements AutoCloseable {
     static @Nullable String outputType(@Nullable ResultRow[] results, int from, int to) {
         String type = null;
         for (int r = from; r < to; r++) {
-            Object o = java.util.Objects.requireNonNull(results[r]).output();
+            Object o = Objects.requireNonNull(results[r]).output();
             if (o == null) {
                 continue;
             }
