@@ -106,7 +106,7 @@ final class EvaluationRuns {
     private final Path workDir;
     private final ExecutorService executor;
     /** What the runs under way may hold in the heap together. */
-    private final ByteBudget memory;
+    private final EvaluationMemory memory;
 
     private final Clock clock;
     private final Map<String, AtomicBoolean> canceled = new ConcurrentHashMap<>();
@@ -132,7 +132,7 @@ final class EvaluationRuns {
         this.tables = new RunTables(workDir);
         this.workDir = workDir;
         this.executor = executor;
-        this.memory = memory;
+        this.memory = new EvaluationMemory(memory);
         this.clock = clock;
     }
 
@@ -175,7 +175,7 @@ final class EvaluationRuns {
         Path resultFile = workDir.resolve(run.id() + ".parquet");
         List<String> ids = scorers.stream().map(EvaluationScorer::getId).toList();
         RunResult result = null;
-        RunMemory held = new RunMemory(memory);
+        RunMemory held = new RunMemory(memory, run.environment());
         try {
             long began = System.nanoTime();
             ReadableRevision revision = datasets.readableRevision(run.environment(), e.datasetRevisionId());

@@ -1,6 +1,5 @@
 package ai.chalk.compute.server.evaluation;
 
-import ai.chalk.compute.server.exec.ByteBudget;
 import java.sql.Array;
 import java.sql.Blob;
 import java.sql.SQLException;
@@ -15,7 +14,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What one evaluation run holds in the server's heap until its result file is written: its input rows and its rows'
- * results, estimated as they arrive and reserved on the server-wide budget of evaluation runs. A dataset of millions
+ * results, estimated as they arrive and reserved on the budget of evaluation runs ({@link EvaluationMemory}: the
+ * server's, of which one environment's runs hold at most half). A dataset of millions
  * of rows, or a task answering megabytes a row, fails its run saying so, instead of exhausting the heap that the
  * server shares with every other caller. Released whole when the run ends.
  */
@@ -28,14 +28,17 @@ final class RunMemory implements AutoCloseable {
         }
     }
 
-    private final ByteBudget budget;
+    private final EvaluationMemory memory;
+    private final String environment;
     /** Guarded by this object, as {@link #closed}: a hold that races the close must not outlive it. */
     private long held;
 
     private boolean closed;
 
-    RunMemory(ByteBudget budget) {
-        this.budget = budget;
+    /** The memory of a run of {@code environment}, reserved on {@code memory}. */
+    RunMemory(EvaluationMemory memory, String environment) {
+        this.memory = memory;
+        this.environment = environment;
     }
 
     /**
@@ -46,14 +49,14 @@ final class RunMemory implements AutoCloseable {
         if (closed) {
             throw new ExceededException("the run has ended");
         }
-        if (!budget.tryReserve(bytes)) {
+        String refused = memory.tryReserve(environment, bytes);
+        if (refused != null) {
             throw new ExceededException(String.format(
                     Locale.ROOT,
-                    "the run needs more of the server's memory than evaluation runs may hold (%s at once, shared by"
-                            + " the runs under way; this run held %s and needed %s more for its rows and answers):"
-                            + " evaluate fewer rows at a time, have the task answer less per row, or give the server"
-                            + " a larger heap",
-                    mebibytes(budget.limit()),
+                    "the run needs more of the server's memory than evaluation runs may hold (%s; this run held %s"
+                            + " and needed %s more for its rows and answers): evaluate fewer rows at a time, have the"
+                            + " task answer less per row, or give the server a larger heap",
+                    refused,
                     mebibytes(held),
                     mebibytes(bytes)));
         }
@@ -69,7 +72,7 @@ final class RunMemory implements AutoCloseable {
     @Override
     public synchronized void close() {
         closed = true;
-        budget.release(held);
+        memory.release(environment, held);
         held = 0;
     }
 
@@ -140,7 +143,8 @@ final class RunMemory implements AutoCloseable {
         return 48 + 2L * String.valueOf(value).length(); // JSON, a union, whatever else: as large as its text
     }
 
-    private static String mebibytes(long bytes) {
+    /** Bytes as MiB with one decimal, for messages. */
+    static String mebibytes(long bytes) {
         return String.format(Locale.ROOT, "%.1f MiB", bytes / (1024.0 * 1024.0));
     }
 }

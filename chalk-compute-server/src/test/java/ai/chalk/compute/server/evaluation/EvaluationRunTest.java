@@ -438,7 +438,8 @@ class EvaluationRunTest {
     @Test
     void aRunThatWouldHoldMoreThanTheServerAllowsFailsSayingSoAndTheNextRunsGoOn() throws Exception {
         // a tenant chooses its dataset's size and what its task answers: neither may exhaust the server's heap
-        try (RunningServer small = RunningServer.start(dir.resolve("memory"), b -> b.evaluationRunsBudget(3L << 20))) {
+        // 6 MiB for all runs: 3 MiB for one environment's
+        try (RunningServer small = RunningServer.start(dir.resolve("memory"), b -> b.evaluationRunsBudget(6L << 20))) {
             code.upload(small.channel);
             EvaluationServiceBlockingStub api = api(small.channel);
             String task = deploy(small.channel, "shout", utf8(), "question");
@@ -454,8 +455,9 @@ class EvaluationRunTest {
                 assertThat(failed.getStatus()).as(dataset).isEqualTo(EvaluationRunStatus.EVALUATION_RUN_STATUS_FAILED);
                 assertThat(failed.getErrorMessage())
                         .as(dataset)
-                        .startsWith("the run needs more of the server's memory than evaluation runs may hold (3.0 MiB"
-                                + " at once, shared by the runs under way;")
+                        .startsWith("the run needs more of the server's memory than evaluation runs may hold (the runs"
+                                + " of one environment may hold 3.0 MiB at once, half of what all evaluation runs share,"
+                                + " and this environment's hold")
                         .endsWith("or give the server a larger heap");
             }
             // what the failed runs held was given back: a run that fits succeeds on the same server

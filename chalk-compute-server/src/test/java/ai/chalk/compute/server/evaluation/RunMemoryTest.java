@@ -24,30 +24,59 @@ class RunMemoryTest {
 
     @Test
     void runsShareTheBudgetAndARunThatWouldPassItIsToldWhatToDo() throws Exception {
-        ByteBudget budget = new ByteBudget("evaluation runs' rows and results", 3L << 20);
-        RunMemory first = new RunMemory(budget);
-        RunMemory second = new RunMemory(budget);
-        first.hold(2L << 20);
+        ByteBudget budget = new ByteBudget("evaluation runs' rows and results", 8L << 20);
+        EvaluationMemory memory = new EvaluationMemory(budget);
+        RunMemory first = new RunMemory(memory, "acme");
+        RunMemory second = new RunMemory(memory, "globex");
+        RunMemory third = new RunMemory(memory, "initech");
+        first.hold(4L << 20);
+        second.hold(3L << 20);
 
-        assertThatThrownBy(() -> second.hold(2L << 20))
+        assertThatThrownBy(() -> third.hold(2L << 20))
                 .isInstanceOf(RunMemory.ExceededException.class)
-                .hasMessage("the run needs more of the server's memory than evaluation runs may hold (3.0 MiB at"
-                        + " once, shared by the runs under way; this run held 0.0 MiB and needed 2.0 MiB more for its"
-                        + " rows and answers): evaluate fewer rows at a time, have the task answer less per row, or"
-                        + " give the server a larger heap");
-        assertThat(budget.used()).isEqualTo(2L << 20); // the refused hold reserved nothing
+                .hasMessage("the run needs more of the server's memory than evaluation runs may hold (all evaluation"
+                        + " runs may hold 8.0 MiB at once, and the runs under way hold 7.0 MiB; this run held 0.0 MiB"
+                        + " and needed 2.0 MiB more for its rows and answers): evaluate fewer rows at a time, have the"
+                        + " task answer less per row, or give the server a larger heap");
+        assertThat(budget.used()).isEqualTo(7L << 20); // the refused hold reserved nothing
 
         first.close();
-        second.hold(2L << 20);
-        assertThat(second.held()).isEqualTo(2L << 20);
+        third.hold(2L << 20);
+        assertThat(third.held()).isEqualTo(2L << 20);
         second.close();
+        third.close();
+        assertThat(budget.used()).isZero();
+    }
+
+    @Test
+    void oneEnvironmentsRunsHoldAtMostHalfSoThatOtherEnvironmentsRunsGoOn() throws Exception {
+        // a tenant's runs holding their rows behind a slow task must not fail every other tenant's runs
+        ByteBudget budget = new ByteBudget("evaluation runs' rows and results", 8L << 20);
+        EvaluationMemory memory = new EvaluationMemory(budget);
+        RunMemory hog = new RunMemory(memory, "acme");
+        RunMemory hogsSecondRun = new RunMemory(memory, "acme");
+        hog.hold(3L << 20);
+
+        assertThatThrownBy(() -> hogsSecondRun.hold(2L << 20))
+                .isInstanceOf(RunMemory.ExceededException.class)
+                .hasMessageStartingWith("the run needs more of the server's memory than evaluation runs may hold (the"
+                        + " runs of one environment may hold 4.0 MiB at once, half of what all evaluation runs"
+                        + " share, and this environment's hold 3.0 MiB; this run held 0.0 MiB and needed 2.0 MiB"
+                        + " more");
+        RunMemory other = new RunMemory(memory, "globex");
+        other.hold(4L << 20); // the other half is there for everyone else
+
+        hog.close();
+        hogsSecondRun.hold(2L << 20); // its environment's share is free again
+        hogsSecondRun.close();
+        other.close();
         assertThat(budget.used()).isZero();
     }
 
     @Test
     void batchesStillInFlightWhenTheRunEndsReserveNothingMore() throws Exception {
         ByteBudget budget = new ByteBudget("evaluation runs' rows and results", Long.MAX_VALUE);
-        RunMemory run = new RunMemory(budget);
+        RunMemory run = new RunMemory(new EvaluationMemory(budget), "acme");
         int threads = 8;
         CountDownLatch started = new CountDownLatch(threads);
         AtomicLong refused = new AtomicLong();

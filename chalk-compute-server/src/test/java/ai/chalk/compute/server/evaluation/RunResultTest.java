@@ -203,7 +203,9 @@ class RunResultTest {
 
     /** Room for any row of these tests. */
     private static RunMemory memory() {
-        return new RunMemory(new ai.chalk.compute.server.exec.ByteBudget("test rows", Long.MAX_VALUE));
+        return new RunMemory(
+                new EvaluationMemory(new ai.chalk.compute.server.exec.ByteBudget("test rows", Long.MAX_VALUE)),
+                "default");
     }
 
     private static ResultRow row(Object output) {
