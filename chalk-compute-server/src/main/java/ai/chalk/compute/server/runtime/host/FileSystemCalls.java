@@ -11,6 +11,7 @@ interface FileSystemCalls extends Library {
 
     long MS_NOSUID = 2;
     long MS_NODEV = 4;
+    long MS_NOEXEC = 8;
     int MNT_DETACH = 2;
     int S_IFCHR = 0020000;
 

@@ -25,6 +25,12 @@ public final class SandboxDevices {
             new Node("urandom", 1, 9),
             new Node("tty", 5, 0));
 
+    /**
+     * The pseudo-terminals one sandbox may hold at once (its {@code devpts}'s {@code max}): the host has one pool of
+     * them for every sandbox and container ({@code kernel.pty.max}), which one sandbox could otherwise take whole.
+     */
+    public static final int PTYS = 64;
+
     private SandboxDevices() {}
 
     /** Creates {@code dir} (which must not exist) holding one node of each of {@link #NODES}, mode 0666. */
@@ -38,6 +44,37 @@ public final class SandboxDevices {
             } catch (LastErrorException e) {
                 throw new IOException("cannot create device node " + path + " (errno " + e.getErrorCode() + ")");
             }
+        }
+    }
+
+    /**
+     * Mounts a {@code devpts} of the sandbox's own at {@code dir} (which it creates), with bubblewrap's options and
+     * a {@code max} of {@link #PTYS}, for bubblewrap to bind over the unlimited one its {@code --dev} makes. The host's
+     * mount can go ({@link #unmountPtys}) once the sandbox's init has its own.
+     */
+    public static void mountPtys(Path dir) throws IOException {
+        Files.createDirectory(dir);
+        try {
+            FileSystemCalls.INSTANCE.mount(
+                    "devpts",
+                    dir.toString(),
+                    "devpts",
+                    FileSystemCalls.MS_NOSUID | FileSystemCalls.MS_NOEXEC,
+                    "newinstance,ptmxmode=0666,mode=0620,max=" + PTYS);
+        } catch (LastErrorException e) {
+            throw new IOException("cannot mount the terminals of " + dir + " (errno " + e.getErrorCode() + ")");
+        }
+    }
+
+    /**
+     * Detaches the host's mount of a sandbox's {@code devpts} ({@link #mountPtys}), which the sandbox keeps: the host's
+     * mount table, which every start copies, holds nothing of a running sandbox's but its layer.
+     */
+    public static void unmountPtys(Path dir) {
+        try {
+            FileSystemCalls.INSTANCE.umount2(dir.toString(), FileSystemCalls.MNT_DETACH);
+        } catch (LastErrorException e) {
+            // not mounted: nothing to detach
         }
     }
 

@@ -43,12 +43,13 @@ final class SandboxMounts {
             Optional<Path> resolvConf,
             ProcMasks procMasks,
             Path devices,
+            Path ptys,
             String workdir) {
         MountPlan.Builder plan = withVolumes(root, volumes);
         view.readOnlyDirs().forEach(d -> plan.add(new MountOp.SystemDir(d)));
         view.maskedFiles().forEach(f -> plan.add(new MountOp.MaskFile(f)));
         view.maskedDirs().forEach(d -> plan.add(new MountOp.MaskDir(d, 0700)));
-        return finish(plan, resolvConf, procMasks, devices, workdir);
+        return finish(plan, resolvConf, procMasks, devices, ptys, workdir);
     }
 
     /**
@@ -63,12 +64,13 @@ final class SandboxMounts {
             Optional<Path> resolvConf,
             ProcMasks procMasks,
             Path devices,
+            Path ptys,
             String workdir) {
         MountPlan.Builder plan = withVolumes(root, volumes)
                 .add(new MountOp.SelfBind("/etc"))
                 .add(new MountOp.MaskFile(ImageRoot.PRELOAD))
                 .add(new MountOp.ReadOnlyBind(tools, SandboxTools.MOUNT));
-        return finish(plan, resolvConf, procMasks, devices, workdir);
+        return finish(plan, resolvConf, procMasks, devices, ptys, workdir);
     }
 
     private static MountPlan.Builder withVolumes(Path root, List<SandboxSpec.VolumeBinding> volumes) {
@@ -81,10 +83,16 @@ final class SandboxMounts {
     /**
      * The resolver (slirp4netns', with network), then {@code /proc}: fresh, with {@code /proc/sys} and its kin
      * read-only and the host's details masked ({@link ProcMasks}); then {@code /dev}, whose nodes are the sandbox's
-     * own ({@link SandboxDevices}, made in {@code devices}); then the shared temporary directories and root's home.
+     * own ({@link SandboxDevices}, made in {@code devices}, and its terminals' {@code devpts} mounted at {@code ptys});
+     * then the shared temporary directories and root's home.
      */
     private static MountPlan finish(
-            MountPlan.Builder plan, Optional<Path> resolvConf, ProcMasks procMasks, Path devices, String workdir) {
+            MountPlan.Builder plan,
+            Optional<Path> resolvConf,
+            ProcMasks procMasks,
+            Path devices,
+            Path ptys,
+            String workdir) {
         resolvConf.ifPresent(f -> plan.add(new MountOp.ReadOnlyBind(f, SandboxCommands.RESOLV_CONF)));
         plan.add(new MountOp.Proc("/proc"));
         PROC_READ_ONLY.stream()
@@ -92,7 +100,7 @@ final class SandboxMounts {
                 .forEach(p -> plan.add(new MountOp.ProcReadOnly(p, !p.equals("/proc/sys")))); // a mask hides more
         procMasks.files().forEach(f -> plan.add(new MountOp.MaskFile(f)));
         procMasks.dirs().forEach(d -> plan.add(new MountOp.MaskDir(d, 0555)));
-        plan.add(new MountOp.Dev("/dev"));
+        plan.add(new MountOp.Dev("/dev", ptys));
         for (SandboxDevices.Node n : SandboxDevices.NODES) {
             plan.add(new MountOp.DeviceNode("/dev/" + n.name(), devices.resolve(n.name()), n.major(), n.minor()));
         }

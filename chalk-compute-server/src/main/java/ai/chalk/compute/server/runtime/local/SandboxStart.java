@@ -232,6 +232,9 @@ final class SandboxStart {
                         .launch(new InitLauncher.Request(
                                 runtime, groups, hostname, workdir, image != null, mounts, userns, dir))
                         .withIds(ids);
+                if (level == Level.BUBBLEWRAP) {
+                    SandboxDevices.unmountPtys(dir.resolve("pts")); // the init has it now
+                }
                 if (!root.equals(layer)) {
                     // the init's mount namespace holds its own copy of the id-mapped root now; the host's goes, so
                     // that the host's mount table, which every later sandbox's start copies and bubblewrap reads once
@@ -276,6 +279,9 @@ final class SandboxStart {
             Files.createDirectories(dir);
             LayerQuota.mount(dir, runtime.defaults().layerBytes());
             SandboxDevices.create(dir.resolve("dev"));
+            if (level == Level.BUBBLEWRAP) {
+                SandboxDevices.mountPtys(dir.resolve("pts"));
+            }
             userns = runtime.newUserNamespace();
             init = init.withIds(userns.map(UserNamespace::range));
             List<SandboxSpec.VolumeBinding> volumes = new ArrayList<>(spec.volumes());
@@ -316,10 +322,18 @@ final class SandboxStart {
                 ? Optional.of(runtime.resolvConf())
                 : link != null ? Optional.of(proxyResolvConf()) : Optional.empty();
         Path devices = dir.resolve("dev");
+        Path ptys = dir.resolve("pts");
         return image != null
                 ? SandboxMounts.image(
-                        root, runtime.sandboxTools().dir(), volumes, resolv, runtime.procMasks(), devices, workdir)
-                : SandboxMounts.hostView(root, view, volumes, resolv, runtime.procMasks(), devices, workdir);
+                        root,
+                        runtime.sandboxTools().dir(),
+                        volumes,
+                        resolv,
+                        runtime.procMasks(),
+                        devices,
+                        ptys,
+                        workdir)
+                : SandboxMounts.hostView(root, view, volumes, resolv, runtime.procMasks(), devices, ptys, workdir);
     }
 
     /**

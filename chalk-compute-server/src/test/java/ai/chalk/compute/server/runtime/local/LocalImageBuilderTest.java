@@ -17,6 +17,7 @@ import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import com.google.protobuf.ByteString;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -231,6 +232,28 @@ class LocalImageBuilderTest {
         RuntimeSandbox sb = runtime.start(LocalImageSandboxTest.imageSpec(ref));
         assertThat(run(sb, command("tmux", "-V")).ok().out()).startsWith("tmux 3.");
         assertThat(sh(sb, "echo $DEBIAN_FRONTEND").ok().out()).isEqualTo("noninteractive\n");
+    }
+
+    /**
+     * A build step and a sandbox of the image it built each hold at most {@link SandboxDevices#PTYS} terminals of the
+     * host's one pool ({@code kernel.pty.max}), which either could otherwise take whole (the step for as long as it
+     * runs).
+     */
+    @Test
+    void aBuildStepAndItsImagesSandboxesHoldFewTerminalsOfTheHost() throws Exception {
+        String hoard = "perl -e 'my @t; while (@t < 5000 && open(my $f, \"+<\", \"/dev/ptmx\")) { push @t, $f }"
+                + " print \"terminals: \", scalar(@t), \" $!\\n\"'";
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage(LocalImageSandboxTest.DEBIAN)
+                .addSteps(runStep(hoard))
+                .build();
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        String ref = build(spec, log);
+        assertThat(log).contains("terminals: " + SandboxDevices.PTYS + " No space left on device");
+        RuntimeSandbox sb = runtime.start(LocalImageSandboxTest.imageSpec(ref));
+        assertThat(sh(sb, hoard).ok().out())
+                .isEqualTo("terminals: " + SandboxDevices.PTYS + " No space left on device\n");
+        sb.terminate(Duration.ZERO);
     }
 
     private Map<String, Object> layerInodes() throws Exception {

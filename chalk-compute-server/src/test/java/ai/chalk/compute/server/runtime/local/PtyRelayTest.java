@@ -8,6 +8,7 @@ import ai.chalk.compute.server.runtime.ProcessSpec.TerminalSize;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.host.RawTerminal;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import com.pty4j.PtyProcess;
 import com.pty4j.PtyProcessBuilder;
 import com.pty4j.WinSize;
@@ -180,6 +181,49 @@ class PtyRelayTest {
                     .contains("one\r\ntwo\r\n")
                     .doesNotContain("\r\r");
         }
+    }
+
+    /**
+     * The host has one pool of pseudo-terminals ({@code kernel.pty.max}, 4,096, a quarter of it kept for the host's own
+     * instance) shared by every sandbox and container. A sandbox opening {@code /dev/ptmx} until it fails took them
+     * all (3,072 here; its processes may each hold 16,384 files), and every other sandbox's PTY exec then lost its own
+     * terminal. Its {@code devpts} now holds at most {@value SandboxDevices#PTYS} terminals, and another sandbox still
+     * gets one of its own.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aSandboxCannotTakeEveryTerminalOfTheHost(String mode) throws Exception {
+        LocalRuntime runtime = runtimes.start(mode);
+        RuntimeSandbox hoarder = runtime.start(LocalTesting.spec());
+        RuntimeProcess hoarding = hoarder.exec(new ProcessSpec(
+                "perl",
+                List.of(
+                        "-e",
+                        "my @t; while (@t < 5000 && open(my $f, '+<', '/dev/ptmx')) { push @t, $f }"
+                                + " print scalar(@t), \" $!\\n\"; close STDOUT; sleep 120"),
+                Optional.empty(),
+                Map.of(),
+                Optional.empty()));
+        String said = new java.io.BufferedReader(
+                        new java.io.InputStreamReader(hoarding.stdout(), StandardCharsets.UTF_8))
+                .readLine();
+        assertThat(said)
+                .as("terminals the sandbox could open, and why it could not open more")
+                .isEqualTo(SandboxDevices.PTYS + " No space left on device");
+        RuntimeProcess other = runtime.start(LocalTesting.spec())
+                .exec(new ProcessSpec(
+                        "/bin/sh",
+                        List.of("-c", "t=$(tty) && test -c \"$t\" && echo \"own $t\""),
+                        Optional.empty(),
+                        Map.of(),
+                        Optional.of(new TerminalSize(80, 24))));
+        CompletableFuture<String> out = drain(other.stdout());
+        assertThat(other.onExit().get(20, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
+        assertThat(out.get(5, TimeUnit.SECONDS)).containsPattern("own /dev/pts/[0-9]+\r\n");
+        // the sandboxes' terminals are theirs alone: the host's mount table keeps none of them
+        assertThat(ai.chalk.compute.server.runtime.local.image.OverlayMount.mountsUnder(runtimes.temp()))
+                .noneMatch(m -> m.endsWith("pts"));
+        hoarding.signal(9);
     }
 
     /** Runs a shell script on a terminal of {@code size} in a new sandbox of the isolation {@code mode}. */

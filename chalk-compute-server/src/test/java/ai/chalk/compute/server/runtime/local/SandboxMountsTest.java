@@ -18,6 +18,7 @@ class SandboxMountsTest {
 
     private static final Path ROOT = Path.of("/state/sandboxes/s1/root");
     private static final Path DEVICES = Path.of("/state/sandboxes/s1/dev");
+    private static final Path PTYS = Path.of("/state/sandboxes/s1/pts");
     private static final SandboxFiles.SystemView VIEW = new SandboxFiles.SystemView(
             List.of("/usr", "/etc"), List.of(), List.of("/etc/shadow"), List.of("/etc/ssl/private"));
     private static final ProcMasks PROC = new ProcMasks(List.of("/proc/kcore"), List.of("/proc/acpi"));
@@ -52,7 +53,10 @@ class SandboxMountsTest {
                 "--remount-ro",
                 "/proc/acpi",
                 "--dev",
-                "/dev"));
+                "/dev",
+                "--dev-bind",
+                PTYS.toString(),
+                "/dev/pts"));
         for (String n : List.of("null", "zero", "full", "random", "urandom", "tty")) {
             a.addAll(List.of("--dev-bind", DEVICES.resolve(n).toString(), "/dev/" + n));
         }
@@ -135,6 +139,7 @@ class SandboxMountsTest {
                                 Optional.of(Path.of("/state/resolv.conf")),
                                 PROC,
                                 DEVICES,
+                                PTYS,
                                 "/workspace"),
                         "h",
                         "/workspace"))
@@ -164,14 +169,14 @@ class SandboxMountsTest {
                 SandboxTools.MOUNT));
         expected.addAll(procDevAndDirs("/app"));
         assertThat(ai.chalk.compute.server.runtime.local.mount.BubblewrapMounts.render(SandboxMounts.image(
-                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVICES, "/app")))
+                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVICES, PTYS, "/app")))
                 .containsExactlyElementsOf(expected);
     }
 
     @Test
     void theUnshareInitGetsTheSameMountsAsEntries() {
         assertThat(UnshareMounts.render(SandboxMounts.image(
-                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVICES, "/app")))
+                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVICES, PTYS, "/app")))
                 .startsWith(
                         "root:" + ROOT,
                         "vol:/data=/vols/data",
@@ -189,7 +194,7 @@ class SandboxMountsTest {
     void aProcEntryTheHostMasksStaysMaskedRatherThanReadOnly() {
         ProcMasks masks = new ProcMasks(List.of(), List.of("/proc/bus"));
         assertThat(UnshareMounts.render(
-                        SandboxMounts.hostView(ROOT, VIEW, List.of(), Optional.empty(), masks, DEVICES, "/")))
+                        SandboxMounts.hostView(ROOT, VIEW, List.of(), Optional.empty(), masks, DEVICES, PTYS, "/")))
                 .doesNotContain("procro:/proc/bus")
                 .contains("maskdir:0555:/proc/bus");
     }
@@ -204,6 +209,7 @@ class SandboxMountsTest {
                             Optional.empty(),
                             PROC,
                             DEVICES,
+                            PTYS,
                             "/"))
                     .as(at)
                     .isInstanceOf(ComputeException.class)

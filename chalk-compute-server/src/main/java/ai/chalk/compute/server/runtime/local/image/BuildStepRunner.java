@@ -73,9 +73,13 @@ final class BuildStepRunner {
         return network.problem();
     }
 
-    /** Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line. */
+    /**
+     * Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line, with the
+     * terminals of the {@code devpts} mounted at {@code ptys}.
+     */
     Outcome run(
             Path root,
+            Path ptys,
             String workdir,
             Map<String, String> env,
             String command,
@@ -106,7 +110,7 @@ final class BuildStepRunner {
         for (String knob : List.of("sysrq-trigger", "irq", "bus", "fs")) {
             c.addAll(List.of("--ro-bind-try", "/proc/" + knob, "/proc/" + knob));
         }
-        c.addAll(List.of("--dev", "/dev", "--chdir", workdir, "--clearenv"));
+        c.addAll(List.of("--dev", "/dev", "--dev-bind", ptys.toString(), "/dev/pts", "--chdir", workdir, "--clearenv"));
         env.forEach((k, v) -> c.addAll(List.of("--setenv", k, v)));
         // bubblewrap, run as root, keeps the kept capabilities but not a narrower bounding set: setpriv narrows it
         // (it runs with the step's own capabilities, so what it loads from the image could do no more than the step)

@@ -8,6 +8,7 @@ import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import ai.chalk.compute.server.runtime.userns.UserNamespacePool;
 import java.io.IOException;
@@ -296,7 +297,13 @@ public final class LocalImageBuilder implements ImageBuilder {
                         root,
                         List.of("/proc", "/dev", "/etc", "/tmp", "/.chalk", workdir),
                         List.of("/etc/resolv.conf")));
-        BuildStepRunner.Outcome o = runner.orElseThrow().run(root, workdir, env, command, stepTimeout, log, userns);
+        // a devpts with a limit, as a sandbox's: the step could otherwise hold every terminal of the host while it
+        // runs;
+        // unmounted with the step's other mounts
+        Path ptys = root.resolveSibling("pts");
+        SandboxDevices.mountPtys(ptys);
+        BuildStepRunner.Outcome o =
+                runner.orElseThrow().run(root, ptys, workdir, env, command, stepTimeout, log, userns);
         if (o.timedOut() || o.exitCode() != 0) {
             String why = o.timedOut()
                     ? "did not finish within " + stepTimeout.toSeconds() + " s"

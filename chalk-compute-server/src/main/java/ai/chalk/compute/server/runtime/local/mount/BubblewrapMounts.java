@@ -45,7 +45,9 @@ public final class BubblewrapMounts {
             // the host's entry, bound from where bubblewrap finds the host's /proc
             return List.of(p.optional() ? "--ro-bind-try" : "--ro-bind", p.target(), p.target());
         } else if (op instanceof MountOp.Dev d) {
-            return List.of("--dev", d.target()); // binds the host's nodes, which the sandbox's own then cover
+            // binds the host's nodes, which the sandbox's own then cover, and a devpts without a limit, which the
+            // sandbox's own (with one) covers
+            return List.of("--dev", d.target(), "--dev-bind", d.ptys().toString(), d.target() + "/pts");
         } else if (op instanceof MountOp.DeviceNode n) {
             return List.of("--dev-bind", n.hostNode().toString(), n.target());
         } else if (op instanceof MountOp.Dir d) {

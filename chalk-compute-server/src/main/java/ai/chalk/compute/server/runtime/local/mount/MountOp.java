@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local.mount;
 
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import java.nio.file.Path;
 
 /**
@@ -57,8 +58,14 @@ public sealed interface MountOp {
      */
     record ProcReadOnly(String target, boolean optional) implements MountOp {}
 
-    /** A fresh {@code /dev}: a tmpfs with a private {@code devpts}, {@code shm} and the standard links. */
-    record Dev(String target) implements MountOp {}
+    /**
+     * A fresh {@code /dev}: a tmpfs with a private {@code devpts} of at most {@link SandboxDevices#PTYS} terminals,
+     * {@code shm} and the standard links.
+     *
+     * @param ptys where the runtime mounted the sandbox's {@code devpts} on the host, for bubblewrap to bind at
+     *     {@code pts} (its own {@code --dev} has no limit); the unshare init mounts its own
+     */
+    record Dev(String target, Path ptys) implements MountOp {}
 
     /**
      * A device node of the sandbox's own, over the host's: bubblewrap binds the node the runtime made for the sandbox

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local.mount;
 
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -9,7 +10,7 @@ import java.util.List;
  * host's root. The two are kept side by side so the format is read and written in one place.
  *
  * <p>Fields: a target alone; {@code TARGET=SOURCE} for binds (targets never contain '=', host paths may);
- * {@code MODE:TARGET} and {@code MAJOR:MINOR:TARGET} (numbers never contain ':', targets may).
+ * {@code MODE:TARGET}, {@code PTYS:TARGET} and {@code MAJOR:MINOR:TARGET} (numbers never contain ':', targets may).
  */
 public final class UnshareMounts {
 
@@ -32,10 +33,11 @@ public final class UnshareMounts {
                 proc:*) mkdir -p "$L$p"; mount -t proc -o nosuid,nodev,noexec proc "$L$p" ;;
                 procro:*) if [ -e "$L$p" ]; then mount --bind -o ro "$L$p" "$L$p"; fi ;;
                 dev:*)
+                  n=${p%%:*}; p=${p#*:}
                   mkdir -p "$L$p"
                   mount -t tmpfs -o nosuid,mode=0755,size=1m chalk-dev "$L$p"
                   mkdir "$L$p/pts" "$L$p/shm"
-                  mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$L$p/pts"
+                  mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,max=$n devpts "$L$p/pts"
                   mount -t tmpfs -o nosuid,nodev,mode=1777 chalk-shm "$L$p/shm"
                   ln -s pts/ptmx "$L$p/ptmx"
                   ln -s /proc/self/fd "$L$p/fd"
@@ -82,7 +84,7 @@ public final class UnshareMounts {
         } else if (op instanceof MountOp.ProcReadOnly p) {
             return "procro:" + p.target(); // the sandbox's own entry, whenever the kernel has it
         } else if (op instanceof MountOp.Dev d) {
-            return "dev:" + d.target();
+            return "dev:" + SandboxDevices.PTYS + ":" + d.target();
         } else if (op instanceof MountOp.DeviceNode n) {
             return "node:" + n.major() + ":" + n.minor() + ":" + n.target();
         } else if (op instanceof MountOp.Dir d) {

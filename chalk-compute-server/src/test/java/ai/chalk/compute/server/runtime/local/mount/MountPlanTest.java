@@ -26,7 +26,7 @@ class MountPlanTest {
                 .add(new MountOp.ProcReadOnly("/proc/sys", false))
                 .add(new MountOp.ProcReadOnly("/proc/irq", true))
                 .add(new MountOp.MaskDir("/proc/acpi", 0555))
-                .add(new MountOp.Dev("/dev"))
+                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts")))
                 .add(new MountOp.DeviceNode("/dev/null", Path.of("/state/sandboxes/s1/dev/null"), 1, 3))
                 .add(new MountOp.Dir("/tmp", 01777))
                 .add(new MountOp.WorkDir("/workspace"));
@@ -80,6 +80,9 @@ class MountPlanTest {
                         "--dev",
                         "/dev",
                         "--dev-bind",
+                        "/state/sandboxes/s1/pts",
+                        "/dev/pts",
+                        "--dev-bind",
                         "/state/sandboxes/s1/dev/null",
                         "/dev/null",
                         "--perms",
@@ -106,7 +109,7 @@ class MountPlanTest {
                         "procro:/proc/sys",
                         "procro:/proc/irq",
                         "maskdir:0555:/proc/acpi",
-                        "dev:/dev",
+                        "dev:64:/dev",
                         "node:1:3:/dev/null",
                         "dir:1777:/tmp",
                         "workdir:/workspace");
@@ -214,8 +217,9 @@ class MountPlanTest {
         assertThatThrownBy(childFirst::build)
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("would hide");
-        MountPlan.Builder twice =
-                MountPlan.builder(LAYER).add(new MountOp.Dev("/dev")).add(new MountOp.Dev("/dev"));
+        MountPlan.Builder twice = MountPlan.builder(LAYER)
+                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts")))
+                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts")));
         assertThatThrownBy(twice::build).isInstanceOf(IllegalStateException.class);
         MountPlan.Builder secondRoot = MountPlan.builder(LAYER).add(new MountOp.Root(LAYER));
         assertThatThrownBy(secondRoot::build)
