@@ -25,7 +25,11 @@ final class BubblewrapLauncher extends InitLauncher {
     @Override
     SandboxInit launch(Request request) throws RuntimeStartException, IOException {
         LocalRuntime runtime = request.runtime();
-        List<String> args = SandboxCommands.bubblewrapArgs(request.mounts(), request.hostname(), request.workdir());
+        List<String> args = SandboxCommands.bubblewrapArgs(
+                request.mounts(),
+                request.hostname(),
+                request.workdir(),
+                request.userns().isPresent());
         Path bwrap = runtime.tools().require("bwrap");
         SandboxFilter filter = runtime.syscallFilter();
         SandboxCommands.Helpers helpers = request.fromImage()

@@ -286,7 +286,10 @@ public final class LocalRuntime implements SandboxRuntime {
             List<String> failures = new ArrayList<>();
             this.level = IsolationProbe.choose(tools, mode, failures);
             this.userNamespaces = level.isolated()
-                    ? UserNamespacePool.start(this.stateDir, tools.require("unshare"), helpers)
+                    ? UserNamespacePool.start(
+                            this.stateDir,
+                            new UserNamespace.HolderTools(tools.require("setpriv"), tools.require("unshare")),
+                            helpers)
                     : UserNamespacePool.none("this server runs sandboxes without isolation");
             this.isolation =
                     IsolationProbe.describe(level, failures, tools, systemView, cgroups, userNamespaces.problem());

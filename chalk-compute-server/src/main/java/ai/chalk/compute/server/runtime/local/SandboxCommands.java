@@ -87,12 +87,20 @@ final class SandboxCommands {
      * paths of its mounts, do not show in the sandbox's process list; see {@link #bubblewrapInit}). With
      * {@code --as-pid-1} the init command itself is pid 1 (see {@link #INIT_LOOP}); {@code --die-with-parent}
      * ends the sandbox when the server dies.
+     *
+     * @param joinsUserNamespace whether the init joins a user namespace of the sandbox's own ({@link #initSteps}): it
+     *     keeps {@code CAP_SYS_ADMIN} for that alone, since the namespace's owner is the sandbox's host id, not the
+     *     init's (root); joining takes every capability it has on the host away, and its next step drops the
+     *     namespace's own
      */
-    static List<String> bubblewrapArgs(MountPlan mounts, String hostname, String workdir) {
+    static List<String> bubblewrapArgs(MountPlan mounts, String hostname, String workdir, boolean joinsUserNamespace) {
         // a network namespace of its own even with network: egress goes through slirp4netns (SandboxNetwork)
         List<String> a = new ArrayList<>(
                 List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup", "--unshare-net"));
         a.addAll(List.of("--hostname", hostname, "--die-with-parent", "--as-pid-1", "--cap-drop", "ALL"));
+        if (joinsUserNamespace) {
+            a.addAll(List.of("--cap-add", "CAP_SYS_ADMIN"));
+        }
         a.addAll(BubblewrapMounts.render(mounts));
         a.addAll(List.of(
                 "--chdir",

@@ -17,6 +17,10 @@ import java.util.concurrent.TimeUnit;
  * outside, with no capability over the host, its files, its device nodes or its kernel keyring.
  *
  * <p>The namespace is made first, by a holder process ({@code unshare --user sh -c read}) whose maps the server writes.
+ * The holder runs as the range's first id, which makes that id the namespace's owner: the kernel counts what the
+ * sandbox holds of the limits it keeps per user (inotify instances and watches, processes, namespaces) against its
+ * owner too, and with the server's root as the owner, every sandbox and the host's root shared those (one sandbox
+ * taking the 128 inotify instances of {@code fs.inotify.max_user_instances} left none to the others or the host).
  * The sandbox's file systems are then id-mapped through it ({@link #attachIdMapped}), and its mounts made by host root
  * as before, in namespaces the host owns; only then does the sandbox's init join it ({@code nsenter --user}, see
  * {@link #path()}), right before it drops its capabilities. So nothing in the sandbox is ever root over a namespace
@@ -26,6 +30,35 @@ public final class UserNamespace implements AutoCloseable {
 
     /** How long the holder gets to create its namespace. */
     private static final long CREATE_TIMEOUT_MILLIS = 10_000;
+
+    /**
+     * The host's util-linux tools that start a holder.
+     *
+     * @param setpriv changes the holder's ids to the range's first, keeping {@code CAP_SYS_ADMIN} (ambient), which
+     *     hosts that refuse user namespaces to unprivileged users (Debian's {@code unprivileged_userns_clone},
+     *     Ubuntu's AppArmor) ask of its creator
+     * @param unshare creates the namespace
+     */
+    public record HolderTools(Path setpriv, Path unshare) {
+
+        List<String> command(IdRange range) {
+            String id = Long.toString(range.first());
+            return List.of(
+                    setpriv.toString(),
+                    "--reuid=" + id,
+                    "--regid=" + id,
+                    "--clear-groups",
+                    "--inh-caps=-all,+sys_admin",
+                    "--ambient-caps=-all,+sys_admin",
+                    "--",
+                    unshare.toString(),
+                    "--user",
+                    "--",
+                    "/bin/sh",
+                    "-c",
+                    "read -r _");
+        }
+    }
 
     /** How the runtime starts the holder process (a test may watch it). */
     @FunctionalInterface
@@ -47,15 +80,14 @@ public final class UserNamespace implements AutoCloseable {
     /**
      * Creates the namespace and writes its maps.
      *
-     * @param unshare the host's unshare
-     * @param root    a single thread that does nothing but {@link #asRoot} work (it changes its own ids), owned by
-     *                whoever creates namespaces and shut down with it
+     * @param tools the host's tools that start the holder
+     * @param root  a single thread that does nothing but {@link #asRoot} work (it changes its own ids), owned by
+     *              whoever creates namespaces and shut down with it
      */
-    public static UserNamespace create(IdRange range, Spawner spawner, Path unshare, ExecutorService root)
+    public static UserNamespace create(IdRange range, Spawner spawner, HolderTools tools, ExecutorService root)
             throws IOException {
         // the holder waits on its stdin, which ends when the server does, whatever way it ends
-        ProcessBuilder pb = new ProcessBuilder(
-                        List.of(unshare.toString(), "--user", "--", "/bin/sh", "-c", "read -r _"))
+        ProcessBuilder pb = new ProcessBuilder(tools.command(range))
                 .directory(new java.io.File("/"))
                 .redirectInput(ProcessBuilder.Redirect.PIPE)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)

@@ -39,7 +39,7 @@ public final class UserNamespacePool implements AutoCloseable {
     private static final long CLOSE_WAIT_SECONDS = 5;
 
     private final IdRanges ranges;
-    private final Path unshare;
+    private final UserNamespace.HolderTools holderTools;
     private final Executor helpers;
     private final String problem;
     /** Where the namespaces' root work runs; null when the pool hands out none. */
@@ -48,9 +48,14 @@ public final class UserNamespacePool implements AutoCloseable {
     private final Queue<CompletableFuture<UserNamespace>> spares = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
-    private UserNamespacePool(IdRanges ranges, Path unshare, Executor helpers, ExecutorService root, String problem) {
+    private UserNamespacePool(
+            IdRanges ranges,
+            UserNamespace.HolderTools holderTools,
+            Executor helpers,
+            ExecutorService root,
+            String problem) {
         this.ranges = ranges;
-        this.unshare = unshare;
+        this.holderTools = holderTools;
         this.helpers = helpers;
         this.root = root;
         this.problem = problem;
@@ -60,18 +65,18 @@ public final class UserNamespacePool implements AutoCloseable {
      * A pool for sandboxes whose state lives in {@code stateDir}, after trying there what every sandbox needs (see
      * {@link #probe}); when that fails, the pool hands out no namespaces and {@link #problem()} says why.
      *
-     * @param unshare util-linux {@code unshare} on the host
+     * @param holderTools the host's tools that start a namespace's holder
      * @param helpers where namespaces are made ahead
      */
-    public static UserNamespacePool start(Path stateDir, Path unshare, Executor helpers) {
+    public static UserNamespacePool start(Path stateDir, UserNamespace.HolderTools holderTools, Executor helpers) {
         IdRanges ranges = new IdRanges(IdRanges.DEFAULT_BASE, IdRanges.DEFAULT_SLOTS);
         ExecutorService root = Executors.newSingleThreadExecutor(DaemonThreads.named("chalk-sandbox-root"));
         UserNamespacePool pool = new UserNamespacePool(
                 ranges,
-                unshare,
+                holderTools,
                 helpers,
                 root,
-                probe(ranges, stateDir, unshare, root).orElse(null));
+                probe(ranges, stateDir, holderTools, root).orElse(null));
         if (pool.problem == null) {
             for (int i = 0; i < SPARES; i++) {
                 pool.spares.add(CompletableFuture.supplyAsync(pool::makeUnchecked, helpers));
@@ -95,10 +100,11 @@ public final class UserNamespacePool implements AutoCloseable {
      * id-mapping a tmpfs (its layer) and a directory of the state directory's file system (its image layers and
      * volumes). Kernels before 6.3 cannot id-map tmpfs, nor can some file systems be id-mapped.
      */
-    private static Optional<String> probe(IdRanges ranges, Path stateDir, Path unshare, ExecutorService root) {
+    private static Optional<String> probe(
+            IdRanges ranges, Path stateDir, UserNamespace.HolderTools holderTools, ExecutorService root) {
         Optional<IdRange> range = ranges.acquire();
         Path probe = stateDir.resolve("userns-probe");
-        try (UserNamespace ns = UserNamespace.create(range.orElseThrow(), ProcessBuilder::start, unshare, root)) {
+        try (UserNamespace ns = UserNamespace.create(range.orElseThrow(), ProcessBuilder::start, holderTools, root)) {
             NoFollowDelete.delete(probe);
             Files.createDirectories(probe.resolve("tmpfs"));
             Files.createDirectories(probe.resolve("mapped"));
@@ -165,7 +171,7 @@ public final class UserNamespacePool implements AutoCloseable {
                 .orElseThrow(
                         () -> new IOException("all " + IdRanges.DEFAULT_SLOTS + " id ranges of sandboxes are in use"));
         try {
-            return UserNamespace.create(range, ProcessBuilder::start, unshare, root);
+            return UserNamespace.create(range, ProcessBuilder::start, holderTools, root);
         } catch (IOException | RuntimeException e) {
             ranges.release(range);
             throw e;

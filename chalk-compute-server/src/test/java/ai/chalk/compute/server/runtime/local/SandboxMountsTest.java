@@ -142,7 +142,8 @@ class SandboxMountsTest {
                                 PTYS,
                                 "/workspace"),
                         "h",
-                        "/workspace"))
+                        "/workspace",
+                        false))
                 .containsExactlyElementsOf(expected);
     }
 

@@ -3,15 +3,23 @@ package ai.chalk.compute.server.runtime.local;
 import static ai.chalk.compute.server.runtime.local.LocalTesting.sh;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.server.runtime.ProcessSpec;
+import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.WatchService;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -122,6 +130,39 @@ class SandboxUserNamespaceSecurityTest {
                         .out())
                 .isEqualTo("0\n");
         s.terminate(Duration.ZERO);
+    }
+
+    /**
+     * The kernel keeps some limits per user (inotify instances, {@code fs.inotify.max_user_instances}, 128 by default)
+     * and counts a user namespace's users against its owner too. With the server's root as the owner of every
+     * sandbox's namespace, one sandbox holding 128 inotify instances left none to any other sandbox, nor to the host's
+     * root (the server's file watches, systemd, Docker). Each namespace's owner is now the sandbox's own host id.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void whatTheKernelLimitsPerUserIsEachSandboxsOwn(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode);
+        // line by line: Files.readString reads a sysctl file wrong here ("1" of "128")
+        int max = Integer.parseInt(Files.readAllLines(Path.of("/proc/sys/fs/inotify/max_user_instances"))
+                .get(0)
+                .trim());
+        String hoard = "my @i; while (@i < 5000) { my $fd = syscall("
+                + runtime.syscallFilter().filter().syscallNumber("inotify_init1")
+                + ", 0); last if $fd < 0; push @i, $fd } print scalar(@i), \"\\n\"; close STDOUT; sleep 120";
+        RuntimeProcess hoarding = runtime.start(LocalTesting.spec())
+                .exec(new ProcessSpec("perl", List.of("-e", hoard), Optional.empty(), Map.of(), Optional.empty()));
+        String held = new BufferedReader(new InputStreamReader(hoarding.stdout(), StandardCharsets.UTF_8)).readLine();
+        assertThat(held).as("inotify instances one sandbox holds").isEqualTo(Integer.toString(max));
+        RuntimeSandbox other = runtime.start(LocalTesting.spec());
+        assertThat(sh(other, "perl -e '" + hoard.replace("sleep 120", "") + "'")
+                        .ok()
+                        .out())
+                .as("inotify instances another sandbox gets meanwhile")
+                .isEqualTo(max + "\n");
+        try (WatchService hostsOwn = FileSystems.getDefault().newWatchService()) {
+            assertThat(hostsOwn).as("the host's root still watches files").isNotNull();
+        }
+        hoarding.signal(9);
     }
 
     /**

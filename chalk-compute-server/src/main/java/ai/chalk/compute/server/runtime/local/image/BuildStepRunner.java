@@ -102,6 +102,10 @@ final class BuildStepRunner {
             for (String cap : CAPABILITIES) {
                 c.addAll(List.of("--cap-add", cap));
             }
+        } else {
+            // for joining the step's user namespace, whose owner is its range's first id, not root; joining takes
+            // every capability on the host away
+            c.addAll(List.of("--cap-add", "CAP_SYS_ADMIN"));
         }
         c.addAll(List.of(
                 "--bind", root.toString(), "/", "--ro-bind", tools.helpersDir().toString(), tools.mount()));
