@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The recent output of every function's replicas, in memory and bounded: at most {@link #LINES_PER_FUNCTION} lines
@@ -61,7 +60,7 @@ public final class FunctionLogs {
     }
 
     private final Map<String, Deque<Line>> byFunction = new ConcurrentHashMap<>();
-    private final AtomicLong ids = new AtomicLong();
+    private long lastId;
 
     /**
      * Keeps a line of a replica.
@@ -78,17 +77,21 @@ public final class FunctionLogs {
                 ? tagged.text().substring(0, MAX_LINE_CHARS) + "..."
                 : tagged.text();
         Optional<String> function = tagged.function().filter(served::contains);
-        Line line = new Line(ids.incrementAndGet(), Instant.now(), replica, function, stream, text);
-        for (String name : function.map(List::of).orElse(served)) {
-            Deque<Line> lines = byFunction.computeIfAbsent(key(environment, name), k -> new ArrayDeque<>());
-            synchronized (lines) {
-                if (lines.size() == LINES_PER_FUNCTION) {
-                    lines.removeFirst();
+        // numbered and kept in one step: a replica's stdout and stderr are read on two threads, and a line numbered
+        // first but kept second broke the order the ids promise (seen: 1 ... 6, 8, 7)
+        synchronized (this) {
+            Line line = new Line(++lastId, Instant.now(), replica, function, stream, text);
+            for (String name : function.map(List::of).orElse(served)) {
+                Deque<Line> lines = byFunction.computeIfAbsent(key(environment, name), k -> new ArrayDeque<>());
+                synchronized (lines) {
+                    if (lines.size() == LINES_PER_FUNCTION) {
+                        lines.removeFirst();
+                    }
+                    lines.addLast(line);
                 }
-                lines.addLast(line);
             }
+            return line;
         }
-        return line;
     }
 
     /**
