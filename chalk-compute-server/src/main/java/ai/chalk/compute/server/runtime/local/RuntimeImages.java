@@ -61,7 +61,7 @@ final class RuntimeImages implements AutoCloseable {
                 sandboxTools.dir(),
                 SandboxTools.MOUNT,
                 sandboxTools.command("setpriv"),
-                sandboxTools.has("nsenter") ? sandboxTools.command("nsenter") : List.of(),
+                List.of(SandboxTools.busybox(), "nsenter"),
                 userNamespaces));
     }
 

@@ -91,7 +91,7 @@ public final class UserNamespace implements AutoCloseable {
                 .directory(new java.io.File("/"))
                 .redirectInput(ProcessBuilder.Redirect.PIPE)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .redirectError(ProcessBuilder.Redirect.DISCARD);
+                .redirectError(ProcessBuilder.Redirect.PIPE); // what setpriv or unshare says when they fail
         pb.environment().clear();
         Process holder = spawner.start(pb);
         UserNamespace ns = new UserNamespace(range, holder, root);
@@ -121,13 +121,12 @@ public final class UserNamespace implements AutoCloseable {
                 }
             } catch (IOException e) {
                 if (!holder.isAlive()) {
-                    throw new IOException("cannot create the sandbox's user namespace (unshare --user exited with "
-                            + holder.exitValue() + "; is user.max_user_namespaces 0?)");
+                    throw new IOException("cannot create the sandbox's user namespace (" + holderFailure()
+                            + "; is user.max_user_namespaces 0?)");
                 }
             }
             if (!holder.isAlive()) {
-                throw new IOException("cannot create the sandbox's user namespace (unshare --user exited with "
-                        + holder.exitValue() + ")");
+                throw new IOException("cannot create the sandbox's user namespace (" + holderFailure() + ")");
             }
             if (System.nanoTime() > deadline) {
                 throw new IOException(
@@ -141,6 +140,19 @@ public final class UserNamespace implements AutoCloseable {
                 throw new IOException("interrupted while creating a user namespace", e);
             }
         }
+    }
+
+    /** How the holder ended, with what it said (it has ended). */
+    private String holderFailure() {
+        String said;
+        try (var err = holder.getErrorStream()) {
+            said = new String(err.readNBytes(1000), StandardCharsets.UTF_8)
+                    .strip()
+                    .replace('\n', ' ');
+        } catch (IOException e) {
+            said = "";
+        }
+        return "setpriv and unshare --user exited with " + holder.exitValue() + (said.isEmpty() ? "" : ": " + said);
     }
 
     /** The ids the sandbox runs as. */
@@ -282,6 +294,11 @@ public final class UserNamespace implements AutoCloseable {
             holder.waitFor(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        try {
+            holder.getErrorStream().close();
+        } catch (IOException e) {
+            // nothing to release
         }
     }
 }

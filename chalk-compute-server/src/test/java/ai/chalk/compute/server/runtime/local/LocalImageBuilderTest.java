@@ -256,6 +256,60 @@ class LocalImageBuilderTest {
         sb.terminate(Duration.ZERO);
     }
 
+    /**
+     * A build step joins its user namespace with the host's {@code CAP_SYS_ADMIN} (the namespace's owner is its
+     * range's first id, not root), and the program that joins it runs in the image's root, which a hostile image
+     * fills: a library in its {@code /etc/ld.so.preload} must never run while a capability over the host is held.
+     * (Run by the loader, it would hold {@code CAP_SYS_ADMIN}: a reviewer mounted a devtmpfs and opened a host disk
+     * that way.) The joining program is the runtime's static busybox, which loads nothing.
+     */
+    @Test
+    void anImagesPreloadedLibraryNeverRunsWithTheHostsCapabilities() throws Exception {
+        Path source = temp.resolve("evil.c");
+        Files.writeString(source, """
+                #include <fcntl.h>
+                #include <string.h>
+                #include <unistd.h>
+                static int slurp(const char *path, char *buf, int size) {
+                    int fd = open(path, O_RDONLY); if (fd < 0) return 0;
+                    int n = read(fd, buf, size - 1); close(fd); if (n < 0) n = 0; buf[n] = 0; return n;
+                }
+                __attribute__((constructor)) static void report(void) {
+                    char map[256], status[4096];
+                    slurp("/proc/self/uid_map", map, sizeof map);
+                    if (!slurp("/proc/self/status", status, sizeof status)) return;
+                    char *at = strstr(status, "CapEff:"); if (!at) return; char *end = strchr(at, '\\n');
+                    const char *where = strstr(map, "4294967295") ? "EVIL host " : "EVIL step ";
+                    write(2, where, strlen(where));
+                    write(2, at, end ? (size_t) (end - at + 1) : strlen(at));
+                }
+                """);
+        Path library = temp.resolve("evil.so");
+        Process cc = new ProcessBuilder("gcc", "-shared", "-fPIC", "-o", library.toString(), source.toString())
+                .redirectErrorStream(true)
+                .start();
+        String ccOut = new String(cc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(cc.waitFor()).as("gcc (CI installs it): " + ccOut).isZero();
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage(LocalImageSandboxTest.DEBIAN)
+                .addSteps(BuildStep.newBuilder()
+                        .setAddFile(AddFileStep.newBuilder()
+                                .setDestination("/usr/lib/evil.so")
+                                .setContent(ByteString.copyFrom(Files.readAllBytes(library)))
+                                .setMode(0755)))
+                .addSteps(addFile("/etc/ld.so.preload", "/usr/lib/evil.so\n", 0644))
+                .addSteps(runStep("echo step-ran"))
+                .build();
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        build(spec, log);
+        assertThat(log).contains("step-ran");
+        // the library does run, in the step's own processes (its loader reads the image's preload list)
+        assertThat(log).anyMatch(l -> l.startsWith("EVIL step "));
+        assertThat(log.stream().filter(l -> l.startsWith("EVIL host ")))
+                .as("processes of the host's user namespace that ran the image's library")
+                .allMatch(l -> l.equals("EVIL host CapEff:\t0000000000000000"));
+    }
+
     private Map<String, Object> layerInodes() throws Exception {
         Map<String, Object> m = new HashMap<>();
         try (var s = Files.list(state.resolve("images/layers"))) {

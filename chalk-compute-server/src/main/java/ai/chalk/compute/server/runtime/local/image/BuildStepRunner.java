@@ -120,8 +120,9 @@ final class BuildStepRunner {
         // (it runs with the step's own capabilities, so what it loads from the image could do no more than the step)
         c.add("--");
         if (userns.isPresent()) {
-            // the step's capabilities are its user namespace's: root there is an id of its own range outside, and
-            // joining it (as its owner, the host's root) needs no capability; the mounts above are the host's
+            // the step's capabilities are its user namespace's: root there is an id of its own range outside; joining
+            // it takes CAP_SYS_ADMIN on the host (its owner is that id, not root), which is why the joining program
+            // is static and loads nothing from the image; the mounts above are the host's
             c.addAll(tools.nsenter());
             c.addAll(List.of("--user=/proc/self/fd/4", "--"));
         }

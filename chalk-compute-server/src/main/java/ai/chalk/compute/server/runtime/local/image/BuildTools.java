@@ -13,7 +13,9 @@ import java.util.List;
  * @param helpersDir the host directory of the helpers
  * @param mount      where the helpers appear inside the build sandbox
  * @param setpriv    the command that runs util-linux setpriv from there
- * @param nsenter    the command that runs util-linux nsenter from there (a step joins its user namespace with it)
+ * @param nsenter    the command that runs the static busybox's nsenter from there: a step joins its user namespace
+ *                   with it while it still holds {@code CAP_SYS_ADMIN} on the host, in the image's root, where a
+ *                   dynamic program's loader would run the libraries the image lists in {@code /etc/ld.so.preload}
  * @param users      the user namespaces of steps (each runs as an id range of its own, as a sandbox does)
  */
 public record BuildTools(
