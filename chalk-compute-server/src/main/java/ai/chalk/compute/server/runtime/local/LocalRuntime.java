@@ -6,6 +6,7 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.host.FileTable;
 import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
@@ -296,6 +297,10 @@ public final class LocalRuntime implements SandboxRuntime {
             // leftover sandboxes' roots are unmounted before the cache below them is touched
             OverlayMount.unmountAllUnder(sandboxesDir());
             this.sandboxesMount = level.isolated() && bindSandboxes();
+            if (level.isolated() && cgroups.has("memory")) {
+                // without a memory limit, the host's table is the only bound on a sandbox's open files
+                FileTable.leaveToMemoryLimits();
+            }
             this.sandboxTools = SandboxTools.prepare(this.stateDir.resolve("tools"), tools);
             this.images = new RuntimeImages(
                     this.stateDir,
