@@ -33,6 +33,14 @@ public final class FileTable {
         if (now.isEmpty() || now.get() == Long.MAX_VALUE) {
             return;
         }
+        if (kernelMemoryUncharged()) {
+            log.warn(
+                    "fs.file-max is {} and kernel memory is not charged to memory cgroups here (cgroup.memory=nokmem):"
+                            + " one sandbox can open every file the host's table holds, after which no other sandbox"
+                            + " can open one",
+                    now.get());
+            return;
+        }
         try {
             Files.writeString(FILE_MAX, Long.toString(Long.MAX_VALUE), StandardCharsets.US_ASCII);
             log.info(
@@ -48,6 +56,15 @@ public final class FileTable {
                     now.get(),
                     e.toString(),
                     Long.MAX_VALUE);
+        }
+    }
+
+    /** Whether the kernel was told not to charge its own memory (open files among it) to memory cgroups. */
+    private static boolean kernelMemoryUncharged() {
+        try {
+            return Files.readString(Path.of("/proc/cmdline")).contains("cgroup.memory=nokmem");
+        } catch (IOException e) {
+            return false;
         }
     }
 

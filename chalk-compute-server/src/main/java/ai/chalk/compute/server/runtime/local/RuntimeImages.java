@@ -49,20 +49,23 @@ final class RuntimeImages implements AutoCloseable {
         this.cache = new LocalImages(
                 stateDir.resolve("images"), ociImportDir != null ? ociImportDir : stateDir.resolve("oci"), dockerHost);
         this.defaultImage = Optional.ofNullable(defaultImage).filter(i -> !i.isBlank());
-        this.builder = new LocalImageBuilder(cache, stateDir, buildTools(tools, userNamespaces), buildProblem());
+        String buildProblem = buildProblem();
+        this.builder = new LocalImageBuilder(
+                cache,
+                stateDir,
+                buildProblem == null ? Optional.of(buildTools(tools, userNamespaces)) : Optional.empty(),
+                buildProblem);
     }
 
-    private Optional<BuildTools> buildTools(HostTools tools, UserNamespacePool userNamespaces) {
-        if (level != LocalRuntime.Level.BUBBLEWRAP || sandboxTools.problem().isPresent()) {
-            return Optional.empty();
-        }
-        return Optional.of(new BuildTools(
+    private BuildTools buildTools(HostTools tools, UserNamespacePool userNamespaces) {
+        return new BuildTools(
                 tools.require("bwrap"),
                 sandboxTools.dir(),
                 SandboxTools.MOUNT,
                 sandboxTools.command("setpriv"),
                 List.of(SandboxTools.busybox(), "nsenter"),
-                userNamespaces));
+                List.of(SandboxTools.busybox(), "env"),
+                userNamespaces);
     }
 
     private @Nullable String buildProblem() {
@@ -70,7 +73,32 @@ final class RuntimeImages implements AutoCloseable {
             return "image builds run in bubblewrap, and this server's isolation is " + level.label
                     + (level == LocalRuntime.Level.NONE ? "" : " (bubblewrap is missing or does not work here)");
         }
-        return sandboxTools.problem().orElse(null);
+        if (sandboxTools.problem().isPresent()) {
+            return sandboxTools.problem().get();
+        }
+        if (!busyboxHasNsenter()) {
+            return "image build steps join their user namespace with busybox's nsenter, and the host's static busybox"
+                    + " has no such applet";
+        }
+        return null;
+    }
+
+    /** Whether the static busybox the helpers hold has the {@code nsenter} applet (Debian's has). */
+    private boolean busyboxHasNsenter() {
+        try {
+            Process p = new ProcessBuilder(
+                            sandboxTools.dir().resolve("bin/busybox").toString(), "--list")
+                    .redirectErrorStream(true)
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .start();
+            String applets = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            return p.waitFor() == 0 && applets.lines().anyMatch("nsenter"::equals);
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** The image of sandboxes created without one; empty when they see the host's system directories instead. */

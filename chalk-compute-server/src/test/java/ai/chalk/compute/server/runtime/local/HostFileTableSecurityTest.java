@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import static ai.chalk.compute.server.runtime.local.LocalTesting.sh;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import java.nio.file.Files;
@@ -28,8 +29,18 @@ class HostFileTableSecurityTest {
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void oneSandboxCannotFillTheHostsTableOfOpenFiles(String mode) throws Exception {
+        assumeTrue(Files.isWritable(FILE_MAX), "the host lets this test change fs.file-max");
         String before = Files.readAllLines(FILE_MAX).get(0).trim(); // line by line: see FileTable
         long open = Long.parseLong(Files.readAllLines(FILE_NR).get(0).split("\\s+")[0]);
+        // put back even if this JVM is stopped meanwhile: a host left with little room would fail everything after
+        Thread restore = new Thread(() -> {
+            try {
+                Files.writeString(FILE_MAX, before);
+            } catch (java.io.IOException e) {
+                // the finally below tried too
+            }
+        });
+        Runtime.getRuntime().addShutdownHook(restore);
         Files.writeString(FILE_MAX, Long.toString(open + 100_000));
         try {
             LocalRuntime runtime = runtimes.start(mode, new SandboxDefaults(256L << 20, 64L << 20, 1024, 16_384, 4));
@@ -53,6 +64,7 @@ class HostFileTableSecurityTest {
                     .isEqualTo("opened\n");
         } finally {
             Files.writeString(FILE_MAX, before);
+            Runtime.getRuntime().removeShutdownHook(restore);
         }
     }
 }

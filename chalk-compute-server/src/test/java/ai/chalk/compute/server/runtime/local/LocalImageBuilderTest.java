@@ -259,7 +259,8 @@ class LocalImageBuilderTest {
     /**
      * A build step joins its user namespace with the host's {@code CAP_SYS_ADMIN} (the namespace's owner is its
      * range's first id, not root), and the program that joins it runs in the image's root, which a hostile image
-     * fills: a library in its {@code /etc/ld.so.preload} must never run while a capability over the host is held.
+     * fills: a library in its {@code /etc/ld.so.preload} or its {@code LD_PRELOAD} must never run while a capability
+     * over the host is held, nor may its variables reach such a process.
      * (Run by the loader, it would hold {@code CAP_SYS_ADMIN}: a reviewer mounted a devtmpfs and opened a host disk
      * that way.) The joining program is the runtime's static busybox, which loads nothing.
      */
@@ -292,6 +293,9 @@ class LocalImageBuilderTest {
         assertThat(cc.waitFor()).as("gcc (CI installs it): " + ccOut).isZero();
         ImageSpec spec = ImageSpec.newBuilder()
                 .setBaseImage(LocalImageSandboxTest.DEBIAN)
+                // the step's variables too: a dynamic program run by its loader would honour these
+                .putEnv("LD_PRELOAD", "/usr/lib/evil.so")
+                .putEnv("GLIBC_TUNABLES", "glibc.malloc.check=0")
                 .addSteps(BuildStep.newBuilder()
                         .setAddFile(AddFileStep.newBuilder()
                                 .setDestination("/usr/lib/evil.so")

@@ -115,7 +115,9 @@ final class BuildStepRunner {
             c.addAll(List.of("--ro-bind-try", "/proc/" + knob, "/proc/" + knob));
         }
         c.addAll(List.of("--dev", "/dev", "--dev-bind", ptys.toString(), "/dev/pts", "--chdir", workdir, "--clearenv"));
-        env.forEach((k, v) -> c.addAll(List.of("--setenv", k, v)));
+        if (userns.isEmpty()) {
+            env.forEach((k, v) -> c.addAll(List.of("--setenv", k, v)));
+        }
         // bubblewrap, run as root, keeps the kept capabilities but not a narrower bounding set: setpriv narrows it
         // (it runs with the step's own capabilities, so what it loads from the image could do no more than the step)
         c.add("--");
@@ -125,6 +127,11 @@ final class BuildStepRunner {
             // is static and loads nothing from the image; the mounts above are the host's
             c.addAll(tools.nsenter());
             c.addAll(List.of("--user=/proc/self/fd/4", "--"));
+            // the step's variables (the image's and the spec's) only once the namespace is joined: nothing of the
+            // image, GLIBC_TUNABLES and its kin included, reaches a process that holds a capability on the host
+            c.addAll(tools.env());
+            c.add("-i");
+            env.forEach((k, v) -> c.add(k + "=" + v));
         }
         c.addAll(tools.setpriv());
         StringBuilder bounding = new StringBuilder("--bounding-set=-all");

@@ -16,6 +16,8 @@ import java.util.List;
  * @param nsenter    the command that runs the static busybox's nsenter from there: a step joins its user namespace
  *                   with it while it still holds {@code CAP_SYS_ADMIN} on the host, in the image's root, where a
  *                   dynamic program's loader would run the libraries the image lists in {@code /etc/ld.so.preload}
+ * @param env        the command that runs the static busybox's env from there, which gives a step its variables
+ *                   once it has joined its user namespace
  * @param users      the user namespaces of steps (each runs as an id range of its own, as a sandbox does)
  */
 public record BuildTools(
@@ -24,10 +26,12 @@ public record BuildTools(
         String mount,
         List<String> setpriv,
         List<String> nsenter,
+        List<String> env,
         UserNamespacePool users) {
 
     public BuildTools {
         setpriv = List.copyOf(setpriv);
         nsenter = List.copyOf(nsenter);
+        env = List.copyOf(env);
     }
 }
