@@ -29,39 +29,45 @@ public final class LocalRuntimeBenchmark implements Benchmark {
     public void run(Figures figures, Path state) throws Exception {
         int rounds = figures.rounds(40);
         try (LocalRuntime runtime = new LocalRuntime(state.resolve("runtime"), LocalIsolation.AUTO)) {
-            System.out.println("isolation: " + runtime.isolation().level());
-            HostProcesses.BareCommand bare = runtime.tools().get("bwrap").isPresent()
-                    ? new HostProcesses.BareCommand("bare `bwrap ... true`", bareBubblewrap(runtime, state))
-                    : HostProcesses.bareSandboxTrue();
-            LatencyRounds r =
-                    LatencyRounds.measure(runtime, LocalTesting::spec, rounds, figures.smoke() ? 2 : 10, bare::time);
-            String bwrap = bare.label();
-            figures.latency("local: create + first exec `true`", r.createAndExec(), bwrap, r.bare());
-            figures.latency("local: create", r.create(), bwrap, r.bare());
-            figures.latency("local: terminate idle (default grace)", r.terminate(), bwrap, r.bare());
-
-            // the floor of an exec: nsenter into the warm sandbox's init, measured around our own execs
-            List<String> nsenter = HostProcesses.nsenterTrue(HostProcesses.newestSandboxInit());
-            long[] nsenterBackToBack = new long[r.warm().length];
-            for (int i = 0; i < nsenterBackToBack.length; i++) {
-                nsenterBackToBack[i] = HostProcesses.time(nsenter);
-            }
-            long[] nsenterSpaced = new long[r.spaced().length];
-            for (int i = 0; i < nsenterSpaced.length; i++) {
-                Thread.sleep(10);
-                nsenterSpaced[i] = HostProcesses.time(nsenter);
-            }
-            figures.latency(
-                    "local: warm exec `true`, back to back", r.warm(), "bare `nsenter ... true`", nsenterBackToBack);
-            figures.latency(
-                    "local: warm exec `true`, 10 ms apart",
-                    r.spaced(),
-                    "bare `nsenter ... true`, 10 ms apart",
-                    nsenterSpaced);
-            r.warmSandbox().terminate(LatencyRounds.DEFAULT_GRACE);
-            pooled(figures, state.resolve("runtime-pooled"), rounds, figures.smoke() ? 2 : 10, bare);
+            measure(figures, state, rounds, runtime);
+        } finally {
+            SandboxDevices.unmountPtys(state.resolve("bench-pts")); // the bare tool's, mounted on the host
         }
         throughTheServer(figures, state.resolve("server"), rounds);
+    }
+
+    private static void measure(Figures figures, Path state, int rounds, LocalRuntime runtime) throws Exception {
+        System.out.println("isolation: " + runtime.isolation().level());
+        HostProcesses.BareCommand bare = runtime.tools().get("bwrap").isPresent()
+                ? new HostProcesses.BareCommand("bare `bwrap ... true`", bareBubblewrap(runtime, state))
+                : HostProcesses.bareSandboxTrue();
+        LatencyRounds r =
+                LatencyRounds.measure(runtime, LocalTesting::spec, rounds, figures.smoke() ? 2 : 10, bare::time);
+        String bwrap = bare.label();
+        figures.latency("local: create + first exec `true`", r.createAndExec(), bwrap, r.bare());
+        figures.latency("local: create", r.create(), bwrap, r.bare());
+        figures.latency("local: terminate idle (default grace)", r.terminate(), bwrap, r.bare());
+
+        // the floor of an exec: nsenter into the warm sandbox's init, measured around our own execs
+        List<String> nsenter = HostProcesses.nsenterTrue(HostProcesses.newestSandboxInit());
+        long[] nsenterBackToBack = new long[r.warm().length];
+        for (int i = 0; i < nsenterBackToBack.length; i++) {
+            nsenterBackToBack[i] = HostProcesses.time(nsenter);
+        }
+        long[] nsenterSpaced = new long[r.spaced().length];
+        for (int i = 0; i < nsenterSpaced.length; i++) {
+            Thread.sleep(10);
+            nsenterSpaced[i] = HostProcesses.time(nsenter);
+        }
+        figures.latency(
+                "local: warm exec `true`, back to back", r.warm(), "bare `nsenter ... true`", nsenterBackToBack);
+        figures.latency(
+                "local: warm exec `true`, 10 ms apart",
+                r.spaced(),
+                "bare `nsenter ... true`, 10 ms apart",
+                nsenterSpaced);
+        r.warmSandbox().terminate(LatencyRounds.DEFAULT_GRACE);
+        pooled(figures, state.resolve("runtime-pooled"), rounds, figures.smoke() ? 2 : 10, bare);
     }
 
     /**
@@ -120,11 +126,21 @@ public final class LocalRuntimeBenchmark implements Benchmark {
         bare.add(runtime.tools().require("bwrap").toString());
         Path devices = state.resolve("bench-dev");
         SandboxDevices.create(devices);
+        Path ptys = state.resolve("bench-pts");
+        SandboxDevices.mountPtys(ptys); // a sandbox's terminals, as its start mounts them
         List<String> args = SandboxCommands.bubblewrapArgs(
                 SandboxMounts.hostView(
-                        layer, runtime.systemView(), List.of(), Optional.empty(), runtime.procMasks(), devices, "/"),
+                        layer,
+                        runtime.systemView(),
+                        List.of(),
+                        Optional.empty(),
+                        runtime.procMasks(),
+                        devices,
+                        ptys,
+                        "/"),
                 "bench",
-                "/");
+                "/",
+                false);
         bare.addAll(args.subList(0, args.size() - 4)); // without --json-status-fd
         bare.addAll(List.of("--seccomp", Integer.toString(SandboxCommands.FILTER_FD)));
         bare.addAll(List.of("--", "true"));
