@@ -20,4 +20,13 @@ interface FileSystemCalls extends Library {
     int mount(String source, String target, String type, long flags, String data) throws LastErrorException;
 
     int umount2(String target, int flags) throws LastErrorException;
+
+    /** Detaches what is mounted at {@code dir}; quiet when nothing is mounted there (EINVAL) or it is gone (ENOENT). */
+    static void detach(java.nio.file.Path dir) {
+        try {
+            INSTANCE.umount2(dir.toString(), MNT_DETACH);
+        } catch (LastErrorException e) {
+            // nothing to detach
+        }
+    }
 }

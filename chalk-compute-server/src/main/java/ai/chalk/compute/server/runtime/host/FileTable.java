@@ -29,7 +29,7 @@ public final class FileTable {
      * open files; says why in the log, or, when the host does not let the server change it, what to do.
      */
     public static void leaveToMemoryLimits() {
-        Optional<Long> now = limit();
+        Optional<Long> now = Sysctl.read(FILE_MAX);
         if (now.isEmpty() || now.get() == Long.MAX_VALUE) {
             return;
         }
@@ -65,17 +65,6 @@ public final class FileTable {
             return Files.readString(Path.of("/proc/cmdline")).contains("cgroup.memory=nokmem");
         } catch (IOException e) {
             return false;
-        }
-    }
-
-    /** The host's limit, if it can be read. */
-    static Optional<Long> limit() {
-        try {
-            // line by line: Files.readString reads a sysctl file wrong ("2" of "2466093")
-            return Optional.of(
-                    Long.parseLong(Files.readAllLines(FILE_MAX).get(0).trim()));
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
         }
     }
 }

@@ -32,10 +32,6 @@ public final class LayerQuota {
 
     /** Detaches what is mounted at {@code dir}; its contents go with it. Quiet when nothing is mounted there. */
     public static void unmount(Path dir) {
-        try {
-            FileSystemCalls.INSTANCE.umount2(dir.toString(), FileSystemCalls.MNT_DETACH);
-        } catch (LastErrorException e) {
-            // not mounted (EINVAL) or gone (ENOENT): nothing to detach
-        }
+        FileSystemCalls.detach(dir);
     }
 }

@@ -71,11 +71,7 @@ public final class SandboxDevices {
      * mount table, which every start copies, holds nothing of a running sandbox's but its layer.
      */
     public static void unmountPtys(Path dir) {
-        try {
-            FileSystemCalls.INSTANCE.umount2(dir.toString(), FileSystemCalls.MNT_DETACH);
-        } catch (LastErrorException e) {
-            // not mounted: nothing to detach
-        }
+        FileSystemCalls.detach(dir);
     }
 
     /** glibc's {@code makedev}: the major number's low 12 bits at 8, the minor's low 8 bits at 0, the rest above. */

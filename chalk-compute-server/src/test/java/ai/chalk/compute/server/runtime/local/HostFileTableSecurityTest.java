@@ -4,6 +4,7 @@ import static ai.chalk.compute.server.runtime.local.LocalTesting.sh;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.host.Sysctl;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -31,7 +32,7 @@ class HostFileTableSecurityTest {
         assertThat(Files.isWritable(FILE_MAX))
                 .as("this test changes fs.file-max: it runs as root on the host, as the local runtime's tests do")
                 .isTrue();
-        String before = Files.readAllLines(FILE_MAX).get(0).trim(); // line by line: see FileTable
+        String before = Long.toString(Sysctl.read(FILE_MAX).orElseThrow());
         long open = Long.parseLong(Files.readAllLines(FILE_NR).get(0).split("\\s+")[0]);
         // put back even if this JVM is stopped meanwhile: a host left with little room would fail everything after
         Thread restore = new Thread(() -> {
@@ -45,7 +46,7 @@ class HostFileTableSecurityTest {
         Files.writeString(FILE_MAX, Long.toString(open + 100_000));
         try {
             LocalRuntime runtime = runtimes.start(mode, new SandboxDefaults(256L << 20, 64L << 20, 1024, 16_384, 4));
-            assertThat(Files.readAllLines(FILE_MAX).get(0).trim()).isEqualTo(Long.toString(Long.MAX_VALUE));
+            assertThat(Sysctl.read(FILE_MAX)).contains(Long.MAX_VALUE);
             RuntimeSandbox hoarder = runtime.start(LocalTesting.spec());
             String held = sh(
                             hoarder,

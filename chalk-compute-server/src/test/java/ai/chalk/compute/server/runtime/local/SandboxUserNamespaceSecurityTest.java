@@ -8,6 +8,7 @@ import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.host.Sysctl;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -142,17 +143,15 @@ class SandboxUserNamespaceSecurityTest {
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void whatTheKernelLimitsPerUserIsEachSandboxsOwn(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode);
-        // line by line: Files.readString reads a sysctl file wrong here ("1" of "128")
-        int max = Integer.parseInt(Files.readAllLines(Path.of("/proc/sys/fs/inotify/max_user_instances"))
-                .get(0)
-                .trim());
+        long max =
+                Sysctl.read(Path.of("/proc/sys/fs/inotify/max_user_instances")).orElseThrow();
         String hoard = "my @i; while (@i < 5000) { my $fd = syscall("
                 + runtime.syscallFilter().filter().syscallNumber("inotify_init1")
                 + ", 0); last if $fd < 0; push @i, $fd } print scalar(@i), \"\\n\"; close STDOUT; sleep 120";
         RuntimeProcess hoarding = runtime.start(LocalTesting.spec())
                 .exec(new ProcessSpec("perl", List.of("-e", hoard), Optional.empty(), Map.of(), Optional.empty()));
         String held = new BufferedReader(new InputStreamReader(hoarding.stdout(), StandardCharsets.UTF_8)).readLine();
-        assertThat(held).as("inotify instances one sandbox holds").isEqualTo(Integer.toString(max));
+        assertThat(held).as("inotify instances one sandbox holds").isEqualTo(Long.toString(max));
         RuntimeSandbox other = runtime.start(LocalTesting.spec());
         assertThat(sh(other, "perl -e '" + hoard.replace("sleep 120", "") + "'")
                         .ok()

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local.cgroup;
 
+import ai.chalk.compute.server.runtime.host.Sysctl;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -142,12 +143,6 @@ public final class CgroupFiles {
     }
 
     private static long readLong(String file) {
-        try {
-            // not Files.readString: seeing size 0 it reads one byte, then reads on, and a sysctl file answers a read
-            // at a non-zero offset with end-of-file, which made pid_max "3" instead of "32768"
-            return Long.parseLong(Files.readAllLines(Path.of(file)).get(0).trim());
-        } catch (IOException | RuntimeException e) {
-            return 32768;
-        }
+        return Sysctl.read(Path.of(file)).orElse(32768L);
     }
 }

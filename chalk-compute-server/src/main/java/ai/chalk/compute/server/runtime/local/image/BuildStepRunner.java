@@ -130,7 +130,7 @@ final class BuildStepRunner {
             // the step's variables (the image's and the spec's) only once the namespace is joined: nothing of the
             // image, GLIBC_TUNABLES and its kin included, reaches a process that holds a capability on the host
             c.addAll(tools.env());
-            c.add("-i");
+            c.addAll(List.of("-i", "--")); // a name from the image's configuration is never an option
             env.forEach((k, v) -> c.add(k + "=" + v));
         }
         c.addAll(tools.setpriv());
