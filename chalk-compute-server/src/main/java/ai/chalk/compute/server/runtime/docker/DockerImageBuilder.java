@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.docker;
 
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.image.BuildLimits;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
@@ -50,13 +51,13 @@ import java.util.regex.Pattern;
 final class DockerImageBuilder implements ImageBuilder {
 
     /** Memory (and memory plus swap: no swap) of one build step's container. */
-    static final long MEMORY_BYTES = 4L << 30;
+    static final long MEMORY_BYTES = BuildLimits.MEMORY_BYTES;
     /** CPU of one build step: two cores' worth of every 100 ms period. */
-    static final long CPU_QUOTA_MICROS = 200_000;
+    static final long CPU_QUOTA_MICROS = BuildLimits.MILLI_CPUS * 100;
     /** Open files of a build step's processes. */
-    static final long NOFILE = 8192;
+    static final long NOFILE = BuildLimits.OPEN_FILES;
     /** Processes of one build, all its steps together. */
-    static final long PIDS_MAX = 4096;
+    static final long PIDS_MAX = BuildLimits.PROCESSES;
 
     /** The repository of built images. */
     static final String REPOSITORY = "chalk-compute/custom";

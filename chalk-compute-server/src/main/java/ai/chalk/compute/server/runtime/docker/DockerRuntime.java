@@ -436,6 +436,7 @@ public final class DockerRuntime implements SandboxRuntime {
         if (ns.isEmpty()) {
             return null;
         }
+        ContainerSocketBuffers.limit(pid, containerId);
         ExecGroups groups = ExecGroups.of(pid, containerId).orElse(null);
         if (groups == null) {
             log.debug("No exec groups for container {}: killTree follows the process tree", containerId);

@@ -34,93 +34,17 @@ final class ExecGroups {
 
     /** The groups of the container whose init has host pid {@code initHostPid}, if they can be used here. */
     static Optional<ExecGroups> of(long initHostPid, String containerId) {
-        String own = Procfs.cgroups(initHostPid);
-        String v1 = null;
-        String v2 = null;
-        int lines = 0;
-        for (String line : own.split("\n")) {
-            if (line.isBlank()) {
-                continue;
-            }
-            lines++;
-            String[] f = line.split(":", 3);
-            if (f.length < 3) {
-                continue;
-            }
-            if (List.of(f[1].split(",")).contains("pids")) {
-                v1 = f[2];
-            } else if (f[0].equals("0") && f[1].isEmpty()) {
-                v2 = f[2];
-            }
+        Optional<Path> v1 = ContainerCgroups.v1(initHostPid, containerId, "pids");
+        if (v1.isPresent()) {
+            return usable(v1.get(), "cgroup v1 pids");
         }
-        List<String[]> mounts = mounts();
-        if (v1 != null && v1.contains(containerId)) {
-            for (String[] m : mounts) {
-                if (m[2].equals("cgroup") && List.of(m[3].split(",")).contains("pids")) {
-                    Optional<Path> dir = under(m, v1);
-                    if (dir.isPresent()) {
-                        return usable(dir.get(), "cgroup v1 pids");
-                    }
-                }
-            }
-        }
-        if (v2 != null && lines == 1 && v2.contains(containerId)) { // a pure cgroup v2 host
-            for (String[] m : mounts) {
-                if (m[2].equals("cgroup2")) {
-                    Optional<Path> dir = under(m, v2);
-                    if (dir.isPresent()) {
-                        return usable(dir.get(), "cgroup v2");
-                    }
-                }
-            }
-        }
-        return Optional.empty();
+        return ContainerCgroups.v2(initHostPid, containerId).flatMap(dir -> usable(dir, "cgroup v2"));
     }
 
     private static Optional<ExecGroups> usable(Path dir, String kind) {
         return Files.isDirectory(dir) && Files.isWritable(dir) && Files.isWritable(dir.resolve("cgroup.procs"))
                 ? Optional.of(new ExecGroups(dir, kind))
                 : Optional.empty();
-    }
-
-    /** Where a group path (as {@code /proc/<pid>/cgroup} shows it) is under a mount, if it is under it at all. */
-    private static Optional<Path> under(String[] mount, String path) {
-        String root = mount[0];
-        if (root.equals("/")) {
-            return Optional.of(Path.of(mount[1] + path));
-        }
-        if (path.equals(root) || path.startsWith(root + "/")) {
-            return Optional.of(Path.of(mount[1] + path.substring(root.length())));
-        }
-        return Optional.empty();
-    }
-
-    /** The cgroup mounts of this process: root, mount point, file system type, super options. */
-    private static List<String[]> mounts() {
-        List<String[]> found = new ArrayList<>();
-        String info = Procfs.read(Path.of("/proc/self/mountinfo"));
-        if (info == null) {
-            return found;
-        }
-        for (String line : info.split("\n")) {
-            int dash = line.indexOf(" - ");
-            if (dash < 0) {
-                continue;
-            }
-            String[] left = line.substring(0, dash).split(" ");
-            String[] right = line.substring(dash + 3).split(" ");
-            if (left.length >= 5 && right.length >= 3 && right[0].startsWith("cgroup")) {
-                found.add(new String[] {unescape(left[3]), unescape(left[4]), right[0], right[2]});
-            }
-        }
-        return found;
-    }
-
-    private static String unescape(String s) {
-        return s.replace("\\040", " ")
-                .replace("\\011", "\t")
-                .replace("\\012", "\n")
-                .replace("\\134", "\\");
     }
 
     /** For logs: which hierarchy is used. */

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.BufferedReader;
@@ -43,7 +44,7 @@ final class BubblewrapLauncher extends InitLauncher {
                 request.fromImage() ? List.of(SandboxTools.busybox(), "sh") : List.of("/bin/sh"),
                 request.fromImage() ? SandboxCommands.imageInitLoop() : SandboxCommands.INIT_LOOP);
         SandboxCgroup groups = request.groups();
-        List<String> command = SandboxCommands.joinCgroups(
+        List<String> command = CgroupEntry.command(
                 groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(),
                 SandboxCommands.bubblewrapInitFiles(

@@ -15,6 +15,8 @@ import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
 import ai.chalk.compute.server.runtime.host.WhenServerDies;
 import ai.chalk.compute.server.runtime.local.cgroup.CgroupDriver;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
 import ai.chalk.compute.server.runtime.local.image.LocalImages;
@@ -39,6 +41,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -308,6 +311,7 @@ public final class LocalRuntime implements SandboxRuntime {
                     tools,
                     sandboxTools,
                     userNamespaces,
+                    cgroups,
                     b.ociImportDir,
                     b.dockerHost,
                     b.defaultImage);
@@ -415,7 +419,11 @@ public final class LocalRuntime implements SandboxRuntime {
      */
     @Override
     public Collection<RuntimeSandbox> reconcile(Collection<String> runningIds) {
-        Leftovers.remove(sandboxesDir(), cgroups, sandboxes::claims);
+        // a build step's group is no sandbox's, and not a leftover while the step runs
+        Leftovers.remove(
+                sandboxesDir(),
+                cgroups,
+                id -> sandboxes.claims(id) || images.builder().runsStep(id));
         return List.of();
     }
 
@@ -496,12 +504,19 @@ public final class LocalRuntime implements SandboxRuntime {
 
     /**
      * Gives the network namespace held by host process {@code pid} egress through slirp4netns, behind the rules that
-     * keep the host and cloud metadata out of reach.
+     * keep the host and cloud metadata out of reach. slirp4netns runs in the sandbox's cgroups ({@code groups}, a
+     * group of its own among the sandbox's execs) with the sandbox's open-file limit.
      *
      * @throws RuntimeStartException when this host lacks what that needs, or the set-up failed
      */
-    Egress attachNetwork(Path sandboxDir, long pid) throws RuntimeStartException {
-        return network.attach(sandboxDir, pid);
+    Egress attachNetwork(Path sandboxDir, long pid, @Nullable SandboxCgroup groups) throws RuntimeStartException {
+        List<Path> procs;
+        try {
+            procs = groups == null ? List.of() : groups.newExec().procsFiles();
+        } catch (IOException e) {
+            throw new RuntimeStartException("cannot make the cgroup of the sandbox's network: " + e.getMessage(), e);
+        }
+        return network.attach(sandboxDir, pid, command -> CgroupEntry.command(procs, defaults.openFiles(), command));
     }
 
     /** The egress proxy and links of sandboxes with a network policy. */

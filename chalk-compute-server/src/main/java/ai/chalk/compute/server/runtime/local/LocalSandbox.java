@@ -18,6 +18,7 @@ import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.RawTerminal;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
 import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
 import ai.chalk.compute.server.runtime.local.cgroup.ProcessGroup;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
@@ -349,7 +350,7 @@ final class LocalSandbox implements RuntimeSandbox {
         ExecCgroup group = null;
         try {
             group = groups == null ? null : groups.newExec();
-            List<String> command = SandboxCommands.joinCgroups(
+            List<String> command = CgroupEntry.command(
                     group == null ? List.of() : group.procsFiles(),
                     runtime.defaults().openFiles(),
                     SandboxCommands.spare(runtime.tools(), helpers, isolated ? initPid : -1, ownIds, filter));
@@ -375,11 +376,10 @@ final class LocalSandbox implements RuntimeSandbox {
         try {
             if (groups != null) {
                 group = groups.newExec();
-                command = SandboxCommands.joinCgroups(
+                command = CgroupEntry.command(
                         group.procsFiles(), runtime.defaults().openFiles(), command);
             } else if (nsentered) {
-                command = SandboxCommands.joinCgroups(
-                        List.of(), runtime.defaults().openFiles(), command);
+                command = CgroupEntry.command(List.of(), runtime.defaults().openFiles(), command);
             }
             Process p;
             if (spec.pty().isPresent()) {

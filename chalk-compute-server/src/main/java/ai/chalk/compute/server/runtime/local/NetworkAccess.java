@@ -8,7 +8,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -53,16 +55,17 @@ final class NetworkAccess {
 
     /**
      * Gives the network namespace held by host process {@code pid} egress through slirp4netns, behind the rules that
-     * keep the host and cloud metadata out of reach.
+     * keep the host and cloud metadata out of reach; slirp4netns is started by the command {@code confine} makes of
+     * its own.
      *
      * @throws RuntimeStartException when this host lacks what that needs, or the set-up failed
      */
-    Egress attach(Path sandboxDir, long pid) throws RuntimeStartException {
+    Egress attach(Path sandboxDir, long pid, UnaryOperator<List<String>> confine) throws RuntimeStartException {
         if (network == null) {
             throw new RuntimeStartException(problem);
         }
         try {
-            return network.attach(sandboxDir, pid);
+            return network.attach(sandboxDir, pid, confine);
         } catch (IOException e) {
             throw new RuntimeStartException("cannot give the sandbox its network: " + e.getMessage(), e);
         }

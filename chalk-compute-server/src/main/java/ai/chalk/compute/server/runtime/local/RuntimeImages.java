@@ -3,6 +3,7 @@ package ai.chalk.compute.server.runtime.local;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupDriver;
 import ai.chalk.compute.server.runtime.local.image.BuildTools;
 import ai.chalk.compute.server.runtime.local.image.ImageSourceException;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
@@ -32,6 +33,7 @@ final class RuntimeImages implements AutoCloseable {
      * @param ociImportDir where {@code oci:} and {@code oci-archive:} images are looked up; null for
      *                     {@code <stateDir>/oci}
      * @param dockerHost   the Docker engine images are exported from; null for the default
+     * @param cgroups      where build steps get cgroups of their own
      * @param defaultImage the image of sandboxes created without one; null or blank for none
      */
     RuntimeImages(
@@ -40,6 +42,7 @@ final class RuntimeImages implements AutoCloseable {
             HostTools tools,
             SandboxTools sandboxTools,
             UserNamespacePool userNamespaces,
+            CgroupDriver cgroups,
             @Nullable Path ociImportDir,
             @Nullable String dockerHost,
             @Nullable String defaultImage)
@@ -53,11 +56,11 @@ final class RuntimeImages implements AutoCloseable {
         this.builder = new LocalImageBuilder(
                 cache,
                 stateDir,
-                buildProblem == null ? Optional.of(buildTools(tools, userNamespaces)) : Optional.empty(),
+                buildProblem == null ? Optional.of(buildTools(tools, userNamespaces, cgroups)) : Optional.empty(),
                 buildProblem);
     }
 
-    private BuildTools buildTools(HostTools tools, UserNamespacePool userNamespaces) {
+    private BuildTools buildTools(HostTools tools, UserNamespacePool userNamespaces, CgroupDriver cgroups) {
         return new BuildTools(
                 tools.require("bwrap"),
                 sandboxTools.dir(),
@@ -65,7 +68,8 @@ final class RuntimeImages implements AutoCloseable {
                 sandboxTools.command("setpriv"),
                 List.of(SandboxTools.busybox(), "nsenter"),
                 List.of(SandboxTools.busybox(), "env"),
-                userNamespaces);
+                userNamespaces,
+                cgroups);
     }
 
     private @Nullable String buildProblem() {

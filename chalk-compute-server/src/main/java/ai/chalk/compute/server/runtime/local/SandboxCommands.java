@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.host.HostTools;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
 import ai.chalk.compute.server.runtime.local.mount.BubblewrapMounts;
 import ai.chalk.compute.server.runtime.local.mount.MountPlan;
 import ai.chalk.compute.server.runtime.local.mount.UnshareMounts;
@@ -28,59 +29,6 @@ final class SandboxCommands {
     static final String INIT_PID = "chalk-init-pid";
 
     private SandboxCommands() {}
-
-    /**
-     * {@code /bin/sh -c 'ulimit -n N && echo $$ >"$1" && ... && shift N && exec "$@"' chalk-cgroup FILE... COMMAND...}:
-     * sets the sandbox's open-file limit and puts the process into its cgroups before it executes anything else ({@code $$} stays the same pid through
-     * {@code exec}, so the command and everything it starts are born inside).
-     */
-    static List<String> joinCgroups(List<Path> procsFiles, int openFiles, List<String> command) {
-        return joinCgroups(procsFiles, openFiles, List.of(), command);
-    }
-
-    /** A file a command finds open, read-only, on descriptor {@code fd} (3 to 9) from its start. */
-    record OpenFile(int fd, Path file) {
-        OpenFile {
-            if (fd < 3 || fd > 9) {
-                throw new IllegalArgumentException(
-                        "use a descriptor from 3 to 9 (0 to 2 are the standard streams), not " + fd);
-            }
-        }
-    }
-
-    /**
-     * As {@link #joinCgroups(List, int, List)}, the same shell opening {@code open} on their descriptors as it executes
-     * the command ({@code exec "$@" 3<"$f3" ...}), in the cgroups already: one process of a sandbox's start, not
-     * one more per file ({@link SyscallFilter#withFileOn} would start a shell for each, every create).
-     */
-    static List<String> joinCgroups(List<Path> procsFiles, int openFiles, List<OpenFile> open, List<String> command) {
-        StringBuilder script = new StringBuilder();
-        // the server's own limit (the JVM raises it to the hard limit, often a million) is no sandbox's business
-        script.append("ulimit -n ").append(openFiles).append(" && ");
-        for (int i = 1; i <= procsFiles.size(); i++) {
-            script.append("echo $$ >\"${").append(i).append("}\" && ");
-        }
-        StringBuilder redirects = new StringBuilder();
-        for (int i = 0; i < open.size(); i++) {
-            int fd = open.get(i).fd();
-            script.append("chalk_fd")
-                    .append(fd)
-                    .append("=${")
-                    .append(procsFiles.size() + i + 1)
-                    .append("} && ");
-            redirects.append(' ').append(fd).append("<\"$chalk_fd").append(fd).append('"');
-        }
-        script.append("shift ")
-                .append(procsFiles.size() + open.size())
-                .append(" && exec \"$@\"")
-                .append(redirects)
-                .append("; echo \"chalk: cannot enter the sandbox's cgroups\" >&2; exit 125");
-        List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", script.toString(), "chalk-cgroup"));
-        procsFiles.forEach(f -> cmd.add(f.toString()));
-        open.forEach(f -> cmd.add(f.file().toString()));
-        cmd.addAll(command);
-        return cmd;
-    }
 
     /**
      * The options of the bubblewrap init (passed on its stdin with {@code --args 0}, so that they, and the host
@@ -266,10 +214,10 @@ final class SandboxCommands {
      * What the bubblewrap init finds open: the init's syscall filter on {@link #FILTER_FD} (for {@code --seccomp}),
      * the user namespace's file on {@link #USERNS_FD} when there is one.
      */
-    static List<OpenFile> bubblewrapInitFiles(Path initFilter, Optional<Path> userns) {
-        List<OpenFile> open = new ArrayList<>();
-        open.add(new OpenFile(FILTER_FD, initFilter));
-        userns.ifPresent(ns -> open.add(new OpenFile(USERNS_FD, ns)));
+    static List<CgroupEntry.OpenFile> bubblewrapInitFiles(Path initFilter, Optional<Path> userns) {
+        List<CgroupEntry.OpenFile> open = new ArrayList<>();
+        open.add(new CgroupEntry.OpenFile(FILTER_FD, initFilter));
+        userns.ifPresent(ns -> open.add(new CgroupEntry.OpenFile(USERNS_FD, ns)));
         return open;
     }
 

@@ -247,7 +247,7 @@ final class SandboxStart {
                 env.put("HOME", hostWorkdir.toString());
             }
             if (spec.network() && level.isolated()) {
-                init = init.withEgress(runtime.attachNetwork(dir, init.pid())::close);
+                init = init.withEgress(runtime.attachNetwork(dir, init.pid(), groups)::close);
             }
             if (link != null) {
                 init = init.withEgress(runtime.egress()

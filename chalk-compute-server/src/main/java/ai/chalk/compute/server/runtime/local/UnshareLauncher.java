@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.host.HostTools;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import java.io.BufferedReader;
@@ -40,7 +41,7 @@ final class UnshareLauncher extends InitLauncher {
         List<String> own = new java.util.ArrayList<>(runtime.ownMountTable(request.dir()));
         own.addAll(init);
         SandboxCgroup groups = request.groups();
-        List<String> command = SandboxCommands.joinCgroups(
+        List<String> command = CgroupEntry.command(
                 groups == null ? List.of() : groups.initProcsFiles(),
                 runtime.defaults().openFiles(),
                 own);

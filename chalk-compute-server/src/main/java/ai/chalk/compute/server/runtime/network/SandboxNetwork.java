@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
 
 /**
  * Gives a sandbox that has its own network namespace (created with {@code bwrap --unshare-net} or
@@ -80,7 +81,8 @@ public final class SandboxNetwork {
     }
 
     /** One-off: {@link #onThisHost} then {@link #attach(Path, long)}. */
-    public static Egress attach(Path stateDir, long pid, Spawner spawner) throws RuntimeStartException, IOException {
+    public static Egress attachOnThisHost(Path stateDir, long pid, Spawner spawner)
+            throws RuntimeStartException, IOException {
         return onThisHost(spawner).attach(stateDir, pid);
     }
 
@@ -97,6 +99,16 @@ public final class SandboxNetwork {
      * @param pid      a process holding the sandbox's network namespace (its init), on the host's pid numbering
      */
     public Egress attach(Path stateDir, long pid) throws IOException {
+        return attach(stateDir, pid, UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #attach(Path, long)}, slirp4netns started by the command {@code confine} makes of its own: the
+     * sandbox's cgroups and open-file limit, so that what it holds for the sandbox (its heap, its sockets' kernel
+     * buffers, its CPU time, one socket per connection the sandbox opens) counts against the sandbox's limits, not
+     * the host's.
+     */
+    public Egress attach(Path stateDir, long pid, UnaryOperator<List<String>> confine) throws IOException {
         Path netns = Path.of("/proc", Long.toString(pid), "ns", "net");
         String target = namespace(netns, pid);
         if (target.equals(
@@ -122,7 +134,7 @@ public final class SandboxNetwork {
         }
         Files.createDirectories(stateDir);
         File log = stateDir.resolve("slirp4netns.log").toFile();
-        ProcessBuilder pb = new ProcessBuilder(
+        ProcessBuilder pb = new ProcessBuilder(confine.apply(List.of(
                         tools.setpriv().toString(),
                         "--pdeathsig",
                         "KILL",
@@ -135,12 +147,11 @@ public final class SandboxNetwork {
                         "--enable-seccomp",
                         "--ready-fd=1",
                         "--exit-fd=0",
-                        // by path: given a pid, slirp4netns would join the process's user namespace too, a sandbox's
-                        // own,
-                        // where it has no right over the network namespace (the host's root owns it)
+                        // by path: given a pid, slirp4netns would join the process's user namespace too, a
+                        // sandbox's own, where it has no right over the network namespace (the host's root owns it)
                         "--netns-type=path",
                         netns.toString(),
-                        INTERFACE)
+                        INTERFACE)))
                 .directory(new File("/"))
                 .redirectError(ProcessBuilder.Redirect.appendTo(log));
         pb.environment().clear();

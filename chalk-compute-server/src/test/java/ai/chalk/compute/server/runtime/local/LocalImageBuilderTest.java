@@ -12,12 +12,16 @@ import ai.chalk.compute.proto.sandbox.v1.DockerfileCommandsStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.image.BuildLimits;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.SocketBufferHoard;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
+import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
 import com.google.protobuf.ByteString;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,6 +31,9 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -254,6 +261,86 @@ class LocalImageBuilderTest {
         assertThat(sh(sb, hoard).ok().out())
                 .isEqualTo("terminals: " + SandboxDevices.PTYS + " No space left on device\n");
         sb.terminate(Duration.ZERO);
+    }
+
+    /**
+     * A build step runs what the image spec's author wrote, as root of its build sandbox: it is held to a build's
+     * limits ({@link BuildLimits}) in cgroups of its own, as a sandbox is held to its own, and so is the slirp4netns
+     * that carries its connections. Before, steps ran in the server's cgroups with the server's limits: a fork bomb in
+     * one step could take every pid of the host, a {@code tail /dev/zero} its memory, a hoard of socket buffers its
+     * TCP memory (in this test, without them: 300 processes, 200 MB allocated and 400 MB of socket buffers held,
+     * in a build limited to 64 MiB and 64 processes).
+     */
+    @Test
+    void aBuildStepIsHeldToItsLimitsAndSoIsItsNetwork() throws Exception {
+        ((LocalImageBuilder) builder).stepLimits(new BuildLimits(64L << 20, 500, 256, 64));
+        String probe = String.join(
+                "; ",
+                "echo \"files $(ulimit -n)\"",
+                "echo \"in build groups: $(grep -c /build- /proc/self/cgroup)\"",
+                "perl -e 'my @k; while (@k < 300) { my $p = fork(); last unless defined $p;"
+                        + " if (!$p) { sleep 30; exit 0 } push @k, $p } print qq(forked ), scalar(@k), qq(\\n);"
+                        + " kill 9, @k'",
+                "perl -e '$x = q(x) x (200 * 1024 * 1024); print qq(allocated\\n)'; echo \"memory exit $?\"",
+                SocketBufferHoard.HOARD + "100 600000000",
+                "echo READY; sleep 3");
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage(LocalImageSandboxTest.DEBIAN)
+                .addSteps(runStep(probe))
+                .build();
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        CompletableFuture<String> built = CompletableFuture.supplyAsync(() -> {
+            try {
+                return build(spec, log);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> log.contains("READY") || built.isDone());
+        List<Long> slirps = Procfs.allPids().stream()
+                .filter(pid -> Procfs.commandLine(pid).contains("slirp4netns"))
+                .filter(pid ->
+                        SocketMemorySecurityTest.groups(pid).values().stream().anyMatch(g -> g.contains("/build-")))
+                .toList();
+        built.get(60, TimeUnit.SECONDS);
+
+        assertThat(log).contains("files 256", "memory exit 137").doesNotContain("allocated");
+        assertThat(log).anyMatch(l -> l.matches("in build groups: [1-9]"));
+        String forked =
+                log.stream().filter(l -> l.startsWith("forked ")).findFirst().orElseThrow();
+        assertThat(Integer.parseInt(forked.substring("forked ".length())))
+                .as(forked)
+                .isLessThan(64);
+        assertThat(SocketBufferHoard.held(String.join("\n", log), 100)).isLessThanOrEqualTo(64L << 20);
+        assertThat(slirps).as("the step's slirp4netns, in the step's groups").hasSize(1);
+        // the step's groups go with it
+        assertThat(runtime.cgroups().leftoverIds()).noneMatch(id -> id.startsWith("build-"));
+    }
+
+    /**
+     * A build step that writes without end is stopped once the disk holding the image cache runs low, and what it
+     * wrote goes: it would otherwise fill the disk of the server's store and of every sandbox's volumes. (Here the
+     * reserve is set to 300 MiB less than is free, and the step writes 4 GiB.)
+     */
+    @Test
+    void aBuildStepThatFillsTheDiskIsStoppedAndWhatItWroteGoes() throws Exception {
+        java.nio.file.FileStore disk = Files.getFileStore(state);
+        long free = disk.getUsableSpace();
+        ((LocalImageBuilder) builder).stepDiskReserve(free - (300L << 20));
+        ImageSpec spec = busyboxSpec()
+                .addSteps(runStep("echo writing; dd if=/dev/zero of=/big bs=1M count=4096 2>&1; echo wrote-it-all"))
+                .build();
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        assertThatThrownBy(() -> build(spec, log))
+                .isInstanceOf(ImageBuildException.class)
+                .hasMessageContaining("image_spec.steps[0] (run_commands)")
+                .hasMessageContaining("was stopped when the server's disk had");
+        assertThat(log).contains("writing").doesNotContain("wrote-it-all");
+        // the step's writes are gone with it
+        assertThat(disk.getUsableSpace()).isGreaterThan(free - (100L << 20));
+        // and the builder goes on building
+        ((LocalImageBuilder) builder).stepDiskReserve(LocalImageBuilder.DISK_RESERVE_MIN_BYTES);
+        build(busyboxSpec().addSteps(runStep("echo fine > /fine")).build(), log);
     }
 
     /**

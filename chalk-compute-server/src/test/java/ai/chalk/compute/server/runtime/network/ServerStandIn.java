@@ -11,7 +11,8 @@ public final class ServerStandIn {
     private ServerStandIn() {}
 
     public static void main(String[] args) throws Exception {
-        Egress egress = SandboxNetwork.attach(Path.of(args[0]), Long.parseLong(args[1]), ProcessBuilder::start);
+        Egress egress =
+                SandboxNetwork.attachOnThisHost(Path.of(args[0]), Long.parseLong(args[1]), ProcessBuilder::start);
         System.out.println(egress.slirpPid());
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);

@@ -155,9 +155,25 @@ public final class CgroupV1 implements CgroupDriver {
                 long bytes = CgroupFiles.memoryForAllSandboxes();
                 if (bytes > 0) {
                     CgroupFiles.write(base.resolve("memory.limit_in_bytes"), Long.toString(bytes));
+                    limitSocketBuffers(base, Long.toString(bytes));
                 }
             }
             default -> {}
+        }
+    }
+
+    /**
+     * Charges the TCP buffers of the group's sockets to it, up to {@code bytes}. Cgroup v1 counts them against no group
+     * unless this limit is set (v2 counts them in {@code memory.max}), and the kernel's TCP memory ({@code
+     * net.ipv4.tcp_mem}) is one pool for the whole host: without it, a 64 MiB sandbox writing into connections nobody
+     * reads (on its own loopback, or through slirp4netns) held 600 MB of it, and one with more connections could take
+     * the host's TCP into memory pressure and then to its limit, where no socket of the host, the server's included,
+     * gets buffers. Absent on kernels that no longer have it (it is deprecated), where v2 is the way to limit them.
+     */
+    private static void limitSocketBuffers(Path memory, String bytes) throws IOException {
+        Path tcp = memory.resolve("memory.kmem.tcp.limit_in_bytes");
+        if (Files.exists(tcp)) {
+            CgroupFiles.write(tcp, bytes);
         }
     }
 
@@ -193,6 +209,7 @@ public final class CgroupV1 implements CgroupDriver {
                         // swap accounting off: the memory limit alone applies
                     }
                 }
+                limitSocketBuffers(memory, bytes);
             }
             Path pids = dirs.get("pids");
             if (pids != null) {

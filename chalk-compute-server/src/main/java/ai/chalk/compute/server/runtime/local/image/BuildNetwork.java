@@ -1,14 +1,18 @@
 package ai.chalk.compute.server.runtime.local.image;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.network.SandboxNetwork;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The network of build steps: each step has its own network namespace ({@code bwrap --unshare-net}) with the egress
@@ -59,13 +63,17 @@ final class BuildNetwork {
 
     /**
      * Connects the step that {@code bwrap} (started with {@code --unshare-net}) runs; empty without network. The
-     * step must not have been let go yet.
+     * step must not have been let go yet. slirp4netns runs in the step's cgroups ({@code group}, when it has them)
+     * with the step's open-file limit: what it holds for the step counts against the step's limits.
      */
-    Optional<Egress> attach(Process bwrap) throws IOException, InterruptedException {
+    Optional<Egress> attach(Process bwrap, @Nullable SandboxCgroup group, int openFiles)
+            throws IOException, InterruptedException {
         if (network.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(network.get().attach(dir, namespaceHolder(bwrap)));
+        List<Path> procs = group == null ? List.of() : group.newExec().procsFiles();
+        return Optional.of(network.get()
+                .attach(dir, namespaceHolder(bwrap), command -> CgroupEntry.command(procs, openFiles, command)));
     }
 
     /** bubblewrap's child, the first process in the step's new network namespace. */

@@ -1,6 +1,10 @@
 package ai.chalk.compute.server.runtime.local.image;
 
+import ai.chalk.compute.server.image.BuildLimits;
 import ai.chalk.compute.server.image.BuildLog;
+import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import ai.chalk.compute.server.threads.DaemonThreads;
@@ -10,6 +14,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -18,7 +24,11 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs one build command ({@code /bin/sh -c COMMAND}) in a bubblewrap sandbox over a build overlay, as
@@ -51,8 +61,22 @@ final class BuildStepRunner {
     /** How many of the last output lines a failure quotes. */
     static final int TAIL = 20;
 
-    /** How a command ended: its exit code (or -1 when it timed out) and its last lines of output. */
-    record Outcome(int exitCode, boolean timedOut, List<String> tail) {}
+    /**
+     * How a command ended: its exit code (-1 when the runner stopped it), why the runner stopped it (null when it
+     * ended by itself) and its last lines of output.
+     */
+    record Outcome(int exitCode, @Nullable String stopped, List<String> tail) {}
+
+    /**
+     * What a step may take: its time, its {@link BuildLimits}, and the disk: a step is stopped once the file system
+     * its layer is written to has less than {@code diskReserveBytes} left (as the kubelet evicts pods when a node's
+     * disk runs low), so that a step writing without end fills the build's share of the disk, not the server's store
+     * and every sandbox's.
+     */
+    record Bounds(Duration timeout, BuildLimits limits, long diskReserveBytes) {}
+
+    /** How often a running step's disk is looked at. */
+    static final long DISK_CHECK_MILLIS = 100;
 
     /**
      * What the step runs first, in the image's shell with the step's capabilities: it waits on stdin until the server
@@ -62,6 +86,8 @@ final class BuildStepRunner {
 
     private final BuildTools tools;
     private final BuildNetwork network;
+    /** The cgroups of the steps running now. */
+    private final Set<String> groupsInUse = ConcurrentHashMap.newKeySet();
 
     BuildStepRunner(BuildTools tools, BuildNetwork network) {
         this.tools = tools;
@@ -75,7 +101,9 @@ final class BuildStepRunner {
 
     /**
      * Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line, with the
-     * terminals of the {@code devpts} mounted at {@code ptys}.
+     * terminals of the {@code devpts} mounted at {@code ptys}, in cgroups of its own with the limits of {@code bounds}
+     * where this host has cgroups (its open-file limit everywhere), stopped when it runs out of time or the disk below
+     * {@code root} runs low.
      */
     Outcome run(
             Path root,
@@ -83,7 +111,7 @@ final class BuildStepRunner {
             String workdir,
             Map<String, String> env,
             String command,
-            Duration timeout,
+            Bounds bounds,
             BuildLog log,
             Optional<UserNamespace> userns)
             throws IOException, InterruptedException {
@@ -138,12 +166,44 @@ final class BuildStepRunner {
         CAPABILITIES.forEach(cap ->
                 bounding.append(",+").append(cap.substring("CAP_".length()).toLowerCase(java.util.Locale.ROOT)));
         c.addAll(List.of(bounding.toString(), "--", "/bin/sh", "-c", GATE, "chalk-step", command));
-        List<String> command2 = userns.isPresent()
-                ? ai.chalk.compute.server.runtime.seccomp.SyscallFilter.withFileOn(
-                        4, userns.get().path(), c)
-                : c;
-        ProcessBuilder pb =
-                new ProcessBuilder(command2).directory(new File("/")).redirectErrorStream(true);
+        BuildLimits limits = bounds.limits();
+        String id = "build-" + UUID.randomUUID().toString().replace("-", "").substring(0, 20);
+        SandboxCgroup group = null;
+        groupsInUse.add(id);
+        try {
+            group = tools.cgroups().any()
+                    ? tools.cgroups()
+                            .create(
+                                    id,
+                                    new ResourceLimits(
+                                            Optional.of(limits.milliCpus()), Optional.of(limits.memoryBytes())),
+                                    limits.processes())
+                    : null;
+            // bubblewrap is born in the step's groups, with its open-file limit, and so is everything of the step
+            List<String> confined = CgroupEntry.command(
+                    group == null ? List.of() : group.initProcsFiles(),
+                    limits.openFiles(),
+                    userns.map(ns -> List.of(new CgroupEntry.OpenFile(4, ns.path())))
+                            .orElse(List.of()),
+                    c);
+            return run(confined, group, bounds, Files.getFileStore(root.getParent()), log);
+        } finally {
+            if (group != null) {
+                group.remove(); // and with it anything of the step still running
+            }
+            groupsInUse.remove(id);
+        }
+    }
+
+    /** Whether {@code groupId} is the cgroup of a step running now, not one an earlier server left behind. */
+    boolean runs(String groupId) {
+        return groupsInUse.contains(groupId);
+    }
+
+    private Outcome run(
+            List<String> command, @Nullable SandboxCgroup group, Bounds bounds, FileStore disk, BuildLog log)
+            throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(new File("/")).redirectErrorStream(true);
         pb.environment().clear();
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         Process p = pb.start();
@@ -151,20 +211,31 @@ final class BuildStepRunner {
         Thread reader = DaemonThreads.start("chalk-build-output", () -> forward(p, log, tail));
         Optional<Egress> egress = Optional.empty();
         try {
-            egress = network.attach(p);
+            egress = network.attach(p, group, bounds.limits().openFiles());
             try (OutputStream go = p.getOutputStream()) {
                 go.write('\n');
             } catch (IOException e) {
                 // the step ended already; its outcome says how
             }
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            long deadline = System.nanoTime() + bounds.timeout().toNanos();
+            String stopped = null;
+            while (stopped == null && !p.waitFor(DISK_CHECK_MILLIS, TimeUnit.MILLISECONDS)) {
+                long free = disk.getUsableSpace();
+                if (free < bounds.diskReserveBytes()) {
+                    stopped = "was stopped when the server's disk had " + (free >> 20) + " MiB left (build steps"
+                            + " leave it " + (bounds.diskReserveBytes() >> 20) + " MiB)";
+                } else if (System.nanoTime() > deadline) {
+                    stopped = "did not finish within " + bounds.timeout().toSeconds() + " s";
+                }
+            }
+            if (stopped != null) {
                 p.destroyForcibly(); // bubblewrap's --die-with-parent takes the step's processes with it
                 p.waitFor(10, TimeUnit.SECONDS);
                 reader.join(2000);
-                return new Outcome(-1, true, tail(tail));
+                return new Outcome(-1, stopped, tail(tail));
             }
             reader.join(10_000);
-            return new Outcome(p.exitValue(), false, tail(tail));
+            return new Outcome(p.exitValue(), null, tail(tail));
         } catch (InterruptedException | IOException e) {
             p.destroyForcibly();
             throw e;

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local.image;
 
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupDriver;
 import ai.chalk.compute.server.runtime.userns.UserNamespacePool;
 import java.nio.file.Path;
 import java.util.List;
@@ -19,6 +20,7 @@ import java.util.List;
  * @param env        the command that runs the static busybox's env from there, which gives a step its variables
  *                   once it has joined its user namespace
  * @param users      the user namespaces of steps (each runs as an id range of its own, as a sandbox does)
+ * @param cgroups    where each step gets cgroups of its own, with the build's limits, as a sandbox does
  */
 public record BuildTools(
         Path bwrap,
@@ -27,7 +29,8 @@ public record BuildTools(
         List<String> setpriv,
         List<String> nsenter,
         List<String> env,
-        UserNamespacePool users) {
+        UserNamespacePool users,
+        CgroupDriver cgroups) {
 
     public BuildTools {
         setpriv = List.copyOf(setpriv);

@@ -4,6 +4,7 @@ import ai.chalk.compute.proto.sandbox.v1.AddFileStep;
 import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.image.BuildLimits;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
@@ -48,6 +49,8 @@ public final class LocalImageBuilder implements ImageBuilder {
 
     /** How long one build command may run unless set otherwise. */
     public static final Duration DEFAULT_STEP_TIMEOUT = Duration.ofMinutes(30);
+    /** The least a build step must leave free of the disk that holds the image cache by default. */
+    public static final long DISK_RESERVE_MIN_BYTES = 1L << 30;
 
     private final LocalImages images;
     private final Path base;
@@ -59,6 +62,9 @@ public final class LocalImageBuilder implements ImageBuilder {
     private final Path layersDir;
     private final KeyLocks locks = new KeyLocks();
     private volatile Duration stepTimeout = DEFAULT_STEP_TIMEOUT;
+    private volatile BuildLimits stepLimits = BuildLimits.DEFAULTS;
+    /** Set by {@link #stepDiskReserve}; -1 for the default. */
+    private volatile long stepDiskReserve = -1;
 
     /**
      * @param images      the image cache (bases, layers, records)
@@ -82,6 +88,36 @@ public final class LocalImageBuilder implements ImageBuilder {
     /** Sets how long one build command may run. */
     public void stepTimeout(Duration timeout) {
         this.stepTimeout = timeout;
+    }
+
+    /** Sets what one build command may use (memory, CPU, open files, processes); {@link BuildLimits#DEFAULTS} unless set. */
+    public void stepLimits(BuildLimits limits) {
+        this.stepLimits = java.util.Objects.requireNonNull(limits, "limits");
+    }
+
+    /**
+     * Sets how much of the disk that holds the image cache a build step must leave free: a step that writes until less
+     * is left is stopped. By default {@value #DISK_RESERVE_MIN_BYTES} bytes or a fiftieth of the disk, whichever is
+     * more.
+     */
+    public void stepDiskReserve(long bytes) {
+        this.stepDiskReserve = bytes;
+    }
+
+    private BuildStepRunner.Bounds bounds(Path work) throws IOException {
+        long reserve = stepDiskReserve;
+        if (reserve < 0) {
+            reserve = Math.max(DISK_RESERVE_MIN_BYTES, Files.getFileStore(work).getTotalSpace() / 50);
+        }
+        return new BuildStepRunner.Bounds(stepTimeout, stepLimits, reserve);
+    }
+
+    /**
+     * Whether {@code groupId} names the cgroup of a build step running now: a runtime cleaning up the groups an earlier
+     * server left must leave it alone.
+     */
+    public boolean runsStep(String groupId) {
+        return runner.isPresent() && runner.get().runs(groupId);
     }
 
     @Override
@@ -303,11 +339,9 @@ public final class LocalImageBuilder implements ImageBuilder {
         Path ptys = root.resolveSibling("pts");
         SandboxDevices.mountPtys(ptys);
         BuildStepRunner.Outcome o =
-                runner.orElseThrow().run(root, ptys, workdir, env, command, stepTimeout, log, userns);
-        if (o.timedOut() || o.exitCode() != 0) {
-            String why = o.timedOut()
-                    ? "did not finish within " + stepTimeout.toSeconds() + " s"
-                    : "failed with exit code " + o.exitCode();
+                runner.orElseThrow().run(root, ptys, workdir, env, command, bounds(root.getParent()), log, userns);
+        if (o.stopped() != null || o.exitCode() != 0) {
+            String why = o.stopped() != null ? o.stopped() : "failed with exit code " + o.exitCode();
             throw new ImageBuildException("image_spec.steps[" + step.index() + "] (" + step.kind() + ") `" + command
                     + "` " + why
                     + (o.tail().isEmpty()

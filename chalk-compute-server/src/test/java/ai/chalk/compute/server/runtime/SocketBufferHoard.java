@@ -1,0 +1,39 @@
+package ai.chalk.compute.server.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * An attack on the host's TCP memory for the runtimes' security tests: socket buffers held on a sandbox's own
+ * loopback by connections nobody reads. Needs perl in the sandbox.
+ */
+public final class SocketBufferHoard {
+
+    private SocketBufferHoard() {}
+
+    /**
+     * Opens {@code $1} connections on the loopback and writes into them until {@code $2} bytes are held (nobody reads
+     * them) or the kernel takes no more; prints {@code HELD <bytes> in <n> connections}.
+     */
+    public static final String HOARD = "perl -MIO::Socket::INET -e '"
+            + "$| = 1; my ($conns, $target) = @ARGV;"
+            + " my $l = IO::Socket::INET->new(LocalAddr => q(127.0.0.1), LocalPort => 0, Listen => 1024,"
+            + " ReuseAddr => 1) or die qq(listen: $!\\n); my (@c, @s);"
+            + " for (1 .. $conns) { my $c = IO::Socket::INET->new(PeerAddr => q(127.0.0.1),"
+            + " PeerPort => $l->sockport) or last; my $s = $l->accept or last;"
+            + " $c->blocking(0); push @c, $c; push @s, $s }"
+            + " my $buf = q(x) x 65536; my ($total, $progress) = (0, 1);"
+            + " while ($progress && $total < $target) { $progress = 0;"
+            + " for my $c (@c) { my $n = syswrite($c, $buf);"
+            + " if (defined $n && $n > 0) { $total += $n; $progress = 1 } last if $total >= $target } }"
+            + " print qq(HELD $total in ), scalar(@c), qq( connections\\n)' ";
+
+    /** The bytes {@link #HOARD}'s output says it held, after checking that it opened every connection. */
+    public static long held(String output, int connections) {
+        String line = output.lines()
+                .filter(l -> l.startsWith("HELD "))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(output));
+        assertThat(line).as(output).endsWith(" in " + connections + " connections");
+        return Long.parseLong(line.split(" ")[1]);
+    }
+}
