@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Where the proxy may connect: names resolved (the options' table first, then the system resolver, off the event
@@ -38,7 +39,10 @@ final class Destinations {
         refresh();
     }
 
-    /** The addresses of {@code host} (an IP literal is its own), empty when it does not resolve. */
+    /**
+     * The addresses of {@code host} (an IP literal is its own), empty when it does not resolve, or when the resolver
+     * has more lookups waiting than it takes.
+     */
     CompletableFuture<List<InetAddress>> resolve(String host) {
         String h = HostPattern.normalize(host);
         List<InetAddress> pinned = table.get(h);
@@ -52,15 +56,19 @@ final class Destinations {
                 return CompletableFuture.completedFuture(List.of());
             }
         }
-        return CompletableFuture.supplyAsync(
-                () -> {
-                    try {
-                        return List.of(InetAddress.getAllByName(h));
-                    } catch (UnknownHostException e) {
-                        return List.<InetAddress>of();
-                    }
-                },
-                resolver);
+        try {
+            return CompletableFuture.supplyAsync(
+                    () -> {
+                        try {
+                            return List.of(InetAddress.getAllByName(h));
+                        } catch (UnknownHostException e) {
+                            return List.<InetAddress>of();
+                        }
+                    },
+                    resolver);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.completedFuture(List.of()); // every lookup thread busy and the queue full
+        }
     }
 
     /** Whether no sandbox may ever reach {@code address}. */

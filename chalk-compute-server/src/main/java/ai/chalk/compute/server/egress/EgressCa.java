@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
@@ -69,7 +68,7 @@ public final class EgressCa {
     private final PrivateKey key;
     private final X509Certificate certificate;
     private final SecureRandom random = new SecureRandom();
-    private final Map<String, Issued> issued = new ConcurrentHashMap<>();
+    private final Map<String, Issued> issued = LeastRecentlyUsed.map(EgressProxy.INTERCEPTED_HOSTS);
 
     private EgressCa(PrivateKey key, X509Certificate certificate) {
         this.key = key;

@@ -15,11 +15,14 @@ import java.util.Optional;
  *
  * @param hosts        name (lower case) to its addresses, consulted first
  * @param upstreamTrust a PEM file of further CAs trusted for intercepted hosts' certificates; empty for the JDK's only
+ * @param connections  how many connections the proxy holds at once, per sandbox and in total
  */
-public record EgressOptions(Map<String, List<InetAddress>> hosts, Optional<Path> upstreamTrust) {
+public record EgressOptions(
+        Map<String, List<InetAddress>> hosts, Optional<Path> upstreamTrust, EgressConnections connections) {
 
-    /** The system resolver and the JDK's CAs. */
-    public static final EgressOptions DEFAULTS = new EgressOptions(Map.of(), Optional.empty());
+    /** The system resolver, the JDK's CAs and {@link EgressConnections#forThisServer()}. */
+    public static final EgressOptions DEFAULTS =
+            new EgressOptions(Map.of(), Optional.empty(), EgressConnections.forThisServer());
 
     public EgressOptions {
         Map<String, List<InetAddress>> h = new LinkedHashMap<>();
@@ -31,11 +34,16 @@ public record EgressOptions(Map<String, List<InetAddress>> hosts, Optional<Path>
     public EgressOptions withHost(String name, InetAddress... addresses) {
         Map<String, List<InetAddress>> h = new LinkedHashMap<>(hosts);
         h.put(name, List.of(addresses));
-        return new EgressOptions(h, upstreamTrust);
+        return new EgressOptions(h, upstreamTrust, connections);
     }
 
     /** These options trusting the CAs of {@code pemFile} for intercepted hosts. */
     public EgressOptions withUpstreamTrust(Path pemFile) {
-        return new EgressOptions(hosts, Optional.of(pemFile));
+        return new EgressOptions(hosts, Optional.of(pemFile), connections);
+    }
+
+    /** These options holding at most {@code limits} connections at once. */
+    public EgressOptions withConnections(EgressConnections limits) {
+        return new EgressOptions(hosts, upstreamTrust, limits);
     }
 }

@@ -33,10 +33,11 @@ import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509TrustManager;
@@ -59,6 +60,16 @@ public final class EgressProxy implements AutoCloseable {
     public static final int DNS_PORT = 53;
     /** A connection with no traffic either way for this long is closed. */
     static final long IDLE_SECONDS = 600;
+    /**
+     * Intercepted hosts whose certificate and TLS context are kept, the least recently used going first: a sandbox
+     * whose policy intercepts a wildcard could otherwise name a new host in every handshake and grow the server's heap
+     * without end. A host that comes back after that gets a new certificate.
+     */
+    static final int INTERCEPTED_HOSTS = 512;
+    /** Threads that block on name lookups, for all sandboxes; lookups past them wait in a bounded queue. */
+    static final int LOOKUP_THREADS = 64;
+    /** Lookups waiting for a thread, at most; past that a lookup fails at once (the name does not resolve). */
+    static final int LOOKUP_QUEUE = 4096;
 
     private final EventLoopGroup group;
     private final ExecutorService lookups;
@@ -66,13 +77,25 @@ public final class EgressProxy implements AutoCloseable {
     private final Path trustDir;
     private final Destinations destinations;
     private final SslContext upstream;
-    private final Map<String, SslContext> intercepts = new ConcurrentHashMap<>();
+    private final Map<String, SslContext> intercepts = LeastRecentlyUsed.map(INTERCEPTED_HOSTS);
+    private final EgressConnections limits;
+    /** Connections held now, every sandbox's. */
+    private final AtomicInteger open = new AtomicInteger();
 
     private EgressProxy(Path dir, EgressOptions options, List<String> forbidden) throws IOException {
         this.ca = EgressCa.loadOrCreate(dir.resolve("ca"));
+        this.limits = options.connections();
         this.trustDir = SandboxTrust.write(dir.resolve("trust"), ca);
         this.upstream = upstreamContext(options);
-        this.lookups = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-egress-dns"));
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                LOOKUP_THREADS,
+                LOOKUP_THREADS,
+                30,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(LOOKUP_QUEUE),
+                DaemonThreads.numbered("chalk-egress-dns"));
+        pool.allowCoreThreadTimeOut(true);
+        this.lookups = pool;
         this.destinations = new Destinations(options.hosts(), forbidden, lookups);
         int threads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
         this.group = new MultiThreadIoEventLoopGroup(
@@ -111,18 +134,18 @@ public final class EgressProxy implements AutoCloseable {
         List<Channel> bound = new ArrayList<>();
         try {
             bound.add(listen(
-                    address,
+                    link,
                     PROXY_PORT,
                     children,
                     ch -> ch.pipeline().addLast(new HttpServerCodec(), new HttpFront(link, HttpFront.Mode.PROXY))));
             bound.add(listen(
-                    address,
+                    link,
                     HTTP_PORT,
                     children,
                     ch -> ch.pipeline()
                             .addLast(new HttpServerCodec(), new HttpFront(link, HttpFront.Mode.TRANSPARENT))));
             bound.add(listen(
-                    address,
+                    link,
                     HTTPS_PORT,
                     children,
                     ch -> ch.pipeline().addLast(new TlsGate(link, null, HTTPS_PORT, null))));
@@ -135,8 +158,9 @@ public final class EgressProxy implements AutoCloseable {
     }
 
     private Channel listen(
-            InetAddress address, int port, ChannelGroup children, java.util.function.Consumer<Channel> pipeline)
+            SandboxLink link, int port, ChannelGroup children, java.util.function.Consumer<Channel> pipeline)
             throws IOException {
+        InetAddress address = link.proxyAddress();
         ServerBootstrap b = new ServerBootstrap()
                 .group(group)
                 .channel(NioServerSocketChannel.class)
@@ -145,6 +169,10 @@ public final class EgressProxy implements AutoCloseable {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (!admit(ch, children, link)) {
+                            ch.close();
+                            return;
+                        }
                         children.add(ch);
                         ch.pipeline().addLast(new IdleStateHandler(0, 0, IDLE_SECONDS, TimeUnit.SECONDS));
                         ch.pipeline().addLast(new IdleClose());
@@ -152,6 +180,31 @@ public final class EgressProxy implements AutoCloseable {
                     }
                 });
         return bind(b.bind(new InetSocketAddress(address, port)), address, port, "TCP");
+    }
+
+    /** Whether {@code ch} may be held: within its sandbox's share of connections and within all of them. */
+    private boolean admit(Channel ch, ChannelGroup sandboxs, SandboxLink link) {
+        if (sandboxs.size() >= limits.perSandbox()) {
+            link.refused("a connection", "the sandbox holds " + limits.perSandbox() + " already, the most it may");
+            return false;
+        }
+        if (open.incrementAndGet() > limits.total()) {
+            open.decrementAndGet();
+            link.refused("a connection", "the proxy holds " + limits.total() + " for all sandboxes, the most it may");
+            return false;
+        }
+        ch.closeFuture().addListener(f -> open.decrementAndGet());
+        return true;
+    }
+
+    /** Connections held now, every sandbox's. */
+    int connections() {
+        return open.get();
+    }
+
+    /** Intercepted hosts whose TLS context is kept now. */
+    int interceptedHosts() {
+        return intercepts.size();
     }
 
     private Channel resolver(InetAddress address, SandboxLink link) throws IOException {

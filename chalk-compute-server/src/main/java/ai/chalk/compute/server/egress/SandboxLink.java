@@ -16,6 +16,7 @@ final class SandboxLink {
 
     private static final Logger log = LoggerFactory.getLogger(EgressProxy.class);
 
+    private final SandboxLookups lookups;
     private final String sandboxId;
     private final EgressPolicy policy;
     private final InetAddress proxyAddress;
@@ -26,6 +27,7 @@ final class SandboxLink {
         this.policy = policy;
         this.proxyAddress = proxyAddress;
         this.proxy = proxy;
+        this.lookups = new SandboxLookups(proxy.destinations());
     }
 
     String sandboxId() {
@@ -49,23 +51,38 @@ final class SandboxLink {
         if (policy.entryFor(host).isEmpty() && policy.allowedRoutes().isEmpty()) {
             return CompletableFuture.completedFuture(Decision.refuse(host + " is not in allowed_hosts"));
         }
-        return proxy.destinations()
-                .resolve(host)
-                .thenApply(addresses -> policy.decide(host, port, addresses, proxy.destinations()::forbidden));
+        CompletableFuture<List<InetAddress>> addresses = lookups.resolve(host);
+        if (addresses == null) {
+            return CompletableFuture.completedFuture(Decision.refuse(busy()));
+        }
+        return addresses.thenApply(a -> policy.decide(host, port, a, proxy.destinations()::forbidden));
     }
 
     /** The addresses of a forward_url's host that may be connected to: not denied, not forbidden. */
     CompletableFuture<List<InetAddress>> forwardTarget(String host) {
-        return proxy.destinations()
-                .resolve(host)
-                .thenApply(addresses -> addresses.stream()
-                        .filter(a -> !policy.denied(a) && !proxy.destinations().forbidden(a))
-                        .toList());
+        CompletableFuture<List<InetAddress>> addresses = lookups.resolve(host);
+        if (addresses == null) {
+            refused("a lookup of " + host, busy());
+            return CompletableFuture.completedFuture(List.of());
+        }
+        return addresses.thenApply(found -> found.stream()
+                .filter(a -> !policy.denied(a) && !proxy.destinations().forbidden(a))
+                .toList());
     }
 
     /** The addresses of {@code host}, as the proxy resolves them. */
     CompletableFuture<List<InetAddress>> resolve(String host) {
-        return proxy.destinations().resolve(host);
+        CompletableFuture<List<InetAddress>> addresses = lookups.resolve(host);
+        if (addresses == null) {
+            refused("a lookup of " + host, busy());
+            return CompletableFuture.completedFuture(List.of());
+        }
+        return addresses;
+    }
+
+    private static String busy() {
+        return "the sandbox has " + SandboxLookups.AT_ONCE + " name lookups under way already, the most it may; try"
+                + " again";
     }
 
     /** The server side of an intercepted connection to {@code host}: a certificate of the server's CA. */

@@ -1,0 +1,185 @@
+package ai.chalk.compute.server.egress;
+
+import static ai.chalk.compute.server.egress.Policies.header;
+import static ai.chalk.compute.server.egress.Policies.hosts;
+import static ai.chalk.compute.server.egress.Policies.with;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import javax.net.ssl.SNIHostName;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What a sandbox with a network policy can make the server's egress proxy hold: the proxy runs in the server, so each
+ * connection costs the server file descriptors, each intercepted host a certificate and a TLS context on its heap, each
+ * name lookup one of its threads. A sandbox that asks for these in a loop must meet a bound, and the other sandboxes
+ * must still be served. Connections come from this test as a sandbox's would, to the sandbox's proxy address.
+ */
+class EgressProxyResourcesSecurityTest {
+
+    private static EgressWorld world;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startWorld() throws Exception {
+        world = EgressWorld.start();
+    }
+
+    @AfterAll
+    static void stopWorld() {
+        if (world != null) {
+            world.close();
+        }
+    }
+
+    private static InetAddress loopback() throws IOException {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        return InetAddress.getByName("127." + r.nextInt(1, 250) + "." + r.nextInt(1, 250) + "." + r.nextInt(2, 250));
+    }
+
+    private static long descriptors() throws IOException {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
+    }
+
+    private static List<Socket> connect(InetAddress at, int count) throws IOException {
+        List<Socket> sockets = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            sockets.add(new Socket(at, EgressProxy.PROXY_PORT));
+        }
+        return sockets;
+    }
+
+    private static void close(List<Socket> sockets) throws IOException {
+        for (Socket s : sockets) {
+            s.close();
+        }
+    }
+
+    /** The status line of a request for {@code other.test} through the proxy at {@code at}. */
+    private static String get(InetAddress at) throws IOException {
+        try (Socket s = new Socket(at, EgressProxy.PROXY_PORT)) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            out.write("GET http://other.test/ HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n"
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            String line =
+                    new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+            return line == null ? "closed" : line;
+        }
+    }
+
+    /**
+     * The attack: 300 connections to the proxy, held open. Before, the proxy held every one (a file descriptor of the
+     * server each; with enough of them the server could accept no call and open no file). Now it holds the sandbox's
+     * share and closes the rest as it accepts them; another sandbox is still served, up to what is left of the total.
+     */
+    @Test
+    void aSandboxHoldsItsShareOfConnectionsAndAllSandboxesTheTotal() throws Exception {
+        try (EgressProxy proxy = EgressProxy.start(
+                        dir, world.options().withConnections(new EgressConnections(50, 80)), List.of());
+                EgressEndpoint greedy = proxy.open("greedy", loopback(), hosts("other.test"));
+                EgressEndpoint modest = proxy.open("modest", loopback(), hosts("other.test"))) {
+            long before = descriptors();
+            List<Socket> flood = connect(greedy.address(), 300);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> proxy.connections() == 50);
+            Thread.sleep(200); // the surplus closed, not merely not counted
+            assertThat(proxy.connections()).isEqualTo(50);
+            // this test's own 300 sockets, and the proxy's side of 50 of them
+            assertThat(descriptors() - before).isBetween(300L, 300L + 50 + 20);
+
+            assertThat(get(modest.address())).startsWith("HTTP/1.1 200");
+            List<Socket> more = connect(modest.address(), 40);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> proxy.connections() == 80);
+            Thread.sleep(200);
+            assertThat(proxy.connections()).isEqualTo(80);
+            assertThat(get(modest.address())).as("the total is reached").isEqualTo("closed");
+
+            close(flood);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> proxy.connections() == 30);
+            assertThat(get(modest.address())).startsWith("HTTP/1.1 200");
+            assertThat(get(greedy.address())).startsWith("HTTP/1.1 200");
+            close(more);
+        }
+    }
+
+    /**
+     * The attack: TLS handshakes naming a new host under a wildcard the policy intercepts, each of which had the proxy
+     * issue a certificate and build a TLS context, kept for the server's life. Now at most
+     * {@value EgressProxy#INTERCEPTED_HOSTS} are kept, and a host that comes back is served again.
+     */
+    @Test
+    void interceptedHostsAreKeptUpToABound() throws Exception {
+        int names = EgressProxy.INTERCEPTED_HOSTS + 100;
+        EgressOptions options = world.options();
+        for (int i = 0; i < names; i++) {
+            options = options.withHost("n" + i + ".wild.test", world.farA);
+        }
+        try (EgressProxy proxy = EgressProxy.start(dir, options, List.of());
+                EgressEndpoint endpoint = proxy.open(
+                        "namer", loopback(), with(hosts(), "*.wild.test", header(RequestMatch.ANY, "X-T", "1")))) {
+            SSLContext tls = RawHttps.trusting(world.caPem, proxy.caCertificate());
+            List<CompletableFuture<String>> handshakes = new ArrayList<>();
+            for (int i = 0; i < names; i++) {
+                String name = "n" + i + ".wild.test";
+                handshakes.add(CompletableFuture.supplyAsync(() -> handshake(tls, endpoint.address(), name)));
+                if (handshakes.size() % 16 == 0) {
+                    CompletableFuture.allOf(handshakes.toArray(CompletableFuture[]::new))
+                            .get(60, TimeUnit.SECONDS);
+                }
+            }
+            for (CompletableFuture<String> h : handshakes) {
+                assertThat(h.get(60, TimeUnit.SECONDS)).isEqualTo("CN=n" + handshakes.indexOf(h) + ".wild.test");
+            }
+            assertThat(proxy.interceptedHosts()).isEqualTo(EgressProxy.INTERCEPTED_HOSTS);
+            assertThat(handshake(tls, endpoint.address(), "n0.wild.test")).isEqualTo("CN=n0.wild.test");
+        }
+    }
+
+    /** The subject of the certificate the proxy presents for {@code name}, in a handshake to its port 443. */
+    private static String handshake(SSLContext tls, InetAddress at, String name) {
+        try (Socket plain = new Socket()) {
+            plain.connect(new InetSocketAddress(at, EgressProxy.HTTPS_PORT), 10_000);
+            plain.setSoTimeout(10_000);
+            try (SSLSocket s = (SSLSocket) tls.getSocketFactory().createSocket(plain, name, 443, false)) {
+                SSLParameters p = s.getSSLParameters();
+                p.setServerNames(List.of(new SNIHostName(name)));
+                p.setEndpointIdentificationAlgorithm("HTTPS");
+                s.setSSLParameters(p);
+                s.startHandshake();
+                return ((java.security.cert.X509Certificate) s.getSession().getPeerCertificates()[0])
+                        .getSubjectX500Principal()
+                        .getName();
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException(name + ": " + e, e);
+        }
+    }
+}
