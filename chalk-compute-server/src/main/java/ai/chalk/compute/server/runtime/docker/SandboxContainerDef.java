@@ -4,6 +4,8 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.SandboxSpec.VolumeBinding;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
+import ai.chalk.compute.server.runtime.host.TcpMemory;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.model.AccessMode;
 import com.github.dockerjava.api.model.Bind;
@@ -133,10 +135,13 @@ record SandboxContainerDef(
 
     /**
      * The engine's side of the container: the engine's own init is off because pid 1 is this runtime's
-     * ({@link Scripts#INIT}); memory and swap are the same number, so there is no swap.
+     * ({@link Scripts#INIT}); memory and swap are the same number, so there is no swap; its sockets' TCP buffers are
+     * charged to its memory group from its first process on, up to its share of the host's ({@link TcpMemory}: on cgroup
+     * v1 the kernel charges them to no group otherwise).
      */
     HostConfig hostConfig() {
-        HostConfig hostConfig = HostConfig.newHostConfig()
+        HostConfig hostConfig = new SocketBufferLimit(
+                        TcpMemory.forOneSandbox(limits.memoryBytes().orElse(Long.MAX_VALUE)))
                 .withNetworkMode(egress.orElse(network ? NetworkFence.SANDBOXES : "none"))
                 .withCapDrop(Capability.ALL)
                 .withCapAdd(KEPT_CAPABILITIES.toArray(Capability[]::new))
@@ -177,5 +182,26 @@ record SandboxContainerDef(
     /** Whole seconds, rounded up, at least one: the init counts by {@code date +%s}. */
     private static long seconds(Duration d) {
         return Math.max(1, (d.toMillis() + 999) / 1000);
+    }
+
+    /**
+     * A host configuration with the engine's {@code KernelMemoryTCP}, which docker-java has no field for: the engine
+     * sets the container's {@code memory.kmem.tcp.limit_in_bytes} as it creates its groups, before the image's first
+     * process runs (set later, a socket made before would never be charged). Engines that no longer read it leave it
+     * to {@link ContainerSocketBuffers}.
+     */
+    static final class SocketBufferLimit extends HostConfig {
+        private static final long serialVersionUID = 1L;
+
+        @JsonProperty("KernelMemoryTCP")
+        private final long kernelMemoryTcp;
+
+        SocketBufferLimit(long bytes) {
+            this.kernelMemoryTcp = bytes;
+        }
+
+        long kernelMemoryTcp() {
+            return kernelMemoryTcp;
+        }
     }
 }

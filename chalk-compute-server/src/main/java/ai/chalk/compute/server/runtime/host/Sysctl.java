@@ -5,7 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 
-/** Reads a kernel setting under {@code /proc/sys} that holds one number. */
+/** Reads a kernel setting under {@code /proc/sys} that holds a number, or a few. */
 public final class Sysctl {
 
     private Sysctl() {}
@@ -16,8 +16,14 @@ public final class Sysctl {
      * read "3" instead of "32768").
      */
     public static Optional<Long> read(Path file) {
+        return read(file, 0);
+    }
+
+    /** The {@code index}th number (from 0) in {@code file}, if it can be read ({@code net.ipv4.tcp_mem} holds 3). */
+    public static Optional<Long> read(Path file, int index) {
         try {
-            return Optional.of(Long.parseLong(Files.readAllLines(file).get(0).trim()));
+            return Optional.of(
+                    Long.parseLong(Files.readAllLines(file).get(0).trim().split("\\s+")[index]));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

@@ -31,14 +31,15 @@ final class Leftovers {
      * What removes a killed server's sandboxes (see {@link WhenServerDies}): it thaws and kills whatever is left in
      * their groups (their inits die with the server, but a frozen process cannot die until thawed), detaches their
      * file systems (layers, id-mapped views, image roots, then the sandboxes directory's own mount) and removes their
-     * directories and cgroups. It acts only on
+     * directories and cgroups, and those of the image build steps that were running. It acts only on
      * the sandboxes there were when the server died, so a new server started on the same directory meanwhile loses
      * nothing. Arguments: the sandboxes directory, then the base directory of each cgroup hierarchy.
      */
     static final String SANDBOX_CLEANUP = """
             S=$1; shift
             cd "$S" || exit 0
-            ids=$(ls -A)
+            # the sandboxes', and the groups of the image build steps that were running
+            ids="$(ls -A) $(for g in "$@"; do ls "$g"; done 2>/dev/null | grep '^build-' | sort -u)"
             for g in "$@"; do
               for id in $ids; do
                 [ -f "$g/$id/freezer.state" ] && echo THAWED > "$g/$id/freezer.state"

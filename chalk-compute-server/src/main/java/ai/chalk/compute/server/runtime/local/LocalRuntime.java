@@ -450,6 +450,7 @@ public final class LocalRuntime implements SandboxRuntime {
         if (sandboxesMount) {
             LayerQuota.unmount(sandboxesDir()); // no layer is left below it
         }
+        images.builder().stopSteps(); // no build step outlives the runtime in its groups
         cgroups.removeBaseIfEmpty();
         egress.close();
         userNamespaces.close();

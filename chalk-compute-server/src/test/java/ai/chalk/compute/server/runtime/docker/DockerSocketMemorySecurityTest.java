@@ -7,6 +7,7 @@ import ai.chalk.compute.server.runtime.RuntimeTesting;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.SocketBufferHoard;
+import ai.chalk.compute.server.runtime.host.TcpMemory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -62,6 +63,27 @@ class DockerSocketMemorySecurityTest {
                 .out();
         assertThat(SocketBufferHoard.held(out, 200)).as(out).isLessThanOrEqualTo(memory);
         assertThat(RuntimeTesting.sh(sb, "echo alive").ok().out()).isEqualTo("alive\n");
+        // set by the engine as it made the container, before the image's first process ran
+        assertThat(DockerTesting.docker(
+                                "inspect",
+                                "--format",
+                                "{{.HostConfig.KernelMemoryTCP}}",
+                                ((DockerSandbox) sb).containerId())
+                        .output()
+                        .trim())
+                .isEqualTo(Long.toString(memory));
+        sb.terminate(Duration.ZERO);
+    }
+
+    /** A container with no memory limit holds no more than a sandbox's share of the host's TCP memory. */
+    @Test
+    void aContainerWithoutAMemoryLimitHoldsOnlyAShareOfTheHostsTcpMemory() throws Exception {
+        RuntimeSandbox sb = runtime.start(RuntimeTesting.spec());
+        long share = TcpMemory.forOneSandbox(Long.MAX_VALUE);
+        String out = RuntimeTesting.sh(sb, SocketBufferHoard.HOARD + "400 1500000000")
+                .ok()
+                .out();
+        assertThat(SocketBufferHoard.held(out, 400)).as(out).isLessThanOrEqualTo(share);
         sb.terminate(Duration.ZERO);
     }
 }

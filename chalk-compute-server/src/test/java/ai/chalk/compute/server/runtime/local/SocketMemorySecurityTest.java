@@ -7,6 +7,7 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.SocketBufferHoard;
 import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.host.TcpMemory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,6 +55,25 @@ class SocketMemorySecurityTest {
                 .out();
         assertThat(SocketBufferHoard.held(out, 200)).as(out).isLessThanOrEqualTo(MEMORY);
         assertThat(sh(sb, "echo alive").ok().out()).isEqualTo("alive\n");
+        sb.terminate(Duration.ZERO);
+    }
+
+    /**
+     * Within its memory is not enough: a sandbox with the standard 4 GiB could fill the host's whole pool of TCP memory
+     * (2.2 GB on this VM). A sandbox holds at most a share of it ({@link TcpMemory#forOneSandbox}: a
+     * quarter of half of what the kernel holds before it puts every socket of the host under pressure).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aSandboxWithTheStandardMemoryHoldsOnlyAShareOfTheHostsTcpMemory(String mode) throws Exception {
+        LocalRuntime runtime = runtimes.start(mode);
+        var sb = runtime.start(LocalTesting.spec());
+        long share = TcpMemory.forOneSandbox(runtime.defaults().memoryBytes());
+        assertThat(share).isLessThan(runtime.defaults().memoryBytes());
+        String out = sh(sb, "ip link set lo up 2>/dev/null; " + SocketBufferHoard.HOARD + "400 1500000000")
+                .ok()
+                .out();
+        assertThat(SocketBufferHoard.held(out, 400)).as(out).isLessThanOrEqualTo(share);
         sb.terminate(Duration.ZERO);
     }
 

@@ -3,6 +3,7 @@ package ai.chalk.compute.server.runtime.local.cgroup;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.host.TcpMemory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -155,7 +156,7 @@ public final class CgroupV1 implements CgroupDriver {
                 long bytes = CgroupFiles.memoryForAllSandboxes();
                 if (bytes > 0) {
                     CgroupFiles.write(base.resolve("memory.limit_in_bytes"), Long.toString(bytes));
-                    limitSocketBuffers(base, Long.toString(bytes));
+                    limitSocketBuffers(base, Long.toString(Math.min(bytes, TcpMemory.forAllSandboxes())));
                 }
             }
             default -> {}
@@ -163,12 +164,13 @@ public final class CgroupV1 implements CgroupDriver {
     }
 
     /**
-     * Charges the TCP buffers of the group's sockets to it, up to {@code bytes}. Cgroup v1 counts them against no group
-     * unless this limit is set (v2 counts them in {@code memory.max}), and the kernel's TCP memory ({@code
-     * net.ipv4.tcp_mem}) is one pool for the whole host: without it, a 64 MiB sandbox writing into connections nobody
-     * reads (on its own loopback, or through slirp4netns) held 600 MB of it, and one with more connections could take
-     * the host's TCP into memory pressure and then to its limit, where no socket of the host, the server's included,
-     * gets buffers. Absent on kernels that no longer have it (it is deprecated), where v2 is the way to limit them.
+     * Charges the TCP buffers of the group's sockets to it, up to {@code bytes} (see
+     * {@link TcpMemory#forOneSandbox}). Cgroup v1 counts them against no group unless this limit is set,
+     * and the kernel's TCP memory ({@code net.ipv4.tcp_mem}) is one pool for the whole host: without it, a 64 MiB
+     * sandbox writing into connections nobody reads (on its own loopback, or through slirp4netns) held 600 MB of it,
+     * and one with more connections could take the host's TCP into memory pressure and then to its limit, where no
+     * socket of the host, the server's included, gets buffers. Absent on kernels that no longer have it (it is
+     * deprecated), where v2 is the way to limit them.
      */
     private static void limitSocketBuffers(Path memory, String bytes) throws IOException {
         Path tcp = memory.resolve("memory.kmem.tcp.limit_in_bytes");
@@ -209,7 +211,10 @@ public final class CgroupV1 implements CgroupDriver {
                         // swap accounting off: the memory limit alone applies
                     }
                 }
-                limitSocketBuffers(memory, bytes);
+                limitSocketBuffers(
+                        memory,
+                        Long.toString(
+                                TcpMemory.forOneSandbox(limits.memoryBytes().get())));
             }
             Path pids = dirs.get("pids");
             if (pids != null) {

@@ -86,8 +86,10 @@ final class BuildStepRunner {
 
     private final BuildTools tools;
     private final BuildNetwork network;
-    /** The cgroups of the steps running now. */
+    /** The ids of the cgroups of the steps running now. */
     private final Set<String> groupsInUse = ConcurrentHashMap.newKeySet();
+    /** The cgroups of the steps running now, once made. */
+    private final Map<String, SandboxCgroup> groups = new ConcurrentHashMap<>();
 
     BuildStepRunner(BuildTools tools, BuildNetwork network) {
         this.tools = tools;
@@ -179,6 +181,9 @@ final class BuildStepRunner {
                                             Optional.of(limits.milliCpus()), Optional.of(limits.memoryBytes())),
                                     limits.processes())
                     : null;
+            if (group != null) {
+                groups.put(id, group);
+            }
             // bubblewrap is born in the step's groups, with its open-file limit, and so is everything of the step
             List<String> confined = CgroupEntry.command(
                     group == null ? List.of() : group.initProcsFiles(),
@@ -190,9 +195,18 @@ final class BuildStepRunner {
         } finally {
             if (group != null) {
                 group.remove(); // and with it anything of the step still running
+                groups.remove(id);
             }
             groupsInUse.remove(id);
         }
+    }
+
+    /**
+     * Kills every step running now, which then fails: for a runtime that closes, so that no step outlives it in
+     * groups it no longer owns.
+     */
+    void stopAll() {
+        groups.values().forEach(SandboxCgroup::remove);
     }
 
     /** Whether {@code groupId} is the cgroup of a step running now, not one an earlier server left behind. */

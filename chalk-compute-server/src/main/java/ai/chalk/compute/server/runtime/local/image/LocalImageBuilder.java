@@ -112,6 +112,11 @@ public final class LocalImageBuilder implements ImageBuilder {
         return new BuildStepRunner.Bounds(stepTimeout, stepLimits, reserve);
     }
 
+    /** Kills every build step running now (they fail), for a runtime that closes. */
+    public void stopSteps() {
+        runner.ifPresent(BuildStepRunner::stopAll);
+    }
+
     /**
      * Whether {@code groupId} names the cgroup of a build step running now: a runtime cleaning up the groups an earlier
      * server left must leave it alone.
