@@ -56,6 +56,8 @@ final class Upstream {
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
                 .option(ChannelOption.AUTO_READ, false)
                 .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_RCVBUF, EgressProxy.UPSTREAM_BUFFER)
+                .option(ChannelOption.SO_SNDBUF, EgressProxy.UPSTREAM_BUFFER)
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {

@@ -131,6 +131,61 @@ class EgressProxyResourcesSecurityTest {
     }
 
     /**
+     * The attack: downloads through the proxy that the sandbox never reads. The kernel let the buffers of the proxy's
+     * two sockets of each grow to megabytes, all of it from the host's one pool of TCP memory and charged to the server,
+     * not the sandbox. Now each connection holds at most {@link EgressConnections#CONNECTION_BYTES}.
+     */
+    @Test
+    void downloadsNobodyReadsHoldLittleOfTheHostsTcpMemory() throws Exception {
+        int connections = 40;
+        try (EgressProxy proxy = EgressProxy.start(dir, world.options(), List.of());
+                EgressEndpoint endpoint = proxy.open("hoarder", loopback(), hosts("other.test"))) {
+            List<Socket> downloads = new ArrayList<>();
+            for (int i = 0; i < connections; i++) {
+                Socket s = new Socket(endpoint.address(), EgressProxy.PROXY_PORT);
+                s.getOutputStream()
+                        .write("GET http://other.test/bytes?n=400000000 HTTP/1.1\r\nHost: other.test\r\n\r\n"
+                                .getBytes(StandardCharsets.US_ASCII));
+                downloads.add(s);
+            }
+            Thread.sleep(3000); // every buffer on the way fills in a fraction of that
+            long held = heldByProxy(endpoint.address());
+            assertThat(held).isPositive().isLessThanOrEqualTo(connections * EgressConnections.CONNECTION_BYTES);
+            close(downloads);
+        }
+    }
+
+    /**
+     * The bytes queued in the proxy's sockets for a sandbox at {@code proxy} ({@code ss -tm}: received and not yet
+     * read, and waiting to be sent): its side of the sandbox's connections, and its connections to the world.
+     */
+    private static long heldByProxy(InetAddress proxy) throws Exception {
+        Process ss = new ProcessBuilder("ss", "-tmnH").redirectErrorStream(true).start();
+        List<String> lines = new BufferedReader(new InputStreamReader(ss.getInputStream(), StandardCharsets.US_ASCII))
+                .lines()
+                .toList();
+        assertThat(ss.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        String sandboxSide = proxy.getHostAddress() + ":" + EgressProxy.PROXY_PORT;
+        String upstream = world.farA.getHostAddress() + ":80";
+        long held = 0;
+        boolean proxys = false;
+        for (String line : lines) {
+            if (!line.startsWith(" ") && !line.startsWith("\t")) {
+                String[] f =
+                        line.trim().replace("[::ffff:", "").replace("]", "").split("\\s+");
+                proxys = f.length >= 5 && (f[3].equals(sandboxSide) || f[4].equals(upstream));
+            } else if (proxys && line.contains("skmem:(")) {
+                java.util.regex.Matcher m =
+                        java.util.regex.Pattern.compile("[(,](r|w)(\\d+)").matcher(line);
+                while (m.find()) {
+                    held += Long.parseLong(m.group(2));
+                }
+            }
+        }
+        return held;
+    }
+
+    /**
      * The attack: TLS handshakes naming a new host under a wildcard the policy intercepts, each of which had the proxy
      * issue a certificate and build a TLS context, kept for the server's life. Now at most
      * {@value EgressProxy#INTERCEPTED_HOSTS} are kept, and a host that comes back is served again.

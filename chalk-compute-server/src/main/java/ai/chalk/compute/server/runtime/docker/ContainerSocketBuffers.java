@@ -1,7 +1,7 @@
 package ai.chalk.compute.server.runtime.docker;
 
 import ai.chalk.compute.server.runtime.host.Sysctl;
-import ai.chalk.compute.server.runtime.host.TcpMemory;
+import ai.chalk.compute.server.runtime.network.TcpMemory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

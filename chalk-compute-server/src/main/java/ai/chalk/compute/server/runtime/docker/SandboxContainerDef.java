@@ -4,7 +4,7 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.SandboxSpec.VolumeBinding;
 import ai.chalk.compute.server.runtime.host.SandboxHostname;
-import ai.chalk.compute.server.runtime.host.TcpMemory;
+import ai.chalk.compute.server.runtime.network.TcpMemory;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.model.AccessMode;

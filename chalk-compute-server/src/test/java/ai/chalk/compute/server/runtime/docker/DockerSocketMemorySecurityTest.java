@@ -7,7 +7,7 @@ import ai.chalk.compute.server.runtime.RuntimeTesting;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.SocketBufferHoard;
-import ai.chalk.compute.server.runtime.host.TcpMemory;
+import ai.chalk.compute.server.runtime.network.TcpMemory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

@@ -7,7 +7,7 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.SocketBufferHoard;
 import ai.chalk.compute.server.runtime.host.Procfs;
-import ai.chalk.compute.server.runtime.host.TcpMemory;
+import ai.chalk.compute.server.runtime.network.TcpMemory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,7 +3,7 @@ package ai.chalk.compute.server.runtime.local.cgroup;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.Procfs;
-import ai.chalk.compute.server.runtime.host.TcpMemory;
+import ai.chalk.compute.server.runtime.network.TcpMemory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
-package ai.chalk.compute.server.runtime.host;
+package ai.chalk.compute.server.runtime.network;
 
+import ai.chalk.compute.server.runtime.host.Sysctl;
 import java.nio.file.Path;
 
 /**
