@@ -33,6 +33,18 @@ class SocketMemorySecurityTest {
     @RegisterExtension
     final ModeRuntimes runtimes = new ModeRuntimes();
 
+    /** A sandbox of {@link #MEMORY}, with the whole network or none. */
+    private static SandboxSpec limited(boolean network) {
+        return new SandboxSpec(
+                LocalTesting.newId(),
+                "",
+                Map.of(),
+                "/",
+                new ResourceLimits(Optional.empty(), Optional.of(MEMORY)),
+                network,
+                List.of());
+    }
+
     /**
      * The attack: 200 connections on the sandbox's own loopback, written into and never read. On cgroup v1 the kernel
      * charged their buffers to no group: a 64 MiB sandbox held 600 MB of the host's TCP memory (and with more
@@ -42,14 +54,7 @@ class SocketMemorySecurityTest {
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void aSandboxsSocketBuffersCountAgainstItsMemory(String mode) throws Exception {
         LocalRuntime runtime = runtimes.start(mode);
-        var sb = runtime.start(new SandboxSpec(
-                LocalTesting.newId(),
-                "",
-                Map.of(),
-                "/",
-                new ResourceLimits(Optional.empty(), Optional.of(MEMORY)),
-                false,
-                List.of()));
+        var sb = runtime.start(limited(false));
         String out = sh(sb, "ip link set lo up 2>/dev/null; " + SocketBufferHoard.HOARD + "200 600000000")
                 .ok()
                 .out();
@@ -86,14 +91,7 @@ class SocketMemorySecurityTest {
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void slirpRunsInTheSandboxsGroupsWithItsOpenFileLimit(String mode) throws Exception {
         LocalRuntime runtime = runtimes.start(mode);
-        LocalSandbox sb = (LocalSandbox) runtime.start(new SandboxSpec(
-                LocalTesting.newId(),
-                "",
-                Map.of(),
-                "/",
-                new ResourceLimits(Optional.empty(), Optional.of(MEMORY)),
-                true,
-                List.of()));
+        LocalSandbox sb = (LocalSandbox) runtime.start(limited(true));
         String netns = "/proc/" + sb.initPid() + "/ns/net";
         long slirp = Procfs.allPids().stream()
                 .filter(pid -> Procfs.commandLine(pid).contains("slirp4netns")
