@@ -46,6 +46,12 @@ final class DnsAnswers extends SimpleChannelInboundHandler<DatagramDnsQuery> {
         response.addRecord(DnsSection.QUESTION, new DefaultDnsQuestion(q.name(), q.type(), q.dnsClass()));
         allowed(name)
                 .whenComplete((yes, failure) -> ctx.executor().execute(() -> {
+                    if (failure != null
+                            && (failure instanceof SandboxLookups.Busy
+                                    || failure.getCause() instanceof SandboxLookups.Busy)) {
+                        ctx.writeAndFlush(response.setCode(DnsResponseCode.SERVFAIL)); // busy: ask again
+                        return;
+                    }
                     if (failure != null || !yes) {
                         link.refused("DNS " + q.type().name() + " " + name, "not a name the policy allows");
                         ctx.writeAndFlush(response.setCode(DnsResponseCode.NXDOMAIN));

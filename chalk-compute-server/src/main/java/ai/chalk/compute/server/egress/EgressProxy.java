@@ -73,8 +73,8 @@ public final class EgressProxy implements AutoCloseable {
     static final int SANDBOX_SIDE_BUFFER = 128 << 10;
     /**
      * Send and receive buffer of the proxy's connection to a destination: fixed, so that a sandbox that reads nothing
-     * of a download holds this much of the host's TCP memory rather than megabytes a connection; a window of about 1
-     * MB, 10 MB/s a connection at 100 ms from the destination.
+     * of a download holds this much of the host's TCP memory rather than megabytes a connection. The window the kernel
+     * advertises from it is about 0.5 MiB: about 5 MB/s a connection 100 ms from the destination, 25 MB/s at 20 ms.
      */
     static final int UPSTREAM_BUFFER = 512 << 10;
     /** Threads that block on name lookups, for all sandboxes; lookups past them wait in a bounded queue. */
@@ -183,7 +183,7 @@ public final class EgressProxy implements AutoCloseable {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        if (!admit(ch, children, link)) {
+                        if (!admit(ch, link)) {
                             ch.close();
                             return;
                         }
@@ -196,18 +196,27 @@ public final class EgressProxy implements AutoCloseable {
         return bind(b.bind(new InetSocketAddress(address, port)), address, port, "TCP");
     }
 
-    /** Whether {@code ch} may be held: within its sandbox's share of connections and within all of them. */
-    private boolean admit(Channel ch, ChannelGroup sandboxs, SandboxLink link) {
-        if (sandboxs.size() >= limits.perSandbox()) {
-            link.refused("a connection", "the sandbox holds " + limits.perSandbox() + " already, the most it may");
+    /**
+     * Whether {@code ch} may be held: within its sandbox's share of connections, and within all of them unless the
+     * sandbox holds fewer than {@link EgressConnections#GUARANTEED}.
+     */
+    private boolean admit(Channel ch, SandboxLink link) {
+        int sandboxs = link.connectionOpened();
+        if (sandboxs > limits.perSandbox()) {
+            link.connectionClosed();
+            link.refusedConnection("the sandbox holds " + limits.perSandbox() + " already, the most it may");
             return false;
         }
-        if (open.incrementAndGet() > limits.total()) {
+        if (open.incrementAndGet() > limits.total() && sandboxs > EgressConnections.GUARANTEED) {
             open.decrementAndGet();
-            link.refused("a connection", "the proxy holds " + limits.total() + " for all sandboxes, the most it may");
+            link.connectionClosed();
+            link.refusedConnection("the proxy holds " + limits.total() + " for all sandboxes, the most it may");
             return false;
         }
-        ch.closeFuture().addListener(f -> open.decrementAndGet());
+        ch.closeFuture().addListener(f -> {
+            open.decrementAndGet();
+            link.connectionClosed();
+        });
         return true;
     }
 
@@ -259,16 +268,23 @@ public final class EgressProxy implements AutoCloseable {
     }
 
     SslContext interceptContext(String host) {
-        return intercepts.computeIfAbsent(host, h -> {
-            EgressCa.Issued issued = ca.issue(h);
-            try {
-                return SslContextBuilder.forServer(issued.key(), issued.chain())
-                        .protocols("TLSv1.3", "TLSv1.2")
-                        .build();
-            } catch (SSLException e) {
-                throw new IllegalStateException("cannot serve TLS for " + h + ": " + e.getMessage(), e);
-            }
-        });
+        // made outside the map's lock: a new host costs a key pair, a signature and a context, and every event loop
+        // of every sandbox would wait on it
+        SslContext known = intercepts.get(host);
+        if (known != null) {
+            return known;
+        }
+        EgressCa.Issued issued = ca.issue(host);
+        SslContext fresh;
+        try {
+            fresh = SslContextBuilder.forServer(issued.key(), issued.chain())
+                    .protocols("TLSv1.3", "TLSv1.2")
+                    .build();
+        } catch (SSLException e) {
+            throw new IllegalStateException("cannot serve TLS for " + host + ": " + e.getMessage(), e);
+        }
+        SslContext raced = intercepts.putIfAbsent(host, fresh);
+        return raced != null ? raced : fresh;
     }
 
     private static SslContext upstreamContext(EgressOptions options) throws IOException {

@@ -4,6 +4,8 @@ import io.netty.handler.ssl.SslContext;
 import java.net.InetAddress;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,6 +19,11 @@ final class SandboxLink {
     private static final Logger log = LoggerFactory.getLogger(EgressProxy.class);
 
     private final SandboxLookups lookups;
+    /** The sandbox's connections held now. */
+    private final AtomicInteger connections = new AtomicInteger();
+    /** Whether a connection past a bound has been logged at WARN for this sandbox yet. */
+    private final AtomicBoolean warnedOfConnections = new AtomicBoolean();
+
     private final String sandboxId;
     private final EgressPolicy policy;
     private final InetAddress proxyAddress;
@@ -70,14 +77,40 @@ final class SandboxLink {
                 .toList());
     }
 
-    /** The addresses of {@code host}, as the proxy resolves them. */
+    /**
+     * The addresses of {@code host}, as the proxy resolves them; failed with {@link SandboxLookups.Busy} when the
+     * sandbox has its lookups under way already (a resolver answers that with SERVFAIL, which clients retry, not with
+     * the name's absence).
+     */
     CompletableFuture<List<InetAddress>> resolve(String host) {
         CompletableFuture<List<InetAddress>> addresses = lookups.resolve(host);
         if (addresses == null) {
             refused("a lookup of " + host, busy());
-            return CompletableFuture.completedFuture(List.of());
+            return CompletableFuture.failedFuture(new SandboxLookups.Busy(busy()));
         }
         return addresses;
+    }
+
+    /** Counts a connection the sandbox opened; returns how many it holds with it. */
+    int connectionOpened() {
+        return connections.incrementAndGet();
+    }
+
+    /** Counts a connection of the sandbox's that closed, or was refused. */
+    void connectionClosed() {
+        connections.decrementAndGet();
+    }
+
+    /** A connection closed as it was accepted, past a bound: a WARN the first time for the sandbox, then DEBUG. */
+    void refusedConnection(String reason) {
+        if (warnedOfConnections.compareAndSet(false, true)) {
+            log.warn(
+                    "Sandbox {}: egress connections past a bound are closed as they are accepted: {}",
+                    sandboxId,
+                    reason);
+        } else {
+            refused("a connection", reason);
+        }
     }
 
     private static String busy() {

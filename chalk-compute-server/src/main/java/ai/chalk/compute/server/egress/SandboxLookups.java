@@ -39,6 +39,15 @@ final class SandboxLookups {
         }
     }
 
+    /** A lookup refused because the sandbox has {@value #AT_ONCE} under way. */
+    static final class Busy extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Busy(String message) {
+            super(message, null, false, false);
+        }
+    }
+
     /** Lookups under way now. */
     int underWay() {
         return underWay.get();

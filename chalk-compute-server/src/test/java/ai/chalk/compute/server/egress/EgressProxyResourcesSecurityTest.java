@@ -121,6 +121,18 @@ class EgressProxyResourcesSecurityTest {
             Thread.sleep(200);
             assertThat(proxy.connections()).isEqualTo(80);
             assertThat(get(modest.address())).as("the total is reached").isEqualTo("closed");
+            // a sandbox that holds next to nothing is not cut off by the others
+            try (EgressEndpoint late = proxy.open("late", loopback(), hosts("other.test"))) {
+                assertThat(get(late.address())).startsWith("HTTP/1.1 200");
+                List<Socket> few = connect(late.address(), EgressConnections.GUARANTEED + 5);
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(10))
+                        .until(() -> proxy.connections() == 80 + EgressConnections.GUARANTEED);
+                Thread.sleep(200);
+                assertThat(proxy.connections()).isEqualTo(80 + EgressConnections.GUARANTEED);
+                close(few);
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> proxy.connections() == 80);
 
             close(flood);
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> proxy.connections() == 30);

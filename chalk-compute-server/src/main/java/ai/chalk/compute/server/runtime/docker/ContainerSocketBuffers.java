@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * pool for the whole host: without it, a container with 64 MiB of memory held 600 MB of it in connections nobody
  * reads. The engine sets it as it creates the container ({@link SandboxContainerDef.SocketBufferLimit}); engines that
  * no longer read that option leave it to this, later, so that a socket the image's init made before it is not
- * charged, which is logged once. Cgroup v2 charges socket buffers to {@code memory.max} already.
+ * charged, which is logged once. Cgroup v2 charges socket buffers to {@code memory.max} already (still from the
+ * host's one pool: a container of several gigabytes of memory can hold that much of it, see the README).
  */
 final class ContainerSocketBuffers {
 

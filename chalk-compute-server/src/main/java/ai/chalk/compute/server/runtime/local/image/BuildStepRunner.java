@@ -88,6 +88,8 @@ final class BuildStepRunner {
     private final BuildNetwork network;
     /** The ids of the cgroups of the steps running now. */
     private final Set<String> groupsInUse = ConcurrentHashMap.newKeySet();
+    /** Set by {@link #stopAll}: no step starts after it. */
+    private volatile boolean stopped;
     /** The cgroups of the steps running now, once made. */
     private final Map<String, SandboxCgroup> groups = new ConcurrentHashMap<>();
 
@@ -183,6 +185,9 @@ final class BuildStepRunner {
                     : null;
             if (group != null) {
                 groups.put(id, group);
+                if (stopped) { // the runtime closed while this step started
+                    throw new IOException("the local runtime is closing");
+                }
             }
             // bubblewrap is born in the step's groups, with its open-file limit, and so is everything of the step
             List<String> confined = CgroupEntry.command(
@@ -206,6 +211,7 @@ final class BuildStepRunner {
      * groups it no longer owns.
      */
     void stopAll() {
+        stopped = true;
         groups.values().forEach(SandboxCgroup::remove);
     }
 
