@@ -33,10 +33,12 @@ final class Leftovers {
      * file systems (layers, id-mapped views, image roots, then the sandboxes directory's own mount) and removes their
      * directories and cgroups, and those of the image build steps that were running. It acts only on
      * the sandboxes there were when the server died, so a new server started on the same directory meanwhile loses
-     * nothing. Arguments: the sandboxes directory, then the base directory of each cgroup hierarchy.
+     * nothing. Arguments: the sandboxes directory, the image builds' work directory, then the base directory of each cgroup
+     * hierarchy.
      */
     static final String SANDBOX_CLEANUP = """
-            S=$1; shift
+            S=$1; B=$2; shift 2
+            builds=$(ls -d "$B"/layer-* 2>/dev/null)
             cd "$S" || exit 0
             # the sandboxes', and the groups of the image build steps that were running
             ids="$(ls -A) $(for g in "$@"; do ls "$g"; done 2>/dev/null | grep '^build-' | sort -u)"
@@ -57,6 +59,12 @@ final class Leftovers {
               done
             done
             for g in "$@"; do rmdir "$g" 2>/dev/null; done
+            # the image build steps that were running: their mounts (layers, terminals, root) and work directories
+            for w in $builds; do
+              awk -v b="$w/" 'index($5, b) == 1 {print $5}' /proc/self/mountinfo | sort -r |
+                while read -r m; do umount -l "$m"; done
+              rm -rf --one-file-system "$w"
+            done 2>/dev/null
             # the directory's own mount (see SandboxesMount), unless a new server's sandboxes are mounted below it
             cd / && umount "$S" 2>/dev/null
             exit 0
@@ -65,12 +73,13 @@ final class Leftovers {
     private Leftovers() {}
 
     /**
-     * Starts the watcher that removes the sandboxes in {@code sandboxesDir} and their cgroups right after this server
-     * is killed; null when it cannot start (logged: then the next start removes them).
+     * Starts the watcher that removes the sandboxes in {@code sandboxesDir} and their cgroups, and the mounts and work
+     * of the image build steps in {@code buildsDir}, right after this server is killed; null when it cannot start (logged: then the next start removes them).
      */
-    static @Nullable WhenServerDies removeWhenServerDies(Path sandboxesDir, CgroupDriver cgroups, HostTools tools) {
+    static @Nullable WhenServerDies removeWhenServerDies(
+            Path sandboxesDir, Path buildsDir, CgroupDriver cgroups, HostTools tools) {
         try {
-            List<String> args = new ArrayList<>(List.of(sandboxesDir.toString()));
+            List<String> args = new ArrayList<>(List.of(sandboxesDir.toString(), buildsDir.toString()));
             cgroups.baseDirs().forEach(d -> args.add(d.toString()));
             return WhenServerDies.start("chalk-sandbox-cleanup", SANDBOX_CLEANUP, args, tools.get("setsid"));
         } catch (IOException e) {

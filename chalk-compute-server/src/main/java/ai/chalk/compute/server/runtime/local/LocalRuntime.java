@@ -326,7 +326,8 @@ public final class LocalRuntime implements SandboxRuntime {
         this.scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-local-timer"));
         this.network = NetworkAccess.onThisHost(this.stateDir, spawner);
         this.egress = new EgressAccess(this.stateDir.resolve("egress"), b.egress);
-        this.cleanupAfterServer = Leftovers.removeWhenServerDies(sandboxesDir(), cgroups, tools);
+        this.cleanupAfterServer =
+                Leftovers.removeWhenServerDies(sandboxesDir(), images.workInProgress(), cgroups, tools);
         userNamespaces
                 .problem()
                 .filter(p -> level.isolated())

@@ -111,6 +111,11 @@ final class RuntimeImages implements AutoCloseable {
     }
 
     /** Builds image specs as cached layers on this host. */
+    /** Where image work in progress (unpacks, build steps and their mounts) goes. */
+    Path workInProgress() {
+        return cache.tmp();
+    }
+
     LocalImageBuilder builder() {
         return builder;
     }

@@ -2,12 +2,18 @@ package ai.chalk.compute.server.runtime.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.CustomImageServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v1.GetOrBuildCustomImageRequest;
+import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
+import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.server.cli.StandaloneServerTest;
 import ai.chalk.compute.server.cli.StandaloneServerTest.ServerProcess;
+import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -16,9 +22,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -26,7 +34,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * A standalone server killed outright (SIGKILL, as the OOM killer would) leaves nothing behind, in both isolation
  * modes and without waiting for its next start: no sandbox process, no mount (layers, id-mapped views), no layer
- * directory, no cgroup.
+ * directory, no cgroup, no image build step.
  */
 class KilledServerSecurityTest {
 
@@ -80,6 +88,68 @@ class KilledServerSecurityTest {
                         assertThat(left.toList()).isEmpty();
                     }
                 });
+    }
+
+    /**
+     * An image build step running when the server is killed goes with it, and so do the cgroups of its own and its
+     * mounts (layers, terminals, root), which the server's watcher removes along with its sandboxes' (they stayed until
+     * the next start before).
+     */
+    @Test
+    void aKilledServerLeavesNoBuildStepNorItsCgroups() throws Exception {
+        Path dataDir = Files.createDirectories(temp.resolve("data-build"));
+        ServerProcess server = StandaloneServerTest.launch(dataDir, Map.of(), "--isolation", "required");
+        ManagedChannel channel = server.channel();
+        List<Path> stepGroups;
+        try {
+            CustomImageServiceGrpc.newBlockingStub(channel)
+                    .getOrBuildCustomImage(GetOrBuildCustomImageRequest.newBuilder()
+                            .setImageSpec(ImageSpec.newBuilder()
+                                    .setBaseImage(DockerTesting.image())
+                                    .putEnv(
+                                            "CHALK_TEST_NONCE",
+                                            UUID.randomUUID().toString())
+                                    .addSteps(BuildStep.newBuilder()
+                                            .setRunCommands(
+                                                    RunCommandsStep.newBuilder().addCommands("sleep 3174"))))
+                            .build());
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() ->
+                            !LocalTesting.hostProcessesRunning("sleep 3174").isEmpty()
+                                    && !buildGroups().isEmpty());
+            stepGroups = buildGroups();
+        } finally {
+            channel.shutdownNow();
+        }
+
+        server.process().destroyForcibly(); // SIGKILL: no chance to clean up itself
+        assertThat(server.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .pollInterval(Duration.ofMillis(200))
+                .untilAsserted(() -> {
+                    assertThat(LocalTesting.hostProcessesRunning("sleep 3174")).isEmpty();
+                    assertThat(stepGroups).noneMatch(Files::exists);
+                    // the step's layers, terminals and root were mounted under the builds' work directory
+                    assertThat(mountsUnder(dataDir)).isEmpty();
+                    try (Stream<Path> left = Files.list(dataDir.resolve("runtime/local/images/tmp"))) {
+                        assertThat(left.toList()).isEmpty();
+                    }
+                });
+    }
+
+    /** The groups of running image build steps, in any hierarchy (chalk-compute/KEY/build-ID). */
+    private static List<Path> buildGroups() throws IOException {
+        List<Path> found = new ArrayList<>();
+        try (Stream<Path> all = Files.find(
+                Path.of("/sys/fs/cgroup"),
+                4,
+                (p, a) -> a.isDirectory() && p.getFileName().toString().startsWith("build-"))) {
+            all.forEach(found::add);
+        }
+        return found;
     }
 
     private static List<String> mountsUnder(Path dir) throws IOException {

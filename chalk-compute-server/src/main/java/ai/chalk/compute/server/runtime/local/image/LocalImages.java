@@ -60,7 +60,7 @@ public final class LocalImages implements AutoCloseable {
     }
 
     /** Where work in progress goes (unpacks, builds); emptied at start. */
-    Path tmp() {
+    public Path tmp() {
         return dir.resolve("tmp");
     }
 
