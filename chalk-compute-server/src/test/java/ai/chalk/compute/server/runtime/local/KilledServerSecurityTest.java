@@ -26,6 +26,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
+import org.awaitility.core.ThrowingRunnable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -74,20 +75,14 @@ class KilledServerSecurityTest {
         assertThat(mountsUnder(dataDir)).isNotEmpty();
         assertThat(cgroupsOf(ids)).isNotEmpty();
 
-        server.process().destroyForcibly(); // SIGKILL: no chance to clean up itself
-        assertThat(server.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
-
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(15))
-                .pollInterval(Duration.ofMillis(200))
-                .untilAsserted(() -> {
-                    assertThat(LocalTesting.hostProcessesRunning("sleep 3172")).isEmpty();
-                    assertThat(mountsUnder(dataDir)).isEmpty();
-                    assertThat(cgroupsOf(ids)).isEmpty();
-                    try (Stream<Path> left = Files.list(sandboxes)) {
-                        assertThat(left.toList()).isEmpty();
-                    }
-                });
+        killThenAwait(server, () -> {
+            assertThat(LocalTesting.hostProcessesRunning("sleep 3172")).isEmpty();
+            assertThat(mountsUnder(dataDir)).isEmpty();
+            assertThat(cgroupsOf(ids)).isEmpty();
+            try (Stream<Path> left = Files.list(sandboxes)) {
+                assertThat(left.toList()).isEmpty();
+            }
+        });
     }
 
     /**
@@ -123,21 +118,15 @@ class KilledServerSecurityTest {
             channel.shutdownNow();
         }
 
-        server.process().destroyForcibly(); // SIGKILL: no chance to clean up itself
-        assertThat(server.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
-
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(15))
-                .pollInterval(Duration.ofMillis(200))
-                .untilAsserted(() -> {
-                    assertThat(LocalTesting.hostProcessesRunning("sleep 3174")).isEmpty();
-                    assertThat(stepGroups).noneMatch(Files::exists);
-                    // the step's layers, terminals and root were mounted under the builds' work directory
-                    assertThat(mountsUnder(dataDir)).isEmpty();
-                    try (Stream<Path> left = Files.list(dataDir.resolve("runtime/local/images/tmp"))) {
-                        assertThat(left.toList()).isEmpty();
-                    }
-                });
+        killThenAwait(server, () -> {
+            assertThat(LocalTesting.hostProcessesRunning("sleep 3174")).isEmpty();
+            assertThat(stepGroups).noneMatch(Files::exists);
+            // the step's layers, terminals and root were mounted under the builds' work directory
+            assertThat(mountsUnder(dataDir)).isEmpty();
+            try (Stream<Path> left = Files.list(dataDir.resolve("runtime/local/images/tmp"))) {
+                assertThat(left.toList()).isEmpty();
+            }
+        });
     }
 
     /** The groups of running image build steps, in any hierarchy (chalk-compute/KEY/build-ID). */
@@ -150,6 +139,16 @@ class KilledServerSecurityTest {
             all.forEach(found::add);
         }
         return found;
+    }
+
+    /** Kills the server outright (SIGKILL: no chance to clean up itself), then waits until {@code nothingLeft} holds. */
+    private static void killThenAwait(ServerProcess server, ThrowingRunnable nothingLeft) throws Exception {
+        server.process().destroyForcibly();
+        assertThat(server.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(15))
+                .pollInterval(Duration.ofMillis(200))
+                .untilAsserted(nothingLeft);
     }
 
     private static List<String> mountsUnder(Path dir) throws IOException {
