@@ -19,7 +19,13 @@ public final class TcpMemory {
      * of the host, the server's included, gets buffers.
      */
     public static long forAllSandboxes() {
-        return Sysctl.read(Path.of("/proc/sys/net/ipv4/tcp_mem"), 1).orElse(98_304L) * 4096 / 2;
+        return Pool.FOR_ALL_SANDBOXES;
+    }
+
+    /** Read once: every sandbox's create asks, and the setting is the host's boot-time sizing (a restart follows it). */
+    private static final class Pool {
+        static final long FOR_ALL_SANDBOXES =
+                Sysctl.read(Path.of("/proc/sys/net/ipv4/tcp_mem"), 1).orElse(98_304L) * 4096 / 2;
     }
 
     /**

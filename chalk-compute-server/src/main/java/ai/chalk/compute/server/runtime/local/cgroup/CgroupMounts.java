@@ -16,12 +16,13 @@ import java.util.Optional;
  * @param v1Own   the process's group in each v1 controller's hierarchy
  * @param v2Own   the process's group in the unified hierarchy ({@code 0::/path}), when it has one
  */
-record CgroupMounts(
+public record CgroupMounts(
         Map<String, CgroupMount> v1, List<CgroupMount> unified, Map<String, String> v1Own, Optional<String> v2Own) {
 
     static final Path UNIFIED_ROOT = Path.of("/sys/fs/cgroup");
 
-    static CgroupMounts parse(List<String> mountinfo, List<String> cgroup, List<String> v1Controllers) {
+    /** The hierarchies of the {@code v1Controllers} (and the unified one) and the process's group in each. */
+    public static CgroupMounts parse(List<String> mountinfo, List<String> cgroup, List<String> v1Controllers) {
         Map<String, CgroupMount> v1 = new LinkedHashMap<>();
         List<CgroupMount> unified = new ArrayList<>();
         for (String line : mountinfo) {
