@@ -38,7 +38,7 @@ final class Leftovers {
      */
     static final String SANDBOX_CLEANUP = """
             S=$1; B=$2; shift 2
-            builds=$(ls -d "$B"/layer-* 2>/dev/null)
+            builds=$(cd "$B" 2>/dev/null && ls -d layer-* 2>/dev/null)
             cd "$S" || exit 0
             # the sandboxes', and the groups of the image build steps that were running
             ids="$(ls -A) $(for g in "$@"; do ls "$g"; done 2>/dev/null | grep '^build-' | sort -u)"
@@ -60,9 +60,12 @@ final class Leftovers {
             done
             for g in "$@"; do rmdir "$g" 2>/dev/null; done
             # the image build steps that were running: their mounts (layers, terminals, root) and work directories
-            for w in $builds; do
-              awk -v b="$w/" 'index($5, b) == 1 {print $5}' /proc/self/mountinfo | sort -r |
-                while read -r m; do umount -l "$m"; done
+            for n in $builds; do
+              w="$B/$n"
+              # mountinfo writes a space as \\040: match it so, and unescape what umount gets
+              e=$(printf '%s/' "$w" | sed 's/ /\\\\040/g')
+              E="$e" awk 'index($5, ENVIRON["E"]) == 1 {print $5}' /proc/self/mountinfo | sort -r |
+                while read -r m; do umount -l "$(printf '%s' "$m" | sed 's/\\\\040/ /g')"; done
               rm -rf --one-file-system "$w"
             done 2>/dev/null
             # the directory's own mount (see SandboxesMount), unless a new server's sandboxes are mounted below it

@@ -92,7 +92,11 @@ class KilledServerSecurityTest {
      */
     @Test
     void aKilledServerLeavesNoBuildStepNorItsCgroups() throws Exception {
-        Path dataDir = Files.createDirectories(temp.resolve("data-build"));
+        // a data directory whose name has a space, beside a directory named as its first word: the watcher, a root
+        // shell, must take the path whole
+        Path decoy = Files.createDirectories(temp.resolve("data"));
+        Files.writeString(decoy.resolve("keep"), "not the server's");
+        Path dataDir = Files.createDirectories(temp.resolve("data build"));
         ServerProcess server = StandaloneServerTest.launch(dataDir, Map.of(), "--isolation", "required");
         ManagedChannel channel = server.channel();
         List<Path> stepGroups;
@@ -126,6 +130,7 @@ class KilledServerSecurityTest {
             try (Stream<Path> left = Files.list(dataDir.resolve("runtime/local/images/tmp"))) {
                 assertThat(left.toList()).isEmpty();
             }
+            assertThat(decoy.resolve("keep")).hasContent("not the server's");
         });
     }
 
