@@ -67,7 +67,8 @@ final class Destinations {
                     },
                     resolver);
         } catch (RejectedExecutionException e) {
-            return CompletableFuture.completedFuture(List.of()); // every lookup thread busy and the queue full
+            return CompletableFuture.failedFuture(new SandboxLookups.Busy(
+                    "every name lookup thread of the egress proxy is busy and its queue is full; try again"));
         }
     }
 

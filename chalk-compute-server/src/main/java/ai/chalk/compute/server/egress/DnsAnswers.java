@@ -46,9 +46,7 @@ final class DnsAnswers extends SimpleChannelInboundHandler<DatagramDnsQuery> {
         response.addRecord(DnsSection.QUESTION, new DefaultDnsQuestion(q.name(), q.type(), q.dnsClass()));
         allowed(name)
                 .whenComplete((yes, failure) -> ctx.executor().execute(() -> {
-                    if (failure != null
-                            && (failure instanceof SandboxLookups.Busy
-                                    || failure.getCause() instanceof SandboxLookups.Busy)) {
+                    if (SandboxLookups.Busy.in(failure) != null) {
                         ctx.writeAndFlush(response.setCode(DnsResponseCode.SERVFAIL)); // busy: ask again
                         return;
                     }

@@ -33,6 +33,7 @@ import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -41,6 +42,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509TrustManager;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server's egress proxy: one per runtime, serving every sandbox that has a network policy on an address of its own
@@ -93,7 +95,8 @@ public final class EgressProxy implements AutoCloseable {
     /** Connections held now, every sandbox's. */
     private final AtomicInteger open = new AtomicInteger();
 
-    private EgressProxy(Path dir, EgressOptions options, List<String> forbidden) throws IOException {
+    private EgressProxy(Path dir, EgressOptions options, List<String> forbidden, @Nullable Executor resolver)
+            throws IOException {
         this.ca = EgressCa.loadOrCreate(dir.resolve("ca"));
         this.limits = options.connections();
         this.trustDir = SandboxTrust.write(dir.resolve("trust"), ca);
@@ -107,7 +110,7 @@ public final class EgressProxy implements AutoCloseable {
                 DaemonThreads.numbered("chalk-egress-dns"));
         pool.allowCoreThreadTimeOut(true);
         this.lookups = pool;
-        this.destinations = new Destinations(options.hosts(), forbidden, lookups);
+        this.destinations = new Destinations(options.hosts(), forbidden, resolver != null ? resolver : lookups);
         int threads = Math.max(2, Math.min(4, Runtime.getRuntime().availableProcessors()));
         this.group = new MultiThreadIoEventLoopGroup(
                 threads, DaemonThreads.numbered("chalk-egress"), NioIoHandler.newFactory());
@@ -120,7 +123,15 @@ public final class EgressProxy implements AutoCloseable {
      * @param forbidden prefixes no sandbox may reach besides the host's own addresses (the sandboxes' links)
      */
     public static EgressProxy start(Path dir, EgressOptions options, List<String> forbidden) throws IOException {
-        return new EgressProxy(dir, options, forbidden);
+        return new EgressProxy(dir, options, forbidden, null);
+    }
+
+    /**
+     * A proxy whose name lookups run on {@code resolver} instead of its own lookup threads: for tests that need a
+     * resolver that does not answer yet, which the host's does not provide.
+     */
+    static EgressProxy startWithResolver(Path dir, EgressOptions options, Executor resolver) throws IOException {
+        return new EgressProxy(dir, options, List.of(), resolver);
     }
 
     /** The directory bound read-only into sandboxes at {@link SandboxTrust#MOUNT}. */

@@ -174,8 +174,8 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
             }
             if (failure != null || !d.allowed()) {
                 ReferenceCountUtil.release(request);
-                refuse(() -> Refusals.forbidden(
-                        ctx, link, what, failure != null ? "the name could not be resolved" : d.reason()));
+                refuse(() -> Refusals.notDecided(
+                        ctx, link, what, failure, failure != null ? "the name could not be resolved" : d.reason()));
                 return;
             }
             forward(request, target, d, what);
@@ -257,10 +257,11 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
             }
             if (failure != null || addresses.isEmpty()) {
                 ReferenceCountUtil.release(request);
-                refuse(() -> Refusals.forbidden(
+                refuse(() -> Refusals.notDecided(
                         ctx,
                         link,
                         what,
+                        failure,
                         "its rule's forward_url host " + to.host()
                                 + " does not resolve to an address a sandbox may reach"));
                 return;
@@ -364,8 +365,12 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
                         return;
                     }
                     if (failure != null || !d.allowed()) {
-                        refuse(() -> Refusals.forbidden(
-                                ctx, link, what, failure != null ? "the name could not be resolved" : d.reason()));
+                        refuse(() -> Refusals.notDecided(
+                                ctx,
+                                link,
+                                what,
+                                failure,
+                                failure != null ? "the name could not be resolved" : d.reason()));
                         return;
                     }
                     inbox.forEach(ReferenceCountUtil::release);

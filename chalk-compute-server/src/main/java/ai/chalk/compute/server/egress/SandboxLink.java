@@ -52,29 +52,25 @@ final class SandboxLink {
 
     /**
      * Whether a connection to {@code host} on {@code port} may go out, and where to. A name neither listed nor
-     * possibly in a route is refused without a lookup: made-up names never reach a resolver outside.
+     * possibly in a route is refused without a lookup: made-up names never reach a resolver outside. Fails with
+     * {@link SandboxLookups.Busy} when the lookup cannot be made now.
      */
     CompletableFuture<Decision> decide(String host, int port) {
         if (policy.entryFor(host).isEmpty() && policy.allowedRoutes().isEmpty()) {
             return CompletableFuture.completedFuture(Decision.refuse(host + " is not in allowed_hosts"));
         }
-        CompletableFuture<List<InetAddress>> addresses = lookups.resolve(host);
-        if (addresses == null) {
-            return CompletableFuture.completedFuture(Decision.refuse(busy()));
-        }
-        return addresses.thenApply(a -> policy.decide(host, port, a, proxy.destinations()::forbidden));
+        return resolve(host).thenApply(a -> policy.decide(host, port, a, proxy.destinations()::forbidden));
     }
 
-    /** The addresses of a forward_url's host that may be connected to: not denied, not forbidden. */
+    /**
+     * The addresses of a forward_url's host that may be connected to: not denied, not forbidden. Fails with
+     * {@link SandboxLookups.Busy} when the lookup cannot be made now.
+     */
     CompletableFuture<List<InetAddress>> forwardTarget(String host) {
-        CompletableFuture<List<InetAddress>> addresses = lookups.resolve(host);
-        if (addresses == null) {
-            refused("a lookup of " + host, busy());
-            return CompletableFuture.completedFuture(List.of());
-        }
-        return addresses.thenApply(found -> found.stream()
-                .filter(a -> !policy.denied(a) && !proxy.destinations().forbidden(a))
-                .toList());
+        return resolve(host)
+                .thenApply(found -> found.stream()
+                        .filter(a -> !policy.denied(a) && !proxy.destinations().forbidden(a))
+                        .toList());
     }
 
     /**

@@ -39,12 +39,26 @@ final class SandboxLookups {
         }
     }
 
-    /** A lookup refused because the sandbox has {@value #AT_ONCE} under way. */
+    /**
+     * A lookup not made because the sandbox has {@value #AT_ONCE} under way, or every lookup thread of the proxy is
+     * busy and its queue full: worth asking again (a resolver answers SERVFAIL, the HTTP proxy 503), unlike a name
+     * that does not resolve.
+     */
     static final class Busy extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
         Busy(String message) {
             super(message, null, false, false);
+        }
+
+        /** The {@link Busy} that {@code failure} is or wraps (a stage's {@code CompletionException}); null if none. */
+        static @Nullable Busy in(@Nullable Throwable failure) {
+            for (Throwable t = failure; t != null; t = t.getCause()) {
+                if (t instanceof Busy busy) {
+                    return busy;
+                }
+            }
+            return null;
         }
     }
 

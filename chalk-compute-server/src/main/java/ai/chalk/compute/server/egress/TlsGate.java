@@ -68,7 +68,12 @@ final class TlsGate extends AbstractSniHandler<TlsGate.Way> {
         link.decide(name, port)
                 .whenComplete((d, failure) -> ctx.executor().execute(() -> {
                     if (failure != null || !d.allowed()) {
-                        link.refused(what, failure != null ? "the name could not be resolved" : d.reason());
+                        SandboxLookups.Busy busy = SandboxLookups.Busy.in(failure);
+                        link.refused(
+                                what,
+                                busy != null
+                                        ? busy.getMessage()
+                                        : failure != null ? "the name could not be resolved" : d.reason());
                         way.tryFailure(new IllegalStateException("refused"));
                         return;
                     }
