@@ -157,11 +157,12 @@ class DockerFunctionWorkerTest {
                 container);
         assertThat(inspected.code()).as(inspected.output()).isZero();
         // the image's own java: nothing of the host's JDK is bound in, only the code (read-only), the run dir, the
-        // directory of the server's socket for workers and the replica's identity (its rotating token), read-only
+        // directory of the server's socket for workers and the replica's identity (its rotating token), read-only,
+        // besides the container's own terminals (ContainerTerminals)
         String[] imageAndMounts = inspected.output().trim().split("\\|");
         assertThat(imageAndMounts[0]).isEqualTo(jre);
         assertThat(java.util.Arrays.stream(imageAndMounts[1].split(" ")).map(m -> m.split(":")[0]))
-                .containsExactlyInAnyOrder("/chalk/code", "/chalk/run", "/chalk/server", "/chalk/identity");
+                .containsExactlyInAnyOrder("/chalk/code", "/chalk/run", "/chalk/server", "/chalk/identity", "/dev/pts");
         // volumes are staged nosuid,nodev (and read-only) mounts on the host that the container binds, so the
         // engine lists them writable: what counts is how they are mounted inside
         DockerTesting.Result options = DockerTesting.docker(

@@ -9,6 +9,7 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.Procfs;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
@@ -111,6 +112,7 @@ public final class DockerRuntime implements SandboxRuntime {
     private final DockerEgress egress;
 
     private final VolumeMounts volumes;
+    private final ContainerTerminals terminals;
     private final ExitWatch exits;
     private final ContainerAdoption adoption;
     private final Duration lifetimeMargin;
@@ -216,6 +218,8 @@ public final class DockerRuntime implements SandboxRuntime {
         String fenceProblem = fence.install();
         this.egress = new DockerEgress(engine.client(), stateDir.resolve("egress"), b.egress, engineHere, key);
         this.volumes = VolumeMounts.under(stateDir, engineHere);
+        this.terminals = ContainerTerminals.under(stateDir, volumes.problem(), remapped);
+        terminals.releaseAll(); // a killed server's, made for a container it was starting
         this.adoption = new ContainerAdoption(this, engine, sandboxes, exits, volumes);
         this.imageBuilder =
                 new DockerImageBuilder(engine.client(), engine.http(), fence, helpers, buildShell(stateDir, engine));
@@ -238,6 +242,10 @@ public final class DockerRuntime implements SandboxRuntime {
                         + (volumes.problem() == null
                                 ? "nosuid,nodev"
                                 : "as they are (not nosuid,nodev: " + volumes.problem() + ")")
+                        + "; "
+                        + (terminals.problem() == null
+                                ? "at most " + SandboxDevices.PTYS + " terminals (a devpts of its own)"
+                                : "the engine's devpts, without a limit on terminals (" + terminals.problem() + ")")
                         + "; cpu, memory (no swap) and " + SandboxContainerDef.PIDS_MAX + " processes at most by the"
                         + " engine's cgroups; a container given a lifetime ends itself after it, server or not; container root"
                         + " is "
@@ -362,6 +370,14 @@ public final class DockerRuntime implements SandboxRuntime {
             }
             env = withProxy(env, way.proxy());
         }
+        Optional<Path> ptys;
+        try {
+            ptys = terminals.mount(id);
+        } catch (IOException e) {
+            volumes.release(id);
+            egress.release(id);
+            throw new RuntimeStartException("cannot mount the sandbox's terminals: " + e.getMessage(), e);
+        }
         SandboxContainerDef def = SandboxContainerDef.of(
                 spec,
                 image,
@@ -373,10 +389,14 @@ public final class DockerRuntime implements SandboxRuntime {
         if (way != null) {
             def = def.withEgress(way.network(), way.binds());
         }
+        if (ptys.isPresent()) {
+            def = def.withTerminals(ptys.get());
+        }
         String containerId;
         try {
             containerId = engine.createContainer(def);
         } catch (RuntimeStartException e) {
+            terminals.release(id);
             volumes.release(id);
             egress.release(id);
             throw e;
@@ -386,7 +406,12 @@ public final class DockerRuntime implements SandboxRuntime {
             if (spec.initialFilesystem().isPresent()) {
                 engine.copyInto(containerId, spec.initialFilesystem().get());
             }
-            InspectContainerResponse inspected = engine.start(containerId);
+            InspectContainerResponse inspected;
+            try {
+                inspected = engine.start(containerId);
+            } finally {
+                terminals.release(id); // a started container keeps its own copy of the mount
+            }
             sandbox = new DockerSandbox(this, id, containerId, workdir, hostOf(inspected), false);
             Long pid = inspected.getState().getPidLong();
             if (way != null && pid != null && pid > 1) {

@@ -111,6 +111,20 @@ record SandboxContainerDef(
     }
 
     /**
+     * This container with {@code ptys}, a {@code devpts} of its own ({@link ContainerTerminals}), at {@code /dev/pts}:
+     * a bind there replaces the engine's unlimited one.
+     */
+    SandboxContainerDef withTerminals(Path ptys) {
+        List<Bind> all = new ArrayList<>(binds);
+        all.add(new Bind(ptys.toString(), new Volume(TERMINALS), AccessMode.rw));
+        return new SandboxContainerDef(
+                sandboxId, image, workdir, env, network, limits, all, serverKey, endAfter, egress);
+    }
+
+    /** Where a container's terminals are. */
+    static final String TERMINALS = "/dev/pts";
+
+    /**
      * The container's binds: the staged {@code nosuid,nodev} mounts, bound as they are (their flags, read-only
      * included, carry over; the engine's own read-only remount would drop nosuid and nodev), or, where volumes cannot
      * be staged, the volumes themselves.
