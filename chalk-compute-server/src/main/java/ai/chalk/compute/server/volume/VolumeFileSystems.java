@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Each volume on a file system of its own: a sparse ext4 image under {@code <data-dir>/volume-images}, loop-mounted
- * {@code nosuid,nodev} at the volume's directory. So a volume has a size ({@code ENOSPC} past it, never the server's
- * disk full), nothing a sandbox plants there is set-id or a device on the host, and a sandbox that mounts it sees the
+ * {@code nosuid,nodev} at the volume's directory. So a volume has a size ({@code ENOSPC} past it: one volume cannot
+ * take the whole disk, though sparse volumes together can promise more than it holds), nothing a sandbox plants there is set-id or a device on the host, and a sandbox that mounts it sees the
  * root of a file system ({@code /proc/self/mountinfo} shows no host path). Where the server cannot mount (not root, no
  * loop devices, no {@code mkfs.ext4}) volumes are plain directories, and the server says why at startup.
  */
