@@ -40,8 +40,8 @@ final class Destinations {
     }
 
     /**
-     * The addresses of {@code host} (an IP literal is its own), empty when it does not resolve, or when the resolver
-     * has more lookups waiting than it takes.
+     * The addresses of {@code host} (an IP literal is its own), empty when it does not resolve; failed with
+     * {@link SandboxLookups.Busy} when the resolver has more lookups waiting than it takes.
      */
     CompletableFuture<List<InetAddress>> resolve(String host) {
         String h = HostPattern.normalize(host);

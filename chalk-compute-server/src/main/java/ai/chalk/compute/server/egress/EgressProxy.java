@@ -81,7 +81,7 @@ public final class EgressProxy implements AutoCloseable {
     static final int UPSTREAM_BUFFER = 512 << 10;
     /** Threads that block on name lookups, for all sandboxes; lookups past them wait in a bounded queue. */
     static final int LOOKUP_THREADS = 64;
-    /** Lookups waiting for a thread, at most; past that a lookup fails at once (the name does not resolve). */
+    /** Lookups waiting for a thread, at most; past that a lookup fails at once as busy (SERVFAIL, 503). */
     static final int LOOKUP_QUEUE = 4096;
 
     private final EventLoopGroup group;

@@ -43,11 +43,11 @@ final class Refusals {
      * every lookup thread, are busy), which is worth retrying, unlike a refusal.
      */
     static void busy(ChannelHandlerContext ctx, SandboxLink link, String what, SandboxLookups.Busy busy) {
-        link.refused(what, busy.getMessage());
+        link.refused(what, String.valueOf(busy.getMessage()));
         send(
                 ctx,
                 HttpResponseStatus.SERVICE_UNAVAILABLE,
-                "Chalk Compute egress proxy: " + what + ": " + busy.getMessage() + "\n");
+                "Chalk Compute egress proxy: " + what + ": " + String.valueOf(busy.getMessage()) + "\n");
     }
 
     /**

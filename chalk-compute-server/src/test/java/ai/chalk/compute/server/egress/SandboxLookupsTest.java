@@ -108,19 +108,19 @@ class SandboxLookupsTest {
                         + ThreadLocalRandom.current().nextInt(1, 250) + ".11");
         List<Socket> held = new ArrayList<>();
         try (EgressProxy proxy = EgressProxy.startWithResolver(dir, EgressOptions.DEFAULTS, resolver);
-                EgressEndpoint endpoint = proxy.open("busy", at, Policies.hosts("*.slow.test"))) {
+                EgressEndpoint endpoint = proxy.open("busy", at, Policies.hosts("*.slow.invalid"))) {
             for (int i = 0; i < SandboxLookups.AT_ONCE; i++) {
-                held.add(request(at, "q" + i + ".slow.test"));
+                held.add(request(at, "q" + i + ".slow.invalid"));
             }
             while (resolver.held.size() < SandboxLookups.AT_ONCE) {
                 Thread.sleep(5);
             }
-            try (Socket more = request(at, "more.slow.test")) {
+            try (Socket more = request(at, "more.slow.invalid")) {
                 String answer = readAll(more);
                 assertThat(answer)
                         .startsWith("HTTP/1.1 503 Service Unavailable")
                         .containsIgnoringCase("retry-after: 1")
-                        .contains("GET http://more.slow.test/")
+                        .contains("GET http://more.slow.invalid/")
                         .contains(SandboxLookups.AT_ONCE + " name lookups under way already");
             }
             resolver.answer();

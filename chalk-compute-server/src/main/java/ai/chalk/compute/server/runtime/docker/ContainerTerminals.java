@@ -6,7 +6,9 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Optional;
+import java.util.UUID;
 
 /**
  * A container's terminals: a {@code devpts} of its own holding at most {@link SandboxDevices#PTYS}, bound over the
@@ -14,8 +16,8 @@ import java.util.Optional;
  * ({@code kernel.pty.max}, a quarter of it kept for the host's root): the engine's own {@code devpts} has no
  * {@code max}, so one container opening {@code /dev/ptmx} in a loop took the whole pool (3,071 of 4,096 here), and
  * then no other container, sandbox or login on the host got a terminal. The Engine API cannot set {@code max}, but a
- * bind over {@code /dev/pts} replaces the engine's mount there, so the instance is made here, under this runtime's
- * state directory ({@code terminals/<sandbox>}), before the container starts; once it has started the container keeps
+ * mount over {@code /dev/pts} replaces the engine's mount there, so the instance is made here, under this runtime's
+ * state directory ({@code terminals/<sandbox>.<uuid>}, readable by the server only), before the container starts; once it has started the container keeps
  * its own copy of the mount and the host's is detached ({@link #release}). Its PTY execs land in it too.
  *
  * <p>Needs what staging volumes needs (root, the engine in this process's mount namespace; {@link VolumeMounts}) and
@@ -49,6 +51,9 @@ final class ContainerTerminals {
         }
         try {
             Files.createDirectories(root);
+            // the server's alone: an instance's ptmx opens for anyone who can reach it (mode 0666, as the engine's),
+            // and until the container has started the host's mount is reachable here
+            Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwx------"));
         } catch (IOException e) {
             return new ContainerTerminals(root, "cannot create " + root + ": " + e.getMessage());
         }
@@ -61,8 +66,8 @@ final class ContainerTerminals {
     }
 
     /**
-     * Mounts the terminals of sandbox {@code sandboxId}'s container, for it to bind at {@code /dev/pts}; empty where
-     * containers keep the engine's.
+     * Mounts the terminals of a container of sandbox {@code sandboxId}, for it to bind at {@code /dev/pts}, in a
+     * directory of this start's own (two starts of one id never share one); empty where containers keep the engine's.
      *
      * @throws IOException when the mount should work but failed (the container must not start with an unlimited
      *                     pool then)
@@ -71,26 +76,21 @@ final class ContainerTerminals {
         if (problem != null) {
             return Optional.empty();
         }
-        release(sandboxId); // a leftover of an earlier sandbox of this id
-        Path dir = root.resolve(sandboxId);
+        Path dir = root.resolve(sandboxId + "." + UUID.randomUUID());
         try {
             SandboxDevices.mountPtys(dir);
         } catch (IOException e) {
-            release(sandboxId);
+            release(dir);
             throw e;
         }
         return Optional.of(dir);
     }
 
     /**
-     * Detaches the host's mount of a sandbox's terminals and removes its mount point: once its container has started
-     * (the container keeps its own copy), or when it did not start. Quiet when there is none.
+     * Detaches the host's mount of a container's terminals ({@link #mount}) and removes its mount point: once the
+     * container has started (it keeps its own copy), or when it did not start. Quiet when there is none.
      */
-    void release(String sandboxId) {
-        if (problem != null) {
-            return;
-        }
-        Path dir = root.resolve(sandboxId);
+    void release(Path dir) {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
@@ -98,18 +98,18 @@ final class ContainerTerminals {
         try {
             Files.deleteIfExists(dir); // an empty mount point once detached; a devpts still mounted refuses
         } catch (IOException e) {
-            // what is left goes at the next reconcile
+            // what is left goes at the next start of the runtime
         }
     }
 
-    /** Releases every sandbox's terminals: after a restart, none is needed (started containers keep their own). */
+    /** Releases every container's terminals: at the runtime's start, none is needed (started containers keep theirs). */
     void releaseAll() {
         if (problem != null || !Files.isDirectory(root)) {
             return;
         }
         try (DirectoryStream<Path> all = Files.newDirectoryStream(root)) {
             for (Path p : all) {
-                release(p.getFileName().toString());
+                release(p);
             }
         } catch (IOException e) {
             // nothing to clean up

@@ -396,21 +396,21 @@ public final class DockerRuntime implements SandboxRuntime {
         try {
             containerId = engine.createContainer(def);
         } catch (RuntimeStartException e) {
-            terminals.release(id);
+            ptys.ifPresent(terminals::release);
             volumes.release(id);
             egress.release(id);
             throw e;
         }
         DockerSandbox sandbox;
         try {
-            if (spec.initialFilesystem().isPresent()) {
-                engine.copyInto(containerId, spec.initialFilesystem().get());
-            }
             InspectContainerResponse inspected;
             try {
+                if (spec.initialFilesystem().isPresent()) {
+                    engine.copyInto(containerId, spec.initialFilesystem().get());
+                }
                 inspected = engine.start(containerId);
             } finally {
-                terminals.release(id); // a started container keeps its own copy of the mount
+                ptys.ifPresent(terminals::release); // a started container keeps its own copy of the mount
             }
             sandbox = new DockerSandbox(this, id, containerId, workdir, hostOf(inspected), false);
             Long pid = inspected.getState().getPidLong();

@@ -11,6 +11,8 @@ import com.github.dockerjava.api.model.AccessMode;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Mount;
+import com.github.dockerjava.api.model.MountType;
 import com.github.dockerjava.api.model.Volume;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,6 +39,8 @@ import java.util.Optional;
  * @param endAfter  when the container's init ends it by itself (lifetime plus margin); empty for never
  * @param egress    the sandbox's own network to the egress proxy when it has a network policy ({@link DockerEgress});
  *                  empty for none
+ * @param terminals the container's own {@code devpts} on the host ({@link ContainerTerminals}), mounted at
+ *                  {@value #TERMINALS}; empty for the engine's
  */
 record SandboxContainerDef(
         String sandboxId,
@@ -48,7 +52,8 @@ record SandboxContainerDef(
         List<Bind> binds,
         String serverKey,
         Optional<Duration> endAfter,
-        Optional<String> egress) {
+        Optional<String> egress,
+        Optional<Path> terminals) {
 
     /** How many processes (and threads) one sandbox may have at once. */
     static final long PIDS_MAX = 4096;
@@ -99,6 +104,7 @@ record SandboxContainerDef(
                 binds(spec.volumes(), volumeSources),
                 serverKey,
                 endAfter,
+                Optional.empty(),
                 Optional.empty());
     }
 
@@ -107,18 +113,27 @@ record SandboxContainerDef(
         List<Bind> all = new ArrayList<>(binds);
         all.addAll(egressBinds);
         return new SandboxContainerDef(
-                sandboxId, image, workdir, env, false, limits, all, serverKey, endAfter, Optional.of(network));
+                sandboxId,
+                image,
+                workdir,
+                env,
+                false,
+                limits,
+                all,
+                serverKey,
+                endAfter,
+                Optional.of(network),
+                terminals);
     }
 
     /**
      * This container with {@code ptys}, a {@code devpts} of its own ({@link ContainerTerminals}), at {@code /dev/pts}:
-     * a bind there replaces the engine's unlimited one.
+     * a mount there replaces the engine's unlimited one. A mount, not a bind: for a missing source (a container started
+     * again after its terminals were released) the engine fails the start instead of making a writable directory there.
      */
     SandboxContainerDef withTerminals(Path ptys) {
-        List<Bind> all = new ArrayList<>(binds);
-        all.add(new Bind(ptys.toString(), new Volume(TERMINALS), AccessMode.rw));
         return new SandboxContainerDef(
-                sandboxId, image, workdir, env, network, limits, all, serverKey, endAfter, egress);
+                sandboxId, image, workdir, env, network, limits, binds, serverKey, endAfter, egress, Optional.of(ptys));
     }
 
     /** Where a container's terminals are. */
@@ -163,6 +178,8 @@ record SandboxContainerDef(
                 .withPidsLimit(PIDS_MAX)
                 .withInit(false)
                 .withBinds(binds);
+        terminals.ifPresent(ptys -> hostConfig.withMounts(List.of(
+                new Mount().withType(MountType.BIND).withSource(ptys.toString()).withTarget(TERMINALS))));
         limits.milliCpus().ifPresent(m -> hostConfig.withNanoCPUs(m * 1_000_000L));
         limits.memoryBytes().ifPresent(m -> hostConfig.withMemory(m).withMemorySwap(m));
         return hostConfig;
