@@ -2,6 +2,7 @@ package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.blob.BlobStore;
+import ai.chalk.compute.server.runtime.host.DiskReserve;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -14,24 +15,30 @@ import java.util.List;
 import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipInputStream;
 
 /**
  * Code snapshots materialised once per code digest under {@code <dir>/<hex>/}: jars as files (hard links to their
  * blobs where possible), directory zips
- * extracted into a directory of the entry's name. A snapshot is built in a temporary directory and renamed into
+ * extracted into a directory of the entry's name, within bounds ({@link DirectoryZip}). A snapshot is built in a temporary directory and renamed into
  * place, so a half-written one is never used.
  */
 public final class CodeSnapshots {
 
     private final BlobStore blobs;
     private final Path dir;
+    private final DirectoryZip zips;
 
+    /** Snapshots under {@code dir}, keeping the disk's default reserve free ({@link DiskReserve}). */
     public CodeSnapshots(BlobStore blobs, Path dir) throws IOException {
+        this(blobs, dir, -1);
+    }
+
+    /** Snapshots whose unpacking keeps {@code diskReserve} bytes of the disk free; -1 for the default. */
+    CodeSnapshots(BlobStore blobs, Path dir, long diskReserve) throws IOException {
         this.blobs = blobs;
         this.dir = dir;
         Files.createDirectories(dir);
+        this.zips = new DirectoryZip(diskReserve < 0 ? DiskReserve.of(dir) : diskReserve);
     }
 
     /**
@@ -105,24 +112,8 @@ public final class CodeSnapshots {
     }
 
     private void extract(CodeManifest.Entry entry, Path out) throws IOException {
-        Files.createDirectories(out);
-        Path root = out.toAbsolutePath().normalize();
-        try (InputStream in = blobs.open(entry.digest());
-                ZipInputStream zip = new ZipInputStream(in)) {
-            ZipEntry z;
-            while ((z = zip.getNextEntry()) != null) {
-                Path p = root.resolve(z.getName()).normalize();
-                if (!p.startsWith(root) || z.getName().startsWith("/")) {
-                    throw new IOException("code entry " + entry.name() + " (" + entry.digest() + ") holds \""
-                            + z.getName() + "\", which points outside its directory; such zips are refused");
-                }
-                if (z.isDirectory()) {
-                    Files.createDirectories(p);
-                } else {
-                    Files.createDirectories(p.getParent());
-                    Files.copy(zip, p, StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
+        try (InputStream in = blobs.open(entry.digest())) {
+            zips.extract(in, out, entry.name() + " (" + entry.digest() + ")");
         }
     }
 

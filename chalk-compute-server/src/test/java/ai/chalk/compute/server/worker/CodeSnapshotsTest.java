@@ -84,6 +84,76 @@ class CodeSnapshotsTest {
         assertThat(Files.exists(dir.resolve("code").resolve(m.hex()))).isFalse();
     }
 
+    /**
+     * A zip of 200 MiB of zeros is a blob of about 200 KB: unpacked without bound, a deployer's few hundred kilobytes
+     * wrote gigabytes onto the server's disk. Refused once it has written its grace and a hundred times what was read of
+     * it, and nothing of it stays.
+     */
+    @Test
+    void aZipBombIsRefusedAndNothingOfItStays() throws Exception {
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"));
+        CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (ZipOutputStream z = new ZipOutputStream(out)) {
+            z.putNextEntry(new ZipEntry("zeros.bin"));
+            byte[] zeros = new byte[1 << 20];
+            for (int i = 0; i < 200; i++) {
+                z.write(zeros);
+            }
+            z.closeEntry();
+        }
+        byte[] bomb = out.toByteArray();
+        assertThat(bomb.length).isLessThan(1 << 20);
+        BlobDigest b = blobs.put(bomb);
+        BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-bomb.zip", "dir", b, bomb.length) + "]}")
+                .getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> snapshots.materialise(m, "/chalk/code"))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("000-bomb.zip")
+                .hasMessageContaining("expands to more than " + DirectoryZip.MAX_RATIO + " times its size");
+        assertThat(leftUnder(dir.resolve("code"))).isEmpty();
+    }
+
+    /**
+     * Unpacking stops before the disk would be left with less than its reserve, whatever the zip's ratio (here 48 MiB
+     * that do not compress, with a reserve of all but 16 MiB of what is free), and nothing of it stays.
+     */
+    @Test
+    void unpackingStopsBeforeTheDisksReserve() throws Exception {
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"));
+        byte[] noise = new byte[48 << 20];
+        new java.util.Random(7).nextBytes(noise);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (ZipOutputStream z = new ZipOutputStream(out)) {
+            ZipEntry e = new ZipEntry("noise.bin");
+            e.setMethod(ZipEntry.STORED);
+            e.setSize(noise.length);
+            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+            crc.update(noise);
+            e.setCrc(crc.getValue());
+            z.putNextEntry(e);
+            z.write(noise);
+            z.closeEntry();
+        }
+        byte[] zip = out.toByteArray();
+        BlobDigest b = blobs.put(zip);
+        BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-noise.zip", "dir", b, zip.length) + "]}")
+                .getBytes(StandardCharsets.UTF_8));
+        long reserve = Files.getFileStore(dir).getUsableSpace() - (16L << 20);
+        CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"), reserve);
+        assertThatThrownBy(() -> snapshots.materialise(m, "/chalk/code"))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("000-noise.zip")
+                .hasMessageContaining("MiB free");
+        assertThat(leftUnder(dir.resolve("code"))).isEmpty();
+    }
+
+    private static List<Path> leftUnder(Path code) throws IOException {
+        try (var files = Files.list(code)) {
+            return files.toList();
+        }
+    }
+
     @Test
     void manifestsWithUnsafeNamesAreRefused() {
         BlobDigest d = BlobDigest.parse("d", "sha256:" + "1".repeat(64));

@@ -8,6 +8,7 @@ import ai.chalk.compute.server.image.BuildLimits;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
+import ai.chalk.compute.server.runtime.host.DiskReserve;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
@@ -50,7 +51,7 @@ public final class LocalImageBuilder implements ImageBuilder {
     /** How long one build command may run unless set otherwise. */
     public static final Duration DEFAULT_STEP_TIMEOUT = Duration.ofMinutes(30);
     /** The least a build step must leave free of the disk that holds the image cache by default. */
-    public static final long DISK_RESERVE_MIN_BYTES = 1L << 30;
+    public static final long DISK_RESERVE_MIN_BYTES = DiskReserve.MIN_BYTES;
 
     private final LocalImages images;
     private final Path base;
@@ -107,7 +108,7 @@ public final class LocalImageBuilder implements ImageBuilder {
     private BuildStepRunner.Bounds bounds(Path work) throws IOException {
         long reserve = stepDiskReserve;
         if (reserve < 0) {
-            reserve = Math.max(DISK_RESERVE_MIN_BYTES, Files.getFileStore(work).getTotalSpace() / 50);
+            reserve = DiskReserve.of(work);
         }
         return new BuildStepRunner.Bounds(stepTimeout, stepLimits, reserve);
     }
