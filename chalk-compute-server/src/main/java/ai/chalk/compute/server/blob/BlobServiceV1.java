@@ -105,6 +105,8 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                                     .withDescription("an UploadBlob message carries neither blob nor data")
                                     .asRuntimeException();
                     }
+                } catch (DiskFullException e) {
+                    fail(Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()));
                 } catch (IOException e) {
                     fail(Status.UNAVAILABLE.withDescription("the server cannot write the blob: " + e.getMessage()));
                 } catch (RuntimeException e) {
@@ -125,6 +127,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                                     + " bytes is more than this server keeps in one blob (" + MAX_BLOB_BYTES + ")")
                             .asRuntimeException();
                 }
+                store.checkRoomFor(ref.getSize());
                 announced = ref;
                 upload = store.begin();
             }

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.blob;
 
+import ai.chalk.compute.server.runtime.host.DiskReserve;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -23,15 +24,28 @@ import java.util.stream.Stream;
  */
 public final class BlobStore {
 
+    /** How often an upload reads the disk's free space, in bytes written. */
+    private static final long DISK_CHECK_BYTES = 16L << 20;
+
     private final Path root;
     private final Path incoming;
+    private final long diskReserve;
 
-    /** Opens (creating) a store in {@code dir}, discarding uploads a previous run left unfinished. */
+    /**
+     * Opens (creating) a store in {@code dir}, discarding uploads a previous run left unfinished; uploads keep the
+     * disk's default reserve free ({@link DiskReserve}).
+     */
     public BlobStore(Path dir) throws IOException {
+        this(dir, -1);
+    }
+
+    /** A store whose uploads keep {@code diskReserve} bytes of the disk free; -1 for the default. */
+    public BlobStore(Path dir, long diskReserve) throws IOException {
         this.root = dir.resolve("sha256");
         this.incoming = dir.resolve("incoming");
         Files.createDirectories(root);
         Files.createDirectories(incoming);
+        this.diskReserve = diskReserve < 0 ? DiskReserve.of(incoming) : diskReserve;
         try (var leftovers = Files.list(incoming)) {
             for (Path p : (Iterable<Path>) leftovers::iterator) {
                 Files.deleteIfExists(p);
@@ -86,12 +100,32 @@ public final class BlobStore {
         return new Upload(incoming.resolve(UUID.randomUUID() + ".part"));
     }
 
+    /**
+     * Refuses, before any byte is written, a blob of {@code size} bytes that would leave the disk with less than its
+     * reserve.
+     *
+     * @throws DiskFullException saying how much is free and kept
+     */
+    public void checkRoomFor(long size) throws IOException {
+        long free = Files.getFileStore(incoming).getUsableSpace();
+        if (free - size < diskReserve) {
+            throw full(size + " more bytes", free);
+        }
+    }
+
+    private DiskFullException full(String what, long free) {
+        return new DiskFullException("the server's disk has " + free / (1 << 20) + " MiB free and keeps "
+                + diskReserve / (1 << 20) + " MiB of it for itself: " + what + " would not fit; the blob was not"
+                + " stored (free space on the server, or delete what it holds)");
+    }
+
     /** One blob being written; {@link #commit} checks it, {@link #abort} drops it. */
     public final class Upload implements AutoCloseable {
         private final Path temp;
         private final OutputStream out;
         private final MessageDigest sha;
         private long written;
+        private long checkedAt;
         private boolean done;
 
         private Upload(Path temp) throws IOException {
@@ -104,11 +138,23 @@ public final class BlobStore {
             }
         }
 
-        /** Appends bytes. */
+        /**
+         * Appends bytes.
+         *
+         * @throws DiskFullException when the disk is left with less than its reserve; the blob is dropped
+         */
         public void write(byte[] data, int offset, int length) throws IOException {
             out.write(data, offset, length);
             sha.update(data, offset, length);
             written += length;
+            if (written - checkedAt >= DISK_CHECK_BYTES) {
+                checkedAt = written;
+                long free = Files.getFileStore(temp).getUsableSpace();
+                if (free < diskReserve) {
+                    close();
+                    throw full("an upload of more than " + written + " bytes", free);
+                }
+            }
         }
 
         /** Bytes written so far. */

@@ -3,6 +3,7 @@ package ai.chalk.compute.server.http;
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.blob.BlobStore;
 import ai.chalk.compute.server.blob.BlobStore.BlobMismatchException;
+import ai.chalk.compute.server.blob.DiskFullException;
 import ai.chalk.compute.server.http.ByteRange.Unsatisfiable;
 import ai.chalk.compute.server.http.LinkSigner.LinkRefusedException;
 import com.sun.net.httpserver.HttpExchange;
@@ -52,6 +53,8 @@ public final class Transfers {
     private static final int BUFFER = 64 * 1024;
     /** The most of a refused upload's body read to deliver the refusal; past it the connection is just closed. */
     private static final long DISCARD_LIMIT = 64L << 20;
+    /** HTTP's answer to an upload the server's disk has no room for (RFC 4918). */
+    private static final int INSUFFICIENT_STORAGE = 507;
 
     private final BlobStore blobs;
     private final LinkSigner signer;
@@ -290,6 +293,12 @@ public final class Transfers {
         }
         BlobDigest stored;
         long written;
+        try {
+            blobs.checkRoomFor(expected.size());
+        } catch (DiskFullException e) {
+            refuseUpload(exchange, INSUFFICIENT_STORAGE, e.getMessage());
+            return;
+        }
         try (BlobStore.Upload upload = blobs.begin();
                 InputStream in = exchange.getRequestBody()) {
             byte[] buffer = new byte[BUFFER];
@@ -322,6 +331,10 @@ public final class Transfers {
             }
         } catch (BlobMismatchException e) {
             HttpPort.send(exchange, 400, "text/plain", e.getMessage() + "\n");
+            return;
+        } catch (DiskFullException e) {
+            // the body's stream is closed by now (what is left of it is not read): answer as the connection allows
+            HttpPort.send(exchange, INSUFFICIENT_STORAGE, "text/plain", e.getMessage() + "\n");
             return;
         }
         try {

@@ -182,6 +182,43 @@ class TransfersTest {
         assertThat(new String(again.body(), StandardCharsets.UTF_8)).contains("uploaded already");
     }
 
+    /**
+     * An upload the server's disk has no room for (past what it keeps free for itself) is answered 507 with why, and
+     * nothing of it is stored: uploads cannot fill the disk.
+     */
+    @Test
+    void anUploadTheDiskHasNoRoomForIs507AndLeavesNothing() throws Exception {
+        long free = Files.getFileStore(dir).getUsableSpace();
+        BlobStore full = new BlobStore(dir.resolve("full-blobs"), free + (1L << 30));
+        HttpPort other = HttpPort.open("127.0.0.1", 0);
+        try {
+            Transfers onFull = new Transfers(full, LinkSigner.load(dir, clock), clock, other::url);
+            Map<String, BlobDigest> stored = new ConcurrentHashMap<>();
+            onFull.uploadTarget("test", new UploadTarget() {
+                @Override
+                public Expected expect(String objectId) {
+                    return new Expected(1 << 20, Optional.empty());
+                }
+
+                @Override
+                public void stored(String objectId, BlobDigest digest, long size) {
+                    stored.put(objectId, digest);
+                }
+            });
+            onFull.serveOn(other);
+            HttpResponse<byte[]> response =
+                    put(onFull.uploadUrl("test", "obj-9", Duration.ofMinutes(5)), new byte[1 << 20]);
+            assertThat(response.statusCode()).isEqualTo(507);
+            assertThat(new String(response.body(), StandardCharsets.UTF_8))
+                    .contains("MiB free and keeps")
+                    .contains("the blob was not stored");
+            assertThat(stored).isEmpty();
+            assertThat(full.digests()).isEmpty();
+        } finally {
+            other.close();
+        }
+    }
+
     @Test
     void anUploadOfAnotherSizeThanAnnouncedIsRefusedAndLeavesNothing() throws Exception {
         announced.put("obj-3", 10L);
