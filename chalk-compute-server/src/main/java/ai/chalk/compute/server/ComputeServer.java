@@ -23,6 +23,7 @@ import ai.chalk.compute.server.info.ServerInfoServiceV1;
 import ai.chalk.compute.server.python.SandboxRuntimeServiceV1;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.runtime.host.DiskReserve;
 import ai.chalk.compute.server.sandbox.SandboxIdentities;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.sandbox.SandboxServiceV1;
@@ -229,7 +230,9 @@ public final class ComputeServer implements AutoCloseable {
                     scheduler,
                     config.sandboxLifetime);
             sandboxes.recover();
-            snapshots = new SnapshotManager(snapshotStore, sandboxes, dataDir.resolve("snapshots"), localSecrets);
+            long diskReserve = config.diskReserve >= 0 ? config.diskReserve : DiskReserve.of(dataDir);
+            snapshots = new SnapshotManager(
+                    snapshotStore, sandboxes, dataDir.resolve("snapshots"), localSecrets, diskReserve);
             snapshots.recover();
             functions = FunctionServices.start(
                     dataDir,
@@ -243,7 +246,8 @@ public final class ComputeServer implements AutoCloseable {
                     RuntimeStart.workerJava(runtime, config.runtime),
                     authentication.workloads(),
                     secrets,
-                    localSecrets);
+                    localSecrets,
+                    diskReserve);
             localSecrets.start(config.localSecretSweepInterval);
             transfers = new Transfers(
                     functions.blobs(),
@@ -543,6 +547,7 @@ public final class ComputeServer implements AutoCloseable {
         private EgressOptions egress = EgressOptions.DEFAULTS;
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long volumeBytes = VolumeManager.DEFAULT_VOLUME_BYTES;
+        private long diskReserve = -1;
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private long sessionOutputBudget = -1;
         private long stdinBudget = -1;
@@ -668,6 +673,19 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("a volume needs at least 64 MiB, got " + bytes + " bytes");
             }
             this.volumeBytes = bytes;
+            return this;
+        }
+
+        /**
+         * How much of its disk the server keeps free of what tenants make it write (uploads, code unpacked for deploys,
+         * snapshots): what would leave less is refused, saying so. Default 1 GiB or a fiftieth of the disk, whichever
+         * is more.
+         */
+        public Builder diskReserve(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("a disk reserve is a number of bytes, at least 0, got " + bytes);
+            }
+            this.diskReserve = bytes;
             return this;
         }
 

@@ -102,9 +102,10 @@ final class FunctionServices implements AutoCloseable {
             WorkerJava java,
             WorkloadTokens workloadTokens,
             Secrets secrets,
-            LocalSecretSweep localSecrets)
+            LocalSecretSweep localSecrets,
+            long diskReserve)
             throws IOException {
-        BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
+        BlobStore blobs = new BlobStore(dataDir.resolve("blobs"), diskReserve);
         BlobOwnerStore blobOwners = new BlobOwnerStore(database, () -> {
             try {
                 return blobs.digests();
@@ -114,7 +115,7 @@ final class FunctionServices implements AutoCloseable {
         });
         ExecutorService executor = Executors.newCachedThreadPool(DaemonThreads.named("chalk-compute-functions"));
         CodeSnapshots code =
-                new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"));
+                new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"), diskReserve);
         ScalingGroups groups = new ScalingGroups(groupStore, localSecrets);
         ServerSocketForWorkers workerSocket =
                 new ServerSocketForWorkers(dataDir.resolve("functions").resolve("server"));

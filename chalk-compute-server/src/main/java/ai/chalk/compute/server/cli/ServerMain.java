@@ -115,6 +115,12 @@ public final class ServerMain implements Callable<Integer> {
     String volumeSize = "16Gi";
 
     @Option(
+            names = "--disk-reserve",
+            description = "How much of its disk the server keeps free of what tenants make it write (uploads, code"
+                    + " unpacked for deploys, snapshots), e.g. 5Gi. Default: 1Gi or 2% of the disk, the larger.")
+    String diskReserve;
+
+    @Option(
             names = "--sandbox-pids",
             description = "Processes and threads one local sandbox may have. Default: ${DEFAULT-VALUE}.")
     long sandboxPids = SandboxDefaults.STANDARD.pidsMax();
@@ -243,6 +249,9 @@ public final class ServerMain implements Callable<Integer> {
             }
             local.poolSize(sandboxPool);
             settings.volumeSize(parseBytes("--volume-size", volumeSize));
+            if (diskReserve != null) {
+                settings.diskReserve(parseBytes("--disk-reserve", diskReserve));
+            }
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }

@@ -4,6 +4,7 @@ import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
+import ai.chalk.compute.server.runtime.host.DiskReserve;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.sandbox.LiveSandbox;
@@ -63,13 +64,18 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
     private final ExecutorService workers;
     private final Map<String, ReentrantReadWriteLock> locks = new ConcurrentHashMap<>();
     private final LocalSecretSweep localSecrets;
+    private final long diskReserve;
 
     /**
      * @param root         where snapshots' files live, {@code <data-dir>/snapshots}; created (mode 0700: snapshots
      *                     hold whatever sandboxes wrote) if missing
      * @param localSecrets hears that a snapshot was deleted, so the secrets saved for its local values may go
+     * @param diskReserve  bytes of the disk a snapshot must leave free: one taken while less is free, or that leaves
+     *                     less, is not kept (snapshots are copies of writable layers, as many as tenants ask for)
      */
-    public SnapshotManager(SnapshotStore store, SandboxManager sandboxes, Path root, LocalSecretSweep localSecrets) {
+    public SnapshotManager(
+            SnapshotStore store, SandboxManager sandboxes, Path root, LocalSecretSweep localSecrets, long diskReserve) {
+        this.diskReserve = diskReserve;
         this.store = store;
         this.localSecrets = localSecrets;
         this.sandboxes = sandboxes;
@@ -148,7 +154,16 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
         long started = System.nanoTime();
         try {
             Files.createDirectory(dir);
+            if (DiskReserve.below(root, diskReserve)) {
+                fail(id, noRoom("before the copy"));
+                return;
+            }
             RuntimeSandbox.SnapshotResult result = sandbox.runtime().snapshot(dir.resolve(FILES));
+            if (DiskReserve.below(root, diskReserve)) {
+                // a copy cannot be stopped half-way here: one that used the reserve is not kept
+                fail(id, noRoom("after the copy"));
+                return;
+            }
             store.updateStatus(id, Status.COMPLETED, result.note().isEmpty() ? null : result.note());
             log.info(
                     "Snapshot {} of sandbox {} taken in {} ms{}",
@@ -167,6 +182,12 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
                     "the server failed while taking the snapshot ("
                             + e.getClass().getSimpleName() + "); the server log has the details");
         }
+    }
+
+    private String noRoom(String when) throws IOException {
+        return "the server's disk had " + Files.getFileStore(root).getUsableSpace() / (1 << 20) + " MiB free " + when
+                + ", less than the " + diskReserve / (1 << 20) + " MiB it keeps for itself: the snapshot was not"
+                + " kept (delete snapshots, or free space on the server)";
     }
 
     private void fail(String id, String message) {

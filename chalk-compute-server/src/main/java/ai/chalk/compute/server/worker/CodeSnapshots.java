@@ -34,7 +34,7 @@ public final class CodeSnapshots {
     }
 
     /** Snapshots whose unpacking keeps {@code diskReserve} bytes of the disk free; -1 for the default. */
-    CodeSnapshots(BlobStore blobs, Path dir, long diskReserve) throws IOException {
+    public CodeSnapshots(BlobStore blobs, Path dir, long diskReserve) throws IOException {
         this.blobs = blobs;
         this.dir = dir;
         Files.createDirectories(dir);

@@ -225,6 +225,26 @@ class SandboxSnapshotServiceTest {
         }
     }
 
+    /**
+     * Snapshots are copies of writable layers, as many as tenants ask for: one that would leave the server's disk with
+     * less than it keeps for itself is FAILED, saying so, and none of its files stay (here, a reserve of all but 48 MiB
+     * of what is free, and a sandbox that wrote 128 MiB). Before, every snapshot was kept until the disk was full.
+     */
+    @Test
+    void aSnapshotThatWouldUseTheDisksReserveIsNotKept() throws Exception {
+        long free = Files.getFileStore(dataDir).getUsableSpace();
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.diskReserve(free - (48L << 20)))) {
+            String id = createSandbox(server, ChalkContainerSpec.getDefaultInstance());
+            sh(server, id, "head -c 134217728 /dev/urandom > /workspace/big");
+            SandboxSnapshot snap = snapshot(server, id);
+            assertThat(snap.getStatus()).isEqualTo(SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_FAILED);
+            assertThat(snap.getStatusMessage()).contains("MiB free").contains("the snapshot was not kept");
+            try (var left = Files.list(dataDir.resolve("snapshots"))) {
+                assertThat(left).isEmpty();
+            }
+        }
+    }
+
     @Test
     void aSnapshotSurvivesARestartAndIsGoneWithItsFilesOnceDeleted() throws Exception {
         String snapshotId;
