@@ -40,6 +40,12 @@ import org.slf4j.LoggerFactory;
 public final class BuildCache implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(BuildCache.class);
+    /** The most of a build's own output its log keeps, in characters: BuildKit's 2 MiB a step, for a few steps. */
+    static final long LOG_LIMIT_CHARS = 8L << 20;
+
+    static final String CLIPPED =
+            "[output clipped, log limit 8 MiB reached: the build goes on, its further output is" + " not kept]";
+
     /** Builds waiting for a free builder beyond this many are refused (RESOURCE_EXHAUSTED). */
     static final int MAX_QUEUED = 64;
 
@@ -356,9 +362,24 @@ public final class BuildCache implements AutoCloseable {
         ReentrantLock lock = building.computeIfAbsent(build.contentHash(), h -> new ReentrantLock());
         lock.lockInterruptibly();
         try {
-            return builder.build(build.spec(), build.contentHash(), text -> line(build, "INFO", text));
+            return builder.build(build.spec(), build.contentHash(), text -> output(build, text));
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * A line of the build's output, kept in its log up to {@link #LOG_LIMIT_CHARS} characters in all: a step that
+     * prints in a loop (for as long as its 30 minutes) wrote every line into the server's store, which never shrinks.
+     * Past the limit one line says so, as BuildKit does, and the rest is dropped; the build goes on.
+     */
+    private void output(RunningBuild build, String text) {
+        switch (build.output(text.length() + 1, LOG_LIMIT_CHARS)) {
+            case KEEP -> line(build, "INFO", text);
+            case CLIP -> line(build, "WARNING", CLIPPED);
+            case DROP -> {
+                // past the bound: dropped
+            }
         }
     }
 

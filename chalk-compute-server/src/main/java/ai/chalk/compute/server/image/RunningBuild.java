@@ -19,6 +19,7 @@ final class RunningBuild {
     private final Optional<String> tag;
     private final CompletableFuture<BuildRecord> outcome = new CompletableFuture<>();
     private long lines; // guarded by this
+    private long outputChars; // guarded by this: of the build's own output kept in its log
     private Future<?> task; // guarded by this
 
     RunningBuild(String id, String environment, String contentHash, ImageSpec spec, Optional<String> tag) {
@@ -67,6 +68,23 @@ final class RunningBuild {
     /** Numbers the next line of the log (from 1); the caller writes it, then calls {@link #logged()}. */
     synchronized long nextLine() {
         return lines + 1;
+    }
+
+    /** What becomes of a line of output under the log's bound ({@link #output}). */
+    enum Output {
+        KEEP,
+        /** The first line past the bound: the log says it is clipped instead. */
+        CLIP,
+        DROP
+    }
+
+    /** Counts {@code chars} of output toward the log's bound, {@code limit}; says what to do with the line. */
+    synchronized Output output(int chars, long limit) {
+        if (outputChars > limit) {
+            return Output.DROP;
+        }
+        outputChars += chars;
+        return outputChars <= limit ? Output.KEEP : Output.CLIP;
     }
 
     /** Counts a line as written and wakes followers. */

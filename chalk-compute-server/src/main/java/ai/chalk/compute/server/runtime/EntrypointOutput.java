@@ -1,10 +1,7 @@
 package ai.chalk.compute.server.runtime;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 
@@ -27,11 +24,9 @@ public final class EntrypointOutput {
 
     private static void drainToLog(InputStream in, String name, String id, Executor executor, Logger log) {
         executor.execute(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    log.debug("sandbox {} entrypoint {}: {}", id, name, line);
-                }
+            try {
+                OutputLines.forEach(
+                        in, OutputLines.MAX_CHARS, line -> log.debug("sandbox {} entrypoint {}: {}", id, name, line));
             } catch (IOException e) {
                 // the stream ended
             }

@@ -1,10 +1,8 @@
 package ai.chalk.compute.server.worker;
 
-import java.io.BufferedReader;
+import ai.chalk.compute.server.runtime.OutputLines;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -27,6 +25,7 @@ final class WorkerOutput {
     private final List<String> served;
     private final String servedLabel;
     private final FunctionLogs logs;
+    private final ServerLogRate serverLog = new ServerLogRate();
 
     /**
      * @param environment the environment of the functions the replica serves
@@ -44,18 +43,65 @@ final class WorkerOutput {
     /** Reads {@code in}, the worker's {@code stream} ({@code stdout} or {@code stderr}), on {@code executor}. */
     void follow(InputStream in, String stream, Executor executor) {
         executor.execute(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
+            try {
+                // bounded per line: a worker writing without a line break no longer fills the server's heap
+                OutputLines.forEach(in, FunctionLogs.MAX_LINE_CHARS + FunctionLogs.TAG_PREFIX.length() + 256, line -> {
                     FunctionLogs.Line kept =
                             logs.add(environment, served, workerId, stream, FunctionLogs.Tagged.of(line));
-                    log.info("[{} {}] {}", kept.function().orElse(servedLabel), workerId, kept.text());
+                    String function = kept.function().orElse(servedLabel);
+                    long unlogged = serverLog.take();
+                    if (unlogged > 0) {
+                        log.info(
+                                "[{} {}] {} lines not written to this log (more than {} a second); the function's"
+                                        + " logs keep its last {}",
+                                function,
+                                workerId,
+                                unlogged,
+                                ServerLogRate.LINES_PER_SECOND,
+                                FunctionLogs.LINES_PER_FUNCTION);
+                    }
+                    if (unlogged >= 0) {
+                        log.info("[{} {}] {}", function, workerId, kept.text());
+                    }
                     add(kept.text().length() > 500 ? kept.text().substring(0, 500) + "..." : kept.text());
-                }
+                });
             } catch (IOException e) {
                 // the process is gone
             }
         });
+    }
+
+    /**
+     * How many of a replica's lines go to the server's log: at most {@value #LINES_PER_SECOND} a second, so that a
+     * function printing in a loop does not flood the log of the server (and the disk it may be written to); the lines
+     * past that still reach the function's recent logs.
+     */
+    static final class ServerLogRate {
+        static final int LINES_PER_SECOND = 200;
+
+        private long windowStart = System.nanoTime();
+        private int inWindow;
+        private long skipped;
+
+        /**
+         * Takes a line: -1 when it is past this second's share (counted), else the lines skipped since the last one
+         * taken (0 for none), which the caller reports first.
+         */
+        synchronized long take() {
+            long now = System.nanoTime();
+            if (now - windowStart >= 1_000_000_000L) {
+                windowStart = now;
+                inWindow = 0;
+            }
+            if (inWindow >= LINES_PER_SECOND) {
+                skipped++;
+                return -1;
+            }
+            inWindow++;
+            long report = skipped;
+            skipped = 0;
+            return report;
+        }
     }
 
     private synchronized void add(String line) {

@@ -17,6 +17,7 @@ import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.runtime.OutputLines;
 import ai.chalk.compute.server.worker.FunctionLogs;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -154,6 +155,74 @@ class FunctionLogsTest {
             } finally {
                 other.shutdownNow();
             }
+        } finally {
+            workerOutput.detachAppender(serverLog);
+        }
+    }
+
+    /**
+     * A function writing 512 MB without a line break, then 1,000 lines at once: the server holds a line's bound of it,
+     * not the 512 MB (its reader kept a line until its end, so a function could fill the server's heap), and writes at
+     * most 200 of a replica's lines a second to its own log, then says
+     * how many it left out; the function's logs still keep its last lines.
+     */
+    @Test
+    void aFunctionFloodingItsOutputHoldsNeitherTheServersHeapNorItsLog() throws Exception {
+        ListAppender<ILoggingEvent> serverLog = new ListAppender<>();
+        Logger workerOutput = (Logger) LoggerFactory.getLogger("ai.chalk.compute.server.worker.WorkerOutput");
+        serverLog.start();
+        workerOutput.addAppender(serverLog);
+        TestCode code = new TestCode("flood");
+        List<java.lang.management.MemoryPoolMXBean> heap =
+                java.lang.management.ManagementFactory.getMemoryPoolMXBeans().stream()
+                        .filter(pool -> pool.getType() == java.lang.management.MemoryType.HEAP)
+                        .toList();
+        try (RunningServer s = RunningServer.start(dir, b -> b.workerReadyTimeout(Duration.ofSeconds(30)))) {
+            code.upload(s.channel);
+            var catalog = ExternalFunctionCatalogServiceGrpc.newBlockingStub(s.channel)
+                    .withDeadlineAfter(90, TimeUnit.SECONDS);
+            catalog.createExternalFunctionVersion(CreateExternalFunctionVersionRequest.newBuilder()
+                    .setFunctionName("flood")
+                    .setSpec(ScalingGroupSpec.newBuilder()
+                            .setContainerSpec(ChalkContainerSpec.getDefaultInstance())
+                            .setScalingSpec(ScalingSpec.newBuilder().setMaxReplicas(1)))
+                    .setConfig(FunctionConfig.newBuilder()
+                            .putOptions("chalk_compute.code", code.manifestDigest)
+                            .putOptions("chalk_compute.functions", "flood=t.W#flood"))
+                    .build());
+            CallExternalFunctionRequest flood = CallExternalFunctionRequest.newBuilder()
+                    .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("flood"))
+                    .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                            .setName("flood")
+                            .setFeatherStream(ByteString.copyFromUtf8("2")))
+                    .build();
+            catalog.callExternalFunction(flood); // the replica starts, and the paths are warm
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> messages(logs(s.channel, "flood", 1)).contains("line 999"));
+            System.gc();
+            long before = heap.stream().mapToLong(p -> p.getUsage().getUsed()).sum();
+            heap.forEach(java.lang.management.MemoryPoolMXBean::resetPeakUsage);
+            catalog.callExternalFunction(flood.toBuilder()
+                    .setRemoteCallRequest(
+                            flood.getRemoteCallRequest().toBuilder().setFeatherStream(ByteString.copyFromUtf8("512")))
+                    .build());
+            Thread.sleep(1100); // a new second of the server log's share
+            catalog.callExternalFunction(flood);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> serverLog.list.stream()
+                            .anyMatch(e -> e.getFormattedMessage().contains("lines not written to this log")));
+            long peak = heap.stream().mapToLong(p -> p.getPeakUsage().getUsed()).sum();
+            assertThat(peak - before).as("heap grown by reading the output").isLessThan(256L << 20);
+
+            List<String> logged = serverLog.list.stream()
+                    .map(ILoggingEvent::getFormattedMessage)
+                    .filter(m -> m.startsWith("[flood "))
+                    .toList();
+            assertThat(logged).anyMatch(m -> m.matches("\\[flood fnw-\\S+\\] \\d+ lines not written to this log.*"));
+            assertThat(logged.size()).as("lines in the server's log").isLessThan(3 * 1000);
+            assertThat(messages(logs(s.channel, "flood", FunctionLogs.LINES_PER_FUNCTION)))
+                    .contains("line 999")
+                    .allMatch(m -> m.length() <= FunctionLogs.MAX_LINE_CHARS + 3 + OutputLines.CUT.length());
         } finally {
             workerOutput.detachAppender(serverLog);
         }

@@ -30,7 +30,8 @@ import java.nio.file.Path;
  * (so two code snapshots answer differently); {@code fail} ends the call with UNKNOWN and a {@code chalk-error-bin}
  * trailer; {@code crash} halts the JVM mid-call; {@code probe} answers whether {@code /chalk/code} is writable and
  * the worker's environment and Java and whether the server's socket is reachable; {@code slow} waits the payload's milliseconds, then echoes;
- * {@code print} writes the payload to stdout tagged as the protocol's worker tags a call's output, and untagged to stderr.
+ * {@code print} writes the payload to stdout tagged as the protocol's worker tags a call's output, and untagged to stderr;
+ * {@code flood} writes a line of the payload's megabytes without a break until its end, then 1,000 short lines.
  * {@code fetch} GETs the URL of the payload (with {@code Authorization: Bearer $API_KEY}) and answers the status and
  * body. The functions of {@link ArrowTestFunctions} compute on Arrow payloads, as tasks and scorers of evaluations.
  */
@@ -183,6 +184,19 @@ public final class TestFunctionWorker {
                             // as the real worker does: a call's line tagged with its function, another one not
                             System.out.println("[chalk-function print] printed " + payload);
                             System.err.println("untagged " + payload);
+                        }
+                        case "flood" -> {
+                            // a line of the payload's megabytes with no break until its end, then 1,000 short ones
+                            byte[] megabyte = new byte[1 << 20];
+                            java.util.Arrays.fill(megabyte, (byte) 'x');
+                            for (int i = 0; i < Integer.parseInt(payload); i++) {
+                                System.out.write(megabyte, 0, megabyte.length);
+                            }
+                            System.out.println();
+                            for (int i = 0; i < 1000; i++) {
+                                System.out.println("[chalk-function flood] line " + i);
+                            }
+                            System.out.flush();
                         }
                         case "fetch" -> payload = fetch(payload);
                         case "slow" -> {

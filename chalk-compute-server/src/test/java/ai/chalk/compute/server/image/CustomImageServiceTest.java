@@ -276,6 +276,35 @@ class CustomImageServiceTest {
         assertThat(replay.drain(Duration.ofSeconds(30))).isEqualTo(updates.all);
     }
 
+    /**
+     * A step that prints 20 MB keeps at most the log's bound of it in the server's store (which never shrinks), says
+     * so once, and the build goes on: before, every line was stored, for as long as the step printed.
+     */
+    @Test
+    void aBuildsLogKeepsAtMostItsBoundOfOutput() throws Exception {
+        ImageSpec spec = ImageTesting.busybox(
+                "i=0; while [ $i -lt 5000 ]; do printf '%04000d\\n' $i; i=$((i+1)); done", "echo after-the-flood");
+        String id = getOrBuild(spec).getBuildId();
+        assertThat(ImageTesting.awaitFinished(images(), id, BUILD_TIMEOUT).getStatus())
+                .isEqualTo("succeeded");
+        List<LogEntry> all = new ArrayList<>();
+        String token = "";
+        do {
+            GetCustomImageBuildLogsResponse page = images().getCustomImageBuildLogs(
+                            GetCustomImageBuildLogsRequest.newBuilder()
+                                    .setBuildId(id)
+                                    .setLimit(1000)
+                                    .setPageToken(token)
+                                    .build());
+            all.addAll(page.getLogsList());
+            token = page.hasNextPageToken() ? page.getNextPageToken() : "";
+        } while (!token.isEmpty());
+        long chars = all.stream().mapToLong(e -> e.getMessage().length() + 1).sum();
+        assertThat(chars).isLessThanOrEqualTo(BuildCache.LOG_LIMIT_CHARS + 2 * BuildCache.CLIPPED.length() + 1024);
+        assertThat(all).extracting(LogEntry::getMessage).contains(BuildCache.CLIPPED);
+        assertThat(all.size()).isLessThan(5000);
+    }
+
     @Test
     void logsArePagedAndFilteredByTime() throws Exception {
         ImageSpec spec = ImageTesting.busybox("seq 1 40");

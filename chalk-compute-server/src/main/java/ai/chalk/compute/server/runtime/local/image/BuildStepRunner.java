@@ -2,18 +2,16 @@ package ai.chalk.compute.server.runtime.local.image;
 
 import ai.chalk.compute.server.image.BuildLimits;
 import ai.chalk.compute.server.image.BuildLog;
+import ai.chalk.compute.server.runtime.OutputLines;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import ai.chalk.compute.server.threads.DaemonThreads;
-import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -265,9 +263,8 @@ final class BuildStepRunner {
     }
 
     private static void forward(Process p, BuildLog log, Deque<String> tail) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = r.readLine()) != null) {
+        try {
+            OutputLines.forEach(p.getInputStream(), OutputLines.MAX_CHARS, line -> {
                 log.line(line);
                 synchronized (tail) {
                     tail.addLast(line);
@@ -275,7 +272,7 @@ final class BuildStepRunner {
                         tail.removeFirst();
                     }
                 }
-            }
+            });
         } catch (IOException e) {
             // the step ended
         }
