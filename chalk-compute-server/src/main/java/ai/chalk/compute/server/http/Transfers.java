@@ -312,7 +312,13 @@ public final class Transfers {
                             "the upload is longer than the " + expected.size() + " bytes announced for it\n");
                     return;
                 }
-                upload.write(buffer, 0, n);
+                try {
+                    upload.write(buffer, 0, n);
+                } catch (DiskFullException e) {
+                    // read (and drop) what the client still sends, so that it gets the answer rather than a reset
+                    refuseUpload(exchange, INSUFFICIENT_STORAGE, e.getMessage());
+                    return;
+                }
             }
             written = upload.written();
             if (written != expected.size()) {
@@ -331,10 +337,6 @@ public final class Transfers {
             }
         } catch (BlobMismatchException e) {
             HttpPort.send(exchange, 400, "text/plain", e.getMessage() + "\n");
-            return;
-        } catch (DiskFullException e) {
-            // the body's stream is closed by now (what is left of it is not read): answer as the connection allows
-            HttpPort.send(exchange, INSUFFICIENT_STORAGE, "text/plain", e.getMessage() + "\n");
             return;
         }
         try {

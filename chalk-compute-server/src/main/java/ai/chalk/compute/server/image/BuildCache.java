@@ -43,6 +43,9 @@ public final class BuildCache implements AutoCloseable {
     /** The most of a build's own output its log keeps, in characters: BuildKit's 2 MiB a step, for a few steps. */
     static final long LOG_LIMIT_CHARS = 8L << 20;
 
+    /** What a line costs toward {@link #LOG_LIMIT_CHARS} besides its text: its row in the store. */
+    static final int LINE_COST_CHARS = 128;
+
     static final String CLIPPED =
             "[output clipped, log limit 8 MiB reached: the build goes on, its further output is" + " not kept]";
 
@@ -374,7 +377,8 @@ public final class BuildCache implements AutoCloseable {
      * Past the limit one line says so, as BuildKit does, and the rest is dropped; the build goes on.
      */
     private void output(RunningBuild build, String text) {
-        switch (build.output(text.length() + 1, LOG_LIMIT_CHARS)) {
+        // a line costs its row as well as its text: empty lines in a loop would otherwise be millions of rows
+        switch (build.output(text.length() + LINE_COST_CHARS, LOG_LIMIT_CHARS)) {
             case KEEP -> line(build, "INFO", text);
             case CLIP -> line(build, "WARNING", CLIPPED);
             case DROP -> {

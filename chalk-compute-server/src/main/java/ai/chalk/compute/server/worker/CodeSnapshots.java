@@ -26,7 +26,7 @@ public final class CodeSnapshots {
 
     private final BlobStore blobs;
     private final Path dir;
-    private final DirectoryZip zips;
+    private final long diskReserve;
 
     /** Snapshots under {@code dir}, keeping the disk's default reserve free ({@link DiskReserve}). */
     public CodeSnapshots(BlobStore blobs, Path dir) throws IOException {
@@ -38,7 +38,13 @@ public final class CodeSnapshots {
         this.blobs = blobs;
         this.dir = dir;
         Files.createDirectories(dir);
-        this.zips = new DirectoryZip(diskReserve < 0 ? DiskReserve.of(dir) : diskReserve);
+        this.diskReserve = diskReserve < 0 ? DiskReserve.of(dir) : diskReserve;
+        // what a run that died while unpacking left (snapshots are renamed into place only once whole)
+        try (Stream<Path> leftovers = Files.list(dir)) {
+            leftovers
+                    .filter(p -> p.getFileName().toString().startsWith(".tmp-"))
+                    .forEach(CodeSnapshots::deleteTree);
+        }
     }
 
     /**
@@ -49,8 +55,18 @@ public final class CodeSnapshots {
      */
     public record Snapshot(Path dir, List<String> classPath) {}
 
-    /** The manifest blob's contents, parsed. */
+    /** A manifest's size, at most: a list of class path entries, read whole into the heap. */
+    static final long MAX_MANIFEST_BYTES = 16L << 20;
+
+    /** The manifest blob's contents, parsed; FAILED_PRECONDITION when it is larger than a manifest can be. */
     public CodeManifest manifest(BlobDigest digest) throws IOException {
+        long size = blobs.size(digest).orElse(0);
+        if (size > MAX_MANIFEST_BYTES) {
+            throw io.grpc.Status.FAILED_PRECONDITION
+                    .withDescription("code " + digest + " is " + size + " bytes, more than a manifest may be ("
+                            + MAX_MANIFEST_BYTES + ")")
+                    .asRuntimeException();
+        }
         return CodeManifest.parse(digest, Files.readAllBytes(blobs.path(digest)));
     }
 
@@ -84,10 +100,17 @@ public final class CodeSnapshots {
             Path temp = dir.resolve(".tmp-" + UUID.randomUUID());
             Files.createDirectories(temp);
             try {
+                DirectoryZip zips = new DirectoryZip(diskReserve); // one budget for all of the snapshot's zips
                 for (CodeManifest.Entry e : manifest.entries()) {
                     Path out = temp.resolve(e.name());
                     if (e.isDir()) {
-                        extract(e, out);
+                        try (InputStream in = blobs.open(e.digest())) {
+                            zips.extract(in, out, e.name() + " (" + e.digest() + ")");
+                        } catch (IllegalArgumentException bad) {
+                            // a name that is not UTF-8 (ZipInputStream's "MALFORMED"), or holds a NUL
+                            throw new IOException("code entry " + e.name() + " (" + e.digest() + ") is not a zip"
+                                    + " this server can unpack: " + bad.getMessage());
+                        }
                     } else {
                         linkOrCopy(blobs.path(e.digest()), out);
                     }
@@ -108,12 +131,6 @@ public final class CodeSnapshots {
             Files.createLink(out, blob);
         } catch (IOException | UnsupportedOperationException e) {
             Files.copy(blob, out);
-        }
-    }
-
-    private void extract(CodeManifest.Entry entry, Path out) throws IOException {
-        try (InputStream in = blobs.open(entry.digest())) {
-            zips.extract(in, out, entry.name() + " (" + entry.digest() + ")");
         }
     }
 

@@ -68,6 +68,16 @@ final class WorkerOutput {
             } catch (IOException e) {
                 // the process is gone
             }
+            long unlogged = serverLog.takeSkipped();
+            if (unlogged > 0) {
+                log.info(
+                        "[{} {}] {} lines not written to this log before its {} ended (more than {} a second)",
+                        servedLabel,
+                        workerId,
+                        unlogged,
+                        stream,
+                        ServerLogRate.LINES_PER_SECOND);
+            }
         });
     }
 
@@ -98,6 +108,11 @@ final class WorkerOutput {
                 return -1;
             }
             inWindow++;
+            return takeSkipped();
+        }
+
+        /** The lines skipped since the last one taken, now reported (0 for none). */
+        synchronized long takeSkipped() {
             long report = skipped;
             skipped = 0;
             return report;

@@ -23,6 +23,20 @@ class OutputLinesTest {
     }
 
     @Test
+    void aLoneCarriageReturnEndsALineAsReadLineHasItAndALineOfExactlyTheBoundIsWhole() throws Exception {
+        List<String> lines = new ArrayList<>();
+        OutputLines.forEach(in("10%\r50%\r100%\n" + "y".repeat(100) + "\n"), 100, lines::add);
+        assertThat(lines).containsExactly("10%", "50%", "100%", "y".repeat(100));
+    }
+
+    @Test
+    void aCutNeverSplitsACharacter() throws Exception {
+        List<String> lines = new ArrayList<>();
+        OutputLines.forEach(in("x".repeat(99) + "\uD83D\uDE00" + "tail\n"), 100, lines::add);
+        assertThat(lines).containsExactly("x".repeat(99) + OutputLines.CUT);
+    }
+
+    @Test
     void aLongLineIsCutAtTheBoundAndTheRestOfItDropped() throws Exception {
         List<String> lines = new ArrayList<>();
         OutputLines.forEach(in("x".repeat(250) + "\nnext\n"), 100, lines::add);

@@ -148,6 +148,51 @@ class CodeSnapshotsTest {
         assertThat(leftUnder(dir.resolve("code"))).isEmpty();
     }
 
+    /**
+     * The bound is the snapshot's, not each zip's: a manifest naming one small bomb under several entries (40 MiB of
+     * zeros each, within one zip's grace) is refused once they have written the snapshot's grace between them.
+     */
+    @Test
+    void theSnapshotsZipsShareOneBound() throws Exception {
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"));
+        CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (ZipOutputStream z = new ZipOutputStream(out)) {
+            z.putNextEntry(new ZipEntry("zeros.bin"));
+            z.write(new byte[40 << 20]);
+            z.closeEntry();
+        }
+        byte[] small = out.toByteArray();
+        BlobDigest b = blobs.put(small);
+        BlobDigest one = blobs.put(("{\"entries\":[" + entry("000-a.zip", "dir", b, small.length) + "]}")
+                .getBytes(StandardCharsets.UTF_8));
+        assertThat(Files.size(snapshots.materialise(one, "/chalk/code").dir().resolve("000-a.zip/zeros.bin")))
+                .isEqualTo(40 << 20);
+        BlobDigest two = blobs.put(("{\"entries\":[" + entry("000-a.zip", "dir", b, small.length) + ","
+                        + entry("001-b.zip", "dir", b, small.length) + "]}")
+                .getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> snapshots.materialise(two, "/chalk/code"))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("001-b.zip")
+                .hasMessageContaining("with the snapshot's other entries");
+        assertThat(Files.exists(dir.resolve("code").resolve(two.hex()))).isFalse();
+    }
+
+    /** A name of many short parts would make a directory per part: names past the bound are refused. */
+    @Test
+    void aNameTooLongIsRefused() throws Exception {
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"));
+        CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
+        byte[] deep = zip("a/".repeat(600) + "f", "x");
+        BlobDigest d = blobs.put(deep);
+        BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-deep.zip", "dir", d, deep.length) + "]}")
+                .getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> snapshots.materialise(m, "/chalk/code"))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("a name of 1201 characters");
+        assertThat(leftUnder(dir.resolve("code"))).isEmpty();
+    }
+
     private static List<Path> leftUnder(Path code) throws IOException {
         try (var files = Files.list(code)) {
             return files.toList();

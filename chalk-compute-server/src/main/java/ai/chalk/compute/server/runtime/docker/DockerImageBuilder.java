@@ -6,6 +6,7 @@ import ai.chalk.compute.server.image.BuildLimits;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
+import ai.chalk.compute.server.runtime.OutputLines;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.MappingIterator;
@@ -286,7 +287,9 @@ final class DockerImageBuilder implements ImageBuilder {
     private static final class Output extends ResultCallback.Adapter<BuildResponseItem> {
         private final List<String> instructions;
         private final BuildLog log;
-        private final StringBuilder partial = new StringBuilder();
+        /** Bounded: a step printing without a line break made the server hold all of it. */
+        private final OutputLines lines = new OutputLines(OutputLines.MAX_CHARS, this::line);
+
         private final Deque<String> tail = new ArrayDeque<>();
         private int step; // 1-based instruction running; 0 before the first
         /** Whether the running instruction is one of the build's own ({@link BuildShell}), not shown in the log. */
@@ -324,20 +327,11 @@ final class DockerImageBuilder implements ImageBuilder {
         }
 
         private synchronized void append(String text) {
-            partial.append(text);
-            int nl;
-            while ((nl = partial.indexOf("\n")) >= 0) {
-                String line = partial.substring(0, nl).replace("\r", "");
-                partial.delete(0, nl + 1);
-                line(line);
-            }
+            lines.accept(text.replace("\r", "")); // the engine's carriage returns redraw a line, they do not end it
         }
 
         synchronized void flush() {
-            if (partial.length() > 0) {
-                line(partial.toString());
-                partial.setLength(0);
-            }
+            lines.finish();
         }
 
         private void line(String raw) {
