@@ -66,6 +66,14 @@ class FunctionLogsTest {
                 .getLogsList();
     }
 
+    /** Starts {@code appender} on the server's log of worker output, which it returns (to detach it after). */
+    private static Logger listening(ListAppender<ILoggingEvent> appender) {
+        Logger workerOutput = (Logger) LoggerFactory.getLogger("ai.chalk.compute.server.worker.WorkerOutput");
+        appender.start();
+        workerOutput.addAppender(appender);
+        return workerOutput;
+    }
+
     private static List<String> messages(List<LogEntry> entries) {
         return entries.stream().map(LogEntry::getMessage).toList();
     }
@@ -73,9 +81,7 @@ class FunctionLogsTest {
     @Test
     void aFunctionsOutputIsInTheServersLogAndComesBackByName() throws Exception {
         ListAppender<ILoggingEvent> serverLog = new ListAppender<>();
-        Logger workerOutput = (Logger) LoggerFactory.getLogger("ai.chalk.compute.server.worker.WorkerOutput");
-        serverLog.start();
-        workerOutput.addAppender(serverLog);
+        Logger workerOutput = listening(serverLog);
         TestCode code = new TestCode("logs");
         try (RunningServer s = RunningServer.start(dir, b -> b.workerReadyTimeout(Duration.ofSeconds(30)))) {
             code.upload(s.channel);
@@ -163,15 +169,13 @@ class FunctionLogsTest {
     /**
      * A function writing 512 MB without a line break, then 1,000 lines at once: the server holds a line's bound of it,
      * not the 512 MB (its reader kept a line until its end, so a function could fill the server's heap), and writes at
-     * most 200 of a replica's lines a second to its own log, then says
-     * how many it left out; the function's logs still keep its last lines.
+     * most 200 of a replica's lines a second to its own log, then says how many it left out; the function's logs still
+     * keep its last lines.
      */
     @Test
     void aFunctionFloodingItsOutputHoldsNeitherTheServersHeapNorItsLog() throws Exception {
         ListAppender<ILoggingEvent> serverLog = new ListAppender<>();
-        Logger workerOutput = (Logger) LoggerFactory.getLogger("ai.chalk.compute.server.worker.WorkerOutput");
-        serverLog.start();
-        workerOutput.addAppender(serverLog);
+        Logger workerOutput = listening(serverLog);
         TestCode code = new TestCode("flood");
         List<java.lang.management.MemoryPoolMXBean> heap =
                 java.lang.management.ManagementFactory.getMemoryPoolMXBeans().stream()

@@ -34,6 +34,20 @@ class CodeSnapshotsTest {
         return out.toByteArray();
     }
 
+    /** A zip holding {@code zeros.bin}, {@code mebibytes} MiB of zeros. */
+    private static byte[] zeros(int mebibytes) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (ZipOutputStream z = new ZipOutputStream(out)) {
+            z.putNextEntry(new ZipEntry("zeros.bin"));
+            byte[] megabyte = new byte[1 << 20];
+            for (int i = 0; i < mebibytes; i++) {
+                z.write(megabyte);
+            }
+            z.closeEntry();
+        }
+        return out.toByteArray();
+    }
+
     private static String entry(String name, String kind, BlobDigest d, int size) {
         return "{\"name\":\"" + name + "\",\"kind\":\"" + kind + "\",\"digest\":\"" + d + "\",\"size\":" + size + "}";
     }
@@ -93,16 +107,7 @@ class CodeSnapshotsTest {
     void aZipBombIsRefusedAndNothingOfItStays() throws Exception {
         BlobStore blobs = new BlobStore(dir.resolve("blobs"));
         CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (ZipOutputStream z = new ZipOutputStream(out)) {
-            z.putNextEntry(new ZipEntry("zeros.bin"));
-            byte[] zeros = new byte[1 << 20];
-            for (int i = 0; i < 200; i++) {
-                z.write(zeros);
-            }
-            z.closeEntry();
-        }
-        byte[] bomb = out.toByteArray();
+        byte[] bomb = zeros(200);
         assertThat(bomb.length).isLessThan(1 << 20);
         BlobDigest b = blobs.put(bomb);
         BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-bomb.zip", "dir", b, bomb.length) + "]}")
@@ -156,13 +161,7 @@ class CodeSnapshotsTest {
     void theSnapshotsZipsShareOneBound() throws Exception {
         BlobStore blobs = new BlobStore(dir.resolve("blobs"));
         CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (ZipOutputStream z = new ZipOutputStream(out)) {
-            z.putNextEntry(new ZipEntry("zeros.bin"));
-            z.write(new byte[40 << 20]);
-            z.closeEntry();
-        }
-        byte[] small = out.toByteArray();
+        byte[] small = zeros(40);
         BlobDigest b = blobs.put(small);
         BlobDigest one = blobs.put(("{\"entries\":[" + entry("000-a.zip", "dir", b, small.length) + "]}")
                 .getBytes(StandardCharsets.UTF_8));
