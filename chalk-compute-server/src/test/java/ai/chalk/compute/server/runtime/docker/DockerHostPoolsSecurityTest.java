@@ -6,8 +6,12 @@ import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeTesting;
+import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.SocketBufferHoard;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.Sysctl;
+import ai.chalk.compute.server.runtime.network.TcpMemory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,12 +26,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A container holds at most {@link SandboxDevices#PTYS} of the host's one pool of pseudo-terminals
- * ({@code kernel.pty.max}): the attack of the local runtime's terminal tests, in a Docker sandbox. With the engine's own
- * {@code devpts}, which has no {@code max}, one container opening {@code /dev/ptmx} in a loop took 3,071 terminals, all
- * the pool leaves to anyone but the host's root, and no other container, sandbox or login got one.
+ * What a container takes of the host's pools shared by every container and sandbox, the attacks of the local runtime's
+ * tests in a Docker sandbox: its sockets' buffers count against the sandbox's memory, not against the host's one pool
+ * of TCP memory ({@code net.ipv4.tcp_mem}); and it holds at most {@link SandboxDevices#PTYS} of the host's one pool of
+ * pseudo-terminals ({@code kernel.pty.max}). With the engine's own {@code devpts}, which has no {@code max}, one
+ * container opening {@code /dev/ptmx} in a loop took 3,071 terminals, all the pool leaves to anyone but the host's
+ * root, and no other container, sandbox or login got one.
  */
-class DockerTerminalsSecurityTest {
+class DockerHostPoolsSecurityTest {
 
     /** Opens {@code /dev/ptmx} until refused (at most 5,000), prints how many it holds and why it stopped, holds them. */
     static final String HOARD =
@@ -49,6 +55,51 @@ class DockerTerminalsSecurityTest {
     @AfterEach
     void stop() {
         runtime.close();
+    }
+
+    /**
+     * 200 connections on the container's own loopback, written into and never read. On cgroup v1 the engine asks the
+     * kernel to charge their buffers to no group: a container with 64 MiB of memory held 600 MB of the host's TCP
+     * memory.
+     */
+    @Test
+    void aContainersSocketBuffersCountAgainstItsMemory() throws Exception {
+        long memory = 64L << 20;
+        RuntimeSandbox sb = runtime.start(new SandboxSpec(
+                RuntimeTesting.newId(),
+                "",
+                Map.of(),
+                "/workspace",
+                new ResourceLimits(Optional.empty(), Optional.of(memory)),
+                false,
+                List.of()));
+        String out = RuntimeTesting.sh(sb, SocketBufferHoard.HOARD + "200 600000000")
+                .ok()
+                .out();
+        assertThat(SocketBufferHoard.held(out, 200)).as(out).isLessThanOrEqualTo(memory);
+        assertThat(RuntimeTesting.sh(sb, "echo alive").ok().out()).isEqualTo("alive\n");
+        // set by the engine as it made the container, before the image's first process ran
+        assertThat(DockerTesting.docker(
+                                "inspect",
+                                "--format",
+                                "{{.HostConfig.KernelMemoryTCP}}",
+                                ((DockerSandbox) sb).containerId())
+                        .output()
+                        .trim())
+                .isEqualTo(Long.toString(memory));
+        sb.terminate(Duration.ZERO);
+    }
+
+    /** A container with no memory limit holds no more than a sandbox's share of the host's TCP memory. */
+    @Test
+    void aContainerWithoutAMemoryLimitHoldsOnlyAShareOfTheHostsTcpMemory() throws Exception {
+        RuntimeSandbox sb = runtime.start(RuntimeTesting.spec());
+        long share = TcpMemory.forOneSandbox(Long.MAX_VALUE);
+        String out = RuntimeTesting.sh(sb, SocketBufferHoard.HOARD + "400 1500000000")
+                .ok()
+                .out();
+        assertThat(SocketBufferHoard.held(out, 400)).as(out).isLessThanOrEqualTo(share);
+        sb.terminate(Duration.ZERO);
     }
 
     @Test
