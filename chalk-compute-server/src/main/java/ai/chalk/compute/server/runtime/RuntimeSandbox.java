@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 
 /** One running sandbox on a runtime. */
 public interface RuntimeSandbox {
@@ -68,6 +69,15 @@ public interface RuntimeSandbox {
      * @throws IOException               when copying failed (disk full, ...); the message says what failed
      */
     default SnapshotResult snapshot(Path destination) throws SandboxOperationException, IOException {
+        return snapshot(destination, () -> false);
+    }
+
+    /**
+     * {@link #snapshot(Path)}, stopped when {@code stop} says so (it is asked every 100 ms or so of the copy, or every
+     * few megabytes): the copy fails with an {@link IOException} and nothing is left at {@code destination}.
+     */
+    default SnapshotResult snapshot(Path destination, BooleanSupplier stop)
+            throws SandboxOperationException, IOException {
         throw new SandboxOperationException("this runtime cannot snapshot sandboxes");
     }
 

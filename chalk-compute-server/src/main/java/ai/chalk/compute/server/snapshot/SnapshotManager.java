@@ -37,6 +37,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -158,9 +159,24 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
                 fail(id, noRoom("before the copy"));
                 return;
             }
-            RuntimeSandbox.SnapshotResult result = sandbox.runtime().snapshot(dir.resolve(FILES));
+            // the copy itself stops once it has used the reserve, while it goes on (several copies can run at once)
+            AtomicBoolean stopped = new AtomicBoolean();
+            RuntimeSandbox.SnapshotResult result;
+            try {
+                result = sandbox.runtime().snapshot(dir.resolve(FILES), () -> {
+                    if (!stopped.get() && below()) {
+                        stopped.set(true);
+                    }
+                    return stopped.get();
+                });
+            } catch (IOException e) {
+                if (stopped.get()) {
+                    fail(id, noRoom("during the copy"));
+                    return;
+                }
+                throw e;
+            }
             if (DiskReserve.below(root, diskReserve)) {
-                // a copy cannot be stopped half-way here: one that used the reserve is not kept
                 fail(id, noRoom("after the copy"));
                 return;
             }
@@ -181,6 +197,15 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
                     id,
                     "the server failed while taking the snapshot ("
                             + e.getClass().getSimpleName() + "); the server log has the details");
+        }
+    }
+
+    /** Whether the disk has less than the reserve free; false when that cannot be read (the copy goes on). */
+    private boolean below() {
+        try {
+            return DiskReserve.below(root, diskReserve);
+        } catch (IOException e) {
+            return false;
         }
     }
 

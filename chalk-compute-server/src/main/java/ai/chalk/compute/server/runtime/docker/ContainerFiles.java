@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 
 /**
  * Files in and out of containers, for snapshots and initial filesystems: what a container changed, taken from the
@@ -47,7 +48,8 @@ final class ContainerFiles {
      * engine's files) from its export to {@code destination}, which must not exist; on failure nothing is left there.
      * Returns how many deleted paths could not be recorded.
      */
-    int exportChanges(String containerId, List<String> mountPaths, Path destination) throws IOException {
+    int exportChanges(String containerId, List<String> mountPaths, Path destination, BooleanSupplier stop)
+            throws IOException {
         if (Files.exists(destination, LinkOption.NOFOLLOW_LINKS)) {
             throw new FileAlreadyExistsException(destination.toString());
         }
@@ -78,7 +80,7 @@ final class ContainerFiles {
         Files.createDirectories(partial);
         try {
             if (!names.isEmpty()) {
-                extract(containerId, names, partial);
+                extract(containerId, names, partial, stop);
             }
             Files.move(partial, destination, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException | RuntimeException e) {
@@ -88,7 +90,7 @@ final class ContainerFiles {
         return deleted;
     }
 
-    private void extract(String containerId, List<String> names, Path into) throws IOException {
+    private void extract(String containerId, List<String> names, Path into, BooleanSupplier stop) throws IOException {
         Path list = Files.createTempFile("chalk-snapshot-", ".list");
         try {
             try (OutputStream out = Files.newOutputStream(list, StandardOpenOption.WRITE)) {
@@ -125,7 +127,22 @@ final class ContainerFiles {
                     helpers);
             try (InputStream export = client.exportContainerCmd(containerId).exec();
                     OutputStream in = tar.getOutputStream()) {
-                export.transferTo(in);
+                byte[] buffer = new byte[64 << 10];
+                long sinceAsked = 0;
+                for (int n; (n = export.read(buffer)) >= 0; ) {
+                    in.write(buffer, 0, n);
+                    sinceAsked += n;
+                    if (sinceAsked >= STOP_CHECK_BYTES) {
+                        sinceAsked = 0;
+                        if (stop.getAsBoolean()) {
+                            tar.destroyForcibly();
+                            throw new CopyStoppedException();
+                        }
+                    }
+                }
+            } catch (CopyStoppedException e) {
+                tar.waitFor();
+                throw new IOException("the copy of the sandbox's files was stopped");
             } catch (IOException | RuntimeException e) {
                 tar.destroyForcibly();
                 throw new IOException(
@@ -184,6 +201,18 @@ final class ContainerFiles {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RuntimeStartException("interrupted while copying the initial filesystem", e);
+        }
+    }
+
+    /** How much of the engine's export goes by between two asks whether to stop. */
+    private static final long STOP_CHECK_BYTES = 16L << 20;
+
+    /** The copy was asked to stop; not an I/O failure of its own. */
+    private static final class CopyStoppedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        CopyStoppedException() {
+            super(null, null, false, false);
         }
     }
 }

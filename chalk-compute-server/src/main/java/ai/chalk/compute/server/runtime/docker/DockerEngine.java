@@ -33,6 +33,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -537,8 +538,9 @@ final class DockerEngine implements Closeable {
     // ---- files ----
 
     /** Copies what a container changed to {@code destination}; see {@link ContainerFiles#exportChanges}. */
-    int exportChanges(String containerId, List<String> mountPaths, Path destination) throws IOException {
-        return files.exportChanges(containerId, mountPaths, destination);
+    int exportChanges(String containerId, List<String> mountPaths, Path destination, BooleanSupplier stop)
+            throws IOException {
+        return files.exportChanges(containerId, mountPaths, destination, stop);
     }
 
     // ---- errors ----

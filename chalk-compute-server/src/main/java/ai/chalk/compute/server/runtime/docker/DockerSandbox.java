@@ -24,6 +24,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -316,9 +317,10 @@ final class DockerSandbox implements RuntimeSandbox {
      * there were any.
      */
     @Override
-    public SnapshotResult snapshot(Path destination) throws SandboxOperationException, IOException {
+    public SnapshotResult snapshot(Path destination, BooleanSupplier stop)
+            throws SandboxOperationException, IOException {
         return lifecycle.snapshot(true, () -> {
-            int deleted = engine.exportChanges(containerId, mountPaths(), destination);
+            int deleted = engine.exportChanges(containerId, mountPaths(), destination, stop);
             return new SnapshotResult(
                     true,
                     deleted == 0

@@ -37,6 +37,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -456,11 +457,12 @@ final class LocalSandbox implements RuntimeSandbox {
      * is available; a terminate meanwhile waits for the copy.
      */
     @Override
-    public SnapshotResult snapshot(Path destination) throws SandboxOperationException, IOException {
+    public SnapshotResult snapshot(Path destination, BooleanSupplier stop)
+            throws SandboxOperationException, IOException {
         boolean freeze = groups != null && groups.hasFreezer();
         // an image sandbox's changes are its overlay's upper directory, restored onto the same image
         lifecycle.snapshot(freeze, () -> {
-            SandboxFiles.copyTree(fromImage ? ImageRoot.upper(dir) : layer(), destination);
+            SandboxFiles.copyTree(fromImage ? ImageRoot.upper(dir) : layer(), destination, stop);
             return null;
         });
         if (freeze) {

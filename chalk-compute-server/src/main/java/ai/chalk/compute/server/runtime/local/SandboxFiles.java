@@ -14,6 +14,8 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /** File-system work on sandbox roots and writable layers, done without ever following a link out of them. */
 final class SandboxFiles {
@@ -180,6 +182,11 @@ final class SandboxFiles {
      * opens {@code source/a/b/c} by its full name, would have copied host files into the snapshot.
      */
     static void copyTree(Path source, Path destination) throws IOException {
+        copyTree(source, destination, () -> false);
+    }
+
+    /** {@link #copyTree(Path, Path)}, stopped (an {@link IOException}, nothing left) when {@code stop} says so. */
+    static void copyTree(Path source, Path destination, BooleanSupplier stop) throws IOException {
         if (Files.exists(destination, LinkOption.NOFOLLOW_LINKS)) {
             throw new FileAlreadyExistsException(destination.toString());
         }
@@ -227,11 +234,20 @@ final class SandboxFiles {
         Process reader = pipe.get(0);
         Process writer = pipe.get(1);
         CompletableFuture<byte[]> readerSaid = CompletableFuture.supplyAsync(() -> head(reader.getErrorStream()));
-        byte[] writerSaid = head(writer.getInputStream());
+        CompletableFuture<byte[]> writerOutput = CompletableFuture.supplyAsync(() -> head(writer.getInputStream()));
         int read;
         int written;
         try {
-            written = writer.waitFor();
+            while (!writer.waitFor(100, TimeUnit.MILLISECONDS)) {
+                if (stop.getAsBoolean()) {
+                    reader.destroyForcibly();
+                    writer.destroyForcibly();
+                    writer.waitFor();
+                    NoFollowDelete.delete(partial);
+                    throw new IOException("the copy of " + source + " was stopped");
+                }
+            }
+            written = writer.exitValue();
             read = reader.waitFor();
         } catch (InterruptedException e) {
             reader.destroyForcibly();
@@ -244,7 +260,7 @@ final class SandboxFiles {
         if (read > 1 || written != 0) {
             NoFollowDelete.delete(partial);
             String why = (new String(readerSaid.join(), StandardCharsets.UTF_8) + "\n"
-                            + new String(writerSaid, StandardCharsets.UTF_8))
+                            + new String(writerOutput.join(), StandardCharsets.UTF_8))
                     .trim();
             throw new IOException("copying the files failed (tar exit codes " + read + ", " + written + ")"
                     + (why.isEmpty()

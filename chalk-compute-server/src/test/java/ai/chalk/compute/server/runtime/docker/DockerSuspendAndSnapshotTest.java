@@ -69,6 +69,25 @@ class DockerSuspendAndSnapshotTest extends DockerTesting.WithRuntime {
                 .hasMessageContaining("stopped");
     }
 
+    /**
+     * A copy stops when asked (the server asks whether the disk still has its reserve as the copy goes on): it fails,
+     * nothing of it stays, and the sandbox runs on.
+     */
+    @Test
+    void aSnapshotCopyStopsWhenAskedAndLeavesNothing(@TempDir Path snapshots) throws Exception {
+        DockerSandbox sb = (DockerSandbox) runtime.start(spec());
+        RuntimeTesting.sh(sb, "head -c 67108864 /dev/zero > /workspace/big").ok();
+        Path snap = snapshots.resolve("s1");
+        assertThatThrownBy(() -> sb.snapshot(snap, () -> true))
+                .isInstanceOf(java.io.IOException.class)
+                .hasMessageContaining("was stopped");
+        assertThat(Files.exists(snap, LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(Files.exists(snapshots.resolve("s1.partial"), LinkOption.NOFOLLOW_LINKS))
+                .isFalse();
+        assertThat(sb.paused()).isFalse();
+        assertThat(RuntimeTesting.sh(sb, "echo running").ok().out()).isEqualTo("running\n");
+    }
+
     @Test
     void aSnapshotHoldsWhatTheSandboxChangedAndSeedsANewOne(@TempDir Path snapshots) throws Exception {
         DockerSandbox sb = (DockerSandbox) runtime.start(spec());

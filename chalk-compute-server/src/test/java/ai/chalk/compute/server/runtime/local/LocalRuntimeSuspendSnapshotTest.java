@@ -92,6 +92,27 @@ class LocalRuntimeSuspendSnapshotTest {
         }
     }
 
+    /**
+     * A copy stops when asked (the server asks whether the disk still has its reserve, every 100 ms of the copy): it
+     * fails, nothing of it stays, and the sandbox runs on, thawed.
+     */
+    @Test
+    void aSnapshotCopyStopsWhenAskedAndLeavesNothing(@TempDir Path snapshots) throws Exception {
+        try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.AUTO)) {
+            LocalSandbox sb = (LocalSandbox) runtime.start(spec());
+            sh(sb, "head -c 1073741824 /dev/zero > /workspace/big").ok();
+            Path files = snapshots.resolve("s1");
+            assertThatThrownBy(() -> sb.snapshot(files, () -> true))
+                    .isInstanceOf(java.io.IOException.class)
+                    .hasMessageContaining("was stopped");
+            assertThat(Files.exists(files, LinkOption.NOFOLLOW_LINKS)).isFalse();
+            assertThat(Files.exists(snapshots.resolve("s1.partial"), LinkOption.NOFOLLOW_LINKS))
+                    .isFalse();
+            assertThat(sh(sb, "echo running").ok().out()).isEqualTo("running\n");
+            sb.terminate(java.time.Duration.ZERO);
+        }
+    }
+
     @Test
     void aSnapshotIsAFrozenCopyOfTheLayerThatSeedsNewSandboxes(@TempDir Path snapshots) throws Exception {
         try (LocalRuntime runtime = new LocalRuntime(state, LocalIsolation.AUTO)) {
