@@ -101,6 +101,28 @@ class PtyRelayTest {
     }
 
     /**
+     * Signals that keep coming after the command has ended (a client resizing, or signalling an exec it thinks runs)
+     * do not keep the relay from seeing its end. It restarted an interrupted wait whole, so with a signal more often
+     * than every quarter second the exec never ended; a CI run saw it under a flood of signals.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void signalsAfterTheCommandsEndDoNotKeepTheExecGoing(String mode) throws Exception {
+        RuntimeProcess p =
+                shellOnATerminal(mode, "trap '' USR1; echo start; sleep 0.3; exit 3", new TerminalSize(80, 24));
+        readUntil(p.stdout(), new StringBuilder(), "start");
+        CompletableFuture<String> out = drain(p.stdout());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!p.onExit().isDone() && System.nanoTime() < deadline) {
+            p.signal(10);
+            Thread.sleep(100);
+        }
+        assertThat(p.onExit()).as("the exec's end, with a signal every 100 ms").isDone();
+        assertThat(p.onExit().get()).isEqualTo(ExitStatus.exited(3));
+        out.get(5, TimeUnit.SECONDS);
+    }
+
+    /**
      * The server makes its terminal raw after pty4j has started the relay; on a loaded host that comes after the
      * command's first output, which a cooked host terminal would turn into {@code \r\r\n}: the relay makes it raw
      * itself first.
