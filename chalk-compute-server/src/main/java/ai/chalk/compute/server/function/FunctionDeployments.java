@@ -129,14 +129,18 @@ public final class FunctionDeployments {
                     .asRuntimeException();
         });
         byte[] bytes = canonical(request);
+        Optional<Deployed> reused = reuse(environment, name, bytes);
+        if (reused.isPresent()) {
+            return reused.get();
+        }
+        // unpacked outside this monitor: one tenant's long unpack must not hold every other deploy, route and delete
+        materialise(environment, options.code());
         synchronized (this) {
-            Optional<FunctionRecord> fn = store.liveFunctionNamed(environment, name);
-            Optional<VersionRecord> current =
-                    fn.flatMap(FunctionRecord::currentVersionId).flatMap(store::version);
-            if (current.isPresent() && Arrays.equals(current.get().request(), bytes)) {
-                return new Deployed(fn.get(), current.get(), false);
+            reused = reuse(environment, name, bytes); // an equal deploy may have come first meanwhile
+            if (reused.isPresent()) {
+                return reused.get();
             }
-            materialise(environment, options.code());
+            Optional<FunctionRecord> fn = store.liveFunctionNamed(environment, name);
             Optional<GroupRecord> group = groups.store().liveGroupNamed(environment, name);
             if (group.isPresent() && !group.get().kind().equals(ScalingGroups.FUNCTION)) {
                 throw Status.FAILED_PRECONDITION
@@ -160,6 +164,15 @@ public final class FunctionDeployments {
             }
             return new Deployed(store.function(f.id()).orElseThrow(), v, true);
         }
+    }
+
+    /** The function's current version when it was deployed from the same request, to be reused. */
+    private synchronized Optional<Deployed> reuse(String environment, String name, byte[] request) {
+        Optional<FunctionRecord> fn = store.liveFunctionNamed(environment, name);
+        return fn.flatMap(FunctionRecord::currentVersionId)
+                .flatMap(store::version)
+                .filter(v -> Arrays.equals(v.request(), request))
+                .map(v -> new Deployed(fn.get(), v, false));
     }
 
     /** What workers here cannot honour is refused rather than ignored. */

@@ -6,6 +6,8 @@ import ai.chalk.compute.server.runtime.host.DiskReserve;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -13,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
 
@@ -27,6 +30,8 @@ public final class CodeSnapshots {
     private final BlobStore blobs;
     private final Path dir;
     private final long diskReserve;
+    /** A lock per digest being unpacked, for as long as a caller wants it. */
+    private final ConcurrentHashMap<String, Object> unpacking = new ConcurrentHashMap<>();
 
     /** Snapshots under {@code dir}, keeping the disk's default reserve free ({@link DiskReserve}). */
     public CodeSnapshots(BlobStore blobs, Path dir) throws IOException {
@@ -92,37 +97,62 @@ public final class CodeSnapshots {
         return out;
     }
 
-    /** The snapshot of a code digest, materialising it on first use. */
-    public synchronized Snapshot materialise(BlobDigest manifestDigest, String mountPath) throws IOException {
+    /**
+     * The snapshot of a code digest, materialising it on first use. Callers of one digest wait for the one unpacking
+     * it; other digests unpack meanwhile. (One lock for every digest let one tenant's long unpack hold every other
+     * tenant's deploys and replica starts.)
+     */
+    public Snapshot materialise(BlobDigest manifestDigest, String mountPath) throws IOException {
         CodeManifest manifest = manifest(manifestDigest);
         Path target = dir.resolve(manifestDigest.hex());
         if (!Files.isDirectory(target)) {
-            Path temp = dir.resolve(".tmp-" + UUID.randomUUID());
-            Files.createDirectories(temp);
+            Object lock = unpacking.computeIfAbsent(manifestDigest.hex(), hex -> new Object());
             try {
-                DirectoryZip zips = new DirectoryZip(diskReserve); // one budget for all of the snapshot's zips
-                for (CodeManifest.Entry e : manifest.entries()) {
-                    Path out = temp.resolve(e.name());
-                    if (e.isDir()) {
-                        try (InputStream in = blobs.open(e.digest())) {
-                            zips.extract(in, out, e.name() + " (" + e.digest() + ")");
-                        } catch (IllegalArgumentException bad) {
-                            // a name that is not UTF-8 (ZipInputStream's "MALFORMED"), or holds a NUL
-                            throw new IOException("code entry " + e.name() + " (" + e.digest() + ") is not a zip"
-                                    + " this server can unpack: " + bad.getMessage());
-                        }
-                    } else {
-                        linkOrCopy(blobs.path(e.digest()), out);
+                synchronized (lock) {
+                    if (!Files.isDirectory(target)) {
+                        unpack(manifest, target);
                     }
                 }
-                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
             } finally {
-                deleteTree(temp);
+                unpacking.remove(manifestDigest.hex(), lock);
             }
         }
         List<String> cp =
                 manifest.entries().stream().map(e -> mountPath + "/" + e.name()).toList();
         return new Snapshot(target, cp);
+    }
+
+    /** Unpacks a snapshot into a directory of its own, renamed to {@code target} once whole. */
+    private void unpack(CodeManifest manifest, Path target) throws IOException {
+        Path temp = dir.resolve(".tmp-" + UUID.randomUUID());
+        Files.createDirectories(temp);
+        try {
+            DirectoryZip zips = new DirectoryZip(diskReserve); // one budget for all of the snapshot's zips
+            for (CodeManifest.Entry e : manifest.entries()) {
+                Path out = temp.resolve(e.name());
+                if (e.isDir()) {
+                    try (InputStream in = blobs.open(e.digest())) {
+                        zips.extract(in, out, e.name() + " (" + e.digest() + ")");
+                    } catch (IllegalArgumentException bad) {
+                        // a name that is not UTF-8 (ZipInputStream's "MALFORMED"), or holds a NUL
+                        throw new IOException("code entry " + e.name() + " (" + e.digest() + ") is not a zip"
+                                + " this server can unpack: " + bad.getMessage());
+                    }
+                } else {
+                    linkOrCopy(blobs.path(e.digest()), out);
+                }
+            }
+            try {
+                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+            } catch (FileAlreadyExistsException | DirectoryNotEmptyException raced) {
+                // another caller's unpack of the same digest came first (its lock had gone): the same bytes
+                if (!Files.isDirectory(target)) {
+                    throw raced;
+                }
+            }
+        } finally {
+            deleteTree(temp);
+        }
     }
 
     /** A jar is the blob's bytes: a hard link when the file system allows, else a copy. */

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.Test;
@@ -190,6 +191,56 @@ class CodeSnapshotsTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("a name of 1201 characters");
         assertThat(leftUnder(dir.resolve("code"))).isEmpty();
+    }
+
+    /**
+     * One digest's unpack holds only the callers of that digest. There was one lock for every digest, and deploys and
+     * replica starts hold it: one tenant's long unpack (here one whose zip is a pipe nothing writes to yet) held every
+     * other tenant's code.
+     */
+    @Test
+    void oneDigestsUnpackDoesNotHoldAnothers() throws Exception {
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"));
+        CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
+        byte[] slowZip = zip("a/Slow.class", "slow");
+        BlobDigest slow = blobs.put(slowZip);
+        Path pipe = blobs.path(slow);
+        Files.delete(pipe);
+        assertThat(new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor())
+                .isZero();
+        BlobDigest slowManifest =
+                blobs.put(("{\"entries\":[" + entry("000-slow.zip", "dir", slow, slowZip.length) + "]}")
+                        .getBytes(StandardCharsets.UTF_8));
+        byte[] quickZip = zip("b/Quick.class", "quick");
+        BlobDigest quick = blobs.put(quickZip);
+        BlobDigest quickManifest =
+                blobs.put(("{\"entries\":[" + entry("000-quick.zip", "dir", quick, quickZip.length) + "]}")
+                        .getBytes(StandardCharsets.UTF_8));
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(3);
+        boolean written = false;
+        try {
+            var first = pool.submit(() -> snapshots.materialise(slowManifest, "/chalk/code"));
+            var second = pool.submit(() -> snapshots.materialise(slowManifest, "/chalk/code"));
+            Thread.sleep(300); // both are in: the first unpacks (blocked on the pipe), the second waits for it
+            var other = pool.submit(() -> snapshots.materialise(quickManifest, "/chalk/code"));
+            assertThat(Files.readString(other.get(10, TimeUnit.SECONDS).dir().resolve("000-quick.zip/b/Quick.class")))
+                    .isEqualTo("quick");
+            assertThat(first).as("the slow unpack, still reading its zip").isNotDone();
+            assertThat(second)
+                    .as("the same digest's second caller, waiting for the first")
+                    .isNotDone();
+            Files.write(pipe, slowZip);
+            written = true;
+            assertThat(first.get(10, TimeUnit.SECONDS).dir())
+                    .isEqualTo(second.get(10, TimeUnit.SECONDS).dir());
+            assertThat(Files.readString(first.get().dir().resolve("000-slow.zip/a/Slow.class")))
+                    .isEqualTo("slow");
+        } finally {
+            if (!written) {
+                Files.write(pipe, slowZip); // the slow unpack's reader is there: this ends it
+            }
+            pool.shutdownNow();
+        }
     }
 
     private static List<Path> leftUnder(Path code) throws IOException {
