@@ -95,6 +95,24 @@ public final class BlobStore {
         return upload.commitComputed();
     }
 
+    /**
+     * Stores a file's bytes under their digest; returns it. A file that would leave the disk with less than its reserve
+     * is refused before a byte is copied.
+     *
+     * @throws DiskFullException saying how much is free and kept
+     */
+    public BlobDigest put(Path file) throws IOException {
+        checkRoomFor(Files.size(file));
+        try (Upload upload = begin();
+                InputStream in = Files.newInputStream(file)) {
+            byte[] buffer = new byte[1 << 16];
+            for (int n; (n = in.read(buffer)) >= 0; ) {
+                upload.write(buffer, 0, n);
+            }
+            return upload.commit();
+        }
+    }
+
     /** Starts writing a blob. */
     public Upload begin() throws IOException {
         return new Upload(incoming.resolve(UUID.randomUUID() + ".part"));
@@ -114,9 +132,8 @@ public final class BlobStore {
     }
 
     private DiskFullException full(String what, long free) {
-        return new DiskFullException("the server's disk has " + free / (1 << 20) + " MiB free and keeps "
-                + diskReserve / (1 << 20) + " MiB of it for itself: " + what + " would not fit; the blob was not"
-                + " stored (free space on the server, or delete what it holds)");
+        return new DiskFullException(DiskReserve.state(free, diskReserve) + ": " + what
+                + " would not fit; the blob was not stored (free space on the server, or delete what it holds)");
     }
 
     /** One blob being written; {@link #commit} checks it, {@link #abort} drops it. */

@@ -2,6 +2,7 @@ package ai.chalk.compute.server.dataset;
 
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.blob.BlobStore;
+import ai.chalk.compute.server.blob.DiskFullException;
 import ai.chalk.compute.server.dataset.ParquetFiles.Preview;
 import ai.chalk.compute.server.dataset.ParquetFiles.UnreadableFileException;
 import ai.chalk.compute.server.error.ComputeException;
@@ -18,7 +19,6 @@ import ai.chalk.compute.server.store.DatasetStore.RevisionRecord;
 import ai.chalk.compute.server.store.DatasetStore.RevisionStatus;
 import ai.chalk.compute.server.store.DatasetStore.SessionRecord;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -53,7 +53,6 @@ public final class DatasetManager {
     private static final Logger log = LoggerFactory.getLogger(DatasetManager.class);
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final Pattern SHA256_HEX = Pattern.compile("(?:sha256:)?([0-9a-fA-F]{64})");
-    private static final int BUFFER = 64 * 1024;
 
     private final DatasetStore store;
     private final BlobStore blobs;
@@ -197,13 +196,7 @@ public final class DatasetManager {
             store.failSession(sessionId, e.getMessage());
             throw ComputeException.invalid(e.getMessage());
         } catch (IOException | SQLException | RuntimeException e) {
-            // the data directory's path is the operator's business; the log has it
-            String reason = "finalizing failed on the server: "
-                    + String.valueOf(e.getMessage()).replace(dataDir.toString(), "<data-dir>");
-            store.failRevision(begun.revisionId(), reason, clock.instant());
-            log.warn("Dataset {} revision {}: {}", name, begun.revisionId(), reason, e);
-            throw ComputeException.unavailable(
-                    "revision " + begun.revisionId() + " of dataset " + name + " FAILED: " + reason, e);
+            throw failed(begun, name, "finalizing", e);
         } finally {
             finalizing.release();
         }
@@ -250,15 +243,7 @@ public final class DatasetManager {
                         clock.instant())
                 .orElseThrow(() -> new IllegalStateException("the server's own session " + sessionId + " closed"));
         try {
-            BlobDigest digest;
-            try (BlobStore.Upload upload = blobs.begin();
-                    InputStream in = Files.newInputStream(file)) {
-                byte[] buffer = new byte[BUFFER];
-                for (int n; (n = in.read(buffer)) >= 0; ) {
-                    upload.write(buffer, 0, n);
-                }
-                digest = upload.commit();
-            }
+            BlobDigest digest = blobs.put(file);
             Path stored = blobs.path(digest);
             // each read of the file opens an engine of its own: a writer that knows the shape spares both
             long rows = shape != null ? shape.rows() : parquet.rows(stored);
@@ -270,13 +255,24 @@ public final class DatasetManager {
                     clock.instant());
             return new Written(begun.dataset(), begun.revisionId());
         } catch (IOException | SQLException | UnreadableFileException | RuntimeException e) {
-            String reason = "writing it failed on the server: "
-                    + String.valueOf(e.getMessage()).replace(dataDir.toString(), "<data-dir>");
-            store.failRevision(begun.revisionId(), reason, clock.instant());
-            log.warn("Dataset {} revision {}: {}", name, begun.revisionId(), reason, e);
-            throw ComputeException.unavailable(
-                    "revision " + begun.revisionId() + " of dataset " + name + " FAILED: " + reason, e);
+            throw failed(begun, name, "writing it", e);
         }
+    }
+
+    /**
+     * Marks a revision FAILED because {@code what} failed on the server, and the error its caller gets: RESOURCE_EXHAUSTED
+     * when the disk has less free than the server keeps (freeing space is the fix, not trying again), else UNAVAILABLE.
+     */
+    private ComputeException failed(Begun begun, String name, String what, Exception e) {
+        // the data directory's path is the operator's business; the log has it
+        String reason = what + " failed on the server: "
+                + String.valueOf(e.getMessage()).replace(dataDir.toString(), "<data-dir>");
+        store.failRevision(begun.revisionId(), reason, clock.instant());
+        log.warn("Dataset {} revision {}: {}", name, begun.revisionId(), reason, e);
+        String message = "revision " + begun.revisionId() + " of dataset " + name + " FAILED: " + reason;
+        return e instanceof DiskFullException
+                ? ComputeException.exhausted(message)
+                : ComputeException.unavailable(message, e);
     }
 
     /** A file as a revision keeps it: the Parquet blob, its columns and rows. */
@@ -303,15 +299,7 @@ public final class DatasetManager {
             Path converted = parquet.workFile(o.id());
             try {
                 parquet.convert(path, format, converted);
-                BlobDigest digest;
-                try (BlobStore.Upload upload = blobs.begin();
-                        InputStream in = Files.newInputStream(converted)) {
-                    byte[] buffer = new byte[BUFFER];
-                    for (int n; (n = in.read(buffer)) >= 0; ) {
-                        upload.write(buffer, 0, n);
-                    }
-                    digest = upload.commit();
-                }
+                BlobDigest digest = blobs.put(converted);
                 Path stored = blobs.path(digest);
                 return new Stored(digest, Files.size(stored), parquet.rows(stored), parquet.schema(stored));
             } finally {

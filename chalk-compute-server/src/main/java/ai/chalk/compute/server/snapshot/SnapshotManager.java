@@ -210,9 +210,8 @@ public final class SnapshotManager implements SnapshotRestorer, AutoCloseable {
     }
 
     private String noRoom(String when) throws IOException {
-        return "the server's disk had " + Files.getFileStore(root).getUsableSpace() / (1 << 20) + " MiB free " + when
-                + ", less than the " + diskReserve / (1 << 20) + " MiB it keeps for itself: the snapshot was not"
-                + " kept (delete snapshots, or free space on the server)";
+        return DiskReserve.state(root, diskReserve) + " (seen " + when
+                + "): the snapshot was not kept (delete snapshots, or free space on the server)";
     }
 
     private void fail(String id, String message) {

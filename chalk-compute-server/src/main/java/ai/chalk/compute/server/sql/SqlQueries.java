@@ -240,6 +240,7 @@ public final class SqlQueries implements AutoCloseable {
         if (blobs.contains(digest, size)) {
             return digest;
         }
+        blobs.checkRoomFor(size);
         try (BlobStore.Upload upload = blobs.begin();
                 InputStream in = Files.newInputStream(file)) {
             byte[] buffer = new byte[1 << 16];

@@ -126,9 +126,8 @@ final class DirectoryZip {
         if (written - checkedAt >= DISK_CHECK_BYTES) {
             checkedAt = written;
             if (DiskReserve.below(root, diskReserve)) {
-                throw new IOException("code entry " + name + " was not unpacked: the server's disk would be left"
-                        + " with less than " + diskReserve / (1 << 20) + " MiB free after " + written
-                        + " bytes of the snapshot");
+                throw new IOException("code entry " + name + " was not unpacked: after " + written
+                        + " bytes of the snapshot, " + DiskReserve.state(root, diskReserve));
             }
         }
     }

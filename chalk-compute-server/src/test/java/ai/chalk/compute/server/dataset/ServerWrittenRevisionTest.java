@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.proto.server.v1.DatasetMeta;
 import ai.chalk.compute.proto.server.v1.DatasetMetadataServiceGrpc;
@@ -8,6 +9,7 @@ import ai.chalk.compute.proto.server.v1.GetDatasetRequest;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.dataset.DatasetManager.ReadableRevision;
 import ai.chalk.compute.server.dataset.DatasetManager.Written;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.store.DatasetStore.DatasetColumn;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -73,6 +75,26 @@ class ServerWrittenRevisionTest {
                 assertThat(rs.getDouble(1)).isEqualTo(1.0 / 3);
                 assertThat(rs.getLong(2)).isEqualTo(1);
             }
+        }
+    }
+
+    /**
+     * A file the server writes when its disk has less free than it keeps is refused with RESOURCE_EXHAUSTED saying so,
+     * as an upload is (it was UNAVAILABLE, which a caller retries); the revision is FAILED with the reason.
+     */
+    @Test
+    void aServerWrittenFileOnAFullDiskIsResourceExhausted() throws Exception {
+        Path data = dir.resolve("data");
+        Files.createDirectories(data);
+        long reserve = Files.getFileStore(data).getUsableSpace() + (1L << 30);
+        try (RunningServer server = RunningServer.start(data, b -> b.diskReserve(reserve))) {
+            assertThatThrownBy(() -> server.server
+                            .datasets()
+                            .storeParquet("default", "full-disk-results", write(dir.resolve("r.parquet"))))
+                    .isInstanceOfSatisfying(ComputeException.class, e -> {
+                        assertThat(e.kind()).isEqualTo(ComputeException.Kind.EXHAUSTED);
+                        assertThat(e.getMessage()).contains("FAILED").contains("MiB free and keeps");
+                    });
         }
     }
 

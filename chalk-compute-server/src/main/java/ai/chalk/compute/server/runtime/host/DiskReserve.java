@@ -20,6 +20,17 @@ public final class DiskReserve {
         return Math.max(MIN_BYTES, Files.getFileStore(path).getTotalSpace() / 50);
     }
 
+    /** What a refusal says of the disk: {@code the server's disk has N MiB free and keeps M MiB of it for itself}. */
+    public static String state(long free, long reserve) {
+        return "the server's disk has " + free / (1 << 20) + " MiB free and keeps " + reserve / (1 << 20)
+                + " MiB of it for itself";
+    }
+
+    /** {@link #state(long, long)} of the disk holding {@code path}, now. */
+    public static String state(Path path, long reserve) throws IOException {
+        return state(Files.getFileStore(path).getUsableSpace(), reserve);
+    }
+
     /** Whether the disk holding {@code path} has less than {@code reserve} bytes free for this process. */
     public static boolean below(Path path, long reserve) throws IOException {
         return Files.getFileStore(path).getUsableSpace() < reserve;
