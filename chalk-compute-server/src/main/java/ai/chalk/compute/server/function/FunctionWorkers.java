@@ -64,10 +64,12 @@ public final class FunctionWorkers implements RunnerFactory {
         }
         CreateExternalFunctionVersionRequest request = request(v);
         ScalingGroupSpec spec = request.getSpec();
+        // made (its code unpacked where it has to be) before the pools' lock, which a slow unpack would hold for all
+        WorkerLaunch launch = launch(v, request);
         return pools.pool(
                 v.revisionId(),
                 unit(v, request),
-                () -> launch(v, request),
+                () -> launch,
                 () -> new ReplicaPool.Scale(
                         spec.getScalingSpec().getMinReplicas(),
                         ScalingSpecs.max(spec),

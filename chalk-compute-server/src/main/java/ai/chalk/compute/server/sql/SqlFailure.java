@@ -9,7 +9,10 @@ public final class SqlFailure extends RuntimeException {
         INVALID,
         /** The query reached for something other than its environment's datasets (PERMISSION_DENIED). */
         FORBIDDEN,
-        /** The result or the memory it needs is larger than allowed (RESOURCE_EXHAUSTED). */
+        /**
+         * The result or the memory it needs is larger than allowed, or the result than the server's disk has room for
+         * (RESOURCE_EXHAUSTED).
+         */
         TOO_LARGE,
         /** The query was canceled before it finished (CANCELLED). */
         CANCELED,

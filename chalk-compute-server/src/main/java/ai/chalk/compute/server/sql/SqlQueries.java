@@ -2,6 +2,7 @@ package ai.chalk.compute.server.sql;
 
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.blob.BlobStore;
+import ai.chalk.compute.server.blob.DiskFullException;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.store.SqlJobStore;
 import ai.chalk.compute.server.store.SqlJobStore.SqlJob;
@@ -128,7 +129,7 @@ public final class SqlQueries implements AutoCloseable {
             store.insertFinished(job);
             return new Finished(job, inline);
         } catch (IOException e) {
-            throw new SqlFailure(SqlFailure.Reason.FAILED, "keeping the result failed: " + e.getMessage(), e);
+            throw keepingFailed(e);
         } finally {
             engine.discard(out.dir());
         }
@@ -217,11 +218,20 @@ public final class SqlQueries implements AutoCloseable {
         try {
             store.succeeded(id, keep(out), summary(request, memory, out));
         } catch (IOException e) {
-            store.failed(id, "keeping the result failed: " + e.getMessage());
-            throw new SqlFailure(SqlFailure.Reason.FAILED, "keeping the result failed: " + e.getMessage(), e);
+            SqlFailure failure = keepingFailed(e);
+            store.failed(id, failure.getMessage());
+            throw failure;
         } finally {
             engine.discard(out.dir());
         }
+    }
+
+    /** Why a result could not be kept: RESOURCE_EXHAUSTED when the server's disk has no room for it, else INTERNAL. */
+    private static SqlFailure keepingFailed(IOException e) {
+        return new SqlFailure(
+                e instanceof DiskFullException ? SqlFailure.Reason.TOO_LARGE : SqlFailure.Reason.FAILED,
+                "keeping the result failed: " + e.getMessage(),
+                e);
     }
 
     /** Moves a result file into the blob store (digest first, then the checked upload). */

@@ -6,8 +6,7 @@ import ai.chalk.compute.server.runtime.host.DiskReserve;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -144,12 +143,15 @@ public final class CodeSnapshots {
             }
             try {
                 Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
-            } catch (FileAlreadyExistsException | DirectoryNotEmptyException raced) {
+            } catch (FileSystemException raced) { // rename(2)'s ENOTEMPTY is no subclass of its own
                 // another caller's unpack of the same digest came first (its lock had gone): the same bytes
                 if (!Files.isDirectory(target)) {
                     throw raced;
                 }
             }
+        } catch (IOException e) {
+            // where the server keeps its data is the operator's business, not the deployer's
+            throw new IOException(String.valueOf(e.getMessage()).replace(dir.toString(), "<code-dir>"), e);
         } finally {
             deleteTree(temp);
         }

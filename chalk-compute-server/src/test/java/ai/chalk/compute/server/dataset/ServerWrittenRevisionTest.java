@@ -11,6 +11,7 @@ import ai.chalk.compute.server.dataset.DatasetManager.ReadableRevision;
 import ai.chalk.compute.server.dataset.DatasetManager.Written;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.store.DatasetStore.DatasetColumn;
+import ai.chalk.compute.server.store.DatasetStore.RevisionStatus;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.DriverManager;
@@ -94,6 +95,12 @@ class ServerWrittenRevisionTest {
                     .isInstanceOfSatisfying(ComputeException.class, e -> {
                         assertThat(e.kind()).isEqualTo(ComputeException.Kind.EXHAUSTED);
                         assertThat(e.getMessage()).contains("FAILED").contains("MiB free and keeps");
+                        var id = java.util.regex.Pattern.compile("revision (\\S+) of dataset")
+                                .matcher(e.getMessage());
+                        assertThat(id.find()).isTrue();
+                        var revision = server.server.datasets().revision("default", id.group(1), true);
+                        assertThat(revision.status()).isEqualTo(RevisionStatus.FAILED);
+                        assertThat(revision.message()).contains("MiB free and keeps");
                     });
         }
     }

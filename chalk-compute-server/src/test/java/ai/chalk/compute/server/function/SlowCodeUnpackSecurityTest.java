@@ -10,6 +10,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.worker.PipeBlob;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,37 +49,41 @@ class SlowCodeUnpackSecurityTest {
                     .resolve("sha256")
                     .resolve(hex.substring(0, 2))
                     .resolve(hex);
-            Files.delete(blob);
-            assertThat(new ProcessBuilder("mkfifo", blob.toString()).start().waitFor())
-                    .isZero();
+            PipeBlob.replace(blob);
 
             CompletableFuture<CreateExternalFunctionVersionResponse> slowDeploy =
                     deploy(catalog, "slow", manifestDigest);
-            Path code = dir.resolve("functions").resolve("code");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (!unpacking(code)) {
-                assertThat(System.nanoTime())
-                        .as("the slow deploy's unpack starting")
-                        .isLessThan(deadline);
-                Thread.sleep(20);
+            try {
+                Path code = dir.resolve("functions").resolve("code");
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (!unpacking(code)) {
+                    assertThat(System.nanoTime())
+                            .as("the slow deploy's unpack starting")
+                            .isLessThan(deadline);
+                    Thread.sleep(20);
+                }
+
+                TestCode quick = new TestCode("quick", false);
+                quick.upload(server.channel);
+                assertThat(deploy(catalog, "quick", quick.manifestDigest)
+                                .get(20, TimeUnit.SECONDS)
+                                .getExternalFunctionVersion()
+                                .getVersion())
+                        .as("another deploy while the slow one unpacks")
+                        .isEqualTo(1);
+                assertThat(slowDeploy)
+                        .as("the slow deploy, still reading its zip")
+                        .isNotDone();
+
+                PipeBlob.feed(blob, zip);
+                assertThat(slowDeploy
+                                .get(20, TimeUnit.SECONDS)
+                                .getExternalFunctionVersion()
+                                .getVersion())
+                        .isEqualTo(1);
+            } finally {
+                PipeBlob.feed(blob, zip); // ends the slow unpack if an assertion failed before
             }
-
-            TestCode quick = new TestCode("quick", false);
-            quick.upload(server.channel);
-            assertThat(deploy(catalog, "quick", quick.manifestDigest)
-                            .get(20, TimeUnit.SECONDS)
-                            .getExternalFunctionVersion()
-                            .getVersion())
-                    .as("another deploy while the slow one unpacks")
-                    .isEqualTo(1);
-            assertThat(slowDeploy).as("the slow deploy, still reading its zip").isNotDone();
-
-            Files.write(blob, zip);
-            assertThat(slowDeploy
-                            .get(20, TimeUnit.SECONDS)
-                            .getExternalFunctionVersion()
-                            .getVersion())
-                    .isEqualTo(1);
         }
     }
 

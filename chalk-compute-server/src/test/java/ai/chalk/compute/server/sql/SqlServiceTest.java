@@ -119,6 +119,37 @@ class SqlServiceTest {
                 .hasMessageContaining("NOT_FOUND");
     }
 
+    /**
+     * A result the server's disk has no room for (it keeps a reserve free) is RESOURCE_EXHAUSTED saying so: it was
+     * INTERNAL.
+     */
+    @Test
+    void aResultTheDiskHasNoRoomForIsResourceExhausted() throws Exception {
+        Path data = dir.resolve("full");
+        java.nio.file.Files.createDirectories(data);
+        long reserve = java.nio.file.Files.getFileStore(data).getUsableSpace() + (1L << 30);
+        try (SqlTestServer full =
+                new SqlTestServer(data, tables, SqlOptions.defaults(), Duration.ofMinutes(5), reserve)) {
+            ManagedChannel c =
+                    InProcessChannelBuilder.forName(full.inProcessName).build();
+            try {
+                Metadata headers = new Metadata();
+                headers.put(TrustedCallers.ENVIRONMENT_HEADER, "dev");
+                var sql = SqlServiceGrpc.newBlockingStub(c)
+                        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+                assertThatThrownBy(() -> sql.executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                                .setQuery("SELECT count(*) FROM chalk.datasets.orders")
+                                .build()))
+                        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                            assertThat(e.getStatus().getDescription()).contains("MiB free and keeps");
+                        });
+            } finally {
+                c.shutdownNow();
+            }
+        }
+    }
+
     @Test
     void aRevisionIsAddressableByItsId() throws Exception {
         ExecuteSqlQueryResponse old = stub("dev")

@@ -35,8 +35,14 @@ public final class SqlTestServer implements AutoCloseable {
     private final Server tcp;
 
     public SqlTestServer(Path dataDir, DatasetTables tables, SqlOptions options, Duration linkTtl) throws IOException {
+        this(dataDir, tables, options, linkTtl, -1);
+    }
+
+    /** A server whose blob store keeps {@code diskReserve} bytes of the disk free (-1: the default). */
+    public SqlTestServer(Path dataDir, DatasetTables tables, SqlOptions options, Duration linkTtl, long diskReserve)
+            throws IOException {
         database = Database.open(dataDir);
-        BlobStore blobs = new BlobStore(dataDir.resolve("blobs"));
+        BlobStore blobs = new BlobStore(dataDir.resolve("blobs"), diskReserve);
         http = HttpPort.open("127.0.0.1", 0);
         Transfers transfers = new Transfers(
                 blobs, LinkSigner.load(dataDir.resolve("state"), Clock.systemUTC()), Clock.systemUTC(), http::url);

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
@@ -205,9 +206,7 @@ class CodeSnapshotsTest {
         byte[] slowZip = zip("a/Slow.class", "slow");
         BlobDigest slow = blobs.put(slowZip);
         Path pipe = blobs.path(slow);
-        Files.delete(pipe);
-        assertThat(new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor())
-                .isZero();
+        PipeBlob.replace(pipe);
         BlobDigest slowManifest =
                 blobs.put(("{\"entries\":[" + entry("000-slow.zip", "dir", slow, slowZip.length) + "]}")
                         .getBytes(StandardCharsets.UTF_8));
@@ -216,12 +215,19 @@ class CodeSnapshotsTest {
         BlobDigest quickManifest =
                 blobs.put(("{\"entries\":[" + entry("000-quick.zip", "dir", quick, quickZip.length) + "]}")
                         .getBytes(StandardCharsets.UTF_8));
-        var pool = java.util.concurrent.Executors.newFixedThreadPool(3);
-        boolean written = false;
+        var pool = Executors.newFixedThreadPool(3);
         try {
             var first = pool.submit(() -> snapshots.materialise(slowManifest, "/chalk/code"));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (unpacking().isEmpty()) {
+                assertThat(System.nanoTime()).as("the slow unpack starting").isLessThan(deadline);
+                Thread.sleep(10);
+            }
             var second = pool.submit(() -> snapshots.materialise(slowManifest, "/chalk/code"));
-            Thread.sleep(300); // both are in: the first unpacks (blocked on the pipe), the second waits for it
+            Thread.sleep(200);
+            assertThat(unpacking())
+                    .as("the slow digest unpacks once: its second caller waits for the first")
+                    .hasSize(1);
             var other = pool.submit(() -> snapshots.materialise(quickManifest, "/chalk/code"));
             assertThat(Files.readString(other.get(10, TimeUnit.SECONDS).dir().resolve("000-quick.zip/b/Quick.class")))
                     .isEqualTo("quick");
@@ -229,17 +235,22 @@ class CodeSnapshotsTest {
             assertThat(second)
                     .as("the same digest's second caller, waiting for the first")
                     .isNotDone();
-            Files.write(pipe, slowZip);
-            written = true;
+            PipeBlob.feed(pipe, slowZip);
             assertThat(first.get(10, TimeUnit.SECONDS).dir())
                     .isEqualTo(second.get(10, TimeUnit.SECONDS).dir());
             assertThat(Files.readString(first.get().dir().resolve("000-slow.zip/a/Slow.class")))
                     .isEqualTo("slow");
         } finally {
-            if (!written) {
-                Files.write(pipe, slowZip); // the slow unpack's reader is there: this ends it
-            }
+            PipeBlob.feed(pipe, slowZip); // ends the slow unpack if an assertion failed before
             pool.shutdownNow();
+        }
+    }
+
+    /** The snapshots being unpacked now (their temporary directories). */
+    private List<Path> unpacking() throws IOException {
+        try (var files = Files.list(dir.resolve("code"))) {
+            return files.filter(p -> p.getFileName().toString().startsWith(".tmp-"))
+                    .toList();
         }
     }
 

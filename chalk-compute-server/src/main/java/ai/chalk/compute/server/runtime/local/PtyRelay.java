@@ -96,7 +96,8 @@ final class PtyRelay {
                         # quarter second (forwarded ones, window sizes) kept the relay from seeing its command's end
                         sub ready { my ($rin, $win, $wait) = @_; while (1) {
                             my $r = select(my $rout = $rin, my $wout = $win, undef, $wait);
-                            return ($rout, $wout) if $r > 0; return () unless $r < 0 && $! == 4; $wait /= 2; } }
+                            return ($rout, $wout) if $r > 0; return () unless $r < 0 && $! == 4;
+                            $wait /= 2; return () if $wait < 0.001; } }
                         # the command's input waits here while its terminal is full (F_SETFL 4, O_NONBLOCK 04000): a
                         # write that blocked would stop the copy of its output, and a command that prints as it reads
                         # (cat, any echo) would then never read again
