@@ -5,7 +5,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * The cgroup that holds one build's step containers, made here with a process limit before the build starts and
@@ -69,6 +72,27 @@ final class BuildGroup implements AutoCloseable {
     /** The engine's {@code cgroupparent} for the build's steps. */
     String cgroupParent() {
         return cgroupParent;
+    }
+
+    /** The processes of the build's steps now: those of this group and of every group under it. */
+    List<Long> processes() {
+        List<Long> out = new ArrayList<>();
+        try (Stream<Path> groups = Files.walk(dir)) {
+            for (Path procs : (Iterable<Path>) groups.map(g -> g.resolve("cgroup.procs"))::iterator) {
+                try {
+                    for (String line : Files.readAllLines(procs, StandardCharsets.US_ASCII)) {
+                        if (!line.isBlank()) {
+                            out.add(Long.parseLong(line.strip()));
+                        }
+                    }
+                } catch (IOException gone) {
+                    // a step's group the engine removed meanwhile
+                }
+            }
+        } catch (IOException | java.io.UncheckedIOException e) {
+            // the walk met a group removed meanwhile: what was read is enough for a look
+        }
+        return out;
     }
 
     /** The limit the group carries, as the kernel reports it. */

@@ -7,6 +7,7 @@ import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.OutputLines;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.MappingIterator;
@@ -29,6 +30,8 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -134,7 +137,7 @@ final class DockerImageBuilder implements ImageBuilder {
             run(context, ref, contentHash, group, output);
         }
         output.flush();
-        if (output.error != null) {
+        if (output.error != null || output.stopped != null) { // stopped: even where the steps ended on their own
             throw new ImageBuildException(output.failure());
         }
         if (!exists(ref)) {
@@ -196,7 +199,16 @@ final class DockerImageBuilder implements ImageBuilder {
             return null;
         });
         try {
-            reading.get();
+            while (true) {
+                try {
+                    reading.get(1, TimeUnit.SECONDS);
+                    break;
+                } catch (TimeoutException running) {
+                    if (group != null) {
+                        stopOverTerminals(group, output);
+                    }
+                }
+            }
         } catch (InterruptedException e) {
             response.close(); // the engine stops the build when its client goes
             reading.cancel(true);
@@ -204,6 +216,18 @@ final class DockerImageBuilder implements ImageBuilder {
         } catch (ExecutionException e) {
             throw new ImageBuildException(
                     "reading the Docker engine's build output failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    /**
+     * Stops the build, killing its steps' processes, once they hold more terminals than a build may
+     * ({@link BuildTerminals}): the step fails, and the build's error says why.
+     */
+    private static void stopOverTerminals(BuildGroup group, Output output) {
+        int held = BuildTerminals.held(group, SandboxDevices.PTYS);
+        if (held > SandboxDevices.PTYS) {
+            output.stop(BuildTerminals.stopped(held));
+            group.processes().forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
         }
     }
 
@@ -297,6 +321,10 @@ final class DockerImageBuilder implements ImageBuilder {
 
         private volatile String error;
         private volatile Throwable failure;
+        /** Why the server stopped the build, which the engine's error (a killed step) does not say. */
+        private volatile String stopped;
+
+        private int stoppedStep;
 
         Output(List<String> instructions, BuildLog log) {
             this.instructions = instructions;
@@ -332,6 +360,15 @@ final class DockerImageBuilder implements ImageBuilder {
 
         synchronized void flush() {
             lines.finish();
+        }
+
+        /** Records that the server stopped the build, and why; the log says so once. */
+        synchronized void stop(String why) {
+            if (stopped == null) {
+                stopped = why;
+                stoppedStep = step;
+                log.line(why);
+            }
         }
 
         private void line(String raw) {
@@ -378,12 +415,16 @@ final class DockerImageBuilder implements ImageBuilder {
 
         /** What failed, as the build's error: the spec step, the engine's reason, the step's last output. */
         synchronized String failure() {
-            String where = step >= 1 && step <= instructions.size() ? instructions.get(step - 1) : "the build";
+            int at = stopped != null ? stoppedStep : step;
+            String where = at >= 1 && at <= instructions.size() ? instructions.get(at - 1) : "the build";
             // the engine names the step's command as it ran it, through the build's shell: shown as the user wrote it
-            String said = error.strip().replace("'" + String.join(" ", BuildShell.SHELL) + " ", "'/bin/sh -c ");
+            String said = stopped != null
+                    ? stopped
+                    : error.strip().replace("'" + String.join(" ", BuildShell.SHELL) + " ", "'/bin/sh -c ");
             StringBuilder message = new StringBuilder(where).append(" failed: ").append(said);
-            List<String> output =
-                    tail.stream().filter(l -> !l.strip().equals(error.strip())).toList();
+            List<String> output = tail.stream()
+                    .filter(l -> error == null || !l.strip().equals(error.strip()))
+                    .toList();
             if (!output.isEmpty()) {
                 message.append("\nLast output:\n").append(String.join("\n", output));
             }

@@ -12,11 +12,14 @@ import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.image.ContentHash;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageSpecCheck;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
+import ai.chalk.compute.server.runtime.host.Sysctl;
 import com.google.protobuf.ByteString;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -375,6 +378,40 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
                     .findFirst()
                     .orElseThrow();
             assertThat(Integer.parseInt(started.substring(8).strip())).isLessThan((int) DockerImageBuilder.PIDS_MAX);
+        }
+    }
+    /**
+     * A build step cannot take the host's terminals. The engine's build API takes no mount, so a step has the engine's
+     * unlimited {@code devpts}; one opening {@code /dev/ptmx} until it failed held the host's whole pool (3,071 here)
+     * for as long as the build ran, and no sandbox or container got a terminal meanwhile. Holding more than a build may
+     * stops it, saying why, and the terminals are the host's again.
+     */
+    @Test
+    void aBuildStepCannotHoldTheHostsTerminals() throws Exception {
+        Path inUse = Path.of("/proc/sys/kernel/pty/nr");
+        long before = Sysctl.read(inUse).orElseThrow();
+        // each sleep holds one terminal, open as its input
+        String hoard = "n=0; while [ $n -lt 300 ]; do sleep 300 </dev/ptmx & n=$((n+1)); done; echo HOARDING; wait";
+        ImageSpec spec = ImageSpec.newBuilder()
+                .setBaseImage(DockerTesting.image())
+                .putEnv("NONCE", Long.toString(System.nanoTime()))
+                .addSteps(BuildStep.newBuilder()
+                        .setRunCommands(RunCommandsStep.newBuilder().addCommands(hoard)))
+                .build();
+        List<String> log = new CopyOnWriteArrayList<>();
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> runtime.imageBuilder().build(spec, ContentHash.of(spec), log::add))
+                .isInstanceOf(ImageBuildException.class)
+                .hasMessageContaining("run_commands")
+                .hasMessageContaining("terminals, more than the " + SandboxDevices.PTYS + " a build may");
+        assertThat(System.nanoTime() - started)
+                .as("stopped, not run out (its sleeps last 300 s)")
+                .isLessThan(TimeUnit.SECONDS.toNanos(120));
+        assertThat(log).anyMatch(l -> l.contains("the build was stopped"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (Sysctl.read(inUse).orElseThrow() > before + SandboxDevices.PTYS) {
+            assertThat(System.nanoTime()).as("the host's terminals back").isLessThan(deadline);
+            Thread.sleep(100);
         }
     }
 }
