@@ -2,13 +2,13 @@ package ai.chalk.compute.server.runtime.docker;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * The cgroup that holds one build's step containers, made here with a process limit before the build starts and
@@ -74,25 +74,42 @@ final class BuildGroup implements AutoCloseable {
         return cgroupParent;
     }
 
-    /** The processes of the build's steps now: those of this group and of every group under it. */
+    /** The processes of the build's steps now: those of this group and of the steps' groups the engine made in it. */
     List<Long> processes() {
+        List<Path> groups = new ArrayList<>(List.of(dir));
+        try (DirectoryStream<Path> steps = Files.newDirectoryStream(dir, Files::isDirectory)) {
+            steps.forEach(groups::add);
+        } catch (IOException | DirectoryIteratorException e) {
+            // a step's group removed while listed: the others are enough for a look
+        }
         List<Long> out = new ArrayList<>();
-        try (Stream<Path> groups = Files.walk(dir)) {
-            for (Path procs : (Iterable<Path>) groups.map(g -> g.resolve("cgroup.procs"))::iterator) {
-                try {
-                    for (String line : Files.readAllLines(procs, StandardCharsets.US_ASCII)) {
-                        if (!line.isBlank()) {
-                            out.add(Long.parseLong(line.strip()));
-                        }
+        for (Path group : groups) {
+            try {
+                for (String line : Files.readAllLines(group.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
+                    if (!line.isBlank()) {
+                        out.add(Long.parseLong(line.strip()));
                     }
-                } catch (IOException gone) {
-                    // a step's group the engine removed meanwhile
                 }
+            } catch (IOException gone) {
+                // a step's group the engine removed meanwhile
             }
-        } catch (IOException | java.io.UncheckedIOException e) {
-            // the walk met a group removed meanwhile: what was read is enough for a look
         }
         return out;
+    }
+
+    /**
+     * Whether process {@code pid} is in this build's group now (a pid read from the group may have ended and been
+     * given to another process since).
+     */
+    boolean holds(long pid) {
+        try {
+            String groupPath = "/" + PARENT + "/" + name + "/";
+            return Files.readAllLines(Path.of("/proc", Long.toString(pid), "cgroup")).stream()
+                    .anyMatch(line ->
+                            (line.substring(line.indexOf(':', line.indexOf(':') + 1) + 1) + "/").startsWith(groupPath));
+        } catch (IOException | RuntimeException gone) {
+            return false;
+        }
     }
 
     /** The limit the group carries, as the kernel reports it. */

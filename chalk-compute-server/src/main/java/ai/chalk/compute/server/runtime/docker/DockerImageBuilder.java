@@ -131,13 +131,17 @@ final class DockerImageBuilder implements ImageBuilder {
         try (BuildGroup group =
                 BuildGroup.create(contentHash.substring(0, 32), PIDS_MAX).orElse(null)) {
             if (group == null) {
-                log.line("Warning: this build's steps have no process limit: the server cannot make cgroups for"
-                        + " them on this host (it needs root on the engine's host)");
+                log.line("Warning: this build's steps have no process limit and no limit on terminals: the server"
+                        + " cannot make cgroups for them on this host (it needs root on the engine's host)");
             }
             run(context, ref, contentHash, group, output);
         }
         output.flush();
-        if (output.error != null || output.stopped != null) { // stopped: even where the steps ended on their own
+        if (output.stopped != null) { // even where the steps ended on their own and the image was made
+            removeQuietly(ref);
+            throw new ImageBuildException(output.failure());
+        }
+        if (output.error != null) {
             throw new ImageBuildException(output.failure());
         }
         if (!exists(ref)) {
@@ -204,8 +208,8 @@ final class DockerImageBuilder implements ImageBuilder {
                     reading.get(1, TimeUnit.SECONDS);
                     break;
                 } catch (TimeoutException running) {
-                    if (group != null) {
-                        stopOverTerminals(group, output);
+                    if (group != null && stopOverTerminals(group, output)) {
+                        response.close(); // the engine cancels the build, and with it the step's container
                     }
                 }
             }
@@ -219,16 +223,32 @@ final class DockerImageBuilder implements ImageBuilder {
         }
     }
 
+    /** Removes an image the build made but must not keep; one left behind is only disk. */
+    private void removeQuietly(String ref) {
+        try {
+            client.removeImageCmd(ref).withForce(true).exec();
+        } catch (RuntimeException e) {
+            // not made, or already gone
+        }
+    }
+
     /**
      * Stops the build, killing its steps' processes, once they hold more terminals than a build may
-     * ({@link BuildTerminals}): the step fails, and the build's error says why.
+     * ({@link BuildTerminals}): the step fails, and the build's error says why. Returns whether it did, for the engine
+     * to be told as well.
      */
-    private static void stopOverTerminals(BuildGroup group, Output output) {
+    private static boolean stopOverTerminals(BuildGroup group, Output output) {
         int held = BuildTerminals.held(group, SandboxDevices.PTYS);
-        if (held > SandboxDevices.PTYS) {
-            output.stop(BuildTerminals.stopped(held));
-            group.processes().forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+        if (held <= SandboxDevices.PTYS) {
+            return false;
         }
+        output.stop(BuildTerminals.stopped(held));
+        for (long pid : group.processes()) {
+            // the handle keeps the process's start time, and a kill checks it: a pid given to another process after
+            // the check below is not killed
+            ProcessHandle.of(pid).filter(p -> group.holds(pid)).ifPresent(ProcessHandle::destroyForcibly);
+        }
+        return true;
     }
 
     /**

@@ -388,12 +388,24 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
      */
     @Test
     void aBuildStepCannotHoldTheHostsTerminals() throws Exception {
+        // each sleep holds one terminal, open as its input
+        assertStoppedForTerminals(
+                DockerTesting.image(),
+                "n=0; while [ $n -lt 300 ]; do sleep 300 </dev/ptmx & n=$((n+1)); done; echo HOARDING; wait");
+        // the other end only: the master closed once it is open keeps the terminal, under a deleted name
+        assertStoppedForTerminals(
+                DockerTesting.debianImage(),
+                "perl -e 'my @held; for (1 .. 300) { open(my $m, \"+<\", \"/dev/ptmx\") or last;"
+                        + " my $u = pack(\"i\", 0); ioctl($m, 0x40045431, $u); my $n = pack(\"I\", 0); ioctl($m, 0x80045430, $n);"
+                        + " open(my $t, \"+<\", \"/dev/pts/\" . unpack(\"I\", $n)) or last; push @held, $t; close $m }"
+                        + " print \"HOARDING \", scalar(@held), \"\\n\"; sleep 300'");
+    }
+
+    private void assertStoppedForTerminals(String image, String hoard) throws Exception {
         Path inUse = Path.of("/proc/sys/kernel/pty/nr");
         long before = Sysctl.read(inUse).orElseThrow();
-        // each sleep holds one terminal, open as its input
-        String hoard = "n=0; while [ $n -lt 300 ]; do sleep 300 </dev/ptmx & n=$((n+1)); done; echo HOARDING; wait";
         ImageSpec spec = ImageSpec.newBuilder()
-                .setBaseImage(DockerTesting.image())
+                .setBaseImage(image)
                 .putEnv("NONCE", Long.toString(System.nanoTime()))
                 .addSteps(BuildStep.newBuilder()
                         .setRunCommands(RunCommandsStep.newBuilder().addCommands(hoard)))
@@ -405,7 +417,7 @@ class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
                 .hasMessageContaining("run_commands")
                 .hasMessageContaining("terminals, more than the " + SandboxDevices.PTYS + " a build may");
         assertThat(System.nanoTime() - started)
-                .as("stopped, not run out (its sleeps last 300 s)")
+                .as("stopped, not run out (it sleeps 300 s)")
                 .isLessThan(TimeUnit.SECONDS.toNanos(120));
         assertThat(log).anyMatch(l -> l.contains("the build was stopped"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
