@@ -70,6 +70,10 @@ class SqlServiceTest {
     }
 
     private SqlServiceGrpc.SqlServiceBlockingStub stub(String environment) {
+        return stub(channel, environment);
+    }
+
+    private static SqlServiceGrpc.SqlServiceBlockingStub stub(ManagedChannel channel, String environment) {
         Metadata headers = new Metadata();
         headers.put(TrustedCallers.ENVIRONMENT_HEADER, environment);
         return SqlServiceGrpc.newBlockingStub(channel)
@@ -133,10 +137,7 @@ class SqlServiceTest {
             ManagedChannel c =
                     InProcessChannelBuilder.forName(full.inProcessName).build();
             try {
-                Metadata headers = new Metadata();
-                headers.put(TrustedCallers.ENVIRONMENT_HEADER, "dev");
-                var sql = SqlServiceGrpc.newBlockingStub(c)
-                        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+                var sql = stub(c, "dev");
                 assertThatThrownBy(() -> sql.executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
                                 .setQuery("SELECT count(*) FROM chalk.datasets.orders")
                                 .build()))

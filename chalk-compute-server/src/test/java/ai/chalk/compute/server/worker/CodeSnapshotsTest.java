@@ -54,6 +54,12 @@ class CodeSnapshotsTest {
         return "{\"name\":\"" + name + "\",\"kind\":\"" + kind + "\",\"digest\":\"" + d + "\",\"size\":" + size + "}";
     }
 
+    /** Stores the manifest of one class directory: the zip {@code bytes}, stored as {@code zip}, named {@code name}. */
+    private static BlobDigest manifest(BlobStore blobs, String name, BlobDigest zip, byte[] bytes) throws IOException {
+        return blobs.put(
+                ("{\"entries\":[" + entry(name, "dir", zip, bytes.length) + "]}").getBytes(StandardCharsets.UTF_8));
+    }
+
     @Test
     void materialisesOncePerDigestInClassPathOrder() throws Exception {
         BlobStore blobs = new BlobStore(dir.resolve("blobs"));
@@ -87,8 +93,7 @@ class CodeSnapshotsTest {
         CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
         byte[] evil = zip("../../escaped.txt", "gotcha");
         BlobDigest e = blobs.put(evil);
-        BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-evil.zip", "dir", e, evil.length) + "]}")
-                .getBytes(StandardCharsets.UTF_8));
+        BlobDigest m = manifest(blobs, "000-evil.zip", e, evil);
         assertThatThrownBy(() -> snapshots.materialise(m, "/chalk/code"))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("points outside its directory");
@@ -112,8 +117,7 @@ class CodeSnapshotsTest {
         byte[] bomb = zeros(200);
         assertThat(bomb.length).isLessThan(1 << 20);
         BlobDigest b = blobs.put(bomb);
-        BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-bomb.zip", "dir", b, bomb.length) + "]}")
-                .getBytes(StandardCharsets.UTF_8));
+        BlobDigest m = manifest(blobs, "000-bomb.zip", b, bomb);
         assertThatThrownBy(() -> snapshots.materialise(m, "/chalk/code"))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("000-bomb.zip")
@@ -144,8 +148,7 @@ class CodeSnapshotsTest {
         }
         byte[] zip = out.toByteArray();
         BlobDigest b = blobs.put(zip);
-        BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-noise.zip", "dir", b, zip.length) + "]}")
-                .getBytes(StandardCharsets.UTF_8));
+        BlobDigest m = manifest(blobs, "000-noise.zip", b, zip);
         long reserve = Files.getFileStore(dir).getUsableSpace() - (16L << 20);
         CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"), reserve);
         assertThatThrownBy(() -> snapshots.materialise(m, "/chalk/code"))
@@ -165,8 +168,7 @@ class CodeSnapshotsTest {
         CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
         byte[] small = zeros(40);
         BlobDigest b = blobs.put(small);
-        BlobDigest one = blobs.put(("{\"entries\":[" + entry("000-a.zip", "dir", b, small.length) + "]}")
-                .getBytes(StandardCharsets.UTF_8));
+        BlobDigest one = manifest(blobs, "000-a.zip", b, small);
         assertThat(Files.size(snapshots.materialise(one, "/chalk/code").dir().resolve("000-a.zip/zeros.bin")))
                 .isEqualTo(40 << 20);
         BlobDigest two = blobs.put(("{\"entries\":[" + entry("000-a.zip", "dir", b, small.length) + ","
@@ -186,8 +188,7 @@ class CodeSnapshotsTest {
         CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
         byte[] deep = zip("a/".repeat(600) + "f", "x");
         BlobDigest d = blobs.put(deep);
-        BlobDigest m = blobs.put(("{\"entries\":[" + entry("000-deep.zip", "dir", d, deep.length) + "]}")
-                .getBytes(StandardCharsets.UTF_8));
+        BlobDigest m = manifest(blobs, "000-deep.zip", d, deep);
         assertThatThrownBy(() -> snapshots.materialise(m, "/chalk/code"))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("a name of 1201 characters");
@@ -207,14 +208,10 @@ class CodeSnapshotsTest {
         BlobDigest slow = blobs.put(slowZip);
         Path pipe = blobs.path(slow);
         PipeBlob.replace(pipe);
-        BlobDigest slowManifest =
-                blobs.put(("{\"entries\":[" + entry("000-slow.zip", "dir", slow, slowZip.length) + "]}")
-                        .getBytes(StandardCharsets.UTF_8));
+        BlobDigest slowManifest = manifest(blobs, "000-slow.zip", slow, slowZip);
         byte[] quickZip = zip("b/Quick.class", "quick");
         BlobDigest quick = blobs.put(quickZip);
-        BlobDigest quickManifest =
-                blobs.put(("{\"entries\":[" + entry("000-quick.zip", "dir", quick, quickZip.length) + "]}")
-                        .getBytes(StandardCharsets.UTF_8));
+        BlobDigest quickManifest = manifest(blobs, "000-quick.zip", quick, quickZip);
         var pool = Executors.newFixedThreadPool(3);
         try {
             var first = pool.submit(() -> snapshots.materialise(slowManifest, "/chalk/code"));

@@ -1,12 +1,11 @@
 package ai.chalk.compute.server.runtime.docker;
 
+import ai.chalk.compute.server.runtime.local.cgroup.CgroupFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -76,25 +75,7 @@ final class BuildGroup implements AutoCloseable {
 
     /** The processes of the build's steps now: those of this group and of the steps' groups the engine made in it. */
     List<Long> processes() {
-        List<Path> groups = new ArrayList<>(List.of(dir));
-        try (DirectoryStream<Path> steps = Files.newDirectoryStream(dir, Files::isDirectory)) {
-            steps.forEach(groups::add);
-        } catch (IOException | DirectoryIteratorException e) {
-            // a step's group removed while listed: the others are enough for a look
-        }
-        List<Long> out = new ArrayList<>();
-        for (Path group : groups) {
-            try {
-                for (String line : Files.readAllLines(group.resolve("cgroup.procs"), StandardCharsets.US_ASCII)) {
-                    if (!line.isBlank()) {
-                        out.add(Long.parseLong(line.strip()));
-                    }
-                }
-            } catch (IOException gone) {
-                // a step's group the engine removed meanwhile
-            }
-        }
-        return out;
+        return CgroupFiles.procs(dir, true);
     }
 
     /**

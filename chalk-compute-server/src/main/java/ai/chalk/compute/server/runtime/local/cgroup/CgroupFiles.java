@@ -3,6 +3,7 @@ package ai.chalk.compute.server.runtime.local.cgroup;
 import ai.chalk.compute.server.runtime.host.Sysctl;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
@@ -47,7 +48,7 @@ public final class CgroupFiles {
                 for (Path child : ds) {
                     pids.addAll(procs(child, true));
                 }
-            } catch (IOException e) {
+            } catch (IOException | DirectoryIteratorException e) {
                 // gone meanwhile
             }
         }
