@@ -197,7 +197,7 @@ public final class ComputeServer implements AutoCloseable {
             runtime = RuntimeStart.start(config.runtime, config.egress, dataDir);
             scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
             authentication = Authentication.open(config.auth, dataDir, Clock.systemUTC(), scheduler);
-            processThreads = ProcessThreads.create(scheduler);
+            processThreads = ProcessThreads.create(scheduler, config.maxRunningCommands);
             volumes = new VolumeManager(
                     new VolumeStore(database),
                     dataDir.resolve("volumes"),
@@ -454,6 +454,11 @@ public final class ComputeServer implements AutoCloseable {
         return runtime.pooledSandboxes();
     }
 
+    /** The commands clients run now, counted against {@link Builder#maxRunningCommands}. */
+    public ai.chalk.compute.server.exec.RunningCommands runningCommands() {
+        return processThreads.commands();
+    }
+
     /** What clients make the server hold in memory now, against the server-wide limits. */
     public MemoryBudgets memoryBudgets() {
         return budgets;
@@ -555,6 +560,7 @@ public final class ComputeServer implements AutoCloseable {
         private long receivedMessagesBudget = -1;
         private long evaluationRunsBudget = -1;
         private int parallelImageBuilds = 2;
+        private int maxRunningCommands = ai.chalk.compute.server.exec.RunningCommands.DEFAULT_LIMIT;
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private Path tlsCertChain;
         private Path tlsPrivateKey;
@@ -761,6 +767,20 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException(what + " must not be negative, got " + bytes);
             }
             return bytes;
+        }
+
+        /**
+         * How many commands clients may run at once (execs, one-shot commands, sessions), server-wide; one environment
+         * runs at most half of them, and a command past either limit is refused with RESOURCE_EXHAUSTED. Each running
+         * command holds about three server threads. Default {@value
+         * ai.chalk.compute.server.exec.RunningCommands#DEFAULT_LIMIT}.
+         */
+        public Builder maxRunningCommands(int commands) {
+            if (commands < 2) {
+                throw new IllegalArgumentException("max running commands must be at least 2, got " + commands);
+            }
+            this.maxRunningCommands = commands;
+            return this;
         }
 
         /** How many image builds run at once; more wait their turn. Default 2. */

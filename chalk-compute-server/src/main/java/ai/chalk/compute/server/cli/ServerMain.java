@@ -131,6 +131,12 @@ public final class ServerMain implements Callable<Integer> {
     int maxSandboxes = SandboxDefaults.STANDARD.maxSandboxes();
 
     @Option(
+            names = "--max-running-commands",
+            description = "Commands clients may run at once (execs, one-shot commands, sessions); one environment runs"
+                    + " at most half of them. Default: ${DEFAULT-VALUE}.")
+    int maxRunningCommands = ai.chalk.compute.server.exec.RunningCommands.DEFAULT_LIMIT;
+
+    @Option(
             names = "--sandbox-pool",
             description = "Local sandboxes kept started ahead of time for each recently created spec, so that a create"
                     + " is a hand-over; 0 for none. Default: ${DEFAULT-VALUE}.")
@@ -249,6 +255,7 @@ public final class ServerMain implements Callable<Integer> {
             }
             local.poolSize(sandboxPool);
             settings.volumeSize(parseBytes("--volume-size", volumeSize));
+            settings.maxRunningCommands(maxRunningCommands);
             if (diskReserve != null) {
                 settings.diskReserve(parseBytes("--disk-reserve", diskReserve));
             }

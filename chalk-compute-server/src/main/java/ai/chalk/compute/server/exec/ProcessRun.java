@@ -36,6 +36,12 @@ public final class ProcessRun {
      * fixed cost in gRPC), well under gRPC's 4 MiB default message limit.
      */
     static final int CHUNK = 256 * 1024;
+    /**
+     * What a pump reads into while its command writes nothing yet, or little: a command that waits (a server, a
+     * {@code sleep}) holds this much of the heap per output, not a chunk's worth; a full read means output flows, and
+     * the next read takes a whole chunk.
+     */
+    static final int FIRST_READ = 8 * 1024;
     /** How long after a chunk went out a partial one may wait for more of a fast command's output. */
     static final Duration COALESCE = Duration.ofMillis(1);
     /** How often a partial chunk looks whether the command wrote more (see {@link Pump#gather}). */
@@ -63,18 +69,31 @@ public final class ProcessRun {
     }
 
     /**
-     * Starts {@code spec} in {@code sandbox} and begins pumping its output into {@code sink}.
+     * Starts {@code spec} in {@code sandbox} and begins pumping its output into {@code sink}. The command holds a place
+     * among the server's running commands ({@link RunningCommands}) until its run is done.
      *
-     * @param timeout when present, the process and all of its children are killed after it
+     * @param environment whose command it is: one environment runs at most its share of the server's commands
+     * @param timeout     when present, the process and all of its children are killed after it
+     * @throws ai.chalk.compute.server.error.ComputeException (RESOURCE_EXHAUSTED) when the environment or the server
+     *     runs as many commands as it may; nothing is started then
      */
     public static ProcessRun start(
             RuntimeSandbox sandbox,
+            String environment,
             ProcessSpec spec,
             Optional<Duration> timeout,
             ProcessThreads threads,
             OutputSink sink)
             throws ProcessStartException {
-        ProcessRun run = new ProcessRun(sandbox.exec(spec));
+        RunningCommands.Place place = threads.commands().take(environment);
+        ProcessRun run;
+        try {
+            run = new ProcessRun(sandbox.exec(spec));
+        } catch (ProcessStartException | RuntimeException e) {
+            place.close();
+            throw e;
+        }
+        run.done.whenComplete((result, failure) -> place.close());
         run.begin(timeout, threads, sink);
         return run;
     }
@@ -167,7 +186,7 @@ public final class ProcessRun {
             boolean topUp = kind != OutputStreamKind.PTY;
             future = CompletableFuture.runAsync(
                     () -> {
-                        byte[] buf = new byte[CHUNK];
+                        byte[] buf = new byte[FIRST_READ];
                         long lastHandOff = 0;
                         try (in) {
                             while (true) {
@@ -182,7 +201,7 @@ public final class ProcessRun {
                                 n = eof ? -read : read;
                                 byte[] chunk = buf;
                                 if (n == buf.length) {
-                                    buf = new byte[CHUNK]; // the sink owns the full one now
+                                    buf = new byte[CHUNK]; // the sink owns the full one now, and output flows
                                 } else {
                                     chunk = Arrays.copyOf(buf, n); // small outputs hold no big arrays
                                 }

@@ -139,7 +139,7 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
         LiveSandbox sandbox = sandboxes.requireRunning(environment, init.getSandboxId());
         ProcessRun started;
         try {
-            started = ProcessRun.start(sandbox.runtime(), spec, timeout, threads, this::output);
+            started = ProcessRun.start(sandbox.runtime(), environment, spec, timeout, threads, this::output);
         } catch (ProcessStartException e) {
             throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
         }

@@ -81,6 +81,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
             LiveSandbox sandbox = sandboxes.requireRunning(environment(), request.getSandboxId());
             run = ProcessRun.start(
                     sandbox.runtime(),
+                    environment(),
                     spec,
                     timeout,
                     threads,

@@ -144,10 +144,13 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
         LiveSandbox sandbox = sandboxes.requireRunning(environment, np.getSandboxId());
         Session s = SessionRegistry.of(sandbox).create(np, capacityBytes, budgets.sessionOutput());
         try {
-            s.started(ProcessRun.start(sandbox.runtime(), spec, timeout, threads, s::output));
+            s.started(ProcessRun.start(sandbox.runtime(), environment, spec, timeout, threads, s::output));
         } catch (ProcessStartException e) {
             SessionRegistry.of(sandbox).remove(s.id());
             throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+        } catch (RuntimeException e) {
+            SessionRegistry.of(sandbox).remove(s.id()); // too many commands running: the session never began
+            throw e;
         }
         follow(s, 0);
     }
