@@ -770,9 +770,9 @@ public final class ComputeServer implements AutoCloseable {
         }
 
         /**
-         * How many commands clients may run at once (execs, one-shot commands, sessions), server-wide; one environment
-         * runs at most half of them, and a command past either limit is refused with RESOURCE_EXHAUSTED. Each running
-         * command holds about three server threads. Default {@value
+         * How many commands clients may run at once (execs, one-shot commands, sessions, Python snippets), server-wide;
+         * one environment runs at most half of them, and a command past either limit is refused with RESOURCE_EXHAUSTED. Each running
+         * command holds three or four server threads. Default {@value
          * ai.chalk.compute.server.exec.RunningCommands#DEFAULT_LIMIT}.
          */
         public Builder maxRunningCommands(int commands) {

@@ -18,8 +18,10 @@ import java.util.Optional;
  *                     registry is reachable); {@code ci/build-test-images.sh jre} builds
  *                     {@code chalk-compute-test/jre:17} from Debian's packages. Deployments are refused while the
  *                     image is missing or has no Java.
+ * @param maxSandboxes how many sandboxes (function replicas included) may run at once; more are refused
  */
-public record DockerRuntimeOptions(Optional<String> host, Optional<String> defaultImage, Optional<String> workerImage)
+public record DockerRuntimeOptions(
+        Optional<String> host, Optional<String> defaultImage, Optional<String> workerImage, int maxSandboxes)
         implements RuntimeOptions {
 
     /** The default engine, sandbox image and worker image. */
@@ -33,6 +35,9 @@ public record DockerRuntimeOptions(Optional<String> host, Optional<String> defau
         workerImage = Objects.requireNonNull(workerImage, "workerImage")
                 .map(String::strip)
                 .filter(i -> !i.isEmpty());
+        if (maxSandboxes < 1) {
+            throw new IllegalArgumentException("max sandboxes must be at least 1, not " + maxSandboxes);
+        }
     }
 
     @Override
@@ -50,6 +55,7 @@ public record DockerRuntimeOptions(Optional<String> host, Optional<String> defau
         private String host;
         private String defaultImage;
         private String workerImage;
+        private int maxSandboxes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.maxSandboxes();
 
         private Builder() {}
 
@@ -71,10 +77,19 @@ public record DockerRuntimeOptions(Optional<String> host, Optional<String> defau
             return this;
         }
 
+        /** How many sandboxes (function replicas included) may run at once; default 256. */
+        public Builder maxSandboxes(int sandboxes) {
+            this.maxSandboxes = sandboxes;
+            return this;
+        }
+
         /** The options. */
         public DockerRuntimeOptions build() {
             return new DockerRuntimeOptions(
-                    Optional.ofNullable(host), Optional.ofNullable(defaultImage), Optional.ofNullable(workerImage));
+                    Optional.ofNullable(host),
+                    Optional.ofNullable(defaultImage),
+                    Optional.ofNullable(workerImage),
+                    maxSandboxes);
         }
     }
 }

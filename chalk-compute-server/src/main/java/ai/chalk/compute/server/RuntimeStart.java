@@ -54,7 +54,8 @@ final class RuntimeStart {
         DockerRuntime.Builder b = DockerRuntime.builder(
                         dataDir.resolve("runtime").resolve("docker"))
                 .dockerHost(options.host().orElse(null))
-                .egress(egress);
+                .egress(egress)
+                .maxSandboxes(options.maxSandboxes());
         options.defaultImage().ifPresent(b::defaultImage);
         return b.build();
     }

@@ -127,7 +127,8 @@ public final class ServerMain implements Callable<Integer> {
 
     @Option(
             names = "--max-sandboxes",
-            description = "Local sandboxes running at once; more are refused. Default: ${DEFAULT-VALUE}.")
+            description = "Sandboxes running at once, function replicas included (local and docker runtimes); more are"
+                    + " refused. Default: ${DEFAULT-VALUE}.")
     int maxSandboxes = SandboxDefaults.STANDARD.maxSandboxes();
 
     @Option(
@@ -263,6 +264,7 @@ public final class ServerMain implements Callable<Integer> {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
         }
         DockerRuntimeOptions docker = DockerRuntimeOptions.builder()
+                .maxSandboxes(maxSandboxes)
                 .host(dockerHost)
                 .defaultImage(dockerDefaultImage)
                 .workerImage(workerImage)

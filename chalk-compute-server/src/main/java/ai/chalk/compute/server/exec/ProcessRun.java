@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -39,7 +40,7 @@ public final class ProcessRun {
     /**
      * What a pump reads into while its command writes nothing yet, or little: a command that waits (a server, a
      * {@code sleep}) holds this much of the heap per output, not a chunk's worth; a full read means output flows, and
-     * the next read takes a whole chunk.
+     * the next read takes a whole chunk, until a read smaller than this says it slowed down again.
      */
     static final int FIRST_READ = 8 * 1024;
     /** How long after a chunk went out a partial one may wait for more of a fast command's output. */
@@ -64,13 +65,21 @@ public final class ProcessRun {
     private final java.util.concurrent.atomic.AtomicBoolean pumpsWatched =
             new java.util.concurrent.atomic.AtomicBoolean();
 
-    private ProcessRun(RuntimeProcess process) {
+    /** The command's place among the server's running commands, given back once its threads are free. */
+    private final RunningCommands.Place place;
+    /** The last task given to {@link #stdinWriter}, which runs them in order (guarded by this). */
+    private CompletableFuture<Void> lastStdinTask = CompletableFuture.completedFuture(null);
+
+    private ProcessRun(RuntimeProcess process, RunningCommands.Place place) {
         this.process = process;
+        this.place = place;
     }
 
     /**
      * Starts {@code spec} in {@code sandbox} and begins pumping its output into {@code sink}. The command holds a place
-     * among the server's running commands ({@link RunningCommands}) until its run is done.
+     * among the server's running commands ({@link RunningCommands}) for as long as it holds server threads: until its
+     * run is done and its output and stdin threads are free, which a process it left running in the background, still
+     * holding its output or stdin, delays until that process ends or closes them.
      *
      * @param environment whose command it is: one environment runs at most its share of the server's commands
      * @param timeout     when present, the process and all of its children are killed after it
@@ -88,13 +97,20 @@ public final class ProcessRun {
         RunningCommands.Place place = threads.commands().take(environment);
         ProcessRun run;
         try {
-            run = new ProcessRun(sandbox.exec(spec));
-        } catch (ProcessStartException | RuntimeException e) {
+            run = new ProcessRun(sandbox.exec(spec), place);
+        } catch (ProcessStartException | RuntimeException | Error e) {
             place.close();
             throw e;
         }
-        run.done.whenComplete((result, failure) -> place.close());
-        run.begin(timeout, threads, sink);
+        try {
+            run.begin(timeout, threads, sink);
+        } catch (RuntimeException | Error e) {
+            // no thread could be had (the server closing, or out of memory): the caller gets no run to kill
+            run.process.killTree();
+            run.stdinWriter.shutdown();
+            place.close();
+            throw e;
+        }
         return run;
     }
 
@@ -164,12 +180,20 @@ public final class ProcessRun {
         if (t != null) {
             t.cancel(false);
         }
+        stdinWriter.shutdown();
+        // before the run is seen to be done, so that a client starting its next command on the exit finds the place
+        // free; later when a pump still waits on a pipe that something the command left behind holds
+        List<CompletableFuture<?>> busy = new ArrayList<>();
+        pumps.forEach(p -> busy.add(p.future));
+        synchronized (this) {
+            busy.add(lastStdinTask);
+        }
+        CompletableFuture.allOf(busy.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> place.close());
         if (failure != null) {
             done.completeExceptionally(failure);
         } else {
             done.complete(new RunResult(status, timedOut));
         }
-        stdinWriter.shutdown();
     }
 
     /**
@@ -204,6 +228,9 @@ public final class ProcessRun {
                                     buf = new byte[CHUNK]; // the sink owns the full one now, and output flows
                                 } else {
                                     chunk = Arrays.copyOf(buf, n); // small outputs hold no big arrays
+                                    if (n < FIRST_READ && buf.length > FIRST_READ) {
+                                        buf = new byte[FIRST_READ]; // output slowed down: wait with a small buffer
+                                    }
                                 }
                                 sink.output(kind, chunk);
                                 lastHandOff = System.nanoTime();
@@ -272,26 +299,31 @@ public final class ProcessRun {
     public CompletableFuture<Void> writeStdin(byte[] data) {
         pendingStdin.addAndGet(data.length);
         try {
-            return CompletableFuture.runAsync(
-                    () -> {
-                        try {
-                            if (!stdinClosed) {
-                                OutputStream stdin = process.stdin();
-                                stdin.write(data);
-                                stdin.flush();
-                            }
-                        } catch (IOException e) {
-                            // the process closed its stdin or exited; its exit event tells the client what happened
-                            log.debug("stdin of pid {} closed early: {}", process.pid(), e.toString());
-                        } finally {
-                            pendingStdin.addAndGet(-data.length);
-                        }
-                    },
-                    stdinWriter);
+            return stdinTask(() -> {
+                try {
+                    if (!stdinClosed) {
+                        OutputStream stdin = process.stdin();
+                        stdin.write(data);
+                        stdin.flush();
+                    }
+                } catch (IOException e) {
+                    // the process closed its stdin or exited; its exit event tells the client what happened
+                    log.debug("stdin of pid {} closed early: {}", process.pid(), e.toString());
+                } finally {
+                    pendingStdin.addAndGet(-data.length);
+                }
+            });
         } catch (java.util.concurrent.RejectedExecutionException e) {
             pendingStdin.addAndGet(-data.length); // the run is over
             return CompletableFuture.completedFuture(null);
         }
+    }
+
+    /** Queues a task for the stdin writer, noted as the last, so that the run knows when its thread is free. */
+    private synchronized CompletableFuture<Void> stdinTask(Runnable task) {
+        CompletableFuture<Void> f = CompletableFuture.runAsync(task, stdinWriter);
+        lastStdinTask = f;
+        return f;
     }
 
     /** Bytes queued for stdin and not yet written. */
@@ -308,7 +340,7 @@ public final class ProcessRun {
     /** Sends EOF to the process's stdin once what was queued before has been written. */
     public void closeStdin() {
         try {
-            stdinWriter.execute(() -> {
+            stdinTask(() -> {
                 if (stdinClosed) {
                     return;
                 }

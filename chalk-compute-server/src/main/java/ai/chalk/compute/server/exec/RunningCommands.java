@@ -6,9 +6,10 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * How many commands clients run at once (execs, one-shot commands, sessions), server-wide and per environment. A
- * running command holds server threads for as long as it runs (one per output it pumps to its client, and the JDK's
- * wait for its exit), which no limit of its sandbox counts: a sandbox's process limit only bounds the commands of one
+ * How many commands clients run at once (execs, one-shot commands, sessions, Python snippets), server-wide and per
+ * environment. A running command holds server threads for as long as it runs (one per output it pumps to its client,
+ * one writing its stdin, the JDK's wait for its exit; a snippet, one while it waits its turn and runs), which no limit
+ * of its sandbox counts: a sandbox's process limit only bounds the commands of one
  * sandbox, so a tenant starting {@code sleep} in each of its sandboxes could make the server start threads until it
  * had no memory left for anyone. One environment runs at most half of the server's limit, so that a tenant at its share
  * holds back only its own commands.
@@ -16,8 +17,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class RunningCommands {
 
     /**
-     * The default limit. A running command holds about three threads: at most about 3,000 threads, about 0.3 GB of
-     * stacks (a waiting command's output buffers are 8 KiB each).
+     * The default limit. A running command holds three threads (four once it has had stdin): at most about 4,000
+     * threads, a few hundred MB of stacks; a command whose output is quiet reads it into 8 KiB buffers.
      */
     public static final int DEFAULT_LIMIT = 1024;
 

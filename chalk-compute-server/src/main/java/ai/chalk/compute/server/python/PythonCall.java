@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.sandbox.v1.PythonExecutionStarted;
 import ai.chalk.compute.proto.sandbox.v1.PythonOutput;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.ProcessThreads;
+import ai.chalk.compute.server.exec.RunningCommands;
 import ai.chalk.compute.server.grpc.ReadyGate;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.sandbox.LiveSandbox;
@@ -81,21 +82,31 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
                     .asRuntimeException();
         }
         LiveSandbox sandbox = sandboxes.requireRunning(environment, request.sandboxId());
-        PythonInterpreter interpreter = sandbox.attachment(
-                PythonInterpreter.class,
-                () -> new PythonInterpreter(sandbox.id(), sandbox.runtime(), threads, artifactBudget));
-        PythonExecution e = new PythonExecution(UUID.randomUUID().toString(), request, this, threads);
-        execution = e;
-        send(ExecutePythonResponse.newBuilder()
-                .setStarted(PythonExecutionStarted.newBuilder().setExecutionId(e.id()))
-                .build());
-        threads.pumps().execute(() -> {
-            try {
-                interpreter.run(e);
-            } catch (RuntimeException failure) {
-                fail(StatusErrors.toStatus(failure));
-            }
-        });
+        // a snippet holds a thread from here, waiting for its turn at the sandbox's interpreter, until it has run:
+        // counted with the environment's other commands
+        RunningCommands.Place place = threads.commands().take(environment);
+        try {
+            PythonInterpreter interpreter = sandbox.attachment(
+                    PythonInterpreter.class,
+                    () -> new PythonInterpreter(sandbox.id(), sandbox.runtime(), threads, artifactBudget));
+            PythonExecution e = new PythonExecution(UUID.randomUUID().toString(), request, this, threads);
+            execution = e;
+            send(ExecutePythonResponse.newBuilder()
+                    .setStarted(PythonExecutionStarted.newBuilder().setExecutionId(e.id()))
+                    .build());
+            threads.pumps().execute(() -> {
+                try {
+                    interpreter.run(e);
+                } catch (RuntimeException failure) {
+                    fail(StatusErrors.toStatus(failure));
+                } finally {
+                    place.close();
+                }
+            });
+        } catch (RuntimeException | Error failure) {
+            place.close();
+            throw failure;
+        }
     }
 
     /** Whether the client is gone: output is no longer sent, and the snippet is being interrupted. */

@@ -118,6 +118,41 @@ class RunningCommandsSecurityTest {
         }
     }
 
+    /**
+     * A command that leaves a process behind holding its output ends for its client, but the pump reading that output
+     * keeps its thread until the process ends or closes it: before, the place went back at once, so {@code sh -c
+     * 'sleep 1e9 &'} in a loop left two server threads each, counted by no one.
+     */
+    @Test
+    void aCommandsPlaceIsHeldWhileWhatItLeftBehindHoldsItsOutput(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.maxRunningCommands(LIMIT))) {
+            RunningCommands commands = server.server.runningCommands();
+            String box = server.createSandbox();
+            for (int i = 0; i < LIMIT / 2; i++) {
+                assertThat(Exec.start(server.channel, box, "sh", "-c", "sleep 600 &")
+                                .ended()
+                                .getCode())
+                        .isEqualTo(Status.Code.OK);
+            }
+            assertThat(commands.running())
+                    .as("commands whose output a leftover holds")
+                    .isEqualTo(LIMIT / 2);
+            Status refused = Exec.start(server.channel, box, "true").ended();
+            assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            // the leftovers end with their sandbox, and give the places back; detached ones never held one
+            server.terminate(box);
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> commands.running() == 0);
+            String other = server.createSandbox();
+            for (int i = 0; i < LIMIT; i++) {
+                assertThat(Exec.start(server.channel, other, "sh", "-c", "sleep 600 >/dev/null 2>&1 </dev/null &")
+                                .ended()
+                                .getCode())
+                        .isEqualTo(Status.Code.OK);
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> commands.running() == 0);
+        }
+    }
+
     @Test
     void aPlaceIsGivenBackOnceHoweverOftenItIsClosed() {
         RunningCommands commands = new RunningCommands(4);

@@ -116,6 +116,11 @@ public final class DockerRuntime implements SandboxRuntime {
     private final ExitWatch exits;
     private final ContainerAdoption adoption;
     private final Duration lifetimeMargin;
+    /** How many sandboxes may run at once, adopted ones and replicas included. */
+    private final int maxSandboxes;
+    /** Starts under way, each holding a place until its sandbox is among {@link #sandboxes} or failed (guarded by it). */
+    private int starting;
+
     private volatile boolean closed;
 
     /** Settings of a {@link DockerRuntime}. */
@@ -125,6 +130,7 @@ public final class DockerRuntime implements SandboxRuntime {
         private String defaultImage = DEFAULT_IMAGE;
         private boolean useHost = true;
         private Duration lifetimeMargin = LIFETIME_MARGIN;
+        private int maxSandboxes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.maxSandboxes();
         private EgressOptions egress = EgressOptions.DEFAULTS;
 
         private Builder(Path stateDir) {
@@ -178,6 +184,18 @@ public final class DockerRuntime implements SandboxRuntime {
         public DockerRuntime build() {
             return new DockerRuntime(this);
         }
+
+        /**
+         * How many sandboxes (and function replicas) may run at once; a start past it is refused. Every one is a
+         * container on the engine with threads of the server's watching it. Default 256, as the local runtime's.
+         */
+        public Builder maxSandboxes(int sandboxes) {
+            if (sandboxes < 1) {
+                throw new IllegalArgumentException("max sandboxes must be at least 1, not " + sandboxes);
+            }
+            this.maxSandboxes = sandboxes;
+            return this;
+        }
     }
 
     /** @param stateDir a directory owned by this runtime; its path keys the containers it owns */
@@ -189,6 +207,7 @@ public final class DockerRuntime implements SandboxRuntime {
         this.defaultImage = b.defaultImage;
         this.useHost = b.useHost;
         this.lifetimeMargin = b.lifetimeMargin;
+        this.maxSandboxes = b.maxSandboxes;
         // no thread runs before the first task, so a failed connection below leaves nothing to stop
         this.helpers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-docker"));
         this.engine = DockerEngine.connect(resolveHost(b.dockerHost), helpers);
@@ -333,6 +352,24 @@ public final class DockerRuntime implements SandboxRuntime {
         if (closed) {
             throw new RuntimeStartException("the docker runtime is shut down");
         }
+        synchronized (sandboxes) {
+            if (sandboxes.size() + starting >= maxSandboxes) {
+                throw new RuntimeStartException("this server runs at most " + maxSandboxes + " sandboxes at once and"
+                        + " all are in use: terminate one first, or start the server with a higher limit");
+            }
+            starting++;
+        }
+        try {
+            return startInPlace(spec, lifetime);
+        } finally {
+            synchronized (sandboxes) {
+                starting--;
+            }
+        }
+    }
+
+    /** {@link #start(SandboxSpec, Duration)}, its place among the runtime's sandboxes held. */
+    private RuntimeSandbox startInPlace(SandboxSpec spec, Duration lifetime) throws RuntimeStartException {
         String id = spec.id();
         String workdir = spec.workdir();
         Map<String, String> env = spec.env();

@@ -39,6 +39,33 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
         return r.output().trim();
     }
 
+    /**
+     * Before, the docker runtime had no limit on sandboxes: a tenant could start containers on the engine (each with
+     * server threads watching it) until the host gave out, where the local runtime stopped at {@code --max-sandboxes}.
+     */
+    @Test
+    void startsNoMoreThanItsLimitAndAFreedPlaceIsTakenAgain(@TempDir Path state) throws Exception {
+        try (DockerRuntime limited = DockerRuntime.builder(state)
+                .defaultImage(DockerTesting.image())
+                .maxSandboxes(2)
+                .build()) {
+            RuntimeSandbox a = limited.start(spec());
+            RuntimeSandbox b = limited.start(spec());
+            assertThatThrownBy(() -> limited.start(spec()))
+                    .isInstanceOf(RuntimeStartException.class)
+                    .hasMessageContaining("this server runs at most 2 sandboxes at once and all are in use");
+            a.terminate(Duration.ZERO);
+            RuntimeSandbox c = limited.start(spec());
+            assertThat(c.exec(command("true"))
+                            .onExit()
+                            .get(30, TimeUnit.SECONDS)
+                            .exitCode())
+                    .hasValue(0);
+            b.terminate(Duration.ZERO);
+            c.terminate(Duration.ZERO);
+        }
+    }
+
     @Test
     void theContainerIsLabelledLimitedAndStripped() throws Exception {
         SandboxSpec spec = new SandboxSpec(

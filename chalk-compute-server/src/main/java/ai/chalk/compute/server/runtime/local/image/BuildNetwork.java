@@ -76,7 +76,12 @@ final class BuildNetwork {
                 .attach(dir, namespaceHolder(bwrap), command -> CgroupEntry.command(procs, openFiles, command)));
     }
 
-    /** bubblewrap's child, the first process in the step's new network namespace. */
+    /**
+     * bubblewrap's child, the first process in the step's new network namespace, once it has set the namespace up:
+     * it configures the namespace's loopback over netlink before it starts the step (its child), and slirp4netns
+     * configuring the same namespace meanwhile made that fail now and then ({@code bwrap: loopback: Failed
+     * RTM_NEWADDR}, with a stale error text: its reply check saw a port id that was not its own).
+     */
     private static long namespaceHolder(Process bwrap) throws IOException, InterruptedException {
         String own = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -84,7 +89,8 @@ final class BuildNetwork {
             for (ProcessHandle child : bwrap.toHandle().children().toList()) {
                 try {
                     Path ns = Path.of("/proc", Long.toString(child.pid()), "ns", "net");
-                    if (!Files.readSymbolicLink(ns).toString().equals(own)) {
+                    if (!Files.readSymbolicLink(ns).toString().equals(own)
+                            && child.children().findAny().isPresent()) {
                         return child.pid();
                     }
                 } catch (IOException e) {
