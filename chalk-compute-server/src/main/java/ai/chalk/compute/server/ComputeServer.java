@@ -125,6 +125,7 @@ public final class ComputeServer implements AutoCloseable {
     private ScheduledExecutorService scheduler;
     private ProcessThreads processThreads;
     private Transports transports;
+    private final ai.chalk.compute.server.grpc.CallsInFlight callsInFlight;
     private Authentication authentication;
     private HealthStatusManager health;
     private Transfers transfers;
@@ -138,6 +139,7 @@ public final class ComputeServer implements AutoCloseable {
 
     private ComputeServer(Builder config) {
         this.config = config;
+        this.callsInFlight = new ai.chalk.compute.server.grpc.CallsInFlight(config.maxCallsInFlight);
         MemoryBudgets ofHeap = MemoryBudgets.ofHeap(Runtime.getRuntime().maxMemory());
         this.budgets = MemoryBudgets.withReceivedMessages(
                 config.sessionOutputBudget >= 0
@@ -348,7 +350,8 @@ public final class ComputeServer implements AutoCloseable {
                     functions,
                     transfers,
                     new ReceivedMessages(budgets.receivedMessages()),
-                    new ReceivedMessages(budgets.receivedFromReplicas()));
+                    new ReceivedMessages(budgets.receivedFromReplicas()),
+                    callsInFlight);
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;
@@ -452,6 +455,11 @@ public final class ComputeServer implements AutoCloseable {
     /** Sandboxes the runtime started ahead of time and keeps idle for creates; never listed, no one's yet. */
     public int pooledSandboxes() {
         return runtime.pooledSandboxes();
+    }
+
+    /** The calls under way on the TCP port and the replicas' socket, counted against {@link Builder#maxCallsInFlight}. */
+    public ai.chalk.compute.server.grpc.CallsInFlight callsInFlight() {
+        return callsInFlight;
     }
 
     /** The commands clients run now, counted against {@link Builder#maxRunningCommands}. */
@@ -561,6 +569,7 @@ public final class ComputeServer implements AutoCloseable {
         private long evaluationRunsBudget = -1;
         private int parallelImageBuilds = 2;
         private int maxRunningCommands = ai.chalk.compute.server.exec.RunningCommands.DEFAULT_LIMIT;
+        private int maxCallsInFlight = ai.chalk.compute.server.grpc.CallsInFlight.DEFAULT_LIMIT;
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private Path tlsCertChain;
         private Path tlsPrivateKey;
@@ -780,6 +789,21 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("max running commands must be at least 2, got " + commands);
             }
             this.maxRunningCommands = commands;
+            return this;
+        }
+
+        /**
+         * How many unary and server-streaming calls the TCP port and the replicas' socket take at once (each may hold a
+         * server thread while it waits: a function call for a replica with room, a create for its image, a SQL
+         * query); one environment has at most half of them under way, and a call past either limit is answered
+         * RESOURCE_EXHAUSTED. The in-process transport, the application's own, is not counted. Default {@value
+         * ai.chalk.compute.server.grpc.CallsInFlight#DEFAULT_LIMIT}.
+         */
+        public Builder maxCallsInFlight(int calls) {
+            if (calls < 2) {
+                throw new IllegalArgumentException("max calls in flight must be at least 2, got " + calls);
+            }
+            this.maxCallsInFlight = calls;
             return this;
         }
 

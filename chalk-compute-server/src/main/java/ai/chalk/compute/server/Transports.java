@@ -3,6 +3,7 @@ package ai.chalk.compute.server;
 import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.auth.TrustedCallers;
+import ai.chalk.compute.server.grpc.CallsInFlight;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.http.HttpPort;
@@ -88,7 +89,8 @@ final class Transports {
             FunctionServices functions,
             Transfers transfers,
             ServerStreamTracer.Factory received,
-            ServerStreamTracer.Factory receivedFromReplicas)
+            ServerStreamTracer.Factory receivedFromReplicas,
+            CallsInFlight inFlight)
             throws IOException {
         List<ServerServiceDefinition> guarded =
                 services.stream().map(MalformedRequests::guard).toList();
@@ -105,7 +107,8 @@ final class Transports {
                 nb.useTransportSecurity(tlsCertChain.toFile(), tlsPrivateKey.toFile());
             }
             ServerInterceptor callers = authentication.tcpCallers();
-            guarded.forEach(service -> nb.addService(ServerInterceptors.intercept(service, callers)));
+            // the caller first (the last interceptor runs first), then its environment's calls under way are counted
+            guarded.forEach(service -> nb.addService(ServerInterceptors.intercept(service, inFlight, callers)));
             tcp = nb.build().start();
             exposure.ifPresent(warning -> log.warn(warning.replace(":" + port + " ", ":" + tcp.getPort() + " ")));
         }
@@ -122,7 +125,7 @@ final class Transports {
         ServerInterceptor workers = authentication.workloadCallers();
         functions.serveWorkers(
                 services.stream()
-                        .map(s -> ServerInterceptors.intercept(s, workers))
+                        .map(s -> ServerInterceptors.intercept(s, inFlight, workers))
                         .toList(),
                 ComputeServer.MAX_MESSAGE_BYTES,
                 receivedFromReplicas);

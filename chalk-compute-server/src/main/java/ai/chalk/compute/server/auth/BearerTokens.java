@@ -26,6 +26,11 @@ public final class BearerTokens implements ServerInterceptor {
     private static final Set<String> OPEN = Set.of(
             "chalk.server.v1.AuthService/GetToken", "grpc.health.v1.Health/Check", "grpc.health.v1.Health/Watch");
 
+    /** Whether anyone may call {@code fullMethodName}, with no token: the token exchange and health checks. */
+    public static boolean open(String fullMethodName) {
+        return OPEN.contains(fullMethodName);
+    }
+
     private final Tokens tokens;
     private final Caller.Kind accepted;
     private final Predicate<String> activeClient;

@@ -138,6 +138,14 @@ public final class ServerMain implements Callable<Integer> {
     int maxRunningCommands = ai.chalk.compute.server.exec.RunningCommands.DEFAULT_LIMIT;
 
     @Option(
+            names = "--max-calls-in-flight",
+            description =
+                    "Unary and server-streaming calls the TCP port and the replicas' socket take at once (each may"
+                            + " hold a server thread); one environment has at most half of them under way. Default:"
+                            + " ${DEFAULT-VALUE}.")
+    int maxCallsInFlight = ai.chalk.compute.server.grpc.CallsInFlight.DEFAULT_LIMIT;
+
+    @Option(
             names = "--sandbox-pool",
             description = "Local sandboxes kept started ahead of time for each recently created spec, so that a create"
                     + " is a hand-over; 0 for none. Default: ${DEFAULT-VALUE}.")
@@ -257,6 +265,7 @@ public final class ServerMain implements Callable<Integer> {
             local.poolSize(sandboxPool);
             settings.volumeSize(parseBytes("--volume-size", volumeSize));
             settings.maxRunningCommands(maxRunningCommands);
+            settings.maxCallsInFlight(maxCallsInFlight);
             if (diskReserve != null) {
                 settings.diskReserve(parseBytes("--disk-reserve", diskReserve));
             }

@@ -19,6 +19,7 @@ import ai.chalk.compute.server.store.EvaluationRunStore.RunStatus;
 import ai.chalk.compute.server.store.EvaluationStore.EvaluationRecord;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
@@ -136,17 +137,57 @@ final class EvaluationRuns {
         this.clock = clock;
     }
 
-    /** Starts executing a PENDING run in the background. */
+    /**
+     * Runs under way at once: each holds a thread of the server from its start to its verdict, and a few more while
+     * its batches wait for their functions, so there are at most this many, one environment's at most half.
+     */
+    static final int MAX_UNDER_WAY = 32;
+
+    private final EnvironmentShares underWay = new EnvironmentShares("evaluation runs", MAX_UNDER_WAY);
+
+    /**
+     * Takes a place for a run of {@code environment} about to be created; {@link #start} gives it back when the run
+     * ends, {@link #dismiss} when it is not created after all.
+     *
+     * @throws ComputeException (RESOURCE_EXHAUSTED) when the environment has its share of runs under way, or the
+     *     server all of them
+     */
+    void admit(String environment) {
+        EnvironmentShares.Refusal refusal = underWay.tryTake(environment);
+        if (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE) {
+            throw ComputeException.exhausted("this environment has " + underWay.held(environment) + " evaluation runs"
+                    + " under way, the most one environment may (half of the " + MAX_UNDER_WAY + " the server runs):"
+                    + " wait for one to finish, or archive one (ArchiveEvaluationRun cancels a run under way)");
+        }
+        if (refusal == EnvironmentShares.Refusal.SERVER_LIMIT) {
+            throw ComputeException.exhausted("the server has " + underWay.held() + " evaluation runs under way, its"
+                    + " limit: try again once one has finished");
+        }
+    }
+
+    /** Gives back the place {@link #admit} took for a run that was not created. */
+    void dismiss(String environment) {
+        underWay.give(environment);
+    }
+
+    /** Starts executing a PENDING run in the background, in the place {@link #admit} took for it. */
     void start(RunRecord run, EvaluationRecord evaluation, List<EvaluationScorer> scorers) {
         AtomicBoolean flag = new AtomicBoolean();
         canceled.put(run.id(), flag);
-        executor.execute(() -> {
-            try {
-                execute(run, evaluation, scorers, flag);
-            } finally {
-                canceled.remove(run.id());
-            }
-        });
+        try {
+            executor.execute(() -> {
+                try {
+                    execute(run, evaluation, scorers, flag);
+                } finally {
+                    canceled.remove(run.id());
+                    underWay.give(run.environment());
+                }
+            });
+        } catch (RuntimeException e) {
+            canceled.remove(run.id());
+            underWay.give(run.environment());
+            throw e;
+        }
     }
 
     /**

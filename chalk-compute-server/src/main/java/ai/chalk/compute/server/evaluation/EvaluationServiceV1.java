@@ -252,13 +252,22 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
                                 + " no workflow orchestrator: leave execution_mode out (or \"server\") and this server runs"
                                 + " the evaluation itself");
             }
-            RunRecord run = runStore.insert(
-                    e.environment(),
-                    "evr-" + UUID.randomUUID(),
-                    e.id(),
-                    request.getMetadata().toByteArray(),
-                    now());
-            runs.start(run, e, scorers(e));
+            runs.admit(e.environment());
+            RunRecord run;
+            List<EvaluationScorer> scorers;
+            try {
+                scorers = scorers(e);
+                run = runStore.insert(
+                        e.environment(),
+                        "evr-" + UUID.randomUUID(),
+                        e.id(),
+                        request.getMetadata().toByteArray(),
+                        now());
+            } catch (RuntimeException failure) {
+                runs.dismiss(e.environment());
+                throw failure;
+            }
+            runs.start(run, e, scorers);
             return CreateEvaluationRunResponse.newBuilder()
                     .setEvaluationRun(run(run))
                     .build();

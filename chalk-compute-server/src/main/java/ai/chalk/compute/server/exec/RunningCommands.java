@@ -1,18 +1,17 @@
 package ai.chalk.compute.server.exec;
 
 import ai.chalk.compute.server.error.ComputeException;
-import java.util.HashMap;
-import java.util.Map;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * How many commands clients run at once (execs, one-shot commands, sessions, Python snippets), server-wide and per
  * environment. A running command holds server threads for as long as it runs (one per output it pumps to its client,
  * one writing its stdin, the JDK's wait for its exit; a snippet, one while it waits its turn and runs), which no limit
- * of its sandbox counts: a sandbox's process limit only bounds the commands of one
- * sandbox, so a tenant starting {@code sleep} in each of its sandboxes could make the server start threads until it
- * had no memory left for anyone. One environment runs at most half of the server's limit, so that a tenant at its share
- * holds back only its own commands.
+ * of its sandbox counts: a sandbox's process limit only bounds the commands of one sandbox, so a tenant starting
+ * {@code sleep} in each of its sandboxes could make the server start threads until it had no memory left for anyone.
+ * One environment runs at most half of the server's limit, so that a tenant at its share holds back only its own
+ * commands.
  */
 public final class RunningCommands {
 
@@ -22,19 +21,11 @@ public final class RunningCommands {
      */
     public static final int DEFAULT_LIMIT = 1024;
 
-    private final int limit;
-    private final int share;
-    private int running;
-    /** Commands running per environment; an environment running none has no entry. */
-    private final Map<String, Integer> byEnvironment = new HashMap<>();
+    private final EnvironmentShares places;
 
     /** @param limit the most commands running at once, server-wide (at least 2: one environment runs half) */
     public RunningCommands(int limit) {
-        if (limit < 2) {
-            throw new IllegalArgumentException("the limit on running commands must be at least 2, not " + limit);
-        }
-        this.limit = limit;
-        this.share = limit / 2;
+        this.places = new EnvironmentShares("running commands", limit);
     }
 
     /**
@@ -44,35 +35,24 @@ public final class RunningCommands {
      * @throws ComputeException (RESOURCE_EXHAUSTED) when the environment runs its share already, or the server its
      *     limit; the message says which and what to do
      */
-    public synchronized Place take(String environment) {
-        int mine = byEnvironment.getOrDefault(environment, 0);
-        if (mine >= share) {
-            throw ComputeException.exhausted("this environment runs " + mine + " commands at once, the most one"
-                    + " environment may (half of the " + limit + " the server runs; each running command holds server"
-                    + " threads): wait for one to end, or end one, before starting another");
+    public Place take(String environment) {
+        EnvironmentShares.Refusal refusal = places.tryTake(environment);
+        if (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE) {
+            throw ComputeException.exhausted("this environment runs " + places.held(environment) + " commands at"
+                    + " once, the most one environment may (half of the " + places.limit() + " the server runs; each"
+                    + " running command holds server threads): wait for one to end, or end one, before starting"
+                    + " another");
         }
-        if (running >= limit) {
-            throw ComputeException.exhausted("the server runs " + running + " commands at once, its limit (each"
+        if (refusal == EnvironmentShares.Refusal.SERVER_LIMIT) {
+            throw ComputeException.exhausted("the server runs " + places.held() + " commands at once, its limit (each"
                     + " running command holds server threads): try again once one has ended");
         }
-        running++;
-        byEnvironment.put(environment, mine + 1);
         return new Place(environment);
     }
 
     /** Commands running now, server-wide. */
-    public synchronized int running() {
-        return running;
-    }
-
-    private synchronized void give(String environment) {
-        running--;
-        int left = byEnvironment.getOrDefault(environment, 0) - 1;
-        if (left <= 0) {
-            byEnvironment.remove(environment);
-        } else {
-            byEnvironment.put(environment, left);
-        }
+    public int running() {
+        return places.held();
     }
 
     /** One command's place; closing it more than once gives it back once. */
@@ -87,7 +67,7 @@ public final class RunningCommands {
         @Override
         public void close() {
             if (given.compareAndSet(false, true)) {
-                give(environment);
+                places.give(environment);
             }
         }
     }

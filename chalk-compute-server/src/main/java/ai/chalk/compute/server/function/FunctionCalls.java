@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallStatus;
 import ai.chalk.compute.server.store.CallStore;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import ai.chalk.compute.server.worker.ReplicaPool;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
@@ -45,6 +46,14 @@ public final class FunctionCalls {
     private final CallStore calls;
     private final ExecutorService executor;
     private final Map<String, FunctionOptions> options = new ConcurrentHashMap<>();
+
+    /**
+     * Queued calls not finished yet: each holds a thread (waiting for a replica with room) and its arguments, so there
+     * are at most this many at once, one environment's at most half.
+     */
+    static final int MAX_QUEUED = 1024;
+
+    private final EnvironmentShares queued = new EnvironmentShares("queued calls", MAX_QUEUED);
 
     public FunctionCalls(FunctionWorkers workers, CallStore calls, ExecutorService executor) {
         this.workers = workers;
@@ -156,18 +165,46 @@ public final class FunctionCalls {
         return new StatusRuntimeException(e.getStatus(), trailers);
     }
 
-    /** Queues a call of a version (in its function's environment) and returns its id; it runs in the background. */
+    /**
+     * Queues a call of a version (in its function's environment) and returns its id; it runs in the background.
+     *
+     * @throws ai.chalk.compute.server.error.ComputeException (RESOURCE_EXHAUSTED) when the environment has its share
+     *     of the server's {@value #MAX_QUEUED} queued calls not finished yet, or the server all of them
+     */
     public String enqueue(VersionRecord v, String function, String name, ByteString args) {
-        String callId = "call-" + UUID.randomUUID();
-        calls.insert(v.environment(), callId, function, v.id(), name, args.toByteArray());
-        executor.execute(() -> runQueued(
-                v,
-                callId,
-                CallFunctionRequest.newBuilder()
-                        .setName(name)
-                        .setFeatherStream(args)
-                        .build()));
-        return callId;
+        String environment = v.environment();
+        EnvironmentShares.Refusal refusal = queued.tryTake(environment);
+        if (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE) {
+            throw ai.chalk.compute.server.error.ComputeException.exhausted("this environment has "
+                    + queued.held(environment) + " queued calls not finished yet, the most one environment may (half of"
+                    + " the " + MAX_QUEUED + " the server queues; each waits on a server thread): wait for them to run"
+                    + " before queueing more (a purged call lets go of its place once a replica has room)");
+        }
+        if (refusal == EnvironmentShares.Refusal.SERVER_LIMIT) {
+            throw ai.chalk.compute.server.error.ComputeException.exhausted("the server has " + queued.held()
+                    + " queued calls not finished yet, its limit: try again once some have run");
+        }
+        try {
+            String callId = "call-" + UUID.randomUUID();
+            calls.insert(environment, callId, function, v.id(), name, args.toByteArray());
+            executor.execute(() -> {
+                try {
+                    runQueued(
+                            v,
+                            callId,
+                            CallFunctionRequest.newBuilder()
+                                    .setName(name)
+                                    .setFeatherStream(args)
+                                    .build());
+                } finally {
+                    queued.give(environment);
+                }
+            });
+            return callId;
+        } catch (RuntimeException | Error e) {
+            queued.give(environment); // not queued: nothing runs it
+            throw e;
+        }
     }
 
     /** Runs a queued call: PENDING until a replica has room for it (PurgeQueue removes it until then), then RUNNING. */

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,22 +13,33 @@ import java.util.UUID;
 /**
  * The locked {@link QueryDatabase} of each environment (and memory limit), kept while the environment's datasets stay
  * as they are, so a query finds DuckDB started, its views bound and its caches warm. A database is replaced when the
- * tables change, and closed once the queries using it end; at most {@link #MAX_OPEN} idle ones are kept.
+ * tables change, and closed once the queries using it end.
+ *
+ * <p>Every database is a DuckDB of its own, with its own memory limit and threads, so the databases alive at once
+ * (kept, or replaced but still running a query) are bounded: at most {@link #MAX_OPEN} of them, their memory limits
+ * adding up to at most the budget ({@link SqlOptions#memoryBudgetBytes}), one environment's to at most half of both,
+ * and at most {@link #MAX_QUERIES} queries at once (each holds a thread of the server), one environment's at most half.
+ * Before, a tenant running queries at once with as many memory limits (or changing a dataset while its queries ran)
+ * got a DuckDB for each, and their limits together were more than the host's memory. Idle databases make room first;
+ * past that, a query is refused (RESOURCE_EXHAUSTED) saying which bound it met.
  */
 final class QueryDatabases implements AutoCloseable {
 
     static final int MAX_OPEN = 16;
+    static final int MAX_QUERIES = 64;
 
     private record Key(String environment, long memoryBytes) {}
 
     private static final class Entry {
+        final Key key;
         final List<DatasetTable> tables;
         final QueryDatabase db;
         final Path dir;
         int users;
         boolean retired;
 
-        Entry(List<DatasetTable> tables, QueryDatabase db, Path dir) {
+        Entry(Key key, List<DatasetTable> tables, QueryDatabase db, Path dir) {
+            this.key = key;
             this.tables = tables;
             this.db = db;
             this.dir = dir;
@@ -58,6 +68,7 @@ final class QueryDatabases implements AutoCloseable {
                 closed = true;
                 entry.users--;
                 if (entry.retired && entry.users == 0) {
+                    alive.remove(entry);
                     dispose(entry);
                 }
             }
@@ -66,22 +77,45 @@ final class QueryDatabases implements AutoCloseable {
 
     private final Path scratch;
     private final int threads;
+    private final long memoryBudget;
+    /** The databases kept for new queries, least recently used first. */
     private final Map<Key, Entry> open = new LinkedHashMap<>(16, 0.75f, true);
+    /** Every database not yet closed: those kept, and those replaced while a query still ran on them. */
+    private final List<Entry> alive = new ArrayList<>();
 
-    QueryDatabases(Path scratch, int threads) {
+    QueryDatabases(Path scratch, int threads, long memoryBudget) {
         this.scratch = scratch;
         this.threads = threads;
+        this.memoryBudget = memoryBudget;
     }
 
-    /** The environment's database for {@code tables} (its datasets now) with this memory limit. */
+    /**
+     * The environment's database for {@code tables} (its datasets now) with this memory limit.
+     *
+     * @throws SqlFailure (TOO_LARGE) when the query does not fit the bounds on databases and queries at once
+     */
     synchronized Lease lease(String environment, long memoryBytes, List<DatasetTable> tables) {
         Key key = new Key(environment, memoryBytes);
+        int queries = 0;
+        int mine = 0;
+        for (Entry e : alive) {
+            queries += e.users;
+            mine += e.key.environment().equals(environment) ? e.users : 0;
+        }
+        if (mine >= MAX_QUERIES / 2) {
+            throw refused("this environment runs " + mine + " queries at once, the most one environment may (half of"
+                    + " the " + MAX_QUERIES + " the server runs): wait for one to end");
+        }
+        if (queries >= MAX_QUERIES) {
+            throw refused("the server runs " + queries + " queries at once, its limit: try again once one has ended");
+        }
         Entry entry = open.get(key);
         if (entry != null && !Objects.equals(entry.tables, tables)) {
             retire(open.remove(key));
             entry = null;
         }
         if (entry == null) {
+            makeRoom(key);
             Path dir = scratch.resolve(UUID.randomUUID().toString());
             try {
                 Files.createDirectories(dir.resolve("out"));
@@ -89,31 +123,87 @@ final class QueryDatabases implements AutoCloseable {
             } catch (IOException e) {
                 throw new SqlFailure(SqlFailure.Reason.FAILED, "cannot make room for queries: " + e.getMessage(), e);
             }
-            entry = new Entry(
-                    List.copyOf(tables),
-                    QueryDatabase.open(tables, memoryBytes, threads, dir.resolve("spill"), dir.resolve("out")),
-                    dir);
+            QueryDatabase db;
+            try {
+                db = QueryDatabase.open(tables, memoryBytes, threads, dir.resolve("spill"), dir.resolve("out"));
+            } catch (RuntimeException e) {
+                SqlEngine.deleteQuietly(dir);
+                throw e;
+            }
+            entry = new Entry(key, List.copyOf(tables), db, dir);
             open.put(key, entry);
-            evictIdle();
+            alive.add(entry);
         }
         entry.users++;
         return new Lease(entry);
     }
 
-    private void evictIdle() {
-        Iterator<Entry> eldest = open.values().iterator();
-        while (open.size() > MAX_OPEN && eldest.hasNext()) {
-            Entry e = eldest.next();
-            if (e.users == 0) {
-                eldest.remove();
-                dispose(e);
+    /**
+     * Closes idle databases, least recently used first, until one more with {@code key}'s memory limit fits the
+     * bounds, its environment's share included (only that environment's own idle ones count towards that).
+     */
+    private void makeRoom(Key key) {
+        while (true) {
+            String over = over(key);
+            if (over == null) {
+                return;
+            }
+            boolean environmentsShare = over.startsWith("this environment");
+            Entry idle = null;
+            for (Entry e : open.values()) {
+                if (e.users == 0 && (!environmentsShare || e.key.environment().equals(key.environment()))) {
+                    idle = e;
+                    break;
+                }
+            }
+            if (idle == null) {
+                throw refused(over);
+            }
+            open.remove(idle.key);
+            alive.remove(idle);
+            dispose(idle);
+        }
+    }
+
+    /** Which bound a new database for {@code key} would pass, or null when it fits. */
+    private String over(Key key) {
+        long memory = 0;
+        long mineMemory = 0;
+        int mine = 0;
+        for (Entry e : alive) {
+            memory += e.key.memoryBytes();
+            if (e.key.environment().equals(key.environment())) {
+                mineMemory += e.key.memoryBytes();
+                mine++;
             }
         }
+        if (mine + 1 > MAX_OPEN / 2 || mineMemory + key.memoryBytes() > memoryBudget / 2) {
+            return "this environment's queries have " + mine + " databases with " + mebibytes(mineMemory)
+                    + " of memory between them, and one more with " + mebibytes(key.memoryBytes()) + " would pass its"
+                    + " share (half of the server's " + MAX_OPEN + " databases and " + mebibytes(memoryBudget)
+                    + "; a database per memory limit): wait for queries to end, or ask for the same max_memory_bytes"
+                    + " as queries running now, or for less";
+        }
+        if (alive.size() + 1 > MAX_OPEN || memory + key.memoryBytes() > memoryBudget) {
+            return "the server's queries have " + alive.size() + " databases with " + mebibytes(memory) + " of memory"
+                    + " between them, and one more with " + mebibytes(key.memoryBytes()) + " would pass its limit ("
+                    + MAX_OPEN + " databases, " + mebibytes(memoryBudget) + "): try again once queries have ended";
+        }
+        return null;
+    }
+
+    private static String mebibytes(long bytes) {
+        return (bytes >> 20) + " MiB";
+    }
+
+    private static SqlFailure refused(String message) {
+        return new SqlFailure(SqlFailure.Reason.TOO_LARGE, message + " (the query did not run: send it again then)");
     }
 
     private void retire(Entry e) {
         e.retired = true;
         if (e.users == 0) {
+            alive.remove(e);
             dispose(e);
         }
     }

@@ -27,7 +27,7 @@ public final class SqlEngine implements AutoCloseable {
         this.options = options;
         Files.createDirectories(scratch);
         deleteTree(scratch, false); // what a stopped server left behind
-        this.databases = new QueryDatabases(scratch, options.threads());
+        this.databases = new QueryDatabases(scratch, options.threads(), options.memoryBudgetBytes());
     }
 
     /**

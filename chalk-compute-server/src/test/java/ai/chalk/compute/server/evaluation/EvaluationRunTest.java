@@ -365,6 +365,61 @@ class EvaluationRunTest {
         assertThat(run(api, id).hasResultDatasetId()).isFalse();
     }
 
+    /**
+     * A run holds a server thread from its start to its verdict (and more while its batches wait): a tenant creating
+     * runs of a slow task had the server hold threads for each, without bound. An environment now has at most half of
+     * the server's {@value EvaluationRuns#MAX_UNDER_WAY} runs under way; past that, RESOURCE_EXHAUSTED, and a run that
+     * ends makes room.
+     */
+    @Test
+    void runsUnderWayAreBoundedPerEnvironment() throws Exception {
+        upload(server.channel, "crowd", manyRows(2000));
+        String task = deploy(server.channel, "dawdle", utf8(), "question");
+        EvaluationServiceBlockingStub api = api(server.channel);
+        String evaluation = evaluation(api, "crowd", task);
+        List<String> started = new ArrayList<>();
+        try {
+            for (int i = 0; i < EvaluationRuns.MAX_UNDER_WAY / 2; i++) {
+                started.add(create(api, evaluation));
+            }
+            assertThatThrownBy(() -> create(api, evaluation))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                        assertThat(e.getStatus().getDescription())
+                                .contains("this environment has 16 evaluation runs under way");
+                    });
+            api.archiveEvaluationRun(ArchiveEvaluationRunRequest.newBuilder()
+                    .setEvaluationRunId(started.get(0))
+                    .build());
+            // once the canceled run's batches in flight end, its place is free
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .ignoreExceptions()
+                    .until(() -> started.add(create(api, evaluation)));
+        } finally {
+            for (String id : started) {
+                api.archiveEvaluationRun(ArchiveEvaluationRunRequest.newBuilder()
+                        .setEvaluationRunId(id)
+                        .build());
+            }
+            // the next test of this server finds room: the archived runs' places come back as their batches end
+            Awaitility.await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
+                api.archiveEvaluationRun(ArchiveEvaluationRunRequest.newBuilder()
+                        .setEvaluationRunId(create(api, evaluation))
+                        .build());
+                return true;
+            });
+        }
+    }
+
+    private static String create(EvaluationServiceBlockingStub api, String evaluation) {
+        return api.createEvaluationRun(CreateEvaluationRunRequest.newBuilder()
+                        .setEvaluationId(evaluation)
+                        .build())
+                .getEvaluationRun()
+                .getId();
+    }
+
     @Test
     void aRunUnderWayShowsItsRowsDoneInTheSummaryItsListGives() throws Exception {
         int n = 20 * EvaluationRuns.BATCH_ROWS; // 20 batches of 300 ms, 4 at a time: over a second of progress

@@ -434,6 +434,54 @@ class FunctionCatalogTest {
                 });
     }
 
+    /**
+     * A queued call waits on a server thread (for a replica with room) with its arguments: a tenant queueing calls
+     * behind a busy replica had the server hold a thread for each, without bound. An environment now has at most half
+     * of the server's {@value FunctionCalls#MAX_QUEUED} queued calls not finished; past that, RESOURCE_EXHAUSTED.
+     */
+    @Test
+    void queuedCallsNotFinishedAreBoundedPerEnvironment() throws Exception {
+        TestCode code = new TestCode("q");
+        code.upload(server.channel);
+        var one = request("one-at-a-time", code, 1).toBuilder();
+        one.getConfigBuilder().setConcurrency(ConcurrencyPolicy.newBuilder().setMaxConcurrent(1));
+        catalog().createExternalFunctionVersion(one.build());
+        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder()
+                .setFunctionName("one-at-a-time")
+                .build();
+        call(key, "echo", "warm");
+        var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel);
+        String running = enqueue(key, "slow", "15000");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                                        .setCallId(running)
+                                        .build())
+                                .getStatus()
+                        == RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING);
+        for (int i = 1; i < FunctionCalls.MAX_QUEUED / 2; i++) {
+            enqueue(key, "echo", "waits");
+        }
+        assertThatThrownBy(() -> enqueue(key, "echo", "one too many"))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                    assertThat(e.getStatus().getDescription())
+                            .contains("this environment has 512 queued calls not finished yet");
+                });
+        async.purgeQueue(
+                PurgeQueueRequest.newBuilder().setFunctionName("one-at-a-time").build());
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                                        .setCallId(running)
+                                        .build())
+                                .getStatus()
+                        == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+        // the purged calls let go of their threads once the replica has room, and their places with them
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+            String again = enqueue(key, "echo", "again");
+            return again.startsWith("call-");
+        });
+    }
+
     private String enqueue(ExternalFunctionVersionKey key, String name, String payload) {
         return catalog()
                 .callExternalFunction(CallExternalFunctionRequest.newBuilder()
