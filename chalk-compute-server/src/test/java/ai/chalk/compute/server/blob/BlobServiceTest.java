@@ -7,18 +7,13 @@ import ai.chalk.compute.proto.blob.v1.BlobRef;
 import ai.chalk.compute.proto.blob.v1.BlobServiceGrpc;
 import ai.chalk.compute.proto.blob.v1.DownloadBlobRequest;
 import ai.chalk.compute.proto.blob.v1.FindMissingBlobsRequest;
-import ai.chalk.compute.proto.blob.v1.UploadBlobRequest;
 import ai.chalk.compute.proto.blob.v1.UploadBlobResponse;
 import ai.chalk.compute.server.RunningServer;
-import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.StreamObserver;
 import java.io.ByteArrayOutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -32,41 +27,12 @@ class BlobServiceTest {
     @TempDir
     Path dataDir;
 
-    private static BlobRef ref(byte[] bytes) throws Exception {
-        return BlobRef.newBuilder()
-                .setDigest("sha256:"
-                        + HexFormat.of()
-                                .formatHex(MessageDigest.getInstance("SHA-256").digest(bytes)))
-                .setSize(bytes.length)
-                .build();
+    private static BlobRef ref(byte[] bytes) {
+        return BlobUploads.ref(bytes);
     }
 
-    /** Uploads {@code bytes} announced as {@code announced}, in 64 KiB messages; the call's result. */
     private static CompletableFuture<UploadBlobResponse> upload(RunningServer server, BlobRef announced, byte[] bytes) {
-        CompletableFuture<UploadBlobResponse> result = new CompletableFuture<>();
-        StreamObserver<UploadBlobRequest> requests = BlobServiceGrpc.newStub(server.channel)
-                .uploadBlob(new StreamObserver<>() {
-                    @Override
-                    public void onNext(UploadBlobResponse value) {
-                        result.complete(value);
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        result.completeExceptionally(t);
-                    }
-
-                    @Override
-                    public void onCompleted() {}
-                });
-        requests.onNext(UploadBlobRequest.newBuilder().setBlob(announced).build());
-        for (int off = 0; off < bytes.length; off += 65536) {
-            requests.onNext(UploadBlobRequest.newBuilder()
-                    .setData(ByteString.copyFrom(bytes, off, Math.min(65536, bytes.length - off)))
-                    .build());
-        }
-        requests.onCompleted();
-        return result;
+        return BlobUploads.upload(server.channel, announced, bytes);
     }
 
     private static byte[] download(RunningServer server, String digest) {

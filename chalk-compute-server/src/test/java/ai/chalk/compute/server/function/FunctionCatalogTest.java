@@ -383,12 +383,7 @@ class FunctionCatalogTest {
         // queued calls wait PENDING behind a running one, and PurgeQueue removes them
         var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel);
         String running = enqueue(key, "slow", "3000");
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
-                                        .setCallId(running)
-                                        .build())
-                                .getStatus()
-                        == RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING);
+        awaitStatus(async, running, RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING, Duration.ofSeconds(10));
         String waiting = enqueue(key, "echo", "never");
         String alsoWaiting = enqueue(key, "echo", "never either");
         assertThat(async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
@@ -406,12 +401,7 @@ class FunctionCatalogTest {
                             StatusRuntimeException.class,
                             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
         }
-        await().atMost(Duration.ofSeconds(30))
-                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
-                                        .setCallId(running)
-                                        .build())
-                                .getStatus()
-                        == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+        awaitStatus(async, running, RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED, Duration.ofSeconds(30));
 
         // a worker dying under a call: tried again once on a new replica (which dies too, here)
         assertThatThrownBy(() -> call(key, "crash", "")).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
@@ -452,12 +442,7 @@ class FunctionCatalogTest {
         call(key, "echo", "warm");
         var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel);
         String running = enqueue(key, "slow", "15000");
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
-                                        .setCallId(running)
-                                        .build())
-                                .getStatus()
-                        == RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING);
+        awaitStatus(async, running, RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING, Duration.ofSeconds(10));
         for (int i = 1; i < FunctionCalls.MAX_QUEUED / 2; i++) {
             enqueue(key, "echo", "waits");
         }
@@ -469,17 +454,26 @@ class FunctionCatalogTest {
                 });
         async.purgeQueue(
                 PurgeQueueRequest.newBuilder().setFunctionName("one-at-a-time").build());
-        await().atMost(Duration.ofSeconds(30))
-                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
-                                        .setCallId(running)
-                                        .build())
-                                .getStatus()
-                        == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+        awaitStatus(async, running, RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED, Duration.ofSeconds(30));
         // the purged calls let go of their threads once the replica has room, and their places with them
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
             String again = enqueue(key, "echo", "again");
             return again.startsWith("call-");
         });
+    }
+
+    /** Waits until the queued call {@code callId} has {@code status}. */
+    private static void awaitStatus(
+            AsyncRemoteCallServiceGrpc.AsyncRemoteCallServiceBlockingStub async,
+            String callId,
+            RemoteCallStatus status,
+            Duration atMost) {
+        await().atMost(atMost)
+                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
+                                        .setCallId(callId)
+                                        .build())
+                                .getStatus()
+                        == status);
     }
 
     private String enqueue(ExternalFunctionVersionKey key, String name, String payload) {
@@ -534,12 +528,7 @@ class FunctionCatalogTest {
                         .setArgs(RemoteCallArgs.newBuilder().setFeatherBytes(ByteString.copyFromUtf8("direct")))
                         .build())
                 .getCallId();
-        await().atMost(Duration.ofSeconds(30))
-                .until(() -> async.pollRemoteCall(PollRemoteCallRequest.newBuilder()
-                                        .setCallId(direct)
-                                        .build())
-                                .getStatus()
-                        == RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+        awaitStatus(async, direct, RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED, Duration.ofSeconds(30));
         assertThatThrownBy(() -> async.enqueueRemoteCall(
                         EnqueueRemoteCallRequest.newBuilder().setName("queued").build()))
                 .isInstanceOfSatisfying(

@@ -7,12 +7,10 @@ import ai.chalk.compute.proto.blob.v1.BlobRef;
 import ai.chalk.compute.proto.blob.v1.BlobServiceGrpc;
 import ai.chalk.compute.proto.blob.v1.DownloadBlobRequest;
 import ai.chalk.compute.proto.blob.v1.DownloadBlobResponse;
-import ai.chalk.compute.proto.blob.v1.UploadBlobRequest;
-import ai.chalk.compute.proto.blob.v1.UploadBlobResponse;
 import ai.chalk.compute.proto.sandbox.v1.ListSandboxesRequest;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.server.RunningServer;
-import com.google.protobuf.ByteString;
+import ai.chalk.compute.server.blob.BlobUploads;
 import io.grpc.Channel;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
@@ -25,7 +23,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -163,44 +160,11 @@ class CallsInFlightSecurityTest {
 
     static {
         new java.util.Random(3).nextBytes(BYTES);
-        try {
-            BLOB = BlobRef.newBuilder()
-                    .setDigest("sha256:"
-                            + java.util.HexFormat.of()
-                                    .formatHex(java.security.MessageDigest.getInstance("SHA-256")
-                                            .digest(BYTES)))
-                    .setSize(BYTES.length)
-                    .build();
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        BLOB = BlobUploads.ref(BYTES);
     }
 
     /** Uploads {@link #BLOB} in {@code channel}'s environment. */
     private static void upload(Channel channel) throws Exception {
-        CompletableFuture<UploadBlobResponse> result = new CompletableFuture<>();
-        StreamObserver<UploadBlobRequest> requests = BlobServiceGrpc.newStub(channel)
-                .uploadBlob(new StreamObserver<>() {
-                    @Override
-                    public void onNext(UploadBlobResponse value) {
-                        result.complete(value);
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        result.completeExceptionally(t);
-                    }
-
-                    @Override
-                    public void onCompleted() {}
-                });
-        requests.onNext(UploadBlobRequest.newBuilder().setBlob(BLOB).build());
-        for (int off = 0; off < BYTES.length; off += 1 << 20) {
-            requests.onNext(UploadBlobRequest.newBuilder()
-                    .setData(ByteString.copyFrom(BYTES, off, Math.min(1 << 20, BYTES.length - off)))
-                    .build());
-        }
-        requests.onCompleted();
-        result.get(60, TimeUnit.SECONDS);
+        BlobUploads.upload(channel, BLOB, BYTES).get(60, TimeUnit.SECONDS);
     }
 }
