@@ -144,20 +144,20 @@ final class QueryDatabases implements AutoCloseable {
      */
     private void makeRoom(Key key) {
         while (true) {
-            String over = over(key);
+            Over over = over(key);
             if (over == null) {
                 return;
             }
-            boolean environmentsShare = over.startsWith("this environment");
             Entry idle = null;
             for (Entry e : open.values()) {
-                if (e.users == 0 && (!environmentsShare || e.key.environment().equals(key.environment()))) {
+                if (e.users == 0
+                        && (!over.environmentsShare() || e.key.environment().equals(key.environment()))) {
                     idle = e;
                     break;
                 }
             }
             if (idle == null) {
-                throw refused(over);
+                throw refused(over.message());
             }
             open.remove(idle.key);
             alive.remove(idle);
@@ -165,8 +165,11 @@ final class QueryDatabases implements AutoCloseable {
         }
     }
 
+    /** A bound a new database would pass: its environment's share (else the server's limit), and what to tell. */
+    private record Over(boolean environmentsShare, String message) {}
+
     /** Which bound a new database for {@code key} would pass, or null when it fits. */
-    private String over(Key key) {
+    private Over over(Key key) {
         long memory = 0;
         long mineMemory = 0;
         int mine = 0;
@@ -178,16 +181,23 @@ final class QueryDatabases implements AutoCloseable {
             }
         }
         if (mine + 1 > MAX_OPEN / 2 || mineMemory + key.memoryBytes() > memoryBudget / 2) {
-            return "this environment's queries have " + mine + " databases with " + mebibytes(mineMemory)
-                    + " of memory between them, and one more with " + mebibytes(key.memoryBytes()) + " would pass its"
-                    + " share (half of the server's " + MAX_OPEN + " databases and " + mebibytes(memoryBudget)
-                    + "; a database per memory limit): wait for queries to end, or ask for the same max_memory_bytes"
-                    + " as queries running now, or for less";
+            return new Over(
+                    true,
+                    "this environment's queries have " + mine + " databases with " + mebibytes(mineMemory)
+                            + " of memory between them, and one more with " + mebibytes(key.memoryBytes())
+                            + " would pass its"
+                            + " share (half of the server's " + MAX_OPEN + " databases and " + mebibytes(memoryBudget)
+                            + "; a database per memory limit): wait for queries to end, or ask for the same max_memory_bytes"
+                            + " as queries running now, or for less");
         }
         if (alive.size() + 1 > MAX_OPEN || memory + key.memoryBytes() > memoryBudget) {
-            return "the server's queries have " + alive.size() + " databases with " + mebibytes(memory) + " of memory"
-                    + " between them, and one more with " + mebibytes(key.memoryBytes()) + " would pass its limit ("
-                    + MAX_OPEN + " databases, " + mebibytes(memoryBudget) + "): try again once queries have ended";
+            return new Over(
+                    false,
+                    "the server's queries have " + alive.size() + " databases with " + mebibytes(memory) + " of memory"
+                            + " between them, and one more with " + mebibytes(key.memoryBytes())
+                            + " would pass its limit ("
+                            + MAX_OPEN + " databases, " + mebibytes(memoryBudget)
+                            + "): try again once queries have ended");
         }
         return null;
     }

@@ -354,8 +354,7 @@ public final class DockerRuntime implements SandboxRuntime {
         }
         synchronized (sandboxes) {
             if (sandboxes.size() + starting >= maxSandboxes) {
-                throw new RuntimeStartException("this server runs at most " + maxSandboxes + " sandboxes at once and"
-                        + " all are in use: terminate one first, or start the server with a higher limit");
+                throw RuntimeStartException.full(maxSandboxes);
             }
             starting++;
         }

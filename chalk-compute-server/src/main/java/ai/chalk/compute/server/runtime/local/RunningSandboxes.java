@@ -43,8 +43,7 @@ final class RunningSandboxes {
      */
     synchronized void reserve(String id, @Nullable String fromPool) throws RuntimeStartException {
         if (fromPool == null && running.size() + starting.size() + pooled.size() >= max) {
-            throw new RuntimeStartException("this server runs at most " + max + " sandboxes at"
-                    + " once and all are in use: terminate one first, or start the server with a higher limit");
+            throw RuntimeStartException.full(max);
         }
         if (running.containsKey(id) || starting.contains(id)) {
             throw new RuntimeStartException("a sandbox with id " + id + " is already running");
