@@ -68,11 +68,10 @@ public final class CallsInFlight implements ServerInterceptor {
         ServerCall<Q, R> counted = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
-                try {
-                    super.close(status, trailers);
-                } finally {
-                    giveBack.run();
-                }
+                // the place is given back before the status is sent: a client that makes its next call as soon as
+                // this one answers must find it free, not race this thread's return from close
+                giveBack.run();
+                super.close(status, trailers);
             }
         };
         ServerCall.Listener<Q> listener;

@@ -100,6 +100,23 @@ class CallsInFlightSecurityTest {
         }
     }
 
+    @Test
+    void aCallMadeAsSoonAsTheLastAnsweredFindsItsPlaceFree(@TempDir Path dataDir) throws Exception {
+        // one place per environment: the client's next call reaches the server while the last call's thread may still
+        // be returning from sending its answer, and must not be refused for a place it no longer needs
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.maxCallsInFlight(2))) {
+            ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
+            try {
+                for (int i = 0; i < 2000; i++) {
+                    list(dev);
+                }
+                assertThat(server.server.callsInFlight().inFlight()).isZero();
+            } finally {
+                dev.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     private static void list(Channel channel) {
         SandboxServiceGrpc.newBlockingStub(channel)
                 .withDeadlineAfter(30, TimeUnit.SECONDS)
