@@ -5,12 +5,15 @@ import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
+import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -24,14 +27,23 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Installed after the interceptor that says who calls ({@link Caller}); the calls open to callers without
  * credentials (health checks, the token exchange: {@link BearerTokens#open}) hold no thread while they wait, and are
- * not counted, so that they can neither fill an environment's share nor be refused because one is full.
+ * not counted with any environment's, so that they can neither fill an environment's share nor be refused because one
+ * is full. Open health watches are counted apart, per peer address: anyone who reaches the port could otherwise keep
+ * watches open by the hundred thousand on one connection (about 5 KB of heap each, 20,000 opened in 10 s here) until
+ * the server ran out of memory; one address keeps at most half of {@link #OPEN_WATCH_LIMIT} open, and past that a
+ * watch is refused RESOURCE_EXHAUSTED while checks ({@code Health/Check}) still answer.
  */
 public final class CallsInFlight implements ServerInterceptor {
 
     /** The default limit: about 200 MB of thread stacks when every call holds a thread. */
     public static final int DEFAULT_LIMIT = 2048;
 
+    /** The most health watches open at once from callers without credentials, server-wide (about 5 MB of heap). */
+    public static final int OPEN_WATCH_LIMIT = 1024;
+
     private final EnvironmentShares places;
+    /** Open health watches, kept per peer address rather than per environment: their callers have none. */
+    private final EnvironmentShares openWatches = new EnvironmentShares("open health watches", OPEN_WATCH_LIMIT);
 
     /** @param limit the most calls under way at once, server-wide (at least 2: one environment has half) */
     public CallsInFlight(int limit) {
@@ -50,19 +62,37 @@ public final class CallsInFlight implements ServerInterceptor {
         if (caller == null || BearerTokens.open(call.getMethodDescriptor().getFullMethodName())) {
             // health and the token exchange, open to anyone: counted with no environment's calls, so that no one can
             // hold back an environment's calls with health watches, nor keep clients from getting tokens; they wait
-            // on timers and callbacks, not threads
-            return next.startCall(call, headers);
+            // on timers and callbacks, not threads, but a watch holds heap for as long as it is open
+            return type == MethodDescriptor.MethodType.SERVER_STREAMING
+                    ? counted(call, headers, next, openWatches, peer(call), CallsInFlight::openWatchRefusal)
+                    : next.startCall(call, headers);
         }
-        String environment = caller.environment();
-        EnvironmentShares.Refusal refusal = places.tryTake(environment);
+        return counted(call, headers, next, places, caller.environment(), CallsInFlight::refusalMessage);
+    }
+
+    /** Refusals' messages, from the counts that refused. */
+    private interface Refusals {
+        String message(EnvironmentShares.Refusal refusal, EnvironmentShares counts, String key);
+    }
+
+    /** Starts {@code call} with a place of {@code key}'s in {@code counts}, given back when it ends; or refuses it. */
+    private static <Q, R> ServerCall.Listener<Q> counted(
+            ServerCall<Q, R> call,
+            Metadata headers,
+            ServerCallHandler<Q, R> next,
+            EnvironmentShares counts,
+            String key,
+            Refusals refusals) {
+        EnvironmentShares.Refusal refusal = counts.tryTake(key);
         if (refusal != null) {
-            call.close(Status.RESOURCE_EXHAUSTED.withDescription(refusalMessage(refusal, environment)), new Metadata());
+            call.close(
+                    Status.RESOURCE_EXHAUSTED.withDescription(refusals.message(refusal, counts, key)), new Metadata());
             return new ServerCall.Listener<>() {};
         }
         AtomicBoolean given = new AtomicBoolean();
         Runnable giveBack = () -> {
             if (given.compareAndSet(false, true)) {
-                places.give(environment);
+                counts.give(key);
             }
         };
         ServerCall<Q, R> counted = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
@@ -109,11 +139,33 @@ public final class CallsInFlight implements ServerInterceptor {
         return places.held();
     }
 
-    private String refusalMessage(EnvironmentShares.Refusal refusal, String environment) {
+    /** Health watches open now from callers without credentials, server-wide. */
+    public int openWatches() {
+        return openWatches.held();
+    }
+
+    /** The caller's address without its port: one host keeps its share whatever ports it connects from. */
+    private static String peer(ServerCall<?, ?> call) {
+        SocketAddress address = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+        return address instanceof InetSocketAddress inet && inet.getAddress() != null
+                ? inet.getAddress().getHostAddress()
+                : String.valueOf(address);
+    }
+
+    private static String refusalMessage(
+            EnvironmentShares.Refusal refusal, EnvironmentShares counts, String environment) {
         return refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
-                ? "this environment has " + places.held(environment) + " calls under way, the most one environment"
-                        + " may (half of the " + places.limit() + " the server takes; each may hold a server thread):"
+                ? "this environment has " + counts.held(environment) + " calls under way, the most one environment"
+                        + " may (half of the " + counts.limit() + " the server takes; each may hold a server thread):"
                         + " wait for some to finish"
-                : "the server has " + places.held() + " calls under way, its limit: try again once some have finished";
+                : "the server has " + counts.held() + " calls under way, its limit: try again once some have finished";
+    }
+
+    private static String openWatchRefusal(EnvironmentShares.Refusal refusal, EnvironmentShares counts, String peer) {
+        return (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                        ? peer + " has " + counts.held(peer) + " health watches open, the most one address may (half of"
+                                + " the " + counts.limit() + " the server keeps open for callers without credentials)"
+                        : "the server has " + counts.held() + " health watches open, its limit")
+                + ": close some, or ask with Health/Check";
     }
 }

@@ -23,6 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -117,6 +118,62 @@ class CallsInFlightSecurityTest {
         }
     }
 
+    @Test
+    void oneAddressKeepsAtMostHalfTheOpenHealthWatches(@TempDir Path dataDir) throws Exception {
+        // anyone who reaches the port may watch health, with no token: each watch holds heap while open, so one address
+        // keeps at most half of the server's open watches; checks and authenticated calls go on
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            CallsInFlight calls = server.server.callsInFlight();
+            ManagedChannel anonymous = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress(
+                            "127.0.0.1", server.server.port().orElseThrow())
+                    .usePlaintext()
+                    .build();
+            ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
+            List<Context.CancellableContext> watches = new ArrayList<>();
+            try {
+                int share = CallsInFlight.OPEN_WATCH_LIMIT / 2;
+                List<CompletableFuture<Status>> answers = new ArrayList<>();
+                for (int i = 0; i <= share; i++) {
+                    CompletableFuture<Status> answer = new CompletableFuture<>();
+                    answers.add(answer);
+                    watches.add(healthWatch(anonymous, answer));
+                }
+                for (CompletableFuture<Status> answer : answers) {
+                    answer.get(60, TimeUnit.SECONDS);
+                }
+                List<Status> refused = answers.stream()
+                        .map(CompletableFuture::join)
+                        .filter(s -> !s.isOk())
+                        .toList();
+                assertThat(refused).hasSize(1);
+                assertThat(refused.get(0).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(refused.get(0).getDescription())
+                        .isEqualTo("127.0.0.1 has " + share + " health watches open, the most one address may (half"
+                                + " of the " + CallsInFlight.OPEN_WATCH_LIMIT + " the server keeps open for callers"
+                                + " without credentials): close some, or ask with Health/Check");
+                assertThat(calls.openWatches()).isEqualTo(share);
+                assertThat(io.grpc.health.v1.HealthGrpc.newBlockingStub(anonymous)
+                                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                                .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance())
+                                .getStatus())
+                        .isEqualTo(io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+                list(dev);
+
+                // a watch that is closed gives its place back
+                watches.forEach(w -> w.cancel(null));
+                watches.clear();
+                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> calls.openWatches() == 0);
+                CompletableFuture<Status> again = new CompletableFuture<>();
+                watches.add(healthWatch(anonymous, again));
+                assertThat(again.get(30, TimeUnit.SECONDS).isOk()).isTrue();
+            } finally {
+                watches.forEach(w -> w.cancel(null));
+                anonymous.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+                dev.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     private static void list(Channel channel) {
         SandboxServiceGrpc.newBlockingStub(channel)
                 .withDeadlineAfter(30, TimeUnit.SECONDS)
@@ -153,16 +210,25 @@ class CallsInFlightSecurityTest {
     }
 
     private static Context.CancellableContext healthWatch(Channel channel) {
+        return healthWatch(channel, new CompletableFuture<>());
+    }
+
+    /** A health watch; {@code answer} gets OK with its first status, or the status that refused it. */
+    private static Context.CancellableContext healthWatch(Channel channel, CompletableFuture<Status> answer) {
         Context.CancellableContext context = Context.current().withCancellation();
         context.run(() -> io.grpc.health.v1.HealthGrpc.newStub(channel)
                 .watch(
                         io.grpc.health.v1.HealthCheckRequest.getDefaultInstance(),
                         new StreamObserver<io.grpc.health.v1.HealthCheckResponse>() {
                             @Override
-                            public void onNext(io.grpc.health.v1.HealthCheckResponse value) {}
+                            public void onNext(io.grpc.health.v1.HealthCheckResponse value) {
+                                answer.complete(Status.OK);
+                            }
 
                             @Override
-                            public void onError(Throwable t) {}
+                            public void onError(Throwable t) {
+                                answer.complete(Status.fromThrowable(t));
+                            }
 
                             @Override
                             public void onCompleted() {}
