@@ -157,7 +157,8 @@ final class EvaluationRuns {
         if (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE) {
             throw ComputeException.exhausted("this environment has " + underWay.held(environment) + " evaluation runs"
                     + " under way, the most one environment may (half of the " + MAX_UNDER_WAY + " the server runs):"
-                    + " wait for one to finish, or archive one (ArchiveEvaluationRun cancels a run under way)");
+                    + " wait for one to finish, or archive one (ArchiveEvaluationRun cancels a run under way; its"
+                    + " place is free once the batches it had in flight have ended)");
         }
         if (refusal == EnvironmentShares.Refusal.SERVER_LIMIT) {
             throw ComputeException.exhausted("the server has " + underWay.held() + " evaluation runs under way, its"
@@ -174,18 +175,24 @@ final class EvaluationRuns {
     void start(RunRecord run, EvaluationRecord evaluation, List<EvaluationScorer> scorers) {
         AtomicBoolean flag = new AtomicBoolean();
         canceled.put(run.id(), flag);
+        AtomicBoolean left = new AtomicBoolean();
+        Runnable leave = () -> {
+            if (left.compareAndSet(false, true)) {
+                underWay.give(run.environment());
+            }
+        };
         try {
             executor.execute(() -> {
                 try {
-                    execute(run, evaluation, scorers, flag);
+                    execute(run, evaluation, scorers, flag, leave);
                 } finally {
                     canceled.remove(run.id());
-                    underWay.give(run.environment());
+                    leave.run();
                 }
             });
         } catch (RuntimeException e) {
             canceled.remove(run.id());
-            underWay.give(run.environment());
+            leave.run();
             throw e;
         }
     }
@@ -209,7 +216,12 @@ final class EvaluationRuns {
         return runs.end(runId, RunStatus.CANCELED, why, clock.instant());
     }
 
-    private void execute(RunRecord run, EvaluationRecord e, List<EvaluationScorer> scorers, AtomicBoolean stop) {
+    /**
+     * Executes a run in its place, which {@code leave} gives back: before the verdict is stored, so that a client who
+     * starts its next run as soon as it sees this one's verdict finds the place free.
+     */
+    private void execute(
+            RunRecord run, EvaluationRecord e, List<EvaluationScorer> scorers, AtomicBoolean stop, Runnable leave) {
         if (!runs.start(run.id(), clock.instant())) {
             return; // canceled before it started
         }
@@ -307,6 +319,8 @@ final class EvaluationRuns {
             }
             long stored = System.nanoTime();
             EvaluationScoreSummary summary = await(summarized);
+            held.close();
+            leave.run();
             runs.succeed(
                     run.id(), written.dataset().id(), written.revisionId(), summary.toByteArray(), clock.instant());
             long end = System.nanoTime();
@@ -327,6 +341,8 @@ final class EvaluationRuns {
         } catch (TaskCannotRunException | ComputeException | RunMemory.ExceededException ex) {
             if (!stopping) {
                 log.info("Evaluation run {} FAILED: {}", run.id(), ex.getMessage());
+                held.close();
+                leave.run();
                 runs.end(run.id(), RunStatus.FAILED, ex.getMessage(), clock.instant());
             }
         } catch (SQLException | IOException | RuntimeException ex) {
@@ -334,6 +350,8 @@ final class EvaluationRuns {
                 return;
             }
             log.warn("Evaluation run {} failed on the server", run.id(), ex);
+            held.close();
+            leave.run();
             runs.end(
                     run.id(),
                     RunStatus.FAILED,

@@ -185,6 +185,11 @@ public final class ProcessRun {
         // free; later when a pump still waits on a pipe that something the command left behind holds
         List<CompletableFuture<?>> busy = new ArrayList<>();
         pumps.forEach(p -> busy.add(p.future));
+        if (busy.stream().allMatch(CompletableFuture::isDone) && pendingStdin.get() == 0) {
+            // no bytes left to write: what the stdin thread may still have queued (the close, an empty write) is over
+            // at once, and a command started on this exit must not race it for the place
+            place.close();
+        }
         synchronized (this) {
             busy.add(lastStdinTask);
         }

@@ -22,6 +22,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -187,6 +188,12 @@ public final class FunctionCalls {
         try {
             String callId = "call-" + UUID.randomUUID();
             calls.insert(environment, callId, function, v.id(), name, args.toByteArray());
+            AtomicBoolean left = new AtomicBoolean();
+            Runnable leave = () -> {
+                if (left.compareAndSet(false, true)) {
+                    queued.give(environment);
+                }
+            };
             executor.execute(() -> {
                 try {
                     runQueued(
@@ -195,9 +202,10 @@ public final class FunctionCalls {
                             CallFunctionRequest.newBuilder()
                                     .setName(name)
                                     .setFeatherStream(args)
-                                    .build());
+                                    .build(),
+                            leave);
                 } finally {
-                    queued.give(environment);
+                    leave.run();
                 }
             });
             return callId;
@@ -207,13 +215,18 @@ public final class FunctionCalls {
         }
     }
 
-    /** Runs a queued call: PENDING until a replica has room for it (PurgeQueue removes it until then), then RUNNING. */
-    private void runQueued(VersionRecord v, String callId, CallFunctionRequest request) {
+    /**
+     * Runs a queued call: PENDING until a replica has room for it (PurgeQueue removes it until then), then RUNNING.
+     * Its place is given back ({@code leave}) before its outcome is stored: a client that queues its next call as soon
+     * as a poll shows this one finished finds the place free.
+     */
+    private void runQueued(VersionRecord v, String callId, CallFunctionRequest request, Runnable leave) {
         if (calls.find(callId).isEmpty()) {
             return; // purged before it started
         }
         try {
             CallFunctionResponse r = call(v, request, callId, () -> calls.start(callId));
+            leave.run();
             calls.finish(
                     callId,
                     CallStore.State.COMPLETED,
@@ -230,9 +243,11 @@ public final class FunctionCalls {
                             .setMessage(e.getStatus().getCode() + ": "
                                     + e.getStatus().getDescription())
                             .build();
+            leave.run();
             calls.finish(callId, CallStore.State.FAILED, Optional.empty(), Optional.of(error.toByteArray()));
         } catch (RuntimeException e) {
             log.error("Queued call {} failed unexpectedly", callId, e);
+            leave.run();
             calls.finish(
                     callId,
                     CallStore.State.FAILED,

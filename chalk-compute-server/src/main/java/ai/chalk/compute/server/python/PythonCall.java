@@ -18,6 +18,7 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@code ExecutePython} call: the spec starts an execution in the sandbox's interpreter, an interrupt stops it
@@ -33,6 +34,12 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
     private final ServerCallStreamObserver<ExecutePythonResponse> call;
     private final ReadyGate gate;
     private volatile PythonExecution execution;
+    /**
+     * The snippet's place among the running commands: given back before the client hears that it ended, so that its
+     * next snippet, sent on that answer, finds the place free.
+     */
+    private volatile RunningCommands.@Nullable Place place;
+
     private boolean closed;
 
     PythonCall(
@@ -85,6 +92,7 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
         // a snippet holds a thread from here, waiting for its turn at the sandbox's interpreter, until it has run:
         // counted with the environment's other commands
         RunningCommands.Place place = threads.commands().take(environment);
+        this.place = place;
         try {
             PythonInterpreter interpreter = sandbox.attachment(
                     PythonInterpreter.class,
@@ -131,6 +139,7 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
     }
 
     synchronized void completed(PythonExecutionCompleted completed) {
+        leave();
         send(ExecutePythonResponse.newBuilder().setCompleted(completed).build());
         if (closed) {
             return;
@@ -159,8 +168,16 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
         if (e != null) {
             e.stop(PythonExecution.Stop.INTERRUPT);
         }
+        leave();
         if (!call.isCancelled()) {
             call.onError(status.asRuntimeException());
+        }
+    }
+
+    private void leave() {
+        RunningCommands.Place p = place;
+        if (p != null) {
+            p.close();
         }
     }
 

@@ -28,9 +28,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +56,13 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final Duration lifetime;
     private final Map<String, LiveSandbox> live = new ConcurrentHashMap<>();
+    /**
+     * Sandboxes being terminated, by id, with their environment: a second terminate (the client's, while its lifetime
+     * ran out) waits for the first to have ended it, rather than answer while its processes still run.
+     */
+    private final Map<String, Ending> ending = new ConcurrentHashMap<>();
+
+    private record Ending(String environment, CompletableFuture<Void> ended) {}
     /** Sandboxes that stopped while the store could not write: how they ended, until it is recorded. */
     private final Map<String, Unrecorded> unrecorded = new ConcurrentHashMap<>();
 
@@ -568,31 +577,60 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      */
     public void terminate(String environment, String id, Duration grace, String reason) {
         requireId(id);
-        LiveSandbox running = live.get(id);
-        if (running == null || !running.environment().equals(environment)) {
+        LiveSandbox running;
+        Ending underWay;
+        synchronized (ending) {
+            running = live.get(id);
+            underWay = ending.get(id);
+        }
+        if (running != null && running.environment().equals(environment)) {
+            underWay = end(id, grace, reason);
+        } else if (underWay == null || !underWay.environment().equals(environment)) {
             // NOT_FOUND when it never existed in this environment (another's live sandbox included)
             log.debug("Sandbox {} already {}", id, get(environment, id).state());
             return;
         }
-        end(id, grace, reason);
+        if (underWay != null) {
+            underWay.ended().join(); // another caller is ending it: answer once it has
+        }
     }
 
-    /** Terminates a sandbox whatever its environment (its lifetime ran out, the server stops). */
-    private void end(String id, Duration grace, String reason) {
-        LiveSandbox sandbox = live.remove(id);
-        if (sandbox == null) {
-            return;
-        }
-        sandbox.cancelLifetimeTimer();
-        sandbox.ended();
-        try {
-            sandbox.runtime().terminate(grace);
-        } finally {
-            synchronized (sandbox) {
-                recordEnd(id, "terminated: " + reason);
+    /**
+     * Terminates a sandbox whatever its environment (its lifetime ran out, the server stops).
+     *
+     * @return how another caller's end of it goes, when another caller is ending it; null when this call ended it or it
+     *     had ended
+     */
+    private @Nullable Ending end(String id, Duration grace, String reason) {
+        LiveSandbox sandbox;
+        Ending underWay;
+        // noted as ending as it stops being live, so that a terminate finds it in one or the other
+        synchronized (ending) {
+            sandbox = live.remove(id);
+            underWay = sandbox == null ? ending.get(id) : new Ending(sandbox.environment(), new CompletableFuture<>());
+            if (sandbox != null) {
+                ending.put(id, underWay);
             }
         }
+        if (sandbox == null) {
+            return underWay;
+        }
+        try {
+            sandbox.cancelLifetimeTimer();
+            sandbox.ended();
+            try {
+                sandbox.runtime().terminate(grace);
+            } finally {
+                synchronized (sandbox) {
+                    recordEnd(id, "terminated: " + reason);
+                }
+            }
+        } finally {
+            ending.remove(id);
+            underWay.ended().complete(null);
+        }
         log.info("Sandbox {} terminated: {}", id, reason);
+        return null;
     }
 
     /** Ids of the running sandboxes that mount the environment's volume {@code name}. */

@@ -396,6 +396,23 @@ class EvaluationRunTest {
                     .atMost(Duration.ofSeconds(60))
                     .ignoreExceptions()
                     .until(() -> started.add(create(api, evaluation)));
+
+            // one place left: a run whose verdict the client has seen has given it back, so the next one starts
+            upload(server.channel, "one", manyRows(1));
+            String quick = evaluation(api, "one", task);
+            api.archiveEvaluationRun(ArchiveEvaluationRunRequest.newBuilder()
+                    .setEvaluationRunId(started.remove(0))
+                    .build());
+            String last = Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .ignoreExceptions()
+                    .until(() -> create(api, quick), id -> id != null);
+            for (int i = 0; i < 3; i++) {
+                assertThat(awaitEnd(api, last).getStatus())
+                        .isEqualTo(EvaluationRunStatus.EVALUATION_RUN_STATUS_SUCCEEDED);
+                last = create(api, quick);
+            }
+            started.add(last);
         } finally {
             for (String id : started) {
                 api.archiveEvaluationRun(ArchiveEvaluationRunRequest.newBuilder()

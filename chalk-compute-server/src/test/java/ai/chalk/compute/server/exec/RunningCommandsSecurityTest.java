@@ -153,6 +153,32 @@ class RunningCommandsSecurityTest {
         }
     }
 
+    /**
+     * One place for the environment: each command's place must be free by the time its client hears that it ended,
+     * or the command the client starts on that answer is refused for a place no one needs any more.
+     */
+    @Test
+    void aCommandStartedAsSoonAsTheLastEndedFindsItsPlaceFree(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.maxRunningCommands(2))) {
+            String box = server.createSandbox();
+            var oneShots = SandboxProcessServiceGrpc.newBlockingStub(server.channel);
+            for (int i = 0; i < 100; i++) {
+                assertThat(oneShots.withDeadlineAfter(30, TimeUnit.SECONDS)
+                                .execCommand(ExecCommandRequest.newBuilder()
+                                        .setSandboxId(box)
+                                        .setCommand("true")
+                                        .build())
+                                .getExitCode())
+                        .isZero();
+                assertThat(Exec.start(server.channel, box, "true").ended().getCode())
+                        .isEqualTo(Status.Code.OK);
+            }
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(20))
+                    .until(() -> server.server.runningCommands().running() == 0);
+        }
+    }
+
     @Test
     void aPlaceIsGivenBackOnceHoweverOftenItIsClosed() {
         RunningCommands commands = new RunningCommands(4);

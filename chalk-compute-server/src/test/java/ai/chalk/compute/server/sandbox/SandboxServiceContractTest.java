@@ -122,6 +122,41 @@ class SandboxServiceContractTest extends RunningServer.PerTestClass {
         server.terminate(created.getId());
     }
 
+    /**
+     * Two terminates at once (a client's while the lifetime runs out, or two clients'): the second used to answer at
+     * once, the sandbox's processes still running through the first's grace period and its place still held.
+     */
+    @Test
+    void aTerminateWhileAnotherIsUnderWayAnswersOnceTheSandboxHasEnded() throws Exception {
+        String id = server.createSandbox();
+        assertThat(server.processes()
+                        .execCommand(ExecCommandRequest.newBuilder()
+                                .setSandboxId(id)
+                                .setCommand("sh")
+                                .addArgs("-c")
+                                .addArgs("(trap '' TERM; exec sleep 4719) >/dev/null 2>&1 </dev/null &")
+                                .build())
+                        .getExitCode())
+                .isZero();
+        java.util.concurrent.CompletableFuture<Void> first =
+                java.util.concurrent.CompletableFuture.runAsync(() -> server.sandboxes()
+                        .terminateSandbox(TerminateSandboxRequest.newBuilder()
+                                .setSandboxId(id)
+                                .setGracePeriodSeconds(2)
+                                .build()));
+        Thread.sleep(300);
+        server.terminate(id);
+        assertThat(server.sandboxes()
+                        .getSandbox(GetSandboxRequest.newBuilder()
+                                .setSandboxId(id)
+                                .setIncludeTerminated(true)
+                                .build())
+                        .getSandbox()
+                        .getState())
+                .isEqualTo("TERMINATED");
+        first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
     @Test
     void listPagesWithACursorAndFiltersStates() {
         List<String> ids = new ArrayList<>();
