@@ -5,6 +5,7 @@ import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.store.ImageBuildStore;
 import ai.chalk.compute.server.store.ImageBuildStore.BuildRecord;
 import ai.chalk.compute.server.threads.DaemonThreads;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Status;
@@ -14,11 +15,11 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -49,7 +50,10 @@ public final class BuildCache implements AutoCloseable {
     static final String CLIPPED =
             "[output clipped, log limit 8 MiB reached: the build goes on, its further output is" + " not kept]";
 
-    /** Builds waiting for a free builder beyond this many are refused (RESOURCE_EXHAUSTED). */
+    /**
+     * Builds waiting for a free builder beyond this many are refused (RESOURCE_EXHAUSTED); with the running ones, one
+     * environment has at most half.
+     */
     static final int MAX_QUEUED = 64;
 
     static final String RESTARTED = "the server restarted during the build; ask for the image again to rebuild it";
@@ -66,6 +70,12 @@ public final class BuildCache implements AutoCloseable {
     private final Map<String, RunningBuild> byHash = new HashMap<>(); // guarded by this
     /** Held while a spec (by content hash) is being built, whatever the environment: one build of an image at a time. */
     private final Map<String, ReentrantLock> building = new ConcurrentHashMap<>();
+    /**
+     * Builds not finished (running or queued), per environment: counted here rather than by the pool's queue, whose
+     * slot frees only once the builder thread of a finished build takes the next, so that a client who asks for
+     * its next build as soon as one finished was refused.
+     */
+    private final EnvironmentShares unfinished;
 
     private volatile boolean closed;
 
@@ -82,8 +92,9 @@ public final class BuildCache implements AutoCloseable {
                 parallelBuilds,
                 0,
                 TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(MAX_QUEUED),
+                new LinkedBlockingQueue<>(), // bounded by unfinished
                 DaemonThreads.numbered("chalk-image-build"));
+        this.unfinished = new EnvironmentShares("image builds", parallelBuilds + MAX_QUEUED);
         this.followers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-image-follow"));
     }
 
@@ -289,25 +300,40 @@ public final class BuildCache implements AutoCloseable {
             byte[] canonical,
             String hash,
             Optional<String> tag) {
+        EnvironmentShares.Refusal refusal = unfinished.tryTake(environment);
+        if (refusal != null) {
+            String running = pool.getMaximumPoolSize() + " running, " + MAX_QUEUED + " queued";
+            throw Status.RESOURCE_EXHAUSTED
+                    .withDescription(
+                            refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                                    ? "this environment has " + unfinished.held(environment) + " image builds not"
+                                            + " finished, the most one environment may (half of the "
+                                            + unfinished.limit() + " the server takes: " + running + "): wait for some"
+                                            + " to finish"
+                                    : "the server has " + unfinished.held() + " image builds not finished, its limit ("
+                                            + running + "): try again later")
+                    .asRuntimeException();
+        }
         String id = UUID.randomUUID().toString();
-        BuildRecord record =
-                store.insert(environment, id, hash, spec.getBaseImage().trim(), canonical, tag, Instant.now());
+        BuildRecord record;
+        try {
+            record = store.insert(environment, id, hash, spec.getBaseImage().trim(), canonical, tag, Instant.now());
+        } catch (RuntimeException | Error e) {
+            unfinished.give(environment);
+            throw e;
+        }
         RunningBuild running = new RunningBuild(id, environment, hash, spec, tag);
         byId.put(id, running);
         byHash.put(key(environment, hash), running);
         try {
             running.task(pool.submit(() -> run(builder, running)));
         } catch (RejectedExecutionException e) {
+            unfinished.give(environment);
             byId.remove(id);
             byHash.remove(key(environment, hash));
-            String why = closed
-                    ? "the server is shutting down"
-                    : "too many image builds are waiting (" + MAX_QUEUED + " queued behind " + pool.getMaximumPoolSize()
-                            + " running)";
+            String why = "the server is shutting down";
             store.finish(id, ImageBuildStore.Status.FAILED, Optional.empty(), Optional.of(why));
-            throw (closed ? Status.UNAVAILABLE : Status.RESOURCE_EXHAUSTED)
-                    .withDescription(why + "; try again later")
-                    .asRuntimeException();
+            throw Status.UNAVAILABLE.withDescription(why + "; try again later").asRuntimeException();
         }
         log.info("Image build {} started: base {}, content hash {}", id, record.baseImage(), hash);
         return record;
@@ -342,6 +368,7 @@ public final class BuildCache implements AutoCloseable {
         ImageBuildStore.Status status =
                 ref.isPresent() ? ImageBuildStore.Status.SUCCEEDED : ImageBuildStore.Status.FAILED;
         BuildRecord record;
+        unfinished.give(build.environment()); // before the build is seen to be over: the next one finds its place
         try {
             store.finish(build.id(), status, ref, error);
             record = store.find(build.id()).orElseThrow();
