@@ -53,7 +53,11 @@ public final class SessionRegistry implements AutoCloseable {
                 throw ComputeException.refused(
                         "sandbox " + request.getSandboxId() + " is terminating; it cannot start processes");
             }
-            long running = sessions.size() - finished.size();
+            // by the log itself, not by the finished list: a session's exit may reach its client (a drain sends it
+            // as soon as it is logged) before the listener below files it, and the client's next session must not
+            // be refused for it
+            long running =
+                    sessions.values().stream().filter(r -> !r.log().finished()).count();
             if (running >= MAX_RUNNING) {
                 throw ComputeException.exhausted("sandbox " + request.getSandboxId() + " already runs "
                         + running + " sessions (attached or detached), the most one sandbox may: wait for one to"
