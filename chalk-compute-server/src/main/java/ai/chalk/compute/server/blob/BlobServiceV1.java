@@ -11,6 +11,7 @@ import ai.chalk.compute.proto.blob.v1.UploadBlobResponse;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.BlobOwnerStore;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -33,8 +34,16 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
     private static final int CHUNK = 256 * 1024;
     private static final int MAX_REFS = 10_000;
 
+    /**
+     * Uploads open at once, server-wide: each holds a file descriptor of the server's from its announcement to its
+     * end, and a tenant opening uploads by the thousand without finishing them ran the server out of descriptors for
+     * every tenant's sandboxes and commands. One environment has at most half.
+     */
+    public static final int MAX_OPEN_UPLOADS = 1024;
+
     private final BlobStore store;
     private final Optional<BlobOwnerStore> owners;
+    private final EnvironmentShares openUploads = new EnvironmentShares("open uploads", MAX_OPEN_UPLOADS);
 
     /** The service of a server with environments: each sees the blobs it uploaded. */
     public BlobServiceV1(BlobStore store, BlobOwnerStore owners) {
@@ -90,6 +99,15 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
             private BlobDigest digest;
             private BlobStore.Upload upload;
             private boolean failed;
+            private boolean open;
+
+            /** Gives back the upload's place; once, however the upload ends. */
+            private void close() {
+                if (open) {
+                    open = false;
+                    openUploads.give(environment);
+                }
+            }
 
             @Override
             public void onNext(UploadBlobRequest part) {
@@ -128,6 +146,18 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                             .asRuntimeException();
                 }
                 store.checkRoomFor(ref.getSize());
+                EnvironmentShares.Refusal refusal = openUploads.tryTake(environment);
+                if (refusal != null) {
+                    throw Status.RESOURCE_EXHAUSTED
+                            .withDescription((refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                                            ? "this environment has " + openUploads.held(environment) + " uploads"
+                                                    + " open, the most one environment may (half of the "
+                                                    + MAX_OPEN_UPLOADS + " the server keeps open)"
+                                            : "the server has " + openUploads.held() + " uploads open, its limit")
+                                    + ": finish or cancel some before starting more")
+                            .asRuntimeException();
+                }
+                open = true;
                 announced = ref;
                 upload = store.begin();
             }
@@ -154,6 +184,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                 if (upload != null) {
                     upload.abort();
                 }
+                close();
                 observer.onError(status.asRuntimeException());
             }
 
@@ -162,6 +193,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                 if (upload != null) {
                     upload.abort();
                 }
+                close();
             }
 
             @Override
@@ -176,7 +208,12 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                     return;
                 }
                 try {
-                    boolean written = upload.commit(digest, announced.getSize());
+                    boolean written;
+                    try {
+                        written = upload.commit(digest, announced.getSize());
+                    } finally {
+                        close(); // before the answer: the client's next upload finds the place free
+                    }
                     // stored as this environment sees it: whether the bytes were already on disk is another's business
                     boolean stored = owners.isPresent() ? !owns(environment, digest) : written;
                     owners.ifPresent(o -> o.own(environment, digest.hex()));
