@@ -152,6 +152,7 @@ public final class ComputeServer implements AutoCloseable {
                 config.evaluationRunsBudget >= 0
                         ? new ByteBudget(ofHeap.evaluationRuns().what(), config.evaluationRunsBudget)
                         : ofHeap.evaluationRuns(),
+                ofHeap.volumeFileReads(),
                 config.receivedMessagesBudget >= 0
                         ? config.receivedMessagesBudget
                         : ofHeap.receivedMessages().limit());
@@ -308,7 +309,7 @@ public final class ComputeServer implements AutoCloseable {
                             intercepted(new SandboxSnapshotServiceV2(snapshots)),
                             intercepted(new SandboxProcessServiceV2(
                                     sandboxes, processThreads, config.sessionBufferBytes, budgets)),
-                            intercepted(new VolumeServiceV1(volumes, sandboxes)),
+                            intercepted(new VolumeServiceV1(volumes, sandboxes, budgets.volumeFileReads())),
                             intercepted(new BlobServiceV1(functions.blobs(), functions.blobOwners())),
                             intercepted(functions.catalog()),
                             intercepted(functions.asyncCalls()),

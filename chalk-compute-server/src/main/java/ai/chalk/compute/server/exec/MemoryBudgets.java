@@ -14,6 +14,8 @@ package ai.chalk.compute.server.exec;
  *                             back the uploads of the server's clients, nor they the calls of functions
  * @param evaluationRuns  the input rows and results of the evaluation runs under way, held until each run's result file
  *                        is written (a dataset's size and a task's answers are the tenant's to choose)
+ * @param volumeFileReads volume files read for GetFile, held until the call is over (a client that does not read its
+ *                        answer keeps it queued in the server)
  */
 public record MemoryBudgets(
         ByteBudget sessionOutput,
@@ -21,7 +23,8 @@ public record MemoryBudgets(
         ByteBudget collectedOutput,
         ByteBudget receivedMessages,
         ByteBudget receivedFromReplicas,
-        ByteBudget evaluationRuns) {
+        ByteBudget evaluationRuns,
+        ByteBudget volumeFileReads) {
 
     /** The largest message a client may send (ComputeServer.MAX_MESSAGE_BYTES). */
     private static final long LARGEST_MESSAGE = 33L << 20;
@@ -29,7 +32,8 @@ public record MemoryBudgets(
     /**
      * Budgets as fractions of the heap: a quarter for session output, a sixteenth for stdin, an eighth for output, an
      * eighth each for messages being received on the TCP port and on the replicas' socket (but room for at least two
-     * of the largest), and an eighth for evaluation runs.
+     * of the largest), an eighth for evaluation runs and an eighth for volume files read (but room for one of the
+     * largest).
      */
     public static MemoryBudgets ofHeap(long maxHeapBytes) {
         return withReceivedMessages(
@@ -37,6 +41,7 @@ public record MemoryBudgets(
                 new ByteBudget("unread stdin", maxHeapBytes / 16),
                 new ByteBudget("collected ExecCommand output", maxHeapBytes / 8),
                 new ByteBudget("evaluation runs' rows and results", maxHeapBytes / 8),
+                new ByteBudget("volume files read for GetFile", Math.max(LARGEST_MESSAGE, maxHeapBytes / 8)),
                 Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8));
     }
 
@@ -46,6 +51,7 @@ public record MemoryBudgets(
             ByteBudget stdin,
             ByteBudget collectedOutput,
             ByteBudget evaluationRuns,
+            ByteBudget volumeFileReads,
             long receivedBytes) {
         return new MemoryBudgets(
                 sessionOutput,
@@ -53,6 +59,7 @@ public record MemoryBudgets(
                 collectedOutput,
                 new ByteBudget("messages being received", receivedBytes),
                 new ByteBudget("messages being received from replicas", receivedBytes),
-                evaluationRuns);
+                evaluationRuns,
+                volumeFileReads);
     }
 }

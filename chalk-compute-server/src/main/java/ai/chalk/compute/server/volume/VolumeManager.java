@@ -2,6 +2,7 @@ package ai.chalk.compute.server.volume;
 
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.RegularFileReader;
@@ -135,23 +136,48 @@ public final class VolumeManager implements AutoCloseable {
     }
 
     /**
-     * A file's bytes; NOT_FOUND when absent, RESOURCE_EXHAUSTED past {@link #MAX_FILE_BYTES}, FAILED_PRECONDITION when
-     * the path is not a regular file or goes through a link.
+     * A file's bytes, reserved from {@code budget} (the caller releases their length once they are sent); NOT_FOUND
+     * when absent, RESOURCE_EXHAUSTED past {@link #MAX_FILE_BYTES} or when the budget cannot take them,
+     * FAILED_PRECONDITION when the path is not a regular file or goes through a link, UNAVAILABLE when the file grew
+     * while it was read.
      */
-    public byte[] read(String environment, String name, String path) {
+    public byte[] read(String environment, String name, String path, ByteBudget budget) {
         String relative = VolumePaths.relative(path);
         try (BeneathRoot volume = open(environment, name);
                 RegularFileReader in = volume.openFile(relative)) {
-            byte[] data = in.readNBytes(MAX_FILE_BYTES + 1);
-            if (in.size() > MAX_FILE_BYTES || data.length > MAX_FILE_BYTES) {
-                throw ComputeException.exhausted("\"" + path + "\" is " + Math.max(in.size(), data.length)
-                        + " bytes; GetFile returns at most " + MAX_FILE_BYTES + ": mount the volume in a sandbox and"
-                        + " stream it from there");
+            long size = in.size();
+            if (size > MAX_FILE_BYTES) {
+                throw tooLarge(path, size);
             }
+            // reserved before it is read: files read at once for callers that are slow to take them filled the heap
+            if (!budget.tryReserve(size)) {
+                throw ComputeException.exhausted("the server holds " + budget.used() + " bytes of " + budget.what()
+                        + " for other calls, and \"" + path + "\" (" + size + " bytes) would take it past its "
+                        + budget.limit() + ": try again once those have been sent");
+            }
+            byte[] data;
+            try {
+                data = in.readNBytes((int) size + 1);
+            } catch (IOException | RuntimeException e) {
+                budget.release(size);
+                throw e;
+            }
+            if (data.length > size) {
+                // a sandbox mounting the volume wrote to it meanwhile: what was read is not the file at any moment
+                budget.release(size);
+                throw ComputeException.unavailable("\"" + path + "\" grew while it was read (a sandbox mounting the"
+                        + " volume writes it): try again");
+            }
+            budget.release(size - data.length);
             return data;
         } catch (IOException e) {
             throw failure(name, path, "read", e);
         }
+    }
+
+    private static ComputeException tooLarge(String path, long size) {
+        return ComputeException.exhausted("\"" + path + "\" is " + size + " bytes; GetFile returns at most "
+                + MAX_FILE_BYTES + ": mount the volume in a sandbox and stream it from there");
     }
 
     /**

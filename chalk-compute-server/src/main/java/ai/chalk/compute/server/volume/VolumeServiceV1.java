@@ -20,14 +20,17 @@ import ai.chalk.compute.proto.volume.v1.RemoveFileResponse;
 import ai.chalk.compute.proto.volume.v1.VolumeInfo;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.auth.Caller;
+import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.VolumeStore.VolumeRecord;
-import com.google.protobuf.ByteString;
 import com.google.protobuf.Timestamp;
+import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code chalk.volume.v1.VolumeService}: volumes and the files in them, of the caller's environment ({@link Caller}):
@@ -40,8 +43,14 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
 
     private final VolumeManager volumes;
     private final VolumeUsers users;
+    private final ByteBudget fileReads;
 
-    public VolumeServiceV1(VolumeManager volumes, VolumeUsers users) {
+    /**
+     * @param fileReads the server-wide bound on file bytes read for GetFile and not yet sent
+     *                  ({@code MemoryBudgets.volumeFileReads})
+     */
+    public VolumeServiceV1(VolumeManager volumes, VolumeUsers users, ByteBudget fileReads) {
+        this.fileReads = fileReads;
         this.volumes = volumes;
         this.users = users;
     }
@@ -122,9 +131,24 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
                                 + " for; ask for the data itself (get_signed_uri false)")
                         .asRuntimeException();
             }
+            // the bytes are held until the call is over: a client that does not read keeps its answer queued in the
+            // server. The handlers are set first, so that a call cancelled during the read is seen
+            AtomicLong held = new AtomicLong(); // -1 once the call is over
+            Runnable release = () -> {
+                long bytes = held.getAndSet(-1);
+                if (bytes > 0) {
+                    fileReads.release(bytes);
+                }
+            };
+            ServerCallStreamObserver<GetFileResponse> call = (ServerCallStreamObserver<GetFileResponse>) observer;
+            call.setOnCloseHandler(release);
+            call.setOnCancelHandler(release);
+            byte[] data = volumes.read(environment(), request.getVolumeName(), request.getPath(), fileReads);
+            if (!held.compareAndSet(0, data.length)) {
+                fileReads.release(data.length); // over already
+            }
             return GetFileResponse.newBuilder()
-                    .setData(ByteString.copyFrom(
-                            volumes.read(environment(), request.getVolumeName(), request.getPath())))
+                    .setData(UnsafeByteOperations.unsafeWrap(data)) // read for this answer alone: no second copy
                     .build();
         });
     }
