@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A tenant asks for its largest volume files (32 MiB each) again and again without reading the answers: each was read
  * whole into the heap and copied into its answer, which waits in the server for as long as the client does not take
- * it, and a few dozen such calls of one client filled the heap for every tenant. The bytes read for GetFile are now
- * held against a budget (an eighth of the heap) until each call is over; past it, RESOURCE_EXHAUSTED saying so.
+ * it (in direct buffers over TCP, on the heap in-process), without bound. The bytes read for GetFile are now held
+ * against a budget (an eighth of the heap) until each call is over; past it, RESOURCE_EXHAUSTED saying so.
  */
 class VolumeFileReadsSecurityTest {
 
