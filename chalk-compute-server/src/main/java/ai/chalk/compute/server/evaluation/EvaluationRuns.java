@@ -158,7 +158,7 @@ final class EvaluationRuns {
             throw ComputeException.exhausted("this environment has " + underWay.held(environment) + " evaluation runs"
                     + " under way, the most one environment may (half of the " + MAX_UNDER_WAY + " the server runs):"
                     + " wait for one to finish, or archive one (ArchiveEvaluationRun cancels a run under way; its"
-                    + " place is free once the batches it had in flight have ended)");
+                    + " place is free once the run stops, when a batch it had in flight ends)");
         }
         if (refusal == EnvironmentShares.Refusal.SERVER_LIMIT) {
             throw ComputeException.exhausted("the server has " + underWay.held() + " evaluation runs under way, its"

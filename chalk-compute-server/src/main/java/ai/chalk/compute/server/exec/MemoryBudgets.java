@@ -32,8 +32,8 @@ public record MemoryBudgets(
     /**
      * Budgets as fractions of the heap: a quarter for session output, a sixteenth for stdin, an eighth for output, an
      * eighth each for messages being received on the TCP port and on the replicas' socket (but room for at least two
-     * of the largest), an eighth for evaluation runs and an eighth for volume files read (but room for one of the
-     * largest).
+     * of the largest), an eighth for evaluation runs and an eighth for volume files read (but room for two of the
+     * largest, one environment holding half).
      */
     public static MemoryBudgets ofHeap(long maxHeapBytes) {
         return withReceivedMessages(
@@ -41,7 +41,7 @@ public record MemoryBudgets(
                 new ByteBudget("unread stdin", maxHeapBytes / 16),
                 new ByteBudget("collected ExecCommand output", maxHeapBytes / 8),
                 new ByteBudget("evaluation runs' rows and results", maxHeapBytes / 8),
-                new ByteBudget("volume files read for GetFile", Math.max(LARGEST_MESSAGE, maxHeapBytes / 8)),
+                new ByteBudget("volume files read for GetFile", Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8)),
                 Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8));
     }
 

@@ -12,8 +12,12 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import java.net.Inet6Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -28,22 +32,26 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Installed after the interceptor that says who calls ({@link Caller}); the calls open to callers without
  * credentials (health checks, the token exchange: {@link BearerTokens#open}) hold no thread while they wait, and are
  * not counted with any environment's, so that they can neither fill an environment's share nor be refused because one
- * is full. Open health watches are counted apart, per peer address: anyone who reaches the port could otherwise keep
- * watches open by the hundred thousand on one connection (about 5 KB of heap each, 20,000 opened in 10 s here) until
- * the server ran out of memory; one address keeps at most half of {@link #OPEN_WATCH_LIMIT} open, and past that a
- * watch is refused RESOURCE_EXHAUSTED while checks ({@code Health/Check}) still answer.
+ * is full. They are counted apart, per peer address, from their start to their end: anyone who reaches the port could
+ * otherwise keep health watches (or checks never half-closed) open by the hundred thousand on one connection, about
+ * 5 KB of heap each (20,000 watches opened in 10 s here), until the server ran out of memory. One address (an IPv6
+ * one by its /64, which one host is given whole) has at most half of {@link #OPEN_CALL_LIMIT} open, and past that a
+ * call without credentials is refused RESOURCE_EXHAUSTED.
  */
 public final class CallsInFlight implements ServerInterceptor {
 
     /** The default limit: about 200 MB of thread stacks when every call holds a thread. */
     public static final int DEFAULT_LIMIT = 2048;
 
-    /** The most health watches open at once from callers without credentials, server-wide (about 5 MB of heap). */
-    public static final int OPEN_WATCH_LIMIT = 1024;
+    /**
+     * The most calls open to callers without credentials (health checks and watches, token exchanges) under way at
+     * once, server-wide: about 5 MB of heap.
+     */
+    public static final int OPEN_CALL_LIMIT = 1024;
 
     private final EnvironmentShares places;
-    /** Open health watches, kept per peer address rather than per environment: their callers have none. */
-    private final EnvironmentShares openWatches = new EnvironmentShares("open health watches", OPEN_WATCH_LIMIT);
+    /** Calls of the open methods, kept per peer address rather than per environment: their callers may have none. */
+    private final EnvironmentShares openCalls = new EnvironmentShares("calls without credentials", OPEN_CALL_LIMIT);
 
     /** @param limit the most calls under way at once, server-wide (at least 2: one environment has half) */
     public CallsInFlight(int limit) {
@@ -62,10 +70,8 @@ public final class CallsInFlight implements ServerInterceptor {
         if (caller == null || BearerTokens.open(call.getMethodDescriptor().getFullMethodName())) {
             // health and the token exchange, open to anyone: counted with no environment's calls, so that no one can
             // hold back an environment's calls with health watches, nor keep clients from getting tokens; they wait
-            // on timers and callbacks, not threads, but a watch holds heap for as long as it is open
-            return type == MethodDescriptor.MethodType.SERVER_STREAMING
-                    ? counted(call, headers, next, openWatches, peer(call), CallsInFlight::openWatchRefusal)
-                    : next.startCall(call, headers);
+            // on timers and callbacks, not threads, but each holds heap for as long as it is open
+            return counted(call, headers, next, openCalls, peer(call), CallsInFlight::openCallRefusal);
         }
         return counted(call, headers, next, places, caller.environment(), CallsInFlight::refusalMessage);
     }
@@ -139,17 +145,31 @@ public final class CallsInFlight implements ServerInterceptor {
         return places.held();
     }
 
-    /** Health watches open now from callers without credentials, server-wide. */
-    public int openWatches() {
-        return openWatches.held();
+    /** Calls of the methods open to callers without credentials under way now, server-wide. */
+    public int openCalls() {
+        return openCalls.held();
     }
 
-    /** The caller's address without its port: one host keeps its share whatever ports it connects from. */
+    /**
+     * The caller's address without its port, an IPv6 one by its /64: one host keeps its share whatever ports and
+     * addresses of its own it connects from.
+     */
     private static String peer(ServerCall<?, ?> call) {
         SocketAddress address = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-        return address instanceof InetSocketAddress inet && inet.getAddress() != null
-                ? inet.getAddress().getHostAddress()
-                : String.valueOf(address);
+        if (!(address instanceof InetSocketAddress inet) || inet.getAddress() == null) {
+            return String.valueOf(address);
+        }
+        InetAddress host = inet.getAddress();
+        if (host instanceof Inet6Address && !host.isLoopbackAddress()) {
+            byte[] network = Arrays.copyOf(host.getAddress(), 16);
+            Arrays.fill(network, 8, 16, (byte) 0);
+            try {
+                return InetAddress.getByAddress(network).getHostAddress() + "/64";
+            } catch (UnknownHostException e) {
+                throw new IllegalStateException("16 bytes are an IPv6 address", e);
+            }
+        }
+        return host.getHostAddress();
     }
 
     private static String refusalMessage(
@@ -161,11 +181,13 @@ public final class CallsInFlight implements ServerInterceptor {
                 : "the server has " + counts.held() + " calls under way, its limit: try again once some have finished";
     }
 
-    private static String openWatchRefusal(EnvironmentShares.Refusal refusal, EnvironmentShares counts, String peer) {
+    private static String openCallRefusal(EnvironmentShares.Refusal refusal, EnvironmentShares counts, String peer) {
         return (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
-                        ? peer + " has " + counts.held(peer) + " health watches open, the most one address may (half of"
-                                + " the " + counts.limit() + " the server keeps open for callers without credentials)"
-                        : "the server has " + counts.held() + " health watches open, its limit")
-                + ": close some, or ask with Health/Check";
+                        ? peer + " has " + counts.held(peer) + " calls without credentials under way (health checks"
+                                + " and watches, token exchanges), the most one address may (half of the "
+                                + counts.limit() + " the server takes)"
+                        : "the server has " + counts.held() + " calls without credentials under way (health checks and"
+                                + " watches, token exchanges), its limit")
+                + ": close some health watches, or wait for checks to end";
     }
 }

@@ -35,8 +35,9 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
     private final ReadyGate gate;
     private volatile PythonExecution execution;
     /**
-     * The snippet's place among the running commands: given back before the client hears that it ended, so that its
-     * next snippet, sent on that answer, finds the place free.
+     * The snippet's place among the running commands: given back before the client hears that it completed, so that
+     * its next snippet, sent on that answer, finds the place free. A failed call keeps it until its thread is free (the
+     * thread may still be waiting for the interpreter's turn).
      */
     private volatile RunningCommands.@Nullable Place place;
 
@@ -117,6 +118,11 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
         }
     }
 
+    /** Whether the call has had its last answer (it completed, or the server failed it). */
+    synchronized boolean answered() {
+        return closed;
+    }
+
     /** Whether the client is gone: output is no longer sent, and the snippet is being interrupted. */
     boolean gone() {
         return call.isCancelled();
@@ -168,7 +174,6 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
         if (e != null) {
             e.stop(PythonExecution.Stop.INTERRUPT);
         }
-        leave();
         if (!call.isCancelled()) {
             call.onError(status.asRuntimeException());
         }

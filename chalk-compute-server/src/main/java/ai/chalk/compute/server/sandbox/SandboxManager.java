@@ -30,8 +30,10 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -591,7 +593,26 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             return;
         }
         if (underWay != null) {
-            underWay.ended().join(); // another caller is ending it: answer once it has
+            awaitEnd(id, underWay, grace);
+        }
+    }
+
+    /**
+     * Waits for another caller's end of a sandbox: its grace period, and a minute more for the runtime's part, at
+     * most; past that, UNAVAILABLE saying so (a waiter never holds its thread for a runtime that hangs).
+     */
+    private static void awaitEnd(String id, Ending underWay, Duration grace) {
+        Duration limit = grace.plusMinutes(1);
+        try {
+            underWay.ended().get(limit.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw ComputeException.unavailable("sandbox " + id + " is being terminated by another call, which has not"
+                    + " finished within " + limit.toSeconds() + " s: ask again to see it end");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ComputeException.unavailable("the server is stopping while sandbox " + id + " is terminated");
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("an end is completed normally, never exceptionally", e);
         }
     }
 

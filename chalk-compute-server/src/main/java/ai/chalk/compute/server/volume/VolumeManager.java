@@ -2,7 +2,7 @@ package ai.chalk.compute.server.volume;
 
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.error.ComputeException;
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.RegularFileReader;
@@ -136,12 +136,13 @@ public final class VolumeManager implements AutoCloseable {
     }
 
     /**
-     * A file's bytes, reserved from {@code budget} (the caller releases their length once they are sent); NOT_FOUND
-     * when absent, RESOURCE_EXHAUSTED past {@link #MAX_FILE_BYTES} or when the budget cannot take them,
-     * FAILED_PRECONDITION when the path is not a regular file or goes through a link, UNAVAILABLE when the file grew
-     * while it was read.
+     * A file's bytes, reserved from {@code budget} for {@code environment} (the caller releases their length once they
+     * are sent); NOT_FOUND when absent, RESOURCE_EXHAUSTED past {@link #MAX_FILE_BYTES} or when the budget or the
+     * environment's half of it cannot take them,
+     * FAILED_PRECONDITION when the path is not a regular file or goes through a link. A file written meanwhile is read
+     * up to the size it had when it was opened.
      */
-    public byte[] read(String environment, String name, String path, ByteBudget budget) {
+    public byte[] read(String environment, String name, String path, EnvironmentBytes budget) {
         String relative = VolumePaths.relative(path);
         try (BeneathRoot volume = open(environment, name);
                 RegularFileReader in = volume.openFile(relative)) {
@@ -150,25 +151,28 @@ public final class VolumeManager implements AutoCloseable {
                 throw tooLarge(path, size);
             }
             // reserved before it is read: files read at once for callers that are slow to take them filled the heap
-            if (!budget.tryReserve(size)) {
-                throw ComputeException.exhausted("the server holds " + budget.used() + " bytes of " + budget.what()
-                        + " for other calls, and \"" + path + "\" (" + size + " bytes) would take it past its "
-                        + budget.limit() + ": try again once those have been sent");
+            EnvironmentBytes.Refusal refusal = budget.tryReserve(environment, size);
+            if (refusal == EnvironmentBytes.Refusal.ENVIRONMENT_SHARE) {
+                throw ComputeException.exhausted("this environment's calls hold " + budget.held(environment)
+                        + " bytes of " + budget.budget().what() + " that their clients have not taken yet, and \""
+                        + path + "\" (" + size + " bytes) would take them past their half of the server's "
+                        + budget.budget().limit() + ": read those answers, or cancel their calls, first");
+            }
+            if (refusal == EnvironmentBytes.Refusal.BUDGET) {
+                throw ComputeException.exhausted("the server holds "
+                        + budget.budget().used() + " bytes of "
+                        + budget.budget().what() + " for other calls, and \"" + path + "\" (" + size + " bytes) would"
+                        + " take it past its " + budget.budget().limit() + ": try again once those have been sent");
             }
             byte[] data;
             try {
-                data = in.readNBytes((int) size + 1);
+                // what the file held when it was opened: one a sandbox appends to meanwhile is read up to there
+                data = in.readNBytes((int) size);
             } catch (IOException | RuntimeException e) {
-                budget.release(size);
+                budget.release(environment, size);
                 throw e;
             }
-            if (data.length > size) {
-                // a sandbox mounting the volume wrote to it meanwhile: what was read is not the file at any moment
-                budget.release(size);
-                throw ComputeException.unavailable("\"" + path + "\" grew while it was read (a sandbox mounting the"
-                        + " volume writes it): try again");
-            }
-            budget.release(size - data.length);
+            budget.release(environment, size - data.length);
             return data;
         } catch (IOException e) {
             throw failure(name, path, "read", e);

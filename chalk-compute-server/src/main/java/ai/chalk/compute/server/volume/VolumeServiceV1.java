@@ -21,6 +21,7 @@ import ai.chalk.compute.proto.volume.v1.VolumeInfo;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.VolumeStore.VolumeRecord;
 import com.google.protobuf.Timestamp;
@@ -43,14 +44,14 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
 
     private final VolumeManager volumes;
     private final VolumeUsers users;
-    private final ByteBudget fileReads;
+    private final EnvironmentBytes fileReads;
 
     /**
      * @param fileReads the server-wide bound on file bytes read for GetFile and not yet sent
-     *                  ({@code MemoryBudgets.volumeFileReads})
+     *                  ({@code MemoryBudgets.volumeFileReads}), of which one environment holds at most half
      */
     public VolumeServiceV1(VolumeManager volumes, VolumeUsers users, ByteBudget fileReads) {
-        this.fileReads = fileReads;
+        this.fileReads = new EnvironmentBytes(fileReads);
         this.volumes = volumes;
         this.users = users;
     }
@@ -133,19 +134,20 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
             }
             // the bytes are held until the call is over: a client that does not read keeps its answer queued in the
             // server. The handlers are set first, so that a call cancelled during the read is seen
+            String environment = environment();
             AtomicLong held = new AtomicLong(); // -1 once the call is over
             Runnable release = () -> {
                 long bytes = held.getAndSet(-1);
                 if (bytes > 0) {
-                    fileReads.release(bytes);
+                    fileReads.release(environment, bytes);
                 }
             };
             ServerCallStreamObserver<GetFileResponse> call = (ServerCallStreamObserver<GetFileResponse>) observer;
             call.setOnCloseHandler(release);
             call.setOnCancelHandler(release);
-            byte[] data = volumes.read(environment(), request.getVolumeName(), request.getPath(), fileReads);
+            byte[] data = volumes.read(environment, request.getVolumeName(), request.getPath(), fileReads);
             if (!held.compareAndSet(0, data.length)) {
-                fileReads.release(data.length); // over already
+                fileReads.release(environment, data.length); // over already
             }
             return GetFileResponse.newBuilder()
                     .setData(UnsafeByteOperations.unsafeWrap(data)) // read for this answer alone: no second copy

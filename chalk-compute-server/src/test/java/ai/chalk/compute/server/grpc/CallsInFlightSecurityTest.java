@@ -119,9 +119,9 @@ class CallsInFlightSecurityTest {
     }
 
     @Test
-    void oneAddressKeepsAtMostHalfTheOpenHealthWatches(@TempDir Path dataDir) throws Exception {
-        // anyone who reaches the port may watch health, with no token: each watch holds heap while open, so one address
-        // keeps at most half of the server's open watches; checks and authenticated calls go on
+    void oneAddressKeepsAtMostHalfTheCallsWithoutCredentials(@TempDir Path dataDir) throws Exception {
+        // anyone who reaches the port may check and watch health, with no token: each such call holds heap while open,
+        // so one address keeps at most half of the server's; authenticated calls go on
         try (RunningServer server = RunningServer.start(dataDir)) {
             CallsInFlight calls = server.server.callsInFlight();
             ManagedChannel anonymous = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress(
@@ -131,7 +131,7 @@ class CallsInFlightSecurityTest {
             ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
             List<Context.CancellableContext> watches = new ArrayList<>();
             try {
-                int share = CallsInFlight.OPEN_WATCH_LIMIT / 2;
+                int share = CallsInFlight.OPEN_CALL_LIMIT / 2;
                 List<CompletableFuture<Status>> answers = new ArrayList<>();
                 for (int i = 0; i <= share; i++) {
                     CompletableFuture<Status> answer = new CompletableFuture<>();
@@ -148,21 +148,21 @@ class CallsInFlightSecurityTest {
                 assertThat(refused).hasSize(1);
                 assertThat(refused.get(0).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                 assertThat(refused.get(0).getDescription())
-                        .isEqualTo("127.0.0.1 has " + share + " health watches open, the most one address may (half"
-                                + " of the " + CallsInFlight.OPEN_WATCH_LIMIT + " the server keeps open for callers"
-                                + " without credentials): close some, or ask with Health/Check");
-                assertThat(calls.openWatches()).isEqualTo(share);
-                assertThat(io.grpc.health.v1.HealthGrpc.newBlockingStub(anonymous)
-                                .withDeadlineAfter(30, TimeUnit.SECONDS)
-                                .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance())
-                                .getStatus())
-                        .isEqualTo(io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+                        .isEqualTo("127.0.0.1 has " + share + " calls without credentials under way (health checks"
+                                + " and watches, token exchanges), the most one address may (half of the "
+                                + CallsInFlight.OPEN_CALL_LIMIT + " the server takes): close some health watches, or"
+                                + " wait for checks to end");
+                assertThat(calls.openCalls()).isEqualTo(share);
+                StatusRuntimeException check =
+                        catchThrowableOfType(() -> check(anonymous), StatusRuntimeException.class);
+                assertThat(check.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                 list(dev);
 
                 // a watch that is closed gives its place back
                 watches.forEach(w -> w.cancel(null));
                 watches.clear();
-                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> calls.openWatches() == 0);
+                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> calls.openCalls() == 0);
+                assertThat(check(anonymous)).isEqualTo(io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
                 CompletableFuture<Status> again = new CompletableFuture<>();
                 watches.add(healthWatch(anonymous, again));
                 assertThat(again.get(30, TimeUnit.SECONDS).isOk()).isTrue();
@@ -172,6 +172,13 @@ class CallsInFlightSecurityTest {
                 dev.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
             }
         }
+    }
+
+    private static io.grpc.health.v1.HealthCheckResponse.ServingStatus check(Channel channel) {
+        return io.grpc.health.v1.HealthGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance())
+                .getStatus();
     }
 
     private static void list(Channel channel) {

@@ -7,6 +7,8 @@ import ai.chalk.compute.proto.sandbox.v1.CustomImageServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.GetOrBuildCustomImageRequest;
 import ai.chalk.compute.proto.sandbox.v1.GetOrBuildCustomImageResponse;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
+import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsRequest;
+import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsResponse;
 import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
@@ -41,13 +43,13 @@ class ImageBuildQueueSecurityTest {
             try {
                 int share = (1 + BuildCache.MAX_QUEUED) / 2;
                 for (int i = 0; i < share; i++) {
-                    // the first runs (long enough for the test), the others wait for the one builder
-                    assertThat(getOrBuild(dev, ImageTesting.busybox("sleep 20", "echo " + i))
+                    // the first runs (a minute, far longer than the test), the others wait for the one builder
+                    assertThat(getOrBuild(dev, ImageTesting.busybox("sleep 60", "echo " + i))
                                     .getStatus())
                             .isEqualTo(BuildAnswer.BUILDING);
                 }
                 StatusRuntimeException refused = catchThrowableOfType(
-                        () -> getOrBuild(dev, ImageTesting.busybox("sleep 20", "echo one too many")),
+                        () -> getOrBuild(dev, ImageTesting.busybox("sleep 60", "echo one too many")),
                         StatusRuntimeException.class);
                 assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                 assertThat(refused.getStatus().getDescription())
@@ -56,6 +58,7 @@ class ImageBuildQueueSecurityTest {
                                 + " 1 running, " + BuildCache.MAX_QUEUED + " queued): wait for some to finish");
                 assertThat(getOrBuild(prod, ImageTesting.busybox("echo prod")).getStatus())
                         .isEqualTo(BuildAnswer.BUILDING);
+                assertThat(builds(dev)).as("builds recorded for dev").isEqualTo(share);
             } finally {
                 for (ManagedChannel c : List.of(dev, prod)) {
                     c.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
@@ -64,6 +67,23 @@ class ImageBuildQueueSecurityTest {
         } finally {
             ImageTesting.removeBuilt();
         }
+    }
+
+    /** How many builds {@code channel}'s environment has on record. */
+    private static int builds(Channel channel) {
+        int count = 0;
+        String cursor = "";
+        do {
+            ListCustomImageBuildsResponse page = CustomImageServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .listCustomImageBuilds(ListCustomImageBuildsRequest.newBuilder()
+                            .setLimit(100)
+                            .setCursor(cursor)
+                            .build());
+            count += page.getBuildsCount();
+            cursor = page.hasNextCursor() ? page.getNextCursor() : "";
+        } while (!cursor.isEmpty());
+        return count;
     }
 
     private static GetOrBuildCustomImageResponse getOrBuild(Channel channel, ImageSpec spec) {

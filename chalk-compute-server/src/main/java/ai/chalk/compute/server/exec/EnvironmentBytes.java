@@ -1,0 +1,76 @@
+package ai.chalk.compute.server.exec;
+
+import java.util.HashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link ByteBudget} shared between environments, of which one environment holds at most half: a tenant whose calls
+ * fill their share (answers it does not read, a large dataset behind a slow task) holds back only its own, not every
+ * other environment's.
+ */
+public final class EnvironmentBytes {
+
+    /** Why bytes were refused. */
+    public enum Refusal {
+        /** The environment holds its half already, or would with these bytes. */
+        ENVIRONMENT_SHARE,
+        /** The budget cannot take them. */
+        BUDGET
+    }
+
+    private final ByteBudget budget;
+    private final long share;
+    /** Bytes held per environment; an environment holding nothing has no entry (guarded by this). */
+    private final Map<String, Long> held = new HashMap<>();
+
+    public EnvironmentBytes(ByteBudget budget) {
+        this.budget = budget;
+        this.share = budget.limit() / 2;
+    }
+
+    /** Reserves {@code bytes} for {@code environment}; null when reserved, else why not (and nothing is reserved). */
+    public synchronized @Nullable Refusal tryReserve(String environment, long bytes) {
+        if (bytes <= 0) {
+            return null;
+        }
+        long mine = held.getOrDefault(environment, 0L);
+        if (mine + bytes > share) {
+            return Refusal.ENVIRONMENT_SHARE;
+        }
+        if (!budget.tryReserve(bytes)) {
+            return Refusal.BUDGET;
+        }
+        held.put(environment, mine + bytes);
+        return null;
+    }
+
+    /** Gives back bytes {@code environment} reserved. */
+    public synchronized void release(String environment, long bytes) {
+        if (bytes <= 0) {
+            return;
+        }
+        budget.release(bytes);
+        long left = held.getOrDefault(environment, 0L) - bytes;
+        if (left <= 0) {
+            held.remove(environment);
+        } else {
+            held.put(environment, left);
+        }
+    }
+
+    /** The bytes {@code environment} holds now. */
+    public synchronized long held(String environment) {
+        return held.getOrDefault(environment, 0L);
+    }
+
+    /** What one environment may hold: half the budget. */
+    public long share() {
+        return share;
+    }
+
+    /** The budget shared. */
+    public ByteBudget budget() {
+        return budget;
+    }
+}
