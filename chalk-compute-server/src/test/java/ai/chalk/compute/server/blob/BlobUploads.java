@@ -32,8 +32,11 @@ public final class BlobUploads {
         }
     }
 
-    /** Uploads {@code bytes} announced as {@code announced}, in 64 KiB messages; the call's result. */
-    public static CompletableFuture<UploadBlobResponse> upload(Channel channel, BlobRef announced, byte[] bytes) {
+    /** An upload under way: what the client sends, and the call's result. */
+    public record Open(StreamObserver<UploadBlobRequest> requests, CompletableFuture<UploadBlobResponse> result) {}
+
+    /** Starts an upload announced as {@code announced}; nothing more is sent. */
+    public static Open open(Channel channel, BlobRef announced) {
         CompletableFuture<UploadBlobResponse> result = new CompletableFuture<>();
         StreamObserver<UploadBlobRequest> requests = BlobServiceGrpc.newStub(channel)
                 .uploadBlob(new StreamObserver<>() {
@@ -51,12 +54,19 @@ public final class BlobUploads {
                     public void onCompleted() {}
                 });
         requests.onNext(UploadBlobRequest.newBuilder().setBlob(announced).build());
+        return new Open(requests, result);
+    }
+
+    /** Uploads {@code bytes} announced as {@code announced}, in 64 KiB messages; the call's result. */
+    public static CompletableFuture<UploadBlobResponse> upload(Channel channel, BlobRef announced, byte[] bytes) {
+        Open upload = open(channel, announced);
         for (int off = 0; off < bytes.length; off += 65536) {
-            requests.onNext(UploadBlobRequest.newBuilder()
-                    .setData(ByteString.copyFrom(bytes, off, Math.min(65536, bytes.length - off)))
-                    .build());
+            upload.requests()
+                    .onNext(UploadBlobRequest.newBuilder()
+                            .setData(ByteString.copyFrom(bytes, off, Math.min(65536, bytes.length - off)))
+                            .build());
         }
-        requests.onCompleted();
-        return result;
+        upload.requests().onCompleted();
+        return upload.result();
     }
 }

@@ -2,8 +2,6 @@ package ai.chalk.compute.server.blob;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ai.chalk.compute.proto.blob.v1.BlobRef;
-import ai.chalk.compute.proto.blob.v1.BlobServiceGrpc;
 import ai.chalk.compute.proto.blob.v1.UploadBlobRequest;
 import ai.chalk.compute.proto.blob.v1.UploadBlobResponse;
 import ai.chalk.compute.server.RunningServer;
@@ -11,7 +9,6 @@ import com.google.protobuf.ByteString;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,11 +41,11 @@ class OpenUploadsSecurityTest {
                 }
                 Awaitility.await()
                         .atMost(Duration.ofSeconds(30))
-                        .until(() -> uploads.stream().anyMatch(u -> u.result.isDone()));
+                        .until(() -> uploads.stream().anyMatch(u -> u.result().isDone()));
                 Thread.sleep(1000); // every announcement has been read by now: only one is refused
                 List<Status> refused = uploads.stream()
-                        .filter(u -> u.result.isDone())
-                        .map(u -> Status.fromThrowable(catchFailure(u.result)))
+                        .filter(u -> u.result().isDone())
+                        .map(u -> Status.fromThrowable(catchFailure(u.result())))
                         .toList();
                 assertThat(refused).hasSize(1);
                 assertThat(refused.get(0).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
@@ -93,36 +90,25 @@ class OpenUploadsSecurityTest {
     }
 
     /** An upload announced with its first bytes sent, left open. */
-    private record Open(StreamObserver<UploadBlobRequest> requests, CompletableFuture<UploadBlobResponse> result) {
+    private record Open(BlobUploads.Open upload) {
 
         static Open start(Channel channel, byte[] bytes) {
-            CompletableFuture<UploadBlobResponse> result = new CompletableFuture<>();
-            StreamObserver<UploadBlobRequest> requests = BlobServiceGrpc.newStub(channel)
-                    .uploadBlob(new StreamObserver<>() {
-                        @Override
-                        public void onNext(UploadBlobResponse value) {
-                            result.complete(value);
-                        }
+            BlobUploads.Open upload = BlobUploads.open(channel, BlobUploads.ref(bytes));
+            upload.requests()
+                    .onNext(UploadBlobRequest.newBuilder()
+                            .setData(ByteString.copyFrom(bytes, 0, 1024))
+                            .build());
+            return new Open(upload);
+        }
 
-                        @Override
-                        public void onError(Throwable t) {
-                            result.completeExceptionally(t);
-                        }
-
-                        @Override
-                        public void onCompleted() {}
-                    });
-            BlobRef ref = BlobUploads.ref(bytes);
-            requests.onNext(UploadBlobRequest.newBuilder().setBlob(ref).build());
-            requests.onNext(UploadBlobRequest.newBuilder()
-                    .setData(ByteString.copyFrom(bytes, 0, 1024))
-                    .build());
-            return new Open(requests, result);
+        CompletableFuture<UploadBlobResponse> result() {
+            return upload.result();
         }
 
         void cancel() {
-            if (!result.isDone()) {
-                requests.onError(Status.CANCELLED.withDescription("test over").asRuntimeException());
+            if (!upload.result().isDone()) {
+                upload.requests()
+                        .onError(Status.CANCELLED.withDescription("test over").asRuntimeException());
             }
         }
     }
