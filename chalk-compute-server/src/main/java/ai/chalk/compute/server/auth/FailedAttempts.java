@@ -1,7 +1,6 @@
 package ai.chalk.compute.server.auth;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import ai.chalk.compute.server.grpc.PeerAddress;
 import java.net.SocketAddress;
 import java.time.Clock;
 import java.time.Duration;
@@ -64,12 +63,8 @@ final class FailedAttempts {
         return f;
     }
 
-    /** A peer is its address without the port: a new connection does not start afresh. */
+    /** A peer is its address without the port, an IPv6 one by its /64: a new connection does not start afresh. */
     private static String key(SocketAddress peer) {
-        if (peer instanceof InetSocketAddress inet) {
-            InetAddress a = inet.getAddress();
-            return a == null ? inet.getHostString() : a.getHostAddress();
-        }
-        return String.valueOf(peer);
+        return PeerAddress.of(peer);
     }
 }

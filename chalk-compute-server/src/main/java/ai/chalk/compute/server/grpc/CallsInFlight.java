@@ -12,12 +12,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.net.Inet6Address;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.net.UnknownHostException;
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -32,26 +26,34 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Installed after the interceptor that says who calls ({@link Caller}); the calls open to callers without
  * credentials (health checks, the token exchange: {@link BearerTokens#open}) hold no thread while they wait, and are
  * not counted with any environment's, so that they can neither fill an environment's share nor be refused because one
- * is full. They are counted apart, per peer address, from their start to their end: anyone who reaches the port could
- * otherwise keep health watches (or checks never half-closed) open by the hundred thousand on one connection, about
- * 5 KB of heap each (20,000 watches opened in 10 s here), until the server ran out of memory. One address (an IPv6
- * one by its /64, which one host is given whole) has at most half of {@link #OPEN_CALL_LIMIT} open, and past that a
- * call without credentials is refused RESOURCE_EXHAUSTED.
+ * is full. They are counted apart, per caller (its environment when it proves one with a token, else its address, an IPv6
+ * one by its /64: {@link PeerAddress}), from their start to their end: anyone who reaches the port could otherwise keep
+ * health watches (or checks never half-closed) open by the hundred thousand on one connection, about 5 KB of heap each
+ * (20,000 watches opened in 10 s here), until the server ran out of memory. Health calls and token exchanges have
+ * pools of their own, so that a flood of either cannot keep clients from the other: {@value #OPEN_CALL_LIMIT} each
+ * under way, {@value #OPEN_CALLS_PER_CALLER} of one caller, and past that a call is refused RESOURCE_EXHAUSTED.
  */
 public final class CallsInFlight implements ServerInterceptor {
 
     /** The default limit: about 200 MB of thread stacks when every call holds a thread. */
     public static final int DEFAULT_LIMIT = 2048;
 
-    /**
-     * The most calls open to callers without credentials (health checks and watches, token exchanges) under way at
-     * once, server-wide: about 5 MB of heap.
-     */
+    /** The most health checks and watches, and apart the most token exchanges, under way at once, server-wide. */
     public static final int OPEN_CALL_LIMIT = 1024;
 
+    /**
+     * The most of either one caller has under way: an honest one makes a few (the SDK exchanges one token at a time), so
+     * that filling a pool takes {@value #OPEN_CALL_LIMIT} / {@value #OPEN_CALLS_PER_CALLER} hosts, not two.
+     */
+    public static final int OPEN_CALLS_PER_CALLER = 64;
+
+    private static final String TOKEN_EXCHANGE = "chalk.server.v1.AuthService/GetToken";
+
     private final EnvironmentShares places;
-    /** Calls of the open methods, kept per peer address rather than per environment: their callers may have none. */
-    private final EnvironmentShares openCalls = new EnvironmentShares("calls without credentials", OPEN_CALL_LIMIT);
+    private final EnvironmentShares healthCalls =
+            new EnvironmentShares("health checks and watches", OPEN_CALL_LIMIT, OPEN_CALLS_PER_CALLER);
+    private final EnvironmentShares tokenExchanges =
+            new EnvironmentShares("token exchanges", OPEN_CALL_LIMIT, OPEN_CALLS_PER_CALLER);
 
     /** @param limit the most calls under way at once, server-wide (at least 2: one environment has half) */
     public CallsInFlight(int limit) {
@@ -71,7 +73,20 @@ public final class CallsInFlight implements ServerInterceptor {
             // health and the token exchange, open to anyone: counted with no environment's calls, so that no one can
             // hold back an environment's calls with health watches, nor keep clients from getting tokens; they wait
             // on timers and callbacks, not threads, but each holds heap for as long as it is open
-            return counted(call, headers, next, openCalls, peer(call), CallsInFlight::openCallRefusal);
+            boolean token = call.getMethodDescriptor().getFullMethodName().equals(TOKEN_EXCHANGE);
+            // an environment the caller proved (a token) is its own; one it merely names (--auth none) is anyone's
+            boolean proved =
+                    caller != null && (caller.kind() == Caller.Kind.CLIENT || caller.kind() == Caller.Kind.WORKLOAD);
+            String key = proved
+                    ? "environment " + caller.environment()
+                    : "address " + PeerAddress.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+            return counted(
+                    call,
+                    headers,
+                    next,
+                    token ? tokenExchanges : healthCalls,
+                    key,
+                    token ? CallsInFlight::tokenRefusal : CallsInFlight::healthRefusal);
         }
         return counted(call, headers, next, places, caller.environment(), CallsInFlight::refusalMessage);
     }
@@ -145,31 +160,9 @@ public final class CallsInFlight implements ServerInterceptor {
         return places.held();
     }
 
-    /** Calls of the methods open to callers without credentials under way now, server-wide. */
-    public int openCalls() {
-        return openCalls.held();
-    }
-
-    /**
-     * The caller's address without its port, an IPv6 one by its /64: one host keeps its share whatever ports and
-     * addresses of its own it connects from.
-     */
-    private static String peer(ServerCall<?, ?> call) {
-        SocketAddress address = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-        if (!(address instanceof InetSocketAddress inet) || inet.getAddress() == null) {
-            return String.valueOf(address);
-        }
-        InetAddress host = inet.getAddress();
-        if (host instanceof Inet6Address && !host.isLoopbackAddress()) {
-            byte[] network = Arrays.copyOf(host.getAddress(), 16);
-            Arrays.fill(network, 8, 16, (byte) 0);
-            try {
-                return InetAddress.getByAddress(network).getHostAddress() + "/64";
-            } catch (UnknownHostException e) {
-                throw new IllegalStateException("16 bytes are an IPv6 address", e);
-            }
-        }
-        return host.getHostAddress();
+    /** Health checks and watches under way now, server-wide. */
+    public int healthCalls() {
+        return healthCalls.held();
     }
 
     private static String refusalMessage(
@@ -181,13 +174,20 @@ public final class CallsInFlight implements ServerInterceptor {
                 : "the server has " + counts.held() + " calls under way, its limit: try again once some have finished";
     }
 
-    private static String openCallRefusal(EnvironmentShares.Refusal refusal, EnvironmentShares counts, String peer) {
-        return (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
-                        ? peer + " has " + counts.held(peer) + " calls without credentials under way (health checks"
-                                + " and watches, token exchanges), the most one address may (half of the "
-                                + counts.limit() + " the server takes)"
-                        : "the server has " + counts.held() + " calls without credentials under way (health checks and"
-                                + " watches, token exchanges), its limit")
-                + ": close some health watches, or wait for checks to end";
+    private static String healthRefusal(EnvironmentShares.Refusal refusal, EnvironmentShares counts, String caller) {
+        return openRefusal(refusal, counts, caller, "health checks and watches")
+                + ": close some watches, or wait for checks to end";
+    }
+
+    private static String tokenRefusal(EnvironmentShares.Refusal refusal, EnvironmentShares counts, String caller) {
+        return openRefusal(refusal, counts, caller, "token exchanges") + ": wait for them to end";
+    }
+
+    private static String openRefusal(
+            EnvironmentShares.Refusal refusal, EnvironmentShares counts, String caller, String what) {
+        return refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                ? caller + " has " + counts.held(caller) + " " + what + " under way, the most one caller may (the"
+                        + " server takes " + counts.limit() + " from all)"
+                : "the server has " + counts.held() + " " + what + " under way, its limit";
     }
 }

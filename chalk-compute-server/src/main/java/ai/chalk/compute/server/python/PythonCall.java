@@ -36,10 +36,12 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
     private volatile PythonExecution execution;
     /**
      * The snippet's place among the running commands: given back before the client hears that it completed, so that
-     * its next snippet, sent on that answer, finds the place free. A failed call keeps it until its thread is free (the
-     * thread may still be waiting for the interpreter's turn).
+     * its next snippet, sent on that answer, finds the place free. A call failed from another thread keeps it until
+     * the snippet's thread is free (it may still be waiting for the interpreter's turn).
      */
     private volatile RunningCommands.@Nullable Place place;
+    /** The thread running the snippet: a failure it reports is its last act, and gives the place back first. */
+    private volatile @Nullable Thread runner;
 
     private boolean closed;
 
@@ -104,6 +106,7 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
                     .setStarted(PythonExecutionStarted.newBuilder().setExecutionId(e.id()))
                     .build());
             threads.pumps().execute(() -> {
+                runner = Thread.currentThread();
                 try {
                     interpreter.run(e);
                 } catch (RuntimeException failure) {
@@ -173,6 +176,9 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
         PythonExecution e = execution;
         if (e != null) {
             e.stop(PythonExecution.Stop.INTERRUPT);
+        }
+        if (Thread.currentThread() == runner) {
+            leave(); // the snippet's own thread, about to be free
         }
         if (!call.isCancelled()) {
             call.onError(status.asRuntimeException());

@@ -64,7 +64,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      */
     private final Map<String, Ending> ending = new ConcurrentHashMap<>();
 
-    private record Ending(String environment, CompletableFuture<Void> ended) {}
+    private record Ending(String environment, Duration grace, CompletableFuture<Void> ended) {}
     /** Sandboxes that stopped while the store could not write: how they ended, until it is recorded. */
     private final Map<String, Unrecorded> unrecorded = new ConcurrentHashMap<>();
 
@@ -598,11 +598,12 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     }
 
     /**
-     * Waits for another caller's end of a sandbox: its grace period, and a minute more for the runtime's part, at
-     * most; past that, UNAVAILABLE saying so (a waiter never holds its thread for a runtime that hangs).
+     * Waits for another caller's end of a sandbox: the longer of the two grace periods, and a minute more for the
+     * runtime's part, at most; past that, UNAVAILABLE saying so (a waiter never holds its thread for a runtime that
+     * hangs).
      */
     private static void awaitEnd(String id, Ending underWay, Duration grace) {
-        Duration limit = grace.plusMinutes(1);
+        Duration limit = (grace.compareTo(underWay.grace()) > 0 ? grace : underWay.grace()).plusMinutes(1);
         try {
             underWay.ended().get(limit.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
@@ -628,7 +629,9 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         // noted as ending as it stops being live, so that a terminate finds it in one or the other
         synchronized (ending) {
             sandbox = live.remove(id);
-            underWay = sandbox == null ? ending.get(id) : new Ending(sandbox.environment(), new CompletableFuture<>());
+            underWay = sandbox == null
+                    ? ending.get(id)
+                    : new Ending(sandbox.environment(), grace, new CompletableFuture<>());
             if (sandbox != null) {
                 ending.put(id, underWay);
             }

@@ -19,6 +19,7 @@ public final class EnvironmentShares {
     }
 
     private final int limit;
+    private final int share;
     private int held;
     /** Places held per environment; an environment holding none has no entry (guarded by this). */
     private final Map<String, Integer> byEnvironment = new HashMap<>();
@@ -28,10 +29,28 @@ public final class EnvironmentShares {
      * @param limit the most places held at once, server-wide (at least 2: one environment holds half)
      */
     public EnvironmentShares(String what, int limit) {
+        this(what, atLeastTwo(what, limit), limit / 2);
+    }
+
+    private static int atLeastTwo(String what, int limit) {
         if (limit < 2) {
             throw new IllegalArgumentException("the limit on " + what + " must be at least 2, not " + limit);
         }
+        return limit;
+    }
+
+    /**
+     * @param what  what is counted, for the error when the limit is too small
+     * @param limit the most places held at once, server-wide
+     * @param share the most one key holds (at least 1, at most the limit)
+     */
+    public EnvironmentShares(String what, int limit, int share) {
+        if (share < 1 || share > limit) {
+            throw new IllegalArgumentException(
+                    "one key's share of " + what + " must be between 1 and the limit " + limit + ", not " + share);
+        }
         this.limit = limit;
+        this.share = share;
     }
 
     /** Takes a place for {@code environment}; null when taken, else why not (and nothing is taken). */
@@ -77,8 +96,8 @@ public final class EnvironmentShares {
         return limit;
     }
 
-    /** What one environment may hold: half the limit. */
+    /** What one environment (or key) may hold: half the limit, unless told otherwise. */
     public int share() {
-        return limit / 2;
+        return share;
     }
 }

@@ -155,8 +155,9 @@ public final class VolumeManager implements AutoCloseable {
             if (refusal == EnvironmentBytes.Refusal.ENVIRONMENT_SHARE) {
                 throw ComputeException.exhausted("this environment's calls hold " + budget.held(environment)
                         + " bytes of " + budget.budget().what() + " that their clients have not taken yet, and \""
-                        + path + "\" (" + size + " bytes) would take them past their half of the server's "
-                        + budget.budget().limit() + ": read those answers, or cancel their calls, first");
+                        + path + "\" (" + size + " bytes) would take them past their half (" + budget.share()
+                        + ") of the server's " + budget.budget().limit() + ": read those answers, or cancel their"
+                        + " calls, first");
             }
             if (refusal == EnvironmentBytes.Refusal.BUDGET) {
                 throw ComputeException.exhausted("the server holds "
@@ -168,7 +169,7 @@ public final class VolumeManager implements AutoCloseable {
             try {
                 // what the file held when it was opened: one a sandbox appends to meanwhile is read up to there
                 data = in.readNBytes((int) size);
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException | Error e) {
                 budget.release(environment, size);
                 throw e;
             }
