@@ -38,13 +38,14 @@ public final class CallsInFlight implements ServerInterceptor {
     /** The default limit: about 200 MB of thread stacks when every call holds a thread. */
     public static final int DEFAULT_LIMIT = 2048;
 
-    /** The most health checks and watches, and apart the most token exchanges, under way at once, server-wide. */
-    public static final int OPEN_CALL_LIMIT = 1024;
-
     /**
-     * The most of either one caller has under way: an honest one makes a few (the SDK exchanges one token at a time), so
-     * that filling a pool takes {@value #OPEN_CALL_LIMIT} / {@value #OPEN_CALLS_PER_CALLER} hosts, not two.
+     * The most health checks and watches, and apart the most token exchanges, under way at once, server-wide: a bound
+     * on their heap (about 80 MB each) that takes 256 hosts at their share to reach, so that a few cannot make every
+     * other caller's health checks fail (an orchestrator would restart the server) or keep clients from tokens.
      */
+    public static final int OPEN_CALL_LIMIT = 16_384;
+
+    /** The most of either one caller has under way: an honest one makes a few (the SDK exchanges one token at a time). */
     public static final int OPEN_CALLS_PER_CALLER = 64;
 
     private static final String TOKEN_EXCHANGE = "chalk.server.v1.AuthService/GetToken";
