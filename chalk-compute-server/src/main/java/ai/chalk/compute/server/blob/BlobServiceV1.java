@@ -19,6 +19,7 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code chalk_compute.blob.v1.BlobService} over a {@link BlobStore}, per environment ({@link Caller}): bytes are kept
@@ -91,6 +92,15 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
         });
     }
 
+    private static String uploadRefusal(
+            EnvironmentShares.Refusal refusal, EnvironmentShares openUploads, String environment) {
+        return (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                        ? "this environment has " + openUploads.held(environment) + " uploads open, the most one"
+                                + " environment may (half of the " + MAX_OPEN_UPLOADS + " the server keeps open)"
+                        : "the server has " + openUploads.held() + " uploads open, its limit")
+                + ": finish or cancel some before starting more";
+    }
+
     @Override
     public StreamObserver<UploadBlobRequest> uploadBlob(StreamObserver<UploadBlobResponse> observer) {
         String environment = environment();
@@ -99,13 +109,12 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
             private BlobDigest digest;
             private BlobStore.Upload upload;
             private boolean failed;
-            private boolean open;
+            private EnvironmentShares.@Nullable Place place;
 
             /** Gives back the upload's place; once, however the upload ends. */
             private void close() {
-                if (open) {
-                    open = false;
-                    openUploads.give(environment);
+                if (place != null) {
+                    place.close();
                 }
             }
 
@@ -146,18 +155,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                             .asRuntimeException();
                 }
                 store.checkRoomFor(ref.getSize());
-                EnvironmentShares.Refusal refusal = openUploads.tryTake(environment);
-                if (refusal != null) {
-                    throw Status.RESOURCE_EXHAUSTED
-                            .withDescription((refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
-                                            ? "this environment has " + openUploads.held(environment) + " uploads"
-                                                    + " open, the most one environment may (half of the "
-                                                    + MAX_OPEN_UPLOADS + " the server keeps open)"
-                                            : "the server has " + openUploads.held() + " uploads open, its limit")
-                                    + ": finish or cancel some before starting more")
-                            .asRuntimeException();
-                }
-                open = true;
+                place = openUploads.take(environment, BlobServiceV1::uploadRefusal);
                 announced = ref;
                 upload = store.begin();
             }

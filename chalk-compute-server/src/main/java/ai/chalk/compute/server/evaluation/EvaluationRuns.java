@@ -146,53 +146,43 @@ final class EvaluationRuns {
     private final EnvironmentShares underWay = new EnvironmentShares("evaluation runs", MAX_UNDER_WAY);
 
     /**
-     * Takes a place for a run of {@code environment} about to be created; {@link #start} gives it back when the run
-     * ends, {@link #dismiss} when it is not created after all.
+     * Takes a place for a run of {@code environment} about to be created, held by the run {@link #start} starts in it
+     * until it ends; closed by the caller when the run is not created after all.
      *
      * @throws ComputeException (RESOURCE_EXHAUSTED) when the environment has its share of runs under way, or the
      *     server all of them
      */
-    void admit(String environment) {
-        EnvironmentShares.Refusal refusal = underWay.tryTake(environment);
-        if (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE) {
-            throw ComputeException.exhausted("this environment has " + underWay.held(environment) + " evaluation runs"
-                    + " under way, the most one environment may (half of the " + MAX_UNDER_WAY + " the server runs):"
-                    + " wait for one to finish, or archive one (ArchiveEvaluationRun cancels a run under way; its"
-                    + " place is free once the run stops, when a batch it had in flight ends)");
-        }
-        if (refusal == EnvironmentShares.Refusal.SERVER_LIMIT) {
-            throw ComputeException.exhausted("the server has " + underWay.held() + " evaluation runs under way, its"
-                    + " limit: try again once one has finished");
-        }
+    EnvironmentShares.Place admit(String environment) {
+        return underWay.take(environment, EvaluationRuns::refusal);
     }
 
-    /** Gives back the place {@link #admit} took for a run that was not created. */
-    void dismiss(String environment) {
-        underWay.give(environment);
+    private static String refusal(EnvironmentShares.Refusal refusal, EnvironmentShares underWay, String environment) {
+        return refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                ? "this environment has " + underWay.held(environment) + " evaluation runs under way, the most one"
+                        + " environment may (half of the " + MAX_UNDER_WAY + " the server runs): wait for one to"
+                        + " finish, or archive one (ArchiveEvaluationRun cancels a run under way; its place is free"
+                        + " once the run stops, when a batch it had in flight ends)"
+                : "the server has " + underWay.held() + " evaluation runs under way, its limit: try again once one has"
+                        + " finished";
     }
 
     /** Starts executing a PENDING run in the background, in the place {@link #admit} took for it. */
-    void start(RunRecord run, EvaluationRecord evaluation, List<EvaluationScorer> scorers) {
+    void start(
+            EnvironmentShares.Place place, RunRecord run, EvaluationRecord evaluation, List<EvaluationScorer> scorers) {
         AtomicBoolean flag = new AtomicBoolean();
         canceled.put(run.id(), flag);
-        AtomicBoolean left = new AtomicBoolean();
-        Runnable leave = () -> {
-            if (left.compareAndSet(false, true)) {
-                underWay.give(run.environment());
-            }
-        };
         try {
             executor.execute(() -> {
                 try {
-                    execute(run, evaluation, scorers, flag, leave);
+                    execute(run, evaluation, scorers, flag, place);
                 } finally {
                     canceled.remove(run.id());
-                    leave.run();
+                    place.close();
                 }
             });
         } catch (RuntimeException e) {
             canceled.remove(run.id());
-            leave.run();
+            place.close();
             throw e;
         }
     }
@@ -217,11 +207,15 @@ final class EvaluationRuns {
     }
 
     /**
-     * Executes a run in its place, which {@code leave} gives back: before the verdict is stored, so that a client who
+     * Executes a run in its place, given back before the verdict is stored, so that a client who
      * starts its next run as soon as it sees this one's verdict finds the place free.
      */
     private void execute(
-            RunRecord run, EvaluationRecord e, List<EvaluationScorer> scorers, AtomicBoolean stop, Runnable leave) {
+            RunRecord run,
+            EvaluationRecord e,
+            List<EvaluationScorer> scorers,
+            AtomicBoolean stop,
+            EnvironmentShares.Place place) {
         if (!runs.start(run.id(), clock.instant())) {
             return; // canceled before it started
         }
@@ -320,7 +314,7 @@ final class EvaluationRuns {
             long stored = System.nanoTime();
             EvaluationScoreSummary summary = await(summarized);
             held.close();
-            leave.run();
+            place.close();
             runs.succeed(
                     run.id(), written.dataset().id(), written.revisionId(), summary.toByteArray(), clock.instant());
             long end = System.nanoTime();
@@ -342,7 +336,7 @@ final class EvaluationRuns {
             if (!stopping) {
                 log.info("Evaluation run {} FAILED: {}", run.id(), ex.getMessage());
                 held.close();
-                leave.run();
+                place.close();
                 runs.end(run.id(), RunStatus.FAILED, ex.getMessage(), clock.instant());
             }
         } catch (SQLException | IOException | RuntimeException ex) {
@@ -351,7 +345,7 @@ final class EvaluationRuns {
             }
             log.warn("Evaluation run {} failed on the server", run.id(), ex);
             held.close();
-            leave.run();
+            place.close();
             runs.end(
                     run.id(),
                     RunStatus.FAILED,

@@ -42,6 +42,7 @@ import ai.chalk.compute.server.store.EvaluationStore.EvaluationRecord;
 import ai.chalk.compute.server.store.EvaluationStore.SuiteRecord;
 import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Timestamp;
@@ -252,7 +253,7 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
                                 + " no workflow orchestrator: leave execution_mode out (or \"server\") and this server runs"
                                 + " the evaluation itself");
             }
-            runs.admit(e.environment());
+            EnvironmentShares.Place place = runs.admit(e.environment());
             RunRecord run;
             List<EvaluationScorer> scorers;
             try {
@@ -264,10 +265,10 @@ public final class EvaluationServiceV1 extends EvaluationServiceGrpc.EvaluationS
                         request.getMetadata().toByteArray(),
                         now());
             } catch (RuntimeException failure) {
-                runs.dismiss(e.environment());
+                place.close(); // not created: nothing runs it
                 throw failure;
             }
-            runs.start(run, e, scorers);
+            runs.start(place, run, e, scorers);
             return CreateEvaluationRunResponse.newBuilder()
                     .setEvaluationRun(run(run))
                     .build();

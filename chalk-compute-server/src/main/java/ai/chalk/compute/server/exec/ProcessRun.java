@@ -6,6 +6,7 @@ import ai.chalk.compute.server.runtime.ProcessStartException;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.threads.DaemonThreads;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -66,11 +67,11 @@ public final class ProcessRun {
             new java.util.concurrent.atomic.AtomicBoolean();
 
     /** The command's place among the server's running commands, given back once its threads are free. */
-    private final RunningCommands.Place place;
+    private final EnvironmentShares.Place place;
     /** The last task given to {@link #stdinWriter}, which runs them in order (guarded by this). */
     private CompletableFuture<Void> lastStdinTask = CompletableFuture.completedFuture(null);
 
-    private ProcessRun(RuntimeProcess process, RunningCommands.Place place) {
+    private ProcessRun(RuntimeProcess process, EnvironmentShares.Place place) {
         this.process = process;
         this.place = place;
     }
@@ -94,7 +95,7 @@ public final class ProcessRun {
             ProcessThreads threads,
             OutputSink sink)
             throws ProcessStartException {
-        RunningCommands.Place place = threads.commands().take(environment);
+        EnvironmentShares.Place place = threads.commands().take(environment);
         ProcessRun run;
         try {
             run = new ProcessRun(sandbox.exec(spec), place);

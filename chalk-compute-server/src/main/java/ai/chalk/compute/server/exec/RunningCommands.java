@@ -2,7 +2,6 @@ package ai.chalk.compute.server.exec;
 
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.threads.EnvironmentShares;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * How many commands clients run at once (execs, one-shot commands, sessions, Python snippets), server-wide and per
@@ -29,46 +28,27 @@ public final class RunningCommands {
     }
 
     /**
-     * A place for one more command of {@code environment}, given back by {@link Place#close()} once the command has
+     * A place for one more command of {@code environment}, given back by {@link EnvironmentShares.Place#close()} once the command has
      * ended (or did not start).
      *
      * @throws ComputeException (RESOURCE_EXHAUSTED) when the environment runs its share already, or the server its
      *     limit; the message says which and what to do
      */
-    public Place take(String environment) {
-        EnvironmentShares.Refusal refusal = places.tryTake(environment);
-        if (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE) {
-            throw ComputeException.exhausted("this environment runs " + places.held(environment) + " commands at"
-                    + " once, the most one environment may (half of the " + places.limit() + " the server runs; each"
-                    + " running command holds server threads): wait for one to end, or end one, before starting"
-                    + " another");
-        }
-        if (refusal == EnvironmentShares.Refusal.SERVER_LIMIT) {
-            throw ComputeException.exhausted("the server runs " + places.held() + " commands at once, its limit (each"
-                    + " running command holds server threads): try again once one has ended");
-        }
-        return new Place(environment);
+    public EnvironmentShares.Place take(String environment) {
+        return places.take(environment, RunningCommands::refusal);
+    }
+
+    private static String refusal(EnvironmentShares.Refusal refusal, EnvironmentShares places, String environment) {
+        return refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                ? "this environment runs " + places.held(environment) + " commands at once, the most one environment"
+                        + " may (half of the " + places.limit() + " the server runs; each running command holds server"
+                        + " threads): wait for one to end, or end one, before starting another"
+                : "the server runs " + places.held() + " commands at once, its limit (each running command holds"
+                        + " server threads): try again once one has ended";
     }
 
     /** Commands running now, server-wide. */
     public int running() {
         return places.held();
-    }
-
-    /** One command's place; closing it more than once gives it back once. */
-    public final class Place implements AutoCloseable {
-        private final String environment;
-        private final AtomicBoolean given = new AtomicBoolean();
-
-        private Place(String environment) {
-            this.environment = environment;
-        }
-
-        @Override
-        public void close() {
-            if (given.compareAndSet(false, true)) {
-                places.give(environment);
-            }
-        }
     }
 }

@@ -22,7 +22,6 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -174,26 +173,10 @@ public final class FunctionCalls {
      */
     public String enqueue(VersionRecord v, String function, String name, ByteString args) {
         String environment = v.environment();
-        EnvironmentShares.Refusal refusal = queued.tryTake(environment);
-        if (refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE) {
-            throw ai.chalk.compute.server.error.ComputeException.exhausted("this environment has "
-                    + queued.held(environment) + " queued calls not finished yet, the most one environment may (half of"
-                    + " the " + MAX_QUEUED + " the server queues; each waits on a server thread): wait for them to run"
-                    + " before queueing more (a purged call lets go of its place once a replica has room)");
-        }
-        if (refusal == EnvironmentShares.Refusal.SERVER_LIMIT) {
-            throw ai.chalk.compute.server.error.ComputeException.exhausted("the server has " + queued.held()
-                    + " queued calls not finished yet, its limit: try again once some have run");
-        }
+        EnvironmentShares.Place place = queued.take(environment, FunctionCalls::refusal);
         try {
             String callId = "call-" + UUID.randomUUID();
             calls.insert(environment, callId, function, v.id(), name, args.toByteArray());
-            AtomicBoolean left = new AtomicBoolean();
-            Runnable leave = () -> {
-                if (left.compareAndSet(false, true)) {
-                    queued.give(environment);
-                }
-            };
             executor.execute(() -> {
                 try {
                     runQueued(
@@ -203,30 +186,40 @@ public final class FunctionCalls {
                                     .setName(name)
                                     .setFeatherStream(args)
                                     .build(),
-                            leave);
+                            place);
                 } finally {
-                    leave.run();
+                    place.close();
                 }
             });
             return callId;
         } catch (RuntimeException | Error e) {
-            queued.give(environment); // not queued: nothing runs it
+            place.close(); // not queued: nothing runs it
             throw e;
         }
     }
 
+    private static String refusal(EnvironmentShares.Refusal refusal, EnvironmentShares queued, String environment) {
+        return refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                ? "this environment has " + queued.held(environment) + " queued calls not finished yet, the most one"
+                        + " environment may (half of the " + MAX_QUEUED + " the server queues; each waits on a server"
+                        + " thread): wait for them to run before queueing more (a purged call lets go of its place once"
+                        + " a replica has room)"
+                : "the server has " + queued.held() + " queued calls not finished yet, its limit: try again once some"
+                        + " have run";
+    }
+
     /**
      * Runs a queued call: PENDING until a replica has room for it (PurgeQueue removes it until then), then RUNNING.
-     * Its place is given back ({@code leave}) before its outcome is stored: a client that queues its next call as soon
+     * Its place is given back before its outcome is stored: a client that queues its next call as soon
      * as a poll shows this one finished finds the place free.
      */
-    private void runQueued(VersionRecord v, String callId, CallFunctionRequest request, Runnable leave) {
+    private void runQueued(VersionRecord v, String callId, CallFunctionRequest request, EnvironmentShares.Place place) {
         if (calls.find(callId).isEmpty()) {
             return; // purged before it started
         }
         try {
             CallFunctionResponse r = call(v, request, callId, () -> calls.start(callId));
-            leave.run();
+            place.close();
             calls.finish(
                     callId,
                     CallStore.State.COMPLETED,
@@ -243,11 +236,11 @@ public final class FunctionCalls {
                             .setMessage(e.getStatus().getCode() + ": "
                                     + e.getStatus().getDescription())
                             .build();
-            leave.run();
+            place.close();
             calls.finish(callId, CallStore.State.FAILED, Optional.empty(), Optional.of(error.toByteArray()));
         } catch (RuntimeException e) {
             log.error("Queued call {} failed unexpectedly", callId, e);
-            leave.run();
+            place.close();
             calls.finish(
                     callId,
                     CallStore.State.FAILED,

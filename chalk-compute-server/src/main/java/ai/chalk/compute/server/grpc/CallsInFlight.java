@@ -2,6 +2,7 @@ package ai.chalk.compute.server.grpc;
 
 import ai.chalk.compute.server.auth.BearerTokens;
 import ai.chalk.compute.server.auth.Caller;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
@@ -12,7 +13,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * How many unary and server-streaming calls are under way at once, server-wide and per environment. Such a call may
@@ -92,11 +92,6 @@ public final class CallsInFlight implements ServerInterceptor {
         return counted(call, headers, next, places, caller.environment(), CallsInFlight::refusalMessage);
     }
 
-    /** Refusals' messages, from the counts that refused. */
-    private interface Refusals {
-        String message(EnvironmentShares.Refusal refusal, EnvironmentShares counts, String key);
-    }
-
     /** Starts {@code call} with a place of {@code key}'s in {@code counts}, given back when it ends; or refuses it. */
     private static <Q, R> ServerCall.Listener<Q> counted(
             ServerCall<Q, R> call,
@@ -104,25 +99,20 @@ public final class CallsInFlight implements ServerInterceptor {
             ServerCallHandler<Q, R> next,
             EnvironmentShares counts,
             String key,
-            Refusals refusals) {
-        EnvironmentShares.Refusal refusal = counts.tryTake(key);
-        if (refusal != null) {
-            call.close(
-                    Status.RESOURCE_EXHAUSTED.withDescription(refusals.message(refusal, counts, key)), new Metadata());
+            EnvironmentShares.Refusals refusals) {
+        EnvironmentShares.Place place;
+        try {
+            place = counts.take(key, refusals);
+        } catch (ComputeException e) {
+            call.close(StatusErrors.toStatus(e), new Metadata());
             return new ServerCall.Listener<>() {};
         }
-        AtomicBoolean given = new AtomicBoolean();
-        Runnable giveBack = () -> {
-            if (given.compareAndSet(false, true)) {
-                counts.give(key);
-            }
-        };
         ServerCall<Q, R> counted = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
                 // the place is given back before the status is sent: a client that makes its next call as soon as
                 // this one answers must find it free, not race this thread's return from close
-                giveBack.run();
+                place.close();
                 super.close(status, trailers);
             }
         };
@@ -130,7 +120,7 @@ public final class CallsInFlight implements ServerInterceptor {
         try {
             listener = next.startCall(counted, headers);
         } catch (RuntimeException | Error e) {
-            giveBack.run();
+            place.close();
             throw e;
         }
         // a call the client cancelled is over once its handler has returned: listener callbacks run one at a time, so
@@ -141,7 +131,7 @@ public final class CallsInFlight implements ServerInterceptor {
                 try {
                     super.onCancel();
                 } finally {
-                    giveBack.run();
+                    place.close();
                 }
             }
 
@@ -150,7 +140,7 @@ public final class CallsInFlight implements ServerInterceptor {
                 try {
                     super.onComplete();
                 } finally {
-                    giveBack.run();
+                    place.close();
                 }
             }
         };

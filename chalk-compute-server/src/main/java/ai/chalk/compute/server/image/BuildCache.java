@@ -300,35 +300,22 @@ public final class BuildCache implements AutoCloseable {
             byte[] canonical,
             String hash,
             Optional<String> tag) {
-        EnvironmentShares.Refusal refusal = unfinished.tryTake(environment);
-        if (refusal != null) {
-            String running = pool.getMaximumPoolSize() + " running, " + MAX_QUEUED + " queued";
-            throw Status.RESOURCE_EXHAUSTED
-                    .withDescription(
-                            refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
-                                    ? "this environment has " + unfinished.held(environment) + " image builds not"
-                                            + " finished, the most one environment may (half of the "
-                                            + unfinished.limit() + " the server takes: " + running + "): wait for some"
-                                            + " to finish"
-                                    : "the server has " + unfinished.held() + " image builds not finished, its limit ("
-                                            + running + "): try again later")
-                    .asRuntimeException();
-        }
+        EnvironmentShares.Place place = unfinished.take(environment, this::refusal);
         String id = UUID.randomUUID().toString();
         BuildRecord record;
         try {
             record = store.insert(environment, id, hash, spec.getBaseImage().trim(), canonical, tag, Instant.now());
         } catch (RuntimeException | Error e) {
-            unfinished.give(environment);
+            place.close();
             throw e;
         }
         RunningBuild running = new RunningBuild(id, environment, hash, spec, tag);
         byId.put(id, running);
         byHash.put(key(environment, hash), running);
         try {
-            running.task(pool.submit(() -> run(builder, running)));
+            running.task(pool.submit(() -> run(builder, running, place)));
         } catch (RejectedExecutionException e) {
-            unfinished.give(environment);
+            place.close();
             byId.remove(id);
             byHash.remove(key(environment, hash));
             String why = "the server is shutting down";
@@ -339,7 +326,18 @@ public final class BuildCache implements AutoCloseable {
         return record;
     }
 
-    private void run(ImageBuilder builder, RunningBuild build) {
+    private String refusal(EnvironmentShares.Refusal refusal, EnvironmentShares unfinished, String environment) {
+        String running = pool.getMaximumPoolSize() + " running, " + MAX_QUEUED + " queued";
+        return refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                ? "this environment has " + unfinished.held(environment) + " image builds not finished, the most one"
+                        + " environment may (half of the " + unfinished.limit() + " the server takes: " + running
+                        + "): wait for some to finish"
+                : "the server has " + unfinished.held() + " image builds not finished, its limit (" + running + "):"
+                        + " try again later";
+    }
+
+    /** Runs a build in its place, given back before the build is seen to be over: the next one finds it free. */
+    private void run(ImageBuilder builder, RunningBuild build, EnvironmentShares.Place place) {
         line(
                 build,
                 "INFO",
@@ -368,7 +366,7 @@ public final class BuildCache implements AutoCloseable {
         ImageBuildStore.Status status =
                 ref.isPresent() ? ImageBuildStore.Status.SUCCEEDED : ImageBuildStore.Status.FAILED;
         BuildRecord record;
-        unfinished.give(build.environment()); // before the build is seen to be over: the next one finds its place
+        place.close();
         try {
             store.finish(build.id(), status, ref, error);
             record = store.find(build.id()).orElseThrow();

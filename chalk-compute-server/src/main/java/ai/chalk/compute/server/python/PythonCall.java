@@ -8,11 +8,11 @@ import ai.chalk.compute.proto.sandbox.v1.PythonExecutionStarted;
 import ai.chalk.compute.proto.sandbox.v1.PythonOutput;
 import ai.chalk.compute.server.exec.ByteBudget;
 import ai.chalk.compute.server.exec.ProcessThreads;
-import ai.chalk.compute.server.exec.RunningCommands;
 import ai.chalk.compute.server.grpc.ReadyGate;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.sandbox.LiveSandbox;
 import ai.chalk.compute.server.sandbox.SandboxManager;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -39,7 +39,7 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
      * its next snippet, sent on that answer, finds the place free. A call failed from another thread keeps it until
      * the snippet's thread is free (it may still be waiting for the interpreter's turn).
      */
-    private volatile RunningCommands.@Nullable Place place;
+    private volatile EnvironmentShares.@Nullable Place place;
     /** The thread running the snippet: a failure it reports is its last act, and gives the place back first. */
     private volatile @Nullable Thread runner;
 
@@ -94,7 +94,7 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
         LiveSandbox sandbox = sandboxes.requireRunning(environment, request.sandboxId());
         // a snippet holds a thread from here, waiting for its turn at the sandbox's interpreter, until it has run:
         // counted with the environment's other commands
-        RunningCommands.Place place = threads.commands().take(environment);
+        EnvironmentShares.Place place = threads.commands().take(environment);
         this.place = place;
         try {
             PythonInterpreter interpreter = sandbox.attachment(
@@ -186,7 +186,7 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
     }
 
     private void leave() {
-        RunningCommands.Place p = place;
+        EnvironmentShares.Place p = place;
         if (p != null) {
             p.close();
         }

@@ -1,12 +1,14 @@
 package ai.chalk.compute.server.threads;
 
+import ai.chalk.compute.server.error.ComputeException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Counts of something each holding server threads (running commands, calls under way, queued function calls), kept
- * per environment against a server-wide limit of which one environment holds at most half: a tenant at its share holds
- * back only its own, never every other environment's.
+ * Counts of something each holding server threads or memory (running commands, calls under way, queued function calls),
+ * kept per environment against a server-wide limit of which one environment holds at most half: a tenant at its share
+ * holds back only its own, never every other environment's. A place is a {@link Place} its holder closes once done.
  */
 public final class EnvironmentShares {
 
@@ -53,8 +55,33 @@ public final class EnvironmentShares {
         this.share = share;
     }
 
+    /** What a refusal says to the client: what is held, by whom, and what to do. */
+    @FunctionalInterface
+    public interface Refusals {
+        /**
+         * @param refusal why the place was refused
+         * @param counts  the counts that refused it, for the figures
+         * @param key     whose place it was (an environment, or a caller)
+         */
+        String message(Refusal refusal, EnvironmentShares counts, String key);
+    }
+
+    /**
+     * Takes a place for {@code key}, given back when the returned place is closed.
+     *
+     * @throws ComputeException (RESOURCE_EXHAUSTED) with the message {@code refusals} gives, when the key holds its
+     *     share already or the server its limit; nothing is taken then
+     */
+    public Place take(String key, Refusals refusals) {
+        Refusal refusal = tryTake(key);
+        if (refusal != null) {
+            throw ComputeException.exhausted(refusals.message(refusal, this, key));
+        }
+        return new Place(key);
+    }
+
     /** Takes a place for {@code environment}; null when taken, else why not (and nothing is taken). */
-    public synchronized Refusal tryTake(String environment) {
+    private synchronized Refusal tryTake(String environment) {
         int mine = byEnvironment.getOrDefault(environment, 0);
         if (mine >= share()) {
             return Refusal.ENVIRONMENT_SHARE;
@@ -67,8 +94,7 @@ public final class EnvironmentShares {
         return null;
     }
 
-    /** Gives back one place {@code environment} took; nothing when it holds none (a place is given back once). */
-    public synchronized void give(String environment) {
+    private synchronized void give(String environment) {
         if (!byEnvironment.containsKey(environment)) {
             return;
         }
@@ -99,5 +125,25 @@ public final class EnvironmentShares {
     /** What one environment (or key) may hold: half the limit, unless told otherwise. */
     public int share() {
         return share;
+    }
+
+    /**
+     * One place held: closing it gives it back, once however many times it is closed (a holder may end on several
+     * paths, and a second give-back would free another holder's place).
+     */
+    public final class Place implements AutoCloseable {
+        private final String key;
+        private final AtomicBoolean given = new AtomicBoolean();
+
+        private Place(String key) {
+            this.key = key;
+        }
+
+        @Override
+        public void close() {
+            if (given.compareAndSet(false, true)) {
+                give(key);
+            }
+        }
     }
 }

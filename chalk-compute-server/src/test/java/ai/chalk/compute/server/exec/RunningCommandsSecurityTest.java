@@ -14,6 +14,7 @@ import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -182,7 +183,7 @@ class RunningCommandsSecurityTest {
     @Test
     void aPlaceIsGivenBackOnceHoweverOftenItIsClosed() {
         RunningCommands commands = new RunningCommands(4);
-        RunningCommands.Place a = commands.take("dev");
+        EnvironmentShares.Place a = commands.take("dev");
         commands.take("dev");
         assertThatThrownBy(() -> commands.take("dev")).hasMessageContaining("this environment runs 2");
         a.close();
