@@ -126,6 +126,7 @@ public final class ComputeServer implements AutoCloseable {
     private ProcessThreads processThreads;
     private Transports transports;
     private final ai.chalk.compute.server.grpc.CallsInFlight callsInFlight;
+    private final ai.chalk.compute.server.grpc.OpenConnections openConnections;
     private Authentication authentication;
     private HealthStatusManager health;
     private Transfers transfers;
@@ -140,6 +141,8 @@ public final class ComputeServer implements AutoCloseable {
     private ComputeServer(Builder config) {
         this.config = config;
         this.callsInFlight = new ai.chalk.compute.server.grpc.CallsInFlight(config.maxCallsInFlight);
+        this.openConnections = new ai.chalk.compute.server.grpc.OpenConnections(
+                config.maxConnections, config.maxConnectionsPerAddress);
         MemoryBudgets ofHeap = MemoryBudgets.ofHeap(Runtime.getRuntime().maxMemory());
         this.budgets = MemoryBudgets.withReceivedMessages(
                 config.sessionOutputBudget >= 0
@@ -188,7 +191,8 @@ public final class ComputeServer implements AutoCloseable {
                 config.httpPort,
                 config.tlsCertChain,
                 config.tlsPrivateKey,
-                config.auth);
+                config.auth,
+                openConnections);
         // before anything starts: a key others can read is refused with what to do, and nothing is left running
         SecretCipher cipher = config.secretsKeyFile != null
                 ? SecretCipher.load(config.secretsKeyFile, false)
@@ -463,6 +467,11 @@ public final class ComputeServer implements AutoCloseable {
         return callsInFlight;
     }
 
+    /** The connections open on the TCP port, counted against {@link Builder#maxConnections}. */
+    public ai.chalk.compute.server.grpc.OpenConnections openConnections() {
+        return openConnections;
+    }
+
     /** The commands clients run now, counted against {@link Builder#maxRunningCommands}. */
     public ai.chalk.compute.server.exec.RunningCommands runningCommands() {
         return processThreads.commands();
@@ -571,6 +580,8 @@ public final class ComputeServer implements AutoCloseable {
         private int parallelImageBuilds = 2;
         private int maxRunningCommands = ai.chalk.compute.server.exec.RunningCommands.DEFAULT_LIMIT;
         private int maxCallsInFlight = ai.chalk.compute.server.grpc.CallsInFlight.DEFAULT_LIMIT;
+        private int maxConnections = ai.chalk.compute.server.grpc.OpenConnections.DEFAULT_LIMIT;
+        private int maxConnectionsPerAddress = ai.chalk.compute.server.grpc.OpenConnections.DEFAULT_PER_ADDRESS;
         private Duration workerReadyTimeout = Duration.ofSeconds(60);
         private Path tlsCertChain;
         private Path tlsPrivateKey;
@@ -805,6 +816,23 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("max calls in flight must be at least 2, got " + calls);
             }
             this.maxCallsInFlight = calls;
+            return this;
+        }
+
+        /**
+         * How many TCP connections the server keeps open at once, and from one address (an IPv6 one by its /64): each
+         * holds a file descriptor before any call is made. A connection past either is closed as soon as it is
+         * accepted (a gRPC client sees UNAVAILABLE and tries again). Default {@value
+         * ai.chalk.compute.server.grpc.OpenConnections#DEFAULT_LIMIT} and {@value
+         * ai.chalk.compute.server.grpc.OpenConnections#DEFAULT_PER_ADDRESS}.
+         */
+        public Builder maxConnections(int connections, int perAddress) {
+            if (perAddress < 1 || perAddress > connections) {
+                throw new IllegalArgumentException("max connections per address must be between 1 and the limit "
+                        + connections + ", got " + perAddress);
+            }
+            this.maxConnections = connections;
+            this.maxConnectionsPerAddress = perAddress;
             return this;
         }
 

@@ -6,6 +6,7 @@ import ai.chalk.compute.server.auth.TrustedCallers;
 import ai.chalk.compute.server.grpc.CallsInFlight;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
+import ai.chalk.compute.server.grpc.OpenConnections;
 import ai.chalk.compute.server.http.HttpPort;
 import ai.chalk.compute.server.http.Transfers;
 import io.grpc.Server;
@@ -15,6 +16,7 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerStreamTracer;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -48,6 +50,8 @@ final class Transports {
     private final @Nullable Path tlsPrivateKey;
     private final Authentication.Mode auth;
     private final Optional<String> exposure;
+    private final OpenConnections connections;
+    private EventLoopGroup[] tcpLoops = {};
     private @Nullable Server inProcess;
     private @Nullable Server tcp;
     private @Nullable HttpPort http;
@@ -66,7 +70,8 @@ final class Transports {
             @Nullable Integer httpPort,
             @Nullable Path tlsCertChain,
             @Nullable Path tlsPrivateKey,
-            Authentication.Mode auth) {
+            Authentication.Mode auth,
+            OpenConnections connections) {
         this.inProcessName = inProcessName;
         this.host = host;
         this.port = port;
@@ -74,6 +79,7 @@ final class Transports {
         this.tlsCertChain = tlsCertChain;
         this.tlsPrivateKey = tlsPrivateKey;
         this.auth = auth;
+        this.connections = connections;
         this.exposure = port == null
                 ? Optional.empty()
                 : ListenAddress.check(host, port, auth == Authentication.Mode.TOKENS, tlsCertChain != null);
@@ -103,13 +109,19 @@ final class Transports {
             NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
                     .maxInboundMessageSize(ComputeServer.MAX_MESSAGE_BYTES)
                     .addStreamTracerFactory(received);
+            tcpLoops = connections.applyTo(nb);
             if (tlsCertChain != null) {
                 nb.useTransportSecurity(tlsCertChain.toFile(), tlsPrivateKey.toFile());
             }
             ServerInterceptor callers = authentication.tcpCallers();
             // the caller first (the last interceptor runs first), then its environment's calls under way are counted
             guarded.forEach(service -> nb.addService(ServerInterceptors.intercept(service, inFlight, callers)));
-            tcp = nb.build().start();
+            try {
+                tcp = nb.build().start();
+            } catch (IOException | RuntimeException e) {
+                OpenConnections.shutdown(tcpLoops); // the port is taken, say: nothing will use them
+                throw e;
+            }
             exposure.ifPresent(warning -> log.warn(warning.replace(":" + port + " ", ":" + tcp.getPort() + " ")));
         }
         String httpHost = tcp != null ? host : "127.0.0.1";
@@ -182,6 +194,7 @@ final class Transports {
                 }
             }
         }
+        OpenConnections.shutdown(tcpLoops);
         if (http != null) {
             http.close();
         }

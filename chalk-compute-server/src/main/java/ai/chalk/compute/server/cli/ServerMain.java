@@ -146,6 +146,18 @@ public final class ServerMain implements Callable<Integer> {
     int maxCallsInFlight = ai.chalk.compute.server.grpc.CallsInFlight.DEFAULT_LIMIT;
 
     @Option(
+            names = "--max-connections",
+            description = "TCP connections the server keeps open at once (each holds a file descriptor); more are"
+                    + " closed as soon as they are accepted. Default: ${DEFAULT-VALUE}.")
+    int maxConnections = ai.chalk.compute.server.grpc.OpenConnections.DEFAULT_LIMIT;
+
+    @Option(
+            names = "--max-connections-per-address",
+            description = "Of those, the most one address keeps open (an IPv6 one by its /64). Default:"
+                    + " ${DEFAULT-VALUE}.")
+    int maxConnectionsPerAddress = ai.chalk.compute.server.grpc.OpenConnections.DEFAULT_PER_ADDRESS;
+
+    @Option(
             names = "--sandbox-pool",
             description = "Local sandboxes kept started ahead of time for each recently created spec, so that a create"
                     + " is a hand-over; 0 for none. Default: ${DEFAULT-VALUE}.")
@@ -266,6 +278,7 @@ public final class ServerMain implements Callable<Integer> {
             settings.volumeSize(parseBytes("--volume-size", volumeSize));
             settings.maxRunningCommands(maxRunningCommands);
             settings.maxCallsInFlight(maxCallsInFlight);
+            settings.maxConnections(maxConnections, maxConnectionsPerAddress);
             if (diskReserve != null) {
                 settings.diskReserve(parseBytes("--disk-reserve", diskReserve));
             }

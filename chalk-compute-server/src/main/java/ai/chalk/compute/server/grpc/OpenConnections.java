@@ -1,0 +1,140 @@
+package ai.chalk.compute.server.grpc;
+
+import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.threads.DaemonThreads;
+import ai.chalk.compute.server.threads.EnvironmentShares;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.Channel;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
+import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The TCP connections the server keeps open at once, and from one address: each holds a file descriptor and buffers of
+ * the server's before it has made a single call, and grpc-java takes as many as it is given, so that a peer without
+ * credentials opening connections in a loop ran the server out of descriptors (a sandbox's exec, an upload, the next
+ * client then failed). A connection past the limit, or past its address's share, is closed as soon as it is accepted,
+ * before anything is read from it; its peer sees the connection reset, and a gRPC client says UNAVAILABLE and tries
+ * again later. An address is as {@link PeerAddress} keys it (an IPv6 one by its /64).
+ */
+public final class OpenConnections {
+
+    /** The default server-wide limit: well under the descriptors a server is usually given (this VM: 20,000). */
+    public static final int DEFAULT_LIMIT = 8_192;
+
+    /**
+     * The default share of one address: an application makes one connection per channel, and a host behind a NAT a
+     * few dozen; filling the server takes 128 addresses.
+     */
+    public static final int DEFAULT_PER_ADDRESS = 64;
+
+    /**
+     * The most calls one connection has open at once (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS; grpc-java's default
+     * is no limit): each open stream holds heap of the server's, and a stream past the counted limits' checks (a bidi
+     * stream that has sent nothing yet) is otherwise bounded by nothing. An honest client never comes near it (the
+     * counted limits of one environment add up to about 2,200); a client that does waits for a stream to end rather
+     * than fail.
+     */
+    public static final int MAX_CALLS_PER_CONNECTION = 4_096;
+
+    private static final Logger log = LoggerFactory.getLogger(OpenConnections.class);
+    private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    private final EnvironmentShares open;
+    private final AtomicLong refusedSinceWarning = new AtomicLong();
+    private final AtomicLong nextWarning = new AtomicLong(System.nanoTime());
+
+    /**
+     * @param limit      the most connections open at once, server-wide
+     * @param perAddress the most of them from one address (at least 1, at most the limit)
+     */
+    public OpenConnections(int limit, int perAddress) {
+        this.open = new EnvironmentShares("open connections", limit, perAddress);
+    }
+
+    /** Connections open now, server-wide. */
+    public int open() {
+        return open.held();
+    }
+
+    /**
+     * Makes {@code builder} accept its connections through this count, on event loops of its own (grpc-java takes a
+     * channel of ours only with its loops), epoll's where the platform has it, as grpc-java would have chosen; and bounds
+     * each connection's open calls to {@value #MAX_CALLS_PER_CONNECTION}.
+     *
+     * @return the loops, for {@link #shutdown} once the server has terminated
+     */
+    public EventLoopGroup[] applyTo(NettyServerBuilder builder) {
+        boolean epoll = Epoll.isAvailable();
+        EventLoopGroup boss = epoll
+                ? new EpollEventLoopGroup(1, DaemonThreads.named("chalk-compute-grpc-accept"))
+                : new NioEventLoopGroup(1, DaemonThreads.named("chalk-compute-grpc-accept"));
+        // as many as grpc-java's own loops: Netty's default, twice the processors
+        EventLoopGroup workers = epoll
+                ? new EpollEventLoopGroup(0, DaemonThreads.numbered("chalk-compute-grpc"))
+                : new NioEventLoopGroup(0, DaemonThreads.numbered("chalk-compute-grpc"));
+        builder.maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION);
+        builder.bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelFactory(() -> {
+            ServerChannel channel = epoll ? new EpollServerSocketChannel() : new NioServerSocketChannel();
+            // before the acceptor the bootstrap adds at registration: a refused connection is never registered
+            channel.pipeline().addLast(new Admission());
+            return channel;
+        });
+        return new EventLoopGroup[] {boss, workers};
+    }
+
+    /** Shuts down the loops {@link #applyTo} made. */
+    public static void shutdown(EventLoopGroup[] loops) {
+        for (EventLoopGroup loop : loops) {
+            loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Sees each accepted connection before the server does: counts it until it closes, or closes it at once. */
+    private final class Admission extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            Channel connection = (Channel) msg;
+            String address = PeerAddress.of(connection.remoteAddress());
+            EnvironmentShares.Place place;
+            try {
+                place = open.take(address, OpenConnections::refusal);
+            } catch (ComputeException e) {
+                connection.unsafe().closeForcibly();
+                refused(e.getMessage());
+                return;
+            }
+            // also completed when the connection fails to register: the place is given back on every path
+            connection.closeFuture().addListener(closed -> place.close());
+            ctx.fireChannelRead(connection);
+        }
+    }
+
+    /** A flood is logged once a minute, with how many were refused: not one line per connection. */
+    private void refused(String why) {
+        long refused = refusedSinceWarning.incrementAndGet();
+        long now = System.nanoTime();
+        long next = nextWarning.get();
+        if (now - next >= 0 && nextWarning.compareAndSet(next, now + WARN_EVERY_NANOS)) {
+            refusedSinceWarning.addAndGet(-refused);
+            log.warn("Refused {} connection(s) since the last warning; the last one: {}", refused, why);
+        }
+    }
+
+    private static String refusal(EnvironmentShares.Refusal refusal, EnvironmentShares open, String address) {
+        return refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                ? address + " has " + open.held(address) + " connections open, the most one address may (of the "
+                        + open.limit() + " the server keeps open)"
+                : "the server has " + open.held() + " connections open, its limit";
+    }
+}

@@ -1,0 +1,156 @@
+package ai.chalk.compute.server.grpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import ai.chalk.compute.server.RunningServer;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A peer without credentials opens TCP connections in a loop and sends nothing: before, the server accepted every one
+ * and held a file descriptor for each until it had none left for anyone (an exec, an upload, the next client). Now one
+ * address keeps at most its share open and the server its limit; a connection past either is closed as soon as it is
+ * accepted, other addresses still connect, and a closed connection gives its place back.
+ */
+class OpenConnectionsSecurityTest {
+
+    @Test
+    void oneAddressKeepsItsShareOpenAndTheServerItsLimit(@TempDir Path dataDir) throws Exception {
+        // the server's own test channel is 127.0.0.1's first connection
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.maxConnections(5, 2))) {
+            OpenConnections open = server.server.openConnections();
+            int port = server.server.port().orElseThrow();
+            assertThat(health(server.channel)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+            List<Socket> sockets = new ArrayList<>();
+            try {
+                Socket second = silent("127.0.0.1", port);
+                sockets.add(second);
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> open.open() == 2);
+                assertThat(isOpen(second)).isTrue();
+
+                // past the address's share: closed at once, and a new client from there is told UNAVAILABLE
+                Socket third = silent("127.0.0.1", port);
+                sockets.add(third);
+                assertThat(isOpen(third))
+                        .as("a connection past the address's share is closed")
+                        .isFalse();
+                ManagedChannel refused = plain("127.0.0.1", port);
+                try {
+                    StatusRuntimeException e =
+                            catchThrowableOfType(() -> health(refused), StatusRuntimeException.class);
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                } finally {
+                    refused.shutdownNow();
+                }
+                assertThat(open.open()).as("refused connections take no place").isEqualTo(2);
+
+                // other addresses connect, up to the server's limit
+                sockets.add(silent("127.0.0.2", port));
+                sockets.add(silent("127.0.0.2", port));
+                sockets.add(silent("127.0.0.3", port));
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> open.open() == 5);
+                Socket overLimit = silent("127.0.0.4", port);
+                sockets.add(overLimit);
+                assertThat(isOpen(overLimit))
+                        .as("a connection past the server's limit is closed")
+                        .isFalse();
+                assertThat(health(server.channel))
+                        .as("the connections already open still serve")
+                        .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+
+                // a connection that closes gives its place back: its address connects again
+                second.close();
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> open.open() == 4);
+                ManagedChannel again = plain("127.0.0.1", port);
+                try {
+                    assertThat(health(again)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+                } finally {
+                    again.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                }
+            } finally {
+                for (Socket s : sockets) {
+                    s.close();
+                }
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> open.open() == 1);
+        }
+    }
+
+    @Test
+    void eachConnectionIsToldHowManyCallsItMayHaveOpen(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir);
+                Socket socket = silent("127.0.0.1", server.server.port().orElseThrow())) {
+            socket.setSoTimeout(10_000);
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            // the server's preface: a SETTINGS frame (type 4) of 6-byte settings, sent before the client says anything
+            int length = in.readUnsignedShort() << 8 | in.readUnsignedByte();
+            assertThat(in.readUnsignedByte()).as("frame type").isEqualTo(4);
+            in.readUnsignedByte(); // flags
+            in.readInt(); // stream 0
+            Map<Integer, Long> settings = new HashMap<>();
+            for (int i = 0; i < length / 6; i++) {
+                settings.put(in.readUnsignedShort(), in.readInt() & 0xFFFF_FFFFL);
+            }
+            assertThat(settings).as("SETTINGS_MAX_CONCURRENT_STREAMS").containsEntry(3, (long)
+                    OpenConnections.MAX_CALLS_PER_CONNECTION);
+        }
+    }
+
+    /** A connection from {@code source} that sends nothing, as a flood's would. */
+    private static Socket silent(String source, int port) throws IOException {
+        Socket socket = new Socket();
+        socket.bind(new InetSocketAddress(source, 0));
+        socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+        return socket;
+    }
+
+    /**
+     * Whether the server keeps {@code socket} open: it sends the HTTP/2 settings on a connection it serves, and closes
+     * one it refuses.
+     */
+    private static boolean isOpen(Socket socket) throws IOException {
+        socket.setSoTimeout(5_000);
+        InputStream in = socket.getInputStream();
+        try {
+            return in.read() != -1;
+        } catch (SocketException reset) {
+            return false;
+        } catch (SocketTimeoutException quiet) {
+            return true;
+        }
+    }
+
+    private static ManagedChannel plain(String host, int port) {
+        return NettyChannelBuilder.forAddress(host, port).usePlaintext().build();
+    }
+
+    private static HealthCheckResponse.ServingStatus health(ManagedChannel channel) {
+        return HealthGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .check(HealthCheckRequest.getDefaultInstance())
+                .getStatus();
+    }
+}
