@@ -100,6 +100,42 @@ class OpenConnectionsSecurityTest {
     }
 
     @Test
+    void aFloodFromOneAddressHoldsOnlyItsShareOfTheServersDescriptors(@TempDir Path dataDir) throws Exception {
+        int flood = 1_000;
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            int port = server.server.port().orElseThrow();
+            long before = descriptors();
+            List<Socket> sockets = new ArrayList<>();
+            try {
+                for (int i = 0; i < flood; i++) {
+                    sockets.add(silent("127.0.0.9", port));
+                }
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(30))
+                        .until(() -> server.server.openConnections().open() == 1 + OpenConnections.DEFAULT_PER_ADDRESS);
+                // the flood's own sockets are in this process too: what the server holds is what is left over
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(30))
+                        .untilAsserted(() -> assertThat(descriptors() - before - flood)
+                                .as("descriptors the server holds for %d connections from one address", flood)
+                                .isLessThanOrEqualTo(OpenConnections.DEFAULT_PER_ADDRESS + 16));
+                assertThat(health(server.channel)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+            } finally {
+                for (Socket s : sockets) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    /** File descriptors this process has open: the server's and the test's. */
+    private static long descriptors() throws IOException {
+        try (var fds = java.nio.file.Files.list(Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
+    }
+
+    @Test
     void eachConnectionIsToldHowManyCallsItMayHaveOpen(@TempDir Path dataDir) throws Exception {
         try (RunningServer server = RunningServer.start(dataDir);
                 Socket socket = silent("127.0.0.1", server.server.port().orElseThrow())) {
