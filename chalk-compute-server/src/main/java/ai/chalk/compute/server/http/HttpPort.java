@@ -1,6 +1,5 @@
 package ai.chalk.compute.server.http;
 
-import ai.chalk.compute.server.threads.DaemonThreads;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
@@ -9,13 +8,13 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.time.Duration;
 import java.util.function.Supplier;
 
 /**
  * The server's HTTP port (the JDK's own HTTP server: a few small documents and streamed transfers, no framework
- * needed). Routes are registered before clients are told the URL; anything else answers 404 or 405.
+ * needed). Routes are registered before clients are told the URL; anything else answers 404 or 405. A request's headers
+ * must arrive within {@link ExchangeThreads#HEADER_DEADLINE}, or its connection is closed.
  */
 public final class HttpPort implements AutoCloseable {
 
@@ -23,12 +22,12 @@ public final class HttpPort implements AutoCloseable {
     static final int MAX_CONCURRENT_EXCHANGES = 16;
 
     private final HttpServer server;
-    private final ExecutorService executor;
+    private final ExchangeThreads threads;
     private final String url;
 
-    private HttpPort(HttpServer server, ExecutorService executor, String url) {
+    private HttpPort(HttpServer server, ExchangeThreads threads, String url) {
         this.server = server;
-        this.executor = executor;
+        this.threads = threads;
         this.url = url;
     }
 
@@ -38,6 +37,11 @@ public final class HttpPort implements AutoCloseable {
      * @throws IOException when the port cannot be bound, naming it
      */
     public static HttpPort open(String host, int port) throws IOException {
+        return open(host, port, ExchangeThreads.HEADER_DEADLINE);
+    }
+
+    /** Listens on {@code host:port}, closing connections whose request headers take longer than {@code deadline}. */
+    static HttpPort open(String host, int port, Duration headerDeadline) throws IOException {
         HttpServer server;
         try {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), 64);
@@ -48,14 +52,19 @@ public final class HttpPort implements AutoCloseable {
                     e);
         }
         // transfers hold a thread for as long as their bytes flow: enough for several at once, each with a fixed buffer
-        ExecutorService executor =
-                Executors.newFixedThreadPool(MAX_CONCURRENT_EXCHANGES, DaemonThreads.numbered("chalk-compute-http"));
-        server.setExecutor(executor);
-        server.createContext("/", exchange -> send(exchange, 404, "text/plain", "not found\n"));
-        server.start();
+        ExchangeThreads threads = new ExchangeThreads(MAX_CONCURRENT_EXCHANGES, headerDeadline);
+        server.setExecutor(threads);
         String shown = host.contains(":") ? "[" + host + "]" : host;
-        return new HttpPort(
-                server, executor, "http://" + shown + ":" + server.getAddress().getPort());
+        HttpPort opened = new HttpPort(
+                server, threads, "http://" + shown + ":" + server.getAddress().getPort());
+        opened.context("/", exchange -> send(exchange, 404, "text/plain", "not found\n"));
+        server.start();
+        return opened;
+    }
+
+    /** Every context's handler runs once its request's headers are read, so that the deadline no longer applies. */
+    private void context(String prefix, HttpHandler handler) {
+        server.createContext(prefix, handler).getFilters().add(threads.headersRead());
     }
 
     /** The base URL, e.g. {@code http://127.0.0.1:50052}. */
@@ -65,7 +74,7 @@ public final class HttpPort implements AutoCloseable {
 
     /** Serves the document {@code body} supplies (read at every request) at {@code path}. */
     public void document(String path, String contentType, Supplier<String> body) {
-        server.createContext(path, exchange -> {
+        context(path, exchange -> {
             if (!exchange.getRequestURI().getPath().equals(path)) {
                 send(exchange, 404, "text/plain", "not found\n");
             } else if (!exchange.getRequestMethod().equals("GET")
@@ -83,7 +92,7 @@ public final class HttpPort implements AutoCloseable {
      * Hands the requests under {@code prefix} to {@code handler}, which answers each one (and closes the exchange).
      */
     public void route(String prefix, HttpHandler handler) {
-        server.createContext(prefix, handler);
+        context(prefix, handler);
     }
 
     static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
@@ -103,6 +112,6 @@ public final class HttpPort implements AutoCloseable {
     @Override
     public void close() {
         server.stop(0);
-        executor.shutdownNow();
+        threads.close();
     }
 }

@@ -1,0 +1,101 @@
+package ai.chalk.compute.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A peer without credentials opens more connections to the HTTP port than it has threads and sends half a request on
+ * each: the JDK's server reads headers on the threads that serve exchanges, with no time limit, so before, the port
+ * answered no one (the JWKS, every transfer) for as long as the peer kept them open. Headers now have a deadline; a
+ * request whose headers are read has all the time its body takes.
+ */
+class SlowRequestsSecurityTest {
+
+    private static final Duration DEADLINE = Duration.ofSeconds(1);
+
+    @Test
+    void halfSentRequestsOnEveryThreadDoNotStopThePort() throws Exception {
+        try (HttpPort port = HttpPort.open("127.0.0.1", 0, DEADLINE)) {
+            port.document("/doc", "text/plain", () -> "served\n");
+            URI uri = URI.create(port.url());
+            List<Socket> stalled = new ArrayList<>();
+            try {
+                for (int i = 0; i < HttpPort.MAX_CONCURRENT_EXCHANGES + 4; i++) {
+                    Socket s = new Socket(uri.getHost(), uri.getPort());
+                    s.getOutputStream().write(ascii("GET /doc HTTP/1.1\r\nHost: x\r\n"));
+                    stalled.add(s);
+                }
+                HttpResponse<String> answer = HttpClient.newHttpClient()
+                        .send(
+                                HttpRequest.newBuilder(uri.resolve("/doc"))
+                                        .timeout(Duration.ofSeconds(15))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString());
+                assertThat(answer.statusCode()).isEqualTo(200);
+                assertThat(answer.body()).isEqualTo("served\n");
+                for (Socket s : stalled) {
+                    assertThat(closedByServer(s))
+                            .as("a request whose headers never end is cut off")
+                            .isTrue();
+                }
+            } finally {
+                for (Socket s : stalled) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aBodySlowerThanTheHeaderDeadlineIsReadWhole() throws Exception {
+        try (HttpPort port = HttpPort.open("127.0.0.1", 0, DEADLINE)) {
+            port.route("/upload", exchange -> {
+                byte[] body = exchange.getRequestBody().readAllBytes();
+                HttpPort.send(exchange, 200, "text/plain", "read " + body.length + "\n");
+            });
+            URI uri = URI.create(port.url());
+            try (Socket s = new Socket(uri.getHost(), uri.getPort())) {
+                OutputStream out = s.getOutputStream();
+                out.write(ascii("PUT /upload HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 6\r\n\r\n"));
+                out.flush();
+                for (int i = 0; i < 6; i++) { // three deadlines in all
+                    Thread.sleep(DEADLINE.toMillis() / 2);
+                    out.write('x');
+                    out.flush();
+                }
+                s.setSoTimeout(10_000);
+                String answer = new String(s.getInputStream().readNBytes(200), StandardCharsets.US_ASCII);
+                assertThat(answer).startsWith("HTTP/1.1 200").endsWith("read 6\n");
+            }
+        }
+    }
+
+    /** Whether the server closed {@code socket} (within a few deadlines) rather than answering or waiting. */
+    private static boolean closedByServer(Socket socket) throws IOException {
+        socket.setSoTimeout((int) DEADLINE.toMillis() * 5);
+        InputStream in = socket.getInputStream();
+        try {
+            return in.read() == -1;
+        } catch (SocketException reset) {
+            return true;
+        }
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+}
