@@ -31,6 +31,7 @@ import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code chalk.sandbox.v2.SandboxProcessService}: one-shot commands and detachable sessions, in the sandboxes of the
@@ -98,15 +99,27 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
         }
         ((ServerCallStreamObserver<ExecCommandResponse>) observer).setOnCancelHandler(run::kill);
         // held, and counted, until the process has taken it (or exited without)
-        run.writeStdin(stdin).whenComplete((ignored, failure) -> budgets.stdin().release(stdin.length));
+        AtomicBoolean stdinHeld = new AtomicBoolean(true);
+        Runnable releaseStdin = () -> {
+            if (stdinHeld.compareAndSet(true, false)) {
+                budgets.stdin().release(stdin.length);
+            }
+        };
+        run.writeStdin(stdin).whenComplete((ignored, failure) -> releaseStdin.run());
         run.closeStdin();
         Optional<Duration> limit = timeout;
         run.done().whenComplete((result, failure) -> {
-            try {
-                reply(observer, result, failure, limit, out, err);
-            } finally {
+            // the budgets are given back before the answer is sent: a client that runs its next command as soon as
+            // this one answers finds them free (the answer holds its own copy of the output)
+            Runnable beforeAnswer = () -> {
+                releaseStdin.run();
                 out.release();
                 err.release();
+            };
+            try {
+                reply(observer, result, failure, limit, out, err, beforeAnswer);
+            } finally {
+                beforeAnswer.run();
             }
         });
     }
@@ -117,16 +130,20 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
             Throwable failure,
             Optional<Duration> limit,
             Collected out,
-            Collected err) {
+            Collected err,
+            Runnable beforeAnswer) {
         if (failure != null) {
+            beforeAnswer.run();
             observer.onError(StatusErrors.toStatus(failure).asRuntimeException());
         } else if (result.timedOut()) {
+            beforeAnswer.run();
             observer.onError(Status.DEADLINE_EXCEEDED
                     .withDescription("the command timed out after "
                             + limit.map(Duration::toSeconds).orElse(0L)
                             + "s; it and every process it started were killed")
                     .asRuntimeException());
         } else if (out.overflow || err.overflow) {
+            beforeAnswer.run();
             observer.onError(Status.RESOURCE_EXHAUSTED
                     .withDescription("the command wrote more than "
                             + MAX_COLLECTED_BYTES + " bytes to " + (out.overflow ? "stdout" : "stderr")
@@ -134,6 +151,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
                     .asRuntimeException());
         } else if (out.outOfBudget || err.outOfBudget) {
             ByteBudget budget = out.budget;
+            beforeAnswer.run();
             observer.onError(Status.RESOURCE_EXHAUSTED
                     .withDescription("the command's output did not fit: the"
                             + " server collects at most " + budget.limit()
@@ -145,11 +163,13 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
             int code = result.status()
                     .exitCode()
                     .orElse(128 + result.status().signal().orElse(0));
-            observer.onNext(ExecCommandResponse.newBuilder()
+            ExecCommandResponse answer = ExecCommandResponse.newBuilder()
                     .setStdout(out.bytes())
                     .setStderr(err.bytes())
                     .setExitCode(code)
-                    .build());
+                    .build();
+            beforeAnswer.run();
+            observer.onNext(answer);
             observer.onCompleted();
         }
     }

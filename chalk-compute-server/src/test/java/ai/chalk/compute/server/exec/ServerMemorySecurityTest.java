@@ -242,6 +242,23 @@ class ServerMemorySecurityTest {
                             .getStdout()
                             .size())
                     .isEqualTo(8 * MIB);
+            // the budget is given back before the answer: commands in a row, each holding more than half of it, fit
+            for (int i = 0; i < 10; i++) {
+                assertThat(server.processes()
+                                .withMaxInboundMessageSize(64 * MIB)
+                                .execCommand(ExecCommandRequest.newBuilder()
+                                        .setSandboxId(id)
+                                        .setCommand("head")
+                                        .addArgs("-c")
+                                        .addArgs(String.valueOf(12 * MIB))
+                                        .addArgs("/dev/zero")
+                                        .build())
+                                .getStdout()
+                                .size())
+                        .as("command %d in a row", i)
+                        .isEqualTo(12 * MIB);
+                assertThat(budget.used()).isZero();
+            }
             assertThat(echo(server, id)).isEqualTo("still serving\n");
             server.terminate(id);
         }
