@@ -31,6 +31,7 @@ import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -105,14 +106,18 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
                 budgets.stdin().release(stdin.length);
             }
         };
-        run.writeStdin(stdin).whenComplete((ignored, failure) -> releaseStdin.run());
+        CompletableFuture<Void> written = run.writeStdin(stdin);
+        written.whenComplete((ignored, failure) -> releaseStdin.run());
         run.closeStdin();
         Optional<Duration> limit = timeout;
         run.done().whenComplete((result, failure) -> {
             // the budgets are given back before the answer is sent: a client that runs its next command as soon as
-            // this one answers finds them free (the answer holds its own copy of the output)
+            // this one answers finds them free (the answer holds its own copy of the output; stdin not yet taken is
+            // still held by its writer, and counted until it is done)
             Runnable beforeAnswer = () -> {
-                releaseStdin.run();
+                if (written.isDone()) {
+                    releaseStdin.run(); // else the writer still holds the bytes (a background process keeps stdin)
+                }
                 out.release();
                 err.release();
             };
