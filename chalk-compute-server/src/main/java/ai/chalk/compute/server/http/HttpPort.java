@@ -13,8 +13,9 @@ import java.util.function.Supplier;
 
 /**
  * The server's HTTP port (the JDK's own HTTP server: a few small documents and streamed transfers, no framework
- * needed). Routes are registered before clients are told the URL; anything else answers 404 or 405. A request's headers
- * must arrive within {@link ExchangeThreads#HEADER_DEADLINE}, or its connection is closed.
+ * needed). Routes are registered before clients are told the URL; anything else answers 404 or 405. An exchange must be
+ * done within {@link ExchangeThreads#DEADLINE}, or its connection is closed, unless its handler grants it more
+ * ({@link #granted()}).
  */
 public final class HttpPort implements AutoCloseable {
 
@@ -37,11 +38,11 @@ public final class HttpPort implements AutoCloseable {
      * @throws IOException when the port cannot be bound, naming it
      */
     public static HttpPort open(String host, int port) throws IOException {
-        return open(host, port, ExchangeThreads.HEADER_DEADLINE);
+        return open(host, port, ExchangeThreads.DEADLINE);
     }
 
-    /** Listens on {@code host:port}, closing connections whose request headers take longer than {@code deadline}. */
-    static HttpPort open(String host, int port, Duration headerDeadline) throws IOException {
+    /** Listens on {@code host:port}, closing connections whose exchanges take longer than {@code deadline}. */
+    static HttpPort open(String host, int port, Duration deadline) throws IOException {
         HttpServer server;
         try {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), 64);
@@ -52,19 +53,24 @@ public final class HttpPort implements AutoCloseable {
                     e);
         }
         // transfers hold a thread for as long as their bytes flow: enough for several at once, each with a fixed buffer
-        ExchangeThreads threads = new ExchangeThreads(MAX_CONCURRENT_EXCHANGES, headerDeadline);
+        ExchangeThreads threads = new ExchangeThreads(MAX_CONCURRENT_EXCHANGES, deadline);
         server.setExecutor(threads);
         String shown = host.contains(":") ? "[" + host + "]" : host;
         HttpPort opened = new HttpPort(
                 server, threads, "http://" + shown + ":" + server.getAddress().getPort());
-        opened.context("/", exchange -> send(exchange, 404, "text/plain", "not found\n"));
+        server.createContext("/", exchange -> send(exchange, 404, "text/plain", "not found\n"));
         server.start();
         return opened;
     }
 
-    /** Every context's handler runs once its request's headers are read, so that the deadline no longer applies. */
-    private void context(String prefix, HttpHandler handler) {
-        server.createContext(prefix, handler).getFilters().add(threads.headersRead());
+    /**
+     * The exchange the calling handler serves is one its caller was granted (a signed link checked): it has all the
+     * time its bytes take, where any other must be done within {@link ExchangeThreads#DEADLINE}.
+     *
+     * @throws IOException when the deadline cut it first
+     */
+    void granted() throws IOException {
+        threads.granted();
     }
 
     /** The base URL, e.g. {@code http://127.0.0.1:50052}. */
@@ -74,7 +80,7 @@ public final class HttpPort implements AutoCloseable {
 
     /** Serves the document {@code body} supplies (read at every request) at {@code path}. */
     public void document(String path, String contentType, Supplier<String> body) {
-        context(path, exchange -> {
+        server.createContext(path, exchange -> {
             if (!exchange.getRequestURI().getPath().equals(path)) {
                 send(exchange, 404, "text/plain", "not found\n");
             } else if (!exchange.getRequestMethod().equals("GET")
@@ -92,7 +98,7 @@ public final class HttpPort implements AutoCloseable {
      * Hands the requests under {@code prefix} to {@code handler}, which answers each one (and closes the exchange).
      */
     public void route(String prefix, HttpHandler handler) {
-        context(prefix, handler);
+        server.createContext(prefix, handler);
     }
 
     static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {

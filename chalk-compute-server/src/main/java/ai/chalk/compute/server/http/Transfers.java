@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,6 +63,7 @@ public final class Transfers {
     private final Supplier<String> baseUrl;
     private final Map<String, UploadTarget> targets = new ConcurrentHashMap<>();
     private final Duration ttl;
+    private volatile @Nullable HttpPort port;
 
     /**
      * Transfers whose links live {@link #DEFAULT_TTL} unless a service says otherwise.
@@ -148,7 +150,16 @@ public final class Transfers {
 
     /** Serves the transfers on {@code port}. */
     public void serveOn(HttpPort port) {
+        this.port = port;
         port.route(PREFIX, this::handle);
+    }
+
+    private HttpPort port() {
+        HttpPort served = port;
+        if (served == null) {
+            throw new IllegalStateException("a transfer is handled only on the port it is served on");
+        }
+        return served;
     }
 
     private void handle(HttpExchange exchange) throws IOException {
@@ -174,6 +185,8 @@ public final class Transfers {
                 HttpPort.send(exchange, 403, "text/plain", e.getMessage() + "\n");
                 return;
             }
+            // a holder of the link: its bytes take what they take (anyone else is cut off at the port's deadline)
+            port().granted();
             if (download) {
                 serveBlob(exchange, parts[1], parts[2]);
             } else {

@@ -7,6 +7,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,9 +20,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A peer without credentials opens more connections to the HTTP port than it has threads and sends half a request on
- * each: the JDK's server reads headers on the threads that serve exchanges, with no time limit, so before, the port
- * answered no one (the JWKS, every transfer) for as long as the peer kept them open. Headers now have a deadline; a
- * request whose headers are read has all the time its body takes.
+ * each, or whole headers announcing a body it never sends: the JDK's server reads headers, and after the answer what is
+ * left of the body, on the threads that serve exchanges, with no time limit, so before, the port answered no one (the
+ * JWKS, every transfer) for as long as the peer kept them open. Exchanges now have a deadline; one its handler grants
+ * more (a transfer whose link was checked) has all the time its body takes.
  */
 class SlowRequestsSecurityTest {
 
@@ -61,9 +63,43 @@ class SlowRequestsSecurityTest {
     }
 
     @Test
-    void aBodySlowerThanTheHeaderDeadlineIsReadWhole() throws Exception {
+    void announcedBodiesNeverSentDoNotStopThePort() throws Exception {
+        try (HttpPort port = HttpPort.open("127.0.0.1", 0, DEADLINE)) {
+            port.document("/doc", "text/plain", () -> "served\n");
+            URI uri = URI.create(port.url());
+            List<Socket> stalled = new ArrayList<>();
+            try {
+                for (int i = 0; i < HttpPort.MAX_CONCURRENT_EXCHANGES + 4; i++) {
+                    Socket s = new Socket(uri.getHost(), uri.getPort());
+                    // answered at once (405), after which the JDK's server reads the body that never comes
+                    s.getOutputStream().write(ascii("POST /doc HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\n"));
+                    stalled.add(s);
+                }
+                HttpResponse<String> answer = HttpClient.newHttpClient()
+                        .send(
+                                HttpRequest.newBuilder(uri.resolve("/doc"))
+                                        .timeout(Duration.ofSeconds(15))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString());
+                assertThat(answer.statusCode()).isEqualTo(200);
+                for (Socket s : stalled) {
+                    assertThat(closedByServer(s))
+                            .as("an exchange past its deadline is cut off")
+                            .isTrue();
+                }
+            } finally {
+                for (Socket s : stalled) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aGrantedBodySlowerThanTheDeadlineIsReadWhole() throws Exception {
         try (HttpPort port = HttpPort.open("127.0.0.1", 0, DEADLINE)) {
             port.route("/upload", exchange -> {
+                port.granted();
                 byte[] body = exchange.getRequestBody().readAllBytes();
                 HttpPort.send(exchange, 200, "text/plain", "read " + body.length + "\n");
             });
@@ -84,14 +120,19 @@ class SlowRequestsSecurityTest {
         }
     }
 
-    /** Whether the server closed {@code socket} (within a few deadlines) rather than answering or waiting. */
+    /** Whether the server closed {@code socket} within a few deadlines (after whatever it answered). */
     private static boolean closedByServer(Socket socket) throws IOException {
         socket.setSoTimeout((int) DEADLINE.toMillis() * 5);
         InputStream in = socket.getInputStream();
         try {
-            return in.read() == -1;
+            while (in.read() != -1) {
+                // the answer, if any
+            }
+            return true;
         } catch (SocketException reset) {
             return true;
+        } catch (SocketTimeoutException open) {
+            return false;
         }
     }
 
