@@ -14,8 +14,10 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.ScheduledFuture;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,8 +26,9 @@ import org.slf4j.LoggerFactory;
  * the server's before it has made a single call, and grpc-java takes as many as it is given, so that a peer without
  * credentials opening connections in a loop ran the server out of descriptors (a sandbox's exec, an upload, the next
  * client then failed). A connection past the limit, or past its address's share, is closed as soon as it is accepted,
- * before anything is read from it; its peer sees the connection reset, and a gRPC client says UNAVAILABLE and tries
- * again later. An address is as {@link PeerAddress} keys it (an IPv6 one by its /64).
+ * before anything is read from it (a gRPC client says UNAVAILABLE and tries again later); one that sends nothing within
+ * {@link #FIRST_BYTES_DEADLINE} of its opening is closed too, so that silent connections do not hold places for good.
+ * An address is as {@link PeerAddress} keys it (an IPv6 one by its /64).
  */
 public final class OpenConnections {
 
@@ -47,19 +50,32 @@ public final class OpenConnections {
      */
     public static final int MAX_CALLS_PER_CONNECTION = 4_096;
 
+    /** How long a new connection may stay silent: an honest client sends its preface (or TLS hello) at once. */
+    public static final Duration FIRST_BYTES_DEADLINE = Duration.ofSeconds(10);
+
     private static final Logger log = LoggerFactory.getLogger(OpenConnections.class);
     private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     private final EnvironmentShares open;
-    private final AtomicLong refusedSinceWarning = new AtomicLong();
-    private final AtomicLong nextWarning = new AtomicLong(System.nanoTime());
+    private final Duration firstBytesDeadline;
+    // refusals not logged yet: touched only on the accept loop's one thread
+    private long refusedSinceWarning;
+    private String lastRefusal = "";
+    private long nextWarning = System.nanoTime();
+    private boolean warningDue;
 
     /**
      * @param limit      the most connections open at once, server-wide
      * @param perAddress the most of them from one address (at least 1, at most the limit)
      */
     public OpenConnections(int limit, int perAddress) {
+        this(limit, perAddress, FIRST_BYTES_DEADLINE);
+    }
+
+    /** @param firstBytesDeadline how long a new connection may stay silent before it is closed */
+    OpenConnections(int limit, int perAddress, Duration firstBytesDeadline) {
         this.open = new EnvironmentShares("open connections", limit, perAddress);
+        this.firstBytesDeadline = firstBytesDeadline;
     }
 
     /** Connections open now, server-wide. */
@@ -111,24 +127,70 @@ public final class OpenConnections {
                 place = open.take(address, OpenConnections::refusal);
             } catch (ComputeException e) {
                 connection.unsafe().closeForcibly();
-                refused(e.getMessage());
+                refused(ctx, e.getMessage());
                 return;
             }
             // also completed when the connection fails to register: the place is given back on every path
             connection.closeFuture().addListener(closed -> place.close());
+            connection.pipeline().addFirst(new FirstBytes(firstBytesDeadline));
             ctx.fireChannelRead(connection);
         }
     }
 
-    /** A flood is logged once a minute, with how many were refused: not one line per connection. */
-    private void refused(String why) {
-        long refused = refusedSinceWarning.incrementAndGet();
-        long now = System.nanoTime();
-        long next = nextWarning.get();
-        if (now - next >= 0 && nextWarning.compareAndSet(next, now + WARN_EVERY_NANOS)) {
-            refusedSinceWarning.addAndGet(-refused);
-            log.warn("Refused {} connection(s) since the last warning; the last one: {}", refused, why);
+    /** Closes a connection that sends nothing within the deadline; steps aside at its first bytes. */
+    private static final class FirstBytes extends ChannelInboundHandlerAdapter {
+        private final Duration deadline;
+        private @Nullable ScheduledFuture<?> timer;
+
+        FirstBytes(Duration deadline) {
+            this.deadline = deadline;
         }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            timer = ctx.executor().schedule(() -> ctx.close(), deadline.toNanos(), TimeUnit.NANOSECONDS);
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            stop();
+            ctx.pipeline().remove(this);
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            stop();
+            ctx.fireChannelInactive();
+        }
+
+        private void stop() {
+            if (timer != null) {
+                timer.cancel(false);
+            }
+        }
+    }
+
+    /**
+     * A flood is logged once a minute at most, with how many were refused since: not one line per connection, and the
+     * last of a burst too (a warning falls due on the accept loop).
+     */
+    private void refused(ChannelHandlerContext ctx, String why) {
+        refusedSinceWarning++;
+        lastRefusal = why;
+        if (!warningDue) {
+            warningDue = true;
+            long wait = Math.max(0, nextWarning - System.nanoTime());
+            ctx.executor().schedule(this::warn, wait, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void warn() {
+        warningDue = false;
+        log.warn("Refused {} connection(s) since the last warning; the last one: {}", refusedSinceWarning, lastRefusal);
+        refusedSinceWarning = 0;
+        nextWarning = System.nanoTime() + WARN_EVERY_NANOS;
     }
 
     private static String refusal(EnvironmentShares.Refusal refusal, EnvironmentShares open, String address) {

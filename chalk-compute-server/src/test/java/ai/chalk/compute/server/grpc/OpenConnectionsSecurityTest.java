@@ -5,12 +5,16 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import ai.chalk.compute.server.RunningServer;
 import io.grpc.ManagedChannel;
+import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.protobuf.services.HealthStatusManager;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -125,6 +129,40 @@ class OpenConnectionsSecurityTest {
                     s.close();
                 }
             }
+        }
+    }
+
+    @Test
+    void aConnectionThatSaysNothingIsClosedAfterTheDeadline() throws Exception {
+        OpenConnections connections = new OpenConnections(8, 4, Duration.ofMillis(500));
+        HealthStatusManager health = new HealthStatusManager();
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .addService(health.getHealthService());
+        EventLoopGroup[] loops = connections.applyTo(builder);
+        Server server = builder.build().start();
+        ManagedChannel client = plain("127.0.0.1", server.getPort());
+        try (Socket silent = silent("127.0.0.1", server.getPort())) {
+            assertThat(health(client)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> connections.open() == 2);
+            silent.setSoTimeout(10_000);
+            InputStream in = silent.getInputStream();
+            try {
+                while (in.read() != -1) {
+                    // the server's preface
+                }
+            } catch (SocketException reset) {
+                // closed as well
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> connections.open() == 1);
+            Thread.sleep(1_000);
+            assertThat(connections.open())
+                    .as("a client that spoke keeps its connection, idle or not")
+                    .isEqualTo(1);
+            assertThat(health(client)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+        } finally {
+            client.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            OpenConnections.shutdown(loops);
         }
     }
 
