@@ -128,7 +128,7 @@ public final class ServerMain implements Callable<Integer> {
     @Option(
             names = "--max-sandboxes",
             description = "Sandboxes running at once, function replicas included (local and docker runtimes); more are"
-                    + " refused. Default: ${DEFAULT-VALUE}.")
+                    + " refused, and one environment runs at most half of them. Default: ${DEFAULT-VALUE}.")
     int maxSandboxes = SandboxDefaults.STANDARD.maxSandboxes();
 
     @Option(

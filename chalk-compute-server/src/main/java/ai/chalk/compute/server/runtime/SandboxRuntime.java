@@ -24,6 +24,12 @@ public interface SandboxRuntime extends AutoCloseable {
     }
 
     /**
+     * The most sandboxes this runtime runs at once (function replicas and pooled sandboxes included); a start past it
+     * is refused.
+     */
+    int maxSandboxes();
+
+    /**
      * Sandboxes this runtime started ahead of time and keeps waiting for creates (they belong to no one and are never
      * listed); none by default.
      */

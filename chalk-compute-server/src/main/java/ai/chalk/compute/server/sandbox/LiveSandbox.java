@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.sandbox;
 
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,14 +26,26 @@ public final class LiveSandbox {
 
     private boolean ended;
     private final List<String> volumes;
+    private final EnvironmentShares.Place place;
     private volatile ScheduledFuture<?> lifetimeTimer;
     private volatile boolean suspended;
 
-    LiveSandbox(String id, String environment, RuntimeSandbox runtimeSandbox, List<String> volumes) {
+    LiveSandbox(
+            String id,
+            String environment,
+            RuntimeSandbox runtimeSandbox,
+            List<String> volumes,
+            EnvironmentShares.Place place) {
         this.id = id;
         this.environment = environment;
         this.runtimeSandbox = runtimeSandbox;
         this.volumes = List.copyOf(volumes);
+        this.place = place;
+    }
+
+    /** Its place among its environment's sandboxes, given back once it has stopped. */
+    EnvironmentShares.Place place() {
+        return place;
     }
 
     /** The environment the sandbox belongs to. */

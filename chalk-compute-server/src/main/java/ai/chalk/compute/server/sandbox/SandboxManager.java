@@ -16,6 +16,7 @@ import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;
 import ai.chalk.compute.server.store.SandboxStore;
 import ai.chalk.compute.server.store.StoreException;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeUsers;
 import com.google.protobuf.util.Durations;
@@ -59,6 +60,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     private final Duration lifetime;
     private final Map<String, LiveSandbox> live = new ConcurrentHashMap<>();
     /**
+     * The sandboxes each environment runs: at most half of what the runtime runs, so that a tenant at its share
+     * leaves the other half to the others (function replicas and pooled sandboxes count in the runtime's limit only).
+     */
+    private final EnvironmentShares places;
+    /**
      * Sandboxes being terminated, by id, with their environment: a second terminate (the client's, while its lifetime
      * ran out) waits for the first to have ended it, rather than answer while its processes still run.
      */
@@ -95,6 +101,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         this.identities = identities;
         this.scheduler = scheduler;
         this.lifetime = lifetime;
+        int max = runtime.maxSandboxes();
+        this.places = new EnvironmentShares("sandboxes", max, Math.max(1, max / 2));
     }
 
     /** The runtime sandboxes run on. */
@@ -125,7 +133,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         }
         var adopted = runtime.reconcile(running);
         for (RuntimeSandbox sandbox : adopted) {
-            track(new LiveSandbox(sandbox.id(), environments.get(sandbox.id()), sandbox, List.of()), Duration.ZERO);
+            String environment = environments.get(sandbox.id());
+            // admitted under the same limits before the restart: held whatever the shares say now
+            track(
+                    new LiveSandbox(sandbox.id(), environment, sandbox, List.of(), places.hold(environment)),
+                    Duration.ZERO);
         }
         var adoptedIds = adopted.stream().map(RuntimeSandbox::id).toList();
         int lost = 0;
@@ -202,6 +214,14 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         return launch(environment, request, runtimeSpec, spec, sandboxLifetime, Optional.empty());
     }
 
+    private static String refusal(EnvironmentShares.Refusal refusal, EnvironmentShares places, String environment) {
+        return refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
+                ? "this environment runs " + places.held(environment) + " sandboxes at once, the most one environment"
+                        + " may (half of the " + places.limit() + " the server runs): terminate one first"
+                : "the server runs " + places.held() + " sandboxes at once, its limit: terminate one first, or try"
+                        + " again later";
+    }
+
     private Duration lifetimeOf(ChalkContainerSpec spec) {
         if (!spec.hasLifetime()) {
             return lifetime;
@@ -240,6 +260,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         Instant createdAt = Instant.now();
         byte[] requestBytes = request.toByteArray();
         byte[] specBytes = containerSpec.toByteArray();
+        EnvironmentShares.Place place = places.take(environment, SandboxManager::refusal);
         RuntimeSandbox started;
         try {
             // the runtime bounds the sandbox's life too where it can, so a server that dies leaves nothing forever
@@ -247,6 +268,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     ? runtime.start(spec)
                     : runtime.start(spec, sandboxLifetime);
         } catch (RuntimeStartException e) {
+            place.close();
             identities.release(spec.id());
             store.insert(
                     environment,
@@ -262,6 +284,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     buildId);
             throw ComputeException.refused("sandbox could not start: " + e.getMessage());
         } catch (RuntimeException e) {
+            place.close();
             identities.release(spec.id());
             store.insert(
                     environment,
@@ -293,6 +316,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     buildId);
         } catch (RuntimeException e) {
             started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
+            place.close();
             identities.release(spec.id());
             throw e;
         }
@@ -301,7 +325,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                         spec.id(),
                         environment,
                         started,
-                        request.getVolumesList().stream().map(v -> v.getName()).toList()),
+                        request.getVolumesList().stream().map(v -> v.getName()).toList(),
+                        place),
                 sandboxLifetime);
         log.info(
                 "Sandbox {} running on the {} runtime{}",
@@ -322,6 +347,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             if (live.remove(sandbox.id()) != null) {
                 sandbox.cancelLifetimeTimer();
                 sandbox.ended();
+                sandbox.place().close(); // before the end is seen: a create made on seeing it finds the place free
                 synchronized (sandbox) {
                     recordEnd(sandbox.id(), reason);
                 }
@@ -645,6 +671,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             try {
                 sandbox.runtime().terminate(grace);
             } finally {
+                sandbox.place().close(); // before the end is recorded and answered: the next create finds it free
                 synchronized (sandbox) {
                     recordEnd(id, "terminated: " + reason);
                 }

@@ -80,6 +80,16 @@ public final class EnvironmentShares {
         return new Place(key);
     }
 
+    /**
+     * Takes a place for {@code key} whatever the limits: for what holds one already, such as a sandbox adopted after
+     * a restart, which was admitted under the same limits before.
+     */
+    public synchronized Place hold(String key) {
+        held++;
+        byEnvironment.merge(key, 1, Integer::sum);
+        return new Place(key);
+    }
+
     /** Takes a place for {@code environment}; null when taken, else why not (and nothing is taken). */
     private synchronized Refusal tryTake(String environment) {
         int mine = byEnvironment.getOrDefault(environment, 0);

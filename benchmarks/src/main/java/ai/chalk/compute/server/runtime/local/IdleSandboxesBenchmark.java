@@ -53,9 +53,14 @@ public final class IdleSandboxesBenchmark implements Benchmark {
         int rounds = figures.rounds(200);
         hostLimits(n);
         SandboxDefaults d = SandboxDefaults.STANDARD;
+        // one environment runs at most half of the server's sandboxes: twice what the benchmark keeps alive
         LocalRuntimeOptions local = LocalRuntimeOptions.builder()
                 .defaults(new SandboxDefaults(
-                        d.memoryBytes(), d.layerBytes(), d.pidsMax(), d.openFiles(), Math.max(n + 8, d.maxSandboxes())))
+                        d.memoryBytes(),
+                        d.layerBytes(),
+                        d.pidsMax(),
+                        d.openFiles(),
+                        Math.max(2 * (n + 8), d.maxSandboxes())))
                 .build();
         HostCost bare = bareSandboxes(state, n);
         try (ComputeServer server = ComputeServer.builder()

@@ -319,6 +319,11 @@ public final class DockerRuntime implements SandboxRuntime {
     }
 
     @Override
+    public int maxSandboxes() {
+        return maxSandboxes;
+    }
+
+    @Override
     public String name() {
         return "docker";
     }

@@ -414,6 +414,11 @@ public final class LocalRuntime implements SandboxRuntime {
         return pool.idle();
     }
 
+    @Override
+    public int maxSandboxes() {
+        return defaults.maxSandboxes();
+    }
+
     /**
      * Local sandboxes never survive the server (their init dies with it), so nothing is re-adopted; the writable
      * layers and cgroups they left behind are removed, together with anything still running in those cgroups.
