@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * credentials opening connections in a loop ran the server out of descriptors (a sandbox's exec, an upload, the next
  * client then failed). A connection past the limit, or past its address's share, is closed as soon as it is accepted,
  * before anything is read from it (a gRPC client says UNAVAILABLE and tries again later); one that sends nothing within
- * {@link #FIRST_BYTES_DEADLINE} of its opening is closed too, so that silent connections do not hold places for good.
+ * {@link #FIRST_BYTES_DEADLINE} of its opening is closed too, so that a silent connection holds its place for seconds,
+ * not the 120 s of grpc-java's handshake timeout. A connection that has spoken may stay idle: an honest client's does.
  * An address is as {@link PeerAddress} keys it (an IPv6 one by its /64).
  */
 public final class OpenConnections {

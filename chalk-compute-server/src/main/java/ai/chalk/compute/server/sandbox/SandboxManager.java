@@ -254,13 +254,20 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             Optional<String> buildId) {
         Optional<String> name =
                 request.hasName() && !request.getName().isBlank() ? Optional.of(request.getName()) : Optional.empty();
-        if (name.isPresent() && name.get().length() > 255) {
-            throw ComputeException.invalid("name is " + name.get().length() + " characters; at most 255 are allowed");
+        EnvironmentShares.Place place;
+        try {
+            if (name.isPresent() && name.get().length() > 255) {
+                throw ComputeException.invalid(
+                        "name is " + name.get().length() + " characters; at most 255 are allowed");
+            }
+            place = places.take(environment, SandboxManager::refusal);
+        } catch (ComputeException e) {
+            identities.release(spec.id()); // granted for a sandbox that will not start
+            throw e;
         }
         Instant createdAt = Instant.now();
         byte[] requestBytes = request.toByteArray();
         byte[] specBytes = containerSpec.toByteArray();
-        EnvironmentShares.Place place = places.take(environment, SandboxManager::refusal);
         RuntimeSandbox started;
         try {
             // the runtime bounds the sandbox's life too where it can, so a server that dies leaves nothing forever
@@ -315,9 +322,12 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     null,
                     buildId);
         } catch (RuntimeException e) {
-            started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
-            place.close();
-            identities.release(spec.id());
+            try {
+                started.terminate(Duration.ZERO); // a sandbox nobody could ever find again must not keep running
+            } finally {
+                place.close();
+                identities.release(spec.id());
+            }
             throw e;
         }
         track(

@@ -230,31 +230,10 @@ class ServerMemorySecurityTest {
             });
             assertThat(budget.used()).isZero();
             // once the others are done, the same command fits
-            assertThat(server.processes()
-                            .withMaxInboundMessageSize(64 * MIB)
-                            .execCommand(ExecCommandRequest.newBuilder()
-                                    .setSandboxId(id)
-                                    .setCommand("head")
-                                    .addArgs("-c")
-                                    .addArgs("8388608")
-                                    .addArgs("/dev/zero")
-                                    .build())
-                            .getStdout()
-                            .size())
-                    .isEqualTo(8 * MIB);
+            assertThat(zeros(server, id, 8 * MIB)).isEqualTo(8 * MIB);
             // the budget is given back before the answer: commands in a row, each holding more than half of it, fit
             for (int i = 0; i < 10; i++) {
-                assertThat(server.processes()
-                                .withMaxInboundMessageSize(64 * MIB)
-                                .execCommand(ExecCommandRequest.newBuilder()
-                                        .setSandboxId(id)
-                                        .setCommand("head")
-                                        .addArgs("-c")
-                                        .addArgs(String.valueOf(12 * MIB))
-                                        .addArgs("/dev/zero")
-                                        .build())
-                                .getStdout()
-                                .size())
+                assertThat(zeros(server, id, 12 * MIB))
                         .as("command %d in a row", i)
                         .isEqualTo(12 * MIB);
                 assertThat(budget.used()).isZero();
@@ -262,6 +241,21 @@ class ServerMemorySecurityTest {
             assertThat(echo(server, id)).isEqualTo("still serving\n");
             server.terminate(id);
         }
+    }
+
+    /** Runs {@code head -c bytes /dev/zero} with ExecCommand and returns how many bytes of output came back. */
+    private static int zeros(RunningServer server, String id, int bytes) {
+        return server.processes()
+                .withMaxInboundMessageSize(64 * MIB)
+                .execCommand(ExecCommandRequest.newBuilder()
+                        .setSandboxId(id)
+                        .setCommand("head")
+                        .addArgs("-c")
+                        .addArgs(String.valueOf(bytes))
+                        .addArgs("/dev/zero")
+                        .build())
+                .getStdout()
+                .size();
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.proto.container.v1.ChalkWorkloadIdentity;
 import ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.GetSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc;
@@ -59,6 +60,17 @@ class SandboxSharesSecurityTest {
                 assertThat(refused.getStatus().getDescription())
                         .contains("this environment runs 2 sandboxes at once, the most one environment may (half of"
                                 + " the 4 the server runs): terminate one first");
+                // a refused create that asked for a workload identity leaves no token behind
+                long identities = identities(dataDir);
+                StatusRuntimeException withIdentity = catchThrowableOfType(
+                        () -> sandboxes(dev)
+                                .createSandbox(CreateSandboxRequest.newBuilder()
+                                        .setSpec(ChalkContainerSpec.newBuilder()
+                                                .setChalkWorkloadIdentity(ChalkWorkloadIdentity.getDefaultInstance()))
+                                        .build()),
+                        StatusRuntimeException.class);
+                assertThat(withIdentity.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(identities(dataDir)).isEqualTo(identities);
 
                 // the other half is the other environments'
                 String prodFirst = create(prod);
@@ -93,6 +105,13 @@ class SandboxSharesSecurityTest {
                 dev.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
+        }
+    }
+
+    /** The workload identities the server keeps (a directory each, its token refreshed until released). */
+    private static long identities(Path dataDir) throws java.io.IOException {
+        try (var dirs = java.nio.file.Files.list(dataDir.resolve("identity"))) {
+            return dirs.count();
         }
     }
 
