@@ -15,12 +15,38 @@ import java.util.function.Supplier;
  * The server's HTTP port (the JDK's own HTTP server: a few small documents and streamed transfers, no framework
  * needed). Routes are registered before clients are told the URL; anything else answers 404 or 405. An exchange must be
  * done within {@link ExchangeThreads#DEADLINE}, or its connection is closed, unless its handler grants it more
- * ({@link #granted()}).
+ * ({@link #granted()}). It keeps at most {@value #DEFAULT_MAX_CONNECTIONS} connections open (the JDK's
+ * {@code -Djdk.httpserver.maxConnections}, which it reads once per JVM: an application that opened a JDK HTTP server of
+ * its own before this port keeps the limit it had), none per address: the JDK's server has no such share.
  */
 public final class HttpPort implements AutoCloseable {
 
     /** Requests served at once; more wait for a thread. */
     static final int MAX_CONCURRENT_EXCHANGES = 16;
+
+    /**
+     * The JVM-wide system property the JDK's server reads, once, for the most connections it keeps open (none by
+     * default): each holds a file descriptor, and a peer without credentials opening connections in a loop ran the
+     * server out of them (a sandbox's exec, an upload, a gRPC client then failed). A connection past it is closed as
+     * soon as it is accepted; one that sends no request is closed by the JDK's server after about 30 s (its idle interval).
+     */
+    static final String MAX_CONNECTIONS_PROPERTY = "jdk.httpserver.maxConnections";
+
+    /** The default of {@link #MAX_CONNECTIONS_PROPERTY}: an eighth of the gRPC port's, well within the descriptors. */
+    static final int DEFAULT_MAX_CONNECTIONS = 1_024;
+
+    /**
+     * Connections the kernel completes before the JDK's server accepts them (its accept loop takes one at a time): a
+     * full queue drops new connections' first packets, which their clients send again only a second or more later.
+     */
+    private static final int BACKLOG = 1_024;
+
+    static {
+        // read when the JDK's server is first used, so before any port opens; a value the JVM was given is kept
+        if (System.getProperty(MAX_CONNECTIONS_PROPERTY) == null) {
+            System.setProperty(MAX_CONNECTIONS_PROPERTY, Integer.toString(DEFAULT_MAX_CONNECTIONS));
+        }
+    }
 
     private final HttpServer server;
     private final ExchangeThreads threads;
@@ -45,7 +71,7 @@ public final class HttpPort implements AutoCloseable {
     static HttpPort open(String host, int port, Duration deadline) throws IOException {
         HttpServer server;
         try {
-            server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), 64);
+            server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), BACKLOG);
         } catch (IOException e) {
             throw new IOException(
                     "cannot listen for HTTP on " + host + ":" + port + ": " + e.getMessage()
