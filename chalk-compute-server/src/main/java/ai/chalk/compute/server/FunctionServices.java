@@ -122,6 +122,7 @@ final class FunctionServices implements AutoCloseable {
         FunctionLogs logs = new FunctionLogs();
         WorkerPools pools = new WorkerPools(
                 runtime,
+                sandboxes::place,
                 java,
                 dataDir.resolve("functions").resolve("run"),
                 executor,

@@ -105,6 +105,17 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         this.places = new EnvironmentShares("sandboxes", max, Math.max(1, max / 2));
     }
 
+    /**
+     * A place among {@code environment}'s sandboxes for one the server starts on the runtime itself, a function's
+     * replica: it counts with the environment's sandboxes (at most half the server's) and in the server's limit, until
+     * it is closed. Without it, a tenant at its share filled the rest of the server with replicas.
+     *
+     * @throws ComputeException RESOURCE_EXHAUSTED past the environment's share or the server's limit, saying which
+     */
+    public EnvironmentShares.Place place(String environment) {
+        return places.take(environment, SandboxManager::refusal);
+    }
+
     /** The runtime sandboxes run on. */
     public SandboxRuntime runtime() {
         return runtime;

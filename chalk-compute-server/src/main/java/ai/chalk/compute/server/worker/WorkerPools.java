@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -23,6 +25,7 @@ import java.util.function.Supplier;
 public final class WorkerPools implements AutoCloseable {
 
     private final SandboxRuntime runtime;
+    private final Function<String, EnvironmentShares.Place> places;
     private final WorkerJava java;
     private final Path runRoot;
     private final ExecutorService executor;
@@ -47,6 +50,8 @@ public final class WorkerPools implements AutoCloseable {
     }
 
     /**
+     * @param places   a replica's place among its environment's sandboxes, taken before it starts (a refusal is a
+     *                 {@code ComputeException}) and given back when it stops
      * @param java     the Java replicas run, and where
      * @param runRoot  where replicas' run directories (their sockets) are made
      * @param executor runs replica starts and output readers
@@ -55,6 +60,7 @@ public final class WorkerPools implements AutoCloseable {
      */
     public WorkerPools(
             SandboxRuntime runtime,
+            Function<String, EnvironmentShares.Place> places,
             WorkerJava java,
             Path runRoot,
             ExecutorService executor,
@@ -62,6 +68,7 @@ public final class WorkerPools implements AutoCloseable {
             FunctionLogs logs) {
         this.logs = logs;
         this.runtime = runtime;
+        this.places = places;
         this.java = java;
         this.runRoot = runRoot;
         this.executor = executor;
@@ -94,7 +101,7 @@ public final class WorkerPools implements AutoCloseable {
             if (shared == null) {
                 Shared fresh = new Shared(unit);
                 fresh.pool = new ReplicaPool(
-                        (wid, l) -> WorkerReplica.start(wid, runtime, java, runRoot, l, executor, server, logs),
+                        (wid, l) -> WorkerReplica.start(wid, runtime, places, java, runRoot, l, executor, server, logs),
                         launch.get(),
                         scale.get(),
                         executor,

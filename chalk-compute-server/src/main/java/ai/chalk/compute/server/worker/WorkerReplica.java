@@ -5,6 +5,7 @@ import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.auth.WorkloadTokens;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
@@ -15,6 +16,7 @@ import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.PinnedSocket;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.CallOptions;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -48,6 +50,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 /**
  * One replica of a function revision: a sandbox running the worker JVM, which serves the protocol's
@@ -66,6 +69,9 @@ public final class WorkerReplica implements AutoCloseable {
 
     private final String id;
     private final RuntimeSandbox sandbox;
+    /** Its place among its environment's sandboxes, given back when it stops. */
+    private final EnvironmentShares.Place place;
+
     private final RuntimeProcess process;
     private final WorkerOutput output;
     private final ManagedChannel channel;
@@ -82,6 +88,7 @@ public final class WorkerReplica implements AutoCloseable {
     private WorkerReplica(
             String id,
             RuntimeSandbox sandbox,
+            EnvironmentShares.Place place,
             RuntimeProcess process,
             WorkerOutput output,
             ManagedChannel channel,
@@ -93,6 +100,7 @@ public final class WorkerReplica implements AutoCloseable {
         this.id = id;
         this.runDir = runDir;
         this.sandbox = sandbox;
+        this.place = place;
         this.process = process;
         this.output = output;
         this.channel = channel;
@@ -108,6 +116,7 @@ public final class WorkerReplica implements AutoCloseable {
     public static WorkerReplica start(
             String id,
             SandboxRuntime runtime,
+            Function<String, EnvironmentShares.Place> places,
             WorkerJava serverWorkers,
             Path runRoot,
             WorkerLaunch launch,
@@ -132,6 +141,12 @@ public final class WorkerReplica implements AutoCloseable {
             throw new WorkerDiedException("worker " + id + " could not start: " + e.getMessage());
         }
         RuntimeSandbox sandbox;
+        EnvironmentShares.Place place;
+        try {
+            place = places.apply(launch.environment());
+        } catch (ComputeException e) {
+            throw new WorkerDiedException("worker " + id + " could not start: " + e.getMessage());
+        }
         // the replica's calls to the server act in its function's environment, and only there
         Optional<Path> identity = server.map(
                 s -> s.tokens().issue(id, new Caller(launch.environment(), launch.workload(), Caller.Kind.WORKLOAD)));
@@ -151,9 +166,14 @@ public final class WorkerReplica implements AutoCloseable {
                             List.of(),
                             bindings(runtime, java, launch, runDir, server.map(ServerAccess::socketDir), identity))));
         } catch (IOException | RuntimeStartException e) {
+            place.close();
             server.ifPresent(s -> s.tokens().release(id));
             throw new WorkerDiedException(
                     "worker " + id + " could not start its sandbox: " + e.getMessage() + remedy(java));
+        } catch (RuntimeException e) {
+            place.close();
+            server.ifPresent(s -> s.tokens().release(id));
+            throw e;
         }
         long sandboxStarted = System.nanoTime();
         WorkerOutput output = new WorkerOutput(id, launch.environment(), launch.functionNames(), logs);
@@ -168,6 +188,7 @@ public final class WorkerReplica implements AutoCloseable {
                     Optional.empty()));
         } catch (ProcessStartException | RuntimeException e) {
             sandbox.terminate(Duration.ZERO);
+            place.close();
             server.ifPresent(s -> s.tokens().release(id));
             throw new WorkerDiedException("worker " + id + " could not start " + java.describe() + " in its sandbox: "
                     + e.getMessage() + remedy(java));
@@ -187,6 +208,7 @@ public final class WorkerReplica implements AutoCloseable {
             socket = awaitSocket(id, runDir, process, output, launch.readyTimeout());
         } catch (WorkerDiedException e) {
             sandbox.terminate(Duration.ZERO);
+            place.close();
             server.ifPresent(s -> s.tokens().release(id));
             throw e;
         }
@@ -207,7 +229,7 @@ public final class WorkerReplica implements AutoCloseable {
         }
         ManagedChannel channel = builder.build();
         WorkerReplica replica = new WorkerReplica(
-                id, sandbox, process, output, channel, runDir, socket, server.map(ServerAccess::tokens));
+                id, sandbox, place, process, output, channel, runDir, socket, server.map(ServerAccess::tokens));
         try {
             replica.awaitServing(launch.readyTimeout());
         } catch (WorkerDiedException e) {
@@ -571,6 +593,7 @@ public final class WorkerReplica implements AutoCloseable {
         channel.shutdownNow();
         socket.close();
         sandbox.terminate(Duration.ofSeconds(1));
+        place.close();
         tokens.ifPresent(t -> t.release(id));
         try (var files = Files.list(runDir)) {
             for (Path p : (Iterable<Path>) files::iterator) {
