@@ -172,7 +172,7 @@ public record ConnectionSettings(
     public ManagedChannel openChannel() {
         var builder = Grpc.newChannelBuilder(target, credentials());
         if (builder instanceof NettyChannelBuilder netty) {
-            // exec output comes in 1 MiB messages: with gRPC's 1 MiB window a fast stream stops at every message
+            // exec output comes in 256 KiB messages: with gRPC's 1 MiB window a fast stream stops every few messages
             // for a window update; the window still grows past this where gRPC measures a larger bandwidth-delay
             // product, and what a call holds stays bounded by it and the messages the SDK asks for ahead
             netty.initialFlowControlWindow(FLOW_CONTROL_WINDOW);

@@ -49,9 +49,9 @@ final class ExecCall implements ClientResponseObserver<ExecRequest, ExecResponse
 
     /**
      * Messages requested ahead of the consumer: the most that wait in {@link #inbox}. A server's output message holds
-     * up to 1 MiB (ours), so this keeps at most 8 MiB per call while the transport stays busy.
+     * up to 256 KiB (ours), so this keeps a few MiB per call at most while the transport stays busy.
      */
-    static final int PREFETCH = 8;
+    static final int PREFETCH = 16;
     /**
      * Messages asked for at once as the consumer takes them: each ask is a task on the transport's thread, so they go
      * in batches; at least {@code PREFETCH - REQUEST_BATCH} stay asked for, enough to keep the server sending.

@@ -53,7 +53,7 @@ public final class SessionLog {
         synchronized (this) {
             long size = size(event);
             if (size > capacityBytes) {
-                // one chunk larger than the whole buffer (the pumps read up to 1 MiB at a time): keep its
+                // one chunk larger than the whole buffer (the pumps read up to 256 KiB at a time): keep its
                 // tail and number its head as an event dropped on arrival, so the end of the output
                 // survives the terminal event and a reader is told of the loss (a copy: a substring would
                 // keep the whole chunk's array alive, more than the buffer may hold)

@@ -356,12 +356,9 @@ final class SandboxCommands {
 
     /**
      * The size an exec's stdout pipe is grown to by the helper inside the sandbox (as the sandbox's own user, without
-     * capabilities), so that a command writing much output does so in fewer, bigger pieces: an exec's output chunk,
-     * and the most an unprivileged process may ask for ({@code fs.pipe-max-size}'s default). Its pages count against
-     * the sandbox's own user (each sandbox has an id range of its own): past {@code fs.pipe-user-pages-soft} (64 MiB,
-     * some 60 execs at once) the kernel refuses the growth and that sandbox's pipes stay small.
+     * capabilities), so that a command writing much output does so in fewer, bigger pieces: an exec's output chunk.
      */
-    static final int STDOUT_PIPE = 1024 * 1024;
+    static final int STDOUT_PIPE = 256 * 1024;
 
     /** {@code fcntl(F_SETPIPE_SZ)} on stdout, in perl; its failure (no pipe, the host's limits) changes nothing. */
     private static final String GROW_STDOUT = "fcntl(STDOUT, 1031, " + STDOUT_PIPE + ");\n";
