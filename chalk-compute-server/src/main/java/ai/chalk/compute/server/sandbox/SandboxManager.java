@@ -61,7 +61,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     private final Map<String, LiveSandbox> live = new ConcurrentHashMap<>();
     /**
      * The sandboxes each environment runs: at most half of what the runtime runs, so that a tenant at its share
-     * leaves the other half to the others (function replicas and pooled sandboxes count in the runtime's limit only).
+     * leaves the other half to the others; a function's replicas take theirs here too ({@link #place}), pooled
+     * sandboxes count in the runtime's limit only.
      */
     private final EnvironmentShares places;
     /**

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BooleanSupplier;
@@ -234,7 +235,8 @@ public final class ReplicaPool implements AutoCloseable {
      * before the next attempt, or throws UNAVAILABLE when the policy allows no more.
      */
     private void lost(WorkerReplica replica, WorkerDiedException e, int attempt, String callId) {
-        died(replica, e.getMessage());
+        // the next attempt may start a replica: the dead one gives its place back first
+        died(replica, e.getMessage()).handle((ignored, failure) -> null).join();
         if (attempt >= scale.calls().maxRetries()) {
             throw Status.UNAVAILABLE
                     .withDescription(e.getMessage() + (attempt > 0 ? " (tried " + (attempt + 1) + " times)" : ""))
@@ -426,7 +428,13 @@ public final class ReplicaPool implements AutoCloseable {
         return replicas.contains(r);
     }
 
-    private void died(WorkerReplica r, String why) {
+    /**
+     * Drops a dead replica, closes it, then starts what the pool lacks: in that order, so that the replacement finds
+     * the dead one's place among its environment's sandboxes free (an environment at its share was refused before).
+     *
+     * @return done once the dead replica is closed
+     */
+    private CompletableFuture<Void> died(WorkerReplica r, String why) {
         boolean removed;
         synchronized (this) {
             removed = replicas.remove(r);
@@ -434,11 +442,13 @@ public final class ReplicaPool implements AutoCloseable {
                 lastError = Optional.of(why);
             }
         }
-        if (removed) {
-            log.warn("Replica {} of revision {} died: {}", r.id(), launch.revisionId(), why);
-            executor.execute(r::close);
-            fill();
+        if (!removed) {
+            return CompletableFuture.completedFuture(null);
         }
+        log.warn("Replica {} of revision {} died: {}", r.id(), launch.revisionId(), why);
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(r::close, executor);
+        closed.whenComplete((ignored, failure) -> fill());
+        return closed;
     }
 
     /** Stops replicas above {@code min} idle for longer than the shutdown delay. */

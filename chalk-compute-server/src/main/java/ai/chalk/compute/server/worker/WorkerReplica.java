@@ -147,102 +147,115 @@ public final class WorkerReplica implements AutoCloseable {
         } catch (ComputeException e) {
             throw new WorkerDiedException("worker " + id + " could not start: " + e.getMessage());
         }
-        // the replica's calls to the server act in its function's environment, and only there
-        Optional<Path> identity = server.map(
-                s -> s.tokens().issue(id, new Caller(launch.environment(), launch.workload(), Caller.Kind.WORKLOAD)));
+        boolean kept = false;
         try {
-            Files.createDirectories(runDir);
-            Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
-            // the function's network policy, as a sandbox's: its calls to the server go over the socket, not this
-            sandbox = runtime.start(launch.network()
-                    .get()
-                    .applyTo(new SandboxSpec(
-                            id,
-                            java.image().orElse(""),
-                            env,
-                            WorkerLaunch.RUN_MOUNT,
-                            launch.limits(),
-                            false,
-                            List.of(),
-                            bindings(runtime, java, launch, runDir, server.map(ServerAccess::socketDir), identity))));
-        } catch (IOException | RuntimeStartException e) {
-            place.close();
-            server.ifPresent(s -> s.tokens().release(id));
-            throw new WorkerDiedException(
-                    "worker " + id + " could not start its sandbox: " + e.getMessage() + remedy(java));
-        } catch (RuntimeException e) {
-            place.close();
-            server.ifPresent(s -> s.tokens().release(id));
-            throw e;
+            // the replica's calls to the server act in its function's environment, and only there
+            Optional<Path> identity = server.map(s ->
+                    s.tokens().issue(id, new Caller(launch.environment(), launch.workload(), Caller.Kind.WORKLOAD)));
+            try {
+                Files.createDirectories(runDir);
+                Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
+                // the function's network policy, as a sandbox's: its calls to the server go over the socket, not this
+                sandbox = runtime.start(launch.network()
+                        .get()
+                        .applyTo(new SandboxSpec(
+                                id,
+                                java.image().orElse(""),
+                                env,
+                                WorkerLaunch.RUN_MOUNT,
+                                launch.limits(),
+                                false,
+                                List.of(),
+                                bindings(
+                                        runtime,
+                                        java,
+                                        launch,
+                                        runDir,
+                                        server.map(ServerAccess::socketDir),
+                                        identity))));
+            } catch (IOException | RuntimeStartException e) {
+                place.close();
+                server.ifPresent(s -> s.tokens().release(id));
+                throw new WorkerDiedException(
+                        "worker " + id + " could not start its sandbox: " + e.getMessage() + remedy(java));
+            }
+            long sandboxStarted = System.nanoTime();
+            WorkerOutput output = new WorkerOutput(id, launch.environment(), launch.functionNames(), logs);
+            RuntimeProcess process;
+            try {
+                List<String> command = java.command(jvmArgs(launch, java));
+                process = sandbox.exec(new ProcessSpec(
+                        command.get(0),
+                        command.subList(1, command.size()),
+                        Optional.of(WorkerLaunch.RUN_MOUNT),
+                        workerEnv(id, launch, server.isPresent()),
+                        Optional.empty()));
+            } catch (ProcessStartException | RuntimeException e) {
+                sandbox.terminate(Duration.ZERO);
+                place.close();
+                server.ifPresent(s -> s.tokens().release(id));
+                throw new WorkerDiedException("worker " + id + " could not start " + java.describe()
+                        + " in its sandbox: " + e.getMessage() + remedy(java));
+            }
+            long execed = System.nanoTime();
+            try {
+                process.stdin().close();
+            } catch (IOException e) {
+                // it exited already; the wait below says so
+            }
+            output.follow(process.stdout(), "stdout", executor);
+            output.follow(process.stderr(), "stderr", executor);
+            // directExecutor: the call's callbacks only complete a future, so they run on the channel's event loop
+            // instead of costing a hand-off to another thread per message
+            PinnedSocket socket;
+            try {
+                socket = awaitSocket(id, runDir, process, output, launch.readyTimeout());
+            } catch (WorkerDiedException e) {
+                sandbox.terminate(Duration.ZERO);
+                place.close();
+                server.ifPresent(s -> s.tokens().release(id));
+                throw e;
+            }
+            long socketSeen = System.nanoTime();
+            // no gRPC retries: the pool retries a call whose worker died (CallPolicy), and gRPC's own retry machinery
+            // (a buffered copy of each call's messages and a substream per attempt) otherwise runs on every call
+            // a reply may be as large as the largest request the server takes from its clients (33 MiB,
+            // ComputeServer.MAX_MESSAGE_BYTES), not only gRPC's default 4 MiB; a larger one fails the call with
+            // RESOURCE_EXHAUSTED naming both sizes
+            var builder = Grpc.newChannelBuilder("unix://" + socket.address(), InsecureChannelCredentials.create())
+                    .directExecutor()
+                    .disableRetry()
+                    .maxInboundMessageSize(33 << 20);
+            if (builder instanceof NettyChannelBuilder netty) {
+                // gRPC asks for TCP keep-alive on every connection, which a unix socket has not: Netty would warn about
+                // it each time
+                netty.withOption(ChannelOption.SO_KEEPALIVE, null);
+            }
+            ManagedChannel channel = builder.build();
+            WorkerReplica replica = new WorkerReplica(
+                    id, sandbox, place, process, output, channel, runDir, socket, server.map(ServerAccess::tokens));
+            try {
+                replica.awaitServing(launch.readyTimeout());
+            } catch (WorkerDiedException e) {
+                replica.close();
+                throw e;
+            }
+            long serving = System.nanoTime();
+            replica.startPhases = new StartPhases(
+                    (sandboxStarted - begun) / 1_000_000,
+                    (execed - sandboxStarted) / 1_000_000,
+                    (socketSeen - execed) / 1_000_000,
+                    (serving - socketSeen) / 1_000_000);
+            kept = true;
+            return replica;
+        } finally {
+            if (!kept) {
+                // however the start failed (an unchecked exception too: a full disk, a closed executor), no replica
+                // holds the place or the identity; both give back once, so the paths above that did are unharmed
+                place.close();
+                server.ifPresent(s -> s.tokens().release(id));
+            }
         }
-        long sandboxStarted = System.nanoTime();
-        WorkerOutput output = new WorkerOutput(id, launch.environment(), launch.functionNames(), logs);
-        RuntimeProcess process;
-        try {
-            List<String> command = java.command(jvmArgs(launch, java));
-            process = sandbox.exec(new ProcessSpec(
-                    command.get(0),
-                    command.subList(1, command.size()),
-                    Optional.of(WorkerLaunch.RUN_MOUNT),
-                    workerEnv(id, launch, server.isPresent()),
-                    Optional.empty()));
-        } catch (ProcessStartException | RuntimeException e) {
-            sandbox.terminate(Duration.ZERO);
-            place.close();
-            server.ifPresent(s -> s.tokens().release(id));
-            throw new WorkerDiedException("worker " + id + " could not start " + java.describe() + " in its sandbox: "
-                    + e.getMessage() + remedy(java));
-        }
-        long execed = System.nanoTime();
-        try {
-            process.stdin().close();
-        } catch (IOException e) {
-            // it exited already; the wait below says so
-        }
-        output.follow(process.stdout(), "stdout", executor);
-        output.follow(process.stderr(), "stderr", executor);
-        // directExecutor: the call's callbacks only complete a future, so they run on the channel's event loop
-        // instead of costing a hand-off to another thread per message
-        PinnedSocket socket;
-        try {
-            socket = awaitSocket(id, runDir, process, output, launch.readyTimeout());
-        } catch (WorkerDiedException e) {
-            sandbox.terminate(Duration.ZERO);
-            place.close();
-            server.ifPresent(s -> s.tokens().release(id));
-            throw e;
-        }
-        long socketSeen = System.nanoTime();
-        // no gRPC retries: the pool retries a call whose worker died (CallPolicy), and gRPC's own retry machinery
-        // (a buffered copy of each call's messages and a substream per attempt) otherwise runs on every call
-        // a reply may be as large as the largest request the server takes from its clients (33 MiB,
-        // ComputeServer.MAX_MESSAGE_BYTES), not only gRPC's default 4 MiB; a larger one fails the call with
-        // RESOURCE_EXHAUSTED naming both sizes
-        var builder = Grpc.newChannelBuilder("unix://" + socket.address(), InsecureChannelCredentials.create())
-                .directExecutor()
-                .disableRetry()
-                .maxInboundMessageSize(33 << 20);
-        if (builder instanceof NettyChannelBuilder netty) {
-            // gRPC asks for TCP keep-alive on every connection, which a unix socket has not: Netty would warn about
-            // it each time
-            netty.withOption(ChannelOption.SO_KEEPALIVE, null);
-        }
-        ManagedChannel channel = builder.build();
-        WorkerReplica replica = new WorkerReplica(
-                id, sandbox, place, process, output, channel, runDir, socket, server.map(ServerAccess::tokens));
-        try {
-            replica.awaitServing(launch.readyTimeout());
-        } catch (WorkerDiedException e) {
-            replica.close();
-            throw e;
-        }
-        long serving = System.nanoTime();
-        replica.startPhases = new StartPhases(
-                (sandboxStarted - begun) / 1_000_000,
-                (execed - sandboxStarted) / 1_000_000,
-                (socketSeen - execed) / 1_000_000,
-                (serving - socketSeen) / 1_000_000);
-        return replica;
     }
 
     private static List<SandboxSpec.VolumeBinding> bindings(
