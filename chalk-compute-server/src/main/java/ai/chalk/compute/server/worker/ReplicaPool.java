@@ -12,8 +12,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -235,8 +238,15 @@ public final class ReplicaPool implements AutoCloseable {
      * before the next attempt, or throws UNAVAILABLE when the policy allows no more.
      */
     private void lost(WorkerReplica replica, WorkerDiedException e, int attempt, String callId) {
-        // the next attempt may start a replica: the dead one gives its place back first
-        died(replica, e.getMessage()).handle((ignored, failure) -> null).join();
+        // the next attempt may start a replica: the dead one gives its place back first (its sandbox's end takes a
+        // second at most; the wait is bounded all the same)
+        try {
+            died(replica, e.getMessage()).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException notClosed) {
+            log.debug("Replica {} not closed before the next attempt of call {}: {}", replica.id(), callId, notClosed);
+        }
         if (attempt >= scale.calls().maxRetries()) {
             throw Status.UNAVAILABLE
                     .withDescription(e.getMessage() + (attempt > 0 ? " (tried " + (attempt + 1) + " times)" : ""))
@@ -443,7 +453,7 @@ public final class ReplicaPool implements AutoCloseable {
             }
         }
         if (!removed) {
-            return CompletableFuture.completedFuture(null);
+            return r.stopped(); // whoever removed it closes it
         }
         log.warn("Replica {} of revision {} died: {}", r.id(), launch.revisionId(), why);
         CompletableFuture<Void> closed = CompletableFuture.runAsync(r::close, executor);

@@ -72,6 +72,8 @@ public final class WorkerReplica implements AutoCloseable {
     /** Its place among its environment's sandboxes, given back when it stops. */
     private final EnvironmentShares.Place place;
 
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+
     private final RuntimeProcess process;
     private final WorkerOutput output;
     private final ManagedChannel channel;
@@ -602,6 +604,19 @@ public final class WorkerReplica implements AutoCloseable {
     /** Stops the worker and its sandbox, and removes its run directory. */
     @Override
     public void close() {
+        try {
+            stop();
+        } finally {
+            stopped.complete(null);
+        }
+    }
+
+    /** Done once {@link #close} has stopped the replica and given back its place. */
+    CompletableFuture<Void> stopped() {
+        return stopped;
+    }
+
+    private void stop() {
         closed = true;
         channel.shutdownNow();
         socket.close();

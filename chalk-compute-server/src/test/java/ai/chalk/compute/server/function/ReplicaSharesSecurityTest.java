@@ -69,6 +69,12 @@ class ReplicaSharesSecurityTest {
                 // a place the tenant frees is its replica's; its sandboxes and replica together stay at its share
                 terminate(dev, first);
                 assertThat(echo(dev)).endsWith("|ping");
+                // a replica that dies gives its place back before the call that lost it answers: the next call's
+                // replica finds it free
+                StatusRuntimeException crashed =
+                        catchThrowableOfType(() -> call(dev, "crash"), StatusRuntimeException.class);
+                assertThat(crashed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                assertThat(echo(dev)).endsWith("|ping");
                 StatusRuntimeException full = catchThrowableOfType(() -> create(dev), StatusRuntimeException.class);
                 assertThat(full.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                 assertThat(full.getStatus().getDescription()).contains("this environment runs 2 sandboxes at once");
@@ -88,7 +94,7 @@ class ReplicaSharesSecurityTest {
                                 ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
                 .setConfig(FunctionConfig.newBuilder()
                         .putOptions("chalk_compute.code", code.manifestDigest)
-                        .putOptions("chalk_compute.functions", "echo=t.W#echo")
+                        .putOptions("chalk_compute.functions", "echo=t.W#echo,crash=t.W#crash")
                         .putOptions("chalk_compute.worker", "plain"))
                 .build();
     }
@@ -99,11 +105,15 @@ class ReplicaSharesSecurityTest {
     }
 
     private static String echo(ManagedChannel channel) {
+        return call(channel, "echo");
+    }
+
+    private static String call(ManagedChannel channel, String function) {
         return catalog(channel)
                 .callExternalFunction(CallExternalFunctionRequest.newBuilder()
                         .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("shared"))
                         .setRemoteCallRequest(CallFunctionRequest.newBuilder()
-                                .setName("echo")
+                                .setName(function)
                                 .setFeatherStream(ByteString.copyFromUtf8("ping")))
                         .build())
                 .getRemoteCallResponse()
