@@ -17,7 +17,8 @@ import java.util.function.Supplier;
  * done within {@link ExchangeThreads#DEADLINE}, or its connection is closed, unless its handler grants it more
  * ({@link #granted()}). It keeps at most {@value #DEFAULT_MAX_CONNECTIONS} connections open (the JDK's
  * {@code -Djdk.httpserver.maxConnections}, which it reads once per JVM: an application that opened a JDK HTTP server of
- * its own before this port keeps the limit it had), none per address: the JDK's server has no such share.
+ * its own before this port keeps the limit it had, and its servers opened after share this one's; JDK 17.0.5 or later
+ * reads it), none per address: the JDK's server has no such share.
  */
 public final class HttpPort implements AutoCloseable {
 
@@ -28,7 +29,7 @@ public final class HttpPort implements AutoCloseable {
      * The JVM-wide system property the JDK's server reads, once, for the most connections it keeps open (none by
      * default): each holds a file descriptor, and a peer without credentials opening connections in a loop ran the
      * server out of them (a sandbox's exec, an upload, a gRPC client then failed). A connection past it is closed as
-     * soon as it is accepted; one that sends no request is closed by the JDK's server after about 30 s (its idle interval).
+     * soon as it is accepted; one that sends no request is closed by the JDK's server after 30 to 40 s (its idle timer).
      */
     static final String MAX_CONNECTIONS_PROPERTY = "jdk.httpserver.maxConnections";
 

@@ -46,9 +46,15 @@ class HttpConnectionsSecurityTest {
                 .start();
         List<SocketChannel> flood = new ArrayList<>();
         try {
-            URI url =
-                    URI.create(new BufferedReader(new InputStreamReader(port.getInputStream(), StandardCharsets.UTF_8))
-                            .readLine());
+            // the port's URL, past anything the JVM says first (a JAVA_TOOL_OPTIONS notice)
+            BufferedReader out =
+                    new BufferedReader(new InputStreamReader(port.getInputStream(), StandardCharsets.UTF_8));
+            String line = out.readLine();
+            while (line != null && !line.startsWith("http://")) {
+                line = out.readLine();
+            }
+            assertThat(line).as("the port's URL").isNotNull();
+            URI url = URI.create(line);
             long before = descriptors(port);
             // from many threads, as a flood comes: one connect at a time waits out each SYN the full backlog dropped
             ExecutorService connecting = Executors.newFixedThreadPool(32);
