@@ -146,12 +146,14 @@ public final class ComputeServer implements AutoCloseable {
         MemoryBudgets ofHeap = MemoryBudgets.ofHeap(Runtime.getRuntime().maxMemory());
         this.budgets = MemoryBudgets.withReceivedMessages(
                 config.sessionOutputBudget >= 0
-                        ? new ByteBudget(ofHeap.sessionOutput().what(), config.sessionOutputBudget)
-                        : ofHeap.sessionOutput(),
-                config.stdinBudget >= 0 ? new ByteBudget(ofHeap.stdin().what(), config.stdinBudget) : ofHeap.stdin(),
+                        ? new ByteBudget(ofHeap.sessionOutput().budget().what(), config.sessionOutputBudget)
+                        : ofHeap.sessionOutput().budget(),
+                config.stdinBudget >= 0
+                        ? new ByteBudget(ofHeap.stdin().budget().what(), config.stdinBudget)
+                        : ofHeap.stdin().budget(),
                 config.collectedOutputBudget >= 0
-                        ? new ByteBudget(ofHeap.collectedOutput().what(), config.collectedOutputBudget)
-                        : ofHeap.collectedOutput(),
+                        ? new ByteBudget(ofHeap.collectedOutput().budget().what(), config.collectedOutputBudget)
+                        : ofHeap.collectedOutput().budget(),
                 config.evaluationRunsBudget >= 0
                         ? new ByteBudget(ofHeap.evaluationRuns().what(), config.evaluationRunsBudget)
                         : ofHeap.evaluationRuns(),

@@ -73,4 +73,41 @@ public final class EnvironmentBytes {
     public ByteBudget budget() {
         return budget;
     }
+
+    /** The bytes of {@code environment}: what one of its calls reserves and releases. */
+    public Account of(String environment) {
+        return new Account(environment);
+    }
+
+    /**
+     * What one environment reserves of the budget, as a call of that environment sees it.
+     */
+    public final class Account {
+        private final String environment;
+
+        private Account(String environment) {
+            this.environment = environment;
+        }
+
+        /** Reserves {@code bytes}; null when reserved, else why not (and nothing is reserved). */
+        public @Nullable Refusal tryReserve(long bytes) {
+            return EnvironmentBytes.this.tryReserve(environment, bytes);
+        }
+
+        /** Gives back bytes reserved through this account. */
+        public void release(long bytes) {
+            EnvironmentBytes.this.release(environment, bytes);
+        }
+
+        /**
+         * Why {@code bytes} were refused, for a message: "this environment holds 5 of the 8 bytes of unread stdin one
+         * environment may (half of the server's 16)" or "the server holds 15 of its 16 bytes of unread stdin".
+         */
+        public String explain(Refusal refusal) {
+            return refusal == Refusal.ENVIRONMENT_SHARE
+                    ? "this environment holds " + held(environment) + " of the " + share + " bytes of " + budget.what()
+                            + " one environment may (half of the server's " + budget.limit() + ")"
+                    : "the server holds " + budget.used() + " of its " + budget.limit() + " bytes of " + budget.what();
+        }
+    }
 }

@@ -3,7 +3,9 @@ package ai.chalk.compute.server.exec;
 /**
  * The server-wide limits on what clients can make the server hold in memory on their behalf. Without them an
  * unauthenticated client could exhaust the heap with detached sessions (each buffering output), stdin that a
- * process never reads, or many one-shot commands collecting output at once.
+ * process never reads, or many one-shot commands collecting output at once. Of session output, stdin and collected
+ * output one environment holds at most half ({@link EnvironmentBytes}): a tenant that filled one of them refused every
+ * other environment's sessions, stdin or commands.
  *
  * @param sessionOutput   output buffered by v2 sessions for clients that re-attach; reserved whole when a session
  *                        opens (its buffer size), shrunk to what it holds when it finishes
@@ -18,9 +20,9 @@ package ai.chalk.compute.server.exec;
  *                        answer keeps it queued in the server)
  */
 public record MemoryBudgets(
-        ByteBudget sessionOutput,
-        ByteBudget stdin,
-        ByteBudget collectedOutput,
+        EnvironmentBytes sessionOutput,
+        EnvironmentBytes stdin,
+        EnvironmentBytes collectedOutput,
         ByteBudget receivedMessages,
         ByteBudget receivedFromReplicas,
         ByteBudget evaluationRuns,
@@ -54,9 +56,9 @@ public record MemoryBudgets(
             ByteBudget volumeFileReads,
             long receivedBytes) {
         return new MemoryBudgets(
-                sessionOutput,
-                stdin,
-                collectedOutput,
+                new EnvironmentBytes(sessionOutput),
+                new EnvironmentBytes(stdin),
+                new EnvironmentBytes(collectedOutput),
                 new ByteBudget("messages being received", receivedBytes),
                 new ByteBudget("messages being received from replicas", receivedBytes),
                 evaluationRuns,

@@ -9,8 +9,8 @@ import io.grpc.stub.ServerCallStreamObserver;
  * next message is asked for only when the process has taken its input. The call's thread never
  * blocks on a full pipe, so cancelling a call always works; a signal sent after more than the bound
  * of unread input waits for it, as the client's messages arrive in order. Server-wide, stdin not yet
- * taken by its process is bounded by a {@link ByteBudget}: one large message per call, times many calls,
- * must not fill the heap.
+ * taken by its process is bounded by a {@link ByteBudget}, of which one environment holds at most half: one large
+ * message per call, times many calls, must not fill the heap, nor one tenant's the others' room.
  */
 public final class StdinFlow {
 
@@ -23,9 +23,11 @@ public final class StdinFlow {
      * Queues {@code data} for the process and asks the call for its next message when there is room. The bytes
      * count against the server's stdin budget until the process has taken them; past it, RESOURCE_EXHAUSTED.
      */
-    public static void write(ProcessRun run, byte[] data, ServerCallStreamObserver<?> call, ByteBudget budget) {
-        if (!budget.tryReserve(data.length)) {
-            throw refused(data.length, budget);
+    public static void write(
+            ProcessRun run, byte[] data, ServerCallStreamObserver<?> call, EnvironmentBytes.Account budget) {
+        EnvironmentBytes.Refusal refusal = budget.tryReserve(data.length);
+        if (refusal != null) {
+            throw refused(data.length, budget, refusal);
         }
         var written = run.writeStdin(data);
         written.whenComplete((ignored, failure) -> budget.release(data.length));
@@ -36,11 +38,10 @@ public final class StdinFlow {
         }
     }
 
-    /** RESOURCE_EXHAUSTED for {@code bytes} of stdin the budget cannot take, saying what to do. */
-    public static ComputeException refused(long bytes, ByteBudget budget) {
-        return ComputeException.exhausted(bytes + " bytes of stdin refused: the server holds"
-                + " at most " + budget.limit() + " bytes of stdin that processes have not read yet, across all calls,"
-                + " and " + budget.used() + " are waiting; send stdin in pieces as the process reads it (the server"
-                + " asks for more when it has written what it got) rather than in one large message");
+    /** RESOURCE_EXHAUSTED for {@code bytes} of stdin the budget cannot take, saying why and what to do. */
+    public static ComputeException refused(long bytes, EnvironmentBytes.Account budget, EnvironmentBytes.Refusal why) {
+        return ComputeException.exhausted(bytes + " bytes of stdin refused: " + budget.explain(why) + " (stdin that"
+                + " processes have not read yet, across all calls); send stdin in pieces as the process reads it (the"
+                + " server asks for more when it has written what it got) rather than in one large message");
     }
 }

@@ -7,7 +7,7 @@ import ai.chalk.compute.proto.sandbox.v1.ExecResponse;
 import ai.chalk.compute.proto.sandbox.v1.OutputData;
 import ai.chalk.compute.proto.sandbox.v1.ProcessExited;
 import ai.chalk.compute.proto.sandbox.v1.ProcessStarted;
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.exec.OutputStreamKind;
 import ai.chalk.compute.server.exec.ProcessRequests;
 import ai.chalk.compute.server.exec.ProcessRun;
@@ -47,7 +47,7 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
     private final ProcessThreads threads;
     private final ServerCallStreamObserver<ExecResponse> call;
     private final ReadyGate gate;
-    private final ByteBudget stdinBudget;
+    private final EnvironmentBytes.Account stdinBudget;
     private final CountDownLatch startedSent = new CountDownLatch(1);
     private volatile ProcessRun run;
     private boolean closed;
@@ -58,10 +58,10 @@ public final class ExecCall implements StreamObserver<ExecRequest> {
             String environment,
             ProcessThreads threads,
             ServerCallStreamObserver<ExecResponse> call,
-            ByteBudget stdinBudget) {
+            EnvironmentBytes stdinBudget) {
         this.sandboxes = sandboxes;
         this.environment = environment;
-        this.stdinBudget = stdinBudget;
+        this.stdinBudget = stdinBudget.of(environment);
         this.threads = threads;
         this.call = call;
         this.gate = new ReadyGate(call);

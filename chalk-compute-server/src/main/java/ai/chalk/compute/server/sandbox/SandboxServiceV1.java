@@ -12,7 +12,7 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxResponse;
 import ai.chalk.compute.server.auth.Caller;
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.grpc.StatusErrors;
 import ai.chalk.compute.server.store.SandboxRecord;
@@ -39,10 +39,10 @@ public final class SandboxServiceV1 extends SandboxServiceGrpc.SandboxServiceImp
 
     private final SandboxManager sandboxes;
     private final ProcessThreads threads;
-    private final ByteBudget stdinBudget;
+    private final EnvironmentBytes stdinBudget;
 
-    /** @param stdinBudget the server-wide bound on stdin received and not yet read by its process */
-    public SandboxServiceV1(SandboxManager sandboxes, ProcessThreads threads, ByteBudget stdinBudget) {
+    /** @param stdinBudget the server-wide bound on stdin received and not yet read by its process, shared by environments */
+    public SandboxServiceV1(SandboxManager sandboxes, ProcessThreads threads, EnvironmentBytes stdinBudget) {
         this.sandboxes = sandboxes;
         this.threads = threads;
         this.stdinBudget = stdinBudget;

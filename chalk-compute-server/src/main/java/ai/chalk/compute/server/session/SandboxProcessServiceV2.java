@@ -10,7 +10,7 @@ import ai.chalk.compute.proto.sandbox.v2.OpenSessionRequest;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.server.auth.Caller;
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.exec.MemoryBudgets;
 import ai.chalk.compute.server.exec.OutputStreamKind;
 import ai.chalk.compute.server.exec.ProcessRequests;
@@ -33,6 +33,7 @@ import java.util.Comparator;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code chalk.sandbox.v2.SandboxProcessService}: one-shot commands and detachable sessions, in the sandboxes of the
@@ -63,12 +64,15 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
     @Override
     public void execCommand(ExecCommandRequest request, StreamObserver<ExecCommandResponse> observer) {
         ProcessRun run;
-        Collected out = new Collected(budgets.collectedOutput());
-        Collected err = new Collected(budgets.collectedOutput());
+        String environment = environment();
+        Collected out = new Collected(budgets.collectedOutput().of(environment));
+        Collected err = new Collected(budgets.collectedOutput().of(environment));
         Optional<Duration> timeout;
         byte[] stdin = request.hasStdin() ? request.getStdin().toByteArray() : new byte[0];
-        if (!budgets.stdin().tryReserve(stdin.length)) {
-            observer.onError(StatusErrors.toStatus(StdinFlow.refused(stdin.length, budgets.stdin()))
+        EnvironmentBytes.Account stdinBudget = budgets.stdin().of(environment);
+        EnvironmentBytes.Refusal stdinRefused = stdinBudget.tryReserve(stdin.length);
+        if (stdinRefused != null) {
+            observer.onError(StatusErrors.toStatus(StdinFlow.refused(stdin.length, stdinBudget, stdinRefused))
                     .asRuntimeException());
             return;
         }
@@ -80,21 +84,21 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
                     request.getEnvVarsMap(),
                     Optional.empty());
             timeout = ProcessRequests.timeout(request.hasTimeout(), request.getTimeout());
-            LiveSandbox sandbox = sandboxes.requireRunning(environment(), request.getSandboxId());
+            LiveSandbox sandbox = sandboxes.requireRunning(environment, request.getSandboxId());
             run = ProcessRun.start(
                     sandbox.runtime(),
-                    environment(),
+                    environment,
                     spec,
                     timeout,
                     threads,
                     (kind, data) -> (kind == OutputStreamKind.STDERR ? err : out).add(data));
         } catch (ProcessStartException e) {
-            budgets.stdin().release(stdin.length);
+            stdinBudget.release(stdin.length);
             observer.onError(
                     Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
             return;
         } catch (RuntimeException e) {
-            budgets.stdin().release(stdin.length);
+            stdinBudget.release(stdin.length);
             observer.onError(StatusErrors.toStatus(e).asRuntimeException());
             return;
         }
@@ -103,7 +107,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
         AtomicBoolean stdinHeld = new AtomicBoolean(true);
         Runnable releaseStdin = () -> {
             if (stdinHeld.compareAndSet(true, false)) {
-                budgets.stdin().release(stdin.length);
+                stdinBudget.release(stdin.length);
             }
         };
         CompletableFuture<Void> written = run.writeStdin(stdin);
@@ -154,15 +158,14 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
                             + MAX_COLLECTED_BYTES + " bytes to " + (out.overflow ? "stdout" : "stderr")
                             + "; ExecCommand returns output whole, so stream large output with OpenSession")
                     .asRuntimeException());
-        } else if (out.outOfBudget || err.outOfBudget) {
-            ByteBudget budget = out.budget;
+        } else if (out.outOfBudget != null || err.outOfBudget != null) {
+            String why =
+                    out.outOfBudget != null ? out.budget.explain(out.outOfBudget) : err.budget.explain(err.outOfBudget);
             beforeAnswer.run();
             observer.onError(Status.RESOURCE_EXHAUSTED
-                    .withDescription("the command's output did not fit: the"
-                            + " server collects at most " + budget.limit()
-                            + " bytes of output for all ExecCommand calls"
-                            + " running at once, and that was taken; try again later, or stream the output with"
-                            + " OpenSession or v1 Exec")
+                    .withDescription("the command's output did not fit: " + why
+                            + " (output that ExecCommand calls running at once collect); try again later, or stream"
+                            + " the output with OpenSession or v1 Exec")
                     .asRuntimeException());
         } else {
             int code = result.status()
@@ -185,25 +188,25 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
      */
     private static final class Collected {
         private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-        private final ByteBudget budget;
+        private final EnvironmentBytes.Account budget;
         private long reserved;
         private boolean overflow;
-        private boolean outOfBudget;
+        private EnvironmentBytes.@Nullable Refusal outOfBudget;
 
-        Collected(ByteBudget budget) {
+        Collected(EnvironmentBytes.Account budget) {
             this.budget = budget;
         }
 
         synchronized void add(byte[] data) {
-            if (overflow || outOfBudget) {
+            if (overflow || outOfBudget != null) {
                 return; // keep draining so the process is not blocked on a full pipe
             }
             if (buffer.size() + data.length > MAX_COLLECTED_BYTES) {
                 overflow = true;
                 return;
             }
-            if (!budget.tryReserve(data.length)) {
-                outOfBudget = true;
+            outOfBudget = budget.tryReserve(data.length);
+            if (outOfBudget != null) {
                 return;
             }
             reserved += data.length;

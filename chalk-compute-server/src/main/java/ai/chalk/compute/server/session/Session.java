@@ -9,7 +9,7 @@ import ai.chalk.compute.proto.sandbox.v2.ProcessState;
 import ai.chalk.compute.proto.sandbox.v2.ProcessStatus;
 import ai.chalk.compute.proto.sandbox.v2.ProcessTimedOut;
 import ai.chalk.compute.proto.sandbox.v2.SessionInfo;
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.exec.OutputStreamKind;
 import ai.chalk.compute.server.exec.ProcessRun;
 import ai.chalk.compute.server.exec.RunResult;
@@ -28,11 +28,11 @@ public final class Session {
     private volatile ProcessStatus status = ProcessStatus.newBuilder()
             .setState(ProcessState.PROCESS_STATE_RUNNING)
             .build();
-    private final ByteBudget budget;
+    private final EnvironmentBytes.Account budget;
     private long reserved; // guarded by this: what this session holds of the server's session output budget
 
     /** A session whose buffer of {@code capacityBytes} was reserved from {@code budget}. */
-    Session(String id, NewProcess request, long capacityBytes, ByteBudget budget) {
+    Session(String id, NewProcess request, long capacityBytes, EnvironmentBytes.Account budget) {
         this.id = id;
         this.request = request;
         this.log = new SessionLog(capacityBytes);

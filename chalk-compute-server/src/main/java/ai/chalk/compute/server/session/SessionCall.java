@@ -75,7 +75,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                             requireRun("stdin_data"),
                             request.getStdinData().getData().toByteArray(),
                             call,
-                            budgets.stdin());
+                            budgets.stdin().of(environment));
                     return;
                 }
                 case STDIN_EOF -> requireRun("stdin_eof").closeStdin();
@@ -142,7 +142,8 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 pty);
         Optional<Duration> timeout = ProcessRequests.timeout(np.hasTimeout(), np.getTimeout());
         LiveSandbox sandbox = sandboxes.requireRunning(environment, np.getSandboxId());
-        Session s = SessionRegistry.of(sandbox).create(np, capacityBytes, budgets.sessionOutput());
+        Session s = SessionRegistry.of(sandbox)
+                .create(np, capacityBytes, budgets.sessionOutput().of(environment));
         try {
             s.started(ProcessRun.start(sandbox.runtime(), environment, spec, timeout, threads, s::output));
         } catch (ProcessStartException e) {

@@ -2,7 +2,7 @@ package ai.chalk.compute.server.session;
 
 import ai.chalk.compute.proto.sandbox.v2.NewProcess;
 import ai.chalk.compute.server.error.ComputeException;
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.sandbox.LiveSandbox;
 import java.util.ArrayDeque;
 import java.util.Collection;
@@ -46,7 +46,7 @@ public final class SessionRegistry implements AutoCloseable {
      * {@code budget}. RESOURCE_EXHAUSTED when the sandbox already runs {@link #MAX_RUNNING} sessions or the
      * server's budget cannot take another buffer, saying what to do.
      */
-    public Session create(NewProcess request, long capacityBytes, ByteBudget budget) {
+    public Session create(NewProcess request, long capacityBytes, EnvironmentBytes.Account budget) {
         Session s;
         synchronized (finished) {
             if (closed) {
@@ -64,10 +64,10 @@ public final class SessionRegistry implements AutoCloseable {
                         + " finish, or attach to one and signal it, before opening another; ExecCommand runs a"
                         + " command without a session");
             }
-            if (!budget.tryReserve(capacityBytes)) {
-                throw ComputeException.exhausted("the server is out of room for session output: it"
-                        + " buffers at most " + budget.limit() + " bytes for all sessions (" + capacityBytes
-                        + " per session) and " + budget.used() + " are taken; wait for sessions to finish, or run"
+            EnvironmentBytes.Refusal refusal = budget.tryReserve(capacityBytes);
+            if (refusal != null) {
+                throw ComputeException.exhausted("no room for this session's output (" + capacityBytes
+                        + " bytes per session): " + budget.explain(refusal) + "; wait for sessions to finish, or run"
                         + " the command with ExecCommand or v1 Exec, which buffer nothing for later");
             }
             s = new Session(UUID.randomUUID().toString(), request, capacityBytes, budget);

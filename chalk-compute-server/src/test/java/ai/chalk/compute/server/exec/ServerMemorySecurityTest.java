@@ -3,15 +3,20 @@ package ai.chalk.compute.server.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.sandbox.v1.ExecInit;
 import ai.chalk.compute.proto.sandbox.v1.ExecRequest;
 import ai.chalk.compute.proto.sandbox.v1.ExecResponse;
 import ai.chalk.compute.proto.sandbox.v1.StdinData;
+import ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.DetachSession;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.NewProcess;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionRequest;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
+import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v2.TerminateSandboxRequest;
 import ai.chalk.compute.proto.volume.v1.CreateVolumeRequest;
 import ai.chalk.compute.proto.volume.v1.ListFilesRequest;
 import ai.chalk.compute.proto.volume.v1.PutFileRequest;
@@ -50,44 +55,69 @@ import org.junit.jupiter.api.io.TempDir;
  * An unauthenticated client tries to exhaust the server's heap: detached sessions by the dozen, large stdin
  * that the process never reads, many one-shot commands collecting output at once, oversized messages. Each is
  * bounded server-wide, refused past the bound with RESOURCE_EXHAUSTED saying what to do, and the server keeps
- * serving.
+ * serving. Of session output, stdin and collected output one environment holds at most half: before, a tenant that
+ * filled one refused every other environment's sessions, stdin or commands.
  */
 class ServerMemorySecurityTest {
 
     private static final int MIB = 1 << 20;
 
     @Test
-    void detachedSessionsAreCappedPerSandboxAndByTheServersBudget(@TempDir Path dataDir) throws Exception {
+    void detachedSessionsAreCappedPerSandboxPerEnvironmentAndByTheServersBudget(@TempDir Path dataDir)
+            throws Exception {
         try (RunningServer server =
-                RunningServer.start(dataDir, b -> b.sessionBufferBytes(MIB).sessionOutputBudget(40L * MIB))) {
-            ByteBudget budget = server.server.memoryBudgets().sessionOutput();
+                RunningServer.start(dataDir, b -> b.sessionBufferBytes(MIB).sessionOutputBudget(80L * MIB))) {
+            ByteBudget budget = server.server.memoryBudgets().sessionOutput().budget();
             String a = server.createSandbox();
             for (int i = 0; i < SessionRegistry.MAX_RUNNING; i++) {
-                assertThat(openDetached(server, a).getCode()).isEqualTo(Status.Code.OK);
+                assertThat(openDetached(server.processesAsync(), a).getCode()).isEqualTo(Status.Code.OK);
             }
-            Status perSandbox = openDetached(server, a);
+            Status perSandbox = openDetached(server.processesAsync(), a);
             assertThat(perSandbox.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             assertThat(perSandbox.getDescription())
                     .contains("already runs " + SessionRegistry.MAX_RUNNING + " sessions");
 
             String b = server.createSandbox();
             for (int i = 0; i < 8; i++) {
-                assertThat(openDetached(server, b).getCode()).isEqualTo(Status.Code.OK);
+                assertThat(openDetached(server.processesAsync(), b).getCode()).isEqualTo(Status.Code.OK);
             }
-            Status serverWide = openDetached(server, b);
-            assertThat(serverWide.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-            assertThat(serverWide.getDescription())
-                    .contains("out of room for session output")
-                    .contains(String.valueOf(40L * MIB));
+            Status environmentShare = openDetached(server.processesAsync(), b);
+            assertThat(environmentShare.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(environmentShare.getDescription())
+                    .contains("this environment holds " + 40L * MIB + " of the " + 40L * MIB)
+                    .contains("one environment may (half of the server's " + 80L * MIB + ")");
             assertThat(budget.used()).isEqualTo(40L * MIB);
 
-            // the server keeps serving, and terminating a sandbox gives its sessions' room back
-            assertThat(echo(server, b)).isEqualTo("still serving\n");
-            server.terminate(a);
-            assertThat(budget.used()).isEqualTo(8L * MIB);
-            assertThat(openDetached(server, b).getCode()).isEqualTo(Status.Code.OK);
-            server.terminate(b);
-            assertThat(budget.used()).isZero();
+            // the other half is the other environments'
+            ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
+            try {
+                String c = SandboxServiceGrpc.newBlockingStub(prod)
+                        .withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .createSandbox(CreateSandboxRequest.newBuilder()
+                                .setSpec(ChalkContainerSpec.getDefaultInstance())
+                                .build())
+                        .getSandbox()
+                        .getId();
+                assertThat(openDetached(SandboxProcessServiceGrpc.newStub(prod), c)
+                                .getCode())
+                        .isEqualTo(Status.Code.OK);
+                assertThat(budget.used()).isEqualTo(41L * MIB);
+
+                // the server keeps serving, and terminating a sandbox gives its sessions' room back
+                assertThat(echo(server, b)).isEqualTo("still serving\n");
+                server.terminate(a);
+                assertThat(budget.used()).isEqualTo(9L * MIB);
+                assertThat(openDetached(server.processesAsync(), b).getCode()).isEqualTo(Status.Code.OK);
+                server.terminate(b);
+                assertThat(budget.used()).isEqualTo(MIB);
+                SandboxServiceGrpc.newBlockingStub(prod)
+                        .withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .terminateSandbox(
+                                TerminateSandboxRequest.newBuilder().setId(c).build());
+                assertThat(budget.used()).isZero();
+            } finally {
+                prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
         }
     }
 
@@ -98,7 +128,7 @@ class ServerMemorySecurityTest {
         // which refuses them earlier (largeMessagesBeingReceivedShareOneBudget)
         try (RunningServer server =
                 RunningServer.start(dataDir, b -> b.stdinBudget(budgetBytes).receivedMessagesBudget(Long.MAX_VALUE))) {
-            ByteBudget budget = server.server.memoryBudgets().stdin();
+            ByteBudget budget = server.server.memoryBudgets().stdin().budget();
             String id = server.createSandbox();
             ByteString thirtyMegabytes = ByteString.copyFrom(new byte[30_000_000]);
             long heapBefore = heapAfterGc();
@@ -171,7 +201,7 @@ class ServerMemorySecurityTest {
                     assertThat(s.getCode()).as("%s", s).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                     assertThat(s.getDescription())
                             .contains("bytes of stdin refused")
-                            .contains(String.valueOf(budgetBytes))
+                            .contains("one environment may (half of the server's " + budgetBytes + ")")
                             .contains("in pieces");
                 }
             }
@@ -198,7 +228,7 @@ class ServerMemorySecurityTest {
     @Test
     void outputCollectedByConcurrentCommandsIsBoundedServerWide(@TempDir Path dataDir) throws Exception {
         try (RunningServer server = RunningServer.start(dataDir, b -> b.collectedOutputBudget(20L * MIB))) {
-            ByteBudget budget = server.server.memoryBudgets().collectedOutput();
+            ByteBudget budget = server.server.memoryBudgets().collectedOutput().budget();
             String id = server.createSandbox();
             List<CompletableFuture<Status>> commands = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
@@ -220,22 +250,23 @@ class ServerMemorySecurityTest {
             for (CompletableFuture<Status> c : commands) {
                 statuses.add(c.get(120, TimeUnit.SECONDS));
             }
-            // 32 MiB of output wanted at once, 20 allowed: whoever does not fit is refused (each may have
-            // collected part of its output when the budget ran out), never more than the budget is held
+            // 32 MiB of output wanted at once, 10 allowed (one environment's half of 20): whoever does not fit is
+            // refused (each may have collected part of its output when the budget ran out), never more is held
             assertThat(statuses).filteredOn(s -> !s.isOk()).isNotEmpty().allSatisfy(s -> {
                 assertThat(s.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                 assertThat(s.getDescription())
-                        .contains("collects at most " + 20L * MIB)
+                        .contains("one environment may (half of the server's " + 20L * MIB + ")")
                         .contains("OpenSession");
             });
             assertThat(budget.used()).isZero();
             // once the others are done, the same command fits
             assertThat(zeros(server, id, 8 * MIB)).isEqualTo(8 * MIB);
-            // the budget is given back before the answer: commands in a row, each holding more than half of it, fit
+            // the budget is given back before the answer: commands in a row, each holding more than half of the
+            // environment's share, fit
             for (int i = 0; i < 10; i++) {
-                assertThat(zeros(server, id, 12 * MIB))
+                assertThat(zeros(server, id, 6 * MIB))
                         .as("command %d in a row", i)
-                        .isEqualTo(12 * MIB);
+                        .isEqualTo(6 * MIB);
                 assertThat(budget.used()).isZero();
             }
             assertThat(echo(server, id)).isEqualTo("still serving\n");
@@ -278,10 +309,11 @@ class ServerMemorySecurityTest {
     }
 
     /** Opens a session running {@code sleep 600}, detaches, and returns how the stream ended. */
-    private static Status openDetached(RunningServer server, String sandboxId) throws Exception {
+    private static Status openDetached(SandboxProcessServiceGrpc.SandboxProcessServiceStub processes, String sandboxId)
+            throws Exception {
         CompletableFuture<Status> done = new CompletableFuture<>();
         CompletableFuture<StreamObserver<OpenSessionRequest>> requests = new CompletableFuture<>();
-        StreamObserver<OpenSessionRequest> r = server.processesAsync().openSession(new StreamObserver<>() {
+        StreamObserver<OpenSessionRequest> r = processes.openSession(new StreamObserver<>() {
             @Override
             public void onNext(OpenSessionResponse response) {
                 if (response.hasSessionAttached()) {
