@@ -13,7 +13,7 @@ public final class EnvironmentBytes {
 
     /** Why bytes were refused. */
     public enum Refusal {
-        /** The environment holds its half already, or would with these bytes. */
+        /** The environment holds its share already, or would with these bytes. */
         ENVIRONMENT_SHARE,
         /** The budget cannot take them. */
         BUDGET
@@ -25,8 +25,17 @@ public final class EnvironmentBytes {
     private final Map<String, Long> held = new HashMap<>();
 
     public EnvironmentBytes(ByteBudget budget) {
+        this(budget, 0);
+    }
+
+    /**
+     * @param unit what one environment may always hold, up to the whole budget, when half of it is less: the largest
+     *             piece a single call reserves at once (stdin that comes in one message), which half a small budget
+     *             would refuse even on an idle server
+     */
+    public EnvironmentBytes(ByteBudget budget, long unit) {
         this.budget = budget;
-        this.share = budget.limit() / 2;
+        this.share = Math.max(budget.limit() / 2, Math.min(budget.limit(), unit));
     }
 
     /** Reserves {@code bytes} for {@code environment}; null when reserved, else why not (and nothing is reserved). */
@@ -100,13 +109,13 @@ public final class EnvironmentBytes {
         }
 
         /**
-         * Why {@code bytes} were refused, for a message: "this environment holds 5 of the 8 bytes of unread stdin one
-         * environment may (half of the server's 16)" or "the server holds 15 of its 16 bytes of unread stdin".
+         * Why bytes were refused, for a message: "this environment holds 5 of the 8 bytes of unread stdin one
+         * environment may hold, of the server's 16" or "the server holds 15 of its 16 bytes of unread stdin".
          */
         public String explain(Refusal refusal) {
             return refusal == Refusal.ENVIRONMENT_SHARE
                     ? "this environment holds " + held(environment) + " of the " + share + " bytes of " + budget.what()
-                            + " one environment may (half of the server's " + budget.limit() + ")"
+                            + " one environment may hold, of the server's " + budget.limit()
                     : "the server holds " + budget.used() + " of its " + budget.limit() + " bytes of " + budget.what();
         }
     }

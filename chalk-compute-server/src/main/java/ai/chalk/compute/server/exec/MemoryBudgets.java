@@ -4,8 +4,8 @@ package ai.chalk.compute.server.exec;
  * The server-wide limits on what clients can make the server hold in memory on their behalf. Without them an
  * unauthenticated client could exhaust the heap with detached sessions (each buffering output), stdin that a
  * process never reads, or many one-shot commands collecting output at once. Of session output, stdin and collected
- * output one environment holds at most half ({@link EnvironmentBytes}): a tenant that filled one of them refused every
- * other environment's sessions, stdin or commands.
+ * output one environment holds at most half ({@link EnvironmentBytes}; of stdin, at least one largest message): a tenant
+ * that filled one of them refused every other environment's sessions, stdin or commands.
  *
  * @param sessionOutput   output buffered by v2 sessions for clients that re-attach; reserved whole when a session
  *                        opens (its buffer size), shrunk to what it holds when it finishes
@@ -57,7 +57,7 @@ public record MemoryBudgets(
             long receivedBytes) {
         return new MemoryBudgets(
                 new EnvironmentBytes(sessionOutput),
-                new EnvironmentBytes(stdin),
+                new EnvironmentBytes(stdin, LARGEST_MESSAGE), // ExecCommand's stdin comes whole in its request
                 new EnvironmentBytes(collectedOutput),
                 new ByteBudget("messages being received", receivedBytes),
                 new ByteBudget("messages being received from replicas", receivedBytes),

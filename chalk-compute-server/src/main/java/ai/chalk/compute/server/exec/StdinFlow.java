@@ -41,7 +41,7 @@ public final class StdinFlow {
     /** RESOURCE_EXHAUSTED for {@code bytes} of stdin the budget cannot take, saying why and what to do. */
     public static ComputeException refused(long bytes, EnvironmentBytes.Account budget, EnvironmentBytes.Refusal why) {
         return ComputeException.exhausted(bytes + " bytes of stdin refused: " + budget.explain(why) + " (stdin that"
-                + " processes have not read yet, across all calls); send stdin in pieces as the process reads it (the"
+                + " processes have not read yet); send stdin in pieces as the process reads it (the"
                 + " server asks for more when it has written what it got) rather than in one large message");
     }
 }

@@ -159,8 +159,7 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
                             + "; ExecCommand returns output whole, so stream large output with OpenSession")
                     .asRuntimeException());
         } else if (out.outOfBudget != null || err.outOfBudget != null) {
-            String why =
-                    out.outOfBudget != null ? out.budget.explain(out.outOfBudget) : err.budget.explain(err.outOfBudget);
+            String why = out.outOfBudget != null ? out.outOfBudget : err.outOfBudget;
             beforeAnswer.run();
             observer.onError(Status.RESOURCE_EXHAUSTED
                     .withDescription("the command's output did not fit: " + why
@@ -191,7 +190,8 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
         private final EnvironmentBytes.Account budget;
         private long reserved;
         private boolean overflow;
-        private EnvironmentBytes.@Nullable Refusal outOfBudget;
+        /** Why the budget refused this output, said when it did; null while it takes it. */
+        private @Nullable String outOfBudget;
 
         Collected(EnvironmentBytes.Account budget) {
             this.budget = budget;
@@ -205,8 +205,9 @@ public final class SandboxProcessServiceV2 extends SandboxProcessServiceGrpc.San
                 overflow = true;
                 return;
             }
-            outOfBudget = budget.tryReserve(data.length);
-            if (outOfBudget != null) {
+            EnvironmentBytes.Refusal refusal = budget.tryReserve(data.length);
+            if (refusal != null) {
+                outOfBudget = budget.explain(refusal);
                 return;
             }
             reserved += data.length;

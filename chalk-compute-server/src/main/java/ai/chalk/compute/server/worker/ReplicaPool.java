@@ -456,9 +456,11 @@ public final class ReplicaPool implements AutoCloseable {
             return r.stopped(); // whoever removed it closes it
         }
         log.warn("Replica {} of revision {} died: {}", r.id(), launch.revisionId(), why);
-        CompletableFuture<Void> closed = CompletableFuture.runAsync(r::close, executor);
-        closed.whenComplete((ignored, failure) -> fill());
-        return closed;
+        // done once the pool has also asked for the replacement: a call's next attempt then waits for it instead
+        // of starting a replica of its own beside it
+        return CompletableFuture.runAsync(r::close, executor)
+                .handle((ignored, failure) -> null)
+                .thenRun(this::fill);
     }
 
     /** Stops replicas above {@code min} idle for longer than the shutdown delay. */
@@ -484,7 +486,7 @@ public final class ReplicaPool implements AutoCloseable {
                     r.id(),
                     launch.revisionId(),
                     scale.shutdownDelay());
-            r.close();
+            stop(r);
         });
         if (!stop.isEmpty()) {
             report();
@@ -551,6 +553,15 @@ public final class ReplicaPool implements AutoCloseable {
             replicas.clear();
             notifyAll();
         }
-        all.forEach(WorkerReplica::close);
+        all.forEach(ReplicaPool::stop);
+    }
+
+    /** Closes a replica the pool let go of; one that fails to close does not keep the others from it. */
+    private static void stop(WorkerReplica r) {
+        try {
+            r.close();
+        } catch (RuntimeException e) {
+            log.warn("Replica {} did not stop cleanly: {}", r.id(), e.toString());
+        }
     }
 }

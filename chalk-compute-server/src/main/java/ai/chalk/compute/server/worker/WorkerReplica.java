@@ -150,6 +150,7 @@ public final class WorkerReplica implements AutoCloseable {
             throw new WorkerDiedException("worker " + id + " could not start: " + e.getMessage());
         }
         boolean kept = false;
+        RuntimeSandbox unowned = null; // started, and no replica ends it yet
         try {
             // the replica's calls to the server act in its function's environment, and only there
             Optional<Path> identity = server.map(s ->
@@ -176,11 +177,10 @@ public final class WorkerReplica implements AutoCloseable {
                                         server.map(ServerAccess::socketDir),
                                         identity))));
             } catch (IOException | RuntimeStartException e) {
-                place.close();
-                server.ifPresent(s -> s.tokens().release(id));
                 throw new WorkerDiedException(
                         "worker " + id + " could not start its sandbox: " + e.getMessage() + remedy(java));
             }
+            unowned = sandbox;
             long sandboxStarted = System.nanoTime();
             WorkerOutput output = new WorkerOutput(id, launch.environment(), launch.functionNames(), logs);
             RuntimeProcess process;
@@ -193,9 +193,6 @@ public final class WorkerReplica implements AutoCloseable {
                         workerEnv(id, launch, server.isPresent()),
                         Optional.empty()));
             } catch (ProcessStartException | RuntimeException e) {
-                sandbox.terminate(Duration.ZERO);
-                place.close();
-                server.ifPresent(s -> s.tokens().release(id));
                 throw new WorkerDiedException("worker " + id + " could not start " + java.describe()
                         + " in its sandbox: " + e.getMessage() + remedy(java));
             }
@@ -209,15 +206,7 @@ public final class WorkerReplica implements AutoCloseable {
             output.follow(process.stderr(), "stderr", executor);
             // directExecutor: the call's callbacks only complete a future, so they run on the channel's event loop
             // instead of costing a hand-off to another thread per message
-            PinnedSocket socket;
-            try {
-                socket = awaitSocket(id, runDir, process, output, launch.readyTimeout());
-            } catch (WorkerDiedException e) {
-                sandbox.terminate(Duration.ZERO);
-                place.close();
-                server.ifPresent(s -> s.tokens().release(id));
-                throw e;
-            }
+            PinnedSocket socket = awaitSocket(id, runDir, process, output, launch.readyTimeout());
             long socketSeen = System.nanoTime();
             // no gRPC retries: the pool retries a call whose worker died (CallPolicy), and gRPC's own retry machinery
             // (a buffered copy of each call's messages and a substream per attempt) otherwise runs on every call
@@ -236,9 +225,10 @@ public final class WorkerReplica implements AutoCloseable {
             ManagedChannel channel = builder.build();
             WorkerReplica replica = new WorkerReplica(
                     id, sandbox, place, process, output, channel, runDir, socket, server.map(ServerAccess::tokens));
+            unowned = null; // the replica's to end now
             try {
                 replica.awaitServing(launch.readyTimeout());
-            } catch (WorkerDiedException e) {
+            } catch (WorkerDiedException | RuntimeException e) {
                 replica.close();
                 throw e;
             }
@@ -252,8 +242,12 @@ public final class WorkerReplica implements AutoCloseable {
             return replica;
         } finally {
             if (!kept) {
-                // however the start failed (an unchecked exception too: a full disk, a closed executor), no replica
-                // holds the place or the identity; both give back once, so the paths above that did are unharmed
+                // however the start failed (an unchecked exception too: a full disk, a closed executor), its sandbox
+                // ends and no replica holds the place or the identity (both give back once: a replica that closed
+                // gave them already)
+                if (unowned != null) {
+                    unowned.terminate(Duration.ZERO);
+                }
                 place.close();
                 server.ifPresent(s -> s.tokens().release(id));
             }
@@ -618,11 +612,15 @@ public final class WorkerReplica implements AutoCloseable {
 
     private void stop() {
         closed = true;
-        channel.shutdownNow();
-        socket.close();
-        sandbox.terminate(Duration.ofSeconds(1));
-        place.close();
-        tokens.ifPresent(t -> t.release(id));
+        try {
+            channel.shutdownNow();
+            socket.close();
+            sandbox.terminate(Duration.ofSeconds(1));
+        } finally {
+            // whatever failed above, the place and the identity are this replica's no more
+            place.close();
+            tokens.ifPresent(t -> t.release(id));
+        }
         try (var files = Files.list(runDir)) {
             for (Path p : (Iterable<Path>) files::iterator) {
                 Files.deleteIfExists(p);
