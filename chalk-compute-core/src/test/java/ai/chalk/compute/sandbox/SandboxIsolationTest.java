@@ -3,8 +3,15 @@ package ai.chalk.compute.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.chalk.compute.server.ComputeServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -78,12 +85,34 @@ class SandboxIsolationTest {
                 .isEqualTo("mine\n");
         assertThat(second.exec("cat", "/workspace/note").success()).isFalse();
         first.terminate();
-        try (var layers = Files.walk(dataDir)) {
-            assertThat(layers.filter(p -> p.getFileName().toString().equals("note")))
-                    .isEmpty();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        assertThat(filesNamed(dataDir, "note")).isEmpty();
         second.terminate();
+    }
+
+    /**
+     * Files called {@code name} under {@code root}, walked while the server works there: the pool of sandboxes
+     * started ahead makes and removes directories meanwhile, and one that vanishes mid-walk is skipped, not an error.
+     */
+    private static List<Path> filesNamed(Path root, String name) {
+        List<Path> found = new ArrayList<>();
+        try {
+            Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) {
+                    if (file.getFileName().toString().equals(name)) {
+                        found.add(file);
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException e) {
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return found;
     }
 }
