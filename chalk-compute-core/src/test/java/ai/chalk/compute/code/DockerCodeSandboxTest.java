@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * Without an engine the tests fail and say why; nothing is skipped. The behaviours every variant has, plus the
  * container's own: its files are the container's, its limits apply, it is removed on close.
  */
+@Tag("alone")
 class DockerCodeSandboxTest extends CodeSandboxBehaviourTest {
 
     @BeforeAll

@@ -25,6 +25,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code client.images()} and {@code client.create(Sandbox.builder().image(image))} against a real server in this JVM on the docker runtime,
  * building busybox-based images with the real Docker engine, with the progress display captured.
  */
+@Tag("alone")
 class ImagesEndToEndTest {
 
     static final String BUSYBOX = "chalk-compute-test/busybox:latest";

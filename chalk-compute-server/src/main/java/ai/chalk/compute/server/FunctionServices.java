@@ -137,7 +137,7 @@ final class FunctionServices implements AutoCloseable {
                 groups,
                 code,
                 java,
-                new WorkerImageCheck(runtime, java, executor),
+                new WorkerImageCheck(runtime, sandboxes::place, java, executor),
                 blobOwners,
                 secrets,
                 localSecrets);

@@ -122,17 +122,18 @@ public final class FunctionDeployments {
         checkSecretRefs(environment, request.getSpec());
         ScalingSpecs.check("spec", request.getSpec());
         ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"); // malformed: refused now
-        String image = request.getSpec().getContainerSpec().getImage().trim();
-        (image.isEmpty() ? workerCheck.problem() : workerCheck.problem(image)).ifPresent(problem -> {
-            throw Status.FAILED_PRECONDITION
-                    .withDescription((image.isEmpty() ? "" : "spec.container_spec.image: ") + problem)
-                    .asRuntimeException();
-        });
         byte[] bytes = canonical(request);
         Optional<Deployed> reused = reuse(environment, name, bytes);
         if (reused.isPresent()) {
-            return reused.get();
+            return reused.get(); // its image was checked when it was deployed
         }
+        String image = request.getSpec().getContainerSpec().getImage().trim();
+        (image.isEmpty() ? workerCheck.problem(environment) : workerCheck.problem(environment, image))
+                .ifPresent(problem -> {
+                    throw Status.FAILED_PRECONDITION
+                            .withDescription((image.isEmpty() ? "" : "spec.container_spec.image: ") + problem)
+                            .asRuntimeException();
+                });
         // unpacked outside this monitor: one tenant's long unpack must not hold every other deploy, route and delete
         materialise(environment, options.code());
         synchronized (this) {

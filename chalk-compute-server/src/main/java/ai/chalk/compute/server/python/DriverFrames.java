@@ -1,6 +1,6 @@
 package ai.chalk.compute.server.python;
 
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.DataInputStream;
@@ -32,9 +32,9 @@ final class DriverFrames {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final DataInputStream in;
-    private final ByteBudget artifactBudget;
+    private final EnvironmentBytes.Account artifactBudget;
 
-    DriverFrames(InputStream in, ByteBudget artifactBudget) {
+    DriverFrames(InputStream in, EnvironmentBytes.Account artifactBudget) {
         this.in = new DataInputStream(in);
         this.artifactBudget = artifactBudget;
     }
@@ -133,10 +133,14 @@ final class DriverFrames {
                     : "larger than max_artifact_bytes (" + artifactLimit + ")";
             return new DriverEvent.Skipped(name, reason, size);
         }
-        if (!artifactBudget.tryReserve(size)) {
+        EnvironmentBytes.Refusal refused = artifactBudget.tryReserve(size);
+        if (refused != null) {
             skip(size);
             return new DriverEvent.Skipped(
-                    name, "the server holds too many artifacts for clients that read slowly; try again", size);
+                    name,
+                    "too many artifacts are held for clients that read slowly (" + artifactBudget.explain(refused)
+                            + "); try again",
+                    size);
         }
         try {
             byte[] data = new byte[(int) size];

@@ -6,7 +6,7 @@ import ai.chalk.compute.proto.sandbox.v1.ExecutePythonResponse;
 import ai.chalk.compute.proto.sandbox.v1.PythonExecutionCompleted;
 import ai.chalk.compute.proto.sandbox.v1.PythonExecutionStarted;
 import ai.chalk.compute.proto.sandbox.v1.PythonOutput;
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.grpc.ReadyGate;
 import ai.chalk.compute.server.grpc.StatusErrors;
@@ -30,7 +30,7 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
     private final SandboxManager sandboxes;
     private final String environment;
     private final ProcessThreads threads;
-    private final ByteBudget artifactBudget;
+    private final EnvironmentBytes.Account artifactBudget;
     private final ServerCallStreamObserver<ExecutePythonResponse> call;
     private final ReadyGate gate;
     private volatile PythonExecution execution;
@@ -49,7 +49,7 @@ final class PythonCall implements StreamObserver<ExecutePythonRequest> {
             SandboxManager sandboxes,
             String environment,
             ProcessThreads threads,
-            ByteBudget artifactBudget,
+            EnvironmentBytes.Account artifactBudget,
             ServerCallStreamObserver<ExecutePythonResponse> call) {
         this.sandboxes = sandboxes;
         this.environment = environment;

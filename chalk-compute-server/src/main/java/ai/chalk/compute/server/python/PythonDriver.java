@@ -1,6 +1,6 @@
 package ai.chalk.compute.server.python;
 
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
@@ -52,7 +52,7 @@ final class PythonDriver {
      *
      * @throws DriverStartException with a message for the user when there is no python3 or it cannot run the driver
      */
-    static PythonDriver start(RuntimeSandbox sandbox, ExecutorService threads, ByteBudget artifactBudget)
+    static PythonDriver start(RuntimeSandbox sandbox, ExecutorService threads, EnvironmentBytes.Account artifactBudget)
             throws DriverStartException {
         RuntimeProcess process;
         try {

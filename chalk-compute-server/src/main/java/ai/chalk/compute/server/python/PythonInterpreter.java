@@ -3,7 +3,7 @@ package ai.chalk.compute.server.python;
 import ai.chalk.compute.proto.sandbox.v1.PythonExecutionCompleted;
 import ai.chalk.compute.proto.sandbox.v1.PythonExecutionOutcome;
 import ai.chalk.compute.proto.sandbox.v1.SkippedArtifact;
-import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
@@ -36,7 +36,7 @@ final class PythonInterpreter implements AutoCloseable {
     private final String sandboxId;
     private final RuntimeSandbox sandbox;
     private final ProcessThreads threads;
-    private final ByteBudget artifactBudget;
+    private final EnvironmentBytes.Account artifactBudget;
     private final Semaphore turn = new Semaphore(1, true);
     /** Guarded by {@link #turn}. */
     private @Nullable PythonDriver driver;
@@ -45,7 +45,8 @@ final class PythonInterpreter implements AutoCloseable {
     private volatile boolean closed;
     private volatile @Nullable PythonDriver current;
 
-    PythonInterpreter(String sandboxId, RuntimeSandbox sandbox, ProcessThreads threads, ByteBudget artifactBudget) {
+    PythonInterpreter(
+            String sandboxId, RuntimeSandbox sandbox, ProcessThreads threads, EnvironmentBytes.Account artifactBudget) {
         this.sandboxId = sandboxId;
         this.sandbox = sandbox;
         this.threads = threads;

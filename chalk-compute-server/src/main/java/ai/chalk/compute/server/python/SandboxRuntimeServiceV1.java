@@ -5,6 +5,7 @@ import ai.chalk.compute.proto.sandbox.v1.ExecutePythonResponse;
 import ai.chalk.compute.proto.sandbox.v1.SandboxRuntimeServiceGrpc;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.exec.ProcessThreads;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -18,26 +19,31 @@ public final class SandboxRuntimeServiceV1 extends SandboxRuntimeServiceGrpc.San
 
     private final SandboxManager sandboxes;
     private final ProcessThreads threads;
-    private final ByteBudget artifactBudget;
+    private final EnvironmentBytes artifactBudget;
 
     /**
-     * @param artifactBudget the server-wide bound on artifact bytes read from interpreters and not yet sent on
+     * @param artifactBudget the bound on artifact bytes read from interpreters and not yet sent on, of which one
+     *                       environment holds at most half (a tenant whose clients never read refused every other
+     *                       environment's charts when the bound was the server's alone)
      */
-    public SandboxRuntimeServiceV1(SandboxManager sandboxes, ProcessThreads threads, ByteBudget artifactBudget) {
+    public SandboxRuntimeServiceV1(SandboxManager sandboxes, ProcessThreads threads, EnvironmentBytes artifactBudget) {
         this.sandboxes = sandboxes;
         this.threads = threads;
         this.artifactBudget = artifactBudget;
     }
 
     /** The artifact budget for a heap of {@code maxHeapBytes}: a sixteenth of it. */
-    public static ByteBudget artifactBudget(long maxHeapBytes) {
-        return new ByteBudget("Python artifacts in flight", maxHeapBytes / 16);
+    public static EnvironmentBytes artifactBudget(long maxHeapBytes) {
+        // one environment may always hold one artifact of the largest size, though half a small heap's budget is less
+        return new EnvironmentBytes(
+                new ByteBudget("Python artifacts in flight", maxHeapBytes / 16), DriverFrames.MAX_ARTIFACT_BYTES);
     }
 
     @Override
     public StreamObserver<ExecutePythonRequest> executePython(StreamObserver<ExecutePythonResponse> observer) {
+        String environment = Caller.current().environment();
         return new PythonCall(
-                sandboxes, Caller.current().environment(), threads, artifactBudget, (ServerCallStreamObserver<
+                sandboxes, environment, threads, artifactBudget.of(environment), (ServerCallStreamObserver<
                                 ExecutePythonResponse>)
                         observer);
     }

@@ -47,10 +47,19 @@ public final class SessionLog {
         this.capacityBytes = capacityBytes;
     }
 
-    /** Appends an event, numbering it, and wakes readers. */
+    /**
+     * Appends an event, numbering it, and wakes readers. An event after the terminal one is dropped: output that a
+     * process the command left in the background writes after the session ended (its pipe outlives the command) would
+     * otherwise fill a buffer the server no longer reserves for the session.
+     *
+     * @return the event's number; the terminal event's when it was dropped
+     */
     public long append(OpenSessionResponse event, boolean terminal) {
         long seq;
         synchronized (this) {
+            if (finished) {
+                return lastSeq;
+            }
             long size = size(event);
             if (size > capacityBytes) {
                 // one chunk larger than the whole buffer (the pumps read up to 256 KiB at a time): keep its

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.worker;
 
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
@@ -8,6 +9,7 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
+import ai.chalk.compute.server.threads.EnvironmentShares;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -22,8 +24,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * {@code java -version} in a short-lived sandbox of it. Without the check a deployment would succeed and every
  * replica fail later. A success is remembered for {@link #REMEMBERED} (deployments come in bursts: an application
  * deploys all its functions at start), a failure is not (the next deployment checks again, after the image was
- * built). The server's own Java needs no check.
+ * built). The server's own Java needs no check. The check's sandbox takes a place among the deploying environment's
+ * sandboxes, as a replica does: without it, a tenant at its share deploying functions of many images at once started a
+ * sandbox per image beyond its share and the server's limit.
  */
 public final class WorkerImageCheck {
 
@@ -46,6 +52,7 @@ public final class WorkerImageCheck {
     private static final Pattern VERSION = Pattern.compile("version \"(\\d+)(?:\\.(\\d+))?[^\"]*\"");
 
     private final SandboxRuntime runtime;
+    private final Function<String, EnvironmentShares.Place> places;
     private final WorkerJava java;
     private final Executor executor;
     /** By image: the check in progress, or when it last passed. */
@@ -53,64 +60,98 @@ public final class WorkerImageCheck {
 
     private final Map<String, Long> passedAt = new HashMap<>();
 
-    /** @param executor reads the check's output */
-    public WorkerImageCheck(SandboxRuntime runtime, WorkerJava java, Executor executor) {
+    /**
+     * @param places   a place among an environment's sandboxes, taken for the check's sandbox while it runs (a refusal
+     *                 is a {@link ComputeException} saying why)
+     * @param executor reads the check's output
+     */
+    public WorkerImageCheck(
+            SandboxRuntime runtime,
+            Function<String, EnvironmentShares.Place> places,
+            WorkerJava java,
+            Executor executor) {
         this.runtime = runtime;
+        this.places = places;
         this.java = java;
         this.executor = executor;
     }
 
     /**
-     * Why workers cannot start, or empty when they can. Concurrent callers share one check.
+     * Why workers of {@code environment} cannot start, or empty when they can. Concurrent callers share one check.
      *
      * @return the problem, naming the image and saying how to provide one
+     * @throws ComputeException when a check must run and {@code environment} has no room for its sandbox
      */
-    public Optional<String> problem() {
-        return java.image().isEmpty() ? Optional.empty() : problem(java.image().get());
+    public Optional<String> problem(String environment) {
+        return java.image().isEmpty()
+                ? Optional.empty()
+                : problem(environment, java.image().get());
     }
 
     /**
-     * Why workers cannot start in the given image (a function's own), or empty when they can. Each image is checked
-     * once a minute at the most; concurrent callers share one check.
+     * Why workers of {@code environment} cannot start in the given image (a function's own), or empty when they can.
+     * Each image is checked once a minute at the most; concurrent callers share one check, whose sandbox counts among
+     * the sandboxes of the environment that started it.
      *
      * @param image the image workers would run in
      * @return the problem, naming the image and saying how to provide one
+     * @throws ComputeException when a check must run and {@code environment} has no room for its sandbox
      */
-    public Optional<String> problem(String image) {
-        CompletableFuture<Optional<String>> check;
-        boolean mine = false;
-        synchronized (this) {
-            Long passed = passedAt.get(image);
-            if (passed != null && System.nanoTime() - passed < REMEMBERED.toNanos()) {
-                return Optional.empty();
-            }
-            check = running.get(image);
-            if (check == null) {
-                check = new CompletableFuture<>();
-                running.put(image, check);
-                mine = true;
-            }
+    public Optional<String> problem(String environment, String image) {
+        CompletableFuture<Optional<String>> check = recentOrRunning(image);
+        if (check != null) {
+            return check.join();
         }
-        if (mine) {
-            Optional<String> result = Optional.of("checking the worker image \"" + image + "\" did not finish");
-            try {
-                result = run(image);
-            } catch (RuntimeException e) {
-                result = Optional.of("checking the worker image \"" + image + "\" failed: " + e);
-            } finally {
-                // even after an Error, the next deployment checks again instead of waiting on this one forever
-                synchronized (this) {
-                    running.remove(image);
-                    if (result.isEmpty()) {
-                        passedAt.put(image, System.nanoTime());
-                    } else {
-                        passedAt.remove(image);
-                    }
+        // the place first: a caller refused one never owns a check that others would wait on
+        EnvironmentShares.Place place = places.apply(environment);
+        boolean mine = false;
+        try {
+            synchronized (this) {
+                check = recentOrRunning(image);
+                if (check == null) {
+                    check = new CompletableFuture<>();
+                    running.put(image, check);
+                    mine = true;
                 }
-                check.complete(result);
             }
+            if (mine) {
+                return check(image, check);
+            }
+        } finally {
+            place.close();
         }
         return check.join();
+    }
+
+    /** A check of {@code image} that passed within {@link #REMEMBERED} (done) or is running; null when neither. */
+    private synchronized @Nullable CompletableFuture<Optional<String>> recentOrRunning(String image) {
+        Long passed = passedAt.get(image);
+        if (passed != null && System.nanoTime() - passed < REMEMBERED.toNanos()) {
+            return CompletableFuture.completedFuture(Optional.empty());
+        }
+        return running.get(image);
+    }
+
+    /** Runs the check {@code check} stands for and completes it. */
+    private Optional<String> check(String image, CompletableFuture<Optional<String>> check) {
+        Optional<String> result = Optional.of("checking the worker image \"" + image + "\" did not finish");
+        try {
+            result = run(image);
+        } catch (RuntimeException e) {
+            result = Optional.of("checking the worker image \"" + image + "\" failed: " + e);
+        } finally {
+            // even after an Error, the next deployment checks again instead of waiting on this one forever
+            synchronized (this) {
+                running.remove(image);
+                if (result.isEmpty()) {
+                    passedAt.put(image, System.nanoTime());
+                } else {
+                    passedAt.remove(image);
+                }
+            }
+            check.complete(result);
+        }
+        return result;
     }
 
     private Optional<String> run(String image) {

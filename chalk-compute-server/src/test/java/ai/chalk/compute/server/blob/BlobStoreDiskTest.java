@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
  * is written, and one that gets there while it is written (uploads that each fit, side by side) is dropped as it does.
  * Before, a tenant's uploads (4 GiB each, as many as it liked) were written until the disk was full.
  */
+@Tag("alone")
 class BlobStoreDiskTest {
 
     @TempDir

@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * where it listens and the isolation in force, stops cleanly on SIGTERM, and after a crash
  * reports the sandboxes that were running as terminated, saying why.
  */
+@Tag("alone")
 public class StandaloneServerTest {
 
     private static final Pattern LISTENING = Pattern.compile("listening on \\S+:(\\d+)");

@@ -19,6 +19,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A Parquet file the server writes (an evaluation run's result) stored as a revision: listed over TCP like an upload,
  * readable by the server's readers, in its environment only, and still there after a restart.
  */
+@Tag("alone")
 class ServerWrittenRevisionTest {
 
     @TempDir

@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,6 +42,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * the rest are refused with RESOURCE_EXHAUSTED saying why, and other environments go on; on the local runtime and on
  * Docker alike, since the count is the server's, whatever runs the commands.
  */
+@Tag("alone")
 class RunningCommandsSecurityTest {
 
     private static final int LIMIT = 8;

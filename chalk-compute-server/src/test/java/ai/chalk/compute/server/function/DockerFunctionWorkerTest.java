@@ -34,6 +34,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,6 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
  * OOM killer) would.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("alone")
 class DockerFunctionWorkerTest {
 
     private static final String FUNCTIONS = "echo=t.W#echo,slow=t.W#slow,probe=t.W#probe";

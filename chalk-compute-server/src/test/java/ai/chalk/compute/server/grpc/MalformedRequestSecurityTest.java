@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
@@ -29,6 +30,7 @@ import org.slf4j.LoggerFactory;
  * INVALID_ARGUMENT, the log gets a line per window rather than a stack trace per message, and the server
  * goes on serving.
  */
+@Tag("alone")
 class MalformedRequestSecurityTest {
 
     /** Bytes that are no protobuf message: the first tag has wire type 7, which does not exist. */

@@ -25,10 +25,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Signed links over a real HTTP port on loopback: downloads with ranges, uploads streamed to the blob store. */
+@Tag("alone")
 class TransfersTest {
 
     @TempDir

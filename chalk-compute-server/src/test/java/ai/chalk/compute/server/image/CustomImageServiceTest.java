@@ -48,6 +48,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -55,6 +56,7 @@ import org.junit.jupiter.api.io.TempDir;
  * CustomImageService on the docker runtime, through a real server (in-process; one test over TCP) and a real Docker
  * engine building busybox-based images: the cache, concurrent requests, failures, live updates, logs, validation.
  */
+@Tag("alone")
 class CustomImageServiceTest {
 
     private static final Duration BUILD_TIMEOUT = Duration.ofMinutes(2);

@@ -27,6 +27,7 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * installs a wheel made here (PyPI is not reachable) that came in with add_file. One image, built once for the class
  * (apt is slow), serves both tests; the second asks for it by spec and finds it built.
  */
+@Tag("alone")
 class DebianImageTest {
 
     static final String WHEEL = "chalk_test_pkg-1.0-py3-none-any.whl";

@@ -19,6 +19,7 @@ import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * of the builds not finished (running and queued); past that, RESOURCE_EXHAUSTED saying so, and no build is recorded
  * for the refused request, while another environment's builds are still taken.
  */
+@Tag("alone")
 class ImageBuildQueueSecurityTest {
 
     @Test

@@ -23,10 +23,12 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Builds across server restarts: nothing is left "building" that no process builds any more. */
+@Tag("alone")
 class ImageBuildRestartTest {
 
     private static final UnaryOperator<ai.chalk.compute.server.ComputeServer.Builder> DOCKER = b -> b.runtime(

@@ -26,10 +26,12 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** CreateSandbox with an image_spec on the docker runtime: built (or found) first, then run; failures explained. */
+@Tag("alone")
 class SandboxFromImageSpecTest {
 
     @TempDir

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.server.exec.ByteBudget;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -72,14 +73,14 @@ class DriverFramesTest {
                 new SequenceInputStream(
                         new ByteArrayInputStream(artifactHeader(huge - 1, PNG_HEADER)), zeros(huge - 1)),
                 new ByteArrayInputStream(frame('O', "after".getBytes(StandardCharsets.UTF_8))));
-        ByteBudget budget = new ByteBudget("artifacts", 1 << 20);
-        DriverFrames frames = new DriverFrames(in, budget);
+        EnvironmentBytes budget = new EnvironmentBytes(new ByteBudget("artifacts", 1 << 20));
+        DriverFrames frames = new DriverFrames(in, budget.of("dev"));
         long heapBefore = usedHeap();
         DriverEvent skipped = frames.next(1000);
         assertThat(skipped)
                 .isEqualTo(new DriverEvent.Skipped("fake.png", "larger than max_artifact_bytes (1000)", huge - 1));
         assertThat(usedHeap() - heapBefore).isLessThan(256L << 20);
-        assertThat(budget.used()).isZero();
+        assertThat(budget.budget().used()).isZero();
         // the stream is still in step: the next frame reads as sent
         assertThat(frames.next(1000))
                 .isInstanceOfSatisfying(
@@ -93,27 +94,38 @@ class DriverFramesTest {
         long size = DriverFrames.MAX_ARTIFACT_BYTES + 1;
         InputStream in =
                 new SequenceInputStream(new ByteArrayInputStream(artifactHeader(size, PNG_HEADER)), zeros(size));
-        DriverEvent e = new DriverFrames(in, new ByteBudget("artifacts", 1L << 40)).next(Long.MAX_VALUE);
+        DriverEvent e = new DriverFrames(in, account(1L << 40)).next(Long.MAX_VALUE);
         assertThat(e)
                 .isInstanceOfSatisfying(
                         DriverEvent.Skipped.class, s -> assertThat(s.reason()).contains("server's limit"));
     }
 
     @Test
-    void artifactsPastTheServerWideBudgetAreSkippedAndTheBudgetIsGivenBack() throws Exception {
-        ByteBudget budget = new ByteBudget("artifacts", 1000);
+    void artifactsPastTheEnvironmentsShareAreSkippedWhileAnotherEnvironmentsAreReadAndTheBudgetIsGivenBack()
+            throws Exception {
+        ByteBudget budget = new ByteBudget("artifacts", 2000);
+        EnvironmentBytes shares = new EnvironmentBytes(budget);
         byte[] two = concat(
                 concat(artifactHeader(800, PNG_HEADER), new byte[800]),
                 concat(artifactHeader(800, PNG_HEADER), new byte[800]));
-        DriverFrames frames = new DriverFrames(new ByteArrayInputStream(two), budget);
-        DriverEvent.Artifact first = (DriverEvent.Artifact) frames.next(10_000);
+        DriverFrames dev = new DriverFrames(new ByteArrayInputStream(two), shares.of("dev"));
+        DriverEvent.Artifact first = (DriverEvent.Artifact) dev.next(10_000);
         assertThat(first.reserved()).isEqualTo(800);
         assertThat(budget.used()).isEqualTo(800);
-        assertThat(frames.next(10_000))
+        // a client of dev's that does not read holds back dev's next artifact, not the budget's other half
+        assertThat(dev.next(10_000))
                 .isInstanceOfSatisfying(
-                        DriverEvent.Skipped.class, s -> assertThat(s.reason()).contains("too many artifacts"));
-        budget.release(first.reserved());
+                        DriverEvent.Skipped.class,
+                        s -> assertThat(s.reason())
+                                .contains("too many artifacts")
+                                .contains("this environment holds 800 of the 1000 bytes"));
+        DriverFrames prod = new DriverFrames(new ByteArrayInputStream(two), shares.of("prod"));
+        DriverEvent.Artifact prods = (DriverEvent.Artifact) prod.next(10_000);
+        assertThat(budget.used()).isEqualTo(1600);
+        shares.of("dev").release(first.reserved());
+        shares.of("prod").release(prods.reserved());
         assertThat(budget.used()).isZero();
+        assertThat(shares.held("dev")).isZero();
     }
 
     @Test
@@ -148,13 +160,12 @@ class DriverFramesTest {
         byte[] report =
                 ("{\"ename\":\"E\",\"evalue\":\"" + value + "\",\"traceback\":\"t\"}").getBytes(StandardCharsets.UTF_8);
         DriverEvent.CodeError e = (DriverEvent.CodeError)
-                new DriverFrames(new ByteArrayInputStream(frame('X', report)), new ByteBudget("a", 1)).next(0);
+                new DriverFrames(new ByteArrayInputStream(frame('X', report)), account(1)).next(0);
         assertThat(e.value()).hasSizeLessThan(70_000).endsWith("characters cut]");
     }
 
     private static void assertRefused(byte[] bytes, String reason) {
-        assertThatThrownBy(
-                        () -> new DriverFrames(new ByteArrayInputStream(bytes), new ByteBudget("a", 1 << 20)).next(100))
+        assertThatThrownBy(() -> new DriverFrames(new ByteArrayInputStream(bytes), account(1 << 20)).next(100))
                 .isInstanceOf(DriverProtocolException.class)
                 .hasMessageContaining(reason);
     }
@@ -168,5 +179,10 @@ class DriverFramesTest {
     private static long usedHeap() {
         Runtime r = Runtime.getRuntime();
         return r.totalMemory() - r.freeMemory();
+    }
+
+    /** An environment's account of a budget of {@code bytes}. */
+    private static EnvironmentBytes.Account account(long bytes) {
+        return new EnvironmentBytes(new ByteBudget("artifacts", bytes)).of("dev");
     }
 }

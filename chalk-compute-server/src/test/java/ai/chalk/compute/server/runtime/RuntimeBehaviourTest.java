@@ -34,6 +34,7 @@ import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
  * start errors. Runtime-specific behaviour (isolation mechanics, cgroup files, engine settings) is tested next to
  * each runtime.
  */
+@Tag("alone")
 public abstract class RuntimeBehaviourTest {
 
     @TempDir

@@ -9,10 +9,12 @@ import ai.chalk.compute.server.RunningServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A sandbox that outlives the server's lifetime limit is terminated with every process in it. */
+@Tag("alone")
 class SandboxLifetimeTest {
 
     @Test

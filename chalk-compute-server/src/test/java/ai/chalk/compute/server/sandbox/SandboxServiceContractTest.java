@@ -28,12 +28,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The v1 SandboxService and v2 ExecCommand over TCP through the generated stubs, as a client
  * written independently from Chalk's descriptors uses them; bad requests get actionable statuses.
  */
+@Tag("alone")
 class SandboxServiceContractTest extends RunningServer.PerTestClass {
 
     private static List<ExecResponse> exec(ExecInit init) throws Exception {

@@ -49,6 +49,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.function.UnaryOperator;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -57,6 +58,7 @@ import org.junit.jupiter.api.io.TempDir;
  * filters, sort and cursor, suspend and resume, terminate; one set of sandboxes shared with v1; spec fields the
  * local runtime cannot honour are refused by name.
  */
+@Tag("alone")
 class SandboxServiceV2Test extends RunningServer.PerTestClass {
 
     private static SandboxInfo create(ChalkContainerSpec spec) {

@@ -33,6 +33,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -45,6 +46,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The count is the server's, above the runtimes: both are run. A function's replicas count among their environment's
  * sandboxes too.
  */
+@Tag("alone")
 class SandboxSharesSecurityTest {
 
     @ParameterizedTest
@@ -167,6 +169,71 @@ class SandboxSharesSecurityTest {
                 StatusRuntimeException full = catchThrowableOfType(() -> create(dev), StatusRuntimeException.class);
                 assertThat(full.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                 assertThat(full.getStatus().getDescription()).contains("this environment runs 2 sandboxes at once");
+            } finally {
+                dev.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /**
+     * Before a deployment is accepted, the server runs {@code java -version} in a sandbox of the workers' image. That
+     * sandbox started on the runtime directly, so a tenant at its share deploying functions of many images at once
+     * started one per image beyond its share and the server's limit. It now takes a place among the deploying
+     * environment's sandboxes.
+     */
+    @Test
+    void aWorkerImageCheckCountsAmongItsEnvironmentsSandboxes(@TempDir Path dataDir) throws Exception {
+        DockerRuntimeOptions options = DockerRuntimeOptions.builder()
+                .defaultImage(DockerTesting.image())
+                .workerImage(DockerTesting.jreImage())
+                .maxSandboxes(4)
+                .build();
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(options))) {
+            ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
+            ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
+            try {
+                String first = create(dev);
+                create(dev);
+                TestCode devCode = new TestCode("check-dev");
+                devCode.upload(dev);
+                StatusRuntimeException refused = catchThrowableOfType(
+                        () -> catalog(dev).createExternalFunctionVersion(deploy(devCode)),
+                        StatusRuntimeException.class);
+                assertThat(refused)
+                        .as("the check needs a sandbox past the share")
+                        .isNotNull();
+                assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(refused.getStatus().getDescription())
+                        .contains("this environment runs 2 sandboxes at once, the most one environment may (half of"
+                                + " the 4 the server runs): terminate one first");
+
+                // another environment's deployment checks the image in a place of its own
+                TestCode prodCode = new TestCode("check-prod");
+                prodCode.upload(prod);
+                assertThat(catalog(prod)
+                                .createExternalFunctionVersion(deploy(prodCode))
+                                .hasExternalFunctionVersion())
+                        .isTrue();
+                // and the check gave its place back: prod still runs its two sandboxes
+                create(prod);
+                create(prod);
+
+                // a place dev frees is the check's (the image passed a moment ago: no check runs at all now, so
+                // another image, the busybox one without java, makes the check run and say what is wrong)
+                terminate(dev, first);
+                StatusRuntimeException noJava = catchThrowableOfType(
+                        () -> catalog(dev)
+                                .createExternalFunctionVersion(deploy(devCode).toBuilder()
+                                        .setSpec(deploy(devCode).getSpec().toBuilder()
+                                                .setContainerSpec(ChalkContainerSpec.newBuilder()
+                                                        .setImage(DockerTesting.image())))
+                                        .build()),
+                        StatusRuntimeException.class);
+                assertThat(noJava.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                assertThat(noJava.getStatus().getDescription()).contains("java");
+                // the check's place is free again
+                create(dev);
             } finally {
                 dev.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

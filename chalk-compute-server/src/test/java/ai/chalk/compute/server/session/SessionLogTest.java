@@ -66,4 +66,17 @@ class SessionLogTest {
         assertThat(b.event().getOutputData().getData().toStringUtf8()).isEqualTo("bbbb");
         assertThat(log.finished()).isTrue();
     }
+
+    @Test
+    void outputAfterTheEndIsNotKept() {
+        // a background process the command left holding its output writes on after the exit: the finished session's
+        // reservation shrank to what it held, so the log takes nothing more
+        SessionLog log = new SessionLog(1024);
+        log.append(output("before"), false);
+        long exit = log.append(EXITED, true);
+        assertThat(log.append(output("after the end"), false)).isEqualTo(exit);
+        assertThat(log.bufferedBytes()).isEqualTo(6);
+        assertThat(log.lastSeq()).isEqualTo(exit);
+        assertThat(log.next(exit)).isNull();
+    }
 }

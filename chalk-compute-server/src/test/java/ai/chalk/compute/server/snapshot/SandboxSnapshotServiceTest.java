@@ -29,6 +29,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The v2 SandboxSnapshotService over TCP with real sandboxes: a snapshot carries a sandbox's files (links and modes
  * included) into new, independent sandboxes, survives a restart, and is gone with its files once deleted.
  */
+@Tag("alone")
 class SandboxSnapshotServiceTest {
 
     @TempDir

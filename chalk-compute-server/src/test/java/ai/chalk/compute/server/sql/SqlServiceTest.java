@@ -33,10 +33,12 @@ import java.util.Optional;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** SqlService over gRPC: environments, plans, the catalog, polling, limits, and jobs a restart interrupted. */
+@Tag("alone")
 class SqlServiceTest {
 
     @TempDir

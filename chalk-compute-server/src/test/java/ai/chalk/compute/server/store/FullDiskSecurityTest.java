@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * mounted under the data directory's parent. The server answers clearly instead of failing every call, still
  * terminates sandboxes, says NOT_SERVING with the reason, and recovers by itself once space is freed.
  */
+@Tag("alone")
 class FullDiskSecurityTest {
 
     @Test

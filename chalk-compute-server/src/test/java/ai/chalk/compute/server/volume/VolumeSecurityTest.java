@@ -36,6 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
  * while PutFile, GetFile, RemoveFile and ListFiles hammer paths under them. Host files outside the volume must never be
  * read, written or deleted, and every refusal must say why with a definite status.
  */
+@Tag("alone")
 class VolumeSecurityTest {
 
     private static final String SECRET = "host secret: must never leave the host";

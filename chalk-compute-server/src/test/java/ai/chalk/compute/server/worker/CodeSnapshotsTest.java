@@ -17,10 +17,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Materialising code snapshots from blobs: layout, class path order, missing blobs, and zips that try to escape. */
+@Tag("alone")
 class CodeSnapshotsTest {
 
     @TempDir

@@ -22,6 +22,7 @@ import java.util.Map;
 import net.jpountz.lz4.LZ4FrameOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Test;
  * files decompressed from real LZ4 frames). Builds of these run in the image tests; uv itself is not installable here
  * (no PyPI), so uv steps are checked at this level.
  */
+@Tag("alone")
 class DockerBuildContextTest {
 
     static byte[] lz4(String text) throws IOException {

@@ -5,12 +5,14 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import java.nio.file.Path;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The shared runtime behaviour on the docker runtime with a Debian image, whose {@code /bin/sh} is dash rather than
  * busybox's ash: the exec wrapper and, as with an engine on another machine (no host pids), the in-container
  * {@code kill} scripts must work with both.
  */
+@Tag("alone")
 class DockerDebianBehaviourTest extends RuntimeBehaviourTest {
 
     @Override

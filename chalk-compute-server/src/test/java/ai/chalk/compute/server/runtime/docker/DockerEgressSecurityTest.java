@@ -22,6 +22,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * secret only in headers to its host, and the container never holds it. The destinations are servers in a network
  * namespace of the test's own ({@link EgressWorld}).
  */
+@Tag("alone")
 class DockerEgressSecurityTest {
 
     private static final String SECRET = "sk-live-docker-77e1c0a9";

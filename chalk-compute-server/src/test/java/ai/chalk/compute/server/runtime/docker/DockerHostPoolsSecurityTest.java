@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * container opening {@code /dev/ptmx} in a loop took 3,071 terminals, all the pool leaves to anyone but the host's
  * root, and no other container, sandbox or login got one.
  */
+@Tag("alone")
 class DockerHostPoolsSecurityTest {
 
     /** Opens {@code /dev/ptmx} until refused (at most 5,000), prints how many it holds and why it stopped, holds them. */

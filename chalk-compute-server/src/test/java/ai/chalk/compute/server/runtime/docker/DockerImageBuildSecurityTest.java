@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Finding 13 as attacks: image builds try to make the engine fetch from the host's network, to read other images on
  * the engine, and to reach host services or exhaust the host from a build step.
  */
+@Tag("alone")
 class DockerImageBuildSecurityTest extends DockerTesting.WithRuntime {
 
     private static ImageSpec dockerfile(String... lines) {

@@ -14,6 +14,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * sandbox does to its init's keep-alive; a restarted server must not leave running what execs cut by the kill
  * started.
  */
+@Tag("alone")
 class DockerLifetimeSecurityTest extends DockerTesting.WithRuntime {
 
     private static String inspect(String container, String format) {

@@ -11,12 +11,14 @@ import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Finding 14 as attacks: sandboxes granted the network try to reach each other and services of the host bound to
  * every address ({@code 0.0.0.0}), through the gateway and through each of the host's own addresses.
  */
+@Tag("alone")
 class DockerNetworkSecurityTest extends DockerTesting.WithRuntime {
 
     private RuntimeSandbox networked() throws Exception {

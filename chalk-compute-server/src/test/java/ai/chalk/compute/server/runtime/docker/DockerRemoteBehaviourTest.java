@@ -7,12 +7,14 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import java.nio.file.Path;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The shared runtime behaviour on the docker runtime as it works with an engine on another machine
  * ({@code DOCKER_HOST=tcp://...}): no host pids, so signals and killTree are {@code kill} execs in the container
  * and exits are known from the engine alone.
  */
+@Tag("alone")
 class DockerRemoteBehaviourTest extends RuntimeBehaviourTest {
 
     @Override

@@ -4,8 +4,10 @@ import ai.chalk.compute.server.runtime.RuntimeBehaviourTest;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 
 /** The shared runtime behaviour on the docker runtime, with an engine on this host. */
+@Tag("alone")
 class DockerRuntimeBehaviourTest extends RuntimeBehaviourTest {
 
     @Override

@@ -26,10 +26,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What is particular to the docker runtime: container settings, host pids and exec groups, adoption, errors. */
+@Tag("alone")
 class DockerRuntimeTest extends DockerTesting.WithRuntime {
 
     private static String inspect(RuntimeSandbox sb, String format) {

@@ -13,10 +13,12 @@ import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.RuntimeOptions;
 import com.google.protobuf.ByteString;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The server on the docker runtime: selection by name and by {@code auto}, images through the gRPC API. */
+@Tag("alone")
 class DockerServerTest {
 
     @Test

@@ -25,10 +25,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Suspend and resume as pause and unpause; snapshots from the engine's diff and export; seeding from a snapshot. */
+@Tag("alone")
 class DockerSuspendAndSnapshotTest extends DockerTesting.WithRuntime {
 
     @Test

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * privilege by itself) in a volume; in every later container that
  * mounts the volume it must stay an ordinary program (the volume is mounted {@code nosuid,nodev}).
  */
+@Tag("alone")
 class DockerVolumeSecurityTest extends DockerTesting.WithRuntime {
 
     private RuntimeSandbox withVolume(Path volume, String mountPath, boolean readOnly) throws Exception {

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
  * does): the bind is private, so a layer mounted below it is mounted once, not also on every peer of the host's mount
  * and in every running sandbox's mount table that is a slave of it.
  */
+@Tag("alone")
 class SandboxesMountTest {
 
     @TempDir

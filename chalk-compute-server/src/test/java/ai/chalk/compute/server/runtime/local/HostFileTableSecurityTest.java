@@ -7,6 +7,7 @@ import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.host.Sysctl;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -18,6 +19,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * files are bounded by its memory limit instead. Here the table is first set to 100,000 files more than are open, and
  * a sandbox holds 192,000.
  */
+@Tag("alone")
 class HostFileTableSecurityTest {
 
     private static final Path FILE_MAX = Path.of("/proc/sys/fs/file-max");

@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ThrowingRunnable;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -37,6 +38,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * modes and without waiting for its next start: no sandbox process, no mount (layers, id-mapped views), no layer
  * directory, no cgroup, no image build step.
  */
+@Tag("alone")
 class KilledServerSecurityTest {
 
     @TempDir

@@ -37,10 +37,12 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The local runtime's image builds: real build sandboxes over real overlays, and sandboxes started from them. */
+@Tag("alone")
 class LocalImageBuilderTest {
 
     @TempDir

@@ -22,10 +22,12 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What a bubblewrap sandbox can and cannot see or do, checked from inside with real processes. */
+@Tag("alone")
 class LocalRuntimeIsolationTest {
 
     @TempDir

@@ -23,10 +23,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The fallbacks: util-linux without bubblewrap, required isolation without tools, and no isolation at all. */
+@Tag("alone")
 class LocalRuntimeModesTest {
 
     @TempDir

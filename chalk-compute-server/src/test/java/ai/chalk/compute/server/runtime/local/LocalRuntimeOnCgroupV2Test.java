@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * bound to v1 and only the core files work): sandboxes' processes live in its groups, suspend freezes them, killTree
  * reaches daemons, terminate removes the groups.
  */
+@Tag("alone")
 class LocalRuntimeOnCgroupV2Test {
 
     @TempDir

@@ -29,6 +29,7 @@ import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Processes in a bubblewrap sandbox, beyond the shared behaviour of {@code RuntimeBehaviourTest}: daemons reached
  * by killTree through the pids cgroup, the exact environment, spare exec helpers.
  */
+@Tag("alone")
 class LocalRuntimeProcessTest {
 
     @TempDir

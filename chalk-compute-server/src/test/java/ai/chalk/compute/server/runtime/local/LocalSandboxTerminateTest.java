@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * grace period, a process that ignores SIGTERM gets the whole grace period, and one that handles it gets to clean
  * up, commands of its own included, before the sandbox ends.
  */
+@Tag("alone")
 class LocalSandboxTerminateTest {
 
     /** The grace period a client's terminate gets when it names none. */

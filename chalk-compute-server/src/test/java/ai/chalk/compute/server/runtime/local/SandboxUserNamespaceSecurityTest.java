@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -31,6 +32,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * outside (host files, device nodes, other sandboxes), while inside it keeps 65536 ids and what it writes lands on disk
  * with the owners it gave (0 for root).
  */
+@Tag("alone")
 class SandboxUserNamespaceSecurityTest {
 
     @RegisterExtension

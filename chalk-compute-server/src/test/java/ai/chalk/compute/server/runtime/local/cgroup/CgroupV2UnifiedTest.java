@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * v1 hierarchies, so the driver must name them as unavailable, but the core files (cgroup.procs, cgroup.freeze,
  * cgroup.events, cgroup.kill) and groups within groups are real.
  */
+@Tag("alone")
 class CgroupV2UnifiedTest extends CgroupDriverBehaviourTest {
 
     private Path own;
