@@ -430,7 +430,11 @@ public abstract class RuntimeBehaviourTest {
         // a shell that needs 100 MB is killed by the kernel
         Run hog = RuntimeTesting.sh(limited, "x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo survived");
         assertThat(hog.out()).doesNotContain("survived");
-        assertThat(hog.status().exitCode()).hasValue(137);
+        // SIGKILL: exit code 137, or signal 9 where the docker runtime could not tell that the container's init lived
+        // on (one CI run reported it so); that the sandbox survived is the next line's to show
+        assertThat(hog.status().exitCode().orElse(128 + hog.status().signal().orElse(0)))
+                .as("%s", hog.status())
+                .isEqualTo(137);
         assertThat(RuntimeTesting.sh(limited, "echo alive").ok().out()).isEqualTo("alive\n");
     }
 

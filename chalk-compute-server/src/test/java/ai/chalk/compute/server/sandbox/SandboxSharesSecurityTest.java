@@ -62,63 +62,57 @@ class SandboxSharesSecurityTest {
                         .defaults(new SandboxDefaults(d.memoryBytes(), d.layerBytes(), d.pidsMax(), d.openFiles(), 4))
                         .poolSize(0)
                         .build();
-        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(options))) {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(options));
+                Tenants tenants = Tenants.of(server)) {
             assertThat(server.server.runtimeName()).isEqualTo(runtime);
-            ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
-            ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
-            try {
-                String first = create(dev);
-                create(dev);
-                StatusRuntimeException refused = catchThrowableOfType(() -> create(dev), StatusRuntimeException.class);
-                assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                assertThat(refused.getStatus().getDescription())
-                        .contains("this environment runs 2 sandboxes at once, the most one environment may (half of"
-                                + " the 4 the server runs): terminate one first");
-                // a refused create that asked for a workload identity leaves no token behind
-                long identities = identities(dataDir);
-                StatusRuntimeException withIdentity = catchThrowableOfType(
-                        () -> sandboxes(dev)
-                                .createSandbox(CreateSandboxRequest.newBuilder()
-                                        .setSpec(ChalkContainerSpec.newBuilder()
-                                                .setChalkWorkloadIdentity(ChalkWorkloadIdentity.getDefaultInstance()))
-                                        .build()),
-                        StatusRuntimeException.class);
-                assertThat(withIdentity.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                assertThat(identities(dataDir)).isEqualTo(identities);
+            ManagedChannel dev = tenants.dev();
+            ManagedChannel prod = tenants.prod();
+            String first = tenants.devAtItsShare();
+            StatusRuntimeException refused = catchThrowableOfType(() -> create(dev), StatusRuntimeException.class);
+            assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(refused.getStatus().getDescription())
+                    .contains("this environment runs 2 sandboxes at once, the most one environment may (half of"
+                            + " the 4 the server runs): terminate one first");
+            // a refused create that asked for a workload identity leaves no token behind
+            long identities = identities(dataDir);
+            StatusRuntimeException withIdentity = catchThrowableOfType(
+                    () -> sandboxes(dev)
+                            .createSandbox(CreateSandboxRequest.newBuilder()
+                                    .setSpec(ChalkContainerSpec.newBuilder()
+                                            .setChalkWorkloadIdentity(ChalkWorkloadIdentity.getDefaultInstance()))
+                                    .build()),
+                    StatusRuntimeException.class);
+            assertThat(withIdentity.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(identities(dataDir)).isEqualTo(identities);
 
-                // the other half is the other environments'
-                String prodFirst = create(prod);
-                create(prod);
+            // the other half is the other environments'
+            String prodFirst = create(prod);
+            create(prod);
 
-                // a place is free as soon as the terminate answers: creates made on that answer, many in a row
-                String last = first;
-                for (int i = 0; i < 10; i++) {
-                    terminate(dev, last);
-                    last = create(dev);
-                }
-
-                // and as soon as a sandbox is seen to have ended by its lifetime running out
-                terminate(prod, prodFirst);
-                String brief = sandboxes(prod)
-                        .createSandbox(CreateSandboxRequest.newBuilder()
-                                .setSpec(ChalkContainerSpec.newBuilder().setLifetime(Durations.fromMillis(500)))
-                                .build())
-                        .getSandbox()
-                        .getId();
-                Awaitility.await()
-                        .atMost(Duration.ofSeconds(30))
-                        .until(() -> sandboxes(prod)
-                                .getSandbox(GetSandboxRequest.newBuilder()
-                                        .setId(brief)
-                                        .build())
-                                .getSandbox()
-                                .getStatusMessage()
-                                .contains("ran out"));
-                create(prod);
-            } finally {
-                dev.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            // a place is free as soon as the terminate answers: creates made on that answer, many in a row
+            String last = first;
+            for (int i = 0; i < 10; i++) {
+                terminate(dev, last);
+                last = create(dev);
             }
+
+            // and as soon as a sandbox is seen to have ended by its lifetime running out
+            terminate(prod, prodFirst);
+            String brief = sandboxes(prod)
+                    .createSandbox(CreateSandboxRequest.newBuilder()
+                            .setSpec(ChalkContainerSpec.newBuilder().setLifetime(Durations.fromMillis(500)))
+                            .build())
+                    .getSandbox()
+                    .getId();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> sandboxes(prod)
+                            .getSandbox(
+                                    GetSandboxRequest.newBuilder().setId(brief).build())
+                            .getSandbox()
+                            .getStatusMessage()
+                            .contains("ran out"));
+            create(prod);
         }
     }
 
@@ -134,45 +128,39 @@ class SandboxSharesSecurityTest {
                 .defaults(new SandboxDefaults(d.memoryBytes(), d.layerBytes(), d.pidsMax(), d.openFiles(), 4))
                 .poolSize(0)
                 .build();
-        try (RunningServer server =
-                RunningServer.start(dataDir, b -> b.runtime(options).workerReadyTimeout(Duration.ofSeconds(60)))) {
-            ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
-            ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
-            try {
-                String first = create(dev);
-                create(dev);
-                TestCode code = new TestCode("shares");
-                code.upload(dev);
-                catalog(dev).createExternalFunctionVersion(deploy(code));
+        try (RunningServer server = RunningServer.start(
+                        dataDir, b -> b.runtime(options).workerReadyTimeout(Duration.ofSeconds(60)));
+                Tenants tenants = Tenants.of(server)) {
+            ManagedChannel dev = tenants.dev();
+            ManagedChannel prod = tenants.prod();
+            String first = tenants.devAtItsShare();
+            TestCode code = uploaded(dev, "shares");
+            catalog(dev).createExternalFunctionVersion(deploy(code));
 
-                StatusRuntimeException refused = catchThrowableOfType(() -> echo(dev), StatusRuntimeException.class);
-                assertThat(refused)
-                        .as("a call that needs a replica past the environment's share fails")
-                        .isNotNull();
-                assertThat(refused.getStatus().getDescription())
-                        .contains("this environment runs 2 sandboxes at once, the most one environment may (half of"
-                                + " the 4 the server runs): terminate one first");
+            StatusRuntimeException refused = catchThrowableOfType(() -> echo(dev), StatusRuntimeException.class);
+            assertThat(refused)
+                    .as("a call that needs a replica past the environment's share fails")
+                    .isNotNull();
+            assertThat(refused.getStatus().getDescription())
+                    .contains("this environment runs 2 sandboxes at once, the most one environment may (half of"
+                            + " the 4 the server runs): terminate one first");
 
-                // the other half is still the other environments'
-                create(prod);
-                create(prod);
+            // the other half is still the other environments'
+            create(prod);
+            create(prod);
 
-                // a place the tenant frees is its replica's; its sandboxes and replica together stay at its share
-                terminate(dev, first);
-                assertThat(echo(dev)).endsWith("|ping");
-                // a replica that dies gives its place back before the call that lost it answers: the next call's
-                // replica finds it free
-                StatusRuntimeException crashed =
-                        catchThrowableOfType(() -> call(dev, "crash"), StatusRuntimeException.class);
-                assertThat(crashed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-                assertThat(echo(dev)).endsWith("|ping");
-                StatusRuntimeException full = catchThrowableOfType(() -> create(dev), StatusRuntimeException.class);
-                assertThat(full.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                assertThat(full.getStatus().getDescription()).contains("this environment runs 2 sandboxes at once");
-            } finally {
-                dev.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-            }
+            // a place the tenant frees is its replica's; its sandboxes and replica together stay at its share
+            terminate(dev, first);
+            assertThat(echo(dev)).endsWith("|ping");
+            // a replica that dies gives its place back before the call that lost it answers: the next call's
+            // replica finds it free
+            StatusRuntimeException crashed =
+                    catchThrowableOfType(() -> call(dev, "crash"), StatusRuntimeException.class);
+            assertThat(crashed.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(echo(dev)).endsWith("|ping");
+            StatusRuntimeException full = catchThrowableOfType(() -> create(dev), StatusRuntimeException.class);
+            assertThat(full.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(full.getStatus().getDescription()).contains("this environment runs 2 sandboxes at once");
         }
     }
 
@@ -189,56 +177,74 @@ class SandboxSharesSecurityTest {
                 .workerImage(DockerTesting.jreImage())
                 .maxSandboxes(4)
                 .build();
-        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(options))) {
-            ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
-            ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
-            try {
-                String first = create(dev);
-                create(dev);
-                TestCode devCode = new TestCode("check-dev");
-                devCode.upload(dev);
-                StatusRuntimeException refused = catchThrowableOfType(
-                        () -> catalog(dev).createExternalFunctionVersion(deploy(devCode)),
-                        StatusRuntimeException.class);
-                assertThat(refused)
-                        .as("the check needs a sandbox past the share")
-                        .isNotNull();
-                assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                assertThat(refused.getStatus().getDescription())
-                        .contains("this environment runs 2 sandboxes at once, the most one environment may (half of"
-                                + " the 4 the server runs): terminate one first");
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.runtime(options));
+                Tenants tenants = Tenants.of(server)) {
+            ManagedChannel dev = tenants.dev();
+            ManagedChannel prod = tenants.prod();
+            String first = tenants.devAtItsShare();
+            TestCode devCode = uploaded(dev, "check-dev");
+            StatusRuntimeException refused = catchThrowableOfType(
+                    () -> catalog(dev).createExternalFunctionVersion(deploy(devCode)), StatusRuntimeException.class);
+            assertThat(refused).as("the check needs a sandbox past the share").isNotNull();
+            assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(refused.getStatus().getDescription())
+                    .contains("this environment runs 2 sandboxes at once, the most one environment may (half of"
+                            + " the 4 the server runs): terminate one first");
 
-                // another environment's deployment checks the image in a place of its own
-                TestCode prodCode = new TestCode("check-prod");
-                prodCode.upload(prod);
-                assertThat(catalog(prod)
-                                .createExternalFunctionVersion(deploy(prodCode))
-                                .hasExternalFunctionVersion())
-                        .isTrue();
-                // and the check gave its place back: prod still runs its two sandboxes
-                create(prod);
-                create(prod);
+            // another environment's deployment checks the image in a place of its own
+            TestCode prodCode = uploaded(prod, "check-prod");
+            assertThat(catalog(prod)
+                            .createExternalFunctionVersion(deploy(prodCode))
+                            .hasExternalFunctionVersion())
+                    .isTrue();
+            // and the check gave its place back: prod still runs its two sandboxes
+            create(prod);
+            create(prod);
 
-                // a place dev frees is the check's (the image passed a moment ago: no check runs at all now, so
-                // another image, the busybox one without java, makes the check run and say what is wrong)
-                terminate(dev, first);
-                StatusRuntimeException noJava = catchThrowableOfType(
-                        () -> catalog(dev)
-                                .createExternalFunctionVersion(deploy(devCode).toBuilder()
-                                        .setSpec(deploy(devCode).getSpec().toBuilder()
-                                                .setContainerSpec(ChalkContainerSpec.newBuilder()
-                                                        .setImage(DockerTesting.image())))
-                                        .build()),
-                        StatusRuntimeException.class);
-                assertThat(noJava.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-                assertThat(noJava.getStatus().getDescription()).contains("java");
-                // the check's place is free again
-                create(dev);
-            } finally {
-                dev.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-            }
+            // a place dev frees is the check's (the image passed a moment ago: no check runs at all now, so
+            // another image, the busybox one without java, makes the check run and say what is wrong)
+            terminate(dev, first);
+            StatusRuntimeException noJava = catchThrowableOfType(
+                    () -> catalog(dev)
+                            .createExternalFunctionVersion(deploy(devCode).toBuilder()
+                                    .setSpec(deploy(devCode).getSpec().toBuilder()
+                                            .setContainerSpec(ChalkContainerSpec.newBuilder()
+                                                    .setImage(DockerTesting.image())))
+                                    .build()),
+                    StatusRuntimeException.class);
+            assertThat(noJava.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+            assertThat(noJava.getStatus().getDescription()).contains("java");
+            // the check's place is free again
+            create(dev);
         }
+    }
+
+    /** Two environments' channels to one server, closed together. */
+    private record Tenants(ManagedChannel dev, ManagedChannel prod) implements AutoCloseable {
+        static Tenants of(RunningServer server) {
+            return new Tenants(
+                    RunningServer.authenticated(server.server, "dev"),
+                    RunningServer.authenticated(server.server, "prod"));
+        }
+
+        /** Creates two of dev's sandboxes, its share of the server's four; the first one's id. */
+        String devAtItsShare() {
+            String first = create(dev);
+            create(dev);
+            return first;
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            dev.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    private static TestCode uploaded(ManagedChannel channel, String name) throws Exception {
+        TestCode code = new TestCode(name);
+        code.upload(channel);
+        return code;
     }
 
     private static CreateExternalFunctionVersionRequest deploy(TestCode code) {
