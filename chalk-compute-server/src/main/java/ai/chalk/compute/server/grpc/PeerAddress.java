@@ -9,14 +9,22 @@ import java.util.Arrays;
 
 /**
  * Who a connection comes from, for what is counted or slowed down per caller without credentials: its address without
- * the port, so that new connections do not start afresh, and an IPv6 address by its /64, which one host is given
- * whole (picking another address in it is free).
+ * the port, so that new connections do not start afresh; an IPv6 address by its /64, which one host is given whole
+ * (picking another address in it is free); and every loopback address as one, {@value #LOOPBACK}: any local user may
+ * bind a client socket to any of the 16 million addresses of {@code 127.0.0.0/8}, so keyed one by one they were 16
+ * million peers, each with its own share of the server's connections and its own count of failed sign-ins.
  */
 public final class PeerAddress {
 
     private PeerAddress() {}
 
-    /** The key of {@code peer}: {@code 10.0.0.7}, {@code 2001:db8:0:0:0:0:0:0/64}, or the socket's own name. */
+    /** The key of every loopback address ({@code 127.0.0.0/8}, {@code ::1}): this host's own users. */
+    public static final String LOOPBACK = "loopback";
+
+    /**
+     * The key of {@code peer}: {@code 10.0.0.7}, {@code 2001:db8:0:0:0:0:0:0/64}, {@value #LOOPBACK}, or the socket's
+     * own name.
+     */
     public static String of(SocketAddress peer) {
         if (!(peer instanceof InetSocketAddress inet)) {
             return String.valueOf(peer);
@@ -25,7 +33,10 @@ public final class PeerAddress {
         if (host == null) {
             return inet.getHostString();
         }
-        if (host instanceof Inet6Address && !host.isLoopbackAddress()) {
+        if (host.isLoopbackAddress()) {
+            return LOOPBACK;
+        }
+        if (host instanceof Inet6Address) {
             byte[] network = Arrays.copyOf(host.getAddress(), 16);
             Arrays.fill(network, 8, 16, (byte) 0);
             try {

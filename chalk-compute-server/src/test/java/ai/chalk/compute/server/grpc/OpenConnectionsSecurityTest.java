@@ -18,7 +18,10 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.Inet4Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
@@ -37,13 +40,14 @@ import org.junit.jupiter.api.io.TempDir;
  * A peer without credentials opens TCP connections in a loop and sends nothing: before, the server accepted every one
  * and held a file descriptor for each until it had none left for anyone (an exec, an upload, the next client). Now one
  * address keeps at most its share open and the server its limit; a connection past either is closed as soon as it is
- * accepted, other addresses still connect, and a closed connection gives its place back.
+ * accepted, other addresses still connect, and a closed connection gives its place back. Every address of the loopback
+ * is one peer: a local user binding its sockets to {@code 127.0.0.2}, {@code 127.0.0.3} ... got a share per address.
  */
 class OpenConnectionsSecurityTest {
 
     @Test
-    void oneAddressKeepsItsShareOpenAndTheServerItsLimit(@TempDir Path dataDir) throws Exception {
-        // the server's own test channel is 127.0.0.1's first connection
+    void oneAddressKeepsItsShareOpenAndEveryLoopbackAddressIsOne(@TempDir Path dataDir) throws Exception {
+        // the server's own test channel is the loopback's first connection
         try (RunningServer server = RunningServer.start(dataDir, b -> b.maxConnections(5, 2))) {
             OpenConnections open = server.server.openConnections();
             int port = server.server.port().orElseThrow();
@@ -69,25 +73,22 @@ class OpenConnectionsSecurityTest {
                 } finally {
                     refused.shutdownNow();
                 }
+                // a local user may bind its sockets to any address of 127.0.0.0/8: all of them are this host's
+                for (String other : List.of("127.0.0.2", "127.1.2.3", "127.255.255.254")) {
+                    Socket rotated = silent(other, port);
+                    sockets.add(rotated);
+                    assertThat(isOpen(rotated))
+                            .as("a connection from %s, the same host, past the loopback's share is closed", other)
+                            .isFalse();
+                }
                 assertThat(open.open()).as("refused connections take no place").isEqualTo(2);
-
-                // other addresses connect, up to the server's limit
-                sockets.add(silent("127.0.0.2", port));
-                sockets.add(silent("127.0.0.2", port));
-                sockets.add(silent("127.0.0.3", port));
-                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> open.open() == 5);
-                Socket overLimit = silent("127.0.0.4", port);
-                sockets.add(overLimit);
-                assertThat(isOpen(overLimit))
-                        .as("a connection past the server's limit is closed")
-                        .isFalse();
                 assertThat(health(server.channel))
                         .as("the connections already open still serve")
                         .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
 
                 // a connection that closes gives its place back: its address connects again
                 second.close();
-                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> open.open() == 4);
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> open.open() == 1);
                 ManagedChannel again = plain("127.0.0.1", port);
                 try {
                     assertThat(health(again)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
@@ -104,6 +105,57 @@ class OpenConnectionsSecurityTest {
     }
 
     @Test
+    void otherAddressesConnectUpToTheServersLimit() throws Exception {
+        // two of this host's own addresses that are not loopback (its network interface's, Docker's bridge): peers
+        // apart from the loopback and from each other
+        List<InetAddress> others = NetworkInterface.networkInterfaces()
+                .flatMap(NetworkInterface::inetAddresses)
+                .filter(a -> !a.isLoopbackAddress() && !a.isLinkLocalAddress() && a instanceof Inet4Address)
+                .limit(2)
+                .toList();
+        assertThat(others)
+                .as("this host's IPv4 addresses other than the loopback")
+                .hasSize(2);
+        OpenConnections connections = new OpenConnections(4, 2);
+        HealthStatusManager health = new HealthStatusManager();
+        NettyServerBuilder builder =
+                NettyServerBuilder.forAddress(new InetSocketAddress(0)).addService(health.getHealthService());
+        EventLoopGroup[] loops = connections.applyTo(builder);
+        Server server = builder.build().start();
+        ManagedChannel client = plain("127.0.0.1", server.getPort());
+        List<Socket> sockets = new ArrayList<>();
+        try {
+            assertThat(health(client)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+            sockets.add(silent("127.0.0.2", "127.0.0.1", server.getPort()));
+            String first = others.get(0).getHostAddress();
+            sockets.add(silent(first, first, server.getPort()));
+            sockets.add(silent(first, first, server.getPort()));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> connections.open() == 4);
+            for (Socket s : sockets) {
+                assertThat(isOpen(s))
+                        .as("a connection within its address's share and the limit")
+                        .isTrue();
+            }
+            String second = others.get(1).getHostAddress();
+            Socket overLimit = silent(second, second, server.getPort());
+            sockets.add(overLimit);
+            assertThat(isOpen(overLimit))
+                    .as("a connection past the server's limit is closed, from an address with none open")
+                    .isFalse();
+            assertThat(health(client))
+                    .as("the connections already open still serve")
+                    .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+        } finally {
+            for (Socket s : sockets) {
+                s.close();
+            }
+            client.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            OpenConnections.shutdown(loops);
+        }
+    }
+
+    @Test
     void aFloodFromOneAddressHoldsOnlyItsShareOfTheServersDescriptors(@TempDir Path dataDir) throws Exception {
         int flood = 1_000;
         try (RunningServer server = RunningServer.start(dataDir)) {
@@ -116,7 +168,8 @@ class OpenConnectionsSecurityTest {
                 }
                 Awaitility.await()
                         .atMost(Duration.ofSeconds(30))
-                        .until(() -> server.server.openConnections().open() == 1 + OpenConnections.DEFAULT_PER_ADDRESS);
+                        // the server's own test channel is the loopback's too: with the flood, one share in all
+                        .until(() -> server.server.openConnections().open() == OpenConnections.DEFAULT_PER_ADDRESS);
                 // the flood's own sockets are in this process too: what the server holds is what is left over
                 Awaitility.await()
                         .atMost(Duration.ofSeconds(30))
@@ -193,11 +246,16 @@ class OpenConnectionsSecurityTest {
         }
     }
 
-    /** A connection from {@code source} that sends nothing, as a flood's would. */
+    /** A connection from {@code source} to the loopback that sends nothing, as a flood's would. */
     private static Socket silent(String source, int port) throws IOException {
+        return silent(source, "127.0.0.1", port);
+    }
+
+    /** A connection from {@code source} to {@code host} that sends nothing. */
+    private static Socket silent(String source, String host, int port) throws IOException {
         Socket socket = new Socket();
         socket.bind(new InetSocketAddress(source, 0));
-        socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+        socket.connect(new InetSocketAddress(host, port), 5_000);
         return socket;
     }
 
