@@ -109,8 +109,9 @@ public final class Images {
     }
 
     /**
-     * Builds {@code image} anew and gives it another name on the server, for example {@code "my-team/app:v1"}; see
-     * {@link #build(Image)}.
+     * Builds {@code image} anew and gives it another name in this environment, for example {@code "my-team/app:v1"}:
+     * sandboxes, replicas and function workers of this environment that name that image run this build (other
+     * environments do not see the name); see {@link #build(Image)}.
      *
      * @param image the image
      * @param tag   {@code repository[:tag]} in lower case, or {@code null} for none

@@ -129,7 +129,13 @@ final class FunctionServices implements AutoCloseable {
                 workerSocket.dir().map(dir -> new ServerAccess(dir, workloadTokens)),
                 logs);
         FunctionWorkers workers = new FunctionWorkers(
-                functionStore, code, pools, workerReadyTimeout, groups::recordRevisionStatus, secrets);
+                functionStore,
+                code,
+                pools,
+                workerReadyTimeout,
+                groups::recordRevisionStatus,
+                secrets,
+                sandboxes.imageNames());
         groups.register(ScalingGroups.CONTAINER, new ContainerRunners(sandboxes, executor));
         groups.register(ScalingGroups.FUNCTION, workers);
         FunctionDeployments deployments = new FunctionDeployments(
@@ -140,7 +146,8 @@ final class FunctionServices implements AutoCloseable {
                 new WorkerImageCheck(runtime, sandboxes::place, java, executor),
                 blobOwners,
                 secrets,
-                localSecrets);
+                localSecrets,
+                sandboxes.imageNames());
         CallStore callStore = new CallStore(database);
         callStore.failUnfinished(
                 "the server restarted while the call was queued or running; call again",

@@ -4,6 +4,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionV
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.server.blob.BlobDigest;
+import ai.chalk.compute.server.image.ImageNames;
 import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.sandbox.NetworkPolicies;
 import ai.chalk.compute.server.scalinggroup.ScalingGroups;
@@ -48,6 +49,7 @@ public final class FunctionDeployments {
     private final WorkerJava java;
     private final WorkerImageCheck workerCheck;
     private final Secrets secrets;
+    private final ImageNames imageNames;
     private final LocalSecretSweep localSecrets;
 
     /**
@@ -75,7 +77,9 @@ public final class FunctionDeployments {
             WorkerImageCheck workerCheck,
             BlobOwnerStore blobOwners,
             Secrets secrets,
-            LocalSecretSweep localSecrets) {
+            LocalSecretSweep localSecrets,
+            ImageNames imageNames) {
+        this.imageNames = imageNames;
         this.secrets = secrets;
         this.localSecrets = localSecrets;
         this.store = store;
@@ -127,7 +131,8 @@ public final class FunctionDeployments {
         if (reused.isPresent()) {
             return reused.get(); // its image was checked when it was deployed
         }
-        String image = request.getSpec().getContainerSpec().getImage().trim();
+        String image = imageNames.forRuntime(
+                environment, request.getSpec().getContainerSpec().getImage().trim(), "spec.container_spec.image");
         (image.isEmpty() ? workerCheck.problem(environment) : workerCheck.problem(environment, image))
                 .ifPresent(problem -> {
                     throw Status.FAILED_PRECONDITION

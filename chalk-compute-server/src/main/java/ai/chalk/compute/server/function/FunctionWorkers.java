@@ -2,6 +2,7 @@ package ai.chalk.compute.server.function;
 
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.server.image.ImageNames;
 import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import ai.chalk.compute.server.sandbox.NetworkPolicies;
 import ai.chalk.compute.server.scalinggroup.RevisionRunner;
@@ -36,6 +37,7 @@ public final class FunctionWorkers implements RunnerFactory {
     private final Duration readyTimeout;
     private final BiConsumer<String, PoolStatus> statusSink;
     private final Secrets secrets;
+    private final ImageNames imageNames;
 
     /**
      * @param statusSink hears every pool's status by revision id (the scaling groups record the serving one's)
@@ -47,7 +49,9 @@ public final class FunctionWorkers implements RunnerFactory {
             WorkerPools pools,
             Duration readyTimeout,
             BiConsumer<String, PoolStatus> statusSink,
-            Secrets secrets) {
+            Secrets secrets,
+            ImageNames imageNames) {
+        this.imageNames = imageNames;
         this.secrets = secrets;
         this.statusSink = statusSink;
         this.functions = functions;
@@ -109,7 +113,10 @@ public final class FunctionWorkers implements RunnerFactory {
                     request.getSpec().getContainerSpec().getEnvVarsMap(),
                     readyTimeout,
                     o.calls().maxConcurrent(),
-                    request.getSpec().getContainerSpec().getImage().trim(),
+                    imageNames.forRuntime(
+                            v.environment(),
+                            request.getSpec().getContainerSpec().getImage().trim(),
+                            "spec.container_spec.image"),
                     ContainerSpecs.limits(request.getSpec().getContainerSpec(), "spec.container_spec"),
                     v.environment(),
                     "function:" + v.functionId() + "/v" + v.version(),

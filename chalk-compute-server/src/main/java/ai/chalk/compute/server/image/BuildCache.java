@@ -58,11 +58,15 @@ public final class BuildCache implements AutoCloseable {
 
     static final String RESTARTED = "the server restarted during the build; ask for the image again to rebuild it";
     static final String SHUT_DOWN = "the server shut down during the build; ask for the image again to rebuild it";
+    /** The longest tag: with the environment's prefix on the engine, within the engine's 255 characters. */
+    private static final int MAX_TAG_LENGTH = 200;
+
     private static final Pattern TAG = Pattern.compile(
             "[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?");
 
     private final Supplier<ImageBuilder> builders;
     private final ImageBuildStore store;
+    private final ImageNames names;
     private final ThreadPoolExecutor pool;
     private final ExecutorService followers;
     private final Map<String, RunningBuild> byId = new ConcurrentHashMap<>();
@@ -87,6 +91,7 @@ public final class BuildCache implements AutoCloseable {
     public BuildCache(Supplier<ImageBuilder> builders, ImageBuildStore store, int parallelBuilds) {
         this.builders = builders;
         this.store = store;
+        this.names = new ImageNames(store, builders);
         this.pool = new ThreadPoolExecutor(
                 parallelBuilds,
                 parallelBuilds,
@@ -96,6 +101,11 @@ public final class BuildCache implements AutoCloseable {
                 DaemonThreads.numbered("chalk-image-build"));
         this.unfinished = new EnvironmentShares("image builds", parallelBuilds + MAX_QUEUED);
         this.followers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-image-follow"));
+    }
+
+    /** What the runtime calls the images an environment names: its own tags, and only the builds it made. */
+    public ImageNames names() {
+        return names;
     }
 
     /** Records builds that a previous server process left unfinished as failed; call once at start. */
@@ -114,8 +124,9 @@ public final class BuildCache implements AutoCloseable {
      * present, else the environment's running build of the same spec, else a new build. Returns at once; the build
      * goes on in the background.
      */
-    public BuildAnswer getOrBuild(String environment, ImageSpec spec) {
-        ImageBuilder builder = prepare(spec);
+    public BuildAnswer getOrBuild(String environment, ImageSpec requested) {
+        ImageBuilder builder = prepare(requested);
+        ImageSpec spec = withRuntimeBase(environment, requested);
         byte[] canonical = ContentHash.canonicalBytes(spec);
         String hash = ContentHash.of(canonical);
         synchronized (this) {
@@ -137,6 +148,19 @@ public final class BuildCache implements AutoCloseable {
         }
     }
 
+    /**
+     * The spec with its base image as the runtime calls it ({@link ImageNames}): the environment's own tag of that
+     * name, so that the spec's content hash, and the image named after it on the engine, differ between two
+     * environments whose same base name means two images.
+     */
+    private ImageSpec withRuntimeBase(String environment, ImageSpec spec) {
+        String base = spec.getBaseImage().trim();
+        String runtimeBase = names.forRuntime(environment, base, "image_spec.base_image");
+        return runtimeBase.equals(base)
+                ? spec
+                : spec.toBuilder().setBaseImage(runtimeBase).build();
+    }
+
     private static String key(String environment, String contentHash) {
         return environment + "/" + contentHash;
     }
@@ -147,16 +171,18 @@ public final class BuildCache implements AutoCloseable {
      *
      * @param tag an extra name for the image, {@code repository[:tag]}
      */
-    public BuildAnswer build(String environment, ImageSpec spec, Optional<String> tag) {
+    public BuildAnswer build(String environment, ImageSpec requested, Optional<String> tag) {
         tag.ifPresent(BuildCache::checkTag);
-        ImageBuilder builder = prepare(spec);
+        ImageBuilder builder = prepare(requested);
+        ImageSpec spec = withRuntimeBase(environment, requested);
         byte[] canonical = ContentHash.canonicalBytes(spec);
         String hash = ContentHash.of(canonical);
         synchronized (this) {
             RunningBuild running = byHash.get(key(environment, hash));
             if (running != null) {
-                tag.ifPresent(t ->
-                        running.outcome().thenAccept(r -> r.imageRef().ifPresent(ref -> tagLater(ref, t))));
+                tag.ifPresent(t -> running.outcome()
+                        .thenAccept(r ->
+                                r.imageRef().ifPresent(ref -> tagLater(ref, ImageNames.engineTag(environment, t)))));
                 return new BuildAnswer(running.id(), BuildAnswer.BUILDING, "", Optional.empty());
             }
             return BuildAnswer.of(start(environment, builder, spec, canonical, hash, tag));
@@ -286,7 +312,7 @@ public final class BuildCache implements AutoCloseable {
     }
 
     private static void checkTag(String tag) {
-        if (tag.length() > 255 || !TAG.matcher(tag).matches()) {
+        if (tag.length() > MAX_TAG_LENGTH || !TAG.matcher(tag).matches()) {
             throw ComputeException.invalid("tag \"" + tag + "\" is not an image name: use"
                     + " repository[:tag] in lower case, for example my-team/app:v1");
         }
@@ -348,8 +374,14 @@ public final class BuildCache implements AutoCloseable {
         try {
             String built = buildAlone(builder, build);
             if (build.tag().isPresent()) {
-                builder.tag(built, build.tag().get());
-                line(build, "INFO", "Tagged " + built + " as " + build.tag().get());
+                String engineTag =
+                        ImageNames.engineTag(build.environment(), build.tag().get());
+                builder.tag(built, engineTag);
+                line(
+                        build,
+                        "INFO",
+                        "Tagged " + built + " as " + build.tag().get() + " in this environment (" + engineTag
+                                + " on the engine)");
             }
             ref = Optional.of(built);
         } catch (ImageBuildException e) {

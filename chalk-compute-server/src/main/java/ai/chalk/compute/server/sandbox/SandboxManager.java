@@ -5,6 +5,7 @@ import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.grpc.RequestLimits;
 import ai.chalk.compute.server.image.BuildCache;
+import ai.chalk.compute.server.image.ImageNames;
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxOperationException;
@@ -173,6 +174,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     adopted.size(),
                     lost);
         }
+    }
+
+    /** What the runtime calls the images an environment names ({@link ImageNames}). */
+    public ImageNames imageNames() {
+        return images.names();
     }
 
     /**
@@ -387,12 +393,17 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     }
 
     /** How errors name the fields validated in both APIs: v1's CreateSandboxRequest or v2's ChalkContainerSpec. */
-    private record FieldNames(String env, String cpu, String memory) {
-        static final FieldNames V1 = new FieldNames("env", "resource_limits.cpu", "resource_limits.memory");
-        static final FieldNames V2 = new FieldNames("env_vars", "resources.cpu", "resources.memory");
+    private record FieldNames(String image, String env, String cpu, String memory) {
+        static final FieldNames V1 = new FieldNames("image", "env", "resource_limits.cpu", "resource_limits.memory");
+        static final FieldNames V2 = new FieldNames("image", "env_vars", "resources.cpu", "resources.memory");
     }
 
-    /** @param secretEnv the variables the request's secret references resolved to, set beside its own env */
+    /**
+     * The runtime's spec of a request; its image as the runtime calls it ({@link ImageNames}: the environment's own
+     * tag of that name, never another environment's build).
+     *
+     * @param secretEnv the variables the request's secret references resolved to, set beside its own env
+     */
     private SandboxSpec specFor(
             String environment,
             CreateSandboxRequest request,
@@ -413,7 +424,8 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             RequestLimits.checkEnv(fields.env() + " with secret_refs", env);
         }
         String image = switch (request.getImageSourceCase()) {
-            case IMAGE -> request.getImage().trim();
+            case IMAGE ->
+                images.names().forRuntime(environment, request.getImage().trim(), fields.image());
             case IMAGE_SPEC -> ""; // built by create() once the rest of the request has been found valid
             case IMAGESOURCE_NOT_SET -> "";
         };

@@ -93,6 +93,7 @@ public final class ImageBuildStore {
         db.environmentColumn("image_build");
         db.execute(
                 "CREATE INDEX IF NOT EXISTS image_build_environment ON image_build (environment, content_hash, seq)");
+        db.execute("CREATE INDEX IF NOT EXISTS image_build_ref ON image_build (image_ref, environment)");
         db.execute("""
                 CREATE TABLE IF NOT EXISTS image_build_log (
                   build_id VARCHAR(64) NOT NULL,
@@ -220,6 +221,21 @@ public final class ImageBuildStore {
                 : query(
                         "SELECT * FROM image_build WHERE environment = ? ORDER BY seq DESC LIMIT ?",
                         List.of(environment, limit));
+    }
+
+    /**
+     * Whether image {@code imageRef} is one this server built, for other environments than {@code environment} only
+     * (false for a name it never built).
+     */
+    public boolean builtOnlyElsewhere(String environment, String imageRef) {
+        return SqlQuery.select(
+                        db,
+                        "SELECT COUNT(*), COUNT(CASE WHEN environment = ? THEN 1 END) FROM image_build"
+                                + " WHERE image_ref = ?",
+                        List.of(environment, imageRef),
+                        rs -> rs.getLong(1) > 0 && rs.getLong(2) == 0,
+                        "image builds")
+                .get(0);
     }
 
     /** How many builds there are of a spec (for tests and health: a cache hit adds none). */

@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.sandbox.v1.AddFileStep;
 import ai.chalk.compute.proto.sandbox.v1.BuildCustomImageRequest;
 import ai.chalk.compute.proto.sandbox.v1.BuildCustomImageResponse;
 import ai.chalk.compute.proto.sandbox.v1.BuildStep;
+import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.CustomImageBuildSummary;
 import ai.chalk.compute.proto.sandbox.v1.CustomImageServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.DockerfileCommandsStep;
@@ -23,11 +24,17 @@ import ai.chalk.compute.proto.sandbox.v1.GetOrBuildCustomImageResponse;
 import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsRequest;
 import ai.chalk.compute.proto.sandbox.v1.ListCustomImageBuildsResponse;
+import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesRequest;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesResponse;
+import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
+import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
+import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.EventCollector;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.util.Timestamps;
@@ -516,9 +523,13 @@ class CustomImageServiceTest {
         assertThat(ImageTesting.awaitFinished(images(), forced.getBuildId(), BUILD_TIMEOUT)
                         .getStatus())
                 .isEqualTo("succeeded");
-        assertThat(DockerTesting.docker("image", "inspect", tag).code())
-                .as("tagged %s", tag)
+        assertThat(DockerTesting.docker("image", "inspect", ImageNames.engineTag(Caller.DEFAULT_ENVIRONMENT, tag))
+                        .code())
+                .as("tagged %s in the environment", tag)
                 .isZero();
+        assertThat(DockerTesting.docker("image", "inspect", tag).code())
+                .as("no engine-wide name %s", tag)
+                .isNotZero();
         assertThat(buildsOf(ContentHash.of(spec)))
                 .extracting(CustomImageBuildSummary::getBuildId)
                 .containsExactly(forced.getBuildId(), first.getBuildId());
@@ -528,6 +539,81 @@ class CustomImageServiceTest {
                                 .build())
                         .hasWorkflow())
                 .isFalse();
+    }
+
+    @Test
+    void aTagIsItsEnvironmentsAndNoEnvironmentRunsAnothersBuilds() throws Exception {
+        // an image both environments run by name (as they would debian:bookworm-slim or the workers' Java)
+        String shared = "chalk-compute-test/shared-" + Long.toHexString(System.nanoTime()) + ":v1";
+        assertThat(DockerTesting.docker("tag", DockerTesting.image(), shared).code())
+                .isZero();
+        ImageTesting.built(shared);
+        ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
+        ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
+        try {
+            // dev builds an image of its own and tags it with the shared name
+            var devImages = CustomImageServiceGrpc.newBlockingStub(dev).withDeadlineAfter(2, TimeUnit.MINUTES);
+            BuildCustomImageResponse build = devImages.buildCustomImage(BuildCustomImageRequest.newBuilder()
+                    .setImageSpec(ImageTesting.busybox("echo dev > /tagged-by"))
+                    .setTag(shared)
+                    .build());
+            GetCustomImageResponse done = ImageTesting.awaitFinished(devImages, build.getBuildId(), BUILD_TIMEOUT);
+            assertThat(done.getStatus()).isEqualTo("succeeded");
+            ImageTesting.built(ImageNames.engineTag("dev", shared));
+
+            assertThat(taggedBy(prod, shared))
+                    .as("prod runs the image the name had, not dev's")
+                    .isEqualTo("none");
+            assertThat(taggedBy(dev, shared))
+                    .as("dev runs its own tag of the name")
+                    .isEqualTo("dev");
+            // prod cannot run dev's build by the names the server gave it
+            for (String devs : List.of(done.getImage(), ImageNames.engineTag("dev", shared))) {
+                assertThatThrownBy(() -> createFrom(prod, devs))
+                        .as("prod creating a sandbox of %s", devs)
+                        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+                            assertThat(e.getStatus().getDescription()).contains("in this environment");
+                        });
+            }
+            assertThat(taggedBy(dev, done.getImage()))
+                    .as("dev runs its build by its name")
+                    .isEqualTo("dev");
+        } finally {
+            dev.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Creates a sandbox of {@code image} in the channel's environment; its id. */
+    private static String createFrom(ManagedChannel channel, String image) {
+        return SandboxServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(2, TimeUnit.MINUTES)
+                .createSandbox(CreateSandboxRequest.newBuilder().setImage(image).build())
+                .getSandbox()
+                .getId();
+    }
+
+    /** Who tagged the image a sandbox of {@code image} runs: what its {@code /tagged-by} says, or "none". */
+    private static String taggedBy(ManagedChannel channel, String image) {
+        String id = createFrom(channel, image);
+        try {
+            ExecCommandResponse r = SandboxProcessServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(1, TimeUnit.MINUTES)
+                    .execCommand(ExecCommandRequest.newBuilder()
+                            .setSandboxId(id)
+                            .setCommand("sh")
+                            .addArgs("-c")
+                            .addArgs("cat /tagged-by 2>/dev/null || echo none")
+                            .build());
+            return r.getStdout().toStringUtf8().trim();
+        } finally {
+            SandboxServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(1, TimeUnit.MINUTES)
+                    .terminateSandbox(TerminateSandboxRequest.newBuilder()
+                            .setSandboxId(id)
+                            .build());
+        }
     }
 
     @Test
