@@ -161,6 +161,36 @@ class LocalImageBuilderTest {
     }
 
     @Test
+    void stepsWhoseEnvironmentsReadAlikeAsAMapDoNotShareALayer() throws Exception {
+        // the layer cache serves every environment: a tenant whose env spells another's as one value ({A=1, B=2}
+        // against {A="1, B=2"}) got the other's cached layer for its step, or put its own in the other's image
+        ImageSpec victim = ImageSpec.newBuilder()
+                .setBaseImage(LocalImageSandboxTest.BUSYBOX)
+                .putEnv("A", "1")
+                .putEnv("B", "2")
+                .addSteps(runStep("echo \"B=$B\" > /b"))
+                .build();
+        ImageSpec attacker = ImageSpec.newBuilder()
+                .setBaseImage(LocalImageSandboxTest.BUSYBOX)
+                .putEnv("A", "1, B=2")
+                .addSteps(runStep("echo \"B=$B\" > /b"))
+                .build();
+        List<String> attackerLog = new ArrayList<>();
+        String attackers = build(attacker, attackerLog);
+        List<String> victimLog = new ArrayList<>();
+        String victims = build(victim, victimLog);
+        assertThat(victimLog).as("the victim's step ran itself").noneMatch(l -> l.contains("cached layer"));
+        assertThat(layerInodes()).hasSize(2);
+
+        RuntimeSandbox sb = runtime.start(LocalImageSandboxTest.imageSpec(victims));
+        assertThat(run(sb, command("cat", "/b")).ok().out()).isEqualTo("B=2\n");
+        sb.terminate(Duration.ZERO);
+        RuntimeSandbox other = runtime.start(LocalImageSandboxTest.imageSpec(attackers));
+        assertThat(run(other, command("cat", "/b")).ok().out()).isEqualTo("B=\n");
+        other.terminate(Duration.ZERO);
+    }
+
+    @Test
     void aFailingCommandNamesTheStepAndLeavesNoLayer() throws Exception {
         ImageSpec spec = busyboxSpec()
                 .addSteps(runStep("echo fine"))

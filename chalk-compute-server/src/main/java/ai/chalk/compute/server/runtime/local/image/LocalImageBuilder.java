@@ -221,11 +221,19 @@ public final class LocalImageBuilder implements ImageBuilder {
     /** One layer to make: a command to run, or a file to add. */
     private record Step(int index, String kind, String command, String context, AddFileStep file, String destination) {
 
+        /**
+         * What the step's layer is made from, in words no other step's can spell: the layer cache is shared by every
+         * environment, so two steps with one identity would share one layer, and one tenant's build could put its
+         * layer in another's image.
+         */
         String identity() {
             return file == null
-                    ? kind + "\n" + command + "\n" + context
-                    : kind + "\n" + destination + "\n" + mode() + "\n"
-                            + ImageManifest.sha256(file.getContent().toByteArray());
+                    ? unambiguous(List.of(kind, command, context))
+                    : unambiguous(List.of(
+                            kind,
+                            destination,
+                            Integer.toString(mode()),
+                            ImageManifest.sha256(file.getContent().toByteArray())));
         }
 
         String summary() {
@@ -241,8 +249,14 @@ public final class LocalImageBuilder implements ImageBuilder {
     }
 
     private static List<Step> plan(ImageSpec spec, String workdir, Map<String, String> env) {
-        // a command's layer depends on the directory and environment it ran in
-        String context = "workdir=" + workdir + "\nenv=" + new TreeMap<>(env);
+        // a command's layer depends on the directory and environment it ran in; spelt without the map's own text,
+        // in which {A=1, B=2} and {A="1, B=2"} read alike
+        List<String> context = new ArrayList<>(List.of("workdir", workdir, "env"));
+        new TreeMap<>(env).forEach((name, value) -> {
+            context.add(name);
+            context.add(value);
+        });
+        String contextText = unambiguous(context);
         List<Step> plan = new ArrayList<>();
         List<BuildStep> steps = spec.getStepsList();
         for (int i = 0; i < steps.size(); i++) {
@@ -250,7 +264,7 @@ public final class LocalImageBuilder implements ImageBuilder {
             switch (s.getStepCase()) {
                 case RUN_COMMANDS -> {
                     for (String c : s.getRunCommands().getCommandsList()) {
-                        plan.add(new Step(i, "run_commands", c, context, null, null));
+                        plan.add(new Step(i, "run_commands", c, contextText, null, null));
                     }
                 }
                 case PIP_INSTALL -> {
@@ -259,7 +273,7 @@ public final class LocalImageBuilder implements ImageBuilder {
                     s.getPipInstall()
                             .getPackagesList()
                             .forEach(p -> c.append(' ').append(quote(p)));
-                    plan.add(new Step(i, "pip_install", c.toString(), context, null, null));
+                    plan.add(new Step(i, "pip_install", c.toString(), contextText, null, null));
                 }
                 case ADD_FILE ->
                     plan.add(new Step(
@@ -273,6 +287,15 @@ public final class LocalImageBuilder implements ImageBuilder {
             }
         }
         return plan;
+    }
+
+    /** {@code parts} each after its length, so that no other list of parts reads the same. */
+    static String unambiguous(List<String> parts) {
+        StringBuilder b = new StringBuilder();
+        for (String part : parts) {
+            b.append(part.length()).append(':').append(part).append('\n');
+        }
+        return b.toString();
     }
 
     /** The layer of {@code step} over {@code below}: from the cache, else made now. */
