@@ -22,6 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * reaches another tenant's sandboxes or changes what is deployed. Every other method is refused with
  * {@code PERMISSION_DENIED}; a sandbox that was not created through this socket answers {@code NOT_FOUND}, as if it
  * did not exist. Without this, code in any replica could list every sandbox on the server and run commands in them.
+ * Nor may a sandbox it creates read its environment's secrets, which the secrets services refuse it: a create naming
+ * {@code secret_refs} or a network policy's {@code headers_secrets} is refused, and one from a snapshot is let through
+ * only for a snapshot taken through this socket (another sandbox's files may hold what its secrets gave it).
  */
 final class WorkerScope implements ServerInterceptor {
 
@@ -29,12 +32,14 @@ final class WorkerScope implements ServerInterceptor {
     private enum Rule {
         ALLOW,
         CREATES_SANDBOX,
-        OWN_SANDBOX
+        OWN_SANDBOX,
+        SNAPSHOTS_OWN_SANDBOX
     }
 
     private static final Map<String, Rule> RULES = rules();
 
     private final Set<String> created = ConcurrentHashMap.newKeySet();
+    private final Set<String> snapshots = ConcurrentHashMap.newKeySet();
 
     private static Map<String, Rule> rules() {
         Map<String, Rule> r = new ConcurrentHashMap<>();
@@ -47,7 +52,7 @@ final class WorkerScope implements ServerInterceptor {
         for (String m : List.of("ExecCommand", "OpenSession", "GetSession", "ListSessions")) {
             r.put("chalk.sandbox.v2.SandboxProcessService/" + m, Rule.OWN_SANDBOX);
         }
-        r.put("chalk.sandbox.v2.SandboxSnapshotService/CreateSandboxSnapshot", Rule.OWN_SANDBOX);
+        r.put("chalk.sandbox.v2.SandboxSnapshotService/CreateSandboxSnapshot", Rule.SNAPSHOTS_OWN_SANDBOX);
         r.put("chalk.sandbox.v1.SandboxRuntimeService/ExecutePython", Rule.OWN_SANDBOX);
         for (String m : List.of(
                 "BuildCustomImage",
@@ -98,64 +103,134 @@ final class WorkerScope implements ServerInterceptor {
         }
         return switch (rule) {
             case ALLOW -> next.startCall(call, headers);
-            case CREATES_SANDBOX ->
-                next.startCall(
-                        new SimpleForwardingServerCall<>(call) {
-                            @Override
-                            public void sendMessage(R message) {
-                                if (message instanceof Message m) {
-                                    created.addAll(sandboxIds(m, "sandbox"));
-                                }
-                                super.sendMessage(message);
-                            }
-                        },
-                        headers);
+            case CREATES_SANDBOX -> createWithoutSecrets(call, headers, next);
             case OWN_SANDBOX -> ownSandboxOnly(call, headers, next);
+            case SNAPSHOTS_OWN_SANDBOX -> ownSandboxOnly(recording(call, snapshots, "snapshot"), headers, next);
         };
+    }
+
+    /** {@code call}, with the {@code id} of its answers' {@code holder} field added to {@code ids}. */
+    private static <Q, R> ServerCall<Q, R> recording(ServerCall<Q, R> call, Set<String> ids, String holder) {
+        return new SimpleForwardingServerCall<>(call) {
+            @Override
+            public void sendMessage(R message) {
+                if (message instanceof Message m) {
+                    ids.addAll(holder.equals("sandbox") ? sandboxIds(m, holder) : heldIds(m, holder));
+                }
+                super.sendMessage(message);
+            }
+        };
+    }
+
+    /** A create, refused when it would give the new sandbox secrets or another sandbox's files. */
+    private <Q, R> ServerCall.Listener<Q> createWithoutSecrets(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+        return new RefusingListener<>(next.startCall(recording(call, created, "sandbox"), headers), call) {
+            @Override
+            Status refusal(Message m) {
+                for (String snapshot : stringField(m, "snapshot_id")) {
+                    if (!snapshots.contains(snapshot)) {
+                        return Status.NOT_FOUND.withDescription("snapshot " + snapshot + " not found");
+                    }
+                }
+                FieldDescriptor specField = m.getDescriptorForType().findFieldByName("spec");
+                if (specField != null && m.hasField(specField) && m.getField(specField) instanceof Message spec) {
+                    if (spec.getDescriptorForType().findFieldByName("secret_refs") != null
+                            && spec.getRepeatedFieldCount(
+                                            spec.getDescriptorForType().findFieldByName("secret_refs"))
+                                    > 0) {
+                        return secretsRefused("secret_refs");
+                    }
+                    if (namesHeaderSecrets(spec)) {
+                        return secretsRefused("network_policy headers_secrets");
+                    }
+                }
+                return null;
+            }
+        };
+    }
+
+    private static Status secretsRefused(String field) {
+        return Status.PERMISSION_DENIED.withDescription(field + " is not available to deployed functions: a sandbox"
+                + " a function creates gets no secrets of its environment (give the function the secrets it needs"
+                + " in its own spec's secret_refs, and pass on what the sandbox must have)");
+    }
+
+    /** Whether {@code m} or a message inside it has a {@code headers_secrets} entry. */
+    private static boolean namesHeaderSecrets(Message m) {
+        for (Map.Entry<FieldDescriptor, Object> f : m.getAllFields().entrySet()) {
+            if (f.getKey().getName().equals("headers_secrets")) {
+                return true;
+            }
+            if (f.getKey().getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
+                List<?> values = f.getKey().isRepeated() ? (List<?>) f.getValue() : List.of(f.getValue());
+                for (Object v : values) {
+                    if (v instanceof Message inner && namesHeaderSecrets(inner)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A call's listener that reads each request before it goes on, and closes the call at the first one
+     * {@link #refusal} refuses; fails closed on a request it cannot read.
+     */
+    private abstract static class RefusingListener<Q, R> extends SimpleForwardingServerCallListener<Q> {
+        private final ServerCall<Q, R> call;
+        private boolean refused;
+
+        RefusingListener(ServerCall.Listener<Q> next, ServerCall<Q, R> call) {
+            super(next);
+            this.call = call;
+        }
+
+        /** Why {@code m} is refused; null to let it through. */
+        abstract Status refusal(Message m);
+
+        @Override
+        public void onMessage(Q message) {
+            if (refused) {
+                return;
+            }
+            Status why = message instanceof Message m
+                    ? refusal(m)
+                    : Status.INTERNAL.withDescription("the worker socket cannot check this request");
+            if (why != null) {
+                refused = true;
+                call.close(why, new Metadata());
+                return;
+            }
+            super.onMessage(message);
+        }
+
+        @Override
+        public void onHalfClose() {
+            if (!refused) {
+                super.onHalfClose();
+            }
+        }
     }
 
     private <Q, R> ServerCall.Listener<Q> ownSandboxOnly(
             ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         boolean topLevelId =
                 call.getMethodDescriptor().getFullMethodName().startsWith("chalk.sandbox.v2.SandboxService/");
-        return new SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {
-            private boolean refused;
-
+        return new RefusingListener<>(next.startCall(call, headers), call) {
             @Override
-            public void onMessage(Q message) {
-                if (refused) {
-                    return;
+            Status refusal(Message m) {
+                List<String> ids = sandboxIds(m, null);
+                if (topLevelId) {
+                    ids.addAll(stringField(m, "id"));
                 }
-                if (!(message instanceof Message m)) {
-                    // fail closed: a request this scope cannot read is not let through
-                    refused = true;
-                    call.close(
-                            Status.INTERNAL.withDescription("the worker socket cannot check this request"),
-                            new Metadata());
-                    return;
-                }
-                {
-                    List<String> ids = sandboxIds(m, null);
-                    if (topLevelId) {
-                        ids.addAll(stringField(m, "id"));
-                    }
-                    for (String id : ids) {
-                        if (!created.contains(id)) {
-                            refused = true;
-                            call.close(
-                                    Status.NOT_FOUND.withDescription("sandbox " + id + " not found"), new Metadata());
-                            return;
-                        }
+                for (String id : ids) {
+                    if (!created.contains(id)) {
+                        return Status.NOT_FOUND.withDescription("sandbox " + id + " not found");
                     }
                 }
-                super.onMessage(message);
-            }
-
-            @Override
-            public void onHalfClose() {
-                if (!refused) {
-                    super.onHalfClose();
-                }
+                return null;
             }
         };
     }
@@ -177,6 +252,14 @@ final class WorkerScope implements ServerInterceptor {
             }
         }
         return ids;
+    }
+
+    /** The {@code id} of {@code m}'s field {@code holder} ({@code CreateSandboxSnapshotResponse.snapshot}). */
+    private static List<String> heldIds(Message m, String holder) {
+        FieldDescriptor f = m.getDescriptorForType().findFieldByName(holder);
+        return f != null && f.getJavaType() == FieldDescriptor.JavaType.MESSAGE && !f.isRepeated() && m.hasField(f)
+                ? stringField((Message) m.getField(f), "id")
+                : new ArrayList<>();
     }
 
     private static List<String> stringField(Message m, String name) {

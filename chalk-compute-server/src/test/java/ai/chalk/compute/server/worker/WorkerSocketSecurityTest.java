@@ -3,6 +3,12 @@ package ai.chalk.compute.server.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.proto.container.v1.NetworkPolicy;
+import ai.chalk.compute.proto.container.v1.NetworkPolicyRule;
+import ai.chalk.compute.proto.container.v1.NetworkPolicyRuleList;
+import ai.chalk.compute.proto.container.v1.NetworkTransformer;
+import ai.chalk.compute.proto.container.v1.SecretRef;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
@@ -10,8 +16,12 @@ import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.ListSandboxesRequest;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v2.CreateSandboxSnapshotRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshotServiceGrpc;
+import ai.chalk.compute.proto.server.v1.EnvironmentSecretsServiceGrpc;
+import ai.chalk.compute.proto.server.v1.UpsertSecretRequest;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.auth.WorkloadTokens;
@@ -127,6 +137,132 @@ class WorkerSocketSecurityTest {
             } finally {
                 worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 server.server.authentication().workloads().release("socket-test");
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void aSandboxDeployedCodeCreatesGetsNoSecretsOfItsEnvironment(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            ManagedChannel developer = RunningServer.authenticated(server.server, "dev");
+            EnvironmentSecretsServiceGrpc.newBlockingStub(developer)
+                    .withDeadlineAfter(30, TimeUnit.SECONDS)
+                    .upsertSecret(UpsertSecretRequest.newBuilder()
+                            .setName("API_KEY")
+                            .setValue("secret-value")
+                            .build());
+            // a developer's sandbox that holds the secret, and its snapshot
+            var devSandboxes = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(developer)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS);
+            String holder = devSandboxes
+                    .createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                            .setSpec(ChalkContainerSpec.newBuilder()
+                                    .addSecretRefs(SecretRef.newBuilder().setSecretName("API_KEY")))
+                            .build())
+                    .getSandbox()
+                    .getId();
+            SandboxProcessServiceGrpc.newBlockingStub(developer)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .execCommand(ExecCommandRequest.newBuilder()
+                            .setSandboxId(holder)
+                            .setCommand("sh")
+                            .addArgs("-c")
+                            .addArgs("echo \"$API_KEY\" > /tmp/key")
+                            .build());
+            String developersSnapshot = SandboxSnapshotServiceGrpc.newBlockingStub(developer)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
+                            .setSandboxId(holder)
+                            .build())
+                    .getSnapshot()
+                    .getId();
+
+            Path socket = dataDir.resolve("functions/server").resolve(WorkerLaunch.SERVER_SOCKET_NAME);
+            EpollEventLoopGroup group = new EpollEventLoopGroup(1);
+            Path identity = server.server
+                    .authentication()
+                    .workloads()
+                    .issue("secrets-test", new Caller("dev", "function:secrets-test/v1", Caller.Kind.WORKLOAD));
+            ManagedChannel worker = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                    .channelType(EpollDomainSocketChannel.class)
+                    .eventLoopGroup(group)
+                    .usePlaintext()
+                    .intercept(RunningServer.bearer(
+                            new AtomicReference<>(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME)))))
+                    .build();
+            try {
+                var sandboxes = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(worker)
+                        .withDeadlineAfter(60, TimeUnit.SECONDS);
+                // the secrets services refuse deployed code; a sandbox of its own must not be the way round
+                assertThatThrownBy(() -> sandboxes.createSandbox(
+                                ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                                        .setSpec(ChalkContainerSpec.newBuilder()
+                                                .addSecretRefs(
+                                                        SecretRef.newBuilder().setSecretName("API_KEY")))
+                                        .build()))
+                        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+                            assertThat(e.getStatus().getDescription()).contains("secret_refs");
+                        });
+                NetworkPolicy headerSecret = NetworkPolicy.newBuilder()
+                        .putAllowedHosts(
+                                "api.example.com",
+                                NetworkPolicyRuleList.newBuilder()
+                                        .addRules(NetworkPolicyRule.newBuilder()
+                                                .addTransform(NetworkTransformer.newBuilder()
+                                                        .putHeadersSecrets("Authorization", "API_KEY")))
+                                        .build())
+                        .build();
+                assertThatThrownBy(() -> sandboxes.createSandbox(
+                                ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                                        .setSpec(ChalkContainerSpec.newBuilder().setNetworkPolicy(headerSecret))
+                                        .build()))
+                        .isInstanceOfSatisfying(
+                                StatusRuntimeException.class,
+                                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
+                assertThat(code(() -> sandboxes.createSandbox(
+                                ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                                        .setSnapshotId(developersSnapshot)
+                                        .build())))
+                        .as("a snapshot not taken through the socket")
+                        .isEqualTo(Status.Code.NOT_FOUND);
+
+                // a sandbox of its own, and a snapshot of it, it may still use
+                String own = sandboxes
+                        .createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                                .setSpec(ChalkContainerSpec.getDefaultInstance())
+                                .build())
+                        .getSandbox()
+                        .getId();
+                String ownSnapshot = SandboxSnapshotServiceGrpc.newBlockingStub(worker)
+                        .withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
+                                .setSandboxId(own)
+                                .build())
+                        .getSnapshot()
+                        .getId();
+                String restored = sandboxes
+                        .createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                                .setSnapshotId(ownSnapshot)
+                                .build())
+                        .getSandbox()
+                        .getId();
+                assertThat(SandboxProcessServiceGrpc.newBlockingStub(worker)
+                                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                                .execCommand(ExecCommandRequest.newBuilder()
+                                        .setSandboxId(restored)
+                                        .setCommand("sh")
+                                        .addArgs("-c")
+                                        .addArgs("echo \"key=$API_KEY\"; cat /tmp/key 2>/dev/null || true")
+                                        .build())
+                                .getStdout()
+                                .toStringUtf8())
+                        .isEqualTo("key=\n");
+            } finally {
+                worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                developer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                server.server.authentication().workloads().release("secrets-test");
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             }
         }
