@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.auth;
 
+import com.nimbusds.jwt.SignedJWT;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Metadata;
@@ -7,6 +8,8 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import java.text.ParseException;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -25,6 +28,23 @@ public final class BearerTokens implements ServerInterceptor {
     /** Methods anyone may call: how a token is got, and whether the server is up. */
     private static final Set<String> OPEN = Set.of(
             "chalk.server.v1.AuthService/GetToken", "grpc.health.v1.Health/Check", "grpc.health.v1.Health/Watch");
+
+    /**
+     * The environment the token in an {@code authorization} header claims, not verified: only for telling callers
+     * apart before authentication has run (a transport's budgets), never for granting anything; empty when the header
+     * holds no token of this server's form.
+     */
+    public static Optional<String> claimedEnvironment(String header) {
+        String token = header.regionMatches(true, 0, "Bearer ", 0, 7)
+                ? header.substring(7).strip()
+                : header;
+        try {
+            return Optional.ofNullable(
+                    SignedJWT.parse(token).getJWTClaimsSet().getStringClaim(Tokens.ENVIRONMENT_CLAIM));
+        } catch (ParseException e) {
+            return Optional.empty();
+        }
+    }
 
     /** Whether anyone may call {@code fullMethodName}, with no token: the token exchange and health checks. */
     public static boolean open(String fullMethodName) {

@@ -6,6 +6,7 @@ import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Bounds, server-wide, the bytes of request messages that the network transport is still receiving. gRPC assembles a
@@ -22,11 +23,13 @@ import java.util.Map;
  * never the small requests every other call sends.
  *
  * <p>No one caller may hold more than half the budget (or one largest message, when the budget holds less than two), so
- * that a caller who fills its share holds back only itself: callers are told apart by the credential their calls
- * present (a client's token, a replica's own token on the replicas' socket), and calls without one are one caller. The
- * credential is checked when the call starts, as its headers arrive, so a call with a made-up one is ended before it
- * can hold much; with authentication off (a server for trusted callers) anyone can name themselves, and only the
- * server-wide budget holds.
+ * that a caller who fills its share holds back only itself: callers are told apart by the environment their calls'
+ * token names (a client's token, a replica's own token on the replicas' socket), or by the credential itself when it
+ * names none, and calls without one are one caller. Told apart by the token's text, one tenant asking for a token per
+ * call (or writing {@code bearer} for {@code Bearer}) got a share per call and filled the whole budget. The credential
+ * is checked when the call starts, as its headers arrive, so a call with a made-up one (naming another environment,
+ * say) is ended before it can hold much; with authentication off (a server for trusted callers) anyone can name
+ * themselves, and only the server-wide budget holds.
  */
 public final class ReceivedMessages extends ServerStreamTracer.Factory {
 
@@ -36,10 +39,15 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
     /** The counted bytes of the largest message a client may send (ComputeServer.MAX_MESSAGE_BYTES). */
     private static final long LARGEST_COUNTED = (33L << 20) - UNCOUNTED_BYTES;
 
+    /** Credentials whose caller is remembered at once. */
+    private static final int CALLERS_REMEMBERED = 4_096;
+
     private final ByteBudget budget;
     private final long share;
-    /** Counted bytes held per caller (by credential, "" for none); a caller holding nothing has no entry. */
+    /** Counted bytes held per caller ({@link #callerOf}, "" for none); a caller holding nothing has no entry. */
     private final Map<String, Long> heldByCaller = new HashMap<>();
+    /** The caller each recent credential names: a token is read once, not on each of its calls. */
+    private final Map<String, String> callers = new ConcurrentHashMap<>();
 
     /** @param budget the budget the messages being received share */
     public ReceivedMessages(ByteBudget budget) {
@@ -51,7 +59,23 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
     public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
         // the header authentication reads, here before any interceptor has checked it: only to tell callers apart
         String credential = headers.get(BearerTokens.AUTHORIZATION);
-        return new Call(fullMethodName, credential == null ? "" : credential);
+        return new Call(fullMethodName, credential == null ? "" : callerOf(credential));
+    }
+
+    /** The caller a credential stands for: the environment its token names, else the credential. */
+    private String callerOf(String credential) {
+        String known = callers.get(credential);
+        if (known != null) {
+            return known;
+        }
+        String caller = BearerTokens.claimedEnvironment(credential)
+                .map(environment -> "environment " + environment)
+                .orElse(credential);
+        if (callers.size() >= CALLERS_REMEMBERED) {
+            callers.clear(); // made-up credentials in a loop cost a read each, not the heap
+        }
+        callers.put(credential, caller);
+        return caller;
     }
 
     /** The most counted bytes one caller may hold. */

@@ -3,6 +3,15 @@ package ai.chalk.compute.server.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.ECDSASigner;
+import com.nimbusds.jose.jwk.Curve;
+import com.nimbusds.jose.jwk.ECKey;
+import com.nimbusds.jose.jwk.gen.ECKeyGenerator;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
 import io.grpc.Metadata;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
@@ -62,11 +71,46 @@ class ReceivedMessagesTest {
     }
 
     @Test
+    void tokensOfOneEnvironmentAreOneCallerHoweverTheyAreWritten() {
+        // a tenant may ask for a new token per call, or write "bearer" for "Bearer": each text was a caller of its own
+        ServerStreamTracer first = call("Bearer " + token("dev", "1"));
+        first.inboundWireSize(41 * MIB);
+        assertThatThrownBy(() -> call("Bearer " + token("dev", "2")).inboundWireSize(12 * MIB))
+                .as("another token of the same environment")
+                .isInstanceOf(StatusRuntimeException.class);
+        assertThatThrownBy(() -> call("bearer " + token("dev", "1")).inboundWireSize(12 * MIB))
+                .as("the same token, written otherwise")
+                .isInstanceOf(StatusRuntimeException.class);
+        call("Bearer " + token("prod", "3")).inboundWireSize(41 * MIB);
+        assertThat(budget.used()).as("another environment still gets its share").isEqualTo(80 * MIB);
+    }
+
+    @Test
     void aBudgetForLessThanTwoLargestMessagesLetsOneCallerHoldOneWhole() {
         ReceivedMessages small = new ReceivedMessages(new ByteBudget("messages being received", 40 * MIB));
         assertThat(small.share()).isEqualTo(32 * MIB);
         ReceivedMessages tiny = new ReceivedMessages(new ByteBudget("messages being received", 8 * MIB));
         assertThat(tiny.share()).isEqualTo(8 * MIB);
+    }
+
+    /**
+     * A token of this server's form naming {@code environment} (signed with a key of the test's own: the budget reads
+     * the claim before authentication, which would refuse it).
+     */
+    private static String token(String environment, String id) {
+        try {
+            ECKey key = new ECKeyGenerator(Curve.P_256).generate();
+            SignedJWT jwt = new SignedJWT(
+                    new JWSHeader(JWSAlgorithm.ES256),
+                    new JWTClaimsSet.Builder()
+                            .claim("env", environment)
+                            .jwtID(id)
+                            .build());
+            jwt.sign(new ECDSASigner(key));
+            return jwt.serialize();
+        } catch (JOSEException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private ServerStreamTracer call(String credential) {
