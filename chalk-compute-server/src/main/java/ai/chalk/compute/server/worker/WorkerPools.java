@@ -73,6 +73,7 @@ public final class WorkerPools implements AutoCloseable {
         this.runRoot = runRoot;
         this.executor = executor;
         this.server = server;
+        WorkerReplica.removeLeftovers(runRoot);
     }
 
     /**

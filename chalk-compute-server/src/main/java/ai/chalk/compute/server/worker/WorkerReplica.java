@@ -15,6 +15,7 @@ import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
+import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.PinnedSocket;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.CallOptions;
@@ -51,12 +52,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One replica of a function revision: a sandbox running the worker JVM, which serves the protocol's
  * {@code RemoteCallService} and health on a Unix socket in the replica's run directory.
  */
 public final class WorkerReplica implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(WorkerReplica.class);
 
     /**
      * {@code CallFunction} as this side uses it: one request, then half-close. The worker sees the protocol's bidi
@@ -157,6 +162,7 @@ public final class WorkerReplica implements AutoCloseable {
                     s.tokens().issue(id, new Caller(launch.environment(), launch.workload(), Caller.Kind.WORKLOAD)));
             try {
                 Files.createDirectories(runDir);
+                limitRunDir(runDir);
                 Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwxrwxrwx"));
                 // the function's network policy, as a sandbox's: its calls to the server go over the socket, not this
                 sandbox = runtime.start(launch.network()
@@ -250,7 +256,64 @@ public final class WorkerReplica implements AutoCloseable {
                 }
                 place.close();
                 server.ifPresent(s -> s.tokens().release(id));
+                removeRunDir(runDir);
             }
+        }
+    }
+
+    /**
+     * The most a replica's run directory holds: its socket, and what deployed code writes in its working directory
+     * there. Without a limit that directory was the data disk's (the store's, the blobs', often the host's), outside
+     * the sandbox's layer quota, and a function writing without end filled it for every tenant.
+     */
+    public static final long RUN_DIR_BYTES = 64L << 20;
+
+    private static final AtomicBoolean RUN_DIR_UNLIMITED_TOLD = new AtomicBoolean();
+
+    /**
+     * Gives {@code runDir} a file system of {@link #RUN_DIR_BYTES} of its own (a tmpfs, whose pages count against the
+     * writer's memory cgroup, the replica's); a server that cannot mount (not root) says so once and goes on without.
+     */
+    private static void limitRunDir(Path runDir) {
+        try {
+            LayerQuota.mount(runDir, RUN_DIR_BYTES);
+        } catch (IOException e) {
+            if (RUN_DIR_UNLIMITED_TOLD.compareAndSet(false, true)) {
+                log.warn(
+                        "Function replicas' run directories have no size limit ({}): deployed code can fill the disk"
+                                + " under {}",
+                        e.getMessage(),
+                        runDir.getParent());
+            }
+        }
+    }
+
+    /**
+     * Removes the run directories a previous server process left under {@code runRoot} (killed before its replicas
+     * stopped), each with its file system: none of their workers runs any more.
+     */
+    static void removeLeftovers(Path runRoot) {
+        if (!Files.isDirectory(runRoot, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (var dirs = Files.list(runRoot)) {
+            dirs.forEach(WorkerReplica::removeRunDir);
+        } catch (IOException e) {
+            log.warn("Cannot remove the run directories left under {}: {}", runRoot, e.toString());
+        }
+    }
+
+    /** Detaches the run directory's file system (what the worker wrote goes with it) and removes what is left. */
+    private static void removeRunDir(Path runDir) {
+        LayerQuota.unmount(runDir);
+        try (var files = Files.list(runDir)) {
+            for (Path p : (Iterable<Path>) files::iterator) {
+                Files.deleteIfExists(p);
+            }
+            Files.deleteIfExists(runDir);
+        } catch (IOException e) {
+            // gone already, or something the worker left behind where no quota held (a directory): kept, harmless,
+            // named after this replica only
         }
     }
 
@@ -621,13 +684,6 @@ public final class WorkerReplica implements AutoCloseable {
             place.close();
             tokens.ifPresent(t -> t.release(id));
         }
-        try (var files = Files.list(runDir)) {
-            for (Path p : (Iterable<Path>) files::iterator) {
-                Files.deleteIfExists(p);
-            }
-            Files.deleteIfExists(runDir);
-        } catch (IOException e) {
-            // something the worker left behind (a directory): kept, harmless, named after this replica only
-        }
+        removeRunDir(runDir);
     }
 }

@@ -22,6 +22,7 @@ import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.runtime.docker.DockerRuntime;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
+import ai.chalk.compute.server.worker.WorkerReplica;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -186,6 +187,16 @@ class DockerFunctionWorkerTest {
         Path socket = dir.resolve("server/functions/run").resolve(id).resolve("worker.sock");
         assertThat(Files.getPosixFilePermissions(socket))
                 .contains(PosixFilePermission.OTHERS_WRITE, PosixFilePermission.GROUP_WRITE);
+
+        // the run directory, the worker's working directory, is the server's data disk unless it has a limit: deployed
+        // code writing there without end filled the disk every tenant's store and blobs are on
+        DockerTesting.Result fill = DockerTesting.docker(
+                "exec", container, "sh", "-c", "head -c 100000000 /dev/zero > /chalk/run/fill; echo exit=$?");
+        assertThat(fill.output()).contains("No space left on device").doesNotContain("exit=0");
+        assertThat(Files.size(socket.resolveSibling("fill")))
+                .as("what the code wrote in its run directory")
+                .isLessThanOrEqualTo(WorkerReplica.RUN_DIR_BYTES);
+        assertThat(call("in-jre", "echo", "still")).isEqualTo("jre|" + id + "|still");
     }
 
     @Test
