@@ -119,19 +119,65 @@ public final class VolumeManager implements AutoCloseable {
         }
     }
 
-    /** Files under the volume whose path starts with {@code prefix}, sorted by path; links are neither listed nor entered. */
-    public List<VolumeFile> files(String environment, String name, String prefix) {
+    /**
+     * What one listing may walk: a sandbox can make a million names of kilobytes each in a volume, and a listing of all
+     * of them, held whole (ListFiles has no pages), took gigabytes of the server's heap per call.
+     */
+    static final BeneathRoot.WalkBounds LISTING_BOUNDS = new BeneathRoot.WalkBounds(20_000, 1_000_000);
+
+    /** What a listing at its bounds holds of the heap (names, paths, the answer), reserved until it is sent. */
+    public static final long LISTING_BYTES = 16L << 20;
+
+    /**
+     * Files under the volume whose path starts with {@code prefix}, sorted by path; links are neither listed nor
+     * entered. {@link #LISTING_BYTES} are reserved from {@code budget} for {@code environment} first (the caller
+     * releases them once the answer is sent); RESOURCE_EXHAUSTED when the budget or the environment's half cannot take
+     * them, or when the directories walked hold more than {@link #LISTING_BOUNDS}.
+     */
+    public List<VolumeFile> files(String environment, String name, String prefix, EnvironmentBytes budget) {
         String wanted = prefix == null ? "" : prefix.replaceFirst("^/+", "");
+        reserve(budget, environment, LISTING_BYTES, "a listing of volume " + name);
+        boolean listed = false;
         try (BeneathRoot volume = open(environment, name)) {
-            // enter only the directories that can hold a match: "a/b" for the prefix "a/b/c", any under "a/b/c"
-            return volume.files("", dir -> wanted.startsWith(dir + "/") || (dir + "/").startsWith(wanted)).stream()
-                    .filter(f -> f.path().startsWith(wanted))
-                    .map(f -> new VolumeFile(
-                            f.path(), f.attributes().size(), f.attributes().modified()))
-                    .sorted(Comparator.comparing(VolumeFile::path))
-                    .toList();
+            // only what can be or hold a match: "a/b" for the prefix "a/b/c", anything under "a/b/c"
+            List<VolumeFile> files =
+                    volume.files("", p -> p.startsWith(wanted) || wanted.startsWith(p + "/"), LISTING_BOUNDS).stream()
+                            .filter(f -> f.path().startsWith(wanted))
+                            .map(f -> new VolumeFile(
+                                    f.path(),
+                                    f.attributes().size(),
+                                    f.attributes().modified()))
+                            .sorted(Comparator.comparing(VolumeFile::path))
+                            .toList();
+            listed = true;
+            return files;
+        } catch (BeneathRoot.TooManyNames e) {
+            throw ComputeException.exhausted("volume " + name + " holds " + e.getMessage() + ", more than one listing"
+                    + " returns: list a narrower prefix");
         } catch (IOException e) {
             throw failure(name, prefix, "list", e);
+        } finally {
+            if (!listed) {
+                budget.release(environment, LISTING_BYTES);
+            }
+        }
+    }
+
+    /** Reserves {@code bytes} of {@code budget} for {@code environment}, or refuses them saying for what. */
+    private static void reserve(EnvironmentBytes budget, String environment, long bytes, String what) {
+        EnvironmentBytes.Refusal refusal = budget.tryReserve(environment, bytes);
+        if (refusal == EnvironmentBytes.Refusal.ENVIRONMENT_SHARE) {
+            throw ComputeException.exhausted("this environment's calls hold " + budget.held(environment)
+                    + " bytes of " + budget.budget().what() + " that their clients have not taken yet, and " + what
+                    + " (" + bytes + " bytes) would take them past their half (" + budget.share()
+                    + ") of the server's " + budget.budget().limit() + ": read those answers, or cancel their"
+                    + " calls, first");
+        }
+        if (refusal == EnvironmentBytes.Refusal.BUDGET) {
+            throw ComputeException.exhausted("the server holds "
+                    + budget.budget().used() + " bytes of "
+                    + budget.budget().what() + " for other calls, and " + what + " (" + bytes + " bytes) would"
+                    + " take it past its " + budget.budget().limit() + ": try again once those have been sent");
         }
     }
 
@@ -151,20 +197,7 @@ public final class VolumeManager implements AutoCloseable {
                 throw tooLarge(path, size);
             }
             // reserved before it is read: files read at once for callers that are slow to take them filled the heap
-            EnvironmentBytes.Refusal refusal = budget.tryReserve(environment, size);
-            if (refusal == EnvironmentBytes.Refusal.ENVIRONMENT_SHARE) {
-                throw ComputeException.exhausted("this environment's calls hold " + budget.held(environment)
-                        + " bytes of " + budget.budget().what() + " that their clients have not taken yet, and \""
-                        + path + "\" (" + size + " bytes) would take them past their half (" + budget.share()
-                        + ") of the server's " + budget.budget().limit() + ": read those answers, or cancel their"
-                        + " calls, first");
-            }
-            if (refusal == EnvironmentBytes.Refusal.BUDGET) {
-                throw ComputeException.exhausted("the server holds "
-                        + budget.budget().used() + " bytes of "
-                        + budget.budget().what() + " for other calls, and \"" + path + "\" (" + size + " bytes) would"
-                        + " take it past its " + budget.budget().limit() + ": try again once those have been sent");
-            }
+            reserve(budget, environment, size, "\"" + path + "\"");
             byte[] data;
             try {
                 // what the file held when it was opened: one a sandbox appends to meanwhile is read up to there

@@ -113,12 +113,14 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
     @Override
     public void listFiles(ListFilesRequest request, StreamObserver<ListFilesResponse> observer) {
         StatusErrors.unary(observer, () -> {
+            String environment = environment();
+            HeldUntilSent held = new HeldUntilSent(observer, environment);
             ListFilesResponse.Builder b = ListFilesResponse.newBuilder();
-            volumes.files(environment(), request.getVolumeName(), request.getPrefix())
-                    .forEach(f -> b.addFiles(FileInfo.newBuilder()
-                            .setPath(f.path())
-                            .setSize(f.size())
-                            .setUpdatedAt(timestamp(f.updatedAt()))));
+            List<VolumeManager.VolumeFile> files =
+                    volumes.files(environment, request.getVolumeName(), request.getPrefix(), fileReads);
+            held.keep(VolumeManager.LISTING_BYTES);
+            files.forEach(f -> b.addFiles(
+                    FileInfo.newBuilder().setPath(f.path()).setSize(f.size()).setUpdatedAt(timestamp(f.updatedAt()))));
             return b.build();
         });
     }
@@ -132,23 +134,10 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
                                 + " for; ask for the data itself (get_signed_uri false)")
                         .asRuntimeException();
             }
-            // the bytes are held until the call is over: a client that does not read keeps its answer queued in the
-            // server. The handlers are set first, so that a call cancelled during the read is seen
             String environment = environment();
-            AtomicLong held = new AtomicLong(); // -1 once the call is over
-            Runnable release = () -> {
-                long bytes = held.getAndSet(-1);
-                if (bytes > 0) {
-                    fileReads.release(environment, bytes);
-                }
-            };
-            ServerCallStreamObserver<GetFileResponse> call = (ServerCallStreamObserver<GetFileResponse>) observer;
-            call.setOnCloseHandler(release);
-            call.setOnCancelHandler(release);
+            HeldUntilSent held = new HeldUntilSent(observer, environment);
             byte[] data = volumes.read(environment, request.getVolumeName(), request.getPath(), fileReads);
-            if (!held.compareAndSet(0, data.length)) {
-                fileReads.release(environment, data.length); // over already
-            }
+            held.keep(data.length);
             return GetFileResponse.newBuilder()
                     .setData(UnsafeByteOperations.unsafeWrap(data)) // read for this answer alone: no second copy
                     .build();
@@ -197,5 +186,36 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
                 .setSeconds(t.getEpochSecond())
                 .setNanos(t.getNano())
                 .build();
+    }
+
+    /**
+     * Bytes of {@link #fileReads} an answer holds until its call is over: a client that does not read keeps its
+     * answer queued in the server. The call's handlers are set as it begins, so that one cancelled while its answer is
+     * read is seen.
+     */
+    private final class HeldUntilSent {
+        private final AtomicLong bytes = new AtomicLong(); // -1 once the call is over
+        private final String environment;
+
+        HeldUntilSent(StreamObserver<?> observer, String environment) {
+            this.environment = environment;
+            ServerCallStreamObserver<?> call = (ServerCallStreamObserver<?>) observer;
+            call.setOnCloseHandler(this::release);
+            call.setOnCancelHandler(this::release);
+        }
+
+        /** {@code n} bytes reserved for the answer are held from now until the call is over. */
+        void keep(long n) {
+            if (!bytes.compareAndSet(0, n)) {
+                fileReads.release(environment, n); // over already
+            }
+        }
+
+        private void release() {
+            long n = bytes.getAndSet(-1);
+            if (n > 0) {
+                fileReads.release(environment, n);
+            }
+        }
     }
 }

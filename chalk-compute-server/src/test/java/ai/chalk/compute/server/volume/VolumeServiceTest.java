@@ -25,8 +25,10 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -204,6 +206,58 @@ class VolumeServiceTest {
             assertThat(sh(again, sandbox, "cat /data/note.txt").getStdout().toStringUtf8())
                     .isEqualTo("from-writer\n");
             again.terminate(sandbox);
+        }
+    }
+
+    @Test
+    void aListingPastItsBoundsIsRefusedWhileANarrowerPrefixIsListed() throws Exception {
+        // a sandbox can make a million names in a volume: a listing of all of them, held whole in the server's heap
+        // (ListFiles has no pages), took gigabytes per call
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            volumes(server)
+                    .createVolume(
+                            CreateVolumeRequest.newBuilder().setName("many").build());
+            String sandbox = sandboxWith(server, "many", "/data");
+            int files = VolumeManager.LISTING_BOUNDS.names() + 1;
+            assertThat(sh(
+                                    server,
+                                    sandbox,
+                                    "cd /data && i=0; while [ $i -lt " + files + " ]; do : > f$i; i=$((i+1));"
+                                            + " done; mkdir deep && : > deep/one")
+                            .getExitCode())
+                    .isZero();
+            expect(
+                    () -> volumes(server)
+                            .listFiles(ListFilesRequest.newBuilder()
+                                    .setVolumeName("many")
+                                    .build()),
+                    Status.Code.RESOURCE_EXHAUSTED,
+                    "list a narrower prefix");
+            assertThat(volumes(server)
+                            .listFiles(ListFilesRequest.newBuilder()
+                                    .setVolumeName("many")
+                                    .setPrefix("f1999")
+                                    .build())
+                            .getFilesCount())
+                    .as("f1999 and f19990 to f19999")
+                    .isEqualTo(11);
+            assertThat(volumes(server)
+                            .listFiles(ListFilesRequest.newBuilder()
+                                    .setVolumeName("many")
+                                    .setPrefix("deep/")
+                                    .build())
+                            .getFilesList())
+                    .extracting(FileInfo::getPath)
+                    .containsExactly("deep/one");
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(server.server
+                                    .memoryBudgets()
+                                    .volumeFileReads()
+                                    .used())
+                            .as("the listings' bytes are given back once they are sent")
+                            .isZero());
+            server.terminate(sandbox);
         }
     }
 

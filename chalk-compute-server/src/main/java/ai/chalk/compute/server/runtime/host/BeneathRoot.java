@@ -239,11 +239,27 @@ public final class BeneathRoot implements Closeable {
     }
 
     /**
-     * The regular files under directory {@code path}, with paths relative to the root, entering only the directories
-     * {@code enter} accepts (given their relative path). Links are neither listed nor entered; what vanishes or
-     * turns into a link while it is walked is left out.
+     * The bounds of one walk: the names it reads (files, directories, anything) and their paths' characters in all.
+     * A sandbox can make millions of names in a volume, each with a path of kilobytes, and a walk holds them all.
      */
-    public List<Entry> files(String path, Predicate<String> enter) throws IOException {
+    public record WalkBounds(int names, long pathChars) {}
+
+    /** A walk that went past its {@link WalkBounds}; nothing of it is kept. */
+    public static final class TooManyNames extends IOException {
+        TooManyNames(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * The regular files under directory {@code path}, with paths relative to the root, listing and entering only what
+     * {@code relevant} accepts (given its relative path; the rest is neither looked at nor counted). Links are neither
+     * listed nor entered; what vanishes or turns into a link while it is walked is left out.
+     *
+     * @throws TooManyNames when the walk finds more relevant names, or longer paths, than {@code bounds} allow
+     */
+    public List<Entry> files(String path, Predicate<String> relevant, WalkBounds bounds) throws IOException {
+        long[] read = new long[2]; // names, path characters
         List<Entry> out = new ArrayList<>();
         Deque<String> todo = new ArrayDeque<>();
         todo.add(String.join("/", parts(path)));
@@ -256,8 +272,16 @@ public final class BeneathRoot implements Closeable {
                 continue; // removed, or swapped for a link, since it was listed
             }
             try {
-                for (String name : names(dir, rel)) {
+                String at = rel;
+                for (String name : names(
+                        dir, rel, bounds.names() - read[0], n -> relevant.test(at.isEmpty() ? n : at + "/" + n))) {
                     String child = rel.isEmpty() ? name : rel + "/" + name;
+                    read[0]++;
+                    read[1] += child.length();
+                    if (read[0] > bounds.names() || read[1] > bounds.pathChars()) {
+                        throw new TooManyNames("more than " + bounds.names() + " names, or " + bounds.pathChars()
+                                + " characters of paths, under \"" + path + "\"");
+                    }
                     Attributes a;
                     try {
                         a = statx(dir, name, FileCalls.AT_SYMLINK_NOFOLLOW, child);
@@ -266,7 +290,7 @@ public final class BeneathRoot implements Closeable {
                     }
                     if (a.type() == Type.FILE) {
                         out.add(new Entry(child, a));
-                    } else if (a.type() == Type.DIRECTORY && enter.test(child)) {
+                    } else if (a.type() == Type.DIRECTORY) {
                         todo.add(child);
                     }
                 }
@@ -352,7 +376,11 @@ public final class BeneathRoot implements Closeable {
         }
     }
 
-    private List<String> names(int dir, String path) throws IOException {
+    /**
+     * The names in directory {@code dir} that {@code keep} accepts, at most {@code most} of them (one more, to show
+     * there were more).
+     */
+    private List<String> names(int dir, String path, long most, Predicate<String> keep) throws IOException {
         List<String> names = new ArrayList<>();
         Memory buffer = new Memory(CHUNK);
         while (true) {
@@ -372,8 +400,11 @@ public final class BeneathRoot implements Closeable {
             for (long at = 0; at < n; ) {
                 int reclen = buffer.getShort(at + 16) & 0xffff;
                 String name = buffer.getString(at + 19, StandardCharsets.UTF_8.name());
-                if (!name.equals(".") && !name.equals("..")) {
+                if (!name.equals(".") && !name.equals("..") && keep.test(name)) {
                     names.add(name);
+                    if (names.size() > most) {
+                        return names; // the caller stops at the bound: reading the rest would only fill the heap
+                    }
                 }
                 at += reclen;
             }
