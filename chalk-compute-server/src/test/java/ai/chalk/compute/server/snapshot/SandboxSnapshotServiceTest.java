@@ -248,6 +248,25 @@ class SandboxSnapshotServiceTest {
     }
 
     @Test
+    void aSparseFileIsSnapshottedAndRestoredSparse() throws Exception {
+        // a 10 GiB file that holds 4 bytes costs its sandbox's layer nothing; copied as 10 GiB of zeros, each snapshot
+        // of
+        // it wrote the server's disk down to its reserve
+        long free = Files.getFileStore(dataDir).getUsableSpace();
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.diskReserve(free - (48L << 20)))) {
+            String id = createSandbox(server, ChalkContainerSpec.getDefaultInstance());
+            sh(server, id, "truncate -s 10G /workspace/sparse && echo end >> /workspace/sparse");
+            SandboxSnapshot snap = snapshot(server, id);
+            assertThat(snap.getStatus())
+                    .as(snap.getStatusMessage())
+                    .isEqualTo(SandboxSnapshotStatus.SANDBOX_SNAPSHOT_STATUS_COMPLETED);
+            String restored = fromSnapshot(server, snap.getId()).getId();
+            assertThat(sh(server, restored, "stat -c %s /workspace/sparse; tail -c 4 /workspace/sparse"))
+                    .isEqualTo((10L << 30) + 4 + "\nend\n");
+        }
+    }
+
+    @Test
     void aSnapshotSurvivesARestartAndIsGoneWithItsFilesOnceDeleted() throws Exception {
         String snapshotId;
         try (RunningServer server = RunningServer.start(dataDir)) {

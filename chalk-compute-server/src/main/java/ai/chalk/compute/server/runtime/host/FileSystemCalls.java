@@ -21,6 +21,9 @@ interface FileSystemCalls extends Library {
 
     int umount2(String target, int flags) throws LastErrorException;
 
+    /** {@code struct statvfs} into {@code buf} (112 bytes on 64-bit Linux; give it more). */
+    int statvfs(String path, com.sun.jna.Pointer buf) throws LastErrorException;
+
     /** Detaches what is mounted at {@code dir}; quiet when nothing is mounted there (EINVAL) or it is gone (ENOENT). */
     static void detach(java.nio.file.Path dir) {
         try {

@@ -210,6 +210,8 @@ final class SandboxFiles {
                                 "-",
                                 "--one-file-system",
                                 "--numeric-owner",
+                                // holes stay holes: a sparse file of terabytes holds no bytes of its layer's quota
+                                "--sparse",
                                 "--xattrs",
                                 "--xattrs-include=*",
                                 "--ignore-failed-read",
