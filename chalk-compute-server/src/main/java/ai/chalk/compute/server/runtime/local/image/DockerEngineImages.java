@@ -61,9 +61,13 @@ final class DockerEngineImages implements AutoCloseable {
         return id.startsWith("sha256:") ? id.substring("sha256:".length()) : id;
     }
 
-    /** Writes {@code docker save} of the image to {@code file}. */
-    void save(String id, Path file) throws IOException {
-        try (InputStream in = client().saveImageCmd("sha256:" + id).exec()) {
+    /** Writes {@code docker save} of the image to {@code file}, leaving {@code reserve} bytes free on its disk. */
+    void save(String id, Path file, long reserve) throws IOException {
+        try (InputStream in = new DiskReservedStream(
+                client().saveImageCmd("sha256:" + id).exec(),
+                file.getParent(),
+                reserve,
+                "exporting image " + id + " from the Docker engine")) {
             Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
         } catch (RuntimeException e) {
             throw new ImageSourceException(

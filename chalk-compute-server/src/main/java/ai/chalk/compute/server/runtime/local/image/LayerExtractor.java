@@ -39,6 +39,15 @@ final class LayerExtractor {
     static final String WHITEOUT = ".wh.";
     static final String OPAQUE = ".wh..wh..opq";
 
+    /**
+     * The most entries, and characters of their names, one layer may have: each is remembered until the layer is
+     * applied (whiteouts cost the disk nothing), so a layer of millions of long names filled the heap. Large images hold
+     * tens of thousands of files a layer.
+     */
+    static final int MAX_ENTRIES = 1_000_000;
+
+    static final long MAX_NAME_CHARS = 64_000_000;
+
     private final Path root;
 
     LayerExtractor(Path root) {
@@ -59,7 +68,14 @@ final class LayerExtractor {
         List<String> whiteouts = new ArrayList<>();
         TarArchiveInputStream in = new TarArchiveInputStream(tar);
         TarArchiveEntry e;
+        int entries = 0;
+        long nameChars = 0;
         while ((e = in.getNextEntry()) != null) {
+            nameChars += e.getName().length();
+            if (++entries > MAX_ENTRIES || nameChars > MAX_NAME_CHARS) {
+                throw new ImageSourceException(name + " has more than " + MAX_ENTRIES + " entries, or " + MAX_NAME_CHARS
+                        + " characters of names, more than the local runtime unpacks");
+            }
             List<String> parts = parts(e.getName(), name);
             if (parts.isEmpty()) {
                 continue; // the root itself keeps the cache's mode and owner

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.runtime.local.image;
 
+import ai.chalk.compute.server.runtime.host.DiskReserve;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -29,6 +30,7 @@ public final class LocalImages implements AutoCloseable {
     private final RootfsCache rootfs;
     private final BuiltImages built;
     private final DockerEngineImages engine;
+    private final long diskReserve;
 
     /**
      * @param dir        the cache, {@code <runtime state>/images}; created if missing, leftovers of interrupted
@@ -49,7 +51,8 @@ public final class LocalImages implements AutoCloseable {
                 }
             }
         }
-        this.rootfs = new RootfsCache(this.dir);
+        this.diskReserve = DiskReserve.of(this.dir);
+        this.rootfs = new RootfsCache(this.dir, diskReserve);
         this.built = new BuiltImages(this.dir);
         this.engine = new DockerEngineImages(dockerHost);
     }
@@ -98,7 +101,7 @@ public final class LocalImages implements AutoCloseable {
                 () -> {
                     Path archive = tmp().resolve("save-" + id + "-" + UUID.randomUUID() + ".tar");
                     try {
-                        engine.save(id, archive);
+                        engine.save(id, archive, diskReserve);
                         return new SavedArchive(archive);
                     } catch (IOException | RuntimeException e) {
                         Files.deleteIfExists(archive);

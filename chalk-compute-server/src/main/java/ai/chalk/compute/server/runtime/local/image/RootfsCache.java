@@ -33,11 +33,14 @@ final class RootfsCache {
 
     private final Path dir;
     private final Path tmp;
+    private final long diskReserve;
     private final KeyLocks locks = new KeyLocks();
 
-    RootfsCache(Path imagesDir) throws IOException {
+    /** @param diskReserve the bytes an unpack leaves free on the cache's disk ({@link DiskReservedStream}) */
+    RootfsCache(Path imagesDir, long diskReserve) throws IOException {
         this.dir = imagesDir.resolve("rootfs");
         this.tmp = imagesDir.resolve("tmp");
+        this.diskReserve = diskReserve;
         Files.createDirectories(dir);
         Files.createDirectories(tmp);
     }
@@ -84,7 +87,7 @@ final class RootfsCache {
                     }
                     LayerExtractor extractor = new LayerExtractor(fs);
                     for (ImageManifest.Layer layer : manifest.layers()) {
-                        applyLayer(extractor, blobs, layer, ref);
+                        applyLayer(extractor, blobs, layer, ref, tmp, diskReserve);
                     }
                 }
                 Files.write(
@@ -104,7 +107,8 @@ final class RootfsCache {
         }
     }
 
-    private static void applyLayer(LayerExtractor extractor, Blobs blobs, ImageManifest.Layer layer, String ref)
+    private static void applyLayer(
+            LayerExtractor extractor, Blobs blobs, ImageManifest.Layer layer, String ref, Path disk, long reserve)
             throws IOException {
         String mediaType = layer.mediaType();
         String what = "layer " + layer.path() + " of " + ref;
@@ -144,7 +148,7 @@ final class RootfsCache {
             } else {
                 tar = in;
             }
-            extractor.apply(tar, what);
+            extractor.apply(new DiskReservedStream(tar, disk, reserve, "unpacking " + what), what);
             in.transferTo(OutputStream.nullOutputStream());
         }
         if (layer.digest().isPresent()) {
