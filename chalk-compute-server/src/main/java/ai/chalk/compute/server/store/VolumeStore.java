@@ -60,6 +60,17 @@ public final class VolumeStore {
                 List.of(environment, afterName, limit));
     }
 
+    /** How many volumes the environment has. */
+    public long count(String environment) {
+        return SqlQuery.select(
+                        db,
+                        "SELECT COUNT(*) FROM volume WHERE environment = ?",
+                        List.of(environment),
+                        rs -> rs.getLong(1),
+                        "volumes")
+                .get(0);
+    }
+
     public void delete(String environment, String name) {
         SqlQuery.update(
                 db,

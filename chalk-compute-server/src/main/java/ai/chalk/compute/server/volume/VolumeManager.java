@@ -4,6 +4,7 @@ import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
+import ai.chalk.compute.server.runtime.host.DiskReserve;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.RegularFileReader;
 import ai.chalk.compute.server.store.VolumeStore;
@@ -40,6 +41,7 @@ public final class VolumeManager implements AutoCloseable {
 
     private final VolumeStore store;
     private final Path root;
+    private final long bytes;
     private final VolumeFileSystems fileSystems;
 
     /**
@@ -50,6 +52,7 @@ public final class VolumeManager implements AutoCloseable {
     public VolumeManager(VolumeStore store, Path root, Path images, long bytes) {
         this.store = store;
         this.root = root;
+        this.bytes = bytes;
         try {
             Files.createDirectories(root);
         } catch (IOException e) {
@@ -58,17 +61,55 @@ public final class VolumeManager implements AutoCloseable {
         this.fileSystems = VolumeFileSystems.at(images, root, bytes);
     }
 
+    /**
+     * What the volumes of one environment may promise of the disk: half of what its reserve leaves, or four volumes
+     * where that is more. The volumes are sparse, so together they may promise more than the disk holds; without a
+     * share, one tenant creating volumes and filling them filled the disk every tenant's store and blobs are on.
+     */
+    long share() {
+        try {
+            long usable = Files.getFileStore(root).getTotalSpace() - DiskReserve.of(root);
+            return Math.max(4 * bytes, usable / 2);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the disk of the volumes at " + root, e);
+        }
+    }
+
     /** Unmounts the volumes' file systems (the server stops; sandboxes that had them are gone). */
     @Override
     public void close() {
         fileSystems.close();
     }
 
-    /** Creates an empty volume in the environment; ALREADY_EXISTS when the environment has one of that name. */
+    /**
+     * Creates an empty volume in the environment; ALREADY_EXISTS when the environment has one of that name,
+     * RESOURCE_EXHAUSTED when its volumes would promise more than its share of the disk ({@link #share}) or the disk
+     * is down to its reserve.
+     */
     public VolumeRecord create(String environment, String name) {
         VolumePaths.checkName(name);
-        VolumeRecord created = store.insert(environment, name, Instant.now())
-                .orElseThrow(() -> ComputeException.alreadyExists("volume " + name + " already exists"));
+        VolumeRecord created;
+        synchronized (this) { // the count and the insert together: concurrent creates do not pass the share
+            long share = share();
+            long held = store.count(environment);
+            if ((held + 1) * bytes > share) {
+                throw ComputeException.exhausted("this environment has " + held + " volumes, each a file system of "
+                        + (bytes >> 20) + " MiB that fills the server's disk as it is written, and one more would"
+                        + " promise more than its share of that disk (" + (share >> 20) + " MiB): delete a volume"
+                        + " first (or run the server with a smaller --volume-size)");
+            }
+            try {
+                long reserve = DiskReserve.of(root);
+                if (DiskReserve.below(root, reserve)) {
+                    throw ComputeException.exhausted(
+                            "cannot create volume " + name + ": " + DiskReserve.state(root, reserve));
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read the disk of volume " + name, e);
+            }
+            created = store.insert(environment, name, Instant.now())
+                    .orElseThrow(() -> ComputeException.alreadyExists("volume " + name + " already exists"));
+        }
         String onDisk = onDisk(environment, name);
         try {
             fileSystems.create(onDisk, root.resolve(onDisk));

@@ -21,6 +21,7 @@ import ai.chalk.compute.proto.volume.v1.VolumeInfo;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.RunningServer;
 import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
@@ -28,6 +29,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -206,6 +208,40 @@ class VolumeServiceTest {
             assertThat(sh(again, sandbox, "cat /data/note.txt").getStdout().toStringUtf8())
                     .isEqualTo("from-writer\n");
             again.terminate(sandbox);
+        }
+    }
+
+    @Test
+    void oneEnvironmentsVolumesPromiseAtMostItsShareOfTheDisk() throws Exception {
+        // volumes are sparse: a tenant creating them and filling each filled the disk every tenant's store is on. With
+        // volumes of a quarter of the disk, an environment's share (half the disk, or four volumes) is four
+        long size = Files.getFileStore(dataDir).getTotalSpace() / 4 / (1 << 20) * (1 << 20);
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.volumeSize(size))) {
+            ManagedChannel dev = RunningServer.authenticated(server.server, "dev");
+            ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
+            try {
+                var devVolumes = VolumeServiceGrpc.newBlockingStub(dev).withDeadlineAfter(60, TimeUnit.SECONDS);
+                for (int i = 0; i < 4; i++) {
+                    devVolumes.createVolume(
+                            CreateVolumeRequest.newBuilder().setName("v" + i).build());
+                }
+                expect(
+                        () -> devVolumes.createVolume(
+                                CreateVolumeRequest.newBuilder().setName("v4").build()),
+                        Status.Code.RESOURCE_EXHAUSTED,
+                        "this environment has 4 volumes");
+                VolumeServiceGrpc.newBlockingStub(prod)
+                        .withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .createVolume(
+                                CreateVolumeRequest.newBuilder().setName("p0").build());
+                devVolumes.deleteVolume(
+                        DeleteVolumeRequest.newBuilder().setName("v0").build());
+                devVolumes.createVolume(
+                        CreateVolumeRequest.newBuilder().setName("v4").build());
+            } finally {
+                dev.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
         }
     }
 
