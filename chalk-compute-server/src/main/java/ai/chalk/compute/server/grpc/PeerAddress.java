@@ -19,7 +19,7 @@ public final class PeerAddress {
     private PeerAddress() {}
 
     /** The key of every loopback address ({@code 127.0.0.0/8}, {@code ::1}): this host's own users. */
-    public static final String LOOPBACK = "loopback";
+    public static final String LOOPBACK = "loopback (127.0.0.0/8, ::1)";
 
     /**
      * The key of {@code peer}: {@code 10.0.0.7}, {@code 2001:db8:0:0:0:0:0:0/64}, {@value #LOOPBACK}, or the socket's
