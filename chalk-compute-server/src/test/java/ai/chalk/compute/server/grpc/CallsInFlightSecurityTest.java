@@ -144,7 +144,8 @@ class CallsInFlightSecurityTest {
                 }
                 ExactlyOneRefusal.among(
                         answers.stream().map(CompletableFuture::join).toList(),
-                        "address " + PeerAddress.LOOPBACK + " has " + share + " health checks and watches under way, the most one caller"
+                        "address " + PeerAddress.LOOPBACK + " has " + share
+                                + " health checks and watches under way, the most one caller"
                                 + " may (the server takes " + CallsInFlight.OPEN_CALL_LIMIT + " from all): close some"
                                 + " watches, or wait for checks to end");
                 assertThat(calls.healthCalls()).isEqualTo(share);
