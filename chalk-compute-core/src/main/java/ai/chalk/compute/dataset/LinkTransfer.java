@@ -1,5 +1,6 @@
 package ai.chalk.compute.dataset;
 
+import ai.chalk.compute.connection.ServerBusy;
 import ai.chalk.compute.error.ChalkComputeException;
 import io.grpc.Status;
 import java.io.IOException;
@@ -54,11 +55,14 @@ final class LinkTransfer {
     void put(String url, Path file, String what) {
         HttpResponse<String> response;
         try {
-            response = http().send(
-                            HttpRequest.newBuilder(URI.create(url))
-                                    .PUT(HttpRequest.BodyPublishers.ofFile(file))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            int tries = 0;
+            do {
+                response = http().send(
+                                HttpRequest.newBuilder(URI.create(url))
+                                        .PUT(HttpRequest.BodyPublishers.ofFile(file))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            } while (ServerBusy.waited(response.statusCode(), response.headers().firstValue("Retry-After"), ++tries));
         } catch (IOException e) {
             throw new ChalkComputeException(
                     Status.Code.UNAVAILABLE, "uploading " + what + " to the server failed: " + e.getMessage(), e);
@@ -79,6 +83,7 @@ final class LinkTransfer {
         List<String> current = links;
         int refreshes = 0;
         int resumes = 0;
+        int busy = 0;
         while (true) {
             long have = size(part);
             HttpRequest.Builder request =
@@ -100,6 +105,15 @@ final class LinkTransfer {
                 throw new ChalkComputeException(Status.Code.CANCELLED, "downloading " + what + " was interrupted", e);
             }
             int status = response.statusCode();
+            try {
+                if (ServerBusy.waited(status, response.headers().firstValue("Retry-After"), ++busy)) {
+                    drain(response);
+                    continue;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ChalkComputeException(Status.Code.CANCELLED, "downloading " + what + " was interrupted", e);
+            }
             if (status == 403) {
                 String message = drain(response);
                 if (++refreshes > MAX_REFRESHES) {

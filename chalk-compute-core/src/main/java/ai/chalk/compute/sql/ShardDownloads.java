@@ -1,5 +1,6 @@
 package ai.chalk.compute.sql;
 
+import ai.chalk.compute.connection.ServerBusy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -40,6 +41,7 @@ final class ShardDownloads {
      * @param refresh gets fresh links when the current one is refused
      */
     void fetch(Path target, Supplier<String> link, Runnable refresh) throws IOException {
+        int busy = 0;
         for (int attempt = 0; ; attempt++) {
             HttpResponse<InputStream> response;
             try {
@@ -60,6 +62,16 @@ final class ShardDownloads {
                     return;
                 }
                 String message = new String(body.readNBytes(4096), StandardCharsets.UTF_8).strip();
+                try {
+                    if (ServerBusy.waited(
+                            response.statusCode(), response.headers().firstValue("Retry-After"), ++busy)) {
+                        attempt--; // a busy server is not a refusal of the link
+                        continue;
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while downloading " + target.getFileName(), e);
+                }
                 if (response.statusCode() == 403 && attempt == 0) {
                     refresh.run();
                     continue;

@@ -19,7 +19,11 @@ import java.util.concurrent.TimeUnit;
  * sent, held every thread, and the port answered no one (the JWKS, every transfer) for as long as it kept them open. An
  * exchange not done within the deadline has its thread interrupted, which closes its connection (a blocking channel
  * read or write is interruptible), unless its handler said it is a transfer its link granted ({@link #granted}), which
- * has all the time its bytes take.
+ * has all the time its bytes take as long as they move: a granted exchange whose bytes have not moved for
+ * {@link #STALL} is cut too, and granted exchanges take at most all threads but {@link #KEPT_FOR_OTHERS}, past which
+ * {@link #granted} refuses ({@link PortBusyException}). Before, a link holder that opened 16 downloads and read none
+ * held every thread for good, and the port answered no one (the JWKS that others check identity tokens against, every
+ * other tenant's transfers).
  */
 final class ExchangeThreads implements Executor, AutoCloseable {
 
@@ -29,10 +33,26 @@ final class ExchangeThreads implements Executor, AutoCloseable {
      */
     static final Duration DEADLINE = Duration.ofSeconds(10);
 
+    /** How long a granted exchange's bytes may stand still: a client reading or sending at all moves them sooner. */
+    static final Duration STALL = Duration.ofSeconds(60);
+
+    /** Threads granted exchanges leave to the rest (documents, refusals, the checks of new links). */
+    static final int KEPT_FOR_OTHERS = 4;
+
+    /** {@link #granted} when the granted exchanges hold all the threads they may. */
+    static final class PortBusyException extends IOException {
+        PortBusyException(String message) {
+            super(message);
+        }
+    }
+
     private final ExecutorService pool;
     private final ScheduledExecutorService watch;
     private final Duration deadline;
+    private final Duration stall;
+    private final int mostGranted;
     private final Set<Turn> timed = ConcurrentHashMap.newKeySet();
+    private final Set<Turn> grantedTurns = ConcurrentHashMap.newKeySet();
     private final ThreadLocal<Turn> current = new ThreadLocal<>();
 
     /**
@@ -40,10 +60,17 @@ final class ExchangeThreads implements Executor, AutoCloseable {
      * @param deadline how long an exchange may take until its handler grants it more
      */
     ExchangeThreads(int threads, Duration deadline) {
+        this(threads, deadline, STALL);
+    }
+
+    /** @param stall how long a granted exchange's bytes may stand still */
+    ExchangeThreads(int threads, Duration deadline, Duration stall) {
         this.pool = Executors.newFixedThreadPool(threads, DaemonThreads.numbered("chalk-compute-http"));
         this.watch = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-compute-http-deadline"));
         this.deadline = deadline;
-        long every = Math.max(10, deadline.toMillis() / 10);
+        this.stall = stall;
+        this.mostGranted = Math.max(1, threads - KEPT_FOR_OTHERS);
+        long every = Math.max(10, Math.min(deadline.toMillis(), stall.toMillis()) / 10);
         watch.scheduleWithFixedDelay(this::cutLate, every, every, TimeUnit.MILLISECONDS);
     }
 
@@ -58,6 +85,7 @@ final class ExchangeThreads implements Executor, AutoCloseable {
                 exchange.run();
             } finally {
                 timed.remove(turn);
+                grantedTurns.remove(turn);
                 current.remove();
                 turn.end();
                 // an interrupt meant for this exchange must not reach the next exchange on this thread
@@ -74,10 +102,25 @@ final class ExchangeThreads implements Executor, AutoCloseable {
     void granted() throws IOException {
         Turn turn = current.get();
         if (turn != null) {
-            if (!turn.grant()) {
-                throw new IOException("the exchange took longer than " + deadline + " before it was granted more");
+            synchronized (grantedTurns) {
+                if (grantedTurns.size() >= mostGranted) {
+                    throw new PortBusyException("the server is serving " + grantedTurns.size() + " transfers, the most"
+                            + " it serves at once: try again in a few seconds");
+                }
+                if (!turn.grant()) {
+                    throw new IOException("the exchange took longer than " + deadline + " before it was granted more");
+                }
+                grantedTurns.add(turn);
             }
             timed.remove(turn);
+        }
+    }
+
+    /** The granted exchange this thread serves moved bytes: its {@link #STALL} starts again. */
+    void progressed() {
+        Turn turn = current.get();
+        if (turn != null) {
+            turn.lastProgress = System.nanoTime();
         }
     }
 
@@ -88,6 +131,13 @@ final class ExchangeThreads implements Executor, AutoCloseable {
             if (now - turn.started >= limit) {
                 timed.remove(turn);
                 turn.cut();
+            }
+        }
+        long still = stall.toNanos();
+        for (Turn turn : grantedTurns) {
+            if (now - turn.lastProgress >= still) {
+                grantedTurns.remove(turn);
+                turn.cutStalled();
             }
         }
     }
@@ -102,6 +152,7 @@ final class ExchangeThreads implements Executor, AutoCloseable {
     private static final class Turn {
         private final Thread thread;
         private final long started;
+        private volatile long lastProgress;
         private State state = State.TIMED; // guarded by this
 
         private enum State {
@@ -114,6 +165,7 @@ final class ExchangeThreads implements Executor, AutoCloseable {
         Turn(Thread thread, long started) {
             this.thread = thread;
             this.started = started;
+            this.lastProgress = started;
         }
 
         /** Whether the exchange may go on without a deadline: false when the deadline cut it first. */
@@ -122,7 +174,16 @@ final class ExchangeThreads implements Executor, AutoCloseable {
                 return false;
             }
             state = State.GRANTED;
+            lastProgress = System.nanoTime();
             return true;
+        }
+
+        /** Interrupts a granted exchange whose bytes stand still; never one that has ended. */
+        synchronized void cutStalled() {
+            if (state == State.GRANTED) {
+                state = State.CUT;
+                thread.interrupt();
+            }
         }
 
         /** Interrupts the exchange, only while it is timed: the thread never gets an interrupt meant for another. */

@@ -15,7 +15,9 @@ import java.util.function.Supplier;
  * The server's HTTP port (the JDK's own HTTP server: a few small documents and streamed transfers, no framework
  * needed). Routes are registered before clients are told the URL; anything else answers 404 or 405. An exchange must be
  * done within {@link ExchangeThreads#DEADLINE}, or its connection is closed, unless its handler grants it more
- * ({@link #granted()}). It keeps at most {@value #DEFAULT_MAX_CONNECTIONS} connections open (the JDK's
+ * ({@link #granted()}), and then as long as its bytes move ({@link #progressed()}); granted exchanges leave
+ * {@link ExchangeThreads#KEPT_FOR_OTHERS} threads to the rest. It keeps at most {@value #DEFAULT_MAX_CONNECTIONS}
+ * connections open (the JDK's
  * {@code -Djdk.httpserver.maxConnections}, which it reads once per JVM: an application that opened a JDK HTTP server of
  * its own before this port keeps the limit it had, and its servers opened after share this one's; JDK 17.0.5 or later
  * reads it), none per address: the JDK's server has no such share.
@@ -70,6 +72,11 @@ public final class HttpPort implements AutoCloseable {
 
     /** Listens on {@code host:port}, closing connections whose exchanges take longer than {@code deadline}. */
     static HttpPort open(String host, int port, Duration deadline) throws IOException {
+        return open(host, port, deadline, ExchangeThreads.STALL);
+    }
+
+    /** As {@link #open(String, int, Duration)}, cutting granted exchanges whose bytes stand still for {@code stall}. */
+    static HttpPort open(String host, int port, Duration deadline, Duration stall) throws IOException {
         HttpServer server;
         try {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), BACKLOG);
@@ -80,7 +87,7 @@ public final class HttpPort implements AutoCloseable {
                     e);
         }
         // transfers hold a thread for as long as their bytes flow: enough for several at once, each with a fixed buffer
-        ExchangeThreads threads = new ExchangeThreads(MAX_CONCURRENT_EXCHANGES, deadline);
+        ExchangeThreads threads = new ExchangeThreads(MAX_CONCURRENT_EXCHANGES, deadline, stall);
         server.setExecutor(threads);
         String shown = host.contains(":") ? "[" + host + "]" : host;
         HttpPort opened = new HttpPort(
@@ -98,6 +105,11 @@ public final class HttpPort implements AutoCloseable {
      */
     void granted() throws IOException {
         threads.granted();
+    }
+
+    /** The granted exchange the calling handler serves moved bytes (see {@link ExchangeThreads#STALL}). */
+    void progressed() {
+        threads.progressed();
     }
 
     /** The base URL, e.g. {@code http://127.0.0.1:50052}. */

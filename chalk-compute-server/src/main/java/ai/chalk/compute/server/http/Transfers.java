@@ -185,8 +185,19 @@ public final class Transfers {
                 HttpPort.send(exchange, 403, "text/plain", e.getMessage() + "\n");
                 return;
             }
-            // a holder of the link: its bytes take what they take (anyone else is cut off at the port's deadline)
-            port().granted();
+            // a holder of the link: its bytes take what they take while they move (anyone else is cut off at the
+            // port's deadline), unless the transfers under way hold all the threads they may
+            try {
+                port().granted();
+            } catch (ExchangeThreads.PortBusyException e) {
+                exchange.getResponseHeaders().set("Retry-After", "5");
+                if (upload) {
+                    refuseUpload(exchange, 503, e.getMessage());
+                } else {
+                    HttpPort.send(exchange, 503, "text/plain", e.getMessage() + "\n");
+                }
+                return;
+            }
             if (download) {
                 serveBlob(exchange, parts[1], parts[2]);
             } else {
@@ -254,6 +265,7 @@ public final class Transfers {
                         throw new IOException("the object ended early (" + (length - left) + " of " + length + ")");
                     }
                     out.write(buffer, 0, n);
+                    port().progressed();
                     left -= n;
                 }
             }
@@ -325,6 +337,7 @@ public final class Transfers {
                             "the upload is longer than the " + expected.size() + " bytes announced for it\n");
                     return;
                 }
+                port().progressed();
                 try {
                     upload.write(buffer, 0, n);
                 } catch (DiskFullException e) {

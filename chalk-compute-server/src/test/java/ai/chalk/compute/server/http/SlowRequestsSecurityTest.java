@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -101,13 +102,85 @@ class SlowRequestsSecurityTest {
         }
     }
 
+    @Test
+    void grantedTransfersThatStandStillLeaveThreadsToTheRestAndAreCutOff() throws Exception {
+        // a link holder opening downloads it never reads held every thread for good: no JWKS, no other transfer
+        Duration stall = Duration.ofSeconds(2);
+        try (HttpPort port = HttpPort.open("127.0.0.1", 0, DEADLINE, stall)) {
+            port.document("/doc", "text/plain", () -> "served\n");
+            port.route("/download", exchange -> {
+                try {
+                    port.granted();
+                } catch (ExchangeThreads.PortBusyException e) {
+                    HttpPort.send(exchange, 503, "text/plain", e.getMessage() + "\n");
+                    return;
+                }
+                exchange.sendResponseHeaders(200, 0);
+                try (OutputStream out = exchange.getResponseBody()) {
+                    byte[] chunk = new byte[64 << 10];
+                    for (int i = 0; i < 4096; i++) { // 256 MiB: more than the sockets' buffers hold
+                        out.write(chunk);
+                        port.progressed();
+                    }
+                }
+            });
+            URI uri = URI.create(port.url());
+            List<Socket> unread = new ArrayList<>();
+            try {
+                int granted = HttpPort.MAX_CONCURRENT_EXCHANGES - ExchangeThreads.KEPT_FOR_OTHERS;
+                for (int i = 0; i < granted; i++) {
+                    Socket s = new Socket(uri.getHost(), uri.getPort());
+                    s.getOutputStream().write(ascii("GET /download HTTP/1.1\r\nHost: x\r\n\r\n"));
+                    unread.add(s);
+                }
+                Thread.sleep(500); // their handlers write until the sockets' buffers are full
+                assertThat(statusLine(uri, "/download"))
+                        .as("a download past the transfers the port serves at once")
+                        .startsWith("HTTP/1.1 503");
+                assertThat(statusLine(uri, "/doc"))
+                        .as("the threads kept for the rest still answer")
+                        .startsWith("HTTP/1.1 200");
+                // nothing is read: once their bytes have stood still for the stall, they are cut off, and their
+                // threads serve again
+                Awaitility.await()
+                        .atMost(stall.multipliedBy(5))
+                        .pollInterval(Duration.ofMillis(200))
+                        .until(() -> statusLine(uri, "/download").startsWith("HTTP/1.1 200"));
+                for (Socket s : unread) {
+                    assertThat(closedByServer(s))
+                            .as("a transfer whose bytes stand still is cut off")
+                            .isTrue();
+                }
+            } finally {
+                for (Socket s : unread) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    /** The status line of a GET of {@code path} (the connection is closed after it, whatever follows). */
+    private static String statusLine(URI uri, String path) throws IOException {
+        try (Socket s = new Socket(uri.getHost(), uri.getPort())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(ascii("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+            StringBuilder line = new StringBuilder();
+            InputStream in = s.getInputStream();
+            for (int c; (c = in.read()) != -1 && c != '\r'; ) {
+                line.append((char) c);
+            }
+            return line.toString();
+        }
+    }
+
     /** Whether the server closed {@code socket} within a few deadlines (after whatever it answered). */
     private static boolean closedByServer(Socket socket) throws IOException {
         socket.setSoTimeout((int) DEADLINE.toMillis() * 5);
         InputStream in = socket.getInputStream();
+        byte[] answer = new byte[64 << 10];
         try {
-            while (in.read() != -1) {
-                // the answer, if any
+            while (in.read(answer) != -1) {
+                // the answer, if any: megabytes of a transfer's, which the socket's buffers held
             }
             return true;
         } catch (SocketException reset) {
