@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -56,13 +57,24 @@ final class LinkTransfer {
         HttpResponse<String> response;
         try {
             int tries = 0;
-            do {
-                response = http().send(
-                                HttpRequest.newBuilder(URI.create(url))
-                                        .PUT(HttpRequest.BodyPublishers.ofFile(file))
-                                        .build(),
-                                HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-            } while (ServerBusy.waited(response.statusCode(), response.headers().firstValue("Retry-After"), ++tries));
+            while (true) {
+                try {
+                    response = http().send(
+                                    HttpRequest.newBuilder(URI.create(url))
+                                            .PUT(HttpRequest.BodyPublishers.ofFile(file))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+                } catch (IOException e) {
+                    // a busy server answers and closes without reading the body: the client may see the close first
+                    if (ServerBusy.waited(503, Optional.empty(), ++tries)) {
+                        continue;
+                    }
+                    throw e;
+                }
+                if (!ServerBusy.waited(response.statusCode(), response.headers().firstValue("Retry-After"), ++tries)) {
+                    break;
+                }
+            }
         } catch (IOException e) {
             throw new ChalkComputeException(
                     Status.Code.UNAVAILABLE, "uploading " + what + " to the server failed: " + e.getMessage(), e);
@@ -106,9 +118,12 @@ final class LinkTransfer {
             }
             int status = response.statusCode();
             try {
-                if (ServerBusy.waited(status, response.headers().firstValue("Retry-After"), ++busy)) {
-                    drain(response);
-                    continue;
+                if (status == 503) {
+                    String message = drain(response); // before the wait: the connection goes back at once
+                    if (ServerBusy.waited(status, response.headers().firstValue("Retry-After"), ++busy)) {
+                        continue;
+                    }
+                    throw refusal(status, "downloading " + what, message);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

@@ -63,8 +63,9 @@ final class ShardDownloads {
                 }
                 String message = new String(body.readNBytes(4096), StandardCharsets.UTF_8).strip();
                 try {
-                    if (ServerBusy.waited(
-                            response.statusCode(), response.headers().firstValue("Retry-After"), ++busy)) {
+                    if (response.statusCode() == 503
+                            && ServerBusy.waited(
+                                    response.statusCode(), response.headers().firstValue("Retry-After"), ++busy)) {
                         attempt--; // a busy server is not a refusal of the link
                         continue;
                     }

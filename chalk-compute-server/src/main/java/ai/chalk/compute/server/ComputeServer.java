@@ -207,11 +207,13 @@ public final class ComputeServer implements AutoCloseable {
             scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
             authentication = Authentication.open(config.auth, dataDir, Clock.systemUTC(), scheduler);
             processThreads = ProcessThreads.create(scheduler, config.maxRunningCommands);
+            long diskReserve = config.diskReserve >= 0 ? config.diskReserve : DiskReserve.of(dataDir);
             volumes = new VolumeManager(
                     new VolumeStore(database),
                     dataDir.resolve("volumes"),
                     dataDir.resolve("volume-images"),
-                    config.volumeBytes);
+                    config.volumeBytes,
+                    diskReserve);
             images = new BuildCache(runtime::imageBuilder, new ImageBuildStore(database), config.parallelImageBuilds);
             images.recover();
             SandboxStore sandboxStore = new SandboxStore(database);
@@ -239,7 +241,6 @@ public final class ComputeServer implements AutoCloseable {
                     scheduler,
                     config.sandboxLifetime);
             sandboxes.recover();
-            long diskReserve = config.diskReserve >= 0 ? config.diskReserve : DiskReserve.of(dataDir);
             snapshots = new SnapshotManager(
                     snapshotStore, sandboxes, dataDir.resolve("snapshots"), localSecrets, diskReserve);
             snapshots.recover();

@@ -59,7 +59,10 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
     public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
         // the header authentication reads, here before any interceptor has checked it: only to tell callers apart
         String credential = headers.get(BearerTokens.AUTHORIZATION);
-        return new Call(fullMethodName, credential == null ? "" : callerOf(credential));
+        // the methods open to anyone are never authenticated: a credential sent with them proves nothing, and one
+        // naming another environment would have charged that environment's share
+        return new Call(
+                fullMethodName, credential == null || BearerTokens.open(fullMethodName) ? "" : callerOf(credential));
     }
 
     /** The caller a credential stands for: the environment its token names, else the credential. */

@@ -190,12 +190,11 @@ public final class Transfers {
             try {
                 port().granted();
             } catch (ExchangeThreads.PortBusyException e) {
+                // an upload's body is not read first, as for other refusals: the thread is one of those kept for
+                // the rest, and the connection closes after the answer
                 exchange.getResponseHeaders().set("Retry-After", "5");
-                if (upload) {
-                    refuseUpload(exchange, 503, e.getMessage());
-                } else {
-                    HttpPort.send(exchange, 503, "text/plain", e.getMessage() + "\n");
-                }
+                exchange.getResponseHeaders().set("Connection", "close");
+                HttpPort.send(exchange, 503, "text/plain", e.getMessage() + "\n");
                 return;
             }
             if (download) {

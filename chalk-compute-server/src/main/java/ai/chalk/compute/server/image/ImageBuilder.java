@@ -41,4 +41,13 @@ public interface ImageBuilder {
 
     /** Whether an image this builder returned earlier is still present (a cache entry whose image is gone is rebuilt). */
     boolean exists(String imageRef);
+
+    /**
+     * Every name ({@code repository:tag}) the runtime knows the image {@code imageRef} resolves to by, whatever way
+     * it is spelt (a registry prefix, an id or a prefix of one); empty when the runtime has no such image, or its
+     * images have no names outside this server.
+     */
+    default java.util.List<String> names(String imageRef) {
+        return java.util.List.of();
+    }
 }

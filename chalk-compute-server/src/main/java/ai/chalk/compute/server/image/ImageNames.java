@@ -6,7 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 
 /**
  * What the runtime calls the images an environment's sandboxes, container replicas and function workers name. A
@@ -21,6 +23,12 @@ public final class ImageNames {
 
     /** Where the environments' tags live on the engine. */
     static final String TAGS = "chalk-compute/env-";
+
+    /** Where the docker runtime's builds live on the engine (their content-hash names). */
+    private static final String BUILT = "chalk-compute/custom:";
+
+    /** An image id, or a prefix of one, as the engine takes them. */
+    private static final Pattern ID = Pattern.compile("(sha256:)?[0-9a-f]{4,64}");
 
     /** Hex digits of an environment's key: 64 bits, no two environments of one server alike. */
     private static final int KEY_HEX = 16;
@@ -68,9 +76,37 @@ public final class ImageNames {
         if (store.builtOnlyElsewhere(environment, requested)) {
             throw notOurs(requested, field);
         }
+        // the same image by another spelling (docker.io/..., its id or a prefix of it): refused when every name the
+        // runtime knows it by is one of this server's builds or tags, none of them this environment's
+        List<String> names = engineNames(requested);
+        boolean unnamed = names.isEmpty() && ID.matcher(requested).matches() && tagExists(requested);
+        if (unnamed
+                || !names.isEmpty()
+                        && names.stream().allMatch(ImageNames::serverMade)
+                        && names.stream().noneMatch(n -> ours(environment, n))) {
+            throw notOurs(requested, field);
+        }
         return requested;
     }
 
+    /** Whether the server made name {@code name}: a build's content-hash name, or an environment's tag. */
+    private static boolean serverMade(String name) {
+        return name.startsWith(TAGS) || name.startsWith(BUILT);
+    }
+
+    private boolean ours(String environment, String name) {
+        return name.startsWith(TAGS + key(environment) + "/") || store.builtIn(environment, name);
+    }
+
+    private List<String> engineNames(String requested) {
+        try {
+            return builders.get().names(requested);
+        } catch (RuntimeException e) {
+            return List.of(); // an engine that does not answer: the sandbox's start says so
+        }
+    }
+
+    /** Whether the runtime has an image of that name (an environment's tag, or an id with no name left). */
     private boolean tagExists(String engineName) {
         try {
             return builders.get().exists(engineName);

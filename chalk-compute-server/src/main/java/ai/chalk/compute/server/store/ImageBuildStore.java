@@ -238,6 +238,17 @@ public final class ImageBuildStore {
                 .get(0);
     }
 
+    /** Whether {@code environment} has a build that made image {@code imageRef}. */
+    public boolean builtIn(String environment, String imageRef) {
+        return SqlQuery.select(
+                        db,
+                        "SELECT COUNT(*) FROM image_build WHERE image_ref = ? AND environment = ?",
+                        List.of(imageRef, environment),
+                        rs -> rs.getLong(1) > 0,
+                        "image builds")
+                .get(0);
+    }
+
     /** How many builds there are of a spec (for tests and health: a cache hit adds none). */
     public long countFor(String contentHash) {
         return SqlQuery.select(

@@ -42,14 +42,17 @@ public final class VolumeManager implements AutoCloseable {
     private final VolumeStore store;
     private final Path root;
     private final long bytes;
+    private final long diskReserve;
     private final VolumeFileSystems fileSystems;
 
     /**
      * @param root   where volumes are, a directory each
      * @param images where each volume's file system image is
      * @param bytes  the size of a volume's file system
+     * @param diskReserve the bytes of the disk no volume is created into
      */
-    public VolumeManager(VolumeStore store, Path root, Path images, long bytes) {
+    public VolumeManager(VolumeStore store, Path root, Path images, long bytes, long diskReserve) {
+        this.diskReserve = diskReserve;
         this.store = store;
         this.root = root;
         this.bytes = bytes;
@@ -68,7 +71,7 @@ public final class VolumeManager implements AutoCloseable {
      */
     long share() {
         try {
-            long usable = Files.getFileStore(root).getTotalSpace() - DiskReserve.of(root);
+            long usable = Files.getFileStore(root).getTotalSpace() - diskReserve;
             return Math.max(4 * bytes, usable / 2);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the disk of the volumes at " + root, e);
@@ -99,10 +102,9 @@ public final class VolumeManager implements AutoCloseable {
                         + " first (or run the server with a smaller --volume-size)");
             }
             try {
-                long reserve = DiskReserve.of(root);
-                if (DiskReserve.below(root, reserve)) {
+                if (DiskReserve.below(root, diskReserve)) {
                     throw ComputeException.exhausted(
-                            "cannot create volume " + name + ": " + DiskReserve.state(root, reserve));
+                            "cannot create volume " + name + ": " + DiskReserve.state(root, diskReserve));
                 }
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot read the disk of volume " + name, e);

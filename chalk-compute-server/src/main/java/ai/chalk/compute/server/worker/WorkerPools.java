@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -73,7 +74,7 @@ public final class WorkerPools implements AutoCloseable {
         this.runRoot = runRoot;
         this.executor = executor;
         this.server = server;
-        WorkerReplica.removeLeftovers(runRoot);
+        WorkerReplica.prepareRunRoot(runRoot);
     }
 
     /**
@@ -172,5 +173,6 @@ public final class WorkerPools implements AutoCloseable {
             byRevision.clear();
         }
         all.forEach(ReplicaPool::close);
+        LayerQuota.unmount(runRoot); // its bind onto itself, made by prepareRunRoot
     }
 }

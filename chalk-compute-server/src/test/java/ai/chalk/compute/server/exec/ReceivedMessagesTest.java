@@ -86,6 +86,20 @@ class ReceivedMessagesTest {
     }
 
     @Test
+    void aTokenSentWithAnOpenMethodChargesNoEnvironment() {
+        // the token exchange and health are never authenticated: a made-up token naming prod sent with them, its
+        // message trickled in, filled prod's share
+        Metadata forged = new Metadata();
+        forged.put(AUTHORIZATION, "Bearer " + token("prod", "forged"));
+        received.newServerStreamTracer("chalk.server.v1.AuthService/GetToken", forged)
+                .inboundWireSize(41 * MIB);
+        call("Bearer " + token("prod", "real")).inboundWireSize(41 * MIB);
+        assertThat(budget.used())
+                .as("prod's share untouched by the forged token")
+                .isEqualTo(80 * MIB);
+    }
+
+    @Test
     void aBudgetForLessThanTwoLargestMessagesLetsOneCallerHoldOneWhole() {
         ReceivedMessages small = new ReceivedMessages(new ByteBudget("messages being received", 40 * MIB));
         assertThat(small.share()).isEqualTo(32 * MIB);

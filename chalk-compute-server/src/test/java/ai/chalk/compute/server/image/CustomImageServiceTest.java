@@ -567,8 +567,17 @@ class CustomImageServiceTest {
             assertThat(taggedBy(dev, shared))
                     .as("dev runs its own tag of the name")
                     .isEqualTo("dev");
-            // prod cannot run dev's build by the names the server gave it
-            for (String devs : List.of(done.getImage(), ImageNames.engineTag("dev", shared))) {
+            // prod cannot run dev's build by the names the server gave it, however they are spelt
+            DockerTesting.Result id = DockerTesting.docker("image", "inspect", "--format", "{{.Id}}", done.getImage());
+            assertThat(id.code()).as(id.output()).isZero();
+            String hex = id.output().trim().substring("sha256:".length());
+            for (String devs : List.of(
+                    done.getImage(),
+                    ImageNames.engineTag("dev", shared),
+                    "docker.io/" + done.getImage(),
+                    "docker.io/" + ImageNames.engineTag("dev", shared),
+                    "sha256:" + hex,
+                    hex.substring(0, 12))) {
                 assertThatThrownBy(() -> createFrom(prod, devs))
                         .as("prod creating a sandbox of %s", devs)
                         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {

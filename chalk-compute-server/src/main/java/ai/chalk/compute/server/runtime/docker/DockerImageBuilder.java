@@ -315,6 +315,17 @@ final class DockerImageBuilder implements ImageBuilder {
     }
 
     @Override
+    public java.util.List<String> names(String imageRef) {
+        try {
+            java.util.List<String> tags =
+                    client.inspectImageCmd(imageRef).exec().getRepoTags();
+            return tags == null ? java.util.List.of() : java.util.List.copyOf(tags);
+        } catch (NotFoundException e) {
+            return java.util.List.of();
+        }
+    }
+
+    @Override
     public boolean exists(String imageRef) {
         try {
             client.inspectImageCmd(imageRef).exec();

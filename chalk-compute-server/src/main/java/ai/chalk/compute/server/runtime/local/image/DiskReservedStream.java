@@ -14,7 +14,8 @@ import java.nio.file.Path;
  */
 final class DiskReservedStream extends FilterInputStream {
 
-    private static final long CHECK_EVERY = 64L << 20;
+    /** Bytes read between two looks at the disk: 16,384 tar headers, far fewer than the files a reserve keeps. */
+    private static final long CHECK_EVERY = 8L << 20;
 
     private final Path disk;
     private final long reserve;

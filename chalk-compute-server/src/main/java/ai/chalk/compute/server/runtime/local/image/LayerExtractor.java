@@ -72,6 +72,11 @@ final class LayerExtractor {
         long nameChars = 0;
         while ((e = in.getNextEntry()) != null) {
             nameChars += e.getName().length();
+            if (e.isSparse()) {
+                // the reader makes a sparse entry's zeros itself: a few bytes of archive stood for a terabyte written
+                throw new ImageSourceException(name + " holds a sparse file (" + e.getName() + "), which the local"
+                        + " runtime does not unpack: export the image without sparse files");
+            }
             if (++entries > MAX_ENTRIES || nameChars > MAX_NAME_CHARS) {
                 throw new ImageSourceException(name + " has more than " + MAX_ENTRIES + " entries, or " + MAX_NAME_CHARS
                         + " characters of names, more than the local runtime unpacks");

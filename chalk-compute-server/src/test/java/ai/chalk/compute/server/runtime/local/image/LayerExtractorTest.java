@@ -25,6 +25,32 @@ class LayerExtractorTest {
     }
 
     @Test
+    void aSparseFileIsRefusedRatherThanWrittenOut() throws Exception {
+        // a tar reader makes a sparse entry's zeros itself: a layer of a few kilobytes stood for a terabyte written
+        Path files = java.nio.file.Files.createDirectories(outside.resolve("files"));
+        try (java.io.RandomAccessFile f =
+                new java.io.RandomAccessFile(files.resolve("huge").toFile(), "rw")) {
+            f.setLength(1L << 30);
+            f.seek((1L << 30) - 1);
+            f.write('x');
+        }
+        Path tar = outside.resolve("layer.tar");
+        Process p = new ProcessBuilder("tar", "--sparse", "-C", files.toString(), "-cf", tar.toString(), "huge")
+                .redirectErrorStream(true)
+                .start();
+        assertThat(p.waitFor())
+                .as(new String(p.getInputStream().readAllBytes()))
+                .isZero();
+        assertThat(Files.size(tar)).as("the archive's size").isLessThan(1 << 20);
+        try (var in = Files.newInputStream(tar)) {
+            assertThatThrownBy(() -> new LayerExtractor(root).apply(in, "test"))
+                    .isInstanceOf(ImageSourceException.class)
+                    .hasMessageContaining("sparse file (huge)");
+        }
+        assertThat(root.resolve("huge")).doesNotExist();
+    }
+
+    @Test
     void aSymlinkPlantedByOneLayerIsReplacedNotWrittenThrough() throws Exception {
         apply(new OciFixtures.Layer().symlink("evil", outside.toString()).symlink("rel", "../../../" + outside));
         apply(new OciFixtures.Layer().file("evil/owned", "pwned", 0644).file("rel/owned", "pwned", 0644));
