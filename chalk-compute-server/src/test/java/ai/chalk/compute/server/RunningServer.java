@@ -63,6 +63,19 @@ public final class RunningServer implements AutoCloseable {
         return channel;
     }
 
+    /** Runs {@code sh -c script} in sandbox {@code sandboxId} over {@code channel}, as its environment's caller. */
+    public static ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse sh(
+            Channel channel, String sandboxId, String script) {
+        return SandboxProcessServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .execCommand(ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest.newBuilder()
+                        .setSandboxId(sandboxId)
+                        .setCommand("sh")
+                        .addArgs("-c")
+                        .addArgs(script)
+                        .build());
+    }
+
     /** Sends {@code authorization: Bearer <token>} once a token is there. */
     public static ClientInterceptor bearer(AtomicReference<String> token) {
         Metadata.Key<String> authorization = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);

@@ -28,9 +28,6 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesRequest;
 import ai.chalk.compute.proto.sandbox.v1.StreamCustomImageBuildUpdatesResponse;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
-import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
-import ai.chalk.compute.proto.sandbox.v2.ExecCommandResponse;
-import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.server.DockerRuntimeOptions;
 import ai.chalk.compute.server.EventCollector;
 import ai.chalk.compute.server.RunningServer;
@@ -607,15 +604,10 @@ class CustomImageServiceTest {
     private static String taggedBy(ManagedChannel channel, String image) {
         String id = createFrom(channel, image);
         try {
-            ExecCommandResponse r = SandboxProcessServiceGrpc.newBlockingStub(channel)
-                    .withDeadlineAfter(1, TimeUnit.MINUTES)
-                    .execCommand(ExecCommandRequest.newBuilder()
-                            .setSandboxId(id)
-                            .setCommand("sh")
-                            .addArgs("-c")
-                            .addArgs("cat /tagged-by 2>/dev/null || echo none")
-                            .build());
-            return r.getStdout().toStringUtf8().trim();
+            return RunningServer.sh(channel, id, "cat /tagged-by 2>/dev/null || echo none")
+                    .getStdout()
+                    .toStringUtf8()
+                    .trim();
         } finally {
             SandboxServiceGrpc.newBlockingStub(channel)
                     .withDeadlineAfter(1, TimeUnit.MINUTES)

@@ -153,30 +153,13 @@ class WorkerSocketSecurityTest {
                             .setValue("secret-value")
                             .build());
             // a developer's sandbox that holds the secret, and its snapshot
-            var devSandboxes = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(developer)
-                    .withDeadlineAfter(60, TimeUnit.SECONDS);
-            String holder = devSandboxes
-                    .createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
-                            .setSpec(ChalkContainerSpec.newBuilder()
-                                    .addSecretRefs(SecretRef.newBuilder().setSecretName("API_KEY")))
-                            .build())
-                    .getSandbox()
-                    .getId();
-            SandboxProcessServiceGrpc.newBlockingStub(developer)
-                    .withDeadlineAfter(60, TimeUnit.SECONDS)
-                    .execCommand(ExecCommandRequest.newBuilder()
-                            .setSandboxId(holder)
-                            .setCommand("sh")
-                            .addArgs("-c")
-                            .addArgs("echo \"$API_KEY\" > /tmp/key")
+            String holder = createV2(
+                    developer,
+                    ChalkContainerSpec.newBuilder()
+                            .addSecretRefs(SecretRef.newBuilder().setSecretName("API_KEY"))
                             .build());
-            String developersSnapshot = SandboxSnapshotServiceGrpc.newBlockingStub(developer)
-                    .withDeadlineAfter(60, TimeUnit.SECONDS)
-                    .createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
-                            .setSandboxId(holder)
-                            .build())
-                    .getSnapshot()
-                    .getId();
+            RunningServer.sh(developer, holder, "echo \"$API_KEY\" > /tmp/key");
+            String developersSnapshot = snapshotOf(developer, holder);
 
             Path socket = dataDir.resolve("functions/server").resolve(WorkerLaunch.SERVER_SOCKET_NAME);
             EpollEventLoopGroup group = new EpollEventLoopGroup(1);
@@ -229,33 +212,15 @@ class WorkerSocketSecurityTest {
                         .isEqualTo(Status.Code.NOT_FOUND);
 
                 // a sandbox of its own, and a snapshot of it, it may still use
-                String own = sandboxes
-                        .createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
-                                .setSpec(ChalkContainerSpec.getDefaultInstance())
-                                .build())
-                        .getSandbox()
-                        .getId();
-                String ownSnapshot = SandboxSnapshotServiceGrpc.newBlockingStub(worker)
-                        .withDeadlineAfter(60, TimeUnit.SECONDS)
-                        .createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
-                                .setSandboxId(own)
-                                .build())
-                        .getSnapshot()
-                        .getId();
+                String own = createV2(worker, ChalkContainerSpec.getDefaultInstance());
+                String ownSnapshot = snapshotOf(worker, own);
                 String restored = sandboxes
                         .createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
                                 .setSnapshotId(ownSnapshot)
                                 .build())
                         .getSandbox()
                         .getId();
-                assertThat(SandboxProcessServiceGrpc.newBlockingStub(worker)
-                                .withDeadlineAfter(60, TimeUnit.SECONDS)
-                                .execCommand(ExecCommandRequest.newBuilder()
-                                        .setSandboxId(restored)
-                                        .setCommand("sh")
-                                        .addArgs("-c")
-                                        .addArgs("echo \"key=$API_KEY\"; cat /tmp/key 2>/dev/null || true")
-                                        .build())
+                assertThat(RunningServer.sh(worker, restored, "echo \"key=$API_KEY\"; cat /tmp/key 2>/dev/null || true")
                                 .getStdout()
                                 .toStringUtf8())
                         .isEqualTo("key=\n");
@@ -266,6 +231,28 @@ class WorkerSocketSecurityTest {
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             }
         }
+    }
+
+    /** Creates a sandbox of {@code spec} through v2 over {@code channel}; its id. */
+    private static String createV2(ManagedChannel channel, ChalkContainerSpec spec) {
+        return ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                        .setSpec(spec)
+                        .build())
+                .getSandbox()
+                .getId();
+    }
+
+    /** Takes a snapshot of {@code sandbox} over {@code channel}; its id. */
+    private static String snapshotOf(ManagedChannel channel, String sandbox) {
+        return SandboxSnapshotServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .createSandboxSnapshot(CreateSandboxSnapshotRequest.newBuilder()
+                        .setSandboxId(sandbox)
+                        .build())
+                .getSnapshot()
+                .getId();
     }
 
     private static Status.Code code(Runnable call) {
