@@ -234,8 +234,7 @@ class SandboxSnapshotServiceTest {
      */
     @Test
     void aSnapshotThatWouldUseTheDisksReserveIsNotKept() throws Exception {
-        long free = Files.getFileStore(dataDir).getUsableSpace();
-        try (RunningServer server = RunningServer.start(dataDir, b -> b.diskReserve(free - (48L << 20)))) {
+        try (RunningServer server = leaving(48L << 20)) {
             String id = createSandbox(server, ChalkContainerSpec.getDefaultInstance());
             sh(server, id, "head -c 134217728 /dev/urandom > /workspace/big");
             SandboxSnapshot snap = snapshot(server, id);
@@ -247,13 +246,17 @@ class SandboxSnapshotServiceTest {
         }
     }
 
+    /** A server that keeps for itself all but {@code bytes} of what its disk has free now. */
+    private RunningServer leaving(long bytes) throws Exception {
+        long free = Files.getFileStore(dataDir).getUsableSpace();
+        return RunningServer.start(dataDir, b -> b.diskReserve(free - bytes));
+    }
+
     @Test
     void aSparseFileIsSnapshottedAndRestoredSparse() throws Exception {
-        // a 10 GiB file that holds 4 bytes costs its sandbox's layer nothing; copied as 10 GiB of zeros, each snapshot
-        // of
-        // it wrote the server's disk down to its reserve
-        long free = Files.getFileStore(dataDir).getUsableSpace();
-        try (RunningServer server = RunningServer.start(dataDir, b -> b.diskReserve(free - (48L << 20)))) {
+        // a 10 GiB file that holds 4 bytes costs its sandbox's layer nothing; copied as 10 GiB of zeros, each
+        // snapshot of it wrote the server's disk down to its reserve
+        try (RunningServer server = leaving(48L << 20)) {
             String id = createSandbox(server, ChalkContainerSpec.getDefaultInstance());
             sh(server, id, "truncate -s 10G /workspace/sparse && echo end >> /workspace/sparse");
             SandboxSnapshot snap = snapshot(server, id);

@@ -50,7 +50,6 @@ class WorkerSocketSecurityTest {
     void deployedCodeReachesOnlyTheSandboxesItCreated(@TempDir Path dataDir) throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
             String tenants = server.createSandbox(); // another tenant's, created over TCP
-            Path socket = dataDir.resolve("functions/server").resolve(WorkerLaunch.SERVER_SOCKET_NAME);
             EpollEventLoopGroup group = new EpollEventLoopGroup(1);
             // deployed code shows the token the server rotates in its identity directory; this one is a dev function's
             Path identity = server.server
@@ -58,12 +57,7 @@ class WorkerSocketSecurityTest {
                     .workloads()
                     .issue("socket-test", new Caller("dev", "function:socket-test/v1", Caller.Kind.WORKLOAD));
             AtomicReference<String> token = new AtomicReference<>();
-            ManagedChannel worker = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                    .channelType(EpollDomainSocketChannel.class)
-                    .eventLoopGroup(group)
-                    .usePlaintext()
-                    .intercept(RunningServer.bearer(token))
-                    .build();
+            ManagedChannel worker = workerChannel(dataDir, group, token);
             try {
                 // without a token, nothing but the token exchange and health
                 assertThat(code(() -> SandboxServiceGrpc.newBlockingStub(worker)
@@ -161,19 +155,15 @@ class WorkerSocketSecurityTest {
             RunningServer.sh(developer, holder, "echo \"$API_KEY\" > /tmp/key");
             String developersSnapshot = snapshotOf(developer, holder);
 
-            Path socket = dataDir.resolve("functions/server").resolve(WorkerLaunch.SERVER_SOCKET_NAME);
             EpollEventLoopGroup group = new EpollEventLoopGroup(1);
             Path identity = server.server
                     .authentication()
                     .workloads()
                     .issue("secrets-test", new Caller("dev", "function:secrets-test/v1", Caller.Kind.WORKLOAD));
-            ManagedChannel worker = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                    .channelType(EpollDomainSocketChannel.class)
-                    .eventLoopGroup(group)
-                    .usePlaintext()
-                    .intercept(RunningServer.bearer(
-                            new AtomicReference<>(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME)))))
-                    .build();
+            ManagedChannel worker = workerChannel(
+                    dataDir,
+                    group,
+                    new AtomicReference<>(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME))));
             try {
                 var sandboxes = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(worker)
                         .withDeadlineAfter(60, TimeUnit.SECONDS);
@@ -231,6 +221,18 @@ class WorkerSocketSecurityTest {
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             }
         }
+    }
+
+    /** A channel over the socket bound into replicas, as deployed code has, sending {@code token} once it is set. */
+    private static ManagedChannel workerChannel(
+            Path dataDir, EpollEventLoopGroup group, AtomicReference<String> token) {
+        Path socket = dataDir.resolve("functions/server").resolve(WorkerLaunch.SERVER_SOCKET_NAME);
+        return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                .channelType(EpollDomainSocketChannel.class)
+                .eventLoopGroup(group)
+                .usePlaintext()
+                .intercept(RunningServer.bearer(token))
+                .build();
     }
 
     /** Creates a sandbox of {@code spec} through v2 over {@code channel}; its id. */
