@@ -1,7 +1,6 @@
 package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.runtime.SandboxRuntime;
-import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -74,7 +73,7 @@ public final class WorkerPools implements AutoCloseable {
         this.runRoot = runRoot;
         this.executor = executor;
         this.server = server;
-        WorkerReplica.prepareRunRoot(runRoot);
+        WorkerReplica.removeLeftovers(runRoot);
     }
 
     /**
@@ -173,6 +172,5 @@ public final class WorkerPools implements AutoCloseable {
             byRevision.clear();
         }
         all.forEach(ReplicaPool::close);
-        LayerQuota.unmount(runRoot); // its bind onto itself, made by prepareRunRoot
     }
 }

@@ -17,7 +17,6 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.PinnedSocket;
-import ai.chalk.compute.server.runtime.host.SandboxesMount;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.CallOptions;
 import io.grpc.Grpc;
@@ -290,28 +289,17 @@ public final class WorkerReplica implements AutoCloseable {
     }
 
     /**
-     * Makes {@code runRoot} ready for the replicas' run directories: removes those a previous server process left
-     * (killed before its replicas stopped), each with its file system, none of their workers running any more; then
-     * binds it onto itself, private, as the sandboxes' directory is ({@link SandboxesMount}), so that on a host whose
-     * {@code /} is shared, a run directory's file system is not copied into every sandbox's mount table.
+     * Removes the run directories a previous server process left under {@code runRoot} (killed before its replicas
+     * stopped), each with its file system: none of their workers runs any more.
      */
-    static void prepareRunRoot(Path runRoot) {
-        try {
-            if (Files.isDirectory(runRoot, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                try (var dirs = Files.list(runRoot)) {
-                    dirs.forEach(WorkerReplica::removeRunDir);
-                }
-                LayerQuota.unmount(runRoot); // a killed server's bind
-            }
-            Files.createDirectories(runRoot);
-        } catch (IOException e) {
-            log.warn("Cannot remove the run directories left under {}: {}", runRoot, e.toString());
+    static void removeLeftovers(Path runRoot) {
+        if (!Files.isDirectory(runRoot, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
-        try {
-            SandboxesMount.bind(runRoot);
+        try (var dirs = Files.list(runRoot)) {
+            dirs.forEach(WorkerReplica::removeRunDir);
         } catch (IOException e) {
-            log.debug("Replicas' run directories stay in the host's mount: {}", e.getMessage());
+            log.warn("Cannot remove the run directories left under {}: {}", runRoot, e.toString());
         }
     }
 
