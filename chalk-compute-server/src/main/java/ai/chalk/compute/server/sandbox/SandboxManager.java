@@ -2,6 +2,7 @@ package ai.chalk.compute.server.sandbox;
 
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.grpc.RequestLimits;
 import ai.chalk.compute.server.image.BuildCache;
@@ -435,7 +436,12 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             limits = ResourceQuantity.limits(
                     fields.cpu(), rl.hasCpu(), rl.getCpu(), fields.memory(), rl.hasMemory(), rl.getMemory());
         }
-        List<SandboxSpec.VolumeBinding> mounts = VolumeMounts.resolve(environment, request.getVolumesList(), volumes);
+        Caller caller = Caller.KEY.get();
+        List<SandboxSpec.VolumeBinding> mounts = VolumeMounts.resolve(
+                environment,
+                request.getVolumesList(),
+                volumes,
+                caller != null && caller.kind() == Caller.Kind.WORKLOAD);
         boolean network = false;
         // v2's policy is read by create() (NetworkPolicies); v1 keeps its meaning: none, or the whole network
         if (request.hasNetworkPolicy() && fields == FieldNames.V1) {

@@ -33,9 +33,15 @@ final class VolumeMounts {
 
     private VolumeMounts() {}
 
-    /** The bindings of the environment's volumes a request mounts; another environment's volumes do not exist here. */
+    /**
+     * The bindings of the environment's volumes a request mounts; another environment's volumes do not exist here.
+     *
+     * @param readOnly mount them read-only: a sandbox deployed code creates (through the replicas' socket, or from a
+     *     sandbox with an identity) may read its environment's volumes as that code may, and not change what the
+     *     developers' own sandboxes and functions, which hold secrets, read from them
+     */
     static List<SandboxSpec.VolumeBinding> resolve(
-            String environment, List<VolumeMount> mounts, VolumeManager volumes) {
+            String environment, List<VolumeMount> mounts, VolumeManager volumes, boolean readOnly) {
         List<SandboxSpec.VolumeBinding> out = new ArrayList<>();
         Set<String> paths = new HashSet<>();
         for (VolumeMount m : mounts) {
@@ -59,7 +65,7 @@ final class VolumeMounts {
                 throw ComputeException.refused("volumes: size_limit, version_id and ref_name are"
                         + " not supported by this server; mount volume " + m.getName() + " without them");
             }
-            out.add(new SandboxSpec.VolumeBinding(volumes.directory(environment, m.getName()), path));
+            out.add(new SandboxSpec.VolumeBinding(volumes.directory(environment, m.getName()), path, readOnly));
         }
         return out;
     }

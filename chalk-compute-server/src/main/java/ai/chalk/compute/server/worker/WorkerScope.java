@@ -24,7 +24,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * did not exist. Without this, code in any replica could list every sandbox on the server and run commands in them.
  * Nor may a sandbox it creates read its environment's secrets, which the secrets services refuse it: a create naming
  * {@code secret_refs} or a network policy's {@code headers_secrets} is refused, and one from a snapshot is let through
- * only for a snapshot taken through this socket (another sandbox's files may hold what its secrets gave it).
+ * only for a snapshot taken through this socket (another sandbox's files may hold what its secrets gave it). Its builds
+ * name no {@code tag} (the environment's name for an image, which its developers' sandboxes would then run), and the
+ * volumes its sandboxes mount are read-only ({@code SandboxManager}, for every workload caller).
  */
 final class WorkerScope implements ServerInterceptor {
 
@@ -32,6 +34,7 @@ final class WorkerScope implements ServerInterceptor {
     private enum Rule {
         ALLOW,
         CREATES_SANDBOX,
+        BUILDS_UNTAGGED,
         OWN_SANDBOX,
         SNAPSHOTS_OWN_SANDBOX
     }
@@ -54,8 +57,8 @@ final class WorkerScope implements ServerInterceptor {
         }
         r.put("chalk.sandbox.v2.SandboxSnapshotService/CreateSandboxSnapshot", Rule.SNAPSHOTS_OWN_SANDBOX);
         r.put("chalk.sandbox.v1.SandboxRuntimeService/ExecutePython", Rule.OWN_SANDBOX);
+        r.put("chalk.sandbox.v1.CustomImageService/BuildCustomImage", Rule.BUILDS_UNTAGGED);
         for (String m : List.of(
-                "BuildCustomImage",
                 "GetCustomImage",
                 "GetOrBuildCustomImage",
                 "StreamCustomImageBuildUpdates",
@@ -104,6 +107,7 @@ final class WorkerScope implements ServerInterceptor {
         return switch (rule) {
             case ALLOW -> next.startCall(call, headers);
             case CREATES_SANDBOX -> createWithoutSecrets(call, headers, next);
+            case BUILDS_UNTAGGED -> buildWithoutTag(call, headers, next);
             case OWN_SANDBOX -> ownSandboxOnly(call, headers, next);
             case SNAPSHOTS_OWN_SANDBOX -> ownSandboxOnly(recording(call, snapshots, "snapshot"), headers, next);
         };
@@ -146,6 +150,25 @@ final class WorkerScope implements ServerInterceptor {
                     }
                 }
                 return null;
+            }
+        };
+    }
+
+    /**
+     * A build, refused when it names a {@code tag}: a tag is its environment's name for an image, which every
+     * sandbox and replica of the environment naming that image then runs (the developers' too, with their secrets),
+     * so deployed code tagging {@code python:3.12-slim} would run its image in their place.
+     */
+    private static <Q, R> ServerCall.Listener<Q> buildWithoutTag(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+        return new RefusingListener<>(next.startCall(call, headers), call) {
+            @Override
+            Status refusal(Message m) {
+                return stringField(m, "tag").isEmpty()
+                        ? null
+                        : Status.PERMISSION_DENIED.withDescription("tag is not available to deployed functions: a tag"
+                                + " names an image for the whole environment; build without one and use the image"
+                                + " name the build returns");
             }
         };
     }

@@ -11,17 +11,25 @@ import ai.chalk.compute.proto.container.v1.NetworkTransformer;
 import ai.chalk.compute.proto.container.v1.SecretRef;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.proto.sandbox.v1.BuildCustomImageRequest;
+import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.CustomImageServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.GetSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.ImageSpec;
 import ai.chalk.compute.proto.sandbox.v1.ListSandboxesRequest;
+import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v1.TerminateSandboxRequest;
+import ai.chalk.compute.proto.sandbox.v1.VolumeMount;
 import ai.chalk.compute.proto.sandbox.v2.CreateSandboxSnapshotRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshotServiceGrpc;
 import ai.chalk.compute.proto.server.v1.EnvironmentSecretsServiceGrpc;
 import ai.chalk.compute.proto.server.v1.UpsertSecretRequest;
+import ai.chalk.compute.proto.volume.v1.CreateVolumeRequest;
+import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.auth.WorkloadTokens;
@@ -218,6 +226,77 @@ class WorkerSocketSecurityTest {
                 worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 developer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 server.server.authentication().workloads().release("secrets-test");
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void deployedCodeNamesNoImageForItsEnvironmentAndOnlyReadsItsVolumes(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            ManagedChannel developer = RunningServer.authenticated(server.server, "dev");
+            VolumeServiceGrpc.newBlockingStub(developer)
+                    .withDeadlineAfter(30, TimeUnit.SECONDS)
+                    .createVolume(
+                            CreateVolumeRequest.newBuilder().setName("shared").build());
+            CreateSandboxRequest mountsShared = CreateSandboxRequest.newBuilder()
+                    .addVolumes(VolumeMount.newBuilder().setName("shared").setMountPath("/data"))
+                    .build();
+            var developers = SandboxServiceGrpc.newBlockingStub(developer).withDeadlineAfter(60, TimeUnit.SECONDS);
+            String developersSandbox =
+                    developers.createSandbox(mountsShared).getSandbox().getId();
+            RunningServer.sh(developer, developersSandbox, "echo 'run by the developers' > /data/script");
+
+            EpollEventLoopGroup group = new EpollEventLoopGroup(1);
+            Path identity = server.server
+                    .authentication()
+                    .workloads()
+                    .issue("tags-test", new Caller("dev", "function:tags-test/v1", Caller.Kind.WORKLOAD));
+            ManagedChannel worker = workerChannel(
+                    dataDir,
+                    group,
+                    new AtomicReference<>(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME))));
+            try {
+                // a tag is the environment's name for an image: the developers' sandboxes naming it would run this
+                assertThatThrownBy(() -> CustomImageServiceGrpc.newBlockingStub(worker)
+                                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                                .buildCustomImage(BuildCustomImageRequest.newBuilder()
+                                        .setImageSpec(ImageSpec.newBuilder()
+                                                .setBaseImage("debian:bookworm-slim")
+                                                .addSteps(BuildStep.newBuilder()
+                                                        .setRunCommands(RunCommandsStep.newBuilder()
+                                                                .addCommands("echo planted > /tagged-by"))))
+                                        .setTag("python:3.12-slim")
+                                        .build()))
+                        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+                            assertThat(e.getStatus().getDescription()).contains("tag");
+                        });
+
+                // its own sandbox mounts the volume read-only: what the developers' code reads stays theirs
+                String own = SandboxServiceGrpc.newBlockingStub(worker)
+                        .withDeadlineAfter(60, TimeUnit.SECONDS)
+                        .createSandbox(mountsShared)
+                        .getSandbox()
+                        .getId();
+                var write = RunningServer.sh(
+                        worker,
+                        own,
+                        "cat /data/script; if echo planted > /data/script; then echo wrote; else echo refused; fi");
+                assertThat(write.getStdout().toStringUtf8()).isEqualTo("run by the developers\nrefused\n");
+                assertThat(RunningServer.sh(developer, developersSandbox, "cat /data/script")
+                                .getStdout()
+                                .toStringUtf8())
+                        .isEqualTo("run by the developers\n");
+                // the developers' sandboxes still write it
+                assertThat(RunningServer.sh(developer, developersSandbox, "echo v2 > /data/script && cat /data/script")
+                                .getStdout()
+                                .toStringUtf8())
+                        .isEqualTo("v2\n");
+            } finally {
+                worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                developer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                server.server.authentication().workloads().release("tags-test");
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             }
         }

@@ -109,6 +109,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private final HostTools tools;
     private final CgroupDriver cgroups;
     private final SandboxFiles.SystemView systemView;
+    private final EtcMasks etcMasks = new EtcMasks(Path.of("/etc"));
     private final ProcMasks procMasks = ProcMasks.ofHost();
     private final SandboxDefaults defaults;
     private final CompletableFuture<SandboxFilter> syscallFilter;
@@ -281,7 +282,7 @@ public final class LocalRuntime implements SandboxRuntime {
         this.helpers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-local"));
         this.lock = StateDirLock.acquire(this.stateDir, "local runtime");
         try {
-            this.systemView = SandboxFiles.hostSystemView();
+            this.systemView = SandboxFiles.hostSystemView(etcMasks);
             List<Path> visible =
                     systemView.readOnlyDirs().stream().map(Path::of).toList();
             this.tools = HostTools.find(toolPath, visible);
@@ -317,9 +318,11 @@ public final class LocalRuntime implements SandboxRuntime {
                     b.defaultImage);
         } catch (IOException e) {
             lock.release();
+            etcMasks.close();
             throw new UncheckedIOException("cannot set up the local runtime's image cache in " + this.stateDir, e);
         } catch (RuntimeException e) {
             lock.release();
+            etcMasks.close();
             throw e;
         }
         this.spawner = new InitSpawner();
@@ -459,6 +462,7 @@ public final class LocalRuntime implements SandboxRuntime {
         images.builder().stopSteps(); // no build step outlives the runtime in its groups
         cgroups.removeBaseIfEmpty();
         egress.close();
+        etcMasks.close();
         userNamespaces.close();
         if (cleanupAfterServer != null) {
             cleanupAfterServer.close();
@@ -491,7 +495,7 @@ public final class LocalRuntime implements SandboxRuntime {
      * the next sandbox, and one that vanished must not be (bubblewrap cannot mount over what is not there).
      */
     SandboxFiles.SystemView systemView() {
-        return SandboxFiles.hostSystemView();
+        return SandboxFiles.hostSystemView(etcMasks);
     }
 
     /**

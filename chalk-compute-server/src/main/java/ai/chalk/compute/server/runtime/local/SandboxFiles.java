@@ -3,14 +3,10 @@ package ai.chalk.compute.server.runtime.local;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryIteratorException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -43,7 +39,7 @@ final class SandboxFiles {
      * directory under {@code /etc} that the host keeps from other users is masked, since a sandbox's root
      * (uid 0 without capabilities) still has the owner's access to root's files.
      */
-    static SystemView hostSystemView() {
+    static SystemView hostSystemView(EtcMasks etc) {
         List<String> dirs = new ArrayList<>();
         for (String name : SYSTEM_ENTRIES) {
             Path p = Path.of("/", name);
@@ -63,42 +59,14 @@ final class SandboxFiles {
                 maskedDirs.add(d);
             }
         }
-        maskUnreadable(Path.of("/etc"), maskedFiles, maskedDirs);
+        EtcMasks.Masks unreadable = etc.current();
+        maskedFiles.addAll(unreadable.files());
+        maskedDirs.addAll(unreadable.dirs());
         return new SystemView(
                 List.copyOf(dirs),
                 List.of(),
                 List.copyOf(maskedFiles.stream().distinct().toList()),
                 List.copyOf(maskedDirs.stream().distinct().toList()));
-    }
-
-    /**
-     * Adds what under {@code dir} others may not read: files to mask with /dev/null, directories with a tmpfs. Depth
-     * first, links never followed, what cannot be read skipped: one {@code lstat} per entry, with its permissions
-     * ({@code Files.walkFileTree} hands out attributes without them, which cost every entry a second {@code lstat}, on
-     * every create).
-     */
-    private static void maskUnreadable(Path dir, List<String> files, List<String> dirs) {
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
-            for (Path p : entries) {
-                PosixFileAttributes attrs;
-                try {
-                    attrs = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                } catch (IOException e) {
-                    continue; // gone meanwhile
-                }
-                if (attrs.isDirectory()) {
-                    if (attrs.permissions().contains(PosixFilePermission.OTHERS_EXECUTE)) {
-                        maskUnreadable(p, files, dirs);
-                    } else {
-                        dirs.add(p.toString());
-                    }
-                } else if (attrs.isRegularFile() && !attrs.permissions().contains(PosixFilePermission.OTHERS_READ)) {
-                    files.add(p.toString());
-                }
-            }
-        } catch (IOException | DirectoryIteratorException e) {
-            // an unreadable directory (an unreadable /etc leaves only the fixed masks)
-        }
     }
 
     /** Creates a fresh writable layer with the system symlinks in place. */

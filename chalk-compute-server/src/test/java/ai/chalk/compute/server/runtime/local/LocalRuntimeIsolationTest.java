@@ -75,6 +75,41 @@ class LocalRuntimeIsolationTest {
     }
 
     @Test
+    void aFileUnderEtcMadeRootOnlyBetweenTwoCreatesIsMaskedInTheSecond() throws Exception {
+        // the masks are walked again only when /etc reports a change: a mode change of a file that was there, in a
+        // directory made after the runtime started, must be one. The mount table says what is masked: with a user
+        // namespace of its own, a sandbox's root is no longer the files' owner, so reading them fails either way
+        Path dir =
+                Path.of("/etc/chalk-compute-late-dir-" + ProcessHandle.current().pid());
+        Path secret = dir.resolve("secret");
+        String masks = "grep -c " + dir + " /proc/self/mountinfo";
+        try {
+            runtime.start(spec()); // the masks as they were
+            Files.createDirectory(dir);
+            Files.writeString(secret, "readable for now");
+            RuntimeSandbox before = runtime.start(spec());
+            assertThat(sh(before, "cat " + secret).ok().out()).isEqualTo("readable for now");
+            assertThat(sh(before, masks).out()).isEqualTo("0\n");
+            Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            RuntimeSandbox after = runtime.start(spec());
+            assertThat(sh(after, "cat " + secret + " | wc -c").ok().out()).isEqualTo("0\n");
+            assertThat(sh(after, "grep -c ' " + secret + " ' /proc/self/mountinfo")
+                            .out())
+                    .isEqualTo("1\n");
+            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+            Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            RuntimeSandbox masked = runtime.start(spec());
+            assertThat(sh(masked, "ls -A " + dir + " | wc -l").ok().out()).isEqualTo("0\n");
+            assertThat(sh(masked, "grep -c ' " + dir + " ' /proc/self/mountinfo")
+                            .out())
+                    .isEqualTo("1\n");
+        } finally {
+            Files.deleteIfExists(secret);
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    @Test
     void seesOnlyItsOwnProcesses() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
         String ps = sh(sb, "ps -eo pid=,args=").ok().out();
