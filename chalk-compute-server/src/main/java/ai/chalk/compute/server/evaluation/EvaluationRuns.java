@@ -881,11 +881,7 @@ final class EvaluationRuns {
                                     .build())
                     .getFeatherStream()
                     .toByteArray();
-            answers = RowPayloads.decode(answer);
-            if (answers.size() != positions.size()) {
-                throw new IllegalArgumentException(
-                        "it answered " + answers.size() + " rows for " + positions.size() + " arguments");
-            }
+            answers = RowPayloads.decode(answer, positions.size());
         } catch (StatusRuntimeException ex) {
             ChalkError userFailure =
                     ex.getTrailers() != null && ex.getTrailers().containsKey(FunctionCalls.ERROR)

@@ -228,11 +228,30 @@ final class RowPayloads {
      * The values of the first column of an answer, every batch in order, as plain Java: strings, numbers, booleans,
      * maps (structs) and lists.
      *
-     * @throws IllegalArgumentException when the bytes are not an Arrow IPC stream
+     * <p>The answer comes from deployed code, so nothing it says is taken on trust before the heap is spent: an answer
+     * of another number of rows than {@code rows} is refused before any row is read, and one holding more than
+     * {@link #MAX_VALUES} values in all (list elements and struct fields counted) while it is read. Before, a few
+     * bytes saying 2^31 rows (of a null type, or whose offsets' size overflowed) had the server build lists of
+     * billions of entries.
+     *
+     * @param rows the rows asked for
+     * @throws IllegalArgumentException when the bytes are not an Arrow IPC stream, or not an answer for {@code rows}
      */
-    static List<@Nullable Object> decode(byte[] payload) {
-        List<@Nullable Object> flat = decodeFlat(payload);
-        return flat != null ? flat : decodeWithVectors(payload);
+    static List<@Nullable Object> decode(byte[] payload, int rows) {
+        List<@Nullable Object> flat = decodeFlat(payload, rows);
+        return flat != null ? flat : decodeWithVectors(payload, rows);
+    }
+
+    /** The most values an answer is read into: list elements, struct fields and cells. */
+    static final int MAX_VALUES = 1 << 20;
+
+    private static IllegalArgumentException rowsRefused(long answered, int rows) {
+        return new IllegalArgumentException("it answered " + answered + " rows for " + rows + " arguments");
+    }
+
+    private static IllegalArgumentException valuesRefused() {
+        return new IllegalArgumentException("its answer holds more than " + MAX_VALUES
+                + " values (list elements and struct fields counted); answer with fewer");
     }
 
     /**
@@ -240,10 +259,16 @@ final class RowPayloads {
      * {@code {score, metadata}}), read in place ({@link FlatIpc}) as {@link #decodeWithVectors} reads it: a struct as
      * a map of its children in their order; {@code null} for anything else.
      */
-    private static @Nullable List<@Nullable Object> decodeFlat(byte[] payload) {
+    private static @Nullable List<@Nullable Object> decodeFlat(byte[] payload, int rows) {
         FlatIpc.Batch batch = FlatIpc.read(payload);
         if (batch == null || batch.schema().getFields().isEmpty()) {
             return null;
+        }
+        if (batch.rows() != rows) {
+            throw rowsRefused(batch.rows(), rows);
+        }
+        if ((long) rows * (1 + batch.schema().getFields().get(0).getChildren().size()) > MAX_VALUES) {
+            throw valuesRefused();
         }
         Field field = batch.schema().getFields().get(0);
         List<@Nullable Object> out = new ArrayList<>(batch.rows());
@@ -322,18 +347,25 @@ final class RowPayloads {
     }
 
     /** {@link #decode} through Arrow's vectors: every type and layout. */
-    static List<@Nullable Object> decodeWithVectors(byte[] payload) {
+    static List<@Nullable Object> decodeWithVectors(byte[] payload, int rows) {
         List<@Nullable Object> out = new ArrayList<>();
+        int[] values = {0}; // read so far, against MAX_VALUES
         try (BufferAllocator allocator = ROOT.newChildAllocator("evaluation-decode", 0, Long.MAX_VALUE)) {
             ArrowIpc.read(payload, allocator, root -> {
                 if (root.getFieldVectors().isEmpty()) {
                     throw new IllegalArgumentException("the answer has no column");
                 }
+                if ((long) out.size() + root.getRowCount() > rows) {
+                    throw rowsRefused((long) out.size() + root.getRowCount(), rows);
+                }
                 FieldVector v = root.getVector(0);
                 for (int i = 0; i < root.getRowCount(); i++) {
-                    out.add(value(v, i));
+                    out.add(value(v, i, values));
                 }
             });
+        }
+        if (out.size() != rows) {
+            throw rowsRefused(out.size(), rows);
         }
         return out;
     }
@@ -342,21 +374,24 @@ final class RowPayloads {
      * A cell as plain Java. Structs and lists are read child by child: their {@code getObject} builds Arrow's
      * {@code JsonStringHashMap}, which needs jackson-datatype-jsr310 for nothing the server uses.
      */
-    private static @Nullable Object value(ValueVector v, int index) {
+    private static @Nullable Object value(ValueVector v, int index, int[] values) {
+        if (++values[0] > MAX_VALUES) {
+            throw valuesRefused();
+        }
         if (v.isNull(index)) {
             return null;
         }
         if (v instanceof StructVector s) {
             Map<String, @Nullable Object> out = new LinkedHashMap<>();
             for (String name : s.getChildFieldNames()) {
-                out.put(name, value(s.getChild(name), index));
+                out.put(name, value(s.getChild(name), index, values));
             }
             return out;
         }
         if (v instanceof ListVector l) {
             List<@Nullable Object> out = new ArrayList<>();
             for (int k = l.getElementStartIndex(index); k < l.getElementEndIndex(index); k++) {
-                out.add(value(l.getDataVector(), k));
+                out.add(value(l.getDataVector(), k, values));
             }
             return out;
         }

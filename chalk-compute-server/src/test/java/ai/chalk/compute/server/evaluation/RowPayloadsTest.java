@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.evaluation;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.proto.arrow.ArrowIpc;
 import ai.chalk.compute.proto.arrow.FlatIpc;
@@ -20,8 +21,10 @@ import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.NullVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.FieldType;
@@ -59,7 +62,7 @@ class RowPayloadsTest {
             byte[] flat = payloads.encode(rows);
             assertThat(flat).as("%d rows", n).isEqualTo(payloads.encodeWithVectors(rows));
             // each column, read back as the first column of an answer, both ways
-            assertThat(RowPayloads.decode(flat)).isEqualTo(RowPayloads.decodeWithVectors(flat));
+            assertThat(RowPayloads.decode(flat, n)).isEqualTo(RowPayloads.decodeWithVectors(flat, n));
         }
     }
 
@@ -83,8 +86,8 @@ class RowPayloadsTest {
             }
             byte[] answer = payloads.encode(rows);
             assertThat(answer).isEqualTo(payloads.encodeWithVectors(rows));
-            List<Object> flat = RowPayloads.decode(answer);
-            List<Object> vectors = RowPayloads.decodeWithVectors(answer);
+            List<Object> flat = RowPayloads.decode(answer, 4);
+            List<Object> vectors = RowPayloads.decodeWithVectors(answer, 4);
             assertThat(flat)
                     .as("%s", type)
                     .hasSize(4)
@@ -135,8 +138,8 @@ class RowPayloadsTest {
                 byte[] answer = ArrowIpc.write(root);
 
                 assertThat(FlatIpc.read(answer)).as("read in place").isNotNull();
-                List<Object> flat = RowPayloads.decode(answer);
-                assertThat(flat).as("%d rows", n).isEqualTo(RowPayloads.decodeWithVectors(answer));
+                List<Object> flat = RowPayloads.decode(answer, n);
+                assertThat(flat).as("%d rows", n).isEqualTo(RowPayloads.decodeWithVectors(answer, n));
                 Map<String, Object> expected = new LinkedHashMap<>();
                 expected.put("score", n > 2 ? 2 / 7.0 : null);
                 expected.put("metadata", n > 2 ? "" : null);
@@ -147,6 +150,43 @@ class RowPayloadsTest {
                     assertThat(flat.get(4)).isNull();
                 }
             }
+        }
+    }
+
+    @Test
+    void anAnswerIsReadOnlyForTheRowsAskedAndUpToItsValues() {
+        // deployed code writes the answers: a few bytes claiming 2^31 rows of a null type, or one row listing 2^31
+        // nulls, had the server build lists of billions of entries
+        try (BufferAllocator allocator = new RootAllocator();
+                NullVector nulls = new NullVector("v");
+                ListVector list = ListVector.empty("v", allocator)) {
+            nulls.setValueCount(Integer.MAX_VALUE);
+            byte[] manyRows =
+                    ArrowIpc.write(new VectorSchemaRoot(List.of(nulls.getField()), List.of(nulls), Integer.MAX_VALUE));
+            assertThatThrownBy(() -> RowPayloads.decode(manyRows, 64))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("it answered 2147483647 rows for 64 arguments");
+
+            list.addOrGetVector(FieldType.nullable(org.apache.arrow.vector.types.pojo.ArrowType.Null.INSTANCE));
+            list.allocateNew();
+            list.startNewValue(0);
+            list.endValue(0, Integer.MAX_VALUE - 1);
+            list.setValueCount(1);
+            byte[] longList = ArrowIpc.write(new VectorSchemaRoot(List.of(list.getField()), List.of(list), 1));
+            assertThatThrownBy(() -> RowPayloads.decode(longList, 1))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("more than " + RowPayloads.MAX_VALUES + " values");
+
+            // a flat answer of other rows than asked: refused before its rows are read
+            RowPayloads payloads = new RowPayloads(Schema.newBuilder()
+                    .addColumns(field("v", ArrowType.newBuilder().setBool(E)))
+                    .build());
+            byte[] threeRows = payloads.encode(List.of(new Object[] {true}, new Object[] {false}, new Object[] {true}));
+            assertThat(FlatIpc.read(threeRows)).isNotNull();
+            assertThatThrownBy(() -> RowPayloads.decode(threeRows, 2))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("it answered 3 rows for 2 arguments");
+            assertThat(RowPayloads.decode(threeRows, 3)).containsExactly(true, false, true);
         }
     }
 
@@ -184,7 +224,7 @@ class RowPayloadsTest {
             Map<String, Object> first = new LinkedHashMap<>();
             first.put("inner", innerValue);
             first.put("n", 0L);
-            assertThat(RowPayloads.decode(answer)).hasSize(3).first().isEqualTo(first);
+            assertThat(RowPayloads.decode(answer, 3)).hasSize(3).first().isEqualTo(first);
         }
     }
 

@@ -43,6 +43,12 @@ public final class ArrowIpc {
     private static final byte[] FILE_MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
     private static final int CHUNK = 1 << 20;
     private static final int CACHED_SCHEMAS = 256;
+    /**
+     * The largest schema message kept. A function's is a few hundred bytes; a peer sending another 30 MiB schema (one
+     * field name of that size) with each payload, as deployed code answering calls can, would otherwise have filled
+     * the cache's places with gigabytes, held by every reader in the JVM until the places ran out.
+     */
+    static final int CACHED_SCHEMA_BYTES = 16 << 10;
     /** Parsed schemas by their IPC message (immutable, so shared by every read). */
     private static final Map<SchemaMessage, Schema> SCHEMAS = new ConcurrentHashMap<>();
 
@@ -159,12 +165,25 @@ public final class ArrowIpc {
      * of a function (arguments or results) starts with the same one and parsing it costs a call more than its batch.
      */
     static Schema schema(byte[] bytes, int start, int end) throws IOException {
+        if (end - start > CACHED_SCHEMA_BYTES) {
+            return parseSchema(ByteBuffer.wrap(bytes, start, end - start));
+        }
         SchemaMessage key = new SchemaMessage(Arrays.copyOfRange(bytes, start, end));
         Schema known = SCHEMAS.get(key);
         if (known != null) {
             return known;
         }
-        ByteBuffer in = ByteBuffer.wrap(key.bytes()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        Schema schema = parseSchema(ByteBuffer.wrap(key.bytes()));
+        if (SCHEMAS.size() >= CACHED_SCHEMAS) {
+            SCHEMAS.clear(); // many schemas seen: start over rather than keep them all
+        }
+        SCHEMAS.put(key, schema);
+        return schema;
+    }
+
+    /** The schema of the IPC message that starts at {@code in}'s position. */
+    private static Schema parseSchema(ByteBuffer in) throws IOException {
+        in.order(java.nio.ByteOrder.LITTLE_ENDIAN);
         int length = in.getInt();
         if (length == 0xFFFFFFFF) {
             length = in.getInt();
@@ -175,11 +194,12 @@ public final class ArrowIpc {
         Schema schema = MessageSerializer.deserializeSchema(message);
         // as ArrowStreamReader.readSchema checks it
         MetadataV4UnionChecker.checkRead(schema, MetadataVersion.fromFlatbufID(message.version()));
-        if (SCHEMAS.size() >= CACHED_SCHEMAS) {
-            SCHEMAS.clear(); // many schemas seen: start over rather than keep them all
-        }
-        SCHEMAS.put(key, schema);
         return schema;
+    }
+
+    /** The bytes of the schema messages cached now. */
+    static long cachedSchemaBytes() {
+        return SCHEMAS.keySet().stream().mapToLong(k -> k.bytes().length).sum();
     }
 
     /** A schema's IPC message, compared by content. */

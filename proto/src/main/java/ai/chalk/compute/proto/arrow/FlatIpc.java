@@ -316,7 +316,7 @@ public final class FlatIpc {
                 }
                 continue;
             }
-            if (layout == Layout.VARIABLE && rows > 0 && sizes[b + 1] < (rows + 1) * Integer.BYTES) {
+            if (layout == Layout.VARIABLE && rows > 0 && sizes[b + 1] < (rows + 1L) * Integer.BYTES) {
                 return null;
             }
             if (layout == Layout.BITS && sizes[b + 1] < validityBytes) {
