@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.egress;
 
+import ai.chalk.compute.server.regex.DeadlineCharSequence;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -243,6 +244,15 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
         } catch (IllegalArgumentException e) {
             ReferenceCountUtil.release(request);
             refuse(() -> Refusals.badGateway(ctx, "a header of the network policy's rules is not valid in HTTP"));
+            return;
+        } catch (DeadlineCharSequence.DeadlineExceeded e) {
+            ReferenceCountUtil.release(request);
+            refuse(() -> Refusals.forbidden(
+                    ctx,
+                    link,
+                    what,
+                    "the regexes of the network policy's rules took longer than "
+                            + RequestRewrite.MATCH_BUDGET_NANOS / 1_000_000 + " ms to match this request"));
             return;
         }
         request.headers().remove("proxy-connection");

@@ -36,9 +36,9 @@ public record RequestMatch(
      * @param value the value
      */
     public record KeyValueMatch(Optional<TextMatcher> key, Optional<TextMatcher> value) {
-        boolean matches(String k, String v) {
-            return key.map(m -> m.matches(k)).orElse(true)
-                    && value.map(m -> m.matches(v)).orElse(true);
+        boolean matches(String k, String v, long deadlineNanos) {
+            return key.map(m -> m.matches(k, deadlineNanos)).orElse(true)
+                    && value.map(m -> m.matches(v, deadlineNanos)).orElse(true);
         }
     }
 
@@ -49,25 +49,28 @@ public record RequestMatch(
      * @param path    its path without the query
      * @param query   its query parameters, decoded, in order
      * @param headers its headers, names in lower case, in order
+     * @param deadlineNanos the {@link System#nanoTime()} by which its regexes must have decided
+     * @throws ai.chalk.compute.server.regex.DeadlineCharSequence.DeadlineExceeded when they had not
      */
     public boolean matches(
             String method,
             String path,
             List<Map.Entry<String, String>> query,
-            List<Map.Entry<String, String>> headers) {
+            List<Map.Entry<String, String>> headers,
+            long deadlineNanos) {
         if (!methods.isEmpty() && !methods.contains(method.toUpperCase(Locale.ROOT))) {
             return false;
         }
-        if (this.path.isPresent() && !this.path.get().matches(path)) {
+        if (this.path.isPresent() && !this.path.get().matches(path, deadlineNanos)) {
             return false;
         }
         for (KeyValueMatch q : this.query) {
-            if (query.stream().noneMatch(e -> q.matches(e.getKey(), e.getValue()))) {
+            if (query.stream().noneMatch(e -> q.matches(e.getKey(), e.getValue(), deadlineNanos))) {
                 return false;
             }
         }
         for (KeyValueMatch h : this.headers) {
-            if (headers.stream().noneMatch(e -> h.matches(e.getKey(), e.getValue()))) {
+            if (headers.stream().noneMatch(e -> h.matches(e.getKey(), e.getValue(), deadlineNanos))) {
                 return false;
             }
         }

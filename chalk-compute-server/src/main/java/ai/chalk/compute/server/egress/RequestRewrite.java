@@ -37,9 +37,15 @@ final class RequestRewrite {
         }
     }
 
+    /** How long a request's rules may take to decide whether they match it: their regexes are the tenant's. */
+    static final long MATCH_BUDGET_NANOS = 20_000_000;
+
     /**
      * Rewrites {@code request} (origin-form URI) by {@code rules}; returns where it must go, {@code original} unless a
      * forward_url says otherwise.
+     *
+     * @throws ai.chalk.compute.server.regex.DeadlineCharSequence.DeadlineExceeded when the rules' regexes took longer
+     *     than {@link #MATCH_BUDGET_NANOS} on it
      */
     static Target apply(HttpRequest request, List<HttpRule> rules, Target original) {
         if (rules.isEmpty()) {
@@ -50,8 +56,10 @@ final class RequestRewrite {
         uri.parameters().forEach((k, vs) -> vs.forEach(v -> query.add(Map.entry(k, v))));
         List<Map.Entry<String, String>> headers = new ArrayList<>();
         request.headers().forEach(h -> headers.add(Map.entry(h.getKey().toLowerCase(Locale.ROOT), h.getValue())));
+        // one deadline for all of a request's matches: it runs on a thread of the proxy, which every sandbox shares
+        long deadline = System.nanoTime() + MATCH_BUDGET_NANOS;
         List<HttpRule> matching = rules.stream()
-                .filter(r -> r.match().matches(request.method().name(), uri.rawPath(), query, headers))
+                .filter(r -> r.match().matches(request.method().name(), uri.rawPath(), query, headers, deadline))
                 .toList();
         Map<String, String> placeholders = new LinkedHashMap<>();
         matching.forEach(r -> r.placeholders().forEach((p, v) -> placeholders.put(p, v.value())));

@@ -1,17 +1,24 @@
 package ai.chalk.compute.server.egress;
 
+import ai.chalk.compute.server.regex.DeadlineCharSequence;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
 /** How a rule's {@code match} compares one text (a path, a query key or value, a header name or value). */
 public sealed interface TextMatcher permits TextMatcher.Exact, TextMatcher.StartsWith, TextMatcher.Regex {
 
-    boolean matches(String text);
+    /**
+     * Whether {@code text} matches.
+     *
+     * @param deadlineNanos the {@link System#nanoTime()} by which a regex must have decided
+     * @throws DeadlineCharSequence.DeadlineExceeded when a regex had not
+     */
+    boolean matches(String text, long deadlineNanos);
 
     /** The whole text equals {@code text}. */
     record Exact(String text) implements TextMatcher {
         @Override
-        public boolean matches(String s) {
+        public boolean matches(String s, long deadlineNanos) {
             return s.equals(text);
         }
     }
@@ -19,12 +26,17 @@ public sealed interface TextMatcher permits TextMatcher.Exact, TextMatcher.Start
     /** The text begins with {@code prefix}. */
     record StartsWith(String prefix) implements TextMatcher {
         @Override
-        public boolean matches(String s) {
+        public boolean matches(String s, long deadlineNanos) {
             return s.startsWith(prefix);
         }
     }
 
-    /** The whole text matches {@code pattern} (Java syntax, anchored at both ends). */
+    /**
+     * The whole text matches {@code pattern} (Java syntax, anchored at both ends). The pattern is the tenant's and the
+     * text the sandbox's: a pattern that backtracks catastrophically on the text sent, {@code (a+)+\1$} on 40 a's and
+     * a '!', held a thread of the proxy, which every tenant's sandboxes share, for good; it now gives up at the
+     * deadline.
+     */
     record Regex(Pattern pattern) implements TextMatcher {
 
         /** Compiles {@code regex}; {@link IllegalArgumentException} naming {@code field} when it does not compile. */
@@ -37,8 +49,8 @@ public sealed interface TextMatcher permits TextMatcher.Exact, TextMatcher.Start
         }
 
         @Override
-        public boolean matches(String s) {
-            return pattern.matcher(s).matches();
+        public boolean matches(String s, long deadlineNanos) {
+            return pattern.matcher(new DeadlineCharSequence(s, deadlineNanos)).matches();
         }
     }
 }

@@ -18,6 +18,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -84,10 +86,15 @@ class EgressProxyResourcesSecurityTest {
 
     /** The status line of a request for {@code other.test} through the proxy at {@code at}. */
     private static String get(InetAddress at) throws IOException {
+        return get(at, "/");
+    }
+
+    /** The status line of a request for {@code path} of {@code other.test} through the proxy at {@code at}. */
+    private static String get(InetAddress at, String path) throws IOException {
         try (Socket s = new Socket(at, EgressProxy.PROXY_PORT)) {
             s.setSoTimeout(10_000);
             OutputStream out = s.getOutputStream();
-            out.write("GET http://other.test/ HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n"
+            out.write(("GET http://other.test" + path + " HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             String line =
@@ -139,6 +146,45 @@ class EgressProxyResourcesSecurityTest {
             assertThat(get(modest.address())).startsWith("HTTP/1.1 200");
             assertThat(get(greedy.address())).startsWith("HTTP/1.1 200");
             close(more);
+        }
+    }
+
+    /**
+     * The attack: a rule whose regex backtracks catastrophically ({@code (a+)+\1$}, the tenant's own or a careless one),
+     * and requests whose path makes it do so, on more connections than the proxy has threads. Each match ran on a
+     * thread of the proxy, which every sandbox shares, for good: no sandbox of any tenant was served again. Now a
+     * request's matches give up at their deadline and the request is refused.
+     */
+    @Test
+    void aRegexThatBacktracksWithoutEndHoldsNoThreadOfTheProxy() throws Exception {
+        RequestMatch backtracks = new RequestMatch(
+                Optional.of(TextMatcher.Regex.of("path.regex", "/(a+)+\\1$")), Set.of(), List.of(), List.of());
+        try (EgressProxy proxy = EgressProxy.start(dir, world.options(), List.of());
+                EgressEndpoint evil = proxy.open(
+                        "evil",
+                        loopback(),
+                        Policies.with(hosts(), "other.test", Policies.header(backtracks, "X-Key", "value")));
+                EgressEndpoint other = proxy.open("other", loopback(), hosts("other.test"))) {
+            String path = "/" + "a".repeat(40) + "!"; // 26 a's take 2.5 s, each one more about twice that
+            List<CompletableFuture<String>> stuck = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                stuck.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return get(evil.address(), path);
+                    } catch (IOException e) {
+                        return e.toString();
+                    }
+                }));
+            }
+            long started = System.nanoTime();
+            for (CompletableFuture<String> s : stuck) {
+                assertThat(s.get(30, TimeUnit.SECONDS)).startsWith("HTTP/1.1 403");
+            }
+            assertThat(get(other.address())).startsWith("HTTP/1.1 200");
+            assertThat(get(evil.address(), "/aaaa"))
+                    .as("a path the regex decides at once")
+                    .startsWith("HTTP/1.1 200");
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
         }
     }
 

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.evaluation.scorer;
 
+import ai.chalk.compute.server.regex.DeadlineCharSequence;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

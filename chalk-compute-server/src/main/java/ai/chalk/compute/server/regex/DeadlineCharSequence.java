@@ -1,13 +1,13 @@
-package ai.chalk.compute.server.evaluation.scorer;
+package ai.chalk.compute.server.regex;
 
 /**
  * A text that refuses to be read after a deadline. {@link java.util.regex.Matcher} has no timeout, but it reads its
  * input through {@link #charAt}; checking the clock there stops a catastrophically backtracking match.
  */
-final class DeadlineCharSequence implements CharSequence {
+public final class DeadlineCharSequence implements CharSequence {
 
     /** The match ran past its deadline. */
-    static final class DeadlineExceeded extends RuntimeException {
+    public static final class DeadlineExceeded extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
         DeadlineExceeded() {
@@ -19,7 +19,11 @@ final class DeadlineCharSequence implements CharSequence {
     private final long deadlineNanos;
     private int reads;
 
-    DeadlineCharSequence(CharSequence text, long deadlineNanos) {
+    /**
+     * @param text          the text
+     * @param deadlineNanos the {@link System#nanoTime()} past which reading it throws {@link DeadlineExceeded}
+     */
+    public DeadlineCharSequence(CharSequence text, long deadlineNanos) {
         this.text = text;
         this.deadlineNanos = deadlineNanos;
     }
