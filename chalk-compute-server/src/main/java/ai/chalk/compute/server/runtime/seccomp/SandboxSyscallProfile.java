@@ -133,6 +133,18 @@ final class SandboxSyscallProfile {
         return rules;
     }
 
+    /**
+     * The rules of an image build's steps: {@link #initRules} (a step's static {@code nsenter} joins its user namespace
+     * under the filter) and {@code chroot}, which the step's {@code CAP_SYS_CHROOT} is for, as under Docker's default
+     * profile. Steps ran with no filter at all: one could make a user namespace of its own and reach, with
+     * capabilities there, the kernel's netfilter, io_uring, keyrings and the rest a sandbox is kept from.
+     */
+    static List<SyscallRule> buildStepRules(NativeArch arch) {
+        List<SyscallRule> rules = initRules(arch);
+        rules.add(SyscallRule.allow("chroot"));
+        return rules;
+    }
+
     private static void sockets(List<SyscallRule> rules) {
         rules.add(SyscallRule.allow("socket", ArgCondition.le(0, AF_NETLINK - 1)));
         NETLINK_PROTOCOLS.forEach(

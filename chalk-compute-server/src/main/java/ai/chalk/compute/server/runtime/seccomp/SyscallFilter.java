@@ -53,7 +53,7 @@ public final class SyscallFilter {
      * host has no libseccomp 2.5 or is neither x86_64 nor aarch64.
      */
     public static SyscallFilter forSandboxes() {
-        return compile(false);
+        return compile(SandboxSyscallProfile::rules);
     }
 
     /**
@@ -61,10 +61,15 @@ public final class SyscallFilter {
      * joins under the filter (see SandboxSyscallProfile#initRules).
      */
     public static SyscallFilter forSandboxInits() {
-        return compile(true);
+        return compile(SandboxSyscallProfile::initRules);
     }
 
-    private static SyscallFilter compile(boolean init) {
+    /** The filter of an image build's steps (see SandboxSyscallProfile#buildStepRules). */
+    public static SyscallFilter forBuildSteps() {
+        return compile(SandboxSyscallProfile::buildStepRules);
+    }
+
+    private static SyscallFilter compile(java.util.function.Function<NativeArch, List<SyscallRule>> profile) {
         LibSeccomp.requireLoaded();
         NativeArch arch = NativeArch.of(LibSeccomp.seccomp_arch_native());
         Pointer ctx = LibSeccomp.seccomp_init(LibSeccomp.ACT_ERRNO | EPERM);
@@ -80,7 +85,7 @@ public final class SyscallFilter {
                     "choose the binary tree");
             int added = 0;
             List<String> absent = new ArrayList<>();
-            for (SyscallRule rule : init ? SandboxSyscallProfile.initRules(arch) : SandboxSyscallProfile.rules(arch)) {
+            for (SyscallRule rule : profile.apply(arch)) {
                 int nr = number(arch, rule.syscall());
                 if (nr < 0) {
                     if (!absent.contains(rule.syscall())) {

@@ -258,6 +258,23 @@ class LocalImageBuilderTest {
     }
 
     @Test
+    void buildCommandsRunUnderTheSyscallFilterAndMakeNoNamespaceOfTheirOwn() throws Exception {
+        // a step with no filter made a user namespace of its own and, with capabilities there, reached the kernel's
+        // netfilter, io_uring, keyrings and the rest a sandbox is kept from
+        ImageSpec spec = busyboxSpec()
+                .addSteps(runStep(
+                        "grep '^Seccomp:' /proc/self/status",
+                        "if unshare -U -r true 2>/dev/null; then echo USERNS-MADE; else echo userns-refused; fi",
+                        "if unshare -n true 2>/dev/null; then echo NETNS-MADE; else echo netns-refused; fi",
+                        "mkdir -p /jail/bin && cp /bin/busybox /jail/bin/ && chroot /jail /bin/busybox true"
+                                + " && echo chroot-allowed"))
+                .build();
+        List<String> log = new ArrayList<>();
+        build(spec, log);
+        assertThat(log).contains("Seccomp:\t2", "userns-refused", "netns-refused", "chroot-allowed");
+    }
+
+    @Test
     void aptInstallsOnTheDebianBaseAndTheToolRunsInASandbox() throws Exception {
         ImageSpec spec = ImageSpec.newBuilder()
                 .setBaseImage(LocalImageSandboxTest.DEBIAN)

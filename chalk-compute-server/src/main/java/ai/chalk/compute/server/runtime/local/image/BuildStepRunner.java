@@ -7,6 +7,7 @@ import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.network.Egress;
+import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.File;
@@ -56,6 +57,9 @@ final class BuildStepRunner {
             "CAP_SYS_CHROOT",
             "CAP_KILL",
             "CAP_AUDIT_WRITE");
+    /** The descriptor bubblewrap reads the steps' syscall filter from ({@code --seccomp}). */
+    private static final int FILTER_FD = 3;
+
     /** How many of the last output lines a failure quotes. */
     static final int TAIL = 20;
 
@@ -91,9 +95,31 @@ final class BuildStepRunner {
     /** The cgroups of the steps running now, once made. */
     private final Map<String, SandboxCgroup> groups = new ConcurrentHashMap<>();
 
-    BuildStepRunner(BuildTools tools, BuildNetwork network) {
+    /** Where the steps' syscall filter is written, by the first step. */
+    private final Path filterFile;
+
+    private boolean filterWritten;
+
+    BuildStepRunner(BuildTools tools, BuildNetwork network, Path filterFile) {
         this.tools = tools;
         this.network = network;
+        this.filterFile = filterFile;
+    }
+
+    /** The steps' syscall filter ({@link SyscallFilter#forBuildSteps}), which bubblewrap installs before the step runs. */
+    private synchronized Path filter() throws IOException {
+        if (!filterWritten) {
+            try {
+                SyscallFilter.forBuildSteps()
+                        .writeTo(
+                                filterFile.getParent(), filterFile.getFileName().toString());
+            } catch (IllegalStateException e) {
+                throw new IOException(
+                        "build steps run only under a syscall filter, which cannot be built here: " + e.getMessage());
+            }
+            filterWritten = true;
+        }
+        return filterFile;
     }
 
     /** Why steps have no network here, when they have none. */
@@ -145,6 +171,8 @@ final class BuildStepRunner {
             c.addAll(List.of("--ro-bind-try", "/proc/" + knob, "/proc/" + knob));
         }
         c.addAll(List.of("--dev", "/dev", "--dev-bind", ptys.toString(), "/dev/pts", "--chdir", workdir, "--clearenv"));
+        // the last thing bubblewrap does before it runs the step, capabilities dropped but the joining one
+        c.addAll(List.of("--seccomp", Integer.toString(FILTER_FD)));
         if (userns.isEmpty()) {
             env.forEach((k, v) -> c.addAll(List.of("--setenv", k, v)));
         }
@@ -188,12 +216,10 @@ final class BuildStepRunner {
                 }
             }
             // bubblewrap is born in the step's groups, with its open-file limit, and so is everything of the step
+            List<CgroupEntry.OpenFile> open = new ArrayList<>(List.of(new CgroupEntry.OpenFile(FILTER_FD, filter())));
+            userns.ifPresent(ns -> open.add(new CgroupEntry.OpenFile(4, ns.path())));
             List<String> confined = CgroupEntry.command(
-                    group == null ? List.of() : group.initProcsFiles(),
-                    limits.openFiles(),
-                    userns.map(ns -> List.of(new CgroupEntry.OpenFile(4, ns.path())))
-                            .orElse(List.of()),
-                    c);
+                    group == null ? List.of() : group.initProcsFiles(), limits.openFiles(), open, c);
             return run(confined, group, bounds, Files.getFileStore(root.getParent()), log);
         } finally {
             if (group != null) {

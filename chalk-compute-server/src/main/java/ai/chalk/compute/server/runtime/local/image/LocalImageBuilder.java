@@ -80,7 +80,10 @@ public final class LocalImageBuilder implements ImageBuilder {
         this.users = tools.map(BuildTools::users);
         this.runner = tools.isEmpty()
                 ? Optional.empty()
-                : Optional.of(new BuildStepRunner(tools.get(), BuildNetwork.onThisHost(base.resolve("build-network"))));
+                : Optional.of(new BuildStepRunner(
+                        tools.get(),
+                        BuildNetwork.onThisHost(base.resolve("build-network")),
+                        base.resolve("seccomp-build.bpf")));
         this.unavailable = unavailable;
         this.layersDir = images.dir().resolve("layers");
         Files.createDirectories(layersDir);
