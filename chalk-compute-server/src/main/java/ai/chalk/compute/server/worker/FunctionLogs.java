@@ -11,7 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The recent output of every function's replicas, in memory and bounded: at most {@link #LINES_PER_FUNCTION} lines
- * per function (the oldest dropped first), each cut at {@link #MAX_LINE_CHARS} characters. A line a worker tagged with
+ * per function and {@link #CHARS_PER_ENVIRONMENT} per environment (the oldest dropped first), each cut at
+ * {@link #MAX_LINE_CHARS} characters. A line a worker tagged with
  * the function whose call wrote it ({@link #TAG_PREFIX}{@code name] }, see docs/functions-protocol.md) is that
  * function's; an untagged one (the worker starting, a thread of the function's own) is every served function's.
  * Thread-safe.
@@ -26,6 +27,17 @@ public final class FunctionLogs {
 
     /** Characters kept of one line. */
     public static final int MAX_LINE_CHARS = 4096;
+
+    /**
+     * Characters kept for one environment, all its functions' lines together (a line costs its text and
+     * {@link #LINE_OVERHEAD_CHARS}), the oldest dropped first. A deployment names as many functions as it likes, and its
+     * workers tag their lines with any of them: with a bound per function only, one deployment of 15,000 names writing
+     * 1,000 long lines to each held about 120 GB of the server's heap.
+     */
+    public static final long CHARS_PER_ENVIRONMENT = 8L << 20;
+
+    /** What a kept line costs beyond its text: its record, time, replica and stream. */
+    static final int LINE_OVERHEAD_CHARS = 64;
 
     /**
      * One line a replica wrote.
@@ -60,7 +72,18 @@ public final class FunctionLogs {
     }
 
     private final Map<String, Deque<Line>> byFunction = new ConcurrentHashMap<>();
+    /** Each environment's kept lines in the order they came, with the functions they were kept for; under this. */
+    private final Map<String, Kept> byEnvironment = new java.util.HashMap<>();
+
     private long lastId;
+
+    /** An environment's lines, oldest first, and what they cost. */
+    private static final class Kept {
+        final Deque<KeptLine> order = new ArrayDeque<>();
+        long chars;
+    }
+
+    private record KeptLine(Line line, String environment, List<String> functions) {}
 
     /**
      * Keeps a line of a replica.
@@ -81,7 +104,8 @@ public final class FunctionLogs {
         // first but kept second broke the order the ids promise (seen: 1 ... 6, 8, 7)
         synchronized (this) {
             Line line = new Line(++lastId, Instant.now(), replica, function, stream, text);
-            for (String name : function.map(List::of).orElse(served)) {
+            List<String> functions = function.map(List::of).orElse(served);
+            for (String name : functions) {
                 Deque<Line> lines = byFunction.computeIfAbsent(key(environment, name), k -> new ArrayDeque<>());
                 synchronized (lines) {
                     if (lines.size() == LINES_PER_FUNCTION) {
@@ -90,7 +114,42 @@ public final class FunctionLogs {
                     lines.addLast(line);
                 }
             }
+            Kept kept = byEnvironment.computeIfAbsent(environment, e -> new Kept());
+            kept.order.addLast(new KeptLine(line, environment, functions));
+            kept.chars += cost(line);
+            while (kept.chars > CHARS_PER_ENVIRONMENT) {
+                KeptLine oldest = kept.order.removeFirst();
+                kept.chars -= cost(oldest.line());
+                drop(oldest);
+            }
             return line;
+        }
+    }
+
+    private static long cost(Line line) {
+        return line.text().length() + LINE_OVERHEAD_CHARS;
+    }
+
+    /**
+     * Drops an environment's oldest line from the functions it was kept for, where a function's own bound has not
+     * dropped it already (their lines are in the same order, so it is first there if it is there at all); a function
+     * left with no line goes.
+     */
+    private void drop(KeptLine oldest) {
+        for (String name : oldest.functions()) {
+            String key = key(oldest.environment(), name);
+            Deque<Line> lines = byFunction.get(key);
+            if (lines == null) {
+                continue;
+            }
+            synchronized (lines) {
+                if (lines.peekFirst() == oldest.line()) {
+                    lines.removeFirst();
+                }
+                if (lines.isEmpty()) {
+                    byFunction.remove(key, lines);
+                }
+            }
         }
     }
 

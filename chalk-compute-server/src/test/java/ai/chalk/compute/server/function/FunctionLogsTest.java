@@ -233,6 +233,39 @@ class FunctionLogsTest {
     }
 
     @Test
+    void anEnvironmentKeepsABoundedNumberOfCharactersWhateverTheNumberOfItsFunctions() {
+        // a deployment names as many functions as it likes and tags its lines with any of them: 3,000 names with
+        // long lines are 12 million characters, past what one environment keeps
+        FunctionLogs logs = new FunctionLogs();
+        List<String> names =
+                java.util.stream.IntStream.range(0, 3000).mapToObj(i -> "f" + i).toList();
+        String text = "x".repeat(FunctionLogs.MAX_LINE_CHARS);
+        logs.add("other", List.of("f0"), "fnw-2", "stdout", FunctionLogs.Tagged.of("[chalk-function f0] kept"));
+        for (String name : names) {
+            logs.add("env", names, "fnw-1", "stdout", FunctionLogs.Tagged.of("[chalk-function " + name + "] " + text));
+        }
+        long kept = 0;
+        for (String name : names) {
+            for (FunctionLogs.Line line : logs.recent("env", name, 10, java.util.Optional.empty())) {
+                kept += line.text().length();
+            }
+        }
+        assertThat(kept)
+                .isLessThanOrEqualTo(FunctionLogs.CHARS_PER_ENVIRONMENT)
+                .isGreaterThan(FunctionLogs.CHARS_PER_ENVIRONMENT / 2);
+        assertThat(logs.recent("env", "f0", 10, java.util.Optional.empty()))
+                .as("the oldest")
+                .isEmpty();
+        assertThat(logs.recent("env", "f2999", 10, java.util.Optional.empty()))
+                .as("the newest")
+                .hasSize(1);
+        // another environment's lines are its own to lose
+        assertThat(logs.recent("other", "f0", 10, java.util.Optional.empty()))
+                .extracting(FunctionLogs.Line::text)
+                .containsExactly("kept");
+    }
+
+    @Test
     void keepsABoundedNumberOfLinesPerFunction() {
         FunctionLogs logs = new FunctionLogs();
         for (int i = 0; i < FunctionLogs.LINES_PER_FUNCTION + 50; i++) {
