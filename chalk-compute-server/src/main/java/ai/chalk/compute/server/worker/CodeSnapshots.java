@@ -10,7 +10,6 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
@@ -59,8 +58,8 @@ public final class CodeSnapshots {
      */
     public record Snapshot(Path dir, List<String> classPath) {}
 
-    /** A manifest's size, at most: a list of class path entries, read whole into the heap. */
-    static final long MAX_MANIFEST_BYTES = 16L << 20;
+    /** A manifest's size, at most: a list of at most {@link CodeManifest#MAX_ENTRIES} class path entries. */
+    static final long MAX_MANIFEST_BYTES = 1L << 20;
 
     /** The manifest blob's contents, parsed; FAILED_PRECONDITION when it is larger than a manifest can be. */
     public CodeManifest manifest(BlobDigest digest) throws IOException {
@@ -87,13 +86,13 @@ public final class CodeSnapshots {
         if (blobs.size(manifestDigest).isEmpty() || !uploaded.test(manifestDigest)) {
             return List.of(manifestDigest);
         }
-        List<BlobDigest> out = new ArrayList<>();
+        java.util.Set<BlobDigest> out = new java.util.LinkedHashSet<>();
         for (CodeManifest.Entry e : manifest(manifestDigest).entries()) {
-            if ((!blobs.contains(e.digest(), e.size()) || !uploaded.test(e.digest())) && !out.contains(e.digest())) {
+            if (!out.contains(e.digest()) && (!blobs.contains(e.digest(), e.size()) || !uploaded.test(e.digest()))) {
                 out.add(e.digest());
             }
         }
-        return out;
+        return List.copyOf(out);
     }
 
     /**

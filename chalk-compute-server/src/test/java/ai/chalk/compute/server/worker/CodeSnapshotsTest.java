@@ -90,6 +90,39 @@ class CodeSnapshotsTest {
     }
 
     @Test
+    void aManifestIsReadAnEntryAtATimeAndRefusedPastItsEntries() throws Exception {
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"));
+        CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
+        BlobDigest j = BlobDigest.parse("d", "sha256:" + "0".repeat(64));
+        // unknown fields are skipped, the entries' own read
+        String ok = "{\"version\":{\"nested\":[1,2,{\"x\":\"y\"}]},\"entries\":[{\"extra\":[[[]]],"
+                + entry("000-lib.jar", "jar", j, 3).substring(1) + "]}";
+        assertThat(snapshots
+                        .manifest(blobs.put(ok.getBytes(StandardCharsets.UTF_8)))
+                        .entries())
+                .extracting(CodeManifest.Entry::name)
+                .containsExactly("000-lib.jar");
+        // a deployer's 300,000 empty entries (read as a tree, half a gigabyte of heap per deploy call)
+        String many = "{\"entries\":[" + "{},".repeat(300_000) + "{}]}";
+        assertThat(many.length()).isLessThan((int) CodeSnapshots.MAX_MANIFEST_BYTES);
+        BlobDigest m = blobs.put(many.getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> snapshots.manifest(m))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getDescription()).contains("is not a valid manifest"));
+        StringBuilder tooMany = new StringBuilder("{\"entries\":[");
+        for (int i = 0; i <= CodeManifest.MAX_ENTRIES; i++) {
+            tooMany.append(i == 0 ? "" : ",").append(entry(String.format("%03d-lib%d.jar", i % 1000, i), "jar", j, 3));
+        }
+        BlobDigest t = blobs.put(tooMany.append("]}").toString().getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> snapshots.manifest(t))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getDescription())
+                                .contains("more than " + CodeManifest.MAX_ENTRIES + " entries"));
+    }
+
+    @Test
     void zipsPointingOutsideTheirDirectoryAreRefused() throws Exception {
         BlobStore blobs = new BlobStore(dir.resolve("blobs"));
         CodeSnapshots snapshots = new CodeSnapshots(blobs, dir.resolve("code"));
