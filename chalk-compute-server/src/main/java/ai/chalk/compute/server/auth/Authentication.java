@@ -103,6 +103,7 @@ public final class Authentication {
                 tokens,
                 Caller.Kind.CLIENT,
                 credentials::active,
+                workloads::live,
                 "exchange your client credentials"
                         + " for one with AuthService/GetToken (the SDK does this when CHALK_CLIENT_ID and CHALK_CLIENT_SECRET"
                         + " are set, or from ~/.chalk.yml); the server's first credential is in "
@@ -118,6 +119,7 @@ public final class Authentication {
                 tokens,
                 Caller.Kind.WORKLOAD,
                 credentials::active,
+                workloads::live,
                 "deployed code reads its token from"
                         + " the file CHALK_WEB_IDENTITY_TOKEN_FILE names (the SDK does this by itself)");
     }

@@ -54,6 +54,7 @@ public final class BearerTokens implements ServerInterceptor {
     private final Tokens tokens;
     private final Caller.Kind accepted;
     private final Predicate<String> activeClient;
+    private final Predicate<Caller> liveWorkload;
     private final String howToGetOne;
 
     /**
@@ -61,12 +62,19 @@ public final class BearerTokens implements ServerInterceptor {
      *                     read, is good on the socket made for deployed code only, where its rights are limited, and a
      *                     client's on the TCP port only
      * @param activeClient whether a client id is still active (tokens of a revoked credential stop working)
+     * @param liveWorkload whether a workload is still issued (tokens of one that ended stop working)
      * @param howToGetOne  the sentence telling a user where their credentials are
      */
-    BearerTokens(Tokens tokens, Caller.Kind accepted, Predicate<String> activeClient, String howToGetOne) {
+    BearerTokens(
+            Tokens tokens,
+            Caller.Kind accepted,
+            Predicate<String> activeClient,
+            Predicate<Caller> liveWorkload,
+            String howToGetOne) {
         this.tokens = tokens;
         this.accepted = accepted;
         this.activeClient = activeClient;
+        this.liveWorkload = liveWorkload;
         this.howToGetOne = howToGetOne;
     }
 
@@ -91,6 +99,11 @@ public final class BearerTokens implements ServerInterceptor {
                                 ? "a workload's token is good on the server's socket for deployed code only; "
                                         + howToGetOne
                                 : "only deployed code's own tokens are taken here; " + howToGetOne);
+            }
+            if (claims.caller().kind() == Caller.Kind.WORKLOAD && !liveWorkload.test(claims.caller())) {
+                throw new AuthException("the workload " + claims.caller().subject() + " this token was given to has"
+                        + " ended; a running workload reads its current token from the file"
+                        + " CHALK_WEB_IDENTITY_TOKEN_FILE names");
             }
             if (claims.clientId().isPresent()
                     && !activeClient.test(claims.clientId().get())) {

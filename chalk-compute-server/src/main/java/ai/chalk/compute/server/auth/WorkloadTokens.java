@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * directory of its own under {@code <data-dir>/identity}, bound read-only into it, holding a {@value #FILE_NAME} file
  * with an access token for its environment. The server rewrites every file well before its token expires (the SDK
  * re-reads it, see {@code CHALK_WEB_IDENTITY_TOKEN_FILE}); the workload cannot change it, and its token acts in its
- * own environment only.
+ * own environment only, and only while the workload is issued ({@link #live}).
  */
 public final class WorkloadTokens implements AutoCloseable {
 
@@ -39,6 +39,9 @@ public final class WorkloadTokens implements AutoCloseable {
     private final Tokens tokens;
     private final Path root;
     private final Map<String, Caller> workloads = new ConcurrentHashMap<>();
+    /** How many issued workloads act as each caller (a function's replicas share one). */
+    private final Map<Caller, Integer> live = new ConcurrentHashMap<>();
+
     private final ScheduledFuture<?> refresh;
 
     WorkloadTokens(Tokens tokens, Path root, ScheduledExecutorService timers) throws IOException {
@@ -70,16 +73,37 @@ public final class WorkloadTokens implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot make the identity directory of " + key, e);
         }
-        workloads.put(key, workload);
+        Caller before = workloads.put(key, workload);
+        if (!workload.equals(before)) {
+            live.merge(workload, 1, Integer::sum);
+            if (before != null) {
+                ended(before);
+            }
+        }
         write(key, workload);
         return dir;
     }
 
+    /**
+     * Whether a workload acting as {@code caller} is issued now: a token of one that ended (a terminated sandbox, a
+     * stopped replica) is refused, though it has not expired. Before, it kept acting in its environment through the
+     * replicas' socket, which every replica of every environment reaches, for up to {@link #LIFETIME}.
+     */
+    boolean live(Caller caller) {
+        return live.containsKey(caller);
+    }
+
+    private void ended(Caller caller) {
+        live.computeIfPresent(caller, (c, n) -> n == 1 ? null : n - 1);
+    }
+
     /** Stops refreshing {@code key}'s token and removes its directory (its last token expires by itself). */
     public void release(String key) {
-        if (workloads.remove(key) == null) {
+        Caller released = workloads.remove(key);
+        if (released == null) {
             return;
         }
+        ended(released);
         Path dir = root.resolve(key);
         try {
             Files.deleteIfExists(dir.resolve(FILE_NAME));

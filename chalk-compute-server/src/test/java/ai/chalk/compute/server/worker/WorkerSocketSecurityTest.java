@@ -27,6 +27,8 @@ import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshotServiceGrpc;
 import ai.chalk.compute.proto.server.v1.EnvironmentSecretsServiceGrpc;
+import ai.chalk.compute.proto.server.v1.GetEnvRequest;
+import ai.chalk.compute.proto.server.v1.TeamServiceGrpc;
 import ai.chalk.compute.proto.server.v1.UpsertSecretRequest;
 import ai.chalk.compute.proto.volume.v1.CreateVolumeRequest;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
@@ -297,6 +299,35 @@ class WorkerSocketSecurityTest {
                 worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 developer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 server.server.authentication().workloads().release("tags-test");
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void aWorkloadsTokenStopsWorkingWhenTheWorkloadEnds(@TempDir Path dataDir) throws Exception {
+        // the socket is reached from every replica of every environment: a token read from a workload that ended (a
+        // terminated sandbox running untrusted input, say) acted in its environment until it expired, an hour later
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            EpollEventLoopGroup group = new EpollEventLoopGroup(1);
+            Path identity = server.server
+                    .authentication()
+                    .workloads()
+                    .issue("ended-test", new Caller("dev", "sandbox:ended-test", Caller.Kind.WORKLOAD));
+            String token = Files.readString(identity.resolve(WorkloadTokens.FILE_NAME));
+            ManagedChannel worker = workerChannel(dataDir, group, new AtomicReference<>(token));
+            try {
+                var team = TeamServiceGrpc.newBlockingStub(worker).withDeadlineAfter(30, TimeUnit.SECONDS);
+                assertThat(code(() -> team.getEnv(GetEnvRequest.getDefaultInstance())))
+                        .isEqualTo(Status.Code.OK);
+                server.server.authentication().workloads().release("ended-test");
+                assertThatThrownBy(() -> team.getEnv(GetEnvRequest.getDefaultInstance()))
+                        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+                            assertThat(e.getStatus().getDescription()).contains("sandbox:ended-test", "has ended");
+                        });
+            } finally {
+                worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             }
         }
