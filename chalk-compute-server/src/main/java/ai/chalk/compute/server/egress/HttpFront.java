@@ -186,6 +186,11 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
     /** Where a request goes, from the URI, the Host header or the TLS connection; null when refused already. */
     private RequestRewrite.Target target(HttpRequest request) {
         String uri = request.uri();
+        if (request.headers().getAll(HttpHeaderNames.HOST).size() > 1) {
+            // RFC 9112 3.2: the Host checked is the first; a server reading the last would route the request, and the
+            // credentials its rules add, to another of its sites
+            throw new IllegalArgumentException("a request with more than one Host header");
+        }
         switch (mode) {
             case PROXY -> {
                 URI u;
@@ -244,6 +249,15 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
         } catch (IllegalArgumentException e) {
             ReferenceCountUtil.release(request);
             refuse(() -> Refusals.badGateway(ctx, "a header of the network policy's rules is not valid in HTTP"));
+            return;
+        } catch (RequestRewrite.AmbiguousPath e) {
+            ReferenceCountUtil.release(request);
+            refuse(() -> Refusals.forbidden(
+                    ctx,
+                    link,
+                    what,
+                    "the network policy's rules for this host match on paths, and this path may mean another to the"
+                            + " host: " + e.getMessage() + "; send the path as the host reads it"));
             return;
         } catch (DeadlineCharSequence.DeadlineExceeded e) {
             ReferenceCountUtil.release(request);

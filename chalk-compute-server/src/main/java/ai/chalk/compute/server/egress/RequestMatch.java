@@ -14,7 +14,7 @@ import java.util.stream.Collectors;
  * @param path    the path, without the query
  * @param methods the methods, any case; empty for all
  * @param query   each must match one parameter of the query string (a key and a value matcher; an absent one matches
- *                anything)
+ *                anything), and every parameter of a key it names
  * @param headers each must match one header (names compared in lower case)
  */
 public record RequestMatch(
@@ -66,6 +66,14 @@ public record RequestMatch(
         }
         for (KeyValueMatch q : this.query) {
             if (query.stream().noneMatch(e -> q.matches(e.getKey(), e.getValue(), deadlineNanos))) {
+                return false;
+            }
+            // every parameter of the key must match, not one: servers differ on which of mode=readonly&mode=write
+            // they read
+            if (q.key().isPresent()
+                    && query.stream()
+                            .anyMatch(e -> q.key().get().matches(e.getKey(), deadlineNanos)
+                                    && !q.matches(e.getKey(), e.getValue(), deadlineNanos))) {
                 return false;
             }
         }

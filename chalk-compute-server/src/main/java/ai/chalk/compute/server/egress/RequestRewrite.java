@@ -37,6 +37,41 @@ final class RequestRewrite {
         }
     }
 
+    /**
+     * A path a rule's path condition cannot be trusted to read as the destination will: the proxy compares the path
+     * as sent, and a server that resolves {@code /v1/../admin} to {@code /admin} would get a credential a rule scoped
+     * to {@code /v1/} added.
+     */
+    static final class AmbiguousPath extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        AmbiguousPath(String why) {
+            super(why, null, false, false);
+        }
+    }
+
+    /**
+     * Why {@code rawPath} may mean another path to its destination: a {@code .} or {@code ..} segment, an encoded dot,
+     * slash or backslash, a backslash, or a {@code ;} (path parameters, which some servers drop).
+     */
+    static Optional<String> ambiguity(String rawPath) {
+        for (String segment : rawPath.split("/", -1)) {
+            if (segment.equals(".") || segment.equals("..")) {
+                return Optional.of("it has a '" + segment + "' segment");
+            }
+        }
+        String lower = rawPath.toLowerCase(Locale.ROOT);
+        for (String encoded : List.of("%2e", "%2f", "%5c")) {
+            if (lower.contains(encoded)) {
+                return Optional.of("it has " + encoded.toUpperCase(Locale.ROOT) + " in it");
+            }
+        }
+        if (rawPath.indexOf('\\') >= 0 || rawPath.indexOf(';') >= 0) {
+            return Optional.of("it has a " + (rawPath.indexOf(';') >= 0 ? "';'" : "backslash") + " in it");
+        }
+        return Optional.empty();
+    }
+
     /** How long a request's rules may take to decide whether they match it: their regexes are the tenant's. */
     static final long MATCH_BUDGET_NANOS = 20_000_000;
 
@@ -46,12 +81,20 @@ final class RequestRewrite {
      *
      * @throws ai.chalk.compute.server.regex.DeadlineCharSequence.DeadlineExceeded when the rules' regexes took longer
      *     than {@link #MATCH_BUDGET_NANOS} on it
+     * @throws AmbiguousPath when a rule matches on paths and this one may mean another to its destination
      */
     static Target apply(HttpRequest request, List<HttpRule> rules, Target original) {
         if (rules.isEmpty()) {
             return original;
         }
-        QueryStringDecoder uri = new QueryStringDecoder(request.uri(), StandardCharsets.UTF_8);
+        // ';' is part of a value, as most servers read it (Netty's default splits there too, so that a=x;b=y matched
+        // a rule on b that the server never saw)
+        QueryStringDecoder uri = new QueryStringDecoder(request.uri(), StandardCharsets.UTF_8, true, 1024, true);
+        if (rules.stream().anyMatch(r -> r.match().path().isPresent())) {
+            ambiguity(uri.rawPath()).ifPresent(why -> {
+                throw new AmbiguousPath(why);
+            });
+        }
         List<Map.Entry<String, String>> query = new ArrayList<>();
         uri.parameters().forEach((k, vs) -> vs.forEach(v -> query.add(Map.entry(k, v))));
         List<Map.Entry<String, String>> headers = new ArrayList<>();

@@ -189,6 +189,25 @@ class EgressProxyResourcesSecurityTest {
     }
 
     /**
+     * The attack: two Host headers. The proxy checks and routes by the first; a server reading the last would route
+     * the request, and what the rules add to it, to another of its sites. RFC 9112 says to answer 400.
+     */
+    @Test
+    void aRequestWithTwoHostHeadersIsRefused() throws Exception {
+        try (EgressProxy proxy = EgressProxy.start(dir, world.options(), List.of());
+                EgressEndpoint endpoint = proxy.open("two-hosts", loopback(), hosts("other.test"));
+                Socket s = new Socket(endpoint.address(), EgressProxy.HTTP_PORT)) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream()
+                    .write("GET /two HTTP/1.1\r\nHost: other.test\r\nHost: evil.test\r\nConnection: close\r\n\r\n"
+                            .getBytes(StandardCharsets.US_ASCII));
+            String line =
+                    new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+            assertThat(line).startsWith("HTTP/1.1 400");
+        }
+    }
+
+    /**
      * The attack: downloads through the proxy that the sandbox never reads. The kernel let the buffers of the proxy's
      * two sockets of each grow to megabytes, all of it from the host's one pool of TCP memory and charged to the server,
      * not the sandbox. Now each connection holds at most {@link EgressConnections#CONNECTION_BYTES}.
