@@ -62,6 +62,13 @@ public final class DatasetManager {
     private final Path dataDir;
     /** Finalizing converts and scans files: two at a time keep a small server responsive. */
     private final Semaphore finalizing = new Semaphore(2, true);
+    /**
+     * Previews reading at once, server-wide: each opens a database engine of its own (a gigabyte of memory, two
+     * threads), and nothing else bounded them, so one tenant's calls in a loop took the host's memory.
+     */
+    private final Semaphore previewing = new Semaphore(2, true);
+    /** The environments with a preview reading now: one each, so that one tenant holds at most one of the two. */
+    private final java.util.Set<String> previewingEnvironments = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * @param workDir where conversions are written before they become blobs, and the engine spills
@@ -378,10 +385,26 @@ public final class DatasetManager {
         List<Path> paths = store.files(r.id()).stream()
                 .map(f -> blobs.path(new BlobDigest(f.digestHex())))
                 .toList();
+        if (!previewingEnvironments.add(environment)) {
+            throw ComputeException.exhausted("environment " + environment + " has a preview reading now; a preview"
+                    + " reads one at a time for each environment: ask again when it has answered");
+        }
         try {
-            return parquet.preview(paths, rows);
+            if (!previewing.tryAcquire(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw ComputeException.exhausted("previews of other environments are reading; ask again shortly");
+            }
+            try {
+                return parquet.preview(paths, rows);
+            } finally {
+                previewing.release();
+            }
         } catch (SQLException e) {
             throw ComputeException.unavailable("reading revision " + revisionId + " failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ComputeException.unavailable("the preview was interrupted; ask again");
+        } finally {
+            previewingEnvironments.remove(environment);
         }
     }
 

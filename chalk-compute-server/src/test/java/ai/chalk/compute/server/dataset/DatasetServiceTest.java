@@ -127,6 +127,41 @@ class DatasetServiceTest {
     }
 
     @Test
+    void aPreviewShowsTheStartOfLongTextCells() throws Exception {
+        // a file of long strings compresses to kilobytes; a preview read each cell whole into the server's heap
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            var api = api(server.channel);
+            String longText = "y".repeat(20_000);
+            Path csv = write("notes.csv", "id,\"the \"\"note\"\"\"\n1," + longText + "\n2,short\n");
+            String revisionId = revisionId(upload(api, "notes", csv).getMostRecentRevision());
+            var rows = api.getDatasetRevisionPreview(GetDatasetRevisionPreviewRequest.newBuilder()
+                            .setRevisionId(revisionId)
+                            .build())
+                    .getOutputPreview()
+                    .getListValue()
+                    .getValuesList();
+            assertThat(rows).hasSize(2);
+            String cut = rows.get(0)
+                    .getStructValue()
+                    .getFieldsMap()
+                    .get("the \"note\"")
+                    .getStringValue();
+            assertThat(cut)
+                    .hasSize(ParquetFiles.PREVIEW_CELL_CHARS + 3)
+                    .startsWith("yyyy")
+                    .endsWith("y...");
+            assertThat(rows.get(1)
+                            .getStructValue()
+                            .getFieldsMap()
+                            .get("the \"note\"")
+                            .getStringValue())
+                    .isEqualTo("short");
+            assertThat(rows.get(1).getStructValue().getFieldsMap().get("id").getNumberValue())
+                    .isEqualTo(2);
+        }
+    }
+
+    @Test
     void severalParquetFilesOfOneSchemaMakeOneRevisionAndANewUploadANewRevision() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
             var api = api(server.channel);
