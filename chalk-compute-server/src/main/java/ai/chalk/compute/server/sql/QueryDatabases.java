@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The locked {@link QueryDatabase} of each environment (and memory limit), kept while the environment's datasets stay
@@ -33,15 +34,16 @@ final class QueryDatabases implements AutoCloseable {
     private static final class Entry {
         final Key key;
         final List<DatasetTable> tables;
-        final QueryDatabase db;
         final Path dir;
+        /** Completes with the database once it is open (its views made), outside this class's lock. */
+        final CompletableFuture<QueryDatabase> db = new CompletableFuture<>();
+
         int users;
         boolean retired;
 
-        Entry(Key key, List<DatasetTable> tables, QueryDatabase db, Path dir) {
+        Entry(Key key, List<DatasetTable> tables, Path dir) {
             this.key = key;
             this.tables = tables;
-            this.db = db;
             this.dir = dir;
         }
     }
@@ -56,7 +58,7 @@ final class QueryDatabases implements AutoCloseable {
         }
 
         QueryDatabase database() {
-            return entry.db;
+            return entry.db.join(); // a lease is given once its database is open
         }
 
         @Override
@@ -94,7 +96,45 @@ final class QueryDatabases implements AutoCloseable {
      *
      * @throws SqlFailure (TOO_LARGE) when the query does not fit the bounds on databases and queries at once
      */
-    synchronized Lease lease(String environment, long memoryBytes, List<DatasetTable> tables) {
+    Lease lease(String environment, long memoryBytes, List<DatasetTable> tables) {
+        Reserved reserved;
+        synchronized (this) {
+            reserved = reserve(environment, memoryBytes, tables);
+        }
+        Entry entry = reserved.entry();
+        boolean opens = reserved.created();
+        // opening makes a view per revision, each reading its file's footer: seconds for thousands of them, during
+        // which every other environment's queries (and ends of queries) waited on this lock
+        if (opens) {
+            try {
+                entry.db.complete(QueryDatabase.open(
+                        tables, memoryBytes, threads, entry.dir.resolve("spill"), entry.dir.resolve("out")));
+            } catch (RuntimeException | Error e) {
+                entry.db.completeExceptionally(e); // whatever it was, the queries waiting for it hear of it
+            }
+        }
+        try {
+            entry.db.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            synchronized (this) {
+                entry.users--;
+                if (open.get(entry.key) == entry) {
+                    open.remove(entry.key);
+                }
+                if (entry.users == 0 && alive.remove(entry)) {
+                    SqlEngine.deleteQuietly(entry.dir);
+                }
+            }
+            throw e.getCause() instanceof RuntimeException r ? r : e;
+        }
+        return new Lease(entry);
+    }
+
+    /**
+     * The entry a query uses, counted as its user: the one kept for the key and tables, or a new one whose database
+     * the caller opens (its memory counted against the bounds from now on).
+     */
+    private Reserved reserve(String environment, long memoryBytes, List<DatasetTable> tables) {
         Key key = new Key(environment, memoryBytes);
         int queries = 0;
         int mine = 0;
@@ -123,20 +163,18 @@ final class QueryDatabases implements AutoCloseable {
             } catch (IOException e) {
                 throw new SqlFailure(SqlFailure.Reason.FAILED, "cannot make room for queries: " + e.getMessage(), e);
             }
-            QueryDatabase db;
-            try {
-                db = QueryDatabase.open(tables, memoryBytes, threads, dir.resolve("spill"), dir.resolve("out"));
-            } catch (RuntimeException e) {
-                SqlEngine.deleteQuietly(dir);
-                throw e;
-            }
-            entry = new Entry(key, List.copyOf(tables), db, dir);
+            entry = new Entry(key, List.copyOf(tables), dir);
             open.put(key, entry);
             alive.add(entry);
+            entry.users++;
+            return new Reserved(entry, true);
         }
         entry.users++;
-        return new Lease(entry);
+        return new Reserved(entry, false);
     }
+
+    /** An entry a query will use, and whether it is new (the query opens its database). */
+    private record Reserved(Entry entry, boolean created) {}
 
     /**
      * Closes idle databases, least recently used first, until one more with {@code key}'s memory limit fits the
@@ -219,7 +257,9 @@ final class QueryDatabases implements AutoCloseable {
     }
 
     private static void dispose(Entry e) {
-        e.db.close();
+        if (e.db.isDone() && !e.db.isCompletedExceptionally()) {
+            e.db.join().close();
+        }
         SqlEngine.deleteQuietly(e.dir);
     }
 
