@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.worker;
 
+import ai.chalk.compute.server.auth.BearerTokens;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
@@ -12,6 +13,7 @@ import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -20,8 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * and use the ones created this way, build images, call functions, read volumes and the catalog, call models through
  * the AI router), and nothing that
  * reaches another tenant's sandboxes or changes what is deployed. Every other method is refused with
- * {@code PERMISSION_DENIED}; a sandbox that was not created through this socket answers {@code NOT_FOUND}, as if it
- * did not exist. Without this, code in any replica could list every sandbox on the server and run commands in them.
+ * {@code PERMISSION_DENIED}; a sandbox that was not created through this socket, by the same workload (a function, or a
+ * sandbox with a workload identity), answers {@code NOT_FOUND}, as if it did not exist. Without this, code in any
+ * replica could list every sandbox on the server and run commands in them.
  * Nor may a sandbox it creates read its environment's secrets, which the secrets services refuse it: a create naming
  * {@code secret_refs} or a network policy's {@code headers_secrets} is refused, and one from a snapshot is let through
  * only for a snapshot taken through this socket (another sandbox's files may hold what its secrets gave it). Its builds
@@ -41,7 +44,13 @@ final class WorkerScope implements ServerInterceptor {
 
     private static final Map<String, Rule> RULES = rules();
 
+    /**
+     * The sandboxes and snapshots made through the socket, each as its workload's key and its id: one workload's are
+     * not another's, though both act in one environment (a sandbox given a workload identity, running untrusted code,
+     * reached the sandboxes a function had made and passed its secrets to).
+     */
     private final Set<String> created = ConcurrentHashMap.newKeySet();
+
     private final Set<String> snapshots = ConcurrentHashMap.newKeySet();
 
     private static Map<String, Rule> rules() {
@@ -96,6 +105,10 @@ final class WorkerScope implements ServerInterceptor {
             ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         String method = call.getMethodDescriptor().getFullMethodName();
         Rule rule = RULES.get(method);
+        // read before the token is checked, which happens inside: a call whose token is forged goes no further
+        String header = headers.get(BearerTokens.AUTHORIZATION);
+        String owner = (header == null ? Optional.<String>empty() : BearerTokens.claimedWorkload(header)).orElse("")
+                + "\u0000";
         if (rule == null) {
             call.close(
                     Status.PERMISSION_DENIED.withDescription(method + " is not available to deployed functions:"
@@ -106,20 +119,23 @@ final class WorkerScope implements ServerInterceptor {
         }
         return switch (rule) {
             case ALLOW -> next.startCall(call, headers);
-            case CREATES_SANDBOX -> createWithoutSecrets(call, headers, next);
+            case CREATES_SANDBOX -> createWithoutSecrets(call, headers, next, owner);
             case BUILDS_UNTAGGED -> buildWithoutTag(call, headers, next);
-            case OWN_SANDBOX -> ownSandboxOnly(call, headers, next);
-            case SNAPSHOTS_OWN_SANDBOX -> ownSandboxOnly(recording(call, snapshots, "snapshot"), headers, next);
+            case OWN_SANDBOX -> ownSandboxOnly(call, headers, next, owner);
+            case SNAPSHOTS_OWN_SANDBOX ->
+                ownSandboxOnly(recording(call, snapshots, "snapshot", owner), headers, next, owner);
         };
     }
 
     /** {@code call}, with the {@code id} of its answers' {@code holder} field added to {@code ids}. */
-    private static <Q, R> ServerCall<Q, R> recording(ServerCall<Q, R> call, Set<String> ids, String holder) {
+    private static <Q, R> ServerCall<Q, R> recording(
+            ServerCall<Q, R> call, Set<String> ids, String holder, String owner) {
         return new SimpleForwardingServerCall<>(call) {
             @Override
             public void sendMessage(R message) {
                 if (message instanceof Message m) {
-                    ids.addAll(holder.equals("sandbox") ? sandboxIds(m, holder) : heldIds(m, holder));
+                    (holder.equals("sandbox") ? sandboxIds(m, holder) : heldIds(m, holder))
+                            .forEach(id -> ids.add(owner + id));
                 }
                 super.sendMessage(message);
             }
@@ -128,12 +144,12 @@ final class WorkerScope implements ServerInterceptor {
 
     /** A create, refused when it would give the new sandbox secrets or another sandbox's files. */
     private <Q, R> ServerCall.Listener<Q> createWithoutSecrets(
-            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-        return new RefusingListener<>(next.startCall(recording(call, created, "sandbox"), headers), call) {
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next, String owner) {
+        return new RefusingListener<>(next.startCall(recording(call, created, "sandbox", owner), headers), call) {
             @Override
             Status refusal(Message m) {
                 for (String snapshot : stringField(m, "snapshot_id")) {
-                    if (!snapshots.contains(snapshot)) {
+                    if (!snapshots.contains(owner + snapshot)) {
                         return Status.NOT_FOUND.withDescription("snapshot " + snapshot + " not found");
                     }
                 }
@@ -238,7 +254,7 @@ final class WorkerScope implements ServerInterceptor {
     }
 
     private <Q, R> ServerCall.Listener<Q> ownSandboxOnly(
-            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next, String owner) {
         boolean topLevelId =
                 call.getMethodDescriptor().getFullMethodName().startsWith("chalk.sandbox.v2.SandboxService/");
         return new RefusingListener<>(next.startCall(call, headers), call) {
@@ -249,7 +265,7 @@ final class WorkerScope implements ServerInterceptor {
                     ids.addAll(stringField(m, "id"));
                 }
                 for (String id : ids) {
-                    if (!created.contains(id)) {
+                    if (!created.contains(owner + id)) {
                         return Status.NOT_FOUND.withDescription("sandbox " + id + " not found");
                     }
                 }

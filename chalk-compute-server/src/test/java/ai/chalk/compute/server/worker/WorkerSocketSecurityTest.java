@@ -333,6 +333,38 @@ class WorkerSocketSecurityTest {
         }
     }
 
+    @Test
+    void aWorkloadReachesNoSandboxAnotherWorkloadOfItsEnvironmentCreated(@TempDir Path dataDir) throws Exception {
+        // a sandbox given a workload identity (running untrusted code, say) reached the sandboxes a function of its
+        // environment had made, and what the function passed them
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            EpollEventLoopGroup group = new EpollEventLoopGroup(1);
+            var workloads = server.server.authentication().workloads();
+            Path function = workloads.issue("fn-test", new Caller("dev", "function:owner/v1", Caller.Kind.WORKLOAD));
+            Path other = workloads.issue("sb-test", new Caller("dev", "sandbox:sb-test", Caller.Kind.WORKLOAD));
+            ManagedChannel owner = workerChannel(
+                    dataDir,
+                    group,
+                    new AtomicReference<>(Files.readString(function.resolve(WorkloadTokens.FILE_NAME))));
+            ManagedChannel intruder = workerChannel(
+                    dataDir, group, new AtomicReference<>(Files.readString(other.resolve(WorkloadTokens.FILE_NAME))));
+            try {
+                String own = createV2(owner, ChalkContainerSpec.getDefaultInstance());
+                assertThat(RunningServer.sh(owner, own, "echo mine").getStdout().toStringUtf8())
+                        .isEqualTo("mine\n");
+                assertThat(code(() -> RunningServer.sh(intruder, own, "echo reached")))
+                        .isEqualTo(Status.Code.NOT_FOUND);
+                assertThat(code(() -> snapshotOf(intruder, own))).isEqualTo(Status.Code.NOT_FOUND);
+            } finally {
+                owner.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                intruder.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                workloads.release("fn-test");
+                workloads.release("sb-test");
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     /** A channel over the socket bound into replicas, as deployed code has, sending {@code token} once it is set. */
     private static ManagedChannel workerChannel(
             Path dataDir, EpollEventLoopGroup group, AtomicReference<String> token) {
