@@ -71,8 +71,9 @@ class SandboxPoolTest {
 
     /** The names of a sandbox's processes, sorted, without the spare exec helpers a sandbox in use keeps anyway. */
     private static List<String> comms(String out) {
-        // a spare helper on its way in is nsenter, then setpriv, then perl, then names itself
-        Set<String> spare = Set.of("nsenter", "setpriv", "perl", "chalk-exec-spar");
+        // a spare helper on its way in is nsenter, then setpriv, then perl, which names itself chalk-seccomp while it
+        // installs the filter and chalk-exec-spare (cut to 15 characters) once it waits
+        Set<String> spare = Set.of("nsenter", "setpriv", "perl", "chalk-seccomp", "chalk-exec-spar");
         return out.lines().filter(c -> !spare.contains(c)).sorted().toList();
     }
 
