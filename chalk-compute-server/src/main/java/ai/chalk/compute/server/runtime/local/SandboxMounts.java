@@ -26,9 +26,14 @@ final class SandboxMounts {
     private static final List<String> RESERVED =
             List.of("/proc", "/dev", "/sys", SandboxTools.MOUNT, "/.chalk-old-root");
 
-    /** Entries of /proc that stay visible but read-only (Docker's {@code readonlyPaths}, as far as kept here). */
+    /**
+     * Entries of /proc that stay visible but read-only (Docker's {@code readonlyPaths}, as far as kept here; and
+     * {@code /proc/fs} and {@code /proc/dynamic_debug}, whose root-writable files check no capability: where a sandbox
+     * has no user namespace of its own, its root, host root without capabilities, could write them, e.g. switch every
+     * {@code pr_debug} of the kernel on).
+     */
     private static final List<String> PROC_READ_ONLY =
-            List.of("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus");
+            List.of("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/dynamic_debug");
 
     private SandboxMounts() {}
 

@@ -71,6 +71,11 @@ class LocalRuntimeModesTest {
                         .doesNotContain("SUCCEEDED");
             }
             assertThat(sh(sb, "grep CapEff /proc/self/status").ok().out()).contains("0000000000000000");
+            // files under /proc/fs (and /proc/dynamic_debug where the kernel has it) check no capability when written
+            assertThat(sh(sb, "awk '$5 == \"/proc/fs\" {print $6}' /proc/self/mountinfo | cut -d, -f1")
+                            .ok()
+                            .out())
+                    .isEqualTo("ro\n");
 
             sh(sb, "setsid sleep 4721 > /dev/null 2>&1 < /dev/null &").ok();
             sh(sb, "kill -9 1; kill -KILL -1; echo > /workspace/file");
