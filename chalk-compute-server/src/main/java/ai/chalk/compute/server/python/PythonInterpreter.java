@@ -132,8 +132,11 @@ final class PythonInterpreter implements AutoCloseable {
         String broken = null;
         DriverEvent.Done done = null;
         try {
-            d.send(command);
+            // the timeout starts before the command is written: a snippet that replaced the driver's reading of
+            // commands left a large one's write blocked on a full pipe, with no timeout running and a cancel only
+            // noted, holding a thread and the sandbox's turn until the sandbox ended
             execution.running(d);
+            d.send(command);
             while (true) {
                 DriverEvent event = d.next(execution.request().artifactLimit());
                 if (event == null) {

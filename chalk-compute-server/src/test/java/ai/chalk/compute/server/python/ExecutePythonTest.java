@@ -159,6 +159,26 @@ class ExecutePythonTest extends RunningServer.PerTestClass {
     }
 
     @Test
+    void aDriverThatStopsReadingCommandsStillTimesTheNextOneOut() throws Exception {
+        // the snippet replaces the driver's reading of commands; the next command, larger than the pipe holds, is
+        // never read: its write blocked before the timeout started
+        run("import gc, time\n"
+                + "for f in gc.get_objects():\n"
+                + "    if getattr(f, '__name__', None) == 'read_exactly' and hasattr(f, '__globals__'):\n"
+                + "        f.__globals__['read_exactly'] = lambda fd, n: time.sleep(1e9)\n");
+        long t0 = System.nanoTime();
+        PythonRun large = PythonRun.start(
+                        server.channel,
+                        PythonRun.spec(sandbox, "x = 1\n" + "#".repeat(1 << 18))
+                                .setTimeoutSecs(2)
+                                .build())
+                .await(WAIT);
+        assertThat(outcome(large)).isEqualTo(PythonExecutionOutcome.PYTHON_EXECUTION_OUTCOME_TIMED_OUT);
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
+        assertThat(run("1 + 1").resultText()).isEqualTo("2"); // a fresh interpreter
+    }
+
+    @Test
     void sysExitEndsWithItsCodeAndTheNextCallStartsAFreshInterpreter() throws Exception {
         run("z = 1");
         PythonRun exit = run("import sys\nprint('bye')\nsys.exit(3)");
