@@ -47,10 +47,10 @@ public final class BearerTokens implements ServerInterceptor {
     }
 
     /**
-     * The environment and subject a token's claims name, read without checking the token, as one key: for telling
+     * The workload a token's claims name (its environment and subject), read without checking the token: for telling
      * workloads apart before the call is authenticated (a forged token fails authentication before the call runs).
      */
-    public static Optional<String> claimedWorkload(String header) {
+    public static Optional<Caller> claimedWorkload(String header) {
         String token = header.regionMatches(true, 0, "Bearer ", 0, 7)
                 ? header.substring(7).strip()
                 : header;
@@ -59,8 +59,8 @@ public final class BearerTokens implements ServerInterceptor {
             String environment = claims.getStringClaim(Tokens.ENVIRONMENT_CLAIM);
             return environment == null || claims.getSubject() == null
                     ? Optional.empty()
-                    : Optional.of(environment + "\u0000" + claims.getSubject());
-        } catch (ParseException e) {
+                    : Optional.of(new Caller(environment, claims.getSubject(), Caller.Kind.WORKLOAD));
+        } catch (ParseException | IllegalArgumentException e) {
             return Optional.empty();
         }
     }

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.auth.BearerTokens;
+import ai.chalk.compute.server.auth.Caller;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
@@ -22,8 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * and use the ones created this way, build images, call functions, read volumes and the catalog, call models through
  * the AI router), and nothing that
  * reaches another tenant's sandboxes or changes what is deployed. Every other method is refused with
- * {@code PERMISSION_DENIED}; a sandbox that was not created through this socket, by the same workload (a function, or a
- * sandbox with a workload identity), answers {@code NOT_FOUND}, as if it did not exist. Without this, code in any
+ * {@code PERMISSION_DENIED}; a sandbox that was not created through this socket, by the same sandbox with a workload
+ * identity or by a function of the same environment, answers {@code NOT_FOUND}, as if it did not exist. Without this, code in any
  * replica could list every sandbox on the server and run commands in them.
  * Nor may a sandbox it creates read its environment's secrets, which the secrets services refuse it: a create naming
  * {@code secret_refs} or a network policy's {@code headers_secrets} is refused, and one from a snapshot is let through
@@ -43,6 +44,9 @@ final class WorkerScope implements ServerInterceptor {
     }
 
     private static final Map<String, Rule> RULES = rules();
+
+    /** How the subject of a sandbox's workload identity starts ({@code SandboxIdentities}). */
+    private static final String SANDBOX_SUBJECT = "sandbox:";
 
     /**
      * The sandboxes and snapshots made through the socket, each as its workload's key and its id: one workload's are
@@ -107,8 +111,7 @@ final class WorkerScope implements ServerInterceptor {
         Rule rule = RULES.get(method);
         // read before the token is checked, which happens inside: a call whose token is forged goes no further
         String header = headers.get(BearerTokens.AUTHORIZATION);
-        String owner = (header == null ? Optional.<String>empty() : BearerTokens.claimedWorkload(header)).orElse("")
-                + "\u0000";
+        String owner = owner(header == null ? Optional.empty() : BearerTokens.claimedWorkload(header));
         if (rule == null) {
             call.close(
                     Status.PERMISSION_DENIED.withDescription(method + " is not available to deployed functions:"
@@ -125,6 +128,18 @@ final class WorkerScope implements ServerInterceptor {
             case SNAPSHOTS_OWN_SANDBOX ->
                 ownSandboxOnly(recording(call, snapshots, "snapshot", owner), headers, next, owner);
         };
+    }
+
+    /**
+     * Whose sandboxes and snapshots a call reaches, as a key: a sandbox given a workload identity (which may run
+     * untrusted code) its own; the deployed functions of an environment one another's, as a function passes the
+     * sandbox it made to another as an argument.
+     */
+    private static String owner(Optional<Caller> workload) {
+        return workload.map(w -> w.environment() + "\u0000"
+                                + (w.subject().startsWith(SANDBOX_SUBJECT) ? w.subject() : "deployed functions"))
+                        .orElse("")
+                + "\u0000";
     }
 
     /** {@code call}, with the {@code id} of its answers' {@code holder} field added to {@code ids}. */
