@@ -44,6 +44,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -139,9 +140,7 @@ class WorkerSocketSecurityTest {
                                 .getState())
                         .isEqualTo("RUNNING");
             } finally {
-                worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                server.server.authentication().workloads().release("socket-test");
-                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+                end(server, group, List.of("socket-test"), worker);
             }
         }
     }
@@ -166,14 +165,7 @@ class WorkerSocketSecurityTest {
             String developersSnapshot = snapshotOf(developer, holder);
 
             EpollEventLoopGroup group = new EpollEventLoopGroup(1);
-            Path identity = server.server
-                    .authentication()
-                    .workloads()
-                    .issue("secrets-test", new Caller("dev", "function:secrets-test/v1", Caller.Kind.WORKLOAD));
-            ManagedChannel worker = workerChannel(
-                    dataDir,
-                    group,
-                    new AtomicReference<>(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME))));
+            ManagedChannel worker = workloadChannel(server, dataDir, group, "secrets-test", "function:secrets-test/v1");
             try {
                 var sandboxes = ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(worker)
                         .withDeadlineAfter(60, TimeUnit.SECONDS);
@@ -220,15 +212,10 @@ class WorkerSocketSecurityTest {
                                 .build())
                         .getSandbox()
                         .getId();
-                assertThat(RunningServer.sh(worker, restored, "echo \"key=$API_KEY\"; cat /tmp/key 2>/dev/null || true")
-                                .getStdout()
-                                .toStringUtf8())
+                assertThat(out(worker, restored, "echo \"key=$API_KEY\"; cat /tmp/key 2>/dev/null || true"))
                         .isEqualTo("key=\n");
             } finally {
-                worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                developer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                server.server.authentication().workloads().release("secrets-test");
-                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+                end(server, group, List.of("secrets-test"), worker, developer);
             }
         }
     }
@@ -250,14 +237,7 @@ class WorkerSocketSecurityTest {
             RunningServer.sh(developer, developersSandbox, "echo 'run by the developers' > /data/script");
 
             EpollEventLoopGroup group = new EpollEventLoopGroup(1);
-            Path identity = server.server
-                    .authentication()
-                    .workloads()
-                    .issue("tags-test", new Caller("dev", "function:tags-test/v1", Caller.Kind.WORKLOAD));
-            ManagedChannel worker = workerChannel(
-                    dataDir,
-                    group,
-                    new AtomicReference<>(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME))));
+            ManagedChannel worker = workloadChannel(server, dataDir, group, "tags-test", "function:tags-test/v1");
             try {
                 // a tag is the environment's name for an image: the developers' sandboxes naming it would run this
                 assertThatThrownBy(() -> CustomImageServiceGrpc.newBlockingStub(worker)
@@ -286,20 +266,13 @@ class WorkerSocketSecurityTest {
                         own,
                         "cat /data/script; if echo planted > /data/script; then echo wrote; else echo refused; fi");
                 assertThat(write.getStdout().toStringUtf8()).isEqualTo("run by the developers\nrefused\n");
-                assertThat(RunningServer.sh(developer, developersSandbox, "cat /data/script")
-                                .getStdout()
-                                .toStringUtf8())
+                assertThat(out(developer, developersSandbox, "cat /data/script"))
                         .isEqualTo("run by the developers\n");
                 // the developers' sandboxes still write it
-                assertThat(RunningServer.sh(developer, developersSandbox, "echo v2 > /data/script && cat /data/script")
-                                .getStdout()
-                                .toStringUtf8())
+                assertThat(out(developer, developersSandbox, "echo v2 > /data/script && cat /data/script"))
                         .isEqualTo("v2\n");
             } finally {
-                worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                developer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                server.server.authentication().workloads().release("tags-test");
-                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+                end(server, group, List.of("tags-test"), worker, developer);
             }
         }
     }
@@ -310,12 +283,7 @@ class WorkerSocketSecurityTest {
         // terminated sandbox running untrusted input, say) acted in its environment until it expired, an hour later
         try (RunningServer server = RunningServer.start(dataDir)) {
             EpollEventLoopGroup group = new EpollEventLoopGroup(1);
-            Path identity = server.server
-                    .authentication()
-                    .workloads()
-                    .issue("ended-test", new Caller("dev", "sandbox:ended-test", Caller.Kind.WORKLOAD));
-            String token = Files.readString(identity.resolve(WorkloadTokens.FILE_NAME));
-            ManagedChannel worker = workerChannel(dataDir, group, new AtomicReference<>(token));
+            ManagedChannel worker = workloadChannel(server, dataDir, group, "ended-test", "sandbox:ended-test");
             try {
                 var team = TeamServiceGrpc.newBlockingStub(worker).withDeadlineAfter(30, TimeUnit.SECONDS);
                 assertThat(code(() -> team.getEnv(GetEnvRequest.getDefaultInstance())))
@@ -327,8 +295,7 @@ class WorkerSocketSecurityTest {
                             assertThat(e.getStatus().getDescription()).contains("sandbox:ended-test", "has ended");
                         });
             } finally {
-                worker.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+                end(server, group, List.of(), worker);
             }
         }
     }
@@ -339,30 +306,47 @@ class WorkerSocketSecurityTest {
         // environment had made, and what the function passed them
         try (RunningServer server = RunningServer.start(dataDir)) {
             EpollEventLoopGroup group = new EpollEventLoopGroup(1);
-            var workloads = server.server.authentication().workloads();
-            Path function = workloads.issue("fn-test", new Caller("dev", "function:owner/v1", Caller.Kind.WORKLOAD));
-            Path other = workloads.issue("sb-test", new Caller("dev", "sandbox:sb-test", Caller.Kind.WORKLOAD));
-            ManagedChannel owner = workerChannel(
-                    dataDir,
-                    group,
-                    new AtomicReference<>(Files.readString(function.resolve(WorkloadTokens.FILE_NAME))));
-            ManagedChannel intruder = workerChannel(
-                    dataDir, group, new AtomicReference<>(Files.readString(other.resolve(WorkloadTokens.FILE_NAME))));
+            ManagedChannel owner = workloadChannel(server, dataDir, group, "fn-test", "function:owner/v1");
+            ManagedChannel intruder = workloadChannel(server, dataDir, group, "sb-test", "sandbox:sb-test");
             try {
                 String own = createV2(owner, ChalkContainerSpec.getDefaultInstance());
-                assertThat(RunningServer.sh(owner, own, "echo mine").getStdout().toStringUtf8())
-                        .isEqualTo("mine\n");
+                assertThat(out(owner, own, "echo mine")).isEqualTo("mine\n");
                 assertThat(code(() -> RunningServer.sh(intruder, own, "echo reached")))
                         .isEqualTo(Status.Code.NOT_FOUND);
                 assertThat(code(() -> snapshotOf(intruder, own))).isEqualTo(Status.Code.NOT_FOUND);
             } finally {
-                owner.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                intruder.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-                workloads.release("fn-test");
-                workloads.release("sb-test");
-                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+                end(server, group, List.of("fn-test", "sb-test"), owner, intruder);
             }
         }
+    }
+
+    /** What {@code script} writes to stdout in {@code sandbox}, run over {@code channel}. */
+    private static String out(io.grpc.Channel channel, String sandbox, String script) {
+        return RunningServer.sh(channel, sandbox, script).getStdout().toStringUtf8();
+    }
+
+    /** Closes {@code channels}, releases the workloads {@code keys} and stops {@code group}. */
+    private static void end(
+            RunningServer server, EpollEventLoopGroup group, List<String> keys, ManagedChannel... channels)
+            throws InterruptedException {
+        for (ManagedChannel c : channels) {
+            c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        keys.forEach(server.server.authentication().workloads()::release);
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+
+    /**
+     * A channel over the socket as workload {@code key} of environment dev, acting as {@code subject}, has it: its
+     * identity issued (release it with {@code key}) and its token sent.
+     */
+    private static ManagedChannel workloadChannel(
+            RunningServer server, Path dataDir, EpollEventLoopGroup group, String key, String subject)
+            throws java.io.IOException {
+        Path identity =
+                server.server.authentication().workloads().issue(key, new Caller("dev", subject, Caller.Kind.WORKLOAD));
+        return workerChannel(
+                dataDir, group, new AtomicReference<>(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME))));
     }
 
     /** A channel over the socket bound into replicas, as deployed code has, sending {@code token} once it is set. */
