@@ -60,7 +60,7 @@ public final class WorkloadTokens implements AutoCloseable {
      *
      * @param key the workload's id (a replica or sandbox id), safe as a file name
      */
-    public Path issue(String key, Caller workload) {
+    public synchronized Path issue(String key, Caller workload) {
         if (!KEY.matcher(key).matches() || workload.kind() != Caller.Kind.WORKLOAD) {
             throw new IllegalArgumentException("not a workload: " + key + " " + workload.kind());
         }
@@ -98,7 +98,7 @@ public final class WorkloadTokens implements AutoCloseable {
     }
 
     /** Stops refreshing {@code key}'s token and removes its directory (its last token expires by itself). */
-    public void release(String key) {
+    public synchronized void release(String key) {
         Caller released = workloads.remove(key);
         if (released == null) {
             return;

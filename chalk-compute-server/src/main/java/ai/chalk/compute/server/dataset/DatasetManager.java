@@ -27,6 +27,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Semaphore;
@@ -67,8 +68,8 @@ public final class DatasetManager {
      * threads), and nothing else bounded them, so one tenant's calls in a loop took the host's memory.
      */
     private final Semaphore previewing = new Semaphore(2, true);
-    /** The environments with a preview reading now: one each, so that one tenant holds at most one of the two. */
-    private final java.util.Set<String> previewingEnvironments = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** One preview reading at a time per environment, so that one tenant holds at most one of the two. */
+    private final Map<String, Semaphore> previewingEnvironments = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * @param workDir where conversions are written before they become blobs, and the engine spills
@@ -385,26 +386,29 @@ public final class DatasetManager {
         List<Path> paths = store.files(r.id()).stream()
                 .map(f -> blobs.path(new BlobDigest(f.digestHex())))
                 .toList();
-        if (!previewingEnvironments.add(environment)) {
-            throw ComputeException.exhausted("environment " + environment + " has a preview reading now; a preview"
-                    + " reads one at a time for each environment: ask again when it has answered");
-        }
+        Semaphore mine = previewingEnvironments.computeIfAbsent(environment, e -> new Semaphore(1, true));
         try {
-            if (!previewing.tryAcquire(30, java.util.concurrent.TimeUnit.SECONDS)) {
-                throw ComputeException.exhausted("previews of other environments are reading; ask again shortly");
+            if (!mine.tryAcquire(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw ComputeException.exhausted("this environment's previews read one at a time, and the one"
+                        + " reading now took longer than 30 s; ask again shortly");
             }
             try {
-                return parquet.preview(paths, rows);
+                if (!previewing.tryAcquire(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    throw ComputeException.exhausted("previews of other environments are reading; ask again shortly");
+                }
+                try {
+                    return parquet.preview(paths, rows);
+                } finally {
+                    previewing.release();
+                }
             } finally {
-                previewing.release();
+                mine.release();
             }
         } catch (SQLException e) {
             throw ComputeException.unavailable("reading revision " + revisionId + " failed: " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ComputeException.unavailable("the preview was interrupted; ask again");
-        } finally {
-            previewingEnvironments.remove(environment);
         }
     }
 

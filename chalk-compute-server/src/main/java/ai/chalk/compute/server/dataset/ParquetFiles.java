@@ -155,7 +155,8 @@ final class ParquetFiles {
                 }
             }
             ListValue.Builder columns = ListValue.newBuilder();
-            try (ResultSet rs = s.executeQuery("SUMMARIZE SELECT * FROM " + table)) {
+            // the summary's min and max of a text column are whole values too
+            try (ResultSet rs = s.executeQuery("SUMMARIZE SELECT " + select + " FROM " + table)) {
                 ResultSetMetaData md = rs.getMetaData();
                 while (rs.next()) {
                     Struct.Builder column = Struct.newBuilder();

@@ -186,6 +186,10 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
     /** Where a request goes, from the URI, the Host header or the TLS connection; null when refused already. */
     private RequestRewrite.Target target(HttpRequest request) {
         String uri = request.uri();
+        if (uri.indexOf('#') >= 0) {
+            // RFC 9112 3.2: no fragment in a request target; the rules' checks stop at one, a server may not
+            throw new IllegalArgumentException("a request target with a fragment ('#')");
+        }
         if (request.headers().getAll(HttpHeaderNames.HOST).size() > 1) {
             // RFC 9112 3.2: the Host checked is the first; a server reading the last would route the request, and the
             // credentials its rules add, to another of its sites
@@ -249,15 +253,6 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
         } catch (IllegalArgumentException e) {
             ReferenceCountUtil.release(request);
             refuse(() -> Refusals.badGateway(ctx, "a header of the network policy's rules is not valid in HTTP"));
-            return;
-        } catch (RequestRewrite.AmbiguousPath e) {
-            ReferenceCountUtil.release(request);
-            refuse(() -> Refusals.forbidden(
-                    ctx,
-                    link,
-                    what,
-                    "the network policy's rules for this host match on paths, and this path may mean another to the"
-                            + " host: " + e.getMessage() + "; send the path as the host reads it"));
             return;
         } catch (DeadlineCharSequence.DeadlineExceeded e) {
             ReferenceCountUtil.release(request);

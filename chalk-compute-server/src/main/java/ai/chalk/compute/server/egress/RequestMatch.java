@@ -68,12 +68,17 @@ public record RequestMatch(
             if (query.stream().noneMatch(e -> q.matches(e.getKey(), e.getValue(), deadlineNanos))) {
                 return false;
             }
-            // every parameter of the key must match, not one: servers differ on which of mode=readonly&mode=write
-            // they read
+            // every parameter of the key, in any case, must match, not one: servers differ on which of
+            // mode=readonly&mode=write they read, and on whether MODE is mode
             if (q.key().isPresent()
                     && query.stream()
-                            .anyMatch(e -> q.key().get().matches(e.getKey(), deadlineNanos)
-                                    && !q.matches(e.getKey(), e.getValue(), deadlineNanos))) {
+                            .anyMatch(e -> (q.key().get().matches(e.getKey(), deadlineNanos)
+                                            || q.key()
+                                                    .get()
+                                                    .matches(e.getKey().toLowerCase(Locale.ROOT), deadlineNanos))
+                                    && !q.value()
+                                            .map(m -> m.matches(e.getValue(), deadlineNanos))
+                                            .orElse(true))) {
                 return false;
             }
         }

@@ -38,19 +38,6 @@ final class RequestRewrite {
     }
 
     /**
-     * A path a rule's path condition cannot be trusted to read as the destination will: the proxy compares the path
-     * as sent, and a server that resolves {@code /v1/../admin} to {@code /admin} would get a credential a rule scoped
-     * to {@code /v1/} added.
-     */
-    static final class AmbiguousPath extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        AmbiguousPath(String why) {
-            super(why, null, false, false);
-        }
-    }
-
-    /**
      * Why {@code rawPath} may mean another path to its destination: a {@code .} or {@code ..} segment, an encoded dot,
      * slash or backslash, a backslash, or a {@code ;} (path parameters, which some servers drop).
      */
@@ -81,7 +68,6 @@ final class RequestRewrite {
      *
      * @throws ai.chalk.compute.server.regex.DeadlineCharSequence.DeadlineExceeded when the rules' regexes took longer
      *     than {@link #MATCH_BUDGET_NANOS} on it
-     * @throws AmbiguousPath when a rule matches on paths and this one may mean another to its destination
      */
     static Target apply(HttpRequest request, List<HttpRule> rules, Target original) {
         if (rules.isEmpty()) {
@@ -89,12 +75,13 @@ final class RequestRewrite {
         }
         // ';' is part of a value, as most servers read it (Netty's default splits there too, so that a=x;b=y matched
         // a rule on b that the server never saw)
-        QueryStringDecoder uri = new QueryStringDecoder(request.uri(), StandardCharsets.UTF_8, true, 1024, true);
-        if (rules.stream().anyMatch(r -> r.match().path().isPresent())) {
-            ambiguity(uri.rawPath()).ifPresent(why -> {
-                throw new AmbiguousPath(why);
-            });
-        }
+        // every parameter, however many (the request line's length bounds them): one dropped past a count could be
+        // the one a condition must see
+        QueryStringDecoder uri =
+                new QueryStringDecoder(request.uri(), StandardCharsets.UTF_8, true, Integer.MAX_VALUE, true);
+        // a rule that looks at paths does not match a path the host may read as another (its credential is not
+        // added; the request still goes, as to a path the rule does not cover)
+        boolean ambiguous = ambiguity(uri.rawPath()).isPresent();
         List<Map.Entry<String, String>> query = new ArrayList<>();
         uri.parameters().forEach((k, vs) -> vs.forEach(v -> query.add(Map.entry(k, v))));
         List<Map.Entry<String, String>> headers = new ArrayList<>();
@@ -102,6 +89,7 @@ final class RequestRewrite {
         // one deadline for all of a request's matches: it runs on a thread of the proxy, which every sandbox shares
         long deadline = System.nanoTime() + MATCH_BUDGET_NANOS;
         List<HttpRule> matching = rules.stream()
+                .filter(r -> !(ambiguous && r.match().path().isPresent()))
                 .filter(r -> r.match().matches(request.method().name(), uri.rawPath(), query, headers, deadline))
                 .toList();
         Map<String, String> placeholders = new LinkedHashMap<>();

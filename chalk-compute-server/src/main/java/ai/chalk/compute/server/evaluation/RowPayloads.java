@@ -395,6 +395,26 @@ final class RowPayloads {
             }
             return out;
         }
+        if (v instanceof org.apache.arrow.vector.complex.FixedSizeListVector l) {
+            List<@Nullable Object> out = new ArrayList<>();
+            long from = (long) index * l.getListSize();
+            for (long k = from; k < from + l.getListSize(); k++) {
+                out.add(value(l.getDataVector(), Math.toIntExact(k), values));
+            }
+            return out;
+        }
+        if (v instanceof org.apache.arrow.vector.complex.LargeListVector l) {
+            List<@Nullable Object> out = new ArrayList<>();
+            for (long k = l.getElementStartIndex(index); k < l.getElementEndIndex(index); k++) {
+                out.add(value(l.getDataVector(), Math.toIntExact(k), values));
+            }
+            return out;
+        }
+        if (v.getField().getType().isComplex()) {
+            // a union's or another nested vector's own getObject builds its values uncounted
+            throw new IllegalArgumentException(
+                    "an answer of type " + v.getField().getType() + " is not read; answer with structs and lists");
+        }
         Object o = v.getObject(index);
         if (o instanceof Text t) {
             return t.toString();

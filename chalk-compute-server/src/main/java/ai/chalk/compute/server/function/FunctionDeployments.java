@@ -121,7 +121,7 @@ public final class FunctionDeployments {
                             + " pending calls; PurgeQueue removes pending calls")
                     .asRuntimeException();
         }
-        FunctionOptions options = FunctionOptions.of(request.getConfig());
+        FunctionOptions options = FunctionOptions.of(request.getConfig()).requireNew();
         refuseUnsupported(request.getSpec());
         checkSecretRefs(environment, request.getSpec());
         ScalingSpecs.check("spec", request.getSpec());

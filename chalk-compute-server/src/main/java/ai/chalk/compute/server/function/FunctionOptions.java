@@ -28,6 +28,13 @@ public record FunctionOptions(
     /** The option holding a call's timeout. */
     static final String TIMEOUT = "chalk_compute.timeout";
 
+    /**
+     * The most functions one deployment serves. A replica's untagged output line is kept for every function it serves,
+     * and a deployment listing 15,000 names made each line 15,000 insertions of the server's CPU (and its logs'
+     * places) for as many names.
+     */
+    public static final int MAX_FUNCTIONS = 256;
+
     private static final Pattern ENTRY = Pattern.compile("([A-Za-z_][A-Za-z0-9_.-]*)=([A-Za-z_$][\\w$.]*)#([\\w$]+)");
 
     /**
@@ -112,6 +119,18 @@ public record FunctionOptions(
     public String functionsOption() {
         return String.join(
                 ",", functions.stream().map(e -> e.name() + "=" + e.target()).toList());
+    }
+
+    /**
+     * Refuses a new deployment that serves more than {@link #MAX_FUNCTIONS} functions (versions deployed before the
+     * bound still run).
+     */
+    public FunctionOptions requireNew() {
+        if (functions.size() > MAX_FUNCTIONS) {
+            throw invalid("config.options[\"chalk_compute.functions\"] lists " + functions.size() + " functions; a"
+                    + " deployment serves at most " + MAX_FUNCTIONS + ": split them over several deployments");
+        }
+        return this;
     }
 
     private static RuntimeException invalid(String message) {

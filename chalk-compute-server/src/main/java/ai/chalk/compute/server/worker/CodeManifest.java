@@ -96,12 +96,16 @@ public record CodeManifest(List<Entry> entries) {
             while (in.nextToken() == JsonToken.FIELD_NAME) {
                 String field = in.currentName();
                 JsonToken value = in.nextToken();
+                if (value == JsonToken.START_OBJECT || value == JsonToken.START_ARRAY) {
+                    in.skipChildren(); // no field of an entry is an object or a list: read as a missing one
+                    continue;
+                }
                 switch (field) {
                     case "name" -> name = value == JsonToken.VALUE_STRING ? in.getText() : "";
                     case "kind" -> kind = value == JsonToken.VALUE_STRING ? in.getText() : "";
                     case "digest" -> hex = value == JsonToken.VALUE_STRING ? in.getText() : "";
                     case "size" -> size = value == JsonToken.VALUE_NUMBER_INT ? in.getLongValue() : -1;
-                    default -> in.skipChildren();
+                    default -> {} // another scalar: nothing to skip
                 }
             }
             if (!SAFE_NAME.matcher(name).matches() || name.equals(".") || name.contains("..")) {

@@ -177,6 +177,18 @@ class RowPayloadsTest {
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("more than " + RowPayloads.MAX_VALUES + " values");
 
+            try (org.apache.arrow.vector.complex.FixedSizeListVector fixed =
+                    org.apache.arrow.vector.complex.FixedSizeListVector.empty("v", 1 << 30, allocator)) {
+                fixed.addOrGetVector(FieldType.nullable(org.apache.arrow.vector.types.pojo.ArrowType.Null.INSTANCE));
+                fixed.allocateNew();
+                fixed.setNotNull(0);
+                fixed.setValueCount(1);
+                byte[] fixedList = ArrowIpc.write(new VectorSchemaRoot(List.of(fixed.getField()), List.of(fixed), 1));
+                assertThatThrownBy(() -> RowPayloads.decode(fixedList, 1))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("more than " + RowPayloads.MAX_VALUES + " values");
+            }
+
             // a flat answer of other rows than asked: refused before its rows are read
             RowPayloads payloads = new RowPayloads(Schema.newBuilder()
                     .addColumns(field("v", ArrowType.newBuilder().setBool(E)))
