@@ -32,7 +32,7 @@ import java.util.concurrent.Future;
  * {@code await}'s wait for the run's end (a wait on the server, answered when the run ends); a third figure is the
  * server's own span of the run.
  *
- * <p>Twelve rounds of one run and one {@code callBatch} of each kind go first as warm-up ({@link #WARM_UPS}): the
+ * <p>Twelve rounds of one run and one {@code callBatch} of each kind go first as warm-up ({@link #WARM_UPS}; two in a smoke run): the
  * replicas are started, and the JIT compilers of this JVM and of the workers have seen the paths measured. Then rounds
  * of one run and one {@code callBatch} of each kind follow each other (5 rounds, 3 in a smoke run), and each figure is the median of its
  * rounds: a single measure of a few hundred milliseconds swung twofold with what else the machine did at that moment
@@ -94,7 +94,8 @@ public final class EvaluationBenchmark implements Benchmark {
             RemoteFunction twice = RemoteFunction.fromName(client, "twice");
             RemoteFunction withinOne = RemoteFunction.fromName(client, "withinOne");
 
-            for (int i = 0; i < WARM_UPS; i++) {
+            // a smoke run's figures are not compared, so its warm-up only has to reach every path once
+            for (int i = 0; i < (figures.smoke() ? 2 : WARM_UPS); i++) {
                 runOnce(evaluation, rows);
                 oneBatch(twice, calls);
                 batches(twice, calls, BATCH_ROWS, EvaluationBenchmark::checkTwice);

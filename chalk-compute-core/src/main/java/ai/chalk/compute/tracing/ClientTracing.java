@@ -75,7 +75,10 @@ public abstract class ClientTracing implements AutoCloseable {
      */
     public abstract Channel intercept(Channel channel);
 
-    /** Exports the spans not yet exported (waiting up to 10 seconds) and stops exporting. */
+    /**
+     * Exports the spans not yet exported and stops exporting: waiting up to 10 seconds, or 1 second when the last
+     * export of the process to the same collector failed.
+     */
     @Override
     public abstract void close();
 }

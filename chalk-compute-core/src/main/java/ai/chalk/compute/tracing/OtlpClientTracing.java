@@ -22,6 +22,7 @@ final class OtlpClientTracing extends ClientTracing {
     private final OtelEnvironment otel;
     private final SdkTracerProvider provider;
     private final GrpcClientSpans spans;
+    private final OutageWarningExporter outages;
 
     OtlpClientTracing(OtelEnvironment otel) {
         this.otel = otel;
@@ -36,13 +37,13 @@ final class OtlpClientTracing extends ClientTracing {
             otel.headers().forEach(builder::addHeader);
             exporter = builder.build();
         }
+        this.outages = new OutageWarningExporter(exporter, endpoint);
         AttributesBuilder attributes = Attributes.builder();
         otel.resourceAttributes().forEach((k, v) -> attributes.put(AttributeKey.stringKey(k), v));
         attributes.put(AttributeKey.stringKey("service.name"), otel.serviceName());
         this.provider = SdkTracerProvider.builder()
                 .setResource(Resource.getDefault().merge(Resource.create(attributes.build())))
-                .addSpanProcessor(BatchSpanProcessor.builder(new OutageWarningExporter(exporter, endpoint))
-                        .build())
+                .addSpanProcessor(BatchSpanProcessor.builder(outages).build())
                 .build();
         this.spans = new GrpcClientSpans(provider.get("ai.chalk.compute"));
     }
@@ -54,7 +55,9 @@ final class OtlpClientTracing extends ClientTracing {
 
     @Override
     public void close() {
-        provider.shutdown().join(10, TimeUnit.SECONDS);
+        // the exporter retries a collector that is down for about 9 s: once one client of the process has found it
+        // down, closing the others does not wait that out again
+        provider.shutdown().join(outages.endpointDown() ? 1 : 10, TimeUnit.SECONDS);
     }
 
     @Override

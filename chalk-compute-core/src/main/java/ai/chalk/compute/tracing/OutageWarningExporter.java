@@ -55,6 +55,11 @@ final class OutageWarningExporter implements SpanExporter {
         return result;
     }
 
+    /** Whether the last export to this endpoint, by any client of the process, failed. */
+    boolean endpointDown() {
+        return down.get();
+    }
+
     @Override
     public CompletableResultCode flush() {
         return delegate.flush();

@@ -137,11 +137,15 @@ class PlainSdkTracingTest {
                 .build()
                 .start()) {
             for (int i = 0; i < 3; i++) { // three clients: three exports at close, all failing
-                try (SandboxClient client = SandboxClient.fromEnv(Map.of(
+                SandboxClient client = SandboxClient.fromEnv(Map.of(
                         "CHALK_COMPUTE_TARGET", "localhost:" + server.port().orElseThrow(),
                         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:" + closedPort + "/v1/traces",
-                        "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"))) {
-                    assertThat(client.list()).isNotNull();
+                        "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"));
+                assertThat(client.list()).isNotNull();
+                long closing = System.nanoTime();
+                client.close();
+                if (i > 0) { // the first waits out the exporter's retries (about 9 s); the others know the outage
+                    assertThat(Duration.ofNanos(System.nanoTime() - closing)).isLessThan(Duration.ofSeconds(5));
                 }
             }
         } finally {

@@ -10,11 +10,14 @@ import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.ScheduledFuture;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -29,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * before anything is read from it (a gRPC client says UNAVAILABLE and tries again later); one that sends nothing within
  * {@link #FIRST_BYTES_DEADLINE} of its opening is closed too, so that a silent connection holds its place for seconds,
  * not the 120 s of grpc-java's handshake timeout. A connection that has spoken may stay idle: an honest client's does.
- * An address is as {@link PeerAddress} keys it (an IPv6 one by its /64).
+ * An address is as {@link PeerAddress} keys it (an IPv6 one by its /64). The same count guards the Unix socket deployed
+ * code reaches the server on ({@link #applyToUnixSocket}), where a peer is the user namespace it runs in.
  */
 public final class OpenConnections {
 
@@ -110,6 +114,41 @@ public final class OpenConnections {
         return new EventLoopGroup[] {boss, workers};
     }
 
+    /**
+     * The most calls one connection to the Unix socket of deployed code has open at once: a replica or a sandbox opens
+     * one channel and makes a few calls on it at a time; a client past it waits for a stream to end.
+     */
+    public static final int MAX_CALLS_PER_SOCKET_CONNECTION = 256;
+
+    /**
+     * Makes {@code builder}, which serves a Unix socket on epoll loops it was given, accept its connections through this
+     * count, and bounds each connection's open calls to {@value #MAX_CALLS_PER_SOCKET_CONNECTION}. A peer is the
+     * 65,536-id range its user id is in ({@link #unixPeer}): a sandbox with a user namespace has a range of its own, and
+     * may switch to any id in it.
+     */
+    public void applyToUnixSocket(NettyServerBuilder builder) {
+        builder.maxConcurrentCallsPerConnection(MAX_CALLS_PER_SOCKET_CONNECTION);
+        builder.channelFactory(() -> {
+            ServerChannel channel = new EpollServerDomainSocketChannel();
+            channel.pipeline().addLast(new Admission());
+            return channel;
+        });
+    }
+
+    /**
+     * Who a Unix socket connection comes from: the range of 65,536 user ids its peer's id ({@code SO_PEERCRED}) is in.
+     * Every sandbox without a user namespace, and every host user below 65,536, is one peer.
+     */
+    static String unixPeer(EpollDomainSocketChannel connection) {
+        try {
+            long uid = Integer.toUnsignedLong(connection.peerCredentials().uid());
+            long first = uid >>> 16 << 16;
+            return "user ids " + first + "-" + (first + 65_535);
+        } catch (IOException e) {
+            return "a peer whose user id cannot be read";
+        }
+    }
+
     /** Shuts down the loops {@link #applyTo} made. */
     public static void shutdown(EventLoopGroup[] loops) {
         for (EventLoopGroup loop : loops) {
@@ -122,7 +161,9 @@ public final class OpenConnections {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             Channel connection = (Channel) msg;
-            String address = PeerAddress.of(connection.remoteAddress());
+            String address = connection instanceof EpollDomainSocketChannel local
+                    ? unixPeer(local)
+                    : PeerAddress.of(connection.remoteAddress());
             EnvironmentShares.Place place;
             try {
                 place = open.take(address, OpenConnections::refusal);

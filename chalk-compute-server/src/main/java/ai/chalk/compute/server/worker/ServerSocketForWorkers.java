@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.grpc.MalformedRequests;
+import ai.chalk.compute.server.grpc.OpenConnections;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
@@ -11,7 +12,6 @@ import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -37,8 +37,21 @@ public final class ServerSocketForWorkers implements AutoCloseable {
     /** sun_path holds 108 bytes with its terminating NUL. */
     private static final int MAX_SOCKET_PATH_BYTES = 107;
 
+    /**
+     * Connections open at once: under the file descriptors a server is usually given, beside its TCP port's
+     * {@link OpenConnections#DEFAULT_LIMIT}.
+     */
+    static final int MAX_CONNECTIONS = 4_096;
+
+    /**
+     * Connections one peer (a sandbox with a user namespace; every sandbox of a host without them) keeps open: a
+     * replica or a sandbox opens one.
+     */
+    static final int MAX_CONNECTIONS_PER_PEER = 1_024;
+
     private final Path dir;
     private final Optional<String> unusable;
+    private final OpenConnections connections;
     private Server server;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
@@ -48,6 +61,12 @@ public final class ServerSocketForWorkers implements AutoCloseable {
      *            started before the socket serves see it appear)
      */
     public ServerSocketForWorkers(Path dir) throws IOException {
+        this(dir, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER);
+    }
+
+    /** @param maxConnections connections open at once, and {@code perPeer} of them from one peer */
+    ServerSocketForWorkers(Path dir, int maxConnections, int perPeer) throws IOException {
+        this.connections = new OpenConnections(maxConnections, perPeer);
         this.dir = dir.toAbsolutePath().normalize();
         Files.createDirectories(this.dir);
         Path socket = this.dir.resolve(WorkerLaunch.SERVER_SOCKET_NAME);
@@ -86,7 +105,6 @@ public final class ServerSocketForWorkers implements AutoCloseable {
         boss = new EpollEventLoopGroup(1, DaemonThreads.named("chalk-compute-worker-socket-accept"));
         workers = new EpollEventLoopGroup(2, DaemonThreads.named("chalk-compute-worker-socket"));
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                .channelType(EpollServerDomainSocketChannel.class)
                 // gRPC asks every accepted channel for TCP keep-alive, which a unix socket has not: Netty would warn
                 // about it for each connection
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null)
@@ -94,6 +112,9 @@ public final class ServerSocketForWorkers implements AutoCloseable {
                 .workerEventLoopGroup(workers)
                 .maxInboundMessageSize(maxInboundMessageBytes)
                 .addStreamTracerFactory(received);
+        // every workload of every environment reaches this socket: one opening connections in a loop ran the server
+        // out of file descriptors, as a peer of its TCP port could before it had its count
+        connections.applyToUnixSocket(builder);
         // deployed code gets a function's rights, not the server's; the scope looks at parsed requests, so it goes
         // inside the guard against malformed ones
         WorkerScope scope = new WorkerScope();
@@ -112,6 +133,11 @@ public final class ServerSocketForWorkers implements AutoCloseable {
             shutdownGroups();
             throw e;
         }
+    }
+
+    /** The connections open now. */
+    OpenConnections connections() {
+        return connections;
     }
 
     /** Begins an orderly shutdown. */

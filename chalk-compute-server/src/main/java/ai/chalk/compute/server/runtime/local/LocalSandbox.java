@@ -79,6 +79,8 @@ final class LocalSandbox implements RuntimeSandbox {
     private final SandboxInit.WayOut egress;
 
     private final long initPid;
+    /** The init's pid namespace: what says its pid still names it, not a process that got the pid after it. */
+    private final String initPidNamespace;
     /** The host ids the sandbox's processes run as (its user namespace's mapping); empty: host root, no caps. */
     private final Optional<IdRange> ids;
 
@@ -110,6 +112,7 @@ final class LocalSandbox implements RuntimeSandbox {
         this.init = init.process();
         this.egress = init.egress();
         this.initPid = init.pid();
+        this.initPidNamespace = init.pidNamespace();
         this.ids = init.ids();
         this.filter = level.isolated() ? init.filter().filter().execPrefix(helpers.perl()) : List.of();
         this.groups = groups;
@@ -239,6 +242,10 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     private RuntimeProcess execIsolated(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
+        // nsenter enters whatever process has the pid now, as host root: never one that got it after the init
+        if (Procfs.pidNamespace(initPid).filter(initPidNamespace::equals).isEmpty()) {
+            throw new ProcessStartException("sandbox " + id + " is not running");
+        }
         Path root = Path.of("/proc", Long.toString(initPid), "root");
         String wd = spec.workdir()
                 .filter(w -> !w.isBlank())
@@ -550,7 +557,11 @@ final class LocalSandbox implements RuntimeSandbox {
         /** Kills everything left, waits for the init, removes cgroups and the layer. */
         @Override
         public void release() {
-            if (init != null && init.isAlive()) {
+            if (init != null
+                    && init.isAlive()
+                    && Procfs.pidNamespace(initPid)
+                            .filter(initPidNamespace::equals)
+                            .isPresent()) {
                 HostSignals.signal(initPid, HostSignals.SIGKILL); // the pid namespace dies with its init
             }
             if (groups != null) {

@@ -142,6 +142,23 @@ class LocalSandboxSecurityTest {
                 .contains("00 00 00");
     }
 
+    /**
+     * The init's standard streams were the pipes the server reads bubblewrap's status from, open to every process of
+     * the sandbox through {@code /proc/1/fd}: filled, with the init then killed, they left bubblewrap blocked writing
+     * the exit status, the sandbox running for the server and its init's pid free for another process to get.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void theInitsStandardStreamsAreNotTheSandboxsToWrite(String mode) throws Exception {
+        RuntimeSandbox s = runtime(mode).start(LocalTesting.spec());
+        LocalTesting.Run fds =
+                sh(s, "for f in 0 1 2; do [ -e /proc/1/fd/$f ] && echo open-$f; done; ls /proc/1/fd | wc -l");
+        assertThat(fds.ok().out()).doesNotContain("open-");
+        LocalTesting.Run write = sh(s, "echo '{\"exit-code\": 0}' > /proc/1/fd/1 2>/dev/null && echo wrote; echo done");
+        assertThat(write.ok().out()).isEqualTo("done\n");
+        assertThat(sh(s, "echo still").ok().out()).isEqualTo("still\n");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void procShowsNothingOfTheHostsKernelMemoryTimersOrPaths(String mode) throws Exception {
