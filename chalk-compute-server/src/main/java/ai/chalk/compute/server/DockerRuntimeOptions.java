@@ -19,9 +19,15 @@ import java.util.Optional;
  *                     {@code chalk-compute-test/jre:17} from Debian's packages. Deployments are refused while the
  *                     image is missing or has no Java.
  * @param maxSandboxes how many sandboxes (function replicas included) may run at once; more are refused
+ * @param sandboxMemoryBytes the memory of a sandbox whose spec sets none (the container's whole use, its file system's
+ *                     writes in the page cache included)
  */
 public record DockerRuntimeOptions(
-        Optional<String> host, Optional<String> defaultImage, Optional<String> workerImage, int maxSandboxes)
+        Optional<String> host,
+        Optional<String> defaultImage,
+        Optional<String> workerImage,
+        int maxSandboxes,
+        long sandboxMemoryBytes)
         implements RuntimeOptions {
 
     /** The default engine, sandbox image and worker image. */
@@ -37,6 +43,10 @@ public record DockerRuntimeOptions(
                 .filter(i -> !i.isEmpty());
         if (maxSandboxes < 1) {
             throw new IllegalArgumentException("max sandboxes must be at least 1, not " + maxSandboxes);
+        }
+        if (sandboxMemoryBytes < (16L << 20)) {
+            throw new IllegalArgumentException(
+                    "a sandbox's default memory must be at least 16 MiB, not " + sandboxMemoryBytes + " B");
         }
     }
 
@@ -56,6 +66,7 @@ public record DockerRuntimeOptions(
         private String defaultImage;
         private String workerImage;
         private int maxSandboxes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.maxSandboxes();
+        private long sandboxMemoryBytes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.memoryBytes();
 
         private Builder() {}
 
@@ -83,13 +94,20 @@ public record DockerRuntimeOptions(
             return this;
         }
 
+        /** The memory of a sandbox whose spec sets none; default 4 GiB, as on the local runtime. */
+        public Builder sandboxMemory(long bytes) {
+            this.sandboxMemoryBytes = bytes;
+            return this;
+        }
+
         /** The options. */
         public DockerRuntimeOptions build() {
             return new DockerRuntimeOptions(
                     Optional.ofNullable(host),
                     Optional.ofNullable(defaultImage),
                     Optional.ofNullable(workerImage),
-                    maxSandboxes);
+                    maxSandboxes,
+                    sandboxMemoryBytes);
         }
     }
 }

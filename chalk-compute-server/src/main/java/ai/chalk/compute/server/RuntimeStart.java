@@ -55,7 +55,8 @@ final class RuntimeStart {
                         dataDir.resolve("runtime").resolve("docker"))
                 .dockerHost(options.host().orElse(null))
                 .egress(egress)
-                .maxSandboxes(options.maxSandboxes());
+                .maxSandboxes(options.maxSandboxes())
+                .sandboxMemory(options.sandboxMemoryBytes());
         options.defaultImage().ifPresent(b::defaultImage);
         return b.build();
     }

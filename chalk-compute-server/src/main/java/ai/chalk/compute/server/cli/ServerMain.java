@@ -103,7 +103,7 @@ public final class ServerMain implements Callable<Integer> {
     @Option(
             names = "--sandbox-memory",
             description =
-                    "Memory of a local sandbox that sets no limit (its file system counts too), e.g. 4Gi. Default: 4Gi.")
+                    "Memory of a sandbox that sets no limit (its file system counts too), e.g. 4Gi. Default: 4Gi.")
     String sandboxMemory = "4Gi";
 
     @Option(names = "--sandbox-disk", description = "Size of a local sandbox's writable layer, e.g. 4Gi. Default: 4Gi.")
@@ -287,6 +287,7 @@ public final class ServerMain implements Callable<Integer> {
         }
         DockerRuntimeOptions docker = DockerRuntimeOptions.builder()
                 .maxSandboxes(maxSandboxes)
+                .sandboxMemory(parseBytes("--sandbox-memory", sandboxMemory)) // checked above
                 .host(dockerHost)
                 .defaultImage(dockerDefaultImage)
                 .workerImage(workerImage)

@@ -141,6 +141,24 @@ public record SandboxSpec(
                 id, image, env, workdir, limits, network, entrypoint, volumes, initialFilesystem, egress);
     }
 
+    /** This spec with a memory limit of {@code bytes} unless it sets one. */
+    public SandboxSpec withMemoryUnlessSet(long bytes) {
+        if (limits.memoryBytes().isPresent()) {
+            return this;
+        }
+        return new SandboxSpec(
+                id,
+                image,
+                env,
+                workdir,
+                new ResourceLimits(limits.milliCpus(), Optional.of(bytes)),
+                network,
+                entrypoint,
+                volumes,
+                initialFilesystem,
+                egress);
+    }
+
     /** This spec with more variables (they win over the spec's own) and more bindings. */
     public SandboxSpec with(Map<String, String> moreEnv, List<VolumeBinding> moreVolumes) {
         Map<String, String> e = new java.util.LinkedHashMap<>(env);

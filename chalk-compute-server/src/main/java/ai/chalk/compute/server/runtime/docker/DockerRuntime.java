@@ -118,6 +118,8 @@ public final class DockerRuntime implements SandboxRuntime {
     private final Duration lifetimeMargin;
     /** How many sandboxes may run at once, adopted ones and replicas included. */
     private final int maxSandboxes;
+
+    private final long sandboxMemoryBytes;
     /** Starts under way, each holding a place until its sandbox is among {@link #sandboxes} or failed (guarded by it). */
     private int starting;
 
@@ -131,6 +133,7 @@ public final class DockerRuntime implements SandboxRuntime {
         private boolean useHost = true;
         private Duration lifetimeMargin = LIFETIME_MARGIN;
         private int maxSandboxes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.maxSandboxes();
+        private long sandboxMemoryBytes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.memoryBytes();
         private EgressOptions egress = EgressOptions.DEFAULTS;
 
         private Builder(Path stateDir) {
@@ -186,6 +189,15 @@ public final class DockerRuntime implements SandboxRuntime {
         }
 
         /**
+         * The memory of a sandbox whose spec sets none (default 4 GiB, as on the local runtime): without it a container
+         * may take the host's, and the OOM killer then picks among the server and every tenant's sandboxes.
+         */
+        public Builder sandboxMemory(long bytes) {
+            this.sandboxMemoryBytes = bytes;
+            return this;
+        }
+
+        /**
          * How many sandboxes (and function replicas) may run at once; a start past it is refused. Every one is a
          * container on the engine with threads of the server's watching it. Default 256, as the local runtime's.
          */
@@ -208,6 +220,7 @@ public final class DockerRuntime implements SandboxRuntime {
         this.useHost = b.useHost;
         this.lifetimeMargin = b.lifetimeMargin;
         this.maxSandboxes = b.maxSandboxes;
+        this.sandboxMemoryBytes = b.sandboxMemoryBytes;
         // no thread runs before the first task, so a failed connection below leaves nothing to stop
         this.helpers = Executors.newCachedThreadPool(DaemonThreads.numbered("chalk-docker"));
         this.engine = DockerEngine.connect(resolveHost(b.dockerHost), helpers);
@@ -420,7 +433,7 @@ public final class DockerRuntime implements SandboxRuntime {
             throw new RuntimeStartException("cannot mount the sandbox's terminals: " + e.getMessage(), e);
         }
         SandboxContainerDef def = SandboxContainerDef.of(
-                spec,
+                spec.withMemoryUnlessSet(sandboxMemoryBytes),
                 image,
                 workdir,
                 env,

@@ -13,6 +13,7 @@ import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Mount;
 import com.github.dockerjava.api.model.MountType;
+import com.github.dockerjava.api.model.Ulimit;
 import com.github.dockerjava.api.model.Volume;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -57,6 +58,9 @@ record SandboxContainerDef(
 
     /** How many processes (and threads) one sandbox may have at once. */
     static final long PIDS_MAX = 4096;
+    /** Files a sandbox's process may have open, as on the local runtime. */
+    static final int OPEN_FILES = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.openFiles();
+
     /** Capabilities a sandbox keeps; every other one is dropped. */
     static final List<Capability> KEPT_CAPABILITIES = List.of(
             Capability.CHOWN,
@@ -176,6 +180,8 @@ record SandboxContainerDef(
                 .withCapAdd(KEPT_CAPABILITIES.toArray(Capability[]::new))
                 .withSecurityOpts(List.of("no-new-privileges"))
                 .withPidsLimit(PIDS_MAX)
+                // the local runtime's bound (the engine's default is a million per process)
+                .withUlimits(List.of(new Ulimit("nofile", (long) OPEN_FILES, (long) OPEN_FILES)))
                 .withInit(false)
                 .withBinds(binds);
         terminals.ifPresent(ptys -> hostConfig.withMounts(List.of(

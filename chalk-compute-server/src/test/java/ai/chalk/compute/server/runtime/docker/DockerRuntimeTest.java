@@ -119,6 +119,24 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
         assertThat(runtime.isolation().detail()).contains("Docker Engine").contains("no-new-privileges");
     }
 
+    /**
+     * A sandbox that sets no limits gets the local runtime's defaults: before, its container had no memory limit (the
+     * host's OOM killer then chose among the server and every tenant) and a million open files per process.
+     */
+    @Test
+    void aSandboxThatSetsNoLimitsGetsTheDefaultMemoryAndOpenFiles() throws Exception {
+        RuntimeSandbox sb = runtime.start(spec());
+        assertThat(inspect(sb, "{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}}"))
+                .isEqualTo((4L << 30) + " " + (4L << 30));
+        assertThat(RuntimeTesting.sh(
+                                sb,
+                                "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null"
+                                        + " || cat /sys/fs/cgroup/memory.max; ulimit -n")
+                        .ok()
+                        .out())
+                .isEqualTo((4L << 30) + "\n16384\n");
+    }
+
     @Test
     void theInitSurvivesEverythingInsideAndReapsOrphans() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
@@ -131,6 +149,28 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
         RuntimeTesting.sh(sb, "kill -9 1; kill -TERM 1; kill -KILL -1");
         assertThat(RuntimeTesting.sh(sb, "echo alive").ok().out()).isEqualTo("alive\n");
         assertThat(sb.onStopped()).isNotDone();
+    }
+
+    /**
+     * Every exec runs the sandbox's {@code /bin/sh}, which its root may replace: one writing to stderr without end
+     * (or to stdout without a newline) was read whole for the 30 s the wrapper's first line may take, into the
+     * server's heap. Now past a bound before that line the exec fails, saying why.
+     */
+    @Test
+    void aShellThatWritesWithoutEndBeforeTheWrappersLineFailsTheExecNotTheServer() throws Exception {
+        RuntimeSandbox sb = runtime.start(spec());
+        RuntimeTesting.sh(
+                        sb,
+                        "printf '#!/bin/busybox sh\\n/bin/busybox yes flood >&2\\n' > /sh.new && chmod 755 /sh.new"
+                                + " && mv /sh.new /bin/sh")
+                .ok();
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> RuntimeTesting.sh(sb, "echo hi"))
+                .isInstanceOf(ProcessStartException.class)
+                .hasMessageContaining("before saying whether the command started");
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .as("refused as soon as the bound is read, not at the start timeout")
+                .isLessThan(Duration.ofSeconds(10));
     }
 
     @Test
