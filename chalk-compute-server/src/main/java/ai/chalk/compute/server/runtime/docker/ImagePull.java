@@ -17,7 +17,8 @@ public final class ImagePull {
     private ImagePull() {}
 
     /**
-     * Pulls {@code image} ({@code name}, {@code name:tag} or {@code name@digest}; no tag means {@code latest}).
+     * Pulls {@code image} ({@code name}, {@code name:tag} or {@code name@digest}; no tag means {@code latest}) as
+     * anyone may: with no credentials, whatever the server's user has logged in to.
      *
      * @return empty when the engine has the image now, else why the pull failed, in the engine's words
      */
@@ -33,7 +34,10 @@ public final class ImagePull {
             tag = "latest";
         }
         try {
-            var pull = client.pullImageCmd(repository);
+            // docker-java would send the credentials of the server's user (~/.docker/config.json, its helpers) for the
+            // image's registry: a tenant naming an image of the operator's private registry would get it with the
+            // operator's login. Pulls are anonymous.
+            var pull = client.pullImageCmd(repository).withAuthConfig(null);
             if (tag != null) {
                 pull.withTag(tag);
             }

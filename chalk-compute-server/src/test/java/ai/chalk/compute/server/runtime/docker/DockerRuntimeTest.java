@@ -137,6 +137,56 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
                 .isEqualTo((4L << 30) + "\n16384\n");
     }
 
+    /**
+     * A tenant names an image of a registry the server's user has logged in to: docker-java sent that login with the
+     * pull (from {@code DOCKER_CONFIG}'s {@code config.json}), so the tenant got the operator's private images. The
+     * registry here is a stand-in on loopback that asks every request for Basic credentials and notes what it gets;
+     * the engine falls back to plain HTTP for a loopback registry.
+     */
+    @Test
+    void anImageIsPulledWithoutTheServersRegistryCredentials(@TempDir Path config) throws Exception {
+        List<String> authorizations = new java.util.concurrent.CopyOnWriteArrayList<>();
+        com.sun.net.httpserver.HttpServer registry =
+                com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        registry.createContext("/", exchange -> {
+            authorizations.add(Optional.ofNullable(exchange.getRequestHeaders().getFirst("Authorization"))
+                    .orElse("none"));
+            exchange.getResponseHeaders().add("WWW-Authenticate", "Basic realm=\"chalk-test\"");
+            exchange.getResponseHeaders().add("Docker-Distribution-API-Version", "registry/2.0");
+            exchange.sendResponseHeaders(401, -1);
+            exchange.close();
+        });
+        registry.start();
+        String address = "127.0.0.1:" + registry.getAddress().getPort();
+        String login = java.util.Base64.getEncoder().encodeToString("operator:s3cret".getBytes());
+        Files.writeString(
+                config.resolve("config.json"), "{\"auths\":{\"" + address + "\":{\"auth\":\"" + login + "\"}}}");
+        String before = System.getProperty("DOCKER_CONFIG");
+        System.setProperty("DOCKER_CONFIG", config.toString());
+        DockerRuntime logged = DockerTesting.runtime(config.resolve("state"));
+        try {
+            SandboxSpec spec = new SandboxSpec(
+                    RuntimeTesting.newId(),
+                    address + "/team/app:v1",
+                    Map.of(),
+                    "/",
+                    ResourceLimits.NONE,
+                    false,
+                    List.of());
+            assertThatThrownBy(() -> logged.start(spec)).isInstanceOf(RuntimeStartException.class);
+            assertThat(authorizations).as("the registry was asked").isNotEmpty();
+            assertThat(authorizations).as("what the registry was sent").containsOnly("none");
+        } finally {
+            logged.close();
+            if (before == null) {
+                System.clearProperty("DOCKER_CONFIG");
+            } else {
+                System.setProperty("DOCKER_CONFIG", before);
+            }
+            registry.stop(0);
+        }
+    }
+
     @Test
     void theInitSurvivesEverythingInsideAndReapsOrphans() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
