@@ -31,6 +31,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -505,7 +506,13 @@ final class DockerEngine implements Closeable {
         }
     }
 
-    /** Runs a command in a container to its end, without stdin; returns its exit code, or -1 when it could not run. */
+    /** How long {@link #runInside} waits for its command's output to end. */
+    static final long RUN_INSIDE_SECONDS = 5;
+
+    /**
+     * Runs a command in a container to its end, without stdin, for at most {@value #RUN_INSIDE_SECONDS} s; returns its
+     * exit code, or -1 when it could not run or did not end in time.
+     */
     int runInside(String containerId, List<String> cmd) {
         try {
             String execId = client.execCreateCmd(containerId)
@@ -515,7 +522,15 @@ final class DockerEngine implements Closeable {
                     .exec()
                     .getId();
             try (EngineConnection c = EngineConnection.startExec(address, execId, false)) {
-                c.in().transferTo(OutputStream.nullOutputStream());
+                // the command is the sandbox's /bin/sh, which its root may have made wait forever: a terminate or a
+                // signal then never came back (the container kept running, its place taken, a server thread held)
+                CompletableFuture<Void> deadline = CompletableFuture.runAsync(
+                        c::close, CompletableFuture.delayedExecutor(RUN_INSIDE_SECONDS, TimeUnit.SECONDS));
+                try {
+                    c.in().transferTo(OutputStream.nullOutputStream());
+                } finally {
+                    deadline.cancel(false);
+                }
             }
             for (int i = 0; i < 1000; i++) {
                 ExecState st = inspectExec(execId);

@@ -187,6 +187,34 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
         }
     }
 
+    /**
+     * With an engine on another host, a signal is sent by the container's own {@code /bin/sh}: one its root made wait
+     * forever held the caller's thread forever, one more with each call. Now that exec is given a few seconds.
+     */
+    @Test
+    void aShellThatNeverEndsDoesNotHoldASignalOnARemoteEngine(@TempDir Path remoteState) throws Exception {
+        DockerRuntime remote = DockerRuntime.builder(remoteState)
+                .defaultImage(DockerTesting.image())
+                .useHost(false)
+                .build();
+        try {
+            RuntimeSandbox sb = remote.start(spec());
+            RuntimeProcess sleeping = sb.exec(command("sleep", "600"));
+            RuntimeTesting.sh(
+                            sb,
+                            "printf '#!/bin/busybox sh\\nexec /bin/busybox sleep 600\\n' > /sh.new"
+                                    + " && chmod 755 /sh.new && mv /sh.new /bin/sh")
+                    .ok();
+            long started = System.nanoTime();
+            java.util.concurrent.CompletableFuture.runAsync(() -> sleeping.signal(15))
+                    .get(60, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .isLessThan(Duration.ofSeconds(DockerEngine.RUN_INSIDE_SECONDS + 20));
+        } finally {
+            remote.close();
+        }
+    }
+
     @Test
     void theInitSurvivesEverythingInsideAndReapsOrphans() throws Exception {
         RuntimeSandbox sb = runtime.start(spec());
