@@ -23,11 +23,31 @@ public final class LayerQuota {
     public static void mount(Path dir, long bytes) throws IOException {
         try {
             FileSystemCalls.INSTANCE.mount(
-                    "chalk-layer", dir.toString(), "tmpfs", FileSystemCalls.MS_NOSUID, "size=" + bytes + ",mode=0700");
+                    "chalk-layer",
+                    dir.toString(),
+                    "tmpfs",
+                    FileSystemCalls.MS_NOSUID,
+                    "size=" + bytes + ",nr_inodes=" + inodes(bytes) + ",mode=0700");
         } catch (LastErrorException e) {
             throw new IOException(
                     "cannot mount the " + bytes + "-byte file system of " + dir + " (errno " + e.getErrorCode() + ")");
         }
+    }
+
+    /** The fewest files a layer holds whatever its size. */
+    static final long MIN_INODES = 16_384;
+
+    /** The bytes of layer per file it may hold. */
+    static final long BYTES_PER_INODE = 16 << 10;
+
+    /**
+     * The files a layer of {@code bytes} may hold: one per {@value #BYTES_PER_INODE} bytes (262,144 for the default
+     * 4 GiB), at least {@value #MIN_INODES}. A tmpfs otherwise allows half the host's pages in files, and an empty file
+     * costs no byte of the quota but a kilobyte of kernel memory, which hosts without kernel memory accounting charge
+     * to no sandbox: millions of them per sandbox were gigabytes of the host's.
+     */
+    static long inodes(long bytes) {
+        return Math.max(MIN_INODES, bytes / BYTES_PER_INODE);
     }
 
     /** Detaches what is mounted at {@code dir}; its contents go with it. Quiet when nothing is mounted there. */

@@ -209,6 +209,28 @@ class LocalSandboxSecurityTest {
         assertThat(Files.list(runtime.sandboxesDir())).isEmpty();
     }
 
+    /**
+     * Empty files cost no byte of a layer's quota but kernel memory each, charged to no sandbox on hosts without kernel
+     * memory accounting: a layer's tmpfs allowed half the host's pages in files. Now a layer holds a number of files
+     * in proportion to its size (here the least, 16,384, for 8 MiB).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aSandboxMakesABoundedNumberOfFilesInItsLayer(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode, new SandboxDefaults(1L << 30, 8L << 20, 512, 256, 4));
+        RuntimeSandbox s = runtime.start(LocalTesting.spec());
+        LocalTesting.Run fill = sh(
+                s,
+                "mkdir /workspace/many && cd /workspace/many && i=0; while [ $i -lt 17000 ]; do"
+                        + " true > f$i 2>/dev/null || break; i=$((i+1)); done; echo made=$i");
+        int made = Integer.parseInt(fill.ok().out().strip().substring("made=".length()));
+        assertThat(made).isLessThan(16_384).isGreaterThan(16_000);
+        assertThat(sh(s, "rm -rf /workspace/many && true > /workspace/again && echo ok")
+                        .out())
+                .as("files removed give their places back")
+                .isEqualTo("ok\n");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void sandboxesGetDefaultLimitsAndTheirNumberIsCapped(String mode) throws Exception {
