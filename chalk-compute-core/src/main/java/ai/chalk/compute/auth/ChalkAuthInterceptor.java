@@ -135,7 +135,7 @@ public final class ChalkAuthInterceptor implements ClientInterceptor {
         }
     }
 
-    private static boolean isLoopback(String authority) {
+    static boolean isLoopback(String authority) {
         if (authority == null) {
             return true;
         }

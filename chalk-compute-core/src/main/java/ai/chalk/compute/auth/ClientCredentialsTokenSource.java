@@ -82,7 +82,16 @@ public final class ClientCredentialsTokenSource implements TokenSource {
             this.ownedChannel = null;
             this.server = b.channel.authority();
         } else {
-            ManagedChannel opened = ConnectionSettings.forTarget(b.apiServer).openChannel();
+            ConnectionSettings settings = ConnectionSettings.forTarget(b.apiServer);
+            if (!settings.useTls() && !ChalkAuthInterceptor.isLoopback(settings.target())) {
+                // the secret does not expire as a token does: whoever reads it on the way signs in as this client
+                log.warn(
+                        "exchanging the client secret of '{}' with {} without TLS; use an https:// address for"
+                                + " remote servers",
+                        clientId,
+                        settings.target());
+            }
+            ManagedChannel opened = settings.openChannel();
             this.channel = opened;
             this.ownedChannel = opened;
             this.server = b.apiServer;

@@ -272,4 +272,35 @@ class ClientCredentialsTokenSourceTest {
             assertThat(t.toString()).doesNotContain(SECRET);
         }
     }
+
+    /**
+     * The client secret lasts until it is rotated, unlike the tokens it is exchanged for: sent in the clear to another
+     * host, as an {@code http://} API server makes it, it went without a word, while a token sent so was warned about.
+     */
+    @Test
+    void aSecretExchangedWithoutTlsWithAnotherHostIsWarnedAboutAndNeverLogged() {
+        try (LogCapture logs = new LogCapture()) {
+            for (String server : List.of("http://localhost:1", "http://127.0.0.1:1", "https://api.example.com")) {
+                ClientCredentialsTokenSource.builder()
+                        .apiServer(server)
+                        .clientId("client-a")
+                        .clientSecret("secret-never-logged")
+                        .build()
+                        .close();
+            }
+            assertThat(logs.lines()).noneMatch(l -> l.contains("without TLS"));
+            ClientCredentialsTokenSource.builder()
+                    .apiServer("http://api.example.com:8080")
+                    .clientId("client-a")
+                    .clientSecret("secret-never-logged")
+                    .build()
+                    .close();
+            assertThat(logs.lines())
+                    .anyMatch(l -> l.startsWith("WARN")
+                            && l.contains("without TLS")
+                            && l.contains("api.example.com:8080")
+                            && l.contains("client-a"));
+            assertThat(logs.all()).doesNotContain("secret-never-logged");
+        }
+    }
 }
