@@ -156,4 +156,23 @@ class AiRouterJudgeTest {
                 .isInstanceOf(StatusRuntimeException.class)
                 .hasMessageContaining("INVALID_ARGUMENT: the AI router forwards");
     }
+
+    /**
+     * The router read a provider's answer whole into the server's heap, for any caller with a token (a workload's
+     * included): an answer past the router's bound is refused instead, saying so.
+     */
+    @Test
+    void anAnswerPastTheRoutersBoundIsRefusedNotHeld() {
+        assertThatThrownBy(() -> AiRouterServiceGrpc.newBlockingStub(client.channel())
+                        .forward(ForwardRequest.newBuilder()
+                                .setPath("chat/completions")
+                                .setBody(
+                                        ByteString.copyFromUtf8(
+                                                "{\"model\": \"verbose\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}"))
+                                .build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                    assertThat(e.getStatus().getDescription()).contains("larger than 16 MiB");
+                });
+    }
 }

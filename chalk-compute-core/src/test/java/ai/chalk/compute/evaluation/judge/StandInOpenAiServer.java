@@ -110,6 +110,7 @@ final class StandInOpenAiServer implements AutoCloseable {
                     }
                 }
                 case "broken" -> error(exchange, 500, "internal error while serving " + authorization);
+                case "verbose" -> reply(exchange, completion("x".repeat(20 << 20), null));
                 case "cheap" -> {
                     double p = user.contains("ambiguous") ? 0.6 : 0.97;
                     reply(exchange, verdict("Y", Map.of("Y", 0.99, "N", 0.01), Map.of("Y", p, "N", 1 - p)));

@@ -7,6 +7,7 @@ import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,6 +31,13 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
 
     private static final Logger log = LoggerFactory.getLogger(AiRouterServiceV1.class);
     private static final Set<String> PATHS = Set.of("chat/completions", "embeddings");
+
+    /**
+     * The most of a provider's answer the router reads: a completion or a batch of embeddings is far less, and every
+     * caller with a token (a workload's too) may ask, each answer held whole in the server's heap.
+     */
+    static final int MAX_ANSWER_BYTES = 16 << 20;
+
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
@@ -85,9 +93,13 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
         if (key != null && !key.isEmpty()) {
             http.header("Authorization", "Bearer " + key);
         }
-        HttpResponse<byte[]> response;
+        HttpResponse<InputStream> response;
+        byte[] body;
         try {
-            response = HTTP.send(http.build(), HttpResponse.BodyHandlers.ofByteArray());
+            response = HTTP.send(http.build(), HttpResponse.BodyHandlers.ofInputStream());
+            try (InputStream in = response.body()) {
+                body = in.readNBytes(MAX_ANSWER_BYTES + 1);
+            }
         } catch (IOException e) {
             observer.onError(Status.UNAVAILABLE
                     .withDescription("the AI router could not reach its provider " + base + ": "
@@ -99,7 +111,13 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
             observer.onError(Status.CANCELLED.withDescription("interrupted").asRuntimeException());
             return;
         }
-        byte[] body = response.body();
+        if (body.length > MAX_ANSWER_BYTES) {
+            observer.onError(Status.RESOURCE_EXHAUSTED
+                    .withDescription("the AI provider's answer is larger than " + (MAX_ANSWER_BYTES >> 20)
+                            + " MiB, the most the router passes on")
+                    .asRuntimeException());
+            return;
+        }
         if (key != null && !key.isEmpty()) {
             String text = new String(body, StandardCharsets.UTF_8);
             if (text.contains(key)) {
