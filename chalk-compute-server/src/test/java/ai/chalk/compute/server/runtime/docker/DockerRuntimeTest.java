@@ -140,24 +140,44 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
     /**
      * A tenant names an image of a registry the server's user has logged in to: docker-java sent that login with the
      * pull (from {@code DOCKER_CONFIG}'s {@code config.json}), so the tenant got the operator's private images. The
-     * registry here is a stand-in on loopback that asks every request for Basic credentials and notes what it gets;
-     * the engine falls back to plain HTTP for a loopback registry.
+     * registry here is a stand-in on loopback (no registry image can be had here) that asks every request for Basic
+     * credentials and notes what it gets; the engine falls back to plain HTTP for a loopback registry.
      */
     @Test
     void anImageIsPulledWithoutTheServersRegistryCredentials(@TempDir Path config) throws Exception {
         List<String> authorizations = new java.util.concurrent.CopyOnWriteArrayList<>();
-        com.sun.net.httpserver.HttpServer registry =
-                com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
-        registry.createContext("/", exchange -> {
-            authorizations.add(Optional.ofNullable(exchange.getRequestHeaders().getFirst("Authorization"))
-                    .orElse("none"));
-            exchange.getResponseHeaders().add("WWW-Authenticate", "Basic realm=\"chalk-test\"");
-            exchange.getResponseHeaders().add("Docker-Distribution-API-Version", "registry/2.0");
-            exchange.sendResponseHeaders(401, -1);
-            exchange.close();
+        java.net.ServerSocket registry = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        Thread serving = new Thread(() -> {
+            while (!registry.isClosed()) {
+                try (java.net.Socket c = registry.accept()) {
+                    // the engine tries TLS first: closing at its hello makes it fall back to HTTP at once
+                    java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(
+                            c.getInputStream(), java.nio.charset.StandardCharsets.ISO_8859_1));
+                    in.mark(1);
+                    if (in.read() == 0x16) {
+                        continue;
+                    }
+                    in.reset();
+                    String authorization = "none";
+                    for (String line = in.readLine(); line != null && !line.isEmpty(); line = in.readLine()) {
+                        if (line.regionMatches(true, 0, "Authorization:", 0, 14)) {
+                            authorization = line.substring(14).strip();
+                        }
+                    }
+                    authorizations.add(authorization);
+                    c.getOutputStream()
+                            .write(("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"chalk-test\"\r\n"
+                                            + "Docker-Distribution-API-Version: registry/2.0\r\nContent-Length: 0\r\n"
+                                            + "Connection: close\r\n\r\n")
+                                    .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+                } catch (java.io.IOException e) {
+                    // closed at the end of the test, or a connection that went away
+                }
+            }
         });
-        registry.start();
-        String address = "127.0.0.1:" + registry.getAddress().getPort();
+        serving.setDaemon(true);
+        serving.start();
+        String address = "127.0.0.1:" + registry.getLocalPort();
         String login = java.util.Base64.getEncoder().encodeToString("operator:s3cret".getBytes());
         Files.writeString(
                 config.resolve("config.json"), "{\"auths\":{\"" + address + "\":{\"auth\":\"" + login + "\"}}}");
@@ -183,7 +203,7 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
             } else {
                 System.setProperty("DOCKER_CONFIG", before);
             }
-            registry.stop(0);
+            registry.close();
         }
     }
 
