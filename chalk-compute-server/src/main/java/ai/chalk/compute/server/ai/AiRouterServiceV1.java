@@ -16,6 +16,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,6 +39,9 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
      * caller with a token (a workload's too) may ask, each answer held whole in the server's heap.
      */
     static final int MAX_ANSWER_BYTES = 16 << 20;
+
+    /** How long a provider has to answer, and then to send its answer's body. */
+    private static final Duration TIMEOUT = Duration.ofMinutes(5);
 
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
@@ -87,7 +92,7 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
         URI base =
                 options.endpoint().toString().endsWith("/") ? options.endpoint() : URI.create(options.endpoint() + "/");
         HttpRequest.Builder http = HttpRequest.newBuilder(base.resolve(request.getPath()))
-                .timeout(Duration.ofMinutes(5))
+                .timeout(TIMEOUT)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(request.getBody().toByteArray()));
         if (key != null && !key.isEmpty()) {
@@ -98,7 +103,14 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
         try {
             response = HTTP.send(http.build(), HttpResponse.BodyHandlers.ofInputStream());
             try (InputStream in = response.body()) {
-                body = in.readNBytes(MAX_ANSWER_BYTES + 1);
+                // the request's timeout ends at the answer's headers: its body gets the same time again, no more
+                CompletableFuture<Void> deadline = CompletableFuture.runAsync(
+                        () -> close(in), CompletableFuture.delayedExecutor(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
+                try {
+                    body = in.readNBytes(MAX_ANSWER_BYTES + 1);
+                } finally {
+                    deadline.cancel(false);
+                }
             }
         } catch (IOException e) {
             observer.onError(Status.UNAVAILABLE
@@ -129,5 +141,13 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
         response.headers().firstValue("Retry-After").ifPresent(reply::setRetryAfter);
         observer.onNext(reply.build());
         observer.onCompleted();
+    }
+
+    private static void close(InputStream in) {
+        try {
+            in.close();
+        } catch (IOException e) {
+            // the read it cuts fails anyway
+        }
     }
 }

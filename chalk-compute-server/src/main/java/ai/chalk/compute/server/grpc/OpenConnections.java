@@ -18,6 +18,8 @@ import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -115,19 +117,13 @@ public final class OpenConnections {
     }
 
     /**
-     * The most calls one connection to the Unix socket of deployed code has open at once: a replica or a sandbox opens
-     * one channel and makes a few calls on it at a time; a client past it waits for a stream to end.
-     */
-    public static final int MAX_CALLS_PER_SOCKET_CONNECTION = 256;
-
-    /**
      * Makes {@code builder}, which serves a Unix socket on epoll loops it was given, accept its connections through this
-     * count, and bounds each connection's open calls to {@value #MAX_CALLS_PER_SOCKET_CONNECTION}. A peer is the
-     * 65,536-id range its user id is in ({@link #unixPeer}): a sandbox with a user namespace has a range of its own, and
-     * may switch to any id in it.
+     * count, and bounds each connection's open calls as on TCP. A peer is the pid namespace its process is in
+     * ({@link #unixPeer}): every sandbox and replica has one of its own, whatever user ids it runs as (a user id is not
+     * one: without user namespaces every sandbox is the same host user).
      */
     public void applyToUnixSocket(NettyServerBuilder builder) {
-        builder.maxConcurrentCallsPerConnection(MAX_CALLS_PER_SOCKET_CONNECTION);
+        builder.maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION);
         builder.channelFactory(() -> {
             ServerChannel channel = new EpollServerDomainSocketChannel();
             channel.pipeline().addLast(new Admission());
@@ -136,16 +132,15 @@ public final class OpenConnections {
     }
 
     /**
-     * Who a Unix socket connection comes from: the range of 65,536 user ids its peer's id ({@code SO_PEERCRED}) is in.
-     * Every sandbox without a user namespace, and every host user below 65,536, is one peer.
+     * Who a Unix socket connection comes from: the pid namespace of the process that connected ({@code SO_PEERCRED}).
+     * A process gone before it is looked at (or one whose namespace cannot be read) is of one peer shared by all such.
      */
     static String unixPeer(EpollDomainSocketChannel connection) {
         try {
-            long uid = Integer.toUnsignedLong(connection.peerCredentials().uid());
-            long first = uid >>> 16 << 16;
-            return "user ids " + first + "-" + (first + 65_535);
-        } catch (IOException e) {
-            return "a peer whose user id cannot be read";
+            int pid = connection.peerCredentials().pid();
+            return "pid namespace " + Files.readSymbolicLink(Path.of("/proc", Integer.toString(pid), "ns", "pid"));
+        } catch (IOException | RuntimeException e) {
+            return "a process gone before its namespace was read";
         }
     }
 

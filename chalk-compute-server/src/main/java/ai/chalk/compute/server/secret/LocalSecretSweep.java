@@ -159,17 +159,19 @@ public final class LocalSecretSweep implements AutoCloseable {
     }
 
     private int sweep(String environment, List<SecretRecord> saved, Instant now) {
+        Instant oldest = saved.stream()
+                .map(SecretRecord::updatedAt)
+                .min(Comparator.naturalOrder())
+                .orElseThrow();
+        // read before what is in use: a workload recorded between the two reads is then in use. The other way round,
+        // a sandbox created in between was named but not yet in use, and its secret was deleted as released
+        Map<String, Instant> named = references.namedSince(environment, oldest);
         Set<String> inUse = references.inUse(environment);
         List<SecretRecord> unused =
                 saved.stream().filter(s -> !inUse.contains(s.name())).toList();
         if (unused.isEmpty()) {
             return 0;
         }
-        Instant oldest = unused.stream()
-                .map(SecretRecord::updatedAt)
-                .min(Comparator.naturalOrder())
-                .orElseThrow();
-        Map<String, Instant> named = references.namedSince(environment, oldest);
         int swept = 0;
         for (SecretRecord s : unused) {
             Instant lastNamed = named.get(s.name());

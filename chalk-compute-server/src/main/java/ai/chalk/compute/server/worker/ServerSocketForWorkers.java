@@ -44,10 +44,11 @@ public final class ServerSocketForWorkers implements AutoCloseable {
     static final int MAX_CONNECTIONS = 4_096;
 
     /**
-     * Connections one peer (a sandbox with a user namespace; every sandbox of a host without them) keeps open: a
-     * replica or a sandbox opens one.
+     * Connections one peer (a sandbox or a replica: a pid namespace) keeps open: an honest one opens a channel or a
+     * few. One environment runs at most half of the server's sandboxes (128 by default), so its peers together hold at
+     * most half of {@link #MAX_CONNECTIONS}.
      */
-    static final int MAX_CONNECTIONS_PER_PEER = 1_024;
+    static final int MAX_CONNECTIONS_PER_PEER = 16;
 
     private final Path dir;
     private final Optional<String> unusable;

@@ -243,7 +243,7 @@ final class LocalSandbox implements RuntimeSandbox {
 
     private RuntimeProcess execIsolated(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
         // nsenter enters whatever process has the pid now, as host root: never one that got it after the init
-        if (Procfs.pidNamespace(initPid).filter(initPidNamespace::equals).isEmpty()) {
+        if (!stillTheInit(initPid, initPidNamespace)) {
             throw new ProcessStartException("sandbox " + id + " is not running");
         }
         Path root = Path.of("/proc", Long.toString(initPid), "root");
@@ -319,8 +319,17 @@ final class LocalSandbox implements RuntimeSandbox {
         return process;
     }
 
+    /**
+     * Whether {@code pid} is still the sandbox's init: a process in the init's pid namespace. The init may have ended
+     * and its pid gone to another process, which {@code nsenter} or a signal would reach instead.
+     */
+    static boolean stillTheInit(long pid, @Nullable String pidNamespace) {
+        return pidNamespace != null
+                && Procfs.pidNamespace(pid).filter(pidNamespace::equals).isPresent();
+    }
+
     private SpareExecs.Spare spawnSpare() {
-        return spawnSpare(runtime, id, helpers, filter, groups, initPid, ids.isPresent());
+        return spawnSpare(runtime, id, helpers, filter, groups, initPid, initPidNamespace, ids.isPresent());
     }
 
     /**
@@ -343,6 +352,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 filter,
                 started.groups(),
                 init.pid(),
+                init.pidNamespace(),
                 init.ids().isPresent());
     }
 
@@ -353,8 +363,12 @@ final class LocalSandbox implements RuntimeSandbox {
             List<String> filter,
             @Nullable SandboxCgroup groups,
             long initPid,
+            @Nullable String initPidNamespace,
             boolean ownIds) {
         boolean isolated = runtime.level().isolated();
+        if (isolated && !stillTheInit(initPid, initPidNamespace)) {
+            return null; // a spare enters the init's pid as host root: never a process that got it since
+        }
         ExecCgroup group = null;
         try {
             group = groups == null ? null : groups.newExec();

@@ -26,13 +26,14 @@ final class SandboxCommands {
      */
     static final String READY = "chalk-ready";
     /**
-     * What the init does once it has said {@link #READY}: closes its standard streams. They are the pipes the server
+     * What the init does once it has said {@link #READY}: closes its stderr, as it closed its stdin and stdout before
+     * saying it. They are the pipes the server
      * reads bubblewrap's status and the init's lines from, and the init is the sandbox's own process: any process in
      * the sandbox could open them through {@code /proc/1/fd}, fill them, and (the init killed by the OOM killer)
      * leave bubblewrap blocked writing the exit status, so that the sandbox never ended for the server while its
      * init's pid went to another process.
      */
-    static final String CLOSE_STDIO = "exec <&- >&- 2>&-; ";
+    static final String CLOSE_STDERR = "exec 2>&-; ";
     /** The line an {@code unshare} init writes first, with its pid on the host's numbering. */
     static final String INIT_PID = "chalk-init-pid";
 
@@ -140,7 +141,7 @@ final class SandboxCommands {
         // joining the user namespace changed the init's ids, which clears bubblewrap's --die-with-parent: set again
         c.addAll(List.of("--pdeathsig", "KILL", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
         c.addAll(shell);
-        c.addAll(List.of("-c", "exec " + USERNS_FD + "<&-; echo " + READY + " >&2; " + CLOSE_STDIO + loop));
+        c.addAll(List.of("-c", "exec " + USERNS_FD + "<&- <&- >&-; echo " + READY + " >&2; " + CLOSE_STDERR + loop));
         return c;
     }
 
@@ -256,8 +257,8 @@ final class SandboxCommands {
             cd "$W"
             """ + "echo \"" + INIT_PID + " $hostpid\" >&2\n"
             + "exec $USERNS $FPERL -e \"$FSCRIPT\" -- $FARGS $SETPRIV --pdeathsig KILL --bounding-set=-all"
-            + " --inh-caps=-all --no-new-privs -- $SH -c \"exec " + USERNS_FD + "<&-; echo " + READY + " >&2; "
-            + CLOSE_STDIO + "$LOOP\""
+            + " --inh-caps=-all --no-new-privs -- $SH -c \"exec " + USERNS_FD + "<&- <&- >&-; echo " + READY + " >&2; "
+            + CLOSE_STDERR + "$LOOP\""
             + " chalk-init\n";
 
     /**

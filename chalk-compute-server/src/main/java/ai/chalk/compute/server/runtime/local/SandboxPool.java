@@ -181,6 +181,9 @@ final class SandboxPool implements AutoCloseable {
             return null;
         }
         try {
+            if (!LocalSandbox.stillTheInit(started.init().pid(), started.init().pidNamespace())) {
+                throw new IOException("its init has ended"); // setns would join what got its pid since
+            }
             hostnames.set(started.init().pid(), SandboxHostname.of(spec.id()));
         } catch (IOException e) {
             deleteLink(byId);

@@ -35,10 +35,10 @@ public final class UnshareMounts {
                 dev:*)
                   n=${p%%:*}; p=${p#*:}
                   mkdir -p "$L$p"
-                  mount -t tmpfs -o nosuid,mode=0755,size=1m chalk-dev "$L$p"
+                  mount -t tmpfs -o nosuid,mode=0755,size=1m,nr_inodes=4096 chalk-dev "$L$p"
                   mkdir "$L$p/pts" "$L$p/shm"
                   mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,max=$n devpts "$L$p/pts"
-                  mount -t tmpfs -o nosuid,nodev,mode=1777 chalk-shm "$L$p/shm"
+                  mount -t tmpfs -o nosuid,nodev,mode=1777,nr_inodes=16384 chalk-shm "$L$p/shm"
                   ln -s pts/ptmx "$L$p/ptmx"
                   ln -s /proc/self/fd "$L$p/fd"
                   ln -s /proc/self/fd/0 "$L$p/stdin"
