@@ -8,8 +8,12 @@ import ai.chalk.compute.server.evaluation.scorer.BuiltinScorers;
 import ai.chalk.compute.server.evaluation.scorer.Embedders;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+/** The SDK's scorer ids against the server's built-ins; it needs the in-JVM embedding model, which core's pom puts on
+ * the class path of the tests tagged {@code embedding-model} only. */
+@Tag("embedding-model")
 class ScorersTest {
 
     /** The server that runs the built-ins, to check it accepts every id the SDK writes. */
