@@ -232,7 +232,7 @@ public final class OpenConnections {
 
     private static String refusal(EnvironmentShares.Refusal refusal, EnvironmentShares open, String address) {
         return refusal == EnvironmentShares.Refusal.ENVIRONMENT_SHARE
-                ? address + " has " + open.held(address) + " connections open, the most one address may (of the "
+                ? address + " has " + open.held(address) + " connections open, the most one peer may (of the "
                         + open.limit() + " the server keeps open)"
                 : "the server has " + open.held() + " connections open, its limit";
     }

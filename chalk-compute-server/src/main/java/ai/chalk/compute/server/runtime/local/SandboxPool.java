@@ -180,10 +180,14 @@ final class SandboxPool implements AutoCloseable {
             discardLater(entry);
             return null;
         }
+        if (!LocalSandbox.stillTheInit(started.init().pid(), started.init().pidNamespace())) {
+            // its init has ended: setns would join what got its pid since. The normal path starts another
+            deleteLink(byId);
+            places.abandon(spec.id());
+            discardLater(entry);
+            return null;
+        }
         try {
-            if (!LocalSandbox.stillTheInit(started.init().pid(), started.init().pidNamespace())) {
-                throw new IOException("its init has ended"); // setns would join what got its pid since
-            }
             hostnames.set(started.init().pid(), SandboxHostname.of(spec.id()));
         } catch (IOException e) {
             deleteLink(byId);
