@@ -12,7 +12,9 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -230,7 +232,16 @@ final class ReplCommand implements Callable<Integer> {
 
     private void loop(Terminal terminal, CodeSandbox sandbox) throws IOException {
         Path history = historyFile();
-        Files.createDirectories(history.toAbsolutePath().getParent());
+        Path dir = history.toAbsolutePath().getParent();
+        if (!Files.isDirectory(dir)) {
+            Files.createDirectories(
+                    dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        }
+        // every snippet typed is kept there, keys pasted into one too: only its owner reads it
+        if (!Files.exists(history, LinkOption.NOFOLLOW_LINKS)) {
+            Files.createFile(
+                    history, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        }
         LineReader reader = LineReaderBuilder.builder()
                 .terminal(terminal)
                 .appName("chalk-compute")

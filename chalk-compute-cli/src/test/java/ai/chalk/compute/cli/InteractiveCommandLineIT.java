@@ -107,6 +107,9 @@ class InteractiveCommandLineIT {
             assertThat(running()).doesNotContain(sandboxId);
         }
         assertThat(Files.readString(history)).contains("x = 1 + 1", "print(x)", "x * 21");
+        // every snippet typed is there, keys pasted into one too: only its owner reads it
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(history)))
+                .isEqualTo("rw-------");
     }
 
     @Test

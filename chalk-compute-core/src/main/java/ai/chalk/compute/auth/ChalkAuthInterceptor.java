@@ -135,6 +135,9 @@ public final class ChalkAuthInterceptor implements ClientInterceptor {
         }
     }
 
+    private static final java.util.regex.Pattern LOOPBACK_V4 =
+            java.util.regex.Pattern.compile("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+
     static boolean isLoopback(String authority) {
         if (authority == null) {
             return true;
@@ -144,8 +147,9 @@ public final class ChalkAuthInterceptor implements ClientInterceptor {
         if (colon > 0 && !host.endsWith("]")) {
             host = host.substring(0, colon);
         }
+        // an address of 127.0.0.0/8, not any name that starts so: 127.attacker.example is another host
         return host.equals("localhost")
-                || host.startsWith("127.")
+                || LOOPBACK_V4.matcher(host).matches()
                 || host.equals("[::1]")
                 || host.equals("::1")
                 || host.isEmpty();

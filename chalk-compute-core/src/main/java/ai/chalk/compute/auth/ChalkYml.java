@@ -6,6 +6,8 @@ import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
@@ -17,6 +19,7 @@ import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -140,6 +143,7 @@ final class ChalkYml {
     }
 
     private static Map<?, ?> readTokens(Path file) {
+        warnIfOthersMayRead(file);
         Object root;
         try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             root = new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
@@ -173,6 +177,25 @@ final class ChalkYml {
                     + " is not a mapping; run 'chalk login' to rewrite it");
         }
         return tokenMap;
+    }
+
+    /**
+     * The file holds client secrets: read by other users of the machine, they are theirs too. It is still used (the
+     * Chalk CLI wrote it so), with a WARN saying how to close it.
+     */
+    private static void warnIfOthersMayRead(Path file) {
+        try {
+            Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
+            if (mode.contains(PosixFilePermission.GROUP_READ) || mode.contains(PosixFilePermission.OTHERS_READ)) {
+                log.warn(
+                        "{} holds client secrets and other users may read it ({}); run chmod 600 {}",
+                        file,
+                        PosixFilePermissions.toString(mode),
+                        file);
+            }
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            // not a POSIX file system, or unreadable: reading it says so
+        }
     }
 
     private static Entry toEntry(Path file, String key, Map<?, ?> entry) {

@@ -79,6 +79,24 @@ class ChalkCredentialsTest {
         assertThat(credentials.tokenFile()).isEmpty();
     }
 
+    /** The file holds client secrets: one other users may read is still used, with a warning saying how to close it. */
+    @Test
+    void aChalkYmlOthersMayReadIsUsedWithAWarning() throws IOException {
+        writeChalkYml(home, ".chalk.yml");
+        Path file = home.resolve(".chalk.yml");
+        try (LogCapture logs = new LogCapture()) {
+            Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            resolver(Map.of()).resolve();
+            assertThat(logs.lines()).noneMatch(l -> l.startsWith("WARN"));
+
+            Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            assertThat(resolver(Map.of()).resolve().clientId()).contains("client-fraud");
+            assertThat(logs.lines())
+                    .anyMatch(l -> l.startsWith("WARN") && l.contains("rw-r--r--") && l.contains("chmod 600 " + file));
+            assertThat(logs.all()).doesNotContain(YML_SECRET);
+        }
+    }
+
     @Test
     void outsideAnyListedDirectoryTheDefaultLoginIsUsed() throws IOException {
         writeChalkYml(home, ".chalk.yml");

@@ -289,17 +289,21 @@ class ClientCredentialsTokenSourceTest {
                         .close();
             }
             assertThat(logs.lines()).noneMatch(l -> l.contains("without TLS"));
-            ClientCredentialsTokenSource.builder()
-                    .apiServer("http://api.example.com:8080")
-                    .clientId("client-a")
-                    .clientSecret("secret-never-logged")
-                    .build()
-                    .close();
-            assertThat(logs.lines())
-                    .anyMatch(l -> l.startsWith("WARN")
-                            && l.contains("without TLS")
-                            && l.contains("api.example.com:8080")
-                            && l.contains("client-a"));
+            for (String remote : List.of("http://api.example.com:8080", "http://127.attacker.example:8080")) {
+                ClientCredentialsTokenSource.builder()
+                        .apiServer(remote)
+                        .clientId("client-a")
+                        .clientSecret("secret-never-logged")
+                        .build()
+                        .close();
+                String host = remote.substring("http://".length());
+                assertThat(logs.lines())
+                        .as("a name that only starts like a loopback address is another host")
+                        .anyMatch(l -> l.startsWith("WARN")
+                                && l.contains("without TLS")
+                                && l.contains(host)
+                                && l.contains("client-a"));
+            }
             assertThat(logs.all()).doesNotContain("secret-never-logged");
         }
     }

@@ -53,15 +53,19 @@ class ChalkComputeAuthAutoConfigurationTests {
     }
 
     private void writeChalkYml() throws Exception {
+        writeChalkYml("https://yml.chalk.example");
+    }
+
+    private void writeChalkYml(String apiServer) throws Exception {
         Files.writeString(home.resolve(".chalk.yml"), """
                 tokens:
                   default:
                     name: default
                     clientId: yml-id
                     clientSecret: yml-secret
-                    apiServer: https://yml.chalk.example
+                    apiServer: %s
                     activeEnvironment: yml-env
-                """);
+                """.formatted(apiServer));
     }
 
     @Test
@@ -204,6 +208,40 @@ class ChalkComputeAuthAutoConfigurationTests {
                         assertThat(compute.header("authorization")).containsExactly("Bearer token-1", "Bearer token-1");
                         assertThat(tokens.exchanges()).isEqualTo(1);
                     });
+        }
+    }
+
+    /**
+     * A developer's {@code chalk login} is for the API server it names. The starter sent its token to whatever
+     * {@code chalk.compute.target} named, and with no API server in the login, its client secret too, where the
+     * SDK's {@code SandboxClient.fromEnv} sends neither: whoever ran the target got the developer's identity.
+     */
+    @Test
+    void aChalkLoginGoesToNoTargetButTheApiServerItNames() throws Exception {
+        try (TokenServer tokens = new TokenServer("yml-id", "yml-secret");
+                TestServers.RecordingServer compute =
+                        new TestServers.RecordingServer(tmp.resolve("compute"), null, null)) {
+            writeChalkYml(tokens.url());
+            runner.withInitializer(TestEnvironment.of(Map.of(), home))
+                    .withPropertyValues("chalk.compute.target=127.0.0.1:" + compute.port())
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        assertThat(context.getBeanProvider(ChalkComputeAuthInterceptor.class)
+                                        .getIfAvailable())
+                                .isNull();
+                        context.getBean(SandboxClient.class).list();
+                        assertThat(compute.header("authorization"))
+                                .as("the call was made, without a token")
+                                .isNotEmpty()
+                                .containsOnlyNulls();
+                        assertThat(tokens.exchanges()).isZero();
+                    });
+            // the target that is the login's own API server gets its token
+            runner.withInitializer(TestEnvironment.of(Map.of(), home))
+                    .withPropertyValues("chalk.compute.target=" + tokens.url())
+                    .run(context -> assertThat(context.getBeanProvider(ChalkComputeAuthInterceptor.class)
+                                    .getIfAvailable())
+                            .isNotNull());
         }
     }
 
