@@ -3,8 +3,10 @@ package ai.chalk.compute.server.runtime.host;
 import com.sun.jna.LastErrorException;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * A sandbox's own device nodes ({@code null}, {@code zero}, {@code full}, {@code random}, {@code urandom},
@@ -63,6 +65,27 @@ public final class SandboxDevices {
                     "newinstance,ptmxmode=0666,mode=0620,max=" + PTYS);
         } catch (LastErrorException e) {
             throw new IOException("cannot mount the terminals of " + dir + " (errno " + e.getErrorCode() + ")");
+        }
+    }
+
+    /**
+     * The name, beside {@link #mountPtys}'s directory in a sandbox's state directory (its quota file system), of the
+     * directory bubblewrap binds at {@code /dev/shm} ({@link #makeShm}).
+     */
+    public static final String SHM = "shm";
+
+    /**
+     * Creates {@code dir} (which must not exist), mode 1777 as {@code /dev/shm} is, owned by {@code owner} (the
+     * sandbox's root outside its user namespace; the server's root without one), on the sandbox's quota file system:
+     * what the sandbox makes in its {@code /dev/shm} then counts against its layer's bytes and files, where a
+     * {@code shm} of its own would hold files without limit, each a kilobyte of the host kernel's memory.
+     */
+    public static void makeShm(Path dir, OptionalLong owner) throws IOException {
+        Files.createDirectory(dir);
+        Files.setAttribute(dir, "unix:mode", 01777); // whatever the umask
+        if (owner.isPresent()) {
+            Files.setAttribute(dir, "unix:uid", (int) owner.getAsLong(), LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(dir, "unix:gid", (int) owner.getAsLong(), LinkOption.NOFOLLOW_LINKS);
         }
     }
 

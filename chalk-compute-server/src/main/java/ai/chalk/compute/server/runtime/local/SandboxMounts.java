@@ -105,7 +105,7 @@ final class SandboxMounts {
                 .forEach(p -> plan.add(new MountOp.ProcReadOnly(p, !p.equals("/proc/sys")))); // a mask hides more
         procMasks.files().forEach(f -> plan.add(new MountOp.MaskFile(f)));
         procMasks.dirs().forEach(d -> plan.add(new MountOp.MaskDir(d, 0555)));
-        plan.add(new MountOp.Dev("/dev", ptys));
+        plan.add(new MountOp.Dev("/dev", ptys, ptys.resolveSibling(SandboxDevices.SHM)));
         for (SandboxDevices.Node n : SandboxDevices.NODES) {
             plan.add(new MountOp.DeviceNode("/dev/" + n.name(), devices.resolve(n.name()), n.major(), n.minor()));
         }

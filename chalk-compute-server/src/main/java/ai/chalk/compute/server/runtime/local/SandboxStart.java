@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -284,6 +285,11 @@ final class SandboxStart {
             }
             userns = runtime.newUserNamespace();
             init = init.withIds(userns.map(UserNamespace::range));
+            if (level == Level.BUBBLEWRAP) {
+                SandboxDevices.makeShm(
+                        dir.resolve(SandboxDevices.SHM),
+                        userns.map(ns -> OptionalLong.of(ns.range().first())).orElse(OptionalLong.empty()));
+            }
             List<SandboxSpec.VolumeBinding> volumes = new ArrayList<>(spec.volumes());
             if (link != null) {
                 volumes.add(new SandboxSpec.VolumeBinding(runtime.egress().trustDir(), SandboxTrust.MOUNT, true));

@@ -62,7 +62,10 @@ class SandboxMountsTest {
                 "/dev",
                 "--dev-bind",
                 PTYS.toString(),
-                "/dev/pts"));
+                "/dev/pts",
+                "--bind",
+                "/state/sandboxes/s1/shm",
+                "/dev/shm"));
         for (String n : List.of("null", "zero", "full", "random", "urandom", "tty")) {
             a.addAll(List.of("--dev-bind", DEVICES.resolve(n).toString(), "/dev/" + n));
         }

@@ -45,9 +45,17 @@ public final class BubblewrapMounts {
             // the host's entry, bound from where bubblewrap finds the host's /proc
             return List.of(p.optional() ? "--ro-bind-try" : "--ro-bind", p.target(), p.target());
         } else if (op instanceof MountOp.Dev d) {
-            // binds the host's nodes, which the sandbox's own then cover, and a devpts without a limit, which the
-            // sandbox's own (with one) covers
-            return List.of("--dev", d.target(), "--dev-bind", d.ptys().toString(), d.target() + "/pts");
+            // binds the host's nodes, which the sandbox's own then cover, a devpts without a limit, which the
+            // sandbox's own (with one) covers, and a shm without one, which a directory under the layer's quota covers
+            return List.of(
+                    "--dev",
+                    d.target(),
+                    "--dev-bind",
+                    d.ptys().toString(),
+                    d.target() + "/pts",
+                    "--bind",
+                    d.shm().toString(),
+                    d.target() + "/shm");
         } else if (op instanceof MountOp.DeviceNode n) {
             return List.of("--dev-bind", n.hostNode().toString(), n.target());
         } else if (op instanceof MountOp.Dir d) {

@@ -64,8 +64,12 @@ public sealed interface MountOp {
      *
      * @param ptys where the runtime mounted the sandbox's {@code devpts} on the host, for bubblewrap to bind at
      *     {@code pts} (its own {@code --dev} has no limit); the unshare init mounts its own
+     * @param shm a directory on the sandbox's own quota file system, beside its layer, for bubblewrap to bind at
+     *     {@code shm}, so that what is made there counts against the layer's bytes and files: bubblewrap's
+     *     {@code --dev} makes a {@code shm} with no limit on its files, and takes no mount options; the unshare init
+     *     mounts a tmpfs with one
      */
-    record Dev(String target, Path ptys) implements MountOp {}
+    record Dev(String target, Path ptys, Path shm) implements MountOp {}
 
     /**
      * A device node of the sandbox's own, over the host's: bubblewrap binds the node the runtime made for the sandbox

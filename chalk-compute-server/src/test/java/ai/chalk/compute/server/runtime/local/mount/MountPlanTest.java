@@ -26,7 +26,7 @@ class MountPlanTest {
                 .add(new MountOp.ProcReadOnly("/proc/sys", false))
                 .add(new MountOp.ProcReadOnly("/proc/irq", true))
                 .add(new MountOp.MaskDir("/proc/acpi", 0555))
-                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts")))
+                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts"), Path.of("/state/sandboxes/s1/shm")))
                 .add(new MountOp.DeviceNode("/dev/null", Path.of("/state/sandboxes/s1/dev/null"), 1, 3))
                 .add(new MountOp.Dir("/tmp", 01777))
                 .add(new MountOp.WorkDir("/workspace"));
@@ -82,6 +82,9 @@ class MountPlanTest {
                         "--dev-bind",
                         "/state/sandboxes/s1/pts",
                         "/dev/pts",
+                        "--bind",
+                        "/state/sandboxes/s1/shm",
+                        "/dev/shm",
                         "--dev-bind",
                         "/state/sandboxes/s1/dev/null",
                         "/dev/null",
@@ -218,8 +221,8 @@ class MountPlanTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("would hide");
         MountPlan.Builder twice = MountPlan.builder(LAYER)
-                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts")))
-                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts")));
+                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts"), Path.of("/state/sandboxes/s1/shm")))
+                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts"), Path.of("/state/sandboxes/s1/shm")));
         assertThatThrownBy(twice::build).isInstanceOf(IllegalStateException.class);
         MountPlan.Builder secondRoot = MountPlan.builder(LAYER).add(new MountOp.Root(LAYER));
         assertThatThrownBy(secondRoot::build)
