@@ -6,6 +6,7 @@ import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
@@ -184,8 +185,12 @@ final class ChalkYml {
      * Chalk CLI wrote it so), with a WARN saying how to close it.
      */
     private static void warnIfOthersMayRead(Path file) {
+        PosixFileAttributeView view = Files.getFileAttributeView(file, PosixFileAttributeView.class);
+        if (view == null) {
+            return; // no POSIX modes here (Windows): nothing to warn about
+        }
         try {
-            Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
+            Set<PosixFilePermission> mode = view.readAttributes().permissions();
             if (mode.contains(PosixFilePermission.GROUP_READ) || mode.contains(PosixFilePermission.OTHERS_READ)) {
                 log.warn(
                         "{} holds client secrets and other users may read it ({}); run chmod 600 {}",
@@ -193,8 +198,8 @@ final class ChalkYml {
                         PosixFilePermissions.toString(mode),
                         file);
             }
-        } catch (IOException | UnsupportedOperationException | SecurityException e) {
-            // not a POSIX file system, or unreadable: reading it says so
+        } catch (IOException | SecurityException e) {
+            // unreadable: reading it says so
         }
     }
 
