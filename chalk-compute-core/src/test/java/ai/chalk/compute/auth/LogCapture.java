@@ -8,21 +8,28 @@ import ch.qos.logback.core.read.ListAppender;
 import java.util.List;
 import org.slf4j.LoggerFactory;
 
-/** Captures everything {@code ai.chalk.compute.auth} logs, at every level, to prove no secret is in it. */
-final class LogCapture implements AutoCloseable {
+/** Captures everything {@code ai.chalk.compute.auth} (or another logger) logs, at every level, to prove no secret is in it. */
+public final class LogCapture implements AutoCloseable {
 
-    private final Logger logger = (Logger) LoggerFactory.getLogger("ai.chalk.compute.auth");
-    private final Level previous = logger.getLevel();
+    private final Logger logger;
+    private final Level previous;
     private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
 
     LogCapture() {
+        this("ai.chalk.compute.auth");
+    }
+
+    /** Captures what {@code loggerName} and the loggers below it log. */
+    public LogCapture(String loggerName) {
+        logger = (Logger) LoggerFactory.getLogger(loggerName);
+        previous = logger.getLevel();
         appender.start();
         logger.addAppender(appender);
         logger.setLevel(Level.TRACE);
     }
 
     /** Every captured line: formatted message plus any stack trace. */
-    List<String> lines() {
+    public List<String> lines() {
         return appender.list.stream()
                 .map(e -> e.getLevel() + " " + e.getFormattedMessage()
                         + (e.getThrowableProxy() == null
@@ -31,7 +38,7 @@ final class LogCapture implements AutoCloseable {
                 .toList();
     }
 
-    String all() {
+    public String all() {
         return String.join("\n", lines());
     }
 

@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  * Directory zips, and the libraries of a Spring Boot executable jar, are written to temporary files, deleted by
- * {@link #close()}.
+ * {@link #close()}. Configuration files ({@code application.yml} ...) go with the classes, so replicas are configured
+ * as the application is; one holding a credential as a written value is warned about, its value never logged.
  */
 public final class CodeSnapshot implements AutoCloseable {
 
@@ -219,6 +220,7 @@ public final class CodeSnapshot implements AutoCloseable {
             String name = position() + safe(fileName(directory)) + ".zip";
             Path zip = temporary(name);
             DeterministicZip.write(directory, zip);
+            WrittenCredentials.warnAbout(zip, directory);
             add(name, CodeEntry.Kind.DIR, zip, directory);
         }
 
@@ -233,6 +235,7 @@ public final class CodeSnapshot implements AutoCloseable {
             String classes = position() + "classes.zip";
             Path zip = temporary(classes);
             boot.writeClasses(zip);
+            WrittenCredentials.warnAbout(zip, boot.file());
             add(classes, CodeEntry.Kind.DIR, zip, boot.file());
             for (String library : boot.libraries()) {
                 String name = position() + safe(BootJar.fileName(library));

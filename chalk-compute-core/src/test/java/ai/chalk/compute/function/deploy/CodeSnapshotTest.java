@@ -2,6 +2,7 @@ package ai.chalk.compute.function.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.auth.LogCapture;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -232,6 +233,43 @@ class CodeSnapshotTest {
                     .noneMatch(n -> n.endsWith("-test-classes.zip"))
                     .noneMatch(n -> n.contains("junit"));
             assertThat(withTests.entries()).extracting(CodeEntry::name).anyMatch(n -> n.endsWith("-test-classes.zip"));
+        }
+    }
+
+    @Test
+    void credentialsWrittenInTheConfigurationAreWarnedAboutWithoutTheirValues() throws IOException {
+        List<Path> classPath = classPath(dir);
+        Path classes = classPath.get(0);
+        Files.writeString(classes.resolve("application.yml"), """
+                spring:
+                  datasource:
+                    url: jdbc:postgresql://db/orders
+                    username: orders
+                    password: hunter2-in-yaml
+                chalk.compute.client-secret: ${CHALK_CLIENT_SECRET}
+                ---
+                app:
+                  keys:
+                    - api-key: k-in-a-list
+                """);
+        Files.writeString(
+                Files.createDirectories(classes.resolve("config")).resolve("application-prod.properties"),
+                "jwt.secret=s3cret-in-properties\nserver.ssl.key-store-password=${KS}\ntoken-uri=https://x\n");
+        try (LogCapture logs = new LogCapture(WrittenCredentials.class.getName());
+                CodeSnapshot code = CodeSnapshot.of(classPath)) {
+            assertThat(code.entries()).hasSize(2);
+            assertThat(logs.lines())
+                    .anyMatch(
+                            l -> l.startsWith("WARN " + classes + "!/application.yml holds spring.datasource.password,"
+                                    + " app.keys[0].api-key as written values"))
+                    .anyMatch(l -> l.startsWith(
+                            "WARN " + classes + "!/config/application-prod.properties holds jwt.secret as written"))
+                    .hasSize(2);
+            assertThat(logs.all()).doesNotContain("hunter2", "k-in-a-list", "s3cret", "CHALK_CLIENT_SECRET");
+        }
+        try (LogCapture logs = new LogCapture(WrittenCredentials.class.getName());
+                CodeSnapshot again = CodeSnapshot.of(classPath)) {
+            assertThat(logs.lines()).as("once per file and JVM").isEmpty();
         }
     }
 }
