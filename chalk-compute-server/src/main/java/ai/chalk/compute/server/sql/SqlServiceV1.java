@@ -45,7 +45,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * Chalk's {@code chalk.protosql.v1.SqlService}: queries over the caller's environment's datasets, run now (result
@@ -168,9 +167,9 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
             if (req.hasCatalog() && !req.getCatalog().equals(QueryDatabase.CATALOG)) {
                 return response.build();
             }
-            Pattern filter = like(req.hasDbSchemaFilterPattern() ? req.getDbSchemaFilterPattern() : "%");
+            LikePattern filter = LikePattern.of(req.hasDbSchemaFilterPattern() ? req.getDbSchemaFilterPattern() : "%");
             for (String schema : new String[] {QueryDatabase.DATASETS, QueryDatabase.REVISIONS}) {
-                if (filter.matcher(schema).matches()) {
+                if (filter.matches(schema)) {
                     response.addSchemas(DbSchemaInfo.newBuilder()
                             .setCatalogName(QueryDatabase.CATALOG)
                             .setDbSchemaName(schema));
@@ -189,11 +188,12 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
                     if (req.hasCatalog() && !req.getCatalog().equals(QueryDatabase.CATALOG)) {
                         return response.build();
                     }
-                    Pattern schemas = like(req.hasDbSchemaFilterPattern() ? req.getDbSchemaFilterPattern() : "%");
-                    Pattern tables = like(req.hasTableNameFilterPattern() ? req.getTableNameFilterPattern() : "%");
+                    LikePattern schemas =
+                            LikePattern.of(req.hasDbSchemaFilterPattern() ? req.getDbSchemaFilterPattern() : "%");
+                    LikePattern tables =
+                            LikePattern.of(req.hasTableNameFilterPattern() ? req.getTableNameFilterPattern() : "%");
                     for (SqlEngine.TableDescription t : queries.engine().tables(environment())) {
-                        if (schemas.matcher(t.schema()).matches()
-                                && tables.matcher(t.table()).matches()) {
+                        if (schemas.matches(t.schema()) && tables.matches(t.table())) {
                             response.addTables(TableInfo.newBuilder()
                                     .setCatalogName(QueryDatabase.CATALOG)
                                     .setDbSchemaName(t.schema())
@@ -265,15 +265,6 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
             };
             throw status.withDescription(e.getMessage()).asRuntimeException();
         }
-    }
-
-    /** A Flight SQL filter pattern ({@code %} any run, {@code _} one character) as a regular expression. */
-    private static Pattern like(String pattern) {
-        StringBuilder re = new StringBuilder();
-        for (char ch : pattern.toCharArray()) {
-            re.append(ch == '%' ? ".*" : ch == '_' ? "." : Pattern.quote(String.valueOf(ch)));
-        }
-        return Pattern.compile(re.toString(), Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
     }
 
     private static Timestamp timestamp(Instant t) {

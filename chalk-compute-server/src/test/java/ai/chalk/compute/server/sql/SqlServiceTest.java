@@ -255,6 +255,58 @@ class SqlServiceTest {
     }
 
     @Test
+    void filterPatternsMatchWithoutBacktrackingAndHaveABound() {
+        // as a regular expression, .* forty times then a character no name holds backtracked for good on one core
+        String spin = "%".repeat(40) + "!";
+        long start = System.nanoTime();
+        assertThat(stub("dev")
+                        .getDbSchemas(GetDbSchemasRequest.newBuilder()
+                                .setDbSchemaFilterPattern(spin)
+                                .build())
+                        .getSchemasList())
+                .isEmpty();
+        assertThat(stub("dev")
+                        .getTables(GetTablesRequest.newBuilder()
+                                .setTableNameFilterPattern("%o%d%e%r%s%" + spin)
+                                .build())
+                        .getTablesList())
+                .isEmpty();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        assertThat(stub("dev")
+                        .getTables(GetTablesRequest.newBuilder()
+                                .setDbSchemaFilterPattern("DATA%REV%")
+                                .setTableNameFilterPattern("rev_d_v_%")
+                                .build())
+                        .getTablesList())
+                .extracting(TableInfo::getTableName)
+                .containsExactlyInAnyOrder("rev_dev_1", "rev_dev_2");
+        assertThatThrownBy(() -> stub("dev")
+                        .getDbSchemas(GetDbSchemasRequest.newBuilder()
+                                .setDbSchemaFilterPattern("%".repeat(LikePattern.MAX_LENGTH + 1))
+                                .build()))
+                .hasMessageContaining("INVALID_ARGUMENT")
+                .hasMessageContaining("at most 1024 characters");
+    }
+
+    @Test
+    void likePatternsMatchAsFlightSqlSays() {
+        assertThat(LikePattern.of("%").matches("")).isTrue();
+        assertThat(LikePattern.of("").matches("a")).isFalse();
+        assertThat(LikePattern.of("a%c").matches("abbbc")).isTrue();
+        assertThat(LikePattern.of("a%c").matches("abbbcd")).isFalse();
+        assertThat(LikePattern.of("a_c").matches("abc")).isTrue();
+        assertThat(LikePattern.of("a_c").matches("ac")).isFalse();
+        assertThat(LikePattern.of("%ab%ab%").matches("xabyyabz")).isTrue();
+        assertThat(LikePattern.of("%aab").matches("aaab")).isTrue();
+        assertThat(LikePattern.of("Orders").matches("ORDERS")).isTrue();
+        assertThat(LikePattern.of(".*").matches("orders"))
+                .as("the rest is literal")
+                .isFalse();
+        assertThat(LikePattern.of(".*").matches(".xy*")).isFalse();
+        assertThat(LikePattern.of("._").matches(".*")).isTrue();
+    }
+
+    @Test
     void anAsyncQueryIsPolledFromRunningToItsResult() {
         ExecuteSqlQueryResponse submitted = stub("dev")
                 .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
