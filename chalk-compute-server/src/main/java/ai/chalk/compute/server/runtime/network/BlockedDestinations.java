@@ -17,6 +17,8 @@ import java.util.List;
  * <p>The list, and why it stops there:
  * <ul>
  *   <li>the slirp network itself ({@value SandboxNetwork#SLIRP_CIDR}) but its resolver: its gateway is the host;</li>
+ *   <li>the egress proxy's links ({@value ProxyLinks#POOL}) whole, whether their host ends exist yet or not: the proxy
+ *       takes a connection to a link's address for that link's sandbox, its policy and its credentials;</li>
  *   <li>every address of every host interface, read when a sandbox is attached (a bridge added later is covered
  *       from the next sandbox on), and loopback ({@code 127.0.0.0/8}, {@code ::1}, {@code 0.0.0.0/8});</li>
  *   <li>every prefix of the host's {@code local} routes, in any routing table: with one ("AnyIP",
@@ -36,6 +38,9 @@ public record BlockedDestinations(List<Prefix> prefixes) {
     /** What is refused whatever the host's interfaces are. */
     static final List<String> ALWAYS = List.of(
             SandboxNetwork.SLIRP_CIDR,
+            // the egress proxy's links: a host address per sandbox with a policy, made after a sandbox with full
+            // network has its rules, and the proxy takes whoever reaches a link's address for that link's sandbox
+            ProxyLinks.POOL,
             "0.0.0.0/8",
             "127.0.0.0/8",
             "169.254.0.0/16",

@@ -259,18 +259,41 @@ class LocalEgressSecurityTest {
                 .isEqualTo("Bearer " + PLACEHOLDER);
     }
 
+    /** Connects to each {@code host:port} argument, printing {@code OPEN} or why not. */
+    private static final String CONNECT = "import socket, sys\n"
+            + "for h, p in [(a, int(b)) for a, b in (x.rsplit(':', 1) for x in sys.argv[1:])]:\n"
+            + "    try:\n"
+            + "        socket.create_connection((h, p), 3).close(); print(h, p, 'OPEN')\n"
+            + "    except OSError as e:\n"
+            + "        print(h, p, 'failed', type(e).__name__, e.errno)\n";
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aSandboxWithFullNetworkReachesNoOtherSandboxsProxy(String mode) throws Exception {
+        // started first, so that the other's link address is the host's only after this one's rules were written:
+        // slirp4netns connects from the host, where the proxy tells sandboxes apart by the address reached
+        RuntimeSandbox open = runtime(mode)
+                .start(new SandboxSpec(
+                        LocalTesting.newId(), "", Map.of(), "/workspace", ResourceLimits.NONE, true, List.of()));
+        sandboxes.add(open);
+        RuntimeSandbox policed =
+                start(mode, with(hosts("other.test"), "api.allowed.test", credential(PLACEHOLDER, SECRET)));
+        String proxy = sh(policed, "echo ${HTTP_PROXY#http://}").ok().out().strip();
+        String link = proxy.substring(0, proxy.lastIndexOf(':'));
+        LocalTesting.Run r = py(open, CONNECT, proxy, link + ":53", link + ":22");
+        assertThat(r.out()).as(r.err()).doesNotContain("OPEN");
+        assertThat(r.out().lines().filter(l -> l.contains("failed")).count()).isEqualTo(3);
+        assertThat(curl(policed, "--cacert /tmp/testca.pem https://other.test/still"))
+                .as("the other sandbox's proxy still serves it")
+                .contains("200 exit=0");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void directConnectionsGoNowhereButAllowedNamesWorkWithoutTheProxyVariables(String mode) throws Exception {
         RuntimeSandbox s = start(mode, with(hosts("other.test"), "api.allowed.test", credential(PLACEHOLDER, SECRET)));
         String proxy =
                 sh(s, "echo ${HTTP_PROXY#http://} | cut -d: -f1").ok().out().strip();
-        String py = "import socket, sys\n"
-                + "for h, p in [(a, int(b)) for a, b in (x.rsplit(':', 1) for x in sys.argv[1:])]:\n"
-                + "    try:\n"
-                + "        socket.create_connection((h, p), 3).close(); print(h, p, 'OPEN')\n"
-                + "    except OSError as e:\n"
-                + "        print(h, p, 'failed', type(e).__name__, e.errno)\n";
         String targets = String.join(
                 " ",
                 world.farA.getHostAddress() + ":443",
@@ -281,7 +304,7 @@ class LocalEgressSecurityTest {
                 proxy + ":22",
                 proxy + ":8080",
                 "169.254.169.254:80");
-        LocalTesting.Run r = py(s, py, targets.split(" "));
+        LocalTesting.Run r = py(s, CONNECT, targets.split(" "));
         assertThat(r.out()).as(r.err()).doesNotContain("OPEN").contains("failed ConnectionRefusedError");
         assertThat(r.out().lines().filter(l -> l.contains("failed")).count()).isEqualTo(8);
         // a client that ignores the proxy variables resolves allowed names to the proxy, which checks them again
