@@ -84,6 +84,12 @@ final class NetworkFence {
             new Rule(
                     "filter",
                     "DOCKER-USER",
+                    List.of("-i", IFACES, "-d", "100.100.100.200/32", "-j", "DROP"),
+                    false,
+                    "nor the metadata service outside link-local (Alibaba Cloud's), as the local runtime's sandboxes"),
+            new Rule(
+                    "filter",
+                    "DOCKER-USER",
                     List.of("-i", IFACES, "-m", "conntrack", "--ctstate", "DNAT", "-j", "DROP"),
                     false,
                     "nothing the host forwards by address translation: ports other containers"
