@@ -147,7 +147,8 @@ final class FunctionServices implements AutoCloseable {
                 blobOwners,
                 secrets,
                 localSecrets,
-                sandboxes.imageNames());
+                sandboxes.imageNames(),
+                pools);
         CallStore callStore = new CallStore(database);
         callStore.failUnfinished(
                 "the server restarted while the call was queued or running; call again",

@@ -20,6 +20,7 @@ import ai.chalk.compute.server.worker.CodeSnapshots;
 import ai.chalk.compute.server.worker.WorkerImageCheck;
 import ai.chalk.compute.server.worker.WorkerJava;
 import ai.chalk.compute.server.worker.WorkerLaunch;
+import ai.chalk.compute.server.worker.WorkerPools;
 import com.google.protobuf.CodedOutputStream;
 import io.grpc.Status;
 import java.io.ByteArrayOutputStream;
@@ -51,6 +52,7 @@ public final class FunctionDeployments {
     private final Secrets secrets;
     private final ImageNames imageNames;
     private final LocalSecretSweep localSecrets;
+    private final WorkerPools pools;
 
     /**
      * What an ensure answered.
@@ -78,8 +80,10 @@ public final class FunctionDeployments {
             BlobOwnerStore blobOwners,
             Secrets secrets,
             LocalSecretSweep localSecrets,
-            ImageNames imageNames) {
+            ImageNames imageNames,
+            WorkerPools pools) {
         this.imageNames = imageNames;
+        this.pools = pools;
         this.secrets = secrets;
         this.localSecrets = localSecrets;
         this.store = store;
@@ -253,13 +257,20 @@ public final class FunctionDeployments {
         return store.function(f.id()).orElseThrow();
     }
 
-    /** Deletes a function, its versions and its scaling group (its replicas stop). */
+    /**
+     * Deletes a function, its versions and its scaling group: its replicas stop, those a call naming an older version
+     * started included.
+     */
     public synchronized void delete(FunctionRecord f) {
         groups.store()
                 .liveGroupNamed(f.environment(), f.name())
                 .filter(g -> g.kind().equals(ScalingGroups.FUNCTION))
                 .ifPresent(groups::delete);
+        int highest = store.highestVersion(f.id());
         store.deleteFunction(f.id(), Instant.now());
+        for (int n = 1; n <= highest; n++) {
+            store.version(f.id(), n).ifPresent(v -> pools.retire(v.revisionId()));
+        }
         localSecrets.soon();
     }
 
@@ -274,6 +285,9 @@ public final class FunctionDeployments {
                     .asRuntimeException();
         }
         store.deleteVersion(v.id(), Instant.now());
+        // replicas a call naming this version started (the group's own serve its current version): a version deleted
+        // because its code was bad kept running, and kept being given the environment's secrets and a token
+        pools.retire(v.revisionId());
         localSecrets.soon();
     }
 

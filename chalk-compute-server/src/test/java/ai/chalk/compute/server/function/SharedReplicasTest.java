@@ -6,6 +6,7 @@ import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
@@ -18,6 +19,7 @@ import com.google.protobuf.ByteString;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -121,5 +123,73 @@ class SharedReplicasTest {
             catalog(s).createExternalFunctionVersion(request("score", code, 0));
             assertThat(replica(s, "score")).startsWith("shared|fnw-").isNotEqualTo(greet);
         }
+    }
+
+    @Test
+    void replicasACallOfAnOlderVersionStartedStopWhenTheVersionOrTheFunctionIsDeleted() throws Exception {
+        TestCode first = new TestCode("first");
+        TestCode second = new TestCode("second");
+        TestCode third = new TestCode("third");
+        try (RunningServer s = RunningServer.start(dir, b -> b.workerReadyTimeout(Duration.ofSeconds(30)))) {
+            first.upload(s.channel);
+            second.upload(s.channel);
+            third.upload(s.channel);
+            String v1 = catalog(s)
+                    .createExternalFunctionVersion(request("greet", first, 0))
+                    .getExternalFunctionVersion()
+                    .getId();
+            catalog(s).createExternalFunctionVersion(request("greet", second, 0));
+            catalog(s).createExternalFunctionVersion(request("greet", third, 0));
+            assertThat(replica(s, "greet")).startsWith("third|fnw-");
+            // a call may name a version that no longer serves: its replicas are started for it
+            String old = replica(s, "greet", 1);
+            assertThat(old).startsWith("first|fnw-");
+            String older = replica(s, "greet", 2);
+            assertThat(older).startsWith("second|fnw-");
+            Path run = dir.resolve("functions").resolve("run");
+            assertThat(run.resolve(workerId(old))).exists();
+
+            // deleted (its code was bad, say), the version's replicas stop: they would be given the environment's
+            // secrets and a live token on every restart
+            catalog(s)
+                    .deleteExternalFunctionVersion(DeleteExternalFunctionVersionRequest.newBuilder()
+                            .setId(v1)
+                            .build());
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(run.resolve(workerId(old))).doesNotExist());
+            assertThat(run.resolve(workerId(older))).exists();
+            // and with the function, every version's
+            catalog(s)
+                    .deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
+                            .setFunctionName("greet")
+                            .build());
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(run).isEmptyDirectory());
+        }
+    }
+
+    /** The replica that answered a call of version {@code version} of {@code function}. */
+    private static String replica(RunningServer s, String function, int version) {
+        String answer = catalog(s)
+                .callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                        .setFunction(ExternalFunctionVersionKey.newBuilder()
+                                .setFunctionName(function)
+                                .setVersion(version))
+                        .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                .setName(function)
+                                .setFeatherStream(ByteString.copyFromUtf8("x")))
+                        .build())
+                .getRemoteCallResponse()
+                .getFeatherStream()
+                .toStringUtf8();
+        assertThat(answer).endsWith("|x");
+        return answer.substring(0, answer.lastIndexOf('|'));
+    }
+
+    /** {@code fnw-...} of {@code label|fnw-...}. */
+    private static String workerId(String replica) {
+        return replica.substring(replica.indexOf('|') + 1);
     }
 }

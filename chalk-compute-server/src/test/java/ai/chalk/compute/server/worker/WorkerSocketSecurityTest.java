@@ -26,8 +26,10 @@ import ai.chalk.compute.proto.sandbox.v2.CreateSandboxSnapshotRequest;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.SandboxSnapshotServiceGrpc;
+import ai.chalk.compute.proto.server.v1.AuthServiceGrpc;
 import ai.chalk.compute.proto.server.v1.EnvironmentSecretsServiceGrpc;
 import ai.chalk.compute.proto.server.v1.GetEnvRequest;
+import ai.chalk.compute.proto.server.v1.GetTokenRequest;
 import ai.chalk.compute.proto.server.v1.TeamServiceGrpc;
 import ai.chalk.compute.proto.server.v1.UpsertSecretRequest;
 import ai.chalk.compute.proto.volume.v1.CreateVolumeRequest;
@@ -70,11 +72,18 @@ class WorkerSocketSecurityTest {
             AtomicReference<String> token = new AtomicReference<>();
             ManagedChannel worker = workerChannel(dataDir, group, token);
             try {
-                // without a token, nothing but the token exchange and health
+                // without a token, nothing but health; the token exchange neither: a client's token is not taken here
                 assertThat(code(() -> SandboxServiceGrpc.newBlockingStub(worker)
                                 .withDeadlineAfter(60, TimeUnit.SECONDS)
                                 .createSandbox(CreateSandboxRequest.getDefaultInstance())))
                         .isEqualTo(Status.Code.UNAUTHENTICATED);
+                assertThat(code(() -> AuthServiceGrpc.newBlockingStub(worker)
+                                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                                .getToken(GetTokenRequest.newBuilder()
+                                        .setClientId("any")
+                                        .setClientSecret("wrong")
+                                        .build())))
+                        .isEqualTo(Status.Code.PERMISSION_DENIED);
                 token.set(Files.readString(identity.resolve(WorkloadTokens.FILE_NAME)));
                 var sandboxes = SandboxServiceGrpc.newBlockingStub(worker).withDeadlineAfter(60, TimeUnit.SECONDS);
                 var processes =
