@@ -3,21 +3,18 @@ package ai.chalk.compute.server.ai;
 import ai.chalk.compute.proto.ai.v1.AiRouterServiceGrpc;
 import ai.chalk.compute.proto.ai.v1.ForwardRequest;
 import ai.chalk.compute.proto.ai.v1.ForwardResponse;
+import ai.chalk.compute.server.outbound.BoundedAnswer;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -98,20 +95,11 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
         if (key != null && !key.isEmpty()) {
             http.header("Authorization", "Bearer " + key);
         }
-        HttpResponse<InputStream> response;
+        BoundedAnswer response;
         byte[] body;
         try {
-            response = HTTP.send(http.build(), HttpResponse.BodyHandlers.ofInputStream());
-            try (InputStream in = response.body()) {
-                // the request's timeout ends at the answer's headers: its body gets the same time again, no more
-                CompletableFuture<Void> deadline = CompletableFuture.runAsync(
-                        () -> close(in), CompletableFuture.delayedExecutor(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
-                try {
-                    body = in.readNBytes(MAX_ANSWER_BYTES + 1);
-                } finally {
-                    deadline.cancel(false);
-                }
-            }
+            response = BoundedAnswer.send(HTTP, http.build(), MAX_ANSWER_BYTES, TIMEOUT);
+            body = response.body();
         } catch (IOException e) {
             observer.onError(Status.UNAVAILABLE
                     .withDescription("the AI router could not reach its provider " + base + ": "
@@ -123,7 +111,7 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
             observer.onError(Status.CANCELLED.withDescription("interrupted").asRuntimeException());
             return;
         }
-        if (body.length > MAX_ANSWER_BYTES) {
+        if (response.tooLarge()) {
             observer.onError(Status.RESOURCE_EXHAUSTED
                     .withDescription("the AI provider's answer is larger than " + (MAX_ANSWER_BYTES >> 20)
                             + " MiB, the most the router passes on")
@@ -137,17 +125,9 @@ public final class AiRouterServiceV1 extends AiRouterServiceGrpc.AiRouterService
             }
         }
         ForwardResponse.Builder reply =
-                ForwardResponse.newBuilder().setStatus(response.statusCode()).setBody(ByteString.copyFrom(body));
+                ForwardResponse.newBuilder().setStatus(response.status()).setBody(ByteString.copyFrom(body));
         response.headers().firstValue("Retry-After").ifPresent(reply::setRetryAfter);
         observer.onNext(reply.build());
         observer.onCompleted();
-    }
-
-    private static void close(InputStream in) {
-        try {
-            in.close();
-        } catch (IOException e) {
-            // the read it cuts fails anyway
-        }
     }
 }

@@ -46,6 +46,21 @@ class EmbeddingEndpointTest {
                 authorizations.add(String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
                 String reply;
                 int status = 200;
+                if (body.path("model").asText().equals("endless")) {
+                    // a valid start, then no end: the server reads a bounded amount and lets go
+                    exchange.sendResponseHeaders(200, 0);
+                    byte[] chunk = new byte[1 << 20];
+                    java.util.Arrays.fill(chunk, (byte) ' ');
+                    try (OutputStream out = exchange.getResponseBody()) {
+                        out.write("{\"data\":[".getBytes(StandardCharsets.UTF_8));
+                        for (int i = 0; i < 1024; i++) {
+                            out.write(chunk);
+                        }
+                    } catch (IOException closedByTheReader) {
+                        // what the bound does
+                    }
+                    return;
+                }
                 if (body.path("model").asText().equals("down")) {
                     status = 500;
                     reply = "{\"error\":{\"message\":\"overloaded\"}}";
@@ -113,5 +128,26 @@ class EmbeddingEndpointTest {
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain(KEY));
         assertThatThrownBy(() -> scorers.create("embedding_similarity:{\"base_url\":\"file:///etc\",\"model\":\"m\"}"))
                 .hasMessageContaining("base_url must be an http or https URL");
+    }
+
+    @Test
+    void anAnswerPastTheBoundFailsTheRowNotTheServer() {
+        BuiltinScorer scorer = scorers.create(id("endless"));
+        assertThatThrownBy(() -> scorer.score(Map.of("output", "a", "expected", "b")))
+                .isInstanceOf(RowScoringException.class)
+                .hasMessageContaining("answered more than 64 MiB");
+    }
+
+    @Test
+    void metadataAndLinkLocalAddressesAreNeverCalled() {
+        for (String host : List.of("169.254.169.254", "100.100.100.200", "[fe80::1]", "[fd00:ec2::254]", "0.0.0.0")) {
+            BuiltinScorer scorer = scorers.create("embedding_similarity:{\"base_url\":\"http://" + host + ":"
+                    + standIn.getAddress().getPort() + "/v1\",\"model\":\"letters\"}");
+            assertThatThrownBy(() -> scorer.score(Map.of("output", "a", "expected", "b")))
+                    .as(host)
+                    .isInstanceOf(RowScoringException.class)
+                    .hasMessageContaining("the server never calls");
+        }
+        assertThat(requests).as("requests the stand-in received").isEmpty();
     }
 }
