@@ -34,6 +34,7 @@ final class LevenshteinScorer implements BuiltinScorer {
     public RowScore score(Map<String, @Nullable Object> row) {
         String candidate = normalizer.apply(RowValues.text(row, inputs.get(0)));
         String reference = normalizer.apply(RowValues.text(row, inputs.get(1)));
+        RowWork.check("levenshtein", candidate, reference, RowWork.product(candidate, reference));
         CodePoints a = new CodePoints(candidate);
         CodePoints b = new CodePoints(reference);
         int distance = LevenshteinDistance.getDefaultInstance().apply(a, b);

@@ -42,6 +42,13 @@ final class StringSimilarityScorer implements BuiltinScorer {
     public RowScore score(Map<String, @Nullable Object> row) {
         String a = normalizer.apply(RowValues.text(row, inputs.get(0)));
         String b = normalizer.apply(RowValues.text(row, inputs.get(1)));
+        if (!method.equals("jaccard")) {
+            RowWork.check(
+                    "string_similarity " + method,
+                    a,
+                    b,
+                    method.equals("partial") ? RowWork.windows(a, b) : RowWork.product(a, b));
+        }
         double similarity = similarity(method, a, b);
         Map<String, @Nullable Object> metadata = new LinkedHashMap<>();
         metadata.put("method", method);

@@ -294,4 +294,32 @@ class BuiltinScorersTest {
                                 + "\"api_key_secret\":\"MISSING\"}"))
                 .hasMessageContaining("names the secret MISSING, which this environment does not have");
     }
+
+    @Test
+    void stringScorersRefuseRowsWhoseTextsWouldHoldAThreadForGood() {
+        String long1 = "ab".repeat(15_000);
+        String long2 = "ba".repeat(15_000);
+        long start = System.nanoTime();
+        for (String id : List.of(
+                "levenshtein",
+                "string_similarity:{\"method\":\"sequence\"}",
+                "string_similarity:{\"method\":\"token_sort\"}",
+                "string_similarity:{\"method\":\"jaro_winkler\"}")) {
+            assertThatThrownBy(() -> score(id, long1, long2))
+                    .as(id)
+                    .isInstanceOf(RowScoringException.class)
+                    .hasMessageContaining("texts of 30000 and 30000 characters, past the 400000000 a row may take");
+        }
+        // the shorter text against every window of the longer: cubic in the shorter one
+        assertThatThrownBy(() -> score("string_similarity:{\"method\":\"partial\"}", "x".repeat(800), long1))
+                .isInstanceOf(RowScoringException.class)
+                .hasMessageContaining("string_similarity partial would take about");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        // texts of a usual answer's length still score, and sets of characters cost no product
+        assertThat(similarity("partial", "needle", "hay ".repeat(2_000) + "needle"))
+                .isEqualTo(1.0);
+        assertThat(score("levenshtein", "a".repeat(10_000), "a".repeat(10_000)).score())
+                .isEqualTo(1.0);
+        assertThat(similarity("jaccard", long1, long2)).isEqualTo(1.0);
+    }
 }
