@@ -6,6 +6,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -119,6 +120,7 @@ final class QueryDatabase implements AutoCloseable {
         private final Connection connection;
         private volatile @Nullable Statement running;
         private volatile boolean canceled;
+        private volatile @Nullable Duration timedOutAfter;
 
         private Session(Connection connection) {
             this.connection = connection;
@@ -203,7 +205,20 @@ final class QueryDatabase implements AutoCloseable {
             }
         }
 
+        /** Stops the query as {@link #cancel} does, saying it ran past {@code limit}. */
+        void timeOut(Duration limit) {
+            timedOutAfter = limit;
+            cancel();
+        }
+
         private SqlFailure canceledFailure() {
+            Duration limit = timedOutAfter;
+            if (limit != null) {
+                return new SqlFailure(
+                        SqlFailure.Reason.TIMED_OUT,
+                        "the query ran past the server's time limit of " + limit.toSeconds()
+                                + " s for one query; filter or aggregate more, or query a smaller revision");
+            }
             return new SqlFailure(SqlFailure.Reason.CANCELED, "canceled: the query was canceled before it finished");
         }
 

@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
@@ -61,34 +63,46 @@ public final class SqlEngine implements AutoCloseable {
                         databases.lease(environment, memoryBytes, datasets.completedRevisions(environment));
                 QueryDatabase.Session session = lease.database().session()) {
             onCancel.accept(session::cancel);
-            SelectStatement query = session.check(sql);
-            // DuckDB lets COPY make a directory only in an allowed one: each query writes beneath a name of its own
-            Path dir = lease.database().outDir().resolve(UUID.randomUUID().toString());
+            Duration limit = options.timeLimit();
+            CompletableFuture<Void> deadline = CompletableFuture.runAsync(
+                    () -> session.timeOut(limit),
+                    CompletableFuture.delayedExecutor(limit.toMillis(), TimeUnit.MILLISECONDS));
             try {
-                long rows;
-                List<Path> files;
-                if (sharded) {
-                    rows = session.copyToShards(query, dir, options.shardBytes());
-                    try (Stream<Path> listed = Files.list(dir)) {
-                        files = listed.filter(p -> p.getFileName().toString().endsWith(".parquet"))
-                                .sorted(Comparator.comparing(SqlEngine::shardNumber))
-                                .toList();
-                    }
-                } else {
-                    Files.createDirectories(dir);
-                    Path file = dir.resolve("result.parquet");
-                    rows = session.copyToFile(query, file);
-                    files = List.of(file);
-                }
-                return new Output(dir, files, rows, Duration.ofNanos(System.nanoTime() - start));
-            } catch (IOException e) {
-                discard(dir);
-                throw new SqlFailure(
-                        SqlFailure.Reason.FAILED, "reading the query's result failed: " + e.getMessage(), e);
-            } catch (RuntimeException e) {
-                discard(dir);
-                throw e;
+                return run(session, lease, sql, sharded, start);
+            } finally {
+                deadline.cancel(false);
             }
+        }
+    }
+
+    private Output run(
+            QueryDatabase.Session session, QueryDatabases.Lease lease, String sql, boolean sharded, long start) {
+        SelectStatement query = session.check(sql);
+        // DuckDB lets COPY make a directory only in an allowed one: each query writes beneath a name of its own
+        Path dir = lease.database().outDir().resolve(UUID.randomUUID().toString());
+        try {
+            long rows;
+            List<Path> files;
+            if (sharded) {
+                rows = session.copyToShards(query, dir, options.shardBytes());
+                try (Stream<Path> listed = Files.list(dir)) {
+                    files = listed.filter(p -> p.getFileName().toString().endsWith(".parquet"))
+                            .sorted(Comparator.comparing(SqlEngine::shardNumber))
+                            .toList();
+                }
+            } else {
+                Files.createDirectories(dir);
+                Path file = dir.resolve("result.parquet");
+                rows = session.copyToFile(query, file);
+                files = List.of(file);
+            }
+            return new Output(dir, files, rows, Duration.ofNanos(System.nanoTime() - start));
+        } catch (IOException e) {
+            discard(dir);
+            throw new SqlFailure(SqlFailure.Reason.FAILED, "reading the query's result failed: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            discard(dir);
+            throw e;
         }
     }
 

@@ -16,6 +16,8 @@ public final class SqlFailure extends RuntimeException {
         TOO_LARGE,
         /** The query was canceled before it finished (CANCELLED). */
         CANCELED,
+        /** The query ran past the server's time limit for one query (DEADLINE_EXCEEDED). */
+        TIMED_OUT,
         /** Anything else that went wrong while it ran (INTERNAL). */
         FAILED
     }

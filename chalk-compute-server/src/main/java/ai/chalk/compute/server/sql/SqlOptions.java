@@ -1,5 +1,7 @@
 package ai.chalk.compute.server.sql;
 
+import java.time.Duration;
+
 /**
  * The SQL engine's limits.
  *
@@ -13,6 +15,8 @@ package ai.chalk.compute.server.sql;
  *                           or another environment get a database of their own, each allowed its limit, so without a
  *                           bound on them together concurrent queries had no bound at all; one environment's get at
  *                           most half, which must hold the largest a query may ask for
+ * @param timeLimit          the longest one query runs: nothing else stops one that never ends (a cross join of two
+ *                           {@code range(1e18)}), and two of them held every async slot of the server
  */
 public record SqlOptions(
         long defaultMemoryBytes,
@@ -21,14 +25,16 @@ public record SqlOptions(
         long inlineLimitBytes,
         long shardBytes,
         int parallelJobs,
-        long memoryBudgetBytes) {
+        long memoryBudgetBytes,
+        Duration timeLimit) {
 
     /** The least memory a query may be given: DuckDB needs some to run anything at all. */
     public static final long MIN_MEMORY_BYTES = 32L << 20;
 
     /**
      * 1 GiB per query (up to 8 GiB on request), every core, 16 MiB inline, 128 MiB shards, 2 async queries, and for
-     * all queries together twice the most one may ask for or half the host's memory, the larger.
+     * all queries together twice the most one may ask for or half the host's memory, the larger, and 30 minutes a
+     * query.
      */
     public static SqlOptions defaults() {
         long max = 8L << 30;
@@ -43,7 +49,8 @@ public record SqlOptions(
                 16L << 20,
                 128L << 20,
                 2,
-                Math.max(2 * max, hostHalf));
+                Math.max(2 * max, hostHalf),
+                Duration.ofMinutes(30));
     }
 
     public SqlOptions {
@@ -56,6 +63,9 @@ public record SqlOptions(
                     "the SQL memory budget must be at least twice the most a query may ask" + " for (" + maxMemoryBytes
                             + " bytes: one environment's queries get half), got " + memoryBudgetBytes);
         }
+        if (timeLimit.isNegative() || timeLimit.isZero()) {
+            throw new IllegalArgumentException("the SQL time limit must be positive, got " + timeLimit);
+        }
         if (threads < 1 || parallelJobs < 1 || inlineLimitBytes < 1 || shardBytes < (1 << 20)) {
             throw new IllegalArgumentException(
                     "SQL threads, parallel jobs and the inline limit must be positive and" + " shards at least 1 MiB");
@@ -65,12 +75,39 @@ public record SqlOptions(
     /** The same with another inline limit. */
     public SqlOptions withInlineLimitBytes(long bytes) {
         return new SqlOptions(
-                defaultMemoryBytes, maxMemoryBytes, threads, bytes, shardBytes, parallelJobs, memoryBudgetBytes);
+                defaultMemoryBytes,
+                maxMemoryBytes,
+                threads,
+                bytes,
+                shardBytes,
+                parallelJobs,
+                memoryBudgetBytes,
+                timeLimit);
     }
 
     /** The same with another memory budget for all queries together. */
     public SqlOptions withMemoryBudgetBytes(long bytes) {
         return new SqlOptions(
-                defaultMemoryBytes, maxMemoryBytes, threads, inlineLimitBytes, shardBytes, parallelJobs, bytes);
+                defaultMemoryBytes,
+                maxMemoryBytes,
+                threads,
+                inlineLimitBytes,
+                shardBytes,
+                parallelJobs,
+                bytes,
+                timeLimit);
+    }
+
+    /** The same with another time limit for one query. */
+    public SqlOptions withTimeLimit(Duration limit) {
+        return new SqlOptions(
+                defaultMemoryBytes,
+                maxMemoryBytes,
+                threads,
+                inlineLimitBytes,
+                shardBytes,
+                parallelJobs,
+                memoryBudgetBytes,
+                limit);
     }
 }

@@ -25,6 +25,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -182,9 +183,41 @@ public final class SqlQueries implements AutoCloseable {
         return digests;
     }
 
-    /** Queues a query; its result is persisted. Returns its id at once. */
+    /**
+     * The most async queries one environment has queued or running: each queued one holds its SQL in the heap and a
+     * row in the store, and one environment submitting without end held both without bound.
+     */
+    static final int MAX_QUEUED_PER_ENVIRONMENT = 64;
+
+    private final Map<String, AtomicInteger> queued = new ConcurrentHashMap<>();
+
+    /**
+     * Queues a query; its result is persisted. Returns its id at once.
+     *
+     * @throws SqlFailure {@code TOO_LARGE} when the environment has {@value #MAX_QUEUED_PER_ENVIRONMENT} queued or
+     *     running already
+     */
     public String submit(Request request) {
         long memory = memory(request.memoryBytes());
+        AtomicInteger mine = queued.computeIfAbsent(request.environment(), e -> new AtomicInteger());
+        if (mine.incrementAndGet() > MAX_QUEUED_PER_ENVIRONMENT) {
+            mine.decrementAndGet();
+            throw new SqlFailure(
+                    SqlFailure.Reason.TOO_LARGE,
+                    "this environment has " + MAX_QUEUED_PER_ENVIRONMENT + " async SQL queries queued or running, the"
+                            + " most it may; poll them (PollSqlQuery) and submit more as they finish");
+        }
+        String id;
+        try {
+            id = submitCounted(request, memory, mine);
+        } catch (RuntimeException e) {
+            mine.decrementAndGet();
+            throw e;
+        }
+        return id;
+    }
+
+    private String submitCounted(Request request, long memory, AtomicInteger mine) {
         String id = newId();
         store.insert(
                 id,
@@ -202,6 +235,7 @@ public final class SqlQueries implements AutoCloseable {
                 log.warn("SQL query {} failed unexpectedly: {}", id, e.toString());
             } finally {
                 cancels.remove(id);
+                mine.decrementAndGet();
             }
         });
         return id;

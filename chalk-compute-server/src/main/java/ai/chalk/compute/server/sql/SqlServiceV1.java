@@ -261,6 +261,7 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
                 case FORBIDDEN -> Status.PERMISSION_DENIED;
                 case TOO_LARGE -> Status.RESOURCE_EXHAUSTED;
                 case CANCELED -> Status.CANCELLED;
+                case TIMED_OUT -> Status.DEADLINE_EXCEEDED;
                 case FAILED -> Status.INTERNAL;
             };
             throw status.withDescription(e.getMessage()).asRuntimeException();

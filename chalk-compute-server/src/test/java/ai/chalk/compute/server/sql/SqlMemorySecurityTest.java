@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -55,7 +56,8 @@ class SqlMemorySecurityTest {
         Path numbers = ParquetFiles.write(data.resolve("n.parquet"), "SELECT range AS x FROM range(10)");
         DatasetTables tables = environment -> List.of(new DatasetTable("numbers", "rev_1", List.of(numbers), true));
         // a query gets 64 MiB unless it asks; all together 256 MiB, an environment 128 MiB
-        SqlOptions options = new SqlOptions(64 * MIB, 128 * MIB, 1, 16 * MIB, 128 * MIB, 2, 256 * MIB);
+        SqlOptions options =
+                new SqlOptions(64 * MIB, 128 * MIB, 1, 16 * MIB, 128 * MIB, 2, 256 * MIB, Duration.ofMinutes(30));
         engine = new SqlEngine(tables, options, dir.resolve("scratch"));
 
         start("dev", 64 * MIB);
@@ -82,6 +84,33 @@ class SqlMemorySecurityTest {
         assertThat(engine.run("staging", "SELECT 1", 96 * MIB, false, c -> {}).rows())
                 .isEqualTo(1);
         assertThat(engine.run("dev", "SELECT 1", 128 * MIB, false, c -> {}).rows())
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aQueryThatNeverEndsIsStoppedAtTheTimeLimit() throws Exception {
+        Path data = Files.createDirectories(dir.resolve("blobs"));
+        Path numbers = ParquetFiles.write(data.resolve("n.parquet"), "SELECT range AS x FROM range(10)");
+        DatasetTables tables = environment -> List.of(new DatasetTable("numbers", "rev_1", List.of(numbers), true));
+        engine = new SqlEngine(
+                tables,
+                SqlOptions.defaults().withMemoryBudgetBytes(16L << 30).withTimeLimit(Duration.ofSeconds(2)),
+                dir.resolve("scratch"));
+        long begun = System.nanoTime();
+        // nothing outside the query is touched, and it would run for good
+        assertThatThrownBy(() -> engine.run(
+                        "dev",
+                        "SELECT count(*) FROM range(1e18::BIGINT) a, range(1e18::BIGINT) b",
+                        MIB * 64,
+                        false,
+                        c -> {}))
+                .isInstanceOf(SqlFailure.class)
+                .satisfies(e -> assertThat(((SqlFailure) e).reason()).isEqualTo(SqlFailure.Reason.TIMED_OUT))
+                .hasMessageContaining("ran past the server's time limit of 2 s for one query");
+        assertThat(Duration.ofNanos(System.nanoTime() - begun)).isLessThan(Duration.ofSeconds(30));
+        assertThat(engine.run("dev", "SELECT count(*) FROM chalk.datasets.numbers", MIB * 64, false, c -> {})
+                        .rows())
+                .as("the next query runs")
                 .isEqualTo(1);
     }
 

@@ -307,6 +307,26 @@ class SqlServiceTest {
     }
 
     @Test
+    void anEnvironmentQueuesABoundedNumberOfAsyncQueries() {
+        ExecuteSqlQueryRequest slow = ExecuteSqlQueryRequest.newBuilder()
+                .setQuery("SELECT sum(range) FROM range(100000000000)")
+                .setAsyncOptions(ExecuteSqlAsyncQueryRequestOptions.newBuilder()
+                        .setExecutionMode(ExecuteSqlAsyncExecutionMode.EXECUTE_SQL_ASYNC_EXECUTION_MODE_ASYNC))
+                .build();
+        for (int i = 0; i < SqlQueries.MAX_QUEUED_PER_ENVIRONMENT; i++) {
+            assertThat(stub("dev").executeSqlQuery(slow).getQueryId()).isNotEmpty();
+        }
+        assertThatThrownBy(() -> stub("dev").executeSqlQuery(slow))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED))
+                .hasMessageContaining("64 async SQL queries queued or running, the most it may");
+        assertThat(stub("staging").executeSqlQuery(slow).getQueryId())
+                .as("another environment's queue")
+                .isNotEmpty();
+    }
+
+    @Test
     void anAsyncQueryIsPolledFromRunningToItsResult() {
         ExecuteSqlQueryResponse submitted = stub("dev")
                 .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
