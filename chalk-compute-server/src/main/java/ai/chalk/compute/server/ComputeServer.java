@@ -158,6 +158,9 @@ public final class ComputeServer implements AutoCloseable {
                         ? new ByteBudget(ofHeap.evaluationRuns().what(), config.evaluationRunsBudget)
                         : ofHeap.evaluationRuns(),
                 ofHeap.volumeFileReads(),
+                config.functionCallsBudget >= 0
+                        ? MemoryBudgets.functionCalls(config.functionCallsBudget)
+                        : ofHeap.functionCalls(),
                 config.receivedMessagesBudget >= 0
                         ? config.receivedMessagesBudget
                         : ofHeap.receivedMessages().limit());
@@ -257,7 +260,8 @@ public final class ComputeServer implements AutoCloseable {
                     authentication.workloads(),
                     secrets,
                     localSecrets,
-                    diskReserve);
+                    diskReserve,
+                    budgets.functionCalls());
             localSecrets.start(config.localSecretSweepInterval);
             transfers = new Transfers(
                     functions.blobs(),
@@ -580,6 +584,7 @@ public final class ComputeServer implements AutoCloseable {
         private long collectedOutputBudget = -1;
         private long receivedMessagesBudget = -1;
         private long evaluationRunsBudget = -1;
+        private long functionCallsBudget = -1;
         private int parallelImageBuilds = 2;
         private int maxRunningCommands = ai.chalk.compute.server.exec.RunningCommands.DEFAULT_LIMIT;
         private int maxCallsInFlight = ai.chalk.compute.server.grpc.CallsInFlight.DEFAULT_LIMIT;
@@ -783,6 +788,16 @@ public final class ComputeServer implements AutoCloseable {
          */
         public Builder evaluationRunsBudget(long bytes) {
             this.evaluationRunsBudget = nonNegative("evaluation runs budget", bytes);
+            return this;
+        }
+
+        /**
+         * The most bytes the arguments of function calls under way or queued may hold together in the heap, one
+         * environment at most half; a call past its environment's share is refused ({@code RESOURCE_EXHAUSTED}).
+         * Default an eighth of the heap, at least twice the largest message.
+         */
+        public Builder functionCallsBudget(long bytes) {
+            this.functionCallsBudget = nonNegative("function calls budget", bytes);
             return this;
         }
 

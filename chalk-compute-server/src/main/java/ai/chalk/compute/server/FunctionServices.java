@@ -2,6 +2,7 @@ package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.auth.WorkloadTokens;
 import ai.chalk.compute.server.blob.BlobStore;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.function.AsyncRemoteCallServiceV1;
 import ai.chalk.compute.server.function.ExternalFunctionCatalogServiceV1;
 import ai.chalk.compute.server.function.FunctionCalls;
@@ -89,6 +90,7 @@ final class FunctionServices implements AutoCloseable {
     /**
      * @param java         what function workers run on
      * @param localSecrets hears that functions, versions and scaling groups were deleted
+     * @param callBytes    the arguments of the calls under way or queued, per environment
      */
     static FunctionServices start(
             Path dataDir,
@@ -103,7 +105,8 @@ final class FunctionServices implements AutoCloseable {
             WorkloadTokens workloadTokens,
             Secrets secrets,
             LocalSecretSweep localSecrets,
-            long diskReserve)
+            long diskReserve,
+            EnvironmentBytes callBytes)
             throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"), diskReserve);
         BlobOwnerStore blobOwners = new BlobOwnerStore(database, () -> {
@@ -156,7 +159,7 @@ final class FunctionServices implements AutoCloseable {
                         .setMessage("the server restarted while the" + " call was queued or running; call again")
                         .build()
                         .toByteArray());
-        FunctionCalls calls = new FunctionCalls(workers, callStore, executor);
+        FunctionCalls calls = new FunctionCalls(workers, callStore, executor, callBytes);
         groups.recover();
         ScheduledFuture<?> upkeep =
                 scheduler.scheduleWithFixedDelay(() -> groups.tick(Instant.now()), 1, 1, TimeUnit.SECONDS);

@@ -18,6 +18,9 @@ package ai.chalk.compute.server.exec;
  *                        is written (a dataset's size and a task's answers are the tenant's to choose)
  * @param volumeFileReads volume files read for GetFile, held until the call is over (a client that does not read its
  *                        answer keeps it queued in the server)
+ * @param functionCalls   the arguments of function calls under way or queued, held until each call ends: a call waits
+ *                        for a replica with room as long as its function's timeout, and a tenant whose function never
+ *                        answers made every call it sent wait, holding up to 33 MiB each
  */
 public record MemoryBudgets(
         EnvironmentBytes sessionOutput,
@@ -26,7 +29,8 @@ public record MemoryBudgets(
         ByteBudget receivedMessages,
         ByteBudget receivedFromReplicas,
         ByteBudget evaluationRuns,
-        ByteBudget volumeFileReads) {
+        ByteBudget volumeFileReads,
+        EnvironmentBytes functionCalls) {
 
     /** The largest message a client may send (ComputeServer.MAX_MESSAGE_BYTES). */
     private static final long LARGEST_MESSAGE = 33L << 20;
@@ -34,8 +38,8 @@ public record MemoryBudgets(
     /**
      * Budgets as fractions of the heap: a quarter for session output, a sixteenth for stdin, an eighth for output, an
      * eighth each for messages being received on the TCP port and on the replicas' socket (but room for at least two
-     * of the largest), an eighth for evaluation runs and an eighth for volume files read (but room for two of the
-     * largest, one environment holding half).
+     * of the largest), an eighth for evaluation runs, an eighth for volume files read and an eighth for function calls'
+     * arguments (each with room for two of the largest, one environment holding half).
      */
     public static MemoryBudgets ofHeap(long maxHeapBytes) {
         return withReceivedMessages(
@@ -44,7 +48,13 @@ public record MemoryBudgets(
                 new ByteBudget("collected ExecCommand output", maxHeapBytes / 8),
                 new ByteBudget("evaluation runs' rows and results", maxHeapBytes / 8),
                 new ByteBudget("volume files read for GetFile", Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8)),
+                functionCalls(Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8)),
                 Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8));
+    }
+
+    /** A budget of {@code bytes} for function calls' arguments, one environment holding half. */
+    public static EnvironmentBytes functionCalls(long bytes) {
+        return new EnvironmentBytes(new ByteBudget("function calls' arguments", bytes));
     }
 
     /** These budgets, with {@code receivedBytes} for the messages being received on each of the two transports. */
@@ -54,6 +64,7 @@ public record MemoryBudgets(
             ByteBudget collectedOutput,
             ByteBudget evaluationRuns,
             ByteBudget volumeFileReads,
+            EnvironmentBytes functionCalls,
             long receivedBytes) {
         return new MemoryBudgets(
                 new EnvironmentBytes(sessionOutput),
@@ -62,6 +73,7 @@ public record MemoryBudgets(
                 new ByteBudget("messages being received", receivedBytes),
                 new ByteBudget("messages being received from replicas", receivedBytes),
                 evaluationRuns,
-                volumeFileReads);
+                volumeFileReads,
+                functionCalls);
     }
 }

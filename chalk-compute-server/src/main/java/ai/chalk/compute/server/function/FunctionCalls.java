@@ -6,6 +6,7 @@ import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallStatus;
+import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.store.CallStore;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
 import ai.chalk.compute.server.threads.EnvironmentShares;
@@ -22,6 +23,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,10 +57,44 @@ public final class FunctionCalls {
 
     private final EnvironmentShares queued = new EnvironmentShares("queued calls", MAX_QUEUED);
 
-    public FunctionCalls(FunctionWorkers workers, CallStore calls, ExecutorService executor) {
+    /**
+     * The arguments of the calls under way or queued, per environment: each is held until its call ends, which waits
+     * for a replica with room as long as its function's timeout.
+     */
+    private final EnvironmentBytes callBytes;
+
+    public FunctionCalls(
+            FunctionWorkers workers, CallStore calls, ExecutorService executor, EnvironmentBytes callBytes) {
         this.workers = workers;
         this.calls = calls;
         this.executor = executor;
+        this.callBytes = callBytes;
+    }
+
+    /**
+     * Reserves the bytes of a call's arguments in its environment's share; the returned hold gives them back once.
+     *
+     * @throws StatusRuntimeException RESOURCE_EXHAUSTED, with {@code chalk-call-id}, past the share or the budget
+     */
+    private Runnable hold(VersionRecord v, long bytes, String callId) {
+        EnvironmentBytes.Account account = callBytes.of(v.environment());
+        EnvironmentBytes.Refusal refused = account.tryReserve(bytes);
+        if (refused != null) {
+            throw withCallId(
+                    Status.RESOURCE_EXHAUSTED
+                            .withDescription("the function calls under way or queued hold too many bytes of arguments: "
+                                    + account.explain(refused)
+                                    + "; wait for some to finish (a function that does not answer holds its callers' for"
+                                    + " as long as its timeout)")
+                            .asRuntimeException(),
+                    callId);
+        }
+        AtomicBoolean released = new AtomicBoolean();
+        return () -> {
+            if (released.compareAndSet(false, true)) {
+                account.release(bytes);
+            }
+        };
     }
 
     /**
@@ -82,20 +118,27 @@ public final class FunctionCalls {
     public void callAsync(VersionRecord v, CallFunctionRequest request, ReplicaPool.Outcome outcome) {
         String callId = "call-" + localCallId();
         FunctionOptions o = checked(v, request, callId);
+        Runnable release = hold(v, request.getSerializedSize(), callId);
         try {
             workers.poolFor(v).callAsync(request, callId, o.timeout(), new ReplicaPool.Outcome() {
                 @Override
                 public void answered(CallFunctionResponse response) {
+                    release.run();
                     outcome.answered(response);
                 }
 
                 @Override
                 public void failed(StatusRuntimeException status) {
+                    release.run();
                     outcome.failed(withCallId(status, callId));
                 }
             });
         } catch (StatusRuntimeException e) {
+            release.run();
             throw withCallId(e, callId);
+        } catch (RuntimeException | Error e) {
+            release.run();
+            throw e;
         }
     }
 
@@ -112,10 +155,16 @@ public final class FunctionCalls {
     }
 
     private CallFunctionResponse call(VersionRecord v, CallFunctionRequest request, String callId) {
-        return call(v, request, callId, () -> true);
+        Runnable release = hold(v, request.getSerializedSize(), callId);
+        try {
+            return callHeld(v, request, callId, () -> true);
+        } finally {
+            release.run();
+        }
     }
 
-    private CallFunctionResponse call(
+    /** Calls a version, the request's bytes held by the caller. */
+    private CallFunctionResponse callHeld(
             VersionRecord v, CallFunctionRequest request, String callId, BooleanSupplier proceed) {
         FunctionOptions o = checked(v, request, callId);
         try {
@@ -174,26 +223,32 @@ public final class FunctionCalls {
     public String enqueue(VersionRecord v, String function, String name, ByteString args) {
         String environment = v.environment();
         EnvironmentShares.Place place = queued.take(environment, FunctionCalls::refusal);
+        String callId = "call-" + UUID.randomUUID();
+        CallFunctionRequest request = CallFunctionRequest.newBuilder()
+                .setName(name)
+                .setFeatherStream(args)
+                .build();
+        Runnable release;
         try {
-            String callId = "call-" + UUID.randomUUID();
+            release = hold(v, request.getSerializedSize(), callId);
+        } catch (RuntimeException | Error e) {
+            place.close();
+            throw e;
+        }
+        try {
             calls.insert(environment, callId, function, v.id(), name, args.toByteArray());
             executor.execute(() -> {
                 try {
-                    runQueued(
-                            v,
-                            callId,
-                            CallFunctionRequest.newBuilder()
-                                    .setName(name)
-                                    .setFeatherStream(args)
-                                    .build(),
-                            place);
+                    runQueued(v, callId, request, place);
                 } finally {
                     place.close();
+                    release.run();
                 }
             });
             return callId;
         } catch (RuntimeException | Error e) {
             place.close(); // not queued: nothing runs it
+            release.run();
             throw e;
         }
     }
@@ -218,7 +273,7 @@ public final class FunctionCalls {
             return; // purged before it started
         }
         try {
-            CallFunctionResponse r = call(v, request, callId, () -> calls.start(callId));
+            CallFunctionResponse r = callHeld(v, request, callId, () -> calls.start(callId));
             place.close();
             calls.finish(
                     callId,

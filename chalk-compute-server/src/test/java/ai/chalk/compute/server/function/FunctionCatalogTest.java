@@ -50,6 +50,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -77,7 +78,9 @@ class FunctionCatalogTest {
 
     @BeforeAll
     void start() throws Exception {
-        server = RunningServer.start(dir, b -> b.workerReadyTimeout(Duration.ofSeconds(30)));
+        // the calls' arguments: 8 MiB, an environment 4 MiB (callsWaitingForAReplicaHoldABoundedNumberOfBytes)
+        server = RunningServer.start(
+                dir, b -> b.workerReadyTimeout(Duration.ofSeconds(30)).functionCallsBudget(8L << 20));
     }
 
     @AfterAll
@@ -486,6 +489,42 @@ class FunctionCatalogTest {
                         .build())
                 .getEnqueueRemoteCallResponse()
                 .getCallId();
+    }
+
+    @Test
+    void callsWaitingForAReplicaHoldABoundedNumberOfBytes() throws Exception {
+        TestCode code = new TestCode("b");
+        code.upload(server.channel);
+        var busy = request("busy", code, 1).toBuilder();
+        busy.getConfigBuilder().setConcurrency(ConcurrencyPolicy.newBuilder().setMaxConcurrent(1));
+        catalog().createExternalFunctionVersion(busy.build());
+        ExternalFunctionVersionKey key =
+                ExternalFunctionVersionKey.newBuilder().setFunctionName("busy").build();
+        call(key, "echo", "warm");
+        var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel);
+        String running = enqueue(key, "slow", "4000");
+        awaitStatus(async, running, RemoteCallStatus.REMOTE_CALL_STATUS_RUNNING, Duration.ofSeconds(10));
+        // 3 MiB of arguments waits for the replica; 3 MiB more would pass the environment's 4 MiB (the answer fits the
+        // test client's 4 MiB messages)
+        String big = "x".repeat(3 << 20);
+        CompletableFuture<String> waiting = CompletableFuture.supplyAsync(() -> call(key, "echo", big));
+        Thread.sleep(500);
+        assertThat(waiting).isNotDone();
+        for (ThrowingCallable more :
+                List.<ThrowingCallable>of(() -> call(key, "echo", big), () -> enqueue(key, "echo", big))) {
+            assertThatThrownBy(more).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(e.getStatus().getDescription()).contains("hold too many bytes of arguments");
+            });
+        }
+        assertThat(waiting.get(60, TimeUnit.SECONDS).endsWith("|" + big))
+                .as("the waiting call's answer")
+                .isTrue();
+        awaitStatus(async, running, RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED, Duration.ofSeconds(30));
+        // the bytes given back, the same call goes through
+        assertThat(call(key, "echo", big).endsWith("|" + big))
+                .as("the same call again")
+                .isTrue();
     }
 
     @Test
