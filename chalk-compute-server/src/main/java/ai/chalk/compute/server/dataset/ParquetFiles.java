@@ -119,13 +119,22 @@ final class ParquetFiles {
         }
     }
 
-    /** Characters a preview's cell of text shows; the rest is cut, with {@code ...} after it. */
+    /**
+     * The column types whose values are small whatever the file holds, shown as they are; every other (text, blobs,
+     * lists, structs, maps, unions) is shown as text, cut: a struct of one 8 MiB string printed whole as well.
+     */
+    private static final java.util.regex.Pattern FIXED_SIZE = java.util.regex.Pattern.compile(
+            "BOOLEAN|U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL\\(\\d+,\\d+\\)|DATE|TIME"
+                    + "|TIME WITH TIME ZONE|TIMESTAMP(_S|_MS|_NS| WITH TIME ZONE)?|INTERVAL|UUID");
+
+    /** Characters a preview's cell (a value as text) shows; the rest is cut, with {@code ...} after it. */
     static final int PREVIEW_CELL_CHARS = 4096;
 
     /**
-     * The first {@code limit} rows of {@code files} read as one table, and DuckDB's SUMMARIZE of them. Text cells are
-     * cut to {@link #PREVIEW_CELL_CHARS} by the engine, before they reach the heap: 100 rows of 8 MiB strings compress
-     * to kilobytes in a file, and were 800 MB of the server's heap per preview.
+     * The first {@code limit} rows of {@code files} read as one table, and DuckDB's SUMMARIZE of them. Cells of every
+     * type but the fixed-size ones are shown as text cut to {@link #PREVIEW_CELL_CHARS} by the engine, before they
+     * reach the heap: 100 rows of 8 MiB strings compress to kilobytes in a file, and were 800 MB of the server's heap
+     * per preview (in lists and structs too, which were read whole until they were cut as text as well).
      */
     Preview preview(List<Path> files, int limit) throws SQLException {
         String table =
@@ -135,10 +144,11 @@ final class ParquetFiles {
             List<String> cut = new java.util.ArrayList<>();
             try (ResultSet rs = s.executeQuery("DESCRIBE SELECT * FROM " + table)) {
                 while (rs.next()) {
-                    if (rs.getString("column_type").equals("VARCHAR")) {
+                    if (!FIXED_SIZE.matcher(rs.getString("column_type")).matches()) {
                         String column = identifier(rs.getString("column_name"));
-                        cut.add("CASE WHEN length(" + column + ") > " + PREVIEW_CELL_CHARS + " THEN left(" + column
-                                + ", " + PREVIEW_CELL_CHARS + ") || '...' ELSE " + column + " END AS " + column);
+                        String text = "CAST(" + column + " AS VARCHAR)";
+                        cut.add("CASE WHEN length(" + text + ") > " + PREVIEW_CELL_CHARS + " THEN left(" + text + ", "
+                                + PREVIEW_CELL_CHARS + ") || '...' ELSE " + text + " END AS " + column);
                     }
                 }
             }

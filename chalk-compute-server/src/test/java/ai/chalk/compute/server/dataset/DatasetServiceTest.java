@@ -158,6 +158,30 @@ class DatasetServiceTest {
                     .isEqualTo("short");
             assertThat(rows.get(1).getStructValue().getFieldsMap().get("id").getNumberValue())
                     .isEqualTo(2);
+
+            // long text inside a list, a struct or a blob is cut too: they were printed whole
+            Path nested = parquet(
+                    "nested.parquet",
+                    "SELECT range AS id, [repeat('l', 20000)] AS list, {'s': repeat('s', 20000)} AS struct,"
+                            + " repeat('b', 20000)::BLOB AS blob, 1.5::DOUBLE AS number FROM range(2)");
+            String nestedRevision = revisionId(upload(api, "nested", nested).getMostRecentRevision());
+            var preview = api.getDatasetRevisionPreview(GetDatasetRevisionPreviewRequest.newBuilder()
+                    .setRevisionId(nestedRevision)
+                    .build());
+            var first = preview.getOutputPreview()
+                    .getListValue()
+                    .getValues(0)
+                    .getStructValue()
+                    .getFieldsMap();
+            for (String column : List.of("list", "struct", "blob")) {
+                assertThat(first.get(column).getStringValue())
+                        .as(column)
+                        .hasSize(ParquetFiles.PREVIEW_CELL_CHARS + 3)
+                        .endsWith("...");
+            }
+            assertThat(first.get("number").getNumberValue()).isEqualTo(1.5);
+            assertThat(first.get("id").getNumberValue()).isEqualTo(0);
+            assertThat(preview.toString().length()).as("the whole answer").isLessThan(200_000);
         }
     }
 
