@@ -43,9 +43,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The function catalog, scaling groups and their workers, wired together for {@link ComputeServer}. */
 final class FunctionServices implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(FunctionServices.class);
 
     private final BlobStore blobs;
     private final BlobOwnerStore blobOwners;
@@ -161,8 +166,24 @@ final class FunctionServices implements AutoCloseable {
                         .toByteArray());
         FunctionCalls calls = new FunctionCalls(workers, callStore, executor, callBytes);
         groups.recover();
-        ScheduledFuture<?> upkeep =
-                scheduler.scheduleWithFixedDelay(() -> groups.tick(Instant.now()), 1, 1, TimeUnit.SECONDS);
+        AtomicLong nextSweep = new AtomicLong();
+        ScheduledFuture<?> upkeep = scheduler.scheduleWithFixedDelay(
+                () -> {
+                    Instant now = Instant.now();
+                    groups.tick(now);
+                    // unread results of queued calls go a day after they finished, looked for every ten minutes
+                    if (now.getEpochSecond() >= nextSweep.get()) {
+                        nextSweep.set(now.getEpochSecond() + 600);
+                        try {
+                            callStore.forgetFinishedBefore(now.minus(CallStore.KEPT_UNREAD));
+                        } catch (RuntimeException e) {
+                            log.warn("Forgetting the unread results of queued calls failed: {}", e.toString());
+                        }
+                    }
+                },
+                1,
+                1,
+                TimeUnit.SECONDS);
         return new FunctionServices(
                 workerSocket,
                 blobs,

@@ -8,7 +8,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
-/** Queued function calls and their results, kept until a poll reads a finished one. */
+/**
+ * Queued function calls and their results, kept until a poll reads a finished one or, unread, for
+ * {@link #KEPT_UNREAD} after it finished ({@link #forgetFinishedBefore}).
+ */
 public final class CallStore {
 
     /** Where a queued call is. */
@@ -61,6 +64,26 @@ public final class CallStore {
                   created_at TIMESTAMP WITH TIME ZONE NOT NULL)""");
         db.environmentColumn("fn_call");
         db.execute("CREATE INDEX IF NOT EXISTS fn_call_environment ON fn_call (environment, state)");
+        db.execute("ALTER TABLE fn_call ADD COLUMN IF NOT EXISTS finished_at TIMESTAMP WITH TIME ZONE");
+    }
+
+    /**
+     * How long a finished call's result waits for a poll: unread results were kept for good, each up to two 33 MiB
+     * messages (its arguments and its result) in the store every environment shares.
+     */
+    public static final java.time.Duration KEPT_UNREAD = java.time.Duration.ofHours(24);
+
+    /**
+     * Forgets the calls that finished before {@code cutoff} and were never read (those finished before this column
+     * existed by their creation time); returns how many.
+     */
+    public int forgetFinishedBefore(Instant cutoff) {
+        return SqlQuery.updateCount(
+                db,
+                "DELETE FROM fn_call WHERE state IN ('COMPLETED','FAILED')"
+                        + " AND COALESCE(finished_at, created_at) < ?",
+                ps -> ps.setTimestamp(1, Timestamp.from(cutoff)),
+                "forgetting finished calls");
     }
 
     /** Records a call of the environment as PENDING. */
@@ -86,12 +109,15 @@ public final class CallStore {
     public void finish(String id, State state, Optional<byte[]> result, Optional<byte[]> error) {
         SqlQuery.update(
                 db,
-                "UPDATE fn_call SET state = ?, result = ?, error = ? WHERE id = ?",
+                // a finished call's arguments are of no more use: only its result is read
+                "UPDATE fn_call SET state = ?, result = ?, error = ?, finished_at = ?, args = ? WHERE id = ?",
                 ps -> {
                     ps.setString(1, state.name());
                     ps.setBytes(2, result.orElse(null));
                     ps.setBytes(3, error.orElse(null));
-                    ps.setString(4, id);
+                    ps.setTimestamp(4, Timestamp.from(Instant.now()));
+                    ps.setBytes(5, new byte[0]);
+                    ps.setString(6, id);
                 },
                 "recording call " + id);
     }
