@@ -21,10 +21,14 @@ public final class SqlEngine implements AutoCloseable {
 
     private final DatasetTables datasets;
     private final SqlOptions options;
+    /** The data directory, which holds {@code scratch} and the blobs the tables read. */
+    private final String dataDir;
+
     private final QueryDatabases databases;
 
     /** An engine over {@code datasets} that writes results and spills under {@code scratch} (private to the server). */
     public SqlEngine(DatasetTables datasets, SqlOptions options, Path scratch) throws IOException {
+        this.dataDir = scratch.toAbsolutePath().getParent().toString();
         this.datasets = datasets;
         this.options = options;
         Files.createDirectories(scratch);
@@ -58,6 +62,25 @@ public final class SqlEngine implements AutoCloseable {
      * @throws SqlFailure when the query is refused or fails
      */
     public Output run(String environment, String sql, long memoryBytes, boolean sharded, Consumer<Runnable> onCancel) {
+        try {
+            return runOnce(environment, sql, memoryBytes, sharded, onCancel);
+        } catch (SqlFailure e) {
+            throw withoutPaths(e);
+        }
+    }
+
+    /**
+     * {@code e} with the server's data directory written {@code <data-dir>}: DuckDB names the files it failed to
+     * read or write (blobs, spill files, results), and where the server keeps its data is the operator's business,
+     * as the datasets' errors have it.
+     */
+    private SqlFailure withoutPaths(SqlFailure e) {
+        String message = String.valueOf(e.getMessage());
+        return message.contains(dataDir) ? new SqlFailure(e.reason(), message.replace(dataDir, "<data-dir>"), e) : e;
+    }
+
+    private Output runOnce(
+            String environment, String sql, long memoryBytes, boolean sharded, Consumer<Runnable> onCancel) {
         long start = System.nanoTime();
         try (QueryDatabases.Lease lease =
                         databases.lease(environment, memoryBytes, datasets.completedRevisions(environment));

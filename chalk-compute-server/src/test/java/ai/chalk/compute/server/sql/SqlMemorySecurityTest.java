@@ -114,6 +114,23 @@ class SqlMemorySecurityTest {
                 .isEqualTo(1);
     }
 
+    @Test
+    void aFailureNamesNoPathOfTheServersDataDirectory() throws Exception {
+        Path data = Files.createDirectories(dir.resolve("data"));
+        Path blobs = Files.createDirectories(data.resolve("blobs"));
+        Path numbers = ParquetFiles.write(blobs.resolve("n.parquet"), "SELECT range AS x FROM range(10)");
+        DatasetTables tables = environment -> List.of(new DatasetTable("numbers", "rev_1", List.of(numbers), true));
+        engine =
+                new SqlEngine(tables, SqlOptions.defaults().withMemoryBudgetBytes(16L << 30), data.resolve("sql-work"));
+        Files.delete(numbers); // a blob gone from under the query
+        assertThatThrownBy(() ->
+                        engine.run("dev", "SELECT count(*) FROM chalk.datasets.numbers", MIB * 64, false, c -> {}))
+                .isInstanceOf(SqlFailure.class)
+                .satisfies(e -> assertThat(e.getMessage())
+                        .doesNotContain(data.toString())
+                        .contains("<data-dir>"));
+    }
+
     /** Starts {@link #SLOW} in {@code environment} with {@code memory}, and returns once DuckDB runs it. */
     private void start(String environment, long memory) throws Exception {
         AtomicReference<Runnable> cancel = new AtomicReference<>();
