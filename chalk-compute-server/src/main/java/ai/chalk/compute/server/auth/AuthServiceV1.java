@@ -5,6 +5,7 @@ import ai.chalk.compute.proto.server.v1.GetTokenRequest;
 import ai.chalk.compute.proto.server.v1.GetTokenResponse;
 import ai.chalk.compute.proto.server.v1.GetWorkloadIdentityTokenRequest;
 import ai.chalk.compute.proto.server.v1.GetWorkloadIdentityTokenResponse;
+import ai.chalk.compute.server.grpc.PeerAddress;
 import com.google.protobuf.Timestamp;
 import io.grpc.Context;
 import io.grpc.Contexts;
@@ -17,7 +18,6 @@ import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
-import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -38,7 +38,7 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
     /** Identity tokens are for one exchange with a third party. */
     static final Duration IDENTITY_LIFETIME = Duration.ofMinutes(10);
 
-    private static final Context.Key<SocketAddress> PEER = Context.key("chalk-auth-peer");
+    private static final Context.Key<String> PEER = Context.key("chalk-auth-peer");
 
     private final ClientCredentials credentials;
     private final Tokens tokens;
@@ -65,7 +65,10 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
             @Override
             public <Q, R> ServerCall.Listener<Q> interceptCall(
                     ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-                SocketAddress peer = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+                // read once per call: a loopback peer's key reads the kernel's socket table
+                String peer = PeerAddress.of(
+                        call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR),
+                        call.getAttributes().get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR));
                 Context context = Context.current().withValue(PEER, peer);
                 return Contexts.interceptCall(context, call, headers, next);
             }
@@ -82,7 +85,7 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
                     .asRuntimeException());
             return;
         }
-        SocketAddress peer = PEER.get();
+        String peer = PEER.get();
         Duration delay = failures.delay(peer);
         Optional<ClientCredentials.Credential> credential =
                 credentials.check(request.getClientId(), request.getClientSecret());

@@ -1,7 +1,5 @@
 package ai.chalk.compute.server.auth;
 
-import ai.chalk.compute.server.grpc.PeerAddress;
-import java.net.SocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -11,7 +9,9 @@ import java.util.Map;
 /**
  * Slows down a peer that keeps failing to authenticate: after {@value #FREE} failures within the window, each answer
  * to it, right or wrong, waits twice as long as the one before, up to {@link #MAX_DELAY}; a quiet window forgets it.
- * Guessing a secret stays hopeless, and a flood of wrong guesses costs the server timers, not threads.
+ * Guessing a secret stays hopeless, and a flood of wrong guesses costs the server timers, not threads. A peer is its
+ * key ({@code PeerAddress}): its address without the port, an IPv6 one by its /64, a loopback one by its local user, so
+ * that a new connection does not start afresh.
  */
 final class FailedAttempts {
 
@@ -37,8 +37,8 @@ final class FailedAttempts {
     }
 
     /** How long to hold the next answer to {@code peer}. */
-    synchronized Duration delay(SocketAddress peer) {
-        Failures f = current(key(peer));
+    synchronized Duration delay(String peer) {
+        Failures f = current(peer);
         if (f == null || f.count() < FREE) {
             return Duration.ZERO;
         }
@@ -48,10 +48,9 @@ final class FailedAttempts {
     }
 
     /** Records a failure of {@code peer}. */
-    synchronized void failed(SocketAddress peer) {
-        String key = key(peer);
-        Failures f = current(key);
-        peers.put(key, new Failures(f == null ? 1 : f.count() + 1, clock.instant()));
+    synchronized void failed(String peer) {
+        Failures f = current(peer);
+        peers.put(peer, new Failures(f == null ? 1 : f.count() + 1, clock.instant()));
     }
 
     private Failures current(String key) {
@@ -61,10 +60,5 @@ final class FailedAttempts {
             return null;
         }
         return f;
-    }
-
-    /** A peer is its address without the port, an IPv6 one by its /64: a new connection does not start afresh. */
-    private static String key(SocketAddress peer) {
-        return PeerAddress.of(peer);
     }
 }

@@ -80,7 +80,10 @@ public final class CallsInFlight implements ServerInterceptor {
                     caller != null && (caller.kind() == Caller.Kind.CLIENT || caller.kind() == Caller.Kind.WORKLOAD);
             String key = proved
                     ? "environment " + caller.environment()
-                    : "address " + PeerAddress.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+                    : "address "
+                            + PeerAddress.of(
+                                    call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR),
+                                    call.getAttributes().get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR));
             return counted(
                     call,
                     headers,

@@ -158,7 +158,7 @@ public final class OpenConnections {
             Channel connection = (Channel) msg;
             String address = connection instanceof EpollDomainSocketChannel local
                     ? unixPeer(local)
-                    : PeerAddress.of(connection.remoteAddress());
+                    : PeerAddress.of(connection.remoteAddress(), connection.localAddress());
             EnvironmentShares.Place place;
             try {
                 place = open.take(address, OpenConnections::refusal);

@@ -6,13 +6,15 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.UnknownHostException;
 import java.util.Arrays;
+import java.util.OptionalLong;
 
 /**
  * Who a connection comes from, for what is counted or slowed down per caller without credentials: its address without
  * the port, so that new connections do not start afresh; an IPv6 address by its /64, which one host is given whole
- * (picking another address in it is free); and every loopback address as one, {@value #LOOPBACK}: any local user may
- * bind a client socket to any of the 16 million addresses of {@code 127.0.0.0/8}, so keyed one by one they were 16
- * million peers, each with its own share of the server's connections and its own count of failed sign-ins.
+ * (picking another address in it is free); and every loopback address as one per local user, {@value #LOOPBACK} and
+ * the user's id ({@link LoopbackOwner}): any local user may bind a client socket to any of the 16 million addresses of
+ * {@code 127.0.0.0/8}, so keyed one by one they were 16 million peers, each with its own share of the server's
+ * connections and its own count of failed sign-ins; keyed as one, one local user held the share of all of them.
  */
 public final class PeerAddress {
 
@@ -20,6 +22,24 @@ public final class PeerAddress {
 
     /** The key of every loopback address ({@code 127.0.0.0/8}, {@code ::1}): this host's own users. */
     public static final String LOOPBACK = "loopback (127.0.0.0/8, ::1)";
+
+    /**
+     * The key of {@code peer} connected to {@code local}: as {@link #of(SocketAddress)}, and a loopback peer's with
+     * the id of the local user whose socket it is ({@code loopback (127.0.0.0/8, ::1), user 1000}), when the kernel's
+     * socket table shows it.
+     */
+    public static String of(SocketAddress peer, SocketAddress local) {
+        String key = of(peer);
+        if (key.equals(LOOPBACK)
+                && peer instanceof InetSocketAddress client
+                && local instanceof InetSocketAddress server) {
+            OptionalLong uid = LoopbackOwner.of(client, server);
+            if (uid.isPresent()) {
+                return LOOPBACK + ", user " + uid.getAsLong();
+            }
+        }
+        return key;
+    }
 
     /**
      * The key of {@code peer}: {@code 10.0.0.7}, {@code 2001:db8:0:0:0:0:0:0/64}, {@value #LOOPBACK}, or the socket's

@@ -144,7 +144,9 @@ class CallsInFlightSecurityTest {
                 }
                 ExactlyOneRefusal.among(
                         answers.stream().map(CompletableFuture::join).toList(),
-                        "address " + PeerAddress.LOOPBACK + " has " + share
+                        "address " + PeerAddress.LOOPBACK + ", user "
+                                + java.nio.file.Files.getAttribute(java.nio.file.Path.of("/proc/self"), "unix:uid")
+                                + " has " + share
                                 + " health checks and watches under way, the most one caller"
                                 + " may (the server takes " + CallsInFlight.OPEN_CALL_LIMIT + " from all): close some"
                                 + " watches, or wait for checks to end");

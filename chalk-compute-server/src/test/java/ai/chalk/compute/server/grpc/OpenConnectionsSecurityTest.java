@@ -25,6 +25,7 @@ import java.net.NetworkInterface;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -101,6 +102,51 @@ class OpenConnectionsSecurityTest {
                 }
             }
             Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> open.open() == 1);
+        }
+    }
+
+    @Test
+    void anotherLocalUserFillsOnlyItsOwnShareOfTheLoopback(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.maxConnections(8, 2))) {
+            OpenConnections open = server.server.openConnections();
+            int port = server.server.port().orElseThrow();
+            assertThat(health(server.channel)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+            // user nobody opens three connections and holds them: two are its share
+            Process other = new ProcessBuilder(
+                            "setpriv",
+                            "--reuid=65534",
+                            "--regid=65534",
+                            "--clear-groups",
+                            "/usr/bin/python3",
+                            "-c",
+                            "import socket, sys, time\n"
+                                    + "s = [socket.create_connection(('127.0.0.1', int(sys.argv[1]))) for _ in range(3)]\n"
+                                    + "print('connected', flush=True)\n"
+                                    + "time.sleep(60)\n",
+                            Integer.toString(port))
+                    .redirectErrorStream(true)
+                    .start();
+            List<Socket> sockets = new ArrayList<>();
+            try {
+                assertThat(new String(other.getInputStream().readNBytes("connected".length()), StandardCharsets.UTF_8))
+                        .isEqualTo("connected");
+                Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> open.open() == 3);
+                // this user (the test's channel and one more) still connects: the loopback is one peer per user
+                Socket mine = silent("127.0.0.1", port);
+                sockets.add(mine);
+                assertThat(isOpen(mine))
+                        .as("another user's connection once nobody holds its share")
+                        .isTrue();
+                assertThat(open.open()).isEqualTo(4);
+                Socket past = silent("127.0.0.2", port);
+                sockets.add(past);
+                assertThat(isOpen(past)).as("past this user's own share").isFalse();
+            } finally {
+                other.destroyForcibly().waitFor();
+                for (Socket s : sockets) {
+                    s.close();
+                }
+            }
         }
     }
 
