@@ -269,7 +269,7 @@ public final class FunctionDeployments {
         int highest = store.highestVersion(f.id());
         store.deleteFunction(f.id(), Instant.now());
         for (int n = 1; n <= highest; n++) {
-            store.version(f.id(), n).ifPresent(v -> pools.retire(v.revisionId()));
+            store.version(f.id(), n).ifPresent(v -> pools.delete(v.revisionId()));
         }
         localSecrets.soon();
     }
@@ -287,7 +287,7 @@ public final class FunctionDeployments {
         store.deleteVersion(v.id(), Instant.now());
         // replicas a call naming this version started (the group's own serve its current version): a version deleted
         // because its code was bad kept running, and kept being given the environment's secrets and a token
-        pools.retire(v.revisionId());
+        pools.delete(v.revisionId());
         localSecrets.soon();
     }
 

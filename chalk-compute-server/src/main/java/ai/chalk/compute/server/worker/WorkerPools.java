@@ -2,13 +2,16 @@ package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.threads.EnvironmentShares;
+import io.grpc.Status;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Consumer;
@@ -33,6 +36,8 @@ public final class WorkerPools implements AutoCloseable {
     private final FunctionLogs logs;
     private final Map<String, Shared> byRevision = new ConcurrentHashMap<>();
     private final Map<String, Shared> byUnit = new HashMap<>(); // guarded by this
+    /** Revisions of deleted versions, never served again (guarded by this; a restart reads none: they are deleted). */
+    private final Set<String> deleted = new HashSet<>();
 
     /** One pool and the revisions it serves, each with where its status goes. */
     private static final class Shared {
@@ -94,6 +99,11 @@ public final class WorkerPools implements AutoCloseable {
         Shared shared;
         boolean created = false;
         synchronized (this) {
+            if (deleted.contains(revisionId)) {
+                throw Status.NOT_FOUND
+                        .withDescription("this version of the function was deleted; call its current version")
+                        .asRuntimeException();
+            }
             Shared serving = byRevision.get(revisionId);
             if (serving != null) {
                 return serving.pool;
@@ -150,6 +160,17 @@ public final class WorkerPools implements AutoCloseable {
         if (stop != null) {
             stop.close();
         }
+    }
+
+    /**
+     * A deleted version's revision: it retires, and no pool is made for it again, whatever call still holds the
+     * version (one queued before the delete, an evaluation run's batches, a call that read the version just before).
+     */
+    public void delete(String revisionId) {
+        synchronized (this) {
+            deleted.add(revisionId);
+        }
+        retire(revisionId);
     }
 
     /** Stops idle replicas above their pools' minimum. */
