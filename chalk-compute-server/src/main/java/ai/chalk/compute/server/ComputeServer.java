@@ -793,8 +793,9 @@ public final class ComputeServer implements AutoCloseable {
 
         /**
          * The most bytes the arguments of function calls under way or queued may hold together in the heap, one
-         * environment at most half; a call past its environment's share is refused ({@code RESOURCE_EXHAUSTED}).
-         * Default an eighth of the heap, at least twice the largest message.
+         * environment at most half; a call past its environment's share is refused ({@code RESOURCE_EXHAUSTED}), so a
+         * budget below twice the largest message (33 MiB) refuses the largest calls whatever else runs. Default an
+         * eighth of the heap, at least twice the largest message.
          */
         public Builder functionCallsBudget(long bytes) {
             this.functionCallsBudget = nonNegative("function calls budget", bytes);

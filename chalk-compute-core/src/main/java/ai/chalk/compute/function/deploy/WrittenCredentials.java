@@ -37,7 +37,7 @@ final class WrittenCredentials {
 
     /** The last segment of a property that names a credential. */
     private static final Pattern CREDENTIAL = Pattern.compile(
-            "(?i).*(password|passwd|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?)");
+            "(?i).*(password|passwd|secret|secret[-_]?key|token|api[-_]?key|access[-_]?key|private[-_]?key|credentials?)");
 
     /** Each file warned about once per JVM, not on every deploy of every function. */
     private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();

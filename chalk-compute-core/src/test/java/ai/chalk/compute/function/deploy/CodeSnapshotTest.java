@@ -254,7 +254,8 @@ class CodeSnapshotTest {
                 """);
         Files.writeString(
                 Files.createDirectories(classes.resolve("config")).resolve("application-prod.properties"),
-                "jwt.secret=s3cret-in-properties\nserver.ssl.key-store-password=${KS}\ntoken-uri=https://x\n");
+                "jwt.secret=s3cret-in-properties\nserver.ssl.key-store-password=${KS}\ntoken-uri=https://x\n"
+                        + "aws.secret-key=k3y-in-properties\n");
         try (LogCapture logs = new LogCapture(WrittenCredentials.class.getName());
                 CodeSnapshot code = CodeSnapshot.of(classPath)) {
             assertThat(code.entries()).hasSize(2);
@@ -262,10 +263,10 @@ class CodeSnapshotTest {
                     .anyMatch(
                             l -> l.startsWith("WARN " + classes + "!/application.yml holds spring.datasource.password,"
                                     + " app.keys[0].api-key as written values"))
-                    .anyMatch(l -> l.startsWith(
-                            "WARN " + classes + "!/config/application-prod.properties holds jwt.secret as written"))
+                    .anyMatch(l -> l.startsWith("WARN " + classes
+                            + "!/config/application-prod.properties holds aws.secret-key, jwt.secret as" + " written"))
                     .hasSize(2);
-            assertThat(logs.all()).doesNotContain("hunter2", "k-in-a-list", "s3cret", "CHALK_CLIENT_SECRET");
+            assertThat(logs.all()).doesNotContain("hunter2", "k-in-a-list", "s3cret", "k3y", "CHALK_CLIENT_SECRET");
         }
         try (LogCapture logs = new LogCapture(WrittenCredentials.class.getName());
                 CodeSnapshot again = CodeSnapshot.of(classPath)) {

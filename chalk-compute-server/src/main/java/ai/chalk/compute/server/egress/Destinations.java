@@ -88,9 +88,7 @@ final class Destinations {
             blocked = BlockedDestinations.ofThisHost().plus(alsoForbidden);
         } catch (IOException e) {
             if (blocked == null) {
-                blocked = new BlockedDestinations(List.of())
-                        .plus(alsoForbidden)
-                        .plus(List.of("0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "::1", "fe80::/10"));
+                blocked = BlockedDestinations.always().plus(alsoForbidden);
             }
         }
         blockedAt = System.nanoTime();

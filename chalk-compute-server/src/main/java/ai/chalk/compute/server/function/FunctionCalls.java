@@ -6,6 +6,7 @@ import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionResponse;
 import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallStatus;
+import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.store.CallStore;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
@@ -56,6 +57,12 @@ public final class FunctionCalls {
     static final int MAX_QUEUED = 1024;
 
     private final EnvironmentShares queued = new EnvironmentShares("queued calls", MAX_QUEUED);
+
+    /**
+     * The most bytes of results and errors one environment's finished, unread queued calls may hold in the store,
+     * which every environment shares: past it, no more calls are queued until polls read them (or they expire).
+     */
+    static final long MAX_UNREAD_BYTES = 1L << 30;
 
     /**
      * The arguments of the calls under way or queued, per environment: each is held until its call ends, which waits
@@ -222,6 +229,13 @@ public final class FunctionCalls {
      */
     public String enqueue(VersionRecord v, String function, String name, ByteString args) {
         String environment = v.environment();
+        long unread = calls.unreadBytes(environment);
+        if (unread > MAX_UNREAD_BYTES) {
+            throw ComputeException.exhausted("this environment's finished queued calls hold " + (unread >> 20)
+                    + " MiB of results no poll has read, past the " + (MAX_UNREAD_BYTES >> 20) + " MiB the server"
+                    + " keeps for one environment: poll them (PollRemoteCall) before queueing more; unread results go"
+                    + " " + CallStore.KEPT_UNREAD.toHours() + " hours after they finished");
+        }
         EnvironmentShares.Place place = queued.take(environment, FunctionCalls::refusal);
         String callId = "call-" + UUID.randomUUID();
         CallFunctionRequest request = CallFunctionRequest.newBuilder()

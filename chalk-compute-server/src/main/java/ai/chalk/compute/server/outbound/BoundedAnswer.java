@@ -7,7 +7,9 @@ import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,6 +26,16 @@ import java.util.concurrent.TimeUnit;
 public record BoundedAnswer(int status, HttpHeaders headers, byte[] body, boolean tooLarge) {
 
     /**
+     * Cuts bodies at their deadline: a thread of its own, since the common pool that delayed executors use otherwise
+     * is where blocking work of the server waits, and a deadline queued behind it fired late or never.
+     */
+    private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "chalk-outbound-deadlines");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /**
      * Sends {@code request} (which must have a timeout) with {@code client} and reads its answer within bounds.
      *
      * @throws IOException when the endpoint cannot be reached, or its body does not arrive in time
@@ -33,8 +45,8 @@ public record BoundedAnswer(int status, HttpHeaders headers, byte[] body, boolea
         HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
         byte[] body;
         try (InputStream in = response.body()) {
-            CompletableFuture<Void> deadline = CompletableFuture.runAsync(
-                    () -> close(in), CompletableFuture.delayedExecutor(bodyTime.toMillis(), TimeUnit.MILLISECONDS));
+            ScheduledFuture<?> deadline =
+                    DEADLINES.schedule(() -> close(in), bodyTime.toMillis(), TimeUnit.MILLISECONDS);
             try {
                 body = in.readNBytes(maxBytes + 1);
             } finally {

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.sql;
 
+import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -8,7 +9,9 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -21,6 +24,12 @@ public final class SqlEngine implements AutoCloseable {
 
     private final DatasetTables datasets;
     private final SqlOptions options;
+    /**
+     * Stops queries at their time limit: a thread of its own, since the common pool that delayed executors use
+     * otherwise is where blocking work of the server waits, and a deadline queued behind it fired late or never.
+     */
+    private static final ScheduledExecutorService DEADLINES =
+            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-sql-deadlines"));
     /** The data directory, which holds {@code scratch} and the blobs the tables read. */
     private final String dataDir;
 
@@ -87,9 +96,8 @@ public final class SqlEngine implements AutoCloseable {
                 QueryDatabase.Session session = lease.database().session()) {
             onCancel.accept(session::cancel);
             Duration limit = options.timeLimit();
-            CompletableFuture<Void> deadline = CompletableFuture.runAsync(
-                    () -> session.timeOut(limit),
-                    CompletableFuture.delayedExecutor(limit.toMillis(), TimeUnit.MILLISECONDS));
+            ScheduledFuture<?> deadline =
+                    DEADLINES.schedule(() -> session.timeOut(limit), limit.toMillis(), TimeUnit.MILLISECONDS);
             try {
                 return run(session, lease, sql, sharded, start);
             } finally {

@@ -73,6 +73,18 @@ public final class CallStore {
      */
     public static final java.time.Duration KEPT_UNREAD = java.time.Duration.ofHours(24);
 
+    /** The bytes of the environment's finished calls whose results no poll has read yet. */
+    public long unreadBytes(String environment) {
+        return SqlQuery.select(
+                        db,
+                        "SELECT COALESCE(SUM(COALESCE(OCTET_LENGTH(result), 0) + COALESCE(OCTET_LENGTH(error), 0)), 0)"
+                                + " FROM fn_call WHERE environment = ? AND state IN ('COMPLETED','FAILED')",
+                        List.of(environment),
+                        rs -> rs.getLong(1),
+                        "queued calls")
+                .get(0);
+    }
+
     /**
      * Forgets the calls that finished before {@code cutoff} and were never read (those finished before this column
      * existed by their creation time); returns how many.

@@ -37,6 +37,10 @@ class CallStoreTest {
                     .hasValueSatisfying(r ->
                             assertThat(new String(r, StandardCharsets.UTF_8)).isEqualTo("answer"));
 
+            assertThat(calls.unreadBytes("dev"))
+                    .as("the result, not the arguments")
+                    .isEqualTo("answer".length());
+            assertThat(calls.unreadBytes("prod")).isZero();
             assertThat(calls.forgetFinishedBefore(Instant.now().minus(CallStore.KEPT_UNREAD)))
                     .as("a result finished just now waits for its poll")
                     .isZero();
@@ -44,6 +48,7 @@ class CallStoreTest {
             assertThat(calls.find("call-done")).isEmpty();
             assertThat(calls.find("call-waiting")).isPresent();
             assertThat(calls.find("call-running")).isPresent();
+            assertThat(calls.unreadBytes("dev")).isZero();
         }
     }
 }

@@ -31,8 +31,10 @@ final class RowWork {
     static long windows(String a, String b) {
         long shorter = Math.min(a.length(), b.length());
         long longer = Math.max(a.length(), b.length());
-        return Math.multiplyHigh(longer + shorter, shorter * shorter) != 0
-                ? Long.MAX_VALUE
-                : (longer + shorter) * shorter * shorter;
+        try {
+            return Math.multiplyExact(Math.multiplyExact(longer + shorter, shorter), shorter);
+        } catch (ArithmeticException overflow) {
+            return Long.MAX_VALUE; // two texts of a couple of million characters
+        }
     }
 }

@@ -53,6 +53,14 @@ public record BlockedDestinations(List<Prefix> prefixes) {
         prefixes = List.copyOf(prefixes);
     }
 
+    /**
+     * The fixed list alone ({@link #ALWAYS}), for when this host's interfaces cannot be read: what is refused on every
+     * host, the metadata services and the egress proxy's links included.
+     */
+    public static BlockedDestinations always() {
+        return new BlockedDestinations(List.of()).plus(ALWAYS);
+    }
+
     /** The fixed list, the addresses of this host's interfaces and its local routes as they are now. */
     public static BlockedDestinations ofThisHost() throws IOException {
         List<Prefix> all = new ArrayList<>();

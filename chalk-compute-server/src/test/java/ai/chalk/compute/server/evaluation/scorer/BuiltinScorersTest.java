@@ -315,6 +315,11 @@ class BuiltinScorersTest {
                 .isInstanceOf(RowScoringException.class)
                 .hasMessageContaining("string_similarity partial would take about");
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        // the estimate does not wrap around for texts of millions of characters
+        String million = "z".repeat(2_000_000);
+        assertThat(RowWork.windows(million, million)).isEqualTo(Long.MAX_VALUE);
+        assertThat(RowWork.windows("a".repeat(1_000_000), "b".repeat(10_000_000)))
+                .isGreaterThan(RowWork.BUDGET);
         // texts of a usual answer's length still score, and sets of characters cost no product
         assertThat(similarity("partial", "needle", "hay ".repeat(2_000) + "needle"))
                 .isEqualTo(1.0);
