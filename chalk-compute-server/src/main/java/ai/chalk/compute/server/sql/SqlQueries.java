@@ -6,7 +6,6 @@ import ai.chalk.compute.server.blob.DiskFullException;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.store.SqlJobStore;
 import ai.chalk.compute.server.store.SqlJobStore.SqlJob;
-import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -22,8 +21,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -48,14 +45,14 @@ public final class SqlQueries implements AutoCloseable {
     private final SqlEngine engine;
     private final SqlJobStore store;
     private final BlobStore blobs;
-    private final ExecutorService pool;
+    private final FairJobs pool;
     private final Map<String, Runnable> cancels = new ConcurrentHashMap<>();
 
     public SqlQueries(SqlEngine engine, SqlJobStore store, BlobStore blobs) {
         this.engine = engine;
         this.store = store;
         this.blobs = blobs;
-        this.pool = Executors.newFixedThreadPool(engine.options().parallelJobs(), DaemonThreads.numbered("chalk-sql"));
+        this.pool = new FairJobs(engine.options().parallelJobs());
         int failed = store.failRunning(INTERRUPTED);
         if (failed > 0) {
             log.warn("{} SQL queries were running when the server stopped; they are failed", failed);
@@ -226,7 +223,7 @@ public final class SqlQueries implements AutoCloseable {
                 request.resourceGroup(),
                 true,
                 summary(request, memory, null));
-        pool.execute(() -> {
+        pool.submit(request.environment(), () -> {
             try {
                 execute(id, request, memory, cancel -> cancels.put(id, cancel));
             } catch (SqlFailure e) {

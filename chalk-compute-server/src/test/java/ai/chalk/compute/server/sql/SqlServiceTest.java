@@ -327,6 +327,30 @@ class SqlServiceTest {
     }
 
     @Test
+    void oneEnvironmentsAsyncQueriesLeaveASlotForAnother() {
+        // two slots (the default): queries that run for minutes take one of them, never both
+        ExecuteSqlQueryRequest.Builder async = ExecuteSqlQueryRequest.newBuilder()
+                .setAsyncOptions(ExecuteSqlAsyncQueryRequestOptions.newBuilder()
+                        .setExecutionMode(ExecuteSqlAsyncExecutionMode.EXECUTE_SQL_ASYNC_EXECUTION_MODE_ASYNC));
+        for (int i = 0; i < 3; i++) {
+            stub("dev")
+                    .executeSqlQuery(async.setQuery("SELECT sum(range) FROM range(100000000000)")
+                            .build());
+        }
+        String quick = stub("staging")
+                .executeSqlQuery(async.setQuery("SELECT 42 AS answer").build())
+                .getQueryId();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> stub("staging")
+                                .pollSqlQuery(PollSqlQueryRequest.newBuilder()
+                                        .setOperationId(quick)
+                                        .build())
+                                .getResultCase()
+                        == PollSqlQueryResponse.ResultCase.RESPONSE);
+    }
+
+    @Test
     void anAsyncQueryIsPolledFromRunningToItsResult() {
         ExecuteSqlQueryResponse submitted = stub("dev")
                 .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
