@@ -59,9 +59,23 @@ class SharedReplicasTest {
 
     /** The replica that answered a call of {@code function}: the echo is {@code label|worker id|payload}. */
     private static String replica(RunningServer s, String function) {
+        return replica(s, ExternalFunctionVersionKey.newBuilder().setFunctionName(function), function);
+    }
+
+    /** The replica that answered a call of version {@code version} of {@code function}. */
+    private static String replica(RunningServer s, String function, int version) {
+        return replica(
+                s,
+                ExternalFunctionVersionKey.newBuilder()
+                        .setFunctionName(function)
+                        .setVersion(version),
+                function);
+    }
+
+    private static String replica(RunningServer s, ExternalFunctionVersionKey.Builder key, String function) {
         String answer = catalog(s)
                 .callExternalFunction(CallExternalFunctionRequest.newBuilder()
-                        .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName(function))
+                        .setFunction(key)
                         .setRemoteCallRequest(CallFunctionRequest.newBuilder()
                                 .setName(function)
                                 .setFeatherStream(ByteString.copyFromUtf8("x")))
@@ -168,24 +182,6 @@ class SharedReplicasTest {
                     .atMost(Duration.ofSeconds(30))
                     .untilAsserted(() -> assertThat(run).isEmptyDirectory());
         }
-    }
-
-    /** The replica that answered a call of version {@code version} of {@code function}. */
-    private static String replica(RunningServer s, String function, int version) {
-        String answer = catalog(s)
-                .callExternalFunction(CallExternalFunctionRequest.newBuilder()
-                        .setFunction(ExternalFunctionVersionKey.newBuilder()
-                                .setFunctionName(function)
-                                .setVersion(version))
-                        .setRemoteCallRequest(CallFunctionRequest.newBuilder()
-                                .setName(function)
-                                .setFeatherStream(ByteString.copyFromUtf8("x")))
-                        .build())
-                .getRemoteCallResponse()
-                .getFeatherStream()
-                .toStringUtf8();
-        assertThat(answer).endsWith("|x");
-        return answer.substring(0, answer.lastIndexOf('|'));
     }
 
     /** {@code fnw-...} of {@code label|fnw-...}. */
