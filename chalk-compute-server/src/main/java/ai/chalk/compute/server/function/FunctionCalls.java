@@ -289,6 +289,23 @@ public final class FunctionCalls {
         try {
             CallFunctionResponse r = callHeld(v, request, callId, () -> calls.start(callId));
             place.close();
+            long unread = calls.unreadBytes(v.environment());
+            if (unread + r.getFeatherStream().size() > MAX_UNREAD_BYTES) {
+                // the check at enqueue counts finished calls only: those queued at once all passed it
+                calls.finish(
+                        callId,
+                        CallStore.State.FAILED,
+                        Optional.empty(),
+                        Optional.of(ChalkError.newBuilder()
+                                .setCode(ErrorCode.ERROR_CODE_INTERNAL_SERVER_ERROR_UNSPECIFIED)
+                                .setMessage("the call finished, but its result was not kept: this environment's"
+                                        + " finished queued calls hold " + (unread >> 20) + " MiB of results no poll"
+                                        + " has read, past the " + (MAX_UNREAD_BYTES >> 20) + " MiB the server keeps"
+                                        + " for one environment; poll results as they finish")
+                                .build()
+                                .toByteArray()));
+                return;
+            }
             calls.finish(
                     callId,
                     CallStore.State.COMPLETED,

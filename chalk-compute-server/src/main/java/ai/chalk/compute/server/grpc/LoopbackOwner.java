@@ -23,14 +23,31 @@ final class LoopbackOwner {
 
     private LoopbackOwner() {}
 
-    /** The uid owning {@code client}'s socket connected to {@code server}; empty when the table does not show it. */
+    /**
+     * Lines of the socket table read at most per lookup: a local user closing connections in a loop fills the table
+     * with TIME_WAIT lines (up to {@code tcp_max_tw_buckets}), and reading all of them on every accept would slow the
+     * server's accepts for everyone; past this many the owner is unknown and the peer is the shared loopback key.
+     */
+    static final int MAX_LINES = 20_000;
+
+    /**
+     * The uid owning {@code client}'s live socket connected to {@code server}; empty when the table does not show it
+     * within {@link #MAX_LINES} lines. Sockets that are closing (TIME_WAIT and its kin, printed with uid 0 and inode
+     * 0) are never taken: a client that closed at once would have been charged to root.
+     */
     static OptionalLong of(InetSocketAddress client, InetSocketAddress server) {
+        int lines = 0;
         for (Path table : TABLES) {
             try (BufferedReader in = Files.newBufferedReader(table, StandardCharsets.US_ASCII)) {
                 in.readLine(); // the header
-                for (String line = in.readLine(); line != null; line = in.readLine()) {
-                    String[] f = line.trim().split("\\s+");
-                    if (f.length > 7 && matches(f[1], client) && matches(f[2], server)) {
+                for (String line = in.readLine(); line != null && lines < MAX_LINES; line = in.readLine()) {
+                    lines++;
+                    String[] f = line.trim().split("\\s+", 11);
+                    if (f.length > 9
+                            && f[3].equals(ESTABLISHED)
+                            && !f[9].equals("0")
+                            && matches(f[1], client)
+                            && matches(f[2], server)) {
                         return OptionalLong.of(Long.parseLong(f[7]));
                     }
                 }
@@ -40,6 +57,9 @@ final class LoopbackOwner {
         }
         return OptionalLong.empty();
     }
+
+    /** The state column of a connected socket. */
+    private static final String ESTABLISHED = "01";
 
     /** Whether {@code hexAddressAndPort} ({@code 0100007F:1F90}) is {@code address}. */
     static boolean matches(String hexAddressAndPort, InetSocketAddress address) {

@@ -24,15 +24,19 @@ public final class PeerAddress {
     public static final String LOOPBACK = "loopback (127.0.0.0/8, ::1)";
 
     /**
-     * The key of {@code peer} connected to {@code local}: as {@link #of(SocketAddress)}, and a loopback peer's with
-     * the id of the local user whose socket it is ({@code loopback (127.0.0.0/8, ::1), user 1000}), when the kernel's
-     * socket table shows it.
+     * The key of {@code peer} connected to {@code local}: as {@link #of(SocketAddress)}, and a peer on this host (a
+     * loopback address, or the address it connected to) with the id of the local user whose socket it is
+     * ({@code loopback (127.0.0.0/8, ::1), user 1000}: one peer per user, whichever of the host's addresses it uses),
+     * when the kernel's socket table shows it.
      */
     public static String of(SocketAddress peer, SocketAddress local) {
         String key = of(peer);
-        if (key.equals(LOOPBACK)
-                && peer instanceof InetSocketAddress client
-                && local instanceof InetSocketAddress server) {
+        // from this host: a loopback address, or the host's own address the client connected to (eth0's, a bridge's),
+        // which every local user may use as well
+        if (peer instanceof InetSocketAddress client
+                && local instanceof InetSocketAddress server
+                && (key.equals(LOOPBACK)
+                        || client.getAddress() != null && client.getAddress().equals(server.getAddress()))) {
             OptionalLong uid = LoopbackOwner.of(client, server);
             if (uid.isPresent()) {
                 return LOOPBACK + ", user " + uid.getAsLong();

@@ -7,9 +7,9 @@ import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,11 +29,17 @@ public record BoundedAnswer(int status, HttpHeaders headers, byte[] body, boolea
      * Cuts bodies at their deadline: a thread of its own, since the common pool that delayed executors use otherwise
      * is where blocking work of the server waits, and a deadline queued behind it fired late or never.
      */
-    private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "chalk-outbound-deadlines");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ScheduledExecutorService DEADLINES = deadlines();
+
+    private static ScheduledExecutorService deadlines() {
+        ScheduledThreadPoolExecutor d = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "chalk-outbound-deadlines");
+            t.setDaemon(true);
+            return t;
+        });
+        d.setRemoveOnCancelPolicy(true); // an answer read in time lets go of its stream at once
+        return d;
+    }
 
     /**
      * Sends {@code request} (which must have a timeout) with {@code client} and reads its answer within bounds.

@@ -9,9 +9,9 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -28,8 +28,13 @@ public final class SqlEngine implements AutoCloseable {
      * Stops queries at their time limit: a thread of its own, since the common pool that delayed executors use
      * otherwise is where blocking work of the server waits, and a deadline queued behind it fired late or never.
      */
-    private static final ScheduledExecutorService DEADLINES =
-            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-sql-deadlines"));
+    private static final ScheduledExecutorService DEADLINES = deadlines();
+
+    private static ScheduledExecutorService deadlines() {
+        ScheduledThreadPoolExecutor d = new ScheduledThreadPoolExecutor(1, DaemonThreads.named("chalk-sql-deadlines"));
+        d.setRemoveOnCancelPolicy(true); // a finished query's deadline, canceled, holds its session no longer
+        return d;
+    }
     /** The data directory, which holds {@code scratch} and the blobs the tables read. */
     private final String dataDir;
 
