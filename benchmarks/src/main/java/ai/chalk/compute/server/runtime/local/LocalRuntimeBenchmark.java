@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The local runtime in-process, next to the bare tools measured in the same run: create + first exec and terminate
@@ -128,6 +129,7 @@ public final class LocalRuntimeBenchmark implements Benchmark {
         SandboxDevices.create(devices);
         Path ptys = state.resolve("bench-pts");
         SandboxDevices.mountPtys(ptys); // a sandbox's terminals, as its start mounts them
+        SandboxDevices.makeShm(ptys.resolveSibling(SandboxDevices.SHM), OptionalLong.empty()); // and its /dev/shm
         List<String> args = SandboxCommands.bubblewrapArgs(
                 SandboxMounts.hostView(
                         layer,
