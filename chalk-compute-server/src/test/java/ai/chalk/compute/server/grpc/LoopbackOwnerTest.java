@@ -21,21 +21,14 @@ class LoopbackOwnerTest {
     void aLiveConnectionIsItsUsersAndAClosedOneIsNobodys() throws Exception {
         try (ServerSocket server = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             // user nobody connects, says which port it connected from, then closes when told
-            Process client = new ProcessBuilder(
-                            "setpriv",
-                            "--reuid=65534",
-                            "--regid=65534",
-                            "--clear-groups",
-                            "/usr/bin/python3",
-                            "-c",
-                            "import socket, sys\n"
-                                    + "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
-                                    + "print(s.getsockname()[1], flush=True)\n"
-                                    + "sys.stdin.readline()\n"
-                                    + "s.close()\n"
-                                    + "sys.stdin.readline()\n",
-                            Integer.toString(server.getLocalPort()))
-                    .start();
+            Process client = AsNobody.python(
+                    "import socket, sys\n"
+                            + "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
+                            + "print(s.getsockname()[1], flush=True)\n"
+                            + "sys.stdin.readline()\n"
+                            + "s.close()\n"
+                            + "sys.stdin.readline()\n",
+                    Integer.toString(server.getLocalPort()));
             try (Socket accepted = server.accept();
                     BufferedReader out = new BufferedReader(
                             new InputStreamReader(client.getInputStream(), StandardCharsets.US_ASCII));

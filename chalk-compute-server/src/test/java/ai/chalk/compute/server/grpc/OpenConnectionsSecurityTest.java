@@ -112,20 +112,12 @@ class OpenConnectionsSecurityTest {
             int port = server.server.port().orElseThrow();
             assertThat(health(server.channel)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
             // user nobody opens three connections and holds them: two are its share
-            Process other = new ProcessBuilder(
-                            "setpriv",
-                            "--reuid=65534",
-                            "--regid=65534",
-                            "--clear-groups",
-                            "/usr/bin/python3",
-                            "-c",
-                            "import socket, sys, time\n"
-                                    + "s = [socket.create_connection(('127.0.0.1', int(sys.argv[1]))) for _ in range(3)]\n"
-                                    + "print('connected', flush=True)\n"
-                                    + "time.sleep(60)\n",
-                            Integer.toString(port))
-                    .redirectErrorStream(true)
-                    .start();
+            Process other = AsNobody.python(
+                    "import socket, sys, time\n"
+                            + "s = [socket.create_connection(('127.0.0.1', int(sys.argv[1]))) for _ in range(3)]\n"
+                            + "print('connected', flush=True)\n"
+                            + "time.sleep(60)\n",
+                    Integer.toString(port));
             List<Socket> sockets = new ArrayList<>();
             try {
                 assertThat(new String(other.getInputStream().readNBytes("connected".length()), StandardCharsets.UTF_8))
