@@ -161,6 +161,9 @@ public final class ComputeServer implements AutoCloseable {
                 config.functionCallsBudget >= 0
                         ? MemoryBudgets.functionCalls(config.functionCallsBudget)
                         : ofHeap.functionCalls(),
+                config.unsentAnswersBudget >= 0
+                        ? MemoryBudgets.unsentAnswers(config.unsentAnswersBudget)
+                        : ofHeap.unsentAnswers(),
                 config.receivedMessagesBudget >= 0
                         ? config.receivedMessagesBudget
                         : ofHeap.receivedMessages().limit());
@@ -363,7 +366,8 @@ public final class ComputeServer implements AutoCloseable {
                     transfers,
                     new ReceivedMessages(budgets.receivedMessages()),
                     new ReceivedMessages(budgets.receivedFromReplicas()),
-                    callsInFlight);
+                    callsInFlight,
+                    new ai.chalk.compute.server.grpc.UnsentAnswers(budgets.unsentAnswers()));
         } catch (IOException | RuntimeException e) {
             closeQuietly();
             throw e;
@@ -585,6 +589,7 @@ public final class ComputeServer implements AutoCloseable {
         private long receivedMessagesBudget = -1;
         private long evaluationRunsBudget = -1;
         private long functionCallsBudget = -1;
+        private long unsentAnswersBudget = -1;
         private int parallelImageBuilds = 2;
         private int maxRunningCommands = ai.chalk.compute.server.exec.RunningCommands.DEFAULT_LIMIT;
         private int maxCallsInFlight = ai.chalk.compute.server.grpc.CallsInFlight.DEFAULT_LIMIT;
@@ -799,6 +804,17 @@ public final class ComputeServer implements AutoCloseable {
          */
         public Builder functionCallsBudget(long bytes) {
             this.functionCallsBudget = nonNegative("function calls budget", bytes);
+            return this;
+        }
+
+        /**
+         * The bytes of answers the server has sent to clients that have not read them yet, held until each call is
+         * over: one environment holds at most half, and an answer past either limit is not sent (its call ends
+         * RESOURCE_EXHAUSTED). A budget below twice the largest message (33 MiB) refuses the largest answers whatever
+         * else runs. Default an eighth of the heap, at least twice the largest message.
+         */
+        public Builder unsentAnswersBudget(long bytes) {
+            this.unsentAnswersBudget = nonNegative("unsent answers budget", bytes);
             return this;
         }
 

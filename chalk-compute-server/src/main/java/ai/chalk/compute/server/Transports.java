@@ -7,6 +7,7 @@ import ai.chalk.compute.server.grpc.CallsInFlight;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.grpc.OpenConnections;
+import ai.chalk.compute.server.grpc.UnsentAnswers;
 import ai.chalk.compute.server.http.HttpPort;
 import ai.chalk.compute.server.http.Transfers;
 import io.grpc.Server;
@@ -96,7 +97,8 @@ final class Transports {
             Transfers transfers,
             ServerStreamTracer.Factory received,
             ServerStreamTracer.Factory receivedFromReplicas,
-            CallsInFlight inFlight)
+            CallsInFlight inFlight,
+            UnsentAnswers unsent)
             throws IOException {
         List<ServerServiceDefinition> guarded =
                 services.stream().map(MalformedRequests::guard).toList();
@@ -114,8 +116,9 @@ final class Transports {
                 nb.useTransportSecurity(tlsCertChain.toFile(), tlsPrivateKey.toFile());
             }
             ServerInterceptor callers = authentication.tcpCallers();
-            // the caller first (the last interceptor runs first), then its environment's calls under way are counted
-            guarded.forEach(service -> nb.addService(ServerInterceptors.intercept(service, inFlight, callers)));
+            // the caller first (the last interceptor runs first), then its environment's calls under way are counted,
+            // then the answers they have not read
+            guarded.forEach(service -> nb.addService(ServerInterceptors.intercept(service, unsent, inFlight, callers)));
             try {
                 tcp = nb.build().start();
             } catch (IOException | RuntimeException e) {
@@ -137,7 +140,7 @@ final class Transports {
         ServerInterceptor workers = authentication.workloadCallers();
         functions.serveWorkers(
                 services.stream()
-                        .map(s -> ServerInterceptors.intercept(s, inFlight, workers))
+                        .map(s -> ServerInterceptors.intercept(s, unsent, inFlight, workers))
                         .toList(),
                 ComputeServer.MAX_MESSAGE_BYTES,
                 receivedFromReplicas);

@@ -21,6 +21,8 @@ package ai.chalk.compute.server.exec;
  * @param functionCalls   the arguments of function calls under way or queued, held until each call ends: a call waits
  *                        for a replica with room as long as its function's timeout, and a tenant whose function never
  *                        answers made every call it sent wait, holding up to 33 MiB each
+ * @param unsentAnswers   the answers of unary calls sent and not yet read by their clients, held until each call is
+ *                        over ({@code grpc.UnsentAnswers}): gRPC keeps what a client does not read in the server
  */
 public record MemoryBudgets(
         EnvironmentBytes sessionOutput,
@@ -30,7 +32,8 @@ public record MemoryBudgets(
         ByteBudget receivedFromReplicas,
         ByteBudget evaluationRuns,
         ByteBudget volumeFileReads,
-        EnvironmentBytes functionCalls) {
+        EnvironmentBytes functionCalls,
+        EnvironmentBytes unsentAnswers) {
 
     /** The largest message a client may send (ComputeServer.MAX_MESSAGE_BYTES). */
     private static final long LARGEST_MESSAGE = 33L << 20;
@@ -38,8 +41,9 @@ public record MemoryBudgets(
     /**
      * Budgets as fractions of the heap: a quarter for session output, a sixteenth for stdin, an eighth for output, an
      * eighth each for messages being received on the TCP port and on the replicas' socket (but room for at least two
-     * of the largest), an eighth for evaluation runs, an eighth for volume files read and an eighth for function calls'
-     * arguments (each with room for two of the largest, one environment holding half).
+     * of the largest), an eighth for evaluation runs, an eighth for volume files read, an eighth for function calls'
+     * arguments and an eighth for answers not yet read (each with room for two of the largest, one environment holding
+     * half).
      */
     public static MemoryBudgets ofHeap(long maxHeapBytes) {
         return withReceivedMessages(
@@ -49,12 +53,22 @@ public record MemoryBudgets(
                 new ByteBudget("evaluation runs' rows and results", maxHeapBytes / 8),
                 new ByteBudget("volume files read for GetFile", Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8)),
                 functionCalls(Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8)),
+                unsentAnswers(Math.max(2 * (LARGEST_MESSAGE + (1 << 20)), maxHeapBytes / 8)),
                 Math.max(2 * LARGEST_MESSAGE, maxHeapBytes / 8));
     }
 
     /** A budget of {@code bytes} for function calls' arguments, one environment holding half. */
     public static EnvironmentBytes functionCalls(long bytes) {
         return new EnvironmentBytes(new ByteBudget("function calls' arguments", bytes));
+    }
+
+    /**
+     * A budget of {@code bytes} for answers sent and not yet read, one environment holding half, or at least one
+     * largest answer: a worker's 33 MiB result, and the few bytes of the message around it.
+     */
+    public static EnvironmentBytes unsentAnswers(long bytes) {
+        return new EnvironmentBytes(
+                new ByteBudget("answers not yet read by their clients", bytes), LARGEST_MESSAGE + (1 << 20));
     }
 
     /** These budgets, with {@code receivedBytes} for the messages being received on each of the two transports. */
@@ -65,6 +79,7 @@ public record MemoryBudgets(
             ByteBudget evaluationRuns,
             ByteBudget volumeFileReads,
             EnvironmentBytes functionCalls,
+            EnvironmentBytes unsentAnswers,
             long receivedBytes) {
         return new MemoryBudgets(
                 new EnvironmentBytes(sessionOutput),
@@ -74,6 +89,7 @@ public record MemoryBudgets(
                 new ByteBudget("messages being received from replicas", receivedBytes),
                 evaluationRuns,
                 volumeFileReads,
-                functionCalls);
+                functionCalls,
+                unsentAnswers);
     }
 }

@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.common.v1.ChalkError;
 import ai.chalk.compute.proto.common.v1.ErrorCode;
 import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionResponse;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ConcurrencyPolicy;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionResponse;
@@ -37,7 +38,10 @@ import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupManagerServiceGrpc;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.auth.Caller;
 import com.google.protobuf.ByteString;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -65,7 +69,7 @@ import org.junit.jupiter.api.io.TempDir;
 class FunctionCatalogTest {
 
     private static final String FUNCTIONS =
-            "echo=t.W#echo,fail=t.W#fail,crash=t.W#crash,slow=t.W#slow," + "probe=t.W#probe";
+            "echo=t.W#echo,fail=t.W#fail,crash=t.W#crash,slow=t.W#slow," + "probe=t.W#probe,big=t.W#big";
     private static final Metadata.Key<String> CALL_ID =
             Metadata.Key.of("chalk-call-id", Metadata.ASCII_STRING_MARSHALLER);
     private static final Metadata.Key<ChalkError> ERROR =
@@ -78,9 +82,13 @@ class FunctionCatalogTest {
 
     @BeforeAll
     void start() throws Exception {
-        // the calls' arguments: 8 MiB, an environment 4 MiB (callsWaitingForAReplicaHoldABoundedNumberOfBytes)
+        // the calls' arguments: 8 MiB, an environment 4 MiB (callsWaitingForAReplicaHoldABoundedNumberOfBytes); answers
+        // not read yet: 20 MiB, all of it an environment's (unreadAnswersAreHeldAgainstABudgetUntilTheirCallsEnd)
         server = RunningServer.start(
-                dir, b -> b.workerReadyTimeout(Duration.ofSeconds(30)).functionCallsBudget(8L << 20));
+                dir,
+                b -> b.workerReadyTimeout(Duration.ofSeconds(30))
+                        .functionCallsBudget(8L << 20)
+                        .unsentAnswersBudget(20L << 20));
     }
 
     @AfterAll
@@ -525,6 +533,65 @@ class FunctionCatalogTest {
         assertThat(call(key, "echo", big).endsWith("|" + big))
                 .as("the same call again")
                 .isTrue();
+    }
+
+    /**
+     * A client asks for large answers and never reads them: gRPC kept each one in the server, whole, for as long as
+     * the call stayed open. Each is now held against a budget until its call ends; past the environment's share the
+     * answer is not sent, and its call ends RESOURCE_EXHAUSTED saying why.
+     */
+    @Test
+    void unreadAnswersAreHeldAgainstABudgetUntilTheirCallsEnd() throws Exception {
+        TestCode code = new TestCode("u");
+        code.upload(server.channel);
+        catalog().createExternalFunctionVersion(request("answers", code, 1));
+        ExternalFunctionVersionKey key = ExternalFunctionVersionKey.newBuilder()
+                .setFunctionName("answers")
+                .build();
+        call(key, "echo", "warm");
+        var answers = server.server.memoryBudgets().unsentAnswers();
+        // 12 MiB: more than HTTP/2's largest window, so the server cannot send it all to a client that does not read
+        ClientCall<CallExternalFunctionRequest, CallExternalFunctionResponse> unread = server.channel.newCall(
+                ExternalFunctionCatalogServiceGrpc.getCallExternalFunctionMethod(),
+                CallOptions.DEFAULT.withMaxInboundMessageSize(16 << 20));
+        try {
+            unread.start(new ClientCall.Listener<>() {}, new Metadata());
+            unread.sendMessage(CallExternalFunctionRequest.newBuilder()
+                    .setFunction(key)
+                    .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                            .setName("big")
+                            .setFeatherStream(ByteString.copyFromUtf8("12")))
+                    .build());
+            unread.halfClose();
+            await().atMost(Duration.ofSeconds(30)).until(() -> answers.held(Caller.DEFAULT_ENVIRONMENT) > 12 << 20);
+
+            // a second one would pass the 20 MiB: not sent; small answers still are
+            assertThatThrownBy(() -> call(key, "big", "12")).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(e.getStatus().getDescription())
+                        .startsWith("the answer (")
+                        .contains("the answers this environment's clients have not read yet hold too many"
+                                + " bytes: this environment holds ");
+            });
+            assertThat(call(key, "echo", "small")).endsWith("|small");
+        } finally {
+            unread.cancel("the test is done with it", null);
+        }
+        // a call that ends gives its bytes back, and one whose answer is read holds none once it is over
+        await().atMost(Duration.ofSeconds(30)).until(() -> answers.held(Caller.DEFAULT_ENVIRONMENT) == 0);
+        assertThat(catalog()
+                        .withMaxInboundMessageSize(16 << 20)
+                        .callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                                .setFunction(key)
+                                .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                        .setName("big")
+                                        .setFeatherStream(ByteString.copyFromUtf8("12")))
+                                .build())
+                        .getRemoteCallResponse()
+                        .getFeatherStream()
+                        .size())
+                .isGreaterThan(12 << 20);
+        await().atMost(Duration.ofSeconds(30)).until(() -> answers.held(Caller.DEFAULT_ENVIRONMENT) == 0);
     }
 
     @Test
