@@ -44,11 +44,17 @@ public final class RunningServer implements AutoCloseable {
 
     /** A channel to {@code server} whose calls carry a token of a fresh credential of {@code environment}. */
     public static ManagedChannel authenticated(ComputeServer server, String environment) {
+        return authenticated(server, environment, UnaryOperator.identity());
+    }
+
+    /** As {@link #authenticated(ComputeServer, String)}, the channel built with {@code settings}. */
+    public static ManagedChannel authenticated(
+            ComputeServer server, String environment, UnaryOperator<NettyChannelBuilder> settings) {
         AtomicReference<String> token = new AtomicReference<>();
-        ManagedChannel channel = NettyChannelBuilder.forAddress(
-                        "127.0.0.1", server.port().orElseThrow())
-                .usePlaintext()
-                .intercept(bearer(token))
+        ManagedChannel channel = settings.apply(NettyChannelBuilder.forAddress(
+                                "127.0.0.1", server.port().orElseThrow())
+                        .usePlaintext()
+                        .intercept(bearer(token)))
                 .build();
         ClientCredentials.Created credential =
                 server.authentication().credentials().create("test", environment);

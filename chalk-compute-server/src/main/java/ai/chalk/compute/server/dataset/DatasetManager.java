@@ -48,6 +48,12 @@ public final class DatasetManager {
     public static final String UPLOAD_TARGET = "dataset";
     /** The most files one revision may have. */
     public static final int MAX_FILES = 10_000;
+    /**
+     * The largest Arrow schema a revision keeps, as its uploader gives it: every SQL query reads the schemas of all the
+     * environment's completed revisions, and one of 33 MiB per revision made each query hold gigabytes. A schema of
+     * thousands of columns takes a few hundred KB.
+     */
+    public static final int MAX_ARROW_SCHEMA_BYTES = 1 << 20;
     /** The largest single file accepted (1 TiB: a bound against nonsense, not a quota). */
     public static final long MAX_FILE_BYTES = 1L << 40;
 
@@ -146,6 +152,11 @@ public final class DatasetManager {
      */
     public DatasetRecord finalizeUpload(String environment, String sessionId, String name, byte[] arrowSchema) {
         checkName(name);
+        if (arrowSchema.length > MAX_ARROW_SCHEMA_BYTES) {
+            throw ComputeException.invalid("arrow_schema_serialized has " + arrowSchema.length
+                    + " bytes; a revision keeps at most " + MAX_ARROW_SCHEMA_BYTES
+                    + " (a schema of thousands of columns takes a few hundred KB)");
+        }
         openSession(environment, sessionId);
         List<ObjectRecord> objects = store.objects(sessionId);
         if (objects.isEmpty()) {

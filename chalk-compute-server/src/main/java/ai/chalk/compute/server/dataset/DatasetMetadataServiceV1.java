@@ -71,6 +71,7 @@ import com.google.protobuf.Struct;
 import com.google.protobuf.Timestamp;
 import com.google.protobuf.Value;
 import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -205,13 +206,31 @@ public final class DatasetMetadataServiceV1 extends DatasetMetadataServiceGrpc.D
             observer.onError(StatusErrors.toStatus(e).asRuntimeException());
             return;
         }
-        for (int i = 0; i < links.size(); i += LINKS_PER_MESSAGE) {
-            observer.onNext(StreamDatasetRevisionDownloadLinksResponse.newBuilder()
-                    .addAllOutputUrls(links.subList(i, Math.min(links.size(), i + LINKS_PER_MESSAGE)))
-                    .setExpiration(timestamp(expiry))
-                    .build());
-        }
-        observer.onCompleted();
+        // sent as fast as the client reads: up to 10,000 links, a few MB, would otherwise wait in the server for a
+        // client that reads none, however many such calls it makes
+        var call = (ServerCallStreamObserver<StreamDatasetRevisionDownloadLinksResponse>) observer;
+        Runnable pump = new Runnable() {
+            private int next; // guarded by this
+            private boolean done; // guarded by this
+
+            @Override
+            public synchronized void run() {
+                while (!done && call.isReady() && !call.isCancelled()) {
+                    if (next >= links.size()) {
+                        done = true;
+                        call.onCompleted();
+                        return;
+                    }
+                    call.onNext(StreamDatasetRevisionDownloadLinksResponse.newBuilder()
+                            .addAllOutputUrls(links.subList(next, Math.min(links.size(), next + LINKS_PER_MESSAGE)))
+                            .setExpiration(timestamp(expiry))
+                            .build());
+                    next += LINKS_PER_MESSAGE;
+                }
+            }
+        };
+        call.setOnReadyHandler(pump);
+        pump.run();
     }
 
     @Override

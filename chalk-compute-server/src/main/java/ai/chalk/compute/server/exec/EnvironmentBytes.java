@@ -54,6 +54,22 @@ public final class EnvironmentBytes {
         return null;
     }
 
+    /** Reserves {@code bytes} for {@code environment} whether or not they fit ({@link ByteBudget#reserve}). */
+    public synchronized void reserve(String environment, long bytes) {
+        if (bytes > 0) {
+            budget.reserve(bytes);
+            held.merge(environment, bytes, Long::sum);
+        }
+    }
+
+    /** Why {@code environment} can take no more now (it holds its share, or the budget is full); null if it can. */
+    public synchronized @Nullable Refusal full(String environment) {
+        if (held.getOrDefault(environment, 0L) >= share) {
+            return Refusal.ENVIRONMENT_SHARE;
+        }
+        return budget.used() >= budget.limit() ? Refusal.BUDGET : null;
+    }
+
     /** Gives back bytes {@code environment} reserved. */
     public synchronized void release(String environment, long bytes) {
         if (bytes <= 0) {
@@ -101,6 +117,16 @@ public final class EnvironmentBytes {
         /** Reserves {@code bytes}; null when reserved, else why not (and nothing is reserved). */
         public @Nullable Refusal tryReserve(long bytes) {
             return EnvironmentBytes.this.tryReserve(environment, bytes);
+        }
+
+        /** Reserves {@code bytes} whether or not they fit ({@link EnvironmentBytes#reserve}). */
+        public void reserve(long bytes) {
+            EnvironmentBytes.this.reserve(environment, bytes);
+        }
+
+        /** Why the environment can take no more now; null if it can. */
+        public @Nullable Refusal full() {
+            return EnvironmentBytes.this.full(environment);
         }
 
         /** Gives back bytes reserved through this account. */

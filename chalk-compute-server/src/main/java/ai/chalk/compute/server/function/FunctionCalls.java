@@ -8,6 +8,7 @@ import ai.chalk.compute.proto.runtime.v1.PollRemoteCallResponse;
 import ai.chalk.compute.proto.runtime.v1.RemoteCallStatus;
 import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.exec.EnvironmentBytes;
+import ai.chalk.compute.server.grpc.UnsentAnswers;
 import ai.chalk.compute.server.store.CallStore;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
 import ai.chalk.compute.server.threads.EnvironmentShares;
@@ -340,7 +341,8 @@ public final class FunctionCalls {
 
     /**
      * The status of one of the environment's queued calls; a finished call's result is returned once and then
-     * forgotten. Another environment's call is NOT_FOUND, as one never queued.
+     * forgotten, unless the server has no room to send it (RESOURCE_EXHAUSTED: it stays, to be polled again). Another
+     * environment's call is NOT_FOUND, as one never queued.
      */
     public PollRemoteCallResponse poll(String environment, String callId) {
         CallStore.CallRecord r = calls.find(callId)
@@ -360,10 +362,13 @@ public final class FunctionCalls {
             case FAILED ->
                 b.setStatus(RemoteCallStatus.REMOTE_CALL_STATUS_FAILED).addErrors(parse(r.error()));
         }
+        PollRemoteCallResponse response = b.build();
         if (r.state() == CallStore.State.COMPLETED || r.state() == CallStore.State.FAILED) {
+            // room for the answer first: one the server would not send must not be forgotten
+            UnsentAnswers.reserveAnswer(response.getSerializedSize());
             calls.delete(callId);
         }
-        return b.build();
+        return response;
     }
 
     private static ChalkError parse(Optional<byte[]> bytes) {

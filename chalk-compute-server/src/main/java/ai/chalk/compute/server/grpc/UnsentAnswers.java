@@ -1,8 +1,11 @@
 package ai.chalk.compute.server.grpc;
 
+import ai.chalk.compute.server.auth.BearerTokens;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.exec.EnvironmentBytes;
 import com.google.protobuf.MessageLite;
+import io.grpc.Context;
+import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -11,22 +14,31 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The answers of unary calls that their clients have not read yet, per environment. gRPC sends an answer as fast as
- * the client reads it and keeps the rest in the server meanwhile, however large: a client that asked for 33 MiB
- * answers (function results, queued calls' results, SQL results, proxied AI answers) and never read them made the
- * server hold each one whole, without bound, until it ran out of memory. An answer's bytes are now held against a
- * budget from the moment it is sent until its call is over (read to its end, or cancelled), one environment holding at
- * most half; an answer that would pass it is not sent, and its call ends RESOURCE_EXHAUSTED saying why.
+ * The answers that clients have not read yet, per environment. gRPC sends a message as fast as the client reads it and
+ * keeps the rest in the server meanwhile, however large: a client that asked for 33 MiB answers (function results,
+ * queued calls' results, SQL results, proxied AI answers) and never read them made the server hold each one whole,
+ * without bound; so did streams that ended with their last output unread (an exec's last MiB, a snippet's 16 MiB
+ * artifact), since a finished stream no longer counts among the calls under way.
+ *
+ * <p>What a call has sent is held against a budget, one environment holding at most half, until the call is ready for
+ * more (gRPC's own test: less than 32 KiB waits to be written), or is over. An answer of a unary call that would pass
+ * the budget is not sent: its call ends RESOURCE_EXHAUSTED saying why. A stream's messages are counted whatever they
+ * hold (its producer waits for the client between messages, {@link ReadyGate}, so one stream holds about one message),
+ * and an environment that holds its share is refused new streams at their start, until its clients read.
  *
  * <p>Installed after the interceptor that says who calls ({@link Caller}), on the TCP port and on the replicas'
- * socket: deployed code is a tenant's too. Streams that send many messages wait for their client to be ready before
- * each one ({@link ReadyGate}), so they hold a bounded amount and are not counted here.
+ * socket: deployed code is a tenant's too. Health checks and token exchanges, which anyone may call, answer a few
+ * bytes and are not counted.
  */
 public final class UnsentAnswers implements ServerInterceptor {
+
+    private static final ServerCall.Listener<Object> NOTHING = new ServerCall.Listener<>() {};
+
+    /** The current call's held bytes, for a service that reserves room for its answer before making it. */
+    private static final Context.Key<Held> HELD = Context.key("chalk-compute-unsent-answer");
 
     private final EnvironmentBytes budget;
 
@@ -35,54 +47,104 @@ public final class UnsentAnswers implements ServerInterceptor {
         this.budget = budget;
     }
 
+    /**
+     * Reserves room for the answer the current unary call is about to send, for a service that gives something up
+     * when it makes its answer (a queued call's result, forgotten once returned): it learns there is no room before,
+     * not after. Nothing where answers are not counted (in-process calls, the embedding application's).
+     *
+     * @throws io.grpc.StatusRuntimeException RESOURCE_EXHAUSTED, saying why, when the answer would not be sent
+     */
+    public static void reserveAnswer(long bytes) {
+        Held held = HELD.get();
+        EnvironmentBytes.Refusal refusal = held == null ? null : held.ahead(bytes);
+        if (refusal != null) {
+            throw Status.RESOURCE_EXHAUSTED
+                    .withDescription("the answer (" + bytes + " bytes) is not made: " + unread(held.account, refusal))
+                    .asRuntimeException();
+        }
+    }
+
     @Override
+    @SuppressWarnings("unchecked")
     public <Q, R> ServerCall.Listener<Q> interceptCall(
             ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         Caller caller = Caller.KEY.get();
-        if (caller == null || call.getMethodDescriptor().getType() != MethodDescriptor.MethodType.UNARY) {
-            return next.startCall(call, headers); // health and token exchanges answer a few bytes
+        if (caller == null || BearerTokens.open(call.getMethodDescriptor().getFullMethodName())) {
+            return next.startCall(call, headers); // health and token exchanges: anyone's, a few bytes each
         }
-        Held held = new Held(budget.of(caller.environment()));
-        ServerCall.Listener<Q> listener = next.startCall(new CountedCall<>(call, held), headers);
+        EnvironmentBytes.Account account = budget.of(caller.environment());
+        boolean unary = call.getMethodDescriptor().getType() == MethodDescriptor.MethodType.UNARY;
+        EnvironmentBytes.Refusal full = unary ? null : account.full();
+        if (full != null) {
+            call.close(
+                    Status.RESOURCE_EXHAUSTED.withDescription("no stream is opened: " + unread(account, full)),
+                    new Metadata());
+            return (ServerCall.Listener<Q>) NOTHING;
+        }
+        Held held = new Held(account);
+        ServerCall.Listener<Q> listener = Contexts.interceptCall(
+                Context.current().withValue(HELD, held), new CountedCall<>(call, held, unary), headers, next);
         return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
             @Override
+            public void onReady() {
+                held.sent(); // what waited has been written, but for less than gRPC's threshold
+                super.onReady();
+            }
+
+            @Override
             public void onComplete() {
-                held.release();
+                held.over();
                 super.onComplete();
             }
 
             @Override
             public void onCancel() {
-                held.release();
+                held.over();
                 super.onCancel();
             }
         };
     }
 
-    /** A call whose answer is held against the budget until the call is over, or refused past it. */
+    private static String unread(EnvironmentBytes.Account account, EnvironmentBytes.Refusal refusal) {
+        return "the answers this environment's clients have not read yet hold too many bytes: "
+                + account.explain(refusal)
+                + "; read the answers of the calls you make (a call whose answer is not read holds it in the server"
+                + " until the call is cancelled)";
+    }
+
+    /** A call whose messages are held against the budget until they are written, or refused past it. */
     private static final class CountedCall<Q, R> extends ForwardingServerCall.SimpleForwardingServerCall<Q, R> {
         private final Held held;
-        private boolean refused;
+        private final boolean unary;
+        private volatile boolean refused;
 
-        CountedCall(ServerCall<Q, R> call, Held held) {
+        CountedCall(ServerCall<Q, R> call, Held held, boolean unary) {
             super(call);
             this.held = held;
+            this.unary = unary;
         }
 
         @Override
         public void sendMessage(R message) {
-            long bytes = message instanceof MessageLite m ? m.getSerializedSize() : 0;
-            EnvironmentBytes.Refusal refusal = held.keep(bytes);
-            if (refusal != null) {
-                refused = true;
-                super.close(
-                        Status.RESOURCE_EXHAUSTED.withDescription("the answer (" + bytes
-                                + " bytes) is not sent: the answers this environment's clients have not read yet"
-                                + " hold too many bytes: " + held.account.explain(refusal)
-                                + "; read the answers of the calls you make (a call whose answer is not read holds"
-                                + " it in the server until the call is cancelled)"),
-                        new Metadata());
+            if (refused) {
                 return;
+            }
+            long bytes = message instanceof MessageLite m ? m.getSerializedSize() : 0;
+            if (!unary) {
+                if (isReady()) {
+                    held.sent();
+                }
+                held.keep(bytes);
+            } else {
+                EnvironmentBytes.Refusal refusal = held.answer(bytes);
+                if (refusal != null) {
+                    refused = true;
+                    super.close(
+                            Status.RESOURCE_EXHAUSTED.withDescription(
+                                    "the answer (" + bytes + " bytes) is not sent: " + unread(held.account, refusal)),
+                            new Metadata());
+                    return;
+                }
             }
             super.sendMessage(message);
         }
@@ -95,32 +157,68 @@ public final class UnsentAnswers implements ServerInterceptor {
         }
     }
 
-    /** The bytes one call's answer holds: at most one answer's, given back once. */
+    /** The bytes one call has sent and that may not be written yet; given back once the call is over. */
     private static final class Held {
         private final EnvironmentBytes.Account account;
-        private final AtomicLong bytes = new AtomicLong(); // -1 once the call is over
+        private long bytes; // guarded by this
+        private long ahead; // of bytes, reserved for a unary answer not sent yet (guarded by this)
+        private boolean over; // guarded by this
 
         Held(EnvironmentBytes.Account account) {
             this.account = account;
         }
 
-        /** Reserves {@code n} bytes until the call is over; null when reserved (or the call is over), else why not. */
-        EnvironmentBytes.@Nullable Refusal keep(long n) {
+        /** Reserves {@code n} bytes for the answer to come; null when reserved (or the call is over), else why not. */
+        synchronized EnvironmentBytes.@Nullable Refusal ahead(long n) {
+            if (over) {
+                return null;
+            }
             EnvironmentBytes.Refusal refusal = account.tryReserve(n);
-            if (refusal != null) {
-                return refusal;
+            if (refusal == null) {
+                bytes += n;
+                ahead += n;
             }
-            if (!bytes.compareAndSet(0, n)) {
-                account.release(n); // over already, or a second answer (a unary call has one): nothing to hold
-            }
-            return null;
+            return refusal;
         }
 
-        void release() {
-            long n = bytes.getAndSet(-1);
-            if (n > 0) {
-                account.release(n);
+        /** Holds a unary call's answer of {@code n} bytes, with what was reserved for it; null when held, else why not. */
+        synchronized EnvironmentBytes.@Nullable Refusal answer(long n) {
+            if (over) {
+                return null;
             }
+            long more = n - ahead;
+            ahead = 0;
+            if (more <= 0) {
+                account.release(-more);
+                bytes += more;
+                return null;
+            }
+            EnvironmentBytes.Refusal refusal = account.tryReserve(more);
+            if (refusal == null) {
+                bytes += more;
+            }
+            return refusal;
+        }
+
+        /** Holds {@code n} more bytes, whether or not they fit (a stream's message). */
+        synchronized void keep(long n) {
+            if (!over && n > 0) {
+                account.reserve(n);
+                bytes += n;
+            }
+        }
+
+        /** What was sent has been written, but for less than gRPC's threshold: only the answer to come is held. */
+        synchronized void sent() {
+            account.release(bytes - ahead);
+            bytes = ahead;
+        }
+
+        synchronized void over() {
+            account.release(bytes);
+            bytes = 0;
+            ahead = 0;
+            over = true;
         }
     }
 }

@@ -42,6 +42,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     private Session session;
     private long cursor;
     private boolean closed;
+    private boolean nextWhenReady; // a status waits to be read before the next request is taken
 
     /** @param environment the caller's: sessions open only in that environment's sandboxes */
     SessionCall(
@@ -57,7 +58,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
         this.threads = threads;
         this.call = call;
         this.capacityBytes = capacityBytes;
-        call.setOnReadyHandler(drainer);
+        call.setOnReadyHandler(this::ready);
         call.setOnCancelHandler(this::detachQuietly);
         call.disableAutoRequest(); // one message at a time, so queued stdin stays bounded (see StdinFlow)
         call.request(1);
@@ -85,12 +86,15 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
                 case RESIZE_PTY ->
                     requireRun("resize_pty").resize((int) request.getResizePty().getCols(), (int)
                             request.getResizePty().getRows());
-                case GET_PROCESS_STATUS ->
+                case GET_PROCESS_STATUS -> {
                     send(OpenSessionResponse.newBuilder()
                             .setProcessStatus(
                                     requireSession("get_process_status").status())
                             .setSeq(requireSession("get_process_status").log().lastSeq())
                             .build());
+                    requestWhenReady();
+                    return;
+                }
                 case COMMAND_NOT_SET ->
                     throw Status.INVALID_ARGUMENT
                             .withDescription("empty OpenSessionRequest: set new_process or attach_session first")
@@ -187,6 +191,28 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
     }
 
     /** Sends what the client has not seen yet, while it can take it. */
+    /**
+     * Asks for the client's next message once the stream can take another answer: a client asking for its process's
+     * status in a loop, reading none of the answers, made the server queue them without end.
+     */
+    private synchronized void requestWhenReady() {
+        if (call.isReady()) {
+            call.request(1);
+        } else {
+            nextWhenReady = true;
+        }
+    }
+
+    private void ready() {
+        synchronized (this) {
+            if (nextWhenReady) {
+                nextWhenReady = false;
+                call.request(1);
+            }
+        }
+        drain();
+    }
+
     private synchronized void drain() {
         Session s = session;
         if (s == null || closed) {

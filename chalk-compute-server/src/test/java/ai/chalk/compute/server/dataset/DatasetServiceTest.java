@@ -27,6 +27,7 @@ import ai.chalk.compute.proto.server.v1.StreamDatasetRevisionDownloadLinksReques
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.store.Database;
 import ai.chalk.compute.server.store.DatasetStore;
+import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -257,6 +258,37 @@ class DatasetServiceTest {
             assertThat(api.listDatasets(ListDatasetsRequest.getDefaultInstance())
                             .getDatasetsList())
                     .isEmpty();
+        }
+    }
+
+    /**
+     * A revision kept its Arrow schema as sent, up to a whole 33 MiB message, and every SQL query reads the schemas of
+     * all the environment's revisions: a hundred such revisions made each query hold gigabytes. A schema past 1 MiB is
+     * refused, and the session can still be finalized with a sensible one.
+     */
+    @Test
+    void anArrowSchemaPastTheBoundIsRefusedAndTheSessionStaysOpen() throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            var api = api(server.channel);
+            UploadSession session = uploadFiles(api, write("s.csv", "id\n1\n"));
+            FinalizeDatasetUploadRequest.Builder finalize = FinalizeDatasetUploadRequest.newBuilder()
+                    .setUploadSessionId(session.sessionId())
+                    .setDatasetName("schemas")
+                    .setArrowSchemaSerialized(ByteString.copyFrom(new byte[DatasetManager.MAX_ARROW_SCHEMA_BYTES + 1]));
+            assertThatThrownBy(() -> api.finalizeDatasetUpload(finalize.build()))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                        assertThat(e.getStatus().getDescription())
+                                .isEqualTo("arrow_schema_serialized has " + (DatasetManager.MAX_ARROW_SCHEMA_BYTES + 1)
+                                        + " bytes; a revision keeps at most " + DatasetManager.MAX_ARROW_SCHEMA_BYTES
+                                        + " (a schema of thousands of columns takes a few hundred KB)");
+                    });
+            assertThat(api.finalizeDatasetUpload(finalize.setArrowSchemaSerialized(ByteString.copyFromUtf8("schema"))
+                                    .build())
+                            .getDataset()
+                            .getMostRecentRevision()
+                            .getNumRows())
+                    .isEqualTo(1);
         }
     }
 

@@ -11,6 +11,7 @@ import ai.chalk.compute.proto.sandbox.v1.StdinData;
 import ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.DetachSession;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
+import ai.chalk.compute.proto.sandbox.v2.GetProcessStatus;
 import ai.chalk.compute.proto.sandbox.v2.NewProcess;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionRequest;
 import ai.chalk.compute.proto.sandbox.v2.OpenSessionResponse;
@@ -25,8 +26,11 @@ import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.auth.BearerTokens;
+import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.session.SessionRegistry;
 import com.google.protobuf.ByteString;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
@@ -47,6 +51,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -308,6 +313,134 @@ class ServerMemorySecurityTest {
             assertThat(echo(server, id)).isEqualTo("still serving\n");
             server.terminate(id);
         }
+    }
+
+    /**
+     * A client asks for its session's status in a loop and reads none of the answers: each request was taken and
+     * answered at once, and the answers queued in the server without end. The stream now takes the next request only
+     * once the stream can take another answer, and what it has sent and not written is held against the budget of
+     * unsent answers; once the client reads, every status it asked for comes.
+     */
+    @Test
+    void statusRequestsWhoseAnswersNoOneReadsQueueABoundedAmount(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            String id = server.createSandbox();
+            EnvironmentBytes unsent = server.server.memoryBudgets().unsentAnswers();
+            AtomicInteger statuses = new AtomicInteger();
+            // a 64 KiB window (no tuning): the server fills it with a few thousand answers, then keeps the rest
+            ManagedChannel small = RunningServer.authenticated(
+                    server.server, Caller.DEFAULT_ENVIRONMENT, b -> b.flowControlWindow(64 << 10));
+            ClientCall<OpenSessionRequest, OpenSessionResponse> call =
+                    small.newCall(SandboxProcessServiceGrpc.getOpenSessionMethod(), CallOptions.DEFAULT);
+            call.start(
+                    new ClientCall.Listener<>() {
+                        @Override
+                        public void onMessage(OpenSessionResponse response) {
+                            if (response.hasProcessStatus()) {
+                                statuses.incrementAndGet();
+                            }
+                        }
+                    },
+                    new Metadata()); // and asks for no answer
+            try {
+                call.sendMessage(OpenSessionRequest.newBuilder()
+                        .setNewProcess(NewProcess.newBuilder()
+                                .setSandboxId(id)
+                                .setCommand("sleep")
+                                .addArgs("600"))
+                        .build());
+                int asked = 60_000;
+                OpenSessionRequest status = OpenSessionRequest.newBuilder()
+                        .setGetProcessStatus(GetProcessStatus.getDefaultInstance())
+                        .build();
+                for (int i = 0; i < asked; i++) {
+                    call.sendMessage(status);
+                }
+                long most = 0;
+                for (long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
+                        System.nanoTime() < end && most < 128 << 10; ) {
+                    most = Math.max(most, unsent.held(Caller.DEFAULT_ENVIRONMENT));
+                    Thread.sleep(20);
+                }
+                assertThat(most).as("answers held unsent, at most").isLessThan(128 << 10);
+
+                call.request(Integer.MAX_VALUE);
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> statuses.get() == asked);
+                assertThat(echo(server, id)).isEqualTo("still serving\n");
+            } finally {
+                call.cancel("the test is done with it", null);
+                small.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> unsent.held(Caller.DEFAULT_ENVIRONMENT) == 0);
+        }
+    }
+
+    /**
+     * Streams that ended with their last output unread (a command's output, a snippet's artifact) no longer counted
+     * among the calls under way, and each kept what it had not sent in the server: any number of them held any amount.
+     * What a stream has sent and not written is now held against the budget of unsent answers until the client reads
+     * or the call ends, and an environment holding its share is refused new streams.
+     */
+    @Test
+    void streamsWhoseOutputNoOneReadsHoldItAndStopNewStreamsUntilTheyEnd(@TempDir Path dataDir) throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.unsentAnswersBudget(MIB))) {
+            String id = server.createSandbox();
+            EnvironmentBytes unsent = server.server.memoryBudgets().unsentAnswers();
+            ManagedChannel small = RunningServer.authenticated(
+                    server.server, Caller.DEFAULT_ENVIRONMENT, b -> b.flowControlWindow(64 << 10));
+            List<ClientCall<ExecRequest, ExecResponse>> unread = new ArrayList<>();
+            try {
+                Status refused = null;
+                for (int i = 0; i < 40 && refused == null; i++) {
+                    long before = unsent.held(Caller.DEFAULT_ENVIRONMENT);
+                    CompletableFuture<Status> closed = new CompletableFuture<>();
+                    unread.add(unreadExec(small, id, closed));
+                    Awaitility.await()
+                            .atMost(Duration.ofSeconds(30))
+                            .until(() -> closed.isDone() || unsent.held(Caller.DEFAULT_ENVIRONMENT) > before);
+                    refused = closed.getNow(null);
+                }
+                assertThat(refused).as("a stream refused").isNotNull();
+                assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(refused.getDescription())
+                        .startsWith("no stream is opened: the answers this environment's clients have not read yet"
+                                + " hold too many bytes: this environment holds ");
+                assertThat(unsent.held(Caller.DEFAULT_ENVIRONMENT)).isGreaterThanOrEqualTo(MIB);
+            } finally {
+                unread.forEach(c -> c.cancel("the test is done with it", null));
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> unsent.held(Caller.DEFAULT_ENVIRONMENT) == 0);
+            // a stream whose client reads holds little, and is opened again
+            CompletableFuture<Status> read = new CompletableFuture<>();
+            unreadExec(small, id, read).request(Integer.MAX_VALUE);
+            assertThat(read.get(60, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+            small.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A v1 Exec of 4 MiB of output whose client asks for none of it; {@code closed} gets how it ended. */
+    private static ClientCall<ExecRequest, ExecResponse> unreadExec(
+            ManagedChannel channel, String sandboxId, CompletableFuture<Status> closed) {
+        ClientCall<ExecRequest, ExecResponse> call = channel.newCall(
+                ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc.getExecMethod(), CallOptions.DEFAULT);
+        call.start(
+                new ClientCall.Listener<>() {
+                    @Override
+                    public void onClose(Status status, Metadata trailers) {
+                        closed.complete(status);
+                    }
+                },
+                new Metadata());
+        call.sendMessage(ExecRequest.newBuilder()
+                .setInit(ExecInit.newBuilder()
+                        .setSandboxId(sandboxId)
+                        .setCommand("head")
+                        .addArgs("-c")
+                        .addArgs("4194304")
+                        .addArgs("/dev/zero"))
+                .build());
+        call.halfClose();
+        return call;
     }
 
     /** Opens a session running {@code sleep 600}, detaches, and returns how the stream ended. */

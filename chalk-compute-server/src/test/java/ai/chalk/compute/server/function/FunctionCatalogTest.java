@@ -574,6 +574,29 @@ class FunctionCatalogTest {
                                 + " bytes: this environment holds ");
             });
             assertThat(call(key, "echo", "small")).endsWith("|small");
+
+            // a queued call's result that would not be sent is not forgotten either: it waits for a poll with room
+            String queued = enqueue(key, "big", "12");
+            PollRemoteCallRequest poll =
+                    PollRemoteCallRequest.newBuilder().setCallId(queued).build();
+            var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel)
+                    .withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .withMaxInboundMessageSize(16 << 20);
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThatThrownBy(() -> async.pollRemoteCall(poll))
+                            .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                                assertThat(e.getStatus().getDescription()).contains("bytes) is not made: ");
+                            }));
+            unread.cancel("the test is done with it", null);
+            await().atMost(Duration.ofSeconds(30)).until(() -> answers.held(Caller.DEFAULT_ENVIRONMENT) == 0);
+            PollRemoteCallResponse result = async.pollRemoteCall(poll);
+            assertThat(result.getStatus()).isEqualTo(RemoteCallStatus.REMOTE_CALL_STATUS_COMPLETED);
+            assertThat(result.getResults(0).getFeatherStream().size()).isGreaterThan(12 << 20);
+            assertThatThrownBy(() -> async.pollRemoteCall(poll))
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
+                            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
         } finally {
             unread.cancel("the test is done with it", null);
         }
