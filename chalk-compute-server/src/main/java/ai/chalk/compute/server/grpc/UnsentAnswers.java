@@ -131,9 +131,6 @@ public final class UnsentAnswers implements ServerInterceptor {
             }
             long bytes = message instanceof MessageLite m ? m.getSerializedSize() : 0;
             if (!unary) {
-                if (isReady()) {
-                    held.sent();
-                }
                 held.keep(bytes);
             } else {
                 EnvironmentBytes.Refusal refusal = held.answer(bytes);
@@ -147,6 +144,11 @@ public final class UnsentAnswers implements ServerInterceptor {
                 }
             }
             super.sendMessage(message);
+            if (isReady()) {
+                // less than gRPC's threshold waits to be written, this message with it (the transport counts it as
+                // it is sent): nothing is held, so an idle stream does not hold its last message
+                held.sent();
+            }
         }
 
         @Override
