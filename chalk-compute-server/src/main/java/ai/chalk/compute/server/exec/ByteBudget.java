@@ -41,16 +41,6 @@ public final class ByteBudget {
         }
     }
 
-    /**
-     * Reserves {@code bytes} whether or not they fit: for bytes already held when they are counted (a message a stream
-     * has sent), which the holder bounds otherwise; a full budget then refuses what comes next.
-     */
-    public void reserve(long bytes) {
-        if (bytes > 0) {
-            used.addAndGet(bytes);
-        }
-    }
-
     /** Gives back bytes reserved earlier. */
     public void release(long bytes) {
         if (bytes > 0) {

@@ -54,20 +54,27 @@ public final class EnvironmentBytes {
         return null;
     }
 
-    /** Reserves {@code bytes} for {@code environment} whether or not they fit ({@link ByteBudget#reserve}). */
-    public synchronized void reserve(String environment, long bytes) {
+    /**
+     * Counts {@code bytes} against {@code environment}'s share, whether or not they fit, and not against the budget:
+     * bytes already held when they are counted (a message a stream has sent), which the holder bounds otherwise. An
+     * environment past its share is refused what comes next; the other environments are not.
+     */
+    public synchronized void count(String environment, long bytes) {
         if (bytes > 0) {
-            budget.reserve(bytes);
             held.merge(environment, bytes, Long::sum);
         }
     }
 
-    /** Why {@code environment} can take no more now (it holds its share, or the budget is full); null if it can. */
-    public synchronized @Nullable Refusal full(String environment) {
-        if (held.getOrDefault(environment, 0L) >= share) {
-            return Refusal.ENVIRONMENT_SHARE;
+    /** Gives back bytes {@link #count counted} for {@code environment}. */
+    public synchronized void uncount(String environment, long bytes) {
+        if (bytes > 0) {
+            drop(environment, bytes);
         }
-        return budget.used() >= budget.limit() ? Refusal.BUDGET : null;
+    }
+
+    /** Why {@code environment} can take no more now (it holds its share); null if it can. */
+    public synchronized @Nullable Refusal full(String environment) {
+        return held.getOrDefault(environment, 0L) >= share ? Refusal.ENVIRONMENT_SHARE : null;
     }
 
     /** Gives back bytes {@code environment} reserved. */
@@ -76,6 +83,10 @@ public final class EnvironmentBytes {
             return;
         }
         budget.release(bytes);
+        drop(environment, bytes);
+    }
+
+    private void drop(String environment, long bytes) {
         long left = held.getOrDefault(environment, 0L) - bytes;
         if (left <= 0) {
             held.remove(environment);
@@ -119,9 +130,14 @@ public final class EnvironmentBytes {
             return EnvironmentBytes.this.tryReserve(environment, bytes);
         }
 
-        /** Reserves {@code bytes} whether or not they fit ({@link EnvironmentBytes#reserve}). */
-        public void reserve(long bytes) {
-            EnvironmentBytes.this.reserve(environment, bytes);
+        /** Counts {@code bytes} against the environment's share alone ({@link EnvironmentBytes#count}). */
+        public void count(long bytes) {
+            EnvironmentBytes.this.count(environment, bytes);
+        }
+
+        /** Gives back bytes counted through this account. */
+        public void uncount(long bytes) {
+            EnvironmentBytes.this.uncount(environment, bytes);
         }
 
         /** Why the environment can take no more now; null if it can. */

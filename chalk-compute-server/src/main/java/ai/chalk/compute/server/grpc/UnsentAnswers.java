@@ -9,7 +9,6 @@ import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
@@ -23,11 +22,13 @@ import org.jspecify.annotations.Nullable;
  * without bound; so did streams that ended with their last output unread (an exec's last MiB, a snippet's 16 MiB
  * artifact), since a finished stream no longer counts among the calls under way.
  *
- * <p>What a call has sent is held against a budget, one environment holding at most half, until the call is ready for
- * more (gRPC's own test: less than 32 KiB waits to be written), or is over. An answer of a unary call that would pass
- * the budget is not sent: its call ends RESOURCE_EXHAUSTED saying why. A stream's messages are counted whatever they
- * hold (its producer waits for the client between messages, {@link ReadyGate}, so one stream holds about one message),
- * and an environment that holds its share is refused new streams at their start, until its clients read.
+ * <p>What a call has sent is held until the call is ready for more (gRPC's own test: less than 32 KiB waits to be
+ * written, which it may be as soon as the message is sent), or is over. A call that answers once (unary, or after a
+ * client stream) holds its answer against a server-wide budget of which one environment holds at most half: an answer
+ * that would pass it is not sent, and its call ends RESOURCE_EXHAUSTED saying why. A stream's messages are counted
+ * against its environment's half alone, whatever they hold (its producer waits for the client between messages,
+ * {@link ReadyGate}, so one stream holds about one message), so that one tenant's streams cannot refuse another's
+ * answers; an environment that holds its half is refused new streams at their start, until its clients read.
  *
  * <p>Installed after the interceptor that says who calls ({@link Caller}), on the TCP port and on the replicas'
  * socket: deployed code is a tenant's too. Health checks and token exchanges, which anyone may call, answer a few
@@ -48,11 +49,12 @@ public final class UnsentAnswers implements ServerInterceptor {
     }
 
     /**
-     * Reserves room for the answer the current unary call is about to send, for a service that gives something up
-     * when it makes its answer (a queued call's result, forgotten once returned): it learns there is no room before,
-     * not after. Nothing where answers are not counted (in-process calls, the embedding application's).
+     * Reserves room for what the current call is about to send, for a service that gives something up or holds memory
+     * for it: a unary call's answer (a queued call's result, forgotten once returned), which it learns has no room before
+     * it gives it up, not after; or what a stream holds for as long as it lasts (the links it sends as the client
+     * reads). Nothing where answers are not counted (in-process calls, the embedding application's).
      *
-     * @throws io.grpc.StatusRuntimeException RESOURCE_EXHAUSTED, saying why, when the answer would not be sent
+     * @throws io.grpc.StatusRuntimeException RESOURCE_EXHAUSTED, saying why, when there is no room
      */
     public static void reserveAnswer(long bytes) {
         Held held = HELD.get();
@@ -73,7 +75,7 @@ public final class UnsentAnswers implements ServerInterceptor {
             return next.startCall(call, headers); // health and token exchanges: anyone's, a few bytes each
         }
         EnvironmentBytes.Account account = budget.of(caller.environment());
-        boolean unary = call.getMethodDescriptor().getType() == MethodDescriptor.MethodType.UNARY;
+        boolean unary = call.getMethodDescriptor().getType().serverSendsOneMessage();
         EnvironmentBytes.Refusal full = unary ? null : account.full();
         if (full != null) {
             call.close(
@@ -159,25 +161,29 @@ public final class UnsentAnswers implements ServerInterceptor {
         }
     }
 
-    /** The bytes one call has sent and that may not be written yet; given back once the call is over. */
+    /**
+     * The bytes one call has sent and that may not be written yet, and what it reserved ahead; given back once the call
+     * is over. A unary answer's are the budget's; a stream's are counted against its environment's share alone.
+     */
     private static final class Held {
         private final EnvironmentBytes.Account account;
-        private long bytes; // guarded by this
-        private long ahead; // of bytes, reserved for a unary answer not sent yet (guarded by this)
+        private long answered; // of the budget, with ahead (guarded by this)
+        private long ahead; // of answered, reserved before sending: a unary answer to come, or a stream's until over
+        private long streamed; // counted for the environment alone (guarded by this)
         private boolean over; // guarded by this
 
         Held(EnvironmentBytes.Account account) {
             this.account = account;
         }
 
-        /** Reserves {@code n} bytes for the answer to come; null when reserved (or the call is over), else why not. */
+        /** Reserves {@code n} bytes ahead; null when reserved (or the call is over), else why not. */
         synchronized EnvironmentBytes.@Nullable Refusal ahead(long n) {
             if (over) {
                 return null;
             }
             EnvironmentBytes.Refusal refusal = account.tryReserve(n);
             if (refusal == null) {
-                bytes += n;
+                answered += n;
                 ahead += n;
             }
             return refusal;
@@ -192,33 +198,37 @@ public final class UnsentAnswers implements ServerInterceptor {
             ahead = 0;
             if (more <= 0) {
                 account.release(-more);
-                bytes += more;
+                answered += more;
                 return null;
             }
             EnvironmentBytes.Refusal refusal = account.tryReserve(more);
             if (refusal == null) {
-                bytes += more;
+                answered += more;
             }
             return refusal;
         }
 
-        /** Holds {@code n} more bytes, whether or not they fit (a stream's message). */
+        /** Counts {@code n} more bytes of a stream's message against the environment's share, whether or not they fit. */
         synchronized void keep(long n) {
             if (!over && n > 0) {
-                account.reserve(n);
-                bytes += n;
+                account.count(n);
+                streamed += n;
             }
         }
 
-        /** What was sent has been written, but for less than gRPC's threshold: only the answer to come is held. */
+        /** What was sent has been written, but for less than gRPC's threshold: only what was reserved ahead is held. */
         synchronized void sent() {
-            account.release(bytes - ahead);
-            bytes = ahead;
+            account.uncount(streamed);
+            streamed = 0;
+            account.release(answered - ahead);
+            answered = ahead;
         }
 
         synchronized void over() {
-            account.release(bytes);
-            bytes = 0;
+            account.uncount(streamed);
+            account.release(answered);
+            streamed = 0;
+            answered = 0;
             ahead = 0;
             over = true;
         }

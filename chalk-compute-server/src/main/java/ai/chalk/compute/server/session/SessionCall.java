@@ -190,7 +190,6 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
         drain();
     }
 
-    /** Sends what the client has not seen yet, while it can take it. */
     /**
      * Asks for the client's next message once the stream can take another answer: a client asking for its process's
      * status in a loop, reading none of the answers, made the server queue them without end.
@@ -213,6 +212,7 @@ final class SessionCall implements StreamObserver<OpenSessionRequest> {
         drain();
     }
 
+    /** Sends what the client has not seen yet, while it can take it. */
     private synchronized void drain() {
         Session s = session;
         if (s == null || closed) {

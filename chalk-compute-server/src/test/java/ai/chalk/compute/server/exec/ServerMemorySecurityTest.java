@@ -406,6 +406,23 @@ class ServerMemorySecurityTest {
                         .startsWith("no stream is opened: the answers this environment's clients have not read yet"
                                 + " hold too many bytes: this environment holds ");
                 assertThat(unsent.held(Caller.DEFAULT_ENVIRONMENT)).isGreaterThanOrEqualTo(MIB);
+
+                // another environment's streams and answers go on: one tenant's streams count against its share alone
+                ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
+                try {
+                    String other = SandboxServiceGrpc.newBlockingStub(prod)
+                            .withDeadlineAfter(60, TimeUnit.SECONDS)
+                            .createSandbox(CreateSandboxRequest.newBuilder()
+                                    .setSpec(ChalkContainerSpec.getDefaultInstance())
+                                    .build())
+                            .getSandbox()
+                            .getId();
+                    CompletableFuture<Status> read = new CompletableFuture<>();
+                    unreadExec(prod, other, read).request(Integer.MAX_VALUE);
+                    assertThat(read.get(60, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+                } finally {
+                    prod.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                }
             } finally {
                 unread.forEach(c -> c.cancel("the test is done with it", null));
             }
