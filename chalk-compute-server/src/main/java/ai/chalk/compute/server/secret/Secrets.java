@@ -33,6 +33,15 @@ public final class Secrets {
     public static final int MAX_VALUE_BYTES = 64 * 1024;
     /** The longest name of a secret, an integration or an integration key. */
     public static final int MAX_NAME_LENGTH = 255;
+    /**
+     * The most secrets one environment holds: every listing, every replica's start and every sandbox given all of them
+     * reads them whole, and one tenant saving secrets in a loop made each of those hold gigabytes.
+     */
+    public static final int MAX_SECRETS = 1000;
+    /** The most integrations one environment holds, for the same reason. */
+    public static final int MAX_INTEGRATIONS = 256;
+    /** The most bytes the values of one environment's secrets hold together, and apart its integrations' values. */
+    public static final long MAX_ENVIRONMENT_BYTES = 16L << 20;
     /** The most keys one integration holds. */
     public static final int MAX_INTEGRATION_KEYS = 256;
     /** Environment variable names as Chalk accepts them for secrets: letters, digits, '_', not starting with a digit. */
@@ -70,15 +79,13 @@ public final class Secrets {
      *
      * @throws ComputeException INVALID_ARGUMENT for a malformed name or a value too large to be an environment variable
      */
-    public SecretInfo upsert(String environment, String name, String value) {
+    public synchronized SecretInfo upsert(String environment, String name, String value) {
         checkEnvName("name", name);
         checkValue("the value of secret " + name, value);
+        byte[] sealed = cipher.encrypt(value, secretData(environment, name));
+        checkRoom("secrets", MAX_SECRETS, store.secretUsage(environment, name), sealed.length);
         SecretRecord r = store.upsertSecret(
-                environment,
-                name,
-                "sec_" + UUID.randomUUID().toString().replace("-", ""),
-                cipher.encrypt(value, secretData(environment, name)),
-                Instant.now());
+                environment, name, "sec_" + UUID.randomUUID().toString().replace("-", ""), sealed, Instant.now());
         log.info("Secret {} of environment {} saved (revision {})", name, environment, r.revision());
         return info(r);
     }
@@ -153,7 +160,8 @@ public final class Secrets {
      * @param kind   Chalk's integration kind, as its enum constant's name
      * @param values the integration's keys (environment variable names) and values
      */
-    public IntegrationRecord putIntegration(String environment, String name, String kind, Map<String, String> values) {
+    public synchronized IntegrationRecord putIntegration(
+            String environment, String name, String kind, Map<String, String> values) {
         checkIntegrationName(name);
         if (values.size() > MAX_INTEGRATION_KEYS) {
             throw ComputeException.invalid(
@@ -168,6 +176,11 @@ public final class Secrets {
             checkValue("the value of key " + e.getKey() + " of integration " + name, e.getValue());
             sealed.put(e.getKey(), cipher.encrypt(e.getValue(), integrationData(environment, id, e.getKey())));
         }
+        checkRoom(
+                "integrations",
+                MAX_INTEGRATIONS,
+                store.integrationUsage(environment, name),
+                sealed.values().stream().mapToLong(v -> v.length).sum());
         IntegrationRecord r = store.putIntegration(environment, name, kind, id, sealed, Instant.now());
         log.info("Integration {} of environment {} saved ({} keys)", name, environment, sealed.size());
         return r;
@@ -330,6 +343,19 @@ public final class Secrets {
     }
 
     // ---- checks
+
+    /** RESOURCE_EXHAUSTED when one more of {@code what}, holding {@code bytes}, would pass the environment's bounds. */
+    private static void checkRoom(String what, int most, SecretStore.Usage others, long bytes) {
+        if (others.count() >= most) {
+            throw ComputeException.exhausted("this environment has " + others.count() + " " + what + ", the most it may"
+                    + " have; delete some first");
+        }
+        if (others.bytes() + bytes > MAX_ENVIRONMENT_BYTES) {
+            throw ComputeException.exhausted("the values of this environment's " + what + " would hold "
+                    + (others.bytes() + bytes) + " bytes (sealed), past the " + MAX_ENVIRONMENT_BYTES
+                    + " one environment may hold; delete some first");
+        }
+    }
 
     private static void checkEnvName(String field, String name) {
         if (name.isEmpty()

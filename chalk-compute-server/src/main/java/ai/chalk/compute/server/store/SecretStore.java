@@ -90,6 +90,35 @@ public final class SecretStore {
         }
     }
 
+    /** How many of something an environment has, and the sealed bytes they hold. */
+    public record Usage(long count, long bytes) {}
+
+    /** The environment's secrets but the one named {@code except}: how many, and their sealed bytes. */
+    public Usage secretUsage(String environment, String except) {
+        return SqlQuery.select(
+                        db,
+                        "SELECT COUNT(*), COALESCE(SUM(OCTET_LENGTH(sealed)), 0) FROM secret"
+                                + " WHERE environment = ? AND name <> ?",
+                        List.of(environment, except),
+                        rs -> new Usage(rs.getLong(1), rs.getLong(2)),
+                        "secrets' usage")
+                .get(0);
+    }
+
+    /** The environment's integrations but the one named {@code except}: how many, and their values' sealed bytes. */
+    public Usage integrationUsage(String environment, String except) {
+        return SqlQuery.select(
+                        db,
+                        "SELECT (SELECT COUNT(*) FROM integration WHERE environment = ? AND name <> ?),"
+                                + " (SELECT COALESCE(SUM(OCTET_LENGTH(v.sealed)), 0) FROM integration_value v"
+                                + " JOIN integration i ON i.id = v.integration_id"
+                                + " WHERE i.environment = ? AND i.name <> ?)",
+                        List.of(environment, except, environment, except),
+                        rs -> new Usage(rs.getLong(1), rs.getLong(2)),
+                        "integrations' usage")
+                .get(0);
+    }
+
     /** The environment's secret of this name. */
     public Optional<SecretRecord> secretNamed(String environment, String name) {
         return secrets("SELECT * FROM secret WHERE environment = ? AND name = ?", List.of(environment, name)).stream()

@@ -258,6 +258,49 @@ class SecretServiceTest {
                 .deleteSecret(DeleteSecretRequest.newBuilder().setName("BIG_OK").build());
     }
 
+    /**
+     * A tenant saving secrets in a loop made every listing, every replica's start and every sandbox given all of them
+     * read them whole: an environment now has at most 1,000 secrets, whose values hold at most 16 MiB together, and
+     * past either a new one is refused; a new value of one it has is not, nor are other environments' secrets.
+     */
+    @Test
+    void anEnvironmentHoldsABoundedNumberOfSecretsAndOfBytes() {
+        Channel many = inEnvironment(inProcess, "many-secrets");
+        for (int i = 0; i < Secrets.MAX_SECRETS; i++) {
+            secrets(many).upsertSecret(upsert("S" + i, "v"));
+        }
+        Status past = status(() -> secrets(many).upsertSecret(upsert("ONE_MORE", "v")));
+        assertThat(past.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(past.getDescription())
+                .isEqualTo("this environment has 1000 secrets, the most it may have; delete some first");
+        secrets(many).upsertSecret(upsert("S0", "changed"));
+        secrets(prod).upsertSecret(upsert("ANOTHER_ENVIRONMENTS", "v"));
+
+        Channel big = inEnvironment(inProcess, "big-secrets");
+        String value = "x".repeat(Secrets.MAX_VALUE_BYTES);
+        int saved = 0;
+        Status full = null;
+        while (full == null && saved < Secrets.MAX_SECRETS) {
+            try {
+                secrets(big).upsertSecret(upsert("B" + saved, value));
+                saved++;
+            } catch (StatusRuntimeException e) {
+                full = e.getStatus();
+            }
+        }
+        assertThat(full).as("a secret refused").isNotNull();
+        assertThat(full.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(full.getDescription())
+                .startsWith("the values of this environment's secrets would hold ")
+                .endsWith(" bytes (sealed), past the " + Secrets.MAX_ENVIRONMENT_BYTES
+                        + " one environment may hold; delete some first");
+        assertThat(saved).isBetween(200, 255);
+        secrets(prod)
+                .deleteSecret(DeleteSecretRequest.newBuilder()
+                        .setName("ANOTHER_ENVIRONMENTS")
+                        .build());
+    }
+
     @Test
     void aScopeNarrowerThanTheEnvironmentIsRefusedRatherThanBroadened() {
         Status s = status(() -> secrets(dev)
