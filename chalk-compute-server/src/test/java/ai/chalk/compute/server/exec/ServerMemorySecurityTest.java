@@ -358,11 +358,11 @@ class ServerMemorySecurityTest {
                 }
                 long most = 0;
                 for (long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
-                        System.nanoTime() < end && most < 128 << 10; ) {
+                        System.nanoTime() < end && most < 64 << 10; ) {
                     most = Math.max(most, unsent.held(Caller.DEFAULT_ENVIRONMENT));
                     Thread.sleep(20);
                 }
-                assertThat(most).as("answers held unsent, at most").isLessThan(128 << 10);
+                assertThat(most).as("answers held unsent, at most").isLessThan(64 << 10);
 
                 call.request(Integer.MAX_VALUE);
                 Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> statuses.get() == asked);
