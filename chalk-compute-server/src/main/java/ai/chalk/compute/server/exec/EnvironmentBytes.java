@@ -23,6 +23,8 @@ public final class EnvironmentBytes {
     private final long share;
     /** Bytes held per environment; an environment holding nothing has no entry (guarded by this). */
     private final Map<String, Long> held = new HashMap<>();
+    /** Bytes {@link #count counted} per environment, apart from those reserved (guarded by this). */
+    private final Map<String, Long> counted = new HashMap<>();
 
     public EnvironmentBytes(ByteBudget budget) {
         this(budget, 0);
@@ -55,26 +57,29 @@ public final class EnvironmentBytes {
     }
 
     /**
-     * Counts {@code bytes} against {@code environment}'s share, whether or not they fit, and not against the budget:
-     * bytes already held when they are counted (a message a stream has sent), which the holder bounds otherwise. An
-     * environment past its share is refused what comes next; the other environments are not.
+     * Counts {@code bytes} for {@code environment}, whether or not they fit, apart from what it reserves and not
+     * against the budget: bytes already held when they are counted (a message a stream has sent), which the holder
+     * bounds otherwise. An environment whose reserved and counted bytes reach its share is {@link #full}; what it
+     * reserves is checked against its share alone, so that its streams do not refuse its largest answers.
      */
     public synchronized void count(String environment, long bytes) {
         if (bytes > 0) {
-            held.merge(environment, bytes, Long::sum);
+            counted.merge(environment, bytes, Long::sum);
         }
     }
 
     /** Gives back bytes {@link #count counted} for {@code environment}. */
     public synchronized void uncount(String environment, long bytes) {
         if (bytes > 0) {
-            drop(environment, bytes);
+            drop(counted, environment, bytes);
         }
     }
 
-    /** Why {@code environment} can take no more now (it holds its share); null if it can. */
+    /** Why {@code environment} can take no more now (what it reserved and counted reach its share); null if it can. */
     public synchronized @Nullable Refusal full(String environment) {
-        return held.getOrDefault(environment, 0L) >= share ? Refusal.ENVIRONMENT_SHARE : null;
+        return held.getOrDefault(environment, 0L) + counted.getOrDefault(environment, 0L) >= share
+                ? Refusal.ENVIRONMENT_SHARE
+                : null;
     }
 
     /** Gives back bytes {@code environment} reserved. */
@@ -83,21 +88,21 @@ public final class EnvironmentBytes {
             return;
         }
         budget.release(bytes);
-        drop(environment, bytes);
+        drop(held, environment, bytes);
     }
 
-    private void drop(String environment, long bytes) {
-        long left = held.getOrDefault(environment, 0L) - bytes;
+    private static void drop(Map<String, Long> bytesOf, String environment, long bytes) {
+        long left = bytesOf.getOrDefault(environment, 0L) - bytes;
         if (left <= 0) {
-            held.remove(environment);
+            bytesOf.remove(environment);
         } else {
-            held.put(environment, left);
+            bytesOf.put(environment, left);
         }
     }
 
-    /** The bytes {@code environment} holds now. */
+    /** The bytes {@code environment} holds now: reserved and counted. */
     public synchronized long held(String environment) {
-        return held.getOrDefault(environment, 0L);
+        return held.getOrDefault(environment, 0L) + counted.getOrDefault(environment, 0L);
     }
 
     /** What one environment may hold: half the budget. */

@@ -22,11 +22,11 @@ import org.jspecify.annotations.Nullable;
  * without bound; so did streams that ended with their last output unread (an exec's last MiB, a snippet's 16 MiB
  * artifact), since a finished stream no longer counts among the calls under way.
  *
- * <p>What a call has sent is held until the call is ready for more (gRPC's own test: less than 32 KiB waits to be
- * written, which it may be as soon as the message is sent), or is over. A call that answers once (unary, or after a
- * client stream) holds its answer against a server-wide budget of which one environment holds at most half: an answer
- * that would pass it is not sent, and its call ends RESOURCE_EXHAUSTED saying why. A stream's messages are counted
- * against its environment's half alone, whatever they hold (its producer waits for the client between messages,
+ * <p>A call that answers once (unary, or after a client stream) holds its answer until the call is over, against a
+ * server-wide budget of which one environment holds at most half: an answer that would pass it is not sent, and its
+ * call ends RESOURCE_EXHAUSTED saying why. A stream's messages are held until the stream is ready for more (gRPC's own
+ * test: less than 32 KiB waits to be written, which it may be as soon as the message is sent), or is over, and are
+ * counted for its environment alone, apart from its answers, whatever they hold (its producer waits for the client between messages,
  * {@link ReadyGate}, so one stream holds about one message), so that one tenant's streams cannot refuse another's
  * answers; an environment that holds its half is refused new streams at their start, until its clients read.
  *
@@ -84,12 +84,13 @@ public final class UnsentAnswers implements ServerInterceptor {
             return (ServerCall.Listener<Q>) NOTHING;
         }
         Held held = new Held(account);
-        ServerCall.Listener<Q> listener = Contexts.interceptCall(
-                Context.current().withValue(HELD, held), new CountedCall<>(call, held, unary), headers, next);
+        CountedCall<Q, R> counted = new CountedCall<>(call, held, unary);
+        ServerCall.Listener<Q> listener =
+                Contexts.interceptCall(Context.current().withValue(HELD, held), counted, headers, next);
         return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
             @Override
             public void onReady() {
-                held.sent(); // what waited has been written, but for less than gRPC's threshold
+                counted.written();
                 super.onReady();
             }
 
@@ -133,23 +134,37 @@ public final class UnsentAnswers implements ServerInterceptor {
             }
             long bytes = message instanceof MessageLite m ? m.getSerializedSize() : 0;
             if (!unary) {
-                held.keep(bytes);
-            } else {
-                EnvironmentBytes.Refusal refusal = held.answer(bytes);
-                if (refusal != null) {
-                    refused = true;
-                    super.close(
-                            Status.RESOURCE_EXHAUSTED.withDescription(
-                                    "the answer (" + bytes + " bytes) is not sent: " + unread(held.account, refusal)),
-                            new Metadata());
-                    return;
+                synchronized (held) { // so that a ready call seen meanwhile does not give back this message
+                    held.keep(bytes);
+                    super.sendMessage(message);
+                    written();
                 }
+                return;
+            }
+            EnvironmentBytes.Refusal refusal = held.answer(bytes);
+            if (refusal != null) {
+                refused = true;
+                super.close(
+                        Status.RESOURCE_EXHAUSTED.withDescription(
+                                "the answer (" + bytes + " bytes) is not sent: " + unread(held.account, refusal)),
+                        new Metadata());
+                return;
             }
             super.sendMessage(message);
-            if (isReady()) {
-                // less than gRPC's threshold waits to be written, this message with it (the transport counts it as
-                // it is sent): nothing is held, so an idle stream does not hold its last message
-                held.sent();
+        }
+
+        /**
+         * Gives back a stream's messages once less than gRPC's threshold waits to be written (the transport counts a
+         * stream's message as it is sent, so right after a send this sees it), so that an idle stream does not hold
+         * its last message. A single answer is held until its call is over: gRPC writes it out only at the close.
+         */
+        void written() {
+            if (!unary) {
+                synchronized (held) {
+                    if (isReady()) {
+                        held.sent();
+                    }
+                }
             }
         }
 
@@ -208,9 +223,12 @@ public final class UnsentAnswers implements ServerInterceptor {
             return refusal;
         }
 
-        /** Counts {@code n} more bytes of a stream's message against the environment's share, whether or not they fit. */
+        /**
+         * Counts {@code n} more bytes of a stream's message against the environment's share, whether or not they fit,
+         * unless the stream reserved what it holds until it is over.
+         */
         synchronized void keep(long n) {
-            if (!over && n > 0) {
+            if (!over && n > 0 && ahead == 0) {
                 account.count(n);
                 streamed += n;
             }

@@ -34,8 +34,9 @@ public final class Secrets {
     /** The longest name of a secret, an integration or an integration key. */
     public static final int MAX_NAME_LENGTH = 255;
     /**
-     * The most secrets one environment holds: every listing, every replica's start and every sandbox given all of them
-     * reads them whole, and one tenant saving secrets in a loop made each of those hold gigabytes.
+     * The most secrets one environment holds, and apart the most saved for local values ({@link LocalSecretSweep}):
+     * every listing, every replica's start and every sandbox given all of them reads them whole, and one tenant saving
+     * secrets in a loop made each of those hold gigabytes.
      */
     public static final int MAX_SECRETS = 1000;
     /** The most integrations one environment holds, for the same reason. */
@@ -83,7 +84,16 @@ public final class Secrets {
         checkEnvName("name", name);
         checkValue("the value of secret " + name, value);
         byte[] sealed = cipher.encrypt(value, secretData(environment, name));
-        checkRoom("secrets", MAX_SECRETS, store.secretUsage(environment, name), sealed.length);
+        boolean local = name.startsWith(LocalSecretSweep.PREFIX);
+        checkRoom(
+                local
+                        ? "secrets saved for local values (" + LocalSecretSweep.PREFIX
+                                + "..., which go once nothing uses them)"
+                        : "secrets",
+                "secrets",
+                MAX_SECRETS,
+                store.secretUsage(environment, name, LocalSecretSweep.PREFIX, local),
+                sealed.length);
         SecretRecord r = store.upsertSecret(
                 environment, name, "sec_" + UUID.randomUUID().toString().replace("-", ""), sealed, Instant.now());
         log.info("Secret {} of environment {} saved (revision {})", name, environment, r.revision());
@@ -177,6 +187,7 @@ public final class Secrets {
             sealed.put(e.getKey(), cipher.encrypt(e.getValue(), integrationData(environment, id, e.getKey())));
         }
         checkRoom(
+                "integrations",
                 "integrations",
                 MAX_INTEGRATIONS,
                 store.integrationUsage(environment, name),
@@ -344,14 +355,17 @@ public final class Secrets {
 
     // ---- checks
 
-    /** RESOURCE_EXHAUSTED when one more of {@code what}, holding {@code bytes}, would pass the environment's bounds. */
-    private static void checkRoom(String what, int most, SecretStore.Usage others, long bytes) {
+    /**
+     * RESOURCE_EXHAUSTED when one more of {@code counted}, holding {@code bytes}, would pass the environment's bounds:
+     * {@code most} of them, or its {@code kind}'s values past {@link #MAX_ENVIRONMENT_BYTES}.
+     */
+    private static void checkRoom(String counted, String kind, int most, SecretStore.Usage others, long bytes) {
         if (others.count() >= most) {
-            throw ComputeException.exhausted("this environment has " + others.count() + " " + what + ", the most it may"
-                    + " have; delete some first");
+            throw ComputeException.exhausted("this environment has " + others.count() + " " + counted
+                    + ", the most it may have; delete some first");
         }
         if (others.bytes() + bytes > MAX_ENVIRONMENT_BYTES) {
-            throw ComputeException.exhausted("the values of this environment's " + what + " would hold "
+            throw ComputeException.exhausted("the values of this environment's " + kind + " would hold "
                     + (others.bytes() + bytes) + " bytes (sealed), past the " + MAX_ENVIRONMENT_BYTES
                     + " one environment may hold; delete some first");
         }

@@ -93,13 +93,17 @@ public final class SecretStore {
     /** How many of something an environment has, and the sealed bytes they hold. */
     public record Usage(long count, long bytes) {}
 
-    /** The environment's secrets but the one named {@code except}: how many, and their sealed bytes. */
-    public Usage secretUsage(String environment, String except) {
+    /**
+     * The environment's secrets but the one named {@code except}: how many of them are named with {@code prefix} (or,
+     * when {@code named} is false, are not), and the sealed bytes of all of them.
+     */
+    public Usage secretUsage(String environment, String except, String prefix, boolean named) {
         return SqlQuery.select(
                         db,
-                        "SELECT COUNT(*), COALESCE(SUM(OCTET_LENGTH(sealed)), 0) FROM secret"
+                        "SELECT COUNT(CASE WHEN (name LIKE ? ESCAPE '\\') = ? THEN 1 END),"
+                                + " COALESCE(SUM(OCTET_LENGTH(sealed)), 0) FROM secret"
                                 + " WHERE environment = ? AND name <> ?",
-                        List.of(environment, except),
+                        List.of(SqlQuery.likeEscape(prefix) + "%", named, environment, except),
                         rs -> new Usage(rs.getLong(1), rs.getLong(2)),
                         "secrets' usage")
                 .get(0);

@@ -41,13 +41,16 @@ import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.auth.Caller;
 import com.google.protobuf.ByteString;
 import io.grpc.CallOptions;
+import io.grpc.Channel;
 import io.grpc.ClientCall;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.ProtoUtils;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -551,32 +554,24 @@ class FunctionCatalogTest {
         call(key, "echo", "warm");
         var answers = server.server.memoryBudgets().unsentAnswers();
         // 12 MiB: more than HTTP/2's largest window, so the server cannot send it all to a client that does not read
-        ClientCall<CallExternalFunctionRequest, CallExternalFunctionResponse> unread = server.channel.newCall(
-                ExternalFunctionCatalogServiceGrpc.getCallExternalFunctionMethod(),
-                CallOptions.DEFAULT.withMaxInboundMessageSize(16 << 20));
+        ClientCall<CallExternalFunctionRequest, CallExternalFunctionResponse> unread =
+                unreadBig(server.channel, key, 12 << 10, new CompletableFuture<>());
         try {
-            unread.start(new ClientCall.Listener<>() {}, new Metadata());
-            unread.sendMessage(CallExternalFunctionRequest.newBuilder()
-                    .setFunction(key)
-                    .setRemoteCallRequest(CallFunctionRequest.newBuilder()
-                            .setName("big")
-                            .setFeatherStream(ByteString.copyFromUtf8("12")))
-                    .build());
-            unread.halfClose();
             await().atMost(Duration.ofSeconds(30)).until(() -> answers.held(Caller.DEFAULT_ENVIRONMENT) > 12 << 20);
 
             // a second one would pass the 20 MiB: not sent; small answers still are
-            assertThatThrownBy(() -> call(key, "big", "12")).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-                assertThat(e.getStatus().getDescription())
-                        .startsWith("the answer (")
-                        .contains("the answers this environment's clients have not read yet hold too many"
-                                + " bytes: this environment holds ");
-            });
+            assertThatThrownBy(() -> call(key, "big", "12288"))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                        assertThat(e.getStatus().getDescription())
+                                .startsWith("the answer (")
+                                .contains("the answers this environment's clients have not read yet hold too many"
+                                        + " bytes: this environment holds ");
+                    });
             assertThat(call(key, "echo", "small")).endsWith("|small");
 
             // a queued call's result that would not be sent is not forgotten either: it waits for a poll with room
-            String queued = enqueue(key, "big", "12");
+            String queued = enqueue(key, "big", "12288");
             PollRemoteCallRequest poll =
                     PollRemoteCallRequest.newBuilder().setCallId(queued).build();
             var async = AsyncRemoteCallServiceGrpc.newBlockingStub(server.channel)
@@ -602,19 +597,67 @@ class FunctionCatalogTest {
         }
         // a call that ends gives its bytes back, and one whose answer is read holds none once it is over
         await().atMost(Duration.ofSeconds(30)).until(() -> answers.held(Caller.DEFAULT_ENVIRONMENT) == 0);
+
+        // answers under a MiB, which gRPC writes out only when the call closes, are held the same way (a 64 KiB window,
+        // no tuning: the answers cannot all wait in the client)
+        ManagedChannel tight = RunningServer.authenticated(
+                server.server, Caller.DEFAULT_ENVIRONMENT, b -> b.flowControlWindow(64 << 10));
+        List<ClientCall<CallExternalFunctionRequest, CallExternalFunctionResponse>> small = new ArrayList<>();
+        try {
+            Status refused = null;
+            for (int i = 0; i < 40 && refused == null; i++) {
+                long before = answers.held(Caller.DEFAULT_ENVIRONMENT);
+                CompletableFuture<Status> closed = new CompletableFuture<>();
+                small.add(unreadBig(tight, key, 768, closed));
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> closed.isDone() || answers.held(Caller.DEFAULT_ENVIRONMENT) > before);
+                refused = closed.getNow(null);
+            }
+            assertThat(refused).as("an answer refused").isNotNull();
+            assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(small.size()).as("answers sent, then one refused").isBetween(20, 28);
+        } finally {
+            small.forEach(c -> c.cancel("the test is done with it", null));
+            tight.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> answers.held(Caller.DEFAULT_ENVIRONMENT) == 0);
         assertThat(catalog()
                         .withMaxInboundMessageSize(16 << 20)
                         .callExternalFunction(CallExternalFunctionRequest.newBuilder()
                                 .setFunction(key)
                                 .setRemoteCallRequest(CallFunctionRequest.newBuilder()
                                         .setName("big")
-                                        .setFeatherStream(ByteString.copyFromUtf8("12")))
+                                        .setFeatherStream(ByteString.copyFromUtf8("12288")))
                                 .build())
                         .getRemoteCallResponse()
                         .getFeatherStream()
                         .size())
                 .isGreaterThan(12 << 20);
         await().atMost(Duration.ofSeconds(30)).until(() -> answers.held(Caller.DEFAULT_ENVIRONMENT) == 0);
+    }
+
+    /** A call of {@code big} answering {@code kib} KiB, whose client asks for none of it; {@code closed} gets its end. */
+    private static ClientCall<CallExternalFunctionRequest, CallExternalFunctionResponse> unreadBig(
+            Channel channel, ExternalFunctionVersionKey key, int kib, CompletableFuture<Status> closed) {
+        ClientCall<CallExternalFunctionRequest, CallExternalFunctionResponse> call = channel.newCall(
+                ExternalFunctionCatalogServiceGrpc.getCallExternalFunctionMethod(),
+                CallOptions.DEFAULT.withMaxInboundMessageSize(16 << 20));
+        call.start(
+                new ClientCall.Listener<>() {
+                    @Override
+                    public void onClose(Status status, Metadata trailers) {
+                        closed.complete(status);
+                    }
+                },
+                new Metadata());
+        call.sendMessage(CallExternalFunctionRequest.newBuilder()
+                .setFunction(key)
+                .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                        .setName("big")
+                        .setFeatherStream(ByteString.copyFromUtf8(Integer.toString(kib))))
+                .build());
+        call.halfClose();
+        return call;
     }
 
     @Test

@@ -32,7 +32,7 @@ import java.nio.file.Path;
  * the worker's environment and Java and whether the server's socket is reachable; {@code slow} waits the payload's milliseconds, then echoes;
  * {@code print} writes the payload to stdout tagged as the protocol's worker tags a call's output, and untagged to stderr;
  * {@code flood} writes a line of the payload's megabytes without a break until its end, then 1,000 short lines.
- * {@code big} answers the payload's megabytes of {@code x}. {@code fetch} GETs the URL of the payload (with {@code Authorization: Bearer $API_KEY}) and answers the status and
+ * {@code big} answers the payload's kibibytes of {@code x}. {@code fetch} GETs the URL of the payload (with {@code Authorization: Bearer $API_KEY}) and answers the status and
  * body. The functions of {@link ArrowTestFunctions} compute on Arrow payloads, as tasks and scorers of evaluations.
  */
 public final class TestFunctionWorker {
@@ -199,7 +199,7 @@ public final class TestFunctionWorker {
                             System.out.flush();
                         }
                         case "fetch" -> payload = fetch(payload);
-                        case "big" -> payload = "x".repeat(Integer.parseInt(payload) << 20);
+                        case "big" -> payload = "x".repeat(Integer.parseInt(payload) << 10);
                         case "slow" -> {
                             try {
                                 Thread.sleep(Long.parseLong(payload));
