@@ -142,6 +142,17 @@ public final class RunningServer implements AutoCloseable {
     }
 
     /** Creates a sandbox with the server's defaults and returns its id. */
+    /** A sandbox of the default spec, made over {@code channel}: in its caller's environment. */
+    public static String createSandbox(io.grpc.Channel channel) {
+        return ai.chalk.compute.proto.sandbox.v2.SandboxServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .createSandbox(ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest.newBuilder()
+                        .setSpec(ai.chalk.compute.proto.container.v1.ChalkContainerSpec.getDefaultInstance())
+                        .build())
+                .getSandbox()
+                .getId();
+    }
+
     public String createSandbox() {
         return sandboxes()
                 .createSandbox(CreateSandboxRequest.getDefaultInstance())

@@ -100,6 +100,15 @@ public final class EnvironmentBytes {
         }
     }
 
+    private synchronized long reserved(String environment) {
+        return held.getOrDefault(environment, 0L);
+    }
+
+    private synchronized String streamed(String environment) {
+        long c = counted.getOrDefault(environment, 0L);
+        return c == 0 ? "" : " (and " + c + " more in streamed messages)";
+    }
+
     /** The bytes {@code environment} holds now: reserved and counted. */
     public synchronized long held(String environment) {
         return held.getOrDefault(environment, 0L) + counted.getOrDefault(environment, 0L);
@@ -161,8 +170,9 @@ public final class EnvironmentBytes {
          */
         public String explain(Refusal refusal) {
             return refusal == Refusal.ENVIRONMENT_SHARE
-                    ? "this environment holds " + held(environment) + " of the " + share + " bytes of " + budget.what()
-                            + " one environment may hold, of the server's " + budget.limit()
+                    ? "this environment holds " + reserved(environment) + streamed(environment) + " of the " + share
+                            + " bytes of " + budget.what() + " one environment may hold, of the server's "
+                            + budget.limit()
                     : "the server holds " + budget.used() + " of its " + budget.limit() + " bytes of " + budget.what();
         }
     }

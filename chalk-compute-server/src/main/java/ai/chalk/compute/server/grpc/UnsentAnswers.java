@@ -25,7 +25,8 @@ import org.jspecify.annotations.Nullable;
  * <p>A call that answers once (unary, or after a client stream) holds its answer until the call is over, against a
  * server-wide budget of which one environment holds at most half: an answer that would pass it is not sent, and its
  * call ends RESOURCE_EXHAUSTED saying why. A stream's messages are held until the stream is ready for more (gRPC's own
- * test: less than 32 KiB waits to be written, which it may be as soon as the message is sent), or is over, and are
+ * test: less than the call's threshold waits to be written, 32 KiB unless the service sets another, 1 MiB for exec
+ * output; it may be as soon as the message is sent), or is over, and are
  * counted for its environment alone, apart from its answers, whatever they hold (its producer waits for the client between messages,
  * {@link ReadyGate}, so one stream holds about one message), so that one tenant's streams cannot refuse another's
  * answers; an environment that holds its half is refused new streams at their start, until its clients read.
@@ -184,6 +185,7 @@ public final class UnsentAnswers implements ServerInterceptor {
         private final EnvironmentBytes.Account account;
         private long answered; // of the budget, with ahead (guarded by this)
         private long ahead; // of answered, reserved before sending: a unary answer to come, or a stream's until over
+        private long aheadUnsent; // of a stream's ahead, what its messages have not yet covered (guarded by this)
         private long streamed; // counted for the environment alone (guarded by this)
         private boolean over; // guarded by this
 
@@ -200,6 +202,7 @@ public final class UnsentAnswers implements ServerInterceptor {
             if (refusal == null) {
                 answered += n;
                 ahead += n;
+                aheadUnsent += n;
             }
             return refusal;
         }
@@ -225,21 +228,21 @@ public final class UnsentAnswers implements ServerInterceptor {
 
         /**
          * Counts {@code n} more bytes of a stream's message against the environment's share, whether or not they fit,
-         * unless the stream reserved what it holds until it is over.
+         * past what the stream reserved ahead to hold until it is over.
          */
         synchronized void keep(long n) {
-            if (!over && n > 0 && ahead == 0) {
-                account.count(n);
-                streamed += n;
+            long covered = Math.min(n, aheadUnsent);
+            aheadUnsent -= covered;
+            if (!over && n > covered) {
+                account.count(n - covered);
+                streamed += n - covered;
             }
         }
 
-        /** What was sent has been written, but for less than gRPC's threshold: only what was reserved ahead is held. */
+        /** A stream's messages have been written, but for less than its threshold: only what it reserved stays held. */
         synchronized void sent() {
             account.uncount(streamed);
             streamed = 0;
-            account.release(answered - ahead);
-            answered = ahead;
         }
 
         synchronized void over() {
@@ -248,6 +251,7 @@ public final class UnsentAnswers implements ServerInterceptor {
             streamed = 0;
             answered = 0;
             ahead = 0;
+            aheadUnsent = 0;
             over = true;
         }
     }

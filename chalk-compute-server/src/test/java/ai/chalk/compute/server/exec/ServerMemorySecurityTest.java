@@ -3,12 +3,10 @@ package ai.chalk.compute.server.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
 import ai.chalk.compute.proto.sandbox.v1.ExecInit;
 import ai.chalk.compute.proto.sandbox.v1.ExecRequest;
 import ai.chalk.compute.proto.sandbox.v1.ExecResponse;
 import ai.chalk.compute.proto.sandbox.v1.StdinData;
-import ai.chalk.compute.proto.sandbox.v2.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v2.DetachSession;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.GetProcessStatus;
@@ -24,6 +22,7 @@ import ai.chalk.compute.proto.volume.v1.PutFileRequest;
 import ai.chalk.compute.proto.volume.v1.VolumeServiceGrpc;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.UnreadCalls;
 import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.server.auth.BearerTokens;
 import ai.chalk.compute.server.auth.Caller;
@@ -96,13 +95,7 @@ class ServerMemorySecurityTest {
             // the other half is the other environments'
             ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
             try {
-                String c = SandboxServiceGrpc.newBlockingStub(prod)
-                        .withDeadlineAfter(60, TimeUnit.SECONDS)
-                        .createSandbox(CreateSandboxRequest.newBuilder()
-                                .setSpec(ChalkContainerSpec.getDefaultInstance())
-                                .build())
-                        .getSandbox()
-                        .getId();
+                String c = RunningServer.createSandbox(prod);
                 assertThat(openDetached(SandboxProcessServiceGrpc.newStub(prod), c)
                                 .getCode())
                         .isEqualTo(Status.Code.OK);
@@ -388,18 +381,13 @@ class ServerMemorySecurityTest {
             EnvironmentBytes unsent = server.server.memoryBudgets().unsentAnswers();
             ManagedChannel small = RunningServer.authenticated(
                     server.server, Caller.DEFAULT_ENVIRONMENT, b -> b.flowControlWindow(64 << 10));
-            List<ClientCall<ExecRequest, ExecResponse>> unread = new ArrayList<>();
+            List<ClientCall<?, ?>> unread = new ArrayList<>();
             try {
-                Status refused = null;
-                for (int i = 0; i < 40 && refused == null; i++) {
-                    long before = unsent.held(Caller.DEFAULT_ENVIRONMENT);
-                    CompletableFuture<Status> closed = new CompletableFuture<>();
-                    unread.add(unreadExec(small, id, closed));
-                    Awaitility.await()
-                            .atMost(Duration.ofSeconds(30))
-                            .until(() -> closed.isDone() || unsent.held(Caller.DEFAULT_ENVIRONMENT) > before);
-                    refused = closed.getNow(null);
-                }
+                Status refused = UnreadCalls.startUntilOneEnds(
+                        40,
+                        () -> unsent.held(Caller.DEFAULT_ENVIRONMENT),
+                        closed -> unreadExec(small, id, closed),
+                        unread);
                 assertThat(refused).as("a stream refused").isNotNull();
                 assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                 assertThat(refused.getDescription())
@@ -410,13 +398,7 @@ class ServerMemorySecurityTest {
                 // another environment's streams and answers go on: one tenant's streams count against its share alone
                 ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
                 try {
-                    String other = SandboxServiceGrpc.newBlockingStub(prod)
-                            .withDeadlineAfter(60, TimeUnit.SECONDS)
-                            .createSandbox(CreateSandboxRequest.newBuilder()
-                                    .setSpec(ChalkContainerSpec.getDefaultInstance())
-                                    .build())
-                            .getSandbox()
-                            .getId();
+                    String other = RunningServer.createSandbox(prod);
                     CompletableFuture<Status> read = new CompletableFuture<>();
                     unreadExec(prod, other, read).request(Integer.MAX_VALUE);
                     assertThat(read.get(60, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
@@ -438,26 +420,19 @@ class ServerMemorySecurityTest {
     /** A v1 Exec of 4 MiB of output whose client asks for none of it; {@code closed} gets how it ended. */
     private static ClientCall<ExecRequest, ExecResponse> unreadExec(
             ManagedChannel channel, String sandboxId, CompletableFuture<Status> closed) {
-        ClientCall<ExecRequest, ExecResponse> call = channel.newCall(
-                ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc.getExecMethod(), CallOptions.DEFAULT);
-        call.start(
-                new ClientCall.Listener<>() {
-                    @Override
-                    public void onClose(Status status, Metadata trailers) {
-                        closed.complete(status);
-                    }
-                },
-                new Metadata());
-        call.sendMessage(ExecRequest.newBuilder()
-                .setInit(ExecInit.newBuilder()
-                        .setSandboxId(sandboxId)
-                        .setCommand("head")
-                        .addArgs("-c")
-                        .addArgs("4194304")
-                        .addArgs("/dev/zero"))
-                .build());
-        call.halfClose();
-        return call;
+        return UnreadCalls.start(
+                channel,
+                ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc.getExecMethod(),
+                CallOptions.DEFAULT,
+                ExecRequest.newBuilder()
+                        .setInit(ExecInit.newBuilder()
+                                .setSandboxId(sandboxId)
+                                .setCommand("head")
+                                .addArgs("-c")
+                                .addArgs("4194304")
+                                .addArgs("/dev/zero"))
+                        .build(),
+                closed);
     }
 
     /** Opens a session running {@code sleep 600}, detaches, and returns how the stream ended. */

@@ -38,6 +38,7 @@ import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupManagerServiceGrpc;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.UnreadCalls;
 import ai.chalk.compute.server.auth.Caller;
 import com.google.protobuf.ByteString;
 import io.grpc.CallOptions;
@@ -602,17 +603,13 @@ class FunctionCatalogTest {
         // no tuning: the answers cannot all wait in the client)
         ManagedChannel tight = RunningServer.authenticated(
                 server.server, Caller.DEFAULT_ENVIRONMENT, b -> b.flowControlWindow(64 << 10));
-        List<ClientCall<CallExternalFunctionRequest, CallExternalFunctionResponse>> small = new ArrayList<>();
+        List<ClientCall<?, ?>> small = new ArrayList<>();
         try {
-            Status refused = null;
-            for (int i = 0; i < 40 && refused == null; i++) {
-                long before = answers.held(Caller.DEFAULT_ENVIRONMENT);
-                CompletableFuture<Status> closed = new CompletableFuture<>();
-                small.add(unreadBig(tight, key, 768, closed));
-                await().atMost(Duration.ofSeconds(30))
-                        .until(() -> closed.isDone() || answers.held(Caller.DEFAULT_ENVIRONMENT) > before);
-                refused = closed.getNow(null);
-            }
+            Status refused = UnreadCalls.startUntilOneEnds(
+                    40,
+                    () -> answers.held(Caller.DEFAULT_ENVIRONMENT),
+                    closed -> unreadBig(tight, key, 768, closed),
+                    small);
             assertThat(refused).as("an answer refused").isNotNull();
             assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             assertThat(small.size()).as("answers sent, then one refused").isBetween(20, 28);
@@ -639,25 +636,17 @@ class FunctionCatalogTest {
     /** A call of {@code big} answering {@code kib} KiB, whose client asks for none of it; {@code closed} gets its end. */
     private static ClientCall<CallExternalFunctionRequest, CallExternalFunctionResponse> unreadBig(
             Channel channel, ExternalFunctionVersionKey key, int kib, CompletableFuture<Status> closed) {
-        ClientCall<CallExternalFunctionRequest, CallExternalFunctionResponse> call = channel.newCall(
+        return UnreadCalls.start(
+                channel,
                 ExternalFunctionCatalogServiceGrpc.getCallExternalFunctionMethod(),
-                CallOptions.DEFAULT.withMaxInboundMessageSize(16 << 20));
-        call.start(
-                new ClientCall.Listener<>() {
-                    @Override
-                    public void onClose(Status status, Metadata trailers) {
-                        closed.complete(status);
-                    }
-                },
-                new Metadata());
-        call.sendMessage(CallExternalFunctionRequest.newBuilder()
-                .setFunction(key)
-                .setRemoteCallRequest(CallFunctionRequest.newBuilder()
-                        .setName("big")
-                        .setFeatherStream(ByteString.copyFromUtf8(Integer.toString(kib))))
-                .build());
-        call.halfClose();
-        return call;
+                CallOptions.DEFAULT.withMaxInboundMessageSize(16 << 20),
+                CallExternalFunctionRequest.newBuilder()
+                        .setFunction(key)
+                        .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                .setName("big")
+                                .setFeatherStream(ByteString.copyFromUtf8(Integer.toString(kib))))
+                        .build(),
+                closed);
     }
 
     @Test

@@ -124,6 +124,9 @@ public final class LocalRuntime implements SandboxRuntime {
     private final Isolation isolation;
     private final String key;
     private final StateDirLock lock;
+    /** How long a create waits for a place the pool holds for a sandbox still starting. */
+    private static final long POOL_PLACE_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+
     private final RunningSandboxes sandboxes;
     private final SandboxTools sandboxTools;
     private final RuntimeImages images;
@@ -397,15 +400,32 @@ public final class LocalRuntime implements SandboxRuntime {
         return sandbox;
     }
 
-    /** Reserves a place for a sandbox of its own, taking one the pool holds when every place is taken. */
+    /**
+     * Reserves a place for a sandbox of its own, taking one the pool holds when every place is taken. A place the pool
+     * holds for a sandbox still starting is taken once that sandbox waits (the pool may start one for a spec a create
+     * has just asked for, between the create's look at the pool and its reservation), within {@link
+     * #POOL_PLACE_WAIT_NANOS}.
+     */
     private void reserve(String id) throws RuntimeStartException {
+        long deadline = System.nanoTime() + POOL_PLACE_WAIT_NANOS;
         while (true) {
             try {
                 sandboxes.reserve(id);
                 return;
             } catch (RuntimeStartException e) {
-                if (!sandboxes.fullWithPooled() || !pool.evictOne()) {
+                if (!sandboxes.fullWithPooled()) {
                     throw e;
+                }
+                if (!pool.evictOne()) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw e;
+                    }
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        throw e;
+                    }
                 }
             }
         }
