@@ -183,6 +183,33 @@ class ChalkComputeAutoConfigurationTests {
     }
 
     @Test
+    void underASpringApplicationTheEmbeddedServerStartsOnceTheApplicationIsReady() {
+        ServerStartSeen.seen = new java.util.concurrent.CountDownLatch(1);
+        // what SpringApplication registers before the refresh, and a plain context lacks
+        runner.withUserConfiguration(ServerStartSeen.class)
+                .withInitializer(context -> context.getBeanFactory()
+                        .registerSingleton(
+                                "springApplicationArguments",
+                                new org.springframework.boot.DefaultApplicationArguments()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    // refreshed and started, its runners still to come: the server's start has not begun
+                    assertThat(ServerStartSeen.seen.await(500, java.util.concurrent.TimeUnit.MILLISECONDS))
+                            .isFalse();
+                    context.getSourceApplicationContext()
+                            .publishEvent(new org.springframework.boot.context.event.ApplicationReadyEvent(
+                                    new org.springframework.boot.SpringApplication(),
+                                    new String[0],
+                                    context.getSourceApplicationContext(),
+                                    java.time.Duration.ZERO));
+                    // ready: it begins without a call asking for it
+                    assertThat(ServerStartSeen.seen.await(30, java.util.concurrent.TimeUnit.SECONDS))
+                            .isTrue();
+                    assertThat(context.getBean(SandboxClient.class).list()).isEmpty();
+                });
+    }
+
+    @Test
     void whenTheContextFailsAfterTheServerBeganStartingTheServerIsStoppedToo() {
         runner.withUserConfiguration(FailingBean.class).run(context -> {
             assertThat(context).hasFailed();
@@ -657,6 +684,17 @@ class ChalkComputeAutoConfigurationTests {
                     Thread.currentThread().interrupt();
                 }
             };
+        }
+    }
+
+    /** Notes when the embedded server's start makes its settings, without waiting for it. */
+    @Configuration(proxyBeanMethods = false)
+    static class ServerStartSeen {
+        static volatile java.util.concurrent.CountDownLatch seen;
+
+        @Bean
+        ai.chalk.compute.autoconfigure.embedded.EmbeddedComputeServerCustomizer noteStart() {
+            return settings -> seen.countDown();
         }
     }
 

@@ -1,5 +1,6 @@
 package ai.chalk.compute.autoconfigure.embedded;
 
+import ai.chalk.compute.autoconfigure.SpringApplicationRun;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.runtime.Isolation;
 import ai.chalk.compute.server.store.SandboxState;
@@ -16,8 +17,12 @@ import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.event.ContextRefreshedEvent;
@@ -31,15 +36,20 @@ import org.springframework.util.FileSystemUtils;
  * application's own server.
  *
  * <p>Opening the store and probing the runtime take a few hundred milliseconds of processor time in a fresh JVM, so
- * the server starts on a background thread once the context is refreshed (after the application's beans and web
- * server), and the application's startup does not wait for it: the first call to the server waits instead (through {@link #awaitServing()}, which the
+ * the server starts on a background thread once the application is ready ({@code ApplicationReadyEvent}: after the
+ * application's beans, web server and runners; in a context no {@code SpringApplication} runs, once it is refreshed),
+ * and the application's startup does not wait for it: the first call to the server waits instead (through {@link #awaitServing()}, which the
  * auto-configured channel calls before it opens). A server that cannot start is logged as an error when it fails,
  * fails every call with the reason, and shows as down in health. Where the server must be there before the
  * application runs (a TCP port others connect to, isolation required, the Docker runtime asked for), the
  * auto-configuration makes {@link #start()} wait, and a server that cannot start fails the application's startup.
  */
 public class EmbeddedComputeServer
-        implements SmartLifecycle, InitializingBean, DisposableBean, ApplicationListener<ContextRefreshedEvent> {
+        implements SmartLifecycle,
+                InitializingBean,
+                DisposableBean,
+                BeanFactoryAware,
+                ApplicationListener<ApplicationEvent> {
 
     /** The lifecycle phase: early start and late stop, so other beans see a running server. */
     public static final int PHASE = Integer.MIN_VALUE + 1000;
@@ -56,6 +66,8 @@ public class EmbeddedComputeServer
     private volatile ComputeServer server;
     private volatile boolean running;
     private boolean stopped;
+    /** Whether a {@code SpringApplication} runs the context, so that the start waits until the application is ready. */
+    private volatile boolean startWhenReady;
 
     /**
      * @param settings      the server's settings; the in-process name and data directory are set here
@@ -228,8 +240,8 @@ public class EmbeddedComputeServer
 
     /**
      * Begins starting the server in the background when the application's startup is to wait for it, so that the
-     * start overlaps with the rest of the context's creation; otherwise the start begins once the context is
-     * refreshed (or at the first call, if that comes first), so that it does not compete with the application's own
+     * start overlaps with the rest of the context's creation; otherwise the start begins once the application is
+     * ready (or at the first call, if that comes first), so that it does not compete with the application's own
      * startup for the processor.
      */
     @Override
@@ -239,12 +251,25 @@ public class EmbeddedComputeServer
         }
     }
 
-    /** Begins the start once the context is refreshed, after the application's own beans and web server. */
+    /** Learns whether a {@code SpringApplication} runs the context, and so will say when the application is ready. */
     @Override
-    public void onApplicationEvent(ContextRefreshedEvent event) {
-        synchronized (this) {
-            if (running && starting == null) {
-                begin();
+    public void setBeanFactory(BeanFactory beanFactory) {
+        startWhenReady = SpringApplicationRun.runs(beanFactory);
+    }
+
+    /**
+     * Begins the start once the application is ready (after its beans, web server and runners), or once the context
+     * is refreshed where no {@code SpringApplication} runs it (no such event comes).
+     */
+    @Override
+    public void onApplicationEvent(ApplicationEvent event) {
+        boolean now =
+                event instanceof ApplicationReadyEvent || (event instanceof ContextRefreshedEvent && !startWhenReady);
+        if (now) {
+            synchronized (this) {
+                if (running && starting == null) {
+                    begin();
+                }
             }
         }
     }
@@ -285,7 +310,7 @@ public class EmbeddedComputeServer
     /**
      * Starts the server's lifecycle. When the server was made to ({@code startupWaits}), waits for the start begun
      * when the bean was created (opening its store, starting its runtime, serving); otherwise the start begins once
-     * the context is refreshed or at the first call, which waits for it, and a failure is logged when it happens.
+     * the application is ready or at the first call, which waits for it, and a failure is logged when it happens.
      *
      * @throws EmbeddedServerStartException when it waits and the server cannot run here (an unsupported runtime,
      *                                      isolation required but unavailable, an unusable data directory or port)

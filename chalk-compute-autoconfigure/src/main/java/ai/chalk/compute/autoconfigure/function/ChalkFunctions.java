@@ -1,5 +1,6 @@
 package ai.chalk.compute.autoconfigure.function;
 
+import ai.chalk.compute.autoconfigure.SpringApplicationRun;
 import ai.chalk.compute.function.ChalkClass;
 import ai.chalk.compute.function.ChalkFunction;
 import ai.chalk.compute.function.ChalkScorer;
@@ -21,7 +22,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.boot.context.event.ApplicationStartedEvent;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -32,10 +33,9 @@ import org.springframework.util.ReflectionUtils;
  * once all singletons exist, so each function runs on the bean Spring made, with its dependencies and proxies.
  *
  * <p>The startup thread only finds the annotated methods; reading their signatures (Arrow schemas, {@code @Default}
- * values) runs on a thread of its own, begun once the application has started ({@link ApplicationStartedEvent}: after
- * its web server, before its runners), so that the application's startup neither pays for loading Arrow and JSON
- * machinery nor shares the processor with it; in a context no {@code SpringApplication} runs (no such event), it
- * begins at once. Every method of this class that tells about the functions ({@link #functions()},
+ * values) runs on a thread of its own, begun once the application is ready ({@link ApplicationReadyEvent}: after its
+ * web server and its runners), so that the application's startup neither pays for loading Arrow and JSON machinery nor
+ * shares the processor with it; in a context no {@code SpringApplication} runs (no such event), it begins at once. Every method of this class that tells about the functions ({@link #functions()},
  * {@link #registry()}, ...) begins the reading if it has not begun and waits for it to finish, so callers always see
  * every function.
  *
@@ -46,7 +46,7 @@ import org.springframework.util.ReflectionUtils;
  * frames. A malformed {@code @ChalkClass} fails all its methods, with its message. Thread-safe.
  */
 public class ChalkFunctions
-        implements SmartInitializingSingleton, BeanFactoryAware, ApplicationListener<ApplicationStartedEvent> {
+        implements SmartInitializingSingleton, BeanFactoryAware, ApplicationListener<ApplicationReadyEvent> {
 
     private static final Logger log = LoggerFactory.getLogger(ChalkFunctions.class);
 
@@ -186,23 +186,14 @@ public class ChalkFunctions
         synchronized (this) {
             this.reading = begin;
         }
-        if (!runBySpringApplication(factory)) {
-            beginReading(); // no ApplicationStartedEvent comes
+        if (!SpringApplicationRun.runs(factory)) {
+            beginReading(); // no ApplicationReadyEvent comes
         }
     }
 
-    /**
-     * Whether a {@code SpringApplication} runs the context, and so publishes {@link ApplicationStartedEvent}: it
-     * registers the application's arguments as a bean, which a context made otherwise (a test's
-     * {@code ApplicationContextRunner}) lacks.
-     */
-    static boolean runBySpringApplication(BeanFactory factory) {
-        return factory.containsBean("springApplicationArguments");
-    }
-
-    /** The application has started: the reading begins, if nothing has asked for the functions before. */
+    /** The application is ready: the reading begins, if nothing has asked for the functions before. */
     @Override
-    public void onApplicationEvent(ApplicationStartedEvent event) {
+    public void onApplicationEvent(ApplicationReadyEvent event) {
         beginReading();
     }
 

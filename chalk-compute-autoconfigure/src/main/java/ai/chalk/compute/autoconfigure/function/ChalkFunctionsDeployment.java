@@ -1,5 +1,6 @@
 package ai.chalk.compute.autoconfigure.function;
 
+import ai.chalk.compute.autoconfigure.SpringApplicationRun;
 import ai.chalk.compute.error.ChalkComputeException;
 import ai.chalk.compute.function.FunctionDefinition;
 import ai.chalk.compute.function.deploy.CodeSnapshot;
@@ -35,7 +36,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.context.event.ApplicationStartedEvent;
+import org.springframework.boot.context.event.SpringApplicationEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
@@ -67,10 +70,12 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * deployment the server refused is {@code FAILED} and not retried. {@link #redeploy(Optional)} tries again at once.
  *
  * <p>Startup is not held back unless {@code chalk.compute.functions.wait-on-startup=true}. Nor does the deployment share
- * the processor with it: under a {@code SpringApplication} it begins at {@link ApplicationStartedEvent} (the context
- * refreshed, the web server started, before the application's runners), since snapshotting and hashing the class path
- * beside the startup thread slowed the startup of a web application on two cores by a few hundred milliseconds.
- * Whatever waits for a deployment before then ({@link #awaitDeployments}, {@link ChalkFunctions#awaitDeployment},
+ * the processor with it: under a {@code SpringApplication} it begins once the application is ready
+ * ({@link ApplicationReadyEvent}: the web server started, the runners returned), since snapshotting and hashing the
+ * class path beside the startup thread slowed the startup of a web application on two cores by a few hundred
+ * milliseconds (and beginning it before the runners, by a few dozen still). An application whose runners do not return
+ * soon (a batch job, a command loop) gets its functions deployed anyway: the deployment begins at the latest
+ * {@link #RUNNERS_GRACE} after {@link ApplicationStartedEvent}. Whatever waits for a deployment before then ({@link #awaitDeployments}, {@link ChalkFunctions#awaitDeployment},
  * {@link #redeploy}) begins it at once. In a context no {@code SpringApplication} runs, it begins when the context
  * starts. A failure is logged at
  * ERROR with the server's message and the method's location as a stack frame reads, without the SDK's frames.
@@ -78,9 +83,16 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * function runs on its bean there.
  */
 public class ChalkFunctionsDeployment
-        implements SmartLifecycle, BeanFactoryAware, ApplicationListener<ApplicationStartedEvent> {
+        implements SmartLifecycle, BeanFactoryAware, ApplicationListener<SpringApplicationEvent> {
 
     private static final Logger log = LoggerFactory.getLogger(ChalkFunctionsDeployment.class);
+
+    /**
+     * How long after {@link ApplicationStartedEvent} the deployment begins at the latest when the application is not
+     * ready by then: long past the runners of an application that starts and serves, short beside those of one whose
+     * runners work for minutes and would otherwise hold its functions back that long.
+     */
+    public static final Duration RUNNERS_GRACE = Duration.ofSeconds(2);
 
     /** The first pause between two readiness polls, doubling up to {@link #MAX_READINESS_POLL}, as a plain wait's. */
     private static final Duration FIRST_READINESS_POLL = Duration.ofMillis(100);
@@ -116,9 +128,9 @@ public class ChalkFunctionsDeployment
     private CompletableFuture<Void> idle = CompletableFuture.completedFuture(null);
     private Optional<Class<?>> application;
     private boolean started;
-    /** Whether the deployment waits for {@link ApplicationStartedEvent} (a {@code SpringApplication} runs it). */
+    /** Whether the deployment waits for {@link ApplicationReadyEvent} (a {@code SpringApplication} runs it). */
     private boolean deferUntilStarted;
-    /** Started, but the functions not yet scheduled: waiting for the application to have started. */
+    /** Started, but the functions not yet scheduled: waiting for the application to be ready. */
     private boolean deferred;
     /** Whether a deployment has succeeded since start: the server has the code, so others need not wait their turn. */
     private volatile boolean codeOnServer;
@@ -194,10 +206,10 @@ public class ChalkFunctionsDeployment
         functions.onDeploymentWanted(this::beginDeferred);
     }
 
-    /** Learns whether a {@code SpringApplication} runs the context, so that the deployment waits until it started. */
+    /** Learns whether a {@code SpringApplication} runs the context, so that the deployment waits until it is ready. */
     @Override
     public synchronized void setBeanFactory(BeanFactory beanFactory) {
-        deferUntilStarted = ChalkFunctions.runBySpringApplication(beanFactory);
+        deferUntilStarted = SpringApplicationRun.runs(beanFactory);
     }
 
     @Override
@@ -215,7 +227,7 @@ public class ChalkFunctionsDeployment
             // not done until the functions are scheduled, so that awaitDeployments waits for them
             idle = new CompletableFuture<>();
             if (deferUntilStarted && !waitOnStartup) {
-                deferred = true; // begun by ApplicationStartedEvent, or by whatever waits for a deployment first
+                deferred = true; // begun by ApplicationReadyEvent, or by whatever waits for a deployment first
             } else {
                 // the functions' signatures are still being read in the background: the startup thread does not wait
                 pool.execute(() -> scheduleDiscovered(pool));
@@ -226,13 +238,25 @@ public class ChalkFunctionsDeployment
         }
     }
 
-    /** The application has started: the deployment begins, unless something that waited for it began it already. */
+    /**
+     * The application is ready: the deployment begins, unless something that waited for it began it already. The
+     * application has started (its runners are about to run): the deployment begins {@link #RUNNERS_GRACE} later at
+     * the latest.
+     */
     @Override
-    public void onApplicationEvent(ApplicationStartedEvent event) {
-        beginDeferred();
+    public void onApplicationEvent(SpringApplicationEvent event) {
+        if (event instanceof ApplicationReadyEvent) {
+            beginDeferred();
+        } else if (event instanceof ApplicationStartedEvent) {
+            synchronized (this) {
+                if (deferred && started && executor != null) {
+                    executor.schedule(this::beginDeferred, RUNNERS_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+                }
+            }
+        }
     }
 
-    /** Begins a deployment deferred until the application started; nothing when it has begun or is not started. */
+    /** Begins a deployment deferred until the application is ready; nothing when it has begun or is not started. */
     private synchronized void beginDeferred() {
         if (deferred && started && executor != null) {
             deferred = false;
@@ -647,7 +671,7 @@ public class ChalkFunctionsDeployment
     /**
      * Last: after the embedded server (which starts early), so the deployment has a server to talk to, and after the
      * web server, so that hashing the class path in the background does not compete with the application's own
-     * startup on a small machine (where no {@link ApplicationStartedEvent} defers it further); stopped first.
+     * startup on a small machine (where no {@link ApplicationReadyEvent} defers it further); stopped first.
      */
     @Override
     public int getPhase() {

@@ -114,50 +114,76 @@ class ChalkFunctionsDeploymentTests {
     }
 
     @Test
-    void underASpringApplicationTheDeploymentBeginsOnceTheApplicationHasStarted() {
-        // what SpringApplication registers before the refresh, and a plain context lacks
-        runner.withUserConfiguration(WorkerApp.class)
-                .withInitializer(context -> context.getBeanFactory()
-                        .registerSingleton("springApplicationArguments", new DefaultApplicationArguments()))
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    ChalkFunctions functions = context.getBean(ChalkFunctions.class);
-                    // the context is refreshed, its lifecycle started: nothing is deployed while the startup goes on
-                    Thread.sleep(500);
-                    assertThat(functions.functions())
-                            .extracting(FunctionDeploymentState::status)
-                            .containsOnly(Status.DISCOVERED);
-                    context.getSourceApplicationContext()
-                            .publishEvent(new ApplicationStartedEvent(
-                                    new SpringApplication(),
-                                    new String[0],
-                                    context.getSourceApplicationContext(),
-                                    Duration.ZERO));
-                    await().atMost(Duration.ofMinutes(3))
-                            .untilAsserted(() -> assertThat(functions.functions())
-                                    .extracting(FunctionDeploymentState::status)
-                                    .containsOnly(Status.DEPLOYED));
-                });
+    void underASpringApplicationTheDeploymentBeginsOnceTheApplicationIsReady() {
+        underSpringApplication().run(context -> {
+            assertThat(context).hasNotFailed();
+            ChalkFunctions functions = context.getBean(ChalkFunctions.class);
+            // the context is refreshed, its lifecycle started: nothing is deployed while the startup goes on
+            assertStillDiscoveredAfter(functions, Duration.ofMillis(500));
+            context.getSourceApplicationContext()
+                    .publishEvent(new ApplicationReadyEvent(
+                            new SpringApplication(),
+                            new String[0],
+                            context.getSourceApplicationContext(),
+                            Duration.ZERO));
+            awaitDeployed(functions);
+        });
     }
 
     @Test
-    void waitingForADeploymentBeforeTheApplicationHasStartedBeginsIt() {
-        runner.withUserConfiguration(WorkerApp.class)
+    void runnersThatWorkOnDoNotHoldTheDeploymentBackPastTheGrace() {
+        underSpringApplication().run(context -> {
+            assertThat(context).hasNotFailed();
+            ChalkFunctions functions = context.getBean(ChalkFunctions.class);
+            // started, its runners working: no ApplicationReadyEvent comes
+            context.getSourceApplicationContext()
+                    .publishEvent(new ApplicationStartedEvent(
+                            new SpringApplication(),
+                            new String[0],
+                            context.getSourceApplicationContext(),
+                            Duration.ZERO));
+            assertStillDiscoveredAfter(functions, ChalkFunctionsDeployment.RUNNERS_GRACE.dividedBy(2));
+            awaitDeployed(functions);
+        });
+    }
+
+    @Test
+    void waitingForADeploymentBeforeTheApplicationIsReadyBeginsIt() {
+        underSpringApplication().run(context -> {
+            // as an evaluation of the application's functions does, early in the startup
+            ChalkFunctions functions = context.getBean(ChalkFunctions.class);
+            FunctionDeploymentState greet =
+                    functions.awaitDeployment("greet", Duration.ofMinutes(3)).orElseThrow();
+            assertThat(greet.status()).as(String.valueOf(greet.error())).isEqualTo(Status.DEPLOYED);
+            assertThat(context.getBean(ChalkFunctionsDeployment.class).awaitDeployments(Duration.ofMinutes(3)))
+                    .isTrue();
+            assertThat(functions.functions())
+                    .extracting(FunctionDeploymentState::status)
+                    .containsOnly(Status.DEPLOYED);
+        });
+    }
+
+    /** The worker application's context as a {@code SpringApplication} runs it, its events published by the test. */
+    private ApplicationContextRunner underSpringApplication() {
+        // what SpringApplication registers before the refresh, and a plain context lacks
+        return runner.withUserConfiguration(WorkerApp.class)
                 .withInitializer(context -> context.getBeanFactory()
-                        .registerSingleton("springApplicationArguments", new DefaultApplicationArguments()))
-                .run(context -> {
-                    // as an evaluation of the application's functions does, early in the startup
-                    ChalkFunctions functions = context.getBean(ChalkFunctions.class);
-                    FunctionDeploymentState greet = functions
-                            .awaitDeployment("greet", Duration.ofMinutes(3))
-                            .orElseThrow();
-                    assertThat(greet.status()).as(String.valueOf(greet.error())).isEqualTo(Status.DEPLOYED);
-                    assertThat(context.getBean(ChalkFunctionsDeployment.class).awaitDeployments(Duration.ofMinutes(3)))
-                            .isTrue();
-                    assertThat(functions.functions())
-                            .extracting(FunctionDeploymentState::status)
-                            .containsOnly(Status.DEPLOYED);
-                });
+                        .registerSingleton("springApplicationArguments", new DefaultApplicationArguments()));
+    }
+
+    private static void assertStillDiscoveredAfter(ChalkFunctions functions, Duration pause)
+            throws InterruptedException {
+        Thread.sleep(pause.toMillis());
+        assertThat(functions.functions())
+                .extracting(FunctionDeploymentState::status)
+                .containsOnly(Status.DISCOVERED);
+    }
+
+    private static void awaitDeployed(ChalkFunctions functions) {
+        await().atMost(Duration.ofMinutes(3))
+                .untilAsserted(() -> assertThat(functions.functions())
+                        .extracting(FunctionDeploymentState::status)
+                        .containsOnly(Status.DEPLOYED));
     }
 
     @Test
