@@ -25,6 +25,8 @@ public final class EnvironmentBytes {
     private final Map<String, Long> held = new HashMap<>();
     /** Bytes {@link #count counted} per environment, apart from those reserved (guarded by this). */
     private final Map<String, Long> counted = new HashMap<>();
+    /** The sum of {@link #counted} (guarded by this). */
+    private long countedTotal;
 
     public EnvironmentBytes(ByteBudget budget) {
         this(budget, 0);
@@ -65,21 +67,46 @@ public final class EnvironmentBytes {
     public synchronized void count(String environment, long bytes) {
         if (bytes > 0) {
             counted.merge(environment, bytes, Long::sum);
+            countedTotal += bytes;
         }
     }
 
     /** Gives back bytes {@link #count counted} for {@code environment}. */
     public synchronized void uncount(String environment, long bytes) {
         if (bytes > 0) {
+            countedTotal -= Math.min(bytes, counted.getOrDefault(environment, 0L));
             drop(counted, environment, bytes);
         }
     }
 
-    /** Why {@code environment} can take no more now (what it reserved and counted reach its share); null if it can. */
+    /**
+     * Why {@code environment} can take no more now; null if it can. It cannot when what it reserved and counted reach
+     * its share, nor when the server holds its whole budget (reserved and counted, every environment's) and this
+     * environment holds its even part of it (the budget divided among the environments holding bytes, itself
+     * included). Counted bytes are not the budget's, so each environment's streams alone would bound the server by
+     * the number of environments times a share; the even part keeps one tenant at its share from refusing the others
+     * their first streams.
+     */
     public synchronized @Nullable Refusal full(String environment) {
-        return held.getOrDefault(environment, 0L) + counted.getOrDefault(environment, 0L) >= share
-                ? Refusal.ENVIRONMENT_SHARE
-                : null;
+        long mine = held.getOrDefault(environment, 0L) + counted.getOrDefault(environment, 0L);
+        if (mine >= share) {
+            return Refusal.ENVIRONMENT_SHARE;
+        }
+        if (budget.used() + countedTotal >= budget.limit() && mine >= budget.limit() / holders(environment)) {
+            return Refusal.BUDGET;
+        }
+        return null;
+    }
+
+    /** The environments holding bytes, {@code environment} among them. */
+    private int holders(String environment) {
+        int holders = held.size();
+        for (String e : counted.keySet()) {
+            if (!held.containsKey(e)) {
+                holders++;
+            }
+        }
+        return held.containsKey(environment) || counted.containsKey(environment) ? holders : holders + 1;
     }
 
     /** Gives back bytes {@code environment} reserved. */
@@ -107,6 +134,10 @@ public final class EnvironmentBytes {
     private synchronized String streamed(String environment) {
         long c = counted.getOrDefault(environment, 0L);
         return c == 0 ? "" : " (and " + c + " more in streamed messages)";
+    }
+
+    private synchronized String serverStreamed() {
+        return countedTotal == 0 ? "" : " (and " + countedTotal + " more in streamed messages)";
     }
 
     /** The bytes {@code environment} holds now: reserved and counted. */
@@ -173,7 +204,8 @@ public final class EnvironmentBytes {
                     ? "this environment holds " + reserved(environment) + streamed(environment) + " of the " + share
                             + " bytes of " + budget.what() + " one environment may hold, of the server's "
                             + budget.limit()
-                    : "the server holds " + budget.used() + " of its " + budget.limit() + " bytes of " + budget.what();
+                    : "the server holds " + budget.used() + serverStreamed() + " of its " + budget.limit()
+                            + " bytes of " + budget.what();
         }
     }
 }

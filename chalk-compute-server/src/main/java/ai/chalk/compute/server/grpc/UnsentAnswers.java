@@ -29,7 +29,10 @@ import org.jspecify.annotations.Nullable;
  * output; it may be as soon as the message is sent), or is over, and are
  * counted for its environment alone, apart from its answers, whatever they hold (its producer waits for the client between messages,
  * {@link ReadyGate}, so one stream holds about one message), so that one tenant's streams cannot refuse another's
- * answers; an environment that holds its half is refused new streams at their start, until its clients read.
+ * answers; an environment that holds its half is refused new streams at their start, until its clients read. So is one
+ * holding its even part (the budget divided among the environments holding bytes) while the server holds its whole
+ * budget in answers and streams together: without it, the streams of many environments together held their number
+ * times a half.
  *
  * <p>Installed after the interceptor that says who calls ({@link Caller}), on the TCP port and on the replicas'
  * socket: deployed code is a tenant's too. Health checks and token exchanges, which anyone may call, answer a few

@@ -47,7 +47,9 @@ import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -414,6 +416,56 @@ class ServerMemorySecurityTest {
             unreadExec(small, id, read).request(Integer.MAX_VALUE);
             assertThat(read.get(60, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
             small.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void streamsOfManyEnvironmentsStopAtTheirEvenPartOfTheServersBudget(@TempDir Path dataDir) throws Exception {
+        long budget = 4 * MIB; // one environment may hold all of it: a largest answer is more
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.unsentAnswersBudget(budget))) {
+            EnvironmentBytes unsent = server.server.memoryBudgets().unsentAnswers();
+            assertThat(unsent.share()).isEqualTo(budget);
+            List<ManagedChannel> channels = new ArrayList<>();
+            List<ClientCall<?, ?>> unread = new ArrayList<>();
+            try {
+                Map<String, Status> refusals = new LinkedHashMap<>();
+                for (String environment : List.of(Caller.DEFAULT_ENVIRONMENT, "prod")) {
+                    ManagedChannel channel =
+                            RunningServer.authenticated(server.server, environment, b -> b.flowControlWindow(64 << 10));
+                    channels.add(channel);
+                    String id = RunningServer.createSandbox(channel);
+                    refusals.put(
+                            environment,
+                            UnreadCalls.startUntilOneEnds(
+                                    40,
+                                    () -> unsent.held(environment),
+                                    closed -> unreadExec(channel, id, closed),
+                                    unread));
+                }
+                // the first holds its share, the whole budget; the second, only its even part: half
+                assertThat(refusals.get(Caller.DEFAULT_ENVIRONMENT).getDescription())
+                        .contains("this environment holds ");
+                assertThat(unsent.held(Caller.DEFAULT_ENVIRONMENT)).isGreaterThanOrEqualTo(budget);
+                Status second = refusals.get("prod");
+                assertThat(second.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(second.getDescription())
+                        .startsWith("no stream is opened: the answers this environment's clients have not read yet"
+                                + " hold too many bytes: the server holds ");
+                assertThat(unsent.held("prod")).isBetween(budget / 2, budget - 1);
+
+                // a third environment, holding nothing, still gets its streams
+                ManagedChannel staging = RunningServer.authenticated(server.server, "staging");
+                channels.add(staging);
+                CompletableFuture<Status> read = new CompletableFuture<>();
+                unreadExec(staging, RunningServer.createSandbox(staging), read).request(Integer.MAX_VALUE);
+                assertThat(read.get(60, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+            } finally {
+                unread.forEach(c -> c.cancel("the test is done with it", null));
+                for (ManagedChannel channel : channels) {
+                    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                }
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> unsent.held("prod") == 0);
         }
     }
 
