@@ -1,6 +1,7 @@
 package ai.chalk.compute.autoconfigure;
 
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.HierarchicalBeanFactory;
 
 /**
  * Tells whether a {@code SpringApplication} runs an application context, and so will publish
@@ -15,12 +16,17 @@ public final class SpringApplicationRun {
 
     /**
      * Whether a {@code SpringApplication} runs the context of this bean factory: it registers the application's
-     * arguments as a bean, which a context made otherwise lacks.
+     * arguments as a bean, which a context made otherwise lacks. The factory's own beans only: a child context of an
+     * application's (which no {@code SpringApplication} runs) sees its parent's beans, but never hears its events.
      *
      * @param factory the context's bean factory
      * @return {@code true} when its context is run by a {@code SpringApplication}
      */
     public static boolean runs(BeanFactory factory) {
-        return factory.containsBean("springApplicationArguments");
+        return factory instanceof HierarchicalBeanFactory hierarchical
+                ? hierarchical.containsLocalBean(ARGUMENTS)
+                : factory.containsBean(ARGUMENTS);
     }
+
+    private static final String ARGUMENTS = "springApplicationArguments";
 }

@@ -23,9 +23,9 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationEvent;
-import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.event.ContextRefreshedEvent;
+import org.springframework.context.event.SmartApplicationListener;
 import org.springframework.util.FileSystemUtils;
 
 /**
@@ -38,18 +38,15 @@ import org.springframework.util.FileSystemUtils;
  * <p>Opening the store and probing the runtime take a few hundred milliseconds of processor time in a fresh JVM, so
  * the server starts on a background thread once the application is ready ({@code ApplicationReadyEvent}: after the
  * application's beans, web server and runners; in a context no {@code SpringApplication} runs, once it is refreshed),
- * and the application's startup does not wait for it: the first call to the server waits instead (through {@link #awaitServing()}, which the
+ * or at the first call or health check if one comes first (an application whose runners work on), and the
+ * application's startup does not wait for it: the first call to the server waits instead (through {@link #awaitServing()}, which the
  * auto-configured channel calls before it opens). A server that cannot start is logged as an error when it fails,
  * fails every call with the reason, and shows as down in health. Where the server must be there before the
  * application runs (a TCP port others connect to, isolation required, the Docker runtime asked for), the
  * auto-configuration makes {@link #start()} wait, and a server that cannot start fails the application's startup.
  */
 public class EmbeddedComputeServer
-        implements SmartLifecycle,
-                InitializingBean,
-                DisposableBean,
-                BeanFactoryAware,
-                ApplicationListener<ApplicationEvent> {
+        implements SmartLifecycle, InitializingBean, DisposableBean, BeanFactoryAware, SmartApplicationListener {
 
     /** The lifecycle phase: early start and late stop, so other beans see a running server. */
     public static final int PHASE = Integer.MIN_VALUE + 1000;
@@ -261,6 +258,12 @@ public class EmbeddedComputeServer
      * Begins the start once the application is ready (after its beans, web server and runners), or once the context
      * is refreshed where no {@code SpringApplication} runs it (no such event comes).
      */
+    @Override
+    public boolean supportsEventType(Class<? extends ApplicationEvent> eventType) {
+        return ApplicationReadyEvent.class.isAssignableFrom(eventType)
+                || ContextRefreshedEvent.class.isAssignableFrom(eventType);
+    }
+
     @Override
     public void onApplicationEvent(ApplicationEvent event) {
         boolean now =

@@ -34,8 +34,10 @@ import org.springframework.util.ReflectionUtils;
  *
  * <p>The startup thread only finds the annotated methods; reading their signatures (Arrow schemas, {@code @Default}
  * values) runs on a thread of its own, begun once the application is ready ({@link ApplicationReadyEvent}: after its
- * web server and its runners), so that the application's startup neither pays for loading Arrow and JSON machinery nor
- * shares the processor with it; in a context no {@code SpringApplication} runs (no such event), it begins at once. Every method of this class that tells about the functions ({@link #functions()},
+ * web server and its runners), or when the deployment begins first ({@link ChalkFunctionsDeployment#RUNNERS_GRACE}
+ * after the application started, for runners that work on), so that the application's startup neither pays for
+ * loading Arrow and JSON machinery nor shares the processor with it; in a context no {@code SpringApplication} runs (no
+ * such event), it begins at once. Every method of this class that tells about the functions ({@link #functions()},
  * {@link #registry()}, ...) begins the reading if it has not begun and waits for it to finish, so callers always see
  * every function.
  *
@@ -311,13 +313,13 @@ public class ChalkFunctions
     public Optional<FunctionDeploymentState> awaitDeployment(String name, java.time.Duration timeout)
             throws InterruptedException {
         awaitRegistration();
-        deploymentWanted.run(); // a deployment deferred until the application started begins now
+        deploymentWanted.run(); // a deployment deferred until the application is ready begins now
         return waitForDeployment(name, timeout);
     }
 
     /**
      * Called by a method that waits for a function's deployment, so that a deployment deferred until the application
-     * has started begins at once.
+     * is ready begins at once.
      *
      * @param begin begins the deployment, if it has not begun; called on the waiting thread
      */

@@ -44,7 +44,7 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Deploys the application's functions in the background once the application has started: one code snapshot of the
+ * Deploys the application's functions in the background once the application is ready: one code snapshot of the
  * class path for all of them, then each function's ensure request through {@link FunctionDeployer} (which uploads
  * only the blobs the server lacks), several at once. Each function is a group on the progress display, and its
  * state in {@link ChalkFunctions} moves from {@code DEPLOYING} to {@code DEPLOYED} or {@code FAILED}.
@@ -129,7 +129,7 @@ public class ChalkFunctionsDeployment
     private Optional<Class<?>> application;
     private boolean started;
     /** Whether the deployment waits for {@link ApplicationReadyEvent} (a {@code SpringApplication} runs it). */
-    private boolean deferUntilStarted;
+    private boolean deferUntilReady;
     /** Started, but the functions not yet scheduled: waiting for the application to be ready. */
     private boolean deferred;
     /** Whether a deployment has succeeded since start: the server has the code, so others need not wait their turn. */
@@ -209,7 +209,7 @@ public class ChalkFunctionsDeployment
     /** Learns whether a {@code SpringApplication} runs the context, so that the deployment waits until it is ready. */
     @Override
     public synchronized void setBeanFactory(BeanFactory beanFactory) {
-        deferUntilStarted = SpringApplicationRun.runs(beanFactory);
+        deferUntilReady = SpringApplicationRun.runs(beanFactory);
     }
 
     @Override
@@ -226,7 +226,7 @@ public class ChalkFunctionsDeployment
             executor = pool;
             // not done until the functions are scheduled, so that awaitDeployments waits for them
             idle = new CompletableFuture<>();
-            if (deferUntilStarted && !waitOnStartup) {
+            if (deferUntilReady && !waitOnStartup) {
                 deferred = true; // begun by ApplicationReadyEvent, or by whatever waits for a deployment first
             } else {
                 // the functions' signatures are still being read in the background: the startup thread does not wait

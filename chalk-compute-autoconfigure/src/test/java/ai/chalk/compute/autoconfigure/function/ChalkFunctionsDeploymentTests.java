@@ -142,7 +142,7 @@ class ChalkFunctionsDeploymentTests {
                             new String[0],
                             context.getSourceApplicationContext(),
                             Duration.ZERO));
-            assertStillDiscoveredAfter(functions, ChalkFunctionsDeployment.RUNNERS_GRACE.dividedBy(2));
+            assertStillDiscoveredAfter(functions, ChalkFunctionsDeployment.RUNNERS_GRACE.dividedBy(4));
             awaitDeployed(functions);
         });
     }

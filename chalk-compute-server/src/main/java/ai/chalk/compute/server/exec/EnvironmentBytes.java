@@ -16,7 +16,12 @@ public final class EnvironmentBytes {
         /** The environment holds its share already, or would with these bytes. */
         ENVIRONMENT_SHARE,
         /** The budget cannot take them. */
-        BUDGET
+        BUDGET,
+        /**
+         * The server holds its whole budget, reserved and counted, and the environment its even part of it; or the
+         * server holds twice its budget, whoever asks ({@link #full}).
+         */
+        SERVER_FULL
     }
 
     private final ByteBudget budget;
@@ -81,21 +86,27 @@ public final class EnvironmentBytes {
 
     /**
      * Why {@code environment} can take no more now; null if it can. It cannot when what it reserved and counted reach
-     * its share, nor when the server holds its whole budget (reserved and counted, every environment's) and this
-     * environment holds its even part of it (the budget divided among the environments holding bytes, itself
-     * included). Counted bytes are not the budget's, so each environment's streams alone would bound the server by
-     * the number of environments times a share; the even part keeps one tenant at its share from refusing the others
-     * their first streams.
+     * its share. Counted bytes are not the budget's, so each environment's share alone would bound the server by the
+     * number of environments times a share; so it cannot either when the server holds its whole budget (reserved and
+     * counted, every environment's) and this environment holds bytes up to its even part of it (the budget divided
+     * among the environments holding bytes, itself included), which keeps one tenant at its share from refusing the
+     * others their first streams; nor, whoever asks, when the server holds twice its budget, which bounds what
+     * environments admitted one after the other (each at a smaller even part) hold together.
      */
     public synchronized @Nullable Refusal full(String environment) {
         long mine = held.getOrDefault(environment, 0L) + counted.getOrDefault(environment, 0L);
         if (mine >= share) {
             return Refusal.ENVIRONMENT_SHARE;
         }
-        if (budget.used() + countedTotal >= budget.limit() && mine >= budget.limit() / holders(environment)) {
-            return Refusal.BUDGET;
+        long total = budget.used() + countedTotal;
+        if (total >= 2 * budget.limit() || (total >= budget.limit() && mine > 0 && mine >= evenPart(environment))) {
+            return Refusal.SERVER_FULL;
         }
         return null;
+    }
+
+    private long evenPart(String environment) {
+        return budget.limit() / holders(environment);
     }
 
     /** The environments holding bytes, {@code environment} among them. */
@@ -136,8 +147,10 @@ public final class EnvironmentBytes {
         return c == 0 ? "" : " (and " + c + " more in streamed messages)";
     }
 
-    private synchronized String serverStreamed() {
-        return countedTotal == 0 ? "" : " (and " + countedTotal + " more in streamed messages)";
+    private synchronized String serverFull(String environment) {
+        return "the server holds " + budget.used() + " bytes of " + budget.what() + " and " + countedTotal
+                + " more in streamed messages, of its " + budget.limit() + ", and this environment "
+                + held(environment) + " (its even part: " + evenPart(environment) + ")";
     }
 
     /** The bytes {@code environment} holds now: reserved and counted. */
@@ -200,12 +213,15 @@ public final class EnvironmentBytes {
          * environment may hold, of the server's 16" or "the server holds 15 of its 16 bytes of unread stdin".
          */
         public String explain(Refusal refusal) {
-            return refusal == Refusal.ENVIRONMENT_SHARE
-                    ? "this environment holds " + reserved(environment) + streamed(environment) + " of the " + share
-                            + " bytes of " + budget.what() + " one environment may hold, of the server's "
-                            + budget.limit()
-                    : "the server holds " + budget.used() + serverStreamed() + " of its " + budget.limit()
-                            + " bytes of " + budget.what();
+            return switch (refusal) {
+                case ENVIRONMENT_SHARE ->
+                    "this environment holds " + reserved(environment) + streamed(environment)
+                            + " of the " + share + " bytes of " + budget.what() + " one environment may hold, of the"
+                            + " server's " + budget.limit();
+                case BUDGET ->
+                    "the server holds " + budget.used() + " of its " + budget.limit() + " bytes of " + budget.what();
+                case SERVER_FULL -> serverFull(environment);
+            };
         }
     }
 }

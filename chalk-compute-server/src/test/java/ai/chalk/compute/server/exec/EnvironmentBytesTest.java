@@ -30,7 +30,7 @@ class EnvironmentBytesTest {
     }
 
     @Test
-    void countedBytesStopAnEnvironmentAtItsShareAndAtItsEvenPartOfAFullServer() {
+    void countedBytesStopAnEnvironmentAtItsShareAtItsEvenPartOfAFullServerAndEveryoneAtTwiceTheBudget() {
         ByteBudget budget = new ByteBudget("test bytes", 120);
         EnvironmentBytes bytes = new EnvironmentBytes(budget);
         bytes.count("dev", 60);
@@ -40,20 +40,28 @@ class EnvironmentBytesTest {
         bytes.count("prod", 50);
         bytes.tryReserve("staging", 10);
         // the server holds 120 of 120: an environment holding its even part (120 / 3) is refused, one below it is not
-        assertThat(bytes.full("prod")).isEqualTo(EnvironmentBytes.Refusal.BUDGET);
+        assertThat(bytes.full("prod")).isEqualTo(EnvironmentBytes.Refusal.SERVER_FULL);
         assertThat(bytes.full("staging")).as("10 of its 40").isNull();
-        assertThat(bytes.full("test")).as("a fourth environment, nothing held").isNull();
+        assertThat(bytes.full("test"))
+                .as("a fourth environment, holding nothing")
+                .isNull();
+        assertThat(bytes.of("prod").explain(EnvironmentBytes.Refusal.SERVER_FULL))
+                .isEqualTo("the server holds 10 bytes of test bytes and 110 more in streamed messages, of its 120,"
+                        + " and this environment 50 (its even part: 40)");
         assertThat(bytes.of("prod").explain(EnvironmentBytes.Refusal.BUDGET))
-                .isEqualTo("the server holds 10 (and 110 more in streamed messages) of its 120 bytes of test bytes");
+                .as("the budget's own refusal speaks of reserved bytes alone")
+                .isEqualTo("the server holds 10 of its 120 bytes of test bytes");
 
-        bytes.uncount("dev", 60);
-        assertThat(bytes.full("prod")).as("the server holds 60 of 120").isNull();
-        bytes.uncount("prod", 80); // more than it counted: the total does not go below what the others hold
-        bytes.count("dev", 110);
-        assertThat(bytes.full("staging")).as("120 held, staging's even part 60").isNull();
-        bytes.count("test", 30);
-        assertThat(bytes.full("test")).as("30 of its 40").isNull();
-        bytes.count("test", 10);
-        assertThat(bytes.full("test")).isEqualTo(EnvironmentBytes.Refusal.BUDGET);
+        // environments admitted one after the other, each under its even part, stop at twice the budget
+        bytes.count("staging", 40);
+        bytes.count("test", 50);
+        assertThat(bytes.full("other")).isNull();
+        bytes.count("other", 30);
+        assertThat(bytes.full("newcomer")).as("240 held").isEqualTo(EnvironmentBytes.Refusal.SERVER_FULL);
+
+        bytes.uncount("other", 100); // more than it counted: only what it counted is given back
+        assertThat(bytes.full("newcomer")).isNull();
+        assertThat(bytes.of("prod").explain(EnvironmentBytes.Refusal.SERVER_FULL))
+                .startsWith("the server holds 10 bytes of test bytes and 200 more in streamed messages");
     }
 }

@@ -421,7 +421,9 @@ class ServerMemorySecurityTest {
 
     @Test
     void streamsOfManyEnvironmentsStopAtTheirEvenPartOfTheServersBudget(@TempDir Path dataDir) throws Exception {
-        long budget = 4 * MIB; // one environment may hold all of it: a largest answer is more
+        // one environment may hold all of this budget (a largest answer is more), so that two environments show the
+        // even part: with the budgets the server makes from its heap, one may hold half, and it takes three
+        long budget = 4 * MIB;
         try (RunningServer server = RunningServer.start(dataDir, b -> b.unsentAnswersBudget(budget))) {
             EnvironmentBytes unsent = server.server.memoryBudgets().unsentAnswers();
             assertThat(unsent.share()).isEqualTo(budget);
