@@ -135,6 +135,9 @@ class ChalkFunctionsDeploymentTests {
         underSpringApplication().run(context -> {
             assertThat(context).hasNotFailed();
             ChalkFunctions functions = context.getBean(ChalkFunctions.class);
+            // their signatures read first (on a busy machine a first reading can take a second), so that the look
+            // after the event below is over long before the grace
+            assertThat(functions.functions()).isNotEmpty();
             // started, its runners working: no ApplicationReadyEvent comes
             context.getSourceApplicationContext()
                     .publishEvent(new ApplicationStartedEvent(

@@ -18,8 +18,8 @@ public final class EnvironmentBytes {
         /** The budget cannot take them. */
         BUDGET,
         /**
-         * The server holds its whole budget, reserved and counted, and the environment its even part of it; or the
-         * server holds twice its budget, whoever asks ({@link #full}).
+         * The environments together hold the whole budget, reserved and counted (each up to its share), and this one,
+         * holding bytes, its even part of it; or they hold twice the budget ({@link #full}).
          */
         SERVER_FULL
     }
@@ -87,22 +87,42 @@ public final class EnvironmentBytes {
     /**
      * Why {@code environment} can take no more now; null if it can. It cannot when what it reserved and counted reach
      * its share. Counted bytes are not the budget's, so each environment's share alone would bound the server by the
-     * number of environments times a share; so it cannot either when the server holds its whole budget (reserved and
-     * counted, every environment's) and this environment holds bytes up to its even part of it (the budget divided
-     * among the environments holding bytes, itself included), which keeps one tenant at its share from refusing the
-     * others their first streams; nor, whoever asks, when the server holds twice its budget, which bounds what
-     * environments admitted one after the other (each at a smaller even part) hold together.
+     * number of environments times a share; so an environment holding bytes cannot either when the environments
+     * together hold the whole budget and this one its even part of it (the budget divided among the environments
+     * holding bytes, itself included), nor when they hold twice the budget, which bounds what environments admitted
+     * one after the other (each at a smaller even part) hold together. What the environments hold together counts
+     * each one up to its share: one tenant's reserved answers and counted streams, each checked against its share
+     * apart, may pass it, and must not refuse the others. An environment holding nothing is not refused for what
+     * others hold.
      */
     public synchronized @Nullable Refusal full(String environment) {
         long mine = held.getOrDefault(environment, 0L) + counted.getOrDefault(environment, 0L);
         if (mine >= share) {
             return Refusal.ENVIRONMENT_SHARE;
         }
-        long total = budget.used() + countedTotal;
-        if (total >= 2 * budget.limit() || (total >= budget.limit() && mine > 0 && mine >= evenPart(environment))) {
+        if (mine == 0) {
+            return null;
+        }
+        long limit = budget.limit();
+        long over = heldUpToShares() - limit; // past the budget; compared so that no sum overflows
+        if (over >= 0 && (over >= limit || mine >= evenPart(environment))) {
             return Refusal.SERVER_FULL;
         }
         return null;
+    }
+
+    /** What the environments hold together, each counted up to its share. */
+    private long heldUpToShares() {
+        long sum = 0;
+        for (Map.Entry<String, Long> e : held.entrySet()) {
+            sum += Math.min(share, e.getValue() + counted.getOrDefault(e.getKey(), 0L));
+        }
+        for (Map.Entry<String, Long> e : counted.entrySet()) {
+            if (!held.containsKey(e.getKey())) {
+                sum += Math.min(share, e.getValue());
+            }
+        }
+        return sum;
     }
 
     private long evenPart(String environment) {

@@ -30,10 +30,12 @@ import org.jspecify.annotations.Nullable;
  * counted for its environment alone, apart from its answers, whatever they hold (its producer waits for the client between messages,
  * {@link ReadyGate}, so one stream holds about one message), so that one tenant's streams cannot refuse another's
  * answers; an environment that holds its half is refused new streams at their start, until its clients read. So is one
- * holding its even part (the budget divided among the environments holding bytes) while the server holds its whole
- * budget in answers and streams together, and any once the server holds twice its budget: without them, the streams
- * of many environments together held their number times a half. Streams opened at once are checked at their start,
- * before they hold anything, so each may still add about one message and gRPC's threshold past these bounds.
+ * holding bytes up to its even part (the budget divided among the environments holding bytes) while the environments
+ * hold the whole budget in answers and streams together (each up to its share), or any amount once they hold twice
+ * the budget: without
+ * them, the streams of many environments together held their number times a half. An environment holding nothing is
+ * not refused for what others hold. Streams are checked at their start, before they hold anything, so each open
+ * stream may still hold about one message past these bounds.
  *
  * <p>Installed after the interceptor that says who calls ({@link Caller}), on the TCP port and on the replicas'
  * socket: deployed code is a tenant's too. Health checks and token exchanges, which anyone may call, answer a few

@@ -57,11 +57,44 @@ class EnvironmentBytesTest {
         bytes.count("test", 50);
         assertThat(bytes.full("other")).isNull();
         bytes.count("other", 30);
-        assertThat(bytes.full("newcomer")).as("240 held").isEqualTo(EnvironmentBytes.Refusal.SERVER_FULL);
+        assertThat(bytes.full("staging"))
+                .as("240 held, staging 50 of its even part 24")
+                .isEqualTo(EnvironmentBytes.Refusal.SERVER_FULL);
+        assertThat(bytes.full("newcomer"))
+                .as("holding nothing: not refused for what others hold")
+                .isNull();
+        bytes.count("newcomer", 1);
+        assertThat(bytes.full("newcomer"))
+                .as("241 held: twice the budget")
+                .isEqualTo(EnvironmentBytes.Refusal.SERVER_FULL);
 
         bytes.uncount("other", 100); // more than it counted: only what it counted is given back
-        assertThat(bytes.full("newcomer")).isNull();
         assertThat(bytes.of("prod").explain(EnvironmentBytes.Refusal.SERVER_FULL))
-                .startsWith("the server holds 10 bytes of test bytes and 200 more in streamed messages");
+                .startsWith("the server holds 10 bytes of test bytes and 201 more in streamed messages");
+    }
+
+    @Test
+    void oneTenantAtTwiceTheBudgetAloneDoesNotRefuseTheOthersTheirFirstStreams() {
+        // a budget smaller than the largest piece: one environment may hold all of it, reserved and counted apart
+        EnvironmentBytes bytes = new EnvironmentBytes(new ByteBudget("test bytes", 100), 1_000);
+        assertThat(bytes.share()).isEqualTo(100);
+        assertThat(bytes.tryReserve("dev", 100)).isNull();
+        bytes.count("dev", 99);
+        assertThat(bytes.full("dev")).isEqualTo(EnvironmentBytes.Refusal.ENVIRONMENT_SHARE);
+        assertThat(bytes.full("prod")).isNull();
+        bytes.count("prod", 1);
+        assertThat(bytes.full("prod"))
+                .as("200 held, prod 1 of its even part 50")
+                .isNull();
+        bytes.count("prod", 49);
+        assertThat(bytes.full("prod")).isEqualTo(EnvironmentBytes.Refusal.SERVER_FULL);
+    }
+
+    @Test
+    void aBudgetAsLargeAsALongRefusesNoStream() {
+        EnvironmentBytes bytes = new EnvironmentBytes(new ByteBudget("test bytes", Long.MAX_VALUE));
+        bytes.count("dev", 1 << 20);
+        assertThat(bytes.full("dev")).isNull();
+        assertThat(bytes.full("prod")).isNull();
     }
 }

@@ -423,7 +423,7 @@ class ServerMemorySecurityTest {
     void streamsOfManyEnvironmentsStopAtTheirEvenPartOfTheServersBudget(@TempDir Path dataDir) throws Exception {
         // one environment may hold all of this budget (a largest answer is more), so that two environments show the
         // even part: with the budgets the server makes from its heap, one may hold half, and it takes three
-        long budget = 4 * MIB;
+        long budget = 2 * MIB;
         try (RunningServer server = RunningServer.start(dataDir, b -> b.unsentAnswersBudget(budget))) {
             EnvironmentBytes unsent = server.server.memoryBudgets().unsentAnswers();
             assertThat(unsent.share()).isEqualTo(budget);
@@ -439,11 +439,14 @@ class ServerMemorySecurityTest {
                     refusals.put(
                             environment,
                             UnreadCalls.startUntilOneEnds(
-                                    40,
+                                    80, // an unread exec holds its last message: 64 to 256 KiB
                                     () -> unsent.held(environment),
                                     closed -> unreadExec(channel, id, closed),
                                     unread));
                 }
+                assertThat(refusals.values())
+                        .as("each environment's streams were refused")
+                        .doesNotContainNull();
                 // the first holds its share, the whole budget; the second, only its even part: half
                 assertThat(refusals.get(Caller.DEFAULT_ENVIRONMENT).getDescription())
                         .contains("this environment holds ");
