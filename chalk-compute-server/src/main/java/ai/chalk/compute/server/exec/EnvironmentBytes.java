@@ -93,17 +93,19 @@ public final class EnvironmentBytes {
      * one after the other (each at a smaller even part) hold together. What the environments hold together counts
      * each one up to its share: one tenant's reserved answers and counted streams, each checked against its share
      * apart, may pass it, and must not refuse the others. An environment holding nothing is not refused for what
-     * others hold.
+     * others hold. So the bytes held stay under three budgets (the budget's reservations, and counted bytes admitted
+     * below twice it) and about one message per stream open (each is checked at its start, before it holds anything).
      */
     public synchronized @Nullable Refusal full(String environment) {
         long mine = held.getOrDefault(environment, 0L) + counted.getOrDefault(environment, 0L);
         if (mine >= share) {
             return Refusal.ENVIRONMENT_SHARE;
         }
-        if (mine == 0) {
+        long limit = budget.limit();
+        // the raw sum is never less than the one up to shares: below the budget, no walk over the environments
+        if (mine == 0 || budget.used() + countedTotal < limit) {
             return null;
         }
-        long limit = budget.limit();
         long over = heldUpToShares() - limit; // past the budget; compared so that no sum overflows
         if (over >= 0 && (over >= limit || mine >= evenPart(environment))) {
             return Refusal.SERVER_FULL;
@@ -168,9 +170,15 @@ public final class EnvironmentBytes {
     }
 
     private synchronized String serverFull(String environment) {
-        return "the server holds " + budget.used() + " bytes of " + budget.what() + " and " + countedTotal
-                + " more in streamed messages, of its " + budget.limit() + ", and this environment "
-                + held(environment) + " (its even part: " + evenPart(environment) + ")";
+        long together = heldUpToShares();
+        long limit = budget.limit();
+        return "the environments together hold " + together + " bytes of " + budget.what() + " (" + budget.used()
+                + " reserved, " + countedTotal + " in streamed messages; each counted up to its share of " + share
+                + "), "
+                + (together - limit >= limit
+                        ? "twice the server's " + limit
+                        : "the server's " + limit + " or more, and this environment " + held(environment)
+                                + ", its even part of them (" + evenPart(environment) + ") or more");
     }
 
     /** The bytes {@code environment} holds now: reserved and counted. */

@@ -30,12 +30,11 @@ import org.jspecify.annotations.Nullable;
  * counted for its environment alone, apart from its answers, whatever they hold (its producer waits for the client between messages,
  * {@link ReadyGate}, so one stream holds about one message), so that one tenant's streams cannot refuse another's
  * answers; an environment that holds its half is refused new streams at their start, until its clients read. So is one
- * holding bytes up to its even part (the budget divided among the environments holding bytes) while the environments
+ * holding its even part or more (the budget divided among the environments holding bytes) while the environments
  * hold the whole budget in answers and streams together (each up to its share), or any amount once they hold twice
- * the budget: without
- * them, the streams of many environments together held their number times a half. An environment holding nothing is
- * not refused for what others hold. Streams are checked at their start, before they hold anything, so each open
- * stream may still hold about one message past these bounds.
+ * the budget: without them, the streams of many environments together held their number times a half. An environment
+ * holding nothing is not refused for what others hold. So the bytes held stay under three budgets, plus about one
+ * message per stream open: streams are checked at their start, before they hold anything.
  *
  * <p>Installed after the interceptor that says who calls ({@link Caller}), on the TCP port and on the replicas'
  * socket: deployed code is a tenant's too. Health checks and token exchanges, which anyone may call, answer a few
@@ -116,7 +115,9 @@ public final class UnsentAnswers implements ServerInterceptor {
     }
 
     private static String unread(EnvironmentBytes.Account account, EnvironmentBytes.Refusal refusal) {
-        return "the answers this environment's clients have not read yet hold too many bytes: "
+        return (refusal == EnvironmentBytes.Refusal.SERVER_FULL
+                        ? "the answers clients have not read yet hold too many bytes: "
+                        : "the answers this environment's clients have not read yet hold too many bytes: ")
                 + account.explain(refusal)
                 + "; read the answers of the calls you make (a call whose answer is not read holds it in the server"
                 + " until the call is cancelled)";

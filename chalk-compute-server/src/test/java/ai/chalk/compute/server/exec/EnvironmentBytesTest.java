@@ -2,6 +2,7 @@ package ai.chalk.compute.server.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** One environment holds at most half of a shared budget; the others' reservations go on while it is at its half. */
@@ -46,8 +47,9 @@ class EnvironmentBytesTest {
                 .as("a fourth environment, holding nothing")
                 .isNull();
         assertThat(bytes.of("prod").explain(EnvironmentBytes.Refusal.SERVER_FULL))
-                .isEqualTo("the server holds 10 bytes of test bytes and 110 more in streamed messages, of its 120,"
-                        + " and this environment 50 (its even part: 40)");
+                .isEqualTo("the environments together hold 120 bytes of test bytes (10 reserved, 110 in streamed"
+                        + " messages; each counted up to its share of 60), the server's 120 or more, and this"
+                        + " environment 50, its even part of them (40) or more");
         assertThat(bytes.of("prod").explain(EnvironmentBytes.Refusal.BUDGET))
                 .as("the budget's own refusal speaks of reserved bytes alone")
                 .isEqualTo("the server holds 10 of its 120 bytes of test bytes");
@@ -68,9 +70,13 @@ class EnvironmentBytesTest {
                 .as("241 held: twice the budget")
                 .isEqualTo(EnvironmentBytes.Refusal.SERVER_FULL);
 
+        assertThat(bytes.of("prod").explain(EnvironmentBytes.Refusal.SERVER_FULL))
+                .isEqualTo("the environments together hold 241 bytes of test bytes (10 reserved, 231 in streamed"
+                        + " messages; each counted up to its share of 60), twice the server's 120");
+
         bytes.uncount("other", 100); // more than it counted: only what it counted is given back
         assertThat(bytes.of("prod").explain(EnvironmentBytes.Refusal.SERVER_FULL))
-                .startsWith("the server holds 10 bytes of test bytes and 201 more in streamed messages");
+                .startsWith("the environments together hold 211 bytes of test bytes (10 reserved, 201 in streamed");
     }
 
     @Test
@@ -91,9 +97,24 @@ class EnvironmentBytesTest {
     }
 
     @Test
+    void atTwiceTheBudgetEveryEnvironmentHoldingBytesIsRefusedBelowItsEvenPartToo() {
+        EnvironmentBytes bytes = new EnvironmentBytes(new ByteBudget("test bytes", 120));
+        for (String environment : List.of("a", "b", "c")) {
+            bytes.count(environment, 60);
+        }
+        bytes.count("d", 59);
+        bytes.count("small", 1);
+        // 240 held together, exactly twice the budget; small's even part is 24
+        assertThat(bytes.full("small")).isEqualTo(EnvironmentBytes.Refusal.SERVER_FULL);
+        bytes.uncount("d", 1);
+        assertThat(bytes.full("small")).as("239 held").isNull();
+    }
+
+    @Test
     void aBudgetAsLargeAsALongRefusesNoStream() {
         EnvironmentBytes bytes = new EnvironmentBytes(new ByteBudget("test bytes", Long.MAX_VALUE));
-        bytes.count("dev", 1 << 20);
+        bytes.count("dev", Long.MAX_VALUE / 4);
+        bytes.count("prod", Long.MAX_VALUE / 4);
         assertThat(bytes.full("dev")).isNull();
         assertThat(bytes.full("prod")).isNull();
     }
