@@ -156,9 +156,19 @@ public final class SqlEngine implements AutoCloseable {
         }
     }
 
-    /** A table of the environment as GetTables lists it. */
+    /**
+     * A table of the environment as GetTables lists it.
+     *
+     * @param source the revision it shows, whose Arrow schema is read only when asked for
+     */
     public record TableDescription(
-            String schema, String table, List<QueryDatabase.Column> columns, byte[] arrowSchema) {}
+            String schema, String table, List<QueryDatabase.Column> columns, DatasetTable source) {
+
+        /** Its serialized Arrow schema, read now; empty when unknown. */
+        public byte[] arrowSchema() {
+            return source.arrowSchema();
+        }
+    }
 
     /** Every table of {@code environment}: its datasets (latest revision) and each completed revision. */
     public List<TableDescription> tables(String environment) {
@@ -175,13 +185,13 @@ public final class SqlEngine implements AutoCloseable {
                             QueryDatabase.DATASETS,
                             t.dataset(),
                             session.columns(QueryDatabase.DATASETS, t.dataset()),
-                            t.arrowSchema()));
+                            t));
                 }
                 out.add(new TableDescription(
                         QueryDatabase.REVISIONS,
                         t.revisionId(),
                         session.columns(QueryDatabase.REVISIONS, t.revisionId()),
-                        t.arrowSchema()));
+                        t));
             }
         }
         return out;

@@ -54,6 +54,12 @@ import java.util.Optional;
  */
 public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
 
+    /**
+     * The most bytes of Arrow schemas one GetTables answer holds: a revision's schema may be a MiB, and an environment
+     * may hold thousands of revisions, each listed with its schema.
+     */
+    static final long MAX_TABLE_SCHEMA_BYTES = 16 << 20;
+
     private final SqlQueries queries;
     private final ResultLinks links;
 
@@ -192,15 +198,26 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
                             LikePattern.of(req.hasDbSchemaFilterPattern() ? req.getDbSchemaFilterPattern() : "%");
                     LikePattern tables =
                             LikePattern.of(req.hasTableNameFilterPattern() ? req.getTableNameFilterPattern() : "%");
+                    long schemaBytes = 0;
                     for (SqlEngine.TableDescription t : queries.engine().tables(environment())) {
                         if (schemas.matches(t.schema()) && tables.matches(t.table())) {
                             response.addTables(TableInfo.newBuilder()
                                     .setCatalogName(QueryDatabase.CATALOG)
                                     .setDbSchemaName(t.schema())
                                     .setTableName(t.table()));
-                            if (req.getIncludeSchemas() && t.arrowSchema().length > 0) {
+                            byte[] schema = req.getIncludeSchemas() ? t.arrowSchema() : new byte[0];
+                            schemaBytes += schema.length;
+                            if (schemaBytes > MAX_TABLE_SCHEMA_BYTES) {
+                                throw new SqlFailure(
+                                        SqlFailure.Reason.TOO_LARGE,
+                                        "the schemas of the tables asked for pass " + (MAX_TABLE_SCHEMA_BYTES >> 20)
+                                                + " MiB, the most one answer holds: narrow the tables with"
+                                                + " db_schema_filter_pattern or table_name_filter_pattern, or ask"
+                                                + " without include_schemas");
+                            }
+                            if (schema.length > 0) {
                                 response.getTablesBuilder(response.getTablesCount() - 1)
-                                        .setTableArrowSchema(ByteString.copyFrom(t.arrowSchema()));
+                                        .setTableArrowSchema(ByteString.copyFrom(schema));
                             }
                         }
                     }

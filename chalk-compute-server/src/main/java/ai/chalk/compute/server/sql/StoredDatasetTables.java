@@ -3,8 +3,6 @@ package ai.chalk.compute.server.sql;
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.blob.BlobStore;
 import ai.chalk.compute.server.store.DatasetStore;
-import ai.chalk.compute.server.store.DatasetStore.RevisionStatus;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -31,19 +29,17 @@ public final class StoredDatasetTables implements DatasetTables {
         for (DatasetStore.DatasetRecord dataset : store.datasets(
                 environment, new DatasetStore.DatasetQuery(null, List.of(), List.of(), true, 0, LIMIT))) {
             boolean latest = true;
-            for (DatasetStore.RevisionRecord revision :
-                    store.revisionsOf(dataset.id(), false, (Instant) null, (Instant) null, 0, LIMIT)) {
-                if (revision.status() != RevisionStatus.COMPLETED) {
-                    continue;
-                }
+            for (String revisionId : store.completedRevisionIds(dataset.id(), LIMIT)) {
+                // the schema is read when GetTables asks for it: each query reads every revision's files, and a
+                // tenant's thousand revisions with a MiB schema each would otherwise be a GiB of heap per query
                 tables.add(new DatasetTable(
                         dataset.name(),
-                        revision.id(),
-                        store.files(revision.id()).stream()
+                        revisionId,
+                        store.files(revisionId).stream()
                                 .map(f -> blobs.path(new BlobDigest(f.digestHex())))
                                 .toList(),
                         latest,
-                        revision.arrowSchema() == null ? new byte[0] : revision.arrowSchema()));
+                        () -> store.arrowSchema(revisionId)));
                 latest = false;
             }
         }

@@ -482,6 +482,31 @@ public final class DatasetStore {
         return revisions(sql.toString(), args);
     }
 
+    /**
+     * The ids of a dataset's completed revisions that are not archived, newest first, at most {@code limit}: without
+     * their schemas and columns (up to a MiB each), which SQL reads only for the tables it is asked to describe.
+     */
+    public List<String> completedRevisionIds(String datasetId, int limit) {
+        return SqlQuery.select(
+                db,
+                "SELECT id FROM dataset_revision WHERE dataset_id = ? AND status = 'COMPLETED' AND archived_at IS NULL"
+                        + " ORDER BY numeric_id DESC LIMIT ?",
+                List.of(datasetId, limit),
+                rs -> rs.getString("id"),
+                "dataset revisions");
+    }
+
+    /** A revision's serialized Arrow schema; empty when it has none, or there is no such revision. */
+    public byte[] arrowSchema(String revisionId) {
+        List<byte[]> schema = SqlQuery.select(
+                db,
+                "SELECT arrow_schema FROM dataset_revision WHERE id = ?",
+                List.of(revisionId),
+                rs -> rs.getBytes("arrow_schema"),
+                "a dataset revision's schema");
+        return schema.isEmpty() || schema.get(0) == null ? new byte[0] : schema.get(0);
+    }
+
     /** A dataset's newest revision that is not archived, in any status. */
     public Optional<RevisionRecord> latestRevision(String datasetId) {
         return revisionsOf(datasetId, false, null, null, 0, 1).stream().findFirst();

@@ -61,8 +61,29 @@ class SqlServiceTest {
             case "prod" -> List.of(new DatasetTable("orders", "rev_prod_1", List.of(prod), true));
             default -> List.of();
         };
-        server = new SqlTestServer(dir.resolve("data"), tables, SqlOptions.defaults(), Duration.ofMinutes(5));
+        serve(tables, SqlOptions.defaults());
+    }
+
+    /** Starts a server on the test's data directory, serving {@code served}, and the channel to it. */
+    private void serve(DatasetTables served, SqlOptions options) throws java.io.IOException {
+        server = new SqlTestServer(dir.resolve("data"), served, options, Duration.ofMinutes(5));
         channel = InProcessChannelBuilder.forName(server.inProcessName).build();
+    }
+
+    /** {@code SELECT count(*)} of {@code table}, as {@code environment} runs it. */
+    private long rows(String environment, String table) throws Exception {
+        ExecuteSqlQueryResponse counted = stub(environment)
+                .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                        .setQuery("SELECT count(*) FROM " + table)
+                        .build());
+        return single(counted.getSyncPayload().getParquetResponse().toByteArray(), dir);
+    }
+
+    /** Stops the server and its channel, then starts another on the same data directory. */
+    private void restart(DatasetTables served, SqlOptions options) throws java.io.IOException {
+        channel.shutdownNow();
+        server.close();
+        serve(served, options);
     }
 
     @AfterEach
@@ -255,6 +276,48 @@ class SqlServiceTest {
     }
 
     @Test
+    void queriesNeverReadTheRevisionsSchemasAndGetTablesHoldsABoundedAmountOfThem() throws Exception {
+        // a tenant's 20 revisions with a MiB schema each: a query read them all, every time, before
+        Path file = ParquetFiles.write(dir.resolve("many.parquet"), "SELECT range AS id FROM range(10)");
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        List<DatasetTable> many = new java.util.ArrayList<>();
+        for (int i = 20; i > 0; i--) {
+            many.add(new DatasetTable("many", "rev_" + i, List.of(file), i == 20, () -> {
+                reads.incrementAndGet();
+                return new byte[1 << 20];
+            }));
+        }
+        restart(environment -> many, SqlOptions.defaults());
+
+        assertThat(rows("dev", "chalk.datasets.many")).isEqualTo(10);
+        assertThat(stub("dev").getTables(GetTablesRequest.getDefaultInstance()).getTablesCount())
+                .isEqualTo(21);
+        assertThat(reads)
+                .as("schemas read by a query and a listing without them")
+                .hasValue(0);
+
+        assertThatThrownBy(() -> stub("dev")
+                        .getTables(GetTablesRequest.newBuilder()
+                                .setIncludeSchemas(true)
+                                .build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                    assertThat(e.getStatus().getDescription())
+                            .contains("pass 16 MiB")
+                            .contains("table_name_filter_pattern");
+                });
+        assertThat(stub("dev")
+                        .getTables(GetTablesRequest.newBuilder()
+                                .setIncludeSchemas(true)
+                                .setTableNameFilterPattern("rev_5")
+                                .build())
+                        .getTablesList())
+                .extracting(
+                        t -> t.getTableName() + ": " + t.getTableArrowSchema().size())
+                .containsExactly("rev_5: " + (1 << 20));
+    }
+
+    @Test
     void filterPatternsMatchWithoutBacktrackingAndHaveABound() {
         // as a regular expression, .* forty times then a character no name holds backtracked for good on one core
         String spin = "%".repeat(40) + "!";
@@ -393,10 +456,7 @@ class SqlServiceTest {
                         .setAsyncOptions(ExecuteSqlAsyncQueryRequestOptions.getDefaultInstance())
                         .build());
         Thread.sleep(300);
-        channel.shutdownNow();
-        server.close();
-        server = new SqlTestServer(dir.resolve("data"), tables, SqlOptions.defaults(), Duration.ofMinutes(5));
-        channel = InProcessChannelBuilder.forName(server.inProcessName).build();
+        restart(tables, SqlOptions.defaults());
         PollSqlQueryResponse poll = stub("dev")
                 .pollSqlQuery(PollSqlQueryRequest.newBuilder()
                         .setOperationId(submitted.getQueryId())
@@ -414,8 +474,7 @@ class SqlServiceTest {
             new SqlJobStore(db)
                     .insert("sql_crashed", "dev", "SELECT 1", Optional.of("batch"), true, "resource group: batch");
         }
-        server = new SqlTestServer(dir.resolve("data"), tables, SqlOptions.defaults(), Duration.ofMinutes(5));
-        channel = InProcessChannelBuilder.forName(server.inProcessName).build();
+        serve(tables, SqlOptions.defaults());
         PollSqlQueryResponse poll = stub("dev")
                 .pollSqlQuery(PollSqlQueryRequest.newBuilder()
                         .setOperationId("sql_crashed")
@@ -428,11 +487,7 @@ class SqlServiceTest {
 
     @Test
     void anInlineResultOverTheLimitSaysToPersist() throws Exception {
-        channel.shutdownNow();
-        server.close();
-        server = new SqlTestServer(
-                dir.resolve("data"), tables, SqlOptions.defaults().withInlineLimitBytes(4096), Duration.ofMinutes(5));
-        channel = InProcessChannelBuilder.forName(server.inProcessName).build();
+        restart(tables, SqlOptions.defaults().withInlineLimitBytes(4096));
         assertThatThrownBy(() -> stub("dev")
                         .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
                                 .setQuery("SELECT range, md5(range::VARCHAR) FROM range(100000)")
