@@ -496,7 +496,10 @@ public final class DatasetStore {
                 "dataset revisions");
     }
 
-    /** A revision's serialized Arrow schema; empty when it has none, or there is no such revision. */
+    /**
+     * A revision's serialized Arrow schema; empty when it has none, or there is no such revision (a dataset deleted
+     * since its revisions were listed: GetTables then lists the revision without a schema).
+     */
     public byte[] arrowSchema(String revisionId) {
         List<byte[]> schema = SqlQuery.select(
                 db,

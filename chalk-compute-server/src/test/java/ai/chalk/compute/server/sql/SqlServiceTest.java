@@ -306,6 +306,7 @@ class SqlServiceTest {
                             .contains("pass 16 MiB")
                             .contains("table_name_filter_pattern");
                 });
+        int before = reads.get();
         assertThat(stub("dev")
                         .getTables(GetTablesRequest.newBuilder()
                                 .setIncludeSchemas(true)
@@ -315,6 +316,9 @@ class SqlServiceTest {
                 .extracting(
                         t -> t.getTableName() + ": " + t.getTableArrowSchema().size())
                 .containsExactly("rev_5: " + (1 << 20));
+        assertThat(reads.get() - before)
+                .as("schemas read for a listing of one table")
+                .isEqualTo(1);
     }
 
     @Test

@@ -28,6 +28,15 @@ class CompletedRevisionsTest {
             revision(store, "s2", "rev2", at);
             store.completeRevision("rev2", List.of(), List.of(), null, at);
             revision(store, "s3", "rev3", at); // still working: not a table
+            revision(store, "s4", "rev4", at);
+            store.failRevision("rev4", "the upload failed", at); // failed: not a table
+            revision(store, "s5", "rev5", at);
+            store.completeRevision("rev5", List.of(), List.of(), null, at);
+            assertThat(store.archive("dev", "rev5", at)).isPresent(); // archived: not a table
+            store.openSession("prod", "s6", at);
+            assertThat(store.beginRevision("prod", "s6", "orders", "ds-prod", "rev6", at))
+                    .isPresent();
+            store.completeRevision("rev6", List.of(), List.of(), null, at);
 
             StoredDatasetTables tables = new StoredDatasetTables(store, new BlobStore(dir.resolve("blobs")));
             List<DatasetTable> listed = tables.completedRevisions("dev");
@@ -38,7 +47,10 @@ class CompletedRevisionsTest {
             // read when asked for, not with the listing: a schema written since is the one read
             db.execute("UPDATE dataset_revision SET arrow_schema = X'09' WHERE id = 'rev1'");
             assertThat(listed.get(1).arrowSchema()).containsExactly(9);
-            assertThat(tables.completedRevisions("prod")).isEmpty();
+            assertThat(tables.completedRevisions("prod"))
+                    .extracting(DatasetTable::revisionId)
+                    .containsExactly("rev6");
+            assertThat(tables.completedRevisions("staging")).isEmpty();
         }
     }
 
