@@ -307,12 +307,29 @@ final class DockerEngine implements Closeable {
                 .exec();
     }
 
+    /**
+     * Pauses the container. One paused already (by another client of the engine, or a pause the engine reports late)
+     * is what was asked for: the suspend goes on rather than failing on the engine's error.
+     */
     void pause(String containerId) {
-        client.pauseContainerCmd(containerId).exec();
+        try {
+            client.pauseContainerCmd(containerId).exec();
+        } catch (DockerException e) { // 409 here, 500 for the unpause
+            if (!String.valueOf(e.getMessage()).contains("is already paused")) {
+                throw e;
+            }
+        }
     }
 
+    /** Unpauses the container; one that is not paused is what was asked for. */
     void unpause(String containerId) {
-        client.unpauseContainerCmd(containerId).exec();
+        try {
+            client.unpauseContainerCmd(containerId).exec();
+        } catch (DockerException e) {
+            if (!String.valueOf(e.getMessage()).contains("is not paused")) {
+                throw e;
+            }
+        }
     }
 
     /** Removes a container with its writable layer and anonymous volumes; kills whatever still runs in it. */

@@ -59,6 +59,19 @@ class DockerSuspendAndSnapshotTest extends DockerTesting.WithRuntime {
     }
 
     @Test
+    void aContainerPausedOrUnpausedByAnotherClientIsSuspendedAndResumedAlike() throws Exception {
+        DockerSandbox sb = (DockerSandbox) runtime.start(spec());
+        // the engine's state moved under the lifecycle's feet (docker pause by someone else): a 409 before
+        assertThat(DockerTesting.docker("pause", sb.containerId()).code()).isZero();
+        sb.suspend();
+        assertThat(sb.paused()).isTrue();
+        assertThat(DockerTesting.docker("unpause", sb.containerId()).code()).isZero();
+        sb.resume();
+        assertThat(RuntimeTesting.sh(sb, "echo running").ok().out()).isEqualTo("running\n");
+        sb.terminate(Duration.ofSeconds(1));
+    }
+
+    @Test
     void aSuspendedSandboxCanBeTerminated() throws Exception {
         DockerSandbox sb = (DockerSandbox) runtime.start(spec());
         RuntimeProcess p = sb.exec(command("sleep", "4731"));
