@@ -14,6 +14,11 @@ import java.util.Optional;
  */
 final class IsolationProbe {
 
+    /** How many times a tool's trial runs before the tool counts as not working. */
+    static final int TRIALS = 3;
+
+    private static final long TRIAL_PAUSE_MILLIS = 200;
+
     private IsolationProbe() {}
 
     /**
@@ -103,7 +108,18 @@ final class IsolationProbe {
         List<String> command =
                 new java.util.ArrayList<>(List.of(tools.require(tool).toString()));
         command.addAll(args);
+        // a trial that fails once may have met a passing shortage (pids, memory, a slow host): the level chosen here
+        // holds for the server's life, so a weaker one is chosen only after the trial failed TRIALS times
         HostTools.Probe p = HostTools.run(command);
+        for (int i = 1; i < TRIALS && !p.ok(); i++) {
+            try {
+                Thread.sleep(TRIAL_PAUSE_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            p = HostTools.run(command);
+        }
         return p.ok() ? null : what + " failed: " + p.output();
     }
 
