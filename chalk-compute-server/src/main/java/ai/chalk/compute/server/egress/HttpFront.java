@@ -254,6 +254,10 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(request);
             refuse(() -> Refusals.badGateway(ctx, "a header of the network policy's rules is not valid in HTTP"));
             return;
+        } catch (RequestRewrite.InTheClear e) {
+            ReferenceCountUtil.release(request);
+            refuse(() -> Refusals.forbidden(ctx, link, what, e.reason()));
+            return;
         } catch (DeadlineCharSequence.DeadlineExceeded e) {
             ReferenceCountUtil.release(request);
             refuse(() -> Refusals.forbidden(

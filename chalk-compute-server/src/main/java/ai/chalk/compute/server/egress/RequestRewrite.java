@@ -17,7 +17,9 @@ import java.util.Optional;
  * Applies an allowed host's rules to one request, in place: of the rules whose {@code match} holds, placeholders are
  * replaced by their secrets inside header values (also inside a {@code Basic} credential, which carries them base64
  * encoded), then headers are set (a later rule wins), and the first {@code forward_url} sends the request elsewhere.
- * Nothing outside the headers changes: a placeholder in the path, the query or the body stays a placeholder.
+ * Nothing outside the headers changes: a placeholder in the path, the query or the body stays a placeholder. Secrets
+ * go only over TLS: a request the rules would give one, bound for a plain {@code http://} destination, is refused
+ * ({@link InTheClear}) rather than sent where anyone on its way could read the credential.
  */
 final class RequestRewrite {
 
@@ -68,6 +70,7 @@ final class RequestRewrite {
      *
      * @throws ai.chalk.compute.server.regex.DeadlineCharSequence.DeadlineExceeded when the rules' regexes took longer
      *     than {@link #MATCH_BUDGET_NANOS} on it
+     * @throws InTheClear when the rules would put a secret into the request and it would leave the proxy unencrypted
      */
     static Target apply(HttpRequest request, List<HttpRule> rules, Target original) {
         if (rules.isEmpty()) {
@@ -94,30 +97,61 @@ final class RequestRewrite {
                 .toList();
         Map<String, String> placeholders = new LinkedHashMap<>();
         matching.forEach(r -> r.placeholders().forEach((p, v) -> placeholders.put(p, v.value())));
-        if (!placeholders.isEmpty()) {
-            substitute(request, placeholders);
-        }
-        for (HttpRule r : matching) {
-            r.setHeaders().forEach((name, value) -> request.headers().set(name, value.value()));
-        }
+        List<Map.Entry<String, String>> substituted = placeholders.isEmpty() ? null : substitute(request, placeholders);
+        boolean setsHeaders = matching.stream().anyMatch(r -> !r.setHeaders().isEmpty());
         Optional<URI> forward = matching.stream()
                 .map(HttpRule::forwardUrl)
                 .flatMap(Optional::stream)
                 .findFirst();
+        Target to = forward.map(RequestRewrite::target).orElse(original);
+        if ((substituted != null || setsHeaders) && !to.tls()) {
+            throw new InTheClear(to);
+        }
+        if (substituted != null) {
+            request.headers().clear();
+            substituted.forEach(h -> request.headers().add(h.getKey(), h.getValue()));
+        }
+        for (HttpRule r : matching) {
+            r.setHeaders().forEach((name, value) -> request.headers().set(name, value.value()));
+        }
         if (forward.isEmpty()) {
             return original;
         }
-        URI f = forward.get();
-        boolean tls = "https".equals(f.getScheme());
-        int port = f.getPort() > 0 ? f.getPort() : tls ? 443 : 80;
-        String prefix = f.getRawPath() == null ? "" : f.getRawPath();
+        String prefix = forward.get().getRawPath() == null ? "" : forward.get().getRawPath();
         if (prefix.endsWith("/")) {
             prefix = prefix.substring(0, prefix.length() - 1);
         }
         request.setUri(prefix + request.uri());
-        String host = f.getHost();
-        request.headers().set(HttpHeaderNames.HOST, hostHeader(host, port, tls));
+        request.headers().set(HttpHeaderNames.HOST, hostHeader(to.host(), to.port(), to.tls()));
+        return to;
+    }
+
+    /** Where a rule's {@code forward_url} sends a request. */
+    private static Target target(URI forward) {
+        boolean tls = "https".equals(forward.getScheme());
+        int port = forward.getPort() > 0 ? forward.getPort() : tls ? 443 : 80;
+        String host = forward.getHost();
         return new Target(tls, host.startsWith("[") ? host.substring(1, host.length() - 1) : host, port, true);
+    }
+
+    /**
+     * The rules would put a secret (a credential in place of its placeholder, a header's value) into a request that
+     * leaves the proxy unencrypted, where anyone on its way could read it: it is refused, never sent.
+     */
+    static final class InTheClear extends RuntimeException {
+
+        private final transient Target target;
+
+        InTheClear(Target target) {
+            super(null, null, false, false);
+            this.target = target;
+        }
+
+        /** Why, in the words of the sandbox's refusal. */
+        String reason() {
+            return "the network policy adds a credential to this request, which would go to " + target.key()
+                    + " unencrypted: credentials are only sent over TLS (use https://)";
+        }
     }
 
     /** {@code host}, or {@code host:port} when the port is not the scheme's own; IPv6 literals in brackets. */
@@ -126,7 +160,8 @@ final class RequestRewrite {
         return port == (tls ? 443 : 80) ? h : h + ":" + port;
     }
 
-    private static void substitute(HttpRequest request, Map<String, String> placeholders) {
+    /** The request's headers with the placeholders replaced; null when none of them holds one. */
+    private static List<Map.Entry<String, String>> substitute(HttpRequest request, Map<String, String> placeholders) {
         List<Map.Entry<String, String>> all = new ArrayList<>();
         request.headers().forEach(all::add);
         boolean changed = false;
@@ -139,10 +174,7 @@ final class RequestRewrite {
             changed |= !v.equals(h.getValue());
             next.add(Map.entry(h.getKey(), v));
         }
-        if (changed) {
-            request.headers().clear();
-            next.forEach(h -> request.headers().add(h.getKey(), h.getValue()));
-        }
+        return changed ? next : null;
     }
 
     private static String replace(String value, Map<String, String> placeholders) {

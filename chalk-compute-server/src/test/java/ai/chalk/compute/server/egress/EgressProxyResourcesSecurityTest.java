@@ -91,12 +91,24 @@ class EgressProxyResourcesSecurityTest {
 
     /** The status line of a request for {@code path} of {@code other.test} through the proxy at {@code at}. */
     private static String get(InetAddress at, String path) throws IOException {
+        return get(at, path, false);
+    }
+
+    /** As {@link #get(InetAddress, String)}, then the whole refusal (the proxy closes the connection after one). */
+    private static String refusal(InetAddress at, String path) throws IOException {
+        return get(at, path, true);
+    }
+
+    private static String get(InetAddress at, String path, boolean whole) throws IOException {
         try (Socket s = new Socket(at, EgressProxy.PROXY_PORT)) {
             s.setSoTimeout(10_000);
             OutputStream out = s.getOutputStream();
             out.write(("GET http://other.test" + path + " HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
+            if (whole) {
+                return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            }
             String line =
                     new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII)).readLine();
             return line == null ? "closed" : line;
@@ -170,7 +182,7 @@ class EgressProxyResourcesSecurityTest {
             for (int i = 0; i < 8; i++) {
                 stuck.add(CompletableFuture.supplyAsync(() -> {
                     try {
-                        return get(evil.address(), path);
+                        return refusal(evil.address(), path);
                     } catch (IOException e) {
                         return e.toString();
                     }
@@ -178,11 +190,19 @@ class EgressProxyResourcesSecurityTest {
             }
             long started = System.nanoTime();
             for (CompletableFuture<String> s : stuck) {
-                assertThat(s.get(30, TimeUnit.SECONDS)).startsWith("HTTP/1.1 403");
+                assertThat(s.get(30, TimeUnit.SECONDS))
+                        .startsWith("HTTP/1.1 403")
+                        .contains("took longer than");
             }
             assertThat(get(other.address())).startsWith("HTTP/1.1 200");
-            assertThat(get(evil.address(), "/aaaa"))
+            // the rule matches it, so its header would go with it, which over plain HTTP is refused
+            assertThat(refusal(evil.address(), "/aaaa"))
                     .as("a path the regex decides at once")
+                    .startsWith("HTTP/1.1 403")
+                    .contains("credentials are only sent over TLS")
+                    .doesNotContain("took longer than");
+            assertThat(get(evil.address(), "/b"))
+                    .as("a path the regex does not match")
                     .startsWith("HTTP/1.1 200");
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
         }

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.egress;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.HttpMethod;
@@ -71,5 +72,58 @@ class RequestRewriteTest {
         assertThat(added("/q?mode=readonly&MODE=write", readOnly)).isNull();
         assertThat(added("/q?mode=readonly" + "&p=1".repeat(1100) + "&mode=write", readOnly))
                 .isNull();
+    }
+
+    @Test
+    void aSecretIsNeverPutIntoARequestThatLeavesTheProxyUnencrypted() {
+        RequestRewrite.Target plain = new RequestRewrite.Target(false, "api.example.com", 80, false);
+        HttpRule credential = Policies.credential("PLACEHOLDER-1", "sk-live-1");
+        // a credential's placeholder in a header, plain or inside a Basic credential: refused, the request untouched
+        for (String value : List.of(
+                "Bearer PLACEHOLDER-1",
+                "Basic " + java.util.Base64.getEncoder().encodeToString("user:PLACEHOLDER-1".getBytes()))) {
+            HttpRequest request = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
+            request.headers().set("Authorization", value);
+            assertThatThrownBy(() -> RequestRewrite.apply(request, List.of(credential), plain))
+                    .isInstanceOfSatisfying(
+                            RequestRewrite.InTheClear.class,
+                            e -> assertThat(e.reason())
+                                    .isEqualTo("the network policy adds a credential to this request, which would go to"
+                                            + " http://api.example.com:80 unencrypted: credentials are only sent over TLS"
+                                            + " (use https://)"));
+            assertThat(request.headers().get("Authorization")).isEqualTo(value);
+            // the same over TLS gets the secret
+            RequestRewrite.apply(request, List.of(credential), TARGET);
+            assertThat(request.headers().get("Authorization")).doesNotContain("PLACEHOLDER-1");
+        }
+        // a request without the placeholder gets no secret, so it goes in the clear as it is
+        HttpRequest without = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
+        without.headers().set("Authorization", "Bearer mine");
+        assertThat(RequestRewrite.apply(without, List.of(credential), plain)).isEqualTo(plain);
+        assertThat(without.headers().get("Authorization")).isEqualTo("Bearer mine");
+        // a header the rules set holds a secret too
+        HttpRequest any = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
+        assertThatThrownBy(() -> RequestRewrite.apply(any, List.of(keyFor(RequestMatch.ANY)), plain))
+                .isInstanceOf(RequestRewrite.InTheClear.class);
+        assertThat(any.headers().get("X-Api-Key")).isNull();
+        // where the request goes decides: forwarded to http://, refused; to https://, the secret goes over TLS
+        HttpRule toPlain = new HttpRule(
+                RequestMatch.ANY,
+                java.util.Map.of("X-Api-Key", new SecretText("secret")),
+                java.util.Map.of(),
+                Optional.of(java.net.URI.create("http://internal.example.com/api")));
+        assertThatThrownBy(() -> RequestRewrite.apply(
+                        new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1"), List.of(toPlain), TARGET))
+                .isInstanceOf(RequestRewrite.InTheClear.class);
+        HttpRule toTls = new HttpRule(
+                RequestMatch.ANY,
+                java.util.Map.of("X-Api-Key", new SecretText("secret")),
+                java.util.Map.of(),
+                Optional.of(java.net.URI.create("https://internal.example.com/api")));
+        HttpRequest forwarded = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
+        assertThat(RequestRewrite.apply(forwarded, List.of(toTls), plain))
+                .isEqualTo(new RequestRewrite.Target(true, "internal.example.com", 443, true));
+        assertThat(forwarded.headers().get("X-Api-Key")).isEqualTo("secret");
+        assertThat(forwarded.uri()).isEqualTo("/api/v1");
     }
 }

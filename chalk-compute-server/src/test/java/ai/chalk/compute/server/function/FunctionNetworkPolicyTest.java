@@ -73,10 +73,15 @@ class FunctionNetworkPolicyTest {
                             .putOptions("chalk_compute.functions", "fetch=t.W#fetch")
                             .putOptions("chalk_compute.worker", "plain"))
                     .build());
-            assertThat(fetch(catalog, "http://api.allowed.test/from-function")).contains("|200 {");
+            assertThat(fetch(catalog, "https://api.allowed.test/from-function")).contains("|200 {");
             assertThat(fetch(catalog, "http://evil.test/")).contains("|403 ").contains("network policy");
+            // the credential goes only over TLS: over plain HTTP the request is refused, never sent
+            assertThat(fetch(catalog, "http://api.allowed.test/in-the-clear"))
+                    .contains("|403 ")
+                    .contains("credentials are only sent over TLS");
             var received = world.receivedFor("api.allowed.test");
             assertThat(received).hasSize(1);
+            assertThat(received.get(0).get("path").asText()).isEqualTo("/from-function");
             assertThat(received.get(0).get("headers").toString()).contains("Bearer " + secret);
         }
     }

@@ -136,16 +136,20 @@ class DockerEgressSecurityTest {
         assertThat(
                         sh(
                                 s,
-                                "wget -q -O - --header \"Authorization: Bearer $API_KEY\" \"http://api.allowed.test/plain?k=$API_KEY\";"
-                                        + " wget -q -O - --no-check-certificate --header \"Authorization: Bearer $API_KEY\""
-                                        + " https://api.allowed.test/tls; wget -q -O - --no-check-certificate"
+                                "wget -q -O - --no-check-certificate --header \"Authorization: Bearer $API_KEY\""
+                                        + " \"https://api.allowed.test/tls?k=$API_KEY\"; wget -q -O - --no-check-certificate"
                                         + " --header \"Authorization: Bearer $API_KEY\" https://other.test/unlisted; echo exit=$?"))
                 .contains("exit=0")
                 .doesNotContain(SECRET);
-        assertThat(authorization(world.receivedFor("api.allowed.test")))
-                .containsExactly("Bearer " + SECRET, "Bearer " + SECRET);
+        // over plain HTTP the credential would cross the network readable: that request is refused, never sent
+        assertThat(sh(
+                        s,
+                        "wget -q -O - --header \"Authorization: Bearer $API_KEY\" http://api.allowed.test/plain 2>&1;"
+                                + " echo exit=$?"))
+                .doesNotContain("exit=0");
+        assertThat(authorization(world.receivedFor("api.allowed.test"))).containsExactly("Bearer " + SECRET);
         assertThat(world.receivedFor("api.allowed.test").get(0).get("path").asText())
-                .isEqualTo("/plain?k=" + PLACEHOLDER);
+                .isEqualTo("/tls?k=" + PLACEHOLDER);
         assertThat(authorization(world.receivedFor("other.test"))).containsExactly("Bearer " + PLACEHOLDER);
         assertThat(sh(s, "env; cat /proc/[0-9]*/environ | tr '\\0' '\\n'; grep -rs sk-live /chalk /etc /tmp; true"))
                 .contains(PLACEHOLDER)
