@@ -247,6 +247,9 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
     }
 
     private void forward(HttpRequest request, RequestRewrite.Target target, Decision d, String what) {
+        // for the proxy only: never sent on, so nothing the rules would put into them counts
+        request.headers().remove("proxy-connection");
+        request.headers().remove(HttpHeaderNames.PROXY_AUTHORIZATION);
         RequestRewrite.Target to;
         try {
             to = RequestRewrite.apply(request, d.entry().map(HostEntry::rules).orElse(List.of()), target);
@@ -268,8 +271,6 @@ final class HttpFront extends ChannelInboundHandlerAdapter {
                             + RequestRewrite.MATCH_BUDGET_NANOS / 1_000_000 + " ms to match this request"));
             return;
         }
-        request.headers().remove("proxy-connection");
-        request.headers().remove(HttpHeaderNames.PROXY_AUTHORIZATION);
         link.allowed(what);
         CompletableFuture<List<InetAddress>> where =
                 to.forwarded() ? link.forwardTarget(to.host()) : CompletableFuture.completedFuture(d.addresses());

@@ -135,8 +135,9 @@ final class RequestRewrite {
     }
 
     /**
-     * The rules would put a secret (a credential in place of its placeholder, a header's value) into a request that
-     * leaves the proxy unencrypted, where anyone on its way could read it: it is refused, never sent.
+     * The rules would put a secret (a credential in place of its placeholder, a header's value: the sandbox sees
+     * neither, so both count as secret) into a request that leaves the proxy unencrypted, where anyone on its way could
+     * read it: it is refused, never sent.
      */
     static final class InTheClear extends RuntimeException {
 
@@ -149,8 +150,8 @@ final class RequestRewrite {
 
         /** Why, in the words of the sandbox's refusal. */
         String reason() {
-            return "the network policy adds a credential to this request, which would go to " + target.key()
-                    + " unencrypted: credentials are only sent over TLS (use https://)";
+            return "the network policy adds a credential or a header of its rules to this request, which would go to "
+                    + target.key() + " unencrypted: what the policy adds is only sent over TLS (use https://)";
         }
     }
 

@@ -199,7 +199,7 @@ class EgressProxyResourcesSecurityTest {
             assertThat(refusal(evil.address(), "/aaaa"))
                     .as("a path the regex decides at once")
                     .startsWith("HTTP/1.1 403")
-                    .contains("credentials are only sent over TLS")
+                    .contains("only sent over TLS")
                     .doesNotContain("took longer than");
             assertThat(get(evil.address(), "/b"))
                     .as("a path the regex does not match")

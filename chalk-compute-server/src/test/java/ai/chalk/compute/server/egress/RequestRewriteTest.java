@@ -7,7 +7,9 @@ import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -79,23 +81,28 @@ class RequestRewriteTest {
         RequestRewrite.Target plain = new RequestRewrite.Target(false, "api.example.com", 80, false);
         HttpRule credential = Policies.credential("PLACEHOLDER-1", "sk-live-1");
         // a credential's placeholder in a header, plain or inside a Basic credential: refused, the request untouched
-        for (String value : List.of(
+        java.util.Base64.Encoder base64 = java.util.Base64.getEncoder();
+        Map<String, String> secretFor = Map.of(
                 "Bearer PLACEHOLDER-1",
-                "Basic " + java.util.Base64.getEncoder().encodeToString("user:PLACEHOLDER-1".getBytes()))) {
+                "Bearer sk-live-1",
+                "Basic " + base64.encodeToString("user:PLACEHOLDER-1".getBytes(StandardCharsets.UTF_8)),
+                "Basic " + base64.encodeToString("user:sk-live-1".getBytes(StandardCharsets.UTF_8)));
+        secretFor.forEach((value, secret) -> {
             HttpRequest request = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
             request.headers().set("Authorization", value);
             assertThatThrownBy(() -> RequestRewrite.apply(request, List.of(credential), plain))
                     .isInstanceOfSatisfying(
                             RequestRewrite.InTheClear.class,
                             e -> assertThat(e.reason())
-                                    .isEqualTo("the network policy adds a credential to this request, which would go to"
-                                            + " http://api.example.com:80 unencrypted: credentials are only sent over TLS"
-                                            + " (use https://)"));
+                                    .isEqualTo(
+                                            "the network policy adds a credential or a header of its rules to this request,"
+                                                    + " which would go to http://api.example.com:80 unencrypted: what the policy adds"
+                                                    + " is only sent over TLS (use https://)"));
             assertThat(request.headers().get("Authorization")).isEqualTo(value);
             // the same over TLS gets the secret
             RequestRewrite.apply(request, List.of(credential), TARGET);
-            assertThat(request.headers().get("Authorization")).doesNotContain("PLACEHOLDER-1");
-        }
+            assertThat(request.headers().get("Authorization")).isEqualTo(secret);
+        });
         // a request without the placeholder gets no secret, so it goes in the clear as it is
         HttpRequest without = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
         without.headers().set("Authorization", "Bearer mine");
@@ -109,16 +116,20 @@ class RequestRewriteTest {
         // where the request goes decides: forwarded to http://, refused; to https://, the secret goes over TLS
         HttpRule toPlain = new HttpRule(
                 RequestMatch.ANY,
-                java.util.Map.of("X-Api-Key", new SecretText("secret")),
-                java.util.Map.of(),
+                Map.of("X-Api-Key", new SecretText("secret")),
+                Map.of(),
                 Optional.of(java.net.URI.create("http://internal.example.com/api")));
-        assertThatThrownBy(() -> RequestRewrite.apply(
-                        new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1"), List.of(toPlain), TARGET))
+        HttpRequest refused = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
+        refused.headers().set("Host", "api.example.com");
+        assertThatThrownBy(() -> RequestRewrite.apply(refused, List.of(toPlain), TARGET))
                 .isInstanceOf(RequestRewrite.InTheClear.class);
+        assertThat(refused.uri()).isEqualTo("/v1");
+        assertThat(refused.headers().names()).containsExactly("Host");
+        assertThat(refused.headers().get("Host")).isEqualTo("api.example.com");
         HttpRule toTls = new HttpRule(
                 RequestMatch.ANY,
-                java.util.Map.of("X-Api-Key", new SecretText("secret")),
-                java.util.Map.of(),
+                Map.of("X-Api-Key", new SecretText("secret")),
+                Map.of(),
                 Optional.of(java.net.URI.create("https://internal.example.com/api")));
         HttpRequest forwarded = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
         assertThat(RequestRewrite.apply(forwarded, List.of(toTls), plain))

@@ -78,7 +78,7 @@ class FunctionNetworkPolicyTest {
             // the credential goes only over TLS: over plain HTTP the request is refused, never sent
             assertThat(fetch(catalog, "http://api.allowed.test/in-the-clear"))
                     .contains("|403 ")
-                    .contains("credentials are only sent over TLS");
+                    .contains("only sent over TLS");
             var received = world.receivedFor("api.allowed.test");
             assertThat(received).hasSize(1);
             assertThat(received.get(0).get("path").asText()).isEqualTo("/from-function");

@@ -109,18 +109,32 @@ final class IsolationProbe {
                 new java.util.ArrayList<>(List.of(tools.require(tool).toString()));
         command.addAll(args);
         // a trial that fails once may have met a passing shortage (pids, memory, a slow host): the level chosen here
-        // holds for the server's life, so a weaker one is chosen only after the trial failed TRIALS times
+        // holds for the server's life, so a weaker one is chosen only after the trial failed TRIALS times (a trial
+        // that timed out is not run again: it took ten seconds already)
         HostTools.Probe p = HostTools.run(command);
-        for (int i = 1; i < TRIALS && !p.ok(); i++) {
+        for (int i = 1; i < TRIALS && !p.ok() && !p.output().equals("timed out"); i++) {
+            interruptedIf(Thread.currentThread().isInterrupted());
             try {
                 Thread.sleep(TRIAL_PAUSE_MILLIS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                break;
+                interruptedIf(true);
             }
             p = HostTools.run(command);
         }
+        interruptedIf(Thread.currentThread().isInterrupted());
         return p.ok() ? null : what + " failed: " + p.output();
+    }
+
+    /**
+     * An interrupted probe says nothing of the tools: it must not leave the server on a weaker level for its life.
+     *
+     * @throws IllegalStateException when {@code interrupted}
+     */
+    private static void interruptedIf(boolean interrupted) {
+        if (interrupted) {
+            throw new IllegalStateException("interrupted while finding which isolation tools work on this host");
+        }
     }
 
     /** The isolation in force, as the runtime reports it in its log, health and the isolation tests. */

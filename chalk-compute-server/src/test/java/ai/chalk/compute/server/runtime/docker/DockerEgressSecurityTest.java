@@ -146,6 +146,7 @@ class DockerEgressSecurityTest {
                         s,
                         "wget -q -O - --header \"Authorization: Bearer $API_KEY\" http://api.allowed.test/plain 2>&1;"
                                 + " echo exit=$?"))
+                .contains("403")
                 .doesNotContain("exit=0");
         assertThat(authorization(world.receivedFor("api.allowed.test"))).containsExactly("Bearer " + SECRET);
         assertThat(world.receivedFor("api.allowed.test").get(0).get("path").asText())

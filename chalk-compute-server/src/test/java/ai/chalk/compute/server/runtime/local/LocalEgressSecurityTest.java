@@ -205,8 +205,11 @@ class LocalEgressSecurityTest {
                                         + " \"https://api.allowed.test/v1/chat?key=$OPENAI_API_KEY\" --data \"b=$OPENAI_API_KEY\""))
                 .contains("200 exit=0")
                 .doesNotContain(SECRET);
-        assertThat(curl(s, "-u \"me:$OPENAI_API_KEY\" http://api.allowed.test/basic"))
+        assertThat(curl(s, "-u \"me:$OPENAI_API_KEY\" https://api.allowed.test/basic"))
                 .contains("200 exit=0");
+        // in the clear the secret would cross the network readable: refused, never sent
+        assertThat(curl(s, "-u \"me:$OPENAI_API_KEY\" http://api.allowed.test/clear"))
+                .contains("only sent over TLS", "403 exit=0");
         assertThat(curl(
                         s,
                         "--cacert /tmp/testca.pem -H \"Authorization: Bearer $OPENAI_API_KEY\""
@@ -224,6 +227,8 @@ class LocalEgressSecurityTest {
                                 .decode(headerOf(basic, "Authorization").substring(6)),
                         StandardCharsets.UTF_8))
                 .isEqualTo("me:" + SECRET);
+        assertThat(world.receivedFor("api.allowed.test"))
+                .noneMatch(r -> r.get("path").asText().equals("/clear"));
         JsonNode unlisted = only(world.receivedFor("other.test"), "/unlisted");
         assertThat(headerOf(unlisted, "Authorization")).isEqualTo("Bearer " + PLACEHOLDER);
         assertThat(world.received().toString()).containsOnlyOnce("Bearer " + SECRET);
