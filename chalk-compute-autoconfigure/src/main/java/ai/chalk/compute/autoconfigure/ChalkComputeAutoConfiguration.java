@@ -110,7 +110,7 @@ public final class ChalkComputeAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(SandboxClient.class)
     SQLClient chalkComputeSqlClient(SandboxClient sandboxes) {
-        return SQLClient.forChannel(sandboxes.channel());
+        return SQLClient.of(sandboxes);
     }
 
     /**

@@ -53,7 +53,7 @@ public final class ClientClassesPreloader implements EnvironmentPostProcessor {
         try {
             ChalkComputeChannel channel = ChalkComputeChannel.remote(ClientClassesPreloader::neverOpened, "preload");
             SandboxClient sandboxes = SandboxClient.forChannel(channel.channel(), ProgressDisplay.fromEnv());
-            SQLClient.forChannel(sandboxes.channel());
+            SQLClient.of(sandboxes);
             DatasetClient.of(sandboxes);
             EvaluationClient.of(sandboxes);
             FunctionDeployer.of(sandboxes);

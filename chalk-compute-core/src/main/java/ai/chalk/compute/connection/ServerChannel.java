@@ -1,6 +1,8 @@
 package ai.chalk.compute.connection;
 
 import io.grpc.Channel;
+import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * A connection to a Chalk Compute server as the service clients built on it see it: the channel their calls go
@@ -15,4 +17,14 @@ public interface ServerChannel {
      * @return the channel
      */
     Channel channel();
+
+    /**
+     * The PEM file of certificates this connection trusts besides the system's, if it was given one: the server's
+     * signed links (dataset files, SQL result shards) are followed with the same trust.
+     *
+     * @return the file, or empty
+     */
+    default Optional<Path> trustCertificates() {
+        return Optional.empty();
+    }
 }

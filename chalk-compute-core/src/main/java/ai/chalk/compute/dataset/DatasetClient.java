@@ -37,6 +37,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -65,10 +66,11 @@ public final class DatasetClient {
     private static final int PAGE = 500;
 
     private final DatasetMetadataServiceBlockingStub stub;
-    private final LinkTransfer transfer = new LinkTransfer();
+    private final LinkTransfer transfer;
 
-    private DatasetClient(Channel channel) {
+    private DatasetClient(Channel channel, Optional<Path> trustCertificates) {
         this.stub = DatasetMetadataServiceGrpc.newBlockingStub(Objects.requireNonNull(channel, "channel"));
+        this.transfer = new LinkTransfer(trustCertificates);
     }
 
     /**
@@ -78,7 +80,7 @@ public final class DatasetClient {
      * @return the client
      */
     public static DatasetClient of(Channel channel) {
-        return new DatasetClient(channel);
+        return new DatasetClient(channel, Optional.empty());
     }
 
     /**
@@ -89,7 +91,7 @@ public final class DatasetClient {
      * @return the client
      */
     public static DatasetClient of(ai.chalk.compute.connection.ServerChannel client) {
-        return new DatasetClient(client.channel());
+        return new DatasetClient(client.channel(), client.trustCertificates());
     }
 
     // ---- uploading ----

@@ -1,6 +1,7 @@
 package ai.chalk.compute.dataset;
 
 import ai.chalk.compute.connection.ServerBusy;
+import ai.chalk.compute.connection.SignedLinkTls;
 import ai.chalk.compute.error.ChalkComputeException;
 import io.grpc.Status;
 import java.io.IOException;
@@ -41,10 +42,17 @@ final class LinkTransfer {
     // classes) and starts a selector thread, which an application that never moves a file should not pay for at
     // startup (every Spring application with the starter has a DatasetClient bean)
     private HttpClient http; // guarded by this
+    private final Optional<Path> trustCertificates;
+
+    /** @param trustCertificates certificates trusted besides the system's (see {@link SignedLinkTls}) */
+    LinkTransfer(Optional<Path> trustCertificates) {
+        this.trustCertificates = trustCertificates;
+    }
 
     private synchronized HttpClient http() {
         if (http == null) {
             http = HttpClient.newBuilder()
+                    .sslContext(SignedLinkTls.context(trustCertificates))
                     .connectTimeout(Duration.ofSeconds(30))
                     .followRedirects(HttpClient.Redirect.NEVER)
                     .build();

@@ -11,8 +11,10 @@ import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -30,6 +32,7 @@ final class ClientConnection {
     private final QueuedCallEndpoint queuedCalls;
     private final boolean ownsQueuedCalls;
     private ClientTracing tracing = ClientTracing.NONE; // owned: closed with the connection
+    private Optional<Path> trustCertificates = Optional.empty();
 
     private ClientConnection(
             Channel channel,
@@ -71,6 +74,7 @@ final class ClientConnection {
         Channel calls = tracing.intercept(authenticated);
         QueuedCallEndpoint queued = QueuedCallEndpoint.fromEnv(env, calls, settings, tokens);
         ClientConnection connection = new ClientConnection(calls, raw, owned, settings.target(), queued, true);
+        connection.trustCertificates = settings.trustCertificates();
         connection.tracing = tracing;
         return connection;
     }
@@ -114,11 +118,19 @@ final class ClientConnection {
 
     /** Another user of {@code other}'s channel and queued-call endpoint, closing neither. */
     static ClientConnection sharing(ClientConnection other) {
-        return new ClientConnection(other.channel, null, null, other.description, other.queuedCalls, false);
+        ClientConnection sharing =
+                new ClientConnection(other.channel, null, null, other.description, other.queuedCalls, false);
+        sharing.trustCertificates = other.trustCertificates;
+        return sharing;
     }
 
     Channel channel() {
         return channel;
+    }
+
+    /** The certificates the connection trusts besides the system's, if it was given some. */
+    Optional<Path> trustCertificates() {
+        return trustCertificates;
     }
 
     QueuedCallEndpoint queuedCalls() {

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Function;
 import org.slf4j.LoggerFactory;
 
@@ -312,6 +313,17 @@ public final class SandboxClient implements AutoCloseable, ai.chalk.compute.conn
     @Override
     public Channel channel() {
         return connection.channel();
+    }
+
+    /**
+     * The PEM file of certificates this client trusts besides the system's ({@link Builder#trustCertificates}), if
+     * any; the dataset and SQL clients it hands out follow the server's signed links with the same trust.
+     *
+     * @return the file, or empty
+     */
+    @Override
+    public Optional<Path> trustCertificates() {
+        return connection.trustCertificates();
     }
 
     /**

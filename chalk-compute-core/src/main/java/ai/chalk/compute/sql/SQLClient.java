@@ -18,6 +18,7 @@ import ai.chalk.compute.sandbox.SandboxClient;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -51,12 +52,13 @@ public final class SQLClient implements AutoCloseable {
 
     private final SqlServiceGrpc.SqlServiceBlockingStub stub;
     private final @Nullable AutoCloseable owned;
-    private final ShardDownloads downloads = new ShardDownloads();
+    private final ShardDownloads downloads;
     private volatile boolean closed;
 
-    private SQLClient(Channel channel, @Nullable AutoCloseable owned) {
+    private SQLClient(Channel channel, @Nullable AutoCloseable owned, Optional<Path> trustCertificates) {
         this.stub = SqlServiceGrpc.newBlockingStub(channel).withMaxInboundMessageSize(MAX_RESPONSE_BYTES);
         this.owned = owned;
+        this.downloads = new ShardDownloads(trustCertificates);
     }
 
     /**
@@ -67,7 +69,7 @@ public final class SQLClient implements AutoCloseable {
      */
     public static SQLClient fromEnv() {
         SandboxClient connection = SandboxClient.fromEnv();
-        return new SQLClient(connection.channel(), connection);
+        return new SQLClient(connection.channel(), connection, connection.trustCertificates());
     }
 
     /**
@@ -78,7 +80,7 @@ public final class SQLClient implements AutoCloseable {
      */
     public static SQLClient connect(ConnectionSettings settings) {
         ManagedChannel channel = settings.openChannel();
-        return new SQLClient(channel, () -> shutdown(channel));
+        return new SQLClient(channel, () -> shutdown(channel), settings.trustCertificates());
     }
 
     /**
@@ -90,7 +92,7 @@ public final class SQLClient implements AutoCloseable {
     public static SQLClient inProcess(String serverName) {
         ManagedChannel channel = InProcessChannelBuilder.forName(Objects.requireNonNull(serverName, "serverName"))
                 .build();
-        return new SQLClient(channel, () -> shutdown(channel));
+        return new SQLClient(channel, () -> shutdown(channel), Optional.empty());
     }
 
     /**
@@ -101,7 +103,18 @@ public final class SQLClient implements AutoCloseable {
      * @return a client that does not own the channel
      */
     public static SQLClient forChannel(Channel channel) {
-        return new SQLClient(Objects.requireNonNull(channel, "channel"), null);
+        return new SQLClient(Objects.requireNonNull(channel, "channel"), null, Optional.empty());
+    }
+
+    /**
+     * Uses {@code client}'s connection and credentials, and follows the server's result links with the certificates
+     * it trusts. Closing this client does not close the connection.
+     *
+     * @param client a connected client, such as a {@code SandboxClient}
+     * @return a client that does not own the connection
+     */
+    public static SQLClient of(ai.chalk.compute.connection.ServerChannel client) {
+        return new SQLClient(client.channel(), null, client.trustCertificates());
     }
 
     /**

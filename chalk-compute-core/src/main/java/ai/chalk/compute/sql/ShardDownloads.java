@@ -1,6 +1,7 @@
 package ai.chalk.compute.sql;
 
 import ai.chalk.compute.connection.ServerBusy;
+import ai.chalk.compute.connection.SignedLinkTls;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -12,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -24,10 +26,17 @@ final class ShardDownloads {
     // classes) and starts a selector thread, which an application that never downloads a shard should not pay for at
     // startup (every Spring application with the starter has an SQLClient bean)
     private HttpClient http; // guarded by this
+    private final Optional<Path> trustCertificates;
+
+    /** @param trustCertificates certificates trusted besides the system's (see {@link SignedLinkTls}) */
+    ShardDownloads(Optional<Path> trustCertificates) {
+        this.trustCertificates = trustCertificates;
+    }
 
     private synchronized HttpClient http() {
         if (http == null) {
             http = HttpClient.newBuilder()
+                    .sslContext(SignedLinkTls.context(trustCertificates))
                     .connectTimeout(Duration.ofSeconds(30))
                     .followRedirects(HttpClient.Redirect.NORMAL)
                     .build();

@@ -3,14 +3,23 @@ package ai.chalk.compute.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ai.chalk.compute.dataset.DatasetClient;
 import ai.chalk.compute.error.ServerUnavailableException;
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.auth.Authentication;
+import ai.chalk.compute.sql.SQLClient;
+import ai.chalk.compute.sql.SqlJob;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -78,6 +87,40 @@ class SandboxClientConnectionTest {
                 assertThat(client.create().exec("echo", "over tls").stdoutText())
                         .isEqualTo("over tls\n");
                 assertThat(authorizations).isNotEmpty().containsOnly("Bearer secret");
+
+                // the signed links (dataset files, SQL result shards) go over TLS too, trusted as the gRPC port is
+                assertThat(server.httpUrl()).startsWith("https://");
+                Path csv = dir.resolve("rows.csv");
+                Files.writeString(csv, "question,answer\nhi,hello\n");
+                DatasetClient datasets = client.datasets();
+                String revision = datasets.upload("over_tls", csv).revisionId();
+                List<Path> back = datasets.download(revision, dir.resolve("back"));
+                assertThat(back)
+                        .singleElement()
+                        .satisfies(f -> assertThat(f).isNotEmptyFile().hasFileName("part-00000.parquet"));
+                try (SQLClient sql = SQLClient.of(client)) {
+                    SqlJob job = sql.submit("SELECT answer FROM chalk.datasets.over_tls", "batch");
+                    assertThat(job.await(Duration.ofMinutes(1)).download(dir.resolve("shards")))
+                            .isNotEmpty();
+                }
+                // over plain HTTP, the port answers nothing a client can use
+                HttpClient plain = HttpClient.newHttpClient();
+                String http = server.httpUrl().replace("https://", "http://");
+                assertThatThrownBy(() -> plain.send(
+                                HttpRequest.newBuilder(URI.create(http + "/.well-known/jwks.json"))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString()))
+                        .isInstanceOf(java.io.IOException.class);
+            }
+            // a client that does not trust the certificate does not follow the links either
+            try (SandboxClient untrustingLinks = SandboxClient.builder()
+                    .target("https://localhost:" + port)
+                    .trustCertificates(cert)
+                    .build()) {
+                DatasetClient viaChannel = DatasetClient.of(untrustingLinks.channel()); // the system's trust only
+                String revision = untrustingLinks.datasets().list().get(0).revisionId();
+                assertThatThrownBy(() -> viaChannel.download(revision, dir.resolve("refused")))
+                        .hasMessageContaining("PKIX");
             }
             // the system trust store does not know this self-signed certificate
             try (SandboxClient untrusting = SandboxClient.connect("https://localhost:" + port)) {

@@ -129,7 +129,10 @@ final class Transports {
         }
         String httpHost = tcp != null ? host : "127.0.0.1";
         int boundHttpPort = httpPort != null ? httpPort : tcp != null && port != 0 ? tcp.getPort() + 1 : 0;
-        http = HttpPort.open(httpHost, boundHttpPort);
+        http = HttpPort.open(
+                httpHost,
+                boundHttpPort,
+                tcp != null && tlsCertChain != null ? HttpPort.tls(tlsCertChain, tlsPrivateKey) : null);
         transfers.serveOn(http);
         authentication.publish(http, grpcUrl());
         if (tcp != null) {

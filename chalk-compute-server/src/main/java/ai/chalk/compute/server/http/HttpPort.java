@@ -3,13 +3,22 @@ package ai.chalk.compute.server.http;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
+import io.netty.handler.ssl.JdkSslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server's HTTP port (the JDK's own HTTP server: a few small documents and streamed transfers, no framework
@@ -67,19 +76,61 @@ public final class HttpPort implements AutoCloseable {
      * @throws IOException when the port cannot be bound, naming it
      */
     public static HttpPort open(String host, int port) throws IOException {
-        return open(host, port, ExchangeThreads.DEADLINE);
+        return open(host, port, (SSLContext) null);
+    }
+
+    /**
+     * Listens on {@code host:port} (0 picks a free port), over TLS with {@code tls} when it is given: a server whose
+     * gRPC port has TLS serves its signed links, the files they move and its token keys the same way, so that none
+     * of them crosses the network readable or can be changed on the way.
+     *
+     * @throws IOException when the port cannot be bound, naming it
+     */
+    public static HttpPort open(String host, int port, @Nullable SSLContext tls) throws IOException {
+        return open(host, port, ExchangeThreads.DEADLINE, ExchangeThreads.STALL, tls);
     }
 
     /** Listens on {@code host:port}, closing connections whose exchanges take longer than {@code deadline}. */
     static HttpPort open(String host, int port, Duration deadline) throws IOException {
-        return open(host, port, deadline, ExchangeThreads.STALL);
+        return open(host, port, deadline, ExchangeThreads.STALL, null);
     }
 
     /** As {@link #open(String, int, Duration)}, cutting granted exchanges whose bytes stand still for {@code stall}. */
     static HttpPort open(String host, int port, Duration deadline, Duration stall) throws IOException {
+        return open(host, port, deadline, stall, null);
+    }
+
+    /**
+     * The TLS context of the certificate chain and private key (PEM, the key PKCS#8) the gRPC port serves, read as
+     * gRPC reads them.
+     *
+     * @throws IOException when they cannot be read, naming the files
+     */
+    public static SSLContext tls(Path certChain, Path privateKey) throws IOException {
+        try {
+            return ((JdkSslContext) SslContextBuilder.forServer(certChain.toFile(), privateKey.toFile())
+                            .sslProvider(SslProvider.JDK)
+                            .build())
+                    .context();
+        } catch (SSLException | IllegalArgumentException e) {
+            throw new IOException(
+                    "cannot read the TLS certificate " + certChain + " and key " + privateKey + ": " + e.getMessage(),
+                    e);
+        }
+    }
+
+    private static HttpPort open(String host, int port, Duration deadline, Duration stall, @Nullable SSLContext tls)
+            throws IOException {
         HttpServer server;
         try {
-            server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(host), port), BACKLOG);
+            InetSocketAddress address = new InetSocketAddress(InetAddress.getByName(host), port);
+            if (tls != null) {
+                HttpsServer https = HttpsServer.create(address, BACKLOG);
+                https.setHttpsConfigurator(new HttpsConfigurator(tls));
+                server = https;
+            } else {
+                server = HttpServer.create(address, BACKLOG);
+            }
         } catch (IOException e) {
             throw new IOException(
                     "cannot listen for HTTP on " + host + ":" + port + ": " + e.getMessage()
@@ -91,7 +142,10 @@ public final class HttpPort implements AutoCloseable {
         server.setExecutor(threads);
         String shown = host.contains(":") ? "[" + host + "]" : host;
         HttpPort opened = new HttpPort(
-                server, threads, "http://" + shown + ":" + server.getAddress().getPort());
+                server,
+                threads,
+                (tls != null ? "https://" : "http://") + shown + ":"
+                        + server.getAddress().getPort());
         server.createContext("/", exchange -> send(exchange, 404, "text/plain", "not found\n"));
         server.start();
         return opened;
@@ -112,7 +166,7 @@ public final class HttpPort implements AutoCloseable {
         threads.progressed();
     }
 
-    /** The base URL, e.g. {@code http://127.0.0.1:50052}. */
+    /** The base URL, e.g. {@code http://127.0.0.1:50052} ({@code https} over TLS). */
     public String url() {
         return url;
     }
