@@ -26,6 +26,15 @@ class RequestRewriteTest {
         return Policies.header(match, "X-Api-Key", "secret");
     }
 
+    /** A rule that sets the key and sends every request to {@code url}. */
+    private static HttpRule keyForwardedTo(String url) {
+        return new HttpRule(
+                RequestMatch.ANY,
+                Map.of("X-Api-Key", new SecretText("secret")),
+                Map.of(),
+                Optional.of(java.net.URI.create(url)));
+    }
+
     /** The header the rules added to a GET of {@code uri}, or null. */
     private static String added(String uri, HttpRule rule) {
         HttpRequest request = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, uri);
@@ -114,11 +123,7 @@ class RequestRewriteTest {
                 .isInstanceOf(RequestRewrite.InTheClear.class);
         assertThat(any.headers().get("X-Api-Key")).isNull();
         // where the request goes decides: forwarded to http://, refused; to https://, the secret goes over TLS
-        HttpRule toPlain = new HttpRule(
-                RequestMatch.ANY,
-                Map.of("X-Api-Key", new SecretText("secret")),
-                Map.of(),
-                Optional.of(java.net.URI.create("http://internal.example.com/api")));
+        HttpRule toPlain = keyForwardedTo("http://internal.example.com/api");
         HttpRequest refused = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
         refused.headers().set("Host", "api.example.com");
         assertThatThrownBy(() -> RequestRewrite.apply(refused, List.of(toPlain), TARGET))
@@ -126,11 +131,7 @@ class RequestRewriteTest {
         assertThat(refused.uri()).isEqualTo("/v1");
         assertThat(refused.headers().names()).containsExactly("Host");
         assertThat(refused.headers().get("Host")).isEqualTo("api.example.com");
-        HttpRule toTls = new HttpRule(
-                RequestMatch.ANY,
-                Map.of("X-Api-Key", new SecretText("secret")),
-                Map.of(),
-                Optional.of(java.net.URI.create("https://internal.example.com/api")));
+        HttpRule toTls = keyForwardedTo("https://internal.example.com/api");
         HttpRequest forwarded = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1");
         assertThat(RequestRewrite.apply(forwarded, List.of(toTls), plain))
                 .isEqualTo(new RequestRewrite.Target(true, "internal.example.com", 443, true));
