@@ -1,5 +1,6 @@
 package ai.chalk.compute.evaluation;
 
+import ai.chalk.compute.connection.ServerChannel;
 import ai.chalk.compute.dataset.Dataset;
 import ai.chalk.compute.dataset.DatasetClient;
 import ai.chalk.compute.dataset.DatasetRevision;
@@ -72,6 +73,9 @@ public final class EvaluationClient {
     /** A wait's deadline beyond the wait itself: the server's answer is on its way by then. */
     private static final Duration WAIT_GRACE = Duration.ofSeconds(10);
 
+    /** The connection, whose trusted certificates the dataset client of a run's results follows links with. */
+    private final ServerChannel server;
+
     private final Channel channel;
     private final EvaluationServiceBlockingStub stub;
     private final EvaluationRunWaitServiceGrpc.EvaluationRunWaitServiceBlockingStub waits;
@@ -83,8 +87,9 @@ public final class EvaluationClient {
     private final Duration deploymentTimeout;
 
     private EvaluationClient(
-            Channel channel, ProgressDisplay progress, FunctionLookup lookup, Duration deploymentTimeout) {
-        this.channel = Objects.requireNonNull(channel, "channel");
+            ServerChannel server, ProgressDisplay progress, FunctionLookup lookup, Duration deploymentTimeout) {
+        this.server = server;
+        this.channel = Objects.requireNonNull(server.channel(), "channel");
         this.stub = EvaluationServiceGrpc.newBlockingStub(channel);
         this.waits = EvaluationRunWaitServiceGrpc.newBlockingStub(channel);
         this.progress = Objects.requireNonNull(progress, "progress");
@@ -100,8 +105,7 @@ public final class EvaluationClient {
      * @return the client
      */
     public static EvaluationClient of(SandboxClient client) {
-        return new EvaluationClient(
-                client.channel(), client.progress(), FunctionLookup.NONE, DEFAULT_DEPLOYMENT_TIMEOUT);
+        return new EvaluationClient(client, client.progress(), FunctionLookup.NONE, DEFAULT_DEPLOYMENT_TIMEOUT);
     }
 
     /**
@@ -111,8 +115,9 @@ public final class EvaluationClient {
      * @return the client
      */
     public static EvaluationClient of(Channel channel) {
+        Objects.requireNonNull(channel, "channel");
         return new EvaluationClient(
-                channel, ProgressDisplay.fromEnv(), FunctionLookup.NONE, DEFAULT_DEPLOYMENT_TIMEOUT);
+                () -> channel, ProgressDisplay.fromEnv(), FunctionLookup.NONE, DEFAULT_DEPLOYMENT_TIMEOUT);
     }
 
     /**
@@ -122,7 +127,7 @@ public final class EvaluationClient {
      * @return the copy
      */
     public EvaluationClient withFunctionLookup(FunctionLookup lookup) {
-        return new EvaluationClient(channel, progress, lookup, deploymentTimeout);
+        return new EvaluationClient(server, progress, lookup, deploymentTimeout);
     }
 
     /**
@@ -136,7 +141,7 @@ public final class EvaluationClient {
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("the deployment timeout must be positive, got " + timeout);
         }
-        return new EvaluationClient(channel, progress, lookup, timeout);
+        return new EvaluationClient(server, progress, lookup, timeout);
     }
 
     /**
@@ -146,7 +151,7 @@ public final class EvaluationClient {
      * @return the copy
      */
     public EvaluationClient withProgress(ProgressDisplay progress) {
-        return new EvaluationClient(channel, progress, lookup, deploymentTimeout);
+        return new EvaluationClient(server, progress, lookup, deploymentTimeout);
     }
 
     // ---- suites ----
@@ -472,7 +477,7 @@ public final class EvaluationClient {
     }
 
     DatasetClient datasets() {
-        return DatasetClient.of(channel);
+        return DatasetClient.of(server);
     }
 
     ProgressDisplay progress() {
