@@ -8,7 +8,9 @@ import ai.chalk.compute.sql.SQLClient;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -99,8 +101,12 @@ public final class ChalkComputeAutoConfiguration {
     SandboxClient chalkComputeSandboxClient(
             ChalkComputeChannel channel, ObjectProvider<ProgressDisplay> progress, ChalkComputeProperties properties) {
         // image builds show on the application's progress display (chalk.compute.progress.*)
+        // a remote server with a certificate of its own serves its signed links (datasets, SQL results) with it too
+        Optional<Path> trust = channel.kind() == ChalkComputeChannel.Kind.REMOTE
+                ? Optional.ofNullable(properties.getTls().getTrustCertificates())
+                : Optional.empty();
         SandboxClient client =
-                SandboxClient.forChannel(channel.channel(), progress.getIfAvailable(ProgressDisplay::fromEnv));
+                SandboxClient.forChannel(channel.channel(), progress.getIfAvailable(ProgressDisplay::fromEnv), trust);
         // chalk.compute.sandbox.default-*: the client does not own the channel, so the copy needs no closing of its own
         return client.withSandboxDefaults(properties.getSandbox().toDefaults());
     }

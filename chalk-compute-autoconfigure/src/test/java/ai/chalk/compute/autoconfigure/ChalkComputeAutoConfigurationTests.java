@@ -13,6 +13,7 @@ import ai.chalk.compute.progress.ProgressSettings;
 import ai.chalk.compute.sandbox.Sandbox;
 import ai.chalk.compute.sandbox.SandboxClient;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.sql.SQLClient;
 import io.grpc.BindableService;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -21,6 +22,7 @@ import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.inprocess.InProcessChannelBuilder;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -459,7 +461,19 @@ class ChalkComputeAutoConfigurationTests {
                             "chalk.compute.tls.trust-certificates=" + cert)
                     .run(context -> {
                         assertThat(context).hasNotFailed();
-                        assertThat(context.getBean(SandboxClient.class).list()).isEmpty();
+                        SandboxClient client = context.getBean(SandboxClient.class);
+                        assertThat(client.list()).isEmpty();
+                        // the server's signed links are HTTPS with the same certificate, trusted the same way
+                        Path csv = Files.writeString(tmp.resolve("rows.csv"), "question,answer\nhi,hello\n");
+                        String revision = client.datasets().upload("tls", csv).revisionId();
+                        assertThat(client.datasets().download(revision, tmp.resolve("back")))
+                                .singleElement()
+                                .satisfies(f -> assertThat(f).isNotEmptyFile());
+                        assertThat(context.getBean(SQLClient.class)
+                                        .submit("SELECT answer FROM chalk.datasets.tls")
+                                        .await(java.time.Duration.ofMinutes(1))
+                                        .download(tmp.resolve("shards")))
+                                .isNotEmpty();
                     });
             // without trusting the certificate the same target is refused: TLS really is in use
             withSpringGrpc

@@ -19,8 +19,8 @@ public interface ServerChannel {
     Channel channel();
 
     /**
-     * The PEM file of certificates this connection trusts besides the system's, if it was given one: the server's
-     * signed links (dataset files, SQL result shards) are followed with the same trust.
+     * The PEM file of certificates this connection trusts (instead of the system's), if it was given one: the
+     * server's signed links (dataset files, SQL result shards) are followed trusting them and the system's.
      *
      * @return the file, or empty
      */

@@ -1,18 +1,21 @@
 package ai.chalk.compute.connection;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
-import java.security.cert.Certificate;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.util.Base64;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.TrustManager;
@@ -24,9 +27,13 @@ import org.jspecify.annotations.Nullable;
  * The TLS trust of the HTTP clients that follow a server's signed links (dataset files, SQL result shards): the
  * system's certificates, and also those a connection was told to trust ({@code trustCertificates}), so that a
  * self-hosted server whose gRPC port has a certificate of its own serves its links over TLS to the same clients,
- * while links to a cloud's storage still verify against the system's. Host names are checked either way.
+ * while links to a cloud's storage still verify against the system's. Host names are checked either way. (The gRPC
+ * channel trusts the given certificates instead of the system's; links trust both, since they may lead elsewhere.)
  */
 public final class SignedLinkTls {
+
+    private static final Pattern CERTIFICATE =
+            Pattern.compile("-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\\s]+)-----END CERTIFICATE-----");
 
     private SignedLinkTls() {}
 
@@ -38,30 +45,37 @@ public final class SignedLinkTls {
      * @throws UncheckedIOException when the file cannot be read or holds no certificate
      */
     public static SSLContext context(Optional<Path> trustCertificates) {
-        try {
-            if (trustCertificates.isEmpty()) {
+        if (trustCertificates.isEmpty()) {
+            try {
                 return SSLContext.getDefault();
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("the JDK has no default TLS context: " + e.getMessage(), e);
             }
-            Path pem = trustCertificates.get();
+        }
+        Path pem = trustCertificates.get();
+        try {
             KeyStore own = KeyStore.getInstance(KeyStore.getDefaultType());
             own.load(null, null);
-            try (InputStream in = Files.newInputStream(pem)) {
-                int i = 0;
-                for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-                    own.setCertificateEntry("trusted-" + i++, c);
-                }
-                if (i == 0) {
-                    throw new IOException("no certificate in it");
-                }
+            // the CERTIFICATE blocks only, as gRPC reads the same file: anything else in it (a key, text) is skipped
+            Matcher block = CERTIFICATE.matcher(Files.readString(pem, StandardCharsets.US_ASCII));
+            CertificateFactory x509 = CertificateFactory.getInstance("X.509");
+            int i = 0;
+            while (block.find()) {
+                byte[] der = Base64.getMimeDecoder().decode(block.group(1));
+                own.setCertificateEntry("trusted-" + i++, x509.generateCertificate(new ByteArrayInputStream(der)));
+            }
+            if (i == 0) {
+                throw new IOException("it holds no PEM CERTIFICATE block");
             }
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(null, new TrustManager[] {new Either(trustManager(own), trustManager(null))}, null);
             return context;
-        } catch (IOException e) {
+        } catch (IOException | IllegalArgumentException e) {
             throw new UncheckedIOException(
-                    "cannot read trusted certificates from " + trustCertificates.get() + ": " + e.getMessage(), e);
+                    new IOException("cannot read trusted certificates from " + pem + ": " + e.getMessage(), e));
         } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot set up TLS for signed links: " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cannot trust the certificates in " + pem + " for signed links: " + e.getMessage(), e);
         }
     }
 
@@ -99,8 +113,14 @@ public final class SignedLinkTls {
                 try {
                     check.run(system);
                 } catch (CertificateException second) {
-                    second.addSuppressed(first);
-                    throw second;
+                    // both reasons: a certificate the client trusts but whose names miss the link's host fails the
+                    // first check for its names, and the second only because no system authority signed it
+                    CertificateException both = new CertificateException("the link's server is trusted neither by"
+                            + " the client's trustCertificates (" + first.getMessage() + ") nor by the system's"
+                            + " certificates (" + second.getMessage() + ")");
+                    both.addSuppressed(first);
+                    both.addSuppressed(second);
+                    throw both;
                 }
             }
         }

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLHandshakeException;
 
 /**
  * Bytes over the server's signed links: a file PUT to an upload link, a file fetched from a download link with its
@@ -72,6 +73,8 @@ final class LinkTransfer {
                                             .PUT(HttpRequest.BodyPublishers.ofFile(file))
                                             .build(),
                                     HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+                } catch (SSLHandshakeException e) {
+                    throw untrusted("uploading " + what, e); // the same on every try
                 } catch (IOException e) {
                     // a busy server answers and closes without reading the body: the client may see the close first
                     if (ServerBusy.waited(503, Optional.empty(), ++tries)) {
@@ -114,6 +117,8 @@ final class LinkTransfer {
             HttpResponse<InputStream> response;
             try {
                 response = http().send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+            } catch (SSLHandshakeException e) {
+                throw untrusted("downloading " + what, e);
             } catch (IOException e) {
                 if (++resumes > MAX_RESUMES) {
                     throw new ChalkComputeException(
@@ -173,6 +178,17 @@ final class LinkTransfer {
                 }
             }
         }
+    }
+
+    /** A link whose server's certificate this client does not trust (or whose names miss its host): no retry helps. */
+    static ChalkComputeException untrusted(String what, SSLHandshakeException e) {
+        return new ChalkComputeException(
+                Status.Code.UNAVAILABLE,
+                what + " failed: the TLS handshake with the link's server failed (" + e.getMessage() + "); a server"
+                        + " with a certificate of its own needs the client to trust it (trustCertificates,"
+                        + " chalk.compute.tls.trust-certificates), and its certificate must name the host its links"
+                        + " use",
+                e);
     }
 
     private static long size(Path part) {

@@ -110,10 +110,17 @@ final class ClientConnection {
 
     /** A channel the user manages: closing the connection leaves it open. Queued calls go over it too. */
     static ClientConnection of(Channel channel) {
+        return of(channel, Optional.empty());
+    }
+
+    /** As {@link #of(Channel)}, for a channel that trusts {@code trustCertificates} (see {@link #trustCertificates}). */
+    static ClientConnection of(Channel channel, Optional<Path> trustCertificates) {
         // a failed call names where it went, whoever made the channel
         Channel calls = ConnectionFailures.intercept(channel, channel.authority());
-        return new ClientConnection(
+        ClientConnection connection = new ClientConnection(
                 calls, null, null, channel.authority(), QueuedCallEndpoint.server(calls, channel.authority()), true);
+        connection.trustCertificates = trustCertificates;
+        return connection;
     }
 
     /** Another user of {@code other}'s channel and queued-call endpoint, closing neither. */
@@ -128,7 +135,7 @@ final class ClientConnection {
         return channel;
     }
 
-    /** The certificates the connection trusts besides the system's, if it was given some. */
+    /** The certificates the connection trusts (instead of the system's), if it was given some. */
     Optional<Path> trustCertificates() {
         return trustCertificates;
     }

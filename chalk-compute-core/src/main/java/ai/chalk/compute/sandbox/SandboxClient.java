@@ -168,8 +168,25 @@ public final class SandboxClient implements AutoCloseable, ai.chalk.compute.conn
      * @return a client that does not own the channel
      */
     public static SandboxClient forChannel(Channel channel, ProgressDisplay progress) {
+        return forChannel(channel, progress, Optional.empty());
+    }
+
+    /**
+     * Uses a channel you manage that trusts {@code trustCertificates} (a server with a certificate of its own), so
+     * that the dataset and SQL clients this client hands out follow the server's signed links trusting them too.
+     * Closing the client does not close the channel.
+     *
+     * @param channel           the channel
+     * @param progress          where long operations show their progress
+     * @param trustCertificates the PEM file of certificates the channel trusts, if any
+     * @return a client that does not own the channel
+     */
+    public static SandboxClient forChannel(
+            Channel channel, ProgressDisplay progress, Optional<Path> trustCertificates) {
         Objects.requireNonNull(channel, "channel");
-        return new SandboxClient(ClientConnection.of(channel), Objects.requireNonNull(progress, "progress"));
+        return new SandboxClient(
+                ClientConnection.of(channel, Objects.requireNonNull(trustCertificates, "trustCertificates")),
+                Objects.requireNonNull(progress, "progress"));
     }
 
     /** Starts configuring a connection: target, TLS, trusted certificates, bearer token. */
@@ -316,8 +333,8 @@ public final class SandboxClient implements AutoCloseable, ai.chalk.compute.conn
     }
 
     /**
-     * The PEM file of certificates this client trusts besides the system's ({@link Builder#trustCertificates}), if
-     * any; the dataset and SQL clients it hands out follow the server's signed links with the same trust.
+     * The PEM file of certificates this client trusts instead of the system's ({@link Builder#trustCertificates}), if
+     * any; the dataset and SQL clients it hands out follow the server's signed links trusting them and the system's.
      *
      * @return the file, or empty
      */

@@ -49,7 +49,7 @@ public final class ServerMain implements Callable<Integer> {
     @Option(
             names = "--http-port",
             description =
-                    "HTTP port: the JWKS that verifies the server's tokens (/.well-known/jwks.json) and the signed links that upload and download dataset files and query results (/transfers/). Default: --port plus one, a free port with --port 0.")
+                    "HTTP port: the JWKS that verifies the server's tokens (/.well-known/jwks.json) and the signed links that upload and download dataset files and query results (/transfers/); HTTPS with --tls-cert. Default: --port plus one, a free port with --port 0.")
     Integer httpPort;
 
     @Option(
@@ -163,7 +163,10 @@ public final class ServerMain implements Callable<Integer> {
                     + " is a hand-over; 0 for none. Default: ${DEFAULT-VALUE}.")
     int sandboxPool = LocalRuntimeOptions.DEFAULT_POOL_SIZE;
 
-    @Option(names = "--tls-cert", description = "PEM certificate chain: serve the port with TLS (needs --tls-key).")
+    @Option(
+            names = "--tls-cert",
+            description =
+                    "PEM certificate chain: serve the port, and the HTTP port, with TLS (needs --tls-key); its names must cover --host, which the HTTP port's links name (127.0.0.1 for 0.0.0.0 or ::).")
     Path tlsCert;
 
     @Option(names = "--tls-key", description = "PEM private key of --tls-cert.")

@@ -140,7 +140,9 @@ public final class HttpPort implements AutoCloseable {
         // transfers hold a thread for as long as their bytes flow: enough for several at once, each with a fixed buffer
         ExchangeThreads threads = new ExchangeThreads(MAX_CONCURRENT_EXCHANGES, deadline, stall);
         server.setExecutor(threads);
-        String shown = host.contains(":") ? "[" + host + "]" : host;
+        // the address links name: a wildcard bind is reached at loopback here (as the gRPC URL shown says)
+        String reached = host.equals("0.0.0.0") || host.equals("::") ? "127.0.0.1" : host;
+        String shown = reached.contains(":") ? "[" + reached + "]" : reached;
         HttpPort opened = new HttpPort(
                 server,
                 threads,
