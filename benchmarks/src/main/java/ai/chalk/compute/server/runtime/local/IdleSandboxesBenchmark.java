@@ -35,8 +35,13 @@ import java.util.stream.Stream;
  * (heap after GC) and the host (processes, file descriptors, memory, kernel slab) against such a bare process; and a
  * warm exec with all of them alive against the same exec with one alive.
  *
- * <p>Arguments: {@code sandboxes=N} (default 2,000, 50 in a smoke run). The server's limit on sandboxes is raised to
- * N for the run; every sandbox and bare process is ended before the benchmark returns, failed or not.
+ * <p>Arguments: {@code sandboxes=N} (default 2,000, 50 in a smoke run); {@code warmup=R} rounds of
+ * {@code 2 * CALLERS} creates, an exec in each and their terminates before anything is measured (default
+ * {@value #WARMUP_ROUNDS}, 1 in a smoke run): a server that has run for a while has compiled its create and terminate
+ * paths, and with one round the JIT compilers still took about a quarter of the machine's CPU while the measured
+ * creates ran (perf, December 7), a third more of the server's CPU per create + terminate. The server's limit on
+ * sandboxes is raised to N for the run; every sandbox and bare process is ended before the benchmark returns, failed or
+ * not.
  */
 public final class IdleSandboxesBenchmark implements Benchmark {
 
@@ -47,10 +52,14 @@ public final class IdleSandboxesBenchmark implements Benchmark {
 
     static final double TARGET_HEAP_KB = 64;
 
+    /** Warm-up rounds by default (see the class comment). */
+    static final int WARMUP_ROUNDS = 20;
+
     @Override
     public void run(Figures figures, Path state) throws Exception {
         int n = figures.option("sandboxes", figures.smoke() ? 50 : 2000);
         int rounds = figures.rounds(200);
+        int warmup = figures.option("warmup", figures.smoke() ? 1 : WARMUP_ROUNDS);
         hostLimits(n);
         SandboxDefaults d = SandboxDefaults.STANDARD;
         // one environment runs at most half of the server's sandboxes: twice what the benchmark keeps alive
@@ -81,11 +90,15 @@ public final class IdleSandboxesBenchmark implements Benchmark {
             ConcurrentLinkedQueue<String> alive = new ConcurrentLinkedQueue<>();
             try {
                 // warm up the server's create, exec and terminate paths
-                for (String id :
-                        createAll(sandboxes, Math.min(n, 2 * CALLERS), alive).ids()) {
-                    processes.execCommand(exec(id));
+                System.out.println("warm-up: " + warmup + " rounds of " + Math.min(n, 2 * CALLERS)
+                        + " creates, execs and terminates");
+                for (int round = 0; round < warmup; round++) {
+                    for (String id : createAll(sandboxes, Math.min(n, 2 * CALLERS), alive)
+                            .ids()) {
+                        processes.execCommand(exec(id));
+                    }
+                    terminateAll(sandboxes, new ArrayList<>(alive), alive);
                 }
-                terminateAll(sandboxes, new ArrayList<>(alive), alive);
 
                 String first = create(sandboxes);
                 alive.add(first);
