@@ -35,13 +35,13 @@ import java.util.stream.Stream;
  * (heap after GC) and the host (processes, file descriptors, memory, kernel slab) against such a bare process; and a
  * warm exec with all of them alive against the same exec with one alive.
  *
- * <p>Arguments: {@code sandboxes=N} (default 2,000, 50 in a smoke run); {@code warmup=R} rounds of
- * {@code 2 * CALLERS} creates, an exec in each and their terminates before anything is measured (default
+ * <p>Arguments: {@code sandboxes=N} (default 2,000, 50 in a smoke run); {@code warmup=R} rounds of up to
+ * {@code 2 * CALLERS} creates, an exec in each and their terminates before anything of the server is measured (default
  * {@value #WARMUP_ROUNDS}, 1 in a smoke run): a server that has run for a while has compiled its create and terminate
  * paths, and with one round the JIT compilers still took about a quarter of the machine's CPU while the measured
- * creates ran (perf, December 7), a third more of the server's CPU per create + terminate. The server's limit on
- * sandboxes is raised to N for the run; every sandbox and bare process is ended before the benchmark returns, failed or
- * not.
+ * creates ran (perf, December 7), and the server's CPU per create + terminate was about 40% higher. The server's limit
+ * on sandboxes is raised to N for the run; every sandbox and bare process is ended before the benchmark returns, failed
+ * or not.
  */
 public final class IdleSandboxesBenchmark implements Benchmark {
 
