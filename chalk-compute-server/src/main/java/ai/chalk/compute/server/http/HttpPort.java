@@ -119,7 +119,8 @@ public final class HttpPort implements AutoCloseable {
         }
     }
 
-    private static HttpPort open(String host, int port, Duration deadline, Duration stall, @Nullable SSLContext tls)
+    /** As {@link #open(String, int, Duration, Duration)}, over TLS with {@code tls} when it is given. */
+    static HttpPort open(String host, int port, Duration deadline, Duration stall, @Nullable SSLContext tls)
             throws IOException {
         HttpServer server;
         try {

@@ -13,11 +13,18 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A peer without credentials opens more connections to the HTTP port than it has threads and sends half a request on
@@ -39,6 +46,87 @@ class SlowRequestsSecurityTest {
     void announcedBodiesNeverSentDoNotStopThePort() throws Exception {
         // answered at once (405), after which the JDK's server reads the body that never comes
         stallEveryThreadWith("POST /doc HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\n");
+    }
+
+    /**
+     * Over TLS the JDK's server does the handshake on the thread that is to serve the exchange: a peer that starts a
+     * handshake on every thread and never ends it is cut off at the deadline as a half-sent request is, and the port
+     * still answers others.
+     */
+    @Test
+    void halfSentTlsHandshakesOnEveryThreadDoNotStopTheHttpsPort(@TempDir Path dir) throws Exception {
+        Path cert = dir.resolve("cert.pem");
+        Path key = dir.resolve("key.pem");
+        Process openssl = new ProcessBuilder(
+                        "openssl",
+                        "req",
+                        "-x509",
+                        "-newkey",
+                        "rsa:2048",
+                        "-nodes",
+                        "-keyout",
+                        key.toString(),
+                        "-out",
+                        cert.toString(),
+                        "-days",
+                        "1",
+                        "-subj",
+                        "/CN=localhost",
+                        "-addext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1")
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("openssl.log").toFile())
+                .start();
+        assertThat(openssl.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(openssl.exitValue()).isZero();
+        try (HttpPort port = HttpPort.open("127.0.0.1", 0, DEADLINE, ExchangeThreads.STALL, HttpPort.tls(cert, key))) {
+            port.document("/doc", "text/plain", () -> "served\n");
+            URI uri = URI.create(port.url());
+            assertThat(uri.getScheme()).isEqualTo("https");
+            List<Socket> stalled = new ArrayList<>();
+            try {
+                for (int i = 0; i < HttpPort.MAX_CONCURRENT_EXCHANGES + 4; i++) {
+                    Socket s = new Socket(uri.getHost(), uri.getPort());
+                    // a TLS handshake record announcing 512 bytes, and none of them
+                    s.getOutputStream().write(new byte[] {0x16, 0x03, 0x01, 0x02, 0x00});
+                    stalled.add(s);
+                }
+                HttpResponse<String> answer = HttpClient.newBuilder()
+                        .sslContext(trusting(cert))
+                        .build()
+                        .send(
+                                HttpRequest.newBuilder(uri.resolve("/doc"))
+                                        .timeout(Duration.ofSeconds(15))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString());
+                assertThat(answer.statusCode()).isEqualTo(200);
+                assertThat(answer.body()).isEqualTo("served\n");
+                for (Socket s : stalled) {
+                    assertThat(closedByServer(s))
+                            .as("a handshake past its deadline is cut off")
+                            .isTrue();
+                }
+            } finally {
+                for (Socket s : stalled) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    /** A client context trusting the certificate in {@code pem} alone. */
+    private static SSLContext trusting(Path pem) throws Exception {
+        KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+        store.load(null, null);
+        try (InputStream in = Files.newInputStream(pem)) {
+            store.setCertificateEntry(
+                    "server", CertificateFactory.getInstance("X.509").generateCertificate(in));
+        }
+        TrustManagerFactory f = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        f.init(store);
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, f.getTrustManagers(), null);
+        return context;
     }
 
     /**
