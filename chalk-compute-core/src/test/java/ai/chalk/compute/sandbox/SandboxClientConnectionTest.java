@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ai.chalk.compute.dataset.DatasetClient;
 import ai.chalk.compute.error.ServerUnavailableException;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.SelfSignedCertificate;
 import ai.chalk.compute.server.auth.Authentication;
 import ai.chalk.compute.sql.SQLClient;
 import ai.chalk.compute.sql.SqlJob;
@@ -23,7 +24,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -54,28 +54,7 @@ class SandboxClientConnectionTest {
     void tlsWithATrustedCertificate(@TempDir Path dir) throws Exception {
         Path cert = dir.resolve("cert.pem");
         Path key = dir.resolve("key.pem");
-        Process openssl = new ProcessBuilder(
-                        "openssl",
-                        "req",
-                        "-x509",
-                        "-newkey",
-                        "rsa:2048",
-                        "-nodes",
-                        "-keyout",
-                        key.toString(),
-                        "-out",
-                        cert.toString(),
-                        "-days",
-                        "1",
-                        "-subj",
-                        "/CN=localhost",
-                        "-addext",
-                        "subjectAltName=DNS:localhost,IP:127.0.0.1")
-                .redirectErrorStream(true)
-                .redirectOutput(dir.resolve("openssl.log").toFile())
-                .start();
-        assertThat(openssl.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(openssl.exitValue()).isZero();
+        SelfSignedCertificate.write(dir, cert, key);
 
         try (ComputeServer server = start(cert, key)) {
             int port = server.port().orElseThrow();

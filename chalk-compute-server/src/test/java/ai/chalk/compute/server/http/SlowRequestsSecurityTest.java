@@ -2,6 +2,7 @@ package ai.chalk.compute.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.server.SelfSignedCertificate;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -57,60 +58,14 @@ class SlowRequestsSecurityTest {
     void halfSentTlsHandshakesOnEveryThreadDoNotStopTheHttpsPort(@TempDir Path dir) throws Exception {
         Path cert = dir.resolve("cert.pem");
         Path key = dir.resolve("key.pem");
-        Process openssl = new ProcessBuilder(
-                        "openssl",
-                        "req",
-                        "-x509",
-                        "-newkey",
-                        "rsa:2048",
-                        "-nodes",
-                        "-keyout",
-                        key.toString(),
-                        "-out",
-                        cert.toString(),
-                        "-days",
-                        "1",
-                        "-subj",
-                        "/CN=localhost",
-                        "-addext",
-                        "subjectAltName=DNS:localhost,IP:127.0.0.1")
-                .redirectErrorStream(true)
-                .redirectOutput(dir.resolve("openssl.log").toFile())
-                .start();
-        assertThat(openssl.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-        assertThat(openssl.exitValue()).isZero();
+        SelfSignedCertificate.write(dir, cert, key);
         try (HttpPort port = HttpPort.open("127.0.0.1", 0, DEADLINE, ExchangeThreads.STALL, HttpPort.tls(cert, key))) {
-            port.document("/doc", "text/plain", () -> "served\n");
-            URI uri = URI.create(port.url());
-            assertThat(uri.getScheme()).isEqualTo("https");
-            List<Socket> stalled = new ArrayList<>();
-            try {
-                for (int i = 0; i < HttpPort.MAX_CONCURRENT_EXCHANGES + 4; i++) {
-                    Socket s = new Socket(uri.getHost(), uri.getPort());
-                    // a TLS handshake record announcing 512 bytes, and none of them
-                    s.getOutputStream().write(new byte[] {0x16, 0x03, 0x01, 0x02, 0x00});
-                    stalled.add(s);
-                }
-                HttpResponse<String> answer = HttpClient.newBuilder()
-                        .sslContext(trusting(cert))
-                        .build()
-                        .send(
-                                HttpRequest.newBuilder(uri.resolve("/doc"))
-                                        .timeout(Duration.ofSeconds(15))
-                                        .build(),
-                                HttpResponse.BodyHandlers.ofString());
-                assertThat(answer.statusCode()).isEqualTo(200);
-                assertThat(answer.body()).isEqualTo("served\n");
-                for (Socket s : stalled) {
-                    assertThat(closedByServer(s))
-                            .as("a handshake past its deadline is cut off")
-                            .isTrue();
-                }
-            } finally {
-                for (Socket s : stalled) {
-                    s.close();
-                }
-            }
+            assertThat(port.url()).startsWith("https://");
+            // a TLS handshake record announcing 512 bytes, and none of them
+            stallEveryThread(
+                    port,
+                    new byte[] {0x16, 0x03, 0x01, 0x02, 0x00},
+                    HttpClient.newBuilder().sslContext(trusting(cert)).build());
         }
     }
 
@@ -135,32 +90,39 @@ class SlowRequestsSecurityTest {
      */
     private static void stallEveryThreadWith(String request) throws Exception {
         try (HttpPort port = HttpPort.open("127.0.0.1", 0, DEADLINE)) {
-            port.document("/doc", "text/plain", () -> "served\n");
-            URI uri = URI.create(port.url());
-            List<Socket> stalled = new ArrayList<>();
-            try {
-                for (int i = 0; i < HttpPort.MAX_CONCURRENT_EXCHANGES + 4; i++) {
-                    Socket s = new Socket(uri.getHost(), uri.getPort());
-                    s.getOutputStream().write(ascii(request));
-                    stalled.add(s);
-                }
-                HttpResponse<String> answer = HttpClient.newHttpClient()
-                        .send(
-                                HttpRequest.newBuilder(uri.resolve("/doc"))
-                                        .timeout(Duration.ofSeconds(15))
-                                        .build(),
-                                HttpResponse.BodyHandlers.ofString());
-                assertThat(answer.statusCode()).isEqualTo(200);
-                assertThat(answer.body()).isEqualTo("served\n");
-                for (Socket s : stalled) {
-                    assertThat(closedByServer(s))
-                            .as("an exchange past its deadline is cut off")
-                            .isTrue();
-                }
-            } finally {
-                for (Socket s : stalled) {
-                    s.close();
-                }
+            stallEveryThread(port, ascii(request), HttpClient.newHttpClient());
+        }
+    }
+
+    /**
+     * Sends {@code stall} on more connections than {@code port} has threads: {@code client} still gets a document, and
+     * each of those connections is cut off.
+     */
+    private static void stallEveryThread(HttpPort port, byte[] stall, HttpClient client) throws Exception {
+        port.document("/doc", "text/plain", () -> "served\n");
+        URI uri = URI.create(port.url());
+        List<Socket> stalled = new ArrayList<>();
+        try {
+            for (int i = 0; i < HttpPort.MAX_CONCURRENT_EXCHANGES + 4; i++) {
+                Socket s = new Socket(uri.getHost(), uri.getPort());
+                s.getOutputStream().write(stall);
+                stalled.add(s);
+            }
+            HttpResponse<String> answer = client.send(
+                    HttpRequest.newBuilder(uri.resolve("/doc"))
+                            .timeout(Duration.ofSeconds(15))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(answer.statusCode()).isEqualTo(200);
+            assertThat(answer.body()).isEqualTo("served\n");
+            for (Socket s : stalled) {
+                assertThat(closedByServer(s))
+                        .as("an exchange past its deadline is cut off")
+                        .isTrue();
+            }
+        } finally {
+            for (Socket s : stalled) {
+                s.close();
             }
         }
     }
