@@ -1,5 +1,7 @@
 package ai.chalk.compute.autoconfigure;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.auth.Authentication;
 import io.grpc.Metadata;
@@ -9,6 +11,7 @@ import io.grpc.ServerInterceptor;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 /** Real servers on loopback for the tests: a Chalk Compute server recording call headers, certificates. */
 public final class TestServers {
@@ -63,6 +66,27 @@ public final class TestServers {
 
     /** Writes a self-signed certificate for localhost and 127.0.0.1 and its key, with openssl. */
     public static void selfSignedCertificate(Path dir, Path cert, Path key) throws Exception {
-        ai.chalk.compute.server.SelfSignedCertificate.write(dir, cert, key);
+        Process openssl = new ProcessBuilder(
+                        "openssl",
+                        "req",
+                        "-x509",
+                        "-newkey",
+                        "rsa:2048",
+                        "-nodes",
+                        "-keyout",
+                        key.toString(),
+                        "-out",
+                        cert.toString(),
+                        "-days",
+                        "1",
+                        "-subj",
+                        "/CN=localhost",
+                        "-addext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1")
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("openssl.log").toFile())
+                .start();
+        assertThat(openssl.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(openssl.exitValue()).as("openssl exit code").isZero();
     }
 }
