@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -17,11 +18,21 @@ import java.util.regex.Pattern;
 
 /**
  * Starts a sandbox's init under bubblewrap: its arguments go in on stdin (NUL-separated, {@code --args 0}), bubblewrap
- * puts the init under the init filter itself ({@code --seccomp}) and reports the init's pid as JSON on stdout.
+ * puts the init under the init filter itself ({@code --seccomp}) and reports the init's pid, and at the end its exit
+ * code, as JSON on stdout, which is a file in the sandbox's state directory ({@link #status}).
+ *
+ * <p>A file, not a pipe: the server holds no descriptor for an idle sandbox. Each descriptor the server holds is
+ * inherited by every process it starts and closed there one by one, so that with 1,000 sandboxes alive, each holding
+ * two pipes, a process start cost about 6 ms more of the kernel's time, and every create and exec starts several.
  */
 final class BubblewrapLauncher extends InitLauncher {
 
     private static final Pattern CHILD_PID = Pattern.compile("\"child-pid\"\\s*:\\s*(\\d+)");
+
+    /** Where bubblewrap writes the status of the sandbox whose state directory is {@code dir}. */
+    static Path status(Path dir) {
+        return dir.resolve("init-status.json");
+    }
 
     @Override
     SandboxInit launch(Request request) throws RuntimeStartException, IOException {
@@ -50,7 +61,9 @@ final class BubblewrapLauncher extends InitLauncher {
                 SandboxCommands.bubblewrapInitFiles(
                         filter.initFile(), request.userns().map(UserNamespace::path)),
                 SandboxCommands.bubblewrapInit(bwrap, runtime.ownMountTable(request.dir()), steps));
-        Process p = runtime.spawnInit(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE));
+        Path status = status(request.dir());
+        Process p =
+                runtime.spawnInit(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.to(status.toFile())));
         try (OutputStream in = p.getOutputStream()) {
             for (String a : args) {
                 in.write(a.getBytes(StandardCharsets.UTF_8));
@@ -61,12 +74,12 @@ final class BubblewrapLauncher extends InitLauncher {
         }
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         awaitReady(runtime, p, err, "bubblewrap");
-        BufferedReader status = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line = status.readLine();
-        Matcher m = line == null ? null : CHILD_PID.matcher(line);
-        if (m == null || !m.find()) {
+        // bubblewrap writes the pid before it lets the sandbox's side go on, so before the init can say it is ready
+        String said = Files.readString(status, StandardCharsets.UTF_8).strip();
+        Matcher m = CHILD_PID.matcher(said);
+        if (!m.find()) {
             p.destroyForcibly();
-            throw new RuntimeStartException("bubblewrap did not report its sandbox's pid (" + line + ")");
+            throw new RuntimeStartException("bubblewrap did not report its sandbox's pid (" + said + ")");
         }
         long pid = Long.parseLong(m.group(1));
         return started(p, pid, filter);

@@ -57,8 +57,17 @@ abstract sealed class InitLauncher permits BubblewrapLauncher, UnshareLauncher {
     /** Starts the init and returns once it is ready. */
     abstract SandboxInit launch(Request request) throws RuntimeStartException, IOException;
 
-    /** The init as started: its pid namespace read while it still runs. */
+    /**
+     * The init as started: its pid namespace read while it still runs. The server lets go of its stderr: the init
+     * closed its own once ready, and a pipe kept per sandbox would be one more descriptor every process the server
+     * starts inherits and closes (see {@link BubblewrapLauncher}).
+     */
     static SandboxInit started(Process p, long pid, SandboxFilter filter) throws RuntimeStartException {
+        try {
+            p.getErrorStream().close();
+        } catch (IOException e) {
+            // closed already: nothing held
+        }
         String ns = Procfs.pidNamespace(pid)
                 .orElseThrow(() ->
                         new RuntimeStartException("the sandbox's init (pid " + pid + ") ended right after starting"));

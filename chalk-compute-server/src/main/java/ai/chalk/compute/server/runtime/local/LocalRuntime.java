@@ -134,6 +134,7 @@ public final class LocalRuntime implements SandboxRuntime {
     private final InitSpawner spawner;
     private final ScheduledExecutorService scheduler;
     private final SandboxPool pool;
+    private final Duration spareExecsIdle;
     /**
      * Whether the sandboxes directory is a mount of its own, so that an init's start can detach the other sandboxes'
      * layers from its copy of the mount table (see {@link SandboxCommands#OWN_MOUNT_TABLE}).
@@ -176,6 +177,7 @@ public final class LocalRuntime implements SandboxRuntime {
         private SandboxDefaults defaults = SandboxDefaults.STANDARD;
         private EgressOptions egress = EgressOptions.DEFAULTS;
         private int poolSize;
+        private Duration spareExecsIdle = SpareExecs.IDLE;
 
         private Builder(Path stateDir) {
             this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
@@ -233,6 +235,15 @@ public final class LocalRuntime implements SandboxRuntime {
                         "the sandbox pool size must be between 0 and " + MAX_POOL_SIZE + ", not " + perSpec);
             }
             this.poolSize = perSpec;
+            return this;
+        }
+
+        /**
+         * How long a sandbox's spare exec helpers wait for an exec before they are let go of; default
+         * {@link SpareExecs#IDLE}.
+         */
+        Builder spareExecsIdle(Duration idle) {
+            this.spareExecsIdle = idle;
             return this;
         }
 
@@ -355,6 +366,7 @@ public final class LocalRuntime implements SandboxRuntime {
             log.warn("Local runtime cgroups degraded: {}", cgroups.problem().get());
         }
         this.pool = new SandboxPool(this, sandboxes, b.poolSize);
+        this.spareExecsIdle = b.spareExecsIdle;
     }
 
     @Override
@@ -655,6 +667,11 @@ public final class LocalRuntime implements SandboxRuntime {
     /** Starts a sandbox's init from the runtime's own spawner thread. */
     Process spawnInit(ProcessBuilder pb) throws IOException {
         return spawner.start(pb);
+    }
+
+    /** How long spare exec helpers wait for an exec before they are let go of. */
+    Duration spareExecsIdle() {
+        return spareExecsIdle;
     }
 
     SandboxPool pool() {

@@ -124,7 +124,8 @@ final class LocalSandbox implements RuntimeSandbox {
                 !helpers.perl().isEmpty() && (level.isolated() || groups != null),
                 () -> lifecycle.ifRunningNow(this::spawnSpare),
                 lifecycle::running,
-                runtime.helpers());
+                runtime.helpers(),
+                runtime.spareExecsIdle());
     }
 
     /** Starts the sandbox {@code spec} describes (see {@link SandboxStart}) and its entrypoint, if it has one. */
@@ -520,7 +521,7 @@ final class LocalSandbox implements RuntimeSandbox {
         int code = init.exitValue();
         if (level == Level.BUBBLEWRAP) {
             try {
-                String rest = new String(init.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                String rest = Files.readString(BubblewrapLauncher.status(dir), StandardCharsets.UTF_8);
                 Matcher m = EXIT_CODE.matcher(rest);
                 if (m.find()) {
                     code = Integer.parseInt(m.group(1));

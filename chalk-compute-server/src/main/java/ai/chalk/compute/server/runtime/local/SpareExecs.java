@@ -5,10 +5,12 @@ import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -21,6 +23,11 @@ import org.slf4j.LoggerFactory;
  * does not wait for the namespace entry, the capability drop and the cgroup migration. They are started on demand: a
  * sandbox's first two execs take the direct path (a sandbox used once should not pay for helpers it never uses), the
  * second leaves {@link #SPARES} starting behind it, and every later exec tops them up again.
+ *
+ * <p>Spares that no exec took for {@link #IDLE} are let go of; the next exec takes the direct path and starts them
+ * again. Each holds three pipes in the server, and every process the server starts inherits each descriptor it holds
+ * and closes them one by one: with 1,000 sandboxes keeping their spares, every start (a create's several, the direct
+ * path's) would cost about 17 ms more of the kernel's time.
  */
 final class SpareExecs {
 
@@ -31,6 +38,8 @@ final class SpareExecs {
     static final int MAX_REQUEST = 256 * 1024;
     /** Spares that die before use this many times in a row are given up on for the sandbox (a broken perl, say). */
     private static final int GIVE_UP_AFTER = 3;
+    /** How long spares wait for an exec before they are let go of, by default. */
+    static final Duration IDLE = Duration.ofSeconds(30);
 
     /** A spare exec helper waiting for its request, with its pids group and where its command will be. */
     record Spare(Process process, ExecCgroup group, CompletableFuture<LocalProcess.Pids> pids) {
@@ -51,6 +60,11 @@ final class SpareExecs {
     private final ConcurrentLinkedDeque<CompletableFuture<Spare>> spares = new ConcurrentLinkedDeque<>();
     private final AtomicInteger dead = new AtomicInteger();
     private final AtomicLong execs = new AtomicLong();
+    private final long idleNanos;
+    /** When an exec last took a spare or ran, for {@link #IDLE}. */
+    private final AtomicLong lastUse = new AtomicLong(System.nanoTime());
+
+    private final AtomicBoolean releaseScheduled = new AtomicBoolean();
     private volatile boolean enabled;
 
     /**
@@ -59,19 +73,28 @@ final class SpareExecs {
      * @param start     starts one spare, or returns null when it cannot (the sandbox is stopping, say)
      * @param running   whether the sandbox still runs
      * @param helpers   where spares are started
+     * @param idle      how long spares wait for an exec before they are let go of
      */
-    SpareExecs(String sandboxId, boolean enabled, Supplier<Spare> start, BooleanSupplier running, Executor helpers) {
+    SpareExecs(
+            String sandboxId,
+            boolean enabled,
+            Supplier<Spare> start,
+            BooleanSupplier running,
+            Executor helpers,
+            Duration idle) {
         this.sandboxId = sandboxId;
         this.enabled = enabled;
         this.start = start;
         this.running = running;
         this.helpers = helpers;
+        this.idleNanos = idle.toNanos();
     }
 
     /** Adds a helper started before this sandbox had its id (see {@link SandboxPool}); taken like any other. */
     void seed(CompletableFuture<Spare> spare) {
         if (enabled) {
             spares.addLast(spare);
+            releaseWhenIdle(idleNanos);
         } else {
             spare.thenAccept(s -> {
                 if (s != null) {
@@ -83,6 +106,7 @@ final class SpareExecs {
 
     /** Called after each exec: from the second on, spares are topped up once it is done or after a moment. */
     void afterExec(RuntimeProcess p) {
+        lastUse.set(System.nanoTime());
         if (enabled && execs.incrementAndGet() >= 2) {
             // once this exec is done (or after a moment), so that starting them does not compete with it for the CPU
             CompletableFuture<Void> moment = CompletableFuture.runAsync(
@@ -147,9 +171,26 @@ final class SpareExecs {
         while (enabled && running.getAsBoolean() && spares.size() < SPARES) {
             spares.addLast(CompletableFuture.supplyAsync(start, helpers));
         }
+        releaseWhenIdle(idleNanos);
     }
 
-    /** Ends every spare: the sandbox is stopping. */
+    /** Lets go of the spares once no exec has come for {@link #idleNanos}, looking again in {@code delayNanos}. */
+    private void releaseWhenIdle(long delayNanos) {
+        if (releaseScheduled.compareAndSet(false, true)) {
+            CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS, helpers)
+                    .execute(() -> {
+                        releaseScheduled.set(false);
+                        long idle = System.nanoTime() - lastUse.get();
+                        if (idle >= idleNanos) {
+                            drop();
+                        } else if (!spares.isEmpty()) {
+                            releaseWhenIdle(idleNanos - idle);
+                        }
+                    });
+        }
+    }
+
+    /** Ends every spare: the sandbox is stopping, or no exec came for a while. */
     void drop() {
         CompletableFuture<Spare> f;
         while ((f = spares.pollFirst()) != null) {

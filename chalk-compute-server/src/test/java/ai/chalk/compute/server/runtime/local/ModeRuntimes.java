@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
@@ -37,9 +38,13 @@ final class ModeRuntimes implements AfterEachCallback {
 
     /** A runtime that isolates sandboxes in {@code mode}, with {@code defaults}. */
     LocalRuntime start(String mode, SandboxDefaults defaults) {
-        LocalRuntime.Builder b = LocalRuntime.builder(temp.resolve("state-" + runtimes.size()))
-                .isolation(LocalIsolation.REQUIRED)
-                .defaults(defaults);
+        return start(mode, b -> b.defaults(defaults));
+    }
+
+    /** A runtime that isolates sandboxes in {@code mode}, with the {@code settings} of a test. */
+    LocalRuntime start(String mode, UnaryOperator<LocalRuntime.Builder> settings) {
+        LocalRuntime.Builder b = settings.apply(
+                LocalRuntime.builder(temp.resolve("state-" + runtimes.size())).isolation(LocalIsolation.REQUIRED));
         if (mode.equals("unshare")) {
             b.toolPath(LocalTesting.pathWithout(temp.resolve("path-" + runtimes.size()), "bwrap"));
         }
