@@ -7,6 +7,7 @@ import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,26 +45,42 @@ public final class CgroupFiles {
             return pids;
         }
         if (recursive) {
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, Files::isDirectory)) {
-                for (Path child : ds) {
-                    pids.addAll(procs(child, true));
-                }
-            } catch (IOException | DirectoryIteratorException e) {
-                // gone meanwhile
+            for (Path child : subGroups(dir)) {
+                pids.addAll(procs(child, true));
             }
         }
         return pids;
     }
 
+    /**
+     * The groups right below {@code dir}; none once it is gone. The cgroup file system keeps a directory's link count
+     * at two plus its sub-directories, so a group without any (most: a memory group has some 30 control files and no
+     * sub-group) is known from one stat, not one for each of its entries: with many sandboxes ending at once, those
+     * stats were most of a terminate's time, queued on the file system's lock behind the groups being removed.
+     */
+    static List<Path> subGroups(Path dir) {
+        List<Path> groups = new ArrayList<>();
+        try {
+            if (((Number) Files.getAttribute(dir, "unix:nlink", LinkOption.NOFOLLOW_LINKS)).longValue() <= 2) {
+                return groups;
+            }
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, Files::isDirectory)) {
+                ds.forEach(groups::add);
+            }
+        } catch (IOException | DirectoryIteratorException e) {
+            // gone meanwhile
+        }
+        return groups;
+    }
+
     /** Removes a group and its sub-groups, deepest first, retrying while exiting tasks still hold them. */
     static void removeTree(Path dir, long timeoutMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, Files::isDirectory)) {
-            for (Path child : ds) {
-                removeTree(child, timeoutMillis);
-            }
-        } catch (IOException e) {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
+        }
+        for (Path child : subGroups(dir)) {
+            removeTree(child, timeoutMillis);
         }
         long pause = 100_000;
         while (true) {

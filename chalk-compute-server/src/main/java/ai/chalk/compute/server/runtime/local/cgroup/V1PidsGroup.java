@@ -3,8 +3,6 @@ package ai.chalk.compute.server.runtime.local.cgroup;
 import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -61,12 +59,8 @@ final class V1PidsGroup implements ProcessGroup {
 
     private static void freezeForks(Path dir) {
         CgroupFiles.writeQuietly(dir.resolve("pids.max"), "0"); // the group may be gone already
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, Files::isDirectory)) {
-            for (Path child : ds) {
-                freezeForks(child);
-            }
-        } catch (IOException e) {
-            // the group is already gone
+        for (Path child : CgroupFiles.subGroups(dir)) {
+            freezeForks(child);
         }
     }
 
