@@ -1,13 +1,12 @@
 package ai.chalk.compute.server.runtime.network;
 
-import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A sandbox's running egress: the slirp4netns process attached to its network namespace. Closing it ends the
  * process, and with it the sandbox's only way out; so does the end of the sandbox's process, or of the server
- * (slirp4netns exits when its stdin, a pipe from the server, closes, and setpriv gave it a parent-death signal).
+ * (setpriv gave slirp4netns a parent-death signal: the server's thread that started it lives as long as the runtime).
  */
 public final class Egress implements AutoCloseable {
 
@@ -41,11 +40,7 @@ public final class Egress implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        try {
-            slirp.getOutputStream().close(); // its --exit-fd: it leaves on its own
-        } catch (IOException e) {
-            // already gone
-        }
+        slirp.destroy(); // SIGTERM: it leaves at once
         try {
             if (!slirp.waitFor(1, TimeUnit.SECONDS)) {
                 slirp.destroyForcibly();

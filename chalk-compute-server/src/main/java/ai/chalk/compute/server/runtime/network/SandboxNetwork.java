@@ -146,13 +146,15 @@ public final class SandboxNetwork {
                         "--enable-sandbox",
                         "--enable-seccomp",
                         "--ready-fd=1",
-                        "--exit-fd=0",
                         // by path: given a pid, slirp4netns would join the process's user namespace too, a
                         // sandbox's own, where it has no right over the network namespace (the host's root owns it)
                         "--netns-type=path",
                         netns.toString(),
                         INTERFACE)))
                 .directory(new File("/"))
+                // no --exit-fd pipe: the server would hold its end for each sandbox with network, and every process
+                // it starts inherits and closes each descriptor it holds; it ends slirp4netns with a signal instead
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectError(ProcessBuilder.Redirect.appendTo(log));
         pb.environment().clear();
         pb.environment().put("PATH", EgressTools.SEARCH_PATH);

@@ -4,6 +4,7 @@ import static ai.chalk.compute.server.runtime.local.LocalTesting.sh;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.chalk.compute.server.runtime.RuntimeSandbox;
+import ai.chalk.compute.server.runtime.SandboxSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,7 +46,8 @@ class IdleSandboxDescriptorsTest {
 
         List<RuntimeSandbox> idle = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            idle.add(runtime.start(LocalTesting.spec()));
+            // the last two with network: their slirp4netns is the server's child too
+            idle.add(runtime.start(i < 4 ? LocalTesting.spec() : withNetwork(LocalTesting.spec())));
         }
         List<RuntimeSandbox> used = idle.subList(0, 3);
         for (RuntimeSandbox sb : used) {
@@ -86,6 +88,10 @@ class IdleSandboxDescriptorsTest {
         Awaitility.await()
                 .atMost(Duration.ofSeconds(10))
                 .untilAsserted(() -> assertThat(pipes()).isLessThanOrEqualTo(before));
+    }
+
+    private static SandboxSpec withNetwork(SandboxSpec s) {
+        return new SandboxSpec(s.id(), s.image(), s.env(), s.workdir(), s.limits(), true, s.entrypoint());
     }
 
     /** The pipes this JVM holds once a passing one (a user namespace's holder, say) has been let go of. */
