@@ -633,6 +633,11 @@ final class LocalSandbox implements RuntimeSandbox {
         return fromImage ? ImageRoot.upper(dir) : dir.resolve("root");
     }
 
+    /** The spare exec helpers it keeps, ready or starting. */
+    int spareExecs() {
+        return spares.size();
+    }
+
     /** The sandbox's groups, if cgroups are in use. */
     Optional<SandboxCgroup> groups() {
         return Optional.ofNullable(groups);

@@ -3,6 +3,7 @@ package ai.chalk.compute.server.runtime.local;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
+import ai.chalk.compute.server.runtime.local.cgroup.ProcessGroup;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Duration;
@@ -43,12 +44,19 @@ final class SpareExecs {
 
     /** A spare exec helper waiting for its request, with its pids group and where its command will be. */
     record Spare(Process process, ExecCgroup group, CompletableFuture<LocalProcess.Pids> pids) {
-        /** Ends the helper: at end-of-file instead of a request it exits (nsenter then follows). */
+        /**
+         * Ends the helper: at end-of-file instead of a request it exits (nsenter then follows), and its exec group
+         * goes with it (a sandbox whose spares are let go of again and again would otherwise gather empty groups).
+         */
         void discard() {
             try {
                 process.getOutputStream().close();
             } catch (IOException e) {
                 process.destroyForcibly();
+            }
+            if (group != null && group.group() != null) {
+                ProcessGroup g = group.group();
+                process.onExit().thenRun(g::removeIfEmpty);
             }
         }
     }
@@ -182,12 +190,20 @@ final class SpareExecs {
                         releaseScheduled.set(false);
                         long idle = System.nanoTime() - lastUse.get();
                         if (idle >= idleNanos) {
+                            // the next two execs take the direct path again, as a fresh sandbox's do: a sandbox
+                            // used now and then should not start two spares for each exec, to let them go unused
+                            execs.set(0);
                             drop();
                         } else if (!spares.isEmpty()) {
                             releaseWhenIdle(idleNanos - idle);
                         }
                     });
         }
+    }
+
+    /** The spares kept, ready or starting; for tests. */
+    int size() {
+        return spares.size();
     }
 
     /** Ends every spare: the sandbox is stopping, or no exec came for a while. */

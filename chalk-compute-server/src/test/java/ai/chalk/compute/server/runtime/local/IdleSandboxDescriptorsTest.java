@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Tag("alone")
 class IdleSandboxDescriptorsTest {
 
-    private static final Duration SPARES_IDLE = Duration.ofSeconds(2);
+    private static final Duration SPARES_IDLE = Duration.ofSeconds(5);
 
     @RegisterExtension
     final ModeRuntimes runtimes = new ModeRuntimes();
@@ -42,44 +42,41 @@ class IdleSandboxDescriptorsTest {
         RuntimeSandbox first = runtime.start(LocalTesting.spec());
         assertThat(sh(first, "echo up").ok().out()).isEqualTo("up\n");
         first.terminate(Duration.ZERO);
-        long before = settledPipes();
+        long before = settledDescriptors();
 
-        List<RuntimeSandbox> idle = new ArrayList<>();
+        List<LocalSandbox> idle = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             // the last two with network: their slirp4netns is the server's child too
-            idle.add(runtime.start(i < 4 ? LocalTesting.spec() : withNetwork(LocalTesting.spec())));
+            idle.add((LocalSandbox) runtime.start(i < 4 ? LocalTesting.spec() : withNetwork(LocalTesting.spec())));
         }
-        List<RuntimeSandbox> used = idle.subList(0, 3);
-        for (RuntimeSandbox sb : used) {
-            for (int i = 0; i < 3; i++) {
-                assertThat(sh(sb, "echo " + i).ok().out()).isEqualTo(i + "\n");
+        List<LocalSandbox> used = idle.subList(0, 3);
+        for (LocalSandbox sb : used) {
+            runExecs(sb, "first");
+            awaitSpares(sb, "the spare exec helpers the second exec started behind it and the later ones topped up");
+        }
+        // then no exec comes: the spares go with their exec groups, and six sandboxes hold nothing of the server
+        Awaitility.await().atMost(SPARES_IDLE.plusSeconds(10)).untilAsserted(() -> {
+            for (LocalSandbox sb : used) {
+                assertThat(sb.spareExecs()).as("spare exec helpers kept").isZero();
+                assertThat(execGroups(sb)).as("exec groups left").isEmpty();
             }
-        }
-        // the used ones start their spare helpers: two each, three pipes each
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(10))
-                .untilAsserted(() -> assertThat(pipes())
-                        .as("the server's pipes with three sandboxes' spare exec helpers ready")
-                        .isGreaterThanOrEqualTo(before + 3 * SpareExecs.SPARES * 3));
-        // then no exec comes: the spares go, and six sandboxes hold nothing of the server
-        Awaitility.await()
-                .atMost(SPARES_IDLE.plusSeconds(10))
-                .untilAsserted(() -> assertThat(pipes())
-                        .as("the server's pipes with six idle sandboxes (%d before them)", before)
-                        .isLessThanOrEqualTo(before));
+            assertThat(descriptors())
+                    .as("the server's descriptors with six idle sandboxes (%d before them)", before)
+                    .isLessThanOrEqualTo(before);
+        });
 
-        // an exec after that still runs (the direct path), and the next ones bring the spares back
-        for (RuntimeSandbox sb : used) {
-            for (int i = 0; i < 3; i++) {
-                assertThat(sh(sb, "echo again " + i).ok().out()).isEqualTo("again " + i + "\n");
-            }
+        // an exec after that still runs (the direct path); the first two do as in a fresh sandbox, then spares come
+        for (LocalSandbox sb : used) {
+            assertThat(sh(sb, "echo once").ok().out()).isEqualTo("once\n");
+            // none start behind it (they would, a moment later, if the sandbox still counted its earlier execs)
+            Awaitility.await()
+                    .during(Duration.ofMillis(500))
+                    .atMost(Duration.ofSeconds(2))
+                    .until(() -> sb.spareExecs() == 0);
+            runExecs(sb, "again");
+            awaitSpares(sb, "spares after more execs");
         }
-        Awaitility.await()
-                .atMost(Duration.ofSeconds(10))
-                .untilAsserted(() -> assertThat(pipes())
-                        .as("the server's pipes once execs come again")
-                        .isGreaterThanOrEqualTo(before + 3 * SpareExecs.SPARES * 3));
-        for (RuntimeSandbox sb : idle) {
+        for (LocalSandbox sb : idle) {
             assertThat(sh(sb, "cat /proc/1/cmdline | tr '\\0' ' '").ok().out())
                     .as("each sandbox's init still runs")
                     .contains("sleep infinity");
@@ -87,21 +84,43 @@ class IdleSandboxDescriptorsTest {
         }
         Awaitility.await()
                 .atMost(Duration.ofSeconds(10))
-                .untilAsserted(() -> assertThat(pipes()).isLessThanOrEqualTo(before));
+                .untilAsserted(() -> assertThat(descriptors()).isLessThanOrEqualTo(before));
+    }
+
+    private static void runExecs(RuntimeSandbox sb, String word) throws Exception {
+        for (int i = 0; i < 3; i++) {
+            assertThat(sh(sb, "echo " + word + " " + i).ok().out()).isEqualTo(word + " " + i + "\n");
+        }
+    }
+
+    /** Waits for the spares an exec tops up behind it (once it is done, or a moment after it started). */
+    private static void awaitSpares(LocalSandbox sb, String what) {
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(sb.spareExecs()).as(what).isEqualTo(SpareExecs.SPARES));
+    }
+
+    /** The sandbox's exec groups ({@code x<N>} in its {@code pids} group). */
+    private static List<Path> execGroups(LocalSandbox sb) throws IOException {
+        Path pids = sb.groups().flatMap(g -> g.dir("pids")).orElseThrow();
+        try (Stream<Path> groups = Files.list(pids)) {
+            return groups.filter(p -> p.getFileName().toString().matches("x[0-9]+"))
+                    .toList();
+        }
     }
 
     private static SandboxSpec withNetwork(SandboxSpec s) {
         return new SandboxSpec(s.id(), s.image(), s.env(), s.workdir(), s.limits(), true, s.entrypoint());
     }
 
-    /** The pipes this JVM holds once a passing one (a user namespace's holder, say) has been let go of. */
-    private static long settledPipes() throws IOException {
-        long[] last = {pipes()};
+    /** The descriptors this JVM holds once a passing one (a user namespace's holder's pipe, say) has gone. */
+    private static long settledDescriptors() throws IOException {
+        long[] last = {descriptors()};
         Awaitility.await()
                 .pollInterval(Duration.ofMillis(300))
                 .atMost(Duration.ofSeconds(10))
                 .until(() -> {
-                    long now = pipes();
+                    long now = descriptors();
                     boolean same = now == last[0];
                     last[0] = now;
                     return same;
@@ -109,11 +128,15 @@ class IdleSandboxDescriptorsTest {
         return last[0];
     }
 
-    private static long pipes() throws IOException {
+    /**
+     * The descriptors this JVM holds (the listing's own counts in each), but for the jars its class loaders open
+     * once, the first time a class of theirs is needed.
+     */
+    private static long descriptors() throws IOException {
         try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
             return fds.filter(fd -> {
                         try {
-                            return Files.readSymbolicLink(fd).toString().startsWith("pipe:");
+                            return !Files.readSymbolicLink(fd).toString().endsWith(".jar");
                         } catch (IOException e) {
                             return false; // closed while listed
                         }
