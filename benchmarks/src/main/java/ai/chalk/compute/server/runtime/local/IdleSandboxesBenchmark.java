@@ -163,6 +163,12 @@ public final class IdleSandboxesBenchmark implements Benchmark {
                         "bare `bwrap ... sleep`",
                         bare.serverFds());
                 figures.value(
+                        "idle: server threads per sandbox",
+                        "threads",
+                        (after.threads() - before.threads()) / (double) m,
+                        "bare `bwrap ... sleep`",
+                        bare.threads());
+                figures.value(
                         "idle: CPU per create + terminate",
                         "ms",
                         cpu / 1e6 / m,
@@ -234,6 +240,7 @@ public final class IdleSandboxesBenchmark implements Benchmark {
             double killsPerSecond,
             double processes,
             double serverFds,
+            double threads,
             double pssKb,
             double slabKb,
             double cpuMillis) {}
@@ -279,6 +286,7 @@ public final class IdleSandboxesBenchmark implements Benchmark {
                     kills,
                     (after.processes() - before.processes()) / (double) n,
                     (after.serverFds() - before.serverFds()) / (double) n,
+                    (after.threads() - before.threads()) / (double) n,
                     (after.pss() - before.pss()) / 1024.0 / n,
                     (after.slab() - before.slab()) / 1024.0 / n,
                     cpu / 1e6 / n);
@@ -422,10 +430,12 @@ public final class IdleSandboxesBenchmark implements Benchmark {
     }
 
     /**
-     * The host as the figures compare it: this JVM's heap after GC and open file descriptors, the processes descended
-     * from it (and their proportional memory), the kernel's slab, and the CPU time this JVM and its reaped children used.
+     * The host as the figures compare it: this JVM's heap after GC, open file descriptors and threads (the JDK keeps a
+     * {@code process reaper} thread waiting for each child process; idle ones kept for reuse are not counted), the
+     * processes descended from it (and their
+     * proportional memory), the kernel's slab, and the CPU time this JVM and its reaped children used.
      */
-    record HostSnapshot(long heap, long processes, long serverFds, long pss, long slab, long cpuNanos) {
+    record HostSnapshot(long heap, long processes, long serverFds, long threads, long pss, long slab, long cpuNanos) {
 
         static HostSnapshot take() throws IOException, InterruptedException {
             for (int i = 0; i < 3; i++) {
@@ -449,7 +459,11 @@ public final class IdleSandboxesBenchmark implements Benchmark {
             for (ProcessHandle p : descendants) {
                 pss += pss(p.pid());
             }
-            return new HostSnapshot(heap, descendants.size(), fds, pss, slab, cpuNow());
+            // the reaper threads no child needs now wait in their pool for a minute: not counted
+            long threads = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> !t.getName().startsWith("process reaper") || t.getState() == Thread.State.RUNNABLE)
+                    .count();
+            return new HostSnapshot(heap, descendants.size(), fds, threads, pss, slab, cpuNow());
         }
 
         /** The proportional set size of process {@code pid} in bytes: its shared pages split among their users. */
