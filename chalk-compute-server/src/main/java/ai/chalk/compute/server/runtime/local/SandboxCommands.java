@@ -27,11 +27,10 @@ final class SandboxCommands {
     static final String READY = "chalk-ready";
     /**
      * What the init does once it has said {@link #READY}: closes its stderr, as it closed its stdin and stdout before
-     * saying it. They are the pipes the server
-     * reads bubblewrap's status and the init's lines from, and the init is the sandbox's own process: any process in
-     * the sandbox could open them through {@code /proc/1/fd}, fill them, and (the init killed by the OOM killer)
-     * leave bubblewrap blocked writing the exit status, so that the sandbox never ended for the server while its
-     * init's pid went to another process.
+     * saying it. Its stdout is bubblewrap's status file ({@link BubblewrapLauncher#status}), which the server reads the
+     * init's exit code from; its stderr the pipe the server reads its lines from until it is ready, then lets go of.
+     * The init is the sandbox's own process: kept open, either could be opened by any process in the sandbox through
+     * {@code /proc/1/fd}, to rewrite the exit status the server reports, or to write into a pipe no one reads.
      */
     static final String CLOSE_STDERR = "exec 2>&-; ";
     /** The line an {@code unshare} init writes first, with its pid on the host's numbering. */

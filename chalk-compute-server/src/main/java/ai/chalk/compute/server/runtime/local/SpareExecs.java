@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * sandbox's first two execs take the direct path (a sandbox used once should not pay for helpers it never uses), the
  * second leaves {@link #SPARES} starting behind it, and every later exec tops them up again.
  *
- * <p>Spares that no exec took for {@link #IDLE} are let go of; the next exec takes the direct path and starts them
- * again. Each holds three pipes in the server, and every process the server starts inherits each descriptor it holds
+ * <p>Spares that no exec took for {@link #IDLE} are let go of, with their exec groups; the next two execs take the
+ * direct path, as a fresh sandbox's do, and the second starts them again. Each holds three pipes in the server, and every process the server starts inherits each descriptor it holds
  * and closes them one by one: with 1,000 sandboxes keeping their spares, every start (a create's several, the direct
  * path's) would cost about 17 ms more of the kernel's time.
  */

@@ -6,7 +6,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A sandbox's running egress: the slirp4netns process attached to its network namespace. Closing it ends the
  * process, and with it the sandbox's only way out; so does the end of the sandbox's process, or of the server
- * (setpriv gave slirp4netns a parent-death signal: the server's thread that started it lives as long as the runtime).
+ * (setpriv gave slirp4netns a parent-death signal, which follows the thread that started it: the local runtime's
+ * spawner, which lives as long as the runtime, or an image build step's own thread).
  */
 public final class Egress implements AutoCloseable {
 
