@@ -99,6 +99,8 @@ class KilledServerSecurityTest {
         Path decoy = Files.createDirectories(temp.resolve("data"));
         Files.writeString(decoy.resolve("keep"), "not the server's");
         Path dataDir = Files.createDirectories(temp.resolve("data build"));
+        // another run's leftovers (a test JVM killed mid-build, say) are not this server's to remove
+        List<Path> before = buildGroups();
         ServerProcess server = StandaloneServerTest.launch(dataDir, Map.of(), "--isolation", "required");
         ManagedChannel channel = server.channel();
         List<Path> stepGroups;
@@ -118,8 +120,8 @@ class KilledServerSecurityTest {
                     .atMost(Duration.ofSeconds(60))
                     .until(() ->
                             !LocalTesting.hostProcessesRunning("sleep 3174").isEmpty()
-                                    && !buildGroups().isEmpty());
-            stepGroups = buildGroups();
+                                    && !newGroups(before).isEmpty());
+            stepGroups = newGroups(before);
         } finally {
             channel.shutdownNow();
         }
@@ -134,6 +136,13 @@ class KilledServerSecurityTest {
             }
             assertThat(decoy.resolve("keep")).hasContent("not the server's");
         });
+    }
+
+    /** The build step groups there are now and were not {@code before}. */
+    private static List<Path> newGroups(List<Path> before) throws IOException {
+        List<Path> now = new ArrayList<>(buildGroups());
+        now.removeAll(before);
+        return now;
     }
 
     /** The groups of running image build steps, in any hierarchy (chalk-compute/KEY/build-ID). */
