@@ -51,7 +51,7 @@ public final class SandboxDevices {
 
     /**
      * Mounts a {@code devpts} of the sandbox's own at {@code dir} (which it creates), with bubblewrap's options and
-     * a {@code max} of {@link #PTYS}, for bubblewrap to bind over the unlimited one its {@code --dev} makes. The host's
+     * a {@code max} of {@link #PTYS}, for bubblewrap to bind at {@code /dev/pts} (a devpts of its {@code --dev} would have no limit). The host's
      * mount can go ({@link #unmountPtys}) once the sandbox's init has its own.
      */
     public static void mountPtys(Path dir) throws IOException {
@@ -66,6 +66,24 @@ public final class SandboxDevices {
         } catch (LastErrorException e) {
             throw new IOException("cannot mount the terminals of " + dir + " (errno " + e.getErrorCode() + ")");
         }
+    }
+
+    /**
+     * The name, beside {@link #mountPtys}'s directory in a sandbox's state directory (its quota file system), of the
+     * directory bubblewrap binds at {@code /dev} ({@link #makeDev}).
+     */
+    public static final String DEV = "devdir";
+
+    /**
+     * Creates {@code dir} (which must not exist), mode 0755, owned by the server's user as a {@code /dev} tmpfs
+     * bubblewrap mounts would be: the sandbox's {@code /dev}, where bubblewrap makes the mount points of the nodes,
+     * terminals and {@code shm}, and the standard links. A directory on the sandbox's quota file system, not a tmpfs:
+     * one file system fewer per sandbox (the kernel visits every file system's caches at each cgroup's removal), and
+     * what a sandbox without a user namespace of its own (whose root owns it) writes there counts against its layer.
+     */
+    public static void makeDev(Path dir) throws IOException {
+        Files.createDirectory(dir);
+        Files.setAttribute(dir, "unix:mode", 0755); // whatever the umask
     }
 
     /**

@@ -53,7 +53,8 @@ final class SandboxMounts {
         MountPlan.Builder plan = withVolumes(root, volumes);
         view.readOnlyDirs().forEach(d -> plan.add(new MountOp.SystemDir(d)));
         view.maskedFiles().forEach(f -> plan.add(new MountOp.MaskFile(f)));
-        view.maskedDirs().forEach(d -> plan.add(new MountOp.MaskDir(d, 0700)));
+        view.maskedDirs()
+                .forEach(d -> plan.add(new MountOp.MaskDir(d, EmptyDirs.CLOSED, empty(ptys, EmptyDirs.CLOSED))));
         return finish(plan, resolvConf, procMasks, devices, ptys, workdir);
     }
 
@@ -76,6 +77,11 @@ final class SandboxMounts {
                 .add(new MountOp.MaskFile(ImageRoot.PRELOAD))
                 .add(new MountOp.ReadOnlyBind(tools, SandboxTools.MOUNT));
         return finish(plan, resolvConf, procMasks, devices, ptys, workdir);
+    }
+
+    /** The empty directory of {@code mode} in the sandbox's state directory, where its terminals are mounted. */
+    private static Path empty(Path ptys, int mode) {
+        return EmptyDirs.in(ptys.getParent(), mode);
     }
 
     private static MountPlan.Builder withVolumes(Path root, List<SandboxSpec.VolumeBinding> volumes) {
@@ -104,8 +110,11 @@ final class SandboxMounts {
                 .filter(p -> !procMasks.files().contains(p) && !procMasks.dirs().contains(p))
                 .forEach(p -> plan.add(new MountOp.ProcReadOnly(p, !p.equals("/proc/sys")))); // a mask hides more
         procMasks.files().forEach(f -> plan.add(new MountOp.MaskFile(f)));
-        procMasks.dirs().forEach(d -> plan.add(new MountOp.MaskDir(d, 0555)));
-        plan.add(new MountOp.Dev("/dev", ptys, ptys.resolveSibling(SandboxDevices.SHM)));
+        procMasks
+                .dirs()
+                .forEach(d -> plan.add(new MountOp.MaskDir(d, EmptyDirs.READABLE, empty(ptys, EmptyDirs.READABLE))));
+        plan.add(new MountOp.Dev(
+                "/dev", ptys.resolveSibling(SandboxDevices.DEV), ptys, ptys.resolveSibling(SandboxDevices.SHM)));
         for (SandboxDevices.Node n : SandboxDevices.NODES) {
             plan.add(new MountOp.DeviceNode("/dev/" + n.name(), devices.resolve(n.name()), n.major(), n.minor()));
         }

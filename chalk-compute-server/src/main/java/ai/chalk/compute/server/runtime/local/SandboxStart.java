@@ -282,6 +282,8 @@ final class SandboxStart {
             SandboxDevices.create(dir.resolve("dev"));
             if (level == Level.BUBBLEWRAP) {
                 SandboxDevices.mountPtys(dir.resolve("pts"));
+                SandboxDevices.makeDev(dir.resolve(SandboxDevices.DEV));
+                EmptyDirs.create(dir);
             }
             userns = runtime.newUserNamespace();
             init = init.withIds(userns.map(UserNamespace::range));

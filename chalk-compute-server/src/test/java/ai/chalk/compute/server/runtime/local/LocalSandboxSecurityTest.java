@@ -162,6 +162,50 @@ class LocalSandboxSecurityTest {
         assertThat(sh(s, "echo still").ok().out()).isEqualTo("still\n");
     }
 
+    /**
+     * A directory the runtime masks is empty to the sandbox, keeps its mode, and takes nothing the sandbox tries to put
+     * there (bubblewrap binds an empty directory of the sandbox's own, one per mode, over every such mask), nor shows
+     * a host path for it; {@code /dev} holds the sandbox's own nodes, its terminals, its
+     * {@code shm} and the standard links, as bubblewrap's {@code --dev} made them.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void maskedDirectoriesStayEmptyForEverySandboxAndDevHasTheStandardEntries(String mode) throws Exception {
+        LocalRuntime runtime = runtime(mode);
+        Map<String, String> masked = new java.util.LinkedHashMap<>();
+        runtime.systemView().maskedDirs().forEach(d -> masked.put(d, "700"));
+        runtime.procMasks().dirs().forEach(d -> masked.put(d, "555"));
+        assertThat(masked).as("directories this host masks").isNotEmpty();
+        RuntimeSandbox first = runtime.start(LocalTesting.spec());
+        masked.forEach((d, octal) -> {
+            // its mode, whether it is mounted read-only (what holds where the sandbox's root owns it: no user
+            // namespace)
+            String attempts = "stat -c %a " + d + "; awk -v d=" + d
+                    + " '$5 == d {split($6, o, \",\"); r = o[1]} END {print r}' /proc/self/mountinfo; touch " + d
+                    + "/planted 2>/dev/null && echo wrote; mkdir " + d
+                    + "/x 2>/dev/null && echo made; chmod 777 " + d + " 2>/dev/null && echo changed; mount -t tmpfs t "
+                    + d + " 2>/dev/null && echo mounted; ls -A " + d + " 2>/dev/null; echo end";
+            try {
+                assertThat(sh(first, attempts).ok().out()).as(d).isEqualTo(octal + "\nro\nend\n");
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        String mountinfo = sh(first, "cat /proc/self/mountinfo").ok().out();
+        assertThat(mountinfo).doesNotContain(runtime.stateDir().toString());
+        assertThat(sh(first, "ls -A /dev | tr '\\n' ' '").ok().out())
+                .isEqualTo("fd full null ptmx pts random shm stderr stdin stdout tty urandom zero ");
+        assertThat(sh(
+                                first,
+                                "for l in fd stdin stdout stderr ptmx; do readlink /dev/$l; done;"
+                                        + " echo through-fd | cat /dev/fd/0; echo through-stdin | cat /dev/stdin;"
+                                        + " stat -c %a /dev /dev/shm")
+                        .ok()
+                        .out())
+                .isEqualTo("/proc/self/fd\n/proc/self/fd/0\n/proc/self/fd/1\n/proc/self/fd/2\npts/ptmx\n"
+                        + "through-fd\nthrough-stdin\n755\n1777\n");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void procShowsNothingOfTheHostsKernelMemoryTimersOrPaths(String mode) throws Exception {

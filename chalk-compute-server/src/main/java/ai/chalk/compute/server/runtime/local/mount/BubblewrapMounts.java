@@ -38,24 +38,43 @@ public final class BubblewrapMounts {
         } else if (op instanceof MountOp.MaskFile m) {
             return List.of("--ro-bind", "/dev/null", m.target());
         } else if (op instanceof MountOp.MaskDir m) {
-            return List.of("--perms", MountPlan.octal(m.mode()), "--tmpfs", m.target(), "--remount-ro", m.target());
+            return List.of("--ro-bind", m.empty().toString(), m.target());
         } else if (op instanceof MountOp.Proc p) {
             return List.of("--proc", p.target());
         } else if (op instanceof MountOp.ProcReadOnly p) {
             // the host's entry, bound from where bubblewrap finds the host's /proc
             return List.of(p.optional() ? "--ro-bind-try" : "--ro-bind", p.target(), p.target());
         } else if (op instanceof MountOp.Dev d) {
-            // binds the host's nodes, which the sandbox's own then cover, a devpts without a limit, which the
-            // sandbox's own (with one) covers, and a shm without one, which a directory under the layer's quota covers
+            // what bubblewrap's --dev makes, less what the sandbox's own would cover (the host's nodes: the sandbox's
+            // own follow, DeviceNode; a devpts without a limit; a shm without one), on a directory rather than a tmpfs
+            // (a file system fewer) and a core link
+            // to the /proc/kcore ProcMasks hides, as the unshare init's /dev has none
+            String dev = d.target();
             return List.of(
-                    "--dev",
-                    d.target(),
+                    "--bind",
+                    d.dir().toString(),
+                    dev,
                     "--dev-bind",
                     d.ptys().toString(),
-                    d.target() + "/pts",
+                    dev + "/pts",
                     "--bind",
                     d.shm().toString(),
-                    d.target() + "/shm");
+                    dev + "/shm",
+                    "--symlink",
+                    "/proc/self/fd",
+                    dev + "/fd",
+                    "--symlink",
+                    "/proc/self/fd/0",
+                    dev + "/stdin",
+                    "--symlink",
+                    "/proc/self/fd/1",
+                    dev + "/stdout",
+                    "--symlink",
+                    "/proc/self/fd/2",
+                    dev + "/stderr",
+                    "--symlink",
+                    "pts/ptmx",
+                    dev + "/ptmx");
         } else if (op instanceof MountOp.DeviceNode n) {
             return List.of("--dev-bind", n.hostNode().toString(), n.target());
         } else if (op instanceof MountOp.Dir d) {

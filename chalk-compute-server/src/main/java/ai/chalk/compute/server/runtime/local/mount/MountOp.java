@@ -44,8 +44,14 @@ public sealed interface MountOp {
     /** A file hidden behind a read-only {@code /dev/null}. */
     record MaskFile(String target) implements MountOp {}
 
-    /** A directory hidden behind an empty read-only tmpfs of the given mode. */
-    record MaskDir(String target, int mode) implements MountOp {}
+    /**
+     * A directory hidden behind an empty read-only directory of the given mode.
+     *
+     * @param empty an empty directory of that mode in the sandbox's state directory, for bubblewrap to bind read-only:
+     *     a tmpfs per mask would be one more file system per sandbox for the kernel to visit at every cgroup's
+     *     removal; the unshare init mounts a tmpfs
+     */
+    record MaskDir(String target, int mode, Path empty) implements MountOp {}
 
     /** A fresh {@code /proc} of the sandbox's pid namespace ({@code nosuid,nodev,noexec}). */
     record Proc(String target) implements MountOp {}
@@ -59,9 +65,13 @@ public sealed interface MountOp {
     record ProcReadOnly(String target, boolean optional) implements MountOp {}
 
     /**
-     * A fresh {@code /dev}: a tmpfs with a private {@code devpts} of at most {@link SandboxDevices#PTYS} terminals,
-     * {@code shm} and the standard links.
+     * A fresh {@code /dev}: an empty directory (a tmpfs for the unshare init) with a private {@code devpts} of at most {@link SandboxDevices#PTYS} terminals,
+     * {@code shm} and the standard links. Bubblewrap is given each part rather than its {@code --dev}, which would also
+     * bind the host's nodes and mount a devpts, each covered by the sandbox's own: work at every start, and one file
+     * system more per sandbox.
      *
+     * @param dir an empty directory in the sandbox's state directory, for bubblewrap to bind at {@code target} (a tmpfs
+     *     would be one more file system per sandbox); the unshare init mounts a tmpfs
      * @param ptys where the runtime mounted the sandbox's {@code devpts} on the host, for bubblewrap to bind at
      *     {@code pts} (its own {@code --dev} has no limit); the unshare init mounts its own
      * @param shm a directory on the sandbox's own quota file system, beside its layer, for bubblewrap to bind at
@@ -69,7 +79,7 @@ public sealed interface MountOp {
      *     {@code --dev} makes a {@code shm} with no limit on its files, and takes no mount options; the unshare init
      *     mounts a tmpfs with one
      */
-    record Dev(String target, Path ptys, Path shm) implements MountOp {}
+    record Dev(String target, Path dir, Path ptys, Path shm) implements MountOp {}
 
     /**
      * A device node of the sandbox's own, over the host's: bubblewrap binds the node the runtime made for the sandbox

@@ -20,13 +20,17 @@ class MountPlanTest {
                 .add(new MountOp.SystemDir("/usr"))
                 .add(new MountOp.SelfBind("/etc"))
                 .add(new MountOp.MaskFile("/etc/shadow"))
-                .add(new MountOp.MaskDir("/etc/ssl/private", 0700))
+                .add(new MountOp.MaskDir("/etc/ssl/private", 0700, Path.of("/state/sandboxes/s1/empty-0700")))
                 .add(new MountOp.ReadOnlyBind(Path.of("/state/resolv.conf"), "/etc/resolv.conf"))
                 .add(new MountOp.Proc("/proc"))
                 .add(new MountOp.ProcReadOnly("/proc/sys", false))
                 .add(new MountOp.ProcReadOnly("/proc/irq", true))
-                .add(new MountOp.MaskDir("/proc/acpi", 0555))
-                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts"), Path.of("/state/sandboxes/s1/shm")))
+                .add(new MountOp.MaskDir("/proc/acpi", 0555, Path.of("/state/sandboxes/s1/empty-0555")))
+                .add(new MountOp.Dev(
+                        "/dev",
+                        Path.of("/state/sandboxes/s1/devdir"),
+                        Path.of("/state/sandboxes/s1/pts"),
+                        Path.of("/state/sandboxes/s1/shm")))
                 .add(new MountOp.DeviceNode("/dev/null", Path.of("/state/sandboxes/s1/dev/null"), 1, 3))
                 .add(new MountOp.Dir("/tmp", 01777))
                 .add(new MountOp.WorkDir("/workspace"));
@@ -54,11 +58,8 @@ class MountPlanTest {
                         "--ro-bind",
                         "/dev/null",
                         "/etc/shadow",
-                        "--perms",
-                        "0700",
-                        "--tmpfs",
-                        "/etc/ssl/private",
-                        "--remount-ro",
+                        "--ro-bind",
+                        "/state/sandboxes/s1/empty-0700",
                         "/etc/ssl/private",
                         "--ro-bind",
                         "/state/resolv.conf",
@@ -71,13 +72,11 @@ class MountPlanTest {
                         "--ro-bind-try",
                         "/proc/irq",
                         "/proc/irq",
-                        "--perms",
-                        "0555",
-                        "--tmpfs",
+                        "--ro-bind",
+                        "/state/sandboxes/s1/empty-0555",
                         "/proc/acpi",
-                        "--remount-ro",
-                        "/proc/acpi",
-                        "--dev",
+                        "--bind",
+                        "/state/sandboxes/s1/devdir",
                         "/dev",
                         "--dev-bind",
                         "/state/sandboxes/s1/pts",
@@ -85,6 +84,21 @@ class MountPlanTest {
                         "--bind",
                         "/state/sandboxes/s1/shm",
                         "/dev/shm",
+                        "--symlink",
+                        "/proc/self/fd",
+                        "/dev/fd",
+                        "--symlink",
+                        "/proc/self/fd/0",
+                        "/dev/stdin",
+                        "--symlink",
+                        "/proc/self/fd/1",
+                        "/dev/stdout",
+                        "--symlink",
+                        "/proc/self/fd/2",
+                        "/dev/stderr",
+                        "--symlink",
+                        "pts/ptmx",
+                        "/dev/ptmx",
                         "--dev-bind",
                         "/state/sandboxes/s1/dev/null",
                         "/dev/null",
@@ -221,8 +235,16 @@ class MountPlanTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("would hide");
         MountPlan.Builder twice = MountPlan.builder(LAYER)
-                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts"), Path.of("/state/sandboxes/s1/shm")))
-                .add(new MountOp.Dev("/dev", Path.of("/state/sandboxes/s1/pts"), Path.of("/state/sandboxes/s1/shm")));
+                .add(new MountOp.Dev(
+                        "/dev",
+                        Path.of("/state/sandboxes/s1/devdir"),
+                        Path.of("/state/sandboxes/s1/pts"),
+                        Path.of("/state/sandboxes/s1/shm")))
+                .add(new MountOp.Dev(
+                        "/dev",
+                        Path.of("/state/sandboxes/s1/devdir"),
+                        Path.of("/state/sandboxes/s1/pts"),
+                        Path.of("/state/sandboxes/s1/shm")));
         assertThatThrownBy(twice::build).isInstanceOf(IllegalStateException.class);
         MountPlan.Builder secondRoot = MountPlan.builder(LAYER).add(new MountOp.Root(LAYER));
         assertThatThrownBy(secondRoot::build)
