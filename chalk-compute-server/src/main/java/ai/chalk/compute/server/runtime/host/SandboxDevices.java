@@ -51,8 +51,8 @@ public final class SandboxDevices {
 
     /**
      * Mounts a {@code devpts} of the sandbox's own at {@code dir} (which it creates), with bubblewrap's options and
-     * a {@code max} of {@link #PTYS}, for bubblewrap to bind at {@code /dev/pts} (a devpts of its {@code --dev} would have no limit). The host's
-     * mount can go ({@link #unmountPtys}) once the sandbox's init has its own.
+     * a {@code max} of {@link #PTYS}, for bubblewrap to bind at {@code /dev/pts} (a devpts of its {@code --dev} would
+     * have no limit). The host's mount can go ({@link #unmountPtys}) once the sandbox's init has its own.
      */
     public static void mountPtys(Path dir) throws IOException {
         Files.createDirectory(dir);

@@ -32,7 +32,7 @@ final class EmptyDirs {
         }
     }
 
-    /** The empty directory of {@code mode} ({@link #CLOSED} or {@link #READABLE}) in the state directory {@code dir}. */
+    /** The empty directory of {@code mode} ({@link #CLOSED} or {@link #READABLE}) in state directory {@code dir}. */
     static Path in(Path dir, int mode) {
         if (mode != CLOSED && mode != READABLE) {
             throw new IllegalArgumentException("no empty directory of mode " + Integer.toOctalString(mode));

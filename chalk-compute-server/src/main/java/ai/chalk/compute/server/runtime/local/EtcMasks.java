@@ -14,11 +14,12 @@ import java.util.List;
 
 /**
  * What under the host's {@code /etc} other users may not read, as each sandbox starts: files to mask with
- * {@code /dev/null}, directories to mask with a tmpfs (a sandbox's root, uid 0 without capabilities, still has the
- * owner's access to root's files). A walk of {@code /etc} (here 155 directories, 1,400 entries) cost every create a
- * few milliseconds of the server's CPU, a tenth of a create; it is now walked again only when one of the directories
- * it read reports a change since (inotify: an entry created, removed, renamed, or its mode or owner changed), which the
- * kernel records before the change's own call returns. Where a directory cannot be watched, every create walks.
+ * {@code /dev/null}, directories to mask with an empty read-only directory (a sandbox's root, uid 0 without
+ * capabilities, still has the owner's access to root's files). A walk of {@code /etc} (here 155 directories, 1,400
+ * entries) cost every create a few milliseconds of the server's CPU, a tenth of a create; it is now walked again only
+ * when one of the directories it read reports a change since (inotify: an entry created, removed, renamed, or its mode
+ * or owner changed), which the kernel records before the change's own call returns. Where a directory cannot be
+ * watched, every create walks.
  */
 final class EtcMasks implements AutoCloseable {
 

@@ -18,7 +18,8 @@ import java.util.TreeSet;
  * owner of a root-only file needs none to read it; these describe the whole host, not the sandbox.
  *
  * @param files files masked with {@code /dev/null}
- * @param dirs  directories masked with an empty read-only tmpfs
+ * @param dirs  directories masked with an empty read-only directory (see
+ *     {@link ai.chalk.compute.server.runtime.local.mount.MountOp.MaskDir})
  */
 record ProcMasks(List<String> files, List<String> dirs) {
 

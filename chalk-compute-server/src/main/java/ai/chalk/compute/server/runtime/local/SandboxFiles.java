@@ -19,7 +19,7 @@ final class SandboxFiles {
     /** The host's top-level system entries a sandbox sees: symlinks are recreated, directories bound read-only. */
     static final List<String> SYSTEM_ENTRIES = List.of("usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32");
 
-    /** Files masked with {@code /dev/null} and directories masked with an empty tmpfs. */
+    /** Files masked with {@code /dev/null} and directories masked with an empty read-only directory. */
     static final List<String> MASKED_FILES = List.of("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-");
 
     static final List<String> MASKED_DIRS = List.of("/etc/ssl/private");

@@ -272,8 +272,9 @@ final class SandboxStart {
     }
 
     /**
-     * The host side of an isolated sandbox: its state directory with the layer's quota, its device nodes and its
-     * user namespace; returns its volumes as it sees them.
+     * The host side of an isolated sandbox: its state directory with the layer's quota, its device nodes, with
+     * bubblewrap its terminals, {@code /dev} and {@code shm} directories and the empty directories of its masks
+     * ({@link EmptyDirs}), and its user namespace; returns its volumes as it sees them.
      */
     private List<SandboxSpec.VolumeBinding> hostSide() throws RuntimeStartException {
         try {

@@ -163,47 +163,69 @@ class LocalSandboxSecurityTest {
     }
 
     /**
-     * A directory the runtime masks is empty to the sandbox, keeps its mode, and takes nothing the sandbox tries to put
-     * there (bubblewrap binds an empty directory of the sandbox's own, one per mode, over every such mask), nor shows
-     * a host path for it; {@code /dev} holds the sandbox's own nodes, its terminals, its
-     * {@code shm} and the standard links, as bubblewrap's {@code --dev} made them.
+     * A directory the runtime masks is empty to the sandbox, keeps its mode, is mounted read-only (what holds where the
+     * sandbox's root would own it: no user namespace) and takes nothing the sandbox tries to put there, on the host
+     * either (bubblewrap binds an empty directory of the sandbox's own state directory, one per mode, over every such
+     * mask; the unshare init a tmpfs), nor names a host path for it; {@code /dev} holds the sandbox's own nodes, its
+     * terminals, its {@code shm} and the standard links (no {@code core}: {@code /proc/kcore} is masked),
+     * {@code nosuid} and {@code nodev} but for the nodes; and a second sandbox finds all of it as the first did.
      */
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void maskedDirectoriesStayEmptyForEverySandboxAndDevHasTheStandardEntries(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode);
-        Map<String, String> masked = new java.util.LinkedHashMap<>();
-        runtime.systemView().maskedDirs().forEach(d -> masked.put(d, "700"));
-        runtime.procMasks().dirs().forEach(d -> masked.put(d, "555"));
+        Map<String, Integer> masked = new java.util.LinkedHashMap<>();
+        runtime.systemView().maskedDirs().forEach(d -> masked.put(d, EmptyDirs.CLOSED));
+        runtime.procMasks().dirs().forEach(d -> masked.put(d, EmptyDirs.READABLE));
         assertThat(masked).as("directories this host masks").isNotEmpty();
         RuntimeSandbox first = runtime.start(LocalTesting.spec());
-        masked.forEach((d, octal) -> {
-            // its mode, whether it is mounted read-only (what holds where the sandbox's root owns it: no user
-            // namespace)
+        RuntimeSandbox second = runtime.start(LocalTesting.spec());
+        for (var m : masked.entrySet()) {
+            String d = m.getKey();
+            // mountinfo: the mount's root in its file system (no host path), its options; then the attempts
             String attempts = "stat -c %a " + d + "; awk -v d=" + d
-                    + " '$5 == d {split($6, o, \",\"); r = o[1]} END {print r}' /proc/self/mountinfo; touch " + d
-                    + "/planted 2>/dev/null && echo wrote; mkdir " + d
-                    + "/x 2>/dev/null && echo made; chmod 777 " + d + " 2>/dev/null && echo changed; mount -t tmpfs t "
-                    + d + " 2>/dev/null && echo mounted; ls -A " + d + " 2>/dev/null; echo end";
-            try {
-                assertThat(sh(first, attempts).ok().out()).as(d).isEqualTo(octal + "\nro\nend\n");
-            } catch (Exception e) {
-                throw new AssertionError(e);
+                    + " '$5 == d {split($6, o, \",\"); r = $4 \" \" o[1]} END {print r}' /proc/self/mountinfo; touch "
+                    + d + "/planted 2>/dev/null && echo wrote; mkdir " + d + "/x 2>/dev/null && echo made; chmod 777 "
+                    + d + " 2>/dev/null && echo changed; mount -t tmpfs t " + d
+                    + " 2>/dev/null && echo mounted; ls -A " + d + " 2>/dev/null; echo end";
+            String root = mode.equals("bubblewrap")
+                    ? EmptyDirs.in(Path.of("/"), m.getValue()).toString()
+                    : "/";
+            String expected = Integer.toOctalString(m.getValue()) + "\n" + root + " ro\nend\n";
+            assertThat(sh(first, attempts).ok().out()).as(d).isEqualTo(expected);
+            assertThat(sh(second, "ls -A " + d + " 2>/dev/null; echo end").ok().out())
+                    .as(d)
+                    .isEqualTo("end\n");
+        }
+        if (mode.equals("bubblewrap")) {
+            for (RuntimeSandbox s : List.of(first, second)) {
+                Path dir = runtime.sandboxesDir().resolve(((LocalSandbox) s).name());
+                for (int octal : List.of(EmptyDirs.CLOSED, EmptyDirs.READABLE)) {
+                    try (var planted = Files.list(EmptyDirs.in(dir, octal))) {
+                        assertThat(planted.toList()).as("on the host").isEmpty();
+                    }
+                }
             }
-        });
-        String mountinfo = sh(first, "cat /proc/self/mountinfo").ok().out();
-        assertThat(mountinfo).doesNotContain(runtime.stateDir().toString());
-        assertThat(sh(first, "ls -A /dev | tr '\\n' ' '").ok().out())
-                .isEqualTo("fd full null ptmx pts random shm stderr stdin stdout tty urandom zero ");
+        }
+        assertThat(sh(first, "cat /proc/self/mountinfo").ok().out())
+                .doesNotContain(runtime.stateDir().toString());
+        sh(first, "touch /dev/planted 2>/dev/null; rm -f /dev/fd 2>/dev/null; true");
+        for (RuntimeSandbox s : List.of(first, second)) {
+            assertThat(sh(s, "ls -A /dev | tr '\\n' ' '").ok().out())
+                    .isEqualTo("fd full null ptmx pts random shm stderr stdin stdout tty urandom zero ");
+        }
         assertThat(sh(
-                                first,
+                                second,
                                 "for l in fd stdin stdout stderr ptmx; do readlink /dev/$l; done;"
                                         + " echo through-fd | cat /dev/fd/0; echo through-stdin | cat /dev/stdin;"
-                                        + " stat -c %a /dev /dev/shm")
+                                        + " stat -c %a /dev /dev/shm;"
+                                        + " awk '$5 == \"/dev\" {print $6}' /proc/self/mountinfo | tr ',' '\\n' |"
+                                        + " grep -x -e nosuid -e nodev")
                         .ok()
                         .out())
                 .isEqualTo("/proc/self/fd\n/proc/self/fd/0\n/proc/self/fd/1\n/proc/self/fd/2\npts/ptmx\n"
-                        + "through-fd\nthrough-stdin\n755\n1777\n");
+                        + "through-fd\nthrough-stdin\n755\n1777\n"
+                        + (mode.equals("bubblewrap") ? "nosuid\nnodev\n" : "nosuid\n"));
     }
 
     @ParameterizedTest

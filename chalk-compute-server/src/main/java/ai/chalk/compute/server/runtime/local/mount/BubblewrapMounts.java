@@ -45,10 +45,10 @@ public final class BubblewrapMounts {
             // the host's entry, bound from where bubblewrap finds the host's /proc
             return List.of(p.optional() ? "--ro-bind-try" : "--ro-bind", p.target(), p.target());
         } else if (op instanceof MountOp.Dev d) {
-            // what bubblewrap's --dev makes, less what the sandbox's own would cover (the host's nodes: the sandbox's
-            // own follow, DeviceNode; a devpts without a limit; a shm without one), on a directory rather than a tmpfs
-            // (a file system fewer) and a core link
-            // to the /proc/kcore ProcMasks hides, as the unshare init's /dev has none
+            // what bubblewrap's --dev makes, less the host's nodes (the sandbox's own follow, DeviceNode), a devpts and
+            // a shm without limits (the sandbox's own instead) and its core link to the /proc/kcore ProcMasks hides
+            // (the
+            // unshare init's /dev has none); on a directory of the state directory, not a tmpfs: a file system fewer
             String dev = d.target();
             return List.of(
                     "--bind",

@@ -65,10 +65,10 @@ public sealed interface MountOp {
     record ProcReadOnly(String target, boolean optional) implements MountOp {}
 
     /**
-     * A fresh {@code /dev}: an empty directory (a tmpfs for the unshare init) with a private {@code devpts} of at most {@link SandboxDevices#PTYS} terminals,
-     * {@code shm} and the standard links. Bubblewrap is given each part rather than its {@code --dev}, which would also
-     * bind the host's nodes and mount a devpts, each covered by the sandbox's own: work at every start, and one file
-     * system more per sandbox.
+     * A fresh {@code /dev}: an empty directory (a tmpfs for the unshare init) with a private {@code devpts} of at most
+     * {@link SandboxDevices#PTYS} terminals, {@code shm} and the standard links. Bubblewrap is given each part rather
+     * than its {@code --dev}, which would also bind the host's nodes and mount a devpts, each covered by the sandbox's
+     * own: work at every start, and one file system more per sandbox.
      *
      * @param dir an empty directory in the sandbox's state directory, for bubblewrap to bind at {@code target} (a tmpfs
      *     would be one more file system per sandbox); the unshare init mounts a tmpfs
@@ -82,8 +82,9 @@ public sealed interface MountOp {
     record Dev(String target, Path dir, Path ptys, Path shm) implements MountOp {}
 
     /**
-     * A device node of the sandbox's own, over the host's: bubblewrap binds the node the runtime made for the sandbox
-     * ({@code hostNode}), the unshare init (root in a fresh tmpfs) makes its own with the same numbers.
+     * A device node of the sandbox's own: bubblewrap binds the node the runtime made for the sandbox ({@code hostNode})
+     * onto a file it creates in the {@link Dev} directory, the unshare init (root in a fresh tmpfs) makes its own with
+     * the same numbers.
      */
     record DeviceNode(String target, Path hostNode, int major, int minor) implements MountOp {}
 
