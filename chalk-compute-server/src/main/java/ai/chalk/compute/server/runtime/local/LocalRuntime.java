@@ -23,6 +23,7 @@ import ai.chalk.compute.server.runtime.local.image.LocalImages;
 import ai.chalk.compute.server.runtime.local.image.OverlayMount;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.userns.IdRange;
+import ai.chalk.compute.server.runtime.userns.SandboxPipes;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import ai.chalk.compute.server.runtime.userns.UserNamespacePool;
 import ai.chalk.compute.server.threads.DaemonThreads;
@@ -310,6 +311,9 @@ public final class LocalRuntime implements SandboxRuntime {
                             new UserNamespace.HolderTools(tools.require("setpriv"), tools.require("unshare")),
                             helpers)
                     : UserNamespacePool.none("this server runs sandboxes without isolation");
+            if (level.isolated() && SandboxPipes.works()) {
+                log.debug("Execs' pipes go to their sandbox's root"); // the calls bound now, not on a first exec
+            }
             this.isolation =
                     IsolationProbe.describe(level, failures, tools, systemView, cgroups, userNamespaces.problem());
             // leftover sandboxes' roots are unmounted before the cache below them is touched

@@ -23,6 +23,7 @@ import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
 import ai.chalk.compute.server.runtime.local.cgroup.ProcessGroup;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.userns.IdRange;
+import ai.chalk.compute.server.runtime.userns.SandboxPipes;
 import com.pty4j.PtyProcessBuilder;
 import com.pty4j.unix.UnixPtyProcess;
 import java.io.IOException;
@@ -277,7 +278,13 @@ final class LocalSandbox implements RuntimeSandbox {
                 processEnv,
                 command,
                 spec.args());
-        return spawn(spec, cmd, SandboxCommands.hostEnvironment(helpers, processEnv), Path.of("/"), true);
+        return spawn(
+                spec,
+                cmd,
+                SandboxCommands.hostEnvironment(
+                        helpers, processEnv, ids.isPresent() && spec.pty().isEmpty() && SandboxPipes.works()),
+                Path.of("/"),
+                true);
     }
 
     private RuntimeProcess execPlain(ProcessSpec spec, Map<String, String> processEnv) throws ProcessStartException {
@@ -330,7 +337,7 @@ final class LocalSandbox implements RuntimeSandbox {
     }
 
     private SpareExecs.Spare spawnSpare() {
-        return spawnSpare(runtime, id, helpers, filter, groups, initPid, initPidNamespace, ids.isPresent());
+        return spawnSpare(runtime, id, helpers, filter, groups, initPid, initPidNamespace, ids);
     }
 
     /**
@@ -347,14 +354,7 @@ final class LocalSandbox implements RuntimeSandbox {
         SandboxInit init = started.init();
         List<String> filter = init.filter().filter().execPrefix(helpers.perl());
         return spawnSpare(
-                runtime,
-                name,
-                helpers,
-                filter,
-                started.groups(),
-                init.pid(),
-                init.pidNamespace(),
-                init.ids().isPresent());
+                runtime, name, helpers, filter, started.groups(), init.pid(), init.pidNamespace(), init.ids());
     }
 
     private static SpareExecs.@Nullable Spare spawnSpare(
@@ -365,7 +365,7 @@ final class LocalSandbox implements RuntimeSandbox {
             @Nullable SandboxCgroup groups,
             long initPid,
             @Nullable String initPidNamespace,
-            boolean ownIds) {
+            Optional<IdRange> ids) {
         boolean isolated = runtime.level().isolated();
         if (isolated && !stillTheInit(initPid, initPidNamespace)) {
             return null; // a spare enters the init's pid as host root: never a process that got it since
@@ -376,9 +376,11 @@ final class LocalSandbox implements RuntimeSandbox {
             List<String> command = CgroupEntry.command(
                     group == null ? List.of() : group.procsFiles(),
                     runtime.defaults().openFiles(),
-                    SandboxCommands.spare(runtime.tools(), helpers, isolated ? initPid : -1, ownIds, filter));
+                    SandboxCommands.spare(runtime.tools(), helpers, isolated ? initPid : -1, ids.isPresent(), filter));
             Process p = SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE)
                     .start();
+            // before it can be taken: its command then finds its streams its root's
+            ids.ifPresent(range -> SandboxPipes.giveTo(p.pid(), range));
             return new SpareExecs.Spare(
                     p,
                     group,
@@ -428,6 +430,10 @@ final class LocalSandbox implements RuntimeSandbox {
                 pb.environment().clear();
                 pb.environment().putAll(hostEnv);
                 p = pb.start();
+                if (nsentered && ids.isPresent()) {
+                    // while nsenter and setpriv work, ms before the command; EXEC_SCRIPT waits for it all the same
+                    SandboxPipes.giveTo(p.pid(), ids.get());
+                }
             }
             ProcessGroup pids = group == null ? null : group.group();
             LocalProcess process = new LocalProcess(

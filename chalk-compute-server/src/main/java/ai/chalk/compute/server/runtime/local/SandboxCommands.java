@@ -541,6 +541,24 @@ final class SandboxCommands {
             exit 127;
             """;
 
+    /** Set in {@link #hostEnvironment} when the server gives the exec's pipes to the sandbox's root. */
+    static final String PIPES_GIVEN = "CHALK_PIPES_GIVEN";
+
+    /**
+     * Part of {@link #EXEC_SCRIPT}: when the server gives the exec's pipes to the sandbox's root ({@value #PIPES_GIVEN};
+     * see {@link ai.chalk.compute.server.runtime.userns.SandboxPipes}), which it does as the exec starts, waits until
+     * none of its standard streams is a pipe of another owner, 200 ms at most (the server's change comes while nsenter
+     * and setpriv work, milliseconds before this): the command then finds them its own from its first instruction on.
+     */
+    static final String AWAIT_PIPES = """
+            if ($ENV{CHALK_PIPES_GIVEN}) {
+                for (1 .. 400) {
+                    last unless grep { -p $_ && (stat(_))[4] != $< } (\\*STDIN, \\*STDOUT, \\*STDERR);
+                    select(undef, undef, undef, 0.0005);
+                }
+            }
+            """;
+
     /**
      * The last step of {@link #nsenterExec}, after the capabilities are gone: takes the sandbox's variables out of
      * their encoded names (so that none of them, PERL5OPT or LD_PRELOAD say, meant anything to the host tools or to
@@ -549,17 +567,20 @@ final class SandboxCommands {
      */
     static final String EXEC_SCRIPT = """
             $0 = "chalk-exec";
-            """ + GROW_STDOUT + EXEC_ENTER + EXEC_RUN;
+            """ + GROW_STDOUT + AWAIT_PIPES + EXEC_ENTER + EXEC_RUN;
 
     /**
      * The environment of the host side of {@link #nsenterExec}: {@link #HOST_ENV} and, with perl, the sandbox's
-     * variables under encoded names for {@link #EXEC_SCRIPT}.
+     * variables under encoded names for {@link #EXEC_SCRIPT}, and {@link #PIPES_GIVEN} when {@code pipesGiven}.
      */
-    static Map<String, String> hostEnvironment(Helpers helpers, Map<String, String> env) {
+    static Map<String, String> hostEnvironment(Helpers helpers, Map<String, String> env, boolean pipesGiven) {
         if (helpers.perl().isEmpty()) {
             return HOST_ENV;
         }
         Map<String, String> out = new java.util.LinkedHashMap<>(HOST_ENV);
+        if (pipesGiven) {
+            out.put(PIPES_GIVEN, "1");
+        }
         env.forEach((k, v) -> out.put(
                 ENCODED_VARIABLE
                         + java.util.HexFormat.of().formatHex(k.getBytes(java.nio.charset.StandardCharsets.UTF_8)),

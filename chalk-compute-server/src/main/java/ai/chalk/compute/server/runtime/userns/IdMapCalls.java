@@ -4,7 +4,10 @@ import com.sun.jna.LastErrorException;
 import com.sun.jna.Library;
 import com.sun.jna.Native;
 
-/** The libc calls behind id-mapped mounts (glibc 2.36 wraps the new mount API) and per-thread file-system ids. */
+/**
+ * The libc calls behind id-mapped mounts (glibc 2.36 wraps the new mount API), per-thread file-system ids and handing
+ * a process's pipes to a sandbox's ids (glibc 2.36 wraps the pidfd calls).
+ */
 interface IdMapCalls extends Library {
 
     IdMapCalls INSTANCE = Native.load("c", IdMapCalls.class);
@@ -42,4 +45,11 @@ interface IdMapCalls extends Library {
     int capget(int[] header, int[] data) throws LastErrorException;
 
     int capset(int[] header, int[] data) throws LastErrorException;
+
+    int pidfd_open(int pid, int flags) throws LastErrorException;
+
+    /** A duplicate of descriptor {@code targetfd} of the process behind {@code pidfd}, close-on-exec. */
+    int pidfd_getfd(int pidfd, int targetfd, int flags) throws LastErrorException;
+
+    int fchown(int fd, int owner, int group) throws LastErrorException;
 }

@@ -163,6 +163,23 @@ class LocalSandboxSecurityTest {
     }
 
     /**
+     * A command opens its own standard streams by name ({@code > /dev/stderr}, {@code cat /dev/stdin}): the server
+     * gives the pipes it made as host root to the sandbox's root, on the direct path (a sandbox's first two execs) and
+     * on a spare helper's alike; before, every such open said "Permission denied" in a sandbox with ids of its own.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bubblewrap", "unshare"})
+    void aCommandOpensItsOwnStandardStreamsByName(String mode) throws Exception {
+        RuntimeSandbox s = runtime(mode).start(LocalTesting.spec());
+        for (int i = 0; i < 4; i++) {
+            LocalTesting.Run run = sh(
+                    s, "echo out > /dev/stdout && echo err > /dev/stderr && cat /dev/stdin /dev/fd/0 && echo opened");
+            assertThat(run.ok().out()).as("exec %d", i).isEqualTo("out\nopened\n");
+            assertThat(run.err()).as("exec %d", i).isEqualTo("err\n");
+        }
+    }
+
+    /**
      * A directory the runtime masks is empty to the sandbox, keeps its mode, is mounted read-only (what holds where the
      * sandbox's root would own it: no user namespace) and takes nothing the sandbox tries to put there, on the host
      * either (bubblewrap binds an empty directory of the sandbox's own state directory, one per mode, over every such
