@@ -57,26 +57,39 @@ public final class SandboxPipes {
         }
     }
 
+    /**
+     * Gives descriptor {@code fd} of the process to {@code owner} if it is a pipe. A process starting in a sandbox's
+     * cgroups points its stdout at a {@code cgroup.procs} file for a few microseconds (the shell that joins them,
+     * {@code echo $$ > ...}): what is not a pipe is looked at again, for a few milliseconds, and never changed.
+     */
     private static boolean give(int pidfd, int fd, int owner) {
         IdMapCalls c = IdMapCalls.INSTANCE;
-        int own;
-        try {
-            own = c.pidfd_getfd(pidfd, fd, 0);
-        } catch (LastErrorException e) {
-            return failed(e);
-        }
-        try {
-            if (!isPipe(own)) {
-                return true;
+        for (int look = 0; look < LOOKS; look++) {
+            int own;
+            try {
+                own = c.pidfd_getfd(pidfd, fd, 0);
+            } catch (LastErrorException e) {
+                return failed(e);
             }
-            c.fchown(own, owner, owner);
-            return true;
-        } catch (LastErrorException e) {
-            return failed(e);
-        } finally {
-            c.close(own);
+            try {
+                if (isPipe(own)) {
+                    c.fchown(own, owner, owner);
+                    return true;
+                }
+            } catch (LastErrorException e) {
+                return failed(e);
+            } finally {
+                c.close(own);
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(LOOK_AGAIN_NANOS);
         }
+        return false;
     }
+
+    /** How often, and how far apart, a descriptor that is not a pipe is looked at. */
+    private static final int LOOKS = 40;
+
+    private static final long LOOK_AGAIN_NANOS = 100_000;
 
     /**
      * Whether the calls work here, so that an exec may wait for its pipes to be its own (see

@@ -174,8 +174,7 @@ class LocalSandboxSecurityTest {
         for (int i = 0; i < 4; i++) {
             LocalTesting.Run run = sh(
                     s, "echo out > /dev/stdout && echo err > /dev/stderr && cat /dev/stdin /dev/fd/0 && echo opened");
-            assertThat(run.ok().out()).as("exec %d", i).isEqualTo("out\nopened\n");
-            assertThat(run.err()).as("exec %d", i).isEqualTo("err\n");
+            assertThat(run.out() + run.err()).as("exec %d", i).isEqualTo("out\nopened\nerr\n");
         }
     }
 
