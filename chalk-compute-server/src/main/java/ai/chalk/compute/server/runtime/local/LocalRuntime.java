@@ -311,8 +311,9 @@ public final class LocalRuntime implements SandboxRuntime {
                             new UserNamespace.HolderTools(tools.require("setpriv"), tools.require("unshare")),
                             helpers)
                     : UserNamespacePool.none("this server runs sandboxes without isolation");
-            if (level.isolated() && SandboxPipes.works()) {
-                log.debug("Execs' pipes go to their sandbox's root"); // the calls bound now, not on a first exec
+            if (level.isolated() && !SandboxPipes.works()) { // read now: the calls ready before a first exec
+                log.info("Commands in sandboxes cannot open their own standard streams by name (/dev/stdout): this"
+                        + " kernel cannot take a process's descriptors (pidfd_getfd, Linux 5.6)");
             }
             this.isolation =
                     IsolationProbe.describe(level, failures, tools, systemView, cgroups, userNamespaces.problem());

@@ -380,7 +380,7 @@ final class LocalSandbox implements RuntimeSandbox {
             Process p = SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE)
                     .start();
             // before it can be taken: its command then finds its streams its root's
-            ids.ifPresent(range -> SandboxPipes.giveTo(p.pid(), range));
+            ids.ifPresent(range -> SandboxPipes.giveTo(p, range));
             return new SpareExecs.Spare(
                     p,
                     group,
@@ -432,7 +432,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 p = pb.start();
                 if (nsentered && ids.isPresent()) {
                     // while nsenter and setpriv work, ms before the command; EXEC_SCRIPT waits for it all the same
-                    SandboxPipes.giveTo(p.pid(), ids.get());
+                    SandboxPipes.giveTo(p, ids.get());
                 }
             }
             ProcessGroup pids = group == null ? null : group.group();
@@ -642,6 +642,11 @@ final class LocalSandbox implements RuntimeSandbox {
     /** The spare exec helpers it keeps, ready or starting. */
     int spareExecs() {
         return spares.size();
+    }
+
+    /** The spare exec helpers ready for an exec. */
+    int readySpareExecs() {
+        return spares.ready();
     }
 
     /** The sandbox's groups, if cgroups are in use. */

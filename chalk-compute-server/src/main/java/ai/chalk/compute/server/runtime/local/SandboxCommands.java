@@ -548,7 +548,8 @@ final class SandboxCommands {
      * Part of {@link #EXEC_SCRIPT}: when the server gives the exec's pipes to the sandbox's root ({@value #PIPES_GIVEN};
      * see {@link ai.chalk.compute.server.runtime.userns.SandboxPipes}), which it does as the exec starts, waits until
      * none of its standard streams is a pipe of another owner, 200 ms at most (the server's change comes while nsenter
-     * and setpriv work, milliseconds before this): the command then finds them its own from its first instruction on.
+     * and setpriv work, milliseconds before this): the command then finds them its own from its first instruction on;
+     * past that it runs all the same, and opening them by name is refused as before.
      */
     static final String AWAIT_PIPES = """
             if ($ENV{CHALK_PIPES_GIVEN}) {

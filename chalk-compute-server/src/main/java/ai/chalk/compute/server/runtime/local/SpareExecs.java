@@ -206,6 +206,15 @@ final class SpareExecs {
         return spares.size();
     }
 
+    /** The spares ready to be taken (see {@link #take}); for tests. */
+    int ready() {
+        return (int) spares.stream()
+                .filter(f -> f.isDone() && !f.isCompletedExceptionally())
+                .map(f -> f.getNow(null))
+                .filter(s -> s != null && s.pids().isDone())
+                .count();
+    }
+
     /** Ends every spare: the sandbox is stopping, or no exec came for a while. */
     void drop() {
         CompletableFuture<Spare> f;

@@ -52,4 +52,6 @@ interface IdMapCalls extends Library {
     int pidfd_getfd(int pidfd, int targetfd, int flags) throws LastErrorException;
 
     int fchown(int fd, int owner, int group) throws LastErrorException;
+
+    int pipe2(int[] fds, int flags) throws LastErrorException;
 }

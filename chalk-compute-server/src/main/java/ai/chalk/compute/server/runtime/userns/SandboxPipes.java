@@ -4,6 +4,9 @@ import com.sun.jna.LastErrorException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Gives the pipes a sandbox's command runs on, its standard streams, which the server made as host root, to the
@@ -12,56 +15,71 @@ import java.nio.file.Path;
  * such redirection said "Permission denied" (a container runtime gives its stdio pipes to the container's root the
  * same way).
  *
- * <p>Each descriptor is taken from the process itself ({@code pidfd_getfd}) and changed only when it is a pipe: the
- * server changes the object it checked, never what a path resolves to later, so nothing the sandbox could have put on
- * that descriptor meanwhile is changed. What the sandbox gains is its own streams, which it could read and write
- * already. Needs Linux 5.6 and the right to take a child's descriptors ({@link #works}); elsewhere, or once the
- * process has ended, nothing changes.
+ * <p>Each descriptor is taken from the host process that starts the command ({@code pidfd_getfd}), which nothing in
+ * the sandbox can reach, and changed only when it is a pipe: the server changes the object it checked. While that
+ * process joins the sandbox's cgroups, its stdout is a {@code cgroup.procs} file (the joining shell's
+ * {@code echo $$ > ...}, milliseconds on a busy host), which must never go to the sandbox; it is looked at again until
+ * it is the pipe. What the sandbox gains is its own streams, which it could read and write already. Needs Linux 5.6
+ * ({@link #works}); elsewhere, or once the process has ended, nothing changes.
  */
 public final class SandboxPipes {
 
-    /** ESRCH, EBADF: the process ended, or closed the descriptor; nothing wrong with the calls. */
-    private static final int GONE = 3;
+    private static final Logger log = LoggerFactory.getLogger(SandboxPipes.class);
 
-    private static final int CLOSED = 9;
+    /** The errors that say the calls cannot work here: ENOSYS, EPERM, EACCES. */
+    private static final java.util.Set<Integer> REFUSED = java.util.Set.of(38, 1, 13);
 
-    /** Whether the calls work here: the probe's answer, false once one fails for another reason than an ended process. */
+    /** How often, and how far apart, a descriptor that is not a pipe yet is looked at: 200 ms in all. */
+    private static final int LOOKS = 400;
+
+    private static final long LOOK_AGAIN_NANOS = 500_000;
+
+    /** The probe's answer, false once a call is refused (see {@link #REFUSED}). */
     private static volatile boolean works = probe();
 
     private SandboxPipes() {}
 
     /**
-     * Gives descriptors 0, 1 and 2 of process {@code pid}, those that are pipes, to the first id of {@code ids}.
-     *
-     * @return whether none was left to another owner (false when the process ended or a call failed)
+     * Whether the calls work here, so that an exec may wait for its pipes to be its own (see
+     * {@code SandboxCommands.AWAIT_PIPES}). Reading it first, as a runtime starts, readies the calls.
      */
-    public static boolean giveTo(long pid, IdRange ids) {
+    public static boolean works() {
+        return works;
+    }
+
+    /**
+     * Gives descriptors 0, 1 and 2 of {@code process}, which are pipes once it has joined its cgroups, to the first id
+     * of {@code ids}.
+     *
+     * @return whether all three were given (false when the process ended, a call failed, or one never became a pipe)
+     */
+    public static boolean giveTo(Process process, IdRange ids) {
         if (!works) {
             return false;
         }
         IdMapCalls c = IdMapCalls.INSTANCE;
         int pidfd;
         try {
-            pidfd = c.pidfd_open((int) pid, 0);
+            pidfd = c.pidfd_open((int) process.pid(), 0);
         } catch (LastErrorException e) {
             return failed(e);
         }
         try {
+            if (!process.isAlive()) {
+                return false; // its pid may be another process's by now
+            }
             boolean all = true;
             for (int fd = 0; fd <= 2; fd++) {
                 all &= give(pidfd, fd, (int) ids.first());
             }
             return all;
+        } catch (RuntimeException e) {
+            return false;
         } finally {
-            c.close(pidfd);
+            closeQuietly(pidfd);
         }
     }
 
-    /**
-     * Gives descriptor {@code fd} of the process to {@code owner} if it is a pipe. A process starting in a sandbox's
-     * cgroups points its stdout at a {@code cgroup.procs} file for a few microseconds (the shell that joins them,
-     * {@code echo $$ > ...}): what is not a pipe is looked at again, for a few milliseconds, and never changed.
-     */
     private static boolean give(int pidfd, int fd, int owner) {
         IdMapCalls c = IdMapCalls.INSTANCE;
         for (int look = 0; look < LOOKS; look++) {
@@ -79,29 +97,20 @@ public final class SandboxPipes {
             } catch (LastErrorException e) {
                 return failed(e);
             } finally {
-                c.close(own);
+                closeQuietly(own);
             }
-            java.util.concurrent.locks.LockSupport.parkNanos(LOOK_AGAIN_NANOS);
+            LockSupport.parkNanos(LOOK_AGAIN_NANOS);
         }
         return false;
     }
 
-    /** How often, and how far apart, a descriptor that is not a pipe is looked at. */
-    private static final int LOOKS = 40;
-
-    private static final long LOOK_AGAIN_NANOS = 100_000;
-
-    /**
-     * Whether the calls work here, so that an exec may wait for its pipes to be its own (see
-     * {@code SandboxCommands.AWAIT_PIPES}). Reading it first, as a runtime starts, makes the calls ready to use.
-     */
-    public static boolean works() {
-        return works;
-    }
-
     private static boolean failed(LastErrorException e) {
-        if (e.getErrorCode() != GONE && e.getErrorCode() != CLOSED) {
-            works = false; // refused here (a security module, say): no exec waits for what will not come
+        if (REFUSED.contains(e.getErrorCode()) && works) {
+            works = false; // no exec waits any more for what will not come
+            log.warn(
+                    "Commands in sandboxes cannot open their own standard streams by name (/dev/stdout): taking a"
+                            + " process's descriptors is refused here (errno {})",
+                    e.getErrorCode());
         }
         return false;
     }
@@ -117,29 +126,42 @@ public final class SandboxPipes {
         }
     }
 
-    private static boolean probe() {
+    private static void closeQuietly(int fd) {
         try {
-            IdMapCalls c = IdMapCalls.INSTANCE;
-            int root = c.open("/", IdMapCalls.O_RDONLY | IdMapCalls.O_CLOEXEC); // a descriptor surely open
+            IdMapCalls.INSTANCE.close(fd);
+        } catch (LastErrorException e) {
+            // nothing to do
+        }
+    }
+
+    /** Takes a pipe of this process's own from itself and gives it to its owner: every call, as an exec makes them. */
+    private static boolean probe() {
+        IdMapCalls c;
+        int[] pipe = new int[2];
+        try {
+            c = IdMapCalls.INSTANCE;
+            c.pipe2(pipe, IdMapCalls.O_CLOEXEC);
+        } catch (LastErrorException | UnsatisfiedLinkError e) {
+            return false;
+        }
+        try {
+            int pidfd = c.pidfd_open((int) ProcessHandle.current().pid(), 0);
             try {
-                int pidfd = c.pidfd_open((int) ProcessHandle.current().pid(), 0);
+                int own = c.pidfd_getfd(pidfd, pipe[1], 0);
                 try {
-                    int own = c.pidfd_getfd(pidfd, root, 0);
-                    try {
-                        c.fchown(own, -1, -1); // changes nothing; binds the call before an exec needs it
-                        isPipe(own); // and the check's classes
-                        return true;
-                    } finally {
-                        c.close(own);
-                    }
+                    c.fchown(own, -1, -1); // changes nothing
+                    return isPipe(own);
                 } finally {
-                    c.close(pidfd);
+                    closeQuietly(own);
                 }
             } finally {
-                c.close(root);
+                closeQuietly(pidfd);
             }
         } catch (LastErrorException | UnsatisfiedLinkError e) {
             return false;
+        } finally {
+            closeQuietly(pipe[0]);
+            closeQuietly(pipe[1]);
         }
     }
 }

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -166,15 +167,25 @@ class LocalSandboxSecurityTest {
      * A command opens its own standard streams by name ({@code > /dev/stderr}, {@code cat /dev/stdin}): the server
      * gives the pipes it made as host root to the sandbox's root, on the direct path (a sandbox's first two execs) and
      * on a spare helper's alike; before, every such open said "Permission denied" in a sandbox with ids of its own.
+     * The variable that tells the exec to wait for them never reaches the command.
      */
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare"})
     void aCommandOpensItsOwnStandardStreamsByName(String mode) throws Exception {
-        RuntimeSandbox s = runtime(mode).start(LocalTesting.spec());
+        LocalSandbox s = (LocalSandbox) runtime(mode).start(LocalTesting.spec());
+        String opens = "echo out > /dev/stdout && echo err > /dev/stderr && cat /dev/stdin /dev/fd/0 && echo opened"
+                + " && env | grep -c CHALK_PIPES";
         for (int i = 0; i < 4; i++) {
-            LocalTesting.Run run = sh(
-                    s, "echo out > /dev/stdout && echo err > /dev/stderr && cat /dev/stdin /dev/fd/0 && echo opened");
-            assertThat(run.out() + run.err()).as("exec %d", i).isEqualTo("out\nopened\nerr\n");
+            if (i >= 2) {
+                // the second exec started the spares: the next ones take a spare helper's path
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(5))
+                        .untilAsserted(() -> assertThat(s.readySpareExecs()).isPositive());
+            }
+            LocalTesting.Run run = sh(s, opens);
+            assertThat(run.code()).as("exec %d, which said %s", i, run.err()).isEqualTo(1); // grep found nothing
+            assertThat(run.out()).as("exec %d", i).isEqualTo("out\nopened\n0\n");
+            assertThat(run.err()).as("exec %d", i).isEqualTo("err\n");
         }
     }
 
