@@ -9,7 +9,9 @@ import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.local.mount.UnshareMounts;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -63,22 +65,15 @@ class SandboxMountsTest {
                 "/dev/pts",
                 "--bind",
                 "/state/sandboxes/s1/shm",
-                "/dev/shm",
-                "--symlink",
-                "/proc/self/fd",
-                "/dev/fd",
-                "--symlink",
-                "/proc/self/fd/0",
-                "/dev/stdin",
-                "--symlink",
-                "/proc/self/fd/1",
-                "/dev/stdout",
-                "--symlink",
-                "/proc/self/fd/2",
-                "/dev/stderr",
-                "--symlink",
-                "pts/ptmx",
-                "/dev/ptmx"));
+                "/dev/shm"));
+        // the links bubblewrap's --dev made, each target and name
+        Map<String, String> links = new LinkedHashMap<>();
+        links.put("fd", "/proc/self/fd");
+        links.put("stdin", "/proc/self/fd/0");
+        links.put("stdout", "/proc/self/fd/1");
+        links.put("stderr", "/proc/self/fd/2");
+        links.put("ptmx", "pts/ptmx");
+        links.forEach((name, target) -> a.addAll(List.of("--symlink", target, "/dev/" + name)));
         for (String n : List.of("null", "zero", "full", "random", "urandom", "tty")) {
             a.addAll(List.of("--dev-bind", DEVICES.resolve(n).toString(), "/dev/" + n));
         }
