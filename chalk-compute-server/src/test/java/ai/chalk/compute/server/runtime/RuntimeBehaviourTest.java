@@ -419,6 +419,23 @@ public abstract class RuntimeBehaviourTest {
         assertThat(devs.lines()).containsExactly("lo");
     }
 
+    /**
+     * When a sandbox's memory runs out, the kernel kills an exec's processes before the sandbox's init: a second kill
+     * right after the first (the killed shell's pipeline asking for memory again) once took the init, and the sandbox
+     * with it.
+     */
+    @Test
+    void anExecsProcessesGoBeforeTheInitWhenMemoryRunsOut() throws Exception {
+        List<String> adj = RuntimeTesting.sh(sandbox, "cat /proc/self/oom_score_adj /proc/1/oom_score_adj")
+                .ok()
+                .out()
+                .lines()
+                .toList();
+        assertThat(adj).hasSize(2);
+        assertThat(Integer.parseInt(adj.get(0))).as("the exec's").isEqualTo(500);
+        assertThat(Integer.parseInt(adj.get(1))).as("the init's").isLessThan(500);
+    }
+
     @Test
     void theMemoryLimitHolds() throws Exception {
         RuntimeSandbox limited =

@@ -79,6 +79,9 @@ final class Scripts {
             "echo \"" + MARK_OK + "$$\"",
             "read -r chalk_go || :",
             "unset chalk_go",
+            // the exec's processes go before the container's init when its memory runs out (see the local runtime's
+            // SandboxCommands.EXEC_OOM_SCORE_ADJ): a second kill right after the first once took the init
+            "{ echo 500 > /proc/self/oom_score_adj; } 2>/dev/null",
             "exec \"$@\"");
 
     /**

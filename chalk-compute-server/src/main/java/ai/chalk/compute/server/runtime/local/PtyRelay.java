@@ -48,7 +48,7 @@ final class PtyRelay {
         return setsidSyscall()
                 .map(nr -> """
                 $0 = "chalk-exec";
-                """ + SandboxCommands.EXEC_ENTER + """
+                """ + SandboxCommands.RAISE_OOM_SCORE + SandboxCommands.EXEC_ENTER + """
                 my ($n, $unlock, $ctty) = (pack("I", 0), pack("i", 0), 0);
                 sub termios { my $t = "\\0" x 64; return ioctl(STDIN, 0x5401, $t) ? $t : undef; }
                 sub setflags { my ($t, $i, $o, $l, $raw) = @_; my @f = unpack("L4", $t);
@@ -168,7 +168,8 @@ final class PtyRelay {
                     }
                     setflags($t, 02400, 05, 0100013, 0) if defined $t;
                 }
-                """.formatted(nr) + SandboxCommands.EXEC_RUN);
+                """.formatted(nr)
+                        + SandboxCommands.EXEC_RUN);
     }
 
     /** {@code setsid}'s syscall number on this machine's architecture (the sandbox's is the host's). */

@@ -373,6 +373,18 @@ final class SandboxCommands {
     private static final String GROW_STDOUT = "fcntl(STDOUT, 1031, " + STDOUT_PIPE + ");\n";
 
     /**
+     * What an exec's processes have as {@code oom_score_adj}: when a sandbox's memory runs out, the kernel kills them
+     * before the sandbox's init (0). After it killed a command's shell, that shell's {@code head} asked for memory
+     * again before the first victim's was freed, and the second victim was the init: the sandbox ended. Raising it
+     * needs no privilege; the init, like the server's processes, keeps what it had.
+     */
+    static final int EXEC_OOM_SCORE_ADJ = 500;
+
+    /** Sets {@link #EXEC_OOM_SCORE_ADJ}, in perl, quietly where {@code /proc} refuses. */
+    static final String RAISE_OOM_SCORE = "if (open(my $adj, \">\", \"/proc/self/oom_score_adj\")) { print $adj \""
+            + EXEC_OOM_SCORE_ADJ + "\"; close($adj); }\n";
+
+    /**
      * The spare exec helper (see {@link #spare}): reads one request from stdin, exactly as many bytes as it holds
      * (8 hex digits of length, then NUL-separated fields: working directory or empty, the number of environment
      * entries, the entries, the command and its arguments), sets exactly that environment, changes directory and
@@ -384,7 +396,7 @@ final class SandboxCommands {
      */
     static final String SPARE_SCRIPT = """
             $0 = "chalk-exec-spare";
-            """ + GROW_STDOUT + """
+            """ + GROW_STDOUT + RAISE_OOM_SCORE + """
             syswrite(STDERR, "\\0");
             sub rd { my ($n, $buf) = (shift, ""); while (length($buf) < $n) {
                 my $r = sysread(STDIN, $buf, $n - length($buf), length($buf)); exit 125 unless $r; } return $buf; }
@@ -568,7 +580,7 @@ final class SandboxCommands {
      */
     static final String EXEC_SCRIPT = """
             $0 = "chalk-exec";
-            """ + GROW_STDOUT + AWAIT_PIPES + EXEC_ENTER + EXEC_RUN;
+            """ + GROW_STDOUT + RAISE_OOM_SCORE + AWAIT_PIPES + EXEC_ENTER + EXEC_RUN;
 
     /**
      * The environment of the host side of {@link #nsenterExec}: {@link #HOST_ENV} and, with perl, the sandbox's
