@@ -130,6 +130,8 @@ public final class LocalRuntimeBenchmark implements Benchmark {
         Path ptys = state.resolve("bench-pts");
         SandboxDevices.mountPtys(ptys); // a sandbox's terminals, as its start mounts them
         SandboxDevices.makeShm(ptys.resolveSibling(SandboxDevices.SHM), OptionalLong.empty()); // and its /dev/shm
+        SandboxDevices.makeDev(ptys.resolveSibling(SandboxDevices.DEV)); // its /dev
+        EmptyDirs.create(ptys.getParent()); // what its masks bind
         List<String> args = SandboxCommands.bubblewrapArgs(
                 SandboxMounts.hostView(
                         layer,

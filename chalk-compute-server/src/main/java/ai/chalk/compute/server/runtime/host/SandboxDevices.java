@@ -76,14 +76,34 @@ public final class SandboxDevices {
 
     /**
      * Creates {@code dir} (which must not exist), mode 0755, owned by the server's user as a {@code /dev} tmpfs
-     * bubblewrap mounts would be: the sandbox's {@code /dev}, where bubblewrap makes the mount points of the nodes,
-     * terminals and {@code shm}, and the standard links. A directory on the sandbox's quota file system, not a tmpfs:
+     * bubblewrap mounts would be, holding the standard {@link #LINKS}: the sandbox's {@code /dev}, where bubblewrap
+     * makes the mount points of the nodes, terminals and {@code shm}. A directory on the sandbox's quota file system, not a tmpfs:
      * one file system fewer per sandbox (the kernel visits every file system's caches at each cgroup's removal), and
      * what a sandbox without a user namespace of its own (whose root owns it) writes there counts against its layer.
      */
     public static void makeDev(Path dir) throws IOException {
         Files.createDirectory(dir);
         Files.setAttribute(dir, "unix:mode", 0755); // whatever the umask
+        for (var link : LINKS.entrySet()) {
+            Files.createSymbolicLink(dir.resolve(link.getKey()), Path.of(link.getValue()));
+        }
+    }
+
+    /**
+     * The links of a {@code /dev}, by name, with their targets, as bubblewrap's {@code --dev} makes them (but for its
+     * {@code core}, to the {@code /proc/kcore} a sandbox does not see): made here rather than by bubblewrap, whose
+     * {@code --symlink} fails where one is there already, and which would take an option each.
+     */
+    public static final java.util.Map<String, String> LINKS = linksInOrder();
+
+    private static java.util.Map<String, String> linksInOrder() {
+        java.util.Map<String, String> links = new java.util.LinkedHashMap<>();
+        links.put("fd", "/proc/self/fd");
+        links.put("stdin", "/proc/self/fd/0");
+        links.put("stdout", "/proc/self/fd/1");
+        links.put("stderr", "/proc/self/fd/2");
+        links.put("ptmx", "pts/ptmx");
+        return java.util.Collections.unmodifiableMap(links);
     }
 
     /**

@@ -9,9 +9,7 @@ import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.local.mount.UnshareMounts;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -66,14 +64,6 @@ class SandboxMountsTest {
                 "--bind",
                 "/state/sandboxes/s1/shm",
                 "/dev/shm"));
-        // the links bubblewrap's --dev made, each target and name
-        Map<String, String> links = new LinkedHashMap<>();
-        links.put("fd", "/proc/self/fd");
-        links.put("stdin", "/proc/self/fd/0");
-        links.put("stdout", "/proc/self/fd/1");
-        links.put("stderr", "/proc/self/fd/2");
-        links.put("ptmx", "pts/ptmx");
-        links.forEach((name, target) -> a.addAll(List.of("--symlink", target, "/dev/" + name)));
         for (String n : List.of("null", "zero", "full", "random", "urandom", "tty")) {
             a.addAll(List.of("--dev-bind", DEVICES.resolve(n).toString(), "/dev/" + n));
         }

@@ -45,10 +45,10 @@ public final class BubblewrapMounts {
             // the host's entry, bound from where bubblewrap finds the host's /proc
             return List.of(p.optional() ? "--ro-bind-try" : "--ro-bind", p.target(), p.target());
         } else if (op instanceof MountOp.Dev d) {
-            // what bubblewrap's --dev makes, less the host's nodes (the sandbox's own follow, DeviceNode), a devpts and
-            // a shm without limits (the sandbox's own instead) and its core link to the /proc/kcore ProcMasks hides
-            // (the
-            // unshare init's /dev has none); on a directory of the state directory, not a tmpfs: a file system fewer
+            // what bubblewrap's --dev makes, less the host's nodes (the sandbox's own follow, DeviceNode) and a devpts
+            // and
+            // a shm without limits (the sandbox's own instead), on a directory of the state directory that holds the
+            // links already (SandboxDevices.makeDev), not a tmpfs: a file system fewer
             String dev = d.target();
             return List.of(
                     "--bind",
@@ -59,22 +59,7 @@ public final class BubblewrapMounts {
                     dev + "/pts",
                     "--bind",
                     d.shm().toString(),
-                    dev + "/shm",
-                    "--symlink",
-                    "/proc/self/fd",
-                    dev + "/fd",
-                    "--symlink",
-                    "/proc/self/fd/0",
-                    dev + "/stdin",
-                    "--symlink",
-                    "/proc/self/fd/1",
-                    dev + "/stdout",
-                    "--symlink",
-                    "/proc/self/fd/2",
-                    dev + "/stderr",
-                    "--symlink",
-                    "pts/ptmx",
-                    dev + "/ptmx");
+                    dev + "/shm");
         } else if (op instanceof MountOp.DeviceNode n) {
             return List.of("--dev-bind", n.hostNode().toString(), n.target());
         } else if (op instanceof MountOp.Dir d) {
