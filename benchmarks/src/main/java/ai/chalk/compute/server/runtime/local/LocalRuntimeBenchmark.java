@@ -126,11 +126,11 @@ public final class LocalRuntimeBenchmark implements Benchmark {
                 SandboxCommands.FILTER_FD, runtime.syscallFilter().file(), List.of()));
         bare.add(runtime.tools().require("bwrap").toString());
         Path devices = state.resolve("bench-dev");
-        SandboxDevices.create(devices);
+        SandboxDevices.create(devices, 0);
         Path ptys = state.resolve("bench-pts");
         SandboxDevices.mountPtys(ptys); // a sandbox's terminals, as its start mounts them
         SandboxDevices.makeShm(ptys.resolveSibling(SandboxDevices.SHM), OptionalLong.empty()); // and its /dev/shm
-        SandboxDevices.makeDev(ptys.resolveSibling(SandboxDevices.DEV)); // its /dev
+        SandboxDevices.makeDev(ptys.resolveSibling(SandboxDevices.DEV), 0); // its /dev
         EmptyDirs.create(ptys.getParent()); // what its masks bind
         List<String> args = SandboxCommands.bubblewrapArgs(
                 SandboxMounts.hostView(
@@ -139,8 +139,7 @@ public final class LocalRuntimeBenchmark implements Benchmark {
                         List.of(),
                         Optional.empty(),
                         runtime.procMasks(),
-                        devices,
-                        ptys,
+                        new SandboxMounts.Devices(devices, ptys, 0),
                         "/"),
                 "bench",
                 "/",

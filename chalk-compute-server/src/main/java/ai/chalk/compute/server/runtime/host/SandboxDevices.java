@@ -33,19 +33,40 @@ public final class SandboxDevices {
      */
     public static final int PTYS = 64;
 
+    /**
+     * Who owns a sandbox's {@code /dev} and its nodes where the sandbox's root is the host's root (no user namespace
+     * of its own): the kernel's overflow id, which the host's root appears as in a sandbox with ids of its own. As
+     * their owner, that sandbox's root, even without capabilities, could {@code chmod 000} the nodes every exec opens
+     * (each later exec then failed) and make or remove entries of {@code /dev}; now it can do neither, as where it has
+     * ids of its own.
+     */
+    public static final int OVERFLOW_ID = 65534;
+
     private SandboxDevices() {}
 
-    /** Creates {@code dir} (which must not exist) holding one node of each of {@link #NODES}, mode 0666. */
-    public static void create(Path dir) throws IOException {
+    /**
+     * Creates {@code dir} (which must not exist) holding one node of each of {@link #NODES}, mode 0666, owned by
+     * {@code owner} ({@link #OVERFLOW_ID} where the sandbox's root is the host's root, else 0).
+     */
+    public static void create(Path dir, int owner) throws IOException {
         Files.createDirectory(dir);
         for (Node n : NODES) {
-            String path = dir.resolve(n.name()).toString();
+            Path node = dir.resolve(n.name());
             try {
-                FileSystemCalls.INSTANCE.mknod(path, FileSystemCalls.S_IFCHR | 0666, makedev(n.major(), n.minor()));
-                Files.setAttribute(dir.resolve(n.name()), "unix:mode", 0666); // whatever the umask
+                FileSystemCalls.INSTANCE.mknod(
+                        node.toString(), FileSystemCalls.S_IFCHR | 0666, makedev(n.major(), n.minor()));
             } catch (LastErrorException e) {
-                throw new IOException("cannot create device node " + path + " (errno " + e.getErrorCode() + ")");
+                throw new IOException("cannot create device node " + node + " (errno " + e.getErrorCode() + ")");
             }
+            Files.setAttribute(node, "unix:mode", 0666); // whatever the umask
+            own(node, owner);
+        }
+    }
+
+    private static void own(Path path, int owner) throws IOException {
+        if (owner != 0) {
+            Files.setAttribute(path, "unix:uid", owner, LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(path, "unix:gid", owner, LinkOption.NOFOLLOW_LINKS);
         }
     }
 
@@ -75,18 +96,18 @@ public final class SandboxDevices {
     public static final String DEV = "devdir";
 
     /**
-     * Creates {@code dir} (which must not exist), mode 0755, owned by the server's user as a {@code /dev} tmpfs
-     * bubblewrap mounts would be, holding the standard {@link #LINKS}: the sandbox's {@code /dev}, where bubblewrap
-     * makes the mount points of the nodes, terminals and {@code shm}. A directory on the sandbox's quota file system, not a tmpfs:
-     * one file system fewer per sandbox (the kernel visits every file system's caches at each cgroup's removal), and
-     * what a sandbox without a user namespace of its own (whose root owns it) writes there counts against its layer.
+     * Creates {@code dir} (which must not exist), mode 0755, owned by {@code owner} (as {@link #create}), holding the
+     * standard {@link #LINKS}: the sandbox's {@code /dev}, where bubblewrap makes the mount points of the nodes,
+     * terminals and {@code shm}. A directory on the sandbox's quota file system, not a tmpfs: one file system fewer
+     * per sandbox (the kernel visits every file system's caches at each cgroup's removal).
      */
-    public static void makeDev(Path dir) throws IOException {
+    public static void makeDev(Path dir, int owner) throws IOException {
         Files.createDirectory(dir);
         Files.setAttribute(dir, "unix:mode", 0755); // whatever the umask
         for (var link : LINKS.entrySet()) {
             Files.createSymbolicLink(dir.resolve(link.getKey()), Path.of(link.getValue()));
         }
+        own(dir, owner);
     }
 
     /**

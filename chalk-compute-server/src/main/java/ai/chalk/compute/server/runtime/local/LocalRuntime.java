@@ -179,6 +179,7 @@ public final class LocalRuntime implements SandboxRuntime {
         private EgressOptions egress = EgressOptions.DEFAULTS;
         private int poolSize;
         private Duration spareExecsIdle = SpareExecs.IDLE;
+        private boolean userNamespaces = true;
 
         private Builder(Path stateDir) {
             this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
@@ -259,6 +260,15 @@ public final class LocalRuntime implements SandboxRuntime {
             return this;
         }
 
+        /**
+         * Without user namespaces the runtime behaves as on a host that cannot give each sandbox ids of its own (a
+         * kernel before 6.3): sandbox root is host root without capabilities.
+         */
+        Builder userNamespaces(boolean userNamespaces) {
+            this.userNamespaces = userNamespaces;
+            return this;
+        }
+
         /** The cgroups of sandboxes, from the runtime's key; default what this host offers ({@code detect}). */
         Builder cgroups(Function<String, CgroupDriver> cgroups) {
             this.cgroups = cgroups;
@@ -305,12 +315,16 @@ public final class LocalRuntime implements SandboxRuntime {
             this.cgroups = b.cgroups.apply(key);
             List<String> failures = new ArrayList<>();
             this.level = IsolationProbe.choose(tools, mode, failures);
-            this.userNamespaces = level.isolated()
-                    ? UserNamespacePool.start(
-                            this.stateDir,
-                            new UserNamespace.HolderTools(tools.require("setpriv"), tools.require("unshare")),
-                            helpers)
-                    : UserNamespacePool.none("this server runs sandboxes without isolation");
+            if (!level.isolated()) {
+                this.userNamespaces = UserNamespacePool.none("this server runs sandboxes without isolation");
+            } else if (!b.userNamespaces) {
+                this.userNamespaces = UserNamespacePool.none("user namespaces are switched off");
+            } else {
+                this.userNamespaces = UserNamespacePool.start(
+                        this.stateDir,
+                        new UserNamespace.HolderTools(tools.require("setpriv"), tools.require("unshare")),
+                        helpers);
+            }
             if (level.isolated() && !SandboxPipes.works()) { // read now: the calls ready before a first exec
                 log.info("Commands in sandboxes cannot open their own standard streams by name (/dev/stdout): this"
                         + " kernel cannot take a process's descriptors (pidfd_getfd, Linux 5.6)");

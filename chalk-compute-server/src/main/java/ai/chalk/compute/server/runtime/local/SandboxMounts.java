@@ -38,6 +38,16 @@ final class SandboxMounts {
     private SandboxMounts() {}
 
     /**
+     * Where a sandbox's {@code /dev} comes from on the host, and who owns it.
+     *
+     * @param nodes the directory of its own device nodes ({@link SandboxDevices#create})
+     * @param ptys where its terminals' {@code devpts} is mounted; its {@code /dev}, {@code shm} and empty directories
+     *     are beside it
+     * @param owner 0, or {@link SandboxDevices#OVERFLOW_ID} where the sandbox's root is the host's root
+     */
+    record Devices(Path nodes, Path ptys, int owner) {}
+
+    /**
      * A sandbox on the host's system view: its directories read-only at their own paths, with the masks over what
      * the host keeps from other users.
      */
@@ -47,15 +57,15 @@ final class SandboxMounts {
             List<SandboxSpec.VolumeBinding> volumes,
             Optional<Path> resolvConf,
             ProcMasks procMasks,
-            Path devices,
-            Path ptys,
+            Devices devices,
             String workdir) {
         MountPlan.Builder plan = withVolumes(root, volumes);
         view.readOnlyDirs().forEach(d -> plan.add(new MountOp.SystemDir(d)));
         view.maskedFiles().forEach(f -> plan.add(new MountOp.MaskFile(f)));
         view.maskedDirs()
-                .forEach(d -> plan.add(new MountOp.MaskDir(d, EmptyDirs.CLOSED, empty(ptys, EmptyDirs.CLOSED))));
-        return finish(plan, resolvConf, procMasks, devices, ptys, workdir);
+                .forEach(d ->
+                        plan.add(new MountOp.MaskDir(d, EmptyDirs.CLOSED, empty(devices.ptys(), EmptyDirs.CLOSED))));
+        return finish(plan, resolvConf, procMasks, devices, workdir);
     }
 
     /**
@@ -69,14 +79,13 @@ final class SandboxMounts {
             List<SandboxSpec.VolumeBinding> volumes,
             Optional<Path> resolvConf,
             ProcMasks procMasks,
-            Path devices,
-            Path ptys,
+            Devices devices,
             String workdir) {
         MountPlan.Builder plan = withVolumes(root, volumes)
                 .add(new MountOp.SelfBind("/etc"))
                 .add(new MountOp.MaskFile(ImageRoot.PRELOAD))
                 .add(new MountOp.ReadOnlyBind(tools, SandboxTools.MOUNT));
-        return finish(plan, resolvConf, procMasks, devices, ptys, workdir);
+        return finish(plan, resolvConf, procMasks, devices, workdir);
     }
 
     /** The empty directory of {@code mode} in the sandbox's state directory, where its terminals are mounted. */
@@ -98,12 +107,7 @@ final class SandboxMounts {
      * then the shared temporary directories and root's home.
      */
     private static MountPlan finish(
-            MountPlan.Builder plan,
-            Optional<Path> resolvConf,
-            ProcMasks procMasks,
-            Path devices,
-            Path ptys,
-            String workdir) {
+            MountPlan.Builder plan, Optional<Path> resolvConf, ProcMasks procMasks, Devices devices, String workdir) {
         resolvConf.ifPresent(f -> plan.add(new MountOp.ReadOnlyBind(f, SandboxCommands.RESOLV_CONF)));
         plan.add(new MountOp.Proc("/proc"));
         PROC_READ_ONLY.stream()
@@ -112,11 +116,18 @@ final class SandboxMounts {
         procMasks.files().forEach(f -> plan.add(new MountOp.MaskFile(f)));
         procMasks
                 .dirs()
-                .forEach(d -> plan.add(new MountOp.MaskDir(d, EmptyDirs.READABLE, empty(ptys, EmptyDirs.READABLE))));
+                .forEach(d -> plan.add(
+                        new MountOp.MaskDir(d, EmptyDirs.READABLE, empty(devices.ptys(), EmptyDirs.READABLE))));
+        Path ptys = devices.ptys();
         plan.add(new MountOp.Dev(
-                "/dev", ptys.resolveSibling(SandboxDevices.DEV), ptys, ptys.resolveSibling(SandboxDevices.SHM)));
+                "/dev",
+                ptys.resolveSibling(SandboxDevices.DEV),
+                ptys,
+                ptys.resolveSibling(SandboxDevices.SHM),
+                devices.owner()));
         for (SandboxDevices.Node n : SandboxDevices.NODES) {
-            plan.add(new MountOp.DeviceNode("/dev/" + n.name(), devices.resolve(n.name()), n.major(), n.minor()));
+            plan.add(new MountOp.DeviceNode(
+                    "/dev/" + n.name(), devices.nodes().resolve(n.name()), n.major(), n.minor()));
         }
         return plan.add(new MountOp.Dir("/tmp", 01777))
                 .add(new MountOp.Dir("/var/tmp", 01777))

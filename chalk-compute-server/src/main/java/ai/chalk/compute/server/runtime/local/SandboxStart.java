@@ -280,14 +280,14 @@ final class SandboxStart {
         try {
             Files.createDirectories(dir);
             LayerQuota.mount(dir, runtime.defaults().layerBytes());
-            SandboxDevices.create(dir.resolve("dev"));
-            if (level == Level.BUBBLEWRAP) {
-                SandboxDevices.mountPtys(dir.resolve("pts"));
-                SandboxDevices.makeDev(dir.resolve(SandboxDevices.DEV));
-                EmptyDirs.create(dir);
-            }
             userns = runtime.newUserNamespace();
             init = init.withIds(userns.map(UserNamespace::range));
+            SandboxDevices.create(dir.resolve("dev"), devOwner());
+            if (level == Level.BUBBLEWRAP) {
+                SandboxDevices.mountPtys(dir.resolve("pts"));
+                SandboxDevices.makeDev(dir.resolve(SandboxDevices.DEV), devOwner());
+                EmptyDirs.create(dir);
+            }
             if (level == Level.BUBBLEWRAP) {
                 SandboxDevices.makeShm(
                         dir.resolve(SandboxDevices.SHM),
@@ -326,23 +326,20 @@ final class SandboxStart {
         return resolv;
     }
 
+    /** Who owns the sandbox's {@code /dev} and its nodes (see {@link SandboxDevices#OVERFLOW_ID}). */
+    private int devOwner() {
+        return userns.isPresent() ? 0 : SandboxDevices.OVERFLOW_ID;
+    }
+
     private MountPlan mountPlan(Path root, List<SandboxSpec.VolumeBinding> volumes) throws IOException {
         Optional<Path> resolv = spec.network()
                 ? Optional.of(runtime.resolvConf())
                 : link != null ? Optional.of(proxyResolvConf()) : Optional.empty();
-        Path devices = dir.resolve("dev");
-        Path ptys = dir.resolve("pts");
+        SandboxMounts.Devices devices = new SandboxMounts.Devices(dir.resolve("dev"), dir.resolve("pts"), devOwner());
         return image != null
                 ? SandboxMounts.image(
-                        root,
-                        runtime.sandboxTools().dir(),
-                        volumes,
-                        resolv,
-                        runtime.procMasks(),
-                        devices,
-                        ptys,
-                        workdir)
-                : SandboxMounts.hostView(root, view, volumes, resolv, runtime.procMasks(), devices, ptys, workdir);
+                        root, runtime.sandboxTools().dir(), volumes, resolv, runtime.procMasks(), devices, workdir)
+                : SandboxMounts.hostView(root, view, volumes, resolv, runtime.procMasks(), devices, workdir);
     }
 
     /**

@@ -29,7 +29,7 @@ class HostFileTableSecurityTest {
     final ModeRuntimes runtimes = new ModeRuntimes();
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void oneSandboxCannotFillTheHostsTableOfOpenFiles(String mode) throws Exception {
         assertThat(Files.isWritable(FILE_MAX))
                 .as("this test changes fs.file-max: it runs as root on the host, as the local runtime's tests do")

@@ -29,7 +29,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * A hostile tenant against the local runtime, in both isolation modes (bubblewrap, and util-linux unshare/nsenter
  * where bubblewrap is missing): covering the runtime's own paths with a volume, changing the host's device nodes,
- * reading what /proc says about the host, filling the disk, and running more sandboxes or files than its share.
+ * reading what /proc says about the host, filling the disk, and running more sandboxes or files than its share. Each
+ * mode also runs as on a kernel that cannot give a sandbox ids of its own ({@link ModeRuntimes#HOST_IDS}), where the
+ * sandbox's root is the host's root without capabilities.
  */
 class LocalSandboxSecurityTest {
 
@@ -59,7 +61,7 @@ class LocalSandboxSecurityTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aVolumeCannotCoverThePathsTheRuntimeRunsHelpersFrom(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode);
         Path evil = Files.createDirectories(temp.resolve("evil"));
@@ -86,7 +88,7 @@ class LocalSandboxSecurityTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void anExecsVariablesNeverShowOnAHostCommandLine(String mode) throws Exception {
         // every user of the host reads /proc/<pid>/cmdline; a secret passed in an exec's environment must not be there
         // (a terminal exec always takes the direct path, never a spare helper)
@@ -127,7 +129,7 @@ class LocalSandboxSecurityTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void theHostsDeviceNodesCannotBeChanged(String mode) throws Exception {
         String before = PosixFilePermissions.toString(Files.getPosixFilePermissions(Path.of("/dev/null")));
         long mtime = Files.getLastModifiedTime(Path.of("/dev/full")).toMillis();
@@ -136,11 +138,14 @@ class LocalSandboxSecurityTest {
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(Path.of("/dev/null"))))
                 .isEqualTo(before);
         assertThat(Files.getLastModifiedTime(Path.of("/dev/full")).toMillis()).isEqualTo(mtime);
-        // the sandbox's own nodes still work as devices
-        assertThat(sh(s, "chmod 666 /dev/null /dev/zero; echo x > /dev/null && head -c 3 /dev/zero | od -An -tx1")
+        // nor could it change its own (owned by the id host root appears as): a /dev/null of mode 000 failed every
+        // later exec where the sandbox's root is the host's root and owned them; they still work as devices
+        assertThat(sh(
+                                s,
+                                "stat -c '%u:%g %a' /dev/null /dev/zero; echo x > /dev/null && head -c 3 /dev/zero | od -An -tx1")
                         .ok()
                         .out())
-                .contains("00 00 00");
+                .isEqualTo("65534:65534 666\n65534:65534 666\n 00 00 00\n");
     }
 
     /**
@@ -149,7 +154,7 @@ class LocalSandboxSecurityTest {
      * the exit status, the sandbox running for the server and its init's pid free for another process to get.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void theInitsStandardStreamsAreNotTheSandboxsToWrite(String mode) throws Exception {
         RuntimeSandbox s = runtime(mode).start(LocalTesting.spec());
         LocalTesting.Run fds = sh(
@@ -170,7 +175,7 @@ class LocalSandboxSecurityTest {
      * The variable that tells the exec to wait for them never reaches the command.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aCommandOpensItsOwnStandardStreamsByName(String mode) throws Exception {
         LocalSandbox s = (LocalSandbox) runtime(mode).start(LocalTesting.spec());
         String opens = "echo out > /dev/stdout && echo err > /dev/stderr && cat /dev/stdin /dev/fd/0 && echo opened"
@@ -198,7 +203,7 @@ class LocalSandboxSecurityTest {
      * {@code nosuid} and {@code nodev} but for the nodes; and a second sandbox finds all of it as the first did.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void maskedDirectoriesStayEmptyForEverySandboxAndDevHasTheStandardEntries(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode);
         Map<String, Integer> masked = new java.util.LinkedHashMap<>();
@@ -215,7 +220,7 @@ class LocalSandboxSecurityTest {
                     + d + "/planted 2>/dev/null && echo wrote; mkdir " + d + "/x 2>/dev/null && echo made; chmod 777 "
                     + d + " 2>/dev/null && echo changed; mount -t tmpfs t " + d
                     + " 2>/dev/null && echo mounted; ls -A " + d + " 2>/dev/null; echo end";
-            String root = mode.equals("bubblewrap")
+            String root = mode.startsWith("bubblewrap")
                     ? EmptyDirs.in(Path.of("/"), m.getValue()).toString()
                     : "/";
             String expected = Integer.toOctalString(m.getValue()) + "\n" + root + " ro\nend\n";
@@ -224,7 +229,7 @@ class LocalSandboxSecurityTest {
                     .as(d)
                     .isEqualTo("end\n");
         }
-        if (mode.equals("bubblewrap")) {
+        if (mode.startsWith("bubblewrap")) {
             for (RuntimeSandbox s : List.of(first, second)) {
                 Path dir = runtime.sandboxesDir().resolve(((LocalSandbox) s).name());
                 for (int octal : List.of(EmptyDirs.CLOSED, EmptyDirs.READABLE)) {
@@ -245,18 +250,18 @@ class LocalSandboxSecurityTest {
                                 second,
                                 "for l in fd stdin stdout stderr ptmx; do readlink /dev/$l; done;"
                                         + " echo through-fd | cat /dev/fd/0; echo through-stdin | cat /dev/stdin;"
-                                        + " stat -c %a /dev /dev/shm;"
+                                        + " stat -c %a /dev /dev/shm; stat -c %u:%g /dev;"
                                         + " awk '$5 == \"/dev\" {print $6}' /proc/self/mountinfo | tr ',' '\\n' |"
                                         + " grep -x -e nosuid -e nodev")
                         .ok()
                         .out())
                 .isEqualTo("/proc/self/fd\n/proc/self/fd/0\n/proc/self/fd/1\n/proc/self/fd/2\npts/ptmx\n"
-                        + "through-fd\nthrough-stdin\n755\n1777\n"
-                        + (mode.equals("bubblewrap") ? "nosuid\nnodev\n" : "nosuid\n"));
+                        + "through-fd\nthrough-stdin\n755\n1777\n65534:65534\n"
+                        + (mode.startsWith("bubblewrap") ? "nosuid\nnodev\n" : "nosuid\n"));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void procShowsNothingOfTheHostsKernelMemoryTimersOrPaths(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode);
         RuntimeSandbox s = runtime.start(LocalTesting.spec());
@@ -286,7 +291,7 @@ class LocalSandboxSecurityTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aSandboxFillsItsOwnQuotaNotTheServersDisk(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode, new SandboxDefaults(1L << 30, 8L << 20, 512, 256, 4));
         RuntimeSandbox s = runtime.start(LocalTesting.spec());
@@ -311,7 +316,7 @@ class LocalSandboxSecurityTest {
      * in proportion to its size (here the least, 16,384, for 8 MiB).
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aSandboxMakesABoundedNumberOfFilesInItsLayer(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode, new SandboxDefaults(1L << 30, 8L << 20, 512, 256, 4));
         RuntimeSandbox s = runtime.start(LocalTesting.spec());
@@ -340,7 +345,7 @@ class LocalSandboxSecurityTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void sandboxesGetDefaultLimitsAndTheirNumberIsCapped(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode, new SandboxDefaults(256L << 20, 64L << 20, 64, 128, 2));
         RuntimeSandbox a = runtime.start(LocalTesting.spec());
@@ -376,7 +381,7 @@ class LocalSandboxSecurityTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aSandboxWithNetworkReachesNeitherTheHostNorMetadataNorTheServer(String mode) throws Exception {
         LocalRuntime runtime = runtime(mode);
         try (java.net.ServerSocket host = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("0.0.0.0"))) {

@@ -16,9 +16,13 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * The local runtimes of a test that runs in both isolation modes: {@code "bubblewrap"}, or {@code "unshare"} (a PATH
  * without bubblewrap stands for a host without it), each on a state directory of its own under {@code temp}, closed
- * after each test ({@code @RegisterExtension}).
+ * after each test ({@code @RegisterExtension}). Either with {@link #HOST_IDS} runs sandboxes as on a kernel that cannot
+ * give them ids of their own (before 6.3): their root is the host's root without capabilities.
  */
 final class ModeRuntimes implements AfterEachCallback {
+
+    /** A mode's suffix for a host that cannot give sandboxes ids of their own: sandbox root is host root. */
+    static final String HOST_IDS = " as host root";
 
     private final Path temp;
     private final List<LocalRuntime> runtimes = new ArrayList<>();
@@ -45,11 +49,16 @@ final class ModeRuntimes implements AfterEachCallback {
     LocalRuntime start(String mode, UnaryOperator<LocalRuntime.Builder> settings) {
         LocalRuntime.Builder b = settings.apply(
                 LocalRuntime.builder(temp.resolve("state-" + runtimes.size())).isolation(LocalIsolation.REQUIRED));
-        if (mode.equals("unshare")) {
+        boolean hostIds = mode.endsWith(HOST_IDS);
+        String tool = mode.replace(HOST_IDS, "");
+        b.userNamespaces(!hostIds);
+        if (tool.equals("unshare")) {
             b.toolPath(LocalTesting.pathWithout(temp.resolve("path-" + runtimes.size()), "bwrap"));
         }
         LocalRuntime r = b.build();
-        assertThat(r.isolation().level()).isEqualTo(mode);
+        assertThat(r.isolation().level()).isEqualTo(tool);
+        assertThat(r.isolation().detail())
+                .contains(hostIds ? "run as the host's root without capabilities" : "user namespace of their own");
         runtimes.add(r);
         return r;
     }

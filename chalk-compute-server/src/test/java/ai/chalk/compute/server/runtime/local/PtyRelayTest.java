@@ -38,7 +38,7 @@ class PtyRelayTest {
     final ModeRuntimes runtimes = new ModeRuntimes();
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aPtyExecRunsOnATerminalOfTheSandboxsOwn(String mode) throws Exception {
         RuntimeProcess p = shellOnATerminal(
                 mode,
@@ -53,7 +53,7 @@ class PtyRelayTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void ctrlCAndSignalsReachTheCommandThroughTheRelay(String mode) throws Exception {
         RuntimeProcess p = shellOnATerminal(
                 mode, "trap 'echo got-int' INT; echo ready; while :; do sleep 0.02; done", new TerminalSize(80, 24));
@@ -74,7 +74,7 @@ class PtyRelayTest {
      * stopped there: on a loaded host, one PTY exec in thirty lost its whole output to the SIGCHLD of its own exit.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void signalsTheRelayForwardsDoNotCutTheOutputShort(String mode) throws Exception {
         RuntimeProcess p = shellOnATerminal(
                 mode,
@@ -106,7 +106,7 @@ class PtyRelayTest {
      * than every quarter second the exec never ended; a CI run saw it under a flood of signals.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void signalsAfterTheCommandsEndDoNotKeepTheExecGoing(String mode) throws Exception {
         RuntimeProcess p =
                 shellOnATerminal(mode, "trap '' USR1; echo start; sleep 0.3; exit 3", new TerminalSize(80, 24));
@@ -141,7 +141,7 @@ class PtyRelayTest {
      * here: a terminal drops echoes it cannot write, so with it the output has no exact length.)
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aCommandThatPrintsAsItReadsTakesInputOfAnySize(String mode) throws Exception {
         RuntimeProcess p = shellOnATerminal(
                 mode, "stty -echo && echo ready && exec sed 's/.*/&&&&&&&&/'", new TerminalSize(80, 24));
@@ -213,7 +213,7 @@ class PtyRelayTest {
      * gets one of its own.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aSandboxCannotTakeEveryTerminalOfTheHost(String mode) throws Exception {
         LocalRuntime runtime = runtimes.start(mode);
         RuntimeSandbox hoarder = runtime.start(LocalTesting.spec());

@@ -19,6 +19,7 @@ class SandboxMountsTest {
     private static final Path ROOT = Path.of("/state/sandboxes/s1/root");
     private static final Path DEVICES = Path.of("/state/sandboxes/s1/dev");
     private static final Path PTYS = Path.of("/state/sandboxes/s1/pts");
+    private static final SandboxMounts.Devices DEVS = new SandboxMounts.Devices(DEVICES, PTYS, 0);
     private static final SandboxFiles.SystemView VIEW = new SandboxFiles.SystemView(
             List.of("/usr", "/etc"), List.of(), List.of("/etc/shadow"), List.of("/etc/ssl/private"));
     private static final ProcMasks PROC = new ProcMasks(List.of("/proc/kcore"), List.of("/proc/acpi"));
@@ -142,8 +143,7 @@ class SandboxMountsTest {
                                 VOLUMES,
                                 Optional.of(Path.of("/state/resolv.conf")),
                                 PROC,
-                                DEVICES,
-                                PTYS,
+                                DEVS,
                                 "/workspace"),
                         "h",
                         "/workspace",
@@ -174,14 +174,14 @@ class SandboxMountsTest {
                 SandboxTools.MOUNT));
         expected.addAll(procDevAndDirs("/app"));
         assertThat(ai.chalk.compute.server.runtime.local.mount.BubblewrapMounts.render(SandboxMounts.image(
-                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVICES, PTYS, "/app")))
+                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVS, "/app")))
                 .containsExactlyElementsOf(expected);
     }
 
     @Test
     void theUnshareInitGetsTheSameMountsAsEntries() {
         assertThat(UnshareMounts.render(SandboxMounts.image(
-                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVICES, PTYS, "/app")))
+                        ROOT, Path.of("/state/tools"), VOLUMES, Optional.empty(), PROC, DEVS, "/app")))
                 .startsWith(
                         "root:" + ROOT,
                         "vol:/data=/vols/data",
@@ -199,7 +199,7 @@ class SandboxMountsTest {
     void aProcEntryTheHostMasksStaysMaskedRatherThanReadOnly() {
         ProcMasks masks = new ProcMasks(List.of(), List.of("/proc/bus"));
         assertThat(UnshareMounts.render(
-                        SandboxMounts.hostView(ROOT, VIEW, List.of(), Optional.empty(), masks, DEVICES, PTYS, "/")))
+                        SandboxMounts.hostView(ROOT, VIEW, List.of(), Optional.empty(), masks, DEVS, "/")))
                 .doesNotContain("procro:/proc/bus")
                 .contains("maskdir:0555:/proc/bus");
     }
@@ -213,8 +213,7 @@ class SandboxMountsTest {
                             List.of(new SandboxSpec.VolumeBinding(Path.of("/v"), at)),
                             Optional.empty(),
                             PROC,
-                            DEVICES,
-                            PTYS,
+                            DEVS,
                             "/"))
                     .as(at)
                     .isInstanceOf(ComputeException.class)

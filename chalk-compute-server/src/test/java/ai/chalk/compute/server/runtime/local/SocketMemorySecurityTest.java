@@ -51,7 +51,7 @@ class SocketMemorySecurityTest {
      * connections would have taken all of it: 2.2 GB here, after which no socket of the host gets a buffer).
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aSandboxsSocketBuffersCountAgainstItsMemory(String mode) throws Exception {
         LocalRuntime runtime = runtimes.start(mode);
         var sb = runtime.start(limited(false));
@@ -69,7 +69,7 @@ class SocketMemorySecurityTest {
      * quarter of half of what the kernel holds before it puts every socket of the host under pressure).
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aSandboxWithTheStandardMemoryHoldsOnlyAShareOfTheHostsTcpMemory(String mode) throws Exception {
         LocalRuntime runtime = runtimes.start(mode);
         var sb = runtime.start(LocalTesting.spec());
@@ -88,7 +88,7 @@ class SocketMemorySecurityTest {
      * open-file limit, so those sockets and its heap are the sandbox's to pay for.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"bubblewrap", "unshare"})
+    @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void slirpRunsInTheSandboxsGroupsWithItsOpenFileLimit(String mode) throws Exception {
         LocalRuntime runtime = runtimes.start(mode);
         LocalSandbox sb = (LocalSandbox) runtime.start(limited(true));

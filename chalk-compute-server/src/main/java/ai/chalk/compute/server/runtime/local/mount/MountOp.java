@@ -78,8 +78,11 @@ public sealed interface MountOp {
      *     {@code shm}, so that what is made there counts against the layer's bytes and files: bubblewrap's
      *     {@code --dev} makes a {@code shm} with no limit on its files, and takes no mount options; the unshare init
      *     mounts a tmpfs with one
+     * @param owner who owns {@code /dev} and the {@link DeviceNode}s in it: 0, or
+     *     {@link SandboxDevices#OVERFLOW_ID} where the sandbox's root is the host's root; bubblewrap binds what the
+     *     runtime made with this owner, the unshare init gives it what it makes
      */
-    record Dev(String target, Path dir, Path ptys, Path shm) implements MountOp {}
+    record Dev(String target, Path dir, Path ptys, Path shm, int owner) implements MountOp {}
 
     /**
      * A device node of the sandbox's own: bubblewrap binds the node the runtime made for the sandbox ({@code hostNode})

@@ -10,7 +10,7 @@ import java.util.List;
  * host's root. The two are kept side by side so the format is read and written in one place.
  *
  * <p>Fields: a target alone; {@code TARGET=SOURCE} for binds (targets never contain '=', host paths may);
- * {@code MODE:TARGET}, {@code PTYS:TARGET} and {@code MAJOR:MINOR:TARGET} (numbers never contain ':', targets may).
+ * {@code MODE:TARGET}, {@code PTYS:OWNER:TARGET} and {@code MAJOR:MINOR:TARGET} (numbers never contain ':', targets may).
  */
 public final class UnshareMounts {
 
@@ -19,6 +19,7 @@ public final class UnshareMounts {
      * {@code workdir:} entry sets {@code W}, which the init creates after it has pivoted into the root.
      */
     public static final String SCRIPT = """
+            O=0
             for e in "$@"; do
               p=${e#*:}
               case $e in
@@ -33,9 +34,9 @@ public final class UnshareMounts {
                 proc:*) mkdir -p "$L$p"; mount -t proc -o nosuid,nodev,noexec proc "$L$p" ;;
                 procro:*) if [ -e "$L$p" ]; then mount --bind -o ro "$L$p" "$L$p"; fi ;;
                 dev:*)
-                  n=${p%%:*}; p=${p#*:}
+                  n=${p%%:*}; p=${p#*:}; O=${p%%:*}; p=${p#*:}
                   mkdir -p "$L$p"
-                  mount -t tmpfs -o nosuid,mode=0755,size=1m,nr_inodes=4096 chalk-dev "$L$p"
+                  mount -t tmpfs -o nosuid,mode=0755,uid=$O,gid=$O,size=1m,nr_inodes=4096 chalk-dev "$L$p"
                   mkdir "$L$p/pts" "$L$p/shm"
                   mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,max=$n devpts "$L$p/pts"
                   mount -t tmpfs -o nosuid,nodev,mode=1777,nr_inodes=16384 chalk-shm "$L$p/shm"
@@ -44,7 +45,8 @@ public final class UnshareMounts {
                   ln -s /proc/self/fd/0 "$L$p/stdin"
                   ln -s /proc/self/fd/1 "$L$p/stdout"
                   ln -s /proc/self/fd/2 "$L$p/stderr" ;;
-                node:*) n=${p#*:}; mknod -m 0666 "$L${n#*:}" c "${p%%:*}" "${n%%:*}" ;;
+                node:*) n=${p#*:}; mknod -m 0666 "$L${n#*:}" c "${p%%:*}" "${n%%:*}"
+                  [ "$O" = 0 ] || chown "$O:$O" "$L${n#*:}" ;;
                 dir:*) mkdir -p "$L${p#*:}"; chmod "${p%%:*}" "$L${p#*:}" ;;
                 workdir:*) W=$p ;;
                 *) echo "chalk: unknown mount entry $e" >&2; exit 125 ;;
@@ -84,7 +86,7 @@ public final class UnshareMounts {
         } else if (op instanceof MountOp.ProcReadOnly p) {
             return "procro:" + p.target(); // the sandbox's own entry, whenever the kernel has it
         } else if (op instanceof MountOp.Dev d) {
-            return "dev:" + SandboxDevices.PTYS + ":" + d.target();
+            return "dev:" + SandboxDevices.PTYS + ":" + d.owner() + ":" + d.target();
         } else if (op instanceof MountOp.DeviceNode n) {
             return "node:" + n.major() + ":" + n.minor() + ":" + n.target();
         } else if (op instanceof MountOp.Dir d) {

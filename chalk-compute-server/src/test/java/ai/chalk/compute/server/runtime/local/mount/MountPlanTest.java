@@ -30,7 +30,8 @@ class MountPlanTest {
                         "/dev",
                         Path.of("/state/sandboxes/s1/devdir"),
                         Path.of("/state/sandboxes/s1/pts"),
-                        Path.of("/state/sandboxes/s1/shm")))
+                        Path.of("/state/sandboxes/s1/shm"),
+                        0))
                 .add(new MountOp.DeviceNode("/dev/null", Path.of("/state/sandboxes/s1/dev/null"), 1, 3))
                 .add(new MountOp.Dir("/tmp", 01777))
                 .add(new MountOp.WorkDir("/workspace"));
@@ -111,7 +112,7 @@ class MountPlanTest {
                         "procro:/proc/sys",
                         "procro:/proc/irq",
                         "maskdir:0555:/proc/acpi",
-                        "dev:64:/dev",
+                        "dev:64:0:/dev",
                         "node:1:3:/dev/null",
                         "dir:1777:/tmp",
                         "workdir:/workspace");
@@ -224,12 +225,14 @@ class MountPlanTest {
                         "/dev",
                         Path.of("/state/sandboxes/s1/devdir"),
                         Path.of("/state/sandboxes/s1/pts"),
-                        Path.of("/state/sandboxes/s1/shm")))
+                        Path.of("/state/sandboxes/s1/shm"),
+                        0))
                 .add(new MountOp.Dev(
                         "/dev",
                         Path.of("/state/sandboxes/s1/devdir"),
                         Path.of("/state/sandboxes/s1/pts"),
-                        Path.of("/state/sandboxes/s1/shm")));
+                        Path.of("/state/sandboxes/s1/shm"),
+                        0));
         assertThatThrownBy(twice::build).isInstanceOf(IllegalStateException.class);
         MountPlan.Builder secondRoot = MountPlan.builder(LAYER).add(new MountOp.Root(LAYER));
         assertThatThrownBy(secondRoot::build)
