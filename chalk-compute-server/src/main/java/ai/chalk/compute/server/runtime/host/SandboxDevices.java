@@ -90,6 +90,17 @@ public final class SandboxDevices {
     }
 
     /**
+     * As {@link #mountPtys}, then gives the file system's root and its {@code ptmx} to {@code owner} (as
+     * {@link #create}): a sandbox's root that owned them could {@code chmod 0} its {@code /dev/pts/ptmx}, and every
+     * later exec with a terminal then failed to make one.
+     */
+    public static void mountPtys(Path dir, int owner) throws IOException {
+        mountPtys(dir);
+        own(dir, owner);
+        own(dir.resolve("ptmx"), owner);
+    }
+
+    /**
      * The name, beside {@link #mountPtys}'s directory in a sandbox's state directory (its quota file system), of the
      * directory bubblewrap binds at {@code /dev} ({@link #makeDev}).
      */

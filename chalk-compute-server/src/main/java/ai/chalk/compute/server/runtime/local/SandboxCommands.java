@@ -87,8 +87,23 @@ final class SandboxCommands {
                     named(tools, "setsid"),
                     named(tools, "setpriv"),
                     named(tools, "env"),
-                    named(tools, "perl"),
+                    withoutSiteCustomization(named(tools, "perl")),
                     named(tools, "nsenter"));
+        }
+
+        /**
+         * Perl with {@code -f}: a perl built with {@code usesitecustomize} (Debian's is not) runs
+         * {@code sitecustomize.pl} from its site library before its script, and the helpers run in the sandbox's
+         * root, where that path is the sandbox's to write, some of them before the syscall filter or as the host's
+         * root. Their scripts load no module for the same reason.
+         */
+        private static List<String> withoutSiteCustomization(List<String> perl) {
+            if (perl.isEmpty()) {
+                return perl;
+            }
+            List<String> words = new ArrayList<>(perl);
+            words.add("-f");
+            return List.copyOf(words);
         }
 
         private static List<String> named(HostTools tools, String name) {
@@ -100,7 +115,7 @@ final class SandboxCommands {
                     tools.has("setsid") ? tools.command("setsid") : List.of(),
                     tools.command("setpriv"),
                     tools.command("env"),
-                    tools.has("perl") ? tools.command("perl") : List.of(),
+                    withoutSiteCustomization(tools.has("perl") ? tools.command("perl") : List.of()),
                     tools.has("nsenter") ? tools.command("nsenter") : List.of());
         }
     }

@@ -284,7 +284,7 @@ final class SandboxStart {
             init = init.withIds(userns.map(UserNamespace::range));
             SandboxDevices.create(dir.resolve("dev"), devOwner());
             if (level == Level.BUBBLEWRAP) {
-                SandboxDevices.mountPtys(dir.resolve("pts"));
+                SandboxDevices.mountPtys(dir.resolve("pts"), devOwner());
                 SandboxDevices.makeDev(dir.resolve(SandboxDevices.DEV), devOwner());
                 EmptyDirs.create(dir);
             }

@@ -140,12 +140,15 @@ class LocalSandboxSecurityTest {
         assertThat(Files.getLastModifiedTime(Path.of("/dev/full")).toMillis()).isEqualTo(mtime);
         // nor could it change its own (owned by the id host root appears as): a /dev/null of mode 000 failed every
         // later exec where the sandbox's root is the host's root and owned them; they still work as devices
+        // nor its terminals' file system and ptmx (PtyRelayTest: a terminal can still be made after)
+        sh(s, "chmod 0 /dev/pts /dev/pts/ptmx; true");
         assertThat(sh(
                                 s,
-                                "stat -c '%u:%g %a' /dev/null /dev/zero; echo x > /dev/null && head -c 3 /dev/zero | od -An -tx1")
+                                "stat -c '%u:%g %a' /dev/null /dev/zero /dev/pts /dev/pts/ptmx;"
+                                        + " echo x > /dev/null && head -c 3 /dev/zero | od -An -tx1")
                         .ok()
                         .out())
-                .isEqualTo("65534:65534 666\n65534:65534 666\n 00 00 00\n");
+                .isEqualTo("65534:65534 666\n65534:65534 666\n65534:65534 755\n65534:65534 666\n 00 00 00\n");
     }
 
     /**

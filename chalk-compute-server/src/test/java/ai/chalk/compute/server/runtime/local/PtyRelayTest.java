@@ -40,10 +40,16 @@ class PtyRelayTest {
     @ParameterizedTest
     @ValueSource(strings = {"bubblewrap", "unshare", "bubblewrap as host root", "unshare as host root"})
     void aPtyExecRunsOnATerminalOfTheSandboxsOwn(String mode) throws Exception {
-        RuntimeProcess p = shellOnATerminal(
-                mode,
-                "t=$(tty) && test -c \"$t\" && echo \"own $t\"; ps -o tty= -p $$; stty size; exit 7",
-                new TerminalSize(90, 33));
+        RuntimeSandbox sandbox = runtimes.start(mode).start(LocalTesting.spec());
+        // whatever its root tries on the terminals' file system first: where it owned them (its root the host's),
+        // a ptmx of mode 0 left every later exec with a terminal without one
+        LocalTesting.sh(sandbox, "chmod 0 /dev/pts/ptmx /dev/pts; true");
+        RuntimeProcess p = sandbox.exec(new ProcessSpec(
+                "/bin/sh",
+                List.of("-c", "t=$(tty) && test -c \"$t\" && echo \"own $t\"; ps -o tty= -p $$; stty size; exit 7"),
+                Optional.empty(),
+                Map.of(),
+                Optional.of(new TerminalSize(90, 33))));
         CompletableFuture<String> out = drain(p.stdout());
         assertThat(p.onExit().get(20, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(7));
         // the inner terminal's line discipline only: one \r per line

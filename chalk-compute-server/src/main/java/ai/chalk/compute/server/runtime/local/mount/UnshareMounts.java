@@ -39,6 +39,7 @@ public final class UnshareMounts {
                   mount -t tmpfs -o nosuid,mode=0755,uid=$O,gid=$O,size=1m,nr_inodes=4096 chalk-dev "$L$p"
                   mkdir "$L$p/pts" "$L$p/shm"
                   mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,max=$n devpts "$L$p/pts"
+                  [ "$O" = 0 ] || chown "$O:$O" "$L$p/pts" "$L$p/pts/ptmx"
                   mount -t tmpfs -o nosuid,nodev,mode=1777,nr_inodes=16384 chalk-shm "$L$p/shm"
                   ln -s pts/ptmx "$L$p/ptmx"
                   ln -s /proc/self/fd "$L$p/fd"
