@@ -32,9 +32,13 @@ class LocalImageBehaviourTest extends RuntimeBehaviourTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return LocalRuntime.builder(state)
-                .defaultImage(LocalImageSandboxTest.DEBIAN)
+        return settings(LocalRuntime.builder(state).defaultImage(LocalImageSandboxTest.DEBIAN))
                 .build();
+    }
+
+    /** The runtime's settings beyond the image: none here. */
+    LocalRuntime.Builder settings(LocalRuntime.Builder builder) {
+        return builder;
     }
 
     @Override
