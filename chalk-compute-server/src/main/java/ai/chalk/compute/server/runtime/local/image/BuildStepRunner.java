@@ -4,6 +4,7 @@ import ai.chalk.compute.server.image.BuildLimits;
 import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.runtime.OutputLines;
 import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
+import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.network.Egress;
@@ -129,12 +130,14 @@ final class BuildStepRunner {
 
     /**
      * Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line, with the
-     * terminals of the {@code devpts} mounted at {@code ptys}, in cgroups of its own with the limits of {@code bounds}
+     * device nodes made in {@code devices} ({@link SandboxDevices#create}) and the terminals of the {@code devpts}
+     * mounted at {@code ptys}, in cgroups of its own with the limits of {@code bounds}
      * where this host has cgroups (its open-file limit everywhere), stopped when it runs out of time or the disk below
      * {@code root} runs low.
      */
     Outcome run(
             Path root,
+            Path devices,
             Path ptys,
             String workdir,
             Map<String, String> env,
@@ -170,7 +173,15 @@ final class BuildStepRunner {
         for (String knob : List.of("sysrq-trigger", "irq", "bus", "fs")) {
             c.addAll(List.of("--ro-bind-try", "/proc/" + knob, "/proc/" + knob));
         }
-        c.addAll(List.of("--dev", "/dev", "--dev-bind", ptys.toString(), "/dev/pts", "--chdir", workdir, "--clearenv"));
+        // the step's own nodes in a fresh /dev, never the host's: bubblewrap's --dev binds the host's, which a step
+        // whose root is the host's root (no user namespace of its own) changed with its CHOWN and FOWNER
+        c.addAll(List.of("--tmpfs", "/dev"));
+        for (SandboxDevices.Node n : SandboxDevices.NODES) {
+            c.addAll(List.of("--dev-bind", devices.resolve(n.name()).toString(), "/dev/" + n.name()));
+        }
+        c.addAll(List.of("--dev-bind", ptys.toString(), "/dev/pts", "--perms", "01777", "--dir", "/dev/shm"));
+        SandboxDevices.LINKS.forEach((name, target) -> c.addAll(List.of("--symlink", target, "/dev/" + name)));
+        c.addAll(List.of("--chdir", workdir, "--clearenv"));
         // the last thing bubblewrap does before it runs the step, capabilities dropped but the joining one
         c.addAll(List.of("--seccomp", Integer.toString(FILTER_FD)));
         if (userns.isEmpty()) {

@@ -370,8 +370,11 @@ public final class LocalImageBuilder implements ImageBuilder {
         // unmounted with the step's other mounts
         Path ptys = root.resolveSibling("pts");
         SandboxDevices.mountPtys(ptys);
-        BuildStepRunner.Outcome o =
-                runner.orElseThrow().run(root, ptys, workdir, env, command, bounds(root.getParent()), log, userns);
+        // and device nodes of its own, removed with the step's directory
+        Path devices = root.resolveSibling("dev");
+        SandboxDevices.create(devices, 0);
+        BuildStepRunner.Outcome o = runner.orElseThrow()
+                .run(root, devices, ptys, workdir, env, command, bounds(root.getParent()), log, userns);
         if (o.stopped() != null || o.exitCode() != 0) {
             String why = o.stopped() != null ? o.stopped() : "failed with exit code " + o.exitCode();
             throw new ImageBuildException("image_spec.steps[" + step.index() + "] (" + step.kind() + ") `" + command
