@@ -346,6 +346,7 @@ public final class LocalRuntime implements SandboxRuntime {
                     sandboxTools,
                     userNamespaces,
                     cgroups,
+                    procMasks,
                     b.ociImportDir,
                     b.dockerHost,
                     b.defaultImage);

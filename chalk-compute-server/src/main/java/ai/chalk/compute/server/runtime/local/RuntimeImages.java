@@ -2,6 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.RuntimeStartException;
 import ai.chalk.compute.server.runtime.host.HostTools;
+import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.local.cgroup.CgroupDriver;
 import ai.chalk.compute.server.runtime.local.image.BuildTools;
@@ -9,8 +10,10 @@ import ai.chalk.compute.server.runtime.local.image.ImageSourceException;
 import ai.chalk.compute.server.runtime.local.image.LocalImage;
 import ai.chalk.compute.server.runtime.local.image.LocalImageBuilder;
 import ai.chalk.compute.server.runtime.local.image.LocalImages;
+import ai.chalk.compute.server.runtime.local.mount.BubblewrapMounts;
 import ai.chalk.compute.server.runtime.userns.UserNamespacePool;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -34,6 +37,7 @@ final class RuntimeImages implements AutoCloseable {
      *                     {@code <stateDir>/oci}
      * @param dockerHost   the Docker engine images are exported from; null for the default
      * @param cgroups      where build steps get cgroups of their own
+     * @param procMasks    what of a build step's {@code /proc} is masked, as of a sandbox's
      * @param defaultImage the image of sandboxes created without one; null or blank for none
      */
     RuntimeImages(
@@ -43,6 +47,7 @@ final class RuntimeImages implements AutoCloseable {
             SandboxTools sandboxTools,
             UserNamespacePool userNamespaces,
             CgroupDriver cgroups,
+            ProcMasks procMasks,
             @Nullable Path ociImportDir,
             @Nullable String dockerHost,
             @Nullable String defaultImage)
@@ -56,11 +61,20 @@ final class RuntimeImages implements AutoCloseable {
         this.builder = new LocalImageBuilder(
                 cache,
                 stateDir,
-                buildProblem == null ? Optional.of(buildTools(tools, userNamespaces, cgroups)) : Optional.empty(),
+                buildProblem == null
+                        ? Optional.of(buildTools(stateDir, tools, userNamespaces, cgroups, procMasks))
+                        : Optional.empty(),
                 buildProblem);
     }
 
-    private BuildTools buildTools(HostTools tools, UserNamespacePool userNamespaces, CgroupDriver cgroups) {
+    private BuildTools buildTools(
+            Path stateDir, HostTools tools, UserNamespacePool userNamespaces, CgroupDriver cgroups, ProcMasks procMasks)
+            throws IOException {
+        // the empty directory the steps' /proc masks bind, made afresh: only the server has ever written there
+        Path masks = stateDir.resolve("build-masks");
+        NoFollowDelete.delete(masks);
+        Files.createDirectories(masks);
+        EmptyDirs.create(masks);
         return new BuildTools(
                 tools.require("bwrap"),
                 sandboxTools.dir(),
@@ -69,7 +83,8 @@ final class RuntimeImages implements AutoCloseable {
                 List.of(SandboxTools.busybox(), "nsenter"),
                 List.of(SandboxTools.busybox(), "env"),
                 userNamespaces,
-                cgroups);
+                cgroups,
+                BubblewrapMounts.render(SandboxMounts.proc(procMasks, EmptyDirs.in(masks, EmptyDirs.READABLE))));
     }
 
     private @Nullable String buildProblem() {

@@ -6,6 +6,7 @@ import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.local.mount.MountOp;
 import ai.chalk.compute.server.runtime.local.mount.MountPlan;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -101,6 +102,22 @@ final class SandboxMounts {
     }
 
     /**
+     * A fresh {@code /proc}, with {@code /proc/sys} and its kin read-only and the host's details masked
+     * ({@link ProcMasks}), directories with {@code readableEmpty} (an empty directory of mode {@link EmptyDirs#READABLE}
+     * no one writes to): a sandbox's, and an image build step's.
+     */
+    static List<MountOp> proc(ProcMasks procMasks, Path readableEmpty) {
+        List<MountOp> ops = new ArrayList<>();
+        ops.add(new MountOp.Proc("/proc"));
+        PROC_READ_ONLY.stream()
+                .filter(p -> !procMasks.files().contains(p) && !procMasks.dirs().contains(p))
+                .forEach(p -> ops.add(new MountOp.ProcReadOnly(p, !p.equals("/proc/sys")))); // a mask hides more
+        procMasks.files().forEach(f -> ops.add(new MountOp.MaskFile(f)));
+        procMasks.dirs().forEach(d -> ops.add(new MountOp.MaskDir(d, EmptyDirs.READABLE, readableEmpty)));
+        return ops;
+    }
+
+    /**
      * The resolver (slirp4netns', with network), then {@code /proc}: fresh, with {@code /proc/sys} and its kin
      * read-only and the host's details masked ({@link ProcMasks}); then {@code /dev}, whose nodes are the sandbox's
      * own ({@link SandboxDevices}, made in {@code devices}, and its terminals' {@code devpts} mounted at {@code ptys});
@@ -109,15 +126,7 @@ final class SandboxMounts {
     private static MountPlan finish(
             MountPlan.Builder plan, Optional<Path> resolvConf, ProcMasks procMasks, Devices devices, String workdir) {
         resolvConf.ifPresent(f -> plan.add(new MountOp.ReadOnlyBind(f, SandboxCommands.RESOLV_CONF)));
-        plan.add(new MountOp.Proc("/proc"));
-        PROC_READ_ONLY.stream()
-                .filter(p -> !procMasks.files().contains(p) && !procMasks.dirs().contains(p))
-                .forEach(p -> plan.add(new MountOp.ProcReadOnly(p, !p.equals("/proc/sys")))); // a mask hides more
-        procMasks.files().forEach(f -> plan.add(new MountOp.MaskFile(f)));
-        procMasks
-                .dirs()
-                .forEach(d -> plan.add(
-                        new MountOp.MaskDir(d, EmptyDirs.READABLE, empty(devices.ptys(), EmptyDirs.READABLE))));
+        proc(procMasks, empty(devices.ptys(), EmptyDirs.READABLE)).forEach(plan::add);
         Path ptys = devices.ptys();
         plan.add(new MountOp.Dev(
                 "/dev",

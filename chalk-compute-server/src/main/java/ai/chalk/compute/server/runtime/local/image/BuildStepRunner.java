@@ -169,10 +169,9 @@ final class BuildStepRunner {
         c.addAll(List.of(
                 "--bind", root.toString(), "/", "--ro-bind", tools.helpersDir().toString(), tools.mount()));
         c.addAll(List.of("--ro-bind", network.resolvConf().toString(), "/etc/resolv.conf"));
-        c.addAll(List.of("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"));
-        for (String knob : List.of("sysrq-trigger", "irq", "bus", "fs")) {
-            c.addAll(List.of("--ro-bind-try", "/proc/" + knob, "/proc/" + knob));
-        }
+        // a sandbox's /proc: where a step's root is the host's root, with DAC_OVERRIDE, only a read-only or masked
+        // entry keeps it from the host's root-writable ones (/proc/acpi, /proc/dynamic_debug ...)
+        c.addAll(tools.proc());
         // the step's own nodes in a fresh /dev, never the host's: bubblewrap's --dev binds the host's, which a step
         // whose root is the host's root (no user namespace of its own) changed with its CHOWN and FOWNER
         c.addAll(List.of("--tmpfs", "/dev"));

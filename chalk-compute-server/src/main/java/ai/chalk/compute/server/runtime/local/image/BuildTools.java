@@ -21,6 +21,8 @@ import java.util.List;
  *                   once it has joined its user namespace
  * @param users      the user namespaces of steps (each runs as an id range of its own, as a sandbox does)
  * @param cgroups    where each step gets cgroups of its own, with the build's limits, as a sandbox does
+ * @param proc       the bubblewrap options of a step's {@code /proc}: a sandbox's (fresh, {@code /proc/sys} and its kin
+ *                   read-only, the host's details masked)
  */
 public record BuildTools(
         Path bwrap,
@@ -30,11 +32,13 @@ public record BuildTools(
         List<String> nsenter,
         List<String> env,
         UserNamespacePool users,
-        CgroupDriver cgroups) {
+        CgroupDriver cgroups,
+        List<String> proc) {
 
     public BuildTools {
         setpriv = List.copyOf(setpriv);
         nsenter = List.copyOf(nsenter);
         env = List.copyOf(env);
+        proc = List.copyOf(proc);
     }
 }

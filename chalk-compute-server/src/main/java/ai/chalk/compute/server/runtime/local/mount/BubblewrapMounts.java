@@ -20,6 +20,21 @@ public final class BubblewrapMounts {
         return a;
     }
 
+    /**
+     * The options that perform {@code ops} over a root set up otherwise (an image build step's), in their order: none
+     * may be a {@link MountOp.SelfBind}, which needs a plan's layer.
+     */
+    public static List<String> render(List<MountOp> ops) {
+        List<String> a = new ArrayList<>();
+        for (MountOp op : ops) {
+            if (op instanceof MountOp.SelfBind) {
+                throw new IllegalArgumentException("a self-bind needs a plan's layer: " + op);
+            }
+            a.addAll(options(null, op));
+        }
+        return a;
+    }
+
     private static List<String> options(MountPlan plan, MountOp op) {
         // an if chain: switch patterns over the sealed interface are a preview feature on Java 17
         if (op instanceof MountOp.Root r) {
