@@ -118,10 +118,10 @@ final class SandboxMounts {
     }
 
     /**
-     * The resolver (slirp4netns', with network), then {@code /proc}: fresh, with {@code /proc/sys} and its kin
-     * read-only and the host's details masked ({@link ProcMasks}); then {@code /dev}, whose nodes are the sandbox's
-     * own ({@link SandboxDevices}, made in {@code devices}, and its terminals' {@code devpts} mounted at {@code ptys});
-     * then the shared temporary directories and root's home.
+     * The resolver (slirp4netns', with network), then {@code /proc} ({@link #proc}); then {@code /dev}, whose nodes are
+     * the sandbox's own ({@link SandboxDevices}, made in {@code devices.nodes()} and owned by {@code devices.owner()},
+     * and its terminals' {@code devpts} mounted at {@code devices.ptys()}); then the shared temporary directories and
+     * root's home.
      */
     private static MountPlan finish(
             MountPlan.Builder plan, Optional<Path> resolvConf, ProcMasks procMasks, Devices devices, String workdir) {

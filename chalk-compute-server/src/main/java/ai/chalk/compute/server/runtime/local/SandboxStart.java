@@ -272,9 +272,10 @@ final class SandboxStart {
     }
 
     /**
-     * The host side of an isolated sandbox: its state directory with the layer's quota, its device nodes, with
-     * bubblewrap its terminals, {@code /dev} and {@code shm} directories and the empty directories of its masks
-     * ({@link EmptyDirs}), and its user namespace; returns its volumes as it sees them.
+     * The host side of an isolated sandbox: its state directory with the layer's quota, its user namespace (which
+     * decides who owns its {@code /dev}), its device nodes, with bubblewrap its terminals, {@code /dev} and
+     * {@code shm} directories and the empty directories of its masks ({@link EmptyDirs}); returns its volumes as it
+     * sees them.
      */
     private List<SandboxSpec.VolumeBinding> hostSide() throws RuntimeStartException {
         try {
@@ -287,8 +288,6 @@ final class SandboxStart {
                 SandboxDevices.mountPtys(dir.resolve("pts"), devOwner());
                 SandboxDevices.makeDev(dir.resolve(SandboxDevices.DEV), devOwner());
                 EmptyDirs.create(dir);
-            }
-            if (level == Level.BUBBLEWRAP) {
                 SandboxDevices.makeShm(
                         dir.resolve(SandboxDevices.SHM),
                         userns.map(ns -> OptionalLong.of(ns.range().first())).orElse(OptionalLong.empty()));

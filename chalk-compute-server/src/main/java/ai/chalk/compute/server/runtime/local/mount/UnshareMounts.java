@@ -16,7 +16,8 @@ public final class UnshareMounts {
 
     /**
      * Performs the entries in its arguments, in order, on the layer the {@code root:} entry names ({@code L}); the
-     * {@code workdir:} entry sets {@code W}, which the init creates after it has pivoted into the root.
+     * {@code workdir:} entry sets {@code W}, which the init creates after it has pivoted into the root. A {@code node:}
+     * entry takes its owner ({@code O}) from the {@code dev:} entry before it (0 without one).
      */
     public static final String SCRIPT = """
             O=0
