@@ -120,6 +120,33 @@ class LocalImageBuildSecurityTest {
         }
     }
 
+    /**
+     * A step's {@code /dev} is a sandbox's, on a small file system of the step's: the standard entries, a
+     * {@code /dev/shm} it can write, and no more room there than Docker gives a container's {@code shm} (bubblewrap's
+     * {@code --dev} tmpfs had no size, and a step whose root is the host's root can write in {@code /dev} itself).
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aBuildStepsDevHasTheStandardEntriesAndIsBounded(boolean ownIds) throws Exception {
+        try (LocalRuntime runtime = runtime(ownIds)) {
+            List<String> log = build(
+                    runtime,
+                    ImageSpec.newBuilder()
+                            .setBaseImage(LocalImageSandboxTest.BUSYBOX)
+                            .addSteps(LocalImageBuilderTest.runStep(
+                                    "echo entries $(ls -A /dev | tr '\\n' ' ')",
+                                    "echo shm-ok > /dev/shm/f && cat /dev/shm/f",
+                                    "head -c 100000000 /dev/zero > /dev/shm/big 2>/dev/null;"
+                                            + " echo shm-bounded $(( $(wc -c < /dev/shm/big) <= " + (64 << 20) + " ))"))
+                            .build());
+            assertThat(log)
+                    .contains(
+                            "entries fd full null ptmx pts random shm stderr stdin stdout tty urandom zero",
+                            "shm-ok",
+                            "shm-bounded 1");
+        }
+    }
+
     private LocalRuntime runtime(boolean ownIds) {
         LocalRuntime runtime = LocalRuntime.builder(temp.resolve("state-" + ownIds))
                 .isolation(LocalIsolation.REQUIRED)

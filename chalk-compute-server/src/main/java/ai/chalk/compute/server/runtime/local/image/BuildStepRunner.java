@@ -44,6 +44,9 @@ import org.jspecify.annotations.Nullable;
 final class BuildStepRunner {
 
     /** Docker's default capabilities but NET_RAW. */
+    /** The directory of a step's device nodes ({@link SandboxDevices#create}) on the file system of its {@code /dev}. */
+    static final String NODES = "nodes";
+
     static final List<String> CAPABILITIES = List.of(
             "CAP_CHOWN",
             "CAP_DAC_OVERRIDE",
@@ -130,14 +133,15 @@ final class BuildStepRunner {
 
     /**
      * Runs {@code command} in {@code root} (a mounted build overlay), its output to {@code log} line by line, with the
-     * device nodes made in {@code devices} ({@link SandboxDevices#create}) and the terminals of the {@code devpts}
-     * mounted at {@code ptys}, in cgroups of its own with the limits of {@code bounds}
+     * {@code /dev} made on the file system at {@code dev} (its {@link #NODES}, {@link SandboxDevices#DEV} and
+     * {@link SandboxDevices#SHM} directories) and the terminals of the {@code devpts} mounted at {@code ptys}, in
+     * cgroups of its own with the limits of {@code bounds}
      * where this host has cgroups (its open-file limit everywhere), stopped when it runs out of time or the disk below
      * {@code root} runs low.
      */
     Outcome run(
             Path root,
-            Path devices,
+            Path dev,
             Path ptys,
             String workdir,
             Map<String, String> env,
@@ -172,14 +176,14 @@ final class BuildStepRunner {
         // a sandbox's /proc: where a step's root is the host's root, with DAC_OVERRIDE, only a read-only or masked
         // entry keeps it from the host's root-writable ones (/proc/acpi, /proc/dynamic_debug ...)
         c.addAll(tools.proc());
-        // the step's own nodes in a fresh /dev, never the host's: bubblewrap's --dev binds the host's, which a step
-        // whose root is the host's root (no user namespace of its own) changed with its CHOWN and FOWNER
-        c.addAll(List.of("--tmpfs", "/dev"));
+        // the step's own nodes in a /dev of its own, never the host's: bubblewrap's --dev binds the host's, which a
+        // step whose root is the host's root (no user namespace of its own) changed with its CHOWN and FOWNER
+        c.addAll(List.of("--bind", dev.resolve(SandboxDevices.DEV).toString(), "/dev"));
         for (SandboxDevices.Node n : SandboxDevices.NODES) {
-            c.addAll(List.of("--dev-bind", devices.resolve(n.name()).toString(), "/dev/" + n.name()));
+            c.addAll(List.of("--dev-bind", dev.resolve(NODES).resolve(n.name()).toString(), "/dev/" + n.name()));
         }
-        c.addAll(List.of("--dev-bind", ptys.toString(), "/dev/pts", "--perms", "01777", "--dir", "/dev/shm"));
-        SandboxDevices.LINKS.forEach((name, target) -> c.addAll(List.of("--symlink", target, "/dev/" + name)));
+        c.addAll(List.of("--dev-bind", ptys.toString(), "/dev/pts"));
+        c.addAll(List.of("--bind", dev.resolve(SandboxDevices.SHM).toString(), "/dev/shm"));
         c.addAll(List.of("--chdir", workdir, "--clearenv"));
         // the last thing bubblewrap does before it runs the step, capabilities dropped but the joining one
         c.addAll(List.of("--seccomp", Integer.toString(FILTER_FD)));

@@ -9,6 +9,7 @@ import ai.chalk.compute.server.image.BuildLog;
 import ai.chalk.compute.server.image.ImageBuildException;
 import ai.chalk.compute.server.image.ImageBuilder;
 import ai.chalk.compute.server.runtime.host.DiskReserve;
+import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.UUID;
 
@@ -58,6 +60,9 @@ public final class LocalImageBuilder implements ImageBuilder {
     private final Optional<BuildStepRunner> runner;
     /** Where a step's user namespace comes from; empty when steps cannot run here. */
     private final Optional<UserNamespacePool> users;
+
+    /** The most a build step's {@code /dev} holds, {@code /dev/shm} included: Docker's {@code shm} size. */
+    static final long DEV_BYTES = 64L << 20;
 
     private final String unavailable;
     private final Path layersDir;
@@ -370,11 +375,19 @@ public final class LocalImageBuilder implements ImageBuilder {
         // unmounted with the step's other mounts
         Path ptys = root.resolveSibling("pts");
         SandboxDevices.mountPtys(ptys);
-        // and device nodes of its own, removed with the step's directory
-        Path devices = root.resolveSibling("dev");
-        SandboxDevices.create(devices, 0);
+        // and a /dev of its own, as a sandbox's: device nodes made for it, the standard links and shm, on a small file
+        // system of the step's, unmounted with its other mounts (the state directory's disk may be nodev, and
+        // bubblewrap's --dev tmpfs, which bound the host's nodes, had no size)
+        Path devFs = root.resolveSibling("devfs");
+        Files.createDirectory(devFs);
+        LayerQuota.mount(devFs, DEV_BYTES);
+        SandboxDevices.create(devFs.resolve(BuildStepRunner.NODES), 0);
+        SandboxDevices.makeDev(devFs.resolve(SandboxDevices.DEV), 0);
+        SandboxDevices.makeShm(
+                devFs.resolve(SandboxDevices.SHM),
+                userns.map(ns -> OptionalLong.of(ns.range().first())).orElse(OptionalLong.empty()));
         BuildStepRunner.Outcome o = runner.orElseThrow()
-                .run(root, devices, ptys, workdir, env, command, bounds(root.getParent()), log, userns);
+                .run(root, devFs, ptys, workdir, env, command, bounds(root.getParent()), log, userns);
         if (o.stopped() != null || o.exitCode() != 0) {
             String why = o.stopped() != null ? o.stopped() : "failed with exit code " + o.exitCode();
             throw new ImageBuildException("image_spec.steps[" + step.index() + "] (" + step.kind() + ") `" + command
