@@ -135,13 +135,14 @@ class LocalImageBuildSecurityTest {
                             .setBaseImage(LocalImageSandboxTest.BUSYBOX)
                             .addSteps(LocalImageBuilderTest.runStep(
                                     "echo entries $(ls -A /dev | tr '\\n' ' ')",
-                                    "echo shm-ok > /dev/shm/f && cat /dev/shm/f",
+                                    "echo through-stdout > /dev/stdout; echo shm-ok > /dev/shm/f && cat /dev/shm/f",
                                     "head -c 100000000 /dev/zero > /dev/shm/big 2>/dev/null;"
                                             + " echo shm-bounded $(( $(wc -c < /dev/shm/big) <= " + (64 << 20) + " ))"))
                             .build());
             assertThat(log)
                     .contains(
                             "entries fd full null ptmx pts random shm stderr stdin stdout tty urandom zero",
+                            "through-stdout",
                             "shm-ok",
                             "shm-bounded 1");
         }

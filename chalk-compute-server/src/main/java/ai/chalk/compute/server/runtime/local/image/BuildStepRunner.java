@@ -9,6 +9,8 @@ import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
+import ai.chalk.compute.server.runtime.userns.IdRange;
+import ai.chalk.compute.server.runtime.userns.SandboxPipes;
 import ai.chalk.compute.server.runtime.userns.UserNamespace;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import java.io.File;
@@ -234,7 +236,13 @@ final class BuildStepRunner {
             userns.ifPresent(ns -> open.add(new CgroupEntry.OpenFile(4, ns.path())));
             List<String> confined = CgroupEntry.command(
                     group == null ? List.of() : group.initProcsFiles(), limits.openFiles(), open, c);
-            return run(confined, group, bounds, Files.getFileStore(root.getParent()), log);
+            return run(
+                    confined,
+                    group,
+                    bounds,
+                    Files.getFileStore(root.getParent()),
+                    log,
+                    userns.map(UserNamespace::range));
         } finally {
             if (group != null) {
                 group.remove(); // and with it anything of the step still running
@@ -258,8 +266,14 @@ final class BuildStepRunner {
         return groupsInUse.contains(groupId);
     }
 
+    /** @param ids the step's ids, when it has a user namespace of its own: its root gets the step's pipes */
     private Outcome run(
-            List<String> command, @Nullable SandboxCgroup group, Bounds bounds, FileStore disk, BuildLog log)
+            List<String> command,
+            @Nullable SandboxCgroup group,
+            Bounds bounds,
+            FileStore disk,
+            BuildLog log,
+            Optional<IdRange> ids)
             throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(command).directory(new File("/")).redirectErrorStream(true);
         pb.environment().clear();
@@ -270,6 +284,9 @@ final class BuildStepRunner {
         Optional<Egress> egress = Optional.empty();
         try {
             egress = network.attach(p, group, bounds.limits().openFiles());
+            // the step's standard streams are pipes this server made as the host's root: given to the step's root
+            // before the gate opens, so that it can open them by name (echo x > /dev/stdout), as an exec can
+            ids.ifPresent(range -> SandboxPipes.giveTo(p, range));
             try (OutputStream go = p.getOutputStream()) {
                 go.write('\n');
             } catch (IOException e) {
