@@ -7,6 +7,8 @@ import ai.chalk.compute.server.runtime.SandboxSpec.ResourceLimits;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.local.cgroup.CgroupEntry;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxCgroup;
+import ai.chalk.compute.server.runtime.local.mount.BubblewrapMounts;
+import ai.chalk.compute.server.runtime.local.mount.MountOp;
 import ai.chalk.compute.server.runtime.network.Egress;
 import ai.chalk.compute.server.runtime.seccomp.SyscallFilter;
 import ai.chalk.compute.server.runtime.userns.IdRange;
@@ -180,12 +182,13 @@ final class BuildStepRunner {
         c.addAll(tools.proc());
         // the step's own nodes in a /dev of its own, never the host's: bubblewrap's --dev binds the host's, which a
         // step whose root is the host's root (no user namespace of its own) changed with its CHOWN and FOWNER
-        c.addAll(List.of("--bind", dev.resolve(SandboxDevices.DEV).toString(), "/dev"));
+        List<MountOp> devOps = new ArrayList<>();
+        devOps.add(new MountOp.Dev("/dev", dev.resolve(SandboxDevices.DEV), ptys, dev.resolve(SandboxDevices.SHM), 0));
         for (SandboxDevices.Node n : SandboxDevices.NODES) {
-            c.addAll(List.of("--dev-bind", dev.resolve(NODES).resolve(n.name()).toString(), "/dev/" + n.name()));
+            devOps.add(new MountOp.DeviceNode(
+                    "/dev/" + n.name(), dev.resolve(NODES).resolve(n.name()), n.major(), n.minor()));
         }
-        c.addAll(List.of("--dev-bind", ptys.toString(), "/dev/pts"));
-        c.addAll(List.of("--bind", dev.resolve(SandboxDevices.SHM).toString(), "/dev/shm"));
+        c.addAll(BubblewrapMounts.render(devOps)); // as a sandbox's /dev is bound
         c.addAll(List.of("--chdir", workdir, "--clearenv"));
         // the last thing bubblewrap does before it runs the step, capabilities dropped but the joining one
         c.addAll(List.of("--seccomp", Integer.toString(FILTER_FD)));
