@@ -44,6 +44,9 @@ final class SandboxStart {
 
     private static final Logger log = LoggerFactory.getLogger(SandboxStart.class);
 
+    /** Starts of one sandbox, when the host's {@code /etc} keeps changing under them. */
+    private static final int MAX_ATTEMPTS = 3;
+
     /**
      * A started sandbox's parts, for {@link LocalSandbox}.
      *
@@ -137,10 +140,21 @@ final class SandboxStart {
      */
     static Prepared startAs(LocalRuntime runtime, SandboxSpec spec, String name, String hostname)
             throws RuntimeStartException {
-        SandboxStart start = new SandboxStart(runtime, spec, name, hostname);
-        start.resolve();
-        Started started = start.setUp();
-        return new Prepared(start.resolvedParts(), started);
+        for (int attempt = 1; ; attempt++) {
+            SandboxStart start = new SandboxStart(runtime, spec, name, hostname);
+            start.resolve();
+            try {
+                Started started = start.setUp();
+                return new Prepared(start.resolvedParts(), started);
+            } catch (RuntimeStartException e) {
+                // a root-only file under the host's /etc removed while the sandbox started leaves its mask without a
+                // mount point, and bubblewrap fails the whole start on it: start again with the view as it is now
+                if (attempt == MAX_ATTEMPTS || start.view == null || start.view.equals(runtime.systemView())) {
+                    throw e;
+                }
+                log.debug("Starting sandbox {} again: the host's /etc changed while it started ({})", name, e);
+            }
+        }
     }
 
     /** What {@code spec} resolves to now, without starting anything; refuses what cannot start here. */
