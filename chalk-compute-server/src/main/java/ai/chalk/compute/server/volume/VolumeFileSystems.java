@@ -54,13 +54,9 @@ final class VolumeFileSystems implements AutoCloseable {
         if (problem == null) {
             try {
                 // a killed server's volumes are unmounted right away; the next start mounts them again
-                cleanup = WhenServerDies.start(
-                        "chalk-volume-cleanup",
-                        """
+                cleanup = WhenServerDies.start("chalk-volume-cleanup", """
                         for d in "$1"/*; do mountpoint -q "$d" && umount -l "$d"; done 2>/dev/null; exit 0
-                        """,
-                        List.of(volumes.toString()),
-                        Optional.of(Path.of("/usr/bin/setsid")).filter(Files::isExecutable));
+                        """, List.of(volumes.toString()));
             } catch (IOException e) {
                 log.warn("A killed server's volumes stay mounted until its next start: {}", e.toString());
             }

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.worker;
 
 import ai.chalk.compute.server.runtime.SandboxRuntime;
+import ai.chalk.compute.server.runtime.host.WhenServerDies;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.Status;
 import java.nio.file.Path;
@@ -17,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The replica pools of every function revision that serves. Revisions whose replicas would be started alike (the
@@ -34,6 +36,7 @@ public final class WorkerPools implements AutoCloseable {
     private final ExecutorService executor;
     private final Optional<ServerAccess> server;
     private final FunctionLogs logs;
+    private final @Nullable WhenServerDies cleanupAfterServer;
     private final Map<String, Shared> byRevision = new ConcurrentHashMap<>();
     private final Map<String, Shared> byUnit = new HashMap<>(); // guarded by this
     /** Revisions of deleted versions, never served again (guarded by this; a restart reads none: they are deleted). */
@@ -79,6 +82,7 @@ public final class WorkerPools implements AutoCloseable {
         this.executor = executor;
         this.server = server;
         WorkerReplica.removeLeftovers(runRoot);
+        this.cleanupAfterServer = WorkerReplica.removeWhenServerDies(runRoot);
     }
 
     /**
@@ -193,5 +197,8 @@ public final class WorkerPools implements AutoCloseable {
             byRevision.clear();
         }
         all.forEach(ReplicaPool::close);
+        if (cleanupAfterServer != null) {
+            cleanupAfterServer.close();
+        }
     }
 }

@@ -17,6 +17,7 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.BeneathRoot;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.PinnedSocket;
+import ai.chalk.compute.server.runtime.host.WhenServerDies;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.CallOptions;
 import io.grpc.Grpc;
@@ -52,6 +53,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -300,6 +302,24 @@ public final class WorkerReplica implements AutoCloseable {
             dirs.forEach(WorkerReplica::removeRunDir);
         } catch (IOException e) {
             log.warn("Cannot remove the run directories left under {}: {}", runRoot, e.toString());
+        }
+    }
+
+    /**
+     * What removes the run directories under {@code runRoot} when this server is killed outright (its replicas, in
+     * sandboxes, die with it): each directory's file system is detached and the emptied directory removed at once,
+     * where they stayed mounted, their pages held, until the next start. Null where the shell cannot start.
+     */
+    static @Nullable WhenServerDies removeWhenServerDies(Path runRoot) {
+        try {
+            // as root, on directories replicas could write in: nothing in them is followed or removed, only the
+            // mount points themselves (a directory a worker filled where no file system of its own was mounted stays)
+            return WhenServerDies.start("chalk-function-cleanup", """
+                    for d in "$1"/*; do mountpoint -q "$d" && umount -l "$d"; rmdir "$d"; done 2>/dev/null; exit 0
+                    """, List.of(runRoot.toString()));
+        } catch (IOException e) {
+            log.warn("A killed server's function run directories stay mounted until its next start: {}", e.toString());
+            return null;
         }
     }
 

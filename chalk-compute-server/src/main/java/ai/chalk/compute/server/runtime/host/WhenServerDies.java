@@ -3,6 +3,7 @@ package ai.chalk.compute.server.runtime.host;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,6 +49,11 @@ public final class WhenServerDies implements AutoCloseable {
         pb.environment().put("PATH", PATH);
         pb.environment().put("LC_ALL", "C");
         return new WhenServerDies(pb.start());
+    }
+
+    /** Starts the shell with the host's {@code /usr/bin/setsid}, where there is one (see the other form). */
+    public static WhenServerDies start(String name, String script, List<String> args) throws IOException {
+        return start(name, script, args, Optional.of(Path.of("/usr/bin/setsid")).filter(Files::isExecutable));
     }
 
     /** The server closed normally (it cleaned up itself): the shell exits without doing anything. */

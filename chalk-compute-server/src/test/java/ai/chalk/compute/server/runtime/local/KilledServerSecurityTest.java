@@ -2,6 +2,13 @@ package ai.chalk.compute.server.runtime.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.CustomImageServiceGrpc;
@@ -11,9 +18,13 @@ import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.server.cli.StandaloneServerTest;
 import ai.chalk.compute.server.cli.StandaloneServerTest.ServerProcess;
+import ai.chalk.compute.server.function.TestCode;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
+import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -135,6 +146,56 @@ class KilledServerSecurityTest {
                 assertThat(left.toList()).isEmpty();
             }
             assertThat(decoy.resolve("keep")).hasContent("not the server's");
+        });
+    }
+
+    /**
+     * A function replica running when the server is killed goes with its sandbox, and its run directory's file system
+     * (a tmpfs whose pages the replica's memory held) goes with the server's watcher: it stayed mounted until the next
+     * start before.
+     */
+    @Test
+    void aKilledServerLeavesNoFunctionRunDirectory() throws Exception {
+        Path dataDir = Files.createDirectories(temp.resolve("data-functions"));
+        ServerProcess server = StandaloneServerTest.launch(dataDir, Map.of(), "--isolation", "required");
+        ManagedChannel channel = server.channel();
+        Path runRoot = dataDir.resolve("functions").resolve("run");
+        try {
+            TestCode code = new TestCode("killed");
+            code.upload(channel);
+            var catalog =
+                    ExternalFunctionCatalogServiceGrpc.newBlockingStub(channel).withDeadlineAfter(90, TimeUnit.SECONDS);
+            catalog.createExternalFunctionVersion(CreateExternalFunctionVersionRequest.newBuilder()
+                    .setFunctionName("killed")
+                    .setSpec(ScalingGroupSpec.newBuilder()
+                            .setContainerSpec(ChalkContainerSpec.getDefaultInstance())
+                            .setScalingSpec(
+                                    ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
+                    .setConfig(FunctionConfig.newBuilder()
+                            .putOptions("chalk_compute.code", code.manifestDigest)
+                            .putOptions("chalk_compute.functions", "echo=t.W#echo")
+                            .putOptions("chalk_compute.worker", "plain"))
+                    .build());
+            String echoed = catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                            .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("killed"))
+                            .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                    .setName("echo")
+                                    .setFeatherStream(ByteString.copyFromUtf8("ping")))
+                            .build())
+                    .getRemoteCallResponse()
+                    .getFeatherStream()
+                    .toStringUtf8();
+            assertThat(echoed).contains("ping");
+        } finally {
+            channel.shutdownNow();
+        }
+        assertThat(mountsUnder(runRoot)).hasSize(1);
+
+        killThenAwait(server, () -> {
+            assertThat(mountsUnder(dataDir)).isEmpty();
+            try (Stream<Path> left = Files.list(runRoot)) {
+                assertThat(left.toList()).isEmpty();
+            }
         });
     }
 
