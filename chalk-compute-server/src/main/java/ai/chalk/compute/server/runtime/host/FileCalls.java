@@ -6,7 +6,7 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 
 /**
- * The descriptor-relative file calls Java lacks, behind {@link BeneathRoot}. Paths are NUL-terminated UTF-8 bytes
+ * The descriptor-relative file calls Java lacks, behind {@link BeneathRoot} (and the pipe of {@link OutputPipes}). Paths are NUL-terminated UTF-8 bytes
  * (never the JVM's locale-dependent string encoding); each call throws {@link LastErrorException} with errno on
  * failure.
  */
@@ -74,6 +74,9 @@ interface FileCalls extends Library {
     int open(byte[] path, int flags, int mode) throws LastErrorException;
 
     int close(int fd) throws LastErrorException;
+
+    /** {@code pipe2(2)}, for {@link OutputPipes}. */
+    int pipe2(int[] fds, int flags) throws LastErrorException;
 
     long read(int fd, byte[] buffer, long count) throws LastErrorException;
 

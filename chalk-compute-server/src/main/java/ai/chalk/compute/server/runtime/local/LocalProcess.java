@@ -3,6 +3,7 @@ package ai.chalk.compute.server.runtime.local;
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.RuntimeProcess;
 import ai.chalk.compute.server.runtime.host.HostSignals;
+import ai.chalk.compute.server.runtime.host.OutputPipes;
 import ai.chalk.compute.server.runtime.host.ProcessTreeKill;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.PtyStdin;
@@ -66,6 +67,7 @@ final class LocalProcess implements RuntimeProcess {
 
     /**
      * @param process the host process
+     * @param output  its output's read ends ({@link OutputPipes}; a PTY's master and nothing)
      * @param pty     whether it runs on a PTY
      * @param group   its pids group, if the pids controller is in use
      * @param pids    where the real command is, from {@link #findCommand} or known
@@ -74,6 +76,7 @@ final class LocalProcess implements RuntimeProcess {
      */
     LocalProcess(
             Process process,
+            OutputPipes.Readers output,
             boolean pty,
             ProcessGroup group,
             CompletableFuture<Pids> pids,
@@ -86,9 +89,10 @@ final class LocalProcess implements RuntimeProcess {
         this.group = group;
         this.pids = pids;
         this.description = description;
-        this.stdout =
-                new Tracked(pty ? new SettledPtyOutput(process.getInputStream(), process) : process.getInputStream());
-        this.stderr = pty ? Tracked.empty() : new Tracked(process.getErrorStream());
+        this.stdout = pty
+                ? new Tracked(new SettledPtyOutput(output.stdout(), process), false)
+                : new Tracked(output.stdout(), true);
+        this.stderr = pty ? Tracked.empty() : new Tracked(output.stderr(), true);
         this.stdin = pty ? new PtyStdin(process.getOutputStream()) : process.getOutputStream();
         this.onExit = process.onExit()
                 .thenApply(p -> status(p.exitValue()))
@@ -117,11 +121,11 @@ final class LocalProcess implements RuntimeProcess {
      * when it ended or said anything else (nsenter's complaint, say): the helper is then not used.
      */
     static CompletableFuture<Pids> spareReady(
-            Process process, boolean nsentered, ProcessGroup group, Executor helpers) {
+            Process process, InputStream stderr, boolean nsentered, ProcessGroup group, Executor helpers) {
         return CompletableFuture.supplyAsync(
                 () -> {
                     try {
-                        if (process.getErrorStream().read() != SandboxCommands.SPARE_READY) {
+                        if (stderr.read() != SandboxCommands.SPARE_READY) {
                             return Pids.UNKNOWN;
                         }
                     } catch (IOException e) {
@@ -335,18 +339,36 @@ final class LocalProcess implements RuntimeProcess {
         }
     }
 
-    /** An output stream whose end (EOF, an error such as a PTY's EIO, or close) is observable. */
+    /**
+     * An output stream whose end (EOF, an error such as a PTY's EIO, or close) is observable. A pipe's read end is
+     * closed at its end of file, so that a reader who never closes it (it read to the end) holds no descriptor; a
+     * terminal's is left to its process, whose stdin shares it.
+     */
     static final class Tracked extends FilterInputStream {
         final CompletableFuture<Void> eof = new CompletableFuture<>();
+        private final boolean closeAtEnd;
 
-        Tracked(InputStream in) {
+        Tracked(InputStream in, boolean closeAtEnd) {
             super(in);
+            this.closeAtEnd = closeAtEnd;
         }
 
         static Tracked empty() {
-            Tracked t = new Tracked(InputStream.nullInputStream());
+            Tracked t = new Tracked(InputStream.nullInputStream(), false);
             t.eof.complete(null);
             return t;
+        }
+
+        private void ended() {
+            if (closeAtEnd) {
+                try {
+                    in.close();
+                } catch (IOException e) {
+                    // closed all the same
+                }
+                in = InputStream.nullInputStream(); // later reads see the end again
+            }
+            eof.complete(null);
         }
 
         @Override
@@ -354,7 +376,7 @@ final class LocalProcess implements RuntimeProcess {
             try {
                 int b = super.read();
                 if (b < 0) {
-                    eof.complete(null);
+                    ended();
                 }
                 return b;
             } catch (IOException e) {
@@ -368,7 +390,7 @@ final class LocalProcess implements RuntimeProcess {
             try {
                 int n = super.read(b, off, len);
                 if (n < 0) {
-                    eof.complete(null);
+                    ended();
                 }
                 return n;
             } catch (IOException e) {

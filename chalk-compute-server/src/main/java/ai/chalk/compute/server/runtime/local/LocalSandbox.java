@@ -15,6 +15,7 @@ import ai.chalk.compute.server.runtime.host.HostSignals;
 import ai.chalk.compute.server.runtime.host.InRootLookup;
 import ai.chalk.compute.server.runtime.host.LayerQuota;
 import ai.chalk.compute.server.runtime.host.NoFollowDelete;
+import ai.chalk.compute.server.runtime.host.OutputPipes;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.RawTerminal;
 import ai.chalk.compute.server.runtime.local.LocalRuntime.Level;
@@ -27,6 +28,7 @@ import ai.chalk.compute.server.runtime.userns.SandboxPipes;
 import com.pty4j.PtyProcessBuilder;
 import com.pty4j.unix.UnixPtyProcess;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -317,6 +319,7 @@ final class LocalSandbox implements RuntimeSandbox {
         }
         LocalProcess process = new LocalProcess(
                 s.process(),
+                s.output(),
                 false,
                 s.group() == null ? null : s.group().group(),
                 s.pids(),
@@ -377,14 +380,18 @@ final class LocalSandbox implements RuntimeSandbox {
                     group == null ? List.of() : group.procsFiles(),
                     runtime.defaults().openFiles(),
                     SandboxCommands.spare(runtime.tools(), helpers, isolated ? initPid : -1, ids.isPresent(), filter));
-            Process p = SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE)
-                    .start();
+            OutputPipes.Started started =
+                    OutputPipes.start(SandboxCommands.hostProcess(command, ProcessBuilder.Redirect.PIPE));
+            Process p = started.process();
+            OutputPipes.Readers output = started.output();
             // before it can be taken: its command then finds its streams its root's
             ids.ifPresent(range -> SandboxPipes.giveTo(p, range));
             return new SpareExecs.Spare(
                     p,
+                    output,
                     group,
-                    LocalProcess.spareReady(p, isolated, group == null ? null : group.group(), runtime.helpers()));
+                    LocalProcess.spareReady(
+                            p, output.stderr(), isolated, group == null ? null : group.group(), runtime.helpers()));
         } catch (IOException | RuntimeException e) {
             if (group != null && group.group() != null) {
                 group.group().removeIfEmpty();
@@ -407,6 +414,7 @@ final class LocalSandbox implements RuntimeSandbox {
                 command = CgroupEntry.command(List.of(), runtime.defaults().openFiles(), command);
             }
             Process p;
+            OutputPipes.Readers output;
             if (spec.pty().isPresent()) {
                 p = new PtyProcessBuilder(command.toArray(String[]::new))
                         .setEnvironment(hostEnv)
@@ -425,11 +433,14 @@ final class LocalSandbox implements RuntimeSandbox {
                         throw e;
                     }
                 }
+                output = new OutputPipes.Readers(p.getInputStream(), InputStream.nullInputStream());
             } else {
                 ProcessBuilder pb = new ProcessBuilder(command).directory(hostDir.toFile());
                 pb.environment().clear();
                 pb.environment().putAll(hostEnv);
-                p = pb.start();
+                OutputPipes.Started started = OutputPipes.start(pb);
+                p = started.process();
+                output = started.output();
                 if (nsentered && ids.isPresent()) {
                     // while nsenter and setpriv work, ms before the command; EXEC_SCRIPT waits for it all the same
                     SandboxPipes.giveTo(p, ids.get());
@@ -438,6 +449,7 @@ final class LocalSandbox implements RuntimeSandbox {
             ProcessGroup pids = group == null ? null : group.group();
             LocalProcess process = new LocalProcess(
                     p,
+                    output,
                     spec.pty().isPresent(),
                     pids,
                     LocalProcess.pidsOf(p, nsentered, pids, runtime.helpers()),

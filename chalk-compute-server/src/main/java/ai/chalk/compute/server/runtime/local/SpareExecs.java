@@ -1,10 +1,11 @@
 package ai.chalk.compute.server.runtime.local;
 
 import ai.chalk.compute.server.runtime.RuntimeProcess;
+import ai.chalk.compute.server.runtime.host.OutputPipes;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
-import ai.chalk.compute.server.runtime.local.cgroup.ProcessGroup;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -43,10 +44,12 @@ final class SpareExecs {
     static final Duration IDLE = Duration.ofSeconds(30);
 
     /** A spare exec helper waiting for its request, with its pids group and where its command will be. */
-    record Spare(Process process, ExecCgroup group, CompletableFuture<LocalProcess.Pids> pids) {
+    record Spare(
+            Process process, OutputPipes.Readers output, ExecCgroup group, CompletableFuture<LocalProcess.Pids> pids) {
         /**
-         * Ends the helper: at end-of-file instead of a request it exits (nsenter then follows), and its exec group
-         * goes with it (a sandbox whose spares are let go of again and again would otherwise gather empty groups).
+         * Ends the helper: at end-of-file instead of a request it exits (nsenter then follows), and its output's
+         * read ends and its exec group go with it (a sandbox whose spares are let go of again and again would
+         * otherwise gather descriptors and empty groups).
          */
         void discard() {
             try {
@@ -54,9 +57,20 @@ final class SpareExecs {
             } catch (IOException e) {
                 process.destroyForcibly();
             }
-            if (group != null && group.group() != null) {
-                ProcessGroup g = group.group();
-                process.onExit().thenRun(g::removeIfEmpty);
+            process.onExit().thenRun(() -> {
+                closeQuietly(output.stdout());
+                closeQuietly(output.stderr());
+                if (group != null && group.group() != null) {
+                    group.group().removeIfEmpty();
+                }
+            });
+        }
+
+        private static void closeQuietly(InputStream in) {
+            try {
+                in.close();
+            } catch (IOException e) {
+                // closed all the same
             }
         }
     }

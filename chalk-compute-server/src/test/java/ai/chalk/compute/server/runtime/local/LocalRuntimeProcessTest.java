@@ -205,6 +205,52 @@ class LocalRuntimeProcessTest {
         });
     }
 
+    /**
+     * What a command leaves behind writes into its output after the command has ended, on both paths, however late
+     * the server starts reading. The JDK closed its pipes as the host process exited unless a reader was already
+     * blocked on them, and the server's readers start a few milliseconds after the command: when the command was
+     * quicker, the leftover's output was lost and it died of SIGPIPE at its first write (a flaky count of places held in
+     * RunningCommandsSecurityTest, CI111).
+     */
+    @Test
+    void whatACommandLeavesBehindWritesToItsOutputAfterTheCommandEndedOnBothPaths() throws Exception {
+        LocalProcess direct = leavingALateWriter();
+        assertThat(direct.viaSpare()).isFalse();
+        assertLeftoverWrote(direct);
+        drained(command("true")); // the second exec leaves spare helpers starting
+        Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            LocalProcess spare = leavingALateWriter();
+            try {
+                assertThat(spare.viaSpare()).isTrue();
+            } finally {
+                assertLeftoverWrote(spare);
+            }
+        });
+    }
+
+    private int lateWriters;
+
+    /** A command that ends at once, leaving behind a process that writes to its output half a second later. */
+    private LocalProcess leavingALateWriter() throws Exception {
+        lateWriters++;
+        return (LocalProcess) sandbox.exec(
+                sh("(sleep 0.5; echo late; echo late-err >&2; touch /tmp/wrote-" + lateWriters + ") & echo early"));
+    }
+
+    /** Reads {@code p}'s output only well after it ended: the leftover's lines are there, and it lived on. */
+    private void assertLeftoverWrote(LocalProcess p) throws Exception {
+        p.stdin().close();
+        assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.exited(0));
+        Thread.sleep(100); // the command ended a while ago, and no one has read its output yet
+        LocalTesting.Run r = collect(p);
+        String which = p.viaSpare() ? "via a spare" : "direct";
+        assertThat(r.out()).as(which).isEqualTo("early\nlate\n");
+        assertThat(r.err()).as(which).isEqualTo("late-err\n");
+        assertThat(LocalTesting.sh(sandbox, "ls /tmp/wrote-" + lateWriters).out())
+                .as(which)
+                .isNotBlank();
+    }
+
     private LocalProcess drained(ProcessSpec spec) throws Exception {
         LocalProcess p = (LocalProcess) sandbox.exec(spec);
         p.stdin().close();
