@@ -63,6 +63,8 @@ import ai.chalk.compute.server.threads.DaemonThreads;
 import ai.chalk.compute.server.volume.VolumeManager;
 import ai.chalk.compute.server.volume.VolumeServiceV1;
 import io.grpc.BindableService;
+import io.grpc.Codec;
+import io.grpc.DecompressorRegistry;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
@@ -112,6 +114,14 @@ public final class ComputeServer implements AutoCloseable {
      * reaches a service; anything bigger is streamed (stdin in pieces, large files through a sandbox).
      */
     public static final int MAX_MESSAGE_BYTES = VolumeManager.MAX_FILE_BYTES + (1 << 20);
+
+    /**
+     * What compressed messages the transports take: none. The budget of messages being received counts bytes as they
+     * come, and a gzip message of 33 KiB is 33 MiB once read, so that compression let any caller past it (a client
+     * that asks for compression is answered UNIMPLEMENTED; none of Chalk's SDKs compresses requests).
+     */
+    public static final DecompressorRegistry NO_DECOMPRESSION =
+            DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, false);
     /** How often a failing store is tried again, so health turns SERVING soon after it recovers. */
     static final long STORE_PROBE_SECONDS = 2;
 

@@ -7,6 +7,7 @@ import ai.chalk.compute.server.grpc.CallsInFlight;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.grpc.OpenConnections;
+import ai.chalk.compute.server.grpc.UnfinishedRequests;
 import ai.chalk.compute.server.grpc.UnsentAnswers;
 import ai.chalk.compute.server.http.HttpPort;
 import ai.chalk.compute.server.http.Transfers;
@@ -102,6 +103,7 @@ final class Transports {
             throws IOException {
         List<ServerServiceDefinition> guarded =
                 services.stream().map(MalformedRequests::guard).toList();
+        ServerInterceptor unfinished = new UnfinishedRequests();
         InProcessServerBuilder ipb =
                 InProcessServerBuilder.forName(inProcessName).maxInboundMessageSize(ComputeServer.MAX_MESSAGE_BYTES);
         ServerInterceptor embedded = new TrustedCallers(Caller.Kind.EMBEDDED);
@@ -110,6 +112,7 @@ final class Transports {
         if (port != null) {
             NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
                     .maxInboundMessageSize(ComputeServer.MAX_MESSAGE_BYTES)
+                    .decompressorRegistry(ComputeServer.NO_DECOMPRESSION)
                     .addStreamTracerFactory(received);
             tcpLoops = connections.applyTo(nb);
             if (tlsCertChain != null) {
@@ -118,7 +121,8 @@ final class Transports {
             ServerInterceptor callers = authentication.tcpCallers();
             // the caller first (the last interceptor runs first), then its environment's calls under way are counted,
             // then the answers they have not read
-            guarded.forEach(service -> nb.addService(ServerInterceptors.intercept(service, unsent, inFlight, callers)));
+            guarded.forEach(service ->
+                    nb.addService(ServerInterceptors.intercept(service, unfinished, unsent, inFlight, callers)));
             try {
                 tcp = nb.build().start();
             } catch (IOException | RuntimeException e) {
@@ -143,7 +147,7 @@ final class Transports {
         ServerInterceptor workers = authentication.workloadCallers();
         functions.serveWorkers(
                 services.stream()
-                        .map(s -> ServerInterceptors.intercept(s, unsent, inFlight, workers))
+                        .map(s -> ServerInterceptors.intercept(s, unfinished, unsent, inFlight, workers))
                         .toList(),
                 ComputeServer.MAX_MESSAGE_BYTES,
                 receivedFromReplicas);

@@ -39,6 +39,13 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
     /** The counted bytes of the largest message a client may send (ComputeServer.MAX_MESSAGE_BYTES). */
     private static final long LARGEST_COUNTED = (33L << 20) - UNCOUNTED_BYTES;
 
+    /**
+     * The largest message of a method open to callers without a token (the token exchange, health checks): a client id
+     * and secret, or a service's name, are a few hundred bytes; anyone who reaches the port could send 33 MiB to each
+     * of thousands of such calls (the first MiB of each uncounted, {@link #UNCOUNTED_BYTES}).
+     */
+    static final long OPEN_METHOD_BYTES = 8 << 10;
+
     /** Credentials whose caller is remembered at once. */
     private static final int CALLERS_REMEMBERED = 4_096;
 
@@ -61,8 +68,8 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
         String credential = headers.get(BearerTokens.AUTHORIZATION);
         // the methods open to anyone are never authenticated: a credential sent with them proves nothing, and one
         // naming another environment would have charged that environment's share
-        return new Call(
-                fullMethodName, credential == null || BearerTokens.open(fullMethodName) ? "" : callerOf(credential));
+        boolean open = BearerTokens.open(fullMethodName);
+        return new Call(fullMethodName, credential == null || open ? "" : callerOf(credential), open);
     }
 
     /** The caller a credential stands for: the environment its token names, else the credential. */
@@ -117,19 +124,29 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
 
         private final String method;
         private final String caller;
+        private final boolean open;
         /** Bytes of the message under way so far. */
         private long received;
         /** Bytes of it reserved in the budget (those past {@link #UNCOUNTED_BYTES}). */
         private long held;
 
-        Call(String method, String caller) {
+        Call(String method, String caller, boolean open) {
             this.method = method;
             this.caller = caller;
+            this.open = open;
         }
 
         @Override
         public synchronized void inboundWireSize(long bytes) {
             received += bytes;
+            if (open && received > OPEN_METHOD_BYTES) {
+                long receiving = received;
+                letGo();
+                throw Status.RESOURCE_EXHAUSTED
+                        .withDescription("a request to " + method + " may be at most " + OPEN_METHOD_BYTES
+                                + " bytes; this one is " + receiving + " bytes so far")
+                        .asRuntimeException();
+            }
             long counted = Math.max(0, received - UNCOUNTED_BYTES) - held;
             if (counted == 0 || reserve(caller, counted)) {
                 held += counted;

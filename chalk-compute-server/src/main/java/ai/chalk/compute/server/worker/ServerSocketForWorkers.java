@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.worker;
 
+import ai.chalk.compute.server.ComputeServer;
 import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.grpc.OpenConnections;
 import ai.chalk.compute.server.threads.DaemonThreads;
@@ -112,6 +113,7 @@ public final class ServerSocketForWorkers implements AutoCloseable {
                 .bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
                 .maxInboundMessageSize(maxInboundMessageBytes)
+                .decompressorRegistry(ComputeServer.NO_DECOMPRESSION)
                 .addStreamTracerFactory(received);
         // every workload of every environment reaches this socket: one opening connections in a loop ran the server
         // out of file descriptors, as a peer of its TCP port could before it had its count

@@ -91,12 +91,26 @@ class ReceivedMessagesTest {
         // message trickled in, filled prod's share
         Metadata forged = new Metadata();
         forged.put(AUTHORIZATION, "Bearer " + token("prod", "forged"));
-        received.newServerStreamTracer("chalk.server.v1.AuthService/GetToken", forged)
-                .inboundWireSize(41 * MIB);
-        call("Bearer " + token("prod", "real")).inboundWireSize(41 * MIB);
+        ServerStreamTracer open = received.newServerStreamTracer("chalk.server.v1.AuthService/GetToken", forged);
+        open.inboundWireSize(4 << 10);
+        call("Bearer " + token("prod", "real")).inboundWireSize(51 * MIB);
         assertThat(budget.used())
-                .as("prod's share untouched by the forged token")
-                .isEqualTo(80 * MIB);
+                .as("prod's whole share, untouched by the forged token")
+                .isEqualTo(50 * MIB);
+    }
+
+    @Test
+    void anOpenMethodsMessageIsSmall() {
+        // anyone who reaches the port may call them: 33 MiB each, the first MiB uncounted, in thousands of calls
+        ServerStreamTracer open = received.newServerStreamTracer("grpc.health.v1.Health/Check", new Metadata());
+        open.inboundWireSize(8 << 10);
+        assertThatThrownBy(() -> open.inboundWireSize(1)).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(e.getStatus().getDescription())
+                    .isEqualTo("a request to grpc.health.v1.Health/Check may be at most 8192 bytes; this"
+                            + " one is 8193 bytes so far");
+        });
+        assertThat(budget.used()).isZero();
     }
 
     @Test
