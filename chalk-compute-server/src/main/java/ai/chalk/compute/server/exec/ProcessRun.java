@@ -108,6 +108,7 @@ public final class ProcessRun {
         } catch (RuntimeException | Error e) {
             // no thread could be had (the server closing, or out of memory): the caller gets no run to kill
             run.process.killTree();
+            run.process.closeOutput(); // no pump reads it
             run.stdinWriter.shutdown();
             place.close();
             throw e;

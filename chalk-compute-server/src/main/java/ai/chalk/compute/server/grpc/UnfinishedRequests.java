@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.grpc;
 
+import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -56,7 +57,18 @@ public final class UnfinishedRequests implements ServerInterceptor {
         if (!call.getMethodDescriptor().getType().clientSendsOneMessage()) {
             return next.startCall(call, headers);
         }
-        return new Waiting<>(call, next.startCall(call, headers));
+        Waiting<Q, R> waiting = new Waiting<>(call);
+        // a call the method (or a guard: a malformed request, a second message) closes itself needs no end of ours
+        waiting.handler = next.startCall(
+                new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+                    @Override
+                    public void close(Status status, Metadata trailers) {
+                        waiting.closedByServer();
+                        super.close(status, trailers);
+                    }
+                },
+                headers);
+        return waiting;
     }
 
     /**
@@ -65,16 +77,28 @@ public final class UnfinishedRequests implements ServerInterceptor {
      * when a second message comes), and once the wait has ended the call, nothing more reaches its handler but the end
      * of the stream. The method itself runs outside the lock, so a long one never holds up the timer.
      */
-    private final class Waiting<Q, R> extends ForwardingServerCallListener.SimpleForwardingServerCallListener<Q> {
+    private final class Waiting<Q, R> extends ForwardingServerCallListener<Q> {
 
         private final ServerCall<Q, R> call;
+        /** The listener of the call's method, set once it has started. */
+        ServerCall.Listener<Q> handler;
+
         private @Nullable ScheduledFuture<?> expiry;
         private boolean halfClosed;
         private boolean ended;
 
-        Waiting(ServerCall<Q, R> call, ServerCall.Listener<Q> delegate) {
-            super(delegate);
+        Waiting(ServerCall<Q, R> call) {
             this.call = call;
+        }
+
+        @Override
+        protected ServerCall.Listener<Q> delegate() {
+            return handler;
+        }
+
+        synchronized void closedByServer() {
+            ended = true;
+            stopWaiting();
         }
 
         @Override
@@ -83,7 +107,7 @@ public final class UnfinishedRequests implements ServerInterceptor {
                 return;
             }
             super.onMessage(message);
-            if (expiry == null && !halfClosed) {
+            if (expiry == null && !halfClosed && !ended) {
                 expiry = TIMER.schedule(this::expire, wait.toMillis(), TimeUnit.MILLISECONDS);
             }
         }

@@ -80,20 +80,26 @@ final class PythonDriver {
                 return new PythonDriver(process, frames, r.python());
             }
             process.killTree();
+            String error = startError(process, kept);
+            process.closeOutput();
             throw new DriverStartException("python3 in this sandbox did not start the driver"
                     + (first == null ? "" : ": it wrote " + first.getClass().getSimpleName() + " first")
-                    + startError(process, kept));
+                    + error);
         } catch (TimeoutException e) {
             process.killTree();
+            process.closeOutput();
             throw new DriverStartException(
                     "python3 in this sandbox did not start within " + START_TIMEOUT.toSeconds() + "s");
         } catch (java.util.concurrent.ExecutionException e) {
             process.killTree();
+            String error = startError(process, kept);
+            process.closeOutput();
             throw new DriverStartException("python3 in this sandbox could not run the driver ("
-                    + e.getCause().getMessage() + ")" + startError(process, kept));
+                    + e.getCause().getMessage() + ")" + error);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             process.killTree();
+            process.closeOutput();
             throw new DriverStartException("interrupted while python3 started");
         }
     }
@@ -159,6 +165,16 @@ final class PythonDriver {
     /** Kills the interpreter and everything it started. */
     void kill() {
         process.killTree();
+    }
+
+    /** Completes when the interpreter has ended. */
+    java.util.concurrent.CompletableFuture<ExitStatus> onExit() {
+        return process.onExit();
+    }
+
+    /** The interpreter has ended, or been killed: what it wrote and was not read goes, with its pipe. */
+    void release() {
+        process.closeOutput();
     }
 
     /** How the interpreter ended, waiting at most {@code wait}; empty while it still runs. */

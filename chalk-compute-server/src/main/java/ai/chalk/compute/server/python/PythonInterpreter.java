@@ -114,6 +114,7 @@ final class PythonInterpreter implements AutoCloseable {
         command.put("max_artifact_bytes", Math.min(request.artifactLimit(), DriverFrames.MAX_ARTIFACT_BYTES));
         Ending ending = drive(d, execution, command);
         if (ending.interpreterEnded()) {
+            d.release();
             driver = null;
             current = null;
         }
@@ -333,6 +334,8 @@ final class PythonInterpreter implements AutoCloseable {
         PythonDriver d = current;
         if (d != null) {
             d.kill();
+            // once it is gone (a snippet running now reads its last frames first)
+            d.onExit().whenComplete((s, e) -> d.release());
         }
     }
 }

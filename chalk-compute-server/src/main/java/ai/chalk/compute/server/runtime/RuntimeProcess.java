@@ -1,12 +1,15 @@
 package ai.chalk.compute.server.runtime;
 
+import ai.chalk.compute.server.runtime.host.OutputPipes;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * A process running inside a sandbox. Its output streams must be read by the caller; an
- * unread stream blocks only this process (the pipe fills), never the server.
+ * unread stream blocks only this process (the pipe fills), never the server. A stream read to its end is given back;
+ * one the caller stops reading before that must be closed ({@link #closeOutput}), or it holds a descriptor of the
+ * server's until it is collected.
  */
 public interface RuntimeProcess {
 
@@ -21,6 +24,11 @@ public interface RuntimeProcess {
 
     /** Standard error; an empty stream when running on a PTY (the terminal merges both). */
     InputStream stderr();
+
+    /** Closes both output streams: the caller reads no more of them (the process ended, or is being killed). */
+    default void closeOutput() {
+        new OutputPipes.Readers(stdout(), stderr()).close();
+    }
 
     /** Whether the process runs on a PTY. */
     boolean pty();

@@ -192,6 +192,20 @@ class ExecutePythonTest extends RunningServer.PerTestClass {
         assertThat(outcome(fresh)).isEqualTo(PythonExecutionOutcome.PYTHON_EXECUTION_OUTCOME_FAILED);
         assertThat(fresh.completed().getErrorMessage()).endsWith("NameError: name 'z' is not defined\n");
         assertThat(run("1 + 1").resultText()).isEqualTo("2");
+
+        // an interpreter that ended gives back the pipe of its output, which no one reads after its last frame (the
+        // server holds the read end, not the JDK, which closed it as the process ended)
+        long before = openDescriptors();
+        for (int i = 0; i < 20; i++) {
+            assertThat(run("import sys\nsys.exit(1)").completed().getExitCode()).isEqualTo(1);
+        }
+        assertThat(openDescriptors() - before).isLessThan(10);
+    }
+
+    private static long openDescriptors() throws java.io.IOException {
+        try (var fds = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
     }
 
     @Test

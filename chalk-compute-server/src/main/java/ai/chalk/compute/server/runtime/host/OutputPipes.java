@@ -17,7 +17,19 @@ import java.io.InputStream;
 public final class OutputPipes implements AutoCloseable {
 
     /** The read ends of a process's standard output and error. */
-    public record Readers(InputStream stdout, InputStream stderr) {}
+    public record Readers(InputStream stdout, InputStream stderr) {
+
+        /** Closes both: no one will read them. */
+        public void close() {
+            for (InputStream in : new InputStream[] {stdout, stderr}) {
+                try {
+                    in.close();
+                } catch (IOException e) {
+                    // closed all the same
+                }
+            }
+        }
+    }
 
     /** Read and write ends of standard output, then of standard error; -1 once closed. */
     private final int[] out = {-1, -1};

@@ -405,6 +405,8 @@ final class LocalSandbox implements RuntimeSandbox {
             ProcessSpec spec, List<String> command, Map<String, String> hostEnv, Path hostDir, boolean nsentered)
             throws ProcessStartException {
         ExecCgroup group = null;
+        Process p = null;
+        OutputPipes.Readers output = null;
         try {
             if (groups != null) {
                 group = groups.newExec();
@@ -413,8 +415,6 @@ final class LocalSandbox implements RuntimeSandbox {
             } else if (nsentered) {
                 command = CgroupEntry.command(List.of(), runtime.defaults().openFiles(), command);
             }
-            Process p;
-            OutputPipes.Readers output;
             if (spec.pty().isPresent()) {
                 p = new PtyProcessBuilder(command.toArray(String[]::new))
                         .setEnvironment(hostEnv)
@@ -459,6 +459,12 @@ final class LocalSandbox implements RuntimeSandbox {
             processes.add(process);
             return process;
         } catch (IOException | RuntimeException e) {
+            if (p != null) {
+                p.destroyForcibly(); // started, but no one will have it
+            }
+            if (output != null) {
+                output.close();
+            }
             if (group != null && group.group() != null) {
                 group.group().removeIfEmpty();
             }

@@ -140,6 +140,7 @@ final class SandboxStart {
      */
     static Prepared startAs(LocalRuntime runtime, SandboxSpec spec, String name, String hostname)
             throws RuntimeStartException {
+        RuntimeStartException first = null;
         for (int attempt = 1; ; attempt++) {
             SandboxStart start = new SandboxStart(runtime, spec, name, hostname);
             start.resolve();
@@ -147,14 +148,30 @@ final class SandboxStart {
                 Started started = start.setUp();
                 return new Prepared(start.resolvedParts(), started);
             } catch (RuntimeStartException e) {
+                if (first == null) {
+                    first = e;
+                } else if (e != first) {
+                    first.addSuppressed(e);
+                }
                 // a root-only file under the host's /etc removed while the sandbox started leaves its mask without a
-                // mount point, and bubblewrap fails the whole start on it: start again with the view as it is now
-                if (attempt == MAX_ATTEMPTS || start.view == null || start.view.equals(runtime.systemView())) {
-                    throw e;
+                // mount point, and bubblewrap (or mount) fails the whole start on it: start again with the view as it
+                // is now; any other failure is the caller's at once
+                if (attempt == MAX_ATTEMPTS
+                        || !aMaskWentAway(start.view, e)
+                        || start.view.equals(runtime.systemView())) {
+                    throw first;
                 }
                 log.debug("Starting sandbox {} again: the host's /etc changed while it started ({})", name, e);
             }
         }
+    }
+
+    /** Whether {@code failure} names a path {@code view} masked (bubblewrap and mount name the mount point). */
+    private static boolean aMaskWentAway(SandboxFiles.@Nullable SystemView view, RuntimeStartException failure) {
+        String message = String.valueOf(failure.getMessage());
+        return view != null
+                && java.util.stream.Stream.concat(view.maskedFiles().stream(), view.maskedDirs().stream())
+                        .anyMatch(message::contains);
     }
 
     /** What {@code spec} resolves to now, without starting anything; refuses what cannot start here. */

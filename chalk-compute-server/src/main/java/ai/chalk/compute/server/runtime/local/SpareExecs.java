@@ -5,7 +5,6 @@ import ai.chalk.compute.server.runtime.host.OutputPipes;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.local.cgroup.ExecCgroup;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -58,20 +57,11 @@ final class SpareExecs {
                 process.destroyForcibly();
             }
             process.onExit().thenRun(() -> {
-                closeQuietly(output.stdout());
-                closeQuietly(output.stderr());
+                output.close();
                 if (group != null && group.group() != null) {
                     group.group().removeIfEmpty();
                 }
             });
-        }
-
-        private static void closeQuietly(InputStream in) {
-            try {
-                in.close();
-            } catch (IOException e) {
-                // closed all the same
-            }
         }
     }
 
