@@ -127,9 +127,20 @@ public final class DatasetMetadataServiceV1 extends DatasetMetadataServiceGrpc.D
                             request.getSortOrder() == SortOrder.SORT_ORDER_ASC,
                             after,
                             limit + 1));
-            page.stream().limit(limit).forEach(d -> b.addDatasets(meta(d)));
-            if (page.size() > limit) {
-                b.setCursor(Long.toString(page.get(limit - 1).seq()));
+            SchemaRoom room = new SchemaRoom();
+            int shown = 0;
+            for (DatasetRecord d : page.subList(0, Math.min(limit, page.size()))) {
+                Optional<RevisionRecord> latest = store.latestRevision(d.id());
+                Optional<RevisionRecord> withSchema =
+                        latest.isEmpty() ? Optional.empty() : room.take(shown == 0, latest.get());
+                if (latest.isPresent() && withSchema.isEmpty()) {
+                    break; // the page ends here, with its cursor
+                }
+                b.addDatasets(meta(d, withSchema));
+                shown++;
+            }
+            if (page.size() > shown) {
+                b.setCursor(Long.toString(page.get(shown - 1).seq()));
             }
             return b.build();
         });
@@ -159,9 +170,18 @@ public final class DatasetMetadataServiceV1 extends DatasetMetadataServiceGrpc.D
                     before,
                     limit + 1);
             ListDatasetRevisionsResponse.Builder b = ListDatasetRevisionsResponse.newBuilder();
-            page.stream().limit(limit).forEach(r -> b.addRevisions(revisionMeta(r)));
-            if (page.size() > limit) {
-                b.setCursor(Long.toString(page.get(limit - 1).numericId()));
+            SchemaRoom room = new SchemaRoom();
+            int shown = 0;
+            for (RevisionRecord r : page.subList(0, Math.min(limit, page.size()))) {
+                Optional<RevisionRecord> withSchema = room.take(shown == 0, r);
+                if (withSchema.isEmpty()) {
+                    break; // the page ends here, with its cursor
+                }
+                b.addRevisions(revisionMeta(withSchema.get()));
+                shown++;
+            }
+            if (page.size() > shown) {
+                b.setCursor(Long.toString(page.get(shown - 1).numericId()));
             }
             return b.build();
         });
@@ -308,13 +328,26 @@ public final class DatasetMetadataServiceV1 extends DatasetMetadataServiceGrpc.D
     public void archiveDatasetRevisions(
             ArchiveDatasetRevisionsRequest request, StreamObserver<ArchiveDatasetRevisionsResponse> observer) {
         StatusErrors.unary(observer, () -> {
+            // each revision once, a page's worth at most: every id of the request was a revision's whole description
+            // in the answer, and one revision named a million times made one call hold a million copies of its schema
+            List<String> ids = request.getRevisionIdsList().stream().distinct().toList();
+            if (ids.size() > Pages.MAX_LIMIT) {
+                throw ComputeException.invalid("revision_ids names " + ids.size() + " revisions; at most "
+                        + Pages.MAX_LIMIT + " are archived at once: archive them in several calls");
+            }
             // all or none: an unknown id is reported before any revision is archived
-            for (String id : request.getRevisionIdsList()) {
+            for (String id : ids) {
                 datasets.revision(environment(), id, true);
             }
             ArchiveDatasetRevisionsResponse.Builder b = ArchiveDatasetRevisionsResponse.newBuilder();
-            for (String id : request.getRevisionIdsList()) {
-                b.addArchivedRevisions(revisionMeta(archive(id)));
+            SchemaRoom room = new SchemaRoom();
+            for (String id : ids) {
+                RevisionRecord archived = archive(id);
+                // every revision is archived; the answer describes the later ones without their schemas once it
+                // holds SchemaRoom's worth (GetDatasetRevision has each)
+                b.addArchivedRevisions(
+                        revisionMeta(room.take(b.getArchivedRevisionsCount() == 0, archived.withArrowSchema(null))
+                                .orElse(archived.withArrowSchema(null))));
             }
             return b.build();
         });
@@ -424,15 +457,48 @@ public final class DatasetMetadataServiceV1 extends DatasetMetadataServiceGrpc.D
     // ---------------------------------------------------------------------------------------------------------------
     // messages
 
+    /**
+     * The most bytes of Arrow schemas in one answer that describes many revisions ({@link SchemaRoom}): with the rest of
+     * the answer, within the 4 MiB a gRPC client takes unless told otherwise.
+     */
+    static final long SCHEMA_ROOM_BYTES = 3L << 20;
+
     private DatasetMeta meta(DatasetRecord d) {
+        return meta(d, store.latestRevision(d.id()).map(r -> r.withArrowSchema(store.arrowSchema(r.id()))));
+    }
+
+    private DatasetMeta meta(DatasetRecord d, Optional<RevisionRecord> latest) {
         DatasetMeta.Builder b = DatasetMeta.newBuilder()
                 .setId(d.id())
                 .setEnvironmentId(d.environment())
                 .setDatasetName(d.name())
                 .setCreatedAt(timestamp(d.createdAt()))
                 .setNumRevisions(store.revisionCount(d.id()));
-        store.latestRevision(d.id()).ifPresent(r -> b.setMostRecentRevision(revisionMeta(r)));
+        latest.ifPresent(r -> b.setMostRecentRevision(revisionMeta(r)));
         return b.build();
+    }
+
+    /**
+     * The Arrow schemas one answer describing many revisions carries: at most {@link #SCHEMA_ROOM_BYTES} together (a
+     * schema may be a MiB, and a page of a thousand revisions held a GiB of them, read from the store at once, before
+     * the answer's size was ever looked at). A listing ends its page where the next schema would not fit, with a
+     * cursor to go on.
+     */
+    private final class SchemaRoom {
+        private long used;
+
+        /**
+         * {@code r} with its schema read, if it fits (the first of an answer always does); empty where the answer
+         * ends.
+         */
+        Optional<RevisionRecord> take(boolean first, RevisionRecord r) {
+            byte[] schema = store.arrowSchema(r.id());
+            if (!first && used + schema.length > SCHEMA_ROOM_BYTES) {
+                return Optional.empty();
+            }
+            used += schema.length;
+            return Optional.of(r.withArrowSchema(schema.length == 0 ? null : schema));
+        }
     }
 
     static DatasetRevisionMeta revisionMeta(RevisionRecord r) {

@@ -23,7 +23,7 @@ public final class ImageSpecCheck {
     static final int MAX_PACKAGE_CHARS = 1024;
     static final int MAX_ENV_NAME_CHARS = 256;
     static final int MAX_ENV_VALUE_CHARS = 32 * 1024;
-    /** All files of one spec together (add_file contents and uv_sync's compressed files). */
+    /** All files of one spec together (add_file contents and uv_sync's files, decompressed). */
     static final long MAX_FILE_BYTES = 64L << 20;
 
     private static final Pattern REFERENCE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/@+-]*");
@@ -142,12 +142,16 @@ public final class ImageSpecCheck {
                         throw invalid(field + ".uv_sync.workdir " + e.getMessage());
                     }
                 }
-                Lz4Frames.decompress(sync.getPyprojectTomlLz4().toByteArray(), field + ".uv_sync.pyproject_toml_lz4");
+                // counted as they will be held: decompressed (LZ4 packs 16 MiB of zeros in 66 KiB, and a spec of 500
+                // such files counted by their compressed size held 8 GiB of the heap while it was built)
+                long bytes = Lz4Frames.decompress(
+                                sync.getPyprojectTomlLz4().toByteArray(), field + ".uv_sync.pyproject_toml_lz4")
+                        .length;
                 if (sync.hasUvLockLz4()) {
-                    Lz4Frames.decompress(sync.getUvLockLz4().toByteArray(), field + ".uv_sync.uv_lock_lz4");
+                    bytes += Lz4Frames.decompress(sync.getUvLockLz4().toByteArray(), field + ".uv_sync.uv_lock_lz4")
+                            .length;
                 }
-                return (long) sync.getPyprojectTomlLz4().size()
-                        + sync.getUvLockLz4().size();
+                return bytes;
             }
             case STEP_NOT_SET ->
                 throw invalid(field + " sets no step: give one of run_commands, pip_install,"

@@ -55,7 +55,34 @@ public final class DatasetStore {
             byte[] arrowSchema,
             Instant createdAt,
             Instant completedAt,
-            Instant archivedAt) {}
+            Instant archivedAt) {
+
+        /** This revision with {@code schema} as its Arrow schema (one read by a listing, which reads none). */
+        public RevisionRecord withArrowSchema(byte[] schema) {
+            return new RevisionRecord(
+                    id,
+                    numericId,
+                    datasetId,
+                    environment,
+                    status,
+                    message,
+                    numRows,
+                    sizeBytes,
+                    numFiles,
+                    columns,
+                    schema,
+                    createdAt,
+                    completedAt,
+                    archivedAt);
+        }
+    }
+
+    /**
+     * A revision's columns but its Arrow schema (up to a MiB): listings read the schemas one by one, as their answer
+     * has room for them ({@link #arrowSchema}), not a page of a thousand at once.
+     */
+    private static final String REVISION_WITHOUT_SCHEMA = "id, numeric_id, dataset_id, environment, status, message,"
+            + " num_rows, size_bytes, num_files, columns_json, created_at, completed_at, archived_at";
 
     /** One Parquet file of a revision: the blob (hex digest) holding it. */
     public record FileRecord(int ordinal, String digestHex, long size, long rows) {}
@@ -456,11 +483,12 @@ public final class DatasetStore {
 
     /**
      * A dataset's revisions, newest first, after the revision numbered {@code before} (0: from the newest), at most
-     * {@code limit}.
+     * {@code limit}; without their Arrow schemas (null).
      */
     public List<RevisionRecord> revisionsOf(
             String datasetId, boolean includeArchived, Instant from, Instant to, long before, int limit) {
-        StringBuilder sql = new StringBuilder("SELECT * FROM dataset_revision WHERE dataset_id = ?");
+        StringBuilder sql =
+                new StringBuilder("SELECT " + REVISION_WITHOUT_SCHEMA + " FROM dataset_revision WHERE dataset_id = ?");
         List<Object> args = new ArrayList<>(List.of(datasetId));
         if (!includeArchived) {
             sql.append(" AND archived_at IS NULL");
@@ -510,7 +538,7 @@ public final class DatasetStore {
         return schema.isEmpty() || schema.get(0) == null ? new byte[0] : schema.get(0);
     }
 
-    /** A dataset's newest revision that is not archived, in any status. */
+    /** A dataset's newest revision that is not archived, in any status; without its Arrow schema (null). */
     public Optional<RevisionRecord> latestRevision(String datasetId) {
         return revisionsOf(datasetId, false, null, null, 0, 1).stream().findFirst();
     }
@@ -705,11 +733,21 @@ public final class DatasetStore {
                         rs.getLong("size_bytes"),
                         rs.getInt("num_files"),
                         columns(rs.getString("columns_json")),
-                        rs.getBytes("arrow_schema"),
+                        hasColumn(rs, "arrow_schema") ? rs.getBytes("arrow_schema") : null,
                         instant(rs, "created_at"),
                         instant(rs, "completed_at"),
                         instant(rs, "archived_at")),
                 "dataset revisions");
+    }
+
+    private static boolean hasColumn(ResultSet rs, String column) throws SQLException {
+        var meta = rs.getMetaData();
+        for (int i = 1; i <= meta.getColumnCount(); i++) {
+            if (meta.getColumnLabel(i).equalsIgnoreCase(column)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static ObjectRecord object(ResultSet rs) throws SQLException {

@@ -153,11 +153,7 @@ public final class VolumeServiceV1 extends VolumeServiceGrpc.VolumeServiceImplBa
                                 + " file's data in the request instead of storage_object_id")
                         .asRuntimeException();
             }
-            volumes.write(
-                    environment(),
-                    request.getVolumeName(),
-                    request.getPath(),
-                    request.getData().toByteArray());
+            volumes.write(environment(), request.getVolumeName(), request.getPath(), request.getData());
             return PutFileResponse.getDefaultInstance();
         });
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ai.chalk.compute.proto.server.v1.ArchiveDatasetRevisionRequest;
+import ai.chalk.compute.proto.server.v1.ArchiveDatasetRevisionsRequest;
 import ai.chalk.compute.proto.server.v1.DatasetMeta;
 import ai.chalk.compute.proto.server.v1.DatasetMetadataServiceGrpc;
 import ai.chalk.compute.proto.server.v1.DatasetMetadataServiceGrpc.DatasetMetadataServiceBlockingStub;
@@ -289,6 +290,71 @@ class DatasetServiceTest {
                             .getMostRecentRevision()
                             .getNumRows())
                     .isEqualTo(1);
+        }
+    }
+
+    /**
+     * An answer describing many revisions carries at most 3 MiB of their schemas (a MiB each at most): a page of a
+     * thousand revisions held a GiB of them, read from the store at once, and an archive call naming one revision a
+     * million times described it a million times. A listing's page ends where the next schema would not fit, with its
+     * cursor; an archive call takes each revision once, at most a thousand.
+     */
+    @Test
+    void answersDescribingManyRevisionsHoldABoundedAmountOfSchemas() throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            var api = api(server.channel);
+            ByteString wide = ByteString.copyFrom(new byte[DatasetManager.MAX_ARROW_SCHEMA_BYTES]);
+            List<String> revisions = new ArrayList<>();
+            String datasetId = null;
+            for (int i = 0; i < 5; i++) {
+                UploadSession session = uploadFiles(api, write("w" + i + ".csv", "id\n" + i + "\n"));
+                DatasetMeta d = api.finalizeDatasetUpload(FinalizeDatasetUploadRequest.newBuilder()
+                                .setUploadSessionId(session.sessionId())
+                                .setDatasetName("wide")
+                                .setArrowSchemaSerialized(wide)
+                                .build())
+                        .getDataset();
+                datasetId = d.getId();
+                revisions.add(revisionId(d.getMostRecentRevision()));
+            }
+            var first = api.listDatasetRevisions(ListDatasetRevisionsRequest.newBuilder()
+                    .setDatasetId(datasetId)
+                    .build());
+            assertThat(first.getRevisionsList())
+                    .hasSize(3)
+                    .allSatisfy(
+                            r -> assertThat(r.getOutputArrowSchemaSerialized()).isEqualTo(wide));
+            assertThat(first.hasCursor()).isTrue();
+            var rest = api.listDatasetRevisions(ListDatasetRevisionsRequest.newBuilder()
+                    .setDatasetId(datasetId)
+                    .setCursor(first.getCursor())
+                    .build());
+            assertThat(rest.getRevisionsList()).hasSize(2);
+            assertThat(rest.hasCursor()).isFalse();
+            List<String> listed = new ArrayList<>();
+            first.getRevisionsList().forEach(r -> listed.add(revisionId(r)));
+            rest.getRevisionsList().forEach(r -> listed.add(revisionId(r)));
+            assertThat(listed).containsExactlyInAnyOrderElementsOf(revisions);
+
+            List<String> unknown = new ArrayList<>();
+            for (int i = 0; i <= 1000; i++) {
+                unknown.add("dsr-none-" + i);
+            }
+            assertThatThrownBy(() -> api.archiveDatasetRevisions(ArchiveDatasetRevisionsRequest.newBuilder()
+                            .addAllRevisionIds(unknown)
+                            .build()))
+                    .hasMessageContaining("INVALID_ARGUMENT: revision_ids names 1001 revisions; at most 1000");
+            ArchiveDatasetRevisionsRequest.Builder archive = ArchiveDatasetRevisionsRequest.newBuilder();
+            for (int i = 0; i < 10_000; i++) {
+                archive.addAllRevisionIds(revisions);
+            }
+            var archived = api.archiveDatasetRevisions(archive.build()).getArchivedRevisionsList();
+            assertThat(archived)
+                    .hasSize(5)
+                    .allSatisfy(r -> assertThat(r.hasArchivedAt()).isTrue());
+            assertThat(archived.stream()
+                            .filter(r -> !r.getOutputArrowSchemaSerialized().isEmpty()))
+                    .hasSize(3);
         }
     }
 

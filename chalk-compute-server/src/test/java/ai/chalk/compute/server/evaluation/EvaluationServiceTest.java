@@ -238,6 +238,17 @@ class EvaluationServiceTest {
                         .build()),
                 Status.Code.INVALID_ARGUMENT,
                 "name must be 1 to 255 characters");
+        // every listing parses each row's metadata again: 33 MiB of it per evaluation made one list hold gigabytes
+        Struct.Builder large = Struct.newBuilder();
+        for (int i = 0; i < 20_000; i++) {
+            large.putFields("k" + i, Value.getDefaultInstance());
+        }
+        refused(
+                () -> api.createEvaluation(request("binding", good, builtin("exact_match")).toBuilder()
+                        .setMetadata(large)
+                        .build()),
+                Status.Code.INVALID_ARGUMENT,
+                "bytes; at most 65536 are kept");
         refused(
                 () -> api.getEvaluation(GetEvaluationRequest.newBuilder()
                         .setEvaluationId("eval-none")

@@ -126,6 +126,24 @@ class DockerBuildContextTest {
                         Map.entry("files/6/uv.lock", "100644 version = 1\n"));
     }
 
+    /**
+     * uv_sync's files count against the spec's 64 MiB as the builder holds them, decompressed: 16 MiB of zeros are 66 KB
+     * of LZ4, and a spec of 500 such files, counted by their compressed size, held 8 GiB of the server's heap.
+     */
+    @Test
+    void uvSyncFilesCountDecompressed() throws IOException {
+        ByteString zeros = ByteString.copyFrom(lz4("\0".repeat(15 << 20)));
+        assertThat(zeros.size()).isLessThan(100_000);
+        ImageSpec.Builder spec = ImageSpec.newBuilder().setBaseImage("python:3.12-slim");
+        for (int i = 0; i < 3; i++) {
+            spec.addSteps(BuildStep.newBuilder()
+                    .setUvSync(
+                            UvSyncStep.newBuilder().setPyprojectTomlLz4(zeros).setUvLockLz4(zeros)));
+        }
+        assertThatThrownBy(() -> ImageSpecCheck.validate(spec.build()))
+                .hasMessageStartingWith("image_spec.steps carry more than 64 MiB of files (at steps[2])");
+    }
+
     @Test
     void uvSyncDataThatIsNotLz4IsRefusedNamingTheField() {
         ImageSpec spec = ImageSpec.newBuilder()
