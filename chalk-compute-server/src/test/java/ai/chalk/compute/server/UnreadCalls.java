@@ -29,6 +29,21 @@ public final class UnreadCalls {
             CallOptions options,
             Q request,
             CompletableFuture<Status> closed) {
+        ClientCall<Q, R> call = withoutHalfClose(channel, method, options, request, closed);
+        call.halfClose();
+        return call;
+    }
+
+    /**
+     * As {@link #start}, but the client never half-closes: a unary call whose method gRPC runs only at the half-close
+     * (the server ends it, {@code UnfinishedRequests}).
+     */
+    public static <Q, R> ClientCall<Q, R> withoutHalfClose(
+            Channel channel,
+            MethodDescriptor<Q, R> method,
+            CallOptions options,
+            Q request,
+            CompletableFuture<Status> closed) {
         ClientCall<Q, R> call = channel.newCall(method, options);
         call.start(
                 new ClientCall.Listener<>() {
@@ -39,7 +54,6 @@ public final class UnreadCalls {
                 },
                 new Metadata());
         call.sendMessage(request);
-        call.halfClose();
         return call;
     }
 

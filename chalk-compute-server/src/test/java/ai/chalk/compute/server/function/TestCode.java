@@ -5,6 +5,15 @@ import ai.chalk.compute.proto.blob.v1.BlobServiceGrpc;
 import ai.chalk.compute.proto.blob.v1.FindMissingBlobsRequest;
 import ai.chalk.compute.proto.blob.v1.UploadBlobRequest;
 import ai.chalk.compute.proto.blob.v1.UploadBlobResponse;
+import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
+import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
+import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import com.google.protobuf.ByteString;
 import io.grpc.Channel;
 import io.grpc.stub.StreamObserver;
@@ -46,6 +55,37 @@ public final class TestCode {
 
     public TestCode(String label) throws IOException {
         this(label, true);
+    }
+
+    /** Deploys this code as {@code function}: its {@code echo} on the plain worker, at most one replica, none idle. */
+    public CreateExternalFunctionVersionRequest echoDeployment(String function) {
+        return CreateExternalFunctionVersionRequest.newBuilder()
+                .setFunctionName(function)
+                .setSpec(ScalingGroupSpec.newBuilder()
+                        .setContainerSpec(ChalkContainerSpec.getDefaultInstance())
+                        .setScalingSpec(
+                                ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
+                .setConfig(FunctionConfig.newBuilder()
+                        .putOptions("chalk_compute.code", manifestDigest)
+                        .putOptions("chalk_compute.functions", "echo=t.W#echo")
+                        .putOptions("chalk_compute.worker", "plain"))
+                .build();
+    }
+
+    /** Calls {@code echo} of {@code function} with {@code text}; what it answered. */
+    public static String echo(
+            ExternalFunctionCatalogServiceGrpc.ExternalFunctionCatalogServiceBlockingStub catalog,
+            String function,
+            String text) {
+        return catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder()
+                        .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName(function))
+                        .setRemoteCallRequest(CallFunctionRequest.newBuilder()
+                                .setName("echo")
+                                .setFeatherStream(ByteString.copyFromUtf8(text)))
+                        .build())
+                .getRemoteCallResponse()
+                .getFeatherStream()
+                .toStringUtf8();
     }
 
     /** A snapshot with only the label entry when {@code withClassPath} is false: no worker class to run. */

@@ -11,10 +11,9 @@ import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.server.v1.AuthServiceGrpc;
 import ai.chalk.compute.proto.server.v1.GetTokenRequest;
 import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.UnreadCalls;
 import io.grpc.CallOptions;
-import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -134,17 +133,7 @@ class UnfinishedRequestsSecurityTest {
     private static <Q, R> CompletableFuture<Status> withoutHalfClose(
             ManagedChannel channel, MethodDescriptor<Q, R> method, Q request) {
         CompletableFuture<Status> closed = new CompletableFuture<>();
-        ClientCall<Q, R> call = channel.newCall(method, CallOptions.DEFAULT);
-        call.start(
-                new ClientCall.Listener<>() {
-                    @Override
-                    public void onClose(Status status, Metadata trailers) {
-                        closed.complete(status);
-                    }
-                },
-                new Metadata());
-        call.request(1);
-        call.sendMessage(request);
+        UnreadCalls.withoutHalfClose(channel, method, CallOptions.DEFAULT, request, closed);
         return closed;
     }
 }

@@ -2,13 +2,7 @@ package ai.chalk.compute.server.runtime.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ai.chalk.compute.proto.container.v1.ChalkContainerSpec;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRequest;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionVersionKey;
-import ai.chalk.compute.proto.externalfunctioncatalog.v1.FunctionConfig;
-import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.sandbox.v1.BuildStep;
 import ai.chalk.compute.proto.sandbox.v1.CreateSandboxRequest;
 import ai.chalk.compute.proto.sandbox.v1.CustomImageServiceGrpc;
@@ -18,13 +12,10 @@ import ai.chalk.compute.proto.sandbox.v1.RunCommandsStep;
 import ai.chalk.compute.proto.sandbox.v1.SandboxServiceGrpc;
 import ai.chalk.compute.proto.sandbox.v2.ExecCommandRequest;
 import ai.chalk.compute.proto.sandbox.v2.SandboxProcessServiceGrpc;
-import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
-import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.server.cli.StandaloneServerTest;
 import ai.chalk.compute.server.cli.StandaloneServerTest.ServerProcess;
 import ai.chalk.compute.server.function.TestCode;
 import ai.chalk.compute.server.runtime.docker.DockerTesting;
-import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -165,26 +156,8 @@ class KilledServerSecurityTest {
             code.upload(channel);
             var catalog =
                     ExternalFunctionCatalogServiceGrpc.newBlockingStub(channel).withDeadlineAfter(90, TimeUnit.SECONDS);
-            catalog.createExternalFunctionVersion(CreateExternalFunctionVersionRequest.newBuilder()
-                    .setFunctionName("killed")
-                    .setSpec(ScalingGroupSpec.newBuilder()
-                            .setContainerSpec(ChalkContainerSpec.getDefaultInstance())
-                            .setScalingSpec(
-                                    ScalingSpec.newBuilder().setMinReplicas(0).setMaxReplicas(1)))
-                    .setConfig(FunctionConfig.newBuilder()
-                            .putOptions("chalk_compute.code", code.manifestDigest)
-                            .putOptions("chalk_compute.functions", "echo=t.W#echo")
-                            .putOptions("chalk_compute.worker", "plain"))
-                    .build());
-            String echoed = catalog.callExternalFunction(CallExternalFunctionRequest.newBuilder()
-                            .setFunction(ExternalFunctionVersionKey.newBuilder().setFunctionName("killed"))
-                            .setRemoteCallRequest(CallFunctionRequest.newBuilder()
-                                    .setName("echo")
-                                    .setFeatherStream(ByteString.copyFromUtf8("ping")))
-                            .build())
-                    .getRemoteCallResponse()
-                    .getFeatherStream()
-                    .toStringUtf8();
+            catalog.createExternalFunctionVersion(code.echoDeployment("killed"));
+            String echoed = TestCode.echo(catalog, "killed", "ping");
             assertThat(echoed).contains("ping");
         } finally {
             channel.shutdownNow();
