@@ -92,6 +92,13 @@ public final class Broken {
         }
     }
 
+    public static class BadEnvName {
+        @ChalkFunction(env = {"MODE=fast", "OPENAI-API-KEY=sk-not-to-be-shown"})
+        public static int f(int x) {
+            return x;
+        }
+    }
+
     public static class BadReplicas {
         @ChalkFunction(minReplicas = 3, maxReplicas = 1)
         public static int f(int x) {

@@ -68,6 +68,14 @@ public record DeploymentOptions(
         Objects.requireNonNull(gpu, "gpu");
     }
 
+    /** Names the environment's variables without their values, which may be secrets. */
+    @Override
+    public String toString() {
+        return "DeploymentOptions[image=" + image + ", cpu=" + cpu + ", memory=" + memory + ", env=" + env.keySet()
+                + ", secrets=" + secrets + ", minReplicas=" + minReplicas + ", maxReplicas=" + maxReplicas
+                + ", network=" + network + ", credentials=" + credentials + ", gpu=" + gpu + "]";
+    }
+
     /**
      * Options without a network policy or credentials.
      *

@@ -41,11 +41,17 @@ final class OptionsParser {
         Optional<String> cpu = quantity("cpu", declared.cpu(), where);
         Optional<String> memory = quantity("memory", declared.memory(), where);
         Map<String, String> env = new LinkedHashMap<>();
-        for (String entry : declared.env()) {
+        for (int i = 0; i < declared.env().length; i++) {
+            String entry = declared.env()[i];
             int eq = entry.indexOf('=');
             if (eq <= 0 || !ENV_NAME.matcher(entry.substring(0, eq)).matches()) {
+                // the entry's name, never its value: values are API keys as often as not, and this message goes to
+                // the log and to /actuator/chalkfunctions
+                String shown = eq < 0
+                        ? "#" + (i + 1) + " (no '=')"
+                        : "#" + (i + 1) + " (named '" + entry.substring(0, eq) + "')";
                 throw new FunctionDefinitionException(
-                        where + ": env entry '" + entry + "' is not of the form KEY=value with KEY a variable name");
+                        where + ": env entry " + shown + " is not of the form KEY=value with KEY a variable name");
             }
             if (env.put(entry.substring(0, eq), entry.substring(eq + 1)) != null) {
                 throw new FunctionDefinitionException(where + ": env sets " + entry.substring(0, eq) + " twice");

@@ -84,7 +84,12 @@ class FunctionDefinitionErrorsTest {
                                 + "neither an ISO-8601 duration (PT5M) nor a number of seconds (300, 300s, 5m, 1h)"),
                 Arguments.of(
                         Broken.BadEnv.class,
-                        "com.acme.Broken$BadEnv.f(int x): env entry 'MODE' is not of the form "
+                        "com.acme.Broken$BadEnv.f(int x): env entry #1 (no '=') is not of the form "
+                                + "KEY=value with KEY a variable name"),
+                Arguments.of(
+                        // the value, an API key as often as not, is never in the message (the log, the endpoint)
+                        Broken.BadEnvName.class,
+                        "com.acme.Broken$BadEnvName.f(int x): env entry #2 (named 'OPENAI-API-KEY') is not of the form "
                                 + "KEY=value with KEY a variable name"),
                 Arguments.of(
                         Broken.BadReplicas.class,

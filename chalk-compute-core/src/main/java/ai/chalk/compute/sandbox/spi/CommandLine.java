@@ -28,6 +28,13 @@ public record CommandLine(
         env = Map.copyOf(env);
     }
 
+    /** Names the environment's variables without their values, which may be secrets. */
+    @Override
+    public String toString() {
+        return "CommandLine[program=" + program + ", args=" + args + ", env=" + env.keySet() + ", timeout=" + timeout
+                + "]";
+    }
+
     /**
      * A command without extra environment or time limit.
      *

@@ -51,7 +51,13 @@ public final class Tokens {
     record Claims(Caller caller, Optional<String> clientId, Instant expiresAt) {}
 
     /** A signed token and when it expires. */
-    public record Issued(String token, Instant expiresAt) {}
+    public record Issued(String token, Instant expiresAt) {
+        /** Without the token, which is a credential. */
+        @Override
+        public String toString() {
+            return "Issued[token=****, expiresAt=" + expiresAt + "]";
+        }
+    }
 
     /** The issuer ({@code iss}) of this server's tokens: the URL its JWKS is found under. */
     public String issuer() {

@@ -63,7 +63,13 @@ public final class EgressCa {
      * @param key   the private key
      * @param chain the host's certificate, then the CA's
      */
-    public record Issued(PrivateKey key, X509Certificate[] chain) {}
+    public record Issued(PrivateKey key, X509Certificate[] chain) {
+        /** Without the key. */
+        @Override
+        public String toString() {
+            return "Issued[key=****, chain=" + chain.length + " certificates]";
+        }
+    }
 
     private final PrivateKey key;
     private final X509Certificate certificate;

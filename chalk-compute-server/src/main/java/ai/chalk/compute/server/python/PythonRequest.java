@@ -26,6 +26,14 @@ record PythonRequest(
         env = Map.copyOf(env);
     }
 
+    /** Names the environment's variables without their values, which may be secrets; the source by its size. */
+    @Override
+    public String toString() {
+        return "PythonRequest[sandboxId=" + sandboxId + ", source=" + source.length() + " chars, timeout=" + timeout
+                + ", env=" + env.keySet() + ", workdir=" + workdir + ", captureCharts=" + captureCharts
+                + ", artifactLimit=" + artifactLimit + "]";
+    }
+
     static PythonRequest of(ExecutePythonSpec spec) {
         if (spec.getSandboxId().isEmpty()) {
             throw ComputeException.invalid("sandbox_id is empty: name the sandbox to run the snippet in");

@@ -11,6 +11,7 @@ import com.github.dockerjava.api.model.AccessMode;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Mount;
 import com.github.dockerjava.api.model.MountType;
 import com.github.dockerjava.api.model.Ulimit;
@@ -55,6 +56,20 @@ record SandboxContainerDef(
         Optional<Duration> endAfter,
         Optional<String> egress,
         Optional<Path> terminals) {
+
+    /** Names the environment's variables without their values, which may be secrets. */
+    @Override
+    public String toString() {
+        return "SandboxContainerDef[sandboxId=" + sandboxId + ", image=" + image + ", workdir=" + workdir + ", env="
+                + env.stream()
+                        .map(e -> e.substring(0, Math.max(0, e.indexOf('='))))
+                        .toList() + ", network="
+                + network + ", limits=" + limits + ", binds=" + binds + ", endAfter=" + endAfter + ", egress=" + egress
+                + ", terminals=" + terminals + "]";
+    }
+
+    /** The engine's log of a container: one file of at most 1 MiB. */
+    static final Map<String, String> LOG_OPTIONS = Map.of("max-size", "1m", "max-file", "1");
 
     /** How many processes (and threads) one sandbox may have at once. */
     static final long PIDS_MAX = 4096;
@@ -183,6 +198,10 @@ record SandboxContainerDef(
                 // the local runtime's bound (the engine's default is a million per process)
                 .withUlimits(List.of(new Ulimit("nofile", (long) OPEN_FILES, (long) OPEN_FILES)))
                 .withInit(false)
+                // what pid 1 writes is kept by the engine: any exec can write there (/proc/1/fd/1), and the default
+                // json-file log has no size, so a sandbox filled the host's disk with it. The server reads the last
+                // lines of a container that failed to start, and nothing more
+                .withLogConfig(new LogConfig(LogConfig.LoggingType.JSON_FILE, LOG_OPTIONS))
                 .withBinds(binds);
         terminals.ifPresent(ptys -> hostConfig.withMounts(List.of(
                 new Mount().withType(MountType.BIND).withSource(ptys.toString()).withTarget(TERMINALS))));

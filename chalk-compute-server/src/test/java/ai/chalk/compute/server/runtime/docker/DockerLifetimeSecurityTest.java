@@ -71,6 +71,25 @@ class DockerLifetimeSecurityTest extends DockerTesting.WithRuntime {
         }
     }
 
+    /**
+     * What pid 1 writes goes to the engine's log of the container, and any exec can write there: the engine's default
+     * log has no size, so a sandbox filled the host's disk. It is one file of at most 1 MiB.
+     */
+    @Test
+    void whatASandboxWritesToItsInitsOutputIsBoundedOnTheHostsDisk() throws Exception {
+        DockerSandbox sb = (DockerSandbox) runtime.start(RuntimeTesting.spec());
+        RuntimeTesting.sh(sb, "yes 0123456789012345678901234567890123456789 | head -c 30000000 > /proc/1/fd/1")
+                .ok();
+        String log = inspect(sb.containerId(), "{{.LogPath}}");
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(java.nio.file.Files.size(java.nio.file.Path.of(log)))
+                        .isGreaterThan(100_000));
+        assertThat(java.nio.file.Files.size(java.nio.file.Path.of(log))).isLessThan(2L << 20);
+        assertThat(inspect(sb.containerId(), "{{json .HostConfig.LogConfig}}"))
+                .isEqualTo("{\"Type\":\"json-file\",\"Config\":{\"max-file\":\"1\",\"max-size\":\"1m\"}}");
+    }
+
     @Test
     void aSandboxWithoutALifetimeKeepsItsInitRunning() throws Exception {
         DockerSandbox sb = (DockerSandbox) runtime.start(RuntimeTesting.spec());
