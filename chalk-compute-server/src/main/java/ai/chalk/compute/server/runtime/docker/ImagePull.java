@@ -4,6 +4,10 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.PullResponseItem;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -23,6 +27,10 @@ public final class ImagePull {
      * @return empty when the engine has the image now, else why the pull failed, in the engine's words
      */
     public static Optional<String> pull(DockerClient client, String image, Duration timeout) {
+        Optional<String> refused = refusedRegistry(image);
+        if (refused.isPresent()) {
+            return refused;
+        }
         String repository = image;
         String tag = null;
         int at = image.indexOf('@');
@@ -54,6 +62,48 @@ public final class ImagePull {
             return Optional.of("interrupted");
         } catch (IOException | RuntimeException e) {
             return Optional.of(DockerEngine.engineMessage(e));
+        }
+    }
+
+    /**
+     * Why the engine must not pull {@code image}, if so: its registry is the engine's own host or the host's link-local
+     * network. The engine pulls from the host's network, where no rule of the sandboxes' applies, and in plain HTTP
+     * from a registry on loopback: a tenant naming {@code 127.0.0.1:8080/x} made it fetch from the host's own services
+     * (the server's API, a database), and the engine's answer ("connection refused", an HTTP status) mapped which ports
+     * listened. A name that resolves there is refused alike. (Images already on the engine are never pulled: an
+     * operator loads such images beforehand.)
+     */
+    static Optional<String> refusedRegistry(String image) {
+        int slash = image.indexOf('/');
+        String registry = slash < 0 ? "" : image.substring(0, slash);
+        // Docker's rule: the first part names a registry when it has a '.' or a ':', or is localhost
+        if (!(registry.contains(".") || registry.contains(":") || registry.equals("localhost"))) {
+            return Optional.empty();
+        }
+        String host = registry.startsWith("[")
+                ? registry.substring(1, Math.max(1, registry.indexOf(']')))
+                : registry.contains(":") ? registry.substring(0, registry.lastIndexOf(':')) : registry;
+        InetAddress[] addresses;
+        try {
+            addresses = InetAddress.getAllByName(host);
+        } catch (UnknownHostException e) {
+            return Optional.empty(); // the engine will say it cannot find it
+        }
+        for (InetAddress a : addresses) {
+            if (a.isLoopbackAddress() || a.isLinkLocalAddress() || a.isAnyLocalAddress() || ofThisHost(a)) {
+                return Optional.of("image " + image + " names the registry " + registry + ", which is this server's"
+                        + " host or its link-local network (" + a.getHostAddress() + "); images are not pulled from"
+                        + " there: push it to another registry, or have the operator load it into the engine");
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static boolean ofThisHost(InetAddress address) {
+        try {
+            return NetworkInterface.getByInetAddress(address) != null;
+        } catch (SocketException e) {
+            return false;
         }
     }
 
