@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.grpc;
 
+import ai.chalk.compute.server.threads.DaemonThreads;
 import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -29,11 +30,8 @@ public final class UnfinishedRequests implements ServerInterceptor {
     private static final ScheduledThreadPoolExecutor TIMER = timer();
 
     private static ScheduledThreadPoolExecutor timer() {
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "chalk-compute-unfinished-requests");
-            t.setDaemon(true);
-            return t;
-        });
+        ScheduledThreadPoolExecutor timer =
+                new ScheduledThreadPoolExecutor(1, DaemonThreads.named("chalk-compute-unfinished-requests"));
         // a cancelled wait (every call that half-closes in time) must not keep its call, and its request, reachable
         // until the wait would have ended
         timer.setRemoveOnCancelPolicy(true);

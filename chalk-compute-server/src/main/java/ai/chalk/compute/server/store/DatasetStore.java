@@ -465,7 +465,10 @@ public final class DatasetStore {
 
     /** The environment's revision with this id, archived or not. */
     public Optional<RevisionRecord> revision(String environment, String id) {
-        return revisions("SELECT * FROM dataset_revision WHERE environment = ? AND id = ?", List.of(environment, id))
+        return revisions(
+                        "SELECT * FROM dataset_revision WHERE environment = ? AND id = ?",
+                        List.of(environment, id),
+                        true)
                 .stream()
                 .findFirst();
     }
@@ -507,7 +510,7 @@ public final class DatasetStore {
         }
         sql.append(" ORDER BY numeric_id DESC LIMIT ?");
         args.add(limit);
-        return revisions(sql.toString(), args);
+        return revisions(sql.toString(), args, false);
     }
 
     /**
@@ -552,7 +555,8 @@ public final class DatasetStore {
                         "SELECT r.* FROM dataset_revision r JOIN dataset d ON d.id = r.dataset_id"
                                 + " WHERE d.environment = ? AND d.name = ? AND r.status = 'COMPLETED'"
                                 + " AND r.archived_at IS NULL ORDER BY r.numeric_id DESC LIMIT 1",
-                        List.of(environment, name))
+                        List.of(environment, name),
+                        true)
                 .stream()
                 .findFirst();
     }
@@ -717,7 +721,8 @@ public final class DatasetStore {
                 instant(rs, "created_at"));
     }
 
-    private List<RevisionRecord> revisions(String sql, List<?> args) {
+    /** The revisions {@code sql} selects; with their Arrow schemas when it selects them ({@code withSchema}). */
+    private List<RevisionRecord> revisions(String sql, List<?> args, boolean withSchema) {
         return SqlQuery.select(
                 db,
                 sql,
@@ -733,21 +738,11 @@ public final class DatasetStore {
                         rs.getLong("size_bytes"),
                         rs.getInt("num_files"),
                         columns(rs.getString("columns_json")),
-                        hasColumn(rs, "arrow_schema") ? rs.getBytes("arrow_schema") : null,
+                        withSchema ? rs.getBytes("arrow_schema") : null,
                         instant(rs, "created_at"),
                         instant(rs, "completed_at"),
                         instant(rs, "archived_at")),
                 "dataset revisions");
-    }
-
-    private static boolean hasColumn(ResultSet rs, String column) throws SQLException {
-        var meta = rs.getMetaData();
-        for (int i = 1; i <= meta.getColumnCount(); i++) {
-            if (meta.getColumnLabel(i).equalsIgnoreCase(column)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static ObjectRecord object(ResultSet rs) throws SQLException {
