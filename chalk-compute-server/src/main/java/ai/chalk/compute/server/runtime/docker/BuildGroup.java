@@ -108,7 +108,8 @@ final class BuildGroup implements AutoCloseable {
         forEachHierarchy(h -> removeEmpty(h.resolve(PARENT).resolve(name)));
     }
 
-    private static void forEachHierarchy(java.util.function.Consumer<Path> action) {
+    /** Runs {@code action} on the root of each cgroup v1 hierarchy (and on the groups below a v2 root). */
+    static void forEachHierarchy(java.util.function.Consumer<Path> action) {
         try (DirectoryStream<Path> all = Files.newDirectoryStream(Path.of("/sys/fs/cgroup"), Files::isDirectory)) {
             all.forEach(action);
         } catch (IOException e) {
@@ -116,7 +117,8 @@ final class BuildGroup implements AutoCloseable {
         }
     }
 
-    private static void removeEmpty(Path group) {
+    /** Removes {@code group} and the groups below it, those empty of processes. */
+    static void removeEmpty(Path group) {
         try (DirectoryStream<Path> children = Files.newDirectoryStream(group, Files::isDirectory)) {
             children.forEach(BuildGroup::removeEmpty);
         } catch (IOException e) {

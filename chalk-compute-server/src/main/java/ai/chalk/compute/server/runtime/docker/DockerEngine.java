@@ -179,6 +179,15 @@ final class DockerEngine implements Closeable {
         }
     }
 
+    /** The engine's cgroup driver ({@code cgroupfs} or {@code systemd}); empty when it did not say. */
+    Optional<String> cgroupDriver() {
+        try {
+            return Optional.ofNullable(client.infoCmd().exec().getCGroupDriver());
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
     /** The docker-java client, for the network fence and the image builder, which make calls of their own. */
     DockerClient client() {
         return client;

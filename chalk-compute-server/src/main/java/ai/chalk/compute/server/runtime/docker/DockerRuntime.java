@@ -13,6 +13,7 @@ import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
+import ai.chalk.compute.server.runtime.local.cgroup.SandboxesCap;
 import ai.chalk.compute.server.threads.DaemonThreads;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import java.io.IOException;
@@ -108,6 +109,8 @@ public final class DockerRuntime implements SandboxRuntime {
     private final ScheduledExecutorService scheduler;
     private final DockerImageBuilder imageBuilder;
     private final NetworkFence fence;
+    /** The capped parent group of the containers. */
+    private final ContainersGroup containersGroup;
     /** The networks and proxy of sandboxes with a network policy. */
     private final DockerEgress egress;
 
@@ -134,6 +137,7 @@ public final class DockerRuntime implements SandboxRuntime {
         private Duration lifetimeMargin = LIFETIME_MARGIN;
         private int maxSandboxes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.maxSandboxes();
         private long sandboxMemoryBytes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.memoryBytes();
+        private SandboxesCap sandboxesCap = SandboxesCap.ofHost();
         private EgressOptions egress = EgressOptions.DEFAULTS;
 
         private Builder(Path stateDir) {
@@ -186,6 +190,15 @@ public final class DockerRuntime implements SandboxRuntime {
          */
         public DockerRuntime build() {
             return new DockerRuntime(this);
+        }
+
+        /**
+         * What all sandboxes may hold together (default: three quarters of the host's memory, half its process ids);
+         * smaller in tests, to show it holds.
+         */
+        Builder sandboxesCap(SandboxesCap cap) {
+            this.sandboxesCap = cap;
+            return this;
         }
 
         /**
@@ -255,6 +268,8 @@ public final class DockerRuntime implements SandboxRuntime {
         this.adoption = new ContainerAdoption(this, engine, sandboxes, exits, volumes);
         this.imageBuilder =
                 new DockerImageBuilder(engine.client(), engine.http(), fence, helpers, buildShell(stateDir, engine));
+        // made last: nothing after it fails, so a failed start leaves no group behind
+        this.containersGroup = ContainersGroup.make(key, engine.cgroupDriver(), engineHere, b.sandboxesCap);
         this.isolation = new Isolation(
                 "container",
                 "Docker Engine " + engine.version() + " at " + engine.host()
@@ -279,7 +294,13 @@ public final class DockerRuntime implements SandboxRuntime {
                                 ? "at most " + SandboxDevices.PTYS + " terminals (a devpts of its own)"
                                 : "the engine's devpts, without a limit on terminals (" + terminals.problem() + ")")
                         + "; cpu, memory (no swap) and " + SandboxContainerDef.PIDS_MAX + " processes at most by the"
-                        + " engine's cgroups; a container given a lifetime ends itself after it, server or not; container root"
+                        + " engine's cgroups, "
+                        + containersGroup
+                                .parent()
+                                .map(g -> "all sandboxes together within " + b.sandboxesCap.describe() + " (" + g + ")")
+                                .orElseGet(() -> "without a cap on all sandboxes together ("
+                                        + containersGroup.problem().orElseThrow() + ")")
+                        + "; a container given a lifetime ends itself after it, server or not; container root"
                         + " is "
                         + (remapped
                                 ? "an unprivileged id of the host (the engine remaps user namespaces)"
@@ -446,6 +467,9 @@ public final class DockerRuntime implements SandboxRuntime {
         if (ptys.isPresent()) {
             def = def.withTerminals(ptys.get());
         }
+        if (containersGroup.parent().isPresent()) {
+            def = def.withCgroupParent(containersGroup.parent().get());
+        }
         String containerId;
         try {
             containerId = engine.createContainer(def);
@@ -516,6 +540,7 @@ public final class DockerRuntime implements SandboxRuntime {
             return null;
         }
         ContainerSocketBuffers.limit(pid, containerId);
+        containersGroup.checkPlacement(pid, containerId);
         ExecGroups groups = ExecGroups.of(pid, containerId).orElse(null);
         if (groups == null) {
             log.debug("No exec groups for container {}: killTree follows the process tree", containerId);
@@ -574,6 +599,7 @@ public final class DockerRuntime implements SandboxRuntime {
         }
         closed = true;
         egress.close();
+        containersGroup.remove();
         disconnect();
     }
 

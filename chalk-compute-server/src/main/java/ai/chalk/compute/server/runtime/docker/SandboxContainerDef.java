@@ -43,6 +43,7 @@ import java.util.Optional;
  *                  empty for none
  * @param terminals the container's own {@code devpts} on the host ({@link ContainerTerminals}), mounted at
  *                  {@value #TERMINALS}; empty for the engine's
+ * @param cgroupParent the group of all of the runtime's containers ({@link ContainersGroup}); empty for the engine's
  */
 record SandboxContainerDef(
         String sandboxId,
@@ -55,7 +56,8 @@ record SandboxContainerDef(
         String serverKey,
         Optional<Duration> endAfter,
         Optional<String> egress,
-        Optional<Path> terminals) {
+        Optional<Path> terminals,
+        Optional<String> cgroupParent) {
 
     /** Names the environment's variables without their values, which may be secrets. */
     @Override
@@ -65,7 +67,7 @@ record SandboxContainerDef(
                         .map(e -> e.substring(0, Math.max(0, e.indexOf('='))))
                         .toList() + ", network="
                 + network + ", limits=" + limits + ", binds=" + binds + ", endAfter=" + endAfter + ", egress=" + egress
-                + ", terminals=" + terminals + "]";
+                + ", terminals=" + terminals + ", cgroupParent=" + cgroupParent + "]";
     }
 
     /** The engine's log of a container: one file of at most 1 MiB. */
@@ -124,6 +126,7 @@ record SandboxContainerDef(
                 serverKey,
                 endAfter,
                 Optional.empty(),
+                Optional.empty(),
                 Optional.empty());
     }
 
@@ -142,7 +145,8 @@ record SandboxContainerDef(
                 serverKey,
                 endAfter,
                 Optional.of(network),
-                terminals);
+                terminals,
+                cgroupParent);
     }
 
     /**
@@ -152,7 +156,35 @@ record SandboxContainerDef(
      */
     SandboxContainerDef withTerminals(Path ptys) {
         return new SandboxContainerDef(
-                sandboxId, image, workdir, env, network, limits, binds, serverKey, endAfter, egress, Optional.of(ptys));
+                sandboxId,
+                image,
+                workdir,
+                env,
+                network,
+                limits,
+                binds,
+                serverKey,
+                endAfter,
+                egress,
+                Optional.of(ptys),
+                cgroupParent);
+    }
+
+    /** This container in {@code group}, the capped parent of all of the runtime's containers. */
+    SandboxContainerDef withCgroupParent(String group) {
+        return new SandboxContainerDef(
+                sandboxId,
+                image,
+                workdir,
+                env,
+                network,
+                limits,
+                binds,
+                serverKey,
+                endAfter,
+                egress,
+                terminals,
+                Optional.of(group));
     }
 
     /** Where a container's terminals are. */
@@ -207,6 +239,7 @@ record SandboxContainerDef(
                 new Mount().withType(MountType.BIND).withSource(ptys.toString()).withTarget(TERMINALS))));
         limits.milliCpus().ifPresent(m -> hostConfig.withNanoCPUs(m * 1_000_000L));
         limits.memoryBytes().ifPresent(m -> hostConfig.withMemory(m).withMemorySwap(m));
+        cgroupParent.ifPresent(hostConfig::withCgroupParent);
         return hostConfig;
     }
 

@@ -147,22 +147,6 @@ public final class CgroupV1 implements CgroupDriver {
         return Optional.ofNullable(problem);
     }
 
-    /** Caps all of this runtime's sandboxes together, in their common parent group. */
-    private static void capAllSandboxes(String controller, Path base) throws IOException {
-        switch (controller) {
-            case "pids" ->
-                CgroupFiles.write(base.resolve("pids.max"), Long.toString(CgroupFiles.pidsForAllSandboxes()));
-            case "memory" -> {
-                long bytes = CgroupFiles.memoryForAllSandboxes();
-                if (bytes > 0) {
-                    CgroupFiles.write(base.resolve("memory.limit_in_bytes"), Long.toString(bytes));
-                    limitSocketBuffers(base, Long.toString(Math.min(bytes, TcpMemory.forAllSandboxes())));
-                }
-            }
-            default -> {}
-        }
-    }
-
     /**
      * Charges the TCP buffers of the group's sockets to it, up to {@code bytes} (see
      * {@link TcpMemory#forOneSandbox}). Cgroup v1 counts them against no group unless this limit is set,
@@ -189,7 +173,7 @@ public final class CgroupV1 implements CgroupDriver {
             for (Map.Entry<String, Path> e : base.entrySet()) {
                 Path dir = e.getValue().resolve(id);
                 Files.createDirectories(e.getValue()); // the base goes when the runtime closes with no sandbox left
-                capAllSandboxes(e.getKey(), e.getValue());
+                SandboxesCap.ofHost().writeV1(e.getKey(), e.getValue()); // all sandboxes together
                 Files.createDirectory(dir);
                 dirs.put(e.getKey(), dir);
             }

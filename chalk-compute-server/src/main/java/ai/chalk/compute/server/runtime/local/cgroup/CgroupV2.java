@@ -196,7 +196,7 @@ public final class CgroupV2 implements CgroupDriver {
                 CgroupFiles.write(base.resolve("cgroup.subtree_control"), "+" + controller);
             }
         }
-        V2Limits.capAllSandboxes(base, controllers);
+        SandboxesCap.ofHost().writeV2(base, controllers);
         Files.createDirectory(dir);
         try {
             V2Limits.set(dir, controllers, limits, pidsMax);

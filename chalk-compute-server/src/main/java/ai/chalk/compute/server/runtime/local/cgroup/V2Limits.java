@@ -14,17 +14,6 @@ final class V2Limits {
 
     private V2Limits() {}
 
-    /** Caps all of a runtime's sandboxes together, in their common parent group (see {@link CgroupFiles}). */
-    static void capAllSandboxes(Path base, Collection<String> controllers) throws IOException {
-        if (controllers.contains("pids")) {
-            CgroupFiles.write(base.resolve("pids.max"), Long.toString(CgroupFiles.pidsForAllSandboxes()));
-        }
-        long bytes = CgroupFiles.memoryForAllSandboxes();
-        if (controllers.contains("memory") && bytes > 0) {
-            CgroupFiles.write(base.resolve("memory.max"), Long.toString(bytes));
-        }
-    }
-
     /** Sets one sandbox's limits in its group {@code dir}. */
     static void set(Path dir, Collection<String> controllers, ResourceLimits limits, long pidsMax) throws IOException {
         if (controllers.contains("cpu") && limits.milliCpus().isPresent()) {

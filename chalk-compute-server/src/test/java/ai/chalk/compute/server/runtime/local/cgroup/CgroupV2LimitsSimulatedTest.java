@@ -54,7 +54,7 @@ class CgroupV2LimitsSimulatedTest {
 
     @Test
     void allSandboxesTogetherGetHalfTheHostsPidsAndThreeQuartersOfItsMemory() throws IOException {
-        V2Limits.capAllSandboxes(group, ALL);
+        SandboxesCap.ofHost().writeV2(group, ALL);
 
         long hostPids = Math.min(
                 Long.parseLong(
