@@ -188,6 +188,15 @@ final class DockerEngine implements Closeable {
         }
     }
 
+    /** Whether the engine has containers, running or not, of the server keyed {@code serverKey}. */
+    boolean hasContainersOf(String serverKey) {
+        return !client.listContainersCmd()
+                .withShowAll(true)
+                .withLabelFilter(Map.of(DockerRuntime.LABEL_SERVER, serverKey))
+                .exec()
+                .isEmpty();
+    }
+
     /** The docker-java client, for the network fence and the image builder, which make calls of their own. */
     DockerClient client() {
         return client;

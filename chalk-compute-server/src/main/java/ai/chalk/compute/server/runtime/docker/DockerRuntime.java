@@ -11,7 +11,6 @@ import ai.chalk.compute.server.runtime.SandboxSpec;
 import ai.chalk.compute.server.runtime.host.Procfs;
 import ai.chalk.compute.server.runtime.host.SandboxDevices;
 import ai.chalk.compute.server.runtime.host.SandboxTools;
-import ai.chalk.compute.server.runtime.host.StateDirKey;
 import ai.chalk.compute.server.runtime.host.StateDirLock;
 import ai.chalk.compute.server.runtime.local.cgroup.SandboxesCap;
 import ai.chalk.compute.server.threads.DaemonThreads;
@@ -46,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>A sandbox</b> is a container of {@link SandboxSpec#image()} (or the runtime's default image) whose pid 1 is
  * a shell loop that stays up and reaps orphans ({@link Scripts#INIT}; the image needs {@code /bin/sh} and
  * {@code sleep}). It is labelled {@value #LABEL_SANDBOX}{@code =<id>} and {@value #LABEL_SERVER}{@code =<key>}, the
- * key derived from this runtime's state directory, so that {@link #reconcile} finds the containers of this server
+ * key kept in this runtime's state directory ({@link ServerKey}), so that {@link #reconcile} finds the containers of this server
  * after a restart: those still running and still wanted are adopted (cleared of what execs cut by the restart left
  * running), the rest removed. Settings: network mode {@code none} (loopback only) unless the spec grants the network
  * (then {@link NetworkFence#SANDBOXES}); {@code NanoCpus} and {@code Memory} (swap included, so no swap) from the
@@ -223,7 +222,7 @@ public final class DockerRuntime implements SandboxRuntime {
         }
     }
 
-    /** @param stateDir a directory owned by this runtime; its path keys the containers it owns */
+    /** @param stateDir a directory owned by this runtime; it keeps the key its containers are labelled with ({@link ServerKey}) */
     public static Builder builder(Path stateDir) {
         return new Builder(stateDir);
     }
@@ -248,7 +247,15 @@ public final class DockerRuntime implements SandboxRuntime {
             engine.close();
             throw e;
         }
-        this.key = StateDirKey.of(stateDir);
+        String kept;
+        try {
+            kept = ServerKey.of(stateDir, engine::hasContainersOf);
+        } catch (RuntimeException e) {
+            lock.release();
+            engine.close();
+            throw e;
+        }
+        this.key = kept;
         boolean remapped = engine.rootIsRemapped();
         this.scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-docker-timer"));
         this.exits = new ExitWatch(engine, helpers, scheduler, () -> closed, s -> sandboxes.get(s.id()) == s);

@@ -446,6 +446,49 @@ class DockerRuntimeTest extends DockerTesting.WithRuntime {
         }
     }
 
+    /**
+     * Two servers whose state directories have the same path (two hosts on one engine; here a directory made again
+     * where the first one's was moved): the key was the path's hash, so the second took the first's sandboxes for
+     * its own leftovers and removed them at start.
+     */
+    @Test
+    void aServerWithAnothersStateDirectoryPathLeavesItsSandboxesAlone(@TempDir Path dir) throws Exception {
+        Path path = dir.resolve("state");
+        try (DockerRuntime first = DockerTesting.runtime(path)) {
+            RuntimeSandbox sb = first.start(spec());
+            Files.move(path, dir.resolve("moved"));
+            try (DockerRuntime second = DockerTesting.runtime(path)) {
+                assertThat(second.key()).isNotEqualTo(first.key());
+                assertThat(second.reconcile(List.of())).isEmpty();
+                assertThat(RuntimeTesting.sh(sb, "echo mine").ok().out()).isEqualTo("mine\n");
+            }
+            sb.terminate(Duration.ZERO);
+        }
+    }
+
+    /** A state directory from before the key file keeps its path's key while its containers run. */
+    @Test
+    void aStateDirectoryFromBeforeTheKeyFileKeepsItsSandboxes(@TempDir Path state) throws Exception {
+        // the old server's key: the hash of the directory's path
+        String pathKey = ai.chalk.compute.server.runtime.host.StateDirKey.of(state.toRealPath());
+        Files.writeString(state.resolve(ServerKey.FILE), pathKey);
+        DockerRuntime old = DockerTesting.runtime(state);
+        RuntimeSandbox sb = old.start(spec());
+        old.abandon();
+        Files.delete(state.resolve(ServerKey.FILE));
+        try (DockerRuntime restarted = DockerTesting.runtime(state)) {
+            assertThat(restarted.key()).isEqualTo(pathKey);
+            Collection<RuntimeSandbox> adopted = restarted.reconcile(List.of(sb.id()));
+            assertThat(adopted).extracting(RuntimeSandbox::id).containsExactly(sb.id());
+            adopted.iterator().next().terminate(Duration.ZERO);
+        }
+        // a directory without the file and without containers gets a random key
+        Files.delete(state.resolve(ServerKey.FILE));
+        try (DockerRuntime fresh = DockerTesting.runtime(state)) {
+            assertThat(fresh.key()).isNotEqualTo(pathKey).matches("[0-9a-f]{12}");
+        }
+    }
+
     @Test
     void aMissingEngineOrImageIsAClearError(@TempDir Path other) {
         assertThatThrownBy(() -> DockerRuntime.builder(other)
