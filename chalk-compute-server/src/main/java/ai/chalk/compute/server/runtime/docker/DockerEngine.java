@@ -13,6 +13,7 @@ import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Frame;
+import com.github.dockerjava.api.model.Info;
 import com.github.dockerjava.api.model.Version;
 import com.github.dockerjava.api.model.WaitResponse;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
@@ -62,6 +63,7 @@ final class DockerEngine implements Closeable {
     private final ApacheDockerHttpClient http;
     private final DockerClient client;
     private final Version version;
+    private volatile Info info;
     private final ContainerFiles files;
 
     private DockerEngine(
@@ -171,21 +173,33 @@ final class DockerEngine implements Closeable {
 
     /** Whether the engine runs containers in a remapped user namespace ({@code dockerd --userns-remap}). */
     boolean rootIsRemapped() {
-        try {
-            List<String> options = client.infoCmd().exec().getSecurityOptions();
-            return options != null && options.stream().anyMatch(o -> o.startsWith("name=userns"));
-        } catch (RuntimeException e) {
-            return false;
-        }
+        return info().map(Info::getSecurityOptions)
+                .map(options -> options.stream().anyMatch(o -> o.startsWith("name=userns")))
+                .orElse(false);
     }
 
     /** The engine's cgroup driver ({@code cgroupfs} or {@code systemd}); empty when it did not say. */
     Optional<String> cgroupDriver() {
-        try {
-            return Optional.ofNullable(client.infoCmd().exec().getCGroupDriver());
-        } catch (RuntimeException e) {
-            return Optional.empty();
+        return info().map(Info::getCGroupDriver);
+    }
+
+    /** The engine's data root ({@code /var/lib/docker}), where its containers' writable layers are; as it says. */
+    Optional<Path> dataRoot() {
+        return info().map(Info::getDockerRootDir).map(Path::of);
+    }
+
+    /** What the engine says of itself, asked once; empty when it did not answer. */
+    private Optional<Info> info() {
+        Info known = info;
+        if (known == null) {
+            try {
+                known = client.infoCmd().exec();
+            } catch (RuntimeException e) {
+                return Optional.empty();
+            }
+            info = known;
         }
+        return Optional.of(known);
     }
 
     /** Whether the engine has containers, running or not, of the server keyed {@code serverKey}. */
@@ -195,6 +209,24 @@ final class DockerEngine implements Closeable {
                 .withLabelFilter(Map.of(DockerRuntime.LABEL_SERVER, serverKey))
                 .exec()
                 .isEmpty();
+    }
+
+    /**
+     * What each running sandbox of the server keyed {@code serverKey} wrote to its writable layer, in bytes, by sandbox
+     * id. Slow: the engine walks every layer to answer.
+     */
+    Map<String, Long> layerSizes(String serverKey) {
+        Map<String, Long> sizes = new java.util.HashMap<>();
+        for (Container c : client.listContainersCmd()
+                .withShowSize(true)
+                .withLabelFilter(Map.of(DockerRuntime.LABEL_SERVER, serverKey))
+                .exec()) {
+            String id = c.getLabels() == null ? null : c.getLabels().get(DockerRuntime.LABEL_SANDBOX);
+            if (id != null && c.getSizeRw() != null) {
+                sizes.put(id, c.getSizeRw());
+            }
+        }
+        return sizes;
     }
 
     /** The docker-java client, for the network fence and the image builder, which make calls of their own. */

@@ -108,6 +108,8 @@ public final class DockerRuntime implements SandboxRuntime {
     private final ScheduledExecutorService scheduler;
     private final DockerImageBuilder imageBuilder;
     private final NetworkFence fence;
+    /** Ends the sandbox filling the disk of the engine's data root, where that disk is this host's. */
+    private final Optional<LayerDiskWatch> diskWatch;
     /** The capped parent group of the containers. */
     private final ContainersGroup containersGroup;
     /** The networks and proxy of sandboxes with a network policy. */
@@ -137,6 +139,7 @@ public final class DockerRuntime implements SandboxRuntime {
         private int maxSandboxes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.maxSandboxes();
         private long sandboxMemoryBytes = ai.chalk.compute.server.runtime.local.SandboxDefaults.STANDARD.memoryBytes();
         private SandboxesCap sandboxesCap = SandboxesCap.ofHost();
+        private long layerDiskReserve;
         private EgressOptions egress = EgressOptions.DEFAULTS;
 
         private Builder(Path stateDir) {
@@ -189,6 +192,15 @@ public final class DockerRuntime implements SandboxRuntime {
          */
         public DockerRuntime build() {
             return new DockerRuntime(this);
+        }
+
+        /**
+         * The bytes the disk of the engine's data root keeps free of what sandboxes write to their layers (see
+         * {@link LayerDiskWatch}; default {@link ai.chalk.compute.server.runtime.host.DiskReserve#of}); set in tests.
+         */
+        Builder layerDiskReserve(long bytes) {
+            this.layerDiskReserve = bytes;
+            return this;
         }
 
         /**
@@ -275,6 +287,8 @@ public final class DockerRuntime implements SandboxRuntime {
         this.adoption = new ContainerAdoption(this, engine, sandboxes, exits, volumes);
         this.imageBuilder =
                 new DockerImageBuilder(engine.client(), engine.http(), fence, helpers, buildShell(stateDir, engine));
+        this.diskWatch =
+                LayerDiskWatch.start(engine, key, engineHere, b.layerDiskReserve, scheduler, helpers, sandboxes::get);
         // made last: nothing after it fails, so a failed start leaves no group behind
         this.containersGroup = ContainersGroup.make(key, engine.cgroupDriver(), engineHere, b.sandboxesCap);
         this.isolation = new Isolation(
@@ -288,7 +302,12 @@ public final class DockerRuntime implements SandboxRuntime {
                                 ? ", the host's addresses or link-local ones"
                                 : " (but may reach the host's addresses: " + fenceProblem + ")")
                         + "), ipc and uts namespaces and a"
-                        + " writable layer removed at terminate; capabilities limited to "
+                        + " writable layer removed at terminate ("
+                        + diskWatch
+                                .map(w -> "the one that wrote most is ended when the engine's disk is down to "
+                                        + (w.reserve() >> 20) + " MiB free")
+                                .orElse("without a bound: the engine's disk is not this host's")
+                        + "); capabilities limited to "
                         + SandboxContainerDef.KEPT_CAPABILITIES.stream()
                                 .map(Enum::name)
                                 .toList()
@@ -605,6 +624,7 @@ public final class DockerRuntime implements SandboxRuntime {
             }
         }
         closed = true;
+        diskWatch.ifPresent(LayerDiskWatch::close);
         egress.close();
         containersGroup.remove();
         disconnect();

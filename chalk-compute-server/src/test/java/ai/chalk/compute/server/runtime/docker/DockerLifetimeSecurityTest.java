@@ -90,6 +90,38 @@ class DockerLifetimeSecurityTest extends DockerTesting.WithRuntime {
                 .isEqualTo("{\"Type\":\"json-file\",\"Config\":{\"max-file\":\"1\",\"max-size\":\"1m\"}}");
     }
 
+    /**
+     * A sandbox writing to its own file system without end: the engine bounds a layer only on xfs with project quotas,
+     * so here it wrote until the host's disk was full. The disk's reserve is set 300 MiB below what is free now: the
+     * writer is ended once past it, its layer goes, and a sandbox that wrote little runs on.
+     */
+    @Test
+    void aSandboxFillingTheHostsDiskThroughItsLayerIsEndedAndItsLayerGoes() throws Exception {
+        runtime.close();
+        java.nio.file.Path root = java.nio.file.Path.of(DockerTesting.docker("info", "--format", "{{.DockerRootDir}}")
+                .output()
+                .trim());
+        long free = java.nio.file.Files.getFileStore(root).getUsableSpace();
+        runtime = DockerRuntime.builder(state)
+                .defaultImage(DockerTesting.image())
+                .layerDiskReserve(free - (300L << 20))
+                .build();
+        assertThat(runtime.isolation().detail()).contains("the one that wrote most is ended");
+        RuntimeSandbox quiet = runtime.start(RuntimeTesting.spec());
+        RuntimeTesting.sh(quiet, "head -c 1000000 /dev/zero > /small").ok();
+        DockerSandbox writer = (DockerSandbox) runtime.start(RuntimeTesting.spec());
+        RuntimeProcess fill = writer.exec(RuntimeTesting.sh("dd if=/dev/zero of=/big bs=1M count=3000"));
+        String why = writer.onStopped().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(why)
+                .startsWith("the sandbox wrote ")
+                .contains("MiB to its file system, the most of this server's sandboxes, while the server's disk has");
+        assertThat(fill.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS).exitCode())
+                .isNotEqualTo(java.util.OptionalInt.of(0));
+        assertThat(inspect(writer.containerId(), "{{.Id}}")).isEqualTo("gone");
+        assertThat(java.nio.file.Files.getFileStore(root).getUsableSpace()).isGreaterThan(free - (200L << 20));
+        assertThat(RuntimeTesting.sh(quiet, "wc -c < /small").ok().out().trim()).isEqualTo("1000000");
+    }
+
     @Test
     void aSandboxWithoutALifetimeKeepsItsInitRunning() throws Exception {
         DockerSandbox sb = (DockerSandbox) runtime.start(RuntimeTesting.spec());
