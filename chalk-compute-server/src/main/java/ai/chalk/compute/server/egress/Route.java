@@ -28,6 +28,11 @@ public record Route(Prefix prefix, List<PortRange> ports) {
         return prefix.length() == 0 && ports.isEmpty();
     }
 
+    /** Whether this route allows every IPv4 address on every port ({@code 0.0.0.0/0}). */
+    public boolean isEveryIpv4Address() {
+        return isEverything() && prefix.isV4();
+    }
+
     @Override
     public String toString() {
         String p = prefix.address().getHostAddress() + "/" + prefix.length();

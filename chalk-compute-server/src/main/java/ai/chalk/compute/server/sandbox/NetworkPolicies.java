@@ -70,9 +70,12 @@ public final class NetworkPolicies {
         for (int i = 0; i < policy.getDeniedRoutesCount(); i++) {
             denied.add(prefix(policy.getDeniedRoutes(i), field + ".denied_routes[" + i + "]"));
         }
+        // the whole network is IPv4 (slirp4netns, the engine's bridge): a policy of ::/0 alone is IPv6, which the
+        // proxy serves, and not all of IPv4
         if (policy.getAllowedHostsCount() == 0
                 && denied.isEmpty()
-                && routes.stream().allMatch(Route::isEverything)) {
+                && routes.stream().allMatch(Route::isEverything)
+                && routes.stream().anyMatch(Route::isEveryIpv4Address)) {
             return new NetworkGrant.Whole();
         }
         List<HostEntry> hosts = new ArrayList<>();

@@ -182,6 +182,11 @@ class SandboxNetworkPolicyTest {
                 .setNetworkPolicy(NetworkPolicy.newBuilder()
                         .addAllowedRoutes(AllowedRoute.newBuilder().setRoute("0.0.0.0/0")))
                 .build());
+        // all of IPv6 is not all of IPv4: it was, the whole network of slirp4netns
+        String v6 = create(ChalkContainerSpec.newBuilder()
+                .setNetworkPolicy(NetworkPolicy.newBuilder()
+                        .addAllowedRoutes(AllowedRoute.newBuilder().setRoute("::/0")))
+                .build());
         try {
             for (String id : List.of(none, empty)) {
                 assertThat(sh(id, "cat /proc/net/dev; echo HTTP_PROXY=$HTTP_PROXY"))
@@ -191,8 +196,11 @@ class SandboxNetworkPolicyTest {
             assertThat(sh(all, "cat /proc/net/dev; echo HTTP_PROXY=$HTTP_PROXY"))
                     .contains("tap0")
                     .doesNotContain("egress0", "HTTP_PROXY=http");
+            assertThat(sh(v6, "cat /proc/net/dev; echo HTTP_PROXY=$HTTP_PROXY"))
+                    .contains("egress0", "HTTP_PROXY=http")
+                    .doesNotContain("tap0");
         } finally {
-            List.of(none, empty, all).forEach(this::terminate);
+            List.of(none, empty, all, v6).forEach(this::terminate);
         }
     }
 

@@ -156,7 +156,16 @@ public final class ProxyLinks {
                 + "table inet " + HOST_TABLE + " {\n"
                 + "  chain input {\n"
                 + "    type filter hook input priority filter - 5; policy accept;\n"
+                // a link's addresses answer only on their link: the proxy knows a sandbox by the address reached, so
+                // anyone else reaching it (a local process, a container of another bridge, a neighbour routing the
+                // pool through this host) had that sandbox's policy and credentials
+                + "    ip daddr " + POOL + " iifname != " + ifs + " meta l4proto tcp reject with tcp reset\n"
+                + "    ip daddr " + POOL + " iifname != " + ifs + " reject with icmpx admin-prohibited\n"
                 + "    iifname " + ifs + " fib daddr . iif type != local drop\n"
+                // only the proxy, bound to the link's own address, answers there: where it does not listen (its
+                // sandbox starting or ending, a server gone), a host service on every address would
+                + "    iifname " + ifs + " meta l4proto tcp socket wildcard 1 reject with tcp reset\n"
+                + "    iifname " + ifs + " meta l4proto udp socket wildcard 1 reject with icmpx admin-prohibited\n"
                 + "    iifname " + ifs + " tcp dport { " + tcp + " } accept\n"
                 + "    iifname " + ifs + " udp dport " + dnsPort + " accept\n"
                 + "    iifname " + ifs + " meta l4proto tcp reject with tcp reset\n"
@@ -177,6 +186,9 @@ public final class ProxyLinks {
         return "table inet " + SANDBOX_TABLE + " {\n"
                 + "  chain output {\n"
                 + "    type filter hook output priority filter; policy accept;\n"
+                // the engine's resolver in a container of a user-defined network, which older engines let forward
+                // through the host's own resolver: any name would resolve, and carry data out
+                + "    ip daddr 127.0.0.11 reject\n"
                 + "    oifname \"lo\" accept\n"
                 + "    ip daddr " + a + " tcp dport { " + ports(proxyTcpPorts) + " } accept\n"
                 + "    ip daddr " + a + " udp dport " + dnsPort + " accept\n"

@@ -105,6 +105,10 @@ class DockerEgressSecurityTest {
                 .contains("\"path\": \"/direct\"", "exit=0");
         assertThat(sh(s, "nslookup api.allowed.test 2>&1")).contains(proxy);
         assertThat(sh(s, "nslookup evil.test 2>&1; echo exit=$?")).doesNotContain("exit=0");
+        // the engine's own resolver on the sandbox's network, which engines before 23.0.11 (CVE-2024-29018) let forward
+        // through the host's resolver: it answered the container's own name, and would have resolved any name
+        assertThat(sh(s, "nslookup " + DockerRuntime.containerName(s.id()) + " 127.0.0.11 2>&1; echo exit=$?"))
+                .doesNotContain("exit=0");
         // direct connections, to the world, the host and the proxy's other ports, fail; UDP goes nowhere
         for (String target : List.of(
                 world.farA.getHostAddress() + " 80",
