@@ -260,6 +260,8 @@ public final class ComputeServer implements AutoCloseable {
             snapshots = new SnapshotManager(
                     snapshotStore, sandboxes, dataDir.resolve("snapshots"), localSecrets, diskReserve);
             snapshots.recover();
+            // what replicas send the server: their calls on its socket and their answers to its calls
+            ReceivedMessages fromReplicas = new ReceivedMessages(budgets.receivedFromReplicas());
             functions = FunctionServices.start(
                     dataDir,
                     database,
@@ -274,7 +276,8 @@ public final class ComputeServer implements AutoCloseable {
                     secrets,
                     localSecrets,
                     diskReserve,
-                    budgets.functionCalls());
+                    budgets.functionCalls(),
+                    fromReplicas);
             localSecrets.start(config.localSecretSweepInterval);
             transfers = new Transfers(
                     functions.blobs(),
@@ -375,7 +378,7 @@ public final class ComputeServer implements AutoCloseable {
                     functions,
                     transfers,
                     new ReceivedMessages(budgets.receivedMessages()),
-                    new ReceivedMessages(budgets.receivedFromReplicas()),
+                    fromReplicas,
                     callsInFlight,
                     new ai.chalk.compute.server.grpc.UnsentAnswers(budgets.unsentAnswers()));
         } catch (IOException | RuntimeException e) {

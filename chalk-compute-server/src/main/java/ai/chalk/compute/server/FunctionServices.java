@@ -3,6 +3,7 @@ package ai.chalk.compute.server;
 import ai.chalk.compute.server.auth.WorkloadTokens;
 import ai.chalk.compute.server.blob.BlobStore;
 import ai.chalk.compute.server.exec.EnvironmentBytes;
+import ai.chalk.compute.server.exec.ReceivedMessages;
 import ai.chalk.compute.server.function.AsyncRemoteCallServiceV1;
 import ai.chalk.compute.server.function.ExternalFunctionCatalogServiceV1;
 import ai.chalk.compute.server.function.FunctionCalls;
@@ -111,7 +112,8 @@ final class FunctionServices implements AutoCloseable {
             Secrets secrets,
             LocalSecretSweep localSecrets,
             long diskReserve,
-            EnvironmentBytes callBytes)
+            EnvironmentBytes callBytes,
+            ReceivedMessages fromReplicas)
             throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"), diskReserve);
         BlobOwnerStore blobOwners = new BlobOwnerStore(database, () -> {
@@ -135,7 +137,8 @@ final class FunctionServices implements AutoCloseable {
                 dataDir.resolve("functions").resolve("run"),
                 executor,
                 workerSocket.dir().map(dir -> new ServerAccess(dir, workloadTokens)),
-                logs);
+                logs,
+                fromReplicas);
         FunctionWorkers workers = new FunctionWorkers(
                 functionStore,
                 code,

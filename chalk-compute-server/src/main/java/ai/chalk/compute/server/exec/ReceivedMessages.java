@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.exec;
 
 import ai.chalk.compute.server.auth.BearerTokens;
+import io.grpc.ClientStreamTracer;
 import io.grpc.Metadata;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
@@ -117,10 +118,66 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
     }
 
     /**
+     * Counts, against the share of the replicas of {@code environment}, the answers the server is receiving from them:
+     * a replica answers a call with up to 33 MiB, and a hostile one could leave a message all but its last byte sent on
+     * every call it holds (a thousand calls in flight per environment) until the call's deadline, the tenant's to set.
+     */
+    public ClientStreamTracer.Factory answersFromReplicasOf(String environment) {
+        String caller = "environment " + environment;
+        return new ClientStreamTracer.Factory() {
+            @Override
+            public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
+                UnderWay message = new UnderWay("an answer of a function's replica", caller, false);
+                return new ClientStreamTracer() {
+                    @Override
+                    public void inboundWireSize(long bytes) {
+                        message.received(bytes);
+                    }
+
+                    @Override
+                    public void inboundMessageRead(int seqNo, long optionalWireSize, long optionalUncompressedSize) {
+                        message.letGo();
+                    }
+
+                    @Override
+                    public void streamClosed(Status status) {
+                        message.letGo();
+                    }
+                };
+            }
+        };
+    }
+
+    /** One call's tracer on the server's side. */
+    private final class Call extends ServerStreamTracer {
+
+        private final UnderWay message;
+
+        Call(String method, String caller, boolean open) {
+            this.message = new UnderWay(method, caller, open);
+        }
+
+        @Override
+        public void inboundWireSize(long bytes) {
+            message.received(bytes);
+        }
+
+        @Override
+        public void inboundMessageRead(int seqNo, long optionalWireSize, long optionalUncompressedSize) {
+            message.letGo();
+        }
+
+        @Override
+        public void streamClosed(Status status) {
+            message.letGo();
+        }
+    }
+
+    /**
      * One call's message under way, released when the message is whole or the stream closes. The transport may report
      * a closed stream from another thread than the one reading it, hence the (uncontended) lock.
      */
-    private final class Call extends ServerStreamTracer {
+    private final class UnderWay {
 
         private final String method;
         private final String caller;
@@ -130,14 +187,13 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
         /** Bytes of it reserved in the budget (those past {@link #UNCOUNTED_BYTES}). */
         private long held;
 
-        Call(String method, String caller, boolean open) {
+        UnderWay(String method, String caller, boolean open) {
             this.method = method;
             this.caller = caller;
             this.open = open;
         }
 
-        @Override
-        public synchronized void inboundWireSize(long bytes) {
+        synchronized void received(long bytes) {
             received += bytes;
             if (open && received > OPEN_METHOD_BYTES) {
                 long receiving = received;
@@ -164,17 +220,7 @@ public final class ReceivedMessages extends ServerStreamTracer.Factory {
                     .asRuntimeException();
         }
 
-        @Override
-        public void inboundMessageRead(int seqNo, long optionalWireSize, long optionalUncompressedSize) {
-            letGo();
-        }
-
-        @Override
-        public void streamClosed(Status status) {
-            letGo();
-        }
-
-        private synchronized void letGo() {
+        synchronized void letGo() {
             release(caller, held);
             held = 0;
             received = 0;

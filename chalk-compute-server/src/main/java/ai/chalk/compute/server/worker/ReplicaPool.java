@@ -401,7 +401,7 @@ public final class ReplicaPool implements AutoCloseable {
                 lastStartFailed = true;
                 notifyAll();
             }
-            log.warn("Replica of revision {} failed to start: {}", launch.revisionId(), e.getMessage());
+            log.warn("Replica of revision {} failed to start: {}", launch.revisionId(), oneLine(e.getMessage()));
             report();
             throw e;
         }
@@ -455,12 +455,20 @@ public final class ReplicaPool implements AutoCloseable {
         if (!removed) {
             return r.stopped(); // whoever removed it closes it
         }
-        log.warn("Replica {} of revision {} died: {}", r.id(), launch.revisionId(), why);
+        log.warn("Replica {} of revision {} died: {}", r.id(), launch.revisionId(), oneLine(why));
         // done once the pool has also asked for the replacement: a call's next attempt then waits for it instead
         // of starting a replica of its own beside it
         return CompletableFuture.runAsync(r::close, executor)
                 .handle((ignored, failure) -> null)
                 .thenRun(this::fill);
+    }
+
+    /**
+     * A reason as one line of the server's log: it ends with the worker's last output, the tenant's to write, whose
+     * lines would otherwise stand in the log as the server's own (a made-up "INFO ... started" line, say).
+     */
+    static String oneLine(String why) {
+        return why == null ? "" : why.replace("\r", "\\r").replace("\n", " \\n ");
     }
 
     /** Stops replicas above {@code min} idle for longer than the shutdown delay. */

@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.worker;
 
+import ai.chalk.compute.server.exec.ReceivedMessages;
 import ai.chalk.compute.server.runtime.SandboxRuntime;
 import ai.chalk.compute.server.runtime.host.WhenServerDies;
 import ai.chalk.compute.server.threads.EnvironmentShares;
@@ -36,6 +37,7 @@ public final class WorkerPools implements AutoCloseable {
     private final ExecutorService executor;
     private final Optional<ServerAccess> server;
     private final FunctionLogs logs;
+    private final ReceivedMessages answers;
     private final @Nullable WhenServerDies cleanupAfterServer;
     private final Map<String, Shared> byRevision = new ConcurrentHashMap<>();
     private final Map<String, Shared> byUnit = new HashMap<>(); // guarded by this
@@ -65,6 +67,7 @@ public final class WorkerPools implements AutoCloseable {
      * @param executor runs replica starts and output readers
      * @param server   how replicas reach the server (its socket, their tokens), if the socket serves
      * @param logs     keeps what replicas write, for the functions' logs
+     * @param answers  the budget of what replicas send the server, which their answers count against
      */
     public WorkerPools(
             SandboxRuntime runtime,
@@ -73,8 +76,10 @@ public final class WorkerPools implements AutoCloseable {
             Path runRoot,
             ExecutorService executor,
             Optional<ServerAccess> server,
-            FunctionLogs logs) {
+            FunctionLogs logs,
+            ReceivedMessages answers) {
         this.logs = logs;
+        this.answers = answers;
         this.runtime = runtime;
         this.places = places;
         this.java = java;
@@ -116,7 +121,8 @@ public final class WorkerPools implements AutoCloseable {
             if (shared == null) {
                 Shared fresh = new Shared(unit);
                 fresh.pool = new ReplicaPool(
-                        (wid, l) -> WorkerReplica.start(wid, runtime, places, java, runRoot, l, executor, server, logs),
+                        (wid, l) -> WorkerReplica.start(
+                                wid, runtime, places, java, runRoot, l, executor, server, logs, answers),
                         launch.get(),
                         scale.get(),
                         executor,

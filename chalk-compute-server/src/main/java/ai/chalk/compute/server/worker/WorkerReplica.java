@@ -6,6 +6,7 @@ import ai.chalk.compute.proto.runtime.v1.RemoteCallServiceGrpc;
 import ai.chalk.compute.server.auth.Caller;
 import ai.chalk.compute.server.auth.WorkloadTokens;
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.exec.ReceivedMessages;
 import ai.chalk.compute.server.runtime.ExitStatus;
 import ai.chalk.compute.server.runtime.ProcessSpec;
 import ai.chalk.compute.server.runtime.ProcessStartException;
@@ -20,6 +21,8 @@ import ai.chalk.compute.server.runtime.host.PinnedSocket;
 import ai.chalk.compute.server.runtime.host.WhenServerDies;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.ClientStreamTracer;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -89,6 +92,9 @@ public final class WorkerReplica implements AutoCloseable {
     private final PinnedSocket socket;
 
     private final Optional<WorkloadTokens> tokens;
+    /** Counts the answers being received against the environment's share of what replicas send the server. */
+    private final ClientStreamTracer.Factory answers;
+
     private volatile StartPhases startPhases = new StartPhases(0, 0, 0, 0);
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile Instant idleSince = Instant.now();
@@ -103,7 +109,9 @@ public final class WorkerReplica implements AutoCloseable {
             ManagedChannel channel,
             Path runDir,
             PinnedSocket socket,
-            Optional<WorkloadTokens> tokens) {
+            Optional<WorkloadTokens> tokens,
+            ClientStreamTracer.Factory answers) {
+        this.answers = answers;
         this.socket = socket;
         this.tokens = tokens;
         this.id = id;
@@ -131,7 +139,8 @@ public final class WorkerReplica implements AutoCloseable {
             WorkerLaunch launch,
             Executor executor,
             Optional<ServerAccess> server,
-            FunctionLogs logs)
+            FunctionLogs logs,
+            ReceivedMessages answers)
             throws WorkerDiedException {
         long begun = System.nanoTime();
         // a function's own image (accepted only where workers run in images) replaces the server's worker image
@@ -232,7 +241,16 @@ public final class WorkerReplica implements AutoCloseable {
             }
             ManagedChannel channel = builder.build();
             WorkerReplica replica = new WorkerReplica(
-                    id, sandbox, place, process, output, channel, runDir, socket, server.map(ServerAccess::tokens));
+                    id,
+                    sandbox,
+                    place,
+                    process,
+                    output,
+                    channel,
+                    runDir,
+                    socket,
+                    server.map(ServerAccess::tokens),
+                    answers.answersFromReplicasOf(launch.environment()));
             unowned = null; // the replica's to end now
             try {
                 replica.awaitServing(launch.readyTimeout());
@@ -603,46 +621,50 @@ public final class WorkerReplica implements AutoCloseable {
             BiConsumer<CallFunctionResponse, StatusRuntimeException> outcome) {
         AtomicBoolean ended = new AtomicBoolean(); // the reservation is given back once, whichever way the call ends
         try {
-            ClientCalls.asyncServerStreamingCall(
-                    channel.newCall(
-                            CALL_ONE, CallOptions.DEFAULT.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)),
-                    request,
-                    new StreamObserver<>() {
-                        private CallFunctionResponse first;
+            ClientCall<CallFunctionRequest, CallFunctionResponse> call = channel.newCall(
+                    CALL_ONE,
+                    CallOptions.DEFAULT
+                            .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                            .withStreamTracerFactory(answers));
+            ClientCalls.asyncServerStreamingCall(call, request, new StreamObserver<>() {
+                private CallFunctionResponse first;
 
-                        @Override
-                        public void onNext(CallFunctionResponse value) {
-                            if (first == null) {
-                                first = value;
-                            }
-                        }
+                @Override
+                public void onNext(CallFunctionResponse value) {
+                    if (first == null) {
+                        first = value;
+                    } else {
+                        // a call has one answer: more, each up to 33 MiB read and parsed on the channel's
+                        // thread, only cost the server
+                        call.cancel("worker " + id + " sent more than one answer to call " + callId, null);
+                    }
+                }
 
-                        @Override
-                        public void onError(Throwable t) {
-                            ended(ended);
-                            outcome.accept(
-                                    null,
-                                    t instanceof StatusRuntimeException sre
-                                            ? sre
-                                            : Status.fromThrowable(t)
-                                                    .asRuntimeException(Status.trailersFromThrowable(t)));
-                        }
+                @Override
+                public void onError(Throwable t) {
+                    ended(ended);
+                    outcome.accept(
+                            null,
+                            t instanceof StatusRuntimeException sre
+                                    ? sre
+                                    : Status.fromThrowable(t).asRuntimeException(Status.trailersFromThrowable(t)));
+                }
 
-                        @Override
-                        public void onCompleted() {
-                            ended(ended);
-                            if (first == null) {
-                                outcome.accept(
-                                        null,
-                                        Status.INTERNAL
-                                                .withDescription(
-                                                        "worker " + id + " ended call " + callId + " without an answer")
-                                                .asRuntimeException());
-                            } else {
-                                outcome.accept(first, null);
-                            }
-                        }
-                    });
+                @Override
+                public void onCompleted() {
+                    ended(ended);
+                    if (first == null) {
+                        outcome.accept(
+                                null,
+                                Status.INTERNAL
+                                        .withDescription(
+                                                "worker " + id + " ended call " + callId + " without an answer")
+                                        .asRuntimeException());
+                    } else {
+                        outcome.accept(first, null);
+                    }
+                }
+            });
         } catch (RuntimeException | Error e) {
             ended(ended);
             throw e;

@@ -148,4 +148,88 @@ class ReceivedMessagesTest {
         }
         return received.newServerStreamTracer("chalk.volume.v1.VolumeService/PutFile", headers);
     }
+
+    /**
+     * A replica's answer, over a real connection: the server was the client there, and counted nothing of what it
+     * received, so a hostile replica could leave 33 MiB all but sent on each of a thousand calls. An answer past the
+     * environment's share fails its call, and lets its bytes go; one within it arrives.
+     */
+    @Test
+    void aReplicasAnswerCountsAgainstItsEnvironmentsShareOnTheWire() throws Exception {
+        ByteBudget small = new ByteBudget("messages being received from replicas", 4 * MIB);
+        ReceivedMessages fromReplicas = new ReceivedMessages(small);
+        io.grpc.MethodDescriptor.Marshaller<byte[]> bytes = new io.grpc.MethodDescriptor.Marshaller<>() {
+            @Override
+            public java.io.InputStream stream(byte[] value) {
+                return new java.io.ByteArrayInputStream(value);
+            }
+
+            @Override
+            public byte[] parse(java.io.InputStream stream) {
+                try {
+                    return stream.readAllBytes();
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        };
+        io.grpc.MethodDescriptor<byte[], byte[]> answer = io.grpc.MethodDescriptor.<byte[], byte[]>newBuilder()
+                .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+                .setFullMethodName("test.Replica/Answer")
+                .setRequestMarshaller(bytes)
+                .setResponseMarshaller(bytes)
+                .build();
+        io.grpc.Server replica = io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder.forAddress(
+                        new java.net.InetSocketAddress("127.0.0.1", 0))
+                .maxInboundMessageSize(64)
+                .addService(io.grpc.ServerServiceDefinition.builder("test.Replica")
+                        .addMethod(answer, io.grpc.stub.ServerCalls.asyncUnaryCall((request, out) -> {
+                            out.onNext(new byte[request[0] * (int) MIB]);
+                            out.onCompleted();
+                        }))
+                        .build())
+                .build()
+                .start();
+        io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress(
+                        "127.0.0.1", replica.getPort())
+                .usePlaintext()
+                .maxInboundMessageSize(33 << 20)
+                .build();
+        try {
+            io.grpc.CallOptions traced =
+                    io.grpc.CallOptions.DEFAULT.withStreamTracerFactory(fromReplicas.answersFromReplicasOf("dev"));
+            assertThatThrownBy(
+                            () -> io.grpc.stub.ClientCalls.blockingUnaryCall(channel, answer, traced, new byte[] {8}))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                        assertThat(e.getStatus().getDescription())
+                                .contains("an answer of a function's replica", "at most 4194304 of them from one");
+                    });
+            assertThat(small.used()).isZero();
+            assertThat(io.grpc.stub.ClientCalls.blockingUnaryCall(channel, answer, traced, new byte[] {3}))
+                    .hasSize(3 * (int) MIB);
+            assertThat(small.used()).isZero();
+        } finally {
+            channel.shutdownNow();
+            replica.shutdownNow();
+        }
+    }
+
+    /** A replica's answers and its own calls on the replicas' socket are its environment's, one share. */
+    @Test
+    void aReplicasAnswersShareItsEnvironmentsShareWithItsCalls() {
+        ServerStreamTracer call = call("Bearer " + token("dev", "1"));
+        call.inboundWireSize(41 * MIB);
+        io.grpc.ClientStreamTracer answer = received.answersFromReplicasOf("dev")
+                .newClientStreamTracer(
+                        io.grpc.ClientStreamTracer.StreamInfo.newBuilder().build(), new Metadata());
+        assertThatThrownBy(() -> answer.inboundWireSize(12 * MIB)).isInstanceOf(StatusRuntimeException.class);
+        io.grpc.ClientStreamTracer other = received.answersFromReplicasOf("prod")
+                .newClientStreamTracer(
+                        io.grpc.ClientStreamTracer.StreamInfo.newBuilder().build(), new Metadata());
+        other.inboundWireSize(12 * MIB);
+        other.streamClosed(Status.OK);
+        call.streamClosed(Status.OK);
+        assertThat(budget.used()).isZero();
+    }
 }

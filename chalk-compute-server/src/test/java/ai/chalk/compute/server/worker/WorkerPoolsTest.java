@@ -25,7 +25,7 @@ class WorkerPoolsTest {
     void aDeletedVersionsRevisionGetsNoPoolAgainWhateverStillHoldsTheVersion() {
         ExecutorService executor = Executors.newSingleThreadExecutor();
         try {
-            WorkerPools pools = new WorkerPools(null, null, null, dir, executor, Optional.empty(), null);
+            WorkerPools pools = new WorkerPools(null, null, null, dir, executor, Optional.empty(), null, null);
             pools.delete("sgr-deleted");
             // a call queued before the delete, or an evaluation run's next batch, asks for the revision's pool
             assertThatThrownBy(() -> pools.pool(

@@ -486,15 +486,13 @@ public final class DockerRuntime implements SandboxRuntime {
                 env,
                 sources,
                 key,
-                Optional.ofNullable(lifetime).map(l -> l.plus(lifetimeMargin)));
+                Optional.ofNullable(lifetime).map(l -> l.plus(lifetimeMargin)),
+                containersGroup.parent());
         if (way != null) {
             def = def.withEgress(way.network(), way.binds());
         }
         if (ptys.isPresent()) {
             def = def.withTerminals(ptys.get());
-        }
-        if (containersGroup.parent().isPresent()) {
-            def = def.withCgroupParent(containersGroup.parent().get());
         }
         String containerId;
         try {

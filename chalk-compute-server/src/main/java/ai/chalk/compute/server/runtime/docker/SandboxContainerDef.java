@@ -104,6 +104,7 @@ record SandboxContainerDef(
      *                      volume itself where volumes cannot be staged; see {@link VolumeMounts})
      * @param serverKey     the owning runtime's key
      * @param endAfter      when the container ends itself; empty for never
+     * @param cgroupParent  the capped group of all of the runtime's containers; empty for the engine's
      */
     static SandboxContainerDef of(
             SandboxSpec spec,
@@ -112,7 +113,8 @@ record SandboxContainerDef(
             Map<String, String> env,
             List<Path> volumeSources,
             String serverKey,
-            Optional<Duration> endAfter) {
+            Optional<Duration> endAfter,
+            Optional<String> cgroupParent) {
         List<String> envList = new ArrayList<>();
         env.forEach((k, v) -> envList.add(k + "=" + v));
         return new SandboxContainerDef(
@@ -127,7 +129,7 @@ record SandboxContainerDef(
                 endAfter,
                 Optional.empty(),
                 Optional.empty(),
-                Optional.empty());
+                cgroupParent);
     }
 
     /** This container on {@code network}, the egress network of its policy, with the egress proxy's binds. */
@@ -168,23 +170,6 @@ record SandboxContainerDef(
                 egress,
                 Optional.of(ptys),
                 cgroupParent);
-    }
-
-    /** This container in {@code group}, the capped parent of all of the runtime's containers. */
-    SandboxContainerDef withCgroupParent(String group) {
-        return new SandboxContainerDef(
-                sandboxId,
-                image,
-                workdir,
-                env,
-                network,
-                limits,
-                binds,
-                serverKey,
-                endAfter,
-                egress,
-                terminals,
-                Optional.of(group));
     }
 
     /** Where a container's terminals are. */

@@ -12,7 +12,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * What of a sandbox's fresh {@code /proc} is hidden: Docker's masked paths (its default {@code maskedPaths}: kernel
+ * What of a sandbox's fresh {@code /proc} is hidden: Docker's masked paths (its current default {@code maskedPaths}: kernel
  * memory, keys, timers, scheduler and hardware details), and every other top-level entry that only root may read
  * ({@code kpageflags}, {@code kmsg}, {@code slabinfo} ...). A sandbox's root is uid 0 without capabilities, and the
  * owner of a root-only file needs none to read it; these describe the whole host, not the sandbox.
@@ -27,6 +27,8 @@ record ProcMasks(List<String> files, List<String> dirs) {
     static final List<String> DOCKER = List.of(
             "/proc/asound",
             "/proc/acpi",
+            // every CPU's interrupt counts: world-readable, and they time other tenants' keystrokes and traffic
+            "/proc/interrupts",
             "/proc/kcore",
             "/proc/keys",
             "/proc/latency_stats",

@@ -272,6 +272,7 @@ class LocalSandboxSecurityTest {
                 "/proc/kpageflags",
                 "/proc/kpagecount",
                 "/proc/timer_list",
+                "/proc/interrupts",
                 "/proc/slabinfo",
                 "/proc/kmsg",
                 "/proc/vmallocinfo")) {
