@@ -7,6 +7,7 @@ import ai.chalk.compute.server.grpc.CallsInFlight;
 import ai.chalk.compute.server.grpc.ListenAddress;
 import ai.chalk.compute.server.grpc.MalformedRequests;
 import ai.chalk.compute.server.grpc.OpenConnections;
+import ai.chalk.compute.server.grpc.PeerAddress;
 import ai.chalk.compute.server.grpc.UnfinishedRequests;
 import ai.chalk.compute.server.grpc.UnsentAnswers;
 import ai.chalk.compute.server.http.HttpPort;
@@ -113,7 +114,8 @@ final class Transports {
             NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
                     .maxInboundMessageSize(ComputeServer.MAX_MESSAGE_BYTES)
                     .decompressorRegistry(ComputeServer.NO_DECOMPRESSION)
-                    .addStreamTracerFactory(received);
+                    .addStreamTracerFactory(received)
+                    .addTransportFilter(PeerAddress.KEEPER);
             tcpLoops = connections.applyTo(nb);
             if (tlsCertChain != null) {
                 nb.useTransportSecurity(tlsCertChain.toFile(), tlsPrivateKey.toFile());

@@ -9,7 +9,6 @@ import ai.chalk.compute.server.grpc.PeerAddress;
 import com.google.protobuf.Timestamp;
 import io.grpc.Context;
 import io.grpc.Contexts;
-import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -65,10 +64,8 @@ final class AuthServiceV1 extends AuthServiceGrpc.AuthServiceImplBase {
             @Override
             public <Q, R> ServerCall.Listener<Q> interceptCall(
                     ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-                // read once per call: a loopback peer's key reads the kernel's socket table
-                String peer = PeerAddress.of(
-                        call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR),
-                        call.getAttributes().get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR));
+                // kept with the connection: a loopback peer's key reads the kernel's socket table
+                String peer = PeerAddress.ofCall(call.getAttributes());
                 Context context = Context.current().withValue(PEER, peer);
                 return Contexts.interceptCall(context, call, headers, next);
             }

@@ -6,7 +6,6 @@ import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.threads.EnvironmentShares;
 import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
-import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
@@ -80,10 +79,7 @@ public final class CallsInFlight implements ServerInterceptor {
                     caller != null && (caller.kind() == Caller.Kind.CLIENT || caller.kind() == Caller.Kind.WORKLOAD);
             String key = proved
                     ? "environment " + caller.environment()
-                    : "address "
-                            + PeerAddress.of(
-                                    call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR),
-                                    call.getAttributes().get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR));
+                    : "address " + PeerAddress.ofCall(call.getAttributes());
             return counted(
                     call,
                     headers,

@@ -1,5 +1,8 @@
 package ai.chalk.compute.server.grpc;
 
+import io.grpc.Attributes;
+import io.grpc.Grpc;
+import io.grpc.ServerTransportFilter;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -19,6 +22,35 @@ import java.util.OptionalLong;
 public final class PeerAddress {
 
     private PeerAddress() {}
+
+    /** A connection's peer as {@link #of(SocketAddress, SocketAddress)} keys it, kept with the connection. */
+    public static final Attributes.Key<String> KEY = Attributes.Key.create("ai.chalk.compute.peer");
+
+    /**
+     * Keys each connection's peer once, as it becomes ready: a loopback peer's key reads the kernel's socket table, and
+     * read on every call it cost milliseconds of CPU per call (a health check without credentials, 3 ms of it where
+     * the table held a few thousand sockets), for anyone who reaches the port.
+     */
+    public static final ServerTransportFilter KEEPER = new ServerTransportFilter() {
+        @Override
+        public Attributes transportReady(Attributes transport) {
+            return transport.toBuilder()
+                    .set(
+                            KEY,
+                            of(
+                                    transport.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR),
+                                    transport.get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR)))
+                    .build();
+        }
+    };
+
+    /** The key of a call's peer: the one its connection keeps ({@link #KEEPER}), else read now. */
+    public static String ofCall(Attributes call) {
+        String kept = call.get(KEY);
+        return kept != null
+                ? kept
+                : of(call.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR), call.get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR));
+    }
 
     /** The key of every loopback address ({@code 127.0.0.0/8}, {@code ::1}): this host's own users. */
     public static final String LOOPBACK = "loopback (127.0.0.0/8, ::1)";
