@@ -24,12 +24,13 @@ public final class PeerAddress {
     private PeerAddress() {}
 
     /** A connection's peer as {@link #of(SocketAddress, SocketAddress)} keys it, kept with the connection. */
-    public static final Attributes.Key<String> KEY = Attributes.Key.create("ai.chalk.compute.peer");
+    private static final Attributes.Key<Kept> KEY = Attributes.Key.create("ai.chalk.compute.peer");
 
     /**
-     * Keys each connection's peer once, as it becomes ready: a loopback peer's key reads the kernel's socket table, and
-     * read on every call it cost milliseconds of CPU per call (a health check without credentials, 3 ms of it where
-     * the table held a few thousand sockets), for anyone who reaches the port.
+     * Keeps each connection's peer key, read at its first call that needs it: a loopback peer's key reads the kernel's
+     * socket table, and read on every call it cost milliseconds of CPU per call (a health check without credentials,
+     * 3 ms of it), for anyone who reaches the port. Read at the first call, on the call's thread, not as the connection
+     * becomes ready, on the transport's, where every other connection of its event loop would wait for it.
      */
     public static final ServerTransportFilter KEEPER = new ServerTransportFilter() {
         @Override
@@ -37,7 +38,7 @@ public final class PeerAddress {
             return transport.toBuilder()
                     .set(
                             KEY,
-                            of(
+                            new Kept(
                                     transport.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR),
                                     transport.get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR)))
                     .build();
@@ -46,10 +47,29 @@ public final class PeerAddress {
 
     /** The key of a call's peer: the one its connection keeps ({@link #KEEPER}), else read now. */
     public static String ofCall(Attributes call) {
-        String kept = call.get(KEY);
+        Kept kept = call.get(KEY);
         return kept != null
-                ? kept
+                ? kept.key()
                 : of(call.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR), call.get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR));
+    }
+
+    /** One connection's peer key, read once. */
+    private static final class Kept {
+        private final SocketAddress peer;
+        private final SocketAddress local;
+        private String key;
+
+        Kept(SocketAddress peer, SocketAddress local) {
+            this.peer = peer;
+            this.local = local;
+        }
+
+        synchronized String key() {
+            if (key == null) {
+                key = of(peer, local);
+            }
+            return key;
+        }
     }
 
     /** The key of every loopback address ({@code 127.0.0.0/8}, {@code ::1}): this host's own users. */

@@ -57,31 +57,59 @@ final class ContainersGroup {
         String info = Procfs.read(Path.of("/proc/self/mountinfo"));
         CgroupMounts mounts =
                 CgroupMounts.parse(info == null ? List.of() : Arrays.asList(info.split("\n")), List.of(), CAPPED);
-        List<Path> made = new ArrayList<>();
+        List<Path> dirs = new ArrayList<>();
+        List<Path> made = new ArrayList<>(); // by this call: a failure removes these, and nothing a container uses
         try {
             if (mounts.v1().containsKey("memory")) {
                 for (String controller : CAPPED) {
                     Path dir = dirOf(mounts.v1().get(controller), group, controller);
-                    made.add(dir);
-                    Files.createDirectories(dir);
+                    dirs.add(dir);
+                    if (!Files.isDirectory(dir)) {
+                        Files.createDirectory(dir);
+                        made.add(dir);
+                    }
                     cap.writeV1(controller, dir);
                 }
             } else {
-                Path dir = dirOf(
-                        mounts.unified().isEmpty() ? null : mounts.unified().get(0), group, "unified");
-                List<String> enabled = Arrays.asList(
-                        Files.readString(dir.getParent().resolve("cgroup.subtree_control"), StandardCharsets.US_ASCII)
-                                .trim()
-                                .split(" "));
-                made.add(dir);
-                Files.createDirectories(dir);
-                cap.writeV2(dir, enabled);
+                CgroupMount unified =
+                        mounts.unified().isEmpty() ? null : mounts.unified().get(0);
+                if (unified == null || !unified.point().equals(Path.of("/sys/fs/cgroup"))) {
+                    throw new IOException(
+                            "the host has neither cgroup v1 memory nor a unified hierarchy at" + " /sys/fs/cgroup");
+                }
+                Path dir = dirOf(unified, group, "unified");
+                Path control = dir.getParent().resolve("cgroup.subtree_control");
+                if (!enabled(control).containsAll(CAPPED)) {
+                    Files.writeString(control, "+memory +pids", StandardCharsets.US_ASCII);
+                }
+                if (!enabled(control).containsAll(CAPPED)) {
+                    throw new IOException("the memory and pids controllers are not enabled in " + control);
+                }
+                dirs.add(dir);
+                if (!Files.isDirectory(dir)) {
+                    Files.createDirectory(dir);
+                    made.add(dir);
+                }
+                cap.writeV2(dir, CAPPED);
             }
-            return new ContainersGroup(group, made, null);
+            return new ContainersGroup(group, dirs, null);
         } catch (IOException e) {
-            made.forEach(BuildGroup::removeEmpty);
+            for (Path dir : made) {
+                try {
+                    Files.deleteIfExists(dir);
+                } catch (IOException ignored) {
+                    // the engine made a container's group in it meanwhile: it stays, uncapped
+                }
+            }
             return new ContainersGroup(group, List.of(), "cannot make " + group + " in the host's cgroups: " + e);
         }
+    }
+
+    /** The controllers a unified group enables for its children. */
+    private static List<String> enabled(Path subtreeControl) throws IOException {
+        return Arrays.asList(Files.readString(subtreeControl, StandardCharsets.US_ASCII)
+                .trim()
+                .split(" "));
     }
 
     private static Path dirOf(CgroupMount mount, String group, String hierarchy) throws IOException {

@@ -212,21 +212,23 @@ final class DockerEngine implements Closeable {
     }
 
     /**
-     * What each running sandbox of the server keyed {@code serverKey} wrote to its writable layer, in bytes, by sandbox
-     * id. Slow: the engine walks every layer to answer.
+     * The writable layers of every Chalk server's running sandboxes on the engine (a label {@value
+     * DockerRuntime#LABEL_SERVER}), with what each wrote. Slow: the engine walks every layer to answer.
      */
-    Map<String, Long> layerSizes(String serverKey) {
-        Map<String, Long> sizes = new java.util.HashMap<>();
+    List<LayerDiskWatch.Layer> layers() {
+        List<LayerDiskWatch.Layer> layers = new ArrayList<>();
         for (Container c : client.listContainersCmd()
                 .withShowSize(true)
-                .withLabelFilter(Map.of(DockerRuntime.LABEL_SERVER, serverKey))
+                .withLabelFilter(List.of(DockerRuntime.LABEL_SERVER))
                 .exec()) {
-            String id = c.getLabels() == null ? null : c.getLabels().get(DockerRuntime.LABEL_SANDBOX);
-            if (id != null && c.getSizeRw() != null) {
-                sizes.put(id, c.getSizeRw());
+            Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
+            String sandbox = labels.get(DockerRuntime.LABEL_SANDBOX);
+            if (sandbox != null && c.getSizeRw() != null) {
+                layers.add(new LayerDiskWatch.Layer(
+                        c.getId(), sandbox, labels.get(DockerRuntime.LABEL_SERVER), c.getSizeRw()));
             }
         }
-        return sizes;
+        return layers;
     }
 
     /** The docker-java client, for the network fence and the image builder, which make calls of their own. */

@@ -3,11 +3,14 @@ package ai.chalk.compute.server.runtime.docker;
 import ai.chalk.compute.server.runtime.host.StateDirKey;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.function.Predicate;
@@ -51,9 +54,17 @@ final class ServerKey {
         String old = StateDirKey.of(stateDir);
         String key = labelled.test(old) ? old : HexFormat.of().formatHex(bytes());
         try {
+            // on the disk before it is named, and the name with it: a key lost to a crash would leave every container
+            // and network labelled with it to no server
             Path tmp = Files.createTempFile(stateDir, FILE, ".tmp");
-            Files.writeString(tmp, key + "\n", StandardCharsets.US_ASCII);
+            try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+                out.write(ByteBuffer.wrap((key + "\n").getBytes(StandardCharsets.US_ASCII)));
+                out.force(true);
+            }
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+            try (FileChannel dir = FileChannel.open(stateDir, StandardOpenOption.READ)) {
+                dir.force(true);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot keep the server's key in " + file, e);
         }

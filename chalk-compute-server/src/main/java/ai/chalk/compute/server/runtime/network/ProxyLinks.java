@@ -38,6 +38,8 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public final class ProxyLinks {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ProxyLinks.class);
+
     /** The addresses of sandboxes' links: a /30 each, the host's end {@code .1} and the sandbox's {@code .2}. */
     public static final String POOL = "10.199.0.0/16";
     /** Host-side interfaces of the links are named this and the link's number. */
@@ -93,9 +95,26 @@ public final class ProxyLinks {
                     + " server's egress proxy, which needs CAP_NET_ADMIN: run the server as root, or create the"
                     + " sandbox without a network policy");
         }
+        String taken = addressInPool();
+        if (taken != null) {
+            throw new RuntimeStartException("the host's interface " + taken + " has an address in " + POOL
+                    + ", which the egress proxy's links use: a sandbox with a network policy needs that range free");
+        }
         ProxyLinks links = new ProxyLinks(ip, nft, nsenter, proxyTcpPorts, dnsPort);
         try {
-            String failed = EgressTools.run(List.of(nft.toString(), "-f", "-"), links.hostRules());
+            String failed = EgressTools.run(List.of(nft.toString(), "-f", "-"), links.hostRules(true));
+            if (failed != null) {
+                // a kernel before 5.3, or an nft before 0.9.2, has no socket match: the rest still holds
+                String without = EgressTools.run(List.of(nft.toString(), "-f", "-"), links.hostRules(false));
+                if (without == null) {
+                    log.warn(
+                            "The host's nft cannot match sockets ({}): where the egress proxy does not listen on a"
+                                    + " sandbox's link (the sandbox starting or ending), a host service listening on every"
+                                    + " address may answer it there",
+                            failed.strip());
+                }
+                failed = without;
+            }
             if (failed != null) {
                 throw new RuntimeStartException(
                         "cannot install the host's firewall rules for sandboxes' links (nft): " + failed);
@@ -104,6 +123,27 @@ public final class ProxyLinks {
             throw new RuntimeStartException("cannot run nft: " + e.getMessage(), e);
         }
         return links;
+    }
+
+    /** An interface of the host other than the links with an IPv4 address in {@link #POOL}; null when none. */
+    private static String addressInPool() {
+        Prefix pool = Prefix.parse(POOL);
+        try {
+            for (java.net.NetworkInterface nic :
+                    java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+                if (nic.getName().startsWith(PREFIX)) {
+                    continue;
+                }
+                for (InetAddress a : java.util.Collections.list(nic.getInetAddresses())) {
+                    if (pool.contains(Prefix.of(a))) {
+                        return nic.getName() + " (" + a.getHostAddress() + ")";
+                    }
+                }
+            }
+        } catch (java.net.SocketException e) {
+            // interfaces unreadable: the links' own setup fails where the range is taken
+        }
+        return null;
     }
 
     /**
@@ -147,8 +187,12 @@ public final class ProxyLinks {
         throw new IOException("no free link for the sandbox in " + POOL + " (" + lastFailure + ")");
     }
 
-    /** The host-side rules, as {@code nft -f -} reads them: replaced as a whole, the same for every server. */
-    String hostRules() {
+    /**
+     * The host-side rules, as {@code nft -f -} reads them: replaced as a whole, the same for every server.
+     *
+     * @param socketMatch with the rules that need nft's socket match (Linux 5.3)
+     */
+    String hostRules(boolean socketMatch) {
         String tcp = ports(proxyTcpPorts);
         String ifs = "\"" + PREFIX + "*\"";
         return "table inet " + HOST_TABLE + " {}\n"
@@ -164,8 +208,11 @@ public final class ProxyLinks {
                 + "    iifname " + ifs + " fib daddr . iif type != local drop\n"
                 // only the proxy, bound to the link's own address, answers there: where it does not listen (its
                 // sandbox starting or ending, a server gone), a host service on every address would
-                + "    iifname " + ifs + " meta l4proto tcp socket wildcard 1 reject with tcp reset\n"
-                + "    iifname " + ifs + " meta l4proto udp socket wildcard 1 reject with icmpx admin-prohibited\n"
+                + (socketMatch
+                        ? "    iifname " + ifs + " meta l4proto tcp socket wildcard 1 reject with tcp reset\n"
+                                + "    iifname " + ifs
+                                + " meta l4proto udp socket wildcard 1 reject with icmpx admin-prohibited\n"
+                        : "")
                 + "    iifname " + ifs + " tcp dport { " + tcp + " } accept\n"
                 + "    iifname " + ifs + " udp dport " + dnsPort + " accept\n"
                 + "    iifname " + ifs + " meta l4proto tcp reject with tcp reset\n"
