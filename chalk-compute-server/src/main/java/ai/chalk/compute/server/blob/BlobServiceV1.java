@@ -154,10 +154,9 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                                     + " bytes is more than this server keeps in one blob (" + MAX_BLOB_BYTES + ")")
                             .asRuntimeException();
                 }
-                store.checkRoomFor(ref.getSize());
+                upload = store.begin(ref.getSize()); // its bytes kept for it on the disk, or refused
                 place = openUploads.take(environment, BlobServiceV1::uploadRefusal);
                 announced = ref;
-                upload = store.begin();
             }
 
             private void append(ByteString data) throws IOException {

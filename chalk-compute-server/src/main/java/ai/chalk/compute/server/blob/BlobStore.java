@@ -30,6 +30,12 @@ public final class BlobStore {
     private final Path root;
     private final Path incoming;
     private final long diskReserve;
+    /**
+     * Bytes that uploads under way announced and have not written yet (guarded by this): each upload's check of the
+     * free space counts them, so that many uploads started at once cannot all pass it against the same free space
+     * (512 of 16 MiB each, checked again only after 16 MiB, wrote 8 GiB past the reserve).
+     */
+    private long promised;
 
     /**
      * Opens (creating) a store in {@code dir}, discarding uploads a previous run left unfinished; uploads keep the
@@ -102,8 +108,7 @@ public final class BlobStore {
      * @throws DiskFullException saying how much is free and kept
      */
     public BlobDigest put(Path file) throws IOException {
-        checkRoomFor(Files.size(file));
-        try (Upload upload = begin();
+        try (Upload upload = begin(Files.size(file));
                 InputStream in = Files.newInputStream(file)) {
             byte[] buffer = new byte[1 << 16];
             for (int n; (n = in.read(buffer)) >= 0; ) {
@@ -113,22 +118,45 @@ public final class BlobStore {
         }
     }
 
-    /** Starts writing a blob. */
+    /** Starts writing a blob of unknown size (checked against the disk's reserve every 16 MiB it writes). */
     public Upload begin() throws IOException {
-        return new Upload(incoming.resolve(UUID.randomUUID() + ".part"));
+        return begin(0);
     }
 
     /**
-     * Refuses, before any byte is written, a blob of {@code size} bytes that would leave the disk with less than its
-     * reserve.
+     * Starts writing a blob of {@code size} announced bytes, refused before any byte is written when they would leave
+     * the disk with less than its reserve, counting what other uploads under way announced and have not written yet;
+     * the bytes are kept for this upload until written, or until it ends.
      *
      * @throws DiskFullException saying how much is free and kept
      */
-    public void checkRoomFor(long size) throws IOException {
-        long free = Files.getFileStore(incoming).getUsableSpace();
-        if (free - size < diskReserve) {
-            throw full(size + " more bytes", free);
+    public Upload begin(long size) throws IOException {
+        promise(size);
+        try {
+            return new Upload(incoming.resolve(UUID.randomUUID() + ".part"), size);
+        } catch (IOException | RuntimeException e) {
+            keep(size);
+            throw e;
         }
+    }
+
+    private synchronized void promise(long size) throws IOException {
+        if (size <= 0) {
+            return;
+        }
+        long free = Files.getFileStore(incoming).getUsableSpace();
+        if (free - promised - size < diskReserve) {
+            throw full(
+                    size + " more bytes"
+                            + (promised > 0 ? " (after the " + promised + " that uploads under way announced)" : ""),
+                    free);
+        }
+        promised += size;
+    }
+
+    /** Gives back promised bytes: written, or no longer coming. */
+    private synchronized void keep(long size) {
+        promised -= size;
     }
 
     private DiskFullException full(String what, long free) {
@@ -144,8 +172,11 @@ public final class BlobStore {
         private long written;
         private long checkedAt;
         private boolean done;
+        /** Of the bytes it announced, those not written yet, still promised in the store. */
+        private long promisedLeft;
 
-        private Upload(Path temp) throws IOException {
+        private Upload(Path temp, long announced) throws IOException {
+            this.promisedLeft = announced;
             this.temp = temp;
             this.out = Files.newOutputStream(temp);
             try {
@@ -164,6 +195,11 @@ public final class BlobStore {
             out.write(data, offset, length);
             sha.update(data, offset, length);
             written += length;
+            long arrived = Math.min(promisedLeft, length);
+            if (arrived > 0) {
+                promisedLeft -= arrived;
+                keep(arrived);
+            }
             if (written - checkedAt >= DISK_CHECK_BYTES) {
                 checkedAt = written;
                 long free = Files.getFileStore(temp).getUsableSpace();
@@ -188,6 +224,7 @@ public final class BlobStore {
         public boolean commit(BlobDigest expected, long expectedSize) throws IOException, BlobMismatchException {
             out.close();
             done = true;
+            release();
             String actual = HexFormat.of().formatHex(sha.digest());
             if (written != expectedSize || !actual.equals(expected.hex())) {
                 Files.deleteIfExists(temp);
@@ -205,6 +242,7 @@ public final class BlobStore {
         private BlobDigest commitComputed() throws IOException {
             out.close();
             done = true;
+            release();
             BlobDigest digest = new BlobDigest(HexFormat.of().formatHex(sha.digest()));
             moveIntoPlace(digest);
             return digest;
@@ -226,12 +264,19 @@ public final class BlobStore {
             return true;
         }
 
+        /** Gives back what it announced and will not write now. */
+        private void release() {
+            keep(promisedLeft);
+            promisedLeft = 0;
+        }
+
         /** Drops what was written, unless committed. */
         public void abort() {
             if (done) {
                 return;
             }
             done = true;
+            release();
             try {
                 out.close();
                 Files.deleteIfExists(temp);

@@ -317,13 +317,14 @@ public final class Transfers {
         }
         BlobDigest stored;
         long written;
+        BlobStore.Upload reserved;
         try {
-            blobs.checkRoomFor(expected.size());
+            reserved = blobs.begin(expected.size());
         } catch (DiskFullException e) {
             refuseUpload(exchange, INSUFFICIENT_STORAGE, e.getMessage());
             return;
         }
-        try (BlobStore.Upload upload = blobs.begin();
+        try (BlobStore.Upload upload = reserved;
                 InputStream in = exchange.getRequestBody()) {
             byte[] buffer = new byte[BUFFER];
             for (int n; (n = in.read(buffer)) >= 0; ) {

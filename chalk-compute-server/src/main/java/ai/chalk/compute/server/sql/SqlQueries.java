@@ -281,8 +281,7 @@ public final class SqlQueries implements AutoCloseable {
         if (blobs.contains(digest, size)) {
             return digest;
         }
-        blobs.checkRoomFor(size);
-        try (BlobStore.Upload upload = blobs.begin();
+        try (BlobStore.Upload upload = blobs.begin(size);
                 InputStream in = Files.newInputStream(file)) {
             byte[] buffer = new byte[1 << 16];
             for (int n; (n = in.read(buffer)) > 0; ) {

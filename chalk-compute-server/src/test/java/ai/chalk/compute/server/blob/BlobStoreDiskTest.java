@@ -25,11 +25,46 @@ class BlobStoreDiskTest {
     void aBlobTheDiskHasNoRoomForIsRefusedBeforeAByteIsWritten() throws Exception {
         long free = Files.getFileStore(dir).getUsableSpace();
         BlobStore blobs = new BlobStore(dir.resolve("blobs"), free - (8L << 20));
-        blobs.checkRoomFor(1 << 20);
-        assertThatThrownBy(() -> blobs.checkRoomFor(64L << 20))
+        blobs.begin(1 << 20).abort();
+        assertThatThrownBy(() -> blobs.begin(64L << 20))
                 .isInstanceOf(DiskFullException.class)
                 .hasMessageContaining("MiB free and keeps")
                 .hasMessageContaining("the blob was not stored");
+        try (var incoming = Files.list(dir.resolve("blobs").resolve("incoming"))) {
+            assertThat(incoming).isEmpty();
+        }
+    }
+
+    /**
+     * Many uploads announced at once: each passed the check against the same free space, and, each under the 16 MiB
+     * after which an upload reads the free space again, 512 of them wrote 8 GiB past the reserve. What they
+     * announce is now kept for them: past the room, the next is refused before it starts, and room comes back as
+     * bytes are written or uploads end.
+     */
+    @Test
+    void uploadsAnnouncedAtOnceShareTheRoomTheyAnnounced() throws Exception {
+        long free = Files.getFileStore(dir).getUsableSpace();
+        // room for two (and 20 MiB to spare for what else writes to the disk meanwhile)
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"), free - (100L << 20));
+        long announced = 40L << 20;
+        BlobStore.Upload first = blobs.begin(announced);
+        BlobStore.Upload second = blobs.begin(announced);
+        assertThatThrownBy(() -> blobs.begin(announced))
+                .isInstanceOf(DiskFullException.class)
+                .hasMessageContaining("that uploads under way announced");
+        // an upload that ends gives its room back
+        first.abort();
+        BlobStore.Upload third = blobs.begin(announced);
+        // written bytes leave the promise for the disk: the room stays taken, not twice
+        byte[] chunk = new byte[1 << 20];
+        new Random(5).nextBytes(chunk);
+        for (int i = 0; i < 15; i++) {
+            second.write(chunk, 0, chunk.length);
+        }
+        assertThatThrownBy(() -> blobs.begin(announced)).isInstanceOf(DiskFullException.class);
+        second.abort();
+        third.abort();
+        blobs.begin(announced).abort();
     }
 
     @Test
