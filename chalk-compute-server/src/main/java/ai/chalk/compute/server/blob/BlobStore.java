@@ -36,6 +36,8 @@ public final class BlobStore {
      * (512 of 16 MiB each, checked again only after 16 MiB, wrote 8 GiB past the reserve).
      */
     private long promised;
+    /** Of {@link #promised}, each owner's (guarded by this); an owner promised nothing has no entry. */
+    private final java.util.Map<String, Long> promisedBy = new java.util.HashMap<>();
 
     /**
      * Opens (creating) a store in {@code dir}, discarding uploads a previous run left unfinished; uploads keep the
@@ -131,16 +133,27 @@ public final class BlobStore {
      * @throws DiskFullException saying how much is free and kept
      */
     public Upload begin(long size) throws IOException {
-        promise(size);
+        return begin(size, "");
+    }
+
+    /**
+     * {@link #begin(long)} for {@code owner} (an environment), whose uploads under way may have announced at most half
+     * the room above the reserve: an upload that announces its size and then sends nothing keeps that room while its
+     * stream lasts, and one tenant's could otherwise have refused every other tenant's uploads.
+     *
+     * @throws DiskFullException saying how much is free and kept
+     */
+    public Upload begin(long size, String owner) throws IOException {
+        promise(size, owner);
         try {
-            return new Upload(incoming.resolve(UUID.randomUUID() + ".part"), size);
+            return new Upload(incoming.resolve(UUID.randomUUID() + ".part"), size, owner);
         } catch (IOException | RuntimeException e) {
-            keep(size);
+            keep(size, owner);
             throw e;
         }
     }
 
-    private synchronized void promise(long size) throws IOException {
+    private synchronized void promise(long size, String owner) throws IOException {
         if (size <= 0) {
             return;
         }
@@ -151,12 +164,29 @@ public final class BlobStore {
                             + (promised > 0 ? " (after the " + promised + " that uploads under way announced)" : ""),
                     free);
         }
+        long mine = promisedBy.getOrDefault(owner, 0L);
+        if (!owner.isEmpty() && mine + size > (free - diskReserve) / 2) {
+            throw full(
+                    size + " more bytes of this environment's (after the " + mine + " its uploads under way announced,"
+                            + " of the half of the room above the reserve one environment may announce)",
+                    free);
+        }
         promised += size;
+        promisedBy.put(owner, mine + size);
     }
 
     /** Gives back promised bytes: written, or no longer coming. */
-    private synchronized void keep(long size) {
+    private synchronized void keep(long size, String owner) {
+        if (size <= 0) {
+            return;
+        }
         promised -= size;
+        long left = promisedBy.getOrDefault(owner, 0L) - size;
+        if (left <= 0) {
+            promisedBy.remove(owner);
+        } else {
+            promisedBy.put(owner, left);
+        }
     }
 
     private DiskFullException full(String what, long free) {
@@ -175,8 +205,11 @@ public final class BlobStore {
         /** Of the bytes it announced, those not written yet, still promised in the store. */
         private long promisedLeft;
 
-        private Upload(Path temp, long announced) throws IOException {
+        private final String owner;
+
+        private Upload(Path temp, long announced, String owner) throws IOException {
             this.promisedLeft = announced;
+            this.owner = owner;
             this.temp = temp;
             this.out = Files.newOutputStream(temp);
             try {
@@ -198,7 +231,7 @@ public final class BlobStore {
             long arrived = Math.min(promisedLeft, length);
             if (arrived > 0) {
                 promisedLeft -= arrived;
-                keep(arrived);
+                keep(arrived, owner);
             }
             if (written - checkedAt >= DISK_CHECK_BYTES) {
                 checkedAt = written;
@@ -266,7 +299,7 @@ public final class BlobStore {
 
         /** Gives back what it announced and will not write now. */
         private void release() {
-            keep(promisedLeft);
+            keep(promisedLeft, owner);
             promisedLeft = 0;
         }
 

@@ -319,7 +319,8 @@ public final class Transfers {
         long written;
         BlobStore.Upload reserved;
         try {
-            reserved = blobs.begin(expected.size());
+            // one owner for every signed link: at most half the room, whoever's links hold it (12 at once)
+            reserved = blobs.begin(expected.size(), "signed links");
         } catch (DiskFullException e) {
             refuseUpload(exchange, INSUFFICIENT_STORAGE, e.getMessage());
             return;

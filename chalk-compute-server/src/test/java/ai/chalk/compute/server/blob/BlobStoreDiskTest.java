@@ -87,4 +87,23 @@ class BlobStoreDiskTest {
         }
         assertThat(blobs.digests()).isEmpty();
     }
+
+    /**
+     * An upload that announces its size and sends nothing keeps its room while its stream lasts: one environment's may
+     * announce at most half the room above the reserve, so that another's still get the rest.
+     */
+    @Test
+    void oneEnvironmentsUploadsAnnounceAtMostHalfTheRoom() throws Exception {
+        long free = Files.getFileStore(dir).getUsableSpace();
+        BlobStore blobs = new BlobStore(dir.resolve("blobs"), free - (100L << 20));
+        BlobStore.Upload first = blobs.begin(40L << 20, "environment a");
+        assertThatThrownBy(() -> blobs.begin(20L << 20, "environment a"))
+                .isInstanceOf(DiskFullException.class)
+                .hasMessageContaining("of this environment's")
+                .hasMessageContaining("half of the room above the reserve");
+        BlobStore.Upload other = blobs.begin(40L << 20, "environment b");
+        first.abort();
+        blobs.begin(20L << 20, "environment a").abort();
+        other.abort();
+    }
 }
