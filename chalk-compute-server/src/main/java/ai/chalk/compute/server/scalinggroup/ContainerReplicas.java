@@ -6,21 +6,27 @@ import ai.chalk.compute.server.error.ComputeException;
 import ai.chalk.compute.server.sandbox.SandboxManager;
 import ai.chalk.compute.server.store.SandboxRecord;
 import ai.chalk.compute.server.store.SandboxState;
+import ai.chalk.compute.server.worker.CrashLoopBackoff;
 import ai.chalk.compute.server.worker.PoolStatus;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The replicas of a plain scaling group's revision: {@code min_replicas} sandboxes running the container spec
- * (image, entrypoint, env), replaced when they stop.
+ * (image, entrypoint, env), replaced when they stop or fail to start, after a wait that grows while they keep
+ * stopping young ({@link CrashLoopBackoff}).
  */
 final class ContainerReplicas implements RevisionRunner {
 
@@ -33,6 +39,10 @@ final class ContainerReplicas implements RevisionRunner {
     private final Executor executor;
     private final Consumer<PoolStatus> onStatus;
     private final List<String> ids = new ArrayList<>();
+    /** When each replica in {@link #ids} started ({@link System#nanoTime()}). */
+    private final Map<String, Long> startedAt = new HashMap<>();
+
+    private final CrashLoopBackoff restarts = new CrashLoopBackoff();
     private int starting;
     private Optional<String> lastError = Optional.empty();
     private boolean closed;
@@ -58,17 +68,26 @@ final class ContainerReplicas implements RevisionRunner {
     /** Starts replicas in the background until {@code min} run. */
     void fill() {
         int missing;
+        long wait;
         synchronized (this) {
             missing = closed ? 0 : min - ids.size() - starting;
             starting += Math.max(0, missing);
+            wait = restarts.waitNanos();
         }
+        Executor starts = wait > 0 ? CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS, executor) : executor;
         for (int i = 0; i < missing; i++) {
-            executor.execute(this::startOne);
+            starts.execute(this::startOne);
         }
         report();
     }
 
     private void startOne() {
+        synchronized (this) {
+            if (closed) { // stopped serving while the start waited out the backoff
+                starting--;
+                return;
+            }
+        }
         String id = null;
         String error = null;
         try {
@@ -87,8 +106,11 @@ final class ContainerReplicas implements RevisionRunner {
             stop = closed && id != null;
             if (id != null && !closed) {
                 ids.add(id);
+                startedAt.put(id, System.nanoTime());
             }
             if (error != null) {
+                restarts.died(Duration.ZERO);
+                error += restarts.reason();
                 lastError = Optional.of(error);
             }
         }
@@ -97,8 +119,10 @@ final class ContainerReplicas implements RevisionRunner {
         }
         if (error != null) {
             log.warn(error);
+            fill(); // tried again once the wait is over
+        } else {
+            report();
         }
-        report();
     }
 
     /**
@@ -138,11 +162,13 @@ final class ContainerReplicas implements RevisionRunner {
             for (String id : List.copyOf(ids)) {
                 if (!running(id)) {
                     ids.remove(id);
+                    restarts.died(Duration.ofNanos(System.nanoTime() - startedAt.remove(id)));
                     gone.add(id);
                 }
             }
             if (!gone.isEmpty()) {
-                lastError = Optional.of("replica sandbox " + String.join(", ", gone) + " stopped; replacing it");
+                lastError = Optional.of(
+                        "replica sandbox " + String.join(", ", gone) + " stopped; replacing it" + restarts.reason());
             }
         }
         if (!gone.isEmpty()) {
@@ -158,6 +184,7 @@ final class ContainerReplicas implements RevisionRunner {
             closed = true;
             all = List.copyOf(ids);
             ids.clear();
+            startedAt.clear();
         }
         all.forEach(this::terminate);
     }

@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -26,8 +27,9 @@ import org.slf4j.LoggerFactory;
  * The replicas of one revision. A call goes to the ready replica with the fewest calls in flight that has room (its
  * {@link CallPolicy#maxConcurrent()}); when every replica is busy and fewer than {@code max} run, the call starts a
  * new one and takes it; when none has room and none may start, it waits for room. Idle replicas above {@code min}
- * stop after the shutdown delay; a replica that dies is replaced while fewer than {@code min} run, and a call it was
- * running is tried again on another replica as often as the policy allows. The status is reported on every change
+ * stop after the shutdown delay; a replica that dies is replaced while fewer than {@code min} run (after a wait that
+ * grows while replicas keep dying young: {@link CrashLoopBackoff}), and a call it was running is tried again on
+ * another replica as often as the policy allows. The status is reported on every change
  * of the replicas (start, failure, death, scale-down) and after a call only when the call changed it, so that a warm
  * call costs no status write.
  */
@@ -57,6 +59,7 @@ public final class ReplicaPool implements AutoCloseable {
 
     private Optional<String> lastError = Optional.empty();
     private boolean lastStartFailed; // a worker that died after serving does not make a pool scaled to zero failed
+    private final CrashLoopBackoff restarts = new CrashLoopBackoff();
     private boolean closed;
     private final Object reporting = new Object();
     private volatile PoolStatus reported;
@@ -80,15 +83,21 @@ public final class ReplicaPool implements AutoCloseable {
         this.onStatus = onStatus;
     }
 
-    /** Starts replicas in the background until {@code min} run. */
+    /**
+     * Starts replicas in the background until {@code min} run: at once, or once the wait after replicas that died
+     * young is over ({@link CrashLoopBackoff}).
+     */
     public void fill() {
         int missing;
+        long wait;
         synchronized (this) {
             missing = closed ? 0 : scale.min() - replicas.size() - starting;
             starting += Math.max(0, missing);
+            wait = restarts.waitNanos();
         }
+        Executor starts = wait > 0 ? CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS, executor) : executor;
         for (int i = 0; i < missing; i++) {
-            executor.execute(() -> {
+            starts.execute(() -> {
                 try {
                     startCounted();
                 } catch (WorkerDiedException e) {
@@ -331,7 +340,8 @@ public final class ReplicaPool implements AutoCloseable {
                             bestInFlight = inFlight;
                         }
                     }
-                    if ((best == null || bestInFlight > 0) && alive + starting < scale.max()) {
+                    long hold = restarts.waitNanos(); // replicas died young: starts wait
+                    if ((best == null || bestInFlight > 0) && alive + starting < scale.max() && hold <= 0) {
                         starting++;
                         break; // start one for this call, outside the lock
                     }
@@ -339,13 +349,14 @@ public final class ReplicaPool implements AutoCloseable {
                         best.reserve();
                         return best;
                     }
-                    if (alive == 0 && starting == 0) {
+                    // none serves, and none starts before the call would stop waiting
+                    if (alive == 0 && (hold > 0 ? System.nanoTime() + hold > startDeadline : starting == 0)) {
                         throw Status.UNAVAILABLE
                                 .withDescription("no replica of revision " + launch.revisionId() + " is ready"
-                                        + lastError.map(m -> ": " + m).orElse(""))
+                                        + lastError.map(m -> ": " + m).orElse("") + restarts.reason())
                                 .asRuntimeException();
                     }
-                    // full: wait for room on a serving replica, or for one that is starting
+                    // full: wait for room on a serving replica, for one that is starting, or for the next start
                     long left = (alive == 0 ? startDeadline : roomDeadline) - System.nanoTime();
                     if (left <= 0) {
                         throw alive == 0
@@ -359,6 +370,9 @@ public final class ReplicaPool implements AutoCloseable {
                                                 + " calls each"
                                                 + " (max_concurrent) until the call's timeout")
                                         .asRuntimeException();
+                    }
+                    if (hold > 0 && alive + starting < scale.max()) {
+                        left = Math.min(left, hold);
                     }
                     try {
                         wait(Math.max(1, left / 1_000_000));
@@ -391,18 +405,26 @@ public final class ReplicaPool implements AutoCloseable {
     /** Starts a replica counted in {@code starting}; {@code reserve} reserves it for the caller's call. */
     private WorkerReplica startCounted(boolean reserve) throws WorkerDiedException {
         String id = "fnw-" + UUID.randomUUID().toString().substring(0, 13);
+        synchronized (this) {
+            if (closed) { // stopped serving while the start waited out the backoff
+                starting--;
+                notifyAll();
+                throw new WorkerDiedException("revision " + launch.revisionId() + " stopped serving");
+            }
+        }
         WorkerReplica r;
         try {
             r = starter.start(id, launch);
         } catch (WorkerDiedException e) {
             synchronized (this) {
                 starting--;
-                lastError = Optional.of(e.getMessage());
+                restarts.died(Duration.ZERO);
+                lastError = Optional.of(e.getMessage() + restarts.reason());
                 lastStartFailed = true;
                 notifyAll();
             }
             log.warn("Replica of revision {} failed to start: {}", launch.revisionId(), oneLine(e.getMessage()));
-            report();
+            fill(); // min_replicas are tried again, once the wait after young deaths is over
             throw e;
         }
         boolean keep;
@@ -446,16 +468,19 @@ public final class ReplicaPool implements AutoCloseable {
      */
     private CompletableFuture<Void> died(WorkerReplica r, String why) {
         boolean removed;
+        String reason = why;
         synchronized (this) {
             removed = replicas.remove(r);
             if (removed) {
-                lastError = Optional.of(why);
+                restarts.died(r.age());
+                reason = why + restarts.reason();
+                lastError = Optional.of(reason);
             }
         }
         if (!removed) {
             return r.stopped(); // whoever removed it closes it
         }
-        log.warn("Replica {} of revision {} died: {}", r.id(), launch.revisionId(), oneLine(why));
+        log.warn("Replica {} of revision {} died: {}", r.id(), launch.revisionId(), oneLine(reason));
         // done once the pool has also asked for the replacement: a call's next attempt then waits for it instead
         // of starting a replica of its own beside it
         return CompletableFuture.runAsync(r::close, executor)
@@ -510,7 +535,7 @@ public final class ReplicaPool implements AutoCloseable {
         if (ready >= Math.max(1, scale.min()) || (scale.min() == 0 && starting == 0 && !lastStartFailed)) {
             status = "ready";
         } else if (lastError.isPresent()) {
-            status = ready > 0 ? "degraded" : (starting > 0 ? "degraded" : "failed");
+            status = ready > 0 ? "degraded" : (starting > 0 && !lastStartFailed ? "degraded" : "failed");
         } else {
             status = "pending";
         }

@@ -98,6 +98,7 @@ public final class WorkerReplica implements AutoCloseable {
     private volatile StartPhases startPhases = new StartPhases(0, 0, 0, 0);
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile Instant idleSince = Instant.now();
+    private final long servingSince = System.nanoTime();
     private volatile boolean closed;
 
     private WorkerReplica(
@@ -558,6 +559,11 @@ public final class WorkerReplica implements AutoCloseable {
     /** Completes when the worker process exits. */
     public CompletableFuture<ExitStatus> onExit() {
         return process.onExit();
+    }
+
+    /** How long the worker has served. */
+    public Duration age() {
+        return Duration.ofNanos(System.nanoTime() - servingSince);
     }
 
     /** Since when no call has been in flight (only meaningful while {@link #inFlight()} is 0). */

@@ -12,6 +12,7 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.CallExternalFunctionRes
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ConcurrencyPolicy;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.CreateExternalFunctionVersionResponse;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionRequest;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionTraffic;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionTrafficTarget;
@@ -24,6 +25,8 @@ import ai.chalk.compute.proto.externalfunctioncatalog.v1.ListExternalFunctionsRe
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.RateLimitPolicy;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.RetryPolicy;
 import ai.chalk.compute.proto.externalfunctioncatalog.v1.UpdateExternalFunctionRequest;
+import ai.chalk.compute.proto.function.v1.FunctionLogServiceGrpc;
+import ai.chalk.compute.proto.function.v1.GetFunctionLogsRequest;
 import ai.chalk.compute.proto.runtime.v1.AsyncRemoteCallServiceGrpc;
 import ai.chalk.compute.proto.runtime.v1.CallFunctionRequest;
 import ai.chalk.compute.proto.runtime.v1.EnqueueRemoteCallRequest;
@@ -51,6 +54,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.ProtoUtils;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -344,6 +348,61 @@ class FunctionCatalogTest {
                                 .getScalingGroup()
                                 .getReadyReplicas()
                         == 0);
+    }
+
+    /**
+     * Code that exits as soon as it serves had the server start one JVM after another, without a pause, for as long as
+     * the revision served, and log each death. Now the first young death is replaced at once and each further one in
+     * a row waits twice as long (1 s, 2 s, 4 s...), and the group says so.
+     */
+    @Test
+    void replicasThatKeepDyingYoungAreStartedAgainLessAndLessOften() throws Exception {
+        TestCode code = new TestCode("y");
+        code.upload(server.channel);
+        var dying = request("dying-young", code, 1).toBuilder();
+        dying.getSpecBuilder().getContainerSpecBuilder().putEnvVars("TEST_WORKER_EXIT_AFTER_MS", "200");
+        dying.getSpecBuilder().getScalingSpecBuilder().setMinReplicas(1);
+        // its workers' lines come back by the name they serve
+        dying.getConfigBuilder().putOptions("chalk_compute.functions", "dying-young=t.W#echo");
+        catalog().createExternalFunctionVersion(dying.build());
+        try {
+            await().atMost(Duration.ofSeconds(90))
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> starts("dying-young").size() >= 4);
+            List<Instant> starts = starts("dying-young");
+            // the third death in a row waits 2 s before the fourth start (without the wait: a sandbox and a JVM)
+            assertThat(Duration.between(starts.get(2), starts.get(3))).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+            String message = catalog()
+                    .getExternalFunction(GetExternalFunctionRequest.newBuilder()
+                            .setFunctionName("dying-young")
+                            .setIncludeScalingGroup(true)
+                            .build())
+                    .getScalingGroup()
+                    .getStatusMessage();
+            assertThat(message).contains("exited", "in a row died within 60 s of their start: the next starts in");
+        } finally {
+            catalog()
+                    .deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
+                            .setFunctionName("dying-young")
+                            .build());
+        }
+    }
+
+    /** When each worker of the function printed its first line, in order. */
+    private List<Instant> starts(String function) {
+        return FunctionLogServiceGrpc.newBlockingStub(server.channel)
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .getFunctionLogs(GetFunctionLogsRequest.newBuilder()
+                        .setFunctionName(function)
+                        .setLimit(100)
+                        .build())
+                .getLogsList()
+                .stream()
+                .filter(l -> l.getMessage().startsWith("test worker "))
+                .map(l -> Instant.ofEpochSecond(
+                        l.getTimestamp().getSeconds(), l.getTimestamp().getNanos()))
+                .sorted()
+                .toList();
     }
 
     @Test

@@ -34,6 +34,7 @@ import java.nio.file.Path;
  * {@code flood} writes a line of the payload's megabytes without a break until its end, then 1,000 short lines.
  * {@code big} answers the payload's kibibytes of {@code x}. {@code fetch} GETs the URL of the payload (with {@code Authorization: Bearer $API_KEY}) and answers the status and
  * body. The functions of {@link ArrowTestFunctions} compute on Arrow payloads, as tasks and scorers of evaluations.
+ * With {@code TEST_WORKER_EXIT_AFTER_MS} set, the worker exits that long after it serves.
  */
 public final class TestFunctionWorker {
 
@@ -60,6 +61,11 @@ public final class TestFunctionWorker {
                 .build()
                 .start();
         health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        String exitAfter = System.getenv("TEST_WORKER_EXIT_AFTER_MS"); // a worker dying young, again and again
+        if (exitAfter != null) {
+            Thread.sleep(Long.parseLong(exitAfter));
+            Runtime.getRuntime().halt(4);
+        }
         server.awaitTermination();
     }
 

@@ -172,4 +172,45 @@ class ScalingGroupServiceTest {
             }
         }
     }
+
+    /**
+     * A replica that could not start (here: its image does not exist) was never tried again: the group stayed below
+     * its minimum until it was updated. Now it is tried again, each time after a longer wait (at once, 1 s, 2 s...).
+     */
+    @Test
+    void aReplicaThatCouldNotStartIsTriedAgainLessAndLessOften() throws Exception {
+        try (ComputeServer server = ComputeServer.builder().dataDir(dir).build().start()) {
+            ManagedChannel channel =
+                    InProcessChannelBuilder.forName(server.inProcessName()).build();
+            try {
+                var groups = ScalingGroupManagerServiceGrpc.newBlockingStub(channel);
+                ScalingGroupSpec missing = spec("imageless", "600", 1).toBuilder()
+                        .setContainerSpec(spec("imageless", "600", 1).getContainerSpec().toBuilder()
+                                .setImage("no-such-image:1"))
+                        .build();
+                groups.createScalingGroup(
+                        CreateScalingGroupRequest.newBuilder().setSpec(missing).build());
+                // the first failure is tried again at once, the second after 1 s, the third after 2 s
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> groups.getScalingGroup(GetScalingGroupRequest.newBuilder()
+                                        .setName("imageless")
+                                        .build())
+                                .getScalingGroup()
+                                .getStatusMessage()
+                                .contains(
+                                        "3 replicas in a row died within 60 s of their start: the next starts in 2 s"));
+                ScalingGroupResponse group = groups.getScalingGroup(GetScalingGroupRequest.newBuilder()
+                                .setName("imageless")
+                                .build())
+                        .getScalingGroup();
+                assertThat(group.getStatus()).isEqualTo("failed");
+                assertThat(group.getStatusMessage()).contains("could not start", "no-such-image");
+                groups.deleteScalingGroup(DeleteScalingGroupRequest.newBuilder()
+                        .setName("imageless")
+                        .build());
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
 }

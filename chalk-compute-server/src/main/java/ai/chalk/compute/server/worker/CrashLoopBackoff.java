@@ -1,0 +1,51 @@
+package ai.chalk.compute.server.worker;
+
+import java.time.Duration;
+
+/**
+ * How long a revision waits before it starts a replica again when its replicas keep dying young. A replica that dies
+ * (or fails to start) within {@link #YOUNG} of its start is a young death; the first is replaced at once, and each
+ * further one in a row doubles the wait from {@link #FIRST} up to {@link #LONGEST}; a replica that lived longer
+ * starts the count again. Without it, code that exits as soon as it serves had the server start a JVM after another
+ * without pause, logging each death, for as long as the revision served. Not thread-safe: its owner's lock guards it.
+ */
+public final class CrashLoopBackoff {
+
+    static final Duration YOUNG = Duration.ofSeconds(60);
+    static final Duration FIRST = Duration.ofSeconds(1);
+    static final Duration LONGEST = Duration.ofSeconds(60);
+
+    private int youngDeaths;
+    private long notBefore = System.nanoTime();
+
+    /**
+     * Counts a replica's death after {@code lifetime} (zero for a start that failed).
+     *
+     * @return how long its replacement waits
+     */
+    public Duration died(Duration lifetime) {
+        youngDeaths = lifetime.compareTo(YOUNG) < 0 ? youngDeaths + 1 : 1;
+        Duration wait = Duration.ZERO;
+        if (youngDeaths > 1) {
+            Duration doubled = FIRST.multipliedBy(1L << Math.min(youngDeaths - 2, 30));
+            wait = doubled.compareTo(LONGEST) > 0 ? LONGEST : doubled;
+        }
+        notBefore = Math.max(notBefore, System.nanoTime() + wait.toNanos());
+        return wait;
+    }
+
+    /** How long a start must still wait, in nanoseconds; zero or less when it may start now. */
+    public long waitNanos() {
+        return notBefore - System.nanoTime();
+    }
+
+    /** Says why starts wait, for a status message or an error, or nothing when they do not. */
+    public String reason() {
+        long wait = waitNanos();
+        if (wait <= 0) {
+            return "";
+        }
+        return " (" + youngDeaths + " replicas in a row died within " + YOUNG.toSeconds()
+                + " s of their start: the next starts in " + (wait + 999_999_999L) / 1_000_000_000L + " s)";
+    }
+}
