@@ -62,6 +62,9 @@ public final class Transfers {
     private final Clock clock;
     private final Supplier<String> baseUrl;
     private final Map<String, UploadTarget> targets = new ConcurrentHashMap<>();
+    /** The objects ({@code target/object}) a PUT is storing now: one at a time each. */
+    private final Set<String> receiving = ConcurrentHashMap.newKeySet();
+
     private final Duration ttl;
     private volatile @Nullable HttpPort port;
 
@@ -297,6 +300,21 @@ public final class Transfers {
             refuseUpload(exchange, 404, "no upload target for this link");
             return;
         }
+        // an object is claimed only once its bytes are stored: PUTs of one link at once would each store a blob (all
+        // but one left behind, referred to by nothing) and hold a transfer thread each
+        String claim = targetName + "/" + objectId;
+        if (!receiving.add(claim)) {
+            refuseUpload(exchange, 409, "another upload of this object is under way; wait for its answer");
+            return;
+        }
+        try {
+            receive(exchange, target, objectId);
+        } finally {
+            receiving.remove(claim);
+        }
+    }
+
+    private void receive(HttpExchange exchange, UploadTarget target, String objectId) throws IOException {
         UploadTarget.Expected expected;
         try {
             expected = target.expect(objectId);

@@ -185,6 +185,44 @@ class TransfersTest {
     }
 
     /**
+     * A link's object was claimed only once its bytes were stored, so PUTs of one link at once each stored a blob (all
+     * but one referred to by nothing, kept forever) and each held a transfer thread. A second PUT while one is under
+     * way is now refused with 409; the first one stores the object, once.
+     */
+    @Test
+    void aSecondUploadOfAnObjectWhileOneIsUnderWayIs409() throws Exception {
+        byte[] bytes = new byte[1 << 20];
+        new Random(11).nextBytes(bytes);
+        announced.put("obj-4", (long) bytes.length);
+        String url = transfers.uploadUrl("test", "obj-4", Duration.ofMinutes(5));
+        java.io.PipedOutputStream body = new java.io.PipedOutputStream();
+        java.io.PipedInputStream source = new java.io.PipedInputStream(body, 64 * 1024);
+        var first = http.sendAsync(
+                HttpRequest.newBuilder(URI.create(url))
+                        .PUT(HttpRequest.BodyPublishers.fromPublisher(
+                                HttpRequest.BodyPublishers.ofInputStream(() -> source), bytes.length))
+                        .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        body.write(bytes, 0, 256 * 1024);
+        Path incoming = dir.resolve("blobs").resolve("incoming");
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> {
+            try (var files = Files.list(incoming)) {
+                return files.findAny().isPresent();
+            }
+        });
+
+        HttpResponse<byte[]> second = put(url, bytes);
+        assertThat(second.statusCode()).isEqualTo(409);
+        assertThat(new String(second.body(), StandardCharsets.UTF_8)).contains("another upload of this object");
+
+        body.write(bytes, 256 * 1024, bytes.length - 256 * 1024);
+        body.close();
+        assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(received).containsKey("obj-4");
+        assertThat(blobs.digests()).hasSize(1);
+    }
+
+    /**
      * An upload the server's disk has no room for (past what it keeps free for itself) is answered 507 with why, and
      * nothing of it is stored: uploads cannot fill the disk.
      */
