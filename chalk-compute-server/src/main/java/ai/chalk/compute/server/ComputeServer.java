@@ -276,6 +276,7 @@ public final class ComputeServer implements AutoCloseable {
                     secrets,
                     localSecrets,
                     diskReserve,
+                    config.blobStoragePerEnvironment,
                     budgets.functionCalls(),
                     fromReplicas);
             localSecrets.start(config.localSecretSweepInterval);
@@ -595,6 +596,7 @@ public final class ComputeServer implements AutoCloseable {
         private Duration sandboxLifetime = Duration.ofHours(1);
         private long volumeBytes = VolumeManager.DEFAULT_VOLUME_BYTES;
         private long diskReserve = -1;
+        private long blobStoragePerEnvironment = -1;
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private long sessionOutputBudget = -1;
         private long stdinBudget = -1;
@@ -739,6 +741,21 @@ public final class ComputeServer implements AutoCloseable {
                 throw new IllegalArgumentException("a disk reserve is a number of bytes, at least 0, got " + bytes);
             }
             this.diskReserve = bytes;
+            return this;
+        }
+
+        /**
+         * The most bytes of blobs one environment may store (its datasets, function code, SQL results and files; they
+         * are never collected, so deleting a dataset frees none): past that its uploads are refused, saying so.
+         * Default half of what the disk holds above its reserve, so that no one tenant can fill the disk and have
+         * every other tenant's uploads refused.
+         */
+        public Builder blobStoragePerEnvironment(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException(
+                        "blob storage per environment is a number of bytes, at least 0, got " + bytes);
+            }
+            this.blobStoragePerEnvironment = bytes;
             return this;
         }
 

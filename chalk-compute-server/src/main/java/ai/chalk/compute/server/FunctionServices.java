@@ -1,6 +1,7 @@
 package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.auth.WorkloadTokens;
+import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.blob.BlobStore;
 import ai.chalk.compute.server.exec.EnvironmentBytes;
 import ai.chalk.compute.server.exec.ReceivedMessages;
@@ -34,6 +35,7 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerStreamTracer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -112,17 +114,27 @@ final class FunctionServices implements AutoCloseable {
             Secrets secrets,
             LocalSecretSweep localSecrets,
             long diskReserve,
+            long blobStoragePerEnvironment,
             EnvironmentBytes callBytes,
             ReceivedMessages fromReplicas)
             throws IOException {
         BlobStore blobs = new BlobStore(dataDir.resolve("blobs"), diskReserve);
-        BlobOwnerStore blobOwners = new BlobOwnerStore(database, () -> {
-            try {
-                return blobs.digests();
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot list the blobs in " + dataDir.resolve("blobs"), e);
-            }
-        });
+        BlobOwnerStore blobOwners = new BlobOwnerStore(
+                database,
+                () -> {
+                    try {
+                        return blobs.digests();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException("cannot list the blobs in " + dataDir.resolve("blobs"), e);
+                    }
+                },
+                hex -> blobs.size(new BlobDigest(hex)).orElse(0));
+        blobs.limitEach(
+                blobOwners,
+                blobStoragePerEnvironment >= 0
+                        ? blobStoragePerEnvironment
+                        : Math.max(
+                                0, (Files.getFileStore(dataDir.resolve("blobs")).getTotalSpace() - diskReserve) / 2));
         ExecutorService executor = Executors.newCachedThreadPool(DaemonThreads.named("chalk-compute-functions"));
         CodeSnapshots code =
                 new CodeSnapshots(blobs, dataDir.resolve("functions").resolve("code"), diskReserve);

@@ -205,15 +205,16 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                     return;
                 }
                 try {
+                    // stored as this environment sees it: whether the bytes were already on disk is another's business
+                    boolean ownedBefore = owners.isPresent() && owns(environment, digest);
                     boolean written;
                     try {
-                        written = upload.commit(digest, announced.getSize());
+                        written = upload.commit(digest, announced.getSize()); // recorded as the environment's
                     } finally {
                         close(); // before the answer: the client's next upload finds the place free
                     }
-                    // stored as this environment sees it: whether the bytes were already on disk is another's business
-                    boolean stored = owners.isPresent() ? !owns(environment, digest) : written;
-                    owners.ifPresent(o -> o.own(environment, digest.hex()));
+                    boolean stored = owners.isPresent() ? !ownedBefore : written;
+                    owners.ifPresent(o -> o.own(environment, digest.hex(), announced.getSize()));
                     observer.onNext(UploadBlobResponse.newBuilder()
                             .setBlob(announced)
                             .setStored(stored)

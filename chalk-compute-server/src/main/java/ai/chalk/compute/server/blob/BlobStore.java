@@ -1,6 +1,7 @@
 package ai.chalk.compute.server.blob;
 
 import ai.chalk.compute.server.runtime.host.DiskReserve;
+import ai.chalk.compute.server.store.BlobOwnerStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -38,6 +39,10 @@ public final class BlobStore {
     private long promised;
     /** Of {@link #promised}, each owner's (guarded by this); an owner promised nothing has no entry. */
     private final java.util.Map<String, Long> promisedBy = new java.util.HashMap<>();
+    /** Each environment's stored blobs, when {@link #limitEach} set a limit. */
+    private volatile BlobOwnerStore owners;
+    /** The most bytes of blobs one environment may store (they are never collected). */
+    private volatile long perEnvironment = Long.MAX_VALUE;
 
     /**
      * Opens (creating) a store in {@code dir}, discarding uploads a previous run left unfinished; uploads keep the
@@ -59,6 +64,22 @@ public final class BlobStore {
                 Files.deleteIfExists(p);
             }
         }
+    }
+
+    /**
+     * Limits each environment's blobs to {@code bytes} in all, counting those it stored (in {@code owners}) and those
+     * its uploads under way announced: one tenant's datasets, code and query results could otherwise have filled the
+     * disk down to its reserve, after which every tenant's uploads were refused. Blobs a store is asked to write for
+     * an owner are recorded in {@code owners} as that environment's.
+     */
+    public void limitEach(BlobOwnerStore owners, long bytes) {
+        this.owners = owners;
+        this.perEnvironment = bytes;
+    }
+
+    /** The most bytes of blobs one environment may store; {@link Long#MAX_VALUE} when there is no limit. */
+    public long limitPerEnvironment() {
+        return perEnvironment;
     }
 
     /** The digests (hex) of every blob present, in no particular order. */
@@ -110,7 +131,16 @@ public final class BlobStore {
      * @throws DiskFullException saying how much is free and kept
      */
     public BlobDigest put(Path file) throws IOException {
-        try (Upload upload = begin(Files.size(file));
+        return put(file, "");
+    }
+
+    /**
+     * {@link #put(Path)} for {@code owner} (an environment), as {@link #begin(long, String)} counts and records it.
+     *
+     * @throws DiskFullException saying how much is free and kept, or that the environment's limit would be passed
+     */
+    public BlobDigest put(Path file, String owner) throws IOException {
+        try (Upload upload = begin(Files.size(file), owner);
                 InputStream in = Files.newInputStream(file)) {
             byte[] buffer = new byte[1 << 16];
             for (int n; (n = in.read(buffer)) >= 0; ) {
@@ -139,9 +169,11 @@ public final class BlobStore {
     /**
      * {@link #begin(long)} for {@code owner} (an environment), whose uploads under way may have announced at most half
      * the room above the reserve: an upload that announces its size and then sends nothing keeps that room while its
-     * stream lasts, and one tenant's could otherwise have refused every other tenant's uploads.
+     * stream lasts, and one tenant's could otherwise have refused every other tenant's uploads. With a limit per
+     * environment ({@link #limitEach}), what it stored and what its uploads under way announced count against it, and
+     * the blob is recorded as its once committed.
      *
-     * @throws DiskFullException saying how much is free and kept
+     * @throws DiskFullException saying how much is free and kept, or that the environment's limit would be passed
      */
     public Upload begin(long size, String owner) throws IOException {
         promise(size, owner);
@@ -171,6 +203,17 @@ public final class BlobStore {
                             + " of the half of the room above the reserve one environment may announce)",
                     free);
         }
+        BlobOwnerStore ledger = owners;
+        if (ledger != null && !owner.isEmpty()) {
+            long stored = ledger.stored(owner);
+            if (stored + mine + size > perEnvironment) {
+                throw new DiskFullException("this environment's blobs (datasets, code, query results, files) would"
+                        + " pass its limit of " + mib(perEnvironment) + ": it stores "
+                        + mib(stored) + (mine > 0 ? ", its uploads under way announced " + mine + " bytes" : "")
+                        + ", and this one is " + size + " bytes; the blob was not stored"
+                        + " (the server's --blob-storage-per-environment sets the limit)");
+            }
+        }
         promised += size;
         promisedBy.put(owner, mine + size);
     }
@@ -187,6 +230,10 @@ public final class BlobStore {
         } else {
             promisedBy.put(owner, left);
         }
+    }
+
+    private static String mib(long bytes) {
+        return bytes / (1 << 20) + " MiB";
     }
 
     private DiskFullException full(String what, long free) {
@@ -264,7 +311,9 @@ public final class BlobStore {
                 throw new BlobMismatchException("the uploaded bytes (" + written + " bytes, sha256:" + actual
                         + ") do not match the announced blob (" + expectedSize + " bytes, " + expected + ")");
             }
-            return moveIntoPlace(expected);
+            boolean stored = moveIntoPlace(expected);
+            recordOwner(expected);
+            return stored;
         }
 
         /** Keeps the blob under the digest of the bytes written; returns that digest. */
@@ -278,7 +327,15 @@ public final class BlobStore {
             release();
             BlobDigest digest = new BlobDigest(HexFormat.of().formatHex(sha.digest()));
             moveIntoPlace(digest);
+            recordOwner(digest);
             return digest;
+        }
+
+        private void recordOwner(BlobDigest digest) {
+            BlobOwnerStore ledger = owners;
+            if (ledger != null && !owner.isEmpty()) {
+                ledger.own(owner, digest.hex(), written);
+            }
         }
 
         private boolean moveIntoPlace(BlobDigest digest) throws IOException {

@@ -121,6 +121,13 @@ public final class ServerMain implements Callable<Integer> {
     String diskReserve;
 
     @Option(
+            names = "--blob-storage-per-environment",
+            description = "The most bytes of blobs (datasets, function code, SQL results, files) one environment may"
+                    + " store, e.g. 50Gi; they are never collected. Default: half of what the disk holds above its"
+                    + " reserve.")
+    String blobStoragePerEnvironment;
+
+    @Option(
             names = "--sandbox-pids",
             description = "Processes and threads one local sandbox may have. Default: ${DEFAULT-VALUE}.")
     long sandboxPids = SandboxDefaults.STANDARD.pidsMax();
@@ -284,6 +291,10 @@ public final class ServerMain implements Callable<Integer> {
             settings.maxConnections(maxConnections, maxConnectionsPerAddress);
             if (diskReserve != null) {
                 settings.diskReserve(parseBytes("--disk-reserve", diskReserve));
+            }
+            if (blobStoragePerEnvironment != null) {
+                settings.blobStoragePerEnvironment(
+                        parseBytes("--blob-storage-per-environment", blobStoragePerEnvironment));
             }
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());

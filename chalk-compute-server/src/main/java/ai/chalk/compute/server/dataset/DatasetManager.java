@@ -262,7 +262,7 @@ public final class DatasetManager {
                         clock.instant())
                 .orElseThrow(() -> new IllegalStateException("the server's own session " + sessionId + " closed"));
         try {
-            BlobDigest digest = blobs.put(file);
+            BlobDigest digest = blobs.put(file, environment);
             Path stored = blobs.path(digest);
             // each read of the file opens an engine of its own: a writer that knows the shape spares both
             long rows = shape != null ? shape.rows() : parquet.rows(stored);
@@ -318,7 +318,7 @@ public final class DatasetManager {
             Path converted = parquet.workFile(o.id());
             try {
                 parquet.convert(path, format, converted);
-                BlobDigest digest = blobs.put(converted);
+                BlobDigest digest = blobs.put(converted, o.environment());
                 Path stored = blobs.path(digest);
                 return new Stored(digest, Files.size(stored), parquet.rows(stored), parquet.schema(stored));
             } finally {
@@ -442,7 +442,8 @@ public final class DatasetManager {
             }
             return new Expected(
                     o.object().size(),
-                    Optional.ofNullable(o.object().announcedHex()).map(BlobDigest::new));
+                    Optional.ofNullable(o.object().announcedHex()).map(BlobDigest::new),
+                    o.object().environment());
         }
 
         @Override

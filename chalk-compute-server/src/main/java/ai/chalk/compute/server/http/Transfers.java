@@ -337,8 +337,7 @@ public final class Transfers {
         long written;
         BlobStore.Upload reserved;
         try {
-            // one owner for every signed link: at most half the room, whoever's links hold it (12 at once)
-            reserved = blobs.begin(expected.size(), "signed links");
+            reserved = blobs.begin(expected.size(), expected.environment());
         } catch (DiskFullException e) {
             refuseUpload(exchange, INSUFFICIENT_STORAGE, e.getMessage());
             return;

@@ -27,8 +27,9 @@ public interface UploadTarget {
     /**
      * What an upload must be.
      *
-     * @param size   its exact length in bytes
-     * @param digest its SHA-256, when the client announced one
+     * @param size        its exact length in bytes
+     * @param digest      its SHA-256, when the client announced one
+     * @param environment whose upload it is: its blobs count against that environment's storage
      */
-    record Expected(long size, Optional<BlobDigest> digest) {}
+    record Expected(long size, Optional<BlobDigest> digest, String environment) {}
 }

@@ -121,7 +121,7 @@ public final class SqlQueries implements AutoCloseable {
             }
             byte[] inline =
                     request.persist() ? null : Files.readAllBytes(out.files().get(0));
-            List<String> digests = keep(out);
+            List<String> digests = keep(out, request.environment());
             SqlJob job = job(
                     id, request, created, SqlJobStore.State.SUCCEEDED, digests, null, summary(request, memory, out));
             store.insertFinished(job);
@@ -172,10 +172,10 @@ public final class SqlQueries implements AutoCloseable {
                         + " as files to download");
     }
 
-    private List<String> keep(SqlEngine.Output out) throws IOException {
+    private List<String> keep(SqlEngine.Output out, String environment) throws IOException {
         List<String> digests = new ArrayList<>();
         for (Path f : out.files()) {
-            digests.add(keep(f).hex());
+            digests.add(keep(f, environment).hex());
         }
         return digests;
     }
@@ -247,7 +247,7 @@ public final class SqlQueries implements AutoCloseable {
             throw e;
         }
         try {
-            store.succeeded(id, keep(out), summary(request, memory, out));
+            store.succeeded(id, keep(out, request.environment()), summary(request, memory, out));
         } catch (IOException e) {
             SqlFailure failure = keepingFailed(e);
             store.failed(id, failure.getMessage());
@@ -265,8 +265,11 @@ public final class SqlQueries implements AutoCloseable {
                 e);
     }
 
-    /** Moves a result file into the blob store (digest first, then the checked upload). */
-    private BlobDigest keep(Path file) throws IOException {
+    /**
+     * Moves a result file into the blob store (digest first, then the checked upload), as the environment's: it counts
+     * against its blob storage.
+     */
+    private BlobDigest keep(Path file, String environment) throws IOException {
         MessageDigest sha;
         try {
             sha = MessageDigest.getInstance("SHA-256");
@@ -281,7 +284,7 @@ public final class SqlQueries implements AutoCloseable {
         if (blobs.contains(digest, size)) {
             return digest;
         }
-        try (BlobStore.Upload upload = blobs.begin(size);
+        try (BlobStore.Upload upload = blobs.begin(size, environment);
                 InputStream in = Files.newInputStream(file)) {
             byte[] buffer = new byte[1 << 16];
             for (int n; (n = in.read(buffer)) > 0; ) {

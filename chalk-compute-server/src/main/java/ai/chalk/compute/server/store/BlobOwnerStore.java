@@ -2,23 +2,32 @@ package ai.chalk.compute.server.store;
 
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 
 /**
- * Which environments have uploaded which blobs. Blob bytes are content-addressed and kept once on disk whoever
- * uploaded them; an environment may read a blob, or count it present, only once it has uploaded those bytes itself,
- * so no environment learns from the blob service that another one holds the same bytes.
+ * Which environments have stored which blobs, and how many bytes that makes for each. Blob bytes are content-addressed
+ * and kept once on disk whoever stored them; an environment may read a blob, or count it present, only once it has
+ * stored those bytes itself, so no environment learns from the blob service that another one holds the same bytes.
+ * Each environment's blobs count in full against its blob storage, shared bytes included, as they would if it were
+ * alone on the server.
  */
 public final class BlobOwnerStore {
 
     private final Database db;
+    /** Each environment's stored bytes, read from the table at first need and kept current by {@link #own}. */
+    private final Map<String, Long> storedBy = new HashMap<>();
 
     /**
-     * @param adopt the digests (hex) of the blobs already on disk, asked for only when the table is first made: they
-     *              were uploaded before environments existed, in {@code default}
+     * @param adopt  the digests (hex) of the blobs already on disk, asked for only when the table is first made: they
+     *               were uploaded before environments existed, in {@code default}
+     * @param sizeOf the size in bytes of the blob with this digest (hex) on disk, 0 when it is gone: for the blobs
+     *               recorded before sizes were
      */
-    public BlobOwnerStore(Database db, Supplier<List<String>> adopt) {
+    public BlobOwnerStore(Database db, Supplier<List<String>> adopt, ToLongFunction<String> sizeOf) {
         this.db = db;
         boolean existed = !SqlQuery.select(
                         db,
@@ -33,25 +42,50 @@ public final class BlobOwnerStore {
                   digest VARCHAR(64) NOT NULL,
                   created_at TIMESTAMP WITH TIME ZONE NOT NULL,
                   PRIMARY KEY (environment, digest))""");
+        db.execute("ALTER TABLE blob_owner ADD COLUMN IF NOT EXISTS size_bytes BIGINT");
         if (!existed) {
-            adopt.get().forEach(hex -> own(Database.DEFAULT_ENVIRONMENT, hex));
+            adopt.get().forEach(hex -> own(Database.DEFAULT_ENVIRONMENT, hex, sizeOf.applyAsLong(hex)));
+        }
+        for (String hex : SqlQuery.select(
+                db,
+                "SELECT DISTINCT digest FROM blob_owner WHERE size_bytes IS NULL",
+                List.of(),
+                rs -> rs.getString(1),
+                "blob owners")) {
+            SqlQuery.update(
+                    db,
+                    "UPDATE blob_owner SET size_bytes = ? WHERE digest = ? AND size_bytes IS NULL",
+                    ps -> {
+                        ps.setLong(1, sizeOf.applyAsLong(hex));
+                        ps.setString(2, hex);
+                    },
+                    "recording the size of blob " + hex);
         }
     }
 
-    /** Records that the environment uploaded the blob with this digest (hex); recording it again does nothing. */
-    public void own(String environment, String digestHex) {
+    /**
+     * Records that the environment stored the blob with this digest (hex) of {@code size} bytes; recording it again
+     * does nothing.
+     */
+    public synchronized void own(String environment, String digestHex, long size) {
+        if (owns(environment, digestHex)) {
+            return;
+        }
         SqlQuery.update(
                 db,
-                "MERGE INTO blob_owner KEY (environment, digest) VALUES (?, ?, ?)",
+                "MERGE INTO blob_owner (environment, digest, created_at, size_bytes) KEY (environment, digest)"
+                        + " VALUES (?, ?, ?, ?)",
                 ps -> {
                     ps.setString(1, environment);
                     ps.setString(2, digestHex);
                     ps.setTimestamp(3, Timestamp.from(Instant.now()));
+                    ps.setLong(4, size);
                 },
                 "recording blob " + digestHex);
+        storedBy.computeIfPresent(environment, (e, bytes) -> bytes + size);
     }
 
-    /** Whether the environment uploaded the blob with this digest (hex). */
+    /** Whether the environment stored the blob with this digest (hex). */
     public boolean owns(String environment, String digestHex) {
         return !SqlQuery.select(
                         db,
@@ -60,5 +94,18 @@ public final class BlobOwnerStore {
                         rs -> rs.getInt(1),
                         "blob owners")
                 .isEmpty();
+    }
+
+    /** The bytes of all the blobs the environment stored. */
+    public synchronized long stored(String environment) {
+        return storedBy.computeIfAbsent(
+                environment,
+                e -> SqlQuery.select(
+                                db,
+                                "SELECT COALESCE(SUM(size_bytes), 0) FROM blob_owner WHERE environment = ?",
+                                List.of(e),
+                                rs -> rs.getLong(1),
+                                "blob owners")
+                        .get(0));
     }
 }

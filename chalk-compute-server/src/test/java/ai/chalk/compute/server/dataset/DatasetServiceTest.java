@@ -623,6 +623,37 @@ class DatasetServiceTest {
         }
     }
 
+    /**
+     * A dataset file PUT through its signed link counts against its environment's blob storage: past it, the PUT is
+     * answered 507 saying so and nothing is kept, while another environment uploads on.
+     */
+    @Test
+    void anUploadPastItsEnvironmentsBlobStorageIs507AndAnotherEnvironmentUploadsOn() throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(3L << 20))) {
+            String row = "x".repeat(1023) + "\n";
+            Path first = write("first.csv", "text\n" + row.repeat(2048));
+            Path second = write("second.csv", "text\n" + row.repeat(2047) + "y".repeat(1023) + "\n");
+            uploadFiles(api(server.channel), first);
+            GetDatasetUploadUrisResponse uri = api(server.channel)
+                    .getDatasetUploadUris(GetDatasetUploadUrisRequest.newBuilder()
+                            .setContentSize(Files.size(second))
+                            .build());
+            HttpResponse<String> put = http.send(
+                    HttpRequest.newBuilder(URI.create(uri.getDirect().getSignedUploadUri()))
+                            .PUT(HttpRequest.BodyPublishers.ofFile(second))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(put.statusCode()).isEqualTo(507);
+            assertThat(put.body()).contains("this environment's blobs", "limit of 3 MiB", "it stores 2 MiB");
+            ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
+            try {
+                assertThat(uploadFiles(api(prod), second).objectIds()).hasSize(1);
+            } finally {
+                prod.shutdownNow();
+            }
+        }
+    }
+
     // -------------------------------------------------------------------------------------------------------------
 
     /** An upload session and its objects, in order. */

@@ -59,7 +59,7 @@ class TransfersTest {
                 if (received.containsKey(objectId)) {
                     throw new TransferRefusedException(409, "object " + objectId + " was uploaded already");
                 }
-                return new Expected(size, Optional.empty());
+                return new Expected(size, Optional.empty(), "test-env");
             }
 
             @Override
@@ -237,7 +237,7 @@ class TransfersTest {
             onFull.uploadTarget("test", new UploadTarget() {
                 @Override
                 public Expected expect(String objectId) {
-                    return new Expected(1 << 20, Optional.empty());
+                    return new Expected(1 << 20, Optional.empty(), "test-env");
                 }
 
                 @Override

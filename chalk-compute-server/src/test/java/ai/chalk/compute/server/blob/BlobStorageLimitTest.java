@@ -1,0 +1,94 @@
+package ai.chalk.compute.server.blob;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ai.chalk.compute.proto.blob.v1.BlobServiceGrpc;
+import ai.chalk.compute.proto.blob.v1.FindMissingBlobsRequest;
+import ai.chalk.compute.server.RunningServer;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Each environment's blobs count against its blob storage ({@code --blob-storage-per-environment}), over TCP against a
+ * real server with two environments. Blobs are never collected, and one tenant's code, datasets and query results
+ * could fill the disk down to its reserve, after which every tenant's uploads were refused.
+ */
+class BlobStorageLimitTest {
+
+    @TempDir
+    Path dataDir;
+
+    private static byte[] random(int size, long seed) {
+        byte[] bytes = new byte[size];
+        new Random(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    private static Status refusal(ManagedChannel channel, byte[] bytes) throws Exception {
+        try {
+            BlobUploads.upload(channel, BlobUploads.ref(bytes), bytes).get(30, TimeUnit.SECONDS);
+            throw new AssertionError("the upload was stored");
+        } catch (ExecutionException e) {
+            return Status.fromThrowable(e.getCause());
+        }
+    }
+
+    private static boolean stored(ManagedChannel channel, byte[] bytes) throws Exception {
+        return BlobUploads.upload(channel, BlobUploads.ref(bytes), bytes)
+                .get(30, TimeUnit.SECONDS)
+                .getStored();
+    }
+
+    @Test
+    void anEnvironmentPastItsBlobStorageIsRefusedWhileAnotherStoresOnAcrossRestarts() throws Exception {
+        byte[] first = random(2 << 20, 1);
+        byte[] second = random(2 << 20, 2);
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(3L << 20))) {
+            ManagedChannel dev = server.channel;
+            ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
+            try {
+                assertThat(stored(dev, first)).isTrue();
+                Status refused = refusal(dev, second);
+                assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(refused.getDescription())
+                        .contains(
+                                "this environment's blobs",
+                                "limit of 3 MiB",
+                                "it stores 2 MiB",
+                                "this one is 2097152 bytes",
+                                "--blob-storage-per-environment");
+                assertThat(BlobServiceGrpc.newBlockingStub(dev)
+                                .findMissingBlobs(FindMissingBlobsRequest.newBuilder()
+                                        .addBlobs(BlobUploads.ref(second))
+                                        .build())
+                                .getMissingCount())
+                        .isOne();
+                try (var incoming = Files.list(dataDir.resolve("blobs").resolve("incoming"))) {
+                    assertThat(incoming).isEmpty();
+                }
+                // another environment's storage is its own; the bytes dev stored count in full for it too
+                assertThat(stored(prod, second)).isTrue();
+                assertThat(refusal(prod, first).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            } finally {
+                prod.shutdownNow();
+            }
+        }
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(3L << 20))) {
+            assertThat(refusal(server.channel, random(2 << 20, 3)).getDescription())
+                    .as("what an environment stored counts after a restart")
+                    .contains("it stores 2 MiB");
+        }
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(5L << 20))) {
+            assertThat(stored(server.channel, second))
+                    .as("a larger limit lets it store more")
+                    .isTrue();
+        }
+    }
+}
