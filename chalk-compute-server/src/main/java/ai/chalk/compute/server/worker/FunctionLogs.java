@@ -75,6 +75,8 @@ public final class FunctionLogs {
     /** Each environment's kept lines in the order they came, with the functions they were kept for; under this. */
     private final Map<String, Kept> byEnvironment = new java.util.HashMap<>();
 
+    private final Map<String, ServerLogRate> serverLogRates = new ConcurrentHashMap<>();
+
     private long lastId;
 
     /** An environment's lines, oldest first, and what they cost. */
@@ -176,5 +178,10 @@ public final class FunctionLogs {
 
     private static String key(String environment, String function) {
         return environment + "\u0000" + function;
+    }
+
+    /** How many lines of the environment's replicas go to the server's log: one rate for all of them. */
+    ServerLogRate serverLogRate(String environment) {
+        return serverLogRates.computeIfAbsent(environment, e -> new ServerLogRate());
     }
 }

@@ -25,7 +25,7 @@ final class WorkerOutput {
     private final List<String> served;
     private final String servedLabel;
     private final FunctionLogs logs;
-    private final ServerLogRate serverLog = new ServerLogRate();
+    private final ServerLogRate serverLog;
 
     /**
      * @param environment the environment of the functions the replica serves
@@ -38,6 +38,7 @@ final class WorkerOutput {
         this.served = List.copyOf(served);
         this.servedLabel = String.join(",", served);
         this.logs = logs;
+        this.serverLog = logs.serverLogRate(environment);
     }
 
     /** Reads {@code in}, the worker's {@code stream} ({@code stdout} or {@code stderr}), on {@code executor}. */
@@ -52,11 +53,12 @@ final class WorkerOutput {
                     long unlogged = serverLog.take();
                     if (unlogged > 0) {
                         log.info(
-                                "[{} {}] {} lines not written to this log (more than {} a second); the function's"
-                                        + " logs keep its last {}",
+                                "[{} {}] {} lines of environment {}'s functions not written to this log (more than {}"
+                                        + " a second between them); the functions' logs keep their last {} each",
                                 function,
                                 workerId,
                                 unlogged,
+                                environment,
                                 ServerLogRate.LINES_PER_SECOND,
                                 FunctionLogs.LINES_PER_FUNCTION);
                     }
@@ -71,52 +73,16 @@ final class WorkerOutput {
             long unlogged = serverLog.takeSkipped();
             if (unlogged > 0) {
                 log.info(
-                        "[{} {}] {} lines not written to this log before its {} ended (more than {} a second)",
+                        "[{} {}] {} lines of environment {}'s functions not written to this log before this {} ended"
+                                + " (more than {} a second between them)",
                         servedLabel,
                         workerId,
                         unlogged,
+                        environment,
                         stream,
                         ServerLogRate.LINES_PER_SECOND);
             }
         });
-    }
-
-    /**
-     * How many of a replica's lines go to the server's log: at most {@value #LINES_PER_SECOND} a second, so that a
-     * function printing in a loop does not flood the log of the server (and the disk it may be written to); the lines
-     * past that still reach the function's recent logs.
-     */
-    static final class ServerLogRate {
-        static final int LINES_PER_SECOND = 200;
-
-        private long windowStart = System.nanoTime();
-        private int inWindow;
-        private long skipped;
-
-        /**
-         * Takes a line: -1 when it is past this second's share (counted), else the lines skipped since the last one
-         * taken (0 for none), which the caller reports first.
-         */
-        synchronized long take() {
-            long now = System.nanoTime();
-            if (now - windowStart >= 1_000_000_000L) {
-                windowStart = now;
-                inWindow = 0;
-            }
-            if (inWindow >= LINES_PER_SECOND) {
-                skipped++;
-                return -1;
-            }
-            inWindow++;
-            return takeSkipped();
-        }
-
-        /** The lines skipped since the last one taken, now reported (0 for none). */
-        synchronized long takeSkipped() {
-            long report = skipped;
-            skipped = 0;
-            return report;
-        }
     }
 
     private synchronized void add(String line) {

@@ -169,7 +169,7 @@ class FunctionLogsTest {
     /**
      * A function writing 512 MB without a line break, then 1,000 lines at once: the server holds a line's bound of it,
      * not the 512 MB (its reader kept a line until its end, so a function could fill the server's heap), and writes at
-     * most 200 of a replica's lines a second to its own log, then says how many it left out; the function's logs still
+     * most 200 of an environment's replicas' lines a second to its own log, then says how many it left out; the function's logs still
      * keep its last lines.
      */
     @Test
@@ -214,7 +214,7 @@ class FunctionLogsTest {
             catalog.callExternalFunction(flood);
             await().atMost(Duration.ofSeconds(60))
                     .until(() -> serverLog.list.stream()
-                            .anyMatch(e -> e.getFormattedMessage().contains("lines not written to this log")));
+                            .anyMatch(e -> e.getFormattedMessage().contains("not written to this log")));
             long peak = heap.stream().mapToLong(p -> p.getPeakUsage().getUsed()).sum();
             assertThat(peak - before).as("heap grown by reading the output").isLessThan(256L << 20);
 
@@ -222,7 +222,10 @@ class FunctionLogsTest {
                     .map(ILoggingEvent::getFormattedMessage)
                     .filter(m -> m.startsWith("[flood "))
                     .toList();
-            assertThat(logged).anyMatch(m -> m.matches("\\[flood fnw-\\S+\\] \\d+ lines not written to this log.*"));
+            assertThat(logged)
+                    .anyMatch(
+                            m -> m.matches(
+                                    "\\[flood fnw-\\S+\\] \\d+ lines of environment \\S+'s functions not written to this log.*"));
             assertThat(logged.size()).as("lines in the server's log").isLessThan(3 * 1000);
             assertThat(messages(logs(s.channel, "flood", FunctionLogs.LINES_PER_FUNCTION)))
                     .contains("line 999")
