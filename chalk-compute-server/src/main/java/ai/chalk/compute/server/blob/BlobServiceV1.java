@@ -154,7 +154,7 @@ public final class BlobServiceV1 extends BlobServiceGrpc.BlobServiceImplBase {
                                     + " bytes is more than this server keeps in one blob (" + MAX_BLOB_BYTES + ")")
                             .asRuntimeException();
                 }
-                upload = store.begin(ref.getSize(), environment); // its bytes kept for it on the disk, or refused
+                upload = store.begin(ref.getSize(), environment, digest); // its bytes kept for it on disk, or refused
                 place = openUploads.take(environment, BlobServiceV1::uploadRefusal);
                 announced = ref;
             }

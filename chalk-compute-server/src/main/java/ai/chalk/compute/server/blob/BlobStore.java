@@ -39,6 +39,12 @@ public final class BlobStore {
     private long promised;
     /** Of {@link #promised}, each owner's (guarded by this); an owner promised nothing has no entry. */
     private final java.util.Map<String, Long> promisedBy = new java.util.HashMap<>();
+    /**
+     * What each owner's uploads under way announced, until each ends (guarded by this): unlike {@link #promisedBy},
+     * not lowered as the bytes arrive, since bytes written and not committed are stored nowhere yet, and uploads held
+     * open once written would otherwise each pass the limit's check.
+     */
+    private final java.util.Map<String, Long> pendingBy = new java.util.HashMap<>();
     /** Each environment's stored blobs, when {@link #limitEach} set a limit. */
     private volatile BlobOwnerStore owners;
     /** The most bytes of blobs one environment may store (they are never collected). */
@@ -176,16 +182,25 @@ public final class BlobStore {
      * @throws DiskFullException saying how much is free and kept, or that the environment's limit would be passed
      */
     public Upload begin(long size, String owner) throws IOException {
-        promise(size, owner);
+        return begin(size, owner, null);
+    }
+
+    /**
+     * {@link #begin(long, String)} of a blob whose digest the owner announced: bytes it already stores do not count
+     * against its limit again (it may upload them again at its limit).
+     */
+    public Upload begin(long size, String owner, BlobDigest announced) throws IOException {
+        promise(size, owner, announced);
         try {
             return new Upload(incoming.resolve(UUID.randomUUID() + ".part"), size, owner);
         } catch (IOException | RuntimeException e) {
             keep(size, owner);
+            ended(size, owner);
             throw e;
         }
     }
 
-    private synchronized void promise(long size, String owner) throws IOException {
+    private synchronized void promise(long size, String owner, BlobDigest announced) throws IOException {
         if (size <= 0) {
             return;
         }
@@ -204,18 +219,33 @@ public final class BlobStore {
                     free);
         }
         BlobOwnerStore ledger = owners;
-        if (ledger != null && !owner.isEmpty()) {
+        long pending = pendingBy.getOrDefault(owner, 0L);
+        if (ledger != null && !owner.isEmpty() && (announced == null || !ledger.owns(owner, announced.hex()))) {
             long stored = ledger.stored(owner);
-            if (stored + mine + size > perEnvironment) {
+            if (stored + pending + size > perEnvironment) {
                 throw new DiskFullException("this environment's blobs (datasets, code, query results, files) would"
                         + " pass its limit of " + mib(perEnvironment) + ": it stores "
-                        + mib(stored) + (mine > 0 ? ", its uploads under way announced " + mine + " bytes" : "")
+                        + mib(stored) + (pending > 0 ? ", its uploads under way announced " + pending + " bytes" : "")
                         + ", and this one is " + size + " bytes; the blob was not stored"
                         + " (the server's --blob-storage-per-environment sets the limit)");
             }
         }
         promised += size;
         promisedBy.put(owner, mine + size);
+        pendingBy.put(owner, pending + size);
+    }
+
+    /** An upload that announced {@code size} bytes ended: committed (and recorded), or dropped. */
+    private synchronized void ended(long size, String owner) {
+        if (size <= 0) {
+            return;
+        }
+        long left = pendingBy.getOrDefault(owner, 0L) - size;
+        if (left <= 0) {
+            pendingBy.remove(owner);
+        } else {
+            pendingBy.put(owner, left);
+        }
     }
 
     /** Gives back promised bytes: written, or no longer coming. */
@@ -251,11 +281,14 @@ public final class BlobStore {
         private boolean done;
         /** Of the bytes it announced, those not written yet, still promised in the store. */
         private long promisedLeft;
+        /** The bytes it announced, pending for its owner until it ends; 0 once ended. */
+        private long pending;
 
         private final String owner;
 
         private Upload(Path temp, long announced, String owner) throws IOException {
             this.promisedLeft = announced;
+            this.pending = announced;
             this.owner = owner;
             this.temp = temp;
             this.out = Files.newOutputStream(temp);
@@ -305,15 +338,19 @@ public final class BlobStore {
             out.close();
             done = true;
             release();
-            String actual = HexFormat.of().formatHex(sha.digest());
-            if (written != expectedSize || !actual.equals(expected.hex())) {
-                Files.deleteIfExists(temp);
-                throw new BlobMismatchException("the uploaded bytes (" + written + " bytes, sha256:" + actual
-                        + ") do not match the announced blob (" + expectedSize + " bytes, " + expected + ")");
+            try {
+                String actual = HexFormat.of().formatHex(sha.digest());
+                if (written != expectedSize || !actual.equals(expected.hex())) {
+                    Files.deleteIfExists(temp);
+                    throw new BlobMismatchException("the uploaded bytes (" + written + " bytes, sha256:" + actual
+                            + ") do not match the announced blob (" + expectedSize + " bytes, " + expected + ")");
+                }
+                boolean stored = moveIntoPlace(expected);
+                recordOwner(expected);
+                return stored;
+            } finally {
+                endPending(); // after the record: the bytes count as stored before they stop counting as pending
             }
-            boolean stored = moveIntoPlace(expected);
-            recordOwner(expected);
-            return stored;
         }
 
         /** Keeps the blob under the digest of the bytes written; returns that digest. */
@@ -325,10 +362,19 @@ public final class BlobStore {
             out.close();
             done = true;
             release();
-            BlobDigest digest = new BlobDigest(HexFormat.of().formatHex(sha.digest()));
-            moveIntoPlace(digest);
-            recordOwner(digest);
-            return digest;
+            try {
+                BlobDigest digest = new BlobDigest(HexFormat.of().formatHex(sha.digest()));
+                moveIntoPlace(digest);
+                recordOwner(digest);
+                return digest;
+            } finally {
+                endPending();
+            }
+        }
+
+        private void endPending() {
+            ended(pending, owner);
+            pending = 0;
         }
 
         private void recordOwner(BlobDigest digest) {
@@ -367,6 +413,7 @@ public final class BlobStore {
             }
             done = true;
             release();
+            endPending();
             try {
                 out.close();
                 Files.deleteIfExists(temp);

@@ -337,7 +337,8 @@ public final class Transfers {
         long written;
         BlobStore.Upload reserved;
         try {
-            reserved = blobs.begin(expected.size(), expected.environment());
+            reserved = blobs.begin(
+                    expected.size(), expected.environment(), expected.digest().orElse(null));
         } catch (DiskFullException e) {
             refuseUpload(exchange, INSUFFICIENT_STORAGE, e.getMessage());
             return;

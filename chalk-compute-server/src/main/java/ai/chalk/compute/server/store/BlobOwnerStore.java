@@ -46,20 +46,24 @@ public final class BlobOwnerStore {
         if (!existed) {
             adopt.get().forEach(hex -> own(Database.DEFAULT_ENVIRONMENT, hex, sizeOf.applyAsLong(hex)));
         }
-        for (String hex : SqlQuery.select(
+        // by the primary key: a digest alone would scan the table once for each blob
+        Map<String, Long> sizes = new HashMap<>();
+        for (String[] row : SqlQuery.select(
                 db,
-                "SELECT DISTINCT digest FROM blob_owner WHERE size_bytes IS NULL",
+                "SELECT environment, digest FROM blob_owner WHERE size_bytes IS NULL",
                 List.of(),
-                rs -> rs.getString(1),
+                rs -> new String[] {rs.getString(1), rs.getString(2)},
                 "blob owners")) {
+            long size = sizes.computeIfAbsent(row[1], sizeOf::applyAsLong);
             SqlQuery.update(
                     db,
-                    "UPDATE blob_owner SET size_bytes = ? WHERE digest = ? AND size_bytes IS NULL",
+                    "UPDATE blob_owner SET size_bytes = ? WHERE environment = ? AND digest = ?",
                     ps -> {
-                        ps.setLong(1, sizeOf.applyAsLong(hex));
-                        ps.setString(2, hex);
+                        ps.setLong(1, size);
+                        ps.setString(2, row[0]);
+                        ps.setString(3, row[1]);
                     },
-                    "recording the size of blob " + hex);
+                    "recording the size of blob " + row[1]);
         }
     }
 

@@ -5,9 +5,10 @@ import java.time.Duration;
 /**
  * How long a revision waits before it starts a replica again when its replicas keep dying young. A replica that dies
  * (or fails to start) within {@link #YOUNG} of its start is a young death; the first is replaced at once, and each
- * further one in a row doubles the wait from {@link #FIRST} up to {@link #LONGEST}; a replica that lived longer
- * starts the count again. Without it, code that exits as soon as it serves had the server start a JVM after another
- * without pause, logging each death, for as long as the revision served. Not thread-safe: its owner's lock guards it.
+ * further one in a row doubles the wait from {@link #FIRST} up to {@link #LONGEST}; a replica that lived longer, or
+ * was stopped for being idle, starts the count again. Replicas started side by side that die together count once.
+ * Without it, code that exits as soon as it serves had the server start a JVM after another without pause, logging
+ * each death, for as long as the revision served. Not thread-safe: its owner's lock guards it.
  */
 public final class CrashLoopBackoff {
 
@@ -17,21 +18,42 @@ public final class CrashLoopBackoff {
 
     private int youngDeaths;
     private long notBefore = System.nanoTime();
+    /** When the last death was counted ({@link System#nanoTime()}); a replica started before it died beside it. */
+    private long lastCounted = System.nanoTime() - YOUNG.toNanos() * 2;
 
     /**
-     * Counts a replica's death after {@code lifetime} (zero for a start that failed).
+     * Counts a replica's death after {@code lifetime} (for a start that failed, the time the start took).
      *
      * @return how long its replacement waits
      */
     public Duration died(Duration lifetime) {
-        youngDeaths = lifetime.compareTo(YOUNG) < 0 ? youngDeaths + 1 : 1;
+        long now = System.nanoTime();
+        if (lifetime.compareTo(YOUNG) >= 0) {
+            youngDeaths = 1;
+        } else if (now - lifetime.toNanos() >= lastCounted) {
+            youngDeaths++;
+        } // else: started before the last counted death, it died beside that one
+        lastCounted = now;
         Duration wait = Duration.ZERO;
         if (youngDeaths > 1) {
             Duration doubled = FIRST.multipliedBy(1L << Math.min(youngDeaths - 2, 30));
             wait = doubled.compareTo(LONGEST) > 0 ? LONGEST : doubled;
         }
-        notBefore = Math.max(notBefore, System.nanoTime() + wait.toNanos());
+        notBefore = Math.max(notBefore, now + wait.toNanos());
         return wait;
+    }
+
+    /** A replica stopped after {@code lifetime} without dying (idle, or the revision stopped serving). */
+    public void stopped(Duration lifetime) {
+        if (lifetime.compareTo(YOUNG) >= 0) {
+            youngDeaths = 0;
+            notBefore = System.nanoTime();
+        }
+    }
+
+    /** Whether replicas are dying young in a row: starts are then made one at a time. */
+    public boolean looping() {
+        return youngDeaths > 1;
     }
 
     /** How long a start must still wait, in nanoseconds; zero or less when it may start now. */

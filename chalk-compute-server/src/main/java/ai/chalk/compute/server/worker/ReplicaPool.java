@@ -37,6 +37,9 @@ public final class ReplicaPool implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ReplicaPool.class);
 
+    /** The longest a call waits out the pause after young deaths for the next start; past it, it fails at once. */
+    static final Duration MAX_WAIT_FOR_RESTART = Duration.ofSeconds(10);
+
     /**
      * How many replicas a revision runs.
      *
@@ -60,6 +63,9 @@ public final class ReplicaPool implements AutoCloseable {
     private Optional<String> lastError = Optional.empty();
     private boolean lastStartFailed; // a worker that died after serving does not make a pool scaled to zero failed
     private final CrashLoopBackoff restarts = new CrashLoopBackoff();
+    /** Starts that failed, in all: a call waiting for a start learns from it that the start it waited for failed. */
+    private int startFailures;
+
     private boolean closed;
     private final Object reporting = new Object();
     private volatile PoolStatus reported;
@@ -294,6 +300,11 @@ public final class ReplicaPool implements AutoCloseable {
         reportIfChanged(); // outside the pool's lock: reporting takes it to read the status
     }
 
+    /** Why starts wait, if they do (under the pool's lock). */
+    private synchronized String reason() {
+        return restarts.reason();
+    }
+
     private static void pause(Duration backoff, String callId) {
         try {
             Thread.sleep(backoff.toMillis());
@@ -313,6 +324,7 @@ public final class ReplicaPool implements AutoCloseable {
     private WorkerReplica acquire(long roomDeadline) {
         long startDeadline = System.nanoTime() + launch.readyTimeout().toNanos();
         synchronized (this) {
+            int failuresSeen = startFailures;
             // counted before the replicas are read: a call that ends after this read sees the count and wakes it
             waiting++;
             try {
@@ -340,8 +352,13 @@ public final class ReplicaPool implements AutoCloseable {
                             bestInFlight = inFlight;
                         }
                     }
-                    long hold = restarts.waitNanos(); // replicas died young: starts wait
-                    if ((best == null || bestInFlight > 0) && alive + starting < scale.max() && hold <= 0) {
+                    // replicas died young: starts wait, and are made one at a time (the calls waiting out the wait
+                    // would each start one at its end)
+                    long hold = restarts.waitNanos();
+                    if ((best == null || bestInFlight > 0)
+                            && alive + starting < scale.max()
+                            && hold <= 0
+                            && !(restarts.looping() && starting > 0)) {
                         starting++;
                         break; // start one for this call, outside the lock
                     }
@@ -349,8 +366,12 @@ public final class ReplicaPool implements AutoCloseable {
                         best.reserve();
                         return best;
                     }
-                    // none serves, and none starts before the call would stop waiting
-                    if (alive == 0 && (hold > 0 ? System.nanoTime() + hold > startDeadline : starting == 0)) {
+                    // none serves, and none starts before the call would stop waiting, or the start it waited for
+                    // failed
+                    if (alive == 0
+                            && (hold > 0
+                                    ? hold > MAX_WAIT_FOR_RESTART.toNanos() || System.nanoTime() + hold > startDeadline
+                                    : starting == 0 || startFailures != failuresSeen)) {
                         throw Status.UNAVAILABLE
                                 .withDescription("no replica of revision " + launch.revisionId() + " is ready"
                                         + lastError.map(m -> ": " + m).orElse("") + restarts.reason())
@@ -362,7 +383,7 @@ public final class ReplicaPool implements AutoCloseable {
                         throw alive == 0
                                 ? Status.UNAVAILABLE
                                         .withDescription("no replica of revision " + launch.revisionId() + " is ready"
-                                                + lastError.map(m -> ": " + m).orElse(""))
+                                                + lastError.map(m -> ": " + m).orElse("") + restarts.reason())
                                         .asRuntimeException()
                                 : Status.DEADLINE_EXCEEDED
                                         .withDescription("all " + alive + " replicas of revision "
@@ -413,17 +434,24 @@ public final class ReplicaPool implements AutoCloseable {
             }
         }
         WorkerReplica r;
+        long begun = System.nanoTime();
         try {
             r = starter.start(id, launch);
         } catch (WorkerDiedException e) {
             synchronized (this) {
                 starting--;
-                restarts.died(Duration.ZERO);
-                lastError = Optional.of(e.getMessage() + restarts.reason());
+                if (!e.refusedForRoom()) { // its environment at its share is no crash of its code
+                    restarts.died(Duration.ofNanos(System.nanoTime() - begun));
+                }
+                startFailures++;
+                lastError = Optional.of(e.getMessage());
                 lastStartFailed = true;
                 notifyAll();
             }
-            log.warn("Replica of revision {} failed to start: {}", launch.revisionId(), oneLine(e.getMessage()));
+            log.warn(
+                    "Replica of revision {} failed to start: {}",
+                    launch.revisionId(),
+                    oneLine(e.getMessage() + reason()));
             fill(); // min_replicas are tried again, once the wait after young deaths is over
             throw e;
         }
@@ -474,7 +502,7 @@ public final class ReplicaPool implements AutoCloseable {
             if (removed) {
                 restarts.died(r.age());
                 reason = why + restarts.reason();
-                lastError = Optional.of(reason);
+                lastError = Optional.of(why);
             }
         }
         if (!removed) {
@@ -508,6 +536,7 @@ public final class ReplicaPool implements AutoCloseable {
                 if (r.inFlight() == 0
                         && r.idleSince().plus(scale.shutdownDelay()).isBefore(now)) {
                     replicas.remove(r);
+                    restarts.stopped(r.age());
                     stop.add(r);
                     above--;
                 }
@@ -539,7 +568,7 @@ public final class ReplicaPool implements AutoCloseable {
         } else {
             status = "pending";
         }
-        return new PoolStatus(status, lastError, ready, available);
+        return new PoolStatus(status, lastError.map(m -> m + restarts.reason()), ready, available);
     }
 
     /** How many replicas serve now (for tests and status). */

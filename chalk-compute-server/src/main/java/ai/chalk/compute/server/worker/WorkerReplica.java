@@ -164,7 +164,7 @@ public final class WorkerReplica implements AutoCloseable {
         try {
             place = places.apply(launch.environment());
         } catch (ComputeException e) {
-            throw new WorkerDiedException("worker " + id + " could not start: " + e.getMessage());
+            throw new WorkerDiedException("worker " + id + " could not start: " + e.getMessage(), true);
         }
         boolean kept = false;
         RuntimeSandbox unowned = null; // started, and no replica ends it yet

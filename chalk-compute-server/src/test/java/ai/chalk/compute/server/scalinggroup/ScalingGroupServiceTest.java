@@ -174,7 +174,7 @@ class ScalingGroupServiceTest {
     }
 
     /**
-     * A replica that could not start (here: its image does not exist) was never tried again: the group stayed below
+     * A replica that could not start (here: its image is not on the server) was never tried again: the group stayed below
      * its minimum until it was updated. Now it is tried again, each time after a longer wait (at once, 1 s, 2 s...).
      */
     @Test
@@ -186,7 +186,7 @@ class ScalingGroupServiceTest {
                 var groups = ScalingGroupManagerServiceGrpc.newBlockingStub(channel);
                 ScalingGroupSpec missing = spec("imageless", "600", 1).toBuilder()
                         .setContainerSpec(spec("imageless", "600", 1).getContainerSpec().toBuilder()
-                                .setImage("no-such-image:1"))
+                                .setImage("oci:no-such-layout"))
                         .build();
                 groups.createScalingGroup(
                         CreateScalingGroupRequest.newBuilder().setSpec(missing).build());
@@ -204,7 +204,7 @@ class ScalingGroupServiceTest {
                                 .build())
                         .getScalingGroup();
                 assertThat(group.getStatus()).isEqualTo("failed");
-                assertThat(group.getStatusMessage()).contains("could not start", "no-such-image");
+                assertThat(group.getStatusMessage()).contains("could not start", "no-such-layout");
                 groups.deleteScalingGroup(DeleteScalingGroupRequest.newBuilder()
                         .setName("imageless")
                         .build());
