@@ -81,9 +81,27 @@ class BlobStorageLimitTest {
             }
         }
         try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(3L << 20))) {
+            // an upload written in full and held open counts until it ends: each would otherwise pass the check
+            byte[] third = random(1 << 20, 4);
+            BlobUploads.Open held = BlobUploads.open(server.channel, BlobUploads.ref(third));
+            held.requests()
+                    .onNext(ai.chalk.compute.proto.blob.v1.UploadBlobRequest.newBuilder()
+                            .setData(com.google.protobuf.ByteString.copyFrom(third))
+                            .build());
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(30))
+                    .until(() -> {
+                        try (var incoming = Files.list(dataDir.resolve("blobs").resolve("incoming"))) {
+                            return incoming.anyMatch(f -> f.toFile().length() == third.length);
+                        }
+                    });
+            assertThat(refusal(server.channel, random(1 << 20, 5)).getDescription())
+                    .contains("it stores 2 MiB, its uploads under way announced 1048576 bytes");
+            held.requests().onCompleted();
+            assertThat(held.result().get(30, TimeUnit.SECONDS).getStored()).isTrue();
             assertThat(refusal(server.channel, random(2 << 20, 3)).getDescription())
                     .as("what an environment stored counts after a restart")
-                    .contains("it stores 2 MiB");
+                    .contains("it stores 3 MiB");
         }
         try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(5L << 20))) {
             assertThat(stored(server.channel, second))
