@@ -141,6 +141,7 @@ final class FunctionServices implements AutoCloseable {
         ScalingGroups groups = new ScalingGroups(groupStore, localSecrets);
         ServerSocketForWorkers workerSocket =
                 new ServerSocketForWorkers(dataDir.resolve("functions").resolve("server"));
+        sandboxes.whenEnded(workerSocket::sandboxEnded);
         FunctionLogs logs = new FunctionLogs();
         WorkerPools pools = new WorkerPools(
                 runtime,

@@ -33,10 +33,12 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +55,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
 
     private final SandboxRuntime runtime;
     private final SandboxStore store;
+    private final List<Consumer<String>> endListeners = new CopyOnWriteArrayList<>();
     private final VolumeManager volumes;
     private final BuildCache images;
     private final Secrets secrets;
@@ -522,6 +525,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                 r.environment());
     }
 
+    /** Calls {@code listener} with the id of each sandbox that ends from now on (terminated, or its lifetime over). */
+    public void whenEnded(Consumer<String> listener) {
+        endListeners.add(listener);
+    }
+
     /**
      * Records that a sandbox terminated. The sandbox is gone whether or not the store can write, so a store that
      * fails (a full disk) must not fail the terminate: the end is kept in memory, shown by {@link #get} and
@@ -530,6 +538,9 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      */
     private void recordEnd(String id, String statusMessage) {
         identities.release(id);
+        for (Consumer<String> listener : endListeners) {
+            listener.accept(id);
+        }
         try {
             store.updateState(id, SandboxState.TERMINATED, statusMessage);
             unrecorded.remove(id);

@@ -52,6 +52,9 @@ public final class ServerSocketForWorkers implements AutoCloseable {
     static final int MAX_CONNECTIONS_PER_PEER = 16;
 
     private final Path dir;
+    /** What deployed code may do through the socket. */
+    private final WorkerScope scope = new WorkerScope();
+
     private final Optional<String> unusable;
     private final OpenConnections connections;
     private Server server;
@@ -120,7 +123,6 @@ public final class ServerSocketForWorkers implements AutoCloseable {
         connections.applyToUnixSocket(builder);
         // deployed code gets a function's rights, not the server's; the scope looks at parsed requests, so it goes
         // inside the guard against malformed ones
-        WorkerScope scope = new WorkerScope();
         services.forEach(s -> builder.addService(MalformedRequests.guard(ServerInterceptors.intercept(s, scope))));
         try {
             server = builder.build().start();
@@ -141,6 +143,11 @@ public final class ServerSocketForWorkers implements AutoCloseable {
     /** The connections open now. */
     OpenConnections connections() {
         return connections;
+    }
+
+    /** The sandbox {@code id} ended: deployed code that made it is answered for it a while longer, then forgotten. */
+    public void sandboxEnded(String id) {
+        scope.sandboxEnded(id);
     }
 
     /** Begins an orderly shutdown. */

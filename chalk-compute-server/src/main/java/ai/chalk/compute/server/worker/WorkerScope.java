@@ -11,12 +11,14 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 /**
  * What deployed code may do through the server socket its replicas see: the calls a function needs (create sandboxes
@@ -48,13 +50,20 @@ final class WorkerScope implements ServerInterceptor {
     /** How the subject of a sandbox's workload identity starts ({@code SandboxIdentities}). */
     private static final String SANDBOX_SUBJECT = "sandbox:";
 
+    /** How many sandboxes that ended the scope still answers for (with their end), the oldest forgotten first. */
+    static final int KEPT_ENDED = 4096;
+
     /**
-     * The sandboxes and snapshots made through the socket, each as its workload's key and its id: one workload's are
+     * The sandboxes made through the socket, by id, with the keys of the workloads that made them: one workload's are
      * not another's, though both act in one environment (a sandbox given a workload identity, running untrusted code,
      * reached the sandboxes a function had made and passed its secrets to).
      */
-    private final Set<String> created = ConcurrentHashMap.newKeySet();
+    private final Map<String, Set<String>> created = new ConcurrentHashMap<>();
 
+    /** Of {@link #created}, the sandboxes that ended, oldest first (guarded by itself). */
+    private final ArrayDeque<String> ended = new ArrayDeque<>();
+
+    /** The snapshots made through the socket, each as its workload's key and its id. */
     private final Set<String> snapshots = ConcurrentHashMap.newKeySet();
 
     private static Map<String, Rule> rules() {
@@ -129,7 +138,8 @@ final class WorkerScope implements ServerInterceptor {
             case BUILDS_UNTAGGED -> buildWithoutTag(call, headers, next);
             case OWN_SANDBOX -> ownSandboxOnly(call, headers, next, owner);
             case SNAPSHOTS_OWN_SANDBOX ->
-                ownSandboxOnly(recording(call, snapshots, "snapshot", owner), headers, next, owner);
+                ownSandboxOnly(
+                        recording(call, (o, id) -> snapshots.add(o + id), "snapshot", owner), headers, next, owner);
         };
     }
 
@@ -145,25 +155,58 @@ final class WorkerScope implements ServerInterceptor {
                 + "\u0000";
     }
 
-    /** {@code call}, with the {@code id} of its answers' {@code holder} field added to {@code ids}. */
+    /** {@code call}, with the {@code id} of its answers' {@code holder} field given to {@code record} with the owner. */
     private static <Q, R> ServerCall<Q, R> recording(
-            ServerCall<Q, R> call, Set<String> ids, String holder, String owner) {
+            ServerCall<Q, R> call, BiConsumer<String, String> record, String holder, String owner) {
         return new SimpleForwardingServerCall<>(call) {
             @Override
             public void sendMessage(R message) {
                 if (message instanceof Message m) {
                     (holder.equals("sandbox") ? sandboxIds(m, holder) : heldIds(m, holder))
-                            .forEach(id -> ids.add(owner + id));
+                            .forEach(id -> record.accept(owner, id));
                 }
                 super.sendMessage(message);
             }
         };
     }
 
+    /** Records that the workload {@code owner} created the sandbox {@code id}. */
+    void created(String owner, String id) {
+        created.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet()).add(owner);
+    }
+
+    /** Whether the workload {@code owner} created the sandbox {@code id}, and the scope still answers for it. */
+    boolean createdBy(String owner, String id) {
+        Set<String> owners = created.get(id);
+        return owners != null && owners.contains(owner);
+    }
+
+    /**
+     * The sandbox {@code id} ended: it is answered for (with its end) until {@value #KEPT_ENDED} more have ended. The
+     * scope remembered every sandbox made through the socket for as long as the server ran, so deployed code creating
+     * sandboxes that its developers' client terminated, in a loop, grew the server's heap without bound.
+     */
+    void sandboxEnded(String id) {
+        if (!created.containsKey(id)) {
+            return;
+        }
+        synchronized (ended) {
+            ended.addLast(id);
+            while (ended.size() > KEPT_ENDED) {
+                created.remove(ended.removeFirst());
+            }
+        }
+    }
+
+    /** How many sandboxes the scope answers for. */
+    int sandboxesKnown() {
+        return created.size();
+    }
+
     /** A create, refused when it would give the new sandbox secrets or another sandbox's files. */
     private <Q, R> ServerCall.Listener<Q> createWithoutSecrets(
             ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next, String owner) {
-        return new RefusingListener<>(next.startCall(recording(call, created, "sandbox", owner), headers), call) {
+        return new RefusingListener<>(next.startCall(recording(call, this::created, "sandbox", owner), headers), call) {
             @Override
             Status refusal(Message m) {
                 for (String snapshot : stringField(m, "snapshot_id")) {
@@ -283,7 +326,7 @@ final class WorkerScope implements ServerInterceptor {
                     ids.addAll(stringField(m, "id"));
                 }
                 for (String id : ids) {
-                    if (!created.contains(owner + id)) {
+                    if (!createdBy(owner, id)) {
                         return Status.NOT_FOUND.withDescription("sandbox " + id + " not found");
                     }
                 }

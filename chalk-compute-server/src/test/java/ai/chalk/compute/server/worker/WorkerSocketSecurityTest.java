@@ -140,6 +140,15 @@ class WorkerSocketSecurityTest {
                 dev.shutdownNow();
                 sandboxes.terminateSandbox(
                         TerminateSandboxRequest.newBuilder().setSandboxId(own).build());
+                // an ended sandbox is still answered for a while: the function may ask how it ended
+                assertThat(sandboxes
+                                .getSandbox(GetSandboxRequest.newBuilder()
+                                        .setSandboxId(own)
+                                        .setIncludeTerminated(true)
+                                        .build())
+                                .getSandbox()
+                                .getState())
+                        .isEqualTo("TERMINATED");
                 // the other tenant's sandbox is untouched
                 assertThat(server.sandboxes()
                                 .getSandbox(GetSandboxRequest.newBuilder()
