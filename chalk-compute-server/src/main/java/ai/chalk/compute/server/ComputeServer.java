@@ -84,7 +84,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.UUID;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -220,7 +219,7 @@ public final class ComputeServer implements AutoCloseable {
             SecretStore secretStore = new SecretStore(database);
             Secrets secrets = new Secrets(secretStore, cipher);
             runtime = RuntimeStart.start(config.runtime, config.egress, dataDir);
-            scheduler = Executors.newScheduledThreadPool(1, DaemonThreads.named("chalk-compute-timers"));
+            scheduler = DaemonThreads.timer("chalk-compute-timers");
             authentication = Authentication.open(config.auth, dataDir, Clock.systemUTC(), scheduler);
             processThreads = ProcessThreads.create(scheduler, config.maxRunningCommands);
             long diskReserve = config.diskReserve >= 0 ? config.diskReserve : DiskReserve.of(dataDir);

@@ -16,7 +16,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -36,8 +35,7 @@ public final class EvaluationRunWaitServiceV1 extends EvaluationRunWaitServiceGr
 
     private final EvaluationRunStore runStore;
     private final EvaluationServiceV1 service;
-    private final ScheduledExecutorService answers =
-            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-compute-evaluation-waits"));
+    private final ScheduledExecutorService answers = DaemonThreads.timer("chalk-compute-evaluation-waits");
     private final Map<String, Set<Waiter>> waiting = new ConcurrentHashMap<>();
 
     EvaluationRunWaitServiceV1(EvaluationRunStore runStore, EvaluationServiceV1 service) {

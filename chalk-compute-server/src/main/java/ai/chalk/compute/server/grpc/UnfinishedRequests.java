@@ -27,16 +27,9 @@ public final class UnfinishedRequests implements ServerInterceptor {
     /** How long after its message a one-message call may wait for the client's half-close. */
     public static final Duration WAIT = Duration.ofSeconds(5);
 
-    private static final ScheduledThreadPoolExecutor TIMER = timer();
-
-    private static ScheduledThreadPoolExecutor timer() {
-        ScheduledThreadPoolExecutor timer =
-                new ScheduledThreadPoolExecutor(1, DaemonThreads.named("chalk-compute-unfinished-requests"));
-        // a cancelled wait (every call that half-closes in time) must not keep its call, and its request, reachable
-        // until the wait would have ended
-        timer.setRemoveOnCancelPolicy(true);
-        return timer;
-    }
+    // a cancelled wait (every call that half-closes in time) must not keep its call, and its request, reachable
+    // until the wait would have ended
+    private static final ScheduledThreadPoolExecutor TIMER = DaemonThreads.timer("chalk-compute-unfinished-requests");
 
     private final Duration wait;
 

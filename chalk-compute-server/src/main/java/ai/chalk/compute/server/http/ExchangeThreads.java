@@ -66,7 +66,7 @@ final class ExchangeThreads implements Executor, AutoCloseable {
     /** @param stall how long a granted exchange's bytes may stand still */
     ExchangeThreads(int threads, Duration deadline, Duration stall) {
         this.pool = Executors.newFixedThreadPool(threads, DaemonThreads.numbered("chalk-compute-http"));
-        this.watch = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-compute-http-deadline"));
+        this.watch = DaemonThreads.timer("chalk-compute-http-deadline");
         this.deadline = deadline;
         this.stall = stall;
         this.mostGranted = Math.max(1, threads - KEPT_FOR_OTHERS);

@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -28,13 +27,7 @@ public final class SqlEngine implements AutoCloseable {
      * Stops queries at their time limit: a thread of its own, since the common pool that delayed executors use
      * otherwise is where blocking work of the server waits, and a deadline queued behind it fired late or never.
      */
-    private static final ScheduledExecutorService DEADLINES = deadlines();
-
-    private static ScheduledExecutorService deadlines() {
-        ScheduledThreadPoolExecutor d = new ScheduledThreadPoolExecutor(1, DaemonThreads.named("chalk-sql-deadlines"));
-        d.setRemoveOnCancelPolicy(true); // a finished query's deadline, canceled, holds its session no longer
-        return d;
-    }
+    private static final ScheduledExecutorService DEADLINES = DaemonThreads.timer("chalk-sql-deadlines");
     /** The data directory, which holds {@code scratch} and the blobs the tables read. */
     private final String dataDir;
 

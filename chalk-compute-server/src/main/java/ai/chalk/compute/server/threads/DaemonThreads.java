@@ -1,5 +1,6 @@
 package ai.chalk.compute.server.threads;
 
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -21,6 +22,18 @@ public final class DaemonThreads {
     /** Daemon threads all named {@code name}, for single-thread executors. */
     public static ThreadFactory named(String name) {
         return r -> daemon(r, name);
+    }
+
+    /**
+     * A timer: one daemon thread named {@code name} running scheduled tasks, where a task cancelled leaves the queue at
+     * once. A cancelled task otherwise stays queued, with all it holds, until its delay has passed, and tenants choose
+     * many delays (an exec's timeout, a snippet's, up to centuries): every finished exec and snippet stayed in the
+     * server's heap, its source, request and call included.
+     */
+    public static ScheduledThreadPoolExecutor timer(String name) {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, named(name));
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
     }
 
     /** Starts {@code work} on a daemon thread of its own named {@code name}. */

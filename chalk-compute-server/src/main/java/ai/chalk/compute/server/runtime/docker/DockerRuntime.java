@@ -269,7 +269,7 @@ public final class DockerRuntime implements SandboxRuntime {
         }
         this.key = kept;
         boolean remapped = engine.rootIsRemapped();
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-docker-timer"));
+        this.scheduler = DaemonThreads.timer("chalk-docker-timer");
         this.exits = new ExitWatch(engine, helpers, scheduler, () -> closed, s -> sandboxes.get(s.id()) == s);
         boolean engineHere = useHost && engine.onUnixSocket();
         this.fence = new NetworkFence(engine.client(), engineHere);

@@ -360,7 +360,7 @@ public final class LocalRuntime implements SandboxRuntime {
             throw e;
         }
         this.spawner = new InitSpawner();
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("chalk-local-timer"));
+        this.scheduler = DaemonThreads.timer("chalk-local-timer");
         this.network = NetworkAccess.onThisHost(this.stateDir, spawner);
         this.egress = new EgressAccess(this.stateDir.resolve("egress"), b.egress);
         this.cleanupAfterServer =
