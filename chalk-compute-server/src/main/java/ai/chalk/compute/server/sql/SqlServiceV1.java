@@ -76,7 +76,7 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
                 () -> sql(() -> {
                     SqlQueries.Request request = new SqlQueries.Request(
                             environment(),
-                            req.getQuery(),
+                            sqlOf(req.getQuery()),
                             req.hasAsyncOptions() && req.getAsyncOptions().hasResourceGroup()
                                     ? Optional.of(req.getAsyncOptions().getResourceGroup())
                                     : req.hasSyncOptions()
@@ -121,7 +121,7 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
         StatusErrors.unary(
                 out,
                 () -> sql(() -> PlanSqlQueryResponse.newBuilder()
-                        .setLogicalPlan(queries.engine().explain(environment(), req.getQuery()))
+                        .setLogicalPlan(queries.engine().explain(environment(), sqlOf(req.getQuery())))
                         .build()));
     }
 
@@ -271,6 +271,20 @@ public final class SqlServiceV1 extends SqlServiceGrpc.SqlServiceImplBase {
     }
 
     /** Runs a body whose {@link SqlFailure}s become the statuses this service promises. */
+    /** The most characters of SQL a query may have: what a query of more would say is data, uploaded as a dataset. */
+    static final int MAX_SQL_CHARS = 1 << 20;
+
+    /** A request's SQL, refused when it is longer than {@link #MAX_SQL_CHARS}. */
+    private static String sqlOf(String query) {
+        if (query.length() > MAX_SQL_CHARS) {
+            throw new SqlFailure(
+                    SqlFailure.Reason.INVALID,
+                    "query: " + query.length() + " characters of SQL is more than the " + MAX_SQL_CHARS
+                            + " this server takes; upload large data as a dataset and query it by name");
+        }
+        return query;
+    }
+
     private static <T> T sql(java.util.function.Supplier<T> body) {
         try {
             return body.get();

@@ -4,11 +4,17 @@ import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * SQL queries and their results: every query is recorded (sync and async alike) so that its id can be polled for
- * fresh result links. Queued and running are one state, as Chalk's polling service reports them.
+ * fresh result links. Queued and running are one state, as Chalk's polling service reports them. An environment's
+ * {@value #KEPT_FINISHED} newest finished queries are kept, each with the start of its SQL ({@link SqlQuery#fit}):
+ * every query was kept, with its whole text, for as long as the store lived, so a tenant sending 32 MiB of SQL that
+ * failed to parse, in a loop, filled the server's disk.
  */
 public final class SqlJobStore {
 
@@ -48,7 +54,14 @@ public final class SqlJobStore {
             Instant createdAt,
             Optional<Instant> finishedAt) {}
 
+    /** How many finished queries of an environment are kept, newest first. */
+    public static final int KEPT_FINISHED = 1000;
+
+    /** Inserts between two trims of an environment's finished queries: a trim's cost spread over them. */
+    private static final int TRIM_EVERY = 50;
+
     private final Database db;
+    private final Map<String, AtomicInteger> inserts = new ConcurrentHashMap<>();
 
     public SqlJobStore(Database db) {
         this.db = db;
@@ -82,7 +95,7 @@ public final class SqlJobStore {
                 ps -> {
                     ps.setString(1, id);
                     ps.setString(2, environment);
-                    ps.setString(3, query);
+                    ps.setString(3, SqlQuery.fit(query));
                     ps.setString(4, resourceGroup.orElse(null));
                     ps.setBoolean(5, persisted);
                     ps.setString(6, State.RUNNING.name());
@@ -90,6 +103,7 @@ public final class SqlJobStore {
                     ps.setTimestamp(8, Timestamp.from(Instant.now()));
                 },
                 "recording SQL query " + id);
+        trimSometimes(environment);
     }
 
     /**
@@ -104,7 +118,7 @@ public final class SqlJobStore {
                 ps -> {
                     ps.setString(1, job.id());
                     ps.setString(2, job.environment());
-                    ps.setString(3, job.query());
+                    ps.setString(3, SqlQuery.fit(job.query()));
                     ps.setString(4, job.resourceGroup().orElse(null));
                     ps.setBoolean(5, job.persisted());
                     ps.setString(6, job.state().name());
@@ -115,6 +129,28 @@ public final class SqlJobStore {
                     ps.setTimestamp(11, Timestamp.from(job.finishedAt().orElse(Instant.now())));
                 },
                 "recording SQL query " + job.id());
+        trimSometimes(job.environment());
+    }
+
+    private void trimSometimes(String environment) {
+        if (inserts.computeIfAbsent(environment, e -> new AtomicInteger()).incrementAndGet() % TRIM_EVERY == 0) {
+            forgetAllButNewest(environment, KEPT_FINISHED);
+        }
+    }
+
+    /** Forgets the environment's finished queries but the {@code kept} newest; returns how many it forgot. */
+    public int forgetAllButNewest(String environment, int kept) {
+        return SqlQuery.updateCount(
+                db,
+                "DELETE FROM sql_job WHERE environment = ? AND finished_at IS NOT NULL AND finished_at <"
+                        + " (SELECT finished_at FROM sql_job WHERE environment = ? AND finished_at IS NOT NULL"
+                        + " ORDER BY finished_at DESC OFFSET ? ROWS FETCH FIRST 1 ROW ONLY)",
+                ps -> {
+                    ps.setString(1, environment);
+                    ps.setString(2, environment);
+                    ps.setInt(3, kept - 1);
+                },
+                "forgetting old SQL queries");
     }
 
     /** Records a query's success with its result files. */

@@ -194,6 +194,15 @@ class SqlServiceTest {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
                     assertThat(e.getStatus().getDescription()).contains("syntax error at or near \"SELEC\"");
                 });
+        // megabytes of SQL are refused before they are parsed or recorded
+        assertThatThrownBy(() -> stub("dev")
+                        .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
+                                .setQuery("SELECT '" + "x".repeat(SqlServiceV1.MAX_SQL_CHARS) + "'")
+                                .build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getStatus().getDescription()).contains("characters of SQL is more than the 1048576");
+                });
         // the server keeps serving
         assertThat(stub("dev")
                         .executeSqlQuery(ExecuteSqlQueryRequest.newBuilder()
