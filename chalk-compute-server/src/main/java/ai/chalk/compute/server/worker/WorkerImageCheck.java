@@ -144,7 +144,10 @@ public final class WorkerImageCheck {
             synchronized (this) {
                 running.remove(image);
                 if (result.isEmpty()) {
-                    passedAt.put(image, System.nanoTime());
+                    // the checks past their time go: each image deployed once stayed, however many there were
+                    long now = System.nanoTime();
+                    passedAt.values().removeIf(at -> now - at >= REMEMBERED.toNanos());
+                    passedAt.put(image, now);
                 } else {
                     passedAt.remove(image);
                 }

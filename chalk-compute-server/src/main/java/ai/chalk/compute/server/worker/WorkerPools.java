@@ -8,8 +8,9 @@ import io.grpc.Status;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -41,8 +42,21 @@ public final class WorkerPools implements AutoCloseable {
     private final @Nullable WhenServerDies cleanupAfterServer;
     private final Map<String, Shared> byRevision = new ConcurrentHashMap<>();
     private final Map<String, Shared> byUnit = new HashMap<>(); // guarded by this
-    /** Revisions of deleted versions, never served again (guarded by this; a restart reads none: they are deleted). */
-    private final Set<String> deleted = new HashSet<>();
+    /**
+     * Revisions of deleted versions, never served again (guarded by this; a restart reads none: they are deleted): the
+     * last {@value #KEPT_DELETED}, since a tenant deploying and deleting versions in a loop added one for each, for as
+     * long as the server ran; a call still holding a version deleted longer ago than that is rare, and would only
+     * start its tenant's replicas again.
+     */
+    private final Set<String> deleted = Collections.newSetFromMap(new LinkedHashMap<String, Boolean>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > KEPT_DELETED;
+        }
+    });
+
+    /** How many deleted versions' revisions are remembered. */
+    static final int KEPT_DELETED = 10_000;
 
     /** One pool and the revisions it serves, each with where its status goes. */
     private static final class Shared {

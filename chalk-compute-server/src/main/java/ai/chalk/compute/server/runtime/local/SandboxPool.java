@@ -370,6 +370,7 @@ final class SandboxPool implements AutoCloseable {
                 Map.Entry<Key, Long> e = it.next();
                 if (over-- > 0 || now - e.getValue() > KEEP_WARM_NANOS) {
                     it.remove();
+                    failures.remove(e.getKey()); // a spec's failed starts, kept while it was wanted
                     Deque<Idle> q = idle.remove(e.getKey());
                     if (q != null) {
                         gone.addAll(q);
