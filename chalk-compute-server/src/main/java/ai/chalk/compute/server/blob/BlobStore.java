@@ -220,7 +220,12 @@ public final class BlobStore {
         }
         BlobOwnerStore ledger = owners;
         long pending = pendingBy.getOrDefault(owner, 0L);
-        if (ledger != null && !owner.isEmpty() && (announced == null || !ledger.owns(owner, announced.hex()))) {
+        // bytes it stores already do not count again: the same digest, announced with their size
+        boolean storedAlready = announced != null
+                && ledger != null
+                && ledger.owns(owner, announced.hex())
+                && size(announced).orElse(-1) == size;
+        if (ledger != null && !owner.isEmpty() && !storedAlready) {
             long stored = ledger.stored(owner);
             if (stored + pending + size > perEnvironment) {
                 throw new DiskFullException("this environment's blobs (datasets, code, query results, files) would"
@@ -335,7 +340,7 @@ public final class BlobStore {
          * @throws BlobMismatchException when the bytes do not match
          */
         public boolean commit(BlobDigest expected, long expectedSize) throws IOException, BlobMismatchException {
-            out.close();
+            closeOrAbort();
             done = true;
             release();
             try {
@@ -359,7 +364,7 @@ public final class BlobStore {
         }
 
         private BlobDigest commitComputed() throws IOException {
-            out.close();
+            closeOrAbort();
             done = true;
             release();
             try {
@@ -369,6 +374,16 @@ public final class BlobStore {
                 return digest;
             } finally {
                 endPending();
+            }
+        }
+
+        /** Closes the file; one that fails to close is dropped, and gives back what it announced. */
+        private void closeOrAbort() throws IOException {
+            try {
+                out.close();
+            } catch (IOException e) {
+                abort();
+                throw e;
             }
         }
 

@@ -15,6 +15,7 @@ public final class CrashLoopBackoff {
     static final Duration YOUNG = Duration.ofSeconds(60);
     static final Duration FIRST = Duration.ofSeconds(1);
     static final Duration LONGEST = Duration.ofSeconds(60);
+    static final Duration NO_ROOM = Duration.ofSeconds(5);
 
     private int youngDeaths;
     private long notBefore = System.nanoTime();
@@ -51,9 +52,17 @@ public final class CrashLoopBackoff {
         }
     }
 
-    /** Whether replicas are dying young in a row: starts are then made one at a time. */
+    /** Whether replicas are dying young in a row, the last within a minute: starts are then made one at a time. */
     public boolean looping() {
-        return youngDeaths > 1;
+        return youngDeaths > 1 && System.nanoTime() - lastCounted < YOUNG.toNanos();
+    }
+
+    /**
+     * A start was refused for want of room (the environment at its share): no crash of its code, but the next start
+     * waits {@link #NO_ROOM} all the same, or the pool would ask again at once, and again, for as long as there is none.
+     */
+    public void refusedForRoom() {
+        notBefore = Math.max(notBefore, System.nanoTime() + NO_ROOM.toNanos());
     }
 
     /** How long a start must still wait, in nanoseconds; zero or less when it may start now. */
@@ -67,7 +76,10 @@ public final class CrashLoopBackoff {
         if (wait <= 0) {
             return "";
         }
-        return " (" + youngDeaths + " replicas in a row died within " + YOUNG.toSeconds()
-                + " s of their start: the next starts in " + (wait + 999_999_999L) / 1_000_000_000L + " s)";
+        long seconds = (wait + 999_999_999L) / 1_000_000_000L;
+        return youngDeaths > 1
+                ? " (" + youngDeaths + " replicas in a row died within " + YOUNG.toSeconds()
+                        + " s of their start: the next starts in " + seconds + " s)"
+                : " (the next start is in " + seconds + " s)";
     }
 }

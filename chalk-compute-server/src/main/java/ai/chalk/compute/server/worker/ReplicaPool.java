@@ -355,6 +355,9 @@ public final class ReplicaPool implements AutoCloseable {
                     // replicas died young: starts wait, and are made one at a time (the calls waiting out the wait
                     // would each start one at its end)
                     long hold = restarts.waitNanos();
+                    if (hold > 0) {
+                        failuresSeen = startFailures; // it fails only for starts that begin after the wait
+                    }
                     if ((best == null || bestInFlight > 0)
                             && alive + starting < scale.max()
                             && hold <= 0
@@ -440,7 +443,9 @@ public final class ReplicaPool implements AutoCloseable {
         } catch (WorkerDiedException e) {
             synchronized (this) {
                 starting--;
-                if (!e.refusedForRoom()) { // its environment at its share is no crash of its code
+                if (e.refusedForRoom()) { // its environment at its share is no crash of its code
+                    restarts.refusedForRoom();
+                } else {
                     restarts.died(Duration.ofNanos(System.nanoTime() - begun));
                 }
                 startFailures++;

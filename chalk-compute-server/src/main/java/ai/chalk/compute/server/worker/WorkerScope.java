@@ -13,6 +13,8 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -62,6 +64,17 @@ final class WorkerScope implements ServerInterceptor {
 
     /** Of {@link #created}, the sandboxes that ended, oldest first (guarded by itself). */
     private final ArrayDeque<String> ended = new ArrayDeque<>();
+
+    /**
+     * Sandboxes that ended before their create was answered (a lifetime of a millisecond), so not yet in
+     * {@link #created}: the last {@value #KEPT_ENDED} (guarded by {@link #ended}).
+     */
+    private final Set<String> endedUnseen = Collections.newSetFromMap(new LinkedHashMap<String, Boolean>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > KEPT_ENDED;
+        }
+    });
 
     /** The snapshots made through the socket, each as its workload's key and its id. */
     private final Set<String> snapshots = ConcurrentHashMap.newKeySet();
@@ -173,6 +186,11 @@ final class WorkerScope implements ServerInterceptor {
     /** Records that the workload {@code owner} created the sandbox {@code id}. */
     void created(String owner, String id) {
         created.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet()).add(owner);
+        synchronized (ended) {
+            if (endedUnseen.remove(id)) {
+                forgetLater(id);
+            }
+        }
     }
 
     /** Whether the workload {@code owner} created the sandbox {@code id}, and the scope still answers for it. */
@@ -187,14 +205,20 @@ final class WorkerScope implements ServerInterceptor {
      * sandboxes that its developers' client terminated, in a loop, grew the server's heap without bound.
      */
     void sandboxEnded(String id) {
-        if (!created.containsKey(id)) {
-            return;
-        }
         synchronized (ended) {
-            ended.addLast(id);
-            while (ended.size() > KEPT_ENDED) {
-                created.remove(ended.removeFirst());
+            if (created.containsKey(id)) {
+                forgetLater(id);
+            } else {
+                endedUnseen.add(id); // most are sandboxes made elsewhere; some, made here, not answered for yet
             }
+        }
+    }
+
+    /** Queues an ended sandbox to be forgotten once {@value #KEPT_ENDED} more have ended (holding {@link #ended}). */
+    private void forgetLater(String id) {
+        ended.addLast(id);
+        while (ended.size() > KEPT_ENDED) {
+            created.remove(ended.removeFirst());
         }
     }
 

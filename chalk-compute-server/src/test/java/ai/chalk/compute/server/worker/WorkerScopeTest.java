@@ -16,6 +16,11 @@ class WorkerScopeTest {
     void endedSandboxesAreForgottenOldestFirstAndLiveOnesNever() {
         WorkerScope scope = new WorkerScope();
         scope.created("dev\u0000deployed functions\u0000", "live");
+        // a sandbox of a millisecond's lifetime ends before its create is answered
+        scope.sandboxEnded("early");
+        scope.created("dev\u0000deployed functions\u0000", "early");
+        assertThat(scope.createdBy("dev\u0000deployed functions\u0000", "early"))
+                .isTrue();
         int ends = WorkerScope.KEPT_ENDED + 1000;
         for (int i = 0; i < ends; i++) {
             scope.created("dev\u0000deployed functions\u0000", "sb-" + i);
@@ -27,6 +32,8 @@ class WorkerScopeTest {
                 .as("the latest ended sandbox is still answered for")
                 .isTrue();
         assertThat(scope.createdBy("dev\u0000deployed functions\u0000", "sb-0")).isFalse();
+        assertThat(scope.createdBy("dev\u0000deployed functions\u0000", "early"))
+                .isFalse();
         assertThat(scope.createdBy("dev\u0000sandbox:other\u0000", "live"))
                 .as("another workload's key reaches none of them")
                 .isFalse();

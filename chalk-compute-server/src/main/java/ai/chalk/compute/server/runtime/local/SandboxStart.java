@@ -155,9 +155,12 @@ final class SandboxStart {
                 }
                 // a root-only file under the host's /etc removed while the sandbox started leaves its mask without a
                 // mount point, and bubblewrap (or mount) fails the whole start on it: start again with the view as it
-                // is now (which may look unchanged: the file may be back by now, as a package manager's or an editor's
-                // replacing write makes it; CI127 failed so); any other failure is the caller's at once
-                if (attempt == MAX_ATTEMPTS || !aMaskWentAway(start.view, e)) {
+                // is now; once even when it looks unchanged (the file may be back by now, as a package manager's or
+                // an editor's replacing write makes it; CI127 failed so), then only when it changed, so that a failure
+                // that merely names a masked path costs two starts, not five; any other failure is the caller's at once
+                if (attempt == MAX_ATTEMPTS
+                        || !aMaskWentAway(start.view, e)
+                        || (attempt > 1 && start.view.equals(runtime.systemView()))) {
                     throw first;
                 }
                 log.debug("Starting sandbox {} again: the host's /etc changed while it started ({})", name, e);
