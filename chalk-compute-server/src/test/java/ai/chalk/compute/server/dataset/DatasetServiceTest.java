@@ -634,15 +634,12 @@ class DatasetServiceTest {
             Path first = write("first.csv", "text\n" + row.repeat(2048));
             Path second = write("second.csv", "text\n" + row.repeat(2047) + "y".repeat(1023) + "\n");
             uploadFiles(api(server.channel), first);
-            GetDatasetUploadUrisResponse uri = api(server.channel)
-                    .getDatasetUploadUris(GetDatasetUploadUrisRequest.newBuilder()
-                            .setContentSize(Files.size(second))
-                            .build());
-            HttpResponse<String> put = http.send(
-                    HttpRequest.newBuilder(URI.create(uri.getDirect().getSignedUploadUri()))
-                            .PUT(HttpRequest.BodyPublishers.ofFile(second))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> put = put(
+                    api(server.channel)
+                            .getDatasetUploadUris(GetDatasetUploadUrisRequest.newBuilder()
+                                    .setContentSize(Files.size(second))
+                                    .build()),
+                    second);
             assertThat(put.statusCode()).isEqualTo(507);
             assertThat(put.body()).contains("this environment's blobs", "limit of 3 MiB", "it stores 2 MiB");
             ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
@@ -679,14 +676,19 @@ class DatasetServiceTest {
             GetDatasetUploadUrisResponse uri = api.getDatasetUploadUris(request.build());
             session = uri.getUploadSessionId();
             objects.add(uri.getStorageObjectId());
-            HttpResponse<String> put = http.send(
-                    HttpRequest.newBuilder(URI.create(uri.getDirect().getSignedUploadUri()))
-                            .PUT(HttpRequest.BodyPublishers.ofFile(p))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> put = put(uri, p);
             assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
         }
         return new UploadSession(session, objects);
+    }
+
+    /** PUTs {@code file} to the signed upload link of {@code uri}. */
+    private HttpResponse<String> put(GetDatasetUploadUrisResponse uri, Path file) throws Exception {
+        return http.send(
+                HttpRequest.newBuilder(URI.create(uri.getDirect().getSignedUploadUri()))
+                        .PUT(HttpRequest.BodyPublishers.ofFile(file))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private DatasetMeta upload(DatasetMetadataServiceBlockingStub api, String name, Path... paths) throws Exception {

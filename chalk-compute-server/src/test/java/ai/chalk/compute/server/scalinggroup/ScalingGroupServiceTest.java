@@ -21,6 +21,7 @@ import ai.chalk.compute.proto.scalinggroup.v1.ScalingSpec;
 import ai.chalk.compute.proto.scalinggroup.v1.UpdateScalingGroupRequest;
 import ai.chalk.compute.proto.scalinggroup.v1.UpdateScalingGroupStatusRequest;
 import ai.chalk.compute.server.ComputeServer;
+import ai.chalk.compute.server.RunningServer;
 import ai.chalk.compute.server.store.SandboxState;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -179,9 +180,8 @@ class ScalingGroupServiceTest {
      */
     @Test
     void aReplicaThatCouldNotStartIsTriedAgainLessAndLessOften() throws Exception {
-        try (ComputeServer server = ComputeServer.builder().dataDir(dir).build().start()) {
-            ManagedChannel channel =
-                    InProcessChannelBuilder.forName(server.inProcessName()).build();
+        try (RunningServer server = RunningServer.start(dir)) {
+            ManagedChannel channel = server.channel;
             try {
                 var groups = ScalingGroupManagerServiceGrpc.newBlockingStub(channel);
                 ScalingGroupSpec missing = spec("imageless", "600", 1).toBuilder()
