@@ -242,28 +242,26 @@ public final class BlobStore {
 
     /** An upload that announced {@code size} bytes ended: committed (and recorded), or dropped. */
     private synchronized void ended(long size, String owner) {
-        if (size <= 0) {
-            return;
-        }
-        long left = pendingBy.getOrDefault(owner, 0L) - size;
-        if (left <= 0) {
-            pendingBy.remove(owner);
-        } else {
-            pendingBy.put(owner, left);
+        if (size > 0) {
+            lower(pendingBy, owner, size);
         }
     }
 
     /** Gives back promised bytes: written, or no longer coming. */
     private synchronized void keep(long size, String owner) {
-        if (size <= 0) {
-            return;
+        if (size > 0) {
+            promised -= size;
+            lower(promisedBy, owner, size);
         }
-        promised -= size;
-        long left = promisedBy.getOrDefault(owner, 0L) - size;
+    }
+
+    /** Lowers an owner's count by {@code size}; an owner left with none has no entry. */
+    private static void lower(java.util.Map<String, Long> counts, String owner, long size) {
+        long left = counts.getOrDefault(owner, 0L) - size;
         if (left <= 0) {
-            promisedBy.remove(owner);
+            counts.remove(owner);
         } else {
-            promisedBy.put(owner, left);
+            counts.put(owner, left);
         }
     }
 
