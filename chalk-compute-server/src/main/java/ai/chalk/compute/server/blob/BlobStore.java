@@ -243,7 +243,7 @@ public final class BlobStore {
     /** An upload that announced {@code size} bytes ended: committed (and recorded), or dropped. */
     private synchronized void ended(long size, String owner) {
         if (size > 0) {
-            lower(pendingBy, owner, size);
+            pendingBy.computeIfPresent(owner, (o, n) -> n > size ? n - size : null);
         }
     }
 
@@ -251,17 +251,7 @@ public final class BlobStore {
     private synchronized void keep(long size, String owner) {
         if (size > 0) {
             promised -= size;
-            lower(promisedBy, owner, size);
-        }
-    }
-
-    /** Lowers an owner's count by {@code size}; an owner left with none has no entry. */
-    private static void lower(java.util.Map<String, Long> counts, String owner, long size) {
-        long left = counts.getOrDefault(owner, 0L) - size;
-        if (left <= 0) {
-            counts.remove(owner);
-        } else {
-            counts.put(owner, left);
+            promisedBy.computeIfPresent(owner, (o, n) -> n > size ? n - size : null);
         }
     }
 
