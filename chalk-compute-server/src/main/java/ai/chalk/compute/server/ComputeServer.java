@@ -3,6 +3,7 @@ package ai.chalk.compute.server;
 import ai.chalk.compute.server.ai.AiRouterOptions;
 import ai.chalk.compute.server.ai.AiRouterServiceV1;
 import ai.chalk.compute.server.auth.Authentication;
+import ai.chalk.compute.server.blob.BlobCollection;
 import ai.chalk.compute.server.blob.BlobServiceV1;
 import ai.chalk.compute.server.dataset.DatasetManager;
 import ai.chalk.compute.server.dataset.DatasetMetadataServiceV1;
@@ -123,6 +124,10 @@ public final class ComputeServer implements AutoCloseable {
             DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, false);
     /** How often a failing store is tried again, so health turns SERVING soon after it recovers. */
     static final long STORE_PROBE_SECONDS = 2;
+    /** How often unused blobs are looked for, and how long after the start the first time. */
+    static final Duration BLOB_COLLECTION_INTERVAL = Duration.ofHours(1);
+
+    static final Duration BLOB_COLLECTION_FIRST = Duration.ofMinutes(10);
 
     private final Builder config;
     private Database database;
@@ -142,6 +147,7 @@ public final class ComputeServer implements AutoCloseable {
     private SqlQueries sqlQueries;
     private DatasetManager datasets;
     private FunctionServices functions;
+    private BlobCollection blobCollection;
     private EvaluationServiceV1 evaluations;
     private LocalSecretSweep localSecrets;
     private final MemoryBudgets budgets;
@@ -288,13 +294,24 @@ public final class ComputeServer implements AutoCloseable {
             DatasetStore datasetStore = new DatasetStore(database);
             datasets = new DatasetManager(
                     datasetStore, functions.blobs(), transfers, dataDir.resolve("datasets-work"), Clock.systemUTC());
+            SqlJobStore sqlJobs = new SqlJobStore(database);
             sqlQueries = new SqlQueries(
                     new SqlEngine(
                             new StoredDatasetTables(datasetStore, functions.blobs()),
                             config.sql,
                             dataDir.resolve("sql-work")),
-                    new SqlJobStore(database),
+                    sqlJobs,
                     functions.blobs());
+            blobCollection = new BlobCollection(
+                    functions.blobs(),
+                    functions.blobOwners(),
+                    List.of(functions.codeBlobs(), datasetStore::eachBlob, sqlJobs::eachBlob));
+            long collectEvery = BLOB_COLLECTION_INTERVAL.toSeconds();
+            scheduler.scheduleWithFixedDelay(
+                    () -> functions.executor().execute(this::collectUnusedBlobs),
+                    Math.min(collectEvery, BLOB_COLLECTION_FIRST.toSeconds()),
+                    collectEvery,
+                    TimeUnit.SECONDS);
             EvaluationRunStore evaluationRuns = new EvaluationRunStore(database);
             int interrupted = evaluationRuns.recover(Instant.now());
             if (interrupted > 0) {
@@ -506,6 +523,35 @@ public final class ComputeServer implements AutoCloseable {
         return budgets;
     }
 
+    /**
+     * Collects the blobs that nothing refers to and that their environments have not stored or asked about for
+     * {@link Builder#unusedBlobsKeptFor}; run every hour.
+     */
+    private void collectUnusedBlobs() {
+        try {
+            BlobCollection.Collected c = collectBlobs(Instant.now().minus(config.unusedBlobsKeptFor));
+            if (c.released() > 0) {
+                log.info(
+                        "Collected unused blobs: {} no longer count against their environments' storage ({} bytes),"
+                                + " {} files deleted ({} bytes)",
+                        c.released(),
+                        c.releasedBytes(),
+                        c.deleted(),
+                        c.deletedBytes());
+            }
+        } catch (IOException | RuntimeException e) {
+            log.warn("Collecting unused blobs failed (tried again in an hour): {}", e.toString());
+        }
+    }
+
+    /**
+     * Collects now the blobs that nothing refers to and that their environments have not stored or asked about since
+     * {@code cutoff} ({@link BlobCollection#collect}); the server does so every hour by itself.
+     */
+    public BlobCollection.Collected collectBlobs(Instant cutoff) throws IOException {
+        return blobCollection.collect(cutoff);
+    }
+
     /** Whether the server is serving. */
     public boolean isRunning() {
         return running;
@@ -596,6 +642,7 @@ public final class ComputeServer implements AutoCloseable {
         private long volumeBytes = VolumeManager.DEFAULT_VOLUME_BYTES;
         private long diskReserve = -1;
         private long blobStoragePerEnvironment = -1;
+        private Duration unusedBlobsKeptFor = Duration.ofHours(24);
         private long sessionBufferBytes = SessionLog.DEFAULT_CAPACITY_BYTES;
         private long sessionOutputBudget = -1;
         private long stdinBudget = -1;
@@ -693,6 +740,21 @@ public final class ComputeServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How long a blob that nothing refers to is kept after its environment last stored it or asked about it:
+         * function code of deleted versions, files of deleted datasets, results of forgotten queries, and uploads never
+         * used. Then it stops counting against the environment's blob storage, and its file is deleted once no
+         * environment holds it. Asking whether a blob is present (as a client does before it skips an upload) keeps it
+         * for this long again. Default 24 hours.
+         */
+        public Builder unusedBlobsKeptFor(Duration kept) {
+            if (kept.isNegative()) {
+                throw new IllegalArgumentException("how long unused blobs are kept cannot be negative, got " + kept);
+            }
+            this.unusedBlobsKeptFor = kept;
+            return this;
+        }
+
         /** The in-process transport name clients connect to. Default: a random unique name. */
         public Builder inProcessName(String name) {
             this.inProcessName = Objects.requireNonNull(name, "name");
@@ -744,8 +806,9 @@ public final class ComputeServer implements AutoCloseable {
         }
 
         /**
-         * The most bytes of blobs one environment may store (its datasets, function code, SQL results and files; they
-         * are never collected, so deleting a dataset frees none): past that its uploads are refused, saying so.
+         * The most bytes of blobs one environment may store (its datasets, function code, SQL results and files; what
+         * nothing refers to any more stops counting after {@link #unusedBlobsKeptFor}): past that its uploads are
+         * refused, saying so.
          * Default half of what the disk holds above its reserve, so that no one tenant can fill the disk and have
          * every other tenant's uploads refused.
          */

@@ -1,6 +1,7 @@
 package ai.chalk.compute.server;
 
 import ai.chalk.compute.server.auth.WorkloadTokens;
+import ai.chalk.compute.server.blob.BlobCollection;
 import ai.chalk.compute.server.blob.BlobDigest;
 import ai.chalk.compute.server.blob.BlobStore;
 import ai.chalk.compute.server.exec.EnvironmentBytes;
@@ -67,6 +68,7 @@ final class FunctionServices implements AutoCloseable {
     private final FunctionLogServiceV1 logs;
     private final ServerSocketForWorkers workerSocket;
     private final FunctionCalls calls;
+    private final BlobCollection.References codeBlobs;
 
     private FunctionServices(
             ServerSocketForWorkers workerSocket,
@@ -80,8 +82,10 @@ final class FunctionServices implements AutoCloseable {
             AsyncRemoteCallServiceV1 asyncCalls,
             ScalingGroupManagerServiceV1 scalingGroups,
             FunctionLogServiceV1 logs,
-            FunctionCalls calls) {
+            FunctionCalls calls,
+            BlobCollection.References codeBlobs) {
         this.calls = calls;
+        this.codeBlobs = codeBlobs;
         this.logs = logs;
         this.workerSocket = workerSocket;
         this.blobs = blobs;
@@ -212,7 +216,8 @@ final class FunctionServices implements AutoCloseable {
                 new AsyncRemoteCallServiceV1(deployments, calls),
                 new ScalingGroupManagerServiceV1(groups),
                 new FunctionLogServiceV1(deployments, logs),
-                calls);
+                calls,
+                deployments::eachCodeBlob);
     }
 
     /** Serves the server's services to replicas, on their socket, counting their messages in {@code received}. */
@@ -233,6 +238,11 @@ final class FunctionServices implements AutoCloseable {
 
     BlobOwnerStore blobOwners() {
         return blobOwners;
+    }
+
+    /** The code blobs of the function versions that can serve. */
+    BlobCollection.References codeBlobs() {
+        return codeBlobs;
     }
 
     ExternalFunctionCatalogServiceV1 catalog() {

@@ -47,8 +47,14 @@ public final class BlobStore {
     private final java.util.Map<String, Long> pendingBy = new java.util.HashMap<>();
     /** Each environment's stored blobs, when {@link #limitEach} set a limit. */
     private volatile BlobOwnerStore owners;
-    /** The most bytes of blobs one environment may store (they are never collected). */
+    /** The most bytes of blobs one environment may store. */
     private volatile long perEnvironment = Long.MAX_VALUE;
+    /**
+     * Held while a committed blob is moved into place and recorded as its owner's, and while an unowned blob is
+     * deleted: a commit of bytes already present, between finding them and recording them, would otherwise lose them
+     * to a deletion that found no owner.
+     */
+    private final Object placing = new Object();
 
     /**
      * Opens (creating) a store in {@code dir}, discarding uploads a previous run left unfinished; uploads keep the
@@ -116,6 +122,20 @@ public final class BlobStore {
     public boolean contains(BlobDigest digest, long size) {
         OptionalLong present = size(digest);
         return present.isPresent() && present.getAsLong() == size;
+    }
+
+    /**
+     * Deletes a blob that no environment owns ({@link #limitEach}) any more; returns whether it was there. A commit of
+     * the same bytes under way waits, then stores them again.
+     */
+    public boolean deleteUnowned(BlobDigest digest) throws IOException {
+        BlobOwnerStore ledger = owners;
+        synchronized (placing) {
+            if (ledger != null && ledger.ownedByAny(digest.hex())) {
+                return false;
+            }
+            return Files.deleteIfExists(path(digest));
+        }
     }
 
     /** Opens a present blob for reading. */
@@ -232,7 +252,8 @@ public final class BlobStore {
                         + " pass its limit of " + mib(perEnvironment) + ": it stores "
                         + mib(stored) + (pending > 0 ? ", its uploads under way announced " + pending + " bytes" : "")
                         + ", and this one is " + size + " bytes; the blob was not stored"
-                        + " (the server's --blob-storage-per-environment sets the limit)");
+                        + " (the server's --blob-storage-per-environment sets the limit; what nothing refers to stops"
+                        + " counting after --unused-blobs-kept-for)");
             }
         }
         promised += size;
@@ -338,9 +359,11 @@ public final class BlobStore {
                     throw new BlobMismatchException("the uploaded bytes (" + written + " bytes, sha256:" + actual
                             + ") do not match the announced blob (" + expectedSize + " bytes, " + expected + ")");
                 }
-                boolean stored = moveIntoPlace(expected);
-                recordOwner(expected);
-                return stored;
+                synchronized (placing) {
+                    boolean stored = moveIntoPlace(expected);
+                    recordOwner(expected);
+                    return stored;
+                }
             } finally {
                 endPending(); // after the record: the bytes count as stored before they stop counting as pending
             }
@@ -357,8 +380,10 @@ public final class BlobStore {
             release();
             try {
                 BlobDigest digest = new BlobDigest(HexFormat.of().formatHex(sha.digest()));
-                moveIntoPlace(digest);
-                recordOwner(digest);
+                synchronized (placing) {
+                    moveIntoPlace(digest);
+                    recordOwner(digest);
+                }
                 return digest;
             } finally {
                 endPending();

@@ -123,9 +123,17 @@ public final class ServerMain implements Callable<Integer> {
     @Option(
             names = "--blob-storage-per-environment",
             description = "The most bytes of blobs (datasets, function code, SQL results, files) one environment may"
-                    + " store, e.g. 50Gi; they are never collected. Default: half of what the disk holds above its"
-                    + " reserve.")
+                    + " store, e.g. 50Gi; what nothing refers to stops counting after --unused-blobs-kept-for."
+                    + " Default: half of what the disk holds above its reserve.")
     String blobStoragePerEnvironment;
+
+    @Option(
+            names = "--unused-blobs-kept-for",
+            description = "How long a blob nothing refers to (code of deleted function versions, files of deleted"
+                    + " datasets, results of forgotten queries, uploads never used) is kept after its environment last"
+                    + " stored it or asked about it, ISO-8601 (PT24H) or seconds; then it no longer counts against the"
+                    + " environment's blob storage, and is deleted once no environment holds it. Default: PT24H.")
+    String unusedBlobsKeptFor = "PT24H";
 
     @Option(
             names = "--sandbox-pids",
@@ -268,7 +276,8 @@ public final class ServerMain implements Callable<Integer> {
                 .auth(authMode)
                 .port(port)
                 .sandboxLifetime(parseDuration("--sandbox-lifetime", lifetime))
-                .transferLinkTtl(parseDuration("--transfer-link-ttl", transferLinkTtl));
+                .transferLinkTtl(parseDuration("--transfer-link-ttl", transferLinkTtl))
+                .unusedBlobsKeptFor(parseDuration("--unused-blobs-kept-for", unusedBlobsKeptFor));
         LocalRuntimeOptions.Builder local = LocalRuntimeOptions.builder()
                 .isolation(isolation)
                 .ociImportDir(ociDir)

@@ -16,6 +16,7 @@ import ai.chalk.compute.server.store.FunctionStore;
 import ai.chalk.compute.server.store.FunctionStore.FunctionRecord;
 import ai.chalk.compute.server.store.FunctionStore.VersionRecord;
 import ai.chalk.compute.server.store.ScalingGroupStore.GroupRecord;
+import ai.chalk.compute.server.worker.CodeManifest;
 import ai.chalk.compute.server.worker.CodeSnapshots;
 import ai.chalk.compute.server.worker.WorkerImageCheck;
 import ai.chalk.compute.server.worker.WorkerJava;
@@ -28,8 +29,11 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 import java.util.regex.Pattern;
 
 /**
@@ -242,6 +246,38 @@ public final class FunctionDeployments {
             throw Status.FAILED_PRECONDITION
                     .withDescription("code " + digest + " could not be unpacked: " + e.getMessage())
                     .asRuntimeException();
+        }
+    }
+
+    /**
+     * Gives {@code use} the environment and digest (hex) of each code blob, manifest and entries, of the versions not
+     * deleted: any of them can serve again, so those blobs are never collected.
+     */
+    public void eachCodeBlob(BiConsumer<String, String> use) {
+        Map<BlobDigest, List<BlobDigest>> entries = new HashMap<>();
+        store.eachLiveVersionRequest((environment, request) -> {
+            BlobDigest manifest;
+            try {
+                manifest = FunctionOptions.of(CreateExternalFunctionVersionRequest.parseFrom(request)
+                                .getConfig())
+                        .code();
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                // which blobs it needs is unknown: none may be collected
+                throw new IllegalStateException("a stored function version request is unreadable", e);
+            }
+            use.accept(environment, manifest.hex());
+            entries.computeIfAbsent(manifest, this::entries).forEach(e -> use.accept(environment, e.hex()));
+        });
+    }
+
+    /** The blobs a code manifest lists; none when it cannot be read (its manifest is kept all the same). */
+    private List<BlobDigest> entries(BlobDigest manifest) {
+        try {
+            return code.manifest(manifest).entries().stream()
+                    .map(CodeManifest.Entry::digest)
+                    .toList();
+        } catch (IOException | RuntimeException e) {
+            return List.of();
         }
     }
 

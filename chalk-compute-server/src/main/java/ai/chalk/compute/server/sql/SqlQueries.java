@@ -281,10 +281,8 @@ public final class SqlQueries implements AutoCloseable {
         }
         BlobDigest digest = new BlobDigest(HexFormat.of().formatHex(sha.digest()));
         long size = Files.size(file);
-        if (blobs.contains(digest, size)) {
-            return digest;
-        }
-        try (BlobStore.Upload upload = blobs.begin(size, environment);
+        // stored even when present: the environment owns it then, and its use now keeps it from being collected
+        try (BlobStore.Upload upload = blobs.begin(size, environment, digest);
                 InputStream in = Files.newInputStream(file)) {
             byte[] buffer = new byte[1 << 16];
             for (int n; (n = in.read(buffer)) > 0; ) {

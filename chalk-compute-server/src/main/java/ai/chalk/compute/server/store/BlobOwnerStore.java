@@ -43,6 +43,9 @@ public final class BlobOwnerStore {
                   created_at TIMESTAMP WITH TIME ZONE NOT NULL,
                   PRIMARY KEY (environment, digest))""");
         db.execute("ALTER TABLE blob_owner ADD COLUMN IF NOT EXISTS size_bytes BIGINT");
+        // when the environment last stored the blob or asked about it, for the collection of unused blobs
+        db.execute("ALTER TABLE blob_owner ADD COLUMN IF NOT EXISTS used_at TIMESTAMP WITH TIME ZONE");
+        db.execute("CREATE INDEX IF NOT EXISTS blob_owner_digest ON blob_owner (digest)");
         if (!existed) {
             adopt.get().forEach(hex -> own(Database.DEFAULT_ENVIRONMENT, hex, sizeOf.applyAsLong(hex)));
         }
@@ -89,12 +92,67 @@ public final class BlobOwnerStore {
         storedBy.computeIfPresent(environment, (e, bytes) -> bytes + size);
     }
 
-    /** Whether the environment stored the blob with this digest (hex). */
+    /**
+     * Whether the environment stored the blob with this digest (hex). A blob asked about counts as used now, and is not
+     * collected for as long as unused blobs are kept ({@link #release}): whoever asks may be about to deploy, read or
+     * skip uploading it, trusting that it stays.
+     */
     public boolean owns(String environment, String digestHex) {
+        return SqlQuery.updateCount(
+                        db,
+                        "UPDATE blob_owner SET used_at = ? WHERE environment = ? AND digest = ?",
+                        ps -> {
+                            ps.setTimestamp(1, Timestamp.from(Instant.now()));
+                            ps.setString(2, environment);
+                            ps.setString(3, digestHex);
+                        },
+                        "blob owners")
+                > 0;
+    }
+
+    /** A blob an environment stored, and its size. */
+    public record Owned(String environment, String digestHex, long size) {}
+
+    /** The blobs that their environment neither stored nor asked about since {@code cutoff}. */
+    public List<Owned> unusedSince(Instant cutoff) {
+        return SqlQuery.select(
+                db,
+                "SELECT environment, digest, COALESCE(size_bytes, 0) FROM blob_owner"
+                        + " WHERE COALESCE(used_at, created_at) < ?",
+                List.of(Timestamp.from(cutoff)),
+                rs -> new Owned(rs.getString(1), rs.getString(2), rs.getLong(3)),
+                "blob owners");
+    }
+
+    /**
+     * Forgets that the environment stored the blob, if it has not stored or asked about it since {@code cutoff}
+     * (checked in the same statement, so a use racing with this one keeps it); its bytes no longer count against the
+     * environment's blob storage. Returns whether it was forgotten.
+     */
+    public synchronized boolean release(Owned blob, Instant cutoff) {
+        boolean released = SqlQuery.updateCount(
+                        db,
+                        "DELETE FROM blob_owner WHERE environment = ? AND digest = ?"
+                                + " AND COALESCE(used_at, created_at) < ?",
+                        ps -> {
+                            ps.setString(1, blob.environment());
+                            ps.setString(2, blob.digestHex());
+                            ps.setTimestamp(3, Timestamp.from(cutoff));
+                        },
+                        "forgetting blob " + blob.digestHex())
+                > 0;
+        if (released) {
+            storedBy.computeIfPresent(blob.environment(), (e, bytes) -> Math.max(0, bytes - blob.size()));
+        }
+        return released;
+    }
+
+    /** Whether any environment stored the blob with this digest (hex). */
+    public boolean ownedByAny(String digestHex) {
         return !SqlQuery.select(
                         db,
-                        "SELECT 1 FROM blob_owner WHERE environment = ? AND digest = ?",
-                        List.of(environment, digestHex),
+                        "SELECT 1 FROM blob_owner WHERE digest = ? LIMIT 1",
+                        List.of(digestHex),
                         rs -> rs.getInt(1),
                         "blob owners")
                 .isEmpty();

@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 
 /**
  * Datasets, their revisions and their upload sessions. A dataset is a stable parent (id, environment, a name unique in
@@ -178,6 +179,27 @@ public final class DatasetStore {
                   announced VARCHAR(64),
                   digest VARCHAR(64),
                   UNIQUE (session_id, ordinal))""");
+    }
+
+    /**
+     * Gives {@code use} the environment and digest (hex) of each blob that a revision's files or an open upload's
+     * objects refer to: those blobs are never collected.
+     */
+    public void eachBlob(BiConsumer<String, String> use) {
+        List<String[]> refs = new ArrayList<>(SqlQuery.select(
+                db,
+                "SELECT r.environment, f.digest FROM dataset_file f JOIN dataset_revision r ON r.id = f.revision_id",
+                List.of(),
+                rs -> new String[] {rs.getString(1), rs.getString(2)},
+                "dataset files"));
+        refs.addAll(SqlQuery.select(
+                db,
+                "SELECT s.environment, o.digest FROM dataset_upload_object o"
+                        + " JOIN dataset_upload_session s ON s.id = o.session_id WHERE s.state = 'OPEN'",
+                List.of(),
+                rs -> new String[] {rs.getString(1), rs.getString(2)},
+                "dataset uploads"));
+        refs.stream().filter(r -> r[1] != null).forEach(r -> use.accept(r[0], r[1]));
     }
 
     /**

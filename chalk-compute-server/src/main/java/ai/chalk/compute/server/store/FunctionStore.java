@@ -346,6 +346,18 @@ public final class FunctionStore {
                 "function version requests");
     }
 
+    /** Gives {@code use} the environment and request of each version of every environment that is not deleted. */
+    public void eachLiveVersionRequest(java.util.function.BiConsumer<String, byte[]> use) {
+        for (Map.Entry<String, byte[]> row : SqlQuery.select(
+                db,
+                "SELECT environment, request FROM ext_function_version WHERE deleted_at IS NULL",
+                List.of(),
+                rs -> Map.entry(rs.getString(1), rs.getBytes(2)),
+                "function version requests")) {
+            use.accept(row.getKey(), row.getValue());
+        }
+    }
+
     /** The requests of the environment's versions created at or after {@code since}, deleted or not, with when. */
     public List<Map.Entry<Instant, byte[]>> versionRequestsCreatedSince(String environment, Instant since) {
         return SqlQuery.select(

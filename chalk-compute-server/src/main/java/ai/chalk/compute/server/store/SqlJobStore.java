@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 
 /**
  * SQL queries and their results: every query is recorded (sync and async alike) so that its id can be polled for
@@ -151,6 +152,23 @@ public final class SqlJobStore {
                     ps.setInt(3, kept - 1);
                 },
                 "forgetting old SQL queries");
+    }
+
+    /**
+     * Gives {@code use} the environment and digest (hex) of each result file of the queries kept: those blobs are never
+     * collected.
+     */
+    public void eachBlob(BiConsumer<String, String> use) {
+        for (String[] row : SqlQuery.select(
+                db,
+                "SELECT environment, shards FROM sql_job WHERE shards IS NOT NULL AND shards <> ''",
+                List.of(),
+                rs -> new String[] {rs.getString(1), rs.getString(2)},
+                "SQL query results")) {
+            for (String digest : row[1].split(",")) {
+                use.accept(row[0], digest);
+            }
+        }
     }
 
     /** Records a query's success with its result files. */

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Each environment's blobs count against its blob storage ({@code --blob-storage-per-environment}), over TCP against a
- * real server with two environments. Blobs are never collected, and one tenant's code, datasets and query results
+ * real server with two environments. Without it, one tenant's code, datasets and query results
  * could fill the disk down to its reserve, after which every tenant's uploads were refused.
  */
 class BlobStorageLimitTest {

@@ -651,6 +651,37 @@ class DatasetServiceTest {
         }
     }
 
+    @Test
+    void aBlobCollectionKeepsARevisionsFilesAndCollectsTheUploadItWasConvertedFrom() throws Exception {
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            var api = api(server.channel);
+            Path csv = write("kept.csv", "sku,price\nsku-1,9.5\nsku-2,12.25\n");
+            String revisionId = revisionId(upload(api, "kept", csv).getMostRecentRevision());
+            Thread.sleep(5); // the cutoff after every use, even on a coarse clock
+
+            var collected = server.server.collectBlobs(java.time.Instant.now());
+
+            // the CSV as uploaded, which nothing refers to once converted, goes; the revision's Parquet file stays
+            assertThat(collected.released()).isEqualTo(1);
+            assertThat(collected.deleted()).isEqualTo(1);
+            assertThat(collected.deletedBytes()).isEqualTo(Files.size(csv));
+            List<String> links = api.getDatasetRevisionDownloadLinks(GetDatasetRevisionDownloadLinksRequest.newBuilder()
+                            .setRevisionId(revisionId)
+                            .build())
+                    .getOutputUrlsList();
+            Path downloaded = files.resolve("kept.parquet");
+            assertThat(http.send(
+                                    HttpRequest.newBuilder(URI.create(links.get(0)))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofFile(downloaded))
+                            .statusCode())
+                    .isEqualTo(200);
+            assertThat(duck("SELECT string_agg(sku || '=' || price, ',' ORDER BY sku) FROM read_parquet('" + downloaded
+                            + "')"))
+                    .isEqualTo("sku-1=9.5,sku-2=12.25");
+        }
+    }
+
     // -------------------------------------------------------------------------------------------------------------
 
     /** An upload session and its objects, in order. */

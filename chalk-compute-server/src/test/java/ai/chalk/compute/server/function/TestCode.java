@@ -123,16 +123,26 @@ public final class TestCode {
         return upload(channel, digest -> true);
     }
 
-    /** Uploads what the server reports missing of the blobs whose digests {@code which} accepts. */
-    int upload(Channel channel, java.util.function.Predicate<String> which) throws Exception {
-        var stub = BlobServiceGrpc.newBlockingStub(channel);
+    /** The blobs of this code that the server reports missing. */
+    public List<BlobRef> missing(Channel channel) {
+        return missing(channel, digest -> true);
+    }
+
+    private List<BlobRef> missing(Channel channel, java.util.function.Predicate<String> which) {
         FindMissingBlobsRequest.Builder find = FindMissingBlobsRequest.newBuilder();
         blobs.forEach((d, b) -> {
             if (which.test(d)) {
                 find.addBlobs(BlobRef.newBuilder().setDigest(d).setSize(b.length));
             }
         });
-        List<BlobRef> missing = stub.findMissingBlobs(find.build()).getMissingList();
+        return BlobServiceGrpc.newBlockingStub(channel)
+                .findMissingBlobs(find.build())
+                .getMissingList();
+    }
+
+    /** Uploads what the server reports missing of the blobs whose digests {@code which} accepts. */
+    int upload(Channel channel, java.util.function.Predicate<String> which) throws Exception {
+        List<BlobRef> missing = missing(channel, which);
         for (BlobRef ref : missing) {
             CompletableFuture<UploadBlobResponse> done = new CompletableFuture<>();
             StreamObserver<UploadBlobRequest> up = BlobServiceGrpc.newStub(channel)

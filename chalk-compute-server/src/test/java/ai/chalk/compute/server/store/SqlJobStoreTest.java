@@ -59,4 +59,29 @@ class SqlJobStoreTest {
             assertThat(store.find("huge").orElseThrow().query()).hasSizeLessThanOrEqualTo(4096);
         }
     }
+
+    @Test
+    void theResultFilesOfTheQueriesKeptAreWhatTheBlobCollectionKeeps() throws InterruptedException {
+        try (Database db = Database.open(dir)) {
+            SqlJobStore store = new SqlJobStore(db);
+            String a = "a".repeat(64);
+            String b = "b".repeat(64);
+            store.insert("two-files", "dev", "SELECT 1", Optional.empty(), true, "");
+            store.succeeded("two-files", List.of(a, b), "2 rows");
+            store.insert("one-file", "prod", "SELECT 2", Optional.empty(), true, "");
+            store.succeeded("one-file", List.of(b), "1 row");
+            store.insert("running", "dev", "SELECT 3", Optional.empty(), true, "");
+
+            List<String> kept = new java.util.ArrayList<>();
+            store.eachBlob((environment, digest) -> kept.add(environment + "/" + digest));
+
+            assertThat(kept).containsExactlyInAnyOrder("dev/" + a, "dev/" + b, "prod/" + b);
+            Thread.sleep(5);
+            store.insertFinished(finished("newest", "dev", "SELEC", Instant.now()));
+            store.forgetAllButNewest("dev", 1);
+            kept.clear();
+            store.eachBlob((environment, digest) -> kept.add(environment + "/" + digest));
+            assertThat(kept).as("a forgotten query's files are no longer kept").containsExactly("prod/" + b);
+        }
+    }
 }

@@ -1,0 +1,140 @@
+package ai.chalk.compute.server.blob;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ai.chalk.compute.proto.blob.v1.BlobRef;
+import ai.chalk.compute.proto.blob.v1.BlobServiceGrpc;
+import ai.chalk.compute.proto.blob.v1.FindMissingBlobsRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.DeleteExternalFunctionRequest;
+import ai.chalk.compute.proto.externalfunctioncatalog.v1.ExternalFunctionCatalogServiceGrpc;
+import ai.chalk.compute.server.RunningServer;
+import ai.chalk.compute.server.function.TestCode;
+import io.grpc.Channel;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Blobs that nothing refers to are collected ({@code --unused-blobs-kept-for}), over TCP against a real server with two
+ * environments: they stop counting against their environment's blob storage, and their files go once no environment
+ * holds them. Before this, a tenant that deleted what it had deployed kept its storage full for good, and the disk only
+ * ever filled. What a function version, a dataset or a kept query refers to stays, and so does a blob asked about since.
+ */
+class BlobCollectionTest {
+
+    @TempDir
+    Path dataDir;
+
+    private static byte[] random(int size, long seed) {
+        byte[] bytes = new byte[size];
+        new Random(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    private static boolean stored(Channel channel, byte[] bytes) throws Exception {
+        return BlobUploads.upload(channel, BlobUploads.ref(bytes), bytes)
+                .get(30, TimeUnit.SECONDS)
+                .getStored();
+    }
+
+    private static List<BlobRef> missing(Channel channel, BlobRef... refs) {
+        return BlobServiceGrpc.newBlockingStub(channel)
+                .findMissingBlobs(FindMissingBlobsRequest.newBuilder()
+                        .addAllBlobs(List.of(refs))
+                        .build())
+                .getMissingList();
+    }
+
+    private Path file(BlobRef ref) {
+        String hex = ref.getDigest().substring("sha256:".length());
+        return dataDir.resolve("blobs")
+                .resolve("sha256")
+                .resolve(hex.substring(0, 2))
+                .resolve(hex);
+    }
+
+    @Test
+    void unusedBlobsStopCountingAndGoOnceNoEnvironmentHoldsThemWhileOnesAskedAboutSinceStay() throws Exception {
+        byte[] unused = random(2 << 20, 1);
+        byte[] next = random(2 << 20, 2);
+        byte[] askedAbout = random(1000, 3);
+        BlobRef unusedRef = BlobUploads.ref(unused);
+        BlobRef askedAboutRef = BlobUploads.ref(askedAbout);
+        try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(3L << 20))) {
+            ManagedChannel dev = server.channel;
+            ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
+            try {
+                assertThat(stored(dev, unused)).isTrue();
+                assertThat(stored(prod, unused)).isTrue(); // the same bytes: kept once, counted for each
+                assertThat(stored(dev, askedAbout)).isTrue();
+                try {
+                    stored(dev, next);
+                    throw new AssertionError("dev stored past its limit");
+                } catch (ExecutionException e) {
+                    assertThat(Status.fromThrowable(e.getCause()).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                }
+                Instant cutoff = Instant.now();
+                Thread.sleep(5); // a use after the cutoff, even on a coarse clock
+                assertThat(missing(dev, askedAboutRef)).isEmpty();
+
+                BlobCollection.Collected collected = server.server.collectBlobs(cutoff);
+
+                assertThat(collected.released()).isEqualTo(2);
+                assertThat(collected.releasedBytes()).isEqualTo(2L * unused.length);
+                assertThat(collected.deleted()).isEqualTo(1);
+                assertThat(collected.deletedBytes()).isEqualTo(unused.length);
+                assertThat(file(unusedRef)).doesNotExist();
+                assertThat(missing(dev, unusedRef)).containsExactly(unusedRef);
+                assertThat(missing(prod, unusedRef)).containsExactly(unusedRef);
+                assertThat(file(askedAboutRef)).exists();
+                assertThat(missing(dev, askedAboutRef)).isEmpty();
+                // dev's storage counts what it holds now: the next blob fits
+                assertThat(stored(dev, next)).isTrue();
+                try {
+                    stored(dev, unused);
+                    throw new AssertionError("dev stored past its limit");
+                } catch (ExecutionException e) {
+                    assertThat(Status.fromThrowable(e.getCause()).getDescription())
+                            .contains("it stores " + ((next.length + askedAbout.length) >> 20) + " MiB");
+                }
+            } finally {
+                prod.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void aFunctionVersionsCodeStaysUntilTheFunctionIsDeleted() throws Exception {
+        TestCode code = new TestCode("collected", false);
+        try (RunningServer server = RunningServer.start(dataDir)) {
+            assertThat(code.upload(server.channel)).isEqualTo(2); // the manifest and its one entry
+            var catalog = ExternalFunctionCatalogServiceGrpc.newBlockingStub(server.channel);
+            catalog.createExternalFunctionVersion(code.echoDeployment("kept"));
+            Thread.sleep(5);
+
+            assertThat(server.server.collectBlobs(Instant.now()).released()).isZero();
+            assertThat(code.missing(server.channel)).isEmpty();
+
+            catalog.deleteExternalFunction(DeleteExternalFunctionRequest.newBuilder()
+                    .setFunctionName("kept")
+                    .build());
+            Thread.sleep(5);
+            BlobCollection.Collected collected = server.server.collectBlobs(Instant.now());
+
+            assertThat(collected.released()).isEqualTo(2);
+            assertThat(collected.deleted()).isEqualTo(2);
+            assertThat(code.missing(server.channel)).hasSize(2);
+            try (var files = Files.walk(dataDir.resolve("blobs").resolve("sha256"))) {
+                assertThat(files.filter(Files::isRegularFile)).isEmpty();
+            }
+        }
+    }
+}
