@@ -87,6 +87,7 @@ import java.util.OptionalInt;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -307,8 +308,24 @@ public final class ComputeServer implements AutoCloseable {
                     functions.blobOwners(),
                     List.of(functions.codeBlobs(), datasetStore::eachBlob, sqlJobs::eachBlob));
             long collectEvery = BLOB_COLLECTION_INTERVAL.toSeconds();
+            AtomicBoolean collecting = new AtomicBoolean();
             scheduler.scheduleWithFixedDelay(
-                    () -> functions.executor().execute(this::collectUnusedBlobs),
+                    () -> {
+                        // one at a time: a run that outlasts the interval is not joined by a queue of others
+                        if (collecting.compareAndSet(false, true)) {
+                            try {
+                                functions.executor().execute(() -> {
+                                    try {
+                                        collectUnusedBlobs();
+                                    } finally {
+                                        collecting.set(false);
+                                    }
+                                });
+                            } catch (RuntimeException e) { // stopping
+                                collecting.set(false);
+                            }
+                        }
+                    },
                     Math.min(collectEvery, BLOB_COLLECTION_FIRST.toSeconds()),
                     collectEvery,
                     TimeUnit.SECONDS);
@@ -745,11 +762,13 @@ public final class ComputeServer implements AutoCloseable {
          * function code of deleted versions, files of deleted datasets, results of forgotten queries, and uploads never
          * used. Then it stops counting against the environment's blob storage, and its file is deleted once no
          * environment holds it. Asking whether a blob is present (as a client does before it skips an upload) keeps it
-         * for this long again. Default 24 hours.
+         * for this long again. At least one hour; default 24 hours.
          */
         public Builder unusedBlobsKeptFor(Duration kept) {
-            if (kept.isNegative()) {
-                throw new IllegalArgumentException("how long unused blobs are kept cannot be negative, got " + kept);
+            if (kept.compareTo(BLOB_COLLECTION_INTERVAL) < 0) {
+                // what is stored or asked about must stay until the record that refers to it is written
+                throw new IllegalArgumentException("unused blobs are kept at least " + BLOB_COLLECTION_INTERVAL
+                        + " (one collection interval), got " + kept);
             }
             this.unusedBlobsKeptFor = kept;
             return this;

@@ -40,9 +40,11 @@ public final class BlobCollection {
 
     /**
      * Releases each environment's blobs that it has not stored or asked about since {@code cutoff} and that none of its
-     * records refer to, then deletes those that no environment owns any more and nothing refers to. The references are
-     * read before anything is released: a record made later refers to blobs its environment asked about or stored
-     * while making it, after {@code cutoff}, which are kept.
+     * records refer to, then deletes the files, stored before {@code cutoff}, that no environment owns any more and
+     * nothing refers to. The references are read before anything is released: a record made later refers to blobs its
+     * environment asked about or stored while making it, after {@code cutoff}, which are kept.
+     *
+     * @throws IOException when a file could not be deleted (the others were)
      */
     public synchronized Collected collect(Instant cutoff) throws IOException {
         Map<String, Set<String>> referenced = new HashMap<>();
@@ -67,13 +69,31 @@ public final class BlobCollection {
                 orphans.put(blob.digestHex(), blob.size());
             }
         }
+        // and the files no environment owns that nothing refers to: one whose deletion failed before, or whose last
+        // owner was released by a run that stopped before deleting it, or that only another environment referred to
+        for (String hex : blobs.digests()) {
+            if (!referencedByAny.contains(hex) && !orphans.containsKey(hex)) {
+                BlobDigest digest = new BlobDigest(hex);
+                if (blobs.lastModified(digest).isBefore(cutoff) && !owners.ownedByAny(hex)) {
+                    orphans.put(hex, blobs.size(digest).orElse(0));
+                }
+            }
+        }
         int deleted = 0;
         long deletedBytes = 0;
+        IOException failed = null;
         for (Map.Entry<String, Long> orphan : orphans.entrySet()) {
-            if (blobs.deleteUnowned(new BlobDigest(orphan.getKey()))) {
-                deleted++;
-                deletedBytes += orphan.getValue();
+            try {
+                if (blobs.deleteUnowned(new BlobDigest(orphan.getKey()))) {
+                    deleted++;
+                    deletedBytes += orphan.getValue();
+                }
+            } catch (IOException e) {
+                failed = e; // the others are deleted all the same; this one is found again next time
             }
+        }
+        if (failed != null) {
+            throw failed;
         }
         return new Collected(released, releasedBytes, deleted, deletedBytes);
     }

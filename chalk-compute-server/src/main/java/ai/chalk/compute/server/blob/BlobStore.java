@@ -118,10 +118,28 @@ public final class BlobStore {
         }
     }
 
+    /** When a blob was stored; the epoch when it is not present. */
+    public java.time.Instant lastModified(BlobDigest digest) {
+        try {
+            return Files.getLastModifiedTime(path(digest)).toInstant();
+        } catch (IOException e) {
+            return java.time.Instant.EPOCH;
+        }
+    }
+
     /** Whether the blob is present with this size. */
     public boolean contains(BlobDigest digest, long size) {
         OptionalLong present = size(digest);
         return present.isPresent() && present.getAsLong() == size;
+    }
+
+    /**
+     * Whether {@code owner} (an environment) stores the blob; if so, it counts as used now, and is not collected for a
+     * while ({@link BlobCollection}). A store without owners ({@link #limitEach} never called) collects nothing: true.
+     */
+    public boolean use(String owner, BlobDigest digest) {
+        BlobOwnerStore ledger = owners;
+        return ledger == null || ledger.owns(owner, digest.hex());
     }
 
     /**

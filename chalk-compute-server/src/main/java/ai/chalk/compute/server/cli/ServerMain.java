@@ -132,7 +132,8 @@ public final class ServerMain implements Callable<Integer> {
             description = "How long a blob nothing refers to (code of deleted function versions, files of deleted"
                     + " datasets, results of forgotten queries, uploads never used) is kept after its environment last"
                     + " stored it or asked about it, ISO-8601 (PT24H) or seconds; then it no longer counts against the"
-                    + " environment's blob storage, and is deleted once no environment holds it. Default: PT24H.")
+                    + " environment's blob storage, and is deleted once no environment holds it. At least PT1H;"
+                    + " default: PT24H.")
     String unusedBlobsKeptFor = "PT24H";
 
     @Option(
@@ -276,8 +277,13 @@ public final class ServerMain implements Callable<Integer> {
                 .auth(authMode)
                 .port(port)
                 .sandboxLifetime(parseDuration("--sandbox-lifetime", lifetime))
-                .transferLinkTtl(parseDuration("--transfer-link-ttl", transferLinkTtl))
-                .unusedBlobsKeptFor(parseDuration("--unused-blobs-kept-for", unusedBlobsKeptFor));
+                .transferLinkTtl(parseDuration("--transfer-link-ttl", transferLinkTtl));
+        try {
+            settings.unusedBlobsKeptFor(parseDuration("--unused-blobs-kept-for", unusedBlobsKeptFor));
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(
+                    new CommandLine(this), "--unused-blobs-kept-for \"" + unusedBlobsKeptFor + "\": " + e.getMessage());
+        }
         LocalRuntimeOptions.Builder local = LocalRuntimeOptions.builder()
                 .isolation(isolation)
                 .ociImportDir(ociDir)

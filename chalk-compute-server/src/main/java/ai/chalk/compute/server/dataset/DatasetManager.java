@@ -200,6 +200,13 @@ public final class DatasetManager {
                 }
                 files.add(new FileRecord(o.ordinal(), stored.digest().hex(), stored.size(), stored.rows()));
             }
+            for (FileRecord f : files) {
+                // used again just before the revision refers to it: an upload converted slowly is not collected
+                if (!blobs.use(environment, new BlobDigest(f.digestHex()))) {
+                    throw new IOException("the bytes of file " + (f.ordinal() + 1) + " were collected while it was"
+                            + " converted; upload it again");
+                }
+            }
             store.completeRevision(
                     begun.revisionId(), files, schema, arrowSchema.length == 0 ? null : arrowSchema, clock.instant());
             log.info(
@@ -307,7 +314,8 @@ public final class DatasetManager {
     private Stored toParquet(ObjectRecord o, int count) throws IOException, SQLException, RefusedFile {
         BlobDigest uploaded = new BlobDigest(o.digestHex());
         Path path = blobs.path(uploaded);
-        if (!Files.exists(path)) {
+        // used now: kept from collection while converted and until the revision refers to it
+        if (!blobs.use(o.environment(), uploaded) || !Files.exists(path)) {
             throw new IOException("the bytes of " + label(o, count) + " are gone from the blob store");
         }
         FileFormat format = FileFormat.of(path);

@@ -256,28 +256,33 @@ public final class FunctionDeployments {
     public void eachCodeBlob(BiConsumer<String, String> use) {
         Map<BlobDigest, List<BlobDigest>> entries = new HashMap<>();
         store.eachLiveVersionRequest((environment, request) -> {
-            BlobDigest manifest;
+            String code;
             try {
-                manifest = FunctionOptions.of(CreateExternalFunctionVersionRequest.parseFrom(request)
-                                .getConfig())
-                        .code();
+                code = CreateExternalFunctionVersionRequest.parseFrom(request)
+                        .getConfig()
+                        .getOptionsOrDefault(FunctionOptions.CODE, "");
             } catch (com.google.protobuf.InvalidProtocolBufferException e) {
                 // which blobs it needs is unknown: none may be collected
                 throw new IllegalStateException("a stored function version request is unreadable", e);
             }
+            BlobDigest manifest = BlobDigest.parse("a stored function version's code", code);
             use.accept(environment, manifest.hex());
             entries.computeIfAbsent(manifest, this::entries).forEach(e -> use.accept(environment, e.hex()));
         });
     }
 
-    /** The blobs a code manifest lists; none when it cannot be read (its manifest is kept all the same). */
+    /**
+     * The blobs a code manifest lists. One that cannot be read stops the collection: its entries may be in use.
+     *
+     * @throws UncheckedIOException when the manifest cannot be read
+     */
     private List<BlobDigest> entries(BlobDigest manifest) {
         try {
             return code.manifest(manifest).entries().stream()
                     .map(CodeManifest.Entry::digest)
                     .toList();
-        } catch (IOException | RuntimeException e) {
-            return List.of();
+        } catch (IOException e) {
+            throw new UncheckedIOException("the code manifest " + manifest + " cannot be read", e);
         }
     }
 

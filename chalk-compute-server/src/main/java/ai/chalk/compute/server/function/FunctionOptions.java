@@ -28,6 +28,9 @@ public record FunctionOptions(
     /** The option holding a call's timeout. */
     static final String TIMEOUT = "chalk_compute.timeout";
 
+    /** The option holding the code's digest: the manifest blob's. */
+    static final String CODE = "chalk_compute.code";
+
     /**
      * The most functions one deployment serves. A replica's untagged output line is kept for every function it serves,
      * and a deployment listing 15,000 names made each line 15,000 insertions of the server's CPU (and its logs'
@@ -52,7 +55,7 @@ public record FunctionOptions(
     /** The options of a version request's config; INVALID_ARGUMENT naming the option that is wrong. */
     public static FunctionOptions of(FunctionConfig config) {
         var o = config.getOptionsMap();
-        String code = o.getOrDefault("chalk_compute.code", "");
+        String code = o.getOrDefault(CODE, "");
         if (code.isEmpty()) {
             throw invalid("config.options[\"chalk_compute.code\"] is required: the code digest (the manifest blob's"
                     + " sha256:...)");

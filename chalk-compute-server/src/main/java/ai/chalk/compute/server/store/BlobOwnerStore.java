@@ -45,6 +45,8 @@ public final class BlobOwnerStore {
         db.execute("ALTER TABLE blob_owner ADD COLUMN IF NOT EXISTS size_bytes BIGINT");
         // when the environment last stored the blob or asked about it, for the collection of unused blobs
         db.execute("ALTER TABLE blob_owner ADD COLUMN IF NOT EXISTS used_at TIMESTAMP WITH TIME ZONE");
+        // rows from before uses were recorded: their blobs may have been asked about just before the upgrade
+        db.execute("UPDATE blob_owner SET used_at = CURRENT_TIMESTAMP WHERE used_at IS NULL");
         db.execute("CREATE INDEX IF NOT EXISTS blob_owner_digest ON blob_owner (digest)");
         if (!existed) {
             adopt.get().forEach(hex -> own(Database.DEFAULT_ENVIRONMENT, hex, sizeOf.applyAsLong(hex)));
@@ -80,13 +82,15 @@ public final class BlobOwnerStore {
         }
         SqlQuery.update(
                 db,
-                "MERGE INTO blob_owner (environment, digest, created_at, size_bytes) KEY (environment, digest)"
-                        + " VALUES (?, ?, ?, ?)",
+                "MERGE INTO blob_owner (environment, digest, created_at, size_bytes, used_at)"
+                        + " KEY (environment, digest) VALUES (?, ?, ?, ?, ?)",
                 ps -> {
+                    Timestamp now = Timestamp.from(Instant.now());
                     ps.setString(1, environment);
                     ps.setString(2, digestHex);
-                    ps.setTimestamp(3, Timestamp.from(Instant.now()));
+                    ps.setTimestamp(3, now);
                     ps.setLong(4, size);
+                    ps.setTimestamp(5, now);
                 },
                 "recording blob " + digestHex);
         storedBy.computeIfPresent(environment, (e, bytes) -> bytes + size);
@@ -117,8 +121,7 @@ public final class BlobOwnerStore {
     public List<Owned> unusedSince(Instant cutoff) {
         return SqlQuery.select(
                 db,
-                "SELECT environment, digest, COALESCE(size_bytes, 0) FROM blob_owner"
-                        + " WHERE COALESCE(used_at, created_at) < ?",
+                "SELECT environment, digest, COALESCE(size_bytes, 0) FROM blob_owner" + " WHERE used_at < ?",
                 List.of(Timestamp.from(cutoff)),
                 rs -> new Owned(rs.getString(1), rs.getString(2), rs.getLong(3)),
                 "blob owners");
@@ -132,8 +135,7 @@ public final class BlobOwnerStore {
     public synchronized boolean release(Owned blob, Instant cutoff) {
         boolean released = SqlQuery.updateCount(
                         db,
-                        "DELETE FROM blob_owner WHERE environment = ? AND digest = ?"
-                                + " AND COALESCE(used_at, created_at) < ?",
+                        "DELETE FROM blob_owner WHERE environment = ? AND digest = ?" + " AND used_at < ?",
                         ps -> {
                             ps.setString(1, blob.environment());
                             ps.setString(2, blob.digestHex());

@@ -15,14 +15,33 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** Sandbox records in the embedded database. */
 public final class SandboxStore {
 
+    /**
+     * How many finished sandboxes of an environment are kept, newest first: each keeps its request and spec, and a
+     * tenant creating sandboxes in a loop grew the store without end.
+     */
+    public static final int KEPT_FINISHED = 10_000;
+
+    /** Inserts between two trims of an environment's finished sandboxes: a trim's cost spread over them. */
+    private static final int TRIM_EVERY = 100;
+
     private final Database db;
+    private final int keptFinished;
+    private final Map<String, AtomicInteger> inserts = new ConcurrentHashMap<>();
 
     public SandboxStore(Database db) {
+        this(db, KEPT_FINISHED);
+    }
+
+    /** A store keeping {@code keptFinished} finished sandboxes of each environment (at least about that many). */
+    SandboxStore(Database db, int keptFinished) {
         this.db = db;
+        this.keptFinished = keptFinished;
         db.execute("""
                 CREATE TABLE IF NOT EXISTS sandbox (
                   seq BIGINT AUTO_INCREMENT PRIMARY KEY,
@@ -82,6 +101,9 @@ public final class SandboxStore {
             byte[] containerSpec,
             String statusMessage,
             Optional<String> buildId) {
+        if (inserts.computeIfAbsent(environment, e -> new AtomicInteger()).incrementAndGet() % TRIM_EVERY == 0) {
+            forgetAllButNewestFinished(environment, keptFinished);
+        }
         synchronized (db) {
             return db.write("saving sandbox " + id, c -> {
                 try (PreparedStatement ps = c.prepareStatement(
@@ -122,6 +144,24 @@ public final class SandboxStore {
                 }
             });
         }
+    }
+
+    /**
+     * Forgets the environment's finished sandboxes but the {@code kept} (at least 1) created last; returns how many it
+     * forgot. A sandbox not finished is never forgotten.
+     */
+    public int forgetAllButNewestFinished(String environment, int kept) {
+        return SqlQuery.updateCount(
+                db,
+                "DELETE FROM sandbox WHERE environment = ? AND finished_at IS NOT NULL AND seq <"
+                        + " (SELECT seq FROM sandbox WHERE environment = ? AND finished_at IS NOT NULL"
+                        + " ORDER BY seq DESC OFFSET ? ROWS FETCH FIRST 1 ROW ONLY)",
+                ps -> {
+                    ps.setString(1, environment);
+                    ps.setString(2, environment);
+                    ps.setInt(3, Math.max(1, kept) - 1);
+                },
+                "forgetting old sandboxes");
     }
 
     /** Moves a sandbox to a new state; a finished state also records when. */

@@ -81,6 +81,14 @@ class BlobCollectionTest {
                 } catch (ExecutionException e) {
                     assertThat(Status.fromThrowable(e.getCause()).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                 }
+                // a file no environment owns, as a run stopped between releasing its last owner and deleting it leaves
+                byte[] stray = random(1000, 4);
+                Path strayFile = file(BlobUploads.ref(stray));
+                Files.createDirectories(strayFile.getParent());
+                Files.write(strayFile, stray);
+                Files.setLastModifiedTime(
+                        strayFile,
+                        java.nio.file.attribute.FileTime.from(Instant.now().minusSeconds(60)));
                 Instant cutoff = Instant.now();
                 Thread.sleep(5); // a use after the cutoff, even on a coarse clock
                 assertThat(missing(dev, askedAboutRef)).isEmpty();
@@ -89,9 +97,10 @@ class BlobCollectionTest {
 
                 assertThat(collected.released()).isEqualTo(2);
                 assertThat(collected.releasedBytes()).isEqualTo(2L * unused.length);
-                assertThat(collected.deleted()).isEqualTo(1);
-                assertThat(collected.deletedBytes()).isEqualTo(unused.length);
+                assertThat(collected.deleted()).isEqualTo(2);
+                assertThat(collected.deletedBytes()).isEqualTo(unused.length + stray.length);
                 assertThat(file(unusedRef)).doesNotExist();
+                assertThat(strayFile).doesNotExist();
                 assertThat(missing(dev, unusedRef)).containsExactly(unusedRef);
                 assertThat(missing(prod, unusedRef)).containsExactly(unusedRef);
                 assertThat(file(askedAboutRef)).exists();

@@ -652,11 +652,12 @@ class DatasetServiceTest {
     }
 
     @Test
-    void aBlobCollectionKeepsARevisionsFilesAndCollectsTheUploadItWasConvertedFrom() throws Exception {
+    void aBlobCollectionKeepsARevisionsFilesUntilItsDatasetIsDeleted() throws Exception {
         try (RunningServer server = RunningServer.start(dataDir)) {
             var api = api(server.channel);
             Path csv = write("kept.csv", "sku,price\nsku-1,9.5\nsku-2,12.25\n");
-            String revisionId = revisionId(upload(api, "kept", csv).getMostRecentRevision());
+            DatasetMeta dataset = upload(api, "kept", csv);
+            String revisionId = revisionId(dataset.getMostRecentRevision());
             Thread.sleep(5); // the cutoff after every use, even on a coarse clock
 
             var collected = server.server.collectBlobs(java.time.Instant.now());
@@ -679,6 +680,16 @@ class DatasetServiceTest {
             assertThat(duck("SELECT string_agg(sku || '=' || price, ',' ORDER BY sku) FROM read_parquet('" + downloaded
                             + "')"))
                     .isEqualTo("sku-1=9.5,sku-2=12.25");
+
+            // deleting the dataset frees its bytes
+            api.deleteDataset(DeleteDatasetRequest.newBuilder()
+                    .setDatasetId(dataset.getId())
+                    .build());
+            Thread.sleep(5);
+            collected = server.server.collectBlobs(java.time.Instant.now());
+            assertThat(collected.released()).isEqualTo(1);
+            assertThat(collected.deleted()).isEqualTo(1);
+            assertThat(collected.deletedBytes()).isEqualTo(Files.size(downloaded));
         }
     }
 
