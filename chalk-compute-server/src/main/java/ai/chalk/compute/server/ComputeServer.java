@@ -306,7 +306,12 @@ public final class ComputeServer implements AutoCloseable {
             blobCollection = new BlobCollection(
                     functions.blobs(),
                     functions.blobOwners(),
-                    List.of(functions.codeBlobs(), datasetStore::eachBlob, sqlJobs::eachBlob));
+                    // finalizations after open uploads: one is listed before its session stops being open
+                    List.of(
+                            functions.codeBlobs(),
+                            datasetStore::eachBlob,
+                            sqlJobs::eachBlob,
+                            datasets::eachFinalizingBlob));
             long collectEvery = BLOB_COLLECTION_INTERVAL.toSeconds();
             AtomicBoolean collecting = new AtomicBoolean();
             scheduler.scheduleWithFixedDelay(

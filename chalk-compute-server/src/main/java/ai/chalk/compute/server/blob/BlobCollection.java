@@ -71,10 +71,11 @@ public final class BlobCollection {
         }
         // and the files no environment owns that nothing refers to: one whose deletion failed before, or whose last
         // owner was released by a run that stopped before deleting it, or that only another environment referred to
+        Set<String> owned = owners.ownedDigests(); // deleting one checks again, under the store's lock
         for (String hex : blobs.digests()) {
-            if (!referencedByAny.contains(hex) && !orphans.containsKey(hex)) {
+            if (!referencedByAny.contains(hex) && !orphans.containsKey(hex) && !owned.contains(hex)) {
                 BlobDigest digest = new BlobDigest(hex);
-                if (blobs.lastModified(digest).isBefore(cutoff) && !owners.ownedByAny(hex)) {
+                if (blobs.lastModified(digest).isBefore(cutoff)) {
                     orphans.put(hex, blobs.size(digest).orElse(0));
                 }
             }

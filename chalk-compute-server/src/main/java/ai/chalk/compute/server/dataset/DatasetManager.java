@@ -29,8 +29,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
+import java.util.function.BiConsumer;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -69,6 +73,18 @@ public final class DatasetManager {
     private final Path dataDir;
     /** Finalizing converts and scans files: two at a time keep a small server responsive. */
     private final Semaphore finalizing = new Semaphore(2, true);
+    /** The uploads being finalized. */
+    private final Set<Finalizing> finalizations = ConcurrentHashMap.newKeySet();
+
+    /** An upload being finalized (each one itself, whatever it holds): its environment, the blobs it reads or wrote. */
+    private static final class Finalizing {
+        final String environment;
+        final List<String> blobs = new CopyOnWriteArrayList<>();
+
+        Finalizing(String environment) {
+            this.environment = environment;
+        }
+    }
     /**
      * Previews reading at once, server-wide: each opens a database engine of its own (a gigabyte of memory, two
      * threads), and nothing else bounded them, so one tenant's calls in a loop took the host's memory.
@@ -151,6 +167,27 @@ public final class DatasetManager {
      * this runs leaves the revision FAILED.
      */
     public DatasetRecord finalizeUpload(String environment, String sessionId, String name, byte[] arrowSchema) {
+        Finalizing finalization = new Finalizing(environment);
+        finalizations.add(finalization);
+        try {
+            return finalizeUpload(environment, sessionId, name, arrowSchema, finalization.blobs);
+        } finally {
+            finalizations.remove(finalization);
+        }
+    }
+
+    /**
+     * Gives {@code use} the environment and digest (hex) of each blob that an upload being finalized reads or has
+     * written: its session is no longer open, and no revision refers to them yet, so they are never collected.
+     */
+    public void eachFinalizingBlob(BiConsumer<String, String> use) {
+        for (Finalizing f : finalizations) {
+            f.blobs.forEach(digest -> use.accept(f.environment, digest));
+        }
+    }
+
+    private DatasetRecord finalizeUpload(
+            String environment, String sessionId, String name, byte[] arrowSchema, List<String> inUse) {
         checkName(name);
         if (arrowSchema.length > MAX_ARROW_SCHEMA_BYTES) {
             throw ComputeException.invalid("arrow_schema_serialized has " + arrowSchema.length
@@ -171,6 +208,7 @@ public final class DatasetManager {
             throw ComputeException.refused("not every file of upload session " + sessionId + " was uploaded: "
                     + String.join(", ", missing) + " (PUT each one to its upload URI before finalizing)");
         }
+        objects.forEach(o -> inUse.add(o.digestHex())); // before the session is no longer open
         Begun begun = store.beginRevision(
                         environment,
                         sessionId,
@@ -191,7 +229,7 @@ public final class DatasetManager {
             List<FileRecord> files = new ArrayList<>();
             List<DatasetColumn> schema = null;
             for (ObjectRecord o : objects) {
-                Stored stored = toParquet(o, objects.size());
+                Stored stored = toParquet(o, objects.size(), inUse);
                 if (schema == null) {
                     schema = stored.columns();
                 } else {
@@ -311,7 +349,8 @@ public final class DatasetManager {
         }
     }
 
-    private Stored toParquet(ObjectRecord o, int count) throws IOException, SQLException, RefusedFile {
+    private Stored toParquet(ObjectRecord o, int count, List<String> inUse)
+            throws IOException, SQLException, RefusedFile {
         BlobDigest uploaded = new BlobDigest(o.digestHex());
         Path path = blobs.path(uploaded);
         // used now: kept from collection while converted and until the revision refers to it
@@ -327,6 +366,7 @@ public final class DatasetManager {
             try {
                 parquet.convert(path, format, converted);
                 BlobDigest digest = blobs.put(converted, o.environment());
+                inUse.add(digest.hex());
                 Path stored = blobs.path(digest);
                 return new Stored(digest, Files.size(stored), parquet.rows(stored), parquet.schema(stored));
             } finally {

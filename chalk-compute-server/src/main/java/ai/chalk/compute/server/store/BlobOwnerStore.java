@@ -149,6 +149,12 @@ public final class BlobOwnerStore {
         return released;
     }
 
+    /** The digests (hex) of the blobs some environment stored. */
+    public java.util.Set<String> ownedDigests() {
+        return new java.util.HashSet<>(SqlQuery.select(
+                db, "SELECT DISTINCT digest FROM blob_owner", List.of(), rs -> rs.getString(1), "blob owners"));
+    }
+
     /** Whether any environment stored the blob with this digest (hex). */
     public boolean ownedByAny(String digestHex) {
         return !SqlQuery.select(

@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Sandbox records in the embedded database. */
 public final class SandboxStore {
@@ -29,6 +31,8 @@ public final class SandboxStore {
 
     /** Inserts between two trims of an environment's finished sandboxes: a trim's cost spread over them. */
     private static final int TRIM_EVERY = 100;
+
+    private static final Logger log = LoggerFactory.getLogger(SandboxStore.class);
 
     private final Database db;
     private final int keptFinished;
@@ -59,6 +63,7 @@ public final class SandboxStore {
         db.environmentColumn("sandbox");
         db.execute("CREATE INDEX IF NOT EXISTS sandbox_environment ON sandbox (environment, seq)");
         db.execute("CREATE INDEX IF NOT EXISTS sandbox_environment_created ON sandbox (environment, created_at)");
+        db.execute("CREATE INDEX IF NOT EXISTS sandbox_environment_finished ON sandbox (environment, finished_at)");
     }
 
     /**
@@ -102,7 +107,12 @@ public final class SandboxStore {
             String statusMessage,
             Optional<String> buildId) {
         if (inserts.computeIfAbsent(environment, e -> new AtomicInteger()).incrementAndGet() % TRIM_EVERY == 0) {
-            forgetAllButNewestFinished(environment, keptFinished);
+            try {
+                forgetAllButNewestFinished(environment, keptFinished);
+            } catch (StoreException e) {
+                // the new sandbox is recorded all the same; the next trim tries again
+                log.warn("Forgetting old sandboxes of environment {} failed: {}", environment, e.getMessage());
+            }
         }
         synchronized (db) {
             return db.write("saving sandbox " + id, c -> {
@@ -147,21 +157,36 @@ public final class SandboxStore {
     }
 
     /**
-     * Forgets the environment's finished sandboxes but the {@code kept} (at least 1) created last; returns how many it
-     * forgot. A sandbox not finished is never forgotten.
+     * Forgets the environment's finished sandboxes but the {@code kept} (at least 1) that finished last; returns how
+     * many it forgot. A sandbox not finished is never forgotten. Deletes a thousand at a time, so that a store that
+     * kept every sandbox (before this limit) is not held for one long statement.
      */
     public int forgetAllButNewestFinished(String environment, int kept) {
-        return SqlQuery.updateCount(
+        List<Timestamp> edge = SqlQuery.select(
                 db,
-                "DELETE FROM sandbox WHERE environment = ? AND finished_at IS NOT NULL AND seq <"
-                        + " (SELECT seq FROM sandbox WHERE environment = ? AND finished_at IS NOT NULL"
-                        + " ORDER BY seq DESC OFFSET ? ROWS FETCH FIRST 1 ROW ONLY)",
-                ps -> {
-                    ps.setString(1, environment);
-                    ps.setString(2, environment);
-                    ps.setInt(3, Math.max(1, kept) - 1);
-                },
-                "forgetting old sandboxes");
+                "SELECT finished_at FROM sandbox WHERE environment = ? AND finished_at IS NOT NULL"
+                        + " ORDER BY finished_at DESC OFFSET ? ROWS FETCH FIRST 1 ROW ONLY",
+                List.of(environment, Math.max(1, kept) - 1),
+                rs -> rs.getTimestamp(1),
+                "sandboxes");
+        if (edge.isEmpty()) {
+            return 0;
+        }
+        int forgotten = 0;
+        int n;
+        do {
+            n = SqlQuery.updateCount(
+                    db,
+                    "DELETE FROM sandbox WHERE seq IN (SELECT seq FROM sandbox WHERE environment = ?"
+                            + " AND finished_at < ? FETCH FIRST 1000 ROWS ONLY)",
+                    ps -> {
+                        ps.setString(1, environment);
+                        ps.setTimestamp(2, edge.get(0));
+                    },
+                    "forgetting old sandboxes");
+            forgotten += n;
+        } while (n > 0);
+        return forgotten;
     }
 
     /** Moves a sandbox to a new state; a finished state also records when. */
