@@ -53,6 +53,9 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     /** Default working directory of a sandbox, as in the SDK's default image. */
     static final String DEFAULT_WORKDIR = "/workspace";
 
+    /** The largest spec a sandbox may have, serialized. */
+    static final int MAX_SPEC_BYTES = 512 << 10;
+
     private final SandboxRuntime runtime;
     private final SandboxStore store;
     private final List<Consumer<String>> endListeners = new CopyOnWriteArrayList<>();
@@ -282,13 +285,19 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                 throw ComputeException.invalid(
                         "name is " + name.get().length() + " characters; at most 255 are allowed");
             }
+            int specSize = containerSpec.getSerializedSize();
+            if (specSize > MAX_SPEC_BYTES) {
+                // kept with the sandbox's record, and an environment's 10,000 finished ones are kept
+                throw ComputeException.invalid("the sandbox's spec (entrypoint, variables, volumes, policies) is "
+                        + specSize + " bytes; at most " + (MAX_SPEC_BYTES >> 10) + " KiB are allowed (put files"
+                        + " in a volume or the image)");
+            }
             place = places.take(environment, SandboxManager::refusal);
         } catch (ComputeException e) {
             identities.release(spec.id()); // granted for a sandbox that will not start
             throw e;
         }
         Instant createdAt = Instant.now();
-        byte[] requestBytes = request.toByteArray();
         byte[] specBytes = containerSpec.toByteArray();
         RuntimeSandbox started;
         try {
@@ -307,7 +316,6 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     spec.image(),
                     runtime.name(),
                     createdAt,
-                    requestBytes,
                     specBytes,
                     e.getMessage(),
                     buildId);
@@ -323,7 +331,6 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     spec.image(),
                     runtime.name(),
                     createdAt,
-                    requestBytes,
                     specBytes,
                     "sandbox could not start: " + e,
                     buildId);
@@ -339,7 +346,6 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                     spec.image(),
                     runtime.name(),
                     createdAt,
-                    requestBytes,
                     specBytes,
                     null,
                     buildId);

@@ -89,7 +89,8 @@ public final class SandboxStore {
             int limit) {}
 
     /**
-     * Inserts a new record and returns it with its sequence number.
+     * Inserts a new record and returns it with its sequence number. It keeps the sandbox's spec, not the request that
+     * made it: a v1 request's image spec (up to 64 MiB of files) is its image build's to keep.
      *
      * @param environment the environment the sandbox belongs to
      * @param buildId     the image build the sandbox's image came from, when it was created from an image spec
@@ -102,7 +103,6 @@ public final class SandboxStore {
             String image,
             String runtime,
             Instant createdAt,
-            byte[] request,
             byte[] containerSpec,
             String statusMessage,
             Optional<String> buildId) {
@@ -126,7 +126,7 @@ public final class SandboxStore {
                     ps.setString(4, image);
                     ps.setString(5, runtime);
                     ps.setTimestamp(6, Timestamp.from(createdAt));
-                    ps.setBytes(7, request);
+                    ps.setBytes(7, null); // records before specs were kept had the request alone
                     ps.setString(8, fit(statusMessage));
                     Instant finishedAt = state.finished() ? Instant.now() : null;
                     ps.setTimestamp(9, finishedAt == null ? null : Timestamp.from(finishedAt));
@@ -146,7 +146,7 @@ public final class SandboxStore {
                                 createdAt,
                                 Optional.ofNullable(finishedAt),
                                 Optional.ofNullable(fit(statusMessage)),
-                                request,
+                                null,
                                 containerSpec,
                                 buildId,
                                 environment);

@@ -151,6 +151,17 @@ class SandboxServiceV2Test extends RunningServer.PerTestClass {
                 () -> server.sandboxesV2().createSandbox(CreateSandboxRequest.getDefaultInstance()),
                 Status.Code.INVALID_ARGUMENT,
                 "spec");
+        // a spec is kept with the sandbox's record, an environment's 10,000 finished ones too: it has a bound
+        ChalkContainerSpec.Builder huge = ChalkContainerSpec.newBuilder();
+        for (int i = 0; i < 5; i++) {
+            huge.addEntrypoint("x".repeat(120 << 10));
+        }
+        expectStatus(
+                () -> create(huge.build()),
+                Status.Code.INVALID_ARGUMENT,
+                "the sandbox's spec (entrypoint, variables, volumes, policies) is 614");
+        assertThat(get(create(ChalkContainerSpec.getDefaultInstance()).getId()).getStatus())
+                .isEqualTo(SandboxStatus.SANDBOX_STATUS_RUNNING);
     }
 
     @Test

@@ -27,7 +27,6 @@ class SandboxStoreTest {
                 "local",
                 Instant.now(),
                 new byte[512],
-                new byte[512],
                 "",
                 Optional.empty());
     }
