@@ -23,6 +23,22 @@ public final class ContainerSpecs {
 
     private ContainerSpecs() {}
 
+    /** The largest container spec a sandbox or a scaling group's replica may have, serialized. */
+    public static final int MAX_SPEC_BYTES = 512 << 10;
+
+    /**
+     * Refuses a spec past {@link #MAX_SPEC_BYTES} (INVALID_ARGUMENT naming {@code field}): it is kept with each
+     * sandbox's record, and an environment's 10,000 finished sandboxes are kept.
+     */
+    public static void checkSize(ChalkContainerSpec spec, String field) {
+        int size = spec.getSerializedSize();
+        if (size > MAX_SPEC_BYTES) {
+            throw ComputeException.invalid(field + " (entrypoint, variables, volumes, policies) is " + size
+                    + " bytes; at most " + (MAX_SPEC_BYTES >> 10) + " KiB are allowed (put files in a volume or the"
+                    + " image)");
+        }
+    }
+
     /**
      * Refuses, with FAILED_PRECONDITION naming each one, the fields of {@code spec} that sandboxes on this runtime
      * cannot honour: a sandbox that silently lacked its secrets, port or probes would fail later and far from the

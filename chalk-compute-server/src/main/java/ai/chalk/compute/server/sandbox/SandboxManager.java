@@ -53,9 +53,6 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     /** Default working directory of a sandbox, as in the SDK's default image. */
     static final String DEFAULT_WORKDIR = "/workspace";
 
-    /** The largest spec a sandbox may have, serialized. */
-    static final int MAX_SPEC_BYTES = 512 << 10;
-
     private final SandboxRuntime runtime;
     private final SandboxStore store;
     private final List<Consumer<String>> endListeners = new CopyOnWriteArrayList<>();
@@ -137,6 +134,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
     public void recover() {
         List<String> running = new ArrayList<>();
         Map<String, String> environments = new HashMap<>();
+        Map<String, List<String>> volumes = new HashMap<>();
         for (SandboxState s : List.of(SandboxState.PENDING, SandboxState.RUNNING, SandboxState.SUSPENDED)) {
             long after = 0;
             while (true) {
@@ -147,6 +145,11 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
                 page.forEach(r -> {
                     running.add(r.id());
                     environments.put(r.id(), r.environment());
+                    volumes.put(
+                            r.id(),
+                            ContainerSpecs.of(r).getVolumesList().stream()
+                                    .map(v -> v.getName())
+                                    .toList());
                 });
                 after = page.get(page.size() - 1).seq();
             }
@@ -154,9 +157,15 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
         var adopted = runtime.reconcile(running);
         for (RuntimeSandbox sandbox : adopted) {
             String environment = environments.get(sandbox.id());
-            // admitted under the same limits before the restart: held whatever the shares say now
+            // admitted under the same limits before the restart: held whatever the shares say now; its volumes stay
+            // in use (deleting one while it is mounted is refused, as before the restart)
             track(
-                    new LiveSandbox(sandbox.id(), environment, sandbox, List.of(), places.hold(environment)),
+                    new LiveSandbox(
+                            sandbox.id(),
+                            environment,
+                            sandbox,
+                            volumes.getOrDefault(sandbox.id(), List.of()),
+                            places.hold(environment)),
                     Duration.ZERO);
         }
         var adoptedIds = adopted.stream().map(RuntimeSandbox::id).toList();
@@ -197,6 +206,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      *                    in it see it
      */
     public SandboxRecord create(String environment, CreateSandboxRequest request) {
+        ContainerSpecs.checkSize(ContainerSpecs.fromV1(request), "the sandbox's spec"); // before a build
         SandboxSpec spec = specFor(environment, request, Optional.empty(), FieldNames.V1, Map.of());
         Optional<String> buildId = Optional.empty();
         if (request.getImageSourceCase() == CreateSandboxRequest.ImageSourceCase.IMAGE_SPEC) {
@@ -224,6 +234,7 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
      */
     public SandboxRecord create(String environment, ChalkContainerSpec spec, Optional<Path> initialFilesystem) {
         ContainerSpecs.refuseUnsupported(spec, runtime.name());
+        ContainerSpecs.checkSize(spec, "the sandbox's spec");
         Duration sandboxLifetime = lifetimeOf(spec);
         CreateSandboxRequest request = ContainerSpecs.toV1(spec);
         Map<String, String> secretEnv = secrets.resolve(environment, spec.getSecretRefsList(), "secret_refs");
@@ -284,13 +295,6 @@ public final class SandboxManager implements VolumeUsers, AutoCloseable {
             if (name.isPresent() && name.get().length() > 255) {
                 throw ComputeException.invalid(
                         "name is " + name.get().length() + " characters; at most 255 are allowed");
-            }
-            int specSize = containerSpec.getSerializedSize();
-            if (specSize > MAX_SPEC_BYTES) {
-                // kept with the sandbox's record, and an environment's 10,000 finished ones are kept
-                throw ComputeException.invalid("the sandbox's spec (entrypoint, variables, volumes, policies) is "
-                        + specSize + " bytes; at most " + (MAX_SPEC_BYTES >> 10) + " KiB are allowed (put files"
-                        + " in a volume or the image)");
             }
             place = places.take(environment, SandboxManager::refusal);
         } catch (ComputeException e) {

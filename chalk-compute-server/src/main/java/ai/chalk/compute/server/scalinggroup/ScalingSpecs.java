@@ -2,6 +2,7 @@ package ai.chalk.compute.server.scalinggroup;
 
 import ai.chalk.compute.proto.scalinggroup.v1.ScalingGroupSpec;
 import ai.chalk.compute.server.error.ComputeException;
+import ai.chalk.compute.server.sandbox.ContainerSpecs;
 import java.time.Duration;
 
 /** Checks of a {@code ScalingGroupSpec}'s replica counts and what they mean here. */
@@ -32,6 +33,7 @@ public final class ScalingSpecs {
         if (s.hasShutdownDelaySeconds() && s.getShutdownDelaySeconds() < 0) {
             throw invalid(field + ".scaling_spec.shutdown_delay_seconds must not be negative");
         }
+        ContainerSpecs.checkSize(spec.getContainerSpec(), field + ".container_spec"); // each replica's sandbox's
     }
 
     /** The most replicas: {@code max_replicas}, or {@code max(min_replicas, 1)} when unset (0). */

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 public final class SandboxStore {
 
     /**
-     * How many finished sandboxes of an environment are kept, newest first: each keeps its request and spec, and a
+     * How many finished sandboxes of an environment are kept, newest first: each keeps its spec, and a
      * tenant creating sandboxes in a loop grew the store without end.
      */
     public static final int KEPT_FINISHED = 10_000;
@@ -158,8 +158,9 @@ public final class SandboxStore {
 
     /**
      * Forgets the environment's finished sandboxes but the {@code kept} (at least 1) that finished last; returns how
-     * many it forgot. A sandbox not finished is never forgotten. Deletes a thousand at a time, so that a store that
-     * kept every sandbox (before this limit) is not held for one long statement.
+     * many it forgot. A sandbox not finished is never forgotten. Deletes a thousand at a time and at most ten thousand, so
+     * that a store that kept every sandbox (before this limit) is neither held for one long statement nor keeps a create
+     * waiting: the next trims delete the rest.
      */
     public int forgetAllButNewestFinished(String environment, int kept) {
         List<Timestamp> edge = SqlQuery.select(
@@ -173,6 +174,7 @@ public final class SandboxStore {
             return 0;
         }
         int forgotten = 0;
+        int batches = 0;
         int n;
         do {
             n = SqlQuery.updateCount(
@@ -185,7 +187,7 @@ public final class SandboxStore {
                     },
                     "forgetting old sandboxes");
             forgotten += n;
-        } while (n > 0);
+        } while (n == 1000 && ++batches < 10); // what is left goes at the next trims, not all in one create
         return forgotten;
     }
 

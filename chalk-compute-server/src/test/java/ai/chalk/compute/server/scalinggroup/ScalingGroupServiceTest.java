@@ -168,6 +168,20 @@ class ScalingGroupServiceTest {
                             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
                             assertThat(e.getStatus().getDescription()).contains("container_spec.name");
                         });
+                // each replica's sandbox keeps the spec: past the bound the group is refused, not its replicas
+                ScalingGroupSpec huge = spec("huge", "1", 1);
+                ChalkContainerSpec.Builder hugeSpec = huge.getContainerSpec().toBuilder();
+                for (int i = 0; i < 5; i++) {
+                    hugeSpec.addEntrypoint("x".repeat(120 << 10));
+                }
+                assertThatThrownBy(() -> groups.createScalingGroup(CreateScalingGroupRequest.newBuilder()
+                                .setSpec(huge.toBuilder().setContainerSpec(hugeSpec))
+                                .build()))
+                        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                            assertThat(e.getStatus().getDescription())
+                                    .contains("spec.container_spec (entrypoint, variables, volumes, policies) is 614");
+                        });
             } finally {
                 channel.shutdownNow();
             }
