@@ -26,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Blobs that nothing refers to are collected ({@code --unused-blobs-kept-for}), over TCP against a real server with two
  * environments: they stop counting against their environment's blob storage, and their files go once no environment
  * holds them. Before this, a tenant that deleted what it had deployed kept its storage full for good, and the disk only
- * ever filled. What a function version, a dataset or a kept query refers to stays, and so does a blob asked about since.
+ * ever filled. What a function version, a dataset or a kept query refers to stays, and so does a blob stored since
+ * (one asked about since: {@code BlobOwnerStoreTest}).
  */
 class BlobCollectionTest {
 
@@ -62,19 +63,18 @@ class BlobCollectionTest {
     }
 
     @Test
-    void unusedBlobsStopCountingAndGoOnceNoEnvironmentHoldsThemWhileOnesAskedAboutSinceStay() throws Exception {
+    void unusedBlobsStopCountingAndGoOnceNoEnvironmentHoldsThemWhileOnesStoredSinceStay() throws Exception {
         byte[] unused = random(2 << 20, 1);
         byte[] next = random(2 << 20, 2);
-        byte[] askedAbout = random(1000, 3);
+        byte[] storedSince = random(1000, 3);
         BlobRef unusedRef = BlobUploads.ref(unused);
-        BlobRef askedAboutRef = BlobUploads.ref(askedAbout);
+        BlobRef storedSinceRef = BlobUploads.ref(storedSince);
         try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(3L << 20))) {
             ManagedChannel dev = server.channel;
             ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
             try {
                 assertThat(stored(dev, unused)).isTrue();
                 assertThat(stored(prod, unused)).isTrue(); // the same bytes: kept once, counted for each
-                assertThat(stored(dev, askedAbout)).isTrue();
                 try {
                     stored(dev, next);
                     throw new AssertionError("dev stored past its limit");
@@ -90,8 +90,8 @@ class BlobCollectionTest {
                         strayFile,
                         java.nio.file.attribute.FileTime.from(Instant.now().minusSeconds(60)));
                 Instant cutoff = Instant.now();
-                Thread.sleep(5); // a use after the cutoff, even on a coarse clock
-                assertThat(missing(dev, askedAboutRef)).isEmpty();
+                Thread.sleep(5); // stored after the cutoff, even on a coarse clock
+                assertThat(stored(dev, storedSince)).isTrue();
 
                 BlobCollection.Collected collected = server.server.collectBlobs(cutoff);
 
@@ -103,8 +103,8 @@ class BlobCollectionTest {
                 assertThat(strayFile).doesNotExist();
                 assertThat(missing(dev, unusedRef)).containsExactly(unusedRef);
                 assertThat(missing(prod, unusedRef)).containsExactly(unusedRef);
-                assertThat(file(askedAboutRef)).exists();
-                assertThat(missing(dev, askedAboutRef)).isEmpty();
+                assertThat(file(storedSinceRef)).exists();
+                assertThat(missing(dev, storedSinceRef)).isEmpty();
                 // dev's storage counts what it holds now: the next blob fits
                 assertThat(stored(dev, next)).isTrue();
                 try {
@@ -112,7 +112,7 @@ class BlobCollectionTest {
                     throw new AssertionError("dev stored past its limit");
                 } catch (ExecutionException e) {
                     assertThat(Status.fromThrowable(e.getCause()).getDescription())
-                            .contains("it stores " + ((next.length + askedAbout.length) >> 20) + " MiB");
+                            .contains("it stores " + ((next.length + storedSince.length) >> 20) + " MiB");
                 }
             } finally {
                 prod.shutdownNow();

@@ -319,7 +319,11 @@ public abstract class RuntimeBehaviourTest {
                     "sleep", List.of("4716"), Optional.empty(), Map.of(), Optional.of(new TerminalSize(80, 24)));
             RuntimeProcess p = sandbox.exec(spec);
             CompletableFuture<String> out = drain(p.stdout());
-            assertThat(p.pid()).isPositive();
+            // once seen -1 in a loaded CI run: say how the command's chain had ended, if it had
+            assertThat(p.pid())
+                    .as(() -> "pid of a PTY exec: exit " + p.onExit().getNow(null) + ", interrupted "
+                            + Thread.currentThread().isInterrupted() + ", output " + out.getNow("<running>"))
+                    .isPositive();
             p.signal(signal);
             assertThat(p.onExit().get(10, TimeUnit.SECONDS)).isEqualTo(ExitStatus.signalled(signal));
             out.get(5, TimeUnit.SECONDS);
