@@ -9,8 +9,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Random;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,37 +23,16 @@ class BlobStorageLimitTest {
     @TempDir
     Path dataDir;
 
-    private static byte[] random(int size, long seed) {
-        byte[] bytes = new byte[size];
-        new Random(seed).nextBytes(bytes);
-        return bytes;
-    }
-
-    private static Status refusal(ManagedChannel channel, byte[] bytes) throws Exception {
-        try {
-            BlobUploads.upload(channel, BlobUploads.ref(bytes), bytes).get(30, TimeUnit.SECONDS);
-            throw new AssertionError("the upload was stored");
-        } catch (ExecutionException e) {
-            return Status.fromThrowable(e.getCause());
-        }
-    }
-
-    private static boolean stored(ManagedChannel channel, byte[] bytes) throws Exception {
-        return BlobUploads.upload(channel, BlobUploads.ref(bytes), bytes)
-                .get(30, TimeUnit.SECONDS)
-                .getStored();
-    }
-
     @Test
     void anEnvironmentPastItsBlobStorageIsRefusedWhileAnotherStoresOnAcrossRestarts() throws Exception {
-        byte[] first = random(2 << 20, 1);
-        byte[] second = random(2 << 20, 2);
+        byte[] first = BlobUploads.random(2 << 20, 1);
+        byte[] second = BlobUploads.random(2 << 20, 2);
         try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(3L << 20))) {
             ManagedChannel dev = server.channel;
             ManagedChannel prod = RunningServer.authenticated(server.server, "prod");
             try {
-                assertThat(stored(dev, first)).isTrue();
-                Status refused = refusal(dev, second);
+                assertThat(BlobUploads.stored(dev, first)).isTrue();
+                Status refused = BlobUploads.refusal(dev, second);
                 assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                 assertThat(refused.getDescription())
                         .contains(
@@ -74,15 +51,15 @@ class BlobStorageLimitTest {
                     assertThat(incoming).isEmpty();
                 }
                 // another environment's storage is its own; the bytes dev stored count in full for it too
-                assertThat(stored(prod, second)).isTrue();
-                assertThat(refusal(prod, first).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                assertThat(BlobUploads.stored(prod, second)).isTrue();
+                assertThat(BlobUploads.refusal(prod, first).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             } finally {
                 prod.shutdownNow();
             }
         }
         try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(3L << 20))) {
             // an upload written in full and held open counts until it ends: each would otherwise pass the check
-            byte[] third = random(1 << 20, 4);
+            byte[] third = BlobUploads.random(1 << 20, 4);
             BlobUploads.Open held = BlobUploads.open(server.channel, BlobUploads.ref(third));
             held.requests()
                     .onNext(ai.chalk.compute.proto.blob.v1.UploadBlobRequest.newBuilder()
@@ -95,16 +72,18 @@ class BlobStorageLimitTest {
                             return incoming.anyMatch(f -> f.toFile().length() == third.length);
                         }
                     });
-            assertThat(refusal(server.channel, random(1 << 20, 5)).getDescription())
+            assertThat(BlobUploads.refusal(server.channel, BlobUploads.random(1 << 20, 5))
+                            .getDescription())
                     .contains("it stores 2 MiB, its uploads under way announced 1048576 bytes");
             held.requests().onCompleted();
             assertThat(held.result().get(30, TimeUnit.SECONDS).getStored()).isTrue();
-            assertThat(refusal(server.channel, random(2 << 20, 3)).getDescription())
+            assertThat(BlobUploads.refusal(server.channel, BlobUploads.random(2 << 20, 3))
+                            .getDescription())
                     .as("what an environment stored counts after a restart")
                     .contains("it stores 3 MiB");
         }
         try (RunningServer server = RunningServer.start(dataDir, b -> b.blobStoragePerEnvironment(5L << 20))) {
-            assertThat(stored(server.channel, second))
+            assertThat(BlobUploads.stored(server.channel, second))
                     .as("a larger limit lets it store more")
                     .isTrue();
         }

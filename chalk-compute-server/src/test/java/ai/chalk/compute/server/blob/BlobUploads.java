@@ -69,4 +69,28 @@ public final class BlobUploads {
         upload.requests().onCompleted();
         return upload.result();
     }
+
+    /** {@code size} bytes of noise, the same for the same seed. */
+    public static byte[] random(int size, long seed) {
+        byte[] bytes = new byte[size];
+        new java.util.Random(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    /** Uploads {@code bytes}; whether the server says they were newly stored for the caller. */
+    public static boolean stored(Channel channel, byte[] bytes) throws Exception {
+        return upload(channel, ref(bytes), bytes)
+                .get(30, java.util.concurrent.TimeUnit.SECONDS)
+                .getStored();
+    }
+
+    /** Uploads {@code bytes}, which the server must refuse; its status. */
+    public static io.grpc.Status refusal(Channel channel, byte[] bytes) throws Exception {
+        try {
+            upload(channel, ref(bytes), bytes).get(30, java.util.concurrent.TimeUnit.SECONDS);
+            throw new AssertionError("the upload was stored");
+        } catch (java.util.concurrent.ExecutionException e) {
+            return io.grpc.Status.fromThrowable(e.getCause());
+        }
+    }
 }
